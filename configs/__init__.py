@@ -1,0 +1,1 @@
+"""Hardware builds: catalog, memory estimator, recommendation rules, build files. No UI imports."""

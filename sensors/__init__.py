@@ -1,0 +1,1 @@
+"""Reads the machine (psutil, NVML) into immutable snapshots. No UI imports, no torch."""

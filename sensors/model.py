@@ -1,0 +1,201 @@
+"""Immutable snapshots of the machine. Units are in the field names; NA marks a missing reading.
+
+These dataclasses are the contract between `sensors` (which fills them) and everything that reads
+them: the dashboard, `pth-top snapshot --json`, the doctor and the build checker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sensors.na import NA, NotApplicable
+
+# A reading that may be missing on this machine.
+MaybeFloat = float | NotApplicable
+MaybeInt = int | NotApplicable
+MaybeStr = str | NotApplicable
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    hostname: str
+    uptime_s: float
+    load_average_1m: MaybeFloat
+    load_average_5m: MaybeFloat
+    load_average_15m: MaybeFloat
+    logical_cpu_count: int
+    physical_cpu_count: MaybeInt
+    cpu_model_name: str
+    kernel: str
+    nvidia_driver_version: MaybeStr = NA
+    cuda_driver_version: MaybeStr = NA
+    # Why no GPU data, in words ("no NVIDIA driver"), or None when NVML works.
+    nvml_unavailable_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CoreUsage:
+    """One logical core over the last interval, in percent of that core."""
+
+    index: int
+    user_percent: float
+    system_percent: float
+    iowait_percent: float
+    total_percent: float
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSample:
+    cores: tuple[CoreUsage, ...]
+    total_percent: float
+    frequency_mhz: MaybeFloat
+    package_temperature_c: MaybeFloat
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySample:
+    total_bytes: int
+    used_bytes: int
+    buffers_cache_bytes: int
+    available_bytes: int
+    swap_total_bytes: int
+    swap_used_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class DiskIoRate:
+    """A physical block device; rates from counter deltas since the previous sample."""
+
+    device: str
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    read_iops: float
+    write_iops: float
+
+
+@dataclass(frozen=True, slots=True)
+class FilesystemUsage:
+    mountpoint: str
+    device: str
+    fstype: str
+    total_bytes: int
+    used_bytes: int
+    free_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkRate:
+    interface: str
+    rx_bytes_per_s: float
+    tx_bytes_per_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class MigInstance:
+    """A MIG GPU instance under its parent GPU."""
+
+    gpu_instance_id: MaybeInt
+    name: str
+    memory_used_bytes: MaybeInt
+    memory_total_bytes: MaybeInt
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    index: int
+    name: str
+    bus_id: str
+    uuid: str
+    # True when the GPU stopped answering (NVMLError_GpuIsLost / Unknown); other fields are then NA.
+    lost: bool = False
+    utilization_percent: MaybeFloat = NA
+    memory_utilization_percent: MaybeFloat = NA
+    memory_used_bytes: MaybeInt = NA
+    memory_total_bytes: MaybeInt = NA
+    temperature_c: MaybeFloat = NA
+    fan_speed_percent: MaybeFloat = NA
+    power_draw_w: MaybeFloat = NA
+    power_limit_w: MaybeFloat = NA
+    sm_clock_mhz: MaybeFloat = NA
+    memory_clock_mhz: MaybeFloat = NA
+    pstate: MaybeStr = NA
+    pcie_generation_current: MaybeInt = NA
+    pcie_generation_max: MaybeInt = NA
+    pcie_width_current: MaybeInt = NA
+    pcie_width_max: MaybeInt = NA
+    pcie_rx_bytes_per_s: MaybeFloat = NA
+    pcie_tx_bytes_per_s: MaybeFloat = NA
+    ecc_enabled: bool | NotApplicable = NA
+    ecc_volatile_uncorrected_errors: MaybeInt = NA
+    throttle_reasons: tuple[str, ...] = ()
+    nvlink_active_links: MaybeInt = NA
+    mig_enabled: bool | NotApplicable = NA
+    mig_instances: tuple[MigInstance, ...] = ()
+
+    @property
+    def memory_percent(self) -> MaybeFloat:
+        if self.memory_used_bytes is NA or self.memory_total_bytes is NA or not self.memory_total_bytes:
+            return NA
+        return 100.0 * self.memory_used_bytes / self.memory_total_bytes
+
+    @property
+    def pcie_link_degraded(self) -> bool:
+        """True when the link runs below its maximum generation or width (can be idle power saving)."""
+        pairs = (
+            (self.pcie_generation_current, self.pcie_generation_max),
+            (self.pcie_width_current, self.pcie_width_max),
+        )
+        return any(cur is not NA and top is not NA and cur < top for cur, top in pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProcessUse:
+    """One process's use of one GPU, as NVML reports it (PID already mapped to this namespace)."""
+
+    gpu_index: int
+    gpu_memory_used_bytes: MaybeInt
+    kind: str  # "compute" or "graphics"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSample:
+    pid: int
+    ppid: int
+    user: str
+    cpu_percent: float
+    memory_percent: float
+    rss_bytes: int
+    state: str
+    running_time_s: float
+    command: str
+    gpu_uses: tuple[GpuProcessUse, ...] = ()
+
+    @property
+    def has_gpu_context(self) -> bool:
+        return bool(self.gpu_uses)
+
+    @property
+    def gpu_memory_used_bytes(self) -> MaybeInt:
+        known = [use.gpu_memory_used_bytes for use in self.gpu_uses if use.gpu_memory_used_bytes is not NA]
+        if not self.gpu_uses or not known:
+            return NA
+        return sum(known)
+
+    @property
+    def gpu_indices(self) -> tuple[int, ...]:
+        return tuple(sorted({use.gpu_index for use in self.gpu_uses}))
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One sample of the whole machine."""
+
+    timestamp_s: float
+    host: HostInfo
+    cpu: CpuSample
+    memory: MemorySample
+    disks: tuple[DiskIoRate, ...] = ()
+    filesystems: tuple[FilesystemUsage, ...] = ()
+    networks: tuple[NetworkRate, ...] = ()
+    gpus: tuple[GpuSample, ...] = ()
+    processes: tuple[ProcessSample, ...] = field(default=())

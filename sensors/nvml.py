@@ -1,0 +1,155 @@
+"""Guarded, lazily initialised access to NVML through the `pynvml` module (nvidia-ml-py).
+
+Every call goes through `NvmlSession.call`: an unsupported field becomes NA, a function missing from
+this binding or driver is remembered and skipped, and a GPU that stops answering raises `GpuLostError`
+so the caller can mark that one GPU lost while the others go on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import ModuleType
+from typing import Any, Callable
+
+from sensors.na import NA
+
+
+class GpuLostError(Exception):
+    """The GPU stopped answering (NVMLError_GpuIsLost / NVMLError_Unknown)."""
+
+
+def _import_pynvml() -> ModuleType | None:
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    return pynvml
+
+
+class NvmlSession:
+    """One NVML session shared by every reader in this process.
+
+    `module` is the pynvml module, or a scripted fake with the same functions and error classes.
+    """
+
+    def __init__(self, module: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self._module = module
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._started = False
+        self.unavailable_reason: str | None = None
+        self.missing_functions: set[str] = set()
+        self._cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
+
+    @property
+    def module(self) -> Any:
+        return self._module
+
+    def start(self) -> bool:
+        """Initialise NVML once; False (with `unavailable_reason` set) when there is no usable driver."""
+        with self._lock:
+            if self._started:
+                return self.unavailable_reason is None
+            self._started = True
+            if self._module is None:
+                self._module = _import_pynvml()
+            if self._module is None:
+                self.unavailable_reason = "no NVIDIA driver (nvidia-ml-py is not installed)"
+                return False
+            try:
+                self._module.nvmlInit()
+            except self._module.NVMLError as error:
+                self.unavailable_reason = describe_init_error(self._module, error)
+                return False
+            except OSError as error:
+                self.unavailable_reason = f"no NVIDIA driver ({error})"
+                return False
+            return True
+
+    @property
+    def available(self) -> bool:
+        return self.start()
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._started and self.unavailable_reason is None and self._module is not None:
+                try:
+                    self._module.nvmlShutdown()
+                except self._module.NVMLError:
+                    pass
+            self._started = False
+            self.unavailable_reason = None
+            self._cache.clear()
+
+    def call(self, function_name: str, *args: Any, default: Any = NA) -> Any:
+        """Call `pynvml.<function_name>(*args)`; `default` when the GPU or binding cannot answer."""
+        if function_name in self.missing_functions:
+            return default
+        module = self._module
+        function = getattr(module, function_name, None)
+        if function is None:
+            self.missing_functions.add(function_name)
+            return default
+        try:
+            return function(*args)
+        except module.NVMLError as error:
+            return self._handle_error(module, function_name, error, default)
+
+    def cached_call(self, ttl_s: float, function_name: str, *args: Any, default: Any = NA) -> Any:
+        """Like `call`, but reuse a value younger than `ttl_s` seconds (for slow-changing fields)."""
+        key = (function_name, *(id(arg) if _unhashable(arg) else arg for arg in args))
+        now = self._clock()
+        hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < ttl_s:
+            return hit[1]
+        value = self.call(function_name, *args, default=default)
+        self._cache[key] = (now, value)
+        return value
+
+    def forget_cache(self) -> None:
+        self._cache.clear()
+
+    def _handle_error(self, module: Any, function_name: str, error: Exception, default: Any) -> Any:
+        if isinstance(error, _error_class(module, "NVMLError_FunctionNotFound")):
+            self.missing_functions.add(function_name)
+            return default
+        lost_classes = tuple(
+            cls for cls in (
+                _error_class(module, "NVMLError_GpuIsLost"),
+                _error_class(module, "NVMLError_Unknown"),
+            ) if cls is not None
+        )
+        if lost_classes and isinstance(error, lost_classes):
+            raise GpuLostError(f"{function_name}: {error}") from error
+        return default
+
+
+def _error_class(module: Any, name: str) -> type[BaseException] | None:
+    cls = getattr(module, name, None)
+    return cls if isinstance(cls, type) else None
+
+
+def _unhashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return True
+    return False
+
+
+def describe_init_error(module: Any, error: Exception) -> str:
+    """A one-line reason why NVML could not start."""
+    reasons = {
+        "NVMLError_LibraryNotFound": "no NVIDIA driver (NVML library not found)",
+        "NVMLError_DriverNotLoaded": "no NVIDIA driver (driver not loaded)",
+        "NVMLError_LibRmVersionMismatch": (
+            "NVIDIA driver/library version mismatch (reload the kernel module or reboot)"
+        ),
+        "NVMLError_NoPermission": "no permission to use the NVIDIA driver",
+    }
+    for class_name, reason in reasons.items():
+        cls = _error_class(module, class_name)
+        if cls is not None and isinstance(error, cls):
+            return reason
+    return f"NVML unavailable ({error})"

@@ -1,0 +1,37 @@
+"""Shared fixtures: user files go to a temp folder; GPU tests skip without a working NVIDIA driver."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path_factory, monkeypatch):
+    root = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("PTH_TOP_CONFIG_DIR", str(root / "config"))
+    monkeypatch.setenv("PTH_TOP_DATA_DIR", str(root / "data"))
+    return root
+
+
+@functools.cache
+def nvidia_gpu_present() -> bool:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        count = pynvml.nvmlDeviceGetCount()
+        pynvml.nvmlShutdown()
+        return count > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if nvidia_gpu_present():
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU with a working driver")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

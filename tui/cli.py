@@ -1,0 +1,105 @@
+"""The `pth-top` command line: the dashboard by default, plus headless subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import NoReturn, Sequence
+
+from tui import __version__
+from tui.commands import CliError
+
+# Each module registers one subcommand; imported lazily by name so `--help` stays fast.
+COMMAND_MODULES = (
+    "tui.commands.snapshot",
+)
+
+MIN_INTERVAL_S = 0.25
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (plus a pointer to --help), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def interval_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= MIN_INTERVAL_S or value > 3600:
+        raise argparse.ArgumentTypeError(f"interval must be between {MIN_INTERVAL_S} and 3600 s, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="pth-top",
+        description=(
+            "A terminal dashboard for PyTorch machines. With no command it opens the live monitor "
+            "(keys: ? for help, q to quit)."
+        ),
+        epilog="Headless use: 'pth-top snapshot --json' prints one sample for scripts and cron.",
+    )
+    parser.add_argument("--version", action="version", version=f"pth-top {__version__}")
+    parser.add_argument(
+        "-i", "--interval", type=interval_seconds, default=1.0, metavar="SECONDS",
+        help=f"dashboard refresh interval (default 1, minimum {MIN_INTERVAL_S})",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "pth-top: not a terminal; the dashboard needs one. "
+            "For scripts and cron use 'pth-top snapshot' (or 'pth-top snapshot --json').",
+            file=sys.stderr,
+        )
+        return 2
+    prepare_terminal_environment(os.environ)
+    from tui.app import PthTopApp
+
+    PthTopApp(interval_s=args.interval).run()
+    return 0
+
+
+def prepare_terminal_environment(environ: "os._Environ[str] | dict[str, str]") -> None:
+    """Pick a safe colour system where Textual's own guess would be wrong."""
+    if environ.get("TEXTUAL_COLOR_SYSTEM", "").lower() == "none":
+        environ["TEXTUAL_COLOR_SYSTEM"] = "standard"
+    term = environ.get("TERM", "")
+    if term in ("", "dumb", "unknown") and "TEXTUAL_COLOR_SYSTEM" not in environ:
+        # Rich finds no colour system for these and Textual then falls back to truecolor.
+        environ["TEXTUAL_COLOR_SYSTEM"] = "standard"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return run_dashboard(args)
+        return int(args.func(args) or 0)
+    except CliError as error:
+        print(f"pth-top: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("pth-top: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: exit quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Messages that background workers post to the app."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from sensors.model import Snapshot
+
+
+class SnapshotReady(Message):
+    """A new machine sample. Coalesces: an unhandled older one is dropped for the newer."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SnapshotReady)
+
+
+class SamplerFailed(Message):
+    """The sampler raised; the dashboard shows the reason and keeps trying."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason

@@ -1,0 +1,1 @@
+"""Reusable Textual widgets that know nothing of psutil, NVML or torch."""
