@@ -21,18 +21,29 @@ PACKAGE_SENSORS = (
 )
 
 
-def core_usage(index: int, times: Any) -> CoreUsage:
-    """One core from psutil's per-core percentages; total counts everything but idle and iowait."""
-    user = getattr(times, "user", 0.0) + getattr(times, "nice", 0.0)
-    system = (
-        getattr(times, "system", 0.0) + getattr(times, "irq", 0.0)
-        + getattr(times, "softirq", 0.0) + getattr(times, "steal", 0.0)
+# Fields of psutil.cpu_times() that count towards elapsed time (guest time is already inside user).
+_COUNTED_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def core_usage(index: int, before: Any, after: Any) -> CoreUsage:
+    """One core's use between two psutil.cpu_times() readings; total is everything but idle and iowait.
+
+    Computed here because psutil.cpu_times_percent() is wrong for intervals under one second.
+    """
+    delta = {name: max(0.0, getattr(after, name, 0.0) - getattr(before, name, 0.0)) for name in _COUNTED_FIELDS}
+    elapsed = sum(delta.values())
+    if elapsed <= 0:
+        return CoreUsage(index=index, user_percent=0.0, system_percent=0.0, iowait_percent=0.0, total_percent=0.0)
+    scale = 100.0 / elapsed
+    user = (delta["user"] + delta["nice"]) * scale
+    system = (delta["system"] + delta["irq"] + delta["softirq"] + delta["steal"]) * scale
+    return CoreUsage(
+        index=index,
+        user_percent=user,
+        system_percent=system,
+        iowait_percent=delta["iowait"] * scale,
+        total_percent=min(100.0, user + system),
     )
-    iowait = getattr(times, "iowait", 0.0)
-    idle = getattr(times, "idle", 0.0)
-    total = min(100.0, max(0.0, 100.0 - idle - iowait))
-    return CoreUsage(index=index, user_percent=user, system_percent=system, iowait_percent=iowait,
-                     total_percent=total)
 
 
 def package_temperature_c(sensors: dict[str, list[Any]]) -> MaybeFloat:
@@ -51,10 +62,16 @@ class CpuReader:
         self._clock = clock
         self._temperature: MaybeFloat = NA
         self._temperature_read_at: float | None = None
-        psutil.cpu_times_percent(percpu=True)
+        self._previous_times = psutil.cpu_times(percpu=True)
 
     def sample(self) -> CpuSample:
-        cores = tuple(core_usage(index, times) for index, times in enumerate(psutil.cpu_times_percent(percpu=True)))
+        times = psutil.cpu_times(percpu=True)
+        previous = self._previous_times
+        self._previous_times = times
+        cores = tuple(
+            core_usage(index, previous[index] if index < len(previous) else now, now)
+            for index, now in enumerate(times)
+        )
         total = sum(core.total_percent for core in cores) / len(cores) if cores else 0.0
         return CpuSample(
             cores=cores,
