@@ -77,7 +77,7 @@ def make_fake_device(model: str, index: int, process_pids: Sequence[int] = ()) -
     idle = index % 4 == 3
     utilization = 0 if idle else 55 + (index * 13) % 45
     memory_used = (1 * 1024 if idle else 20_000 + (index * 7919) % 55_000) * MIB
-    power_mw = 70_000 + index * 1_000 if idle else int(spec["power_limit_mw"] * (0.55 + (index % 3) * 0.2))
+    power_mw = 70_000 + index * 1_000 if idle else int(spec["power_limit_mw"] * (0.95 - (index % 3) * 0.2))
     throttle = IDLE_BIT if idle else (POWER_CAP_BIT if power_mw >= spec["power_limit_mw"] * 0.9 else 0)
     pcie_generation = 1 if idle else spec["pcie_generation_max"]
     values: dict[str, Any] = {
@@ -104,16 +104,18 @@ def make_fake_device(model: str, index: int, process_pids: Sequence[int] = ()) -
         "nvmlDeviceGetPcieThroughput": by_argument({0: 0 if idle else 1_200_000 + index * 10_000,
                                                     1: 0 if idle else 3_400_000 + index * 10_000}),
         "nvmlDeviceGetEccMode": [1, 1],
-        "nvmlDeviceGetTotalEccErrors": by_argument({(1, 0): 0}),
+        "nvmlDeviceGetTotalEccErrors": by_argument({(1, 0): 2 if index == 5 else 0}),
         "nvmlDeviceGetCurrentClocksEventReasons": throttle,
         "nvmlDeviceGetCurrentClocksThrottleReasons": throttle,
         "nvmlDeviceGetMigMode": [0, 0],
-        "nvmlDeviceGetComputeRunningProcesses_v3": [
-            SimpleNamespace(pid=pid, usedGpuMemory=memory_used // max(1, len(process_pids)) - 512 * MIB)
-            for pid in process_pids
-        ],
-        "nvmlDeviceGetGraphicsRunningProcesses_v3": [],
     }
+    compute = [
+        SimpleNamespace(pid=pid, usedGpuMemory=memory_used // max(1, len(process_pids)) - 512 * MIB)
+        for pid in process_pids
+    ]
+    for suffix in ("_v3", "_v2", ""):
+        values[f"nvmlDeviceGetComputeRunningProcesses{suffix}"] = compute
+        values[f"nvmlDeviceGetGraphicsRunningProcesses{suffix}"] = []
     if spec["nvlink_links"]:
         values["nvmlDeviceGetNvLinkState"] = nvlink_state(spec["nvlink_links"])
     return FakeDevice(values=values)
@@ -141,15 +143,14 @@ def make_fake_gpus(
     )
 
 
-def make_fake_mig_gpu() -> FakePynvml:
-    """One A100 in MIG mode with two 3g.40gb instances (one slot left empty)."""
-    fake = make_fake_gpus(1, model="A100")
-    device = fake.devices[0]
+def enable_mig(fake: FakePynvml, gpu_index: int) -> FakePynvml:
+    """Put one GPU of `fake` in MIG mode with two 3g.40gb instances (a third slot left empty)."""
+    device = fake.devices[gpu_index]
     device.values["nvmlDeviceGetMigMode"] = [1, 1]
     device.values["nvmlDeviceGetMaxMigDeviceCount"] = 3
     device.mig_devices = [
         FakeDevice(values={
-            "nvmlDeviceGetName": "NVIDIA A100 80GB PCIe MIG 3g.40gb",
+            "nvmlDeviceGetName": f"{device.values['nvmlDeviceGetName']} MIG 3g.40gb",
             "nvmlDeviceGetGpuInstanceId": instance_id,
             "nvmlDeviceGetMemoryInfo": SimpleNamespace(total=40192 * MIB, used=used_mib * MIB,
                                                        free=(40192 - used_mib) * MIB),
