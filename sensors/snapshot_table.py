@@ -19,10 +19,10 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_al
         cells = []
         for position, cell in enumerate(row):
             text = str(cell)
-            if position == len(row) - 1:
-                cells.append(text)
-            elif position in right_aligned:
+            if position in right_aligned:
                 cells.append(text.rjust(widths[position]))
+            elif position == len(row) - 1:
+                cells.append(text)
             else:
                 cells.append(text.ljust(widths[position]))
         line = "  ".join(cells).rstrip()
