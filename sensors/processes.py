@@ -6,11 +6,11 @@ elsewhere from psutil. Either way a process that exits or hides mid-sample never
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, NamedTuple
 
 import psutil
 
@@ -25,20 +25,11 @@ PSUTIL_ATTRS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessRow:
-    """A process before its GPU use is known; `start` tells a reused PID apart."""
+class ProcessRows(NamedTuple):
+    """Processes without their GPU use yet, and each PID's start time (tells a reused PID apart)."""
 
-    pid: int
-    ppid: int
-    user: str
-    cpu_percent: float
-    memory_percent: float
-    rss_bytes: int
-    state: str
-    running_time_s: float
-    command: str
-    start: float
+    processes: list[ProcessSample]
+    start_of: dict[int, float]
 
 
 class ProcfsProcessSource:
@@ -53,49 +44,56 @@ class ProcfsProcessSource:
         self._previous_ticks: dict[int, tuple[int, int]] = {}
         self._previous_time: float | None = None
 
-    def rows(self, memory_total_bytes: int) -> list[ProcessRow]:
+    def rows(self, memory_total_bytes: int) -> ProcessRows:
         now = self._clock()
         elapsed_s = now - self._previous_time if self._previous_time is not None else 0.0
         self._previous_time = now
-        uptime_s = self.procfs.uptime_s()
+        procfs = self.procfs
+        uptime_s = procfs.uptime_s()
         ticks_per_s = self._ticks_per_s
+        page_bytes = self._page_bytes
+        memory_scale = 100.0 / memory_total_bytes if memory_total_bytes else 0.0
+        cpu_scale = 100.0 / ticks_per_s / elapsed_s if elapsed_s > 0 else 0.0
         previous = self._previous_ticks
         current: dict[int, tuple[int, int]] = {}
-        rows = []
-        for pid in self.procfs.pids():
-            entry = self.procfs.read(pid)
-            if entry is None:
+        start_of: dict[int, float] = {}
+        processes = []
+        for pid in procfs.pids():
+            stat = procfs.read_stat(pid)
+            if stat is None:
                 continue
-            stat = entry.stat
+            uid = procfs.owner_uid(stat)
+            if uid is None:
+                continue
             current[pid] = (stat.start_ticks, stat.cpu_ticks)
+            start_of[pid] = stat.start_ticks
             before = previous.get(pid)
             cpu_percent = 0.0
-            if before is not None and before[0] == stat.start_ticks and elapsed_s > 0:
-                cpu_percent = max(0.0, 100.0 * (stat.cpu_ticks - before[1]) / ticks_per_s / elapsed_s)
-            rss_bytes = stat.rss_pages * self._page_bytes
-            rows.append(ProcessRow(
+            if before is not None and before[0] == stat.start_ticks:
+                cpu_percent = max(0.0, (stat.cpu_ticks - before[1]) * cpu_scale)
+            rss_bytes = stat.rss_pages * page_bytes
+            processes.append(ProcessSample(
                 pid=pid,
                 ppid=stat.ppid,
-                user=self._user_names(entry.uid),
+                user=self._user_names(uid),
                 cpu_percent=cpu_percent,
-                memory_percent=100.0 * rss_bytes / memory_total_bytes if memory_total_bytes else 0.0,
+                memory_percent=rss_bytes * memory_scale,
                 rss_bytes=rss_bytes,
                 state=STATE_WORDS.get(stat.state, stat.state),
                 running_time_s=max(0.0, uptime_s - stat.start_ticks / ticks_per_s),
-                command=self.procfs.command(stat),
-                start=float(stat.start_ticks),
+                command=procfs.command(stat),
             ))
         self._previous_ticks = current
-        self.procfs.forget_except(set(current))
-        return rows
+        procfs.forget_except(current)
+        return ProcessRows(processes, start_of)
 
 
 class PsutilProcessSource:
     """Rows from psutil (non-Linux); psutil keeps each Process between calls for its CPU %."""
 
-    def rows(self, memory_total_bytes: int) -> list[ProcessRow]:
+    def rows(self, memory_total_bytes: int) -> ProcessRows:
         now = time.time()
-        rows = []
+        rows = ProcessRows([], {})
         for process in psutil.process_iter():
             try:
                 info = process.as_dict(PSUTIL_ATTRS, ad_value=None)
@@ -105,16 +103,17 @@ class PsutilProcessSource:
                 continue
             except psutil.AccessDenied:
                 info = {"pid": process.pid}
-            rows.append(_row_from_psutil(info, now))
+            rows.processes.append(_sample_from_psutil(info, now))
+            rows.start_of[process.pid] = info.get("create_time") or 0.0
         return rows
 
 
-def _row_from_psutil(info: dict, now: float) -> ProcessRow:
+def _sample_from_psutil(info: dict, now: float) -> ProcessSample:
     memory_info = info.get("memory_info")
     create_time = info.get("create_time") or 0.0
     name = info.get("name") or ""
     cmdline = info.get("cmdline")
-    return ProcessRow(
+    return ProcessSample(
         pid=info["pid"],
         ppid=info.get("ppid") or 0,
         user=info.get("username") or "?",
@@ -124,17 +123,15 @@ def _row_from_psutil(info: dict, now: float) -> ProcessRow:
         state=info.get("status") or "?",
         running_time_s=max(0.0, now - create_time) if create_time else 0.0,
         command=" ".join(cmdline) if cmdline else (f"[{name}]" if name else "?"),
-        start=create_time,
     )
 
 
 def attach_gpu_uses(
-    rows: Iterable[ProcessRow],
+    rows: ProcessRows,
     gpu_processes: list[NvmlProcess],
     mapper: NamespacePidMapper | None,
 ) -> tuple[ProcessSample, ...]:
-    """ProcessSamples sorted by PID; NVML PIDs not visible here are mapped through NSpid first."""
-    rows = list(rows)
+    """The processes sorted by PID with their GPU use; NVML PIDs not visible here go through NSpid."""
     uses: dict[int, list[GpuProcessUse]] = {}
     for gpu_process in gpu_processes:
         uses.setdefault(gpu_process.pid, []).append(GpuProcessUse(
@@ -142,28 +139,17 @@ def attach_gpu_uses(
             gpu_memory_used_bytes=gpu_process.gpu_memory_used_bytes,
             kind=gpu_process.kind,
         ))
-    visible = {row.pid: row.start for row in rows}
-    foreign = [pid for pid in uses if pid not in visible]
+    foreign = [pid for pid in uses if pid not in rows.start_of]
     if foreign and mapper is not None:
-        for foreign_pid, local_pid in mapper.map(foreign, visible).items():
+        for foreign_pid, local_pid in mapper.map(foreign, rows.start_of).items():
             uses.setdefault(local_pid, []).extend(uses.pop(foreign_pid))
-    samples = [
-        ProcessSample(
-            pid=row.pid,
-            ppid=row.ppid,
-            user=row.user,
-            cpu_percent=row.cpu_percent,
-            memory_percent=row.memory_percent,
-            rss_bytes=row.rss_bytes,
-            state=row.state,
-            running_time_s=row.running_time_s,
-            command=row.command,
-            gpu_uses=tuple(uses.get(row.pid, ())),
-        )
-        for row in rows
-    ]
-    samples.sort(key=lambda sample: sample.pid)
-    return tuple(samples)
+    processes = rows.processes
+    if uses:
+        processes = [
+            dataclasses.replace(process, gpu_uses=tuple(uses[process.pid])) if process.pid in uses else process
+            for process in processes
+        ]
+    return tuple(sorted(processes, key=lambda process: process.pid))
 
 
 class ProcessReader:

@@ -1,15 +1,14 @@
-"""Fast Linux process listing straight from /proc: one `stat` read and one inode stat per process.
+"""Fast Linux process listing straight from /proc: one `stat` read per process per sample.
 
 psutil would open three or four files per process; this reads only what the process table shows and
-re-reads a command line only when the process changes its name (exec).
+re-reads a command line and owner only when the process changes its name (exec).
 """
 
 from __future__ import annotations
 
 import os
 import pwd
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 # One-letter states of /proc/PID/stat, in psutil's words.
 STATE_WORDS = {
@@ -18,9 +17,8 @@ STATE_WORDS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ProcStat:
-    """The fields of /proc/PID/stat the process table needs."""
+class ProcStat(NamedTuple):
+    """The fields of /proc/PID/stat the process table needs (a tuple: cheap to build 1000 times a tick)."""
 
     pid: int
     comm: str
@@ -31,15 +29,15 @@ class ProcStat:
     rss_pages: int
 
 
-def parse_stat(text: str) -> ProcStat:
+def parse_stat(raw: bytes) -> ProcStat:
     """Parse one /proc/PID/stat line; the command name may hold spaces and parentheses."""
-    open_paren = text.index("(")
-    close_paren = text.rindex(")")
-    fields = text[close_paren + 2:].split()
+    open_paren = raw.index(b"(")
+    close_paren = raw.rindex(b")")
+    fields = raw[close_paren + 2:].split()
     return ProcStat(
-        pid=int(text[:open_paren]),
-        comm=text[open_paren + 1:close_paren],
-        state=fields[0],
+        pid=int(raw[:open_paren]),
+        comm=raw[open_paren + 1:close_paren].decode("utf-8", "replace"),
+        state=fields[0].decode("ascii", "replace"),
         ppid=int(fields[1]),
         cpu_ticks=int(fields[11]) + int(fields[12]),
         start_ticks=int(fields[19]),
@@ -68,10 +66,13 @@ def _passwd_name(uid: int) -> str:
         return str(uid)
 
 
-@dataclass(frozen=True, slots=True)
-class ProcEntry:
-    stat: ProcStat
-    uid: int
+def read_small_file(path: str) -> bytes:
+    """One read of a /proc file (os.open/os.read: half the cost of open() for these tiny files)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(descriptor, 65536)
+    finally:
+        os.close(descriptor)
 
 
 class ProcfsReader:
@@ -80,21 +81,32 @@ class ProcfsReader:
     def __init__(self, proc_root: str = "/proc") -> None:
         self.proc_root = proc_root
         self._commands: dict[int, tuple[int, str, str]] = {}
+        self._owners: dict[int, tuple[int, str, int]] = {}
 
     def pids(self) -> list[int]:
         return [int(name) for name in os.listdir(self.proc_root) if name.isdigit()]
 
-    def read(self, pid: int) -> ProcEntry | None:
-        """The stat line and owner of one process; None when it has exited (or is unreadable)."""
-        directory = f"{self.proc_root}/{pid}"
+    def read_stat(self, pid: int) -> ProcStat | None:
+        """The stat line of one process; None when it has exited (or is unreadable)."""
         try:
-            # The /proc/PID inode belongs to the process's effective uid (root when not dumpable).
-            uid = os.stat(directory).st_uid
-            with open(f"{directory}/stat", "rb") as stat_file:
-                text = stat_file.read().decode("utf-8", "replace")
-            return ProcEntry(parse_stat(text), uid)
+            return parse_stat(read_small_file(f"{self.proc_root}/{pid}/stat"))
         except (OSError, ValueError, IndexError):
             return None
+
+    def owner_uid(self, stat: ProcStat) -> int | None:
+        """The uid owning /proc/PID (the effective uid; root when not dumpable).
+
+        Cached until the process execs (its name changes): a setuid exec is what changes owners.
+        """
+        cached = self._owners.get(stat.pid)
+        if cached is not None and cached[0] == stat.start_ticks and cached[1] == stat.comm:
+            return cached[2]
+        try:
+            uid = os.stat(f"{self.proc_root}/{stat.pid}").st_uid
+        except OSError:
+            return None
+        self._owners[stat.pid] = (stat.start_ticks, stat.comm, uid)
+        return uid
 
     def command(self, stat: ProcStat) -> str:
         """The command line; "[comm]" for kernel threads and zombies. Cached until the name changes."""
@@ -102,8 +114,7 @@ class ProcfsReader:
         if cached is not None and cached[0] == stat.start_ticks and cached[1] == stat.comm:
             return cached[2]
         try:
-            with open(f"{self.proc_root}/{stat.pid}/cmdline", "rb") as cmdline_file:
-                raw = cmdline_file.read()
+            raw = read_small_file(f"{self.proc_root}/{stat.pid}/cmdline")
         except OSError:
             raw = b""
         text = raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
@@ -111,10 +122,11 @@ class ProcfsReader:
         self._commands[stat.pid] = (stat.start_ticks, stat.comm, command)
         return command
 
-    def forget_except(self, live_pids: set[int]) -> None:
-        for pid in [pid for pid in self._commands if pid not in live_pids]:
-            del self._commands[pid]
+    def forget_except(self, live_pids: set[int] | dict[int, object]) -> None:
+        """Drop cached command lines and owners of processes that are gone."""
+        for cache in (self._commands, self._owners):
+            for pid in [pid for pid in cache if pid not in live_pids]:
+                del cache[pid]
 
     def uptime_s(self) -> float:
-        with open(f"{self.proc_root}/uptime", "rb") as uptime_file:
-            return float(uptime_file.read().split()[0])
+        return float(read_small_file(f"{self.proc_root}/uptime").split()[0])

@@ -27,7 +27,7 @@ GIB = 1024 ** 3
 
 def test_parse_stat_with_spaces_and_parentheses_in_the_name():
     stat = parse_stat(stat_line(42, "tmux: server (1)", state="R", ppid=7, utime=30, stime=12,
-                                start_ticks=555, rss_pages=10))
+                                start_ticks=555, rss_pages=10).encode())
     assert (stat.pid, stat.comm, stat.state, stat.ppid) == (42, "tmux: server (1)", "R", 7)
     assert (stat.cpu_ticks, stat.start_ticks, stat.rss_pages) == (42, 555, 10)
 
@@ -40,7 +40,7 @@ def test_procfs_rows_cpu_percent_zombie_and_vanished(tmp_path):
     (root / "12").mkdir()  # exited between listing and reading: no stat file
     clock = FakeClock()
     source = ProcfsProcessSource(str(root), clock)
-    first = {row.pid: row for row in source.rows(memory_total_bytes=4 * GIB)}
+    first = {row.pid: row for row in source.rows(memory_total_bytes=4 * GIB).processes}
     assert set(first) == {10, 11}
     assert first[10].cpu_percent == 0.0
     assert first[10].command == "python train.py --lr 3e-4"
@@ -53,7 +53,7 @@ def test_procfs_rows_cpu_percent_zombie_and_vanished(tmp_path):
     add_process(root, 10, "python", ["python", "train.py", "--lr", "3e-4"], utime=TICKS, stime=TICKS // 2,
                 start_ticks=50 * TICKS, rss_pages=GIB // PAGE)
     clock.advance(2.0)
-    second = {row.pid: row for row in source.rows(memory_total_bytes=4 * GIB)}
+    second = {row.pid: row for row in source.rows(memory_total_bytes=4 * GIB).processes}
     assert second[10].cpu_percent == pytest.approx(75.0, abs=100.0 / TICKS)
 
 
@@ -65,7 +65,7 @@ def test_a_reused_pid_starts_from_zero_cpu_and_rereads_its_command(tmp_path):
     source.rows(GIB)
     add_process(root, 20, "new", ["new", "--flag"], utime=5 * TICKS, start_ticks=900)
     clock.advance(1.0)
-    (row,) = source.rows(GIB)
+    (row,) = source.rows(GIB).processes
     assert row.cpu_percent == 0.0 and row.command == "new --flag"
 
 
@@ -91,7 +91,7 @@ def test_psutil_source_handles_errors_per_process(monkeypatch):
         ScriptedProcess(4, psutil.ZombieProcess(4)),
     ]
     monkeypatch.setattr(psutil, "process_iter", lambda *args, **kwargs: iter(processes))
-    rows = {row.pid: row for row in PsutilProcessSource().rows(GIB)}
+    rows = {row.pid: row for row in PsutilProcessSource().rows(GIB).processes}
     assert set(rows) == {1, 3, 4}
     assert rows[1].command == "init" and rows[1].cpu_percent == 12.5 and rows[1].user == "root"
     assert rows[1].rss_bytes == 8192 and rows[1].running_time_s >= 10
