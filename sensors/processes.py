@@ -17,7 +17,7 @@ import psutil
 from sensors.gpu_processes import NvmlProcess
 from sensors.model import GpuProcessUse, ProcessSample
 from sensors.pidns import NamespacePidMapper
-from sensors.procfs import STATE_WORDS, ProcfsReader, UserNames
+from sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, UserNames
 
 PSUTIL_ATTRS = (
     "pid", "ppid", "username", "cpu_percent", "memory_percent", "memory_info", "status", "create_time",
@@ -82,6 +82,7 @@ class ProcfsProcessSource:
                 state=STATE_WORDS.get(stat.state, stat.state),
                 running_time_s=max(0.0, uptime_s - stat.start_ticks / ticks_per_s),
                 command=procfs.command(stat),
+                is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
             ))
         self._previous_ticks = current
         procfs.forget_except(current)

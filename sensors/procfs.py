@@ -10,6 +10,8 @@ import os
 import pwd
 from typing import Callable, NamedTuple
 
+# PF_KTHREAD in the flags field of /proc/PID/stat.
+KERNEL_THREAD_FLAG = 0x00200000
 # One-letter states of /proc/PID/stat, in psutil's words.
 STATE_WORDS = {
     "R": "running", "S": "sleeping", "D": "disk-sleep", "Z": "zombie", "T": "stopped",
@@ -24,6 +26,7 @@ class ProcStat(NamedTuple):
     comm: str
     state: str
     ppid: int
+    flags: int
     cpu_ticks: int
     start_ticks: int
     rss_pages: int
@@ -39,6 +42,7 @@ def parse_stat(raw: bytes) -> ProcStat:
         comm=raw[open_paren + 1:close_paren].decode("utf-8", "replace"),
         state=fields[0].decode("ascii", "replace"),
         ppid=int(fields[1]),
+        flags=int(fields[6]),
         cpu_ticks=int(fields[11]) + int(fields[12]),
         start_ticks=int(fields[19]),
         rss_pages=int(fields[21]),

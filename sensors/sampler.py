@@ -11,7 +11,7 @@ from sensors.gpu import GpuReader
 from sensors.gpu_processes import read_gpu_processes
 from sensors.host import HostReader
 from sensors.memory import read_memory
-from sensors.model import Snapshot
+from sensors.model import FilesystemUsage, Snapshot
 from sensors.network import NetworkReader
 from sensors.nvml import NvmlSession
 from sensors.processes import ProcessReader
@@ -63,7 +63,7 @@ class Sampler:
             processes=self._processes.sample(memory.total_bytes, gpu_processes),
         )
 
-    def _current_filesystems(self):
+    def _current_filesystems(self) -> tuple[FilesystemUsage, ...]:
         now = self._clock()
         if now - self._filesystems_read_at >= FILESYSTEM_TTL_S:
             self._filesystems = DiskReader.filesystems()

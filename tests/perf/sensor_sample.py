@@ -72,7 +72,7 @@ def measure(label: str, repeats: int) -> None:
 
 
 def with_idle_children(count: int, repeats: int) -> None:
-    children = [subprocess.Popen(["sleep", "600"]) for _ in range(count)]
+    children = [subprocess.Popen(["sleep", "120"]) for _ in range(count)]
     try:
         time.sleep(0.5)
         measure(f"+{count} idle", repeats)

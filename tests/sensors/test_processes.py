@@ -29,7 +29,7 @@ def test_parse_stat_with_spaces_and_parentheses_in_the_name():
     stat = parse_stat(stat_line(42, "tmux: server (1)", state="R", ppid=7, utime=30, stime=12,
                                 start_ticks=555, rss_pages=10).encode())
     assert (stat.pid, stat.comm, stat.state, stat.ppid) == (42, "tmux: server (1)", "R", 7)
-    assert (stat.cpu_ticks, stat.start_ticks, stat.rss_pages) == (42, 555, 10)
+    assert (stat.cpu_ticks, stat.start_ticks, stat.rss_pages, stat.flags) == (42, 555, 10, 0x400100)
 
 
 def test_procfs_rows_cpu_percent_zombie_and_vanished(tmp_path):
@@ -37,11 +37,14 @@ def test_procfs_rows_cpu_percent_zombie_and_vanished(tmp_path):
     add_process(root, 10, "python", ["python", "train.py", "--lr", "3e-4"], utime=0, start_ticks=50 * TICKS,
                 rss_pages=GIB // PAGE)
     add_process(root, 11, "defunct", [], state="Z", ppid=10)
+    add_process(root, 13, "kworker/0:1-events", [], ppid=2, flags=0x04208060)
     (root / "12").mkdir()  # exited between listing and reading: no stat file
     clock = FakeClock()
     source = ProcfsProcessSource(str(root), clock)
     first = {row.pid: row for row in source.rows(memory_total_bytes=4 * GIB).processes}
-    assert set(first) == {10, 11}
+    assert set(first) == {10, 11, 13}
+    assert first[13].is_kernel_thread and first[13].command == "[kworker/0:1-events]"
+    assert not first[10].is_kernel_thread and not first[11].is_kernel_thread
     assert first[10].cpu_percent == 0.0
     assert first[10].command == "python train.py --lr 3e-4"
     assert first[10].rss_bytes == GIB and first[10].memory_percent == pytest.approx(25.0)
@@ -106,7 +109,7 @@ def test_real_child_that_exits_between_samples(use_procfs):
     try:
         before = {process.pid: process for process in reader.sample(psutil.virtual_memory().total, [])}
         assert child.pid in before and "time.sleep(60)" in before[child.pid].command
-        assert before[os.getpid()].rss_bytes > 0
+        assert before[os.getpid()].rss_bytes > 0 and not before[os.getpid()].is_kernel_thread
     finally:
         child.kill()
         child.wait()
