@@ -17,7 +17,7 @@ import pytest
 from sensors.model import Snapshot
 from sensors.na import NA
 from tests.fakes.gpu_fixtures import MIB, enable_mig, make_fake_gpus
-from tests.sensors.helpers import FakeClock, sampler_with
+from tests.sensors.helpers import FakeClock, sampler_with, small_proc_root
 
 FAILING_GPU = 0
 ERRORS = ("not_supported", "gpu_is_lost", "unknown", "function_not_found", "removed")
@@ -103,8 +103,8 @@ def own_gpu_uses(snapshot: Snapshot) -> set[tuple[int, str]]:
     return {(use.gpu_index, use.kind) for use in own.gpu_uses}
 
 
-def run_case(case: Case, error: str):
-    baseline_sampler = sampler_with(make_machine())
+def run_case(case: Case, error: str, proc_root: str):
+    baseline_sampler = sampler_with(make_machine(), proc_root=proc_root)
     baseline = baseline_sampler.sample()
     fake = make_machine()
     for function in case.removed_first:
@@ -117,7 +117,7 @@ def run_case(case: Case, error: str):
         device = None if case.scope == "system" else FAILING_GPU
         fake.fail(case.function, ERROR_CLASSES[error], device_index=device)
     clock = FakeClock()
-    sampler = sampler_with(fake, clock)
+    sampler = sampler_with(fake, clock, proc_root)
     snapshots = []
     for _ in range(3):
         snapshots.append(sampler.sample())
@@ -135,8 +135,8 @@ def test_case_table_covers_the_functions_the_sampler_calls():
 
 @pytest.mark.parametrize("error", ERRORS)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.function)
-def test_sampler_survives(case: Case, error: str):
-    baseline, snapshots, sampler, fake = run_case(case, error)
+def test_sampler_survives(case: Case, error: str, tmp_path):
+    baseline, snapshots, sampler, fake = run_case(case, error, small_proc_root(tmp_path / "proc"))
     if error in ("function_not_found", "removed"):
         assert case.function in sampler.nvml.missing_functions
         # Probed at most once, then remembered.
