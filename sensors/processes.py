@@ -95,7 +95,7 @@ class PsutilProcessSource:
     def rows(self, memory_total_bytes: int) -> ProcessRows:
         now = time.time()
         rows = ProcessRows([], {})
-        for process in psutil.process_iter():
+        for process in sorted(psutil.process_iter(), key=lambda process: process.pid):
             try:
                 info = process.as_dict(PSUTIL_ATTRS, ad_value=None)
             except psutil.ZombieProcess:
@@ -132,7 +132,7 @@ def attach_gpu_uses(
     gpu_processes: list[NvmlProcess],
     mapper: NamespacePidMapper | None,
 ) -> tuple[ProcessSample, ...]:
-    """The processes sorted by PID with their GPU use; NVML PIDs not visible here go through NSpid."""
+    """The processes (in the order given) with their GPU use; NVML PIDs not visible here go through NSpid."""
     uses: dict[int, list[GpuProcessUse]] = {}
     for gpu_process in gpu_processes:
         uses.setdefault(gpu_process.pid, []).append(GpuProcessUse(
@@ -150,7 +150,7 @@ def attach_gpu_uses(
             dataclasses.replace(process, gpu_uses=tuple(uses[process.pid])) if process.pid in uses else process
             for process in processes
         ]
-    return tuple(sorted(processes, key=lambda process: process.pid))
+    return tuple(processes)
 
 
 class ProcessReader:

@@ -88,7 +88,8 @@ class ProcfsReader:
         self._owners: dict[int, tuple[int, str, int]] = {}
 
     def pids(self) -> list[int]:
-        return [int(name) for name in os.listdir(self.proc_root) if name.isdigit()]
+        """Every visible process, lowest PID first."""
+        return sorted(int(name) for name in os.listdir(self.proc_root) if name.isdigit())
 
     def read_stat(self, pid: int) -> ProcStat | None:
         """The stat line of one process; None when it has exited (or is unreadable)."""
