@@ -136,7 +136,9 @@ class GpuReader:
         """After a GPU was lost (or reset), find it again by PCI bus id, else by index."""
         try:
             if slot.bus_id:
-                slot.handle = self.session.call("nvmlDeviceGetHandleByPciBusId", slot.bus_id, default=None)
+                slot.handle = self.session.call(
+                    "nvmlDeviceGetHandleByPciBusId", slot.bus_id.encode("ascii"), default=None
+                )
             else:
                 slot.handle = self.session.call("nvmlDeviceGetHandleByIndex", slot.index, default=None)
             if slot.handle is not None:

@@ -98,6 +98,10 @@ class NvmlSession:
             return function(*args)
         except module.NVMLError as error:
             return self._handle_error(module, function_name, error, default)
+        except (TypeError, ValueError, AttributeError):
+            # The binding's signature differs from what we call it with (version skew): stop calling it.
+            self.missing_functions.add(function_name)
+            return default
 
     def call_first(self, function_names: tuple[str, ...], *args: Any, default: Any = NA) -> Any:
         """Call the first of `function_names` this binding and driver have (newest variant first)."""

@@ -125,8 +125,11 @@ class FakePynvml:
         function.__name__ = name
         return function
 
-    def _handle_by_bus_id(self, bus_id: str | bytes) -> FakeHandle:
-        wanted = bus_id.decode() if isinstance(bus_id, bytes) else bus_id
+    def _handle_by_bus_id(self, bus_id: bytes) -> FakeHandle:
+        if not isinstance(bus_id, bytes):
+            # pynvml hands the argument to ctypes.c_char_p, which takes bytes only.
+            raise TypeError("bytes or integer address expected instead of str instance")
+        wanted = bus_id.decode()
         for index, device in enumerate(self.devices):
             pci = device.values.get("nvmlDeviceGetPciInfo")
             if pci is not None and getattr(pci, "busId", None) == wanted:

@@ -251,3 +251,16 @@ def test_bogus_v3_process_pids_fall_back_to_v2():
     assert "nvmlDeviceGetComputeRunningProcesses_v3" in sampler.nvml.missing_functions
     sampler.sample()
     assert fake.calls["nvmlDeviceGetComputeRunningProcesses_v3"] == 1
+
+
+def test_a_binding_with_another_signature_is_dropped_not_fatal():
+    fake = make_fake_gpus(1)
+
+    def takes_no_sensor_argument():
+        return 50
+
+    fake.devices[0].values["nvmlDeviceGetTemperature"] = takes_no_sensor_argument
+    sampler = sampler_with(fake)
+    (gpu,) = sampler.sample().gpus
+    assert gpu.temperature_c is NA and not gpu.lost
+    assert "nvmlDeviceGetTemperature" in sampler.nvml.missing_functions
