@@ -1,7 +1,9 @@
 """Deterministic fake NVML machines: 1 to 16 H100- or A100-like GPUs with realistic readings.
 
-`make_fake_gpus(8)` gives an 8x H100 SXM box (NVLink, ECC, one GPU power-capped, one idle with its
-PCIe link trained down); `make_fake_gpus(1, model="A100")` a single A100 80GB PCIe card.
+`make_fake_gpus(8)` gives an 8x H100 SXM box: NVLink and ECC on, no fan reading (N/A), GPUs 0 and 6
+power-capped, GPUs 3 and 7 idle in P8 with the PCIe link trained down to Gen1, GPU 5 with 2 volatile
+uncorrected ECC errors. `make_fake_gpus(1, model="A100")` is a single A100 80GB PCIe card (no NVLink).
+`enable_mig(fake, index)` puts one GPU in MIG mode with two instances.
 """
 
 from __future__ import annotations
