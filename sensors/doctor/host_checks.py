@@ -129,7 +129,7 @@ def check_swap(context: DoctorContext) -> Verdict:
 
 
 @doctor_check(
-    "host.data_dir_space", "Free space for data and checkpoints", Group.HOST,
+    "host.data_dir_space", "Free space in data dir", Group.HOST,
     "Checkpoints of large models take tens of GB each; a full disk ends a run when it tries to save.",
 )
 def check_data_dir_space(context: DoctorContext) -> Verdict:
