@@ -27,6 +27,12 @@ def _monitor_screen() -> Screen:
     return MonitorScreen()
 
 
+def _doctor_screen() -> Screen:
+    from tui.screens.doctor import DoctorScreen
+
+    return DoctorScreen()
+
+
 class PthTopApp(App):
     """Monitor, Bench, Wizard and Doctor as modes; one background sampler feeds the monitor."""
 
@@ -35,12 +41,14 @@ class PthTopApp(App):
     # Each mode is built on first use so start-up only pays for the monitor.
     MODES = {
         "monitor": _monitor_screen,
+        "doctor": _doctor_screen,
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
+        Binding("d", "switch_mode('doctor')", "Doctor", id="mode.doctor"),
     ]
 
     def __init__(

@@ -1,0 +1,1 @@
+"""Screens of the pth-top app, one module per mode."""

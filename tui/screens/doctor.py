@@ -1,0 +1,172 @@
+"""The Doctor screen: setup findings grouped and coloured, the selected one explained, `r` re-runs."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from sensors.doctor.context import DoctorContext
+from sensors.doctor.model import Finding, Status
+from sensors.doctor.report import STATUS_SYMBOLS, findings_by_group, summary_line
+
+STATUS_STYLES = {
+    Status.PASS: "green",
+    Status.WARN: "yellow",
+    Status.FAIL: "bold red",
+    Status.NOT_APPLICABLE: "dim",
+    Status.COULD_NOT_RUN: "magenta",
+}
+TITLE_WIDTH = 26
+
+
+def _live_context() -> DoctorContext:
+    from sensors.doctor.live import live_context
+
+    return live_context()
+
+
+def finding_row(finding: Finding) -> Text:
+    """One list line: status symbol, title (and subject), measured value; never wraps."""
+    title = finding.title + (f" [{finding.subject}]" if finding.subject else "")
+    if len(title) > TITLE_WIDTH:
+        title = title[: TITLE_WIDTH - 1] + "…"
+    row = Text(no_wrap=True, overflow="ellipsis")
+    row.append(f"{STATUS_SYMBOLS[finding.status]} ", style=STATUS_STYLES[finding.status])
+    row.append(f"{title:<{TITLE_WIDTH}} ")
+    row.append(finding.value, style="dim" if finding.status is Status.NOT_APPLICABLE else "")
+    return row
+
+
+def finding_detail(finding: Finding) -> Text:
+    detail = Text()
+    detail.append(finding.title, style="bold")
+    if finding.subject:
+        detail.append(f" [{finding.subject}]")
+    detail.append("  ")
+    detail.append(finding.status.value.upper(), style=STATUS_STYLES[finding.status])
+    detail.append(f"\n{finding.value}\n")
+    detail.append("Why: ", style="bold")
+    detail.append(finding.why)
+    if finding.fix:
+        detail.append("\nFix: ", style="bold")
+        detail.append(finding.fix)
+    return detail
+
+
+class DoctorScreen(Screen):
+    """Runs every doctor check in a thread worker and lists the findings."""
+
+    DEFAULT_CSS = """
+    DoctorScreen { layout: vertical; }
+    DoctorScreen #doctor-status { height: 1; padding: 0 1; background: $panel; }
+    DoctorScreen #doctor-findings { height: 1fr; border: none; }
+    DoctorScreen #doctor-detail {
+        height: 8; padding: 0 1; border-top: solid $primary; overflow-y: auto;
+    }
+    """
+    BINDINGS = [
+        Binding("r", "rerun", "Re-run checks", id="doctor.rerun"),
+        Binding("escape", "back", "Monitor", id="doctor.back"),
+    ]
+
+    class ChecksFinished(Message):
+        def __init__(self, run_number: int, findings: tuple[Finding, ...]) -> None:
+            super().__init__()
+            self.run_number = run_number
+            self.findings = findings
+
+    class ChecksFailed(Message):
+        def __init__(self, run_number: int, reason: str) -> None:
+            super().__init__()
+            self.run_number = run_number
+            self.reason = reason
+
+    def __init__(self, context_factory: Callable[[], DoctorContext] | None = None) -> None:
+        super().__init__()
+        self._context_factory = context_factory or _live_context
+        self._run_number = 0
+        self.findings: tuple[Finding, ...] = ()
+        self.running = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="doctor-status", markup=False)
+        yield OptionList(id="doctor-findings")
+        yield Static("", id="doctor-detail", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_rerun()
+
+    def action_rerun(self) -> None:
+        if self.running:
+            return
+        self.running = True
+        self._run_number += 1
+        self.query_one("#doctor-status", Static).update("Running checks… (the torch probe takes a few seconds)")
+        self.run_checks(self._run_number)
+
+    def action_back(self) -> None:
+        self.app.switch_mode("monitor")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="doctor", name="doctor-checks")
+    def run_checks(self, run_number: int) -> None:
+        """Build the context (which starts the torch probe subprocess), run every check, post the result."""
+        from sensors.doctor.registry import run_all
+
+        try:
+            context = self._context_factory()
+            try:
+                findings = run_all(context)
+            finally:
+                context.nvml.shutdown()
+        except Exception as error:  # a broken context must not kill the dashboard
+            self.post_message(self.ChecksFailed(run_number, f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.ChecksFinished(run_number, tuple(findings)))
+
+    @on(ChecksFinished)
+    def show_findings(self, message: ChecksFinished) -> None:
+        if message.run_number != self._run_number:
+            return
+        self.running = False
+        option_list = self.query_one("#doctor-findings", OptionList)
+        previous = option_list.highlighted_option.id if option_list.highlighted_option else None
+        self.findings = message.findings
+        options: list[Option] = []
+        for group, _ in findings_by_group(self.findings):
+            options.append(Option(Text(group.value, style="bold underline"), disabled=True))
+            for index, finding in enumerate(self.findings):
+                if finding.group is group:
+                    options.append(Option(finding_row(finding), id=str(index)))
+        option_list.clear_options()
+        option_list.add_options(options)
+        ids = [option.id for option in options if option.id is not None]
+        first_problem = next(
+            (str(i) for i, f in enumerate(self.findings) if f.status in (Status.FAIL, Status.WARN)), None,
+        )
+        target = previous if previous in ids else first_problem or (ids[0] if ids else None)
+        if target is not None:
+            option_list.highlighted = option_list.get_option_index(target)
+        self.query_one("#doctor-status", Static).update(f"{summary_line(self.findings)}   r: re-run")
+
+    @on(ChecksFailed)
+    def show_failure(self, message: ChecksFailed) -> None:
+        if message.run_number != self._run_number:
+            return
+        self.running = False
+        self.query_one("#doctor-status", Static).update(f"Checks could not run: {message.reason}   r: re-run")
+
+    @on(OptionList.OptionHighlighted, "#doctor-findings")
+    def explain_finding(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id is None:
+            return
+        finding = self.findings[int(event.option.id)]
+        self.query_one("#doctor-detail", Static).update(finding_detail(finding))
