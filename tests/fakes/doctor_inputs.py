@@ -102,7 +102,7 @@ def make_context(
     tmp_path: Path,
     nvml_module: Any = None,
     probe: dict[str, Any] | None = None,
-    mem_total_gib: float = 64,
+    mem_total_gib: float = 128,
     shm_total_bytes: int = 16 * GIB,
     data_free_bytes: int = 500 * GIB,
     physical_cores: int = 16,
@@ -111,7 +111,7 @@ def make_context(
     """A context over fresh /proc and /sys trees in tmp_path; data dir on an NVMe partition."""
     proc_root, sys_root = tmp_path / "proc", tmp_path / "sys"
     data_dir, dev_shm = tmp_path / "data", tmp_path / "shm"
-    data_dir.mkdir()
+    data_dir.mkdir(parents=True)
     dev_shm.mkdir()
     write(proc_root / "meminfo", f"MemTotal:       {int(mem_total_gib * 1024 * 1024)} kB\nMemFree: 1000 kB\n")
     write(proc_root / "swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
