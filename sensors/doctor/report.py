@@ -34,6 +34,15 @@ def findings_by_group(findings: Sequence[Finding]) -> list[tuple[Group, list[Fin
     return [(group, [f for f in findings if f.group is group]) for group in Group if any(f.group is group for f in findings)]
 
 
+def collapsible(members: Sequence[Finding]) -> bool:
+    """True when a group is nothing but n/a findings for one reason (e.g. every GPU check without a driver)."""
+    return (
+        len(members) > 1
+        and all(f.status is Status.NOT_APPLICABLE for f in members)
+        and len({f.value for f in members}) == 1
+    )
+
+
 def _wrap(label: str, text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width=width, initial_indent=f"      {label}: ", subsequent_indent=" " * (8 + len(label)))
 
@@ -42,8 +51,7 @@ def format_text(findings: Sequence[Finding], width: int = 100) -> str:
     lines = [f"pth-top doctor: {summary_line(findings)}", ""]
     for group, members in findings_by_group(findings):
         lines.append(group.value)
-        reasons = {f.value for f in members}
-        if len(members) > 1 and all(f.status is Status.NOT_APPLICABLE for f in members) and len(reasons) == 1:
+        if collapsible(members):
             lines.append(f"  - {len(members)} checks not applicable: {members[0].value}")
             lines.append("")
             continue

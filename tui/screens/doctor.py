@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.containers import VerticalScroll
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from sensors.doctor.context import DoctorContext
 from sensors.doctor.model import Finding, Status
-from sensors.doctor.report import STATUS_SYMBOLS, findings_by_group, summary_line
+from sensors.doctor.report import STATUS_SYMBOLS, collapsible, findings_by_group, summary_line
 
 STATUS_STYLES = {
     Status.PASS: "green",
@@ -45,6 +46,16 @@ def finding_row(finding: Finding) -> Text:
     return row
 
 
+def collapsed_detail(members: list[Finding]) -> Text:
+    detail = Text()
+    detail.append(members[0].group.value, style="bold")
+    detail.append("  N/A", style=STATUS_STYLES[Status.NOT_APPLICABLE])
+    detail.append(f"\n{members[0].value}\n")
+    detail.append("Checks: ", style="bold")
+    detail.append(", ".join(finding.title for finding in members))
+    return detail
+
+
 def finding_detail(finding: Finding) -> Text:
     detail = Text()
     detail.append(finding.title, style="bold")
@@ -67,10 +78,9 @@ class DoctorScreen(Screen):
     DEFAULT_CSS = """
     DoctorScreen { layout: vertical; }
     DoctorScreen #doctor-status { height: 1; padding: 0 1; background: $panel; }
-    DoctorScreen #doctor-findings { height: 1fr; border: none; }
-    DoctorScreen #doctor-detail {
-        height: 8; padding: 0 1; border-top: solid $primary; overflow-y: auto;
-    }
+    DoctorScreen #doctor-findings { height: 1fr; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
+    DoctorScreen #doctor-detail-box { height: 9; border-top: solid $primary; }
+    DoctorScreen #doctor-detail { padding: 0 1; }
     """
     BINDINGS = [
         Binding("r", "rerun", "Re-run checks", id="doctor.rerun"),
@@ -94,12 +104,14 @@ class DoctorScreen(Screen):
         self._context_factory = context_factory or _live_context
         self._run_number = 0
         self.findings: tuple[Finding, ...] = ()
+        self._collapsed: dict[str, list[Finding]] = {}
         self.running = False
 
     def compose(self) -> ComposeResult:
         yield Static("", id="doctor-status", markup=False)
         yield OptionList(id="doctor-findings")
-        yield Static("", id="doctor-detail", markup=False)
+        with VerticalScroll(id="doctor-detail-box"):
+            yield Static("", id="doctor-detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -141,8 +153,15 @@ class DoctorScreen(Screen):
         previous = option_list.highlighted_option.id if option_list.highlighted_option else None
         self.findings = message.findings
         options: list[Option] = []
-        for group, _ in findings_by_group(self.findings):
+        self._collapsed = {}
+        for group, members in findings_by_group(self.findings):
             options.append(Option(Text(group.value, style="bold underline"), disabled=True))
+            if collapsible(members):
+                option_id = f"group:{group.name}"
+                self._collapsed[option_id] = members
+                row = Text(f"- {len(members)} checks not applicable: {members[0].value}", style="dim")
+                options.append(Option(row, id=option_id))
+                continue
             for index, finding in enumerate(self.findings):
                 if finding.group is group:
                     options.append(Option(finding_row(finding), id=str(index)))
@@ -168,5 +187,9 @@ class DoctorScreen(Screen):
     def explain_finding(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id is None:
             return
+        detail = self.query_one("#doctor-detail", Static)
+        if event.option.id in self._collapsed:
+            detail.update(collapsed_detail(self._collapsed[event.option.id]))
+            return
         finding = self.findings[int(event.option.id)]
-        self.query_one("#doctor-detail", Static).update(finding_detail(finding))
+        detail.update(finding_detail(finding))
