@@ -72,3 +72,21 @@ async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
             if not screen.running:
                 break
         assert "Checks could not run: PermissionError: no access to /sys" in _rendered(screen.query_one("#doctor-status", Static))
+
+
+async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
+    from sensors.doctor import gpu_checks
+    from sensors.doctor.registry import checks_in
+    from tests.fakes.doctor_inputs import no_driver_nvml
+
+    app = DoctorTestApp(lambda: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await _wait_for_findings(pilot, screen)
+        option_list = screen.query_one("#doctor-findings", OptionList)
+        gpu_row = str(option_list.get_option_at_index(1).prompt)
+        count = len(checks_in(gpu_checks))
+        assert gpu_row == f"- {count} checks not applicable: no NVIDIA driver (NVML library not found)"
+        option_list.highlighted = 1
+        await pilot.pause()
+        assert "Checks: NVIDIA driver, torch CUDA vs driver" in _rendered(screen.query_one("#doctor-detail", Static))

@@ -168,3 +168,14 @@ def test_probe_module_imports_no_torch_at_import_time():
 def test_real_probe_loads_the_gpus_and_reads_pcie_links():
     report = run_torch_probe(VENV_PYTHON, timeout_s=120, load_seconds=2)
     assert report["cuda_available"] and report["load"]["links"]
+
+
+def test_doctor_package_imports_no_ui_and_no_torch():
+    modules = "model context registry gpus storage host_checks gpu_checks torch_checks probe_runner live report"
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules.split()!r}: importlib.import_module('sensors.doctor.' + name)\n"
+        "print(sorted(m for m in ('textual', 'rich', 'torch') if m in sys.modules))"
+    )
+    completed = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
+    assert completed.stdout.strip() == "[]", completed.stderr
