@@ -110,16 +110,16 @@ def _load_and_read_links(torch: Any, devices: list[dict[str, Any]], load_seconds
         on = torch.device("cuda", device["index"])
         matrices.append(torch.randn(LOAD_MATRIX_SIZE, LOAD_MATRIX_SIZE, device=on, dtype=torch.float16))
     deadline = time.monotonic() + load_seconds
-    links: list[dict[str, Any] | None] = [None for _ in devices]
+    links: list[dict[str, Any] | None] | None = None
     while time.monotonic() < deadline:
         for matrix in matrices:
             for _ in range(8):
                 matrix @ matrix
-        if deadline - time.monotonic() < load_seconds / 2 and all(link is None for link in links):
+        if links is None and deadline - time.monotonic() < load_seconds / 2:
             links = _read_pcie_links([device["pci_bus_id"] for device in devices])
         for index in range(len(devices)):
             torch.cuda.synchronize(index)
-    return {"seconds": load_seconds, "links": links}
+    return {"seconds": load_seconds, "links": links or []}
 
 
 def describe_torch(load_seconds: float) -> tuple[dict[str, Any], int]:

@@ -90,3 +90,20 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
         option_list.highlighted = 1
         await pilot.pause()
         assert "Checks: NVIDIA driver, torch CUDA vs driver" in _rendered(screen.query_one("#doctor-detail", Static))
+
+
+async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path, monkeypatch):
+    from tests.fakes.snapshots import FixedSource, make_snapshot
+    from tui.app import PthTopApp
+
+    monkeypatch.setattr("tui.screens.doctor._live_context", lambda: make_context(tmp_path, probe=cuda_probe_report()))
+    app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DoctorScreen)
+        await _wait_for_findings(pilot, screen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.current_mode == "monitor"

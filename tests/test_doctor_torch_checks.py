@@ -179,3 +179,36 @@ def test_doctor_package_imports_no_ui_and_no_torch():
     )
     completed = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.stdout.strip() == "[]", completed.stderr
+
+
+def test_probe_load_keeps_gpus_busy_and_reads_links_once_midway(monkeypatch):
+    from types import SimpleNamespace
+
+    from benches import probe
+
+    class FakeMatrix:
+        multiplications = 0
+
+        def __matmul__(self, other):
+            FakeMatrix.multiplications += 1
+            return self
+
+    synchronized = []
+    fake_torch = SimpleNamespace(
+        float16="float16",
+        device=lambda kind, index: (kind, index),
+        randn=lambda *shape, device, dtype: FakeMatrix(),
+        cuda=SimpleNamespace(synchronize=synchronized.append),
+    )
+    reads = []
+
+    def fake_links(bus_ids):
+        reads.append(list(bus_ids))
+        return [{"pci_bus_id": bus_id, "generation": 4, "width": 16} for bus_id in bus_ids]
+
+    monkeypatch.setattr(probe, "_read_pcie_links", fake_links)
+    devices = [{"index": 0, "pci_bus_id": "00000000:17:00.0"}, {"index": 1, "pci_bus_id": "00000000:18:00.0"}]
+    load = probe._load_and_read_links(fake_torch, devices, load_seconds=0.2)
+    assert reads == [["00000000:17:00.0", "00000000:18:00.0"]]
+    assert [link["pci_bus_id"] for link in load["links"]] == ["00000000:17:00.0", "00000000:18:00.0"]
+    assert FakeMatrix.multiplications > 0 and set(synchronized) == {0, 1}
