@@ -33,8 +33,8 @@ async def _wait_for_findings(pilot, screen: DoctorScreen, count: int = 1) -> Non
 async def test_findings_are_grouped_and_the_first_problem_is_explained(tmp_path):
     runs = []
 
-    def context_factory():
-        runs.append(1)
+    def context_factory(load_seconds):
+        runs.append(load_seconds)
         nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetPersistenceMode=0))
         return make_context(tmp_path / f"run{len(runs)}", nvml_module=nvml, probe=cuda_probe_report())
 
@@ -57,11 +57,13 @@ async def test_findings_are_grouped_and_the_first_problem_is_explained(tmp_path)
 
         await pilot.press("r")
         await _wait_for_findings(pilot, screen, count=2)
-        assert len(runs) == 2
+        await pilot.press("l")
+        await _wait_for_findings(pilot, screen, count=3)
+        assert runs == [0, 0, 5.0]
 
 
 async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
-    def broken_factory():
+    def broken_factory(load_seconds):
         raise PermissionError("no access to /sys")
 
     app = DoctorTestApp(broken_factory)
@@ -79,7 +81,7 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
     from sensors.doctor.registry import checks_in
     from tests.fakes.doctor_inputs import no_driver_nvml
 
-    app = DoctorTestApp(lambda: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
+    app = DoctorTestApp(lambda load_seconds: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         await _wait_for_findings(pilot, screen)
@@ -96,7 +98,7 @@ async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path
     from tests.fakes.snapshots import FixedSource, make_snapshot
     from tui.app import PthTopApp
 
-    monkeypatch.setattr("tui.screens.doctor._live_context", lambda: make_context(tmp_path, probe=cuda_probe_report()))
+    monkeypatch.setattr("tui.screens.doctor._live_context", lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
     app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("d")

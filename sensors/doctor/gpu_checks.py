@@ -208,7 +208,7 @@ def _pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
             return warned(value, "The link is narrower than x16: check the slot's lanes (board manual), risers, and lane sharing with M.2 slots.")
         return passed(value)
     if when == "idle":
-        return warned(value + ": idle links slow down to save power", "Re-check under load: pth-top doctor --load 5")
+        return warned(value + ": idle links slow down to save power", "Re-check under load: pth-top doctor --load 5 (or l on the Doctor screen)")
     return failed(
         value, "The link trained below its maximum under load: reseat the card, avoid risers/splitters, "
         "check BIOS PCIe settings and the slot's lane sharing.",

@@ -26,12 +26,13 @@ STATUS_STYLES = {
     Status.COULD_NOT_RUN: "magenta",
 }
 TITLE_WIDTH = 26
+LOAD_SECONDS = 5.0
 
 
-def _live_context() -> DoctorContext:
+def _live_context(load_seconds: float = 0) -> DoctorContext:
     from sensors.doctor.live import live_context
 
-    return live_context()
+    return live_context(load_seconds=load_seconds)
 
 
 def finding_row(finding: Finding) -> Text:
@@ -84,6 +85,7 @@ class DoctorScreen(Screen):
     """
     BINDINGS = [
         Binding("r", "rerun", "Re-run checks", id="doctor.rerun"),
+        Binding("l", f"rerun({LOAD_SECONDS:g})", "Re-run under GPU load", id="doctor.rerun_loaded"),
         Binding("escape", "back", "Monitor", id="doctor.back"),
     ]
 
@@ -99,7 +101,8 @@ class DoctorScreen(Screen):
             self.run_number = run_number
             self.reason = reason
 
-    def __init__(self, context_factory: Callable[[], DoctorContext] | None = None) -> None:
+    def __init__(self, context_factory: Callable[[float], DoctorContext] | None = None) -> None:
+        """`context_factory(load_seconds)` builds the context; the default looks at this machine."""
         super().__init__()
         self._context_factory = context_factory or _live_context
         self._run_number = 0
@@ -117,24 +120,25 @@ class DoctorScreen(Screen):
     def on_mount(self) -> None:
         self.action_rerun()
 
-    def action_rerun(self) -> None:
+    def action_rerun(self, load_seconds: float = 0) -> None:
         if self.running:
             return
         self.running = True
         self._run_number += 1
-        self.query_one("#doctor-status", Static).update("Running checks… (the torch probe takes a few seconds)")
-        self.run_checks(self._run_number)
+        waiting = f"loading the GPUs for {load_seconds:g} s" if load_seconds else "the torch probe takes a few seconds"
+        self.query_one("#doctor-status", Static).update(f"Running checks… ({waiting})")
+        self.run_checks(self._run_number, load_seconds)
 
     def action_back(self) -> None:
         self.app.switch_mode("monitor")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="doctor", name="doctor-checks")
-    def run_checks(self, run_number: int) -> None:
+    def run_checks(self, run_number: int, load_seconds: float) -> None:
         """Build the context (which starts the torch probe subprocess), run every check, post the result."""
         from sensors.doctor.registry import run_all
 
         try:
-            context = self._context_factory()
+            context = self._context_factory(load_seconds)
             try:
                 findings = run_all(context)
             finally:
@@ -174,7 +178,7 @@ class DoctorScreen(Screen):
         target = previous if previous in ids else first_problem or (ids[0] if ids else None)
         if target is not None:
             option_list.highlighted = option_list.get_option_index(target)
-        self.query_one("#doctor-status", Static).update(f"{summary_line(self.findings)}   r: re-run")
+        self.query_one("#doctor-status", Static).update(f"{summary_line(self.findings)}   r: re-run  l: under GPU load")
 
     @on(ChecksFailed)
     def show_failure(self, message: ChecksFailed) -> None:
