@@ -55,7 +55,7 @@ class DoctorContext:
     python: str = sys.executable
     python_chosen: bool = False
     memo: dict[str, Any] = field(default_factory=dict)
-    _probe_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _probe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def torch_probe(self) -> ProbeOutcome:
         """Run (once) and return the torch probe's outcome."""

@@ -161,7 +161,9 @@ def check_torch_sees_gpus(context: DoctorContext) -> Verdict:
     if torch_count == len(gpus):
         return passed(value)
     if torch_count == 0:
-        return failed(value, "Check CUDA_VISIBLE_DEVICES, the container's --gpus option, and that torch's CUDA matches the driver.")
+        return failed(
+            value, "Check CUDA_VISIBLE_DEVICES, the container's --gpus option, and that torch's CUDA matches the driver.",
+        )
     if visible is not None and torch_count < len(gpus):
         return passed(value + ": restricted on purpose")
     return warned(value, "Check CUDA_VISIBLE_DEVICES and the container's device mounts (docker run --gpus all).")
@@ -187,13 +189,13 @@ def _pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
         return not_applicable("no PCIe link information (SXM or integrated GPU?)")
     loaded = _load_link(context, gpu)
     if loaded is not None:
-        generation, width, utilization, when = loaded["generation"], loaded["width"], loaded.get("utilization_percent"), "under load"
+        generation, width, when = loaded["generation"], loaded["width"], "under load"
     else:
         generation = call("nvmlDeviceGetCurrPcieLinkGeneration", gpu.handle)
         width = call("nvmlDeviceGetCurrPcieLinkWidth", gpu.handle)
         rates = call("nvmlDeviceGetUtilizationRates", gpu.handle)
         utilization = None if is_na(rates) else rates.gpu
-        when = "idle" if utilization is not None and utilization < IDLE_UTILIZATION_PERCENT else "busy"
+        when = "busy" if utilization is not None and utilization >= IDLE_UTILIZATION_PERCENT else "idle"
     if is_na(generation) or is_na(width):
         return not_applicable("current PCIe link not reported")
     value = f"Gen{generation} x{width} {when} (max Gen{max_generation} x{max_width})"
@@ -205,10 +207,16 @@ def _pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
         )
     if generation >= max_generation and width >= max_width:
         if max_width < 16:
-            return warned(value, "The link is narrower than x16: check the slot's lanes (board manual), risers, and lane sharing with M.2 slots.")
+            return warned(
+                value, "The link is narrower than x16: check the slot's lanes (board manual), risers, and lane "
+                "sharing with M.2 slots.",
+            )
         return passed(value)
     if when == "idle":
-        return warned(value + ": idle links slow down to save power", "Re-check under load: pth-top doctor --load 5 (or l on the Doctor screen)")
+        return warned(
+            value + ": idle links slow down to save power",
+            "Re-check under load: pth-top doctor --load 5 (or l on the Doctor screen)",
+        )
     return failed(
         value, "The link trained below its maximum under load: reseat the card, avoid risers/splitters, "
         "check BIOS PCIe settings and the slot's lane sharing.",
@@ -274,8 +282,11 @@ def _compute_mode(context: DoctorContext, gpu: Gpu) -> Verdict:
     if mode == 0:
         return passed(name)
     if mode == 2:
-        return failed(name + ": no process may use this GPU", "sudo nvidia-smi -i <index> -c DEFAULT")
-    return warned(name + ": only one process may use this GPU", "sudo nvidia-smi -i <index> -c DEFAULT (unless a scheduler set it on purpose)")
+        return failed(name + ": no process may use this GPU", f"sudo nvidia-smi -i {gpu.index} -c DEFAULT")
+    return warned(
+        name + ": only one process may use this GPU",
+        f"sudo nvidia-smi -i {gpu.index} -c DEFAULT (unless a scheduler set it on purpose)",
+    )
 
 
 @doctor_check(
@@ -304,7 +315,10 @@ def _ecc(context: DoctorContext, gpu: Gpu) -> Verdict:
     if pending != current:
         value += " (off after reboot)"
     if volatile_count:
-        return failed(value, "Uncorrected memory errors corrupt results: drain the GPU, reset it (nvidia-smi -r), and ask the vendor if they recur.")
+        return failed(
+            value, f"Uncorrected memory errors corrupt results: drain the GPU, reset it (nvidia-smi -i {gpu.index} -r), "
+            "and ask the vendor if they recur.",
+        )
     if lifetime_count:
         return warned(value, "Watch for new errors (pth-top doctor); repeated ones mean an RMA.")
     return passed(value)
@@ -327,7 +341,7 @@ def _retired_memory(context: DoctorContext, gpu: Gpu) -> Verdict:
         if failure:
             return failed(value + ", remapping failed", "The GPU ran out of spare rows: contact the vendor (RMA).")
         if pending:
-            return warned(value + ", remap pending", "Reset the GPU (nvidia-smi -r) or reboot to apply the pending remap.")
+            return warned(value + ", remap pending", f"Reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot to apply the remap.")
         return passed(value)
     pending_status = call("nvmlDeviceGetRetiredPagesPendingStatus", gpu.handle)
     double_bit = call("nvmlDeviceGetRetiredPages", gpu.handle, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT)
@@ -362,7 +376,10 @@ def _power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
         value += f", max {constraints[1] / 1000:.0f} W"
     value += ")"
     if limit < default * POWER_LIMIT_TOLERANCE:
-        return warned(value + ": capped below default", "sudo nvidia-smi -i <index> -pl <watts> (if the cap was not set on purpose for power or heat).")
+        return warned(
+            value + ": capped below default",
+            f"sudo nvidia-smi -i {gpu.index} -pl {default / 1000:.0f} (unless the cap was set on purpose for power or heat).",
+        )
     return passed(value)
 
 
@@ -436,7 +453,10 @@ def _nvlink(context: DoctorContext, gpu: Gpu) -> Verdict:
         return not_applicable("no NVLink (GPUs talk over PCIe)")
     value = f"{active} of {present} NVLink links active"
     if active < present:
-        return warned(value, "Reseat the NVLink bridge (same-generation bridge, matching slot spacing); on HGX check nvidia-fabricmanager.")
+        return warned(
+            value, "Reseat the NVLink bridge (same-generation bridge, matching slot spacing); on HGX check "
+            "nvidia-fabricmanager.",
+        )
     return passed(value)
 
 

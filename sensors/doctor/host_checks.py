@@ -241,7 +241,10 @@ def check_cpu_governor(context: DoctorContext) -> Verdict:
     driver = read_text(cpu_root / "cpu0" / "cpufreq" / "scaling_driver") or "unknown driver"
     value = ", ".join(f"{name} ({count} CPUs)" for name, count in sorted(governors.items())) + f"; {driver}"
     if "powersave" in governors:
-        return warned(value, "sudo cpupower frequency-set -g performance (or schedutil); make it persistent via your distro's tuned/cpupower service.")
+        return warned(
+            value, "sudo cpupower frequency-set -g performance (or schedutil); make it persistent with your "
+            "distro's tuned or cpupower service.",
+        )
     return passed(value)
 
 
@@ -252,7 +255,9 @@ def check_cpu_governor(context: DoctorContext) -> Verdict:
 )
 def check_dev_shm(context: DoctorContext) -> Verdict:
     if not context.dev_shm.is_dir():
-        return warned(f"{context.dev_shm} does not exist", "Mount a tmpfs at /dev/shm (containers: --shm-size=8g or --ipc=host).")
+        return warned(
+            f"{context.dev_shm} does not exist", "Mount a tmpfs at /dev/shm (containers: --shm-size=8g or --ipc=host).",
+        )
     mount = mount_of(context.dev_shm, context.proc_root)
     usage = context.disk_usage(str(context.dev_shm))
     where = f" ({mount.filesystem})" if mount is not None and mount.filesystem != "tmpfs" else ""
