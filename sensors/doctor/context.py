@@ -8,7 +8,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from sensors.nvml import NvmlSession
 
@@ -37,7 +37,7 @@ def _physical_core_count() -> int | None:
 
 @dataclass
 class DoctorContext:
-    """Paths, NVML session, environment and the torch probe that the checks look at.
+    """Paths, NVML session, CPU counts and the torch probe that the checks look at.
 
     `probe_source` returns the probe's JSON (raising on failure); None means torch checks are skipped.
     """
@@ -47,13 +47,13 @@ class DoctorContext:
     sys_root: Path = Path("/sys")
     dev_shm: Path = Path("/dev/shm")
     data_dir: Path = field(default_factory=Path.cwd)
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     disk_usage: Callable[[str], Any] = shutil.disk_usage
     usable_cpu_count: Callable[[], int] = _usable_cpu_count
     physical_core_count: Callable[[], int | None] = _physical_core_count
     probe_source: Callable[[], dict[str, Any]] | None = None
     python: str = sys.executable
     python_chosen: bool = False
+    cancel_probe: Callable[[], None] | None = None
     memo: dict[str, Any] = field(default_factory=dict)
     _probe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -65,6 +65,11 @@ class DoctorContext:
                 outcome = self._run_probe()
                 self.memo["torch_probe"] = outcome
             return outcome
+
+    def cancel(self) -> None:
+        """Stop a probe that is still running (the screen closed); its checks then could not run."""
+        if self.cancel_probe is not None:
+            self.cancel_probe()
 
     def _run_probe(self) -> ProbeOutcome:
         if self.probe_source is None:

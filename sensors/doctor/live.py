@@ -28,12 +28,16 @@ def live_context(
     """A context for this machine; the torch probe starts now and runs while the other checks do."""
     chosen_python = python or sys.executable
     probe_source: Callable[[], dict[str, Any]] | None = None
+    cancel_probe: Callable[[], None] | None = None
     if with_torch:
         try:
-            probe_source = PendingProbe(chosen_python, PROBE_TIMEOUT_S, load_seconds).result
+            pending = PendingProbe(chosen_python, PROBE_TIMEOUT_S, load_seconds)
+            probe_source, cancel_probe = pending.result, pending.cancel
         except ProbeError as error:
             probe_source = _raiser(error)
-    context = DoctorContext(probe_source=probe_source, python=chosen_python, python_chosen=python is not None)
+    context = DoctorContext(
+        probe_source=probe_source, cancel_probe=cancel_probe, python=chosen_python, python_chosen=python is not None,
+    )
     if data_dir is not None:
         context.data_dir = data_dir
     return context

@@ -55,6 +55,7 @@ class PendingProbe:
         if resolved is None:
             raise ProbeError(f"no Python interpreter at {python}")
         self.python = resolved
+        self._cancelled = False
         self.timeout_s = timeout_s + max(0.0, load_seconds)
         try:
             self._process = subprocess.Popen(
@@ -73,12 +74,15 @@ class PendingProbe:
             self._process.kill()
             self._process.communicate()
             raise ProbeError(f"torch probe in {self.python} took longer than {self.timeout_s:g} s") from None
+        if self._cancelled:
+            raise ProbeError("torch probe cancelled")
         return parse_probe_output(self.python, stdout, stderr, self._process.returncode)
 
     def cancel(self) -> None:
+        """Kill the probe if it still runs; safe to call from another thread while `result` waits."""
         if self._process.poll() is None:
+            self._cancelled = True
             self._process.kill()
-            self._process.communicate()
 
 
 def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int) -> dict[str, Any]:

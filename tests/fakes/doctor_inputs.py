@@ -130,7 +130,6 @@ def make_context(
         sys_root=sys_root,
         dev_shm=dev_shm,
         data_dir=data_dir,
-        environ={},
         disk_usage=lambda path: usage[path],
         usable_cpu_count=lambda: usable_cpus,
         physical_core_count=lambda: physical_cores,

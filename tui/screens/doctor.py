@@ -95,6 +95,14 @@ class DoctorScreen(Screen):
             self.run_number = run_number
             self.findings = findings
 
+    class ChecksStarted(Message):
+        """The worker built its context (and started the probe); the screen keeps it to cancel on close."""
+
+        def __init__(self, run_number: int, context: DoctorContext) -> None:
+            super().__init__()
+            self.run_number = run_number
+            self.context = context
+
     class ChecksFailed(Message):
         def __init__(self, run_number: int, reason: str) -> None:
             super().__init__()
@@ -109,6 +117,7 @@ class DoctorScreen(Screen):
         self.findings: tuple[Finding, ...] = ()
         self._collapsed: dict[str, list[Finding]] = {}
         self.running = False
+        self._running_context: DoctorContext | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="doctor-status", markup=False)
@@ -132,6 +141,10 @@ class DoctorScreen(Screen):
     def action_back(self) -> None:
         self.app.switch_mode("monitor")
 
+    def on_unmount(self) -> None:
+        if self._running_context is not None:
+            self._running_context.cancel()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="doctor", name="doctor-checks")
     def run_checks(self, run_number: int, load_seconds: float) -> None:
         """Build the context (which starts the torch probe subprocess), run every check, post the result."""
@@ -139,6 +152,7 @@ class DoctorScreen(Screen):
 
         try:
             context = self._context_factory(load_seconds)
+            self.post_message(self.ChecksStarted(run_number, context))
             try:
                 findings = run_all(context)
             finally:
@@ -148,11 +162,17 @@ class DoctorScreen(Screen):
             return
         self.post_message(self.ChecksFinished(run_number, tuple(findings)))
 
+    @on(ChecksStarted)
+    def remember_context(self, message: ChecksStarted) -> None:
+        if message.run_number == self._run_number and self.running:
+            self._running_context = message.context
+
     @on(ChecksFinished)
     def show_findings(self, message: ChecksFinished) -> None:
         if message.run_number != self._run_number:
             return
         self.running = False
+        self._running_context = None
         option_list = self.query_one("#doctor-findings", OptionList)
         previous = option_list.highlighted_option.id if option_list.highlighted_option else None
         self.findings = message.findings
@@ -185,6 +205,7 @@ class DoctorScreen(Screen):
         if message.run_number != self._run_number:
             return
         self.running = False
+        self._running_context = None
         self.query_one("#doctor-status", Static).update(f"Checks could not run: {message.reason}   r: re-run")
 
     @on(OptionList.OptionHighlighted, "#doctor-findings")
