@@ -113,16 +113,16 @@ async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path
 
 async def test_closing_the_screen_kills_a_probe_that_is_still_running(tmp_path):
     from sensors.doctor.live import live_context
-    from tests.test_doctor_torch_checks import _alive, _gone_soon, _slow_interpreter, _wait_for_pid
+    from tests.fakes.doctor_inputs import alive, gone_soon, slow_interpreter, wait_for_pid
 
-    python, pid_file = _slow_interpreter(tmp_path)
+    python, pid_file = slow_interpreter(tmp_path)
     app = DoctorTestApp(lambda load_seconds: live_context(python=python, data_dir=tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
-        pid = _wait_for_pid(pid_file)
+        pid = wait_for_pid(pid_file)
         for _ in range(100):
             await pilot.pause(0.02)
             if screen._running_context is not None:
                 break
-        assert screen.running and _alive(pid)
-    assert _gone_soon(pid)
+        assert screen.running and alive(pid)
+    assert gone_soon(pid)

@@ -13,7 +13,9 @@ from sensors.doctor.context import DoctorContext
 from sensors.doctor.model import Group, Status, Verdict, passed
 from sensors.doctor.probe_runner import ProbeError, parse_probe_output, probe_command, run_torch_probe
 from sensors.doctor.registry import all_checks, doctor_check, run_all
-from tests.fakes.doctor_inputs import cuda_probe_report, make_context, no_driver_nvml
+from tests.fakes.doctor_inputs import (
+    cuda_probe_report, gone_soon, make_context, no_driver_nvml, slow_interpreter, wait_for_pid,
+)
 
 VENV_PYTHON = sys.executable
 
@@ -214,56 +216,15 @@ def test_probe_load_keeps_gpus_busy_and_reads_links_once_midway(monkeypatch):
     assert FakeMatrix.multiplications > 0 and set(synchronized) == {0, 1}
 
 
-def _slow_interpreter(tmp_path):
-    """An executable that records its pid and hangs, standing in for a probe that never answers."""
-    pid_file = tmp_path / "probe.pid"
-    script = tmp_path / "slow-python"
-    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
-    script.chmod(0o755)
-    return str(script), pid_file
-
-
-def _wait_for_pid(pid_file):
-    import time
-
-    for _ in range(500):
-        if pid_file.exists() and pid_file.read_text().strip():
-            return int(pid_file.read_text())
-        time.sleep(0.01)
-    raise AssertionError("the fake interpreter never started")
-
-
-def _alive(pid):
-    """True while the process runs (a killed but not yet reaped zombie counts as gone)."""
-    from pathlib import Path
-
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _gone_soon(pid):
-    """True once the process has died (SIGKILL is delivered asynchronously), waiting up to 10 s."""
-    import time
-
-    for _ in range(1000):
-        if not _alive(pid):
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def test_cancelling_a_hung_probe_kills_it_and_says_so(tmp_path):
     import threading
 
     from sensors.doctor.probe_runner import PendingProbe
 
-    python, pid_file = _slow_interpreter(tmp_path)
+    python, pid_file = slow_interpreter(tmp_path)
     pending = PendingProbe(python, timeout_s=120)
-    pid = _wait_for_pid(pid_file)
+    pid = wait_for_pid(pid_file)
     threading.Timer(0.1, pending.cancel).start()
     with pytest.raises(ProbeError, match="torch probe cancelled"):
         pending.result()
-    assert _gone_soon(pid)
+    assert gone_soon(pid)

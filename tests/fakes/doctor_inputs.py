@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections import namedtuple
 from pathlib import Path
 from types import SimpleNamespace
@@ -137,3 +138,38 @@ def make_context(
         python="/opt/env/bin/python",
         python_chosen=True,
     )
+
+
+def slow_interpreter(tmp_path: Path) -> tuple[str, Path]:
+    """An executable that records its pid and hangs, standing in for a probe that never answers."""
+    pid_file = tmp_path / "probe.pid"
+    script = tmp_path / "slow-python"
+    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    script.chmod(0o755)
+    return str(script), pid_file
+
+
+def wait_for_pid(pid_file: Path) -> int:
+    for _ in range(500):
+        if pid_file.exists() and pid_file.read_text().strip():
+            return int(pid_file.read_text())
+        time.sleep(0.01)
+    raise AssertionError("the fake interpreter never started")
+
+
+def alive(pid: int) -> bool:
+    """True while the process runs (a killed but not yet reaped zombie counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone_soon(pid: int) -> bool:
+    """True once the process has died (SIGKILL is delivered asynchronously), waiting up to 10 s."""
+    for _ in range(1000):
+        if not alive(pid):
+            return True
+        time.sleep(0.01)
+    return False
