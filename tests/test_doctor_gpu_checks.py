@@ -118,7 +118,7 @@ def test_small_bar1_means_resizable_bar_is_off(tmp_path):
 def test_persistence_mode_off_warns(tmp_path):
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetPersistenceMode=0))
     finding = only(gpu_checks.check_persistence, make_context(tmp_path, nvml_module=nvml))
-    assert finding.status is Status.WARN and "nvidia-smi -pm 1" in finding.fix
+    assert finding.status is Status.WARN and "nvidia-smi -i 0 -pm 1" in finding.fix
 
 
 @pytest.mark.parametrize(("mode", "status"), [(0, Status.PASS), (3, Status.WARN), (2, Status.FAIL)])

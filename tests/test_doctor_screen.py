@@ -48,7 +48,7 @@ async def test_findings_are_grouped_and_the_first_problem_is_explained(tmp_path)
         assert [p for p in prompts if p in ("GPU & driver", "Host", "Torch")] == ["GPU & driver", "Host", "Torch"]
         detail = _rendered(screen.query_one("#doctor-detail", Static))
         assert "Persistence mode [GPU 0 (NVIDIA H100 PCIe)]  WARN" in detail
-        assert "Fix: sudo nvidia-smi -pm 1" in detail
+        assert "Fix: sudo nvidia-smi -i 0 -pm 1" in detail
         status = _rendered(screen.query_one("#doctor-status", Static))
         assert "1 warn" in status and "0 fail" in status
 

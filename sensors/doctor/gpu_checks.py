@@ -129,7 +129,8 @@ def check_cuda_compatibility(context: DoctorContext) -> Verdict:
     value = f"torch built for CUDA {torch_cuda_text}, driver supports up to {cuda_version_text(driver_cuda)}"
     fix = (
         f"Update the NVIDIA driver, or install a torch wheel built for CUDA <= {cuda_version_text(driver_cuda)} "
-        "(pip install torch --index-url https://download.pytorch.org/whl/cuXYZ)."
+        "(pick one on https://pytorch.org/get-started/locally: pip install torch --index-url "
+        "https://download.pytorch.org/whl/cuXYZ)."
     )
     if torch_cuda[0] > driver_major:
         return failed(value, fix)
@@ -262,7 +263,7 @@ def _persistence(context: DoctorContext, gpu: Gpu) -> Verdict:
         return not_applicable("persistence mode not reported (Windows or unsupported)")
     if mode == 1:
         return passed("enabled")
-    return warned("disabled", "sudo nvidia-smi -pm 1, or enable the nvidia-persistenced service.")
+    return warned("disabled", f"sudo nvidia-smi -i {gpu.index} -pm 1, or enable the nvidia-persistenced service.")
 
 
 @doctor_check(

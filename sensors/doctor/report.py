@@ -17,7 +17,14 @@ STATUS_SYMBOLS = {
     Status.NOT_APPLICABLE: "-",
     Status.COULD_NOT_RUN: "?",
 }
-TITLE_WIDTH = 30
+TITLE_WIDTH = 36
+
+
+def short_title(finding: Finding) -> str:
+    """The title plus the subject's short name ("Temperature [GPU 1]"); the full subject is in the detail."""
+    if not finding.subject:
+        return finding.title
+    return f"{finding.title} [{finding.subject.split(' (')[0]}]"
 
 
 def exit_code_for(findings: Iterable[Finding]) -> int:
@@ -56,8 +63,7 @@ def format_text(findings: Sequence[Finding], width: int = 100) -> str:
             lines.append("")
             continue
         for finding in members:
-            title = finding.title + (f" [{finding.subject}]" if finding.subject else "")
-            lines.append(f"  {STATUS_SYMBOLS[finding.status]} {title:<{TITLE_WIDTH}} {finding.value}")
+            lines.append(f"  {STATUS_SYMBOLS[finding.status]} {short_title(finding):<{TITLE_WIDTH}} {finding.value}")
             if finding.status in (Status.WARN, Status.FAIL):
                 lines.extend(_wrap("why", finding.why, width))
                 if finding.fix:

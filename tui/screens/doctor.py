@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from sensors.doctor.context import DoctorContext
 from sensors.doctor.model import Finding, Status
-from sensors.doctor.report import STATUS_SYMBOLS, collapsible, findings_by_group, summary_line
+from sensors.doctor.report import STATUS_SYMBOLS, collapsible, findings_by_group, short_title, summary_line
 
 STATUS_STYLES = {
     Status.PASS: "green",
@@ -37,7 +37,7 @@ def _live_context(load_seconds: float = 0) -> DoctorContext:
 
 def finding_row(finding: Finding) -> Text:
     """One list line: status symbol, title (and subject), measured value; never wraps."""
-    title = finding.title + (f" [{finding.subject}]" if finding.subject else "")
+    title = short_title(finding)
     if len(title) > TITLE_WIDTH:
         title = title[: TITLE_WIDTH - 1] + "…"
     row = Text(no_wrap=True, overflow="ellipsis")
