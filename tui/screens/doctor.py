@@ -1,4 +1,7 @@
-"""The Doctor screen: setup findings grouped and coloured, the selected one explained, `r` re-runs."""
+"""The Doctor screen: setup findings grouped and coloured, the selected one explained.
+
+`r` re-runs the checks, `l` re-runs them with the GPUs under load (for the PCIe link check).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.containers import VerticalScroll
+from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -25,7 +28,7 @@ STATUS_STYLES = {
     Status.NOT_APPLICABLE: "dim",
     Status.COULD_NOT_RUN: "magenta",
 }
-TITLE_WIDTH = 26
+TITLE_WIDTH = 28
 LOAD_SECONDS = 5.0
 
 
