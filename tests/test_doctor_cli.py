@@ -102,3 +102,16 @@ def test_real_machine_end_to_end_with_the_torch_probe(tmp_path):
     statuses = {f["check"]: f["status"] for f in document["findings"]}
     assert statuses["torch.installed"] == "pass"
     assert "could not run" not in statuses.values()
+
+
+def test_text_report_folds_a_group_that_is_entirely_not_applicable(tmp_path):
+    from sensors.doctor import gpu_checks
+    from sensors.doctor.registry import checks_in, run_all
+    from sensors.doctor.report import format_text
+    from tests.fakes.doctor_inputs import no_driver_nvml
+
+    findings = run_all(make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
+    text = format_text(findings)
+    gpu_section = text.split("GPU & driver\n", 1)[1].split("\n\n", 1)[0]
+    assert gpu_section == f"  - {len(checks_in(gpu_checks))} checks not applicable: no NVIDIA driver (NVML library not found)"
+    assert "  - RAM vs GPU memory" in text
