@@ -30,6 +30,12 @@ class SnapshotSource(Protocol):
     def sample(self) -> Snapshot: ...
 
 
+def _doctor_screen() -> Screen:
+    from tui.screens.doctor import DoctorScreen
+
+    return DoctorScreen()
+
+
 class PthTopApp(App):
     """Monitor, Bench, Wizard and Doctor as modes; one background sampler feeds the monitor."""
 
@@ -39,12 +45,14 @@ class PthTopApp(App):
     # Other modes are built on first use so start-up only pays for the monitor.
     MODES = {
         "monitor": "monitor",
+        "doctor": _doctor_screen,
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
         Binding("q,f10", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
+        Binding("d", "switch_mode('doctor')", "Doctor", id="mode.doctor"),
     ]
 
     def __init__(
