@@ -88,3 +88,27 @@ def model_shape(workload: Mapping[str, Any]) -> tuple[ModelShape, str]:
 
 def build_preset_paths() -> dict[str, Path]:
     return {path.stem: path for path in sorted((PRESETS_DIR / "builds").glob("*.toml"))}
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPreset:
+    id: str
+    title: str
+    answers: Any
+    pins: dict[str, tuple[str, int]]
+    comments: tuple[str, ...]
+    guide_price_cny: float
+
+
+def load_build_preset(preset_id: str) -> BuildPreset:
+    """One of the guide's example builds: its answers, the pinned parts and the wizard's comments."""
+    from configs.answers import answers_from_dict
+
+    path = build_preset_paths()[preset_id]
+    data, text = read_toml(path)
+    answers = answers_from_dict(data["answers"], path=path, text=text, table_prefix="answers.")
+    pins = {role: (pin["id"], pin["quantity"]) for role, pin in data.get("pins", {}).items()}
+    return BuildPreset(
+        id=preset_id, title=data["title"], answers=answers, pins=pins, comments=tuple(data["comments"]),
+        guide_price_cny=data["guide_price_cny"],
+    )
