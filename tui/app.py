@@ -23,6 +23,12 @@ MAX_INTERVAL_S = 10.0
 MIN_WIDTH, MIN_HEIGHT = 60, 15
 
 
+def _wizard_screen() -> Screen:
+    from tui.screens.wizard import WizardScreen
+
+    return WizardScreen()
+
+
 class SnapshotSource(Protocol):
     def sample(self) -> Snapshot: ...
 
@@ -36,12 +42,14 @@ class PthTopApp(App):
     # Other modes are built on first use so start-up only pays for the monitor.
     MODES = {
         "monitor": "monitor",
+        "wizard": _wizard_screen,
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
         Binding("q,f10", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
+        Binding("w", "switch_mode('wizard')", "Wizard", id="mode.wizard"),
     ]
 
     def __init__(
