@@ -242,7 +242,10 @@ def _gpu_reasons(ctx: _Context, gpu: Part) -> list[str]:
             f"{need:.1f} GiB; use the formula, not the name"
         )
     if gpu["memory_kind"] == "shared":
-        lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM (the guide's '64GB显存' in §2.3 is wrong)")
+        lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
+                     f"{ctx.rules.ram['os_reserve_gib']} GB of it")
+    if gpu.id == "jetson-agx-orin-64gb":
+        lines.append("the guide's 'AGX Orin, 64GB显存' (§2.3) is wrong: the 64 GB is LPDDR5 shared with the CPU")
     if gpu.id.startswith("h100"):
         lines.append("the guide's 'H100 350 TFLOPS/W' (§9.2) is wrong: 350 W is the H100 PCIe's power; it gives a few TFLOPS per watt")
     if gpu.id == "rtx-4090-24gb":
