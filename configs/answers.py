@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from configs.errors import ConfigFileError
 from configs.memory import INFERENCE_PRECISIONS, MIXED_LAYOUTS, OPTIMIZERS, RECOMPUTE_MODES, SHARDING_MODES, TRAINING_PRECISIONS
-from configs.tomlsource import line_of_key_in_table, line_of_table
+from configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 
 SCENARIOS = ("personal_research", "team_training", "edge_deployment", "inference_server")
 SCENARIO_LABELS = {
@@ -169,9 +169,7 @@ def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, t
             if key and table:
                 line = line_of_key_in_table(text, table, key)
             elif key:
-                from configs.tomlsource import line_of_key
-
-                line = line_of_key(text, key)
+                line = line_of_key(text, key) or line_of_table(text, key)
             elif table:
                 line = line_of_table(text, table)
         dotted = ".".join(part for part in (table, key) if part)

@@ -122,7 +122,8 @@ def recommend(
     return Build(
         answers=answers, components=components, memory=ctx.memory, gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB),
         gpu_usable_per_gpu_bytes=usable,
-        power=Power(assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w),
+        power=Power(*(round(float(watts), 1) for watts in (
+            assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
         total_price_cny=total, budget_cny=ctx.budget_cny, reasoning=tuple(line for line in general if line),
         warnings=tuple(dict.fromkeys(warnings)), alternatives=dict(assembly.alternatives), pins=dict(ctx.pins),
         title=title, comments=comments,
