@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Static
 
-from configs.build import Build
+from configs.build import ROLE_LABELS, Build
 from configs.render import component_line, memory_lines, power_lines, price_line
 from tui.wizard.steps import STEPS
 
@@ -25,12 +25,10 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
     if build.title:
         text.append(build.title + "\n\n", style="bold")
     keys = {role: key for key, role in SWAP_KEYS}
-    text.append("Components (key: swap)\n", style="bold")
+    text.append("Components (key: swap for the next-best)\n", style="bold")
     for component in build.components:
         text.append(f" [{keys.get(component.role, ' ')}] ", style="bold cyan")
         text.append(component_line(component.role, build) + "\n")
-        for line in component.reasoning:
-            text.append(f"      - {line}\n", style="dim")
     text.append("\nMemory per GPU\n", style="bold")
     for line in memory_lines(build):
         text.append(line + "\n", style="bold red" if "DOES NOT FIT" in line else "")
@@ -47,6 +45,11 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
         text.append("\nComments on this preset\n", style="bold")
         for comment in build.comments:
             text.append(f"  - {comment}\n")
+    text.append("\nWhy each part\n", style="bold")
+    for component in build.components:
+        text.append(f"  {ROLE_LABELS[component.role]}: {component.name}\n")
+        for reason in component.reasoning:
+            text.append(f"    - {reason}\n", style="dim")
     text.append("\nReasoning\n", style="bold")
     for reason in build.reasoning:
         text.append(f"  - {reason}\n", style="dim")
@@ -70,8 +73,8 @@ class ReviewStep(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text(STEPS[-1].help), classes="step-help")
         with Horizontal(classes="step-nav"):
-            yield Button("< Back", id="back-review", classes="nav-back")
-            yield Button("Save", id="save-build", variant="primary")
+            yield Button("< Back", id="back-review", classes="nav-back", compact=True)
+            yield Button("Save", id="save-build", variant="primary", compact=True)
         with Horizontal(id="save-row"):
             yield Label("Save to")
             yield Input(id="save-path", compact=True)

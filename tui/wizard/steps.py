@@ -117,9 +117,9 @@ class Step(VerticalScroll):
             with Horizontal(id="preset-row"):
                 options = [("Start from my answers", NO_PRESET)] + [(name, name) for name in build_preset_paths()]
                 yield Select(options, value=NO_PRESET, allow_blank=False, compact=True, id="build-preset")
-                yield Button("Open preset", id="open-preset")
+                yield Button("Open preset", id="open-preset", compact=True)
         with Horizontal(classes="step-nav"):
             if self.spec.id != STEPS[0].id:
-                yield Button("< Back", id=f"back-{self.spec.id}", classes="nav-back")
+                yield Button("< Back", id=f"back-{self.spec.id}", classes="nav-back", compact=True)
             if self.spec.id != STEPS[-1].id:
-                yield Button("Next >", id=f"next-{self.spec.id}", classes="nav-next", variant="primary")
+                yield Button("Next >", id=f"next-{self.spec.id}", classes="nav-next", variant="primary", compact=True)
