@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from configs.errors import ConfigFileError
 from configs.memory import INFERENCE_PRECISIONS, MIXED_LAYOUTS, OPTIMIZERS, RECOMPUTE_MODES, SHARDING_MODES, TRAINING_PRECISIONS
+from configs.presets import model_presets
 from configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 
 SCENARIOS = ("personal_research", "team_training", "edge_deployment", "inference_server")
@@ -71,23 +72,18 @@ class FieldSpec:
 
     def parse_text(self, text: str) -> Any:
         """Parse what the user typed in the wizard; raises ValueError with the reason."""
-        text = text.strip().replace("_", "").replace(",", "")
+        if self.kind not in ("int", "float"):
+            return self.parse(text.strip())
+        cleaned = text.strip().replace("_", "").replace(",", "")
+        try:
+            number = float(cleaned)
+        except ValueError:
+            raise ValueError(f"not a number: {text.strip()!r}") from None
         if self.kind == "int":
-            try:
-                number = float(text)
-            except ValueError:
-                raise ValueError(f"not a number: {text!r}") from None
             if not number.is_integer():
-                raise ValueError(f"must be a whole number, got {text}")
+                raise ValueError(f"must be a whole number, got {text.strip()}")
             return self.parse(int(number))
-        if self.kind == "float":
-            try:
-                return self.parse(float(text))
-            except ValueError as error:
-                if "finite" in str(error) or "at " in str(error):
-                    raise
-                raise ValueError(f"not a number: {text!r}") from None
-        return self.parse(text)
+        return self.parse(number)
 
 
 FIELDS: dict[str, dict[str, FieldSpec]] = {
@@ -213,8 +209,6 @@ def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, t
 
 def cross_field_problems(answers: Answers, explicit: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
     """Problems that involve more than one field: (section, key, reason)."""
-    from configs.presets import model_presets
-
     problems: list[tuple[str, str, str]] = []
     workload, task, scale = answers.workload, answers.task, answers.scale
     presets = model_presets()

@@ -138,8 +138,7 @@ def swap(build: Build, role: str, catalog: Catalog, *, rules: Rules | None = Non
         return build
     index = options.index(current.part_id) if current.part_id in options else -1
     next_id = options[(index + 1) % len(options)]
-    quantity = build.pins.get(role, ("", 0))[1] if role not in ("gpu",) else 0
-    pins = {**build.pins, role: (next_id, quantity)}
+    pins = {**build.pins, role: (next_id, 0)}  # 0: the rules choose how many of the new part
     return recommend(build.answers, catalog, rules=rules, pins=pins, today=today, title=build.title, comments=build.comments)
 
 

@@ -22,13 +22,17 @@ class WizardApp(App):
 
     def __init__(
         self, *, catalog: Catalog | None = None, answers: Answers | None = None,
-        clock: Callable[[], dt.datetime] = _utc_now,
+        clock: Callable[[], dt.datetime] = _utc_now, preset: str | None = None,
     ) -> None:
         super().__init__()
         self._screen_args = {"catalog": catalog, "answers": answers, "clock": clock}
+        self._preset = preset
 
     def on_mount(self) -> None:
-        self.push_screen(WizardScreen(**self._screen_args))
+        screen = WizardScreen(**self._screen_args)
+        self.push_screen(screen)
+        if self._preset is not None:
+            self.call_after_refresh(screen.open_preset, self._preset)
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

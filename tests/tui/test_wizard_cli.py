@@ -113,3 +113,9 @@ def test_build_show_bad_file(tmp_path, capsys):
     assert cli.main(["build", "show", str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "tool_version" in err
+
+
+def test_preset_without_a_terminal_saves_to_the_builds_folder(capsys):
+    assert cli.main(["wizard", "--preset", "guide-personal"]) == 0
+    saved = list(builds_dir().glob("*.toml"))
+    assert len(saved) == 1 and load_build(saved[0])[0].component("cpu").part_id == "ryzen-7-5800x"

@@ -193,3 +193,13 @@ def test_review_step_snapshot(snap_compare, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(WizardApp(clock=fixed_clock), terminal_size=(80, 24), run_before=open_personal_preset)
+
+
+async def test_app_can_start_on_a_preset():
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.screen
+        assert step_id(screen) == "step-review"
+        assert screen.build.component("storage").part_id == "samsung-970-evo-plus-1tb"

@@ -17,7 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "a saved build file works too (its [answers] are used).",
     )
     parser.add_argument("--answers", metavar="FILE.toml", help="answers to run headless")
-    parser.add_argument("--preset", metavar="NAME", help="start from a guide build preset (guide-personal, guide-enterprise)")
+    parser.add_argument(
+        "--preset", metavar="NAME",
+        help="a guide build preset (guide-personal, guide-enterprise): opens in the review step, or headless with --out",
+    )
     parser.add_argument("--out", metavar="BUILD.toml", help="where to save the build (default: the builds folder)")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     parser.set_defaults(func=run)
@@ -26,16 +29,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tui.commands import CliError
 
-    if args.answers is None and args.preset is None:
-        if args.out or args.force:
-            raise CliError("--out and --force need --answers or --preset (the wizard saves from its review step)")
-        return _run_tui()
     if args.answers is not None and args.preset is not None:
         raise CliError("give --answers or --preset, not both")
+    if args.answers is None and args.out is None:
+        if args.force:
+            raise CliError("--force needs --out (the wizard asks before overwriting in its review step)")
+        if args.preset is None or sys.stdin.isatty() and sys.stdout.isatty():
+            return _run_tui(args.preset)
+    if args.answers is None and args.preset is None:
+        raise CliError("--out needs --answers or --preset (the wizard saves from its review step)")
     return _run_headless(args)
 
 
-def _run_tui() -> int:
+def _run_tui(preset: str | None) -> int:
     from tui.cli import prepare_terminal_environment
     import os
 
@@ -45,7 +51,12 @@ def _run_tui() -> int:
     prepare_terminal_environment(os.environ)
     from tui.wizard_app import WizardApp
 
-    WizardApp().run()
+    from configs.presets import build_preset_paths
+    from tui.commands import CliError
+
+    if preset is not None and preset not in build_preset_paths():
+        raise CliError(f"unknown preset {preset!r} (one of {', '.join(build_preset_paths())})")
+    WizardApp(preset=preset).run()
     return 0
 
 
