@@ -176,10 +176,22 @@ async def test_dashboard_w_opens_the_wizard_and_escape_returns():
         await pilot.pause()
         await pilot.press("w")
         await pilot.pause()
-        assert isinstance(app.screen, WizardScreen)
+        wizard = app.screen
+        assert isinstance(wizard, WizardScreen)
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MonitorScreen)
+        await pilot.press("w")
+        await pilot.pause()
+        wizard.open_preset("guide-personal")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, MonitorScreen)
+        # Discarded: the next visit starts again from the first step.
+        assert wizard.step_index == 0 and not wizard.pins and wizard.answers.workload["preset"] == "gpt2-small"
 
 
 def test_review_step_snapshot(snap_compare, monkeypatch):

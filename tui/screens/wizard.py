@@ -255,8 +255,22 @@ class WizardScreen(Screen):
             self._on_leave()
         elif "monitor" in getattr(self.app, "MODES", {}):
             self.app.switch_mode("monitor")
+            self.reset()
         else:
             self.app.exit()
+
+    def reset(self) -> None:
+        """Back to the first step with the starting answers (the screen lives on as a dashboard mode)."""
+        self.answers = self._initial_answers
+        self.pins = {}
+        self.title_text = ""
+        self.comments = ()
+        self.build = None
+        self.step_index = 0
+        self._save_path_edited = False
+        self._sync_controls()
+        self._set_error("")
+        self._show_step()
 
     # Review
 
