@@ -59,18 +59,22 @@ JUNK = st.one_of(st.none(), st.booleans(), st.integers(-10**15, 10**15), st.floa
                  st.text(max_size=12), st.lists(st.integers(), max_size=2))
 
 
+def valid_value(spec):
+    """A value that passes the field's own check (it may still clash with other fields)."""
+    if spec.kind == "choice":
+        return st.sampled_from(spec.choices)
+    if spec.kind == "bool":
+        return st.booleans()
+    if spec.kind == "int":
+        return st.integers(int(spec.low or 0), int(min(spec.high or 10**6, 10**6)))
+    if spec.kind == "float":
+        return st.floats(spec.low or 0, min(spec.high or 1e6, 1e6))
+    return st.sampled_from(["gpt2-small", "resnet50", "custom", "llama-7b", "lenet5", "vit-b16", "llama-70b"])
+
+
 def field_value(spec):
     """Sometimes a valid value for the field, sometimes junk."""
-    if spec.kind == "choice":
-        valid = st.sampled_from(spec.choices)
-    elif spec.kind == "bool":
-        valid = st.booleans()
-    elif spec.kind == "int":
-        valid = st.integers(int(spec.low or 0), int(min(spec.high or 10**6, 10**6)))
-    elif spec.kind == "float":
-        valid = st.floats(spec.low or 0, min(spec.high or 1e6, 1e6))
-    else:
-        valid = st.sampled_from(["gpt2-small", "resnet50", "custom", "llama-7b"])
+    valid = valid_value(spec)
     return st.one_of(valid, valid, JUNK)
 
 
@@ -99,8 +103,15 @@ def test_generated_answers_are_accepted_or_rejected_cleanly(data):
                 assert value in spec.choices
 
 
-@settings(max_examples=40, deadline=None)
-@given(answer_tables)
+valid_answer_tables = st.fixed_dictionaries({
+    "scenario": st.sampled_from(["personal_research", "team_training", "edge_deployment", "inference_server"]),
+    **{section: st.fixed_dictionaries({}, optional={key: valid_value(spec) for key, spec in specs.items()})
+       for section, specs in FIELDS.items()},
+})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(valid_answer_tables)
 def test_valid_generated_answers_always_give_a_build(data):
     from configs.recommend import recommend
 
