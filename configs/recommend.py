@@ -70,8 +70,6 @@ def recommend(
     rules = rules or load_rules()
     ctx = _context(answers, catalog, rules, pins or {})
     gpus = _ranked_gpus(ctx)
-    general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
-    warnings: list[str] = []
     pinned_gpu = ctx.pins.get("gpu")
     if pinned_gpu:
         gpu = _pinned_part(ctx, "gpu")
@@ -85,30 +83,9 @@ def recommend(
     assembly.alternatives["gpu"] = tuple(gpu_order)
     assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(ctx, gpu)
     usable = int(gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], rules))
-    if ctx.memory.total_bytes > usable:
-        warnings.append(_does_not_fit(ctx, gpu, usable, catalog))
+    warnings = _warnings(ctx, assembly, gpu, usable, today or dt.date.today())
     total = assembly.total_cny
-    if total > ctx.budget_cny:
-        warnings.append(f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget")
-    max_power = answers.budget["max_power_w"]
-    if max_power and assembly.wall_w > max_power:
-        warnings.append(f"wall draw ~{assembly.wall_w:,.0f} W exceeds the {max_power} W limit")
-    warnings.extend(assembly.warnings)
-    warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
-    if answers.scale["sharding"] != "none" and ctx.gpu_count == 1:
-        warnings.append(f"{answers.scale['sharding'].upper()} divides by the GPU count: with one GPU it saves nothing")
-    if answers.budget["condition"] == "used":
-        warnings.append(
-            "used GPUs: check the power curve and VRAM health with GPU-Z before paying, and prefer brands whose "
-            "warranty follows the card (guide §6.2)"
-        )
-    stale = [part for part, _ in assembly.chosen.values() if (today or dt.date.today()) - part.price_as_of > dt.timedelta(days=STALE_PRICE_DAYS)]
-    if stale:
-        oldest = min(part.price_as_of for part in stale)
-        warnings.append(
-            f"{len(stale)} of {len(assembly.chosen)} prices are older than {STALE_PRICE_DAYS} days (oldest {oldest}): "
-            "check them and override in the user catalog"
-        )
+    general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
@@ -125,9 +102,39 @@ def recommend(
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
         total_price_cny=total, budget_cny=ctx.budget_cny, reasoning=tuple(line for line in general if line),
-        warnings=tuple(dict.fromkeys(warnings)), alternatives=dict(assembly.alternatives), pins=dict(ctx.pins),
+        warnings=tuple(warnings), alternatives=dict(assembly.alternatives), pins=dict(ctx.pins),
         title=title, comments=comments,
     )
+
+
+def _warnings(ctx: _Context, assembly: _Assembly, gpu: Part, usable: int, today: dt.date) -> list[str]:
+    answers = ctx.answers
+    warnings: list[str] = []
+    if ctx.memory.total_bytes > usable:
+        warnings.append(_does_not_fit(ctx, gpu, usable, ctx.catalog))
+    total = assembly.total_cny
+    if total > ctx.budget_cny:
+        warnings.append(f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget")
+    max_power = answers.budget["max_power_w"]
+    if max_power and assembly.wall_w > max_power:
+        warnings.append(f"wall draw ~{assembly.wall_w:,.0f} W exceeds the {max_power} W limit")
+    warnings.extend(assembly.warnings)
+    warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
+    if answers.scale["sharding"] != "none" and ctx.gpu_count == 1:
+        warnings.append(f"{answers.scale['sharding'].upper()} divides by the GPU count: with one GPU it saves nothing")
+    if answers.budget["condition"] == "used":
+        warnings.append(
+            "used GPUs: check the power curve and VRAM health with GPU-Z before paying, and prefer brands whose "
+            "warranty follows the card (guide §6.2)"
+        )
+    stale = [part for part, _ in assembly.chosen.values() if (today - part.price_as_of).days > STALE_PRICE_DAYS]
+    if stale:
+        oldest = min(part.price_as_of for part in stale)
+        warnings.append(
+            f"{len(stale)} of {len(assembly.chosen)} prices are older than {STALE_PRICE_DAYS} days (oldest {oldest}): "
+            "check them and override in the user catalog"
+        )
+    return list(dict.fromkeys(warnings))
 
 
 def swap(build: Build, role: str, catalog: Catalog, *, rules: Rules | None = None, today: dt.date | None = None) -> Build:
