@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-
 from configs.build_file import load_build
 from tests.fakes.snapshots import FixedSource, make_snapshot
 from tui.screens.wizard import WizardScreen
