@@ -19,7 +19,7 @@ from configs.compat import compatibility_problems
 from configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from configs.presets import model_presets, model_shape
 from configs.rules import (
-    Rules, budget_in_cny, budget_tier, case_fans_count, cpu_floor, gpu_usable_bytes, load_rules, power_estimate,
+    Rules, budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, gpu_usable_bytes, load_rules, power_estimate,
     ram_floor_gib, standard_psu_size, storage_capacity_gb, storage_class, wall_draw_w,
 )
 
@@ -86,6 +86,8 @@ def recommend(
     warnings = _warnings(ctx, assembly, gpu, usable, today or dt.date.today())
     total = assembly.total_cny
     general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
+    if answers.budget["currency"] != "CNY":
+        general.append(budget_line(answers.budget["amount"], answers.budget["currency"], rules))
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")

@@ -50,6 +50,14 @@ def budget_in_cny(amount: float, currency: str, rules: Rules) -> float:
     return amount * rules.currency[f"cny_per_{currency.lower()}"]
 
 
+def budget_line(amount: float, currency: str, rules: Rules) -> str:
+    if currency == "CNY":
+        return f"budget ¥{amount:,.0f}"
+    rate = rules.currency[f"cny_per_{currency.lower()}"]
+    return (f"budget {amount:,.0f} {currency} = ¥{amount * rate:,.0f} at {rate} CNY/{currency} "
+            f"(rules.toml, as of {rules.currency['as_of']})")
+
+
 def budget_tier(budget_cny: float, rules: Rules) -> tuple[str, str]:
     """The guide's budget tiers (§6.1); the guide leaves ¥8000-15000 and ¥30000-50000 open."""
     b = rules.budget

@@ -9,7 +9,7 @@ import pytest
 from configs.compat import compatibility_problems
 from configs.parts import load_catalog
 from configs.rules import (
-    budget_in_cny, budget_tier, case_fans_count, cpu_floor, load_rules, power_estimate, ram_floor_gib,
+    budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, load_rules, power_estimate, ram_floor_gib,
     standard_psu_size, storage_class,
 )
 
@@ -31,6 +31,7 @@ def test_budget_tiers_follow_guide_6_1(budget, tier):
 def test_currency_conversion():
     assert budget_in_cny(1000, "CNY", RULES) == 1000
     assert budget_in_cny(1000, "USD", RULES) == 1000 * RULES.currency["cny_per_usd"]
+    assert "USD = ¥" in budget_line(1000, "USD", RULES) and budget_line(1000, "CNY", RULES) == "budget ¥1,000"
 
 
 def test_cpu_floor_tiers_and_cores_per_gpu():

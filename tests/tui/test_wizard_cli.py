@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,10 @@ def test_build_show_and_check(tmp_path, capsys, monkeypatch):
     fake_sampler.Sampler = lambda: FixedSource(make_snapshot(gpu_count=0))
     assert cli.main(["build", "check", str(out)]) == 0
     assert "UNKNOWN" in capsys.readouterr().out
+    small = make_snapshot(gpu_count=1)
+    fake_sampler.Sampler = lambda: FixedSource(replace(small, host=replace(small.host, logical_cpu_count=1)))
+    assert cli.main(["build", "check", str(out)]) == 1
+    assert "MISSES  CPU" in capsys.readouterr().out
 
 
 def test_build_show_bad_file(tmp_path, capsys):

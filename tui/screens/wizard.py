@@ -322,6 +322,13 @@ class WizardScreen(Screen):
         if event.input.id == "save-path":
             self._save_path_edited = True
 
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in a field moves on to the next one; in the file name it saves."""
+        if event.input.id == "save-path":
+            self.action_save()
+        else:
+            self.focus_next()
+
     def action_save(self) -> None:
         if self.build is None:
             self._set_error("Nothing to save: the review has no build.")

@@ -74,7 +74,21 @@ STEPS: tuple[StepSpec, ...] = (
 STEP_IDS = tuple(step.id for step in STEPS)
 
 
+CHOICE_LABELS = {
+    ("task", "mode"): {"training": "Training", "inference": "Inference"},
+    ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam"},
+    ("task", "recompute"): {"none": "None", "selective": "Selective (attention)", "full": "Full (every layer)"},
+    ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param"},
+    ("scale", "sharding"): {"none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"},
+    ("budget", "condition"): {"new": "New parts", "used": "Used GPUs allowed"},
+    ("budget", "noise"): {"any": "Any", "quiet": "Quiet (no blower/passive GPUs)"},
+    ("workload", "kind"): {"transformer": "Transformer", "cnn": "CNN", "generic": "Parameter count only"},
+}
+
+
 def field_options(section: str, key: str, answers: Answers) -> list[tuple[str, str]] | None:
+    if (section, key) in CHOICE_LABELS:
+        return [(label, value) for value, label in CHOICE_LABELS[(section, key)].items()]
     if (section, key) == ("answers", "scenario"):
         return [(SCENARIO_LABELS[s], s) for s in SCENARIOS]
     if (section, key) == ("workload", "preset"):
