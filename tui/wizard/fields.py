@@ -21,6 +21,7 @@ class FieldRow(Vertical):
     FieldRow > Horizontal { height: auto; }
     FieldRow .field-label { width: 26; padding-right: 1; }
     FieldRow Input, FieldRow Select { width: 1fr; }
+    FieldRow Checkbox { width: auto; }
     FieldRow .field-error { color: $error; height: auto; padding-left: 26; }
     FieldRow .field-error.-empty { display: none; }
     """
@@ -55,7 +56,7 @@ class FieldRow(Vertical):
                 options = self.options or [(choice, choice) for choice in self.spec.choices]
                 yield Select(options, value=self.initial, allow_blank=False, compact=True, id=self.control_id)
             elif self.spec.kind == "bool":
-                yield Checkbox(value=bool(self.initial), compact=True, id=self.control_id)
+                yield Checkbox("on", value=bool(self.initial), compact=True, id=self.control_id)
             else:
                 yield Input(value=_format(self.initial), compact=True, id=self.control_id, select_on_focus=False)
         yield Static("", classes="field-error -empty", markup=False)

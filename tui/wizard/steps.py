@@ -11,7 +11,7 @@ from textual.widgets import Button, Select, Static
 
 from configs.answers import SCENARIO_LABELS, SCENARIOS, Answers, FieldSpec
 from configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from configs.presets import build_preset_paths, model_presets
+from configs.presets import build_preset_paths, load_build_preset, model_presets
 from tui.wizard.fields import FieldRow
 
 SCENARIO_SPEC = FieldSpec("choice", "personal_research", choices=SCENARIOS)
@@ -129,7 +129,9 @@ class Step(VerticalScroll):
             yield FieldRow(section, key, label, value, field_options(section, key, self.answers), spec=spec)
         if self.spec.id == "scenario":
             with Horizontal(id="preset-row"):
-                options = [("Start from my answers", NO_PRESET)] + [(name, name) for name in build_preset_paths()]
+                options = [("Guide example build: none", NO_PRESET)] + [
+                    (load_build_preset(name).title, name) for name in build_preset_paths()
+                ]
                 yield Select(options, value=NO_PRESET, allow_blank=False, compact=True, id="build-preset")
                 yield Button("Open preset", id="open-preset", compact=True)
         with Horizontal(classes="step-nav"):
