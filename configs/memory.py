@@ -134,7 +134,11 @@ def transformer_activation_bytes(
 
 
 def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: float, recompute: str) -> int:
-    """Layer outputs x bytes x2 (stored for backward); checkpointing keeps about sqrt(L) of them."""
+    """Layer outputs x bytes x2 (stored for backward).
+
+    With checkpointing about a third is assumed to stay resident (segment boundaries plus the segment
+    being recomputed); that fraction is an estimate, not a published figure.
+    """
     stored = shape.activation_elements_per_sample * micro_batch * bytes_per_value * 2
     if recompute in ("selective", "full"):
         stored /= 3.0

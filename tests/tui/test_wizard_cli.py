@@ -124,3 +124,19 @@ def test_preset_without_a_terminal_saves_to_the_builds_folder(capsys):
     assert cli.main(["wizard", "--preset", "guide-personal"]) == 0
     saved = list(builds_dir().glob("*.toml"))
     assert len(saved) == 1 and load_build(saved[0])[0].component("cpu").part_id == "ryzen-7-5800x"
+
+
+def test_build_check_reports_a_sensor_failure(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "b.toml"
+    cli.main(["wizard", "--answers", str(GOOD), "--out", str(out)])
+    capsys.readouterr()
+
+    class BrokenSampler:
+        def sample(self):
+            raise RuntimeError("no /proc")
+
+    fake_sampler = types.ModuleType("sensors.sampler")
+    fake_sampler.Sampler = BrokenSampler
+    monkeypatch.setitem(sys.modules, "sensors.sampler", fake_sampler)
+    assert cli.main(["build", "check", str(out)]) == 1
+    assert capsys.readouterr().err == "pth-top: cannot read this machine: RuntimeError: no /proc\n"

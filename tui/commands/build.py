@@ -38,9 +38,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_build_text(build))
         return 0
     from configs.check import check_build
-    from sensors.sampler import Sampler
 
-    lines = check_build(build, Sampler().sample())
+    try:
+        from sensors.sampler import Sampler
+
+        snapshot = Sampler().sample()
+    except Exception as error:  # any sensor failure is reported, never a traceback
+        raise CliError(f"cannot read this machine: {type(error).__name__}: {error}", exit_code=1) from None
+    lines = check_build(build, snapshot)
     width = max((len(line.part) for line in lines), default=0)
     for line in lines:
         print(f"{line.status.upper():<8}{line.part:<{width + 2}}{line.detail}")

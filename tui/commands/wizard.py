@@ -42,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_tui(preset: str | None) -> int:
-    from tui.cli import prepare_terminal_environment
     import os
+
+    from tui.cli import prepare_terminal_environment
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("pth-top: not a terminal; the wizard needs one. Headless: 'pth-top wizard --answers FILE.toml'.", file=sys.stderr)
