@@ -91,6 +91,11 @@ def recommend(
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
+    if not pinned_gpu and total < 0.6 * ctx.budget_cny:
+        general.append(
+            f"¥{ctx.budget_cny - total:,.0f} of the budget is left: the best value card was chosen; swap the GPU for "
+            "a faster or larger one if speed matters more than price"
+        )
     components = tuple(
         Component(
             role=role, part_id=part.id, name=part.name, quantity=qty, unit_price_cny=assembly.unit_prices[role],
