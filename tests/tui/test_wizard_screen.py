@@ -213,3 +213,21 @@ async def test_app_can_start_on_a_preset():
         screen = app.screen
         assert step_id(screen) == "step-review"
         assert screen.build.component("storage").part_id == "samsung-970-evo-plus-1tb"
+
+
+async def test_q_asks_before_quitting_with_answers():
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, WizardScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.return_code == 0

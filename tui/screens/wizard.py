@@ -47,6 +47,7 @@ class WizardScreen(Screen):
         Binding("ctrl+n", "next", "Next", id="wizard.next"),
         Binding("ctrl+b", "back", "Back", id="wizard.back"),
         Binding("escape", "leave", "Leave wizard", id="wizard.leave"),
+        Binding("q", "quit_asking", "Quit (asks first if answers would be lost)", id="wizard.quit", show=False),
         Binding("ctrl+s", "save", "Save build", id="wizard.save"),
         *[
             Binding(key, f"swap('{role}')", "Swap part" if index == 0 else f"Swap {ROLE_LABELS[role]}", id=f"wizard.swap.{role}",
@@ -240,15 +241,22 @@ class WizardScreen(Screen):
     # Leaving
 
     def action_leave(self) -> None:
+        self._unless_unsaved("Discard your answers and leave the wizard?", self._leave)
+
+    def action_quit_asking(self) -> None:
+        self._unless_unsaved("Discard your answers and quit pth-top?", self.app.exit)
+
+    def _unless_unsaved(self, question: str, then: Callable[[], None]) -> None:
+        """Run `then` at once when nothing would be lost, otherwise after a yes."""
         if self.answers == self._initial_answers and not self.pins:
-            self._leave()
+            then()
             return
 
         def decided(discard: bool | None) -> None:
             if discard:
-                self._leave()
+                then()
 
-        self.app.push_screen(ConfirmScreen("Discard your answers and leave the wizard?"), decided)
+        self.app.push_screen(ConfirmScreen(question), decided)
 
     def _leave(self) -> None:
         if self._on_leave is not None:
