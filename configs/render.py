@@ -34,12 +34,13 @@ def price_line(build: Build) -> str:
     return f"  ¥{build.total_price_cny:,.0f} of ¥{build.budget_cny:,.0f}: {state}"
 
 
-def component_line(role: str, build: Build) -> str:
+def component_line(role: str, build: Build, with_id: bool = True) -> str:
     component = build.component(role)
     if component is None:
         return ""
     count = f"{component.quantity} x " if component.quantity > 1 else ""
-    return f"{ROLE_LABELS[role]:<12}{count}{component.name}  ¥{component.total_price_cny:,.0f}  [{component.part_id}]"
+    line = f"{ROLE_LABELS[role]:<12}{count}{component.name}  ¥{component.total_price_cny:,.0f}"
+    return line + f"  [{component.part_id}]" if with_id else line
 
 
 def render_build_text(build: Build) -> str:

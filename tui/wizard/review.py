@@ -28,7 +28,11 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
     text.append("Components (key: swap for the next-best)\n", style="bold")
     for component in build.components:
         text.append(f" [{keys.get(component.role, ' ')}] ", style="bold cyan")
-        text.append(component_line(component.role, build) + "\n")
+        text.append(component_line(component.role, build, with_id=False))
+        options = build.alternatives.get(component.role, ())
+        if component.part_id in options and len(options) > 1:
+            text.append(f"  ({options.index(component.part_id) + 1}/{len(options)})", style="dim")
+        text.append("\n")
     text.append("\nMemory per GPU\n", style="bold")
     for line in memory_lines(build):
         text.append(line + "\n", style="bold red" if "DOES NOT FIT" in line else "")
