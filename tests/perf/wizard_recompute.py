@@ -29,7 +29,9 @@ def scenarios():
     yield "gpt2-small, 1 GPU, ¥15000", lambda catalog: recommend(base, catalog, today=TODAY)
     big = (base.with_value("workload", "preset", "llama-70b").with_value("scale", "gpu_count", 8)
            .with_value("scale", "sharding", "fsdp").with_value("budget", "amount", 3_000_000.0))
-    yield "llama-70b, 8 GPUs, FSDP, over every card (tries all)", lambda catalog: recommend(big, catalog, today=TODAY)
+    yield "llama-70b, 8 GPUs, FSDP (no card is big enough)", lambda catalog: recommend(big, catalog, today=TODAY)
+    cheap = base.with_value("workload", "preset", "resnet18").with_value("budget", "amount", 1000.0)
+    yield "resnet18 on ¥1000 (every card tried, none fits)", lambda catalog: recommend(cheap, catalog, today=TODAY)
     tight = base.with_value("workload", "preset", "llama-13b").with_value("budget", "amount", 5000.0)
     yield "llama-13b on ¥5000 (no build fits the budget)", lambda catalog: recommend(tight, catalog, today=TODAY)
     preset = load_build_preset("guide-enterprise")
@@ -38,6 +40,10 @@ def scenarios():
     first = recommend(base, load_catalog(), today=TODAY)
     yield "swap GPU", lambda catalog: swap(first, "gpu", catalog, today=TODAY)
     yield "swap RAM", lambda catalog: swap(first, "memory_kit", catalog, today=TODAY)
+    from tui.wizard.review import build_text
+
+    yield "recompute + review text (what the wizard redraws)", lambda catalog: build_text(
+        recommend(base, catalog, today=TODAY))
 
 
 def main() -> int:
