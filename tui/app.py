@@ -36,6 +36,12 @@ def _doctor_screen() -> Screen:
     return DoctorScreen()
 
 
+def _wizard_screen() -> Screen:
+    from tui.screens.wizard import WizardScreen
+
+    return WizardScreen()
+
+
 class PthTopApp(App):
     """Monitor, Bench, Wizard and Doctor as modes; one background sampler feeds the monitor."""
 
@@ -46,6 +52,7 @@ class PthTopApp(App):
     MODES = {
         "monitor": "monitor",
         "doctor": _doctor_screen,
+        "wizard": _wizard_screen,
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
@@ -53,6 +60,7 @@ class PthTopApp(App):
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
         Binding("d", "switch_mode('doctor')", "Doctor", id="mode.doctor"),
+        Binding("w", "switch_mode('wizard')", "Wizard", id="mode.wizard"),
     ]
 
     def __init__(
