@@ -1,0 +1,412 @@
+"""Benchmark (not a test): pth-top's overhead side by side with its peers, each in a 120x40 pty.
+
+    /work/venv/bin/python tests/perf/dashboard_overhead.py [--seconds 60] [--launches 5]
+        [--glances /work/peers/glances-venv/bin/glances] [--tsm /work/peers/tsm-venv/bin/tsm]
+        [--tools pth-top,minimal,glances,tsm,htop,btop] [--json-out FILE]
+        [--soak-seconds 600 --soak-interval 0.25]
+
+Tools run one after another, never in parallel, each at a 1 s refresh (pth-top `--interval 1`,
+glances `-t 1`, htop `-d 10`, btop `update_ms=1000` via a temporary config); a missing tool is
+skipped with a note. For each tool:
+- first frame: median over --launches launches of the time from spawn until a tool-specific
+  marker (a regex on the output with escape sequences stripped, chosen to appear only once data is
+  drawn) shows up; when a tool has no marker, until the output has been quiet for 0.2 s.
+- CPU % of one core over a --seconds window (after a 3 s warm-up): user+system time of the process
+  and its descendants (psutil, per PID, sampled every 0.5 s), divided by the wall time.
+- the same with +1000 idle `sleep` children of this script (they exit on their own after the run
+  and are always killed in a finally block).
+- peak RSS: the largest summed RSS of the process tree seen during both windows, MiB.
+- bytes to the terminal: bytes read from the pty master during the (~70 process) window, per second.
+--soak-seconds runs pth-top alone at --soak-interval and reports its RSS at start and end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COLUMNS, ROWS = 120, 40
+WARMUP_S = 3.0
+SAMPLE_EVERY_S = 0.5
+QUIET_S = 0.2
+FIRST_FRAME_TIMEOUT_S = 15.0
+IDLE_PROCESSES = 1000
+ESCAPE = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|[=>78MDEHc])")
+
+
+@dataclass
+class Tool:
+    name: str
+    argv: list[str]
+    marker: re.Pattern[bytes] | None
+    quit_keys: bytes = b""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    tool: str
+    first_frame_s: list[float] = field(default_factory=list)
+    cpu_percent: float | None = None
+    cpu_percent_idle: float | None = None
+    peak_rss_mib: float = 0.0
+    terminal_bytes_per_s: float | None = None
+    process_count: int | None = None
+    process_count_idle: int | None = None
+    note: str = ""
+
+    @property
+    def first_frame_median_s(self) -> float | None:
+        return statistics.median(self.first_frame_s) if self.first_frame_s else None
+
+
+class PtyRun:
+    """One tool in a fresh pty of COLUMNS x ROWS; a thread drains the master and counts bytes."""
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS), **tool.env)
+        env.pop("NO_COLOR", None)
+        self.started_at = time.monotonic()
+        self.process = subprocess.Popen(
+            tool.argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
+            preexec_fn=_become_terminal_owner, cwd=REPO_ROOT,
+        )
+        os.close(slave)
+        self.master = master
+        self.bytes_read = 0
+        self.last_byte_at: float | None = None
+        self.marker_at: float | None = None
+        self._text = b""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self.master], [], [], 0.05)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            now = time.monotonic()
+            with self._lock:
+                self.bytes_read += len(data)
+                self.last_byte_at = now
+                if self.marker_at is None and self.tool.marker is not None:
+                    self._text = (self._text + data)[-200_000:]
+                    if self.tool.marker.search(ESCAPE.sub(b"", self._text)):
+                        self.marker_at = now
+
+    def wait_first_frame(self) -> float | None:
+        """Seconds from spawn to the first full frame, or None when it never came."""
+        deadline = self.started_at + FIRST_FRAME_TIMEOUT_S
+        while time.monotonic() < deadline and self.process.poll() is None:
+            with self._lock:
+                if self.tool.marker is not None and self.marker_at is not None:
+                    return self.marker_at - self.started_at
+                if self.tool.marker is None and self.last_byte_at is not None:
+                    if time.monotonic() - self.last_byte_at >= QUIET_S:
+                        return self.last_byte_at - self.started_at
+            time.sleep(0.01)
+        return None
+
+    def tree(self) -> list[psutil.Process]:
+        try:
+            root = psutil.Process(self.process.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+    def stop(self) -> None:
+        """Quit with the tool's key when it has one, then SIGTERM, then SIGKILL; always reaps."""
+        try:
+            if self.tool.quit_keys and self.process.poll() is None:
+                try:
+                    os.write(self.master, self.tool.quit_keys)
+                    self.process.wait(timeout=3)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            for send in (self.process.terminate, self.process.kill):
+                if self.process.poll() is not None:
+                    break
+                send()
+                try:
+                    self.process.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    pass
+            self.process.wait()
+        finally:
+            self._stop.set()
+            self._reader.join(timeout=2)
+            os.close(self.master)
+
+
+def _become_terminal_owner() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def measure_window(run: PtyRun, seconds: float) -> tuple[float, float, float, int]:
+    """(CPU % of one core, peak RSS MiB, bytes/s to the terminal, processes on the machine) over `seconds`."""
+    cpu_at_start: dict[int, float] = {}
+    cpu_last: dict[int, float] = {}
+    peak_rss = 0
+    bytes_at_start = run.bytes_read
+    started = time.monotonic()
+    deadline = started + seconds
+    while True:
+        rss = 0
+        for process in run.tree():
+            try:
+                with process.oneshot():
+                    times = process.cpu_times()
+                    rss += process.memory_info().rss
+            except psutil.Error:
+                continue
+            cpu_s = times.user + times.system
+            cpu_at_start.setdefault(process.pid, cpu_s if time.monotonic() - started < SAMPLE_EVERY_S else 0.0)
+            cpu_last[process.pid] = cpu_s
+        peak_rss = max(peak_rss, rss)
+        now = time.monotonic()
+        if now >= deadline or run.process.poll() is not None:
+            break
+        time.sleep(min(SAMPLE_EVERY_S, deadline - now))
+    elapsed = time.monotonic() - started
+    cpu_s = sum(cpu_last[pid] - cpu_at_start[pid] for pid in cpu_last)
+    bytes_per_s = (run.bytes_read - bytes_at_start) / elapsed
+    return 100.0 * cpu_s / elapsed, peak_rss / 2**20, bytes_per_s, len(psutil.pids())
+
+
+def spawn_idle_processes(count: int, lifetime_s: float) -> list[subprocess.Popen]:
+    sleepers = []
+    try:
+        for _ in range(count):
+            sleepers.append(subprocess.Popen(
+                ["sleep", f"{lifetime_s:.0f}"], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ))
+    except BaseException:
+        reap(sleepers)
+        raise
+    return sleepers
+
+
+def reap(sleepers: list[subprocess.Popen]) -> None:
+    for sleeper in sleepers:
+        if sleeper.poll() is None:
+            try:
+                sleeper.kill()
+            except OSError:
+                pass
+    for sleeper in sleepers:
+        sleeper.wait()
+    sleepers.clear()
+
+
+def window_run(tool: Tool, seconds: float, result: Result) -> tuple[float, float, float, int] | None:
+    run = PtyRun(tool)
+    try:
+        if run.wait_first_frame() is None:
+            result.note = (result.note + "; " if result.note else "") + "no first frame in the window run"
+            return None
+        time.sleep(WARMUP_S)
+        return measure_window(run, seconds)
+    finally:
+        run.stop()
+
+
+def bench_tool(tool: Tool, args: argparse.Namespace) -> Result:
+    result = Result(tool.name)
+    for _ in range(args.launches):
+        run = PtyRun(tool)
+        try:
+            first_frame = run.wait_first_frame()
+        finally:
+            run.stop()
+        if first_frame is None:
+            result.note = "no first frame (marker never seen)"
+        else:
+            result.first_frame_s.append(first_frame)
+        time.sleep(0.3)
+    measured = window_run(tool, args.seconds, result)
+    if measured is not None:
+        result.cpu_percent, rss, result.terminal_bytes_per_s, result.process_count = measured
+        result.peak_rss_mib = max(result.peak_rss_mib, rss)
+    if args.idle_processes:
+        sleepers: list[subprocess.Popen] = []
+        try:
+            lifetime_s = args.seconds + WARMUP_S + FIRST_FRAME_TIMEOUT_S + 30
+            sleepers = spawn_idle_processes(args.idle_processes, lifetime_s)
+            time.sleep(1.0)
+            measured = window_run(tool, args.seconds, result)
+            if measured is not None:
+                result.cpu_percent_idle, rss, _, result.process_count_idle = measured
+                result.peak_rss_mib = max(result.peak_rss_mib, rss)
+        finally:
+            reap(sleepers)
+    return result
+
+
+def soak(tool: Tool, seconds: float) -> dict:
+    """RSS of `tool` (a pth-top run) after its first frame and at the end of `seconds`."""
+    run = PtyRun(tool)
+    try:
+        run.wait_first_frame()
+        time.sleep(WARMUP_S)
+        rss_start = sum(process.memory_info().rss for process in run.tree()) / 2**20
+        samples = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and run.process.poll() is None:
+            time.sleep(min(30.0, max(0.0, deadline - time.monotonic())))
+            samples.append(round(sum(process.memory_info().rss for process in run.tree()) / 2**20, 1))
+        rss_end = samples[-1] if samples else rss_start
+        return {"seconds": seconds, "rss_start_mib": round(rss_start, 1), "rss_end_mib": rss_end,
+                "rss_growth_mib": round(rss_end - rss_start, 1), "rss_every_30s_mib": samples,
+                "alive_at_end": run.process.poll() is None}
+    finally:
+        run.stop()
+
+
+def pth_top_argv(interval: float) -> list[str]:
+    script = Path(sys.executable).with_name("pth-top")
+    if script.exists():
+        return [str(script), "--interval", str(interval)]
+    return [sys.executable, "-m", "tui", "--interval", str(interval)]
+
+
+def btop_config_dir(scratch_dir: str) -> str:
+    """An XDG config so btop refreshes every 1 s (its default is 2 s) and keeps no state."""
+    Path(scratch_dir, "btop").mkdir(exist_ok=True)
+    Path(scratch_dir, "btop", "btop.conf").write_text("update_ms = 1000\n")
+    return scratch_dir
+
+
+def build_tools(args: argparse.Namespace, scratch_dir: str) -> tuple[list[Tool], list[str]]:
+    wanted = args.tools.split(",")
+    tools, skipped = [], []
+    candidates = {
+        "pth-top": lambda: Tool("pth-top", pth_top_argv(1.0), re.compile(rb"[1-9]\d*/\d+ processes"), b"q"),
+        "minimal": lambda: Tool(
+            "minimal Textual htop", [sys.executable, str(Path(__file__).with_name("minimal_textual_htop.py"))],
+            re.compile(rb"Tasks: \d+ total"), b"q",
+        ),
+        "glances": lambda: Tool("glances -t 1", [args.glances, "-t", "1"], re.compile(rb"TASKS"), b"q")
+        if _executable(args.glances) else None,
+        "tsm": lambda: Tool("textual-system-monitor", [args.tsm], re.compile(rb"Total Memory: \d"), b"q") if _executable(args.tsm) else None,
+        "htop": lambda: Tool("htop -d 10", [shutil.which("htop"), "-d", "10"], re.compile(rb"Tasks: \d+"), b"q")
+        if shutil.which("htop") else None,
+        "btop": lambda: Tool("btop (1 s)", [shutil.which("btop")], re.compile(rb"Used:"), b"q",
+                             env={"XDG_CONFIG_HOME": btop_config_dir(scratch_dir)})
+        if shutil.which("btop") else None,
+    }
+    for name in wanted:
+        make = candidates.get(name)
+        tool = make() if make else None
+        if tool is None:
+            skipped.append(name)
+        else:
+            tools.append(tool)
+    return tools, skipped
+
+
+def _executable(path: str | None) -> bool:
+    return bool(path) and os.access(path, os.X_OK)
+
+
+def markdown_table(results: list[Result], seconds: float, idle_processes: int) -> str:
+    def number(value: float | None, digits: int = 1) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    processes = next((r.process_count for r in results if r.process_count), None)
+    lines = [
+        f"| tool | first frame, median (s) | CPU % of one core (~{processes} processes) "
+        f"| CPU % with +{idle_processes} idle | peak RSS (MiB) | to terminal (KB/s) | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.tool} | {number(r.first_frame_median_s, 2)} | {number(r.cpu_percent)} "
+            f"| {number(r.cpu_percent_idle)} | {number(r.peak_rss_mib or None, 0)} "
+            f"| {number(None if r.terminal_bytes_per_s is None else r.terminal_bytes_per_s / 1000)} | {r.note} |"
+        )
+    lines.append(f"\n{seconds:.0f} s windows at 1 s refresh, {COLUMNS}x{ROWS} pty, tools run one after another.")
+    return "\n".join(lines)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="CPU window per tool and case (default 60)")
+    parser.add_argument("--launches", type=int, default=5, help="launches for the first-frame median (default 5)")
+    parser.add_argument("--idle-processes", type=int, default=IDLE_PROCESSES, help="0 skips the idle case")
+    parser.add_argument("--tools", default="pth-top,minimal,glances,tsm,htop,btop")
+    parser.add_argument("--glances", default="/work/peers/glances-venv/bin/glances")
+    parser.add_argument("--tsm", default="/work/peers/tsm-venv/bin/tsm", help="textual-system-monitor's `tsm`")
+    parser.add_argument("--json-out", help="also write the figures as JSON here")
+    parser.add_argument("--soak-seconds", type=float, default=0.0, help="then run pth-top alone this long")
+    parser.add_argument("--soak-interval", type=float, default=0.25)
+    return parser.parse_args()
+
+
+def _interrupt(signal_number: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C so every finally block kills what this script started."""
+    raise KeyboardInterrupt
+
+
+def main() -> int:
+    args = parse_args()
+    signal.signal(signal.SIGTERM, _interrupt)
+    with tempfile.TemporaryDirectory(prefix="dashboard-overhead-") as scratch_dir:
+        return run_benchmark(args, scratch_dir)
+
+
+def run_benchmark(args: argparse.Namespace, scratch_dir: str) -> int:
+    tools, skipped = build_tools(args, scratch_dir)
+    for name in skipped:
+        print(f"skipped {name}: not found (see --help for its path option)", file=sys.stderr)
+    results = []
+    for tool in tools:
+        print(f"measuring {tool.name} ...", file=sys.stderr, flush=True)
+        results.append(bench_tool(tool, args))
+    report: dict = {"results": [dict(asdict(r), first_frame_median_s=r.first_frame_median_s) for r in results],
+                    "seconds": args.seconds, "skipped": skipped, "cpu_count": psutil.cpu_count()}
+    if results:
+        print(markdown_table(results, args.seconds, args.idle_processes))
+    if args.soak_seconds > 0:
+        print(f"soak: pth-top at {args.soak_interval} s for {args.soak_seconds:.0f} s ...", file=sys.stderr, flush=True)
+        tool = Tool("pth-top", pth_top_argv(args.soak_interval), re.compile(rb"[1-9]\d*/\d+ processes"), b"q")
+        report["soak"] = soak(tool, args.soak_seconds)
+        print(f"soak: {json.dumps(report['soak'])}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
