@@ -31,32 +31,34 @@ def chart_text(
     """Render the chart as Rich Text; x is seconds before now (uses plotext's master figure)."""
     if width < 12 or height < 4:
         return Text("")
-    import plotext
-
     legend = Text(no_wrap=True, overflow="crop")
     legend.append(title, style="bold")
     for line in series:
         legend.append(f" ━ {line.label}", style=_rich_color(line.color))
+    drawable = [(line, points) for line in series if len(points := _points(line, x_step_s)) >= 2]
+    if not drawable:
+        legend.append("  collecting…", style="dim")
+        return legend
+    # Imported only once there is a line to draw: it costs ~0.2 s, kept out of the first frame.
+    import plotext
+
     figure = plotext.figure
     figure.clear()
     figure.plot_size(width, height - 1)
     figure.theme("dark")
     figure.canvas("default")
     figure.ruler("y").lim(0, y_max)
-    drawn = False
-    for line in series:
-        last = len(line.values) - 1
-        points = [((x - last) * x_step_s, v) for x, v in enumerate(line.values) if math.isfinite(v)]
-        if len(points) < 2:
-            continue
+    for line, points in drawable:
         xs, ys = zip(*points)
         marker = plotext.marker("braille", line.color)
         figure.draw(figure.signal(list(xs), list(ys), marker=marker).lines())
-        drawn = True
-    if not drawn:
-        legend.append("  collecting…", style="dim")
-        return legend
     return Text("\n").join([legend, Text.from_ansi(figure.build().string(), no_wrap=True)])
+
+
+def _points(line: ChartSeries, x_step_s: float) -> list[tuple[float, float]]:
+    """(seconds before now, value) for each finite value of the line."""
+    last = len(line.values) - 1
+    return [((x - last) * x_step_s, v) for x, v in enumerate(line.values) if math.isfinite(v)]
 
 
 def _rich_color(color: int | str) -> str:
