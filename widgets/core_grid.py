@@ -100,12 +100,17 @@ class CoreGrid(Widget):
     }
     """
 
-    cores: reactive[tuple[CoreReading, ...]] = reactive((), layout=True)
-    """The readings to draw, one per logical core."""
+    cores: reactive[tuple[CoreReading, ...]] = reactive(())
+    """The readings to draw, one per logical core (a new core count relayouts, see `watch_cores`)."""
     compact_from: reactive[int] = reactive(64, layout=True)
     """Core count at which meters fold into compact heat cells."""
     max_meter_rows: reactive[int] = reactive(1_000, layout=True)
     """Meters needing more rows than this fold into compact heat cells too."""
+
+    def watch_cores(self, old: tuple[CoreReading, ...], new: tuple[CoreReading, ...]) -> None:
+        # The height depends on the core count only; a needless relayout repaints every scrollbar.
+        if len(old) != len(new):
+            self.refresh(layout=True)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if not self.cores:

@@ -80,7 +80,7 @@ class CpuMemoryPanel(Vertical):
             yield Meter("Swp", id="swap")
 
     def show(self, cpu: CpuSample, memory: MemorySample, model_name: str) -> None:
-        self.query_one("#cpu-title", Static).update(cpu_title(cpu, model_name))
+        self.query_one("#cpu-title", Static).update(cpu_title(cpu, model_name), layout=False)
         self.query_one(CoreGrid).cores = core_readings(cpu)
         self.query_one("#memory", Meter).update(*memory_segments(memory))
         self.query_one("#swap", Meter).update(*swap_segments(memory))

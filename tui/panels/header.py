@@ -38,4 +38,5 @@ class HeaderBar(Static):
     """
 
     def show(self, host: HostInfo, interval_s: float, paused: bool) -> None:
-        self.update(header_text(host, interval_s, paused))
+        # One line by CSS: a relayout would only repaint the screen's scrollbars, every refresh.
+        self.update(header_text(host, interval_s, paused), layout=False)

@@ -38,15 +38,26 @@ def network_text(networks: Sequence[NetworkRate]) -> Text:
     return text
 
 
-class DisksPanel(Static):
+class _LinesPanel(Static):
+    """A Static that relayouts only when its line count changes (a relayout repaints every scrollbar)."""
+
+    _line_count: int | None = None
+
+    def show_text(self, text: Text) -> None:
+        line_count = text.plain.count("\n")
+        self.update(text, layout=line_count != self._line_count)
+        self._line_count = line_count
+
+
+class DisksPanel(_LinesPanel):
     DEFAULT_CSS = "DisksPanel { width: 1fr; height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsage]) -> None:
-        self.update(disks_text(disks, filesystems))
+        self.show_text(disks_text(disks, filesystems))
 
 
-class NetworkPanel(Static):
+class NetworkPanel(_LinesPanel):
     DEFAULT_CSS = "NetworkPanel { width: 1fr; height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, networks: Sequence[NetworkRate]) -> None:
-        self.update(network_text(networks))
+        self.show_text(network_text(networks))

@@ -88,7 +88,7 @@ class ProcessPanel(Vertical):
         gpu_processes = sum(1 for process in self._processes if process.has_gpu_context)
         if gpu_processes:
             text.append(f"  {gpu_processes} using a GPU", style="magenta")
-        self.query_one("#process-status", Static).update(text)
+        self.query_one("#process-status", Static).update(text, layout=False)
 
     def start_filter(self) -> None:
         self.add_class("-filtering")
