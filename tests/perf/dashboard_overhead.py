@@ -15,7 +15,7 @@ skipped with a note. For each tool:
   and its descendants (psutil, per PID, sampled every 0.5 s), divided by the wall time.
 - the same with +1000 idle `sleep` children of this script (they exit on their own after the run
   and are always killed in a finally block).
-- peak RSS: the largest summed RSS of the process tree seen during both windows, MiB.
+- peak RSS: the largest summed RSS of the process tree seen during each window, MiB.
 - bytes to the terminal: bytes read from the pty master during the (~70 process) window, per second.
 --soak-seconds runs pth-top alone at --soak-interval and reports its RSS at start and end.
 """
@@ -68,7 +68,8 @@ class Result:
     first_frame_s: list[float] = field(default_factory=list)
     cpu_percent: float | None = None
     cpu_percent_idle: float | None = None
-    peak_rss_mib: float = 0.0
+    peak_rss_mib: float | None = None
+    peak_rss_mib_idle: float | None = None
     terminal_bytes_per_s: float | None = None
     process_count: int | None = None
     process_count_idle: int | None = None
@@ -257,8 +258,7 @@ def bench_tool(tool: Tool, args: argparse.Namespace) -> Result:
         time.sleep(0.3)
     measured = window_run(tool, args.seconds, result)
     if measured is not None:
-        result.cpu_percent, rss, result.terminal_bytes_per_s, result.process_count = measured
-        result.peak_rss_mib = max(result.peak_rss_mib, rss)
+        result.cpu_percent, result.peak_rss_mib, result.terminal_bytes_per_s, result.process_count = measured
     if args.idle_processes:
         sleepers: list[subprocess.Popen] = []
         try:
@@ -267,11 +267,20 @@ def bench_tool(tool: Tool, args: argparse.Namespace) -> Result:
             time.sleep(1.0)
             measured = window_run(tool, args.seconds, result)
             if measured is not None:
-                result.cpu_percent_idle, rss, _, result.process_count_idle = measured
-                result.peak_rss_mib = max(result.peak_rss_mib, rss)
+                result.cpu_percent_idle, result.peak_rss_mib_idle, _, result.process_count_idle = measured
         finally:
             reap(sleepers)
     return result
+
+
+def tree_rss_mib(run: PtyRun) -> float:
+    rss = 0
+    for process in run.tree():
+        try:
+            rss += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return rss / 2**20
 
 
 def soak(tool: Tool, seconds: float) -> dict:
@@ -280,12 +289,12 @@ def soak(tool: Tool, seconds: float) -> dict:
     try:
         run.wait_first_frame()
         time.sleep(WARMUP_S)
-        rss_start = sum(process.memory_info().rss for process in run.tree()) / 2**20
+        rss_start = tree_rss_mib(run)
         samples = []
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and run.process.poll() is None:
             time.sleep(min(30.0, max(0.0, deadline - time.monotonic())))
-            samples.append(round(sum(process.memory_info().rss for process in run.tree()) / 2**20, 1))
+            samples.append(round(tree_rss_mib(run), 1))
         rss_end = samples[-1] if samples else rss_start
         return {"seconds": seconds, "rss_start_mib": round(rss_start, 1), "rss_end_mib": rss_end,
                 "rss_growth_mib": round(rss_end - rss_start, 1), "rss_every_30s_mib": samples,
@@ -347,13 +356,14 @@ def markdown_table(results: list[Result], seconds: float, idle_processes: int) -
     processes = next((r.process_count for r in results if r.process_count), None)
     lines = [
         f"| tool | first frame, median (s) | CPU % of one core (~{processes} processes) "
-        f"| CPU % with +{idle_processes} idle | peak RSS (MiB) | to terminal (KB/s) | note |",
-        "|---|---|---|---|---|---|---|",
+        f"| CPU % with +{idle_processes} idle | peak RSS (MiB) | peak RSS +{idle_processes} (MiB) "
+        "| to terminal (KB/s) | note |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.tool} | {number(r.first_frame_median_s, 2)} | {number(r.cpu_percent)} "
-            f"| {number(r.cpu_percent_idle)} | {number(r.peak_rss_mib or None, 0)} "
+            f"| {number(r.cpu_percent_idle)} | {number(r.peak_rss_mib, 0)} | {number(r.peak_rss_mib_idle, 0)} "
             f"| {number(None if r.terminal_bytes_per_s is None else r.terminal_bytes_per_s / 1000)} | {r.note} |"
         )
     lines.append(f"\n{seconds:.0f} s windows at 1 s refresh, {COLUMNS}x{ROWS} pty, tools run one after another.")
