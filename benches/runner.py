@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from typing import IO, Callable, NoReturn
 
 from benches import cleanup
@@ -186,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
         return 3
     cleanup.install_signal_handlers()
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
         if args.list_devices:
             from benches.kernels._common import list_devices
