@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import threading
-from typing import Callable, Protocol
+from functools import partial
+from typing import Callable, Iterable, Protocol
 
-from textual import work
-from textual.app import App
+from textual import events, work
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.worker import get_current_worker
 
+from sensors.history import History
 from sensors.model import Snapshot
 from tui.messages import SamplerFailed, SnapshotReady
+from tui.screens.monitor import MonitorScreen
+from tui.screens.too_small import TooSmallScreen
 
 MIN_INTERVAL_S = 0.25
 MAX_INTERVAL_S = 10.0
+MIN_WIDTH, MIN_HEIGHT = 60, 15
 
 
 class SnapshotSource(Protocol):
     def sample(self) -> Snapshot: ...
-
-
-def _monitor_screen() -> Screen:
-    from tui.screens.monitor import MonitorScreen
-
-    return MonitorScreen()
 
 
 class PthTopApp(App):
@@ -32,13 +32,14 @@ class PthTopApp(App):
 
     TITLE = "pth-top"
     CSS_PATH = "styles/app.tcss"
-    # Each mode is built on first use so start-up only pays for the monitor.
+    SCREENS = {"monitor": MonitorScreen}
+    # Other modes are built on first use so start-up only pays for the monitor.
     MODES = {
-        "monitor": _monitor_screen,
+        "monitor": "monitor",
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit"),
+        Binding("q,f10", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
     ]
@@ -51,19 +52,23 @@ class PthTopApp(App):
         super().__init__()
         self.interval_s = interval_s
         self.paused = False
+        self.history = History()
         self._source_factory = source_factory
         self._wake_sampler = threading.Event()
 
     def on_mount(self) -> None:
+        self._check_size()
         self.sample_forever()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
     def sample_forever(self) -> None:
         """Sample the machine every interval and post the result; never touches widgets."""
-        from textual.worker import get_current_worker
-
         worker = get_current_worker()
-        source = self._source_factory() if self._source_factory else _default_source()
+        try:
+            source = self._source_factory() if self._source_factory else _default_source()
+        except Exception as error:
+            self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
+            return
         while not worker.is_cancelled:
             if not self.paused:
                 try:
@@ -72,6 +77,19 @@ class PthTopApp(App):
                     self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
             self._wake_sampler.wait(self.interval_s)
             self._wake_sampler.clear()
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.history.append(message.snapshot)
+        self.monitor_screen.show_snapshot(message.snapshot, self.history)
+
+    def on_sampler_failed(self, message: SamplerFailed) -> None:
+        self.monitor_screen.show_sampler_error(message.reason)
+
+    @property
+    def monitor_screen(self) -> MonitorScreen:
+        screen = self.get_screen("monitor")
+        assert isinstance(screen, MonitorScreen)
+        return screen
 
     def set_interval_s(self, interval_s: float) -> float:
         self.interval_s = min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, round(interval_s, 2)))
@@ -82,10 +100,34 @@ class PthTopApp(App):
         self.paused = paused
         self._wake_sampler.set()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        too_small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+        showing = isinstance(self.screen, TooSmallScreen)
+        if too_small and not showing:
+            self.push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
+        elif showing and not too_small:
+            self.pop_screen()
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette offers every described key binding of this screen and the app."""
+        yield from super().get_system_commands(screen)
+        seen = set()
+        for node, bindings in ((screen, screen.BINDINGS), (self, self.BINDINGS)):
+            for binding in bindings:
+                if not isinstance(binding, Binding) or not binding.description or binding.action in seen:
+                    continue
+                seen.add(binding.action)
+                keys = binding.key_display or binding.key.split(",")[0]
+                yield SystemCommand(binding.description, f"key: {keys}", partial(node.run_action, binding.action))
 
 
 def _default_source() -> SnapshotSource:

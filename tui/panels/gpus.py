@@ -1,0 +1,152 @@
+"""GPUs: one table row per GPU (MIG instances under their parent), details of the highlighted one."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from sensors.model import GpuSample
+from sensors.na import NA, is_na
+from tui.format import format_bytes, format_number, format_percent, format_rate
+from widgets.keyed_table import KeyedTable
+
+GPU_COLUMNS = (
+    ("gpu", "#", 4), ("name", "Name", 20), ("util", "Util", 4), ("memory", "Memory", 12),
+    ("temp", "Temp", 4), ("fan", "Fan", 4), ("power", "Power", 9), ("clocks", "SM/Mem MHz", 10),
+    ("pstate", "P", 3), ("pcie", "PCIe", 8),
+)
+
+
+def _level_style(percent: float, warn: float = 60, alert: float = 90) -> str:
+    if is_na(percent):
+        return "dim"
+    return "bold red" if percent >= alert else ("yellow" if percent >= warn else "green")
+
+
+def pcie_text(gpu: GpuSample) -> Text:
+    current = f"{format_number(gpu.pcie_generation_current)}x{format_number(gpu.pcie_width_current)}"
+    if gpu.pcie_link_degraded:
+        return Text(f"{current}!", style="yellow")
+    return Text(current)
+
+
+def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
+    if gpu.lost:
+        return (Text(str(gpu.index)), Text(f"{gpu.name[:13]} LOST", style="bold red"), *(Text("") for _ in GPU_COLUMNS[2:]))
+    power = f"{format_number(gpu.power_draw_w)}/{format_number(gpu.power_limit_w, 'W')}"
+    temperature_style = "bold red" if not is_na(gpu.temperature_c) and gpu.temperature_c >= 85 else ""
+    memory = f"{format_bytes(gpu.memory_used_bytes)}/{format_bytes(gpu.memory_total_bytes)}"
+    return (
+        Text(str(gpu.index)),
+        Text(gpu.name.removeprefix("NVIDIA ")[:20]),
+        Text(format_percent(gpu.utilization_percent), style=_level_style(gpu.utilization_percent), justify="right"),
+        Text(memory, style=_level_style(gpu.memory_percent, 80, 95), justify="right"),
+        Text(format_number(gpu.temperature_c, "C"), style=temperature_style, justify="right"),
+        Text(format_percent(gpu.fan_speed_percent), justify="right"),
+        Text(power, justify="right"),
+        Text(f"{format_number(gpu.sm_clock_mhz)}/{format_number(gpu.memory_clock_mhz)}", justify="right"),
+        Text(str(gpu.pstate)),
+        pcie_text(gpu),
+    )
+
+
+def gpu_rows(gpus: Sequence[GpuSample]) -> list[tuple[str, tuple[Text, ...]]]:
+    rows = []
+    for gpu in gpus:
+        rows.append((str(gpu.index), gpu_cells(gpu)))
+        for instance in gpu.mig_instances:
+            key = f"{gpu.index}:{instance.gpu_instance_id}"
+            memory = f"{format_bytes(instance.memory_used_bytes)}/{format_bytes(instance.memory_total_bytes)}"
+            cells = (Text(key, style="dim"), Text(f"└ MIG {instance.name}"[:20], style="dim"), Text("N/A", style="dim", justify="right"),
+                     Text(memory, justify="right"), *(Text("") for _ in GPU_COLUMNS[4:]))
+            rows.append((key, cells))
+    return rows
+
+
+def gpu_detail_text(gpu: GpuSample) -> Text:
+    """Everything the row has no room for, in one or two lines."""
+    text = Text(overflow="fold")
+    text.append(f"GPU {gpu.index} {gpu.name}", style="bold")
+    text.append(f"  bus {gpu.bus_id}")
+    if gpu.lost:
+        text.append("  lost: the GPU stopped answering NVML (check dmesg for Xid errors)", style="bold red")
+        return text
+    link = (
+        f"  PCIe Gen{format_number(gpu.pcie_generation_current)} x{format_number(gpu.pcie_width_current)}"
+        f" (max Gen{format_number(gpu.pcie_generation_max)} x{format_number(gpu.pcie_width_max)})"
+    )
+    text.append(link)
+    if gpu.pcie_link_degraded:
+        text.append(" below max (normal at idle; under load check the slot)", style="yellow")
+    text.append(f"  RX {format_rate(gpu.pcie_rx_bytes_per_s)} TX {format_rate(gpu.pcie_tx_bytes_per_s)}")
+    if gpu.ecc_enabled is NA:
+        text.append("  ECC N/A")
+    else:
+        errors = gpu.ecc_volatile_uncorrected_errors
+        text.append(f"  ECC {'on' if gpu.ecc_enabled else 'off'}")
+        if gpu.ecc_enabled:
+            style = "bold red" if not is_na(errors) and errors > 0 else ""
+            text.append(f", {format_number(errors)} uncorrected", style=style)
+    text.append(f"  NVLink {format_number(gpu.nvlink_active_links)} active")
+    if gpu.throttle_reasons:
+        text.append("  throttled: " + ", ".join(gpu.throttle_reasons), style="yellow")
+    else:
+        text.append("  not throttled", style="dim")
+    if gpu.mig_enabled is True:
+        text.append(f"  MIG on, {len(gpu.mig_instances)} instances")
+    return text
+
+
+class GpuPanel(Vertical):
+    """The GPU table, or one line saying why there is none."""
+
+    DEFAULT_CSS = """
+    GpuPanel {
+        height: auto;
+        padding: 0 1;
+    }
+    GpuPanel #gpu-table {
+        height: auto;
+        max-height: 11;
+    }
+    GpuPanel #gpu-detail {
+        height: auto;
+        max-height: 2;
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._gpus: dict[str, GpuSample] = {}
+
+    def compose(self) -> ComposeResult:
+        table = KeyedTable(id="gpu-table")
+        for key, label, width in GPU_COLUMNS:
+            table.add_column(label, key=key, width=width)
+        yield table
+        yield Static(id="gpu-detail")
+
+    @property
+    def row_count(self) -> int:
+        return self.query_one(KeyedTable).row_count
+
+    def show(self, gpus: Sequence[GpuSample]) -> None:
+        self._gpus = {str(gpu.index): gpu for gpu in gpus}
+        self.display = bool(gpus)
+        if gpus:
+            self.query_one(KeyedTable).sync_rows(gpu_rows(gpus))
+            self._show_detail()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        key = self.query_one(KeyedTable).highlighted_key
+        gpu = self._gpus.get((key or "0").split(":")[0])
+        self.query_one("#gpu-detail", Static).update(gpu_detail_text(gpu) if gpu else "")

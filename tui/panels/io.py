@@ -1,0 +1,52 @@
+"""Disk I/O rates, filesystem usage and network rates, as compact text blocks."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.widgets import Static
+
+from sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
+from tui.format import format_bytes, format_rate
+
+
+def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsage]) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append("Disk         read      write   r/s   w/s\n", style="bold")
+    for disk in disks:
+        text.append(f"{disk.device[:10]:<10} {format_rate(disk.read_bytes_per_s):>8} {format_rate(disk.write_bytes_per_s):>9}")
+        text.append(f" {disk.read_iops:>5.0f} {disk.write_iops:>5.0f}\n")
+    for filesystem in filesystems:
+        used_percent = 100 * filesystem.used_bytes / filesystem.total_bytes if filesystem.total_bytes else 0.0
+        style = "bold red" if used_percent >= 90 else ("yellow" if used_percent >= 75 else "")
+        text.append(f"{filesystem.mountpoint[:16]:<16}", style="dim")
+        text.append(f" {used_percent:3.0f}%", style=style)
+        text.append(f" {format_bytes(filesystem.used_bytes)}/{format_bytes(filesystem.total_bytes)}\n")
+    text.rstrip()
+    return text
+
+
+def network_text(networks: Sequence[NetworkRate]) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append("Network        rx         tx\n", style="bold")
+    if not networks:
+        text.append("no interfaces", style="dim")
+    for network in networks:
+        text.append(f"{network.interface[:10]:<10} {format_rate(network.rx_bytes_per_s):>9} {format_rate(network.tx_bytes_per_s):>10}\n")
+    text.rstrip()
+    return text
+
+
+class DisksPanel(Static):
+    DEFAULT_CSS = "DisksPanel { width: 1fr; height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    def show(self, disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsage]) -> None:
+        self.update(disks_text(disks, filesystems))
+
+
+class NetworkPanel(Static):
+    DEFAULT_CSS = "NetworkPanel { width: 1fr; height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    def show(self, networks: Sequence[NetworkRate]) -> None:
+        self.update(network_text(networks))

@@ -1,0 +1,121 @@
+"""The htop part: a keyed process table with sort, filter and tree view, plus a status line."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+
+from sensors.model import ProcessSample
+from tui.process_view import COLUMN_BY_KEY, COLUMNS, ProcessView, table_rows
+from widgets.keyed_table import KeyedTable
+
+
+class ProcessPanel(Vertical):
+    """Shows processes as `view` says; posts `ViewChanged` when the user sorts or filters here."""
+
+    DEFAULT_CSS = """
+    ProcessPanel { height: 1fr; min-height: 4; }
+    ProcessPanel #process-filter { display: none; height: 1; border: none; padding: 0 1; }
+    ProcessPanel.-filtering #process-filter { display: block; }
+    ProcessPanel #process-table { height: 1fr; }
+    ProcessPanel #process-status { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    class ViewChanged(Message):
+        def __init__(self, view: ProcessView) -> None:
+            super().__init__()
+            self.view = view
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.view = ProcessView()
+        self._processes: Sequence[ProcessSample] = ()
+        self._by_pid: dict[int, ProcessSample] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter: command, user or PID (Enter keeps it, Esc clears)", id="process-filter")
+        table = KeyedTable(id="process-table")
+        for column in COLUMNS:
+            table.add_column(column.label, key=column.key, width=column.width)
+        yield table
+        yield Static(id="process-status")
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one("#process-table", KeyedTable)
+
+    @property
+    def selected_process(self) -> ProcessSample | None:
+        key = self.table.highlighted_key
+        return self._by_pid.get(int(key)) if key else None
+
+    def show(self, processes: Sequence[ProcessSample]) -> None:
+        self._processes = processes
+        self._by_pid = {process.pid: process for process in processes}
+        self._render_rows()
+
+    def set_view(self, view: ProcessView) -> None:
+        self.view = view
+        self._render_rows()
+        self._relabel_headers()
+
+    def _render_rows(self) -> None:
+        rows = table_rows(self._processes, self.view)
+        self.table.sync_rows(rows)
+        self._show_status(len(rows))
+
+    def _relabel_headers(self) -> None:
+        for column in COLUMNS:
+            arrow = ("▼" if self.view.descending else "▲") if column.key == self.view.sort_column else ""
+            self.table.columns[column.key].label = Text(column.label + arrow)
+        self.table.refresh()
+
+    def _show_status(self, shown: int) -> None:
+        column = COLUMN_BY_KEY[self.view.sort_column]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{shown}/{len(self._processes)} processes")
+        text.append(f"  sort {column.label} {'▼' if self.view.descending else '▲'}")
+        if self.view.tree:
+            text.append("  tree", style="bold")
+        if self.view.filter_text:
+            text.append("  filter: ", style="bold")
+            text.append(self.view.filter_text, style="bold yellow")
+        gpu_processes = sum(1 for process in self._processes if process.has_gpu_context)
+        if gpu_processes:
+            text.append(f"  {gpu_processes} using a GPU", style="magenta")
+        self.query_one("#process-status", Static).update(text)
+
+    def start_filter(self) -> None:
+        self.add_class("-filtering")
+        filter_input = self.query_one("#process-filter", Input)
+        filter_input.value = self.view.filter_text
+        filter_input.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.post_message(self.ViewChanged(ProcessView(
+            self.view.sort_column, self.view.descending, event.value.strip(), self.view.tree
+        )))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not event.value.strip():
+            self.remove_class("-filtering")
+        self.table.focus()
+
+    def clear_filter(self) -> bool:
+        """Clear the filter; False when there was none to clear."""
+        had_filter = bool(self.view.filter_text) or self.has_class("-filtering")
+        self.remove_class("-filtering")
+        self.query_one("#process-filter", Input).value = ""
+        self.table.focus()
+        return had_filter
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.post_message(self.ViewChanged(self.view.sorted_by(str(event.column_key.value))))

@@ -1,0 +1,145 @@
+"""Which processes the table shows, in which order, and their cells (pure, tested without Textual)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Sequence
+
+from rich.text import Text
+
+from sensors.model import ProcessSample
+from sensors.na import is_na
+from tui.format import format_bytes, format_duration
+
+COMMAND_MAX_CHARS = 240
+STATE_LETTERS = {
+    "running": "R", "sleeping": "S", "disk-sleep": "D", "stopped": "T", "tracing-stop": "t",
+    "zombie": "Z", "dead": "X", "idle": "I", "waking": "W", "parked": "P",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessColumn:
+    key: str
+    label: str
+    width: int | None
+    sort_value: Callable[[ProcessSample], object]
+    descending_first: bool = True
+
+
+def _number(value: object) -> float:
+    return -math.inf if is_na(value) or value is None else float(value)
+
+
+COLUMNS: tuple[ProcessColumn, ...] = (
+    ProcessColumn("pid", "PID", 7, lambda p: p.pid, descending_first=False),
+    ProcessColumn("user", "USER", 9, lambda p: p.user.lower(), descending_first=False),
+    ProcessColumn("cpu", "CPU%", 5, lambda p: _number(p.cpu_percent)),
+    ProcessColumn("mem", "MEM%", 5, lambda p: _number(p.memory_percent)),
+    ProcessColumn("rss", "RES", 6, lambda p: p.rss_bytes),
+    ProcessColumn("gpu_mem", "GPUMEM", 6, lambda p: _number(p.gpu_memory_used_bytes)),
+    ProcessColumn("gpu", "GPU", 3, lambda p: p.gpu_indices or (math.inf,), descending_first=False),
+    ProcessColumn("state", "S", 1, lambda p: p.state, descending_first=False),
+    ProcessColumn("time", "TIME+", 9, lambda p: p.running_time_s),
+    ProcessColumn("command", "Command", None, lambda p: p.command.lower(), descending_first=False),
+)
+COLUMN_BY_KEY = {column.key: column for column in COLUMNS}
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessView:
+    """How the user wants the table: sort column and direction, filter text, tree mode."""
+
+    sort_column: str = "cpu"
+    descending: bool = True
+    filter_text: str = ""
+    tree: bool = False
+
+    def sorted_by(self, column_key: str) -> "ProcessView":
+        """Sort by a column; choosing the current column again inverts the order."""
+        if column_key == self.sort_column:
+            return replace(self, descending=not self.descending)
+        return replace(self, sort_column=column_key, descending=COLUMN_BY_KEY[column_key].descending_first)
+
+    def cycled(self, step: int) -> "ProcessView":
+        keys = [column.key for column in COLUMNS]
+        next_key = keys[(keys.index(self.sort_column) + step) % len(keys)]
+        return replace(self, sort_column=next_key, descending=COLUMN_BY_KEY[next_key].descending_first)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessLine:
+    process: ProcessSample
+    tree_prefix: str = ""
+
+
+def matches_filter(process: ProcessSample, filter_text: str) -> bool:
+    if not filter_text:
+        return True
+    needle = filter_text.lower()
+    return needle in process.command.lower() or needle in process.user.lower() or needle == str(process.pid)
+
+
+def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list[ProcessLine]:
+    """Filter, then sort (flat) or nest children under parents (tree, siblings sorted)."""
+    shown = [process for process in processes if matches_filter(process, view.filter_text)]
+    column = COLUMN_BY_KEY[view.sort_column]
+
+    def ordered(items: Sequence[ProcessSample]) -> list[ProcessSample]:
+        # Ties keep PID order so rows do not jitter between refreshes.
+        by_pid = sorted(items, key=lambda p: p.pid)
+        return sorted(by_pid, key=column.sort_value, reverse=view.descending)
+
+    if not view.tree:
+        return [ProcessLine(process) for process in ordered(shown)]
+    pids = {process.pid for process in shown}
+    children: dict[int, list[ProcessSample]] = {}
+    roots = []
+    for process in shown:
+        if process.ppid in pids and process.ppid != process.pid:
+            children.setdefault(process.ppid, []).append(process)
+        else:
+            roots.append(process)
+    lines: list[ProcessLine] = []
+    stack: list[tuple[ProcessSample, str, str]] = [
+        (root, "", "") for root in reversed(ordered(roots))
+    ]
+    visited: set[int] = set()
+    while stack:
+        process, prefix, child_indent = stack.pop()
+        if process.pid in visited:
+            continue
+        visited.add(process.pid)
+        lines.append(ProcessLine(process, prefix))
+        kids = ordered(children.get(process.pid, []))
+        for position, child in reversed(list(enumerate(kids))):
+            last = position == len(kids) - 1
+            stack.append((child, child_indent + ("└─ " if last else "├─ "), child_indent + ("   " if last else "│  ")))
+    return lines
+
+
+def process_cells(line: ProcessLine) -> tuple[Text, ...]:
+    """The table cells for one process; GPU processes are highlighted."""
+    process = line.process
+    gpu_style = "bold magenta" if process.has_gpu_context else ""
+    cpu = process.cpu_percent
+    cpu_style = "bold red" if cpu >= 90 else ("yellow" if cpu >= 50 else "")
+    command = Text(line.tree_prefix, style="dim")
+    command.append(process.command[:COMMAND_MAX_CHARS], style="bold" if process.has_gpu_context else "")
+    return (
+        Text(str(process.pid), style=gpu_style, justify="right"),
+        Text(process.user[:9]),
+        Text(f"{cpu:.1f}", style=cpu_style, justify="right"),
+        Text(f"{process.memory_percent:.1f}", justify="right"),
+        Text(format_bytes(process.rss_bytes), justify="right"),
+        Text(format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "", style=gpu_style, justify="right"),
+        Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
+        Text(STATE_LETTERS.get(process.state, process.state[:1]), style="green" if process.state == "running" else ""),
+        Text(format_duration(process.running_time_s), justify="right"),
+        command,
+    )
+
+
+def table_rows(processes: Iterable[ProcessSample], view: ProcessView) -> list[tuple[str, tuple[Text, ...]]]:
+    return [(str(line.process.pid), process_cells(line)) for line in visible_lines(processes, view)]

@@ -1,0 +1,1 @@
+"""Screens of the pth-top app (thin: they arrange panels and route keys)."""

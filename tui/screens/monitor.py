@@ -1,0 +1,240 @@
+"""The Monitor screen: header, CPU/memory, GPUs, disks/network, history, processes."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+from dataclasses import replace
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from sensors.history import History
+from sensors.model import ProcessSample, Snapshot
+from tui.panels.cpu_memory import CpuMemoryPanel
+from widgets.core_grid import CoreGrid
+from tui.panels.gpus import GpuPanel
+from tui.panels.header import HeaderBar
+from tui.panels.history import HistoryPanel
+from tui.panels.io import DisksPanel, NetworkPanel
+from tui.panels.processes import ProcessPanel
+from tui.process_view import ProcessView
+
+CHARTS_HEIGHT = 12
+MIN_PROCESS_ROWS = 8
+IO_PANEL_MIN_HEIGHT = 30
+INTERVAL_LADDER_S = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
+
+
+def next_interval_s(interval_s: float, step: int) -> float:
+    """The next refresh interval up (step 1) or down (step -1) the ladder."""
+    if step > 0:
+        return next((value for value in INTERVAL_LADDER_S if value > interval_s), INTERVAL_LADDER_S[-1])
+    return next((value for value in reversed(INTERVAL_LADDER_S) if value < interval_s), INTERVAL_LADDER_S[0])
+
+
+def current_user_name() -> str:
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())
+
+
+def may_signal(process: ProcessSample, user_name: str, is_root: bool) -> bool:
+    """Only root may signal other users' processes."""
+    return is_root or process.user == user_name
+
+
+class MonitorScreen(Screen):
+    """Live view of the machine; the app feeds it snapshots through `show_snapshot`."""
+
+    BINDINGS = [
+        Binding("space", "toggle_pause", "Pause", id="monitor.pause"),
+        Binding("plus,equals_sign", "change_interval(1)", "Slower", id="monitor.slower", key_display="+"),
+        Binding("minus", "change_interval(-1)", "Faster", id="monitor.faster", key_display="-"),
+        Binding("slash,f4", "filter", "Filter", id="monitor.filter", key_display="/"),
+        Binding("escape", "clear_filter", "Clear filter", id="monitor.clear_filter", show=False),
+        Binding("t,f5", "toggle_tree", "Tree", id="monitor.tree"),
+        Binding("k,f9", "kill", "Kill", id="monitor.kill"),
+        Binding("P", "sort('cpu')", "Sort CPU%", id="monitor.sort_cpu", show=False),
+        Binding("M", "sort('mem')", "Sort MEM%", id="monitor.sort_mem", show=False),
+        Binding("T", "sort('time')", "Sort TIME", id="monitor.sort_time", show=False),
+        Binding("N", "sort('pid')", "Sort PID", id="monitor.sort_pid", show=False),
+        Binding("G", "sort('gpu_mem')", "Sort GPU memory", id="monitor.sort_gpu_mem", show=False),
+        Binding("I", "invert_sort", "Invert sort", id="monitor.invert_sort", show=False),
+        Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Next sort column", id="monitor.sort_next", show=False, key_display=">"),
+        Binding("less_than_sign,comma", "cycle_sort(-1)", "Previous sort column", id="monitor.sort_previous", show=False, key_display="<"),
+        Binding("h", "toggle_history", "History", id="monitor.history"),
+        Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
+    ]
+
+    DEFAULT_CSS = """
+    MonitorScreen { overflow: hidden hidden; }
+    MonitorScreen #io-row { height: auto; max-height: 8; }
+    MonitorScreen.-short #io-row { max-height: 5; }
+    MonitorScreen #sampler-error { height: auto; color: $error; padding: 0 1; display: none; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._snapshot: Snapshot | None = None
+        self._history: History | None = None
+        self._show_history = True
+        self._show_io: bool | None = None
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar("starting…", id="header")
+        yield CpuMemoryPanel(id="cpu-memory")
+        yield GpuPanel(id="gpus")
+        with Horizontal(id="io-row"):
+            yield DisksPanel(id="disks")
+            yield NetworkPanel(id="network")
+        yield HistoryPanel(id="history")
+        yield Static(id="sampler-error")
+        yield ProcessPanel(id="processes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ProcessPanel).set_view(ProcessView())
+        self.query_one(ProcessPanel).table.focus()
+
+    def on_screen_resume(self) -> None:
+        if self._snapshot is not None and self._history is not None:
+            self.show_snapshot(self._snapshot, self._history)
+
+    def on_resize(self) -> None:
+        tall = self.size.height >= 40
+        self.set_class(not tall, "-short")
+        self.query_one(CoreGrid).max_meter_rows = 8 if tall else 3
+        self._apply_io_visibility()
+        self.call_after_refresh(self._fit_history)
+
+    def _fit_history(self) -> None:
+        """Charts only where they leave the process table its rows; sparklines otherwise."""
+        fixed_ids = ("#header", "#cpu-memory", "#gpus", "#io-row")
+        used = sum(self.query_one(widget_id).outer_size.height for widget_id in fixed_ids)
+        spare = self.size.height - used - 2 - MIN_PROCESS_ROWS
+        self.query_one(HistoryPanel).set_class(spare >= CHARTS_HEIGHT, "-charts")
+        if self._snapshot is not None and self._history is not None:
+            self._show_history_panel()
+
+    def show_snapshot(self, snapshot: Snapshot, history: History) -> None:
+        """Draw a new sample (called by the app on the UI thread)."""
+        self._snapshot, self._history = snapshot, history
+        if not self.is_current:
+            return
+        self.query_one("#sampler-error").display = False
+        self._show_header()
+        self.query_one(CpuMemoryPanel).show(snapshot.cpu, snapshot.memory, snapshot.host.cpu_model_name)
+        gpu_panel = self.query_one(GpuPanel)
+        gpu_rows_before = gpu_panel.row_count
+        gpu_panel.show(snapshot.gpus)
+        if gpu_panel.row_count != gpu_rows_before:
+            self.call_after_refresh(self._fit_history)
+        self.query_one(DisksPanel).show(snapshot.disks, snapshot.filesystems)
+        self.query_one(NetworkPanel).show(snapshot.networks)
+        self._show_history_panel()
+        self.query_one(ProcessPanel).show(snapshot.processes)
+
+    def show_sampler_error(self, reason: str) -> None:
+        error = self.query_one("#sampler-error", Static)
+        error.update(f"sampling failed: {reason} (retrying)")
+        error.display = True
+
+    def _show_header(self) -> None:
+        if self._snapshot is not None:
+            self.query_one(HeaderBar).show(self._snapshot.host, self.app.interval_s, self.app.paused)
+
+    def _show_history_panel(self) -> None:
+        panel = self.query_one(HistoryPanel)
+        panel.display = self._show_history
+        if self._show_history and self._history is not None and self._snapshot is not None:
+            panel.show(self._history, self.app.interval_s, bool(self._snapshot.gpus))
+
+    def _set_view(self, view: ProcessView) -> None:
+        self.query_one(ProcessPanel).set_view(view)
+
+    @property
+    def process_view(self) -> ProcessView:
+        return self.query_one(ProcessPanel).view
+
+    def on_process_panel_view_changed(self, event: ProcessPanel.ViewChanged) -> None:
+        self._set_view(event.view)
+
+    def action_toggle_pause(self) -> None:
+        self.app.set_paused(not self.app.paused)
+        self._show_header()
+        self.notify("paused: press space to resume" if self.app.paused else "resumed", timeout=2)
+
+    def action_change_interval(self, step: int) -> None:
+        self.app.set_interval_s(next_interval_s(self.app.interval_s, step))
+        self._show_header()
+
+    def action_filter(self) -> None:
+        self.query_one(ProcessPanel).start_filter()
+
+    def action_clear_filter(self) -> None:
+        panel = self.query_one(ProcessPanel)
+        if panel.clear_filter():
+            self._set_view(replace(panel.view, filter_text=""))
+
+    def action_toggle_tree(self) -> None:
+        self._set_view(replace(self.process_view, tree=not self.process_view.tree))
+
+    def action_sort(self, column_key: str) -> None:
+        self._set_view(self.process_view.sorted_by(column_key))
+
+    def action_invert_sort(self) -> None:
+        self._set_view(replace(self.process_view, descending=not self.process_view.descending))
+
+    def action_cycle_sort(self, step: int) -> None:
+        self._set_view(self.process_view.cycled(step))
+
+    def _apply_io_visibility(self) -> None:
+        shown = self._show_io if self._show_io is not None else self.size.height >= IO_PANEL_MIN_HEIGHT
+        self.query_one("#io-row").display = shown
+
+    def action_toggle_io(self) -> None:
+        self._show_io = not self.query_one("#io-row").display
+        self._apply_io_visibility()
+        self.call_after_refresh(self._fit_history)
+
+    def action_toggle_history(self) -> None:
+        self._show_history = not self._show_history
+        self._show_history_panel()
+
+    def action_kill(self) -> None:
+        from tui.screens.kill import KillScreen
+
+        process = self.query_one(ProcessPanel).selected_process
+        if process is None:
+            self.notify("no process selected", severity="warning")
+            return
+        user_name = current_user_name()
+        if not may_signal(process, user_name, os.geteuid() == 0):
+            self.notify(
+                f"cannot signal PID {process.pid}: it belongs to {process.user} and you are {user_name}",
+                severity="error",
+            )
+            return
+
+        def send(signal_number: int | None) -> None:
+            if signal_number is not None:
+                self._send_signal(process, signal_number)
+
+        self.app.push_screen(KillScreen(process.pid, process.command), send)
+
+    def _send_signal(self, process: ProcessSample, signal_number: int) -> None:
+        name = signal.Signals(signal_number).name
+        try:
+            os.kill(process.pid, signal_number)
+        except ProcessLookupError:
+            self.notify(f"PID {process.pid} already exited", severity="warning")
+        except PermissionError:
+            self.notify(f"{name} to PID {process.pid} refused: permission denied", severity="error")
+        else:
+            self.notify(f"sent {name} to PID {process.pid}")

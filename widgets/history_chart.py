@@ -1,0 +1,91 @@
+"""A rolling line chart drawn with plotext 6 (textual-plotext only supports plotext < 6)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSeries:
+    """One line: its legend label, values oldest first (NaN = gap), and a colour (0-255 or a name)."""
+
+    label: str
+    values: tuple[float, ...]
+    color: int | str
+
+
+def chart_text(
+    series: Sequence[ChartSeries],
+    width: int,
+    height: int,
+    y_max: float = 100.0,
+    title: str = "",
+    x_step_s: float = 1.0,
+) -> Text:
+    """Render the chart as Rich Text; x is seconds before now (uses plotext's master figure)."""
+    if width < 12 or height < 4:
+        return Text("")
+    import plotext
+
+    legend = Text(no_wrap=True, overflow="crop")
+    legend.append(title, style="bold")
+    for line in series:
+        legend.append(f" ━ {line.label}", style=_rich_color(line.color))
+    figure = plotext.figure
+    figure.clear()
+    figure.plot_size(width, height - 1)
+    figure.theme("dark")
+    figure.canvas("default")
+    figure.ruler("y").lim(0, y_max)
+    drawn = False
+    for line in series:
+        last = len(line.values) - 1
+        points = [((x - last) * x_step_s, v) for x, v in enumerate(line.values) if math.isfinite(v)]
+        if len(points) < 2:
+            continue
+        xs, ys = zip(*points)
+        marker = plotext.marker("braille", line.color)
+        figure.draw(figure.signal(list(xs), list(ys), marker=marker).lines())
+        drawn = True
+    if not drawn:
+        legend.append("  collecting…", style="dim")
+        return legend
+    return Text("\n").join([legend, Text.from_ansi(figure.build().string(), no_wrap=True)])
+
+
+def _rich_color(color: int | str) -> str:
+    return f"color({color})" if isinstance(color, int) else color
+
+
+class HistoryChart(Widget):
+    """A line chart of recent values; redraws at its own size whenever `series` changes."""
+
+    DEFAULT_CSS = """
+    HistoryChart {
+        height: 1fr;
+        width: 1fr;
+        min-height: 4;
+        text-wrap: nowrap;
+        text-overflow: clip;
+    }
+    """
+
+    series: reactive[tuple[ChartSeries, ...]] = reactive(())
+    """The lines to draw."""
+    y_max: reactive[float] = reactive(100.0)
+    """Top of the y axis."""
+    title: reactive[str] = reactive("")
+    """Chart title."""
+    x_step_s: reactive[float] = reactive(1.0)
+    """Seconds between two values, for the x axis (seconds before now)."""
+
+    def render(self) -> Text:
+        return chart_text(
+            self.series, self.size.width, self.size.height, self.y_max, self.title, self.x_step_s
+        )
