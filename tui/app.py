@@ -27,6 +27,12 @@ class SnapshotSource(Protocol):
     def sample(self) -> Snapshot: ...
 
 
+def _bench_screen() -> Screen:
+    from tui.screens.bench import BenchScreen
+
+    return BenchScreen()
+
+
 class PthTopApp(App):
     """Monitor, Bench, Wizard and Doctor as modes; one background sampler feeds the monitor."""
 
@@ -36,12 +42,14 @@ class PthTopApp(App):
     # Other modes are built on first use so start-up only pays for the monitor.
     MODES = {
         "monitor": "monitor",
+        "bench": _bench_screen,
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
         Binding("q,f10", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
+        Binding("b", "switch_mode('bench')", "Bench", id="mode.bench"),
     ]
 
     def __init__(
