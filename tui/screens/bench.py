@@ -70,6 +70,7 @@ class KernelProgress(Horizontal):
     def __init__(self, kernel: str, device: str) -> None:
         super().__init__()
         self.kernel_label = f"{kernel} {device}"
+        self._latest = (0.0, "waiting")
 
     def compose(self) -> ComposeResult:
         yield Label(Text(self.kernel_label[:17]))
@@ -77,6 +78,15 @@ class KernelProgress(Horizontal):
         yield Label("", classes="message", markup=False)
 
     def update(self, fraction: float, message: str) -> None:
+        self._latest = (fraction, message)
+        if self.is_mounted and self.query(ProgressBar):
+            self._show()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._show)
+
+    def _show(self) -> None:
+        fraction, message = self._latest
         self.query_one(ProgressBar).update(progress=100 * max(0.0, min(1.0, fraction)))
         self.query_one(".message", Label).update(Text(message[:24]))
 
