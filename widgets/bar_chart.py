@@ -28,6 +28,7 @@ def bar_chart_text(
     reference: float | None = None,
     empty_text: str = "no data",
     label_width: int = 22,
+    value_format: str = "{:.1f}",
 ) -> Text:
     """Render the bars as Rich Text (uses plotext's master figure); `reference` draws a vertical line."""
     shown = [bar for bar in bars if math.isfinite(bar.value)]
@@ -48,7 +49,8 @@ def bar_chart_text(
     upper = max(values + ([reference * 1.05] if reference else []))
     figure.ruler("x").lim(0, upper * 1.05 if upper > 0 else 1)
     # plotext draws the first bar at the bottom: reverse so the list reads top to bottom.
-    figure.draw(figure.bar(labels[::-1], values[::-1], orientation="h", labeled=True, width=0.6))
+    value_labels = [value_format.format(value) for value in values]
+    figure.draw(figure.bar(labels[::-1], values[::-1], orientation="h", labeled=value_labels[::-1], width=0.6))
     if reference is not None:
         figure.line(reference, orientation="vertical")
     return Text.from_ansi(figure.build().string(), no_wrap=True)

@@ -64,7 +64,7 @@ class KernelProgress(Horizontal):
     KernelProgress { height: 1; }
     KernelProgress > Label { width: 18; }
     KernelProgress > ProgressBar { width: 1fr; }
-    KernelProgress > .message { width: 24; color: $text-muted; }
+    KernelProgress > .message { width: 30; color: $text-muted; }
     """
 
     def __init__(self, kernel: str, device: str) -> None:
@@ -74,7 +74,7 @@ class KernelProgress(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(Text(self.kernel_label[:17]))
-        yield ProgressBar(total=100, show_eta=True)
+        yield ProgressBar(total=100, show_eta=False)
         yield Label("", classes="message", markup=False)
 
     def update(self, fraction: float, message: str) -> None:
@@ -88,7 +88,7 @@ class KernelProgress(Horizontal):
     def _show(self) -> None:
         fraction, message = self._latest
         self.query_one(ProgressBar).update(progress=100 * max(0.0, min(1.0, fraction)))
-        self.query_one(".message", Label).update(Text(message[:24]))
+        self.query_one(".message", Label).update(Text(message[:30]))
 
 
 class BenchScreen(Screen):
@@ -268,7 +268,10 @@ class BenchScreen(Screen):
         elif event.kind == "progress":
             line = self._progress_line(event.get("kernel"), event.get("device"))
             if line is not None:
-                line.update(float(event.get("fraction") or 0), str(event.get("message") or ""))
+                eta = event.get("eta_s")
+                eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) and eta > 0 else ""
+                line.update(float(event.get("fraction") or 0), f"{event.get('message') or ''}{eta_text}")
+                self.set_status(f"Running {event.get('kernel')} on {event.get('device')}… (Esc cancels)")
         elif stored is not None:
             self.add_row(stored)
             if event.kind == "result" and stored.get("percent_of_peak") is not None:
