@@ -28,7 +28,6 @@ def test_cuda_kernels_return_plausible_values_with_telemetry_and_peaks(tmp_path)
     rows = {(row["kernel"], row["variant"]): row for row in record.rows}
     assert {variant for kernel, variant in rows if kernel == "gemm"} == {"fp32 (tf32 off)", "tf32", "fp16", "bf16"}
     assert rows[("gemm", "fp32 (tf32 off)")]["details"]["cuda_matmul_allow_tf32"] is False
-    assert rows[("gemm", "bf16")]["value"] > rows[("gemm", "fp32 (tf32 off)")]["value"]
     assert {variant for kernel, variant in rows if kernel == "h2d"} == {
         "h2d pinned", "h2d pageable", "d2h pinned", "d2h pageable"}
     assert rows[("h2d", "h2d pinned")]["details"]["bytes"] >= 256 * 2**20

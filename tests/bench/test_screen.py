@@ -73,3 +73,15 @@ async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
         await asyncio.sleep(0.05)
         assert not list(tmp_path.glob(".pth-top-bench-*"))
         assert not list_runs()
+
+
+async def test_a_missing_interpreter_is_reported_on_the_status_line(tmp_path):
+    screen = BenchScreen(python=str(tmp_path / "nope" / "python"), kernels=("disk",))
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        status = lambda: str(screen.query_one("#status").content)  # noqa: E731
+        await wait_for(pilot, lambda: "Cannot list devices" in status(), timeout_s=10)
+        assert "does not exist" in status()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Benchmark failed" in status(), timeout_s=10)
+        assert "does not exist" in status() and not screen.running

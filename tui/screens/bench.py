@@ -146,7 +146,7 @@ class BenchScreen(Screen):
         with Vertical(id="controls"):
             with Horizontal(id="devices"):
                 yield Label("Devices:")
-                yield Checkbox("cpu", True, id="device-cpu")
+                yield Checkbox("cpu", True, id="device-cpu", name="cpu")
             with Horizontal(id="options"):
                 yield Select([("quick", "quick"), ("standard", "standard")], value="quick", allow_blank=False,
                              id="suite")
@@ -172,13 +172,22 @@ class BenchScreen(Screen):
     # Devices
 
     @work(exclusive=True, group="bench-devices", exit_on_error=False)
-    async def discover_devices(self) -> None:
+    async def discover_devices(self, delay_s: float = 0.0) -> None:
+        import asyncio
+
         from benches.launcher import LaunchError, discover_devices
 
+        await asyncio.sleep(delay_s)  # typing in the python field restarts this worker: list once typing stops
+        python = self.query_one("#python", Input).value.strip() or None
         try:
-            self.post_message(DevicesFound(await discover_devices(self.python or None)))
+            self.post_message(DevicesFound(await discover_devices(python)))
         except LaunchError as error:
             self.post_message(DevicesFound([], str(error)))
+
+    @on(Input.Changed, "#python")
+    def python_changed(self) -> None:
+        self.set_status("Looking for devices…")
+        self.discover_devices(delay_s=0.8)
 
     def on_devices_found(self, message: DevicesFound) -> None:
         if message.error:
@@ -186,17 +195,21 @@ class BenchScreen(Screen):
             return
         self.devices = message.devices
         row = self.query_one("#devices", Horizontal)
+        wanted = {"device-" + device["id"].replace(":", "-") for device in message.devices}
+        for checkbox in list(row.query(Checkbox)):
+            if checkbox.id not in wanted:
+                checkbox.remove()
         for device in message.devices:
             checkbox_id = "device-" + device["id"].replace(":", "-")
             if not self.query(f"#{checkbox_id}"):
-                row.mount(Checkbox(device["id"], device["id"].startswith("cuda"), id=checkbox_id))
+                row.mount(Checkbox(device["id"], device["id"].startswith("cuda"), id=checkbox_id, name=device["id"]))
         names = ", ".join(f"{device['id']} ({device['name']})" for device in message.devices)
         self.set_status(f"Found {names}. Enter starts, Esc cancels.")
 
     def chosen_device(self) -> str:
         """One ticked device, or 'all' when several are ticked (the runner takes one device or all)."""
-        chosen = [device["id"] for device in self.devices
-                  if self.query_one("#device-" + device["id"].replace(":", "-"), Checkbox).value]
+        chosen = [checkbox.name for checkbox in self.query_one("#devices").query(Checkbox)
+                  if checkbox.value and checkbox.name]
         if not chosen:
             return "cpu"
         return chosen[0] if len(chosen) == 1 else "all"
