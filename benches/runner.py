@@ -101,7 +101,7 @@ def run_suite(
     devices: list[str] | None = None,
 ) -> int:
     """Run every step, one error row per failing variant, and return the exit code."""
-    from benches.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata
+    from benches.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
     started = time.monotonic()
@@ -135,7 +135,7 @@ def run_suite(
         for variant in variants:
             try:
                 if device.startswith("cuda"):
-                    with GpuTelemetry(device) as telemetry:
+                    with device_scope(device), GpuTelemetry(device) as telemetry:
                         fields = variant.run()
                     fields["telemetry"] = telemetry.summary()
                 else:

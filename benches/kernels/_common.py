@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -35,6 +36,11 @@ class Variant:
 
 def is_cuda(device: str) -> bool:
     return device.startswith("cuda")
+
+
+def device_scope(device: str):
+    """Make `device` the current CUDA device while a variant runs (events record on its stream)."""
+    return torch.cuda.device(device) if is_cuda(device) else nullcontext()
 
 
 def list_devices() -> list[dict]:
