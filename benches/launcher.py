@@ -8,11 +8,13 @@ Used by both the headless CLI and the Bench screen (asyncio, so the UI loop neve
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
 import os
 import shutil
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -35,6 +37,36 @@ BOOTSTRAP = (
     "from benches.__main__ import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+
+
+_live_pids: set[int] = set()
+
+
+def _terminate_live_children() -> None:
+    """At interpreter exit, no benchmark child outlives us (they run in their own session)."""
+    for pid in list(_live_pids):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            _live_pids.discard(pid)
+    deadline = time.monotonic() + KILL_AFTER_S
+    while _live_pids and time.monotonic() < deadline:
+        for pid in list(_live_pids):
+            try:
+                finished, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                finished = pid
+            if finished:
+                _live_pids.discard(pid)
+        time.sleep(0.05)
+    for pid in _live_pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+atexit.register(_terminate_live_children)
 
 
 class LaunchError(Exception):
@@ -114,6 +146,7 @@ class BenchProcess:
             )
         except OSError as error:
             raise LaunchError(f"cannot start {self.python}: {error.strerror or error}") from None
+        _live_pids.add(self._process.pid)
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
 
     async def _drain_stderr(self) -> None:
@@ -135,6 +168,7 @@ class BenchProcess:
     async def wait(self) -> int:
         assert self._process
         code = await self._process.wait()
+        _live_pids.discard(self._process.pid)
         if self._stderr_task:
             await self._stderr_task
         return code
@@ -153,6 +187,7 @@ class BenchProcess:
                 await process.wait()
         except ProcessLookupError:
             pass
+        _live_pids.discard(process.pid)
         if self._stderr_task:
             self._stderr_task.cancel()
         return process.returncode

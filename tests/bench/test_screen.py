@@ -85,3 +85,17 @@ async def test_a_missing_interpreter_is_reported_on_the_status_line(tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Benchmark failed" in status(), timeout_s=10)
         assert "does not exist" in status() and not screen.running
+
+
+async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tmp_path):
+    from textual.widgets import Select
+
+    screen = BenchScreen(python=str(tmp_path / "missing"), kernels=("disk",))
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen.query_one("#suite", Select).focus()
+        await pilot.press("down")  # opens the list
+        await pilot.press("down", "enter")
+        await pilot.pause(0.1)
+        assert screen.query_one("#suite", Select).value == "standard"
+        assert not screen.running and "Benchmark failed" not in str(screen.query_one("#status").content)
