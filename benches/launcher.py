@@ -100,6 +100,7 @@ def run_arguments(
     time_cap_s: float | None = None,
     disk_dir: str | None = None,
     disk_size_mib: int | None = None,
+    cpu_memory_budget_mib: int | None = None,
 ) -> list[str]:
     args = ["run", "--device", device, "--suite", suite]
     for name in kernels:
@@ -112,6 +113,8 @@ def run_arguments(
         args += ["--disk-dir", str(disk_dir)]
     if disk_size_mib is not None:
         args += ["--disk-size-mib", str(int(disk_size_mib))]
+    if cpu_memory_budget_mib is not None:
+        args += ["--cpu-memory-budget-mib", str(int(cpu_memory_budget_mib))]
     return args
 
 
@@ -188,9 +191,20 @@ class BenchProcess:
         except ProcessLookupError:
             pass
         _live_pids.discard(process.pid)
-        if self._stderr_task:
-            self._stderr_task.cancel()
+        await self._close_pipes()
         return process.returncode
+
+    async def _close_pipes(self) -> None:
+        """Read the dead child's pipes to EOF so their transports close on this event loop."""
+        process = self._process
+        try:
+            if process and process.stdout:
+                await asyncio.wait_for(process.stdout.read(), timeout=1.0)
+            if self._stderr_task:
+                await asyncio.wait_for(self._stderr_task, timeout=1.0)
+        except (asyncio.TimeoutError, OSError):
+            if self._stderr_task:
+                self._stderr_task.cancel()
 
     def failure_reason(self) -> str:
         """One line on why the child failed, from its stderr tail."""
@@ -220,6 +234,9 @@ async def discover_devices(python: str | None = None, timeout_s: float = 60.0) -
     except asyncio.TimeoutError:
         await process.cancel()
         raise LaunchError(f"{process.python} did not list its devices within {timeout_s:.0f} s") from None
+    except asyncio.CancelledError:
+        await process.cancel()
+        raise
     code = await process.wait()
     if not devices:
         raise LaunchError(error or process.failure_reason() or f"device listing failed (exit {code})")

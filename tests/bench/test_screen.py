@@ -99,3 +99,20 @@ async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tm
         await pilot.pause(0.1)
         assert screen.query_one("#suite", Select).value == "standard"
         assert not screen.running and "Benchmark failed" not in str(screen.query_one("#status").content)
+
+
+async def test_b_opens_the_bench_mode_and_escape_returns_to_the_monitor():
+    from tui.app import PthTopApp
+
+    class BrokenSource:
+        def sample(self):
+            raise RuntimeError("no sensors in this test")
+
+    app = PthTopApp(source_factory=BrokenSource)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, BenchScreen)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert app.current_mode == "monitor"

@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-cap", type=float, metavar="SECONDS", help="time cap per measurement")
     parser.add_argument("--disk-dir", metavar="DIR", help="folder for the disk test's temp file (default: data dir)")
     parser.add_argument("--disk-size-mib", type=int, metavar="MIB", help="disk test file size (default 1024 x scale)")
+    parser.add_argument("--cpu-memory-budget-mib", type=int, metavar="MIB",
+                        help="max_batch on CPU: memory budget standing in for device memory (default 2048 x scale)")
     parser.set_defaults(func=run)
 
 
@@ -62,6 +64,8 @@ def validate(args: argparse.Namespace) -> None:
         raise CliError(f"--time-cap must be in (0, 600] seconds, got {args.time_cap}")
     if args.disk_size_mib is not None and args.disk_size_mib < 1:
         raise CliError("--disk-size-mib must be at least 1")
+    if args.cpu_memory_budget_mib is not None and args.cpu_memory_budget_mib < 1:
+        raise CliError("--cpu-memory-budget-mib must be at least 1")
     if args.out and args.force is False:
         from pathlib import Path
 
@@ -121,7 +125,7 @@ async def execute(args: argparse.Namespace, printer: ProgressPrinter):
         user_data_dir().mkdir(parents=True, exist_ok=True)
     process = BenchProcess(args.python, run_arguments(
         device=args.device, suite=args.suite, kernels=args.kernel, scale=args.scale, time_cap_s=args.time_cap,
-        disk_dir=disk_dir, disk_size_mib=args.disk_size_mib))
+        disk_dir=disk_dir, disk_size_mib=args.disk_size_mib, cpu_memory_budget_mib=args.cpu_memory_budget_mib))
     record = RunRecord(python=process.python)
     await process.start()
     try:
