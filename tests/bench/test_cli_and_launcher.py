@@ -110,3 +110,28 @@ async def test_cancel_kills_the_child_within_2_s_and_leaves_no_temp_file(tmp_pat
     assert code is not None
     await asyncio.sleep(0.05)
     assert not list(tmp_path.glob(".pth-top-bench-*"))
+
+
+def test_a_torch_only_interpreter_runs_the_benchmarks_without_pth_top_installed(tmp_path):
+    torch = pytest.importorskip("torch")
+    venv = tmp_path / "training-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    ours = Path(torch.__file__).resolve().parent.parent
+    for name in ("torch", "torchgen", "functorch", "typing_extensions.py", "filelock", "sympy", "mpmath",
+                 "networkx", "jinja2", "markupsafe", "fsspec"):
+        if (ours / name).exists():
+            (site / name).symlink_to(ours / name)
+    probe = subprocess.run([str(python), "-c", "import torch\ntry:\n import textual, configs\nexcept ImportError: pass\n"
+                            "else: raise SystemExit('pth-top leaks into this venv')"], capture_output=True, cwd=tmp_path)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot build a torch-only venv here: {probe.stderr.decode()[-200:]}")
+    code = "import sys, tui.cli as c; c.COMMAND_MODULES = ('tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, "bench", "--python", str(python), "--kernel", "disk", *TINY,
+                           "--disk-dir", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert run["metadata"]["python_executable"] == str(python)
+    assert [row["variant"] for row in run["rows"]] == ["sequential write", "sequential read"]
