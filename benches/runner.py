@@ -21,6 +21,9 @@ from benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUIT
 from benches.protocol import encode_event
 
 
+PROGRESS_MIN_INTERVAL_S = 0.25
+
+
 class UsageError(Exception):
     pass
 
@@ -114,11 +117,16 @@ def run_suite(
     for spec, device in steps:
         kernel_started = time.monotonic()
         base = {"kernel": spec.name, "device": device}
-        state = {"done": 0, "total": 1}
+        state: dict[str, float] = {"done": 0, "total": 1}
 
         def progress(fraction: float, message: str, _base=base, _state=state, _started=kernel_started) -> None:
+            now = time.monotonic()
+            # At most a few updates a second: the parent redraws on each one.
+            if fraction < 1 and now - _state.get("last_emit", 0.0) < PROGRESS_MIN_INTERVAL_S:
+                return
+            _state["last_emit"] = now
             overall = (_state["done"] + max(0.0, min(1.0, fraction))) / _state["total"]
-            elapsed = time.monotonic() - _started
+            elapsed = now - _started
             eta = elapsed / overall * (1 - overall) if overall > 0 else None
             emit("progress", **_base, fraction=overall, eta_s=eta, message=message)
 
@@ -154,6 +162,7 @@ def run_suite(
                      traceback=traceback.format_exc(limit=6))
                 _free_memory(device)
             state["done"] += 1
+            state["last_emit"] = 0.0
             progress(0.0, variant.name)
     emit("finished", ok=errors == 0, results=results, errors=errors, wall_s=time.monotonic() - started)
     return 0 if errors == 0 else 1

@@ -141,6 +141,7 @@ class BenchScreen(Screen):
         self.last_saved: Path | None = None
         self.started_at = 0.0
         self._process = None
+        self.status_text = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="controls"):
@@ -215,6 +216,7 @@ class BenchScreen(Screen):
         return chosen[0] if len(chosen) == 1 else "all"
 
     def set_status(self, text: str) -> None:
+        self.status_text = text
         self.query_one("#status", Static).update(Text(text))
 
     # Running
@@ -284,7 +286,9 @@ class BenchScreen(Screen):
                 eta = event.get("eta_s")
                 eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) and eta > 0 else ""
                 line.update(float(event.get("fraction") or 0), f"{event.get('message') or ''}{eta_text}")
-                self.set_status(f"Running {event.get('kernel')} on {event.get('device')}… (Esc cancels)")
+                running = f"Running {event.get('kernel')} on {event.get('device')}… (Esc cancels)"
+                if running != self.status_text:
+                    self.set_status(running)
         elif stored is not None:
             self.add_row(stored)
             if event.kind == "result" and stored.get("percent_of_peak") is not None:
