@@ -112,7 +112,9 @@ async def test_b_opens_the_bench_mode_and_escape_returns_to_the_monitor():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("b")
         await pilot.pause(0.2)
-        assert isinstance(app.screen, BenchScreen)
+        screen = app.screen
+        assert isinstance(screen, BenchScreen)
+        await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
         await pilot.press("escape")
         await pilot.pause(0.2)
         assert app.current_mode == "monitor"
