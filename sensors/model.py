@@ -169,6 +169,8 @@ class ProcessSample:
     running_time_s: float
     command: str
     gpu_uses: tuple[GpuProcessUse, ...] = ()
+    # A kernel thread ([kworker/0:1] and the like), which htop-style views hide by default.
+    is_kernel_thread: bool = False
 
     @property
     def has_gpu_context(self) -> bool:

@@ -15,6 +15,9 @@ from typing import Any, Callable
 from sensors.na import NA
 
 
+_ABSENT = object()
+
+
 class GpuLostError(Exception):
     """The GPU stopped answering (NVMLError_GpuIsLost / NVMLError_Unknown)."""
 
@@ -95,6 +98,27 @@ class NvmlSession:
             return function(*args)
         except module.NVMLError as error:
             return self._handle_error(module, function_name, error, default)
+        except (TypeError, ValueError, AttributeError):
+            # The binding's signature differs from what we call it with (version skew): stop calling it.
+            self.missing_functions.add(function_name)
+            return default
+
+    def call_first(self, function_names: tuple[str, ...], *args: Any, default: Any = NA) -> Any:
+        """Call the first of `function_names` this binding and driver have (newest variant first)."""
+        for function_name in function_names:
+            if function_name in self.missing_functions:
+                continue
+            value = self.call(function_name, *args, default=_ABSENT)
+            if value is _ABSENT:
+                if function_name in self.missing_functions:
+                    continue
+                return default
+            return value
+        return default
+
+    def mark_missing(self, function_name: str) -> None:
+        """Stop calling `function_name` (e.g. a variant that answers with garbage on this driver)."""
+        self.missing_functions.add(function_name)
 
     def cached_call(self, ttl_s: float, function_name: str, *args: Any, default: Any = NA) -> Any:
         """Like `call`, but reuse a value younger than `ttl_s` seconds (for slow-changing fields)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from functools import partial
 from typing import Callable, Iterable, Protocol
 
@@ -21,6 +22,8 @@ from tui.screens.too_small import TooSmallScreen
 MIN_INTERVAL_S = 0.25
 MAX_INTERVAL_S = 10.0
 MIN_WIDTH, MIN_HEIGHT = 60, 15
+# Longest the sampler sleeps before it notices a cancelled worker.
+WAKE_CHECK_S = 0.25
 
 
 class SnapshotSource(Protocol):
@@ -33,6 +36,18 @@ def _bench_screen() -> Screen:
     return BenchScreen()
 
 
+def _doctor_screen() -> Screen:
+    from tui.screens.doctor import DoctorScreen
+
+    return DoctorScreen()
+
+
+def _wizard_screen() -> Screen:
+    from tui.screens.wizard import WizardScreen
+
+    return WizardScreen()
+
+
 class PthTopApp(App):
     """Monitor, Bench, Wizard and Doctor as modes; one background sampler feeds the monitor."""
 
@@ -43,6 +58,8 @@ class PthTopApp(App):
     MODES = {
         "monitor": "monitor",
         "bench": _bench_screen,
+        "doctor": _doctor_screen,
+        "wizard": _wizard_screen,
     }
     DEFAULT_MODE = "monitor"
     BINDINGS = [
@@ -50,6 +67,8 @@ class PthTopApp(App):
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
         Binding("b", "switch_mode('bench')", "Bench", id="mode.bench"),
+        Binding("d", "switch_mode('doctor')", "Doctor", id="mode.doctor"),
+        Binding("w", "switch_mode('wizard')", "Wizard", id="mode.wizard"),
     ]
 
     def __init__(
@@ -65,7 +84,7 @@ class PthTopApp(App):
         self._wake_sampler = threading.Event()
 
     def on_mount(self) -> None:
-        self._check_size()
+        self._check_size(self.size.width, self.size.height)
         self.sample_forever()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
@@ -83,8 +102,19 @@ class PthTopApp(App):
                     self.post_message(SnapshotReady(source.sample()))
                 except Exception as error:  # a sensor bug must not kill the dashboard
                     self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
-            self._wake_sampler.wait(self.interval_s)
-            self._wake_sampler.clear()
+            self._sleep_until_next_sample(worker)
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+
+    def _sleep_until_next_sample(self, worker) -> None:
+        """Wait one interval; wake early on cancel, pause or an interval change."""
+        deadline = time.monotonic() + self.interval_s
+        while not self._wake_sampler.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or worker.cancelled_event.wait(min(remaining, WAKE_CHECK_S)):
+                break
+        self._wake_sampler.clear()
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self.history.append(message.snapshot)
@@ -109,10 +139,10 @@ class PthTopApp(App):
         self._wake_sampler.set()
 
     def on_resize(self, event: events.Resize) -> None:
-        self._check_size()
+        self._check_size(event.size.width, event.size.height)
 
-    def _check_size(self) -> None:
-        too_small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+    def _check_size(self, width: int, height: int) -> None:
+        too_small = width < MIN_WIDTH or height < MIN_HEIGHT
         showing = isinstance(self.screen, TooSmallScreen)
         if too_small and not showing:
             self.push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))

@@ -15,6 +15,9 @@ from tui.commands import CliError
 COMMAND_MODULES = (
     "tui.commands.snapshot",
     "tui.commands.bench",
+    "tui.commands.doctor",
+    "tui.commands.wizard",
+    "tui.commands.build",
 )
 
 MIN_INTERVAL_S = 0.25

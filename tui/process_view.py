@@ -41,7 +41,7 @@ COLUMNS: tuple[ProcessColumn, ...] = (
     ProcessColumn("gpu_mem", "GPUMEM", 6, lambda p: _number(p.gpu_memory_used_bytes)),
     ProcessColumn("gpu", "GPU", 3, lambda p: p.gpu_indices or (math.inf,), descending_first=False),
     ProcessColumn("state", "S", 1, lambda p: p.state, descending_first=False),
-    ProcessColumn("time", "TIME+", 9, lambda p: p.running_time_s),
+    ProcessColumn("time", "ELAPSED", 9, lambda p: p.running_time_s),
     ProcessColumn("command", "Command", None, lambda p: p.command.lower(), descending_first=False),
 )
 COLUMN_BY_KEY = {column.key: column for column in COLUMNS}

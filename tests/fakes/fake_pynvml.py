@@ -18,14 +18,18 @@ import pynvml as real_pynvml
 @dataclass
 class FakeHandle:
     index: int
+    # Set for a MIG device handle: its slot under the parent GPU `index`.
+    mig_index: int | None = None
 
     def __hash__(self) -> int:
-        return hash(("fake-handle", self.index))
+        return hash(("fake-handle", self.index, self.mig_index))
 
 
 @dataclass
 class FakeDevice:
     values: dict[str, Any] = field(default_factory=dict)
+    # MIG devices by slot (None: empty slot), reached through nvmlDeviceGetMigDeviceHandleByIndex.
+    mig_devices: list["FakeDevice | None"] = field(default_factory=list)
 
 
 class FakePynvml:
@@ -95,7 +99,19 @@ class FakePynvml:
                 if not 0 <= index < len(self.devices):
                     raise real_pynvml.NVMLError_InvalidArgument()
                 return FakeHandle(index)
-            if handle is not None:
+            if name == "nvmlDeviceGetHandleByPciBusId":
+                return self._handle_by_bus_id(args[0])
+            if name == "nvmlDeviceGetMigDeviceHandleByIndex" and handle is not None:
+                slots = self.devices[handle.index].mig_devices
+                if not slots:
+                    raise real_pynvml.NVMLError_NotSupported()
+                if not 0 <= args[1] < len(slots) or slots[args[1]] is None:
+                    raise real_pynvml.NVMLError_NotFound()
+                return FakeHandle(handle.index, args[1])
+            if handle is not None and handle.mig_index is not None:
+                values = self.devices[handle.index].mig_devices[handle.mig_index].values
+                rest = args[1:]
+            elif handle is not None:
                 values = self.devices[handle.index].values
                 rest = args[1:]
             else:
@@ -108,3 +124,14 @@ class FakePynvml:
 
         function.__name__ = name
         return function
+
+    def _handle_by_bus_id(self, bus_id: bytes) -> FakeHandle:
+        if not isinstance(bus_id, bytes):
+            # pynvml hands the argument to ctypes.c_char_p, which takes bytes only.
+            raise TypeError("bytes or integer address expected instead of str instance")
+        wanted = bus_id.decode()
+        for index, device in enumerate(self.devices):
+            pci = device.values.get("nvmlDeviceGetPciInfo")
+            if pci is not None and getattr(pci, "busId", None) == wanted:
+                return FakeHandle(index)
+        raise real_pynvml.NVMLError_NotFound()

@@ -1,0 +1,69 @@
+"""A recommended (or preset) machine: components, memory vs GPU, power, price, reasoning, warnings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from configs.answers import Answers
+from configs.memory import MemoryBreakdown
+
+ROLES = ("gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu")
+ROLE_LABELS = {
+    "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
+    "cooler": "CPU cooler", "psu": "PSU",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    role: str
+    part_id: str
+    name: str
+    quantity: int
+    unit_price_cny: float
+    spec: dict[str, Any]
+    reasoning: tuple[str, ...] = ()
+
+    @property
+    def total_price_cny(self) -> float:
+        return self.unit_price_cny * self.quantity
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    sustained_w: float
+    peak_w: float
+    psu_required_w: float
+    psu_capacity_w: float
+    wall_draw_w: float
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    answers: Answers
+    components: tuple[Component, ...]
+    memory: MemoryBreakdown
+    gpu_memory_per_gpu_bytes: int
+    gpu_usable_per_gpu_bytes: int
+    power: Power
+    total_price_cny: float
+    budget_cny: float
+    reasoning: tuple[str, ...]
+    warnings: tuple[str, ...]
+    # role -> catalog ids in recommendation order, for "swap to the next-best".
+    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # role -> (id, quantity or 0 for "as the rules say"): what the user or a preset fixed.
+    pins: dict[str, tuple[str, int]] = field(default_factory=dict)
+    title: str = ""
+    comments: tuple[str, ...] = ()
+
+    def component(self, role: str) -> Component | None:
+        for component in self.components:
+            if component.role == role:
+                return component
+        return None
+
+    @property
+    def memory_fits(self) -> bool:
+        return self.memory.total_bytes <= self.gpu_usable_per_gpu_bytes

@@ -1,0 +1,114 @@
+"""Shipped presets: model architectures (presets/models.toml) and example builds (presets/builds/*.toml)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from configs.memory import ModelShape
+from configs.tomlsource import read_toml
+
+PRESETS_DIR = Path(__file__).with_name("presets")
+
+# Activation elements per input pixel of ResNet-50 (37.56M at 224x224): the estimate for a custom CNN.
+CNN_ACTIVATION_ELEMENTS_PER_PIXEL = 37_560_000 / (224 * 224)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPreset:
+    id: str
+    name: str
+    kind: str
+    parameters: int
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    sequence_length: int
+    vocabulary_size: int
+    input_size_px: int
+    activation_elements_per_sample: int
+    default_batch_size: int
+    source: str
+
+
+@functools.cache
+def model_presets() -> Mapping[str, ModelPreset]:
+    data, _ = read_toml(PRESETS_DIR / "models.toml")
+    presets = {}
+    for entry in data["model"]:
+        presets[entry["id"]] = ModelPreset(
+            id=entry["id"], name=entry["name"], kind=entry["kind"], parameters=entry["parameters"],
+            layers=entry.get("layers", 0), hidden_size=entry.get("hidden_size", 0),
+            attention_heads=entry.get("attention_heads", 0), kv_heads=entry.get("kv_heads", 0),
+            sequence_length=entry.get("sequence_length", 0), vocabulary_size=entry.get("vocabulary_size", 0),
+            input_size_px=entry.get("input_size_px", 0),
+            activation_elements_per_sample=entry.get("activation_elements_per_sample", 0),
+            default_batch_size=entry["default_batch_size"], source=entry["source"],
+        )
+    return MappingProxyType(presets)
+
+
+def model_shape(workload: Mapping[str, Any]) -> tuple[ModelShape, str]:
+    """The estimator's view of a workload answer, and a line saying where the numbers came from."""
+    preset_id = workload["preset"]
+    if preset_id != "custom":
+        preset = model_presets()[preset_id]
+        return ModelShape(
+            kind=preset.kind, parameters=preset.parameters, layers=preset.layers, hidden_size=preset.hidden_size,
+            attention_heads=preset.attention_heads, kv_heads=preset.kv_heads, sequence_length=preset.sequence_length,
+            activation_elements_per_sample=preset.activation_elements_per_sample,
+        ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters ({preset.source})"
+    kind = workload["kind"]
+    if kind == "transformer":
+        layers, hidden, vocab = workload["layers"], workload["hidden_size"], workload["vocabulary_size"]
+        parameters = workload["parameters"] or 12 * layers * hidden * hidden + vocab * hidden
+        origin = "given" if workload["parameters"] else "12*L*h^2 + V*h"
+        return ModelShape(
+            kind="transformer", parameters=parameters, layers=layers, hidden_size=hidden,
+            attention_heads=workload["attention_heads"], kv_heads=workload["kv_heads"],
+            sequence_length=workload["sequence_length"],
+        ), f"custom transformer: {parameters / 1e6:,.1f}M parameters ({origin})"
+    if kind == "cnn":
+        elements = workload["activation_elements_per_sample"]
+        origin = "given"
+        if not elements:
+            elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * workload["input_size_px"] ** 2)
+            origin = "activations scaled from ResNet-50's per-pixel count"
+        return ModelShape(
+            kind="cnn", parameters=workload["parameters"], activation_elements_per_sample=elements,
+        ), f"custom CNN: {workload['parameters'] / 1e6:,.1f}M parameters ({origin})"
+    return ModelShape(kind="generic", parameters=workload["parameters"]), (
+        f"custom model: {workload['parameters'] / 1e6:,.1f}M parameters (no architecture: activations unknown)"
+    )
+
+
+def build_preset_paths() -> dict[str, Path]:
+    return {path.stem: path for path in sorted((PRESETS_DIR / "builds").glob("*.toml"))}
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPreset:
+    id: str
+    title: str
+    answers: Any
+    pins: dict[str, tuple[str, int]]
+    comments: tuple[str, ...]
+    guide_price_cny: float
+
+
+def load_build_preset(preset_id: str) -> BuildPreset:
+    """One of the guide's example builds: its answers, the pinned parts and the wizard's comments."""
+    from configs.answers import answers_from_dict
+
+    path = build_preset_paths()[preset_id]
+    data, text = read_toml(path)
+    answers = answers_from_dict(data["answers"], path=path, text=text, table_prefix="answers.")
+    pins = {role: (pin["id"], pin["quantity"]) for role, pin in data.get("pins", {}).items()}
+    return BuildPreset(
+        id=preset_id, title=data["title"], answers=answers, pins=pins, comments=tuple(data["comments"]),
+        guide_price_cny=data["guide_price_cny"],
+    )

@@ -1,0 +1,59 @@
+"""Plain-text views of a build (for `pth-top build show` and the wizard's review step)."""
+
+from __future__ import annotations
+
+from configs.build import ROLE_LABELS, Build
+
+GIB = 1024**3
+
+
+def memory_lines(build: Build) -> list[str]:
+    lines = []
+    for label, value in build.memory.terms():
+        lines.append(f"  {label:<17}{value / GIB:>9.2f} GiB")
+    total = build.memory.total_bytes / GIB
+    usable = build.gpu_usable_per_gpu_bytes / GIB
+    verdict = "fits" if build.memory_fits else "DOES NOT FIT"
+    lines.append(f"  {'total per GPU':<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({build.gpu_memory_per_gpu_bytes / GIB:g} GiB card): {verdict}")
+    return lines
+
+
+def power_lines(build: Build) -> list[str]:
+    p = build.power
+    if not p.psu_capacity_w:
+        return [f"  sustained {p.sustained_w:,.0f} W, peak {p.peak_w:,.0f} W (module's own supply)"]
+    return [
+        f"  sustained {p.sustained_w:,.0f} W, peak {p.peak_w:,.0f} W, wall ~{p.wall_draw_w:,.0f} W",
+        f"  PSU required {p.psu_required_w:,.0f} W, fitted {p.psu_capacity_w:,.0f} W",
+    ]
+
+
+def price_line(build: Build) -> str:
+    delta = build.budget_cny - build.total_price_cny
+    state = f"¥{delta:,.0f} under budget" if delta >= 0 else f"¥{-delta:,.0f} OVER budget"
+    return f"  ¥{build.total_price_cny:,.0f} of ¥{build.budget_cny:,.0f}: {state}"
+
+
+def component_line(role: str, build: Build, with_id: bool = True) -> str:
+    component = build.component(role)
+    if component is None:
+        return ""
+    count = f"{component.quantity} x " if component.quantity > 1 else ""
+    line = f"{ROLE_LABELS[role]:<12}{count}{component.name}  ¥{component.total_price_cny:,.0f}"
+    return line + f"  [{component.part_id}]" if with_id else line
+
+
+def render_build_text(build: Build) -> str:
+    out: list[str] = []
+    if build.title:
+        out += [build.title, ""]
+    out.append("Components")
+    for component in build.components:
+        out.append("  " + component_line(component.role, build))
+        out.extend(f"      - {line}" for line in component.reasoning)
+    out += ["", "Memory per GPU", *memory_lines(build), "", "Power", *power_lines(build), "", "Price", price_line(build)]
+    out += ["", "Reasoning", *(f"  - {line}" for line in build.reasoning)]
+    if build.comments:
+        out += ["", "Comments on this preset", *(f"  - {line}" for line in build.comments)]
+    out += ["", "Warnings", *(f"  ! {line}" for line in build.warnings or ("none",))]
+    return "\n".join(out) + "\n"

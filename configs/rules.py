@@ -1,0 +1,191 @@
+"""The recommendation rules (numbers in rules.toml), each returning its result and a reasoning line.
+
+Reasoning lines name the rule or formula and the guide section ("guide §3.1") it comes from.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+from configs.tomlsource import read_toml
+
+RULES_PATH = Path(__file__).with_name("rules.toml")
+GIB = 1024**3
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    cpu: Mapping[str, Any]
+    ram: Mapping[str, Any]
+    storage: Mapping[str, Any]
+    power: Mapping[str, Any]
+    cooling: Mapping[str, Any]
+    budget: Mapping[str, Any]
+    gpu: Mapping[str, Any]
+    currency: Mapping[str, Any]
+
+
+@functools.cache
+def load_rules(path: Path = RULES_PATH) -> Rules:
+    data, _ = read_toml(path)
+    return Rules(**{name: MappingProxyType(data[name]) for name in Rules.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """A minimum requirement and why."""
+
+    value: float
+    reason: str
+
+
+def budget_in_cny(amount: float, currency: str, rules: Rules) -> float:
+    if currency == "CNY":
+        return amount
+    return amount * rules.currency[f"cny_per_{currency.lower()}"]
+
+
+def budget_line(amount: float, currency: str, rules: Rules) -> str:
+    if currency == "CNY":
+        return f"budget ¥{amount:,.0f}"
+    rate = rules.currency[f"cny_per_{currency.lower()}"]
+    return (f"budget {amount:,.0f} {currency} = ¥{amount * rate:,.0f} at {rate} CNY/{currency} "
+            f"(rules.toml, as of {rules.currency['as_of']})")
+
+
+def budget_tier(budget_cny: float, rules: Rules) -> tuple[str, str]:
+    """The guide's budget tiers (§6.1); the guide leaves ¥8000-15000 and ¥30000-50000 open."""
+    b = rules.budget
+    if budget_cny < b["entry_max_cny"]:
+        return "entry", f"budget ¥{budget_cny:,.0f} < ¥{b['entry_max_cny']:,}: VRAM first, mid-range CPU (guide §6.1)"
+    if budget_cny >= b["datacenter_min_cny"]:
+        return "datacenter", (
+            f"budget ¥{budget_cny:,.0f} >= ¥{b['datacenter_min_cny']:,}: data-centre/workstation GPUs and ECC memory "
+            "preferred (guide §6.1)"
+        )
+    note = "" if b["balance_min_cny"] <= budget_cny <= b["balance_max_cny"] else (
+        " (the guide gives no tier for this range; treated as balanced)"
+    )
+    return "balance", f"budget ¥{budget_cny:,.0f}: balance GPU compute with CPU cores (guide §6.1){note}"
+
+
+def cpu_floor(gpu_count: int, complex_workload: bool, rules: Rules) -> tuple[int, int, float, str]:
+    """Cores, threads and clock the CPU needs: the guide's tiers, and >= 2 cores per GPU for loading."""
+    c = rules.cpu
+    tier = "complex" if complex_workload else "basic"
+    cores = max(c[f"{tier}_cores_count"], c["cores_per_gpu_count"] * gpu_count)
+    threads = max(c[f"{tier}_threads_count"], cores)
+    clock = c[f"{tier}_min_clock_ghz"]
+    reason = (
+        f"CPU >= {cores} cores / {threads} threads, >= {clock} GHz, L3 >= {c['min_l3_cache_mb']} MB: the guide's "
+        f"{c[f'{tier}_cores_count']}c{c[f'{tier}_threads_count']}t tier for {tier} work (§{c['guide_section']}) and "
+        f">= {c['cores_per_gpu_count']} cores per GPU for DataLoader workers"
+    )
+    return cores, threads, clock, reason
+
+
+def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules) -> Floor:
+    r = rules.ram
+    large = dataset_size_gb >= r["large_dataset_gb"]
+    base = r["large_data_gib"] if large else r["base_gib"]
+    from_gpus = total_gpu_memory_gib * r["gpu_memory_ratio"]
+    from_weights = host_weights_gib + r["os_reserve_gib"]
+    need = max(base, from_gpus, from_weights)
+    parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r['guide_section']})",
+             f"total GPU memory {total_gpu_memory_gib:g} GiB x {r['gpu_memory_ratio']:g}"]
+    if host_weights_gib:
+        parts.append(f"model weights {host_weights_gib:.1f} GiB staged in RAM + {r['os_reserve_gib']} GB for the OS")
+    return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB")
+
+
+def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:
+    s = rules.storage
+    if dataset_size_gb <= s["sata_max_dataset_gb"]:
+        return "any_ssd", (
+            f"dataset {dataset_size_gb:g} GB <= {s['sata_max_dataset_gb']} GB: a SATA SSD (~550 MB/s) is enough for code "
+            f"and small datasets (guide §{s['guide_section']})"
+        )
+    if dataset_size_gb < s["raid0_min_dataset_gb"]:
+        return "nvme", (
+            f"dataset {dataset_size_gb:g} GB: NVMe >= {s['nvme_min_read_mb_per_s']} MB/s for medium datasets and weights "
+            f"(guide §{s['guide_section']}; its '7000 MB/s' is PCIe 4.0 only, PCIe 3.0 drives give ~3500)"
+        )
+    return "nvme_raid0", (
+        f"dataset {dataset_size_gb:g} GB >= {s['raid0_min_dataset_gb']} GB: NVMe RAID 0 (~2x one drive's speed, no "
+        f"redundancy: keep a backup) (guide §{s['guide_section']})"
+    )
+
+
+def storage_capacity_gb(dataset_size_gb: float, parameters: int, rules: Rules) -> Floor:
+    s = rules.storage
+    checkpoints_gb = parameters * 4 * 3 * s["checkpoint_copies_count"] / 1e9  # fp32 weights + Adam m, v
+    need = max(s["min_capacity_gb"], dataset_size_gb * s["dataset_copies_count"] + checkpoints_gb + s["os_and_tools_gb"])
+    return Floor(need, (
+        f"capacity >= dataset x {s['dataset_copies_count']} (raw + preprocessed) + {s['checkpoint_copies_count']} "
+        f"checkpoints ({checkpoints_gb:,.0f} GB) + {s['os_and_tools_gb']} GB OS/tools = {need:,.0f} GB"
+    ))
+
+
+def case_fans_count(heat_w: float, rules: Rules) -> int:
+    c = rules.cooling
+    return int(min(c["max_case_fans_count"], max(c["min_case_fans_count"], math.ceil(heat_w / c["watts_per_case_fan_w"]))))
+
+
+@dataclass(frozen=True, slots=True)
+class PowerEstimate:
+    sustained_w: float
+    peak_w: float
+    psu_required_w: float
+    lines: tuple[str, ...]
+
+
+def power_estimate(
+    *, gpu_board_power_w: float, gpu_transient_peak_w: float, gpu_count: int, gpu_recommended_psu_w: float,
+    cpu_turbo_power_w: float, dimm_count: int, drive_count: int, fan_count: int, rules: Rules,
+) -> PowerEstimate:
+    """Sustained = GPUs + CPU turbo + board + DIMMs + drives + fans; PSU >= max(vendor, load/0.8, peak)."""
+    p = rules.power
+    rest_w = p["board_w"] + p["per_dimm_w"] * dimm_count + p["per_drive_w"] * drive_count + p["per_fan_w"] * fan_count
+    sustained = gpu_board_power_w * gpu_count + cpu_turbo_power_w + rest_w
+    headroom = p["multi_gpu_transient_headroom_fraction"] if gpu_count > 1 else 0.0
+    peak = gpu_transient_peak_w * gpu_count * (1 + headroom) + cpu_turbo_power_w + rest_w
+    from_load = sustained / p["psu_max_load_fraction"]
+    # The vendor figure assumes one card in a typical PC; extra cards add their board power.
+    vendor = gpu_recommended_psu_w + gpu_board_power_w * (gpu_count - 1) if gpu_recommended_psu_w else 0
+    required = max(from_load, vendor, peak if gpu_count > 1 else 0)
+    lines = [
+        f"sustained {sustained:,.0f} W = {gpu_count} x {gpu_board_power_w:g} W GPU + {cpu_turbo_power_w:g} W CPU turbo + "
+        f"{p['board_w']} W board + {dimm_count} DIMM x {p['per_dimm_w']} W + {drive_count} drive x {p['per_drive_w']} W + "
+        f"{fan_count} fan x {p['per_fan_w']} W",
+        f"PSU >= max(sustained / {p['psu_max_load_fraction']} = {from_load:,.0f} W"
+        + (f", vendor recommendation {vendor:,.0f} W" if vendor else "")
+        + (f", multi-GPU transient peak {peak:,.0f} W" if gpu_count > 1 else "")
+        + f") = {required:,.0f} W (guide §{p['guide_section']}; builds.md power rules)",
+    ]
+    return PowerEstimate(sustained, peak, required, tuple(lines))
+
+
+def standard_psu_size(required_w: float, rules: Rules) -> tuple[int, int]:
+    """(size of one PSU, how many) for a requirement; above the largest size, several of the largest."""
+    sizes: Sequence[int] = rules.power["standard_psu_sizes_w"]
+    for size in sizes:
+        if size >= required_w:
+            return size, 1
+    largest = sizes[-1]
+    return largest, math.ceil(required_w / largest)
+
+
+def wall_draw_w(sustained_w: float, efficiency: str, rules: Rules) -> float:
+    return sustained_w / rules.power["efficiency_at_half_load"][efficiency]
+
+
+def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules) -> float:
+    """What a workload may plan to use: a fraction of VRAM, or shared memory minus the OS's share."""
+    if memory_kind == "shared":
+        return max(0.0, (memory_gib - rules.ram["os_reserve_gib"]) * GIB * rules.gpu["usable_memory_fraction"])
+    return memory_gib * GIB * rules.gpu["usable_memory_fraction"]

@@ -1,0 +1,494 @@
+"""GPU and driver checks through NVML (a guarded NvmlSession), plus the torch probe where torch matters."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from sensors.doctor.context import DoctorContext
+from sensors.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
+from sensors.doctor.model import (
+    Group, Verdict, could_not_run, failed, not_applicable, passed, warned,
+)
+from sensors.doctor.registry import doctor_check
+from sensors.doctor.storage import read_text
+from sensors.na import is_na
+from sensors.nvml import GpuLostError
+
+MIB = 1024**2
+SMALL_BAR1_BYTES = 256 * MIB
+IDLE_UTILIZATION_PERCENT = 10
+TEMPERATURE_MARGIN_C = 10
+POWER_LIMIT_TOLERANCE = 0.95
+NVML_TEMPERATURE_GPU = 0
+NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1
+NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT = 0
+NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT = 1
+NVML_NVLINK_MAX_LINKS = 18
+COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclusive Process"}
+# Clock event ("throttle") reason bits, from nvml.h.
+THROTTLE_REASONS = {
+    0x1: "GPU idle",
+    0x2: "application clocks setting",
+    0x4: "software power cap",
+    0x8: "hardware slowdown",
+    0x10: "sync boost",
+    0x20: "software thermal slowdown",
+    0x40: "hardware thermal slowdown",
+    0x80: "hardware power brake (external power supply)",
+    0x100: "display clock setting",
+}
+HARMFUL_THROTTLE_BITS = 0x8 | 0x20 | 0x40 | 0x80
+
+
+def per_gpu(context: DoctorContext, check: Callable[[DoctorContext, Gpu], Verdict]) -> list[Verdict]:
+    """One verdict per GPU, labelled with it; n/a without NVML or GPUs; a lost GPU could not run."""
+    gpus = list_gpus(context)
+    if gpus is None:
+        return [not_applicable(nvml_unavailable_reason(context))]
+    if not gpus:
+        return [not_applicable("no NVIDIA GPUs found")]
+    verdicts = []
+    for gpu in gpus:
+        try:
+            verdict = check(context, gpu)
+        except GpuLostError as error:
+            verdict = could_not_run(f"GPU stopped answering ({error})")
+        verdicts.append(dataclasses.replace(verdict, subject=gpu.label))
+    return verdicts
+
+
+def cuda_version_text(version: int) -> str:
+    """NVML's 12040 as "12.4"."""
+    return f"{version // 1000}.{(version % 1000) // 10}"
+
+
+def parse_cuda_version(text: str) -> tuple[int, int] | None:
+    parts = text.split(".")
+    try:
+        return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    except ValueError:
+        return None
+
+
+def _driver_cuda(context: DoctorContext) -> int | None:
+    version = context.nvml.call("nvmlSystemGetCudaDriverVersion_v2")
+    if is_na(version):
+        version = context.nvml.call("nvmlSystemGetCudaDriverVersion")
+    return None if is_na(version) else int(version)
+
+
+def _text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+@doctor_check(
+    "gpu.driver", "NVIDIA driver", Group.GPU,
+    "The driver decides the newest CUDA version any program on this machine can use.",
+)
+def check_driver(context: DoctorContext) -> Verdict:
+    gpus = list_gpus(context)
+    if gpus is None:
+        return not_applicable(nvml_unavailable_reason(context))
+    driver = context.nvml.call("nvmlSystemGetDriverVersion")
+    cuda = _driver_cuda(context)
+    value = (
+        f"driver {'unknown' if is_na(driver) else _text(driver)}, "
+        f"supports CUDA up to {'unknown' if cuda is None else cuda_version_text(cuda)}, {len(gpus)} GPU(s)"
+    )
+    if not gpus:
+        return warned(value, "The driver is loaded but sees no GPU: check `nvidia-smi` and `dmesg | grep -i nvrm`.")
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.cuda_compat", "torch CUDA vs driver", Group.GPU,
+    "A torch wheel built for a newer CUDA major version than the driver supports cannot use the GPU. "
+    "Within one major version (12.x on a driver >= 525, 11.x on >= 450) minor-version compatibility "
+    "usually works, but PTX JIT and some newer features need the newer driver.",
+    needs_torch=True,
+)
+def check_cuda_compatibility(context: DoctorContext) -> Verdict:
+    gpus = list_gpus(context)
+    if gpus is None:
+        return not_applicable(nvml_unavailable_reason(context))
+    probe = context.torch_probe()
+    if probe.data is None or probe.error:
+        return not_applicable(probe.error or "no torch probe")
+    torch_cuda_text = probe.data.get("torch_cuda_version")
+    if not torch_cuda_text:
+        return not_applicable(f"torch {probe.data.get('torch_version')} is a CPU-only build (see torch CUDA)")
+    driver_cuda = _driver_cuda(context)
+    torch_cuda = parse_cuda_version(str(torch_cuda_text))
+    if driver_cuda is None or torch_cuda is None:
+        return not_applicable("driver CUDA version unknown")
+    driver_major, driver_minor = driver_cuda // 1000, (driver_cuda % 1000) // 10
+    value = f"torch built for CUDA {torch_cuda_text}, driver supports up to {cuda_version_text(driver_cuda)}"
+    fix = (
+        f"Update the NVIDIA driver, or install a torch wheel built for CUDA <= {cuda_version_text(driver_cuda)} "
+        "(pick one on https://pytorch.org/get-started/locally: pip install torch --index-url "
+        "https://download.pytorch.org/whl/cuXYZ)."
+    )
+    if torch_cuda[0] > driver_major:
+        return failed(value, fix)
+    if torch_cuda[0] == driver_major and torch_cuda[1] > driver_minor:
+        return warned(value + " (relies on minor-version compatibility)", fix)
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.torch_sees_gpus", "GPUs visible to torch", Group.GPU,
+    "torch only uses the GPUs CUDA shows it: CUDA_VISIBLE_DEVICES, a container started without all "
+    "device mounts (--gpus), or a broken CUDA install hide GPUs that NVML still reports.",
+    needs_torch=True,
+)
+def check_torch_sees_gpus(context: DoctorContext) -> Verdict:
+    gpus = list_gpus(context)
+    if gpus is None:
+        return not_applicable(nvml_unavailable_reason(context))
+    probe = context.torch_probe()
+    if probe.data is None or probe.error:
+        return not_applicable(probe.error or "no torch probe")
+    if not probe.data.get("torch_cuda_version"):
+        return not_applicable("CPU-only torch build (see torch CUDA)")
+    torch_count = int(probe.data.get("device_count") or 0)
+    visible = probe.data.get("env", {}).get("CUDA_VISIBLE_DEVICES")
+    value = f"torch sees {torch_count} of {len(gpus)} GPU(s)"
+    if visible is not None:
+        value += f" (CUDA_VISIBLE_DEVICES={visible})"
+    if torch_count == len(gpus):
+        return passed(value)
+    if torch_count == 0:
+        return failed(
+            value, "Check CUDA_VISIBLE_DEVICES, the container's --gpus option, and that torch's CUDA matches the driver.",
+        )
+    if visible is not None and torch_count < len(gpus):
+        return passed(value + ": restricted on purpose")
+    return warned(value, "Check CUDA_VISIBLE_DEVICES and the container's device mounts (docker run --gpus all).")
+
+
+def _load_link(context: DoctorContext, gpu: Gpu) -> dict[str, Any] | None:
+    probe = context.torch_probe()
+    load = probe.data.get("load") if probe.data else None
+    if not load or gpu.pci_bus_id is None:
+        return None
+    for link in load.get("links") or []:
+        if link and str(link.get("pci_bus_id", "")).upper() == gpu.pci_bus_id.upper():
+            return link
+    return None
+
+
+def _pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
+    call = context.nvml.call
+    max_generation = call("nvmlDeviceGetMaxPcieLinkGeneration", gpu.handle)
+    max_width = call("nvmlDeviceGetMaxPcieLinkWidth", gpu.handle)
+    gpu_max_generation = call("nvmlDeviceGetGpuMaxPcieLinkGeneration", gpu.handle)
+    if is_na(max_generation) or is_na(max_width):
+        return not_applicable("no PCIe link information (SXM or integrated GPU?)")
+    loaded = _load_link(context, gpu)
+    if loaded is not None:
+        generation, width, when = loaded["generation"], loaded["width"], "under load"
+    else:
+        generation = call("nvmlDeviceGetCurrPcieLinkGeneration", gpu.handle)
+        width = call("nvmlDeviceGetCurrPcieLinkWidth", gpu.handle)
+        rates = call("nvmlDeviceGetUtilizationRates", gpu.handle)
+        utilization = None if is_na(rates) else rates.gpu
+        when = "busy" if utilization is not None and utilization >= IDLE_UTILIZATION_PERCENT else "idle"
+    if is_na(generation) or is_na(width):
+        return not_applicable("current PCIe link not reported")
+    value = f"Gen{generation} x{width} {when} (max Gen{max_generation} x{max_width})"
+    if not is_na(gpu_max_generation) and gpu_max_generation > max_generation:
+        return warned(
+            value + f"; the GPU supports Gen{gpu_max_generation}",
+            "The slot or CPU limits the link: move the GPU to a slot wired to the CPU at the newer "
+            "generation, and check BIOS PCIe speed settings.",
+        )
+    if generation >= max_generation and width >= max_width:
+        if max_width < 16:
+            return warned(
+                value, "The link is narrower than x16: check the slot's lanes (board manual), risers, and lane "
+                "sharing with M.2 slots.",
+            )
+        return passed(value)
+    if when == "idle":
+        return warned(
+            value + ": idle links slow down to save power",
+            "Re-check under load: pth-top doctor --load 5 (or l on the Doctor screen)",
+        )
+    return failed(
+        value, "The link trained below its maximum under load: reseat the card, avoid risers/splitters, "
+        "check BIOS PCIe settings and the slot's lane sharing.",
+    )
+
+
+@doctor_check(
+    "gpu.pcie_link", "PCIe link", Group.GPU,
+    "A GPU in a slower or narrower link than it supports (a x16 card in a x4 slot, Gen3 where Gen4 was "
+    "possible) loads data and talks to other GPUs slower. Links drop speed at idle, so judge them under load.",
+    needs_torch=True,
+)
+def check_pcie_link(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _pcie_link)
+
+
+def _bar1(context: DoctorContext, gpu: Gpu) -> Verdict:
+    memory = context.nvml.call("nvmlDeviceGetBAR1MemoryInfo", gpu.handle)
+    if is_na(memory):
+        return not_applicable("BAR1 size not reported")
+    total = int(memory.bar1Total)
+    value = f"BAR1 {total / MIB:,.0f} MiB"
+    if total <= SMALL_BAR1_BYTES:
+        return warned(
+            value + ": Resizable BAR / Above 4G decoding is off",
+            "Enable 'Above 4G Decoding' and 'Resizable BAR' in the BIOS (multi-GPU boards need Above 4G).",
+        )
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.bar1", "BAR1 size (Resizable BAR)", Group.GPU,
+    "A 256 MiB BAR1 means the BIOS maps only a small window of GPU memory (Above 4G decoding / "
+    "Resizable BAR off); multi-GPU systems may fail to map all GPUs, and peer transfers go through the window.",
+)
+def check_bar1(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _bar1)
+
+
+def _persistence(context: DoctorContext, gpu: Gpu) -> Verdict:
+    mode = context.nvml.call("nvmlDeviceGetPersistenceMode", gpu.handle)
+    if is_na(mode):
+        return not_applicable("persistence mode not reported (Windows or unsupported)")
+    if mode == 1:
+        return passed("enabled")
+    return warned("disabled", f"sudo nvidia-smi -i {gpu.index} -pm 1, or enable the nvidia-persistenced service.")
+
+
+@doctor_check(
+    "gpu.persistence", "Persistence mode", Group.GPU,
+    "Without persistence mode the driver tears the GPU down when no process uses it: every new job "
+    "pays seconds of initialisation, and clock and power settings are reset.",
+)
+def check_persistence(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _persistence)
+
+
+def _compute_mode(context: DoctorContext, gpu: Gpu) -> Verdict:
+    mode = context.nvml.call("nvmlDeviceGetComputeMode", gpu.handle)
+    if is_na(mode):
+        return not_applicable("compute mode not reported")
+    name = COMPUTE_MODES.get(int(mode), f"mode {mode}")
+    if mode == 0:
+        return passed(name)
+    if mode == 2:
+        return failed(name + ": no process may use this GPU", f"sudo nvidia-smi -i {gpu.index} -c DEFAULT")
+    return warned(
+        name + ": only one process may use this GPU",
+        f"sudo nvidia-smi -i {gpu.index} -c DEFAULT (unless a scheduler set it on purpose)",
+    )
+
+
+@doctor_check(
+    "gpu.compute_mode", "Compute mode", Group.GPU,
+    "Exclusive or prohibited compute modes make a second process (another rank, a notebook, a "
+    "profiler) fail with 'CUDA-capable device is busy or unavailable'.",
+)
+def check_compute_mode(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _compute_mode)
+
+
+def _ecc(context: DoctorContext, gpu: Gpu) -> Verdict:
+    call = context.nvml.call
+    modes = call("nvmlDeviceGetEccMode", gpu.handle)
+    if is_na(modes):
+        return not_applicable("no ECC on this GPU")
+    current, pending = modes[0], modes[1]
+    if current != 1:
+        value = "ECC off" + (" (on after reboot)" if pending == 1 else "")
+        return passed(value)
+    volatile = call("nvmlDeviceGetTotalEccErrors", gpu.handle, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC)
+    lifetime = call("nvmlDeviceGetTotalEccErrors", gpu.handle, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC)
+    volatile_count = 0 if is_na(volatile) else int(volatile)
+    lifetime_count = 0 if is_na(lifetime) else int(lifetime)
+    value = f"ECC on; uncorrected errors: {volatile_count} since boot, {lifetime_count} lifetime"
+    if pending != current:
+        value += " (off after reboot)"
+    if volatile_count:
+        return failed(
+            value, f"Uncorrected memory errors corrupt results: drain the GPU, reset it (nvidia-smi -i {gpu.index} -r), "
+            "and ask the vendor if they recur.",
+        )
+    if lifetime_count:
+        return warned(value, "Watch for new errors (pth-top doctor); repeated ones mean an RMA.")
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.ecc", "ECC memory", Group.GPU,
+    "Uncorrected ECC errors silently corrupt a training run or crash it with Xid 48/63/64.",
+)
+def check_ecc(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _ecc)
+
+
+def _retired_memory(context: DoctorContext, gpu: Gpu) -> Verdict:
+    call = context.nvml.call
+    rows = call("nvmlDeviceGetRemappedRows", gpu.handle)
+    if not is_na(rows):
+        corrected, uncorrected, pending, failure = (int(value) for value in rows[:4])
+        value = f"remapped rows: {corrected} corrected, {uncorrected} uncorrected"
+        if failure:
+            return failed(value + ", remapping failed", "The GPU ran out of spare rows: contact the vendor (RMA).")
+        if pending:
+            return warned(value + ", remap pending", f"Reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot to apply the remap.")
+        return passed(value)
+    pending_status = call("nvmlDeviceGetRetiredPagesPendingStatus", gpu.handle)
+    double_bit = call("nvmlDeviceGetRetiredPages", gpu.handle, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT)
+    single_bit = call("nvmlDeviceGetRetiredPages", gpu.handle, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT)
+    if is_na(pending_status) and is_na(double_bit):
+        return not_applicable("no row remapping or page retirement on this GPU")
+    retired = sum(len(pages) for pages in (double_bit, single_bit) if not is_na(pages))
+    value = f"retired pages: {retired}"
+    if not is_na(pending_status) and pending_status == 1:
+        return warned(value + ", retirement pending", "Reboot (or reset the GPU) to retire the pending pages.")
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.retired_memory", "Retired pages / remapped rows", Group.GPU,
+    "The GPU takes bad memory out of service; a pending retirement needs a reset, and running out of "
+    "spare rows means the card is failing.",
+)
+def check_retired_memory(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _retired_memory)
+
+
+def _power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
+    call = context.nvml.call
+    limit = call("nvmlDeviceGetPowerManagementLimit", gpu.handle)
+    default = call("nvmlDeviceGetPowerManagementDefaultLimit", gpu.handle)
+    constraints = call("nvmlDeviceGetPowerManagementLimitConstraints", gpu.handle)
+    if is_na(limit) or is_na(default):
+        return not_applicable("power limit not reported")
+    value = f"{limit / 1000:.0f} W (default {default / 1000:.0f} W"
+    if not is_na(constraints):
+        value += f", max {constraints[1] / 1000:.0f} W"
+    value += ")"
+    if limit < default * POWER_LIMIT_TOLERANCE:
+        return warned(
+            value + ": capped below default",
+            f"sudo nvidia-smi -i {gpu.index} -pl {default / 1000:.0f} (unless the cap was set on purpose for power or heat).",
+        )
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.power_limit", "Power limit", Group.GPU,
+    "A power limit below the default lowers clocks under load; training runs proportionally slower.",
+)
+def check_power_limit(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _power_limit)
+
+
+def describe_throttle_reasons(mask: int) -> list[str]:
+    return [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
+
+
+def _throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
+    mask = context.nvml.call("nvmlDeviceGetCurrentClocksEventReasons", gpu.handle)
+    if is_na(mask):
+        mask = context.nvml.call("nvmlDeviceGetCurrentClocksThrottleReasons", gpu.handle)
+    if is_na(mask):
+        return not_applicable("throttle reasons not reported")
+    reasons = describe_throttle_reasons(int(mask))
+    value = ", ".join(reasons) if reasons else "none"
+    if int(mask) & HARMFUL_THROTTLE_BITS:
+        return warned(value, "Improve cooling/airflow, check the power cables and PSU, and watch temperature in the monitor.")
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.throttle", "Clock throttle reasons", Group.GPU,
+    "Thermal or hardware slowdowns cut clocks hard (often by half); a power-brake signal points at the PSU. "
+    "'GPU idle' and 'software power cap' under full load are normal.",
+)
+def check_throttle(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _throttle)
+
+
+def _temperature(context: DoctorContext, gpu: Gpu) -> Verdict:
+    temperature = context.nvml.call("nvmlDeviceGetTemperature", gpu.handle, NVML_TEMPERATURE_GPU)
+    if is_na(temperature):
+        return not_applicable("temperature not reported")
+    slowdown = context.nvml.call("nvmlDeviceGetTemperatureThreshold", gpu.handle, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+    if is_na(slowdown):
+        return passed(f"{temperature} °C (slowdown threshold not reported)")
+    value = f"{temperature} °C (slowdown at {slowdown} °C)"
+    fix = "Improve airflow (case fans, slot spacing, clean filters) or lower the power limit."
+    if temperature >= slowdown:
+        return failed(value, fix)
+    if temperature >= slowdown - TEMPERATURE_MARGIN_C:
+        return warned(value, fix)
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.temperature", "Temperature", Group.GPU,
+    "At the slowdown threshold the GPU cuts its clocks; within a few degrees of it, a long run will throttle.",
+)
+def check_temperature(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _temperature)
+
+
+def _nvlink(context: DoctorContext, gpu: Gpu) -> Verdict:
+    present = active = 0
+    for link in range(NVML_NVLINK_MAX_LINKS):
+        state = context.nvml.call("nvmlDeviceGetNvLinkState", gpu.handle, link)
+        if is_na(state):
+            continue
+        present += 1
+        active += int(state == 1)
+    if present == 0:
+        return not_applicable("no NVLink (GPUs talk over PCIe)")
+    value = f"{active} of {present} NVLink links active"
+    if active < present:
+        return warned(
+            value, "Reseat the NVLink bridge (same-generation bridge, matching slot spacing); on HGX check "
+            "nvidia-fabricmanager.",
+        )
+    return passed(value)
+
+
+@doctor_check(
+    "gpu.nvlink", "NVLink", Group.GPU,
+    "Multi-GPU training exchanges gradients over NVLink when present; an inactive link falls back to "
+    "PCIe, several times slower for all-reduce.",
+)
+def check_nvlink(context: DoctorContext) -> list[Verdict]:
+    gpus = list_gpus(context)
+    if gpus is not None and len(gpus) == 1:
+        return [not_applicable("single GPU")]
+    return per_gpu(context, _nvlink)
+
+
+def _numa(context: DoctorContext, gpu: Gpu) -> Verdict:
+    if gpu.pci_bus_id is None:
+        return not_applicable("PCI bus id not reported")
+    device_dir = context.sys_root / "bus" / "pci" / "devices" / sysfs_pci_address(gpu.pci_bus_id)
+    node = read_text(device_dir / "numa_node")
+    cpus = read_text(device_dir / "local_cpulist")
+    if node is None and cpus is None:
+        return not_applicable(f"{device_dir} not readable")
+    node_text = "no NUMA node (single memory domain)" if node in (None, "-1") else f"NUMA node {node}"
+    return passed(f"{node_text}, nearest CPUs {cpus or 'unknown'}")
+
+
+@doctor_check(
+    "gpu.numa", "Nearest CPUs / NUMA node", Group.GPU,
+    "On multi-socket machines, data loading threads on the far socket cross the inter-socket link; pin "
+    "each rank near its GPU (numactl --cpunodebind=N, or torchrun --numa-binding on recent torch).",
+)
+def check_numa(context: DoctorContext) -> list[Verdict]:
+    return per_gpu(context, _numa)

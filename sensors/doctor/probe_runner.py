@@ -1,0 +1,106 @@
+"""Run `benches probe` as a subprocess of a chosen interpreter and parse its one JSON object.
+
+The bootstrap loads the `benches` package from this checkout by file path, so the target interpreter
+needs only torch: our own site-packages are never added to its sys.path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+BENCHES_DIR = Path(__file__).resolve().parents[2] / "benches"
+PROBE_SCHEMA = "pth-top.torch-probe"
+
+BOOTSTRAP = (
+    "import importlib.util, sys\n"
+    "package_dir = sys.argv[1]\n"
+    "spec = importlib.util.spec_from_file_location('benches', package_dir + '/__init__.py', "
+    "submodule_search_locations=[package_dir])\n"
+    "module = importlib.util.module_from_spec(spec)\n"
+    "sys.modules['benches'] = module\n"
+    "spec.loader.exec_module(module)\n"
+    "from benches.__main__ import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+
+
+class ProbeError(Exception):
+    """The probe could not produce a report; the message is one line saying why."""
+
+
+def probe_command(python: str, load_seconds: float = 0) -> list[str]:
+    command = [python, "-c", BOOTSTRAP, str(BENCHES_DIR), "probe"]
+    if load_seconds > 0:
+        command += ["--load-seconds", f"{load_seconds:g}"]
+    return command
+
+
+def resolve_python(python: str) -> str | None:
+    """The executable `python` names (a path or a name on PATH), or None when there is none."""
+    if os.path.isdir(python):
+        return None
+    return shutil.which(python)
+
+
+class PendingProbe:
+    """A probe subprocess started now and collected later, so other checks can run meanwhile."""
+
+    def __init__(self, python: str, timeout_s: float, load_seconds: float = 0) -> None:
+        resolved = resolve_python(python)
+        if resolved is None:
+            raise ProbeError(f"no Python interpreter at {python}")
+        self.python = resolved
+        self._cancelled = False
+        self.timeout_s = timeout_s + max(0.0, load_seconds)
+        try:
+            self._process = subprocess.Popen(
+                probe_command(resolved, load_seconds),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            )
+        except OSError as error:
+            raise ProbeError(f"cannot start {resolved}: {error.strerror or error}") from None
+
+    def result(self) -> dict[str, Any]:
+        """The probe's JSON object (which may carry "error"); ProbeError when there is none."""
+        try:
+            stdout, stderr = self._process.communicate(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.communicate()
+            raise ProbeError(f"torch probe in {self.python} took longer than {self.timeout_s:g} s") from None
+        if self._cancelled:
+            raise ProbeError("torch probe cancelled")
+        return parse_probe_output(self.python, stdout, stderr, self._process.returncode)
+
+    def cancel(self) -> None:
+        """Kill the probe if it still runs; safe to call from another thread while `result` waits."""
+        if self._process.poll() is None:
+            self._cancelled = True
+            self._process.kill()
+
+
+def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int) -> dict[str, Any]:
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            report = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(report, dict) and report.get("schema") == PROBE_SCHEMA:
+            return report
+    last_error_line = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
+    detail = last_error_line.strip() or f"exit code {returncode}, no output"
+    raise ProbeError(f"torch probe in {python} failed: {detail}")
+
+
+def run_torch_probe(python: str, timeout_s: float, load_seconds: float = 0) -> dict[str, Any]:
+    """Run the probe in `python` and return its JSON object; ProbeError with a one-line reason."""
+    return PendingProbe(python, timeout_s, load_seconds).result()

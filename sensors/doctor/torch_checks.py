@@ -1,0 +1,150 @@
+"""Torch checks: interpret the JSON the torch probe (`python -m benches probe`) printed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sensors.doctor.context import DoctorContext
+from sensors.doctor.gpus import list_gpus
+from sensors.doctor.model import Group, Verdict, could_not_run, failed, not_applicable, passed, warned
+from sensors.doctor.registry import doctor_check
+
+
+def _probe_data(context: DoctorContext) -> dict[str, Any] | Verdict:
+    """The probe's JSON, or the verdict every torch check gives when there is none."""
+    probe = context.torch_probe()
+    if probe.skipped:
+        return not_applicable(probe.error or "torch checks skipped")
+    if probe.data is None:
+        return could_not_run(probe.error or "no torch probe")
+    if probe.error:
+        return not_applicable(probe.error)
+    return probe.data
+
+
+def _gpu_count(context: DoctorContext) -> int:
+    gpus = list_gpus(context)
+    return len(gpus) if gpus else 0
+
+
+@doctor_check(
+    "torch.installed", "torch", Group.TORCH,
+    "Every other torch finding is about this interpreter's torch; the dashboard itself never imports it.",
+    needs_torch=True,
+)
+def check_torch_installed(context: DoctorContext) -> Verdict:
+    probe = context.torch_probe()
+    if probe.skipped:
+        return not_applicable(probe.error or "torch checks skipped")
+    if probe.data is None:
+        return could_not_run(probe.error or "no torch probe")
+    if probe.error:
+        fix = f"{context.python} -m pip install torch"
+        if not context.python_chosen:
+            return warned(probe.error, fix + ", or pass --python PATH to check the environment you train in.")
+        return failed(probe.error, fix)
+    data = probe.data
+    return passed(f"torch {data.get('torch_version')} in {data.get('python')} (Python {data.get('python_version')})")
+
+
+@doctor_check(
+    "torch.cuda", "torch CUDA", Group.TORCH,
+    "A CPU-only torch wheel, or one whose CUDA runtime cannot start, runs everything on the CPU even "
+    "with a GPU in the machine.",
+    needs_torch=True,
+)
+def check_torch_cuda(context: DoctorContext) -> Verdict:
+    data = _probe_data(context)
+    if isinstance(data, Verdict):
+        return data
+    gpus = _gpu_count(context)
+    build = data.get("torch_cuda_version")
+    if not build:
+        hip = data.get("torch_hip_version")
+        if hip:
+            return not_applicable(f"ROCm build (HIP {hip})")
+        if gpus:
+            return failed(
+                f"CPU-only build ({data.get('torch_version')}) on a machine with {gpus} NVIDIA GPU(s)",
+                "pip install torch --index-url https://download.pytorch.org/whl/cu124 (pick the CUDA your driver supports).",
+            )
+        return passed(f"CPU-only build ({data.get('torch_version')}); no NVIDIA GPU here")
+    if not data.get("cuda_available"):
+        return failed(
+            f"built for CUDA {build}, but torch.cuda.is_available() is False",
+            "Check the driver (nvidia-smi), CUDA_VISIBLE_DEVICES and the container's --gpus option.",
+        )
+    return passed(f"CUDA {build}, {data.get('device_count')} device(s) available")
+
+
+@doctor_check(
+    "torch.cudnn", "cuDNN", Group.TORCH,
+    "Convolutions, RNNs and fused attention use cuDNN; without it they fall back to much slower kernels.",
+    needs_torch=True,
+)
+def check_cudnn(context: DoctorContext) -> Verdict:
+    data = _probe_data(context)
+    if isinstance(data, Verdict):
+        return data
+    if not data.get("cuda_available"):
+        return not_applicable("no CUDA in this torch")
+    if data.get("cudnn_available"):
+        return passed(f"cuDNN {data.get('cudnn_version')}")
+    return warned("cuDNN not available", "Install the official CUDA torch wheel, which bundles cuDNN (nvidia-cudnn-cu12).")
+
+
+@doctor_check(
+    "torch.nccl", "NCCL", Group.TORCH,
+    "Multi-GPU training (DistributedDataParallel, FSDP) uses NCCL to exchange gradients between GPUs.",
+    needs_torch=True,
+)
+def check_nccl(context: DoctorContext) -> Verdict:
+    data = _probe_data(context)
+    if isinstance(data, Verdict):
+        return data
+    if not data.get("cuda_available"):
+        return not_applicable("no CUDA in this torch")
+    if data.get("nccl_available"):
+        version = data.get("nccl_version")
+        return passed(f"NCCL {version}" if version else "NCCL available")
+    if int(data.get("device_count") or 0) > 1:
+        return warned("NCCL not available with several GPUs", "Install the official Linux CUDA torch wheel (it bundles NCCL).")
+    return passed("NCCL not available (one GPU: not needed)")
+
+
+@doctor_check(
+    "torch.numpy", "numpy", Group.TORCH,
+    "torch.from_numpy, most datasets and DataLoader collation of numpy arrays need numpy in the same "
+    "environment; torch warns 'Failed to initialize NumPy' without it.",
+    needs_torch=True,
+)
+def check_numpy(context: DoctorContext) -> Verdict:
+    data = _probe_data(context)
+    if isinstance(data, Verdict):
+        return data
+    if data.get("numpy_present"):
+        return passed("numpy installed")
+    return warned("numpy not installed", f"{data.get('python')} -m pip install numpy")
+
+
+@doctor_check(
+    "torch.threads", "CPU threads", Group.TORCH,
+    "torch runs CPU ops on torch.get_num_threads() threads (OMP_NUM_THREADS); more threads than physical "
+    "cores oversubscribe the CPU, and 1 thread (torchrun's default per rank) leaves cores idle on CPU work.",
+    needs_torch=True,
+)
+def check_threads(context: DoctorContext) -> Verdict:
+    data = _probe_data(context)
+    if isinstance(data, Verdict):
+        return data
+    threads = int(data.get("num_threads") or 0)
+    omp = data.get("env", {}).get("OMP_NUM_THREADS")
+    cores = context.physical_core_count()
+    value = f"{threads} torch threads" + (f" (OMP_NUM_THREADS={omp})" if omp else "")
+    if cores:
+        value += f", {cores} physical cores"
+    if cores and threads > cores:
+        return warned(value, f"Set OMP_NUM_THREADS to at most {cores} (divided by the number of processes per machine).")
+    if cores and threads == 1 and cores >= 4:
+        return warned(value, "Set OMP_NUM_THREADS to physical cores / processes per machine if CPU-side ops matter.")
+    return passed(value)

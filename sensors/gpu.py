@@ -1,0 +1,274 @@
+"""Per-GPU readings from NVML, one GpuSample per device; a GPU that stops answering is marked lost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sensors.model import GpuSample, MaybeStr, MigInstance
+from sensors.na import NA
+from sensors.nvml import GpuLostError, NvmlSession
+from sensors.throttle import decode_throttle_reasons
+
+# Seconds a slow-changing field is reused before NVML is asked again.
+SLOW_FIELD_TTL_S = 5.0
+THERMAL_FIELD_TTL_S = 2.0
+# nvmlDeviceGetPcieThroughput blocks ~20 ms per direction while it measures.
+PCIE_THROUGHPUT_TTL_S = 2.0
+
+# pynvml constants, spelled out so a fake module or an older binding need not define them.
+NVML_TEMPERATURE_GPU = 0
+NVML_CLOCK_SM = 1
+NVML_CLOCK_MEM = 2
+NVML_PCIE_UTIL_TX_BYTES = 0
+NVML_PCIE_UTIL_RX_BYTES = 1
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+NVML_PSTATE_UNKNOWN = 32
+NVML_NVLINK_MAX_LINKS = 18
+NVML_NVLINK_ACTIVE = 1
+
+THROTTLE_REASON_FUNCTIONS = (
+    "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetCurrentClocksThrottleReasons",
+)
+CUDA_DRIVER_VERSION_FUNCTIONS = ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion")
+POWER_LIMIT_FUNCTIONS = ("nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit")
+
+
+@dataclass
+class GpuSlot:
+    """What we know of one GPU between samples: its handle (None while lost) and its identity."""
+
+    index: int
+    handle: Any
+    name: str = "unknown GPU"
+    bus_id: str = ""
+    uuid: str = ""
+
+
+def decode_text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def format_cuda_version(version: Any) -> MaybeStr:
+    """NVML's integer 12040 -> "12.4"."""
+    if not isinstance(version, int) or version <= 0:
+        return NA
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
+class GpuReader:
+    """Reads every NVIDIA GPU through one NvmlSession; `sample()` never raises for NVML errors."""
+
+    def __init__(self, session: NvmlSession) -> None:
+        self.session = session
+        self.slots: list[GpuSlot] | None = None
+        self._driver_version: MaybeStr = NA
+        self._cuda_driver_version: MaybeStr = NA
+
+    def driver_versions(self) -> tuple[MaybeStr, MaybeStr]:
+        """(NVIDIA driver version, CUDA driver version), NA where unknown."""
+        if not self.session.available:
+            return NA, NA
+        try:
+            if self._driver_version is NA:
+                self._driver_version = self._text(self.session.call("nvmlSystemGetDriverVersion"))
+            if self._cuda_driver_version is NA:
+                self._cuda_driver_version = format_cuda_version(
+                    self.session.call_first(CUDA_DRIVER_VERSION_FUNCTIONS)
+                )
+        except GpuLostError:
+            pass
+        return self._driver_version, self._cuda_driver_version
+
+    def sample(self) -> tuple[GpuSample, ...]:
+        if not self.session.available:
+            return ()
+        if self.slots is None:
+            try:
+                self.slots = self._enumerate()
+            except GpuLostError:
+                return ()
+        samples = []
+        for slot in self.slots:
+            if slot.handle is None:
+                self._reacquire(slot)
+            if slot.handle is None:
+                samples.append(self._lost_sample(slot))
+                continue
+            try:
+                samples.append(self._read(slot))
+            except GpuLostError:
+                slot.handle = None
+                samples.append(self._lost_sample(slot))
+        return tuple(samples)
+
+    def _enumerate(self) -> list[GpuSlot]:
+        count = self.session.call("nvmlDeviceGetCount", default=0)
+        slots = []
+        for index in range(count if isinstance(count, int) else 0):
+            slot = GpuSlot(index=index, handle=None)
+            try:
+                slot.handle = self.session.call("nvmlDeviceGetHandleByIndex", index, default=None)
+                if slot.handle is not None:
+                    self._read_identity(slot)
+            except GpuLostError:
+                slot.handle = None
+            slots.append(slot)
+        return slots
+
+    def _read_identity(self, slot: GpuSlot) -> None:
+        call = self.session.call
+        name = call("nvmlDeviceGetName", slot.handle)
+        uuid = call("nvmlDeviceGetUUID", slot.handle)
+        pci = call("nvmlDeviceGetPciInfo", slot.handle, default=None)
+        if name is not NA:
+            slot.name = decode_text(name)
+        if uuid is not NA:
+            slot.uuid = decode_text(uuid)
+        if pci is not None and getattr(pci, "busId", None):
+            slot.bus_id = decode_text(pci.busId)
+
+    def _reacquire(self, slot: GpuSlot) -> None:
+        """After a GPU was lost (or reset), find it again by PCI bus id, else by index."""
+        try:
+            if slot.bus_id:
+                slot.handle = self.session.call(
+                    "nvmlDeviceGetHandleByPciBusId", slot.bus_id.encode("ascii"), default=None
+                )
+            else:
+                slot.handle = self.session.call("nvmlDeviceGetHandleByIndex", slot.index, default=None)
+            if slot.handle is not None:
+                self._read_identity(slot)
+        except GpuLostError:
+            slot.handle = None
+
+    @staticmethod
+    def _lost_sample(slot: GpuSlot) -> GpuSample:
+        return GpuSample(index=slot.index, name=slot.name, bus_id=slot.bus_id, uuid=slot.uuid, lost=True)
+
+    def _text(self, value: Any) -> MaybeStr:
+        return NA if value is NA else decode_text(value)
+
+    def _read(self, slot: GpuSlot) -> GpuSample:
+        handle = slot.handle
+        call = self.session.call
+        slow = self.session.cached_call
+        utilization = call("nvmlDeviceGetUtilizationRates", handle)
+        memory = call("nvmlDeviceGetMemoryInfo", handle)
+        power_draw_mw = call("nvmlDeviceGetPowerUsage", handle)
+        power_limit_mw = self._cached_first(POWER_LIMIT_FUNCTIONS, handle)
+        pstate = call("nvmlDeviceGetPerformanceState", handle)
+        ecc_mode = slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetEccMode", handle)
+        ecc_enabled = bool(ecc_mode[0]) if _is_pair(ecc_mode) else NA
+        mig_mode = slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetMigMode", handle)
+        mig_enabled = bool(mig_mode[0]) if _is_pair(mig_mode) else NA
+        throttle_mask = self.session.call_first(THROTTLE_REASON_FUNCTIONS, handle)
+        return GpuSample(
+            index=slot.index,
+            name=slot.name,
+            bus_id=slot.bus_id,
+            uuid=slot.uuid,
+            utilization_percent=_float_attr(utilization, "gpu"),
+            memory_utilization_percent=_float_attr(utilization, "memory"),
+            memory_used_bytes=_int_attr(memory, "used"),
+            memory_total_bytes=_int_attr(memory, "total"),
+            temperature_c=_number(slow(THERMAL_FIELD_TTL_S, "nvmlDeviceGetTemperature", handle, NVML_TEMPERATURE_GPU)),
+            fan_speed_percent=_number(slow(THERMAL_FIELD_TTL_S, "nvmlDeviceGetFanSpeed", handle)),
+            power_draw_w=_scaled(power_draw_mw, 1e-3),
+            power_limit_w=_scaled(power_limit_mw, 1e-3),
+            sm_clock_mhz=_number(call("nvmlDeviceGetClockInfo", handle, NVML_CLOCK_SM)),
+            memory_clock_mhz=_number(call("nvmlDeviceGetClockInfo", handle, NVML_CLOCK_MEM)),
+            pstate=f"P{pstate}" if isinstance(pstate, int) and pstate != NVML_PSTATE_UNKNOWN else NA,
+            pcie_generation_current=_integer(call("nvmlDeviceGetCurrPcieLinkGeneration", handle)),
+            pcie_generation_max=_integer(slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetMaxPcieLinkGeneration", handle)),
+            pcie_width_current=_integer(call("nvmlDeviceGetCurrPcieLinkWidth", handle)),
+            pcie_width_max=_integer(slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetMaxPcieLinkWidth", handle)),
+            pcie_rx_bytes_per_s=_scaled(
+                slow(PCIE_THROUGHPUT_TTL_S, "nvmlDeviceGetPcieThroughput", handle, NVML_PCIE_UTIL_RX_BYTES), 1024.0
+            ),
+            pcie_tx_bytes_per_s=_scaled(
+                slow(PCIE_THROUGHPUT_TTL_S, "nvmlDeviceGetPcieThroughput", handle, NVML_PCIE_UTIL_TX_BYTES), 1024.0
+            ),
+            ecc_enabled=ecc_enabled,
+            ecc_volatile_uncorrected_errors=(
+                _integer(slow(
+                    THERMAL_FIELD_TTL_S, "nvmlDeviceGetTotalEccErrors", handle,
+                    NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+                )) if ecc_enabled else NA
+            ),
+            throttle_reasons=decode_throttle_reasons(throttle_mask) if isinstance(throttle_mask, int) else (),
+            nvlink_active_links=self._nvlink_active_links(handle),
+            mig_enabled=mig_enabled,
+            mig_instances=self._mig_instances(handle) if mig_enabled is True else (),
+        )
+
+    def _cached_first(self, function_names: tuple[str, ...], handle: Any) -> Any:
+        for function_name in function_names:
+            if function_name in self.session.missing_functions:
+                continue
+            value = self.session.cached_call(SLOW_FIELD_TTL_S, function_name, handle)
+            if function_name not in self.session.missing_functions:
+                return value
+        return NA
+
+    def _nvlink_active_links(self, handle: Any) -> Any:
+        """Active NVLink links; NA when the GPU has none (first link unsupported)."""
+        active = 0
+        for link in range(NVML_NVLINK_MAX_LINKS):
+            state = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetNvLinkState", handle, link)
+            if state is NA:
+                return NA if link == 0 else active
+            active += state == NVML_NVLINK_ACTIVE
+        return active
+
+    def _mig_instances(self, handle: Any) -> tuple[MigInstance, ...]:
+        call = self.session.call
+        slot_count = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetMaxMigDeviceCount", handle)
+        instances = []
+        for slot in range(slot_count if isinstance(slot_count, int) else 0):
+            mig_handle = self.session.cached_call(
+                SLOW_FIELD_TTL_S, "nvmlDeviceGetMigDeviceHandleByIndex", handle, slot, default=None
+            )
+            if mig_handle is None:
+                continue
+            memory = call("nvmlDeviceGetMemoryInfo", mig_handle)
+            name = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetName", mig_handle)
+            instances.append(MigInstance(
+                gpu_instance_id=_integer(
+                    self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetGpuInstanceId", mig_handle)
+                ),
+                name=decode_text(name) if name is not NA else f"MIG slot {slot}",
+                memory_used_bytes=_int_attr(memory, "used"),
+                memory_total_bytes=_int_attr(memory, "total"),
+            ))
+        return tuple(instances)
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) >= 1 and isinstance(value[0], int)
+
+
+def _number(value: Any) -> Any:
+    return float(value) if isinstance(value, (int, float)) and value is not NA else NA
+
+
+def _integer(value: Any) -> Any:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else NA
+
+
+def _scaled(value: Any, factor: float) -> Any:
+    return float(value) * factor if isinstance(value, (int, float)) and value is not NA else NA
+
+
+def _float_attr(struct: Any, name: str) -> Any:
+    value = getattr(struct, name, None) if struct is not NA else None
+    return float(value) if isinstance(value, (int, float)) else NA
+
+
+def _int_attr(struct: Any, name: str) -> Any:
+    value = getattr(struct, name, None) if struct is not NA else None
+    return int(value) if isinstance(value, int) else NA

@@ -1,0 +1,173 @@
+"""The process table: one ProcessSample per process, with its GPU use attached.
+
+On Linux the table comes from /proc directly (sensors/procfs.py, several times cheaper than psutil);
+elsewhere from psutil. Either way a process that exits or hides mid-sample never raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from typing import Callable, NamedTuple
+
+import psutil
+
+from sensors.gpu_processes import NvmlProcess
+from sensors.model import GpuProcessUse, ProcessSample
+from sensors.pidns import NamespacePidMapper
+from sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, UserNames
+
+PSUTIL_ATTRS = (
+    "pid", "ppid", "username", "cpu_percent", "memory_percent", "memory_info", "status", "create_time",
+    "cmdline", "name",
+)
+
+
+class ProcessRows(NamedTuple):
+    """Processes without their GPU use yet, and each PID's start time (tells a reused PID apart)."""
+
+    processes: list[ProcessSample]
+    start_of: dict[int, float]
+
+
+class ProcfsProcessSource:
+    """Rows from /proc; CPU % is the change in CPU ticks since the previous call over elapsed time."""
+
+    def __init__(self, proc_root: str = "/proc", clock: Callable[[], float] = time.monotonic) -> None:
+        self.procfs = ProcfsReader(proc_root)
+        self._clock = clock
+        self._ticks_per_s = os.sysconf("SC_CLK_TCK")
+        self._page_bytes = os.sysconf("SC_PAGE_SIZE")
+        self._user_names = UserNames()
+        self._previous_ticks: dict[int, tuple[int, int]] = {}
+        self._previous_time: float | None = None
+
+    def rows(self, memory_total_bytes: int) -> ProcessRows:
+        now = self._clock()
+        elapsed_s = now - self._previous_time if self._previous_time is not None else 0.0
+        self._previous_time = now
+        procfs = self.procfs
+        uptime_s = procfs.uptime_s()
+        ticks_per_s = self._ticks_per_s
+        page_bytes = self._page_bytes
+        memory_scale = 100.0 / memory_total_bytes if memory_total_bytes else 0.0
+        cpu_scale = 100.0 / ticks_per_s / elapsed_s if elapsed_s > 0 else 0.0
+        previous = self._previous_ticks
+        current: dict[int, tuple[int, int]] = {}
+        start_of: dict[int, float] = {}
+        processes = []
+        for pid in procfs.pids():
+            stat = procfs.read_stat(pid)
+            if stat is None:
+                continue
+            uid = procfs.owner_uid(stat)
+            if uid is None:
+                continue
+            current[pid] = (stat.start_ticks, stat.cpu_ticks)
+            start_of[pid] = stat.start_ticks
+            before = previous.get(pid)
+            cpu_percent = 0.0
+            if before is not None and before[0] == stat.start_ticks:
+                cpu_percent = max(0.0, (stat.cpu_ticks - before[1]) * cpu_scale)
+            rss_bytes = stat.rss_pages * page_bytes
+            processes.append(ProcessSample(
+                pid=pid,
+                ppid=stat.ppid,
+                user=self._user_names(uid),
+                cpu_percent=cpu_percent,
+                memory_percent=rss_bytes * memory_scale,
+                rss_bytes=rss_bytes,
+                state=STATE_WORDS.get(stat.state, stat.state),
+                running_time_s=max(0.0, uptime_s - stat.start_ticks / ticks_per_s),
+                command=procfs.command(stat),
+                is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
+            ))
+        self._previous_ticks = current
+        procfs.forget_except(current)
+        return ProcessRows(processes, start_of)
+
+
+class PsutilProcessSource:
+    """Rows from psutil (non-Linux); psutil keeps each Process between calls for its CPU %."""
+
+    def rows(self, memory_total_bytes: int) -> ProcessRows:
+        now = time.time()
+        rows = ProcessRows([], {})
+        for process in sorted(psutil.process_iter(), key=lambda process: process.pid):
+            try:
+                info = process.as_dict(PSUTIL_ATTRS, ad_value=None)
+            except psutil.ZombieProcess:
+                info = {"pid": process.pid, "status": psutil.STATUS_ZOMBIE}
+            except psutil.NoSuchProcess:
+                continue
+            except psutil.AccessDenied:
+                info = {"pid": process.pid}
+            rows.processes.append(_sample_from_psutil(info, now))
+            rows.start_of[process.pid] = info.get("create_time") or 0.0
+        return rows
+
+
+def _sample_from_psutil(info: dict, now: float) -> ProcessSample:
+    memory_info = info.get("memory_info")
+    create_time = info.get("create_time") or 0.0
+    name = info.get("name") or ""
+    cmdline = info.get("cmdline")
+    return ProcessSample(
+        pid=info["pid"],
+        ppid=info.get("ppid") or 0,
+        user=info.get("username") or "?",
+        cpu_percent=info.get("cpu_percent") or 0.0,
+        memory_percent=info.get("memory_percent") or 0.0,
+        rss_bytes=getattr(memory_info, "rss", 0) or 0,
+        state=info.get("status") or "?",
+        running_time_s=max(0.0, now - create_time) if create_time else 0.0,
+        command=" ".join(cmdline) if cmdline else (f"[{name}]" if name else "?"),
+    )
+
+
+def attach_gpu_uses(
+    rows: ProcessRows,
+    gpu_processes: list[NvmlProcess],
+    mapper: NamespacePidMapper | None,
+) -> tuple[ProcessSample, ...]:
+    """The processes (in the order given) with their GPU use; NVML PIDs not visible here go through NSpid."""
+    uses: dict[int, list[GpuProcessUse]] = {}
+    for gpu_process in gpu_processes:
+        uses.setdefault(gpu_process.pid, []).append(GpuProcessUse(
+            gpu_index=gpu_process.gpu_index,
+            gpu_memory_used_bytes=gpu_process.gpu_memory_used_bytes,
+            kind=gpu_process.kind,
+        ))
+    foreign = [pid for pid in uses if pid not in rows.start_of]
+    if foreign and mapper is not None:
+        for foreign_pid, local_pid in mapper.map(foreign, rows.start_of).items():
+            uses.setdefault(local_pid, []).extend(uses.pop(foreign_pid))
+    processes = rows.processes
+    if uses:
+        processes = [
+            dataclasses.replace(process, gpu_uses=tuple(uses[process.pid])) if process.pid in uses else process
+            for process in processes
+        ]
+    return tuple(processes)
+
+
+class ProcessReader:
+    """Samples every process; `use_procfs=None` picks /proc on Linux and psutil elsewhere."""
+
+    def __init__(
+        self,
+        proc_root: str = "/proc",
+        clock: Callable[[], float] = time.monotonic,
+        use_procfs: bool | None = None,
+    ) -> None:
+        if use_procfs is None:
+            use_procfs = sys.platform.startswith("linux") and os.path.isdir(proc_root)
+        self.source: ProcfsProcessSource | PsutilProcessSource = (
+            ProcfsProcessSource(proc_root, clock) if use_procfs else PsutilProcessSource()
+        )
+        self.mapper = NamespacePidMapper(proc_root) if use_procfs else None
+
+    def sample(self, memory_total_bytes: int, gpu_processes: list[NvmlProcess]) -> tuple[ProcessSample, ...]:
+        return attach_gpu_uses(self.source.rows(memory_total_bytes), gpu_processes, self.mapper)

@@ -1,0 +1,75 @@
+"""One call, one Snapshot of the whole machine: the only entry point the dashboard and CLI need."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from sensors.cpu import CpuReader
+from sensors.disks import DiskReader
+from sensors.gpu import GpuReader
+from sensors.gpu_processes import read_gpu_processes
+from sensors.host import HostReader
+from sensors.memory import read_memory
+from sensors.model import FilesystemUsage, Snapshot
+from sensors.network import NetworkReader
+from sensors.nvml import NvmlSession
+from sensors.processes import ProcessReader
+
+FILESYSTEM_TTL_S = 5.0
+
+
+class Sampler:
+    """Reads host, CPU, memory, disks, network, GPUs and processes. Not thread-safe: use from one thread.
+
+    Rates (disk, network, process CPU %) are deltas since the previous `sample()`; the first is zero.
+    """
+
+    def __init__(
+        self,
+        nvml: NvmlSession | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        proc_root: str = "/proc",
+        include_loopback: bool = False,
+    ) -> None:
+        self.nvml = nvml if nvml is not None else NvmlSession(clock=clock)
+        self._clock = clock
+        self._host = HostReader(proc_root)
+        self._cpu = CpuReader(clock)
+        self._disks = DiskReader(clock)
+        self._network = NetworkReader(clock, include_loopback=include_loopback)
+        self._gpus = GpuReader(self.nvml)
+        self._processes = ProcessReader(proc_root, clock)
+        self._filesystems = DiskReader.filesystems()
+        self._filesystems_read_at = clock()
+
+    def sample(self) -> Snapshot:
+        driver_version, cuda_version = self._gpus.driver_versions()
+        gpus = self._gpus.sample()
+        live_handles = [
+            (slot.index, slot.handle) for slot in (self._gpus.slots or ()) if slot.handle is not None
+        ]
+        gpu_processes = read_gpu_processes(self.nvml, live_handles) if live_handles else []
+        memory = read_memory()
+        return Snapshot(
+            timestamp_s=time.time(),
+            host=self._host.sample(driver_version, cuda_version, self.nvml.unavailable_reason),
+            cpu=self._cpu.sample(),
+            memory=memory,
+            disks=self._disks.io_rates(),
+            filesystems=self._current_filesystems(),
+            networks=self._network.sample(),
+            gpus=gpus,
+            processes=self._processes.sample(memory.total_bytes, gpu_processes),
+        )
+
+    def _current_filesystems(self) -> tuple[FilesystemUsage, ...]:
+        now = self._clock()
+        if now - self._filesystems_read_at >= FILESYSTEM_TTL_S:
+            self._filesystems = DiskReader.filesystems()
+            self._filesystems_read_at = now
+        return self._filesystems
+
+    def close(self) -> None:
+        """Release NVML; the Sampler may not be used afterwards."""
+        self.nvml.shutdown()

@@ -1,0 +1,50 @@
+"""Human-readable numbers: bytes, rates, durations. NA prints as "N/A"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sensors.na import NA
+
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def format_bytes(value: Any) -> str:
+    """1536 -> "1.5 KiB"; binary units, three significant digits."""
+    if value is NA or value is None:
+        return "N/A"
+    amount = float(value)
+    for unit in _BINARY_UNITS:
+        if abs(amount) < 1024 or unit == _BINARY_UNITS[-1]:
+            if unit == "B":
+                return f"{amount:.0f} B"
+            return f"{amount:.1f} {unit}" if abs(amount) < 100 else f"{amount:.0f} {unit}"
+        amount /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_rate(bytes_per_s: Any) -> str:
+    return "N/A" if bytes_per_s is NA or bytes_per_s is None else f"{format_bytes(bytes_per_s)}/s"
+
+
+def format_duration(seconds: Any) -> str:
+    """Running or up time: "45s", "12:03", "3:04:05", "2d 03:04"."""
+    if seconds is NA or seconds is None:
+        return "N/A"
+    total = int(seconds)
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours:02d}:{minutes:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    if minutes:
+        return f"{minutes}:{secs:02d}"
+    return f"{secs}s"
+
+
+def format_number(value: Any, digits: int = 0, suffix: str = "") -> str:
+    if value is NA or value is None:
+        return "N/A"
+    return f"{value:.{digits}f}{suffix}"

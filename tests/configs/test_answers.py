@@ -1,0 +1,139 @@
+"""Answers validation: a corpus of bad files (tests/configs/bad_answers) and hypothesis-generated answers."""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from configs.answers import FIELDS, Answers, answers_from_dict
+from configs.errors import ConfigFileError
+from configs.tomlsource import read_toml, tomllib
+
+HERE = Path(__file__).parent
+BAD_FILES = sorted((HERE / "bad_answers").glob("*.toml"))
+
+
+def expectations(path: Path) -> dict[str, str]:
+    header = path.read_bytes().decode("utf-8", errors="replace").splitlines()[:3]
+    return dict(line[2:].split(": ", 1) for line in header)
+
+
+def load(path: Path) -> Answers:
+    data, text = read_toml(path)
+    return answers_from_dict(data, path=path, text=text)
+
+
+def test_good_answers_file_loads():
+    answers = load(HERE / "good_answers.toml")
+    assert answers.workload["preset"] == "gpt2-small" and answers.budget["amount"] == 15000.0
+
+
+@pytest.mark.parametrize("path", BAD_FILES, ids=[path.stem for path in BAD_FILES])
+def test_bad_answers_name_file_line_and_key(path):
+    expected = expectations(path)
+    with pytest.raises(ConfigFileError) as caught:
+        load(path)
+    error = caught.value
+    message = str(error)
+    assert message.startswith(str(path))
+    assert expected["expect-reason"] in message
+    if expected["expect-key"] != "none":
+        assert error.key == expected["expect-key"]
+    if expected["expect-line"] != "none":
+        assert error.line == int(expected["expect-line"]), message
+        assert f"{path}:{expected['expect-line']}: " in message
+
+
+def test_corpus_covers_the_issue_list():
+    names = {path.stem for path in BAD_FILES}
+    assert {"malformed", "wrong_type_batch", "unknown_key", "missing_scenario", "missing_table", "negative_dataset",
+            "absurd_gpu_count", "zero_gpus", "nan_budget"} <= names
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-10**15, 10**15), st.floats(allow_nan=True, allow_infinity=True),
+                 st.text(max_size=12), st.lists(st.integers(), max_size=2))
+
+
+def valid_value(spec):
+    """A value that passes the field's own check (it may still clash with other fields)."""
+    if spec.kind == "choice":
+        return st.sampled_from(spec.choices)
+    if spec.kind == "bool":
+        return st.booleans()
+    if spec.kind == "int":
+        return st.integers(int(spec.low or 0), int(min(spec.high or 10**6, 10**6)))
+    if spec.kind == "float":
+        return st.floats(spec.low or 0, min(spec.high or 1e6, 1e6))
+    return st.sampled_from(["gpt2-small", "resnet50", "custom", "llama-7b", "lenet5", "vit-b16", "llama-70b"])
+
+
+def field_value(spec):
+    """Sometimes a valid value for the field, sometimes junk."""
+    valid = valid_value(spec)
+    return st.one_of(valid, valid, JUNK)
+
+
+answer_tables = st.fixed_dictionaries({
+    "scenario": st.one_of(st.sampled_from(["personal_research", "team_training", "inference_server"]), JUNK),
+    **{section: st.fixed_dictionaries({}, optional={key: field_value(spec) for key, spec in specs.items()})
+       for section, specs in FIELDS.items()},
+})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answer_tables)
+def test_generated_answers_are_accepted_or_rejected_cleanly(data):
+    try:
+        answers = answers_from_dict(data, path="generated.toml")
+    except ConfigFileError as error:
+        assert str(error).startswith("generated.toml")
+        assert error.key
+        return
+    for section, specs in FIELDS.items():
+        for key, spec in specs.items():
+            value = answers.section(section)[key]
+            if spec.kind in ("int", "float"):
+                assert math.isfinite(value) and spec.low <= value <= spec.high
+            if spec.kind == "choice":
+                assert value in spec.choices
+
+
+valid_answer_tables = st.fixed_dictionaries({
+    "scenario": st.sampled_from(["personal_research", "team_training", "edge_deployment", "inference_server"]),
+    **{section: st.fixed_dictionaries({}, optional={key: valid_value(spec) for key, spec in specs.items()})
+       for section, specs in FIELDS.items()},
+})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(valid_answer_tables)
+def test_valid_generated_answers_always_give_a_build(data):
+    from configs.recommend import recommend
+
+    try:
+        answers = answers_from_dict(data)
+    except ConfigFileError:
+        return
+    build = recommend(answers, _catalog())
+    assert build.components and build.total_price_cny > 0
+    assert build.memory.total_bytes >= 0 and math.isfinite(build.power.sustained_w)
+
+
+@functools.cache
+def _catalog():
+    from configs.parts import load_catalog
+
+    return load_catalog(Path("/nonexistent-user-catalog"))
+
+
+def test_toml_round_trip_of_answers():
+    answers = load(HERE / "good_answers.toml")
+    import tomli_w
+
+    again = answers_from_dict(tomllib.loads(tomli_w.dumps(answers.to_dict())))
+    assert again == answers

@@ -1,0 +1,138 @@
+"""The memory estimator against published numbers (each test cites its source), within 10 %."""
+
+from __future__ import annotations
+
+import pytest
+
+from configs.memory import (
+    GIB, ModelShape, cnn_activation_bytes, estimate_inference, estimate_training, kv_cache_bytes,
+    micro_batch_per_gpu, training_bytes_per_parameter, transformer_activation_bytes,
+)
+from configs.presets import model_presets
+
+GPT2_SMALL = ModelShape("transformer", 124_439_808, layers=12, hidden_size=768, attention_heads=12, sequence_length=1024)
+LLAMA2_7B = ModelShape("transformer", 6_738_415_616, layers=32, hidden_size=4096, attention_heads=32, sequence_length=4096)
+SEVEN_B = ModelShape("generic", 7_000_000_000)
+
+
+def within(value: float, expected: float, tolerance: float = 0.10) -> bool:
+    return abs(value - expected) <= tolerance * expected
+
+
+def states_bytes(breakdown) -> int:
+    return breakdown.weights_bytes + breakdown.gradients_bytes + breakdown.optimizer_states_bytes
+
+
+def test_fp32_adam_is_16_bytes_per_parameter_like_hf_accelerate():
+    # HF accelerate `estimate-memory bert-base-cased`: float32 total 413.18 MB, "Training using Adam" 1.61 GB
+    # (https://huggingface.co/docs/accelerate/usage_guides/model_size_estimator): 16 x parameters.
+    bert_base_cased = ModelShape("generic", 108_310_272)
+    breakdown = estimate_training(bert_base_cased, precision="fp32", optimizer="adam", global_batch=1, cuda_context_bytes=0)
+    assert training_bytes_per_parameter("fp32", "adam").total == 16
+    assert within(breakdown.weights_bytes / 2**20, 413.18)
+    assert within(states_bytes(breakdown) / GIB, 1.61)
+
+
+@pytest.mark.parametrize(("layout", "bytes_per_param", "expected_gib"), [
+    ("megatron16", 16, 104), ("hf18", 18, 117), ("deepspeed20", 20, 130),
+])
+def test_7b_adamw_mixed_precision_layouts(layout, bytes_per_param, expected_gib):
+    # builds.md sanity values; HF "model memory anatomy" (18 B/param), DeepSpeed/Megatron (16), +fp32 grad buffer (20).
+    assert training_bytes_per_parameter("bf16", "adamw", layout).total == bytes_per_param
+    breakdown = estimate_training(SEVEN_B, precision="bf16", optimizer="adamw", global_batch=1, mixed_layout=layout,
+                                  cuda_context_bytes=0)
+    assert within(states_bytes(breakdown) / GIB, expected_gib)
+
+
+def test_zero2_7b_on_8_gpus_matches_deepspeed_estimator():
+    # DeepSpeed estimate_zero2_model_states_mem_needs: gpu = 2P + 18P/N (no offload) -> ~27.7 GiB/GPU for 7B on 8.
+    breakdown = estimate_training(SEVEN_B, precision="bf16", optimizer="adamw", global_batch=8, gpu_count=8,
+                                  sharding="zero2", mixed_layout="deepspeed20", cuda_context_bytes=0)
+    assert within(states_bytes(breakdown) / GIB, 27.7)
+
+
+def test_zero_stages_divide_the_right_terms():
+    base = dict(precision="bf16", optimizer="adamw", global_batch=8, gpu_count=4, cuda_context_bytes=0)
+    none = estimate_training(SEVEN_B, sharding="none", **base)
+    zero1 = estimate_training(SEVEN_B, sharding="zero1", **base)
+    zero2 = estimate_training(SEVEN_B, sharding="zero2", **base)
+    zero3 = estimate_training(SEVEN_B, sharding="zero3", **base)
+    fsdp = estimate_training(SEVEN_B, sharding="fsdp", **base)
+    assert zero1.optimizer_states_bytes == none.optimizer_states_bytes // 4
+    assert zero1.gradients_bytes == none.gradients_bytes
+    assert zero2.gradients_bytes == none.gradients_bytes // 4
+    assert zero2.weights_bytes == none.weights_bytes
+    assert zero3.weights_bytes == none.weights_bytes // 4
+    assert fsdp.terms() == zero3.terms()
+
+
+def test_gpt2_small_activations_match_korthikanti():
+    # builds.md / Transformer Math 101 (Korthikanti et al. 2022): s=1024, b=8, no flash -> ~8 GiB; selective ~2.4 GiB.
+    assert within(transformer_activation_bytes(GPT2_SMALL, 8, "none", flash_attention=False) / GIB, 8.0)
+    assert within(transformer_activation_bytes(GPT2_SMALL, 8, "selective", flash_attention=False) / GIB, 2.4)
+    # FlashAttention drops the 5as/h term: the same as selective recompute's per-token count.
+    assert transformer_activation_bytes(GPT2_SMALL, 8, "none", flash_attention=True) == \
+        transformer_activation_bytes(GPT2_SMALL, 8, "selective", flash_attention=False)
+    # Full recompute keeps only the layer inputs: 2*s*b*h*L.
+    assert transformer_activation_bytes(GPT2_SMALL, 8, "full", flash_attention=False) == 2 * 1024 * 8 * 768 * 12
+
+
+def test_gpt2_sizes_for_weights_and_optimizer_state():
+    # builds.md: GPT-2 small needs ~2 GB of weights + optimizer state, GPT-2 XL (1.5B) ~24-27 GB (16 B/param).
+    presets = model_presets()
+    for preset_id, expected_gb in (("gpt2-small", 2.0), ("gpt2-xl", 25.0)):
+        preset = presets[preset_id]
+        shape = ModelShape("generic", preset.parameters)
+        breakdown = estimate_training(shape, precision="amp_fp16", optimizer="adam", global_batch=1, cuda_context_bytes=0)
+        assert within(states_bytes(breakdown) / 1e9, expected_gb)
+
+
+def test_kv_cache_llama2_7b_at_4096_tokens_is_2_gib():
+    # NVIDIA "Mastering LLM Techniques: Inference Optimization" (2023): Llama 2 7B, batch 1, 4096 tokens, fp16 -> ~2 GB.
+    assert within(kv_cache_bytes(LLAMA2_7B, batch=1, context_tokens=4096, bytes_per_value=2) / GIB, 2.0)
+
+
+def test_grouped_query_attention_shrinks_the_kv_cache():
+    llama70 = ModelShape("transformer", 68_976_648_192, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                         sequence_length=4096)
+    # 2 x 2 B x 80 layers x 1024 (8 of 64 heads of 8192) = 327,680 B per token.
+    assert kv_cache_bytes(llama70, batch=1, context_tokens=1, bytes_per_value=2) == 327_680
+
+
+def test_inference_is_weights_times_1_2_plus_kv_cache():
+    # EleutherAI "Transformer Math 101": total inference memory ~ 1.2 x model weights.
+    breakdown = estimate_inference(LLAMA2_7B, precision="fp16", batch=1, generated_tokens=0, cuda_context_bytes=0)
+    assert breakdown.weights_bytes == LLAMA2_7B.parameters * 2
+    assert within((breakdown.weights_bytes + breakdown.activations_bytes) / breakdown.weights_bytes, 1.2, 0.001)
+    assert within(breakdown.kv_cache_bytes / GIB, 2.0)
+    int4 = estimate_inference(LLAMA2_7B, precision="int4", batch=1, cuda_context_bytes=0)
+    assert int4.weights_bytes == LLAMA2_7B.parameters // 2
+
+
+def test_cnn_activations_are_layer_outputs_twice():
+    # CS231n: VGG-16 forward activations ~24M values (~93 MB/image at fp32); x2 for backward.
+    vgg = ModelShape("cnn", 138_000_000, activation_elements_per_sample=24_000_000)
+    assert within(cnn_activation_bytes(vgg, 1, 4.0, "none") / 2 / 2**20, 93)
+    assert cnn_activation_bytes(vgg, 8, 4.0, "none") == 8 * cnn_activation_bytes(vgg, 1, 4.0, "none")
+
+
+def test_accumulation_and_gpus_shrink_the_micro_batch():
+    assert micro_batch_per_gpu(64, 4, 2) == 8
+    assert micro_batch_per_gpu(5, 4, 1) == 2
+    one = estimate_training(GPT2_SMALL, precision="bf16", optimizer="adamw", global_batch=32, accumulation_steps=1)
+    four = estimate_training(GPT2_SMALL, precision="bf16", optimizer="adamw", global_batch=32, accumulation_steps=4)
+    assert four.activations_bytes == one.activations_bytes // 4
+    assert four.optimizer_states_bytes == one.optimizer_states_bytes
+
+
+def test_sgd_and_8bit_adam_optimizer_bytes():
+    # builds.md: SGD momentum 8 B (fp32 master + momentum) and 8-bit Adam ~6 B for optimizer + master copy.
+    assert training_bytes_per_parameter("bf16", "sgd").optimizer == 8
+    assert training_bytes_per_parameter("bf16", "adam8bit").optimizer == 6
+    assert training_bytes_per_parameter("fp32", "sgd").total == 12
+
+
+def test_cuda_context_is_its_own_term():
+    breakdown = estimate_training(GPT2_SMALL, precision="bf16", optimizer="adamw", global_batch=8)
+    assert 0.5 * GIB <= breakdown.cuda_context_bytes <= 1.0 * GIB
+    assert breakdown.total_bytes == sum(value for _, value in breakdown.terms())

@@ -1,0 +1,143 @@
+"""Recommendations: memory floor first, budget fitting, swaps, the guide's presets and their comments."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from configs.answers import Answers
+from configs.parts import load_catalog
+from configs.presets import load_build_preset
+from configs.recommend import recommend, swap
+
+TODAY = dt.date(2025, 7, 1)
+GIB = 1024**3
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(Path("/nonexistent-user-catalog"))
+
+
+def answers(**changes) -> Answers:
+    result = Answers()
+    for dotted, value in changes.items():
+        section, key = dotted.split("__")
+        result = result.with_value(section, key, value)
+    return result
+
+
+def test_gpu_meets_the_memory_floor_and_build_fits_budget(catalog):
+    build = recommend(answers(workload__preset="gpt2-xl", task__recompute="full", budget__amount=30000.0), catalog, today=TODAY)
+    assert build.memory_fits
+    assert build.total_price_cny <= build.budget_cny
+    gpu = build.component("gpu")
+    assert gpu.spec["memory_gib"] * GIB * 0.95 >= build.memory.total_bytes
+    assert any("memory floor" in line and "§2.1" in line for line in gpu.reasoning)
+    assert any("GPT-2 needs >= 24 GB" in line for line in gpu.reasoning)
+    for role in ("gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu"):
+        assert build.component(role) is not None, role
+        assert build.component(role).reasoning, role
+
+
+def test_entry_budget_ranks_by_vram_per_yuan(catalog):
+    build = recommend(answers(workload__preset="resnet18", budget__amount=6000.0), catalog, today=TODAY)
+    assert "VRAM first" in " ".join(build.component("gpu").reasoning)
+    assert build.total_price_cny <= 6000
+
+
+def test_too_small_budget_warns_instead_of_failing(catalog):
+    build = recommend(answers(workload__preset="llama-7b", budget__amount=3000.0), catalog, today=TODAY)
+    assert any("over budget" in warning for warning in build.warnings)
+
+
+def test_model_too_big_for_any_card_says_how_to_fix_it(catalog):
+    build = recommend(answers(workload__preset="llama-70b", workload__batch_size=1, budget__amount=80000.0), catalog, today=TODAY)
+    assert not build.memory_fits
+    assert any("does not fit" in warning and "ZeRO-3/FSDP" in warning for warning in build.warnings)
+
+
+def test_datacenter_tier_asks_for_ecc_memory(catalog):
+    build = recommend(
+        answers(workload__preset="llama-13b", task__recompute="full", scale__gpu_count=4, scale__sharding="zero3",
+                budget__amount=600000.0), catalog, today=TODAY)
+    assert build.component("memory_kit").spec["ecc"] is True
+    assert build.component("gpu").spec["form"] in ("datacenter", "workstation")
+    assert build.component("gpu").quantity == 4
+    assert build.component("cpu").spec["cores_count"] >= 8
+
+
+def test_inference_llm_ranks_by_bandwidth(catalog):
+    build = recommend(answers(workload__preset="llama-7b", task__mode="inference", task__precision="int4",
+                              workload__batch_size=1, budget__amount=20000.0), catalog, today=TODAY)
+    assert "bandwidth" in " ".join(build.component("gpu").reasoning)
+    assert build.memory.kv_cache_bytes > 0 and build.memory.gradients_bytes == 0
+
+
+def test_edge_deployment_uses_a_shared_memory_module(catalog):
+    base = answers(workload__preset="resnet18", workload__batch_size=1, task__mode="inference", task__precision="fp16")
+    build = recommend(Answers(scenario="edge_deployment", workload=base.workload, task=base.task), catalog, today=TODAY)
+    gpu = build.component("gpu")
+    assert gpu.spec["form"] == "edge" and gpu.spec["memory_kind"] == "shared"
+    assert build.component("cpu") is None and build.component("psu") is None
+    assert any("shared by CPU and GPU" in line for line in gpu.reasoning)
+
+
+def test_quiet_excludes_blower_and_passive_cards(catalog):
+    build = recommend(answers(workload__preset="llama-7b", task__recompute="full", budget__amount=200000.0,
+                              budget__noise="quiet"), catalog, today=TODAY)
+    assert build.component("gpu").spec["cooling"] == "fans"
+
+
+def test_power_limit_is_respected_when_possible(catalog):
+    build = recommend(answers(workload__preset="gpt2-small", budget__amount=30000.0, budget__max_power_w=400), catalog, today=TODAY)
+    assert build.power.wall_draw_w <= 400
+
+
+def test_swap_moves_to_the_next_alternative_and_recomputes(catalog):
+    build = recommend(answers(), catalog, today=TODAY)
+    first = build.component("gpu").part_id
+    swapped = swap(build, "gpu", catalog, today=TODAY)
+    assert swapped.component("gpu").part_id == build.alternatives["gpu"][1] != first
+    assert swapped.pins["gpu"][0] == swapped.component("gpu").part_id
+    ram = swap(build, "memory_kit", catalog, today=TODAY)
+    assert ram.component("memory_kit").part_id != build.component("memory_kit").part_id
+    assert ram.component("gpu").part_id == first
+    # Swapping round the whole list comes back to the start.
+    current = build
+    for _ in build.alternatives["cooler"]:
+        current = swap(current, "cooler", catalog, today=TODAY)
+    assert current.component("cooler").part_id == build.component("cooler").part_id
+
+
+def test_stale_prices_warn_after_180_days(catalog):
+    fresh = recommend(answers(), catalog, today=dt.date(2025, 7, 1))
+    stale = recommend(answers(), catalog, today=dt.date(2026, 11, 29))
+    assert not any("older than 180 days" in warning for warning in fresh.warnings)
+    assert any("older than 180 days" in warning for warning in stale.warnings)
+
+
+def test_personal_guide_preset_keeps_its_parts_and_comments(catalog):
+    preset = load_build_preset("guide-personal")
+    build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments, today=TODAY)
+    ids = {component.role: component.part_id for component in build.components}
+    assert ids["cpu"] == "ryzen-7-5800x" and ids["gpu"] == "rtx-3060-ti-8gb"
+    assert ids["storage"] == "samsung-970-evo-plus-1tb" and ids["psu"] == "seasonic-focus-gx-650"
+    assert build.component("memory_kit").spec["capacity_gib"] == 32
+    assert any("3500 MB/s" in comment for comment in build.comments)
+    assert any("3500 MB/s" in line for line in build.component("storage").reasoning)
+    assert build.power.psu_capacity_w == 650 >= build.power.psu_required_w
+
+
+def test_enterprise_guide_preset_flags_the_guides_errors(catalog):
+    preset = load_build_preset("guide-enterprise")
+    build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments, today=TODAY)
+    assert build.component("gpu").quantity == 4 and build.component("gpu").part_id == "a100-80gb-pcie"
+    assert build.component("psu").quantity == 2
+    warnings = " | ".join(build.warnings)
+    assert "PCIe lanes" in warnings and "SAS" in warnings and "pairs only" in warnings
+    assert "40c/80t" in " ".join(build.component("cpu").reasoning)
+    assert any("redundant" in comment for comment in build.comments)
+    assert build.power.sustained_w > 1500

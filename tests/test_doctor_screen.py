@@ -1,0 +1,128 @@
+"""The Doctor screen in a Pilot test: grouped findings, the selected one explained, `r` re-runs."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.widgets import OptionList, Static
+
+from tests.fakes.doctor_inputs import cuda_probe_report, fake_nvml, healthy_gpu_values, make_context
+from tui.screens.doctor import DoctorScreen
+
+
+class DoctorTestApp(App):
+    def __init__(self, context_factory) -> None:
+        super().__init__()
+        self.context_factory = context_factory
+
+    def on_mount(self) -> None:
+        self.push_screen(DoctorScreen(context_factory=self.context_factory))
+
+
+def _rendered(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def _wait_for_findings(pilot, screen: DoctorScreen, count: int = 1) -> None:
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if screen._run_number >= count and not screen.running and screen.findings:
+            return
+    raise AssertionError("the doctor checks never finished")
+
+
+async def test_findings_are_grouped_and_the_first_problem_is_explained(tmp_path):
+    runs = []
+
+    def context_factory(load_seconds):
+        runs.append(load_seconds)
+        nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetPersistenceMode=0))
+        return make_context(tmp_path / f"run{len(runs)}", nvml_module=nvml, probe=cuda_probe_report())
+
+    app = DoctorTestApp(context_factory)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, DoctorScreen)
+        await _wait_for_findings(pilot, screen)
+        option_list = screen.query_one("#doctor-findings", OptionList)
+        prompts = [str(option_list.get_option_at_index(i).prompt) for i in range(option_list.option_count)]
+        assert [p for p in prompts if p in ("GPU & driver", "Host", "Torch")] == ["GPU & driver", "Host", "Torch"]
+        detail = _rendered(screen.query_one("#doctor-detail", Static))
+        assert "Persistence mode [GPU 0 (NVIDIA H100 PCIe)]  WARN" in detail
+        assert "Fix: sudo nvidia-smi -i 0 -pm 1" in detail
+        status = _rendered(screen.query_one("#doctor-status", Static))
+        assert "1 warn" in status and "0 fail" in status
+
+        await pilot.press("down")
+        assert "Persistence mode" not in _rendered(screen.query_one("#doctor-detail", Static))
+
+        await pilot.press("r")
+        await _wait_for_findings(pilot, screen, count=2)
+        await pilot.press("l")
+        await _wait_for_findings(pilot, screen, count=3)
+        assert runs == [0, 0, 5.0]
+
+
+async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
+    def broken_factory(load_seconds):
+        raise PermissionError("no access to /sys")
+
+    app = DoctorTestApp(broken_factory)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if not screen.running:
+                break
+        assert "Checks could not run: PermissionError: no access to /sys" in _rendered(screen.query_one("#doctor-status", Static))
+
+
+async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
+    from sensors.doctor import gpu_checks
+    from sensors.doctor.registry import checks_in
+    from tests.fakes.doctor_inputs import no_driver_nvml
+
+    app = DoctorTestApp(lambda load_seconds: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await _wait_for_findings(pilot, screen)
+        option_list = screen.query_one("#doctor-findings", OptionList)
+        gpu_row = str(option_list.get_option_at_index(1).prompt)
+        count = len(checks_in(gpu_checks))
+        assert gpu_row == f"- {count} checks not applicable: no NVIDIA driver (NVML library not found)"
+        option_list.highlighted = 1
+        await pilot.pause()
+        assert "Checks: NVIDIA driver, torch CUDA vs driver" in _rendered(screen.query_one("#doctor-detail", Static))
+
+
+async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path, monkeypatch):
+    from tests.fakes.snapshots import FixedSource, make_snapshot
+    from tui.app import PthTopApp
+
+    monkeypatch.setattr("tui.screens.doctor._live_context", lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
+    app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DoctorScreen)
+        await _wait_for_findings(pilot, screen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.current_mode == "monitor"
+
+
+async def test_closing_the_screen_kills_a_probe_that_is_still_running(tmp_path):
+    from sensors.doctor.live import live_context
+    from tests.fakes.doctor_inputs import alive, gone_soon, slow_interpreter, wait_for_pid
+
+    python, pid_file = slow_interpreter(tmp_path)
+    app = DoctorTestApp(lambda load_seconds: live_context(python=python, data_dir=tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        pid = wait_for_pid(pid_file)
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if screen._running_context is not None:
+                break
+        assert screen.running and alive(pid)
+    assert gone_soon(pid)

@@ -1,0 +1,86 @@
+from dataclasses import replace
+
+from sensors.model import GpuProcessUse, ProcessSample
+from sensors.na import NA
+from tui.process_view import ProcessView, process_cells, table_rows, visible_lines
+
+
+def proc(pid, ppid=1, cpu=0.0, command="cmd", user="alice", gpu_bytes=None, **kwargs):
+    uses = (GpuProcessUse(0, gpu_bytes, "compute"),) if gpu_bytes is not None else ()
+    return ProcessSample(pid=pid, ppid=ppid, user=user, cpu_percent=cpu, memory_percent=1.0, rss_bytes=1024,
+                         state="sleeping", running_time_s=10.0, command=command, gpu_uses=uses, **kwargs)
+
+
+PROCESSES = (
+    proc(1, 0, 1.0, "/sbin/init", "root"),
+    proc(10, 1, 50.0, "python train.py", gpu_bytes=4 * 1024**3),
+    proc(11, 10, 80.0, "python worker"),
+    proc(12, 10, 20.0, "python worker"),
+    proc(20, 1, 5.0, "sshd: bob", "bob"),
+)
+
+
+def pids(lines):
+    return [line.process.pid for line in lines]
+
+
+def test_default_sort_is_cpu_descending_with_pid_ties():
+    processes = PROCESSES + (proc(30, 1, 80.0),)
+    assert pids(visible_lines(processes, ProcessView())) == [11, 30, 10, 12, 20, 1]
+
+
+def test_sorting_same_column_again_inverts():
+    view = ProcessView().sorted_by("pid")
+    assert not view.descending
+    assert pids(visible_lines(PROCESSES, view)) == [1, 10, 11, 12, 20]
+    assert pids(visible_lines(PROCESSES, view.sorted_by("pid"))) == [20, 12, 11, 10, 1]
+
+
+def test_gpu_memory_sort_puts_processes_without_gpu_last():
+    lines = visible_lines(PROCESSES, ProcessView().sorted_by("gpu_mem"))
+    assert pids(lines)[0] == 10
+
+
+def test_filter_matches_command_user_or_exact_pid():
+    assert pids(visible_lines(PROCESSES, ProcessView(filter_text="WORKER"))) == [11, 12]
+    assert pids(visible_lines(PROCESSES, ProcessView(filter_text="bob"))) == [20]
+    assert pids(visible_lines(PROCESSES, ProcessView(filter_text="12"))) == [12]
+
+
+def test_tree_nests_children_under_parents_sorted_among_siblings():
+    lines = visible_lines(PROCESSES, ProcessView(tree=True))
+    assert pids(lines) == [1, 10, 11, 12, 20]
+    prefixes = {line.process.pid: line.tree_prefix for line in lines}
+    assert prefixes[1] == ""
+    assert prefixes[10] == "├─ "
+    assert prefixes[11] == "│  ├─ "
+    assert prefixes[12] == "│  └─ "
+    assert prefixes[20] == "└─ "
+
+
+def test_tree_survives_cycles_and_orphans():
+    looped = (proc(5, 6), proc(6, 5), proc(7, 999))
+    assert sorted(pids(visible_lines(looped, ProcessView(tree=True)))) == [7]
+
+
+def test_cycle_moves_through_columns_and_wraps():
+    view = ProcessView(sort_column="command")
+    assert view.cycled(1).sort_column == "pid"
+    assert view.cycled(-1).sort_column == "time"
+
+
+def test_cells_show_gpu_memory_only_for_gpu_processes_and_keep_markup_literal():
+    gpu_cells = process_cells(visible_lines([PROCESSES[1]], ProcessView())[0])
+    assert gpu_cells[5].plain == "4.0G" and "magenta" in str(gpu_cells[0].style)
+    plain_cells = process_cells(visible_lines([replace(PROCESSES[2], command="x [/] [bold]")], ProcessView())[0])
+    assert plain_cells[5].plain == ""
+    assert plain_cells[-1].plain.endswith("x [/] [bold]")
+
+
+def test_unknown_gpu_memory_prints_na():
+    cells = process_cells(visible_lines([proc(3, gpu_bytes=NA)], ProcessView())[0])
+    assert cells[5].plain == "N/A"
+
+
+def test_rows_are_keyed_by_pid():
+    assert [key for key, _ in table_rows(PROCESSES, ProcessView().sorted_by("pid"))] == ["1", "10", "11", "12", "20"]

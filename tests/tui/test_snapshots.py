@@ -1,0 +1,29 @@
+"""Snapshot tests of the Monitor screen with fixed data: no GPU, 1 GPU, 8 GPUs (with MIG and a lost GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.snapshots import FixedSource, make_snapshot
+from tui.app import PthTopApp
+
+
+def fixed_app(snapshot):
+    # One sample only (the next is an hour away), so the drawing never depends on timing.
+    return PthTopApp(interval_s=3600, source_factory=lambda: FixedSource(snapshot))
+
+
+async def wait_for_first_sample(pilot):
+    await pilot.pause(0.5)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("gpu_count, size", [(0, (80, 24)), (1, (80, 24)), (8, (120, 40))])
+def test_monitor_screen(snap_compare, gpu_count, size):
+    snapshot = make_snapshot(gpu_count=gpu_count, mig=gpu_count == 8, lost_gpu=7 if gpu_count == 8 else None)
+    assert snap_compare(fixed_app(snapshot), terminal_size=size, run_before=wait_for_first_sample)
+
+
+def test_help_screen(snap_compare):
+    assert snap_compare(fixed_app(make_snapshot()), terminal_size=(80, 24), press=["question_mark"],
+                        run_before=wait_for_first_sample)

@@ -1,0 +1,233 @@
+"""The wizard screen, driven by keys only (Pilot, 80x24)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from configs.build_file import load_build
+from tests.fakes.snapshots import FixedSource, make_snapshot
+from tui.screens.wizard import WizardScreen
+from tui.wizard.confirm import ConfirmScreen
+from tui.wizard_app import WizardApp
+
+CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+
+
+def fixed_clock() -> dt.datetime:
+    return CREATED
+
+
+async def type_into(pilot, text: str) -> None:
+    await pilot.press("ctrl+a", "ctrl+k", *list(text))
+
+
+def step_id(screen: WizardScreen) -> str:
+    return screen.query_one("#wizard-steps").current
+
+
+def error_text(screen: WizardScreen) -> str:
+    return str(screen.query_one("#wizard-error").content)
+
+
+async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WizardScreen) and step_id(screen) == "step-scenario"
+        await pilot.press("ctrl+n")
+        assert step_id(screen) == "step-workload"
+        # Model: open the list on GPT-2 small and move one down to GPT-2 medium.
+        assert app.focused.id == "workload-preset"
+        await pilot.press("enter", "down", "enter")
+        await pilot.pause()
+        assert screen.answers.workload["preset"] == "gpt2-medium"
+        await pilot.press("tab")
+        assert app.focused.id == "workload-batch_size"
+        await type_into(pilot, "4")
+        assert screen.answers.workload["batch_size"] == 4
+        await pilot.press("ctrl+n", "ctrl+n")
+        assert step_id(screen) == "step-data"
+        # Inline validation: a bad number shows the reason and blocks Next.
+        await type_into(pilot, "lots")
+        await pilot.pause()
+        assert "not a number" in str(screen.query_one("#row-data-dataset_size_gb .field-error").content)
+        await pilot.press("ctrl+n")
+        assert step_id(screen) == "step-data" and "Cannot continue" in error_text(screen)
+        await type_into(pilot, "500")
+        # Back navigation keeps the answers.
+        await pilot.press("ctrl+b", "ctrl+b")
+        assert step_id(screen) == "step-workload"
+        assert screen.query_one("#workload-batch_size").value == "4"
+        assert screen.answers.workload["preset"] == "gpt2-medium"
+        await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")
+        assert step_id(screen) == "step-scale"
+        await type_into(pilot, "0")
+        await pilot.press("ctrl+n")
+        assert step_id(screen) == "step-scale" and "at least 1" in error_text(screen)
+        await type_into(pilot, "2")
+        await pilot.press("ctrl+n")
+        assert step_id(screen) == "step-budget"
+        await type_into(pilot, "40000")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert step_id(screen) == "step-review"
+        build = screen.build
+        assert build is not None and build.answers.scale["gpu_count"] == 2
+        assert build.answers.data["dataset_size_gb"] == 500.0
+        first_gpu = build.component("gpu").part_id
+        await pilot.press("1")
+        assert screen.build.component("gpu").part_id != first_gpu
+        save_path = tmp_path / "mine.toml"
+        screen.query_one("#save-path").value = str(save_path)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        saved, created, _ = load_build(save_path)
+        assert created == CREATED and saved == screen.build
+        # Saving again asks before overwriting; "n" keeps the file, "y" replaces it.
+        save_path.write_text("# changed\n" + save_path.read_text(encoding="utf-8"), encoding="utf-8")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert save_path.read_text(encoding="utf-8").startswith("# changed")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert not save_path.read_text(encoding="utf-8").startswith("# changed")
+        # Esc asks before discarding the answers.
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_training_and_inference_precisions_follow_the_task():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("ctrl+n", "ctrl+n")
+        assert app.focused.id == "task-mode"
+        await pilot.press("enter", "down", "enter")
+        await pilot.pause()
+        assert screen.answers.task["mode"] == "inference"
+        assert screen.answers.task["precision"] in ("fp32", "fp16", "bf16", "int8", "int4")
+
+
+async def test_custom_model_needs_its_numbers():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("ctrl+n")
+        assert not screen.query_one("#row-workload-layers").display
+        screen.query_one("#workload-preset").value = "custom"
+        await pilot.pause()
+        assert screen.query_one("#row-workload-layers").display
+        await pilot.press("ctrl+n")
+        assert step_id(screen) == "step-workload"
+        assert "custom transformer needs this above zero" in error_text(screen)
+
+
+async def test_preset_opens_in_review_with_comments():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#build-preset").value = "guide-enterprise"
+        await pilot.click("#open-preset")
+        await pilot.pause()
+        assert step_id(screen) == "step-review"
+        assert screen.build.component("cpu").part_id == "xeon-platinum-8380"
+        body = str(screen.query_one("#review-body").content)
+        assert "Comments on this preset" in body and "PM1643" in body
+        # Going back shows the preset's answers in the fields.
+        await pilot.press("ctrl+b")
+        assert screen.query_one("#budget-amount").value == "500000"
+
+
+async def test_leaving_without_changes_does_not_ask():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_dashboard_w_opens_the_wizard_and_escape_returns():
+    from tui.app import PthTopApp
+    from tui.screens.monitor import MonitorScreen
+
+    app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("w")
+        await pilot.pause()
+        wizard = app.screen
+        assert isinstance(wizard, WizardScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MonitorScreen)
+        await pilot.press("w")
+        await pilot.pause()
+        wizard.open_preset("guide-personal")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, MonitorScreen)
+        # Discarded: the next visit starts again from the first step.
+        assert wizard.step_index == 0 and not wizard.pins and wizard.answers.workload["preset"] == "gpt2-small"
+
+
+def test_review_step_snapshot(snap_compare, monkeypatch):
+    monkeypatch.setenv("PTH_TOP_CONFIG_DIR", "/nonexistent/pth-top-config")
+
+    async def open_personal_preset(pilot):
+        await pilot.pause()
+        screen = pilot.app.screen
+        screen.query_one("#build-preset").value = "guide-personal"
+        screen.open_preset("guide-personal")
+        await pilot.pause()
+
+    assert snap_compare(WizardApp(clock=fixed_clock), terminal_size=(80, 24), run_before=open_personal_preset)
+
+
+async def test_app_can_start_on_a_preset():
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.screen
+        assert step_id(screen) == "step-review"
+        assert screen.build.component("storage").part_id == "samsung-970-evo-plus-1tb"
+
+
+async def test_q_asks_before_quitting_with_answers():
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, WizardScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.return_code == 0

@@ -1,0 +1,55 @@
+"""The widgets' drawing, tested as pure functions."""
+
+import math
+
+from widgets.core_grid import CoreReading, grid_lines, is_compact
+from widgets.history_chart import ChartSeries, chart_text
+from widgets.meter import MeterSegment, meter_text
+
+
+def test_meter_fills_in_proportion_and_keeps_value_inside_brackets():
+    text = meter_text("Mem", [MeterSegment(0.5, "green"), MeterSegment(0.25, "yellow")], 25, "8G")
+    assert len(text.plain) == 25
+    assert text.plain.startswith("Mem[") and text.plain.endswith("8G]")
+    inner = text.plain[4:-1]
+    assert inner == "|" * 15 + "   8G"
+    styles_by_offset = {offset: span.style for span in text.spans for offset in range(span.start, span.end)}
+    assert [styles_by_offset[4 + i] for i in (0, 9, 10, 14)] == ["green", "green", "yellow", "yellow"]
+
+
+def test_meter_never_overflows_and_ignores_nan():
+    text = meter_text("x", [MeterSegment(3.0, "red"), MeterSegment(math.nan, "blue")], 10, "")
+    assert len(text.plain) == 10 and text.plain.count("|") == 7
+    assert meter_text("long label", [], 5, "100%").plain == "long label[]"
+
+
+def cores(count):
+    return [CoreReading(str(i), (MeterSegment(i / count, "green"),), i / count) for i in range(count)]
+
+
+def test_core_meters_fill_columns_then_fold_into_heat_cells():
+    lines = grid_lines(cores(8), width=100)
+    assert len(lines) == 2 and all(len(line.plain) <= 100 for line in lines)
+    assert is_compact(64, 200, compact_from=64, max_meter_rows=100)
+    compact = grid_lines(cores(128), width=120)
+    assert len(compact) == 128 // (120 // 4) + 1 and "[" not in compact[0].plain
+
+
+def test_too_many_meter_rows_fold_into_heat_cells():
+    assert not is_compact(16, 80, compact_from=64, max_meter_rows=8)
+    assert is_compact(16, 80, compact_from=64, max_meter_rows=3)
+    assert len(grid_lines(cores(16), 80, max_meter_rows=3)) == 1
+
+
+def test_chart_draws_lines_with_a_legend_and_skips_gaps():
+    values = tuple(float(i % 100) for i in range(50)) + (math.nan,) * 3
+    text = chart_text([ChartSeries("CPU", values, "green")], width=50, height=10, title="CPU %")
+    lines = text.plain.splitlines()
+    assert lines[0].startswith("CPU % ━ CPU")
+    assert len(lines) == 10
+    assert any(ch in text.plain for ch in "⣀⠤⠒⠉")
+
+
+def test_chart_without_enough_points_says_so_and_tiny_chart_is_empty():
+    assert "collecting" in chart_text([ChartSeries("CPU", (1.0,), "green")], 40, 8).plain
+    assert chart_text([], 5, 2).plain == ""

@@ -1,0 +1,76 @@
+"""`pth-top doctor`: check that this machine is set up right for PyTorch (GPU & driver, host, torch)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tui.commands import CliError
+
+MAX_LOAD_SECONDS = 60.0
+
+
+def _load_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= MAX_LOAD_SECONDS:
+        raise argparse.ArgumentTypeError(f"--load must be between 0 and {MAX_LOAD_SECONDS:g} s, got {text}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check GPU, driver, host and torch setup; explain each finding and how to fix it",
+        description=(
+            "Run setup checks (GPU & driver via NVML, host via /proc and /sys, torch via a probe "
+            "subprocess). Exit 0 when nothing fails, 1 when a check fails, 2 on usage errors."
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON document (schema pth-top.doctor v1)")
+    parser.add_argument(
+        "--python", metavar="PATH",
+        help="interpreter whose torch to check (default: the one running pth-top)",
+    )
+    parser.add_argument(
+        "--data-dir", metavar="DIR", type=Path, default=None,
+        help="where datasets and checkpoints live, for the free-space and disk checks (default: current directory)",
+    )
+    parser.add_argument("--no-torch", action="store_true", help="skip the torch probe and the checks that need it")
+    parser.add_argument(
+        "--load", metavar="SECONDS", type=_load_seconds, default=0.0,
+        help="keep the GPUs busy this long in the probe and check the PCIe links under load (default 0)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sensors.doctor.live import live_context
+    from sensors.doctor.probe_runner import resolve_python
+    from sensors.doctor.registry import run_all
+    from sensors.doctor.report import exit_code_for, format_text, to_json_document
+
+    if args.python is not None and resolve_python(args.python) is None:
+        raise CliError(f"doctor: --python: no Python interpreter at {args.python}")
+    if args.no_torch and args.load:
+        raise CliError("doctor: --load needs the torch probe; drop --no-torch")
+    data_dir = (args.data_dir or Path.cwd()).expanduser()
+    if not data_dir.is_dir():
+        raise CliError(f"doctor: --data-dir: not a directory: {data_dir}")
+    python = resolve_python(args.python) if args.python else None
+    context = live_context(python, data_dir.resolve(), with_torch=not args.no_torch, load_seconds=args.load)
+    try:
+        findings = run_all(context)
+    finally:
+        context.nvml.shutdown()
+    if args.json:
+        document = to_json_document(findings, None if args.no_torch else context.python, str(context.data_dir))
+        print(json.dumps(document, indent=2))
+    else:
+        print(format_text(findings))
+    sys.stdout.flush()
+    return exit_code_for(findings)

@@ -1,0 +1,113 @@
+"""`pth-top wizard`: the build wizard (TUI), or headless from an answers file to a build TOML."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "wizard", help="recommend a PyTorch machine (TUI; headless with --answers)",
+        description=(
+            "Recommend a machine for a PyTorch workload. Without --answers it opens the wizard in the terminal; "
+            "with --answers FILE.toml it writes the build TOML without a UI."
+        ),
+        epilog="An answers file has scenario = ... and [workload] [task] [data] [scale] [budget] tables; "
+               "a saved build file works too (its [answers] are used).",
+    )
+    parser.add_argument("--answers", metavar="FILE.toml", help="answers to run headless")
+    parser.add_argument(
+        "--preset", metavar="NAME",
+        help="a guide build preset (guide-personal, guide-enterprise): opens in the review step, or headless with --out",
+    )
+    parser.add_argument("--out", metavar="BUILD.toml", help="where to save the build (default: the builds folder)")
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tui.commands import CliError
+
+    if args.answers is not None and args.preset is not None:
+        raise CliError("give --answers or --preset, not both")
+    if args.answers is None and args.out is None:
+        if args.force:
+            raise CliError("--force needs --out (the wizard asks before overwriting in its review step)")
+        if args.preset is None or sys.stdin.isatty() and sys.stdout.isatty():
+            return _run_tui(args.preset)
+    if args.answers is None and args.preset is None:
+        raise CliError("--out needs --answers or --preset (the wizard saves from its review step)")
+    return _run_headless(args)
+
+
+def _run_tui(preset: str | None) -> int:
+    import os
+
+    from tui.cli import prepare_terminal_environment
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("pth-top: not a terminal; the wizard needs one. Headless: 'pth-top wizard --answers FILE.toml'.", file=sys.stderr)
+        return 2
+    prepare_terminal_environment(os.environ)
+    from tui.wizard_app import WizardApp
+
+    from configs.presets import build_preset_paths
+    from tui.commands import CliError
+
+    if preset is not None and preset not in build_preset_paths():
+        raise CliError(f"unknown preset {preset!r} (one of {', '.join(build_preset_paths())})")
+    WizardApp(preset=preset).run()
+    return 0
+
+
+def _run_headless(args: argparse.Namespace) -> int:
+    import datetime as dt
+    from pathlib import Path
+
+    from configs.build_file import default_build_path, save_build
+    from configs.errors import ConfigFileError
+    from configs.fileio import FileExistsRefused
+    from configs.parts import load_catalog
+    from configs.presets import build_preset_paths, load_build_preset
+    from configs.recommend import recommend
+    from configs.render import render_build_text
+    from tui import __version__
+    from tui.commands import CliError
+
+    try:
+        catalog = load_catalog()
+        if args.preset is not None:
+            if args.preset not in build_preset_paths():
+                raise CliError(f"unknown preset {args.preset!r} (one of {', '.join(build_preset_paths())})")
+            preset = load_build_preset(args.preset)
+            build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments)
+        else:
+            answers = read_answers_file(Path(args.answers))
+            build = recommend(answers, catalog)
+    except ConfigFileError as error:
+        raise CliError(str(error)) from None
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    out = Path(args.out) if args.out else default_build_path(build, created)
+    try:
+        saved = save_build(build, out, created=created, tool_version=__version__, overwrite=args.force)
+    except FileExistsRefused:
+        raise CliError(f"{out}: already exists (use --force to overwrite)") from None
+    except OSError as error:
+        raise CliError(f"{out}: cannot write: {error.strerror or error}") from None
+    sys.stdout.write(render_build_text(build))
+    print(f"saved {saved}")
+    return 0
+
+
+def read_answers_file(path):
+    """Answers from a TOML file (bare answers, or a build file's [answers]); ConfigFileError when bad."""
+    from configs.answers import answers_from_dict
+    from configs.tomlsource import read_toml
+
+    data, text = read_toml(path)
+    if "answers" in data and isinstance(data["answers"], dict) and "schema_version" in data:
+        return answers_from_dict(data["answers"], path=path, text=text, table_prefix="answers.")
+    return answers_from_dict(data, path=path, text=text)

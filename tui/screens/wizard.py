@@ -1,0 +1,376 @@
+"""The build wizard: six question steps and a review step; the engine is configs.recommend.
+
+Esc leaves the wizard (asking first when answers would be lost), back to the monitor or out of
+`pth-top wizard`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Button, ContentSwitcher, Footer, Input, Select, Static
+
+from configs.answers import Answers, cross_field_problems
+from configs.build import ROLE_LABELS, Build
+from configs.errors import ConfigFileError
+from configs.parts import Catalog
+from configs.presets import load_build_preset, model_presets
+from tui.wizard.confirm import ConfirmScreen
+from tui.wizard.fields import FieldRow, _format
+from tui.wizard.review import SWAP_KEYS, ReviewStep
+from tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision_options
+
+CUSTOM_ONLY_KEYS = frozenset({
+    "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "sequence_length",
+    "vocabulary_size", "input_size_px",
+})
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+class WizardScreen(Screen):
+    DEFAULT_CSS = """
+    WizardScreen #wizard-title { height: 1; background: $primary; color: $text; padding: 0 1; text-style: bold; }
+    WizardScreen #wizard-steps { height: 1fr; }
+    WizardScreen #wizard-error { height: auto; max-height: 3; color: $error; padding: 0 1; }
+    WizardScreen #wizard-error.-ok { color: $success; }
+    """
+    BINDINGS = [
+        Binding("ctrl+n", "next", "Next", id="wizard.next"),
+        Binding("ctrl+b", "back", "Back", id="wizard.back"),
+        Binding("escape", "leave", "Leave wizard", id="wizard.leave"),
+        Binding("q", "quit_asking", "Quit (asks first if answers would be lost)", id="wizard.quit", show=False),
+        Binding("ctrl+s", "save", "Save build", id="wizard.save"),
+        *[
+            Binding(key, f"swap('{role}')", "Swap part" if index == 0 else f"Swap {ROLE_LABELS[role]}", id=f"wizard.swap.{role}",
+                    show=index == 0, key_display="1-7" if index == 0 else None)
+            for index, (key, role) in enumerate(SWAP_KEYS)
+        ],
+    ]
+
+    def __init__(
+        self, *, catalog: Catalog | None = None, answers: Answers | None = None,
+        clock: Callable[[], dt.datetime] = _utc_now, on_leave: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.answers = answers or Answers()
+        self._initial_answers = self.answers
+        self.invalid: dict[str, str] = {}
+        self.pins: dict[str, tuple[str, int]] = {}
+        self.title_text = ""
+        self.comments: tuple[str, ...] = ()
+        self.build: Build | None = None
+        self.step_index = 0
+        self._catalog = catalog
+        self._clock = clock
+        self._on_leave = on_leave
+        self._save_path_edited = False
+
+    # Layout
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="wizard-title")
+        with ContentSwitcher(initial=f"step-{STEPS[0].id}", id="wizard-steps"):
+            for spec in STEPS[:-1]:
+                yield Step(spec, self.answers)
+            yield ReviewStep()
+        yield Static("", id="wizard-error", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._show_custom_fields()
+        self._show_step()
+
+    # Answers
+
+    def on_field_row_edited(self, event: FieldRow.Edited) -> None:
+        row = event.row
+        if event.error is not None:
+            self.invalid[row.control_id] = event.error
+            return
+        self.invalid.pop(row.control_id, None)
+        if row.section == "answers":
+            self.answers = Answers(**{**self._answer_parts(), "scenario": event.value})
+        else:
+            if self.answers.section(row.section).get(row.key) == event.value:
+                return
+            self.answers = self.answers.with_value(row.section, row.key, event.value)
+        if (row.section, row.key) == ("task", "mode"):
+            options = precision_options(event.value)
+            allowed = [value for _, value in options]
+            precision = self.answers.task["precision"]
+            value = precision if precision in allowed else ("bf16" if "bf16" in allowed else allowed[0])
+            self.query_one("#row-task-precision", FieldRow).set_options(options, value)
+            self.answers = self.answers.with_value("task", "precision", value)
+        if (row.section, row.key) == ("workload", "preset"):
+            self._show_custom_fields()
+            if event.value != "custom":
+                self._set_control("workload", "batch_size", model_presets()[event.value].default_batch_size)
+        self._set_error("")
+        if STEP_IDS[self.step_index] == "review":
+            self._recompute()
+
+    def _answer_parts(self) -> dict[str, Any]:
+        return {name: self.answers.section(name) for name in ("workload", "task", "data", "scale", "budget")}
+
+    def _show_custom_fields(self) -> None:
+        custom = self.answers.workload["preset"] == "custom"
+        for key in CUSTOM_ONLY_KEYS:
+            self.query_one(f"#row-workload-{key}", FieldRow).display = custom
+
+    def _set_control(self, section: str, key: str, value: Any) -> None:
+        control = self.query_one(f"#{section}-{key}")
+        if isinstance(control, Input):
+            control.value = _format(value)
+        else:
+            control.value = value
+        if section == "answers":
+            self.answers = Answers(**{**self._answer_parts(), "scenario": value})
+        else:
+            self.answers = self.answers.with_value(section, key, value)
+
+    def _sync_controls(self) -> None:
+        """Show self.answers in every field (after opening a preset)."""
+        for spec in STEPS[:-1]:
+            for section, key, _ in spec.fields:
+                value = self.answers.scenario if section == "answers" else self.answers.section(section)[key]
+                if (section, key) == ("task", "precision"):
+                    self.query_one("#row-task-precision", FieldRow).set_options(precision_options(self.answers.task["mode"]), value)
+                    continue
+                self._set_control(section, key, value)
+        self.invalid.clear()
+        self._show_custom_fields()
+
+    # Navigation
+
+    def _show_step(self) -> None:
+        spec = STEPS[self.step_index]
+        self.query_one(ContentSwitcher).current = f"step-{spec.id}"
+        title = f"Build wizard - step {self.step_index + 1}/{len(STEPS)}: {spec.title}"
+        if self.title_text:
+            title += f"  ({self.title_text})"
+        self.query_one("#wizard-title", Static).update(Text(title))
+        self.refresh_bindings()
+        target = self.query_one(f"#step-{spec.id}")
+        focusable = [widget for widget in target.query("Input, Select, Checkbox, Button") if widget.focusable and widget.display]
+        if focusable:
+            focusable[0].focus()
+
+    def step_problems(self, index: int) -> list[str]:
+        """Why the step at `index` cannot be left forward (empty when it can)."""
+        spec = STEPS[index]
+        problems = []
+        for section, key, label in spec.fields:
+            reason = self.invalid.get(f"{section}-{key}")
+            row = self.query_one(f"#row-{section}-{key}", FieldRow)
+            if reason and row.display:
+                problems.append(f"{label}: {reason}")
+        if problems:
+            return problems
+        sections = {section for section, _, _ in spec.fields}
+        for section, key, reason in cross_field_problems(self.answers):
+            if section in sections:
+                problems.append(f"{section}.{key}: {reason}")
+        return problems
+
+    def action_next(self) -> None:
+        if self.step_index >= len(STEPS) - 1:
+            return
+        problems = self.step_problems(self.step_index)
+        if problems:
+            self._set_error("Cannot continue: " + "; ".join(problems))
+            return
+        self._set_error("")
+        self.step_index += 1
+        if STEP_IDS[self.step_index] == "review":
+            self._enter_review()
+        self._show_step()
+
+    def action_back(self) -> None:
+        if self.step_index == 0:
+            return
+        self.step_index -= 1
+        self._set_error("")
+        self._show_step()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        in_review = STEP_IDS[self.step_index] == "review"
+        if action in ("swap", "save"):
+            return in_review
+        if action == "next":
+            return not in_review
+        if action == "back":
+            return self.step_index > 0
+        return True
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        button_id = event.button.id or ""
+        event.stop()
+        if button_id.startswith("next-"):
+            self.action_next()
+        elif button_id.startswith("back-"):
+            self.action_back()
+        elif button_id == "open-preset":
+            self.open_preset(self.query_one("#build-preset", Select).value)
+        elif button_id == "save-build":
+            self.action_save()
+
+    def open_preset(self, preset_id: Any) -> None:
+        """Load one of the guide's example builds and jump to the review step."""
+        if preset_id in (NO_PRESET, Select.NULL):
+            self._set_error("Choose a preset first (the list left of 'Open preset').")
+            return
+        preset = load_build_preset(str(preset_id))
+        self.answers = preset.answers
+        self.pins = dict(preset.pins)
+        self.title_text = preset.title
+        self.comments = preset.comments
+        self._sync_controls()
+        self.step_index = len(STEPS) - 1
+        self._enter_review()
+        self._show_step()
+
+    # Leaving
+
+    def action_leave(self) -> None:
+        self._unless_unsaved("Discard your answers and leave the wizard?", self._leave)
+
+    def action_quit_asking(self) -> None:
+        self._unless_unsaved("Discard your answers and quit pth-top?", self.app.exit)
+
+    def _unless_unsaved(self, question: str, then: Callable[[], None]) -> None:
+        """Run `then` at once when nothing would be lost, otherwise after a yes."""
+        if self.answers == self._initial_answers and not self.pins:
+            then()
+            return
+
+        def decided(discard: bool | None) -> None:
+            if discard:
+                then()
+
+        self.app.push_screen(ConfirmScreen(question), decided)
+
+    def _leave(self) -> None:
+        if self._on_leave is not None:
+            self._on_leave()
+        elif "monitor" in getattr(self.app, "MODES", {}):
+            self.app.switch_mode("monitor")
+            self.reset()
+        else:
+            self.app.exit()
+
+    def reset(self) -> None:
+        """Back to the first step with the starting answers (the screen lives on as a dashboard mode)."""
+        self.answers = self._initial_answers
+        self.pins = {}
+        self.title_text = ""
+        self.comments = ()
+        self.build = None
+        self.step_index = 0
+        self._save_path_edited = False
+        self._sync_controls()
+        self._set_error("")
+        self._show_step()
+
+    # Review
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            from configs.parts import load_catalog
+
+            self._catalog = load_catalog()
+        return self._catalog
+
+    def _enter_review(self) -> None:
+        self._recompute()
+        if self.build is not None and not self._save_path_edited:
+            from configs.build_file import default_build_path
+
+            save_input = self.query_one("#save-path", Input)
+            with save_input.prevent(Input.Changed):
+                save_input.value = str(default_build_path(self.build, self._clock()))
+
+    def _recompute(self) -> None:
+        from configs.recommend import recommend
+
+        review = self.query_one(ReviewStep)
+        try:
+            self.build = recommend(
+                self.answers, self.catalog, pins=self.pins, today=self._clock().date(), title=self.title_text,
+                comments=self.comments,
+            )
+        except (ConfigFileError, ValueError) as error:
+            self.build = None
+            review.show(None, f"Cannot recommend: {error}")
+            return
+        review.show(self.build)
+
+    def action_swap(self, role: str) -> None:
+        from configs.recommend import swap
+
+        if self.build is None:
+            return
+        self.build = swap(self.build, role, self.catalog, today=self._clock().date())
+        self.pins = dict(self.build.pins)
+        self.query_one(ReviewStep).show(self.build)
+        component = self.build.component(role)
+        if component is not None:
+            self._set_error(f"{ROLE_LABELS[role]} is now {component.name}", ok=True)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "save-path":
+            self._save_path_edited = True
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in a field moves on to the next one; in the file name it saves."""
+        if event.input.id == "save-path":
+            self.action_save()
+        else:
+            self.focus_next()
+
+    def action_save(self) -> None:
+        if self.build is None:
+            self._set_error("Nothing to save: the review has no build.")
+            return
+        text = self.query_one("#save-path", Input).value.strip()
+        if not text:
+            self._set_error("Give a file name to save to.")
+            return
+        self._save(Path(text).expanduser(), overwrite=False)
+
+    def _save(self, path: Path, overwrite: bool) -> None:
+        from configs.build_file import save_build
+        from configs.fileio import FileExistsRefused
+        from tui import __version__
+
+        assert self.build is not None
+        try:
+            saved = save_build(self.build, path, created=self._clock(), tool_version=__version__, overwrite=overwrite)
+        except FileExistsRefused:
+            def decided(replace: bool | None) -> None:
+                if replace:
+                    self._save(path, overwrite=True)
+                else:
+                    self._set_error(f"Not saved: {path} exists.")
+
+            self.app.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?"), decided)
+            return
+        except OSError as error:
+            self._set_error(f"Cannot save to {path}: {error.strerror or error}")
+            return
+        self._set_error(f"Saved {saved}", ok=True)
+        self.notify(f"Saved {saved}", title="Build saved")
+
+    def _set_error(self, message: str, ok: bool = False) -> None:
+        line = self.query_one("#wizard-error", Static)
+        line.update(Text(message))
+        line.set_class(ok, "-ok")

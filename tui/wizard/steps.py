@@ -1,0 +1,141 @@
+"""The wizard's steps: what each asks, its help text, and the widget that shows it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Button, Select, Static
+
+from configs.answers import SCENARIO_LABELS, SCENARIOS, Answers, FieldSpec
+from configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
+from configs.presets import build_preset_paths, load_build_preset, model_presets
+from tui.wizard.fields import FieldRow
+
+SCENARIO_SPEC = FieldSpec("choice", "personal_research", choices=SCENARIOS)
+NO_PRESET = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    id: str
+    title: str
+    help: str
+    fields: tuple[tuple[str, str, str], ...]  # (section, key, label)
+
+
+STEPS: tuple[StepSpec, ...] = (
+    StepSpec("scenario", "Scenario", (
+        "What the machine is for. Or open one of the guide's example builds (§7) straight in the review step. "
+        "Tab/Shift+Tab move between fields, Enter opens a list, Ctrl+N next, Ctrl+B back."
+    ), (("answers", "scenario", "Scenario"),)),
+    StepSpec("workload", "Workload", (
+        "Pick a model preset, or 'custom' and give its numbers: a transformer's layers, hidden size, heads and "
+        "sequence length (parameters 0 = 12*L*h^2 + V*h); a CNN's parameters and input size. Batch = global batch."
+    ), (
+        ("workload", "preset", "Model"), ("workload", "batch_size", "Batch size (global)"),
+        ("workload", "kind", "Custom: kind"), ("workload", "parameters", "Custom: parameters"),
+        ("workload", "layers", "Custom: layers L"), ("workload", "hidden_size", "Custom: hidden size h"),
+        ("workload", "attention_heads", "Custom: attention heads a"), ("workload", "kv_heads", "Custom: KV heads (0 = a)"),
+        ("workload", "sequence_length", "Custom: sequence length s"), ("workload", "vocabulary_size", "Custom: vocabulary V"),
+        ("workload", "input_size_px", "Custom CNN: input px"),
+    )),
+    StepSpec("task", "Task and precision", (
+        "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); gradient "
+        "checkpointing trades compute for activation memory; accumulation shrinks the micro-batch. Inference: "
+        "weights x 1.2 plus a KV cache for transformers."
+    ), (
+        ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "optimizer", "Optimizer (training)"),
+        ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
+        ("task", "accumulation_steps", "Grad accumulation steps"), ("task", "generated_tokens", "Generated tokens (inf.)"),
+    )),
+    StepSpec("data", "Data", (
+        "Dataset size decides the storage class (SATA <= 50 GB, NVMe, RAID 0 from 4 TB; guide §3.2) and the "
+        "RAM floor (32 GB from 100 GB of data; guide §3.1)."
+    ), (("data", "dataset_size_gb", "Dataset size (GB)"), ("data", "kind", "Data kind"))),
+    StepSpec("scale", "Scale", (
+        "GPUs in one machine (1-8). ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP also "
+        "weights, each divided by the GPU count."
+    ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"))),
+    StepSpec("budget", "Budget and preferences", (
+        "Budget tiers (guide §6.1): < ¥8000 VRAM first; ¥15000-30000 balance; > ¥50000 data-centre GPUs and ECC. "
+        "Used allows second-hand consumer GPUs (check them with GPU-Z, §6.2). Power limit 0 = none."
+    ), (
+        ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"), ("budget", "condition", "New or used"),
+        ("budget", "max_power_w", "Wall power limit (W)"), ("budget", "noise", "Noise"),
+    )),
+    StepSpec("review", "Review", (
+        "Keys 1-7 swap a part for the next-best (shown in [ ]) and recompute; Ctrl+S saves (asks before "
+        "overwriting); Ctrl+B goes back to change answers; Esc leaves."
+    ), ()),
+)
+STEP_IDS = tuple(step.id for step in STEPS)
+
+
+CHOICE_LABELS = {
+    ("task", "mode"): {"training": "Training", "inference": "Inference"},
+    ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam"},
+    ("task", "recompute"): {"none": "None", "selective": "Selective (attention)", "full": "Full (every layer)"},
+    ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param"},
+    ("scale", "sharding"): {"none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"},
+    ("budget", "condition"): {"new": "New parts", "used": "Used GPUs allowed"},
+    ("budget", "noise"): {"any": "Any", "quiet": "Quiet (no blower/passive GPUs)"},
+    ("workload", "kind"): {"transformer": "Transformer", "cnn": "CNN", "generic": "Parameter count only"},
+}
+
+
+def field_options(section: str, key: str, answers: Answers) -> list[tuple[str, str]] | None:
+    if (section, key) in CHOICE_LABELS:
+        return [(label, value) for value, label in CHOICE_LABELS[(section, key)].items()]
+    if (section, key) == ("answers", "scenario"):
+        return [(SCENARIO_LABELS[s], s) for s in SCENARIOS]
+    if (section, key) == ("workload", "preset"):
+        return [(preset.name, preset.id) for preset in model_presets().values()] + [("Custom model", "custom")]
+    if (section, key) == ("task", "precision"):
+        return precision_options(answers.task["mode"])
+    return None
+
+
+def precision_options(mode: str) -> list[tuple[str, str]]:
+    labels = {"fp32": "FP32", "amp_fp16": "AMP FP16", "bf16": "BF16", "fp16": "FP16", "int8": "INT8", "int4": "INT4"}
+    choices = TRAINING_PRECISIONS if mode == "training" else INFERENCE_PRECISIONS
+    return [(labels[c], c) for c in choices]
+
+
+class Step(VerticalScroll):
+    """One step: its help, its fields, and Back / Next buttons."""
+
+    DEFAULT_CSS = """
+    Step { height: 1fr; padding: 0 1; }
+    Step .step-help { color: $text-muted; margin-bottom: 1; }
+    Step .step-nav { height: auto; margin-top: 1; }
+    Step .step-nav Button { margin-right: 2; min-width: 10; }
+    Step #preset-row { height: auto; margin-top: 1; }
+    Step #preset-row Select { width: 1fr; }
+    """
+
+    def __init__(self, spec: StepSpec, answers: Answers) -> None:
+        super().__init__(id=f"step-{spec.id}")
+        self.spec = spec
+        self.answers = answers
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.spec.help), classes="step-help")
+        for section, key, label in self.spec.fields:
+            value = self.answers.scenario if section == "answers" else self.answers.section(section)[key]
+            spec = SCENARIO_SPEC if section == "answers" else None
+            yield FieldRow(section, key, label, value, field_options(section, key, self.answers), spec=spec)
+        if self.spec.id == "scenario":
+            with Horizontal(id="preset-row"):
+                options = [("Guide example build: none", NO_PRESET)] + [
+                    (load_build_preset(name).title, name) for name in build_preset_paths()
+                ]
+                yield Select(options, value=NO_PRESET, allow_blank=False, compact=True, id="build-preset")
+                yield Button("Open preset", id="open-preset", compact=True)
+        with Horizontal(classes="step-nav"):
+            if self.spec.id != STEPS[0].id:
+                yield Button("< Back", id=f"back-{self.spec.id}", classes="nav-back", compact=True)
+            if self.spec.id != STEPS[-1].id:
+                yield Button("Next >", id=f"next-{self.spec.id}", classes="nav-next", variant="primary", compact=True)
