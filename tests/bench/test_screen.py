@@ -60,6 +60,7 @@ async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
                          disk_size_mib=4096)
     app = BenchApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
         await pilot.press("enter")
         await wait_for(pilot, lambda: list(tmp_path.glob(".pth-top-bench-*.tmp")))
         process = screen._process
