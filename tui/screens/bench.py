@@ -24,7 +24,7 @@ from benches.report import format_delta, format_percent, format_spread, format_v
 from benches.runs import RunRecord, compare, row_key
 from widgets.bar_chart import Bar, BarChart
 
-COLUMNS = ("kernel", "dev", "variant", "value", "unit", "%peak", "spread", "Δ%", "note")
+COLUMNS = ("kernel", "dev", "variant", "value", "unit", "%peak", "Δ%", "spread", "note")
 
 
 class BenchEvent(Message):
@@ -350,8 +350,8 @@ class BenchScreen(Screen):
             elif percent is not None and percent > 100:
                 note = (note + "; " if note else "") + "above peak: boost clock?"
             cells = [row["kernel"], row["device"], row["variant"], format_value(row.get("value")),
-                     row.get("unit", ""), format_percent(percent), format_spread(row),
-                     format_delta(deltas.get(row_key(row))), note]
+                     row.get("unit", ""), format_percent(percent), format_delta(deltas.get(row_key(row))),
+                     format_spread(row), note]
         texts = [cell if isinstance(cell, Text) else Text(str(cell)) for cell in cells]
         if key in table.rows:
             key = f"{key}|{len(table.rows)}"
@@ -359,12 +359,10 @@ class BenchScreen(Screen):
 
     def refresh_chart(self) -> None:
         record = self.record
-        rows = record.rows if record else []
+        rows = [row for row in (record.rows if record else []) if row.get("percent_of_peak") is not None]
         several_devices = len({row.get("device") for row in rows}) > 1
         bars = []
         for row in rows:
-            if row.get("percent_of_peak") is None:
-                continue
             label = f"{row['kernel']} {row['variant']}"
             if several_devices:
                 label = f"{row['device']} {label}"
