@@ -149,7 +149,7 @@ class MonitorScreen(Screen):
         self.query_one(DisksPanel).show(snapshot.disks, snapshot.filesystems)
         self.query_one(NetworkPanel).show(snapshot.networks)
         self._show_history_panel()
-        self.query_one(ProcessPanel).show(snapshot.processes)
+        self.query_one(ProcessPanel).show(snapshot.processes, show_gpu_columns=bool(snapshot.gpus))
 
     def show_sampler_error(self, reason: str) -> None:
         error = self.query_one("#sampler-error", Static)
