@@ -49,6 +49,7 @@ def _state_bytes(model: torch.nn.Module) -> int:
 def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int | None) -> float | None:
     """samples/s of a full step at `batch`, or None when it does not fit."""
     load = workload("cnn", ctx.device)
+    step = None
     try:
         step = training_step(load, ctx.device, precision, batch)
         if budget_bytes is not None:
@@ -68,7 +69,7 @@ def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int 
     except (torch.OutOfMemoryError, BudgetExceeded):
         return None
     finally:
-        del load
+        del load, step  # the step closure holds the batch, gradients and optimizer state
         gc.collect()
         if is_cuda(ctx.device):
             torch.cuda.empty_cache()
