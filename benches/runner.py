@@ -141,6 +141,7 @@ def run_suite(
         state["total"] = max(1, len(variants))
         progress(0.0, "starting")
         for variant in variants:
+            failed = False
             try:
                 if device.startswith("cuda"):
                     with device_scope(device), GpuTelemetry(device) as telemetry:
@@ -160,6 +161,8 @@ def run_suite(
                 emit("error", **base, variant=variant.name, error_type=type(error).__name__,
                      message=(str(error) or repr(error)).splitlines()[0][:300],
                      traceback=traceback.format_exc(limit=6))
+                failed = True
+            if failed:  # outside the except block, so the traceback's frames (and tensors) are gone
                 _free_memory(device)
             state["done"] += 1
             state["last_emit"] = 0.0
