@@ -1,48 +1,46 @@
 """Hardware peaks and % of peak, computed on the parent side from a run's metadata. Imports no torch.
 
-GPU figures are vendor datasheet dense peaks (NVIDIA product pages / architecture whitepapers, as
-collected in shared/reference/builds.md and benchmarks.md); GeForce FP16/BF16 are with FP32 accumulate.
+GPU peaks come from the hardware catalog (configs/catalog/gpus.toml plus the user's catalog), matched
+on the device name torch reports; CPU peaks are computed from cores, clock and ISA. Only the parent
+side imports this module: the `python -m benches` runner in a foreign interpreter never loads configs.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_MEMORY, PEAK_PCIE, PEAK_TF32
+from configs.errors import ConfigFileError
+from configs.parts import BUILTIN_CATALOG_DIR, Catalog, Part, load_catalog
+from configs.paths import user_config_dir
 
 # PCIe x16 bandwidth per direction, GB/s, by generation.
 PCIE_X16_GBPS = {3: 15.75, 4: 31.5, 5: 63.0}
+# Words device names carry or drop depending on driver age ("GeForce RTX 3090" vs "NVIDIA GeForce RTX 3090").
+IGNORED_NAME_WORDS = frozenset({"nvidia", "geforce"})
 
 
 @dataclass(frozen=True)
 class GpuPeaks:
-    label: str
+    part_id: str
+    label: str  # the catalog part's name
     fp32_tflops: float
     tf32_tflops: float
     fp16_tflops: float
     bf16_tflops: float
-    memory_gbps: float
-    pcie_gen: int
+    memory_gb_per_s: float
+    pcie_generation: int
+    from_user_catalog: bool
 
 
-# (pattern on the lower-cased torch/NVML device name, peaks); first match wins, so specific names go first.
-GPU_PEAKS: tuple[tuple[str, GpuPeaks], ...] = (
-    (r"h200.*nvl", GpuPeaks("H200 NVL", 60, 418, 836, 836, 4800, 5)),
-    (r"h200", GpuPeaks("H200 SXM", 67, 495, 989, 989, 4800, 5)),
-    (r"h100.*(pcie|nvl)", GpuPeaks("H100 PCIe", 51, 378, 756, 756, 2000, 5)),
-    (r"h100", GpuPeaks("H100 SXM", 67, 495, 989, 989, 3350, 5)),
-    (r"a100.*pcie.*40|a100.*40.*pcie", GpuPeaks("A100 PCIe 40GB", 19.5, 156, 312, 312, 1555, 4)),
-    (r"a100.*pcie", GpuPeaks("A100 PCIe 80GB", 19.5, 156, 312, 312, 1935, 4)),
-    (r"a100.*40", GpuPeaks("A100 SXM 40GB", 19.5, 156, 312, 312, 1555, 4)),
-    (r"a100", GpuPeaks("A100 SXM 80GB", 19.5, 156, 312, 312, 2039, 4)),
-    (r"l40s", GpuPeaks("L40S", 91.6, 183, 362, 362, 864, 4)),
-    (r"rtx 5090", GpuPeaks("RTX 5090", 104.8, 104.8, 209.5, 209.5, 1792, 5)),
-    (r"rtx 4090", GpuPeaks("RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, 4)),
-    (r"rtx 4070$", GpuPeaks("RTX 4070", 29.1, 29.1, 58.3, 58.3, 504, 4)),
-    (r"rtx 3060 ti", GpuPeaks("RTX 3060 Ti", 16.2, 16.2, 32.4, 32.4, 448, 4)),
-    (r"rtx 3060$", GpuPeaks("RTX 3060 12GB", 12.7, 12.7, 25.4, 25.4, 360, 4)),
-)
+@dataclass(frozen=True)
+class GpuPeakTable:
+    by_device_name: dict[str, GpuPeaks]  # keyed by normalized_device_name
+    problem: str  # why the user catalog was left out, or ""
+
 
 # FP32 FLOP per cycle per core: AVX-512 assumes two 512-bit FMA units (one-unit parts reach half).
 CPU_FP32_FLOP_PER_CYCLE = (("avx512f", 64), ("avx2", 32))
@@ -55,13 +53,61 @@ class Peak:
     source: str
 
 
+def normalized_device_name(name: str) -> str:
+    words = re.sub(r"[^0-9a-z]+", " ", name.lower()).split()
+    return " ".join(word for word in words if word not in IGNORED_NAME_WORDS)
+
+
+def gpu_peak_table() -> GpuPeakTable:
+    """The catalog's GPUs by device name; loaded once per process and again when a user catalog file changes."""
+    user_dir = user_config_dir() / "catalog"
+    return _gpu_peak_table(user_dir, _catalog_files_signature(user_dir))
+
+
 def gpu_peaks(device_name: str) -> GpuPeaks | None:
-    name = device_name.lower().replace("nvidia", "").replace("geforce", "").strip()
-    name = re.sub(r"\s+", " ", name)
-    for pattern, peaks in GPU_PEAKS:
-        if re.search(pattern, name):
-            return peaks
-    return None
+    return gpu_peak_table().by_device_name.get(normalized_device_name(device_name))
+
+
+def _catalog_files_signature(user_dir: Path) -> tuple[tuple[str, int, int], ...]:
+    try:
+        paths = sorted(user_dir.glob("*.toml")) if user_dir.is_dir() else []
+        return tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in paths)
+    except OSError:
+        return ()
+
+
+@functools.lru_cache(maxsize=4)
+def _gpu_peak_table(user_dir: Path, signature: tuple[tuple[str, int, int], ...]) -> GpuPeakTable:
+    problem = ""
+    try:
+        catalog = load_catalog(user_dir)
+    except ConfigFileError as error:
+        problem = f"user catalog left out ({error})"
+        try:
+            catalog = load_catalog(user_dir, include_user=False)
+        except ConfigFileError as builtin_error:
+            return GpuPeakTable({}, f"hardware catalog unreadable ({builtin_error})")
+    return GpuPeakTable(_by_device_name(catalog), problem)
+
+
+def _by_device_name(catalog: Catalog) -> dict[str, GpuPeaks]:
+    # Catalog order is shipped parts, then the user's: a user part claiming a shipped part's name wins.
+    table: dict[str, GpuPeaks] = {}
+    for part in catalog.of_kind("gpu"):
+        peaks = _peaks_of(part)
+        for device_name in part["device_names"]:
+            table[normalized_device_name(device_name)] = peaks
+    return table
+
+
+def _peaks_of(part: Part) -> GpuPeaks:
+    origin_dir = Path(part.origin.rsplit(":", 1)[0]).parent
+    return GpuPeaks(
+        part_id=part.id, label=part.name, fp32_tflops=float(part["fp32_tflops"]),
+        tf32_tflops=float(part["tf32_dense_tflops"]), fp16_tflops=float(part["fp16_dense_tflops"]),
+        bf16_tflops=float(part["bf16_dense_tflops"]), memory_gb_per_s=float(part["bandwidth_gb_per_s"]),
+        pcie_generation=int(part["pcie_generation"]), from_user_catalog=origin_dir != BUILTIN_CATALOG_DIR,
+    )
 
 
 def cpu_flop_per_cycle(flags: list[str] | tuple[str, ...], kind: str) -> tuple[int, str]:
@@ -93,12 +139,13 @@ def gpu_peak(device_name: str, kind: str) -> Peak | None:
         return None
     value = {
         PEAK_FP32: peaks.fp32_tflops, PEAK_TF32: peaks.tf32_tflops, PEAK_FP16: peaks.fp16_tflops,
-        PEAK_BF16: peaks.bf16_tflops, PEAK_MEMORY: peaks.memory_gbps,
-        PEAK_PCIE: PCIE_X16_GBPS.get(peaks.pcie_gen),
+        PEAK_BF16: peaks.bf16_tflops, PEAK_MEMORY: peaks.memory_gb_per_s,
+        PEAK_PCIE: PCIE_X16_GBPS.get(peaks.pcie_generation),
     }.get(kind)
-    if value is None:
+    if not value:
         return None
-    return Peak(float(value), f"{peaks.label} datasheet")
+    catalog = "your catalog" if peaks.from_user_catalog else "catalog"
+    return Peak(float(value), f"{peaks.label} datasheet, {catalog} id {peaks.part_id}")
 
 
 def peak_for_row(row: dict, metadata: dict) -> Peak | None:
@@ -117,13 +164,24 @@ def peak_for_row(row: dict, metadata: dict) -> Peak | None:
 
 
 def percent_of_peak(row: dict, metadata: dict) -> tuple[float | None, str]:
-    """(% of peak or None, note). Above 100 % is kept, with a note (boost clocks, wrong table entry)."""
+    """(% of peak or None, note). Above 100 % is kept, with a note (boost clocks, wrong catalog entry)."""
     value = row.get("value")
     peak = peak_for_row(row, metadata)
+    catalog_problem = gpu_peak_table().problem if str(row.get("device") or "").startswith("cuda") else ""
     if peak is None or value is None or peak.value <= 0:
-        return None, ""
+        return None, "; ".join(filter(None, (_missing_peak_note(row, metadata, peak), catalog_problem)))
     percent = 100.0 * float(value) / peak.value
     note = f"peak {peak.value:.4g} ({peak.source})"
     if percent > 100:
-        note += "; above 100 %: boost clock above the rated one, or the peak table is off"
-    return percent, note
+        note += "; above 100 %: boost clock above the rated one, or the catalog entry is off"
+    return percent, "; ".join(filter(None, (note, catalog_problem)))
+
+
+def _missing_peak_note(row: dict, metadata: dict, peak: Peak | None) -> str:
+    device = str(row.get("device") or "")
+    if peak is not None or not device.startswith("cuda") or row.get("peak_kind") in (None, "", "none"):
+        return ""
+    name = str((metadata.get("cuda_devices") or {}).get(device, {}).get("name", ""))
+    if gpu_peaks(name) is None:
+        return f"no peak: {name!r} is in no catalog entry's device_names"
+    return f"no {row['peak_kind']} peak in the catalog entry for {name!r}"
