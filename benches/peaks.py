@@ -91,11 +91,13 @@ def _gpu_peak_table(user_dir: Path, signature: tuple[tuple[str, int, int], ...])
 
 
 def _by_device_name(catalog: Catalog) -> dict[str, GpuPeaks]:
-    # Catalog order is shipped parts, then the user's: a user part claiming a shipped part's name wins.
+    # User entries go last, so one claiming a device name a shipped entry also lists wins.
     table: dict[str, GpuPeaks] = {}
-    for part in catalog.of_kind("gpu"):
-        peaks = _peaks_of(part)
-        for device_name in part["device_names"]:
+    for peaks, device_names in sorted(
+        ((_peaks_of(part), part["device_names"]) for part in catalog.of_kind("gpu")),
+        key=lambda pair: pair[0].from_user_catalog,
+    ):
+        for device_name in device_names:
             table[normalized_device_name(device_name)] = peaks
     return table
 

@@ -122,6 +122,13 @@ def test_user_catalog_can_teach_a_new_device_name():
     assert gpu_peaks("NVIDIA GeForce RTX 4090 D").part_id == "rtx-4090-24gb"
 
 
+def test_a_user_entry_claiming_a_shipped_device_name_wins():
+    user_catalog('[[gpu]]\nid = "rtx-3060-12gb"\ndevice_names = ["NVIDIA GeForce RTX 4090"]\nfp32_tflops = 12.5\n')
+    assert gpu_peaks("NVIDIA GeForce RTX 4090").part_id == "rtx-3060-12gb"
+    assert gpu_peak("NVIDIA GeForce RTX 4090", "fp32").value == 12.5
+    assert gpu_peaks("NVIDIA GeForce RTX 3060") is None
+
+
 def test_a_broken_user_catalog_falls_back_to_the_shipped_one_and_says_so():
     path = user_catalog('[[gpu]]\nid = "h200-141gb-sxm"\nbf16_dense_tflops = "fast"\n')
     percent, note = percent_of_peak(cuda_row("bf16_tensor", 791.2), on("NVIDIA H200"))
