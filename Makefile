@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_CPU := torch==2.13.0
 
-.PHONY: run test install install-test bench-deps perf clean
+.PHONY: run test install install-test bench-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,6 @@ test: install-test
 
 bench-deps: $(PY)
 	$(PY) -m pip install -q -e '.[bench]'
-
-perf: install-test
-	$(PY) tests/perf/run_all.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

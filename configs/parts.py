@@ -37,8 +37,9 @@ COMMON_KEYS: dict[str, Any] = {
 }
 SCHEMA: dict[str, dict[str, Any]] = {
     "gpu": {
-        "vendor": TEXT, "memory_gib": NUMBER, "memory_kind": ("dedicated", "shared"), "memory_type": TEXT,
-        "bandwidth_gb_per_s": NUMBER, "fp32_tflops": NUMBER, "bf16_dense_tflops": NUMBER, "board_power_w": NUMBER,
+        "device_names": TEXT_LIST, "vendor": TEXT, "memory_gib": NUMBER, "memory_kind": ("dedicated", "shared"),
+        "memory_type": TEXT, "bandwidth_gb_per_s": NUMBER, "fp32_tflops": NUMBER, "tf32_dense_tflops": NUMBER,
+        "fp16_dense_tflops": NUMBER, "bf16_dense_tflops": NUMBER, "board_power_w": NUMBER,
         "transient_peak_w": NUMBER, "recommended_psu_w": NUMBER,
         "power_connector": ("8pin", "12vhpwr", "eps8pin", "baseboard", "dc_barrel", "usb_c"),
         "power_connector_count": INTEGER, "pcie_generation": INTEGER, "length_mm": NUMBER,
@@ -120,7 +121,9 @@ class Catalog:
         return [part for part in self if (today - part.price_as_of).days > max_age_days]
 
 
-def load_catalog(user_dir: Path | None = None, builtin_dir: Path = BUILTIN_CATALOG_DIR) -> Catalog:
+def load_catalog(
+    user_dir: Path | None = None, builtin_dir: Path = BUILTIN_CATALOG_DIR, *, include_user: bool = True,
+) -> Catalog:
     """Shipped catalog plus the user's (user_config_dir()/catalog unless given); raises ConfigFileError."""
     if user_dir is None:
         from configs.paths import user_config_dir
@@ -136,7 +139,7 @@ def load_catalog(user_dir: Path | None = None, builtin_dir: Path = BUILTIN_CATAL
                 line = line_of_key_in_table(text, kind, "id", _index_of(text, kind, origin))
                 raise ConfigFileError(f"duplicate id {part_id!r} (also in {raw[part_id][2]})", path=path, line=line, key="id")
             raw[part_id] = (kind, entry, origin)
-    if user_dir.is_dir():
+    if include_user and user_dir.is_dir():
         for path in sorted(user_dir.glob("*.toml")):
             for kind, entry, origin, text in _entries(path):
                 texts[str(path)] = text

@@ -9,18 +9,28 @@ from sensors.na import NA
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
+def binary_scaled(value: float) -> tuple[float, int]:
+    """(amount, power) with value = amount * 1024**power and |amount| < 1024 (up to PiB)."""
+    amount, power = float(value), 0
+    while abs(amount) >= 1024 and power < len(_BINARY_UNITS) - 1:
+        amount /= 1024
+        power += 1
+    return amount, power
+
+
+def format_scaled(amount: float, power: int, units: tuple[str, ...], separator: str) -> str:
+    """Whole bytes, else one decimal below 100 and none above: three significant digits."""
+    if power == 0:
+        return f"{amount:.0f}{separator}{units[0]}"
+    digits = 1 if abs(amount) < 100 else 0
+    return f"{amount:.{digits}f}{separator}{units[power]}"
+
+
 def format_bytes(value: Any) -> str:
     """1536 -> "1.5 KiB"; binary units, three significant digits."""
     if value is NA or value is None:
         return "N/A"
-    amount = float(value)
-    for unit in _BINARY_UNITS:
-        if abs(amount) < 1024 or unit == _BINARY_UNITS[-1]:
-            if unit == "B":
-                return f"{amount:.0f} B"
-            return f"{amount:.1f} {unit}" if abs(amount) < 100 else f"{amount:.0f} {unit}"
-        amount /= 1024
-    raise AssertionError("unreachable")
+    return format_scaled(*binary_scaled(value), _BINARY_UNITS, " ")
 
 
 def format_rate(bytes_per_s: Any) -> str:

@@ -30,6 +30,12 @@ class SnapshotSource(Protocol):
     def sample(self) -> Snapshot: ...
 
 
+def _bench_screen() -> Screen:
+    from tui.screens.bench import BenchScreen
+
+    return BenchScreen()
+
+
 def _doctor_screen() -> Screen:
     from tui.screens.doctor import DoctorScreen
 
@@ -51,6 +57,7 @@ class PthTopApp(App):
     # Other modes are built on first use so start-up only pays for the monitor.
     MODES = {
         "monitor": "monitor",
+        "bench": _bench_screen,
         "doctor": _doctor_screen,
         "wizard": _wizard_screen,
     }
@@ -59,6 +66,7 @@ class PthTopApp(App):
         Binding("q,f10", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("m", "switch_mode('monitor')", "Monitor", id="mode.monitor", show=False),
+        Binding("b", "switch_mode('bench')", "Bench", id="mode.bench"),
         Binding("d", "switch_mode('doctor')", "Doctor", id="mode.doctor"),
         Binding("w", "switch_mode('wizard')", "Wizard", id="mode.wizard"),
     ]

@@ -14,6 +14,7 @@ from tui.commands import CliError
 # Each module registers one subcommand; imported lazily by name so `--help` stays fast.
 COMMAND_MODULES = (
     "tui.commands.snapshot",
+    "tui.commands.bench",
     "tui.commands.doctor",
     "tui.commands.wizard",
     "tui.commands.build",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 from sensors.na import is_na
+from sensors.units import binary_scaled, format_scaled
 
-_UNITS = ("B", "K", "M", "G", "T", "P")
+_HTOP_UNITS = ("B", "K", "M", "G", "T", "P")
 
 
 def _missing(value: object) -> bool:
@@ -17,14 +18,7 @@ def format_bytes(value: float | None) -> str:
     """htop-style sizes: 512B, 3.4M, 15.5G (binary units)."""
     if _missing(value):
         return "N/A"
-    amount = float(value)
-    for unit in _UNITS:
-        if abs(amount) < 1024 or unit == _UNITS[-1]:
-            if unit == "B":
-                return f"{amount:.0f}B"
-            return f"{amount:.1f}{unit}" if abs(amount) < 100 else f"{amount:.0f}{unit}"
-        amount /= 1024
-    return f"{amount:.0f}P"
+    return format_scaled(*binary_scaled(value), _HTOP_UNITS, "")
 
 
 def format_rate(bytes_per_s: float | None) -> str:

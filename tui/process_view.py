@@ -34,17 +34,23 @@ def _number(value: object) -> float:
 
 COLUMNS: tuple[ProcessColumn, ...] = (
     ProcessColumn("pid", "PID", 7, lambda p: p.pid, descending_first=False),
-    ProcessColumn("user", "USER", 9, lambda p: p.user.lower(), descending_first=False),
+    ProcessColumn("user", "USER", 8, lambda p: p.user.lower(), descending_first=False),
     ProcessColumn("cpu", "CPU%", 5, lambda p: _number(p.cpu_percent)),
     ProcessColumn("mem", "MEM%", 5, lambda p: _number(p.memory_percent)),
     ProcessColumn("rss", "RES", 6, lambda p: p.rss_bytes),
     ProcessColumn("gpu_mem", "GPUMEM", 6, lambda p: _number(p.gpu_memory_used_bytes)),
     ProcessColumn("gpu", "GPU", 3, lambda p: p.gpu_indices or (math.inf,), descending_first=False),
     ProcessColumn("state", "S", 1, lambda p: p.state, descending_first=False),
-    ProcessColumn("time", "TIME+", 9, lambda p: p.running_time_s),
+    ProcessColumn("time", "ELAPSED", 8, lambda p: p.running_time_s),
     ProcessColumn("command", "Command", None, lambda p: p.command.lower(), descending_first=False),
 )
 COLUMN_BY_KEY = {column.key: column for column in COLUMNS}
+GPU_COLUMN_KEYS = frozenset({"gpu_mem", "gpu"})
+
+
+def visible_columns(show_gpu_columns: bool) -> tuple[ProcessColumn, ...]:
+    """All columns, less the GPU ones on a machine without GPUs (they would stay empty)."""
+    return tuple(column for column in COLUMNS if show_gpu_columns or column.key not in GPU_COLUMN_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,27 +125,32 @@ def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list
     return lines
 
 
-def process_cells(line: ProcessLine) -> tuple[Text, ...]:
-    """The table cells for one process; GPU processes are highlighted."""
+def process_cells(line: ProcessLine, columns: Sequence[ProcessColumn] = COLUMNS) -> tuple[Text, ...]:
+    """The table cells for one process, in `columns` order; GPU processes are highlighted."""
     process = line.process
     gpu_style = "bold magenta" if process.has_gpu_context else ""
     cpu = process.cpu_percent
     cpu_style = "bold red" if cpu >= 90 else ("yellow" if cpu >= 50 else "")
     command = Text(line.tree_prefix, style="dim")
     command.append(process.command[:COMMAND_MAX_CHARS], style="bold" if process.has_gpu_context else "")
-    return (
-        Text(str(process.pid), style=gpu_style, justify="right"),
-        Text(process.user[:9]),
-        Text(f"{cpu:.1f}", style=cpu_style, justify="right"),
-        Text(f"{process.memory_percent:.1f}", justify="right"),
-        Text(format_bytes(process.rss_bytes), justify="right"),
-        Text(format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "", style=gpu_style, justify="right"),
-        Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
-        Text(STATE_LETTERS.get(process.state, process.state[:1]), style="green" if process.state == "running" else ""),
-        Text(format_duration(process.running_time_s), justify="right"),
-        command,
-    )
+    cells = {
+        "pid": Text(str(process.pid), style=gpu_style, justify="right"),
+        "user": Text(process.user[:8]),
+        "cpu": Text(f"{cpu:.1f}", style=cpu_style, justify="right"),
+        "mem": Text(f"{process.memory_percent:.1f}", justify="right"),
+        "rss": Text(format_bytes(process.rss_bytes), justify="right"),
+        "gpu_mem": Text(
+            format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "", style=gpu_style, justify="right"
+        ),
+        "gpu": Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
+        "state": Text(STATE_LETTERS.get(process.state, process.state[:1]), style="green" if process.state == "running" else ""),
+        "time": Text(format_duration(process.running_time_s), justify="right"),
+        "command": command,
+    }
+    return tuple(cells[column.key] for column in columns)
 
 
-def table_rows(processes: Iterable[ProcessSample], view: ProcessView) -> list[tuple[str, tuple[Text, ...]]]:
-    return [(str(line.process.pid), process_cells(line)) for line in visible_lines(processes, view)]
+def table_rows(
+    processes: Iterable[ProcessSample], view: ProcessView, columns: Sequence[ProcessColumn] = COLUMNS
+) -> list[tuple[str, tuple[Text, ...]]]:
+    return [(str(line.process.pid), process_cells(line, columns)) for line in visible_lines(processes, view)]

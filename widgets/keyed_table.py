@@ -24,6 +24,13 @@ class KeyedTable(DataTable):
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
         self._order: list[str] = []
 
+    def set_columns(self, columns: Sequence[tuple[str, str, int | None]]) -> None:
+        """Replace all columns, given as (key, label, width); rows are dropped and re-added on next sync."""
+        self.clear(columns=True)
+        self._order = []
+        for key, label, width in columns:
+            self.add_column(label, key=key, width=width)
+
     @property
     def highlighted_key(self) -> str | None:
         """The key of the row under the cursor, or None when the table is empty."""

@@ -50,6 +50,8 @@ def test_ids_are_unique_across_files():
     # Current generation.
     "rtx-5090-32gb", "rtx-5080-16gb", "h100-80gb-sxm", "h200-141gb-sxm", "l40s-48gb", "ryzen-9-9950x",
     "core-ultra-9-285k", "epyc-9554", "threadripper-7960x",
+    # In the benchmark's old peak table.
+    "a100-40gb-sxm", "h200-141gb-nvl",
 ])
 def test_guide_and_current_parts_are_in_the_catalog(catalog, part_id):
     assert catalog.get(part_id) is not None
@@ -157,6 +159,17 @@ def test_unknown_kind_and_malformed_toml(tmp_path):
     with pytest.raises(ConfigFileError) as caught:
         load_catalog(tmp_path / "b")
     assert str(path) in str(caught.value) and caught.value.line == 1
+
+
+def test_gpu_peak_fields_are_validated(tmp_path):
+    write(tmp_path / "g", "g.toml", '[[gpu]]\nid = "rtx-4090-24gb"\ndevice_names = "NVIDIA GeForce RTX 4090"\n')
+    with pytest.raises(ConfigFileError, match="device_names: must be a list of text"):
+        load_catalog(tmp_path / "g")
+    write(tmp_path / "h", "h.toml", '[[gpu]]\nid = "rtx-4090-24gb"\ntf32_dense_tflops = -1\n')
+    with pytest.raises(ConfigFileError, match="tf32_dense_tflops: must be a finite number"):
+        load_catalog(tmp_path / "h")
+    for key in ("device_names", "tf32_dense_tflops", "fp16_dense_tflops", "bf16_dense_tflops", "pcie_generation"):
+        assert key in SCHEMA["gpu"]
 
 
 def test_user_entry_cannot_change_a_parts_kind(tmp_path):

@@ -161,7 +161,8 @@ def alive(pid: int) -> bool:
     """True while the process runs (a killed but not yet reaped zombie counts as gone)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
+        # ESRCH when the process vanishes between open and read.
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 

@@ -27,7 +27,7 @@ def make_host(gpu_count: int) -> HostInfo:
 def make_cpu(core_count: int = 16) -> CpuSample:
     cores = tuple(
         CoreUsage(index, user_percent=(index * 7) % 60, system_percent=(index * 3) % 15,
-                  iowait_percent=index % 3, total_percent=(index * 7) % 60 + (index * 3) % 15 + index % 3)
+                  iowait_percent=index % 3, total_percent=(index * 7) % 60 + (index * 3) % 15)
         for index in range(core_count)
     )
     return CpuSample(cores=cores, total_percent=sum(c.total_percent for c in cores) / core_count,

@@ -53,3 +53,11 @@ def test_chart_draws_lines_with_a_legend_and_skips_gaps():
 def test_chart_without_enough_points_says_so_and_tiny_chart_is_empty():
     assert "collecting" in chart_text([ChartSeries("CPU", (1.0,), "green")], 40, 8).plain
     assert chart_text([], 5, 2).plain == ""
+
+
+def test_level_sparkline_uses_a_fixed_scale_and_shows_gaps():
+    from widgets.level_sparkline import sparkline_text
+
+    assert sparkline_text([0.0, 50.0, 100.0, math.nan, 250.0], 5).plain == "▁▄█ █"
+    assert sparkline_text([100.0] * 10, 4).plain == "████"
+    assert sparkline_text([10.0], 3).plain == "  ▁"

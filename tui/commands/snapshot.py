@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "snapshot",
         help="print one sample of the machine (tables, or JSON with --json) and exit",
         description=(
-            "Take two samples INTERVAL apart (so rates and CPU %% mean something) and print the second: "
+            "Take two samples INTERVAL apart (so rates and CPU % mean something) and print the second: "
             "host, CPU, memory, disks, network, GPUs and the busiest processes. Needs no terminal."
         ),
     )

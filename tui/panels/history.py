@@ -7,10 +7,11 @@ from typing import Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, Sparkline
+from textual.widgets import Label
 
 from sensors.history import History
 from widgets.history_chart import ChartSeries, HistoryChart
+from widgets.level_sparkline import LevelSparkline
 
 GPU_COLORS = ("magenta", "cyan", "yellow", "green", "red", "blue", "bright_magenta", "bright_cyan")
 
@@ -39,10 +40,6 @@ def gpu_series(history: History, memory: bool) -> tuple[ChartSeries, ...]:
     )
 
 
-def _sparkline_values(values: Sequence[float]) -> list[float]:
-    return [value if math.isfinite(value) else 0.0 for value in values[-120:]]
-
-
 class HistoryPanel(Vertical):
     """Charts when `-charts` is set on the panel (tall terminals), one row of sparklines otherwise."""
 
@@ -53,7 +50,7 @@ class HistoryPanel(Vertical):
     HistoryPanel.-charts #history-sparklines { display: none; }
     HistoryPanel #history-sparklines { height: 1; }
     HistoryPanel #history-sparklines Label { width: auto; margin: 0 1 0 0; }
-    HistoryPanel #history-sparklines Sparkline { width: 1fr; margin: 0 2 0 0; }
+    HistoryPanel #history-sparklines LevelSparkline { width: 1fr; margin: 0 2 0 0; }
     """
 
     def compose(self) -> ComposeResult:
@@ -63,11 +60,11 @@ class HistoryPanel(Vertical):
             yield HistoryChart(id="chart-gpu-memory")
         with Horizontal(id="history-sparklines"):
             yield Label("CPU", id="spark-cpu-label")
-            yield Sparkline(id="spark-cpu")
+            yield LevelSparkline(id="spark-cpu")
             yield Label("RAM", id="spark-ram-label")
-            yield Sparkline(id="spark-ram")
+            yield LevelSparkline(id="spark-ram")
             yield Label("GPU", id="spark-gpu-label")
-            yield Sparkline(id="spark-gpu")
+            yield LevelSparkline(id="spark-gpu")
 
     def show(self, history: History, interval_s: float, has_gpus: bool) -> None:
         if self.has_class("-charts"):
@@ -79,10 +76,10 @@ class HistoryPanel(Vertical):
                 if has_gpus:
                     chart.title, chart.x_step_s, chart.series = title, interval_s, gpu_series(history, memory)
             return
-        self.query_one("#spark-cpu", Sparkline).data = _sparkline_values(history.cpu_percent)
-        self.query_one("#spark-ram", Sparkline).data = _sparkline_values(history.memory_percent)
+        self.query_one("#spark-cpu", LevelSparkline).values = history.cpu_percent
+        self.query_one("#spark-ram", LevelSparkline).values = history.memory_percent
         for widget_id in ("#spark-gpu-label", "#spark-gpu"):
             self.query_one(widget_id).display = has_gpus
         if has_gpus:
             averaged = _mean_per_sample([history.gpu_utilization_percent(index) for index in history.gpu_indices])
-            self.query_one("#spark-gpu", Sparkline).data = _sparkline_values(averaged)
+            self.query_one("#spark-gpu", LevelSparkline).values = averaged

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from sensors.model import ProcessSample
-from tui.process_view import COLUMN_BY_KEY, COLUMNS, ProcessView, table_rows
+from tui.process_view import COLUMN_BY_KEY, ProcessColumn, ProcessView, table_rows, visible_columns
 from widgets.keyed_table import KeyedTable
 
 
@@ -36,13 +36,11 @@ class ProcessPanel(Vertical):
         self.view = ProcessView()
         self._processes: Sequence[ProcessSample] = ()
         self._by_pid: dict[int, ProcessSample] = {}
+        self._columns: tuple[ProcessColumn, ...] = visible_columns(show_gpu_columns=False)
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: command, user or PID (Enter keeps it, Esc clears)", id="process-filter")
-        table = KeyedTable(id="process-table")
-        for column in COLUMNS:
-            table.add_column(column.label, key=column.key, width=column.width)
-        yield table
+        yield KeyedTable(id="process-table")
         yield Static(id="process-status")
 
     @property
@@ -54,7 +52,14 @@ class ProcessPanel(Vertical):
         key = self.table.highlighted_key
         return self._by_pid.get(int(key)) if key else None
 
-    def show(self, processes: Sequence[ProcessSample]) -> None:
+    def on_mount(self) -> None:
+        self._apply_columns()
+
+    def show(self, processes: Sequence[ProcessSample], show_gpu_columns: bool) -> None:
+        columns = visible_columns(show_gpu_columns)
+        if columns != self._columns:
+            self._columns = columns
+            self._apply_columns()
         self._processes = processes
         self._by_pid = {process.pid: process for process in processes}
         self._render_rows()
@@ -64,13 +69,17 @@ class ProcessPanel(Vertical):
         self._render_rows()
         self._relabel_headers()
 
+    def _apply_columns(self) -> None:
+        self.table.set_columns([(column.key, column.label, column.width) for column in self._columns])
+        self._relabel_headers()
+
     def _render_rows(self) -> None:
-        rows = table_rows(self._processes, self.view)
+        rows = table_rows(self._processes, self.view, self._columns)
         self.table.sync_rows(rows)
         self._show_status(len(rows))
 
     def _relabel_headers(self) -> None:
-        for column in COLUMNS:
+        for column in self._columns:
             arrow = ("▼" if self.view.descending else "▲") if column.key == self.view.sort_column else ""
             self.table.columns[column.key].label = Text(column.label + arrow)
         self.table.refresh()

@@ -10,6 +10,7 @@ from dataclasses import replace
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -62,7 +63,7 @@ class MonitorScreen(Screen):
         Binding("k,f9", "kill", "Kill", id="monitor.kill"),
         Binding("P", "sort('cpu')", "Sort CPU%", id="monitor.sort_cpu", show=False),
         Binding("M", "sort('mem')", "Sort MEM%", id="monitor.sort_mem", show=False),
-        Binding("T", "sort('time')", "Sort TIME", id="monitor.sort_time", show=False),
+        Binding("T", "sort('time')", "Sort ELAPSED", id="monitor.sort_time", show=False),
         Binding("N", "sort('pid')", "Sort PID", id="monitor.sort_pid", show=False),
         Binding("G", "sort('gpu_mem')", "Sort GPU memory", id="monitor.sort_gpu_mem", show=False),
         Binding("I", "invert_sort", "Invert sort", id="monitor.invert_sort", show=False),
@@ -85,6 +86,7 @@ class MonitorScreen(Screen):
         self._history: History | None = None
         self._show_history = True
         self._show_io: bool | None = None
+        self._sampler_error_shown = False
 
     def compose(self) -> ComposeResult:
         yield HeaderBar("starting…", id="header")
@@ -127,7 +129,16 @@ class MonitorScreen(Screen):
         self._snapshot, self._history = snapshot, history
         if not self.is_current:
             return
-        self.query_one("#sampler-error").display = False
+        try:
+            self._draw(snapshot)
+        except NoMatches:
+            # A sample that lands while the app tears the screen down has nowhere to go.
+            return
+
+    def _draw(self, snapshot: Snapshot) -> None:
+        if self._sampler_error_shown:
+            self.query_one("#sampler-error").display = False
+            self._sampler_error_shown = False
         self._show_header()
         self.query_one(CpuMemoryPanel).show(snapshot.cpu, snapshot.memory, snapshot.host.cpu_model_name)
         gpu_panel = self.query_one(GpuPanel)
@@ -138,12 +149,13 @@ class MonitorScreen(Screen):
         self.query_one(DisksPanel).show(snapshot.disks, snapshot.filesystems)
         self.query_one(NetworkPanel).show(snapshot.networks)
         self._show_history_panel()
-        self.query_one(ProcessPanel).show(snapshot.processes)
+        self.query_one(ProcessPanel).show(snapshot.processes, show_gpu_columns=bool(snapshot.gpus))
 
     def show_sampler_error(self, reason: str) -> None:
         error = self.query_one("#sampler-error", Static)
         error.update(f"sampling failed: {reason} (retrying)")
         error.display = True
+        self._sampler_error_shown = True
 
     def _show_header(self) -> None:
         if self._snapshot is not None:

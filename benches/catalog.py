@@ -1,0 +1,55 @@
+"""The kernels the runner knows: name, module, unit, what the value is compared to. Imports no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Peak kinds, resolved by benches/peaks.py on the parent side.
+PEAK_FP32 = "fp32"
+PEAK_TF32 = "tf32"
+PEAK_FP16 = "fp16_tensor"
+PEAK_BF16 = "bf16_tensor"
+PEAK_MEMORY = "memory_bandwidth"
+PEAK_PCIE = "pcie"
+PEAK_NONE = "none"
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    module: str
+    unit: str
+    peak_kind: str  # default for the kernel; a row may name a more precise one (e.g. per dtype)
+    devices: tuple[str, ...]  # "cpu", "cuda", or "host" (runs once, not per device)
+    summary: str
+
+
+KERNELS: tuple[KernelSpec, ...] = (
+    KernelSpec("gemm", "benches.kernels.gemm", "TFLOP/s", PEAK_FP32, ("cpu", "cuda"),
+               "matmul 2MNK/t over a shape sweep: FP32 (TF32 off), TF32, FP16, BF16; CPU all cores and 1 thread"),
+    KernelSpec("conv2d", "benches.kernels.conv2d", "TFLOP/s", PEAK_FP32, ("cpu", "cuda"),
+               "ResNet 3x3 conv layer forward+backward, channels_last, FP32 vs autocast"),
+    KernelSpec("membw", "benches.kernels.membw", "GB/s", PEAK_MEMORY, ("cpu", "cuda"),
+               "STREAM copy (2 words) and triad (3 words) over arrays >= 4x last-level cache"),
+    KernelSpec("h2d", "benches.kernels.h2d", "GB/s", PEAK_PCIE, ("cuda",),
+               "host<->device copies, pinned vs pageable, >= 256 MiB"),
+    KernelSpec("amp_step", "benches.kernels.amp_step", "samples/s", PEAK_NONE, ("cpu", "cuda"),
+               "training step of a transformer block and a small CNN: FP32 vs autocast FP16/BF16"),
+    KernelSpec("max_batch", "benches.kernels.max_batch", "samples", PEAK_NONE, ("cpu", "cuda"),
+               "largest batch whose full step fits in memory (CPU: within a memory budget)"),
+    KernelSpec("disk", "benches.kernels.disk", "MB/s", PEAK_NONE, ("host",),
+               "sequential write (fsync) and read (O_DIRECT or dropped cache) of a temp file"),
+    KernelSpec("cpu_vs_gpu", "benches.kernels.cpu_vs_gpu", "x", PEAK_NONE, ("host",),
+               "the same training step on CPU and GPU, as a speed ratio"),
+)
+
+KERNELS_BY_NAME = {spec.name: spec for spec in KERNELS}
+
+SUITES: dict[str, tuple[str, ...]] = {
+    "quick": ("gemm", "membw", "amp_step", "disk", "cpu_vs_gpu"),
+    "standard": tuple(spec.name for spec in KERNELS),
+}
+# Size multiplier per suite: quick stays ~30 s on a 2-core machine.
+SUITE_SCALE = {"quick": 0.25, "standard": 1.0}
+# Seconds a single measurement may take before it stops repeating.
+SUITE_TIME_CAP_S = {"quick": 0.6, "standard": 3.0}

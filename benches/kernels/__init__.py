@@ -1,0 +1,1 @@
+"""Benchmark kernels. These modules import torch; everything outside benches/kernels/ does not."""

@@ -1,0 +1,143 @@
+"""Largest batch whose full training step (forward, backward, optimizer.step) fits in memory.
+
+CUDA: real OOMs are caught (torch.OutOfMemoryError), memory freed, search goes on.
+CPU: a memory budget stands in for device memory; saved activations are counted during the forward.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import torch
+
+from benches.kernels._common import KernelContext, Variant, is_cuda, row
+from benches.kernels._models import training_step, workload
+
+SAFETY_MARGIN = 0.10
+MAX_BISECTIONS = 6
+
+
+class BudgetExceeded(Exception):
+    """The step needs more than the CPU memory budget."""
+
+
+class _ActivationCounter:
+    """Counts bytes of tensors autograd saves for backward; raises once past the budget."""
+
+    def __init__(self, budget_bytes: int) -> None:
+        self.budget_bytes = budget_bytes
+        self.saved_bytes = 0
+        self._seen: set[int] = set()
+
+    def pack(self, tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        key = storage.data_ptr()
+        if key not in self._seen:
+            self._seen.add(key)
+            self.saved_bytes += storage.nbytes()
+            if self.saved_bytes > self.budget_bytes:
+                raise BudgetExceeded(f"saved activations exceed the budget ({self.budget_bytes} bytes)")
+        return tensor
+
+
+def _state_bytes(model: torch.nn.Module) -> int:
+    """Parameters + gradients + SGD momentum buffers."""
+    return 3 * sum(parameter.numel() * parameter.element_size() for parameter in model.parameters())
+
+
+def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int | None) -> float | None:
+    """samples/s of a full step at `batch`, or None when it does not fit."""
+    load = workload("cnn", ctx.device)
+    step = None
+    try:
+        step = training_step(load, ctx.device, precision, batch)
+        if budget_bytes is not None:
+            counter = _ActivationCounter(budget_bytes - _state_bytes(load.model))
+            with torch.autograd.graph.saved_tensors_hooks(counter.pack, lambda tensor: tensor):
+                step()
+        else:
+            step()
+        if is_cuda(ctx.device):
+            torch.cuda.synchronize(ctx.device)
+        started = time.perf_counter()
+        for _ in range(2):
+            step()
+        if is_cuda(ctx.device):
+            torch.cuda.synchronize(ctx.device)
+        return 2 * batch / (time.perf_counter() - started)
+    except (torch.OutOfMemoryError, BudgetExceeded):
+        return None
+    finally:
+        del load, step  # the step closure holds the batch, gradients and optimizer state
+        gc.collect()
+        if is_cuda(ctx.device):
+            torch.cuda.empty_cache()
+
+
+def search(ctx: KernelContext, precision: str, limit: int, budget_bytes: int | None) -> dict:
+    """Doubling until a batch fails (or `limit`), then bisection between the last fit and the first failure."""
+    tried: dict[int, float | None] = {}
+
+    def attempt(batch: int) -> bool:
+        tried[batch] = try_batch(ctx, precision, batch, budget_bytes)
+        ctx.progress(min(0.95, len(tried) / 14), f"batch {batch}")
+        return tried[batch] is not None
+
+    fits, fails = 0, None
+    batch = 1
+    while True:
+        if not attempt(batch):
+            fails = batch
+            break
+        fits = batch
+        if batch >= limit:
+            break
+        batch = min(batch * 2, limit)
+    if fits == 0:
+        return {"max_batch": 0, "tried": tried, "limit_reached": False}
+    for _ in range(MAX_BISECTIONS):
+        if fails is None or fails - fits <= 1:
+            break
+        middle = (fits + fails) // 2
+        if attempt(middle):
+            fits = middle
+        else:
+            fails = middle
+    return {"max_batch": fits, "tried": tried, "limit_reached": fails is None}
+
+
+def variants(ctx: KernelContext) -> list[Variant]:
+    precisions = ["fp32", "bf16"] if is_cuda(ctx.device) else ["fp32"]
+
+    def make(precision: str) -> Variant:
+        def run() -> dict:
+            if is_cuda(ctx.device):
+                budget = None
+                limit = max(64, int(16384 * ctx.scale))
+            else:
+                budget = int(ctx.options.get("cpu_memory_budget_mib", 512)) * 2**20
+                limit = max(8, int(1024 * ctx.scale))
+            result = search(ctx, precision, limit, budget)
+            throughput = [{"batch": batch, "samples_per_s": rate, "fits": rate is not None}
+                          for batch, rate in sorted(result["tried"].items())]
+            fitting = [entry for entry in throughput if entry["fits"]]
+            fastest = max(fitting, key=lambda entry: entry["samples_per_s"]) if fitting else None
+            max_batch = result["max_batch"]
+            details = {
+                "model": "cnn", "precision": precision, "per_batch": throughput,
+                "recommended_batch": int(max_batch * (1 - SAFETY_MARGIN)) if max_batch else 0,
+                "safety_margin": SAFETY_MARGIN,
+                "fastest_batch": fastest["batch"] if fastest else None,
+                "search_limit": limit, "limit_reached": result["limit_reached"],
+                "cpu_memory_budget_bytes": budget,
+            }
+            notes = []
+            if result["limit_reached"]:
+                notes.append(f"search stopped at the limit {limit}")
+            if fastest and fastest["batch"] != max_batch:
+                notes.append(f"fastest at batch {fastest['batch']}")
+            return row(variant=f"cnn {precision}", value=float(max_batch), details=details, note="; ".join(notes))
+        return Variant(f"cnn {precision}", run)
+
+    return [make(precision) for precision in precisions]

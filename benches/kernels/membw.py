@@ -1,0 +1,45 @@
+"""STREAM-style bandwidth: copy (2 words moved) and triad (3 words) over arrays >= 4x the last-level cache."""
+
+from __future__ import annotations
+
+import torch
+
+from benches.catalog import PEAK_MEMORY
+from benches.cpuinfo import read_cpu_info
+from benches.kernels._common import KernelContext, Variant, is_cuda, row, timed
+
+MIN_CACHE_MULTIPLE = 4
+
+
+def array_bytes(ctx: KernelContext) -> tuple[int, int | None]:
+    """(bytes per array, last-level cache bytes): at least 4x the cache, more at larger scales."""
+    if is_cuda(ctx.device):
+        cache = getattr(torch.cuda.get_device_properties(ctx.device), "L2_cache_size", None) or 64 * 2**20
+        wanted = int(2 * 2**30 * ctx.scale)
+    else:
+        cache = read_cpu_info().llc_bytes or 32 * 2**20
+        wanted = int(256 * 2**20 * ctx.scale)
+    return max(wanted, MIN_CACHE_MULTIPLE * cache), cache
+
+
+def variants(ctx: KernelContext) -> list[Variant]:
+    def make(name: str, words: int) -> Variant:
+        def run() -> dict:
+            nbytes, cache = array_bytes(ctx)
+            elements = nbytes // 4
+            a = torch.randn(elements, device=ctx.device)
+            b = torch.randn(elements, device=ctx.device)
+            c = torch.randn(elements, device=ctx.device)
+            if name == "copy":
+                op = lambda: b.copy_(a)  # noqa: E731
+            else:
+                op = lambda: torch.add(b, c, alpha=3.0, out=a)  # noqa: E731  a = b + 3c
+            measurement = timed(ctx, op, flush=True)
+            gbps = words * elements * 4 / measurement.median_s / 1e9
+            best_gbps = words * elements * 4 / measurement.best_s / 1e9
+            details = {"array_bytes": elements * 4, "last_level_cache_bytes": cache, "words_counted": words,
+                       "best_gbps": best_gbps, "threads": torch.get_num_threads()}
+            return row(variant=name, value=gbps, measurement=measurement, peak_kind=PEAK_MEMORY, details=details)
+        return Variant(name, run)
+
+    return [make("copy", 2), make("triad", 3)]

@@ -1,0 +1,228 @@
+"""`python -m benches run`: run kernels in this interpreter, stream protocol events on stdout.
+
+Runs inside the measured environment, which needs only torch and the standard library.
+Exit codes: 0 all ran, 1 some kernel failed, 2 bad usage, 3 torch unavailable, 130/143 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+import time
+import traceback
+import warnings
+from typing import IO, Callable, NoReturn
+
+from benches import cleanup
+from benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUITES, KernelSpec
+from benches.protocol import encode_event
+
+
+PROGRESS_MIN_INTERVAL_S = 0.25
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m benches run", description="Run torch benchmarks, JSON-lines events on stdout.")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, or all (default cpu)")
+    parser.add_argument("--suite", choices=sorted(SUITES), default="quick")
+    parser.add_argument("--kernel", action="append", default=[], metavar="NAME", help="run only these kernels")
+    parser.add_argument("--scale", type=float, default=None, help="size multiplier (default: from the suite)")
+    parser.add_argument("--time-cap", type=float, default=None, metavar="SECONDS", help="per-measurement time cap")
+    parser.add_argument("--disk-dir", default=None, help="folder for the disk kernel's temp file (default: cwd)")
+    parser.add_argument("--disk-size-mib", type=int, default=None, help="disk temp file size (default 1024 x scale)")
+    parser.add_argument("--cpu-memory-budget-mib", type=int, default=None,
+                        help="max_batch on CPU: memory budget (default 2048 x scale)")
+    parser.add_argument("--list-devices", action="store_true", help="emit one 'devices' event and exit")
+    return parser
+
+
+class EventWriter:
+    """Writes events to a private copy of stdout; library prints on fd 1 go to stderr instead."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    @classmethod
+    def take_over_stdout(cls) -> "EventWriter":
+        sys.stdout.flush()
+        events_fd = os.dup(1)
+        os.dup2(2, 1)
+        return cls(os.fdopen(events_fd, "w", buffering=1, encoding="utf-8"))
+
+    def __call__(self, kind: str, **fields: object) -> None:
+        self._stream.write(encode_event(kind, **fields))
+        self._stream.flush()
+
+
+def resolve_devices(text: str) -> list[str]:
+    from benches.kernels._common import list_devices
+
+    available = [device["id"] for device in list_devices()]
+    if text == "all":
+        return available
+    if text == "cuda":
+        text = "cuda:0"
+    if text not in available:
+        raise UsageError(f"device {text!r} not available here (available: {', '.join(available)})")
+    return [text]
+
+
+def plan(specs: list[KernelSpec], devices: list[str]) -> list[tuple[KernelSpec, str]]:
+    """Each kernel on each chosen device it supports; 'host' kernels run once."""
+    steps = []
+    for spec in specs:
+        if "host" in spec.devices:
+            steps.append((spec, "host"))
+            continue
+        for device in devices:
+            kind = "cuda" if device.startswith("cuda") else "cpu"
+            if kind in spec.devices:
+                steps.append((spec, device))
+    return steps
+
+
+def run_suite(
+    steps: list[tuple[KernelSpec, str]],
+    emit: Callable[..., None],
+    *,
+    scale: float,
+    time_cap_s: float,
+    options: dict,
+    suite: str = "custom",
+    devices: list[str] | None = None,
+) -> int:
+    """Run every step, one error row per failing variant, and return the exit code."""
+    from benches.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
+
+    devices = devices or sorted({device for _, device in steps if device != "host"})
+    started = time.monotonic()
+    metadata = collect_metadata(devices)
+    metadata.update(python_executable=sys.executable, python_version=sys.version.split()[0])
+    emit("started", suite=suite, devices=devices, scale=scale, time_cap_s=time_cap_s,
+         kernels=[{"kernel": spec.name, "device": device, "unit": spec.unit} for spec, device in steps],
+         metadata=metadata)
+    results = errors = 0
+    for spec, device in steps:
+        kernel_started = time.monotonic()
+        base = {"kernel": spec.name, "device": device}
+        state: dict[str, float] = {"done": 0, "total": 1}
+
+        def progress(fraction: float, message: str, _base=base, _state=state, _started=kernel_started) -> None:
+            now = time.monotonic()
+            # At most a few updates a second: the parent redraws on each one.
+            if fraction < 1 and now - _state.get("last_emit", 0.0) < PROGRESS_MIN_INTERVAL_S:
+                return
+            _state["last_emit"] = now
+            overall = (_state["done"] + max(0.0, min(1.0, fraction))) / _state["total"]
+            elapsed = now - _started
+            eta = elapsed / overall * (1 - overall) if overall > 0 else None
+            emit("progress", **_base, fraction=overall, eta_s=eta, message=message)
+
+        ctx = KernelContext(device=device, scale=scale, time_cap_s=time_cap_s, options=options, progress=progress)
+        try:
+            module = importlib.import_module(spec.module)
+            variants = module.variants(ctx)
+        except Exception as error:
+            errors += 1
+            emit("error", **base, variant=None, error_type=type(error).__name__, message=str(error) or repr(error))
+            continue
+        state["total"] = max(1, len(variants))
+        progress(0.0, "starting")
+        for variant in variants:
+            failed = False
+            try:
+                if device.startswith("cuda"):
+                    with device_scope(device), GpuTelemetry(device) as telemetry:
+                        fields = variant.run()
+                    fields["telemetry"] = telemetry.summary()
+                else:
+                    fields = variant.run()
+                fields.setdefault("unit", spec.unit)
+                fields.setdefault("peak_kind", spec.peak_kind)
+                emit("result", **base, status="ok", **fields)
+                results += 1
+            except Skipped as reason:
+                emit("result", **base, status="skipped", variant=variant.name, value=None, unit=spec.unit,
+                     peak_kind=spec.peak_kind, note=str(reason), details={})
+            except Exception as error:  # OOM or any bug: this variant's error row, the suite goes on
+                errors += 1
+                emit("error", **base, variant=variant.name, error_type=type(error).__name__,
+                     message=(str(error) or repr(error)).splitlines()[0][:300],
+                     traceback=traceback.format_exc(limit=6))
+                failed = True
+            if failed:  # outside the except block, so the traceback's frames (and tensors) are gone
+                _free_memory(device)
+            state["done"] += 1
+            state["last_emit"] = 0.0
+            progress(0.0, variant.name)
+    emit("finished", ok=errors == 0, results=results, errors=errors, wall_s=time.monotonic() - started)
+    return 0 if errors == 0 else 1
+
+
+def _free_memory(device: str) -> None:
+    import gc
+
+    gc.collect()
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def main(argv: list[str] | None = None) -> int:
+    emit = EventWriter.take_over_stdout()
+    try:
+        args = build_parser().parse_args(argv)
+        kernels = args.kernel or list(SUITES[args.suite])
+        unknown = [name for name in kernels if name not in KERNELS_BY_NAME]
+        if unknown:
+            raise UsageError(f"unknown kernel(s): {', '.join(unknown)} (known: {', '.join(KERNELS_BY_NAME)})")
+    except UsageError as error:
+        emit("error", kernel=None, device=None, variant=None, error_type="UsageError", message=str(error))
+        emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
+        return 2
+    if importlib.util.find_spec("torch") is None:
+        emit("error", kernel=None, device=None, variant=None, error_type="TorchMissing",
+             message=f"torch is not installed for {sys.executable}")
+        emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
+        return 3
+    cleanup.install_signal_handlers()
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    try:
+        if args.list_devices:
+            from benches.kernels._common import list_devices
+
+            emit("devices", devices=list_devices())
+            return 0
+        try:
+            devices = resolve_devices(args.device)
+        except UsageError as error:
+            emit("error", kernel=None, device=None, variant=None, error_type="UsageError", message=str(error))
+            emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
+            return 2
+        scale = args.scale if args.scale is not None else SUITE_SCALE[args.suite]
+        options = {
+            "disk_dir": args.disk_dir or os.getcwd(),
+            "disk_size_mib": args.disk_size_mib or max(1, int(1024 * scale)),
+            "cpu_memory_budget_mib": args.cpu_memory_budget_mib or max(16, int(2048 * scale)),
+        }
+        steps = plan([KERNELS_BY_NAME[name] for name in kernels], devices)
+        return run_suite(steps, emit, scale=scale, options=options, suite="custom" if args.kernel else args.suite,
+                         time_cap_s=args.time_cap or SUITE_TIME_CAP_S[args.suite], devices=devices)
+    except (cleanup.Cancelled, KeyboardInterrupt):
+        cleanup.remove_all()
+        return 143
+    finally:
+        cleanup.remove_all()

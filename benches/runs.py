@@ -1,0 +1,143 @@
+"""A benchmark run as a record: built from protocol events, enriched with % of peak, saved, compared.
+
+Parent side only (imports configs, never torch). Saved runs are versioned JSON, never overwritten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benches.peaks import percent_of_peak
+from benches.protocol import Event
+
+RUN_FORMAT = "pth-top-bench-run"
+RUN_FORMAT_VERSION = 1
+
+
+class RunFileError(ValueError):
+    """A file that is not a readable saved run."""
+
+
+def row_key(row: dict) -> tuple[str, str, str]:
+    return (str(row.get("kernel")), str(row.get("device")), str(row.get("variant")))
+
+
+@dataclass
+class RunRecord:
+    python: str = ""
+    suite: str = ""
+    devices: list[str] = field(default_factory=list)
+    scale: float | None = None
+    metadata: dict = field(default_factory=dict)
+    kernels: list[dict] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    finished: dict | None = None
+    cancelled: bool = False
+    exit_code: int | None = None
+    created_at: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+    def apply(self, event: Event) -> dict | None:
+        """Fold one event in; returns the stored row for result/error events (for live display)."""
+        if event.kind == "started":
+            self.suite = event.get("suite", "")
+            self.devices = list(event.get("devices") or [])
+            self.scale = event.get("scale")
+            self.metadata = dict(event.get("metadata") or {})
+            self.kernels = list(event.get("kernels") or [])
+            self.python = self.metadata.get("python_executable", self.python)
+        elif event.kind == "result":
+            row = dict(event.fields)
+            percent, note = percent_of_peak(row, self.metadata)
+            row["percent_of_peak"] = percent
+            row["peak_note"] = note
+            self.rows.append(row)
+            return row
+        elif event.kind == "error":
+            error = dict(event.fields)
+            self.errors.append(error)
+            return error
+        elif event.kind == "finished":
+            self.finished = dict(event.fields)
+        return None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not self.cancelled and self.finished is not None and self.exit_code in (0, None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RUN_FORMAT, "version": RUN_FORMAT_VERSION, "created_at": self.created_at,
+            "python": self.python, "suite": self.suite, "devices": self.devices, "scale": self.scale,
+            "metadata": self.metadata, "kernels": self.kernels, "rows": self.rows, "errors": self.errors,
+            "finished": self.finished, "cancelled": self.cancelled, "exit_code": self.exit_code,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "RunRecord":
+        if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
+            raise RunFileError("not a pth-top benchmark run")
+        if data.get("version") != RUN_FORMAT_VERSION:
+            raise RunFileError(f"run format version {data.get('version')!r}, expected {RUN_FORMAT_VERSION}")
+        fields = {name: data[name] for name in (
+            "created_at", "python", "suite", "devices", "scale", "metadata", "kernels", "rows", "errors",
+            "finished", "cancelled", "exit_code") if name in data}
+        return cls(**fields)
+
+
+def save_run(record: RunRecord, folder: Path | None = None) -> Path:
+    """Write the run under a unique timestamped name in the bench runs folder; never overwrites."""
+    from configs.fileio import FileExistsRefused, atomic_write_text
+    from configs.paths import bench_runs_dir
+
+    folder = folder or bench_runs_dir()
+    text = json.dumps(record.to_json(), indent=1, allow_nan=False)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for _ in range(5):
+        path = folder / f"bench-{stamp}-{uuid.uuid4().hex[:6]}.json"
+        try:
+            return atomic_write_text(path, text)
+        except FileExistsRefused:
+            continue
+    raise FileExistsError(f"could not find a free file name in {folder}")
+
+
+def write_run_to(record: RunRecord, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    from configs.fileio import atomic_write_text
+
+    return atomic_write_text(path, json.dumps(record.to_json(), indent=1, allow_nan=False), overwrite=overwrite)
+
+
+def load_run(path: str | os.PathLike[str]) -> RunRecord:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise RunFileError(f"{path}: {error}") from None
+    return RunRecord.from_json(data)
+
+
+def list_runs(folder: Path | None = None) -> list[Path]:
+    """Saved runs, newest first."""
+    from configs.paths import bench_runs_dir
+
+    folder = folder or bench_runs_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("bench-*.json"), reverse=True)
+
+
+def compare(current: list[dict], baseline: list[dict]) -> dict[tuple[str, str, str], float | None]:
+    """Per row key: % change of value vs the baseline's same kernel/device/variant (None if not comparable)."""
+    old = {row_key(row): row.get("value") for row in baseline}
+    deltas: dict[tuple[str, str, str], float | None] = {}
+    for row in current:
+        key = row_key(row)
+        before, now = old.get(key), row.get("value")
+        deltas[key] = 100.0 * (now - before) / before if before and now is not None else None
+    return deltas

@@ -1,0 +1,146 @@
+"""GPU peaks come from the hardware catalog: device names map to entries, the user catalog overrides them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benches.peaks import PCIE_X16_GBPS, gpu_peak, gpu_peaks, normalized_device_name, percent_of_peak
+from configs.parts import load_catalog
+
+NO_USER_DIR = Path("/nonexistent-user-catalog")
+
+
+def user_catalog(text: str) -> Path:
+    directory = Path(os.environ["PTH_TOP_CONFIG_DIR"]) / "catalog"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "mine.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def cuda_row(kind: str, value: float) -> dict:
+    return {"device": "cuda:0", "peak_kind": kind, "value": value}
+
+
+def on(name: str) -> dict:
+    return {"cuda_devices": {"cuda:0": {"name": name}}}
+
+
+@pytest.mark.parametrize("device_name, part_id", [
+    ("NVIDIA H200", "h200-141gb-sxm"), ("NVIDIA H200 NVL", "h200-141gb-nvl"),
+    ("NVIDIA H100 80GB HBM3", "h100-80gb-sxm"), ("NVIDIA H100 PCIe", "h100-80gb-pcie"),
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"), ("NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"),
+    ("NVIDIA A100-PCIE-40GB", "a100-40gb-pcie"), ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"),
+    ("NVIDIA L40S", "l40s-48gb"), ("NVIDIA GeForce RTX 4090", "rtx-4090-24gb"),
+    ("NVIDIA GeForce RTX 3060", "rtx-3060-12gb"), ("NVIDIA GeForce RTX 3060 Ti", "rtx-3060-ti-8gb"),
+    ("GeForce RTX 3090", "rtx-3090-24gb"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada-48gb"),
+    ("AMD Instinct MI300X", "mi300x-192gb"),
+])
+def test_names_real_devices_report_find_their_catalog_entry(device_name, part_id):
+    assert gpu_peaks(device_name).part_id == part_id
+
+
+@pytest.mark.parametrize("device_name", [
+    "NVIDIA GeForce RTX 4070 Ti", "NVIDIA GeForce RTX 4090 Laptop GPU", "NVIDIA GeForce RTX 4090 D", "Tesla T4",
+    "Orin", "",
+])
+def test_near_misses_and_unknown_devices_have_no_peak(device_name):
+    assert gpu_peaks(device_name) is None
+
+
+def test_unknown_gpu_is_shown_without_percent_and_says_why():
+    percent, note = percent_of_peak(cuda_row("fp32", 10.0), on("Tesla T4"))
+    assert percent is None and "'Tesla T4'" in note and "device_names" in note
+    assert percent_of_peak(cuda_row("fp32", 10.0), {})[0] is None
+
+
+# The hand-checked figures the benchmark used before the catalog became their single source:
+# (device name, FP32, TF32, FP16, BF16 dense TFLOPS, memory GB/s, PCIe generation).
+CHECKED_PEAKS = [
+    ("NVIDIA H200 NVL", 60, 418, 836, 836, 4800, 5), ("NVIDIA H200", 67, 495, 989, 989, 4800, 5),
+    ("NVIDIA H100 PCIe", 51, 378, 756, 756, 2000, 5), ("NVIDIA H100 80GB HBM3", 67, 495, 989, 989, 3350, 5),
+    ("NVIDIA A100-PCIE-40GB", 19.5, 156, 312, 312, 1555, 4), ("NVIDIA A100 80GB PCIe", 19.5, 156, 312, 312, 1935, 4),
+    ("NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, 1555, 4), ("NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, 2039, 4),
+    ("NVIDIA L40S", 91.6, 183, 362, 362, 864, 4), ("NVIDIA GeForce RTX 5090", 104.8, 104.8, 209.5, 209.5, 1792, 5),
+    ("NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, 4),
+    ("NVIDIA GeForce RTX 4070", 29.1, 29.1, 58.3, 58.3, 504, 4),
+    ("NVIDIA GeForce RTX 3060 Ti", 16.2, 16.2, 32.4, 32.4, 448, 4),
+    ("NVIDIA GeForce RTX 3060", 12.7, 12.7, 25.4, 25.4, 360, 4),
+]
+
+
+@pytest.mark.parametrize("device_name, fp32, tf32, fp16, bf16, memory_gb_per_s, pcie_generation", CHECKED_PEAKS)
+def test_catalog_keeps_the_checked_datasheet_peaks(device_name, fp32, tf32, fp16, bf16, memory_gb_per_s,
+                                                   pcie_generation):
+    peaks = {kind: gpu_peak(device_name, kind).value for kind in (
+        "fp32", "tf32", "fp16_tensor", "bf16_tensor", "memory_bandwidth", "pcie")}
+    assert peaks == {"fp32": fp32, "tf32": tf32, "fp16_tensor": fp16, "bf16_tensor": bf16,
+                     "memory_bandwidth": memory_gb_per_s, "pcie": PCIE_X16_GBPS[pcie_generation]}
+
+
+def test_peaks_are_the_catalog_numbers():
+    catalog = load_catalog(NO_USER_DIR)
+    for part in catalog.of_kind("gpu"):
+        for device_name in part["device_names"]:
+            assert gpu_peaks(device_name).part_id == part.id, device_name
+            assert gpu_peak(device_name, "bf16_tensor").value == part["bf16_dense_tflops"]
+            assert gpu_peak(device_name, "memory_bandwidth").value == part["bandwidth_gb_per_s"]
+
+
+def test_no_two_shipped_gpus_claim_the_same_device_name():
+    claimed: dict[str, str] = {}
+    for part in load_catalog(NO_USER_DIR).of_kind("gpu"):
+        for device_name in part["device_names"]:
+            key = normalized_device_name(device_name)
+            assert key not in claimed, f"{device_name!r}: {part.id} and {claimed[key]}"
+            claimed[key] = part.id
+
+
+def test_a_missing_unit_gives_no_percent_rather_than_a_wrong_one():
+    assert gpu_peak("AMD Instinct MI250X", "tf32") is None
+    assert percent_of_peak(cuda_row("tf32", 40.0), on("AMD Instinct MI250X"))[0] is None
+    assert gpu_peak("AMD Instinct MI250X", "bf16_tensor").value == 383
+
+
+def test_user_catalog_override_changes_the_peak():
+    assert percent_of_peak(cuda_row("bf16_tensor", 791.2), on("NVIDIA H200"))[0] == pytest.approx(80.0)
+    user_catalog('[[gpu]]\nid = "h200-141gb-sxm"\nbf16_dense_tflops = 791.2\n')
+    percent, note = percent_of_peak(cuda_row("bf16_tensor", 791.2), on("NVIDIA H200"))
+    assert percent == pytest.approx(100.0)
+    assert "your catalog id h200-141gb-sxm" in note
+
+
+def test_user_catalog_can_teach_a_new_device_name():
+    assert gpu_peaks("NVIDIA GeForce RTX 4090 D") is None
+    user_catalog('[[gpu]]\nid = "rtx-4090-24gb"\n'
+                 'device_names = ["NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090 D"]\n')
+    assert gpu_peaks("NVIDIA GeForce RTX 4090 D").part_id == "rtx-4090-24gb"
+
+
+def test_a_user_entry_claiming_a_shipped_device_name_wins():
+    user_catalog('[[gpu]]\nid = "rtx-3060-12gb"\ndevice_names = ["NVIDIA GeForce RTX 4090"]\nfp32_tflops = 12.5\n')
+    assert gpu_peaks("NVIDIA GeForce RTX 4090").part_id == "rtx-3060-12gb"
+    assert gpu_peak("NVIDIA GeForce RTX 4090", "fp32").value == 12.5
+    assert gpu_peaks("NVIDIA GeForce RTX 3060") is None
+
+
+def test_a_broken_user_catalog_falls_back_to_the_shipped_one_and_says_so():
+    path = user_catalog('[[gpu]]\nid = "h200-141gb-sxm"\nbf16_dense_tflops = "fast"\n')
+    percent, note = percent_of_peak(cuda_row("bf16_tensor", 791.2), on("NVIDIA H200"))
+    assert percent == pytest.approx(80.0)
+    assert "user catalog left out" in note and str(path) in note and "bf16_dense_tflops" in note
+
+
+def test_the_runner_side_never_imports_configs():
+    code = (
+        "import sys, benches.__main__, benches.runner, benches.probe, benches.protocol, benches.catalog, "
+        "benches.harness, benches.cpuinfo, benches.cleanup\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'configs', 'platformdirs', 'tomli', 'tomllib'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"

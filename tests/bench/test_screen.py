@@ -1,0 +1,121 @@
+"""The Bench screen runs a tiny CPU suite end to end, shows rows and a chart, cancels, and compares runs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from textual.app import App
+from textual.widgets import DataTable
+
+from benches.runs import list_runs
+from tui.screens.bench import BenchScreen, KernelProgress
+from widgets.bar_chart import BarChart
+
+
+class BenchApp(App):
+    def __init__(self, screen: BenchScreen) -> None:
+        super().__init__()
+        self.bench_screen = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.bench_screen)
+
+
+async def wait_for(pilot, condition, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.1)
+
+
+async def test_bench_screen_runs_a_tiny_cpu_suite_and_saves_it(tmp_path):
+    screen = BenchScreen(kernels=("gemm", "disk"), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
+                         disk_size_mib=8)
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.last_saved is not None)
+        table = screen.query_one(DataTable)
+        kernels = {str(table.get_row_at(index)[0]) for index in range(table.row_count)}
+        assert kernels == {"gemm", "disk"}
+        assert len(screen.query(KernelProgress)) == 2
+        assert screen.query_one(BarChart).bars, "GEMM rows have a CPU peak, so the chart has bars"
+        await pilot.press("v")
+        assert screen.query_one("ContentSwitcher").current == "chart"
+        assert len(list_runs()) == 1
+
+        await pilot.press("c")  # compare with the saved run: Δ% column filled
+        await wait_for(pilot, lambda: app.screen is not screen)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.baseline is not None)
+        await pilot.pause(0.2)
+        deltas = [str(table.get_row_at(index)[6]) for index in range(table.row_count)]
+        assert all(delta.endswith("%") for delta in deltas), deltas
+
+
+async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
+    screen = BenchScreen(kernels=("disk",), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
+                         disk_size_mib=4096)
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: list(tmp_path.glob(".pth-top-bench-*.tmp")))
+        process = screen._process
+        assert process is not None
+        started = time.monotonic()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.running, timeout_s=5)
+        assert time.monotonic() - started < 2.0
+        assert process.returncode is not None
+        assert "Cancelled" in str(screen.query_one("#status").content)
+        await asyncio.sleep(0.05)
+        assert not list(tmp_path.glob(".pth-top-bench-*"))
+        assert not list_runs()
+
+
+async def test_a_missing_interpreter_is_reported_on_the_status_line(tmp_path):
+    screen = BenchScreen(python=str(tmp_path / "nope" / "python"), kernels=("disk",))
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        status = lambda: str(screen.query_one("#status").content)  # noqa: E731
+        await wait_for(pilot, lambda: "Cannot list devices" in status(), timeout_s=10)
+        assert "does not exist" in status()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Benchmark failed" in status(), timeout_s=10)
+        assert "does not exist" in status() and not screen.running
+
+
+async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tmp_path):
+    from textual.widgets import Select
+
+    screen = BenchScreen(python=str(tmp_path / "missing"), kernels=("disk",))
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen.query_one("#suite", Select).focus()
+        await pilot.press("down")  # opens the list
+        await pilot.press("down", "enter")
+        await pilot.pause(0.1)
+        assert screen.query_one("#suite", Select).value == "standard"
+        assert not screen.running and "Benchmark failed" not in str(screen.query_one("#status").content)
+
+
+async def test_b_opens_the_bench_mode_and_escape_returns_to_the_monitor():
+    from tui.app import PthTopApp
+
+    class BrokenSource:
+        def sample(self):
+            raise RuntimeError("no sensors in this test")
+
+    app = PthTopApp(source_factory=BrokenSource)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        screen = app.screen
+        assert isinstance(screen, BenchScreen)
+        await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert app.current_mode == "monitor"
