@@ -169,6 +169,8 @@ class ProcessSample:
     running_time_s: float
     command: str
     gpu_uses: tuple[GpuProcessUse, ...] = ()
+    # CPU time used so far, user + system (htop's TIME+).
+    cpu_time_s: float = 0.0
     # A kernel thread ([kworker/0:1] and the like), which htop-style views hide by default.
     is_kernel_thread: bool = False
 

@@ -21,7 +21,7 @@ from sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, UserNa
 
 PSUTIL_ATTRS = (
     "pid", "ppid", "username", "cpu_percent", "memory_percent", "memory_info", "status", "create_time",
-    "cmdline", "name",
+    "cmdline", "name", "cpu_times",
 )
 
 
@@ -81,6 +81,7 @@ class ProcfsProcessSource:
                 rss_bytes=rss_bytes,
                 state=STATE_WORDS.get(stat.state, stat.state),
                 running_time_s=max(0.0, uptime_s - stat.start_ticks / ticks_per_s),
+                cpu_time_s=stat.cpu_ticks / ticks_per_s,
                 command=procfs.command(stat),
                 is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
             ))
@@ -114,6 +115,7 @@ def _sample_from_psutil(info: dict, now: float) -> ProcessSample:
     create_time = info.get("create_time") or 0.0
     name = info.get("name") or ""
     cmdline = info.get("cmdline")
+    cpu_times = info.get("cpu_times")
     return ProcessSample(
         pid=info["pid"],
         ppid=info.get("ppid") or 0,
@@ -123,6 +125,7 @@ def _sample_from_psutil(info: dict, now: float) -> ProcessSample:
         rss_bytes=getattr(memory_info, "rss", 0) or 0,
         state=info.get("status") or "?",
         running_time_s=max(0.0, now - create_time) if create_time else 0.0,
+        cpu_time_s=cpu_times.user + cpu_times.system if cpu_times else 0.0,
         command=" ".join(cmdline) if cmdline else (f"[{name}]" if name else "?"),
     )
 

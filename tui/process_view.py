@@ -41,7 +41,7 @@ COLUMNS: tuple[ProcessColumn, ...] = (
     ProcessColumn("gpu_mem", "GPUMEM", 6, lambda p: _number(p.gpu_memory_used_bytes)),
     ProcessColumn("gpu", "GPU", 3, lambda p: p.gpu_indices or (math.inf,), descending_first=False),
     ProcessColumn("state", "S", 1, lambda p: p.state, descending_first=False),
-    ProcessColumn("time", "ELAPSED", 8, lambda p: p.running_time_s),
+    ProcessColumn("time", "TIME+", 9, lambda p: p.cpu_time_s),
     ProcessColumn("command", "Command", None, lambda p: p.command.lower(), descending_first=False),
 )
 COLUMN_BY_KEY = {column.key: column for column in COLUMNS}
@@ -144,7 +144,7 @@ def process_cells(line: ProcessLine, columns: Sequence[ProcessColumn] = COLUMNS)
         ),
         "gpu": Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
         "state": Text(STATE_LETTERS.get(process.state, process.state[:1]), style="green" if process.state == "running" else ""),
-        "time": Text(format_duration(process.running_time_s), justify="right"),
+        "time": Text(format_duration(process.cpu_time_s), justify="right"),
         "command": command,
     }
     return tuple(cells[column.key] for column in columns)

@@ -63,6 +63,7 @@ def make_processes(count: int, gpu_count: int) -> tuple[ProcessSample, ...]:
             user="alice" if offset % 2 else "bob", cpu_percent=float((offset * 37) % 100),
             memory_percent=float((offset * 11) % 20) / 2, rss_bytes=(offset + 1) * 50 * 1024**2,
             state="running" if offset % 5 == 0 else "sleeping", running_time_s=offset * 61.5,
+            cpu_time_s=offset * 7.25,
             command=f"python train.py --rank {offset} [/] --lr 3e-4" if uses else f"worker-{offset} --flag",
             gpu_uses=uses,
         ))

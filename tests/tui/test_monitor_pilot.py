@@ -32,7 +32,7 @@ async def settle(pilot, seconds=0.2):
 
 def table_pids(app):
     table = app.screen.query_one(ProcessPanel).table
-    return [int(row.key.value) for row in table.ordered_rows]
+    return [int(key) for key in table.row_keys]
 
 
 async def test_sort_keys_change_order_and_invert():
@@ -60,7 +60,7 @@ async def test_header_click_sorts_by_that_column():
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(ProcessPanel).table
-        table.post_message(table.HeaderSelected(table, table.columns["pid"].key, 0, table.columns["pid"].label))
+        table.post_message(table.HeaderClicked(table, "pid"))
         await settle(pilot)
         assert table_pids(app) == sorted(table_pids(app))
 

@@ -7,12 +7,12 @@ from typing import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from sensors.model import GpuSample
 from sensors.na import NA, is_na
 from tui.format import format_bytes, format_number, format_percent, format_rate
-from widgets.keyed_table import KeyedTable
+from widgets.row_table import RowTable, TableColumn
 
 GPU_COLUMNS = (
     ("gpu", "#", 4), ("name", "Name", 20), ("util", "Util", 4), ("memory", "Memory", 12),
@@ -112,6 +112,7 @@ class GpuPanel(Vertical):
     GpuPanel #gpu-table {
         height: auto;
         max-height: 11;
+        width: 1fr;
     }
     GpuPanel #gpu-detail {
         height: auto;
@@ -123,30 +124,35 @@ class GpuPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._gpus: dict[str, GpuSample] = {}
+        self._row_count = 0
 
     def compose(self) -> ComposeResult:
-        table = KeyedTable(id="gpu-table")
-        for key, label, width in GPU_COLUMNS:
-            table.add_column(label, key=key, width=width)
+        table = RowTable(id="gpu-table")
+        table.set_columns([
+            TableColumn(key, Text(label, justify="left" if key in ("gpu", "name", "pstate", "pcie") else "right"), width)
+            for key, label, width in GPU_COLUMNS
+        ])
         yield table
         yield Static(id="gpu-detail")
 
     @property
     def row_count(self) -> int:
-        return self.query_one(KeyedTable).row_count
+        return self._row_count
 
     def show(self, gpus: Sequence[GpuSample]) -> None:
         self._gpus = {str(gpu.index): gpu for gpu in gpus}
         self.display = bool(gpus)
         if gpus:
-            self.query_one(KeyedTable).sync_rows(gpu_rows(gpus))
+            rows = dict(gpu_rows(gpus))
+            self._row_count = len(rows)
+            self.query_one(RowTable).sync_rows(list(rows), rows.__getitem__)
             self._show_detail()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_row_table_highlighted(self, event: RowTable.Highlighted) -> None:
         event.stop()
         self._show_detail()
 
     def _show_detail(self) -> None:
-        key = self.query_one(KeyedTable).highlighted_key
+        key = self.query_one(RowTable).highlighted_key
         gpu = self._gpus.get((key or "0").split(":")[0])
         self.query_one("#gpu-detail", Static).update(gpu_detail_text(gpu) if gpu else "")

@@ -8,11 +8,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from sensors.model import ProcessSample
-from tui.process_view import COLUMN_BY_KEY, ProcessColumn, ProcessView, table_rows, visible_columns
-from widgets.keyed_table import KeyedTable
+from tui.process_view import (
+    COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
+)
+from widgets.row_table import RowTable, TableColumn
 
 
 class ProcessPanel(Vertical):
@@ -40,12 +42,12 @@ class ProcessPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: command, user or PID (Enter keeps it, Esc clears)", id="process-filter")
-        yield KeyedTable(id="process-table")
+        yield RowTable(id="process-table")
         yield Static(id="process-status")
 
     @property
-    def table(self) -> KeyedTable:
-        return self.query_one("#process-table", KeyedTable)
+    def table(self) -> RowTable:
+        return self.query_one("#process-table", RowTable)
 
     @property
     def selected_process(self) -> ProcessSample | None:
@@ -70,19 +72,31 @@ class ProcessPanel(Vertical):
         self._relabel_headers()
 
     def _apply_columns(self) -> None:
-        self.table.set_columns([(column.key, column.label, column.width) for column in self._columns])
-        self._relabel_headers()
+        self.table.set_columns([TableColumn(column.key, self._header_label(column), column.width) for column in self._columns])
+
+    def _header_label(self, column: ProcessColumn) -> Text:
+        arrow = ("▼" if self.view.descending else "▲") if column.key == self.view.sort_column else ""
+        return Text(column.label + arrow, justify="right" if column.width and column.key not in ("user", "gpu", "state") else "left")
 
     def _render_rows(self) -> None:
-        rows = table_rows(self._processes, self.view, self._columns)
-        self.table.sync_rows(rows)
-        self._show_status(len(rows))
+        lines = visible_lines(self._processes, self.view)
+        line_by_key = {str(line.process.pid): line for line in lines}
+        built: dict[str, tuple[Text, ...]] = {}
+        columns = self._columns
+
+        def cells_of(key: str) -> tuple[Text, ...]:
+            # Only rows on screen are asked for; each is built once per refresh.
+            cells = built.get(key)
+            if cells is None:
+                cells = built[key] = process_cells(line_by_key[key], columns)
+            return cells
+
+        self.table.sync_rows(list(line_by_key), cells_of)
+        self._show_status(len(lines))
 
     def _relabel_headers(self) -> None:
         for column in self._columns:
-            arrow = ("▼" if self.view.descending else "▲") if column.key == self.view.sort_column else ""
-            self.table.columns[column.key].label = Text(column.label + arrow)
-        self.table.refresh()
+            self.table.set_column_label(column.key, self._header_label(column))
 
     def _show_status(self, shown: int) -> None:
         column = COLUMN_BY_KEY[self.view.sort_column]
@@ -125,6 +139,6 @@ class ProcessPanel(Vertical):
         self.table.focus()
         return had_filter
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def on_row_table_header_clicked(self, event: RowTable.HeaderClicked) -> None:
         event.stop()
-        self.post_message(self.ViewChanged(self.view.sorted_by(str(event.column_key.value))))
+        self.post_message(self.ViewChanged(self.view.sorted_by(event.column_key)))

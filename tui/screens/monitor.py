@@ -63,7 +63,7 @@ class MonitorScreen(Screen):
         Binding("k,f9", "kill", "Kill", id="monitor.kill"),
         Binding("P", "sort('cpu')", "Sort CPU%", id="monitor.sort_cpu", show=False),
         Binding("M", "sort('mem')", "Sort MEM%", id="monitor.sort_mem", show=False),
-        Binding("T", "sort('time')", "Sort ELAPSED", id="monitor.sort_time", show=False),
+        Binding("T", "sort('time')", "Sort TIME+", id="monitor.sort_time", show=False),
         Binding("N", "sort('pid')", "Sort PID", id="monitor.sort_pid", show=False),
         Binding("G", "sort('gpu_mem')", "Sort GPU memory", id="monitor.sort_gpu_mem", show=False),
         Binding("I", "invert_sort", "Invert sort", id="monitor.invert_sort", show=False),
