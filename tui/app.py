@@ -81,23 +81,39 @@ class PthTopApp(App):
         self.paused = False
         self.history = History()
         self._source_factory = source_factory
+        self._source: SnapshotSource | None = None
+        self._startup_error: str | None = None
+        # The sample taken before the first paint (None until on_load, or if it failed).
+        self.first_snapshot: Snapshot | None = None
         self._wake_sampler = threading.Event()
+
+    def on_load(self) -> None:
+        """Take the first sample before the first paint, so the first frame already shows the machine."""
+        try:
+            self._source = self._source_factory() if self._source_factory else _default_source()
+            self.first_snapshot = self._source.sample()
+        except Exception as error:  # shown once the screen exists; the worker keeps trying
+            self._startup_error = f"{type(error).__name__}: {error}"
+        else:
+            self.history.append(self.first_snapshot)
 
     def on_mount(self) -> None:
         self._check_size(self.size.width, self.size.height)
+        if self._startup_error:
+            self.monitor_screen.show_sampler_error(self._startup_error)
         self.sample_forever()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
     def sample_forever(self) -> None:
         """Sample the machine every interval and post the result; never touches widgets."""
         worker = get_current_worker()
-        try:
-            source = self._source_factory() if self._source_factory else _default_source()
-        except Exception as error:
-            self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
-            return
+        source = self._source
+        if self.first_snapshot is not None:
+            self._sleep_until_next_sample(worker)
         while not worker.is_cancelled:
-            if not self.paused:
+            if source is None:
+                source = self._retry_source()
+            elif not self.paused:
                 try:
                     self.post_message(SnapshotReady(source.sample()))
                 except Exception as error:  # a sensor bug must not kill the dashboard
@@ -106,6 +122,13 @@ class PthTopApp(App):
         close = getattr(source, "close", None)
         if close is not None:
             close()
+
+    def _retry_source(self) -> SnapshotSource | None:
+        try:
+            return self._source_factory() if self._source_factory else _default_source()
+        except Exception as error:
+            self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
+            return None
 
     def _sleep_until_next_sample(self, worker) -> None:
         """Wait one interval; wake early on cancel, pause or an interval change."""

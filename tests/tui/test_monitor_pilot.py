@@ -270,3 +270,25 @@ async def test_kill_of_a_vanished_process_says_it_exited(child_process):
         await settle(pilot, 0.2)
         messages = [notification.message for notification in app._notifications]
         assert any("already exited" in message for message in messages)
+
+
+async def test_a_failing_sampler_is_shown_and_the_dashboard_keeps_running():
+    class Broken:
+        def sample(self):
+            raise OSError("cannot read /proc")
+
+    app = PthTopApp(interval_s=0.1, source_factory=Broken)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        error = app.screen.query_one("#sampler-error")
+        assert error.display and "cannot read /proc" in str(error.render())
+        await pilot.press("t")
+        assert app.is_running
+
+
+async def test_the_first_frame_already_shows_the_first_sample():
+    app, source = make_app(interval_s=3600)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert source.calls == 1
+        assert len(table_pids(app)) == len(make_snapshot(gpu_count=1).processes)

@@ -53,6 +53,8 @@ def may_signal(process: ProcessSample, user_name: str, is_root: bool) -> bool:
 class MonitorScreen(Screen):
     """Live view of the machine; the app feeds it snapshots through `show_snapshot`."""
 
+    AUTO_FOCUS = "#process-table"
+
     BINDINGS = [
         Binding("space", "toggle_pause", "Pause", id="monitor.pause"),
         Binding("plus,equals_sign", "change_interval(1)", "Slower", id="monitor.slower", key_display="+"),
@@ -102,7 +104,9 @@ class MonitorScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(ProcessPanel).set_view(ProcessView())
-        self.query_one(ProcessPanel).table.focus()
+        first = self.app.first_snapshot
+        if first is not None:
+            self.show_snapshot(first, self.app.history)
 
     def on_screen_resume(self) -> None:
         if self._snapshot is not None and self._history is not None:
