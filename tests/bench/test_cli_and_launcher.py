@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import subprocess
@@ -65,7 +66,9 @@ def test_the_bootstrap_loads_benches_by_path_without_our_sys_path(tmp_path):
     assert out.returncode == 0, out.stderr
     loaded, path = out.stdout.splitlines()
     assert Path(loaded).parent == Path(command[3])
-    assert command[3] not in path and str(Path(command[3]).parent) not in path
+    entries = {str(Path(entry).resolve()) for entry in ast.literal_eval(path) if entry and not entry.startswith("__")}
+    assert str(Path(command[3]).resolve()) not in entries
+    assert str(Path(command[3]).parent.resolve()) not in entries
 
 
 def test_resolve_python_rejects_folders_and_missing_files(tmp_path):
