@@ -170,14 +170,14 @@ def test_power_limit_below_default_warns(tmp_path):
 
 
 def test_throttle_reasons_in_words():
-    assert gpu_checks.describe_throttle_reasons(0x44) == ["software power cap", "hardware thermal slowdown"]
+    assert gpu_checks.decode_throttle_reasons(0x44) == ("power cap", "thermal (HW)")
 
 
 def test_thermal_throttling_warns_and_old_bindings_fall_back(tmp_path):
     module = fake_nvml(healthy_gpu_values(nvmlDeviceGetCurrentClocksThrottleReasons=0x40))
     module.remove("nvmlDeviceGetCurrentClocksEventReasons")
     finding = only(gpu_checks.check_throttle, make_context(tmp_path, nvml_module=module))
-    assert finding.status is Status.WARN and finding.value == "hardware thermal slowdown"
+    assert finding.status is Status.WARN and finding.value == "thermal (HW)"
 
 
 @pytest.mark.parametrize(("temperature", "status"), [(60, Status.PASS), (80, Status.WARN), (88, Status.FAIL)])

@@ -14,6 +14,7 @@ from sensors.doctor.registry import doctor_check
 from sensors.doctor.storage import read_text
 from sensors.na import is_na
 from sensors.nvml import GpuLostError
+from sensors.throttle import decode_throttle_reasons
 
 MIB = 1024**2
 SMALL_BAR1_BYTES = 256 * MIB
@@ -30,17 +31,7 @@ NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT = 1
 NVML_NVLINK_MAX_LINKS = 18
 COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclusive Process"}
 # Clock event ("throttle") reason bits, from nvml.h.
-THROTTLE_REASONS = {
-    0x1: "GPU idle",
-    0x2: "application clocks setting",
-    0x4: "software power cap",
-    0x8: "hardware slowdown",
-    0x10: "sync boost",
-    0x20: "software thermal slowdown",
-    0x40: "hardware thermal slowdown",
-    0x80: "hardware power brake (external power supply)",
-    0x100: "display clock setting",
-}
+# HW slowdown, SW/HW thermal and HW power brake: the reasons that mean trouble, not policy.
 HARMFUL_THROTTLE_BITS = 0x8 | 0x20 | 0x40 | 0x80
 
 
@@ -392,17 +383,13 @@ def check_power_limit(context: DoctorContext) -> list[Verdict]:
     return per_gpu(context, _power_limit)
 
 
-def describe_throttle_reasons(mask: int) -> list[str]:
-    return [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
-
-
 def _throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
     mask = context.nvml.call("nvmlDeviceGetCurrentClocksEventReasons", gpu.handle)
     if is_na(mask):
         mask = context.nvml.call("nvmlDeviceGetCurrentClocksThrottleReasons", gpu.handle)
     if is_na(mask):
         return not_applicable("throttle reasons not reported")
-    reasons = describe_throttle_reasons(int(mask))
+    reasons = decode_throttle_reasons(int(mask))
     value = ", ".join(reasons) if reasons else "none"
     if int(mask) & HARMFUL_THROTTLE_BITS:
         return warned(value, "Improve cooling/airflow, check the power cables and PSU, and watch temperature in the monitor.")
@@ -412,7 +399,7 @@ def _throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
 @doctor_check(
     "gpu.throttle", "Clock throttle reasons", Group.GPU,
     "Thermal or hardware slowdowns cut clocks hard (often by half); a power-brake signal points at the PSU. "
-    "'GPU idle' and 'software power cap' under full load are normal.",
+    "'idle' and 'power cap' under full load are normal.",
 )
 def check_throttle(context: DoctorContext) -> list[Verdict]:
     return per_gpu(context, _throttle)
