@@ -12,12 +12,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from sensors.history import History
 from sensors.model import ProcessSample, Snapshot
 from tui.panels.cpu_memory import CpuMemoryPanel
 from widgets.core_grid import CoreGrid
+from widgets.quiet_footer import QuietFooter
 from tui.panels.gpus import GpuPanel
 from tui.panels.header import HeaderBar
 from tui.panels.history import HistoryPanel
@@ -100,7 +101,7 @@ class MonitorScreen(Screen):
         yield HistoryPanel(id="history")
         yield Static(id="sampler-error")
         yield ProcessPanel(id="processes")
-        yield Footer()
+        yield QuietFooter()
 
     def on_mount(self) -> None:
         self.query_one(ProcessPanel).set_view(ProcessView())
