@@ -10,7 +10,7 @@ from sensors.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_p
 from sensors.doctor.model import (
     Group, Verdict, could_not_run, failed, not_applicable, passed, warned,
 )
-from sensors.doctor.registry import doctor_check
+from sensors.doctor.registry import Check, doctor_check
 from sensors.doctor.storage import read_text
 from sensors.na import is_na
 from sensors.nvml import GpuLostError
@@ -35,7 +35,10 @@ COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclu
 HARMFUL_THROTTLE_BITS = 0x8 | 0x20 | 0x40 | 0x80
 
 
-def per_gpu(context: DoctorContext, check: Callable[[DoctorContext, Gpu], Verdict]) -> list[Verdict]:
+GpuCheckFunction = Callable[[DoctorContext, Gpu], Verdict]
+
+
+def per_gpu(context: DoctorContext, check: GpuCheckFunction) -> list[Verdict]:
     """One verdict per GPU, labelled with it; n/a without NVML or GPUs; a lost GPU could not run."""
     gpus = list_gpus(context)
     if gpus is None:
@@ -50,6 +53,17 @@ def per_gpu(context: DoctorContext, check: Callable[[DoctorContext, Gpu], Verdic
             verdict = could_not_run(f"GPU stopped answering ({error})")
         verdicts.append(dataclasses.replace(verdict, subject=gpu.label))
     return verdicts
+
+
+def per_gpu_check(
+    check_id: str, title: str, group: Group, why: str, needs_torch: bool = False,
+) -> Callable[[GpuCheckFunction], Check]:
+    """Like `doctor_check`, for a function that judges one GPU: it runs once per GPU through `per_gpu`."""
+
+    def decorate(function: GpuCheckFunction) -> Check:
+        return Check(check_id, title, group, why, lambda context: per_gpu(context, function), needs_torch)
+
+    return decorate
 
 
 def cuda_version_text(version: int) -> str:
@@ -172,7 +186,13 @@ def _load_link(context: DoctorContext, gpu: Gpu) -> dict[str, Any] | None:
     return None
 
 
-def _pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
+@per_gpu_check(
+    "gpu.pcie_link", "PCIe link", Group.GPU,
+    "A GPU in a slower or narrower link than it supports (a x16 card in a x4 slot, Gen3 where Gen4 was "
+    "possible) loads data and talks to other GPUs slower. Links drop speed at idle, so judge them under load.",
+    needs_torch=True,
+)
+def check_pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
     call = context.nvml.call
     max_generation = call("nvmlDeviceGetMaxPcieLinkGeneration", gpu.handle)
     max_width = call("nvmlDeviceGetMaxPcieLinkWidth", gpu.handle)
@@ -215,17 +235,12 @@ def _pcie_link(context: DoctorContext, gpu: Gpu) -> Verdict:
     )
 
 
-@doctor_check(
-    "gpu.pcie_link", "PCIe link", Group.GPU,
-    "A GPU in a slower or narrower link than it supports (a x16 card in a x4 slot, Gen3 where Gen4 was "
-    "possible) loads data and talks to other GPUs slower. Links drop speed at idle, so judge them under load.",
-    needs_torch=True,
+@per_gpu_check(
+    "gpu.bar1", "BAR1 size (Resizable BAR)", Group.GPU,
+    "A 256 MiB BAR1 means the BIOS maps only a small window of GPU memory (Above 4G decoding / "
+    "Resizable BAR off); multi-GPU systems may fail to map all GPUs, and peer transfers go through the window.",
 )
-def check_pcie_link(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _pcie_link)
-
-
-def _bar1(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_bar1(context: DoctorContext, gpu: Gpu) -> Verdict:
     memory = context.nvml.call("nvmlDeviceGetBAR1MemoryInfo", gpu.handle)
     if is_na(memory):
         return not_applicable("BAR1 size not reported")
@@ -239,16 +254,12 @@ def _bar1(context: DoctorContext, gpu: Gpu) -> Verdict:
     return passed(value)
 
 
-@doctor_check(
-    "gpu.bar1", "BAR1 size (Resizable BAR)", Group.GPU,
-    "A 256 MiB BAR1 means the BIOS maps only a small window of GPU memory (Above 4G decoding / "
-    "Resizable BAR off); multi-GPU systems may fail to map all GPUs, and peer transfers go through the window.",
+@per_gpu_check(
+    "gpu.persistence", "Persistence mode", Group.GPU,
+    "Without persistence mode the driver tears the GPU down when no process uses it: every new job "
+    "pays seconds of initialisation, and clock and power settings are reset.",
 )
-def check_bar1(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _bar1)
-
-
-def _persistence(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_persistence(context: DoctorContext, gpu: Gpu) -> Verdict:
     mode = context.nvml.call("nvmlDeviceGetPersistenceMode", gpu.handle)
     if is_na(mode):
         return not_applicable("persistence mode not reported (Windows or unsupported)")
@@ -257,16 +268,12 @@ def _persistence(context: DoctorContext, gpu: Gpu) -> Verdict:
     return warned("disabled", f"sudo nvidia-smi -i {gpu.index} -pm 1, or enable the nvidia-persistenced service.")
 
 
-@doctor_check(
-    "gpu.persistence", "Persistence mode", Group.GPU,
-    "Without persistence mode the driver tears the GPU down when no process uses it: every new job "
-    "pays seconds of initialisation, and clock and power settings are reset.",
+@per_gpu_check(
+    "gpu.compute_mode", "Compute mode", Group.GPU,
+    "Exclusive or prohibited compute modes make a second process (another rank, a notebook, a "
+    "profiler) fail with 'CUDA-capable device is busy or unavailable'.",
 )
-def check_persistence(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _persistence)
-
-
-def _compute_mode(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_compute_mode(context: DoctorContext, gpu: Gpu) -> Verdict:
     mode = context.nvml.call("nvmlDeviceGetComputeMode", gpu.handle)
     if is_na(mode):
         return not_applicable("compute mode not reported")
@@ -281,16 +288,11 @@ def _compute_mode(context: DoctorContext, gpu: Gpu) -> Verdict:
     )
 
 
-@doctor_check(
-    "gpu.compute_mode", "Compute mode", Group.GPU,
-    "Exclusive or prohibited compute modes make a second process (another rank, a notebook, a "
-    "profiler) fail with 'CUDA-capable device is busy or unavailable'.",
+@per_gpu_check(
+    "gpu.ecc", "ECC memory", Group.GPU,
+    "Uncorrected ECC errors silently corrupt a training run or crash it with Xid 48/63/64.",
 )
-def check_compute_mode(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _compute_mode)
-
-
-def _ecc(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_ecc(context: DoctorContext, gpu: Gpu) -> Verdict:
     call = context.nvml.call
     modes = call("nvmlDeviceGetEccMode", gpu.handle)
     if is_na(modes):
@@ -316,15 +318,12 @@ def _ecc(context: DoctorContext, gpu: Gpu) -> Verdict:
     return passed(value)
 
 
-@doctor_check(
-    "gpu.ecc", "ECC memory", Group.GPU,
-    "Uncorrected ECC errors silently corrupt a training run or crash it with Xid 48/63/64.",
+@per_gpu_check(
+    "gpu.retired_memory", "Retired pages / remapped rows", Group.GPU,
+    "The GPU takes bad memory out of service; a pending retirement needs a reset, and running out of "
+    "spare rows means the card is failing.",
 )
-def check_ecc(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _ecc)
-
-
-def _retired_memory(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_retired_memory(context: DoctorContext, gpu: Gpu) -> Verdict:
     call = context.nvml.call
     rows = call("nvmlDeviceGetRemappedRows", gpu.handle)
     if not is_na(rows):
@@ -347,16 +346,11 @@ def _retired_memory(context: DoctorContext, gpu: Gpu) -> Verdict:
     return passed(value)
 
 
-@doctor_check(
-    "gpu.retired_memory", "Retired pages / remapped rows", Group.GPU,
-    "The GPU takes bad memory out of service; a pending retirement needs a reset, and running out of "
-    "spare rows means the card is failing.",
+@per_gpu_check(
+    "gpu.power_limit", "Power limit", Group.GPU,
+    "A power limit below the default lowers clocks under load; training runs proportionally slower.",
 )
-def check_retired_memory(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _retired_memory)
-
-
-def _power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
     call = context.nvml.call
     limit = call("nvmlDeviceGetPowerManagementLimit", gpu.handle)
     default = call("nvmlDeviceGetPowerManagementDefaultLimit", gpu.handle)
@@ -375,15 +369,12 @@ def _power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
     return passed(value)
 
 
-@doctor_check(
-    "gpu.power_limit", "Power limit", Group.GPU,
-    "A power limit below the default lowers clocks under load; training runs proportionally slower.",
+@per_gpu_check(
+    "gpu.throttle", "Clock throttle reasons", Group.GPU,
+    "Thermal or hardware slowdowns cut clocks hard (often by half); a power-brake signal points at the PSU. "
+    "'idle' and 'power cap' under full load are normal.",
 )
-def check_power_limit(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _power_limit)
-
-
-def _throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
     mask = context.nvml.call("nvmlDeviceGetCurrentClocksEventReasons", gpu.handle)
     if is_na(mask):
         mask = context.nvml.call("nvmlDeviceGetCurrentClocksThrottleReasons", gpu.handle)
@@ -396,16 +387,11 @@ def _throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
     return passed(value)
 
 
-@doctor_check(
-    "gpu.throttle", "Clock throttle reasons", Group.GPU,
-    "Thermal or hardware slowdowns cut clocks hard (often by half); a power-brake signal points at the PSU. "
-    "'idle' and 'power cap' under full load are normal.",
+@per_gpu_check(
+    "gpu.temperature", "Temperature", Group.GPU,
+    "At the slowdown threshold the GPU cuts its clocks; within a few degrees of it, a long run will throttle.",
 )
-def check_throttle(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _throttle)
-
-
-def _temperature(context: DoctorContext, gpu: Gpu) -> Verdict:
+def check_temperature(context: DoctorContext, gpu: Gpu) -> Verdict:
     temperature = context.nvml.call("nvmlDeviceGetTemperature", gpu.handle, NVML_TEMPERATURE_GPU)
     if is_na(temperature):
         return not_applicable("temperature not reported")
@@ -419,14 +405,6 @@ def _temperature(context: DoctorContext, gpu: Gpu) -> Verdict:
     if temperature >= slowdown - TEMPERATURE_MARGIN_C:
         return warned(value, fix)
     return passed(value)
-
-
-@doctor_check(
-    "gpu.temperature", "Temperature", Group.GPU,
-    "At the slowdown threshold the GPU cuts its clocks; within a few degrees of it, a long run will throttle.",
-)
-def check_temperature(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _temperature)
 
 
 def _nvlink(context: DoctorContext, gpu: Gpu) -> Verdict:
@@ -460,7 +438,12 @@ def check_nvlink(context: DoctorContext) -> list[Verdict]:
     return per_gpu(context, _nvlink)
 
 
-def _numa(context: DoctorContext, gpu: Gpu) -> Verdict:
+@per_gpu_check(
+    "gpu.numa", "Nearest CPUs / NUMA node", Group.GPU,
+    "On multi-socket machines, data loading threads on the far socket cross the inter-socket link; pin "
+    "each rank near its GPU (numactl --cpunodebind=N, or torchrun --numa-binding on recent torch).",
+)
+def check_numa(context: DoctorContext, gpu: Gpu) -> Verdict:
     if gpu.pci_bus_id is None:
         return not_applicable("PCI bus id not reported")
     device_dir = context.sys_root / "bus" / "pci" / "devices" / sysfs_pci_address(gpu.pci_bus_id)
@@ -470,12 +453,3 @@ def _numa(context: DoctorContext, gpu: Gpu) -> Verdict:
         return not_applicable(f"{device_dir} not readable")
     node_text = "no NUMA node (single memory domain)" if node in (None, "-1") else f"NUMA node {node}"
     return passed(f"{node_text}, nearest CPUs {cpus or 'unknown'}")
-
-
-@doctor_check(
-    "gpu.numa", "Nearest CPUs / NUMA node", Group.GPU,
-    "On multi-socket machines, data loading threads on the far socket cross the inter-socket link; pin "
-    "each rank near its GPU (numactl --cpunodebind=N, or torchrun --numa-binding on recent torch).",
-)
-def check_numa(context: DoctorContext) -> list[Verdict]:
-    return per_gpu(context, _numa)
