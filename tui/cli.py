@@ -9,7 +9,7 @@ import sys
 from typing import NoReturn, Sequence
 
 from tui import __version__
-from tui.commands import CliError
+from tui.commands import CliError, seconds_argument
 
 # Each module registers one subcommand; imported lazily by name so `--help` stays fast.
 COMMAND_MODULES = (
@@ -30,16 +30,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def interval_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value >= MIN_INTERVAL_S or value > 3600:
-        raise argparse.ArgumentTypeError(f"interval must be between {MIN_INTERVAL_S} and 3600 s, got {text}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pth-top",
@@ -51,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pth-top {__version__}")
     parser.add_argument(
-        "-i", "--interval", type=interval_seconds, default=1.0, metavar="SECONDS",
+        "-i", "--interval", type=seconds_argument("interval", MIN_INTERVAL_S, 3600), default=1.0,
+        metavar="SECONDS",
         help=f"dashboard refresh interval (default 1, minimum {MIN_INTERVAL_S})",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

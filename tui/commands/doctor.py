@@ -7,19 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from tui.commands import CliError
+from tui.commands import CliError, seconds_argument
 
 MAX_LOAD_SECONDS = 60.0
-
-
-def _load_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 <= value <= MAX_LOAD_SECONDS:
-        raise argparse.ArgumentTypeError(f"--load must be between 0 and {MAX_LOAD_SECONDS:g} s, got {text}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-torch", action="store_true", help="skip the torch probe and the checks that need it")
     parser.add_argument(
-        "--load", metavar="SECONDS", type=_load_seconds, default=0.0,
+        "--load", metavar="SECONDS", type=seconds_argument("--load", 0, MAX_LOAD_SECONDS), default=0.0,
         help="keep the GPUs busy this long in the probe and check the PCIe links under load (default 0)",
     )
     parser.set_defaults(func=run)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands import seconds_argument
+
 DEFAULT_TOP = 15
 DEFAULT_INTERVAL_S = 0.5
 
@@ -15,16 +17,6 @@ def positive_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
-
-
-def sample_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0.05 <= value <= 60:
-        raise argparse.ArgumentTypeError(f"interval must be between 0.05 and 60 s, got {text}")
     return value
 
 
@@ -41,8 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="print JSON (schema pth-top.snapshot, version 1; see docs/snapshot-schema.md)")
     parser.add_argument("--top", type=positive_count, default=None, metavar="N",
                         help=f"processes to include, busiest first (default {DEFAULT_TOP}; all with --json)")
-    parser.add_argument("--interval", type=sample_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
-                        help=f"time between the two samples (default {DEFAULT_INTERVAL_S})")
+    parser.add_argument(
+        "--interval", type=seconds_argument("interval", 0.05, 60), default=DEFAULT_INTERVAL_S, metavar="SECONDS",
+        help=f"time between the two samples (default {DEFAULT_INTERVAL_S})",
+    )
     parser.set_defaults(func=run)
 
 
