@@ -15,11 +15,11 @@ from textual.worker import get_current_worker
 
 from sensors.history import History
 from sensors.model import Snapshot
+from tui import MIN_INTERVAL_S
 from tui.messages import SamplerFailed, SnapshotReady
 from tui.screens.monitor import MonitorScreen
 from tui.screens.too_small import TooSmallScreen
 
-MIN_INTERVAL_S = 0.25
 MAX_INTERVAL_S = 10.0
 MIN_WIDTH, MIN_HEIGHT = 60, 15
 # Longest the sampler sleeps before it notices a cancelled worker.

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import NoReturn, Sequence
 
-from tui import __version__
+from tui import MIN_INTERVAL_S, __version__
 from tui.commands import CliError, seconds_argument
 
 # Each module registers one subcommand; imported lazily by name so `--help` stays fast.
@@ -19,8 +19,6 @@ COMMAND_MODULES = (
     "tui.commands.wizard",
     "tui.commands.build",
 )
-
-MIN_INTERVAL_S = 0.25
 
 
 class _Parser(argparse.ArgumentParser):

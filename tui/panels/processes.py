@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 
 from sensors.model import ProcessSample
 from tui.process_view import (
-    COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
+    COLUMN_BY_KEY, ProcessColumn, ProcessView, process_cells, visible_columns, visible_lines,
 )
 from widgets.row_table import RowTable, TableColumn
 
