@@ -30,6 +30,14 @@ async def settle(pilot, seconds=0.2):
     await pilot.pause()
 
 
+async def wait_until(pilot, condition, timeout_s=3.0):
+    """Let the app run until `condition()` holds (a loaded CI machine can be slow to process keys)."""
+    for _ in range(int(timeout_s / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+
+
 def table_pids(app):
     table = app.screen.query_one(ProcessPanel).table
     return [int(key) for key in table.row_keys]
@@ -97,8 +105,9 @@ async def test_tree_view_puts_children_under_parents():
         await settle(pilot)
         await pilot.press("t")
         await settle(pilot)
-        assert table_pids(app)[0] == 1
         panel = app.screen.query_one(ProcessPanel)
+        await wait_until(pilot, lambda: panel.view.tree and table_pids(app)[:1] == [1])
+        assert table_pids(app)[0] == 1
         assert panel.view.tree
         command = panel.table.get_row("1001")[-1].plain
         assert command.lstrip(" │").startswith(("├─ ", "└─ "))
