@@ -166,7 +166,8 @@ class ProcessSample:
     memory_percent: float
     rss_bytes: int
     state: str
-    running_time_s: float
+    # Unix time the process started; its running time is a snapshot's timestamp_s minus this.
+    start_time_s: float
     command: str
     gpu_uses: tuple[GpuProcessUse, ...] = ()
     # CPU time used so far, user + system (htop's TIME+).

@@ -17,7 +17,7 @@ import psutil
 from sensors.gpu_processes import NvmlProcess
 from sensors.model import GpuProcessUse, ProcessSample
 from sensors.pidns import NamespacePidMapper
-from sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, UserNames
+from sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, ProcStat, UserNames, parse_stat
 
 PSUTIL_ATTRS = (
     "pid", "ppid", "username", "cpu_percent", "memory_percent", "memory_info", "status", "create_time",
@@ -32,8 +32,20 @@ class ProcessRows(NamedTuple):
     start_of: dict[int, float]
 
 
+class _Known(NamedTuple):
+    """What the previous sample saw of one process: its raw stat line, parsed, and the row built from it."""
+
+    raw_stat: bytes
+    stat: ProcStat
+    process: ProcessSample
+
+
 class ProcfsProcessSource:
-    """Rows from /proc; CPU % is the change in CPU ticks since the previous call over elapsed time."""
+    """Rows from /proc; CPU % is the change in CPU ticks since the previous call over elapsed time.
+
+    A process whose stat line has not changed since the previous sample (most of them, on an idle
+    machine) keeps its row object: no parsing, and the table can tell it apart from a changed row.
+    """
 
     def __init__(self, proc_root: str = "/proc", clock: Callable[[], float] = time.monotonic) -> None:
         self.procfs = ProcfsReader(proc_root)
@@ -41,7 +53,10 @@ class ProcfsProcessSource:
         self._ticks_per_s = os.sysconf("SC_CLK_TCK")
         self._page_bytes = os.sysconf("SC_PAGE_SIZE")
         self._user_names = UserNames()
-        self._previous_ticks: dict[int, tuple[int, int]] = {}
+        # Wall-clock time of boot, fixed once so a process's start time never wobbles between samples.
+        self._boot_time_s = time.time() - self.procfs.uptime_s()
+        self._known: dict[int, _Known] = {}
+        self._known_memory_total_bytes = 0
         self._previous_time: float | None = None
 
     def rows(self, memory_total_bytes: int) -> ProcessRows:
@@ -49,45 +64,67 @@ class ProcfsProcessSource:
         elapsed_s = now - self._previous_time if self._previous_time is not None else 0.0
         self._previous_time = now
         procfs = self.procfs
-        uptime_s = procfs.uptime_s()
-        ticks_per_s = self._ticks_per_s
-        page_bytes = self._page_bytes
-        memory_scale = 100.0 / memory_total_bytes if memory_total_bytes else 0.0
-        cpu_scale = 100.0 / ticks_per_s / elapsed_s if elapsed_s > 0 else 0.0
-        previous = self._previous_ticks
-        current: dict[int, tuple[int, int]] = {}
+        read_stat_line = procfs.read_stat_line
+        cpu_scale = 100.0 / self._ticks_per_s / elapsed_s if elapsed_s > 0 else 0.0
+        known = self._known
+        # Rows carry memory % of the total: a changed total (memory hot-plug) rebuilds every row.
+        reuse_rows = memory_total_bytes == self._known_memory_total_bytes
+        self._known_memory_total_bytes = memory_total_bytes
+        current: dict[int, _Known] = {}
         start_of: dict[int, float] = {}
         processes = []
         for pid in procfs.pids():
-            stat = procfs.read_stat(pid)
-            if stat is None:
+            raw = read_stat_line(pid)
+            if raw is None:
                 continue
-            uid = procfs.owner_uid(stat)
-            if uid is None:
-                continue
-            current[pid] = (stat.start_ticks, stat.cpu_ticks)
-            start_of[pid] = stat.start_ticks
-            before = previous.get(pid)
-            cpu_percent = 0.0
-            if before is not None and before[0] == stat.start_ticks:
-                cpu_percent = max(0.0, (stat.cpu_ticks - before[1]) * cpu_scale)
-            rss_bytes = stat.rss_pages * page_bytes
-            processes.append(ProcessSample(
-                pid=pid,
-                ppid=stat.ppid,
-                user=self._user_names(uid),
-                cpu_percent=cpu_percent,
-                memory_percent=rss_bytes * memory_scale,
-                rss_bytes=rss_bytes,
-                state=STATE_WORDS.get(stat.state, stat.state),
-                running_time_s=max(0.0, uptime_s - stat.start_ticks / ticks_per_s),
-                cpu_time_s=stat.cpu_ticks / ticks_per_s,
-                command=procfs.command(stat),
-                is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
-            ))
-        self._previous_ticks = current
+            before = known.get(pid)
+            if reuse_rows and before is not None and before.raw_stat == raw:
+                entry = before
+                if before.process.cpu_percent:
+                    entry = before._replace(process=dataclasses.replace(before.process, cpu_percent=0.0))
+            else:
+                entry = self._parse(pid, raw, before, memory_total_bytes, cpu_scale)
+                if entry is None:
+                    continue
+            current[pid] = entry
+            start_of[pid] = entry.stat.start_ticks
+            processes.append(entry.process)
+        self._known = current
         procfs.forget_except(current)
         return ProcessRows(processes, start_of)
+
+    def _parse(
+        self, pid: int, raw: bytes, before: _Known | None, memory_total_bytes: int, cpu_scale: float
+    ) -> _Known | None:
+        try:
+            stat = parse_stat(raw)
+        except (ValueError, IndexError):
+            return None
+        uid = self.procfs.owner_uid(stat)
+        if uid is None:
+            return None
+        cpu_percent = 0.0
+        if before is not None and before.stat.start_ticks == stat.start_ticks:
+            cpu_percent = max(0.0, (stat.cpu_ticks - before.stat.cpu_ticks) * cpu_scale)
+        ticks_per_s = self._ticks_per_s
+        rss_bytes = stat.rss_pages * self._page_bytes
+        process = ProcessSample(
+            pid=pid,
+            ppid=stat.ppid,
+            user=self._user_names(uid),
+            cpu_percent=cpu_percent,
+            memory_percent=100.0 * rss_bytes / memory_total_bytes if memory_total_bytes else 0.0,
+            rss_bytes=rss_bytes,
+            state=STATE_WORDS.get(stat.state, stat.state),
+            start_time_s=self._boot_time_s + stat.start_ticks / ticks_per_s,
+            cpu_time_s=stat.cpu_ticks / ticks_per_s,
+            command=self.procfs.command(stat),
+            is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
+        )
+        return _Known(raw, stat, process)
+
+    def close(self) -> None:
+        self.procfs.close()
 
 
 class PsutilProcessSource:
@@ -124,7 +161,7 @@ def _sample_from_psutil(info: dict, now: float) -> ProcessSample:
         memory_percent=info.get("memory_percent") or 0.0,
         rss_bytes=getattr(memory_info, "rss", 0) or 0,
         state=info.get("status") or "?",
-        running_time_s=max(0.0, now - create_time) if create_time else 0.0,
+        start_time_s=create_time or now,
         cpu_time_s=cpu_times.user + cpu_times.system if cpu_times else 0.0,
         command=" ".join(cmdline) if cmdline else (f"[{name}]" if name else "?"),
     )
@@ -174,3 +211,9 @@ class ProcessReader:
 
     def sample(self, memory_total_bytes: int, gpu_processes: list[NvmlProcess]) -> tuple[ProcessSample, ...]:
         return attach_gpu_uses(self.source.rows(memory_total_bytes), gpu_processes, self.mapper)
+
+    def close(self) -> None:
+        """Close the files kept open between samples."""
+        close = getattr(self.source, "close", None)
+        if close is not None:
+            close()

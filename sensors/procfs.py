@@ -1,13 +1,17 @@
 """Fast Linux process listing straight from /proc: one `stat` read per process per sample.
 
-psutil would open three or four files per process; this reads only what the process table shows and
-re-reads a command line and owner only when the process changes its name (exec).
+psutil would open three or four files per process; this reads only what the process table shows,
+keeps each stat file open between samples (a re-read is one pread), and re-reads a command line and
+owner only when the process changes its name (exec).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
+import resource
+import weakref
 from typing import Callable, NamedTuple
 
 # PF_KTHREAD in the flags field of /proc/PID/stat.
@@ -79,11 +83,106 @@ def read_small_file(path: str) -> bytes:
         os.close(descriptor)
 
 
+# Kept files take descriptor numbers from here up, leaving the ones below FD_SETSIZE to code using select().
+KEPT_DESCRIPTOR_FLOOR = 1024
+
+
+def raise_open_file_limit(wanted: int = 16384) -> int:
+    """Raise the soft RLIMIT_NOFILE towards `wanted` (never past the hard limit); the new soft limit.
+
+    For the long-running dashboard: with a server's default soft limit (1024) no stat file stays open.
+    """
+    soft_limit, hard_limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard_limit == resource.RLIM_INFINITY else min(wanted, hard_limit)
+    if soft_limit != resource.RLIM_INFINITY and soft_limit < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard_limit))
+        except (ValueError, OSError):
+            return soft_limit
+        return target
+    return soft_limit
+
+
+def descriptor_budget() -> int:
+    """How many stat files may stay open: the descriptor numbers between the floor and the soft limit."""
+    soft_limit, _hard_limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft_limit == resource.RLIM_INFINITY:
+        soft_limit = KEPT_DESCRIPTOR_FLOOR + 65536
+    return max(0, soft_limit - KEPT_DESCRIPTOR_FLOOR)
+
+
+def _close_all(descriptors: dict[int, int]) -> None:
+    for descriptor in descriptors.values():
+        os.close(descriptor)
+    descriptors.clear()
+
+
+class StatFiles:
+    """/proc/PID/stat files kept open between samples: re-reading one is a single pread.
+
+    An open file still names its process after the PID is reused: reading it then fails (ESRCH), and the
+    PID's new file is opened instead. Past `max_open` files, a file is opened and closed per read. The
+    files are closed by `close()`, or when this object is garbage-collected.
+    """
+
+    def __init__(self, proc_root: str = "/proc", max_open: int | None = None) -> None:
+        self.proc_root = proc_root
+        self.max_open = descriptor_budget() if max_open is None else max_open
+        self._descriptors: dict[int, int] = {}
+        self._finalizer = weakref.finalize(self, _close_all, self._descriptors)
+
+    @property
+    def open_count(self) -> int:
+        return len(self._descriptors)
+
+    def read(self, pid: int) -> bytes | None:
+        """The stat line of `pid`, or None when the process is gone or unreadable."""
+        descriptor = self._descriptors.get(pid)
+        if descriptor is not None:
+            try:
+                return os.pread(descriptor, 4096, 0)
+            except OSError:
+                del self._descriptors[pid]
+                os.close(descriptor)
+        try:
+            descriptor = os.open(f"{self.proc_root}/{pid}/stat", os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            raw = os.pread(descriptor, 4096, 0)
+        except OSError:
+            os.close(descriptor)
+            return None
+        self._keep(pid, descriptor)
+        return raw
+
+    def _keep(self, pid: int, descriptor: int) -> None:
+        """Keep a copy of `descriptor` above the floor while the budget allows; closes the original."""
+        try:
+            if len(self._descriptors) < self.max_open:
+                self._descriptors[pid] = fcntl.fcntl(descriptor, fcntl.F_DUPFD_CLOEXEC, KEPT_DESCRIPTOR_FLOOR)
+        except OSError:
+            # No free number above the floor (a lowered limit): stop trying, read by path from now on.
+            self.max_open = len(self._descriptors)
+        finally:
+            os.close(descriptor)
+
+    def keep_only(self, live_pids: set[int] | dict[int, object]) -> None:
+        """Close the files of processes that are no longer listed."""
+        gone = [pid for pid in self._descriptors if pid not in live_pids]
+        for pid in gone:
+            os.close(self._descriptors.pop(pid))
+
+    def close(self) -> None:
+        self._finalizer()
+
+
 class ProcfsReader:
     """Lists processes under `proc_root`; vanished processes are skipped, never raised."""
 
-    def __init__(self, proc_root: str = "/proc") -> None:
+    def __init__(self, proc_root: str = "/proc", max_open_files: int | None = None) -> None:
         self.proc_root = proc_root
+        self.stat_files = StatFiles(proc_root, max_open_files)
         self._commands: dict[int, tuple[int, str, str]] = {}
         self._owners: dict[int, tuple[int, str, int]] = {}
 
@@ -91,12 +190,9 @@ class ProcfsReader:
         """Every visible process, lowest PID first."""
         return sorted(int(name) for name in os.listdir(self.proc_root) if name.isdigit())
 
-    def read_stat(self, pid: int) -> ProcStat | None:
-        """The stat line of one process; None when it has exited (or is unreadable)."""
-        try:
-            return parse_stat(read_small_file(f"{self.proc_root}/{pid}/stat"))
-        except (OSError, ValueError, IndexError):
-            return None
+    def read_stat_line(self, pid: int) -> bytes | None:
+        """The raw stat line of one process; None when it has exited (or is unreadable)."""
+        return self.stat_files.read(pid)
 
     def owner_uid(self, stat: ProcStat) -> int | None:
         """The uid owning /proc/PID (the effective uid; root when not dumpable).
@@ -128,10 +224,14 @@ class ProcfsReader:
         return command
 
     def forget_except(self, live_pids: set[int] | dict[int, object]) -> None:
-        """Drop cached command lines and owners of processes that are gone."""
+        """Drop open stat files, command lines and owners of processes that are gone."""
+        self.stat_files.keep_only(live_pids)
         for cache in (self._commands, self._owners):
             for pid in [pid for pid in cache if pid not in live_pids]:
                 del cache[pid]
 
     def uptime_s(self) -> float:
         return float(read_small_file(f"{self.proc_root}/uptime").split()[0])
+
+    def close(self) -> None:
+        self.stat_files.close()

@@ -71,5 +71,6 @@ class Sampler:
         return self._filesystems
 
     def close(self) -> None:
-        """Release NVML; the Sampler may not be used afterwards."""
+        """Release NVML and the files kept open; the Sampler may not be used afterwards."""
+        self._processes.close()
         self.nvml.shutdown()

@@ -44,4 +44,6 @@ def snapshot_to_dict(snapshot: Snapshot, top_processes: int | None = None) -> di
     body = to_json_value(snapshot)
     if top_processes is not None:
         body["processes"] = to_json_value(top_processes_by_cpu(snapshot.processes, top_processes))
+    for process in body["processes"]:
+        process["running_time_s"] = max(0.0, snapshot.timestamp_s - process["start_time_s"])
     return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}

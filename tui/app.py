@@ -192,6 +192,8 @@ class PthTopApp(App):
 
 
 def _default_source() -> SnapshotSource:
+    from sensors.procfs import raise_open_file_limit
     from sensors.sampler import Sampler
 
+    raise_open_file_limit()
     return Sampler()

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import psutil  # noqa: E402
 
 from sensors.processes import ProcessReader  # noqa: E402
+from sensors.procfs import raise_open_file_limit  # noqa: E402
 from sensors.sampler import Sampler  # noqa: E402
 
 CHURN_COMMAND = re.compile(r"^sleep 0\.05(\d{4})$")
@@ -151,9 +152,11 @@ def main() -> int:
     parser.add_argument("--churn-seconds", type=float, default=30.0)
     parser.add_argument("--repeats", type=int, default=21)
     args = parser.parse_args()
+    raise_open_file_limit()  # as the dashboard does
     measure("current", args.repeats)
     with_idle_children(args.idle, args.repeats)
-    churn(args.churn, args.churn_seconds)
+    if args.churn:
+        churn(args.churn, args.churn_seconds)
     return 0
 
 

@@ -4,6 +4,7 @@ psutil errors per process, a real child that exits between samples, and NSpid ma
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from sensors.gpu_processes import NvmlProcess
 from sensors.na import NA
 from sensors.pidns import NamespacePidMapper, read_nspid
 from sensors.processes import ProcessReader, ProcfsProcessSource, PsutilProcessSource, attach_gpu_uses
-from sensors.procfs import parse_stat
+from sensors.procfs import KEPT_DESCRIPTOR_FLOOR, StatFiles, parse_stat
 from tests.sensors.helpers import FakeClock
 from tests.sensors.proc_tree import add_process, make_proc_root, stat_line
 
@@ -48,7 +49,7 @@ def test_procfs_rows_cpu_percent_zombie_and_vanished(tmp_path):
     assert first[10].cpu_percent == 0.0
     assert first[10].command == "python train.py --lr 3e-4"
     assert first[10].rss_bytes == GIB and first[10].memory_percent == pytest.approx(25.0)
-    assert first[10].running_time_s == pytest.approx(50.0)
+    assert time.time() - first[10].start_time_s == pytest.approx(50.0, abs=1.0)
     assert first[10].user == first[11].user
     assert first[11].state == "zombie" and first[11].command == "[defunct]" and first[11].ppid == 10
 
@@ -97,7 +98,7 @@ def test_psutil_source_handles_errors_per_process(monkeypatch):
     rows = {row.pid: row for row in PsutilProcessSource().rows(GIB).processes}
     assert set(rows) == {1, 3, 4}
     assert rows[1].command == "init" and rows[1].cpu_percent == 12.5 and rows[1].user == "root"
-    assert rows[1].rss_bytes == 8192 and rows[1].running_time_s >= 10
+    assert rows[1].rss_bytes == 8192 and time.time() - rows[1].start_time_s >= 10
     assert rows[3].user == "?" and rows[3].command == "?"
     assert rows[4].state == "zombie"
 
@@ -148,3 +149,125 @@ def test_nspid_lines_are_read_only_when_a_gpu_pid_is_not_visible(tmp_path, monke
     for _ in range(2):
         attach_gpu_uses(source.rows(GIB), [NvmlProcess(70, 0, GIB, "compute")], mapper)
     assert reads == [7]  # cached per process after the first read
+
+
+def test_an_unchanged_process_keeps_its_row_and_a_changed_one_gets_a_new_row(tmp_path):
+    root = make_proc_root(tmp_path / "proc")
+    add_process(root, 30, "idle", ["idle"], utime=10)
+    add_process(root, 31, "busy", ["busy"], utime=10)
+    clock = FakeClock()
+    source = ProcfsProcessSource(str(root), clock)
+    first = {row.pid: row for row in source.rows(GIB).processes}
+    add_process(root, 31, "busy", ["busy"], utime=10 + TICKS)
+    clock.advance(1.0)
+    second = {row.pid: row for row in source.rows(GIB).processes}
+    assert second[30] is first[30]
+    assert second[31] is not first[31] and second[31].cpu_percent == pytest.approx(100.0)
+    # The busy process stops using CPU: same stat line again, so its row drops back to 0 %.
+    clock.advance(1.0)
+    third = {row.pid: row for row in source.rows(GIB).processes}
+    assert third[31].cpu_percent == 0.0 and third[31].cpu_time_s == second[31].cpu_time_s
+    assert third[30] is first[30]
+    # A different memory total rebuilds rows, since they carry memory %.
+    fourth = {row.pid: row for row in source.rows(2 * GIB).processes}
+    assert fourth[30] is not first[30] and fourth[30].memory_percent == pytest.approx(first[30].memory_percent / 2)
+
+
+@pytest.fixture
+def room_for_kept_files():
+    """A soft descriptor limit with room above the floor the kept stat files use."""
+    import resource
+
+    from sensors.procfs import KEPT_DESCRIPTOR_FLOOR, raise_open_file_limit
+
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if raise_open_file_limit(KEPT_DESCRIPTOR_FLOOR + 256) < KEPT_DESCRIPTOR_FLOOR + 256:
+        pytest.skip("the hard descriptor limit leaves no room above the floor")
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+def test_stat_files_stay_open_up_to_the_budget_and_close_when_processes_go(tmp_path, room_for_kept_files):
+    root = make_proc_root(tmp_path / "proc")
+    for pid in (40, 41, 42):
+        add_process(root, pid, f"p{pid}", [f"p{pid}"])
+    source = ProcfsProcessSource(str(root), FakeClock())
+    source.procfs.stat_files.max_open = 2
+    assert {row.pid for row in source.rows(GIB).processes} == {40, 41, 42}
+    assert source.procfs.stat_files.open_count == 2
+    shutil.rmtree(root / "40")
+    shutil.rmtree(root / "41")
+    assert {row.pid for row in source.rows(GIB).processes} == {42}
+    assert source.procfs.stat_files.open_count == 0
+    # With the gone processes' files closed there is room to keep 42's open.
+    assert {row.pid for row in source.rows(GIB).processes} == {42}
+    assert list(source.procfs.stat_files._descriptors) == [42]
+    assert all(descriptor >= KEPT_DESCRIPTOR_FLOOR for descriptor in source.procfs.stat_files._descriptors.values())
+    source.close()
+    assert source.procfs.stat_files.open_count == 0
+
+
+def test_a_kept_stat_file_of_a_reaped_child_is_replaced_not_read_stale(room_for_kept_files):
+    """A real child: its kept stat file fails once it is reaped, and no row of it survives."""
+    reader = ProcessReader(use_procfs=True)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.2)
+        before = {process.pid for process in reader.sample(psutil.virtual_memory().total, [])}
+        assert child.pid in before
+        stat_files = reader.source.procfs.stat_files
+        kept = stat_files._descriptors.get(child.pid)
+        assert kept is not None
+    finally:
+        child.kill()
+        child.wait()
+    with pytest.raises(OSError):
+        os.pread(kept, 4096, 0)
+    assert stat_files.read(child.pid) is None
+    assert child.pid not in stat_files._descriptors
+    after = {process.pid for process in reader.sample(psutil.virtual_memory().total, [])}
+    assert child.pid not in after
+    reader.close()
+    assert stat_files.open_count == 0
+
+
+def test_raise_open_file_limit_stays_under_the_hard_limit():
+    import resource
+
+    from sensors.procfs import descriptor_budget, raise_open_file_limit
+
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, before[1]))
+        assert descriptor_budget() == 0
+        new_soft = raise_open_file_limit(wanted=2048)
+        expected = 2048 if before[1] == resource.RLIM_INFINITY else min(2048, before[1])
+        assert new_soft == expected == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        assert descriptor_budget() == max(0, expected - KEPT_DESCRIPTOR_FLOOR)
+        assert raise_open_file_limit(wanted=1024) == expected
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+def test_kept_stat_files_are_closed_when_the_reader_is_dropped(room_for_kept_files):
+    stat_files = StatFiles()
+    assert stat_files.read(os.getpid()) is not None
+    (descriptor,) = stat_files._descriptors.values()
+    os.fstat(descriptor)
+    del stat_files
+    with pytest.raises(OSError):
+        os.fstat(descriptor)
+
+
+def test_no_room_above_the_floor_falls_back_to_reading_by_path():
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (KEPT_DESCRIPTOR_FLOOR, before[1]))
+    try:
+        stat_files = StatFiles(max_open=10)
+        assert stat_files.read(os.getpid()) is not None
+        assert stat_files.read(os.getpid()) is not None
+        assert stat_files.open_count == 0 and stat_files.max_open == 0
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)

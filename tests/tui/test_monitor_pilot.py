@@ -222,7 +222,7 @@ def snapshot_with(child_pid: int):
 
     base = make_snapshot(process_count=5)
     me = ProcessSample(pid=child_pid, ppid=os.getpid(), user=getpass.getuser(), cpu_percent=100.0,
-                       memory_percent=0.1, rss_bytes=10_000_000, state="sleeping", running_time_s=1.0,
+                       memory_percent=0.1, rss_bytes=10_000_000, state="sleeping", start_time_s=0.0,
                        command="python -c sleep")
     return replace(base, processes=base.processes + (me,))
 

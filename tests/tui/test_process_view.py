@@ -8,7 +8,7 @@ from tui.process_view import ProcessView, process_cells, table_rows, visible_lin
 def proc(pid, ppid=1, cpu=0.0, command="cmd", user="alice", gpu_bytes=None, **kwargs):
     uses = (GpuProcessUse(0, gpu_bytes, "compute"),) if gpu_bytes is not None else ()
     return ProcessSample(pid=pid, ppid=ppid, user=user, cpu_percent=cpu, memory_percent=1.0, rss_bytes=1024,
-                         state="sleeping", running_time_s=10.0, command=command, gpu_uses=uses, **kwargs)
+                         state="sleeping", start_time_s=0.0, command=command, gpu_uses=uses, **kwargs)
 
 
 PROCESSES = (
