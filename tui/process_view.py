@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Sequence
+from operator import attrgetter
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from rich.text import Text
 
@@ -28,20 +29,23 @@ class ProcessColumn:
     descending_first: bool = True
 
 
+PID_OF = attrgetter("pid")
+
+
 def _number(value: object) -> float:
     return -math.inf if is_na(value) or value is None else float(value)
 
 
 COLUMNS: tuple[ProcessColumn, ...] = (
-    ProcessColumn("pid", "PID", 7, lambda p: p.pid, descending_first=False),
+    ProcessColumn("pid", "PID", 7, attrgetter("pid"), descending_first=False),
     ProcessColumn("user", "USER", 8, lambda p: p.user.lower(), descending_first=False),
-    ProcessColumn("cpu", "CPU%", 5, lambda p: _number(p.cpu_percent)),
-    ProcessColumn("mem", "MEM%", 5, lambda p: _number(p.memory_percent)),
-    ProcessColumn("rss", "RES", 6, lambda p: p.rss_bytes),
+    ProcessColumn("cpu", "CPU%", 5, attrgetter("cpu_percent")),
+    ProcessColumn("mem", "MEM%", 5, attrgetter("memory_percent")),
+    ProcessColumn("rss", "RES", 6, attrgetter("rss_bytes")),
     ProcessColumn("gpu_mem", "GPUMEM", 6, lambda p: _number(p.gpu_memory_used_bytes)),
     ProcessColumn("gpu", "GPU", 3, lambda p: p.gpu_indices or (math.inf,), descending_first=False),
-    ProcessColumn("state", "S", 1, lambda p: p.state, descending_first=False),
-    ProcessColumn("time", "TIME+", 9, lambda p: p.cpu_time_s),
+    ProcessColumn("state", "S", 1, attrgetter("state"), descending_first=False),
+    ProcessColumn("time", "TIME+", 9, attrgetter("cpu_time_s")),
     ProcessColumn("command", "Command", None, lambda p: p.command.lower(), descending_first=False),
 )
 COLUMN_BY_KEY = {column.key: column for column in COLUMNS}
@@ -74,8 +78,9 @@ class ProcessView:
         return replace(self, sort_column=next_key, descending=COLUMN_BY_KEY[next_key].descending_first)
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessLine:
+class ProcessLine(NamedTuple):
+    """One table line: a process and, in tree view, the branch drawn before its command."""
+
     process: ProcessSample
     tree_prefix: str = ""
 
@@ -94,7 +99,7 @@ def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list
 
     def ordered(items: Sequence[ProcessSample]) -> list[ProcessSample]:
         # Ties keep PID order so rows do not jitter between refreshes.
-        by_pid = sorted(items, key=lambda p: p.pid)
+        by_pid = sorted(items, key=PID_OF)
         return sorted(by_pid, key=column.sort_value, reverse=view.descending)
 
     if not view.tree:

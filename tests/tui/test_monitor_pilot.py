@@ -301,3 +301,23 @@ async def test_the_first_frame_already_shows_the_first_sample():
         await pilot.pause()
         assert source.calls == 1
         assert len(table_pids(app)) == len(make_snapshot(gpu_count=1).processes)
+
+
+async def test_an_unchanged_process_keeps_its_cells_and_a_changed_one_is_redrawn():
+    app, _ = make_app(make_snapshot(process_count=5))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("space")
+        await settle(pilot)
+        panel = app.screen.query_one(ProcessPanel)
+        processes = make_snapshot(process_count=5).processes
+        panel.show(processes, show_gpu_columns=False)
+        await settle(pilot, 0.05)
+        cells_before = {key: panel.table.get_row(key) for key in panel.table.row_keys}
+        busy = replace(processes[1], cpu_percent=77.5)
+        panel.show((processes[0], busy) + processes[2:], show_gpu_columns=False)
+        await settle(pilot, 0.05)
+        unchanged_key, changed_key = str(processes[2].pid), str(busy.pid)
+        assert panel.table.get_row(unchanged_key) is cells_before[unchanged_key]
+        assert panel.table.get_row(changed_key) is not cells_before[changed_key]
+        assert panel.table.get_row(changed_key)[2].plain == "77.5"
+        assert panel.table.row_keys[0] == changed_key

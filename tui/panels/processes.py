@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 
 from sensors.model import ProcessSample
 from tui.process_view import (
-    COLUMN_BY_KEY, ProcessColumn, ProcessView, process_cells, visible_columns, visible_lines,
+    COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
 )
 from widgets.row_table import RowTable, TableColumn
 
@@ -39,6 +39,8 @@ class ProcessPanel(Vertical):
         self._processes: Sequence[ProcessSample] = ()
         self._by_pid: dict[int, ProcessSample] = {}
         self._columns: tuple[ProcessColumn, ...] = visible_columns(show_gpu_columns=False)
+        # Cells built at the last refresh, by row key: reused while the line's process object is the same.
+        self._cells_by_key: dict[str, tuple[ProcessLine, tuple[Text, ...]]] = {}
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: command, user or PID (Enter keeps it, Esc clears)", id="process-filter")
@@ -72,6 +74,7 @@ class ProcessPanel(Vertical):
         self._relabel_headers()
 
     def _apply_columns(self) -> None:
+        self._cells_by_key = {}
         self.table.set_columns([TableColumn(column.key, self._header_label(column), column.width) for column in self._columns])
 
     def _header_label(self, column: ProcessColumn) -> Text:
@@ -81,15 +84,19 @@ class ProcessPanel(Vertical):
     def _render_rows(self) -> None:
         lines = visible_lines(self._processes, self.view)
         line_by_key = {str(line.process.pid): line for line in lines}
-        built: dict[str, tuple[Text, ...]] = {}
+        previous = self._cells_by_key
+        built: dict[str, tuple[ProcessLine, tuple[Text, ...]]] = {}
+        self._cells_by_key = built
         columns = self._columns
 
         def cells_of(key: str) -> tuple[Text, ...]:
-            # Only rows on screen are asked for; each is built once per refresh.
-            cells = built.get(key)
-            if cells is None:
-                cells = built[key] = process_cells(line_by_key[key], columns)
-            return cells
+            # Only rows on screen are asked for; an unchanged process (same sample object) keeps its cells.
+            line = line_by_key[key]
+            known = built.get(key) or previous.get(key)
+            if known is None or known[0].process is not line.process or known[0].tree_prefix != line.tree_prefix:
+                known = (line, process_cells(line, columns))
+            built[key] = known
+            return known[1]
 
         self.table.sync_rows(list(line_by_key), cells_of)
         self._show_status(len(lines))
