@@ -155,9 +155,10 @@ class RowTable(Widget, can_focus=True):
         self._index_of = {key: index for index, key in enumerate(self._keys)}
         self._cells_of = cells_of
         if len(self._keys) != self._laid_out_row_count:
-            # Only an auto-height table changes size with its row count.
             self._laid_out_row_count = len(self._keys)
-            self.refresh(layout=bool(self.styles.height and self.styles.height.is_auto))
+            # Only an auto-height table changes size with its row count; any other only repaints changed lines.
+            if self.styles.height and self.styles.height.is_auto:
+                self.refresh(layout=True)
         old_cursor = self._cursor
         if selected in self._index_of:
             self._cursor = self._index_of[selected]

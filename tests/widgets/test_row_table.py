@@ -86,3 +86,20 @@ async def test_header_click_names_the_column_under_the_mouse():
         assert app.clicked == ["pid", "cmd"]
         await pilot.click(RowTable, offset=(3, 2))
         assert table.highlighted_key == "2"
+
+
+async def test_a_new_row_below_the_screen_repaints_nothing_and_a_moved_row_only_its_lines():
+    app = TableApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(RowTable)
+        table.set_columns([TableColumn("pid", Text("PID"), 6), TableColumn("cmd", Text("Command"))])
+        keys = [str(i) for i in range(50)]
+        fill(table, keys, [])
+        await pilot.pause()
+        refreshed: list[tuple] = []
+        original_refresh = table.refresh
+        table.refresh = lambda *regions, **kwargs: (refreshed.append(regions), original_refresh(*regions, **kwargs))[1]
+        fill(table, keys + ["50"], [])
+        assert refreshed == []
+        fill(table, ["1", "0"] + keys[2:], [])
+        assert sorted(region.y for (region,) in refreshed) == [1, 2]

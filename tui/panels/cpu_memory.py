@@ -5,12 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Static
 
 from sensors.model import CpuSample, MemorySample
 from tui.format import format_bytes, format_number
 from widgets.core_grid import CoreGrid, CoreReading
 from widgets.meter import Meter, MeterSegment
+from widgets.quiet_static import QuietStatic
 
 # htop's colours: user green, system red, iowait grey; memory used green, buffers/cache blue/yellow.
 USER_STYLE, SYSTEM_STYLE, IOWAIT_STYLE = "green", "red", "bright_black"
@@ -73,14 +73,14 @@ class CpuMemoryPanel(Vertical):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(id="cpu-title")
+        yield QuietStatic(id="cpu-title")
         yield CoreGrid(id="cores")
         with Vertical(id="memory-meters"):
             yield Meter("Mem", id="memory")
             yield Meter("Swp", id="swap")
 
     def show(self, cpu: CpuSample, memory: MemorySample, model_name: str) -> None:
-        self.query_one("#cpu-title", Static).update(cpu_title(cpu, model_name), layout=False)
+        self.query_one("#cpu-title", QuietStatic).update(cpu_title(cpu, model_name), layout=False)
         self.query_one(CoreGrid).cores = core_readings(cpu)
         self.query_one("#memory", Meter).update(*memory_segments(memory))
         self.query_one("#swap", Meter).update(*swap_segments(memory))

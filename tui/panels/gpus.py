@@ -7,11 +7,11 @@ from typing import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Static
 
 from sensors.model import GpuSample
 from sensors.na import NA, is_na
 from tui.format import format_bytes, format_number, format_percent, format_rate
+from widgets.quiet_static import QuietStatic
 from widgets.row_table import RowTable, TableColumn
 
 GPU_COLUMNS = (
@@ -133,7 +133,7 @@ class GpuPanel(Vertical):
             for key, label, width in GPU_COLUMNS
         ])
         yield table
-        yield Static(id="gpu-detail")
+        yield QuietStatic(id="gpu-detail")
 
     @property
     def row_count(self) -> int:
@@ -155,4 +155,4 @@ class GpuPanel(Vertical):
     def _show_detail(self) -> None:
         key = self.query_one(RowTable).highlighted_key
         gpu = self._gpus.get((key or "0").split(":")[0])
-        self.query_one("#gpu-detail", Static).update(gpu_detail_text(gpu) if gpu else "")
+        self.query_one("#gpu-detail", QuietStatic).update(gpu_detail_text(gpu) if gpu else "")

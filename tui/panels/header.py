@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from sensors.model import HostInfo
 from tui.format import format_number, format_uptime
+from widgets.quiet_static import QuietStatic
 
 
 def header_text(host: HostInfo, interval_s: float, paused: bool) -> Text:
@@ -28,7 +28,7 @@ def header_text(host: HostInfo, interval_s: float, paused: bool) -> Text:
     return text
 
 
-class HeaderBar(Static):
+class HeaderBar(QuietStatic):
     DEFAULT_CSS = """
     HeaderBar {
         height: 1;

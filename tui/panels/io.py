@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
-from textual.widgets import Static
 
 from sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
 from tui.format import format_bytes, format_rate
+from widgets.quiet_static import QuietStatic
 
 
 def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsage]) -> Text:
@@ -38,7 +38,7 @@ def network_text(networks: Sequence[NetworkRate]) -> Text:
     return text
 
 
-class _LinesPanel(Static):
+class _LinesPanel(QuietStatic):
     """A Static that relayouts only when its line count changes (a relayout repaints every scrollbar)."""
 
     _line_count: int | None = None

@@ -8,12 +8,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from sensors.model import ProcessSample
 from tui.process_view import (
     COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
 )
+from widgets.quiet_static import QuietStatic
 from widgets.row_table import RowTable, TableColumn
 
 
@@ -45,7 +46,7 @@ class ProcessPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: command, user or PID (Enter keeps it, Esc clears)", id="process-filter")
         yield RowTable(id="process-table")
-        yield Static(id="process-status")
+        yield QuietStatic(id="process-status")
 
     @property
     def table(self) -> RowTable:
@@ -118,7 +119,7 @@ class ProcessPanel(Vertical):
         gpu_processes = sum(1 for process in self._processes if process.has_gpu_context)
         if gpu_processes:
             text.append(f"  {gpu_processes} using a GPU", style="magenta")
-        self.query_one("#process-status", Static).update(text, layout=False)
+        self.query_one("#process-status", QuietStatic).update(text, layout=False)
 
     def start_filter(self) -> None:
         self.add_class("-filtering")

@@ -1,0 +1,30 @@
+"""QuietStatic skips updates that would repaint the same content."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from widgets.quiet_static import QuietStatic
+
+
+class OneStatic(App):
+    def compose(self) -> ComposeResult:
+        yield QuietStatic(Text("load 0.10"))
+
+
+async def test_same_content_is_not_repainted_and_new_content_is():
+    app = OneStatic()
+    async with app.run_test(size=(40, 5)) as pilot:
+        static = app.query_one(QuietStatic)
+        await pilot.pause()
+        refreshes = []
+        original_refresh = static.refresh
+        static.refresh = lambda *args, **kwargs: (refreshes.append(kwargs), original_refresh(*args, **kwargs))[1]
+        static.update(Text("load 0.10"), layout=False)
+        assert refreshes == []
+        static.update(Text("load 0.25"), layout=False)
+        assert refreshes == [{"layout": False}]
+        await pilot.pause()
+        assert static.content == Text("load 0.25")
+        assert "0.25" in app.export_screenshot()
