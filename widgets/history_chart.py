@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Sequence
 
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
+
+
+# plotext's documentation module, which its package __init__ imports for `plotext.doc`.
+PLOTEXT_MANUAL_MODULE = "plotext._doc.doc"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +45,7 @@ def chart_text(
     if not drawable:
         legend.append("  collecting…", style="dim")
         return legend
-    # Imported only once there is a line to draw: it costs ~0.2 s, kept out of the first frame.
-    import plotext
-
+    plotext = _plotext()
     figure = plotext.figure
     figure.clear()
     figure.plot_size(width, height - 1)
@@ -53,6 +57,21 @@ def chart_text(
         marker = plotext.marker("braille", line.color)
         figure.draw(figure.signal(list(xs), list(ys), marker=marker).lines())
     return Text("\n").join([legend, Text.from_ansi(figure.build().string(), no_wrap=True)])
+
+
+def _plotext() -> ModuleType:
+    """plotext, imported on first use, without its interactive documentation.
+
+    plotext 6 builds its whole manual when imported (~150 ms and ~2.5 MiB, most of the import); a chart
+    never reads it, so an empty stand-in takes the manual's module slot unless plotext is already loaded.
+    """
+    if "plotext" not in sys.modules:
+        manual = ModuleType(PLOTEXT_MANUAL_MODULE)
+        manual.docs = None
+        sys.modules.setdefault(PLOTEXT_MANUAL_MODULE, manual)
+    import plotext
+
+    return plotext
 
 
 def _points(line: ChartSeries, x_step_s: float) -> list[tuple[float, float]]:

@@ -61,3 +61,21 @@ def test_level_sparkline_uses_a_fixed_scale_and_shows_gaps():
     assert sparkline_text([0.0, 50.0, 100.0, math.nan, 250.0], 5).plain == "▁▄█ █"
     assert sparkline_text([100.0] * 10, 4).plain == "████"
     assert sparkline_text([10.0], 3).plain == "  ▁"
+
+
+def test_chart_loads_plotext_without_building_its_manual():
+    """In a fresh interpreter: the chart draws, and plotext's documentation sections were never imported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from widgets.history_chart import ChartSeries, chart_text\n"
+        "text = chart_text([ChartSeries('CPU', (10.0, 60.0, 30.0), 'green')], 50, 10)\n"
+        "assert any(ch in text.plain for ch in '⠁⠂⠄⡀⢀⠈⠐⠠'), text.plain\n"
+        "assert 'plotext' in sys.modules\n"
+        "print(sorted(name for name in sys.modules if name.startswith(('plotext._doc.sections', 'plotext._doc.tools'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
