@@ -59,12 +59,14 @@ def visible_columns(show_gpu_columns: bool) -> tuple[ProcessColumn, ...]:
 
 @dataclass(frozen=True, slots=True)
 class ProcessView:
-    """How the user wants the table: sort column and direction, filter text, tree mode."""
+    """How the user wants the table: sort column and direction, filter text, tree mode, kernel threads."""
 
     sort_column: str = "cpu"
     descending: bool = True
     filter_text: str = ""
     tree: bool = False
+    # Kernel threads ([kworker/0:1] and the like) are hidden by default, as in htop.
+    show_kernel_threads: bool = False
 
     def sorted_by(self, column_key: str) -> "ProcessView":
         """Sort by a column; choosing the current column again inverts the order."""
@@ -94,7 +96,10 @@ def matches_filter(process: ProcessSample, filter_text: str) -> bool:
 
 def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list[ProcessLine]:
     """Filter, then sort (flat) or nest children under parents (tree, siblings sorted)."""
-    shown = [process for process in processes if matches_filter(process, view.filter_text)]
+    shown = [
+        process for process in processes
+        if (view.show_kernel_threads or not process.is_kernel_thread) and matches_filter(process, view.filter_text)
+    ]
     column = COLUMN_BY_KEY[view.sort_column]
 
     def ordered(items: Sequence[ProcessSample]) -> list[ProcessSample]:

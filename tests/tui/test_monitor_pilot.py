@@ -321,3 +321,22 @@ async def test_an_unchanged_process_keeps_its_cells_and_a_changed_one_is_redrawn
         assert panel.table.get_row(changed_key) is not cells_before[changed_key]
         assert panel.table.get_row(changed_key)[2].plain == "77.5"
         assert panel.table.row_keys[0] == changed_key
+
+
+async def test_kernel_threads_are_hidden_until_capital_k():
+    base = make_snapshot(process_count=5)
+    kworker = ProcessSample(pid=3, ppid=2, user="root", cpu_percent=99.0, memory_percent=0.0, rss_bytes=0,
+                            state="idle", start_time_s=0.0, command="[kworker/0:1-events]", is_kernel_thread=True)
+    app, _ = make_app(replace(base, processes=base.processes + (kworker,)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        status = app.screen.query_one("#process-status")
+        assert 3 not in table_pids(app)
+        assert "1 kernel thread hidden (K shows)" in str(status.content)
+        await pilot.press("K")
+        await wait_until(pilot, lambda: 3 in table_pids(app))
+        assert table_pids(app)[0] == 3
+        assert "hidden" not in str(status.content)
+        await pilot.press("K")
+        await wait_until(pilot, lambda: 3 not in table_pids(app))
+        assert 3 not in table_pids(app)

@@ -84,3 +84,13 @@ def test_unknown_gpu_memory_prints_na():
 
 def test_rows_are_keyed_by_pid():
     assert [key for key, _ in table_rows(PROCESSES, ProcessView().sorted_by("pid"))] == ["1", "10", "11", "12", "20"]
+
+
+def test_kernel_threads_are_hidden_unless_asked_for_in_flat_and_tree_views():
+    kernel = (proc(2, 0, 3.0, "[kthreadd]", "root", is_kernel_thread=True),
+              proc(3, 2, 90.0, "[kworker/0:1]", "root", is_kernel_thread=True))
+    processes = PROCESSES + kernel
+    for tree in (False, True):
+        assert not {2, 3} & set(pids(visible_lines(processes, ProcessView(tree=tree))))
+        assert {2, 3} <= set(pids(visible_lines(processes, ProcessView(tree=tree, show_kernel_threads=True))))
+    assert pids(visible_lines(processes, ProcessView(show_kernel_threads=True)))[0] == 3

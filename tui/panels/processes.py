@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from rich.text import Text
@@ -113,6 +114,10 @@ class ProcessPanel(Vertical):
         text.append(f"  sort {column.label} {'▼' if self.view.descending else '▲'}")
         if self.view.tree:
             text.append("  tree", style="bold")
+        if not self.view.show_kernel_threads:
+            hidden = sum(1 for process in self._processes if process.is_kernel_thread)
+            if hidden:
+                text.append(f"  {hidden} kernel thread{'s' if hidden != 1 else ''} hidden (K shows)", style="dim")
         if self.view.filter_text:
             text.append("  filter: ", style="bold")
             text.append(self.view.filter_text, style="bold yellow")
@@ -129,9 +134,7 @@ class ProcessPanel(Vertical):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.post_message(self.ViewChanged(ProcessView(
-            self.view.sort_column, self.view.descending, event.value.strip(), self.view.tree
-        )))
+        self.post_message(self.ViewChanged(replace(self.view, filter_text=event.value.strip())))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

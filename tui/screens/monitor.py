@@ -72,6 +72,7 @@ class MonitorScreen(Screen):
         Binding("I", "invert_sort", "Invert sort", id="monitor.invert_sort", show=False),
         Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Next sort column", id="monitor.sort_next", show=False, key_display=">"),
         Binding("less_than_sign,comma", "cycle_sort(-1)", "Previous sort column", id="monitor.sort_previous", show=False, key_display="<"),
+        Binding("K", "toggle_kernel_threads", "Show/hide kernel threads", id="monitor.kernel_threads", show=False),
         Binding("h", "toggle_history", "History", id="monitor.history"),
         Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
     ]
@@ -201,6 +202,9 @@ class MonitorScreen(Screen):
 
     def action_toggle_tree(self) -> None:
         self._set_view(replace(self.process_view, tree=not self.process_view.tree))
+
+    def action_toggle_kernel_threads(self) -> None:
+        self._set_view(replace(self.process_view, show_kernel_threads=not self.process_view.show_kernel_threads))
 
     def action_sort(self, column_key: str) -> None:
         self._set_view(self.process_view.sorted_by(column_key))
