@@ -288,8 +288,8 @@ async def test_a_failing_sampler_is_shown_and_the_dashboard_keeps_running():
 
     app = PthTopApp(interval_s=0.1, source_factory=Broken)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
         error = app.screen.query_one("#sampler-error")
+        await wait_until(pilot, lambda: error.display and "cannot read /proc" in str(error.render()))
         assert error.display and "cannot read /proc" in str(error.render())
         await pilot.press("t")
         assert app.is_running

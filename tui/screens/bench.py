@@ -16,13 +16,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets._select import SelectOverlay
-from textual.widgets import Checkbox, ContentSwitcher, DataTable, Footer, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Checkbox, ContentSwitcher, DataTable, Input, Label, ProgressBar, Select, Static
 
 from benches.catalog import KERNELS_BY_NAME
 from benches.protocol import Event
 from benches.report import format_delta, format_percent, format_spread, format_value
 from benches.runs import RunRecord, compare, row_key
 from widgets.bar_chart import Bar, BarChart
+from widgets.key_bar import KeyBar
 
 COLUMNS = ("kernel", "dev", "variant", "value", "unit", "%peak", "Δ%", "spread", "note")
 
@@ -158,7 +159,7 @@ class BenchScreen(Screen):
         with ContentSwitcher(initial="results"):
             yield DataTable(id="results", zebra_stripes=True, cursor_type="row")
             yield BarChart(id="chart")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -14,12 +14,13 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from sensors.doctor.context import DoctorContext
 from sensors.doctor.model import Finding, Status
 from sensors.doctor.report import STATUS_SYMBOLS, collapsible, findings_by_group, short_title, summary_line
+from widgets.key_bar import KeyBar
 
 STATUS_STYLES = {
     Status.PASS: "green",
@@ -127,7 +128,7 @@ class DoctorScreen(Screen):
         yield OptionList(id="doctor-findings")
         with VerticalScroll(id="doctor-detail-box"):
             yield Static("", id="doctor-detail", markup=False)
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.action_rerun()

@@ -18,7 +18,7 @@ from sensors.history import History
 from sensors.model import ProcessSample, Snapshot
 from tui.panels.cpu_memory import CpuMemoryPanel
 from widgets.core_grid import CoreGrid
-from widgets.quiet_footer import QuietFooter
+from widgets.key_bar import KeyBar
 from tui.panels.gpus import GpuPanel
 from tui.panels.header import HeaderBar
 from tui.panels.history import HistoryPanel
@@ -102,7 +102,7 @@ class MonitorScreen(Screen):
         yield HistoryPanel(id="history")
         yield Static(id="sampler-error")
         yield ProcessPanel(id="processes")
-        yield QuietFooter()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(ProcessPanel).set_view(ProcessView())

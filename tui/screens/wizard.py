@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Button, ContentSwitcher, Footer, Input, Select, Static
+from textual.widgets import Button, ContentSwitcher, Input, Select, Static
 
 from configs.answers import Answers, cross_field_problems
 from configs.build import ROLE_LABELS, Build
@@ -25,6 +25,7 @@ from tui.wizard.confirm import ConfirmScreen
 from tui.wizard.fields import FieldRow, _format
 from tui.wizard.review import SWAP_KEYS, ReviewStep
 from tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision_options
+from widgets.key_bar import KeyBar
 
 CUSTOM_ONLY_KEYS = frozenset({
     "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "sequence_length",
@@ -83,7 +84,7 @@ class WizardScreen(Screen):
                 yield Step(spec, self.answers)
             yield ReviewStep()
         yield Static("", id="wizard-error", markup=False)
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._show_custom_fields()
