@@ -37,19 +37,22 @@ def bar_text(app) -> str:
     return app.query_one(KeyBar).render().plain
 
 
+async def focus(pilot, app, widget_id: str) -> None:
+    """Focus a widget and let the bindings signal reach the bar."""
+    app.query_one(widget_id).focus()
+    await pilot.pause()
+    await pilot.pause()
+
+
 async def test_key_bar_follows_focus_and_shows_each_action_once():
     app = KeyBarApp()
     async with app.run_test(size=(80, 10)) as pilot:
-        app.query_one("#left").focus()
-        await pilot.pause()
-        await pilot.pause()
+        await focus(pilot, app, "#left")
         text = bar_text(app)
         assert " x Ex " in text and " q Quit " in text and "Why" not in text
         assert text.count("Quit") == 1, "q and f10 share one action: one hint"
         assert text.rstrip().endswith("palette")
-        app.query_one("#right").focus()
-        await pilot.pause()
-        await pilot.pause()
+        await focus(pilot, app, "#right")
         text = bar_text(app)
         assert " y Why " in text and "Ex" not in text and "Hidden" not in text
 
@@ -57,9 +60,7 @@ async def test_key_bar_follows_focus_and_shows_each_action_once():
 async def test_clicking_a_key_presses_it():
     app = KeyBarApp()
     async with app.run_test(size=(80, 10)) as pilot:
-        app.query_one("#right").focus()
-        await pilot.pause()
-        await pilot.pause()
+        await focus(pilot, app, "#right")
         bar = app.query_one(KeyBar)
         column = bar.render().plain.index(" y Why") + 1
         await pilot.click(KeyBar, offset=(column, 0))
@@ -70,9 +71,7 @@ async def test_clicking_a_key_presses_it():
 async def test_a_narrow_bar_drops_whole_hints_and_keeps_the_palette_key():
     app = KeyBarApp()
     async with app.run_test(size=(24, 10)) as pilot:
-        app.query_one("#right").focus()
-        await pilot.pause()
-        await pilot.pause()
+        await focus(pilot, app, "#right")
         text = bar_text(app)
         assert len(text) == 24 and text.rstrip().endswith("palette")
         assert "Why" in text and "Quit" not in text and "Qu" not in text
