@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 
@@ -114,6 +113,8 @@ def result_line(row: dict, format_value, format_percent) -> str:
 
 
 async def execute(args: argparse.Namespace, printer: ProgressPrinter):
+    import asyncio
+
     from benches.launcher import BenchProcess, run_arguments
     from benches.report import format_percent, format_value
     from benches.runs import RunRecord
@@ -151,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         print(list_kernels())
         return 0
     validate(args)
+    import asyncio
+
     from benches.launcher import LaunchError
     from benches.report import text_table
     from benches.runs import save_run, write_run_to
