@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from sensors.doctor.context import DoctorContext
-from sensors.doctor.gpus import list_gpus
+from sensors.doctor.gpus import list_gpus, nvml_unavailable_reason
 from sensors.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
 from sensors.doctor.registry import doctor_check
 from sensors.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
@@ -74,7 +74,7 @@ def check_ram(context: DoctorContext) -> Verdict:
 )
 def check_ram_vs_gpu_memory(context: DoctorContext) -> Verdict:
     if list_gpus(context) is None:
-        return not_applicable(context.nvml.unavailable_reason or "NVML unavailable")
+        return not_applicable(nvml_unavailable_reason(context))
     gpu_total = total_gpu_memory_bytes(context)
     if gpu_total is None:
         return not_applicable("no GPU memory reading")
@@ -214,7 +214,7 @@ def check_nvme_links(context: DoctorContext) -> Verdict | list[Verdict]:
 def check_cpus_per_gpu(context: DoctorContext) -> Verdict:
     gpus = list_gpus(context)
     if gpus is None:
-        return not_applicable(context.nvml.unavailable_reason or "NVML unavailable")
+        return not_applicable(nvml_unavailable_reason(context))
     if not gpus:
         return not_applicable("no GPUs")
     cpus = context.usable_cpu_count()

@@ -24,6 +24,13 @@ class TableApp(App):
         self.highlighted.append(event.key)
 
 
+def pid_command_table(app) -> RowTable:
+    """The app's table with a 6-cell PID column and a flexible Command column."""
+    table = app.query_one(RowTable)
+    table.set_columns([TableColumn("pid", Text("PID"), 6), TableColumn("cmd", Text("Command"))])
+    return table
+
+
 def fill(table: RowTable, keys, asked: list[str]):
     def cells_of(key: str):
         asked.append(key)
@@ -42,8 +49,7 @@ def test_widths_and_cells_fit_the_columns():
 async def test_only_rows_on_screen_are_built_even_with_a_thousand_rows():
     app = TableApp()
     async with app.run_test(size=(40, 12)) as pilot:
-        table = app.query_one(RowTable)
-        table.set_columns([TableColumn("pid", Text("PID"), 6), TableColumn("cmd", Text("Command"))])
+        table = pid_command_table(app)
         asked: list[str] = []
         fill(table, [str(i) for i in range(1000)], asked)
         await pilot.pause()
@@ -54,8 +60,7 @@ async def test_only_rows_on_screen_are_built_even_with_a_thousand_rows():
 async def test_cursor_stays_on_its_key_when_rows_reorder_and_pages_move_it():
     app = TableApp()
     async with app.run_test(size=(40, 12)) as pilot:
-        table = app.query_one(RowTable)
-        table.set_columns([TableColumn("pid", Text("PID"), 6), TableColumn("cmd", Text("Command"))])
+        table = pid_command_table(app)
         table.focus()
         fill(table, [str(i) for i in range(100)], [])
         await pilot.press("down", "down")
@@ -77,8 +82,7 @@ async def test_cursor_stays_on_its_key_when_rows_reorder_and_pages_move_it():
 async def test_header_click_names_the_column_under_the_mouse():
     app = TableApp()
     async with app.run_test(size=(40, 12)) as pilot:
-        table = app.query_one(RowTable)
-        table.set_columns([TableColumn("pid", Text("PID"), 6), TableColumn("cmd", Text("Command"))])
+        table = pid_command_table(app)
         fill(table, ["1", "2"], [])
         await pilot.click(RowTable, offset=(2, 0))
         await pilot.click(RowTable, offset=(12, 0))
@@ -91,8 +95,7 @@ async def test_header_click_names_the_column_under_the_mouse():
 async def test_a_new_row_below_the_screen_repaints_nothing_and_a_moved_row_only_its_lines():
     app = TableApp()
     async with app.run_test(size=(40, 12)) as pilot:
-        table = app.query_one(RowTable)
-        table.set_columns([TableColumn("pid", Text("PID"), 6), TableColumn("cmd", Text("Command"))])
+        table = pid_command_table(app)
         keys = [str(i) for i in range(50)]
         fill(table, keys, [])
         await pilot.pause()
