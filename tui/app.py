@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from functools import partial
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -15,7 +15,8 @@ from textual.worker import get_current_worker
 
 from sensors.history import History
 from sensors.model import Snapshot
-from tui import MIN_INTERVAL_S
+from tui import MIN_INTERVAL_S, startup_gc
+from tui.first_sample import FirstSample, SnapshotSource, default_source
 from tui.messages import SamplerFailed, SnapshotReady
 from tui.screens.monitor import MonitorScreen
 from tui.screens.too_small import TooSmallScreen
@@ -24,10 +25,8 @@ MAX_INTERVAL_S = 10.0
 MIN_WIDTH, MIN_HEIGHT = 60, 15
 # Longest the sampler sleeps before it notices a cancelled worker.
 WAKE_CHECK_S = 0.25
-
-
-class SnapshotSource(Protocol):
-    def sample(self) -> Snapshot: ...
+# How long the first frame waits for the first sample; a slower one (NVML waking GPUs) fills in later.
+FIRST_SAMPLE_WAIT_S = 0.25
 
 
 def _bench_screen() -> Screen:
@@ -75,40 +74,46 @@ class PthTopApp(App):
         self,
         interval_s: float = 1.0,
         source_factory: Callable[[], SnapshotSource] | None = None,
+        first_sample: FirstSample | None = None,
     ) -> None:
         super().__init__()
         self.interval_s = interval_s
         self.paused = False
         self.history = History()
-        self._source_factory = source_factory
-        self._source: SnapshotSource | None = None
-        self._startup_error: str | None = None
-        # The sample taken before the first paint (None until on_load, or if it failed).
-        self.first_snapshot: Snapshot | None = None
+        self._source_factory = source_factory or default_source
+        # Started before Textual is even imported when the CLI passes it in.
+        self._first_sample = first_sample or FirstSample(self._source_factory)
+        self._first_sample_in = False
         self._wake_sampler = threading.Event()
 
     def on_load(self) -> None:
-        """Take the first sample before the first paint, so the first frame already shows the machine."""
-        try:
-            self._source = self._source_factory() if self._source_factory else _default_source()
-            self.first_snapshot = self._source.sample()
-        except Exception as error:  # shown once the screen exists; the worker keeps trying
-            self._startup_error = f"{type(error).__name__}: {error}"
-        else:
-            self.history.append(self.first_snapshot)
+        """Hand the first sample to the monitor before it mounts, so its first paint has data."""
+        self._first_sample_in = self._first_sample.wait(FIRST_SAMPLE_WAIT_S)
+        if self._first_sample_in and self._first_sample.snapshot is not None:
+            self._show_snapshot(self._first_sample.snapshot)
 
     def on_mount(self) -> None:
         self._check_size(self.size.width, self.size.height)
-        if self._startup_error:
-            self.monitor_screen.show_sampler_error(self._startup_error)
-        self.sample_forever()
+        if self._first_sample_in and self._first_sample.error is not None:
+            self.monitor_screen.show_sampler_error(self._first_sample.error)
+        self.sample_forever(self._first_sample_in)
+        self.call_after_refresh(startup_gc.resume)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
-    def sample_forever(self) -> None:
+    def sample_forever(self, first_shown: bool) -> None:
         """Sample the machine every interval and post the result; never touches widgets."""
         worker = get_current_worker()
-        source = self._source
-        if self.first_snapshot is not None:
+        first = self._first_sample
+        while not first.wait(WAKE_CHECK_S):
+            if worker.is_cancelled:
+                return
+        source = first.source
+        if not first_shown:
+            if first.snapshot is not None:
+                self.post_message(SnapshotReady(first.snapshot))
+            elif first.error is not None:
+                self.post_message(SamplerFailed(first.error))
+        if first.snapshot is not None:
             self._sleep_until_next_sample(worker)
         while not worker.is_cancelled:
             if source is None:
@@ -125,7 +130,7 @@ class PthTopApp(App):
 
     def _retry_source(self) -> SnapshotSource | None:
         try:
-            return self._source_factory() if self._source_factory else _default_source()
+            return self._source_factory()
         except Exception as error:
             self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
             return None
@@ -140,8 +145,11 @@ class PthTopApp(App):
         self._wake_sampler.clear()
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
-        self.history.append(message.snapshot)
-        self.monitor_screen.show_snapshot(message.snapshot, self.history)
+        self._show_snapshot(message.snapshot)
+
+    def _show_snapshot(self, snapshot: Snapshot) -> None:
+        self.history.append(snapshot)
+        self.monitor_screen.show_snapshot(snapshot, self.history)
 
     def on_sampler_failed(self, message: SamplerFailed) -> None:
         self.monitor_screen.show_sampler_error(message.reason)
@@ -190,10 +198,3 @@ class PthTopApp(App):
                 keys = binding.key_display or binding.key.split(",")[0]
                 yield SystemCommand(binding.description, f"key: {keys}", partial(node.run_action, binding.action))
 
-
-def _default_source() -> SnapshotSource:
-    from sensors.procfs import raise_open_file_limit
-    from sensors.sampler import Sampler
-
-    raise_open_file_limit()
-    return Sampler()

@@ -106,19 +106,21 @@ class MonitorScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(ProcessPanel).set_view(ProcessView())
-        first = self.app.first_snapshot
-        if first is not None:
-            self.show_snapshot(first, self.app.history)
+        # Size-dependent settings before the first layout: changed during it, a stale height can stick.
+        self._fit_to_height(self.app.size.height)
 
     def on_screen_resume(self) -> None:
         if self._snapshot is not None and self._history is not None:
             self.show_snapshot(self._snapshot, self._history)
 
     def on_resize(self) -> None:
-        tall = self.size.height >= 40
+        self._fit_to_height(self.size.height)
+
+    def _fit_to_height(self, height: int) -> None:
+        tall = height >= 40
         self.set_class(not tall, "-short")
         self.query_one(CoreGrid).max_meter_rows = 8 if tall else 3
-        self._apply_io_visibility()
+        self._apply_io_visibility(height)
         self.call_after_refresh(self._fit_history)
 
     def _fit_history(self) -> None:
@@ -131,7 +133,7 @@ class MonitorScreen(Screen):
             self._show_history_panel()
 
     def show_snapshot(self, snapshot: Snapshot, history: History) -> None:
-        """Draw a new sample (called by the app on the UI thread)."""
+        """Draw a new sample (called by the app on the UI thread); one that comes earlier is drawn on resume."""
         self._snapshot, self._history = snapshot, history
         if not self.is_current:
             return
@@ -215,13 +217,13 @@ class MonitorScreen(Screen):
     def action_cycle_sort(self, step: int) -> None:
         self._set_view(self.process_view.cycled(step))
 
-    def _apply_io_visibility(self) -> None:
-        shown = self._show_io if self._show_io is not None else self.size.height >= IO_PANEL_MIN_HEIGHT
+    def _apply_io_visibility(self, height: int) -> None:
+        shown = self._show_io if self._show_io is not None else height >= IO_PANEL_MIN_HEIGHT
         self.query_one("#io-row").display = shown
 
     def action_toggle_io(self) -> None:
         self._show_io = not self.query_one("#io-row").display
-        self._apply_io_visibility()
+        self._apply_io_visibility(self.size.height)
         self.call_after_refresh(self._fit_history)
 
     def action_toggle_history(self) -> None:

@@ -1,0 +1,29 @@
+"""Garbage collection paused while the dashboard starts, then resumed with start-up objects frozen.
+
+Start-up builds many long-lived objects (modules, classes, widgets, CSS rules); collecting while they
+are made finds nothing to free and costs a fifth of the time to the first frame. Freezing them keeps
+later collections from walking them again.
+"""
+
+from __future__ import annotations
+
+import gc
+
+_paused_here = False
+
+
+def pause() -> None:
+    """Stop automatic collection until `resume()`; a no-op when it is already off."""
+    global _paused_here
+    if gc.isenabled():
+        gc.disable()
+        _paused_here = True
+
+
+def resume() -> None:
+    """Freeze what exists now and turn collection back on, if `pause()` turned it off."""
+    global _paused_here
+    if _paused_here:
+        gc.freeze()
+        gc.enable()
+        _paused_here = False
