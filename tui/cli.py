@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "tui.commands.wizard",
     "tui.commands.build",
 )
+COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,8 +29,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(with_commands: bool = True) -> argparse.ArgumentParser:
+    """The whole command line; without commands (and -h), just the dashboard's own flags."""
     parser = _Parser(
+        add_help=with_commands,
+        allow_abbrev=with_commands,
         prog="pth-top",
         description=(
             "A terminal dashboard for PyTorch machines. With no command it opens the live monitor "
@@ -43,10 +47,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"dashboard refresh interval (default 1, minimum {MIN_INTERVAL_S})",
     )
+    if not with_commands:
+        return parser
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
     return parser
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Plain `pth-top [-i S]` parses without importing the command modules; anything else gets them all."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not any(argument in COMMAND_NAMES for argument in arguments):
+        args, rest = build_parser(with_commands=False).parse_known_args(arguments)
+        if not rest:
+            args.command = None
+            return args
+    return build_parser().parse_args(arguments)
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
@@ -58,9 +75,16 @@ def run_dashboard(args: argparse.Namespace) -> int:
         )
         return 2
     prepare_terminal_environment(os.environ)
+    from tui import startup_gc
+    from tui.first_sample import FirstSample
+
+    startup_gc.pause()  # the app resumes it after its first frame
+
+    # The machine is read on a thread while Textual is imported, so the first frame has data.
+    first_sample = FirstSample()
     from tui.app import PthTopApp
 
-    PthTopApp(interval_s=args.interval).run()
+    PthTopApp(interval_s=args.interval, first_sample=first_sample).run()
     return 0
 
 
@@ -75,8 +99,7 @@ def prepare_terminal_environment(environ: "os._Environ[str] | dict[str, str]") -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv)
     try:
         if args.command is None:
             return run_dashboard(args)

@@ -72,3 +72,21 @@ def test_prepare_terminal_environment_picks_safe_colours():
     normal = {"TERM": "xterm-256color"}
     prepare_terminal_environment(normal)
     assert "TEXTUAL_COLOR_SYSTEM" not in normal
+
+
+def test_the_dashboard_flags_parse_without_loading_the_commands():
+    code = (
+        "import sys; from tui.cli import parse_arguments; args = parse_arguments(['-i', '2']); "
+        "print(args.command, args.interval, sorted(m for m in sys.modules if m.startswith('tui.commands.')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.split() == ["None", "2.0", "[]"]
+
+
+def test_anything_beyond_the_dashboard_flags_gets_the_full_command_line():
+    from tui.cli import parse_arguments
+
+    args = parse_arguments(["snapshot", "--top", "3", "--interval", "0.1"])
+    assert (args.command, args.top, args.interval) == ("snapshot", 3, 0.1), "snapshot's own --interval"
+    # An abbreviation is still understood: the full parser allows it.
+    assert parse_arguments(["--int", "3"]).interval == 3.0
