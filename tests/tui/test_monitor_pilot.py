@@ -89,6 +89,21 @@ async def test_filter_is_incremental_and_escape_clears_it():
         assert len(table_pids(app)) == total
 
 
+async def test_the_filter_input_is_mounted_on_the_first_slash_and_reopens_with_the_filter():
+    app, _ = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        panel = app.screen.query_one(ProcessPanel)
+        assert not panel.query("#process-filter")
+        await pilot.press("slash", "t", "r", "a", "i", "n", "enter")
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        filter_inputs = panel.query("#process-filter")
+        assert len(filter_inputs) == 1
+        assert filter_inputs.first().value == "train" and filter_inputs.first().has_focus
+
+
 async def test_q_typed_in_filter_does_not_quit():
     app, _ = make_app()
     async with app.run_test(size=(100, 30)) as pilot:

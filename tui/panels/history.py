@@ -7,7 +7,7 @@ from typing import Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Label
+from textual.widgets import Static
 
 from sensors.history import History
 from widgets.history_chart import ChartSeries, HistoryChart
@@ -49,7 +49,7 @@ class HistoryPanel(Vertical):
     HistoryPanel.-charts #history-charts { display: block; }
     HistoryPanel.-charts #history-sparklines { display: none; }
     HistoryPanel #history-sparklines { height: 1; }
-    HistoryPanel #history-sparklines Label { width: auto; margin: 0 1 0 0; }
+    HistoryPanel #history-sparklines .spark-label { width: auto; margin: 0 1 0 0; }
     HistoryPanel #history-sparklines LevelSparkline { width: 1fr; margin: 0 2 0 0; }
     """
 
@@ -59,11 +59,11 @@ class HistoryPanel(Vertical):
             yield HistoryChart(id="chart-gpu-util")
             yield HistoryChart(id="chart-gpu-memory")
         with Horizontal(id="history-sparklines"):
-            yield Label("CPU", id="spark-cpu-label")
+            yield Static("CPU", id="spark-cpu-label", classes="spark-label")
             yield LevelSparkline(id="spark-cpu")
-            yield Label("RAM", id="spark-ram-label")
+            yield Static("RAM", id="spark-ram-label", classes="spark-label")
             yield LevelSparkline(id="spark-ram")
-            yield Label("GPU", id="spark-gpu-label")
+            yield Static("GPU", id="spark-gpu-label", classes="spark-label")
             yield LevelSparkline(id="spark-gpu")
 
     def show(self, history: History, interval_s: float, has_gpus: bool) -> None:

@@ -18,6 +18,8 @@ from tui.process_view import (
 from widgets.quiet_static import QuietStatic
 from widgets.row_table import RowTable, TableColumn
 
+FILTER_PLACEHOLDER = "filter: command, user or PID (Enter keeps it, Esc clears)"
+
 
 class ProcessPanel(Vertical):
     """Shows processes as `view` says; posts `ViewChanged` when the user sorts or filters here."""
@@ -45,7 +47,7 @@ class ProcessPanel(Vertical):
         self._cells_by_key: dict[str, tuple[ProcessLine, tuple[Text, ...]]] = {}
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter: command, user or PID (Enter keeps it, Esc clears)", id="process-filter")
+        # The filter Input is mounted on the first `/`, so start-up does not pay for it.
         yield RowTable(id="process-table")
         yield QuietStatic(id="process-status")
 
@@ -128,9 +130,17 @@ class ProcessPanel(Vertical):
 
     def start_filter(self) -> None:
         self.add_class("-filtering")
-        filter_input = self.query_one("#process-filter", Input)
-        filter_input.value = self.view.filter_text
+        filter_input = self._filter_input
+        if filter_input is None:
+            filter_input = Input(self.view.filter_text, placeholder=FILTER_PLACEHOLDER, id="process-filter")
+            self.mount(filter_input, before=self.table)
+        else:
+            filter_input.value = self.view.filter_text
         filter_input.focus()
+
+    @property
+    def _filter_input(self) -> Input | None:
+        return next(self.query_children("#process-filter").results(Input), None)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -146,7 +156,9 @@ class ProcessPanel(Vertical):
         """Clear the filter; False when there was none to clear."""
         had_filter = bool(self.view.filter_text) or self.has_class("-filtering")
         self.remove_class("-filtering")
-        self.query_one("#process-filter", Input).value = ""
+        filter_input = self._filter_input
+        if filter_input is not None:
+            filter_input.value = ""
         self.table.focus()
         return had_filter
 
