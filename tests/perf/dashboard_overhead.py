@@ -10,7 +10,9 @@ glances `-t 1`, htop `-d 10`, btop `update_ms=1000` via a temporary config); a m
 skipped with a note. For each tool:
 - first frame: median over --launches launches of the time from spawn until a tool-specific
   marker (a regex on the output with escape sequences stripped, chosen to appear only once data is
-  drawn) shows up; when a tool has no marker, until the output has been quiet for 0.2 s.
+  drawn) shows up; when a tool has no marker, until the output has been quiet for 0.2 s. Launches go
+  round-robin across the tools after one untimed warm-up launch each (which also writes Python
+  bytecode caches: children run without PYTHONDONTWRITEBYTECODE, as an installed tool would).
 - CPU % of one core over a --seconds window (after a 3 s warm-up): user+system time of the process
   and its descendants (psutil, per PID, sampled every 0.5 s), divided by the wall time.
 - the same with +1000 idle `sleep` children of this script (they exit on their own after the run
@@ -89,6 +91,8 @@ class PtyRun:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
         env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS), **tool.env)
         env.pop("NO_COLOR", None)
+        # Bytecode caching on, as for an installed tool (this sandbox sets PYTHONDONTWRITEBYTECODE).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.started_at = time.monotonic()
         self.process = subprocess.Popen(
             tool.argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
@@ -243,19 +247,29 @@ def window_run(tool: Tool, seconds: float, result: Result) -> tuple[float, float
         run.stop()
 
 
-def bench_tool(tool: Tool, args: argparse.Namespace) -> Result:
-    result = Result(tool.name)
-    for _ in range(args.launches):
-        run = PtyRun(tool)
-        try:
-            first_frame = run.wait_first_frame()
-        finally:
-            run.stop()
-        if first_frame is None:
-            result.note = "no first frame (marker never seen)"
-        else:
-            result.first_frame_s.append(first_frame)
+def launch_once(tool: Tool) -> float | None:
+    run = PtyRun(tool)
+    try:
+        return run.wait_first_frame()
+    finally:
+        run.stop()
         time.sleep(0.3)
+
+
+def measure_first_frames(tools: list[Tool], results: dict[str, Result], launches: int) -> None:
+    """Launches round-robin across tools, after one untimed warm-up each, so a slow spell hits all alike."""
+    for tool in tools:
+        launch_once(tool)
+    for _ in range(launches):
+        for tool in tools:
+            first_frame = launch_once(tool)
+            if first_frame is None:
+                results[tool.name].note = "no first frame (marker never seen)"
+            else:
+                results[tool.name].first_frame_s.append(first_frame)
+
+
+def bench_tool(tool: Tool, args: argparse.Namespace, result: Result) -> Result:
     measured = window_run(tool, args.seconds, result)
     if measured is not None:
         result.cpu_percent, result.peak_rss_mib, result.terminal_bytes_per_s, result.process_count = measured
@@ -400,10 +414,12 @@ def run_benchmark(args: argparse.Namespace, scratch_dir: str) -> int:
     tools, skipped = build_tools(args, scratch_dir)
     for name in skipped:
         print(f"skipped {name}: not found (see --help for its path option)", file=sys.stderr)
-    results = []
-    for tool in tools:
+    results = [Result(tool.name) for tool in tools]
+    print(f"first frames: {args.launches} launches of each tool, round-robin ...", file=sys.stderr, flush=True)
+    measure_first_frames(tools, {result.tool: result for result in results}, args.launches)
+    for tool, result in zip(tools, results):
         print(f"measuring {tool.name} ...", file=sys.stderr, flush=True)
-        results.append(bench_tool(tool, args))
+        bench_tool(tool, args, result)
     report: dict = {"results": [dict(asdict(r), first_frame_median_s=r.first_frame_median_s) for r in results],
                     "seconds": args.seconds, "skipped": skipped, "cpu_count": psutil.cpu_count()}
     if results:
