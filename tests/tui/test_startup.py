@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 
 from tests.fakes.snapshots import FixedSource, make_snapshot
 from tui import startup_gc
 from tui.app import FIRST_SAMPLE_WAIT_S, PthTopApp
 from tui.first_sample import FirstSample
+
+
+class Cyclic:
+    """An object that only a collection can free: it refers to itself."""
+
+    def __init__(self) -> None:
+        self.me = self
 
 
 class GatedSource(FixedSource):
@@ -82,13 +90,16 @@ async def test_a_first_sample_error_is_shown_once_the_screen_is_up():
         assert error.display and "cannot read /proc/stat" in str(error.render())
 
 
-def test_gc_pause_and_resume_freeze_what_start_up_made():
+def test_gc_pause_and_resume_free_start_up_garbage_and_freeze_the_rest():
     assert gc.isenabled()
     frozen_before = gc.get_freeze_count()
     try:
         startup_gc.pause()
         assert not gc.isenabled()
+        cycle_ref = weakref.ref(Cyclic())
+        assert cycle_ref() is not None, "no collection while paused"
         startup_gc.resume()
+        assert cycle_ref() is None, "start-up garbage is collected, not frozen"
         assert gc.isenabled()
         assert gc.get_freeze_count() > frozen_before
         startup_gc.resume()
