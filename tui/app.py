@@ -82,7 +82,7 @@ class PthTopApp(App):
         self.history = History()
         self._source_factory = source_factory or default_source
         # Started before Textual is even imported when the CLI passes it in.
-        self._first_sample = first_sample or FirstSample(self._source_factory)
+        self._first_sample = first_sample or FirstSample.on_thread(self._source_factory)
         self._first_sample_in = False
         self._wake_sampler = threading.Event()
 
@@ -114,6 +114,9 @@ class PthTopApp(App):
             elif first.error is not None:
                 self.post_message(SamplerFailed(first.error))
         if first.snapshot is not None:
+            if source is None:
+                # Sampled by another process: open our own source now, so its rates have a start.
+                source = self._open_primed_source()
             self._sleep_until_next_sample(worker)
         while not worker.is_cancelled:
             if source is None:
@@ -127,6 +130,15 @@ class PthTopApp(App):
         close = getattr(source, "close", None)
         if close is not None:
             close()
+
+    def _open_primed_source(self) -> SnapshotSource | None:
+        source = self._retry_source()
+        if source is not None:
+            try:
+                source.sample()
+            except Exception as error:
+                self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
+        return source
 
     def _retry_source(self) -> SnapshotSource | None:
         try:

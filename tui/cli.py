@@ -80,8 +80,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
 
     startup_gc.pause()  # the app resumes it after its first frame
 
-    # The machine is read on a thread while Textual is imported, so the first frame has data.
-    first_sample = FirstSample()
+    # The machine is read in a child process while Textual is imported, so the first frame has data.
+    first_sample = FirstSample.in_child_process()
     from tui.app import PthTopApp
 
     PthTopApp(interval_s=args.interval, first_sample=first_sample).run()

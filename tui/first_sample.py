@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 import threading
-from typing import TYPE_CHECKING, Callable, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, NoReturn, Protocol
 
 if TYPE_CHECKING:
     from sensors.model import Snapshot
@@ -23,18 +26,42 @@ def default_source() -> SnapshotSource:
 
 
 class FirstSample:
-    """Opens a snapshot source and takes one sample on a daemon thread that starts at once.
+    """One snapshot for the first frame, taken while Textual loads; `wait()` until it is in.
 
-    The sampling worker takes the source over once `wait()` returns true; until then only this
-    thread touches it.
+    `source` is the source that took it when the sampling worker can go on with it (rates primed),
+    or None when the worker must open its own.
     """
 
-    def __init__(self, source_factory: Callable[[], SnapshotSource] = default_source) -> None:
+    def __init__(self) -> None:
         self.source: SnapshotSource | None = None
         self.snapshot: Snapshot | None = None
         self.error: str | None = None
         self._done = threading.Event()
-        threading.Thread(target=self._take, args=(source_factory,), name="first-sample", daemon=True).start()
+
+    @classmethod
+    def on_thread(cls, source_factory: Callable[[], SnapshotSource] = default_source) -> FirstSample:
+        """Sample on a daemon thread; the worker takes the source over once `wait()` returns true."""
+        first = cls()
+        threading.Thread(target=first._take, args=(source_factory,), name="first-sample", daemon=True).start()
+        return first
+
+    @classmethod
+    def in_child_process(cls, source_factory: Callable[[], SnapshotSource] = default_source) -> FirstSample:
+        """Sample in a forked child, in parallel with the parent's imports (no shared GIL).
+
+        Fork before any thread exists; where there is no fork, this samples on a thread.
+        """
+        if not hasattr(os, "fork"):
+            return cls.on_thread(source_factory)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _sample_in_child(source_factory, write_fd)
+        os.close(write_fd)
+        first = cls()
+        threading.Thread(target=first._receive, args=(pid, read_fd), name="first-sample", daemon=True).start()
+        return first
 
     def _take(self, source_factory: Callable[[], SnapshotSource]) -> None:
         try:
@@ -45,6 +72,39 @@ class FirstSample:
         finally:
             self._done.set()
 
+    def _receive(self, pid: int, read_fd: int) -> None:
+        try:
+            with os.fdopen(read_fd, "rb") as pipe:
+                payload = pipe.read()
+            _, status = os.waitpid(pid, 0)
+            if payload:
+                self.snapshot, self.error = pickle.loads(payload)
+            else:
+                self.error = f"the first-sample process ended with status {os.waitstatus_to_exitcode(status)}"
+        except Exception as error:
+            self.error = f"{type(error).__name__}: {error}"
+        finally:
+            self._done.set()
+
     def wait(self, timeout_s: float | None = None) -> bool:
         """True once the sample (or its error) is in; False if `timeout_s` passed first."""
         return self._done.wait(timeout_s)
+
+
+def _sample_in_child(source_factory: Callable[[], SnapshotSource], write_fd: int) -> NoReturn:
+    """The forked child: one sample (without the child itself in it) down the pipe, then exit at once."""
+    exit_code = 0
+    try:
+        try:
+            snapshot = source_factory().sample()
+            own_pid = os.getpid()
+            result = (replace(snapshot, processes=tuple(p for p in snapshot.processes if p.pid != own_pid)), None)
+        except BaseException as error:  # even Ctrl-C: the parent reports it and retries
+            result = (None, f"{type(error).__name__}: {error}")
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    except BaseException:
+        exit_code = 1
+    finally:
+        # No atexit handlers, no flushing of buffers the parent also holds.
+        os._exit(exit_code)

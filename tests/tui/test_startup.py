@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import weakref
+from dataclasses import replace
 
-from tests.fakes.snapshots import FixedSource, make_snapshot
+from tests.fakes.snapshots import FixedSource, make_processes, make_snapshot
 from tui import startup_gc
 from tui.app import FIRST_SAMPLE_WAIT_S, PthTopApp
 from tui.first_sample import FirstSample
@@ -35,7 +37,7 @@ class GatedSource(FixedSource):
 
 def test_the_first_sample_is_taken_off_the_calling_thread():
     source = GatedSource(make_snapshot(gpu_count=1))
-    first = FirstSample(lambda: source)
+    first = FirstSample.on_thread(lambda: source)
     assert not first.wait(0.05)
     source.gate.set()
     assert first.wait(5)
@@ -47,7 +49,7 @@ def test_a_failing_factory_or_sample_becomes_an_error_line():
     def no_factory():
         raise PermissionError("no /proc here")
 
-    first = FirstSample(no_factory)
+    first = FirstSample.on_thread(no_factory)
     assert first.wait(5)
     assert first.source is None and first.snapshot is None
     assert first.error == "PermissionError: no /proc here"
@@ -56,9 +58,67 @@ def test_a_failing_factory_or_sample_becomes_an_error_line():
         def sample(self):
             raise OSError("read failed")
 
-    first = FirstSample(Failing)
+    first = FirstSample.on_thread(Failing)
     assert first.wait(5)
     assert first.source is not None and first.error == "OSError: read failed"
+
+
+class PidsSource:
+    """Sees the process that samples and its parent, as a real sampler in a forked child would."""
+
+    def sample(self):
+        template = make_processes(2, gpu_count=0)[1]
+        return replace(make_snapshot(process_count=1), processes=(
+            replace(template, pid=os.getpid(), ppid=os.getppid()), replace(template, pid=os.getppid(), ppid=1)))
+
+
+def test_a_forked_first_sample_comes_back_without_the_child_itself():
+    first = FirstSample.in_child_process(PidsSource)
+    assert first.wait(30)
+    assert first.error is None and first.source is None
+    assert [process.pid for process in first.snapshot.processes] == [os.getpid()]
+    assert first.snapshot.memory == make_snapshot().memory
+
+
+def test_a_forked_first_sample_reports_a_failure_or_a_crash_in_one_line():
+    def failing_factory():
+        raise PermissionError("no /proc here")
+
+    def crashing_factory():
+        os._exit(3)
+
+    failed = FirstSample.in_child_process(failing_factory)
+    crashed = FirstSample.in_child_process(crashing_factory)
+    assert failed.wait(30) and crashed.wait(30)
+    assert failed.snapshot is None and failed.error == "PermissionError: no /proc here"
+    assert crashed.snapshot is None and crashed.error == "the first-sample process ended with status 3"
+
+
+def record_shown_process_counts(app: PthTopApp) -> list[int]:
+    """The process count of every snapshot the app shows from now on."""
+    counts: list[int] = []
+    show = app._show_snapshot
+
+    def recording_show(snapshot) -> None:
+        counts.append(len(snapshot.processes))
+        show(snapshot)
+
+    app._show_snapshot = recording_show
+    return counts
+
+
+async def test_after_a_forked_first_sample_the_worker_primes_its_own_source_without_showing_that_sample():
+    first = FirstSample.in_child_process(lambda: FixedSource(make_snapshot(process_count=7)))
+    own_source = FixedSource(make_snapshot(process_count=3), make_snapshot(process_count=5))
+    app = PthTopApp(interval_s=0.25, source_factory=lambda: own_source, first_sample=first)
+    shown = record_shown_process_counts(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(80):
+            await pilot.pause(0.05)
+            if 5 in shown:
+                break
+        assert shown[:2] == [7, 5], "the priming sample (3 processes) is never shown"
+        assert own_source.calls >= 2
 
 
 async def test_a_first_sample_slower_than_the_first_frame_fills_in_when_it_comes():
