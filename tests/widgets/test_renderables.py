@@ -50,6 +50,28 @@ def test_chart_draws_lines_with_a_legend_and_skips_gaps():
     assert any(ch in text.plain for ch in "⣀⠤⠒⠉")
 
 
+def test_a_long_history_is_cut_to_one_point_per_column_keeping_spikes_and_gaps():
+    from widgets.history_chart import _points
+
+    values = [10.0] * 300
+    values[100] = 95.0
+    values[200:215] = [math.nan] * 15
+    points = _points(ChartSeries("CPU", tuple(values), "green"), x_step_s=1.0, max_points=50)
+    assert len(points) < 50, "the all-gap runs are left out"
+    assert max(value for _, value in points) == 95.0
+    assert points[-1][0] == 0.0 and points[0][0] == -294.0
+    assert [x for x, _ in points] == sorted(x for x, _ in points)
+    short = _points(ChartSeries("CPU", (1.0, math.nan, 3.0), "green"), x_step_s=0.5, max_points=50)
+    assert short == [(-1.0, 1.0), (0.0, 3.0)]
+
+
+def test_a_long_history_draws_the_same_chart_shape_as_its_cut_points():
+    values = tuple(float((i * 7) % 100) for i in range(600))
+    text = chart_text([ChartSeries("CPU", values, "green")], width=60, height=10, title="CPU %")
+    lines = text.plain.splitlines()
+    assert len(lines) == 10 and any(ch in text.plain for ch in "⣀⠤⠒⠉")
+
+
 def test_chart_without_enough_points_says_so_and_tiny_chart_is_empty():
     assert "collecting" in chart_text([ChartSeries("CPU", (1.0,), "green")], 40, 8).plain
     assert chart_text([], 5, 2).plain == ""
