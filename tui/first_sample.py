@@ -1,4 +1,4 @@
-"""The dashboard's first sample, taken on a thread while Textual loads (no textual import here)."""
+"""The dashboard's first sample, taken in a forked child or on a thread while Textual loads (no textual here)."""
 
 from __future__ import annotations
 
