@@ -27,6 +27,8 @@ MIN_WIDTH, MIN_HEIGHT = 60, 15
 WAKE_CHECK_S = 0.25
 # How long the first frame waits for the first sample; a slower one (NVML waking GPUs) fills in later.
 FIRST_SAMPLE_WAIT_S = 0.25
+# After this long without a first sample the screen says so (a wedged GPU can hang NVML for minutes).
+FIRST_SAMPLE_SLOW_S = 5.0
 
 
 def _bench_screen() -> Screen:
@@ -84,6 +86,7 @@ class PthTopApp(App):
         # Started before Textual is even imported when the CLI passes it in.
         self._first_sample = first_sample or FirstSample.on_thread(self._source_factory)
         self._first_sample_in = False
+        self.first_sample_slow_s = FIRST_SAMPLE_SLOW_S
         self._wake_sampler = threading.Event()
 
     def on_load(self) -> None:
@@ -104,9 +107,15 @@ class PthTopApp(App):
         """Sample the machine every interval and post the result; never touches widgets."""
         worker = get_current_worker()
         first = self._first_sample
+        slow_at = time.monotonic() + self.first_sample_slow_s
         while not first.wait(WAKE_CHECK_S):
             if worker.is_cancelled:
                 return
+            if slow_at is not None and time.monotonic() >= slow_at:
+                slow_at = None
+                self.post_message(SamplerFailed(
+                    f"no first sample after {self.first_sample_slow_s:g} s; the sensors (NVML?) are not answering"
+                ))
         source = first.source
         if not first_shown:
             if first.snapshot is not None:

@@ -138,6 +138,26 @@ async def test_a_first_sample_slower_than_the_first_frame_fills_in_when_it_comes
     assert FIRST_SAMPLE_WAIT_S <= 0.5
 
 
+async def test_a_first_sample_that_does_not_come_is_reported_and_cleared_when_it_does():
+    source = GatedSource(make_snapshot(gpu_count=1, process_count=7))
+    app = PthTopApp(interval_s=3600, source_factory=lambda: source)
+    app.first_sample_slow_s = 0.3
+    async with app.run_test(size=(120, 40)) as pilot:
+        error = app.screen.query_one("#sampler-error")
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if error.display:
+                break
+        assert "no first sample after 0.3 s" in str(error.render())
+        source.gate.set()
+        table = app.screen.query_one("#process-table")
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if table.row_count:
+                break
+        assert table.row_count == 7 and not error.display
+
+
 async def test_a_first_sample_error_is_shown_once_the_screen_is_up():
     class Broken:
         def sample(self):
