@@ -58,7 +58,7 @@ def build_parser(with_commands: bool = True) -> argparse.ArgumentParser:
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Plain `pth-top [-i S]` parses without importing the command modules; anything else gets them all."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if not any(argument in COMMAND_NAMES for argument in arguments):
+    if not any(argument in COMMAND_NAMES or argument.startswith(("-h", "--h")) for argument in arguments):
         args, rest = build_parser(with_commands=False).parse_known_args(arguments)
         if not rest:
             args.command = None
@@ -82,9 +82,12 @@ def run_dashboard(args: argparse.Namespace) -> int:
 
     # The machine is read in a child process while Textual is imported, so the first frame has data.
     first_sample = FirstSample.in_child_process()
-    from tui.app import PthTopApp
+    try:
+        from tui.app import PthTopApp
 
-    PthTopApp(interval_s=args.interval, first_sample=first_sample).run()
+        PthTopApp(interval_s=args.interval, first_sample=first_sample).run()
+    finally:
+        first_sample.close()
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, NoReturn, Protocol
@@ -37,6 +38,7 @@ class FirstSample:
         self.snapshot: Snapshot | None = None
         self.error: str | None = None
         self._done = threading.Event()
+        self._child_pid: int | None = None
 
     @classmethod
     def on_thread(cls, source_factory: Callable[[], SnapshotSource] = default_source) -> FirstSample:
@@ -53,13 +55,22 @@ class FirstSample:
         """
         if not hasattr(os, "fork"):
             return cls.on_thread(source_factory)
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # no descriptors left
+            return cls.on_thread(source_factory)
+        try:
+            pid = os.fork()
+        except OSError:  # process limit reached
+            os.close(read_fd)
+            os.close(write_fd)
+            return cls.on_thread(source_factory)
         if pid == 0:
             os.close(read_fd)
             _sample_in_child(source_factory, write_fd)
         os.close(write_fd)
         first = cls()
+        first._child_pid = pid
         threading.Thread(target=first._receive, args=(pid, read_fd), name="first-sample", daemon=True).start()
         return first
 
@@ -89,6 +100,15 @@ class FirstSample:
     def wait(self, timeout_s: float | None = None) -> bool:
         """True once the sample (or its error) is in; False if `timeout_s` passed first."""
         return self._done.wait(timeout_s)
+
+    def close(self) -> None:
+        """Kill a child that is still sampling (a hung NVML call), so it does not outlive the dashboard."""
+        if self._child_pid is not None and not self._done.is_set():
+            try:
+                os.kill(self._child_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._done.wait(5)
 
 
 def _sample_in_child(source_factory: Callable[[], SnapshotSource], write_fd: int) -> NoReturn:

@@ -90,3 +90,9 @@ def test_anything_beyond_the_dashboard_flags_gets_the_full_command_line():
     assert (args.command, args.top, args.interval) == ("snapshot", 3, 0.1), "snapshot's own --interval"
     # An abbreviation is still understood: the full parser allows it.
     assert parse_arguments(["--int", "3"]).interval == 3.0
+
+
+def test_help_wins_over_dashboard_flags_as_with_the_full_parser():
+    for arguments in (["--help", "-i", "0"], ["--help", "--version"], ["-i", "2", "-h"], ["--he"]):
+        result = subprocess.run(pth_top_command() + arguments, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and "COMMAND" in result.stdout and "snapshot" in result.stdout, arguments

@@ -94,6 +94,34 @@ def test_a_forked_first_sample_reports_a_failure_or_a_crash_in_one_line():
     assert crashed.snapshot is None and crashed.error == "the first-sample process ended with status 3"
 
 
+def test_without_a_pipe_or_a_fork_the_first_sample_is_taken_on_a_thread(monkeypatch):
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    source = FixedSource(make_snapshot(process_count=4))
+    first = FirstSample.in_child_process(lambda: source)
+    assert first.wait(5)
+    assert first.source is source and len(first.snapshot.processes) == 4
+
+
+def test_closing_kills_a_child_that_hangs_and_reaps_it():
+    def hanging_factory():
+        threading.Event().wait()
+
+    first = FirstSample.in_child_process(hanging_factory)
+    child_pid = first._child_pid
+    assert not first.wait(0.2)
+    first.close()
+    assert first.wait(0) and first.error == "the first-sample process ended with status -9"
+    try:
+        os.kill(child_pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        raise AssertionError("the hung child is still there after close()")
+
+
 def record_shown_process_counts(app: PthTopApp) -> list[int]:
     """The process count of every snapshot the app shows from now on."""
     counts: list[int] = []

@@ -65,11 +65,12 @@ def test_a_long_history_is_cut_to_one_point_per_column_keeping_spikes_and_gaps()
     assert short == [(-1.0, 1.0), (0.0, 3.0)]
 
 
-def test_a_long_history_draws_the_same_chart_shape_as_its_cut_points():
-    values = tuple(float((i * 7) % 100) for i in range(600))
-    text = chart_text([ChartSeries("CPU", values, "green")], width=60, height=10, title="CPU %")
-    lines = text.plain.splitlines()
-    assert len(lines) == 10 and any(ch in text.plain for ch in "⣀⠤⠒⠉")
+def test_a_spike_in_a_long_history_still_reaches_the_top_of_the_chart():
+    values = [10.0] * 600
+    values[300] = 95.0
+    lines = chart_text([ChartSeries("CPU", tuple(values), "green")], width=60, height=12).plain.splitlines()
+    top_rows = lines[2] + lines[3]
+    assert any("\u2801" <= ch <= "\u28ff" for ch in top_rows), "an averaged cut would flatten the spike to ~18 %"
 
 
 def test_chart_without_enough_points_says_so_and_tiny_chart_is_empty():
