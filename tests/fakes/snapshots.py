@@ -103,3 +103,13 @@ class FixedSource:
         snapshot = self.snapshots[min(self.calls, len(self.snapshots) - 1)]
         self.calls += 1
         return replace(snapshot, timestamp_s=snapshot.timestamp_s + self.calls)
+
+
+class FailingSource:
+    """A snapshot source whose every sample raises `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def sample(self) -> Snapshot:
+        raise self.error

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from sensors.model import ProcessSample
-from tests.fakes.snapshots import FixedSource, make_snapshot
+from tests.fakes.snapshots import FailingSource, FixedSource, make_snapshot
 from tui.app import PthTopApp
 from tui.panels.processes import ProcessPanel
 from tui.screens.help import HelpScreen
@@ -297,11 +297,7 @@ async def test_kill_of_a_vanished_process_says_it_exited(child_process):
 
 
 async def test_a_failing_sampler_is_shown_and_the_dashboard_keeps_running():
-    class Broken:
-        def sample(self):
-            raise OSError("cannot read /proc")
-
-    app = PthTopApp(interval_s=0.1, source_factory=Broken)
+    app = PthTopApp(interval_s=0.1, source_factory=lambda: FailingSource(OSError("cannot read /proc")))
     async with app.run_test(size=(100, 30)) as pilot:
         error = app.screen.query_one("#sampler-error")
         await wait_until(pilot, lambda: error.display and "cannot read /proc" in str(error.render()))

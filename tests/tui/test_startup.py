@@ -8,7 +8,7 @@ import threading
 import weakref
 from dataclasses import replace
 
-from tests.fakes.snapshots import FixedSource, make_processes, make_snapshot
+from tests.fakes.snapshots import FailingSource, FixedSource, make_processes, make_snapshot
 from tui import startup_gc
 from tui.app import FIRST_SAMPLE_WAIT_S, PthTopApp
 from tui.first_sample import FirstSample
@@ -54,11 +54,7 @@ def test_a_failing_factory_or_sample_becomes_an_error_line():
     assert first.source is None and first.snapshot is None
     assert first.error == "PermissionError: no /proc here"
 
-    class Failing:
-        def sample(self):
-            raise OSError("read failed")
-
-    first = FirstSample.on_thread(Failing)
+    first = FirstSample.on_thread(lambda: FailingSource(OSError("read failed")))
     assert first.wait(5)
     assert first.source is not None and first.error == "OSError: read failed"
 
@@ -187,11 +183,7 @@ async def test_a_first_sample_that_does_not_come_is_reported_and_cleared_when_it
 
 
 async def test_a_first_sample_error_is_shown_once_the_screen_is_up():
-    class Broken:
-        def sample(self):
-            raise OSError("cannot read /proc/stat")
-
-    app = PthTopApp(interval_s=3600, source_factory=Broken)
+    app = PthTopApp(interval_s=3600, source_factory=lambda: FailingSource(OSError("cannot read /proc/stat")))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         error = app.screen.query_one("#sampler-error")
