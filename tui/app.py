@@ -106,26 +106,10 @@ class PthTopApp(App):
     def sample_forever(self, first_shown: bool) -> None:
         """Sample the machine every interval and post the result; never touches widgets."""
         worker = get_current_worker()
-        first = self._first_sample
-        slow_at = time.monotonic() + self.first_sample_slow_s
-        while not first.wait(WAKE_CHECK_S):
-            if worker.is_cancelled:
-                return
-            if slow_at is not None and time.monotonic() >= slow_at:
-                slow_at = None
-                self.post_message(SamplerFailed(
-                    f"no first sample after {self.first_sample_slow_s:g} s; the sensors (NVML?) are not answering"
-                ))
-        source = first.source
-        if not first_shown:
-            if first.snapshot is not None:
-                self.post_message(SnapshotReady(first.snapshot))
-            elif first.error is not None:
-                self.post_message(SamplerFailed(first.error))
-        if first.snapshot is not None:
-            if source is None:
-                # Sampled by another process: open our own source now, so its rates have a start.
-                source = self._open_primed_source()
+        if not self._wait_for_first_sample(worker):
+            return
+        source = self._take_over_first_sample(first_shown)
+        if self._first_sample.snapshot is not None:
             self._sleep_until_next_sample(worker)
         while not worker.is_cancelled:
             if source is None:
@@ -134,26 +118,50 @@ class PthTopApp(App):
                 try:
                     self.post_message(SnapshotReady(source.sample()))
                 except Exception as error:  # a sensor bug must not kill the dashboard
-                    self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
+                    self.post_message(SamplerFailed.from_error(error))
             self._sleep_until_next_sample(worker)
         close = getattr(source, "close", None)
         if close is not None:
             close()
 
-    def _open_primed_source(self) -> SnapshotSource | None:
+    def _wait_for_first_sample(self, worker) -> bool:
+        """Wait for the first sample, saying so on screen when it is slow; False if cancelled first."""
+        first = self._first_sample
+        slow_at: float | None = time.monotonic() + self.first_sample_slow_s
+        while not first.wait(WAKE_CHECK_S):
+            if worker.is_cancelled:
+                return False
+            if slow_at is not None and time.monotonic() >= slow_at:
+                slow_at = None
+                self.post_message(SamplerFailed(
+                    f"no first sample after {self.first_sample_slow_s:g} s; the sensors (NVML?) are not answering"
+                ))
+        return True
+
+    def _take_over_first_sample(self, first_shown: bool) -> SnapshotSource | None:
+        """Post the first sample if on_load could not show it; returns the source to go on with."""
+        first = self._first_sample
+        if not first_shown:
+            if first.snapshot is not None:
+                self.post_message(SnapshotReady(first.snapshot))
+            elif first.error is not None:
+                self.post_message(SamplerFailed(first.error))
+        if first.snapshot is None or first.source is not None:
+            return first.source
+        # Sampled by another process: open our own source now, so its rates have a start.
         source = self._retry_source()
         if source is not None:
             try:
                 source.sample()
             except Exception as error:
-                self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
+                self.post_message(SamplerFailed.from_error(error))
         return source
 
     def _retry_source(self) -> SnapshotSource | None:
         try:
             return self._source_factory()
         except Exception as error:
-            self.post_message(SamplerFailed(f"{type(error).__name__}: {error}"))
+            self.post_message(SamplerFailed.from_error(error))
             return None
 
     def _sleep_until_next_sample(self, worker) -> None:

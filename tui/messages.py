@@ -24,3 +24,7 @@ class SamplerFailed(Message):
     def __init__(self, reason: str) -> None:
         super().__init__()
         self.reason = reason
+
+    @classmethod
+    def from_error(cls, error: Exception) -> SamplerFailed:
+        return cls(f"{type(error).__name__}: {error}")
