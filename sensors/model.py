@@ -175,6 +175,10 @@ class ProcessSample:
     # A kernel thread ([kworker/0:1] and the like), which htop-style views hide by default.
     is_kernel_thread: bool = False
 
+    def running_time_s(self, at_s: float) -> float:
+        """Seconds the process had been running at Unix time `at_s` (a snapshot's timestamp_s)."""
+        return max(0.0, at_s - self.start_time_s)
+
     @property
     def has_gpu_context(self) -> bool:
         return bool(self.gpu_uses)

@@ -42,8 +42,10 @@ def top_processes_by_cpu(processes: tuple[ProcessSample, ...], count: int) -> tu
 def snapshot_to_dict(snapshot: Snapshot, top_processes: int | None = None) -> dict[str, Any]:
     """The JSON-ready form of `snapshot`; `top_processes` keeps only that many busiest processes."""
     body = to_json_value(snapshot)
+    processes = snapshot.processes
     if top_processes is not None:
-        body["processes"] = to_json_value(top_processes_by_cpu(snapshot.processes, top_processes))
-    for process in body["processes"]:
-        process["running_time_s"] = max(0.0, snapshot.timestamp_s - process["start_time_s"])
+        processes = top_processes_by_cpu(processes, top_processes)
+        body["processes"] = to_json_value(processes)
+    for process, process_json in zip(processes, body["processes"]):
+        process_json["running_time_s"] = process.running_time_s(snapshot.timestamp_s)
     return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}

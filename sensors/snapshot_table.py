@@ -154,7 +154,7 @@ def _process_lines(snapshot: Snapshot, top_processes: int, width: int | None) ->
             gpu = f"{format_bytes(process.gpu_memory_used_bytes)} @" + ",".join(map(str, process.gpu_indices))
         rows.append((
             str(process.pid), process.user[:12], f"{process.cpu_percent:.1f}", f"{process.memory_percent:.1f}",
-            format_bytes(process.rss_bytes), gpu, process.state, format_duration(max(0.0, snapshot.timestamp_s - process.start_time_s)),
+            format_bytes(process.rss_bytes), gpu, process.state, format_duration(process.running_time_s(snapshot.timestamp_s)),
             process.command,
         ))
     lines = [f"Processes (top {len(chosen)} of {len(snapshot.processes)} by CPU)"]

@@ -37,7 +37,7 @@ def _number(value: object) -> float:
 
 
 COLUMNS: tuple[ProcessColumn, ...] = (
-    ProcessColumn("pid", "PID", 7, attrgetter("pid"), descending_first=False),
+    ProcessColumn("pid", "PID", 7, PID_OF, descending_first=False),
     ProcessColumn("user", "USER", 8, lambda p: p.user.lower(), descending_first=False),
     ProcessColumn("cpu", "CPU%", 5, attrgetter("cpu_percent")),
     ProcessColumn("mem", "MEM%", 5, attrgetter("memory_percent")),
