@@ -9,11 +9,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv.pop(0) if argv and not argv[0].startswith("-") else "run"
     if command == "run":
-        from benches.runner import main as run_main
+        from pth_top.benches.runner import main as run_main
 
         return run_main(argv)
     if command == "probe":
-        from benches.probe import main as probe_main
+        from pth_top.benches.probe import main as probe_main
 
         return probe_main(argv)
     print(f"python -m benches: unknown command {command!r} (expected run or probe)", file=sys.stderr)

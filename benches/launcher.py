@@ -18,23 +18,27 @@ import time
 from pathlib import Path
 from typing import AsyncIterator
 
-from benches.protocol import Event, ProtocolError, decode_line
+from pth_top.benches.protocol import Event, ProtocolError, decode_line
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 KILL_AFTER_S = 1.5
 STDERR_TAIL_LINES = 30
 
-# Runs in the target interpreter: drop the cwd from sys.path, load benches from PACKAGE_DIR, dispatch.
+# Runs in the target interpreter: drop the cwd from sys.path, load pth_top.benches from PACKAGE_DIR
+# under a bare pth_top parent (nothing else of pth-top is importable there), dispatch.
 BOOTSTRAP = (
-    "import importlib.util, os, sys\n"
+    "import importlib.util, os, sys, types\n"
     "package_dir = sys.argv.pop(1)\n"
     "sys.path[:] = [p for p in sys.path if p not in ('', os.getcwd())]\n"
-    "spec = importlib.util.spec_from_file_location('benches', os.path.join(package_dir, '__init__.py'),"
+    "root = types.ModuleType('pth_top')\n"
+    "root.__path__ = []\n"
+    "sys.modules['pth_top'] = root\n"
+    "spec = importlib.util.spec_from_file_location('pth_top.benches', os.path.join(package_dir, '__init__.py'),"
     " submodule_search_locations=[package_dir])\n"
     "module = importlib.util.module_from_spec(spec)\n"
-    "sys.modules['benches'] = module\n"
+    "sys.modules['pth_top.benches'] = module\n"
     "spec.loader.exec_module(module)\n"
-    "from benches.__main__ import main\n"
+    "from pth_top.benches.__main__ import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_MEMORY, PEAK_PCIE, PEAK_TF32
-from configs.errors import ConfigFileError
-from configs.parts import BUILTIN_CATALOG_DIR, Catalog, Part, load_catalog
-from configs.paths import user_config_dir
+from pth_top.benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_MEMORY, PEAK_PCIE, PEAK_TF32
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.parts import BUILTIN_CATALOG_DIR, Catalog, Part, load_catalog
+from pth_top.configs.paths import user_config_dir
 
 # PCIe x16 bandwidth per direction, GB/s, by generation.
 PCIE_X16_GBPS = {3: 15.75, 4: 31.5, 5: 63.0}

@@ -16,9 +16,9 @@ import traceback
 import warnings
 from typing import IO, Callable, NoReturn
 
-from benches import cleanup
-from benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUITES, KernelSpec
-from benches.protocol import encode_event
+from pth_top.benches import cleanup
+from pth_top.benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUITES, KernelSpec
+from pth_top.benches.protocol import encode_event
 
 
 PROGRESS_MIN_INTERVAL_S = 0.25
@@ -67,7 +67,7 @@ class EventWriter:
 
 
 def resolve_devices(text: str) -> list[str]:
-    from benches.kernels._common import list_devices
+    from pth_top.benches.kernels._common import list_devices
 
     available = [device["id"] for device in list_devices()]
     if text == "all":
@@ -104,7 +104,7 @@ def run_suite(
     devices: list[str] | None = None,
 ) -> int:
     """Run every step, one error row per failing variant, and return the exit code."""
-    from benches.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
+    from pth_top.benches.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
     started = time.monotonic()
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
         if args.list_devices:
-            from benches.kernels._common import list_devices
+            from pth_top.benches.kernels._common import list_devices
 
             emit("devices", devices=list_devices())
             return 0

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benches.peaks import percent_of_peak
-from benches.protocol import Event
+from pth_top.benches.peaks import percent_of_peak
+from pth_top.benches.protocol import Event
 
 RUN_FORMAT = "pth-top-bench-run"
 RUN_FORMAT_VERSION = 1
@@ -93,8 +93,8 @@ class RunRecord:
 
 def save_run(record: RunRecord, folder: Path | None = None) -> Path:
     """Write the run under a unique timestamped name in the bench runs folder; never overwrites."""
-    from configs.fileio import FileExistsRefused, atomic_write_text
-    from configs.paths import bench_runs_dir
+    from pth_top.configs.fileio import FileExistsRefused, atomic_write_text
+    from pth_top.configs.paths import bench_runs_dir
 
     folder = folder or bench_runs_dir()
     text = json.dumps(record.to_json(), indent=1, allow_nan=False)
@@ -109,7 +109,7 @@ def save_run(record: RunRecord, folder: Path | None = None) -> Path:
 
 
 def write_run_to(record: RunRecord, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-    from configs.fileio import atomic_write_text
+    from pth_top.configs.fileio import atomic_write_text
 
     return atomic_write_text(path, json.dumps(record.to_json(), indent=1, allow_nan=False), overwrite=overwrite)
 
@@ -124,7 +124,7 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
 
 def list_runs(folder: Path | None = None) -> list[Path]:
     """Saved runs, newest first."""
-    from configs.paths import bench_runs_dir
+    from pth_top.configs.paths import bench_runs_dir
 
     folder = folder or bench_runs_dir()
     if not folder.is_dir():

@@ -10,10 +10,10 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from configs.errors import ConfigFileError
-from configs.memory import INFERENCE_PRECISIONS, MIXED_LAYOUTS, OPTIMIZERS, RECOMPUTE_MODES, SHARDING_MODES, TRAINING_PRECISIONS
-from configs.presets import model_presets
-from configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.memory import INFERENCE_PRECISIONS, MIXED_LAYOUTS, OPTIMIZERS, RECOMPUTE_MODES, SHARDING_MODES, TRAINING_PRECISIONS
+from pth_top.configs.presets import model_presets
+from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 
 SCENARIOS = ("personal_research", "team_training", "edge_deployment", "inference_server")
 SCENARIO_LABELS = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from configs.answers import Answers
-from configs.memory import MemoryBreakdown
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory import MemoryBreakdown
 
 ROLES = ("gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu")
 ROLE_LABELS = {

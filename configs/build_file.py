@@ -9,13 +9,13 @@ from typing import Any
 
 import tomli_w
 
-from configs.answers import answers_from_dict
-from configs.build import ROLES, Build, Component, Power
-from configs.errors import ConfigFileError
-from configs.fileio import atomic_write_text
-from configs.memory import MemoryBreakdown
-from configs.paths import builds_dir
-from configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table, parse_toml, read_toml
+from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.build import ROLES, Build, Component, Power
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.fileio import atomic_write_text
+from pth_top.configs.memory import MemoryBreakdown
+from pth_top.configs.paths import builds_dir
+from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table, parse_toml, read_toml
 
 SCHEMA_VERSION = 1
 MEMORY_KEYS = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "kv_cache_bytes",

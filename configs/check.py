@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from configs.build import Build
-from sensors.model import Snapshot
-from sensors.na import NA
+from pth_top.configs.build import Build
+from pth_top.sensors.model import Snapshot
+from pth_top.sensors.na import NA
 
 GIB = 1024**3
 # Firmware and the kernel keep a little memory back; a 32 GiB machine reports ~31 GiB.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from configs.parts import Part
+from pth_top.configs.parts import Part
 
 # role -> (part, quantity)
 Chosen = Mapping[str, tuple[Part, int]]

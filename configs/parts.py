@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from configs.errors import ConfigFileError
-from configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 
 BUILTIN_CATALOG_DIR = Path(__file__).with_name("catalog")
 STALE_PRICE_DAYS = 180
@@ -126,7 +126,7 @@ def load_catalog(
 ) -> Catalog:
     """Shipped catalog plus the user's (user_config_dir()/catalog unless given); raises ConfigFileError."""
     if user_dir is None:
-        from configs.paths import user_config_dir
+        from pth_top.configs.paths import user_config_dir
 
         user_dir = user_config_dir() / "catalog"
     raw: dict[str, tuple[str, dict[str, Any], str]] = {}

@@ -8,8 +8,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from configs.memory import ModelShape
-from configs.tomlsource import read_toml
+from pth_top.configs.memory import ModelShape
+from pth_top.configs.tomlsource import read_toml
 
 PRESETS_DIR = Path(__file__).with_name("presets")
 
@@ -102,7 +102,7 @@ class BuildPreset:
 
 def load_build_preset(preset_id: str) -> BuildPreset:
     """One of the guide's example builds: its answers, the pinned parts and the wizard's comments."""
-    from configs.answers import answers_from_dict
+    from pth_top.configs.answers import answers_from_dict
 
     path = build_preset_paths()[preset_id]
     data, text = read_toml(path)

@@ -12,13 +12,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from configs import memory as mem
-from configs.answers import Answers
-from configs.build import ROLE_LABELS, ROLES, Build, Component, Power
-from configs.compat import compatibility_problems
-from configs.parts import STALE_PRICE_DAYS, Catalog, Part
-from configs.presets import model_presets, model_shape
-from configs.rules import (
+from pth_top.configs import memory as mem
+from pth_top.configs.answers import Answers
+from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
+from pth_top.configs.compat import compatibility_problems
+from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
+from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.rules import (
     Rules, budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, gpu_usable_bytes, load_rules, power_estimate,
     ram_floor_gib, standard_psu_size, storage_capacity_gb, storage_class, wall_draw_w,
 )

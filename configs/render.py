@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from configs.build import ROLE_LABELS, Build
+from pth_top.configs.build import ROLE_LABELS, Build
 
 GIB = 1024**3
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-from configs.tomlsource import read_toml
+from pth_top.configs.tomlsource import read_toml
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 GIB = 1024**3

@@ -12,7 +12,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from configs.errors import ConfigFileError
+from pth_top.configs.errors import ConfigFileError
 
 _PARSE_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 

@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import psutil
 
-from sensors.model import CoreUsage, CpuSample, MaybeFloat
-from sensors.na import NA
+from pth_top.sensors.model import CoreUsage, CpuSample, MaybeFloat
+from pth_top.sensors.na import NA
 
 TEMPERATURE_TTL_S = 2.0
 # (hwmon driver, sensor label) that mean "the CPU package", most specific first; "" takes any label.

@@ -9,8 +9,8 @@ from typing import Any, Callable, Iterable
 
 import psutil
 
-from sensors.model import DiskIoRate, FilesystemUsage
-from sensors.rates import CounterRates
+from pth_top.sensors.model import DiskIoRate, FilesystemUsage
+from pth_top.sensors.rates import CounterRates
 
 # Block devices that are not physical disks: loop (snaps), RAM disks, zram, device-mapper, md, optical.
 VIRTUAL_DEVICE_PATTERN = re.compile(r"^(loop|ram|zram|dm-|md|sr|fd|nbd)\d*")

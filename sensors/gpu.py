@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sensors.model import GpuSample, MaybeStr, MigInstance
-from sensors.na import NA
-from sensors.nvml import GpuLostError, NvmlSession
-from sensors.throttle import decode_throttle_reasons
+from pth_top.sensors.model import GpuSample, MaybeStr, MigInstance
+from pth_top.sensors.na import NA
+from pth_top.sensors.nvml import GpuLostError, NvmlSession
+from pth_top.sensors.throttle import decode_throttle_reasons
 
 # Seconds a slow-changing field is reused before NVML is asked again.
 SLOW_FIELD_TTL_S = 5.0

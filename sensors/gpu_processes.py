@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sensors.model import MaybeInt
-from sensors.na import NA
-from sensors.nvml import GpuLostError, NvmlSession
+from pth_top.sensors.model import MaybeInt
+from pth_top.sensors.na import NA
+from pth_top.sensors.nvml import GpuLostError, NvmlSession
 
 # Newest variant first; driver 535.98 answers the v3 call with garbage PIDs, so we fall back.
 PROCESS_FUNCTIONS: dict[str, tuple[str, ...]] = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from sensors.model import Snapshot
-from sensors.na import NA
+from pth_top.sensors.model import Snapshot
+from pth_top.sensors.na import NA
 
 DEFAULT_CAPACITY = 300
 

@@ -9,8 +9,8 @@ import time
 
 import psutil
 
-from sensors.model import HostInfo, MaybeStr
-from sensors.na import NA
+from pth_top.sensors.model import HostInfo, MaybeStr
+from pth_top.sensors.na import NA
 
 
 def read_cpu_model_name(cpuinfo_path: str = "/proc/cpuinfo") -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psutil
 
-from sensors.model import MemorySample
+from pth_top.sensors.model import MemorySample
 
 
 def read_memory() -> MemorySample:

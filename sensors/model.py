@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sensors.na import NA, NotApplicable
+from pth_top.sensors.na import NA, NotApplicable
 
 # A reading that may be missing on this machine.
 MaybeFloat = float | NotApplicable

@@ -7,8 +7,8 @@ from typing import Callable
 
 import psutil
 
-from sensors.model import NetworkRate
-from sensors.rates import CounterRates
+from pth_top.sensors.model import NetworkRate
+from pth_top.sensors.rates import CounterRates
 
 LOOPBACK_INTERFACES = frozenset({"lo", "lo0"})
 

@@ -12,7 +12,7 @@ import time
 from types import ModuleType
 from typing import Any, Callable
 
-from sensors.na import NA
+from pth_top.sensors.na import NA
 
 
 _ABSENT = object()

@@ -14,10 +14,10 @@ from typing import Callable, NamedTuple
 
 import psutil
 
-from sensors.gpu_processes import NvmlProcess
-from sensors.model import GpuProcessUse, ProcessSample
-from sensors.pidns import NamespacePidMapper
-from sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, ProcStat, UserNames, parse_stat
+from pth_top.sensors.gpu_processes import NvmlProcess
+from pth_top.sensors.model import GpuProcessUse, ProcessSample
+from pth_top.sensors.pidns import NamespacePidMapper
+from pth_top.sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, ProcStat, UserNames, parse_stat
 
 PSUTIL_ATTRS = (
     "pid", "ppid", "username", "cpu_percent", "memory_percent", "memory_info", "status", "create_time",

@@ -5,16 +5,16 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from sensors.cpu import CpuReader
-from sensors.disks import DiskReader
-from sensors.gpu import GpuReader
-from sensors.gpu_processes import read_gpu_processes
-from sensors.host import HostReader
-from sensors.memory import read_memory
-from sensors.model import FilesystemUsage, Snapshot
-from sensors.network import NetworkReader
-from sensors.nvml import NvmlSession
-from sensors.processes import ProcessReader
+from pth_top.sensors.cpu import CpuReader
+from pth_top.sensors.disks import DiskReader
+from pth_top.sensors.gpu import GpuReader
+from pth_top.sensors.gpu_processes import read_gpu_processes
+from pth_top.sensors.host import HostReader
+from pth_top.sensors.memory import read_memory
+from pth_top.sensors.model import FilesystemUsage, Snapshot
+from pth_top.sensors.network import NetworkReader
+from pth_top.sensors.nvml import NvmlSession
+from pth_top.sensors.processes import ProcessReader
 
 FILESYSTEM_TTL_S = 5.0
 

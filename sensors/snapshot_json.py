@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from sensors.model import ProcessSample, Snapshot
-from sensors.na import NA
+from pth_top.sensors.model import ProcessSample, Snapshot
+from pth_top.sensors.na import NA
 
 SCHEMA_NAME = "pth-top.snapshot"
 SCHEMA_VERSION = 1

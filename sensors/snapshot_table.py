@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from sensors.model import GpuSample, Snapshot
-from sensors.na import NA
-from sensors.snapshot_json import top_processes_by_cpu
-from sensors.units import format_bytes, format_duration, format_number, format_rate
+from pth_top.sensors.model import GpuSample, Snapshot
+from pth_top.sensors.na import NA
+from pth_top.sensors.snapshot_json import top_processes_by_cpu
+from pth_top.sensors.units import format_bytes, format_duration, format_number, format_rate
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_aligned: set[int] = frozenset(),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sensors.na import NA
+from pth_top.sensors.na import NA
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 

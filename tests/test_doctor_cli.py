@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from sensors.doctor.model import Status
+from pth_top.sensors.doctor.model import Status
 from tests.fakes.doctor_inputs import cuda_probe_report, make_context
-from tui import cli
+from pth_top.tui import cli
 
 STATUS_VALUES = {status.value for status in Status}
 FINDING_KEYS = {"check", "title", "group", "subject", "status", "value", "why", "fix"}
@@ -26,7 +26,7 @@ def scripted_machine(tmp_path, monkeypatch):
             calls.append({"python": python, "data_dir": data_dir, "with_torch": with_torch, "load_seconds": load_seconds})
             return make_context(tmp_path / f"machine{len(calls)}", **machine)
 
-        monkeypatch.setattr("sensors.doctor.live.live_context", fake_live_context)
+        monkeypatch.setattr("pth_top.sensors.doctor.live.live_context", fake_live_context)
         return calls
 
     return set_machine
@@ -93,7 +93,7 @@ def test_out_of_range_load_is_a_usage_error(capsys):
 
 def test_real_machine_end_to_end_with_the_torch_probe(tmp_path):
     completed = subprocess.run(
-        [sys.executable, "-m", "tui", "doctor", "--json", "--data-dir", str(tmp_path), "--python", sys.executable],
+        [sys.executable, "-m", "pth_top.tui", "doctor", "--json", "--data-dir", str(tmp_path), "--python", sys.executable],
         capture_output=True, text=True, timeout=180,
     )
     assert completed.returncode in (0, 1), completed.stderr
@@ -105,9 +105,9 @@ def test_real_machine_end_to_end_with_the_torch_probe(tmp_path):
 
 
 def test_text_report_folds_a_group_that_is_entirely_not_applicable(tmp_path):
-    from sensors.doctor import gpu_checks
-    from sensors.doctor.registry import checks_in, run_all
-    from sensors.doctor.report import format_text
+    from pth_top.sensors.doctor import gpu_checks
+    from pth_top.sensors.doctor.registry import checks_in, run_all
+    from pth_top.sensors.doctor.report import format_text
     from tests.fakes.doctor_inputs import no_driver_nvml
 
     findings = run_all(make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from sensors.doctor import gpu_checks
-from sensors.doctor.model import Status
-from sensors.doctor.registry import checks_in
+from pth_top.sensors.doctor import gpu_checks
+from pth_top.sensors.doctor.model import Status
+from pth_top.sensors.doctor.registry import checks_in
 from tests.fakes.doctor_inputs import (
     cuda_probe_report, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
 )
@@ -224,7 +224,7 @@ def test_a_lost_gpu_could_not_run_and_the_others_still_report(tmp_path):
 
 @pytest.mark.gpu
 def test_real_gpus_give_a_verdict_for_every_gpu_check(tmp_path):
-    from sensors.doctor.context import DoctorContext
+    from pth_top.sensors.doctor.context import DoctorContext
 
     context = DoctorContext(data_dir=tmp_path)
     try:

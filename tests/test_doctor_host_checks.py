@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sensors.doctor import host_checks
-from sensors.doctor.model import Status
-from sensors.doctor.registry import checks_in
-from sensors.doctor.storage import parse_mountinfo
+from pth_top.sensors.doctor import host_checks
+from pth_top.sensors.doctor.model import Status
+from pth_top.sensors.doctor.registry import checks_in
+from pth_top.sensors.doctor.storage import parse_mountinfo
 from tests.fakes.doctor_inputs import (
     GIB, add_block_disk, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
 )
@@ -156,8 +156,8 @@ def test_dev_shm_size(tmp_path, size, status):
 
 
 def test_host_checks_read_this_machine_without_crashing(tmp_path):
-    from sensors.doctor.context import DoctorContext
-    from sensors.nvml import NvmlSession
+    from pth_top.sensors.doctor.context import DoctorContext
+    from pth_top.sensors.nvml import NvmlSession
 
     context = DoctorContext(nvml=NvmlSession(module=no_driver_nvml()), data_dir=tmp_path)
     for check in checks_in(host_checks):

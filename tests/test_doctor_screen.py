@@ -6,7 +6,7 @@ from textual.app import App
 from textual.widgets import OptionList, Static
 
 from tests.fakes.doctor_inputs import cuda_probe_report, fake_nvml, healthy_gpu_values, make_context
-from tui.screens.doctor import DoctorScreen
+from pth_top.tui.screens.doctor import DoctorScreen
 
 
 class DoctorTestApp(App):
@@ -77,8 +77,8 @@ async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
 
 
 async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
-    from sensors.doctor import gpu_checks
-    from sensors.doctor.registry import checks_in
+    from pth_top.sensors.doctor import gpu_checks
+    from pth_top.sensors.doctor.registry import checks_in
     from tests.fakes.doctor_inputs import no_driver_nvml
 
     app = DoctorTestApp(lambda load_seconds: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
@@ -96,9 +96,9 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
 
 async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path, monkeypatch):
     from tests.fakes.snapshots import FixedSource, make_snapshot
-    from tui.app import PthTopApp
+    from pth_top.tui.app import PthTopApp
 
-    monkeypatch.setattr("tui.screens.doctor._live_context", lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
+    monkeypatch.setattr("pth_top.tui.screens.doctor._live_context", lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
     app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("d")
@@ -112,7 +112,7 @@ async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path
 
 
 async def test_closing_the_screen_kills_a_probe_that_is_still_running(tmp_path):
-    from sensors.doctor.live import live_context
+    from pth_top.sensors.doctor.live import live_context
     from tests.fakes.doctor_inputs import alive, gone_soon, slow_interpreter, wait_for_pid
 
     python, pid_file = slow_interpreter(tmp_path)

@@ -1,4 +1,4 @@
-"""UI-free packages import no textual/rich; the dashboard never imports torch."""
+"""UI-free packages import no textual/rich; the dashboard never imports torch; only pth_top is ours."""
 
 from __future__ import annotations
 
@@ -11,45 +11,56 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_MODULES = ("textual", "rich")
+OUR_FOLDERS = ("tui", "widgets", "sensors", "benches", "configs")
 
 
 def imported_after(module: str) -> set[str]:
+    """Every module name loaded by a fresh interpreter that imports `module` (outside the checkout)."""
     code = (
         "import importlib, json, sys; importlib.import_module(%r); "
-        "print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))" % module
+        "print(json.dumps(sorted(sys.modules)))" % module
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=True)
     return set(json.loads(result.stdout))
 
 
-def ui_free_modules() -> list[str]:
+def top_level(loaded: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in loaded}
+
+
+def modules_of(folder: str) -> list[str]:
     names = []
-    for package in ("sensors", "configs"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            relative = path.relative_to(ROOT).with_suffix("")
-            parts = [part for part in relative.parts if part != "__init__"]
-            names.append(".".join(parts))
-    for protocol_module in ("benches", "benches.protocol", "benches.launcher"):
-        if (ROOT / Path(*protocol_module.split("."))).with_suffix(".py").exists() or protocol_module == "benches":
-            names.append(protocol_module)
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        parts = [part for part in path.relative_to(ROOT).with_suffix("").parts if part != "__init__"]
+        names.append(".".join(["pth_top", *parts]))
     return names
+
+
+def ui_free_modules() -> list[str]:
+    return [*modules_of("sensors"), *modules_of("configs"), "pth_top.benches",
+            "pth_top.benches.protocol", "pth_top.benches.launcher"]
 
 
 @pytest.mark.parametrize("module", ui_free_modules())
 def test_ui_free_module_imports_no_ui_and_no_torch(module):
-    loaded = imported_after(module)
+    loaded = top_level(imported_after(module))
     assert not loaded & {*UI_MODULES, "torch"}, f"{module} pulled in {sorted(loaded & {*UI_MODULES, 'torch'})}"
 
 
-@pytest.mark.parametrize("module", sorted(
-    ".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "widgets").glob("*.py") if p.stem != "__init__"
-))
+@pytest.mark.parametrize("module", [m for m in modules_of("widgets") if m != "pth_top.widgets"])
 def test_widgets_know_nothing_of_the_machine(module):
     loaded = imported_after(module)
-    assert not loaded & {"sensors", "benches", "configs", "psutil", "pynvml", "torch"}
+    ours = {name for name in loaded if name.startswith("pth_top.") and not name.startswith("pth_top.widgets")}
+    assert not ours and not top_level(loaded) & {"psutil", "pynvml", "torch"}
 
 
 def test_dashboard_never_imports_torch():
-    loaded = imported_after("tui.app")
+    loaded = top_level(imported_after("pth_top.tui.app"))
     assert "torch" not in loaded
     assert "textual" in loaded
+
+
+def test_only_pth_top_is_ours_at_the_top_level():
+    """No generic top-level name (tui, configs, ...) is loaded: they would collide in a user's venv."""
+    loaded = top_level(imported_after("pth_top.tui.app") | imported_after("pth_top.tui.cli"))
+    assert not loaded & set(OUR_FOLDERS)

@@ -13,13 +13,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from sensors.history import History
-from sensors.model import Snapshot
-from tui import MIN_INTERVAL_S, startup_gc
-from tui.first_sample import FirstSample, SnapshotSource, default_source
-from tui.messages import SamplerFailed, SnapshotReady
-from tui.screens.monitor import MonitorScreen
-from tui.screens.too_small import TooSmallScreen
+from pth_top.sensors.history import History
+from pth_top.sensors.model import Snapshot
+from pth_top.tui import MIN_INTERVAL_S, startup_gc
+from pth_top.tui.first_sample import FirstSample, SnapshotSource, default_source
+from pth_top.tui.messages import SamplerFailed, SnapshotReady
+from pth_top.tui.screens.monitor import MonitorScreen
+from pth_top.tui.screens.too_small import TooSmallScreen
 
 MAX_INTERVAL_S = 10.0
 MIN_WIDTH, MIN_HEIGHT = 60, 15
@@ -32,19 +32,19 @@ FIRST_SAMPLE_SLOW_S = 5.0
 
 
 def _bench_screen() -> Screen:
-    from tui.screens.bench import BenchScreen
+    from pth_top.tui.screens.bench import BenchScreen
 
     return BenchScreen()
 
 
 def _doctor_screen() -> Screen:
-    from tui.screens.doctor import DoctorScreen
+    from pth_top.tui.screens.doctor import DoctorScreen
 
     return DoctorScreen()
 
 
 def _wizard_screen() -> Screen:
-    from tui.screens.wizard import WizardScreen
+    from pth_top.tui.screens.wizard import WizardScreen
 
     return WizardScreen()
 
@@ -210,7 +210,7 @@ class PthTopApp(App):
             self.pop_screen()
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from pth_top.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))

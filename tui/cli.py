@@ -8,16 +8,16 @@ import os
 import sys
 from typing import NoReturn, Sequence
 
-from tui import MIN_INTERVAL_S, __version__
-from tui.commands import CliError, seconds_argument
+from pth_top.tui import MIN_INTERVAL_S, __version__
+from pth_top.tui.commands import CliError, seconds_argument
 
 # Each module registers one subcommand; imported lazily by name so `--help` stays fast.
 COMMAND_MODULES = (
-    "tui.commands.snapshot",
-    "tui.commands.bench",
-    "tui.commands.doctor",
-    "tui.commands.wizard",
-    "tui.commands.build",
+    "pth_top.tui.commands.snapshot",
+    "pth_top.tui.commands.bench",
+    "pth_top.tui.commands.doctor",
+    "pth_top.tui.commands.wizard",
+    "pth_top.tui.commands.build",
 )
 COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 
@@ -75,15 +75,15 @@ def run_dashboard(args: argparse.Namespace) -> int:
         )
         return 2
     prepare_terminal_environment(os.environ)
-    from tui import startup_gc
-    from tui.first_sample import FirstSample
+    from pth_top.tui import startup_gc
+    from pth_top.tui.first_sample import FirstSample
 
     startup_gc.pause()  # the app resumes it after its first frame
 
     # The machine is read in a child process while Textual is imported, so the first frame has data.
     first_sample = FirstSample.in_child_process()
     try:
-        from tui.app import PthTopApp
+        from pth_top.tui.app import PthTopApp
 
         PthTopApp(interval_s=args.interval, first_sample=first_sample).run()
     finally:

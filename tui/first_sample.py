@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, NoReturn, Protocol
 
 if TYPE_CHECKING:
-    from sensors.model import Snapshot
+    from pth_top.sensors.model import Snapshot
 
 
 class SnapshotSource(Protocol):
@@ -19,8 +19,8 @@ class SnapshotSource(Protocol):
 
 def default_source() -> SnapshotSource:
     """The machine's sensors, with room for the kept-open /proc files of a big process table."""
-    from sensors.procfs import raise_open_file_limit
-    from sensors.sampler import Sampler
+    from pth_top.sensors.procfs import raise_open_file_limit
+    from pth_top.sensors.sampler import Sampler
 
     raise_open_file_limit()
     return Sampler()

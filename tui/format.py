@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from sensors.na import is_na
-from sensors.units import binary_scaled, format_scaled
+from pth_top.sensors.na import is_na
+from pth_top.sensors.units import binary_scaled, format_scaled
 
 _HTOP_UNITS = ("B", "K", "M", "G", "T", "P")
 

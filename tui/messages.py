@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from sensors.model import Snapshot
+from pth_top.sensors.model import Snapshot
 
 
 class SnapshotReady(Message):

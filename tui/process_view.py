@@ -9,9 +9,9 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 from rich.text import Text
 
-from sensors.model import ProcessSample
-from sensors.na import is_na
-from tui.format import format_bytes, format_duration
+from pth_top.sensors.model import ProcessSample
+from pth_top.sensors.na import is_na
+from pth_top.tui.format import format_bytes, format_duration
 
 COMMAND_MAX_CHARS = 240
 STATE_LETTERS = {

@@ -8,9 +8,9 @@ from typing import Callable
 from textual.app import App
 from textual.binding import Binding
 
-from configs.answers import Answers
-from configs.parts import Catalog
-from tui.screens.wizard import WizardScreen, _utc_now
+from pth_top.configs.answers import Answers
+from pth_top.configs.parts import Catalog
+from pth_top.tui.screens.wizard import WizardScreen, _utc_now
 
 
 class WizardApp(App):
@@ -35,7 +35,7 @@ class WizardApp(App):
             self.call_after_refresh(screen.open_preset, self._preset)
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from pth_top.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))

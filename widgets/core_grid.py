@@ -11,7 +11,7 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from widgets.meter import MeterSegment, meter_text
+from pth_top.widgets.meter import MeterSegment, meter_text
 
 MIN_METER_WIDTH = 22
 COMPACT_CELL_WIDTH = 4

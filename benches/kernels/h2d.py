@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from benches.catalog import PEAK_PCIE
-from benches.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed
+from pth_top.benches.catalog import PEAK_PCIE
+from pth_top.benches.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed
 
 MIN_BYTES = 256 * 2**20
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from benches.catalog import PEAK_MEMORY
-from benches.cpuinfo import read_cpu_info
-from benches.kernels._common import KernelContext, Variant, is_cuda, row, timed
+from pth_top.benches.catalog import PEAK_MEMORY
+from pth_top.benches.cpuinfo import read_cpu_info
+from pth_top.benches.kernels._common import KernelContext, Variant, is_cuda, row, timed
 
 MIN_CACHE_MULTIPLE = 4
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sensors.nvml import NvmlSession
+from pth_top.sensors.nvml import NvmlSession
 
 
 @dataclass(frozen=True)

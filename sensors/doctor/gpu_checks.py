@@ -5,16 +5,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from sensors.doctor.context import DoctorContext
-from sensors.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
-from sensors.doctor.model import (
+from pth_top.sensors.doctor.context import DoctorContext
+from pth_top.sensors.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
+from pth_top.sensors.doctor.model import (
     Group, Verdict, could_not_run, failed, not_applicable, passed, warned,
 )
-from sensors.doctor.registry import Check, doctor_check
-from sensors.doctor.storage import read_text
-from sensors.na import is_na
-from sensors.nvml import GpuLostError
-from sensors.throttle import decode_throttle_reasons
+from pth_top.sensors.doctor.registry import Check, doctor_check
+from pth_top.sensors.doctor.storage import read_text
+from pth_top.sensors.na import is_na
+from pth_top.sensors.nvml import GpuLostError
+from pth_top.sensors.throttle import decode_throttle_reasons
 
 MIB = 1024**2
 SMALL_BAR1_BYTES = 256 * MIB

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sensors.doctor.context import DoctorContext
-from sensors.na import is_na
+from pth_top.sensors.doctor.context import DoctorContext
+from pth_top.sensors.na import is_na
 
 
 @dataclass(frozen=True)

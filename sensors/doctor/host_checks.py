@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sensors.doctor.context import DoctorContext
-from sensors.doctor.gpus import list_gpus, nvml_unavailable_reason
-from sensors.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
-from sensors.doctor.registry import doctor_check
-from sensors.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
-from sensors.na import is_na
+from pth_top.sensors.doctor.context import DoctorContext
+from pth_top.sensors.doctor.gpus import list_gpus, nvml_unavailable_reason
+from pth_top.sensors.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
+from pth_top.sensors.doctor.registry import doctor_check
+from pth_top.sensors.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
+from pth_top.sensors.na import is_na
 
 GIB = 1024**3
 # The guide's floor is "16 GB, keep at least 4 GB for the OS"; MemTotal of a 16 GB machine reads ~15.5 GiB.

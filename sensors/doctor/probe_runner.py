@@ -1,7 +1,7 @@
 """Run `benches probe` as a subprocess of a chosen interpreter and parse its one JSON object.
 
-The bootstrap loads the `benches` package from this checkout by file path, so the target interpreter
-needs only torch: our own site-packages are never added to its sys.path.
+The launcher's one bootstrap loads the bench package by file path, so the target interpreter needs
+only torch: our own site-packages are never added to its sys.path.
 """
 
 from __future__ import annotations
@@ -13,20 +13,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-BENCHES_DIR = Path(__file__).resolve().parents[2] / "benches"
-PROBE_SCHEMA = "pth-top.torch-probe"
+from pth_top.benches.launcher import build_command
 
-BOOTSTRAP = (
-    "import importlib.util, sys\n"
-    "package_dir = sys.argv[1]\n"
-    "spec = importlib.util.spec_from_file_location('benches', package_dir + '/__init__.py', "
-    "submodule_search_locations=[package_dir])\n"
-    "module = importlib.util.module_from_spec(spec)\n"
-    "sys.modules['benches'] = module\n"
-    "spec.loader.exec_module(module)\n"
-    "from benches.__main__ import main\n"
-    "sys.exit(main(sys.argv[2:]))\n"
-)
+PROBE_SCHEMA = "pth-top.torch-probe"
 
 
 class ProbeError(Exception):
@@ -34,7 +23,7 @@ class ProbeError(Exception):
 
 
 def probe_command(python: str, load_seconds: float = 0) -> list[str]:
-    command = [python, "-c", BOOTSTRAP, str(BENCHES_DIR), "probe"]
+    command = build_command(python, ["probe"])
     if load_seconds > 0:
         command += ["--load-seconds", f"{load_seconds:g}"]
     return command

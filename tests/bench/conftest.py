@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from benches.catalog import KERNELS_BY_NAME, KernelSpec  # noqa: E402
-from benches.protocol import decode_line, encode_event  # noqa: E402
-from benches.runner import plan, run_suite  # noqa: E402
+from pth_top.benches.catalog import KERNELS_BY_NAME, KernelSpec  # noqa: E402
+from pth_top.benches.protocol import decode_line, encode_event  # noqa: E402
+from pth_top.benches.runner import plan, run_suite  # noqa: E402
 
 TINY_SCALE = 0.01
 TINY_TIME_CAP_S = 0.05

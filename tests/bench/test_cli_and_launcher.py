@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benches.launcher import BenchProcess, LaunchError, build_command, resolve_python, run_arguments
-from configs.paths import bench_runs_dir
+from pth_top.benches.launcher import BenchProcess, LaunchError, build_command, resolve_python, run_arguments
+from pth_top.configs.paths import bench_runs_dir
 
 TINY = ["--scale", "0.01", "--time-cap", "0.05", "--disk-size-mib", "8"]
 
@@ -22,7 +22,7 @@ TINY = ["--scale", "0.01", "--time-cap", "0.05", "--disk-size-mib", "8"]
 def cli(monkeypatch):
     import tui.cli
 
-    monkeypatch.setattr(tui.cli, "COMMAND_MODULES", ("tui.commands.bench",))
+    monkeypatch.setattr(tui.cli, "COMMAND_MODULES", ("pth_top.tui.commands.bench",))
     return tui.cli.main
 
 
@@ -59,8 +59,8 @@ def test_an_interpreter_without_torch_is_a_one_line_error(cli, capsys, tmp_path)
 def test_the_bootstrap_loads_benches_by_path_without_our_sys_path(tmp_path):
     command = build_command("/usr/bin/python3", ["run", "--list-devices"])
     assert command[:2] == ["/usr/bin/python3", "-c"] and Path(command[3]).name == "benches"
-    probe = ("import sys; sys.argv = ['-c', sys.argv[1]];" + command[2].replace("from benches.__main__ import main\n"
-             "sys.exit(main(sys.argv[1:]))\n", "import benches; print(benches.__file__); print(sys.path)"))
+    probe = ("import sys; sys.argv = ['-c', sys.argv[1]];" + command[2].replace("from pth_top.benches.__main__ import main\n"
+             "sys.exit(main(sys.argv[1:]))\n", "import pth_top.benches as b; print(b.__file__); print(sys.path)"))
     out = subprocess.run([sys.executable, "-I", "-c", probe, command[3]], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -83,7 +83,7 @@ def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_pat
     out_file = tmp_path / "run.json"
     argv = ["bench", "--kernel", "disk", "--kernel", "gemm", *TINY, "--disk-dir", str(tmp_path),
             "--json", "--out", str(out_file)]
-    code = ("import sys, tui.cli as c; c.COMMAND_MODULES = ('tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))")
+    code = ("import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))")
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
@@ -131,7 +131,7 @@ def test_a_torch_only_interpreter_runs_the_benchmarks_without_pth_top_installed(
                             "else: raise SystemExit('pth-top leaks into this venv')"], capture_output=True, cwd=tmp_path)
     if probe.returncode != 0:
         pytest.skip(f"cannot build a torch-only venv here: {probe.stderr.decode()[-200:]}")
-    code = "import sys, tui.cli as c; c.COMMAND_MODULES = ('tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
+    code = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
     done = subprocess.run([sys.executable, "-c", code, "bench", "--python", str(python), "--kernel", "disk", *TINY,
                            "--disk-dir", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

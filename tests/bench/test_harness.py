@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from benches.harness import HostTimer, iqr, measure
+from pth_top.benches.harness import HostTimer, iqr, measure
 
 
 def test_async_work_is_timed_to_completion_not_launch():

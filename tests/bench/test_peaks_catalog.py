@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benches.peaks import PCIE_X16_GBPS, gpu_peak, gpu_peaks, normalized_device_name, percent_of_peak
-from configs.parts import load_catalog
+from pth_top.benches.peaks import PCIE_X16_GBPS, gpu_peak, gpu_peaks, normalized_device_name, percent_of_peak
+from pth_top.configs.parts import load_catalog
 
 NO_USER_DIR = Path("/nonexistent-user-catalog")
 
@@ -139,7 +139,7 @@ def test_a_broken_user_catalog_falls_back_to_the_shipped_one_and_says_so():
 def test_the_runner_side_never_imports_configs():
     code = (
         "import sys, benches.__main__, benches.runner, benches.probe, benches.protocol, benches.catalog, "
-        "benches.harness, benches.cpuinfo, benches.cleanup\n"
+        "pth_top.benches.harness, benches.cpuinfo, benches.cleanup\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'configs', 'platformdirs', 'tomli', 'tomllib'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

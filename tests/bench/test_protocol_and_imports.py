@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from benches.protocol import PROTOCOL_VERSION, ProtocolError, decode_line, encode_event
+from pth_top.benches.protocol import PROTOCOL_VERSION, ProtocolError, decode_line, encode_event
 
 
 def test_events_round_trip_with_nested_fields():
@@ -44,7 +44,7 @@ def test_encoding_an_unknown_kind_is_refused():
 def test_parent_side_modules_import_without_torch_or_ui():
     code = (
         "import sys, benches.protocol, benches.launcher, benches.peaks, benches.runs, benches.report, "
-        "benches.catalog, benches.harness, benches.cpuinfo\n"
+        "pth_top.benches.catalog, benches.harness, benches.cpuinfo\n"
         "print(sorted(m for m in ('torch', 'textual', 'rich', 'numpy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

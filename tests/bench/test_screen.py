@@ -8,9 +8,9 @@ import time
 from textual.app import App
 from textual.widgets import DataTable
 
-from benches.runs import list_runs
-from tui.screens.bench import BenchScreen, KernelProgress
-from widgets.bar_chart import BarChart
+from pth_top.benches.runs import list_runs
+from pth_top.tui.screens.bench import BenchScreen, KernelProgress
+from pth_top.widgets.bar_chart import BarChart
 
 
 class BenchApp(App):
@@ -103,7 +103,7 @@ async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tm
 
 
 async def test_b_opens_the_bench_mode_and_escape_returns_to_the_monitor():
-    from tui.app import PthTopApp
+    from pth_top.tui.app import PthTopApp
 
     class BrokenSource:
         def sample(self):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from configs.answers import FIELDS, Answers, answers_from_dict
-from configs.errors import ConfigFileError
-from configs.tomlsource import read_toml, tomllib
+from pth_top.configs.answers import FIELDS, Answers, answers_from_dict
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.tomlsource import read_toml, tomllib
 
 HERE = Path(__file__).parent
 BAD_FILES = sorted((HERE / "bad_answers").glob("*.toml"))
@@ -113,7 +113,7 @@ valid_answer_tables = st.fixed_dictionaries({
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(valid_answer_tables)
 def test_valid_generated_answers_always_give_a_build(data):
-    from configs.recommend import recommend
+    from pth_top.configs.recommend import recommend
 
     try:
         answers = answers_from_dict(data)
@@ -126,7 +126,7 @@ def test_valid_generated_answers_always_give_a_build(data):
 
 @functools.cache
 def _catalog():
-    from configs.parts import load_catalog
+    from pth_top.configs.parts import load_catalog
 
     return load_catalog(Path("/nonexistent-user-catalog"))
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from configs.answers import Answers
-from configs.build_file import dumps_build, load_build, loads_build, save_build
-from configs.errors import ConfigFileError
-from configs.fileio import FileExistsRefused
-from configs.parts import load_catalog
-from configs.presets import load_build_preset
-from configs.recommend import recommend
+from pth_top.configs.answers import Answers
+from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.fileio import FileExistsRefused
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.presets import load_build_preset
+from pth_top.configs.recommend import recommend
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 TODAY = dt.date(2025, 7, 1)

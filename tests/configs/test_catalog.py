@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from configs.errors import ConfigFileError
-from configs.parts import BUILTIN_CATALOG_DIR, SCHEMA, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, load_catalog
-from configs.tomlsource import read_toml
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.parts import BUILTIN_CATALOG_DIR, SCHEMA, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, load_catalog
+from pth_top.configs.tomlsource import read_toml
 
 NO_USER_DIR = Path("/nonexistent-user-catalog")
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from configs.answers import Answers
-from configs.check import check_build
-from configs.parts import load_catalog
-from configs.recommend import recommend
-from sensors.model import FilesystemUsage, GpuSample, MemorySample
+from pth_top.configs.answers import Answers
+from pth_top.configs.check import check_build
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.recommend import recommend
+from pth_top.sensors.model import FilesystemUsage, GpuSample, MemorySample
 from tests.fakes.snapshots import make_snapshot
 
 GIB = 1024**3

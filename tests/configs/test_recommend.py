@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from configs.answers import Answers
-from configs.parts import load_catalog
-from configs.presets import load_build_preset
-from configs.recommend import recommend, swap
+from pth_top.configs.answers import Answers
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.presets import load_build_preset
+from pth_top.configs.recommend import recommend, swap
 
 TODAY = dt.date(2025, 7, 1)
 GIB = 1024**3

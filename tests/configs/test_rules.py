@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from configs.compat import compatibility_problems
-from configs.parts import load_catalog
-from configs.rules import (
+from pth_top.configs.compat import compatibility_problems
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.rules import (
     budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, load_rules, power_estimate, ram_floor_gib,
     standard_psu_size, storage_class,
 )

@@ -11,8 +11,8 @@ from typing import Any
 
 import pynvml
 
-from sensors.doctor.context import DoctorContext
-from sensors.nvml import NvmlSession
+from pth_top.sensors.doctor.context import DoctorContext
+from pth_top.sensors.nvml import NvmlSession
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
 
 GIB = 1024**3

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sensors.model import (
+from pth_top.sensors.model import (
     CoreUsage, CpuSample, DiskIoRate, FilesystemUsage, GpuProcessUse, GpuSample, HostInfo,
     MemorySample, MigInstance, NetworkRate, ProcessSample, Snapshot,
 )
-from sensors.na import NA
+from pth_top.sensors.na import NA
 
 GIB = 1024**3
 

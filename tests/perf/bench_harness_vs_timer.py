@@ -25,7 +25,7 @@ def harness_vs_timer(sizes: list[int], thread_counts: list[int], min_run_time_s:
     import torch
     from torch.utils.benchmark import Timer
 
-    from benches.harness import measure
+    from pth_top.benches.harness import measure
 
     rows = []
     for threads in thread_counts:
@@ -50,7 +50,7 @@ def harness_vs_timer(sizes: list[int], thread_counts: list[int], min_run_time_s:
 
 
 async def quick_suite_via_launcher(disk_dir: str) -> dict:
-    from benches.launcher import BenchProcess, run_arguments
+    from pth_top.benches.launcher import BenchProcess, run_arguments
 
     process = BenchProcess(None, run_arguments(suite="quick", disk_dir=disk_dir))
     cpu_before, wall_before = time.process_time(), time.monotonic()
@@ -68,7 +68,7 @@ async def quick_suite_via_launcher(disk_dir: str) -> dict:
 async def bench_screen_cpu(disk_dir: str) -> dict:
     from textual.app import App
 
-    from tui.screens.bench import BenchScreen
+    from pth_top.tui.screens.bench import BenchScreen
 
     screen = BenchScreen(disk_dir=disk_dir)
 

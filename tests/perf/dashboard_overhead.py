@@ -321,7 +321,7 @@ def pth_top_argv(interval: float) -> list[str]:
     script = Path(sys.executable).with_name("pth-top")
     if script.exists():
         return [str(script), "--interval", str(interval)]
-    return [sys.executable, "-m", "tui", "--interval", str(interval)]
+    return [sys.executable, "-m", "pth_top.tui", "--interval", str(interval)]
 
 
 def btop_config_dir(scratch_dir: str) -> str:

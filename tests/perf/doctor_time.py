@@ -22,7 +22,7 @@ def time_one_run(python: str, probe_python: str) -> float:
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     started = time.perf_counter()
     completed = subprocess.run(
-        [python, "-m", "tui", "doctor", "--json", "--python", probe_python],
+        [python, "-m", "pth_top.tui", "doctor", "--json", "--python", probe_python],
         capture_output=True, text=True, cwd=REPO_ROOT, env=environment, timeout=120,
     )
     elapsed = time.perf_counter() - started

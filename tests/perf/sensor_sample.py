@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import psutil  # noqa: E402
 
-from sensors.processes import ProcessReader  # noqa: E402
-from sensors.procfs import raise_open_file_limit  # noqa: E402
-from sensors.sampler import Sampler  # noqa: E402
+from pth_top.sensors.processes import ProcessReader  # noqa: E402
+from pth_top.sensors.procfs import raise_open_file_limit  # noqa: E402
+from pth_top.sensors.sampler import Sampler  # noqa: E402
 
 CHURN_COMMAND = re.compile(r"^sleep 0\.05(\d{4})$")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from configs.answers import Answers  # noqa: E402
-from configs.parts import load_catalog  # noqa: E402
-from configs.presets import load_build_preset  # noqa: E402
-from configs.recommend import recommend, swap  # noqa: E402
+from pth_top.configs.answers import Answers  # noqa: E402
+from pth_top.configs.parts import load_catalog  # noqa: E402
+from pth_top.configs.presets import load_build_preset  # noqa: E402
+from pth_top.configs.recommend import recommend, swap  # noqa: E402
 
 TARGET_MS = 50.0
 TODAY = dt.date(2026, 1, 1)
@@ -40,7 +40,7 @@ def scenarios():
     first = recommend(base, load_catalog(), today=TODAY)
     yield "swap GPU", lambda catalog: swap(first, "gpu", catalog, today=TODAY)
     yield "swap RAM", lambda catalog: swap(first, "memory_kit", catalog, today=TODAY)
-    from tui.wizard.review import build_text
+    from pth_top.tui.wizard.review import build_text
 
     yield "recompute + review text (what the wizard redraws)", lambda catalog: build_text(
         recommend(base, catalog, today=TODAY))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sensors.nvml import NvmlSession
-from sensors.sampler import Sampler
+from pth_top.sensors.nvml import NvmlSession
+from pth_top.sensors.sampler import Sampler
 from tests.sensors.proc_tree import add_process, make_proc_root
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sensors.gpu import SLOW_FIELD_TTL_S, THERMAL_FIELD_TTL_S, GpuReader, format_cuda_version
-from sensors.na import NA
-from sensors.nvml import NvmlSession
-from sensors.throttle import decode_throttle_reasons
+from pth_top.sensors.gpu import SLOW_FIELD_TTL_S, THERMAL_FIELD_TTL_S, GpuReader, format_cuda_version
+from pth_top.sensors.na import NA
+from pth_top.sensors.nvml import NvmlSession
+from pth_top.sensors.throttle import decode_throttle_reasons
 from tests.fakes.gpu_fixtures import enable_mig, make_fake_gpus
 from tests.sensors.helpers import FakeClock
 

@@ -8,13 +8,13 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from sensors.cpu import CpuReader, core_usage, package_temperature_c
-from sensors.disks import DiskReader, is_physical_disk, real_filesystems
-from sensors.host import read_cpu_model_name
-from sensors.memory import read_memory
-from sensors.na import NA
-from sensors.network import NetworkReader
-from sensors.rates import CounterRates
+from pth_top.sensors.cpu import CpuReader, core_usage, package_temperature_c
+from pth_top.sensors.disks import DiskReader, is_physical_disk, real_filesystems
+from pth_top.sensors.host import read_cpu_model_name
+from pth_top.sensors.memory import read_memory
+from pth_top.sensors.na import NA
+from pth_top.sensors.network import NetworkReader
+from pth_top.sensors.rates import CounterRates
 from tests.sensors.helpers import FakeClock
 
 DiskCounters = namedtuple("DiskCounters", "read_count write_count read_bytes write_bytes")

@@ -14,8 +14,8 @@ from typing import Any
 import pynvml
 import pytest
 
-from sensors.model import Snapshot
-from sensors.na import NA
+from pth_top.sensors.model import Snapshot
+from pth_top.sensors.na import NA
 from tests.fakes.gpu_fixtures import MIB, enable_mig, make_fake_gpus
 from tests.sensors.helpers import FakeClock, sampler_with, small_proc_root
 

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from sensors.gpu_processes import NvmlProcess
-from sensors.na import NA
-from sensors.pidns import NamespacePidMapper, read_nspid
-from sensors.processes import ProcessReader, ProcfsProcessSource, PsutilProcessSource, attach_gpu_uses
-from sensors.procfs import KEPT_DESCRIPTOR_FLOOR, StatFiles, parse_stat
+from pth_top.sensors.gpu_processes import NvmlProcess
+from pth_top.sensors.na import NA
+from pth_top.sensors.pidns import NamespacePidMapper, read_nspid
+from pth_top.sensors.processes import ProcessReader, ProcfsProcessSource, PsutilProcessSource, attach_gpu_uses
+from pth_top.sensors.procfs import KEPT_DESCRIPTOR_FLOOR, StatFiles, parse_stat
 from tests.sensors.helpers import FakeClock
 from tests.sensors.proc_tree import add_process, make_proc_root, stat_line
 
@@ -141,7 +141,7 @@ def test_nspid_lines_are_read_only_when_a_gpu_pid_is_not_visible(tmp_path, monke
     root = make_proc_root(tmp_path / "proc")
     add_process(root, 7, "python", ["python"], nspid=(7, 70))
     reads = []
-    monkeypatch.setattr("sensors.pidns.read_nspid", lambda proc_root, pid: reads.append(pid) or (7, 70))
+    monkeypatch.setattr("pth_top.sensors.pidns.read_nspid", lambda proc_root, pid: reads.append(pid) or (7, 70))
     mapper = NamespacePidMapper(str(root))
     source = ProcfsProcessSource(str(root), FakeClock())
     attach_gpu_uses(source.rows(GIB), [NvmlProcess(7, 0, GIB, "compute")], mapper)
@@ -178,7 +178,7 @@ def room_for_kept_files():
     """A soft descriptor limit with room above the floor the kept stat files use."""
     import resource
 
-    from sensors.procfs import KEPT_DESCRIPTOR_FLOOR, raise_open_file_limit
+    from pth_top.sensors.procfs import KEPT_DESCRIPTOR_FLOOR, raise_open_file_limit
 
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     if raise_open_file_limit(KEPT_DESCRIPTOR_FLOOR + 256) < KEPT_DESCRIPTOR_FLOOR + 256:
@@ -234,7 +234,7 @@ def test_a_kept_stat_file_of_a_reaped_child_is_replaced_not_read_stale(room_for_
 def test_raise_open_file_limit_stays_under_the_hard_limit():
     import resource
 
-    from sensors.procfs import descriptor_budget, raise_open_file_limit
+    from pth_top.sensors.procfs import descriptor_budget, raise_open_file_limit
 
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:

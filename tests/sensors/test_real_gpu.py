@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sensors.sampler import Sampler
-from sensors.snapshot_json import SCHEMA_PATH, snapshot_to_dict
+from pth_top.sensors.sampler import Sampler
+from pth_top.sensors.snapshot_json import SCHEMA_PATH, snapshot_to_dict
 from tests.sensors.schema_check import validate
 
 pytestmark = pytest.mark.gpu

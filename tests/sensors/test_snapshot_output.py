@@ -11,10 +11,10 @@ import sys
 
 import pynvml
 
-from sensors import model
-from sensors.na import NA
-from sensors.snapshot_json import SCHEMA_PATH, snapshot_to_dict
-from sensors.snapshot_table import format_snapshot_table
+from pth_top.sensors import model
+from pth_top.sensors.na import NA
+from pth_top.sensors.snapshot_json import SCHEMA_PATH, snapshot_to_dict
+from pth_top.sensors.snapshot_table import format_snapshot_table
 from tests.fakes.gpu_fixtures import enable_mig, make_fake_gpus
 from tests.sensors.helpers import FakeClock, sampler_with
 from tests.sensors.schema_check import unused_keywords, validate
@@ -112,7 +112,7 @@ def test_table_without_gpus_says_why():
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tui", "snapshot", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "pth_top.tui", "snapshot", *args], cwd=REPO_ROOT, capture_output=True, text=True,
         timeout=60, stdin=subprocess.DEVNULL,
     )
 
@@ -135,8 +135,8 @@ def test_cli_table_and_bad_input():
 
 def test_sensors_import_no_ui_or_torch():
     code = (
-        "import sys, sensors.sampler, sensors.snapshot_json, sensors.snapshot_table; "
-        "sensors.sampler.Sampler().sample(); "
+        "import sys, pth_top.sensors.sampler, pth_top.sensors.snapshot_json, pth_top.sensors.snapshot_table; "
+        "pth_top.sensors.sampler.Sampler().sample(); "
         "bad = sorted(m for m in ('textual', 'rich', 'torch') if m in sys.modules); print(bad); "
         "sys.exit(1 if bad else 0)"
     )

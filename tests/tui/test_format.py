@@ -1,7 +1,7 @@
 import math
 
-from sensors.na import NA
-from tui.format import format_bytes, format_duration, format_number, format_percent, format_rate, format_uptime
+from pth_top.sensors.na import NA
+from pth_top.tui.format import format_bytes, format_duration, format_number, format_percent, format_rate, format_uptime
 
 
 def test_bytes_use_binary_units_like_htop():

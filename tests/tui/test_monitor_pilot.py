@@ -11,13 +11,13 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from sensors.model import ProcessSample
+from pth_top.sensors.model import ProcessSample
 from tests.fakes.snapshots import FailingSource, FixedSource, make_snapshot
-from tui.app import PthTopApp
-from tui.panels.processes import ProcessPanel
-from tui.screens.help import HelpScreen
-from tui.screens.kill import KillScreen
-from tui.screens.too_small import TooSmallScreen
+from pth_top.tui.app import PthTopApp
+from pth_top.tui.panels.processes import ProcessPanel
+from pth_top.tui.screens.help import HelpScreen
+from pth_top.tui.screens.kill import KillScreen
+from pth_top.tui.screens.too_small import TooSmallScreen
 
 
 def make_app(*snapshots, interval_s=0.1):
@@ -269,8 +269,8 @@ async def test_kill_cancel_leaves_the_process_alone(child_process):
 
 
 async def test_kill_of_another_users_process_is_refused_with_a_reason(monkeypatch):
-    monkeypatch.setattr("tui.screens.monitor.os.geteuid", lambda: 12345)
-    monkeypatch.setattr("tui.screens.monitor.current_user_name", lambda: "carol")
+    monkeypatch.setattr("pth_top.tui.screens.monitor.os.geteuid", lambda: 12345)
+    monkeypatch.setattr("pth_top.tui.screens.monitor.current_user_name", lambda: "carol")
     app, _ = make_app(make_snapshot(process_count=3))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

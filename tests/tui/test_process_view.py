@@ -1,8 +1,8 @@
 from dataclasses import replace
 
-from sensors.model import GpuProcessUse, ProcessSample
-from sensors.na import NA
-from tui.process_view import ProcessView, process_cells, table_rows, visible_lines
+from pth_top.sensors.model import GpuProcessUse, ProcessSample
+from pth_top.sensors.na import NA
+from pth_top.tui.process_view import ProcessView, process_cells, table_rows, visible_lines
 
 
 def proc(pid, ppid=1, cpu=0.0, command="cmd", user="alice", gpu_bytes=None, **kwargs):

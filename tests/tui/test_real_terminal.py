@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def pth_top_command() -> list[str]:
     """The installed console script when there is one (as in CI), else the module."""
     script = Path(sys.executable).with_name("pth-top")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "tui"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pth_top.tui"]
 
 
 def spawn(*args: str, env_overrides: dict[str, str] | None = None) -> pexpect.spawn:
@@ -61,7 +61,7 @@ def test_version_help_and_bad_flags():
 
 
 def test_prepare_terminal_environment_picks_safe_colours():
-    from tui.cli import prepare_terminal_environment
+    from pth_top.tui.cli import prepare_terminal_environment
 
     dumb = {"TERM": "dumb"}
     prepare_terminal_environment(dumb)
@@ -77,14 +77,14 @@ def test_prepare_terminal_environment_picks_safe_colours():
 def test_the_dashboard_flags_parse_without_loading_the_commands():
     code = (
         "import sys; from tui.cli import parse_arguments; args = parse_arguments(['-i', '2']); "
-        "print(args.command, args.interval, sorted(m for m in sys.modules if m.startswith('tui.commands.')))"
+        "print(args.command, args.interval, sorted(m for m in sys.modules if m.startswith('pth_top.tui.commands.')))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.split() == ["None", "2.0", "[]"]
 
 
 def test_anything_beyond_the_dashboard_flags_gets_the_full_command_line():
-    from tui.cli import parse_arguments
+    from pth_top.tui.cli import parse_arguments
 
     args = parse_arguments(["snapshot", "--top", "3", "--interval", "0.1"])
     assert (args.command, args.top, args.interval) == ("snapshot", 3, 0.1), "snapshot's own --interval"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.snapshots import FixedSource, make_snapshot
-from tui.app import PthTopApp
+from pth_top.tui.app import PthTopApp
 
 
 def fixed_app(snapshot):

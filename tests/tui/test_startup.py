@@ -9,9 +9,9 @@ import weakref
 from dataclasses import replace
 
 from tests.fakes.snapshots import FailingSource, FixedSource, make_processes, make_snapshot
-from tui import startup_gc
-from tui.app import PthTopApp
-from tui.first_sample import FirstSample
+from pth_top.tui import startup_gc
+from pth_top.tui.app import PthTopApp
+from pth_top.tui.first_sample import FirstSample
 
 
 class Cyclic:

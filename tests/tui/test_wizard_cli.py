@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from configs.build_file import load_build
-from configs.paths import builds_dir
+from pth_top.configs.build_file import load_build
+from pth_top.configs.paths import builds_dir
 from tests.fakes.snapshots import FixedSource, make_snapshot
-from tui import cli
+from pth_top.tui import cli
 
 HERE = Path(__file__).parent.parent / "configs"
 GOOD = HERE / "good_answers.toml"
@@ -22,7 +22,7 @@ BAD_FILES = sorted((HERE / "bad_answers").glob("*.toml"))
 @pytest.fixture(autouse=True)
 def only_our_commands(monkeypatch):
     # Other subcommands are written concurrently; these tests need only the wizard's two.
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("tui.commands.wizard", "tui.commands.build"))
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("pth_top.tui.commands.wizard", "pth_top.tui.commands.build"))
 
 
 def test_headless_wizard_writes_a_build_that_parses(tmp_path, capsys):
@@ -97,8 +97,8 @@ def test_build_show_and_check(tmp_path, capsys, monkeypatch):
     assert cli.main(["build", "show", str(out)]) == 0
     shown = capsys.readouterr().out
     assert "Memory per GPU" in shown and "PSU required" in shown and "Warnings" in shown
-    fake_sampler = types.ModuleType("sensors.sampler")
-    monkeypatch.setitem(sys.modules, "sensors.sampler", fake_sampler)
+    fake_sampler = types.ModuleType("pth_top.sensors.sampler")
+    monkeypatch.setitem(sys.modules, "pth_top.sensors.sampler", fake_sampler)
     fake_sampler.Sampler = lambda: FixedSource(make_snapshot(gpu_count=2))
     assert cli.main(["build", "check", str(out)]) == 0
     checked = capsys.readouterr().out
@@ -135,8 +135,8 @@ def test_build_check_reports_a_sensor_failure(tmp_path, capsys, monkeypatch):
         def sample(self):
             raise RuntimeError("no /proc")
 
-    fake_sampler = types.ModuleType("sensors.sampler")
+    fake_sampler = types.ModuleType("pth_top.sensors.sampler")
     fake_sampler.Sampler = BrokenSampler
-    monkeypatch.setitem(sys.modules, "sensors.sampler", fake_sampler)
+    monkeypatch.setitem(sys.modules, "pth_top.sensors.sampler", fake_sampler)
     assert cli.main(["build", "check", str(out)]) == 1
     assert capsys.readouterr().err == "pth-top: cannot read this machine: RuntimeError: no /proc\n"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from configs.build_file import load_build
+from pth_top.configs.build_file import load_build
 from tests.fakes.snapshots import FixedSource, make_snapshot
-from tui.screens.wizard import WizardScreen
-from tui.wizard.confirm import ConfirmScreen
-from tui.wizard_app import WizardApp
+from pth_top.tui.screens.wizard import WizardScreen
+from pth_top.tui.wizard.confirm import ConfirmScreen
+from pth_top.tui.wizard_app import WizardApp
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 
@@ -166,8 +166,8 @@ async def test_leaving_without_changes_does_not_ask():
 
 
 async def test_dashboard_w_opens_the_wizard_and_escape_returns():
-    from tui.app import PthTopApp
-    from tui.screens.monitor import MonitorScreen
+    from pth_top.tui.app import PthTopApp
+    from pth_top.tui.screens.monitor import MonitorScreen
 
     app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -6,7 +6,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from widgets.key_bar import KeyBar
+from pth_top.widgets.key_bar import KeyBar
 
 
 class Left(Static, can_focus=True):

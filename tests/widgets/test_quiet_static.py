@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from widgets.quiet_static import QuietStatic
+from pth_top.widgets.quiet_static import QuietStatic
 
 
 class OneStatic(App):

@@ -2,9 +2,9 @@
 
 import math
 
-from widgets.core_grid import CoreReading, grid_lines, is_compact
-from widgets.history_chart import ChartSeries, chart_text
-from widgets.meter import MeterSegment, meter_text
+from pth_top.widgets.core_grid import CoreReading, grid_lines, is_compact
+from pth_top.widgets.history_chart import ChartSeries, chart_text
+from pth_top.widgets.meter import MeterSegment, meter_text
 
 
 def test_meter_fills_in_proportion_and_keeps_value_inside_brackets():
@@ -51,7 +51,7 @@ def test_chart_draws_lines_with_a_legend_and_skips_gaps():
 
 
 def test_a_long_history_is_cut_to_one_point_per_column_keeping_spikes_and_gaps():
-    from widgets.history_chart import _points
+    from pth_top.widgets.history_chart import _points
 
     values = [10.0] * 300
     values[100] = 95.0
@@ -79,7 +79,7 @@ def test_chart_without_enough_points_says_so_and_tiny_chart_is_empty():
 
 
 def test_level_sparkline_uses_a_fixed_scale_and_shows_gaps():
-    from widgets.level_sparkline import sparkline_text
+    from pth_top.widgets.level_sparkline import sparkline_text
 
     assert sparkline_text([0.0, 50.0, 100.0, math.nan, 250.0], 5).plain == "▁▄█ █"
     assert sparkline_text([100.0] * 10, 4).plain == "████"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from widgets.row_table import RowTable, TableColumn, column_widths, row_text
+from pth_top.widgets.row_table import RowTable, TableColumn, column_widths, row_text
 
 
 class TableApp(App):

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from tui.commands import CliError
+from pth_top.tui.commands import CliError
 
 DEVICE_HELP = "cpu, cuda:N, or all (default cpu)"
 
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def list_kernels() -> str:
-    from benches.catalog import KERNELS, SUITES
+    from pth_top.benches.catalog import KERNELS, SUITES
 
     lines = []
     for spec in KERNELS:
@@ -49,7 +49,7 @@ def list_kernels() -> str:
 
 
 def validate(args: argparse.Namespace) -> None:
-    from benches.catalog import KERNELS_BY_NAME
+    from pth_top.benches.catalog import KERNELS_BY_NAME
 
     unknown = [name for name in args.kernel if name not in KERNELS_BY_NAME]
     if unknown:
@@ -115,10 +115,10 @@ def result_line(row: dict, format_value, format_percent) -> str:
 async def execute(args: argparse.Namespace, printer: ProgressPrinter):
     import asyncio
 
-    from benches.launcher import BenchProcess, run_arguments
-    from benches.report import format_percent, format_value
-    from benches.runs import RunRecord
-    from configs.paths import user_data_dir
+    from pth_top.benches.launcher import BenchProcess, run_arguments
+    from pth_top.benches.report import format_percent, format_value
+    from pth_top.benches.runs import RunRecord
+    from pth_top.configs.paths import user_data_dir
 
     disk_dir = args.disk_dir
     if disk_dir is None:
@@ -154,10 +154,10 @@ def run(args: argparse.Namespace) -> int:
     validate(args)
     import asyncio
 
-    from benches.launcher import LaunchError
-    from benches.report import text_table
-    from benches.runs import save_run, write_run_to
-    from configs.fileio import FileExistsRefused
+    from pth_top.benches.launcher import LaunchError
+    from pth_top.benches.report import text_table
+    from pth_top.benches.runs import save_run, write_run_to
+    from pth_top.configs.fileio import FileExistsRefused
 
     printer = ProgressPrinter()
     try:

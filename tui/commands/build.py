@@ -23,24 +23,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from configs.build_file import load_build
-    from configs.errors import ConfigFileError
-    from tui.commands import CliError
+    from pth_top.configs.build_file import load_build
+    from pth_top.configs.errors import ConfigFileError
+    from pth_top.tui.commands import CliError
 
     try:
         build, created, tool_version = load_build(args.file)
     except ConfigFileError as error:
         raise CliError(str(error)) from None
     if args.build_action == "show":
-        from configs.render import render_build_text
+        from pth_top.configs.render import render_build_text
 
         sys.stdout.write(f"{args.file} (created {created}, pth-top {tool_version})\n\n")
         sys.stdout.write(render_build_text(build))
         return 0
-    from configs.check import check_build
+    from pth_top.configs.check import check_build
 
     try:
-        from sensors.sampler import Sampler
+        from pth_top.sensors.sampler import Sampler
 
         snapshot = Sampler().sample()
     except Exception as error:  # any sensor failure is reported, never a traceback

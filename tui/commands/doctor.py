@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tui.commands import CliError, seconds_argument
+from pth_top.tui.commands import CliError, seconds_argument
 
 MAX_LOAD_SECONDS = 60.0
 
@@ -39,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sensors.doctor.live import live_context
-    from sensors.doctor.probe_runner import resolve_python
-    from sensors.doctor.registry import run_all
-    from sensors.doctor.report import exit_code_for, format_text, to_json_document
+    from pth_top.sensors.doctor.live import live_context
+    from pth_top.sensors.doctor.probe_runner import resolve_python
+    from pth_top.sensors.doctor.registry import run_all
+    from pth_top.sensors.doctor.report import exit_code_for, format_text, to_json_document
 
     if args.python is not None and resolve_python(args.python) is None:
         raise CliError(f"doctor: --python: no Python interpreter at {args.python}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands import seconds_argument
+from pth_top.tui.commands import seconds_argument
 
 DEFAULT_TOP = 15
 DEFAULT_INTERVAL_S = 0.5
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from sensors.sampler import Sampler
+    from pth_top.sensors.sampler import Sampler
 
     sampler = Sampler()
     try:
@@ -56,12 +56,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sampler.close()
     if args.json:
-        from sensors.snapshot_json import snapshot_to_dict
+        from pth_top.sensors.snapshot_json import snapshot_to_dict
 
         json.dump(snapshot_to_dict(snapshot, top_processes=args.top), sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        from sensors.snapshot_table import format_snapshot_table
+        from pth_top.sensors.snapshot_table import format_snapshot_table
 
         width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
         top = DEFAULT_TOP if args.top is None else args.top

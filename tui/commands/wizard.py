@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands import CliError
+    from pth_top.tui.commands import CliError
 
     if args.answers is not None and args.preset is not None:
         raise CliError("give --answers or --preset, not both")
@@ -44,16 +44,16 @@ def run(args: argparse.Namespace) -> int:
 def _run_tui(preset: str | None) -> int:
     import os
 
-    from tui.cli import prepare_terminal_environment
+    from pth_top.tui.cli import prepare_terminal_environment
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("pth-top: not a terminal; the wizard needs one. Headless: 'pth-top wizard --answers FILE.toml'.", file=sys.stderr)
         return 2
     prepare_terminal_environment(os.environ)
-    from tui.wizard_app import WizardApp
+    from pth_top.tui.wizard_app import WizardApp
 
-    from configs.presets import build_preset_paths
-    from tui.commands import CliError
+    from pth_top.configs.presets import build_preset_paths
+    from pth_top.tui.commands import CliError
 
     if preset is not None and preset not in build_preset_paths():
         raise CliError(f"unknown preset {preset!r} (one of {', '.join(build_preset_paths())})")
@@ -65,15 +65,15 @@ def _run_headless(args: argparse.Namespace) -> int:
     import datetime as dt
     from pathlib import Path
 
-    from configs.build_file import default_build_path, save_build
-    from configs.errors import ConfigFileError
-    from configs.fileio import FileExistsRefused
-    from configs.parts import load_catalog
-    from configs.presets import build_preset_paths, load_build_preset
-    from configs.recommend import recommend
-    from configs.render import render_build_text
-    from tui import __version__
-    from tui.commands import CliError
+    from pth_top.configs.build_file import default_build_path, save_build
+    from pth_top.configs.errors import ConfigFileError
+    from pth_top.configs.fileio import FileExistsRefused
+    from pth_top.configs.parts import load_catalog
+    from pth_top.configs.presets import build_preset_paths, load_build_preset
+    from pth_top.configs.recommend import recommend
+    from pth_top.configs.render import render_build_text
+    from pth_top.tui import __version__
+    from pth_top.tui.commands import CliError
 
     try:
         catalog = load_catalog()
@@ -104,8 +104,8 @@ def _run_headless(args: argparse.Namespace) -> int:
 
 def read_answers_file(path):
     """Answers from a TOML file (bare answers, or a build file's [answers]); ConfigFileError when bad."""
-    from configs.answers import answers_from_dict
-    from configs.tomlsource import read_toml
+    from pth_top.configs.answers import answers_from_dict
+    from pth_top.configs.tomlsource import read_toml
 
     data, text = read_toml(path)
     if "answers" in data and isinstance(data["answers"], dict) and "schema_version" in data:

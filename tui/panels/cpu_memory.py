@@ -6,11 +6,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from sensors.model import CpuSample, MemorySample
-from tui.format import format_bytes, format_number
-from widgets.core_grid import CoreGrid, CoreReading
-from widgets.meter import Meter, MeterSegment
-from widgets.quiet_static import QuietStatic
+from pth_top.sensors.model import CpuSample, MemorySample
+from pth_top.tui.format import format_bytes, format_number
+from pth_top.widgets.core_grid import CoreGrid, CoreReading
+from pth_top.widgets.meter import Meter, MeterSegment
+from pth_top.widgets.quiet_static import QuietStatic
 
 # htop's colours: user green, system red, iowait grey; memory used green, buffers/cache blue/yellow.
 USER_STYLE, SYSTEM_STYLE, IOWAIT_STYLE = "green", "red", "bright_black"

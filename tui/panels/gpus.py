@@ -8,11 +8,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from sensors.model import GpuSample
-from sensors.na import NA, is_na
-from tui.format import format_bytes, format_number, format_percent, format_rate
-from widgets.quiet_static import QuietStatic
-from widgets.row_table import RowTable, TableColumn
+from pth_top.sensors.model import GpuSample
+from pth_top.sensors.na import NA, is_na
+from pth_top.tui.format import format_bytes, format_number, format_percent, format_rate
+from pth_top.widgets.quiet_static import QuietStatic
+from pth_top.widgets.row_table import RowTable, TableColumn
 
 GPU_COLUMNS = (
     ("gpu", "#", 4), ("name", "Name", 20), ("util", "Util", 4), ("memory", "Memory", 12),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from sensors.model import HostInfo
-from tui.format import format_number, format_uptime
-from widgets.quiet_static import QuietStatic
+from pth_top.sensors.model import HostInfo
+from pth_top.tui.format import format_number, format_uptime
+from pth_top.widgets.quiet_static import QuietStatic
 
 
 def header_text(host: HostInfo, interval_s: float, paused: bool) -> Text:

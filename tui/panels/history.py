@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from sensors.history import History
-from widgets.history_chart import ChartSeries, HistoryChart
-from widgets.level_sparkline import LevelSparkline
+from pth_top.sensors.history import History
+from pth_top.widgets.history_chart import ChartSeries, HistoryChart
+from pth_top.widgets.level_sparkline import LevelSparkline
 
 GPU_COLORS = ("magenta", "cyan", "yellow", "green", "red", "blue", "bright_magenta", "bright_cyan")
 

@@ -6,9 +6,9 @@ from typing import Sequence
 
 from rich.text import Text
 
-from sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
-from tui.format import format_bytes, format_rate
-from widgets.quiet_static import QuietStatic
+from pth_top.sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
+from pth_top.tui.format import format_bytes, format_rate
+from pth_top.widgets.quiet_static import QuietStatic
 
 
 def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsage]) -> Text:

@@ -11,12 +11,12 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input
 
-from sensors.model import ProcessSample
-from tui.process_view import (
+from pth_top.sensors.model import ProcessSample
+from pth_top.tui.process_view import (
     COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
 )
-from widgets.quiet_static import QuietStatic
-from widgets.row_table import RowTable, TableColumn
+from pth_top.widgets.quiet_static import QuietStatic
+from pth_top.widgets.row_table import RowTable, TableColumn
 
 FILTER_PLACEHOLDER = "filter: command, user or PID (Enter keeps it, Esc clears)"
 

@@ -18,12 +18,12 @@ from textual.screen import Screen
 from textual.widgets._select import SelectOverlay
 from textual.widgets import Checkbox, ContentSwitcher, DataTable, Input, Label, ProgressBar, Select, Static
 
-from benches.catalog import KERNELS_BY_NAME
-from benches.protocol import Event
-from benches.report import format_delta, format_percent, format_spread, format_value
-from benches.runs import RunRecord, compare, row_key
-from widgets.bar_chart import Bar, BarChart
-from widgets.key_bar import KeyBar
+from pth_top.benches.catalog import KERNELS_BY_NAME
+from pth_top.benches.protocol import Event
+from pth_top.benches.report import format_delta, format_percent, format_spread, format_value
+from pth_top.benches.runs import RunRecord, compare, row_key
+from pth_top.widgets.bar_chart import Bar, BarChart
+from pth_top.widgets.key_bar import KeyBar
 
 COLUMNS = ("kernel", "dev", "variant", "value", "unit", "%peak", "Δ%", "spread", "note")
 
@@ -177,7 +177,7 @@ class BenchScreen(Screen):
     async def discover_devices(self, delay_s: float = 0.0) -> None:
         import asyncio
 
-        from benches.launcher import LaunchError, discover_devices
+        from pth_top.benches.launcher import LaunchError, discover_devices
 
         await asyncio.sleep(delay_s)  # typing in the python field restarts this worker: list once typing stops
         python = self.query_one("#python", Input).value.strip() or None
@@ -226,7 +226,7 @@ class BenchScreen(Screen):
         if self.running:
             self.set_status("A benchmark is already running (Esc cancels it).")
             return
-        from benches.launcher import run_arguments
+        from pth_top.benches.launcher import run_arguments
 
         kernels = [name.strip() for name in self.query_one("#kernels", Input).value.split(",") if name.strip()]
         unknown = [name for name in kernels if name not in KERNELS_BY_NAME]
@@ -252,7 +252,7 @@ class BenchScreen(Screen):
         """Stream the child's events as messages; cancelling the worker terminates the child."""
         import asyncio
 
-        from benches.launcher import BenchProcess, LaunchError
+        from pth_top.benches.launcher import BenchProcess, LaunchError
 
         try:
             process = BenchProcess(python, args)
@@ -386,7 +386,7 @@ class BenchScreen(Screen):
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def save_record(self, record: RunRecord) -> None:
-        from benches.runs import save_run
+        from pth_top.benches.runs import save_run
 
         try:
             self.post_message(RunFileDone("saved", save_run(record, self.runs_folder)))
@@ -395,7 +395,7 @@ class BenchScreen(Screen):
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def list_saved_runs(self, purpose: str) -> None:
-        from benches.runs import RunFileError, list_runs, load_run
+        from pth_top.benches.runs import RunFileError, list_runs, load_run
 
         entries = []
         for path in list_runs(self.runs_folder)[:50]:
@@ -410,7 +410,7 @@ class BenchScreen(Screen):
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def load_saved_run(self, purpose: str, path: Path) -> None:
-        from benches.runs import RunFileError, load_run
+        from pth_top.benches.runs import RunFileError, load_run
 
         try:
             self.post_message(RunFileDone(purpose, load_run(path)))
@@ -425,7 +425,7 @@ class BenchScreen(Screen):
         self.list_saved_runs("list-compare")
 
     def on_run_file_done(self, message: RunFileDone) -> None:
-        from tui.screens.bench_runs import BenchRunsScreen
+        from pth_top.tui.screens.bench_runs import BenchRunsScreen
 
         if message.error:
             self.set_status(f"{message.action}: {message.error}")
@@ -454,7 +454,7 @@ class BenchScreen(Screen):
 
 
 def _default_disk_dir() -> str:
-    from configs.paths import user_data_dir
+    from pth_top.configs.paths import user_data_dir
 
     folder = user_data_dir()
     folder.mkdir(parents=True, exist_ok=True)

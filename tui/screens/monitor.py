@@ -14,17 +14,17 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
-from sensors.history import History
-from sensors.model import ProcessSample, Snapshot
-from tui.panels.cpu_memory import CpuMemoryPanel
-from widgets.core_grid import CoreGrid
-from widgets.key_bar import KeyBar
-from tui.panels.gpus import GpuPanel
-from tui.panels.header import HeaderBar
-from tui.panels.history import HistoryPanel
-from tui.panels.io import DisksPanel, NetworkPanel
-from tui.panels.processes import ProcessPanel
-from tui.process_view import ProcessView
+from pth_top.sensors.history import History
+from pth_top.sensors.model import ProcessSample, Snapshot
+from pth_top.tui.panels.cpu_memory import CpuMemoryPanel
+from pth_top.widgets.core_grid import CoreGrid
+from pth_top.widgets.key_bar import KeyBar
+from pth_top.tui.panels.gpus import GpuPanel
+from pth_top.tui.panels.header import HeaderBar
+from pth_top.tui.panels.history import HistoryPanel
+from pth_top.tui.panels.io import DisksPanel, NetworkPanel
+from pth_top.tui.panels.processes import ProcessPanel
+from pth_top.tui.process_view import ProcessView
 
 CHARTS_HEIGHT = 12
 MIN_PROCESS_ROWS = 8
@@ -231,7 +231,7 @@ class MonitorScreen(Screen):
         self._show_history_panel()
 
     def action_kill(self) -> None:
-        from tui.screens.kill import KillScreen
+        from pth_top.tui.screens.kill import KillScreen
 
         process = self.query_one(ProcessPanel).selected_process
         if process is None:

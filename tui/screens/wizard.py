@@ -16,16 +16,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button, ContentSwitcher, Input, Select, Static
 
-from configs.answers import Answers, cross_field_problems
-from configs.build import ROLE_LABELS, Build
-from configs.errors import ConfigFileError
-from configs.parts import Catalog
-from configs.presets import load_build_preset, model_presets
-from tui.wizard.confirm import ConfirmScreen
-from tui.wizard.fields import FieldRow, _format
-from tui.wizard.review import SWAP_KEYS, ReviewStep
-from tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision_options
-from widgets.key_bar import KeyBar
+from pth_top.configs.answers import Answers, cross_field_problems
+from pth_top.configs.build import ROLE_LABELS, Build
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.parts import Catalog
+from pth_top.configs.presets import load_build_preset, model_presets
+from pth_top.tui.wizard.confirm import ConfirmScreen
+from pth_top.tui.wizard.fields import FieldRow, _format
+from pth_top.tui.wizard.review import SWAP_KEYS, ReviewStep
+from pth_top.tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision_options
+from pth_top.widgets.key_bar import KeyBar
 
 CUSTOM_ONLY_KEYS = frozenset({
     "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "sequence_length",
@@ -286,7 +286,7 @@ class WizardScreen(Screen):
     @property
     def catalog(self) -> Catalog:
         if self._catalog is None:
-            from configs.parts import load_catalog
+            from pth_top.configs.parts import load_catalog
 
             self._catalog = load_catalog()
         return self._catalog
@@ -294,14 +294,14 @@ class WizardScreen(Screen):
     def _enter_review(self) -> None:
         self._recompute()
         if self.build is not None and not self._save_path_edited:
-            from configs.build_file import default_build_path
+            from pth_top.configs.build_file import default_build_path
 
             save_input = self.query_one("#save-path", Input)
             with save_input.prevent(Input.Changed):
                 save_input.value = str(default_build_path(self.build, self._clock()))
 
     def _recompute(self) -> None:
-        from configs.recommend import recommend
+        from pth_top.configs.recommend import recommend
 
         review = self.query_one(ReviewStep)
         try:
@@ -316,7 +316,7 @@ class WizardScreen(Screen):
         review.show(self.build)
 
     def action_swap(self, role: str) -> None:
-        from configs.recommend import swap
+        from pth_top.configs.recommend import swap
 
         if self.build is None:
             return
@@ -349,9 +349,9 @@ class WizardScreen(Screen):
         self._save(Path(text).expanduser(), overwrite=False)
 
     def _save(self, path: Path, overwrite: bool) -> None:
-        from configs.build_file import save_build
-        from configs.fileio import FileExistsRefused
-        from tui import __version__
+        from pth_top.configs.build_file import save_build
+        from pth_top.configs.fileio import FileExistsRefused
+        from pth_top.tui import __version__
 
         assert self.build is not None
         try:

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
-from configs.answers import FIELDS, FieldSpec
+from pth_top.configs.answers import FIELDS, FieldSpec
 
 
 class FieldRow(Vertical):

@@ -7,9 +7,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Static
 
-from configs.build import ROLE_LABELS, Build
-from configs.render import component_line, memory_lines, power_lines, price_line
-from tui.wizard.steps import STEPS
+from pth_top.configs.build import ROLE_LABELS, Build
+from pth_top.configs.render import component_line, memory_lines, power_lines, price_line
+from pth_top.tui.wizard.steps import STEPS
 
 SWAP_KEYS = (("1", "gpu"), ("2", "cpu"), ("3", "motherboard"), ("4", "memory_kit"), ("5", "storage"), ("6", "cooler"), ("7", "psu"))
 

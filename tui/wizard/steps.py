@@ -9,10 +9,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Select, Static
 
-from configs.answers import SCENARIO_LABELS, SCENARIOS, Answers, FieldSpec
-from configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from configs.presets import build_preset_paths, load_build_preset, model_presets
-from tui.wizard.fields import FieldRow
+from pth_top.configs.answers import SCENARIO_LABELS, SCENARIOS, Answers, FieldSpec
+from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
+from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
+from pth_top.tui.wizard.fields import FieldRow
 
 SCENARIO_SPEC = FieldSpec("choice", "personal_research", choices=SCENARIOS)
 NO_PRESET = "none"
