@@ -10,11 +10,10 @@ from typing import Callable, Iterable
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from pth_top.sensors.history import History
-from pth_top.sensors.model import Snapshot
 from pth_top.tui import MIN_INTERVAL_S, startup_gc
 from pth_top.tui.first_sample import FirstSample, SnapshotSource, default_source
 from pth_top.tui.messages import SamplerFailed, SnapshotReady
@@ -81,7 +80,6 @@ class PthTopApp(App):
         super().__init__()
         self.interval_s = interval_s
         self.paused = False
-        self.history = History()
         self._source_factory = source_factory or default_source
         # Started before Textual is even imported when the CLI passes it in.
         self._first_sample = first_sample or FirstSample.on_thread(self._source_factory)
@@ -93,38 +91,48 @@ class PthTopApp(App):
         """Hand the first sample to the monitor before it mounts, so its first paint has data."""
         self._first_sample_in = self._first_sample.wait(FIRST_SAMPLE_WAIT_S)
         if self._first_sample_in and self._first_sample.snapshot is not None:
-            self._show_snapshot(self._first_sample.snapshot)
+            self.monitor_screen.take_snapshot(self._first_sample.snapshot)
 
     def on_mount(self) -> None:
         self._check_size(self.size.width, self.size.height)
+        monitor = self.monitor_screen
         if self._first_sample_in and self._first_sample.error is not None:
-            self.monitor_screen.show_sampler_error(self._first_sample.error)
-        self.sample_forever(self._first_sample_in)
+            monitor.show_sampler_error(self._first_sample.error)
+        self.sample_forever(monitor.post_message, self._first_sample_in)
         self.call_after_refresh(startup_gc.resume)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
-    def sample_forever(self, first_shown: bool) -> None:
-        """Sample the machine every interval and post the result; never touches widgets."""
-        worker = get_current_worker()
-        if not self._wait_for_first_sample(worker):
-            return
-        source = self._take_over_first_sample(first_shown)
-        if self._first_sample.snapshot is not None:
-            self._sleep_until_next_sample(worker)
-        while not worker.is_cancelled:
-            if source is None:
-                source = self._retry_source()
-            elif not self.paused:
-                try:
-                    self.post_message(SnapshotReady(source.sample()))
-                except Exception as error:  # a sensor bug must not kill the dashboard
-                    self.post_message(SamplerFailed.from_error(error))
-            self._sleep_until_next_sample(worker)
-        close = getattr(source, "close", None)
-        if close is not None:
-            close()
+    def sample_forever(self, post: Callable[[Message], bool], first_shown: bool) -> None:
+        """Sample every interval and `post` the result to the monitor screen; never touches widgets.
 
-    def _wait_for_first_sample(self, worker) -> bool:
+        The screen consumes the messages itself: once it closes (app exit), `post` returns False and
+        the sampler stops, so no handler ever looks for a screen that is gone.
+        """
+        worker = get_current_worker()
+        source: SnapshotSource | None = None
+        try:
+            if not self._wait_for_first_sample(worker, post):
+                return
+            source = self._take_over_first_sample(first_shown, post)
+            if self._first_sample.snapshot is not None:
+                self._sleep_until_next_sample(worker)
+            while not worker.is_cancelled:
+                if source is None:
+                    source = self._retry_source(post)
+                elif not self.paused:
+                    try:
+                        message: Message = SnapshotReady(source.sample())
+                    except Exception as error:  # a sensor bug must not kill the dashboard
+                        message = SamplerFailed.from_error(error)
+                    if not post(message):
+                        return
+                self._sleep_until_next_sample(worker)
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+    def _wait_for_first_sample(self, worker, post: Callable[[Message], bool]) -> bool:
         """Wait for the first sample, saying so on screen when it is slow; False if cancelled first."""
         first = self._first_sample
         slow_at: float | None = time.monotonic() + self.first_sample_slow_s
@@ -133,35 +141,36 @@ class PthTopApp(App):
                 return False
             if slow_at is not None and time.monotonic() >= slow_at:
                 slow_at = None
-                self.post_message(SamplerFailed(
+                if not post(SamplerFailed(
                     f"no first sample after {self.first_sample_slow_s:g} s; the sensors (NVML?) are not answering"
-                ))
+                )):
+                    return False
         return True
 
-    def _take_over_first_sample(self, first_shown: bool) -> SnapshotSource | None:
+    def _take_over_first_sample(self, first_shown: bool, post: Callable[[Message], bool]) -> SnapshotSource | None:
         """Post the first sample if on_load could not show it; returns the source to go on with."""
         first = self._first_sample
         if not first_shown:
             if first.snapshot is not None:
-                self.post_message(SnapshotReady(first.snapshot))
+                post(SnapshotReady(first.snapshot))
             elif first.error is not None:
-                self.post_message(SamplerFailed(first.error))
+                post(SamplerFailed(first.error))
         if first.snapshot is None or first.source is not None:
             return first.source
         # Sampled by another process: open our own source now, so its rates have a start.
-        source = self._retry_source()
+        source = self._retry_source(post)
         if source is not None:
             try:
                 source.sample()
             except Exception as error:
-                self.post_message(SamplerFailed.from_error(error))
+                post(SamplerFailed.from_error(error))
         return source
 
-    def _retry_source(self) -> SnapshotSource | None:
+    def _retry_source(self, post: Callable[[Message], bool]) -> SnapshotSource | None:
         try:
             return self._source_factory()
         except Exception as error:
-            self.post_message(SamplerFailed.from_error(error))
+            post(SamplerFailed.from_error(error))
             return None
 
     def _sleep_until_next_sample(self, worker) -> None:
@@ -173,18 +182,9 @@ class PthTopApp(App):
                 break
         self._wake_sampler.clear()
 
-    def on_snapshot_ready(self, message: SnapshotReady) -> None:
-        self._show_snapshot(message.snapshot)
-
-    def _show_snapshot(self, snapshot: Snapshot) -> None:
-        self.history.append(snapshot)
-        self.monitor_screen.show_snapshot(snapshot, self.history)
-
-    def on_sampler_failed(self, message: SamplerFailed) -> None:
-        self.monitor_screen.show_sampler_error(message.reason)
-
     @property
     def monitor_screen(self) -> MonitorScreen:
+        """The installed Monitor screen; only for the UI thread while the app runs."""
         screen = self.get_screen("monitor")
         assert isinstance(screen, MonitorScreen)
         return screen

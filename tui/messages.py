@@ -1,4 +1,4 @@
-"""Messages that background workers post to the app."""
+"""Messages the sampling worker posts to the Monitor screen, which consumes them (they do not bubble)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pth_top.sensors.model import Snapshot
 class SnapshotReady(Message):
     """A new machine sample. Coalesces: an unhandled older one is dropped for the newer."""
 
+    bubble = False
+
     def __init__(self, snapshot: Snapshot) -> None:
         super().__init__()
         self.snapshot = snapshot
@@ -20,6 +22,8 @@ class SnapshotReady(Message):
 
 class SamplerFailed(Message):
     """The sampler raised; the dashboard shows the reason and keeps trying."""
+
+    bubble = False
 
     def __init__(self, reason: str) -> None:
         super().__init__()

@@ -24,6 +24,7 @@ from pth_top.tui.panels.header import HeaderBar
 from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
+from pth_top.tui.messages import SamplerFailed, SnapshotReady
 from pth_top.tui.process_view import ProcessView
 
 CHARTS_HEIGHT = 12
@@ -87,7 +88,7 @@ class MonitorScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._snapshot: Snapshot | None = None
-        self._history: History | None = None
+        self.history = History()
         self._show_history = True
         self._show_io: bool | None = None
         self._sampler_error_shown = False
@@ -110,8 +111,8 @@ class MonitorScreen(Screen):
         self._fit_to_height(self.app.size.height)
 
     def on_screen_resume(self) -> None:
-        if self._snapshot is not None and self._history is not None:
-            self.show_snapshot(self._snapshot, self._history)
+        if self._snapshot is not None:
+            self.show_snapshot(self._snapshot)
 
     def on_resize(self) -> None:
         self._fit_to_height(self.size.height)
@@ -129,12 +130,23 @@ class MonitorScreen(Screen):
         used = sum(self.query_one(widget_id).outer_size.height for widget_id in fixed_ids)
         spare = self.size.height - used - 2 - MIN_PROCESS_ROWS
         self.query_one(HistoryPanel).set_class(spare >= CHARTS_HEIGHT, "-charts")
-        if self._snapshot is not None and self._history is not None:
+        if self._snapshot is not None:
             self._show_history_panel()
 
-    def show_snapshot(self, snapshot: Snapshot, history: History) -> None:
-        """Draw a new sample (called by the app on the UI thread); one that comes earlier is drawn on resume."""
-        self._snapshot, self._history = snapshot, history
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.take_snapshot(message.snapshot)
+
+    def on_sampler_failed(self, message: SamplerFailed) -> None:
+        self.show_sampler_error(message.reason)
+
+    def take_snapshot(self, snapshot: Snapshot) -> None:
+        """Add a new sample to the history and draw it."""
+        self.history.append(snapshot)
+        self.show_snapshot(snapshot)
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        """Draw a sample; one that comes while another screen shows is drawn on resume."""
+        self._snapshot = snapshot
         if not self.is_current:
             return
         try:
@@ -172,8 +184,8 @@ class MonitorScreen(Screen):
     def _show_history_panel(self) -> None:
         panel = self.query_one(HistoryPanel)
         panel.display = self._show_history
-        if self._show_history and self._history is not None and self._snapshot is not None:
-            panel.show(self._history, self.app.interval_s, bool(self._snapshot.gpus))
+        if self._show_history and self._snapshot is not None:
+            panel.show(self.history, self.app.interval_s, bool(self._snapshot.gpus))
 
     def _set_view(self, view: ProcessView) -> None:
         self.query_one(ProcessPanel).set_view(view)
