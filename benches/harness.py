@@ -1,6 +1,7 @@
 """Timing harness: warm-up until times settle, adaptive repeats until IQR/median <= target or a time cap.
 
-Imports no torch: the caller passes a timer (host clock + device sync, or CUDA events) and hooks.
+Imports no torch: the caller passes a timer (host clock + device sync, or CUDA events) and hooks; a
+`clock` can be injected so the statistics and stop rules are tested on known values.
 """
 
 from __future__ import annotations
@@ -19,22 +20,26 @@ class Timer(Protocol):
     def stop(self) -> float: ...
 
 
-class HostTimer:
-    """perf_counter around the block; `sync` (e.g. a device synchronize) runs before reading the clock."""
+Clock = Callable[[], float]
 
-    def __init__(self, sync: Callable[[], None] | None = None) -> None:
+
+class HostTimer:
+    """`clock` around the block; `sync` (e.g. a device synchronize) runs before reading the clock."""
+
+    def __init__(self, sync: Callable[[], None] | None = None, clock: Clock = time.perf_counter) -> None:
         self._sync = sync
+        self._clock = clock
         self._started = 0.0
 
     def start(self) -> None:
         if self._sync is not None:
             self._sync()
-        self._started = time.perf_counter()
+        self._started = self._clock()
 
     def stop(self) -> float:
         if self._sync is not None:
             self._sync()
-        return time.perf_counter() - self._started
+        return self._clock() - self._started
 
 
 @dataclass(frozen=True)
@@ -76,15 +81,17 @@ def measure(
     max_samples: int = 1000,
     settle_tolerance: float = 0.1,
     single_call: bool = False,
+    clock: Clock = time.perf_counter,
 ) -> Measurement:
     """Time `fn` and return per-call statistics.
 
     Each sample times `calls_per_sample` back-to-back calls (grown until a sample lasts `min_sample_s`,
     so timer overhead is negligible) unless `single_call` (e.g. a cache flush must precede every call).
-    `before_sample` runs outside the timed region before every sample (an L2 flush, say).
+    `before_sample` runs outside the timed region before every sample (an L2 flush, say). `clock`
+    reads the deadlines (and times the calls when no `timer` is given).
     """
-    timer = timer or HostTimer()
-    deadline = time.perf_counter() + max_time_s
+    timer = timer or HostTimer(clock=clock)
+    deadline = clock() + max_time_s
 
     def sample(calls: int) -> float:
         if before_sample is not None:
@@ -104,9 +111,9 @@ def measure(
         warmup_samples += 1
 
     # Warm up until two consecutive samples agree, spending at most a quarter of the budget.
-    warmup_deadline = time.perf_counter() + max_time_s / 4
+    warmup_deadline = clock() + max_time_s / 4
     previous = per_call
-    while time.perf_counter() < warmup_deadline:
+    while clock() < warmup_deadline:
         current = sample(calls)
         warmup_samples += 1
         if abs(current - previous) <= settle_tolerance * min(current, previous):
@@ -118,9 +125,9 @@ def measure(
         samples.append(sample(calls))
         if len(samples) >= min_samples:
             median = statistics.median(samples)
-            if iqr(samples) <= target_rel_iqr * median or time.perf_counter() >= deadline:
+            if iqr(samples) <= target_rel_iqr * median or clock() >= deadline:
                 break
-        elif time.perf_counter() >= deadline and len(samples) >= 2:
+        elif clock() >= deadline and len(samples) >= 2:
             break
     median = statistics.median(samples)
     spread = iqr(samples)
