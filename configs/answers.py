@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory import INFERENCE_PRECISIONS, MIXED_LAYOUTS, OPTIMIZERS, RECOMPUTE_MODES, SHARDING_MODES, TRAINING_PRECISIONS
 from pth_top.configs.presets import model_presets
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
@@ -29,6 +29,7 @@ CURRENCIES = ("CNY", "USD", "EUR")
 CONDITIONS = ("new", "used")
 NOISE_LIMITS = ("any", "quiet")
 MAX_GPUS = 8
+MAX_TEXT_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,30 +45,29 @@ class FieldSpec:
         """Check one value's type and range; raises ValueError with the reason."""
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
-                if isinstance(value, float) and value.is_integer() and math.isfinite(value):
-                    value = int(value)
-                else:
-                    raise ValueError(f"must be a whole number, got {value!r}")
+                if not (isinstance(value, float) and math.isfinite(value) and value.is_integer()):
+                    raise ValueError(f"must be a whole number, got {shown(value)}")
         elif self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"must be a number, got {value!r}")
-            if not math.isfinite(value):
-                raise ValueError(f"must be a finite number, got {value!r}")
-            value = float(value)
+                raise ValueError(f"must be a number, got {shown(value)}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"must be a finite number, got {shown(value)}")
         elif self.kind == "bool":
             if not isinstance(value, bool):
-                raise ValueError(f"must be true or false, got {value!r}")
+                raise ValueError(f"must be true or false, got {shown(value)}")
         elif self.kind == "choice":
-            if value not in self.choices:
-                raise ValueError(f"must be one of {', '.join(self.choices)}, got {value!r}")
+            if not isinstance(value, str) or value not in self.choices:
+                raise ValueError(f"must be one of {', '.join(self.choices)}, got {shown(value)}")
         elif self.kind == "text":
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"must be non-empty text, got {value!r}")
+            if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT_CHARS:
+                raise ValueError(f"must be non-empty text of at most {MAX_TEXT_CHARS} characters, got {shown(value)}")
         if self.kind in ("int", "float"):
+            # Compared before any conversion: an int too large for a float is refused, not an OverflowError.
             if self.low is not None and value < self.low:
-                raise ValueError(f"must be at least {self.low:g}, got {value:g}")
+                raise ValueError(f"must be at least {self.low:g}, got {shown(value)}")
             if self.high is not None and value > self.high:
-                raise ValueError(f"must be at most {self.high:g}, got {value:g}")
+                raise ValueError(f"must be at most {self.high:g}, got {shown(value)}")
+            value = int(value) if self.kind == "int" else float(value)
         return value
 
     def parse_text(self, text: str) -> Any:
@@ -78,10 +78,10 @@ class FieldSpec:
         try:
             number = float(cleaned)
         except ValueError:
-            raise ValueError(f"not a number: {text.strip()!r}") from None
+            raise ValueError(f"not a number: {shown(text.strip())}") from None
         if self.kind == "int":
             if not number.is_integer():
-                raise ValueError(f"must be a whole number, got {text.strip()}")
+                raise ValueError(f"must be a whole number, got {shown(text.strip())}")
             return self.parse(int(number))
         return self.parse(number)
 
@@ -180,7 +180,7 @@ def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, t
         raise fail("missing key", None, "scenario")
     scenario = data["scenario"]
     if scenario not in SCENARIOS:
-        raise fail(f"must be one of {', '.join(SCENARIOS)}, got {scenario!r}", None, "scenario")
+        raise fail(f"must be one of {', '.join(SCENARIOS)}, got {shown(scenario)}", None, "scenario")
     sections: dict[str, dict[str, Any]] = {}
     for section, specs in FIELDS.items():
         if section not in data:
@@ -214,7 +214,7 @@ def cross_field_problems(answers: Answers, explicit: dict[str, Any] | None = Non
     presets = model_presets()
     preset = workload["preset"]
     if preset != "custom" and preset not in presets:
-        problems.append(("workload", "preset", f"unknown preset {preset!r} (one of {', '.join(presets)}, or custom)"))
+        problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {', '.join(presets)}, or custom)"))
     if preset == "custom":
         kind = workload["kind"]
         if kind == "transformer":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -11,16 +12,21 @@ import tomli_w
 
 from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.build import ROLES, Build, Component, Power
-from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.fileio import atomic_write_text
 from pth_top.configs.memory import MemoryBreakdown
+from pth_top.configs.parts import check_part_fields
 from pth_top.configs.paths import builds_dir
-from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table, parse_toml, read_toml
+from pth_top.configs.tomlsource import INT64_MAX, line_of_key, line_of_key_in_table, line_of_table, parse_toml, read_toml
 
 SCHEMA_VERSION = 1
 MEMORY_KEYS = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "kv_cache_bytes",
                "cuda_context_bytes")
 POWER_KEYS = ("sustained_w", "peak_w", "psu_required_w", "psu_capacity_w", "wall_draw_w")
+# Upper bounds a real build stays far below: prices in CNY, power in W, parts per role.
+MAX_AMOUNT = 1e12
+MAX_POWER_W = 1e6
+MAX_QUANTITY = 64
 
 
 def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> dict[str, Any]:
@@ -102,9 +108,20 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
             raise fail(f"must be {' or '.join(t.__name__ for t in types)}, got {type(value).__name__}", table, key)
         return value
 
+    def number(mapping: dict[str, Any], table: str, key: str, high: float = MAX_AMOUNT) -> float:
+        return float(_in_range(need(mapping, table, key, (int, float)), 0, high, lambda r: fail(r, table, key)))
+
+    def whole(mapping: dict[str, Any], table: str, key: str, low: int, high: int) -> int:
+        return int(_in_range(need(mapping, table, key, (int,)), low, high, lambda r: fail(r, table, key)))
+
+    def texts(mapping: dict[str, Any], table: str | None, key: str) -> tuple[str, ...]:
+        return tuple(_text_list(need(mapping, table, key, (list,)), lambda r: fail(r, table, key)))
+
+    if not isinstance(data, dict):
+        raise fail("a build file is a TOML table", None, None)
     version = need(data, None, "schema_version", (int,))
     if version != SCHEMA_VERSION:
-        raise fail(f"unsupported schema_version {version} (this pth-top reads {SCHEMA_VERSION})", None, "schema_version")
+        raise fail(f"unsupported schema_version {shown(version)} (this pth-top reads {SCHEMA_VERSION})", None, "schema_version")
     created = need(data, None, "created", (dt.datetime,))
     tool_version = need(data, None, "tool_version", (str,))
     answers_table = need(data, None, "answers", (dict,))
@@ -114,61 +131,65 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
     for role, entry in components_table.items():
         table = f"components.{role}"
         if role not in ROLES:
-            raise fail(f"unknown component role (one of {', '.join(ROLES)})", "components", None)
+            raise fail(f"unknown component role {shown(role)} (one of {', '.join(ROLES)})", "components", None)
         if not isinstance(entry, dict):
             raise fail("must be a table", table, None)
-        quantity = need(entry, table, "quantity", (int,))
-        if quantity < 1:
-            raise fail("must be at least 1", table, "quantity")
-        price = need(entry, table, "unit_price_cny", (int, float))
-        if not price >= 0:
-            raise fail("must be a number >= 0", table, "unit_price_cny")
+        spec = need(entry, table, "spec", (dict,))
+        check_part_fields(role, spec, lambda key, reason, table=table: fail(reason, f"{table}.spec", key))
         components.append(Component(
             role=role, part_id=need(entry, table, "id", (str,)), name=need(entry, table, "name", (str,)),
-            quantity=quantity, unit_price_cny=float(price), spec=dict(need(entry, table, "spec", (dict,))),
-            reasoning=tuple(_text_list(need(entry, table, "reasoning", (list,)), lambda r: fail(r, table, "reasoning"))),
+            quantity=whole(entry, table, "quantity", 1, MAX_QUANTITY), unit_price_cny=number(entry, table, "unit_price_cny"),
+            spec=dict(spec), reasoning=texts(entry, table, "reasoning"),
         ))
     memory_table = need(data, None, "memory", (dict,))
     memory = MemoryBreakdown(
-        **{key: _non_negative(need(memory_table, "memory", key, (int,)), lambda r, k=key: fail(r, "memory", k)) for key in MEMORY_KEYS},
-        formula=tuple(_text_list(need(memory_table, "memory", "formula", (list,)), lambda r: fail(r, "memory", "formula"))),
+        **{key: whole(memory_table, "memory", key, 0, INT64_MAX) for key in MEMORY_KEYS},
+        formula=texts(memory_table, "memory", "formula"),
     )
     power_table = need(data, None, "power", (dict,))
-    power = Power(**{key: float(_non_negative(need(power_table, "power", key, (int, float)), lambda r, k=key: fail(r, "power", k)))
-                     for key in POWER_KEYS})
+    power = Power(**{key: number(power_table, "power", key, MAX_POWER_W) for key in POWER_KEYS})
     price_table = need(data, None, "price", (dict,))
-    pins_table = data.get("pins", {})
     pins = {}
-    for role, pin in pins_table.items():
+    for role, pin in _table(data, "pins", fail).items():
         if role not in ROLES or not isinstance(pin, dict):
             raise fail("pins are {id, quantity} tables keyed by role", "pins", role)
-        pins[role] = (need(pin, f"pins.{role}", "id", (str,)), need(pin, f"pins.{role}", "quantity", (int,)))
-    alternatives = {
-        role: tuple(_text_list(ids, lambda r, role=role: fail(r, "alternatives", role)))
-        for role, ids in data.get("alternatives", {}).items()
-    }
+        pins[role] = (need(pin, f"pins.{role}", "id", (str,)), whole(pin, f"pins.{role}", "quantity", 0, MAX_QUANTITY))
+    alternatives = {}
+    for role, ids in _table(data, "alternatives", fail).items():
+        if role not in ROLES or not isinstance(ids, list):
+            raise fail("alternatives are lists of part ids keyed by role", "alternatives", role)
+        alternatives[role] = tuple(_text_list(ids, lambda r, role=role: fail(r, "alternatives", role)))
     build = Build(
         answers=answers, components=tuple(sorted(components, key=lambda c: ROLES.index(c.role))), memory=memory,
-        gpu_memory_per_gpu_bytes=need(memory_table, "memory", "gpu_memory_per_gpu_bytes", (int,)),
-        gpu_usable_per_gpu_bytes=need(memory_table, "memory", "gpu_usable_per_gpu_bytes", (int,)),
-        power=power,
-        total_price_cny=float(need(price_table, "price", "total_cny", (int, float))),
-        budget_cny=float(need(price_table, "price", "budget_cny", (int, float))),
-        reasoning=tuple(_text_list(need(data, None, "reasoning", (list,)), lambda r: fail(r, None, "reasoning"))),
-        warnings=tuple(_text_list(need(data, None, "warnings", (list,)), lambda r: fail(r, None, "warnings"))),
-        alternatives=alternatives, pins=pins, title=need(data, None, "title", (str,)),
-        comments=tuple(_text_list(need(data, None, "comments", (list,)), lambda r: fail(r, None, "comments"))),
+        gpu_memory_per_gpu_bytes=whole(memory_table, "memory", "gpu_memory_per_gpu_bytes", 0, INT64_MAX),
+        gpu_usable_per_gpu_bytes=whole(memory_table, "memory", "gpu_usable_per_gpu_bytes", 0, INT64_MAX),
+        power=power, total_price_cny=number(price_table, "price", "total_cny"),
+        budget_cny=number(price_table, "price", "budget_cny"),
+        reasoning=texts(data, None, "reasoning"), warnings=texts(data, None, "warnings"),
+        alternatives=alternatives, pins=pins, title=need(data, None, "title", (str,)), comments=texts(data, None, "comments"),
     )
     return build, created, tool_version
 
 
+def _table(data: dict[str, Any], key: str, fail) -> dict[str, Any]:
+    """An optional top-level table (pins, alternatives): {} when absent, an error when not a table."""
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise fail(f"must be a table, got {type(value).__name__}", None, key)
+    return value
+
+
+def _in_range(value: float, low: float, high: float, fail) -> float:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise fail(f"must be a finite number, got {shown(value)}")
+    if value < low:
+        raise fail(f"must be {'>= 0' if low == 0 else f'at least {low:g}'}, got {shown(value)}")
+    if value > high:
+        raise fail(f"must be at most {high:g}, got {shown(value)}")
+    return value
+
+
 def _text_list(value: list[Any], fail) -> list[str]:
-    if not all(isinstance(item, str) for item in value):
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise fail("must be a list of text")
     return list(value)
-
-
-def _non_negative(value: float, fail) -> float:
-    if value != value or value < 0:
-        raise fail(f"must be >= 0, got {value!r}")
-    return value

@@ -1,22 +1,72 @@
-"""Atomic file writes: temp file in the same folder, fsync, rename; never a silent overwrite."""
+"""Capped reads of regular files; atomic writes (temp file, fsync, rename), never a silent overwrite."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+# A TOML file pth-top reads is a few KiB; anything this large is not one (and /dev/zero never ends).
+MAX_READ_BYTES = 4 * 1024 * 1024
 
 
 class FileExistsRefused(FileExistsError):
     """The target exists and the caller did not allow overwriting it."""
 
 
+class WriteRefused(OSError):
+    """The target is something pth-top does not write to (a symbolic link): `strerror` says why."""
+
+
+class UnreadableFile(OSError):
+    """Not a regular file (a device, FIFO or socket), or larger than the cap: `strerror` says which."""
+
+
+def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_READ_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`; never blocks on a FIFO or reads a device.
+
+    Raises FileNotFoundError, IsADirectoryError, UnreadableFile or another OSError.
+    """
+    _refuse_unless_regular(os.stat(path), max_bytes)
+    # O_NONBLOCK: a FIFO swapped in after the stat opens at once (and is refused), instead of waiting for a writer.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse_unless_regular(os.fstat(fd), max_bytes)
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise UnreadableFile(errno.EFBIG, f"larger than {max_bytes:,} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _refuse_unless_regular(info: os.stat_result, max_bytes: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnreadableFile(errno.EINVAL, "not a regular file (a device, FIFO or socket)")
+    if info.st_size > max_bytes:
+        raise UnreadableFile(errno.EFBIG, f"larger than {max_bytes:,} bytes")
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = False) -> Path:
     """Write `data` to `path` atomically. Raises FileExistsRefused if it exists and not `overwrite`.
 
-    The folder is created if missing. On any failure the temp file is removed and the old file stays.
+    A symbolic link, a directory or a path ending in "/" is refused (OSError). The folder is created if
+    missing. On any failure the temp file is removed and the old file stays.
     """
+    if os.fspath(path).endswith(("/", os.sep)):
+        raise IsADirectoryError(errno.EISDIR, "names a folder; give a file name")
     target = Path(path)
+    if target.is_symlink():
+        raise WriteRefused(errno.ELOOP, "is a symbolic link; not written through or over")
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and not overwrite:
         raise FileExistsRefused(f"{target} already exists (use --force to overwrite)")

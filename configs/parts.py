@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 
 BUILTIN_CATALOG_DIR = Path(__file__).with_name("catalog")
@@ -81,6 +82,14 @@ SCHEMA: dict[str, dict[str, Any]] = {
 KINDS = tuple(SCHEMA)
 # Plausible upper bounds, to catch a typo like memory_gib = 80000.
 ABSURD_LIMITS = {"price_cny": 10_000_000, "memory_gib": 4096, "board_power_w": 5000, "capacity_w": 10_000}
+# Every other number: a spec sheet never needs more (and huge values overflow the recommender's float maths).
+MAX_NUMBER = 10_000_000
+# Sizes the recommender divides by or multiplies into quantities: zero or a tiny value is a typo, not a part.
+MINIMUMS = {
+    "memory_gib": 1, "capacity_gib": 1, "capacity_gb": 1, "capacity_w": 50, "max_memory_gib": 1,
+    "max_cpu_power_w": 1, "modules_count": 1, "dimm_slots_count": 1, "cores_count": 1, "threads_count": 1,
+    "cpu_sockets_count": 1, "memory_channels_count": 1,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +148,8 @@ def load_catalog(
                 line = line_of_key_in_table(text, kind, "id", _index_of(text, kind, origin))
                 raise ConfigFileError(f"duplicate id {part_id!r} (also in {raw[part_id][2]})", path=path, line=line, key="id")
             raw[part_id] = (kind, entry, origin)
-    if include_user and user_dir.is_dir():
-        for path in sorted(user_dir.glob("*.toml")):
+    if include_user:
+        for path in _user_catalog_files(user_dir):
             for kind, entry, origin, text in _entries(path):
                 texts[str(path)] = text
                 previous = raw.get(entry.get("id"))
@@ -156,6 +165,21 @@ def load_catalog(
     for kind, entry, origin in raw.values():
         catalog.parts[entry["id"]] = _validated(kind, entry, origin, texts[origin.rsplit(":", 1)[0]])
     return catalog
+
+
+def _user_catalog_files(user_dir: Path) -> list[Path]:
+    """The user's *.toml files: none when the folder is absent; ConfigFileError when it cannot be read."""
+    try:
+        names = os.listdir(user_dir)
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        raise ConfigFileError("not a folder (the user catalog is a folder of *.toml files)", path=user_dir) from None
+    except OSError as error:
+        raise ConfigFileError(f"cannot read the user catalog folder: {error.strerror or error}", path=user_dir) from None
+    except ValueError as error:  # a NUL in the path
+        raise ConfigFileError(f"cannot read the user catalog folder: {error}", path=user_dir) from None
+    return sorted(user_dir / name for name in names if name.endswith(".toml") and not name.startswith("."))
 
 
 def _entries(path: Path) -> Iterable[tuple[str, dict[str, Any], str, str]]:
@@ -191,6 +215,15 @@ def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part
         key_line = _key_line(text, line, key)
         return ConfigFileError(reason, path=path, line=key_line or line, key=f"{kind} {entry['id']}: {key}")
 
+    check_part_fields(kind, entry, fail)
+    return Part(
+        kind=kind, id=entry["id"], name=entry["name"], price_cny=float(entry["price_cny"]),
+        price_as_of=entry["price_as_of"], source=entry["source"], spec=dict(entry), origin=origin,
+    )
+
+
+def check_part_fields(kind: str, entry: dict[str, Any], fail: Callable[[str, str], Exception]) -> None:
+    """Check one part's keys against SCHEMA[kind]: types, units in names, ranges; raises fail(key, reason)."""
     schema = {**COMMON_KEYS, **SCHEMA[kind]}
     for key, expected in schema.items():
         if key not in entry:
@@ -201,17 +234,17 @@ def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part
             if not (key.endswith(UNIT_SUFFIXES) or key in UNITLESS_NUMBER_KEYS):
                 raise fail(key, f"a number needs its unit in the key name (one of {', '.join(UNIT_SUFFIXES)})")
             if not math.isfinite(value) or value < 0:
-                raise fail(key, f"must be a finite number >= 0, got {value!r}")
-            if key in ABSURD_LIMITS and value > ABSURD_LIMITS[key]:
-                raise fail(key, f"{value!r} is implausibly large (limit {ABSURD_LIMITS[key]})")
-    if not entry["source"].strip():
-        raise fail("source", "every part needs a source (a spec sheet URL)")
+                raise fail(key, f"must be a finite number >= 0, got {shown(value)}")
+            high = ABSURD_LIMITS.get(key, MAX_NUMBER)
+            if value > high:
+                raise fail(key, f"{shown(value)} is implausibly large (limit {high})")
+            if value < MINIMUMS.get(key, 0):
+                raise fail(key, f"must be at least {MINIMUMS[key]}, got {shown(value)}")
+    for key in ("id", "name", "source"):
+        if not entry[key].strip():
+            raise fail(key, "every part needs this as non-empty text" + (" (a spec sheet URL)" if key == "source" else ""))
     if entry["price_cny"] <= 0:
         raise fail("price_cny", "price must be above zero")
-    return Part(
-        kind=kind, id=entry["id"], name=entry["name"], price_cny=float(entry["price_cny"]),
-        price_as_of=entry["price_as_of"], source=entry["source"], spec=dict(entry), origin=origin,
-    )
 
 
 def _key_line(text: str, table_line: int, key: str) -> int | None:
@@ -228,22 +261,22 @@ def _key_line(text: str, table_line: int, key: str) -> int | None:
 def _check_type(value: Any, expected: Any, fail) -> None:
     if isinstance(expected, tuple):
         if value not in expected:
-            raise fail(f"must be one of {', '.join(expected)}, got {value!r}")
+            raise fail(f"must be one of {', '.join(expected)}, got {shown(value)}")
     elif expected == NUMBER:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail(f"must be a number, got {type(value).__name__}")
     elif expected == INTEGER:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise fail(f"must be a whole number, got {value!r}")
+            raise fail(f"must be a whole number, got {shown(value)}")
     elif expected == TEXT:
         if not isinstance(value, str):
             raise fail(f"must be text, got {type(value).__name__}")
     elif expected == BOOLEAN:
         if not isinstance(value, bool):
-            raise fail(f"must be true or false, got {value!r}")
+            raise fail(f"must be true or false, got {shown(value)}")
     elif expected == TEXT_LIST:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise fail("must be a list of text")
     elif expected == DATE:
         if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-            raise fail(f"must be a TOML date like 2025-06-01, got {value!r}")
+            raise fail(f"must be a TOML date like 2025-06-01, got {shown(value)}")

@@ -8,16 +8,38 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "pth-top"
+CONFIG_DIR_VARIABLE = "PTH_TOP_CONFIG_DIR"
+DATA_DIR_VARIABLE = "PTH_TOP_DATA_DIR"
+
+
+class UserDirError(ValueError):
+    """An override variable names a folder pth-top will not use: one line saying which and why."""
+
+
+def _override(variable: str) -> Path | None:
+    """The folder an environment variable names, with `~` expanded; None when unset or empty."""
+    value = os.environ.get(variable)
+    return Path(value).expanduser() if value else None
+
+
+def check_override(variable: str) -> None:
+    """Raise UserDirError when `variable` names a relative path or a `~user` that does not exist.
+
+    Commands that write user files call this first, so a typo is one line, not a folder in the wrong place.
+    """
+    folder = _override(variable)
+    if folder is not None and not folder.is_absolute():
+        from pth_top.text import printable
+
+        raise UserDirError(f"{variable} must be an absolute path (or start with ~/), got '{printable(os.environ[variable], limit=200)}'")
 
 
 def user_config_dir() -> Path:
-    override = os.environ.get("PTH_TOP_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME))
+    return _override(CONFIG_DIR_VARIABLE) or Path(platformdirs.user_config_dir(APP_NAME))
 
 
 def user_data_dir() -> Path:
-    override = os.environ.get("PTH_TOP_DATA_DIR")
-    return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
+    return _override(DATA_DIR_VARIABLE) or Path(platformdirs.user_data_dir(APP_NAME))
 
 
 def builds_dir() -> Path:

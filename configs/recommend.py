@@ -18,6 +18,7 @@ from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.configs.rules import (
     Rules, budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, gpu_usable_bytes, load_rules, power_estimate,
     ram_floor_gib, standard_psu_size, storage_capacity_gb, storage_class, wall_draw_w,
@@ -69,6 +70,11 @@ def recommend(
 ) -> Build:
     rules = rules or load_rules()
     ctx = _context(answers, catalog, rules, pins or {})
+    if ctx.memory.total_bytes > INT64_MAX:  # a build file holds 64-bit integers only (TOML)
+        raise ValueError(
+            f"the workload needs {ctx.memory.total_bytes / GIB:.3g} GiB per GPU, beyond what any machine or build "
+            "file holds: check the model size, batch size and sequence length"
+        )
     gpus = _ranked_gpus(ctx)
     pinned_gpu = ctx.pins.get("gpu")
     if pinned_gpu:

@@ -1,8 +1,9 @@
-"""Plain-text views of a build (for `pth-top build show` and the wizard's review step)."""
+"""Plain-text views of a build (for `pth-top build show` and the wizard's review step), terminal-safe."""
 
 from __future__ import annotations
 
 from pth_top.configs.build import ROLE_LABELS, Build
+from pth_top.text import printable
 
 GIB = 1024**3
 
@@ -40,7 +41,7 @@ def component_line(role: str, build: Build, with_id: bool = True) -> str:
         return ""
     count = f"{component.quantity} x " if component.quantity > 1 else ""
     line = f"{ROLE_LABELS[role]:<12}{count}{component.name}  ¥{component.total_price_cny:,.0f}"
-    return line + f"  [{component.part_id}]" if with_id else line
+    return printable(line + f"  [{component.part_id}]" if with_id else line)
 
 
 def render_build_text(build: Build) -> str:
@@ -56,4 +57,5 @@ def render_build_text(build: Build) -> str:
     if build.comments:
         out += ["", "Comments on this preset", *(f"  - {line}" for line in build.comments)]
     out += ["", "Warnings", *(f"  ! {line}" for line in build.warnings or ("none",))]
-    return "\n".join(out) + "\n"
+    # Names, reasons and comments come from files: each line is made terminal-safe (an embedded newline included).
+    return "\n".join(printable(line) for line in out) + "\n"

@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pth_top.configs.build_file import load_build
     from pth_top.configs.errors import ConfigFileError
+    from pth_top.text import printable
     from pth_top.tui.commands import CliError
 
     try:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if args.build_action == "show":
         from pth_top.configs.render import render_build_text
 
-        sys.stdout.write(f"{args.file} (created {created}, pth-top {tool_version})\n\n")
+        sys.stdout.write(printable(f"{args.file} (created {created}, pth-top {tool_version})") + "\n\n")
         sys.stdout.write(render_build_text(build))
         return 0
     from pth_top.configs.check import check_build
@@ -44,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
         snapshot = Sampler().sample()
     except Exception as error:  # any sensor failure is reported, never a traceback
-        raise CliError(f"cannot read this machine: {type(error).__name__}: {error}", exit_code=1) from None
+        raise CliError(printable(f"cannot read this machine: {type(error).__name__}: {error}", limit=400), exit_code=1) from None
     lines = check_build(build, snapshot)
     width = max((len(line.part) for line in lines), default=0)
     for line in lines:
-        print(f"{line.status.upper():<8}{line.part:<{width + 2}}{line.detail}")
+        print(printable(f"{line.status.upper():<8}{line.part:<{width + 2}}{line.detail}"))
     return 1 if any(line.status == "misses" for line in lines) else 0

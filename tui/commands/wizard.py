@@ -27,10 +27,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pth_top.configs.paths import CONFIG_DIR_VARIABLE, UserDirError, check_override
     from pth_top.tui.commands import CliError
 
     if args.answers is not None and args.preset is not None:
         raise CliError("give --answers or --preset, not both")
+    if args.out is not None and not args.out.strip():
+        raise CliError("--out needs a file name (leave --out out to save in the builds folder)")
+    try:
+        check_override(CONFIG_DIR_VARIABLE)
+    except UserDirError as error:
+        raise CliError(str(error)) from None
     if args.answers is None and args.out is None:
         if args.force:
             raise CliError("--force needs --out (the wizard asks before overwriting in its review step)")
@@ -52,11 +59,12 @@ def _run_tui(preset: str | None) -> int:
     prepare_terminal_environment(os.environ)
     from pth_top.tui.wizard_app import WizardApp
 
+    from pth_top.configs.errors import shown
     from pth_top.configs.presets import build_preset_paths
     from pth_top.tui.commands import CliError
 
     if preset is not None and preset not in build_preset_paths():
-        raise CliError(f"unknown preset {preset!r} (one of {', '.join(build_preset_paths())})")
+        raise CliError(f"unknown preset {shown(preset)} (one of {', '.join(build_preset_paths())})")
     WizardApp(preset=preset).run()
     return 0
 
@@ -66,12 +74,13 @@ def _run_headless(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pth_top.configs.build_file import default_build_path, save_build
-    from pth_top.configs.errors import ConfigFileError
+    from pth_top.configs.errors import MESSAGE_LIMIT_CHARS, shown
     from pth_top.configs.fileio import FileExistsRefused
     from pth_top.configs.parts import load_catalog
     from pth_top.configs.presets import build_preset_paths, load_build_preset
     from pth_top.configs.recommend import recommend
     from pth_top.configs.render import render_build_text
+    from pth_top.text import printable
     from pth_top.tui import __version__
     from pth_top.tui.commands import CliError
 
@@ -79,26 +88,26 @@ def _run_headless(args: argparse.Namespace) -> int:
         catalog = load_catalog()
         if args.preset is not None:
             if args.preset not in build_preset_paths():
-                raise CliError(f"unknown preset {args.preset!r} (one of {', '.join(build_preset_paths())})")
+                raise CliError(f"unknown preset {shown(args.preset)} (one of {', '.join(build_preset_paths())})")
             preset = load_build_preset(args.preset)
             build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments)
         else:
             answers = read_answers_file(Path(args.answers))
             build = recommend(answers, catalog)
-    except ConfigFileError as error:
-        raise CliError(str(error)) from None
-    except ValueError as error:
-        raise CliError(str(error)) from None
+    except ValueError as error:  # ConfigFileError included: both are one line naming what is wrong
+        raise CliError(printable(error, limit=MESSAGE_LIMIT_CHARS)) from None
     created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    out = Path(args.out) if args.out else default_build_path(build, created)
+    # A trailing "/" is kept (Path would drop it): "--out dir/" names a folder, not a file called "dir".
+    out = args.out if args.out else default_build_path(build, created)
+    shown_out = printable(out, limit=1000)
     try:
         saved = save_build(build, out, created=created, tool_version=__version__, overwrite=args.force)
     except FileExistsRefused:
-        raise CliError(f"{out}: already exists (use --force to overwrite)") from None
+        raise CliError(f"{shown_out}: already exists (use --force to overwrite)") from None
     except OSError as error:
-        raise CliError(f"{out}: cannot write: {error.strerror or error}") from None
+        raise CliError(printable(f"{shown_out}: cannot write: {error.strerror or error}", limit=MESSAGE_LIMIT_CHARS)) from None
     sys.stdout.write(render_build_text(build))
-    print(f"saved {saved}")
+    print(f"saved {printable(saved, limit=1000)}")
     return 0
 
 
