@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.app import App
 from textual.widgets import OptionList, Static
 
-from tests.fakes.doctor_inputs import cuda_probe_report, fake_nvml, healthy_gpu_values, make_context
 from pth_top.tui.screens.doctor import DoctorScreen
+from tests.fakes.doctor_inputs import cuda_probe_report, fake_nvml, healthy_gpu_values, make_context
+from tests.waiting import wait_until
 
 
 class DoctorTestApp(App):
@@ -23,11 +24,8 @@ def _rendered(widget: Static) -> str:
 
 
 async def _wait_for_findings(pilot, screen: DoctorScreen, count: int = 1) -> None:
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if screen._run_number >= count and not screen.running and screen.findings:
-            return
-    raise AssertionError("the doctor checks never finished")
+    await wait_until(pilot, lambda: screen._run_number >= count and not screen.running and screen.findings,
+                     what=f"doctor run {count} to finish")
 
 
 async def test_findings_are_grouped_and_the_first_problem_is_explained(tmp_path):
@@ -53,7 +51,9 @@ async def test_findings_are_grouped_and_the_first_problem_is_explained(tmp_path)
         assert "1 warn" in status and "0 fail" in status
 
         await pilot.press("down")
-        assert "Persistence mode" not in _rendered(screen.query_one("#doctor-detail", Static))
+        detail_widget = screen.query_one("#doctor-detail", Static)
+        await wait_until(pilot, lambda: "Persistence mode" not in _rendered(detail_widget),
+                         what="the next finding explained")
 
         await pilot.press("r")
         await _wait_for_findings(pilot, screen, count=2)
@@ -69,11 +69,10 @@ async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
     app = DoctorTestApp(broken_factory)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if not screen.running:
-                break
-        assert "Checks could not run: PermissionError: no access to /sys" in _rendered(screen.query_one("#doctor-status", Static))
+        status = screen.query_one("#doctor-status", Static)
+        failure = "Checks could not run: PermissionError: no access to /sys"
+        await wait_until(pilot, lambda: failure in _rendered(status), what="the failure on the status line")
+        assert not screen.running
 
 
 async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
@@ -90,39 +89,35 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
         count = len(checks_in(gpu_checks))
         assert gpu_row == f"- {count} checks not applicable: no NVIDIA driver (NVML library not found)"
         option_list.highlighted = 1
-        await pilot.pause()
-        assert "Checks: NVIDIA driver, torch CUDA vs driver" in _rendered(screen.query_one("#doctor-detail", Static))
+        detail = screen.query_one("#doctor-detail", Static)
+        await wait_until(pilot, lambda: "Checks: NVIDIA driver, torch CUDA vs driver" in _rendered(detail),
+                         what="the collapsed group explained")
 
 
 async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path, monkeypatch):
-    from tests.fakes.snapshots import FixedSource, make_snapshot
     from pth_top.tui.app import PthTopApp
+    from tests.fakes.snapshots import FixedSource, make_snapshot
 
     monkeypatch.setattr("pth_top.tui.screens.doctor._live_context", lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
     app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("d")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, DoctorScreen)
-        await _wait_for_findings(pilot, screen)
+        await wait_until(pilot, lambda: isinstance(app.screen, DoctorScreen), what="the doctor screen")
+        await _wait_for_findings(pilot, app.screen)
         await pilot.press("escape")
-        await pilot.pause()
-        assert app.current_mode == "monitor"
+        await wait_until(pilot, lambda: app.current_mode == "monitor", what="the monitor back")
 
 
 async def test_closing_the_screen_kills_a_probe_that_is_still_running(tmp_path):
     from pth_top.sensors.doctor.live import live_context
-    from tests.fakes.doctor_inputs import alive, gone_soon, slow_interpreter, wait_for_pid
+    from tests.fakes.doctor_inputs import alive, gone_soon, slow_interpreter
 
     python, pid_file = slow_interpreter(tmp_path)
     app = DoctorTestApp(lambda load_seconds: live_context(python=python, data_dir=tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
-        pid = wait_for_pid(pid_file)
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if screen._running_context is not None:
-                break
+        await wait_until(pilot, lambda: pid_file.exists() and pid_file.read_text().strip(), what="the probe to start")
+        pid = int(pid_file.read_text())
+        await wait_until(pilot, lambda: screen._running_context is not None, what="the screen to hold the probe")
         assert screen.running and alive(pid)
     assert gone_soon(pid)

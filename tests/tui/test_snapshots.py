@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.snapshots import FixedSource, make_snapshot
 from pth_top.tui.app import PthTopApp
+from tests.fakes.snapshots import FixedSource, make_snapshot
+from tests.waiting import wait_until
 
 
 def fixed_app(snapshot):
@@ -14,7 +15,8 @@ def fixed_app(snapshot):
 
 
 async def wait_for_first_sample(pilot):
-    await pilot.pause(0.5)
+    table = pilot.app.screen.query_one("#process-table")
+    await wait_until(pilot, lambda: table.row_count, what="the sample in the process table")
     await pilot.pause()
 
 

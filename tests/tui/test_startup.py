@@ -8,10 +8,12 @@ import threading
 import weakref
 from dataclasses import replace
 
-from tests.fakes.snapshots import FailingSource, FixedSource, make_processes, make_snapshot
 from pth_top.tui import startup_gc
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.first_sample import FirstSample
+from pth_top.tui.screens.monitor import MonitorScreen
+from tests.fakes.snapshots import FailingSource, FixedSource, make_processes, make_snapshot
+from tests.waiting import WAIT_TIMEOUT_S, wait_until
 
 
 class Cyclic:
@@ -40,7 +42,7 @@ def test_the_first_sample_is_taken_off_the_calling_thread():
     first = FirstSample.on_thread(lambda: source)
     assert not first.wait(0.05)
     source.gate.set()
-    assert first.wait(5)
+    assert first.wait(WAIT_TIMEOUT_S)
     assert first.snapshot is not None and first.error is None and first.source is source
     assert source.sampled_on == ["first-sample"]
 
@@ -50,12 +52,12 @@ def test_a_failing_factory_or_sample_becomes_an_error_line():
         raise PermissionError("no /proc here")
 
     first = FirstSample.on_thread(no_factory)
-    assert first.wait(5)
+    assert first.wait(WAIT_TIMEOUT_S)
     assert first.source is None and first.snapshot is None
     assert first.error == "PermissionError: no /proc here"
 
     first = FirstSample.on_thread(lambda: FailingSource(OSError("read failed")))
-    assert first.wait(5)
+    assert first.wait(WAIT_TIMEOUT_S)
     assert first.source is not None and first.error == "OSError: read failed"
 
 
@@ -97,7 +99,7 @@ def test_without_a_pipe_or_a_fork_the_first_sample_is_taken_on_a_thread(monkeypa
     monkeypatch.setattr(os, "fork", no_fork)
     source = FixedSource(make_snapshot(process_count=4))
     first = FirstSample.in_child_process(lambda: source)
-    assert first.wait(5)
+    assert first.wait(WAIT_TIMEOUT_S)
     assert first.source is source and len(first.snapshot.processes) == 4
 
 
@@ -118,29 +120,26 @@ def test_closing_kills_a_child_that_hangs_and_reaps_it():
         raise AssertionError("the hung child is still there after close()")
 
 
-def record_shown_process_counts(app: PthTopApp) -> list[int]:
-    """The process count of every snapshot the app shows from now on."""
+def record_shown_process_counts(monkeypatch) -> list[int]:
+    """The process count of every snapshot the Monitor screen takes from now on."""
     counts: list[int] = []
-    show = app._show_snapshot
+    take = MonitorScreen.take_snapshot
 
-    def recording_show(snapshot) -> None:
+    def recording_take(screen, snapshot) -> None:
         counts.append(len(snapshot.processes))
-        show(snapshot)
+        take(screen, snapshot)
 
-    app._show_snapshot = recording_show
+    monkeypatch.setattr(MonitorScreen, "take_snapshot", recording_take)
     return counts
 
 
-async def test_after_a_forked_first_sample_the_worker_primes_its_own_source_without_showing_that_sample():
+async def test_after_a_forked_first_sample_the_worker_primes_its_own_source_without_showing_that_sample(monkeypatch):
     first = FirstSample.in_child_process(lambda: FixedSource(make_snapshot(process_count=7)))
     own_source = FixedSource(make_snapshot(process_count=3), make_snapshot(process_count=5))
     app = PthTopApp(interval_s=0.25, source_factory=lambda: own_source, first_sample=first)
-    shown = record_shown_process_counts(app)
+    shown = record_shown_process_counts(monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
-        for _ in range(80):
-            await pilot.pause(0.05)
-            if 5 in shown:
-                break
+        await wait_until(pilot, lambda: 5 in shown, what="the second sample of the worker's own source")
         assert shown[:2] == [7, 5], "the priming sample (3 processes) is never shown"
         assert own_source.calls >= 2
 
@@ -153,10 +152,7 @@ async def test_a_first_sample_slower_than_the_first_frame_fills_in_when_it_comes
         table = app.screen.query_one("#process-table")
         assert table.row_count == 0
         source.gate.set()
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if table.row_count:
-                break
+        await wait_until(pilot, lambda: table.row_count, what="the first sample in the table")
         assert table.row_count == 7
         assert source.calls == 1
 
@@ -167,26 +163,20 @@ async def test_a_first_sample_that_does_not_come_is_reported_and_cleared_when_it
     app.first_sample_slow_s = 0.3
     async with app.run_test(size=(120, 40)) as pilot:
         error = app.screen.query_one("#sampler-error")
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if error.display:
-                break
+        await wait_until(pilot, lambda: error.display, what="the slow first sample reported")
         assert "no first sample after 0.3 s" in str(error.render())
         source.gate.set()
         table = app.screen.query_one("#process-table")
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if table.row_count:
-                break
+        await wait_until(pilot, lambda: table.row_count, what="the first sample in the table")
         assert table.row_count == 7 and not error.display
 
 
 async def test_a_first_sample_error_is_shown_once_the_screen_is_up():
     app = PthTopApp(interval_s=3600, source_factory=lambda: FailingSource(OSError("cannot read /proc/stat")))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
         error = app.screen.query_one("#sampler-error")
-        assert error.display and "cannot read /proc/stat" in str(error.render())
+        await wait_until(pilot, lambda: error.display and "cannot read /proc/stat" in str(error.render()),
+                         what="the first sample's error on screen")
 
 
 def test_gc_pause_and_resume_free_start_up_garbage_and_freeze_the_rest():
@@ -223,11 +213,7 @@ async def test_the_app_turns_collection_back_on_after_its_first_frame():
     startup_gc.pause()
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            for _ in range(40):
-                await pilot.pause(0.05)
-                if gc.isenabled():
-                    break
-            assert gc.isenabled()
+            await wait_until(pilot, gc.isenabled, what="garbage collection back on")
     finally:
         gc.unfreeze()
         gc.enable()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime as dt
 
 from pth_top.configs.build_file import load_build
-from tests.fakes.snapshots import FixedSource, make_snapshot
 from pth_top.tui.screens.wizard import WizardScreen
 from pth_top.tui.wizard.confirm import ConfirmScreen
 from pth_top.tui.wizard_app import WizardApp
+from tests.fakes.snapshots import FixedSource, make_snapshot
+from tests.waiting import wait_until
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 
@@ -29,19 +30,26 @@ def error_text(screen: WizardScreen) -> str:
     return str(screen.query_one("#wizard-error").content)
 
 
+async def wait_for_screen(pilot, screen_type) -> None:
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, screen_type), what=f"the {screen_type.__name__}")
+
+
+async def wait_for_step(pilot, screen: WizardScreen, step: str) -> None:
+    await wait_until(pilot, lambda: step_id(screen) == step, what=f"the wizard on {step}")
+
+
 async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
     app = WizardApp(clock=fixed_clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
-        assert isinstance(screen, WizardScreen) and step_id(screen) == "step-scenario"
+        assert step_id(screen) == "step-scenario"
         await pilot.press("ctrl+n")
         assert step_id(screen) == "step-workload"
         # Model: open the list on GPT-2 small and move one down to GPT-2 medium.
         assert app.focused.id == "workload-preset"
         await pilot.press("enter", "down", "enter")
-        await pilot.pause()
-        assert screen.answers.workload["preset"] == "gpt2-medium"
+        await wait_until(pilot, lambda: screen.answers.workload["preset"] == "gpt2-medium", what="GPT-2 medium chosen")
         await pilot.press("tab")
         assert app.focused.id == "workload-batch_size"
         await type_into(pilot, "4")
@@ -50,8 +58,8 @@ async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
         assert step_id(screen) == "step-data"
         # Inline validation: a bad number shows the reason and blocks Next.
         await type_into(pilot, "lots")
-        await pilot.pause()
-        assert "not a number" in str(screen.query_one("#row-data-dataset_size_gb .field-error").content)
+        field_error = screen.query_one("#row-data-dataset_size_gb .field-error")
+        await wait_until(pilot, lambda: "not a number" in str(field_error.content), what="the inline error")
         await pilot.press("ctrl+n")
         assert step_id(screen) == "step-data" and "Cannot continue" in error_text(screen)
         await type_into(pilot, "500")
@@ -70,8 +78,7 @@ async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
         assert step_id(screen) == "step-budget"
         await type_into(pilot, "40000")
         await pilot.press("ctrl+n")
-        await pilot.pause()
-        assert step_id(screen) == "step-review"
+        await wait_for_step(pilot, screen, "step-review")
         build = screen.build
         assert build is not None and build.answers.scale["gpu_count"] == 2
         assert build.answers.data["dataset_size_gb"] == 500.0
@@ -81,59 +88,55 @@ async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
         save_path = tmp_path / "mine.toml"
         screen.query_one("#save-path").value = str(save_path)
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await wait_until(pilot, save_path.exists, what="the build saved")
         saved, created, _ = load_build(save_path)
         assert created == CREATED and saved == screen.build
         # Saving again asks before overwriting; "n" keeps the file, "y" replaces it.
         save_path.write_text("# changed\n" + save_path.read_text(encoding="utf-8"), encoding="utf-8")
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.screen is screen, what="the dialog closed")
         assert save_path.read_text(encoding="utf-8").startswith("# changed")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause()
-        assert not save_path.read_text(encoding="utf-8").startswith("# changed")
+        await wait_until(pilot, lambda: not save_path.read_text(encoding="utf-8").startswith("# changed"),
+                         what="the file replaced")
         # Esc asks before discarding the answers.
         await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause()
-        assert app.screen is screen
+        await wait_until(pilot, lambda: app.screen is screen, what="the dialog closed")
         await pilot.press("escape")
-        await pilot.pause()
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.return_code is not None, what="the app to exit")
     assert app.return_code == 0
 
 
 async def test_training_and_inference_precisions_follow_the_task():
     app = WizardApp(clock=fixed_clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
         await pilot.press("ctrl+n", "ctrl+n")
         assert app.focused.id == "task-mode"
         await pilot.press("enter", "down", "enter")
-        await pilot.pause()
-        assert screen.answers.task["mode"] == "inference"
+        await wait_until(pilot, lambda: screen.answers.task["mode"] == "inference", what="inference chosen")
         assert screen.answers.task["precision"] in ("fp32", "fp16", "bf16", "int8", "int4")
 
 
 async def test_custom_model_needs_its_numbers():
     app = WizardApp(clock=fixed_clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
         await pilot.press("ctrl+n")
-        assert not screen.query_one("#row-workload-layers").display
+        layers_row = screen.query_one("#row-workload-layers")
+        assert not layers_row.display
         screen.query_one("#workload-preset").value = "custom"
-        await pilot.pause()
-        assert screen.query_one("#row-workload-layers").display
+        await wait_until(pilot, lambda: layers_row.display, what="the custom model's fields")
         await pilot.press("ctrl+n")
         assert step_id(screen) == "step-workload"
         assert "custom transformer needs this above zero" in error_text(screen)
@@ -142,12 +145,11 @@ async def test_custom_model_needs_its_numbers():
 async def test_preset_opens_in_review_with_comments():
     app = WizardApp(clock=fixed_clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
         screen.query_one("#build-preset").value = "guide-enterprise"
         await pilot.click("#open-preset")
-        await pilot.pause()
-        assert step_id(screen) == "step-review"
+        await wait_for_step(pilot, screen, "step-review")
         assert screen.build.component("cpu").part_id == "xeon-platinum-8380"
         body = str(screen.query_one("#review-body").content)
         assert "Comments on this preset" in body and "PM1643" in body
@@ -159,9 +161,9 @@ async def test_preset_opens_in_review_with_comments():
 async def test_leaving_without_changes_does_not_ask():
     app = WizardApp(clock=fixed_clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         await pilot.press("escape")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.return_code is not None, what="the app to exit")
     assert app.return_code == 0
 
 
@@ -171,23 +173,20 @@ async def test_dashboard_w_opens_the_wizard_and_escape_returns():
 
     app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_for_screen(pilot, MonitorScreen)
         await pilot.press("w")
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         wizard = app.screen
-        assert isinstance(wizard, WizardScreen)
         await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, MonitorScreen)
+        await wait_for_screen(pilot, MonitorScreen)
         await pilot.press("w")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.screen is wizard, what="the same wizard screen again")
         wizard.open_preset("guide-personal")
-        await pilot.pause()
+        await wait_for_step(pilot, wizard, "step-review")
         await pilot.press("escape")
-        await pilot.pause()
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause()
-        assert isinstance(app.screen, MonitorScreen)
+        await wait_for_screen(pilot, MonitorScreen)
         # Discarded: the next visit starts again from the first step.
         assert wizard.step_index == 0 and not wizard.pins and wizard.answers.workload["preset"] == "gpt2-small"
 
@@ -196,11 +195,11 @@ def test_review_step_snapshot(snap_compare, monkeypatch):
     monkeypatch.setenv("PTH_TOP_CONFIG_DIR", "/nonexistent/pth-top-config")
 
     async def open_personal_preset(pilot):
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         screen = pilot.app.screen
         screen.query_one("#build-preset").value = "guide-personal"
         screen.open_preset("guide-personal")
-        await pilot.pause()
+        await wait_for_step(pilot, screen, "step-review")
 
     assert snap_compare(WizardApp(clock=fixed_clock), terminal_size=(80, 24), run_before=open_personal_preset)
 
@@ -208,26 +207,23 @@ def test_review_step_snapshot(snap_compare, monkeypatch):
 async def test_app_can_start_on_a_preset():
     app = WizardApp(clock=fixed_clock, preset="guide-personal")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
-        assert step_id(screen) == "step-review"
+        await wait_for_step(pilot, screen, "step-review")
         assert screen.build.component("storage").part_id == "samsung-970-evo-plus-1tb"
 
 
 async def test_q_asks_before_quitting_with_answers():
     app = WizardApp(clock=fixed_clock, preset="guide-personal")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        await pilot.pause()
+        await wait_for_screen(pilot, WizardScreen)
+        await wait_for_step(pilot, app.screen, "step-review")
         await pilot.press("q")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause()
-        assert isinstance(app.screen, WizardScreen)
+        await wait_for_screen(pilot, WizardScreen)
         await pilot.press("q")
-        await pilot.pause()
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.return_code is not None, what="the app to exit")
     assert app.return_code == 0

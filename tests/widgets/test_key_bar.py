@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from pth_top.widgets.key_bar import KeyBar
+from tests.waiting import wait_until
 
 
 class Left(Static, can_focus=True):
@@ -37,22 +38,21 @@ def bar_text(app) -> str:
     return app.query_one(KeyBar).render().plain
 
 
-async def focus(pilot, app, widget_id: str) -> None:
-    """Focus a widget and let the bindings signal reach the bar."""
+async def focus(pilot, app, widget_id: str, hint: str) -> None:
+    """Focus a widget and wait until the bar shows `hint`, one of its keys."""
     app.query_one(widget_id).focus()
-    await pilot.pause()
-    await pilot.pause()
+    await wait_until(pilot, lambda: hint in bar_text(app), what=f"{hint!r} in the key bar")
 
 
 async def test_key_bar_follows_focus_and_shows_each_action_once():
     app = KeyBarApp()
     async with app.run_test(size=(80, 10)) as pilot:
-        await focus(pilot, app, "#left")
+        await focus(pilot, app, "#left", " x Ex ")
         text = bar_text(app)
         assert " x Ex " in text and " q Quit " in text and "Why" not in text
         assert text.count("Quit") == 1, "q and f10 share one action: one hint"
         assert text.rstrip().endswith("palette")
-        await focus(pilot, app, "#right")
+        await focus(pilot, app, "#right", " y Why ")
         text = bar_text(app)
         assert " y Why " in text and "Ex" not in text and "Hidden" not in text
 
@@ -60,18 +60,18 @@ async def test_key_bar_follows_focus_and_shows_each_action_once():
 async def test_clicking_a_key_presses_it():
     app = KeyBarApp()
     async with app.run_test(size=(80, 10)) as pilot:
-        await focus(pilot, app, "#right")
+        await focus(pilot, app, "#right", " y Why ")
         bar = app.query_one(KeyBar)
         column = bar.render().plain.index(" y Why") + 1
         await pilot.click(KeyBar, offset=(column, 0))
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.recorded, what="the clicked key pressed")
         assert app.recorded == ["y"]
 
 
 async def test_a_narrow_bar_drops_whole_hints_and_keeps_the_palette_key():
     app = KeyBarApp()
     async with app.run_test(size=(24, 10)) as pilot:
-        await focus(pilot, app, "#right")
+        await focus(pilot, app, "#right", "Why")
         text = bar_text(app)
         assert len(text) == 24 and text.rstrip().endswith("palette")
         assert "Why" in text and "Quit" not in text and "Qu" not in text

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 
 from pth_top.widgets.quiet_static import QuietStatic
+from tests.waiting import wait_until
 
 
 class OneStatic(App):
@@ -17,7 +18,7 @@ async def test_same_content_is_not_repainted_and_new_content_is():
     app = OneStatic()
     async with app.run_test(size=(40, 5)) as pilot:
         static = app.query_one(QuietStatic)
-        await pilot.pause()
+        await wait_until(pilot, lambda: "0.10" in app.export_screenshot(), what="the first paint")
         refreshes = []
         original_refresh = static.refresh
         static.refresh = lambda *args, **kwargs: (refreshes.append(kwargs), original_refresh(*args, **kwargs))[1]
@@ -25,6 +26,5 @@ async def test_same_content_is_not_repainted_and_new_content_is():
         assert refreshes == []
         static.update(Text("load 0.25"), layout=False)
         assert refreshes == [{"layout": False}]
-        await pilot.pause()
         assert static.content == Text("load 0.25")
-        assert "0.25" in app.export_screenshot()
+        await wait_until(pilot, lambda: "0.25" in app.export_screenshot(), what="the new content painted")

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 
 from pth_top.widgets.row_table import RowTable, TableColumn, column_widths, row_text
+from tests.waiting import wait_until
 
 
 class TableApp(App):
@@ -52,8 +53,8 @@ async def test_only_rows_on_screen_are_built_even_with_a_thousand_rows():
         table = pid_command_table(app)
         asked: list[str] = []
         fill(table, [str(i) for i in range(1000)], asked)
-        await pilot.pause()
-        assert 0 < len(set(asked)) <= 11
+        await wait_until(pilot, lambda: asked, what="the rows on screen built")
+        assert len(set(asked)) <= 11
         assert table.row_count == 1000
 
 
@@ -75,8 +76,7 @@ async def test_cursor_stays_on_its_key_when_rows_reorder_and_pages_move_it():
         assert table.highlighted_key == "0"
         fill(table, ["5", "6"], [])
         assert table.highlighted_key == "6", "a vanished key leaves the cursor on the nearest row"
-        await pilot.pause()
-        assert app.highlighted[-1] == "6"
+        await wait_until(pilot, lambda: app.highlighted[-1:] == ["6"], what="the highlight message for row 6")
 
 
 async def test_header_click_names_the_column_under_the_mouse():
@@ -86,7 +86,7 @@ async def test_header_click_names_the_column_under_the_mouse():
         fill(table, ["1", "2"], [])
         await pilot.click(RowTable, offset=(2, 0))
         await pilot.click(RowTable, offset=(12, 0))
-        await pilot.pause()
+        await wait_until(pilot, lambda: len(app.clicked) == 2, what="both header clicks")
         assert app.clicked == ["pid", "cmd"]
         await pilot.click(RowTable, offset=(3, 2))
         assert table.highlighted_key == "2"
@@ -97,8 +97,9 @@ async def test_a_new_row_below_the_screen_repaints_nothing_and_a_moved_row_only_
     async with app.run_test(size=(40, 12)) as pilot:
         table = pid_command_table(app)
         keys = [str(i) for i in range(50)]
-        fill(table, keys, [])
-        await pilot.pause()
+        asked: list[str] = []
+        fill(table, keys, asked)
+        await wait_until(pilot, lambda: asked, what="the first paint")
         refreshed: list[tuple] = []
         original_refresh = table.refresh
         table.refresh = lambda *regions, **kwargs: (refreshed.append(regions), original_refresh(*regions, **kwargs))[1]
