@@ -7,7 +7,9 @@ elsewhere from psutil. Either way a process that exits or hides mid-sample never
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
+import signal
 import sys
 import time
 from typing import Callable, NamedTuple
@@ -17,7 +19,9 @@ import psutil
 from pth_top.sensors.gpu_processes import NvmlProcess
 from pth_top.sensors.model import GpuProcessUse, ProcessSample
 from pth_top.sensors.pidns import NamespacePidMapper
-from pth_top.sensors.procfs import KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, ProcStat, UserNames, parse_stat
+from pth_top.sensors.procfs import (
+    KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, ProcStat, UserNames, boot_time_s, parse_stat, read_small_file,
+)
 
 PSUTIL_ATTRS = (
     "pid", "ppid", "username", "cpu_percent", "memory_percent", "memory_info", "status", "create_time",
@@ -53,8 +57,7 @@ class ProcfsProcessSource:
         self._ticks_per_s = os.sysconf("SC_CLK_TCK")
         self._page_bytes = os.sysconf("SC_PAGE_SIZE")
         self._user_names = UserNames()
-        # Wall-clock time of boot, fixed once so a process's start time never wobbles between samples.
-        self._boot_time_s = time.time() - self.procfs.uptime_s()
+        self._boot_time_s = boot_time_s(proc_root)
         self._known: dict[int, _Known] = {}
         self._known_memory_total_bytes = 0
         self._previous_time: float | None = None
@@ -217,3 +220,73 @@ class ProcessReader:
         close = getattr(self.source, "close", None)
         if close is not None:
             close()
+
+
+class SignalOutcome(enum.Enum):
+    SENT = "sent"
+    EXITED = "exited"
+    # The PID now names another process (started later): nothing was sent.
+    REPLACED = "replaced"
+    DENIED = "denied"
+
+
+# The same start time computed twice differs by at most the resolution of /proc/uptime (10 ms).
+START_TIME_TOLERANCE_S = 0.05
+
+
+def process_start_time_s(pid: int, proc_root: str = "/proc") -> float | None:
+    """When `pid` started, as the process table shows it (Unix time); None when it is gone."""
+    if os.path.isdir(proc_root):
+        try:
+            stat = parse_stat(read_small_file(f"{proc_root}/{pid}/stat"))
+        except (OSError, ValueError, IndexError):
+            return None
+        return boot_time_s(proc_root) + stat.start_ticks / os.sysconf("SC_CLK_TCK")
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd naming the process that holds `pid` now; None where the kernel (or seccomp) has none."""
+    if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        raise
+    except OSError:
+        return None
+
+
+def signal_process(pid: int, start_time_s: float, signal_number: int, proc_root: str = "/proc") -> SignalOutcome:
+    """Send `signal_number` to `pid` only if it is still the process that started at `start_time_s`.
+
+    A PID is reused once its process exits; the start time tells the chosen process from a newcomer.
+    With a pidfd, opened before the check, the signal reaches the checked process or none: no race.
+    """
+    if pid <= 0:
+        return SignalOutcome.EXITED
+    try:
+        pidfd = _open_pidfd(pid)
+    except ProcessLookupError:
+        return SignalOutcome.EXITED
+    try:
+        started_s = process_start_time_s(pid, proc_root)
+        if started_s is None:
+            return SignalOutcome.EXITED
+        if abs(started_s - start_time_s) > START_TIME_TOLERANCE_S:
+            return SignalOutcome.REPLACED
+        if pidfd is None:
+            os.kill(pid, signal_number)
+        else:
+            signal.pidfd_send_signal(pidfd, signal_number)
+    except ProcessLookupError:
+        return SignalOutcome.EXITED
+    except PermissionError:
+        return SignalOutcome.DENIED
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+    return SignalOutcome.SENT

@@ -8,9 +8,11 @@ owner only when the process changes its name (exec).
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import pwd
 import resource
+import time
 import weakref
 from typing import Callable, NamedTuple
 
@@ -81,6 +83,13 @@ def read_small_file(path: str) -> bytes:
         return os.read(descriptor, 65536)
     finally:
         os.close(descriptor)
+
+
+@functools.cache
+def boot_time_s(proc_root: str = "/proc") -> float:
+    """Wall-clock time of boot, read once per process: start times derived from it never wobble,
+    even across a clock step, so the kill dialog can compare them with the table's."""
+    return time.time() - float(read_small_file(f"{proc_root}/uptime").split()[0])
 
 
 # Kept files take descriptor numbers from here up, leaving the ones below FD_SETSIZE to code using select().
@@ -229,9 +238,6 @@ class ProcfsReader:
         for cache in (self._commands, self._owners):
             for pid in [pid for pid in cache if pid not in live_pids]:
                 del cache[pid]
-
-    def uptime_s(self) -> float:
-        return float(read_small_file(f"{self.proc_root}/uptime").split()[0])
 
     def close(self) -> None:
         self.stat_files.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from pth_top.sensors.model import GpuSample, Snapshot
+from pth_top.text import printable
 from pth_top.sensors.na import NA
 from pth_top.sensors.snapshot_json import top_processes_by_cpu
 from pth_top.sensors.units import format_bytes, format_duration, format_number, format_rate
@@ -12,23 +13,26 @@ from pth_top.sensors.units import format_bytes, format_duration, format_number, 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_aligned: set[int] = frozenset(),
                  width: int | None = None) -> list[str]:
-    """Columns padded to their widest cell; the last column is cut to fit `width` when given."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    """Columns padded to their widest cell; the last column is cut to fit `width` when given.
+
+    Cells are made printable first (process names and mount points are anyone's text), so they align.
+    """
+    table = [[printable(cell) for cell in row] for row in (headers, *rows)]
+    widths = [max(len(cell) for cell in column) for column in zip(*table)]
     lines = []
-    for row in (headers, *rows):
+    for row in table:
         cells = []
-        for position, cell in enumerate(row):
-            text = str(cell)
+        for position, text in enumerate(row):
             if position in right_aligned:
                 cells.append(text.rjust(widths[position]))
             elif position == len(row) - 1:
                 cells.append(text)
             else:
                 cells.append(text.ljust(widths[position]))
-        line = "  ".join(cells).rstrip()
+        line = "  " + "  ".join(cells).rstrip()
         if width is not None and len(line) > width:
             line = line[:max(0, width - 1)] + "…"
-        lines.append("  " + line)
+        lines.append(line)
     return lines
 
 
@@ -166,9 +170,12 @@ def _process_lines(snapshot: Snapshot, top_processes: int, width: int | None) ->
 
 
 def format_snapshot_table(snapshot: Snapshot, top_processes: int = 15, width: int | None = 160) -> str:
-    """Host, CPU, memory, disks, network, GPUs and the busiest processes as aligned plain text."""
+    """Host, CPU, memory, disks, network, GPUs and the busiest processes as aligned plain text.
+
+    Every line is made printable: no control character from a name or a file reaches the terminal.
+    """
     sections = [
         _host_lines(snapshot), _cpu_lines(snapshot), _memory_lines(snapshot), _io_lines(snapshot),
         _gpu_lines(snapshot), _process_lines(snapshot, top_processes, width),
     ]
-    return "\n\n".join("\n".join(section) for section in sections if section) + "\n"
+    return "\n\n".join("\n".join(map(printable, section)) for section in sections if section) + "\n"
