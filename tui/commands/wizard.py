@@ -112,11 +112,12 @@ def _run_headless(args: argparse.Namespace) -> int:
 
 
 def read_answers_file(path):
-    """Answers from a TOML file (bare answers, or a build file's [answers]); ConfigFileError when bad."""
+    """Answers from a TOML file (bare answers, or a whole valid build file's); ConfigFileError when bad."""
     from pth_top.configs.answers import answers_from_dict
+    from pth_top.configs.build_file import build_from_dict
     from pth_top.configs.tomlsource import read_toml
 
     data, text = read_toml(path)
-    if "answers" in data and isinstance(data["answers"], dict) and "schema_version" in data:
-        return answers_from_dict(data["answers"], path=path, text=text, table_prefix="answers.")
+    if "schema_version" in data:  # a build file is used only when all of it is valid, as `build show` would
+        return build_from_dict(data, path=path, text=text)[0].answers
     return answers_from_dict(data, path=path, text=text)
