@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pth_top.sensors.model import GpuSample, MaybeStr, MigInstance
-from pth_top.sensors.na import NA
+from pth_top.sensors.na import NA, is_na
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 from pth_top.sensors.throttle import decode_throttle_reasons
 
@@ -36,6 +36,12 @@ CUDA_DRIVER_VERSION_FUNCTIONS = ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSyste
 POWER_LIMIT_FUNCTIONS = ("nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit")
 
 
+def decode_text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
 @dataclass
 class GpuSlot:
     """What we know of one GPU between samples: its handle (None while lost) and its identity."""
@@ -46,11 +52,32 @@ class GpuSlot:
     bus_id: str = ""
     uuid: str = ""
 
+    def read_identity(self, session: NvmlSession) -> None:
+        name = session.call("nvmlDeviceGetName", self.handle)
+        uuid = session.call("nvmlDeviceGetUUID", self.handle)
+        pci = session.call("nvmlDeviceGetPciInfo", self.handle)
+        if not is_na(name):
+            self.name = decode_text(name)
+        if not is_na(uuid):
+            self.uuid = decode_text(uuid)
+        if not is_na(pci) and getattr(pci, "busId", None):
+            self.bus_id = decode_text(pci.busId)
 
-def decode_text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+
+def list_gpu_slots(session: NvmlSession) -> list[GpuSlot]:
+    """Every GPU NVML counts, with its identity; one that does not answer keeps handle None."""
+    count = session.call("nvmlDeviceGetCount", default=0)
+    slots = []
+    for index in range(count if isinstance(count, int) else 0):
+        slot = GpuSlot(index=index, handle=None)
+        try:
+            slot.handle = session.call("nvmlDeviceGetHandleByIndex", index, default=None)
+            if slot.handle is not None:
+                slot.read_identity(session)
+        except GpuLostError:
+            slot.handle = None
+        slots.append(slot)
+    return slots
 
 
 def format_cuda_version(version: Any) -> MaybeStr:
@@ -74,9 +101,9 @@ class GpuReader:
         if not self.session.available:
             return NA, NA
         try:
-            if self._driver_version is NA:
+            if is_na(self._driver_version):
                 self._driver_version = self._text(self.session.call("nvmlSystemGetDriverVersion"))
-            if self._cuda_driver_version is NA:
+            if is_na(self._cuda_driver_version):
                 self._cuda_driver_version = format_cuda_version(
                     self.session.call_first(CUDA_DRIVER_VERSION_FUNCTIONS)
                 )
@@ -89,7 +116,7 @@ class GpuReader:
             return ()
         if self.slots is None:
             try:
-                self.slots = self._enumerate()
+                self.slots = list_gpu_slots(self.session)
             except GpuLostError:
                 return ()
         samples = []
@@ -106,32 +133,6 @@ class GpuReader:
                 samples.append(self._lost_sample(slot))
         return tuple(samples)
 
-    def _enumerate(self) -> list[GpuSlot]:
-        count = self.session.call("nvmlDeviceGetCount", default=0)
-        slots = []
-        for index in range(count if isinstance(count, int) else 0):
-            slot = GpuSlot(index=index, handle=None)
-            try:
-                slot.handle = self.session.call("nvmlDeviceGetHandleByIndex", index, default=None)
-                if slot.handle is not None:
-                    self._read_identity(slot)
-            except GpuLostError:
-                slot.handle = None
-            slots.append(slot)
-        return slots
-
-    def _read_identity(self, slot: GpuSlot) -> None:
-        call = self.session.call
-        name = call("nvmlDeviceGetName", slot.handle)
-        uuid = call("nvmlDeviceGetUUID", slot.handle)
-        pci = call("nvmlDeviceGetPciInfo", slot.handle, default=None)
-        if name is not NA:
-            slot.name = decode_text(name)
-        if uuid is not NA:
-            slot.uuid = decode_text(uuid)
-        if pci is not None and getattr(pci, "busId", None):
-            slot.bus_id = decode_text(pci.busId)
-
     def _reacquire(self, slot: GpuSlot) -> None:
         """After a GPU was lost (or reset), find it again by PCI bus id, else by index."""
         try:
@@ -142,7 +143,7 @@ class GpuReader:
             else:
                 slot.handle = self.session.call("nvmlDeviceGetHandleByIndex", slot.index, default=None)
             if slot.handle is not None:
-                self._read_identity(slot)
+                slot.read_identity(self.session)
         except GpuLostError:
             slot.handle = None
 
@@ -151,7 +152,7 @@ class GpuReader:
         return GpuSample(index=slot.index, name=slot.name, bus_id=slot.bus_id, uuid=slot.uuid, lost=True)
 
     def _text(self, value: Any) -> MaybeStr:
-        return NA if value is NA else decode_text(value)
+        return NA if is_na(value) else decode_text(value)
 
     def _read(self, slot: GpuSlot) -> GpuSample:
         handle = slot.handle
@@ -160,7 +161,7 @@ class GpuReader:
         utilization = call("nvmlDeviceGetUtilizationRates", handle)
         memory = call("nvmlDeviceGetMemoryInfo", handle)
         power_draw_mw = call("nvmlDeviceGetPowerUsage", handle)
-        power_limit_mw = self._cached_first(POWER_LIMIT_FUNCTIONS, handle)
+        power_limit_mw = self.session.call_first(POWER_LIMIT_FUNCTIONS, handle, ttl_s=SLOW_FIELD_TTL_S)
         pstate = call("nvmlDeviceGetPerformanceState", handle)
         ecc_mode = slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetEccMode", handle)
         ecc_enabled = bool(ecc_mode[0]) if _is_pair(ecc_mode) else NA
@@ -206,21 +207,12 @@ class GpuReader:
             mig_instances=self._mig_instances(handle) if mig_enabled is True else (),
         )
 
-    def _cached_first(self, function_names: tuple[str, ...], handle: Any) -> Any:
-        for function_name in function_names:
-            if function_name in self.session.missing_functions:
-                continue
-            value = self.session.cached_call(SLOW_FIELD_TTL_S, function_name, handle)
-            if function_name not in self.session.missing_functions:
-                return value
-        return NA
-
     def _nvlink_active_links(self, handle: Any) -> Any:
         """Active NVLink links; NA when the GPU has none (first link unsupported)."""
         active = 0
         for link in range(NVML_NVLINK_MAX_LINKS):
             state = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetNvLinkState", handle, link)
-            if state is NA:
+            if is_na(state):
                 return NA if link == 0 else active
             active += state == NVML_NVLINK_ACTIVE
         return active
@@ -241,7 +233,7 @@ class GpuReader:
                 gpu_instance_id=_integer(
                     self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetGpuInstanceId", mig_handle)
                 ),
-                name=decode_text(name) if name is not NA else f"MIG slot {slot}",
+                name=decode_text(name) if not is_na(name) else f"MIG slot {slot}",
                 memory_used_bytes=_int_attr(memory, "used"),
                 memory_total_bytes=_int_attr(memory, "total"),
             ))
@@ -253,7 +245,7 @@ def _is_pair(value: Any) -> bool:
 
 
 def _number(value: Any) -> Any:
-    return float(value) if isinstance(value, (int, float)) and value is not NA else NA
+    return float(value) if isinstance(value, (int, float)) and not is_na(value) else NA
 
 
 def _integer(value: Any) -> Any:
@@ -261,14 +253,14 @@ def _integer(value: Any) -> Any:
 
 
 def _scaled(value: Any, factor: float) -> Any:
-    return float(value) * factor if isinstance(value, (int, float)) and value is not NA else NA
+    return float(value) * factor if isinstance(value, (int, float)) and not is_na(value) else NA
 
 
 def _float_attr(struct: Any, name: str) -> Any:
-    value = getattr(struct, name, None) if struct is not NA else None
+    value = getattr(struct, name, None) if not is_na(struct) else None
     return float(value) if isinstance(value, (int, float)) else NA
 
 
 def _int_attr(struct: Any, name: str) -> Any:
-    value = getattr(struct, name, None) if struct is not NA else None
+    value = getattr(struct, name, None) if not is_na(struct) else None
     return int(value) if isinstance(value, int) else NA

@@ -6,13 +6,13 @@ import math
 from collections import deque
 
 from pth_top.sensors.model import Snapshot
-from pth_top.sensors.na import NA
+from pth_top.sensors.na import is_na
 
 DEFAULT_CAPACITY = 300
 
 
 def _finite_or_nan(value: float) -> float:
-    return float(value) if value is not NA and value is not None and math.isfinite(value) else math.nan
+    return math.nan if is_na(value) or math.isinf(value) else float(value)
 
 
 class History:

@@ -7,13 +7,14 @@ them: the dashboard, `pth-top snapshot --json`, the doctor and the build checker
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
-from pth_top.sensors.na import NA, NotApplicable
+from pth_top.sensors.na import NA, NotApplicable, is_na
 
 # A reading that may be missing on this machine.
-MaybeFloat = float | NotApplicable
-MaybeInt = int | NotApplicable
-MaybeStr = str | NotApplicable
+MaybeFloat: TypeAlias = float | NotApplicable
+MaybeInt: TypeAlias = int | NotApplicable
+MaybeStr: TypeAlias = str | NotApplicable
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +135,10 @@ class GpuSample:
 
     @property
     def memory_percent(self) -> MaybeFloat:
-        if self.memory_used_bytes is NA or self.memory_total_bytes is NA or not self.memory_total_bytes:
+        used, total = self.memory_used_bytes, self.memory_total_bytes
+        if is_na(used) or is_na(total) or not total:
             return NA
-        return 100.0 * self.memory_used_bytes / self.memory_total_bytes
+        return 100.0 * used / total
 
     @property
     def pcie_link_degraded(self) -> bool:
@@ -145,7 +147,7 @@ class GpuSample:
             (self.pcie_generation_current, self.pcie_generation_max),
             (self.pcie_width_current, self.pcie_width_max),
         )
-        return any(cur is not NA and top is not NA and cur < top for cur, top in pairs)
+        return any(not is_na(cur) and not is_na(top) and cur < top for cur, top in pairs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +187,7 @@ class ProcessSample:
 
     @property
     def gpu_memory_used_bytes(self) -> MaybeInt:
-        known = [use.gpu_memory_used_bytes for use in self.gpu_uses if use.gpu_memory_used_bytes is not NA]
+        known = [use.gpu_memory_used_bytes for use in self.gpu_uses if not is_na(use.gpu_memory_used_bytes)]
         if not self.gpu_uses or not known:
             return NA
         return sum(known)

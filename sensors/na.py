@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 
 class NotApplicable(float):
     """A missing reading: prints as "N/A", is NaN in arithmetic, falsy, and serialises as null.
 
-    There is exactly one instance, `NA`; test with `value is NA` or `is_na(value)`.
+    There is exactly one instance, `NA`; test with `is_na(value)`.
     """
 
     _instance: "NotApplicable | None" = None
@@ -49,11 +52,7 @@ class NotApplicable(float):
 NA = NotApplicable()
 
 
-def is_na(value: object) -> bool:
-    """True for NA and for None (both mean "no reading")."""
-    return value is NA or value is None
-
-
-def na_to_none(value: Any) -> Any:
-    """NA becomes None (JSON null); anything else is returned unchanged."""
-    return None if value is NA else value
+# TypeIs: after `if not is_na(x)` a type checker knows x is a real reading.
+def is_na(value: object) -> TypeIs[NotApplicable | None]:
+    """True for NA, None and any NaN float: the one test for "no reading" (NA is a NaN float too)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))

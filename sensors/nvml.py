@@ -103,16 +103,33 @@ class NvmlSession:
             self.missing_functions.add(function_name)
             return default
 
-    def call_first(self, function_names: tuple[str, ...], *args: Any, default: Any = NA) -> Any:
-        """Call the first of `function_names` this binding and driver have (newest variant first)."""
-        for function_name in function_names:
+    def call_first(
+        self,
+        function_names: tuple[str, ...],
+        *args: Any,
+        default: Any = NA,
+        ttl_s: float | None = None,
+        accept: Callable[[Any], bool] | None = None,
+    ) -> Any:
+        """Call the first of `function_names` this binding and driver have (newest variant first).
+
+        `ttl_s` reuses a younger answer as `cached_call` does; a variant whose answer `accept` rejects
+        is dropped for good while an older one is left to try.
+        """
+        for position, function_name in enumerate(function_names):
             if function_name in self.missing_functions:
                 continue
-            value = self.call(function_name, *args, default=_ABSENT)
+            if ttl_s is None:
+                value = self.call(function_name, *args, default=_ABSENT)
+            else:
+                value = self.cached_call(ttl_s, function_name, *args, default=_ABSENT)
             if value is _ABSENT:
                 if function_name in self.missing_functions:
                     continue
                 return default
+            if accept is not None and position < len(function_names) - 1 and not accept(value):
+                self.mark_missing(function_name)
+                continue
             return value
         return default
 
@@ -126,16 +143,15 @@ class NvmlSession:
         now = self._clock()
         hit = self._cache.get(key)
         if hit is not None and now - hit[0] < ttl_s:
-            return hit[1]
-        value = self.call(function_name, *args, default=default)
-        self._cache[key] = (now, value)
-        return value
-
-    def forget_cache(self) -> None:
-        self._cache.clear()
+            value = hit[1]
+        else:
+            value = self.call(function_name, *args, default=_ABSENT)
+            self._cache[key] = (now, value)
+        return default if value is _ABSENT else value
 
     def _handle_error(self, module: Any, function_name: str, error: Exception, default: Any) -> Any:
-        if isinstance(error, _error_class(module, "NVMLError_FunctionNotFound")):
+        not_found = _error_class(module, "NVMLError_FunctionNotFound")
+        if not_found is not None and isinstance(error, not_found):
             self.missing_functions.add(function_name)
             return default
         lost_classes = tuple(

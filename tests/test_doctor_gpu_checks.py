@@ -6,8 +6,10 @@ import pynvml
 import pytest
 
 from pth_top.sensors.doctor import gpu_checks
+from pth_top.sensors.doctor.gpus import list_gpus
 from pth_top.sensors.doctor.model import Status
 from pth_top.sensors.doctor.registry import checks_in
+from pth_top.sensors.gpu import GpuReader
 from tests.fakes.doctor_inputs import (
     cuda_probe_report, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
 )
@@ -220,6 +222,33 @@ def test_a_lost_gpu_could_not_run_and_the_others_still_report(tmp_path):
     findings = gpu_checks.check_persistence.run(make_context(tmp_path, nvml_module=nvml))
     assert [f.status for f in findings] == [Status.PASS, Status.COULD_NOT_RUN]
     assert findings[1].subject.startswith("GPU 1")
+
+
+def test_a_gpu_lost_while_listing_could_not_run_and_the_others_still_report(tmp_path):
+    nvml = fake_nvml(healthy_gpu_values(0), healthy_gpu_values(1))
+    nvml.fail("nvmlDeviceGetName", pynvml.NVMLError_GpuIsLost, device_index=1)
+    findings = gpu_checks.check_persistence.run(make_context(tmp_path, nvml_module=nvml))
+    assert [f.status for f in findings] == [Status.PASS, Status.COULD_NOT_RUN]
+    assert findings[0].subject == "GPU 0 (NVIDIA H100 PCIe)" and findings[1].subject.startswith("GPU 1")
+    assert "stopped answering" in findings[1].value
+
+
+def test_the_doctor_lists_the_gpus_the_monitor_samples(tmp_path):
+    nvml = fake_nvml(healthy_gpu_values(0), healthy_gpu_values(1, nvmlDeviceGetName=b"NVIDIA A100"))
+    nvml.fail("nvmlDeviceGetPciInfo", pynvml.NVMLError_NotSupported, device_index=1)
+    context = make_context(tmp_path, nvml_module=nvml)
+    listed = [(gpu.index, gpu.name, gpu.pci_bus_id or "") for gpu in list_gpus(context)]
+    sampled = [(gpu.index, gpu.name, gpu.bus_id) for gpu in GpuReader(context.nvml).sample()]
+    assert listed == sampled == [(0, "NVIDIA H100 PCIe", "00000000:17:00.0"), (1, "NVIDIA A100", "")]
+    numa = gpu_checks.check_numa.run(context)
+    assert numa[1].status is Status.NOT_APPLICABLE and numa[1].value == "PCI bus id not reported"
+
+
+def test_old_bindings_fall_back_to_the_older_cuda_version_call(tmp_path):
+    nvml = fake_nvml(healthy_gpu_values(0), nvmlSystemGetCudaDriverVersion=11080)
+    nvml.remove("nvmlSystemGetCudaDriverVersion_v2")
+    finding = only(gpu_checks.check_driver, make_context(tmp_path, nvml_module=nvml))
+    assert "supports CUDA up to 11.8" in finding.value
 
 
 @pytest.mark.gpu

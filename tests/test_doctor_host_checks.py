@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import pynvml
 import pytest
 
 from pth_top.sensors.doctor import host_checks
 from pth_top.sensors.doctor.model import Status
 from pth_top.sensors.doctor.registry import checks_in
 from pth_top.sensors.doctor.storage import parse_mountinfo
+from pth_top.units import GIB, MIB
 from tests.fakes.doctor_inputs import (
-    GIB, add_block_disk, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
+    add_block_disk, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
 )
 
 
@@ -31,6 +33,13 @@ def test_ram_against_total_gpu_memory_keeps_4_gb_for_the_os(tmp_path, ram_gib, s
     finding = only(host_checks.check_ram_vs_gpu_memory, make_context(tmp_path, nvml_module=nvml, mem_total_gib=ram_gib))
     assert finding.status is status
     assert "GPU memory 80.0 GiB" in finding.value
+
+
+def test_ram_vs_gpu_could_not_run_when_a_gpu_was_lost_while_listing(tmp_path):
+    nvml = fake_nvml(healthy_gpu_values(0), healthy_gpu_values(1))
+    nvml.fail("nvmlDeviceGetName", pynvml.NVMLError_GpuIsLost, device_index=1)
+    finding = only(host_checks.check_ram_vs_gpu_memory, make_context(tmp_path, nvml_module=nvml, mem_total_gib=512))
+    assert finding.status is Status.COULD_NOT_RUN and "GPU 1" in finding.value
 
 
 def test_ram_vs_gpu_is_not_applicable_without_a_driver(tmp_path):
@@ -146,7 +155,7 @@ def test_no_cpufreq_is_not_applicable(tmp_path):
 
 
 @pytest.mark.parametrize(("size", "status"), [
-    (64 * 1024**2, Status.FAIL), (512 * 1024**2, Status.WARN), (8 * GIB, Status.PASS),
+    (64 * MIB, Status.FAIL), (512 * MIB, Status.WARN), (8 * GIB, Status.PASS),
 ])
 def test_dev_shm_size(tmp_path, size, status):
     finding = only(host_checks.check_dev_shm, make_context(tmp_path, shm_total_bytes=size))

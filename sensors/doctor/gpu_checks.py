@@ -12,11 +12,14 @@ from pth_top.sensors.doctor.model import (
 )
 from pth_top.sensors.doctor.registry import Check, doctor_check
 from pth_top.sensors.doctor.storage import read_text
+from pth_top.sensors.gpu import (
+    CUDA_DRIVER_VERSION_FUNCTIONS, THROTTLE_REASON_FUNCTIONS, decode_text, format_cuda_version,
+)
 from pth_top.sensors.na import is_na
 from pth_top.sensors.nvml import GpuLostError
 from pth_top.sensors.throttle import decode_throttle_reasons
+from pth_top.units import MIB
 
-MIB = 1024**2
 SMALL_BAR1_BYTES = 256 * MIB
 IDLE_UTILIZATION_PERCENT = 10
 TEMPERATURE_MARGIN_C = 10
@@ -48,7 +51,10 @@ def per_gpu(context: DoctorContext, check: GpuCheckFunction) -> list[Verdict]:
     verdicts = []
     for gpu in gpus:
         try:
-            verdict = check(context, gpu)
+            if gpu.handle is None:
+                verdict = could_not_run("GPU stopped answering while it was listed")
+            else:
+                verdict = check(context, gpu)
         except GpuLostError as error:
             verdict = could_not_run(f"GPU stopped answering ({error})")
         verdicts.append(dataclasses.replace(verdict, subject=gpu.label))
@@ -66,11 +72,6 @@ def per_gpu_check(
     return decorate
 
 
-def cuda_version_text(version: int) -> str:
-    """NVML's 12040 as "12.4"."""
-    return f"{version // 1000}.{(version % 1000) // 10}"
-
-
 def parse_cuda_version(text: str) -> tuple[int, int] | None:
     parts = text.split(".")
     try:
@@ -80,14 +81,8 @@ def parse_cuda_version(text: str) -> tuple[int, int] | None:
 
 
 def _driver_cuda(context: DoctorContext) -> int | None:
-    version = context.nvml.call("nvmlSystemGetCudaDriverVersion_v2")
-    if is_na(version):
-        version = context.nvml.call("nvmlSystemGetCudaDriverVersion")
+    version = context.nvml.call_first(CUDA_DRIVER_VERSION_FUNCTIONS)
     return None if is_na(version) else int(version)
-
-
-def _text(value: Any) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 @doctor_check(
@@ -101,8 +96,8 @@ def check_driver(context: DoctorContext) -> Verdict:
     driver = context.nvml.call("nvmlSystemGetDriverVersion")
     cuda = _driver_cuda(context)
     value = (
-        f"driver {'unknown' if is_na(driver) else _text(driver)}, "
-        f"supports CUDA up to {'unknown' if cuda is None else cuda_version_text(cuda)}, {len(gpus)} GPU(s)"
+        f"driver {'unknown' if is_na(driver) else decode_text(driver)}, "
+        f"supports CUDA up to {'unknown' if cuda is None else format_cuda_version(cuda)}, {len(gpus)} GPU(s)"
     )
     if not gpus:
         return warned(value, "The driver is loaded but sees no GPU: check `nvidia-smi` and `dmesg | grep -i nvrm`.")
@@ -131,9 +126,9 @@ def check_cuda_compatibility(context: DoctorContext) -> Verdict:
     if driver_cuda is None or torch_cuda is None:
         return not_applicable("driver CUDA version unknown")
     driver_major, driver_minor = driver_cuda // 1000, (driver_cuda % 1000) // 10
-    value = f"torch built for CUDA {torch_cuda_text}, driver supports up to {cuda_version_text(driver_cuda)}"
+    value = f"torch built for CUDA {torch_cuda_text}, driver supports up to {format_cuda_version(driver_cuda)}"
     fix = (
-        f"Update the NVIDIA driver, or install a torch wheel built for CUDA <= {cuda_version_text(driver_cuda)} "
+        f"Update the NVIDIA driver, or install a torch wheel built for CUDA <= {format_cuda_version(driver_cuda)} "
         "(pick one on https://pytorch.org/get-started/locally: pip install torch --index-url "
         "https://download.pytorch.org/whl/cuXYZ)."
     )
@@ -375,9 +370,7 @@ def check_power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
     "'idle' and 'power cap' under full load are normal.",
 )
 def check_throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
-    mask = context.nvml.call("nvmlDeviceGetCurrentClocksEventReasons", gpu.handle)
-    if is_na(mask):
-        mask = context.nvml.call("nvmlDeviceGetCurrentClocksThrottleReasons", gpu.handle)
+    mask = context.nvml.call_first(THROTTLE_REASON_FUNCTIONS, gpu.handle)
     if is_na(mask):
         return not_applicable("throttle reasons not reported")
     reasons = decode_throttle_reasons(int(mask))

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.na import is_na
+from pth_top.sensors.gpu import list_gpu_slots
 
 
 @dataclass(frozen=True)
 class Gpu:
     index: int
+    # None when the GPU did not answer while it was listed (lost, or not accessible).
     handle: Any
     name: str
     pci_bus_id: str | None
@@ -21,26 +22,14 @@ class Gpu:
         return f"GPU {self.index} ({self.name})"
 
 
-def _text(value: Any) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-
-
 def list_gpus(context: DoctorContext) -> list[Gpu] | None:
     """Every GPU NVML reports, or None when NVML is unavailable (see `nvml_unavailable_reason`)."""
     if "gpus" in context.memo:
         return context.memo["gpus"]
     gpus: list[Gpu] | None = None
     if context.nvml.start():
-        count = context.nvml.call("nvmlDeviceGetCount", default=0)
-        gpus = []
-        for index in range(count):
-            handle = context.nvml.call("nvmlDeviceGetHandleByIndex", index, default=None)
-            if handle is None:
-                continue
-            name = context.nvml.call("nvmlDeviceGetName", handle)
-            pci = context.nvml.call("nvmlDeviceGetPciInfo", handle)
-            bus_id = None if is_na(pci) else _text(getattr(pci, "busId", "")) or None
-            gpus.append(Gpu(index, handle, "unknown GPU" if is_na(name) else _text(name), bus_id))
+        slots = list_gpu_slots(context.nvml)
+        gpus = [Gpu(slot.index, slot.handle, slot.name, slot.bus_id or None) for slot in slots]
     context.memo["gpus"] = gpus
     return gpus
 

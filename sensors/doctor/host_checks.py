@@ -11,24 +11,19 @@ from pth_top.sensors.doctor.model import Group, Verdict, failed, not_applicable,
 from pth_top.sensors.doctor.registry import doctor_check
 from pth_top.sensors.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
 from pth_top.sensors.na import is_na
+from pth_top.sensors.nvml import GpuLostError
+from pth_top.sensors.units import format_bytes
+from pth_top.units import GIB, MIB
 
-GIB = 1024**3
 # The guide's floor is "16 GB, keep at least 4 GB for the OS"; MemTotal of a 16 GB machine reads ~15.5 GiB.
 RAM_FLOOR_BYTES = 15 * GIB
 RAM_KEPT_FOR_OS_BYTES = 4 * GIB
 MIN_CPUS_PER_GPU = 2
 DATA_DIR_FAIL_BELOW_BYTES = 2 * GIB
 DATA_DIR_WARN_BELOW_BYTES = 20 * GIB
-SHM_FAIL_BELOW_BYTES = 256 * 1024**2
+SHM_FAIL_BELOW_BYTES = 256 * MIB
 SHM_WARN_BELOW_BYTES = 1 * GIB
 PCIE_GENERATION_BY_GT_S = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
-
-
-def format_bytes(count: float) -> str:
-    for unit, size in (("TiB", 1024**4), ("GiB", GIB), ("MiB", 1024**2), ("KiB", 1024)):
-        if count >= size:
-            return f"{count / size:.1f} {unit}"
-    return f"{int(count)} B"
 
 
 def read_meminfo_bytes(proc_root: Path, field: str) -> int | None:
@@ -45,6 +40,8 @@ def total_gpu_memory_bytes(context: DoctorContext) -> int | None:
         return None
     total = 0
     for gpu in gpus:
+        if gpu.handle is None:
+            raise GpuLostError(f"{gpu.label} stopped answering while it was listed")
         memory = context.nvml.call("nvmlDeviceGetMemoryInfo", gpu.handle)
         if is_na(memory):
             return None

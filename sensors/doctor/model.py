@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable
 
 
 class Status(str, Enum):
@@ -92,7 +92,7 @@ def could_not_run(reason: str, subject: str = "") -> Verdict:
     return Verdict(Status.COULD_NOT_RUN, f"could not run: {reason}", "", subject)
 
 
-def summarise(findings: "list[Finding] | tuple[Finding, ...]") -> dict[str, int]:
+def summarise(findings: Iterable[Finding]) -> dict[str, int]:
     """Count of findings per status value, every status present (zero when none)."""
     counts = {status.value: 0 for status in Status}
     for finding in findings:

@@ -13,9 +13,9 @@ import pynvml
 
 from pth_top.sensors.doctor.context import DoctorContext
 from pth_top.sensors.nvml import NvmlSession
+from pth_top.units import GIB
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
 
-GIB = 1024**3
 DiskUsage = namedtuple("DiskUsage", "total used free")
 
 

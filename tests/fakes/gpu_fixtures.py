@@ -13,9 +13,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pynvml as real_pynvml
 
+from pth_top.units import MIB
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
-
-MIB = 1024 * 1024
 
 MODELS: dict[str, dict[str, Any]] = {
     "H100": {

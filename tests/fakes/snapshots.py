@@ -9,8 +9,7 @@ from pth_top.sensors.model import (
     MemorySample, MigInstance, NetworkRate, ProcessSample, Snapshot,
 )
 from pth_top.sensors.na import NA
-
-GIB = 1024**3
+from pth_top.units import GIB
 
 
 def make_host(gpu_count: int) -> HostInfo:

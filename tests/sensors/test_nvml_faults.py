@@ -16,7 +16,8 @@ import pytest
 
 from pth_top.sensors.model import Snapshot
 from pth_top.sensors.na import NA
-from tests.fakes.gpu_fixtures import MIB, enable_mig, make_fake_gpus
+from pth_top.units import MIB
+from tests.fakes.gpu_fixtures import enable_mig, make_fake_gpus
 from tests.sensors.helpers import FakeClock, sampler_with, small_proc_root
 
 FAILING_GPU = 0
