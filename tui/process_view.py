@@ -11,6 +11,7 @@ from rich.text import Text
 
 from pth_top.sensors.model import ProcessSample
 from pth_top.sensors.na import is_na
+from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_duration
 
 COMMAND_MAX_CHARS = 240
@@ -136,16 +137,19 @@ def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list
 
 
 def process_cells(line: ProcessLine, columns: Sequence[ProcessColumn] = COLUMNS) -> tuple[Text, ...]:
-    """The table cells for one process, in `columns` order; GPU processes are highlighted."""
+    """The table cells for one process, in `columns` order; GPU processes are highlighted.
+
+    Names and users are any local user's text: made printable here, so no escape sequence reaches the terminal.
+    """
     process = line.process
     gpu_style = "bold magenta" if process.has_gpu_context else ""
     cpu = process.cpu_percent
     cpu_style = "bold red" if cpu >= 90 else ("yellow" if cpu >= 50 else "")
     command = Text(line.tree_prefix, style="dim")
-    command.append(process.command[:COMMAND_MAX_CHARS], style="bold" if process.has_gpu_context else "")
+    command.append(printable(process.command[:COMMAND_MAX_CHARS]), style="bold" if process.has_gpu_context else "")
     cells = {
         "pid": Text(str(process.pid), style=gpu_style, justify="right"),
-        "user": Text(process.user[:8]),
+        "user": Text(printable(process.user[:8])),
         "cpu": Text(f"{cpu:.1f}", style=cpu_style, justify="right"),
         "mem": Text(f"{process.memory_percent:.1f}", justify="right"),
         "rss": Text(format_bytes(process.rss_bytes), justify="right"),
@@ -153,7 +157,7 @@ def process_cells(line: ProcessLine, columns: Sequence[ProcessColumn] = COLUMNS)
             format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "", style=gpu_style, justify="right"
         ),
         "gpu": Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
-        "state": Text(STATE_LETTERS.get(process.state, process.state[:1]), style="green" if process.state == "running" else ""),
+        "state": Text(STATE_LETTERS.get(process.state, printable(process.state[:1])), style="green" if process.state == "running" else ""),
         "time": Text(format_duration(process.cpu_time_s), justify="right"),
         "command": command,
     }

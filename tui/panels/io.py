@@ -7,6 +7,7 @@ from typing import Sequence
 from rich.text import Text
 
 from pth_top.sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
+from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_rate
 from pth_top.widgets.quiet_static import QuietStatic
 
@@ -15,12 +16,12 @@ def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsag
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("Disk         read      write   r/s   w/s\n", style="bold")
     for disk in disks:
-        text.append(f"{disk.device[:10]:<10} {format_rate(disk.read_bytes_per_s):>8} {format_rate(disk.write_bytes_per_s):>9}")
+        text.append(f"{printable(disk.device)[:10]:<10} {format_rate(disk.read_bytes_per_s):>8} {format_rate(disk.write_bytes_per_s):>9}")
         text.append(f" {disk.read_iops:>5.0f} {disk.write_iops:>5.0f}\n")
     for filesystem in filesystems:
         used_percent = 100 * filesystem.used_bytes / filesystem.total_bytes if filesystem.total_bytes else 0.0
         style = "bold red" if used_percent >= 90 else ("yellow" if used_percent >= 75 else "")
-        text.append(f"{filesystem.mountpoint[:16]:<16}", style="dim")
+        text.append(f"{printable(filesystem.mountpoint)[:16]:<16}", style="dim")
         text.append(f" {used_percent:3.0f}%", style=style)
         text.append(f" {format_bytes(filesystem.used_bytes)}/{format_bytes(filesystem.total_bytes)}\n")
     text.rstrip()
@@ -33,7 +34,7 @@ def network_text(networks: Sequence[NetworkRate]) -> Text:
     if not networks:
         text.append("no interfaces", style="dim")
     for network in networks:
-        text.append(f"{network.interface[:10]:<10} {format_rate(network.rx_bytes_per_s):>9} {format_rate(network.tx_bytes_per_s):>10}\n")
+        text.append(f"{printable(network.interface)[:10]:<10} {format_rate(network.rx_bytes_per_s):>9} {format_rate(network.tx_bytes_per_s):>10}\n")
     text.rstrip()
     return text
 

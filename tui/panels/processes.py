@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from pth_top.sensors.model import ProcessSample
+from pth_top.text import printable
 from pth_top.tui.process_view import (
     COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
 )
@@ -122,7 +123,7 @@ class ProcessPanel(Vertical):
                 text.append(f"  {hidden} kernel thread{'s' if hidden != 1 else ''} hidden (K shows)", style="dim")
         if self.view.filter_text:
             text.append("  filter: ", style="bold")
-            text.append(self.view.filter_text, style="bold yellow")
+            text.append(printable(self.view.filter_text), style="bold yellow")
         gpu_processes = sum(1 for process in self._processes if process.has_gpu_context)
         if gpu_processes:
             text.append(f"  {gpu_processes} using a GPU", style="magenta")

@@ -11,6 +11,23 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from pth_top.sensors.processes import SignalOutcome
+from pth_top.text import printable
+
+COMMAND_SHOWN_CHARS = 200
+
+
+def signal_notice(pid: int, signal_number: int, outcome: SignalOutcome) -> tuple[str, str]:
+    """What to tell the user after a signal was asked for: (message, notification severity)."""
+    name = signal.Signals(signal_number).name
+    if outcome is SignalOutcome.SENT:
+        return f"sent {name} to PID {pid}", "information"
+    if outcome is SignalOutcome.EXITED:
+        return f"PID {pid} already exited: nothing sent", "warning"
+    if outcome is SignalOutcome.REPLACED:
+        return f"PID {pid} is now another process (the selected one exited): nothing sent", "warning"
+    return f"{name} to PID {pid} refused: permission denied", "error"
+
 
 class KillScreen(ModalScreen[int | None]):
     """Dismisses with the chosen signal number, or None when cancelled."""
@@ -40,7 +57,7 @@ class KillScreen(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(f"Send a signal to PID {self.pid}?", style="bold"))
-            yield Label(Text(self.command[:200], style="dim"), markup=False)
+            yield Label(Text(printable(self.command[:COMMAND_SHOWN_CHARS]), style="dim"), markup=False)
             yield Label("t: SIGTERM asks it to exit · 9: SIGKILL forces it · Esc: cancel")
             with Horizontal():
                 yield Button("SIGTERM (t)", id="term", variant="warning")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import signal
 from dataclasses import replace
 
 from textual.app import ComposeResult
@@ -16,6 +15,7 @@ from textual.widgets import Static
 
 from pth_top.sensors.history import History
 from pth_top.sensors.model import ProcessSample, Snapshot
+from pth_top.text import printable
 from pth_top.tui.panels.cpu_memory import CpuMemoryPanel
 from pth_top.widgets.core_grid import CoreGrid
 from pth_top.widgets.key_bar import KeyBar
@@ -252,8 +252,8 @@ class MonitorScreen(Screen):
         user_name = current_user_name()
         if not may_signal(process, user_name, os.geteuid() == 0):
             self.notify(
-                f"cannot signal PID {process.pid}: it belongs to {process.user} and you are {user_name}",
-                severity="error",
+                f"cannot signal PID {process.pid}: it belongs to {printable(process.user)} and you are {user_name}",
+                severity="error", markup=False,
             )
             return
 
@@ -264,12 +264,10 @@ class MonitorScreen(Screen):
         self.app.push_screen(KillScreen(process.pid, process.command), send)
 
     def _send_signal(self, process: ProcessSample, signal_number: int) -> None:
-        name = signal.Signals(signal_number).name
-        try:
-            os.kill(process.pid, signal_number)
-        except ProcessLookupError:
-            self.notify(f"PID {process.pid} already exited", severity="warning")
-        except PermissionError:
-            self.notify(f"{name} to PID {process.pid} refused: permission denied", severity="error")
-        else:
-            self.notify(f"sent {name} to PID {process.pid}")
+        from pth_top.sensors.processes import signal_process
+        from pth_top.tui.screens.kill import signal_notice
+
+        # Checked now, at confirm: the PID may have been reused while the dialog was open.
+        outcome = signal_process(process.pid, process.start_time_s, signal_number)
+        message, severity = signal_notice(process.pid, signal_number, outcome)
+        self.notify(message, severity=severity, markup=False)
