@@ -9,6 +9,7 @@ from pth_top.sensors.model import GpuSample, MaybeStr, MigInstance
 from pth_top.sensors.na import NA, is_na
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 from pth_top.sensors.throttle import decode_throttle_reasons
+from pth_top.units import KIB
 
 # Seconds a slow-changing field is reused before NVML is asked again.
 SLOW_FIELD_TTL_S = 5.0
@@ -189,10 +190,10 @@ class GpuReader:
             pcie_width_current=_integer(call("nvmlDeviceGetCurrPcieLinkWidth", handle)),
             pcie_width_max=_integer(slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetMaxPcieLinkWidth", handle)),
             pcie_rx_bytes_per_s=_scaled(
-                slow(PCIE_THROUGHPUT_TTL_S, "nvmlDeviceGetPcieThroughput", handle, NVML_PCIE_UTIL_RX_BYTES), 1024.0
+                slow(PCIE_THROUGHPUT_TTL_S, "nvmlDeviceGetPcieThroughput", handle, NVML_PCIE_UTIL_RX_BYTES), KIB
             ),
             pcie_tx_bytes_per_s=_scaled(
-                slow(PCIE_THROUGHPUT_TTL_S, "nvmlDeviceGetPcieThroughput", handle, NVML_PCIE_UTIL_TX_BYTES), 1024.0
+                slow(PCIE_THROUGHPUT_TTL_S, "nvmlDeviceGetPcieThroughput", handle, NVML_PCIE_UTIL_TX_BYTES), KIB
             ),
             ecc_enabled=ecc_enabled,
             ecc_volatile_uncorrected_errors=(

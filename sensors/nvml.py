@@ -14,7 +14,6 @@ from typing import Any, Callable
 
 from pth_top.sensors.na import NA
 
-
 _ABSENT = object()
 
 

@@ -26,7 +26,7 @@ class CounterRates(Generic[Key]):
                 result[key] = tuple(0.0 for _ in values)
                 continue
             result[key] = tuple(
-                (value - old) / elapsed_s if value >= old else 0.0 for value, old in zip(values, before)
+                (value - old) / elapsed_s if value >= old else 0.0 for value, old in zip(values, before, strict=True)
             )
         self._previous = dict(counters)
         self._previous_time = now

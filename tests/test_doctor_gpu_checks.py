@@ -11,7 +11,12 @@ from pth_top.sensors.doctor.model import Status
 from pth_top.sensors.doctor.registry import checks_in
 from pth_top.sensors.gpu import GpuReader
 from tests.fakes.doctor_inputs import (
-    cuda_probe_report, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
+    cuda_probe_report,
+    fake_nvml,
+    healthy_gpu_values,
+    make_context,
+    no_driver_nvml,
+    write,
 )
 
 
@@ -95,8 +100,9 @@ def test_pcie_link_narrow_while_busy_fails(tmp_path):
 
 def test_pcie_link_uses_the_probe_reading_taken_under_load(tmp_path):
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetCurrPcieLinkGeneration=1))
-    load = {"seconds": 3, "links": [{"pci_bus_id": "00000000:17:00.0", "generation": 5, "width": 16, "utilization_percent": 100}]}
-    finding = only(gpu_checks.check_pcie_link, make_context(tmp_path, nvml_module=nvml, probe=cuda_probe_report(load=load)))
+    link = {"pci_bus_id": "00000000:17:00.0", "generation": 5, "width": 16, "utilization_percent": 100}
+    context = make_context(tmp_path, nvml_module=nvml, probe=cuda_probe_report(load={"seconds": 3, "links": [link]}))
+    finding = only(gpu_checks.check_pcie_link, context)
     assert finding.status is Status.PASS
     assert "under load" in finding.value
 
@@ -112,7 +118,8 @@ def test_pcie_slot_slower_than_the_gpu_is_a_warning(tmp_path):
 
 def test_small_bar1_means_resizable_bar_is_off(tmp_path):
     bar1 = type("Bar1", (), {"bar1Total": 256 * 1024**2})()
-    finding = only(gpu_checks.check_bar1, make_context(tmp_path, nvml_module=fake_nvml(healthy_gpu_values(nvmlDeviceGetBAR1MemoryInfo=bar1))))
+    nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetBAR1MemoryInfo=bar1))
+    finding = only(gpu_checks.check_bar1, make_context(tmp_path, nvml_module=nvml))
     assert finding.status is Status.WARN
     assert "256 MiB" in finding.value and "Above 4G" in finding.fix
 
@@ -157,7 +164,8 @@ def test_remapped_rows(tmp_path, rows, status):
 
 def test_retired_pages_pending_on_older_gpus(tmp_path):
     values = healthy_gpu_values(
-        nvmlDeviceGetRetiredPagesPendingStatus=1, nvmlDeviceGetRetiredPages=lambda cause: [0x1000] if cause == 1 else [],
+        nvmlDeviceGetRetiredPagesPendingStatus=1,
+        nvmlDeviceGetRetiredPages=lambda cause: [0x1000] if cause == 1 else [],
     )
     del values["nvmlDeviceGetRemappedRows"]
     finding = only(gpu_checks.check_retired_memory, make_context(tmp_path, nvml_module=fake_nvml(values)))
@@ -197,7 +205,10 @@ def test_nvlink_inactive_link_warns_on_multi_gpu(tmp_path):
             return 1 if link < active else 0
         return state
 
-    nvml = fake_nvml(healthy_gpu_values(0, nvmlDeviceGetNvLinkState=links(4)), healthy_gpu_values(1, nvmlDeviceGetNvLinkState=links(3)))
+    nvml = fake_nvml(
+        healthy_gpu_values(0, nvmlDeviceGetNvLinkState=links(4)),
+        healthy_gpu_values(1, nvmlDeviceGetNvLinkState=links(3)),
+    )
     findings = gpu_checks.check_nvlink.run(make_context(tmp_path, nvml_module=nvml))
     assert [f.status for f in findings] == [Status.PASS, Status.WARN]
     assert findings[1].value == "3 of 4 NVLink links active"

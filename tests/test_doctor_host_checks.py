@@ -11,7 +11,12 @@ from pth_top.sensors.doctor.registry import checks_in
 from pth_top.sensors.doctor.storage import parse_mountinfo
 from pth_top.units import GIB, MIB
 from tests.fakes.doctor_inputs import (
-    add_block_disk, fake_nvml, healthy_gpu_values, make_context, no_driver_nvml, write,
+    add_block_disk,
+    fake_nvml,
+    healthy_gpu_values,
+    make_context,
+    no_driver_nvml,
+    write,
 )
 
 
@@ -58,7 +63,8 @@ def test_swap_partition_on_a_rotating_disk_warns(tmp_path):
 
 def test_swap_file_on_nvme_passes(tmp_path):
     context = make_context(tmp_path)
-    write(context.proc_root / "swaps", f"Filename Type Size Used Priority\n{context.data_dir}/swapfile file 1024 0 -2\n")
+    swaps = f"Filename Type Size Used Priority\n{context.data_dir}/swapfile file 1024 0 -2\n"
+    write(context.proc_root / "swaps", swaps)
     finding = only(host_checks.check_swap, context)
     assert finding.status is Status.PASS and "NVMe SSD" in finding.value
 
@@ -94,7 +100,8 @@ def test_data_dir_on_a_sata_ssd_through_device_mapper(tmp_path):
     (dm / "slaves").mkdir(parents=True)
     (dm / "slaves" / "sdc").symlink_to(context.sys_root / "devices" / "pci0000:00" / "sdc")
     (context.sys_root / "dev" / "block" / "253:0").symlink_to(dm)
-    write(context.proc_root / "self" / "mountinfo", f"30 1 253:0 / {context.data_dir} rw - ext4 /dev/mapper/vg-data rw\n")
+    mountinfo = f"30 1 253:0 / {context.data_dir} rw - ext4 /dev/mapper/vg-data rw\n"
+    write(context.proc_root / "self" / "mountinfo", mountinfo)
     finding = only(host_checks.check_data_dir_disk, context)
     assert finding.status is Status.PASS and finding.value.endswith("on sdc: SATA/SAS SSD")
 

@@ -8,12 +8,21 @@ from typing import Any, Callable
 from pth_top.sensors.doctor.context import DoctorContext
 from pth_top.sensors.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
 from pth_top.sensors.doctor.model import (
-    Group, Verdict, could_not_run, failed, not_applicable, passed, warned,
+    Group,
+    Verdict,
+    could_not_run,
+    failed,
+    not_applicable,
+    passed,
+    warned,
 )
 from pth_top.sensors.doctor.registry import Check, doctor_check
 from pth_top.sensors.doctor.storage import read_text
 from pth_top.sensors.gpu import (
-    CUDA_DRIVER_VERSION_FUNCTIONS, THROTTLE_REASON_FUNCTIONS, decode_text, format_cuda_version,
+    CUDA_DRIVER_VERSION_FUNCTIONS,
+    THROTTLE_REASON_FUNCTIONS,
+    decode_text,
+    format_cuda_version,
 )
 from pth_top.sensors.na import is_na
 from pth_top.sensors.nvml import GpuLostError
@@ -163,7 +172,8 @@ def check_torch_sees_gpus(context: DoctorContext) -> Verdict:
         return passed(value)
     if torch_count == 0:
         return failed(
-            value, "Check CUDA_VISIBLE_DEVICES, the container's --gpus option, and that torch's CUDA matches the driver.",
+            value,
+            "Check CUDA_VISIBLE_DEVICES, the container's --gpus option, and that torch's CUDA matches the driver.",
         )
     if visible is not None and torch_count < len(gpus):
         return passed(value + ": restricted on purpose")
@@ -305,7 +315,8 @@ def check_ecc(context: DoctorContext, gpu: Gpu) -> Verdict:
         value += " (off after reboot)"
     if volatile_count:
         return failed(
-            value, f"Uncorrected memory errors corrupt results: drain the GPU, reset it (nvidia-smi -i {gpu.index} -r), "
+            value,
+            f"Uncorrected memory errors corrupt results: drain the GPU, reset it (nvidia-smi -i {gpu.index} -r), "
             "and ask the vendor if they recur.",
         )
     if lifetime_count:
@@ -327,7 +338,10 @@ def check_retired_memory(context: DoctorContext, gpu: Gpu) -> Verdict:
         if failure:
             return failed(value + ", remapping failed", "The GPU ran out of spare rows: contact the vendor (RMA).")
         if pending:
-            return warned(value + ", remap pending", f"Reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot to apply the remap.")
+            return warned(
+                value + ", remap pending",
+                f"Reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot to apply the remap.",
+            )
         return passed(value)
     pending_status = call("nvmlDeviceGetRetiredPagesPendingStatus", gpu.handle)
     double_bit = call("nvmlDeviceGetRetiredPages", gpu.handle, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT)
@@ -359,7 +373,8 @@ def check_power_limit(context: DoctorContext, gpu: Gpu) -> Verdict:
     if limit < default * POWER_LIMIT_TOLERANCE:
         return warned(
             value + ": capped below default",
-            f"sudo nvidia-smi -i {gpu.index} -pl {default / 1000:.0f} (unless the cap was set on purpose for power or heat).",
+            f"sudo nvidia-smi -i {gpu.index} -pl {default / 1000:.0f} "
+            "(unless the cap was set on purpose for power or heat).",
         )
     return passed(value)
 
@@ -376,7 +391,9 @@ def check_throttle(context: DoctorContext, gpu: Gpu) -> Verdict:
     reasons = decode_throttle_reasons(int(mask))
     value = ", ".join(reasons) if reasons else "none"
     if int(mask) & HARMFUL_THROTTLE_BITS:
-        return warned(value, "Improve cooling/airflow, check the power cables and PSU, and watch temperature in the monitor.")
+        return warned(
+            value, "Improve cooling/airflow, check the power cables and PSU, and watch temperature in the monitor.",
+        )
     return passed(value)
 
 

@@ -13,7 +13,7 @@ from pth_top.sensors.doctor.storage import disk_for_device_name, disk_of_path, m
 from pth_top.sensors.na import is_na
 from pth_top.sensors.nvml import GpuLostError
 from pth_top.sensors.units import format_bytes
-from pth_top.units import GIB, MIB
+from pth_top.units import GIB, KIB, MIB
 
 # The guide's floor is "16 GB, keep at least 4 GB for the OS"; MemTotal of a 16 GB machine reads ~15.5 GiB.
 RAM_FLOOR_BYTES = 15 * GIB
@@ -31,7 +31,7 @@ def read_meminfo_bytes(proc_root: Path, field: str) -> int | None:
     if text is None:
         return None
     match = re.search(rf"^{field}:\s+(\d+)\s*kB", text, re.MULTILINE)
-    return int(match.group(1)) * 1024 if match else None
+    return int(match.group(1)) * KIB if match else None
 
 
 def total_gpu_memory_bytes(context: DoctorContext) -> int | None:
@@ -79,7 +79,10 @@ def check_ram_vs_gpu_memory(context: DoctorContext) -> Verdict:
     if ram_total is None:
         return not_applicable(f"cannot read {context.proc_root / 'meminfo'}")
     usable = ram_total - RAM_KEPT_FOR_OS_BYTES
-    value = f"RAM {format_bytes(ram_total)} (usable {format_bytes(max(0, usable))}) vs GPU memory {format_bytes(gpu_total)}"
+    value = (
+        f"RAM {format_bytes(ram_total)} (usable {format_bytes(max(0, usable))}) "
+        f"vs GPU memory {format_bytes(gpu_total)}"
+    )
     if usable < gpu_total:
         return warned(value, "Fit at least as much RAM as total GPU memory, plus 4 GB for the OS.")
     return passed(value)
@@ -121,7 +124,9 @@ def check_swap(context: DoctorContext) -> Verdict:
             rotating.append(name)
     value = "; ".join(described)
     if rotating:
-        return warned(value, f"Move swap ({', '.join(rotating)}) to an SSD, or add RAM and turn this swap off (swapoff).")
+        return warned(
+            value, f"Move swap ({', '.join(rotating)}) to an SSD, or add RAM and turn this swap off (swapoff).",
+        )
     return passed(value)
 
 
@@ -217,7 +222,9 @@ def check_cpus_per_gpu(context: DoctorContext) -> Verdict:
     cpus = context.usable_cpu_count()
     value = f"{cpus} usable CPUs for {len(gpus)} GPU(s): {cpus / len(gpus):.1f} per GPU"
     if cpus < MIN_CPUS_PER_GPU * len(gpus):
-        return warned(value, "Use a CPU with more cores (or give this container more CPUs), or preprocess data offline.")
+        return warned(
+            value, "Use a CPU with more cores (or give this container more CPUs), or preprocess data offline.",
+        )
     return passed(value)
 
 

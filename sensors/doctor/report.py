@@ -34,11 +34,13 @@ def exit_code_for(findings: Iterable[Finding]) -> int:
 
 def summary_line(findings: Sequence[Finding]) -> str:
     counts = summarise(findings)
-    return ", ".join(f"{count} {status}" for status, count in counts.items() if count or status in ("pass", "warn", "fail"))
+    shown = [(status, count) for status, count in counts.items() if count or status in ("pass", "warn", "fail")]
+    return ", ".join(f"{count} {status}" for status, count in shown)
 
 
 def findings_by_group(findings: Sequence[Finding]) -> list[tuple[Group, list[Finding]]]:
-    return [(group, [f for f in findings if f.group is group]) for group in Group if any(f.group is group for f in findings)]
+    grouped = [(group, [f for f in findings if f.group is group]) for group in Group]
+    return [(group, members) for group, members in grouped if members]
 
 
 def collapsible(members: Sequence[Finding]) -> bool:

@@ -66,7 +66,8 @@ def check_torch_cuda(context: DoctorContext) -> Verdict:
         if gpus:
             return failed(
                 f"CPU-only build ({data.get('torch_version')}) on a machine with {gpus} NVIDIA GPU(s)",
-                "pip install torch --index-url https://download.pytorch.org/whl/cu124 (pick the CUDA your driver supports).",
+                "pip install torch --index-url https://download.pytorch.org/whl/cu124 "
+                "(pick the CUDA your driver supports).",
             )
         return passed(f"CPU-only build ({data.get('torch_version')}); no NVIDIA GPU here")
     if not data.get("cuda_available"):
@@ -90,7 +91,9 @@ def check_cudnn(context: DoctorContext) -> Verdict:
         return not_applicable("no CUDA in this torch")
     if data.get("cudnn_available"):
         return passed(f"cuDNN {data.get('cudnn_version')}")
-    return warned("cuDNN not available", "Install the official CUDA torch wheel, which bundles cuDNN (nvidia-cudnn-cu12).")
+    return warned(
+        "cuDNN not available", "Install the official CUDA torch wheel, which bundles cuDNN (nvidia-cudnn-cu12).",
+    )
 
 
 @doctor_check(
@@ -108,7 +111,9 @@ def check_nccl(context: DoctorContext) -> Verdict:
         version = data.get("nccl_version")
         return passed(f"NCCL {version}" if version else "NCCL available")
     if int(data.get("device_count") or 0) > 1:
-        return warned("NCCL not available with several GPUs", "Install the official Linux CUDA torch wheel (it bundles NCCL).")
+        return warned(
+            "NCCL not available with several GPUs", "Install the official Linux CUDA torch wheel (it bundles NCCL).",
+        )
     return passed("NCCL not available (one GPU: not needed)")
 
 
@@ -144,7 +149,9 @@ def check_threads(context: DoctorContext) -> Verdict:
     if cores:
         value += f", {cores} physical cores"
     if cores and threads > cores:
-        return warned(value, f"Set OMP_NUM_THREADS to at most {cores} (divided by the number of processes per machine).")
+        return warned(
+            value, f"Set OMP_NUM_THREADS to at most {cores} (divided by the number of processes per machine).",
+        )
     if cores and threads == 1 and cores >= 4:
         return warned(value, "Set OMP_NUM_THREADS to physical cores / processes per machine if CPU-side ops matter.")
     return passed(value)

@@ -52,7 +52,9 @@ class FakePynvml:
         self._removed: set[str] = set()
         self.initialised = False
 
-    def fail(self, function_name: str, error: BaseException | type[BaseException], device_index: int | None = None) -> None:
+    def fail(
+        self, function_name: str, error: BaseException | type[BaseException], device_index: int | None = None,
+    ) -> None:
         self._failures[(function_name, device_index)] = error
 
     def clear_failures(self) -> None:

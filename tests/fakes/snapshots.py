@@ -5,8 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pth_top.sensors.model import (
-    CoreUsage, CpuSample, DiskIoRate, FilesystemUsage, GpuProcessUse, GpuSample, HostInfo,
-    MemorySample, MigInstance, NetworkRate, ProcessSample, Snapshot,
+    CoreUsage,
+    CpuSample,
+    DiskIoRate,
+    FilesystemUsage,
+    GpuProcessUse,
+    GpuSample,
+    HostInfo,
+    MemorySample,
+    MigInstance,
+    NetworkRate,
+    ProcessSample,
+    Snapshot,
 )
 from pth_top.sensors.na import NA
 from pth_top.units import GIB

@@ -9,8 +9,10 @@ from pathlib import Path
 def stat_line(pid: int, comm: str, state: str = "S", ppid: int = 1, utime: int = 0, stime: int = 0,
               start_ticks: int = 100, rss_pages: int = 256, flags: int = 0x400100) -> str:
     # Fields 3.. of /proc/PID/stat; only the ones the reader uses carry meaning.
-    fields = [state, str(ppid)] + ["0"] * 4 + [str(flags)] + ["0"] * 4 + [str(utime), str(stime)] + ["0"] * 6 + [str(start_ticks), "0",
-                                                                                      str(rss_pages)] + ["0"] * 28
+    fields = (
+        [state, str(ppid)] + ["0"] * 4 + [str(flags)] + ["0"] * 4 + [str(utime), str(stime)] + ["0"] * 6
+        + [str(start_ticks), "0", str(rss_pages)] + ["0"] * 28
+    )
     return f"{pid} ({comm}) {' '.join(fields)}\n"
 
 

@@ -104,7 +104,8 @@ def test_core_usage_splits_user_system_iowait():
 
 
 def test_package_temperature_from_known_sensors():
-    assert package_temperature_c({"coretemp": [Temp("Core 0", 50, None, None), Temp("Package id 0", 61, None, None)]}) == 61.0
+    coretemp = [Temp("Core 0", 50, None, None), Temp("Package id 0", 61, None, None)]
+    assert package_temperature_c({"coretemp": coretemp}) == 61.0
     assert package_temperature_c({"k10temp": [Temp("Tccd1", 55, None, None), Temp("Tctl", 70.5, None, None)]}) == 70.5
     assert package_temperature_c({"nvme": [Temp("Composite", 40, None, None)]}) is NA
     assert package_temperature_c({}) is NA
