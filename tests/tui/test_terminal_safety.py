@@ -19,11 +19,14 @@ from pth_top.sensors.model import DiskIoRate, FilesystemUsage, NetworkRate, Proc
 from pth_top.sensors.processes import process_start_time_s
 from pth_top.text import printable
 from pth_top.tui.app import PthTopApp
+from pth_top.tui.panels.cpu_memory import cpu_title
+from pth_top.tui.panels.gpus import gpu_cells, gpu_detail_text
+from pth_top.tui.panels.header import header_text
 from pth_top.tui.panels.io import disks_text, network_text
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.process_view import ProcessLine, process_cells
 from pth_top.tui.screens.kill import KillScreen
-from tests.fakes.snapshots import FixedSource, make_snapshot
+from tests.fakes.snapshots import FixedSource, make_cpu, make_gpu, make_host, make_snapshot
 from tests.hostile_children import (
     OSC52_TAIL, start_hostile_children, start_term_blocking_child, stop_children,
     terminal_controls_in, was_signalled,
@@ -69,6 +72,17 @@ def test_mount_points_and_interfaces_show_control_characters_as_visible_escapes(
     shown = disks_text([disk], [mount]).plain + network_text([network]).plain
     assert not terminal_controls_in(shown.replace("\n", ""))
     assert "/m/\\x1b]52;c;e" in shown and "sd\\x1b[2J" in shown and "e\\x1b[31m" in shown
+
+
+def test_host_cpu_and_gpu_names_show_control_characters_as_visible_escapes():
+    hostile = "x\x1b]0;t\x07\n"
+    host = replace(make_host(gpu_count=1), hostname=hostile, nvidia_driver_version=hostile)
+    gpu = replace(make_gpu(0, name=hostile))
+    shown = [header_text(host, 1.0, False).plain, cpu_title(make_cpu(), hostile).plain, gpu_detail_text(gpu).plain,
+             *(cell.plain for cell in gpu_cells(gpu)), *(cell.plain for cell in gpu_cells(replace(gpu, lost=True)))]
+    for text in shown:
+        assert not terminal_controls_in(text)
+    assert all("x\\x1b]0;t" in text for text in shown[:3])
 
 
 @pytest.fixture(scope="module")

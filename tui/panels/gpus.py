@@ -10,6 +10,7 @@ from textual.containers import Vertical
 
 from pth_top.sensors.model import GpuSample
 from pth_top.sensors.na import NA, is_na
+from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_number, format_percent, format_rate
 from pth_top.widgets.quiet_static import QuietStatic
 from pth_top.widgets.row_table import RowTable, TableColumn
@@ -36,13 +37,13 @@ def pcie_text(gpu: GpuSample) -> Text:
 
 def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
     if gpu.lost:
-        return (Text(str(gpu.index)), Text(f"{gpu.name[:13]} LOST", style="bold red"), *(Text("") for _ in GPU_COLUMNS[2:]))
+        return (Text(str(gpu.index)), Text(f"{printable(gpu.name)[:13]} LOST", style="bold red"), *(Text("") for _ in GPU_COLUMNS[2:]))
     power = f"{format_number(gpu.power_draw_w)}/{format_number(gpu.power_limit_w, 'W')}"
     temperature_style = "bold red" if not is_na(gpu.temperature_c) and gpu.temperature_c >= 85 else ""
     memory = f"{format_bytes(gpu.memory_used_bytes)}/{format_bytes(gpu.memory_total_bytes)}"
     return (
         Text(str(gpu.index)),
-        Text(gpu.name.removeprefix("NVIDIA ")[:20]),
+        Text(printable(gpu.name.removeprefix("NVIDIA "))[:20]),
         Text(format_percent(gpu.utilization_percent), style=_level_style(gpu.utilization_percent), justify="right"),
         Text(memory, style=_level_style(gpu.memory_percent, 80, 95), justify="right"),
         Text(format_number(gpu.temperature_c, "C"), style=temperature_style, justify="right"),
@@ -61,7 +62,7 @@ def gpu_rows(gpus: Sequence[GpuSample]) -> list[tuple[str, tuple[Text, ...]]]:
         for instance in gpu.mig_instances:
             key = f"{gpu.index}:{instance.gpu_instance_id}"
             memory = f"{format_bytes(instance.memory_used_bytes)}/{format_bytes(instance.memory_total_bytes)}"
-            cells = (Text(key, style="dim"), Text(f"└ MIG {instance.name}"[:20], style="dim"), Text("N/A", style="dim", justify="right"),
+            cells = (Text(key, style="dim"), Text(f"└ MIG {printable(instance.name)}"[:20], style="dim"), Text("N/A", style="dim", justify="right"),
                      Text(memory, justify="right"), *(Text("") for _ in GPU_COLUMNS[4:]))
             rows.append((key, cells))
     return rows
@@ -70,7 +71,7 @@ def gpu_rows(gpus: Sequence[GpuSample]) -> list[tuple[str, tuple[Text, ...]]]:
 def gpu_detail_text(gpu: GpuSample) -> Text:
     """Everything the row has no room for, in one or two lines."""
     text = Text(overflow="fold")
-    text.append(f"GPU {gpu.index} {gpu.name}", style="bold")
+    text.append(f"GPU {gpu.index} {printable(gpu.name)}", style="bold")
     text.append(f"  bus {gpu.bus_id}")
     if gpu.lost:
         text.append("  lost: the GPU stopped answering NVML (check dmesg for Xid errors)", style="bold red")

@@ -5,13 +5,14 @@ from __future__ import annotations
 from rich.text import Text
 
 from pth_top.sensors.model import HostInfo
+from pth_top.text import printable
 from pth_top.tui.format import format_number, format_uptime
 from pth_top.widgets.quiet_static import QuietStatic
 
 
 def header_text(host: HostInfo, interval_s: float, paused: bool) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(host.hostname, style="bold")
+    text.append(printable(host.hostname), style="bold")
     text.append(f"  up {format_uptime(host.uptime_s)}")
     loads = " ".join(
         format_number(value, digits=2) for value in (host.load_average_1m, host.load_average_5m, host.load_average_15m)
@@ -19,9 +20,9 @@ def header_text(host: HostInfo, interval_s: float, paused: bool) -> Text:
     text.append(f"  load {loads}")
     text.append(f"  CPUs {host.logical_cpu_count}/{host.physical_cpu_count}")
     if host.nvml_unavailable_reason:
-        text.append(f"  {host.nvml_unavailable_reason}", style="yellow")
+        text.append(f"  {printable(host.nvml_unavailable_reason)}", style="yellow")
     else:
-        text.append(f"  driver {host.nvidia_driver_version} CUDA {host.cuda_driver_version}")
+        text.append(printable(f"  driver {host.nvidia_driver_version} CUDA {host.cuda_driver_version}"))
     text.append(f"  every {interval_s:g}s")
     if paused:
         text.append("  PAUSED", style="bold reverse yellow")
