@@ -63,17 +63,9 @@ def read_gpu_processes(session: NvmlSession, gpus: Iterable[tuple[int, Any]]) ->
 
 def _read_variant(session: NvmlSession, function_names: tuple[str, ...], handle: Any) -> list[Any]:
     """Entries from the newest working variant; one answering with impossible PIDs is dropped for good."""
-    for position, function_name in enumerate(function_names):
-        if function_name in session.missing_functions:
-            continue
-        entries = session.call(function_name, handle, default=None)
-        if entries is None:
-            if function_name in session.missing_functions:
-                continue
-            return []
-        is_last = position == len(function_names) - 1
-        if not is_last and any(is_bogus_pid(getattr(entry, "pid", None)) for entry in entries):
-            session.mark_missing(function_name)
-            continue
-        return list(entries)
-    return []
+    entries = session.call_first(function_names, handle, default=None, accept=_plausible_pids)
+    return [] if entries is None else list(entries)
+
+
+def _plausible_pids(entries: Any) -> bool:
+    return not any(is_bogus_pid(getattr(entry, "pid", None)) for entry in entries)
