@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "pth_top.tui.commands.doctor",
     "pth_top.tui.commands.wizard",
     "pth_top.tui.commands.build",
+    "pth_top.tui.commands.export",
 )
 COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 

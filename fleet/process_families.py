@@ -1,0 +1,63 @@
+"""GPU memory per process (the largest N per GPU, labelled pid/user/comm) and per user (every process).
+
+Never the command line: it is unbounded and carries secrets (tokens, passwords). `comm` is the
+kernel's 15-character name, made printable.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Mapping
+
+from pth_top.fleet.metrics import FamilyBook
+from pth_top.sensors.gpu_process_owners import ProcessOwner
+from pth_top.sensors.gpu_processes import NvmlProcess
+from pth_top.sensors.model import GpuSample
+from pth_top.sensors.na import is_na
+from pth_top.text import printable
+
+# The user label of a process that has exited or is hidden from us since NVML listed it.
+UNKNOWN_USER = ""
+
+
+def compute_process_counts(gpu_processes: list[NvmlProcess]) -> dict[int, int]:
+    """GPU index -> number of distinct compute processes on it."""
+    pids: dict[int, set[int]] = defaultdict(set)
+    for process in gpu_processes:
+        if process.kind == "compute":
+            pids[process.gpu_index].add(process.pid)
+    return {index: len(found) for index, found in pids.items()}
+
+
+def add_processes(
+    book: FamilyBook,
+    gpus: tuple[GpuSample, ...],
+    gpu_processes: list[NvmlProcess],
+    owners: Mapping[int, ProcessOwner],
+    per_gpu: int,
+) -> None:
+    """Per-process series for the `per_gpu` largest processes of each GPU, per-user sums over all of them."""
+    memory_by_pid: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for process in gpu_processes:
+        if not is_na(process.gpu_memory_used_bytes):
+            memory_by_pid[process.gpu_index][process.pid] += process.gpu_memory_used_bytes
+    for gpu in gpus:
+        by_pid = memory_by_pid.get(gpu.index)
+        if not by_pid:
+            continue
+        labels = (str(gpu.index), gpu.uuid)
+        by_user: dict[str, int] = defaultdict(int)
+        for pid, used_bytes in by_pid.items():
+            owner = owners.get(pid)
+            by_user[printable(owner.user) if owner else UNKNOWN_USER] += used_bytes
+        largest = sorted(by_pid.items(), key=lambda item: (-item[1], item[0]))[:per_gpu]
+        for pid, used_bytes in largest:
+            owner = owners.get(pid)
+            process_labels = (
+                str(owner.pid if owner else pid),
+                printable(owner.user) if owner else UNKNOWN_USER,
+                printable(owner.comm) if owner else "",
+            )
+            book.add("pth_top_process_gpu_memory_bytes", (*labels, *process_labels), used_bytes)
+        for user, used_bytes in sorted(by_user.items()):
+            book.add("pth_top_user_gpu_memory_bytes", (*labels, user), used_bytes)

@@ -1,0 +1,135 @@
+"""Serving /metrics: address parsing, TLS, the Xid thread, and a clean stop on SIGTERM or Ctrl+C."""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import signal
+import ssl
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from pth_top.fleet import DEFAULT_LISTEN
+from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
+from pth_top.sensors.nvml import NvmlSession
+from pth_top.sensors.xid_events import XidEventWatcher
+
+XID_THREAD_JOIN_S = 5.0
+
+
+class ListenError(ValueError):
+    """A --listen value or a bind that cannot work; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    cert_file: str
+    key_file: str
+    client_ca_file: str | None = None
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """"127.0.0.1:9824", "[::1]:9824", "0.0.0.0:9824" -> (address, port); port 0 picks a free one."""
+    host, colon, port_text = text.rpartition(":")
+    if not colon or not host:
+        raise ListenError(f"--listen wants ADDRESS:PORT (e.g. {DEFAULT_LISTEN}), got {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise ListenError(f"--listen address must be an IP address (e.g. 127.0.0.1 or ::1), got {host!r}") from None
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ListenError(f"--listen port must be a number from 0 to 65535, got {port_text!r}")
+    return host, int(port_text)
+
+
+def check_tls_files(tls: TlsFiles) -> None:
+    """Load the certificate, key and client CA once before binding, so a bad file is one clear line."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(tls.cert_file, tls.key_file)
+        if tls.client_ca_file is not None:
+            context.load_verify_locations(tls.client_ca_file)
+    except ssl.SSLError as error:
+        raise ListenError(f"TLS certificate, key or client CA not usable: {error.reason or error}") from None
+    except OSError as error:
+        raise ListenError(f"TLS file not readable: {error.filename or ''} ({error.strerror or error})") from None
+
+
+def start_server(address: str, port: int, registry: object, tls: TlsFiles | None) -> tuple[object, int]:
+    """Start the HTTP(S) server thread; (server, bound port). Raises ListenError for a bind or TLS failure."""
+    from prometheus_client import start_http_server
+
+    tls_arguments = {}
+    if tls is not None:
+        check_tls_files(tls)
+        tls_arguments = {"certfile": tls.cert_file, "keyfile": tls.key_file}
+        if tls.client_ca_file is not None:
+            tls_arguments.update(client_cafile=tls.client_ca_file, client_auth_required=True)
+    try:
+        server, _thread = start_http_server(port, addr=address, registry=registry, **tls_arguments)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise ListenError(f"{address}:{port} is already in use (another exporter?); pick another --listen port")
+        if error.errno == errno.EADDRNOTAVAIL:
+            raise ListenError(f"{address} is not an address of this machine")
+        if error.errno == errno.EACCES:
+            raise ListenError(f"not allowed to listen on port {port} (ports below 1024 need root)")
+        raise ListenError(f"cannot listen on {address}:{port}: {error.strerror or error}") from None
+    return server, server.server_address[1]  # type: ignore[attr-defined]
+
+
+def serve(
+    listen: str,
+    options: ExportOptions,
+    tls: TlsFiles | None = None,
+    announce: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> int:
+    """Run the exporter until SIGTERM/SIGINT; 0 on a clean stop. Raises ListenError for a bad address."""
+    address, port = parse_listen(listen)
+    session = NvmlSession()
+    collector = ExporterCollector(session, options)
+    server, bound_port = start_server(address, port, make_registry(collector), tls)
+    stop = threading.Event()
+    previous_handlers = {number: signal.signal(number, lambda *_: stop.set())
+                         for number in (signal.SIGTERM, signal.SIGINT)}
+    watcher, xid_thread = _start_xid_thread(session, collector)
+    scheme = "https" if tls is not None else "http"
+    host = f"[{address}]" if ":" in address else address
+    announce(f"pth-top export: serving {scheme}://{host}:{bound_port}/metrics")
+    if not session.available:
+        announce(f"pth-top export: {session.unavailable_reason}; serving host metrics and pth_top_nvml_up 0")
+    try:
+        while not stop.wait(3600):
+            pass
+    finally:
+        server.shutdown()  # type: ignore[attr-defined]
+        server.server_close()  # type: ignore[attr-defined]
+        if watcher is not None and xid_thread is not None:
+            watcher.stop()
+            xid_thread.join(XID_THREAD_JOIN_S)
+            if not xid_thread.is_alive():
+                watcher.close()
+        session.shutdown()
+        for number, handler in previous_handlers.items():
+            signal.signal(number, handler)
+    return 0
+
+
+def _start_xid_thread(
+    session: NvmlSession, collector: ExporterCollector
+) -> tuple[XidEventWatcher | None, threading.Thread | None]:
+    """The exporter's one background thread: it waits for Xid events (where the GPUs report them)."""
+    if not session.available:
+        return None, None
+    watcher = XidEventWatcher(session)
+    collector.xid_watcher = watcher
+    if not watcher.register(collector.gpu_handles()):
+        watcher.close()
+        return watcher, None
+    thread = threading.Thread(target=watcher.run, name="pth-top-xid-events", daemon=True)
+    thread.start()
+    return watcher, thread
