@@ -2,40 +2,34 @@
 
 from __future__ import annotations
 
-import math
-
 from pth_top.sensors.na import is_na
-from pth_top.sensors.units import binary_scaled, format_scaled
+from pth_top.units import binary_scaled, format_scaled
 
 _HTOP_UNITS = ("B", "K", "M", "G", "T", "P")
 
 
-def _missing(value: object) -> bool:
-    return is_na(value) or (isinstance(value, float) and math.isnan(value))
-
-
 def format_bytes(value: float | None) -> str:
     """htop-style sizes: 512B, 3.4M, 15.5G (binary units)."""
-    if _missing(value):
+    if is_na(value):
         return "N/A"
     return format_scaled(*binary_scaled(value), _HTOP_UNITS, "")
 
 
 def format_rate(bytes_per_s: float | None) -> str:
-    return "N/A" if _missing(bytes_per_s) else f"{format_bytes(bytes_per_s)}/s"
+    return "N/A" if is_na(bytes_per_s) else f"{format_bytes(bytes_per_s)}/s"
 
 
 def format_percent(value: float | None, digits: int = 0) -> str:
-    return "N/A" if _missing(value) else f"{value:.{digits}f}%"
+    return "N/A" if is_na(value) else f"{value:.{digits}f}%"
 
 
 def format_number(value: float | None, unit: str = "", digits: int = 0) -> str:
-    return "N/A" if _missing(value) else f"{value:.{digits}f}{unit}"
+    return "N/A" if is_na(value) else f"{value:.{digits}f}{unit}"
 
 
 def format_duration(seconds: float | None) -> str:
     """Running time the htop way: 12:34.56 under an hour, 5h12:03 under a day, 3d04h beyond."""
-    if _missing(seconds):
+    if is_na(seconds):
         return "N/A"
     seconds = max(0.0, float(seconds))
     if seconds < 3600:
