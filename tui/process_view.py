@@ -92,7 +92,11 @@ def matches_filter(process: ProcessSample, filter_text: str) -> bool:
     if not filter_text:
         return True
     needle = filter_text.lower()
-    return needle in process.command.lower() or needle in process.user.lower() or needle == str(process.pid)
+    command, user = process.command, process.user
+    if "\\" in needle:
+        # The table shows control characters as escapes (\x1b): a filter copied from the screen matches too.
+        command, user = printable(command), printable(user)
+    return needle in command.lower() or needle in user.lower() or needle == str(process.pid)
 
 
 def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list[ProcessLine]:

@@ -47,6 +47,12 @@ def test_filter_matches_command_user_or_exact_pid():
     assert pids(visible_lines(PROCESSES, ProcessView(filter_text="12"))) == [12]
 
 
+def test_filter_matches_the_escapes_the_table_shows_for_control_characters():
+    processes = PROCESSES + (proc(40, 1, command="clip2\x1b]52;c;cHduZWQ=\x1b\\tail"), proc(41, 1, command="C:\\x1b"))
+    assert pids(visible_lines(processes, ProcessView(filter_text="clip2\\x1b]52"))) == [40]
+    assert pids(visible_lines(processes, ProcessView(filter_text="c:\\x1b"))) == [41], "a real backslash still matches"
+
+
 def test_tree_nests_children_under_parents_sorted_among_siblings():
     lines = visible_lines(PROCESSES, ProcessView(tree=True))
     assert pids(lines) == [1, 10, 11, 12, 20]
