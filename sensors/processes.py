@@ -230,7 +230,8 @@ class SignalOutcome(enum.Enum):
     DENIED = "denied"
 
 
-# The same start time computed twice differs by at most the resolution of /proc/uptime (10 ms).
+# Two reads of the boot time (the dashboard's forked first sample, then this process) differ by at most
+# /proc/uptime's 10 ms resolution; a reused PID starts after its old process exited, far later than that.
 START_TIME_TOLERANCE_S = 0.05
 
 
