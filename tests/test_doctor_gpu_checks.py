@@ -10,6 +10,7 @@ from pth_top.sensors.doctor.gpus import list_gpus
 from pth_top.sensors.doctor.model import Status
 from pth_top.sensors.doctor.registry import checks_in
 from pth_top.sensors.gpu import GpuReader
+from pth_top.units import MIB
 from tests.fakes.doctor_inputs import (
     cuda_probe_report,
     fake_nvml,
@@ -117,7 +118,7 @@ def test_pcie_slot_slower_than_the_gpu_is_a_warning(tmp_path):
 
 
 def test_small_bar1_means_resizable_bar_is_off(tmp_path):
-    bar1 = type("Bar1", (), {"bar1Total": 256 * 1024**2})()
+    bar1 = type("Bar1", (), {"bar1Total": 256 * MIB})()
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetBAR1MemoryInfo=bar1))
     finding = only(gpu_checks.check_bar1, make_context(tmp_path, nvml_module=nvml))
     assert finding.status is Status.WARN

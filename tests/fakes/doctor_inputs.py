@@ -13,7 +13,7 @@ import pynvml
 
 from pth_top.sensors.doctor.context import DoctorContext
 from pth_top.sensors.nvml import NvmlSession
-from pth_top.units import GIB
+from pth_top.units import GIB, KIB
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
 
 DiskUsage = namedtuple("DiskUsage", "total used free")
@@ -114,7 +114,7 @@ def make_context(
     data_dir, dev_shm = tmp_path / "data", tmp_path / "shm"
     data_dir.mkdir(parents=True)
     dev_shm.mkdir()
-    write(proc_root / "meminfo", f"MemTotal:       {int(mem_total_gib * 1024 * 1024)} kB\nMemFree: 1000 kB\n")
+    write(proc_root / "meminfo", f"MemTotal:       {int(mem_total_gib * GIB / KIB)} kB\nMemFree: 1000 kB\n")
     write(proc_root / "swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
     write(proc_root / "self" / "mountinfo", (
         "27 1 259:2 / / rw,relatime - ext4 /dev/nvme0n1p2 rw\n"

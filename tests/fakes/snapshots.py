@@ -19,7 +19,7 @@ from pth_top.sensors.model import (
     Snapshot,
 )
 from pth_top.sensors.na import NA
-from pth_top.units import GIB
+from pth_top.units import GIB, MIB
 
 
 def make_host(gpu_count: int) -> HostInfo:
@@ -59,7 +59,7 @@ def make_gpu(index: int, name: str = "NVIDIA H100 80GB HBM3") -> GpuSample:
 
 def make_processes(count: int, gpu_count: int) -> tuple[ProcessSample, ...]:
     processes = [
-        ProcessSample(pid=1, ppid=0, user="root", cpu_percent=0.0, memory_percent=0.1, rss_bytes=12 * 1024**2,
+        ProcessSample(pid=1, ppid=0, user="root", cpu_percent=0.0, memory_percent=0.1, rss_bytes=12 * MIB,
                       state="sleeping", start_time_s=1000.0 - 3 * 86400.0, command="/sbin/init"),
     ]
     for offset in range(count - 1):
@@ -70,7 +70,7 @@ def make_processes(count: int, gpu_count: int) -> tuple[ProcessSample, ...]:
         processes.append(ProcessSample(
             pid=pid, ppid=1 if offset % 3 == 0 else 1000 + (offset // 3) * 3,
             user="alice" if offset % 2 else "bob", cpu_percent=float((offset * 37) % 100),
-            memory_percent=float((offset * 11) % 20) / 2, rss_bytes=(offset + 1) * 50 * 1024**2,
+            memory_percent=float((offset * 11) % 20) / 2, rss_bytes=(offset + 1) * 50 * MIB,
             state="running" if offset % 5 == 0 else "sleeping", start_time_s=1000.0 - offset * 61.5,
             cpu_time_s=offset * 7.25,
             command=f"python train.py --rank {offset} [/] --lr 3e-4" if uses else f"worker-{offset} --flag",
