@@ -55,4 +55,5 @@ NA = NotApplicable()
 # TypeIs: after `if not is_na(x)` a type checker knows x is a real reading.
 def is_na(value: object) -> TypeIs[NotApplicable | None]:
     """True for NA, None and any NaN float: the one test for "no reading" (NA is a NaN float too)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    # NA is matched by identity (NA != NA is False); `x != x` is the cheap test for any other NaN.
+    return value is None or value is NA or (isinstance(value, float) and value != value)
