@@ -20,7 +20,14 @@ from pth_top.sensors.gpu_processes import NvmlProcess
 from pth_top.sensors.model import GpuProcessUse, ProcessSample
 from pth_top.sensors.pidns import NamespacePidMapper
 from pth_top.sensors.procfs import (
-    KERNEL_THREAD_FLAG, STATE_WORDS, ProcfsReader, ProcStat, UserNames, boot_time_s, parse_stat, read_small_file,
+    KERNEL_THREAD_FLAG,
+    STATE_WORDS,
+    ProcfsReader,
+    ProcStat,
+    UserNames,
+    boot_time_s,
+    parse_stat,
+    read_small_file,
 )
 
 PSUTIL_ATTRS = (

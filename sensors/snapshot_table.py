@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from pth_top.sensors.model import GpuSample, Snapshot
-from pth_top.text import printable
 from pth_top.sensors.na import NA
 from pth_top.sensors.snapshot_json import top_processes_by_cpu
 from pth_top.sensors.units import format_bytes, format_duration, format_number, format_rate
+from pth_top.text import printable
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_aligned: set[int] = frozenset(),
@@ -18,7 +18,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_al
     Cells are made printable first (process names and mount points are anyone's text), so they align.
     """
     table = [[printable(cell) for cell in row] for row in (headers, *rows)]
-    widths = [max(len(cell) for cell in column) for column in zip(*table)]
+    widths = [max(len(cell) for cell in column) for column in zip(*table, strict=True)]
     lines = []
     for row in table:
         cells = []
@@ -158,8 +158,8 @@ def _process_lines(snapshot: Snapshot, top_processes: int, width: int | None) ->
             gpu = f"{format_bytes(process.gpu_memory_used_bytes)} @" + ",".join(map(str, process.gpu_indices))
         rows.append((
             str(process.pid), process.user[:12], f"{process.cpu_percent:.1f}", f"{process.memory_percent:.1f}",
-            format_bytes(process.rss_bytes), gpu, process.state, format_duration(process.running_time_s(snapshot.timestamp_s)),
-            process.command,
+            format_bytes(process.rss_bytes), gpu, process.state,
+            format_duration(process.running_time_s(snapshot.timestamp_s)), process.command,
         ))
     lines = [f"Processes (top {len(chosen)} of {len(snapshot.processes)} by CPU)"]
     lines += render_table(

@@ -44,7 +44,7 @@ def start_named_sleep(argv0: str) -> subprocess.Popen:
 
 
 def start_hostile_children(tag: str) -> dict[str, HostileChild]:
-    """An OSC 52 name, a name full of control characters, a 100 KB command line and a zombie with an escape in its comm."""
+    """Children named with OSC 52, with control characters, with 100 KB, and a zombie with an escape in its comm."""
     marker = f"pth{tag}{os.getpid()}"
     children = {}
     for kind, argv0 in (

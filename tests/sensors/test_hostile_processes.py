@@ -19,8 +19,13 @@ from pth_top.sensors.processes import ProcfsProcessSource, SignalOutcome, proces
 from pth_top.sensors.snapshot_table import format_snapshot_table, render_table
 from tests.fakes.snapshots import make_snapshot
 from tests.hostile_children import (
-    LONG_COMMAND_CHARS, ZOMBIE_COMM, start_hostile_children, start_term_blocking_child, stop_children,
-    terminal_controls_in, was_signalled,
+    LONG_COMMAND_CHARS,
+    ZOMBIE_COMM,
+    start_hostile_children,
+    start_term_blocking_child,
+    stop_children,
+    terminal_controls_in,
+    was_signalled,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

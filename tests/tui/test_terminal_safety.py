@@ -28,8 +28,12 @@ from pth_top.tui.process_view import ProcessLine, process_cells
 from pth_top.tui.screens.kill import KillScreen
 from tests.fakes.snapshots import FixedSource, make_cpu, make_gpu, make_host, make_snapshot
 from tests.hostile_children import (
-    OSC52_TAIL, start_hostile_children, start_term_blocking_child, stop_children,
-    terminal_controls_in, was_signalled,
+    OSC52_TAIL,
+    start_hostile_children,
+    start_term_blocking_child,
+    stop_children,
+    terminal_controls_in,
+    was_signalled,
 )
 from tests.waiting import wait_until
 
