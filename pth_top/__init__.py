@@ -1,4 +1,5 @@
 """pth-top: one import name over the repository's folders (`pth_top.tui` is `tui/`, and so on).
 
-The mapping is declared once, in pyproject.toml's package-dir; this package holds nothing else.
+The mapping is declared once, in pyproject.toml's package-dir; this package itself holds only stdlib-only
+base modules every layer may import (`text`, `units`).
 """
