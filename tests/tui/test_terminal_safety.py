@@ -96,9 +96,14 @@ def hostile_children():
     stop_children(children)
 
 
-async def show_only(pilot, app, filter_text: str, pid: int) -> None:
+async def filter_to(pilot, app, filter_text: str, pid: int) -> None:
+    """Filter the table, then select `pid` (a filter by PID may also match other command lines)."""
     app.screen.query_one("#process-filter", Input).value = filter_text
-    await wait_until(pilot, lambda: table_pids(app) == [pid], what=f"the table to show only PID {pid}")
+    panel = app.screen.query_one(ProcessPanel)
+    await wait_until(pilot, lambda: panel.view.filter_text == filter_text and pid in table_pids(app),
+                     what=f"PID {pid} in the filtered table")
+    panel.table.move_cursor_to_key(str(pid))
+    await wait_until(pilot, lambda: panel.selected_process.pid == pid, what=f"PID {pid} selected")
 
 
 async def test_hostile_names_are_drawn_as_visible_escapes_in_table_filter_and_kill_dialog(hostile_children):
@@ -110,10 +115,10 @@ async def test_hostile_names_are_drawn_as_visible_escapes_in_table_filter_and_ki
                                   ("controls", hostile_children["controls"].marker),
                                   ("long", hostile_children["long"].marker),
                                   ("zombie", str(hostile_children["zombie"].pid))):
-            await show_only(pilot, app, filter_text, hostile_children[kind].pid)
+            await filter_to(pilot, app, filter_text, hostile_children[kind].pid)
             screen = app.export_screenshot()
             assert not terminal_controls_in(screen), kind
-        await show_only(pilot, app, "clip2" + hostile_children["osc52"].marker, hostile_children["osc52"].pid)
+        await filter_to(pilot, app, "clip2" + hostile_children["osc52"].marker, hostile_children["osc52"].pid)
         assert "\\x1b]52;c;cHduZWQ=" in app.export_screenshot()
         await pilot.press("enter", "k")
         await wait_until(pilot, lambda: isinstance(app.screen, KillScreen), what="the kill dialog")
@@ -188,7 +193,7 @@ async def test_another_users_real_process_is_refused_when_not_root(monkeypatch):
         async with app.run_test(size=(120, 30)) as pilot:
             await pilot.press("slash")
             await wait_until(pilot, lambda: app.screen.query("#process-filter"), what="the filter input")
-            await show_only(pilot, app, str(other.pid), other.pid)
+            await filter_to(pilot, app, str(other.pid), other.pid)
             await pilot.press("enter", "k")
             await wait_until(pilot, lambda: messages(app), what="the refusal")
             assert not isinstance(app.screen, KillScreen)
