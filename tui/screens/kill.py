@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
@@ -17,7 +18,7 @@ from pth_top.text import printable
 COMMAND_SHOWN_CHARS = 200
 
 
-def signal_notice(pid: int, signal_number: int, outcome: SignalOutcome) -> tuple[str, str]:
+def signal_notice(pid: int, signal_number: int, outcome: SignalOutcome) -> tuple[str, SeverityLevel]:
     """What to tell the user after a signal was asked for: (message, notification severity)."""
     name = signal.Signals(signal_number).name
     if outcome is SignalOutcome.SENT:
