@@ -15,6 +15,14 @@ install: $(PY)
 
 install-test: $(PY)
 	$(PY) -m pip install -q -e '.[test]' '$(TORCH_CPU)'
+	@# The exporter tests start a real Prometheus: Debian's package (it carries promtool), as root; its service stays off.
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus) \
+	      || echo "could not install prometheus: the exporter's Prometheus tests will skip"; \
+	    if [ -x /etc/init.d/prometheus ]; then /etc/init.d/prometheus stop >/dev/null 2>&1 || true; fi; \
+	  else echo "prometheus not installed (needs root for apt-get): the exporter's Prometheus tests will skip"; fi; \
+	fi
 
 run: install
 	$(VENV)/bin/pth-top

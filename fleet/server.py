@@ -41,7 +41,7 @@ def parse_listen(text: str) -> tuple[str, int]:
         ipaddress.ip_address(host)
     except ValueError:
         raise ListenError(f"--listen address must be an IP address (e.g. 127.0.0.1 or ::1), got {host!r}") from None
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 <= int(port_text) <= 65535:
         raise ListenError(f"--listen port must be a number from 0 to 65535, got {port_text!r}")
     return host, int(port_text)
 
@@ -56,7 +56,8 @@ def check_tls_files(tls: TlsFiles) -> None:
     except ssl.SSLError as error:
         raise ListenError(f"TLS certificate, key or client CA not usable: {error.reason or error}") from None
     except OSError as error:
-        raise ListenError(f"TLS file not readable: {error.filename or ''} ({error.strerror or error})") from None
+        named = ", ".join(name for name in (tls.cert_file, tls.key_file, tls.client_ca_file) if name)
+        raise ListenError(f"TLS file not readable ({error.strerror or error}): {named}") from None
 
 
 def start_server(address: str, port: int, registry: object, tls: TlsFiles | None) -> tuple[object, int]:
