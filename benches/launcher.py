@@ -13,16 +13,24 @@ import collections
 import os
 import shutil
 import signal
+import stat
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
-from pth_top.benches.protocol import Event, ProtocolError, decode_line
+from pth_top.benches.protocol import MAX_LINE_BYTES, Event, ProtocolError, bad_output_event, decode_line
+from pth_top.text import printable
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 KILL_AFTER_S = 1.5
+CLOSE_PIPES_S = 1.0
 STDERR_TAIL_LINES = 30
+STDERR_LINE_CHARS = 1000
+# A child is stopped after this long without a line (it sends a heartbeat every HEARTBEAT_INTERVAL_S).
+SILENCE_TIMEOUT_S = 60.0
+MAX_BAD_LINES = 20
 
 # Runs in the target interpreter: drop the cwd from sys.path, load pth_top.benches from PACKAGE_DIR
 # under a bare pth_top parent (nothing else of pth-top is importable there), dispatch.
@@ -43,34 +51,64 @@ BOOTSTRAP = (
 )
 
 
-_live_pids: set[int] = set()
+# Process groups of running children (each child leads its own session, so its pid is the group id).
+_live_groups: set[int] = set()
+_previous_handlers: dict[int, Any] = {}
 
 
-def _terminate_live_children() -> None:
-    """At interpreter exit, no benchmark child outlives us (they run in their own session)."""
-    for pid in list(_live_pids):
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            _live_pids.discard(pid)
-    deadline = time.monotonic() + KILL_AFTER_S
-    while _live_pids and time.monotonic() < deadline:
-        for pid in list(_live_pids):
+def _signal_group(group_id: int, signum: int) -> bool:
+    """Send `signum` to a whole process group; False when none of it is left."""
+    try:
+        os.killpg(group_id, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def end_live_groups(grace_s: float = KILL_AFTER_S) -> None:
+    """SIGTERM every running child's group (temp files go), SIGKILL what is left after `grace_s`."""
+    for group_id in list(_live_groups):
+        if not _signal_group(group_id, signal.SIGTERM):
+            _live_groups.discard(group_id)
+    deadline = time.monotonic() + grace_s
+    while _live_groups and time.monotonic() < deadline:
+        for group_id in list(_live_groups):
             try:
-                finished, _ = os.waitpid(pid, os.WNOHANG)
+                finished, _ = os.waitpid(group_id, os.WNOHANG)
             except ChildProcessError:
-                finished = pid
+                finished = group_id
             if finished:
-                _live_pids.discard(pid)
-        time.sleep(0.05)
-    for pid in _live_pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+                _live_groups.discard(group_id)
+        time.sleep(0.02)
+    for group_id in list(_live_groups):
+        _signal_group(group_id, signal.SIGKILL)
+    _live_groups.clear()
 
 
-atexit.register(_terminate_live_children)
+def _end_groups_then_resignal(signum: int, frame: Any) -> None:
+    """SIGHUP/SIGTERM to us (terminal closed, kill): end the children, then do what the signal did before."""
+    end_live_groups()
+    previous = _previous_handlers.get(signum)
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_signal_handlers() -> None:
+    """Once, in the main thread: SIGHUP and SIGTERM end the children's groups first (not when ignored: nohup)."""
+    if _previous_handlers or threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        previous = signal.getsignal(signum)
+        if previous == signal.SIG_IGN:
+            continue
+        _previous_handlers[signum] = previous
+        signal.signal(signum, _end_groups_then_resignal)
+
+
+atexit.register(end_live_groups)
 
 
 class LaunchError(Exception):
@@ -78,15 +116,22 @@ class LaunchError(Exception):
 
 
 def resolve_python(python: str | None) -> str:
-    """The interpreter to run: `python` (a path or a name on PATH) or this process's own."""
-    if not python:
+    """The interpreter to run: `python` (a path or a name on PATH) or, when None, this process's own."""
+    if python is None:
         return sys.executable
+    shown = printable(python, 200)
+    if not python.strip():
+        raise LaunchError("interpreter path is empty")
     candidate = python if os.sep in python else (shutil.which(python) or python)
     path = Path(candidate).expanduser()
-    if not path.exists():
-        raise LaunchError(f"interpreter {python} does not exist")
-    if path.is_dir() or not os.access(path, os.X_OK):
-        raise LaunchError(f"interpreter {python} is not an executable file")
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise LaunchError(f"interpreter {shown} does not exist") from None
+    except (OSError, ValueError) as error:  # name too long, a parent that is a file, a NUL byte
+        raise LaunchError(f"interpreter {shown}: {getattr(error, 'strerror', None) or error}") from None
+    if stat.S_ISDIR(info.st_mode) or not os.access(path, os.X_OK):
+        raise LaunchError(f"interpreter {shown} is not an executable file")
     return str(path)
 
 
@@ -123,13 +168,19 @@ def run_arguments(
 
 
 class BenchProcess:
-    """One `python -m benches` child: async start, event stream, cancel (terminate, then kill)."""
+    """One `python -m benches` child in its own process group: async start, checked events, cancel.
 
-    def __init__(self, python: str | None, args: list[str]) -> None:
+    Each output line is read with a bound and checked against the protocol; a bad line becomes an error
+    row. A child silent for `silence_timeout_s` (no event, not even a heartbeat) is stopped.
+    """
+
+    def __init__(self, python: str | None, args: list[str], *, silence_timeout_s: float | None = None) -> None:
         self.python = resolve_python(python)
         self.command = build_command(self.python, args)
+        self.silence_timeout_s = SILENCE_TIMEOUT_S if silence_timeout_s is None else silence_timeout_s
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        self.protocol_errors: list[str] = []
+        self.bad_lines: list[str] = []
+        self.silenced = False
         self._process: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task | None = None
 
@@ -148,79 +199,150 @@ class BenchProcess:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # Ctrl+C in the terminal reaches the parent only; we cancel the child
-                limit=2**24,
+                start_new_session=True,  # its own group: Ctrl+C reaches the parent only; we end the group
+                limit=MAX_LINE_BYTES,
             )
-        except OSError as error:
-            raise LaunchError(f"cannot start {self.python}: {error.strerror or error}") from None
-        _live_pids.add(self._process.pid)
+        except (OSError, ValueError) as error:
+            raise LaunchError(f"cannot start {printable(self.python, 200)}: {getattr(error, 'strerror', None) or error}") from None
+        _live_groups.add(self._process.pid)
+        _install_signal_handlers()
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
 
     async def _drain_stderr(self) -> None:
+        """Keep the last lines of stderr, each cut to STDERR_LINE_CHARS; reads in chunks, so no line is too long."""
         assert self._process and self._process.stderr
-        async for line in self._process.stderr:
-            self.stderr_tail.append(line.decode("utf-8", errors="replace").rstrip())
+        pending = b""
+        while chunk := await self._process.stderr.read(1 << 16):
+            *lines, pending = (pending + chunk).split(b"\n")
+            self.stderr_tail.extend(_stderr_line(line) for line in lines[-STDERR_TAIL_LINES:])
+            pending = pending[: 4 * STDERR_LINE_CHARS]
+        if pending.strip():
+            self.stderr_tail.append(_stderr_line(pending))
+
+    async def _read_line(self) -> bytes:
+        """One line (b"" at the end); ProtocolError for a line over MAX_LINE_BYTES, which is skipped whole."""
+        assert self._process and self._process.stdout
+        stream, too_long = self._process.stdout, False
+        while True:
+            try:
+                line = await stream.readuntil(b"\n")
+            except asyncio.IncompleteReadError as error:
+                line = error.partial  # the last line, without a newline
+            except asyncio.LimitOverrunError as error:
+                await stream.readexactly(error.consumed)
+                too_long = True
+                continue
+            if too_long:
+                raise ProtocolError(f"a line longer than {MAX_LINE_BYTES} bytes")
+            return line
 
     async def events(self) -> AsyncIterator[Event]:
-        """Events until the child closes stdout; lines that are not events are kept in protocol_errors."""
+        """Checked events until the child closes stdout; a bad line is yielded as an error row.
+
+        Heartbeats are consumed here. Silence beyond the bound, or too many bad lines, stops the child.
+        """
         assert self._process and self._process.stdout
-        async for line in self._process.stdout:
-            if not line.strip():
-                continue
+        while True:
             try:
-                yield decode_line(line)
+                line = await asyncio.wait_for(self._read_line(), timeout=self.silence_timeout_s)
+            except asyncio.TimeoutError:
+                self.silenced = True
+                await self.cancel()
+                yield bad_output_event(f"no output for {self.silence_timeout_s:g} s; the benchmark process was stopped")
+                return
             except ProtocolError as error:
-                self.protocol_errors.append(str(error))
+                line, problem = b"", str(error)
+            else:
+                if not line:
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    event = decode_line(line)
+                except ProtocolError as error:
+                    problem = str(error)
+                else:
+                    if event.kind != "heartbeat":
+                        yield event
+                    continue
+            self.bad_lines.append(problem)
+            yield bad_output_event(f"bad output line: {problem}")
+            if len(self.bad_lines) >= MAX_BAD_LINES:
+                await self.cancel()
+                yield bad_output_event(f"{MAX_BAD_LINES} bad output lines; the benchmark process was stopped")
+                return
 
     async def wait(self) -> int:
+        """The child's exit code, once it and the rest of its group are gone."""
         assert self._process
         code = await self._process.wait()
-        _live_pids.discard(self._process.pid)
-        if self._stderr_task:
-            await self._stderr_task
+        _signal_group(self._process.pid, signal.SIGKILL)  # grandchildren it left behind
+        _live_groups.discard(self._process.pid)
+        await self._close_pipes()
         return code
 
     async def cancel(self, kill_after_s: float = KILL_AFTER_S) -> int | None:
-        """SIGTERM (the child removes its temp files), SIGKILL if still alive after `kill_after_s`."""
+        """SIGTERM the group (the child removes its temp files), SIGKILL it if the child lives after `kill_after_s`."""
         process = self._process
-        if process is None or process.returncode is not None:
-            return process.returncode if process else None
-        try:
-            process.send_signal(signal.SIGTERM)
+        if process is None:
+            return None
+        if process.returncode is None:
+            _signal_group(process.pid, signal.SIGTERM)
             try:
                 await asyncio.wait_for(process.wait(), timeout=kill_after_s)
             except asyncio.TimeoutError:
-                process.kill()
+                _signal_group(process.pid, signal.SIGKILL)
                 await process.wait()
-        except ProcessLookupError:
-            pass
-        _live_pids.discard(process.pid)
+        _signal_group(process.pid, signal.SIGKILL)
+        _live_groups.discard(process.pid)
         await self._close_pipes()
         return process.returncode
 
     async def _close_pipes(self) -> None:
         """Read the dead child's pipes to EOF so their transports close on this event loop."""
         process = self._process
+        deadline = time.monotonic() + CLOSE_PIPES_S
         try:
             if process and process.stdout:
-                await asyncio.wait_for(process.stdout.read(), timeout=1.0)
+                while await asyncio.wait_for(process.stdout.read(1 << 16), timeout=max(0.0, deadline - time.monotonic())):
+                    pass
             if self._stderr_task:
-                await asyncio.wait_for(self._stderr_task, timeout=1.0)
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout=max(0.0, deadline - time.monotonic()))
         except (asyncio.TimeoutError, OSError):
             if self._stderr_task:
                 self._stderr_task.cancel()
 
     def failure_reason(self) -> str:
-        """One line on why the child failed, from its stderr tail."""
+        """One terminal-safe line on why the child produced no (complete) run."""
+        if self.silenced:
+            return f"{printable(self.python, 200)} gave no output for {self.silence_timeout_s:g} s and was stopped"
         for line in reversed(self.stderr_tail):
             if line.strip():
-                return line.strip()[:300]
-        return f"benchmark process exited with code {self.returncode}"
+                return printable(line.strip(), 300)
+        if self.bad_lines:
+            return (f"{printable(self.python, 200)} printed no benchmark events ({printable(self.bad_lines[0], 200)}); "
+                    "is it a Python interpreter?")
+        code = self.returncode
+        if code is not None and code < 0:
+            return f"the benchmark process was killed by {_signal_name(-code)}"
+        return f"the benchmark process exited with code {code} before finishing"
 
 
-async def discover_devices(python: str | None = None, timeout_s: float = 60.0) -> list[dict]:
+def _stderr_line(line: bytes) -> str:
+    return line.decode("utf-8", errors="replace").rstrip()[:STDERR_LINE_CHARS]
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+async def discover_devices(python: str | None = None, timeout_s: float = 60.0,
+                           silence_timeout_s: float | None = None) -> list[dict]:
     """[{'id': 'cpu', 'name': ...}, {'id': 'cuda:0', ...}] as seen by `python`'s torch."""
-    process = BenchProcess(python, ["run", "--list-devices"])
+    process = BenchProcess(python, ["run", "--list-devices"], silence_timeout_s=silence_timeout_s)
     await process.start()
     devices: list[dict] = []
     error = None
@@ -230,18 +352,19 @@ async def discover_devices(python: str | None = None, timeout_s: float = 60.0) -
         async for event in process.events():
             if event.kind == "devices":
                 devices = list(event.get("devices") or [])
-            elif event.kind == "error":
+            elif event.kind == "error" and error is None:
                 error = event.get("message")
 
     try:
         await asyncio.wait_for(read(), timeout=timeout_s)
     except asyncio.TimeoutError:
         await process.cancel()
-        raise LaunchError(f"{process.python} did not list its devices within {timeout_s:.0f} s") from None
+        raise LaunchError(f"{printable(process.python, 200)} did not list its devices within {timeout_s:.0f} s") from None
     except asyncio.CancelledError:
         await process.cancel()
         raise
     code = await process.wait()
     if not devices:
-        raise LaunchError(error or process.failure_reason() or f"device listing failed (exit {code})")
+        reason = process.failure_reason() if process.silenced or not error else printable(error, 300)
+        raise LaunchError(reason or f"device listing failed (exit {code})")
     return devices

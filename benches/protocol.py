@@ -1,7 +1,8 @@
 """JSON-lines events between `python -m benches run` and its parent. Imports no torch.
 
-Each line is one JSON object: {"v": PROTOCOL_VERSION, "event": KIND, ...fields}.
-Kinds: devices, started, progress, result, error, finished.
+Each line is one JSON object: {"v": PROTOCOL_VERSION, "event": KIND, ...fields}, at most MAX_LINE_BYTES
+long and MAX_DEPTH deep. EVENT_SCHEMAS declares each kind's fields once; `decode_line` checks every
+event against it, so the parent never acts on NaN, a wrong type or a missing field.
 """
 
 from __future__ import annotations
@@ -11,12 +12,71 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-PROTOCOL_VERSION = 1
-EVENT_KINDS = ("devices", "started", "progress", "result", "error", "finished")
+PROTOCOL_VERSION = 2
+MAX_LINE_BYTES = 1 << 20
+MAX_DEPTH = 16
+HEARTBEAT_INTERVAL_S = 2.0
+BAD_OUTPUT_ERROR_TYPE = "BadOutput"
 
 
 class ProtocolError(ValueError):
     """A line that is not a valid event of a version this parent understands."""
+
+
+class Number:
+    """Schema marker: an int or a finite float, never a bool."""
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: Any
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """A JSON object with any string keys, each value matching `item`."""
+
+    item: Any
+
+
+@dataclass(frozen=True)
+class Fields:
+    """A JSON object with these required and optional fields (others are kept, unchecked)."""
+
+    required: dict[str, Any] = field(default_factory=dict)
+    optional: dict[str, Any] = field(default_factory=dict)
+
+
+NoneType = type(None)
+OPT_STR = (str, NoneType)
+OPT_NUMBER = (Number, NoneType)
+DEVICE = Fields({"id": str, "name": str})
+CPU_INFO = Fields(optional={"model": OPT_STR, "physical_cores": (int, NoneType), "max_ghz": OPT_NUMBER,
+                            "isa_flags": ListOf(str)})
+METADATA = Fields(optional={"cpu": CPU_INFO, "cuda_devices": MapOf(Fields(optional={"name": str})),
+                            "python_executable": str, "python_version": str})
+RESULT_ROW = Fields(
+    required={"kernel": str, "device": str, "variant": str, "status": str, "value": OPT_NUMBER},
+    optional={"unit": OPT_STR, "peak_kind": OPT_STR, "note": OPT_STR, "details": Fields(optional={"threads": (int, NoneType)}),
+              "rel_iqr": OPT_NUMBER, "noisy": (bool, NoneType), "median_s": OPT_NUMBER, "iqr_s": OPT_NUMBER},
+)
+ERROR_ROW = Fields(
+    required={"kernel": OPT_STR, "device": OPT_STR, "variant": OPT_STR, "error_type": str, "message": str},
+    optional={"traceback": OPT_STR},
+)
+EVENT_SCHEMAS: dict[str, Fields] = {
+    "devices": Fields({"devices": ListOf(DEVICE)}),
+    "started": Fields({"suite": str, "devices": ListOf(str), "metadata": METADATA,
+                       "kernels": ListOf(Fields({"kernel": str, "device": str}, {"unit": OPT_STR}))},
+                      {"scale": OPT_NUMBER, "time_cap_s": OPT_NUMBER}),
+    "progress": Fields({"kernel": str, "device": str, "fraction": Number},
+                       {"eta_s": OPT_NUMBER, "message": OPT_STR}),
+    "result": RESULT_ROW,
+    "error": ERROR_ROW,
+    "finished": Fields({"ok": bool, "results": int, "errors": int}, {"wall_s": OPT_NUMBER}),
+    "heartbeat": Fields({"pid": int}),
+}
+EVENT_KINDS = tuple(EVENT_SCHEMAS)
 
 
 @dataclass(frozen=True)
@@ -26,6 +86,59 @@ class Event:
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)
+
+
+def _type_name(spec: Any) -> str:
+    if isinstance(spec, tuple):
+        return " or ".join(_type_name(item) for item in spec)
+    if spec is Number:
+        return "a number"
+    if spec is NoneType:
+        return "null"
+    if isinstance(spec, (ListOf, Fields, MapOf)):
+        return "a list" if isinstance(spec, ListOf) else "an object"
+    return spec.__name__
+
+
+def _matches(value: Any, spec: Any, where: str) -> bool:
+    """True if `value` fits `spec`; raises ProtocolError for a nested mismatch (with its path)."""
+    if isinstance(spec, tuple):
+        return any(_matches(value, option, where) for option in spec)
+    if spec is Number:
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and math.isfinite(value))
+    if spec is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(spec, ListOf):
+        if not isinstance(value, list):
+            return False
+        for index, item in enumerate(value):
+            check(item, spec.item, f"{where}[{index}]")
+        return True
+    if isinstance(spec, MapOf):
+        if not isinstance(value, dict):
+            return False
+        for key, item in value.items():
+            check(item, spec.item, f"{where}.{key}")
+        return True
+    if isinstance(spec, Fields):
+        if not isinstance(value, dict):
+            return False
+        for name, item_spec in spec.required.items():
+            if name not in value:
+                raise ProtocolError(f"{where}: missing field {name!r}")
+            check(value[name], item_spec, f"{where}.{name}")
+        for name, item_spec in spec.optional.items():
+            if name in value:
+                check(value[name], item_spec, f"{where}.{name}")
+        return True
+    return isinstance(value, spec)
+
+
+def check(value: Any, spec: Any, where: str) -> None:
+    """Raise ProtocolError (one line, with the field's path) unless `value` fits `spec`."""
+    if not _matches(value, spec, where):
+        raise ProtocolError(f"{where}: expected {_type_name(spec)}, got {type(value).__name__}")
 
 
 def _finite_or_none(value: Any) -> Any:
@@ -47,14 +160,51 @@ def encode_event(kind: str, **fields: Any) -> str:
     return json.dumps(payload, separators=(",", ":"), allow_nan=False) + "\n"
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ProtocolError(f"{name} is not a number JSON allows")
+
+
+def _depth_exceeds(text: str, limit: int) -> bool:
+    """True if brackets nest deeper than `limit` (strings skipped), checked before parsing."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+def parse_json_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """json.loads without NaN/Infinity and without nesting deeper than `max_depth`; ProtocolError otherwise."""
+    if text.count("[") + text.count("{") > max_depth and _depth_exceeds(text, max_depth):
+        raise ProtocolError(f"nested deeper than {max_depth} levels")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise ProtocolError(f"not JSON: {text.strip()[:80]!r} ({error.msg})") from None
+    except RecursionError:
+        raise ProtocolError(f"nested deeper than {max_depth} levels") from None
+
+
 def decode_line(line: str | bytes) -> Event:
-    """Parse one line; raises ProtocolError for anything that is not a known event."""
+    """Parse and check one line; raises ProtocolError (one line) for anything that is not a valid event."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(f"line longer than {MAX_LINE_BYTES} bytes")
     if isinstance(line, bytes):
         line = line.decode("utf-8", errors="replace")
-    try:
-        payload = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ProtocolError(f"not JSON: {line.strip()[:80]!r} ({error.msg})") from None
+    payload = parse_json_bounded(line)
     if not isinstance(payload, dict):
         raise ProtocolError(f"not an event object: {line.strip()[:80]!r}")
     version = payload.pop("v", None)
@@ -62,5 +212,12 @@ def decode_line(line: str | bytes) -> Event:
         raise ProtocolError(f"protocol version {version!r}, expected {PROTOCOL_VERSION}")
     kind = payload.pop("event", None)
     if kind not in EVENT_KINDS:
-        raise ProtocolError(f"unknown event kind {kind!r}")
+        raise ProtocolError(f"unknown event kind {str(kind)[:40]!r}")
+    check(payload, EVENT_SCHEMAS[kind], kind)
     return Event(kind=kind, fields=payload)
+
+
+def bad_output_event(reason: str) -> Event:
+    """The error row that stands for a child output line that is not a valid event."""
+    return Event("error", {"kernel": None, "device": None, "variant": None, "error_type": BAD_OUTPUT_ERROR_TYPE,
+                           "message": reason})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pth_top.text import printable
+
 
 def format_value(value: float | None) -> str:
     if value is None:
@@ -37,6 +39,11 @@ TABLE_COLUMNS = ("kernel", "device", "variant", "value", "unit", "% peak", "spre
 
 
 def row_cells(row: dict) -> tuple[str, ...]:
+    """A row's table cells, each terminal-safe (kernel names, notes and messages come from the child)."""
+    return tuple(printable(cell, 300) for cell in _raw_cells(row))
+
+
+def _raw_cells(row: dict) -> tuple[str, ...]:
     if "error_type" in row:
         return (str(row.get("kernel") or "-"), str(row.get("device") or "-"), str(row.get("variant") or "-"),
                 "ERROR", "", "", "", f"{row.get('error_type')}: {row.get('message')}")

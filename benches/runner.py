@@ -10,7 +10,9 @@ import argparse
 import importlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -18,10 +20,11 @@ from typing import IO, Callable, NoReturn
 
 from pth_top.benches import cleanup
 from pth_top.benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUITES, KernelSpec
-from pth_top.benches.protocol import encode_event
+from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, encode_event
 
 
 PROGRESS_MIN_INTERVAL_S = 0.25
+ORPHAN_GRACE_S = 3.0
 
 
 class UsageError(Exception):
@@ -53,6 +56,7 @@ class EventWriter:
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        self._lock = threading.Lock()  # the heartbeat thread writes too
 
     @classmethod
     def take_over_stdout(cls) -> "EventWriter":
@@ -62,8 +66,50 @@ class EventWriter:
         return cls(os.fdopen(events_fd, "w", buffering=1, encoding="utf-8"))
 
     def __call__(self, kind: str, **fields: object) -> None:
-        self._stream.write(encode_event(kind, **fields))
-        self._stream.flush()
+        line = encode_event(kind, **fields)
+        with self._lock:
+            self._stream.write(line)
+            self._stream.flush()
+
+
+class Heartbeat(threading.Thread):
+    """Emits a heartbeat every `interval_s`; when the parent is gone, ends this run and its process group.
+
+    The parent stops a child that stays silent; the child stops when its parent died (even by SIGKILL):
+    the parent pid changes, or writing the heartbeat fails on the broken pipe.
+    """
+
+    def __init__(self, emit: Callable[..., None], interval_s: float = HEARTBEAT_INTERVAL_S) -> None:
+        super().__init__(name="bench-heartbeat", daemon=True)
+        self.emit = emit
+        self.interval_s = interval_s
+        self.parent_pid = os.getppid()
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval_s):
+            if os.getppid() != self.parent_pid:
+                break
+            try:
+                self.emit("heartbeat", pid=os.getpid())
+            except (OSError, ValueError):  # broken pipe: nobody reads our events any more
+                break
+        else:
+            return
+        end_orphaned_run()
+
+
+def end_orphaned_run(grace_s: float = ORPHAN_GRACE_S) -> None:
+    """SIGTERM this process (temp files go) and its group; SIGKILL whatever still runs after `grace_s`."""
+    leads_group = os.getpgrp() == os.getpid()
+    if leads_group:
+        os.killpg(os.getpgrp(), signal.SIGTERM)
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(grace_s)
+    if leads_group:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os._exit(143)
 
 
 def resolve_devices(text: str) -> list[str]:
@@ -183,6 +229,15 @@ def _free_memory(device: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     emit = EventWriter.take_over_stdout()
+    heartbeat = Heartbeat(emit)
+    heartbeat.start()
+    try:
+        return _run(argv, emit)
+    finally:
+        heartbeat.stopped.set()
+
+
+def _run(argv: list[str] | None, emit: EventWriter) -> int:
     try:
         args = build_parser().parse_args(argv)
         kernels = args.kernel or list(SUITES[args.suite])

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from pth_top.benches.launcher import build_command
+from pth_top.text import printable
 
 PROBE_SCHEMA = "pth-top.torch-probe"
+AFTER_KILL_S = 5.0
 
 
 class ProbeError(Exception):
@@ -50,28 +52,43 @@ class PendingProbe:
             self._process = subprocess.Popen(
                 probe_command(resolved, load_seconds),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                text=True, errors="replace", env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                start_new_session=True,  # its own group: the timeout ends whatever the probe started too
             )
-        except OSError as error:
-            raise ProbeError(f"cannot start {resolved}: {error.strerror or error}") from None
+        except (OSError, ValueError) as error:
+            raise ProbeError(f"cannot start {printable(resolved, 200)}: {getattr(error, 'strerror', None) or error}") from None
 
     def result(self) -> dict[str, Any]:
-        """The probe's JSON object (which may carry "error"); ProbeError when there is none."""
+        """The probe's JSON object (which may carry "error"); ProbeError when there is none.
+
+        The timeout holds even when the probe's own children keep its pipes open: the whole group is killed.
+        """
         try:
             stdout, stderr = self._process.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.communicate()
-            raise ProbeError(f"torch probe in {self.python} took longer than {self.timeout_s:g} s") from None
+            self._kill_group()
+            try:
+                self._process.communicate(timeout=AFTER_KILL_S)
+            except subprocess.TimeoutExpired:  # a descendant that left the group still holds a pipe
+                self._process.kill()
+            raise ProbeError(f"torch probe in {printable(self.python, 200)} took longer than {self.timeout_s:g} s") from None
+        finally:
+            self._kill_group()
         if self._cancelled:
             raise ProbeError("torch probe cancelled")
         return parse_probe_output(self.python, stdout, stderr, self._process.returncode)
 
     def cancel(self) -> None:
-        """Kill the probe if it still runs; safe to call from another thread while `result` waits."""
+        """Kill the probe and its descendants if it still runs; safe from another thread while `result` waits."""
         if self._process.poll() is None:
             self._cancelled = True
-            self._process.kill()
+            self._kill_group()
+
+    def _kill_group(self) -> None:
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int) -> dict[str, Any]:
@@ -81,13 +98,13 @@ def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int) -
             continue
         try:
             report = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(report, dict) and report.get("schema") == PROBE_SCHEMA:
             return report
     last_error_line = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
     detail = last_error_line.strip() or f"exit code {returncode}, no output"
-    raise ProbeError(f"torch probe in {python} failed: {detail}")
+    raise ProbeError(f"torch probe in {printable(python, 200)} failed: {printable(detail, 300)}")
 
 
 def run_torch_probe(python: str, timeout_s: float, load_seconds: float = 0) -> dict[str, Any]:

@@ -12,16 +12,19 @@ from pth_top.benches.protocol import PROTOCOL_VERSION, ProtocolError, decode_lin
 
 
 def test_events_round_trip_with_nested_fields():
-    line = encode_event("result", kernel="gemm", device="cpu", value=1.5, details={"shapes": [{"m": 64}]})
+    fields = {"kernel": "gemm", "device": "cpu", "variant": "fp32", "status": "ok", "value": 1.5,
+              "details": {"shapes": [{"m": 64}]}}
+    line = encode_event("result", **fields)
     assert line.endswith("\n") and "\n" not in line[:-1]
     event = decode_line(line)
     assert event.kind == "result"
-    assert event.fields == {"kernel": "gemm", "device": "cpu", "value": 1.5, "details": {"shapes": [{"m": 64}]}}
+    assert event.fields == fields
     assert decode_line(line.encode()).fields == event.fields
 
 
 def test_non_finite_numbers_travel_as_null():
-    event = decode_line(encode_event("progress", eta_s=float("inf"), values=[float("nan"), 1.0]))
+    event = decode_line(encode_event("progress", kernel="gemm", device="cpu", fraction=0.5, eta_s=float("inf"),
+                                     values=[float("nan"), 1.0]))
     assert event.get("eta_s") is None and event.get("values") == [None, 1.0]
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
+from pth_top.text import printable
 from pth_top.tui.commands import CliError
 
 DEVICE_HELP = "cpu, cuda:N, or all (default cpu)"
@@ -29,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--python", metavar="PATH",
                         help="interpreter whose torch to benchmark, e.g. your training venv's python")
     parser.add_argument("--list", action="store_true", help="list the kernels and exit")
+    parser.add_argument("--runs", action="store_true", help="list the saved runs (unreadable ones with the reason)")
+    parser.add_argument("--open", metavar="FILE", help="print a saved run (as a table, or JSON with --json)")
     parser.add_argument("--scale", type=float, help="size multiplier (default: the suite's)")
     parser.add_argument("--time-cap", type=float, metavar="SECONDS", help="time cap per measurement")
     parser.add_argument("--disk-dir", metavar="DIR", help="folder for the disk test's temp file (default: data dir)")
@@ -53,10 +57,10 @@ def validate(args: argparse.Namespace) -> None:
 
     unknown = [name for name in args.kernel if name not in KERNELS_BY_NAME]
     if unknown:
-        raise CliError(f"unknown kernel {unknown[0]!r} (known: {', '.join(KERNELS_BY_NAME)})")
+        raise CliError(f"unknown kernel {printable(repr(unknown[0]), 80)} (known: {', '.join(KERNELS_BY_NAME)})")
     device = args.device
     if not (device in ("cpu", "all", "cuda") or (device.startswith("cuda:") and device[5:].isdigit())):
-        raise CliError(f"--device must be {DEVICE_HELP}, got {device!r}")
+        raise CliError(f"--device must be {DEVICE_HELP}, got {printable(repr(device), 80)}")
     if args.scale is not None and not 0 < args.scale <= 16:
         raise CliError(f"--scale must be in (0, 16], got {args.scale}")
     if args.time_cap is not None and not 0 < args.time_cap <= 600:
@@ -65,11 +69,50 @@ def validate(args: argparse.Namespace) -> None:
         raise CliError("--disk-size-mib must be at least 1")
     if args.cpu_memory_budget_mib is not None and args.cpu_memory_budget_mib < 1:
         raise CliError("--cpu-memory-budget-mib must be at least 1")
-    if args.out and args.force is False:
-        from pathlib import Path
+    if args.disk_dir is not None:
+        problem = path_problem(args.disk_dir)
+        if problem is None and not os.path.isdir(args.disk_dir):
+            problem = "not a directory"
+        if problem:
+            raise CliError(f"--disk-dir {printable(args.disk_dir, 200)}: {problem}")
+    if args.out is not None:
+        validate_out(args.out, args.force)
 
-        if Path(args.out).exists():
-            raise CliError(f"{args.out} already exists (use --force to overwrite)")
+
+def path_problem(path: str) -> str | None:
+    """Why `path` cannot be looked at (empty, NUL byte, name too long, a parent that is a file), or None."""
+    if not path:
+        return "empty path"
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        return "contains a NUL byte"
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
+
+
+def validate_out(out: str, force: bool) -> None:
+    """--out must name a file we may write: not a folder, not a symbolic link, in a writable folder."""
+    shown = printable(out, 200)
+    problem = path_problem(out)
+    if problem:
+        raise CliError(f"--out {shown}: {problem}")
+    if out.endswith(("/", os.sep)):
+        raise CliError(f"--out {shown}: names a folder; give a file name")
+    if os.path.islink(out):
+        raise CliError(f"--out {shown}: is a symbolic link; not written through or over")
+    if os.path.isdir(out):
+        raise CliError(f"--out {shown}: is a directory")
+    if os.path.exists(out) and not force:
+        raise CliError(f"{shown} already exists (use --force to overwrite)")
+    parent = os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)  # the folder that would hold the new folders
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"--out {shown}: cannot write in {printable(parent, 200)}")
 
 
 class ProgressPrinter:
@@ -91,42 +134,46 @@ class ProgressPrinter:
         eta = fields.get("eta_s")
         eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) else ""
         self._clear()
-        self.stream.write(f"[{fields.get('kernel')} {fields.get('device')}] "
-                          f"{100 * (fields.get('fraction') or 0):.0f}%{eta_text} {fields.get('message', '')}"[:100])
+        self.stream.write(printable(f"[{fields.get('kernel')} {fields.get('device')}] "
+                                    f"{100 * (fields.get('fraction') or 0):.0f}%{eta_text} {fields.get('message') or ''}",
+                                    100))
         self.stream.flush()
         self._line_open = True
 
     def line(self, text: str) -> None:
         self._clear()
-        self.stream.write(text + "\n")
+        self.stream.write(printable(text) + "\n")
         self.stream.flush()
 
 
 def result_line(row: dict, format_value, format_percent) -> str:
     head = f"{row['kernel']} {row['device']} {row['variant']}"
     if row.get("status") != "ok":
-        return f"{head}: skipped ({row.get('note')})"
-    text = f"{head}: {format_value(row.get('value'))} {row.get('unit', '')}"
+        return printable(f"{head}: skipped ({row.get('note')})")
+    text = f"{head}: {format_value(row.get('value'))} {row.get('unit') or ''}"
     if row.get("percent_of_peak") is not None:
         text += f" ({format_percent(row['percent_of_peak'])} of peak)"
-    return text
+    return printable(text)
+
+
+def error_line(row: dict) -> str:
+    where = " ".join(str(row.get(name)) for name in ("kernel", "device", "variant") if row.get(name))
+    return printable(f"{where or 'benchmark output'}: ERROR {row.get('error_type')}: {row.get('message')}", 500)
 
 
 async def execute(args: argparse.Namespace, printer: ProgressPrinter):
+    """Run the child and fold its events into a record; LaunchError before anything ran."""
     import asyncio
 
-    from pth_top.benches.launcher import BenchProcess, run_arguments
+    from pth_top.benches.launcher import BenchProcess, resolve_python, run_arguments
     from pth_top.benches.report import format_percent, format_value
     from pth_top.benches.runs import RunRecord
-    from pth_top.configs.paths import user_data_dir
 
-    disk_dir = args.disk_dir
-    if disk_dir is None:
-        disk_dir = str(user_data_dir())
-        user_data_dir().mkdir(parents=True, exist_ok=True)
-    process = BenchProcess(args.python, run_arguments(
+    python = resolve_python(args.python)  # before the data dir is made: a bad interpreter changes nothing on disk
+    process = BenchProcess(python, run_arguments(
         device=args.device, suite=args.suite, kernels=args.kernel, scale=args.scale, time_cap_s=args.time_cap,
-        disk_dir=disk_dir, disk_size_mib=args.disk_size_mib, cpu_memory_budget_mib=args.cpu_memory_budget_mib))
+        disk_dir=args.disk_dir or default_disk_dir(), disk_size_mib=args.disk_size_mib,
+        cpu_memory_budget_mib=args.cpu_memory_budget_mib))
     record = RunRecord(python=process.python)
     await process.start()
     try:
@@ -136,9 +183,8 @@ async def execute(args: argparse.Namespace, printer: ProgressPrinter):
                 printer.progress(event.fields)
             elif event.kind == "result" and stored is not None:
                 printer.line(result_line(stored, format_value, format_percent))
-            elif event.kind == "error" and stored is not None and stored.get("kernel"):
-                printer.line(f"{stored['kernel']} {stored['device']} {stored.get('variant') or ''}: "
-                             f"ERROR {stored.get('error_type')}: {stored.get('message')}")
+            elif event.kind == "error" and stored is not None and (stored.get("kernel") or not record.setup_error()):
+                printer.line(error_line(stored))
         record.exit_code = await process.wait()
     except asyncio.CancelledError:
         record.cancelled = True
@@ -147,42 +193,98 @@ async def execute(args: argparse.Namespace, printer: ProgressPrinter):
     return record, process
 
 
+def default_disk_dir() -> str:
+    """The data dir, made if missing; when it cannot be made the disk kernel reports that as its error row."""
+    from pth_top.configs.paths import user_data_dir
+
+    folder = user_data_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    return str(folder)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
         print(list_kernels())
         return 0
+    if args.runs:
+        return print_saved_runs()
+    if args.open is not None:
+        return print_saved_run(args.open, as_json=args.json)
     validate(args)
     import asyncio
 
     from pth_top.benches.launcher import LaunchError
-    from pth_top.benches.report import text_table
-    from pth_top.benches.runs import save_run, write_run_to
-    from pth_top.configs.fileio import FileExistsRefused
 
     printer = ProgressPrinter()
     try:
         record, process = asyncio.run(execute(args, printer))
     except LaunchError as error:
         raise CliError(str(error)) from None
+    setup_error = record.setup_error()
+    if setup_error:
+        raise CliError(f"benchmark did not run: {printable(setup_error, 500)}", 2)
     if record.finished is None:
-        usage = [error for error in record.errors if not error.get("kernel")]
-        reason = usage[0]["message"] if usage else process.failure_reason()
-        raise CliError(f"benchmark did not run: {reason}", 2 if usage or record.exit_code in (2, 3) else 1)
-    top_level = [error for error in record.errors if not error.get("kernel")]
-    if top_level:
-        raise CliError(top_level[0]["message"], 2)
-    saved = save_run(record)
-    printer.line(f"saved {saved}")
-    if args.out:
-        try:
-            written = write_run_to(record, args.out, overwrite=args.force)
-        except FileExistsRefused as error:
-            raise CliError(str(error)) from None
-        except OSError as error:
-            raise CliError(f"cannot write {args.out}: {error.strerror or error}", 1) from None
-        printer.line(f"wrote {written}")
-    if args.json:
+        if not record.has_started:
+            raise CliError(f"benchmark did not run: {process.failure_reason()}", 2)
+        print_record(record, args.json)
+        raise CliError(f"benchmark failed: {process.failure_reason()}", 1)
+    print_record(record, args.json)
+    failed_writes = save_record(record, args, printer)
+    return 0 if record.ok and not failed_writes else 1
+
+
+def print_record(record, as_json: bool) -> None:
+    from pth_top.benches.report import text_table
+
+    if as_json:
         print(json.dumps(record.to_json(), indent=1))
     else:
         print(text_table(record.rows + record.errors))
-    return 0 if record.ok else 1
+    sys.stdout.flush()
+
+
+def save_record(record, args: argparse.Namespace, printer: ProgressPrinter) -> int:
+    """Save the run in the data dir and to --out; each failure is one line. Returns how many failed."""
+    from pth_top.benches.runs import save_run, write_run_to
+
+    failed = 0
+    try:
+        printer.line(f"saved {save_run(record)}")
+    except OSError as error:
+        printer.line(f"pth-top: could not save the run in the data dir: {error.strerror or error}")
+        failed += 1
+    if args.out:
+        try:
+            printer.line(f"wrote {write_run_to(record, args.out, overwrite=args.force)}")
+        except OSError as error:
+            printer.line(f"pth-top: cannot write {args.out}: {error.strerror or error} (the old file is unchanged)")
+            failed += 1
+    return failed
+
+
+def print_saved_runs() -> int:
+    from pth_top.benches.runs import scan_runs
+
+    runs = scan_runs(limit=10_000)
+    for run in runs:
+        print(f"{printable(run.path.name, 100)}  {run.label()}")
+    if not runs:
+        print("no saved runs")
+    return 0
+
+
+def print_saved_run(path: str, as_json: bool) -> int:
+    from pth_top.benches.runs import RunFileError, load_run
+
+    problem = path_problem(path)
+    if problem:
+        raise CliError(f"--open {printable(path, 200)}: {problem}")
+    try:
+        record = load_run(path)
+    except RunFileError as error:
+        raise CliError(f"cannot open the run: {error}") from None
+    print_record(record, as_json)
+    return 0

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from pth_top.text import printable
 from pth_top.tui.commands import CliError, seconds_argument
 
 MAX_LOAD_SECONDS = 60.0
@@ -45,12 +46,17 @@ def run(args: argparse.Namespace) -> int:
     from pth_top.sensors.doctor.report import exit_code_for, format_text, to_json_document
 
     if args.python is not None and resolve_python(args.python) is None:
-        raise CliError(f"doctor: --python: no Python interpreter at {args.python}")
+        raise CliError(f"doctor: --python: no Python interpreter at {printable(args.python, 200)}")
     if args.no_torch and args.load:
         raise CliError("doctor: --load needs the torch probe; drop --no-torch")
     data_dir = (args.data_dir or Path.cwd()).expanduser()
-    if not data_dir.is_dir():
-        raise CliError(f"doctor: --data-dir: not a directory: {data_dir}")
+    try:
+        is_dir = data_dir.is_dir()
+    except (OSError, ValueError) as error:  # a name too long, a NUL byte
+        raise CliError(f"doctor: --data-dir: {getattr(error, 'strerror', None) or error}: "
+                       f"{printable(data_dir, 200)}") from None
+    if not is_dir:
+        raise CliError(f"doctor: --data-dir: not a directory: {printable(data_dir, 200)}")
     python = resolve_python(args.python) if args.python else None
     context = live_context(python, data_dir.resolve(), with_torch=not args.no_torch, load_seconds=args.load)
     try:

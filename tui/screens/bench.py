@@ -22,6 +22,7 @@ from pth_top.benches.catalog import KERNELS_BY_NAME
 from pth_top.benches.protocol import Event
 from pth_top.benches.report import format_delta, format_percent, format_spread, format_value
 from pth_top.benches.runs import RunRecord, compare, row_key
+from pth_top.text import printable
 from pth_top.widgets.bar_chart import Bar, BarChart
 from pth_top.widgets.key_bar import KeyBar
 
@@ -185,6 +186,8 @@ class BenchScreen(Screen):
             self.post_message(DevicesFound(await discover_devices(python)))
         except LaunchError as error:
             self.post_message(DevicesFound([], str(error)))
+        except (OSError, ValueError) as error:  # anything else the child or the system throws at us
+            self.post_message(DevicesFound([], f"{type(error).__name__}: {error}"))
 
     @on(Input.Changed, "#python")
     def python_changed(self) -> None:
@@ -192,20 +195,22 @@ class BenchScreen(Screen):
         self.discover_devices(delay_s=0.8)
 
     def on_devices_found(self, message: DevicesFound) -> None:
+        if self.closing:
+            return
         if message.error:
             self.set_status(f"Cannot list devices: {message.error}")
             return
         self.devices = message.devices
         row = self.query_one("#devices", Horizontal)
-        wanted = {"device-" + device["id"].replace(":", "-") for device in message.devices}
+        wanted = {device_checkbox_id(device["id"]) for device in message.devices}
         for checkbox in list(row.query(Checkbox)):
             if checkbox.id not in wanted:
                 checkbox.remove()
         for device in message.devices:
-            checkbox_id = "device-" + device["id"].replace(":", "-")
-            if not self.query(f"#{checkbox_id}"):
+            checkbox_id = device_checkbox_id(device["id"])
+            if checkbox_id and not self.query(f"#{checkbox_id}"):
                 row.mount(Checkbox(device["id"], device["id"].startswith("cuda"), id=checkbox_id, name=device["id"]))
-        names = ", ".join(f"{device['id']} ({device['name']})" for device in message.devices)
+        names = ", ".join(f"{device['id']} ({printable(device['name'], 60)})" for device in message.devices)
         self.set_status(f"Found {names}. Enter starts, Esc cancels.")
 
     def chosen_device(self) -> str:
@@ -217,8 +222,13 @@ class BenchScreen(Screen):
         return chosen[0] if len(chosen) == 1 else "all"
 
     def set_status(self, text: str) -> None:
-        self.status_text = text
-        self.query_one("#status", Static).update(Text(text))
+        self.status_text = printable(text)
+        self.query_one("#status", Static).update(Text(self.status_text))
+
+    @property
+    def closing(self) -> bool:
+        """True while the screen is taken down (app exit): a worker's late message then changes nothing."""
+        return self._closing or self._closed or self._pruning or not self.is_attached
 
     # Running
 
@@ -270,12 +280,15 @@ class BenchScreen(Screen):
             code = await process.cancel()
             self.post_message(BenchEnded(code, "cancelled"))
             raise
+        except (OSError, ValueError) as error:  # never leave the screen stuck on "running"
+            await process.cancel()
+            self.post_message(BenchEnded(process.returncode, f"{type(error).__name__}: {error}"))
         finally:
             self._process = None
 
     def on_bench_event(self, message: BenchEvent) -> None:
         event, record = message.event, self.record
-        if record is None:
+        if record is None or self.closing:
             return
         stored = record.apply(event)
         if event.kind == "started":
@@ -303,17 +316,20 @@ class BenchScreen(Screen):
 
     def on_bench_ended(self, message: BenchEnded) -> None:
         self.running = False
+        if self.closing:
+            return
         record = self.record
         elapsed = time.monotonic() - self.started_at
         if self.cancelling:
             self.set_status(f"Cancelled after {elapsed:.0f} s; the benchmark process is gone. Not saved.")
             return
-        if record is None or record.finished is None:
-            self.set_status(f"Benchmark failed: {message.reason}")
+        setup_error = record.setup_error() if record else None
+        if setup_error:
+            self.set_status(f"Benchmark did not run: {setup_error}")
             return
-        top_level = [error for error in record.errors if not error.get("kernel")]
-        if top_level:
-            self.set_status(f"Benchmark failed: {top_level[0].get('message')}")
+        if record is None or record.finished is None:
+            verb = "failed" if record is not None and record.has_started else "did not run"
+            self.set_status(f"Benchmark {verb}: {message.reason}")
             return
         record.exit_code = message.exit_code
         errors = len(record.errors)
@@ -342,7 +358,8 @@ class BenchScreen(Screen):
         deltas = compare([row], self.baseline.rows) if self.baseline else {}
         if "error_type" in row:
             cells = [row.get("kernel") or "-", row.get("device") or "-", row.get("variant") or "-",
-                     Text("ERROR", style="bold red"), "", "", "", "", f"{row.get('error_type')}: {row.get('message')}"]
+                     Text("ERROR", style="bold red"), "", "", "", "",
+                     printable(f"{row.get('error_type')}: {row.get('message')}", 300)]
         else:
             percent = row.get("percent_of_peak")
             note = row.get("note") or ""
@@ -351,9 +368,9 @@ class BenchScreen(Screen):
             elif percent is not None and percent > 100:
                 note = (note + "; " if note else "") + "above peak: boost clock?"
             cells = [row["kernel"], row["device"], row["variant"], format_value(row.get("value")),
-                     row.get("unit", ""), format_percent(percent), format_delta(deltas.get(row_key(row))),
+                     row.get("unit") or "", format_percent(percent), format_delta(deltas.get(row_key(row))),
                      format_spread(row), note]
-        texts = [cell if isinstance(cell, Text) else Text(str(cell)) for cell in cells]
+        texts = [cell if isinstance(cell, Text) else Text(printable(cell, 300)) for cell in cells]
         if key in table.rows:
             key = f"{key}|{len(table.rows)}"
         table.add_row(*texts, key=key)
@@ -364,9 +381,9 @@ class BenchScreen(Screen):
         several_devices = len({row.get("device") for row in rows}) > 1
         bars = []
         for row in rows:
-            label = f"{row['kernel']} {row['variant']}"
+            label = printable(f"{row['kernel']} {row['variant']}", 60)
             if several_devices:
-                label = f"{row['device']} {label}"
+                label = printable(f"{row['device']} {label}", 60)
             bars.append(Bar(label, float(row["percent_of_peak"])))
         self.query_one(BarChart).bars = tuple(bars)
 
@@ -390,23 +407,14 @@ class BenchScreen(Screen):
 
         try:
             self.post_message(RunFileDone("saved", save_run(record, self.runs_folder)))
-        except OSError as error:
-            self.post_message(RunFileDone("saved", None, str(error)))
+        except (OSError, ValueError) as error:
+            self.post_message(RunFileDone("saved", None, f"not saved: {getattr(error, 'strerror', None) or error}"))
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def list_saved_runs(self, purpose: str) -> None:
-        from pth_top.benches.runs import RunFileError, list_runs, load_run
+        from pth_top.benches.runs import scan_runs
 
-        entries = []
-        for path in list_runs(self.runs_folder)[:50]:
-            try:
-                run = load_run(path)
-            except RunFileError:
-                continue
-            label = (f"{run.created_at[:19].replace('T', ' ')}  {run.suite:<8} {','.join(run.devices):<12} "
-                     f"{len(run.rows)} rows  {Path(run.python).parent.parent.name or run.python}")
-            entries.append((path, label))
-        self.post_message(RunFileDone(purpose, entries))
+        self.post_message(RunFileDone(purpose, scan_runs(self.runs_folder)))
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def load_saved_run(self, purpose: str, path: Path) -> None:
@@ -427,6 +435,8 @@ class BenchScreen(Screen):
     def on_run_file_done(self, message: RunFileDone) -> None:
         from pth_top.tui.screens.bench_runs import BenchRunsScreen
 
+        if self.closing:
+            return
         if message.error:
             self.set_status(f"{message.action}: {message.error}")
         elif message.action == "saved":
@@ -439,7 +449,8 @@ class BenchScreen(Screen):
             def chosen(path: Path | None, _purpose=purpose) -> None:
                 if path is not None:
                     self.load_saved_run(_purpose, path)
-            self.app.push_screen(BenchRunsScreen(title, message.payload), chosen)
+            if self.is_current:  # not over another mode's screen when the list comes after a mode switch
+                self.app.push_screen(BenchRunsScreen(title, message.payload), chosen)
         elif message.action == "open":
             self.record = message.payload
             self.show_record()
@@ -454,8 +465,12 @@ class BenchScreen(Screen):
 
 
 def _default_disk_dir() -> str:
-    from pth_top.configs.paths import user_data_dir
+    from pth_top.tui.commands.bench import default_disk_dir
 
-    folder = user_data_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder)
+    return default_disk_dir()
+
+
+def device_checkbox_id(device_id: str) -> str:
+    """A widget id for a device's checkbox ("cuda:0" -> "device-cuda-0"); "" for an id unfit for one."""
+    checkbox_id = "device-" + device_id.replace(":", "-")
+    return checkbox_id if checkbox_id.replace("-", "").replace("_", "").isalnum() and checkbox_id.isascii() else ""

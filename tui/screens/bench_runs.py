@@ -1,4 +1,7 @@
-"""A modal list of saved benchmark runs; dismisses with the chosen path (or None)."""
+"""A modal list of saved benchmark runs; dismisses with the chosen path (or None).
+
+Files that are not readable runs are listed too, greyed out, with the reason.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
+
+from pth_top.benches.runs import SavedRun
 
 
 class BenchRunsScreen(ModalScreen[Path | None]):
@@ -25,7 +30,7 @@ class BenchRunsScreen(ModalScreen[Path | None]):
     BenchRunsScreen OptionList { height: 1fr; }
     """
 
-    def __init__(self, title: str, runs: list[tuple[Path, str]]) -> None:
+    def __init__(self, title: str, runs: list[SavedRun]) -> None:
         super().__init__()
         self.title_text = title
         self.runs = runs
@@ -34,12 +39,13 @@ class BenchRunsScreen(ModalScreen[Path | None]):
         with Vertical():
             yield Label(Text(self.title_text, style="bold"))
             if self.runs:
-                yield OptionList(*[Option(Text(label), id=str(index)) for index, (_, label) in enumerate(self.runs)])
+                yield OptionList(*[Option(Text(run.label(), style="" if run.record else "dim"), id=str(index),
+                                          disabled=run.record is None) for index, run in enumerate(self.runs)])
             else:
                 yield Label(Text("No saved runs on this machine yet.", style="dim"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.runs[int(event.option.id or 0)][0])
+        self.dismiss(self.runs[int(event.option.id or 0)].path)
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
