@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_CPU := torch==2.13.0
 
-.PHONY: run test install install-test bench-deps clean
+.PHONY: run test stress install install-test bench-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ run: install
 
 test: install-test
 	$(PY) -m pytest -q
+
+# The Pilot and pty tests RUNS times beside two busy loops; prints "K/N runs green", exit 1 if any run failed.
+RUNS ?= 10
+stress: install-test
+	$(PY) tests/perf/stress.py --runs $(RUNS)
 
 bench-deps: $(PY)
 	$(PY) -m pip install -q -e '.[bench]'

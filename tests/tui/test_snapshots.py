@@ -5,13 +5,18 @@ from __future__ import annotations
 import pytest
 
 from pth_top.tui.app import PthTopApp
+from pth_top.tui.first_sample import FirstSample
 from tests.fakes.snapshots import FixedSource, make_snapshot
-from tests.waiting import wait_until
+from tests.waiting import WAIT_TIMEOUT_S, wait_until
 
 
 def fixed_app(snapshot):
-    # One sample only (the next is an hour away), so the drawing never depends on timing.
-    return PthTopApp(interval_s=3600, source_factory=lambda: FixedSource(snapshot))
+    # One sample, taken before the app starts (so it is always drawn on load), the next an hour away:
+    # the drawing never depends on timing.
+    source = FixedSource(snapshot)
+    first_sample = FirstSample.on_thread(lambda: source)
+    assert first_sample.wait(WAIT_TIMEOUT_S), "the first sample came"
+    return PthTopApp(interval_s=3600, source_factory=lambda: source, first_sample=first_sample)
 
 
 async def wait_for_first_sample(pilot):
