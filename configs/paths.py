@@ -19,11 +19,16 @@ class UserDirError(ValueError):
 def _override(variable: str) -> Path | None:
     """The folder an environment variable names, with `~` expanded; None when unset or empty."""
     value = os.environ.get(variable)
-    return Path(value).expanduser() if value else None
+    if not value:
+        return None
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # `~user` for a user that does not exist: left relative, so check_override refuses it
+        return Path(value)
 
 
 def check_override(variable: str) -> None:
-    """Raise UserDirError when `variable` names a relative path or a `~user` that does not exist.
+    """Raise UserDirError when `variable` names a relative path (a `~user` that does not exist is one).
 
     Commands that write user files call this first, so a typo is one line, not a folder in the wrong place.
     """
