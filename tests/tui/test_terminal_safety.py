@@ -133,6 +133,8 @@ async def test_hostile_names_are_drawn_as_visible_escapes_in_table_filter_and_ki
                          what="the filter to apply")
         status = str(app.screen.query_one("#process-status").render())
         assert "x\\x1b]0;t\\x07" in status and not terminal_controls_in(status)
+        assert app.screen.query_one("#process-filter", Input).value == "x\\x1b]0;t\\x07"
+        assert not terminal_controls_in(app.export_screenshot()), "the filter input shows what was pasted raw"
 
 
 def test_the_real_terminal_never_receives_an_osc52_from_a_process_name(hostile_children):

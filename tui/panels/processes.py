@@ -145,6 +145,11 @@ class ProcessPanel(Vertical):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
+        shown = printable(event.value)
+        if shown != event.value:
+            # A pasted control character is shown, and matched, as its escape: as the table shows it.
+            event.input.value = shown
+            return
         self.post_message(self.ViewChanged(replace(self.view, filter_text=event.value.strip())))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
