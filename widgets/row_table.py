@@ -1,24 +1,37 @@
 """A keyboard-first table that renders only the rows on screen and repaints only rows that changed.
 
-Built on Textual's line API: with a thousand rows, a refresh costs what the visible rows cost. Rows
-are keys in display order plus a function giving a key's cells, called only for visible rows.
+Built on Textual's ScrollView: the framework owns the virtual size, the scroll offset and the scrollbar;
+the header line stays fixed above the scrolled rows. Rows are keys in display order plus a function giving
+a key's cells, called only for rows on screen, so with a thousand rows a refresh costs what the visible
+rows cost.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Sequence
+from typing import Callable, ClassVar, Hashable, Sequence
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
-from textual.widget import Widget
 
 CellsOf = Callable[[str], Sequence[Text]]
+# Everything that decides how a row's cells look: text, cell style, justification, styled spans.
+CellsLook = tuple[tuple[str, Hashable, str | None, tuple[Hashable, ...]], ...]
+# What a screen line shows: row key, its cells, whether the cursor is on it.
+DrawnLine = tuple[str, tuple[Text, ...], bool]
+
+HEADER_HEIGHT = 1
+# Enough for every row on a tall screen plus a few pages scrolled through.
+STRIP_CACHE_SIZE = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +53,7 @@ def column_widths(columns: Sequence[TableColumn], total_width: int) -> list[int]
 def row_text(cells: Sequence[Text], widths: Sequence[int]) -> Text:
     """Cells cut or padded to their column widths, one space apart."""
     line = Text(no_wrap=True, overflow="crop")
-    for index, (cell, width) in enumerate(zip(cells, widths)):
+    for index, (cell, width) in enumerate(zip(cells, widths, strict=False)):
         if index:
             line.append(" ")
         piece = cell.copy()
@@ -53,7 +66,19 @@ def row_text(cells: Sequence[Text], widths: Sequence[int]) -> Text:
     return line
 
 
-class RowTable(Widget, can_focus=True):
+def cells_look(cells: Sequence[Text]) -> CellsLook:
+    """A hashable summary of how cells render (`Text ==` compares only text and spans, not style)."""
+    return tuple((cell.plain, cell.style, cell.justify, tuple(cell.spans)) for cell in cells)
+
+
+def cells_look_alike(cells: Sequence[Text], other: Sequence[Text]) -> bool:
+    """Whether two rows of cells render the same: `cells_look` compared, stopping at the first difference."""
+    return cells is other or (len(cells) == len(other) and all(
+        a.plain == b.plain and a.style == b.style and a.justify == b.justify and a.spans == b.spans
+        for a, b in zip(cells, other, strict=True)))
+
+
+class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
     """Rows with stable keys; the cursor stays on its key when rows move."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"row-table--header", "row-table--cursor"}
@@ -62,6 +87,9 @@ class RowTable(Widget, can_focus=True):
     DEFAULT_CSS = """
     RowTable {
         height: 1fr;
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
     }
     RowTable > .row-table--header {
         text-style: bold;
@@ -115,10 +143,12 @@ class RowTable(Widget, can_focus=True):
         self._keys: list[str] = []
         self._index_of: dict[str, int] = {}
         self._cells_of: CellsOf = lambda key: ()
+        # Cells built since the last sync_rows, by row key: each visible row is built once per sync.
+        self._cells_by_key: dict[str, tuple[Text, ...]] = {}
         self._cursor = 0
-        self._top = 0
-        self._drawn: dict[int, tuple[str, tuple[Text, ...], bool]] = {}
-        self._laid_out_row_count = 0
+        self._drawn: dict[int, DrawnLine] = {}
+        self._strip_cache: LRUCache[tuple[CellsLook, Style, int, int], Strip] = LRUCache(STRIP_CACHE_SIZE)
+        self.set_reactive(RowTable.virtual_size, Size(0, HEADER_HEIGHT))
 
     @property
     def row_keys(self) -> list[str]:
@@ -132,21 +162,18 @@ class RowTable(Widget, can_focus=True):
     def highlighted_key(self) -> str | None:
         return self._keys[self._cursor] if self._keys else None
 
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """With `height: auto`: the header plus every row."""
-        return 1 + len(self._keys)
-
     def get_row(self, key: str) -> Sequence[Text]:
-        return self._cells_of(key)
+        return self._cells(key)
 
     def set_columns(self, columns: Sequence[TableColumn]) -> None:
         self.columns = list(columns)
         self._drawn.clear()
+        self._strip_cache.clear()
         self.refresh()
 
     def set_column_label(self, key: str, label: Text) -> None:
         self.columns = [TableColumn(c.key, label, c.width) if c.key == key else c for c in self.columns]
-        self.refresh(Region(0, 0, self.size.width, 1))
+        self.refresh(Region(0, 0, self.size.width, HEADER_HEIGHT))
 
     def sync_rows(self, keys: Sequence[str], cells_of: CellsOf) -> None:
         """Show `keys` in this order; only rows on screen have their cells built and compared."""
@@ -154,18 +181,15 @@ class RowTable(Widget, can_focus=True):
         self._keys = list(keys)
         self._index_of = {key: index for index, key in enumerate(self._keys)}
         self._cells_of = cells_of
-        if len(self._keys) != self._laid_out_row_count:
-            self._laid_out_row_count = len(self._keys)
-            # Only an auto-height table changes size with its row count; any other only repaints changed lines.
-            if self.styles.height and self.styles.height.is_auto:
-                self.refresh(layout=True)
+        self._cells_by_key = {}
+        self._set_row_count(len(self._keys))
         old_cursor = self._cursor
         if selected in self._index_of:
             self._cursor = self._index_of[selected]
         else:
             self._cursor = min(self._cursor, max(0, len(self._keys) - 1))
-        self._keep_cursor_visible(follow=self._cursor != old_cursor and selected in self._index_of)
-        self._refresh_changed_rows()
+        if not self._keep_cursor_visible(follow=self._cursor != old_cursor and selected in self._index_of):
+            self._refresh_changed_rows()
         if self.highlighted_key != selected:
             self.post_message(self.Highlighted(self, self.highlighted_key))
 
@@ -173,26 +197,82 @@ class RowTable(Widget, can_focus=True):
         if key in self._index_of:
             self._move_cursor(self._index_of[key])
 
+    def _set_row_count(self, row_count: int) -> None:
+        """Size the scrolled area for `row_count` rows without repainting the lines on screen.
+
+        The virtual size is set without its reactive's full repaint; the lines that changed are repainted
+        by `_refresh_changed_rows`. A layout pass (~5 ms per update in tests/perf/row_table_refresh.py)
+        runs only when the table's height or the scrollbar's presence changes.
+        """
+        virtual_size = Size(0, HEADER_HEIGHT + row_count)
+        if virtual_size == self.virtual_size:
+            return
+        self.set_reactive(RowTable.virtual_size, virtual_size)
+        overflows = virtual_size.height > self.container_size.height
+        auto_height = bool(self.styles.height and self.styles.height.is_auto)
+        if auto_height or overflows != self.show_vertical_scrollbar:
+            self.refresh(repaint=False, layout=True)
+        elif self.show_vertical_scrollbar:
+            self._resize_scrollbar_thumb(virtual_size.height)
+
+    def _resize_scrollbar_thumb(self, virtual_height: int) -> None:
+        """Give the scrollbar the new height, repainting it only when its thumb is drawn differently.
+
+        Repainting the bar costs ~3 ms per update; with hundreds of rows a row more or less rarely moves the thumb.
+        """
+        scrollbar = self.vertical_scrollbar
+
+        def drawn_bar(height: int) -> list[Segment]:
+            # As ScrollBar draws itself: no thumb when the window shows everything.
+            window_size = scrollbar.window_size if scrollbar.window_size < height else 0
+            return ScrollBarRender.render_bar(size=scrollbar.size.height, virtual_size=height,
+                                              window_size=window_size, position=scrollbar.position).segments
+
+        if drawn_bar(virtual_height) == drawn_bar(scrollbar.window_virtual_size):
+            scrollbar.set_reactive(ScrollBar.window_virtual_size, virtual_height)
+        else:
+            scrollbar.window_virtual_size = virtual_height
+
+    def _cells(self, key: str) -> tuple[Text, ...]:
+        cells = self._cells_by_key.get(key)
+        if cells is None:
+            cells = self._cells_by_key[key] = tuple(self._cells_of(key))
+        return cells
+
+    @property
+    def _first_visible_index(self) -> int:
+        return self.scroll_offset.y
+
     @property
     def _visible_row_count(self) -> int:
-        return max(0, self.size.height - 1)
+        return max(0, self.size.height - HEADER_HEIGHT)
 
-    def _keep_cursor_visible(self, follow: bool = True) -> None:
+    def _keep_cursor_visible(self, follow: bool = True) -> bool:
+        """Scroll so the cursor's row is on screen (when following it) and no space is left below the rows.
+
+        Returns whether it scrolled (a scroll repaints every line).
+        """
         rows = self._visible_row_count
         if rows <= 0:
-            return
+            return False
+        top = self._first_visible_index
         if follow:
-            if self._cursor < self._top:
-                self._top = self._cursor
-            elif self._cursor >= self._top + rows:
-                self._top = self._cursor - rows + 1
-        self._top = max(0, min(self._top, max(0, len(self._keys) - rows)))
+            if self._cursor < top:
+                top = self._cursor
+            elif self._cursor >= top + rows:
+                top = self._cursor - rows + 1
+        top = max(0, min(top, max(0, len(self._keys) - rows)))
+        if top == self._first_visible_index:
+            return False
+        self.scroll_to(y=top, animate=False, force=True)
+        return True
 
     def _refresh_changed_rows(self) -> None:
         """Repaint only the screen lines whose row, cells or cursor state differ from the last paint."""
         width = self.size.width
-        for line in range(1, self._visible_row_count + 1):
-            index = self._top + line - 1
+        top = self._first_visible_index
+        for line in range(HEADER_HEIGHT, HEADER_HEIGHT + self._visible_row_count):
+            index = top + line - HEADER_HEIGHT
             drawn = self._drawn.get(line)
             if index >= len(self._keys):
                 if drawn is not None:
@@ -200,8 +280,8 @@ class RowTable(Widget, can_focus=True):
                     self.refresh(Region(0, line, width, 1))
                 continue
             key = self._keys[index]
-            state = (key, tuple(self._cells_of(key)), index == self._cursor)
-            if drawn != state:
+            if (drawn is None or drawn[0] != key or drawn[2] != (index == self._cursor)
+                    or not cells_look_alike(drawn[1], self._cells(key))):
                 self.refresh(Region(0, line, width, 1))
 
     def _move_cursor(self, index: int) -> None:
@@ -210,12 +290,8 @@ class RowTable(Widget, can_focus=True):
         index = max(0, min(index, len(self._keys) - 1))
         if index == self._cursor:
             return
-        top_before = self._top
         self._cursor = index
-        self._keep_cursor_visible()
-        if self._top != top_before:
-            self.refresh()
-        else:
+        if not self._keep_cursor_visible():
             self._refresh_changed_rows()
         self.post_message(self.Highlighted(self, self.highlighted_key))
 
@@ -233,45 +309,41 @@ class RowTable(Widget, can_focus=True):
         self._keep_cursor_visible()
 
     def on_click(self, event: events.Click) -> None:
-        if event.y == 0:
+        if event.y < HEADER_HEIGHT:
             x = 0
-            for column, width in zip(self.columns, column_widths(self.columns, self.size.width)):
+            for column, width in zip(self.columns, column_widths(self.columns, self._rows_width), strict=True):
                 if x <= event.x < x + width + 1:
                     self.post_message(self.HeaderClicked(self, column.key))
                     return
                 x += width + 1
             return
-        self._move_cursor(self._top + event.y - 1)
+        self._move_cursor(self._first_visible_index + event.y - HEADER_HEIGHT)
 
-    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self._scroll(3)
-
-    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self._scroll(-3)
-
-    def _scroll(self, rows: int) -> None:
-        top = max(0, min(self._top + rows, max(0, len(self._keys) - self._visible_row_count)))
-        if top != self._top:
-            self._top = top
-            self.refresh()
+    @property
+    def _rows_width(self) -> int:
+        """The width the columns share: the content width less the vertical scrollbar, when shown."""
+        return max(0, self.size.width - self.scrollbar_size_vertical)
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        widths = column_widths(self.columns, width)
-        if y == 0:
+        width, rows_width = self.size.width, self._rows_width
+        widths = column_widths(self.columns, rows_width)
+        if y < HEADER_HEIGHT:
             header_style = self.get_component_rich_style("row-table--header")
             return self._strip(row_text([column.label for column in self.columns], widths), width, header_style)
-        index = self._top + y - 1
-        base_style = self.rich_style
+        index = self._first_visible_index + y - HEADER_HEIGHT
         if index >= len(self._keys):
             self._drawn.pop(y, None)
-            return Strip.blank(width, base_style)
+            return Strip.blank(width, self.rich_style)
         key = self._keys[index]
-        cells = tuple(self._cells_of(key))
+        cells = self._cells(key)
         is_cursor = index == self._cursor
         self._drawn[y] = (key, cells, is_cursor)
-        style = self.get_component_rich_style("row-table--cursor") if is_cursor else base_style
-        return self._strip(row_text(cells, widths), width, style)
+        style = self.get_component_rich_style("row-table--cursor") if is_cursor else self.rich_style
+        cache_key = (cells_look(cells), style, rows_width, width)
+        strip = self._strip_cache.get(cache_key)
+        if strip is None:
+            strip = self._strip_cache[cache_key] = self._strip(row_text(cells, widths), width, style)
+        return strip
 
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
         segments = list(text.render(self.app.console))
