@@ -99,7 +99,7 @@ class ExporterCollector(Collector):
             add_xid(book, gpus, self.xid_watcher.watched_gpus, self.xid_watcher.counts())
         if self.options.process_metrics and gpu_processes:
             owners = self._owners.identify(process.pid for process in gpu_processes)
-            add_processes(book, gpus, gpu_processes, owners, self.options.processes_per_gpu)
+            add_processes(book, gpus, gpu_processes, owners, self._owners.comm, self.options.processes_per_gpu)
         host = self._host.sample(driver_version, cuda_version, self.session.unavailable_reason)
         add_host_info(book, host)
         if self._host_counters is not None:

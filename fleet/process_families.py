@@ -7,7 +7,7 @@ kernel's 15-character name, made printable.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping
+from typing import Callable, Mapping
 
 from pth_top.fleet.metrics import FamilyBook
 from pth_top.sensors.gpu_process_owners import ProcessOwner
@@ -34,6 +34,7 @@ def add_processes(
     gpus: tuple[GpuSample, ...],
     gpu_processes: list[NvmlProcess],
     owners: Mapping[int, ProcessOwner],
+    comm_of: Callable[[int], str | None],
     per_gpu: int,
 ) -> None:
     """Per-process series for the `per_gpu` largest processes of each GPU, per-user sums over all of them."""
@@ -49,15 +50,16 @@ def add_processes(
         by_user: dict[str, int] = defaultdict(int)
         for pid, used_bytes in by_pid.items():
             owner = owners.get(pid)
-            by_user[printable(owner.user) if owner else UNKNOWN_USER] += used_bytes
+            by_user[owner.user if owner else UNKNOWN_USER] += used_bytes
         largest = sorted(by_pid.items(), key=lambda item: (-item[1], item[0]))[:per_gpu]
         for pid, used_bytes in largest:
             owner = owners.get(pid)
+            comm = comm_of(owner.pid) if owner else None
             process_labels = (
                 str(owner.pid if owner else pid),
                 printable(owner.user) if owner else UNKNOWN_USER,
-                printable(owner.comm) if owner else "",
+                printable(comm) if comm is not None else "",
             )
             book.add("pth_top_process_gpu_memory_bytes", (*labels, *process_labels), used_bytes)
         for user, used_bytes in sorted(by_user.items()):
-            book.add("pth_top_user_gpu_memory_bytes", (*labels, user), used_bytes)
+            book.add("pth_top_user_gpu_memory_bytes", (*labels, printable(user)), used_bytes)
