@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_MODULES = ("textual", "rich")
-OUR_FOLDERS = ("tui", "widgets", "sensors", "benches", "configs")
+OUR_FOLDERS = ("tui", "widgets", "sensors", "benches", "configs", "fleet")
 
 
 def imported_after(module: str) -> set[str]:
