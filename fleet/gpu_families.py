@@ -41,11 +41,16 @@ def mig_profile(instance_name: str) -> str:
     return profile if mark else instance_name
 
 
+def gpu_labels(gpu: GpuSample) -> tuple[str, str]:
+    """The `gpu` and `uuid` labels every GPU series carries (the UUID comes from the driver: made printable)."""
+    return str(gpu.index), printable(gpu.uuid)
+
+
 def add_gpu(book: FamilyBook, gpu: GpuSample, health: GpuHealth | None, compute_processes: int | None) -> None:
     """Every series of one GPU. A lost GPU gets its identity and `lost`=1 only."""
-    labels = (str(gpu.index), gpu.uuid)
+    labels = gpu_labels(gpu)
     vbios = health.vbios_version if health is not None and not is_na(health.vbios_version) else ""
-    book.add("pth_top_gpu_info", (*labels, printable(gpu.name), gpu.bus_id, printable(vbios)), 1)
+    book.add("pth_top_gpu_info", (*labels, printable(gpu.name), printable(gpu.bus_id), printable(vbios)), 1)
     book.add("pth_top_gpu_lost", labels, gpu.lost)
     if gpu.lost:
         return
@@ -111,7 +116,7 @@ def add_xid(
 ) -> None:
     """Which GPUs report Xid events, and the count of each Xid code seen since the exporter started."""
     for gpu in gpus:
-        labels = (str(gpu.index), gpu.uuid)
+        labels = gpu_labels(gpu)
         book.add("pth_top_gpu_xid_events_watched", labels, gpu.index in watched)
         for (index, xid), count in sorted(counts.items()):
             if index == gpu.index:

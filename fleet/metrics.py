@@ -124,7 +124,9 @@ class FamilyBook:
 
     def add(self, name: str, label_values: tuple[str, ...], value: object) -> None:
         spec = SPECS[name]
-        if value is None or isinstance(value, str) or is_na(value):
+        if isinstance(value, str):
+            raise TypeError(f"{name}: a value must be a number, got {value!r}")
+        if value is None or is_na(value):
             return
         if len(label_values) != len(spec.labels):
             raise ValueError(f"{name} takes labels {spec.labels}, got {label_values}")

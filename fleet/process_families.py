@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Callable, Mapping
 
+from pth_top.fleet.gpu_families import gpu_labels
 from pth_top.fleet.metrics import FamilyBook
 from pth_top.sensors.gpu_process_owners import ProcessOwner
 from pth_top.sensors.gpu_processes import NvmlProcess
@@ -46,7 +47,7 @@ def add_processes(
         by_pid = memory_by_pid.get(gpu.index)
         if not by_pid:
             continue
-        labels = (str(gpu.index), gpu.uuid)
+        labels = gpu_labels(gpu)
         by_user: dict[str, int] = defaultdict(int)
         for pid, used_bytes in by_pid.items():
             owner = owners.get(pid)
