@@ -31,7 +31,8 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_READ_BY
     """
     _refuse_unless_regular(os.stat(path), max_bytes)
     # O_NONBLOCK: a FIFO swapped in after the stat opens at once (and is refused), instead of waiting for a writer.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
     try:
         _refuse_unless_regular(os.fstat(fd), max_bytes)
         chunks, total = [], 0

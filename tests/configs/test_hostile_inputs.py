@@ -157,6 +157,14 @@ def test_device_fifo_and_oversized_files_are_refused_at_once(tmp_path):
             read_toml(path)
 
 
+def test_the_cap_holds_for_a_file_whose_size_is_not_known_in_advance():
+    from pth_top.configs.fileio import UnreadableFile, read_regular_file
+
+    assert os.stat("/proc/self/maps").st_size == 0  # procfs reports no size: only the reading loop can stop it
+    with pytest.raises(UnreadableFile, match="larger than 16 bytes"):
+        read_regular_file("/proc/self/maps", max_bytes=16)
+
+
 def test_build_show_of_a_fifo_returns_without_a_writer(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
