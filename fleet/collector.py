@@ -15,10 +15,10 @@ from typing import Callable, Iterable
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from pth_top.fleet import DEFAULT_PROCESSES_PER_GPU
 from pth_top.fleet.gpu_families import add_gpu, add_xid
 from pth_top.fleet.host_families import add_host_info, add_host_metrics
 from pth_top.fleet.metrics import FamilyBook
-from pth_top.fleet import DEFAULT_PROCESSES_PER_GPU
 from pth_top.fleet.process_families import add_processes, compute_process_counts
 from pth_top.sensors.gpu import GpuReader, decode_text
 from pth_top.sensors.gpu_health import GpuHealth, GpuHealthReader

@@ -138,8 +138,9 @@ class FamilyBook:
             samples = self._samples.get(name)
             if not samples:
                 continue
+            family: CounterMetricFamily | GaugeMetricFamily
             if spec.kind == "counter":
-                family: Metric = CounterMetricFamily(name.removesuffix("_total"), spec.help, labels=spec.labels)
+                family = CounterMetricFamily(name.removesuffix("_total"), spec.help, labels=spec.labels)
             else:
                 family = GaugeMetricFamily(name, spec.help, labels=spec.labels)
             for label_values, value in samples:

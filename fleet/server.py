@@ -9,12 +9,15 @@ import ssl
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pth_top.fleet import DEFAULT_LISTEN
 from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import CollectorRegistry
 
 XID_THREAD_JOIN_S = 5.0
 
@@ -60,11 +63,11 @@ def check_tls_files(tls: TlsFiles) -> None:
         raise ListenError(f"TLS file not readable ({error.strerror or error}): {named}") from None
 
 
-def start_server(address: str, port: int, registry: object, tls: TlsFiles | None) -> tuple[object, int]:
+def start_server(address: str, port: int, registry: CollectorRegistry, tls: TlsFiles | None) -> tuple[Any, int]:
     """Start the HTTP(S) server thread; (server, bound port). Raises ListenError for a bind or TLS failure."""
     from prometheus_client import start_http_server
 
-    tls_arguments = {}
+    tls_arguments: dict[str, Any] = {}
     if tls is not None:
         check_tls_files(tls)
         tls_arguments = {"certfile": tls.cert_file, "keyfile": tls.key_file}
@@ -74,13 +77,14 @@ def start_server(address: str, port: int, registry: object, tls: TlsFiles | None
         server, _thread = start_http_server(port, addr=address, registry=registry, **tls_arguments)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
-            raise ListenError(f"{address}:{port} is already in use (another exporter?); pick another --listen port")
+            raise ListenError(f"{address}:{port} is already in use (another exporter?); choose another --listen port") \
+                from None
         if error.errno == errno.EADDRNOTAVAIL:
-            raise ListenError(f"{address} is not an address of this machine")
+            raise ListenError(f"{address} is not an address of this machine") from None
         if error.errno == errno.EACCES:
-            raise ListenError(f"not allowed to listen on port {port} (ports below 1024 need root)")
+            raise ListenError(f"not allowed to listen on port {port} (ports below 1024 need root)") from None
         raise ListenError(f"cannot listen on {address}:{port}: {error.strerror or error}") from None
-    return server, server.server_address[1]  # type: ignore[attr-defined]
+    return server, server.server_address[1]
 
 
 def serve(
@@ -107,8 +111,8 @@ def serve(
         while not stop.wait(3600):
             pass
     finally:
-        server.shutdown()  # type: ignore[attr-defined]
-        server.server_close()  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()
         if watcher is not None and xid_thread is not None:
             watcher.stop()
             xid_thread.join(XID_THREAD_JOIN_S)

@@ -30,7 +30,9 @@ VIOLATION_POLICIES: tuple[tuple[int, str], ...] = (
     (0, "power"), (1, "thermal"), (2, "sync_boost"), (3, "board_limit"), (4, "low_utilization"), (5, "reliability"),
 )
 # NVLink error counter field (total over all links) -> the `error` the exporter shows.
-NVLINK_ERROR_FIELDS: tuple[tuple[int, str], ...] = ((38, "crc_flit"), (45, "crc_data"), (52, "replay"), (59, "recovery"))
+NVLINK_ERROR_FIELDS: tuple[tuple[int, str], ...] = (
+    (38, "crc_flit"), (45, "crc_data"), (52, "replay"), (59, "recovery"),
+)
 # nvmlValueType_t -> the member of the value union that holds it.
 VALUE_UNION_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 
@@ -131,10 +133,11 @@ class GpuHealthReader:
         for entry in entries or ():
             if getattr(entry, "nvmlReturn", None) != NVML_SUCCESS:
                 continue
-            member = VALUE_UNION_MEMBERS.get(getattr(entry, "valueType", None))
+            member = VALUE_UNION_MEMBERS.get(getattr(entry, "valueType", -1))
             value = getattr(getattr(entry, "value", None), member, None) if member else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                values[getattr(entry, "fieldId", -1)] = value
+            field_id = getattr(entry, "fieldId", None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(field_id, int):
+                values[field_id] = value
         return values
 
 

@@ -74,12 +74,13 @@ class ExporterProcess:
 
     def _first_line(self) -> str:
         """The exporter's first stderr line, waiting at most DEADLINE_S (a hung start fails, never blocks)."""
-        assert self.process.stderr is not None
+        stderr = self.process.stderr
+        assert stderr is not None
         ready = wait_for(
-            lambda: self.process.poll() is not None or select.select([self.process.stderr], [], [], POLL_S)[0],
+            lambda: self.process.poll() is not None or select.select([stderr], [], [], POLL_S)[0],
             "the exporter's 'serving' line",
         )
-        return self.process.stderr.readline() if ready else ""
+        return stderr.readline() if ready else ""
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.process.poll() is None:

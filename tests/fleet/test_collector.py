@@ -207,8 +207,8 @@ def test_host_metrics_only_with_the_flag():
     assert "pth_top_host_info" in without
     assert not {name for name in without if name.startswith("pth_top_host_") and name != "pth_top_host_info"}
     with_host = scrape(exporter(make_exporter_gpus(1), host_metrics=True)[1])
-    assert with_host.get("pth_top_host_cpu_seconds_total", mode="idle") > 0
-    assert with_host.get("pth_top_host_memory_total_bytes") > 0
+    assert (with_host.get("pth_top_host_cpu_seconds_total", mode="idle") or 0) > 0
+    assert (with_host.get("pth_top_host_memory_total_bytes") or 0) > 0
     assert with_host.types["pth_top_host_network_receive_bytes"] == "counter"
 
 
@@ -279,6 +279,6 @@ def test_xid_wait_that_fails_fast_does_not_spin():
     assert watcher.register([(0, "GPU-x", FakeHandle(0))])
     fake.fail("nvmlEventSetWait_v2", real_pynvml.NVMLError_Unknown)
     waited: list[float] = []
-    watcher._stop.wait = lambda timeout: waited.append(timeout)  # type: ignore[method-assign]
+    watcher._stop.wait = lambda timeout: waited.append(timeout)
     watcher.wait_once(timeout_ms=1000)
     assert waited == [1.0]

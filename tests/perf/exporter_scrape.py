@@ -68,7 +68,7 @@ def run_gauge_loop(port: int, interval_s: float, pids: list[int]) -> None:
         for gpu in gpus:
             values = (gpu.utilization_percent / 100, gpu.memory_used_bytes, gpu.memory_total_bytes, gpu.power_draw_w,
                       gpu.temperature_c, gpu.sm_clock_mhz * 1e6)
-            for gauge, value in zip(gauges.values(), values):
+            for gauge, value in zip(gauges.values(), values, strict=True):
                 gauge.labels(str(gpu.index), gpu.uuid).set(value)
         for process in processes:
             owner = known.get(process.pid)
@@ -79,7 +79,7 @@ def run_gauge_loop(port: int, interval_s: float, pids: list[int]) -> None:
 
 
 def run_exporter(port: int, pids: list[int]) -> None:
-    sys.modules["pynvml"] = fake_nvml(pids)  # type: ignore[assignment]
+    sys.modules["pynvml"] = fake_nvml(pids)
     from pth_top.tui.cli import main
 
     sys.exit(main(["export", "--listen", f"127.0.0.1:{port}"]))
