@@ -23,10 +23,6 @@ SCHEMA_VERSION = 1
 MEMORY_KEYS = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "kv_cache_bytes",
                "cuda_context_bytes")
 POWER_KEYS = ("sustained_w", "peak_w", "psu_required_w", "psu_capacity_w", "wall_draw_w")
-# Upper bounds a real build stays far below: prices in CNY, power in W, parts per role.
-MAX_AMOUNT = 1e12
-MAX_POWER_W = 1e6
-MAX_QUANTITY = 64
 
 
 def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> dict[str, Any]:
@@ -108,11 +104,12 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
             raise fail(f"must be {' or '.join(t.__name__ for t in types)}, got {type(value).__name__}", table, key)
         return value
 
-    def number(mapping: dict[str, Any], table: str, key: str, high: float = MAX_AMOUNT) -> float:
-        return float(_in_range(need(mapping, table, key, (int, float)), 0, high, lambda r: fail(r, table, key)))
+    # No upper bounds beyond 64 bits and finiteness: the recommender may write absurd but real quantities.
+    def number(mapping: dict[str, Any], table: str, key: str) -> float:
+        return float(_in_range(need(mapping, table, key, (int, float)), 0, math.inf, lambda r: fail(r, table, key)))
 
-    def whole(mapping: dict[str, Any], table: str, key: str, low: int, high: int) -> int:
-        return int(_in_range(need(mapping, table, key, (int,)), low, high, lambda r: fail(r, table, key)))
+    def whole(mapping: dict[str, Any], table: str, key: str, low: int) -> int:
+        return int(_in_range(need(mapping, table, key, (int,)), low, INT64_MAX, lambda r: fail(r, table, key)))
 
     def texts(mapping: dict[str, Any], table: str | None, key: str) -> tuple[str, ...]:
         return tuple(_text_list(need(mapping, table, key, (list,)), lambda r: fail(r, table, key)))
@@ -138,22 +135,22 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
         check_part_fields(role, spec, lambda key, reason, table=table: fail(reason, f"{table}.spec", key))
         components.append(Component(
             role=role, part_id=need(entry, table, "id", (str,)), name=need(entry, table, "name", (str,)),
-            quantity=whole(entry, table, "quantity", 1, MAX_QUANTITY), unit_price_cny=number(entry, table, "unit_price_cny"),
+            quantity=whole(entry, table, "quantity", 1), unit_price_cny=number(entry, table, "unit_price_cny"),
             spec=dict(spec), reasoning=texts(entry, table, "reasoning"),
         ))
     memory_table = need(data, None, "memory", (dict,))
     memory = MemoryBreakdown(
-        **{key: whole(memory_table, "memory", key, 0, INT64_MAX) for key in MEMORY_KEYS},
+        **{key: whole(memory_table, "memory", key, 0) for key in MEMORY_KEYS},
         formula=texts(memory_table, "memory", "formula"),
     )
     power_table = need(data, None, "power", (dict,))
-    power = Power(**{key: number(power_table, "power", key, MAX_POWER_W) for key in POWER_KEYS})
+    power = Power(**{key: number(power_table, "power", key) for key in POWER_KEYS})
     price_table = need(data, None, "price", (dict,))
     pins = {}
     for role, pin in _table(data, "pins", fail).items():
         if role not in ROLES or not isinstance(pin, dict):
             raise fail("pins are {id, quantity} tables keyed by role", "pins", role)
-        pins[role] = (need(pin, f"pins.{role}", "id", (str,)), whole(pin, f"pins.{role}", "quantity", 0, MAX_QUANTITY))
+        pins[role] = (need(pin, f"pins.{role}", "id", (str,)), whole(pin, f"pins.{role}", "quantity", 0))
     alternatives = {}
     for role, ids in _table(data, "alternatives", fail).items():
         if role not in ROLES or not isinstance(ids, list):
@@ -161,8 +158,8 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
         alternatives[role] = tuple(_text_list(ids, lambda r, role=role: fail(r, "alternatives", role)))
     build = Build(
         answers=answers, components=tuple(sorted(components, key=lambda c: ROLES.index(c.role))), memory=memory,
-        gpu_memory_per_gpu_bytes=whole(memory_table, "memory", "gpu_memory_per_gpu_bytes", 0, INT64_MAX),
-        gpu_usable_per_gpu_bytes=whole(memory_table, "memory", "gpu_usable_per_gpu_bytes", 0, INT64_MAX),
+        gpu_memory_per_gpu_bytes=whole(memory_table, "memory", "gpu_memory_per_gpu_bytes", 0),
+        gpu_usable_per_gpu_bytes=whole(memory_table, "memory", "gpu_usable_per_gpu_bytes", 0),
         power=power, total_price_cny=number(price_table, "price", "total_cny"),
         budget_cny=number(price_table, "price", "budget_cny"),
         reasoning=texts(data, None, "reasoning"), warnings=texts(data, None, "warnings"),

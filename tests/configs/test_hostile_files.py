@@ -1,4 +1,4 @@
-"""The hostile corpus (tests/configs/hostile/): every bad file is exit 2, one terminal-safe line, nothing written.
+"""The hostile corpus (tests/configs/hostile/{answers,build_files,catalog}): every bad file is exit 2, one terminal-safe line, nothing written.
 
 Each file is run through `pth-top wizard --answers`, `pth-top build show` and `pth-top build check`; a
 catalog file is installed as the user's catalog and the wizard is run with good answers. Line 2 of each
@@ -66,7 +66,7 @@ def run_refused(argv: list[str], capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("path", corpus("answers") + corpus("build"), ids=lambda path: f"{path.parent.name}-{path.stem}")
+@pytest.mark.parametrize("path", corpus("answers") + corpus("build_files"), ids=lambda path: f"{path.parent.name}-{path.stem}")
 def test_hostile_answers_and_build_files_are_refused_by_every_command(sandbox, capsys, path):
     fragment = expected_fragment(path)
     messages = {
@@ -76,7 +76,7 @@ def test_hostile_answers_and_build_files_are_refused_by_every_command(sandbox, c
     }
     own = messages["wizard"] if path.parent.name == "answers" else messages["show"]
     assert fragment in own, own
-    if path.parent.name == "build":
+    if path.parent.name == "build_files":
         assert messages["check"] == messages["show"]
 
 
@@ -97,5 +97,5 @@ def test_hostile_catalog_files_are_refused(sandbox, capsys, path):
 
 
 def test_corpus_has_at_least_forty_files_of_each_family():
-    counts = {kind: len(corpus(kind)) for kind in ("answers", "build", "catalog")}
+    counts = {kind: len(corpus(kind)) for kind in ("answers", "build_files", "catalog")}
     assert sum(counts.values()) >= 40 and min(counts.values()) >= 10, counts

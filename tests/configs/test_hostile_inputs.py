@@ -210,6 +210,16 @@ def test_a_workload_beyond_64_bit_bytes_is_refused_not_written(tmp_path, capsys)
     assert "beyond what any machine or build file holds" in err and not (tmp_path / "b.toml").exists()
 
 
+def test_what_the_wizard_writes_for_a_huge_dataset_build_show_reads(tmp_path, capsys):
+    answers = tmp_path / "big.toml"
+    answers.write_text(GOOD_ANSWERS.read_text(encoding="utf-8").replace("dataset_size_gb = 20.0", "dataset_size_gb = 1e7")
+                       .replace("amount = 15000.0", "amount = 1e10"), encoding="utf-8")
+    assert cli.main(["wizard", "--answers", str(answers), "--out", str(tmp_path / "b.toml")]) == 0
+    assert load_build(tmp_path / "b.toml")[0].component("storage").quantity > 64  # hundreds of drives: absurd, yet real
+    capsys.readouterr()
+    assert cli.main(["build", "show", str(tmp_path / "b.toml")]) == 0
+
+
 # L5: inf/NaN/negative prices were printed as ¥inf, ¥nan.
 @pytest.mark.parametrize("value", ["inf", "nan", "-1.0", "-inf"])
 def test_build_show_refuses_odd_prices(tmp_path, capsys, good_build_text, value):
