@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pth_top.configs.answers import Answers, answers_from_dict
-from pth_top.configs.build_file import build_from_dict, build_to_dict, load_build, loads_build
+from pth_top.configs.build_file import build_from_dict, build_to_dict, dumps_build, load_build, loads_build
 from pth_top.configs.check import check_build
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import BUILTIN_CATALOG_DIR, load_catalog
@@ -23,6 +23,7 @@ from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from pth_top.configs.tomlsource import read_toml
 from pth_top.text import printable
+from tests.configs.test_answers import valid_answer_tables
 from tests.fakes.snapshots import make_snapshot
 
 PROPERTY_SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -215,3 +216,15 @@ def test_any_bytes_are_loaded_or_a_config_error_by_every_loader(raw):
                 load(path)
             except ConfigFileError as error:
                 assert_terminal_safe(str(error))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(valid_answer_tables)
+def test_every_build_the_wizard_can_write_loads_back(table):
+    try:
+        answers = answers_from_dict(table)
+        build = recommend(answers, catalog(), today=dt.date(2025, 7, 1))
+    except ValueError:  # ConfigFileError included: answers that clash, or a workload no build can hold
+        return
+    loaded, _, _ = loads_build(dumps_build(build, created=CREATED, tool_version="0.1.0"), "b.toml")
+    assert loaded.components == build.components and loaded.answers == build.answers
