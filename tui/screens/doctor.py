@@ -156,7 +156,10 @@ class DoctorScreen(Screen):
 
         try:
             context = self._context_factory(load_seconds)
-            self.post_message(self.ChecksStarted(run_number, context))
+            if not self.post_message(self.ChecksStarted(run_number, context)):
+                context.cancel()  # the screen closed while the probe started: nobody will cancel it later
+                context.nvml.shutdown()
+                return
             try:
                 findings = run_all(context)
             finally:
