@@ -4,8 +4,9 @@
 
 Both tables show 40 rows of 1000 (a 120x41 headless terminal); each update calls `sync_rows` with 10 of
 the visible rows changed, then lets the app paint. `steady` keeps the row count, `churn` adds or drops
-a row below the screen on every update (a process starting or exiting). Reported per update: CPU ms of
-`sync_rows` alone, CPU ms of `sync_rows` plus the paint, lines rendered, and rows whose cells were built.
+a row below the screen on every update (a process starting or exiting), `repaint` changes nothing but
+repaints the whole table (as a focus change or a resize does). Reported per update: CPU ms of `sync_rows`
+alone, CPU ms of `sync_rows` plus the paint, lines rendered, and rows whose cells were built.
 """
 
 from __future__ import annotations
@@ -64,23 +65,27 @@ def cells(key: str, update: int) -> tuple[Text, ...]:
             Text(f"python worker-{key} --flag"))
 
 
-def updates(update_count: int, churn: bool):
-    """(keys, cells by key) per update: 10 visible rows change each time; with churn one row comes or goes."""
+SCENARIOS = ("steady", "churn", "repaint")
+
+
+def updates(update_count: int, scenario: str):
+    """(keys, cells by key) per update: 10 visible rows change each time (none for `repaint`); with
+    `churn` one row comes or goes below the screen."""
     keys = [str(pid) for pid in range(ROW_COUNT)]
     cells_by_key = {key: cells(key, 0) for key in keys}
     for update in range(1, update_count + 1):
         cells_by_key = dict(cells_by_key)
-        for offset in range(CHANGED_ROWS_PER_UPDATE):
+        for offset in range(CHANGED_ROWS_PER_UPDATE if scenario != "repaint" else 0):
             key = keys[(update * CHANGED_ROWS_PER_UPDATE + offset) % (TERMINAL_SIZE[1] - 1)]
             cells_by_key[key] = cells(key, update)
-        if churn:
+        if scenario == "churn":
             extra = str(ROW_COUNT)
             keys = keys[:-1] if keys[-1] == extra else keys + [extra]
             cells_by_key.setdefault(extra, cells(extra, update))
         yield list(keys), cells_by_key
 
 
-async def measure(module: ModuleType, update_count: int, churn: bool) -> dict[str, float]:
+async def measure(module: ModuleType, update_count: int, scenario: str) -> dict[str, float]:
     class TableApp(App):
         def compose(self) -> ComposeResult:
             yield module.RowTable()
@@ -103,7 +108,7 @@ async def measure(module: ModuleType, update_count: int, churn: bool) -> dict[st
 
         table.render_line = counting_render_line
         sync_cpu_s = update_cpu_s = 0.0
-        for keys, cells_by_key in updates(update_count, churn):
+        for keys, cells_by_key in updates(update_count, scenario):
             def cells_of(key: str, cells_by_key=cells_by_key):
                 nonlocal built_rows
                 built_rows += 1
@@ -111,6 +116,8 @@ async def measure(module: ModuleType, update_count: int, churn: bool) -> dict[st
 
             started_cpu_s = time.process_time()
             table.sync_rows(keys, cells_of)
+            if scenario == "repaint":
+                table.refresh()
             synced_cpu_s = time.process_time()
             await pilot.pause()
             sync_cpu_s += synced_cpu_s - started_cpu_s
@@ -137,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{arguments.updates} updates; CPU ms per update")
     print(f"{'table':<22} {'scenario':<8} {'sync_rows':>9} {'sync+paint':>10} {'lines drawn':>11} {'rows built':>10}")
     for label, module in (("before (Widget)", old), ("after (ScrollView)", new_row_table)):
-        for churn in (False, True):
-            result = asyncio.run(measure(module, arguments.updates, churn))
-            print(f"{label:<22} {'churn' if churn else 'steady':<8} {result['sync_ms']:9.3f} "
+        for scenario in SCENARIOS:
+            result = asyncio.run(measure(module, arguments.updates, scenario))
+            print(f"{label:<22} {scenario:<8} {result['sync_ms']:9.3f} "
                   f"{result['update_ms']:10.3f} {result['lines']:11.1f} {result['built']:10.1f}")
     return 0
 
