@@ -149,12 +149,13 @@ def slow_interpreter(tmp_path: Path) -> tuple[str, Path]:
     return str(script), pid_file
 
 
-def wait_for_pid(pid_file: Path) -> int:
-    for _ in range(500):
+def wait_for_pid(pid_file: Path, timeout_s: float = 20.0) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         if pid_file.exists() and pid_file.read_text().strip():
             return int(pid_file.read_text())
         time.sleep(0.01)
-    raise AssertionError("the fake interpreter never started")
+    raise AssertionError(f"the fake interpreter did not start within {timeout_s:g} s")
 
 
 def alive(pid: int) -> bool:
@@ -167,10 +168,11 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def gone_soon(pid: int) -> bool:
-    """True once the process has died (SIGKILL is delivered asynchronously), waiting up to 10 s."""
-    for _ in range(1000):
+def gone_soon(pid: int, timeout_s: float = 20.0) -> bool:
+    """True once the process has died (SIGKILL is delivered asynchronously), waiting up to `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         if not alive(pid):
             return True
         time.sleep(0.01)
-    return False
+    return not alive(pid)
