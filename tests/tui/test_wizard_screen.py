@@ -227,3 +227,17 @@ async def test_q_asks_before_quitting_with_answers():
         await pilot.press("y")
         await wait_until(pilot, lambda: app.return_code is not None, what="the app to exit")
     assert app.return_code == 0
+
+
+async def test_a_save_path_ending_in_a_slash_is_refused_not_saved_as_a_file(tmp_path):
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        await wait_for_step(pilot, screen, "step-review")
+        # Path("builds/") is Path("builds"): the folder name became a file before the raw text was kept.
+        screen.query_one("#save-path").value = str(tmp_path / "builds") + "/"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: "names a folder" in error_text(screen), what="the refusal")
+        assert "Cannot save to" in error_text(screen)
+    assert list(tmp_path.iterdir()) == []

@@ -7,7 +7,7 @@ Esc leaves the wizard (asking first when answers would be lost), back to the mon
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
+import os
 from typing import Any, Callable
 
 from rich.text import Text
@@ -21,6 +21,7 @@ from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import Catalog
 from pth_top.configs.presets import load_build_preset, model_presets
+from pth_top.text import printable
 from pth_top.tui.wizard.confirm import ConfirmScreen
 from pth_top.tui.wizard.fields import FieldRow, _format
 from pth_top.tui.wizard.review import SWAP_KEYS, ReviewStep
@@ -346,9 +347,10 @@ class WizardScreen(Screen):
         if not text:
             self._set_error("Give a file name to save to.")
             return
-        self._save(Path(text).expanduser(), overwrite=False)
+        # The raw text, not Path(text): Path drops a trailing "/", and "dir/" names a folder, not a file "dir".
+        self._save(os.path.expanduser(text), overwrite=False)
 
-    def _save(self, path: Path, overwrite: bool) -> None:
+    def _save(self, path: str, overwrite: bool) -> None:
         from pth_top.configs.build_file import save_build
         from pth_top.configs.fileio import FileExistsRefused
         from pth_top.tui import __version__
@@ -361,15 +363,15 @@ class WizardScreen(Screen):
                 if replace:
                     self._save(path, overwrite=True)
                 else:
-                    self._set_error(f"Not saved: {path} exists.")
+                    self._set_error(f"Not saved: {printable(path)} exists.")
 
-            self.app.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?"), decided)
+            self.app.push_screen(ConfirmScreen(f"{printable(path)} exists. Overwrite it?"), decided)
             return
         except OSError as error:
-            self._set_error(f"Cannot save to {path}: {error.strerror or error}")
+            self._set_error(printable(f"Cannot save to {path}: {error.strerror or error}"))
             return
-        self._set_error(f"Saved {saved}", ok=True)
-        self.notify(f"Saved {saved}", title="Build saved")
+        self._set_error(f"Saved {printable(saved)}", ok=True)
+        self.notify(f"Saved {printable(saved)}", title="Build saved")
 
     def _set_error(self, message: str, ok: bool = False) -> None:
         line = self.query_one("#wizard-error", Static)
