@@ -8,6 +8,7 @@ import os
 import sys
 from typing import NoReturn, Sequence
 
+from pth_top.text import printable
 from pth_top.tui import MIN_INTERVAL_S, __version__
 from pth_top.tui.commands import CliError, seconds_argument
 
@@ -27,7 +28,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (plus a pointer to --help), exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
 
 
 def build_parser(with_commands: bool = True) -> argparse.ArgumentParser:
@@ -109,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_dashboard(args)
         return int(args.func(args) or 0)
     except CliError as error:
-        print(f"pth-top: {error}", file=sys.stderr)
+        print(f"pth-top: {printable(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("pth-top: interrupted", file=sys.stderr)
@@ -119,6 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as error:  # a bug must still end in one line; PTH_TOP_DEBUG=1 shows the traceback
+        if os.environ.get("PTH_TOP_DEBUG"):
+            raise
+        print(f"pth-top: internal error: {printable(type(error).__name__)}: {printable(error, 300)} "
+              "(PTH_TOP_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
