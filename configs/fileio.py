@@ -8,8 +8,10 @@ import stat
 import tempfile
 from pathlib import Path
 
+from pth_top.units import MIB
+
 # A TOML file pth-top reads is a few KiB; anything this large is not one (and /dev/zero never ends).
-MAX_READ_BYTES = 4 * 1024 * 1024
+MAX_READ_BYTES = 4 * MIB
 
 
 class FileExistsRefused(FileExistsError):

@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-GIB = 1024**3
-MIB = 1024**2
+from pth_top.units import MIB
 
 # CUDA context + allocator overhead per GPU: estimates range 650 MB (gpu_poor) to 1000 MiB.
 CUDA_CONTEXT_BYTES = 1000 * MIB

@@ -23,8 +23,8 @@ from pth_top.configs.rules import (
     Rules, budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, gpu_usable_bytes, load_rules, power_estimate,
     ram_floor_gib, standard_psu_size, storage_capacity_gb, storage_class, wall_draw_w,
 )
+from pth_top.units import GIB
 
-GIB = 1024**3
 PC_GPU_FORMS = ("consumer", "workstation", "datacenter")
 
 

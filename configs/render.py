@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.text import printable
-
-GIB = 1024**3
+from pth_top.units import GIB
 
 
 def memory_lines(build: Build) -> list[str]:

@@ -13,9 +13,9 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from pth_top.configs.tomlsource import read_toml
+from pth_top.units import GIB
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
-GIB = 1024**3
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,8 @@ from pth_top.configs.check import check_build
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.sensors.model import FilesystemUsage, GpuSample, MemorySample
+from pth_top.units import GIB
 from tests.fakes.snapshots import make_snapshot
-
-GIB = 1024**3
 
 
 @pytest.fixture(scope="module")

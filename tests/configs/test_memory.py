@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.memory import (
-    GIB, ModelShape, cnn_activation_bytes, estimate_inference, estimate_training, kv_cache_bytes,
+    ModelShape, cnn_activation_bytes, estimate_inference, estimate_training, kv_cache_bytes,
     micro_batch_per_gpu, training_bytes_per_parameter, transformer_activation_bytes,
 )
 from pth_top.configs.presets import model_presets
+from pth_top.units import GIB
 
 GPT2_SMALL = ModelShape("transformer", 124_439_808, layers=12, hidden_size=768, attention_heads=12, sequence_length=1024)
 LLAMA2_7B = ModelShape("transformer", 6_738_415_616, layers=32, hidden_size=4096, attention_heads=32, sequence_length=4096)
