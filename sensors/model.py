@@ -81,7 +81,14 @@ class FilesystemUsage:
     fstype: str
     total_bytes: int
     used_bytes: int
+    # Space unprivileged users can still write (statvfs f_bavail); root's reserve is not in it.
     free_bytes: int
+
+    @property
+    def used_percent(self) -> MaybeFloat:
+        """Used share as `df` shows it: used / (used + available), so root's reserve counts as full."""
+        usable = self.used_bytes + self.free_bytes
+        return 100.0 * self.used_bytes / usable if usable > 0 else NA
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +164,8 @@ class GpuProcessUse:
     gpu_index: int
     gpu_memory_used_bytes: MaybeInt
     kind: str  # "compute" or "graphics"
+    # Streaming-multiprocessor utilisation by this process (NVML process samples); NA where unsupported (MIG).
+    sm_util_percent: MaybeFloat = NA
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +185,8 @@ class ProcessSample:
     cpu_time_s: float = 0.0
     # A kernel thread ([kworker/0:1] and the like), which htop-style views hide by default.
     is_kernel_thread: bool = False
+    # Container or job from /proc/PID/cgroup: "docker:<12 hex>", "pod:<uid>", "slurm:<job id>"; "" otherwise.
+    container: str = ""
 
     def running_time_s(self, at_s: float) -> float:
         """Seconds the process had been running at Unix time `at_s` (a snapshot's timestamp_s)."""
@@ -191,6 +202,12 @@ class ProcessSample:
         if not self.gpu_uses or not known:
             return NA
         return sum(known)
+
+    @property
+    def gpu_sm_util_percent(self) -> MaybeFloat:
+        """SM utilisation summed over this process's GPUs (as CPU% sums cores); NA when no GPU reports it."""
+        known = [use.sm_util_percent for use in self.gpu_uses if not is_na(use.sm_util_percent)]
+        return float(sum(known)) if known else NA
 
     @property
     def gpu_indices(self) -> tuple[int, ...]:

@@ -89,7 +89,7 @@ def _io_lines(snapshot: Snapshot) -> list[str]:
         lines += render_table(
             ("MOUNT", "TYPE", "USED", "SIZE", "USE%", "DEVICE"),
             [(fs.mountpoint, fs.fstype, format_bytes(fs.used_bytes), format_bytes(fs.total_bytes),
-              f"{100.0 * fs.used_bytes / fs.total_bytes:.0f}%" if fs.total_bytes else "N/A", fs.device)
+              format_number(fs.used_percent, 0, "%"), fs.device)
              for fs in snapshot.filesystems],
             right_aligned={2, 3, 4},
         )

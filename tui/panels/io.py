@@ -8,7 +8,8 @@ from rich.text import Text
 
 from pth_top.sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
 from pth_top.text import printable
-from pth_top.tui.format import format_bytes, format_rate
+from pth_top.sensors.na import is_na
+from pth_top.tui.format import format_bytes, format_percent, format_rate
 from pth_top.widgets.quiet_static import QuietStatic
 
 
@@ -19,10 +20,10 @@ def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsag
         text.append(f"{printable(disk.device)[:10]:<10} {format_rate(disk.read_bytes_per_s):>8} {format_rate(disk.write_bytes_per_s):>9}")
         text.append(f" {disk.read_iops:>5.0f} {disk.write_iops:>5.0f}\n")
     for filesystem in filesystems:
-        used_percent = 100 * filesystem.used_bytes / filesystem.total_bytes if filesystem.total_bytes else 0.0
-        style = "bold red" if used_percent >= 90 else ("yellow" if used_percent >= 75 else "")
+        used_percent = filesystem.used_percent
+        style = "" if is_na(used_percent) else ("bold red" if used_percent >= 90 else ("yellow" if used_percent >= 75 else ""))
         text.append(f"{printable(filesystem.mountpoint)[:16]:<16}", style="dim")
-        text.append(f" {used_percent:3.0f}%", style=style)
+        text.append(f" {format_percent(used_percent):>4}", style=style)
         text.append(f" {format_bytes(filesystem.used_bytes)}/{format_bytes(filesystem.total_bytes)}\n")
     text.rstrip()
     return text
