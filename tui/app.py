@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from functools import partial
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.filter import LineFilter, NoColor
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
@@ -28,6 +30,8 @@ WAKE_CHECK_S = 0.25
 FIRST_SAMPLE_WAIT_S = 0.25
 # After this long without a first sample the screen says so (a wedged GPU can hang NVML for minutes).
 FIRST_SAMPLE_SLOW_S = 5.0
+# Terminals that take no colour at all: the screen is drawn with attributes (bold, reverse) only.
+COLOURLESS_TERMS = frozenset({"dumb"})
 
 
 def _bench_screen() -> Screen:
@@ -86,6 +90,11 @@ class PthTopApp(App):
         self._first_sample_in = False
         self.first_sample_slow_s = FIRST_SAMPLE_SLOW_S
         self._wake_sampler = threading.Event()
+        self._colour_filter = [NoColor()] if os.environ.get("TERM", "") in COLOURLESS_TERMS else []
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, plus one that drops every colour on a terminal that has none."""
+        return [*super().get_line_filters(), *self._colour_filter]
 
     def on_load(self) -> None:
         """Hand the first sample to the monitor before it mounts, so its first paint has data."""
