@@ -34,7 +34,7 @@ def chart_text(
     title: str = "",
     x_step_s: float = 1.0,
 ) -> Text:
-    """Render the chart as Rich Text; x is seconds before now (uses plotext's master figure)."""
+    """Render the chart as Rich Text; x is time before now, labelled with units (plotext's master figure)."""
     if width < 12 or height < 4:
         return Text("")
     legend = Text(no_wrap=True, overflow="crop")
@@ -53,11 +53,40 @@ def chart_text(
     figure.theme("dark")
     figure.canvas("default")
     figure.ruler("y").lim(0, y_max)
+    oldest_s = min(points[0][0] for _, points in drawable)
+    figure.ruler("x").ticks(*time_ticks(oldest_s, width))
     for line, points in drawable:
         xs, ys = zip(*points)
         marker = plotext.marker("braille", line.color)
         figure.draw(figure.signal(list(xs), list(ys), marker=marker).lines())
     return Text("\n").join([legend, Text.from_ansi(figure.build().string(), no_wrap=True)])
+
+
+# Tick spacings to choose from, in seconds: the x axis reads "-2m ... now" with a unit on every label.
+TICK_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+# Columns one tick label needs, with room between labels.
+TICK_LABEL_COLUMNS = 8
+
+
+def format_seconds_ago(seconds: float, step_s: int = 1) -> str:
+    """Tick label for a point `seconds` before now, in the unit of the tick step: "now", "-30s", "-2m", "-1h"."""
+    ago = round(-seconds)
+    if ago <= 0:
+        return "now"
+    if step_s % 3600 == 0:
+        return f"-{ago // 3600}h"
+    if step_s % 60 == 0:
+        return f"-{ago // 60}m"
+    return f"-{ago}s"
+
+
+def time_ticks(oldest_s: float, width: int) -> tuple[list[float], list[str]]:
+    """x ticks from `oldest_s` (seconds before now, <= 0) to now, as many as fit in `width` columns."""
+    span_s = max(-oldest_s, 1.0)
+    most = max(2, width // TICK_LABEL_COLUMNS)
+    step = next((step for step in TICK_STEPS_S if span_s / step < most), TICK_STEPS_S[-1])
+    positions = [-step * count for count in range(int(span_s // step) + 1)][::-1]
+    return [float(position) for position in positions], [format_seconds_ago(position, step) for position in positions]
 
 
 def _plotext() -> ModuleType:
