@@ -15,8 +15,9 @@ from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.fileio import atomic_write_text
 from pth_top.configs.memory import MemoryBreakdown
-from pth_top.configs.parts import check_part_fields
+from pth_top.configs.parts import validate_part
 from pth_top.configs.paths import builds_dir
+from pth_top.configs.schema import SchemaError
 from pth_top.configs.tomlsource import INT64_MAX, line_of_key, line_of_key_in_table, line_of_table, parse_toml, read_toml
 
 SCHEMA_VERSION = 1
@@ -132,7 +133,10 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
         if not isinstance(entry, dict):
             raise fail("must be a table", table, None)
         spec = need(entry, table, "spec", (dict,))
-        check_part_fields(role, spec, lambda key, reason, table=table: fail(reason, f"{table}.spec", key))
+        try:
+            validate_part(role, spec)
+        except SchemaError as error:
+            raise fail(error.reason, f"{table}.spec", error.problem.keys[0]) from None
         components.append(Component(
             role=role, part_id=need(entry, table, "id", (str,)), name=need(entry, table, "name", (str,)),
             quantity=whole(entry, table, "quantity", 1), unit_price_cny=number(entry, table, "unit_price_cny"),

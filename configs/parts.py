@@ -11,86 +11,17 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
+
+import msgspec.inspect as mi
 
 from pth_top.configs.errors import ConfigFileError, shown
+from pth_top.configs.part_types import KINDS, PART_TYPES, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, PartFields
+from pth_top.configs.schema import Problem, SchemaError, constraints, convert, reason, value_reason
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 
 BUILTIN_CATALOG_DIR = Path(__file__).with_name("catalog")
 STALE_PRICE_DAYS = 180
-
-NUMBER = "number"
-INTEGER = "integer"
-TEXT = "text"
-BOOLEAN = "boolean"
-TEXT_LIST = "text list"
-DATE = "date"
-
-# Numbers must carry their unit in the key name; these suffixes (and the few unitless keys) are allowed.
-UNIT_SUFFIXES = (
-    "_gib", "_gb", "_mb", "_w", "_mm", "_ghz", "_cny", "_gb_per_s", "_mb_per_s", "_mt_per_s", "_tflops",
-    "_count", "_tbw",
-)
-UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation"})
-
-COMMON_KEYS: dict[str, Any] = {
-    "id": TEXT, "name": TEXT, "price_cny": NUMBER, "price_as_of": DATE, "source": TEXT,
-}
-SCHEMA: dict[str, dict[str, Any]] = {
-    "gpu": {
-        "device_names": TEXT_LIST, "vendor": TEXT, "memory_gib": NUMBER, "memory_kind": ("dedicated", "shared"),
-        "memory_type": TEXT, "bandwidth_gb_per_s": NUMBER, "fp32_tflops": NUMBER, "tf32_dense_tflops": NUMBER,
-        "fp16_dense_tflops": NUMBER, "bf16_dense_tflops": NUMBER, "board_power_w": NUMBER,
-        "transient_peak_w": NUMBER, "recommended_psu_w": NUMBER,
-        "power_connector": ("8pin", "12vhpwr", "eps8pin", "baseboard", "dc_barrel", "usb_c"),
-        "power_connector_count": INTEGER, "pcie_generation": INTEGER, "length_mm": NUMBER,
-        "slot_width_count": INTEGER, "form": ("consumer", "workstation", "datacenter", "sxm", "oam", "edge"),
-        "cooling": ("fans", "blower", "passive"), "nvlink": ("none", "pairs", "sxm"), "ecc": BOOLEAN,
-        "software": ("cuda", "rocm", "cpu"),
-    },
-    "cpu": {
-        "vendor": TEXT, "cores_count": INTEGER, "threads_count": INTEGER, "base_clock_ghz": NUMBER,
-        "boost_clock_ghz": NUMBER, "l3_cache_mb": NUMBER, "tdp_w": NUMBER, "turbo_power_w": NUMBER, "socket": TEXT,
-        "memory_types": TEXT_LIST, "memory_channels_count": INTEGER, "pcie_lanes_count": INTEGER,
-        "pcie_generation": INTEGER, "ecc": BOOLEAN, "platform": ("desktop", "hedt", "server"),
-        "eps_8pin_count": INTEGER,
-    },
-    "motherboard": {
-        "vendor": TEXT, "socket": TEXT, "chipset": TEXT, "memory_type": ("DDR4", "DDR5"),
-        "dimm_slots_count": INTEGER, "max_memory_gib": NUMBER, "memory_ecc": BOOLEAN, "memory_registered": BOOLEAN,
-        "gpu_slots_count": INTEGER, "m2_slots_count": INTEGER, "cpu_sockets_count": INTEGER, "form_factor": TEXT,
-    },
-    "memory_kit": {
-        "memory_type": ("DDR4", "DDR5"), "capacity_gib": NUMBER, "modules_count": INTEGER,
-        "speed_mt_per_s": NUMBER, "ecc": BOOLEAN, "registered": BOOLEAN,
-    },
-    "storage": {
-        "media": ("ssd", "hdd"), "interface": ("sata", "nvme", "sas"), "pcie_generation": INTEGER,
-        "form_factor": ("m2", "2.5in", "3.5in", "u2"), "capacity_gb": NUMBER, "seq_read_mb_per_s": NUMBER,
-        "seq_write_mb_per_s": NUMBER, "active_power_w": NUMBER, "endurance_tbw": NUMBER,
-    },
-    "psu": {
-        "vendor": TEXT, "capacity_w": NUMBER, "efficiency": ("bronze", "silver", "gold", "platinum", "titanium"),
-        "atx_version": ("2.x", "3.0", "3.1"), "connectors_12vhpwr_count": INTEGER, "pcie_8pin_count": INTEGER,
-        "eps_8pin_count": INTEGER, "modular": BOOLEAN,
-    },
-    "cooler": {
-        "vendor": TEXT, "cooler_type": ("air", "aio", "server"), "max_cpu_power_w": NUMBER, "sockets": TEXT_LIST,
-        "fans_count": INTEGER, "noise": ("quiet", "normal", "loud"),
-    },
-}
-KINDS = tuple(SCHEMA)
-# Plausible upper bounds, to catch a typo like memory_gib = 80000.
-ABSURD_LIMITS = {"price_cny": 10_000_000, "memory_gib": 4096, "board_power_w": 5000, "capacity_w": 10_000}
-# Every other number: a spec sheet never needs more (and huge values overflow the recommender's float maths).
-MAX_NUMBER = 10_000_000
-# Sizes the recommender divides by or multiplies into quantities: zero or a tiny value is a typo, not a part.
-MINIMUMS = {
-    "memory_gib": 1, "capacity_gib": 1, "capacity_gb": 1, "capacity_w": 50, "max_memory_gib": 1,
-    "max_cpu_power_w": 1, "modules_count": 1, "dimm_slots_count": 1, "cores_count": 1, "threads_count": 1,
-    "cpu_sockets_count": 1, "memory_channels_count": 1,
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -102,6 +33,7 @@ class Part:
     source: str
     spec: dict[str, Any]
     origin: str = ""  # "file:line" of its entry
+    notes: tuple[str, ...] = ()  # what to know about it (where the guide is wrong): shown in the reasoning
 
     def __getitem__(self, key: str) -> Any:
         return self.spec[key]
@@ -185,7 +117,7 @@ def _user_catalog_files(user_dir: Path) -> list[Path]:
 def _entries(path: Path) -> Iterable[tuple[str, dict[str, Any], str, str]]:
     data, text = read_toml(path)
     for kind, entries in data.items():
-        if kind not in SCHEMA:
+        if kind not in PART_TYPES:
             raise ConfigFileError(
                 f"unknown part kind (expected one of {', '.join(KINDS)})", path=path,
                 line=line_of_table(text, kind), key=kind,
@@ -210,41 +142,49 @@ def _index_of(text: str, kind: str, origin: str) -> int:
 def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part:
     path, line_text = origin.rsplit(":", 1)
     line = int(line_text)
-
-    def fail(key: str, reason: str) -> ConfigFileError:
-        key_line = _key_line(text, line, key)
-        return ConfigFileError(reason, path=path, line=key_line or line, key=f"{kind} {entry['id']}: {key}")
-
-    check_part_fields(kind, entry, fail)
+    try:
+        fields = validate_part(kind, entry)
+    except SchemaError as error:
+        key = error.problem.keys[0]
+        raise ConfigFileError(error.reason, path=path, line=_key_line(text, line, key) or line,
+                              key=f"{kind} {entry['id']}: {key}") from None
     return Part(
-        kind=kind, id=entry["id"], name=entry["name"], price_cny=float(entry["price_cny"]),
-        price_as_of=entry["price_as_of"], source=entry["source"], spec=dict(entry), origin=origin,
+        kind=kind, id=fields.id, name=fields.name, price_cny=float(fields.price_cny), price_as_of=fields.price_as_of,
+        source=fields.source, spec={key: value for key, value in entry.items() if key != "notes"}, origin=origin,
+        notes=tuple(fields.notes),
     )
 
 
-def check_part_fields(kind: str, entry: dict[str, Any], fail: Callable[[str, str], Exception]) -> None:
-    """Check one part's keys against SCHEMA[kind]: types, units in names, ranges; raises fail(key, reason)."""
-    schema = {**COMMON_KEYS, **SCHEMA[kind]}
-    for key, expected in schema.items():
-        if key not in entry:
-            raise fail(key, "missing key")
-        _check_type(entry[key], expected, lambda reason, key=key: fail(key, reason))
-    for key, value in entry.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not (key.endswith(UNIT_SUFFIXES) or key in UNITLESS_NUMBER_KEYS):
-                raise fail(key, f"a number needs its unit in the key name (one of {', '.join(UNIT_SUFFIXES)})")
-            if not math.isfinite(value) or value < 0:
-                raise fail(key, f"must be a finite number >= 0, got {shown(value)}")
-            high = ABSURD_LIMITS.get(key, MAX_NUMBER)
-            if value > high:
-                raise fail(key, f"{shown(value)} is implausibly large (limit {high})")
-            if value < MINIMUMS.get(key, 0):
-                raise fail(key, f"must be at least {MINIMUMS[key]}, got {shown(value)}")
-    for key in ("id", "name", "source"):
-        if not entry[key].strip():
-            raise fail(key, "every part needs this as non-empty text" + (" (a spec sheet URL)" if key == "source" else ""))
-    if entry["price_cny"] <= 0:
-        raise fail("price_cny", "price must be above zero")
+def validate_part(kind: str, entry: dict[str, Any]) -> PartFields:
+    """One part's keys as PART_TYPES[kind]; SchemaError (keys, reason) names the first bad key."""
+    return convert(entry, PART_TYPES[kind], _part_reason)
+
+
+def _part_reason(problem: Problem) -> str:
+    """The catalog's wording: units in key names, numbers >= 0, implausibly large, a minimum, a price."""
+    key = problem.keys[-1]
+    value = problem.value
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if problem.kind == "unknown" and is_number and not (key.endswith(UNIT_SUFFIXES) or key in UNITLESS_NUMBER_KEYS):
+        return f"a number needs its unit in the key name (one of {', '.join(UNIT_SUFFIXES)})"
+    if problem.kind == "missing":
+        return "missing key"
+    if problem.kind != "value":
+        return reason(problem)
+    info, description = constraints(problem.info)
+    if isinstance(info, mi.StrType) and isinstance(value, str):
+        return "every part needs this as non-empty text" + (f" ({description})" if description else "")
+    if not isinstance(info, (mi.IntType, mi.FloatType)) or not is_number:
+        return value_reason(info, value)
+    if isinstance(info, mi.IntType) and not isinstance(value, int):
+        return value_reason(info, value)
+    if not math.isfinite(value) or value < 0:
+        return f"must be a finite number >= 0, got {shown(value)}"
+    if value > info.le:
+        return f"{shown(value)} is implausibly large (limit {info.le:g})"
+    if info.gt is not None:
+        return "price must be above zero"
+    return f"must be at least {info.ge:g}, got {shown(value)}"
 
 
 def _key_line(text: str, table_line: int, key: str) -> int | None:
@@ -256,27 +196,3 @@ def _key_line(text: str, table_line: int, key: str) -> int | None:
         if stripped.split("=", 1)[0].strip() == key:
             return number
     return None
-
-
-def _check_type(value: Any, expected: Any, fail) -> None:
-    if isinstance(expected, tuple):
-        if value not in expected:
-            raise fail(f"must be one of {', '.join(expected)}, got {shown(value)}")
-    elif expected == NUMBER:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise fail(f"must be a number, got {type(value).__name__}")
-    elif expected == INTEGER:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise fail(f"must be a whole number, got {shown(value)}")
-    elif expected == TEXT:
-        if not isinstance(value, str):
-            raise fail(f"must be text, got {type(value).__name__}")
-    elif expected == BOOLEAN:
-        if not isinstance(value, bool):
-            raise fail(f"must be true or false, got {shown(value)}")
-    elif expected == TEXT_LIST:
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise fail("must be a list of text")
-    elif expected == DATE:
-        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-            raise fail(f"must be a TOML date like 2025-06-01, got {shown(value)}")

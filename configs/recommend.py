@@ -264,14 +264,7 @@ def _gpu_reasons(ctx: _Context, gpu: Part) -> list[str]:
     if gpu["memory_kind"] == "shared":
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
                      f"{ctx.rules.ram['os_reserve_gib']} GB of it")
-    if gpu.id == "jetson-agx-orin-64gb":
-        lines.append("the guide's 'AGX Orin, 64GB显存' (§2.3) is wrong: the 64 GB is LPDDR5 shared with the CPU")
-    if gpu.id.startswith("h100"):
-        lines.append("the guide's 'H100 350 TFLOPS/W' (§9.2) is wrong: 350 W is the H100 PCIe's power; it gives a few TFLOPS per watt")
-    if gpu.id == "rtx-4090-24gb":
-        lines.append("guide §4.1: a 4090 wants three 120 mm fans or an AIO; plan case airflow for 450 W")
-    if gpu.id.startswith("a100-80gb"):
-        lines.append("the guide's 'A100 80GB for 100B-parameter models' (§2.3) needs many cards: 100B x 16 B/param is 1.6 TB of training state")
+    lines.extend(gpu.notes)
     if gpu["form"] == "consumer" and ctx.answers.budget["condition"] == "used":
         lines.append(f"used price assumed {ctx.rules.budget['used_gpu_price_fraction']:.0%} of new (rules.toml)")
     return lines
@@ -370,8 +363,7 @@ def _choose_cpu(ctx: _Context, asm: _Assembly, need_ecc: bool, ram_floor: float)
     if need_ecc:
         lines.append("ECC memory needs a workstation/server platform (guide §6.1 high tier, §8.1)")
     lines.append("cheapest CPU meeting these; the GPU does the training, the CPU feeds it (guide §9.2: upgrade the GPU first)")
-    if cpu.id == "xeon-platinum-8380":
-        lines.append("the guide lists the Xeon Platinum 8380 as 28c/56t (§7.2); Intel's spec sheet says 40c/80t")
+    lines.extend(cpu.notes)
     asm.reasons["cpu"] = lines
     return cpu
 
@@ -385,8 +377,7 @@ def _choose_board(ctx: _Context, asm: _Assembly, cpu: Part, need_ecc: bool, ram_
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {board['gpu_slots_count']} GPU slot(s) at x8+ "
         f"for {ctx.gpu_count} GPU(s); {board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",
     ]
-    if board.id == "supermicro-x12dai-n6":
-        lines.append("the guide (§5.2) picks this board 'for NVLink': NVLink is a bridge between cards, not a board feature")
+    lines.extend(board.notes)
     asm.reasons["motherboard"] = lines
     return board
 
@@ -434,8 +425,7 @@ def _choose_storage(ctx: _Context, asm: _Assembly, board: Part | None) -> None:
     drive, quantity = _rank(ctx, asm, "storage", candidates, ctx.catalog.of_kind("storage"), class_line)
     lines = [class_line, capacity.reason,
              f"{quantity} x {drive['capacity_gb']:,.0f} GB {drive['interface'].upper()}, {drive['seq_read_mb_per_s']:,} MB/s read"]
-    if drive.id == "samsung-970-evo-plus-1tb":
-        lines.append("the guide's personal build pairs a '7000 MB/s NVMe' rule (§3.2) with the 970 EVO Plus, a PCIe 3.0 drive at 3500 MB/s")
+    lines.extend(drive.notes)
     asm.reasons["storage"] = lines
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pth_top.configs.errors import ConfigFileError
-from pth_top.configs.parts import BUILTIN_CATALOG_DIR, SCHEMA, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, load_catalog
+from pth_top.configs.parts import BUILTIN_CATALOG_DIR, PART_TYPES, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, load_catalog
 from pth_top.configs.tomlsource import read_toml
 
 NO_USER_DIR = Path("/nonexistent-user-catalog")
@@ -20,7 +20,7 @@ def catalog():
 
 
 def test_every_kind_is_present_with_sources_and_units(catalog):
-    for kind in SCHEMA:
+    for kind in PART_TYPES:
         assert catalog.of_kind(kind), kind
     for part in catalog:
         assert part.source.startswith("https://"), part.id
@@ -169,7 +169,7 @@ def test_gpu_peak_fields_are_validated(tmp_path):
     with pytest.raises(ConfigFileError, match="tf32_dense_tflops: must be a finite number"):
         load_catalog(tmp_path / "h")
     for key in ("device_names", "tf32_dense_tflops", "fp16_dense_tflops", "bf16_dense_tflops", "pcie_generation"):
-        assert key in SCHEMA["gpu"]
+        assert key in PART_TYPES["gpu"].__struct_fields__
 
 
 def test_user_entry_cannot_change_a_parts_kind(tmp_path):

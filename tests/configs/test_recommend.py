@@ -11,9 +11,9 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import load_build_preset
 from pth_top.configs.recommend import recommend, swap
+from pth_top.units import GIB
 
 TODAY = dt.date(2025, 7, 1)
-GIB = 1024**3
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +141,15 @@ def test_enterprise_guide_preset_flags_the_guides_errors(catalog):
     assert "40c/80t" in " ".join(build.component("cpu").reasoning)
     assert any("redundant" in comment for comment in build.comments)
     assert build.power.sustained_w > 1500
+
+
+def test_guide_corrections_come_from_the_catalogs_notes(catalog, tmp_path):
+    preset = load_build_preset("guide-enterprise")
+    build = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
+    assert catalog.get("xeon-platinum-8380").notes[0] in build.component("cpu").reasoning
+    # A user's note on a shipped part reaches the reasoning the same way (no part id is special in code).
+    (tmp_path / "mine.toml").write_text(
+        '[[cpu]]\nid = "xeon-platinum-8380"\nnotes = ["check the BIOS version first"]\n', encoding="utf-8")
+    mine = recommend(preset.answers, load_catalog(tmp_path), pins=preset.pins, today=TODAY)
+    assert "check the BIOS version first" in mine.component("cpu").reasoning
+    assert not any("notes" in component.spec for component in mine.components)

@@ -1,0 +1,149 @@
+"""The catalog's part kinds as typed structs: one Struct per kind, limits in Meta, choices as Literal.
+
+Numbers carry their unit in the key name (UNIT_SUFFIXES). Every number has an upper bound (a typo like
+memory_gib = 80000 is refused, and nothing overflows the recommender's float maths) and the sizes the
+recommender divides by have a minimum above zero.
+"""
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from msgspec import Meta
+
+from pth_top.configs.schema import Schema
+
+# Every number a spec sheet needs is below this; a few keys have tighter plausible limits.
+MAX_NUMBER = 10_000_000
+UNIT_SUFFIXES = (
+    "_gib", "_gb", "_mb", "_w", "_mm", "_ghz", "_cny", "_gb_per_s", "_mb_per_s", "_mt_per_s", "_tflops",
+    "_count", "_tbw",
+)
+UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation"})
+
+Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
+Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
+AtLeastOne = Annotated[int, Meta(ge=1, le=MAX_NUMBER)]  # a count the recommender divides by
+Gib = Annotated[float, Meta(ge=1, le=MAX_NUMBER)]
+NonEmptyText = Annotated[str, Meta(pattern=r"\S")]
+Texts = list[str]
+MemoryType = Literal["DDR4", "DDR5"]
+
+
+class PartFields(Schema, kw_only=True):
+    """What every part has: identity, price and where the numbers come from."""
+
+    id: NonEmptyText
+    name: NonEmptyText
+    price_cny: Annotated[float, Meta(gt=0, le=10_000_000)]
+    price_as_of: dt.date
+    source: Annotated[str, Meta(pattern=r"\S", description="a spec sheet URL")]
+    # Where the guide gets this part wrong, or what to know about it: added to the build's reasoning.
+    notes: Texts = []
+
+
+class Gpu(PartFields, kw_only=True):
+    device_names: Texts
+    vendor: str
+    memory_gib: Annotated[float, Meta(ge=1, le=4096)]
+    memory_kind: Literal["dedicated", "shared"]
+    memory_type: str
+    bandwidth_gb_per_s: Number
+    fp32_tflops: Number
+    tf32_dense_tflops: Number
+    fp16_dense_tflops: Number
+    bf16_dense_tflops: Number
+    board_power_w: Annotated[float, Meta(ge=0, le=5000)]
+    transient_peak_w: Number
+    recommended_psu_w: Number
+    power_connector: Literal["8pin", "12vhpwr", "eps8pin", "baseboard", "dc_barrel", "usb_c"]
+    power_connector_count: Whole
+    pcie_generation: Whole
+    length_mm: Number
+    slot_width_count: Whole
+    form: Literal["consumer", "workstation", "datacenter", "sxm", "oam", "edge"]
+    cooling: Literal["fans", "blower", "passive"]
+    nvlink: Literal["none", "pairs", "sxm"]
+    ecc: bool
+    software: Literal["cuda", "rocm", "cpu"]
+
+
+class Cpu(PartFields, kw_only=True):
+    vendor: str
+    cores_count: AtLeastOne
+    threads_count: AtLeastOne
+    base_clock_ghz: Number
+    boost_clock_ghz: Number
+    l3_cache_mb: Number
+    tdp_w: Number
+    turbo_power_w: Number
+    socket: str
+    memory_types: Texts
+    memory_channels_count: AtLeastOne
+    pcie_lanes_count: Whole
+    pcie_generation: Whole
+    ecc: bool
+    platform: Literal["desktop", "hedt", "server"]
+    eps_8pin_count: Whole
+
+
+class Motherboard(PartFields, kw_only=True):
+    vendor: str
+    socket: str
+    chipset: str
+    memory_type: MemoryType
+    dimm_slots_count: AtLeastOne
+    max_memory_gib: Gib
+    memory_ecc: bool
+    memory_registered: bool
+    gpu_slots_count: Whole
+    m2_slots_count: Whole
+    cpu_sockets_count: AtLeastOne
+    form_factor: str
+
+
+class MemoryKit(PartFields, kw_only=True):
+    memory_type: MemoryType
+    capacity_gib: Gib
+    modules_count: AtLeastOne
+    speed_mt_per_s: Number
+    ecc: bool
+    registered: bool
+
+
+class Storage(PartFields, kw_only=True):
+    media: Literal["ssd", "hdd"]
+    interface: Literal["sata", "nvme", "sas"]
+    pcie_generation: Whole
+    form_factor: Literal["m2", "2.5in", "3.5in", "u2"]
+    capacity_gb: Gib
+    seq_read_mb_per_s: Number
+    seq_write_mb_per_s: Number
+    active_power_w: Number
+    endurance_tbw: Number
+
+
+class Psu(PartFields, kw_only=True):
+    vendor: str
+    capacity_w: Annotated[float, Meta(ge=50, le=10_000)]
+    efficiency: Literal["bronze", "silver", "gold", "platinum", "titanium"]
+    atx_version: Literal["2.x", "3.0", "3.1"]
+    connectors_12vhpwr_count: Whole
+    pcie_8pin_count: Whole
+    eps_8pin_count: Whole
+    modular: bool
+
+
+class Cooler(PartFields, kw_only=True):
+    vendor: str
+    cooler_type: Literal["air", "aio", "server"]
+    max_cpu_power_w: Annotated[float, Meta(ge=1, le=MAX_NUMBER)]
+    sockets: Texts
+    fans_count: Whole
+    noise: Literal["quiet", "normal", "loud"]
+
+
+PART_TYPES: dict[str, type[PartFields]] = {
+    "gpu": Gpu, "cpu": Cpu, "motherboard": Motherboard, "memory_kit": MemoryKit, "storage": Storage, "psu": Psu,
+    "cooler": Cooler,
+}
+KINDS = tuple(PART_TYPES)
