@@ -54,6 +54,8 @@ BOOTSTRAP = (
 # Process groups of running children (each child leads its own session, so its pid is the group id).
 _live_groups: set[int] = set()
 _previous_handlers: dict[int, Any] = {}
+_spawning: set[asyncio.Future] = set()  # a signal that comes while a child is being forked waits for its pid
+_deferred_signals: list[int] = []
 
 
 def _signal_group(group_id: int, signum: int) -> bool:
@@ -87,6 +89,9 @@ def end_live_groups(grace_s: float = KILL_AFTER_S) -> None:
 
 def _end_groups_then_resignal(signum: int, frame: Any) -> None:
     """SIGHUP/SIGTERM to us (terminal closed, kill): end the children, then do what the signal did before."""
+    if _spawning:
+        _deferred_signals.append(signum)
+        return
     end_live_groups()
     previous = _previous_handlers.get(signum)
     if callable(previous):
@@ -180,6 +185,7 @@ class BenchProcess:
         self.silence_timeout_s = SILENCE_TIMEOUT_S if silence_timeout_s is None else silence_timeout_s
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self.bad_lines: list[str] = []
+        self.events_seen = 0
         self.silenced = False
         self._process: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task | None = None
@@ -193,19 +199,34 @@ class BenchProcess:
         return self._process.returncode if self._process else None
 
     async def start(self) -> None:
+        """Start the child; a cancel or a SIGHUP/SIGTERM that comes meanwhile still ends its group."""
+        _install_signal_handlers()
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *self.command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own group: Ctrl+C reaches the parent only; we end the group
+            limit=MAX_LINE_BYTES,
+        ))
+        _spawning.add(spawn)
         try:
-            self._process = await asyncio.create_subprocess_exec(
-                *self.command,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own group: Ctrl+C reaches the parent only; we end the group
-                limit=MAX_LINE_BYTES,
-            )
+            self._process = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            if spawn.done() and spawn.exception() is not None:
+                raise
+            self._process = await spawn  # the fork is done or fails at once; then its group is ended
+            _live_groups.add(self._process.pid)
+            await self.cancel()
+            raise
         except (OSError, ValueError) as error:
             raise LaunchError(f"cannot start {printable(self.python, 200)}: {getattr(error, 'strerror', None) or error}") from None
-        _live_groups.add(self._process.pid)
-        _install_signal_handlers()
+        finally:
+            _spawning.discard(spawn)
+            if self._process is not None and self._process.returncode is None:
+                _live_groups.add(self._process.pid)
+            if not _spawning and _deferred_signals:
+                _end_groups_then_resignal(_deferred_signals.pop(), None)
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
 
     async def _drain_stderr(self) -> None:
@@ -262,6 +283,7 @@ class BenchProcess:
                 except ProtocolError as error:
                     problem = str(error)
                 else:
+                    self.events_seen += 1
                     if event.kind != "heartbeat":
                         yield event
                     continue
@@ -319,13 +341,14 @@ class BenchProcess:
         for line in reversed(self.stderr_tail):
             if line.strip():
                 return printable(line.strip(), 300)
-        if self.bad_lines:
-            return (f"{printable(self.python, 200)} printed no benchmark events ({printable(self.bad_lines[0], 200)}); "
-                    "is it a Python interpreter?")
         code = self.returncode
+        ending = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
+        if not self.events_seen:
+            detail = printable(self.bad_lines[0], 200) if self.bad_lines else ending
+            return f"{printable(self.python, 200)} printed no benchmark events ({detail}); is it a Python interpreter?"
         if code is not None and code < 0:
-            return f"the benchmark process was killed by {_signal_name(-code)}"
-        return f"the benchmark process exited with code {code} before finishing"
+            return f"the benchmark process was {ending}"
+        return f"the benchmark process ended ({ending}) before finishing"
 
 
 def _stderr_line(line: bytes) -> str:

@@ -69,3 +69,13 @@ def end_if_running(*pids: int | None) -> None:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def wait_for(predicate, timeout_s: float = 30.0, what: str = "the condition") -> None:
+    """Outside an event loop: poll `predicate()` until true, failing after a generous `timeout_s`."""
+    import time
+
+    deadline_s = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline_s, f"waited {timeout_s:g} s for {what}, in vain"
+        time.sleep(0.02)

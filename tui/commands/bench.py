@@ -183,8 +183,8 @@ async def execute(args: argparse.Namespace, printer: ProgressPrinter):
                 printer.progress(event.fields)
             elif event.kind == "result" and stored is not None:
                 printer.line(result_line(stored, format_value, format_percent))
-            elif event.kind == "error" and stored is not None and (stored.get("kernel") or not record.setup_error()):
-                printer.line(error_line(stored))
+            elif event.kind == "error" and stored is not None and record.has_started:
+                printer.line(error_line(stored))  # before the start, the last line says why it did not run
         record.exit_code = await process.wait()
     except asyncio.CancelledError:
         record.cancelled = True

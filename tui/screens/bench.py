@@ -462,6 +462,7 @@ class BenchScreen(Screen):
 
     def on_unmount(self) -> None:
         self.workers.cancel_group(self, "bench-run")
+        self.workers.cancel_group(self, "bench-devices")
 
 
 def _default_disk_dir() -> str:

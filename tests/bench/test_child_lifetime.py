@@ -1,0 +1,105 @@
+"""No benchmark or probe process outlives its reason to run: cancel, SIGHUP/SIGTERM/Ctrl-C, a killed parent, a timeout."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pth_top.benches.launcher import BenchProcess
+from pth_top.sensors.doctor.probe_runner import PendingProbe, ProbeError
+from tests.bench.fake_children import end_if_running, process_gone, read_pid, shell_child, wait_for
+
+CLI_CODE = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
+
+
+def child_with_grandchild(tmp_path: Path) -> tuple[str, Path, Path]:
+    """A fake interpreter that starts a grandchild (sleep), writes both pids, and waits forever."""
+    child_pid, grandchild_pid = tmp_path / "child.pid", tmp_path / "grandchild.pid"
+    python = shell_child(tmp_path, f"echo $$ > {child_pid}\nsleep 600 &\necho $! > {grandchild_pid}\nwait")
+    return python, child_pid, grandchild_pid
+
+
+def pids_written(*paths: Path) -> list[int]:
+    wait_for(lambda: all(read_pid(path) for path in paths), what="the fake child to write its pids")
+    return [read_pid(path) for path in paths]
+
+
+async def test_cancel_ends_the_grandchildren_too(tmp_path):
+    python, child_file, grandchild_file = child_with_grandchild(tmp_path)
+    process = BenchProcess(python, ["run"])
+    await process.start()
+    try:
+        import asyncio
+
+        deadline = time.monotonic() + 30
+        while not (read_pid(child_file) and read_pid(grandchild_file)):
+            assert time.monotonic() < deadline, "the fake child did not start"
+            await asyncio.sleep(0.02)
+        await process.cancel()
+        grandchild = read_pid(grandchild_file)
+        wait_for(lambda: process_gone(grandchild), what="the grandchild to end")
+    finally:
+        end_if_running(read_pid(child_file), read_pid(grandchild_file))
+
+
+@pytest.mark.parametrize("signum, exit_code", [(signal.SIGHUP, -signal.SIGHUP), (signal.SIGTERM, -signal.SIGTERM),
+                                               (signal.SIGINT, 130)])
+def test_a_signal_to_headless_bench_ends_the_child_group(tmp_path, signum, exit_code):
+    python, child_file, grandchild_file = child_with_grandchild(tmp_path)
+    cli = subprocess.Popen([sys.executable, "-c", CLI_CODE, "bench", "--python", python, "--kernel", "gemm"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        child, grandchild = pids_written(child_file, grandchild_file)
+        cli.send_signal(signum)
+        _, err = cli.communicate(timeout=60)
+        assert cli.returncode == exit_code, err
+        if signum == signal.SIGINT:
+            assert err.splitlines()[-1] == "pth-top: interrupted" and "Traceback" not in err
+        wait_for(lambda: process_gone(child) and process_gone(grandchild), what="the child group to end")
+    finally:
+        cli.kill()
+        end_if_running(read_pid(child_file), read_pid(grandchild_file))
+
+
+ORPHAN_PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=subprocess.PIPE, start_new_session=True)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+HEARTBEAT_CHILD = """
+import time
+from pth_top.benches.runner import EventWriter, Heartbeat
+Heartbeat(EventWriter.take_over_stdout(), interval_s=0.1).start()
+time.sleep(600)
+"""
+
+
+def test_a_child_whose_parent_was_sigkilled_ends_itself():
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN_PARENT, HEARTBEAT_CHILD], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        parent.kill()
+        parent.wait(timeout=30)
+        wait_for(lambda: process_gone(child), timeout_s=60, what="the orphaned child to end itself")
+    finally:
+        end_if_running(child)
+
+
+def test_the_probe_timeout_holds_when_a_descendant_keeps_its_pipes_open(tmp_path):
+    grandchild_file = tmp_path / "grandchild.pid"
+    python = shell_child(tmp_path, f"sleep 120 &\necho $! > {grandchild_file}\nexit 0")
+    started = time.monotonic()
+    try:
+        with pytest.raises(ProbeError, match="took longer than 1 s"):
+            PendingProbe(python, timeout_s=1).result()
+        assert time.monotonic() - started < 60  # not the grandchild's 120 s
+        grandchild = read_pid(grandchild_file)
+        wait_for(lambda: process_gone(grandchild), what="the probe's grandchild to end")
+    finally:
+        end_if_running(read_pid(grandchild_file))
