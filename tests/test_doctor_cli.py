@@ -77,6 +77,10 @@ def test_no_torch_and_load_reach_the_context(scripted_machine, capsys):
     (["doctor", "--python", "/no/such/python"], "no Python interpreter at /no/such/python"),
     (["doctor", "--data-dir", "/no/such/dir"], "not a directory: /no/such/dir"),
     (["doctor", "--no-torch", "--load", "2"], "--load needs the torch probe"),
+    (["doctor", "--data-dir", "/" + "d" * 300], "--data-dir: File name too long"),
+    (["doctor", "--data-dir", "/tmp/" + "/".join(["d" * 200] * 30)], "--data-dir: File name too long"),
+    (["doctor", "--python", "/" + "p" * 300], "no Python interpreter at /ppp"),
+    (["doctor", "--python", "/tmp/\x1b]0;title\x07"], "no Python interpreter at /tmp/\\x1b]0;title\\x07"),
 ])
 def test_usage_errors_exit_2_with_one_line(argv, message, capsys):
     assert cli.main(argv) == 2

@@ -71,11 +71,11 @@ class KernelProgress(Horizontal):
 
     def __init__(self, kernel: str, device: str) -> None:
         super().__init__()
-        self.kernel_label = f"{kernel} {device}"
+        self.kernel_label = f"{kernel} {device}"  # the key that progress events are matched on
         self._latest = (0.0, "waiting")
 
     def compose(self) -> ComposeResult:
-        yield Label(Text(self.kernel_label[:17]))
+        yield Label(Text(printable(self.kernel_label, 17)))
         yield ProgressBar(total=100, show_eta=False)
         yield Label("", classes="message", markup=False)
 
@@ -90,7 +90,7 @@ class KernelProgress(Horizontal):
     def _show(self) -> None:
         fraction, message = self._latest
         self.query_one(ProgressBar).update(progress=100 * max(0.0, min(1.0, fraction)))
-        self.query_one(".message", Label).update(Text(message[:30]))
+        self.query_one(".message", Label).update(Text(printable(message, 30)))
 
 
 class BenchScreen(Screen):
