@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "pth_top.tui.commands.wizard",
     "pth_top.tui.commands.build",
     "pth_top.tui.commands.export",
+    "pth_top.tui.commands.fleet",
 )
 COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 

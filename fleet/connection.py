@@ -1,0 +1,149 @@
+"""How to reach a Prometheus: URL, credentials, TLS and extra headers, checked before anything is sent.
+
+Credentials never come from the URL or the command line itself: a password from a file or an environment
+variable, a bearer token from a file. Needs httpx (the `fleet` extra); imported only by the fleet view.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import ssl
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pth_top.text import printable
+
+PASSWORD_ENV = "PTH_TOP_PROM_PASSWORD"
+BEARER_TOKEN_ENV = "PTH_TOP_PROM_BEARER_TOKEN"
+DEFAULT_TIMEOUT_S = 10.0
+# A secret file is small; anything bigger is the wrong file.
+SECRET_FILE_MAX_BYTES = 4096
+HEADER_NAME_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+class ConnectionSettingError(ValueError):
+    """A bad --prometheus setting: the message is one printable line."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    url: str  # base URL without credentials, no trailing slash
+    authorization: str | None = field(default=None, repr=False)  # the whole Authorization header value
+    headers: tuple[tuple[str, str], ...] = ()
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    insecure_skip_verify: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def ssl_context(self) -> ssl.SSLContext | bool:
+        """What httpx's `verify` takes: a context with our CA and client certificate, or the defaults."""
+        if not self.url.startswith("https://"):
+            return True
+        context = ssl.create_default_context(cafile=self.ca_file)
+        if self.insecure_skip_verify:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if self.cert_file:
+            try:
+                context.load_cert_chain(self.cert_file, self.key_file)
+            except (OSError, ssl.SSLError) as error:
+                raise ConnectionSettingError(printable(f"cannot load client certificate {self.cert_file}: {error}")) from None
+        return context
+
+
+def checked_url(url: str) -> str:
+    """An http(s) URL with a host and no user:password; its trailing slash dropped."""
+    parsed = urllib.parse.urlsplit(url.strip())
+    if parsed.scheme not in ("http", "https"):
+        raise ConnectionSettingError(f"--prometheus must be an http:// or https:// URL, got {printable(url)!r}")
+    if parsed.username is not None or parsed.password is not None or "@" in parsed.netloc:
+        raise ConnectionSettingError(
+            "credentials in the --prometheus URL are refused (they end up in shell history and process lists); "
+            f"use --prom-user with --prom-password-file or ${PASSWORD_ENV}, or --prom-bearer-token-file"
+        )
+    if not parsed.hostname:
+        raise ConnectionSettingError(f"--prometheus URL has no host: {printable(url)!r}")
+    if parsed.query or parsed.fragment:
+        raise ConnectionSettingError(f"--prometheus URL must not carry a query or fragment: {printable(url)!r}")
+    return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path.rstrip("/"), "", ""))
+
+
+def read_secret(path: str, what: str) -> str:
+    """The first line of a small secret file, whitespace stripped."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(SECRET_FILE_MAX_BYTES + 1)
+    except OSError as error:
+        raise ConnectionSettingError(printable(f"cannot read {what} file {path}: {error.strerror or error}")) from None
+    if len(data) > SECRET_FILE_MAX_BYTES:
+        raise ConnectionSettingError(printable(f"{what} file {path} is larger than {SECRET_FILE_MAX_BYTES} bytes"))
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    secret = lines[0].strip() if lines else ""
+    if not secret:
+        raise ConnectionSettingError(printable(f"{what} file {path} is empty"))
+    return secret
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """'Name: value' as a pair; the name a plain HTTP token, the value without control characters."""
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not name or not set(name) <= HEADER_NAME_CHARS:
+        raise ConnectionSettingError(f"--prom-header must be 'Name: value', got {printable(text)!r}")
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise ConnectionSettingError(f"--prom-header value has a control character: {printable(text)!r}")
+    if name.lower() == "authorization":
+        raise ConnectionSettingError("--prom-header cannot set Authorization; use --prom-bearer-token-file or --prom-user")
+    return name, value
+
+
+def make_connection(
+    url: str,
+    user: str | None = None,
+    password_file: str | None = None,
+    bearer_token_file: str | None = None,
+    headers: list[str] | tuple[str, ...] = (),
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+    insecure_skip_verify: bool = False,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    environ: dict[str, str] | None = None,
+) -> Connection:
+    """Check every setting and load the secrets; raises ConnectionSettingError with one line on the first problem."""
+    environment = os.environ if environ is None else environ
+    base = checked_url(url)
+    authorization = None
+    if user is not None and bearer_token_file is not None:
+        raise ConnectionSettingError("--prom-user and --prom-bearer-token-file exclude each other")
+    if user is not None:
+        if ":" in user or not user:
+            raise ConnectionSettingError("--prom-user must be a non-empty name without ':'")
+        password = read_secret(password_file, "password") if password_file else environment.get(PASSWORD_ENV)
+        if not password:
+            raise ConnectionSettingError(f"--prom-user needs --prom-password-file or ${PASSWORD_ENV}")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        authorization = f"Basic {token}"
+    elif password_file is not None:
+        raise ConnectionSettingError("--prom-password-file needs --prom-user")
+    elif bearer_token_file is not None:
+        authorization = f"Bearer {read_secret(bearer_token_file, 'bearer token')}"
+    elif environment.get(BEARER_TOKEN_ENV):
+        authorization = f"Bearer {environment[BEARER_TOKEN_ENV].strip()}"
+    if bool(cert_file) != bool(key_file):
+        raise ConnectionSettingError("--prom-cert-file and --prom-key-file go together")
+    for path in (ca_file, cert_file, key_file):
+        if path is not None and not Path(path).is_file():
+            raise ConnectionSettingError(printable(f"no such file: {path}"))
+    if (ca_file or cert_file or insecure_skip_verify) and not base.startswith("https://"):
+        raise ConnectionSettingError("TLS options need an https:// --prometheus URL")
+    connection = Connection(
+        url=base, authorization=authorization, headers=tuple(parse_header(text) for text in headers),
+        ca_file=ca_file, cert_file=cert_file, key_file=key_file, insecure_skip_verify=insecure_skip_verify,
+        timeout_s=timeout_s,
+    )
+    connection.ssl_context()  # a bad client certificate is refused now, not at the first query
+    return connection

@@ -1,0 +1,226 @@
+"""The fleet as the cluster view shows it: frozen snapshots built from Prometheus answers, no I/O, no textual."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Mapping
+
+# A host whose newest sample is older than this many scrape intervals is shown stale.
+STALE_AFTER_INTERVALS = 3
+
+
+class HostState(str, Enum):
+    """Worst first: the order the host table sorts health by."""
+
+    GONE = "gone"  # was in an earlier answer, no longer in `up` at all
+    DOWN = "down"  # up == 0: Prometheus cannot scrape the exporter
+    STALE = "stale"  # the newest sample is older than STALE_AFTER_INTERVALS scrape intervals
+    NVML_DOWN = "nvml down"  # the exporter answers but cannot read its GPUs
+    UP = "up"
+
+    @property
+    def rank(self) -> int:
+        return list(HostState).index(self)
+
+    @property
+    def greyed(self) -> bool:
+        return self in (HostState.GONE, HostState.DOWN, HostState.STALE)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuCell:
+    """One GPU of the heat grid; None where the exporter served no such reading."""
+
+    instance: str
+    gpu: str
+    utilization_ratio: float | None = None
+    memory_used_ratio: float | None = None
+    temperature_celsius: float | None = None
+    power_watts: float | None = None
+    errors: float = 0.0  # Xid + uncorrected ECC increase over the error window, + pending/failed row remaps
+    throttled: bool = False  # a hardware or thermal reason holds the clocks down
+
+
+@dataclass(frozen=True, slots=True)
+class HostRow:
+    instance: str  # Prometheus's target label: host:port
+    hostname: str
+    state: HostState
+    age_s: float | None  # seconds since the newest good sample (None: never seen up)
+    gpus: tuple[GpuCell, ...] = ()
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpus)
+
+    def _values(self, name: str) -> list[float]:
+        return [value for gpu in self.gpus if (value := getattr(gpu, name)) is not None]
+
+    @property
+    def utilization_avg_ratio(self) -> float | None:
+        values = self._values("utilization_ratio")
+        return sum(values) / len(values) if values else None
+
+    @property
+    def utilization_min_ratio(self) -> float | None:
+        return min(self._values("utilization_ratio"), default=None)
+
+    @property
+    def memory_used_ratio(self) -> float | None:
+        values = self._values("memory_used_ratio")
+        return sum(values) / len(values) if values else None
+
+    @property
+    def temperature_max_celsius(self) -> float | None:
+        return max(self._values("temperature_celsius"), default=None)
+
+    @property
+    def power_watts(self) -> float | None:
+        values = self._values("power_watts")
+        return sum(values) if values else None
+
+    @property
+    def errors(self) -> float:
+        return sum(gpu.errors for gpu in self.gpus)
+
+    @property
+    def throttled_gpus(self) -> int:
+        return sum(gpu.throttled for gpu in self.gpus)
+
+
+def _negated(value: float | None) -> float:
+    return -value if value is not None else 0.0
+
+
+# Each sort puts the worst host first; health, errors and throttling always outrank the chosen column.
+SORT_KEYS = {
+    "health": lambda host: (host.state.rank, -host.errors, -host.throttled_gpus),
+    "utilization": lambda host: host.utilization_avg_ratio if host.utilization_avg_ratio is not None else -1.0,
+    "memory": lambda host: _negated(host.memory_used_ratio),
+    "temperature": lambda host: _negated(host.temperature_max_celsius),
+    "power": lambda host: _negated(host.power_watts),
+    "errors": lambda host: -host.errors,
+    "throttling": lambda host: -host.throttled_gpus,
+    "staleness": lambda host: -(host.age_s or 0.0),
+}
+
+
+def sorted_hosts(hosts: tuple[HostRow, ...], sort_key: str = "health") -> tuple[HostRow, ...]:
+    """Worst first by `sort_key`; ties broken by health, then the instance name (a stable order)."""
+    by_column = SORT_KEYS[sort_key]
+    health = SORT_KEYS["health"]
+    return tuple(sorted(hosts, key=lambda host: (by_column(host), health(host), host.instance)))
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSnapshot:
+    """One refresh: every host, its GPUs, and whether the answer is fresh."""
+
+    taken_at_s: float  # Unix time of the refresh that produced the data
+    scrape_interval_s: float
+    hosts: tuple[HostRow, ...] = ()
+    error: str | None = None  # the last refresh failed: these are older data, kept and marked stale
+    query_count: int = 0
+
+    @property
+    def gpu_count(self) -> int:
+        return sum(host.gpu_count for host in self.hosts)
+
+    def host(self, instance: str) -> HostRow | None:
+        return next((host for host in self.hosts if host.instance == instance), None)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuDetail:
+    gpu: str
+    name: str
+    utilization_ratio: float | None
+    memory_used_bytes: float | None
+    memory_total_bytes: float | None
+    temperature_celsius: float | None
+    power_watts: float | None
+    power_limit_watts: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProcess:
+    gpu: str
+    pid: str
+    user: str
+    comm: str
+    memory_bytes: float
+
+
+@dataclass(frozen=True, slots=True)
+class HostDetail:
+    """The drill-down of one host: its GPUs and its largest GPU processes."""
+
+    instance: str
+    gpus: tuple[GpuDetail, ...] = ()
+    processes: tuple[GpuProcess, ...] = ()
+    error: str | None = None
+
+
+@dataclass
+class HostMemory:
+    """What the client remembers between refreshes: when each host was last seen up, and its last GPUs."""
+
+    last_up_at_s: dict[str, float] = field(default_factory=dict)
+    last_rows: dict[str, HostRow] = field(default_factory=dict)
+
+
+def host_state(up: float | None, age_s: float | None, nvml_up: float | None, interval_s: float) -> HostState:
+    if up is None:
+        return HostState.GONE
+    if age_s is not None and age_s > STALE_AFTER_INTERVALS * interval_s:
+        return HostState.STALE
+    if up < 1:
+        return HostState.DOWN
+    if nvml_up is not None and nvml_up < 1:
+        return HostState.NVML_DOWN
+    return HostState.UP
+
+
+def build_hosts(
+    answers: Mapping[str, Mapping[tuple[str, str], float]],
+    hostnames: Mapping[str, str],
+    now_s: float,
+    interval_s: float,
+    memory: HostMemory,
+) -> tuple[HostRow, ...]:
+    """Rows from per-query answers keyed by (instance, gpu) ('' for per-host queries); updates `memory`."""
+    up = {instance: value for (instance, _), value in answers["up"].items()}
+    scrape_age = {instance: value for (instance, _), value in answers["age"].items()}
+    nvml_up = {instance: value for (instance, _), value in answers["nvml_up"].items()}
+    gpus_by_host: dict[str, list[GpuCell]] = {}
+    gpu_keys = sorted(set(answers["utilization"]) | set(answers["memory"]) | set(answers["temperature"]),
+                      key=lambda key: (key[0], _gpu_order(key[1])))
+    for key in gpu_keys:
+        gpus_by_host.setdefault(key[0], []).append(GpuCell(
+            instance=key[0], gpu=key[1],
+            utilization_ratio=answers["utilization"].get(key),
+            memory_used_ratio=answers["memory"].get(key),
+            temperature_celsius=answers["temperature"].get(key),
+            power_watts=answers["power"].get(key),
+            errors=answers["errors"].get(key, 0.0) + answers["remaps"].get(key, 0.0),
+            throttled=answers["throttle"].get(key, 0.0) >= 1,
+        ))
+    rows = []
+    for instance in sorted(set(up) | set(memory.last_rows)):
+        state = host_state(up.get(instance), scrape_age.get(instance), nvml_up.get(instance), interval_s)
+        gpus = tuple(gpus_by_host.get(instance, ()))
+        if state is HostState.UP or state is HostState.NVML_DOWN:
+            memory.last_up_at_s[instance] = now_s - (scrape_age.get(instance) or 0.0)
+        elif not gpus and instance in memory.last_rows:
+            gpus = memory.last_rows[instance].gpus  # the last GPUs seen, shown greyed
+        last_up = memory.last_up_at_s.get(instance)
+        row = HostRow(instance=instance, hostname=hostnames.get(instance, ""), state=state,
+                      age_s=None if last_up is None else max(0.0, now_s - last_up), gpus=gpus)
+        memory.last_rows[instance] = row
+        rows.append(row)
+    return tuple(rows)
+
+
+def _gpu_order(gpu: str) -> tuple[int, str]:
+    return (int(gpu), "") if gpu.isdigit() else (1 << 30, gpu)

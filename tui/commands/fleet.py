@@ -1,0 +1,133 @@
+"""`pth-top fleet --prometheus URL`: every GPU host of a Prometheus job, in a screen or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from pth_top.tui.commands import CliError, seconds_argument
+
+DEFAULT_JOB = "pth-top"
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags that say how to reach Prometheus (shared with `pth-top serve --prometheus`)."""
+    parser.add_argument("--prometheus", metavar="URL", help="Prometheus base URL, e.g. http://prom:9090")
+    parser.add_argument("--job", default=DEFAULT_JOB, help=f"the scrape job of the exporters (default {DEFAULT_JOB})")
+    auth = parser.add_argument_group("Prometheus authentication (never in the URL)")
+    auth.add_argument("--prom-user", metavar="NAME", help="basic auth user; password from --prom-password-file "
+                      "or $PTH_TOP_PROM_PASSWORD")
+    auth.add_argument("--prom-password-file", metavar="FILE", help="file whose first line is the password")
+    auth.add_argument("--prom-bearer-token-file", metavar="FILE",
+                      help="file whose first line is a bearer token (or $PTH_TOP_PROM_BEARER_TOKEN)")
+    auth.add_argument("--prom-ca-file", metavar="FILE", help="CA certificate(s) to verify an https Prometheus")
+    auth.add_argument("--prom-cert-file", metavar="FILE", help="client certificate (mutual TLS)")
+    auth.add_argument("--prom-key-file", metavar="FILE", help="key of --prom-cert-file")
+    auth.add_argument("--prom-insecure-skip-verify", action="store_true", help="do not verify the server certificate")
+    auth.add_argument("--prom-header", action="append", default=[], metavar="'NAME: VALUE'",
+                      help="extra header on every request, e.g. 'X-Scope-OrgID: team' (repeatable)")
+    auth.add_argument("--prom-timeout", type=seconds_argument("--prom-timeout", 0.1, 300), default=10.0,
+                      metavar="SECONDS", help="give up on a query after this long (default 10)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fleet",
+        help="every GPU host that Prometheus scrapes (pth-top export), worst first",
+        description=(
+            "A cluster view over Prometheus: hosts sorted worst first, a heat grid of every GPU, drill-down "
+            "into one host. About ten queries a refresh whatever the fleet size, never faster than the "
+            "scrape interval. Needs httpx: pip install 'pth-top[fleet]'."
+        ),
+        epilog="Keys: Enter opens a host, Esc goes back, u m t p e h s sort, g colours the grid, q quits.",
+    )
+    add_connection_arguments(parser)
+    parser.add_argument("--interval", type=seconds_argument("--interval", 1, 3600), default=5.0, metavar="SECONDS",
+                        help="refresh interval (default 5; never faster than the job's scrape interval)")
+    parser.add_argument("--json", action="store_true", help="print one refresh as JSON and exit (for scripts)")
+    parser.set_defaults(func=run)
+
+
+def connection_from(args: argparse.Namespace) -> Any:
+    """The checked Connection, or CliError (exit 2) naming the bad setting."""
+    if not args.prometheus:
+        raise CliError("--prometheus URL is required (the Prometheus that scrapes your pth-top exporters)")
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        raise CliError("the fleet view needs httpx: pip install 'pth-top[fleet]'") from None
+    from pth_top.fleet.connection import ConnectionSettingError, make_connection
+
+    try:
+        return make_connection(
+            args.prometheus, user=args.prom_user, password_file=args.prom_password_file,
+            bearer_token_file=args.prom_bearer_token_file, headers=args.prom_header, ca_file=args.prom_ca_file,
+            cert_file=args.prom_cert_file, key_file=args.prom_key_file,
+            insecure_skip_verify=args.prom_insecure_skip_verify, timeout_s=args.prom_timeout,
+        )
+    except ConnectionSettingError as error:
+        raise CliError(str(error)) from None
+
+
+def snapshot_json(snapshot: Any, prometheus_url: str, job: str) -> dict[str, Any]:
+    from pth_top.fleet.model import sorted_hosts
+
+    return {
+        "prometheus": prometheus_url,
+        "job": job,
+        "taken_at_s": snapshot.taken_at_s,
+        "scrape_interval_s": snapshot.scrape_interval_s,
+        "queries": snapshot.query_count,
+        "error": snapshot.error,
+        "hosts": [
+            {
+                "instance": host.instance, "hostname": host.hostname, "state": host.state.value,
+                "age_s": host.age_s, "gpu_count": host.gpu_count,
+                "utilization_avg_ratio": host.utilization_avg_ratio,
+                "utilization_min_ratio": host.utilization_min_ratio,
+                "memory_used_ratio": host.memory_used_ratio,
+                "temperature_max_celsius": host.temperature_max_celsius, "power_watts": host.power_watts,
+                "errors": host.errors, "throttled_gpus": host.throttled_gpus,
+                "gpus": [
+                    {"gpu": gpu.gpu, "utilization_ratio": gpu.utilization_ratio,
+                     "memory_used_ratio": gpu.memory_used_ratio, "temperature_celsius": gpu.temperature_celsius,
+                     "power_watts": gpu.power_watts, "errors": gpu.errors, "throttled": gpu.throttled}
+                    for gpu in host.gpus
+                ],
+            }
+            for host in sorted_hosts(snapshot.hosts)
+        ],
+    }
+
+
+async def one_snapshot(connection: Any, job: str) -> Any:
+    from pth_top.fleet.query import FleetReader, PrometheusClient
+
+    client = PrometheusClient(connection)
+    try:
+        return await FleetReader(client, job=job).refresh()
+    finally:
+        await client.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    connection = connection_from(args)
+    if args.json:
+        snapshot = asyncio.run(one_snapshot(connection, args.job))
+        if snapshot.error is not None and not snapshot.hosts:
+            raise CliError(f"fleet: {snapshot.error}", exit_code=1)
+        json.dump(snapshot_json(snapshot, connection.url, args.job), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+        return 0
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CliError("not a terminal; the fleet view needs one. For scripts use 'pth-top fleet --json'.")
+    from pth_top.tui.cli import prepare_terminal_environment
+    from pth_top.tui.screens.fleet import FleetApp
+
+    prepare_terminal_environment(os.environ)
+    FleetApp(connection, job=args.job, interval_s=args.interval).run()
+    return 0

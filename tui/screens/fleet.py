@@ -1,0 +1,251 @@
+"""The cluster view: hosts worst first, a heat grid of every GPU, and drill-down into one host.
+
+Fed by pth_top.fleet.query.FleetReader (Prometheus); the widgets know nothing of Prometheus. One async
+worker refreshes, never faster than the job's scrape interval; a failed refresh keeps the last data,
+marked stale, with the error in one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Static
+
+from pth_top.fleet.model import FleetSnapshot, HostDetail, HostRow, sorted_hosts
+from pth_top.fleet.query import FleetReader, PrometheusClient
+from pth_top.text import printable
+from pth_top.widgets.heat_grid import HeatGrid, HeatRow
+from pth_top.widgets.key_bar import KeyBar
+from pth_top.widgets.row_table import RowTable, TableColumn
+
+GIB = 1024**3
+# Grid colouring: what a cell's fraction is, per metric (temperature: 100 C is full scale).
+GRID_METRICS: dict[str, Callable[[Any], float | None]] = {
+    "utilization": lambda gpu: gpu.utilization_ratio,
+    "memory": lambda gpu: gpu.memory_used_ratio,
+    "temperature": lambda gpu: None if gpu.temperature_celsius is None else gpu.temperature_celsius / 100,
+}
+HOST_COLUMNS = (
+    ("host", "Host", None), ("state", "State", 9), ("age", "Age", 6), ("gpus", "GPUs", 4),
+    ("util", "Util", 5), ("util_min", "Min", 5), ("mem", "Mem", 5), ("temp", "Temp", 5),
+    ("power", "Power", 7), ("errors", "Err", 4), ("throttle", "Thr", 3),
+)
+
+
+def percent(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{100 * ratio:.0f}%"
+
+
+def age_text(age_s: float | None) -> str:
+    if age_s is None:
+        return "-"
+    if age_s < 120:
+        return f"{age_s:.0f}s"
+    return f"{age_s / 60:.0f}m" if age_s < 7200 else f"{age_s / 3600:.0f}h"
+
+
+def host_cells(host: HostRow) -> tuple[Text, ...]:
+    """One host-table row; a greyed host (down, stale, gone) is drawn dim with its data's age."""
+    style = "dim" if host.state.greyed else ("bold red" if host.errors else "")
+    name = host.instance if not host.hostname else f"{host.hostname} ({host.instance})"
+    temperature = host.temperature_max_celsius
+    power = host.power_watts
+    texts = (
+        printable(name), host.state.value, age_text(host.age_s), str(host.gpu_count),
+        percent(host.utilization_avg_ratio), percent(host.utilization_min_ratio), percent(host.memory_used_ratio),
+        "-" if temperature is None else f"{temperature:.0f}C", "-" if power is None else f"{power:.0f}W",
+        f"{host.errors:.0f}", str(host.throttled_gpus),
+    )
+    return tuple(Text(text, style=style, justify="left" if index < 2 else "right")
+                 for index, text in enumerate(texts))
+
+
+def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric: str) -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(printable(source), style="bold")
+    down = sum(host.state.greyed for host in snapshot.hosts)
+    line.append(f"  {len(snapshot.hosts)} hosts ({down} not up) · {snapshot.gpu_count} GPUs · "
+                f"scrape {snapshot.scrape_interval_s:g}s · sort {sort_key} · grid {grid_metric}")
+    if snapshot.taken_at_s:
+        line.append(" · data of " + time.strftime("%H:%M:%S", time.localtime(snapshot.taken_at_s)))
+    if snapshot.error:
+        line.append(f"\nSTALE: {printable(snapshot.error)}", style="bold red")
+    return line
+
+
+class FleetScreen(Screen):
+    """Host table (worst first) above a heat grid of every GPU."""
+
+    BINDINGS = [
+        Binding("enter", "open_host", "Open host", id="fleet.open"),
+        Binding("g", "cycle_grid", "Grid colour", id="fleet.grid"),
+        Binding("h", "sort('health')", "Sort: health", id="fleet.sort_health"),
+        Binding("u", "sort('utilization')", "Sort: util", id="fleet.sort_util", show=False),
+        Binding("m", "sort('memory')", "Sort: memory", id="fleet.sort_memory", show=False),
+        Binding("t", "sort('temperature')", "Sort: temperature", id="fleet.sort_temperature", show=False),
+        Binding("p", "sort('power')", "Sort: power", id="fleet.sort_power", show=False),
+        Binding("e", "sort('errors')", "Sort: errors", id="fleet.sort_errors", show=False),
+        Binding("r", "sort('throttling')", "Sort: throttling", id="fleet.sort_throttling", show=False),
+        Binding("s", "sort('staleness')", "Sort: staleness", id="fleet.sort_staleness", show=False),
+    ]
+    DEFAULT_CSS = """
+    FleetScreen #fleet-status { height: auto; max-height: 2; padding: 0 1; }
+    FleetScreen #fleet-hosts { height: 1fr; }
+    FleetScreen #fleet-grid { height: 1fr; border-top: solid $panel-lighten-2; }
+    """
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+        self.sort_key = "health"
+        self.grid_metric = "utilization"
+        self.snapshot = FleetSnapshot(taken_at_s=0.0, scrape_interval_s=0.0, error="waiting for Prometheus")
+        self.shown_hosts: tuple[HostRow, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-status", markup=False)
+        yield RowTable(id="fleet-hosts")
+        yield HeatGrid(id="fleet-grid")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.query_one(RowTable).set_columns([TableColumn(key, Text(label), width)
+                                              for key, label, width in HOST_COLUMNS])
+        self.show(self.snapshot)
+
+    def show(self, snapshot: FleetSnapshot) -> None:
+        self.snapshot = snapshot
+        self.shown_hosts = sorted_hosts(snapshot.hosts, self.sort_key)
+        rows = {host.instance: host for host in self.shown_hosts}
+        self.query_one("#fleet-status", Static).update(
+            status_line(snapshot, self.source, self.sort_key, self.grid_metric))
+        self.query_one(RowTable).sync_rows(list(rows), lambda key: host_cells(rows[key]))
+        metric = GRID_METRICS[self.grid_metric]
+        self.query_one(HeatGrid).set_rows([
+            HeatRow(label=host.hostname or host.instance, values=tuple(metric(gpu) for gpu in host.gpus),
+                    greyed=host.state.greyed or snapshot.error is not None,
+                    note="" if host.state.value == "up" else f"{host.state.value} {age_text(host.age_s)}")
+            for host in self.shown_hosts
+        ])
+
+    def action_sort(self, sort_key: str) -> None:
+        self.sort_key = sort_key
+        self.show(self.snapshot)
+
+    def action_cycle_grid(self) -> None:
+        names = list(GRID_METRICS)
+        self.grid_metric = names[(names.index(self.grid_metric) + 1) % len(names)]
+        self.show(self.snapshot)
+
+    def action_open_host(self) -> None:
+        instance = self.query_one(RowTable).highlighted_key
+        if instance is not None:
+            self.app.push_screen(HostScreen(instance))
+
+
+class HostScreen(Screen):
+    """One host from Prometheus: its GPUs and its largest GPU processes."""
+
+    BINDINGS = [Binding("escape,backspace", "app.pop_screen", "Back", id="fleet_host.back")]
+    DEFAULT_CSS = """
+    HostScreen #host-title { height: auto; padding: 0 1; }
+    HostScreen #host-gpus { height: 1fr; }
+    HostScreen #host-processes { height: 1fr; border-top: solid $panel-lighten-2; }
+    """
+
+    def __init__(self, instance: str) -> None:
+        super().__init__()
+        self.instance = instance
+        self.detail = HostDetail(instance=instance)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="host-title", markup=False)
+        yield RowTable(id="host-gpus")
+        yield RowTable(id="host-processes")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.query_one("#host-gpus", RowTable).set_columns([
+            TableColumn("gpu", Text("GPU"), 4), TableColumn("name", Text("Name"), None),
+            TableColumn("util", Text("Util", justify="right"), 5), TableColumn("mem", Text("Memory"), 17),
+            TableColumn("temp", Text("Temp"), 5), TableColumn("power", Text("Power"), 11),
+        ])
+        self.query_one("#host-processes", RowTable).set_columns([
+            TableColumn("gpu", Text("GPU"), 4), TableColumn("pid", Text("PID"), 8),
+            TableColumn("user", Text("User"), 12), TableColumn("comm", Text("Command"), None),
+            TableColumn("mem", Text("GPU mem"), 10),
+        ])
+        self.query_one("#host-title", Static).update(Text(f"{printable(self.instance)}: loading…", style="bold"))
+        app = self.app
+        if isinstance(app, FleetApp):
+            app.load_host(self)
+
+    def show(self, detail: HostDetail) -> None:
+        self.detail = detail
+        title = Text(printable(self.instance), style="bold")
+        title.append(f"  {len(detail.gpus)} GPUs · {len(detail.processes)} GPU processes · Esc: back", style="")
+        if detail.error:
+            title.append(f"\nSTALE: {printable(detail.error)}", style="bold red")
+        self.query_one("#host-title", Static).update(title)
+        gpus = {gpu.gpu: gpu for gpu in detail.gpus}
+
+        def gpu_cells(key: str) -> tuple[Text, ...]:
+            gpu = gpus[key]
+            used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
+            memory = "-" if used is None or total is None else f"{used / GIB:.1f}/{total / GIB:.0f} GiB"
+            power = "-" if gpu.power_watts is None else f"{gpu.power_watts:.0f}W" + (
+                "" if gpu.power_limit_watts is None else f"/{gpu.power_limit_watts:.0f}W")
+            temperature = "-" if gpu.temperature_celsius is None else f"{gpu.temperature_celsius:.0f}C"
+            return (Text(gpu.gpu), Text(printable(gpu.name)), Text(percent(gpu.utilization_ratio), justify="right"),
+                    Text(memory), Text(temperature), Text(power))
+
+        self.query_one("#host-gpus", RowTable).sync_rows(list(gpus), gpu_cells)
+        processes = {f"{process.gpu}/{process.pid}": process for process in detail.processes}
+        self.query_one("#host-processes", RowTable).sync_rows(list(processes), lambda key: (
+            Text(processes[key].gpu), Text(printable(processes[key].pid)), Text(printable(processes[key].user)),
+            Text(printable(processes[key].comm)), Text(f"{processes[key].memory_bytes / GIB:.1f} GiB")))
+
+
+class FleetApp(App):
+    """`pth-top fleet`: its own small app, so the Monitor's start-up pays nothing for it."""
+
+    TITLE = "pth-top fleet"
+    BINDINGS = [Binding("q,f10", "quit", "Quit", id="quit")]
+
+    def __init__(self, connection: Any, job: str = "pth-top", interval_s: float = 5.0,
+                 reader: FleetReader | None = None) -> None:
+        super().__init__()
+        self.connection = connection
+        self.reader = reader or FleetReader(PrometheusClient(connection), job=job)
+        self.interval_s = interval_s
+        self.fleet_screen = FleetScreen(f"{connection.url} job={job}")
+        self.refreshes = 0
+
+    def on_mount(self) -> None:
+        self.push_screen(self.fleet_screen)
+        self.refresh_forever()
+
+    @work(exclusive=True, exit_on_error=False, group="fleet")
+    async def refresh_forever(self) -> None:
+        """Refresh, show, wait; the wait is never shorter than the scrape interval."""
+        while True:
+            snapshot = await self.reader.refresh()
+            self.refreshes += 1
+            self.fleet_screen.show(snapshot)
+            if isinstance(self.screen, HostScreen):
+                self.screen.show(await self.reader.host_detail(self.screen.instance))
+            await asyncio.sleep(max(self.interval_s, self.reader.scrape_interval_s))
+
+    @work(group="fleet-host")
+    async def load_host(self, screen: HostScreen) -> None:
+        screen.show(await self.reader.host_detail(screen.instance))
+
+    async def on_unmount(self) -> None:
+        await self.reader.client.close()
