@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pth_top.sensors.model import GpuSample, MaybeStr, MigInstance
 from pth_top.sensors.na import NA, is_na
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 from pth_top.sensors.throttle import decode_throttle_reasons
 from pth_top.units import KIB
+
+if TYPE_CHECKING:
+    from pth_top.sensors.gpu_health import GpuHealthReader
+    from pth_top.sensors.xid_events import XidEventWatcher
 
 # Seconds a slow-changing field is reused before NVML is asked again.
 SLOW_FIELD_TTL_S = 5.0
@@ -35,6 +39,12 @@ THROTTLE_REASON_FUNCTIONS = (
 )
 CUDA_DRIVER_VERSION_FUNCTIONS = ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion")
 POWER_LIMIT_FUNCTIONS = ("nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit")
+# Why NVML gave no temperature, by the error it raised.
+TEMPERATURE_MISSING_REASONS = {
+    "NVMLError_NotSupported": "no sensor",
+    "NVMLError_NoPermission": "no permission",
+    "NVMLError_FunctionNotFound": "not in this driver",
+}
 
 
 def decode_text(value: Any) -> str:
@@ -91,8 +101,18 @@ def format_cuda_version(version: Any) -> MaybeStr:
 class GpuReader:
     """Reads every NVIDIA GPU through one NvmlSession; `sample()` never raises for NVML errors."""
 
-    def __init__(self, session: NvmlSession) -> None:
+    def __init__(
+        self,
+        session: NvmlSession,
+        health: GpuHealthReader | None = None,
+        xid_watcher: XidEventWatcher | None = None,
+    ) -> None:
         self.session = session
+        # Memory repair state (remapped rows, retired pages) comes from here when given.
+        self.health = health
+        # Xid counts come from here once a watcher runs (the sampler starts one).
+        self.xid_watcher = xid_watcher
+        self._xid_counts: dict[int, int] = {}
         self.slots: list[GpuSlot] | None = None
         self._driver_version: MaybeStr = NA
         self._cuda_driver_version: MaybeStr = NA
@@ -120,6 +140,7 @@ class GpuReader:
                 self.slots = list_gpu_slots(self.session)
             except GpuLostError:
                 return ()
+        self._xid_counts = self._xid_counts_by_gpu()
         samples = []
         for slot in self.slots:
             if slot.handle is None:
@@ -133,6 +154,34 @@ class GpuReader:
                 slot.handle = None
                 samples.append(self._lost_sample(slot))
         return tuple(samples)
+
+    def _xid_counts_by_gpu(self) -> dict[int, int]:
+        """GPU index -> Xid errors seen, for the GPUs the watcher watches."""
+        watcher = self.xid_watcher
+        if watcher is None:
+            return {}
+        counts = dict.fromkeys(watcher.watched_gpus, 0)
+        for (index, _code), count in watcher.counts().items():
+            counts[index] = counts.get(index, 0) + count
+        return counts
+
+    def _health_fields(self, handle: Any, index: int, temperature: Any) -> dict[str, Any]:
+        """The GpuSample fields on health: why no temperature, Xid errors, memory repair."""
+        fields: dict[str, Any] = {"xid_errors": self._xid_counts.get(index, NA)}
+        if is_na(temperature):
+            error_name = self.session.last_error_names.get("nvmlDeviceGetTemperature", "")
+            if "nvmlDeviceGetTemperature" in self.session.missing_functions:
+                error_name = "NVMLError_FunctionNotFound"
+            fields["temperature_missing_reason"] = TEMPERATURE_MISSING_REASONS.get(error_name, "no reading")
+        if self.health is not None:
+            repair = self.health.read_memory_repair(handle)
+            fields.update(
+                remapped_rows_uncorrectable=repair.remapped_rows_uncorrectable,
+                remapped_rows_pending=repair.row_remap_pending,
+                remapped_rows_failed=repair.row_remap_failed,
+                retired_pages=repair.retired_pages,
+            )
+        return fields
 
     def _reacquire(self, slot: GpuSlot) -> None:
         """After a GPU was lost (or reset), find it again by PCI bus id, else by index."""
@@ -169,6 +218,7 @@ class GpuReader:
         mig_mode = slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetMigMode", handle)
         mig_enabled = bool(mig_mode[0]) if _is_pair(mig_mode) else NA
         throttle_mask = self.session.call_first(THROTTLE_REASON_FUNCTIONS, handle)
+        temperature = _number(slow(THERMAL_FIELD_TTL_S, "nvmlDeviceGetTemperature", handle, NVML_TEMPERATURE_GPU))
         return GpuSample(
             index=slot.index,
             name=slot.name,
@@ -178,7 +228,7 @@ class GpuReader:
             memory_utilization_percent=_float_attr(utilization, "memory"),
             memory_used_bytes=_int_attr(memory, "used"),
             memory_total_bytes=_int_attr(memory, "total"),
-            temperature_c=_number(slow(THERMAL_FIELD_TTL_S, "nvmlDeviceGetTemperature", handle, NVML_TEMPERATURE_GPU)),
+            temperature_c=temperature,
             fan_speed_percent=_number(slow(THERMAL_FIELD_TTL_S, "nvmlDeviceGetFanSpeed", handle)),
             power_draw_w=_scaled(power_draw_mw, 1e-3),
             power_limit_w=_scaled(power_limit_mw, 1e-3),
@@ -206,6 +256,7 @@ class GpuReader:
             nvlink_active_links=self._nvlink_active_links(handle),
             mig_enabled=mig_enabled,
             mig_instances=self._mig_instances(handle) if mig_enabled is True else (),
+            **self._health_fields(handle, slot.index, temperature),
         )
 
     def _nvlink_active_links(self, handle: Any) -> Any:

@@ -62,6 +62,24 @@ class GpuHealth:
     nvlink_errors: tuple[tuple[str, int], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryRepair:
+    """Row remapping (Ampere and newer) and page retirement (older GPUs) of one GPU; NA where unsupported."""
+
+    remapped_rows_correctable: MaybeInt = NA
+    remapped_rows_uncorrectable: MaybeInt = NA
+    row_remap_pending: bool | NotApplicable = NA
+    row_remap_failed: bool | NotApplicable = NA
+    retired_pages_single_bit: MaybeInt = NA
+    retired_pages_double_bit: MaybeInt = NA
+
+    @property
+    def retired_pages(self) -> MaybeInt:
+        """Single- plus double-bit retired pages, NA when the GPU retires no pages."""
+        known = [count for count in (self.retired_pages_single_bit, self.retired_pages_double_bit) if count is not NA]
+        return sum(known) if known else NA
+
+
 class GpuHealthReader:
     """Reads GpuHealth for one GPU handle; raises GpuLostError (from the session) when the GPU is gone."""
 
@@ -71,8 +89,7 @@ class GpuHealthReader:
     def read(self, index: int, handle: Any, ecc_enabled: Any, nvlink_links: Any) -> GpuHealth:
         call = self.session.call
         slow = self.session.cached_call
-        remapped = slow(SLOW_FIELD_TTL_S, "nvmlDeviceGetRemappedRows", handle)
-        remap_known = isinstance(remapped, (tuple, list)) and len(remapped) >= 4
+        repair = self.read_memory_repair(handle)
         fields = self._field_values(handle, with_nvlink=isinstance(nvlink_links, int) and nvlink_links > 0)
         nvlink_tx = fields.get(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NA)
         nvlink_rx = fields.get(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, NA)
@@ -88,18 +105,31 @@ class GpuHealthReader:
             pcie_replays=_integer(call("nvmlDeviceGetPcieReplayCounter", handle)),
             ecc_corrected_errors=self._ecc_errors(handle, ecc_enabled, NVML_MEMORY_ERROR_TYPE_CORRECTED),
             ecc_uncorrected_errors=self._ecc_errors(handle, ecc_enabled, NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
-            remapped_rows_correctable=_integer(remapped[0]) if remap_known else NA,
-            remapped_rows_uncorrectable=_integer(remapped[1]) if remap_known else NA,
-            row_remap_pending=bool(remapped[2]) if remap_known else NA,
-            row_remap_failed=bool(remapped[3]) if remap_known else NA,
-            retired_pages_single_bit=self._retired_pages(handle, NVML_PAGE_RETIREMENT_CAUSE_SINGLE_BIT),
-            retired_pages_double_bit=self._retired_pages(handle, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT),
+            remapped_rows_correctable=repair.remapped_rows_correctable,
+            remapped_rows_uncorrectable=repair.remapped_rows_uncorrectable,
+            row_remap_pending=repair.row_remap_pending,
+            row_remap_failed=repair.row_remap_failed,
+            retired_pages_single_bit=repair.retired_pages_single_bit,
+            retired_pages_double_bit=repair.retired_pages_double_bit,
             nvlink_transmit_bytes=nvlink_tx * 1024 if isinstance(nvlink_tx, int) else NA,
             nvlink_receive_bytes=nvlink_rx * 1024 if isinstance(nvlink_rx, int) else NA,
             nvlink_errors=tuple(
                 (error, fields[field_id]) for field_id, error in NVLINK_ERROR_FIELDS
                 if isinstance(fields.get(field_id), int)
             ),
+        )
+
+    def read_memory_repair(self, handle: Any) -> MemoryRepair:
+        """Remapped rows and retired pages, each NVML answer reused for SLOW_FIELD_TTL_S (cheap per sample)."""
+        remapped = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetRemappedRows", handle)
+        remap_known = isinstance(remapped, (tuple, list)) and len(remapped) >= 4
+        return MemoryRepair(
+            remapped_rows_correctable=_integer(remapped[0]) if remap_known else NA,
+            remapped_rows_uncorrectable=_integer(remapped[1]) if remap_known else NA,
+            row_remap_pending=bool(remapped[2]) if remap_known else NA,
+            row_remap_failed=bool(remapped[3]) if remap_known else NA,
+            retired_pages_single_bit=self._retired_pages(handle, NVML_PAGE_RETIREMENT_CAUSE_SINGLE_BIT),
+            retired_pages_double_bit=self._retired_pages(handle, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT),
         )
 
     def _violation_seconds(self, handle: Any) -> tuple[tuple[str, float], ...]:

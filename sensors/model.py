@@ -139,6 +139,31 @@ class GpuSample:
     nvlink_active_links: MaybeInt = NA
     mig_enabled: bool | NotApplicable = NA
     mig_instances: tuple[MigInstance, ...] = ()
+    # Why temperature_c is NA, in words ("no sensor", "no permission"); NA when there is a reading.
+    temperature_missing_reason: MaybeStr = NA
+    # Xid errors (driver fault reports) since pth-top began watching; NA where the GPU reports no events.
+    xid_errors: MaybeInt = NA
+    # Memory repair (Ampere and newer): rows remapped for uncorrectable errors, a remap waiting for a
+    # GPU reset, a remap that failed (the GPU needs service). NA where the GPU does no row remapping.
+    remapped_rows_uncorrectable: MaybeInt = NA
+    remapped_rows_pending: bool | NotApplicable = NA
+    remapped_rows_failed: bool | NotApplicable = NA
+    # Pages retired for ECC errors (single + double bit; pre-Ampere); NA where the GPU does not retire pages.
+    retired_pages: MaybeInt = NA
+
+    @property
+    def health_problems(self) -> tuple[str, ...]:
+        """What is wrong with the GPU's health, in words; empty when nothing is."""
+        problems = []
+        if not is_na(self.xid_errors) and self.xid_errors > 0:
+            problems.append(f"{self.xid_errors} Xid error{'s' if self.xid_errors != 1 else ''} since start")
+        if self.remapped_rows_failed is True:
+            problems.append("row remapping failed (GPU needs service)")
+        if self.remapped_rows_pending is True:
+            problems.append("row remap pending (reset the GPU)")
+        if not is_na(self.retired_pages) and self.retired_pages > 0:
+            problems.append(f"{self.retired_pages} retired page{'s' if self.retired_pages != 1 else ''}")
+        return tuple(problems)
 
     @property
     def memory_percent(self) -> MaybeFloat:

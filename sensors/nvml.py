@@ -42,6 +42,8 @@ class NvmlSession:
         self._started = False
         self.unavailable_reason: str | None = None
         self.missing_functions: set[str] = set()
+        # Function name -> the NVMLError class name of its latest failure, to say why a reading is N/A.
+        self.last_error_names: dict[str, str] = {}
         self._cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
 
     @property
@@ -149,6 +151,7 @@ class NvmlSession:
         return default if value is _ABSENT else value
 
     def _handle_error(self, module: Any, function_name: str, error: Exception, default: Any) -> Any:
+        self.last_error_names[function_name] = type(error).__name__
         not_found = _error_class(module, "NVMLError_FunctionNotFound")
         if not_found is not None and isinstance(error, not_found):
             self.missing_functions.add(function_name)

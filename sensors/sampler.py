@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable
 
 from pth_top.sensors.cpu import CpuReader
 from pth_top.sensors.disks import DiskReader
 from pth_top.sensors.gpu import GpuReader
+from pth_top.sensors.gpu_health import GpuHealthReader
 from pth_top.sensors.gpu_processes import read_gpu_processes
 from pth_top.sensors.host import HostReader
 from pth_top.sensors.memory import read_memory
@@ -15,8 +17,12 @@ from pth_top.sensors.model import FilesystemUsage, Snapshot
 from pth_top.sensors.network import NetworkReader
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.processes import ProcessReader
+from pth_top.sensors.xid_events import XidEventWatcher
 
 FILESYSTEM_TTL_S = 5.0
+# The Xid thread's longest NVML wait: how soon it sees `close()`.
+XID_WAIT_MS = 250
+XID_THREAD_JOIN_S = 2.0
 
 
 class Sampler:
@@ -38,7 +44,9 @@ class Sampler:
         self._cpu = CpuReader(clock)
         self._disks = DiskReader(clock)
         self._network = NetworkReader(clock, include_loopback=include_loopback)
-        self._gpus = GpuReader(self.nvml)
+        self._gpus = GpuReader(self.nvml, health=GpuHealthReader(self.nvml))
+        self._samples_taken = 0
+        self._xid_thread: threading.Thread | None = None
         self._processes = ProcessReader(proc_root, clock)
         self._filesystems = DiskReader.filesystems()
         self._filesystems_read_at = clock()
@@ -50,6 +58,10 @@ class Sampler:
             (slot.index, slot.handle) for slot in (self._gpus.slots or ()) if slot.handle is not None
         ]
         gpu_processes = read_gpu_processes(self.nvml, live_handles) if live_handles else []
+        self._samples_taken += 1
+        if self._samples_taken == 2 and live_handles:
+            # Not for a one-off sample (`pth-top snapshot`, the dashboard's first frame): only a live view.
+            self._start_xid_watcher()
         memory = read_memory()
         return Snapshot(
             timestamp_s=time.time(),
@@ -70,7 +82,25 @@ class Sampler:
             self._filesystems_read_at = now
         return self._filesystems
 
+    def _start_xid_watcher(self) -> None:
+        """Count Xid errors from now on, in a thread that waits on NVML events (where the GPUs report them)."""
+        watcher = XidEventWatcher(self.nvml)
+        slots = [slot for slot in (self._gpus.slots or ()) if slot.handle is not None]
+        if not watcher.register((slot.index, slot.uuid, slot.handle) for slot in slots):
+            watcher.close()
+            return
+        self._gpus.xid_watcher = watcher
+        self._xid_thread = threading.Thread(target=watcher.run, args=(XID_WAIT_MS,), name="pth-top-xid", daemon=True)
+        self._xid_thread.start()
+
     def close(self) -> None:
         """Release NVML and the files kept open; the Sampler may not be used afterwards."""
         self._processes.close()
+        watcher = self._gpus.xid_watcher
+        if watcher is not None and self._xid_thread is not None:
+            watcher.stop()
+            self._xid_thread.join(XID_THREAD_JOIN_S)
+            if self._xid_thread.is_alive():
+                return  # still inside an NVML wait: leave NVML to the process exit rather than free it under the thread
+            watcher.close()
         self.nvml.shutdown()

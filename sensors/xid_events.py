@@ -88,10 +88,10 @@ class XidEventWatcher:
         with self._lock:
             self._counts[(index, xid_label(code))] += 1
 
-    def run(self) -> None:
-        """Wait for events until `stop()` (the body of the watcher's thread)."""
+    def run(self, timeout_ms: int = WAIT_TIMEOUT_MS) -> None:
+        """Wait for events until `stop()` (the body of the watcher's thread), `timeout_ms` per wait."""
         while not self._stop.is_set():
-            self.wait_once()
+            self.wait_once(timeout_ms)
 
     def stop(self) -> None:
         self._stop.set()

@@ -53,7 +53,7 @@ CASES = [
     Case("nvmlDeviceGetPciInfo", {"bus_id": ""}),
     Case("nvmlDeviceGetUtilizationRates", {"utilization_percent": NA, "memory_utilization_percent": NA}),
     Case("nvmlDeviceGetMemoryInfo", {"memory_used_bytes": NA, "memory_total_bytes": NA}),
-    Case("nvmlDeviceGetTemperature", {"temperature_c": NA}),
+    Case("nvmlDeviceGetTemperature", {"temperature_c": NA}),  # temperature_missing_reason then says why
     Case("nvmlDeviceGetFanSpeed", {"fan_speed_percent": NA}),
     Case("nvmlDeviceGetPowerUsage", {"power_draw_w": NA}),
     Case("nvmlDeviceGetEnforcedPowerLimit", {"power_limit_w": NA}, has_fallback=True),
@@ -76,6 +76,9 @@ CASES = [
     Case("nvmlDeviceGetMaxMigDeviceCount", {"mig_instances": ()}),
     Case("nvmlDeviceGetMigDeviceHandleByIndex", {"mig_instances": ()}),
     Case("nvmlDeviceGetGpuInstanceId"),
+    Case("nvmlDeviceGetRemappedRows",
+         {"remapped_rows_uncorrectable": NA, "remapped_rows_pending": NA, "remapped_rows_failed": NA}),
+    Case("nvmlDeviceGetRetiredPages", {"retired_pages": NA}),
     *[
         Case(
             f"nvmlDevice{kind}RunningProcesses{suffix}",

@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 
 from pth_top.sensors.model import CpuSample, MemorySample
+from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_number
 from pth_top.widgets.core_grid import CoreGrid, CoreReading
@@ -37,7 +38,11 @@ def cpu_title(cpu: CpuSample, model_name: str) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"CPU {cpu.total_percent:5.1f}%", style="bold")
     text.append(f"  {format_number(cpu.frequency_mhz / 1000, ' GHz', 2)}")
-    text.append(f"  {format_number(cpu.package_temperature_c, '°C')}")
+    if is_na(cpu.package_temperature_c):
+        # psutil found no CPU package sensor (none exposed, as in most VMs and containers).
+        text.append("  temp N/A (no sensor)", style="dim")
+    else:
+        text.append(f"  {format_number(cpu.package_temperature_c, '°C')}")
     text.append(f"  {printable(model_name)}", style="dim")
     text.append("   ", style="")
     text.append("usr", style=USER_STYLE)

@@ -42,7 +42,8 @@ def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
     temperature_style = "bold red" if not is_na(gpu.temperature_c) and gpu.temperature_c >= 85 else ""
     memory = f"{format_bytes(gpu.memory_used_bytes)}/{format_bytes(gpu.memory_total_bytes)}"
     return (
-        Text(str(gpu.index)),
+        # A GPU with health problems (Xid errors, row remaps, retired pages) is flagged by its number.
+        Text(f"{gpu.index}!", style="bold red") if gpu.health_problems else Text(str(gpu.index)),
         Text(printable(gpu.name.removeprefix("NVIDIA "))[:20]),
         Text(format_percent(gpu.utilization_percent), style=_level_style(gpu.utilization_percent), justify="right"),
         Text(memory, style=_level_style(gpu.memory_percent, 80, 95), justify="right"),
@@ -80,6 +81,9 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
         f"  PCIe Gen{format_number(gpu.pcie_generation_current)} x{format_number(gpu.pcie_width_current)}"
         f" (max Gen{format_number(gpu.pcie_generation_max)} x{format_number(gpu.pcie_width_max)})"
     )
+    if gpu.health_problems:
+        # First, so that a narrow terminal still shows it.
+        text.append("  health: " + ", ".join(gpu.health_problems), style="bold red")
     text.append(link)
     if gpu.pcie_link_degraded:
         text.append(" below max (normal at idle; under load check the slot)", style="yellow")
@@ -99,7 +103,24 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
         text.append("  not throttled", style="dim")
     if gpu.mig_enabled is True:
         text.append(f"  MIG on, {len(gpu.mig_instances)} instances")
+    if is_na(gpu.temperature_c):
+        text.append(f"  temperature N/A ({gpu.temperature_missing_reason})" if not is_na(gpu.temperature_missing_reason)
+                    else "  temperature N/A")
+    if not gpu.health_problems:
+        text.append(healthy_text(gpu), style="dim")
     return text
+
+
+def healthy_text(gpu: GpuSample) -> str:
+    """What was checked and found fine (Xid errors, row remapping, retired pages), in words."""
+    known = []
+    if not is_na(gpu.xid_errors):
+        known.append("no Xid errors since start")
+    if not is_na(gpu.remapped_rows_pending):
+        known.append(f"remapped rows {format_number(gpu.remapped_rows_uncorrectable)}, none pending")
+    if not is_na(gpu.retired_pages):
+        known.append("no retired pages")
+    return "  health: " + ", ".join(known) if known else ""
 
 
 class GpuPanel(Vertical):
