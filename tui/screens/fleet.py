@@ -128,8 +128,11 @@ class FleetScreen(Screen):
             status_line(snapshot, self.source, self.sort_key, self.grid_metric))
         self.query_one(RowTable).sync_rows(list(rows), lambda key: host_cells(rows[key]))
         metric = GRID_METRICS[self.grid_metric]
+        hostnames = [host.hostname for host in self.shown_hosts]
+        # Hostnames label the grid when they tell hosts apart; otherwise the instance (host:port) does.
+        by_hostname = all(hostnames) and len(set(hostnames)) == len(hostnames)
         self.query_one(HeatGrid).set_rows([
-            HeatRow(label=host.hostname or host.instance, values=tuple(metric(gpu) for gpu in host.gpus),
+            HeatRow(label=host.hostname if by_hostname else host.instance, values=tuple(metric(gpu) for gpu in host.gpus),
                     greyed=host.state.greyed or snapshot.error is not None,
                     note="" if host.state.value == "up" else f"{host.state.value} {age_text(host.age_s)}")
             for host in self.shown_hosts
