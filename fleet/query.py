@@ -140,10 +140,14 @@ class PrometheusClient:
         return series
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: BaseException) -> str:
+    """The most telling cause in the chain: 'connection refused' rather than httpx's 'All attempts failed'."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError) or "Connection refused" in str(cause):
+            return "connection refused"
+        cause = cause.__cause__ or cause.__context__
     text = str(error) or type(error).__name__
-    if "Connection refused" in text or "Errno 111" in text:
-        return "connection refused"
     return text.splitlines()[-1][:200]
 
 
