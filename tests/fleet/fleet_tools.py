@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
-from tests.fleet.prometheus_tools import ExporterProcess, PrometheusServer, wait_for
+from tests.fleet.prometheus_tools import ExporterProcess, PrometheusServer, binary, free_port, wait_for
 
 FLEET_HOST_MAIN = Path(__file__).with_name("fleet_host_main.py")
 
@@ -56,3 +58,39 @@ def stop_fleet(hosts: list[FleetHost], prometheus: PrometheusServer | None) -> N
         host.stop()
     if prometheus is not None:
         prometheus.stop()
+
+
+class SecuredPrometheus:
+    """`prometheus` behind its own --web.config.file (basic auth and/or TLS), scraping `targets`."""
+
+    def __init__(self, workdir: Path, targets: list[str], web_config: str, ready_check: Callable[[str], bool]) -> None:
+        self.port = free_port()
+        (workdir / "web.yml").write_text(web_config)
+        (workdir / "prometheus.yml").write_text(
+            "global: {scrape_interval: 1s, scrape_timeout: 900ms}\n"
+            f"scrape_configs:\n  - job_name: pth-top\n    static_configs: [{{targets: {json.dumps(targets)}}}]\n")
+        self.log = open(workdir / "prometheus.log", "w")
+        self.process = subprocess.Popen(
+            [binary("prometheus"), f"--config.file={workdir / 'prometheus.yml'}",
+             f"--storage.tsdb.path={workdir / 'data'}", f"--web.listen-address=127.0.0.1:{self.port}",
+             f"--web.config.file={workdir / 'web.yml'}", "--log.level=warn"],
+            stdout=self.log, stderr=subprocess.STDOUT,
+        )
+        self.base = f"{'https' if 'tls_server_config' in web_config else 'http'}://127.0.0.1:{self.port}"
+
+        def ready() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"prometheus exited: {Path(self.log.name).read_text()[-2000:]}")
+            return ready_check(self.base)
+
+        wait_for(ready, "the secured Prometheus to answer")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        self.log.close()
