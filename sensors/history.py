@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import Callable
 
-from pth_top.sensors.model import Snapshot
+from pth_top.sensors.model import GpuSample, Snapshot
 from pth_top.sensors.na import is_na
 
 DEFAULT_CAPACITY = 300
+
+# The per-GPU series kept, by name: utilisation %, memory used %, power draw W, temperature °C.
+GPU_METRICS: dict[str, Callable[[GpuSample], float]] = {
+    "util": lambda gpu: gpu.utilization_percent,
+    "mem": lambda gpu: gpu.memory_percent,
+    "power": lambda gpu: gpu.power_draw_w,
+    "temp": lambda gpu: gpu.temperature_c,
+}
 
 
 def _finite_or_nan(value: float) -> float:
@@ -16,7 +25,7 @@ def _finite_or_nan(value: float) -> float:
 
 
 class History:
-    """The last `capacity` samples of CPU %, RAM %, and per-GPU utilisation and memory %.
+    """The last `capacity` samples of CPU %, RAM %, and per GPU each of GPU_METRICS.
 
     Memory stays bounded however long the dashboard runs; GPUs are keyed by index.
     """
@@ -26,8 +35,10 @@ class History:
         self.timestamps_s: deque[float] = deque(maxlen=capacity)
         self._cpu_percent: deque[float] = deque(maxlen=capacity)
         self._memory_percent: deque[float] = deque(maxlen=capacity)
-        self._gpu_utilization_percent: dict[int, deque[float]] = {}
-        self._gpu_memory_percent: dict[int, deque[float]] = {}
+        # metric -> GPU index -> values
+        self._gpu: dict[str, dict[int, deque[float]]] = {metric: {} for metric in GPU_METRICS}
+        # The highest power limit seen on any GPU: the top of a power chart's axis.
+        self.gpu_power_limit_w = math.nan
 
     def __len__(self) -> int:
         return len(self.timestamps_s)
@@ -41,13 +52,13 @@ class History:
         seen = set()
         for gpu in snapshot.gpus:
             seen.add(gpu.index)
-            self._gpu_series(self._gpu_utilization_percent, gpu.index).append(
-                _finite_or_nan(gpu.utilization_percent)
-            )
-            self._gpu_series(self._gpu_memory_percent, gpu.index).append(_finite_or_nan(gpu.memory_percent))
-        for index in set(self._gpu_utilization_percent) - seen:
-            self._gpu_utilization_percent[index].append(math.nan)
-            self._gpu_memory_percent[index].append(math.nan)
+            for metric, read in GPU_METRICS.items():
+                self._gpu_series(self._gpu[metric], gpu.index).append(_finite_or_nan(read(gpu)))
+            if not is_na(gpu.power_limit_w) and not gpu.power_limit_w <= self.gpu_power_limit_w:
+                self.gpu_power_limit_w = float(gpu.power_limit_w)
+        for metric_series in self._gpu.values():
+            for index in set(metric_series) - seen:
+                metric_series[index].append(math.nan)
 
     def _gpu_series(self, table: dict[int, deque[float]], index: int) -> deque[float]:
         if index not in table:
@@ -65,10 +76,14 @@ class History:
 
     @property
     def gpu_indices(self) -> tuple[int, ...]:
-        return tuple(sorted(self._gpu_utilization_percent))
+        return tuple(sorted(self._gpu["util"]))
+
+    def gpu_series(self, metric: str, index: int) -> tuple[float, ...]:
+        """One GPU's values of `metric` (a GPU_METRICS name), oldest first; NaN where there was no reading."""
+        return tuple(self._gpu[metric].get(index, ()))
 
     def gpu_utilization_percent(self, index: int) -> tuple[float, ...]:
-        return tuple(self._gpu_utilization_percent.get(index, ()))
+        return self.gpu_series("util", index)
 
     def gpu_memory_percent(self, index: int) -> tuple[float, ...]:
-        return tuple(self._gpu_memory_percent.get(index, ()))
+        return self.gpu_series("mem", index)

@@ -1,4 +1,5 @@
-"""History: plotext charts of CPU/RAM and per-GPU utilisation and memory, or sparklines when short."""
+"""History: plotext charts of CPU/RAM and two per-GPU metrics (utilisation, memory, power, temperature),
+or sparklines when short."""
 
 from __future__ import annotations
 
@@ -32,12 +33,31 @@ def host_series(history: History) -> tuple[ChartSeries, ...]:
     )
 
 
-def gpu_series(history: History, memory: bool) -> tuple[ChartSeries, ...]:
-    read = history.gpu_memory_percent if memory else history.gpu_utilization_percent
+# How each GPU metric is charted: chart title, sparkline label, and the top of its axis (None: the power limit).
+GPU_METRIC_CHARTS: dict[str, tuple[str, str, float | None]] = {
+    "util": ("GPU util %", "GPU util", 100.0),
+    "mem": ("GPU mem %", "GPU mem", 100.0),
+    "power": ("GPU power W", "GPU W", None),
+    "temp": ("GPU temp °C", "GPU °C", 100.0),
+}
+# Top of a power axis before any power limit is known.
+DEFAULT_POWER_AXIS_W = 1000.0
+
+
+def gpu_series(history: History, metric: str) -> tuple[ChartSeries, ...]:
     return tuple(
-        ChartSeries(f"GPU{index}", read(index), GPU_COLORS[position % len(GPU_COLORS)])
+        ChartSeries(f"GPU{index}", history.gpu_series(metric, index), GPU_COLORS[position % len(GPU_COLORS)])
         for position, index in enumerate(history.gpu_indices)
     )
+
+
+def gpu_axis_top(history: History, metric: str) -> float:
+    """Top of the y axis for `metric`: 100 for percentages and °C, the highest power limit for watts."""
+    top = GPU_METRIC_CHARTS[metric][2]
+    if top is not None:
+        return top
+    limit = history.gpu_power_limit_w
+    return limit if math.isfinite(limit) and limit > 0 else DEFAULT_POWER_AXIS_W
 
 
 class HistoryPanel(Vertical):
@@ -53,11 +73,13 @@ class HistoryPanel(Vertical):
     HistoryPanel #history-sparklines LevelSparkline { width: 1fr; margin: 0 2 0 0; }
     """
 
+    _spark_gpu_label = "GPU"
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="history-charts"):
             yield HistoryChart(id="chart-host")
-            yield HistoryChart(id="chart-gpu-util")
-            yield HistoryChart(id="chart-gpu-memory")
+            yield HistoryChart(id="chart-gpu-left")
+            yield HistoryChart(id="chart-gpu-right")
         with Horizontal(id="history-sparklines"):
             yield Static("CPU", id="spark-cpu-label", classes="spark-label")
             yield LevelSparkline(id="spark-cpu")
@@ -66,20 +88,30 @@ class HistoryPanel(Vertical):
             yield Static("GPU", id="spark-gpu-label", classes="spark-label")
             yield LevelSparkline(id="spark-gpu")
 
-    def show(self, history: History, interval_s: float, has_gpus: bool) -> None:
+    def show(
+        self, history: History, interval_s: float, has_gpus: bool, gpu_metrics: tuple[str, str] = ("util", "mem"),
+    ) -> None:
+        """Draw `history`; the two GPU charts show `gpu_metrics` (the sparkline the first of them)."""
         if self.has_class("-charts"):
             host = self.query_one("#chart-host", HistoryChart)
             host.title, host.x_step_s, host.series = "CPU/RAM %", interval_s, host_series(history)
-            for chart_id, memory, title in (("#chart-gpu-util", False, "GPU util %"), ("#chart-gpu-memory", True, "GPU mem %")):
+            for chart_id, metric in zip(("#chart-gpu-left", "#chart-gpu-right"), gpu_metrics):
                 chart = self.query_one(chart_id, HistoryChart)
                 chart.display = has_gpus
                 if has_gpus:
-                    chart.title, chart.x_step_s, chart.series = title, interval_s, gpu_series(history, memory)
+                    chart.title, chart.x_step_s, chart.y_max = GPU_METRIC_CHARTS[metric][0], interval_s, gpu_axis_top(history, metric)
+                    chart.series = gpu_series(history, metric)
             return
         self.query_one("#spark-cpu", LevelSparkline).values = history.cpu_percent
         self.query_one("#spark-ram", LevelSparkline).values = history.memory_percent
         for widget_id in ("#spark-gpu-label", "#spark-gpu"):
             self.query_one(widget_id).display = has_gpus
         if has_gpus:
-            averaged = _mean_per_sample([history.gpu_utilization_percent(index) for index in history.gpu_indices])
-            self.query_one("#spark-gpu", LevelSparkline).values = averaged
+            metric = gpu_metrics[0]
+            label = GPU_METRIC_CHARTS[metric][1]
+            if label != self._spark_gpu_label:
+                self.query_one("#spark-gpu-label", Static).update(label)
+                self._spark_gpu_label = label
+            sparkline = self.query_one("#spark-gpu", LevelSparkline)
+            sparkline.maximum = gpu_axis_top(history, metric)
+            sparkline.values = _mean_per_sample([history.gpu_series(metric, index) for index in history.gpu_indices])

@@ -25,6 +25,7 @@ from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.messages import SamplerFailed, SnapshotReady
+from pth_top.tui.settings import DashboardSettings, load_settings, save_settings
 from pth_top.tui.process_view import ProcessView
 
 CHARTS_HEIGHT = 12
@@ -76,6 +77,7 @@ class MonitorScreen(Screen):
         Binding("K", "toggle_kernel_threads", "Show/hide kernel threads", id="monitor.kernel_threads", show=False),
         Binding("h", "toggle_history", "History", id="monitor.history"),
         Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
+        Binding("c", "cycle_gpu_history", "GPU charts: util+mem, power+temp, ...", id="monitor.gpu_history", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -89,8 +91,10 @@ class MonitorScreen(Screen):
         super().__init__()
         self._snapshot: Snapshot | None = None
         self.history = History()
-        self._show_history = True
-        self._show_io: bool | None = None
+        # Panels shown and GPU charts, as the user left them (one line on screen if the file is broken).
+        self.settings, self._settings_problem = load_settings()
+        self._show_history = self.settings.history_shown
+        self._show_io: bool | None = self.settings.io_shown
         self._sampler_error_shown = False
 
     def compose(self) -> ComposeResult:
@@ -109,6 +113,8 @@ class MonitorScreen(Screen):
         self.query_one(ProcessPanel).set_view(ProcessView())
         # Size-dependent settings before the first layout: changed during it, a stale height can stick.
         self._fit_to_height(self.app.size.height)
+        if self._settings_problem:
+            self.notify(self._settings_problem, severity="warning", timeout=10, markup=False)
 
     def on_screen_resume(self) -> None:
         if self._snapshot is not None:
@@ -185,7 +191,7 @@ class MonitorScreen(Screen):
         panel = self.query_one(HistoryPanel)
         panel.display = self._show_history
         if self._show_history and self._snapshot is not None:
-            panel.show(self.history, self.app.interval_s, bool(self._snapshot.gpus))
+            panel.show(self.history, self.app.interval_s, bool(self._snapshot.gpus), self.settings.gpu_history)
 
     def _set_view(self, view: ProcessView) -> None:
         self.query_one(ProcessPanel).set_view(view)
@@ -235,12 +241,27 @@ class MonitorScreen(Screen):
 
     def action_toggle_io(self) -> None:
         self._show_io = not self.query_one("#io-row").display
+        self._remember(replace(self.settings, io_shown=self._show_io))
         self._apply_io_visibility(self.size.height)
         self.call_after_refresh(self._fit_history)
 
     def action_toggle_history(self) -> None:
         self._show_history = not self._show_history
+        self._remember(replace(self.settings, history_shown=self._show_history))
         self._show_history_panel()
+
+    def action_cycle_gpu_history(self) -> None:
+        self._remember(self.settings.next_gpu_history())
+        self._show_history_panel()
+        self.notify("GPU history: " + " and ".join(self.settings.gpu_history), timeout=2)
+
+    def _remember(self, settings: DashboardSettings) -> None:
+        """Use `settings` now and save them for the next start; a failed save is said once."""
+        self.settings = settings
+        problem = save_settings(settings)
+        if problem is not None and problem != self._settings_problem:
+            self.notify(problem, severity="warning", timeout=10, markup=False)
+        self._settings_problem = problem
 
     def action_kill(self) -> None:
         from pth_top.tui.screens.kill import KillScreen
