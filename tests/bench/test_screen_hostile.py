@@ -97,3 +97,26 @@ async def test_a_late_message_to_a_closing_screen_changes_nothing(tmp_path):
         screen.on_run_file_done(RunFileDone("list-open", []))
         assert app.screen is screen
         screen._closing = False
+
+
+async def test_a_runs_list_that_comes_after_a_mode_switch_is_not_pushed_over_the_monitor():
+    from pth_top.tui.app import PthTopApp
+    from pth_top.tui.screens.bench import RunFileDone
+
+    class BrokenSource:
+        def sample(self):
+            raise RuntimeError("no sensors in this test")
+
+    app = PthTopApp(source_factory=BrokenSource)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("b")
+        await wait_on_screen(pilot, lambda: isinstance(app.screen, BenchScreen), timeout_s=30)
+        bench = app.screen
+        await pilot.press("m")
+        await wait_on_screen(pilot, lambda: app.current_mode == "monitor" and app.screen is not bench, timeout_s=30)
+        monitor = app.screen
+        handled = []
+        bench.post_message(RunFileDone("list-open", []))  # as when `o`'s list arrives after the switch
+        bench.call_after_refresh(handled.append, True)  # runs once the message queue has moved past it
+        await wait_on_screen(pilot, lambda: handled, timeout_s=30)
+        assert app.screen is monitor

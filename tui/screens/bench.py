@@ -26,6 +26,8 @@ from pth_top.text import printable
 from pth_top.widgets.bar_chart import Bar, BarChart
 from pth_top.widgets.key_bar import KeyBar
 
+# Worker groups that run a `python -m benches` child.
+CHILD_GROUPS = ("bench-run", "bench-devices")
 COLUMNS = ("kernel", "dev", "variant", "value", "unit", "%peak", "Δ%", "spread", "note")
 
 
@@ -460,9 +462,18 @@ class BenchScreen(Screen):
             self.show_record()
             self.set_status(f"Δ% against the run of {self.baseline.created_at}.")
 
-    def on_unmount(self) -> None:
-        self.workers.cancel_group(self, "bench-run")
-        self.workers.cancel_group(self, "bench-devices")
+    async def on_unmount(self) -> None:
+        """End a run or device listing in flight and wait for its child to go, while the app's loop still runs."""
+        from textual.worker import WorkerError
+
+        children = [worker for worker in self.workers if worker.node is self and worker.group in CHILD_GROUPS]
+        for worker in children:
+            worker.cancel()
+        for worker in children:
+            try:
+                await worker.wait()
+            except WorkerError:
+                pass
 
 
 def _default_disk_dir() -> str:
