@@ -176,7 +176,7 @@ class GpuReader:
         if self.health is not None:
             repair = self.health.read_memory_repair(handle)
             fields.update(
-                remapped_rows_uncorrectable=repair.remapped_rows_uncorrectable,
+                remapped_rows=repair.remapped_rows,
                 remapped_rows_pending=repair.row_remap_pending,
                 remapped_rows_failed=repair.row_remap_failed,
                 retired_pages=repair.retired_pages,

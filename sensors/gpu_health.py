@@ -74,6 +74,12 @@ class MemoryRepair:
     retired_pages_double_bit: MaybeInt = NA
 
     @property
+    def remapped_rows(self) -> MaybeInt:
+        """Rows remapped so far, for correctable and uncorrectable errors together; NA without row remapping."""
+        counts = (self.remapped_rows_correctable, self.remapped_rows_uncorrectable)
+        return NA if any(count is NA for count in counts) else sum(counts)
+
+    @property
     def retired_pages(self) -> MaybeInt:
         """Single- plus double-bit retired pages, NA when the GPU retires no pages."""
         known = [count for count in (self.retired_pages_single_bit, self.retired_pages_double_bit) if count is not NA]

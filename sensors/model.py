@@ -143,9 +143,9 @@ class GpuSample:
     temperature_missing_reason: MaybeStr = NA
     # Xid errors (driver fault reports) since pth-top began watching; NA where the GPU reports no events.
     xid_errors: MaybeInt = NA
-    # Memory repair (Ampere and newer): rows remapped for uncorrectable errors, a remap waiting for a
-    # GPU reset, a remap that failed (the GPU needs service). NA where the GPU does no row remapping.
-    remapped_rows_uncorrectable: MaybeInt = NA
+    # Memory repair (Ampere and newer): rows remapped so far (for correctable and uncorrectable errors),
+    # a remap waiting for a GPU reset, a remap that failed (the GPU needs service). NA without row remapping.
+    remapped_rows: MaybeInt = NA
     remapped_rows_pending: bool | NotApplicable = NA
     remapped_rows_failed: bool | NotApplicable = NA
     # Pages retired for ECC errors (single + double bit; pre-Ampere); NA where the GPU does not retire pages.

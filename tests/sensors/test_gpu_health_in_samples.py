@@ -26,7 +26,7 @@ def health_reader_for(fake, clock=None):
 def test_pending_row_remap_is_in_words_and_flagged():
     gpus = health_reader_for(make_exporter_gpus(4)).sample()
     pending = gpus[2]
-    assert pending.remapped_rows_pending is True and pending.remapped_rows_uncorrectable == 1
+    assert pending.remapped_rows_pending is True and pending.remapped_rows == 3
     assert pending.remapped_rows_failed is False
     assert pending.retired_pages is NA  # H100-like: rows are remapped, pages are not retired
     assert pending.health_problems == ("row remap pending (reset the GPU)",)
@@ -34,7 +34,7 @@ def test_pending_row_remap_is_in_words_and_flagged():
     assert "health: row remap pending (reset the GPU)" in gpu_detail_text(pending).plain
     healthy = gpus[0]
     assert healthy.health_problems == () and gpu_cells(healthy)[0].plain == "0"
-    assert "remapped rows 0, none pending" in gpu_detail_text(healthy).plain
+    assert "0 remapped rows, none pending" in gpu_detail_text(healthy).plain
 
 
 def test_failed_remap_and_retired_pages_are_problems():
@@ -86,7 +86,7 @@ def test_xid_errors_counted_from_the_second_sample_on(tmp_path):
             time.sleep(0.02)
         assert gpus[0].xid_errors == 0
         assert gpus[1].health_problems == ("2 Xid errors since start",)
-        assert gpu_detail_text(gpus[0]).plain.endswith("health: no Xid errors since start, remapped rows 0, none pending")
+        assert gpu_detail_text(gpus[0]).plain.endswith("health: no Xid errors since start, 0 remapped rows, none pending")
     finally:
         sampler.close()
     assert sampler._xid_thread is not None and not sampler._xid_thread.is_alive()

@@ -77,7 +77,7 @@ CASES = [
     Case("nvmlDeviceGetMigDeviceHandleByIndex", {"mig_instances": ()}),
     Case("nvmlDeviceGetGpuInstanceId"),
     Case("nvmlDeviceGetRemappedRows",
-         {"remapped_rows_uncorrectable": NA, "remapped_rows_pending": NA, "remapped_rows_failed": NA}),
+         {"remapped_rows": NA, "remapped_rows_pending": NA, "remapped_rows_failed": NA}),
     Case("nvmlDeviceGetRetiredPages", {"retired_pages": NA}),
     *[
         Case(

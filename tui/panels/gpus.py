@@ -117,7 +117,7 @@ def healthy_text(gpu: GpuSample) -> str:
     if not is_na(gpu.xid_errors):
         known.append("no Xid errors since start")
     if not is_na(gpu.remapped_rows_pending):
-        known.append(f"remapped rows {format_number(gpu.remapped_rows_uncorrectable)}, none pending")
+        known.append(f"{format_number(gpu.remapped_rows)} remapped rows, none pending")
     if not is_na(gpu.retired_pages):
         known.append("no retired pages")
     return "  health: " + ", ".join(known) if known else ""
