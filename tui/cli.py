@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "pth_top.tui.commands.build",
     "pth_top.tui.commands.export",
     "pth_top.tui.commands.fleet",
+    "pth_top.tui.commands.serve",
 )
 COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 

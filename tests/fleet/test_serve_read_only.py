@@ -1,0 +1,107 @@
+"""`pth-top serve`'s read-only app refuses kill, Bench and Wizard in the app itself; --allow-actions lifts it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from pth_top.tui.app import PthTopApp
+from pth_top.tui.commands.serve import child_command
+from pth_top.tui.panels.processes import ProcessPanel
+from pth_top.tui.screens.kill import KillScreen
+from pth_top.tui.screens.monitor import MonitorScreen
+from pth_top.tui.served_app import ReadOnlyApp, parse_arguments
+from pth_top.tui.cli import build_parser
+from tests.fakes.snapshots import FixedSource
+from tests.tui.test_monitor_pilot import snapshot_with
+from tests.waiting import wait_until
+
+
+@pytest.fixture
+def child_process():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield child
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+
+
+def notices(app) -> list[str]:
+    return [str(notification.message) for notification in app._notifications]
+
+
+async def test_read_only_refuses_kill_and_action_modes_with_a_message(child_process):
+    source = FixedSource(snapshot_with(child_process.pid))
+    app = ReadOnlyApp(interval_s=0.1, source_factory=lambda: source)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.screen.query_one(ProcessPanel)
+        await wait_until(pilot, lambda: panel.selected_process is not None, what="a selected process")
+        panel_process = panel.selected_process
+        await pilot.press("k")
+        await wait_until(pilot, lambda: any("kill is off" in text for text in notices(app)), what="the kill refusal")
+        assert not isinstance(app.screen, KillScreen)
+        # The signal path itself refuses too (a palette or a future key cannot reach around the key binding).
+        app.screen._send_signal(panel_process, int(signal.SIGKILL))
+        await pilot.pause()
+        assert child_process.poll() is None
+        for key, name in (("b", "Bench"), ("w", "Wizard")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda name=name: any(f"{name} is off" in text for text in notices(app)),
+                             what=f"the {name} refusal")
+            assert isinstance(app.screen, MonitorScreen) and app.current_mode == "monitor"
+        app.switch_mode("wizard")
+        await pilot.pause()
+        assert app.current_mode == "monitor"
+        await pilot.press("d")
+        await wait_until(pilot, lambda: app.current_mode == "doctor", what="the Doctor, which only reads")
+
+
+async def test_allowed_actions_open_the_kill_dialog(child_process):
+    source = FixedSource(snapshot_with(child_process.pid))
+    app = PthTopApp(interval_s=0.1, source_factory=lambda: source)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.screen.query_one(ProcessPanel)
+        await wait_until(pilot, lambda: panel.selected_process is not None, what="a selected process")
+        await pilot.press("k")
+        await wait_until(pilot, lambda: isinstance(app.screen, KillScreen), what="the kill dialog")
+
+
+def test_child_command_is_read_only_unless_allowed_and_forwards_the_fleet_settings():
+    parser = build_parser()
+    read_only = child_command(parser.parse_args(["serve"]))
+    assert "--allow-actions" not in read_only and "pth_top.tui.served_app" in read_only
+    assert "--allow-actions" in child_command(parser.parse_args(["serve", "--allow-actions"]))
+    fleet = child_command(parser.parse_args(["serve", "--prometheus", "http://p:9090", "--prom-user", "a b",
+                                             "--prom-header", "X-Scope-OrgID: t"]))
+    assert "--prometheus http://p:9090" in fleet and "'a b'" in fleet and "'X-Scope-OrgID: t'" in fleet
+    child = parse_arguments(fleet.split(" -m pth_top.tui.served_app ")[1].replace("'", "").split(" ")[:6])
+    assert child.prometheus == "http://p:9090" and not child.allow_actions
+
+
+@pytest.mark.parametrize("listen, problem", [
+    ("localhost:8824", "wants IP:PORT"), ("127.0.0.1:0", "from 1 to 65535"), ("127.0.0.1:x", "from 1 to 65535"),
+    ("127.0.0.1", "wants IP:PORT"),
+])
+def test_bad_listen_is_one_line_and_exit_2(listen, problem, capsys):
+    from pth_top.tui.cli import main
+
+    assert main(["serve", "--listen", listen]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and err.count("\n") == 1
+
+
+def test_port_in_use_is_one_line_and_exit_2(capsys):
+    import socket
+
+    from pth_top.tui.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--listen", f"127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot listen on 127.0.0.1" in err and err.count("\n") == 1

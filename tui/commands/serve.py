@@ -1,0 +1,108 @@
+"""`pth-top serve`: the dashboard (or the fleet view) in a browser, via textual-serve; read-only by default."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import shlex
+import socket
+import sys
+
+from pth_top.text import printable
+from pth_top.tui.commands import CliError, seconds_argument
+from pth_top.tui.commands.fleet import add_connection_arguments, connection_from
+
+DEFAULT_PORT = 8824
+DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
+# Connection flags passed on to each browser tab's process: (attribute, flag).
+FORWARDED_VALUES = (
+    ("prometheus", "--prometheus"), ("job", "--job"), ("prom_user", "--prom-user"),
+    ("prom_password_file", "--prom-password-file"), ("prom_bearer_token_file", "--prom-bearer-token-file"),
+    ("prom_ca_file", "--prom-ca-file"), ("prom_cert_file", "--prom-cert-file"), ("prom_key_file", "--prom-key-file"),
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="the dashboard in a web browser (textual-serve), read-only unless --allow-actions",
+        description=(
+            "Serves the dashboard over HTTP for a browser; each browser tab runs its own pth-top. Read-only by "
+            "default: kill is refused and Bench and Wizard (benchmarks, saved files) do not open. No login and "
+            "no TLS: keep it on loopback and reach it through an SSH tunnel or an authenticating reverse proxy. "
+            "With --prometheus it serves the fleet view instead. Needs textual-serve: pip install 'pth-top[web]'."
+        ),
+    )
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDRESS:PORT",
+                        help=f"where to serve (default {DEFAULT_LISTEN})")
+    parser.add_argument("--public-url", metavar="URL",
+                        help="the URL browsers use, when it differs (a reverse proxy); default http://ADDRESS:PORT")
+    parser.add_argument("--allow-actions", action="store_true",
+                        help="let browser users kill processes, run benchmarks and save builds")
+    parser.add_argument("--interval", type=seconds_argument("--interval", 0.25, 3600), default=1.0,
+                        metavar="SECONDS", help="dashboard refresh interval (default 1)")
+    add_connection_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """'127.0.0.1:8824' or '[::1]:8824' -> (address, port); one-line CliError otherwise."""
+    host, colon, port_text = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise CliError(f"--listen wants IP:PORT (e.g. {DEFAULT_LISTEN}), got {printable(text)!r}") from None
+    if not colon or not (port_text.isascii() and port_text.isdigit()) or not 1 <= int(port_text) <= 65535:
+        raise CliError(f"--listen port must be a number from 1 to 65535, got {printable(port_text)!r}")
+    return host, int(port_text)
+
+
+def check_bindable(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise CliError(f"cannot listen on {printable(host)}:{port}: {error.strerror or error}") from None
+
+
+def child_command(args: argparse.Namespace) -> str:
+    """The shell command textual-serve runs for each browser tab."""
+    arguments = [sys.executable, "-m", "pth_top.tui.served_app", "--interval", f"{args.interval:g}"]
+    if args.allow_actions:
+        arguments.append("--allow-actions")
+    if args.prometheus:
+        for attribute, flag in FORWARDED_VALUES:
+            if getattr(args, attribute) is not None:
+                arguments += [flag, str(getattr(args, attribute))]
+        for header in args.prom_header:
+            arguments += ["--prom-header", header]
+        if args.prom_insecure_skip_verify:
+            arguments.append("--prom-insecure-skip-verify")
+        arguments += ["--prom-timeout", f"{args.prom_timeout:g}"]
+    return shlex.join(arguments)
+
+
+def run(args: argparse.Namespace) -> int:
+    host, port = parse_listen(args.listen)
+    if args.prometheus:
+        connection_from(args)  # bad settings fail here, once, not in every browser tab
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise CliError("pth-top serve needs textual-serve: pip install 'pth-top[web]'") from None
+    check_bindable(host, port)
+    shown_host = f"[{host}]" if ":" in host else host
+    public_url = args.public_url or f"http://{shown_host}:{port}"
+    mode = "actions allowed (kill, benchmarks, saves)" if args.allow_actions else (
+        "read-only: kill, Bench and Wizard refused")
+    print(f"pth-top serve: {printable(public_url)} ({mode}). No login and no TLS here: reach it through an SSH "
+          f"tunnel (ssh -N -L {port}:127.0.0.1:{port} THIS_HOST) or an authenticating reverse proxy.", flush=True)
+    if not ipaddress.ip_address(host).is_loopback:
+        print(f"pth-top serve: WARNING: {host} is not loopback; anyone who can reach port {port} sees this machine.",
+              file=sys.stderr, flush=True)
+    what = "pth-top fleet" if args.prometheus else "pth-top"
+    Server(child_command(args), host=host, port=port, title=what, public_url=public_url).serve()
+    return 0

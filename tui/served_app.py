@@ -1,0 +1,83 @@
+"""What `pth-top serve` runs for each browser tab: the dashboard (or fleet view) with read-only enforced.
+
+textual-serve starts one of these per websocket with its web driver on stdin/stdout (no terminal).
+Read-only is enforced here, in the app: kill refuses with a message, and Bench and Wizard (which run
+benchmarks and save files) refuse to open; `--allow-actions` lifts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from pth_top.sensors.processes import ProcessSample
+from pth_top.tui.app import PthTopApp
+from pth_top.tui.screens.monitor import MonitorScreen
+
+READ_ONLY_NOTICE = "read-only browser view: {what} is off (the server was started without --allow-actions)"
+# Modes whose actions change the machine or write files: benchmarks run on it, builds are saved.
+ACTION_MODES = {"bench": "Bench", "wizard": "Wizard"}
+
+
+class ReadOnlyMonitorScreen(MonitorScreen):
+    """The Monitor, with every way to signal a process refused."""
+
+    def action_kill(self) -> None:
+        self.notify(READ_ONLY_NOTICE.format(what="kill"), severity="warning", markup=False)
+
+    def _send_signal(self, process: ProcessSample, signal_number: int) -> None:
+        self.notify(READ_ONLY_NOTICE.format(what="kill"), severity="error", markup=False)
+
+
+class ReadOnlyApp(PthTopApp):
+    """PthTopApp for an untrusted viewer: no kill, no Bench or Wizard (no benchmarks, no saved files)."""
+
+    SCREENS = {"monitor": ReadOnlyMonitorScreen}
+
+    def switch_mode(self, mode: str):  # type: ignore[override]
+        if mode in ACTION_MODES:
+            self.notify(READ_ONLY_NOTICE.format(what=ACTION_MODES[mode]), severity="warning", markup=False)
+            mode = self.current_mode
+        return super().switch_mode(mode)
+
+
+def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    from pth_top.tui.commands.fleet import add_connection_arguments
+
+    parser = argparse.ArgumentParser(prog="pth-top serve (child)")
+    parser.add_argument("--allow-actions", action="store_true")
+    parser.add_argument("--interval", type=float, default=1.0)
+    add_connection_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    if args.prometheus:
+        from pth_top.tui.commands import CliError
+        from pth_top.tui.commands.fleet import connection_from
+        from pth_top.tui.screens.fleet import FleetApp
+
+        try:
+            connection = connection_from(args)
+        except CliError as error:
+            print(f"pth-top serve: {error}", file=sys.stderr)
+            return 2
+        FleetApp(connection, job=args.job, interval_s=max(args.interval, 1.0)).run()
+        return 0
+    from pth_top.tui import startup_gc
+    from pth_top.tui.first_sample import FirstSample
+
+    startup_gc.pause()  # the app resumes it after its first frame
+    first_sample = FirstSample.in_child_process()
+    try:
+        app_class = PthTopApp if args.allow_actions else ReadOnlyApp
+        app_class(interval_s=args.interval, first_sample=first_sample).run()
+    finally:
+        first_sample.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
