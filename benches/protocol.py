@@ -186,12 +186,12 @@ def _depth_exceeds(text: str, limit: int) -> bool:
     return False
 
 
-def parse_json_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
-    """json.loads without NaN/Infinity and without nesting deeper than `max_depth`; ProtocolError otherwise."""
+def parse_json_bounded(text: str, max_depth: int = MAX_DEPTH, *, non_finite_as_none: bool = False) -> Any:
+    """json.loads without nesting deeper than `max_depth`; NaN/Infinity refused (or read as None). ProtocolError."""
     if text.count("[") + text.count("{") > max_depth and _depth_exceeds(text, max_depth):
         raise ProtocolError(f"nested deeper than {max_depth} levels")
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=(lambda name: None) if non_finite_as_none else _refuse_constant)
     except json.JSONDecodeError as error:
         raise ProtocolError(f"not JSON: {text.strip()[:80]!r} ({error.msg})") from None
     except RecursionError:

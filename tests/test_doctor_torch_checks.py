@@ -155,6 +155,12 @@ def test_probe_without_torch_prints_an_error_object_and_exits_nonzero(tmp_path):
     assert report["error"].startswith("torch not installed in ")
 
 
+@pytest.mark.parametrize("stdout", ["[" * 100_000 + "]" * 100_000, '{"schema": "x", "a": ' + "[" * 100_000 + "}"])
+def test_hostile_probe_output_is_a_probe_error_not_a_recursion_error(stdout):
+    with pytest.raises(ProbeError, match="torch probe in /x/python failed"):
+        parse_probe_output("/x/python", stdout + "\n", "", 0)
+
+
 def test_probe_of_a_missing_interpreter_raises_probe_error():
     with pytest.raises(ProbeError, match="no Python interpreter at /no/such/python"):
         run_torch_probe("/no/such/python", timeout_s=5)

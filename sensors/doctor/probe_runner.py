@@ -6,7 +6,6 @@ only torch: our own site-packages are never added to its sys.path.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -14,10 +13,12 @@ import subprocess
 from typing import Any
 
 from pth_top.benches.launcher import build_command
+from pth_top.benches.protocol import ProtocolError, parse_json_bounded
 from pth_top.text import printable
 
 PROBE_SCHEMA = "pth-top.torch-probe"
 AFTER_KILL_S = 5.0
+PROBE_MAX_DEPTH = 32
 
 
 class ProbeError(Exception):
@@ -97,8 +98,8 @@ def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int) -
         if not line.startswith("{"):
             continue
         try:
-            report = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+            report = parse_json_bounded(line, PROBE_MAX_DEPTH, non_finite_as_none=True)
+        except ProtocolError:  # not JSON, or nested deeper than any report
             continue
         if isinstance(report, dict) and report.get("schema") == PROBE_SCHEMA:
             return report

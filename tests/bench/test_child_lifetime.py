@@ -103,3 +103,17 @@ def test_the_probe_timeout_holds_when_a_descendant_keeps_its_pipes_open(tmp_path
         wait_for(lambda: process_gone(grandchild), what="the probe's grandchild to end")
     finally:
         end_if_running(read_pid(grandchild_file))
+
+
+def test_the_heartbeat_thread_sends_valid_versioned_events_until_stopped():
+    from pth_top.benches.protocol import decode_line, encode_event
+    from pth_top.benches.runner import Heartbeat
+
+    lines: list[str] = []
+    heartbeat = Heartbeat(lambda kind, **fields: lines.append(encode_event(kind, **fields)), interval_s=0.01)
+    heartbeat.start()
+    wait_for(lambda: len(lines) >= 3, what="three heartbeats")
+    heartbeat.stopped.set()
+    heartbeat.join(timeout=30)
+    assert not heartbeat.is_alive()
+    assert {decode_line(line).kind for line in lines} == {"heartbeat"}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pth_top.benches import launcher
+from pth_top.benches.protocol import encode_event
 from pth_top.configs.paths import bench_runs_dir, user_data_dir
 from tests.bench.fake_children import (
     FINISHED_LINE, GOOD_RUN, RESULT_LINE, STARTED_LINE, canned_child, shell_child,
@@ -51,6 +52,16 @@ def test_a_child_that_is_not_a_benchmark_is_one_line_and_exit_2(cli, capsys, tmp
     assert cli(["bench", "--python", python, "--kernel", "gemm"]) == 2
     err = one_line_error(capsys)
     assert "benchmark did not run: " in err and message in err and "\x1b" not in err and "\x07" not in err
+    assert not user_data_dir().exists()  # exit 2: nothing on disk changed
+
+
+def test_a_device_the_child_does_not_have_is_exit_2_and_leaves_the_data_dir_alone(cli, capsys, tmp_path):
+    refusal = [encode_event("error", kernel=None, device=None, variant=None, error_type="UsageError",
+                            message="device 'cuda:7' not available here (available: cpu)"),
+               encode_event("finished", ok=False, results=0, errors=1, wall_s=0.0)]
+    assert cli(["bench", "--python", canned_child(tmp_path, refusal), "--device", "cuda:7"]) == 2
+    assert "benchmark did not run: device 'cuda:7' not available here" in one_line_error(capsys)
+    assert not user_data_dir().exists()
 
 
 @pytest.mark.parametrize("python", ["/bin/true", "/bin/echo"])

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from pth_top.text import printable
 from pth_top.tui.commands import CliError
@@ -161,19 +162,17 @@ def error_line(row: dict) -> str:
     return printable(f"{where or 'benchmark output'}: ERROR {row.get('error_type')}: {row.get('message')}", 500)
 
 
-async def execute(args: argparse.Namespace, printer: ProgressPrinter):
+async def execute(args: argparse.Namespace, python: str, disk_dir: str, printer: ProgressPrinter):
     """Run the child and fold its events into a record; LaunchError before anything ran."""
     import asyncio
 
-    from pth_top.benches.launcher import BenchProcess, resolve_python, run_arguments
+    from pth_top.benches.launcher import BenchProcess, run_arguments
     from pth_top.benches.report import format_percent, format_value
     from pth_top.benches.runs import RunRecord
 
-    python = resolve_python(args.python)  # before the data dir is made: a bad interpreter changes nothing on disk
     process = BenchProcess(python, run_arguments(
         device=args.device, suite=args.suite, kernels=args.kernel, scale=args.scale, time_cap_s=args.time_cap,
-        disk_dir=args.disk_dir or default_disk_dir(), disk_size_mib=args.disk_size_mib,
-        cpu_memory_budget_mib=args.cpu_memory_budget_mib))
+        disk_dir=disk_dir, disk_size_mib=args.disk_size_mib, cpu_memory_budget_mib=args.cpu_memory_budget_mib))
     record = RunRecord(python=process.python)
     await process.start()
     try:
@@ -197,12 +196,31 @@ def default_disk_dir() -> str:
     """The data dir, made if missing; when it cannot be made the disk kernel reports that as its error row."""
     from pth_top.configs.paths import user_data_dir
 
-    folder = user_data_dir()
+    make_folders(user_data_dir())
+    return str(user_data_dir())
+
+
+def make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents; the folders made, outermost first ([] when none or it failed)."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        for made in reversed(missing):
+            made.mkdir()
     except OSError:
-        pass
-    return str(folder)
+        return []
+    return missing[::-1]
+
+
+def remove_empty_folders(folders: list[Path]) -> None:
+    """Undo make_folders where the folders are still empty (a run that did not start leaves nothing on disk)."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def run(args: argparse.Namespace) -> int:
@@ -216,14 +234,23 @@ def run(args: argparse.Namespace) -> int:
     validate(args)
     import asyncio
 
-    from pth_top.benches.launcher import LaunchError
+    from pth_top.benches.launcher import LaunchError, resolve_python
+    from pth_top.configs.paths import user_data_dir
 
-    printer = ProgressPrinter()
     try:
-        record, process = asyncio.run(execute(args, printer))
+        python = resolve_python(args.python)  # before the data dir is made: a bad interpreter changes nothing on disk
     except LaunchError as error:
         raise CliError(str(error)) from None
+    made_folders = [] if args.disk_dir else make_folders(user_data_dir())
+    printer = ProgressPrinter()
+    try:
+        record, process = asyncio.run(execute(args, python, args.disk_dir or str(user_data_dir()), printer))
+    except LaunchError as error:
+        remove_empty_folders(made_folders)
+        raise CliError(str(error)) from None
     setup_error = record.setup_error()
+    if setup_error or not record.has_started:
+        remove_empty_folders(made_folders)
     if setup_error:
         raise CliError(f"benchmark did not run: {printable(setup_error, 500)}", 2)
     if record.finished is None:
