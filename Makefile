@@ -23,6 +23,13 @@ install-test: $(PY)
 	    if [ -x /etc/init.d/prometheus ]; then /etc/init.d/prometheus stop >/dev/null 2>&1 || true; fi; \
 	  else echo "prometheus not installed (needs root for apt-get): the exporter's Prometheus tests will skip"; fi; \
 	fi
+	@# The browser test of `pth-top serve` drives Debian's chromium headless; installed the same way.
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
+	      || echo "could not install chromium: the browser test of pth-top serve will skip"; \
+	  else echo "chromium not installed (needs root for apt-get): the browser test of pth-top serve will skip"; fi; \
+	fi
 
 run: install
 	$(VENV)/bin/pth-top
