@@ -68,22 +68,21 @@ def _signal_group(group_id: int, signum: int) -> bool:
 
 
 def end_live_groups(grace_s: float = KILL_AFTER_S) -> None:
-    """SIGTERM every running child's group (temp files go), SIGKILL what is left after `grace_s`."""
-    for group_id in list(_live_groups):
-        if not _signal_group(group_id, signal.SIGTERM):
-            _live_groups.discard(group_id)
+    """SIGTERM every running child's group (temp files go), SIGKILL what is left of them after `grace_s`."""
+    groups = list(_live_groups)
+    waiting = {group_id for group_id in groups if _signal_group(group_id, signal.SIGTERM)}
     deadline = time.monotonic() + grace_s
-    while _live_groups and time.monotonic() < deadline:
-        for group_id in list(_live_groups):
+    while waiting and time.monotonic() < deadline:
+        for group_id in list(waiting):
             try:
                 finished, _ = os.waitpid(group_id, os.WNOHANG)
-            except ChildProcessError:
+            except ChildProcessError:  # reaped elsewhere (the event loop's child watcher)
                 finished = group_id
             if finished:
-                _live_groups.discard(group_id)
+                waiting.discard(group_id)
         time.sleep(0.02)
-    for group_id in list(_live_groups):
-        _signal_group(group_id, signal.SIGKILL)
+    for group_id in groups:
+        _signal_group(group_id, signal.SIGKILL)  # the children's own children, and any child still alive
     _live_groups.clear()
 
 
