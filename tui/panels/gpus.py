@@ -28,11 +28,17 @@ def _level_style(percent: float, warn: float = 60, alert: float = 90) -> str:
     return "bold red" if percent >= alert else ("yellow" if percent >= warn else "green")
 
 
+def is_idle(gpu: GpuSample) -> bool:
+    """Nothing runs: the driver says so, or utilisation is 0 (real idle A40s reported "power cap", not idle)."""
+    return "idle" in gpu.throttle_reasons or gpu.utilization_percent == 0
+
+
 def pcie_text(gpu: GpuSample) -> Text:
     current = f"{format_number(gpu.pcie_generation_current)}x{format_number(gpu.pcie_width_current)}"
-    if gpu.pcie_link_degraded:
+    if gpu.pcie_link_degraded and not is_idle(gpu):
         return Text(f"{current}!", style="yellow")
-    return Text(current)
+    # An idle link trains down to save power (Gen1 on every idle PCIe card seen): not worth a flag.
+    return Text(current, style="dim" if gpu.pcie_link_degraded else "")
 
 
 def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
@@ -86,7 +92,8 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
         text.append("  health: " + ", ".join(gpu.health_problems), style="bold red")
     text.append(link)
     if gpu.pcie_link_degraded:
-        text.append(" below max (normal at idle; under load check the slot)", style="yellow")
+        # Idle links train down to save power (Gen1 on every idle PCIe card seen); under load it means the slot.
+        text.append(" idle" if is_idle(gpu) else " below max: check the slot", style="dim" if is_idle(gpu) else "yellow")
     text.append(f"  RX {format_rate(gpu.pcie_rx_bytes_per_s)} TX {format_rate(gpu.pcie_tx_bytes_per_s)}")
     if gpu.ecc_enabled is NA:
         text.append("  ECC N/A")
@@ -96,11 +103,15 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
         if gpu.ecc_enabled:
             style = "bold red" if not is_na(errors) and errors > 0 else ""
             text.append(f", {format_number(errors)} uncorrected", style=style)
-    text.append(f"  NVLink {format_number(gpu.nvlink_active_links)} active")
-    if gpu.throttle_reasons:
-        text.append("  throttled: " + ", ".join(gpu.throttle_reasons), style="yellow")
+    if is_na(gpu.nvlink_active_links):
+        text.append("  no NVLink", style="dim")
     else:
-        text.append("  not throttled", style="dim")
+        text.append(f"  NVLink {gpu.nvlink_active_links} active")
+    # "idle" is the driver resting the clocks, not a limit: said apart from the reasons that hold a busy GPU back.
+    limits = [reason for reason in gpu.throttle_reasons if reason != "idle"]
+    if limits:
+        text.append("  throttled: " + ", ".join(limits), style="yellow")
+    text.append("  clocks idle" if "idle" in gpu.throttle_reasons else ("" if limits else "  not throttled"), style="dim")
     if gpu.mig_enabled is True:
         text.append(f"  MIG on, {len(gpu.mig_instances)} instances")
     if is_na(gpu.temperature_c):
@@ -117,7 +128,7 @@ def healthy_text(gpu: GpuSample) -> str:
     if not is_na(gpu.xid_errors):
         known.append("no Xid errors since start")
     if not is_na(gpu.remapped_rows_pending):
-        known.append(f"{format_number(gpu.remapped_rows)} remapped rows, none pending")
+        known.append(f"{format_number(gpu.remapped_rows)} remapped row{'' if gpu.remapped_rows == 1 else 's'}, none pending")
     if not is_na(gpu.retired_pages):
         known.append("no retired pages")
     return "  health: " + ", ".join(known) if known else ""
