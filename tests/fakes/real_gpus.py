@@ -1,4 +1,5 @@
-"""Fake NVML machines built from real `nvidia-smi -q` outputs published in open-source repositories.
+"""Fake NVML machines built from real `nvidia-smi -q` outputs published in open-source repositories
+(8 x H100 SXM, 4 x A100 SXM4, 10 x A40, an A10 twice, 3 of 9 RTX A6000s).
 
 The values are as they were on those machines (idle servers); each machine names its origin. A field
 `nvidia-smi` printed as N/A is left out, so the fake answers NVMLError_NotSupported for it, as the
@@ -150,12 +151,30 @@ A10_GPU = RealGpu("00000000:06:00.0", "GPU-51ae0086-e1ac-4a20-f062-9caa44e4df6d"
 A10 = (A10_BOARD, (A10_GPU,))
 A10_HW_SLOWDOWN = (A10_BOARD, (RealGpu(**{**A10_GPU.__dict__, "clocks_event_mask": IDLE | HW_SLOWDOWN | HW_POWER_BRAKE}),))
 
+# thamada/gls gls/RTX_A6000_x9_smi.py (nvidia-smi -a, Wed Nov 20 2024): the first 3 of 9 RTX A6000s (the
+# -q sections read), blower fans at 30 %, idle in P8 at SM 0 MHz; GPU 2 reports "SW Power Cap" at 23 W.
+RTX_A6000_FIRST3_OF_9 = (
+    RealBoard(
+        origin="thamada/gls gls/RTX_A6000_x9_smi.py", driver_version="550.127.05", cuda_version=12040,
+        name="NVIDIA RTX A6000", vbios="94.02.5C.00.02", memory_total_mib=46068, power_limit_w=300.0,
+        pcie_generation_max=4, pcie_width_max=16, sm_clock_max_mhz=2100, pstate=8, memory_clock_mhz=405,
+        fan_percent=30, nvlink_links=0, mig_supported=False, bar1_total_mib=65536, power_limit_min_w=100.0,
+        temperature_thresholds_c=((0, 98), (1, 95), (3, 93)),
+    ),
+    (
+        RealGpu("00000000:4F:00.0", "GPU-880b8a57-8586-fe40-bec5-fb703f80ffe6", 28, 24.69, 0, 1, 0, 150, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:52:00.0", "GPU-588b70bd-7af1-b8d2-f0a9-d8af8d063f30", 29, 18.67, 0, 1, 0, 100, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:53:00.0", "GPU-9f432315-e4ef-f5e1-ab74-dfd8887bd00c", 28, 23.29, 0, 1, 50, 50, 0, SW_POWER_CAP, (0, 0, 0, 0)),
+    ),
+)
+
 REAL_MACHINES: dict[str, tuple[RealBoard, tuple[RealGpu, ...]]] = {
     "h100_sxm_x8": H100_SXM_X8,
     "a100_sxm4_x4": A100_SXM4_X4,
     "a40_x10": A40_X10,
     "a10": A10,
     "a10_hw_slowdown": A10_HW_SLOWDOWN,
+    "rtx_a6000_first3": RTX_A6000_FIRST3_OF_9,
 }
 
 

@@ -1,5 +1,5 @@
 """Snapshot tests of the Monitor screen on GPUs as real `nvidia-smi -q` outputs report them
-(tests/fakes/real_gpus.py): idle H100 SXM and A100 SXM4 servers, ten A40s, one A10."""
+(tests/fakes/real_gpus.py): idle H100 SXM and A100 SXM4 servers, ten A40s, one A10, RTX A6000s with fans."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ def real_gpu_snapshot(name: str):
 
 @pytest.mark.parametrize("name, size", [
     ("h100_sxm_x8", (120, 40)), ("a100_sxm4_x4", (120, 40)), ("a40_x10", (120, 40)), ("a10", (80, 24)),
+    ("rtx_a6000_first3", (100, 30)),
 ])
 def test_monitor_on_real_gpus(snap_compare, name, size):
     assert snap_compare(fixed_app(real_gpu_snapshot(name)), terminal_size=size, run_before=wait_for_first_sample)
