@@ -50,7 +50,8 @@ class Connection:
             try:
                 context.load_cert_chain(self.cert_file, self.key_file)
             except (OSError, ssl.SSLError) as error:
-                raise ConnectionSettingError(printable(f"cannot load client certificate {self.cert_file}: {error}")) from None
+                message = f"cannot load client certificate {self.cert_file}: {error}"
+                raise ConnectionSettingError(printable(message)) from None
         return context
 
 
@@ -96,7 +97,8 @@ def parse_header(text: str) -> tuple[str, str]:
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
         raise ConnectionSettingError(f"--prom-header value has a control character: {printable(text)!r}")
     if name.lower() == "authorization":
-        raise ConnectionSettingError("--prom-header cannot set Authorization; use --prom-bearer-token-file or --prom-user")
+        raise ConnectionSettingError(
+            "--prom-header cannot set Authorization; use --prom-bearer-token-file or --prom-user")
     return name, value
 
 

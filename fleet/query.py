@@ -191,9 +191,11 @@ class FleetReader:
             "temperature": (f"pth_top_gpu_temperature_celsius{{{job}}}", True),
             "power": (f"pth_top_gpu_power_watts{{{job}}}", True),
             "errors": (
-                "sum by (instance, gpu) (increase({__name__=~\"pth_top_gpu_xid_errors_total|pth_top_gpu_ecc_errors_total\","
+                "sum by (instance, gpu) (increase("
+                "{__name__=~\"pth_top_gpu_xid_errors_total|pth_top_gpu_ecc_errors_total\","
                 f"severity!=\"corrected\",{job}}}[{ERROR_WINDOW}]))", True),
-            "remaps": (f"sum by (instance, gpu) ({{__name__=~\"pth_top_gpu_row_remap_(pending|failed)\",{job}}})", True),
+            "remaps": (
+                f"sum by (instance, gpu) ({{__name__=~\"pth_top_gpu_row_remap_(pending|failed)\",{job}}})", True),
             "throttle": (
                 f"max by (instance, gpu) (pth_top_gpu_clocks_event_active{{reason=~\"{HW_THROTTLE_REASONS}\",{job}}})",
                 True),
@@ -216,7 +218,8 @@ class FleetReader:
                                     query_count=self.client.queries_sent - sent_before)
             return self.snapshot
         self._refreshes += 1
-        answers = {name: keyed(series, per_gpu) for (name, (_, per_gpu)), series in zip(queries.items(), results)}
+        answers = {name: keyed(series, per_gpu)
+                   for (name, (_, per_gpu)), series in zip(queries.items(), results, strict=True)}
         hostnames = {labels.get("instance", ""): labels.get("hostname", "")
                      for labels, _ in results[list(queries).index("info")]}
         hosts = build_hosts(answers, hostnames, now_s, self.scrape_interval_s, self._memory)
@@ -237,7 +240,8 @@ class FleetReader:
     async def host_detail(self, instance: str) -> HostDetail:
         """One host's GPUs and largest GPU processes (three queries, only while the drill-down is open)."""
         selector = f"job={promql_string(self.job)},instance={promql_string(instance)}"
-        names = "utilization_ratio|memory_used_bytes|memory_total_bytes|temperature_celsius|power_watts|power_limit_watts"
+        names = ("utilization_ratio|memory_used_bytes|memory_total_bytes|temperature_celsius|power_watts"
+                 "|power_limit_watts")
         try:
             readings, info, processes = await asyncio.gather(
                 self.client.vector(f"{{__name__=~\"pth_top_gpu_({names})\",{selector}}}"),

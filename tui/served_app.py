@@ -35,7 +35,7 @@ class ReadOnlyApp(PthTopApp):
 
     SCREENS = {"monitor": ReadOnlyMonitorScreen}
 
-    def switch_mode(self, mode: str):  # type: ignore[override]
+    def switch_mode(self, mode: str):
         if mode in ACTION_MODES:
             self.notify(READ_ONLY_NOTICE.format(what=ACTION_MODES[mode]), severity="warning", markup=False)
             mode = self.current_mode

@@ -77,7 +77,8 @@ class Clock:
 
 
 def reader_for(fleet: FakeFleet, clock: Clock | None = None, **connection: Any) -> FleetReader:
-    client = PrometheusClient(make_connection("http://prom:9090", **connection), transport=httpx.MockTransport(fleet.handle))
+    client = PrometheusClient(make_connection("http://prom:9090", **connection),
+                              transport=httpx.MockTransport(fleet.handle))
     return FleetReader(client, clock=clock or Clock())
 
 
@@ -154,7 +155,8 @@ async def test_timeout_and_connection_refused_are_one_line():
     def too_slow(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out", request=request)
 
-    client = PrometheusClient(make_connection("http://prom:9090", timeout_s=0.5), transport=httpx.MockTransport(too_slow))
+    client = PrometheusClient(make_connection("http://prom:9090", timeout_s=0.5),
+                              transport=httpx.MockTransport(too_slow))
     with pytest.raises(QueryError, match=r"did not answer within 0.5 s"):
         await client.vector("up")
     with socket.socket() as probe:

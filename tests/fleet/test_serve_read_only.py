@@ -9,12 +9,12 @@ import sys
 import pytest
 
 from pth_top.tui.app import PthTopApp
+from pth_top.tui.cli import build_parser
 from pth_top.tui.commands.serve import child_command
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.screens.kill import KillScreen
 from pth_top.tui.screens.monitor import MonitorScreen
 from pth_top.tui.served_app import ReadOnlyApp, parse_arguments
-from pth_top.tui.cli import build_parser
 from tests.fakes.snapshots import FixedSource
 from tests.tui.test_monitor_pilot import snapshot_with
 from tests.waiting import wait_until

@@ -39,7 +39,7 @@ def serve_hosts(ports_file: Path, template_file: Path, host_count: int) -> None:
     pages = []
     for host in range(host_count):
         text = re.sub(r'(pth_top_gpu_utilization_ratio\{gpu="(\d+)"[^}]*\}) \S+',
-                      lambda match, host=host: f"{match.group(1)} {((host * 11 + int(match.group(2)) * 9) % 101) / 100}",
+                      lambda match, host=host: f"{match.group(1)} {(11 * host + 9 * int(match.group(2))) % 101 / 100}",
                       template)
         pages.append(text.encode())
     ports = []
@@ -74,7 +74,8 @@ class StartedPrometheus(PrometheusServer):
 
 def prometheus_config(ports: list[int]) -> str:
     jobs = "".join(
-        f"  - job_name: fleet-{count}\n    static_configs: [{{targets: {[f'127.0.0.1:{port}' for port in ports[:count]]}}}]\n"
+        f"  - job_name: fleet-{count}\n"
+        f"    static_configs: [{{targets: {[f'127.0.0.1:{port}' for port in ports[:count]]}}}]\n"
         for count in HOST_COUNTS
     )
     return (f"global: {{scrape_interval: {SCRAPE_INTERVAL_S:g}s, scrape_timeout: 4s, evaluation_interval: 5s}}\n"
@@ -144,8 +145,8 @@ def main() -> int:
     (workdir / "template.txt").write_text(template)
     series_per_host = sum(1 for line in template.splitlines() if line and not line.startswith("#"))
     ports_file = workdir / "ports"
-    helper = subprocess.Popen([sys.executable, __file__, "--serve-hosts", str(ports_file), str(workdir / "template.txt"),
-                               str(max(HOST_COUNTS))])
+    helper = subprocess.Popen([sys.executable, __file__, "--serve-hosts", str(ports_file),
+                               str(workdir / "template.txt"), str(max(HOST_COUNTS))])
     prometheus = None
     try:
         wait_for(lambda: ports_file.exists() and len(ports_file.read_text().split()) == max(HOST_COUNTS),
@@ -163,7 +164,8 @@ def main() -> int:
         for count in HOST_COUNTS:
             result = asyncio.run(measure(prometheus.base, f"fleet-{count}", args.cycles))
             cpu_percent = 100 * (result["cpu_ms"] + result["show_cpu_ms"]) / 1000 / REFRESH_INTERVAL_S
-            print(f"{result['hosts']:>5.0f} {result['gpus']:>5.0f} {result['queries']:>7.0f} {result['wall_ms']:>10.1f} "
+            print(f"{result['hosts']:>5.0f} {result['gpus']:>5.0f} {result['queries']:>7.0f} "
+                  f"{result['wall_ms']:>10.1f} "
                   f"{result['wall_max_ms']:>7.1f} {result['cpu_ms']:>7.1f} {cpu_percent:>9.2f} "
                   f"{result['show_ms']:>9.1f} {result['show_cpu_ms']:>13.1f}")
     finally:

@@ -132,7 +132,8 @@ class FleetScreen(Screen):
         # Hostnames label the grid when they tell hosts apart; otherwise the instance (host:port) does.
         by_hostname = all(hostnames) and len(set(hostnames)) == len(hostnames)
         self.query_one(HeatGrid).set_rows([
-            HeatRow(label=host.hostname if by_hostname else host.instance, values=tuple(metric(gpu) for gpu in host.gpus),
+            HeatRow(label=host.hostname if by_hostname else host.instance,
+                    values=tuple(metric(gpu) for gpu in host.gpus),
                     greyed=host.state.greyed or snapshot.error is not None,
                     note="" if host.state.value == "up" else f"{host.state.value} {age_text(host.age_s)}")
             for host in self.shown_hosts
