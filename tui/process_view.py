@@ -12,7 +12,7 @@ from rich.text import Text
 from pth_top.sensors.model import ProcessSample
 from pth_top.sensors.na import is_na
 from pth_top.text import printable
-from pth_top.tui.format import format_bytes, format_duration
+from pth_top.tui.format import format_bytes, format_duration, format_percent
 
 COMMAND_MAX_CHARS = 240
 STATE_LETTERS = {
@@ -44,23 +44,41 @@ COLUMNS: tuple[ProcessColumn, ...] = (
     ProcessColumn("mem", "MEM%", 5, attrgetter("memory_percent")),
     ProcessColumn("rss", "RES", 6, attrgetter("rss_bytes")),
     ProcessColumn("gpu_mem", "GPUMEM", 6, lambda p: _number(p.gpu_memory_used_bytes)),
+    ProcessColumn("gpu_util", "SM%", 4, lambda p: _number(p.gpu_sm_util_percent)),
     ProcessColumn("gpu", "GPU", 3, lambda p: p.gpu_indices or (math.inf,), descending_first=False),
     ProcessColumn("state", "S", 1, attrgetter("state"), descending_first=False),
     ProcessColumn("time", "TIME+", 9, attrgetter("cpu_time_s")),
+    # Blank (no container) sorts last in either direction's first press.
+    ProcessColumn("container", "CONTAINER", 12, lambda p: p.container or "\uffff", descending_first=False),
     ProcessColumn("command", "Command", None, lambda p: p.command.lower(), descending_first=False),
 )
 COLUMN_BY_KEY = {column.key: column for column in COLUMNS}
 GPU_COLUMN_KEYS = frozenset({"gpu_mem", "gpu"})
 
 
-def visible_columns(show_gpu_columns: bool) -> tuple[ProcessColumn, ...]:
-    """All columns, less the GPU ones on a machine without GPUs (they would stay empty)."""
-    return tuple(column for column in COLUMNS if show_gpu_columns or column.key not in GPU_COLUMN_KEYS)
+def visible_columns(
+    show_gpu_columns: bool, show_gpu_util: bool = False, show_container: bool = False
+) -> tuple[ProcessColumn, ...]:
+    """The columns worth showing: GPU ones with GPUs, SM% where a GPU reports it, CONTAINER when one is seen."""
+    hidden = set()
+    if not show_gpu_columns:
+        hidden |= GPU_COLUMN_KEYS
+    if not (show_gpu_columns and show_gpu_util):
+        hidden.add("gpu_util")
+    if not show_container:
+        hidden.add("container")
+    return tuple(column for column in COLUMNS if column.key not in hidden)
+
+
+def container_label(container: str) -> str:
+    """A cgroup container/job as the table shows it: the Docker id bare, "pod <uid>", "job <id>"."""
+    kind, _, identifier = container.partition(":")
+    return {"docker": identifier, "pod": f"pod {identifier}", "slurm": f"job {identifier}"}.get(kind, container)
 
 
 @dataclass(frozen=True, slots=True)
 class ProcessView:
-    """How the user wants the table: sort column and direction, filter text, tree mode, kernel threads."""
+    """How the user wants the table: sort, filter, tree mode, kernel threads, GPU-only, cursor following."""
 
     sort_column: str = "cpu"
     descending: bool = True
@@ -68,6 +86,9 @@ class ProcessView:
     tree: bool = False
     # Kernel threads ([kworker/0:1] and the like) are hidden by default, as in htop.
     show_kernel_threads: bool = False
+    gpu_only: bool = False
+    # htop's "follow": the cursor stays on its process as rows move; otherwise on its row position.
+    follow: bool = False
 
     def sorted_by(self, column_key: str) -> "ProcessView":
         """Sort by a column; choosing the current column again inverts the order."""
@@ -75,9 +96,13 @@ class ProcessView:
             return replace(self, descending=not self.descending)
         return replace(self, sort_column=column_key, descending=COLUMN_BY_KEY[column_key].descending_first)
 
-    def cycled(self, step: int) -> "ProcessView":
-        keys = [column.key for column in COLUMNS]
-        next_key = keys[(keys.index(self.sort_column) + step) % len(keys)]
+    def cycled(self, step: int, columns: Sequence[ProcessColumn] = COLUMNS) -> "ProcessView":
+        """Sort by the next (step 1) or previous (-1) of `columns`, the ones shown."""
+        keys = [column.key for column in columns]
+        if self.sort_column in keys:
+            next_key = keys[(keys.index(self.sort_column) + step) % len(keys)]
+        else:
+            next_key = keys[0] if step > 0 else keys[-1]
         return replace(self, sort_column=next_key, descending=COLUMN_BY_KEY[next_key].descending_first)
 
 
@@ -103,7 +128,9 @@ def visible_lines(processes: Iterable[ProcessSample], view: ProcessView) -> list
     """Filter, then sort (flat) or nest children under parents (tree, siblings sorted)."""
     shown = [
         process for process in processes
-        if (view.show_kernel_threads or not process.is_kernel_thread) and matches_filter(process, view.filter_text)
+        if (view.show_kernel_threads or not process.is_kernel_thread)
+        and (not view.gpu_only or process.has_gpu_context)
+        and matches_filter(process, view.filter_text)
     ]
     column = COLUMN_BY_KEY[view.sort_column]
 
@@ -160,9 +187,14 @@ def process_cells(line: ProcessLine, columns: Sequence[ProcessColumn] = COLUMNS)
         "gpu_mem": Text(
             format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "", style=gpu_style, justify="right"
         ),
+        "gpu_util": Text(
+            format_percent(process.gpu_sm_util_percent).removesuffix("%") if process.has_gpu_context else "",
+            style=gpu_style, justify="right",
+        ),
         "gpu": Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
         "state": Text(STATE_LETTERS.get(process.state, printable(process.state[:1])), style="green" if process.state == "running" else ""),
         "time": Text(format_duration(process.cpu_time_s), justify="right"),
+        "container": Text(printable(container_label(process.container)), style="cyan"),
         "command": command,
     }
     return tuple(cells[column.key] for column in columns)

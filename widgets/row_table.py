@@ -189,8 +189,11 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.columns = [TableColumn(c.key, label, c.width) if c.key == key else c for c in self.columns]
         self.refresh(Region(0, 0, self.size.width, HEADER_HEIGHT))
 
-    def sync_rows(self, keys: Sequence[str], cells_of: CellsOf) -> None:
-        """Show `keys` in this order; only rows on screen have their cells built and compared."""
+    def sync_rows(self, keys: Sequence[str], cells_of: CellsOf, follow_key: bool = True) -> None:
+        """Show `keys` in this order; only rows on screen have their cells built and compared.
+
+        The cursor stays on its key (`follow_key`) or on its row position, as htop without "follow".
+        """
         selected = self.highlighted_key
         self._keys = list(keys)
         self._index_of = {key: index for index, key in enumerate(self._keys)}
@@ -198,13 +201,25 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._cells_by_key = {}
         self._set_row_count(len(self._keys))
         old_cursor = self._cursor
-        if selected in self._index_of:
+        following = follow_key and selected in self._index_of
+        if following:
             self._cursor = self._index_of[selected]
         else:
             self._cursor = min(self._cursor, max(0, len(self._keys) - 1))
-        if not self._keep_cursor_visible(follow=self._cursor != old_cursor and selected in self._index_of):
+        if not self._keep_cursor_visible(follow=self._cursor != old_cursor and following):
             self._refresh_changed_rows()
         if self.highlighted_key != selected:
+            self.post_message(self.Highlighted(self, self.highlighted_key))
+
+    def show_top(self) -> None:
+        """Cursor on the first row, scrolled to the top."""
+        moved = self._cursor != 0
+        self._cursor = 0
+        if self.scroll_offset.y:
+            self.scroll_to(y=0, animate=False, force=True)
+        else:
+            self._refresh_changed_rows()
+        if moved and self._keys:
             self.post_message(self.Highlighted(self, self.highlighted_key))
 
     def move_cursor_to_key(self, key: str) -> None:

@@ -143,7 +143,8 @@ async def test_tree_view_puts_children_under_parents():
         assert command.lstrip(" │").startswith(("├─ ", "└─ "))
 
 
-async def test_selection_stays_on_the_same_pid_when_order_changes():
+@pytest.mark.parametrize("follow", [False, True], ids=["row-kept", "follow-pid"])
+async def test_selection_keeps_its_row_or_with_f_follows_its_pid_when_order_changes(follow):
     first = make_snapshot(process_count=10)
     reordered = replace(first, processes=tuple(
         replace(p, cpu_percent=100.0 - p.cpu_percent) for p in first.processes))
@@ -151,6 +152,8 @@ async def test_selection_stays_on_the_same_pid_when_order_changes():
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_rows(pilot, app, 10)
         first_order = table_pids(app)
+        if follow:
+            await pilot.press("F")
         await pilot.press("down", "down")
         panel = app.screen.query_one(ProcessPanel)
         chosen = panel.selected_process.pid
@@ -158,7 +161,10 @@ async def test_selection_stays_on_the_same_pid_when_order_changes():
         source.snapshots.append(reordered)
         # The busiest process of the first sample is the idlest of the reordered one.
         await wait_until(pilot, lambda: table_pids(app)[-1] == first_order[0], what="the reordered sample")
-        assert panel.selected_process.pid == chosen
+        if follow:
+            assert panel.selected_process.pid == chosen
+        else:
+            assert panel.selected_process.pid == table_pids(app)[2], "htop without follow: the cursor keeps its row"
 
 
 async def test_vanished_processes_disappear_from_the_table():

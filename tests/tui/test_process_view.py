@@ -2,7 +2,7 @@ from dataclasses import replace
 
 from pth_top.sensors.model import GpuProcessUse, ProcessSample
 from pth_top.sensors.na import NA
-from pth_top.tui.process_view import ProcessView, process_cells, table_rows, visible_lines
+from pth_top.tui.process_view import COLUMNS, ProcessView, process_cells, table_rows, visible_columns, visible_lines
 
 
 def proc(pid, ppid=1, cpu=0.0, command="cmd", user="alice", gpu_bytes=None, **kwargs):
@@ -72,7 +72,48 @@ def test_tree_survives_cycles_and_orphans():
 def test_cycle_moves_through_columns_and_wraps():
     view = ProcessView(sort_column="command")
     assert view.cycled(1).sort_column == "pid"
-    assert view.cycled(-1).sort_column == "time"
+    assert view.cycled(-1).sort_column == "container"
+    assert view.cycled(-1, visible_columns(True)).sort_column == "time"
+
+
+def test_cycle_without_gpus_never_stops_on_a_hidden_gpu_column():
+    shown = visible_columns(show_gpu_columns=False)
+    visited, view = [], ProcessView()
+    for _ in range(2 * len(COLUMNS)):
+        view = view.cycled(1, shown)
+        visited.append(view.sort_column)
+    assert set(visited) == {column.key for column in shown}
+    assert not {"gpu_mem", "gpu", "gpu_util", "container"} & set(visited)
+    assert ProcessView(sort_column="gpu_mem").cycled(-1, shown).sort_column == "command", "from a hidden column: an end"
+
+
+def test_columns_shown_follow_what_the_machine_has():
+    keys = lambda columns: [column.key for column in columns]  # noqa: E731
+    assert "gpu_util" not in keys(visible_columns(True)), "SM% only where a GPU reports it"
+    assert "gpu_util" in keys(visible_columns(True, show_gpu_util=True))
+    assert "gpu_util" not in keys(visible_columns(False, show_gpu_util=True))
+    assert keys(visible_columns(False, show_container=True))[-2:] == ["container", "command"]
+
+
+def test_gpu_only_shows_processes_with_a_gpu_context_in_flat_and_tree_views():
+    for tree in (False, True):
+        assert pids(visible_lines(PROCESSES, ProcessView(gpu_only=True, tree=tree))) == [10]
+
+
+def test_cells_show_sm_percent_na_where_unsupported_and_container_labels():
+    columns = visible_columns(True, show_gpu_util=True, show_container=True)
+    at = {column.key: position for position, column in enumerate(columns)}
+    uses = (GpuProcessUse(0, 1024, "compute", sm_util_percent=37.0),
+            GpuProcessUse(1, 1024, "compute", sm_util_percent=50.0))
+    busy = replace(PROCESSES[1], gpu_uses=uses, container="docker:3f4e5a6b7c8d")
+    cells = process_cells(visible_lines([busy], ProcessView())[0], columns)
+    assert cells[at["gpu_util"]].plain == "87" and cells[at["container"]].plain == "3f4e5a6b7c8d"
+    mig = replace(PROCESSES[1], container="slurm:4242")
+    cells = process_cells(visible_lines([mig], ProcessView())[0], columns)
+    assert cells[at["gpu_util"]].plain == "N/A" and cells[at["container"]].plain == "job 4242"
+    pod = replace(PROCESSES[2], container="pod:1b2c3d4e-aaaa-bbbb-cccc-000000000000")
+    cells = process_cells(visible_lines([pod], ProcessView())[0], columns)
+    assert cells[at["gpu_util"]].plain == "" and cells[at["container"]].plain.startswith("pod 1b2c3d4e")
 
 
 def test_cells_show_gpu_memory_only_for_gpu_processes_and_keep_markup_literal():

@@ -82,7 +82,7 @@ def test_host_cpu_and_gpu_names_show_control_characters_as_visible_escapes():
     hostile = "x\x1b]0;t\x07\n"
     host = replace(make_host(gpu_count=1), hostname=hostile, nvidia_driver_version=hostile)
     gpu = replace(make_gpu(0, name=hostile))
-    shown = [header_text(host, 1.0, False).plain, cpu_title(make_cpu(), hostile).plain, gpu_detail_text(gpu).plain,
+    shown = [header_text(host).plain, cpu_title(make_cpu(), hostile).plain, gpu_detail_text(gpu).plain,
              *(cell.plain for cell in gpu_cells(gpu)), *(cell.plain for cell in gpu_cells(replace(gpu, lost=True)))]
     for text in shown:
         assert not terminal_controls_in(text)

@@ -12,9 +12,10 @@ from textual.message import Message
 from textual.widgets import Input
 
 from pth_top.sensors.model import ProcessSample
+from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.process_view import (
-    COLUMN_BY_KEY, ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
+    ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
 )
 from pth_top.widgets.quiet_static import QuietStatic
 from pth_top.widgets.row_table import RowTable, TableColumn
@@ -64,8 +65,17 @@ class ProcessPanel(Vertical):
     def on_mount(self) -> None:
         self._apply_columns()
 
+    @property
+    def columns(self) -> tuple[ProcessColumn, ...]:
+        """The columns shown now (sorting keys step only through these)."""
+        return self._columns
+
     def show(self, processes: Sequence[ProcessSample], show_gpu_columns: bool) -> None:
-        columns = visible_columns(show_gpu_columns)
+        columns = visible_columns(
+            show_gpu_columns,
+            show_gpu_util=any(not is_na(use.sm_util_percent) for process in processes for use in process.gpu_uses),
+            show_container=any(process.container for process in processes),
+        )
         if columns != self._columns:
             self._columns = columns
             self._apply_columns()
@@ -74,8 +84,12 @@ class ProcessPanel(Vertical):
         self._render_rows()
 
     def set_view(self, view: ProcessView) -> None:
+        """Show the table as `view` says; a new sort, filter or row set starts at the top unless following."""
+        rows_changed = replace(view, follow=self.view.follow) != self.view
         self.view = view
         self._render_rows()
+        if rows_changed and not view.follow:
+            self.table.show_top()
         self._relabel_headers()
 
     def _apply_columns(self) -> None:
@@ -103,7 +117,7 @@ class ProcessPanel(Vertical):
             built[key] = known
             return known[1]
 
-        self.table.sync_rows(list(line_by_key), cells_of)
+        self.table.sync_rows(list(line_by_key), cells_of, follow_key=self.view.follow)
         self._show_status(len(lines))
 
     def _relabel_headers(self) -> None:
@@ -111,22 +125,25 @@ class ProcessPanel(Vertical):
             self.table.set_column_label(column.key, self._header_label(column))
 
     def _show_status(self, shown: int) -> None:
-        column = COLUMN_BY_KEY[self.view.sort_column]
+        # What changes the rows comes first, so a narrow terminal cuts only the counts and hints.
+        view = self.view
         text = Text(no_wrap=True, overflow="ellipsis")
+        if view.filter_text:
+            text.append("filter: ", style="bold")
+            text.append(printable(view.filter_text), style="bold yellow")
+            text.append("  ")
+        if view.gpu_only:
+            text.append("GPU only  ", style="bold magenta")
         text.append(f"{shown}/{len(self._processes)} processes")
-        text.append(f"  sort {column.label} {'▼' if self.view.descending else '▲'}")
-        if self.view.tree:
-            text.append("  tree", style="bold")
-        if not self.view.show_kernel_threads:
-            hidden = sum(1 for process in self._processes if process.is_kernel_thread)
-            if hidden:
-                text.append(f"  {hidden} kernel thread{'s' if hidden != 1 else ''} hidden (K shows)", style="dim")
-        if self.view.filter_text:
-            text.append("  filter: ", style="bold")
-            text.append(printable(self.view.filter_text), style="bold yellow")
+        if view.follow:
+            text.append("  following PID", style="bold")
         gpu_processes = sum(1 for process in self._processes if process.has_gpu_context)
         if gpu_processes:
             text.append(f"  {gpu_processes} using a GPU", style="magenta")
+        if not view.show_kernel_threads:
+            hidden = sum(1 for process in self._processes if process.is_kernel_thread)
+            if hidden:
+                text.append(f"  {hidden} kernel thread{'s' if hidden != 1 else ''} hidden (K shows)", style="dim")
         self.query_one("#process-status", QuietStatic).update(text, layout=False)
 
     def start_filter(self) -> None:

@@ -14,7 +14,8 @@ from textual.widgets import Static
 def _key_names(binding: Binding) -> str:
     keys = [key.strip() for key in binding.key.split(",")]
     names = {"question_mark": "?", "slash": "/", "plus": "+", "minus": "-", "equals_sign": "=",
-             "space": "space", "greater_than_sign": ">", "less_than_sign": "<", "full_stop": ".", "comma": ","}
+             "space": "space", "greater_than_sign": ">", "less_than_sign": "<", "full_stop": ".", "comma": ",",
+             "tab": "Tab", "shift+tab": "Shift+Tab"}
     return " ".join(names.get(key, key) for key in keys)
 
 

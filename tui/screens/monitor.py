@@ -26,7 +26,7 @@ from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.messages import SamplerFailed, SnapshotReady
 from pth_top.tui.settings import DashboardSettings, load_settings, save_settings
-from pth_top.tui.process_view import ProcessView
+from pth_top.tui.process_view import COLUMN_BY_KEY, ProcessView
 
 CHARTS_HEIGHT = 12
 MIN_PROCESS_ROWS = 8
@@ -75,6 +75,9 @@ class MonitorScreen(Screen):
         Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Next sort column", id="monitor.sort_next", show=False, key_display=">"),
         Binding("less_than_sign,comma", "cycle_sort(-1)", "Previous sort column", id="monitor.sort_previous", show=False, key_display="<"),
         Binding("K", "toggle_kernel_threads", "Show/hide kernel threads", id="monitor.kernel_threads", show=False),
+        Binding("g", "toggle_gpu_only", "GPU only", id="monitor.gpu_only"),
+        Binding("F", "toggle_follow", "Follow the selected process", id="monitor.follow", show=False),
+        Binding("tab", "app.focus_next", "Move between the GPU and process tables", id="monitor.next_table", show=False),
         Binding("h", "toggle_history", "History", id="monitor.history"),
         Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
         Binding("c", "cycle_gpu_history", "GPU charts: util+mem, power+temp, ...", id="monitor.gpu_history", show=False),
@@ -98,7 +101,7 @@ class MonitorScreen(Screen):
         self._sampler_error_shown = False
 
     def compose(self) -> ComposeResult:
-        yield HeaderBar("starting…", id="header")
+        yield HeaderBar(id="header")
         yield CpuMemoryPanel(id="cpu-memory")
         yield GpuPanel(id="gpus")
         with Horizontal(id="io-row"):
@@ -185,7 +188,7 @@ class MonitorScreen(Screen):
 
     def _show_header(self) -> None:
         if self._snapshot is not None:
-            self.query_one(HeaderBar).show(self._snapshot.host, self.app.interval_s, self.app.paused)
+            self.query_one(HeaderBar).show(self._snapshot.host, self.app.interval_s, self.app.paused, self.process_view)
 
     def _show_history_panel(self) -> None:
         panel = self.query_one(HistoryPanel)
@@ -195,6 +198,7 @@ class MonitorScreen(Screen):
 
     def _set_view(self, view: ProcessView) -> None:
         self.query_one(ProcessPanel).set_view(view)
+        self._show_header()
 
     @property
     def process_view(self) -> ProcessView:
@@ -226,14 +230,28 @@ class MonitorScreen(Screen):
     def action_toggle_kernel_threads(self) -> None:
         self._set_view(replace(self.process_view, show_kernel_threads=not self.process_view.show_kernel_threads))
 
+    def action_toggle_gpu_only(self) -> None:
+        self._set_view(replace(self.process_view, gpu_only=not self.process_view.gpu_only))
+
+    def action_toggle_follow(self) -> None:
+        follow = not self.process_view.follow
+        self._set_view(replace(self.process_view, follow=follow))
+        self.notify("following the selected process (F stops)" if follow else "cursor keeps its row", timeout=2)
+
     def action_sort(self, column_key: str) -> None:
+        panel = self.query_one(ProcessPanel)
+        if all(column.key != column_key for column in panel.columns):
+            # Sorting only moves over what is shown: no GPU column without a GPU.
+            label = COLUMN_BY_KEY[column_key].label
+            self.notify(f"no {label} column: no NVIDIA GPU here", severity="warning", timeout=3)
+            return
         self._set_view(self.process_view.sorted_by(column_key))
 
     def action_invert_sort(self) -> None:
         self._set_view(replace(self.process_view, descending=not self.process_view.descending))
 
     def action_cycle_sort(self, step: int) -> None:
-        self._set_view(self.process_view.cycled(step))
+        self._set_view(self.process_view.cycled(step, self.query_one(ProcessPanel).columns))
 
     def _apply_io_visibility(self, height: int) -> None:
         shown = self._show_io if self._show_io is not None else height >= IO_PANEL_MIN_HEIGHT
