@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pth_top.benches.launcher import BenchProcess
-from pth_top.sensors.doctor.probe_runner import PendingProbe, ProbeError
+from pth_top.doctor.probe_runner import PendingProbe, ProbeError
 from tests.bench.fake_children import end_if_running, process_gone, read_pid, shell_child, wait_for
 
 CLI_CODE = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"

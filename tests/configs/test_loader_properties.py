@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pth_top.configs.answers import Answers, answers_from_dict
 from pth_top.configs.build_file import build_from_dict, build_to_dict, dumps_build, load_build, loads_build
-from pth_top.configs.check import check_build
+from pth_top.doctor.build_check import check_build
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import BUILTIN_CATALOG_DIR, load_catalog
 from pth_top.configs.recommend import recommend

@@ -11,7 +11,7 @@ from typing import Any
 
 import pynvml
 
-from pth_top.sensors.doctor.context import DoctorContext
+from pth_top.doctor.context import DoctorContext
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.units import GIB, KIB
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml

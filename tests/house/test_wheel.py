@@ -33,7 +33,7 @@ def test_pth_top_is_the_only_top_level_name(wheel_names):
 
 def test_every_source_module_and_data_file_is_in_the_wheel(wheel_names):
     expected = set()
-    for folder in ("tui", "widgets", "sensors", "benches", "configs", "fleet"):
+    for folder in ("tui", "widgets", "sensors", "doctor", "benches", "configs", "fleet"):
         for path in (ROOT / folder).rglob("*"):
             if path.is_file() and path.suffix in (".py", ".toml", ".tcss", ".json") and "__pycache__" not in path.parts:
                 expected.add("pth_top/" + path.relative_to(ROOT).as_posix())

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from pth_top.sensors.doctor import gpu_checks
-from pth_top.sensors.doctor.model import Status
-from pth_top.sensors.doctor.registry import checks_in
+from pth_top.doctor import gpu_checks
+from pth_top.doctor.model import Status
+from pth_top.doctor.registry import checks_in
 from pth_top.sensors.na import NA
 from pth_top.sensors.snapshot_json import SCHEMA_PATH, snapshot_to_dict
 from pth_top.sensors.snapshot_table import format_snapshot_table
@@ -37,13 +37,14 @@ def test_every_gpu_reads_as_the_machine_reported_it(name, tmp_path):
     snapshot = sample(name, tmp_path)
     assert snapshot.host.nvidia_driver_version == board.driver_version
     assert [gpu.uuid for gpu in snapshot.gpus] == [gpu.uuid for gpu in gpus]
-    for read, real in zip(snapshot.gpus, gpus):
+    for read, real in zip(snapshot.gpus, gpus, strict=True):
         assert not read.lost and read.name == board.name and read.bus_id == real.bus_id
         assert read.temperature_c == real.temperature_c and read.temperature_missing_reason is NA
         assert read.power_draw_w == pytest.approx(real.power_draw_w) and read.power_limit_w == board.power_limit_w
         assert read.memory_used_bytes == MIB and read.memory_total_bytes == board.memory_total_mib * MIB
         assert read.pstate == f"P{board.pstate}" and read.sm_clock_mhz == real.sm_clock_mhz
-        assert read.pcie_generation_current == real.pcie_generation and read.pcie_generation_max == board.pcie_generation_max
+        assert read.pcie_generation_current == real.pcie_generation
+        assert read.pcie_generation_max == board.pcie_generation_max
         assert read.pcie_rx_bytes_per_s == real.rx_kb_per_s * 1024 and read.ecc_enabled is True
         assert read.remapped_rows == real.remapped_rows[0] + real.remapped_rows[1]
         assert read.retired_pages is NA, "Ampere and Hopper remap rows; retired pages are N/A"

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(printable(f"{args.file} (created {created}, pth-top {tool_version})") + "\n\n")
         sys.stdout.write(render_build_text(build))
         return 0
-    from pth_top.configs.check import check_build
+    from pth_top.doctor.build_check import check_build
 
     try:
         from pth_top.sensors.sampler import Sampler

@@ -40,10 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pth_top.sensors.doctor.live import live_context
-    from pth_top.sensors.doctor.probe_runner import resolve_python
-    from pth_top.sensors.doctor.registry import run_all
-    from pth_top.sensors.doctor.report import exit_code_for, format_text, to_json_document
+    from pth_top.doctor.live import live_context
+    from pth_top.doctor.probe_runner import resolve_python
+    from pth_top.doctor.registry import run_all
+    from pth_top.doctor.report import exit_code_for, format_text, to_json_document
 
     if args.python is not None and resolve_python(args.python) is None:
         raise CliError(f"doctor: --python: no Python interpreter at {printable(args.python, 200)}")

@@ -17,9 +17,9 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.model import Finding, Status
-from pth_top.sensors.doctor.report import STATUS_SYMBOLS, collapsible, findings_by_group, short_title, summary_line
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.model import Finding, Status
+from pth_top.doctor.report import STATUS_SYMBOLS, collapsible, findings_by_group, short_title, summary_line
 from pth_top.widgets.key_bar import KeyBar
 
 STATUS_STYLES = {
@@ -34,7 +34,7 @@ LOAD_SECONDS = 5.0
 
 
 def _live_context(load_seconds: float = 0) -> DoctorContext:
-    from pth_top.sensors.doctor.live import live_context
+    from pth_top.doctor.live import live_context
 
     return live_context(load_seconds=load_seconds)
 
@@ -152,7 +152,7 @@ class DoctorScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="doctor", name="doctor-checks")
     def run_checks(self, run_number: int, load_seconds: float) -> None:
         """Build the context (which starts the torch probe subprocess), run every check, post the result."""
-        from pth_top.sensors.doctor.registry import run_all
+        from pth_top.doctor.registry import run_all
 
         try:
             context = self._context_factory(load_seconds)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable, Iterable
 
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.model import Finding, Group, Verdict, could_not_run
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.model import Finding, Group, Verdict, could_not_run
 
 CheckFunction = Callable[[DoctorContext], "Verdict | list[Verdict]"]
 
@@ -50,7 +50,7 @@ def checks_in(module: ModuleType) -> list[Check]:
 
 
 def all_checks() -> list[Check]:
-    from pth_top.sensors.doctor import gpu_checks, host_checks, torch_checks
+    from pth_top.doctor import gpu_checks, host_checks, torch_checks
 
     return [*checks_in(gpu_checks), *checks_in(host_checks), *checks_in(torch_checks)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pth_top.sensors.doctor.context import DoctorContext
+from pth_top.doctor.context import DoctorContext
 from pth_top.sensors.gpu import list_gpu_slots
 
 

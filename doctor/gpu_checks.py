@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
-from pth_top.sensors.doctor.model import (
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
+from pth_top.doctor.model import (
     Group,
     Verdict,
     could_not_run,
@@ -16,8 +16,8 @@ from pth_top.sensors.doctor.model import (
     passed,
     warned,
 )
-from pth_top.sensors.doctor.registry import Check, doctor_check
-from pth_top.sensors.doctor.storage import read_text
+from pth_top.doctor.registry import Check, doctor_check
+from pth_top.doctor.storage import read_text
 from pth_top.sensors.gpu import (
     CUDA_DRIVER_VERSION_FUNCTIONS,
     THROTTLE_REASON_FUNCTIONS,

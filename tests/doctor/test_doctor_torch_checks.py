@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from pth_top.sensors.doctor import torch_checks
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.model import Group, Status, Verdict, passed
-from pth_top.sensors.doctor.probe_runner import ProbeError, parse_probe_output, probe_command, run_torch_probe
-from pth_top.sensors.doctor.registry import all_checks, doctor_check, run_all
+from pth_top.doctor import torch_checks
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.model import Group, Status, Verdict, passed
+from pth_top.doctor.probe_runner import ProbeError, parse_probe_output, probe_command, run_torch_probe
+from pth_top.doctor.registry import all_checks, doctor_check, run_all
 from tests.fakes.doctor_inputs import (
     cuda_probe_report, gone_soon, make_context, no_driver_nvml, slow_interpreter, wait_for_pid,
 )
@@ -182,7 +182,7 @@ def test_doctor_package_imports_no_ui_and_no_torch():
     modules = "model context registry gpus storage host_checks gpu_checks torch_checks probe_runner live report"
     code = (
         "import importlib, sys\n"
-        f"for name in {modules.split()!r}: importlib.import_module('pth_top.sensors.doctor.' + name)\n"
+        f"for name in {modules.split()!r}: importlib.import_module('pth_top.doctor.' + name)\n"
         "print(sorted(m for m in ('textual', 'rich', 'torch') if m in sys.modules))"
     )
     completed = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
@@ -225,7 +225,7 @@ def test_probe_load_keeps_gpus_busy_and_reads_links_once_midway(monkeypatch):
 def test_cancelling_a_hung_probe_kills_it_and_says_so(tmp_path):
     import threading
 
-    from pth_top.sensors.doctor.probe_runner import PendingProbe
+    from pth_top.doctor.probe_runner import PendingProbe
 
     python, pid_file = slow_interpreter(tmp_path)
     pending = PendingProbe(python, timeout_s=120)

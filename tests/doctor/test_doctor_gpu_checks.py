@@ -5,10 +5,10 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from pth_top.sensors.doctor import gpu_checks
-from pth_top.sensors.doctor.gpus import list_gpus
-from pth_top.sensors.doctor.model import Status
-from pth_top.sensors.doctor.registry import checks_in
+from pth_top.doctor import gpu_checks
+from pth_top.doctor.gpus import list_gpus
+from pth_top.doctor.model import Status
+from pth_top.doctor.registry import checks_in
 from pth_top.sensors.gpu import GpuReader
 from pth_top.units import MIB
 from tests.fakes.doctor_inputs import (
@@ -265,7 +265,7 @@ def test_old_bindings_fall_back_to_the_older_cuda_version_call(tmp_path):
 
 @pytest.mark.gpu
 def test_real_gpus_give_a_verdict_for_every_gpu_check(tmp_path):
-    from pth_top.sensors.doctor.context import DoctorContext
+    from pth_top.doctor.context import DoctorContext
 
     context = DoctorContext(data_dir=tmp_path)
     try:

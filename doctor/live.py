@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.probe_runner import PendingProbe, ProbeError
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.probe_runner import PendingProbe, ProbeError
 
 PROBE_TIMEOUT_S = 120.0
 

@@ -76,8 +76,8 @@ async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
 
 
 async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
-    from pth_top.sensors.doctor import gpu_checks
-    from pth_top.sensors.doctor.registry import checks_in
+    from pth_top.doctor import gpu_checks
+    from pth_top.doctor.registry import checks_in
     from tests.fakes.doctor_inputs import no_driver_nvml
 
     app = DoctorTestApp(lambda load_seconds: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
@@ -109,7 +109,7 @@ async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path
 
 
 async def test_closing_the_screen_kills_a_probe_that_is_still_running(tmp_path):
-    from pth_top.sensors.doctor.live import live_context
+    from pth_top.doctor.live import live_context
     from tests.fakes.doctor_inputs import alive, gone_soon, slow_interpreter
 
     python, pid_file = slow_interpreter(tmp_path)

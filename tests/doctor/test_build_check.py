@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pth_top.configs.answers import Answers
-from pth_top.configs.check import check_build
+from pth_top.doctor.build_check import check_build
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.sensors.model import FilesystemUsage, GpuSample, MemorySample

@@ -6,7 +6,7 @@ import datetime
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from pth_top.sensors.doctor.model import Finding, Group, Status, summarise
+from pth_top.doctor.model import Finding, Group, Status, summarise
 
 REPORT_SCHEMA = "pth-top.doctor"
 REPORT_SCHEMA_VERSION = 1

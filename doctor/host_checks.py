@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.gpus import list_gpus, nvml_unavailable_reason
-from pth_top.sensors.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
-from pth_top.sensors.doctor.registry import doctor_check
-from pth_top.sensors.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.gpus import list_gpus, nvml_unavailable_reason
+from pth_top.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
+from pth_top.doctor.registry import doctor_check
+from pth_top.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
 from pth_top.sensors.na import is_na
 from pth_top.sensors.nvml import GpuLostError
 from pth_top.sensors.units import format_bytes

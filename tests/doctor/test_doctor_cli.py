@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pth_top.sensors.doctor.model import Status
+from pth_top.doctor.model import Status
 from tests.fakes.doctor_inputs import cuda_probe_report, make_context
 from pth_top.tui import cli
 
@@ -26,7 +26,7 @@ def scripted_machine(tmp_path, monkeypatch):
             calls.append({"python": python, "data_dir": data_dir, "with_torch": with_torch, "load_seconds": load_seconds})
             return make_context(tmp_path / f"machine{len(calls)}", **machine)
 
-        monkeypatch.setattr("pth_top.sensors.doctor.live.live_context", fake_live_context)
+        monkeypatch.setattr("pth_top.doctor.live.live_context", fake_live_context)
         return calls
 
     return set_machine
@@ -109,9 +109,9 @@ def test_real_machine_end_to_end_with_the_torch_probe(tmp_path):
 
 
 def test_text_report_folds_a_group_that_is_entirely_not_applicable(tmp_path):
-    from pth_top.sensors.doctor import gpu_checks
-    from pth_top.sensors.doctor.registry import checks_in, run_all
-    from pth_top.sensors.doctor.report import format_text
+    from pth_top.doctor import gpu_checks
+    from pth_top.doctor.registry import checks_in, run_all
+    from pth_top.doctor.report import format_text
     from tests.fakes.doctor_inputs import no_driver_nvml
 
     findings = run_all(make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from pth_top.sensors.doctor import host_checks
-from pth_top.sensors.doctor.model import Status
-from pth_top.sensors.doctor.registry import checks_in
-from pth_top.sensors.doctor.storage import parse_mountinfo
+from pth_top.doctor import host_checks
+from pth_top.doctor.model import Status
+from pth_top.doctor.registry import checks_in
+from pth_top.doctor.storage import parse_mountinfo
 from pth_top.units import GIB, MIB
 from tests.fakes.doctor_inputs import (
     add_block_disk,
@@ -172,7 +172,7 @@ def test_dev_shm_size(tmp_path, size, status):
 
 
 def test_host_checks_read_this_machine_without_crashing(tmp_path):
-    from pth_top.sensors.doctor.context import DoctorContext
+    from pth_top.doctor.context import DoctorContext
     from pth_top.sensors.nvml import NvmlSession
 
     context = DoctorContext(nvml=NvmlSession(module=no_driver_nvml()), data_dir=tmp_path)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pth_top.sensors.doctor.context import DoctorContext
-from pth_top.sensors.doctor.gpus import list_gpus
-from pth_top.sensors.doctor.model import Group, Verdict, could_not_run, failed, not_applicable, passed, warned
-from pth_top.sensors.doctor.registry import doctor_check
+from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.gpus import list_gpus
+from pth_top.doctor.model import Group, Verdict, could_not_run, failed, not_applicable, passed, warned
+from pth_top.doctor.registry import doctor_check
 
 
 def _probe_data(context: DoctorContext) -> dict[str, Any] | Verdict:
