@@ -46,8 +46,9 @@ def level_colour(index: int) -> Color:
 def cell_text(value: float | None) -> str:
     if value is None:
         return NO_READING
-    shade = SHADES[min(len(SHADES) - 1, 1 + int(value * (len(SHADES) - 1)))] if value > 0 else SHADES[1]
-    return shade * CELL_WIDTH
+    # Four shades, a quarter of the range each: ░ below 25 %, ▒, ▓, █ from 75 %.
+    steps = len(SHADES) - 1
+    return SHADES[1 + min(steps - 1, max(0, int(value * steps)))] * CELL_WIDTH
 
 
 class HeatGrid(ScrollView, can_focus=True):

@@ -1,0 +1,92 @@
+"""The fleet screen with canned Prometheus answers: sort keys, grid colouring, a failed refresh marked stale.
+
+And the heat grid widget alone: one line per row, shades that read without colour, greyed rows dim.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from pth_top.fleet.connection import make_connection
+from pth_top.fleet.query import FleetReader, PrometheusClient
+from pth_top.tui.screens.fleet import FleetApp
+from pth_top.widgets.heat_grid import NO_READING, HeatGrid, HeatRow, cell_text
+from pth_top.widgets.row_table import RowTable
+from tests.fleet.test_fleet_query import Clock, FakeFleet
+from tests.waiting import wait_until
+
+
+def fleet_app(fleet: FakeFleet, clock: Clock) -> FleetApp:
+    connection = make_connection("http://prom:9090")
+    reader = FleetReader(PrometheusClient(connection, transport=httpx.MockTransport(fleet.handle)), clock=clock)
+    return FleetApp(connection, reader=reader, interval_s=0.05)
+
+
+def status(app: FleetApp) -> str:
+    return str(app.fleet_screen.query_one("#fleet-status").render())
+
+
+async def test_sort_keys_grid_colour_and_a_failed_refresh_kept_and_marked_stale():
+    fleet, clock = FakeFleet(12), Clock()
+    fleet.scrape_age_s["node-011:9824"] = 60.0
+    app = fleet_app(fleet, clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.fleet_screen.query_one(RowTable)
+        await wait_until(pilot, lambda: table.row_count == 12, what="12 hosts")
+        assert table.row_keys[:3] == ["node-011:9824", "node-004:9824", "node-003:9824"]
+        stale_row = table.get_row("node-011:9824")
+        assert stale_row[1].plain == "stale" and "dim" in str(stale_row[0].style)
+        await pilot.press("t")
+        assert table.row_keys[0] == "node-006:9824", "the hottest GPU (53 C) first"
+        await pilot.press("u")
+        snapshot = app.fleet_screen.snapshot
+        utilization = [snapshot.host(key).utilization_avg_ratio for key in table.row_keys]
+        assert utilization == sorted(utilization) and utilization[0] < utilization[-1], "idlest first"
+        grid = app.fleet_screen.query_one(HeatGrid)
+        utilization_grid = grid.rows
+        await pilot.press("g")
+        assert "grid memory" in status(app) and grid.rows != utilization_grid
+        assert all(value == 0.5 for row in grid.rows for value in row.values), "memory used / total from the fake"
+
+        fleet.failure = httpx.Response(401, text="no")
+        clock.now_s += 60
+        await wait_until(pilot, lambda: "STALE: Prometheus refused the request: HTTP 401" in status(app),
+                         what="the 401 on screen")
+        assert table.row_count == 12, "the last data stays"
+        assert all(row.greyed for row in grid.rows), "and is greyed"
+
+        fleet.failure = None
+        clock.now_s += 60
+        await wait_until(pilot, lambda: "STALE" not in status(app), what="a good refresh to clear the error")
+
+
+def test_heat_grid_lines_read_without_colour():
+    assert cell_text(None) == NO_READING
+    assert [cell_text(value) for value in (0.0, 0.24, 0.3, 0.5, 0.8, 1.0, 7.0, -1.0)] == [
+        "░░", "░░", "▒▒", "▓▓", "██", "██", "██", "░░"]
+    grid = HeatGrid()
+    line = grid.line_segments(HeatRow("node-1", (0.0, None, 1.0), note="down 4s", greyed=True))
+    text = "".join(segment.text for segment in line)
+    assert text.startswith("node-1".ljust(HeatGrid.LABEL_WIDTH)) and "░░ ·· ██ down 4s" in text
+    assert all(segment.style is None or segment.style.dim for segment in line if segment.text.strip())
+
+
+async def test_heat_grid_draws_only_the_lines_on_screen():
+    from textual.app import App, ComposeResult
+
+    class GridApp(App):
+        def compose(self) -> ComposeResult:
+            yield HeatGrid()
+
+    app = GridApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        grid = app.query_one(HeatGrid)
+        grid.set_rows([HeatRow(f"host-{index}", (index / 200,) * 8) for index in range(200)])
+        await pilot.pause()
+        assert grid.virtual_size.height == 200
+        first = "".join(segment.text for segment in grid.render_line(0))
+        grid.scroll_to(y=150, animate=False)
+        await pilot.pause()
+        scrolled = "".join(segment.text for segment in grid.render_line(0))
+        assert first.startswith("host-0 ") and scrolled.startswith("host-150 ")
+        assert "".join(segment.text for segment in grid.render_line(60)).strip() == "", "past the last row: blank"
