@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from pth_top.sensors.model import GpuSample, Snapshot
-from pth_top.sensors.na import NA
+from pth_top.sensors.na import NA, is_na
 from pth_top.sensors.snapshot_json import top_processes_by_cpu
 from pth_top.sensors.units import format_bytes, format_duration, format_number, format_rate
 from pth_top.text import printable
@@ -151,20 +151,26 @@ def _process_lines(snapshot: Snapshot, top_processes: int, width: int | None) ->
     chosen = top_processes_by_cpu(snapshot.processes, top_processes)
     if not chosen:
         return []
+    show_container = any(process.container for process in chosen)
     rows = []
     for process in chosen:
         gpu = ""
         if process.has_gpu_context:
             gpu = f"{format_bytes(process.gpu_memory_used_bytes)} @" + ",".join(map(str, process.gpu_indices))
-        rows.append((
+            if not is_na(process.gpu_sm_util_percent):
+                gpu += f" SM {process.gpu_sm_util_percent:.0f}%"
+        # TIME+ is CPU time, as in top and the dashboard; ELAPSED is wall time since the process started.
+        row = [
             str(process.pid), process.user[:12], f"{process.cpu_percent:.1f}", f"{process.memory_percent:.1f}",
-            format_bytes(process.rss_bytes), gpu, process.state,
-            format_duration(process.running_time_s(snapshot.timestamp_s)), process.command,
-        ))
+            format_bytes(process.rss_bytes), gpu, process.state, format_duration(process.cpu_time_s),
+            format_duration(process.running_time_s(snapshot.timestamp_s)),
+        ]
+        rows.append((*row, *((process.container,) if show_container else ()), process.command))
+    headers = ("PID", "USER", "CPU%", "MEM%", "RSS", "GPU", "STATE", "TIME+", "ELAPSED")
     lines = [f"Processes (top {len(chosen)} of {len(snapshot.processes)} by CPU)"]
     lines += render_table(
-        ("PID", "USER", "CPU%", "MEM%", "RSS", "GPU MEM", "STATE", "TIME", "COMMAND"), rows,
-        right_aligned={0, 2, 3, 4, 5, 7}, width=width,
+        (*headers, *(("CONTAINER",) if show_container else ()), "COMMAND"), rows,
+        right_aligned={0, 2, 3, 4, 5, 7, 8}, width=width,
     )
     return lines
 
