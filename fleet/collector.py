@@ -29,7 +29,7 @@ from pth_top.sensors.host_counters import HostCounterReader
 from pth_top.sensors.na import NA
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher
-from pth_top.tui import __version__
+from pth_top import __version__
 
 # Scrapes closer together than this share one sensor reading.
 DEFAULT_REUSE_S = 0.5

@@ -3,3 +3,5 @@
 The mapping is declared once, in pyproject.toml's package-dir; this package itself holds only stdlib-only
 base modules every layer may import (`text`, `units`).
 """
+
+__version__ = "0.1.0"

@@ -81,7 +81,7 @@ def _run_headless(args: argparse.Namespace) -> int:
     from pth_top.configs.recommend import recommend
     from pth_top.configs.render import render_build_text
     from pth_top.text import printable
-    from pth_top.tui import __version__
+    from pth_top import __version__
     from pth_top.tui.commands import CliError
 
     try:
