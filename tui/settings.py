@@ -25,7 +25,9 @@ from pth_top.text import printable
 
 SETTINGS_FILE_NAME = "dashboard.toml"
 # What the two GPU history charts show, in the order the key cycles through them.
-GPU_HISTORY_VIEWS: tuple[tuple[str, str], ...] = (("util", "mem"), ("power", "temp"), ("util", "power"), ("mem", "temp"))
+GPU_HISTORY_VIEWS: tuple[tuple[str, str], ...] = (
+    ("util", "mem"), ("power", "temp"), ("util", "power"), ("mem", "temp"),
+)
 FILE_HEADER = "# pth-top dashboard settings, rewritten when you change them (keys h, i, c).\n"
 
 

@@ -9,7 +9,7 @@ specification (noted), PCIe cards none. `make_real_machine("h100_sxm_x8")` gives
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -82,14 +82,22 @@ H100_SXM_X8 = (
         # Thresholds printed as T.Limit offsets (-8 C, -2 C), no absolute values: left N/A.
     ),
     (
-        RealGpu("00000000:18:00.0", "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1", 30, 100.89, 345, 5, 567, 559, 7, IDLE, (0, 0, 0, 0), 36),
-        RealGpu("00000000:2A:00.0", "GPU-7c3cadbd-17e5-0913-f69b-c618122ea0cd", 30, 82.81, 345, 5, 555, 3874, 0, IDLE, (0, 0, 0, 0), 36),
-        RealGpu("00000000:3A:00.0", "GPU-2d50cdf6-dd67-9f2e-855e-0d4d6d395a2f", 31, 85.98, 345, 5, 574, 535, 0, IDLE, (0, 0, 0, 0), 38),
-        RealGpu("00000000:5D:00.0", "GPU-d1838e76-90e6-4408-711d-aeeaa2e1fd14", 29, 85.48, 345, 5, 565, 463, 0, IDLE, (0, 0, 0, 0), 37),
-        RealGpu("00000000:9A:00.0", "GPU-72be6e5d-3c1b-0d37-98ac-d3ef159f2589", 28, 84.94, 345, 5, 617, 567, 0, IDLE, (0, 0, 0, 0), 36),
-        RealGpu("00000000:AB:00.0", "GPU-52378fbc-3124-3895-13b6-1dd179563e0f", 30, 85.27, 345, 5, 3534, 551, 4, IDLE, (0, 0, 0, 0), 38),
-        RealGpu("00000000:BA:00.0", "GPU-83a5aebb-b71c-c570-aa83-185e1233fe97", 29, 86.05, 345, 5, 638, 553, 15, IDLE, (0, 0, 0, 0), 37),
-        RealGpu("00000000:DB:00.0", "GPU-33135771-a848-ece1-b61e-489e221d663c", 29, 75.09, 345, 5, 658, 604, 0, IDLE, (0, 0, 0, 0), 36),
+        RealGpu("00000000:18:00.0", "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1",
+                30, 100.89, 345, 5, 567, 559, 7, IDLE, (0, 0, 0, 0), 36),
+        RealGpu("00000000:2A:00.0", "GPU-7c3cadbd-17e5-0913-f69b-c618122ea0cd",
+                30, 82.81, 345, 5, 555, 3874, 0, IDLE, (0, 0, 0, 0), 36),
+        RealGpu("00000000:3A:00.0", "GPU-2d50cdf6-dd67-9f2e-855e-0d4d6d395a2f",
+                31, 85.98, 345, 5, 574, 535, 0, IDLE, (0, 0, 0, 0), 38),
+        RealGpu("00000000:5D:00.0", "GPU-d1838e76-90e6-4408-711d-aeeaa2e1fd14",
+                29, 85.48, 345, 5, 565, 463, 0, IDLE, (0, 0, 0, 0), 37),
+        RealGpu("00000000:9A:00.0", "GPU-72be6e5d-3c1b-0d37-98ac-d3ef159f2589",
+                28, 84.94, 345, 5, 617, 567, 0, IDLE, (0, 0, 0, 0), 36),
+        RealGpu("00000000:AB:00.0", "GPU-52378fbc-3124-3895-13b6-1dd179563e0f",
+                30, 85.27, 345, 5, 3534, 551, 4, IDLE, (0, 0, 0, 0), 38),
+        RealGpu("00000000:BA:00.0", "GPU-83a5aebb-b71c-c570-aa83-185e1233fe97",
+                29, 86.05, 345, 5, 638, 553, 15, IDLE, (0, 0, 0, 0), 37),
+        RealGpu("00000000:DB:00.0", "GPU-33135771-a848-ece1-b61e-489e221d663c",
+                29, 75.09, 345, 5, 658, 604, 0, IDLE, (0, 0, 0, 0), 36),
     ),
 )
 
@@ -106,11 +114,15 @@ A100_SXM4_X4 = (
         temperature_thresholds_c=((0, 92), (1, 89), (2, 95), (3, 85)),
     ),
     (
-        RealGpu("00000000:68:00.0", "GPU-31515c3d-1414-7c2c-004a-f86a898946ac", 25, 59.77, 210, 4, 0, 0, 0, IDLE, (0, 0, 0, 0), 43),
-        RealGpu("00000000:9E:00.0", "GPU-72d87681-01db-370e-567d-41afcf20fad0", 22, 60.31, 210, 4, 0, 0, 0, IDLE, (1, 0, 1, 0), 41,
+        RealGpu("00000000:68:00.0", "GPU-31515c3d-1414-7c2c-004a-f86a898946ac",
+                25, 59.77, 210, 4, 0, 0, 0, IDLE, (0, 0, 0, 0), 43),
+        RealGpu("00000000:9E:00.0", "GPU-72d87681-01db-370e-567d-41afcf20fad0",
+                22, 60.31, 210, 4, 0, 0, 0, IDLE, (1, 0, 1, 0), 41,
                 ecc_volatile_corrected=353),
-        RealGpu("00000000:C2:00.0", "GPU-62989189-9e1e-ac75-4676-114f14998542", 23, 58.78, 210, 4, 0, 0, 0, IDLE, (1, 0, 0, 0), 40),
-        RealGpu("00000000:D4:00.0", "GPU-011b2cfe-2b8e-1cb0-19e1-1b764e854dfc", 23, 62.21, 930, 4, 0, 0, 0, IDLE, (0, 0, 0, 0), 39),
+        RealGpu("00000000:C2:00.0", "GPU-62989189-9e1e-ac75-4676-114f14998542",
+                23, 58.78, 210, 4, 0, 0, 0, IDLE, (1, 0, 0, 0), 40),
+        RealGpu("00000000:D4:00.0", "GPU-011b2cfe-2b8e-1cb0-19e1-1b764e854dfc",
+                23, 62.21, 930, 4, 0, 0, 0, IDLE, (0, 0, 0, 0), 39),
     ),
 )
 
@@ -125,16 +137,26 @@ A40_X10 = (
         temperature_thresholds_c=((0, 98), (1, 95), (3, 88)),
     ),
     (
-        RealGpu("00000000:4F:00.0", "GPU-4e65de01-972e-93cf-b077-181a5378972a", 29, 29.70, 0, 1, 500, 400, 0, SW_POWER_CAP, (2, 0, 0, 0)),
-        RealGpu("00000000:52:00.0", "GPU-8c45994a-7fe3-4f26-b7e9-4d496ae2d5cf", 30, 24.44, 0, 1, 450, 450, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:53:00.0", "GPU-0434566c-52a9-43e0-b8be-672175746d87", 27, 15.09, 0, 1, 550, 500, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:56:00.0", "GPU-b60642c3-5e0a-4748-ffa6-75a20ab8724f", 29, 24.94, 0, 1, 500, 400, 0, SW_POWER_CAP, (0, 0, 0, 0)),
-        RealGpu("00000000:57:00.0", "GPU-2b37f9cd-608d-97bb-d26f-cee5857f4130", 30, 24.63, 0, 1, 500, 450, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:CE:00.0", "GPU-1003dfb9-5321-b26d-f6a4-6077b646fa08", 29, 30.71, 0, 1, 500, 400, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:D1:00.0", "GPU-f3b9d97b-0c14-0a69-4aa7-d329589a12b1", 29, 15.70, 0, 1, 550, 450, 0, IDLE, (1, 0, 0, 0)),
-        RealGpu("00000000:D2:00.0", "GPU-87b8a4d2-777d-b7ce-8bfc-cf7a6649b771", 29, 30.30, 0, 1, 500, 400, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:D5:00.0", "GPU-915ea693-8f25-c910-82ed-c9cceb00a045", 29, 15.69, 0, 1, 550, 450, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:D6:00.0", "GPU-c373ab5a-5eab-b35c-02ee-e76e8b7f0853", 29, 15.85, 0, 1, 550, 500, 0, IDLE, (1, 0, 0, 0)),
+        RealGpu("00000000:4F:00.0", "GPU-4e65de01-972e-93cf-b077-181a5378972a",
+                29, 29.70, 0, 1, 500, 400, 0, SW_POWER_CAP, (2, 0, 0, 0)),
+        RealGpu("00000000:52:00.0", "GPU-8c45994a-7fe3-4f26-b7e9-4d496ae2d5cf",
+                30, 24.44, 0, 1, 450, 450, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:53:00.0", "GPU-0434566c-52a9-43e0-b8be-672175746d87",
+                27, 15.09, 0, 1, 550, 500, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:56:00.0", "GPU-b60642c3-5e0a-4748-ffa6-75a20ab8724f",
+                29, 24.94, 0, 1, 500, 400, 0, SW_POWER_CAP, (0, 0, 0, 0)),
+        RealGpu("00000000:57:00.0", "GPU-2b37f9cd-608d-97bb-d26f-cee5857f4130",
+                30, 24.63, 0, 1, 500, 450, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:CE:00.0", "GPU-1003dfb9-5321-b26d-f6a4-6077b646fa08",
+                29, 30.71, 0, 1, 500, 400, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:D1:00.0", "GPU-f3b9d97b-0c14-0a69-4aa7-d329589a12b1",
+                29, 15.70, 0, 1, 550, 450, 0, IDLE, (1, 0, 0, 0)),
+        RealGpu("00000000:D2:00.0", "GPU-87b8a4d2-777d-b7ce-8bfc-cf7a6649b771",
+                29, 30.30, 0, 1, 500, 400, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:D5:00.0", "GPU-915ea693-8f25-c910-82ed-c9cceb00a045",
+                29, 15.69, 0, 1, 550, 450, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:D6:00.0", "GPU-c373ab5a-5eab-b35c-02ee-e76e8b7f0853",
+                29, 15.85, 0, 1, 550, 500, 0, IDLE, (1, 0, 0, 0)),
     ),
 )
 
@@ -147,9 +169,10 @@ A10_BOARD = RealBoard(
     fan_percent=0, nvlink_links=0, mig_supported=False, bar1_total_mib=32768, power_limit_min_w=100.0,
     temperature_thresholds_c=((0, 101), (1, 98), (3, 91)),
 )
-A10_GPU = RealGpu("00000000:06:00.0", "GPU-51ae0086-e1ac-4a20-f062-9caa44e4df6d", 33, 21.30, 210, 1, 1200, 500, 0, IDLE, (0, 0, 0, 0))
+A10_GPU = RealGpu("00000000:06:00.0", "GPU-51ae0086-e1ac-4a20-f062-9caa44e4df6d",
+                  33, 21.30, 210, 1, 1200, 500, 0, IDLE, (0, 0, 0, 0))
 A10 = (A10_BOARD, (A10_GPU,))
-A10_HW_SLOWDOWN = (A10_BOARD, (RealGpu(**{**A10_GPU.__dict__, "clocks_event_mask": IDLE | HW_SLOWDOWN | HW_POWER_BRAKE}),))
+A10_HW_SLOWDOWN = (A10_BOARD, (replace(A10_GPU, clocks_event_mask=IDLE | HW_SLOWDOWN | HW_POWER_BRAKE),))
 
 # thamada/gls gls/RTX_A6000_x9_smi.py (nvidia-smi -a, Wed Nov 20 2024): the first 3 of 9 RTX A6000s (the
 # -q sections read), blower fans at 30 %, idle in P8 at SM 0 MHz; GPU 2 reports "SW Power Cap" at 23 W.
@@ -162,9 +185,12 @@ RTX_A6000_FIRST3_OF_9 = (
         temperature_thresholds_c=((0, 98), (1, 95), (3, 93)),
     ),
     (
-        RealGpu("00000000:4F:00.0", "GPU-880b8a57-8586-fe40-bec5-fb703f80ffe6", 28, 24.69, 0, 1, 0, 150, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:52:00.0", "GPU-588b70bd-7af1-b8d2-f0a9-d8af8d063f30", 29, 18.67, 0, 1, 0, 100, 0, IDLE, (0, 0, 0, 0)),
-        RealGpu("00000000:53:00.0", "GPU-9f432315-e4ef-f5e1-ab74-dfd8887bd00c", 28, 23.29, 0, 1, 50, 50, 0, SW_POWER_CAP, (0, 0, 0, 0)),
+        RealGpu("00000000:4F:00.0", "GPU-880b8a57-8586-fe40-bec5-fb703f80ffe6",
+                28, 24.69, 0, 1, 0, 150, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:52:00.0", "GPU-588b70bd-7af1-b8d2-f0a9-d8af8d063f30",
+                29, 18.67, 0, 1, 0, 100, 0, IDLE, (0, 0, 0, 0)),
+        RealGpu("00000000:53:00.0", "GPU-9f432315-e4ef-f5e1-ab74-dfd8887bd00c",
+                28, 23.29, 0, 1, 50, 50, 0, SW_POWER_CAP, (0, 0, 0, 0)),
     ),
 )
 
@@ -209,7 +235,9 @@ def real_device(board: RealBoard, gpu: RealGpu) -> FakeDevice:
         "nvmlDeviceGetEnforcedPowerLimit": round(board.power_limit_w * 1000),
         "nvmlDeviceGetPowerManagementLimit": round(board.power_limit_w * 1000),
         "nvmlDeviceGetPowerManagementDefaultLimit": round(board.power_limit_w * 1000),
-        "nvmlDeviceGetPowerManagementLimitConstraints": [round(board.power_limit_min_w * 1000), round(board.power_limit_w * 1000)],
+        "nvmlDeviceGetPowerManagementLimitConstraints": [
+            round(board.power_limit_min_w * 1000), round(board.power_limit_w * 1000),
+        ],
         "nvmlDeviceGetBAR1MemoryInfo": SimpleNamespace(bar1Total=board.bar1_total_mib * MIB, bar1Used=MIB,
                                                        bar1Free=(board.bar1_total_mib - 1) * MIB),
         "nvmlDeviceGetPersistenceMode": 1,  # "Persistence Mode : Enabled"

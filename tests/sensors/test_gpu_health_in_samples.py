@@ -86,7 +86,8 @@ def test_xid_errors_counted_from_the_second_sample_on(tmp_path):
             time.sleep(0.02)
         assert gpus[0].xid_errors == 0
         assert gpus[1].health_problems == ("2 Xid errors since start",)
-        assert gpu_detail_text(gpus[0]).plain.endswith("health: no Xid errors since start, 0 remapped rows, none pending")
+        healthy = "health: no Xid errors since start, 0 remapped rows, none pending"
+        assert gpu_detail_text(gpus[0]).plain.endswith(healthy)
     finally:
         sampler.close()
     assert sampler._xid_thread is not None and not sampler._xid_thread.is_alive()

@@ -11,7 +11,12 @@ from pth_top.sensors.history import History
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.settings import (
-    GPU_HISTORY_VIEWS, SETTINGS_FILE_NAME, DashboardSettings, load_settings, save_settings, settings_path,
+    GPU_HISTORY_VIEWS,
+    SETTINGS_FILE_NAME,
+    DashboardSettings,
+    load_settings,
+    save_settings,
+    settings_path,
 )
 from pth_top.widgets.history_chart import HistoryChart
 from pth_top.widgets.level_sparkline import LevelSparkline
@@ -89,8 +94,8 @@ async def test_keys_change_the_charts_and_the_choice_survives_a_restart():
     app = make_app()
     async with app.run_test(size=(120, 60)) as pilot:
         panel = app.screen.query_one(HistoryPanel)
-        await wait_until(pilot, lambda: panel.has_class("-charts") and app.screen.query_one("#chart-gpu-left", HistoryChart).series,
-                         what="the history charts")
+        left = app.screen.query_one("#chart-gpu-left", HistoryChart)
+        await wait_until(pilot, lambda: panel.has_class("-charts") and left.series, what="the history charts")
         assert app.screen.query_one("#chart-gpu-left", HistoryChart).title == "GPU util %"
         await pilot.press("c")
         await wait_until(pilot, lambda: app.screen.query_one("#chart-gpu-left", HistoryChart).title == "GPU power W",
@@ -101,7 +106,8 @@ async def test_keys_change_the_charts_and_the_choice_survives_a_restart():
         await pilot.press("i")
         await pilot.press("h")
         await wait_until(pilot, lambda: not panel.display, what="the history panel to hide")
-    assert load_settings() == (DashboardSettings(history_shown=False, io_shown=False, gpu_history=("power", "temp")), None)
+    chosen = DashboardSettings(history_shown=False, io_shown=False, gpu_history=("power", "temp"))
+    assert load_settings() == (chosen, None)
     app = make_app()
     async with app.run_test(size=(120, 60)) as pilot:
         await wait_until(pilot, lambda: app.screen.query_one("#process-table").row_count, what="the first sample")
@@ -126,7 +132,8 @@ async def test_short_terminal_sparkline_follows_the_chosen_metric():
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         label = app.screen.query_one("#spark-gpu-label")
-        await wait_until(pilot, lambda: app.screen.query_one("#spark-gpu", LevelSparkline).values, what="the GPU sparkline")
+        sparkline = app.screen.query_one("#spark-gpu", LevelSparkline)
+        await wait_until(pilot, lambda: sparkline.values, what="the GPU sparkline")
         assert str(label.render()) == "GPU mem"
 
 

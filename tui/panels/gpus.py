@@ -93,7 +93,10 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
     text.append(link)
     if gpu.pcie_link_degraded:
         # Idle links train down to save power (Gen1 on every idle PCIe card seen); under load it means the slot.
-        text.append(" idle" if is_idle(gpu) else " below max: check the slot", style="dim" if is_idle(gpu) else "yellow")
+        if is_idle(gpu):
+            text.append(" idle", style="dim")
+        else:
+            text.append(" below max: check the slot", style="yellow")
     text.append(f"  RX {format_rate(gpu.pcie_rx_bytes_per_s)} TX {format_rate(gpu.pcie_tx_bytes_per_s)}")
     if gpu.ecc_enabled is NA:
         text.append("  ECC N/A")
@@ -111,7 +114,10 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
     limits = [reason for reason in gpu.throttle_reasons if reason != "idle"]
     if limits:
         text.append("  throttled: " + ", ".join(limits), style="yellow")
-    text.append("  clocks idle" if "idle" in gpu.throttle_reasons else ("" if limits else "  not throttled"), style="dim")
+    if "idle" in gpu.throttle_reasons:
+        text.append("  clocks idle", style="dim")
+    elif not limits:
+        text.append("  not throttled", style="dim")
     if gpu.mig_enabled is True:
         text.append(f"  MIG on, {len(gpu.mig_instances)} instances")
     if is_na(gpu.temperature_c):
@@ -128,7 +134,8 @@ def healthy_text(gpu: GpuSample) -> str:
     if not is_na(gpu.xid_errors):
         known.append("no Xid errors since start")
     if not is_na(gpu.remapped_rows_pending):
-        known.append(f"{format_number(gpu.remapped_rows)} remapped row{'' if gpu.remapped_rows == 1 else 's'}, none pending")
+        rows = gpu.remapped_rows
+        known.append(f"{format_number(rows)} remapped row{'' if rows == 1 else 's'}, none pending")
     if not is_na(gpu.retired_pages):
         known.append("no retired pages")
     return "  health: " + ", ".join(known) if known else ""

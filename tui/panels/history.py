@@ -95,11 +95,12 @@ class HistoryPanel(Vertical):
         if self.has_class("-charts"):
             host = self.query_one("#chart-host", HistoryChart)
             host.title, host.x_step_s, host.series = "CPU/RAM %", interval_s, host_series(history)
-            for chart_id, metric in zip(("#chart-gpu-left", "#chart-gpu-right"), gpu_metrics):
+            for chart_id, metric in zip(("#chart-gpu-left", "#chart-gpu-right"), gpu_metrics, strict=True):
                 chart = self.query_one(chart_id, HistoryChart)
                 chart.display = has_gpus
                 if has_gpus:
-                    chart.title, chart.x_step_s, chart.y_max = GPU_METRIC_CHARTS[metric][0], interval_s, gpu_axis_top(history, metric)
+                    chart.title, chart.x_step_s = GPU_METRIC_CHARTS[metric][0], interval_s
+                    chart.y_max = gpu_axis_top(history, metric)
                     chart.series = gpu_series(history, metric)
             return
         self.query_one("#spark-cpu", LevelSparkline).values = history.cpu_percent

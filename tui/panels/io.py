@@ -21,7 +21,9 @@ def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsag
         text.append(f" {disk.read_iops:>5.0f} {disk.write_iops:>5.0f}\n")
     for filesystem in filesystems:
         used_percent = filesystem.used_percent
-        style = "" if is_na(used_percent) else ("bold red" if used_percent >= 90 else ("yellow" if used_percent >= 75 else ""))
+        style = ""
+        if not is_na(used_percent):
+            style = "bold red" if used_percent >= 90 else ("yellow" if used_percent >= 75 else "")
         text.append(f"{printable(filesystem.mountpoint)[:16]:<16}", style="dim")
         text.append(f" {format_percent(used_percent):>4}", style=style)
         text.append(f" {format_bytes(filesystem.used_bytes)}/{format_bytes(filesystem.total_bytes)}\n")
