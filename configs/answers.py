@@ -1,74 +1,74 @@
-"""The wizard's answers: typed, validated field by field, read from and written to TOML tables.
+"""The wizard's answers: validated by the structs in configs.answer_types, read from and written to TOML tables.
 
-The same field table validates an answers file (errors name file, line and key) and the wizard's
-inputs (inline messages), so both reject exactly the same things.
+The same structs validate an answers file (errors name file, line and key) and the wizard's inputs
+(inline messages, through FIELDS), so both reject exactly the same things.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
+import msgspec
+import msgspec.inspect as mi
+
+from pth_top.configs.answer_types import (
+    CONDITIONS,
+    CURRENCIES,
+    DATA_KINDS,
+    MAX_GPUS,
+    MAX_TEXT_CHARS,
+    MODEL_KINDS,
+    NOISE_LIMITS,
+    SCENARIOS,
+    SECTION_TYPES,
+    TASK_MODES,
+    AnswersFile,
+)
 from pth_top.configs.errors import ConfigFileError, shown
-from pth_top.configs.memory import INFERENCE_PRECISIONS, MIXED_LAYOUTS, OPTIMIZERS, RECOMPUTE_MODES, SHARDING_MODES, TRAINING_PRECISIONS
+from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.presets import model_presets
+from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 
-SCENARIOS = ("personal_research", "team_training", "edge_deployment", "inference_server")
+__all__ = [
+    "CONDITIONS", "CURRENCIES", "DATA_KINDS", "FIELDS", "MAX_GPUS", "MAX_TEXT_CHARS", "MODEL_KINDS", "NOISE_LIMITS",
+    "SCENARIOS", "SCENARIO_FIELD", "SCENARIO_LABELS", "SECTIONS", "TASK_MODES", "Answers", "FieldSpec",
+    "answers_from_dict", "cross_field_problems",
+]
+
 SCENARIO_LABELS = {
     "personal_research": "Personal research",
     "team_training": "Team training server",
     "edge_deployment": "Edge deployment",
     "inference_server": "Inference server",
 }
-MODEL_KINDS = ("transformer", "cnn", "generic")
-TASK_MODES = ("training", "inference")
-DATA_KINDS = ("images", "text", "audio", "video", "tabular", "mixed")
-CURRENCIES = ("CNY", "USD", "EUR")
-CONDITIONS = ("new", "used")
-NOISE_LIMITS = ("any", "quiet")
-MAX_GPUS = 8
-MAX_TEXT_CHARS = 200
+SECTIONS = tuple(SECTION_TYPES)
 
 
 @dataclass(frozen=True, slots=True)
 class FieldSpec:
+    """The form's view of one struct field: kind, default, limits, choices and help, read from the struct."""
+
     kind: str  # "int", "float", "bool", "choice", "text"
     default: Any
+    annotation: Any  # the struct field's type: what a value is validated against
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
     help: str = ""
 
     def parse(self, value: Any) -> Any:
-        """Check one value's type and range; raises ValueError with the reason."""
-        if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                if not (isinstance(value, float) and math.isfinite(value) and value.is_integer()):
-                    raise ValueError(f"must be a whole number, got {shown(value)}")
-        elif self.kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"must be a number, got {shown(value)}")
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"must be a finite number, got {shown(value)}")
-        elif self.kind == "bool":
-            if not isinstance(value, bool):
-                raise ValueError(f"must be true or false, got {shown(value)}")
-        elif self.kind == "choice":
-            if not isinstance(value, str) or value not in self.choices:
-                raise ValueError(f"must be one of {', '.join(self.choices)}, got {shown(value)}")
-        elif self.kind == "text":
-            if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT_CHARS:
-                raise ValueError(f"must be non-empty text of at most {MAX_TEXT_CHARS} characters, got {shown(value)}")
-        if self.kind in ("int", "float"):
-            # Compared before any conversion: an int too large for a float is refused, not an OverflowError.
-            if self.low is not None and value < self.low:
-                raise ValueError(f"must be at least {self.low:g}, got {shown(value)}")
-            if self.high is not None and value > self.high:
-                raise ValueError(f"must be at most {self.high:g}, got {shown(value)}")
-            value = int(value) if self.kind == "int" else float(value)
-        return value
+        """Check one value's type and range; raises ValueError (SchemaError) with the reason."""
+        given = value
+        if self.kind == "int" and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)  # 8.0 is the whole number 8
+        try:
+            return msgspec.convert(value, self.annotation)
+        except msgspec.ValidationError:
+            problem = Problem((), "value", given, mi.type_info(self.annotation), annotation=self.annotation)
+        raise SchemaError(problem, reason(problem))
 
     def parse_text(self, text: str) -> Any:
         """Parse what the user typed in the wizard; raises ValueError with the reason."""
@@ -86,48 +86,28 @@ class FieldSpec:
         return self.parse(number)
 
 
-FIELDS: dict[str, dict[str, FieldSpec]] = {
-    "workload": {
-        "preset": FieldSpec("text", "gpt2-small", help="a model preset id, or 'custom'"),
-        "kind": FieldSpec("choice", "transformer", choices=MODEL_KINDS, help="custom models only"),
-        "parameters": FieldSpec("int", 0, 0, 2e12, help="parameter count (0: derive from the architecture)"),
-        "layers": FieldSpec("int", 0, 0, 1024, help="transformer layers"),
-        "hidden_size": FieldSpec("int", 0, 0, 131072, help="transformer hidden size h"),
-        "attention_heads": FieldSpec("int", 0, 0, 1024, help="attention heads a"),
-        "kv_heads": FieldSpec("int", 0, 0, 1024, help="key/value heads (grouped-query attention); 0 = a"),
-        "sequence_length": FieldSpec("int", 0, 0, 2_000_000, help="tokens per sample s"),
-        "vocabulary_size": FieldSpec("int", 0, 0, 10_000_000, help="vocabulary size V"),
-        "input_size_px": FieldSpec("int", 0, 0, 8192, help="CNN input side in pixels"),
-        "activation_elements_per_sample": FieldSpec("int", 0, 0, 1e12, help="CNN layer outputs per sample"),
-        "batch_size": FieldSpec("int", 8, 1, 1_000_000, help="global batch per optimizer step"),
-    },
-    "task": {
-        "mode": FieldSpec("choice", "training", choices=TASK_MODES),
-        "precision": FieldSpec("choice", "bf16", choices=tuple(dict.fromkeys(TRAINING_PRECISIONS + INFERENCE_PRECISIONS))),
-        "optimizer": FieldSpec("choice", "adamw", choices=OPTIMIZERS),
-        "recompute": FieldSpec("choice", "none", choices=RECOMPUTE_MODES, help="gradient checkpointing"),
-        "flash_attention": FieldSpec("bool", True, help="FlashAttention / SDPA drops the 5as/h term"),
-        "accumulation_steps": FieldSpec("int", 1, 1, 65536, help="gradient accumulation steps"),
-        "generated_tokens": FieldSpec("int", 256, 0, 2_000_000, help="tokens generated per request (KV cache)"),
-        "mixed_layout": FieldSpec("choice", "megatron16", choices=MIXED_LAYOUTS, help="bytes/param accounting"),
-    },
-    "data": {
-        "dataset_size_gb": FieldSpec("float", 10.0, 0, 10_000_000, help="dataset size on disk in GB"),
-        "kind": FieldSpec("choice", "text", choices=DATA_KINDS),
-    },
-    "scale": {
-        "gpu_count": FieldSpec("int", 1, 1, MAX_GPUS, help="GPUs in the machine (1-8)"),
-        "sharding": FieldSpec("choice", "none", choices=SHARDING_MODES, help="ZeRO stage or FSDP"),
-    },
-    "budget": {
-        "amount": FieldSpec("float", 15000.0, 1, 1e10, help="total budget"),
-        "currency": FieldSpec("choice", "CNY", choices=CURRENCIES),
-        "condition": FieldSpec("choice", "new", choices=CONDITIONS, help="new parts, or used GPUs allowed"),
-        "max_power_w": FieldSpec("int", 0, 0, 100_000, help="wall power limit in W (0: none)"),
-        "noise": FieldSpec("choice", "any", choices=NOISE_LIMITS, help="quiet excludes blower/passive GPUs"),
-    },
+_KINDS: dict[type, str] = {
+    mi.IntType: "int", mi.FloatType: "float", mi.BoolType: "bool", mi.LiteralType: "choice", mi.StrType: "text",
 }
-SECTIONS = tuple(FIELDS)
+
+
+def field_spec(annotation: Any, default: Any) -> FieldSpec:
+    """The form's view of a struct field of type `annotation` (its limits and help from Meta)."""
+    info, help_text = constraints(mi.type_info(annotation))
+    numeric = isinstance(info, (mi.IntType, mi.FloatType))
+    return FieldSpec(
+        kind=_KINDS[type(info)], default=default, annotation=annotation,
+        low=info.ge if numeric else None, high=info.le if numeric else None,
+        choices=choices(annotation) if isinstance(info, mi.LiteralType) else (), help=help_text,
+    )
+
+
+FIELDS: dict[str, dict[str, FieldSpec]] = {
+    section: {item.encode_name: field_spec(item.type, item.default) for item in msgspec.structs.fields(struct)}
+    for section, struct in SECTION_TYPES.items()
+}
+SCENARIO_FIELD = field_spec(next(item.type for item in msgspec.structs.fields(AnswersFile) if item.name == "scenario"),
+                            SCENARIOS[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,43 +151,49 @@ def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, t
         dotted = ".".join(part for part in (table, key) if part)
         return ConfigFileError(reason, path=path, line=line, key=dotted or None)
 
-    if not isinstance(data, dict):
-        raise fail("answers must be a TOML table", None, None)
-    unknown = set(data) - {"scenario", *SECTIONS}
-    if unknown:
-        raise fail(f"unknown key (expected scenario, {', '.join(SECTIONS)})", None, sorted(unknown)[0])
-    if "scenario" not in data:
-        raise fail("missing key", None, "scenario")
-    scenario = data["scenario"]
-    if scenario not in SCENARIOS:
-        raise fail(f"must be one of {', '.join(SCENARIOS)}, got {shown(scenario)}", None, "scenario")
-    sections: dict[str, dict[str, Any]] = {}
-    for section, specs in FIELDS.items():
-        if section not in data:
-            raise fail("missing table", section, None)
-        given = data[section]
-        if not isinstance(given, dict):
-            raise fail("must be a table", section, None)
-        for key in given:
-            if key not in specs:
-                raise fail(f"unknown key (expected one of {', '.join(specs)})", section, key)
-        values = {}
-        for key, spec in specs.items():
-            if key not in given:
-                values[key] = spec.default
-                continue
-            try:
-                values[key] = spec.parse(given[key])
-            except ValueError as error:
-                raise fail(str(error), section, key) from None
-        sections[section] = values
-    answers = Answers(scenario=scenario, **sections)
-    for section, key, reason in cross_field_problems(answers, explicit=data):
-        raise fail(reason, section, key)
+    try:
+        typed = convert(_whole_numbers(data), AnswersFile, _answers_reason, given=data)
+    except SchemaError as error:
+        keys = error.problem.keys
+        if len(keys) == 1 and keys[0] in SECTIONS:
+            raise fail(error.reason, keys[0], None) from None
+        raise fail(error.reason, keys[0] if len(keys) > 1 else None, keys[-1] if keys else None) from None
+    answers = Answers(scenario=typed.scenario, **{name: msgspec.structs.asdict(getattr(typed, name)) for name in SECTIONS})
+    for section, key, problem in cross_field_problems(answers):
+        raise fail(problem, section, key)
     return answers
 
 
-def cross_field_problems(answers: Answers, explicit: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
+def _whole_numbers(data: Any) -> Any:
+    """A copy of `data` with 8.0 as 8 in whole-number fields (TOML has both; the user meant the same)."""
+    if not isinstance(data, dict):
+        return data
+    copied = dict(data)
+    for section, specs in FIELDS.items():
+        given = data.get(section)
+        if isinstance(given, dict):
+            copied[section] = {
+                key: int(value) if key in specs and specs[key].kind == "int" and isinstance(value, float)
+                and math.isfinite(value) and value.is_integer() else value
+                for key, value in given.items()
+            }
+    return copied
+
+
+def _answers_reason(problem: Problem) -> str:
+    keys = problem.keys
+    if not keys:
+        return "answers must be a TOML table"
+    if problem.kind == "missing" and len(keys) == 1:
+        return "missing key" if keys[0] == "scenario" else "missing table"
+    if problem.kind == "unknown" and len(keys) == 1:
+        return f"unknown key (expected scenario, {', '.join(SECTIONS)})"
+    if problem.kind == "value" and isinstance(constraints(problem.info)[0], mi.StructType):
+        return "must be a table"
+    return reason(problem)
+
+
+def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     """Problems that involve more than one field: (section, key, reason)."""
     problems: list[tuple[str, str, str]] = []
     workload, task, scale = answers.workload, answers.task, answers.scale
@@ -239,8 +225,3 @@ def cross_field_problems(answers: Answers, explicit: dict[str, Any] | None = Non
     if answers.scenario == "edge_deployment" and scale["gpu_count"] != 1:
         problems.append(("scale", "gpu_count", "an edge deployment is one module; use 1"))
     return problems
-
-
-def text_parser(section: str, key: str) -> Callable[[str], Any]:
-    """The parser the wizard uses for what the user typed into one field."""
-    return FIELDS[section][key].parse_text

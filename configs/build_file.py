@@ -18,7 +18,14 @@ from pth_top.configs.memory import MemoryBreakdown
 from pth_top.configs.parts import validate_part
 from pth_top.configs.paths import builds_dir
 from pth_top.configs.schema import SchemaError
-from pth_top.configs.tomlsource import INT64_MAX, line_of_key, line_of_key_in_table, line_of_table, parse_toml, read_toml
+from pth_top.configs.tomlsource import (
+    INT64_MAX,
+    line_of_key,
+    line_of_key_in_table,
+    line_of_table,
+    parse_toml,
+    read_toml,
+)
 
 SCHEMA_VERSION = 1
 MEMORY_KEYS = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "kv_cache_bytes",

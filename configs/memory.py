@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from pth_top.units import MIB
 
@@ -21,13 +22,20 @@ from pth_top.units import MIB
 CUDA_CONTEXT_BYTES = 1000 * MIB
 INFERENCE_OVERHEAD_FRACTION = 0.2
 
-TRAINING_PRECISIONS = ("fp32", "amp_fp16", "bf16")
-INFERENCE_PRECISIONS = ("fp32", "fp16", "bf16", "int8", "int4")
-OPTIMIZERS = ("adamw", "adam", "sgd", "adam8bit")
-RECOMPUTE_MODES = ("none", "selective", "full")
-SHARDING_MODES = ("none", "zero1", "zero2", "zero3", "fsdp")
+# The choices as Literal types (what the answers' structs accept) and as tuples of their values.
+TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
+InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
+Optimizer = Literal["adamw", "adam", "sgd", "adam8bit"]
+RecomputeMode = Literal["none", "selective", "full"]
+ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
 # How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
-MIXED_LAYOUTS = ("megatron16", "hf18", "deepspeed20")
+MixedLayout = Literal["megatron16", "hf18", "deepspeed20"]
+TRAINING_PRECISIONS: tuple[str, ...] = get_args(TrainingPrecision)
+INFERENCE_PRECISIONS: tuple[str, ...] = get_args(InferencePrecision)
+OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
+RECOMPUTE_MODES: tuple[str, ...] = get_args(RecomputeMode)
+SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
+MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
 
 WEIGHT_BYTES_BY_PRECISION = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0, "int8": 1.0, "int4": 0.5}
 

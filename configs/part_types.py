@@ -8,9 +8,7 @@ recommender divides by have a minimum above zero.
 import datetime as dt
 from typing import Annotated, Literal
 
-from msgspec import Meta
-
-from pth_top.configs.schema import Schema
+from msgspec import Meta, Struct
 
 # Every number a spec sheet needs is below this; a few keys have tighter plausible limits.
 MAX_NUMBER = 10_000_000
@@ -29,8 +27,11 @@ Texts = list[str]
 MemoryType = Literal["DDR4", "DDR5"]
 
 
-class PartFields(Schema, kw_only=True):
-    """What every part has: identity, price and where the numbers come from."""
+class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """What every part has: identity, price and where the numbers come from.
+
+    configs.schema.Schema's options; each kind repeats frozen and kw_only (msgspec does not inherit kw_only).
+    """
 
     id: NonEmptyText
     name: NonEmptyText
@@ -41,7 +42,7 @@ class PartFields(Schema, kw_only=True):
     notes: Texts = []
 
 
-class Gpu(PartFields, kw_only=True):
+class Gpu(PartFields, frozen=True, kw_only=True):
     device_names: Texts
     vendor: str
     memory_gib: Annotated[float, Meta(ge=1, le=4096)]
@@ -67,7 +68,7 @@ class Gpu(PartFields, kw_only=True):
     software: Literal["cuda", "rocm", "cpu"]
 
 
-class Cpu(PartFields, kw_only=True):
+class Cpu(PartFields, frozen=True, kw_only=True):
     vendor: str
     cores_count: AtLeastOne
     threads_count: AtLeastOne
@@ -86,7 +87,7 @@ class Cpu(PartFields, kw_only=True):
     eps_8pin_count: Whole
 
 
-class Motherboard(PartFields, kw_only=True):
+class Motherboard(PartFields, frozen=True, kw_only=True):
     vendor: str
     socket: str
     chipset: str
@@ -101,7 +102,7 @@ class Motherboard(PartFields, kw_only=True):
     form_factor: str
 
 
-class MemoryKit(PartFields, kw_only=True):
+class MemoryKit(PartFields, frozen=True, kw_only=True):
     memory_type: MemoryType
     capacity_gib: Gib
     modules_count: AtLeastOne
@@ -110,7 +111,7 @@ class MemoryKit(PartFields, kw_only=True):
     registered: bool
 
 
-class Storage(PartFields, kw_only=True):
+class Storage(PartFields, frozen=True, kw_only=True):
     media: Literal["ssd", "hdd"]
     interface: Literal["sata", "nvme", "sas"]
     pcie_generation: Whole
@@ -122,7 +123,7 @@ class Storage(PartFields, kw_only=True):
     endurance_tbw: Number
 
 
-class Psu(PartFields, kw_only=True):
+class Psu(PartFields, frozen=True, kw_only=True):
     vendor: str
     capacity_w: Annotated[float, Meta(ge=50, le=10_000)]
     efficiency: Literal["bronze", "silver", "gold", "platinum", "titanium"]
@@ -133,7 +134,7 @@ class Psu(PartFields, kw_only=True):
     modular: bool
 
 
-class Cooler(PartFields, kw_only=True):
+class Cooler(PartFields, frozen=True, kw_only=True):
     vendor: str
     cooler_type: Literal["air", "aio", "server"]
     max_cpu_power_w: Annotated[float, Meta(ge=1, le=MAX_NUMBER)]

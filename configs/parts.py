@@ -174,14 +174,16 @@ def _part_reason(problem: Problem) -> str:
     info, description = constraints(problem.info)
     if isinstance(info, mi.StrType) and isinstance(value, str):
         return "every part needs this as non-empty text" + (f" ({description})" if description else "")
-    if not isinstance(info, (mi.IntType, mi.FloatType)) or not is_number:
-        return value_reason(info, value)
-    if isinstance(info, mi.IntType) and not isinstance(value, int):
-        return value_reason(info, value)
+    if not isinstance(info, (mi.IntType, mi.FloatType)):
+        return value_reason(info, value, problem.annotation)
+    if isinstance(info, mi.IntType) and (isinstance(value, bool) or not isinstance(value, int)):
+        return f"must be a whole number, got {shown(value)}"
+    if not is_number:
+        return f"must be a number, got {type(value).__name__}"
     if not math.isfinite(value) or value < 0:
         return f"must be a finite number >= 0, got {shown(value)}"
     if value > info.le:
-        return f"{shown(value)} is implausibly large (limit {info.le:g})"
+        return f"{shown(value)} is implausibly large (limit {info.le:.0f})"
     if info.gt is not None:
         return "price must be above zero"
     return f"must be at least {info.ge:g}, got {shown(value)}"

@@ -18,11 +18,23 @@ from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
-from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.configs.rules import (
-    Rules, budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, gpu_usable_bytes, load_rules, power_estimate,
-    ram_floor_gib, standard_psu_size, storage_capacity_gb, storage_class, wall_draw_w,
+    Rules,
+    budget_in_cny,
+    budget_line,
+    budget_tier,
+    case_fans_count,
+    cpu_floor,
+    gpu_usable_bytes,
+    load_rules,
+    power_estimate,
+    ram_floor_gib,
+    standard_psu_size,
+    storage_capacity_gb,
+    storage_class,
+    wall_draw_w,
 )
+from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
 
 PC_GPU_FORMS = ("consumer", "workstation", "datacenter")

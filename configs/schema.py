@@ -39,6 +39,7 @@ class Problem:
     value: Any = None
     info: Any = None  # the msgspec.inspect type the value had to meet (None for an unknown key)
     allowed: tuple[str, ...] = ()  # the keys the table holding it allows
+    annotation: Any = None  # the Python type behind `info` (its Literal choices in declared order)
 
 
 class SchemaError(ValueError):
@@ -50,19 +51,22 @@ class SchemaError(ValueError):
         self.reason = reason
 
 
-def convert(data: Any, schema: Any, describe: Callable[[Problem], str] | None = None) -> Any:
-    """`data` as `schema` (a Struct or any annotation); SchemaError with the reason `describe` gives."""
+def convert(data: Any, schema: Any, describe: Callable[[Problem], str] | None = None, *, given: Any = None) -> Any:
+    """`data` as `schema` (a Struct or any annotation); SchemaError with the reason `describe` gives.
+
+    `given`: what the user wrote, when `data` is a normalised copy of it (the error shows the user's value).
+    """
     try:
         return msgspec.convert(data, schema, builtin_types=TOML_NATIVE_TYPES)
     except msgspec.ValidationError as error:
-        problem = locate(str(error), data, schema)
+        problem = locate(str(error), data if given is None else given, schema)
     raise SchemaError(problem, (describe or reason)(problem))
 
 
 def locate(message: str, data: Any, schema: Any) -> Problem:
     """The Problem a msgspec error message describes, found by walking its `$.path` through data and schema."""
     at = _AT.search(message)
-    value, annotation, keys = data, schema, []
+    value, annotation, keys = data, schema, list[str]()
     for name, index in _STEP.findall(at.group(1)) if at else ():
         annotation = _bare(annotation)
         if name:
@@ -78,12 +82,12 @@ def locate(message: str, data: Any, schema: Any) -> Problem:
     if head.startswith(("Object missing required field", "Object contains unknown field")):
         fields = _field_types(_bare(annotation))
         allowed = tuple(fields)
-        if _MISSING.match(head):
-            missing = head[_MISSING.match(head).end():-1]
-            return Problem((*keys, missing), "missing", None, mi.type_info(fields[missing]), allowed)
+        if (missing_at := _MISSING.match(head)) is not None:
+            missing = head[missing_at.end():-1]
+            return Problem((*keys, missing), "missing", None, mi.type_info(fields[missing]), allowed, fields[missing])
         unknown = next(key for key in value if key not in fields)
         return Problem((*keys, unknown), "unknown", value[unknown], None, allowed)
-    return Problem(tuple(keys), "value", value, mi.type_info(annotation))
+    return Problem(tuple(keys), "value", value, mi.type_info(annotation), annotation=annotation)
 
 
 def _fits(value: Any, annotation: Any) -> bool:
@@ -117,28 +121,38 @@ def reason(problem: Problem) -> str:
         return "missing table" if isinstance(constraints(problem.info)[0], mi.StructType) else "missing key"
     if problem.kind == "unknown":
         return f"unknown key (expected one of {', '.join(problem.allowed)})"
-    return value_reason(constraints(problem.info)[0], problem.value)
+    return value_reason(constraints(problem.info)[0], problem.value, problem.annotation)
 
 
-def value_reason(info: Any, value: Any) -> str:
-    """Why `value` does not meet the inspected type `info`."""
+def choices(annotation: Any) -> tuple[Any, ...]:
+    """A Literal's values in the order they are declared (msgspec.inspect sorts them)."""
+    return typing.get_args(_bare(annotation))
+
+
+def value_reason(info: Any, value: Any, annotation: Any = None) -> str:
+    """Why `value` does not meet the inspected type `info` (of the Python type `annotation`)."""
     got = shown(value)
     if isinstance(info, (mi.IntType, mi.FloatType)):
-        if isinstance(info, mi.IntType) and (isinstance(value, bool) or not isinstance(value, int)):
+        whole = isinstance(value, int) or isinstance(value, float) and math.isfinite(value) and value.is_integer()
+        if isinstance(info, mi.IntType) and (isinstance(value, bool) or not whole):
             return f"must be a whole number, got {got}"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"must be a number, got {got}"
         if isinstance(value, float) and not math.isfinite(value):
             return f"must be a finite number, got {got}"
-        return range_reason(info, value)
+        # Compared before any conversion: an int too large for a float is refused, not an OverflowError.
+        return range_reason(info, value) or f"must be a whole number, got {got}"
     if isinstance(info, mi.BoolType):
         return f"must be true or false, got {got}"
     if isinstance(info, mi.LiteralType):
-        return f"must be one of {', '.join(map(str, info.values))}, got {got}"
+        allowed = choices(annotation) if annotation is not None else info.values
+        return f"must be one of {', '.join(map(str, allowed))}, got {got}"
     if isinstance(info, mi.StrType):
+        if info.max_length is not None:
+            return f"must be non-empty text of at most {info.max_length} characters, got {got}"
         if not isinstance(value, str):
             return f"must be text, got {type(value).__name__}"
-        return f"must be non-empty text of at most {info.max_length} characters, got {got}"
+        return f"must be non-empty text, got {got}"
     if isinstance(info, mi.ListType):
         return "must be a list of text" if isinstance(info.item_type, mi.StrType) else f"must be a list, got {got}"
     if isinstance(info, (mi.StructType, mi.DictType)):
@@ -150,11 +164,12 @@ def value_reason(info: Any, value: Any) -> str:
     return f"has the wrong type, got {got}"
 
 
-def range_reason(info: Any, value: float) -> str:
+def range_reason(info: Any, value: float) -> str | None:
+    """Which bound of an IntType/FloatType `value` breaks, in words; None when it breaks none."""
     if info.ge is not None and value < info.ge:
         return f"must be at least {info.ge:g}, got {shown(value)}"
     if info.gt is not None and value <= info.gt:
         return f"must be above {info.gt:g}, got {shown(value)}"
     if info.le is not None and value > info.le:
         return f"must be at most {info.le:g}, got {shown(value)}"
-    return f"is out of range, got {shown(value)}"
+    return None

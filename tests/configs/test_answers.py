@@ -137,3 +137,28 @@ def test_toml_round_trip_of_answers():
 
     again = answers_from_dict(tomllib.loads(tomli_w.dumps(answers.to_dict())))
     assert again == answers
+
+
+def test_the_form_reads_limits_choices_and_help_from_the_structs():
+    import msgspec
+
+    from pth_top.configs.answer_types import MAX_GPUS, Scale, Task
+
+    gpu_count = FIELDS["scale"]["gpu_count"]
+    assert (gpu_count.kind, gpu_count.low, gpu_count.high, gpu_count.default) == ("int", 1, MAX_GPUS, Scale().gpu_count)
+    assert "GPUs in the machine" in gpu_count.help
+    # Choices keep the order they are declared in (msgspec.inspect sorts them).
+    assert FIELDS["task"]["recompute"].choices == ("none", "selective", "full") and Task().recompute == "none"
+    with pytest.raises(ValueError, match="must be at most 8, got 9"):
+        gpu_count.parse_text("9")
+    assert msgspec.structs.asdict(Scale()) == Answers().scale
+
+
+def test_a_whole_float_is_a_whole_number_and_an_unknown_catalog_key_is_refused(tmp_path):
+    text = (HERE / "good_answers.toml").read_text(encoding="utf-8").replace("batch_size = 8", "batch_size = 8.0")
+    assert answers_from_dict(tomllib.loads(text)).workload["batch_size"] == 8
+    from pth_top.configs.parts import load_catalog
+
+    (tmp_path / "mine.toml").write_text('[[cpu]]\nid = "core-i5-12400f"\nweight_mm = 3\n', encoding="utf-8")
+    with pytest.raises(ConfigFileError, match=r"mine.toml:3: cpu core-i5-12400f: weight_mm: unknown key \(expected"):
+        load_catalog(tmp_path)

@@ -9,12 +9,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Select, Static
 
-from pth_top.configs.answers import SCENARIO_LABELS, SCENARIOS, Answers, FieldSpec
+from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, Answers
 from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
 from pth_top.tui.wizard.fields import FieldRow
 
-SCENARIO_SPEC = FieldSpec("choice", "personal_research", choices=SCENARIOS)
 NO_PRESET = "none"
 
 
@@ -125,7 +124,7 @@ class Step(VerticalScroll):
         yield Static(Text(self.spec.help), classes="step-help")
         for section, key, label in self.spec.fields:
             value = self.answers.scenario if section == "answers" else self.answers.section(section)[key]
-            spec = SCENARIO_SPEC if section == "answers" else None
+            spec = SCENARIO_FIELD if section == "answers" else None
             yield FieldRow(section, key, label, value, field_options(section, key, self.answers), spec=spec)
         if self.spec.id == "scenario":
             with Horizontal(id="preset-row"):

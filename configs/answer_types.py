@@ -1,0 +1,103 @@
+"""The wizard's answers as typed structs: one Struct per section, limits and help in Meta, choices as Literal.
+
+An answers file (and a build file's [answers]) is validated against AnswersFile; the wizard's form reads
+each field's limits, choices and help from the same structs (configs.answers.FIELDS).
+"""
+
+from typing import Annotated, Literal, get_args
+
+from msgspec import Meta
+
+from pth_top.configs.memory import (
+    InferencePrecision,
+    MixedLayout,
+    Optimizer,
+    RecomputeMode,
+    ShardingMode,
+    TrainingPrecision,
+)
+from pth_top.configs.schema import Schema
+
+Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
+ModelKind = Literal["transformer", "cnn", "generic"]
+TaskMode = Literal["training", "inference"]
+DataKind = Literal["images", "text", "audio", "video", "tabular", "mixed"]
+Currency = Literal["CNY", "USD", "EUR"]
+Condition = Literal["new", "used"]
+NoiseLimit = Literal["any", "quiet"]
+Precision = Literal[TrainingPrecision, InferencePrecision]
+SCENARIOS: tuple[str, ...] = get_args(Scenario)
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
+TASK_MODES: tuple[str, ...] = get_args(TaskMode)
+DATA_KINDS: tuple[str, ...] = get_args(DataKind)
+CURRENCIES: tuple[str, ...] = get_args(Currency)
+CONDITIONS: tuple[str, ...] = get_args(Condition)
+NOISE_LIMITS: tuple[str, ...] = get_args(NoiseLimit)
+MAX_GPUS = 8
+MAX_TEXT_CHARS = 200
+
+
+def whole(low: int, high: int, help: str = "") -> Meta:
+    return Meta(ge=low, le=high, description=help) if help else Meta(ge=low, le=high)
+
+
+class Workload(Schema):
+    preset: Annotated[
+        str, Meta(max_length=MAX_TEXT_CHARS, pattern=r"\S", description="a model preset id, or 'custom'")
+    ] = "gpt2-small"
+    kind: Annotated[ModelKind, Meta(description="custom models only")] = "transformer"
+    parameters: Annotated[int, whole(0, 2_000_000_000_000, "parameter count (0: derive from the architecture)")] = 0
+    layers: Annotated[int, whole(0, 1024, "transformer layers")] = 0
+    hidden_size: Annotated[int, whole(0, 131072, "transformer hidden size h")] = 0
+    attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0
+    kv_heads: Annotated[int, whole(0, 1024, "key/value heads (grouped-query attention); 0 = a")] = 0
+    sequence_length: Annotated[int, whole(0, 2_000_000, "tokens per sample s")] = 0
+    vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
+    input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels")] = 0
+    activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, "CNN layer outputs per sample")] = 0
+    batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
+
+
+class Task(Schema):
+    mode: TaskMode = "training"
+    precision: Precision = "bf16"
+    optimizer: Optimizer = "adamw"
+    recompute: Annotated[RecomputeMode, Meta(description="gradient checkpointing")] = "none"
+    flash_attention: Annotated[bool, Meta(description="FlashAttention / SDPA drops the 5as/h term")] = True
+    accumulation_steps: Annotated[int, whole(1, 65536, "gradient accumulation steps")] = 1
+    generated_tokens: Annotated[int, whole(0, 2_000_000, "tokens generated per request (KV cache)")] = 256
+    mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
+
+
+class Data(Schema):
+    dataset_size_gb: Annotated[float, Meta(ge=0, le=10_000_000, description="dataset size on disk in GB")] = 10.0
+    kind: DataKind = "text"
+
+
+class Scale(Schema):
+    gpu_count: Annotated[int, whole(1, MAX_GPUS, f"GPUs in the machine (1-{MAX_GPUS})")] = 1
+    sharding: Annotated[ShardingMode, Meta(description="ZeRO stage or FSDP")] = "none"
+
+
+class Budget(Schema):
+    amount: Annotated[float, Meta(ge=1, le=1e10, description="total budget")] = 15000.0
+    currency: Currency = "CNY"
+    condition: Annotated[Condition, Meta(description="new parts, or used GPUs allowed")] = "new"
+    max_power_w: Annotated[int, whole(0, 100_000, "wall power limit in W (0: none)")] = 0
+    noise: Annotated[NoiseLimit, Meta(description="quiet excludes blower/passive GPUs")] = "any"
+
+
+class AnswersFile(Schema):
+    """A whole answers table: the scenario and every section (a section's keys may be left out)."""
+
+    scenario: Scenario
+    workload: Workload
+    task: Task
+    data: Data
+    scale: Scale
+    budget: Budget
+
+
+SECTION_TYPES: dict[str, type[Schema]] = {
+    "workload": Workload, "task": Task, "data": Data, "scale": Scale, "budget": Budget,
+}
