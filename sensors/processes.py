@@ -130,6 +130,7 @@ class ProcfsProcessSource:
             cpu_time_s=stat.cpu_ticks / ticks_per_s,
             command=self.procfs.command(stat),
             is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
+            container=self.procfs.container(stat),
         )
         return _Known(raw, stat, process)
 

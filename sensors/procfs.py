@@ -16,6 +16,8 @@ import time
 import weakref
 from typing import Callable, NamedTuple
 
+from pth_top.sensors.cgroups import container_of_cgroup
+
 # PF_KTHREAD in the flags field of /proc/PID/stat.
 KERNEL_THREAD_FLAG = 0x00200000
 # One-letter states of /proc/PID/stat, in psutil's words.
@@ -194,6 +196,7 @@ class ProcfsReader:
         self.stat_files = StatFiles(proc_root, max_open_files)
         self._commands: dict[int, tuple[int, str, str]] = {}
         self._owners: dict[int, tuple[int, str, int]] = {}
+        self._containers: dict[int, tuple[int, str, str]] = {}
 
     def pids(self) -> list[int]:
         """Every visible process, lowest PID first."""
@@ -232,10 +235,28 @@ class ProcfsReader:
         self._commands[stat.pid] = (stat.start_ticks, stat.comm, command)
         return command
 
+    def container(self, stat: ProcStat) -> str:
+        """The container or job from /proc/PID/cgroup ("" for none and for kernel threads).
+
+        Read once per process (PID and start time) and again after an exec, when a runtime has moved it in.
+        """
+        if stat.flags & KERNEL_THREAD_FLAG:
+            return ""
+        cached = self._containers.get(stat.pid)
+        if cached is not None and cached[0] == stat.start_ticks and cached[1] == stat.comm:
+            return cached[2]
+        try:
+            text = read_small_file(f"{self.proc_root}/{stat.pid}/cgroup").decode("ascii", "replace")
+        except OSError:
+            text = ""
+        container = container_of_cgroup(text)
+        self._containers[stat.pid] = (stat.start_ticks, stat.comm, container)
+        return container
+
     def forget_except(self, live_pids: set[int] | dict[int, object]) -> None:
-        """Drop open stat files, command lines and owners of processes that are gone."""
+        """Drop open stat files, command lines, owners and containers of processes that are gone."""
         self.stat_files.keep_only(live_pids)
-        for cache in (self._commands, self._owners):
+        for cache in (self._commands, self._owners, self._containers):
             for pid in [pid for pid in cache if pid not in live_pids]:
                 del cache[pid]
 

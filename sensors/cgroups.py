@@ -1,0 +1,61 @@
+"""Which container or batch job a process runs in, from its /proc/PID/cgroup (cgroup v1 and v2).
+
+The answer is one short string: "docker:<12 hex>" (Docker, as `docker ps` shows ids), "container:<12 hex>"
+(containerd, CRI-O, Podman outside Kubernetes), "pod:<uid>" (a Kubernetes pod, any runtime), "slurm:<job id>",
+or "" (a host process, a systemd service or a user's login slice).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Slurm: cgroup v1 "/slurm/uid_1000/job_17/step_0", cgroup v2 "/system.slice/slurmstepd.scope/job_17/step_0"
+# (the scope may carry the node name: "<node>_slurmstepd.scope").
+_SLURM_JOB = re.compile(r"/slurm/uid_\d+/job_(\d+)(?:/|$)|slurmstepd\.scope/job_(\d+)(?:/|$)")
+# Kubernetes: "/kubepods/besteffort/pod<uid>/..." (cgroupfs driver) or "kubepods-...-pod<uid_with_underscores>.slice".
+_POD_UID = re.compile(
+    r"kubepods.*?pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
+)
+# A 64-hex container id as one path segment: bare (cgroupfs driver) or a systemd scope of its runtime.
+_CONTAINER_SEGMENT = re.compile(r"^(docker-|cri-containerd-|crio-|libpod-)?([0-9a-f]{64})(?:\.scope)?$")
+
+
+def cgroup_paths(text: str) -> list[str]:
+    """The cgroup paths of a /proc/PID/cgroup text: the v2 line ("0::") first, then the v1 controllers' lines."""
+    unified, controllers = [], []
+    for line in text.splitlines():
+        hierarchy, _, rest = line.partition(":")
+        _controllers, _, path = rest.partition(":")
+        if not path.startswith("/"):
+            continue
+        (unified if hierarchy == "0" and not _controllers else controllers).append(path)
+    return unified + controllers
+
+
+def container_of_path(path: str) -> str:
+    """The container or job one cgroup path names ("" for none)."""
+    slurm = _SLURM_JOB.search(path)
+    if slurm:
+        return f"slurm:{slurm.group(1) or slurm.group(2)}"
+    pod = _POD_UID.search(path)
+    if pod:
+        return "pod:" + pod.group(1).replace("_", "-")
+    # The innermost container wins (Docker in Docker).
+    segments = path.split("/")
+    for position in range(len(segments) - 1, 0, -1):
+        match = _CONTAINER_SEGMENT.match(segments[position])
+        if match:
+            # A bare id is Docker's under /docker or at the root (its cgroupfs driver), another runtime's elsewhere.
+            bare_docker = match.group(1) is None and segments[position - 1] in ("", "docker")
+            runtime = "docker" if match.group(1) == "docker-" or bare_docker else "container"
+            return f"{runtime}:{match.group(2)[:12]}"
+    return ""
+
+
+def container_of_cgroup(text: str) -> str:
+    """The container or job of a process, from its /proc/PID/cgroup text ("" for none)."""
+    for path in cgroup_paths(text):
+        found = container_of_path(path)
+        if found:
+            return found
+    return ""
