@@ -215,7 +215,10 @@ def build_hosts(
         elif not gpus and instance in memory.last_rows:
             gpus = memory.last_rows[instance].gpus  # the last GPUs seen, shown greyed
         last_up = memory.last_up_at_s.get(instance)
-        row = HostRow(instance=instance, hostname=hostnames.get(instance, ""), state=state,
+        # A down host's info series is gone with the rest: it keeps the hostname it last had.
+        last_row = memory.last_rows.get(instance)
+        hostname = hostnames.get(instance) or (last_row.hostname if last_row is not None else "")
+        row = HostRow(instance=instance, hostname=hostname, state=state,
                       age_s=None if last_up is None else max(0.0, now_s - last_up), gpus=gpus)
         memory.last_rows[instance] = row
         rows.append(row)

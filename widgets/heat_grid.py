@@ -63,22 +63,25 @@ class HeatGrid(ScrollView, can_focus=True):
     }
     """
     LABEL_WIDTH: ClassVar[int] = 22
+    """The widest a label is drawn; narrower when every label is shorter."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.rows: tuple[HeatRow, ...] = ()
+        self.label_width = self.LABEL_WIDTH
         self._cell_styles = [Style(color=level_colour(index)) for index in range(LEVELS)]
         self._dim = Style(dim=True)
 
     def set_rows(self, rows: Sequence[HeatRow]) -> None:
         self.rows = tuple(rows)
+        self.label_width = min(self.LABEL_WIDTH, max((len(row.label) for row in self.rows), default=0))
         widest = max((len(row.values) for row in self.rows), default=0)
-        self.virtual_size = Size(self.LABEL_WIDTH + 1 + widest * (CELL_WIDTH + 1) + 16, len(self.rows))
+        self.virtual_size = Size(self.label_width + 1 + widest * (CELL_WIDTH + 1) + 16, len(self.rows))
         self.refresh()
 
     def line_segments(self, row: HeatRow) -> list[Segment]:
         """The segments of one grid line (without padding to the widget width)."""
-        label = row.label[: self.LABEL_WIDTH].ljust(self.LABEL_WIDTH)
+        label = row.label[: self.label_width].ljust(self.label_width)
         segments = [Segment(label + " ", self._dim if row.greyed else None)]
         for value in row.values:
             if row.greyed or value is None:

@@ -121,7 +121,7 @@ async def test_worst_first_errors_throttling_then_staleness_and_down():
     snapshot = await reader.refresh()
     down = snapshot.host("node-001:9824")
     assert down is not None and down.state is HostState.DOWN and down.state.greyed
-    assert down.gpu_count == 8, "its last GPUs are kept"
+    assert down.gpu_count == 8 and down.hostname == "node-001", "its last GPUs and hostname are kept"
     assert down.age_s == pytest.approx(10.5)
 
     fleet.instances.remove("node-002:9824")

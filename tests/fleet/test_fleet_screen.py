@@ -65,9 +65,13 @@ def test_heat_grid_lines_read_without_colour():
     assert [cell_text(value) for value in (0.0, 0.24, 0.3, 0.5, 0.8, 1.0, 7.0, -1.0)] == [
         "░░", "░░", "▒▒", "▓▓", "██", "██", "██", "░░"]
     grid = HeatGrid()
-    line = grid.line_segments(HeatRow("node-1", (0.0, None, 1.0), note="down 4s", greyed=True))
+    rows = [HeatRow("node-1", (0.0, None, 1.0), note="down, data 4s old", greyed=True), HeatRow("node-10", ())]
+    grid.set_rows(rows)
+    line = grid.line_segments(rows[0])
     text = "".join(segment.text for segment in line)
-    assert text.startswith("node-1".ljust(HeatGrid.LABEL_WIDTH)) and "░░ ·· ██ down 4s" in text
+    assert text == "node-1  ░░ ·· ██ down, data 4s old", "labels as wide as the widest"
+    grid.set_rows([HeatRow("x" * 40, ())])
+    assert "".join(segment.text for segment in grid.line_segments(grid.rows[0])) == "x" * HeatGrid.LABEL_WIDTH + " "
     assert all(segment.style is None or segment.style.dim for segment in line if segment.text.strip())
 
 

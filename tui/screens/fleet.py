@@ -51,20 +51,33 @@ def age_text(age_s: float | None) -> str:
     return f"{age_s / 60:.0f}m" if age_s < 7200 else f"{age_s / 3600:.0f}h"
 
 
-def host_cells(host: HostRow) -> tuple[Text, ...]:
+def host_labels(hosts: tuple[HostRow, ...]) -> dict[str, str]:
+    """Instance -> what names it on screen: the hostnames when they tell hosts apart, else host:port."""
+    hostnames = [host.hostname for host in hosts]
+    by_hostname = all(hostnames) and len(set(hostnames)) == len(hostnames)
+    return {host.instance: printable(host.hostname if by_hostname else host.instance) for host in hosts}
+
+
+def host_cells(host: HostRow, name: str) -> tuple[Text, ...]:
     """One host-table row; a greyed host (down, stale, gone) is drawn dim with its data's age."""
     style = "dim" if host.state.greyed else ("bold red" if host.errors else "")
-    name = host.instance if not host.hostname else f"{host.hostname} ({host.instance})"
     temperature = host.temperature_max_celsius
     power = host.power_watts
     texts = (
-        printable(name), host.state.value, age_text(host.age_s), str(host.gpu_count),
+        name, host.state.value, age_text(host.age_s), str(host.gpu_count),
         percent(host.utilization_avg_ratio), percent(host.utilization_min_ratio), percent(host.memory_used_ratio),
         "-" if temperature is None else f"{temperature:.0f}C", "-" if power is None else f"{power:.0f}W",
         f"{host.errors:.0f}", str(host.throttled_gpus),
     )
     return tuple(Text(text, style=style, justify="left" if index < 2 else "right")
                  for index, text in enumerate(texts))
+
+
+def grid_note(host: HostRow) -> str:
+    """After a host's grid cells: nothing when up, else its state and the age of its last good data."""
+    if host.state.value == "up":
+        return ""
+    return host.state.value if host.age_s is None else f"{host.state.value}, data {age_text(host.age_s)} old"
 
 
 def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric: str) -> Text:
@@ -126,16 +139,14 @@ class FleetScreen(Screen):
         rows = {host.instance: host for host in self.shown_hosts}
         self.query_one("#fleet-status", Static).update(
             status_line(snapshot, self.source, self.sort_key, self.grid_metric))
-        self.query_one(RowTable).sync_rows(list(rows), lambda key: host_cells(rows[key]))
+        labels = host_labels(self.shown_hosts)
+        self.query_one(RowTable).sync_rows(list(rows), lambda key: host_cells(rows[key], labels[key]))
         metric = GRID_METRICS[self.grid_metric]
-        hostnames = [host.hostname for host in self.shown_hosts]
-        # Hostnames label the grid when they tell hosts apart; otherwise the instance (host:port) does.
-        by_hostname = all(hostnames) and len(set(hostnames)) == len(hostnames)
         self.query_one(HeatGrid).set_rows([
-            HeatRow(label=host.hostname if by_hostname else host.instance,
+            HeatRow(label=labels[host.instance],
                     values=tuple(metric(gpu) for gpu in host.gpus),
                     greyed=host.state.greyed or snapshot.error is not None,
-                    note="" if host.state.value == "up" else f"{host.state.value} {age_text(host.age_s)}")
+                    note=grid_note(host))
             for host in self.shown_hosts
         ])
 
