@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
 
-from pth_top.sensors.model import MaybeInt
+from pth_top.sensors.model import MaybeFloat, MaybeInt
 from pth_top.sensors.na import NA
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 
@@ -24,6 +25,9 @@ PROCESS_FUNCTIONS: dict[str, tuple[str, ...]] = {
 }
 # Linux never hands out PIDs above this (PID_MAX_LIMIT on 64-bit).
 PID_MAX_LIMIT = 4_194_304
+PROCESS_UTILIZATION_FUNCTION = "nvmlDeviceGetProcessUtilization"
+# Per-process SM % is the newest of the driver's samples from this long ago on (it samples several times a second).
+PROCESS_UTILIZATION_WINDOW_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,33 +36,85 @@ class NvmlProcess:
     gpu_index: int
     gpu_memory_used_bytes: MaybeInt
     kind: str
+    # NA where the GPU does not report per-process utilisation (MIG, older boards).
+    sm_util_percent: MaybeFloat = NA
 
 
 def is_bogus_pid(pid: Any) -> bool:
     return not isinstance(pid, int) or pid <= 0 or pid > PID_MAX_LIMIT
 
 
-def read_gpu_processes(session: NvmlSession, gpus: Iterable[tuple[int, Any]]) -> list[NvmlProcess]:
-    """Compute and graphics processes of each (gpu index, handle); a lost GPU contributes none."""
+def read_gpu_processes(
+    session: NvmlSession, gpus: Iterable[tuple[int, Any]], wall_clock: Callable[[], float] = time.time,
+) -> list[NvmlProcess]:
+    """Compute and graphics processes of each (gpu index, handle), with SM %; a lost GPU contributes none."""
     found: list[NvmlProcess] = []
     for gpu_index, handle in gpus:
+        on_gpu: list[NvmlProcess] = []
+        lost = False
         for kind, function_names in PROCESS_FUNCTIONS.items():
             try:
                 entries = _read_variant(session, function_names, handle)
             except GpuLostError:
+                lost = True
                 break
             for entry in entries:
                 pid = getattr(entry, "pid", None)
                 if is_bogus_pid(pid):
                     continue
                 used = getattr(entry, "usedGpuMemory", None)
-                found.append(NvmlProcess(
+                on_gpu.append(NvmlProcess(
                     pid=pid,
                     gpu_index=gpu_index,
                     gpu_memory_used_bytes=used if isinstance(used, int) else NA,
                     kind=kind,
                 ))
+        if on_gpu and not lost:
+            sm_percent_of = _sm_percent_by_pid(session, handle, wall_clock)
+            if sm_percent_of is not None:
+                on_gpu = [
+                    replace(process, sm_util_percent=sm_percent_of.get(process.pid, 0.0)) for process in on_gpu
+                ]
+        found.extend(on_gpu)
     return found
+
+
+def _sm_percent_by_pid(session: NvmlSession, handle: Any, wall_clock: Callable[[], float]) -> dict[int, float] | None:
+    """Each process's newest SM % on this GPU; {} when none ran in the window; None where unsupported."""
+    module = session.module
+    if PROCESS_UTILIZATION_FUNCTION in session.missing_functions or module is None:
+        return None
+    function = getattr(module, PROCESS_UTILIZATION_FUNCTION, None)
+    if function is None:
+        session.mark_missing(PROCESS_UTILIZATION_FUNCTION)
+        return None
+    since_us = max(0, int((wall_clock() - PROCESS_UTILIZATION_WINDOW_S) * 1_000_000))
+    try:
+        samples = function(handle, since_us)
+    except module.NVMLError as error:
+        # NOT_FOUND: no process ran on the GPU since `since_us`, so every one of them is at 0 %.
+        if _is_error(module, error, "NVMLError_NotFound") or getattr(error, "value", None) == 0:
+            return {}
+        if _is_error(module, error, "NVMLError_FunctionNotFound"):
+            session.mark_missing(PROCESS_UTILIZATION_FUNCTION)
+        # NotSupported (MIG, older boards), NoPermission, a lost GPU (the GPU reader reports that): unknown.
+        return None
+    except (TypeError, ValueError, AttributeError):
+        session.mark_missing(PROCESS_UTILIZATION_FUNCTION)
+        return None
+    newest: dict[int, tuple[int, float]] = {}
+    for sample in samples or ():
+        pid, stamp, sm = (getattr(sample, name, None) for name in ("pid", "timeStamp", "smUtil"))
+        if is_bogus_pid(pid) or not isinstance(stamp, int) or not isinstance(sm, int) or not 0 <= sm <= 100:
+            continue
+        if pid not in newest or stamp > newest[pid][0]:
+            newest[pid] = (stamp, float(sm))
+    return {pid: sm for pid, (_stamp, sm) in newest.items()}
+
+
+def _is_error(module: Any, error: Exception, class_name: str) -> bool:
+    error_class = getattr(module, class_name, None)
+    return isinstance(error_class, type) and isinstance(error, error_class)
 
 
 def _read_variant(session: NvmlSession, function_names: tuple[str, ...], handle: Any) -> list[Any]:

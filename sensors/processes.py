@@ -190,6 +190,7 @@ def attach_gpu_uses(
             gpu_index=gpu_process.gpu_index,
             gpu_memory_used_bytes=gpu_process.gpu_memory_used_bytes,
             kind=gpu_process.kind,
+            sm_util_percent=gpu_process.sm_util_percent,
         ))
     foreign = [pid for pid in uses if pid not in rows.start_of]
     if foreign and mapper is not None:

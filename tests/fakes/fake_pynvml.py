@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import pynvml as real_pynvml
@@ -137,3 +138,23 @@ class FakePynvml:
             if pci is not None and getattr(pci, "busId", None) == wanted:
                 return FakeHandle(index)
         raise real_pynvml.NVMLError_NotFound()
+
+
+def process_utilization(samples: list[tuple[int, int, int]]) -> Callable[[int], list[Any]]:
+    """A scripted `nvmlDeviceGetProcessUtilization(handle, lastSeenTimeStamp)` for a FakeDevice's values.
+
+    `samples` are (pid, timestamp in µs since the epoch, SM %). As the driver does, only samples newer than
+    lastSeenTimeStamp come back, and none at all is NVMLError_NotFound. A device without this value raises
+    NVMLError_NotSupported (MIG, boards without per-process accounting), like every missing reading.
+    """
+
+    def read(last_seen_us: int) -> list[Any]:
+        newer = [
+            SimpleNamespace(pid=pid, timeStamp=stamp_us, smUtil=sm_percent, memUtil=0, encUtil=0, decUtil=0)
+            for pid, stamp_us, sm_percent in samples if stamp_us > last_seen_us
+        ]
+        if not newer:
+            raise real_pynvml.NVMLError_NotFound()
+        return newer
+
+    return read

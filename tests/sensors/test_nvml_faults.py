@@ -38,7 +38,7 @@ class Case:
     removed_first: tuple[str, ...] = ()
     # A FunctionNotFound on this function falls back to another variant with the same answer.
     has_fallback: bool = False
-    scope: str = "device"  # "device", "system" (no device argument) or "process"
+    scope: str = "device"  # "device", "system" (no device argument), "process" or "process_utilization"
 
 
 PROCESS_VARIANTS = ("_v3", "_v2", "")
@@ -90,6 +90,7 @@ CASES = [
         for kind in ("GetCompute", "GetGraphics")
         for suffix in PROCESS_VARIANTS
     ],
+    Case("nvmlDeviceGetProcessUtilization", scope="process_utilization"),
 ]
 
 
@@ -152,6 +153,11 @@ def test_sampler_survives(case: Case, error: str, tmp_path):
             check_system_case(case, error, baseline, snapshot)
         elif case.scope == "process":
             check_process_case(case, error, baseline, snapshot)
+        elif case.scope == "process_utilization":
+            # Per-process SM % unknown; the GPUs and the processes' GPU memory are untouched.
+            assert snapshot.gpus == baseline.gpus and own_gpu_uses(snapshot) == own_gpu_uses(baseline)
+            own = next(process for process in snapshot.processes if process.pid == os.getpid())
+            assert all(use.sm_util_percent is NA for use in own.gpu_uses)
         else:
             check_device_case(case, error, baseline, snapshot)
 

@@ -145,3 +145,22 @@ async def test_help_lists_tab_follow_and_gpu_only():
         shown = console.export_text()
         assert "Tab" in shown and "GPU and process tables" in shown
         assert "Follow the selected process" in shown and "GPU only" in shown
+
+
+@pytest.mark.parametrize("sm_known, container", [(False, ""), (True, "slurm:4242")], ids=["plain", "sm-and-job"])
+async def test_sm_and_container_columns_appear_only_with_data(sm_known, container):
+    snapshot = make_snapshot(gpu_count=1)
+    processes = list(snapshot.processes)
+    trainer_at = next(position for position, p in enumerate(processes) if p.has_gpu_context)
+    use = processes[trainer_at].gpu_uses[0]
+    processes[trainer_at] = replace(processes[trainer_at], container=container,
+                                    gpu_uses=(replace(use, sm_util_percent=87.0) if sm_known else use,))
+    app, _ = make_app(replace(snapshot, processes=tuple(processes)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_rows(pilot, app)
+        panel = app.screen.query_one(ProcessPanel)
+        shown = {column.key for column in panel.columns}
+        assert ("gpu_util" in shown) == sm_known and ("container" in shown) == bool(container)
+        assert ("SM%" in screen_lines(app)[panel.table.region.y]) == sm_known, "the table's header line"
+        cells = [cell.plain for cell in panel.table.get_row(str(processes[trainer_at].pid))]
+        assert ("87" in cells) == sm_known and ("job 4242" in cells) == bool(container)
