@@ -22,6 +22,16 @@ def fleet_app(fleet: FakeFleet, clock: Clock) -> FleetApp:
     return FleetApp(connection, reader=reader, interval_s=0.05)
 
 
+class FleetWithDetail(FakeFleet):
+    """Also answers the drill-down's GPU readings query: 8 GPUs at 40 % for any host."""
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        if self.failure is None and b"pth_top_gpu_%28utilization_ratio" in request.content:
+            return self.vector([({"__name__": "pth_top_gpu_utilization_ratio", "gpu": str(gpu)}, 0.4)
+                                for gpu in range(8)])
+        return super().handle(request)
+
+
 def status(app: FleetApp) -> str:
     return str(app.fleet_screen.query_one("#fleet-status").render())
 
@@ -58,6 +68,28 @@ async def test_sort_keys_grid_colour_and_a_failed_refresh_kept_and_marked_stale(
         fleet.failure = None
         clock.now_s += 60
         await wait_until(pilot, lambda: "STALE" not in status(app), what="a good refresh to clear the error")
+
+
+async def test_drill_down_keeps_its_last_readings_when_a_refresh_fails():
+    from pth_top.tui.screens.fleet import HostScreen
+
+    fleet, clock = FleetWithDetail(3), Clock()
+    app = fleet_app(fleet, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.fleet_screen.query_one(RowTable)
+        await wait_until(pilot, lambda: table.row_count == 3, what="3 hosts")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, HostScreen) and len(app.screen.detail.gpus) == 8,
+                         what="the host's 8 GPUs")
+        gpu_table = app.screen.query_one("#host-gpus", RowTable)
+        assert [cell.plain for cell in gpu_table.get_row("0")][2] == "40%"
+        fleet.failure = httpx.Response(503, text="down for maintenance")
+        clock.now_s += 60
+        await wait_until(pilot, lambda: app.screen.detail.error is not None, what="the failed refresh")
+        title = str(app.screen.query_one("#host-title").render())
+        assert "STALE: HTTP 503" in title and gpu_table.row_count == 8, "last readings kept, marked stale"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HostScreen), what="back to the fleet")
 
 
 def test_heat_grid_lines_read_without_colour():

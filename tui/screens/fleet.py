@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 from rich.text import Text
@@ -203,6 +204,8 @@ class HostScreen(Screen):
             app.load_host(self)
 
     def show(self, detail: HostDetail) -> None:
+        if detail.error is not None and self.detail.gpus:
+            detail = replace(self.detail, error=detail.error)  # a failed refresh keeps the last readings
         self.detail = detail
         title = Text(printable(self.instance), style="bold")
         title.append(f"  {len(detail.gpus)} GPUs · {len(detail.processes)} GPU processes · Esc: back", style="")
