@@ -209,7 +209,7 @@ def _pinned_part(ctx: _Context, role: str) -> Part:
 
 def _gpu_price(ctx: _Context, gpu: Part) -> float:
     if ctx.answers.budget["condition"] == "used" and gpu["form"] == "consumer":
-        return gpu.price_cny * ctx.rules.budget["used_gpu_price_fraction"]
+        return gpu.price_cny * ctx.rules.budget.used_gpu_price_fraction
     return gpu.price_cny
 
 
@@ -264,7 +264,7 @@ def _gpu_reasons(ctx: _Context, gpu: Part) -> list[str]:
     kind = "shared with the CPU" if gpu["memory_kind"] == "shared" else "dedicated"
     lines = [
         f"memory floor: this workload needs {need:.1f} GiB per GPU; {gpu.name} has {gpu['memory_gib']:g} GiB {kind} "
-        f"({usable:.1f} usable at {ctx.rules.gpu['usable_memory_fraction']:.0%}) (guide §2.1, formulas in builds.md)",
+        f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) (guide §2.1, formulas in builds.md)",
         f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]
     preset = ctx.answers.workload["preset"]
@@ -275,10 +275,10 @@ def _gpu_reasons(ctx: _Context, gpu: Part) -> list[str]:
         )
     if gpu["memory_kind"] == "shared":
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
-                     f"{ctx.rules.ram['os_reserve_gib']} GB of it")
+                     f"{ctx.rules.ram.os_reserve_gib} GB of it")
     lines.extend(gpu.notes)
     if gpu["form"] == "consumer" and ctx.answers.budget["condition"] == "used":
-        lines.append(f"used price assumed {ctx.rules.budget['used_gpu_price_fraction']:.0%} of new (rules.toml)")
+        lines.append(f"used price assumed {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml)")
     return lines
 
 
@@ -299,8 +299,8 @@ def _assemble(ctx: _Context, gpu: Part) -> _Assembly:
     asm.unit_prices["gpu"] = _gpu_price(ctx, gpu)
     if ctx.edge:
         _choose_storage(ctx, asm, board=None)
-        sustained = gpu["board_power_w"] + ctx.rules.power["per_drive_w"]
-        asm.sustained_w, asm.peak_w = sustained, gpu["transient_peak_w"] + ctx.rules.power["per_drive_w"]
+        sustained = gpu["board_power_w"] + ctx.rules.power.per_drive_w
+        asm.sustained_w, asm.peak_w = sustained, gpu["transient_peak_w"] + ctx.rules.power.per_drive_w
         asm.psu_required_w = asm.psu_capacity_w = 0.0
         asm.wall_w = sustained / 0.9
         asm.power_lines = (f"module power up to {gpu['board_power_w']:g} W from its own supply; no PC PSU, CPU, RAM or board to buy",)
@@ -359,15 +359,15 @@ def _boards_for(ctx: _Context, cpu: Part, need_ecc: bool, ram_floor_gib: float) 
 def _choose_cpu(ctx: _Context, asm: _Assembly, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
     complex_work = (
-        ctx.gpu_count > 1 or a.data["dataset_size_gb"] >= ctx.rules.ram["large_dataset_gb"]
+        ctx.gpu_count > 1 or a.data["dataset_size_gb"] >= ctx.rules.ram.large_dataset_gb
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
-    lanes = ctx.rules.cpu["min_lanes_per_gpu_count"] * ctx.gpu_count
+    lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
     candidates = [
         (cpu.price_cny, cpu, 1) for cpu in ctx.catalog.of_kind("cpu")
         if cpu["cores_count"] >= cores and cpu["threads_count"] >= threads and cpu["boost_clock_ghz"] >= clock
-        and cpu["l3_cache_mb"] >= ctx.rules.cpu["min_l3_cache_mb"] and cpu["pcie_lanes_count"] >= lanes
+        and cpu["l3_cache_mb"] >= ctx.rules.cpu.min_l3_cache_mb and cpu["pcie_lanes_count"] >= lanes
         and (cpu["ecc"] or not need_ecc) and _boards_for(ctx, cpu, need_ecc, ram_floor)
     ]
     cpu, _ = _rank(ctx, asm, "cpu", candidates, ctx.catalog.of_kind("cpu"), reason)
@@ -410,7 +410,7 @@ def _choose_ram(ctx: _Context, asm: _Assembly, board: Part, need_ecc: bool, floo
              f"{quantity * kit['capacity_gib']:g} GiB, cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
     if kit["ecc"]:
         lines.append("ECC registered memory: the high budget tier asks for ECC (guide §6.1)")
-    if kit["memory_type"] == "DDR4" and ctx.answers.data["dataset_size_gb"] >= ctx.rules.ram["large_dataset_gb"]:
+    if kit["memory_type"] == "DDR4" and ctx.answers.data["dataset_size_gb"] >= ctx.rules.ram.large_dataset_gb:
         lines.append("the guide suggests DDR5 >= 4800 for large data (§3.1); capacity matters more than generation for data loading")
     asm.reasons["memory_kit"] = lines
 
@@ -426,7 +426,7 @@ def _choose_storage(ctx: _Context, asm: _Assembly, board: Part | None) -> None:
             continue
         if drive["form_factor"] == "u2" and not server_board:
             continue
-        if klass != "any_ssd" and (drive["interface"] != "nvme" or drive["seq_read_mb_per_s"] < ctx.rules.storage["nvme_min_read_mb_per_s"]):
+        if klass != "any_ssd" and (drive["interface"] != "nvme" or drive["seq_read_mb_per_s"] < ctx.rules.storage.nvme_min_read_mb_per_s):
             continue
         if ctx.edge and drive["form_factor"] != "m2":
             continue
@@ -507,11 +507,11 @@ def _choose_psu(ctx: _Context, asm: _Assembly, gpu: Part, cpu: Part, cooler: Par
         lines.append(f"{quantity} PSUs give {asm.psu_capacity_w:,.0f} W only when they share the load; a redundant (1+1) pair gives {psu['capacity_w']:,} W")
     asm.reasons["psu"] = lines
     heat = estimate.sustained_w
-    airflow = "" if heat <= rules.cooling["server_airflow_above_w"] else (
-        f"; above {rules.cooling['server_airflow_above_w']} W a desktop case is not enough: rack/server chassis airflow"
+    airflow = "" if heat <= rules.cooling.server_airflow_above_w else (
+        f"; above {rules.cooling.server_airflow_above_w} W a desktop case is not enough: rack/server chassis airflow"
     )
     asm.heat_line = (
-        f"cooling: ~{heat:,.0f} W of heat -> {fans - cooler['fans_count']} case fans (1 per {rules.cooling['watts_per_case_fan_w']} W, "
+        f"cooling: ~{heat:,.0f} W of heat -> {fans - cooler['fans_count']} case fans (1 per {rules.cooling.watts_per_case_fan_w} W, "
         f"positive pressure: more intake than exhaust, guide §4.1){airflow}"
     )
 

@@ -5,35 +5,140 @@ Reasoning lines name the rule or formula and the guide section ("guide §3.1") i
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Annotated, Sequence
 
-from pth_top.configs.tomlsource import read_toml
+from msgspec import Meta
+
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.schema import Schema, SchemaError, convert
+from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 from pth_top.units import GIB
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
-    cpu: Mapping[str, Any]
-    ram: Mapping[str, Any]
-    storage: Mapping[str, Any]
-    power: Mapping[str, Any]
-    cooling: Mapping[str, Any]
-    budget: Mapping[str, Any]
-    gpu: Mapping[str, Any]
-    currency: Mapping[str, Any]
+# Limits a rules file can hold: below them nothing divides by zero, above them a typo shows.
+Whole = Annotated[int, Meta(ge=0, le=10_000_000)]
+AtLeastOne = Annotated[int, Meta(ge=1, le=10_000)]
+Number = Annotated[float, Meta(ge=0, le=10_000_000)]
+Fraction = Annotated[float, Meta(gt=0, le=1)]  # a share the rules divide by or multiply with
+Rate = Annotated[float, Meta(gt=0, le=1000)]
+
+
+class CpuRules(Schema):
+    guide_section: str
+    basic_cores_count: AtLeastOne
+    basic_threads_count: AtLeastOne
+    basic_min_clock_ghz: Number
+    complex_cores_count: AtLeastOne
+    complex_threads_count: AtLeastOne
+    complex_min_clock_ghz: Number
+    min_l3_cache_mb: Whole
+    cores_per_gpu_count: Whole
+    min_lanes_per_gpu_count: Whole
+    lanes_per_nvme_count: Whole
+
+
+class RamRules(Schema):
+    guide_section: str
+    base_gib: Whole
+    large_data_gib: Whole
+    large_dataset_gb: Whole
+    gpu_memory_ratio: Number
+    os_reserve_gib: Whole
+
+
+class StorageRules(Schema):
+    guide_section: str
+    sata_max_dataset_gb: Whole
+    raid0_min_dataset_gb: Whole
+    nvme_min_read_mb_per_s: Whole
+    dataset_copies_count: AtLeastOne
+    os_and_tools_gb: Whole
+    checkpoint_copies_count: Whole
+    min_capacity_gb: Whole
+
+
+class EfficiencyAtHalfLoad(Schema):
+    """Wall draw is DC load divided by these, one per 80 PLUS level a PSU in the catalog can have."""
+
+    bronze: Fraction
+    silver: Fraction
+    gold: Fraction
+    platinum: Fraction
+    titanium: Fraction
+
+
+class PowerRules(Schema):
+    guide_section: str
+    psu_max_load_fraction: Fraction
+    board_w: Whole
+    per_dimm_w: Whole
+    per_drive_w: Whole
+    per_fan_w: Whole
+    standard_psu_sizes_w: Annotated[list[Annotated[int, Meta(ge=1, le=100_000)]], Meta(min_length=1)]
+    multi_gpu_transient_headroom_fraction: Annotated[float, Meta(ge=0, le=10)]
+    efficiency_at_half_load: EfficiencyAtHalfLoad
+
+
+class CoolingRules(Schema):
+    guide_section: str
+    watts_per_case_fan_w: AtLeastOne
+    min_case_fans_count: Whole
+    max_case_fans_count: Whole
+    server_airflow_above_w: Whole
+    aio_above_cpu_power_w: Whole
+
+
+class BudgetRules(Schema):
+    guide_section: str
+    entry_max_cny: Whole
+    balance_min_cny: Whole
+    balance_max_cny: Whole
+    datacenter_min_cny: Whole
+    used_gpu_price_fraction: Fraction
+
+
+class GpuRules(Schema):
+    guide_section: str
+    usable_memory_fraction: Fraction
+
+
+class CurrencyRules(Schema):
+    as_of: dt.date
+    source: str
+    cny_per_usd: Rate
+    cny_per_eur: Rate
+
+
+class Rules(Schema):
+    """rules.toml: one table per part of the guide the rules come from."""
+
+    cpu: CpuRules
+    ram: RamRules
+    storage: StorageRules
+    power: PowerRules
+    cooling: CoolingRules
+    budget: BudgetRules
+    gpu: GpuRules
+    currency: CurrencyRules
 
 
 @functools.cache
 def load_rules(path: Path = RULES_PATH) -> Rules:
-    data, _ = read_toml(path)
-    return Rules(**{name: MappingProxyType(data[name]) for name in Rules.__slots__})
+    """The rules, validated; ConfigFileError names the file, line and key of a bad value."""
+    data, text = read_toml(path)
+    try:
+        return convert(data, Rules)
+    except SchemaError as error:
+        keys = error.problem.keys
+        line = line_of_key_in_table(text, keys[0], keys[1]) if len(keys) > 1 else line_of_table(text, keys[0]) if keys else None
+        raise ConfigFileError(error.reason, path=path, line=line, key=".".join(keys) or None) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,28 +152,28 @@ class Floor:
 def budget_in_cny(amount: float, currency: str, rules: Rules) -> float:
     if currency == "CNY":
         return amount
-    return amount * rules.currency[f"cny_per_{currency.lower()}"]
+    return amount * getattr(rules.currency, f"cny_per_{currency.lower()}")
 
 
 def budget_line(amount: float, currency: str, rules: Rules) -> str:
     if currency == "CNY":
         return f"budget ¥{amount:,.0f}"
-    rate = rules.currency[f"cny_per_{currency.lower()}"]
+    rate = getattr(rules.currency, f"cny_per_{currency.lower()}")
     return (f"budget {amount:,.0f} {currency} = ¥{amount * rate:,.0f} at {rate} CNY/{currency} "
-            f"(rules.toml, as of {rules.currency['as_of']})")
+            f"(rules.toml, as of {rules.currency.as_of})")
 
 
 def budget_tier(budget_cny: float, rules: Rules) -> tuple[str, str]:
     """The guide's budget tiers (§6.1); the guide leaves ¥8000-15000 and ¥30000-50000 open."""
     b = rules.budget
-    if budget_cny < b["entry_max_cny"]:
-        return "entry", f"budget ¥{budget_cny:,.0f} < ¥{b['entry_max_cny']:,}: VRAM first, mid-range CPU (guide §6.1)"
-    if budget_cny >= b["datacenter_min_cny"]:
+    if budget_cny < b.entry_max_cny:
+        return "entry", f"budget ¥{budget_cny:,.0f} < ¥{b.entry_max_cny:,}: VRAM first, mid-range CPU (guide §6.1)"
+    if budget_cny >= b.datacenter_min_cny:
         return "datacenter", (
-            f"budget ¥{budget_cny:,.0f} >= ¥{b['datacenter_min_cny']:,}: data-centre/workstation GPUs and ECC memory "
+            f"budget ¥{budget_cny:,.0f} >= ¥{b.datacenter_min_cny:,}: data-centre/workstation GPUs and ECC memory "
             "preferred (guide §6.1)"
         )
-    note = "" if b["balance_min_cny"] <= budget_cny <= b["balance_max_cny"] else (
+    note = "" if b.balance_min_cny <= budget_cny <= b.balance_max_cny else (
         " (the guide gives no tier for this range; treated as balanced)"
     )
     return "balance", f"budget ¥{budget_cny:,.0f}: balance GPU compute with CPU cores (guide §6.1){note}"
@@ -78,62 +183,63 @@ def cpu_floor(gpu_count: int, complex_workload: bool, rules: Rules) -> tuple[int
     """Cores, threads and clock the CPU needs: the guide's tiers, and >= 2 cores per GPU for loading."""
     c = rules.cpu
     tier = "complex" if complex_workload else "basic"
-    cores = max(c[f"{tier}_cores_count"], c["cores_per_gpu_count"] * gpu_count)
-    threads = max(c[f"{tier}_threads_count"], cores)
-    clock = c[f"{tier}_min_clock_ghz"]
+    tier_cores, tier_threads = getattr(c, f"{tier}_cores_count"), getattr(c, f"{tier}_threads_count")
+    cores = max(tier_cores, c.cores_per_gpu_count * gpu_count)
+    threads = max(tier_threads, cores)
+    clock = getattr(c, f"{tier}_min_clock_ghz")
     reason = (
-        f"CPU >= {cores} cores / {threads} threads, >= {clock} GHz, L3 >= {c['min_l3_cache_mb']} MB: the guide's "
-        f"{c[f'{tier}_cores_count']}c{c[f'{tier}_threads_count']}t tier for {tier} work (§{c['guide_section']}) and "
-        f">= {c['cores_per_gpu_count']} cores per GPU for DataLoader workers"
+        f"CPU >= {cores} cores / {threads} threads, >= {clock} GHz, L3 >= {c.min_l3_cache_mb} MB: the guide's "
+        f"{tier_cores}c{tier_threads}t tier for {tier} work (§{c.guide_section}) and "
+        f">= {c.cores_per_gpu_count} cores per GPU for DataLoader workers"
     )
     return cores, threads, clock, reason
 
 
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules) -> Floor:
     r = rules.ram
-    large = dataset_size_gb >= r["large_dataset_gb"]
-    base = r["large_data_gib"] if large else r["base_gib"]
-    from_gpus = total_gpu_memory_gib * r["gpu_memory_ratio"]
-    from_weights = host_weights_gib + r["os_reserve_gib"]
+    large = dataset_size_gb >= r.large_dataset_gb
+    base = r.large_data_gib if large else r.base_gib
+    from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio
+    from_weights = host_weights_gib + r.os_reserve_gib
     need = max(base, from_gpus, from_weights)
-    parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r['guide_section']})",
-             f"total GPU memory {total_gpu_memory_gib:g} GiB x {r['gpu_memory_ratio']:g}"]
+    parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})",
+             f"total GPU memory {total_gpu_memory_gib:g} GiB x {r.gpu_memory_ratio:g}"]
     if host_weights_gib:
-        parts.append(f"model weights {host_weights_gib:.1f} GiB staged in RAM + {r['os_reserve_gib']} GB for the OS")
+        parts.append(f"model weights {host_weights_gib:.1f} GiB staged in RAM + {r.os_reserve_gib} GB for the OS")
     return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB")
 
 
 def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:
     s = rules.storage
-    if dataset_size_gb <= s["sata_max_dataset_gb"]:
+    if dataset_size_gb <= s.sata_max_dataset_gb:
         return "any_ssd", (
-            f"dataset {dataset_size_gb:g} GB <= {s['sata_max_dataset_gb']} GB: a SATA SSD (~550 MB/s) is enough for code "
-            f"and small datasets (guide §{s['guide_section']})"
+            f"dataset {dataset_size_gb:g} GB <= {s.sata_max_dataset_gb} GB: a SATA SSD (~550 MB/s) is enough for code "
+            f"and small datasets (guide §{s.guide_section})"
         )
-    if dataset_size_gb < s["raid0_min_dataset_gb"]:
+    if dataset_size_gb < s.raid0_min_dataset_gb:
         return "nvme", (
-            f"dataset {dataset_size_gb:g} GB: NVMe >= {s['nvme_min_read_mb_per_s']} MB/s for medium datasets and weights "
-            f"(guide §{s['guide_section']}; its '7000 MB/s' is PCIe 4.0 only, PCIe 3.0 drives give ~3500)"
+            f"dataset {dataset_size_gb:g} GB: NVMe >= {s.nvme_min_read_mb_per_s} MB/s for medium datasets and weights "
+            f"(guide §{s.guide_section}; its '7000 MB/s' is PCIe 4.0 only, PCIe 3.0 drives give ~3500)"
         )
     return "nvme_raid0", (
-        f"dataset {dataset_size_gb:g} GB >= {s['raid0_min_dataset_gb']} GB: NVMe RAID 0 (~2x one drive's speed, no "
-        f"redundancy: keep a backup) (guide §{s['guide_section']})"
+        f"dataset {dataset_size_gb:g} GB >= {s.raid0_min_dataset_gb} GB: NVMe RAID 0 (~2x one drive's speed, no "
+        f"redundancy: keep a backup) (guide §{s.guide_section})"
     )
 
 
 def storage_capacity_gb(dataset_size_gb: float, parameters: int, rules: Rules) -> Floor:
     s = rules.storage
-    checkpoints_gb = parameters * 4 * 3 * s["checkpoint_copies_count"] / 1e9  # fp32 weights + Adam m, v
-    need = max(s["min_capacity_gb"], dataset_size_gb * s["dataset_copies_count"] + checkpoints_gb + s["os_and_tools_gb"])
+    checkpoints_gb = parameters * 4 * 3 * s.checkpoint_copies_count / 1e9  # fp32 weights + Adam m, v
+    need = max(s.min_capacity_gb, dataset_size_gb * s.dataset_copies_count + checkpoints_gb + s.os_and_tools_gb)
     return Floor(need, (
-        f"capacity >= dataset x {s['dataset_copies_count']} (raw + preprocessed) + {s['checkpoint_copies_count']} "
-        f"checkpoints ({checkpoints_gb:,.0f} GB) + {s['os_and_tools_gb']} GB OS/tools = {need:,.0f} GB"
+        f"capacity >= dataset x {s.dataset_copies_count} (raw + preprocessed) + {s.checkpoint_copies_count} "
+        f"checkpoints ({checkpoints_gb:,.0f} GB) + {s.os_and_tools_gb} GB OS/tools = {need:,.0f} GB"
     ))
 
 
 def case_fans_count(heat_w: float, rules: Rules) -> int:
     c = rules.cooling
-    return int(min(c["max_case_fans_count"], max(c["min_case_fans_count"], math.ceil(heat_w / c["watts_per_case_fan_w"]))))
+    return int(min(c.max_case_fans_count, max(c.min_case_fans_count, math.ceil(heat_w / c.watts_per_case_fan_w))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,29 +256,29 @@ def power_estimate(
 ) -> PowerEstimate:
     """Sustained = GPUs + CPU turbo + board + DIMMs + drives + fans; PSU >= max(vendor, load/0.8, peak)."""
     p = rules.power
-    rest_w = p["board_w"] + p["per_dimm_w"] * dimm_count + p["per_drive_w"] * drive_count + p["per_fan_w"] * fan_count
+    rest_w = p.board_w + p.per_dimm_w * dimm_count + p.per_drive_w * drive_count + p.per_fan_w * fan_count
     sustained = gpu_board_power_w * gpu_count + cpu_turbo_power_w + rest_w
-    headroom = p["multi_gpu_transient_headroom_fraction"] if gpu_count > 1 else 0.0
+    headroom = p.multi_gpu_transient_headroom_fraction if gpu_count > 1 else 0.0
     peak = gpu_transient_peak_w * gpu_count * (1 + headroom) + cpu_turbo_power_w + rest_w
-    from_load = sustained / p["psu_max_load_fraction"]
+    from_load = sustained / p.psu_max_load_fraction
     # The vendor figure assumes one card in a typical PC; extra cards add their board power.
     vendor = gpu_recommended_psu_w + gpu_board_power_w * (gpu_count - 1) if gpu_recommended_psu_w else 0
     required = max(from_load, vendor, peak if gpu_count > 1 else 0)
     lines = [
         f"sustained {sustained:,.0f} W = {gpu_count} x {gpu_board_power_w:g} W GPU + {cpu_turbo_power_w:g} W CPU turbo + "
-        f"{p['board_w']} W board + {dimm_count} DIMM x {p['per_dimm_w']} W + {drive_count} drive x {p['per_drive_w']} W + "
-        f"{fan_count} fan x {p['per_fan_w']} W",
-        f"PSU >= max(sustained / {p['psu_max_load_fraction']} = {from_load:,.0f} W"
+        f"{p.board_w} W board + {dimm_count} DIMM x {p.per_dimm_w} W + {drive_count} drive x {p.per_drive_w} W + "
+        f"{fan_count} fan x {p.per_fan_w} W",
+        f"PSU >= max(sustained / {p.psu_max_load_fraction} = {from_load:,.0f} W"
         + (f", vendor recommendation {vendor:,.0f} W" if vendor else "")
         + (f", multi-GPU transient peak {peak:,.0f} W" if gpu_count > 1 else "")
-        + f") = {required:,.0f} W (guide §{p['guide_section']}; builds.md power rules)",
+        + f") = {required:,.0f} W (guide §{p.guide_section}; builds.md power rules)",
     ]
     return PowerEstimate(sustained, peak, required, tuple(lines))
 
 
 def standard_psu_size(required_w: float, rules: Rules) -> tuple[int, int]:
     """(size of one PSU, how many) for a requirement; above the largest size, several of the largest."""
-    sizes: Sequence[int] = rules.power["standard_psu_sizes_w"]
+    sizes: Sequence[int] = rules.power.standard_psu_sizes_w
     for size in sizes:
         if size >= required_w:
             return size, 1
@@ -181,11 +287,11 @@ def standard_psu_size(required_w: float, rules: Rules) -> tuple[int, int]:
 
 
 def wall_draw_w(sustained_w: float, efficiency: str, rules: Rules) -> float:
-    return sustained_w / rules.power["efficiency_at_half_load"][efficiency]
+    return sustained_w / getattr(rules.power.efficiency_at_half_load, efficiency)
 
 
 def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules) -> float:
     """What a workload may plan to use: a fraction of VRAM, or shared memory minus the OS's share."""
     if memory_kind == "shared":
-        return max(0.0, (memory_gib - rules.ram["os_reserve_gib"]) * GIB * rules.gpu["usable_memory_fraction"])
-    return memory_gib * GIB * rules.gpu["usable_memory_fraction"]
+        return max(0.0, (memory_gib - rules.ram.os_reserve_gib) * GIB * rules.gpu.usable_memory_fraction)
+    return memory_gib * GIB * rules.gpu.usable_memory_fraction

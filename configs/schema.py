@@ -40,6 +40,7 @@ class Problem:
     info: Any = None  # the msgspec.inspect type the value had to meet (None for an unknown key)
     allowed: tuple[str, ...] = ()  # the keys the table holding it allows
     annotation: Any = None  # the Python type behind `info` (its Literal choices in declared order)
+    item: int | None = None  # which item of the list at `keys` is wrong (0-based), when the list is of numbers
 
 
 class SchemaError(ValueError):
@@ -66,7 +67,7 @@ def convert(data: Any, schema: Any, describe: Callable[[Problem], str] | None = 
 def locate(message: str, data: Any, schema: Any) -> Problem:
     """The Problem a msgspec error message describes, found by walking its `$.path` through data and schema."""
     at = _AT.search(message)
-    value, annotation, keys = data, schema, list[str]()
+    value, annotation, keys, item = data, schema, list[str](), None
     for name, index in _STEP.findall(at.group(1)) if at else ():
         annotation = _bare(annotation)
         if name:
@@ -76,7 +77,10 @@ def locate(message: str, data: Any, schema: Any) -> Problem:
             item_type = typing.get_args(annotation)[1]
             key = next(key for key, item in value.items() if not _fits(item, item_type))
             value, annotation, keys = value[key], item_type, [*keys, key]
-        else:  # inside a list: the list itself is what is wrong
+        elif isinstance(value, list) and index.isdigit() and typing.get_args(annotation)[0] is not str:
+            item, annotation = int(index), typing.get_args(annotation)[0]
+            value = value[item]
+        else:  # in a list of text: "must be a list of text" says it all
             break
     head = message[: at.start()] if at else message
     if head.startswith(("Object missing required field", "Object contains unknown field")):
@@ -87,7 +91,7 @@ def locate(message: str, data: Any, schema: Any) -> Problem:
             return Problem((*keys, missing), "missing", None, mi.type_info(fields[missing]), allowed, fields[missing])
         unknown = next(key for key in value if key not in fields)
         return Problem((*keys, unknown), "unknown", value[unknown], None, allowed)
-    return Problem(tuple(keys), "value", value, mi.type_info(annotation), annotation=annotation)
+    return Problem(tuple(keys), "value", value, mi.type_info(annotation), annotation=annotation, item=item)
 
 
 def _fits(value: Any, annotation: Any) -> bool:
@@ -121,7 +125,8 @@ def reason(problem: Problem) -> str:
         return "missing table" if isinstance(constraints(problem.info)[0], mi.StructType) else "missing key"
     if problem.kind == "unknown":
         return f"unknown key (expected one of {', '.join(problem.allowed)})"
-    return value_reason(constraints(problem.info)[0], problem.value, problem.annotation)
+    because = value_reason(constraints(problem.info)[0], problem.value, problem.annotation)
+    return because if problem.item is None else f"item {problem.item + 1} {because}"
 
 
 def choices(annotation: Any) -> tuple[Any, ...]:

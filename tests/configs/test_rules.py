@@ -30,7 +30,7 @@ def test_budget_tiers_follow_guide_6_1(budget, tier):
 
 def test_currency_conversion():
     assert budget_in_cny(1000, "CNY", RULES) == 1000
-    assert budget_in_cny(1000, "USD", RULES) == 1000 * RULES.currency["cny_per_usd"]
+    assert budget_in_cny(1000, "USD", RULES) == 1000 * RULES.currency.cny_per_usd
     assert "USD = ¥" in budget_line(1000, "USD", RULES) and budget_line(1000, "CNY", RULES) == "budget ¥1,000"
 
 
@@ -120,3 +120,26 @@ def test_ecc_and_registered_memory_checks(catalog):
                   memory_kit=("ddr5-4800-rdimm-128gb-4x32", 1))
     problems = " | ".join(compatibility_problems(chosen))
     assert "needs UDIMM" in problems and "does not support ECC" in problems
+
+
+@pytest.mark.parametrize(("change", "where", "reason"), [
+    (("psu_max_load_fraction = 0.8", "psu_max_load_fraction = 0"), "power.psu_max_load_fraction", "must be above 0, got 0"),
+    (("watts_per_case_fan_w = 150", "watts_per_case_fan_w = 0"), "cooling.watts_per_case_fan_w", "must be at least 1"),
+    (("gold = 0.90", "gold = nan"), "power.efficiency_at_half_load.gold", "must be a finite number"),
+    (("cny_per_usd = 7.2", "cny_per_usd = 7.2\ncny_per_gbp = 9.1"), "currency.cny_per_gbp", "unknown key"),
+    (("standard_psu_sizes_w = [550,", "standard_psu_sizes_w = [0, 550,"), "power.standard_psu_sizes_w",
+     "item 1 must be at least 1, got 0"),
+    (("base_gib = 16", 'base_gib = "16"'), "ram.base_gib", "must be a whole number"),
+])
+def test_a_bad_rules_file_names_file_line_and_key(tmp_path, change, where, reason):
+    from pth_top.configs.errors import ConfigFileError
+    from pth_top.configs.rules import RULES_PATH
+
+    text = RULES_PATH.read_text(encoding="utf-8")
+    assert change[0] in text
+    bad = text.replace(*change)
+    (tmp_path / "rules.toml").write_text(bad, encoding="utf-8")
+    with pytest.raises(ConfigFileError) as caught:
+        load_rules(tmp_path / "rules.toml")
+    key_line = next(number for number, line in enumerate(bad.splitlines(), 1) if line.startswith(where.split(".")[1]))
+    assert f"rules.toml:{key_line}: {where}: {reason}" in str(caught.value)
