@@ -137,7 +137,9 @@ def load_rules(path: Path = RULES_PATH) -> Rules:
         return convert(data, Rules)
     except SchemaError as error:
         keys = error.problem.keys
-        line = line_of_key_in_table(text, keys[0], keys[1]) if len(keys) > 1 else line_of_table(text, keys[0]) if keys else None
+        line = line_of_table(text, keys[0]) if len(keys) == 1 else None
+        if len(keys) > 1:  # a key in a table, or in an inline table on that key's line
+            line = line_of_key_in_table(text, keys[0], keys[1])
         raise ConfigFileError(error.reason, path=path, line=line, key=".".join(keys) or None) from None
 
 

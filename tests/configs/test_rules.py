@@ -123,7 +123,8 @@ def test_ecc_and_registered_memory_checks(catalog):
 
 
 @pytest.mark.parametrize(("change", "where", "reason"), [
-    (("psu_max_load_fraction = 0.8", "psu_max_load_fraction = 0"), "power.psu_max_load_fraction", "must be above 0, got 0"),
+    (("psu_max_load_fraction = 0.8", "psu_max_load_fraction = 0"), "power.psu_max_load_fraction",
+     "must be above 0, got 0"),
     (("watts_per_case_fan_w = 150", "watts_per_case_fan_w = 0"), "cooling.watts_per_case_fan_w", "must be at least 1"),
     (("gold = 0.90", "gold = nan"), "power.efficiency_at_half_load.gold", "must be a finite number"),
     (("cny_per_usd = 7.2", "cny_per_usd = 7.2\ncny_per_gbp = 9.1"), "currency.cny_per_gbp", "unknown key"),
