@@ -31,7 +31,7 @@ def test_dashboard_starts_in_a_terminal_and_q_quits(env):
     child = spawn("--interval", "0.5", env_overrides=env)
     try:
         child.expect("processes", timeout=30)
-        child.expect("sort CPU%", timeout=20)
+        child.expect("CPU%▼", timeout=20)
         if env.get("TERM") == "dumb":
             assert "\x1b[38;2;" not in child.before, "TERM=dumb must not get truecolor escapes"
         child.send("q")
