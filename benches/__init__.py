@@ -1,5 +1,7 @@
-"""Torch benchmarks. Only the kernel modules import torch; the protocol and launcher modules do not.
+"""Torch benchmarks in three parts, so the dashboard never imports torch:
 
-`python -m benches` runs inside the environment being measured (any interpreter with torch) and
-streams JSON lines on stdout, so the dashboard never imports torch itself.
+- `protocol` and `catalog` (stdlib only): the run request, the JSON-lines events, the kernels' names and units;
+- `child`: runs in the measured interpreter (stdlib + torch), started as `python -m pth_top.benches`
+  or loaded there by path through the one bootstrap in `client.spawn`;
+- `client`: pth-top's side (spawn, fold events into runs, peaks, saved runs, result rows).
 """

@@ -1,24 +1,10 @@
-"""`python -m benches <run|probe> ...`: subcommands executed inside the measured torch environment."""
+"""`python -m pth_top.benches <run|probe> ...`: the child, run in this interpreter."""
 
 from __future__ import annotations
 
 import sys
 
-
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv.pop(0) if argv and not argv[0].startswith("-") else "run"
-    if command == "run":
-        from pth_top.benches.runner import main as run_main
-
-        return run_main(argv)
-    if command == "probe":
-        from pth_top.benches.probe import main as probe_main
-
-        return probe_main(argv)
-    print(f"python -m benches: unknown command {command!r} (expected run or probe)", file=sys.stderr)
-    return 2
-
+from pth_top.benches.child.entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -25,21 +25,21 @@ class KernelSpec:
 
 
 KERNELS: tuple[KernelSpec, ...] = (
-    KernelSpec("gemm", "pth_top.benches.kernels.gemm", "TFLOP/s", PEAK_FP32, ("cpu", "cuda"),
+    KernelSpec("gemm", "pth_top.benches.child.kernels.gemm", "TFLOP/s", PEAK_FP32, ("cpu", "cuda"),
                "matmul 2MNK/t over a shape sweep: FP32 (TF32 off), TF32, FP16, BF16; CPU all cores and 1 thread"),
-    KernelSpec("conv2d", "pth_top.benches.kernels.conv2d", "TFLOP/s", PEAK_FP32, ("cpu", "cuda"),
+    KernelSpec("conv2d", "pth_top.benches.child.kernels.conv2d", "TFLOP/s", PEAK_FP32, ("cpu", "cuda"),
                "ResNet 3x3 conv layer forward+backward, channels_last, FP32 vs autocast"),
-    KernelSpec("membw", "pth_top.benches.kernels.membw", "GB/s", PEAK_MEMORY, ("cpu", "cuda"),
+    KernelSpec("membw", "pth_top.benches.child.kernels.membw", "GB/s", PEAK_MEMORY, ("cpu", "cuda"),
                "STREAM copy (2 words) and triad (3 words) over arrays >= 4x last-level cache"),
-    KernelSpec("h2d", "pth_top.benches.kernels.h2d", "GB/s", PEAK_PCIE, ("cuda",),
+    KernelSpec("h2d", "pth_top.benches.child.kernels.h2d", "GB/s", PEAK_PCIE, ("cuda",),
                "host<->device copies, pinned vs pageable, >= 256 MiB"),
-    KernelSpec("amp_step", "pth_top.benches.kernels.amp_step", "samples/s", PEAK_NONE, ("cpu", "cuda"),
+    KernelSpec("amp_step", "pth_top.benches.child.kernels.amp_step", "samples/s", PEAK_NONE, ("cpu", "cuda"),
                "training step of a transformer block and a small CNN: FP32 vs autocast FP16/BF16"),
-    KernelSpec("max_batch", "pth_top.benches.kernels.max_batch", "samples", PEAK_NONE, ("cpu", "cuda"),
+    KernelSpec("max_batch", "pth_top.benches.child.kernels.max_batch", "samples", PEAK_NONE, ("cpu", "cuda"),
                "largest batch whose full step fits in memory (CPU: within a memory budget)"),
-    KernelSpec("disk", "pth_top.benches.kernels.disk", "MB/s", PEAK_NONE, ("host",),
+    KernelSpec("disk", "pth_top.benches.child.kernels.disk", "MB/s", PEAK_NONE, ("host",),
                "sequential write (fsync) and read (O_DIRECT or dropped cache) of a temp file"),
-    KernelSpec("cpu_vs_gpu", "pth_top.benches.kernels.cpu_vs_gpu", "x", PEAK_NONE, ("host",),
+    KernelSpec("cpu_vs_gpu", "pth_top.benches.child.kernels.cpu_vs_gpu", "x", PEAK_NONE, ("host",),
                "the same training step on CPU and GPU, as a speed ratio"),
 )
 

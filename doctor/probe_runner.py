@@ -1,98 +1,107 @@
-"""Run `benches probe` as a subprocess of a chosen interpreter and parse its one JSON object.
+"""Run the bench child's `probe` in a chosen interpreter and parse its one JSON object.
 
-The launcher's one bootstrap loads the bench package by file path, so the target interpreter needs
-only torch: our own site-packages are never added to its sys.path.
+The probe goes through the benches client's one spawn (bootstrap, process group, bounded output), on a
+small event loop of its own in a thread, so the doctor's other checks run meanwhile.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
+import asyncio
+import threading
 from typing import Any
 
-from pth_top.benches.launcher import build_command
+from pth_top.benches.client.spawn import ChildProcess, InterpreterError, LaunchError, build_command
 from pth_top.benches.protocol import ProtocolError, parse_json_bounded
 from pth_top.text import printable
 
 PROBE_SCHEMA = "pth-top.torch-probe"
-AFTER_KILL_S = 5.0
 PROBE_MAX_DEPTH = 32
+PROBE_ENV = {"PYTHONWARNINGS": "ignore"}
+# The probe prints one JSON line; only the last few stdout lines are kept.
+PROBE_STDOUT_LINES = 20
 
 
 class ProbeError(Exception):
     """The probe could not produce a report; the message is one line saying why."""
 
 
+def probe_args(load_seconds: float = 0) -> list[str]:
+    return ["probe", *(["--load-seconds", f"{load_seconds:g}"] if load_seconds > 0 else [])]
+
+
 def probe_command(python: str, load_seconds: float = 0) -> list[str]:
-    command = build_command(python, ["probe"])
-    if load_seconds > 0:
-        command += ["--load-seconds", f"{load_seconds:g}"]
-    return command
-
-
-def resolve_python(python: str) -> str | None:
-    """The executable `python` names (a path or a name on PATH), or None when there is none."""
-    if os.path.isdir(python):
-        return None
-    return shutil.which(python)
+    return build_command(python, probe_args(load_seconds))
 
 
 class PendingProbe:
     """A probe subprocess started now and collected later, so other checks can run meanwhile."""
 
     def __init__(self, python: str, timeout_s: float, load_seconds: float = 0) -> None:
-        resolved = resolve_python(python)
-        if resolved is None:
-            raise ProbeError(f"no Python interpreter at {python}")
-        self.python = resolved
-        self._cancelled = False
-        self.timeout_s = timeout_s + max(0.0, load_seconds)
         try:
-            self._process = subprocess.Popen(
-                probe_command(resolved, load_seconds),
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, errors="replace", env={**os.environ, "PYTHONWARNINGS": "ignore"},
-                start_new_session=True,  # its own group: the timeout ends whatever the probe started too
-            )
-        except (OSError, ValueError) as error:
-            raise ProbeError(f"cannot start {printable(resolved, 200)}: {getattr(error, 'strerror', None) or error}") from None
+            self._child = ChildProcess(python, probe_args(load_seconds), env=PROBE_ENV)
+        except InterpreterError as error:
+            raise ProbeError(f"no Python interpreter at {error.shown} ({error.reason})") from None
+        self.python = self._child.python
+        self.timeout_s = timeout_s + max(0.0, load_seconds)
+        self._stdout: list[bytes] = []
+        self._problem: str | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._thread = threading.Thread(target=asyncio.run, args=(self._collect(),), name="torch-probe", daemon=True)
+        self._thread.start()
+
+    async def _collect(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        try:
+            await self._child.start()
+            await asyncio.wait_for(self._read_and_wait(), timeout=self.timeout_s)
+        except LaunchError as error:
+            self._problem = str(error)
+        except asyncio.TimeoutError:
+            self._problem = f"torch probe in {printable(self.python, 200)} took longer than {self.timeout_s:g} s"
+        except asyncio.CancelledError:
+            self._problem = "torch probe cancelled"
+        finally:
+            await self._child.cancel()  # the whole group, even when a descendant keeps the pipes open
+
+    async def _read_and_wait(self) -> None:
+        while line := await self._read_line_or_skip():
+            self._stdout = [*self._stdout[-(PROBE_STDOUT_LINES - 1):], line]
+        await self._child.wait()
+
+    async def _read_line_or_skip(self) -> bytes:
+        while True:
+            try:
+                return await self._child.read_line()
+            except ProtocolError:  # a line over the bound: not the report
+                continue
 
     def result(self) -> dict[str, Any]:
-        """The probe's JSON object (which may carry "error"); ProbeError when there is none.
-
-        The timeout holds even when the probe's own children keep its pipes open: the whole group is killed.
-        """
-        try:
-            stdout, stderr = self._process.communicate(timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
-            self._kill_group()
-            try:
-                self._process.communicate(timeout=AFTER_KILL_S)
-            except subprocess.TimeoutExpired:  # a descendant that left the group still holds a pipe
-                self._process.kill()
-            raise ProbeError(f"torch probe in {printable(self.python, 200)} took longer than {self.timeout_s:g} s") from None
-        finally:
-            self._kill_group()
+        """The probe's JSON object (which may carry "error"); ProbeError when there is none."""
+        self._thread.join()
         if self._cancelled:
             raise ProbeError("torch probe cancelled")
-        return parse_probe_output(self.python, stdout, stderr, self._process.returncode)
+        if self._problem:
+            raise ProbeError(self._problem)
+        stdout = b"".join(self._stdout).decode("utf-8", errors="replace")
+        return parse_probe_output(self.python, stdout, "\n".join(self._child.stderr_tail), self._child.returncode)
 
     def cancel(self) -> None:
         """Kill the probe and its descendants if it still runs; safe from another thread while `result` waits."""
-        if self._process.poll() is None:
+        with self._lock:
+            if not self._thread.is_alive():
+                return
             self._cancelled = True
-            self._kill_group()
-
-    def _kill_group(self) -> None:
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            if self._loop is not None and self._task is not None:
+                self._loop.call_soon_threadsafe(self._task.cancel)
 
 
-def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int) -> dict[str, Any]:
+def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int | None) -> dict[str, Any]:
     for line in reversed(stdout.splitlines()):
         line = line.strip()
         if not line.startswith("{"):

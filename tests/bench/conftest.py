@@ -1,17 +1,25 @@
-"""Helpers for the benchmark tests: run kernels in-process at tiny sizes and collect their events."""
+"""Helpers for the benchmark tests: run kernels in-process at tiny sizes and collect their events.
+
+Only tests that need torch skip without it: they ask for the `torch` fixture (directly, through
+`run_kernels`, or with `@pytest.mark.usefixtures("torch")` when they start a real child in this interpreter).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("torch")
-
-from pth_top.benches.catalog import KERNELS_BY_NAME, KernelSpec  # noqa: E402
-from pth_top.benches.protocol import decode_line, encode_event  # noqa: E402
-from pth_top.benches.runner import plan, run_suite  # noqa: E402
+from pth_top.benches.catalog import KERNELS_BY_NAME, KernelSpec
+from pth_top.benches.child.runner import plan, run_suite
+from pth_top.benches.protocol import decode_line, encode_event
 
 TINY_SCALE = 0.01
 TINY_TIME_CAP_S = 0.05
+
+
+@pytest.fixture
+def torch():
+    """torch, or a skip where this interpreter has none (the benchmark child needs it, the rest does not)."""
+    return pytest.importorskip("torch")
 
 
 def run_in_process(specs: list[KernelSpec], tmp_path, devices=("cpu",)) -> tuple[int, list]:
@@ -27,7 +35,7 @@ def run_in_process(specs: list[KernelSpec], tmp_path, devices=("cpu",)) -> tuple
 
 
 @pytest.fixture
-def run_kernels(tmp_path):
+def run_kernels(tmp_path, torch):
     def run(*names: str, devices=("cpu",)):
         return run_in_process([KERNELS_BY_NAME[name] for name in names], tmp_path, devices)
     return run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from pth_top.benches.kernels._common import KernelContext, Variant, row
+from pth_top.benches.child.kernels._common import KernelContext, Variant, row
 
 
 def oom_variants(ctx: KernelContext) -> list[Variant]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pth_top.benches.launcher import BenchProcess
+from pth_top.benches.client.bench_process import BenchProcess
 from pth_top.doctor.probe_runner import PendingProbe, ProbeError
 from tests.bench.fake_children import end_if_running, process_gone, read_pid, shell_child, wait_for
 
@@ -74,7 +74,7 @@ time.sleep(600)
 """
 HEARTBEAT_CHILD = """
 import time
-from pth_top.benches.runner import EventWriter, Heartbeat
+from pth_top.benches.child.runner import EventWriter, Heartbeat
 Heartbeat(EventWriter.take_over_stdout(), interval_s=0.1).start()
 time.sleep(600)
 """
@@ -107,7 +107,7 @@ def test_the_probe_timeout_holds_when_a_descendant_keeps_its_pipes_open(tmp_path
 
 def test_the_heartbeat_thread_sends_valid_versioned_events_until_stopped():
     from pth_top.benches.protocol import decode_line, encode_event
-    from pth_top.benches.runner import Heartbeat
+    from pth_top.benches.child.runner import Heartbeat
 
     lines: list[str] = []
     heartbeat = Heartbeat(lambda kind, **fields: lines.append(encode_event(kind, **fields)), interval_s=0.01)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pth_top.benches.launcher import BenchProcess, LaunchError, build_command, resolve_python, run_arguments
+from pth_top.benches.client.bench_process import BenchProcess
+from pth_top.benches.client.spawn import LaunchError, build_command, resolve_python
+from pth_top.benches.protocol import RunRequest
 from pth_top.configs.paths import bench_runs_dir
 
 TINY = ["--scale", "0.01", "--time-cap", "0.05", "--disk-size-mib", "8"]
@@ -59,7 +61,7 @@ def test_an_interpreter_without_torch_is_a_one_line_error(cli, capsys, tmp_path)
 def test_the_bootstrap_loads_benches_by_path_without_our_sys_path(tmp_path):
     command = build_command("/usr/bin/python3", ["run", "--list-devices"])
     assert command[:2] == ["/usr/bin/python3", "-c"] and Path(command[3]).name == "benches"
-    probe = ("import sys; sys.argv = ['-c', sys.argv[1]];" + command[2].replace("from pth_top.benches.__main__ import main\n"
+    probe = ("import sys; sys.argv = ['-c', sys.argv[1]];" + command[2].replace("from pth_top.benches.child.entry import main\n"
              "sys.exit(main(sys.argv[1:]))\n", "import pth_top.benches as b; print(b.__file__); print(sys.path)"))
     out = subprocess.run([sys.executable, "-I", "-c", probe, command[3]], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60)
@@ -97,8 +99,8 @@ def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_pat
 
 
 async def test_cancel_kills_the_child_within_2_s_and_leaves_no_temp_file(tmp_path):
-    args = run_arguments(kernels=["disk"], disk_dir=str(tmp_path), disk_size_mib=4096, scale=0.01)
-    process = BenchProcess(None, args)
+    request = RunRequest(kernels=("disk",), disk_dir=str(tmp_path), disk_size_mib=4096, scale=0.01)
+    process = BenchProcess.for_request(None, request)
     await process.start()
     saw_write = False
     async for event in process.events():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pth_top.benches import launcher
+from pth_top.benches.client import bench_process
 from pth_top.benches.protocol import encode_event
 from pth_top.configs.paths import bench_runs_dir, user_data_dir
 from tests.bench.fake_children import (
@@ -71,7 +71,7 @@ def test_a_non_python_executable_is_one_line_and_exit_2(cli, capsys, python):
 
 
 def test_a_hanging_child_is_stopped_after_the_silence_bound(cli, capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(launcher, "SILENCE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(bench_process, "SILENCE_TIMEOUT_S", 0.5)
     python = shell_child(tmp_path, "exec sleep 600")
     assert cli(["bench", "--python", python, "--kernel", "gemm"]) == 2
     assert "gave no output for 0.5 s and was stopped" in one_line_error(capsys)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pth_top.benches.catalog import KERNELS_BY_NAME
-from pth_top.benches.runs import RunRecord
+from pth_top.benches.client.runs import RunRecord
 
 from tests.bench.conftest import run_in_process
 
@@ -38,7 +38,7 @@ def test_cuda_kernels_return_plausible_values_with_telemetry_and_peaks(tmp_path)
             assert row["value"] > 0
             assert "telemetry" in row
     known_gpu = record.metadata["cuda_devices"]["cuda:0"]["name"]
-    from pth_top.benches.peaks import gpu_peaks
+    from pth_top.benches.client.peaks import gpu_peaks
 
     if gpu_peaks(known_gpu):
         assert rows[("gemm", "bf16")]["percent_of_peak"] > 1
@@ -47,8 +47,8 @@ def test_cuda_kernels_return_plausible_values_with_telemetry_and_peaks(tmp_path)
 
 def test_cuda_event_timer_times_the_kernel_not_the_launch():
     torch = pytest.importorskip("torch")
-    from pth_top.benches.harness import HostTimer, measure
-    from pth_top.benches.kernels._common import CudaEventTimer
+    from pth_top.benches.child.harness import HostTimer, measure
+    from pth_top.benches.child.kernels._common import CudaEventTimer
 
     a = torch.randn(8192, 8192, device="cuda")
     b = torch.randn(8192, 8192, device="cuda")

@@ -10,7 +10,7 @@ from itertools import chain, repeat
 
 import pytest
 
-from pth_top.benches.harness import HostTimer, iqr, measure
+from pth_top.benches.child.harness import HostTimer, iqr, measure
 
 
 class FakeClock:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pth_top.benches import launcher
-from pth_top.benches.launcher import BenchProcess
+from pth_top.benches.client import bench_process, spawn
+from pth_top.benches.client.bench_process import BenchProcess
 from pth_top.benches.protocol import (
     BAD_OUTPUT_ERROR_TYPE, MAX_LINE_BYTES, PROTOCOL_VERSION, ProtocolError, decode_line,
 )
@@ -98,7 +98,7 @@ async def test_a_flood_of_garbage_stops_the_child(tmp_path):
     python = shell_child(tmp_path, "exec yes 'garbage'")
     process, events, _ = await _collect(python)
     bad = _bad_rows(events)
-    assert len(bad) == launcher.MAX_BAD_LINES + 1
+    assert len(bad) == bench_process.MAX_BAD_LINES + 1
     assert "stopped" in bad[-1].get("message")
     assert process.returncode is not None
 
@@ -126,7 +126,7 @@ async def test_stderr_lines_of_any_length_are_kept_cut_and_terminal_safe(tmp_pat
     process, events, code = await _collect(python)
     assert code == 3 and events == []
     assert process.failure_reason() == "\\x1b]0;title\\x07 boom"
-    assert all(len(line) <= launcher.STDERR_LINE_CHARS for line in process.stderr_tail)
+    assert all(len(line) <= spawn.STDERR_LINE_CHARS for line in process.stderr_tail)
 
 
 def test_good_run_lines_decode():  # the canned lines the other tests rely on are valid events

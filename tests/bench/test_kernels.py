@@ -56,7 +56,7 @@ def test_quick_kernels_return_plausible_values_and_metadata(run_kernels, tmp_pat
 
 
 def test_max_batch_on_cpu_is_bounded_by_the_memory_budget(tmp_path):
-    from pth_top.benches.kernels import max_batch
+    from pth_top.benches.child.kernels import max_batch
 
     tight = max_batch.search(_ctx(tmp_path), "fp32", limit=16, budget_bytes=4 * 2**20)
     roomy = max_batch.search(_ctx(tmp_path), "fp32", limit=16, budget_bytes=24 * 2**20)
@@ -65,7 +65,7 @@ def test_max_batch_on_cpu_is_bounded_by_the_memory_budget(tmp_path):
 
 
 def _ctx(tmp_path):
-    from pth_top.benches.kernels._common import KernelContext
+    from pth_top.benches.child.kernels._common import KernelContext
 
     return KernelContext(device="cpu", scale=0.01, time_cap_s=0.05, options={})
 

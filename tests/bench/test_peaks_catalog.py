@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pth_top.benches.peaks import PCIE_X16_GBPS, gpu_peak, gpu_peaks, normalized_device_name, percent_of_peak
+from pth_top.benches.client.peaks import PCIE_X16_GBPS, gpu_peak, gpu_peaks, normalized_device_name, percent_of_peak
 from pth_top.configs.parts import load_catalog
 
 NO_USER_DIR = Path("/nonexistent-user-catalog")
@@ -136,11 +137,15 @@ def test_a_broken_user_catalog_falls_back_to_the_shipped_one_and_says_so():
     assert "user catalog left out" in note and str(path) in note and "bf16_dense_tflops" in note
 
 
-def test_the_runner_side_never_imports_configs():
+def test_the_child_side_imports_only_the_protocol_and_catalog_of_pth_top():
     code = (
-        "import sys, benches.__main__, benches.runner, benches.probe, benches.protocol, benches.catalog, "
-        "pth_top.benches.harness, benches.cpuinfo, benches.cleanup\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'configs', 'platformdirs', 'tomli', 'tomllib'}))"
+        "import sys, pth_top.benches.__main__, pth_top.benches.child.entry, pth_top.benches.child.runner, "
+        "pth_top.benches.child.probe, pth_top.benches.child.harness, pth_top.benches.child.cpuinfo, "
+        "pth_top.benches.child.cleanup\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pth_top.') or m.split('.')[0] in "
+        "('platformdirs', 'tomli', 'tomllib', 'psutil', 'textual')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
-    assert out.stdout.strip() == "[]"
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    shared = {"pth_top.benches", "pth_top.benches.__main__", "pth_top.benches.protocol", "pth_top.benches.catalog"}
+    assert loaded - shared and all(name in shared or name.startswith("pth_top.benches.child") for name in loaded), loaded

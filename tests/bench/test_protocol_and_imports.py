@@ -44,10 +44,11 @@ def test_encoding_an_unknown_kind_is_refused():
         encode_event("explode")
 
 
-def test_parent_side_modules_import_without_torch_or_ui():
+def test_client_side_modules_import_without_torch_or_ui():
     code = (
-        "import sys, benches.protocol, benches.launcher, benches.peaks, benches.runs, benches.report, "
-        "pth_top.benches.catalog, benches.harness, benches.cpuinfo\n"
+        "import sys, pth_top.benches.protocol, pth_top.benches.catalog, pth_top.benches.client.spawn, "
+        "pth_top.benches.client.bench_process, pth_top.benches.client.peaks, pth_top.benches.client.runs, "
+        "pth_top.benches.client.rows, pth_top.benches.child.harness, pth_top.benches.child.cpuinfo\n"
         "print(sorted(m for m in ('torch', 'textual', 'rich', 'numpy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

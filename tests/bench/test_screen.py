@@ -8,7 +8,9 @@ import time
 from textual.app import App
 from textual.widgets import DataTable
 
-from pth_top.benches.runs import list_runs
+from pth_top.benches.client.rows import COLUMNS
+from pth_top.benches.client.runs import list_runs
+from pth_top.benches.protocol import RunRequest
 from pth_top.tui.screens.bench import BenchScreen, KernelProgress
 from pth_top.widgets.bar_chart import BarChart
 
@@ -30,8 +32,8 @@ async def wait_for(pilot, condition, timeout_s: float = 60.0) -> None:
 
 
 async def test_bench_screen_runs_a_tiny_cpu_suite_and_saves_it(tmp_path):
-    screen = BenchScreen(kernels=("gemm", "disk"), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
-                         disk_size_mib=8)
+    screen = BenchScreen(RunRequest(kernels=("gemm", "disk"), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
+                                    disk_size_mib=8))
     app = BenchApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
@@ -51,13 +53,13 @@ async def test_bench_screen_runs_a_tiny_cpu_suite_and_saves_it(tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.baseline is not None)
         await pilot.pause(0.2)
-        deltas = [str(table.get_row_at(index)[6]) for index in range(table.row_count)]
+        deltas = [str(table.get_row_at(index)[COLUMNS.index("Δ%")]) for index in range(table.row_count)]
         assert all(delta.endswith("%") for delta in deltas), deltas
 
 
 async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
-    screen = BenchScreen(kernels=("disk",), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
-                         disk_size_mib=4096)
+    screen = BenchScreen(RunRequest(kernels=("disk",), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
+                                    disk_size_mib=4096))
     app = BenchApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
@@ -77,7 +79,7 @@ async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
 
 
 async def test_a_missing_interpreter_is_reported_on_the_status_line(tmp_path):
-    screen = BenchScreen(python=str(tmp_path / "nope" / "python"), kernels=("disk",))
+    screen = BenchScreen(RunRequest(kernels=("disk",)), python=str(tmp_path / "nope" / "python"))
     app = BenchApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         status = lambda: str(screen.query_one("#status").content)  # noqa: E731
@@ -91,7 +93,7 @@ async def test_a_missing_interpreter_is_reported_on_the_status_line(tmp_path):
 async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tmp_path):
     from textual.widgets import Select
 
-    screen = BenchScreen(python=str(tmp_path / "missing"), kernels=("disk",))
+    screen = BenchScreen(RunRequest(kernels=("disk",)), python=str(tmp_path / "missing"))
     app = BenchApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         screen.query_one("#suite", Select).focus()

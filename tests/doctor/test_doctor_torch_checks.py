@@ -167,7 +167,7 @@ def test_probe_of_a_missing_interpreter_raises_probe_error():
 
 
 def test_probe_module_imports_no_torch_at_import_time():
-    code = "import sys, benches.probe; print('torch' in sys.modules)"
+    code = "import sys, pth_top.benches.child.probe; print('torch' in sys.modules)"
     completed = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.stdout.strip() == "False"
 
@@ -192,7 +192,7 @@ def test_doctor_package_imports_no_ui_and_no_torch():
 def test_probe_load_keeps_gpus_busy_and_reads_links_once_midway(monkeypatch):
     from types import SimpleNamespace
 
-    from pth_top.benches import probe
+    from pth_top.benches.child import probe
 
     class FakeMatrix:
         multiplications = 0

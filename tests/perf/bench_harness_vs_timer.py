@@ -25,7 +25,7 @@ def harness_vs_timer(sizes: list[int], thread_counts: list[int], min_run_time_s:
     import torch
     from torch.utils.benchmark import Timer
 
-    from pth_top.benches.harness import measure
+    from pth_top.benches.child.harness import measure
 
     rows = []
     for threads in thread_counts:
@@ -50,9 +50,10 @@ def harness_vs_timer(sizes: list[int], thread_counts: list[int], min_run_time_s:
 
 
 async def quick_suite_via_launcher(disk_dir: str) -> dict:
-    from pth_top.benches.launcher import BenchProcess, run_arguments
+    from pth_top.benches.client.bench_process import BenchProcess
+    from pth_top.benches.protocol import RunRequest
 
-    process = BenchProcess(None, run_arguments(suite="quick", disk_dir=disk_dir))
+    process = BenchProcess.for_request(None, RunRequest(suite="quick", disk_dir=disk_dir))
     cpu_before, wall_before = time.process_time(), time.monotonic()
     await process.start()
     events = 0
@@ -68,9 +69,10 @@ async def quick_suite_via_launcher(disk_dir: str) -> dict:
 async def bench_screen_cpu(disk_dir: str) -> dict:
     from textual.app import App
 
+    from pth_top.benches.protocol import RunRequest
     from pth_top.tui.screens.bench import BenchScreen
 
-    screen = BenchScreen(disk_dir=disk_dir)
+    screen = BenchScreen(RunRequest(disk_dir=disk_dir))
 
     class BenchApp(App):
         def on_mount(self) -> None:

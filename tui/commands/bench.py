@@ -7,11 +7,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pth_top.text import printable
 from pth_top.tui.commands import CliError
 
-DEVICE_HELP = "cpu, cuda:N, or all (default cpu)"
+if TYPE_CHECKING:
+    from pth_top.benches.protocol import RunRequest
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,11 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run torch kernel benchmarks in a subprocess and compare them with the hardware's peak. "
                     "Every run is saved as JSON in the user data folder.",
     )
-    parser.add_argument("--device", default="cpu", help=DEVICE_HELP)
-    parser.add_argument("--suite", choices=("quick", "standard"), default="quick",
-                        help="quick (~30 s on a small CPU) or standard (a few minutes)")
-    parser.add_argument("--kernel", action="append", default=[], metavar="NAME",
-                        help="run only this kernel (repeatable; see --list)")
+    from pth_top.benches.protocol import RunRequest
+
+    RunRequest.add_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the run as JSON instead of a table")
     parser.add_argument("--out", metavar="FILE", help="also write the run's JSON to FILE")
     parser.add_argument("--force", action="store_true", help="let --out overwrite an existing file")
@@ -34,12 +34,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--list", action="store_true", help="list the kernels and exit")
     parser.add_argument("--runs", action="store_true", help="list the saved runs (unreadable ones with the reason)")
     parser.add_argument("--open", metavar="FILE", help="print a saved run (as a table, or JSON with --json)")
-    parser.add_argument("--scale", type=float, help="size multiplier (default: the suite's)")
-    parser.add_argument("--time-cap", type=float, metavar="SECONDS", help="time cap per measurement")
-    parser.add_argument("--disk-dir", metavar="DIR", help="folder for the disk test's temp file (default: data dir)")
-    parser.add_argument("--disk-size-mib", type=int, metavar="MIB", help="disk test file size (default 1024 x scale)")
-    parser.add_argument("--cpu-memory-budget-mib", type=int, metavar="MIB",
-                        help="max_batch on CPU: memory budget standing in for device memory (default 2048 x scale)")
     parser.set_defaults(func=run)
 
 
@@ -53,31 +47,23 @@ def list_kernels() -> str:
     return "\n".join(lines)
 
 
-def validate(args: argparse.Namespace) -> None:
-    from pth_top.benches.catalog import KERNELS_BY_NAME
+def validate(args: argparse.Namespace) -> RunRequest:
+    """The run the options ask for; CliError (one line) for any option out of range or a path we cannot use."""
+    from pth_top.benches.protocol import RequestError, RunRequest
 
-    unknown = [name for name in args.kernel if name not in KERNELS_BY_NAME]
-    if unknown:
-        raise CliError(f"unknown kernel {printable(repr(unknown[0]), 80)} (known: {', '.join(KERNELS_BY_NAME)})")
-    device = args.device
-    if not (device in ("cpu", "all", "cuda") or (device.startswith("cuda:") and device[5:].isdigit())):
-        raise CliError(f"--device must be {DEVICE_HELP}, got {printable(repr(device), 80)}")
-    if args.scale is not None and not 0 < args.scale <= 16:
-        raise CliError(f"--scale must be in (0, 16], got {args.scale}")
-    if args.time_cap is not None and not 0 < args.time_cap <= 600:
-        raise CliError(f"--time-cap must be in (0, 600] seconds, got {args.time_cap}")
-    if args.disk_size_mib is not None and args.disk_size_mib < 1:
-        raise CliError("--disk-size-mib must be at least 1")
-    if args.cpu_memory_budget_mib is not None and args.cpu_memory_budget_mib < 1:
-        raise CliError("--cpu-memory-budget-mib must be at least 1")
-    if args.disk_dir is not None:
-        problem = path_problem(args.disk_dir)
-        if problem is None and not os.path.isdir(args.disk_dir):
+    try:
+        request = RunRequest.from_namespace(args)
+    except RequestError as error:
+        raise CliError(str(error)) from None
+    if request.disk_dir is not None:
+        problem = path_problem(request.disk_dir)
+        if problem is None and not os.path.isdir(request.disk_dir):
             problem = "not a directory"
         if problem:
-            raise CliError(f"--disk-dir {printable(args.disk_dir, 200)}: {problem}")
+            raise CliError(f"--disk-dir {printable(request.disk_dir, 200)}: {problem}")
     if args.out is not None:
         validate_out(args.out, args.force)
+    return request
 
 
 def path_problem(path: str) -> str | None:
@@ -147,32 +133,15 @@ class ProgressPrinter:
         self.stream.flush()
 
 
-def result_line(row: dict, format_value, format_percent) -> str:
-    head = f"{row['kernel']} {row['device']} {row['variant']}"
-    if row.get("status") != "ok":
-        return printable(f"{head}: skipped ({row.get('note')})")
-    text = f"{head}: {format_value(row.get('value'))} {row.get('unit') or ''}"
-    if row.get("percent_of_peak") is not None:
-        text += f" ({format_percent(row['percent_of_peak'])} of peak)"
-    return printable(text)
-
-
-def error_line(row: dict) -> str:
-    where = " ".join(str(row.get(name)) for name in ("kernel", "device", "variant") if row.get(name))
-    return printable(f"{where or 'benchmark output'}: ERROR {row.get('error_type')}: {row.get('message')}", 500)
-
-
-async def execute(args: argparse.Namespace, python: str, disk_dir: str, printer: ProgressPrinter):
+async def execute(request: RunRequest, python: str, printer: ProgressPrinter):
     """Run the child and fold its events into a record; LaunchError before anything ran."""
     import asyncio
 
-    from pth_top.benches.launcher import BenchProcess, run_arguments
-    from pth_top.benches.report import format_percent, format_value
-    from pth_top.benches.runs import RunRecord
+    from pth_top.benches.client.bench_process import BenchProcess
+    from pth_top.benches.client.rows import row_from_dict, summary_line
+    from pth_top.benches.client.runs import RunRecord
 
-    process = BenchProcess(python, run_arguments(
-        device=args.device, suite=args.suite, kernels=args.kernel, scale=args.scale, time_cap_s=args.time_cap,
-        disk_dir=disk_dir, disk_size_mib=args.disk_size_mib, cpu_memory_budget_mib=args.cpu_memory_budget_mib))
+    process = BenchProcess.for_request(python, request)
     record = RunRecord(python=process.python)
     await process.start()
     try:
@@ -181,9 +150,9 @@ async def execute(args: argparse.Namespace, python: str, disk_dir: str, printer:
             if event.kind == "progress":
                 printer.progress(event.fields)
             elif event.kind == "result" and stored is not None:
-                printer.line(result_line(stored, format_value, format_percent))
+                printer.line(summary_line(row_from_dict(stored)))
             elif event.kind == "error" and stored is not None and record.has_started:
-                printer.line(error_line(stored))  # before the start, the last line says why it did not run
+                printer.line(summary_line(row_from_dict(stored)))  # before the start, the last line says why
         record.exit_code = await process.wait()
     except asyncio.CancelledError:
         record.cancelled = True
@@ -231,10 +200,11 @@ def run(args: argparse.Namespace) -> int:
         return print_saved_runs()
     if args.open is not None:
         return print_saved_run(args.open, as_json=args.json)
-    validate(args)
+    request = validate(args)
     import asyncio
+    import dataclasses
 
-    from pth_top.benches.launcher import LaunchError, resolve_python
+    from pth_top.benches.client.spawn import LaunchError, resolve_python
     from pth_top.configs.paths import user_data_dir
 
     try:
@@ -244,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
     made_folders = [] if args.disk_dir else make_folders(user_data_dir())
     printer = ProgressPrinter()
     try:
-        record, process = asyncio.run(execute(args, python, args.disk_dir or str(user_data_dir()), printer))
+        request = dataclasses.replace(request, disk_dir=request.disk_dir or str(user_data_dir()))
+        record, process = asyncio.run(execute(request, python, printer))
     except LaunchError as error:
         remove_empty_folders(made_folders)
         raise CliError(str(error)) from None
@@ -264,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_record(record, as_json: bool) -> None:
-    from pth_top.benches.report import text_table
+    from pth_top.benches.client.rows import text_table
 
     if as_json:
         print(json.dumps(record.to_json(), indent=1))
@@ -275,7 +246,7 @@ def print_record(record, as_json: bool) -> None:
 
 def save_record(record, args: argparse.Namespace, printer: ProgressPrinter) -> int:
     """Save the run in the data dir and to --out; each failure is one line. Returns how many failed."""
-    from pth_top.benches.runs import save_run, write_run_to
+    from pth_top.benches.client.runs import save_run, write_run_to
 
     failed = 0
     try:
@@ -293,7 +264,7 @@ def save_record(record, args: argparse.Namespace, printer: ProgressPrinter) -> i
 
 
 def print_saved_runs() -> int:
-    from pth_top.benches.runs import scan_runs
+    from pth_top.benches.client.runs import scan_runs
 
     runs = scan_runs(limit=10_000)
     for run in runs:
@@ -304,7 +275,7 @@ def print_saved_runs() -> int:
 
 
 def print_saved_run(path: str, as_json: bool) -> int:
-    from pth_top.benches.runs import RunFileError, load_run
+    from pth_top.benches.client.runs import RunFileError, load_run
 
     problem = path_problem(path)
     if problem:

@@ -40,13 +40,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pth_top.benches.client.spawn import InterpreterError, resolve_python
     from pth_top.doctor.live import live_context
-    from pth_top.doctor.probe_runner import resolve_python
     from pth_top.doctor.registry import run_all
     from pth_top.doctor.report import exit_code_for, format_text, to_json_document
 
-    if args.python is not None and resolve_python(args.python) is None:
-        raise CliError(f"doctor: --python: no Python interpreter at {printable(args.python, 200)}")
+    try:
+        python = resolve_python(args.python) if args.python is not None else None
+    except InterpreterError as error:
+        raise CliError(f"doctor: --python: no Python interpreter at {error.shown} ({error.reason})") from None
     if args.no_torch and args.load:
         raise CliError("doctor: --load needs the torch probe; drop --no-torch")
     data_dir = (args.data_dir or Path.cwd()).expanduser()
@@ -57,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
                        f"{printable(data_dir, 200)}") from None
     if not is_dir:
         raise CliError(f"doctor: --data-dir: not a directory: {printable(data_dir, 200)}")
-    python = resolve_python(args.python) if args.python else None
     context = live_context(python, data_dir.resolve(), with_torch=not args.no_torch, load_seconds=args.load)
     try:
         findings = run_all(context)

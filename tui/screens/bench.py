@@ -1,10 +1,12 @@
-"""Bench screen: pick devices and a suite, run `python -m benches` in a subprocess, watch live results.
+"""Bench screen: pick devices and a suite, run the bench child in a subprocess, watch live results.
 
 Esc cancels a running benchmark (terminate, then kill); with nothing running it returns to the monitor.
+Workers post typed messages (bench_messages.py); the handlers own the state, and watchers draw it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -13,86 +15,26 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets._select import SelectOverlay
-from textual.widgets import Checkbox, ContentSwitcher, DataTable, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Checkbox, ContentSwitcher, DataTable, Input, Label, Select, Static
 
-from pth_top.benches.catalog import KERNELS_BY_NAME
-from pth_top.benches.protocol import Event
-from pth_top.benches.report import format_delta, format_percent, format_spread, format_value
-from pth_top.benches.runs import RunRecord, compare, row_key
+from pth_top.benches.client.runs import RunRecord
+from pth_top.benches.protocol import RequestError, RunRequest
 from pth_top.text import printable
-from pth_top.widgets.bar_chart import Bar, BarChart
+from pth_top.tui.screens.bench_messages import (
+    BenchEnded, BenchEvent, DevicesFound, RunLoaded, RunNotLoaded, RunNotSaved, RunPurpose, RunSaved, RunsListed,
+)
+from pth_top.tui.screens.bench_views import (
+    KernelProgress, add_columns, add_row, fill_table, highlighted_note, peak_bars, progress_message,
+    sync_device_checkboxes,
+)
+from pth_top.widgets.bar_chart import BarChart
 from pth_top.widgets.key_bar import KeyBar
 
-# Worker groups that run a `python -m benches` child.
+# Worker groups that run a bench child.
 CHILD_GROUPS = ("bench-run", "bench-devices")
-COLUMNS = ("kernel", "dev", "variant", "value", "unit", "%peak", "Δ%", "spread", "note")
-
-
-class BenchEvent(Message):
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
-
-
-class BenchEnded(Message):
-    def __init__(self, exit_code: int | None, reason: str) -> None:
-        super().__init__()
-        self.exit_code = exit_code
-        self.reason = reason
-
-
-class DevicesFound(Message):
-    def __init__(self, devices: list[dict], error: str = "") -> None:
-        super().__init__()
-        self.devices = devices
-        self.error = error
-
-
-class RunFileDone(Message):
-    """A thread finished saving, listing or loading runs."""
-
-    def __init__(self, action: str, payload: object, error: str = "") -> None:
-        super().__init__()
-        self.action = action
-        self.payload = payload
-        self.error = error
-
-
-class KernelProgress(Horizontal):
-    """One line per kernel and device: name, progress bar with ETA, last message."""
-
-    DEFAULT_CSS = """
-    KernelProgress { height: 1; }
-    KernelProgress > Label { width: 18; }
-    KernelProgress > ProgressBar { width: 1fr; }
-    KernelProgress > .message { width: 30; color: $text-muted; }
-    """
-
-    def __init__(self, kernel: str, device: str) -> None:
-        super().__init__()
-        self.kernel_label = f"{kernel} {device}"  # the key that progress events are matched on
-        self._latest = (0.0, "waiting")
-
-    def compose(self) -> ComposeResult:
-        yield Label(Text(printable(self.kernel_label, 17)))
-        yield ProgressBar(total=100, show_eta=False)
-        yield Label("", classes="message", markup=False)
-
-    def update(self, fraction: float, message: str) -> None:
-        self._latest = (fraction, message)
-        if self.is_mounted and self.query(ProgressBar):
-            self._show()
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._show)
-
-    def _show(self) -> None:
-        fraction, message = self._latest
-        self.query_one(ProgressBar).update(progress=100 * max(0.0, min(1.0, fraction)))
-        self.query_one(".message", Label).update(Text(printable(message, 30)))
+CPU_ONLY = ({"id": "cpu", "name": "CPU"},)
 
 
 class BenchScreen(Screen):
@@ -116,36 +58,30 @@ class BenchScreen(Screen):
     BenchScreen #progress { height: auto; max-height: 5; }
     BenchScreen ContentSwitcher { height: 1fr; }
     BenchScreen DataTable { height: 1fr; }
+    BenchScreen #row-note { height: auto; max-height: 3; color: $text-muted; }
     """
 
-    def __init__(
-        self,
-        *,
-        python: str | None = None,
-        kernels: tuple[str, ...] = (),
-        scale: float | None = None,
-        time_cap_s: float | None = None,
-        disk_dir: str | None = None,
-        disk_size_mib: int | None = None,
-        runs_folder: Path | None = None,
-    ) -> None:
+    status_text: reactive[str] = reactive("", init=False)
+    """The status line: what runs, what failed, where the run was saved (terminal-safe)."""
+    devices: reactive[tuple[dict, ...]] = reactive(CPU_ONLY, init=False)
+    """Devices the chosen interpreter's torch lists; one checkbox each."""
+    running: reactive[bool] = reactive(False, init=False)
+    """A benchmark child runs (Enter is refused, Esc cancels, Open is hidden)."""
+    record: reactive[RunRecord | None] = reactive(None, init=False, always_update=True)
+    """The run shown: the live one (rows added as they come) or one opened from disk."""
+    baseline: reactive[RunRecord | None] = reactive(None, init=False, always_update=True)
+    """The saved run the Δ% column compares with."""
+
+    def __init__(self, request: RunRequest = RunRequest(), *, python: str | None = None,
+                 runs_folder: Path | None = None) -> None:
         super().__init__()
+        self.request = request  # the suite is picked on screen; kernels prefill the field; the rest as given
         self.python = python
-        self.default_kernels = kernels
-        self.scale = scale
-        self.time_cap_s = time_cap_s
-        self.disk_dir = disk_dir
-        self.disk_size_mib = disk_size_mib
         self.runs_folder = runs_folder
-        self.devices: list[dict] = [{"id": "cpu", "name": "CPU"}]
-        self.record: RunRecord | None = None
-        self.baseline: RunRecord | None = None
-        self.running = False
         self.cancelling = False
         self.last_saved: Path | None = None
         self.started_at = 0.0
         self._process = None
-        self.status_text = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="controls"):
@@ -153,26 +89,62 @@ class BenchScreen(Screen):
                 yield Label("Devices:")
                 yield Checkbox("cpu", True, id="device-cpu", name="cpu")
             with Horizontal(id="options"):
-                yield Select([("quick", "quick"), ("standard", "standard")], value="quick", allow_blank=False,
-                             id="suite")
-                yield Input(", ".join(self.default_kernels), placeholder="kernels (blank: suite)", id="kernels")
+                yield Select([("quick", "quick"), ("standard", "standard")], value=self.request.suite,
+                             allow_blank=False, id="suite")
+                yield Input(", ".join(self.request.kernels), placeholder="kernels (blank: suite)", id="kernels")
                 yield Input(self.python or "", placeholder="python (blank: this env)", id="python")
         yield Static("Looking for devices…", id="status", markup=False)
         yield VerticalScroll(id="progress")
         with ContentSwitcher(initial="results"):
             yield DataTable(id="results", zebra_stripes=True, cursor_type="row")
             yield BarChart(id="chart")
+        yield Static("", id="row-note", markup=False)
         yield KeyBar()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column in COLUMNS:
-            table.add_column(column, key=column)
+        add_columns(self.query_one(DataTable))
         chart = self.query_one(BarChart)
         chart.title = "% of peak (line: 100 %)"
         chart.reference = 100.0
         chart.empty_text = "No result with a known peak yet."
         self.discover_devices()
+
+    @property
+    def closing(self) -> bool:
+        """True once the screen is no longer in the app's DOM (app exit): a late message then changes nothing."""
+        return not self.is_attached
+
+    def set_status(self, text: str) -> None:
+        self.status_text = printable(text)
+
+    # Watchers: the state drawn
+
+    def watch_status_text(self, text: str) -> None:
+        self.query_one("#status", Static).update(Text(text))
+
+    def watch_running(self, running: bool) -> None:
+        self.set_class(running, "-running")
+        self.refresh_bindings()
+
+    def watch_record(self, record: RunRecord | None) -> None:
+        """A new record: its rows and bars; progress lines belong to the live run only, so they go."""
+        self.query_one("#progress", VerticalScroll).remove_children()
+        self._show_rows()
+
+    def watch_baseline(self) -> None:
+        self._show_rows()
+
+    def watch_devices(self, devices: tuple[dict, ...]) -> None:
+        sync_device_checkboxes(self.query_one("#devices", Horizontal), devices)
+
+    def _show_rows(self) -> None:
+        fill_table(self.query_one(DataTable), self.record, self.baseline)
+        self.query_one(BarChart).bars = peak_bars(self.record)
+        self._show_row_note()
+
+    @on(DataTable.RowHighlighted)
+    def _show_row_note(self) -> None:
+        self.query_one("#row-note", Static).update(Text(highlighted_note(self.query_one(DataTable))))
 
     # Devices
 
@@ -180,7 +152,8 @@ class BenchScreen(Screen):
     async def discover_devices(self, delay_s: float = 0.0) -> None:
         import asyncio
 
-        from pth_top.benches.launcher import LaunchError, discover_devices
+        from pth_top.benches.client.bench_process import discover_devices
+        from pth_top.benches.client.spawn import LaunchError
 
         await asyncio.sleep(delay_s)  # typing in the python field restarts this worker: list once typing stops
         python = self.query_one("#python", Input).value.strip() or None
@@ -202,16 +175,7 @@ class BenchScreen(Screen):
         if message.error:
             self.set_status(f"Cannot list devices: {message.error}")
             return
-        self.devices = message.devices
-        row = self.query_one("#devices", Horizontal)
-        wanted = {device_checkbox_id(device["id"]) for device in message.devices}
-        for checkbox in list(row.query(Checkbox)):
-            if checkbox.id not in wanted:
-                checkbox.remove()
-        for device in message.devices:
-            checkbox_id = device_checkbox_id(device["id"])
-            if checkbox_id and not self.query(f"#{checkbox_id}"):
-                row.mount(Checkbox(device["id"], device["id"].startswith("cuda"), id=checkbox_id, name=device["id"]))
+        self.devices = tuple(message.devices)
         names = ", ".join(f"{device['id']} ({printable(device['name'], 60)})" for device in message.devices)
         self.set_status(f"Found {names}. Enter starts, Esc cancels.")
 
@@ -223,51 +187,41 @@ class BenchScreen(Screen):
             return "cpu"
         return chosen[0] if len(chosen) == 1 else "all"
 
-    def set_status(self, text: str) -> None:
-        self.status_text = printable(text)
-        self.query_one("#status", Static).update(Text(self.status_text))
-
-    @property
-    def closing(self) -> bool:
-        """True while the screen is taken down (app exit): a worker's late message then changes nothing."""
-        return self._closing or self._closed or self._pruning or not self.is_attached
-
     # Running
+
+    def chosen_request(self) -> RunRequest:
+        """The run the controls ask for; RequestError (one line) when they ask for one that cannot run."""
+        kernels = tuple(name.strip() for name in self.query_one("#kernels", Input).value.split(",") if name.strip())
+        return dataclasses.replace(self.request, device=self.chosen_device(), kernels=kernels,
+                                   suite=str(self.query_one("#suite", Select).value),
+                                   disk_dir=self.request.disk_dir or _default_disk_dir())
 
     def action_start(self) -> None:
         if self.running:
             self.set_status("A benchmark is already running (Esc cancels it).")
             return
-        from pth_top.benches.launcher import run_arguments
-
-        kernels = [name.strip() for name in self.query_one("#kernels", Input).value.split(",") if name.strip()]
-        unknown = [name for name in kernels if name not in KERNELS_BY_NAME]
-        if unknown:
-            self.set_status(f"Unknown kernel {unknown[0]!r}; known: {', '.join(KERNELS_BY_NAME)}")
+        try:
+            request = self.chosen_request()
+        except RequestError as error:
+            self.set_status(str(error))
             return
-        suite = str(self.query_one("#suite", Select).value)
         python = self.query_one("#python", Input).value.strip() or None
-        args = run_arguments(device=self.chosen_device(), suite=suite, kernels=kernels, scale=self.scale,
-                             time_cap_s=self.time_cap_s, disk_dir=self.disk_dir or _default_disk_dir(),
-                             disk_size_mib=self.disk_size_mib)
-        self.record = RunRecord()
         self.running, self.cancelling = True, False
         self.started_at = time.monotonic()
-        self.query_one(DataTable).clear()
-        self.query_one("#progress", VerticalScroll).remove_children()
-        self.refresh_chart()
-        self.set_status(f"Starting {suite} suite on {self.chosen_device()}…")
-        self.run_benchmark(python, args)
+        self.record = RunRecord()
+        self.set_status(f"Starting {request.suite} suite on {request.device}…")
+        self.run_benchmark(python, request)
 
     @work(exclusive=True, group="bench-run", exit_on_error=False)
-    async def run_benchmark(self, python: str | None, args: list[str]) -> None:
+    async def run_benchmark(self, python: str | None, request: RunRequest) -> None:
         """Stream the child's events as messages; cancelling the worker terminates the child."""
         import asyncio
 
-        from pth_top.benches.launcher import BenchProcess, LaunchError
+        from pth_top.benches.client.bench_process import BenchProcess
+        from pth_top.benches.client.spawn import LaunchError
 
         try:
-            process = BenchProcess(python, args)
+            process = BenchProcess.for_request(python, request)
             await process.start()
         except LaunchError as error:
             self.post_message(BenchEnded(None, str(error)))
@@ -290,7 +244,7 @@ class BenchScreen(Screen):
 
     def on_bench_event(self, message: BenchEvent) -> None:
         event, record = message.event, self.record
-        if record is None or self.closing:
+        if record is None or self.closing or not self.running:
             return
         stored = record.apply(event)
         if event.kind == "started":
@@ -299,16 +253,13 @@ class BenchScreen(Screen):
         elif event.kind == "progress":
             line = self._progress_line(event.get("kernel"), event.get("device"))
             if line is not None:
-                eta = event.get("eta_s")
-                eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) and eta > 0 else ""
-                line.update(float(event.get("fraction") or 0), f"{event.get('message') or ''}{eta_text}")
-                running = f"Running {event.get('kernel')} on {event.get('device')}… (Esc cancels)"
-                if running != self.status_text:
-                    self.set_status(running)
+                line.update(float(event.get("fraction") or 0), progress_message(event.fields))
+                self.set_status(f"Running {event.get('kernel')} on {event.get('device')}… (Esc cancels)")
         elif stored is not None:
-            self.add_row(stored)
+            add_row(self.query_one(DataTable), stored, self.baseline)
             if event.kind == "result" and stored.get("percent_of_peak") is not None:
-                self.refresh_chart()
+                self.query_one(BarChart).bars = peak_bars(record)
+            self._show_row_note()
 
     def _progress_line(self, kernel: str, device: str) -> KernelProgress | None:
         for line in self.query(KernelProgress):
@@ -334,8 +285,7 @@ class BenchScreen(Screen):
             self.set_status(f"Benchmark {verb}: {message.reason}")
             return
         record.exit_code = message.exit_code
-        errors = len(record.errors)
-        self.set_status(f"Done in {elapsed:.0f} s: {len(record.rows)} results, {errors} errors. Saving…")
+        self.set_status(f"Done in {elapsed:.0f} s: {len(record.rows)} results, {len(record.errors)} errors. Saving…")
         self.save_record(record)
 
     def action_cancel_or_back(self) -> None:
@@ -347,55 +297,11 @@ class BenchScreen(Screen):
             self.app.switch_mode("monitor")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Enter picks an entry while the suite list is open; elsewhere it starts a run.
-        if action == "start" and isinstance(self.focused, SelectOverlay):
-            return False
+        if action == "start" and any(suite.expanded for suite in self.query("#suite").results(Select)):
+            return False  # Enter picks an entry while the suite list is open
+        if action == "open_run" and self.running:
+            return None  # shown greyed: a run in flight is not replaced
         return True
-
-    # Results
-
-    def add_row(self, row: dict) -> None:
-        table = self.query_one(DataTable)
-        key = "|".join(row_key(row))
-        deltas = compare([row], self.baseline.rows) if self.baseline else {}
-        if "error_type" in row:
-            cells = [row.get("kernel") or "-", row.get("device") or "-", row.get("variant") or "-",
-                     Text("ERROR", style="bold red"), "", "", "", "",
-                     printable(f"{row.get('error_type')}: {row.get('message')}", 300)]
-        else:
-            percent = row.get("percent_of_peak")
-            note = row.get("note") or ""
-            if row.get("status") == "skipped":
-                note = f"skipped: {note}"
-            elif percent is not None and percent > 100:
-                note = (note + "; " if note else "") + "above peak: boost clock?"
-            cells = [row["kernel"], row["device"], row["variant"], format_value(row.get("value")),
-                     row.get("unit") or "", format_percent(percent), format_delta(deltas.get(row_key(row))),
-                     format_spread(row), note]
-        texts = [cell if isinstance(cell, Text) else Text(printable(cell, 300)) for cell in cells]
-        if key in table.rows:
-            key = f"{key}|{len(table.rows)}"
-        table.add_row(*texts, key=key)
-
-    def refresh_chart(self) -> None:
-        record = self.record
-        rows = [row for row in (record.rows if record else []) if row.get("percent_of_peak") is not None]
-        several_devices = len({row.get("device") for row in rows}) > 1
-        bars = []
-        for row in rows:
-            label = printable(f"{row['kernel']} {row['variant']}", 60)
-            if several_devices:
-                label = printable(f"{row['device']} {label}", 60)
-            bars.append(Bar(label, float(row["percent_of_peak"])))
-        self.query_one(BarChart).bars = tuple(bars)
-
-    def show_record(self) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        if self.record:
-            for row in self.record.rows + self.record.errors:
-                self.add_row(row)
-        self.refresh_chart()
 
     def action_toggle_view(self) -> None:
         switcher = self.query_one(ContentSwitcher)
@@ -405,62 +311,74 @@ class BenchScreen(Screen):
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def save_record(self, record: RunRecord) -> None:
-        from pth_top.benches.runs import save_run
+        from pth_top.benches.client.runs import save_run
 
         try:
-            self.post_message(RunFileDone("saved", save_run(record, self.runs_folder)))
+            self.post_message(RunSaved(save_run(record, self.runs_folder)))
         except (OSError, ValueError) as error:
-            self.post_message(RunFileDone("saved", None, f"not saved: {getattr(error, 'strerror', None) or error}"))
+            self.post_message(RunNotSaved(f"not saved: {getattr(error, 'strerror', None) or error}"))
 
     @work(thread=True, group="bench-files", exit_on_error=False)
-    def list_saved_runs(self, purpose: str) -> None:
-        from pth_top.benches.runs import scan_runs
+    def list_saved_runs(self, purpose: RunPurpose) -> None:
+        from pth_top.benches.client.runs import scan_runs
 
-        self.post_message(RunFileDone(purpose, scan_runs(self.runs_folder)))
+        self.post_message(RunsListed(purpose, scan_runs(self.runs_folder)))
 
     @work(thread=True, group="bench-files", exit_on_error=False)
-    def load_saved_run(self, purpose: str, path: Path) -> None:
-        from pth_top.benches.runs import RunFileError, load_run
+    def load_saved_run(self, purpose: RunPurpose, path: Path) -> None:
+        from pth_top.benches.client.runs import RunFileError, load_run
 
         try:
-            self.post_message(RunFileDone(purpose, load_run(path)))
+            self.post_message(RunLoaded(purpose, load_run(path)))
         except RunFileError as error:
-            self.post_message(RunFileDone(purpose, None, str(error)))
+            self.post_message(RunNotLoaded(purpose, str(error)))
 
     def action_open_run(self) -> None:
         if not self.running:
-            self.list_saved_runs("list-open")
+            self.list_saved_runs(RunPurpose.OPEN)
 
     def action_compare_run(self) -> None:
-        self.list_saved_runs("list-compare")
+        self.list_saved_runs(RunPurpose.COMPARE)
 
-    def on_run_file_done(self, message: RunFileDone) -> None:
+    def on_run_saved(self, message: RunSaved) -> None:
+        if not self.closing:
+            self.last_saved = message.path
+            rows = len(self.record.rows) if self.record else 0
+            self.set_status(f"Done: {rows} results; saved {message.path}")
+
+    def on_run_not_saved(self, message: RunNotSaved) -> None:
+        if not self.closing:
+            self.set_status(f"saved: {message.reason}")
+
+    def on_runs_listed(self, message: RunsListed) -> None:
         from pth_top.tui.screens.bench_runs import BenchRunsScreen
 
+        if self.closing or not self.is_current:  # not over another mode's screen after a mode switch
+            return
+        title = "Open a saved run" if message.purpose is RunPurpose.OPEN else "Compare with a saved run (Δ% column)"
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.load_saved_run(message.purpose, path)
+
+        self.app.push_screen(BenchRunsScreen(title, message.runs), chosen)
+
+    def on_run_loaded(self, message: RunLoaded) -> None:
         if self.closing:
             return
-        if message.error:
-            self.set_status(f"{message.action}: {message.error}")
-        elif message.action == "saved":
-            self.last_saved = message.payload
-            self.set_status(f"Done: {len(self.record.rows) if self.record else 0} results; saved {message.payload}")
-        elif message.action in ("list-open", "list-compare"):
-            purpose = message.action.removeprefix("list-")
-            title = "Open a saved run" if purpose == "open" else "Compare with a saved run (Δ% column)"
+        run = message.record
+        if message.purpose is RunPurpose.OPEN:
+            if self.running:
+                return  # a run started while the list was open keeps the table
+            self.record = run
+            self.set_status(f"Showing the run of {run.created_at} ({run.python}).")
+        else:
+            self.baseline = run
+            self.set_status(f"Δ% against the run of {run.created_at}.")
 
-            def chosen(path: Path | None, _purpose=purpose) -> None:
-                if path is not None:
-                    self.load_saved_run(_purpose, path)
-            if self.is_current:  # not over another mode's screen when the list comes after a mode switch
-                self.app.push_screen(BenchRunsScreen(title, message.payload), chosen)
-        elif message.action == "open":
-            self.record = message.payload
-            self.show_record()
-            self.set_status(f"Showing the run of {self.record.created_at} ({self.record.python}).")
-        elif message.action == "compare":
-            self.baseline = message.payload
-            self.show_record()
-            self.set_status(f"Δ% against the run of {self.baseline.created_at}.")
+    def on_run_not_loaded(self, message: RunNotLoaded) -> None:
+        if not self.closing:
+            self.set_status(f"{message.purpose.value}: {message.reason}")
 
     async def on_unmount(self) -> None:
         """End a run or device listing in flight and wait for its child to go, while the app's loop still runs."""
@@ -481,8 +399,3 @@ def _default_disk_dir() -> str:
 
     return default_disk_dir()
 
-
-def device_checkbox_id(device_id: str) -> str:
-    """A widget id for a device's checkbox ("cuda:0" -> "device-cuda-0"); "" for an id unfit for one."""
-    checkbox_id = "device-" + device_id.replace(":", "-")
-    return checkbox_id if checkbox_id.replace("-", "").replace("_", "").isalnum() and checkbox_id.isascii() else ""

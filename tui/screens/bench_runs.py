@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from pth_top.benches.runs import SavedRun
+from pth_top.benches.client.runs import SavedRun
 
 
 class BenchRunsScreen(ModalScreen[Path | None]):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pth_top.benches.peaks import percent_of_peak
+from pth_top.benches.client.peaks import percent_of_peak
 from pth_top.benches.protocol import (
     BAD_OUTPUT_ERROR_TYPE, ERROR_ROW, METADATA, OPT_NUMBER, OPT_STR, RESULT_ROW, Event, Fields, ListOf, NoneType,
     ProtocolError, check, parse_json_bounded,

@@ -1,4 +1,4 @@
-"""`python -m benches run`: run kernels in this interpreter, stream protocol events on stdout.
+"""`python -m pth_top.benches run`: run kernels in this interpreter, stream protocol events on stdout.
 
 Runs inside the measured environment, which needs only torch and the standard library.
 Exit codes: 0 all ran, 1 some kernel failed, 2 bad usage, 3 torch unavailable, 130/143 cancelled.
@@ -18,9 +18,9 @@ import traceback
 import warnings
 from typing import IO, Callable, NoReturn
 
-from pth_top.benches import cleanup
 from pth_top.benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUITES, KernelSpec
-from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, encode_event
+from pth_top.benches.child import cleanup
+from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, RequestError, RunRequest, encode_event
 
 
 PROGRESS_MIN_INTERVAL_S = 0.25
@@ -37,16 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m benches run", description="Run torch benchmarks, JSON-lines events on stdout.")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N, or all (default cpu)")
-    parser.add_argument("--suite", choices=sorted(SUITES), default="quick")
-    parser.add_argument("--kernel", action="append", default=[], metavar="NAME", help="run only these kernels")
-    parser.add_argument("--scale", type=float, default=None, help="size multiplier (default: from the suite)")
-    parser.add_argument("--time-cap", type=float, default=None, metavar="SECONDS", help="per-measurement time cap")
-    parser.add_argument("--disk-dir", default=None, help="folder for the disk kernel's temp file (default: cwd)")
-    parser.add_argument("--disk-size-mib", type=int, default=None, help="disk temp file size (default 1024 x scale)")
-    parser.add_argument("--cpu-memory-budget-mib", type=int, default=None,
-                        help="max_batch on CPU: memory budget (default 2048 x scale)")
+    parser = _Parser(prog="python -m pth_top.benches run",
+                     description="Run torch benchmarks, JSON-lines events on stdout.")
+    RunRequest.add_arguments(parser)
     parser.add_argument("--list-devices", action="store_true", help="emit one 'devices' event and exit")
     return parser
 
@@ -113,7 +106,7 @@ def end_orphaned_run(grace_s: float = ORPHAN_GRACE_S) -> None:
 
 
 def resolve_devices(text: str) -> list[str]:
-    from pth_top.benches.kernels._common import list_devices
+    from pth_top.benches.child.kernels._common import list_devices
 
     available = [device["id"] for device in list_devices()]
     if text == "all":
@@ -150,7 +143,7 @@ def run_suite(
     devices: list[str] | None = None,
 ) -> int:
     """Run every step, one error row per failing variant, and return the exit code."""
-    from pth_top.benches.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
+    from pth_top.benches.child.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
     started = time.monotonic()
@@ -240,14 +233,12 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str] | None, emit: EventWriter) -> int:
     try:
         args = build_parser().parse_args(argv)
-        kernels = args.kernel or list(SUITES[args.suite])
-        unknown = [name for name in kernels if name not in KERNELS_BY_NAME]
-        if unknown:
-            raise UsageError(f"unknown kernel(s): {', '.join(unknown)} (known: {', '.join(KERNELS_BY_NAME)})")
-    except UsageError as error:
+        request = RunRequest.from_namespace(args)
+    except (UsageError, RequestError) as error:
         emit("error", kernel=None, device=None, variant=None, error_type="UsageError", message=str(error))
         emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
         return 2
+    kernels = list(request.kernels or SUITES[request.suite])
     if importlib.util.find_spec("torch") is None:
         emit("error", kernel=None, device=None, variant=None, error_type="TorchMissing",
              message=f"torch is not installed for {sys.executable}")
@@ -257,25 +248,26 @@ def _run(argv: list[str] | None, emit: EventWriter) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
         if args.list_devices:
-            from pth_top.benches.kernels._common import list_devices
+            from pth_top.benches.child.kernels._common import list_devices
 
             emit("devices", devices=list_devices())
             return 0
         try:
-            devices = resolve_devices(args.device)
+            devices = resolve_devices(request.device)
         except UsageError as error:
             emit("error", kernel=None, device=None, variant=None, error_type="UsageError", message=str(error))
             emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
             return 2
-        scale = args.scale if args.scale is not None else SUITE_SCALE[args.suite]
+        scale = request.scale if request.scale is not None else SUITE_SCALE[request.suite]
         options = {
-            "disk_dir": args.disk_dir or os.getcwd(),
-            "disk_size_mib": args.disk_size_mib or max(1, int(1024 * scale)),
-            "cpu_memory_budget_mib": args.cpu_memory_budget_mib or max(16, int(2048 * scale)),
+            "disk_dir": request.disk_dir or os.getcwd(),
+            "disk_size_mib": request.disk_size_mib or max(1, int(1024 * scale)),
+            "cpu_memory_budget_mib": request.cpu_memory_budget_mib or max(16, int(2048 * scale)),
         }
         steps = plan([KERNELS_BY_NAME[name] for name in kernels], devices)
-        return run_suite(steps, emit, scale=scale, options=options, suite="custom" if args.kernel else args.suite,
-                         time_cap_s=args.time_cap or SUITE_TIME_CAP_S[args.suite], devices=devices)
+        return run_suite(steps, emit, scale=scale, options=options,
+                         suite="custom" if request.kernels else request.suite,
+                         time_cap_s=request.time_cap_s or SUITE_TIME_CAP_S[request.suite], devices=devices)
     except (cleanup.Cancelled, KeyboardInterrupt):
         cleanup.remove_all()
         return 143

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from pth_top.benches.catalog import PEAK_PCIE
-from pth_top.benches.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed
+from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed
 
 MIN_BYTES = 256 * 2**20
 

@@ -1,4 +1,4 @@
-"""`python -m benches probe [--load-seconds N]`: describe this environment's torch as one JSON object.
+"""`python -m pth_top.benches probe [--load-seconds N]`: describe this environment's torch as one JSON object.
 
 Runs inside the interpreter being checked. Imports only torch and the standard library (pynvml and
 numpy are looked up, guarded). Without torch it prints a JSON object with "error" and exits 1.
@@ -152,7 +152,7 @@ def describe_torch(load_seconds: float) -> tuple[dict[str, Any], int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benches probe", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pth_top.benches probe", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--load-seconds", type=float, default=0.0, metavar="N",
         help="run matmuls on every GPU for N seconds and read the PCIe links under that load",

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 import torch
 
 from pth_top.benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_TF32
-from pth_top.benches.cpuinfo import read_cpu_info
-from pth_top.benches.kernels._common import KernelContext, Variant, is_cuda, random_tensor, row, timed
+from pth_top.benches.child.cpuinfo import read_cpu_info
+from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, random_tensor, row, timed
 
 CPU_BASE_SIZES = (1024, 1536, 2048)
 CUDA_BASE_SIZES = (4096, 6144, 8192)

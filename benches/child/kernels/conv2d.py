@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from pth_top.benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_TF32
-from pth_top.benches.kernels._common import KernelContext, Variant, is_cuda, row, timed
+from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row, timed
 
 CHANNELS = 128
 SIDE = 28  # ResNet-50 stage 2 spatial size

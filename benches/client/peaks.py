@@ -2,7 +2,7 @@
 
 GPU peaks come from the hardware catalog (configs/catalog/gpus.toml plus the user's catalog), matched
 on the device name torch reports; CPU peaks are computed from cores, clock and ISA. Only the parent
-side imports this module: the `python -m benches` runner in a foreign interpreter never loads configs.
+side imports this module: the `python -m pth_top.benches` runner in a foreign interpreter never loads configs.
 """
 
 from __future__ import annotations

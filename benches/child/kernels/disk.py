@@ -12,8 +12,8 @@ import time
 import uuid
 from pathlib import Path
 
-from pth_top.benches import cleanup
-from pth_top.benches.kernels._common import KernelContext, Variant, row
+from pth_top.benches.child import cleanup
+from pth_top.benches.child.kernels._common import KernelContext, Variant, row
 
 CHUNK_BYTES = 8 * 2**20
 TEMP_PREFIX = ".pth-top-bench-"

@@ -11,8 +11,8 @@ import time
 
 import torch
 
-from pth_top.benches.kernels._common import KernelContext, Variant, is_cuda, row
-from pth_top.benches.kernels._models import training_step, workload
+from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row
+from pth_top.benches.child.kernels._models import training_step, workload
 
 SAFETY_MARGIN = 0.10
 MAX_BISECTIONS = 6

@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import torch
 
-from pth_top.benches.cpuinfo import read_cpu_info
-from pth_top.benches.harness import HostTimer, Measurement, measure
+from pth_top.benches.child.cpuinfo import read_cpu_info
+from pth_top.benches.child.harness import HostTimer, Measurement, measure
 
 
 class Skipped(Exception):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from pth_top.benches.catalog import PEAK_MEMORY
-from pth_top.benches.cpuinfo import read_cpu_info
-from pth_top.benches.kernels._common import KernelContext, Variant, is_cuda, row, timed
+from pth_top.benches.child.cpuinfo import read_cpu_info
+from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row, timed
 
 MIN_CACHE_MULTIPLE = 4
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from pth_top.benches.kernels._common import KernelContext, Skipped, Variant, row, timed
-from pth_top.benches.kernels._models import training_step, workload
+from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, row, timed
+from pth_top.benches.child.kernels._models import training_step, workload
 
 GUIDE_RATIO = 50
 

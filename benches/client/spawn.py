@@ -1,8 +1,9 @@
-"""Start `python -m benches run` under a chosen interpreter and read its events. Imports no torch.
+"""The one way pth-top starts a child in another interpreter: bootstrap, resolve_python, spawn. No torch.
 
 The chosen interpreter (say, the user's training venv) may not have pth-top installed: a `-c` bootstrap
-loads this `benches` package from its folder by path, so nothing of our environment joins its sys.path.
-Used by both the headless CLI and the Bench screen (asyncio, so the UI loop never blocks).
+loads the `benches` package from its folder by path, so nothing of our environment joins its sys.path.
+Every child (benchmark run, device listing, the doctor's torch probe) leads its own process group, has
+bounded output, and is ended with its group on cancel, timeout, SIGHUP/SIGTERM or our exit.
 """
 
 from __future__ import annotations
@@ -18,22 +19,20 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
-from pth_top.benches.protocol import MAX_LINE_BYTES, Event, ProtocolError, bad_output_event, decode_line
+from pth_top.benches.protocol import MAX_LINE_BYTES, ProtocolError
 from pth_top.text import printable
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+# The benches folder (benches/client/spawn.py -> benches/), loaded by path in the child.
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 KILL_AFTER_S = 1.5
 CLOSE_PIPES_S = 1.0
 STDERR_TAIL_LINES = 30
 STDERR_LINE_CHARS = 1000
-# A child is stopped after this long without a line (it sends a heartbeat every HEARTBEAT_INTERVAL_S).
-SILENCE_TIMEOUT_S = 60.0
-MAX_BAD_LINES = 20
 
 # Runs in the target interpreter: drop the cwd from sys.path, load pth_top.benches from PACKAGE_DIR
-# under a bare pth_top parent (nothing else of pth-top is importable there), dispatch.
+# under a bare pth_top parent (nothing else of pth-top is importable there), run the child's entry.
 BOOTSTRAP = (
     "import importlib.util, os, sys, types\n"
     "package_dir = sys.argv.pop(1)\n"
@@ -46,7 +45,7 @@ BOOTSTRAP = (
     "module = importlib.util.module_from_spec(spec)\n"
     "sys.modules['pth_top.benches'] = module\n"
     "spec.loader.exec_module(module)\n"
-    "from pth_top.benches.__main__ import main\n"
+    "from pth_top.benches.child.entry import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 
@@ -116,7 +115,16 @@ atexit.register(end_live_groups)
 
 
 class LaunchError(Exception):
-    """The benchmark process cannot be started (missing interpreter and the like); one-line message."""
+    """The child cannot be started (missing interpreter and the like); one-line message."""
+
+
+class InterpreterError(LaunchError):
+    """`--python` names no usable interpreter: `shown` is the name (terminal-safe), `reason` why."""
+
+    def __init__(self, message: str, shown: str, reason: str) -> None:
+        super().__init__(message)
+        self.shown = shown
+        self.reason = reason
 
 
 def resolve_python(python: str | None) -> str:
@@ -125,67 +133,34 @@ def resolve_python(python: str | None) -> str:
         return sys.executable
     shown = printable(python, 200)
     if not python.strip():
-        raise LaunchError("interpreter path is empty")
+        raise InterpreterError("interpreter path is empty", shown, "empty path")
     candidate = python if os.sep in python else (shutil.which(python) or python)
     path = Path(candidate).expanduser()
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise LaunchError(f"interpreter {shown} does not exist") from None
+        raise InterpreterError(f"interpreter {shown} does not exist", shown, "does not exist") from None
     except (OSError, ValueError) as error:  # name too long, a parent that is a file, a NUL byte
-        raise LaunchError(f"interpreter {shown}: {getattr(error, 'strerror', None) or error}") from None
+        reason = str(getattr(error, "strerror", None) or error)
+        raise InterpreterError(f"interpreter {shown}: {reason}", shown, reason) from None
     if stat.S_ISDIR(info.st_mode) or not os.access(path, os.X_OK):
-        raise LaunchError(f"interpreter {shown} is not an executable file")
+        raise InterpreterError(f"interpreter {shown} is not an executable file", shown, "not an executable file")
     return str(path)
 
 
 def build_command(python: str, args: list[str]) -> list[str]:
-    """argv that runs `benches <args>` in `python` with this package loaded from PACKAGE_DIR."""
+    """argv that runs the child's `<args>` in `python` with the benches package loaded from PACKAGE_DIR."""
     return [python, "-c", BOOTSTRAP, str(PACKAGE_DIR), *args]
 
 
-def run_arguments(
-    *,
-    device: str = "cpu",
-    suite: str = "quick",
-    kernels: list[str] | tuple[str, ...] = (),
-    scale: float | None = None,
-    time_cap_s: float | None = None,
-    disk_dir: str | None = None,
-    disk_size_mib: int | None = None,
-    cpu_memory_budget_mib: int | None = None,
-) -> list[str]:
-    args = ["run", "--device", device, "--suite", suite]
-    for name in kernels:
-        args += ["--kernel", name]
-    if scale is not None:
-        args += ["--scale", repr(float(scale))]
-    if time_cap_s is not None:
-        args += ["--time-cap", repr(float(time_cap_s))]
-    if disk_dir is not None:
-        args += ["--disk-dir", str(disk_dir)]
-    if disk_size_mib is not None:
-        args += ["--disk-size-mib", str(int(disk_size_mib))]
-    if cpu_memory_budget_mib is not None:
-        args += ["--cpu-memory-budget-mib", str(int(cpu_memory_budget_mib))]
-    return args
+class ChildProcess:
+    """One child (`build_command(python, args)`) in its own process group: async start, bounded reads, cancel."""
 
-
-class BenchProcess:
-    """One `python -m benches` child in its own process group: async start, checked events, cancel.
-
-    Each output line is read with a bound and checked against the protocol; a bad line becomes an error
-    row. A child silent for `silence_timeout_s` (no event, not even a heartbeat) is stopped.
-    """
-
-    def __init__(self, python: str | None, args: list[str], *, silence_timeout_s: float | None = None) -> None:
+    def __init__(self, python: str | None, args: list[str], *, env: dict[str, str] | None = None) -> None:
         self.python = resolve_python(python)
         self.command = build_command(self.python, args)
-        self.silence_timeout_s = SILENCE_TIMEOUT_S if silence_timeout_s is None else silence_timeout_s
+        self.env = None if env is None else {**os.environ, **env}
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        self.bad_lines: list[str] = []
-        self.events_seen = 0
-        self.silenced = False
         self._process: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task | None = None
 
@@ -205,6 +180,7 @@ class BenchProcess:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            env=self.env,
             start_new_session=True,  # its own group: Ctrl+C reaches the parent only; we end the group
             limit=MAX_LINE_BYTES,
         ))
@@ -219,7 +195,8 @@ class BenchProcess:
             await self.cancel()
             raise
         except (OSError, ValueError) as error:
-            raise LaunchError(f"cannot start {printable(self.python, 200)}: {getattr(error, 'strerror', None) or error}") from None
+            raise LaunchError(f"cannot start {printable(self.python, 200)}: "
+                              f"{getattr(error, 'strerror', None) or error}") from None
         finally:
             _spawning.discard(spawn)
             if self._process is not None and self._process.returncode is None:
@@ -239,8 +216,8 @@ class BenchProcess:
         if pending.strip():
             self.stderr_tail.append(_stderr_line(pending))
 
-    async def _read_line(self) -> bytes:
-        """One line (b"" at the end); ProtocolError for a line over MAX_LINE_BYTES, which is skipped whole."""
+    async def read_line(self) -> bytes:
+        """One stdout line (b"" at the end); ProtocolError for a line over MAX_LINE_BYTES, which is skipped whole."""
         assert self._process and self._process.stdout
         stream, too_long = self._process.stdout, False
         while True:
@@ -256,42 +233,17 @@ class BenchProcess:
                 raise ProtocolError(f"a line longer than {MAX_LINE_BYTES} bytes")
             return line
 
-    async def events(self) -> AsyncIterator[Event]:
-        """Checked events until the child closes stdout; a bad line is yielded as an error row.
-
-        Heartbeats are consumed here. Silence beyond the bound, or too many bad lines, stops the child.
-        """
-        assert self._process and self._process.stdout
+    async def read_lines(self) -> list[bytes]:
+        """Every stdout line up to the end, a line over MAX_LINE_BYTES left out (for a one-object child)."""
+        lines = []
         while True:
             try:
-                line = await asyncio.wait_for(self._read_line(), timeout=self.silence_timeout_s)
-            except asyncio.TimeoutError:
-                self.silenced = True
-                await self.cancel()
-                yield bad_output_event(f"no output for {self.silence_timeout_s:g} s; the benchmark process was stopped")
-                return
-            except ProtocolError as error:
-                line, problem = b"", str(error)
-            else:
-                if not line:
-                    return
-                if not line.strip():
-                    continue
-                try:
-                    event = decode_line(line)
-                except ProtocolError as error:
-                    problem = str(error)
-                else:
-                    self.events_seen += 1
-                    if event.kind != "heartbeat":
-                        yield event
-                    continue
-            self.bad_lines.append(problem)
-            yield bad_output_event(f"bad output line: {problem}")
-            if len(self.bad_lines) >= MAX_BAD_LINES:
-                await self.cancel()
-                yield bad_output_event(f"{MAX_BAD_LINES} bad output lines; the benchmark process was stopped")
-                return
+                line = await self.read_line()
+            except ProtocolError:
+                continue
+            if not line:
+                return lines
+            lines.append(line)
 
     async def wait(self) -> int:
         """The child's exit code, once it and the rest of its group are gone."""
@@ -325,68 +277,23 @@ class BenchProcess:
         deadline = time.monotonic() + CLOSE_PIPES_S
         try:
             if process and process.stdout:
-                while await asyncio.wait_for(process.stdout.read(1 << 16), timeout=max(0.0, deadline - time.monotonic())):
+                while await asyncio.wait_for(process.stdout.read(1 << 16),
+                                             timeout=max(0.0, deadline - time.monotonic())):
                     pass
             if self._stderr_task:
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout=max(0.0, deadline - time.monotonic()))
+                await asyncio.wait_for(asyncio.shield(self._stderr_task),
+                                       timeout=max(0.0, deadline - time.monotonic()))
         except (asyncio.TimeoutError, OSError):
             if self._stderr_task:
                 self._stderr_task.cancel()
 
-    def failure_reason(self) -> str:
-        """One terminal-safe line on why the child produced no (complete) run."""
-        if self.silenced:
-            return f"{printable(self.python, 200)} gave no output for {self.silence_timeout_s:g} s and was stopped"
+    def last_stderr_line(self) -> str:
+        """The child's last non-blank stderr line, terminal-safe ("" when none)."""
         for line in reversed(self.stderr_tail):
             if line.strip():
                 return printable(line.strip(), 300)
-        code = self.returncode
-        ending = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
-        if not self.events_seen:
-            detail = printable(self.bad_lines[0], 200) if self.bad_lines else ending
-            return f"{printable(self.python, 200)} printed no benchmark events ({detail}); is it a Python interpreter?"
-        if code is not None and code < 0:
-            return f"the benchmark process was {ending}"
-        return f"the benchmark process ended ({ending}) before finishing"
+        return ""
 
 
 def _stderr_line(line: bytes) -> str:
     return line.decode("utf-8", errors="replace").rstrip()[:STDERR_LINE_CHARS]
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-async def discover_devices(python: str | None = None, timeout_s: float = 60.0,
-                           silence_timeout_s: float | None = None) -> list[dict]:
-    """[{'id': 'cpu', 'name': ...}, {'id': 'cuda:0', ...}] as seen by `python`'s torch."""
-    process = BenchProcess(python, ["run", "--list-devices"], silence_timeout_s=silence_timeout_s)
-    await process.start()
-    devices: list[dict] = []
-    error = None
-
-    async def read() -> None:
-        nonlocal devices, error
-        async for event in process.events():
-            if event.kind == "devices":
-                devices = list(event.get("devices") or [])
-            elif event.kind == "error" and error is None:
-                error = event.get("message")
-
-    try:
-        await asyncio.wait_for(read(), timeout=timeout_s)
-    except asyncio.TimeoutError:
-        await process.cancel()
-        raise LaunchError(f"{printable(process.python, 200)} did not list its devices within {timeout_s:.0f} s") from None
-    except asyncio.CancelledError:
-        await process.cancel()
-        raise
-    code = await process.wait()
-    if not devices:
-        reason = process.failure_reason() if process.silenced or not error else printable(error, 300)
-        raise LaunchError(reason or f"device listing failed (exit {code})")
-    return devices

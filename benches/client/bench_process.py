@@ -1,0 +1,125 @@
+"""A benchmark child: its events checked against the protocol, a silent one stopped; device listing."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import AsyncIterator
+
+from pth_top.benches.client.spawn import ChildProcess, LaunchError
+from pth_top.benches.protocol import Event, ProtocolError, RunRequest, bad_output_event, decode_line
+from pth_top.text import printable
+
+# A child is stopped after this long without a line (it sends a heartbeat every HEARTBEAT_INTERVAL_S).
+SILENCE_TIMEOUT_S = 60.0
+MAX_BAD_LINES = 20
+LIST_DEVICES_ARGS = ("run", "--list-devices")
+
+
+class BenchProcess(ChildProcess):
+    """One `python -m pth_top.benches run` child: checked events, stopped when silent or garbled.
+
+    Each output line is read with a bound and checked against the protocol; a bad line becomes an error
+    row. A child silent for `silence_timeout_s` (no event, not even a heartbeat) is stopped.
+    """
+
+    def __init__(self, python: str | None, args: list[str], *, silence_timeout_s: float | None = None) -> None:
+        super().__init__(python, args)
+        self.silence_timeout_s = SILENCE_TIMEOUT_S if silence_timeout_s is None else silence_timeout_s
+        self.bad_lines: list[str] = []
+        self.events_seen = 0
+        self.silenced = False
+
+    @classmethod
+    def for_request(cls, python: str | None, request: RunRequest) -> "BenchProcess":
+        return cls(python, ["run", *request.to_argv()])
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Checked events until the child closes stdout; a bad line is yielded as an error row.
+
+        Heartbeats are consumed here. Silence beyond the bound, or too many bad lines, stops the child.
+        """
+        while True:
+            try:
+                line = await asyncio.wait_for(self.read_line(), timeout=self.silence_timeout_s)
+            except asyncio.TimeoutError:
+                self.silenced = True
+                await self.cancel()
+                yield bad_output_event(f"no output for {self.silence_timeout_s:g} s; the benchmark process was stopped")
+                return
+            except ProtocolError as error:
+                line, problem = b"", str(error)
+            else:
+                if not line:
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    event = decode_line(line)
+                except ProtocolError as error:
+                    problem = str(error)
+                else:
+                    self.events_seen += 1
+                    if event.kind != "heartbeat":
+                        yield event
+                    continue
+            self.bad_lines.append(problem)
+            yield bad_output_event(f"bad output line: {problem}")
+            if len(self.bad_lines) >= MAX_BAD_LINES:
+                await self.cancel()
+                yield bad_output_event(f"{MAX_BAD_LINES} bad output lines; the benchmark process was stopped")
+                return
+
+    def failure_reason(self) -> str:
+        """One terminal-safe line on why the child produced no (complete) run."""
+        if self.silenced:
+            return f"{printable(self.python, 200)} gave no output for {self.silence_timeout_s:g} s and was stopped"
+        last_stderr = self.last_stderr_line()
+        if last_stderr:
+            return last_stderr
+        code = self.returncode
+        ending = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
+        if not self.events_seen:
+            detail = printable(self.bad_lines[0], 200) if self.bad_lines else ending
+            return f"{printable(self.python, 200)} printed no benchmark events ({detail}); is it a Python interpreter?"
+        if code is not None and code < 0:
+            return f"the benchmark process was {ending}"
+        return f"the benchmark process ended ({ending}) before finishing"
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+async def discover_devices(python: str | None = None, timeout_s: float = 60.0,
+                           silence_timeout_s: float | None = None) -> list[dict]:
+    """[{'id': 'cpu', 'name': ...}, {'id': 'cuda:0', ...}] as seen by `python`'s torch."""
+    process = BenchProcess(python, list(LIST_DEVICES_ARGS), silence_timeout_s=silence_timeout_s)
+    await process.start()
+    devices: list[dict] = []
+    error = None
+
+    async def read() -> None:
+        nonlocal devices, error
+        async for event in process.events():
+            if event.kind == "devices":
+                devices = list(event.get("devices") or [])
+            elif event.kind == "error" and error is None:
+                error = event.get("message")
+
+    try:
+        await asyncio.wait_for(read(), timeout=timeout_s)
+    except asyncio.TimeoutError:
+        await process.cancel()
+        raise LaunchError(f"{printable(process.python, 200)} did not list its devices within {timeout_s:.0f} s") from None
+    except asyncio.CancelledError:
+        await process.cancel()
+        raise
+    code = await process.wait()
+    if not devices:
+        reason = process.failure_reason() if process.silenced or not error else printable(error, 300)
+        raise LaunchError(reason or f"device listing failed (exit {code})")
+    return devices
