@@ -101,7 +101,9 @@ async def test_fleet_view_renders_in_chromium(chromium, tmp_path):
         try:
             await page.wait_for_text("job=pth-top")
             await page.wait_for_text("1 hosts (0 not up)")
-            await page.wait_for_text(hosts[0].instance)
+            hostname = prometheus.query("pth_top_host_info")[0]["metric"]["hostname"]
+            await page.wait_for_text("· 8 GPUs ·")
+            await page.wait_for_text(f"{hostname}   ")  # the host table's first cell, padded to its column
             await page.screenshot(ARTIFACTS / "serve-fleet.png")
         finally:
             await page.close()
