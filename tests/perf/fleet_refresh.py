@@ -98,11 +98,20 @@ async def measure(base: str, job: str, cycles: int) -> dict[str, float]:
         cpus.append(time.process_time() - cpu)
         queries.append(snapshot.query_count)
         assert snapshot.error is None, snapshot.error
+    per_query_ms = {}
+    for name, (promql, _) in reader.queries().items():
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            await reader.client.vector(promql)
+            times.append(1000 * (time.perf_counter() - start))
+        per_query_ms[name] = statistics.median(times)
     await reader.client.close()
     show_wall, show_cpu = await measure_screen(snapshot)
     return {"hosts": len(snapshot.hosts), "gpus": snapshot.gpu_count, "wall_ms": 1000 * statistics.median(walls),
             "wall_max_ms": 1000 * max(walls), "cpu_ms": 1000 * statistics.median(cpus),
-            "queries": statistics.median(queries), "show_ms": show_wall, "show_cpu_ms": show_cpu}
+            "queries": statistics.median(queries), "show_ms": show_wall, "show_cpu_ms": show_cpu,
+            "per_query_ms": per_query_ms}
 
 
 async def measure_screen(snapshot) -> tuple[float, float]:
@@ -168,6 +177,8 @@ def main() -> int:
                   f"{result['wall_ms']:>10.1f} "
                   f"{result['wall_max_ms']:>7.1f} {result['cpu_ms']:>7.1f} {cpu_percent:>9.2f} "
                   f"{result['show_ms']:>9.1f} {result['show_cpu_ms']:>13.1f}")
+            slowest = sorted(result["per_query_ms"].items(), key=lambda item: -item[1])[:4]
+            print("      one at a time, slowest: " + ", ".join(f"{name} {ms:.0f} ms" for name, ms in slowest))
     finally:
         if prometheus is not None:
             prometheus.stop()
