@@ -21,28 +21,37 @@ _CONTAINER_SEGMENT = re.compile(r"^(docker-|cri-containerd-|crio-|libpod-)?([0-9
 
 
 def cgroup_paths(text: str) -> list[str]:
-    """The cgroup paths of a /proc/PID/cgroup text: the v2 line ("0::") first, then the v1 controllers' lines."""
-    unified, controllers = [], []
+    """The distinct cgroup paths below the root in a /proc/PID/cgroup text: the v2 line ("0::") first, then v1's."""
+    unified: list[str] = []
+    controllers: dict[str, None] = {}
     for line in text.splitlines():
         hierarchy, _, rest = line.partition(":")
-        _controllers, _, path = rest.partition(":")
-        if not path.startswith("/"):
+        controller_names, _, path = rest.partition(":")
+        if len(path) < 2 or path[0] != "/":
             continue
-        (unified if hierarchy == "0" and not _controllers else controllers).append(path)
-    return unified + controllers
+        if hierarchy == "0" and not controller_names:
+            unified.append(path)
+        else:
+            controllers[path] = None
+    return unified + [path for path in controllers if path not in unified]
 
 
 def container_of_path(path: str) -> str:
     """The container or job one cgroup path names ("" for none)."""
-    slurm = _SLURM_JOB.search(path)
+    # Substring tests first: most paths are a service or a session, and a regex costs microseconds.
+    slurm = _SLURM_JOB.search(path) if "slurm" in path else None
     if slurm:
         return f"slurm:{slurm.group(1) or slurm.group(2)}"
-    pod = _POD_UID.search(path)
+    pod = _POD_UID.search(path) if "kubepods" in path else None
     if pod:
         return "pod:" + pod.group(1).replace("_", "-")
+    if len(path) < 65:
+        return ""
     # The innermost container wins (Docker in Docker).
     segments = path.split("/")
     for position in range(len(segments) - 1, 0, -1):
+        if len(segments[position]) < 64:
+            continue
         match = _CONTAINER_SEGMENT.match(segments[position])
         if match:
             # A bare id is Docker's under /docker or at the root (its cgroupfs driver), another runtime's elsewhere.
