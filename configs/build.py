@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import MemoryBreakdown
 
-ROLES = ("gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu")
+Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu"]
+ROLES: tuple[str, ...] = get_args(Role)
 ROLE_LABELS = {
     "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
     "cooler": "CPU cooler", "psu": "PSU",

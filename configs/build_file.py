@@ -5,19 +5,22 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec.inspect as mi
 import tomli_w
+from msgspec import Meta
 
 from pth_top.configs.answers import answers_from_dict
-from pth_top.configs.build import ROLES, Build, Component, Power
+from pth_top.configs.build import ROLES, Build, Component, Power, Role
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.fileio import atomic_write_text
 from pth_top.configs.memory import MemoryBreakdown
 from pth_top.configs.parts import validate_part
 from pth_top.configs.paths import builds_dir
-from pth_top.configs.schema import SchemaError
+from pth_top.configs.schema import Problem, Schema, SchemaError, constraints, convert, range_reason, reason
 from pth_top.configs.tomlsource import (
     INT64_MAX,
     line_of_key,
@@ -31,6 +34,69 @@ SCHEMA_VERSION = 1
 MEMORY_KEYS = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "kv_cache_bytes",
                "cuda_context_bytes")
 POWER_KEYS = ("sustained_w", "peak_w", "psu_required_w", "psu_capacity_w", "wall_draw_w")
+
+Bytes = Annotated[int, Meta(ge=0, le=INT64_MAX)]
+# No upper bounds beyond finiteness: the recommender may write absurd but real amounts (hundreds of drives).
+Amount = Annotated[float, Meta(ge=0, le=sys.float_info.max)]
+
+
+class ComponentTable(Schema):
+    id: str
+    name: str
+    quantity: Annotated[int, Meta(ge=1, le=INT64_MAX)]
+    unit_price_cny: Amount
+    reasoning: list[str]
+    spec: dict[str, Any]  # validated as its role's part type (configs.part_types) once the role is known
+
+
+class MemoryTable(Schema):
+    weights_bytes: Bytes
+    gradients_bytes: Bytes
+    optimizer_states_bytes: Bytes
+    activations_bytes: Bytes
+    kv_cache_bytes: Bytes
+    cuda_context_bytes: Bytes
+    gpu_memory_per_gpu_bytes: Bytes
+    gpu_usable_per_gpu_bytes: Bytes
+    formula: list[str]
+    total_bytes: Bytes = 0  # written for other readers; the build sums the terms itself
+
+
+class PowerTable(Schema):
+    sustained_w: Amount
+    peak_w: Amount
+    psu_required_w: Amount
+    psu_capacity_w: Amount
+    wall_draw_w: Amount
+
+
+class PriceTable(Schema):
+    total_cny: Amount
+    budget_cny: Amount
+
+
+class PinTable(Schema):
+    id: str
+    quantity: Annotated[int, Meta(ge=0, le=INT64_MAX)]  # 0: as many as the rules say
+
+
+class BuildFile(Schema):
+    """A build file as the wizard writes it (build_to_dict); [answers] is checked by answers_from_dict."""
+
+    schema_version: int
+    created: dt.datetime
+    tool_version: str
+    title: str
+    comments: list[str]
+    reasoning: list[str]
+    warnings: list[str]
+    answers: dict[str, Any]
+    components: dict[Role, ComponentTable]
+    memory: MemoryTable
+    power: PowerTable
+    price: PriceTable
+    pins: dict[Role, PinTable] = {}
+    alternatives: dict[Role, list[str]] = {}
 
 
 def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> dict[str, Any]:
@@ -104,100 +170,79 @@ def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None 
                 line = line_of_key(text, key)
         return ConfigFileError(reason, path=path, line=line, key=".".join(p for p in (table, key) if p) or None)
 
-    def need(mapping: dict[str, Any], table: str | None, key: str, types: tuple[type, ...]) -> Any:
-        if key not in mapping:
-            raise fail("missing key", table, key)
-        value = mapping[key]
-        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-            raise fail(f"must be {' or '.join(t.__name__ for t in types)}, got {type(value).__name__}", table, key)
-        return value
-
-    # No upper bounds beyond 64 bits and finiteness: the recommender may write absurd but real quantities.
-    def number(mapping: dict[str, Any], table: str, key: str) -> float:
-        return float(_in_range(need(mapping, table, key, (int, float)), 0, math.inf, lambda r: fail(r, table, key)))
-
-    def whole(mapping: dict[str, Any], table: str, key: str, low: int) -> int:
-        return int(_in_range(need(mapping, table, key, (int,)), low, INT64_MAX, lambda r: fail(r, table, key)))
-
-    def texts(mapping: dict[str, Any], table: str | None, key: str) -> tuple[str, ...]:
-        return tuple(_text_list(need(mapping, table, key, (list,)), lambda r: fail(r, table, key)))
-
-    if not isinstance(data, dict):
-        raise fail("a build file is a TOML table", None, None)
-    version = need(data, None, "schema_version", (int,))
-    if version != SCHEMA_VERSION:
-        raise fail(f"unsupported schema_version {shown(version)} (this pth-top reads {SCHEMA_VERSION})", None, "schema_version")
-    created = need(data, None, "created", (dt.datetime,))
-    tool_version = need(data, None, "tool_version", (str,))
-    answers_table = need(data, None, "answers", (dict,))
-    answers = answers_from_dict(answers_table, path=path, text=text, table_prefix="answers.")
-    components_table = need(data, None, "components", (dict,))
-    components = []
-    for role, entry in components_table.items():
-        table = f"components.{role}"
-        if role not in ROLES:
-            raise fail(f"unknown component role {shown(role)} (one of {', '.join(ROLES)})", "components", None)
-        if not isinstance(entry, dict):
-            raise fail("must be a table", table, None)
-        spec = need(entry, table, "spec", (dict,))
+    # The version says which schema applies, so it is read first.
+    if isinstance(data, dict) and "schema_version" not in data:
+        raise fail("missing key", None, "schema_version")
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version != SCHEMA_VERSION:
+        reason = f"unsupported schema_version {shown(version)} (this pth-top reads {SCHEMA_VERSION})"
+        raise fail(reason, None, "schema_version")
+    try:
+        typed: BuildFile = convert(data, BuildFile, _build_reason)
+    except SchemaError as error:
+        keys = error.problem.keys
+        if keys[:1] == ("components",) and (error.problem.kind == "key" or len(keys) == 2):
+            raise fail(error.reason, ".".join(keys) if error.problem.kind != "key" else "components", None) from None
+        raise fail(error.reason, ".".join(keys[:-1]) or None, keys[-1] if keys else None) from None
+    answers = answers_from_dict(typed.answers, path=path, text=text, table_prefix="answers.")
+    for role, entry in typed.components.items():
         try:
-            validate_part(role, spec)
+            validate_part(role, entry.spec)
         except SchemaError as error:
-            raise fail(error.reason, f"{table}.spec", error.problem.keys[0]) from None
-        components.append(Component(
-            role=role, part_id=need(entry, table, "id", (str,)), name=need(entry, table, "name", (str,)),
-            quantity=whole(entry, table, "quantity", 1), unit_price_cny=number(entry, table, "unit_price_cny"),
-            spec=dict(spec), reasoning=texts(entry, table, "reasoning"),
-        ))
-    memory_table = need(data, None, "memory", (dict,))
-    memory = MemoryBreakdown(
-        **{key: whole(memory_table, "memory", key, 0) for key in MEMORY_KEYS},
-        formula=texts(memory_table, "memory", "formula"),
-    )
-    power_table = need(data, None, "power", (dict,))
-    power = Power(**{key: number(power_table, "power", key) for key in POWER_KEYS})
-    price_table = need(data, None, "price", (dict,))
-    pins = {}
-    for role, pin in _table(data, "pins", fail).items():
-        if role not in ROLES or not isinstance(pin, dict):
-            raise fail("pins are {id, quantity} tables keyed by role", "pins", role)
-        pins[role] = (need(pin, f"pins.{role}", "id", (str,)), whole(pin, f"pins.{role}", "quantity", 0))
-    alternatives = {}
-    for role, ids in _table(data, "alternatives", fail).items():
-        if role not in ROLES or not isinstance(ids, list):
-            raise fail("alternatives are lists of part ids keyed by role", "alternatives", role)
-        alternatives[role] = tuple(_text_list(ids, lambda r, role=role: fail(r, "alternatives", role)))
+            raise fail(error.reason, f"components.{role}.spec", error.problem.keys[0]) from None
+    components = tuple(sorted((
+        Component(role=role, part_id=entry.id, name=entry.name, quantity=entry.quantity,
+                  unit_price_cny=entry.unit_price_cny, spec=dict(entry.spec), reasoning=tuple(entry.reasoning))
+        for role, entry in typed.components.items()
+    ), key=lambda component: ROLES.index(component.role)))
+    memory = typed.memory
     build = Build(
-        answers=answers, components=tuple(sorted(components, key=lambda c: ROLES.index(c.role))), memory=memory,
-        gpu_memory_per_gpu_bytes=whole(memory_table, "memory", "gpu_memory_per_gpu_bytes", 0),
-        gpu_usable_per_gpu_bytes=whole(memory_table, "memory", "gpu_usable_per_gpu_bytes", 0),
-        power=power, total_price_cny=number(price_table, "price", "total_cny"),
-        budget_cny=number(price_table, "price", "budget_cny"),
-        reasoning=texts(data, None, "reasoning"), warnings=texts(data, None, "warnings"),
-        alternatives=alternatives, pins=pins, title=need(data, None, "title", (str,)), comments=texts(data, None, "comments"),
+        answers=answers, components=components,
+        memory=MemoryBreakdown(**{key: getattr(memory, key) for key in MEMORY_KEYS}, formula=tuple(memory.formula)),
+        gpu_memory_per_gpu_bytes=memory.gpu_memory_per_gpu_bytes,
+        gpu_usable_per_gpu_bytes=memory.gpu_usable_per_gpu_bytes,
+        power=Power(**{key: getattr(typed.power, key) for key in POWER_KEYS}),
+        total_price_cny=typed.price.total_cny, budget_cny=typed.price.budget_cny,
+        reasoning=tuple(typed.reasoning), warnings=tuple(typed.warnings),
+        alternatives={role: tuple(ids) for role, ids in typed.alternatives.items()},
+        pins={role: (pin.id, pin.quantity) for role, pin in typed.pins.items()},
+        title=typed.title, comments=tuple(typed.comments),
     )
-    return build, created, tool_version
+    return build, typed.created, typed.tool_version
 
 
-def _table(data: dict[str, Any], key: str, fail) -> dict[str, Any]:
-    """An optional top-level table (pins, alternatives): {} when absent, an error when not a table."""
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise fail(f"must be a table, got {type(value).__name__}", None, key)
-    return value
-
-
-def _in_range(value: float, low: float, high: float, fail) -> float:
+def _build_reason(problem: Problem) -> str:
+    """A build file's wording: type names ("must be str, got int"), ">= 0", and what pins and alternatives are."""
+    keys, value = problem.keys, problem.value
+    info = constraints(problem.info)[0]
+    got = type(value).__name__
+    if problem.kind == "missing":
+        return "missing key"
+    if problem.kind == "key":
+        if keys[0] == "components":
+            return f"unknown component role {shown(value)} (one of {', '.join(ROLES)})"
+        return f"{keys[0]} are {_KEYED_BY_ROLE[keys[0]]} keyed by role"
+    if problem.kind != "value":
+        return reason(problem)
+    if len(keys) == 2 and keys[0] in _KEYED_BY_ROLE and not isinstance(value, list):
+        return f"{keys[0]} are {_KEYED_BY_ROLE[keys[0]]} keyed by role"
+    if len(keys) == 2 and keys[0] == "components" or keys in (("pins",), ("alternatives",)):
+        return "must be a table" + ("" if keys[0] == "components" else f", got {got}")
+    if isinstance(info, (mi.StructType, mi.DictType)):
+        return f"must be dict, got {got}"
+    if isinstance(info, mi.ListType):
+        return "must be a list of text" if isinstance(value, list) else f"must be list, got {got}"
+    if isinstance(info, (mi.StrType, mi.DateTimeType)):
+        return f"must be {'str' if isinstance(info, mi.StrType) else 'datetime'}, got {got}"
+    if isinstance(info, mi.IntType) and (isinstance(value, bool) or not isinstance(value, int)):
+        return f"must be int, got {got}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be int or float, got {got}"
     if isinstance(value, float) and not math.isfinite(value):
-        raise fail(f"must be a finite number, got {shown(value)}")
-    if value < low:
-        raise fail(f"must be {'>= 0' if low == 0 else f'at least {low:g}'}, got {shown(value)}")
-    if value > high:
-        raise fail(f"must be at most {high:g}, got {shown(value)}")
-    return value
+        return f"must be a finite number, got {shown(value)}"
+    if info.ge == 0 and value < 0:
+        return f"must be >= 0, got {shown(value)}"
+    return range_reason(info, value) or reason(problem)
 
 
-def _text_list(value: list[Any], fail) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise fail("must be a list of text")
-    return list(value)
+_KEYED_BY_ROLE = {"pins": "{id, quantity} tables", "alternatives": "lists of part ids"}

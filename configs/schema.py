@@ -21,7 +21,7 @@ from pth_top.configs.errors import shown
 T = TypeVar("T")
 # What a TOML parser hands over natively: msgspec must not turn the text "2025-06-01" into a date.
 TOML_NATIVE_TYPES = (dt.date, dt.datetime, dt.time)
-_AT = re.compile(r" - at `\$(.*)`$")
+_AT = re.compile(r" - at `(key` in `)?\$(.*)`$")  # "at `key` in `$.x`": a key of the table at $.x
 _STEP = re.compile(r"\.(\w+)|\[(\d+|\.\.\.)\]")
 _MISSING = re.compile(r"^Object missing required field `")
 
@@ -35,7 +35,7 @@ class Problem:
     """Where data broke its schema: keys from the root, what went wrong, the value and what it had to be."""
 
     keys: tuple[str, ...]
-    kind: str  # "missing", "unknown" or "value"
+    kind: str  # "missing", "unknown" (a key not in a struct), "key" (a key a dict does not allow) or "value"
     value: Any = None
     info: Any = None  # the msgspec.inspect type the value had to meet (None for an unknown key)
     allowed: tuple[str, ...] = ()  # the keys the table holding it allows
@@ -68,7 +68,7 @@ def locate(message: str, data: Any, schema: Any) -> Problem:
     """The Problem a msgspec error message describes, found by walking its `$.path` through data and schema."""
     at = _AT.search(message)
     value, annotation, keys, item = data, schema, list[str](), None
-    for name, index in _STEP.findall(at.group(1)) if at else ():
+    for name, index in _STEP.findall(at.group(2)) if at else ():
         annotation = _bare(annotation)
         if name:
             annotation = _field_types(annotation)[name]
@@ -83,6 +83,10 @@ def locate(message: str, data: Any, schema: Any) -> Problem:
         else:  # in a list of text: "must be a list of text" says it all
             break
     head = message[: at.start()] if at else message
+    if at and at.group(1):  # a dict key that is not allowed (a role that is not one): the first such key
+        key_type = typing.get_args(_bare(annotation))[0]
+        bad_key = next(key for key in value if not _fits(key, key_type))
+        return Problem((*keys, bad_key), "key", bad_key, mi.type_info(key_type), annotation=key_type)
     if head.startswith(("Object missing required field", "Object contains unknown field")):
         fields = _field_types(_bare(annotation))
         allowed = tuple(fields)
