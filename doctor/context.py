@@ -47,6 +47,8 @@ class DoctorContext:
     sys_root: Path = Path("/sys")
     dev_shm: Path = Path("/dev/shm")
     data_dir: Path = field(default_factory=Path.cwd)
+    # False while data_dir is only the working directory (nobody named the data set's folder).
+    data_dir_chosen: bool = False
     disk_usage: Callable[[str], Any] = shutil.disk_usage
     usable_cpu_count: Callable[[], int] = _usable_cpu_count
     physical_core_count: Callable[[], int | None] = _physical_core_count

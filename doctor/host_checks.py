@@ -139,6 +139,8 @@ def check_data_dir_space(context: DoctorContext) -> Verdict:
         return failed(f"{context.data_dir} is not a directory", "Create it or pass an existing --data-dir.")
     usage = context.disk_usage(str(context.data_dir))
     value = f"{format_bytes(usage.free)} free of {format_bytes(usage.total)} at {context.data_dir}"
+    if not context.data_dir_chosen:
+        value += " (the working directory: --data-dir names your data set's folder)"
     if usage.free < DATA_DIR_FAIL_BELOW_BYTES:
         return failed(value, "Free space or point --data-dir (and your checkpoint directory) at a larger disk.")
     if usage.free < DATA_DIR_WARN_BELOW_BYTES:

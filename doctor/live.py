@@ -40,4 +40,5 @@ def live_context(
     )
     if data_dir is not None:
         context.data_dir = data_dir
+        context.data_dir_chosen = True
     return context

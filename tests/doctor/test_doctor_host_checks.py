@@ -79,6 +79,14 @@ def test_free_space_in_the_data_dir(tmp_path, free_gib, status):
     assert finding.status is status
 
 
+def test_free_space_says_when_it_measured_only_the_working_directory(tmp_path):
+    context = make_context(tmp_path)
+    assert "working directory" not in only(host_checks.check_data_dir_space, context).value
+    context.data_dir_chosen = False
+    assert "(the working directory: --data-dir names your data set's folder)" in only(
+        host_checks.check_data_dir_space, context).value
+
+
 def test_data_dir_on_an_nvme_partition_is_found_through_sys(tmp_path):
     finding = only(host_checks.check_data_dir_disk, make_context(tmp_path))
     assert finding.status is Status.PASS

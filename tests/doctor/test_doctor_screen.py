@@ -94,6 +94,27 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
                          what="the collapsed group explained")
 
 
+async def test_without_a_gpu_loading_the_gpus_is_not_offered(tmp_path):
+    from tests.fakes.doctor_inputs import no_driver_nvml
+
+    runs = []
+
+    def context_factory(load_seconds):
+        runs.append(load_seconds)
+        return make_context(tmp_path / f"run{len(runs)}", nvml_module=no_driver_nvml(), probe=cuda_probe_report())
+
+    app = DoctorTestApp(context_factory)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await _wait_for_findings(pilot, screen)
+        assert "GPU load" not in _rendered(screen.query_one("#doctor-status", Static))
+        assert all(binding.id != "doctor.rerun_loaded" for binding in (b.binding for b in app.active_bindings.values()))
+        await pilot.press("l")
+        await pilot.press("r")
+        await _wait_for_findings(pilot, screen, count=2)
+        assert runs == [0, 0]
+
+
 async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path, monkeypatch):
     from pth_top.tui.app import PthTopApp
     from tests.fakes.snapshots import FixedSource, make_snapshot

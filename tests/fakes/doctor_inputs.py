@@ -131,6 +131,7 @@ def make_context(
         sys_root=sys_root,
         dev_shm=dev_shm,
         data_dir=data_dir,
+        data_dir_chosen=True,
         disk_usage=lambda path: usage[path],
         usable_cpu_count=lambda: usable_cpus,
         physical_core_count=lambda: physical_cores,

@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
                        f"{printable(data_dir, 200)}") from None
     if not is_dir:
         raise CliError(f"doctor: --data-dir: not a directory: {printable(data_dir, 200)}")
-    context = live_context(python, data_dir.resolve(), with_torch=not args.no_torch, load_seconds=args.load)
+    context = live_context(python, data_dir.resolve() if args.data_dir else None, with_torch=not args.no_torch,
+                           load_seconds=args.load)
     try:
         findings = run_all(context)
     finally:

@@ -94,10 +94,11 @@ class DoctorScreen(Screen):
     ]
 
     class ChecksFinished(Message):
-        def __init__(self, run_number: int, findings: tuple[Finding, ...]) -> None:
+        def __init__(self, run_number: int, findings: tuple[Finding, ...], gpu_count: int) -> None:
             super().__init__()
             self.run_number = run_number
             self.findings = findings
+            self.gpu_count = gpu_count
 
     class ChecksStarted(Message):
         """The worker built its context (and started the probe); the screen keeps it to cancel on close."""
@@ -122,6 +123,8 @@ class DoctorScreen(Screen):
         self._collapsed: dict[str, list[Finding]] = {}
         self.running = False
         self._running_context: DoctorContext | None = None
+        # Until a run has listed the GPUs, loading them is not offered.
+        self.gpu_count = 0
 
     def compose(self) -> ComposeResult:
         yield Static("", id="doctor-status", markup=False)
@@ -132,6 +135,12 @@ class DoctorScreen(Screen):
 
     def on_mount(self) -> None:
         self.action_rerun()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Loading the GPUs is offered only where a run has found some."""
+        if action == "rerun" and parameters and parameters[0] and not self.gpu_count:
+            return False
+        return True
 
     def action_rerun(self, load_seconds: float = 0) -> None:
         if self.running:
@@ -152,6 +161,7 @@ class DoctorScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="doctor", name="doctor-checks")
     def run_checks(self, run_number: int, load_seconds: float) -> None:
         """Build the context (which starts the torch probe subprocess), run every check, post the result."""
+        from pth_top.doctor.gpus import list_gpus
         from pth_top.doctor.registry import run_all
 
         try:
@@ -162,12 +172,13 @@ class DoctorScreen(Screen):
                 return
             try:
                 findings = run_all(context)
+                gpu_count = len(list_gpus(context) or ())
             finally:
                 context.nvml.shutdown()
         except Exception as error:  # a broken context must not kill the dashboard
             self.post_message(self.ChecksFailed(run_number, f"{type(error).__name__}: {error}"))
             return
-        self.post_message(self.ChecksFinished(run_number, tuple(findings)))
+        self.post_message(self.ChecksFinished(run_number, tuple(findings), gpu_count))
 
     @on(ChecksStarted)
     def remember_context(self, message: ChecksStarted) -> None:
@@ -180,6 +191,8 @@ class DoctorScreen(Screen):
             return
         self.running = False
         self._running_context = None
+        self.gpu_count = message.gpu_count
+        self.refresh_bindings()
         option_list = self.query_one("#doctor-findings", OptionList)
         previous = option_list.highlighted_option.id if option_list.highlighted_option else None
         self.findings = message.findings
@@ -205,7 +218,8 @@ class DoctorScreen(Screen):
         target = previous if previous in ids else first_problem or (ids[0] if ids else None)
         if target is not None:
             option_list.highlighted = option_list.get_option_index(target)
-        self.query_one("#doctor-status", Static).update(f"{summary_line(self.findings)}   r: re-run  l: under GPU load")
+        load_hint = "  l: under GPU load" if self.gpu_count else ""
+        self.query_one("#doctor-status", Static).update(f"{summary_line(self.findings)}   r: re-run{load_hint}")
 
     @on(ChecksFailed)
     def show_failure(self, message: ChecksFailed) -> None:
