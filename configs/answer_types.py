@@ -75,7 +75,7 @@ class Data(Schema):
 
 
 class Scale(Schema):
-    gpu_count: Annotated[int, whole(1, MAX_GPUS, f"GPUs in the machine (1-{MAX_GPUS})")] = 1
+    gpu_count: Annotated[int, whole(1, MAX_GPUS, "GPUs in the machine")] = 1
     sharding: Annotated[ShardingMode, Meta(description="ZeRO stage or FSDP")] = "none"
 
 

@@ -241,3 +241,13 @@ async def test_a_save_path_ending_in_a_slash_is_refused_not_saved_as_a_file(tmp_
         await wait_until(pilot, lambda: "names a folder" in error_text(screen), what="the refusal")
         assert "Cannot save to" in error_text(screen)
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_fields_show_the_help_and_limits_their_struct_declares():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        assert screen.query_one("#scale-gpu_count").tooltip == "GPUs in the machine; 1 to 8"
+        assert screen.query_one("#budget-max_power_w").tooltip == "wall power limit in W (0: none); 0 to 100000"
+        assert screen.query_one("#scale-sharding").tooltip == "ZeRO stage or FSDP"

@@ -1,4 +1,5 @@
-"""One answer field: label, an Input / Select / Checkbox bound to configs.answers.FIELDS, inline error."""
+"""One answer field: label, an Input / Select / Checkbox bound to configs.answers.FIELDS (help and limits as
+its tooltip), inline error."""
 
 from __future__ import annotations
 
@@ -52,13 +53,16 @@ class FieldRow(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Label(Text(self.label_text), classes="field-label")
+            control: Select[str] | Checkbox | Input
             if self.options is not None or self.spec.kind == "choice":
                 options = self.options or [(choice, choice) for choice in self.spec.choices]
-                yield Select(options, value=self.initial, allow_blank=False, compact=True, id=self.control_id)
+                control = Select(options, value=self.initial, allow_blank=False, compact=True, id=self.control_id)
             elif self.spec.kind == "bool":
-                yield Checkbox("on", value=bool(self.initial), compact=True, id=self.control_id)
+                control = Checkbox("on", value=bool(self.initial), compact=True, id=self.control_id)
             else:
-                yield Input(value=_format(self.initial), compact=True, id=self.control_id, select_on_focus=False)
+                control = Input(value=_format(self.initial), compact=True, id=self.control_id, select_on_focus=False)
+            control.tooltip = field_hint(self.spec) or None
+            yield control
         yield Static("", classes="field-error -empty", markup=False)
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -90,6 +94,12 @@ class FieldRow(Vertical):
         select = self.query_one(Select)
         select.set_options(options)
         select.value = value
+
+
+def field_hint(spec: FieldSpec) -> str:
+    """The field's help and limits, as its struct declares them (configs.answer_types)."""
+    limits = f"{_format(spec.low)} to {_format(spec.high)}" if spec.low is not None and spec.high is not None else ""
+    return "; ".join(part for part in (spec.help, limits) if part)
 
 
 def _format(value: Any) -> str:
