@@ -60,7 +60,7 @@ class FieldSpec:
     help: str = ""
 
     def parse(self, value: Any) -> Any:
-        """Check one value's type and range; raises ValueError (SchemaError) with the reason."""
+        """Check one value's type and range; raises ValueError with the reason."""
         given = value
         if self.kind == "int" and isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)  # 8.0 is the whole number 8
@@ -68,7 +68,7 @@ class FieldSpec:
             return msgspec.convert(value, self.annotation)
         except msgspec.ValidationError:
             problem = Problem((), "value", given, mi.type_info(self.annotation), annotation=self.annotation)
-        raise SchemaError(problem, reason(problem))
+        raise ValueError(reason(problem))
 
     def parse_text(self, text: str) -> Any:
         """Parse what the user typed in the wizard; raises ValueError with the reason."""
@@ -158,7 +158,8 @@ def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, t
         if len(keys) == 1 and keys[0] in SECTIONS:
             raise fail(error.reason, keys[0], None) from None
         raise fail(error.reason, keys[0] if len(keys) > 1 else None, keys[-1] if keys else None) from None
-    answers = Answers(scenario=typed.scenario, **{name: msgspec.structs.asdict(getattr(typed, name)) for name in SECTIONS})
+    sections = {name: msgspec.structs.asdict(getattr(typed, name)) for name in SECTIONS}
+    answers = Answers(scenario=typed.scenario, **sections)
     for section, key, problem in cross_field_problems(answers):
         raise fail(problem, section, key)
     return answers

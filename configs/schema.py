@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from pth_top.configs.errors import shown
+from pth_top.configs.errors import ConfigFileError, shown
 
 T = TypeVar("T")
 # What a TOML parser hands over natively: msgspec must not turn the text "2025-06-01" into a date.
@@ -43,13 +43,12 @@ class Problem:
     item: int | None = None  # which item of the list at `keys` is wrong (0-based), when the list is of numbers
 
 
-class SchemaError(ValueError):
-    """Data that does not fit a schema: `problem` says where, `reason` says why in words."""
+class SchemaError(ConfigFileError):
+    """Data that does not fit a schema: `problem` says where; the loader that knows the file adds path and line."""
 
     def __init__(self, problem: Problem, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__(reason, key=".".join(problem.keys) or None)
         self.problem = problem
-        self.reason = reason
 
 
 def convert(data: Any, schema: Any, describe: Callable[[Problem], str] | None = None, *, given: Any = None) -> Any:
