@@ -25,6 +25,11 @@ from pth_top.configs.answer_types import (
     SECTION_TYPES,
     TASK_MODES,
     AnswersFile,
+    Budget,
+    Data,
+    Scale,
+    Task,
+    Workload,
 )
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
@@ -112,27 +117,26 @@ SCENARIO_FIELD = field_spec(next(item.type for item in msgspec.structs.fields(An
 
 @dataclass(frozen=True, slots=True)
 class Answers:
-    """Everything the user told the wizard; `values[section][key]` holds validated values."""
+    """Everything the user told the wizard: the scenario and one validated struct per section."""
 
     scenario: str = "personal_research"
-    workload: dict[str, Any] = field(default_factory=lambda: _defaults("workload"))
-    task: dict[str, Any] = field(default_factory=lambda: _defaults("task"))
-    data: dict[str, Any] = field(default_factory=lambda: _defaults("data"))
-    scale: dict[str, Any] = field(default_factory=lambda: _defaults("scale"))
-    budget: dict[str, Any] = field(default_factory=lambda: _defaults("budget"))
+    workload: Workload = field(default_factory=Workload)
+    task: Task = field(default_factory=Task)
+    data: Data = field(default_factory=Data)
+    scale: Scale = field(default_factory=Scale)
+    budget: Budget = field(default_factory=Budget)
 
-    def section(self, name: str) -> dict[str, Any]:
+    def section(self, name: str) -> Any:
         return getattr(self, name)
 
-    def with_value(self, section: str, key: str, value: Any) -> "Answers":
-        return replace(self, **{section: {**self.section(section), key: value}})
+    def value(self, section: str, key: str) -> Any:
+        return getattr(self.section(section), key)
+
+    def with_value(self, section: str, key: str, value: Any) -> Answers:
+        return replace(self, **{section: msgspec.structs.replace(self.section(section), **{key: value})})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scenario": self.scenario, **{name: dict(self.section(name)) for name in SECTIONS}}
-
-
-def _defaults(section: str) -> dict[str, Any]:
-    return {key: spec.default for key, spec in FIELDS[section].items()}
+        return {"scenario": self.scenario, **{name: msgspec.structs.asdict(self.section(name)) for name in SECTIONS}}
 
 
 def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, table_prefix: str = "") -> Answers:
@@ -158,8 +162,7 @@ def answers_from_dict(data: Any, *, path: Any = None, text: str | None = None, t
         if len(keys) == 1 and keys[0] in SECTIONS:
             raise fail(error.reason, keys[0], None) from None
         raise fail(error.reason, keys[0] if len(keys) > 1 else None, keys[-1] if keys else None) from None
-    sections = {name: msgspec.structs.asdict(getattr(typed, name)) for name in SECTIONS}
-    answers = Answers(scenario=typed.scenario, **sections)
+    answers = Answers(typed.scenario, typed.workload, typed.task, typed.data, typed.scale, typed.budget)
     for section, key, problem in cross_field_problems(answers):
         raise fail(problem, section, key)
     return answers
@@ -199,30 +202,30 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     problems: list[tuple[str, str, str]] = []
     workload, task, scale = answers.workload, answers.task, answers.scale
     presets = model_presets()
-    preset = workload["preset"]
+    preset = workload.preset
     if preset != "custom" and preset not in presets:
         problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {', '.join(presets)}, or custom)"))
     if preset == "custom":
-        kind = workload["kind"]
+        kind = workload.kind
         if kind == "transformer":
             for key in ("layers", "hidden_size", "attention_heads", "sequence_length"):
-                if workload[key] <= 0:
+                if getattr(workload, key) <= 0:
                     problems.append(("workload", key, "a custom transformer needs this above zero"))
                     return problems
-            if workload["hidden_size"] % workload["attention_heads"]:
+            if workload.hidden_size % workload.attention_heads:
                 problems.append(("workload", "attention_heads", "hidden_size must be a multiple of attention_heads"))
-            kv = workload["kv_heads"]
-            if kv and (kv > workload["attention_heads"] or workload["attention_heads"] % kv):
+            kv = workload.kv_heads
+            if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))
-        elif workload["parameters"] <= 0:
+        elif workload.parameters <= 0:
             problems.append(("workload", "parameters", f"a custom {kind} model needs a parameter count above zero"))
-        elif kind == "cnn" and workload["input_size_px"] <= 0 and workload["activation_elements_per_sample"] <= 0:
+        elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
-    allowed = TRAINING_PRECISIONS if task["mode"] == "training" else INFERENCE_PRECISIONS
-    if task["precision"] not in allowed:
-        problems.append(("task", "precision", f"{task['mode']} precision must be one of {', '.join(allowed)}"))
-    if task["mode"] == "training" and task["accumulation_steps"] > workload["batch_size"]:
+    allowed = TRAINING_PRECISIONS if task.mode == "training" else INFERENCE_PRECISIONS
+    if task.precision not in allowed:
+        problems.append(("task", "precision", f"{task.mode} precision must be one of {', '.join(allowed)}"))
+    if task.mode == "training" and task.accumulation_steps > workload.batch_size:
         problems.append(("task", "accumulation_steps", "cannot exceed the batch size (micro-batch would be < 1)"))
-    if answers.scenario == "edge_deployment" and scale["gpu_count"] != 1:
+    if answers.scenario == "edge_deployment" and scale.gpu_count != 1:
         problems.append(("scale", "gpu_count", "an edge deployment is one module; use 1"))
     return problems

@@ -139,7 +139,7 @@ def dumps_build(build: Build, *, created: dt.datetime, tool_version: str) -> str
 
 
 def default_build_path(build: Build, created: dt.datetime) -> Path:
-    slug = re.sub(r"[^a-z0-9]+", "-", (build.answers.workload["preset"] + "-" + build.answers.scenario).lower()).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", (build.answers.workload.preset + "-" + build.answers.scenario).lower()).strip("-")
     return builds_dir() / f"{created:%Y%m%d-%H%M%S}-{slug}.toml"
 
 

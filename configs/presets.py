@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory import ModelShape
 from pth_top.configs.tomlsource import read_toml
 
@@ -52,9 +53,9 @@ def model_presets() -> Mapping[str, ModelPreset]:
     return MappingProxyType(presets)
 
 
-def model_shape(workload: Mapping[str, Any]) -> tuple[ModelShape, str]:
+def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     """The estimator's view of a workload answer, and a line saying where the numbers came from."""
-    preset_id = workload["preset"]
+    preset_id = workload.preset
     if preset_id != "custom":
         preset = model_presets()[preset_id]
         return ModelShape(
@@ -62,27 +63,27 @@ def model_shape(workload: Mapping[str, Any]) -> tuple[ModelShape, str]:
             attention_heads=preset.attention_heads, kv_heads=preset.kv_heads, sequence_length=preset.sequence_length,
             activation_elements_per_sample=preset.activation_elements_per_sample,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters ({preset.source})"
-    kind = workload["kind"]
+    kind = workload.kind
     if kind == "transformer":
-        layers, hidden, vocab = workload["layers"], workload["hidden_size"], workload["vocabulary_size"]
-        parameters = workload["parameters"] or 12 * layers * hidden * hidden + vocab * hidden
-        origin = "given" if workload["parameters"] else "12*L*h^2 + V*h"
+        layers, hidden, vocab = workload.layers, workload.hidden_size, workload.vocabulary_size
+        parameters = workload.parameters or 12 * layers * hidden * hidden + vocab * hidden
+        origin = "given" if workload.parameters else "12*L*h^2 + V*h"
         return ModelShape(
             kind="transformer", parameters=parameters, layers=layers, hidden_size=hidden,
-            attention_heads=workload["attention_heads"], kv_heads=workload["kv_heads"],
-            sequence_length=workload["sequence_length"],
+            attention_heads=workload.attention_heads, kv_heads=workload.kv_heads,
+            sequence_length=workload.sequence_length,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters ({origin})"
     if kind == "cnn":
-        elements = workload["activation_elements_per_sample"]
+        elements = workload.activation_elements_per_sample
         origin = "given"
         if not elements:
-            elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * workload["input_size_px"] ** 2)
+            elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * workload.input_size_px ** 2)
             origin = "activations scaled from ResNet-50's per-pixel count"
         return ModelShape(
-            kind="cnn", parameters=workload["parameters"], activation_elements_per_sample=elements,
-        ), f"custom CNN: {workload['parameters'] / 1e6:,.1f}M parameters ({origin})"
-    return ModelShape(kind="generic", parameters=workload["parameters"]), (
-        f"custom model: {workload['parameters'] / 1e6:,.1f}M parameters (no architecture: activations unknown)"
+            kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
+        ), f"custom CNN: {workload.parameters / 1e6:,.1f}M parameters ({origin})"
+    return ModelShape(kind="generic", parameters=workload.parameters), (
+        f"custom model: {workload.parameters / 1e6:,.1f}M parameters (no architecture: activations unknown)"
     )
 
 

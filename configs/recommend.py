@@ -104,8 +104,8 @@ def recommend(
     warnings = _warnings(ctx, assembly, gpu, usable, today or dt.date.today())
     total = assembly.total_cny
     general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
-    if answers.budget["currency"] != "CNY":
-        general.append(budget_line(answers.budget["amount"], answers.budget["currency"], rules))
+    if answers.budget.currency != "CNY":
+        general.append(budget_line(answers.budget.amount, answers.budget.currency, rules))
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
@@ -140,14 +140,14 @@ def _warnings(ctx: _Context, assembly: _Assembly, gpu: Part, usable: int, today:
     total = assembly.total_cny
     if total > ctx.budget_cny:
         warnings.append(f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget")
-    max_power = answers.budget["max_power_w"]
+    max_power = answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
         warnings.append(f"wall draw ~{assembly.wall_w:,.0f} W exceeds the {max_power} W limit")
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
-    if answers.scale["sharding"] != "none" and ctx.gpu_count == 1:
-        warnings.append(f"{answers.scale['sharding'].upper()} divides by the GPU count: with one GPU it saves nothing")
-    if answers.budget["condition"] == "used":
+    if answers.scale.sharding != "none" and ctx.gpu_count == 1:
+        warnings.append(f"{answers.scale.sharding.upper()} divides by the GPU count: with one GPU it saves nothing")
+    if answers.budget.condition == "used":
         warnings.append(
             "used GPUs: check the power curve and VRAM health with GPU-Z before paying, and prefer brands whose "
             "warranty follows the card (guide §6.2)"
@@ -176,26 +176,26 @@ def swap(build: Build, role: str, catalog: Catalog, *, rules: Rules | None = Non
 
 def estimate_memory(answers: Answers, shape: mem.ModelShape) -> mem.MemoryBreakdown:
     task, scale = answers.task, answers.scale
-    if task["mode"] == "training":
+    if task.mode == "training":
         return mem.estimate_training(
-            shape, precision=task["precision"], optimizer=task["optimizer"], global_batch=answers.workload["batch_size"],
-            accumulation_steps=task["accumulation_steps"], gpu_count=scale["gpu_count"], sharding=scale["sharding"],
-            recompute=task["recompute"], flash_attention=task["flash_attention"], mixed_layout=task["mixed_layout"],
+            shape, precision=task.precision, optimizer=task.optimizer, global_batch=answers.workload.batch_size,
+            accumulation_steps=task.accumulation_steps, gpu_count=scale.gpu_count, sharding=scale.sharding,
+            recompute=task.recompute, flash_attention=task.flash_attention, mixed_layout=task.mixed_layout,
         )
     return mem.estimate_inference(
-        shape, precision=task["precision"], batch=answers.workload["batch_size"],
-        generated_tokens=task["generated_tokens"], gpu_count=scale["gpu_count"],
+        shape, precision=task.precision, batch=answers.workload.batch_size,
+        generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count,
     )
 
 
 def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str, tuple[str, int]]) -> _Context:
     shape, shape_line = model_shape(answers.workload)
-    budget = budget_in_cny(answers.budget["amount"], answers.budget["currency"], rules)
+    budget = budget_in_cny(answers.budget.amount, answers.budget.currency, rules)
     tier, tier_line = budget_tier(budget, rules)
     return _Context(
         answers=answers, catalog=catalog, rules=rules, pins=pins, shape=shape, shape_line=shape_line,
         memory=estimate_memory(answers, shape), budget_cny=budget, tier=tier, tier_line=tier_line,
-        gpu_count=answers.scale["gpu_count"], edge=answers.scenario == "edge_deployment",
+        gpu_count=answers.scale.gpu_count, edge=answers.scenario == "edge_deployment",
     )
 
 
@@ -208,7 +208,7 @@ def _pinned_part(ctx: _Context, role: str) -> Part:
 
 
 def _gpu_price(ctx: _Context, gpu: Part) -> float:
-    if ctx.answers.budget["condition"] == "used" and gpu["form"] == "consumer":
+    if ctx.answers.budget.condition == "used" and gpu["form"] == "consumer":
         return gpu.price_cny * ctx.rules.budget.used_gpu_price_fraction
     return gpu.price_cny
 
@@ -216,7 +216,7 @@ def _gpu_price(ctx: _Context, gpu: Part) -> float:
 def _gpu_metric(ctx: _Context) -> tuple[str, str]:
     if ctx.tier == "entry":
         return "memory_gib", "GiB of GPU memory per yuan (entry tier: VRAM first, guide §6.1)"
-    if ctx.answers.task["mode"] == "inference" and ctx.shape.kind == "transformer":
+    if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", "memory bandwidth per yuan (LLM decoding is bandwidth-bound; Dettmers 2023)"
     return "bf16_dense_tflops", "dense BF16 tensor TFLOPS per yuan (training; Dettmers 2023)"
 
@@ -224,7 +224,7 @@ def _gpu_metric(ctx: _Context) -> tuple[str, str]:
 def _ranked_gpus(ctx: _Context) -> list[tuple[Part, bool]]:
     """GPUs allowed here, those meeting the memory floor first, each group by score per yuan."""
     metric, _ = _gpu_metric(ctx)
-    quiet = ctx.answers.budget["noise"] == "quiet"
+    quiet = ctx.answers.budget.noise == "quiet"
     ranked = []
     for gpu in ctx.catalog.of_kind("gpu"):
         if ctx.edge != (gpu["form"] == "edge"):
@@ -242,7 +242,7 @@ def _ranked_gpus(ctx: _Context) -> list[tuple[Part, bool]]:
 
 
 def _fit_budget(ctx: _Context, gpus: list[tuple[Part, bool]]) -> tuple[_Assembly, Part]:
-    max_power = ctx.answers.budget["max_power_w"]
+    max_power = ctx.answers.budget.max_power_w
     fitting = [gpu for gpu, fits in gpus if fits]
     cheapest: tuple[float, _Assembly, Part] | None = None
     for gpu in fitting:
@@ -267,7 +267,7 @@ def _gpu_reasons(ctx: _Context, gpu: Part) -> list[str]:
         f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) (guide §2.1, formulas in builds.md)",
         f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]
-    preset = ctx.answers.workload["preset"]
+    preset = ctx.answers.workload.preset
     if preset.startswith("gpt2"):
         lines.append(
             f"the guide's 'GPT-2 needs >= 24 GB' (§2.1) is loose: {model_presets()[preset].name} as configured needs "
@@ -277,7 +277,7 @@ def _gpu_reasons(ctx: _Context, gpu: Part) -> list[str]:
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
                      f"{ctx.rules.ram.os_reserve_gib} GB of it")
     lines.extend(gpu.notes)
-    if gpu["form"] == "consumer" and ctx.answers.budget["condition"] == "used":
+    if gpu["form"] == "consumer" and ctx.answers.budget.condition == "used":
         lines.append(f"used price assumed {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml)")
     return lines
 
@@ -308,8 +308,8 @@ def _assemble(ctx: _Context, gpu: Part) -> _Assembly:
         return asm
     need_ecc = ctx.tier == "datacenter"
     total_gpu_gib = gpu["memory_gib"] * ctx.gpu_count
-    host_weights_gib = ctx.shape.parameters * 2 / GIB if ctx.answers.task["mode"] == "inference" else 0.0
-    ram_floor = ram_floor_gib(ctx.answers.data["dataset_size_gb"], total_gpu_gib, host_weights_gib, ctx.rules)
+    host_weights_gib = ctx.shape.parameters * 2 / GIB if ctx.answers.task.mode == "inference" else 0.0
+    ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, host_weights_gib, ctx.rules)
     cpu = _choose_cpu(ctx, asm, need_ecc, ram_floor.value)
     board = _choose_board(ctx, asm, cpu, need_ecc, ram_floor.value)
     _choose_ram(ctx, asm, board, need_ecc, ram_floor)
@@ -359,7 +359,7 @@ def _boards_for(ctx: _Context, cpu: Part, need_ecc: bool, ram_floor_gib: float) 
 def _choose_cpu(ctx: _Context, asm: _Assembly, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
     complex_work = (
-        ctx.gpu_count > 1 or a.data["dataset_size_gb"] >= ctx.rules.ram.large_dataset_gb
+        ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
@@ -410,13 +410,13 @@ def _choose_ram(ctx: _Context, asm: _Assembly, board: Part, need_ecc: bool, floo
              f"{quantity * kit['capacity_gib']:g} GiB, cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
     if kit["ecc"]:
         lines.append("ECC registered memory: the high budget tier asks for ECC (guide §6.1)")
-    if kit["memory_type"] == "DDR4" and ctx.answers.data["dataset_size_gb"] >= ctx.rules.ram.large_dataset_gb:
+    if kit["memory_type"] == "DDR4" and ctx.answers.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb:
         lines.append("the guide suggests DDR5 >= 4800 for large data (§3.1); capacity matters more than generation for data loading")
     asm.reasons["memory_kit"] = lines
 
 
 def _choose_storage(ctx: _Context, asm: _Assembly, board: Part | None) -> None:
-    dataset = ctx.answers.data["dataset_size_gb"]
+    dataset = ctx.answers.data.dataset_size_gb
     klass, class_line = storage_class(dataset, ctx.rules)
     capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules)
     server_board = board is not None and board["memory_registered"]
@@ -442,7 +442,7 @@ def _choose_storage(ctx: _Context, asm: _Assembly, board: Part | None) -> None:
 
 
 def _choose_cooler(ctx: _Context, asm: _Assembly, cpu: Part) -> Part:
-    quiet = ctx.answers.budget["noise"] == "quiet"
+    quiet = ctx.answers.budget.noise == "quiet"
     candidates = [
         (cooler.price_cny, cooler, 1) for cooler in ctx.catalog.of_kind("cooler")
         if cpu["socket"] in cooler["sockets"] and cooler["max_cpu_power_w"] >= cpu["turbo_power_w"]

@@ -168,7 +168,7 @@ def assert_user_catalog_loads_usable_or_fails_cleanly(text: str) -> None:
             assert_terminal_safe(str(error))
             return
     # A catalog that loads never crashes the recommender (M5: capacity_gib = 0 was a ZeroDivisionError).
-    for answers in (Answers(), Answers(scenario="team_training", scale={**Answers().scale, "gpu_count": 4})):
+    for answers in (Answers(), Answers(scenario="team_training").with_value("scale", "gpu_count", 4)):
         try:
             recommend(answers, loaded, today=dt.date(2025, 7, 1))
         except ValueError:

@@ -30,7 +30,7 @@ def test_headless_wizard_writes_a_build_that_parses(tmp_path, capsys):
     assert cli.main(["wizard", "--answers", str(GOOD), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     build, _, _ = load_build(out)
-    assert build.answers.workload["preset"] == "gpt2-small"
+    assert build.answers.workload.preset == "gpt2-small"
     assert build.component("gpu").name in printed and f"saved {out}" in printed
 
 

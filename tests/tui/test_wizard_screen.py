@@ -49,11 +49,11 @@ async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
         # Model: open the list on GPT-2 small and move one down to GPT-2 medium.
         assert app.focused.id == "workload-preset"
         await pilot.press("enter", "down", "enter")
-        await wait_until(pilot, lambda: screen.answers.workload["preset"] == "gpt2-medium", what="GPT-2 medium chosen")
+        await wait_until(pilot, lambda: screen.answers.workload.preset == "gpt2-medium", what="GPT-2 medium chosen")
         await pilot.press("tab")
         assert app.focused.id == "workload-batch_size"
         await type_into(pilot, "4")
-        assert screen.answers.workload["batch_size"] == 4
+        assert screen.answers.workload.batch_size == 4
         await pilot.press("ctrl+n", "ctrl+n")
         assert step_id(screen) == "step-data"
         # Inline validation: a bad number shows the reason and blocks Next.
@@ -67,7 +67,7 @@ async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
         await pilot.press("ctrl+b", "ctrl+b")
         assert step_id(screen) == "step-workload"
         assert screen.query_one("#workload-batch_size").value == "4"
-        assert screen.answers.workload["preset"] == "gpt2-medium"
+        assert screen.answers.workload.preset == "gpt2-medium"
         await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")
         assert step_id(screen) == "step-scale"
         await type_into(pilot, "0")
@@ -80,8 +80,8 @@ async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
         await pilot.press("ctrl+n")
         await wait_for_step(pilot, screen, "step-review")
         build = screen.build
-        assert build is not None and build.answers.scale["gpu_count"] == 2
-        assert build.answers.data["dataset_size_gb"] == 500.0
+        assert build is not None and build.answers.scale.gpu_count == 2
+        assert build.answers.data.dataset_size_gb == 500.0
         first_gpu = build.component("gpu").part_id
         await pilot.press("1")
         assert screen.build.component("gpu").part_id != first_gpu
@@ -123,8 +123,8 @@ async def test_training_and_inference_precisions_follow_the_task():
         await pilot.press("ctrl+n", "ctrl+n")
         assert app.focused.id == "task-mode"
         await pilot.press("enter", "down", "enter")
-        await wait_until(pilot, lambda: screen.answers.task["mode"] == "inference", what="inference chosen")
-        assert screen.answers.task["precision"] in ("fp32", "fp16", "bf16", "int8", "int4")
+        await wait_until(pilot, lambda: screen.answers.task.mode == "inference", what="inference chosen")
+        assert screen.answers.task.precision in ("fp32", "fp16", "bf16", "int8", "int4")
 
 
 async def test_custom_model_needs_its_numbers():
@@ -188,7 +188,7 @@ async def test_dashboard_w_opens_the_wizard_and_escape_returns():
         await pilot.press("y")
         await wait_for_screen(pilot, MonitorScreen)
         # Discarded: the next visit starts again from the first step.
-        assert wizard.step_index == 0 and not wizard.pins and wizard.answers.workload["preset"] == "gpt2-small"
+        assert wizard.step_index == 0 and not wizard.pins and wizard.answers.workload.preset == "gpt2-small"
 
 
 def test_review_step_snapshot(snap_compare, monkeypatch):

@@ -6,6 +6,7 @@ Esc leaves the wizard (asking first when answers would be lost), back to the mon
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from typing import Any, Callable
@@ -100,15 +101,15 @@ class WizardScreen(Screen):
             return
         self.invalid.pop(row.control_id, None)
         if row.section == "answers":
-            self.answers = Answers(**{**self._answer_parts(), "scenario": event.value})
+            self.answers = dataclasses.replace(self.answers, scenario=event.value)
         else:
-            if self.answers.section(row.section).get(row.key) == event.value:
+            if self.answers.value(row.section, row.key) == event.value:
                 return
             self.answers = self.answers.with_value(row.section, row.key, event.value)
         if (row.section, row.key) == ("task", "mode"):
             options = precision_options(event.value)
             allowed = [value for _, value in options]
-            precision = self.answers.task["precision"]
+            precision = self.answers.task.precision
             value = precision if precision in allowed else ("bf16" if "bf16" in allowed else allowed[0])
             self.query_one("#row-task-precision", FieldRow).set_options(options, value)
             self.answers = self.answers.with_value("task", "precision", value)
@@ -120,11 +121,8 @@ class WizardScreen(Screen):
         if STEP_IDS[self.step_index] == "review":
             self._recompute()
 
-    def _answer_parts(self) -> dict[str, Any]:
-        return {name: self.answers.section(name) for name in ("workload", "task", "data", "scale", "budget")}
-
     def _show_custom_fields(self) -> None:
-        custom = self.answers.workload["preset"] == "custom"
+        custom = self.answers.workload.preset == "custom"
         for key in CUSTOM_ONLY_KEYS:
             self.query_one(f"#row-workload-{key}", FieldRow).display = custom
 
@@ -135,7 +133,7 @@ class WizardScreen(Screen):
         else:
             control.value = value
         if section == "answers":
-            self.answers = Answers(**{**self._answer_parts(), "scenario": value})
+            self.answers = dataclasses.replace(self.answers, scenario=value)
         else:
             self.answers = self.answers.with_value(section, key, value)
 
@@ -143,9 +141,9 @@ class WizardScreen(Screen):
         """Show self.answers in every field (after opening a preset)."""
         for spec in STEPS[:-1]:
             for section, key, _ in spec.fields:
-                value = self.answers.scenario if section == "answers" else self.answers.section(section)[key]
+                value = self.answers.scenario if section == "answers" else self.answers.value(section, key)
                 if (section, key) == ("task", "precision"):
-                    self.query_one("#row-task-precision", FieldRow).set_options(precision_options(self.answers.task["mode"]), value)
+                    self.query_one("#row-task-precision", FieldRow).set_options(precision_options(self.answers.task.mode), value)
                     continue
                 self._set_control(section, key, value)
         self.invalid.clear()

@@ -93,7 +93,7 @@ def field_options(section: str, key: str, answers: Answers) -> list[tuple[str, s
     if (section, key) == ("workload", "preset"):
         return [(preset.name, preset.id) for preset in model_presets().values()] + [("Custom model", "custom")]
     if (section, key) == ("task", "precision"):
-        return precision_options(answers.task["mode"])
+        return precision_options(answers.task.mode)
     return None
 
 
@@ -123,7 +123,7 @@ class Step(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text(self.spec.help), classes="step-help")
         for section, key, label in self.spec.fields:
-            value = self.answers.scenario if section == "answers" else self.answers.section(section)[key]
+            value = self.answers.scenario if section == "answers" else self.answers.value(section, key)
             spec = SCENARIO_FIELD if section == "answers" else None
             yield FieldRow(section, key, label, value, field_options(section, key, self.answers), spec=spec)
         if self.spec.id == "scenario":
