@@ -21,6 +21,7 @@ from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.configs.tomlsource import read_toml
 from pth_top.tui import cli
+from pth_top.units import MIB
 from tests.fakes.snapshots import FixedSource, make_snapshot
 from tests.waiting import wait_until
 
@@ -116,7 +117,7 @@ def test_a_text_gpu_memory_is_refused_before_any_arithmetic(good_build_text):
         peak_bytes = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak_bytes < 64 * 1024**2  # "80" * GIB was a 2 GiB string
+    assert peak_bytes < 64 * MIB  # "80" * GIB was a 2 GiB string
 
 
 # L1: integers beyond 64 bits, pins/alternatives of the wrong shape, deep nesting.
