@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -60,7 +61,8 @@ METADATA = Fields(optional={"cpu": CPU_INFO, "cuda_devices": MapOf(Fields(option
                             "python_executable": str, "python_version": str})
 RESULT_ROW = Fields(
     required={"kernel": str, "device": str, "variant": str, "status": str, "value": OPT_NUMBER},
-    optional={"unit": OPT_STR, "peak_kind": OPT_STR, "note": OPT_STR, "details": Fields(optional={"threads": (int, NoneType)}),
+    optional={"unit": OPT_STR, "peak_kind": OPT_STR, "note": OPT_STR,
+              "details": Fields(optional={"threads": (int, NoneType)}),
               "rel_iqr": OPT_NUMBER, "noisy": (bool, NoneType), "median_s": OPT_NUMBER, "iqr_s": OPT_NUMBER},
 )
 ERROR_ROW = Fields(
@@ -258,6 +260,8 @@ class RunRequest:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kernels", tuple(self.kernels))
+        if isinstance(self.disk_dir, str) and self.disk_dir.startswith(f".{os.sep}-"):
+            object.__setattr__(self, "disk_dir", self.disk_dir[2:])  # one spelling of the folder "-x" (see to_argv)
         problem = self.problem()
         if problem:
             raise RequestError(problem)
@@ -324,7 +328,10 @@ class RunRequest:
         for option, value in (("--scale", self.scale), ("--time-cap", self.time_cap_s)):
             if value is not None:
                 argv.append(f"{option}={float(value)!r}")
-        for option, value in (("--disk-dir", self.disk_dir), ("--disk-size-mib", self.disk_size_mib),
+        if self.disk_dir is not None:  # "./-x" is the folder "-x", and argparse cannot drop a "--" from it
+            argv.append(f"--disk-dir=.{os.sep}{self.disk_dir}" if self.disk_dir.startswith("-") else
+                        f"--disk-dir={self.disk_dir}")
+        for option, value in (("--disk-size-mib", self.disk_size_mib),
                               ("--cpu-memory-budget-mib", self.cpu_memory_budget_mib)):
             if value is not None:
                 argv.append(f"{option}={value}")

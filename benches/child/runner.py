@@ -22,7 +22,6 @@ from pth_top.benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP
 from pth_top.benches.child import cleanup
 from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, RequestError, RunRequest, encode_event
 
-
 PROGRESS_MIN_INTERVAL_S = 0.25
 ORPHAN_GRACE_S = 3.0
 
@@ -143,7 +142,13 @@ def run_suite(
     devices: list[str] | None = None,
 ) -> int:
     """Run every step, one error row per failing variant, and return the exit code."""
-    from pth_top.benches.child.kernels._common import GpuTelemetry, KernelContext, Skipped, collect_metadata, device_scope
+    from pth_top.benches.child.kernels._common import (
+        GpuTelemetry,
+        KernelContext,
+        Skipped,
+        collect_metadata,
+        device_scope,
+    )
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
     started = time.monotonic()

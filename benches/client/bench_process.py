@@ -114,7 +114,8 @@ async def discover_devices(python: str | None = None, timeout_s: float = 60.0,
         await asyncio.wait_for(read(), timeout=timeout_s)
     except asyncio.TimeoutError:
         await process.cancel()
-        raise LaunchError(f"{printable(process.python, 200)} did not list its devices within {timeout_s:.0f} s") from None
+        raise LaunchError(f"{printable(process.python, 200)} did not list its devices "
+                          f"within {timeout_s:.0f} s") from None
     except asyncio.CancelledError:
         await process.cancel()
         raise

@@ -159,8 +159,9 @@ def format_row(row: Row, delta: float | None = None) -> RowCells:
         note = f"skipped: {note}"
     elif row.percent_of_peak is not None and row.percent_of_peak > 100:
         note = f"{note}; {ABOVE_PEAK_NOTE}" if note else ABOVE_PEAK_NOTE
-    return RowCells(_cell(row.kernel), _cell(row.device), _cell(row.variant), _cell(format_quantity(row.value, row.unit)),
-                    format_percent(row.percent_of_peak), format_delta(delta), format_spread(row), _cell(note))
+    return RowCells(_cell(row.kernel), _cell(row.device), _cell(row.variant),
+                    _cell(format_quantity(row.value, row.unit)), format_percent(row.percent_of_peak),
+                    format_delta(delta), format_spread(row), _cell(note))
 
 
 def _cell(text: str) -> str:
@@ -172,7 +173,8 @@ def text_table(rows: list[dict]) -> str:
     header = tuple(column for column in COLUMNS if column != "Δ%")
     lines = [header] + [format_row(row_from_dict(row)).cells(with_delta=False) for row in rows]
     widths = [max(len(line[index]) for line in lines) for index in range(len(header) - 1)]
-    text = ["  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1] for line in lines]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=True)) + "  " + line[-1]
+            for line in lines]
     return "\n".join(line.rstrip() for line in text)
 
 
@@ -186,3 +188,10 @@ def summary_line(row: Row) -> str:
         return f"{where}: {cells.note}"
     peak = f" ({cells.percent} of peak)" if row.percent_of_peak is not None else ""
     return f"{where}: {cells.value}{peak}" + (f"; {cells.note}" if cells.note else "")
+
+
+def progress_message(fields: dict) -> str:
+    """A progress event's message with its ETA ("write eta 12s"), for the CLI's live line and the screen."""
+    eta = fields.get("eta_s")
+    eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) and eta > 0 else ""
+    return f"{fields.get('message') or ''}{eta_text}".strip()

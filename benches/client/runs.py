@@ -15,8 +15,19 @@ from typing import Any
 
 from pth_top.benches.client.peaks import percent_of_peak
 from pth_top.benches.protocol import (
-    BAD_OUTPUT_ERROR_TYPE, ERROR_ROW, METADATA, OPT_NUMBER, OPT_STR, RESULT_ROW, Event, Fields, ListOf, NoneType,
-    ProtocolError, check, parse_json_bounded,
+    BAD_OUTPUT_ERROR_TYPE,
+    ERROR_ROW,
+    METADATA,
+    OPT_NUMBER,
+    OPT_STR,
+    RESULT_ROW,
+    Event,
+    Fields,
+    ListOf,
+    NoneType,
+    ProtocolError,
+    check,
+    parse_json_bounded,
 )
 from pth_top.text import printable
 

@@ -106,8 +106,8 @@ def test_the_probe_timeout_holds_when_a_descendant_keeps_its_pipes_open(tmp_path
 
 
 def test_the_heartbeat_thread_sends_valid_versioned_events_until_stopped():
-    from pth_top.benches.protocol import decode_line, encode_event
     from pth_top.benches.child.runner import Heartbeat
+    from pth_top.benches.protocol import decode_line, encode_event
 
     lines: list[str] = []
     heartbeat = Heartbeat(lambda kind, **fields: lines.append(encode_event(kind, **fields)), interval_s=0.01)

@@ -81,6 +81,7 @@ def test_resolve_python_rejects_folders_and_missing_files(tmp_path):
     assert resolve_python(None) == sys.executable
 
 
+@pytest.mark.usefixtures("torch")  # a real child in this interpreter
 def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_path):
     out_file = tmp_path / "run.json"
     argv = ["bench", "--kernel", "disk", "--kernel", "gemm", *TINY, "--disk-dir", str(tmp_path),
@@ -98,6 +99,7 @@ def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_pat
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
+@pytest.mark.usefixtures("torch")  # a real child in this interpreter
 async def test_cancel_kills_the_child_within_2_s_and_leaves_no_temp_file(tmp_path):
     request = RunRequest(kernels=("disk",), disk_dir=str(tmp_path), disk_size_mib=4096, scale=0.01)
     process = BenchProcess.for_request(None, request)
@@ -117,8 +119,7 @@ async def test_cancel_kills_the_child_within_2_s_and_leaves_no_temp_file(tmp_pat
     assert not list(tmp_path.glob(".pth-top-bench-*"))
 
 
-def test_a_torch_only_interpreter_runs_the_benchmarks_without_pth_top_installed(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_a_torch_only_interpreter_runs_the_benchmarks_without_pth_top_installed(tmp_path, torch):
     venv = tmp_path / "training-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"

@@ -10,7 +10,6 @@ import os
 import resource
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,12 @@ from pth_top.benches.client import bench_process
 from pth_top.benches.protocol import encode_event
 from pth_top.configs.paths import bench_runs_dir, user_data_dir
 from tests.bench.fake_children import (
-    FINISHED_LINE, GOOD_RUN, RESULT_LINE, STARTED_LINE, canned_child, shell_child,
+    FINISHED_LINE,
+    GOOD_RUN,
+    RESULT_LINE,
+    STARTED_LINE,
+    canned_child,
+    shell_child,
 )
 
 CLI_CODE = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"

@@ -6,7 +6,6 @@ import pytest
 
 from pth_top.benches.catalog import KERNELS_BY_NAME
 from pth_top.benches.client.runs import RunRecord
-
 from tests.bench.conftest import run_in_process
 
 pytestmark = pytest.mark.gpu

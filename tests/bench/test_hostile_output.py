@@ -9,10 +9,19 @@ import pytest
 from pth_top.benches.client import bench_process, spawn
 from pth_top.benches.client.bench_process import BenchProcess
 from pth_top.benches.protocol import (
-    BAD_OUTPUT_ERROR_TYPE, MAX_LINE_BYTES, PROTOCOL_VERSION, ProtocolError, decode_line,
+    BAD_OUTPUT_ERROR_TYPE,
+    MAX_LINE_BYTES,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    decode_line,
 )
 from tests.bench.fake_children import (
-    FINISHED_LINE, GOOD_RUN, RESULT_LINE, STARTED_LINE, canned_child, shell_child,
+    FINISHED_LINE,
+    GOOD_RUN,
+    RESULT_LINE,
+    STARTED_LINE,
+    canned_child,
+    shell_child,
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from pth_top.benches.catalog import KERNELS, KernelSpec
-
 from tests.bench.conftest import run_in_process
 
 
@@ -55,7 +54,7 @@ def test_quick_kernels_return_plausible_values_and_metadata(run_kernels, tmp_pat
     assert events[-1].kind == "finished" and events[-1].get("ok") is True
 
 
-def test_max_batch_on_cpu_is_bounded_by_the_memory_budget(tmp_path):
+def test_max_batch_on_cpu_is_bounded_by_the_memory_budget(tmp_path, torch):
     from pth_top.benches.child.kernels import max_batch
 
     tight = max_batch.search(_ctx(tmp_path), "fp32", limit=16, budget_bytes=4 * 2**20)
@@ -70,7 +69,7 @@ def _ctx(tmp_path):
     return KernelContext(device="cpu", scale=0.01, time_cap_s=0.05, options={})
 
 
-def test_an_oom_in_one_kernel_leaves_the_others_running(tmp_path):
+def test_an_oom_in_one_kernel_leaves_the_others_running(tmp_path, torch):
     oom = KernelSpec("fake_oom", "tests.bench.fake_kernels", "x", "none", ("cpu",), "raises OOM")
     good = next(spec for spec in KERNELS if spec.name == "disk")
     code, events = run_in_process([oom, good], tmp_path)

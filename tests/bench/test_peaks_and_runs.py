@@ -7,8 +7,8 @@ import json
 import pytest
 
 from pth_top.benches.client.peaks import cpu_peak, percent_of_peak
-from pth_top.benches.protocol import Event
 from pth_top.benches.client.runs import RunFileError, RunRecord, compare, list_runs, load_run, save_run
+from pth_top.benches.protocol import Event
 
 
 def test_cpu_peak_uses_cores_clock_and_isa():

@@ -49,7 +49,7 @@ def test_client_side_modules_import_without_torch_or_ui():
         "import sys, pth_top.benches.protocol, pth_top.benches.catalog, pth_top.benches.client.spawn, "
         "pth_top.benches.client.bench_process, pth_top.benches.client.peaks, pth_top.benches.client.runs, "
         "pth_top.benches.client.rows, pth_top.benches.child.harness, pth_top.benches.child.cpuinfo\n"
-        "print(sorted(m for m in ('torch', 'textual', 'rich', 'numpy') if m in sys.modules))"
+        "print(sorted(m for m in ('torch', 'textual', 'rich', 'numpy') if sys.modules.get(m) is not None))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"

@@ -8,8 +8,8 @@ import os
 import pytest
 from textual.widgets import OptionList
 
-from pth_top.benches.protocol import Event
 from pth_top.benches.client.runs import RunFileError, RunRecord, load_run, save_run, scan_runs
+from pth_top.benches.protocol import Event
 from pth_top.configs.paths import bench_runs_dir
 from tests.bench.test_screen import BenchApp, wait_for
 

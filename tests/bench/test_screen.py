@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from textual.app import App
 from textual.widgets import DataTable
 
@@ -31,6 +32,7 @@ async def wait_for(pilot, condition, timeout_s: float = 60.0) -> None:
         await pilot.pause(0.1)
 
 
+@pytest.mark.usefixtures("torch")  # a real child in this interpreter
 async def test_bench_screen_runs_a_tiny_cpu_suite_and_saves_it(tmp_path):
     screen = BenchScreen(RunRequest(kernels=("gemm", "disk"), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
                                     disk_size_mib=8))
@@ -57,6 +59,7 @@ async def test_bench_screen_runs_a_tiny_cpu_suite_and_saves_it(tmp_path):
         assert all(delta.endswith("%") for delta in deltas), deltas
 
 
+@pytest.mark.usefixtures("torch")  # a real child in this interpreter
 async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
     screen = BenchScreen(RunRequest(kernels=("disk",), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
                                     disk_size_mib=4096))
@@ -104,6 +107,7 @@ async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tm
         assert not screen.running and "Benchmark did not run" not in str(screen.query_one("#status").content)
 
 
+@pytest.mark.usefixtures("torch")  # a real child in this interpreter
 async def test_b_opens_the_bench_mode_and_escape_returns_to_the_monitor():
     from pth_top.tui.app import PthTopApp
 

@@ -9,7 +9,14 @@ from pth_top.benches.client.rows import COLUMNS
 from pth_top.benches.protocol import RunRequest
 from pth_top.tui.screens.bench import BenchScreen, KernelProgress
 from tests.bench.fake_children import (
-    FINISHED_LINE, RESULT_LINE, STARTED_LINE, canned_child, end_if_running, process_gone, read_pid, shell_child,
+    FINISHED_LINE,
+    RESULT_LINE,
+    STARTED_LINE,
+    canned_child,
+    end_if_running,
+    process_gone,
+    read_pid,
+    shell_child,
     wait_for,
 )
 from tests.bench.test_hostile_output import HOSTILE_LINES
@@ -87,7 +94,7 @@ async def test_quitting_while_devices_are_listed_raises_nothing_and_ends_the_chi
 
 
 async def test_a_late_message_to_a_closing_screen_changes_nothing(tmp_path):
-    from pth_top.tui.screens.bench import BenchEnded, DevicesFound, RunPurpose, RunsListed
+    from pth_top.tui.screens.bench_messages import BenchEnded, DevicesFound, RunPurpose, RunsListed
 
     screen = BenchScreen(python=str(tmp_path / "missing"), runs_folder=tmp_path)
     app = BenchApp(screen)
@@ -105,7 +112,7 @@ async def test_a_late_message_to_a_closing_screen_changes_nothing(tmp_path):
 
 async def test_a_runs_list_that_comes_after_a_mode_switch_is_not_pushed_over_the_monitor():
     from pth_top.tui.app import PthTopApp
-    from pth_top.tui.screens.bench import RunPurpose, RunsListed
+    from pth_top.tui.screens.bench_messages import RunPurpose, RunsListed
 
     class BrokenSource:
         def sample(self):

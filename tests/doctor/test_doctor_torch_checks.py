@@ -14,7 +14,12 @@ from pth_top.doctor.model import Group, Status, Verdict, passed
 from pth_top.doctor.probe_runner import ProbeError, parse_probe_output, probe_command, run_torch_probe
 from pth_top.doctor.registry import all_checks, doctor_check, run_all
 from tests.fakes.doctor_inputs import (
-    cuda_probe_report, gone_soon, make_context, no_driver_nvml, slow_interpreter, wait_for_pid,
+    cuda_probe_report,
+    gone_soon,
+    make_context,
+    no_driver_nvml,
+    slow_interpreter,
+    wait_for_pid,
 )
 
 VENV_PYTHON = sys.executable

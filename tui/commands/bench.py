@@ -118,12 +118,11 @@ class ProgressPrinter:
     def progress(self, fields: dict) -> None:
         if not self.live:
             return
-        eta = fields.get("eta_s")
-        eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) else ""
+        from pth_top.benches.client.rows import progress_message
+
         self._clear()
         self.stream.write(printable(f"[{fields.get('kernel')} {fields.get('device')}] "
-                                    f"{100 * (fields.get('fraction') or 0):.0f}%{eta_text} {fields.get('message') or ''}",
-                                    100))
+                                    f"{100 * (fields.get('fraction') or 0):.0f}% {progress_message(fields)}", 100))
         self.stream.flush()
         self._line_open = True
 

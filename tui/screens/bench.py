@@ -19,14 +19,19 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Checkbox, ContentSwitcher, DataTable, Input, Label, Select, Static
 
+from pth_top.benches.client.rows import progress_message
 from pth_top.benches.client.runs import RunRecord
 from pth_top.benches.protocol import RequestError, RunRequest
 from pth_top.text import printable
-from pth_top.tui.screens.bench_messages import (
-    BenchEnded, BenchEvent, DevicesFound, RunLoaded, RunNotLoaded, RunNotSaved, RunPurpose, RunSaved, RunsListed,
-)
+from pth_top.tui.screens import bench_messages as messages
+from pth_top.tui.screens.bench_messages import RunPurpose
 from pth_top.tui.screens.bench_views import (
-    KernelProgress, add_columns, add_row, fill_table, highlighted_note, peak_bars, progress_message,
+    KernelProgress,
+    add_columns,
+    add_row,
+    fill_table,
+    highlighted_note,
+    peak_bars,
     sync_device_checkboxes,
 )
 from pth_top.widgets.bar_chart import BarChart
@@ -72,10 +77,10 @@ class BenchScreen(Screen):
     baseline: reactive[RunRecord | None] = reactive(None, init=False, always_update=True)
     """The saved run the Δ% column compares with."""
 
-    def __init__(self, request: RunRequest = RunRequest(), *, python: str | None = None,
+    def __init__(self, request: RunRequest | None = None, *, python: str | None = None,
                  runs_folder: Path | None = None) -> None:
         super().__init__()
-        self.request = request  # the suite is picked on screen; kernels prefill the field; the rest as given
+        self.request = request or RunRequest()  # suite and kernels prefill the controls; the rest as given
         self.python = python
         self.runs_folder = runs_folder
         self.cancelling = False
@@ -158,18 +163,18 @@ class BenchScreen(Screen):
         await asyncio.sleep(delay_s)  # typing in the python field restarts this worker: list once typing stops
         python = self.query_one("#python", Input).value.strip() or None
         try:
-            self.post_message(DevicesFound(await discover_devices(python)))
+            self.post_message(messages.DevicesFound(await discover_devices(python)))
         except LaunchError as error:
-            self.post_message(DevicesFound([], str(error)))
+            self.post_message(messages.DevicesFound([], str(error)))
         except (OSError, ValueError) as error:  # anything else the child or the system throws at us
-            self.post_message(DevicesFound([], f"{type(error).__name__}: {error}"))
+            self.post_message(messages.DevicesFound([], f"{type(error).__name__}: {error}"))
 
     @on(Input.Changed, "#python")
     def python_changed(self) -> None:
         self.set_status("Looking for devices…")
         self.discover_devices(delay_s=0.8)
 
-    def on_devices_found(self, message: DevicesFound) -> None:
+    def on_devices_found(self, message: messages.DevicesFound) -> None:
         if self.closing:
             return
         if message.error:
@@ -224,25 +229,25 @@ class BenchScreen(Screen):
             process = BenchProcess.for_request(python, request)
             await process.start()
         except LaunchError as error:
-            self.post_message(BenchEnded(None, str(error)))
+            self.post_message(messages.BenchEnded(None, str(error)))
             return
         self._process = process
         try:
             async for event in process.events():
-                self.post_message(BenchEvent(event))
+                self.post_message(messages.BenchEvent(event))
             code = await process.wait()
-            self.post_message(BenchEnded(code, "" if code == 0 else process.failure_reason()))
+            self.post_message(messages.BenchEnded(code, "" if code == 0 else process.failure_reason()))
         except asyncio.CancelledError:
             code = await process.cancel()
-            self.post_message(BenchEnded(code, "cancelled"))
+            self.post_message(messages.BenchEnded(code, "cancelled"))
             raise
         except (OSError, ValueError) as error:  # never leave the screen stuck on "running"
             await process.cancel()
-            self.post_message(BenchEnded(process.returncode, f"{type(error).__name__}: {error}"))
+            self.post_message(messages.BenchEnded(process.returncode, f"{type(error).__name__}: {error}"))
         finally:
             self._process = None
 
-    def on_bench_event(self, message: BenchEvent) -> None:
+    def on_bench_event(self, message: messages.BenchEvent) -> None:
         event, record = message.event, self.record
         if record is None or self.closing or not self.running:
             return
@@ -267,7 +272,7 @@ class BenchScreen(Screen):
                 return line
         return None
 
-    def on_bench_ended(self, message: BenchEnded) -> None:
+    def on_bench_ended(self, message: messages.BenchEnded) -> None:
         self.running = False
         if self.closing:
             return
@@ -314,24 +319,24 @@ class BenchScreen(Screen):
         from pth_top.benches.client.runs import save_run
 
         try:
-            self.post_message(RunSaved(save_run(record, self.runs_folder)))
+            self.post_message(messages.RunSaved(save_run(record, self.runs_folder)))
         except (OSError, ValueError) as error:
-            self.post_message(RunNotSaved(f"not saved: {getattr(error, 'strerror', None) or error}"))
+            self.post_message(messages.RunNotSaved(str(getattr(error, "strerror", None) or error)))
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def list_saved_runs(self, purpose: RunPurpose) -> None:
         from pth_top.benches.client.runs import scan_runs
 
-        self.post_message(RunsListed(purpose, scan_runs(self.runs_folder)))
+        self.post_message(messages.RunsListed(purpose, scan_runs(self.runs_folder)))
 
     @work(thread=True, group="bench-files", exit_on_error=False)
     def load_saved_run(self, purpose: RunPurpose, path: Path) -> None:
         from pth_top.benches.client.runs import RunFileError, load_run
 
         try:
-            self.post_message(RunLoaded(purpose, load_run(path)))
+            self.post_message(messages.RunLoaded(purpose, load_run(path)))
         except RunFileError as error:
-            self.post_message(RunNotLoaded(purpose, str(error)))
+            self.post_message(messages.RunNotLoaded(purpose, str(error)))
 
     def action_open_run(self) -> None:
         if not self.running:
@@ -340,17 +345,17 @@ class BenchScreen(Screen):
     def action_compare_run(self) -> None:
         self.list_saved_runs(RunPurpose.COMPARE)
 
-    def on_run_saved(self, message: RunSaved) -> None:
+    def on_run_saved(self, message: messages.RunSaved) -> None:
         if not self.closing:
             self.last_saved = message.path
             rows = len(self.record.rows) if self.record else 0
             self.set_status(f"Done: {rows} results; saved {message.path}")
 
-    def on_run_not_saved(self, message: RunNotSaved) -> None:
+    def on_run_not_saved(self, message: messages.RunNotSaved) -> None:
         if not self.closing:
-            self.set_status(f"saved: {message.reason}")
+            self.set_status(f"Done, but the run was not saved: {message.reason}")
 
-    def on_runs_listed(self, message: RunsListed) -> None:
+    def on_runs_listed(self, message: messages.RunsListed) -> None:
         from pth_top.tui.screens.bench_runs import BenchRunsScreen
 
         if self.closing or not self.is_current:  # not over another mode's screen after a mode switch
@@ -363,7 +368,7 @@ class BenchScreen(Screen):
 
         self.app.push_screen(BenchRunsScreen(title, message.runs), chosen)
 
-    def on_run_loaded(self, message: RunLoaded) -> None:
+    def on_run_loaded(self, message: messages.RunLoaded) -> None:
         if self.closing:
             return
         run = message.record
@@ -376,7 +381,7 @@ class BenchScreen(Screen):
             self.baseline = run
             self.set_status(f"Δ% against the run of {run.created_at}.")
 
-    def on_run_not_loaded(self, message: RunNotLoaded) -> None:
+    def on_run_not_loaded(self, message: messages.RunNotLoaded) -> None:
         if not self.closing:
             self.set_status(f"{message.purpose.value}: {message.reason}")
 

@@ -50,13 +50,6 @@ class KernelProgress(Horizontal):
         self.query_one(".message", Label).update(Text(printable(message, 200), no_wrap=True, overflow="ellipsis"))
 
 
-def progress_message(fields: dict) -> str:
-    """A progress event's message with its ETA ("write eta 12s")."""
-    eta = fields.get("eta_s")
-    eta_text = f" eta {eta:.0f}s" if isinstance(eta, (int, float)) and eta > 0 else ""
-    return f"{fields.get('message') or ''}{eta_text}"
-
-
 def add_columns(table: DataTable) -> None:
     for column in COLUMNS:
         table.add_column(column, key=column)
