@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from pth_top import __version__
 from pth_top.fleet import DEFAULT_PROCESSES_PER_GPU
 from pth_top.fleet.gpu_families import add_gpu, add_xid
 from pth_top.fleet.host_families import add_host_info, add_host_metrics
@@ -29,7 +30,6 @@ from pth_top.sensors.host_counters import HostCounterReader
 from pth_top.sensors.na import NA
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher
-from pth_top import __version__
 
 # Scrapes closer together than this share one sensor reading.
 DEFAULT_REUSE_S = 0.5

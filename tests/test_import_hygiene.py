@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 UI_MODULES = ("textual", "rich")
 OUR_FOLDERS = ("tui", "widgets", "sensors", "doctor", "benches", "configs", "fleet")

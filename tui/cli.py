@@ -8,8 +8,8 @@ import os
 import sys
 from typing import NoReturn, Sequence
 
-from pth_top.text import printable
 from pth_top import __version__
+from pth_top.text import printable
 from pth_top.tui import MIN_INTERVAL_S
 from pth_top.tui.commands import CliError, seconds_argument
 

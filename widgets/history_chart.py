@@ -12,7 +12,6 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-
 # plotext's documentation module, which its package __init__ imports for `plotext.doc`.
 PLOTEXT_MANUAL_MODULE = "plotext._doc.doc"
 

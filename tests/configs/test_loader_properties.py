@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from pth_top.configs.answers import Answers, answers_from_dict
 from pth_top.configs.build_file import build_from_dict, build_to_dict, dumps_build, load_build, loads_build
-from pth_top.doctor.build_check import check_build
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import BUILTIN_CATALOG_DIR, load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from pth_top.configs.tomlsource import read_toml
+from pth_top.doctor.build_check import check_build
 from pth_top.text import printable
 from tests.configs.test_answers import valid_answer_tables
 from tests.fakes.snapshots import make_snapshot

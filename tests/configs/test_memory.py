@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.memory import (
-    ModelShape, cnn_activation_bytes, estimate_inference, estimate_training, kv_cache_bytes,
-    micro_batch_per_gpu, training_bytes_per_parameter, transformer_activation_bytes,
+    ModelShape,
+    cnn_activation_bytes,
+    estimate_inference,
+    estimate_training,
+    kv_cache_bytes,
+    micro_batch_per_gpu,
+    training_bytes_per_parameter,
+    transformer_activation_bytes,
 )
 from pth_top.configs.presets import model_presets
 from pth_top.units import GIB

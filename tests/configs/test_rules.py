@@ -9,8 +9,16 @@ import pytest
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.rules import (
-    budget_in_cny, budget_line, budget_tier, case_fans_count, cpu_floor, load_rules, power_estimate, ram_floor_gib,
-    standard_psu_size, storage_class,
+    budget_in_cny,
+    budget_line,
+    budget_tier,
+    case_fans_count,
+    cpu_floor,
+    load_rules,
+    power_estimate,
+    ram_floor_gib,
+    standard_psu_size,
+    storage_class,
 )
 
 RULES = load_rules()

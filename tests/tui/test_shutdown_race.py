@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from tests.fakes.snapshots import FailingSource, FixedSource, make_snapshot
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.first_sample import FirstSample
+from tests.fakes.snapshots import FailingSource, FixedSource, make_snapshot
 
 
 class InFlightSource(FixedSource):

@@ -11,8 +11,8 @@ import pytest
 
 from pth_top.configs.build_file import load_build
 from pth_top.configs.paths import builds_dir
-from tests.fakes.snapshots import FixedSource, make_snapshot
 from pth_top.tui import cli
+from tests.fakes.snapshots import FixedSource, make_snapshot
 
 HERE = Path(__file__).parent.parent / "configs"
 GOOD = HERE / "good_answers.toml"

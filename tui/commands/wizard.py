@@ -57,11 +57,10 @@ def _run_tui(preset: str | None) -> int:
         print("pth-top: not a terminal; the wizard needs one. Headless: 'pth-top wizard --answers FILE.toml'.", file=sys.stderr)
         return 2
     prepare_terminal_environment(os.environ)
-    from pth_top.tui.wizard_app import WizardApp
-
     from pth_top.configs.errors import shown
     from pth_top.configs.presets import build_preset_paths
     from pth_top.tui.commands import CliError
+    from pth_top.tui.wizard_app import WizardApp
 
     if preset is not None and preset not in build_preset_paths():
         raise CliError(f"unknown preset {shown(preset)} (one of {', '.join(build_preset_paths())})")
@@ -73,6 +72,7 @@ def _run_headless(args: argparse.Namespace) -> int:
     import datetime as dt
     from pathlib import Path
 
+    from pth_top import __version__
     from pth_top.configs.build_file import default_build_path, save_build
     from pth_top.configs.errors import MESSAGE_LIMIT_CHARS, shown
     from pth_top.configs.fileio import FileExistsRefused
@@ -81,7 +81,6 @@ def _run_headless(args: argparse.Namespace) -> int:
     from pth_top.configs.recommend import recommend
     from pth_top.configs.render import render_build_text
     from pth_top.text import printable
-    from pth_top import __version__
     from pth_top.tui.commands import CliError
 
     try:

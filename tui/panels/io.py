@@ -7,8 +7,8 @@ from typing import Sequence
 from rich.text import Text
 
 from pth_top.sensors.model import DiskIoRate, FilesystemUsage, NetworkRate
-from pth_top.text import printable
 from pth_top.sensors.na import is_na
+from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_percent, format_rate
 from pth_top.widgets.quiet_static import QuietStatic
 

@@ -15,7 +15,12 @@ from pth_top.sensors.model import ProcessSample
 from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.process_view import (
-    ProcessColumn, ProcessLine, ProcessView, process_cells, visible_columns, visible_lines,
+    ProcessColumn,
+    ProcessLine,
+    ProcessView,
+    process_cells,
+    visible_columns,
+    visible_lines,
 )
 from pth_top.widgets.quiet_static import QuietStatic
 from pth_top.widgets.row_table import RowTable, TableColumn

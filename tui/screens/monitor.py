@@ -16,17 +16,17 @@ from textual.widgets import Static
 from pth_top.sensors.history import History
 from pth_top.sensors.model import ProcessSample, Snapshot
 from pth_top.text import printable
+from pth_top.tui.messages import SamplerFailed, SnapshotReady
 from pth_top.tui.panels.cpu_memory import CpuMemoryPanel
-from pth_top.widgets.core_grid import CoreGrid
-from pth_top.widgets.key_bar import KeyBar
 from pth_top.tui.panels.gpus import GpuPanel
 from pth_top.tui.panels.header import HeaderBar
 from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
-from pth_top.tui.messages import SamplerFailed, SnapshotReady
-from pth_top.tui.settings import DashboardSettings, load_settings, save_settings
 from pth_top.tui.process_view import COLUMN_BY_KEY, ProcessView
+from pth_top.tui.settings import DashboardSettings, load_settings, save_settings
+from pth_top.widgets.core_grid import CoreGrid
+from pth_top.widgets.key_bar import KeyBar
 
 CHARTS_HEIGHT = 12
 MIN_PROCESS_ROWS = 8

@@ -349,9 +349,9 @@ class WizardScreen(Screen):
         self._save(os.path.expanduser(text), overwrite=False)
 
     def _save(self, path: str, overwrite: bool) -> None:
+        from pth_top import __version__
         from pth_top.configs.build_file import save_build
         from pth_top.configs.fileio import FileExistsRefused
-        from pth_top import __version__
 
         assert self.build is not None
         try:
