@@ -204,7 +204,8 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     presets = model_presets()
     preset = workload.preset
     if preset != "custom" and preset not in presets:
-        problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {', '.join(presets)}, or custom)"))
+        known = ", ".join(presets)
+        problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {known}, or custom)"))
     if preset == "custom":
         kind = workload.kind
         if kind == "transformer":

@@ -143,7 +143,9 @@ def default_build_path(build: Build, created: dt.datetime) -> Path:
     return builds_dir() / f"{created:%Y%m%d-%H%M%S}-{slug}.toml"
 
 
-def save_build(build: Build, path: str | Path, *, created: dt.datetime, tool_version: str, overwrite: bool = False) -> Path:
+def save_build(
+    build: Build, path: str | Path, *, created: dt.datetime, tool_version: str, overwrite: bool = False
+) -> Path:
     """Atomic write; raises configs.fileio.FileExistsRefused when the file exists and not `overwrite`."""
     return atomic_write_text(path, dumps_build(build, created=created, tool_version=tool_version), overwrite=overwrite)
 
@@ -158,7 +160,9 @@ def loads_build(text: str, path: str | Path | None = None) -> tuple[Build, dt.da
     return build_from_dict(parse_toml(text, path), path=path, text=text)
 
 
-def build_from_dict(data: dict[str, Any], *, path: Any = None, text: str | None = None) -> tuple[Build, dt.datetime, str]:
+def build_from_dict(
+    data: dict[str, Any], *, path: Any = None, text: str | None = None
+) -> tuple[Build, dt.datetime, str]:
     def fail(reason: str, table: str | None, key: str | None) -> ConfigFileError:
         line = None
         if text is not None:

@@ -24,7 +24,9 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
         if cpu["socket"] != board["socket"]:
             problems.append(f"socket: {cpu.name} is {cpu['socket']}, {board.name} is {board['socket']}")
         if board["memory_type"] not in cpu["memory_types"]:
-            problems.append(f"memory: {cpu.name} supports {'/'.join(cpu['memory_types'])}, board takes {board['memory_type']}")
+            problems.append(
+                f"memory: {cpu.name} supports {'/'.join(cpu['memory_types'])}, board takes {board['memory_type']}"
+            )
         if board["cpu_sockets_count"] > 1:
             problems.append(
                 f"{board.name} is a {board['cpu_sockets_count']}-socket board: with one CPU, the slots and DIMMs wired "
@@ -39,14 +41,20 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
                 f"{'RDIMM' if board['memory_registered'] else 'UDIMM'}"
             )
         if ram["modules_count"] * ram_qty > board["dimm_slots_count"]:
-            problems.append(f"{ram['modules_count'] * ram_qty} DIMMs but {board.name} has {board['dimm_slots_count']} slots")
+            problems.append(
+                f"{ram['modules_count'] * ram_qty} DIMMs but {board.name} has {board['dimm_slots_count']} slots"
+            )
         if ram["capacity_gib"] * ram_qty > board["max_memory_gib"]:
-            problems.append(f"{ram['capacity_gib'] * ram_qty} GiB RAM exceeds {board.name}'s {board['max_memory_gib']} GiB")
+            problems.append(
+                f"{ram['capacity_gib'] * ram_qty} GiB RAM exceeds {board.name}'s {board['max_memory_gib']} GiB"
+            )
         if ram["ecc"] and not board["memory_ecc"]:
             problems.append(f"ECC RAM on {board.name}, which does not support ECC")
     if gpu and board and gpu["form"] != "edge":
         if gpu_count > board["gpu_slots_count"]:
-            problems.append(f"{gpu_count} GPUs but {board.name} has {board['gpu_slots_count']} x8-or-better GPU slot(s)")
+            problems.append(
+                f"{gpu_count} GPUs but {board.name} has {board['gpu_slots_count']} x8-or-better GPU slot(s)"
+            )
     if gpu and cpu and gpu["form"] != "edge":
         nvme_lanes = 4 * storage_qty if storage and storage["interface"] == "nvme" else 0
         hba_lanes = 8 if storage and storage["interface"] == "sas" else 0
@@ -77,24 +85,33 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
             native = psu["connectors_12vhpwr_count"] * psu_qty
             if native < gpu_count:
                 problems.append(
-                    f"power: {gpu_count} GPU(s) take 12VHPWR/12V-2x6 but {psu.name} x{psu_qty} has {native} native lead(s) "
+                    f"power: {gpu_count} GPU(s) take 12VHPWR/12V-2x6 but {psu.name} x{psu_qty} "
+                    f"has {native} native lead(s) "
                     "(adapters from 8-pin are a melting risk: use a native lead per card)"
                 )
         else:
             # A data-centre card's CPU 8-pin input takes two PCIe 8-pin leads through NVIDIA's adapter.
             leads = connectors * (2 if gpu["power_connector"] == "eps8pin" else 1)
             if psu["pcie_8pin_count"] * psu_qty < leads:
-                problems.append(f"power: GPUs need {leads} PCIe 8-pin leads, {psu.name} x{psu_qty} has {psu['pcie_8pin_count'] * psu_qty}")
+                problems.append(
+                    f"power: GPUs need {leads} PCIe 8-pin leads, "
+                    f"{psu.name} x{psu_qty} has {psu['pcie_8pin_count'] * psu_qty}"
+                )
         eps_needed = cpu["eps_8pin_count"] if cpu else 0
         if psu["eps_8pin_count"] * psu_qty < eps_needed:
-            problems.append(f"power: the CPU needs {eps_needed} EPS 8-pin leads, {psu.name} x{psu_qty} has {psu['eps_8pin_count'] * psu_qty}")
+            problems.append(
+                f"power: the CPU needs {eps_needed} EPS 8-pin leads, "
+                f"{psu.name} x{psu_qty} has {psu['eps_8pin_count'] * psu_qty}"
+            )
     if psu and psu_required_w and psu["capacity_w"] * psu_qty < psu_required_w:
         problems.append(f"PSU {psu['capacity_w'] * psu_qty:g} W is below the {psu_required_w:,.0f} W required")
     if cooler and cpu:
         if cpu["socket"] not in cooler["sockets"]:
             problems.append(f"{cooler.name} does not fit socket {cpu['socket']}")
         if cooler["max_cpu_power_w"] < cpu["turbo_power_w"]:
-            problems.append(f"{cooler.name} handles {cooler['max_cpu_power_w']} W, {cpu.name} draws up to {cpu['turbo_power_w']} W")
+            problems.append(
+                f"{cooler.name} handles {cooler['max_cpu_power_w']} W, {cpu.name} draws up to {cpu['turbo_power_w']} W"
+            )
     if storage:
         if storage["interface"] == "sas":
             problems.append(f"{storage.name} is a SAS drive, not NVMe: it needs a SAS HBA (an x8 PCIe card)")
@@ -103,7 +120,9 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
         if board and storage["form_factor"] == "u2" and not board["memory_registered"]:
             problems.append(f"{storage.name} is U.2: a desktop board needs an adapter card")
     if gpu and gpu["cooling"] == "passive" and gpu["form"] == "datacenter":
-        problems.append(f"{gpu.name} is passively cooled: it needs a server chassis with high-pressure fans, not a desktop case")
+        problems.append(
+            f"{gpu.name} is passively cooled: it needs a server chassis with high-pressure fans, not a desktop case"
+        )
     if gpu and gpu["software"] == "rocm":
         problems.append(f"{gpu.name} runs PyTorch through ROCm, not CUDA")
     return problems

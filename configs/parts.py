@@ -78,7 +78,9 @@ def load_catalog(
             part_id = entry.get("id")
             if part_id in raw:
                 line = line_of_key_in_table(text, kind, "id", _index_of(text, kind, origin))
-                raise ConfigFileError(f"duplicate id {part_id!r} (also in {raw[part_id][2]})", path=path, line=line, key="id")
+                raise ConfigFileError(
+                    f"duplicate id {part_id!r} (also in {raw[part_id][2]})", path=path, line=line, key="id"
+                )
             raw[part_id] = (kind, entry, origin)
     if include_user:
         for path in _user_catalog_files(user_dir):
@@ -108,7 +110,8 @@ def _user_catalog_files(user_dir: Path) -> list[Path]:
     except NotADirectoryError:
         raise ConfigFileError("not a folder (the user catalog is a folder of *.toml files)", path=user_dir) from None
     except OSError as error:
-        raise ConfigFileError(f"cannot read the user catalog folder: {error.strerror or error}", path=user_dir) from None
+        reason = error.strerror or error
+        raise ConfigFileError(f"cannot read the user catalog folder: {reason}", path=user_dir) from None
     except ValueError as error:  # a NUL in the path
         raise ConfigFileError(f"cannot read the user catalog folder: {error}", path=user_dir) from None
     return sorted(user_dir / name for name in names if name.endswith(".toml") and not name.startswith("."))
@@ -123,7 +126,9 @@ def _entries(path: Path) -> Iterable[tuple[str, dict[str, Any], str, str]]:
                 line=line_of_table(text, kind), key=kind,
             )
         if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-            raise ConfigFileError(f"write parts as [[{kind}]] tables", path=path, line=line_of_table(text, kind), key=kind)
+            raise ConfigFileError(
+                f"write parts as [[{kind}]] tables", path=path, line=line_of_table(text, kind), key=kind
+            )
         for index, entry in enumerate(entries):
             line = line_of_table(text, kind, index) or 1
             if not isinstance(entry.get("id"), str) or not entry["id"].strip():

@@ -36,7 +36,8 @@ def check_override(variable: str) -> None:
     if folder is not None and not folder.is_absolute():
         from pth_top.text import printable
 
-        raise UserDirError(f"{variable} must be an absolute path (or start with ~/), got '{printable(os.environ[variable], limit=200)}'")
+        given = printable(os.environ[variable], limit=200)
+        raise UserDirError(f"{variable} must be an absolute path (or start with ~/), got '{given}'")
 
 
 def user_config_dir() -> Path:

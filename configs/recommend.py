@@ -77,7 +77,8 @@ class _Assembly:
 
 
 def recommend(
-    answers: Answers, catalog: Catalog, *, rules: Rules | None = None, pins: Mapping[str, tuple[str, int]] | None = None,
+    answers: Answers, catalog: Catalog, *, rules: Rules | None = None,
+    pins: Mapping[str, tuple[str, int]] | None = None,
     today: dt.date | None = None, title: str = "", comments: tuple[str, ...] = (),
 ) -> Build:
     rules = rules or load_rules()
@@ -122,7 +123,8 @@ def recommend(
         for role in ROLES if role in assembly.chosen for part, qty in [assembly.chosen[role]]
     )
     return Build(
-        answers=answers, components=components, memory=ctx.memory, gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB),
+        answers=answers, components=components, memory=ctx.memory,
+        gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB),
         gpu_usable_per_gpu_bytes=usable,
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
@@ -139,7 +141,9 @@ def _warnings(ctx: _Context, assembly: _Assembly, gpu: Part, usable: int, today:
         warnings.append(_does_not_fit(ctx, gpu, usable, ctx.catalog))
     total = assembly.total_cny
     if total > ctx.budget_cny:
-        warnings.append(f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget")
+        warnings.append(
+            f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget"
+        )
     max_power = answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
         warnings.append(f"wall draw ~{assembly.wall_w:,.0f} W exceeds the {max_power} W limit")
@@ -162,7 +166,9 @@ def _warnings(ctx: _Context, assembly: _Assembly, gpu: Part, usable: int, today:
     return list(dict.fromkeys(warnings))
 
 
-def swap(build: Build, role: str, catalog: Catalog, *, rules: Rules | None = None, today: dt.date | None = None) -> Build:
+def swap(
+    build: Build, role: str, catalog: Catalog, *, rules: Rules | None = None, today: dt.date | None = None
+) -> Build:
     """The same answers with `role` moved to the next-best alternative (wrapping round)."""
     options = build.alternatives.get(role, ())
     current = build.component(role)
@@ -171,7 +177,9 @@ def swap(build: Build, role: str, catalog: Catalog, *, rules: Rules | None = Non
     index = options.index(current.part_id) if current.part_id in options else -1
     next_id = options[(index + 1) % len(options)]
     pins = {**build.pins, role: (next_id, 0)}  # 0: the rules choose how many of the new part
-    return recommend(build.answers, catalog, rules=rules, pins=pins, today=today, title=build.title, comments=build.comments)
+    return recommend(
+        build.answers, catalog, rules=rules, pins=pins, today=today, title=build.title, comments=build.comments
+    )
 
 
 def estimate_memory(answers: Answers, shape: mem.ModelShape) -> mem.MemoryBreakdown:
@@ -303,7 +311,9 @@ def _assemble(ctx: _Context, gpu: Part) -> _Assembly:
         asm.sustained_w, asm.peak_w = sustained, gpu["transient_peak_w"] + ctx.rules.power.per_drive_w
         asm.psu_required_w = asm.psu_capacity_w = 0.0
         asm.wall_w = sustained / 0.9
-        asm.power_lines = (f"module power up to {gpu['board_power_w']:g} W from its own supply; no PC PSU, CPU, RAM or board to buy",)
+        asm.power_lines = (
+            f"module power up to {gpu['board_power_w']:g} W from its own supply; no PC PSU, CPU, RAM or board to buy",
+        )
         asm.heat_line = "cooling: the module's own fan/heatsink; keep its intake clear"
         return asm
     need_ecc = ctx.tier == "datacenter"
@@ -371,10 +381,15 @@ def _choose_cpu(ctx: _Context, asm: _Assembly, need_ecc: bool, ram_floor: float)
         and (cpu["ecc"] or not need_ecc) and _boards_for(ctx, cpu, need_ecc, ram_floor)
     ]
     cpu, _ = _rank(ctx, asm, "cpu", candidates, ctx.catalog.of_kind("cpu"), reason)
-    lines = [reason, f"PCIe: {ctx.gpu_count} GPU(s) need >= {lanes} CPU lanes at x8; {cpu.name} has {cpu['pcie_lanes_count']}"]
+    lines = [
+        reason,
+        f"PCIe: {ctx.gpu_count} GPU(s) need >= {lanes} CPU lanes at x8; {cpu.name} has {cpu['pcie_lanes_count']}",
+    ]
     if need_ecc:
         lines.append("ECC memory needs a workstation/server platform (guide §6.1 high tier, §8.1)")
-    lines.append("cheapest CPU meeting these; the GPU does the training, the CPU feeds it (guide §9.2: upgrade the GPU first)")
+    lines.append(
+        "cheapest CPU meeting these; the GPU does the training, the CPU feeds it (guide §9.2: upgrade the GPU first)"
+    )
     lines.extend(cpu.notes)
     asm.reasons["cpu"] = lines
     return cpu
@@ -382,11 +397,13 @@ def _choose_cpu(ctx: _Context, asm: _Assembly, need_ecc: bool, ram_floor: float)
 
 def _choose_board(ctx: _Context, asm: _Assembly, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
     candidates = [(board.price_cny, board, 1) for board in _boards_for(ctx, cpu, need_ecc, ram_floor)]
-    same_socket = [board for board in ctx.catalog.of_kind("motherboard") if board["socket"] == cpu["socket"]] or ctx.catalog.of_kind("motherboard")
+    all_boards = ctx.catalog.of_kind("motherboard")
+    same_socket = [board for board in all_boards if board["socket"] == cpu["socket"]] or all_boards
     board, _ = _rank(ctx, asm, "motherboard", candidates, same_socket,
                      f"socket {cpu['socket']}, {ctx.gpu_count} GPU slot(s), {'ECC' if need_ecc else 'any'} memory")
     lines = [
-        f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {board['gpu_slots_count']} GPU slot(s) at x8+ "
+        f"socket {cpu['socket']} and {board['memory_type']} match the CPU; "
+        f"{board['gpu_slots_count']} GPU slot(s) at x8+ "
         f"for {ctx.gpu_count} GPU(s); {board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",
     ]
     lines.extend(board.notes)
@@ -402,16 +419,22 @@ def _choose_ram(ctx: _Context, asm: _Assembly, board: Part, need_ecc: bool, floo
         if need_ecc and not kit["ecc"]:
             continue
         quantity = max(1, math.ceil(floor.value / kit["capacity_gib"]))
-        if quantity * kit["modules_count"] > board["dimm_slots_count"] or quantity * kit["capacity_gib"] > board["max_memory_gib"]:
+        if quantity * kit["modules_count"] > board["dimm_slots_count"]:
+            continue
+        if quantity * kit["capacity_gib"] > board["max_memory_gib"]:
             continue
         candidates.append((kit.price_cny * quantity + kit["modules_count"] * quantity, kit, quantity))
     kit, quantity = _rank(ctx, asm, "memory_kit", candidates, ctx.catalog.of_kind("memory_kit"), floor.reason)
     lines = [floor.reason, f"{quantity} x {kit['capacity_gib']:g} GiB {kit['memory_type']}-{kit['speed_mt_per_s']:g} = "
-             f"{quantity * kit['capacity_gib']:g} GiB, cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
+             f"{quantity * kit['capacity_gib']:g} GiB, "
+             f"cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
     if kit["ecc"]:
         lines.append("ECC registered memory: the high budget tier asks for ECC (guide §6.1)")
     if kit["memory_type"] == "DDR4" and ctx.answers.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb:
-        lines.append("the guide suggests DDR5 >= 4800 for large data (§3.1); capacity matters more than generation for data loading")
+        lines.append(
+            "the guide suggests DDR5 >= 4800 for large data (§3.1); "
+            "capacity matters more than generation for data loading"
+        )
     asm.reasons["memory_kit"] = lines
 
 
@@ -426,7 +449,11 @@ def _choose_storage(ctx: _Context, asm: _Assembly, board: Part | None) -> None:
             continue
         if drive["form_factor"] == "u2" and not server_board:
             continue
-        if klass != "any_ssd" and (drive["interface"] != "nvme" or drive["seq_read_mb_per_s"] < ctx.rules.storage.nvme_min_read_mb_per_s):
+        fast_nvme = (
+            drive["interface"] == "nvme"
+            and drive["seq_read_mb_per_s"] >= ctx.rules.storage.nvme_min_read_mb_per_s
+        )
+        if klass != "any_ssd" and not fast_nvme:
             continue
         if ctx.edge and drive["form_factor"] != "m2":
             continue
@@ -436,7 +463,8 @@ def _choose_storage(ctx: _Context, asm: _Assembly, board: Part | None) -> None:
         candidates.append((drive.price_cny * quantity, drive, quantity))
     drive, quantity = _rank(ctx, asm, "storage", candidates, ctx.catalog.of_kind("storage"), class_line)
     lines = [class_line, capacity.reason,
-             f"{quantity} x {drive['capacity_gb']:,.0f} GB {drive['interface'].upper()}, {drive['seq_read_mb_per_s']:,} MB/s read"]
+             f"{quantity} x {drive['capacity_gb']:,.0f} GB {drive['interface'].upper()}, "
+             f"{drive['seq_read_mb_per_s']:,} MB/s read"]
     lines.extend(drive.notes)
     asm.reasons["storage"] = lines
 
@@ -448,10 +476,12 @@ def _choose_cooler(ctx: _Context, asm: _Assembly, cpu: Part) -> Part:
         if cpu["socket"] in cooler["sockets"] and cooler["max_cpu_power_w"] >= cpu["turbo_power_w"]
         and (not quiet or cooler["noise"] == "quiet")
     ]
-    fallback = [c for c in ctx.catalog.of_kind("cooler") if cpu["socket"] in c["sockets"]] or ctx.catalog.of_kind("cooler")
+    all_coolers = ctx.catalog.of_kind("cooler")
+    fallback = [cooler for cooler in all_coolers if cpu["socket"] in cooler["sockets"]] or all_coolers
     cooler, _ = _rank(ctx, asm, "cooler", candidates, fallback, f"socket {cpu['socket']}, >= {cpu['turbo_power_w']} W")
     asm.reasons["cooler"] = [
-        f"CPU turbo power {cpu['turbo_power_w']} W <= cooler rating {cooler['max_cpu_power_w']} W, socket {cpu['socket']}: "
+        f"CPU turbo power {cpu['turbo_power_w']} W <= cooler rating {cooler['max_cpu_power_w']} W, "
+        f"socket {cpu['socket']}: "
         "air (e.g. PA120) for mid/low power, 240 mm AIO or big air for high-end (guide §4.1)",
     ]
     return cooler
@@ -504,14 +534,18 @@ def _choose_psu(ctx: _Context, asm: _Assembly, gpu: Part, cpu: Part, cooler: Par
     if needs_hpwr:
         lines.append(f"{gpu.name} takes a 12VHPWR/12V-2x6 lead: native ATX 3.x PSU chosen")
     if quantity > 1:
-        lines.append(f"{quantity} PSUs give {asm.psu_capacity_w:,.0f} W only when they share the load; a redundant (1+1) pair gives {psu['capacity_w']:,} W")
+        lines.append(
+            f"{quantity} PSUs give {asm.psu_capacity_w:,.0f} W only when they share the load; "
+            f"a redundant (1+1) pair gives {psu['capacity_w']:,} W"
+        )
     asm.reasons["psu"] = lines
     heat = estimate.sustained_w
     airflow = "" if heat <= rules.cooling.server_airflow_above_w else (
         f"; above {rules.cooling.server_airflow_above_w} W a desktop case is not enough: rack/server chassis airflow"
     )
     asm.heat_line = (
-        f"cooling: ~{heat:,.0f} W of heat -> {fans - cooler['fans_count']} case fans (1 per {rules.cooling.watts_per_case_fan_w} W, "
+        f"cooling: ~{heat:,.0f} W of heat -> {fans - cooler['fans_count']} case fans "
+        f"(1 per {rules.cooling.watts_per_case_fan_w} W, "
         f"positive pressure: more intake than exhaust, guide §4.1){airflow}"
     )
 

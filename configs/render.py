@@ -14,7 +14,8 @@ def memory_lines(build: Build) -> list[str]:
     total = build.memory.total_bytes / GIB
     usable = build.gpu_usable_per_gpu_bytes / GIB
     verdict = "fits" if build.memory_fits else "DOES NOT FIT"
-    lines.append(f"  {'total per GPU':<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({build.gpu_memory_per_gpu_bytes / GIB:g} GiB card): {verdict}")
+    card = build.gpu_memory_per_gpu_bytes / GIB
+    lines.append(f"  {'total per GPU':<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({card:g} GiB card): {verdict}")
     return lines
 
 
@@ -51,7 +52,9 @@ def render_build_text(build: Build) -> str:
     for component in build.components:
         out.append("  " + component_line(component.role, build))
         out.extend(f"      - {line}" for line in component.reasoning)
-    out += ["", "Memory per GPU", *memory_lines(build), "", "Power", *power_lines(build), "", "Price", price_line(build)]
+    out += ["", "Memory per GPU", *memory_lines(build)]
+    out += ["", "Power", *power_lines(build)]
+    out += ["", "Price", price_line(build)]
     out += ["", "Reasoning", *(f"  - {line}" for line in build.reasoning)]
     if build.comments:
         out += ["", "Comments on this preset", *(f"  - {line}" for line in build.comments)]

@@ -267,7 +267,8 @@ def power_estimate(
     vendor = gpu_recommended_psu_w + gpu_board_power_w * (gpu_count - 1) if gpu_recommended_psu_w else 0
     required = max(from_load, vendor, peak if gpu_count > 1 else 0)
     lines = [
-        f"sustained {sustained:,.0f} W = {gpu_count} x {gpu_board_power_w:g} W GPU + {cpu_turbo_power_w:g} W CPU turbo + "
+        f"sustained {sustained:,.0f} W = {gpu_count} x {gpu_board_power_w:g} W GPU + "
+        f"{cpu_turbo_power_w:g} W CPU turbo + "
         f"{p.board_w} W board + {dimm_count} DIMM x {p.per_dimm_w} W + {drive_count} drive x {p.per_drive_w} W + "
         f"{fan_count} fan x {p.per_fan_w} W",
         f"PSU >= max(sustained / {p.psu_max_load_fraction} = {from_load:,.0f} W"

@@ -52,7 +52,9 @@ def parse_toml(text: str, path: str | Path | None = None) -> dict[str, Any]:
         reason = "malformed TOML: " + _PARSE_LINE.sub("", message).strip()
         raise ConfigFileError(reason, path=path, line=int(match.group(1)) if match else None) from None
     except ValueError:  # int() refuses over 4,300 digits
-        raise ConfigFileError("malformed TOML: an integer too long to read (TOML integers are 64-bit)", path=path) from None
+        raise ConfigFileError(
+            "malformed TOML: an integer too long to read (TOML integers are 64-bit)", path=path
+        ) from None
     except RecursionError:
         raise ConfigFileError(f"malformed TOML: nested deeper than {MAX_NESTING_DEPTH} levels", path=path) from None
     _check_values(data, (), path, text)
@@ -61,7 +63,8 @@ def parse_toml(text: str, path: str | Path | None = None) -> dict[str, Any]:
 
 def _check_values(value: Any, keys: tuple[str, ...], path: str | Path | None, text: str) -> None:
     if len(keys) > MAX_NESTING_DEPTH:
-        raise ConfigFileError(f"nested deeper than {MAX_NESTING_DEPTH} levels", path=path, key="".join(key if key.startswith("[") else f".{key}" for key in keys[:4]).lstrip(".") + "...")
+        dotted = "".join(key if key.startswith("[") else f".{key}" for key in keys[:4]).lstrip(".")
+        raise ConfigFileError(f"nested deeper than {MAX_NESTING_DEPTH} levels", path=path, key=dotted + "...")
     if isinstance(value, dict):
         for key, item in value.items():
             _check_values(item, (*keys, key), path, text)

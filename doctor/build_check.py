@@ -27,7 +27,8 @@ def check_build(build: Build, snapshot: Snapshot) -> list[CheckLine]:
         want = cpu.spec["threads_count"]
         have = snapshot.host.logical_cpu_count
         status = "meets" if have >= want else "misses"
-        lines.append(CheckLine("CPU", status, f"{have} logical CPUs here ({snapshot.host.cpu_model_name}); build has {want} ({cpu.name})"))
+        here = f"{have} logical CPUs here ({snapshot.host.cpu_model_name})"
+        lines.append(CheckLine("CPU", status, f"{here}; build has {want} ({cpu.name})"))
     ram = build.component("memory_kit")
     if ram is not None:
         want_gib = ram.spec["capacity_gib"] * ram.quantity
@@ -44,7 +45,8 @@ def check_build(build: Build, snapshot: Snapshot) -> list[CheckLine]:
             largest = max(snapshot.filesystems, key=lambda fs: fs.total_bytes)
             have_gb = largest.total_bytes / 1e9
             status = "meets" if have_gb >= want_gb * REPORTED_MEMORY_FRACTION else "misses"
-            lines.append(CheckLine("Storage", status, f"largest filesystem {largest.mountpoint} is {have_gb:,.0f} GB; build has {want_gb:,.0f} GB"))
+            here = f"largest filesystem {largest.mountpoint} is {have_gb:,.0f} GB"
+            lines.append(CheckLine("Storage", status, f"{here}; build has {want_gb:,.0f} GB"))
         else:
             lines.append(CheckLine("Storage", "unknown", "no filesystems reported"))
     return lines
@@ -58,15 +60,19 @@ def _check_gpus(build: Build, snapshot: Snapshot, want_count: int, want_gib: flo
     lines = []
     count_status = "meets" if len(snapshot.gpus) >= want_count else "misses"
     names = ", ".join(sorted({gpu.name for gpu in snapshot.gpus}))
-    lines.append(CheckLine("GPU count", count_status, f"{len(snapshot.gpus)} here ({names}); build has {want_count} x {want_name}"))
+    detail = f"{len(snapshot.gpus)} here ({names}); build has {want_count} x {want_name}"
+    lines.append(CheckLine("GPU count", count_status, detail))
     totals = [gpu.memory_total_bytes for gpu in snapshot.gpus if gpu.memory_total_bytes is not NA]
     if not totals:
         lines.append(CheckLine("GPU memory", "unknown", "GPU memory size not reported"))
         return lines
     smallest = min(totals)
     status = "meets" if smallest >= want_gib * GIB * REPORTED_MEMORY_FRACTION else "misses"
-    lines.append(CheckLine("GPU memory", status, f"smallest GPU here has {smallest / GIB:.1f} GiB; build's has {want_gib:g} GiB"))
+    lines.append(
+        CheckLine("GPU memory", status, f"smallest GPU here has {smallest / GIB:.1f} GiB; build's has {want_gib:g} GiB")
+    )
     need = build.memory.total_bytes
     status = "meets" if need <= smallest * 0.95 else "misses"
-    lines.append(CheckLine("Workload", status, f"needs {need / GIB:.1f} GiB per GPU; this machine's smallest GPU has {smallest / GIB:.1f} GiB"))
+    detail = f"needs {need / GIB:.1f} GiB per GPU; this machine's smallest GPU has {smallest / GIB:.1f} GiB"
+    lines.append(CheckLine("Workload", status, detail))
     return lines

@@ -46,6 +46,6 @@ def snapshot_to_dict(snapshot: Snapshot, top_processes: int | None = None) -> di
     if top_processes is not None:
         processes = top_processes_by_cpu(processes, top_processes)
         body["processes"] = to_json_value(processes)
-    for process, process_json in zip(processes, body["processes"]):
+    for process, process_json in zip(processes, body["processes"], strict=True):
         process_json["running_time_s"] = process.running_time_s(snapshot.timestamp_s)
     return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}

@@ -55,7 +55,7 @@ def chart_text(
     oldest_s = min(points[0][0] for _, points in drawable)
     figure.ruler("x").ticks(*time_ticks(oldest_s, width))
     for line, points in drawable:
-        xs, ys = zip(*points)
+        xs, ys = zip(*points, strict=True)
         marker = plotext.marker("braille", line.color)
         figure.draw(figure.signal(list(xs), list(ys), marker=marker).lines())
     return Text("\n").join([legend, Text.from_ansi(figure.build().string(), no_wrap=True)])

@@ -54,7 +54,7 @@ def meter_text(
     for offset, char in enumerate(value):
         body[start + offset] = char
         styles[start + offset] = "dim" if start + offset >= used else styles[start + offset]
-    for char, style in zip(body, styles):
+    for char, style in zip(body, styles, strict=True):
         text.append(char, style=style)
     text.append("]", style="bold")
     return text
