@@ -152,7 +152,7 @@ class RowCells:
 def format_row(row: Row, delta: float | None = None) -> RowCells:
     """The one wording of a row: value with unit, % of peak, Δ% against a baseline, spread, note."""
     if isinstance(row, ErrorRow):
-        return RowCells(*(_cell(part or "-") for part in (row.kernel, row.device, row.variant)), value="ERROR",
+        return RowCells(_cell(row.kernel or "-"), _cell(row.device or "-"), _cell(row.variant or "-"), value="ERROR",
                         percent="", delta="", spread="", note=_cell(f"{row.error_type}: {row.message}"), is_error=True)
     note = row.note
     if row.status == "skipped":

@@ -90,9 +90,9 @@ class RunRecord:
             self.rows.append(row)
             return row
         elif event.kind == "error":
-            error = dict(event.fields)
-            self.errors.append(error)
-            return error
+            error_row = dict(event.fields)
+            self.errors.append(error_row)
+            return error_row
         elif event.kind == "finished":
             self.finished = dict(event.fields)
         return None

@@ -233,18 +233,6 @@ class ChildProcess:
                 raise ProtocolError(f"a line longer than {MAX_LINE_BYTES} bytes")
             return line
 
-    async def read_lines(self) -> list[bytes]:
-        """Every stdout line up to the end, a line over MAX_LINE_BYTES left out (for a one-object child)."""
-        lines = []
-        while True:
-            try:
-                line = await self.read_line()
-            except ProtocolError:
-                continue
-            if not line:
-                return lines
-            lines.append(line)
-
     async def wait(self) -> int:
         """The child's exit code, once it and the rest of its group are gone."""
         assert self._process

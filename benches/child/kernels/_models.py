@@ -42,7 +42,7 @@ def workload(name: str, device: str, *, seq_len: int = 128) -> Workload:
     if name == "cnn":
         # channels_last suits cuDNN; on CPU it was several times slower here at small batches.
         memory_format = torch.channels_last if device.startswith("cuda") else torch.contiguous_format
-        model = small_cnn().to(device).to(memory_format=memory_format)
+        model = small_cnn().to(device).to(memory_format=memory_format)  # type: ignore[call-overload]
 
         def make_batch(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
             images = torch.randn(batch, 3, 32, 32, device=generator_device).to(memory_format=memory_format)

@@ -19,7 +19,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
     def make(name: str, autocast: torch.dtype | None, peak_kind: str) -> Variant:
         def run() -> dict:
             conv = nn.Conv2d(CHANNELS, CHANNELS, 3, padding=1, bias=False).to(ctx.device)
-            conv = conv.to(memory_format=torch.channels_last)
+            conv = conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
             x = torch.randn(batch, CHANNELS, SIDE, SIDE, device=ctx.device).to(memory_format=torch.channels_last)
             x.requires_grad_(True)
 

@@ -65,6 +65,7 @@ def sweep(ctx: KernelContext, dtype: torch.dtype) -> dict:
             best = (tflops, measurement, size)
         ctx.progress((index + 1) / len(sizes), f"{size}^3")
         del a, b, out
+    assert best is not None, "sweep_sizes gives at least one size"
     tflops, measurement, size = best
     details = {
         "shapes": shapes,
