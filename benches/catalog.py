@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Peak kinds, resolved by benches/peaks.py on the parent side.
+# Peak kinds, resolved by benches/client/peaks.py on pth-top's side.
 PEAK_FP32 = "fp32"
 PEAK_TF32 = "tf32"
 PEAK_FP16 = "fp16_tensor"

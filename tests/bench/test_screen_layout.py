@@ -70,3 +70,20 @@ async def test_opening_a_saved_run_after_a_cancelled_one_drops_the_old_progress_
         await pilot.pause(0.1)
         assert not screen.query(KernelProgress)
         assert "812.0 MB/s" in screen_text(app)
+
+
+async def test_open_is_greyed_in_the_key_bar_while_a_run_is_in_flight(tmp_path):
+    screen = BenchScreen(RunRequest(kernels=("gemm",)), python=hanging_child(tmp_path), runs_folder=tmp_path / "runs")
+    app = BenchApp(screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: "Found" in screen.status_text, timeout_s=30)
+        assert screen.check_action("open_run", ()) is True
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.query(KernelProgress), timeout_s=30)
+        assert screen.check_action("open_run", ()) is None
+        await pilot.press("o")  # refused: the live run keeps the table
+        await pilot.pause(0.2)
+        assert app.screen is screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.running, timeout_s=30)
+        assert screen.check_action("open_run", ()) is True

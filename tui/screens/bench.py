@@ -71,7 +71,7 @@ class BenchScreen(Screen):
     devices: reactive[tuple[dict, ...]] = reactive(CPU_ONLY, init=False)
     """Devices the chosen interpreter's torch lists; one checkbox each."""
     running: reactive[bool] = reactive(False, init=False)
-    """A benchmark child runs (Enter is refused, Esc cancels, Open is hidden)."""
+    """A benchmark child runs (Enter is refused, Esc cancels, Open is greyed)."""
     record: reactive[RunRecord | None] = reactive(None, init=False, always_update=True)
     """The run shown: the live one (rows added as they come) or one opened from disk."""
     baseline: reactive[RunRecord | None] = reactive(None, init=False, always_update=True)
@@ -127,9 +127,8 @@ class BenchScreen(Screen):
     def watch_status_text(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(text))
 
-    def watch_running(self, running: bool) -> None:
-        self.set_class(running, "-running")
-        self.refresh_bindings()
+    def watch_running(self) -> None:
+        self.refresh_bindings()  # the key bar greys Open while a run is in flight
 
     def watch_record(self, record: RunRecord | None) -> None:
         """A new record: its rows and bars; progress lines belong to the live run only, so they go."""

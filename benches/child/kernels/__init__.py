@@ -1,1 +1,1 @@
-"""Benchmark kernels. These modules import torch; everything outside benches/kernels/ does not."""
+"""Benchmark kernels: the only modules that import torch (the rest of the child imports it lazily, or not at all)."""

@@ -1,6 +1,6 @@
 """Sequential disk write (timed through fsync) and read (O_DIRECT, else after dropping cached pages).
 
-The temp file is registered with benches.cleanup, so SIGTERM, an exception or a normal end removes it;
+The temp file is registered with benches/child/cleanup.py, so SIGTERM, an exception or a normal end removes it;
 files left by a killed run (dead pid in the name) are removed by the next run in that folder.
 """
 
