@@ -117,3 +117,19 @@ def test_the_heartbeat_thread_sends_valid_versioned_events_until_stopped():
     heartbeat.join(timeout=30)
     assert not heartbeat.is_alive()
     assert {decode_line(line).kind for line in lines} == {"heartbeat"}
+
+
+def test_the_probe_keeps_a_bounded_tail_of_a_flood_and_still_finds_its_report(tmp_path):
+    from pth_top.doctor.probe_runner import PROBE_STDOUT_LINES
+    from tests.bench.fake_children import executable
+
+    report = '{"schema": "pth-top.torch-probe", "schema_version": 1, "error": null}'
+    python = executable(tmp_path / "fake-python", (
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "sys.stdout.write('x' * (17 * 1024 * 1024) + '\\n')\n"  # over the line bound: skipped whole
+        "sys.stdout.write('noise\\n' * 100000)\n"
+        f"print({report!r})\n"))
+    pending = PendingProbe(python, timeout_s=60)
+    assert pending.result()["schema_version"] == 1
+    assert len(pending._stdout) <= PROBE_STDOUT_LINES
