@@ -185,14 +185,19 @@ def process_cells(line: ProcessLine, columns: Sequence[ProcessColumn] = COLUMNS)
         "mem": Text(f"{process.memory_percent:.1f}", justify="right"),
         "rss": Text(format_bytes(process.rss_bytes), justify="right"),
         "gpu_mem": Text(
-            format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "", style=gpu_style, justify="right"
+            format_bytes(process.gpu_memory_used_bytes) if process.has_gpu_context else "",
+            style=gpu_style,
+            justify="right",
         ),
         "gpu_util": Text(
             format_percent(process.gpu_sm_util_percent).removesuffix("%") if process.has_gpu_context else "",
             style=gpu_style, justify="right",
         ),
         "gpu": Text(",".join(str(index) for index in process.gpu_indices), style=gpu_style),
-        "state": Text(STATE_LETTERS.get(process.state, printable(process.state[:1])), style="green" if process.state == "running" else ""),
+        "state": Text(
+            STATE_LETTERS.get(process.state, printable(process.state[:1])),
+            style="green" if process.state == "running" else "",
+        ),
         "time": Text(format_duration(process.cpu_time_s), justify="right"),
         "container": Text(printable(container_label(process.container)), style="cyan"),
         "command": command,

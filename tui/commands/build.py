@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
         snapshot = Sampler().sample()
     except Exception as error:  # any sensor failure is reported, never a traceback
-        raise CliError(printable(f"cannot read this machine: {type(error).__name__}: {error}", limit=400), exit_code=1) from None
+        reason = printable(f"cannot read this machine: {type(error).__name__}: {error}", limit=400)
+        raise CliError(reason, exit_code=1) from None
     lines = check_build(build, snapshot)
     width = max((len(line.part) for line in lines), default=0)
     for line in lines:

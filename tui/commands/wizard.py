@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--answers", metavar="FILE.toml", help="answers to run headless")
     parser.add_argument(
         "--preset", metavar="NAME",
-        help="a guide build preset (guide-personal, guide-enterprise): opens in the review step, or headless with --out",
+        help="a guide build preset (guide-personal, guide-enterprise): "
+        "opens in the review step, or headless with --out",
     )
     parser.add_argument("--out", metavar="BUILD.toml", help="where to save the build (default: the builds folder)")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -54,7 +55,10 @@ def _run_tui(preset: str | None) -> int:
     from pth_top.tui.cli import prepare_terminal_environment
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("pth-top: not a terminal; the wizard needs one. Headless: 'pth-top wizard --answers FILE.toml'.", file=sys.stderr)
+        print(
+            "pth-top: not a terminal; the wizard needs one. Headless: 'pth-top wizard --answers FILE.toml'.",
+            file=sys.stderr,
+        )
         return 2
     prepare_terminal_environment(os.environ)
     from pth_top.configs.errors import shown
@@ -104,7 +108,8 @@ def _run_headless(args: argparse.Namespace) -> int:
     except FileExistsRefused:
         raise CliError(f"{shown_out}: already exists (use --force to overwrite)") from None
     except OSError as error:
-        raise CliError(printable(f"{shown_out}: cannot write: {error.strerror or error}", limit=MESSAGE_LIMIT_CHARS)) from None
+        reason = printable(f"{shown_out}: cannot write: {error.strerror or error}", limit=MESSAGE_LIMIT_CHARS)
+        raise CliError(reason) from None
     sys.stdout.write(render_build_text(build))
     print(f"saved {printable(saved, limit=1000)}")
     return 0

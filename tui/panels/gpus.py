@@ -20,6 +20,7 @@ GPU_COLUMNS = (
     ("temp", "Temp", 4), ("fan", "Fan", 4), ("power", "Power", 9), ("clocks", "SM/Mem MHz", 10),
     ("pstate", "P", 3), ("pcie", "PCIe", 8),
 )
+LEFT_ALIGNED_COLUMNS = ("gpu", "name", "pstate", "pcie")
 
 
 def _level_style(percent: float, warn: float = 60, alert: float = 90) -> str:
@@ -43,7 +44,11 @@ def pcie_text(gpu: GpuSample) -> Text:
 
 def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
     if gpu.lost:
-        return (Text(str(gpu.index)), Text(f"{printable(gpu.name)[:13]} LOST", style="bold red"), *(Text("") for _ in GPU_COLUMNS[2:]))
+        return (
+            Text(str(gpu.index)),
+            Text(f"{printable(gpu.name)[:13]} LOST", style="bold red"),
+            *(Text("") for _ in GPU_COLUMNS[2:]),
+        )
     power = f"{format_number(gpu.power_draw_w)}/{format_number(gpu.power_limit_w, 'W')}"
     temperature_style = "bold red" if not is_na(gpu.temperature_c) and gpu.temperature_c >= 85 else ""
     memory = f"{format_bytes(gpu.memory_used_bytes)}/{format_bytes(gpu.memory_total_bytes)}"
@@ -69,8 +74,13 @@ def gpu_rows(gpus: Sequence[GpuSample]) -> list[tuple[str, tuple[Text, ...]]]:
         for instance in gpu.mig_instances:
             key = f"{gpu.index}:{instance.gpu_instance_id}"
             memory = f"{format_bytes(instance.memory_used_bytes)}/{format_bytes(instance.memory_total_bytes)}"
-            cells = (Text(key, style="dim"), Text(f"└ MIG {printable(instance.name)}"[:20], style="dim"), Text("N/A", style="dim", justify="right"),
-                     Text(memory, justify="right"), *(Text("") for _ in GPU_COLUMNS[4:]))
+            cells = (
+                Text(key, style="dim"),
+                Text(f"└ MIG {printable(instance.name)}"[:20], style="dim"),
+                Text("N/A", style="dim", justify="right"),
+                Text(memory, justify="right"),
+                *(Text("") for _ in GPU_COLUMNS[4:]),
+            )
             rows.append((key, cells))
     return rows
 
@@ -169,7 +179,7 @@ class GpuPanel(Vertical):
     def compose(self) -> ComposeResult:
         table = RowTable(id="gpu-table")
         table.set_columns([
-            TableColumn(key, Text(label, justify="left" if key in ("gpu", "name", "pstate", "pcie") else "right"), width)
+            TableColumn(key, Text(label, justify="left" if key in LEFT_ALIGNED_COLUMNS else "right"), width)
             for key, label, width in GPU_COLUMNS
         ])
         yield table

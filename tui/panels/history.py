@@ -20,7 +20,8 @@ GPU_COLORS = ("magenta", "cyan", "yellow", "green", "red", "blue", "bright_magen
 def _mean_per_sample(series: Sequence[Sequence[float]]) -> tuple[float, ...]:
     """Average across GPUs per sample, ignoring gaps."""
     averaged = []
-    for values in zip(*series):
+    # A series cut short (a GPU gone mid-window) ends the average there, not the render.
+    for values in zip(*series, strict=False):
         finite = [value for value in values if math.isfinite(value)]
         averaged.append(sum(finite) / len(finite) if finite else math.nan)
     return tuple(averaged)

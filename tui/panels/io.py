@@ -17,7 +17,8 @@ def disks_text(disks: Sequence[DiskIoRate], filesystems: Sequence[FilesystemUsag
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("Disk         read      write   r/s   w/s\n", style="bold")
     for disk in disks:
-        text.append(f"{printable(disk.device)[:10]:<10} {format_rate(disk.read_bytes_per_s):>8} {format_rate(disk.write_bytes_per_s):>9}")
+        read, write = format_rate(disk.read_bytes_per_s), format_rate(disk.write_bytes_per_s)
+        text.append(f"{printable(disk.device)[:10]:<10} {read:>8} {write:>9}")
         text.append(f" {disk.read_iops:>5.0f} {disk.write_iops:>5.0f}\n")
     for filesystem in filesystems:
         used_percent = filesystem.used_percent
@@ -37,7 +38,8 @@ def network_text(networks: Sequence[NetworkRate]) -> Text:
     if not networks:
         text.append("no interfaces", style="dim")
     for network in networks:
-        text.append(f"{printable(network.interface)[:10]:<10} {format_rate(network.rx_bytes_per_s):>9} {format_rate(network.tx_bytes_per_s):>10}\n")
+        received, sent = format_rate(network.rx_bytes_per_s), format_rate(network.tx_bytes_per_s)
+        text.append(f"{printable(network.interface)[:10]:<10} {received:>9} {sent:>10}\n")
     text.rstrip()
     return text
 

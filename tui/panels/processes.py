@@ -99,11 +99,14 @@ class ProcessPanel(Vertical):
 
     def _apply_columns(self) -> None:
         self._cells_by_key = {}
-        self.table.set_columns([TableColumn(column.key, self._header_label(column), column.width) for column in self._columns])
+        self.table.set_columns(
+            [TableColumn(column.key, self._header_label(column), column.width) for column in self._columns]
+        )
 
     def _header_label(self, column: ProcessColumn) -> Text:
         arrow = ("▼" if self.view.descending else "▲") if column.key == self.view.sort_column else ""
-        return Text(column.label + arrow, justify="right" if column.width and column.key not in ("user", "gpu", "state") else "left")
+        right_aligned = column.width and column.key not in ("user", "gpu", "state")
+        return Text(column.label + arrow, justify="right" if right_aligned else "left")
 
     def _render_rows(self) -> None:
         lines = visible_lines(self._processes, self.view)

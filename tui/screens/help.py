@@ -20,7 +20,9 @@ def _key_names(binding: Binding) -> str:
 
 
 def bindings_table(title: str, bindings: list[Binding]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", show_header=False, box=None, padding=(0, 2, 0, 0))
+    table = Table(
+        title=title, title_justify="left", title_style="bold", show_header=False, box=None, padding=(0, 2, 0, 0)
+    )
     table.add_column("keys", style="bold cyan", no_wrap=True)
     table.add_column("action")
     for binding in bindings:
@@ -48,7 +50,8 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll():
             under = self.screen_below
             if under is not None and under.BINDINGS:
-                yield Static(bindings_table(f"{type(under).__name__.removesuffix('Screen')} keys", list(_as_bindings(under.BINDINGS))))
+                screen_name = type(under).__name__.removesuffix("Screen")
+                yield Static(bindings_table(f"{screen_name} keys", list(_as_bindings(under.BINDINGS))))
             yield Static(bindings_table("Everywhere", list(_as_bindings(self.app.BINDINGS))))
             yield Static(Text("Mouse: click a column header to sort, a row to select. "
                               "Ctrl+P opens the command palette with every action. Esc closes this help.", style="dim"))

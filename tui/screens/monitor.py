@@ -72,15 +72,19 @@ class MonitorScreen(Screen):
         Binding("N", "sort('pid')", "Sort PID", id="monitor.sort_pid", show=False),
         Binding("G", "sort('gpu_mem')", "Sort GPU memory", id="monitor.sort_gpu_mem", show=False),
         Binding("I", "invert_sort", "Invert sort", id="monitor.invert_sort", show=False),
-        Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Next sort column", id="monitor.sort_next", show=False, key_display=">"),
-        Binding("less_than_sign,comma", "cycle_sort(-1)", "Previous sort column", id="monitor.sort_previous", show=False, key_display="<"),
+        Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Next sort column",
+                id="monitor.sort_next", show=False, key_display=">"),
+        Binding("less_than_sign,comma", "cycle_sort(-1)", "Previous sort column",
+                id="monitor.sort_previous", show=False, key_display="<"),
         Binding("K", "toggle_kernel_threads", "Show/hide kernel threads", id="monitor.kernel_threads", show=False),
         Binding("g", "toggle_gpu_only", "GPU only", id="monitor.gpu_only"),
         Binding("F", "toggle_follow", "Follow the selected process", id="monitor.follow", show=False),
-        Binding("tab", "app.focus_next", "Move between the GPU and process tables", id="monitor.next_table", show=False),
+        Binding("tab", "app.focus_next", "Move between the GPU and process tables",
+                id="monitor.next_table", show=False),
         Binding("h", "toggle_history", "History", id="monitor.history"),
         Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
-        Binding("c", "cycle_gpu_history", "GPU charts: util+mem, power+temp, ...", id="monitor.gpu_history", show=False),
+        Binding("c", "cycle_gpu_history", "GPU charts: util+mem, power+temp, ...",
+                id="monitor.gpu_history", show=False),
     ]
 
     DEFAULT_CSS = """

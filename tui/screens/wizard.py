@@ -53,8 +53,8 @@ class WizardScreen(Screen):
         Binding("q", "quit_asking", "Quit (asks first if answers would be lost)", id="wizard.quit", show=False),
         Binding("ctrl+s", "save", "Save build", id="wizard.save"),
         *[
-            Binding(key, f"swap('{role}')", "Swap part" if index == 0 else f"Swap {ROLE_LABELS[role]}", id=f"wizard.swap.{role}",
-                    show=index == 0, key_display="1-7" if index == 0 else None)
+            Binding(key, f"swap('{role}')", "Swap part" if index == 0 else f"Swap {ROLE_LABELS[role]}",
+                    id=f"wizard.swap.{role}", show=index == 0, key_display="1-7" if index == 0 else None)
             for index, (key, role) in enumerate(SWAP_KEYS)
         ],
     ]
@@ -143,7 +143,8 @@ class WizardScreen(Screen):
             for section, key, _ in spec.fields:
                 value = self.answers.scenario if section == "answers" else self.answers.value(section, key)
                 if (section, key) == ("task", "precision"):
-                    self.query_one("#row-task-precision", FieldRow).set_options(precision_options(self.answers.task.mode), value)
+                    precision_row = self.query_one("#row-task-precision", FieldRow)
+                    precision_row.set_options(precision_options(self.answers.task.mode), value)
                     continue
                 self._set_control(section, key, value)
         self.invalid.clear()
@@ -160,7 +161,8 @@ class WizardScreen(Screen):
         self.query_one("#wizard-title", Static).update(Text(title))
         self.refresh_bindings()
         target = self.query_one(f"#step-{spec.id}")
-        focusable = [widget for widget in target.query("Input, Select, Checkbox, Button") if widget.focusable and widget.display]
+        controls = target.query("Input, Select, Checkbox, Button")
+        focusable = [widget for widget in controls if widget.focusable and widget.display]
         if focusable:
             focusable[0].focus()
 

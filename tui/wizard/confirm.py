@@ -13,7 +13,9 @@ from textual.widgets import Static
 class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 60; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical {
+        width: 60; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 1 2;
+    }
     ConfirmScreen #confirm-keys { color: $text-muted; margin-top: 1; }
     """
     BINDINGS = [

@@ -11,7 +11,10 @@ from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.render import component_line, memory_lines, power_lines, price_line
 from pth_top.tui.wizard.steps import STEPS
 
-SWAP_KEYS = (("1", "gpu"), ("2", "cpu"), ("3", "motherboard"), ("4", "memory_kit"), ("5", "storage"), ("6", "cooler"), ("7", "psu"))
+SWAP_KEYS = (
+    ("1", "gpu"), ("2", "cpu"), ("3", "motherboard"), ("4", "memory_kit"),
+    ("5", "storage"), ("6", "cooler"), ("7", "psu"),
+)
 
 
 def build_text(build: Build | None, error: str | None = None) -> Text:

@@ -37,8 +37,10 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "preset", "Model"), ("workload", "batch_size", "Batch size (global)"),
         ("workload", "kind", "Custom: kind"), ("workload", "parameters", "Custom: parameters"),
         ("workload", "layers", "Custom: layers L"), ("workload", "hidden_size", "Custom: hidden size h"),
-        ("workload", "attention_heads", "Custom: attention heads a"), ("workload", "kv_heads", "Custom: KV heads (0 = a)"),
-        ("workload", "sequence_length", "Custom: sequence length s"), ("workload", "vocabulary_size", "Custom: vocabulary V"),
+        ("workload", "attention_heads", "Custom: attention heads a"),
+        ("workload", "kv_heads", "Custom: KV heads (0 = a)"),
+        ("workload", "sequence_length", "Custom: sequence length s"),
+        ("workload", "vocabulary_size", "Custom: vocabulary V"),
         ("workload", "input_size_px", "Custom CNN: input px"),
     )),
     StepSpec("task", "Task and precision", (
@@ -48,7 +50,8 @@ STEPS: tuple[StepSpec, ...] = (
     ), (
         ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "optimizer", "Optimizer (training)"),
         ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
-        ("task", "accumulation_steps", "Grad accumulation steps"), ("task", "generated_tokens", "Generated tokens (inf.)"),
+        ("task", "accumulation_steps", "Grad accumulation steps"),
+        ("task", "generated_tokens", "Generated tokens (inf.)"),
     )),
     StepSpec("data", "Data", (
         "Dataset size decides the storage class (SATA <= 50 GB, NVMe, RAID 0 from 4 TB; guide §3.2) and the "
@@ -62,7 +65,8 @@ STEPS: tuple[StepSpec, ...] = (
         "Budget tiers (guide §6.1): < ¥8000 VRAM first; ¥15000-30000 balance; > ¥50000 data-centre GPUs and ECC. "
         "Used allows second-hand consumer GPUs (check them with GPU-Z, §6.2). Power limit 0 = none."
     ), (
-        ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"), ("budget", "condition", "New or used"),
+        ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"),
+        ("budget", "condition", "New or used"),
         ("budget", "max_power_w", "Wall power limit (W)"), ("budget", "noise", "Noise"),
     )),
     StepSpec("review", "Review", (
@@ -78,7 +82,9 @@ CHOICE_LABELS = {
     ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam"},
     ("task", "recompute"): {"none": "None", "selective": "Selective (attention)", "full": "Full (every layer)"},
     ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param"},
-    ("scale", "sharding"): {"none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"},
+    ("scale", "sharding"): {
+        "none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
+    },
     ("budget", "condition"): {"new": "New parts", "used": "Used GPUs allowed"},
     ("budget", "noise"): {"any": "Any", "quiet": "Quiet (no blower/passive GPUs)"},
     ("workload", "kind"): {"transformer": "Transformer", "cnn": "CNN", "generic": "Parameter count only"},
