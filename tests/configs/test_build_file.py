@@ -33,7 +33,8 @@ def test_save_then_load_then_save_is_identical(tmp_path, catalog, build):
     preset = load_build_preset("guide-enterprise")
     for item in (build, recommend(preset.answers, catalog, pins=preset.pins, title=preset.title,
                                   comments=preset.comments, today=TODAY)):
-        path = save_build(item, tmp_path / f"{len(item.components)}-{item.title[:5]}.toml", created=CREATED, tool_version="0.1.0")
+        target = tmp_path / f"{len(item.components)}-{item.title[:5]}.toml"
+        path = save_build(item, target, created=CREATED, tool_version="0.1.0")
         loaded, created, version = load_build(path)
         assert (created, version) == (CREATED, "0.1.0")
         assert loaded == item

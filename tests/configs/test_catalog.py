@@ -114,7 +114,8 @@ VALID_COOLER = {
 
 def cooler_text(**changes: str | None) -> str:
     fields = {**VALID_COOLER, **changes}
-    return "# my coolers\n[[cooler]]\n" + "\n".join(f"{key} = {value}" for key, value in fields.items() if value is not None) + "\n"
+    lines = [f"{key} = {value}" for key, value in fields.items() if value is not None]
+    return "# my coolers\n[[cooler]]\n" + "\n".join(lines) + "\n"
 
 
 @pytest.mark.parametrize(("changes", "key", "reason_fragment"), [

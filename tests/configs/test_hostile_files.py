@@ -1,4 +1,5 @@
-"""The hostile corpus (tests/configs/hostile/{answers,build_files,catalog}): every bad file is exit 2, one terminal-safe line, nothing written.
+"""The hostile corpus (tests/configs/hostile/{answers,build_files,catalog}): every bad file is exit 2,
+one terminal-safe line, nothing written.
 
 Each file is run through `pth-top wizard --answers`, `pth-top build show` and `pth-top build check`; a
 catalog file is installed as the user's catalog and the wizard is run with good answers. Line 2 of each
@@ -66,7 +67,9 @@ def run_refused(argv: list[str], capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("path", corpus("answers") + corpus("build_files"), ids=lambda path: f"{path.parent.name}-{path.stem}")
+@pytest.mark.parametrize(
+    "path", corpus("answers") + corpus("build_files"), ids=lambda path: f"{path.parent.name}-{path.stem}"
+)
 def test_hostile_answers_and_build_files_are_refused_by_every_command(sandbox, capsys, path):
     fragment = expected_fragment(path)
     messages = {

@@ -179,7 +179,8 @@ def test_build_show_of_a_fifo_returns_without_a_writer(tmp_path):
 def test_escape_sequences_in_a_valid_build_are_shown_escaped(tmp_path, capsys, monkeypatch, good_build_text):
     hostile = "\\u001b]52;c;cHduZWQ=\\u0007name\\nline\\u009b"
     text = re.sub(r'^name = "(.*)"$', lambda _: f'name = "{hostile}"', good_build_text, count=1, flags=re.M)
-    text = text.replace('tool_version = "0.1.0"', 'tool_version = "\\u001b[2J"').replace('title = ""', f'title = "{hostile}"')
+    text = text.replace('tool_version = "0.1.0"', 'tool_version = "\\u001b[2J"')
+    text = text.replace('title = ""', f'title = "{hostile}"')
     (tmp_path / "b.toml").write_text(text, encoding="utf-8")
     assert cli.main(["build", "show", str(tmp_path / "b.toml")]) == 0
     shown = capsys.readouterr().out
@@ -213,8 +214,8 @@ def test_a_workload_beyond_64_bit_bytes_is_refused_not_written(tmp_path, capsys)
 
 def test_what_the_wizard_writes_for_a_huge_dataset_build_show_reads(tmp_path, capsys):
     answers = tmp_path / "big.toml"
-    answers.write_text(GOOD_ANSWERS.read_text(encoding="utf-8").replace("dataset_size_gb = 20.0", "dataset_size_gb = 1e7")
-                       .replace("amount = 15000.0", "amount = 1e10"), encoding="utf-8")
+    huge = GOOD_ANSWERS.read_text(encoding="utf-8").replace("dataset_size_gb = 20.0", "dataset_size_gb = 1e7")
+    answers.write_text(huge.replace("amount = 15000.0", "amount = 1e10"), encoding="utf-8")
     assert cli.main(["wizard", "--answers", str(answers), "--out", str(tmp_path / "b.toml")]) == 0
     assert load_build(tmp_path / "b.toml")[0].component("storage").quantity > 64  # hundreds of drives: absurd, yet real
     capsys.readouterr()

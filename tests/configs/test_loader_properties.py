@@ -32,7 +32,8 @@ CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 # Leaves TOML can hold, with the awkward ones over-represented: out-of-range ints, NaN/inf, control characters.
 LEAVES = st.one_of(
     st.booleans(), st.integers(-(2**70), 2**70), st.sampled_from([0, -1, 1, 2**63, -(2**63) - 1, 10**30]),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20), st.sampled_from(["", "\x1b]52;c;eA==\x07", "a\nb"]),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
+    st.sampled_from(["", "\x1b]52;c;eA==\x07", "a\nb"]),
     st.dates(), st.datetimes(timezones=st.just(dt.timezone.utc)),
 )
 KEYS = st.one_of(st.text(max_size=12), st.sampled_from(["id", "spec", "quantity", "gpu", "memory_gib", "capacity_gib"]))
@@ -50,7 +51,8 @@ def catalog():
 
 @functools.cache
 def good_build_dict() -> dict[str, Any]:
-    return build_to_dict(recommend(Answers(), catalog(), today=dt.date(2025, 7, 1)), created=CREATED, tool_version="0.1.0")
+    build = recommend(Answers(), catalog(), today=dt.date(2025, 7, 1))
+    return build_to_dict(build, created=CREATED, tool_version="0.1.0")
 
 
 @functools.cache
@@ -203,8 +205,11 @@ def test_any_table_as_a_user_catalog_loads_or_is_a_config_error(data):
 
 
 @PROPERTY_SETTINGS
-@given(st.one_of(st.binary(max_size=300), st.builds(lambda head, tail: head + tail, st.binary(max_size=40),
-                                                     st.sampled_from([b"a = 1", b"[gpu]\nid = 1", b"x = [[[[", b"\xff\xfe"]))))
+@given(st.one_of(
+    st.binary(max_size=300),
+    st.builds(lambda head, tail: head + tail, st.binary(max_size=40),
+              st.sampled_from([b"a = 1", b"[gpu]\nid = 1", b"x = [[[[", b"\xff\xfe"])),
+))
 def test_any_bytes_are_loaded_or_a_config_error_by_every_loader(raw):
     from pth_top.tui.commands.wizard import read_answers_file
 

@@ -17,8 +17,12 @@ from pth_top.configs.memory import (
 from pth_top.configs.presets import model_presets
 from pth_top.units import GIB
 
-GPT2_SMALL = ModelShape("transformer", 124_439_808, layers=12, hidden_size=768, attention_heads=12, sequence_length=1024)
-LLAMA2_7B = ModelShape("transformer", 6_738_415_616, layers=32, hidden_size=4096, attention_heads=32, sequence_length=4096)
+GPT2_SMALL = ModelShape(
+    "transformer", 124_439_808, layers=12, hidden_size=768, attention_heads=12, sequence_length=1024
+)
+LLAMA2_7B = ModelShape(
+    "transformer", 6_738_415_616, layers=32, hidden_size=4096, attention_heads=32, sequence_length=4096
+)
 SEVEN_B = ModelShape("generic", 7_000_000_000)
 
 
@@ -34,7 +38,9 @@ def test_fp32_adam_is_16_bytes_per_parameter_like_hf_accelerate():
     # HF accelerate `estimate-memory bert-base-cased`: float32 total 413.18 MB, "Training using Adam" 1.61 GB
     # (https://huggingface.co/docs/accelerate/usage_guides/model_size_estimator): 16 x parameters.
     bert_base_cased = ModelShape("generic", 108_310_272)
-    breakdown = estimate_training(bert_base_cased, precision="fp32", optimizer="adam", global_batch=1, cuda_context_bytes=0)
+    breakdown = estimate_training(
+        bert_base_cased, precision="fp32", optimizer="adam", global_batch=1, cuda_context_bytes=0
+    )
     assert training_bytes_per_parameter("fp32", "adam").total == 16
     assert within(breakdown.weights_bytes / 2**20, 413.18)
     assert within(states_bytes(breakdown) / GIB, 1.61)
@@ -90,7 +96,9 @@ def test_gpt2_sizes_for_weights_and_optimizer_state():
     for preset_id, expected_gb in (("gpt2-small", 2.0), ("gpt2-xl", 25.0)):
         preset = presets[preset_id]
         shape = ModelShape("generic", preset.parameters)
-        breakdown = estimate_training(shape, precision="amp_fp16", optimizer="adam", global_batch=1, cuda_context_bytes=0)
+        breakdown = estimate_training(
+            shape, precision="amp_fp16", optimizer="adam", global_batch=1, cuda_context_bytes=0
+        )
         assert within(states_bytes(breakdown) / 1e9, expected_gb)
 
 

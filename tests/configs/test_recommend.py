@@ -30,7 +30,8 @@ def answers(**changes) -> Answers:
 
 
 def test_gpu_meets_the_memory_floor_and_build_fits_budget(catalog):
-    build = recommend(answers(workload__preset="gpt2-xl", task__recompute="full", budget__amount=30000.0), catalog, today=TODAY)
+    chosen = answers(workload__preset="gpt2-xl", task__recompute="full", budget__amount=30000.0)
+    build = recommend(chosen, catalog, today=TODAY)
     assert build.memory_fits
     assert build.total_price_cny <= build.budget_cny
     gpu = build.component("gpu")
@@ -54,7 +55,8 @@ def test_too_small_budget_warns_instead_of_failing(catalog):
 
 
 def test_model_too_big_for_any_card_says_how_to_fix_it(catalog):
-    build = recommend(answers(workload__preset="llama-70b", workload__batch_size=1, budget__amount=80000.0), catalog, today=TODAY)
+    chosen = answers(workload__preset="llama-70b", workload__batch_size=1, budget__amount=80000.0)
+    build = recommend(chosen, catalog, today=TODAY)
     assert not build.memory_fits
     assert any("does not fit" in warning and "ZeRO-3/FSDP" in warning for warning in build.warnings)
 
@@ -92,7 +94,8 @@ def test_quiet_excludes_blower_and_passive_cards(catalog):
 
 
 def test_power_limit_is_respected_when_possible(catalog):
-    build = recommend(answers(workload__preset="gpt2-small", budget__amount=30000.0, budget__max_power_w=400), catalog, today=TODAY)
+    chosen = answers(workload__preset="gpt2-small", budget__amount=30000.0, budget__max_power_w=400)
+    build = recommend(chosen, catalog, today=TODAY)
     assert build.power.wall_draw_w <= 400
 
 
@@ -121,7 +124,9 @@ def test_stale_prices_warn_after_180_days(catalog):
 
 def test_personal_guide_preset_keeps_its_parts_and_comments(catalog):
     preset = load_build_preset("guide-personal")
-    build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments, today=TODAY)
+    build = recommend(
+        preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments, today=TODAY
+    )
     ids = {component.role: component.part_id for component in build.components}
     assert ids["cpu"] == "ryzen-7-5800x" and ids["gpu"] == "rtx-3060-ti-8gb"
     assert ids["storage"] == "samsung-970-evo-plus-1tb" and ids["psu"] == "seasonic-focus-gx-650"
@@ -133,7 +138,9 @@ def test_personal_guide_preset_keeps_its_parts_and_comments(catalog):
 
 def test_enterprise_guide_preset_flags_the_guides_errors(catalog):
     preset = load_build_preset("guide-enterprise")
-    build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments, today=TODAY)
+    build = recommend(
+        preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments, today=TODAY
+    )
     assert build.component("gpu").quantity == 4 and build.component("gpu").part_id == "a100-80gb-pcie"
     assert build.component("psu").quantity == 2
     warnings = " | ".join(build.warnings)

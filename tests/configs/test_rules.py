@@ -95,7 +95,8 @@ def pick(catalog, **roles):
 
 
 def test_compatible_desktop_has_no_problems(catalog):
-    chosen = pick(catalog, gpu=("rtx-4090-24gb", 1), cpu=("core-i9-13900k", 1), motherboard=("asus-tuf-z790-plus-d5", 1),
+    chosen = pick(catalog, gpu=("rtx-4090-24gb", 1), cpu=("core-i9-13900k", 1),
+                  motherboard=("asus-tuf-z790-plus-d5", 1),
                   memory_kit=("ddr5-6000-64gb-2x32", 1), storage=("samsung-990-pro-2tb", 1),
                   cooler=("arctic-liquid-freezer-iii-360", 1), psu=("seasonic-vertex-gx-1000", 1))
     assert compatibility_problems(chosen, 850) == []
@@ -114,7 +115,8 @@ def test_socket_memory_and_connector_mismatches(catalog):
 
 
 def test_four_a100s_take_all_lanes_of_one_xeon_8380_and_nvlink_pairs_only(catalog):
-    chosen = pick(catalog, gpu=("a100-80gb-pcie", 4), cpu=("xeon-platinum-8380", 1), motherboard=("supermicro-x12spa-tf", 1),
+    chosen = pick(catalog, gpu=("a100-80gb-pcie", 4), cpu=("xeon-platinum-8380", 1),
+                  motherboard=("supermicro-x12spa-tf", 1),
                   memory_kit=("ddr4-3200-rdimm-256gb-8x32", 1), storage=("samsung-pm1733-3.84tb", 1),
                   psu=("seasonic-prime-px-1600-atx3", 2))
     problems = " | ".join(compatibility_problems(chosen))

@@ -25,7 +25,9 @@ def main(path: str) -> int:
     if "H200" not in name:
         print("not an H200: targets not applied")
         return 0
-    ok = gemm is not None and gemm >= 0.9 * H200_BF16_LOOP_TFLOPS and copy is not None and copy >= 0.85 * H200_MEMORY_GBPS
+    gemm_ok = gemm is not None and gemm >= 0.9 * H200_BF16_LOOP_TFLOPS
+    copy_ok = copy is not None and copy >= 0.85 * H200_MEMORY_GBPS
+    ok = gemm_ok and copy_ok
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -52,7 +52,12 @@ SAMPLE_EVERY_S = 0.5
 QUIET_S = 0.2
 FIRST_FRAME_TIMEOUT_S = 15.0
 IDLE_PROCESSES = 1000
-ESCAPE = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|[=>78MDEHc])")
+ESCAPE = re.compile(
+    rb"\x1b(\[[0-?]*[ -/]*[@-~]"  # CSI
+    rb"|\][^\x07\x1b]*(\x07|\x1b\\)"  # OSC
+    rb"|[PX^_][^\x1b]*\x1b\\"  # DCS, SOS, PM, APC
+    rb"|[()][0-9A-Za-z]|[=>78MDEHc])"
+)
 
 
 @dataclass
@@ -342,7 +347,8 @@ def build_tools(args: argparse.Namespace, scratch_dir: str) -> tuple[list[Tool],
         ),
         "glances": lambda: Tool("glances -t 1", [args.glances, "-t", "1"], re.compile(rb"TASKS"), b"q")
         if _executable(args.glances) else None,
-        "tsm": lambda: Tool("textual-system-monitor", [args.tsm], re.compile(rb"Total Memory: \d"), b"q") if _executable(args.tsm) else None,
+        "tsm": lambda: Tool("textual-system-monitor", [args.tsm], re.compile(rb"Total Memory: \d"), b"q")
+        if _executable(args.tsm) else None,
         "htop": lambda: Tool("htop -d 10", [shutil.which("htop"), "-d", "10"], re.compile(rb"Tasks: \d+"), b"q")
         if shutil.which("htop") else None,
         "btop": lambda: Tool("btop (1 s)", [shutil.which("btop")], re.compile(rb"Used:"), b"q",
@@ -417,7 +423,7 @@ def run_benchmark(args: argparse.Namespace, scratch_dir: str) -> int:
     results = [Result(tool.name) for tool in tools]
     print(f"first frames: {args.launches} launches of each tool, round-robin ...", file=sys.stderr, flush=True)
     measure_first_frames(tools, {result.tool: result for result in results}, args.launches)
-    for tool, result in zip(tools, results):
+    for tool, result in zip(tools, results, strict=True):
         print(f"measuring {tool.name} ...", file=sys.stderr, flush=True)
         bench_tool(tool, args, result)
     report: dict = {"results": [dict(asdict(r), first_frame_median_s=r.first_frame_median_s) for r in results],

@@ -50,7 +50,8 @@ DERIVED_FIELDS = {model.ProcessSample: {"running_time_s"}}
 
 def test_schema_lists_every_model_field_and_nothing_else():
     for dataclass_type, definition in SCHEMA_DEF_OF.items():
-        fields = {field.name for field in dataclasses.fields(dataclass_type)} | DERIVED_FIELDS.get(dataclass_type, set())
+        declared = {field.name for field in dataclasses.fields(dataclass_type)}
+        fields = declared | DERIVED_FIELDS.get(dataclass_type, set())
         schema_def = SCHEMA["$defs"][definition]
         assert set(schema_def["required"]) == fields, dataclass_type.__name__
         assert set(schema_def["properties"]) == fields, dataclass_type.__name__

@@ -42,7 +42,9 @@ def test_dashboard_starts_in_a_terminal_and_q_quits(env):
 
 
 def test_dashboard_refuses_without_a_terminal():
-    result = subprocess.run(pth_top_command(), cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    result = subprocess.run(
+        pth_top_command(), cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "pth-top snapshot" in result.stderr
 
@@ -54,7 +56,9 @@ def test_version_help_and_bad_flags():
     assert help_text.returncode == 0
     for command in ("snapshot", "doctor", "wizard", "build"):
         assert command in help_text.stdout
-    bad = subprocess.run(pth_top_command() + ["--interval", "0.01"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        pth_top_command() + ["--interval", "0.01"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "interval" in bad.stderr
     unknown = subprocess.run(pth_top_command() + ["--frobnicate"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
@@ -79,7 +83,9 @@ def test_the_dashboard_flags_parse_without_loading_the_commands():
         "import sys; from tui.cli import parse_arguments; args = parse_arguments(['-i', '2']); "
         "print(args.command, args.interval, sorted(m for m in sys.modules if m.startswith('pth_top.tui.commands.')))"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
     assert result.stdout.split() == ["None", "2.0", "[]"]
 
 

@@ -97,7 +97,8 @@ def test_chart_loads_plotext_without_building_its_manual():
         "text = chart_text([ChartSeries('CPU', (10.0, 60.0, 30.0), 'green')], 50, 10)\n"
         "assert any(ch in text.plain for ch in '⠁⠂⠄⡀⢀⠈⠐⠠'), text.plain\n"
         "assert 'plotext' in sys.modules\n"
-        "print(sorted(name for name in sys.modules if name.startswith(('plotext._doc.sections', 'plotext._doc.tools'))))\n"
+        "doc_modules = ('plotext._doc.sections', 'plotext._doc.tools')\n"
+        "print(sorted(name for name in sys.modules if name.startswith(doc_modules)))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
