@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeGuard
 
 from pth_top.sensors.model import MaybeFloat, MaybeInt
 from pth_top.sensors.na import NA
@@ -40,8 +40,8 @@ class NvmlProcess:
     sm_util_percent: MaybeFloat = NA
 
 
-def is_bogus_pid(pid: Any) -> bool:
-    return not isinstance(pid, int) or pid <= 0 or pid > PID_MAX_LIMIT
+def is_real_pid(pid: Any) -> TypeGuard[int]:
+    return isinstance(pid, int) and 0 < pid <= PID_MAX_LIMIT
 
 
 def read_gpu_processes(
@@ -60,7 +60,7 @@ def read_gpu_processes(
                 break
             for entry in entries:
                 pid = getattr(entry, "pid", None)
-                if is_bogus_pid(pid):
+                if not is_real_pid(pid):
                     continue
                 used = getattr(entry, "usedGpuMemory", None)
                 on_gpu.append(NvmlProcess(
@@ -105,7 +105,7 @@ def _sm_percent_by_pid(session: NvmlSession, handle: Any, wall_clock: Callable[[
     newest: dict[int, tuple[int, float]] = {}
     for sample in samples or ():
         pid, stamp, sm = (getattr(sample, name, None) for name in ("pid", "timeStamp", "smUtil"))
-        if is_bogus_pid(pid) or not isinstance(stamp, int) or not isinstance(sm, int) or not 0 <= sm <= 100:
+        if not is_real_pid(pid) or not isinstance(stamp, int) or not isinstance(sm, int) or not 0 <= sm <= 100:
             continue
         if pid not in newest or stamp > newest[pid][0]:
             newest[pid] = (stamp, float(sm))
@@ -124,4 +124,4 @@ def _read_variant(session: NvmlSession, function_names: tuple[str, ...], handle:
 
 
 def _plausible_pids(entries: Any) -> bool:
-    return not any(is_bogus_pid(getattr(entry, "pid", None)) for entry in entries)
+    return all(is_real_pid(getattr(entry, "pid", None)) for entry in entries)

@@ -93,9 +93,10 @@ class ProcfsProcessSource:
                 if before.process.cpu_percent:
                     entry = before._replace(process=dataclasses.replace(before.process, cpu_percent=0.0))
             else:
-                entry = self._parse(pid, raw, before, memory_total_bytes, cpu_scale)
-                if entry is None:
+                parsed = self._parse(pid, raw, before, memory_total_bytes, cpu_scale)
+                if parsed is None:
                     continue
+                entry = parsed
             current[pid] = entry
             start_of[pid] = entry.stat.start_ticks
             processes.append(entry.process)

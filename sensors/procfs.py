@@ -14,7 +14,7 @@ import pwd
 import resource
 import time
 import weakref
-from typing import Callable, NamedTuple
+from typing import Callable, Container, NamedTuple
 
 from pth_top.sensors.cgroups import container_of_cgroup
 
@@ -178,7 +178,7 @@ class StatFiles:
         finally:
             os.close(descriptor)
 
-    def keep_only(self, live_pids: set[int] | dict[int, object]) -> None:
+    def keep_only(self, live_pids: Container[int]) -> None:
         """Close the files of processes that are no longer listed."""
         gone = [pid for pid in self._descriptors if pid not in live_pids]
         for pid in gone:
@@ -253,7 +253,7 @@ class ProcfsReader:
         self._containers[stat.pid] = (stat.start_ticks, stat.comm, container)
         return container
 
-    def forget_except(self, live_pids: set[int] | dict[int, object]) -> None:
+    def forget_except(self, live_pids: Container[int]) -> None:
         """Drop open stat files, command lines, owners and containers of processes that are gone."""
         self.stat_files.keep_only(live_pids)
         for cache in (self._commands, self._owners, self._containers):

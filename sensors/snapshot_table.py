@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import AbstractSet, Sequence
 
 from pth_top.sensors.model import GpuSample, Snapshot
 from pth_top.sensors.na import NA, is_na
@@ -11,7 +11,7 @@ from pth_top.sensors.units import format_bytes, format_duration, format_number, 
 from pth_top.text import printable
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_aligned: set[int] = frozenset(),
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_aligned: AbstractSet[int] = frozenset(),
                  width: int | None = None) -> list[str]:
     """Columns padded to their widest cell; the last column is cut to fit `width` when given.
 
