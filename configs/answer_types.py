@@ -41,7 +41,7 @@ def whole(low: int, high: int, help: str = "") -> Meta:
     return Meta(ge=low, le=high, description=help) if help else Meta(ge=low, le=high)
 
 
-class Workload(Schema):
+class Workload(Schema, frozen=True):
     preset: Annotated[
         str, Meta(max_length=MAX_TEXT_CHARS, pattern=r"\S", description="a model preset id, or 'custom'")
     ] = "gpt2-small"
@@ -58,7 +58,7 @@ class Workload(Schema):
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
 
 
-class Task(Schema):
+class Task(Schema, frozen=True):
     mode: TaskMode = "training"
     precision: Precision = "bf16"
     optimizer: Optimizer = "adamw"
@@ -69,17 +69,17 @@ class Task(Schema):
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
 
 
-class Data(Schema):
+class Data(Schema, frozen=True):
     dataset_size_gb: Annotated[float, Meta(ge=0, le=10_000_000, description="dataset size on disk in GB")] = 10.0
     kind: DataKind = "text"
 
 
-class Scale(Schema):
+class Scale(Schema, frozen=True):
     gpu_count: Annotated[int, whole(1, MAX_GPUS, "GPUs in the machine")] = 1
     sharding: Annotated[ShardingMode, Meta(description="ZeRO stage or FSDP")] = "none"
 
 
-class Budget(Schema):
+class Budget(Schema, frozen=True):
     amount: Annotated[float, Meta(ge=1, le=1e10, description="total budget")] = 15000.0
     currency: Currency = "CNY"
     condition: Annotated[Condition, Meta(description="new parts, or used GPUs allowed")] = "new"
@@ -87,7 +87,7 @@ class Budget(Schema):
     noise: Annotated[NoiseLimit, Meta(description="quiet excludes blower/passive GPUs")] = "any"
 
 
-class AnswersFile(Schema):
+class AnswersFile(Schema, frozen=True):
     """A whole answers table: the scenario and every section (a section's keys may be left out)."""
 
     scenario: Scenario

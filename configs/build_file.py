@@ -40,7 +40,7 @@ Bytes = Annotated[int, Meta(ge=0, le=INT64_MAX)]
 Amount = Annotated[float, Meta(ge=0, le=sys.float_info.max)]
 
 
-class ComponentTable(Schema):
+class ComponentTable(Schema, frozen=True):
     id: str
     name: str
     quantity: Annotated[int, Meta(ge=1, le=INT64_MAX)]
@@ -49,7 +49,7 @@ class ComponentTable(Schema):
     spec: dict[str, Any]  # validated as its role's part type (configs.part_types) once the role is known
 
 
-class MemoryTable(Schema):
+class MemoryTable(Schema, frozen=True):
     weights_bytes: Bytes
     gradients_bytes: Bytes
     optimizer_states_bytes: Bytes
@@ -62,7 +62,7 @@ class MemoryTable(Schema):
     total_bytes: Bytes = 0  # written for other readers; the build sums the terms itself
 
 
-class PowerTable(Schema):
+class PowerTable(Schema, frozen=True):
     sustained_w: Amount
     peak_w: Amount
     psu_required_w: Amount
@@ -70,17 +70,17 @@ class PowerTable(Schema):
     wall_draw_w: Amount
 
 
-class PriceTable(Schema):
+class PriceTable(Schema, frozen=True):
     total_cny: Amount
     budget_cny: Amount
 
 
-class PinTable(Schema):
+class PinTable(Schema, frozen=True):
     id: str
     quantity: Annotated[int, Meta(ge=0, le=INT64_MAX)]  # 0: as many as the rules say
 
 
-class BuildFile(Schema):
+class BuildFile(Schema, frozen=True):
     """A build file as the wizard writes it (build_to_dict); [answers] is checked by answers_from_dict."""
 
     schema_version: int

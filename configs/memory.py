@@ -208,7 +208,7 @@ def estimate_inference(
     n = max(1, gpu_count)
     weights = shape.parameters * WEIGHT_BYTES_BY_PRECISION[precision] / n
     activations = weights * INFERENCE_OVERHEAD_FRACTION
-    kv = 0
+    kv = 0.0
     formula = [f"weights {WEIGHT_BYTES_BY_PRECISION[precision]:g} B/param ({precision}) x 1.2 (EleutherAI)"]
     if n > 1:
         formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")

@@ -75,7 +75,7 @@ def load_catalog(
     for path in sorted(builtin_dir.glob("*.toml")):
         for kind, entry, origin, text in _entries(path):
             texts[str(path)] = text
-            part_id = entry.get("id")
+            part_id: str = entry["id"]  # _entries refuses a part without a text id
             if part_id in raw:
                 line = line_of_key_in_table(text, kind, "id", _index_of(text, kind, origin))
                 raise ConfigFileError(
@@ -86,7 +86,7 @@ def load_catalog(
         for path in _user_catalog_files(user_dir):
             for kind, entry, origin, text in _entries(path):
                 texts[str(path)] = text
-                previous = raw.get(entry.get("id"))
+                previous = raw.get(entry["id"])
                 if previous is not None:
                     if previous[0] != kind:
                         raise ConfigFileError(
@@ -94,7 +94,7 @@ def load_catalog(
                             path=path, line=int(origin.rsplit(":", 1)[1]), key="id",
                         )
                     entry = {**previous[1], **entry}
-                raw[entry.get("id")] = (kind, entry, origin)
+                raw[entry["id"]] = (kind, entry, origin)
     catalog = Catalog()
     for kind, entry, origin in raw.values():
         catalog.parts[entry["id"]] = _validated(kind, entry, origin, texts[origin.rsplit(":", 1)[0]])

@@ -30,7 +30,7 @@ Fraction = Annotated[float, Meta(gt=0, le=1)]  # a share the rules divide by or 
 Rate = Annotated[float, Meta(gt=0, le=1000)]
 
 
-class CpuRules(Schema):
+class CpuRules(Schema, frozen=True):
     guide_section: str
     basic_cores_count: AtLeastOne
     basic_threads_count: AtLeastOne
@@ -44,7 +44,7 @@ class CpuRules(Schema):
     lanes_per_nvme_count: Whole
 
 
-class RamRules(Schema):
+class RamRules(Schema, frozen=True):
     guide_section: str
     base_gib: Whole
     large_data_gib: Whole
@@ -53,7 +53,7 @@ class RamRules(Schema):
     os_reserve_gib: Whole
 
 
-class StorageRules(Schema):
+class StorageRules(Schema, frozen=True):
     guide_section: str
     sata_max_dataset_gb: Whole
     raid0_min_dataset_gb: Whole
@@ -64,7 +64,7 @@ class StorageRules(Schema):
     min_capacity_gb: Whole
 
 
-class EfficiencyAtHalfLoad(Schema):
+class EfficiencyAtHalfLoad(Schema, frozen=True):
     """Wall draw is DC load divided by these, one per 80 PLUS level a PSU in the catalog can have."""
 
     bronze: Fraction
@@ -74,7 +74,7 @@ class EfficiencyAtHalfLoad(Schema):
     titanium: Fraction
 
 
-class PowerRules(Schema):
+class PowerRules(Schema, frozen=True):
     guide_section: str
     psu_max_load_fraction: Fraction
     board_w: Whole
@@ -86,7 +86,7 @@ class PowerRules(Schema):
     efficiency_at_half_load: EfficiencyAtHalfLoad
 
 
-class CoolingRules(Schema):
+class CoolingRules(Schema, frozen=True):
     guide_section: str
     watts_per_case_fan_w: AtLeastOne
     min_case_fans_count: Whole
@@ -95,7 +95,7 @@ class CoolingRules(Schema):
     aio_above_cpu_power_w: Whole
 
 
-class BudgetRules(Schema):
+class BudgetRules(Schema, frozen=True):
     guide_section: str
     entry_max_cny: Whole
     balance_min_cny: Whole
@@ -104,19 +104,19 @@ class BudgetRules(Schema):
     used_gpu_price_fraction: Fraction
 
 
-class GpuRules(Schema):
+class GpuRules(Schema, frozen=True):
     guide_section: str
     usable_memory_fraction: Fraction
 
 
-class CurrencyRules(Schema):
+class CurrencyRules(Schema, frozen=True):
     as_of: dt.date
     source: str
     cny_per_usd: Rate
     cny_per_eur: Rate
 
 
-class Rules(Schema):
+class Rules(Schema, frozen=True):
     """rules.toml: one table per part of the guide the rules come from."""
 
     cpu: CpuRules

@@ -27,7 +27,10 @@ _MISSING = re.compile(r"^Object missing required field `")
 
 
 class Schema(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
-    """Base of every file schema: an unknown key is refused, a loaded value is immutable."""
+    """Base of every file schema: an unknown key is refused, a loaded value is immutable.
+
+    Subclasses repeat `frozen=True`: type checkers do not inherit it through dataclass_transform (msgspec#657).
+    """
 
 
 @dataclass(frozen=True)
