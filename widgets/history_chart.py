@@ -96,7 +96,7 @@ def _plotext() -> ModuleType:
     """
     if "plotext" not in sys.modules:
         manual = ModuleType(PLOTEXT_MANUAL_MODULE)
-        manual.docs = None
+        vars(manual)["docs"] = None  # the one name plotext takes from its manual
         sys.modules.setdefault(PLOTEXT_MANUAL_MODULE, manual)
     import plotext
 

@@ -201,9 +201,10 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._cells_by_key = {}
         self._set_row_count(len(self._keys))
         old_cursor = self._cursor
-        following = follow_key and selected in self._index_of
-        if following:
-            self._cursor = self._index_of[selected]
+        followed_index = self._index_of.get(selected) if follow_key and selected is not None else None
+        following = followed_index is not None
+        if followed_index is not None:
+            self._cursor = followed_index
         else:
             self._cursor = min(self._cursor, max(0, len(self._keys) - 1))
         if not self._keep_cursor_visible(follow=self._cursor != old_cursor and following):
