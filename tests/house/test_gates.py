@@ -22,7 +22,10 @@ except ModuleNotFoundError:  # Python 3.10
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Packages mypy checks; the rest join them as they become clean.
-MYPY_PACKAGES = ("pth_top.sensors", "pth_top.configs", "pth_top.benches", "pth_top.widgets")
+MYPY_PACKAGES = (
+    "pth_top.text", "pth_top.units", "pth_top.sensors", "pth_top.configs", "pth_top.benches",
+    "pth_top.widgets", "pth_top.doctor", "pth_top.fleet",
+)
 
 
 def package_dirs() -> dict[str, str]:
