@@ -22,6 +22,15 @@ def torch():
     return pytest.importorskip("torch")
 
 
+@pytest.fixture
+def cli(monkeypatch):
+    """`pth-top`'s main with only the bench command loaded."""
+    from pth_top.tui import cli as cli_module
+
+    monkeypatch.setattr(cli_module, "COMMAND_MODULES", ("pth_top.tui.commands.bench",))
+    return cli_module.main
+
+
 def run_in_process(specs: list[KernelSpec], tmp_path, devices=("cpu",)) -> tuple[int, list]:
     events = []
 

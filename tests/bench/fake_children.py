@@ -16,6 +16,9 @@ RESULT_LINE = encode_event("result", kernel="gemm", device="cpu", variant="fp32 
                            unit="TFLOP/s", peak_kind="fp32", note="", details={"threads": 1})
 FINISHED_LINE = encode_event("finished", ok=True, results=1, errors=0, wall_s=0.1)
 GOOD_RUN = [STARTED_LINE, RESULT_LINE, FINISHED_LINE]
+# `pth-top` with only the bench command loaded, run as a subprocess.
+CLI_CODE = ("import sys, pth_top.tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); "
+            "sys.exit(c.main(sys.argv[1:]))")
 
 
 def executable(path: Path, text: str) -> str:

@@ -1,4 +1,5 @@
-"""No benchmark or probe process outlives its reason to run: cancel, SIGHUP/SIGTERM/Ctrl-C, a killed parent, a timeout."""
+"""No benchmark or probe process outlives its reason to run: cancel, SIGHUP/SIGTERM/Ctrl-C, a killed parent,
+a timeout."""
 
 from __future__ import annotations
 
@@ -12,9 +13,15 @@ import pytest
 
 from pth_top.benches.client.bench_process import BenchProcess
 from pth_top.doctor.probe_runner import PendingProbe, ProbeError
-from tests.bench.fake_children import end_if_running, process_gone, read_pid, shell_child, wait_for
-
-CLI_CODE = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
+from tests.bench.fake_children import (
+    CLI_CODE,
+    end_if_running,
+    executable,
+    process_gone,
+    read_pid,
+    shell_child,
+    wait_for,
+)
 
 
 def child_with_grandchild(tmp_path: Path) -> tuple[str, Path, Path]:
@@ -121,8 +128,6 @@ def test_the_heartbeat_thread_sends_valid_versioned_events_until_stopped():
 
 def test_the_probe_keeps_a_bounded_tail_of_a_flood_and_still_finds_its_report(tmp_path):
     from pth_top.doctor.probe_runner import PROBE_STDOUT_LINES
-    from tests.bench.fake_children import executable
-
     report = '{"schema": "pth-top.torch-probe", "schema_version": 1, "error": null}'
     python = executable(tmp_path / "fake-python", (
         f"#!{sys.executable}\n"

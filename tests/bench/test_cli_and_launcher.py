@@ -16,16 +16,9 @@ from pth_top.benches.client.bench_process import BenchProcess
 from pth_top.benches.client.spawn import LaunchError, build_command, resolve_python
 from pth_top.benches.protocol import RunRequest
 from pth_top.configs.paths import bench_runs_dir
+from tests.bench.fake_children import CLI_CODE
 
 TINY = ["--scale", "0.01", "--time-cap", "0.05", "--disk-size-mib", "8"]
-
-
-@pytest.fixture
-def cli(monkeypatch):
-    import tui.cli
-
-    monkeypatch.setattr(tui.cli, "COMMAND_MODULES", ("pth_top.tui.commands.bench",))
-    return tui.cli.main
 
 
 def test_list_shows_every_kernel(cli, capsys):
@@ -61,8 +54,10 @@ def test_an_interpreter_without_torch_is_a_one_line_error(cli, capsys, tmp_path)
 def test_the_bootstrap_loads_benches_by_path_without_our_sys_path(tmp_path):
     command = build_command("/usr/bin/python3", ["run", "--list-devices"])
     assert command[:2] == ["/usr/bin/python3", "-c"] and Path(command[3]).name == "benches"
-    probe = ("import sys; sys.argv = ['-c', sys.argv[1]];" + command[2].replace("from pth_top.benches.child.entry import main\n"
-             "sys.exit(main(sys.argv[1:]))\n", "import pth_top.benches as b; print(b.__file__); print(sys.path)"))
+    entry = "from pth_top.benches.child.entry import main\nsys.exit(main(sys.argv[1:]))\n"
+    assert command[2].endswith(entry)
+    probe = ("import sys; sys.argv = ['-c', sys.argv[1]];"
+             + command[2].replace(entry, "import pth_top.benches as b; print(b.__file__); print(sys.path)"))
     out = subprocess.run([sys.executable, "-I", "-c", probe, command[3]], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -86,8 +81,7 @@ def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_pat
     out_file = tmp_path / "run.json"
     argv = ["bench", "--kernel", "disk", "--kernel", "gemm", *TINY, "--disk-dir", str(tmp_path),
             "--json", "--out", str(out_file)]
-    code = ("import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))")
-    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", CLI_CODE, *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert run["format"] == "pth-top-bench-run" and {row["kernel"] for row in run["rows"]} == {"disk", "gemm"}
@@ -95,7 +89,7 @@ def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_pat
     assert json.loads(out_file.read_text())["rows"] == run["rows"]
     assert len(list(bench_runs_dir().glob("bench-*.json"))) == 1
     assert "gemm cpu fp32 1 thread" in done.stderr  # progress lines go to stderr
-    again = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    again = subprocess.run([sys.executable, "-c", CLI_CODE, *argv], capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
@@ -130,13 +124,13 @@ def test_a_torch_only_interpreter_runs_the_benchmarks_without_pth_top_installed(
                  "networkx", "jinja2", "markupsafe", "fsspec"):
         if (ours / name).exists():
             (site / name).symlink_to(ours / name)
-    probe = subprocess.run([str(python), "-c", "import torch\ntry:\n import textual, configs\nexcept ImportError: pass\n"
-                            "else: raise SystemExit('pth-top leaks into this venv')"], capture_output=True, cwd=tmp_path)
+    probe = subprocess.run([str(python), "-c", "import torch\ntry:\n import pth_top\nexcept ImportError: pass\n"
+                            "else: raise SystemExit('pth-top leaks into this venv')"],
+                           capture_output=True, cwd=tmp_path)
     if probe.returncode != 0:
         pytest.skip(f"cannot build a torch-only venv here: {probe.stderr.decode()[-200:]}")
-    code = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
-    done = subprocess.run([sys.executable, "-c", code, "bench", "--python", str(python), "--kernel", "disk", *TINY,
-                           "--disk-dir", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", CLI_CODE, "bench", "--python", str(python), "--kernel", "disk",
+                           *TINY, "--disk-dir", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert run["metadata"]["python_executable"] == str(python)

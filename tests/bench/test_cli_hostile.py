@@ -17,6 +17,7 @@ from pth_top.benches.client import bench_process
 from pth_top.benches.protocol import encode_event
 from pth_top.configs.paths import bench_runs_dir, user_data_dir
 from tests.bench.fake_children import (
+    CLI_CODE,
     FINISHED_LINE,
     GOOD_RUN,
     RESULT_LINE,
@@ -25,17 +26,8 @@ from tests.bench.fake_children import (
     shell_child,
 )
 
-CLI_CODE = "import sys, tui.cli as c; c.COMMAND_MODULES = ('pth_top.tui.commands.bench',); sys.exit(c.main(sys.argv[1:]))"
 LONG_NAME = "x" * 300
 LONG_PATH = "/tmp/" + "/".join(["d" * 200] * 30)
-
-
-@pytest.fixture
-def cli(monkeypatch):
-    import tui.cli
-
-    monkeypatch.setattr(tui.cli, "COMMAND_MODULES", ("pth_top.tui.commands.bench",))
-    return tui.cli.main
 
 
 def one_line_error(capsys) -> str:

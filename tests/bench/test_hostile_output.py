@@ -34,7 +34,8 @@ RESULT = {"kernel": "gemm", "device": "cpu", "variant": "fp32", "status": "ok", 
 HOSTILE_LINES = {
     "nan value": '{"v": %d, "event": "result", "kernel": "gemm", "device": "cpu", "variant": "a", "status": "ok", '
                  '"value": NaN}' % PROTOCOL_VERSION,
-    "infinity": '{"v": %d, "event": "progress", "kernel": "gemm", "device": "cpu", "fraction": Infinity}' % PROTOCOL_VERSION,
+    "infinity": '{"v": %d, "event": "progress", "kernel": "gemm", "device": "cpu", "fraction": Infinity}'
+                % PROTOCOL_VERSION,
     "minus infinity": '{"v": %d, "event": "finished", "ok": true, "results": 1, "errors": 0, "wall_s": -Infinity}'
                       % PROTOCOL_VERSION,
     "value is text": _line("result", **{**RESULT, "value": "fast"}),
@@ -131,7 +132,8 @@ async def test_heartbeats_keep_a_child_alive_and_are_not_yielded(tmp_path):
 
 
 async def test_stderr_lines_of_any_length_are_kept_cut_and_terminal_safe(tmp_path):
-    python = shell_child(tmp_path, "head -c 3000000 /dev/zero | tr '\\0' 'y' >&2; echo >&2; printf '\\033]0;title\\007 boom\\n' >&2; exit 3")
+    python = shell_child(tmp_path, "head -c 3000000 /dev/zero | tr '\\0' 'y' >&2; echo >&2; "
+                                   "printf '\\033]0;title\\007 boom\\n' >&2; exit 3")
     process, events, code = await _collect(python)
     assert code == 3 and events == []
     assert process.failure_reason() == "\\x1b]0;title\\x07 boom"

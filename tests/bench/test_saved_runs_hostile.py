@@ -84,14 +84,6 @@ def test_the_runs_list_keeps_good_runs_and_says_why_bad_ones_are_unreadable(tmp_
     assert runs[0].label() == "unreadable: run.rows[0]: missing field 'kernel'"
 
 
-@pytest.fixture
-def cli(monkeypatch):
-    import tui.cli
-
-    monkeypatch.setattr(tui.cli, "COMMAND_MODULES", ("pth_top.tui.commands.bench",))
-    return tui.cli.main
-
-
 def test_cli_lists_unreadable_runs_and_opening_one_is_exit_2(cli, capsys):
     folder = bench_runs_dir()
     good = save_run(RunRecord.from_json(good_run()))

@@ -69,7 +69,8 @@ async def test_quitting_while_a_run_is_in_flight_raises_nothing_and_ends_the_chi
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_on_screen(pilot, lambda: "Found" in screen.status_text, timeout_s=30)
             await pilot.press("enter")
-            await wait_on_screen(pilot, lambda: screen.query(KernelProgress) and read_pid(grandchild_file), timeout_s=30)
+            await wait_on_screen(pilot, lambda: screen.query(KernelProgress) and read_pid(grandchild_file),
+                                 timeout_s=30)
             child = screen._process.pid
             app.exit()  # the run's worker is cancelled while the child still runs
         wait_for(lambda: process_gone(child) and process_gone(read_pid(grandchild_file)),

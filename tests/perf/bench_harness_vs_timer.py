@@ -38,7 +38,8 @@ def harness_vs_timer(sizes: list[int], thread_counts: list[int], min_run_time_s:
                           num_threads=threads)
             ours, theirs = [], []
             for _ in range(rounds):  # alternate, so load from other processes hits both alike
-                ours.append(measure(lambda: torch.matmul(a, b, out=out), max_time_s=min_run_time_s).median_s)
+                ours.append(measure(lambda a=a, b=b, out=out: torch.matmul(a, b, out=out),
+                                    max_time_s=min_run_time_s).median_s)
                 theirs.append(timer.blocked_autorange(min_run_time=min_run_time_s).median)
             ours_s, theirs_s = statistics.median(ours), statistics.median(theirs)
             rows.append({

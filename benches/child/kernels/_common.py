@@ -132,7 +132,8 @@ class GpuTelemetry:
         }
 
 
-def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False, device: str | None = None) -> Measurement:
+def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
+          device: str | None = None) -> Measurement:
     """Measure `fn` on the context's device with the right timer; L2 flushed before each call if asked."""
     device = device or ctx.device
     flusher = L2Flusher(device) if flush and is_cuda(device) else None
@@ -203,7 +204,8 @@ def collect_metadata(devices: list[str]) -> dict:
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "env": {
             name: os.environ.get(name)
-            for name in ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+            for name in ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "OMP_NUM_THREADS",
+                         "MKL_NUM_THREADS")
         },
         "torch_num_threads": torch.get_num_threads(),
         "cpu": read_cpu_info().as_dict(),
