@@ -141,3 +141,13 @@ def test_kernel_threads_are_hidden_unless_asked_for_in_flat_and_tree_views():
         assert not {2, 3} & set(pids(visible_lines(processes, ProcessView(tree=tree))))
         assert {2, 3} <= set(pids(visible_lines(processes, ProcessView(tree=tree, show_kernel_threads=True))))
     assert pids(visible_lines(processes, ProcessView(show_kernel_threads=True)))[0] == 3
+
+
+def test_every_sort_column_breaks_ties_by_pid_in_both_directions_whatever_the_input_order():
+    # Four processes equal in every column but PID: the order must not depend on how /proc listed them.
+    twins = tuple(proc(pid, 1, 5.0, command="same", user="same") for pid in (40, 7, 23, 15))
+    for column in (column for column in COLUMNS if column.key != "pid"):  # PID itself has no ties
+        for descending in (False, True):
+            view = ProcessView(sort_column=column.key, descending=descending)
+            for listing in (twins, twins[::-1]):
+                assert pids(visible_lines(listing, view)) == [7, 15, 23, 40], (column.key, descending)
