@@ -10,8 +10,9 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# The dashboard plus what `pth-top export`, `fleet` and `serve` need (small; the dashboard never imports them).
 install: $(PY)
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[export,fleet,web]'
 
 install-test: $(PY)
 	$(PY) -m pip install -q -e '.[test]' '$(TORCH_CPU)'
@@ -34,6 +35,7 @@ install-test: $(PY)
 run: install
 	$(VENV)/bin/pth-top
 
+# The suite includes the gates: ruff, mypy and import-linter (tests/house/test_gates.py).
 test: install-test
 	$(PY) -m pytest -q
 
