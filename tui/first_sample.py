@@ -118,7 +118,9 @@ def _sample_in_child(source_factory: Callable[[], SnapshotSource], write_fd: int
         try:
             snapshot = source_factory().sample()
             own_pid = os.getpid()
-            result = (replace(snapshot, processes=tuple(p for p in snapshot.processes if p.pid != own_pid)), None)
+            result: tuple[Snapshot | None, str | None] = (
+                replace(snapshot, processes=tuple(p for p in snapshot.processes if p.pid != own_pid)), None
+            )
         except BaseException as error:  # even Ctrl-C: the parent reports it and retries
             result = (None, f"{type(error).__name__}: {error}")
         with os.fdopen(write_fd, "wb") as pipe:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence
 
 from rich.text import Text
 
@@ -13,6 +13,9 @@ from pth_top.sensors.model import ProcessSample
 from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_duration, format_percent
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
 COMMAND_MAX_CHARS = 240
 STATE_LETTERS = {
@@ -26,14 +29,14 @@ class ProcessColumn:
     key: str
     label: str
     width: int | None
-    sort_value: Callable[[ProcessSample], object]
+    sort_value: Callable[[ProcessSample], SupportsRichComparison]
     descending_first: bool = True
 
 
 PID_OF = attrgetter("pid")
 
 
-def _number(value: object) -> float:
+def _number(value: float | None) -> float:
     return -math.inf if is_na(value) or value is None else float(value)
 
 
@@ -60,7 +63,7 @@ def visible_columns(
     show_gpu_columns: bool, show_gpu_util: bool = False, show_container: bool = False
 ) -> tuple[ProcessColumn, ...]:
     """The columns worth showing: GPU ones with GPUs, SM% where a GPU reports it, CONTAINER when one is seen."""
-    hidden = set()
+    hidden: set[str] = set()
     if not show_gpu_columns:
         hidden |= GPU_COLUMN_KEYS
     if not (show_gpu_columns and show_gpu_util):

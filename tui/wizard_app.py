@@ -25,11 +25,11 @@ class WizardApp(App):
         clock: Callable[[], dt.datetime] = _utc_now, preset: str | None = None,
     ) -> None:
         super().__init__()
-        self._screen_args = {"catalog": catalog, "answers": answers, "clock": clock}
+        self._catalog, self._answers, self._clock = catalog, answers, clock
         self._preset = preset
 
     def on_mount(self) -> None:
-        screen = WizardScreen(**self._screen_args)
+        screen = WizardScreen(catalog=self._catalog, answers=self._answers, clock=self._clock)
         self.push_screen(screen)
         if self._preset is not None:
             self.call_after_refresh(screen.open_preset, self._preset)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pwd
 from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,6 +28,9 @@ from pth_top.tui.process_view import COLUMN_BY_KEY, ProcessView
 from pth_top.tui.settings import DashboardSettings, load_settings, save_settings
 from pth_top.widgets.core_grid import CoreGrid
 from pth_top.widgets.key_bar import KeyBar
+
+if TYPE_CHECKING:
+    from pth_top.tui.app import PthTopApp
 
 CHARTS_HEIGHT = 12
 MIN_PROCESS_ROWS = 8
@@ -192,17 +196,23 @@ class MonitorScreen(Screen):
 
     def _show_header(self) -> None:
         if self._snapshot is not None:
-            self.query_one(HeaderBar).show(self._snapshot.host, self.app.interval_s, self.app.paused, self.process_view)
+            app = self.dashboard
+            self.query_one(HeaderBar).show(self._snapshot.host, app.interval_s, app.paused, self.process_view)
 
     def _show_history_panel(self) -> None:
         panel = self.query_one(HistoryPanel)
         panel.display = self._show_history
         if self._show_history and self._snapshot is not None:
-            panel.show(self.history, self.app.interval_s, bool(self._snapshot.gpus), self.settings.gpu_history)
+            panel.show(self.history, self.dashboard.interval_s, bool(self._snapshot.gpus), self.settings.gpu_history)
 
     def _set_view(self, view: ProcessView) -> None:
         self.query_one(ProcessPanel).set_view(view)
         self._show_header()
+
+    @property
+    def dashboard(self) -> PthTopApp:
+        """The app, typed: this screen runs inside PthTopApp."""
+        return cast("PthTopApp", self.app)
 
     @property
     def process_view(self) -> ProcessView:
@@ -212,12 +222,12 @@ class MonitorScreen(Screen):
         self._set_view(event.view)
 
     def action_toggle_pause(self) -> None:
-        self.app.set_paused(not self.app.paused)
+        self.dashboard.set_paused(not self.dashboard.paused)
         self._show_header()
-        self.notify("paused: press space to resume" if self.app.paused else "resumed", timeout=2)
+        self.notify("paused: press space to resume" if self.dashboard.paused else "resumed", timeout=2)
 
     def action_change_interval(self, step: int) -> None:
-        self.app.set_interval_s(next_interval_s(self.app.interval_s, step))
+        self.dashboard.set_interval_s(next_interval_s(self.dashboard.interval_s, step))
         self._show_header()
 
     def action_filter(self) -> None:

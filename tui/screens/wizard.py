@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Button, ContentSwitcher, Input, Select, Static
+from textual.widgets import Button, Checkbox, ContentSwitcher, Input, Select, Static
 
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.build import ROLE_LABELS, Build
@@ -74,7 +74,7 @@ class WizardScreen(Screen):
         self.step_index = 0
         self._catalog = catalog
         self._clock = clock
-        self._on_leave = on_leave
+        self._leave_action = on_leave
         self._save_path_edited = False
 
     # Layout
@@ -130,7 +130,7 @@ class WizardScreen(Screen):
         control = self.query_one(f"#{section}-{key}")
         if isinstance(control, Input):
             control.value = _format(value)
-        else:
+        elif isinstance(control, (Select, Checkbox)):
             control.value = value
         if section == "answers":
             self.answers = dataclasses.replace(self.answers, scenario=value)
@@ -261,8 +261,8 @@ class WizardScreen(Screen):
         self.app.push_screen(ConfirmScreen(question), decided)
 
     def _leave(self) -> None:
-        if self._on_leave is not None:
-            self._on_leave()
+        if self._leave_action is not None:
+            self._leave_action()
         elif "monitor" in getattr(self.app, "MODES", {}):
             self.app.switch_mode("monitor")
             self.reset()
