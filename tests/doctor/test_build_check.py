@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pth_top.configs.answers import Answers
-from pth_top.doctor.build_check import check_build
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
+from pth_top.doctor.build_check import check_build
 from pth_top.sensors.model import FilesystemUsage, GpuSample, MemorySample
 from pth_top.units import GIB
 from tests.fakes.snapshots import make_snapshot

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from pth_top.doctor.model import Status
-from tests.fakes.doctor_inputs import cuda_probe_report, make_context
 from pth_top.tui import cli
+from tests.fakes.doctor_inputs import cuda_probe_report, make_context
 
 STATUS_VALUES = {status.value for status in Status}
 FINDING_KEYS = {"check", "title", "group", "subject", "status", "value", "why", "fix"}
@@ -23,7 +23,8 @@ def scripted_machine(tmp_path, monkeypatch):
 
     def set_machine(**machine):
         def fake_live_context(python=None, data_dir=None, with_torch=True, load_seconds=0):
-            calls.append({"python": python, "data_dir": data_dir, "with_torch": with_torch, "load_seconds": load_seconds})
+            calls.append({"python": python, "data_dir": data_dir, "with_torch": with_torch,
+                          "load_seconds": load_seconds})
             return make_context(tmp_path / f"machine{len(calls)}", **machine)
 
         monkeypatch.setattr("pth_top.doctor.live.live_context", fake_live_context)
@@ -98,7 +99,8 @@ def test_out_of_range_load_is_a_usage_error(capsys):
 def test_real_machine_end_to_end_with_the_torch_probe(tmp_path):
     pytest.importorskip("torch")  # the probe runs in this interpreter
     completed = subprocess.run(
-        [sys.executable, "-m", "pth_top.tui", "doctor", "--json", "--data-dir", str(tmp_path), "--python", sys.executable],
+        [sys.executable, "-m", "pth_top.tui", "doctor", "--json", "--data-dir", str(tmp_path),
+         "--python", sys.executable],
         capture_output=True, text=True, timeout=180,
     )
     assert completed.returncode in (0, 1), completed.stderr
@@ -118,5 +120,6 @@ def test_text_report_folds_a_group_that_is_entirely_not_applicable(tmp_path):
     findings = run_all(make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
     text = format_text(findings)
     gpu_section = text.split("GPU & driver\n", 1)[1].split("\n\n", 1)[0]
-    assert gpu_section == f"  - {len(checks_in(gpu_checks))} checks not applicable: no NVIDIA driver (NVML library not found)"
+    count = len(checks_in(gpu_checks))
+    assert gpu_section == f"  - {count} checks not applicable: no NVIDIA driver (NVML library not found)"
     assert "  - RAM vs GPU memory" in text

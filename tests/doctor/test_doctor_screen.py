@@ -80,7 +80,9 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
     from pth_top.doctor.registry import checks_in
     from tests.fakes.doctor_inputs import no_driver_nvml
 
-    app = DoctorTestApp(lambda load_seconds: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
+    app = DoctorTestApp(
+        lambda load_seconds: make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report())
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         await _wait_for_findings(pilot, screen)
@@ -119,7 +121,8 @@ async def test_d_opens_the_doctor_from_the_monitor_and_escape_goes_back(tmp_path
     from pth_top.tui.app import PthTopApp
     from tests.fakes.snapshots import FixedSource, make_snapshot
 
-    monkeypatch.setattr("pth_top.tui.screens.doctor._live_context", lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
+    monkeypatch.setattr("pth_top.tui.screens.doctor._live_context",
+                        lambda load_seconds: make_context(tmp_path, probe=cuda_probe_report()))
     app = PthTopApp(source_factory=lambda: FixedSource(make_snapshot(gpu_count=1)))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("d")

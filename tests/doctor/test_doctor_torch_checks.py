@@ -40,13 +40,15 @@ def test_cuda_torch_on_a_healthy_machine_passes_every_torch_check(tmp_path):
 
 
 def test_cpu_only_torch_with_nvidia_gpus_fails(tmp_path):
-    context = make_context(tmp_path, probe=cuda_probe_report(torch_cuda_version=None, cuda_available=False, torch_version="2.5.1+cpu"))
+    cpu_build = cuda_probe_report(torch_cuda_version=None, cuda_available=False, torch_version="2.5.1+cpu")
+    context = make_context(tmp_path, probe=cpu_build)
     finding = only(torch_checks.check_torch_cuda, context)
     assert finding.status is Status.FAIL and "CPU-only build" in finding.value
 
 
 def test_cpu_only_torch_without_gpus_passes(tmp_path):
-    context = make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report(torch_cuda_version=None, cuda_available=False))
+    cpu_build = cuda_probe_report(torch_cuda_version=None, cuda_available=False)
+    context = make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cpu_build)
     assert only(torch_checks.check_torch_cuda, context).status is Status.PASS
 
 
@@ -60,7 +62,9 @@ def test_missing_numpy_warns(tmp_path):
     assert finding.status is Status.WARN and "pip install numpy" in finding.fix
 
 
-@pytest.mark.parametrize(("threads", "omp", "status"), [(8, None, Status.PASS), (32, None, Status.WARN), (1, "1", Status.WARN)])
+@pytest.mark.parametrize(
+    ("threads", "omp", "status"), [(8, None, Status.PASS), (32, None, Status.WARN), (1, "1", Status.WARN)]
+)
 def test_thread_settings_against_physical_cores(tmp_path, threads, omp, status):
     env = {"OMP_NUM_THREADS": omp} if omp else {}
     context = make_context(tmp_path, probe=cuda_probe_report(num_threads=threads, env=env), physical_cores=16)
@@ -95,7 +99,8 @@ def test_probe_that_could_not_run_says_why(tmp_path):
 
 def test_no_torch_makes_torch_checks_not_applicable(tmp_path):
     context = make_context(tmp_path, probe=None)
-    torch_only = [c for c in all_checks() if c.group is Group.TORCH or c.check_id in ("gpu.cuda_compat", "gpu.torch_sees_gpus")]
+    torch_only = [c for c in all_checks()
+                  if c.group is Group.TORCH or c.check_id in ("gpu.cuda_compat", "gpu.torch_sees_gpus")]
     findings = run_all(context, torch_only)
     assert {f.status for f in findings} == {Status.NOT_APPLICABLE}
     assert "--no-torch" in findings[-1].value
@@ -111,7 +116,8 @@ def test_a_crashing_check_becomes_could_not_run_and_the_rest_still_run(tmp_path)
         return passed("ok")
 
     findings = run_all(make_context(tmp_path), [crashing, fine])
-    assert [(f.check_id, f.status) for f in findings] == [("test.crash", Status.COULD_NOT_RUN), ("test.fine", Status.PASS)]
+    assert [(f.check_id, f.status) for f in findings] == [
+        ("test.crash", Status.COULD_NOT_RUN), ("test.fine", Status.PASS)]
     assert "Permission denied" in findings[0].value and findings[0].why == "a test"
 
 
