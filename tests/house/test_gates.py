@@ -21,10 +21,10 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-# Packages mypy checks; the rest join them as they become clean.
+# Every package of ours.
 MYPY_PACKAGES = (
     "pth_top.text", "pth_top.units", "pth_top.sensors", "pth_top.configs", "pth_top.benches",
-    "pth_top.widgets", "pth_top.doctor", "pth_top.fleet",
+    "pth_top.widgets", "pth_top.doctor", "pth_top.fleet", "pth_top.tui",
 )
 
 

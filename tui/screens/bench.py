@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -36,6 +37,9 @@ from pth_top.tui.screens.bench_views import (
 )
 from pth_top.widgets.bar_chart import BarChart
 from pth_top.widgets.key_bar import KeyBar
+
+if TYPE_CHECKING:
+    from pth_top.benches.client.bench_process import BenchProcess
 
 # Worker groups that run a bench child.
 CHILD_GROUPS = ("bench-run", "bench-devices")
@@ -86,7 +90,7 @@ class BenchScreen(Screen):
         self.cancelling = False
         self.last_saved: Path | None = None
         self.started_at = 0.0
-        self._process = None
+        self._process: BenchProcess | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="controls"):
@@ -237,8 +241,8 @@ class BenchScreen(Screen):
             code = await process.wait()
             self.post_message(messages.BenchEnded(code, "" if code == 0 else process.failure_reason()))
         except asyncio.CancelledError:
-            code = await process.cancel()
-            self.post_message(messages.BenchEnded(code, "cancelled"))
+            cancelled_code = await process.cancel()
+            self.post_message(messages.BenchEnded(cancelled_code, "cancelled"))
             raise
         except (OSError, ValueError) as error:  # never leave the screen stuck on "running"
             await process.cancel()
