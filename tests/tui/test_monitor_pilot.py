@@ -379,3 +379,31 @@ async def test_kernel_threads_are_hidden_until_capital_k():
         assert "hidden" not in str(status.content)
         await pilot.press("K")
         await wait_until(pilot, lambda: 3 not in table_pids(app), what="the kernel thread hidden again")
+
+
+async def test_keys_typed_right_after_slash_all_reach_the_filter():
+    """A pasted or fast-typed filter loses no character to the table's keys while the filter box mounts."""
+    from textual import events
+    from textual.widgets import Input
+
+    app = PthTopApp(interval_s=3600, source_factory=lambda: FixedSource(make_snapshot(process_count=5)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.screen.query_one(ProcessPanel).table.row_count > 0, what="the rows")
+        for key, character in [("slash", "/"), ("c", "c"), ("l", "l"), ("i", "i"), ("p", "p")]:
+            app.post_message(events.Key(key, character))  # all queued at once, as a paste arrives
+        await wait_until(pilot, lambda: app.screen.query("#process-filter").results(Input)
+                         and app.screen.query_one("#process-filter", Input).value == "clip",
+                         what='"clip" in the filter box')
+
+
+async def test_a_slash_typed_in_the_filter_is_text_not_a_new_filter():
+    from textual.widgets import Input
+
+    app = PthTopApp(interval_s=3600, source_factory=lambda: FixedSource(make_snapshot(process_count=5)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: app.screen.query("#process-filter").results(Input) and app.focused
+                         is app.screen.query_one("#process-filter", Input), what="the filter box focused")
+        await pilot.press("u", "s", "r", "slash", "b")
+        await wait_until(pilot, lambda: app.screen.query_one("#process-filter", Input).value == "usr/b",
+                         what='"usr/b" in the filter box')

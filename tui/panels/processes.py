@@ -154,15 +154,25 @@ class ProcessPanel(Vertical):
                 text.append(f"  {hidden} kernel thread{'s' if hidden != 1 else ''} hidden (K shows)", style="dim")
         self.query_one("#process-status", QuietStatic).update(text, layout=False)
 
-    def start_filter(self) -> None:
+    async def start_filter(self) -> None:
         self.add_class("-filtering")
         filter_input = self._filter_input
         if filter_input is None:
             filter_input = Input(self.view.filter_text, placeholder=FILTER_PLACEHOLDER, id="process-filter")
-            self.mount(filter_input, before=self.table)
+            await self.mount(filter_input, before=self.table)
         else:
             filter_input.value = self.view.filter_text
-        filter_input.focus()
+        # Focus now, not later: keys typed (or pasted) right after "/" already wait behind this action.
+        self.screen.set_focus(filter_input)
+
+    @property
+    def filter_has_focus(self) -> bool:
+        filter_input = self._filter_input
+        return filter_input is not None and filter_input.has_focus
+
+    def type_into_filter(self, text: str) -> None:
+        if (filter_input := self._filter_input) is not None:
+            filter_input.insert_text_at_cursor(text)
 
     @property
     def _filter_input(self) -> Input | None:

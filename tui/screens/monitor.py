@@ -66,7 +66,9 @@ class MonitorScreen(Screen):
         Binding("space", "toggle_pause", "Pause", id="monitor.pause"),
         Binding("plus,equals_sign", "change_interval(1)", "Slower", id="monitor.slower", key_display="+"),
         Binding("minus", "change_interval(-1)", "Faster", id="monitor.faster", key_display="-"),
-        Binding("slash,f4", "filter", "Filter", id="monitor.filter", key_display="/"),
+        # A priority binding runs before the next key is routed, so keys typed right after "/" reach the filter.
+        Binding("slash", "filter('/')", "Filter", id="monitor.filter", key_display="/", priority=True),
+        Binding("f4", "filter", "Filter (as /)", id="monitor.filter_f4", show=False),
         Binding("escape", "clear_filter", "Clear filter", id="monitor.clear_filter", show=False),
         Binding("t,f5", "toggle_tree", "Tree", id="monitor.tree"),
         Binding("k,f9", "kill", "Kill", id="monitor.kill"),
@@ -230,8 +232,12 @@ class MonitorScreen(Screen):
         self.dashboard.set_interval_s(next_interval_s(self.dashboard.interval_s, step))
         self._show_header()
 
-    def action_filter(self) -> None:
-        self.query_one(ProcessPanel).start_filter()
+    async def action_filter(self, typed: str = "") -> None:
+        panel = self.query_one(ProcessPanel)
+        if panel.filter_has_focus:  # "/" typed into the filter itself (a path, say)
+            panel.type_into_filter(typed)
+            return
+        await panel.start_filter()
 
     def action_clear_filter(self) -> None:
         panel = self.query_one(ProcessPanel)
