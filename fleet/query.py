@@ -101,6 +101,8 @@ class PrometheusClient:
                 raise QueryError(printable(f"cannot connect to {self.connection.url}: {_reason(error)}")) from None
             except httpx.HTTPError as error:
                 raise QueryError(printable(f"request to {self.connection.url} failed: {_reason(error)}")) from None
+            except OSError as error:  # ssl.SSLError too: with TLS 1.3 a refused client certificate shows on read
+                raise QueryError(printable(f"request to {self.connection.url} failed: {error}")) from None
             if response.is_redirect:
                 # The credentials were for this server; wherever it sends us gets none.
                 url = urllib.parse.urljoin(url, response.headers.get("location", ""))
