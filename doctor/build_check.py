@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from pth_top.configs.build import Build
 from pth_top.sensors.model import Snapshot
-from pth_top.sensors.na import NA
+from pth_top.sensors.na import is_na
+from pth_top.units import GIB
 
-GIB = 1024**3
 # Firmware and the kernel keep a little memory back; a 32 GiB machine reports ~31 GiB.
 REPORTED_MEMORY_FRACTION = 0.9
 
@@ -62,7 +62,7 @@ def _check_gpus(build: Build, snapshot: Snapshot, want_count: int, want_gib: flo
     names = ", ".join(sorted({gpu.name for gpu in snapshot.gpus}))
     detail = f"{len(snapshot.gpus)} here ({names}); build has {want_count} x {want_name}"
     lines.append(CheckLine("GPU count", count_status, detail))
-    totals = [gpu.memory_total_bytes for gpu in snapshot.gpus if gpu.memory_total_bytes is not NA]
+    totals = [gpu.memory_total_bytes for gpu in snapshot.gpus if not is_na(gpu.memory_total_bytes)]
     if not totals:
         lines.append(CheckLine("GPU memory", "unknown", "GPU memory size not reported"))
         return lines

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pth_top.sensors.model import ProcessSample, Snapshot
-from pth_top.sensors.na import NA
+from pth_top.sensors.na import is_na
 
 SCHEMA_NAME = "pth-top.snapshot"
 SCHEMA_VERSION = 1
@@ -22,7 +22,7 @@ SCHEMA_PATH = Path(__file__).with_name("snapshot.schema.json")
 
 def to_json_value(value: Any) -> Any:
     """Dataclasses to dicts, tuples to lists, NA (and any NaN or infinity) to None."""
-    if value is NA or value is None:
+    if is_na(value):
         return None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: to_json_value(getattr(value, field.name)) for field in dataclasses.fields(value)}

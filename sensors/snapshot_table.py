@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import AbstractSet, Sequence
 
 from pth_top.sensors.model import GpuSample, Snapshot
-from pth_top.sensors.na import NA, is_na
+from pth_top.sensors.na import is_na
 from pth_top.sensors.snapshot_json import top_processes_by_cpu
 from pth_top.sensors.units import format_bytes, format_duration, format_number, format_rate
 from pth_top.text import printable
@@ -40,7 +40,7 @@ def _host_lines(snapshot: Snapshot) -> list[str]:
     host = snapshot.host
     loads = " ".join(format_number(load, 2) for load in
                      (host.load_average_1m, host.load_average_5m, host.load_average_15m))
-    physical = "?" if host.physical_cpu_count is NA else host.physical_cpu_count
+    physical = "?" if is_na(host.physical_cpu_count) else host.physical_cpu_count
     if host.nvml_unavailable_reason:
         gpu_line = f"GPU     {host.nvml_unavailable_reason}"
     else:
@@ -116,7 +116,7 @@ def _gpu_row(gpu: GpuSample) -> tuple[str, ...]:
     memory = f"{format_bytes(gpu.memory_used_bytes)} / {format_bytes(gpu.memory_total_bytes)}"
     power = f"{format_number(gpu.power_draw_w)} / {format_number(gpu.power_limit_w, 0, ' W')}"
     ecc = "off" if gpu.ecc_enabled is False else (
-        "N/A" if gpu.ecc_enabled is NA else f"{gpu.ecc_volatile_uncorrected_errors} err")
+        "N/A" if is_na(gpu.ecc_enabled) else f"{gpu.ecc_volatile_uncorrected_errors} err")
     return (
         str(gpu.index), gpu.name, format_number(gpu.utilization_percent, 0, "%"), memory,
         format_number(gpu.temperature_c, 0, "°C"), format_number(gpu.fan_speed_percent, 0, "%"), power,

@@ -37,7 +37,7 @@ PID_OF = attrgetter("pid")
 
 
 def _number(value: float | None) -> float:
-    return -math.inf if is_na(value) or value is None else float(value)
+    return -math.inf if is_na(value) else float(value)
 
 
 COLUMNS: tuple[ProcessColumn, ...] = (

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 
 from pth_top.sensors.model import GpuSample
-from pth_top.sensors.na import NA, is_na
+from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_number, format_percent, format_rate
 from pth_top.widgets.quiet_static import QuietStatic
@@ -108,7 +108,7 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
         else:
             text.append(" below max: check the slot", style="yellow")
     text.append(f"  RX {format_rate(gpu.pcie_rx_bytes_per_s)} TX {format_rate(gpu.pcie_tx_bytes_per_s)}")
-    if gpu.ecc_enabled is NA:
+    if is_na(gpu.ecc_enabled):
         text.append("  ECC N/A")
     else:
         errors = gpu.ecc_volatile_uncorrected_errors

@@ -22,11 +22,11 @@ from textual.widgets import Static
 from pth_top.fleet.model import FleetSnapshot, HostDetail, HostRow, sorted_hosts
 from pth_top.fleet.query import FleetReader, PrometheusClient
 from pth_top.text import printable
+from pth_top.units import GIB
 from pth_top.widgets.heat_grid import HeatGrid, HeatRow
 from pth_top.widgets.key_bar import KeyBar
 from pth_top.widgets.row_table import RowTable, TableColumn
 
-GIB = 1024**3
 # Grid colouring: what a cell's fraction is, per metric (temperature: 100 C is full scale).
 GRID_METRICS: dict[str, Callable[[Any], float | None]] = {
     "utilization": lambda gpu: gpu.utilization_ratio,
