@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -94,7 +92,7 @@ def test_tiny_run_prints_json_saves_the_run_and_refuses_to_overwrite_out(tmp_pat
 
 
 @pytest.mark.usefixtures("torch")  # a real child in this interpreter
-async def test_cancel_kills_the_child_within_2_s_and_leaves_no_temp_file(tmp_path):
+async def test_cancel_ends_the_child_on_sigterm_and_leaves_no_temp_file(tmp_path):
     request = RunRequest(kernels=("disk",), disk_dir=str(tmp_path), disk_size_mib=4096, scale=0.01)
     process = BenchProcess.for_request(None, request)
     await process.start()
@@ -105,12 +103,9 @@ async def test_cancel_kills_the_child_within_2_s_and_leaves_no_temp_file(tmp_pat
             break
     assert saw_write
     assert list(tmp_path.glob(".pth-top-bench-*.tmp")), "the temp file should exist mid-write"
-    started = time.monotonic()
     code = await process.cancel()
-    assert time.monotonic() - started < 2.0
     assert code is not None
-    await asyncio.sleep(0.05)
-    assert not list(tmp_path.glob(".pth-top-bench-*"))
+    assert not list(tmp_path.glob(".pth-top-bench-*")), "the child removes its temp file before it exits"
 
 
 def test_a_torch_only_interpreter_runs_the_benchmarks_without_pth_top_installed(tmp_path, torch):

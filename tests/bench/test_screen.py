@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -54,13 +53,16 @@ async def test_bench_screen_runs_a_tiny_cpu_suite_and_saves_it(tmp_path):
         await wait_for(pilot, lambda: app.screen is not screen)
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.baseline is not None)
-        await pilot.pause(0.2)
-        deltas = [str(table.get_row_at(index)[COLUMNS.index("Δ%")]) for index in range(table.row_count)]
-        assert all(delta.endswith("%") for delta in deltas), deltas
+
+        def deltas() -> list[str]:
+            return [str(table.get_row_at(index)[COLUMNS.index("Δ%")]) for index in range(table.row_count)]
+
+        await wait_for(pilot, lambda: deltas() and all(delta.endswith("%") for delta in deltas()))
 
 
 @pytest.mark.usefixtures("torch")  # a real child in this interpreter
-async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
+async def test_escape_cancels_a_running_benchmark(tmp_path):
+    """Cancel ends the child and its temp file (how fast: tests/perf, not here; the machine may be loaded)."""
     screen = BenchScreen(RunRequest(kernels=("disk",), scale=0.01, time_cap_s=0.05, disk_dir=str(tmp_path),
                                     disk_size_mib=4096))
     app = BenchApp(screen)
@@ -70,14 +72,11 @@ async def test_escape_cancels_a_running_benchmark_quickly(tmp_path):
         await wait_for(pilot, lambda: list(tmp_path.glob(".pth-top-bench-*.tmp")))
         process = screen._process
         assert process is not None
-        started = time.monotonic()
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not screen.running, timeout_s=5)
-        assert time.monotonic() - started < 2.0
+        await wait_for(pilot, lambda: not screen.running)
         assert process.returncode is not None
         assert "Cancelled" in str(screen.query_one("#status").content)
-        await asyncio.sleep(0.05)
-        assert not list(tmp_path.glob(".pth-top-bench-*"))
+        assert not list(tmp_path.glob(".pth-top-bench-*")), "the child removes its temp file before it exits"
         assert not list_runs()
 
 
