@@ -166,3 +166,11 @@ def test_a_full_disk_leaves_the_old_out_file_intact_and_is_one_line(tmp_path):
     assert out.read_text() == "OLD"
     assert f"cannot write {out}: File too large (the old file is unchanged)" in done.stderr
     assert "Traceback" not in done.stderr and "gemm" in done.stdout
+
+
+def test_a_relative_data_dir_is_refused_in_one_line_before_anything_runs(cli, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PTH_TOP_DATA_DIR", "runs-here")
+    assert cli(["bench", "--python", shell_child(tmp_path, "exec /bin/true"), "--kernel", "gemm"]) == 2
+    assert "PTH_TOP_DATA_DIR must be an absolute path (or start with ~/), got 'runs-here'" in one_line_error(capsys)
+    assert not (tmp_path / "runs-here").exists()

@@ -204,11 +204,12 @@ def run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from pth_top.benches.client.spawn import LaunchError, resolve_python
-    from pth_top.configs.paths import user_data_dir
+    from pth_top.configs.paths import DATA_DIR_VARIABLE, UserDirError, check_override, user_data_dir
 
     try:
+        check_override(DATA_DIR_VARIABLE)  # a relative PTH_TOP_DATA_DIR would scatter runs over working dirs
         python = resolve_python(args.python)  # before the data dir is made: a bad interpreter changes nothing on disk
-    except LaunchError as error:
+    except (LaunchError, UserDirError) as error:
         raise CliError(str(error)) from None
     made_folders = [] if args.disk_dir else make_folders(user_data_dir())
     printer = ProgressPrinter()
