@@ -86,7 +86,7 @@ def settings_from_dict(data: dict[str, Any]) -> DashboardSettings:
         raise ValueError('monitor.disk_network must be true, false or "auto"')
     gpu_history = monitor.get("gpu_history", "+".join(settings.gpu_history))
     views = {"+".join(view): view for view in GPU_HISTORY_VIEWS}
-    if gpu_history not in views:
+    if not isinstance(gpu_history, str) or gpu_history not in views:
         raise ValueError(f"monitor.gpu_history must be one of {', '.join(views)}")
     return DashboardSettings(history_shown, None if io_shown == "auto" else io_shown, views[gpu_history])
 

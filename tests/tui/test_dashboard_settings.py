@@ -54,6 +54,18 @@ def test_the_key_cycles_through_every_metric_and_back():
     (b"[monitor]\ngpu_history = 'fan+clock'\n", "monitor.gpu_history must be one of util+mem"),
     (b"[monitor]\ndisk_network = 3\n", "monitor.disk_network must be true, false"),
     (b"monitor = 1\n", "[monitor] is not a table"),
+    (b"monitor = [1]\n", "[monitor] is not a table"),
+    (b"[monitor]\nhistory = [true]\n", "monitor.history must be true or false"),
+    (b"[monitor]\nhistory = {shown = true}\n", "monitor.history must be true or false"),
+    (b"[monitor]\nhistory = 1\n", "monitor.history must be true or false"),
+    (b"[monitor]\ndisk_network = ['auto']\n", "monitor.disk_network must be true, false"),
+    (b"[monitor]\ndisk_network = {auto = true}\n", "monitor.disk_network must be true, false"),
+    (b"[monitor]\ndisk_network = 'yes'\n", "monitor.disk_network must be true, false"),
+    (b"[monitor]\ngpu_history = ['util']\n", "monitor.gpu_history must be one of util+mem"),
+    (b"[monitor]\ngpu_history = ['util', 'mem']\n", "monitor.gpu_history must be one of util+mem"),
+    (b"[monitor]\ngpu_history = {util = 'mem'}\n", "monitor.gpu_history must be one of util+mem"),
+    (b"[monitor]\ngpu_history = 3\n", "monitor.gpu_history must be one of util+mem"),
+    (b"[monitor]\ngpu_history = 1979-05-27\n", "monitor.gpu_history must be one of util+mem"),
     (b"\xff\xfe\x00", "codec"),
 ])
 def test_a_broken_file_gives_defaults_and_one_line(content, reason):
@@ -116,14 +128,20 @@ async def test_keys_change_the_charts_and_the_choice_survives_a_restart():
         assert app.screen.settings.gpu_history == ("power", "temp")
 
 
-async def test_a_broken_settings_file_is_one_line_on_screen_and_the_defaults():
+@pytest.mark.parametrize("content, reason", [
+    ("[monitor]\nhistory = 'maybe'\n", "monitor.history must be true or false"),
+    ("[monitor]\ngpu_history = ['util']\n", "monitor.gpu_history must be one of"),
+    ("[monitor]\ngpu_history = {left = 'util'}\n", "monitor.gpu_history must be one of"),
+    ("[monitor]\ndisk_network = [true]\n", "monitor.disk_network must be true, false"),
+])
+async def test_a_broken_settings_file_is_one_line_on_screen_and_the_defaults(content, reason):
     config_file().parent.mkdir(parents=True, exist_ok=True)
-    config_file().write_text("[monitor]\nhistory = 'maybe'\n")
+    config_file().write_text(content)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.screen.query_one("#process-table").row_count, what="the first sample")
         messages = [notification.message for notification in app._notifications]
-        assert any("monitor.history must be true or false" in message for message in messages), messages
+        assert [message for message in messages if reason in message and "\n" not in message], messages
         assert app.screen.query_one(HistoryPanel).display
 
 
