@@ -49,6 +49,8 @@ class PendingProbe:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
+        # Set (on the loop's thread) once the clean-up runs: a cancel then must not cut its SIGKILL short.
+        self._cleaning_up = False
         self._thread = threading.Thread(target=asyncio.run, args=(self._collect(),), name="torch-probe", daemon=True)
         self._thread.start()
 
@@ -67,6 +69,7 @@ class PendingProbe:
         except asyncio.CancelledError:
             self._problem = "torch probe cancelled"
         finally:
+            self._cleaning_up = True
             await self._child.cancel()  # the whole group, even when a descendant keeps the pipes open
 
     async def _read_and_wait(self) -> None:
@@ -97,8 +100,13 @@ class PendingProbe:
             if not self._thread.is_alive():
                 return
             self._cancelled = True
-            if self._loop is not None and self._task is not None:
-                self._loop.call_soon_threadsafe(self._task.cancel)
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._cancel_unless_cleaning_up)
+
+    def _cancel_unless_cleaning_up(self) -> None:
+        """On the loop's thread: stop the reading, but never the clean-up that ends the process group."""
+        if self._task is not None and not self._cleaning_up:
+            self._task.cancel()
 
 
 def parse_probe_output(python: str, stdout: str, stderr: str, returncode: int | None) -> dict[str, Any]:
