@@ -2,7 +2,7 @@
 
 Kept in `<config dir>/dashboard.toml` (PTH_TOP_CONFIG_DIR overrides the folder), written atomically
 whenever a choice changes. A file that cannot be read or makes no sense gives one line of reason and
-the defaults; it is never a crash and never overwritten until the user changes a choice.
+the defaults; it is never a crash and never overwritten: while it is refused, changes apply but are not saved.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ GPU_HISTORY_VIEWS: tuple[tuple[str, str], ...] = (
     ("util", "mem"), ("power", "temp"), ("util", "power"), ("mem", "temp"),
 )
 FILE_HEADER = "# pth-top dashboard settings, rewritten when you change them (keys h, i, c).\n"
+NOT_SAVED_WHILE_REFUSED = (
+    "settings changes are not saved: the settings file was refused at start (fix or remove it, then restart)"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,6 +145,22 @@ async def test_a_broken_settings_file_is_one_line_on_screen_and_the_defaults(con
         assert app.screen.query_one(HistoryPanel).display
 
 
+async def test_a_refused_settings_file_is_never_overwritten_and_that_is_said_once():
+    broken = b"[monitor]\nhistory = 'maybe'\n"
+    config_file().parent.mkdir(parents=True, exist_ok=True)
+    config_file().write_bytes(broken)
+    app = make_app()
+    async with app.run_test(size=(120, 60)) as pilot:
+        await wait_until(pilot, lambda: app.screen.query_one("#process-table").row_count, what="the first sample")
+        for key in "hic":
+            await pilot.press(key)
+        await wait_until(pilot, lambda: not app.screen.query_one(HistoryPanel).display, what="the history to hide")
+        assert app.screen.settings.gpu_history == ("power", "temp"), "the choice still applies for this run"
+        messages = [str(notification.message) for notification in app._notifications]
+        assert sum("changes are not saved" in message for message in messages) == 1, messages
+    assert config_file().read_bytes() == broken
+
+
 async def test_short_terminal_sparkline_follows_the_chosen_metric():
     save_settings(DashboardSettings(gpu_history=("mem", "temp")))
     app = make_app()

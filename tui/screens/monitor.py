@@ -25,7 +25,7 @@ from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.process_view import COLUMN_BY_KEY, ProcessView
-from pth_top.tui.settings import DashboardSettings, load_settings, save_settings
+from pth_top.tui.settings import NOT_SAVED_WHILE_REFUSED, DashboardSettings, load_settings, save_settings
 from pth_top.widgets.core_grid import CoreGrid
 from pth_top.widgets.key_bar import KeyBar
 
@@ -106,6 +106,8 @@ class MonitorScreen(Screen):
         self.history = History()
         # Panels shown and GPU charts, as the user left them (one line on screen if the file is broken).
         self.settings, self._settings_problem = load_settings()
+        # A file refused at start is the user's to fix: never overwritten by a key press.
+        self._settings_file_refused = self._settings_problem is not None
         self._show_history = self.settings.history_shown
         self._show_io: bool | None = self.settings.io_shown
         self._sampler_error_shown = False
@@ -294,12 +296,18 @@ class MonitorScreen(Screen):
         self.notify("GPU history: " + " and ".join(self.settings.gpu_history), timeout=2)
 
     def _remember(self, settings: DashboardSettings) -> None:
-        """Use `settings` now and save them for the next start; a failed save is said once."""
+        """Use `settings` now and save them for the next start; why they were not saved is said once."""
         self.settings = settings
-        problem = save_settings(settings)
+        problem = self._save_settings(settings)
         if problem is not None and problem != self._settings_problem:
             self.notify(problem, severity="warning", timeout=10, markup=False)
         self._settings_problem = problem
+
+    def _save_settings(self, settings: DashboardSettings) -> str | None:
+        """None when saved, else one line saying why not."""
+        if self._settings_file_refused:
+            return NOT_SAVED_WHILE_REFUSED
+        return save_settings(settings)
 
     def action_kill(self) -> None:
         from pth_top.tui.screens.kill import KillScreen
