@@ -5,6 +5,8 @@ And the heat grid widget alone: one line per row, shades that read without colou
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from pth_top.fleet.connection import make_connection
@@ -126,3 +128,66 @@ async def test_heat_grid_draws_only_the_lines_on_screen():
         scrolled = "".join(segment.text for segment in grid.render_line(0))
         assert first.startswith("host-0 ") and scrolled.startswith("host-150 ")
         assert "".join(segment.text for segment in grid.render_line(60)).strip() == "", "past the last row: blank"
+
+
+class GatedReader(FleetReader):
+    """A FleetReader whose drill-down answers only once the test opens `detail_gate`; refresh can be made to raise."""
+
+    def __init__(self, client: PrometheusClient, clock: Clock) -> None:
+        super().__init__(client, clock=clock)
+        self.detail_gate = asyncio.Event()
+        self.details_answered = 0
+        self.refresh_bug: Exception | None = None
+
+    async def refresh(self):
+        if self.refresh_bug is not None:
+            raise self.refresh_bug
+        return await super().refresh()
+
+    async def host_detail(self, instance: str):
+        await self.detail_gate.wait()
+        detail = await super().host_detail(instance)
+        self.details_answered += 1
+        return detail
+
+
+def gated_app(fleet: FakeFleet, clock: Clock) -> tuple[FleetApp, GatedReader]:
+    connection = make_connection("http://prom:9090")
+    reader = GatedReader(PrometheusClient(connection, transport=httpx.MockTransport(fleet.handle)), clock)
+    return FleetApp(connection, reader=reader, interval_s=0.05), reader
+
+
+async def test_a_host_answer_arriving_after_esc_is_dropped_and_the_view_keeps_running():
+    from pth_top.tui.screens.fleet import HostScreen
+
+    fleet, clock = FleetWithDetail(3), Clock()
+    app, reader = gated_app(fleet, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.fleet_screen.query_one(RowTable)
+        await wait_until(pilot, lambda: table.row_count == 3, what="3 hosts")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, HostScreen), what="the host screen")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.fleet_screen, what="back to the fleet")
+        reader.detail_gate.set()
+        await wait_until(pilot, lambda: reader.details_answered >= 1, what="the slow answer")
+        refreshes = app.refreshes
+        clock.now_s += 60
+        await wait_until(pilot, lambda: app.refreshes > refreshes, what="a refresh after the late answer")
+        assert app.is_running and app.return_code is None
+        assert "STALE" not in status(app)
+
+
+async def test_an_unexpected_error_in_a_refresh_is_shown_stale_and_refreshing_goes_on():
+    fleet, clock = FakeFleet(3), Clock()
+    app, reader = gated_app(fleet, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.fleet_screen.query_one(RowTable)
+        await wait_until(pilot, lambda: table.row_count == 3, what="3 hosts")
+        reader.refresh_bug = RuntimeError("a bug in the reader\nsecond line")
+        await wait_until(pilot, lambda: "STALE: RuntimeError: a bug in the reader" in status(app),
+                         what="the error on screen")
+        assert "second line" not in status(app) and table.row_count == 3, "one line; the last data stays"
+        reader.refresh_bug = None
+        clock.now_s += 60
+        await wait_until(pilot, lambda: "STALE" not in status(app), what="refreshing to go on")

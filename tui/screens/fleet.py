@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -72,6 +73,12 @@ def host_cells(host: HostRow, name: str) -> tuple[Text, ...]:
     )
     return tuple(Text(text, style=style, justify="left" if index < 2 else "right")
                  for index, text in enumerate(texts))
+
+
+def error_line(error: BaseException) -> str:
+    """An unexpected error as one line: its type and the first line of its message."""
+    lines = str(error).splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def grid_note(host: HostRow) -> str:
@@ -176,10 +183,21 @@ class HostScreen(Screen):
     HostScreen #host-processes { height: 1fr; border-top: solid $panel-lighten-2; }
     """
 
+    class DetailReady(Message):
+        """A worker read this host: posted to the screen, so it is dropped once the screen has closed."""
+
+        def __init__(self, detail: HostDetail) -> None:
+            super().__init__()
+            self.detail = detail
+
     def __init__(self, instance: str) -> None:
         super().__init__()
         self.instance = instance
         self.detail = HostDetail(instance=instance)
+
+    def on_host_screen_detail_ready(self, message: DetailReady) -> None:
+        if self.is_attached:
+            self.show(message.detail)
 
     def compose(self) -> ComposeResult:
         yield Static(id="host-title", markup=False)
@@ -254,16 +272,21 @@ class FleetApp(App):
     async def refresh_forever(self) -> None:
         """Refresh, show, wait; the wait is never shorter than the scrape interval."""
         while True:
-            snapshot = await self.reader.refresh()
-            self.refreshes += 1
-            self.fleet_screen.show(snapshot)
-            if isinstance(self.screen, HostScreen):
-                self.screen.show(await self.reader.host_detail(self.screen.instance))
+            try:
+                snapshot = await self.reader.refresh()
+                self.refreshes += 1
+                self.fleet_screen.show(snapshot)
+                host_screen = self.screen
+                if isinstance(host_screen, HostScreen):
+                    detail = await self.reader.host_detail(host_screen.instance)
+                    host_screen.post_message(HostScreen.DetailReady(detail))
+            except Exception as error:  # a bug here must not stop the refreshing: keep the data, marked stale
+                self.fleet_screen.show(replace(self.fleet_screen.snapshot, error=error_line(error)))
             await asyncio.sleep(max(self.interval_s, self.reader.scrape_interval_s))
 
-    @work(group="fleet-host")
+    @work(exit_on_error=False, group="fleet-host")
     async def load_host(self, screen: HostScreen) -> None:
-        screen.show(await self.reader.host_detail(screen.instance))
+        screen.post_message(HostScreen.DetailReady(await self.reader.host_detail(screen.instance)))
 
     async def on_unmount(self) -> None:
         await self.reader.client.close()
