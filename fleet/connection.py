@@ -42,7 +42,11 @@ class Connection:
         """What httpx's `verify` takes: a context with our CA and client certificate, or the defaults."""
         if not self.url.startswith("https://"):
             return True
-        context = ssl.create_default_context(cafile=self.ca_file)
+        try:
+            context = ssl.create_default_context(cafile=self.ca_file)
+        except (OSError, ssl.SSLError) as error:
+            message = f"cannot load CA file {self.ca_file}: {getattr(error, 'reason', None) or error}"
+            raise ConnectionSettingError(printable(message)) from None
         if self.insecure_skip_verify:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
@@ -96,6 +100,8 @@ def parse_header(text: str) -> tuple[str, str]:
         raise ConnectionSettingError(f"--prom-header must be 'Name: value', got {printable(text)!r}")
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
         raise ConnectionSettingError(f"--prom-header value has a control character: {printable(text)!r}")
+    if not value.isascii():
+        raise ConnectionSettingError(f"--prom-header value must be ASCII: {printable(text)!r}")
     if name.lower() == "authorization":
         raise ConnectionSettingError(
             "--prom-header cannot set Authorization; use --prom-bearer-token-file or --prom-user")

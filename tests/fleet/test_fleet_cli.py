@@ -36,7 +36,8 @@ def test_url_keeps_a_path_prefix_and_drops_the_trailing_slash():
     assert checked_url("https://gw.example/prometheus/") == "https://gw.example/prometheus"
 
 
-@pytest.mark.parametrize("text", ["NoColon", ": value", "Bad Name: x", "X-A: a\x1bb", "Authorization: Bearer x"])
+@pytest.mark.parametrize("text", ["NoColon", ": value", "Bad Name: x", "X-A: a\x1bb", "Authorization: Bearer x",
+                                  "X-Team: caf\u00e9", "X-Team: \u2603", "X-Team: a\udcff"])
 def test_bad_headers(text):
     with pytest.raises(ConnectionSettingError):
         parse_header(text)
@@ -82,6 +83,7 @@ def test_oversized_secret_file_is_refused(tmp_path):
     (["fleet", "--prometheus", "http://a:b@p", "--json"], "credentials in the --prometheus URL are refused"),
     (["fleet", "--prometheus", "http://p", "--prom-header", "nope", "--json"], "--prom-header must be"),
     (["fleet", "--prometheus", "http://p", "--interval", "nan"], "--interval must be between"),
+    (["fleet", "--prometheus", "http://p", "--prom-header", "X-Team: caf\u00e9", "--json"], "must be ASCII"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(arguments, problem, capsys):
     assert exit_code(arguments) == 2
@@ -111,3 +113,14 @@ def test_cli_unreachable_prometheus_is_one_line_and_exit_1(capsys):
 def test_cli_screen_needs_a_terminal(capsys):
     assert main(["fleet", "--prometheus", "http://127.0.0.1:9"]) == 2
     assert "pth-top fleet --json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ca_text", [
+    "not a certificate\n", "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n", "",
+])
+def test_cli_a_ca_file_that_is_not_pem_is_one_line_and_exit_2(ca_text, tmp_path, capsys):
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_text(ca_text)
+    assert exit_code(["fleet", "--prometheus", "https://p", "--prom-ca-file", str(ca_file), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot load CA file {ca_file}" in err and err.count("\n") == 1 and "internal error" not in err
