@@ -1,8 +1,9 @@
 """What `pth-top serve` runs for each browser tab: the dashboard (or fleet view) with read-only enforced.
 
 textual-serve starts one of these per websocket with its web driver on stdin/stdout (no terminal).
-Read-only is enforced here, in the app: kill refuses with a message, and Bench and Wizard (which run
-benchmarks and save files) refuse to open; `--allow-actions` lifts it.
+Read-only is enforced here, in the app: kill refuses with a message, Bench and Wizard (which run
+benchmarks and save files) refuse to open, and the Doctor refuses its re-run under GPU load;
+`--allow-actions` lifts it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Sequence
 
 from pth_top.sensors.processes import ProcessSample
 from pth_top.tui.app import PthTopApp
+from pth_top.tui.screens.doctor import DoctorScreen
 from pth_top.tui.screens.monitor import MonitorScreen
 
 READ_ONLY_NOTICE = "read-only browser view: {what} is off (the server was started without --allow-actions)"
@@ -30,10 +32,21 @@ class ReadOnlyMonitorScreen(MonitorScreen):
         self.notify(READ_ONLY_NOTICE.format(what="kill"), severity="error", markup=False)
 
 
+class ReadOnlyDoctorScreen(DoctorScreen):
+    """The Doctor, with the re-run that loads every GPU (`l`) refused; plain checks only read."""
+
+    def action_rerun(self, load_seconds: float = 0) -> None:
+        if load_seconds:
+            self.notify(READ_ONLY_NOTICE.format(what="the re-run under GPU load"), severity="warning", markup=False)
+            return
+        super().action_rerun()
+
+
 class ReadOnlyApp(PthTopApp):
-    """PthTopApp for an untrusted viewer: no kill, no Bench or Wizard (no benchmarks, no saved files)."""
+    """PthTopApp for an untrusted viewer: no kill, no Bench or Wizard, no GPU load (no benchmarks, no saved files)."""
 
     SCREENS = {"monitor": ReadOnlyMonitorScreen}
+    MODES = {**PthTopApp.MODES, "doctor": ReadOnlyDoctorScreen}
 
     def switch_mode(self, mode: str):
         if mode in ACTION_MODES:

@@ -1,4 +1,4 @@
-"""`pth-top serve`'s read-only app refuses kill, Bench and Wizard in the app itself; --allow-actions lifts it."""
+"""`pth-top serve`'s read-only app refuses kill, Bench, Wizard and GPU load in the app; --allow-actions lifts it."""
 
 from __future__ import annotations
 
@@ -56,7 +56,18 @@ async def test_read_only_refuses_kill_and_action_modes_with_a_message(child_proc
         await pilot.pause()
         assert app.current_mode == "monitor"
         await pilot.press("d")
-        await wait_until(pilot, lambda: app.current_mode == "doctor", what="the Doctor, which only reads")
+        await wait_until(pilot, lambda: app.current_mode == "doctor", what="the Doctor (its plain checks only read)")
+        # The re-run under load would load every GPU of the server: refused even where GPUs were found.
+        doctor = app.screen
+        load_seconds_asked: list[float] = []
+        live_factory = doctor._context_factory
+        doctor._context_factory = lambda load_seconds: load_seconds_asked.append(load_seconds) or live_factory(0)
+        doctor.gpu_count = 2
+        doctor.refresh_bindings()
+        await pilot.press("l")
+        await wait_until(pilot, lambda: any("re-run under GPU load is off" in text for text in notices(app)),
+                         what="the loaded re-run refusal")
+        assert not any(load_seconds_asked)
 
 
 async def test_allowed_actions_open_the_kill_dialog(child_process):
