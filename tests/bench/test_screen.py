@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from textual.app import App
 from textual.widgets import DataTable
@@ -13,6 +11,7 @@ from pth_top.benches.client.runs import list_runs
 from pth_top.benches.protocol import RunRequest
 from pth_top.tui.screens.bench import BenchScreen, KernelProgress
 from pth_top.widgets.bar_chart import BarChart
+from tests.waiting import wait_until
 
 
 class BenchApp(App):
@@ -25,10 +24,8 @@ class BenchApp(App):
 
 
 async def wait_for(pilot, condition, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.1)
+    """The suite's one condition wait, with this file's longer default (real bench children start slowly)."""
+    await wait_until(pilot, condition, timeout_s=timeout_s, what="the bench screen's condition")
 
 
 @pytest.mark.usefixtures("torch")  # a real child in this interpreter
@@ -117,10 +114,8 @@ async def test_b_opens_the_bench_mode_and_escape_returns_to_the_monitor():
     app = PthTopApp(source_factory=BrokenSource)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("b")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, BenchScreen))
         screen = app.screen
-        assert isinstance(screen, BenchScreen)
         await wait_for(pilot, lambda: "Found" in str(screen.query_one("#status").content))
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert app.current_mode == "monitor"
+        await wait_for(pilot, lambda: app.current_mode == "monitor")

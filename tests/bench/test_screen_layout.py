@@ -81,8 +81,8 @@ async def test_open_is_greyed_in_the_key_bar_while_a_run_is_in_flight(tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.query(KernelProgress), timeout_s=30)
         assert screen.check_action("open_run", ()) is None
-        await pilot.press("o")  # refused: the live run keeps the table
-        await pilot.pause(0.2)
+        await pilot.press("o")  # refused (the binding is disabled): the live run keeps the table
+        await pilot.pause()
         assert app.screen is screen
         await pilot.press("escape")
         await wait_for(pilot, lambda: not screen.running, timeout_s=30)
