@@ -16,6 +16,7 @@ from pth_top.sensors.processes import ProcessSample
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.screens.doctor import DoctorScreen
 from pth_top.tui.screens.monitor import MonitorScreen
+from pth_top.tui.settings import DashboardSettings
 
 READ_ONLY_NOTICE = "read-only browser view: {what} is off (the server was started without --allow-actions)"
 # Modes whose actions change the machine or write files: benchmarks run on it, builds are saved.
@@ -23,7 +24,10 @@ ACTION_MODES = {"bench": "Bench", "wizard": "Wizard"}
 
 
 class ReadOnlyMonitorScreen(MonitorScreen):
-    """The Monitor, with every way to signal a process refused."""
+    """The Monitor, with every way to signal a process refused and the viewer's h/i/c choices never saved."""
+
+    def _save_settings(self, settings: DashboardSettings) -> str | None:
+        return None  # applied for this tab only: the settings file is the server user's, not the viewer's
 
     def action_kill(self) -> None:
         self.notify(READ_ONLY_NOTICE.format(what="kill"), severity="warning", markup=False)

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.cli import build_parser
 from pth_top.tui.commands.serve import child_command
+from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.screens.kill import KillScreen
 from pth_top.tui.screens.monitor import MonitorScreen
 from pth_top.tui.served_app import ReadOnlyApp, parse_arguments
+from pth_top.tui.settings import SETTINGS_FILE_NAME
 from tests.fakes.snapshots import FixedSource
 from tests.tui.test_monitor_pilot import snapshot_with
 from tests.waiting import wait_until
@@ -68,6 +72,20 @@ async def test_read_only_refuses_kill_and_action_modes_with_a_message(child_proc
         await wait_until(pilot, lambda: any("re-run under GPU load is off" in text for text in notices(app)),
                          what="the loaded re-run refusal")
         assert not any(load_seconds_asked)
+
+
+async def test_read_only_applies_panel_choices_without_writing_the_servers_settings(child_process):
+    settings_file = Path(os.environ["PTH_TOP_CONFIG_DIR"]) / SETTINGS_FILE_NAME
+    source = FixedSource(snapshot_with(child_process.pid))
+    app = ReadOnlyApp(interval_s=0.1, source_factory=lambda: source)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await wait_until(pilot, lambda: app.screen.query_one(ProcessPanel).selected_process, what="the first sample")
+        for key in "hic":
+            await pilot.press(key)
+        await wait_until(pilot, lambda: not app.screen.query_one(HistoryPanel).display, what="the history to hide")
+        assert app.screen.settings.gpu_history == ("power", "temp")
+        assert not any("not saved" in text for text in notices(app)), notices(app)
+    assert not settings_file.exists() and not settings_file.parent.exists()
 
 
 async def test_allowed_actions_open_the_kill_dialog(child_process):
