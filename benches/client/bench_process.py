@@ -17,7 +17,7 @@ LIST_DEVICES_ARGS = ("run", "--list-devices")
 
 
 class BenchProcess(ChildProcess):
-    """One `python -m pth_top.benches run` child: checked events, stopped when silent or garbled.
+    """One bench child (`run`, loaded by path through the bootstrap): checked events, stopped when silent or garbled.
 
     Each output line is read with a bound and checked against the protocol; a bad line becomes an error
     row. A child silent for `silence_timeout_s` (no event, not even a heartbeat) is stopped.
