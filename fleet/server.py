@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from pth_top.fleet import DEFAULT_LISTEN
 from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
 from pth_top.sensors.nvml import NvmlSession
-from pth_top.sensors.xid_events import XidEventWatcher
+from pth_top.sensors.xid_events import XidEventWatcher, stop_and_join
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
-
-XID_THREAD_JOIN_S = 5.0
 
 
 class ListenError(ValueError):
@@ -113,12 +111,9 @@ def serve(
     finally:
         server.shutdown()
         server.server_close()
-        if watcher is not None and xid_thread is not None:
-            watcher.stop()
-            xid_thread.join(XID_THREAD_JOIN_S)
-            if not xid_thread.is_alive():
-                watcher.close()
-        session.shutdown()
+        xid_stopped = watcher is None or xid_thread is None or stop_and_join(watcher, xid_thread)
+        if xid_stopped:  # else the Xid thread may be inside an NVML wait: leave NVML to the process exit
+            session.shutdown()
         for number, handler in previous_handlers.items():
             signal.signal(number, handler)
     return 0

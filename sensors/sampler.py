@@ -17,12 +17,11 @@ from pth_top.sensors.model import FilesystemUsage, Snapshot
 from pth_top.sensors.network import NetworkReader
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.processes import ProcessReader
-from pth_top.sensors.xid_events import XidEventWatcher
+from pth_top.sensors.xid_events import XidEventWatcher, stop_and_join
 
 FILESYSTEM_TTL_S = 5.0
 # The Xid thread's longest NVML wait: how soon it sees `close()`.
 XID_WAIT_MS = 250
-XID_THREAD_JOIN_S = 2.0
 
 
 class Sampler:
@@ -97,10 +96,6 @@ class Sampler:
         """Release NVML and the files kept open; the Sampler may not be used afterwards."""
         self._processes.close()
         watcher = self._gpus.xid_watcher
-        if watcher is not None and self._xid_thread is not None:
-            watcher.stop()
-            self._xid_thread.join(XID_THREAD_JOIN_S)
-            if self._xid_thread.is_alive():
-                return  # still inside an NVML wait: leave NVML to the process exit rather than free it under the thread
-            watcher.close()
+        if watcher is not None and self._xid_thread is not None and not stop_and_join(watcher, self._xid_thread):
+            return  # still inside an NVML wait: leave NVML to the process exit rather than free it under the thread
         self.nvml.shutdown()

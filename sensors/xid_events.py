@@ -18,6 +18,8 @@ NVML_EVENT_TYPE_XID_CRITICAL_ERROR = 0x8
 WAIT_FUNCTIONS = ("nvmlEventSetWait_v2", "nvmlEventSetWait")
 # Longest one wait blocks; `stop()` takes effect within this.
 WAIT_TIMEOUT_MS = 1000
+# Longest a stop waits for the watcher's thread to leave its NVML wait (a few WAIT_TIMEOUT_MS waits).
+XID_THREAD_JOIN_S = 3.0
 # Xid codes NVML documents stay well below this; anything above is counted as "other" (bounded labels).
 MAX_XID_CODE = 1000
 
@@ -104,3 +106,17 @@ class XidEventWatcher:
             except GpuLostError:
                 pass
             self._event_set = None
+
+
+def stop_and_join(watcher: XidEventWatcher, thread: threading.Thread | None) -> bool:
+    """Stop the watcher, wait for its thread, free its event set; False while the thread is still inside NVML.
+
+    On False the caller must not shut NVML down: the thread may be blocked in an NVML wait; the process exit frees it.
+    """
+    watcher.stop()
+    if thread is not None:
+        thread.join(XID_THREAD_JOIN_S)
+        if thread.is_alive():
+            return False
+    watcher.close()
+    return True
