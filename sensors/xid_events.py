@@ -47,6 +47,7 @@ class XidEventWatcher:
             event_set = self.session.call("nvmlEventSetCreate", default=None)
             if event_set is None:
                 return False
+            self._event_set = event_set  # stored at once, so close() frees it whatever happens next
             watched = set()
             for index, uuid, handle in gpus:
                 answer = self.session.call(
@@ -57,7 +58,6 @@ class XidEventWatcher:
                     self._gpu_of_uuid[uuid] = index
         except GpuLostError:
             return False
-        self._event_set = event_set
         self.watched_gpus = frozenset(watched)
         return bool(watched)
 

@@ -1,4 +1,4 @@
-"""Stopping the Xid thread: NVML is not shut down under a thread still inside an NVML wait."""
+"""Stopping the Xid thread: NVML is not shut down under a thread still inside an NVML wait; no event set leaks."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import signal
 import threading
 
 import pynvml as real_pynvml
+import pytest
 
 from pth_top.fleet import server
 from pth_top.fleet.collector import ExportOptions
@@ -78,3 +79,14 @@ def test_serve_does_not_shut_nvml_down_under_a_stuck_xid_thread(monkeypatch):
         for thread in set(threading.enumerate()) - threads_before:
             thread.join(THREAD_END_TIMEOUT_S)
 
+
+@pytest.mark.parametrize("lost_gpu", [0, 1])
+def test_a_gpu_lost_during_registration_still_frees_the_event_set(lost_gpu):
+    fake = make_exporter_gpus(2, xid_queue=XidQueue())
+    fake.fail("nvmlDeviceRegisterEvents", real_pynvml.NVMLError_GpuIsLost, device_index=lost_gpu)
+    session = NvmlSession(fake)
+    assert session.start()
+    watcher = XidEventWatcher(session)
+    assert not watcher.register([(0, "GPU-a", FakeHandle(0)), (1, "GPU-b", FakeHandle(1))])
+    watcher.close()
+    assert fake.calls["nvmlEventSetCreate"] == 1 and fake.calls["nvmlEventSetFree"] == 1
