@@ -212,6 +212,8 @@ class ProcessSample:
     is_kernel_thread: bool = False
     # Container or job from /proc/PID/cgroup: "docker:<12 hex>", "pod:<uid>", "slurm:<job id>"; "" otherwise.
     container: str = ""
+    # The kernel's short name for it (comm, at most 15 characters); "" where unknown. No arguments, so no secrets.
+    name: str = ""
 
     def running_time_s(self, at_s: float) -> float:
         """Seconds the process had been running at Unix time `at_s` (a snapshot's timestamp_s)."""

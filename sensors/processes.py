@@ -132,6 +132,7 @@ class ProcfsProcessSource:
             command=self.procfs.command(stat),
             is_kernel_thread=bool(stat.flags & KERNEL_THREAD_FLAG),
             container=self.procfs.container(stat),
+            name=stat.comm,
         )
         return _Known(raw, stat, process)
 
@@ -176,6 +177,7 @@ def _sample_from_psutil(info: dict, now: float) -> ProcessSample:
         start_time_s=create_time or now,
         cpu_time_s=cpu_times.user + cpu_times.system if cpu_times else 0.0,
         command=" ".join(cmdline) if cmdline else (f"[{name}]" if name else "?"),
+        name=name,
     )
 
 

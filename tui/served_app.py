@@ -2,17 +2,18 @@
 
 textual-serve starts one of these per websocket with its web driver on stdin/stdout (no terminal).
 Read-only is enforced here, in the app: kill refuses with a message, Bench and Wizard (which run
-benchmarks and save files) refuse to open, and the Doctor refuses its re-run under GPU load;
-`--allow-actions` lifts it.
+benchmarks and save files) refuse to open, the Doctor refuses its re-run under GPU load, h/i/c are
+not saved, and processes show by name, not command line (arguments can carry secrets); `--allow-actions` lifts it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Sequence
 
-from pth_top.sensors.processes import ProcessSample
+from pth_top.sensors.model import ProcessSample, Snapshot
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.screens.doctor import DoctorScreen
 from pth_top.tui.screens.monitor import MonitorScreen
@@ -23,11 +24,23 @@ READ_ONLY_NOTICE = "read-only browser view: {what} is off (the server was starte
 ACTION_MODES = {"bench": "Bench", "wizard": "Wizard"}
 
 
+def without_command_lines(snapshot: Snapshot) -> Snapshot:
+    """The snapshot with each command line replaced by the process name: arguments can carry secrets."""
+    processes = tuple(
+        process if process.is_kernel_thread else replace(process, command=process.name or "?")
+        for process in snapshot.processes
+    )
+    return replace(snapshot, processes=processes)
+
+
 class ReadOnlyMonitorScreen(MonitorScreen):
-    """The Monitor, with every way to signal a process refused and the viewer's h/i/c choices never saved."""
+    """The Monitor with every way to signal a process refused, h/i/c choices never saved, no command lines."""
 
     def _save_settings(self, settings: DashboardSettings) -> str | None:
         return None  # applied for this tab only: the settings file is the server user's, not the viewer's
+
+    def take_snapshot(self, snapshot: Snapshot) -> None:
+        super().take_snapshot(without_command_lines(snapshot))
 
     def action_kill(self) -> None:
         self.notify(READ_ONLY_NOTICE.format(what="kill"), severity="warning", markup=False)

@@ -6,10 +6,12 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pth_top.sensors.model import ProcessSample
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.cli import build_parser
 from pth_top.tui.commands.serve import child_command
@@ -19,7 +21,7 @@ from pth_top.tui.screens.kill import KillScreen
 from pth_top.tui.screens.monitor import MonitorScreen
 from pth_top.tui.served_app import ReadOnlyApp, parse_arguments
 from pth_top.tui.settings import SETTINGS_FILE_NAME
-from tests.fakes.snapshots import FixedSource
+from tests.fakes.snapshots import FixedSource, make_snapshot
 from tests.tui.test_monitor_pilot import snapshot_with
 from tests.waiting import wait_until
 
@@ -86,6 +88,55 @@ async def test_read_only_applies_panel_choices_without_writing_the_servers_setti
         assert app.screen.settings.gpu_history == ("power", "temp")
         assert not any("not saved" in text for text in notices(app)), notices(app)
     assert not settings_file.exists() and not settings_file.parent.exists()
+
+
+SECRET_COMMAND = "python3 train.py --hf-token=hf_SECRET --db=postgres://u:pw@db"
+
+
+def table_text(app) -> str:
+    table = app.screen.query_one("#process-table")
+    return "\n".join(" ".join(str(cell) for cell in table.get_row(key)) for key in table.row_keys)
+
+
+@pytest.mark.parametrize("app_class, shown, hidden", [
+    (ReadOnlyApp, "python3", "hf_SECRET"),
+    (PthTopApp, "hf_SECRET", None),
+])
+async def test_read_only_shows_process_names_not_command_lines(app_class, shown, hidden):
+    base = make_snapshot(process_count=3)
+    secret = ProcessSample(pid=4242, ppid=1, user="carol", cpu_percent=99.0, memory_percent=1.0, rss_bytes=1,
+                           state="running", start_time_s=900.0, command=SECRET_COMMAND, name="python3")
+    source = FixedSource(replace(base, processes=base.processes + (secret,)))
+    app = app_class(interval_s=0.1, source_factory=lambda: source)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: "4242" in table_text(app), what="the process row")
+        text = table_text(app)
+        assert shown in text
+        if hidden is not None:
+            assert hidden not in text and "train.py" not in text
+            await pilot.press("slash", *"SECRET")
+            await wait_until(pilot, lambda: "4242" not in table_text(app), what="the filter to leave no row")
+
+
+def test_serve_help_says_read_only_hides_command_lines(capsys):
+    from pth_top.tui.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert exit_info.value.code == 0 and "processes show by name, not command line" in help_text
+    assert "see full command lines" in help_text
+
+
+def test_the_sampler_names_each_process_by_its_comm():
+    from pth_top.sensors.processes import ProcfsProcessSource
+
+    source = ProcfsProcessSource()
+    try:
+        mine = next(process for process in source.rows(1 << 30).processes if process.pid == os.getpid())
+    finally:
+        source.close()
+    assert mine.name == Path("/proc/self/comm").read_text().rstrip("\n") and mine.name != mine.command
 
 
 async def test_allowed_actions_open_the_kill_dialog(child_process):

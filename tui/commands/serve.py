@@ -28,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the dashboard in a web browser (textual-serve), read-only unless --allow-actions",
         description=(
             "Serves the dashboard over HTTP for a browser; each browser tab runs its own pth-top. Read-only by "
-            "default: kill is refused and Bench and Wizard (benchmarks, saved files) do not open. No login and "
-            "no TLS: keep it on loopback and reach it through an SSH tunnel or an authenticating reverse proxy. "
+            "default: kill is refused, Bench and Wizard (benchmarks, saved files) do not open, the Doctor does "
+            "not load the GPUs, and processes show by name, not command line (arguments carry secrets). No login "
+            "and no TLS: keep it on loopback and reach it through an SSH tunnel or an authenticating reverse proxy. "
             "With --prometheus it serves the fleet view instead. Needs textual-serve: pip install 'pth-top[web]'."
         ),
     )
@@ -38,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--public-url", metavar="URL",
                         help="the URL browsers use, when it differs (a reverse proxy); default http://ADDRESS:PORT")
     parser.add_argument("--allow-actions", action="store_true",
-                        help="let browser users kill processes, run benchmarks and save builds")
+                        help="let browser users kill processes, run benchmarks, save builds and see full "
+                             "command lines")
     parser.add_argument("--interval", type=seconds_argument("--interval", 0.25, 3600), default=1.0,
                         metavar="SECONDS", help="dashboard refresh interval (default 1)")
     add_connection_arguments(parser)
