@@ -1,9 +1,8 @@
-"""Serving /metrics: address parsing, TLS, the Xid thread, and a clean stop on SIGTERM or Ctrl+C."""
+"""Serving /metrics: TLS, the Xid thread, and a clean stop on SIGTERM or Ctrl+C."""
 
 from __future__ import annotations
 
 import errno
-import ipaddress
 import signal
 import ssl
 import sys
@@ -11,8 +10,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from pth_top.fleet import DEFAULT_LISTEN
 from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
+from pth_top.fleet.listen import ListenError, parse_listen
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher, stop_and_join
 
@@ -20,31 +19,11 @@ if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
 
 
-class ListenError(ValueError):
-    """A --listen value or a bind that cannot work; the message is one line for the user."""
-
-
 @dataclass(frozen=True)
 class TlsFiles:
     cert_file: str
     key_file: str
     client_ca_file: str | None = None
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """"127.0.0.1:9824", "[::1]:9824", "0.0.0.0:9824" -> (address, port); port 0 picks a free one."""
-    host, colon, port_text = text.rpartition(":")
-    if not colon or not host:
-        raise ListenError(f"--listen wants ADDRESS:PORT (e.g. {DEFAULT_LISTEN}), got {text!r}")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        raise ListenError(f"--listen address must be an IP address (e.g. 127.0.0.1 or ::1), got {host!r}") from None
-    if not (port_text.isascii() and port_text.isdigit()) or not 0 <= int(port_text) <= 65535:
-        raise ListenError(f"--listen port must be a number from 0 to 65535, got {port_text!r}")
-    return host, int(port_text)
 
 
 def check_tls_files(tls: TlsFiles) -> None:
@@ -92,7 +71,7 @@ def serve(
     announce: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> int:
     """Run the exporter until SIGTERM/SIGINT; 0 on a clean stop. Raises ListenError for a bad address."""
-    address, port = parse_listen(listen)
+    address, port = parse_listen(listen, allow_port_zero=True)
     session = NvmlSession()
     collector = ExporterCollector(session, options)
     server, bound_port = start_server(address, port, make_registry(collector), tls)

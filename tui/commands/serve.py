@@ -8,12 +8,13 @@ import shlex
 import socket
 import sys
 
+from pth_top.fleet.listen import ListenError, parse_listen
 from pth_top.text import printable
 from pth_top.tui.commands import CliError, seconds_argument
 from pth_top.tui.commands.fleet import add_connection_arguments, connection_from
 
-DEFAULT_PORT = 8824
-DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
+DEFAULT_SERVE_PORT = 8824
+DEFAULT_SERVE_LISTEN = f"127.0.0.1:{DEFAULT_SERVE_PORT}"
 # Connection flags passed on to each browser tab's process: (attribute, flag).
 FORWARDED_VALUES = (
     ("prometheus", "--prometheus"), ("job", "--job"), ("prom_user", "--prom-user"),
@@ -34,8 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "With --prometheus it serves the fleet view instead. Needs textual-serve: pip install 'pth-top[web]'."
         ),
     )
-    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDRESS:PORT",
-                        help=f"where to serve (default {DEFAULT_LISTEN})")
+    parser.add_argument("--listen", default=DEFAULT_SERVE_LISTEN, metavar="ADDRESS:PORT",
+                        help=f"where to serve (default {DEFAULT_SERVE_LISTEN})")
     parser.add_argument("--public-url", metavar="URL",
                         help="the URL browsers use, when it differs (a reverse proxy); default http://ADDRESS:PORT")
     parser.add_argument("--allow-actions", action="store_true",
@@ -45,19 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         metavar="SECONDS", help="dashboard refresh interval (default 1)")
     add_connection_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """'127.0.0.1:8824' or '[::1]:8824' -> (address, port); one-line CliError otherwise."""
-    host, colon, port_text = text.rpartition(":")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        raise CliError(f"--listen wants IP:PORT (e.g. {DEFAULT_LISTEN}), got {printable(text)!r}") from None
-    if not colon or not (port_text.isascii() and port_text.isdigit()) or not 1 <= int(port_text) <= 65535:
-        raise CliError(f"--listen port must be a number from 1 to 65535, got {printable(port_text)!r}")
-    return host, int(port_text)
 
 
 def check_bindable(host: str, port: int) -> None:
@@ -88,7 +76,10 @@ def child_command(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    host, port = parse_listen(args.listen)
+    try:
+        host, port = parse_listen(args.listen)
+    except ListenError as error:
+        raise CliError(str(error)) from None
     if args.prometheus:
         connection_from(args)  # bad settings fail here, once, not in every browser tab
     try:

@@ -23,6 +23,7 @@ from textual.widgets import Static
 from pth_top.fleet.model import FleetSnapshot, HostDetail, HostRow, sorted_hosts
 from pth_top.fleet.query import FleetReader, PrometheusClient
 from pth_top.text import printable
+from pth_top.tui.format import format_percent
 from pth_top.units import GIB
 from pth_top.widgets.heat_grid import HeatGrid, HeatRow
 from pth_top.widgets.key_bar import KeyBar
@@ -42,7 +43,8 @@ HOST_COLUMNS = (
 
 
 def percent(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{100 * ratio:.0f}%"
+    """A ratio 0-1 as a whole percent; "-" when missing, like the fleet view's other cells."""
+    return "-" if ratio is None else format_percent(100 * ratio)
 
 
 def age_text(age_s: float | None) -> str:
