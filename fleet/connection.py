@@ -1,7 +1,9 @@
 """How to reach a Prometheus: URL, credentials, TLS and extra headers, checked before anything is sent.
 
-Credentials never come from the URL or the command line itself: a password from a file or an environment
-variable, a bearer token from a file. Needs httpx (the `fleet` extra); imported only by the fleet view.
+Credentials need neither the URL nor the command line (which every user sees in ps): a password from a file or
+an environment variable, a bearer token from a file or an environment variable, a header carrying a secret from
+$PTH_TOP_PROM_HEADERS (`serve` hands every header to its children that way, never in their argv).
+Needs httpx (the `fleet` extra); imported only by the fleet view.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import ssl
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from pth_top.text import printable
 
 PASSWORD_ENV = "PTH_TOP_PROM_PASSWORD"
 BEARER_TOKEN_ENV = "PTH_TOP_PROM_BEARER_TOKEN"
+# Extra headers, one 'Name: value' a line, read as if each were a --prom-header.
+HEADERS_ENV = "PTH_TOP_PROM_HEADERS"
 DEFAULT_TIMEOUT_S = 10.0
 # A secret file is small; anything bigger is the wrong file.
 SECRET_FILE_MAX_BYTES = 4096
@@ -92,20 +97,26 @@ def read_secret(path: str, what: str) -> str:
     return secret
 
 
-def parse_header(text: str) -> tuple[str, str]:
-    """'Name: value' as a pair; the name a plain HTTP token, the value without control characters."""
+def parse_header(text: str, source: str = "--prom-header") -> tuple[str, str]:
+    """'Name: value' as a pair; the name a plain HTTP token, the value ASCII without control characters."""
     name, colon, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not colon or not name or not set(name) <= HEADER_NAME_CHARS:
-        raise ConnectionSettingError(f"--prom-header must be 'Name: value', got {printable(text)!r}")
+        raise ConnectionSettingError(f"{source} must be 'Name: value', got {printable(text)!r}")
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise ConnectionSettingError(f"--prom-header value has a control character: {printable(text)!r}")
+        raise ConnectionSettingError(f"{source} value has a control character: {printable(text)!r}")
     if not value.isascii():
-        raise ConnectionSettingError(f"--prom-header value must be ASCII: {printable(text)!r}")
+        raise ConnectionSettingError(f"{source} value must be ASCII: {printable(text)!r}")
     if name.lower() == "authorization":
         raise ConnectionSettingError(
-            "--prom-header cannot set Authorization; use --prom-bearer-token-file or --prom-user")
+            f"{source} cannot set Authorization; use --prom-bearer-token-file or --prom-user")
     return name, value
+
+
+def environment_headers(environment: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The headers of $PTH_TOP_PROM_HEADERS: one 'Name: value' a line, blank lines skipped."""
+    lines = environment.get(HEADERS_ENV, "").split("\n")
+    return tuple(parse_header(line, f"${HEADERS_ENV}") for line in lines if line.strip())
 
 
 def make_connection(
@@ -149,7 +160,8 @@ def make_connection(
     if (ca_file or cert_file or insecure_skip_verify) and not base.startswith("https://"):
         raise ConnectionSettingError("TLS options need an https:// --prometheus URL")
     connection = Connection(
-        url=base, authorization=authorization, headers=tuple(parse_header(text) for text in headers),
+        url=base, authorization=authorization,
+        headers=environment_headers(environment) + tuple(parse_header(text) for text in headers),
         ca_file=ca_file, cert_file=cert_file, key_file=key_file, insecure_skip_verify=insecure_skip_verify,
         timeout_s=timeout_s,
     )

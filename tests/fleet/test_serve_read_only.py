@@ -156,9 +156,32 @@ def test_child_command_is_read_only_unless_allowed_and_forwards_the_fleet_settin
     assert "--allow-actions" in child_command(parser.parse_args(["serve", "--allow-actions"]))
     fleet = child_command(parser.parse_args(["serve", "--prometheus", "http://p:9090", "--prom-user", "a b",
                                              "--prom-header", "X-Scope-OrgID: t"]))
-    assert "--prometheus http://p:9090" in fleet and "'a b'" in fleet and "'X-Scope-OrgID: t'" in fleet
+    assert "--prometheus http://p:9090" in fleet and "'a b'" in fleet
+    assert "X-Scope-OrgID" not in fleet and "--prom-header" not in fleet, "headers travel in the environment"
     child = parse_arguments(fleet.split(" -m pth_top.tui.served_app ")[1].replace("'", "").split(" ")[:6])
     assert child.prometheus == "http://p:9090" and not child.allow_actions
+
+
+def test_headers_reach_each_child_through_its_environment_never_its_argv():
+    from pth_top.fleet.connection import HEADERS_ENV, make_connection
+    from pth_top.tui.commands.serve import hand_headers_to_children
+
+    args = build_parser().parse_args(["serve", "--prometheus", "http://p:9090", "--prom-header", "X-Api-Key: s3cret",
+                                      "--prom-header", "X-Scope-OrgID: t"])
+    assert "s3cret" not in child_command(args)
+    environ = {HEADERS_ENV: "X-Inherited: yes\n"}
+    hand_headers_to_children(args.prom_header, environ)
+    child = make_connection("http://p:9090", environ=environ)
+    assert child.headers == (("X-Inherited", "yes"), ("X-Api-Key", "s3cret"), ("X-Scope-OrgID", "t"))
+
+
+@pytest.mark.parametrize("value", ["NoColon", "X-A: a\x1bb", "X-A: caf\u00e9", "Authorization: Bearer x", "X-A: a\rb"])
+def test_a_bad_header_in_the_environment_is_one_line_naming_it(value):
+    from pth_top.fleet.connection import HEADERS_ENV, ConnectionSettingError, make_connection
+
+    with pytest.raises(ConnectionSettingError) as refused:
+        make_connection("http://p:9090", environ={HEADERS_ENV: f"X-Good: 1\n{value}"})
+    assert str(refused.value).startswith(f"${HEADERS_ENV}") and "\n" not in str(refused.value)
 
 
 @pytest.mark.parametrize("listen, problem", [

@@ -29,7 +29,8 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     auth.add_argument("--prom-key-file", metavar="FILE", help="key of --prom-cert-file")
     auth.add_argument("--prom-insecure-skip-verify", action="store_true", help="do not verify the server certificate")
     auth.add_argument("--prom-header", action="append", default=[], metavar="'NAME: VALUE'",
-                      help="extra header on every request, e.g. 'X-Scope-OrgID: team' (repeatable)")
+                      help="extra header on every request, e.g. 'X-Scope-OrgID: team' (repeatable); a secret one goes "
+                      "in $PTH_TOP_PROM_HEADERS instead ('NAME: VALUE' a line), as the command line shows in ps")
     auth.add_argument("--prom-timeout", type=seconds_argument("--prom-timeout", 0.1, 300), default=10.0,
                       metavar="SECONDS", help="give up on a query after this long (default 10)")
 

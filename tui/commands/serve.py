@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import shlex
 import socket
 import sys
+from typing import MutableMapping
 
 from pth_top.fleet.listen import ListenError, parse_listen
 from pth_top.text import printable
@@ -67,12 +69,19 @@ def child_command(args: argparse.Namespace) -> str:
         for attribute, flag in FORWARDED_VALUES:
             if getattr(args, attribute) is not None:
                 arguments += [flag, str(getattr(args, attribute))]
-        for header in args.prom_header:
-            arguments += ["--prom-header", header]
         if args.prom_insecure_skip_verify:
             arguments.append("--prom-insecure-skip-verify")
         arguments += ["--prom-timeout", f"{args.prom_timeout:g}"]
     return shlex.join(arguments)
+
+
+def hand_headers_to_children(headers: list[str], environ: MutableMapping[str, str]) -> None:
+    """Each browser tab's process reads the --prom-header values from the environment it inherits, not its argv."""
+    from pth_top.fleet.connection import HEADERS_ENV
+
+    if headers:
+        inherited = environ.get(HEADERS_ENV, "").split("\n")
+        environ[HEADERS_ENV] = "\n".join(line for line in (*inherited, *headers) if line.strip())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,5 +106,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pth-top serve: WARNING: {host} is not loopback; anyone who can reach port {port} sees this machine.",
               file=sys.stderr, flush=True)
     what = "pth-top fleet" if args.prometheus else "pth-top"
+    if args.prometheus:
+        hand_headers_to_children(args.prom_header, os.environ)
     Server(child_command(args), host=host, port=port, title=what, public_url=public_url).serve()
     return 0
