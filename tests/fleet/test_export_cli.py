@@ -12,7 +12,7 @@ import urllib.error
 import pytest
 
 from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
-from pth_top.fleet.server import parse_listen
+from pth_top.fleet.listen import parse_listen
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.tui.cli import main
 from tests.fakes.gpu_fixtures import enable_mig
