@@ -22,6 +22,7 @@ class KernelSpec:
     peak_kind: str  # default for the kernel; a row may name a more precise one (e.g. per dtype)
     devices: tuple[str, ...]  # "cpu", "cuda", or "host" (runs once, not per device)
     summary: str
+    opt_in: bool = False  # runs only when named with --kernel, never in a suite
 
 
 KERNELS: tuple[KernelSpec, ...] = (
@@ -41,13 +42,18 @@ KERNELS: tuple[KernelSpec, ...] = (
                "sequential write (fsync) and read (O_DIRECT or dropped cache) of a temp file"),
     KernelSpec("cpu_vs_gpu", "pth_top.benches.child.kernels.cpu_vs_gpu", "x", PEAK_NONE, ("host",),
                "the same training step on CPU and GPU, as a speed ratio"),
+    KernelSpec("allreduce", "pth_top.benches.child.kernels.allreduce", "GB/s", PEAK_NONE, ("host",),
+               "torch.distributed all-reduce bus bandwidth, 32 KiB up: NCCL over every GPU, else gloo with 2-4 "
+               "CPU ranks", opt_in=True),
+    KernelSpec("p2p", "pth_top.benches.child.kernels.p2p", "GB/s", PEAK_NONE, ("host",),
+               "copy bandwidth for every GPU pair; flags pairs that go through the host", opt_in=True),
 )
 
 KERNELS_BY_NAME = {spec.name: spec for spec in KERNELS}
 
 SUITES: dict[str, tuple[str, ...]] = {
     "quick": ("gemm", "membw", "amp_step", "disk", "cpu_vs_gpu"),
-    "standard": tuple(spec.name for spec in KERNELS),
+    "standard": tuple(spec.name for spec in KERNELS if not spec.opt_in),
 }
 # Size multiplier per suite: quick stays ~30 s on a 2-core machine.
 SUITE_SCALE = {"quick": 0.25, "standard": 1.0}

@@ -268,6 +268,7 @@ def _run(argv: list[str] | None, emit: EventWriter) -> int:
             "disk_dir": request.disk_dir or os.getcwd(),
             "disk_size_mib": request.disk_size_mib or max(1, int(1024 * scale)),
             "cpu_memory_budget_mib": request.cpu_memory_budget_mib or max(16, int(2048 * scale)),
+            "devices": devices,  # host kernels that span devices (all-reduce) pick their backend from these
         }
         steps = plan([KERNELS_BY_NAME[name] for name in kernels], devices)
         return run_suite(steps, emit, scale=scale, options=options,

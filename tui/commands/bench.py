@@ -42,7 +42,7 @@ def list_kernels() -> str:
 
     lines = []
     for spec in KERNELS:
-        suites = ",".join(name for name, members in SUITES.items() if spec.name in members)
+        suites = ",".join(name for name, members in SUITES.items() if spec.name in members) or "opt-in"
         lines.append(f"{spec.name:<11} {spec.unit:<10} {'/'.join(spec.devices):<9} {suites:<15} {spec.summary}")
     return "\n".join(lines)
 

@@ -1,0 +1,367 @@
+"""All-reduce bus bandwidth as nccl-tests reports it: NCCL over every GPU, gloo over 2-4 CPU ranks.
+
+algbw = bytes / t and busbw = algbw x 2(n-1)/n, 5 warm-up + 20 timed calls per payload, t the slowest rank's.
+This file also runs alone (stdlib and torch only at import), as one rank, by path or under torchrun:
+    torchrun --nproc-per-node=8 -m pth_top.benches.child.kernels.allreduce
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+
+KIB = 2**10
+MIB = 2**20
+GIB = 2**30
+MIN_PAYLOAD_BYTES = 32 * KIB
+WARMUP_CALLS = 5
+TIMED_CALLS = 20
+CPU_MAX_PAYLOAD_BYTES = 64 * MIB  # at scale 1; gloo on a small host
+GPU_MIN_TOP_PAYLOAD_BYTES = GIB
+GPU_MAX_PAYLOAD_BYTES = 4 * GIB  # at scale 1
+CPU_RANKS_MIN, CPU_RANKS_MAX = 2, 4
+STARTUP_ALLOWANCE_S = 120.0  # torch import and rendezvous in every rank
+SLOWEST_BYTES_PER_S = {"gloo": 50e6, "nccl": 2e9}  # floors that size the deadline, far below real links
+RANK_STOP_GRACE_S = 2.0
+STDERR_TAIL_CHARS = 600
+# One-way GB/s per NVLink link by NVLink version, and per PCIe lane by generation.
+NVLINK_LINK_GBPS = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
+PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+# Runs a rank from this file by path, without the cwd or the script's folder on sys.path.
+RANK_BOOTSTRAP = ("import os, runpy, sys\n"
+                  "sys.path[:] = [p for p in sys.path if p not in ('', os.getcwd())]\n"
+                  "sys.argv.pop(0)\n"
+                  "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+def bus_bandwidth_factor(world_size: int) -> float:
+    """nccl-tests' all-reduce factor 2(n-1)/n: each element crosses 2(n-1) of n links."""
+    if world_size < 1:
+        raise ValueError(f"world size must be at least 1, got {world_size}")
+    return 2 * (world_size - 1) / world_size
+
+
+def size_record(nbytes: int, seconds: float, world_size: int) -> dict:
+    """One payload's figures in GB/s (1e9 B/s); busbw is None with a single rank (nothing crosses a link)."""
+    algbw_gbps = nbytes / seconds / 1e9
+    busbw_gbps = algbw_gbps * bus_bandwidth_factor(world_size) if world_size > 1 else None
+    return {"bytes": nbytes, "time_s": seconds, "algbw_gbps": algbw_gbps, "busbw_gbps": busbw_gbps,
+            "world_size": world_size}
+
+
+def payload_sizes(max_bytes: int, min_bytes: int = MIN_PAYLOAD_BYTES) -> list[int]:
+    """Powers of two from `min_bytes` to `max_bytes` (at least one size)."""
+    sizes = [min_bytes]
+    while sizes[-1] * 2 <= max_bytes:
+        sizes.append(sizes[-1] * 2)
+    return sizes
+
+
+def _floor_power_of_two(value: float) -> int:
+    return 1 << max(0, int(value).bit_length() - 1)
+
+
+def top_payload_bytes(backend: str, scale: float, device_memory_bytes: int | None = None) -> int:
+    """GPUs: >= 1 GiB (4 GiB at scale 1), within a quarter of memory; CPU: 64 MiB at scale 1, >= 1 MiB."""
+    if backend == "nccl":
+        top = max(GPU_MIN_TOP_PAYLOAD_BYTES, _floor_power_of_two(GPU_MAX_PAYLOAD_BYTES * scale))
+        if device_memory_bytes:
+            top = min(top, _floor_power_of_two(device_memory_bytes // 4))
+        return top
+    return max(MIB, _floor_power_of_two(CPU_MAX_PAYLOAD_BYTES * scale))
+
+
+def size_label(nbytes: int) -> str:
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
+        if nbytes >= unit and nbytes % unit == 0:
+            return f"{nbytes // unit} {name}"
+    return f"{nbytes} B"
+
+
+# ---- one rank ---------------------------------------------------------------------------------------------------
+
+def _time_all_reduce(tensor: torch.Tensor, warmup: int, iterations: int) -> float:
+    """Seconds per call on this rank: CUDA events around the timed calls and one sync at the end on GPUs."""
+    for _ in range(warmup):
+        dist.all_reduce(tensor)
+    if tensor.is_cuda:
+        torch.cuda.synchronize(tensor.device)
+        dist.barrier()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iterations):
+            dist.all_reduce(tensor)
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1000.0 / iterations
+    dist.barrier()
+    started = time.perf_counter()
+    for _ in range(iterations):
+        dist.all_reduce(tensor)  # gloo returns when this rank's part is done
+    return (time.perf_counter() - started) / iterations
+
+
+def _rank_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="One all-reduce rank; rank 0 prints a JSON line per payload. Under "
+                                                 "torchrun, RANK/WORLD_SIZE/MASTER_ADDR come from the environment.")
+    parser.add_argument("--init-file", help="file:// rendezvous (without torchrun)")
+    parser.add_argument("--rank", type=int, default=0)
+    parser.add_argument("--world-size", type=int, default=1)
+    parser.add_argument("--backend", choices=("nccl", "gloo"), help="default: nccl with CUDA, else gloo")
+    parser.add_argument("--sizes", help="payload bytes, comma separated (default 32 KiB up to the top size)")
+    parser.add_argument("--warmup", type=int, default=WARMUP_CALLS)
+    parser.add_argument("--iterations", type=int, default=TIMED_CALLS)
+    parser.add_argument("--timeout-s", type=float, default=300.0, help="collective timeout")
+    return parser
+
+
+def rank_main(argv: list[str] | None = None) -> int:
+    args = _rank_parser().parse_args(argv)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun (or any env:// launcher)
+        rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        local_rank, init_method = int(os.environ.get("LOCAL_RANK", rank)), "env://"
+    elif args.init_file:
+        rank, world_size, local_rank = args.rank, args.world_size, args.rank
+        init_method = f"file://{args.init_file}"
+    else:
+        print("allreduce: needs --init-file, or RANK and WORLD_SIZE from torchrun", file=sys.stderr)
+        return 2
+    backend = args.backend or ("nccl" if torch.cuda.is_available() else "gloo")
+    device = torch.device("cuda", local_rank) if backend == "nccl" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    if args.sizes:
+        sizes = [int(text) for text in args.sizes.split(",")]
+    else:
+        memory = torch.cuda.get_device_properties(device).total_memory if device.type == "cuda" else None
+        sizes = payload_sizes(top_payload_bytes(backend, 1.0, memory))
+    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
+                            timeout=timedelta(seconds=args.timeout_s))
+    try:
+        for nbytes in sizes:
+            tensor = torch.empty(nbytes // 4, dtype=torch.float32, device=device).uniform_()  # filled untimed
+            seconds = _time_all_reduce(tensor, args.warmup, args.iterations)
+            slowest = torch.tensor([seconds], dtype=torch.float64, device=device)
+            dist.all_reduce(slowest, op=dist.ReduceOp.MAX)  # the collective ends with its slowest rank
+            del tensor
+            if rank == 0:
+                record = size_record(nbytes, float(slowest.item()), world_size)
+                print(json.dumps({**record, "backend": backend}), flush=True)
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+# ---- the bench child's side: start the ranks, watch them, read rank 0 -------------------------------------------
+
+class RankFailed(RuntimeError):
+    """A rank exited with an error, or the ranks outlived their deadline."""
+
+
+def sweep_timeout_s(sizes: list[int], backend: str, warmup: int = WARMUP_CALLS,
+                    iterations: int = TIMED_CALLS) -> float:
+    """A deadline no healthy run reaches: startup allowance plus every call at a floor bandwidth."""
+    return STARTUP_ALLOWANCE_S + (warmup + iterations) * 2 * sum(sizes) / SLOWEST_BYTES_PER_S[backend]
+
+
+def default_rank_argv(rank: int, world_size: int, init_file: str, backend: str, sizes: list[int],
+                      timeout_s: float) -> list[str]:
+    return [sys.executable, "-c", RANK_BOOTSTRAP, os.path.abspath(__file__), f"--init-file={init_file}",
+            f"--rank={rank}", f"--world-size={world_size}", f"--backend={backend}",
+            f"--sizes={','.join(map(str, sizes))}", f"--timeout-s={timeout_s:g}"]
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return " | ".join(lines[-3:])[-STDERR_TAIL_CHARS:]
+
+
+def _read_records(path: str) -> list[dict]:
+    records = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue  # a partial last line, or a library's print
+                if isinstance(record, dict) and isinstance(record.get("bytes"), int):
+                    records.append(record)
+    except OSError:
+        pass
+    return records
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    """SIGTERM every rank still running, SIGKILL after a grace, and reap them all (no zombie, no orphan)."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + RANK_STOP_GRACE_S
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run_sweep(world_size: int, backend: str, sizes: list[int], *, timeout_s: float | None = None,
+              progress: Callable[[float, str], None] = lambda fraction, message: None,
+              rank_argv: Callable[[int, str], list[str]] | None = None, poll_s: float = 0.05) -> list[dict]:
+    """Start `world_size` ranks on a file rendezvous and return rank 0's records, one per size.
+
+    RankFailed when a rank exits non-zero (the others are stopped at once) or the deadline passes.
+    """
+    timeout_s = timeout_s if timeout_s is not None else sweep_timeout_s(sizes, backend)
+    workdir = tempfile.mkdtemp(prefix="pth-top-allreduce-")
+    init_file = os.path.join(workdir, "rendezvous")
+    processes: list[subprocess.Popen] = []
+    try:
+        for rank in range(world_size):
+            argv = (rank_argv(rank, init_file) if rank_argv is not None else
+                    default_rank_argv(rank, world_size, init_file, backend, sizes, timeout_s))
+            with open(os.path.join(workdir, f"rank{rank}.out"), "wb") as out, \
+                    open(os.path.join(workdir, f"rank{rank}.err"), "wb") as err:
+                processes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err))
+        deadline = time.monotonic() + timeout_s
+        rank0_out = os.path.join(workdir, "rank0.out")
+        reported = -1
+        while True:
+            codes = [process.poll() for process in processes]
+            failures = [f"rank {rank} of {world_size} exited with code {code}"
+                        + (f": {detail}" if (detail := _tail(os.path.join(workdir, f"rank{rank}.err"))) else "")
+                        for rank, code in enumerate(codes) if code not in (None, 0)]
+            if failures:
+                raise RankFailed("; ".join(failures))
+            if all(code == 0 for code in codes):
+                break
+            if time.monotonic() > deadline:
+                raise RankFailed(f"all-reduce ranks still running after {timeout_s:g} s (a rank hung?); stopped")
+            done = len(_read_records(rank0_out))
+            if done != reported:
+                reported = done
+                progress(done / len(sizes), f"all-reduce {size_label(sizes[min(done, len(sizes) - 1)])}")
+            time.sleep(poll_s)
+        records = _read_records(rank0_out)
+        missing = sorted(set(sizes) - {record["bytes"] for record in records})
+        if missing:
+            raise RankFailed(f"rank 0 reported no result for {', '.join(map(size_label, missing))}")
+        return records
+    finally:
+        _stop(processes)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def link_peak() -> tuple[float | None, str]:
+    """GPU 0's one-way link peak in GB/s and its source: active NVLinks, else the PCIe link; NVML (guarded)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:
+        return None, "link peak unknown (no NVML)"
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        links, version = 0, 0
+        for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)):
+            try:
+                if pynvml.nvmlDeviceGetNvLinkState(handle, link) == pynvml.NVML_FEATURE_ENABLED:
+                    links += 1
+                    version = max(version, int(pynvml.nvmlDeviceGetNvLinkVersion(handle, link)))
+            except Exception:
+                continue
+        if links and version in NVLINK_LINK_GBPS:
+            per_link = NVLINK_LINK_GBPS[version]
+            return links * per_link, f"NVLink {version}: {links} links x {per_link:g} GB/s one-way"
+        generation = int(pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle))
+        width = int(pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle))
+        if generation in PCIE_LANE_GBPS and width:
+            return PCIE_LANE_GBPS[generation] * width, f"PCIe gen {generation} x{width} one-way (no NVLink)"
+        return None, "link peak unknown"
+    except Exception as error:
+        return None, f"link peak unknown ({type(error).__name__})"
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def variants(ctx):
+    from pth_top.benches.catalog import PEAK_NONE
+    from pth_top.benches.child.kernels._common import Skipped, Variant, row
+
+    use_gpus = any(str(device).startswith("cuda") for device in ctx.options.get("devices", ["cpu"]))
+    if use_gpus and torch.cuda.is_available() and dist.is_nccl_available():
+        backend, world_size = "nccl", torch.cuda.device_count()
+        top = top_payload_bytes(backend, ctx.scale, min(torch.cuda.get_device_properties(index).total_memory
+                                                        for index in range(world_size)))
+        peak_gbps, peak_source = link_peak()
+    else:
+        backend = "gloo"
+        world_size = int(ctx.options.get("allreduce_ranks") or
+                         max(CPU_RANKS_MIN, min(CPU_RANKS_MAX, os.cpu_count() or 1)))
+        top = top_payload_bytes(backend, ctx.scale)
+        peak_gbps, peak_source = None, "no link peak on CPU (gloo over loopback)"
+    sizes = payload_sizes(top)
+    where = f"x{world_size} {backend}"
+    state: dict = {}
+
+    def records() -> dict[int, dict]:
+        if "error" in state:
+            raise Skipped(f"not measured: the sweep failed ({state['error']})")
+        if "records" not in state:
+            try:
+                found = run_sweep(world_size, backend, sizes, progress=ctx.progress)
+            except Exception as error:
+                state["error"] = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+                raise
+            state["records"] = {record["bytes"]: record for record in found}
+        return state["records"]
+
+    def details_of(record: dict) -> dict:
+        return {key: record.get(key) for key in ("bytes", "time_s", "algbw_gbps", "busbw_gbps", "world_size")} | {
+            "backend": backend, "warmup_calls": WARMUP_CALLS, "timed_calls": TIMED_CALLS}
+
+    def size_variant(nbytes: int) -> Variant:
+        def run() -> dict:
+            record = records()[nbytes]
+            note = "" if record["busbw_gbps"] is not None else "1 rank: no busbw (nothing crosses a link), see algbw"
+            return row(variant=f"{size_label(nbytes)} {where}", value=record["busbw_gbps"], unit="GB/s",
+                       peak_kind=PEAK_NONE, details=details_of(record), note=note)
+        return Variant(f"{size_label(nbytes)} {where}", run)
+
+    def best_variant() -> dict:
+        measured = [record for record in records().values() if record["busbw_gbps"] is not None]
+        if not measured:
+            raise Skipped("busbw needs 2+ ranks")
+        best = max(measured, key=lambda record: record["busbw_gbps"])
+        percent = 100.0 * best["busbw_gbps"] / peak_gbps if peak_gbps else None
+        note = (f"{percent:.0f} % of {peak_gbps:g} GB/s ({peak_source})" if percent is not None else peak_source)
+        details = details_of(best) | {"link_peak_gbps": peak_gbps, "link": peak_source,
+                                      "percent_of_link_peak": percent}
+        return row(variant=f"best busbw {where}", value=best["busbw_gbps"], unit="GB/s", peak_kind=PEAK_NONE,
+                   details=details, note=f"at {size_label(best['bytes'])}; {note}")
+
+    return [size_variant(nbytes) for nbytes in sizes] + [Variant(f"best busbw {where}", best_variant)]
+
+
+if __name__ == "__main__":
+    sys.exit(rank_main())

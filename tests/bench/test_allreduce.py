@@ -1,0 +1,169 @@
+"""All-reduce (gloo on CPU, 2 and 4 real ranks) and the P2P matrix's CPU-only skip; the formula on known values."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import psutil
+import pytest
+
+from pth_top.benches.catalog import KERNELS_BY_NAME, SUITES
+
+pytestmark = pytest.mark.usefixtures("torch")
+
+KIB, MIB, GIB = 2**10, 2**20, 2**30
+
+
+@pytest.fixture
+def allreduce(torch):
+    from pth_top.benches.child.kernels import allreduce as module
+
+    return module
+
+
+def no_children_left() -> bool:
+    return not psutil.Process().children(recursive=True)
+
+
+def test_busbw_formula_on_known_values(allreduce):
+    assert allreduce.bus_bandwidth_factor(2) == 1.0
+    assert allreduce.bus_bandwidth_factor(4) == 1.5
+    assert allreduce.bus_bandwidth_factor(8) == 1.75
+    record = allreduce.size_record(10**9, 0.5, 8)
+    assert record["algbw_gbps"] == pytest.approx(2.0)
+    assert record["busbw_gbps"] == pytest.approx(3.5)
+    assert allreduce.size_record(10**9, 0.5, 1)["busbw_gbps"] is None  # one rank: nothing crosses a link
+    with pytest.raises(ValueError):
+        allreduce.bus_bandwidth_factor(0)
+
+
+def test_payloads_start_at_32_kib_and_reach_1_gib_on_gpus(allreduce):
+    assert allreduce.payload_sizes(MIB) == [32 * KIB * 2**step for step in range(6)]
+    assert allreduce.top_payload_bytes("nccl", 0.01) == GIB
+    assert allreduce.top_payload_bytes("nccl", 1.0) == 4 * GIB
+    assert allreduce.top_payload_bytes("nccl", 1.0, device_memory_bytes=141 * 10**9) == 4 * GIB
+    assert allreduce.top_payload_bytes("nccl", 1.0, device_memory_bytes=8 * GIB) == 2 * GIB
+    assert allreduce.top_payload_bytes("gloo", 1.0) == 64 * MIB
+    assert allreduce.top_payload_bytes("gloo", 0.01) == MIB
+
+
+def test_new_kernels_are_opt_in_only():
+    for name in ("allreduce", "p2p"):
+        assert KERNELS_BY_NAME[name].opt_in
+        assert all(name not in members for members in SUITES.values())
+
+
+def result_rows(events) -> list[dict]:
+    return [event.fields for event in events if event.kind == "result"]
+
+
+def test_two_ranks_give_a_row_per_size_and_the_best(run_kernels):
+    code, events = run_kernels("allreduce")
+    assert code == 0, [event.fields for event in events if event.kind == "error"]
+    rows = result_rows(events)
+    sizes = [row["details"]["bytes"] for row in rows[:-1]]
+    assert sizes == [32 * KIB * 2**step for step in range(6)]  # tiny scale: 32 KiB .. 1 MiB
+    for row in rows[:-1]:
+        assert row["status"] == "ok" and row["unit"] == "GB/s"
+        details = row["details"]
+        assert details["world_size"] == 2 and details["backend"] == "gloo" and details["timed_calls"] == 20
+        assert details["busbw_gbps"] == pytest.approx(details["algbw_gbps"])  # factor 1 with 2 ranks
+        assert details["algbw_gbps"] == pytest.approx(details["bytes"] / details["time_s"] / 1e9)
+        assert row["value"] == details["busbw_gbps"]
+    best = rows[-1]
+    assert best["variant"] == "best busbw x2 gloo"
+    assert best["value"] == max(row["value"] for row in rows[:-1])
+    assert "no link peak on CPU" in best["note"] and best["details"]["link_peak_gbps"] is None
+    assert no_children_left()
+
+
+def test_four_ranks_use_the_four_rank_factor(allreduce):
+    records = allreduce.run_sweep(4, "gloo", [32 * KIB, 64 * KIB])
+    assert [record["bytes"] for record in records] == [32 * KIB, 64 * KIB]
+    for record in records:
+        assert record["world_size"] == 4
+        assert record["busbw_gbps"] == pytest.approx(record["algbw_gbps"] * 1.5)
+    assert no_children_left()
+
+
+DIE_AFTER_JOINING = (
+    "import os, sys, torch, torch.distributed as dist\n"
+    "dist.init_process_group('gloo', init_method='file://' + sys.argv[1], rank=1, world_size=2)\n"
+    "dist.all_reduce(torch.ones(8192))\n"
+    "os._exit(9)\n"
+)
+
+
+def test_a_rank_that_dies_mid_sweep_is_an_error_row_not_a_hang(run_kernels, allreduce, monkeypatch):
+    real_argv = allreduce.default_rank_argv
+
+    def argv(rank, world_size, init_file, *rest):
+        if rank == 1:
+            return [sys.executable, "-c", DIE_AFTER_JOINING, init_file]
+        return real_argv(rank, world_size, init_file, *rest)
+
+    monkeypatch.setattr(allreduce, "default_rank_argv", argv)
+    code, events = run_kernels("allreduce")
+    assert code == 1
+    errors = [event.fields for event in events if event.kind == "error"]
+    assert len(errors) == 1 and errors[0]["variant"] == "32 KiB x2 gloo"
+    assert "rank 1 of 2 exited with code 9" in errors[0]["message"]
+    rest = result_rows(events)
+    assert rest and all(row["status"] == "skipped" and "sweep failed" in row["note"] for row in rest)
+    assert no_children_left()
+
+
+def test_a_rank_that_never_joins_is_stopped_at_the_deadline(allreduce):
+    def argv(rank, init_file):
+        if rank == 1:
+            return [sys.executable, "-c", "import time; time.sleep(600)"]
+        return allreduce.default_rank_argv(rank, 2, init_file, "gloo", [32 * KIB], 600)
+
+    with pytest.raises(allreduce.RankFailed, match="still running after 8 s"):
+        allreduce.run_sweep(2, "gloo", [32 * KIB], timeout_s=8, rank_argv=argv)
+    assert no_children_left()
+
+
+def test_a_rank_that_fails_at_start_names_its_stderr(allreduce):
+    def argv(rank, init_file):
+        if rank == 1:
+            return [sys.executable, "-c", "import sys; sys.stderr.write('no rendezvous\\x1b[2J\\n'); sys.exit(3)"]
+        return allreduce.default_rank_argv(rank, 2, init_file, "gloo", [32 * KIB], 600)
+
+    with pytest.raises(allreduce.RankFailed, match="rank 1 of 2 exited with code 3: no rendezvous"):
+        allreduce.run_sweep(2, "gloo", [32 * KIB], rank_argv=argv)
+    assert no_children_left()
+
+
+@pytest.mark.skipif(shutil.which("torchrun", path=os.path.dirname(sys.executable)) is None,
+                    reason="torchrun not installed next to this interpreter")
+def test_runs_under_torchrun_from_its_environment(tmp_path):
+    torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable))
+    completed = subprocess.run(
+        [torchrun, "--standalone", "--nproc-per-node=2", "-m", "pth_top.benches.child.kernels.allreduce",
+         "--backend=gloo", f"--sizes={32 * KIB},{64 * KIB}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    records = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
+    assert [record["bytes"] for record in records] == [32 * KIB, 64 * KIB]
+    assert all(record["world_size"] == 2 and record["backend"] == "gloo" for record in records)
+
+
+def test_p2p_on_a_machine_without_two_gpus_is_one_clear_skipped_row(run_kernels, torch):
+    if torch.cuda.device_count() >= 2:
+        pytest.skip("this machine has 2+ GPUs")
+    code, events = run_kernels("p2p")
+    assert code == 0
+    [row] = result_rows(events)
+    assert row["status"] == "skipped" and row["note"].startswith("needs 2+ GPUs")
+
+
+def test_bench_list_marks_the_new_kernels_opt_in(cli, capsys):
+    assert cli(["bench", "--list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "opt-in" in lines["allreduce"] and "opt-in" in lines["p2p"]
+    assert "quick,standard" in lines["gemm"]
