@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -25,8 +29,27 @@ def allreduce(torch):
     return module
 
 
+RANK_MARKERS = ("allreduce", "init_process_group", "time.sleep(600)", "no rendezvous")
+
+
+def our_rank_processes() -> list[psutil.Process]:
+    """This test process's descendants that are ranks or bench children of these tests (zombies included)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            command = " ".join(child.cmdline())
+        except psutil.ZombieProcess:
+            found.append(child)  # never reaped: left behind
+            continue
+        except psutil.NoSuchProcess:
+            continue
+        if any(marker in command for marker in RANK_MARKERS):
+            found.append(child)
+    return found
+
+
 def no_children_left() -> bool:
-    return not psutil.Process().children(recursive=True)
+    return not our_rank_processes()
 
 
 def test_busbw_formula_on_known_values(allreduce):
@@ -167,3 +190,50 @@ def test_bench_list_marks_the_new_kernels_opt_in(cli, capsys):
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
     assert "opt-in" in lines["allreduce"] and "opt-in" in lines["p2p"]
     assert "quick,standard" in lines["gemm"]
+
+
+def test_world_size_one_gives_algbw_only(tmp_path, allreduce):
+    from pth_top.benches.child.runner import plan, run_suite
+    from pth_top.benches.protocol import decode_line, encode_event
+
+    events = []
+    code = run_suite(plan([KERNELS_BY_NAME["allreduce"]], ["cpu"]),
+                     lambda kind, **fields: events.append(decode_line(encode_event(kind, **fields))),
+                     scale=0.01, time_cap_s=0.05, options={"allreduce_ranks": 1}, devices=["cpu"])
+    assert code == 0
+    rows = result_rows(events)
+    assert all(row["value"] is None and row["details"]["algbw_gbps"] > 0 for row in rows[:-1])
+    assert "1 rank" in rows[0]["note"]
+    assert rows[-1]["status"] == "skipped" and "2+ ranks" in rows[-1]["note"]
+
+
+def test_the_rank_side_imports_only_stdlib_and_torch_so_it_runs_by_path(allreduce):
+    tree = ast.parse(Path(allreduce.__file__).read_text())
+    top_level = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    names = {alias.name.split(".")[0] for node in top_level if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module.split(".")[0] for node in top_level if isinstance(node, ast.ImportFrom) and node.module}
+    assert "pth_top" not in names and "torch" in names
+
+
+async def test_cancel_mid_sweep_ends_every_rank_and_removes_the_rendezvous(tmp_path, monkeypatch):
+    from pth_top.benches.client.bench_process import BenchProcess
+    from pth_top.benches.protocol import RunRequest
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    process = BenchProcess.for_request(None, RunRequest(kernels=("allreduce",), scale=1.0))
+    await process.start()
+    try:
+        deadline = time.monotonic() + 120
+        while len(our_rank_processes()) < 3:  # the bench child and its two ranks
+            assert time.monotonic() < deadline, "the ranks did not start"
+            await asyncio.sleep(0.05)
+        assert any(path.name.startswith("pth-top-allreduce-") for path in tmp_path.iterdir())
+        await process.cancel()
+        await process.wait()
+        while not no_children_left():
+            assert time.monotonic() < deadline, "a rank outlived the cancel"
+            await asyncio.sleep(0.05)
+        assert not any(path.name.startswith("pth-top-allreduce-") for path in tmp_path.iterdir())
+    finally:
+        for child in our_rank_processes():
+            child.kill()
