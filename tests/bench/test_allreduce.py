@@ -237,3 +237,13 @@ async def test_cancel_mid_sweep_ends_every_rank_and_removes_the_rendezvous(tmp_p
     finally:
         for child in our_rank_processes():
             child.kill()
+
+
+def test_p2p_measures_every_ordered_pair_once(torch):
+    from pth_top.benches.child.kernels._common import KernelContext
+    from pth_top.benches.child.kernels.p2p import MIN_COPY_BYTES, copy_bytes, pair_variants
+
+    names = [variant.name for variant in pair_variants(KernelContext(device="host", scale=1.0, time_cap_s=1.0), 3)]
+    assert names == ["cuda:0->cuda:1", "cuda:0->cuda:2", "cuda:1->cuda:0", "cuda:1->cuda:2", "cuda:2->cuda:0",
+                     "cuda:2->cuda:1"]
+    assert copy_bytes(1.0) == 256 * MIB and copy_bytes(0.01) == MIN_COPY_BYTES
