@@ -151,6 +151,7 @@ def run_suite(
     )
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
+    options = {"devices": devices, **options}  # host kernels that span devices (all-reduce) pick a backend by these
     started = time.monotonic()
     metadata = collect_metadata(devices)
     metadata.update(python_executable=sys.executable, python_version=sys.version.split()[0])
@@ -268,7 +269,6 @@ def _run(argv: list[str] | None, emit: EventWriter) -> int:
             "disk_dir": request.disk_dir or os.getcwd(),
             "disk_size_mib": request.disk_size_mib or max(1, int(1024 * scale)),
             "cpu_memory_budget_mib": request.cpu_memory_budget_mib or max(16, int(2048 * scale)),
-            "devices": devices,  # host kernels that span devices (all-reduce) pick their backend from these
         }
         steps = plan([KERNELS_BY_NAME[name] for name in kernels], devices)
         return run_suite(steps, emit, scale=scale, options=options,

@@ -247,3 +247,23 @@ def test_p2p_measures_every_ordered_pair_once(torch):
     assert names == ["cuda:0->cuda:1", "cuda:0->cuda:2", "cuda:1->cuda:0", "cuda:1->cuda:2", "cuda:2->cuda:0",
                      "cuda:2->cuda:1"]
     assert copy_bytes(1.0) == 256 * MIB and copy_bytes(0.01) == MIN_COPY_BYTES
+
+
+@pytest.mark.gpu
+def test_nccl_sweep_on_the_gpus_here(tmp_path, torch):
+    from tests.bench.conftest import run_in_process
+
+    gpus = torch.cuda.device_count()
+    code, events = run_in_process([KERNELS_BY_NAME["allreduce"], KERNELS_BY_NAME["p2p"]], tmp_path,
+                                  devices=("cuda:0",))
+    assert code == 0, [event.fields for event in events if event.kind == "error"]
+    rows = [row for row in result_rows(events) if row["kernel"] == "allreduce"]
+    sizes = [row["details"]["bytes"] for row in rows[:-1]]
+    assert sizes[0] == 32 * KIB and sizes[-1] >= GIB
+    assert all(row["details"]["backend"] == "nccl" and row["details"]["world_size"] == gpus for row in rows[:-1])
+    if gpus == 1:
+        assert all(row["value"] is None and row["details"]["algbw_gbps"] > 0 for row in rows[:-1])
+    else:
+        assert rows[-1]["value"] > 0 and rows[-1]["note"]
+    pairs = [row for row in result_rows(events) if row["kernel"] == "p2p"]
+    assert len(pairs) == (1 if gpus == 1 else gpus * (gpus - 1))
