@@ -64,6 +64,12 @@ def test_busbw_formula_on_known_values(allreduce):
         allreduce.bus_bandwidth_factor(0)
 
 
+def test_nccl_rows_record_the_nccl_variables_that_pick_the_algorithm(allreduce, monkeypatch):
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
+    assert allreduce.backend_facts("nccl")["nccl_env"]["NCCL_NVLS_ENABLE"] == "0"
+    assert allreduce.backend_facts("gloo") == {}
+
+
 def test_payloads_start_at_32_kib_and_reach_1_gib_on_gpus(allreduce):
     assert allreduce.payload_sizes(MIB) == [32 * KIB * 2**step for step in range(6)]
     assert allreduce.top_payload_bytes("nccl", 0.01) == GIB
@@ -264,6 +270,6 @@ def test_nccl_sweep_on_the_gpus_here(tmp_path, torch):
     if gpus == 1:
         assert all(row["value"] is None and row["details"]["algbw_gbps"] > 0 for row in rows[:-1])
     else:
-        assert rows[-1]["value"] > 0 and rows[-1]["note"]
+        assert rows[-1]["value"] > 0 and rows[-1]["note"] and "nccl_version" in rows[-1]["details"]
     pairs = [row for row in result_rows(events) if row["kernel"] == "p2p"]
     assert len(pairs) == (1 if gpus == 1 else gpus * (gpus - 1))

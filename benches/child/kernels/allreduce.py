@@ -304,6 +304,18 @@ def link_peak() -> tuple[float | None, str]:
             pass
 
 
+def backend_facts(backend: str) -> dict:
+    """What changes NCCL's choice of algorithm: its version and every NCCL_* variable the ranks inherit."""
+    if backend != "nccl":
+        return {}
+    try:
+        version = ".".join(map(str, torch.cuda.nccl.version()))
+    except Exception:
+        version = None
+    return {"nccl_version": version, "nccl_env": {name: value for name, value in os.environ.items()
+                                                  if name.startswith("NCCL_")}}
+
+
 def variants(ctx):
     from pth_top.benches.catalog import PEAK_NONE
     from pth_top.benches.child.kernels._common import Skipped, Variant, row
@@ -356,7 +368,7 @@ def variants(ctx):
         percent = 100.0 * best["busbw_gbps"] / peak_gbps if peak_gbps else None
         note = (f"{percent:.0f} % of {peak_gbps:g} GB/s ({peak_source})" if percent is not None else peak_source)
         details = details_of(best) | {"link_peak_gbps": peak_gbps, "link": peak_source,
-                                      "percent_of_link_peak": percent}
+                                      "percent_of_link_peak": percent, **backend_facts(backend)}
         return row(variant=f"best busbw {where}", value=best["busbw_gbps"], unit="GB/s", peak_kind=PEAK_NONE,
                    details=details, note=f"at {size_label(best['bytes'])}; {note}")
 
