@@ -149,6 +149,8 @@ def _reason(error: BaseException) -> str:
         if isinstance(cause, ConnectionRefusedError) or "Connection refused" in str(cause):
             return "connection refused"
         cause = cause.__cause__ or cause.__context__
+    if isinstance(error, httpx.ReadError) and not str(error):
+        return "the server closed the connection without an answer (an HTTPS server asked over http?)"
     text = str(error) or type(error).__name__
     return text.splitlines()[-1][:200]
 

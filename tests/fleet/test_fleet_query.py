@@ -168,6 +168,15 @@ async def test_timeout_and_connection_refused_are_one_line():
     await client.close()
 
 
+async def test_a_connection_closed_without_an_answer_says_so():
+    def closes(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadError("", request=request)  # what an HTTPS server asked over http can look like
+
+    client = PrometheusClient(make_connection("http://prom:9090"), transport=httpx.MockTransport(closes))
+    with pytest.raises(QueryError, match=r"closed the connection without an answer \(an HTTPS server asked over"):
+        await client.vector("up")
+
+
 async def test_redirects_drop_the_credentials_and_headers_go_everywhere(tmp_path):
     seen: list[tuple[str, str | None, str | None]] = []
 
