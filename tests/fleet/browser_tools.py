@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.fleet.prometheus_tools import DEADLINE_S, wait_for
+from tests.fleet.prometheus_tools import DEADLINE_S, end_process, wait_for
 
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -65,14 +65,7 @@ class HeadlessChromium:
         return page
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
-        self.log.close()
+        end_process(self.process, self.log)
 
 
 class DevToolsPage:

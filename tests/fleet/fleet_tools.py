@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from tests.fleet.prometheus_tools import ExporterProcess, PrometheusServer, binary, free_port, wait_for
+from tests.fleet.prometheus_tools import ExporterProcess, PrometheusServer, binary, end_process, free_port, wait_for
 
 FLEET_HOST_MAIN = Path(__file__).with_name("fleet_host_main.py")
 
@@ -86,11 +86,4 @@ class SecuredPrometheus:
         wait_for(ready, "the secured Prometheus to answer")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
-        self.log.close()
+        end_process(self.process, self.log)

@@ -56,6 +56,18 @@ def http_get(url: str, timeout_s: float = 10.0, **kwargs: Any) -> bytes:
         return response.read()
 
 
+
+def end_process(process: subprocess.Popen, log) -> None:
+    """SIGTERM, SIGKILL after 30 s if it lingers, then close its log: how every test server here stops."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+    log.close()
+
 class ExporterProcess:
     """The fake-NVML exporter in a child process; `port` is read from its 'serving ...' line."""
 
@@ -143,11 +155,4 @@ class PrometheusServer:
         return [(float(timestamp), float(value)) for timestamp, value in result[0]["values"]]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
-        self.log.close()
+        end_process(self.process, self.log)
