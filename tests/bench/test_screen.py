@@ -98,8 +98,7 @@ async def test_enter_in_the_open_suite_list_picks_a_suite_instead_of_starting(tm
         screen.query_one("#suite", Select).focus()
         await pilot.press("down")  # opens the list
         await pilot.press("down", "enter")
-        await pilot.pause(0.1)
-        assert screen.query_one("#suite", Select).value == "standard"
+        await wait_for(pilot, lambda: screen.query_one("#suite", Select).value == "standard")
         assert not screen.running and "Benchmark did not run" not in str(screen.query_one("#status").content)
 
 

@@ -213,7 +213,6 @@ def test_a_kept_stat_file_of_a_reaped_child_is_replaced_not_read_stale(room_for_
     reader = ProcessReader(use_procfs=True)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        time.sleep(0.2)
         before = {process.pid for process in reader.sample(psutil.virtual_memory().total, [])}
         assert child.pid in before
         stat_files = reader.source.procfs.stat_files
