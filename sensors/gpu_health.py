@@ -6,12 +6,12 @@ driver does not support stays NA, so the exporter can leave it out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pth_top.sensors.gpu import SLOW_FIELD_TTL_S, THERMAL_FIELD_TTL_S, THROTTLE_REASON_FUNCTIONS, decode_text
 from pth_top.sensors.model import MaybeFloat, MaybeInt, MaybeStr
-from pth_top.sensors.na import NA, NotApplicable
+from pth_top.sensors.na import NA, NotApplicable, is_na
 from pth_top.sensors.nvml import NvmlSession
 
 # pynvml constants, spelled out so a fake module or an older binding need not define them.
@@ -38,31 +38,6 @@ VALUE_UNION_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVa
 
 
 @dataclass(frozen=True, slots=True)
-class GpuHealth:
-    """Counters and repair state of one GPU; NA where unsupported. Counters count since driver load."""
-
-    index: int
-    vbios_version: MaybeStr = NA
-    energy_joules: MaybeFloat = NA
-    clocks_event_mask: MaybeInt = NA
-    violation_seconds: tuple[tuple[str, float], ...] = ()
-    sm_clock_max_mhz: MaybeFloat = NA
-    memory_temperature_c: MaybeFloat = NA
-    pcie_replays: MaybeInt = NA
-    ecc_corrected_errors: MaybeInt = NA
-    ecc_uncorrected_errors: MaybeInt = NA
-    remapped_rows_correctable: MaybeInt = NA
-    remapped_rows_uncorrectable: MaybeInt = NA
-    row_remap_pending: bool | NotApplicable = NA
-    row_remap_failed: bool | NotApplicable = NA
-    retired_pages_single_bit: MaybeInt = NA
-    retired_pages_double_bit: MaybeInt = NA
-    nvlink_transmit_bytes: MaybeInt = NA
-    nvlink_receive_bytes: MaybeInt = NA
-    nvlink_errors: tuple[tuple[str, int], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class MemoryRepair:
     """Row remapping (Ampere and newer) and page retirement (older GPUs) of one GPU; NA where unsupported."""
 
@@ -77,13 +52,32 @@ class MemoryRepair:
     def remapped_rows(self) -> MaybeInt:
         """Rows remapped so far, for correctable and uncorrectable errors together; NA without row remapping."""
         counts = (self.remapped_rows_correctable, self.remapped_rows_uncorrectable)
-        return NA if any(count is NA for count in counts) else sum(counts)
+        return NA if any(is_na(count) for count in counts) else sum(counts)
 
     @property
     def retired_pages(self) -> MaybeInt:
         """Single- plus double-bit retired pages, NA when the GPU retires no pages."""
-        known = [count for count in (self.retired_pages_single_bit, self.retired_pages_double_bit) if count is not NA]
+        known = [count for count in (self.retired_pages_single_bit, self.retired_pages_double_bit) if not is_na(count)]
         return sum(known) if known else NA
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuHealth(MemoryRepair):
+    """Counters and repair state of one GPU; NA where unsupported. Counters count since driver load."""
+
+    index: int
+    vbios_version: MaybeStr = NA
+    energy_joules: MaybeFloat = NA
+    clocks_event_mask: MaybeInt = NA
+    violation_seconds: tuple[tuple[str, float], ...] = ()
+    sm_clock_max_mhz: MaybeFloat = NA
+    memory_temperature_c: MaybeFloat = NA
+    pcie_replays: MaybeInt = NA
+    ecc_corrected_errors: MaybeInt = NA
+    ecc_uncorrected_errors: MaybeInt = NA
+    nvlink_transmit_bytes: MaybeInt = NA
+    nvlink_receive_bytes: MaybeInt = NA
+    nvlink_errors: tuple[tuple[str, int], ...] = ()
 
 
 class GpuHealthReader:
@@ -111,12 +105,7 @@ class GpuHealthReader:
             pcie_replays=_integer(call("nvmlDeviceGetPcieReplayCounter", handle)),
             ecc_corrected_errors=self._ecc_errors(handle, ecc_enabled, NVML_MEMORY_ERROR_TYPE_CORRECTED),
             ecc_uncorrected_errors=self._ecc_errors(handle, ecc_enabled, NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
-            remapped_rows_correctable=repair.remapped_rows_correctable,
-            remapped_rows_uncorrectable=repair.remapped_rows_uncorrectable,
-            row_remap_pending=repair.row_remap_pending,
-            row_remap_failed=repair.row_remap_failed,
-            retired_pages_single_bit=repair.retired_pages_single_bit,
-            retired_pages_double_bit=repair.retired_pages_double_bit,
+            **asdict(repair),
             nvlink_transmit_bytes=nvlink_tx * 1024 if isinstance(nvlink_tx, int) else NA,
             nvlink_receive_bytes=nvlink_rx * 1024 if isinstance(nvlink_rx, int) else NA,
             nvlink_errors=tuple(
