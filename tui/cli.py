@@ -6,12 +6,15 @@ import argparse
 import importlib
 import os
 import sys
-from typing import NoReturn, Sequence
+from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
 
 from pth_top import __version__
 from pth_top.text import printable
 from pth_top.tui import MIN_INTERVAL_S
 from pth_top.tui.commands import CliError, seconds_argument
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 # Each module registers one subcommand; imported lazily by name so `--help` stays fast.
 COMMAND_MODULES = (
@@ -80,6 +83,12 @@ def run_dashboard(args: argparse.Namespace) -> int:
         )
         return 2
     prepare_terminal_environment(os.environ)
+    start_dashboard(args.interval)
+    return 0
+
+
+def start_dashboard(interval_s: float, app_class: Callable[..., App] | None = None) -> None:
+    """Run the dashboard (PthTopApp unless `app_class` is given) until it quits."""
     from pth_top.tui import startup_gc
     from pth_top.tui.first_sample import FirstSample
 
@@ -88,12 +97,13 @@ def run_dashboard(args: argparse.Namespace) -> int:
     # The machine is read in a child process while Textual is imported, so the first frame has data.
     first_sample = FirstSample.in_child_process()
     try:
-        from pth_top.tui.app import PthTopApp
+        if app_class is None:
+            from pth_top.tui.app import PthTopApp  # imported after the fork: Textual is the slow part
 
-        PthTopApp(interval_s=args.interval, first_sample=first_sample).run()
+            app_class = PthTopApp
+        app_class(interval_s=interval_s, first_sample=first_sample).run()
     finally:
         first_sample.close()
-    return 0
 
 
 def prepare_terminal_environment(environ: "os._Environ[str] | dict[str, str]") -> None:

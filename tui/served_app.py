@@ -96,16 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         FleetApp(connection, job=args.job, interval_s=max(args.interval, 1.0)).run()
         return 0
-    from pth_top.tui import startup_gc
-    from pth_top.tui.first_sample import FirstSample
+    from pth_top.tui.cli import start_dashboard
 
-    startup_gc.pause()  # the app resumes it after its first frame
-    first_sample = FirstSample.in_child_process()
-    try:
-        app_class = PthTopApp if args.allow_actions else ReadOnlyApp
-        app_class(interval_s=args.interval, first_sample=first_sample).run()
-    finally:
-        first_sample.close()
+    start_dashboard(args.interval, PthTopApp if args.allow_actions else ReadOnlyApp)
     return 0
 
 
