@@ -1,9 +1,9 @@
-"""Waiting in Pilot tests for the condition a test asserts, with a generous deadline, never a fixed sleep."""
+"""Waiting for the condition a test asserts (Pilot tests or plain code): a generous deadline, never a fixed sleep."""
 
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 # Generous: CI runs the suite on a loaded 2-core machine; a passing wait returns as soon as its condition holds.
 WAIT_TIMEOUT_S = 15.0
@@ -22,3 +22,15 @@ async def wait_until(pilot, predicate: Callable[[], object], timeout_s: float = 
         if time.monotonic() >= deadline_s:
             raise AssertionError(f"waited {timeout_s:g} s for {what}, in vain")
         await pilot.pause(POLL_INTERVAL_S)
+
+
+def wait_for(condition: Callable[[], Any], what: str = "the condition", timeout_s: float = WAIT_TIMEOUT_S) -> Any:
+    """Outside an event loop: poll `condition()` until it returns something truthy (returned); fail naming `what`."""
+    deadline_s = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline_s:
+            raise AssertionError(f"waited {timeout_s:g} s for {what}, in vain")
+        time.sleep(POLL_INTERVAL_S)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from pth_top.benches.protocol import encode_event
+from tests import waiting
 
 DEVICES_LINE = encode_event("devices", devices=[{"id": "cpu", "name": "Fake CPU"}])
 STARTED_LINE = encode_event("started", suite="custom", devices=["cpu"], scale=0.01, time_cap_s=0.05,
@@ -75,10 +76,5 @@ def end_if_running(*pids: int | None) -> None:
 
 
 def wait_for(predicate, timeout_s: float = 30.0, what: str = "the condition") -> None:
-    """Outside an event loop: poll `predicate()` until true, failing after a generous `timeout_s`."""
-    import time
-
-    deadline_s = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline_s, f"waited {timeout_s:g} s for {what}, in vain"
-        time.sleep(0.02)
+    """The suite's wait, with the longer deadline a real child process may need."""
+    waiting.wait_for(predicate, what, timeout_s)

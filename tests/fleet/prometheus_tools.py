@@ -10,13 +10,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+from tests import waiting
 
 FAKE_EXPORTER = Path(__file__).with_name("fake_exporter_main.py")
 # Generous: a loaded 2-core machine; a wait returns as soon as its condition holds.
@@ -34,15 +35,8 @@ def binary(name: str) -> str:
 
 
 def wait_for(condition: Callable[[], Any], what: str, deadline_s: float = DEADLINE_S) -> Any:
-    """Poll `condition` until it returns something truthy; fail naming `what` after `deadline_s`."""
-    give_up = time.monotonic() + deadline_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= give_up:
-            raise AssertionError(f"waited {deadline_s:g} s for {what}, in vain")
-        time.sleep(POLL_S)
+    """The suite's wait, with the longer deadline a starting Prometheus needs."""
+    return waiting.wait_for(condition, what, deadline_s)
 
 
 def free_port() -> int:
