@@ -46,7 +46,10 @@ def recommend(
     if pinned_gpu:
         gpu = pinned_part(ctx, "gpu")
         assembly = assemble(ctx, gpu)
-        gpu_order = [gpu.id] + [part.id for part, _ in gpus if part.id != gpu.id]
+        # The ranking's own order, so that repeated swaps walk every allowed GPU once before wrapping round.
+        gpu_order = [part.id for part, _ in gpus]
+        if gpu.id not in gpu_order:
+            gpu_order.insert(0, gpu.id)
     else:
         if not gpus:
             raise ValueError("the catalog has no GPU for this scenario")

@@ -160,3 +160,16 @@ def test_guide_corrections_come_from_the_catalogs_notes(catalog, tmp_path):
     mine = recommend(preset.answers, load_catalog(tmp_path), pins=preset.pins, today=TODAY)
     assert "check the BIOS version first" in mine.component("cpu").reasoning
     assert not any("notes" in component.spec for component in mine.components)
+
+
+def test_repeated_gpu_swaps_visit_every_allowed_gpu_once(catalog):
+    # Issue 12 item 9: from the enterprise preset, `1` cycled A100 -> H100 -> H200 -> H100 and never reached the rest.
+    preset = load_build_preset("guide-enterprise")
+    build = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
+    allowed = build.alternatives["gpu"]
+    seen = [build.component("gpu").part_id]
+    for _ in range(len(allowed) - 1):
+        build = swap(build, "gpu", catalog, today=TODAY)
+        seen.append(build.component("gpu").part_id)
+    assert sorted(seen) == sorted(allowed) and len(allowed) > 4
+    assert swap(build, "gpu", catalog, today=TODAY).component("gpu").part_id == seen[0]
