@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pth_top.units import MIB
+
+if TYPE_CHECKING:  # answers import this module's choices
+    from pth_top.configs.answers import Answers
 
 # CUDA context + allocator overhead per GPU: estimates range 650 MB (gpu_poor) to 1000 MiB.
 CUDA_CONTEXT_BYTES = 1000 * MIB
@@ -227,3 +230,18 @@ def estimate_inference(
 
 def micro_batch_per_gpu(global_batch: int, accumulation_steps: int, gpu_count: int) -> int:
     return max(1, math.ceil(global_batch / (max(1, accumulation_steps) * max(1, gpu_count))))
+
+
+def estimate_memory(answers: Answers, shape: ModelShape) -> MemoryBreakdown:
+    """Per-GPU memory for the wizard's answers (training or inference) on the model `shape`."""
+    task, scale = answers.task, answers.scale
+    if task.mode == "training":
+        return estimate_training(
+            shape, precision=task.precision, optimizer=task.optimizer, global_batch=answers.workload.batch_size,
+            accumulation_steps=task.accumulation_steps, gpu_count=scale.gpu_count, sharding=scale.sharding,
+            recompute=task.recompute, flash_attention=task.flash_attention, mixed_layout=task.mixed_layout,
+        )
+    return estimate_inference(
+        shape, precision=task.precision, batch=answers.workload.batch_size,
+        generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count,
+    )

@@ -10,11 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Mapping
 
-from pth_top.configs import memory as mem
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import PC_GPU_FORMS, Assembly, Context, assemble, gpu_price, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
+from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.rules import (
@@ -135,20 +135,6 @@ def swap(
     pins = {**build.pins, role: (next_id, 0)}  # 0: the rules choose how many of the new part
     return recommend(
         build.answers, catalog, rules=rules, pins=pins, today=today, title=build.title, comments=build.comments
-    )
-
-
-def estimate_memory(answers: Answers, shape: mem.ModelShape) -> mem.MemoryBreakdown:
-    task, scale = answers.task, answers.scale
-    if task.mode == "training":
-        return mem.estimate_training(
-            shape, precision=task.precision, optimizer=task.optimizer, global_batch=answers.workload.batch_size,
-            accumulation_steps=task.accumulation_steps, gpu_count=scale.gpu_count, sharding=scale.sharding,
-            recompute=task.recompute, flash_attention=task.flash_attention, mixed_layout=task.mixed_layout,
-        )
-    return mem.estimate_inference(
-        shape, precision=task.precision, batch=answers.workload.batch_size,
-        generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count,
     )
 
 
