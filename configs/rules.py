@@ -84,6 +84,11 @@ class PowerRules(Schema, frozen=True):
     standard_psu_sizes_w: Annotated[list[Annotated[int, Meta(ge=1, le=100_000)]], Meta(min_length=1)]
     multi_gpu_transient_headroom_fraction: Annotated[float, Meta(ge=0, le=10)]
     efficiency_at_half_load: EfficiencyAtHalfLoad
+    mains_voltage_v: Annotated[float, Meta(ge=1, le=1000)]
+    socket_currents_a: Annotated[list[Annotated[float, Meta(gt=0, le=1000)]], Meta(min_length=1)]
+    power_limit_min_fraction: Fraction
+    power_limit_throughput_kept_fraction: Fraction
+    power_limit_source: str
 
 
 class CoolingRules(Schema, frozen=True):
