@@ -1,4 +1,4 @@
-"""Timing harness: warm-up until times settle, adaptive repeats until IQR/median <= target or a time cap.
+"""Timing harness: `measure` (host clock, CPU work) and `measure_repetitions` (device events, GPU work).
 
 Imports no torch: the caller passes a timer (host clock + device sync, or CUDA events) and hooks; a
 `clock` can be injected so the statistics and stop rules are tested on known values.
@@ -6,8 +6,10 @@ Imports no torch: the caller passes a timer (host clock + device sync, or CUDA e
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -140,3 +142,119 @@ def measure(
         noisy=spread > target_rel_iqr * median,
         target_rel_iqr=target_rel_iqr,
     )
+
+
+class RepetitionTimer(Protocol):
+    """Device timestamps around each repetition (CUDA events): recorded without waiting, read in one wait."""
+
+    def prepare(self, count: int) -> None: ...
+
+    def start(self, index: int) -> None: ...
+
+    def stop(self, index: int) -> None: ...
+
+    def collect(self) -> list[float]:
+        """Wait once for the device; seconds between start(i) and stop(i) for each prepared repetition."""
+        ...
+
+
+class TimedWindow(Protocol):
+    """Entered around the timed repetitions only (after warm-up); e.g. samples clocks, power, temperature."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *exc_info: object) -> object: ...
+
+    def summary(self) -> dict: ...
+
+
+WARMUP_ROUND_S = 0.25  # warm-up runs in rounds this long, each ending in one wait, to re-estimate the rep time
+
+
+def measure_repetitions(
+    fn: Callable[[], object],
+    *,
+    timer: RepetitionTimer,
+    warmup_s: float,
+    max_time_s: float = 1.0,
+    before_rep: Callable[[], None] | None = None,
+    window: TimedWindow | None = None,
+    target_rel_iqr: float = 0.05,
+    min_reps: int = 10,
+    max_reps: int = 10_000,
+    min_rep_s: float = 1e-3,
+    single_call: bool = False,
+    clock: Clock = time.perf_counter,
+) -> Measurement:
+    """Time device work as triton's do_bench and mamf-finder do: one event pair per repetition, no wait between
+    repetitions (the host stays ahead, so launch latency is hidden), one wait at the end of each batch.
+
+    Warm-up is by time (`warmup_s`, so clocks settle at the power limit) and always more than the cold first
+    call; the repetition count is calibrated on the last warm-up round. `before_rep` (an L2 flush) runs
+    before each repetition outside its events. A repetition holds several calls when one call is shorter
+    than `min_rep_s`, unless `single_call`. Timed batches repeat until IQR/median <= target or `max_time_s`.
+    """
+
+    def run_reps(count: int, calls: int) -> list[float]:
+        timer.prepare(count)
+        for index in range(count):
+            if before_rep is not None:
+                before_rep()
+            timer.start(index)
+            for _ in range(calls):
+                fn()
+            timer.stop(index)
+        return [elapsed / calls for elapsed in timer.collect()]
+
+    warmup_started = clock()
+    calls = 1
+    per_call = run_reps(1, calls)[0]  # cold: cuBLAS handle, cuDNN autotune, allocator growth
+    warmup_reps = 1
+    while True:
+        if not single_call and 0 < per_call * calls < min_rep_s:
+            calls = min(1_000_000, math.ceil(min_rep_s / per_call))
+        remaining_s = warmup_s - (clock() - warmup_started)
+        if warmup_reps > 1 and remaining_s <= 0:
+            break
+        round_s = min(max(remaining_s, 0.0), WARMUP_ROUND_S)
+        count = _reps_for(round_s, per_call * calls, 1, max_reps)
+        per_call = statistics.median(run_reps(count, calls))
+        warmup_reps += count
+    warmup_spent_s = clock() - warmup_started
+
+    samples: list[float] = []
+    first_batch_s = max_time_s / 3
+    timed_started = clock()
+    with window if window is not None else nullcontext():
+        while True:
+            elapsed_s = clock() - timed_started
+            batch_s = first_batch_s if not samples else max_time_s - elapsed_s
+            count = _reps_for(batch_s, per_call * calls, min_reps if not samples else 1,
+                              max_reps - len(samples))
+            samples.extend(run_reps(count, calls))
+            median = statistics.median(samples)
+            if (iqr(samples) <= target_rel_iqr * median or len(samples) >= max_reps
+                    or clock() - timed_started + per_call * calls >= max_time_s):
+                break
+    median = statistics.median(samples)
+    spread = iqr(samples)
+    extra: dict = {"timing": "device events per repetition", "warmup_s": warmup_spent_s,
+                   "reps": len(samples), "l2_flush": before_rep is not None}
+    if window is not None:
+        extra["telemetry"] = window.summary()
+    return Measurement(
+        median_s=median,
+        iqr_s=spread,
+        samples_s=tuple(samples),
+        calls_per_sample=calls,
+        warmup_samples=warmup_reps,
+        noisy=spread > target_rel_iqr * median,
+        target_rel_iqr=target_rel_iqr,
+        extra=extra,
+    )
+
+
+def _reps_for(span_s: float, rep_s: float, at_least: int, at_most: int) -> int:
+    """Repetitions of `rep_s` that fill `span_s`, within [at_least, at_most] (at_most wins)."""
+    wanted = math.ceil(span_s / rep_s) if rep_s > 0 else at_least
+    return max(1, min(at_most, max(at_least, wanted)))

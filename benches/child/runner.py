@@ -142,13 +142,7 @@ def run_suite(
     devices: list[str] | None = None,
 ) -> int:
     """Run every step, one error row per failing variant, and return the exit code."""
-    from pth_top.benches.child.kernels._common import (
-        GpuTelemetry,
-        KernelContext,
-        Skipped,
-        collect_metadata,
-        device_scope,
-    )
+    from pth_top.benches.child.kernels._common import KernelContext, Skipped, collect_metadata, device_scope
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
     options = {"devices": devices, **options}  # host kernels that span devices (all-reduce) pick a backend by these
@@ -188,11 +182,7 @@ def run_suite(
         for variant in variants:
             failed = False
             try:
-                if device.startswith("cuda"):
-                    with device_scope(device), GpuTelemetry(device) as telemetry:
-                        fields = variant.run()
-                    fields["telemetry"] = telemetry.summary()
-                else:
+                with device_scope(device):  # telemetry comes with each timed window (the row's measurement)
                     fields = variant.run()
                 fields.setdefault("unit", spec.unit)
                 fields.setdefault("peak_kind", spec.peak_kind)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 
 from pth_top.benches.child.cpuinfo import read_cpu_info
-from pth_top.benches.child.harness import HostTimer, Measurement, measure
+from pth_top.benches.child.harness import HostTimer, Measurement, measure, measure_repetitions
 
 
 class Skipped(Exception):
@@ -51,28 +51,33 @@ def list_devices() -> list[dict]:
     return devices
 
 
-class CudaEventTimer:
-    """CUDA events recorded on the current stream around the block; waits for the end event."""
+class CudaRepetitionTimer:
+    """One CUDA event pair per repetition on the current stream; `collect` waits once for the device."""
 
     def __init__(self, device: str) -> None:
         self._device = torch.device(device)
-        self._start = torch.cuda.Event(enable_timing=True)
-        self._end = torch.cuda.Event(enable_timing=True)
+        self._pairs: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+        self._count = 0
 
-    def start(self) -> None:
+    def prepare(self, count: int) -> None:
+        while len(self._pairs) < count:
+            self._pairs.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
+        self._count = count
+
+    def start(self, index: int) -> None:
+        self._pairs[index][0].record()
+
+    def stop(self, index: int) -> None:
+        self._pairs[index][1].record()
+
+    def collect(self) -> list[float]:
         torch.cuda.synchronize(self._device)
-        self._start.record()
-
-    def stop(self) -> float:
-        self._end.record()
-        self._end.synchronize()
-        return self._start.elapsed_time(self._end) / 1000.0
+        return [start.elapsed_time(end) / 1000.0 for start, end in self._pairs[:self._count]]
 
 
-def make_timer(device: str):
-    if is_cuda(device):
-        return CudaEventTimer(device)
-    return HostTimer()
+def gpu_warmup_s(scale: float) -> float:
+    """Sustained warm-up before each GPU measurement: 1.5 s at standard scale (clocks reach the power limit)."""
+    return min(2.0, max(0.25, 1.5 * scale))
 
 
 class L2Flusher:
@@ -87,11 +92,13 @@ class L2Flusher:
 
 
 class GpuTelemetry:
-    """Samples SM clock, power and temperature on a thread while a kernel runs (where NVML allows)."""
+    """SM clock, power and temperature sampled on a thread while inside (the timed window only, so no idle
+    samples); readers NVML does not support are dropped. Summary: median clock, mean power, max temperature."""
 
-    def __init__(self, device: str, interval_s: float = 0.1) -> None:
+    def __init__(self, device: str, interval_s: float = 0.05, first_sample_s: float = 0.005) -> None:
         self._device = torch.device(device)
         self._interval_s = interval_s
+        self._first_sample_s = first_sample_s
         self._samples: dict[str, list[float]] = {"sm_clock_mhz": [], "power_w": [], "temperature_c": []}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -109,11 +116,13 @@ class GpuTelemetry:
                 self._readers.pop(name, None)
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._interval_s) and self._readers:
+        wait_s = self._first_sample_s  # the work is queued within microseconds of entering the window
+        while not self._stop.wait(wait_s) and self._readers:
             self._sample_once()
+            wait_s = self._interval_s
 
     def __enter__(self) -> "GpuTelemetry":
-        self._sample_once()
+        self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="gpu-telemetry", daemon=True)
         self._thread.start()
         return self
@@ -122,28 +131,42 @@ class GpuTelemetry:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1.0)
-        self._sample_once()
 
     def summary(self) -> dict:
-        return {
-            name: {"min": min(values), "median": statistics.median(values), "max": max(values)}
-            for name, values in self._samples.items()
-            if values
-        }
+        return summarize_telemetry(self._samples)
+
+
+def summarize_telemetry(samples: dict[str, list[float]]) -> dict:
+    """Median SM clock (and its minimum), mean power, max temperature, and how many samples back them."""
+    summary: dict[str, Any] = {"window": "timed", "samples": max((len(v) for v in samples.values()), default=0)}
+    if samples.get("sm_clock_mhz"):
+        summary["sm_clock_mhz_median"] = statistics.median(samples["sm_clock_mhz"])
+        summary["sm_clock_mhz_min"] = min(samples["sm_clock_mhz"])
+    if samples.get("power_w"):
+        summary["power_w_mean"] = statistics.fmean(samples["power_w"])
+    if samples.get("temperature_c"):
+        summary["temperature_c_max"] = max(samples["temperature_c"])
+    return summary
 
 
 def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
           device: str | None = None) -> Measurement:
-    """Measure `fn` on the context's device with the right timer; L2 flushed before each call if asked."""
+    """Measure `fn` on `device` (the context's by default). CUDA: events per repetition after a sustained
+    warm-up, telemetry in the timed window, L2 flushed before each repetition if asked. CPU: host clock."""
     device = device or ctx.device
-    flusher = L2Flusher(device) if flush and is_cuda(device) else None
-    return measure(
-        fn,
-        timer=make_timer(device),
-        before_sample=flusher,
-        single_call=flusher is not None,
-        max_time_s=ctx.time_cap_s,
-    )
+    if not is_cuda(device):
+        return measure(fn, timer=HostTimer(), max_time_s=ctx.time_cap_s)
+    with device_scope(device):
+        flusher = L2Flusher(device) if flush else None
+        return measure_repetitions(
+            fn,
+            timer=CudaRepetitionTimer(device),
+            warmup_s=gpu_warmup_s(ctx.scale),
+            max_time_s=ctx.time_cap_s,
+            before_rep=flusher,
+            single_call=flusher is not None,
+            window=GpuTelemetry(device),
+        )
 
 
 def random_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: str) -> torch.Tensor:
@@ -176,6 +199,9 @@ def row(
             samples=len(measurement.samples_s),
             calls_per_sample=measurement.calls_per_sample,
         )
+        for name in ("timing", "warmup_s", "l2_flush", "telemetry"):
+            if name in measurement.extra:
+                fields[name] = measurement.extra[name]
     return fields
 
 
