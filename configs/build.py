@@ -58,12 +58,20 @@ class Build:
     pins: dict[str, tuple[str, int]] = field(default_factory=dict)
     title: str = ""
     comments: tuple[str, ...] = ()
+    # Why this build cannot be recommended as it is (memory, budget, power limit, a rule it breaks), first line plainest.
+    blockers: tuple[str, ...] = ()
+    # What is feasible instead, best first: each line names the change, its memory per GPU, the card and the price.
+    feasible_alternatives: tuple[str, ...] = ()
 
     def component(self, role: str) -> Component | None:
         for component in self.components:
             if component.role == role:
                 return component
         return None
+
+    @property
+    def feasible(self) -> bool:
+        return not self.blockers
 
     @property
     def memory_fits(self) -> bool:

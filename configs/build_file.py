@@ -30,7 +30,9 @@ from pth_top.configs.tomlsource import (
     read_toml,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Version 1 files (no [feasibility] table, no training method in [answers]) still load: the defaults fill them in.
+READABLE_SCHEMA_VERSIONS = (1, 2)
 MEMORY_KEYS = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "kv_cache_bytes",
                "cuda_context_bytes")
 POWER_KEYS = ("sustained_w", "peak_w", "psu_required_w", "psu_capacity_w", "wall_draw_w")
@@ -75,6 +77,12 @@ class PriceTable(Schema, frozen=True):
     budget_cny: Amount
 
 
+class FeasibilityTable(Schema, frozen=True):
+    feasible: bool = True  # written for other readers; the build derives it from the blockers
+    blockers: list[str] = []
+    alternatives: list[str] = []
+
+
 class PinTable(Schema, frozen=True):
     id: str
     quantity: Annotated[int, Meta(ge=0, le=INT64_MAX)]  # 0: as many as the rules say
@@ -97,6 +105,7 @@ class BuildFile(Schema, frozen=True):
     price: PriceTable
     pins: dict[Role, PinTable] = {}
     alternatives: dict[Role, list[str]] = {}
+    feasibility: FeasibilityTable = FeasibilityTable()
 
 
 def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> dict[str, Any]:
@@ -130,6 +139,10 @@ def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> d
         },
         "pins": {role: {"id": part_id, "quantity": quantity} for role, (part_id, quantity) in build.pins.items()},
         "alternatives": {role: list(ids) for role, ids in build.alternatives.items()},
+        "feasibility": {
+            "feasible": build.feasible, "blockers": list(build.blockers),
+            "alternatives": list(build.feasible_alternatives),
+        },
     }
 
 
@@ -178,8 +191,9 @@ def build_from_dict(
     if isinstance(data, dict) and "schema_version" not in data:
         raise fail("missing key", None, "schema_version")
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if isinstance(version, int) and not isinstance(version, bool) and version != SCHEMA_VERSION:
-        reason = f"unsupported schema_version {shown(version)} (this pth-top reads {SCHEMA_VERSION})"
+    if isinstance(version, int) and not isinstance(version, bool) and version not in READABLE_SCHEMA_VERSIONS:
+        readable = " or ".join(str(number) for number in READABLE_SCHEMA_VERSIONS)
+        reason = f"unsupported schema_version {shown(version)} (this pth-top reads {readable})"
         raise fail(reason, None, "schema_version")
     try:
         typed: BuildFile = convert(data, BuildFile, _build_reason)
@@ -211,6 +225,7 @@ def build_from_dict(
         alternatives={role: tuple(ids) for role, ids in typed.alternatives.items()},
         pins={role: (pin.id, pin.quantity) for role, pin in typed.pins.items()},
         title=typed.title, comments=tuple(typed.comments),
+        blockers=tuple(typed.feasibility.blockers), feasible_alternatives=tuple(typed.feasibility.alternatives),
     )
     return build, typed.created, typed.tool_version
 

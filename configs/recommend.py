@@ -11,9 +11,11 @@ import datetime as dt
 from typing import Mapping
 
 from pth_top.configs.answers import Answers
-from pth_top.configs.assemble import PC_GPU_FORMS, Assembly, Context, assemble, gpu_price, pinned_part
+from pth_top.configs.assemble import PC_GPU_FORMS, assemble
+from pth_top.configs.assembly import Assembly, Context, gpu_price, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
+from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
@@ -66,6 +68,7 @@ def recommend(
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
+    general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
     if not pinned_gpu and total < 0.6 * ctx.budget_cny:
         general.append(
             f"¥{ctx.budget_cny - total:,.0f} of the budget is left: the best value card was chosen; swap the GPU for "
@@ -74,7 +77,7 @@ def recommend(
     components = tuple(
         Component(
             role=role, part_id=part.id, name=part.name, quantity=qty, unit_price_cny=assembly.unit_prices[role],
-            spec=dict(part.spec), reasoning=tuple(assembly.reasons.get(role, ())),
+            spec=dict(part.spec), reasoning=tuple(cite_guide(line) for line in assembly.reasons.get(role, ())),
         )
         for role in ROLES if role in assembly.chosen for part, qty in [assembly.chosen[role]]
     )
@@ -84,9 +87,9 @@ def recommend(
         gpu_usable_per_gpu_bytes=usable,
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
-        total_price_cny=total, budget_cny=ctx.budget_cny, reasoning=tuple(line for line in general if line),
-        warnings=tuple(warnings), alternatives=dict(assembly.alternatives), pins=dict(ctx.pins),
-        title=title, comments=comments,
+        total_price_cny=total, budget_cny=ctx.budget_cny, reasoning=tuple(cite_guide(line) for line in general if line),
+        warnings=tuple(cite_guide(line) for line in warnings), alternatives=dict(assembly.alternatives),
+        pins=dict(ctx.pins), title=title, comments=tuple(cite_guide(line) for line in comments),
     )
 
 
@@ -204,7 +207,7 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     kind = "shared with the CPU" if gpu["memory_kind"] == "shared" else "dedicated"
     lines = [
         f"memory floor: this workload needs {need:.1f} GiB per GPU; {gpu.name} has {gpu['memory_gib']:g} GiB {kind} "
-        f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) (guide §2.1, formulas in builds.md)",
+        f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) (guide §2.1; each term's formula under Reasoning)",
         f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset

@@ -44,10 +44,26 @@ def component_line(role: str, build: Build, with_id: bool = True) -> str:
     return printable(line + f"  [{component.part_id}]" if with_id else line)
 
 
+def feasibility_lines(build: Build) -> list[str]:
+    """What leads a review: why this is no recommendation, then what is feasible instead (empty when it is fine)."""
+    if build.feasible:
+        return []
+    lines = ["NOT A RECOMMENDATION: " + build.blockers[0], *(f"  ! {line}" for line in build.blockers[1:])]
+    if build.feasible_alternatives:
+        lines.append("Feasible instead (best first):")
+        lines.extend(f"  {rank}. {line}" for rank, line in enumerate(build.feasible_alternatives, 1))
+    else:
+        lines.append("Nothing feasible found in the catalog for this budget: raise the budget or shrink the workload.")
+    lines.append("The parts below are the closest build, shown for reference only.")
+    return lines
+
+
 def render_build_text(build: Build) -> str:
     out: list[str] = []
     if build.title:
         out += [build.title, ""]
+    if not build.feasible:
+        out += [*feasibility_lines(build), ""]
     out.append("Components")
     for component in build.components:
         out.append("  " + component_line(component.role, build))

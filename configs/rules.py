@@ -279,7 +279,7 @@ def power_estimate(
         f"PSU >= max(sustained / {p.psu_max_load_fraction} = {from_load:,.0f} W"
         + (f", vendor recommendation {vendor:,.0f} W" if vendor else "")
         + (f", multi-GPU transient peak {peak:,.0f} W" if gpu_count > 1 else "")
-        + f") = {required:,.0f} W (guide §{p.guide_section}; builds.md power rules)",
+        + f") = {required:,.0f} W (guide §{p.guide_section})",
     ]
     return PowerEstimate(sustained, peak, required, tuple(lines))
 

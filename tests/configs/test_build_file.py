@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pth_top.configs.answers import Answers
-from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
+from pth_top.configs.build_file import SCHEMA_VERSION, dumps_build, load_build, loads_build, save_build
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.fileio import FileExistsRefused
 from pth_top.configs.parts import load_catalog
@@ -43,7 +43,7 @@ def test_save_then_load_then_save_is_identical(tmp_path, catalog, build):
 
 def test_file_has_the_required_sections(build):
     text = dumps_build(build, created=CREATED, tool_version="0.1.0")
-    for needle in ("schema_version = 1", "created = 2026-01-02", 'tool_version = "0.1.0"', "[answers.workload]",
+    for needle in ("schema_version = 2", "[feasibility]", "created = 2026-01-02", 'tool_version = "0.1.0"', "[answers.workload]",
                    "[components.gpu]", "[components.gpu.spec]", "[memory]", "[power]", "[price]", "reasoning = [",
                    "warnings = ["):
         assert needle in text
@@ -72,8 +72,8 @@ def test_unwritable_target_leaves_nothing(tmp_path, build):
 
 
 @pytest.mark.parametrize(("change", "key", "reason"), [
-    (("schema_version = 1", "schema_version = 7"), "schema_version", "unsupported schema_version"),
-    (("schema_version = 1\n", ""), "schema_version", "missing key"),
+    (("schema_version = 2", "schema_version = 7"), "schema_version", "unsupported schema_version"),
+    (("schema_version = 2\n", ""), "schema_version", "missing key"),
     (('tool_version = "0.1.0"', "tool_version = 3"), "tool_version", "must be str"),
     (("quantity = 1", "quantity = 0"), "components.gpu.quantity", "at least 1"),
     (("gpu_count = 1", "gpu_count = 0"), "answers.scale.gpu_count", "at least 1"),
@@ -91,3 +91,30 @@ def test_bad_build_files_name_line_and_key(build, change, key, reason):
     if "missing" not in reason:
         line = text.splitlines()[caught.value.line - 1]
         assert line.startswith(key.rsplit(".", 1)[-1])
+
+
+V1_FILE = Path(__file__).with_name("build_files") / "v1_guide_personal.toml"
+
+
+def test_a_version_1_file_still_loads_and_saves_as_the_current_version(tmp_path):
+    # Version 1 had no [feasibility] table and no training method: the defaults (feasible, full) fill them in.
+    build, created, version = load_build(V1_FILE)
+    assert (created.year, version) == (2025, "0.1.0")
+    assert build.feasible and build.blockers == () and build.feasible_alternatives == ()
+    assert build.component("gpu").part_id == "rtx-3060-ti-8gb"
+    saved = save_build(build, tmp_path / "b.toml", created=created, tool_version=version)
+    assert f"schema_version = {SCHEMA_VERSION}" in saved.read_text(encoding="utf-8") and SCHEMA_VERSION == 2
+    assert load_build(saved)[0] == build
+
+
+def test_blockers_and_feasible_alternatives_round_trip(tmp_path, build):
+    import dataclasses
+
+    blocked = dataclasses.replace(
+        build, blockers=("not feasible within ¥10,000: needs 200 GiB per GPU",),
+        feasible_alternatives=("QLoRA: 9.8 GiB per GPU on RTX 4060 Ti 16GB, ¥8,900",),
+    )
+    path = save_build(blocked, tmp_path / "b.toml", created=CREATED, tool_version="0.1.0")
+    assert "feasible = false" in path.read_text(encoding="utf-8")
+    loaded = load_build(path)[0]
+    assert loaded == blocked and not loaded.feasible

@@ -124,15 +124,15 @@ def test_a_text_gpu_memory_is_refused_before_any_arithmetic(good_build_text):
 @pytest.mark.parametrize(("change", "fragment"), [
     (("quantity = 1", "quantity = 9223372036854775808"), "components.gpu.quantity: integer out of range"),
     (("quantity = 1", "quantity = " + "7" * 4400), "integer too long"),
-    (("schema_version = 1", "schema_version = 1\npins = 3"), "pins: must be a table"),
-    (("schema_version = 1", 'schema_version = 1\nalternatives = ["x"]'), "alternatives: must be a table"),
+    (("schema_version = 2", "schema_version = 2\npins = 3"), "pins: must be a table"),
+    (("schema_version = 2", 'schema_version = 2\nalternatives = ["x"]'), "alternatives: must be a table"),
     (("[alternatives]\ncpu = [", "[alternatives]\ncpu = 5\nold = ["), "alternatives.cpu: alternatives are lists"),
     (("[pins]\n", "[pins]\ncpu = 5\n"), "pins.cpu: pins are {id, quantity} tables"),
 ])
 def test_odd_build_values_are_config_errors(good_build_text, change, fragment):
     text = good_build_text
     for table in ("pins", "alternatives"):  # a top-level key cannot share its name with a table below
-        if change[1].startswith("schema_version = 1\n" + table):
+        if change[1].startswith("schema_version = 2\n" + table):
             text = re.sub(rf"^\[{table}\]\n(?:(?!\[).*\n)*", "", text, flags=re.M)
     with pytest.raises(ConfigFileError) as caught:
         loads_build(text.replace(*change, 1), "b.toml")

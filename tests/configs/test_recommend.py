@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
 
 from pth_top.configs.answers import Answers
+from pth_top.configs.guide import cite_guide
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import load_build_preset
 from pth_top.configs.recommend import recommend, swap
@@ -153,7 +155,7 @@ def test_enterprise_guide_preset_flags_the_guides_errors(catalog):
 def test_guide_corrections_come_from_the_catalogs_notes(catalog, tmp_path):
     preset = load_build_preset("guide-enterprise")
     build = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
-    assert catalog.get("xeon-platinum-8380").notes[0] in build.component("cpu").reasoning
+    assert cite_guide(catalog.get("xeon-platinum-8380").notes[0]) in build.component("cpu").reasoning
     # A user's note on a shipped part reaches the reasoning the same way (no part id is special in code).
     (tmp_path / "mine.toml").write_text(
         '[[cpu]]\nid = "xeon-platinum-8380"\nnotes = ["check the BIOS version first"]\n', encoding="utf-8")
@@ -173,3 +175,16 @@ def test_repeated_gpu_swaps_visit_every_allowed_gpu_once(catalog):
         seen.append(build.component("gpu").part_id)
     assert sorted(seen) == sorted(allowed) and len(allowed) > 4
     assert swap(build, "gpu", catalog, today=TODAY).component("gpu").part_id == seen[0]
+
+
+def test_reasoning_cites_guide_sections_by_title_and_never_builds_md(catalog):
+    # Issue 12 item 10: "the guide" and "builds.md" are files a user does not have; the title says what is meant.
+    preset = load_build_preset("guide-enterprise")
+    build = recommend(preset.answers, catalog, pins=preset.pins, comments=preset.comments, today=TODAY)
+    lines = [*build.reasoning, *build.warnings, *build.comments,
+             *(line for component in build.components for line in component.reasoning)]
+    assert not any("builds.md" in line for line in lines)
+    assert any("guide §2.1 显存需求与模型规模 (GPU memory vs model size)" in line for line in lines)
+    assert any("本地部署PyTorch硬件配置全解析" in line for line in build.reasoning)
+    untitled = [line for line in lines if re.search(r"§\d+(\.\d+)?(?![\d.])(?! [\u4e00-\u9fff])", line)]
+    assert untitled == []

@@ -8,7 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Static
 
 from pth_top.configs.build import ROLE_LABELS, Build
-from pth_top.configs.render import component_line, memory_lines, power_lines, price_line
+from pth_top.configs.render import component_line, feasibility_lines, memory_lines, power_lines, price_line
 from pth_top.tui.wizard.steps import STEPS
 
 SWAP_KEYS = (
@@ -27,6 +27,10 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
         return text
     if build.title:
         text.append(build.title + "\n\n", style="bold")
+    for index, line in enumerate(feasibility_lines(build)):
+        text.append(line + "\n", style="bold red" if index == 0 else "")
+    if not build.feasible:
+        text.append("\n")
     keys = {role: key for key, role in SWAP_KEYS}
     text.append("Components (key: swap for the next-best)\n", style="bold")
     for component in build.components:

@@ -10,6 +10,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Select, Static
 
 from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, Answers
+from pth_top.configs.guide import cite_guide
 from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
 from pth_top.tui.wizard.fields import FieldRow
@@ -32,7 +33,8 @@ STEPS: tuple[StepSpec, ...] = (
     ), (("answers", "scenario", "Scenario"),)),
     StepSpec("workload", "Workload", (
         "Pick a model preset, or 'custom' and give its numbers: a transformer's layers, hidden size, heads and "
-        "sequence length (parameters 0 = 12*L*h^2 + V*h); a CNN's parameters and input size. Batch = global batch."
+        "sequence length (leave parameters at 0 to derive them as 12*L*h^2 + V*h); a CNN's parameters and input "
+        "size. Batch = global batch."
     ), (
         ("workload", "preset", "Model"), ("workload", "batch_size", "Batch size (global)"),
         ("workload", "kind", "Custom: kind"), ("workload", "parameters", "Custom: parameters"),
@@ -127,7 +129,7 @@ class Step(VerticalScroll):
         self.answers = answers
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.spec.help), classes="step-help")
+        yield Static(Text(cite_guide(self.spec.help)), classes="step-help")
         for section, key, label in self.spec.fields:
             value = self.answers.scenario if section == "answers" else self.answers.value(section, key)
             spec = SCENARIO_FIELD if section == "answers" else None
