@@ -12,7 +12,18 @@ Chosen = Mapping[str, tuple[Part, int]]
 
 def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[str]:
     """Everything that would not fit or work together, one sentence each (empty when all is well)."""
-    problems: list[str] = []
+    blockers, notes = _checks(chosen, psu_required_w)
+    return blockers + notes
+
+
+def compatibility_blockers(chosen: Chosen, psu_required_w: float = 0.0) -> list[str]:
+    """Only what breaks the build (socket, memory, slots, lanes below x8, leads, PSU size, cooler, M.2 count)."""
+    return _checks(chosen, psu_required_w)[0]
+
+
+def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]]:
+    problems: list[str] = []  # blockers
+    notes: list[str] = []
     gpu, gpu_count = chosen.get("gpu", (None, 0))
     cpu, _ = chosen.get("cpu", (None, 0))
     board, _ = chosen.get("motherboard", (None, 0))
@@ -28,7 +39,7 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
                 f"memory: {cpu.name} supports {'/'.join(cpu['memory_types'])}, board takes {board['memory_type']}"
             )
         if board["cpu_sockets_count"] > 1:
-            problems.append(
+            notes.append(
                 f"{board.name} is a {board['cpu_sockets_count']}-socket board: with one CPU, the slots and DIMMs wired "
                 "to the empty socket do not work"
             )
@@ -67,18 +78,18 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
                 f"{cpu.name} has {lanes}"
             )
         elif full > lanes and gpu_count > 1:
-            problems.append(
+            notes.append(
                 f"PCIe lanes: {gpu_count} GPUs at x16 + {nvme_lanes + hba_lanes} for storage = {full} > {cpu.name}'s "
                 f"{lanes}: GPUs run at x8 or storage hangs off the chipset"
             )
     if gpu and gpu_count > 1:
         if gpu["nvlink"] == "pairs" and gpu_count > 2:
-            problems.append(
+            notes.append(
                 f"NVLink on {gpu.name} bridges pairs only: {gpu_count} cards form {gpu_count // 2} NVLink pairs; "
                 "4-8-way all-to-all NVLink needs SXM/HGX"
             )
         elif gpu["nvlink"] == "none":
-            problems.append(f"{gpu.name} has no NVLink: GPU-to-GPU traffic goes over PCIe")
+            notes.append(f"{gpu.name} has no NVLink: GPU-to-GPU traffic goes over PCIe")
     if psu and gpu and gpu["form"] not in ("edge", "sxm", "oam"):
         connectors = gpu["power_connector_count"] * gpu_count
         if gpu["power_connector"] == "12vhpwr":
@@ -114,15 +125,15 @@ def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[
             )
     if storage:
         if storage["interface"] == "sas":
-            problems.append(f"{storage.name} is a SAS drive, not NVMe: it needs a SAS HBA (an x8 PCIe card)")
+            notes.append(f"{storage.name} is a SAS drive, not NVMe: it needs a SAS HBA (an x8 PCIe card)")
         if board and storage["form_factor"] == "m2" and storage_qty > board["m2_slots_count"]:
             problems.append(f"{storage_qty} M.2 drives but {board.name} has {board['m2_slots_count']} M.2 slots")
         if board and storage["form_factor"] == "u2" and not board["memory_registered"]:
-            problems.append(f"{storage.name} is U.2: a desktop board needs an adapter card")
+            notes.append(f"{storage.name} is U.2: a desktop board needs an adapter card")
     if gpu and gpu["cooling"] == "passive" and gpu["form"] == "datacenter":
-        problems.append(
+        notes.append(
             f"{gpu.name} is passively cooled: it needs a server chassis with high-pressure fans, not a desktop case"
         )
     if gpu and gpu["software"] == "rocm":
-        problems.append(f"{gpu.name} runs PyTorch through ROCm, not CUDA")
-    return problems
+        notes.append(f"{gpu.name} runs PyTorch through ROCm, not CUDA")
+    return problems, notes

@@ -1,0 +1,101 @@
+"""What assembling a build works with: the request (Context), the parts so far (Assembly), and the pick rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from pth_top.configs import memory as mem
+from pth_top.configs.answers import Answers
+from pth_top.configs.build import ROLE_LABELS
+from pth_top.configs.parts import Catalog, Part
+from pth_top.configs.rules import Rules
+
+
+@dataclass
+class Context:
+    answers: Answers
+    catalog: Catalog
+    rules: Rules
+    pins: Mapping[str, tuple[str, int]]
+    shape: mem.ModelShape
+    shape_line: str
+    memory: mem.MemoryBreakdown
+    budget_cny: float
+    tier: str
+    tier_line: str
+    gpu_count: int
+    edge: bool
+
+
+@dataclass
+class Assembly:
+    chosen: dict[str, tuple[Part, int]] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unit_prices: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    # Rules this build breaks (lanes, slots, RAM/storage floor, connectors, circuit): never a recommendation.
+    unsatisfied: list[str] = field(default_factory=list)
+    power_lines: tuple[str, ...] = ()
+    sustained_w: float = 0.0
+    peak_w: float = 0.0
+    psu_required_w: float = 0.0
+    psu_capacity_w: float = 0.0
+    wall_w: float = 0.0
+    heat_line: str = ""
+
+    @property
+    def total_cny(self) -> float:
+        return sum(self.unit_prices[role] * qty for role, (_, qty) in self.chosen.items())
+
+    def unsatisfied_add(self, line: str) -> None:
+        if line not in self.unsatisfied:
+            self.unsatisfied.append(line)
+
+
+def gpu_price(ctx: Context, gpu: Part) -> float:
+    if ctx.answers.budget.condition == "used" and gpu["form"] == "consumer":
+        return gpu.price_cny * ctx.rules.budget.used_gpu_price_fraction
+    return gpu.price_cny
+
+
+def pinned_part(ctx: Context, role: str) -> Part:
+    part_id = ctx.pins[role][0]
+    part = ctx.catalog.get(part_id)
+    if part is None:
+        raise ValueError(f"pinned {ROLE_LABELS[role]} {part_id!r} is not in the catalog")
+    return part
+
+
+def _by_price(part: Part) -> tuple[float, str]:
+    return part.price_cny, part.id
+
+
+def rank(ctx: Context, asm: Assembly, role: str, candidates: list[tuple[float, Part, int]], fallback: list[Part],
+         why_none: str, closest: Callable[[Part], tuple] = _by_price) -> tuple[Part, int]:
+    """Pick the pinned part or the cheapest candidate; remember the order for swaps.
+
+    When nothing qualifies, the `fallback` part that sorts first by `closest` is taken and the rule goes
+    on `asm.unsatisfied`; so does a pinned part the rules would not pick.
+    """
+    fallback = sorted(fallback, key=closest)
+    candidates.sort(key=lambda item: (item[0], item[1].id))
+    order = [part.id for _, part, _ in candidates]
+    pinned = ctx.pins.get(role)
+    if pinned:
+        part = pinned_part(ctx, role)
+        quantity = pinned[1] or next((qty for _, p, qty in candidates if p.id == part.id), 1)
+        if part.id not in order:
+            asm.unsatisfied_add(f"pinned {ROLE_LABELS[role]} {part.name} breaks the rule: {why_none}")
+            order.insert(0, part.id)
+    elif candidates:
+        _, part, quantity = candidates[0]
+    else:
+        part, quantity = fallback[0], 1
+        asm.unsatisfied_add(f"no {ROLE_LABELS[role]} in the catalog meets: {why_none} (closest shown: {part.name})")
+        order = [p.id for p in fallback]
+    asm.chosen[role] = (part, quantity)
+    asm.unit_prices[role] = part.price_cny
+    asm.alternatives[role] = tuple(order)
+    return part, quantity

@@ -1,0 +1,202 @@
+"""The PSU set and what a build asks of the wall: leads per card, ATX units that do not share load, circuits.
+
+ATX PSUs do not load-share: with two or more, each GPU takes all its leads from one unit and each unit is
+sized for its own GPUs (the first also feeds the board and CPU). Server chassis bring their own redundant
+CRPS units (see configs/platforms.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pth_top.configs.assembly import Assembly, Context, rank
+from pth_top.configs.parts import Part
+from pth_top.configs.rules import Rules, case_fans_count, power_estimate, standard_psu_size, wall_draw_w
+
+
+@dataclass(frozen=True, slots=True)
+class Leads:
+    """Power leads one GPU takes from a PSU."""
+
+    native_16pin_count: int  # 12VHPWR / 12V-2x6, one cable from the PSU
+    pcie_8pin_count: int
+
+    def text(self) -> str:
+        if self.native_16pin_count:
+            return f"{self.native_16pin_count} native 12V-2x6/12VHPWR lead"
+        return f"{self.pcie_8pin_count} PCIe 8-pin lead(s)"
+
+
+def gpu_leads(gpu: Part) -> Leads:
+    """A data-centre card's CPU (EPS) 8-pin input takes two PCIe 8-pin leads through NVIDIA's adapter."""
+    connector, count = gpu["power_connector"], gpu["power_connector_count"]
+    if connector == "12vhpwr":
+        return Leads(count, 0)
+    return Leads(0, {"8pin": 1, "eps8pin": 2}.get(connector, 0) * count)
+
+
+def gpus_per_unit(gpu_count: int, units_count: int) -> list[int]:
+    """GPUs on each ATX unit, as even as can be; the first unit (which also feeds the board) gets the fewest."""
+    base, extra = divmod(gpu_count, units_count)
+    return sorted([base + 1] * extra + [base] * (units_count - extra))
+
+
+@dataclass(frozen=True, slots=True)
+class UnitLoad:
+    gpu_count: int
+    sustained_w: float
+    required_w: float
+
+
+def unit_loads(gpu: Part | None, gpu_count: int, units_count: int, host_w: float, single_required_w: float,
+               rules: Rules) -> list[UnitLoad]:
+    """Each unit's load and the size it needs: sustained / max load fraction, or its GPUs' transient peaks."""
+    if units_count == 1:
+        board = gpu["board_power_w"] if gpu else 0.0
+        return [UnitLoad(gpu_count, board * gpu_count + host_w, single_required_w)]
+    assert gpu is not None
+    headroom = 1 + rules.power.multi_gpu_transient_headroom_fraction
+    loads = []
+    for index, count in enumerate(gpus_per_unit(gpu_count, units_count)):
+        host = host_w if index == 0 else 0.0
+        sustained = gpu["board_power_w"] * count + host
+        peak = gpu["transient_peak_w"] * count * headroom + host
+        loads.append(UnitLoad(count, sustained, max(sustained / rules.power.psu_max_load_fraction, peak)))
+    return loads
+
+
+def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_first: bool) -> bool:
+    if psu["capacity_w"] < load.required_w:
+        return False
+    if leads.native_16pin_count and (
+        psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < leads.native_16pin_count * load.gpu_count
+    ):
+        return False
+    if psu["pcie_8pin_count"] < leads.pcie_8pin_count * load.gpu_count:
+        return False
+    return not is_first or psu["eps_8pin_count"] >= cpu_eps_count
+
+
+def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler: Part) -> None:
+    """The cheapest set of identical ATX units, each feeding whole GPUs; lines on leads, units and circuit."""
+    rules = ctx.rules
+    gpu_count = ctx.gpu_count if gpu else 0
+    ram, ram_qty = asm.chosen["memory_kit"]
+    _, storage_qty = asm.chosen["storage"]
+    board_power = gpu["board_power_w"] if gpu else 0.0
+    fans = case_fans_count(board_power * gpu_count + cpu["turbo_power_w"], rules) + cooler["fans_count"]
+    estimate = power_estimate(
+        gpu_board_power_w=board_power, gpu_transient_peak_w=gpu["transient_peak_w"] if gpu else 0.0,
+        gpu_count=gpu_count, gpu_recommended_psu_w=gpu["recommended_psu_w"] if gpu else 0.0,
+        cpu_turbo_power_w=cpu["turbo_power_w"], dimm_count=ram["modules_count"] * ram_qty, drive_count=storage_qty,
+        fan_count=fans, rules=rules,
+    )
+    host_w = estimate.sustained_w - board_power * gpu_count
+    leads = gpu_leads(gpu) if gpu else Leads(0, 0)
+    size, _ = standard_psu_size(estimate.psu_required_w, rules)
+    pinned = ctx.pins.get("psu")
+    unit_counts = [pinned[1]] if pinned and pinned[1] else list(range(1, max(gpu_count, 1) + 1))
+    candidates = []
+    for psu in ctx.catalog.of_kind("psu"):
+        for units in unit_counts:
+            loads = unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
+            if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
+                candidates.append((psu.price_cny * units, psu, units))
+                break
+    rule = f">= {size} W" if estimate.psu_required_w <= size else f"{estimate.psu_required_w:,.0f} W over ATX units"
+    psu, units = rank(ctx, asm, "psu", candidates, ctx.catalog.of_kind("psu"), f"{rule} with {leads.text()} per GPU",
+                      closest=lambda part: (-part["capacity_w"], part.price_cny, part.id))
+    loads = unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
+    for index, load in enumerate(loads):
+        if not _unit_fits(psu, load, leads, cpu["eps_8pin_count"], index == 0):
+            asm.unsatisfied_add(
+                f"PSU {index + 1} ({psu.name}, {psu['capacity_w']:,.0f} W, {psu['connectors_12vhpwr_count']} native "
+                f"16-pin, {psu['pcie_8pin_count']} PCIe 8-pin) cannot feed its {load.gpu_count} GPU(s): needs "
+                f"{load.required_w:,.0f} W and {leads.text()} each"
+            )
+            break
+    efficiency = psu["efficiency"]
+    asm.sustained_w, asm.peak_w, asm.psu_required_w = estimate.sustained_w, estimate.peak_w, estimate.psu_required_w
+    asm.psu_capacity_w = psu["capacity_w"] * units
+    asm.wall_w = wall_draw_w(estimate.sustained_w, efficiency, rules)
+    lines = [
+        f"{estimate.psu_required_w:,.0f} W required" + (f", rounded up to a standard {size} W" if units == 1 else ""),
+        f"80 PLUS {efficiency}: ~{asm.wall_w:,.0f} W from the wall at sustained load",
+    ]
+    if gpu:
+        lines.append(f"leads: {gpu.name} takes {leads.text()} (no adapters or splitters); "
+                     f"{psu.name} has {psu['connectors_12vhpwr_count']} native 16-pin and {psu['pcie_8pin_count']} "
+                     "PCIe 8-pin")
+    if units > 1:
+        split = " + ".join(f"{load.gpu_count} GPU" for load in loads)
+        lines.append(
+            f"{units} ATX PSUs ({split}, the first also feeds board and CPU): ATX units do not share load, so each "
+            "GPU takes all its leads from one unit and each unit is sized for its own GPUs "
+            f"(largest unit needs {max(load.required_w for load in loads):,.0f} W); join them with a dual-PSU "
+            "adapter so they switch on together"
+        )
+    units_wall = [wall_draw_w(load.sustained_w, efficiency, rules) for load in loads]
+    lines.extend(_circuit_lines(ctx, asm, gpu, gpu_count, units_wall, efficiency))
+    asm.power_lines = estimate.lines + tuple(lines[2:])
+    asm.reasons["psu"] = lines
+    asm.heat_line = heat_line(estimate.sustained_w, fans - cooler["fans_count"], rules)
+
+
+def heat_line(heat_w: float, case_fans: int, rules: Rules) -> str:
+    airflow = "" if heat_w <= rules.cooling.server_airflow_above_w else (
+        f"; above {rules.cooling.server_airflow_above_w} W a desktop case is not enough: rack/server chassis airflow"
+    )
+    return (f"cooling: ~{heat_w:,.0f} W of heat -> {case_fans} case fans "
+            f"(1 per {rules.cooling.watts_per_case_fan_w} W, positive pressure: more intake than exhaust, guide §4.1)"
+            f"{airflow}")
+
+
+def circuit_w(current_a: float, rules: Rules) -> float:
+    return rules.power.mains_voltage_v * current_a
+
+
+def _circuit_lines(ctx: Context, asm: Assembly, gpu: Part | None, gpu_count: int, units_wall_w: list[float],
+                   efficiency: str) -> list[str]:
+    """Which wall sockets the build needs (China GB 1002: 10 A and 16 A at 220 V), and a power limit that helps."""
+    p = ctx.rules.power
+    small_a, large_a = min(p.socket_currents_a), max(p.socket_currents_a)
+    small_w, large_w = circuit_w(small_a, ctx.rules), circuit_w(large_a, ctx.rules)
+    wall = sum(units_wall_w)
+    socket = f"{p.mains_voltage_v:g} V sockets (GB 1002: {small_a:g} A = {small_w:,.0f} W, {large_a:g} A = {large_w:,.0f} W)"
+    if wall <= small_w:
+        return [f"circuit: ~{wall:,.0f} W fits one {small_a:g} A socket of the {socket}"]
+    lines = []
+    if wall <= large_w:
+        plan = f"one {large_a:g} A socket on its own {large_a:g} A circuit"
+        if len(units_wall_w) > 1 and max(units_wall_w) <= small_w:
+            plan += f", or two {small_a:g} A circuits (one per PSU, not two sockets of one circuit)"
+        line = f"circuit: ~{wall:,.0f} W is above one {small_a:g} A socket: needs {plan}; {socket}"
+    else:
+        per_unit = max(units_wall_w)
+        line = (f"circuit: ~{wall:,.0f} W needs more than one {large_a:g} A circuit: give each PSU its own circuit "
+                f"(largest unit ~{per_unit:,.0f} W), or a rack PDU on a dedicated supply; {socket}")
+        if per_unit > large_w:
+            asm.unsatisfied_add(f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {large_a:g} A socket gives")
+    lines.append(line)
+    asm.warnings.append(line)
+    limit = power_limit_line(gpu, gpu_count, wall, small_w, efficiency, ctx.rules)
+    if limit:
+        lines.append(limit)
+    return lines
+
+
+def power_limit_line(gpu: Part | None, gpu_count: int, wall_w: float, circuit_limit_w: float, efficiency: str,
+                     rules: Rules) -> str:
+    """`nvidia-smi -pl` per GPU that brings the wall draw under one socket, when that limit is a measured one."""
+    if not gpu or not gpu_count:
+        return ""
+    p = rules.power
+    cut_dc_w = (wall_w - circuit_limit_w) * getattr(p.efficiency_at_half_load, efficiency)
+    limit_w = gpu["board_power_w"] - cut_dc_w / gpu_count
+    fraction = limit_w / gpu["board_power_w"]
+    if fraction < p.power_limit_min_fraction:
+        return (f"a power limit low enough for one socket would be {max(fraction, 0):.0%} of {gpu.name}'s "
+                f"{gpu['board_power_w']:g} W: below {p.power_limit_min_fraction:.0%} the throughput cost is unmeasured")
+    return (f"or set `sudo nvidia-smi -pl {int(limit_w)}` on each GPU ({fraction:.0%} of {gpu['board_power_w']:g} W) to "
+            f"stay on one socket: at {p.power_limit_min_fraction:.0%} power, 4 x RTX 3090 kept over "
+            f"{p.power_limit_throughput_kept_fraction:.0%} of training throughput ({p.power_limit_source})")
