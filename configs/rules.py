@@ -15,6 +15,7 @@ from typing import Annotated, Sequence
 from msgspec import Meta
 
 from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.schema import Schema, SchemaError, convert
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 from pth_top.units import GIB
@@ -62,6 +63,7 @@ class StorageRules(Schema, frozen=True):
     os_and_tools_gb: Whole
     checkpoint_copies_count: Whole
     min_capacity_gb: Whole
+    model_copies_count: AtLeastOne
 
 
 class EfficiencyAtHalfLoad(Schema, frozen=True):
@@ -234,14 +236,34 @@ def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:
     )
 
 
-def storage_capacity_gb(dataset_size_gb: float, parameters: int, rules: Rules) -> Floor:
+def storage_capacity_gb(
+    dataset_size_gb: float, parameters: int, rules: Rules, *, mode: str = "training", precision: str = "bf16",
+    method: str = "full",
+) -> Floor:
+    """Dataset copies + the model's files + OS: full training keeps fp32+Adam checkpoints, others the weights only."""
     s = rules.storage
-    checkpoints_gb = parameters * 4 * 3 * s.checkpoint_copies_count / 1e9  # fp32 weights + Adam m, v
-    need = max(s.min_capacity_gb, dataset_size_gb * s.dataset_copies_count + checkpoints_gb + s.os_and_tools_gb)
+    if mode == "inference" or method != "full":
+        # Inference keeps weights at their own precision; LoRA/QLoRA/frozen keep the 16-bit base (adapters are MBs).
+        stored = precision if mode == "inference" else "bf16"
+        model_gb = parameters * WEIGHT_BYTES_BY_PRECISION[stored] * s.model_copies_count / 1e9
+        model_text = f"{s.model_copies_count} copies of the {stored} weights ({model_gb:,.0f} GB)"
+    else:
+        model_gb = parameters * 4 * 3 * s.checkpoint_copies_count / 1e9  # fp32 weights + Adam m, v
+        model_text = f"{s.checkpoint_copies_count} checkpoints ({model_gb:,.0f} GB)"
+    total_gb = dataset_size_gb * s.dataset_copies_count + model_gb + s.os_and_tools_gb
+    need = max(s.min_capacity_gb, total_gb)
     return Floor(need, (
-        f"capacity >= dataset x {s.dataset_copies_count} (raw + preprocessed) + {s.checkpoint_copies_count} "
-        f"checkpoints ({checkpoints_gb:,.0f} GB) + {s.os_and_tools_gb} GB OS/tools = {need:,.0f} GB"
+        f"capacity >= dataset x {s.dataset_copies_count} (raw + preprocessed) + {model_text} + "
+        f"{s.os_and_tools_gb} GB OS/tools = {total_gb:,.0f} GB"
+        + (f", at least {s.min_capacity_gb:,} GB" if need > total_gb else "")
     ))
+
+
+def host_model_gib(parameters: int, *, mode: str, precision: str, host_offload_bytes: int = 0) -> float:
+    """What of the model host RAM holds: inference weights staged at their own precision (int4 stays int4),
+    plus what ZeRO-Offload moves to the CPU in training."""
+    staged = parameters * WEIGHT_BYTES_BY_PRECISION[precision] if mode == "inference" else 0.0
+    return (staged + host_offload_bytes) / GIB
 
 
 def case_fans_count(heat_w: float, rules: Rules) -> int:
