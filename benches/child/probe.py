@@ -15,6 +15,8 @@ import sys
 import time
 from typing import Any
 
+from pth_top.benches.child.pcie_link import pci_bus_id
+
 PROBE_SCHEMA = "pth-top.torch-probe"
 PROBE_SCHEMA_VERSION = 1
 REPORTED_ENV_VARS = (
@@ -35,14 +37,6 @@ def _base_report() -> dict[str, Any]:
     }
 
 
-def _pci_bus_id(properties: Any) -> str | None:
-    """NVML-style bus id ("00000000:17:00.0") from torch's device properties, when torch has them."""
-    try:
-        return f"{properties.pci_domain_id:08X}:{properties.pci_bus_id:02X}:{properties.pci_device_id:02X}.0"
-    except AttributeError:
-        return None
-
-
 def _describe_devices(torch: Any) -> list[dict[str, Any]]:
     devices = []
     for index in range(torch.cuda.device_count()):
@@ -52,7 +46,7 @@ def _describe_devices(torch: Any) -> list[dict[str, Any]]:
             "name": properties.name,
             "total_memory_bytes": int(properties.total_memory),
             "capability": [properties.major, properties.minor],
-            "pci_bus_id": _pci_bus_id(properties),
+            "pci_bus_id": pci_bus_id(properties),
         })
     return devices
 

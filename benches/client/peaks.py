@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pth_top.benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_MEMORY, PEAK_PCIE, PEAK_TF32
+from pth_top.benches.client.cpu_model import cpu_clock_ghz, cpu_flop_per_cycle
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import BUILTIN_CATALOG_DIR, Catalog, Part, load_catalog
 from pth_top.configs.paths import user_config_dir
 
-# PCIe x16 bandwidth per direction, GB/s, by generation.
-PCIE_X16_GBPS = {3: 15.75, 4: 31.5, 5: 63.0}
+# PCIe x16 bandwidth per direction, GB/s, by generation (Gen1-2 8b/10b, Gen3+ 128b/130b; PCI-SIG base specs).
+PCIE_X16_GBPS = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0}
+PCIE_LANE_GBPS = {generation: x16 / 16 for generation, x16 in PCIE_X16_GBPS.items()}
+PCIE_CATALOG_WIDTH = 16
 # Words device names carry or drop depending on driver age ("GeForce RTX 3090" vs "NVIDIA GeForce RTX 3090").
 IGNORED_NAME_WORDS = frozenset({"nvidia", "geforce"})
 
@@ -34,17 +37,13 @@ class GpuPeaks:
     memory_gb_per_s: float
     pcie_generation: int
     from_user_catalog: bool
+    devices_per_package: int = 1  # torch devices one catalog part shows as (MI250X: 2 GCDs); peaks are per device
 
 
 @dataclass(frozen=True)
 class GpuPeakTable:
     by_device_name: dict[str, GpuPeaks]  # keyed by normalized_device_name
     problem: str  # why the user catalog was left out, or ""
-
-
-# FP32 FLOP per cycle per core: AVX-512 assumes two 512-bit FMA units (one-unit parts reach half).
-CPU_FP32_FLOP_PER_CYCLE = (("avx512f", 64), ("avx2", 32))
-CPU_BF16_FLOP_PER_CYCLE = (("amx_bf16", 1024), ("avx512_bf16", 128))
 
 
 @dataclass(frozen=True)
@@ -104,50 +103,73 @@ def _by_device_name(catalog: Catalog) -> dict[str, GpuPeaks]:
 
 def _peaks_of(part: Part) -> GpuPeaks:
     origin_dir = Path(part.origin.rsplit(":", 1)[0]).parent
+    per_package = max(1, int(part.get("devices_per_package", 1) or 1))
     return GpuPeaks(
-        part_id=part.id, label=part.name, fp32_tflops=float(part["fp32_tflops"]),
-        tf32_tflops=float(part["tf32_dense_tflops"]), fp16_tflops=float(part["fp16_dense_tflops"]),
-        bf16_tflops=float(part["bf16_dense_tflops"]), memory_gb_per_s=float(part["bandwidth_gb_per_s"]),
+        part_id=part.id, label=part.name, fp32_tflops=float(part["fp32_tflops"]) / per_package,
+        tf32_tflops=float(part["tf32_dense_tflops"]) / per_package,
+        fp16_tflops=float(part["fp16_dense_tflops"]) / per_package,
+        bf16_tflops=float(part["bf16_dense_tflops"]) / per_package,
+        memory_gb_per_s=float(part["bandwidth_gb_per_s"]) / per_package,
         pcie_generation=int(part["pcie_generation"]), from_user_catalog=origin_dir != BUILTIN_CATALOG_DIR,
+        devices_per_package=per_package,
     )
 
 
-def cpu_flop_per_cycle(flags: list[str] | tuple[str, ...], kind: str) -> tuple[int, str]:
-    if kind == PEAK_BF16:
-        for flag, flop in CPU_BF16_FLOP_PER_CYCLE:
-            if flag in flags:
-                return flop, flag
-    for flag, flop in CPU_FP32_FLOP_PER_CYCLE:
-        if flag in flags and (flag != "avx2" or "fma" in flags):
-            return flop, flag if flag != "avx2" else "avx2+fma"
-    return 8, "sse"
-
-
 def cpu_peak(cpu: dict, kind: str, threads: int | None) -> Peak | None:
+    """cores x clock x FLOP/cycle (cpu_model.py); the clock is the one measured for this many threads if known."""
     if kind not in (PEAK_FP32, PEAK_BF16, PEAK_FP16):
         return None
-    ghz = cpu.get("max_ghz")
-    cores = int(cpu.get("physical_cores") or 1)
-    if not ghz:
+    cores = _positive(cpu.get("physical_cores")) or 1
+    used_cores = int(min(cores, threads) if threads else cores)
+    clock = cpu_clock_ghz(cpu, used_cores)
+    if clock is None:
         return None
-    used_cores = min(cores, threads) if threads else cores
-    flop, isa = cpu_flop_per_cycle(cpu.get("isa_flags") or [], PEAK_BF16 if kind == PEAK_BF16 else PEAK_FP32)
-    return Peak(used_cores * ghz * flop / 1000, f"{used_cores} cores x {ghz:.2f} GHz x {flop} FLOP/cycle ({isa})")
+    ghz, clock_source = clock
+    flop, why = cpu_flop_per_cycle(cpu, kind)
+    return Peak(used_cores * ghz * flop / 1000,
+                f"{used_cores} cores x {ghz:.2f} GHz {clock_source} x {flop} FLOP/cycle ({why})")
 
 
-def gpu_peak(device_name: str, kind: str) -> Peak | None:
+def gpu_peak(device_name: str, kind: str, pcie_link: dict | None = None) -> Peak | None:
+    """The datasheet peak (per torch device); PCIe from the link the GPU negotiated when the child read it."""
     peaks = gpu_peaks(device_name)
     if peaks is None:
         return None
+    if kind == PEAK_PCIE:
+        return pcie_peak(pcie_link, peaks)
     value = {
         PEAK_FP32: peaks.fp32_tflops, PEAK_TF32: peaks.tf32_tflops, PEAK_FP16: peaks.fp16_tflops,
         PEAK_BF16: peaks.bf16_tflops, PEAK_MEMORY: peaks.memory_gb_per_s,
-        PEAK_PCIE: PCIE_X16_GBPS.get(peaks.pcie_generation),
     }.get(kind)
     if not value:
         return None
     catalog = "your catalog" if peaks.from_user_catalog else "catalog"
-    return Peak(float(value), f"{peaks.label} datasheet, {catalog} id {peaks.part_id}")
+    per_device = f", 1/{peaks.devices_per_package} of the package" if peaks.devices_per_package > 1 else ""
+    return Peak(float(value), f"{peaks.label} datasheet{per_device}, {catalog} id {peaks.part_id}")
+
+
+def pcie_peak(link: dict | None, peaks: GpuPeaks | None) -> Peak | None:
+    """Per-direction peak of the negotiated link (the most it trains to in this slot), else the catalog's x16."""
+    link = link or {}
+    generation = _positive(link.get("max_generation")) or _positive(link.get("generation"))
+    width = _positive(link.get("max_width")) or _positive(link.get("width"))
+    if generation in PCIE_LANE_GBPS and width:
+        now, current = "", (_positive(link.get("generation")), _positive(link.get("width")))
+        if all(current) and current != (generation, width):
+            now = f"; link now Gen{current[0]:g} x{current[1]:g} (GPUs drop the link speed when idle)"
+        source = str(link.get("source") or "the child")[:20]
+        return Peak(PCIE_LANE_GBPS[int(generation)] * width,
+                    f"negotiated PCIe Gen{int(generation)} x{int(width)} (read from {source}){now}")
+    if peaks is None or peaks.pcie_generation not in PCIE_LANE_GBPS:
+        return None
+    return Peak(PCIE_LANE_GBPS[peaks.pcie_generation] * PCIE_CATALOG_WIDTH,
+                f"catalog PCIe Gen{peaks.pcie_generation} x16 (the negotiated link was not readable)")
+
+
+def _positive(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return value
+    return None
 
 
 def peak_for_row(row: dict, metadata: dict) -> Peak | None:
@@ -157,8 +179,9 @@ def peak_for_row(row: dict, metadata: dict) -> Peak | None:
     if not kind or kind == "none":
         return None
     if device.startswith("cuda"):
-        name = (metadata.get("cuda_devices") or {}).get(device, {}).get("name", "")
-        return gpu_peak(name, kind)
+        described = (metadata.get("cuda_devices") or {}).get(device, {})
+        link = described.get("pcie_link")
+        return gpu_peak(described.get("name", ""), kind, link if isinstance(link, dict) else None)
     if device == "cpu":
         threads = (row.get("details") or {}).get("threads")
         return cpu_peak(metadata.get("cpu") or {}, kind, threads)

@@ -114,10 +114,12 @@ def _split_unit(unit: str) -> tuple[str, str | None]:
     return "", None
 
 
-def format_percent(percent: float | None) -> str:
+def format_percent(percent: float | None, noisy: bool = False) -> str:
+    """"85%"; "104%!" above peak; "~85% (noisy)" when the samples spread too far to trust the figure."""
     if percent is None:
         return "-"
-    return f"{percent:.0f}%" + ("!" if percent > 100 else "")
+    text = f"{percent:.0f}%" + ("!" if percent > 100 else "")
+    return f"~{text} (noisy)" if noisy else text
 
 
 def format_spread(row: ResultRow) -> str:
@@ -160,7 +162,7 @@ def format_row(row: Row, delta: float | None = None) -> RowCells:
     elif row.percent_of_peak is not None and row.percent_of_peak > 100:
         note = f"{note}; {ABOVE_PEAK_NOTE}" if note else ABOVE_PEAK_NOTE
     return RowCells(_cell(row.kernel), _cell(row.device), _cell(row.variant),
-                    _cell(format_quantity(row.value, row.unit)), format_percent(row.percent_of_peak),
+                    _cell(format_quantity(row.value, row.unit)), format_percent(row.percent_of_peak, row.noisy),
                     format_delta(delta), format_spread(row), _cell(note))
 
 
@@ -186,7 +188,8 @@ def summary_line(row: Row) -> str:
         return f"{where or 'benchmark output'}: ERROR {cells.note}"
     if row.status != "ok":
         return f"{where}: {cells.note}"
-    peak = f" ({cells.percent} of peak)" if row.percent_of_peak is not None else ""
+    peak = f" ({cells.percent.removesuffix(' (noisy)')} of peak{', noisy' if row.noisy else ''})" \
+        if row.percent_of_peak is not None else ""
     return f"{where}: {cells.value}{peak}" + (f"; {cells.note}" if cells.note else "")
 
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import platform
+import sys
 
 import pytest
 
-from pth_top.benches.client.peaks import cpu_peak, percent_of_peak
+from pth_top.benches.child.cpuinfo import parse_cpuinfo, read_cpu_info
+from pth_top.benches.child.pcie_link import read_pcie_link
+from pth_top.benches.client.cpu_model import cpu_flop_per_cycle, fp32_flop_per_cycle
+from pth_top.benches.client.peaks import _peaks_of, cpu_peak, percent_of_peak
 from pth_top.benches.client.runs import RunFileError, RunRecord, compare, list_runs, load_run, save_run
 from pth_top.benches.protocol import Event
+from pth_top.configs.parts import Part
 
 
 def test_cpu_peak_uses_cores_clock_and_isa():
@@ -63,3 +70,111 @@ def test_compare_gives_percent_change_per_row():
     deltas = compare(_record(0.033).rows, _record(0.030).rows)
     assert deltas[("gemm", "cpu", "fp32 1 thread")] == pytest.approx(10.0)
     assert compare(_record(0.03).rows, []) == {("gemm", "cpu", "fp32 1 thread"): None}
+
+
+ZEN4 = {"vendor": "AuthenticAMD", "cpu_family": 0x19, "cpu_model": 0x11, "model": "AMD EPYC 9654",
+        "isa_flags": ["avx2", "fma", "avx512f", "avx512_bf16"], "physical_cores": 2}
+
+
+@pytest.mark.parametrize("cpu, flop", [
+    (ZEN4, 32),  # AVX-512 double-pumped on 256-bit pipes
+    (dict(ZEN4, cpu_family=0x1A, model="AMD Ryzen 9 9950X"), 64),
+    (dict(ZEN4, cpu_family=0x1A, model="AMD Ryzen AI 9 HX 370"), 32),
+    (dict(ZEN4, cpu_family=0x17, cpu_model=0x01, isa_flags=["avx2", "fma"]), 16),  # Zen 1
+    (dict(ZEN4, cpu_family=0x17, cpu_model=0x31, isa_flags=["avx2", "fma"]), 32),  # Zen 2
+    ({"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x55, "model": "Intel(R) Xeon(R) Silver 4114 CPU",
+      "isa_flags": ["avx2", "fma", "avx512f"]}, 32),
+    ({"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x55, "model": "Intel(R) Xeon(R) Gold 5218 CPU",
+      "isa_flags": ["avx2", "fma", "avx512f"]}, 32),
+    ({"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x55, "model": "Intel(R) Xeon(R) Gold 5122 CPU",
+      "isa_flags": ["avx2", "fma", "avx512f"]}, 64),
+    ({"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x55, "model": "Intel(R) Xeon(R) Platinum 8280",
+      "isa_flags": ["avx2", "fma", "avx512f"]}, 64),
+    ({"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x8C, "model": "11th Gen Intel(R) Core(TM) i7-1185G7",
+      "isa_flags": ["avx2", "fma", "avx512f"]}, 32),
+])
+def test_fp32_flop_per_cycle_follows_the_core_not_just_the_flags(cpu, flop):
+    assert fp32_flop_per_cycle(cpu)[0] == flop
+
+
+def test_bf16_and_fp16_rates_come_from_amx_or_the_avx512_dot_products():
+    assert cpu_flop_per_cycle(ZEN4, "bf16_tensor")[0] == 64  # VDPBF16PS on Zen 4's 32 FP32 FLOP/cycle
+    spr = {"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x8F,
+           "isa_flags": ["avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16"]}
+    assert cpu_flop_per_cycle(spr, "bf16_tensor")[0] == 1024
+    assert cpu_flop_per_cycle(spr, "fp16_tensor")[0] == 128
+
+
+def test_a_vm_without_cpufreq_uses_the_measured_clock_so_one_thread_gemm_stays_under_100_percent():
+    # The issue's case: nominal 2.1 GHz from /proc/cpuinfo, the core really at 3.0 GHz, 144 GFLOP/s on 1 thread.
+    vm = {"vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x8F, "physical_cores": 2,
+          "isa_flags": ["avx2", "fma", "avx512f"], "max_ghz": 2.1, "max_ghz_source": "/proc/cpuinfo MHz"}
+    assert 100 * 0.144 / cpu_peak(vm, "fp32", 1).value > 100  # what the nominal clock gives
+    measured = dict(vm, measured_ghz_1_thread=3.0, measured_ghz_all_threads=2.8, measured_threads=2)
+    one = cpu_peak(measured, "fp32", 1)
+    assert 100 * 0.144 / one.value == pytest.approx(75.0) and "measured, 1 thread" in one.source
+    both = cpu_peak(measured, "fp32", None)
+    assert both.value == pytest.approx(2 * 2.8 * 64 / 1000) and "all threads busy" in both.source
+
+
+def test_without_a_measured_clock_the_peak_says_which_clock_it_used():
+    cpu = {"physical_cores": 4, "isa_flags": ["avx2", "fma"], "max_ghz": 3.5,
+           "max_ghz_source": "cpufreq max (single-core turbo)"}
+    peak = cpu_peak(cpu, "fp32", None)
+    assert "cpufreq max (single-core turbo); the all-core clock is lower" in peak.source
+    assert cpu_peak({"physical_cores": 4, "isa_flags": ["avx2"]}, "fp32", None) is None
+
+
+def test_parse_cpuinfo_reads_vendor_family_and_model():
+    text = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+            "model name\t: AMD EPYC 9654\nphysical id\t: 0\ncore id\t\t: 0\ncpu MHz\t\t: 2400.000\n"
+            "flags\t\t: fpu avx2 fma avx512f\n\n"
+            "processor\t: 1\nphysical id\t: 0\ncore id\t\t: 1\n\n")
+    identity = parse_cpuinfo(text)
+    assert (identity.vendor, identity.family, identity.model_number) == ("AuthenticAMD", 25, 17)
+    assert identity.physical_cores == 2 and identity.flags == ("avx2", "fma", "avx512f")
+    assert identity.mhz_ghz == pytest.approx(2.4)
+
+
+@pytest.mark.skipif(sys.platform != "linux" or platform.machine() != "x86_64", reason="the add chain is x86-64")
+def test_the_child_measures_the_clock_with_one_and_all_threads():
+    info = read_cpu_info(measure_clock_threads=2).as_dict()
+    assert 0.2 < info["measured_ghz_1_thread"] < 8 and info["measured_threads"] == 2
+    assert 0.2 < info["measured_ghz_all_threads"] <= info["measured_ghz_1_thread"]
+
+
+def test_the_pcie_peak_is_the_negotiated_link_not_the_catalog_generation():
+    # A Gen5 H100 PCIe in a Gen4 x8 slot, idle (the link dropped to Gen1) when the child read it.
+    link = {"generation": 1, "width": 8, "max_generation": 4, "max_width": 8, "source": "NVML"}
+    metadata = {"cuda_devices": {"cuda:0": {"name": "NVIDIA H100 PCIe", "pcie_link": link}}}
+    percent, note = percent_of_peak({"device": "cuda:0", "peak_kind": "pcie", "value": 12.6}, metadata)
+    assert percent == pytest.approx(100 * 12.6 / (8 * 31.5 / 16))
+    assert "negotiated PCIe Gen4 x8 (read from NVML); link now Gen1 x8" in note
+    percent, note = percent_of_peak({"device": "cuda:0", "peak_kind": "pcie", "value": 12.6},
+                                    {"cuda_devices": {"cuda:0": {"name": "NVIDIA H100 PCIe"}}})
+    assert percent == pytest.approx(100 * 12.6 / 63.0) and "catalog PCIe Gen5 x16" in note
+
+
+def test_sysfs_link_takes_the_lower_of_the_gpu_and_its_slot(tmp_path):
+    port = tmp_path / "devices" / "pci0000:00" / "0000:00:01.0"
+    gpu = port / "0000:17:00.0"
+    gpu.mkdir(parents=True)
+    for folder, speed, width in ((port, "16.0 GT/s PCIe", "8"), (gpu, "32.0 GT/s PCIe", "16")):
+        (folder / "max_link_speed").write_text(speed + "\n")
+        (folder / "max_link_width").write_text(width + "\n")
+    (gpu / "current_link_speed").write_text("2.5 GT/s PCIe\n")
+    (gpu / "current_link_width").write_text("8\n")
+    listing = tmp_path / "bus" / "pci" / "devices"
+    listing.mkdir(parents=True)
+    (listing / "0000:17:00.0").symlink_to(gpu)
+    link = read_pcie_link("00000000:17:00.0", sysfs_devices=listing, use_nvml=False)
+    assert link == {"generation": 1, "width": 8, "max_generation": 4, "max_width": 8, "source": "sysfs"}
+    assert read_pcie_link("00000000:18:00.0", sysfs_devices=listing, use_nvml=False) is None
+
+
+def test_a_part_several_torch_devices_share_gets_per_device_peaks():
+    spec = {"fp32_tflops": 47.9, "tf32_dense_tflops": 0, "fp16_dense_tflops": 383, "bf16_dense_tflops": 383,
+            "bandwidth_gb_per_s": 3277, "pcie_generation": 4, "devices_per_package": 2}
+    part = Part("gpu", "mi250x", "AMD Instinct MI250X", 0, dt.date(2025, 1, 1), "", spec, origin="x.toml:1")
+    peaks = _peaks_of(part)
+    assert peaks.bf16_tflops == pytest.approx(191.5) and peaks.memory_gb_per_s == pytest.approx(1638.5)

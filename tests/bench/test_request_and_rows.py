@@ -110,7 +110,7 @@ def test_one_wording_for_skipped_above_peak_noisy_and_error_rows():
     assert skipped.note == "skipped: no GPU" and skipped.value == "-"
     above = format_row(ResultRow("gemm", "cuda:0", "fp16", value=1000.0, unit="TFLOP/s", percent_of_peak=104.0,
                                  note="tensor cores", rel_iqr=0.3, noisy=True))
-    assert above.note == "tensor cores; above peak (boost clock?)" and above.percent == "104%!"
+    assert above.note == "tensor cores; above peak (boost clock?)" and above.percent == "~104%! (noisy)"
     assert above.spread == "±15.0% noisy" and above.value == "1.00 PFLOP/s"
     error = format_row(ErrorRow(None, None, None, "BadOutput", "line \x1b[2J"))
     assert error.is_error and error.cells()[:4] == ("-", "-", "-", "ERROR") and "\x1b" not in error.note
@@ -131,3 +131,12 @@ def test_the_cli_table_and_its_progress_lines_use_the_screen_cells():
 def test_a_folder_named_like_an_option_keeps_one_spelling():
     assert RunRequest(disk_dir="./-rf").disk_dir == "-rf"
     assert "--disk-dir=./-rf" in RunRequest(disk_dir="-rf").to_argv()
+
+
+def test_a_noisy_row_never_shows_a_bare_percent_of_peak():
+    stored = {"kernel": "gemm", "device": "cpu", "variant": "fp32 1 thread", "status": "ok", "value": 0.085,
+              "unit": "TFLOP/s", "percent_of_peak": 85.2, "rel_iqr": 0.4, "noisy": True}
+    assert format_row(row_from_dict(stored)).percent == "~85% (noisy)"
+    assert "~85% (noisy)" in text_table([stored])
+    assert summary_line(row_from_dict(stored)) == "gemm cpu fp32 1 thread: 85.00 GFLOP/s (~85% of peak, noisy)"
+    assert format_row(row_from_dict(dict(stored, noisy=False))).percent == "85%"

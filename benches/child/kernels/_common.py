@@ -13,6 +13,7 @@ import torch
 
 from pth_top.benches.child.cpuinfo import read_cpu_info
 from pth_top.benches.child.harness import HostTimer, Measurement, measure, measure_repetitions
+from pth_top.benches.child.pcie_link import pci_bus_id, read_pcie_link
 
 
 class Skipped(Exception):
@@ -219,6 +220,7 @@ def collect_metadata(devices: list[str]) -> dict:
                 "multiprocessor_count": properties.multi_processor_count,
                 "l2_cache_bytes": getattr(properties, "L2_cache_size", None),
                 "driver_version": driver,
+                "pcie_link": read_pcie_link(pci_bus_id(properties)),
             }
     cudnn_version = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     return {
@@ -234,7 +236,7 @@ def collect_metadata(devices: list[str]) -> dict:
                          "MKL_NUM_THREADS")
         },
         "torch_num_threads": torch.get_num_threads(),
-        "cpu": read_cpu_info().as_dict(),
+        "cpu": read_cpu_info(measure_clock_threads=torch.get_num_threads()).as_dict(),
         "cuda_devices": cuda_devices,
     }
 
