@@ -123,6 +123,14 @@ class CurrencyRules(Schema, frozen=True):
     cny_per_eur: Rate
 
 
+class RentRules(Schema, frozen=True):
+    """On-demand cloud prices per GPU-hour by catalog GPU id: renting as a comparison when buying is not feasible."""
+
+    as_of: dt.date
+    source: str
+    usd_per_gpu_hour: dict[str, Rate]
+
+
 class Rules(Schema, frozen=True):
     """rules.toml: one table per part of the guide the rules come from."""
 
@@ -134,6 +142,7 @@ class Rules(Schema, frozen=True):
     budget: BudgetRules
     gpu: GpuRules
     currency: CurrencyRules
+    rent: RentRules
 
 
 @functools.cache
