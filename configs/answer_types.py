@@ -16,6 +16,7 @@ from pth_top.configs.memory import (
     ShardingMode,
     TrainingPrecision,
 )
+from pth_top.configs.memory_methods import LoraTargets, TrainingMethod
 from pth_top.configs.schema import Schema
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
@@ -54,8 +55,12 @@ class Workload(Schema, frozen=True):
     sequence_length: Annotated[int, whole(0, 2_000_000, "tokens per sample s")] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels")] = 0
-    activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, "CNN layer outputs per sample")] = 0
+    activation_elements_per_sample: Annotated[
+        int, whole(0, 1_000_000_000_000, "CNN values saved for backward per sample (0: scaled from ResNet-50)")
+    ] = 0
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
+    intermediate_size: Annotated[int, whole(0, 1_048_576, "transformer MLP width (0: 4h)")] = 0
+    gated_mlp: Annotated[bool, Meta(description="SwiGLU MLP (gate, up, down), as in Llama and Mistral")] = False
 
 
 class Task(Schema, frozen=True):
@@ -67,6 +72,12 @@ class Task(Schema, frozen=True):
     accumulation_steps: Annotated[int, whole(1, 65536, "gradient accumulation steps")] = 1
     generated_tokens: Annotated[int, whole(0, 2_000_000, "tokens generated per request (KV cache)")] = 256
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
+    method: Annotated[TrainingMethod, Meta(description="full, LoRA, QLoRA (4-bit base) or frozen backbone")] = "full"
+    lora_rank: Annotated[int, whole(1, 65536, "LoRA rank r")] = 16
+    lora_targets: Annotated[LoraTargets, Meta(description="attention: q,k,v,o; all_linear adds the MLP")] = "attention"
+    head_parameters: Annotated[
+        int, whole(0, 1_000_000_000_000, "trained head's parameters, frozen backbone (0: width x 1000 classes)")
+    ] = 0
 
 
 class Data(Schema, frozen=True):

@@ -1,22 +1,25 @@
 """GPU memory estimate for training or inference, one term at a time (bytes, per GPU).
 
-Formulas (sources cited in tests/configs/test_memory.py):
+Formulas (sources cited in tests/configs/test_memory.py and tests/configs/published_figures.py):
 - bytes per parameter by precision and optimizer (HF accelerate, HF "model memory anatomy",
   DeepSpeed ZeRO estimators, Megatron);
 - transformer activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation"), as quoted
   in EleutherAI's "Transformer Math 101";
-- CNN activations: sum of layer output sizes x bytes, x2 for backward (CS231n; torchsummary);
-- KV cache: 2 x bytes x layers x kv width x tokens x batch;
-- inference: weights x ~1.2 (EleutherAI), the 0.2 shown as the activations term.
+- CNN activations: the values autograd saves for backward, once, x bytes (the presets' counts were taken
+  with torch.autograd.graph.saved_tensors_hooks; torchsummary's "forward/backward pass size" is ~2x that);
+- training methods (LoRA, QLoRA, frozen backbone): configs/memory_methods.py;
+- inference: transformers get weights + an explicit KV cache + last-position logits + one layer's prefill;
+  other models weights x ~1.2 (EleutherAI), the 0.2 shown as the activations term. Never both.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
-from pth_top.units import MIB
+from pth_top.configs import memory_methods as methods
+from pth_top.units import GIB, MIB
 
 if TYPE_CHECKING:  # answers import this module's choices
     from pth_top.configs.answers import Answers
@@ -30,7 +33,7 @@ TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
 InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
 Optimizer = Literal["adamw", "adam", "sgd", "adam8bit"]
 RecomputeMode = Literal["none", "selective", "full"]
-ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
+ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload"]
 # How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
 MixedLayout = Literal["megatron16", "hf18", "deepspeed20"]
 TRAINING_PRECISIONS: tuple[str, ...] = get_args(TrainingPrecision)
@@ -54,8 +57,14 @@ class ModelShape:
     attention_heads: int = 0
     kv_heads: int = 0  # 0 means the same as attention_heads (no grouped-query attention)
     sequence_length: int = 0
-    # CNNs: sum of every layer's output elements for one sample (torchsummary's count).
+    # CNNs: elements autograd saves for backward for one sample (torch.autograd.graph.saved_tensors_hooks).
     activation_elements_per_sample: int = 0
+    intermediate_size: int = 0  # MLP width; 0 means 4h (GPT-2, BERT, ViT)
+    gated_mlp: bool = False  # SwiGLU (Llama, Mistral): gate, up and down matrices
+    vocabulary_size: int = 0
+    max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
+    feature_width: int = 0  # CNNs: width of the features a classifier head reads
+    largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample
 
     @property
     def kv_width(self) -> int:
@@ -63,6 +72,10 @@ class ModelShape:
         if not self.attention_heads:
             return self.hidden_size
         return self.hidden_size * heads // self.attention_heads
+
+    @property
+    def mlp_width(self) -> int:
+        return self.intermediate_size or 4 * self.hidden_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +100,8 @@ class MemoryBreakdown:
     kv_cache_bytes: int
     cuda_context_bytes: int
     formula: tuple[str, ...] = ()
+    # Host RAM the optimizer states and fp32 master weights take when offloaded (ZeRO-Offload), per machine.
+    host_offload_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
@@ -127,9 +142,12 @@ def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: s
 
 def transformer_activation_bytes(
     shape: ModelShape, micro_batch: int, recompute: str, flash_attention: bool,
-    tensor_parallel: int = 1, bytes_per_value: float = 2.0,
+    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0,
 ) -> int:
-    """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash."""
+    """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash.
+
+    `per_token` is the 34 (10 + 24/t at t=1) for full training; a frozen MLP keeps less (memory_methods).
+    """
     s, b, h, n_layers, a, t = (
         shape.sequence_length, micro_batch, shape.hidden_size, shape.layers, shape.attention_heads, tensor_parallel,
     )
@@ -137,19 +155,19 @@ def transformer_activation_bytes(
     scale = bytes_per_value / 2.0
     if recompute == "full":
         return int(2 * base * scale)
-    per_token = 10 + 24 / t
+    count = per_token - 24 + 24 / t
     if recompute == "none" and not flash_attention and a:
-        per_token += 5 * a * s / (h * t)
-    return int(base * per_token * scale)
+        count += 5 * a * s / (h * t)
+    return int(base * count * scale)
 
 
 def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: float, recompute: str) -> int:
-    """Layer outputs x bytes x2 (stored for backward).
+    """What autograd saves for backward (each layer's input or output once) x bytes.
 
     With checkpointing about a third is assumed to stay resident (segment boundaries plus the segment
     being recomputed); that fraction is an estimate, not a published figure.
     """
-    stored = shape.activation_elements_per_sample * micro_batch * bytes_per_value * 2
+    stored = shape.activation_elements_per_sample * micro_batch * bytes_per_value
     if recompute in ("selective", "full"):
         stored /= 3.0
     return int(stored)
@@ -163,68 +181,164 @@ def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per
 def estimate_training(
     shape: ModelShape, *, precision: str, optimizer: str, global_batch: int, accumulation_steps: int = 1,
     gpu_count: int = 1, sharding: str = "none", recompute: str = "none", flash_attention: bool = True,
-    mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES,
+    mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
+    lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0,
 ) -> MemoryBreakdown:
-    """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding."""
+    """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
-    p = shape.parameters
-    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}[sharding]
-    n = max(1, gpu_count)
-    weights = p * per_param.weights / (n if stage >= 3 else 1)
-    gradients = p * per_param.gradients / (n if stage >= 2 else 1)
-    optimizer_states = p * per_param.optimizer / (n if stage >= 1 else 1)
-    micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, n)
     value_bytes = 4.0 if precision == "fp32" else 2.0
-    formula = [
-        f"{per_param.total:g} B/param ({precision}, {optimizer}"
-        + (f", {mixed_layout} layout" if precision != "fp32" else "") + ")",
-    ]
-    if stage:
+    states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters)
+    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2}[sharding]
+    n = max(1, gpu_count)
+    weights = states.weights / (n if stage >= 3 else 1)
+    gradients = states.gradients / (n if stage >= 2 else 1)
+    optimizer_states = states.optimizer / (n if stage >= 1 else 1)
+    micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, n)
+    formula = list(states.formula)
+    host_offload = 0.0
+    if sharding == "zero_offload":
+        # ZeRO-Offload (arXiv:2101.06840): fp32 master + Adam states and fp32 grads live in host RAM.
+        host_offload = states.optimizer + 4.0 * states.trainable_parameters
+        optimizer_states = 0.0
+        formula.append(
+            f"ZeRO-Offload: optimizer states + fp32 master ({states.optimizer / GIB:.3g} GiB) and fp32 grads "
+            f"(4 B/param) in host RAM: {host_offload / GIB:.3g} GiB per machine; GPUs keep 16-bit weights + grads"
+            + (f" / {n}" if n > 1 else "")
+        )
+    elif stage:
         formula.append(f"{sharding.upper()} divides " + ("optimizer states" if stage == 1 else
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")
                        + f" by {n} GPUs")
-    if shape.kind == "transformer":
-        activations = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes)
-        if recompute == "full":
-            factor = "2"
-        else:
-            factor = "34 + 5as/h" if recompute == "none" and not flash_attention else "34"
-        formula.append(f"activations: Korthikanti s*b*h*L*({factor}), micro-batch {micro_batch}, recompute {recompute}")
-    elif shape.kind == "cnn":
-        activations = cnn_activation_bytes(shape, micro_batch, value_bytes, recompute)
-        formula.append(f"activations: layer outputs x {value_bytes:g} B x2 for backward, micro-batch {micro_batch}")
-    else:
-        activations = 0
-        formula.append("activations: unknown for a parameter count alone (give the architecture)")
+    activations, activation_line = training_activations(
+        shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes,
+    )
+    formula.append(activation_line)
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=int(gradients), optimizer_states_bytes=int(optimizer_states),
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
-        formula=tuple(formula),
+        formula=tuple(formula), host_offload_bytes=int(host_offload),
     )
+
+
+def model_states(
+    shape: ModelShape, method: str, per_param: BytesPerParameter, value_bytes: float, lora_rank: int,
+    lora_targets: str, head_parameters: int,
+) -> methods.StateBytes:
+    """Weights, gradients and optimizer bytes for the training method, before sharding."""
+    p = shape.parameters
+    trained = (per_param.weights, per_param.gradients, per_param.optimizer)
+    if method == "full":
+        layout = f"{per_param.total:g} B/param (weights {per_param.weights:g} + grads {per_param.gradients:g} + " \
+            f"optimizer {per_param.optimizer:g})"
+        return methods.StateBytes(p * per_param.weights, p * per_param.gradients, p * per_param.optimizer, p,
+                                  (f"full training: {p / 1e6:,.1f}M params x {layout}",))
+    if method == "frozen":
+        head, origin = head_size(shape, head_parameters)
+        return methods.frozen_states(p, value_bytes, head, trained, origin)
+    if method not in ("lora", "qlora"):
+        raise ValueError(f"unknown training method {method!r}")
+    if shape.kind != "transformer":
+        raise ValueError("LoRA needs a transformer's architecture (layers, hidden size)")
+    matrices = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
+                                        lora_targets)
+    adapters = methods.lora_parameters(matrices, lora_rank, shape.layers)
+    line = f"r {lora_rank} x ({' + '.join(f'{m.d_in}+{m.d_out}' for m in matrices)}) x {shape.layers} layers"
+    if method == "lora":
+        return methods.lora_states(p, adapters, value_bytes, trained, line)
+    # Embedding and (untied) LM head stay 16-bit in bitsandbytes' 4-bit loading.
+    unquantized = 2 * shape.vocabulary_size * shape.hidden_size
+    return methods.qlora_states(p, unquantized, adapters, line)
+
+
+def head_size(shape: ModelShape, head_parameters: int) -> tuple[int, str]:
+    if head_parameters:
+        return head_parameters, "given"
+    width = shape.hidden_size if shape.kind == "transformer" else shape.feature_width
+    if not width:
+        return 0, "unknown without the feature width: give head_parameters"
+    classes = methods.DEFAULT_HEAD_CLASSES
+    return (width + 1) * classes, f"({width} + 1) x {classes} classes"
+
+
+def training_activations(
+    shape: ModelShape, method: str, lora_targets: str, micro_batch: int, recompute: str, flash_attention: bool,
+    value_bytes: float,
+) -> tuple[int, str]:
+    """Activation bytes and their formula line for the kind of model and the training method."""
+    if shape.kind == "transformer":
+        if method == "frozen":
+            one_layer = replace(shape, layers=1)
+            size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
+            return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
+        per_token = methods.lora_activation_per_token(lora_targets) if method in ("lora", "qlora") else 34.0
+        size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token)
+        if recompute == "full":
+            factor = "2"
+        else:
+            factor = f"{per_token:g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
+        return size, (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch "
+                      f"{micro_batch}, recompute {recompute}")
+    if shape.kind == "cnn":
+        if method == "frozen" and shape.largest_activation_elements:
+            size = int(3 * shape.largest_activation_elements * micro_batch * value_bytes)
+            return size, (f"activations: 3 x the largest layer output (in, out, shortcut) x {value_bytes:g} B "
+                          f"(backbone frozen, nothing kept), micro-batch {micro_batch}")
+        size = cnn_activation_bytes(shape, micro_batch, value_bytes, recompute)
+        bound = " (an upper bound: backbone frozen)" if method == "frozen" else ""
+        return size, (f"activations: {shape.activation_elements_per_sample:,} values saved for backward per sample "
+                      f"x {value_bytes:g} B, micro-batch {micro_batch}{bound}")
+    return 0, "activations: unknown for a parameter count alone (give the architecture)"
 
 
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES,
 ) -> MemoryBreakdown:
-    """Weights x 1.2 (the 0.2 as activations), plus a KV cache for transformers; weights split over GPUs."""
+    """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations.
+
+    Other models: weights x 1.2 (EleutherAI "Transformer Math 101"), the 0.2 shown as activations.
+    The two are never added: the 1.2 already covers a KV cache.
+    """
     n = max(1, gpu_count)
-    weights = shape.parameters * WEIGHT_BYTES_BY_PRECISION[precision] / n
-    activations = weights * INFERENCE_OVERHEAD_FRACTION
-    kv = 0.0
-    formula = [f"weights {WEIGHT_BYTES_BY_PRECISION[precision]:g} B/param ({precision}) x 1.2 (EleutherAI)"]
+    weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
+    weights = shape.parameters * weight_bytes / n
+    formula = [f"weights {shape.parameters / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"]
     if n > 1:
         formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")
-    if shape.kind == "transformer":
-        kv_value_bytes = 4.0 if precision == "fp32" else 2.0
-        kv = kv_cache_bytes(shape, batch, shape.sequence_length + generated_tokens, kv_value_bytes) / n
-        formula.append(
-            f"KV cache 2 x {kv_value_bytes:g} B x L x h_kv x (s + generated) x b = 2x{kv_value_bytes:g}x{shape.layers}"
-            f"x{shape.kv_width}x{shape.sequence_length + generated_tokens}x{batch}"
+    if shape.kind != "transformer":
+        activations = weights * INFERENCE_OVERHEAD_FRACTION
+        formula.append(f"activations and buffers: {INFERENCE_OVERHEAD_FRACTION:g} x weights (EleutherAI 1.2x rule)")
+        return MemoryBreakdown(
+            weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
+            activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
+            formula=tuple(formula),
         )
+    value_bytes = 4.0 if precision == "fp32" else 2.0
+    tokens = shape.sequence_length + generated_tokens
+    if shape.max_context_tokens and tokens > shape.max_context_tokens:
+        formula.append(
+            f"prompt {shape.sequence_length} + generated {generated_tokens} tokens clamped to the model's "
+            f"{shape.max_context_tokens}-token context"
+        )
+        tokens = shape.max_context_tokens
+    kv = kv_cache_bytes(shape, batch, tokens, value_bytes) / n
+    formula.append(
+        f"KV cache 2 x {value_bytes:g} B x L x h_kv x tokens x b = 2x{value_bytes:g}x{shape.layers}"
+        f"x{shape.kv_width}x{tokens}x{batch}"
+    )
+    prompt = min(shape.sequence_length, tokens)
+    one_layer = replace(shape, layers=1, sequence_length=prompt)
+    activations = transformer_activation_bytes(one_layer, batch, "none", True, 1, value_bytes) / n
+    formula.append(f"activations: one layer's prefill working set, Korthikanti 34*s*b*h x {value_bytes / 2:g} "
+                   f"(s {prompt}, b {batch})")
+    # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
+    logits = batch * shape.vocabulary_size * 4.0
+    if logits:
+        formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.vocabulary_size} x 4")
     return MemoryBreakdown(
-        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0, activations_bytes=int(activations),
-        kv_cache_bytes=int(kv), cuda_context_bytes=cuda_context_bytes, formula=tuple(formula),
+        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
+        activations_bytes=int(activations + logits), kv_cache_bytes=int(kv), cuda_context_bytes=cuda_context_bytes,
+        formula=tuple(formula),
     )
 
 
@@ -232,16 +346,20 @@ def micro_batch_per_gpu(global_batch: int, accumulation_steps: int, gpu_count: i
     return max(1, math.ceil(global_batch / (max(1, accumulation_steps) * max(1, gpu_count))))
 
 
-def estimate_memory(answers: Answers, shape: ModelShape) -> MemoryBreakdown:
-    """Per-GPU memory for the wizard's answers (training or inference) on the model `shape`."""
+def estimate_memory(
+    answers: Answers, shape: ModelShape, *, cuda_context_bytes: int = CUDA_CONTEXT_BYTES
+) -> MemoryBreakdown:
+    """Per-GPU memory for the wizard's answers on the model `shape`; a device without CUDA passes 0 context."""
     task, scale = answers.task, answers.scale
     if task.mode == "training":
         return estimate_training(
             shape, precision=task.precision, optimizer=task.optimizer, global_batch=answers.workload.batch_size,
             accumulation_steps=task.accumulation_steps, gpu_count=scale.gpu_count, sharding=scale.sharding,
             recompute=task.recompute, flash_attention=task.flash_attention, mixed_layout=task.mixed_layout,
+            cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
+            lora_targets=task.lora_targets, head_parameters=task.head_parameters,
         )
     return estimate_inference(
         shape, precision=task.precision, batch=answers.workload.batch_size,
-        generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count,
+        generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
     )

@@ -14,8 +14,8 @@ from pth_top.configs.tomlsource import read_toml
 
 PRESETS_DIR = Path(__file__).with_name("presets")
 
-# Activation elements per input pixel of ResNet-50 (37.56M at 224x224): the estimate for a custom CNN.
-CNN_ACTIVATION_ELEMENTS_PER_PIXEL = 37_560_000 / (224 * 224)
+# Values ResNet-50 saves for backward per input pixel (21.53M at 224x224): the estimate for a custom CNN.
+CNN_ACTIVATION_ELEMENTS_PER_PIXEL = 21_530_496 / (224 * 224)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,10 @@ class ModelPreset:
     activation_elements_per_sample: int
     default_batch_size: int
     source: str
+    intermediate_size: int = 0
+    gated_mlp: bool = False
+    feature_width: int = 0
+    largest_activation_elements: int = 0
 
 
 @functools.cache
@@ -49,6 +53,9 @@ def model_presets() -> Mapping[str, ModelPreset]:
             input_size_px=entry.get("input_size_px", 0),
             activation_elements_per_sample=entry.get("activation_elements_per_sample", 0),
             default_batch_size=entry["default_batch_size"], source=entry["source"],
+            intermediate_size=entry.get("intermediate_size", 0), gated_mlp=entry.get("gated_mlp", False),
+            feature_width=entry.get("feature_width", 0),
+            largest_activation_elements=entry.get("largest_activation_elements", 0),
         )
     return MappingProxyType(presets)
 
@@ -62,6 +69,9 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             kind=preset.kind, parameters=preset.parameters, layers=preset.layers, hidden_size=preset.hidden_size,
             attention_heads=preset.attention_heads, kv_heads=preset.kv_heads, sequence_length=preset.sequence_length,
             activation_elements_per_sample=preset.activation_elements_per_sample,
+            intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
+            vocabulary_size=preset.vocabulary_size, max_context_tokens=preset.sequence_length,
+            feature_width=preset.feature_width, largest_activation_elements=preset.largest_activation_elements,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters ({preset.source})"
     kind = workload.kind
     if kind == "transformer":
@@ -71,7 +81,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         return ModelShape(
             kind="transformer", parameters=parameters, layers=layers, hidden_size=hidden,
             attention_heads=workload.attention_heads, kv_heads=workload.kv_heads,
-            sequence_length=workload.sequence_length,
+            sequence_length=workload.sequence_length, intermediate_size=workload.intermediate_size,
+            gated_mlp=workload.gated_mlp, vocabulary_size=vocab,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters ({origin})"
     if kind == "cnn":
         elements = workload.activation_elements_per_sample

@@ -1,0 +1,144 @@
+"""Training methods beyond full fine-tuning: LoRA, QLoRA and a frozen backbone (bytes per GPU, term by term).
+
+Sources (cited again in tests/configs/published_figures.py):
+- LoRA: Hu et al. 2021, arXiv:2106.09685: an adapted d_in x d_out matrix gains r x (d_in + d_out) parameters.
+- QLoRA: Dettmers et al. 2023, arXiv:2305.14314: 4-bit NF4 base weights, double quantization brings the
+  quantization constants to 0.127 bit per parameter, bf16 adapters, paged 8-bit optimizer states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+TrainingMethod = Literal["full", "lora", "qlora", "frozen"]
+LoraTargets = Literal["attention", "all_linear"]
+TRAINING_METHODS: tuple[str, ...] = get_args(TrainingMethod)
+LORA_TARGETS: tuple[str, ...] = get_args(LoraTargets)
+
+NF4_BITS_PER_PARAMETER = 4.0
+# QLoRA §3 "Double Quantization": constants cost 0.127 bit per parameter after quantizing them to 8 bits.
+DOUBLE_QUANT_BITS_PER_PARAMETER = 0.127
+# Paged 8-bit Adam (bitsandbytes): one byte each for the two moments.
+PAGED_8BIT_ADAM_BYTES = 2.0
+# QLoRA keeps its adapters in bf16: weights and gradients 2 bytes each.
+QLORA_ADAPTER_BYTES = 2.0
+# Classes a trained head predicts when nothing else is known (ImageNet-1k).
+DEFAULT_HEAD_CLASSES = 1000
+
+
+# Bytes per trained parameter: (weights, gradients, optimizer states with the master copy).
+PerParameter = tuple[float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptedMatrix:
+    name: str
+    d_in: int
+    d_out: int
+
+
+@dataclass(frozen=True, slots=True)
+class StateBytes:
+    """Weights, gradients and optimizer states (master copy included) in bytes, before any sharding."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    trainable_parameters: int
+    formula: tuple[str, ...]
+
+
+def adapted_matrices(
+    hidden_size: int, kv_width: int, intermediate_size: int, gated_mlp: bool, targets: str
+) -> tuple[AdaptedMatrix, ...]:
+    """The matrices of one layer LoRA adapts: q, k, v, o; all_linear adds the MLP (gate, up, down)."""
+    h = hidden_size
+    matrices = [AdaptedMatrix("q", h, h), AdaptedMatrix("k", h, kv_width), AdaptedMatrix("v", h, kv_width),
+                AdaptedMatrix("o", h, h)]
+    if targets == "all_linear":
+        if gated_mlp:
+            matrices.append(AdaptedMatrix("gate", h, intermediate_size))
+        matrices += [AdaptedMatrix("up", h, intermediate_size), AdaptedMatrix("down", intermediate_size, h)]
+    elif targets != "attention":
+        raise ValueError(f"unknown LoRA targets {targets!r}")
+    return tuple(matrices)
+
+
+def lora_parameters(matrices: tuple[AdaptedMatrix, ...], rank: int, layers: int) -> int:
+    """r x (d_in + d_out) per adapted matrix, per layer (LoRA §4.1)."""
+    return rank * layers * sum(matrix.d_in + matrix.d_out for matrix in matrices)
+
+
+def lora_states(
+    base_parameters: int, adapter_parameters: int, base_weight_bytes: float, adapter_bytes: PerParameter,
+    matrices_line: str,
+) -> StateBytes:
+    """Frozen base at its precision; adapters trained with the answers' bytes per parameter."""
+    weights, gradients, optimizer = adapter_bytes
+    return StateBytes(
+        weights=base_parameters * base_weight_bytes + adapter_parameters * weights,
+        gradients=adapter_parameters * gradients,
+        optimizer=adapter_parameters * optimizer,
+        trainable_parameters=adapter_parameters,
+        formula=(
+            f"LoRA: frozen base {base_parameters / 1e9:.3g}B params x {base_weight_bytes:g} B (no grads, no states)",
+            f"LoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params x "
+            f"{sum(adapter_bytes):g} B (weights {weights:g} + grads {gradients:g} + optimizer {optimizer:g})",
+        ),
+    )
+
+
+def qlora_states(
+    base_parameters: int, unquantized_parameters: int, adapter_parameters: int, matrices_line: str
+) -> StateBytes:
+    """NF4 base + double-quant constants, 16-bit embeddings, bf16 adapters, paged 8-bit Adam."""
+    quantized = max(0, base_parameters - unquantized_parameters)
+    bits = NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER
+    base_bytes = quantized * bits / 8 + unquantized_parameters * 2.0
+    adapter_weights = adapter_parameters * QLORA_ADAPTER_BYTES
+    adapter_grads = adapter_parameters * QLORA_ADAPTER_BYTES
+    adapter_states = adapter_parameters * PAGED_8BIT_ADAM_BYTES
+    lines = [
+        f"QLoRA base: {quantized / 1e9:.3g}B params x ({NF4_BITS_PER_PARAMETER:g} bit NF4 + "
+        f"{DOUBLE_QUANT_BITS_PER_PARAMETER} bit double-quant constants) / 8 (QLoRA §3)",
+    ]
+    if unquantized_parameters:
+        lines.append(f"embeddings and LM head {unquantized_parameters / 1e6:.4g}M params stay 16-bit (2 B)")
+    lines.append(
+        f"QLoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params: bf16 weights 2 B + grads 2 B "
+        f"+ paged 8-bit Adam {PAGED_8BIT_ADAM_BYTES:g} B"
+    )
+    return StateBytes(
+        weights=base_bytes + adapter_weights, gradients=adapter_grads, optimizer=adapter_states,
+        trainable_parameters=adapter_parameters, formula=tuple(lines),
+    )
+
+
+def frozen_states(
+    base_parameters: int, base_weight_bytes: float, head_parameters: int, head_bytes: PerParameter,
+    head_origin: str,
+) -> StateBytes:
+    """A frozen backbone (weights only) and a trained head (weights, grads, optimizer)."""
+    weights, gradients, optimizer = head_bytes
+    return StateBytes(
+        weights=base_parameters * base_weight_bytes + head_parameters * weights,
+        gradients=head_parameters * gradients,
+        optimizer=head_parameters * optimizer,
+        trainable_parameters=head_parameters,
+        formula=(
+            f"frozen backbone {base_parameters / 1e6:,.1f}M params x {base_weight_bytes:g} B (weights only, "
+            "no activations kept for backward)",
+            f"trained head {head_parameters:,} params ({head_origin}) x {sum(head_bytes):g} B "
+            "(weights, grads, optimizer)",
+        ),
+    )
+
+
+def lora_activation_per_token(targets: str) -> float:
+    """Korthikanti's 34 values/token/layer less what a frozen MLP need not keep (attention-only LoRA).
+
+    A frozen linear layer's backward needs its weight, not its input: with the MLP frozen, the fc1 input
+    (2sbh) and the fc2 input (8sbh) are not saved, leaving 24; all_linear adapters need them again.
+    """
+    return 24.0 if targets == "attention" else 34.0

@@ -1,0 +1,120 @@
+"""Training methods (full, LoRA, QLoRA, frozen backbone) and ZeRO-Offload in the estimator and the answers."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from pth_top.configs.answer_types import Scale, Task, Workload
+from pth_top.configs.answers import Answers, answers_from_dict
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.memory import estimate_memory, estimate_training
+from pth_top.configs.memory_methods import adapted_matrices, lora_parameters
+from pth_top.configs.presets import model_shape
+from pth_top.units import GIB
+
+LLAMA_7B = model_shape(Workload(preset="llama-7b"))[0]
+
+
+def memory(**task) -> int:
+    answers = Answers(workload=Workload(preset="llama-7b", batch_size=1), task=Task(**task))
+    return estimate_memory(answers, LLAMA_7B).total_bytes
+
+
+def test_lora_adapters_are_rank_times_in_plus_out_per_matrix_per_layer():
+    # Llama 2 7B, r 16 on q,k,v,o (4096 -> 4096 each): 16 x 4 x 8192 x 32 layers = 16,777,216.
+    attention = adapted_matrices(4096, 4096, 11008, True, "attention")
+    assert lora_parameters(attention, 16, 32) == 16_777_216
+    # all_linear adds gate, up (4096 -> 11008) and down (11008 -> 4096): 3 x 15104 more per layer and rank.
+    every = adapted_matrices(4096, 4096, 11008, True, "all_linear")
+    assert lora_parameters(every, 16, 32) == 16 * 32 * (4 * 8192 + 3 * 15104)
+    # Grouped-query attention: k and v project to the kv width only (Llama 2 70B: 8 of 64 heads of 8192 = 1024).
+    gqa = {m.name: m.d_out for m in adapted_matrices(8192, 1024, 28672, True, "attention")}
+    assert gqa == {"q": 8192, "k": 1024, "v": 1024, "o": 8192}
+    # Non-gated MLP (GPT-2): up and down only, width 4h when not given.
+    gpt2 = adapted_matrices(768, 768, 3072, False, "all_linear")
+    assert [m.name for m in gpt2] == ["q", "k", "v", "o", "up", "down"]
+
+
+def test_each_method_shows_its_terms_and_orders_as_expected():
+    full, lora, qlora = memory(method="full"), memory(method="lora"), memory(method="qlora")
+    assert qlora < lora < full
+    # LoRA keeps the 7B base at 2 B/param, no gradients or optimizer states for it.
+    breakdown = estimate_training(LLAMA_7B, precision="bf16", optimizer="adamw", global_batch=1, method="lora",
+                                  cuda_context_bytes=0)
+    adapters = 16_777_216
+    assert breakdown.weights_bytes == LLAMA_7B.parameters * 2 + adapters * 2
+    assert breakdown.gradients_bytes == adapters * 2 and breakdown.optimizer_states_bytes == adapters * 12
+    assert any(line.startswith("LoRA adapters") for line in breakdown.formula)
+    q = estimate_training(LLAMA_7B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
+                          cuda_context_bytes=0)
+    assert any("NF4" in line for line in q.formula) and any("paged 8-bit" in line for line in q.formula)
+    # 4.127 bits/param for the quantized matrices, embeddings + head (2 x 32000 x 4096) at 2 B.
+    embeddings = 2 * 32000 * 4096
+    base = (LLAMA_7B.parameters - embeddings) * 4.127 / 8 + embeddings * 2
+    assert q.weights_bytes == int(base + adapters * 2)
+
+
+def test_frozen_backbone_keeps_weights_and_a_head_only():
+    resnet = model_shape(Workload(preset="resnet50"))[0]
+    full = estimate_training(resnet, precision="fp32", optimizer="sgd", global_batch=64, cuda_context_bytes=0)
+    frozen = estimate_training(resnet, precision="fp32", optimizer="sgd", global_batch=64, method="frozen",
+                               cuda_context_bytes=0)
+    head = (2048 + 1) * 1000
+    assert frozen.gradients_bytes == head * 4
+    assert frozen.weights_bytes == (resnet.parameters + head) * 4
+    assert frozen.activations_bytes < full.activations_bytes / 2
+
+
+def test_zero_offload_moves_optimizer_states_to_host_ram():
+    base = dict(precision="bf16", optimizer="adamw", global_batch=1, cuda_context_bytes=0)
+    plain = estimate_training(LLAMA_7B, **base)
+    offload = estimate_training(LLAMA_7B, sharding="zero_offload", **base)
+    assert offload.optimizer_states_bytes == 0
+    assert offload.weights_bytes == plain.weights_bytes and offload.gradients_bytes == plain.gradients_bytes
+    # fp32 master + Adam m, v (12 B) and fp32 gradients (4 B) per parameter in host RAM.
+    assert offload.host_offload_bytes == LLAMA_7B.parameters * 16
+    assert plain.host_offload_bytes == 0
+    assert any("ZeRO-Offload" in line for line in offload.formula)
+    answers = Answers(workload=Workload(preset="llama-7b", batch_size=1), scale=Scale(sharding="zero_offload"))
+    assert estimate_memory(answers, LLAMA_7B).host_offload_bytes > 100 * GIB
+
+
+def good_answers(**task) -> dict:
+    return {
+        "scenario": "personal_research", "workload": {"preset": "llama-7b"}, "task": task, "data": {},
+        "scale": {}, "budget": {},
+    }
+
+
+def test_old_answers_without_method_keys_load_as_full_training():
+    answers = answers_from_dict(good_answers(mode="training"))
+    assert (answers.task.method, answers.task.lora_rank, answers.task.lora_targets) == ("full", 16, "attention")
+    assert answers.workload.intermediate_size == 0 and not answers.workload.gated_mlp
+
+
+@pytest.mark.parametrize(("task", "key", "reason"), [
+    ({"method": "adapter"}, "task.method", "must be one of"),
+    ({"method": "lora", "lora_rank": 0}, "task.lora_rank", "must be at least 1"),
+    ({"method": "lora", "lora_targets": "mlp"}, "task.lora_targets", "must be one of"),
+    ({"method": "lora", "lora_rank": True}, "task.lora_rank", "must be a whole number"),
+])
+def test_bad_method_answers_name_the_key(task, key, reason):
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict(good_answers(**task))
+    assert caught.value.key == key and reason in str(caught.value)
+
+
+def test_lora_on_a_cnn_is_refused_with_the_reason():
+    data = good_answers(method="qlora")
+    data["workload"] = {"preset": "resnet50"}
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict(data)
+    assert caught.value.key == "task.method" and "transformer" in str(caught.value)
+
+
+def test_answers_round_trip_the_new_keys():
+    answers = answers_from_dict(good_answers(method="qlora", lora_rank=64, lora_targets="all_linear"))
+    again = answers_from_dict(answers.to_dict())
+    assert again.task == answers.task
+    assert msgspec.structs.asdict(again.task)["method"] == "qlora"
