@@ -1,0 +1,170 @@
+"""Published memory figures and the estimator's figure for the same setting (bytes, or a count).
+
+Each case names its source (title and URL or arXiv id). `about`: the estimate must be within 15 %;
+`at_most`: the published setting runs on that much memory, so the estimate must not exceed it (and not
+be below half of it); `at_least`: the published figure is a lower bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pth_top.configs.answer_types import Task, Workload
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory import (
+    ModelShape,
+    estimate_inference,
+    estimate_memory,
+    estimate_training,
+    kv_cache_bytes,
+    transformer_activation_bytes,
+)
+from pth_top.configs.memory_methods import AdaptedMatrix, lora_parameters
+from pth_top.configs.presets import model_shape
+from pth_top.units import GIB, MIB
+
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class PublishedCase:
+    id: str
+    source: str
+    published: float
+    estimate: Callable[[], float]
+    kind: str = "about"  # "about", "at_most" or "at_least"
+
+
+def preset(name: str) -> ModelShape:
+    return model_shape(Workload(preset=name))[0]
+
+
+def states(breakdown) -> int:
+    return breakdown.weights_bytes + breakdown.gradients_bytes + breakdown.optimizer_states_bytes
+
+
+def wizard(preset_name: str, batch: int, **task) -> float:
+    answers = Answers(workload=Workload(preset=preset_name, batch_size=batch), task=Task(**task))
+    return estimate_memory(answers, preset(preset_name)).total_bytes
+
+
+# ZeRO (Rajbhandari et al. 2019, arXiv:1910.02054), Figure 1: 7.5B params, 64 GPUs, K = 12 (16 B/param).
+SEVEN_POINT_FIVE_B = ModelShape("generic", 7_500_000_000)
+
+
+def zero(stage: str) -> float:
+    return states(estimate_training(SEVEN_POINT_FIVE_B, precision="bf16", optimizer="adam", global_batch=64,
+                                    gpu_count=64, sharding=stage, cuda_context_bytes=0))
+
+
+# LLaMA 65B (Touvron et al. 2023, arXiv:2302.13971, Table 2: dim 8192, 64 heads, 80 layers; 65.2B params in
+# the released checkpoint); MLP 22016 (the released params.json, SwiGLU).
+LLAMA_65B = ModelShape("transformer", 65_200_000_000, layers=80, hidden_size=8192, attention_heads=64,
+                       sequence_length=512, intermediate_size=22016, gated_mlp=True, vocabulary_size=32000)
+# GPT-3 175B (Brown et al. 2020, arXiv:2005.14165, Table 2.1: 96 layers, d_model 12288, 96 heads).
+GPT3_Q_V = (AdaptedMatrix("q", 12288, 12288), AdaptedMatrix("v", 12288, 12288))
+GPT3 = ModelShape("transformer", 175_000_000_000, layers=96, hidden_size=12288, attention_heads=96,
+                  sequence_length=2048)
+# T5 encoder-decoder with LoRA on q and v: encoder self-attention, decoder self- and cross-attention.
+T5_QV_MATRICES = 2 + 4  # per encoder + decoder layer pair
+
+
+def t5_lora_parameters(d_model: int, layers: int, rank: int) -> int:
+    matrices = tuple(AdaptedMatrix("qv", d_model, d_model) for _ in range(T5_QV_MATRICES))
+    return lora_parameters(matrices, rank, layers)
+
+
+def qlora_65b() -> float:
+    return estimate_training(LLAMA_65B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
+                             lora_rank=64, lora_targets="all_linear", recompute="full").total_bytes
+
+
+CASES: tuple[PublishedCase, ...] = (
+    # Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", arXiv:1910.02054,
+    # Figure 1: 7.5B params on 64 GPUs: baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB per GPU.
+    PublishedCase("zero-7.5b-baseline", "arXiv:1910.02054 Fig. 1", 120 * GB, lambda: zero("none")),
+    PublishedCase("zero-7.5b-stage1", "arXiv:1910.02054 Fig. 1", 31.4 * GB, lambda: zero("zero1")),
+    PublishedCase("zero-7.5b-stage2", "arXiv:1910.02054 Fig. 1", 16.6 * GB, lambda: zero("zero2")),
+    PublishedCase("zero-7.5b-stage3", "arXiv:1910.02054 Fig. 1", 1.9 * GB, lambda: zero("zero3")),
+    # Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models", arXiv:2106.09685, §4.2: on GPT-3 175B,
+    # training VRAM drops to 350 GB, and r = 4 on W_q, W_v shrinks the checkpoint from 350 GB to 35 MB.
+    PublishedCase("lora-gpt3-175b-vram", "arXiv:2106.09685 §4.2", 350 * GB,
+                  lambda: states(estimate_training(GPT3, precision="bf16", optimizer="adam", global_batch=1,
+                                                   method="lora", lora_rank=4, cuda_context_bytes=0))),
+    PublishedCase("lora-gpt3-175b-checkpoint", "arXiv:2106.09685 §4.2", 35 * MIB,
+                  lambda: lora_parameters(GPT3_Q_V, 4, 96) * 2.0),
+    # Dettmers et al., "QLoRA: Efficient Finetuning of Quantized LLMs", arXiv:2305.14314, abstract: a 65B model
+    # is fine-tuned on a single 48 GB GPU (Guanaco: r 64 on all linear layers, §5 / Appendix B), where 16-bit
+    # full fine-tuning needs more than 780 GB.
+    PublishedCase("qlora-65b-one-48gb-gpu", "arXiv:2305.14314 abstract", 48 * GB, qlora_65b, "at_most"),
+    PublishedCase("full-16bit-65b-over-780gb", "arXiv:2305.14314 §1", 780 * GB,
+                  lambda: states(estimate_training(LLAMA_65B, precision="bf16", optimizer="adamw", global_batch=1,
+                                                   cuda_context_bytes=0)), "at_least"),
+    # Hugging Face PEFT README (https://github.com/huggingface/peft, "Quickstart"): bigscience/mt0-large with
+    # LoRA r 8 on q and v: "trainable params: 2359296". mt0-large: d_model 1024, 24 + 24 layers.
+    PublishedCase("peft-mt0-large-trainable", "github.com/huggingface/peft README", 2_359_296,
+                  lambda: t5_lora_parameters(1024, 24, 8)),
+    # Same README, T0_3B (d_model 2048, 24 + 24 layers), LoRA r 8, fp32: "final checkpoint size is just 19MB".
+    PublishedCase("peft-t0-3b-checkpoint", "github.com/huggingface/peft README", 19e6,
+                  lambda: t5_lora_parameters(2048, 24, 8) * 4.0),
+    # Same README, table "GPU memory required ... Single A100 80GB": T0_3B (3B params) full fine-tuning
+    # 47.14 GB GPU (fp32, accelerate mixed_precision 'no'); states dominate (activations not given).
+    PublishedCase("peft-t0-3b-full-finetune", "github.com/huggingface/peft README", 47.14 * GB,
+                  lambda: estimate_training(ModelShape("generic", 3_000_000_000), precision="fp32", optimizer="adamw",
+                                            global_batch=1).total_bytes),
+    # HF accelerate "Model memory estimator" (https://huggingface.co/docs/accelerate/usage_guides/model_size_estimator):
+    # bert-base-cased float32 413.18 MB, training with Adam 1.61 GB.
+    PublishedCase("accelerate-bert-base-fp32", "HF accelerate model_size_estimator", 413.18 * MIB,
+                  lambda: 108_310_272 * 4.0),
+    PublishedCase("accelerate-bert-base-adam", "HF accelerate model_size_estimator", 1.61 * GIB,
+                  lambda: states(estimate_training(ModelShape("generic", 108_310_272), precision="fp32",
+                                                   optimizer="adam", global_batch=1, cuda_context_bytes=0))),
+    # Kwon et al., "Efficient Memory Management for LLM Serving with PagedAttention" (vLLM), arXiv:2309.06180,
+    # §3: OPT-13B (40 layers, hidden 5120) needs 800 KB of KV cache per token, up to 1.6 GB for 2048 tokens.
+    PublishedCase("vllm-opt13b-kv-per-token", "arXiv:2309.06180 §3", 800e3,
+                  lambda: kv_cache_bytes(ModelShape("transformer", 13_000_000_000, layers=40, hidden_size=5120,
+                                                    attention_heads=40), 1, 1, 2.0)),
+    PublishedCase("vllm-opt13b-kv-2048", "arXiv:2309.06180 §3", 1.6 * GB,
+                  lambda: kv_cache_bytes(ModelShape("transformer", 13_000_000_000, layers=40, hidden_size=5120,
+                                                    attention_heads=40), 1, 2048, 2.0)),
+    # NVIDIA technical blog "Mastering LLM Techniques: Inference Optimization" (2023,
+    # https://developer.nvidia.com/blog/mastering-llm-techniques-inference-optimization/): Llama 2 7B, batch 1,
+    # 4096 tokens, fp16: KV cache ~2 GB.
+    PublishedCase("nvidia-llama2-7b-kv-4096", "NVIDIA Mastering LLM Techniques", 2 * GIB,
+                  lambda: estimate_inference(preset("llama-7b"), precision="fp16", batch=1).kv_cache_bytes),
+    # Model repositories' weight files (bf16/fp16 safetensors, "Files and versions"): meta-llama/Llama-2-7b-hf
+    # 9.98 + 3.50 GB, mistralai/Mistral-7B-v0.1 9.94 + 4.54 GB, meta-llama/Meta-Llama-3-8B 4.98 + 5.00 + 4.92
+    # + 1.17 GB.
+    PublishedCase("llama2-7b-weights", "huggingface.co/meta-llama/Llama-2-7b-hf", 13.48 * GB,
+                  lambda: estimate_inference(preset("llama-7b"), precision="fp16", batch=1).weights_bytes),
+    PublishedCase("mistral-7b-weights", "huggingface.co/mistralai/Mistral-7B-v0.1", 14.48 * GB,
+                  lambda: estimate_inference(preset("mistral-7b"), precision="bf16", batch=1).weights_bytes),
+    PublishedCase("llama3-8b-weights", "huggingface.co/meta-llama/Meta-Llama-3-8B", 16.07 * GB,
+                  lambda: estimate_inference(preset("llama3-8b"), precision="bf16", batch=1).weights_bytes),
+    # Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198, as
+    # worked in EleutherAI "Transformer Math 101" (https://blog.eleuther.ai/transformer-math/): GPT-2 small,
+    # s 1024, b 8: ~8 GiB without recompute (no flash), ~2.4 GiB with selective recompute.
+    PublishedCase("korthikanti-gpt2-small-none", "arXiv:2205.05198", 8 * GIB,
+                  lambda: transformer_activation_bytes(preset("gpt2-small"), 8, "none", False)),
+    PublishedCase("korthikanti-gpt2-small-selective", "arXiv:2205.05198", 2.4 * GIB,
+                  lambda: transformer_activation_bytes(preset("gpt2-small"), 8, "selective", False)),
+    # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/configs.yml
+    # (https://github.com/NVIDIA/DeepLearningExamples): ResNet-50 batch 256 per GPU with AMP and 112 in FP32 on
+    # DGX-1V (V100 16 GB); 256 AMP and 128 FP32 on T4 (16 GB, 15 GiB usable).
+    PublishedCase("nvidia-resnet50-amp-256-16gb", "NVIDIA DeepLearningExamples configs.yml", 15 * GIB,
+                  lambda: wizard("resnet50", 256, precision="amp_fp16", optimizer="sgd"), "at_most"),
+    PublishedCase("nvidia-resnet50-fp32-128-16gb", "NVIDIA DeepLearningExamples configs.yml", 15 * GIB,
+                  lambda: wizard("resnet50", 128, precision="fp32", optimizer="sgd"), "at_most"),
+)
+
+
+def relative_error(case: PublishedCase) -> float:
+    """(estimate - published) / published; for bounds, 0 when the bound holds."""
+    estimate = case.estimate()
+    error = (estimate - case.published) / case.published
+    if case.kind == "at_most":
+        return max(error, 0.0) if estimate >= 0.5 * case.published else error
+    if case.kind == "at_least":
+        return min(error, 0.0)
+    return error
