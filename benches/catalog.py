@@ -9,6 +9,7 @@ PEAK_FP32 = "fp32"
 PEAK_TF32 = "tf32"
 PEAK_FP16 = "fp16_tensor"
 PEAK_BF16 = "bf16_tensor"
+PEAK_FP8 = "fp8_tensor"
 PEAK_MEMORY = "memory_bandwidth"
 PEAK_PCIE = "pcie"
 PEAK_NONE = "none"
@@ -42,6 +43,17 @@ KERNELS: tuple[KernelSpec, ...] = (
                "sequential write (fsync) and read (O_DIRECT or dropped cache) of a temp file"),
     KernelSpec("cpu_vs_gpu", "pth_top.benches.child.kernels.cpu_vs_gpu", "x", PEAK_NONE, ("host",),
                "the same training step on CPU and GPU, as a speed ratio"),
+    KernelSpec("attention", "pth_top.benches.child.kernels.attention", "TFLOP/s", PEAK_BF16, ("cpu", "cuda"),
+               "scaled_dot_product_attention forward+backward at a training shape per back end (flash, "
+               "efficient, cudnn, math, PyTorch's choice), FlashAttention-2 FLOP count"),
+    KernelSpec("fp8", "pth_top.benches.child.kernels.fp8", "TFLOP/s", PEAK_FP8, ("cpu", "cuda"),
+               "FP8 matmul (torch._scaled_mm, e4m3 inputs with scales, BF16 out) on compute capability 8.9+"),
+    KernelSpec("mamf", "pth_top.benches.child.kernels.mamf", "TFLOP/s", PEAK_BF16, ("cpu", "cuda"),
+               "maximum achievable matmul: time-bounded BF16 (M, N, K) sweep as mamf-finder, best and median "
+               "shape (GPU: ~2.5 min)", opt_in=True),
+    KernelSpec("e2e_step", "pth_top.benches.child.kernels.e2e_step", "tokens/s", PEAK_NONE, ("cpu", "cuda"),
+               "training step of a GPT-style block stack sized to the GPU, eager vs torch.compile; compile time "
+               "apart", opt_in=True),
     KernelSpec("allreduce", "pth_top.benches.child.kernels.allreduce", "GB/s", PEAK_NONE, ("host",),
                "torch.distributed all-reduce bus bandwidth, 32 KiB up: NCCL over every GPU, else gloo with 2-4 "
                "CPU ranks", opt_in=True),

@@ -1,0 +1,119 @@
+"""scaled_dot_product_attention forward+backward at a training shape, per back end: TFLOP/s and which one ran."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from contextlib import nullcontext
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from pth_top.benches.catalog import PEAK_BF16, PEAK_FP32
+from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, is_cuda, random_tensor, row, timed
+
+# (batch, heads, seq_len, head_dim): a GPT-style training shape on GPUs, a tiny one on CPUs.
+CUDA_SHAPE = (4, 32, 4096, 128)
+CPU_SHAPE = (1, 4, 512, 64)
+# Forced back ends, by the name a row shows; "default" lets PyTorch choose and reports its choice.
+BACKENDS = {
+    "flash": SDPBackend.FLASH_ATTENTION,
+    "efficient": SDPBackend.EFFICIENT_ATTENTION,
+    "cudnn": SDPBackend.CUDNN_ATTENTION,
+    "math": SDPBackend.MATH,
+}
+CAUSAL = True  # decoder training, as GPT-style models use it
+
+
+def attention_flops(batch: int, heads: int, seq_len: int, head_dim: int, *, causal: bool, backward: bool) -> float:
+    """FLOPs of one attention call as FlashAttention-2 counts them (arXiv 2307.08691, section 4.1).
+
+    Forward 4*b*h*s^2*d (two matmuls: QK^T and PV), halved when causal; backward 2.5x the forward,
+    so forward+backward is 3.5x (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py, flops()).
+    """
+    forward = 4.0 * batch * heads * seq_len**2 * head_dim / (2 if causal else 1)
+    return forward * 3.5 if backward else forward
+
+
+def attention_shape(ctx: KernelContext) -> tuple[int, int, int, int]:
+    """The training shape; scale shortens the sequence (FLOPs grow with its square) to a multiple of 64."""
+    batch, heads, seq_len, head_dim = CUDA_SHAPE if is_cuda(ctx.device) else CPU_SHAPE
+    scaled = max(64, int(round(seq_len * min(1.0, ctx.scale) ** 0.5 / 64)) * 64)
+    return batch, heads, scaled, head_dim
+
+
+def backend_that_ran(output: torch.Tensor) -> str:
+    """Which kernel computed `output`, read from its autograd node (the math path leaves plain ops)."""
+    node = type(output.grad_fn).__name__ if output.grad_fn is not None else ""
+    for marker, name in (("Flash", "flash"), ("Efficient", "efficient"), ("Cudnn", "cudnn")):
+        if marker in node:
+            return name
+    return "math"
+
+
+def _forward_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_out: torch.Tensor):
+    def step() -> None:
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL)
+        torch.autograd.grad(out, (q, k, v), grad_out)  # no .grad accumulation inside the timed step
+    return step
+
+
+def _unavailable_reason(backend: str, device: str, caught: list[warnings.WarningMessage], error: Exception) -> str:
+    reasons = [str(item.message).splitlines()[0][:160] for item in caught
+               if "kernel not used" in str(item.message) or "requires" in str(item.message)][:2]
+    where = "this GPU, dtype and shape" if is_cuda(device) else "the CPU"
+    detail = "; ".join(reasons) or str(error).splitlines()[0][:160]
+    return f"{backend} back end unavailable on {where}: {detail}"
+
+
+def measure_backend(ctx: KernelContext, backend: str) -> dict:
+    batch, heads, seq_len, head_dim = attention_shape(ctx)
+    dtype = torch.bfloat16 if is_cuda(ctx.device) else torch.float32
+    q, k, v = (random_tensor((batch, heads, seq_len, head_dim), dtype, ctx.device).requires_grad_()
+               for _ in range(3))
+    grad_out = random_tensor((batch, heads, seq_len, head_dim), dtype, ctx.device)
+    forced = sdpa_kernel([BACKENDS[backend]]) if backend in BACKENDS else nullcontext()
+    skip_reason, out = "", None
+    with forced:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL)
+                ran = backend_that_ran(out)
+                torch.autograd.grad(out, (q, k, v), grad_out)  # the backward must fit too
+                out = None
+            except torch.OutOfMemoryError:
+                skip_reason = f"{backend}: out of memory at {batch}x{heads}x{seq_len}x{head_dim}"
+            except RuntimeError as error:
+                skip_reason = _unavailable_reason(backend, ctx.device, caught, error)
+        if not skip_reason:
+            measurement = timed(ctx, _forward_backward(q, k, v, grad_out))
+    if skip_reason:
+        del q, k, v, grad_out, out
+        gc.collect()
+        if is_cuda(ctx.device):
+            torch.cuda.empty_cache()
+        raise Skipped(skip_reason)
+    flops = attention_flops(batch, heads, seq_len, head_dim, causal=CAUSAL, backward=True)
+    details = {"batch": batch, "heads": heads, "seq_len": seq_len, "head_dim": head_dim, "causal": CAUSAL,
+               "dtype": str(dtype).replace("torch.", ""), "backend_ran": ran, "flops_per_call": flops,
+               "flop_count": "FlashAttention-2: 4*b*h*s^2*d forward, /2 causal, x3.5 forward+backward"}
+    return {"tflops": flops / measurement.median_s / 1e12, "measurement": measurement, "details": details}
+
+
+def variants(ctx: KernelContext) -> list[Variant]:
+    names = ["default", *BACKENDS] if is_cuda(ctx.device) else ["default", "flash", "efficient", "math"]
+    peak_kind = PEAK_BF16 if is_cuda(ctx.device) else PEAK_FP32
+
+    def make(backend: str) -> Variant:
+        def run() -> dict:
+            torch.manual_seed(0)
+            result = measure_backend(ctx, backend)
+            ran = result["details"]["backend_ran"]
+            note = f"PyTorch chose {ran}" if backend == "default" else ""
+            return row(variant=f"{backend} fwd+bwd", value=result["tflops"], measurement=result["measurement"],
+                       peak_kind=peak_kind, details=result["details"], note=note)
+        return Variant(f"{backend} fwd+bwd", run)
+
+    return [make(name) for name in names]

@@ -1,0 +1,209 @@
+"""MAMF sweep, SDPA attention, end-to-end step (eager vs compiled), FP8 matmul: CPU paths, skip rows, FLOP math."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pth_top.benches.catalog import KERNELS_BY_NAME, PEAK_FP8, SUITES
+from pth_top.benches.child.runner import plan, run_suite
+from pth_top.benches.protocol import decode_line, encode_event
+from tests.bench.conftest import TINY_SCALE, TINY_TIME_CAP_S
+
+pytestmark = pytest.mark.usefixtures("torch")
+NEW_KERNELS = ("attention", "fp8", "mamf", "e2e_step")
+
+
+def run(names, tmp_path, *, devices=("cpu",), scale=TINY_SCALE, **options):
+    events = []
+
+    def emit(kind: str, **fields) -> None:
+        events.append(decode_line(encode_event(kind, **fields)))  # through the wire format
+
+    options = {"disk_dir": str(tmp_path), "disk_size_mib": 8, "cpu_memory_budget_mib": 16, **options}
+    code = run_suite(plan([KERNELS_BY_NAME[name] for name in names], list(devices)), emit, scale=scale,
+                     time_cap_s=TINY_TIME_CAP_S, options=options, devices=list(devices))
+    rows = {(event.get("kernel"), event.get("variant")): event.fields for event in events if event.kind == "result"}
+    errors = [event.fields for event in events if event.kind == "error"]
+    return code, rows, errors
+
+
+def ctx(device="cpu", scale=TINY_SCALE, **options):
+    from pth_top.benches.child.kernels._common import KernelContext
+
+    return KernelContext(device=device, scale=scale, time_cap_s=TINY_TIME_CAP_S, options=options)
+
+
+def test_mamf_and_e2e_are_opt_in_and_attention_and_fp8_run_in_the_standard_suite_only():
+    assert KERNELS_BY_NAME["mamf"].opt_in and KERNELS_BY_NAME["e2e_step"].opt_in
+    for name in ("mamf", "e2e_step"):
+        assert all(name not in members for members in SUITES.values())
+    for name in ("attention", "fp8"):
+        assert name in SUITES["standard"] and name not in SUITES["quick"]
+    assert KERNELS_BY_NAME["fp8"].peak_kind == PEAK_FP8
+
+
+def test_attention_flops_follow_flashattention2_counting():
+    from pth_top.benches.child.kernels.attention import attention_flops
+
+    # 4 * b*h*s^2*d for 4x32x4096x128: 4 * 4 * 32 * 4096**2 * 128 = 1.0995e12 FLOPs forward.
+    forward = attention_flops(4, 32, 4096, 128, causal=False, backward=False)
+    assert forward == 4 * 4 * 32 * 4096**2 * 128 == 1_099_511_627_776
+    assert attention_flops(4, 32, 4096, 128, causal=True, backward=False) == forward / 2
+    assert attention_flops(4, 32, 4096, 128, causal=False, backward=True) == 3.5 * forward
+    assert attention_flops(4, 32, 4096, 128, causal=True, backward=True) == 1.75 * forward
+
+
+def test_matmul_and_model_flop_counts():
+    from pth_top.benches.child.kernels.e2e_step import StackSize, model_flops_per_token
+    from pth_top.benches.child.kernels.mamf import matmul_tflops
+
+    assert matmul_tflops(8192, 8192, 8192, 1.0) == pytest.approx(2 * 8192**3 / 1e12)
+    assert matmul_tflops(1024, 2048, 4096, 0.5) == pytest.approx(2 * 1024 * 2048 * 4096 * 2 / 1e12)
+    size = StackSize(d_model=1024, heads=8, layers=2, seq_len=512, batch=3)
+    assert size.parameters == 2 * 12 * 1024**2 and size.tokens == 1536
+    assert model_flops_per_token(size) == 6 * 2 * 12 * 1024**2 + 12 * 2 * 1024 * 512
+
+
+def test_mamf_shape_plan_tries_squares_first_then_every_other_shape_once():
+    from pth_top.benches.child.kernels.mamf import sweep_dims, sweep_shapes
+
+    dims = sweep_dims(4096, 1024)
+    assert dims == [1024, 2048, 3072, 4096]
+    shapes = sweep_shapes(dims)
+    assert shapes[:4] == [(4096,) * 3, (3072,) * 3, (2048,) * 3, (1024,) * 3]
+    assert len(shapes) == len(set(shapes)) == 4**3
+    assert shapes == sweep_shapes(dims)  # a fixed order: two runs try the same shapes
+
+
+def test_mamf_stops_at_its_time_budget_after_one_shape_and_reports_best_and_median():
+    from pth_top.benches.child.kernels import mamf
+
+    cut = mamf.sweep(ctx(), budget_s=1e-9)
+    assert cut["details"]["shapes_measured"] == 1 < cut["details"]["shapes_planned"]
+    full = mamf.sweep(ctx(), budget_s=600)
+    details = full["details"]
+    assert details["shapes_measured"] == details["shapes_planned"] == 27  # 64, 128, 192 cubed at this scale
+    kept = details["shapes"]  # the fastest 20, best first
+    assert len(kept) == 20 and [shape["tflops"] for shape in kept] == sorted((s["tflops"] for s in kept), reverse=True)
+    assert full["tflops"] == kept[0]["tflops"] >= details["median_shape_tflops"] > 0
+    assert details["best_shape"] == [kept[0]["m"], kept[0]["n"], kept[0]["k"]]
+
+
+def test_new_kernels_on_cpu_give_rows_with_their_shapes_and_clear_skips(tmp_path):
+    code, rows, errors = run(("attention", "fp8", "mamf"), tmp_path)
+    assert code == 0 and not errors, errors
+
+    default = rows[("attention", "default fwd+bwd")]
+    assert default["status"] == "ok" and default["note"] == f"PyTorch chose {default['details']['backend_ran']}"
+    flash, math_row = rows[("attention", "flash fwd+bwd")], rows[("attention", "math fwd+bwd")]
+    assert flash["details"]["backend_ran"] == "flash" and math_row["details"]["backend_ran"] == "math"
+    for row in (default, flash, math_row):
+        details = row["details"]
+        assert 0 < row["value"] < 100 and row["unit"] == "TFLOP/s"
+        assert (details["batch"], details["heads"], details["head_dim"]) == (1, 4, 64) and details["causal"]
+        assert details["seq_len"] % 64 == 0
+    efficient = rows[("attention", "efficient fwd+bwd")]
+    assert efficient["status"] == "skipped" and "efficient back end unavailable on the CPU" in efficient["note"]
+
+    (fp8,) = [row for (kernel, _), row in rows.items() if kernel == "fp8"]
+    assert fp8["status"] == "skipped" and "compute capability >= 8.9" in fp8["note"] and "CPU" in fp8["note"]
+
+    best, median = rows[("mamf", "bf16 best shape")], rows[("mamf", "bf16 median shape")]
+    assert best["value"] >= median["value"] > 0
+    assert len(best["details"]["best_shape"]) == 3 and "best of" in best["note"]
+    assert median["value"] == best["details"]["median_shape_tflops"]
+
+
+def test_fp8_operands_are_scaled_e4m3_with_a_column_major_b_and_multiply_correctly(torch):
+    from pth_top.benches.child.kernels.fp8 import fp8_operands, quantize_e4m3, scaled_matmul
+
+    values = torch.tensor([[-3.0, 0.5], [1.5, 2.0]])
+    quantized, scale = quantize_e4m3(values)
+    assert quantized.dtype == torch.float8_e4m3fn and scale.dtype == torch.float32
+    assert quantized.float().abs().max() == 448  # e4m3's largest finite value takes the amax
+    assert torch.allclose(quantized.float() * scale, values, rtol=0.07)  # 3 mantissa bits: <= 1/16 error
+
+    torch.manual_seed(0)
+    operands = fp8_operands(64, 48, 32, "cpu")
+    assert operands["b"].shape == (32, 48) and operands["b"].stride() == (1, 32)
+    exact = (operands["a"].float() * operands["scale_a"]) @ (operands["b"].float() * operands["scale_b"])
+    result = scaled_matmul(operands, fast_accum=False)  # CPU torch has _scaled_mm: the call checks out here
+    assert result.dtype == torch.bfloat16 and result.shape == (64, 48)
+    assert torch.allclose(result.float(), exact, rtol=0.02, atol=0.05 * exact.abs().max().item())
+
+
+def test_fp8_says_why_an_older_gpu_is_skipped(monkeypatch, torch):
+    from pth_top.benches.child.kernels import fp8
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 6))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA GeForce RTX 3090")
+    assert fp8.unsupported_reason("cuda:0") == (
+        "NVIDIA GeForce RTX 3090 is compute capability 8.6; FP8 tensor cores need >= 8.9")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    assert fp8.unsupported_reason("cuda:0") == ""
+
+
+@pytest.mark.parametrize(("total_gib", "d_model"), [(141, 4096), (80, 4096), (24, 2048), (12, 1024)])
+def test_gpu_stack_fills_its_memory_shares_without_exceeding_them(total_gib, d_model):
+    from pth_top.benches.child.kernels import e2e_step
+
+    total = total_gib * 2**30
+    size = e2e_step.gpu_stack_size(total, 1.0)
+    assert size.d_model == d_model and size.heads * e2e_step.HEAD_DIM == d_model and size.seq_len == 2048
+    state_bytes = e2e_step.TRAINING_STATE_BYTES_PER_PARAMETER * size.parameters
+    activation_bytes = e2e_step.ACTIVATION_BYTES_PER_TOKEN_PER_WIDTH * d_model * size.layers * size.tokens
+    assert state_bytes <= e2e_step.STATE_MEMORY_SHARE * total or size.layers == 1
+    assert activation_bytes <= e2e_step.ACTIVATION_MEMORY_SHARE * total or size.batch == 1
+    assert size.layers == e2e_step.MAX_LAYERS or state_bytes + 12 * d_model**2 * 16 > 0.3 * total
+    assert e2e_step.gpu_stack_size(total, 0.25).batch <= size.batch
+
+
+def test_e2e_step_compares_eager_and_compiled_and_reports_compile_time_apart(tmp_path):
+    code, rows, errors = run(("e2e_step",), tmp_path, compile_backend="aot_eager")
+    assert code == 0 and not errors, errors
+    eager, compiled = rows[("e2e_step", "eager")], rows[("e2e_step", "torch.compile")]
+    for row in (eager, compiled):
+        assert row["status"] == "ok" and row["value"] > 0 and row["unit"] == "tokens/s"
+        details = row["details"]
+        assert {"d_model", "heads", "layers", "seq_len", "batch", "parameters"} <= set(details)
+        assert math.isclose(row["value"] * row["median_s"], details["batch"] * details["seq_len"])
+    assert compiled["details"]["compile_backend"] == "aot_eager" and compiled["details"]["compile_s"] >= 0
+    speedup = compiled["value"] / eager["value"]
+    assert compiled["details"]["speedup_vs_eager"] == pytest.approx(speedup)
+    assert compiled["note"].startswith(f"{speedup:.2f}x vs eager; compile ")
+
+
+def test_e2e_step_with_inductor_on_this_cpu(tmp_path):
+    code, rows, errors = run(("e2e_step",), tmp_path)  # the default back end: compiles C++ here
+    assert code == 0 and not errors, errors
+    compiled = rows[("e2e_step", "torch.compile")]
+    assert compiled["status"] == "ok" and compiled["details"]["compile_backend"] == "inductor", compiled["note"]
+
+
+def test_e2e_step_says_why_when_torch_compile_is_unusable(tmp_path):
+    code, rows, errors = run(("e2e_step",), tmp_path, compile_backend="no_such_backend")
+    assert code == 0 and not errors, errors
+    assert rows[("e2e_step", "eager")]["status"] == "ok"
+    skipped = rows[("e2e_step", "torch.compile")]
+    assert skipped["status"] == "skipped" and skipped["value"] is None
+    assert skipped["note"].startswith("torch.compile unusable here (no_such_backend): InvalidBackend")
+
+
+@pytest.mark.gpu
+def test_new_kernels_on_a_gpu(tmp_path, torch):
+    code, rows, errors = run(("attention", "fp8", "mamf", "e2e_step"), tmp_path, devices=("cuda:0",), scale=0.05)
+    assert not errors, errors
+    assert rows[("attention", "flash fwd+bwd")]["details"]["backend_ran"] == "flash"
+    assert rows[("attention", "default fwd+bwd")]["status"] == "ok"
+    best = rows[("mamf", "bf16 best shape")]
+    assert best["value"] > 1 and best["details"]["shapes_measured"] >= 1 and "telemetry" in best
+    assert rows[("e2e_step", "torch.compile")]["status"] == "ok"
+    assert rows[("e2e_step", "torch.compile")]["details"]["speedup_vs_eager"] > 0
+    fp8 = rows[("fp8", "e4m3 -> bf16")]
+    if torch.cuda.get_device_capability(0) >= (8, 9):
+        assert fp8["status"] == "ok" and fp8["value"] > rows[("mamf", "bf16 best shape")]["value"] / 4
+    else:
+        assert fp8["status"] == "skipped" and "compute capability" in fp8["note"]
