@@ -16,7 +16,7 @@ UNIT_SUFFIXES = (
     "_gib", "_gb", "_mb", "_w", "_mm", "_ghz", "_cny", "_gb_per_s", "_mb_per_s", "_mt_per_s", "_tflops",
     "_count", "_tbw",
 )
-UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation"})
+UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package"})
 
 Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
@@ -25,6 +25,7 @@ Gib = Annotated[float, Meta(ge=1, le=MAX_NUMBER)]
 NonEmptyText = Annotated[str, Meta(pattern=r"\S")]
 Texts = list[str]
 MemoryType = Literal["DDR4", "DDR5"]
+Availability = Literal["new", "used_only", "not_sold_new_cn"]
 
 
 class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -38,6 +39,8 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     price_cny: Annotated[float, Meta(gt=0, le=10_000_000)]
     price_as_of: dt.date
     source: Annotated[str, Meta(pattern=r"\S", description="a spec sheet URL")]
+    # Where price_cny comes from: a launch-price page or a listing, not the spec sheet.
+    price_source: Annotated[str, Meta(pattern=r"^https?://\S+$", description="a URL that shows the price")] = ""
     # Where the guide gets this part wrong, or what to know about it: added to the build's reasoning.
     notes: Texts = []
 
@@ -66,6 +69,11 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     nvlink: Literal["none", "pairs", "sxm"]
     ecc: bool
     software: Literal["cuda", "rocm", "cpu"]
+    # new: sold new; used_only: end of life, only the used market; not_sold_new_cn: export licence (China).
+    availability: Availability = "new"
+    availability_reason: str = ""  # required (configs.parts) unless availability is "new"
+    # Devices torch sees per package (an MI250X is two GCDs): benches.client.peaks divides the peaks by it.
+    devices_per_package: AtLeastOne = 1
 
 
 class Cpu(PartFields, frozen=True, kw_only=True):

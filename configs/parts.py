@@ -41,6 +41,13 @@ class Part:
     def get(self, key: str, default: Any = None) -> Any:
         return self.spec.get(key, default)
 
+    def buyable(self, condition: str, market: str = "CN") -> bool:
+        """Whether it can be bought in `market` under the answers' condition ("new", or "used" which allows used)."""
+        availability = self.spec.get("availability", "new")
+        if availability == "used_only" or (availability == "not_sold_new_cn" and market == "CN"):
+            return condition == "used"
+        return True
+
 
 @dataclass(slots=True)
 class Catalog:
@@ -162,7 +169,11 @@ def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part
 
 def validate_part(kind: str, entry: dict[str, Any]) -> PartFields:
     """One part's keys as PART_TYPES[kind]; SchemaError (keys, reason) names the first bad key."""
-    return convert(entry, PART_TYPES[kind], _part_reason)
+    fields = convert(entry, PART_TYPES[kind], _part_reason)
+    if getattr(fields, "availability", "new") != "new" and not str(getattr(fields, "availability_reason", "")).strip():
+        problem = Problem(("availability_reason",), "missing")
+        raise SchemaError(problem, f"availability {fields.availability!r} needs availability_reason (say why)")
+    return fields
 
 
 def _part_reason(problem: Problem) -> str:
