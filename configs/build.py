@@ -8,11 +8,11 @@ from typing import Any, Literal, get_args
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import MemoryBreakdown
 
-Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu"]
+Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system"]
 ROLES: tuple[str, ...] = get_args(Role)
 ROLE_LABELS = {
     "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
-    "cooler": "CPU cooler", "psu": "PSU",
+    "cooler": "CPU cooler", "psu": "PSU", "system": "Server system",
 }
 
 
@@ -58,7 +58,7 @@ class Build:
     pins: dict[str, tuple[str, int]] = field(default_factory=dict)
     title: str = ""
     comments: tuple[str, ...] = ()
-    # Why this build cannot be recommended as it is (memory, budget, power limit, a rule it breaks), first line plainest.
+    # Why this build cannot be recommended (memory, budget, power limit, a rule it breaks), the plainest first.
     blockers: tuple[str, ...] = ()
     # What is feasible instead, best first: each line names the change, its memory per GPU, the card and the price.
     feasible_alternatives: tuple[str, ...] = ()
@@ -74,5 +74,10 @@ class Build:
         return not self.blockers
 
     @property
+    def cpu_only(self) -> bool:
+        return self.component("gpu") is None
+
+    @property
     def memory_fits(self) -> bool:
-        return self.memory.total_bytes <= self.gpu_usable_per_gpu_bytes
+        """GPU memory holds the workload; a CPU-only build's RAM is sized to it (a shortfall is a blocker)."""
+        return self.cpu_only or self.memory.total_bytes <= self.gpu_usable_per_gpu_bytes

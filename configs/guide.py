@@ -44,7 +44,10 @@ _SECTION_REFERENCE = re.compile(r"(?:guide )?§(\d+(?:\.\d+)?)")
 
 
 def cite_guide(line: str) -> str:
-    """Every "§2.1" / "guide §2.1" in `line` as "guide §2.1 显存需求与模型规模 (GPU memory vs model size)"; idempotent."""
+    """Each "§2.1" or "guide §2.1" in `line` as "guide §2.1 显存需求与模型规模 (GPU memory vs model size)".
+
+    Idempotent: a reference already followed by its title is left as it is.
+    """
 
     def titled(match: re.Match[str]) -> str:
         number = match.group(1)

@@ -1,24 +1,27 @@
 """Answers -> Build: memory floor, GPU by performance per yuan, then the parts the rules ask for.
 
-The GPU is chosen first (memory floor, then score per yuan); the rest follows from it. Candidates are
-tried best-first until the whole build fits the budget and power limit. Pinned parts (a preset, or a
-swap in the review step) are kept as they are and only checked.
+The GPU is chosen first (memory floor, then score per yuan; configs.ranking); the rest follows from it.
+When nothing holds the workload within budget, the build says so first and lists what is feasible
+(configs.feasibility). Pinned parts (a preset, or a swap in the review step) are kept and only checked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Mapping
 
+from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
-from pth_top.configs.assemble import PC_GPU_FORMS, assemble
-from pth_top.configs.assembly import Assembly, Context, gpu_price, pinned_part
+from pth_top.configs.assemble import assemble
+from pth_top.configs.assembly import Assembly, Context, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.ranking import Fit, acceptable, fit_budget, gpu_metric, ranked_gpus, usable_bytes
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -29,6 +32,8 @@ from pth_top.configs.rules import (
 )
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
+
+CPU_ONLY_ID = "none"  # the GPU "part" id of a CPU-only build, among the GPU alternatives and in pins
 
 
 def recommend(
@@ -43,37 +48,48 @@ def recommend(
             f"the workload needs {ctx.memory.total_bytes / GIB:.3g} GiB per GPU, beyond what any machine or build "
             "file holds: check the model size, batch size and sequence length"
         )
-    gpus = _ranked_gpus(ctx)
+    gpus = ranked_gpus(ctx)
+    gpu_order = [part.id for part, _ in gpus]
     pinned_gpu = ctx.pins.get("gpu")
-    if pinned_gpu:
+    fit: Fit | None = None
+    under_cheapest_gpu_build = False
+    gpu: Part | None
+    cpu_only = None if ctx.edge or (pinned_gpu and pinned_gpu[0] != CPU_ONLY_ID) else _cpu_only(ctx)
+    if pinned_gpu and pinned_gpu[0] == CPU_ONLY_ID:
+        gpu, assembly = None, assemble(cpu_only.ctx if cpu_only else _cpu_context(ctx), None)
+    elif pinned_gpu:
         gpu = pinned_part(ctx, "gpu")
         assembly = assemble(ctx, gpu)
         # The ranking's own order, so that repeated swaps walk every allowed GPU once before wrapping round.
-        gpu_order = [part.id for part, _ in gpus]
         if gpu.id not in gpu_order:
             gpu_order.insert(0, gpu.id)
     else:
         if not gpus:
             raise ValueError("the catalog has no GPU for this scenario")
-        assembly, gpu = _fit_budget(ctx, gpus)
-        gpu_order = [part.id for part, _ in gpus]
+        fit = fit_budget(ctx, gpus)
+        gpu, assembly = fit.gpu, fit.assembly
+        under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
+        if cpu_only is not None and (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(
+                cpu_only.ctx, cpu_only.asm):
+            gpu, assembly = None, cpu_only.asm
+    if cpu_only is not None:
+        gpu_order.insert(0, CPU_ONLY_ID)
     assembly.alternatives["gpu"] = tuple(gpu_order)
-    assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(ctx, gpu)
-    usable = int(gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], rules))
-    warnings = _warnings(ctx, assembly, gpu, usable, today or dt.date.today())
-    total = assembly.total_cny
-    general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
-    if answers.budget.currency != "CNY":
-        general.append(budget_line(answers.budget.amount, answers.budget.currency, rules))
-    general.extend(assembly.power_lines)
-    general.append(assembly.heat_line)
-    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
-    general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
-    if not pinned_gpu and total < 0.6 * ctx.budget_cny:
-        general.append(
-            f"¥{ctx.budget_cny - total:,.0f} of the budget is left: the best value card was chosen; swap the GPU for "
-            "a faster or larger one if speed matters more than price"
-        )
+    build_ctx = ctx if gpu is not None else (cpu_only.ctx if cpu_only else _cpu_context(ctx))
+    if gpu is not None and gpu["software"] == "cpu":  # a CPU-only edge module (Raspberry Pi): no CUDA context
+        build_ctx = dataclasses.replace(ctx, memory=dataclasses.replace(ctx.memory, cuda_context_bytes=0))
+    if gpu is not None:
+        assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(build_ctx, gpu)
+        usable = int(gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], rules))
+    else:
+        usable = 0
+    blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
+    warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
+    alternatives = feasibility.feasible_alternatives(ctx, lambda changed: _context(changed, catalog, rules, {}))
+    if blockers and gpu is not None and cpu_only is not None and (cpu_only.adequate or under_cheapest_gpu_build) \
+            and acceptable(cpu_only.ctx, cpu_only.asm):
+        alternatives.insert(0, f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}")
+    general = _general_reasoning(build_ctx, assembly, gpu, cpu_only)
     components = tuple(
         Component(
             role=role, part_id=part.id, name=part.name, quantity=qty, unit_price_cny=assembly.unit_prices[role],
@@ -82,33 +98,78 @@ def recommend(
         for role in ROLES if role in assembly.chosen for part, qty in [assembly.chosen[role]]
     )
     return Build(
-        answers=answers, components=components, memory=ctx.memory,
-        gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB),
+        answers=answers, components=components, memory=build_ctx.memory,
+        gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB) if gpu is not None else 0,
         gpu_usable_per_gpu_bytes=usable,
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
-        total_price_cny=total, budget_cny=ctx.budget_cny, reasoning=tuple(cite_guide(line) for line in general if line),
+        total_price_cny=assembly.total_cny, budget_cny=ctx.budget_cny,
+        reasoning=tuple(cite_guide(line) for line in general if line),
         warnings=tuple(cite_guide(line) for line in warnings), alternatives=dict(assembly.alternatives),
         pins=dict(ctx.pins), title=title, comments=tuple(cite_guide(line) for line in comments),
+        blockers=tuple(cite_guide(line) for line in blockers),
+        feasible_alternatives=tuple(alternatives) if blockers else (),
     )
 
 
-def _warnings(ctx: Context, assembly: Assembly, gpu: Part, usable: int, today: dt.date) -> list[str]:
+def _general_reasoning(ctx: Context, assembly: Assembly, gpu: Part | None, cpu_only: CpuOnly | None) -> list[str]:
+    answers, rules, total = ctx.answers, ctx.rules, assembly.total_cny
+    general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
+    if gpu is None and cpu_only is not None:
+        general.insert(0, f"CPU-only build: {cpu_only.reason}")
+    if answers.budget.currency != "CNY":
+        general.append(budget_line(answers.budget.amount, answers.budget.currency, rules))
+    general.extend(assembly.power_lines)
+    general.append(assembly.heat_line)
+    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
+    general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
+    if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny:
+        general.append(
+            f"¥{ctx.budget_cny - total:,.0f} of the budget is left: the best value card was chosen; swap the GPU for "
+            "a faster or larger one if speed matters more than price"
+        )
+    return general
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CpuOnly:
+    ctx: Context
+    asm: Assembly
+    adequate: bool  # the workload does not need a GPU at all
+    reason: str
+
+
+def _cpu_context(ctx: Context) -> Context:
+    """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM."""
+    return dataclasses.replace(ctx, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
+
+
+def _cpu_only(ctx: Context) -> CpuOnly | None:
+    """A CPU-only PC, with why it is offered: classical ML on tabular data needs no GPU; otherwise only on price."""
+    cpu_ctx = _cpu_context(ctx)
+    asm = assemble(cpu_ctx, None)
+    if ctx.answers.data.kind == "tabular":
+        reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
+                  "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
+        return CpuOnly(cpu_ctx, asm, True, reason)
+    reason = (f"the budget, ¥{ctx.budget_cny:,.0f}, is under the cheapest GPU build; on a CPU the workload runs, "
+              "far slower than on a GPU, with its working memory in RAM")
+    return CpuOnly(cpu_ctx, asm, False, reason)
+
+
+def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date) -> list[str]:
     answers = ctx.answers
     warnings: list[str] = []
-    if ctx.memory.total_bytes > usable:
-        warnings.append(_does_not_fit(ctx, gpu, usable, ctx.catalog))
+    if gpu is not None and ctx.memory.total_bytes > usable_bytes(ctx, gpu):
+        warnings.append(_does_not_fit(ctx, gpu, int(usable_bytes(ctx, gpu)), ctx.catalog))
     total = assembly.total_cny
     if total > ctx.budget_cny:
         warnings.append(
             f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget"
         )
-    max_power = answers.budget.max_power_w
-    if max_power and assembly.wall_w > max_power:
-        warnings.append(f"wall draw ~{assembly.wall_w:,.0f} W exceeds the {max_power} W limit")
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
-    if answers.scale.sharding != "none" and ctx.gpu_count == 1:
+    if answers.scale.sharding not in ("none", "zero_offload") and ctx.gpu_count == 1:
         warnings.append(f"{answers.scale.sharding.upper()} divides by the GPU count: with one GPU it saves nothing")
     if answers.budget.condition == "used":
         warnings.append(
@@ -131,9 +192,10 @@ def swap(
     """The same answers with `role` moved to the next-best alternative (wrapping round)."""
     options = build.alternatives.get(role, ())
     current = build.component(role)
-    if not options or current is None:
+    current_id = current.part_id if current is not None else CPU_ONLY_ID if role == "gpu" else None
+    if not options or current_id is None:
         return build
-    index = options.index(current.part_id) if current.part_id in options else -1
+    index = options.index(current_id) if current_id in options else -1
     next_id = options[(index + 1) % len(options)]
     pins = {**build.pins, role: (next_id, 0)}  # 0: the rules choose how many of the new part
     return recommend(
@@ -156,58 +218,15 @@ def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str
 
 
 
-def _gpu_metric(ctx: Context) -> tuple[str, str]:
-    if ctx.tier == "entry":
-        return "memory_gib", "GiB of GPU memory per yuan (entry tier: VRAM first, guide §6.1)"
-    if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
-        return "bandwidth_gb_per_s", "memory bandwidth per yuan (LLM decoding is bandwidth-bound; Dettmers 2023)"
-    return "bf16_dense_tflops", "dense BF16 tensor TFLOPS per yuan (training; Dettmers 2023)"
-
-
-def _ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
-    """GPUs allowed here, those meeting the memory floor first, each group by score per yuan."""
-    metric, _ = _gpu_metric(ctx)
-    quiet = ctx.answers.budget.noise == "quiet"
-    ranked = []
-    for gpu in ctx.catalog.of_kind("gpu"):
-        if ctx.edge != (gpu["form"] == "edge"):
-            continue
-        if not ctx.edge and gpu["form"] not in PC_GPU_FORMS:
-            continue
-        if quiet and gpu["cooling"] in ("blower", "passive") and not ctx.edge:
-            continue
-        fits = ctx.memory.total_bytes <= gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules)
-        preferred = ctx.tier == "datacenter" and gpu["form"] in ("workstation", "datacenter")
-        score = gpu[metric] / gpu_price(ctx, gpu)
-        ranked.append((not fits, not preferred, -score, gpu.id, gpu, fits))
-    ranked.sort(key=lambda item: item[:4])
-    return [(gpu, fits) for *_, gpu, fits in ranked]
-
-
-def _fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assembly, Part]:
-    max_power = ctx.answers.budget.max_power_w
-    fitting = [gpu for gpu, fits in gpus if fits]
-    cheapest: tuple[float, Assembly, Part] | None = None
-    for gpu in fitting:
-        assembly = assemble(ctx, gpu)
-        if assembly.total_cny <= ctx.budget_cny and (not max_power or assembly.wall_w <= max_power):
-            return assembly, gpu
-        if cheapest is None or assembly.total_cny < cheapest[0]:
-            cheapest = (assembly.total_cny, assembly, gpu)
-    if cheapest is not None:
-        return cheapest[1], cheapest[2]
-    largest = max((gpu for gpu, _ in gpus), key=lambda part: (part["memory_gib"], -part.price_cny))
-    return assemble(ctx, largest), largest
-
-
 def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
-    _, metric_text = _gpu_metric(ctx)
+    _, metric_text = gpu_metric(ctx)
     need = ctx.memory.total_bytes / GIB
     usable = gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules) / GIB
     kind = "shared with the CPU" if gpu["memory_kind"] == "shared" else "dedicated"
     lines = [
         f"memory floor: this workload needs {need:.1f} GiB per GPU; {gpu.name} has {gpu['memory_gib']:g} GiB {kind} "
-        f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) (guide §2.1; each term's formula under Reasoning)",
+        f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) "
+        "(guide §2.1; each term's formula under Reasoning)",
         f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset

@@ -12,6 +12,9 @@ def memory_lines(build: Build) -> list[str]:
     for label, value in build.memory.terms():
         lines.append(f"  {label:<17}{value / GIB:>9.2f} GiB")
     total = build.memory.total_bytes / GIB
+    if build.cpu_only:
+        lines.append(f"  {'total':<17}{total:>9.2f} GiB, held in system RAM (CPU-only build)")
+        return lines
     usable = build.gpu_usable_per_gpu_bytes / GIB
     verdict = "fits" if build.memory_fits else "DOES NOT FIT"
     card = build.gpu_memory_per_gpu_bytes / GIB
@@ -68,7 +71,7 @@ def render_build_text(build: Build) -> str:
     for component in build.components:
         out.append("  " + component_line(component.role, build))
         out.extend(f"      - {line}" for line in component.reasoning)
-    out += ["", "Memory per GPU", *memory_lines(build)]
+    out += ["", "Memory (CPU-only)" if build.cpu_only else "Memory per GPU", *memory_lines(build)]
     out += ["", "Power", *power_lines(build)]
     out += ["", "Price", price_line(build)]
     out += ["", "Reasoning", *(f"  - {line}" for line in build.reasoning)]

@@ -43,7 +43,8 @@ def test_save_then_load_then_save_is_identical(tmp_path, catalog, build):
 
 def test_file_has_the_required_sections(build):
     text = dumps_build(build, created=CREATED, tool_version="0.1.0")
-    for needle in ("schema_version = 2", "[feasibility]", "created = 2026-01-02", 'tool_version = "0.1.0"', "[answers.workload]",
+    for needle in ("schema_version = 2", "[feasibility]", "created = 2026-01-02", 'tool_version = "0.1.0"',
+                   "[answers.workload]",
                    "[components.gpu]", "[components.gpu.spec]", "[memory]", "[power]", "[price]", "reasoning = [",
                    "warnings = ["):
         assert needle in text

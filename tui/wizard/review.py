@@ -40,7 +40,7 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
         if component.part_id in options and len(options) > 1:
             text.append(f"  ({options.index(component.part_id) + 1}/{len(options)})", style="dim")
         text.append("\n")
-    text.append("\nMemory per GPU\n", style="bold")
+    text.append("\nMemory (CPU-only)\n" if build.cpu_only else "\nMemory per GPU\n", style="bold")
     for line in memory_lines(build):
         text.append(line + "\n", style="bold red" if "DOES NOT FIT" in line else "")
     text.append("\nPower\n", style="bold")

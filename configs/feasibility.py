@@ -1,0 +1,128 @@
+"""Feasibility first: why a build cannot be recommended, and what is feasible instead, best first."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from pth_top.configs.answers import Answers
+from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.parts import Part
+from pth_top.configs.presets import model_presets
+from pth_top.configs.ranking import Fit, fit_budget, ranked_gpus, usable_bytes
+from pth_top.units import GIB
+
+# Precisions an inference workload can step down to, smallest last.
+INFERENCE_STEPS = ("fp16", "int8", "int4")
+
+
+def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None) -> list[str]:
+    """What stops this build being a recommendation; the first line says it plainly."""
+    lines: list[str] = []
+    budget = f"¥{ctx.budget_cny:,.0f}"
+    need = ctx.memory.total_bytes / GIB
+    if gpu is not None and ctx.memory.total_bytes > usable_bytes(ctx, gpu):
+        line = (f"not feasible within {budget}: needs {need:.1f} GiB per GPU, the best card in budget, {gpu.name}, has "
+                f"{usable_bytes(ctx, gpu) / GIB:.1f} GiB usable")
+        if fit is not None and fit.cheapest_fitting is not None:
+            price, fitting = fit.cheapest_fitting
+            line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({fitting.name})"
+        elif fit is not None:
+            line += "; no GPU in this catalog holds that much: shrink the workload or spread it over more GPUs"
+        lines.append(line)
+    elif assembly.total_cny > ctx.budget_cny:
+        lines.append(f"not feasible within {budget}: the cheapest build that holds the workload costs "
+                     f"¥{assembly.total_cny:,.0f}")
+    max_power = ctx.answers.budget.max_power_w
+    if max_power and assembly.wall_w > max_power:
+        lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W")
+    lines.extend(f"breaks its own rules: {line}" for line in assembly.unsatisfied)
+    return lines
+
+
+def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
+    """Each change to the answers that yields an acceptable build within budget, best first, then renting."""
+    lines = []
+    for label, answers in _changes(ctx):
+        line = _feasible_line(ctx, label, context_for(answers))
+        if not line and answers.task.mode == "training" and answers.task.recompute != "full":
+            line = _feasible_line(ctx, label + ", full recompute, micro-batch 1",
+                                  context_for(_small_activations(answers)))
+        if line:
+            lines.append(line)
+    rent = _rent_line(ctx)
+    if rent:
+        lines.append(rent)
+    return lines
+
+
+def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
+    gpus = ranked_gpus(alternative)
+    if not gpus or not gpus[0][1]:
+        return ""
+    fit = fit_budget(alternative, gpus)
+    if not fit.feasible:
+        return ""
+    count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
+    return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU fits {count}{fit.gpu.name}; "
+            f"build ¥{fit.assembly.total_cny:,.0f} within ¥{ctx.budget_cny:,.0f}")
+
+
+def _small_activations(answers: Answers) -> Answers:
+    """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
+    micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
+    return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", micro_batch_one)
+
+
+def _changes(ctx: Context) -> list[tuple[str, Answers]]:
+    """Answer changes that shrink GPU memory, in the order an engineer would try them."""
+    answers = ctx.answers
+    task, scale = answers.task, answers.scale
+    changes: list[tuple[str, Answers]] = []
+    if task.mode == "training":
+        if task.method == "full" and ctx.shape.kind == "transformer":
+            changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
+        if task.method in ("full", "lora") and ctx.shape.kind == "transformer":
+            changes.append(("QLoRA (4-bit NF4 base, bf16 adapters)", answers.with_value("task", "method", "qlora")))
+        smaller = _small_activations(answers)
+        if smaller != answers:
+            changes.append(("full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation",
+                            smaller))
+        if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
+            changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
+                            answers.with_value("scale", "sharding", "zero_offload")))
+    else:
+        steps = INFERENCE_STEPS[INFERENCE_STEPS.index(task.precision) + 1:] if task.precision in INFERENCE_STEPS else ()
+        for precision in steps:
+            changes.append((f"{precision} weights", answers.with_value("task", "precision", precision)))
+    smaller_model = _smaller_preset(ctx)
+    if smaller_model is not None:
+        name = model_presets()[smaller_model].name
+        changes.append((f"a smaller model, {name}", answers.with_value("workload", "preset", smaller_model)))
+    return changes
+
+
+def _smaller_preset(ctx: Context) -> str | None:
+    """The largest preset of the same kind with fewer parameters than this workload."""
+    smaller = [
+        preset for preset in model_presets().values()
+        if preset.kind == ctx.shape.kind and preset.parameters < ctx.shape.parameters
+    ]
+    return max(smaller, key=lambda preset: preset.parameters).id if smaller else None
+
+
+def _rent_line(ctx: Context) -> str:
+    """The cheapest listed cloud GPU that holds the workload, by the hour, as a comparison with buying."""
+    rent = ctx.rules.rent
+    options = []
+    for gpu_id, usd in rent.usd_per_gpu_hour.items():
+        gpu = ctx.catalog.get(gpu_id)
+        if gpu is not None and ctx.memory.total_bytes <= usable_bytes(ctx, gpu):
+            options.append((usd, gpu))
+    if not options or ctx.edge:
+        return ""
+    usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
+    cny = usd * ctx.rules.currency.cny_per_usd * ctx.gpu_count
+    count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
+    return (f"rent {count}{gpu.name} at ${usd:g}/GPU-hour (~¥{cny:,.0f}/h for the machine; {rent.source}, "
+            f"as of {rent.as_of}): ¥{ctx.budget_cny:,.0f} buys ~{ctx.budget_cny / cny:,.0f} hours")
