@@ -8,6 +8,7 @@ from pth_top.doctor.context import DoctorContext
 from pth_top.doctor.gpus import list_gpus
 from pth_top.doctor.model import Group, Verdict, could_not_run, failed, not_applicable, passed, warned
 from pth_top.doctor.registry import doctor_check
+from pth_top.text import printable
 
 
 def _probe_data(context: DoctorContext) -> dict[str, Any] | Verdict:
@@ -155,3 +156,32 @@ def check_threads(context: DoctorContext) -> Verdict:
     if cores and threads == 1 and cores >= 4:
         return warned(value, "Set OMP_NUM_THREADS to physical cores / processes per machine if CPU-side ops matter.")
     return passed(value)
+
+
+# Ampere (compute capability 8.0) and newer run TF32 on their tensor cores.
+TF32_MIN_CAPABILITY = (8, 0)
+
+
+@doctor_check(
+    "torch.matmul_precision", "float32 matmul precision", Group.TORCH,
+    "torch.set_float32_matmul_precision('high') lets float32 matmuls use TF32 (or bfloat16 for 'medium') on "
+    "tensor-core GPUs. It does not enable AVX2, as the guide's §8.2 says: AVX2 is an x86 instruction set that "
+    "torch's CPU kernels use by themselves whenever the CPU has it.",
+    needs_torch=True,
+)
+def check_matmul_precision(context: DoctorContext) -> Verdict:
+    data = _probe_data(context)
+    if isinstance(data, Verdict):
+        return data
+    precision = data.get("float32_matmul_precision")
+    if not precision:
+        return not_applicable("this torch or probe does not report it")
+    shown = f"'{printable(str(precision))}'"
+    capabilities = [tuple(device.get("capability") or (0, 0)) for device in data.get("devices") or []]
+    if not data.get("cuda_available") or not capabilities:
+        return passed(f"{shown}; on the CPU it does not enable AVX2 (CPU kernels use AVX2/AVX-512 on their own)")
+    if max(capabilities) < TF32_MIN_CAPABILITY:
+        return passed(f"{shown}; no TF32 on these GPUs, so it changes nothing here (and it never enables AVX2)")
+    if precision == "highest":
+        return passed(f"{shown}: float32 matmuls run in full FP32; 'high' would use TF32 tensor cores (not AVX2)")
+    return passed(f"{shown}: float32 matmuls may use TF32/bfloat16 tensor cores (a GPU setting, not AVX2)")

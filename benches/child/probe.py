@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         help="run matmuls on every GPU for N seconds and read the PCIe links under that load",
     )
     args = parser.parse_args(argv)
+    report["float32_matmul_precision"] = torch.get_float32_matmul_precision()  # "highest" | "high" | "medium"
     if not 0 <= args.load_seconds <= 60:
         parser.error("--load-seconds must be between 0 and 60")
     report, exit_code = describe_torch(args.load_seconds)

@@ -156,6 +156,7 @@ def test_real_probe_on_the_cpu_torch_build():
     assert report["torch_version"].startswith("2.")
     assert report["num_threads"] >= 1
     assert isinstance(report["cuda_available"], bool)
+    assert report["float32_matmul_precision"] in ("highest", "high", "medium")
 
 
 def test_probe_without_torch_prints_an_error_object_and_exits_nonzero(tmp_path):
@@ -246,3 +247,24 @@ def test_cancelling_a_hung_probe_kills_it_and_says_so(tmp_path):
     with pytest.raises(ProbeError, match="torch probe cancelled"):
         pending.result()
     assert gone_soon(pid)
+
+
+@pytest.mark.parametrize("probe_changes, expected", [
+    # The guide (§8.2) says set_float32_matmul_precision('high') "enables AVX2": the doctor says what it does.
+    ({"cuda_available": False, "devices": [], "float32_matmul_precision": "high"},
+     "on the CPU it does not enable AVX2"),
+    ({"float32_matmul_precision": "highest"}, "'high' would use TF32 tensor cores (not AVX2)"),
+    ({"float32_matmul_precision": "high"}, "may use TF32/bfloat16 tensor cores (a GPU setting, not AVX2)"),
+    ({"float32_matmul_precision": "high", "devices": [{"index": 0, "name": "Tesla V100-SXM2-32GB",
+                                                        "capability": [7, 0]}]}, "no TF32 on these GPUs"),
+])
+def test_matmul_precision_check_says_it_is_not_avx2(tmp_path, probe_changes, expected):
+    context = make_context(tmp_path, probe=cuda_probe_report(**probe_changes))
+    finding = only(torch_checks.check_matmul_precision, context)
+    assert finding.status is Status.PASS and expected in finding.value
+    assert "does not enable AVX2" in finding.why
+
+
+def test_matmul_precision_from_an_older_probe_is_not_applicable(tmp_path):
+    finding = only(torch_checks.check_matmul_precision, make_context(tmp_path, probe=cuda_probe_report()))
+    assert finding.status is Status.NOT_APPLICABLE
