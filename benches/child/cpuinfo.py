@@ -207,13 +207,14 @@ def _add_chain() -> tuple[Callable[[int, int], int], mmap.mmap] | None:
 
 
 def _chain_ghz(chain: Callable[[int, int], int], loops: int) -> float:
-    started = time.perf_counter()
+    """Cycles over this thread's CPU time: time the scheduler gave to other processes does not count."""
+    started = time.thread_time_ns()
     chain(loops, 1)
-    return loops * ADDS_PER_LOOP / (time.perf_counter() - started) / 1e9
+    return loops * ADDS_PER_LOOP / max(1, time.thread_time_ns() - started)
 
 
 def _together_ghz(chain: Callable[[int, int], int], loops: int, threads: int) -> float:
-    """`threads` chains started together; the least preempted one (others share these cores with us)."""
+    """`threads` chains started together; the fastest (a hybrid CPU's slower cores would lower a mean)."""
     results: list[float] = []
     barrier = threading.Barrier(threads)
 
@@ -230,7 +231,8 @@ def _together_ghz(chain: Callable[[int, int], int], loops: int, threads: int) ->
 
 
 def measure_clock(threads: int, rounds: int = 5) -> ClockMeasurement | None:
-    """Best of `rounds` short windows (a preempted vCPU only lowers a window), alone and with `threads` at once."""
+    """Best of `rounds` short windows, alone and with `threads` at once; cycles per second of thread CPU time,
+    so other processes on these cores (or a preempted vCPU, where steal is accounted) do not lower it."""
     made = _add_chain()
     if made is None:
         return None
