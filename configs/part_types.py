@@ -56,6 +56,7 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     tf32_dense_tflops: Number
     fp16_dense_tflops: Number
     bf16_dense_tflops: Number
+    fp8_dense_tflops: Number = 0  # dense FP8 tensor TFLOPS (benchmark % of peak); 0: no FP8 unit or not listed
     board_power_w: Annotated[float, Meta(ge=0, le=5000)]
     transient_peak_w: Number
     recommended_psu_w: Number

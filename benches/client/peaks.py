@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pth_top.benches.catalog import PEAK_BF16, PEAK_FP16, PEAK_FP32, PEAK_MEMORY, PEAK_PCIE, PEAK_TF32
+from pth_top.benches.catalog import PEAK_BF16, PEAK_FP8, PEAK_FP16, PEAK_FP32, PEAK_MEMORY, PEAK_PCIE, PEAK_TF32
 from pth_top.benches.client.cpu_model import cpu_clock_ghz, cpu_flop_per_cycle
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import BUILTIN_CATALOG_DIR, Catalog, Part, load_catalog
@@ -38,6 +38,7 @@ class GpuPeaks:
     pcie_generation: int
     from_user_catalog: bool
     devices_per_package: int = 1  # torch devices one catalog part shows as (MI250X: 2 GCDs); peaks are per device
+    fp8_tflops: float = 0.0  # dense FP8 tensor peak; 0: no FP8 unit, or the catalog entry does not say
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ def _peaks_of(part: Part) -> GpuPeaks:
         memory_gb_per_s=float(part["bandwidth_gb_per_s"]) / per_package,
         pcie_generation=int(part["pcie_generation"]), from_user_catalog=origin_dir != BUILTIN_CATALOG_DIR,
         devices_per_package=per_package,
+        fp8_tflops=float(part.get("fp8_dense_tflops", 0) or 0) / per_package,
     )
 
 
@@ -139,7 +141,7 @@ def gpu_peak(device_name: str, kind: str, pcie_link: dict | None = None) -> Peak
         return pcie_peak(pcie_link, peaks)
     value = {
         PEAK_FP32: peaks.fp32_tflops, PEAK_TF32: peaks.tf32_tflops, PEAK_FP16: peaks.fp16_tflops,
-        PEAK_BF16: peaks.bf16_tflops, PEAK_MEMORY: peaks.memory_gb_per_s,
+        PEAK_BF16: peaks.bf16_tflops, PEAK_FP8: peaks.fp8_tflops, PEAK_MEMORY: peaks.memory_gb_per_s,
     }.get(kind)
     if not value:
         return None

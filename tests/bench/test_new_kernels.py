@@ -207,3 +207,26 @@ def test_new_kernels_on_a_gpu(tmp_path, torch):
         assert fp8["status"] == "ok" and fp8["value"] > rows[("mamf", "bf16 best shape")]["value"] / 4
     else:
         assert fp8["status"] == "skipped" and "compute capability" in fp8["note"]
+
+
+def _user_catalog(text: str) -> None:
+    import os
+    from pathlib import Path
+
+    directory = Path(os.environ["PTH_TOP_CONFIG_DIR"]) / "catalog"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "mine.toml").write_text(text, encoding="utf-8")
+
+
+def test_fp8_rows_compare_to_the_catalog_fp8_peak_or_say_there_is_none():
+    from pth_top.benches.client.peaks import percent_of_peak
+
+    fp8_row = {"device": "cuda:0", "peak_kind": PEAK_FP8, "value": 1484.25}
+    on_h100 = {"cuda_devices": {"cuda:0": {"name": "NVIDIA H100 80GB HBM3"}}}
+    # H100 SXM datasheet: FP8 tensor 3,958 TFLOPS with sparsity, 1,979 dense (nvidia.com/en-us/data-center/h100/).
+    _user_catalog('[[gpu]]\nid = "h100-80gb-sxm"\nfp8_dense_tflops = 1979\n')
+    percent, note = percent_of_peak(fp8_row, on_h100)
+    assert percent == pytest.approx(75.0) and "peak 1979" in note
+    _user_catalog('[[gpu]]\nid = "h100-80gb-sxm"\nfp8_dense_tflops = 0\n')
+    percent, note = percent_of_peak(fp8_row, on_h100)
+    assert percent is None and note == "no fp8_tensor peak in the catalog entry for 'NVIDIA H100 80GB HBM3'"
