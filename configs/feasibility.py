@@ -79,6 +79,8 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
     answers = ctx.answers
     task, scale = answers.task, answers.scale
     changes: list[tuple[str, Answers]] = []
+    if ctx.pins:
+        changes.append(("the same answers without the pinned parts", answers))
     if task.mode == "training":
         if task.method == "full" and ctx.shape.kind == "transformer":
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))

@@ -223,6 +223,10 @@ def test_a_pinned_part_breaking_the_rules_is_a_blocker(catalog):
     build = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
     assert not build.feasible
     assert any(line.startswith("breaks its own rules: ") for line in build.blockers)
+    # Used cards allowed (the A100s are end of life), the wizard's own parts hold the workload: that comes first.
+    used = recommend(preset.answers.with_value("budget", "condition", "used"), catalog, pins=preset.pins, today=TODAY)
+    assert not used.feasible
+    assert used.feasible_alternatives[0].startswith("the same answers without the pinned parts: ")
 
 
 def test_tabular_data_gets_a_cpu_only_build_with_its_reason(catalog):

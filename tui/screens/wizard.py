@@ -31,7 +31,7 @@ from pth_top.widgets.key_bar import KeyBar
 
 CUSTOM_ONLY_KEYS = frozenset({
     "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "sequence_length",
-    "vocabulary_size", "input_size_px",
+    "vocabulary_size", "input_size_px", "intermediate_size",
 })
 
 

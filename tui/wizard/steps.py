@@ -43,14 +43,17 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "kv_heads", "Custom: KV heads (0 = a)"),
         ("workload", "sequence_length", "Custom: sequence length s"),
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
+        ("workload", "intermediate_size", "Custom: MLP width (0 = 4h)"),
         ("workload", "input_size_px", "Custom CNN: input px"),
     )),
     StepSpec("task", "Task and precision", (
-        "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); gradient "
-        "checkpointing trades compute for activation memory; accumulation shrinks the micro-batch. Inference: "
-        "weights x 1.2 plus a KV cache for transformers."
+        "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); LoRA trains "
+        "small adapters on a frozen 16-bit base, QLoRA on a 4-bit base; gradient checkpointing trades compute for "
+        "activation memory; accumulation shrinks the micro-batch. Inference: weights plus a KV cache for transformers."
     ), (
-        ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "optimizer", "Optimizer (training)"),
+        ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "method", "Method (training)"),
+        ("task", "lora_rank", "LoRA rank r"), ("task", "lora_targets", "LoRA targets"),
+        ("task", "optimizer", "Optimizer (training)"),
         ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "generated_tokens", "Generated tokens (inf.)"),
@@ -61,7 +64,7 @@ STEPS: tuple[StepSpec, ...] = (
     ), (("data", "dataset_size_gb", "Dataset size (GB)"), ("data", "kind", "Data kind"))),
     StepSpec("scale", "Scale", (
         "GPUs in one machine (1-8). ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP also "
-        "weights, each divided by the GPU count."
+        "weights, each divided by the GPU count. ZeRO-Offload keeps optimizer states in CPU RAM (sized for it)."
     ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"))),
     StepSpec("budget", "Budget and preferences", (
         "Budget tiers (guide §6.1): < ¥8000 VRAM first; ¥15000-30000 balance; > ¥50000 data-centre GPUs and ECC. "
@@ -81,11 +84,15 @@ STEP_IDS = tuple(step.id for step in STEPS)
 
 CHOICE_LABELS = {
     ("task", "mode"): {"training": "Training", "inference": "Inference"},
+    ("task", "method"): {"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)",
+                         "frozen": "Frozen backbone (head only)"},
+    ("task", "lora_targets"): {"attention": "Attention (q, k, v, o)", "all_linear": "All linear (+ MLP)"},
     ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam"},
     ("task", "recompute"): {"none": "None", "selective": "Selective (attention)", "full": "Full (every layer)"},
     ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param"},
     ("scale", "sharding"): {
         "none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
+        "zero_offload": "ZeRO-Offload (states in CPU RAM)",
     },
     ("budget", "condition"): {"new": "New parts", "used": "Used GPUs allowed"},
     ("budget", "noise"): {"any": "Any", "quiet": "Quiet (no blower/passive GPUs)"},
