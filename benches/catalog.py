@@ -39,6 +39,9 @@ KERNELS: tuple[KernelSpec, ...] = (
                "training step of a transformer block and a small CNN: FP32 vs autocast FP16/BF16"),
     KernelSpec("max_batch", "pth_top.benches.child.kernels.max_batch", "samples", PEAK_NONE, ("cpu", "cuda"),
                "largest batch whose full step fits in memory (CPU: within a memory budget)"),
+    KernelSpec("memory", "pth_top.benches.child.kernels.memory", "MiB", PEAK_NONE, ("cpu", "cuda"),
+               "peak memory of two training steps (CNN, transformer block stack, LoRA-wrapped stack) beside "
+               "the wizard's estimate (CPU: profiler memory events, ~10 s)", opt_in=True),
     KernelSpec("disk", "pth_top.benches.child.kernels.disk", "MB/s", PEAK_NONE, ("host",),
                "sequential write (fsync) and read (O_DIRECT or dropped cache) of a temp file"),
     KernelSpec("cpu_vs_gpu", "pth_top.benches.child.kernels.cpu_vs_gpu", "x", PEAK_NONE, ("host",),

@@ -270,7 +270,9 @@ def training_activations(
             one_layer = replace(shape, layers=1)
             size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
             return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
-        per_token = methods.lora_activation_per_token(lora_targets) if method in ("lora", "qlora") else 34.0
+        # LoRA keeps the same activations: autograd still saves a frozen linear layer's input (measured by the
+        # bench kernel `memory`), and the adapters' own inputs are those same tensors.
+        per_token = 34.0
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token)
         if recompute == "full":
             factor = "2"
@@ -285,8 +287,13 @@ def training_activations(
                           f"(backbone frozen, nothing kept), micro-batch {micro_batch}")
         size = cnn_activation_bytes(shape, micro_batch, value_bytes, recompute)
         bound = " (an upper bound: backbone frozen)" if method == "frozen" else ""
-        return size, (f"activations: {shape.activation_elements_per_sample:,} values saved for backward per sample "
-                      f"x {value_bytes:g} B, micro-batch {micro_batch}{bound}")
+        line = (f"activations: {shape.activation_elements_per_sample:,} values saved for backward per sample "
+                f"x {value_bytes:g} B, micro-batch {micro_batch}{bound}")
+        if method != "frozen" and shape.largest_activation_elements:
+            # Backward holds the gradient into and out of the largest layer at once (measured by `memory`).
+            size += int(2 * shape.largest_activation_elements * micro_batch * value_bytes)
+            line += f"; + backward working set 2 x {shape.largest_activation_elements:,} (largest layer output)"
+        return size, line
     return 0, "activations: unknown for a parameter count alone (give the architecture)"
 
 

@@ -35,10 +35,15 @@ class ResultRow:
 
     @classmethod
     def from_dict(cls, row: dict) -> "ResultRow":
+        note = str(row.get("note") or "")
+        if row.get("kernel") == "memory":  # the wizard's estimate beside the measured peak
+            from pth_top.benches.client.memory_check import comparison_note
+
+            note = "; ".join(part for part in (comparison_note(row), note) if part)
         return cls(kernel=str(row.get("kernel")), device=str(row.get("device")), variant=str(row.get("variant")),
                    status=str(row.get("status") or "ok"), value=_number(row.get("value")),
                    unit=str(row.get("unit") or ""), percent_of_peak=_number(row.get("percent_of_peak")),
-                   note=str(row.get("note") or ""), rel_iqr=_number(row.get("rel_iqr")), noisy=bool(row.get("noisy")))
+                   note=note, rel_iqr=_number(row.get("rel_iqr")), noisy=bool(row.get("noisy")))
 
     @property
     def key(self) -> tuple[str, str, str]:
