@@ -251,3 +251,30 @@ async def test_fields_show_the_help_and_limits_their_struct_declares():
         assert screen.query_one("#scale-gpu_count").tooltip == "GPUs in the machine; 1 to 8"
         assert screen.query_one("#budget-max_power_w").tooltip == "wall power limit in W (0: none); 0 to 100000"
         assert screen.query_one("#scale-sharding").tooltip == "ZeRO stage or FSDP"
+
+
+async def test_the_catalog_loads_in_a_worker_behind_a_loading_line(monkeypatch):
+    # Issue 12 item 10: the first switch to the wizard froze ~1.7 s with no cue while the catalog loaded.
+    import threading
+
+    import pth_top.configs.parts as parts
+
+    release = threading.Event()
+    real_load_catalog = parts.load_catalog
+
+    def slow_load_catalog(*args, **kwargs):
+        release.wait(timeout=60)
+        return real_load_catalog(*args, **kwargs)
+
+    monkeypatch.setattr(parts, "load_catalog", slow_load_catalog)
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        status = screen.query_one("#wizard-status")
+        assert status.display and "Loading the parts catalog" in str(status.content)
+        await pilot.press("ctrl+n")  # the steps answer keys while it loads
+        assert step_id(screen) == "step-workload"
+        release.set()
+        await wait_until(pilot, lambda: not status.display, what="the loading line hidden")
+        assert screen._catalog is not None

@@ -12,8 +12,10 @@ import os
 from typing import Any, Callable
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, ContentSwitcher, Input, Select, Static
 
@@ -43,6 +45,7 @@ class WizardScreen(Screen):
     DEFAULT_CSS = """
     WizardScreen #wizard-title { height: 1; background: $primary; color: $text; padding: 0 1; text-style: bold; }
     WizardScreen #wizard-steps { height: 1fr; }
+    WizardScreen #wizard-status { height: 1; color: $text-muted; padding: 0 1; }
     WizardScreen #wizard-error { height: auto; max-height: 3; color: $error; padding: 0 1; }
     WizardScreen #wizard-error.-ok { color: $success; }
     """
@@ -58,6 +61,14 @@ class WizardScreen(Screen):
             for index, (key, role) in enumerate(SWAP_KEYS)
         ],
     ]
+
+    class CatalogLoaded(Message):
+        """The parts catalog finished loading in its worker (catalog None: it could not be read, see error)."""
+
+        def __init__(self, catalog: Catalog | None, error: str = "") -> None:
+            super().__init__()
+            self.catalog = catalog
+            self.error = error
 
     def __init__(
         self, *, catalog: Catalog | None = None, answers: Answers | None = None,
@@ -81,6 +92,7 @@ class WizardScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="wizard-title")
+        yield Static("Loading the parts catalog...", id="wizard-status", markup=False)
         with ContentSwitcher(initial=f"step-{STEPS[0].id}", id="wizard-steps"):
             for spec in STEPS[:-1]:
                 yield Step(spec, self.answers)
@@ -91,6 +103,31 @@ class WizardScreen(Screen):
     def on_mount(self) -> None:
         self._show_custom_fields()
         self._show_step()
+        status = self.query_one("#wizard-status", Static)
+        status.display = self._catalog is None
+        if self._catalog is None:
+            self._load_catalog()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-catalog")
+    def _load_catalog(self) -> None:
+        """Read the catalog off the UI thread (a few hundred ms); the steps stay usable meanwhile."""
+        from pth_top.configs.parts import load_catalog
+
+        try:
+            catalog = load_catalog()
+        except (ConfigFileError, OSError, ValueError) as error:
+            self.post_message(self.CatalogLoaded(None, printable(error)))
+            return
+        self.post_message(self.CatalogLoaded(catalog))
+
+    def on_wizard_screen_catalog_loaded(self, message: CatalogLoaded) -> None:
+        status = self.query_one("#wizard-status", Static)
+        if message.catalog is None:
+            status.update(Text(f"Cannot read the parts catalog: {message.error}"))
+            return
+        if self._catalog is None:
+            self._catalog = message.catalog
+        status.display = False
 
     # Answers
 
@@ -286,10 +323,12 @@ class WizardScreen(Screen):
 
     @property
     def catalog(self) -> Catalog:
+        """The catalog; read here at once when the review is reached before the worker has it."""
         if self._catalog is None:
             from pth_top.configs.parts import load_catalog
 
             self._catalog = load_catalog()
+            self.query_one("#wizard-status", Static).display = False
         return self._catalog
 
     def _enter_review(self) -> None:
