@@ -116,6 +116,33 @@ def test_new_kernels_on_cpu_give_rows_with_their_shapes_and_clear_skips(tmp_path
     assert median["value"] == best["details"]["median_shape_tflops"]
 
 
+def test_the_backend_that_ran_is_read_from_the_autograd_nodes_even_under_a_view(torch):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from pth_top.benches.child.kernels.attention import backend_that_ran
+
+    q, k, v = (torch.randn(1, 2, 64, 32, requires_grad=True) for _ in range(3))
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        flash = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    with sdpa_kernel([SDPBackend.MATH]):
+        plain = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert backend_that_ran(flash) == backend_that_ran(flash.transpose(1, 2)[:, :, :1]) == "flash"
+    assert backend_that_ran(plain) == "math"
+
+
+def test_attention_out_of_memory_is_a_skipped_row_naming_the_shape(monkeypatch, torch):
+    from pth_top.benches.child.kernels import attention
+    from pth_top.benches.child.kernels._common import Skipped
+
+    def out_of_memory(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+
+    monkeypatch.setattr(attention.F, "scaled_dot_product_attention", out_of_memory)
+    math_variant = next(variant for variant in attention.variants(ctx()) if variant.name == "math fwd+bwd")
+    with pytest.raises(Skipped, match=r"^math: out of memory at 1x4x64x64$"):
+        math_variant.run()
+
+
 def test_fp8_operands_are_scaled_e4m3_with_a_column_major_b_and_multiply_correctly(torch):
     from pth_top.benches.child.kernels.fp8 import fp8_operands, quantize_e4m3, scaled_matmul
 

@@ -43,12 +43,16 @@ def attention_shape(ctx: KernelContext) -> tuple[int, int, int, int]:
     return batch, heads, scaled, head_dim
 
 
-def backend_that_ran(output: torch.Tensor) -> str:
-    """Which kernel computed `output`, read from its autograd node (the math path leaves plain ops)."""
-    node = type(output.grad_fn).__name__ if output.grad_fn is not None else ""
-    for marker, name in (("Flash", "flash"), ("Efficient", "efficient"), ("Cudnn", "cudnn")):
-        if marker in node:
-            return name
+def backend_that_ran(output: torch.Tensor, depth: int = 3) -> str:
+    """Which kernel computed `output`, read from its autograd nodes (a fused kernel's node sits within
+    `depth` nodes, under any view or slice; the math path leaves only plain matmul and softmax nodes)."""
+    nodes = [output.grad_fn]
+    for _ in range(depth):
+        for node in nodes:
+            for marker, name in (("Flash", "flash"), ("Efficient", "efficient"), ("Cudnn", "cudnn")):
+                if node is not None and marker in type(node).__name__:
+                    return name
+        nodes = [parent for node in nodes if node is not None for parent, _ in node.next_functions]
     return "math"
 
 
