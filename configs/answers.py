@@ -222,9 +222,11 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             problems.append(("workload", "parameters", f"a custom {kind} model needs a parameter count above zero"))
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
-    kind = presets[preset].kind if preset in presets else workload.kind
-    if task.mode == "training" and task.method in ("lora", "qlora") and kind != "transformer":
-        problems.append(("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {kind}"))
+    model_kind = presets[preset].kind if preset in presets else workload.kind
+    if task.mode == "training" and task.method in ("lora", "qlora") and model_kind != "transformer":
+        problems.append(
+            ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")
+        )
     allowed = TRAINING_PRECISIONS if task.mode == "training" else INFERENCE_PRECISIONS
     if task.precision not in allowed:
         problems.append(("task", "precision", f"{task.mode} precision must be one of {', '.join(allowed)}"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pth_top.configs.memory import ModelShape, estimate_training
+from pth_top.configs.memory import CUDA_CONTEXT_BYTES, ModelShape, estimate_training
 
 MIB_BYTES = 2**20
 
@@ -25,7 +25,7 @@ def estimated_bytes(model: dict[str, Any], *, cuda: bool) -> int:
         global_batch=max(1, number("batch")), flash_attention=bool(model.get("flash_attention", False)),
         method=str(model.get("method", "full")), lora_rank=max(1, number("lora_rank") or 16),
         lora_targets=str(model.get("lora_targets", "attention")),
-        **({} if cuda else {"cuda_context_bytes": 0}),
+        cuda_context_bytes=CUDA_CONTEXT_BYTES if cuda else 0,
     )
     # max_memory_allocated counts tensors only: the context is outside it on CUDA too.
     return breakdown.total_bytes - breakdown.cuda_context_bytes
