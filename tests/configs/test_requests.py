@@ -1,0 +1,153 @@
+"""Requests people make (issue 12, "Done when"): each build is one an ML engineer would sign.
+
+Signable: within budget, breaking none of its own rules (no blockers), and the memory the build is sized
+for within 15 % of a published figure, named with its source beside each case.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
+from pth_top.configs.answers import Answers
+from pth_top.configs.build import Build
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.recommend import recommend
+from pth_top.configs.rules import host_model_gib, load_rules, storage_capacity_gb
+from pth_top.units import GIB
+
+TODAY = dt.date(2026, 11, 1)
+TOLERANCE = 0.15
+GB = 1e9
+
+# Parameter counts as the model cards / papers publish them.
+LLAMA2_7B_PARAMETERS = 13.48 * GB / 2  # huggingface.co/meta-llama/Llama-2-7b-hf: 9.98 + 3.50 GB of fp16 safetensors
+LLAMA2_13B_PARAMETERS = 13.0e9  # Touvron et al. 2023, "Llama 2", arXiv:2307.09288, Table 1: 13B
+VIT_BASE_PARAMETERS = 86e6  # Dosovitskiy et al. 2020, arXiv:2010.11929, Table 1: ViT-Base 86M
+# ZeRO (Rajbhandari et al. 2019, arXiv:1910.02054) §3: mixed-precision Adam holds 2 + 2 + K bytes per parameter, K = 12.
+ADAM_MIXED_BYTES_PER_PARAMETER = 2 + 2 + 12
+# QLoRA (Dettmers et al. 2023, arXiv:2305.14314) §3: NF4 weights (4 bits) + double-quantized constants 0.127 bits.
+QLORA_BITS_PER_PARAMETER = 4 + 0.127
+# vLLM (Kwon et al. 2023, arXiv:2309.06180) §3: a 13B model of 40 layers x 5120 hidden (OPT-13B; Llama 2 13B has the
+# same 40 x 5120) holds 800 KB of fp16 KV cache per token.
+KV_BYTES_PER_TOKEN_13B = 800e3
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(Path("/nonexistent-user-catalog"))
+
+
+def within(estimate: float, published: float) -> bool:
+    return abs(estimate - published) <= TOLERANCE * published
+
+
+def states_bytes(build: Build) -> int:
+    memory = build.memory
+    return memory.weights_bytes + memory.gradients_bytes + memory.optimizer_states_bytes
+
+
+def assert_signable(build: Build, budget_cny: float) -> None:
+    assert build.feasible, build.blockers
+    assert build.total_price_cny <= budget_cny
+    assert build.memory_fits
+    assert not any("no " in warning and "in the catalog meets" in warning for warning in build.warnings)
+
+
+def test_13b_qlora_at_20000(catalog):
+    answers = Answers(workload=Workload(preset="llama-13b", batch_size=1),
+                      task=Task(method="qlora", recompute="full"), budget=Budget(amount=20000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 20000)
+    assert within(build.memory.weights_bytes, LLAMA2_13B_PARAMETERS * QLORA_BITS_PER_PARAMETER / 8)
+
+
+def test_13b_lora_at_20000_leads_with_qlora_when_the_bf16_base_does_not_fit(catalog):
+    # A bf16 13B base is 26 GB: no card buyable new in China holds it within ¥20,000, so the review says so
+    # and leads with QLoRA, which does fit.
+    answers = Answers(workload=Workload(preset="llama-13b", batch_size=1),
+                      task=Task(method="lora", recompute="full"), budget=Budget(amount=20000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert within(build.memory.weights_bytes, LLAMA2_13B_PARAMETERS * 2)
+    assert not build.feasible and build.blockers[0].startswith("not feasible within ¥20,000")
+    assert build.total_price_cny <= 20000
+    assert build.feasible_alternatives[0].startswith("QLoRA") and "within ¥20,000" in build.feasible_alternatives[0]
+
+
+def test_4_gpu_server_for_7b_full_fine_tune_at_300000(catalog):
+    answers = Answers(scenario="team_training", workload=Workload(preset="llama-7b", batch_size=16),
+                      task=Task(recompute="full"), data=Data(dataset_size_gb=200.0),
+                      scale=Scale(gpu_count=4, sharding="zero3"), budget=Budget(amount=300000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 300000)
+    assert build.component("gpu").quantity == 4
+    # ZeRO-3 over 4 GPUs: (2 + 2 + K) x params / 4 per GPU.
+    assert within(states_bytes(build), ADAM_MIXED_BYTES_PER_PARAMETER * LLAMA2_7B_PARAMETERS / 4)
+
+
+def test_13b_int4_inference_box_at_15000(catalog):
+    answers = Answers(scenario="inference_server", workload=Workload(preset="llama-13b", batch_size=1),
+                      task=Task(mode="inference", precision="int4"), budget=Budget(amount=15000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 15000)
+    assert within(build.memory.weights_bytes, LLAMA2_13B_PARAMETERS * 0.5)
+    assert within(build.memory.kv_cache_bytes, KV_BYTES_PER_TOKEN_13B * 4096)  # the model's 4096-token context
+    # Inference sizing (issue 12 item 5): RAM stages int4 weights, storage holds weights, not training checkpoints.
+    ram = build.component("memory_kit")
+    assert ram.quantity * ram.spec["capacity_gib"] < 64
+    assert not any("checkpoints" in line for line in build.component("storage").reasoning)
+
+
+def test_cpu_only_box_for_a_small_classifier_at_5000(catalog):
+    # A gradient-boosted / linear classifier on tabular data: scikit-learn runs on the CPU only
+    # (scikit-learn FAQ, "Will you add GPU support?": https://scikit-learn.org/stable/faq.html).
+    answers = Answers(workload=Workload(preset="custom", kind="generic", parameters=1_000_000, batch_size=256),
+                      task=Task(precision="fp32", optimizer="sgd"), data=Data(dataset_size_gb=5.0, kind="tabular"),
+                      budget=Budget(amount=5000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 5000)
+    assert build.cpu_only and build.memory.cuda_context_bytes == 0
+    assert "tabular" in build.reasoning[0]
+
+
+def test_vit_b16_training_box_at_12000(catalog):
+    answers = Answers(workload=Workload(preset="vit-b16", batch_size=64),
+                      data=Data(dataset_size_gb=150.0, kind="images"), budget=Budget(amount=12000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 12000)
+    assert within(states_bytes(build), ADAM_MIXED_BYTES_PER_PARAMETER * VIT_BASE_PARAMETERS)
+
+
+def test_resnet50_amp_batch_256_box_at_12000_needs_no_more_than_a_16_gb_card(catalog):
+    # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets configs.yml: ResNet-50 batch 256 per GPU with
+    # AMP on 16 GB V100/T4 (https://github.com/NVIDIA/DeepLearningExamples).
+    answers = Answers(workload=Workload(preset="resnet50", batch_size=256),
+                      data=Data(dataset_size_gb=150.0, kind="images"),
+                      task=Task(precision="amp_fp16", optimizer="sgd"), budget=Budget(amount=12000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 12000)
+    assert build.memory.total_bytes <= 15 * GIB
+
+
+def test_mistral_7b_bf16_inference_at_25000(catalog):
+    # huggingface.co/mistralai/Mistral-7B-v0.1 "Files and versions": 9.94 + 4.54 GB of bf16 safetensors.
+    answers = Answers(scenario="inference_server", workload=Workload(preset="mistral-7b", batch_size=1),
+                      task=Task(mode="inference", precision="bf16", generated_tokens=512),
+                      budget=Budget(amount=25000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 25000)
+    assert within(build.memory.weights_bytes, 14.48 * GB)
+
+
+def test_70b_int4_box_storage_and_ram_are_sized_to_int4_weights():
+    # Issue 12 item 5: a 70B int4 box got 4.1 TB of storage (five fp32+Adam checkpoints) and RAM for fp16 weights.
+    rules = load_rules()
+    parameters = 70_000_000_000
+    capacity = storage_capacity_gb(50.0, parameters, rules, mode="inference", precision="int4")
+    assert capacity.value <= rules.storage.min_capacity_gb and "int4 weights" in capacity.reason
+    assert storage_capacity_gb(50.0, parameters, rules).value > 4000  # full training keeps its checkpoints
+    assert host_model_gib(parameters, mode="inference", precision="int4") == pytest.approx(parameters * 0.5 / GIB)
+    assert host_model_gib(parameters, mode="training", precision="bf16", host_offload_bytes=GIB) == 1.0
