@@ -9,11 +9,15 @@ import dataclasses
 import math
 
 from pth_top.configs.assembly import Assembly, Context, gpu_price, pinned_part, rank
+from pth_top.configs.compat import compatibility_blockers
+from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS, assemble_system, gpus_that_fit, slot_fit_problem
 from pth_top.configs.power import choose_psu
 from pth_top.configs.rules import (
     Floor,
     cpu_floor,
+    host_model_gib,
     ram_floor_gib,
     storage_capacity_gb,
     storage_class,
@@ -23,6 +27,8 @@ from pth_top.units import GIB
 __all__ = ["PC_GPU_FORMS", "Assembly", "Context", "assemble", "gpu_price", "pinned_part"]
 
 PC_GPU_FORMS = ("consumer", "workstation", "datacenter")
+# Data the DataLoader workers decode (JPEG, video) rather than just read.
+DECODE_DATA_KINDS = ("images", "video", "mixed")
 
 
 def assemble(ctx: Context, gpu: Part | None) -> Assembly:
@@ -32,6 +38,9 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         return _assemble_cpu_only(dataclasses.replace(ctx, gpu_count=0), asm)
     asm.chosen["gpu"] = (gpu, ctx.gpu_count)
     asm.unit_prices["gpu"] = gpu_price(ctx, gpu)
+    if gpu["form"] in SYSTEM_GPU_FORMS:
+        assemble_system(ctx, asm, gpu)
+        return asm
     if ctx.edge:
         _choose_storage(ctx, asm, board=None, edge_module=gpu)
         sustained = gpu["board_power_w"] + ctx.rules.power.per_drive_w
@@ -45,19 +54,27 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         return asm
     need_ecc = ctx.tier == "datacenter"
     total_gpu_gib = gpu["memory_gib"] * ctx.gpu_count
-    host_weights_gib = ctx.shape.parameters * 2 / GIB if ctx.answers.task.mode == "inference" else 0.0
+    task = ctx.answers.task
+    host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
+                                      host_offload_bytes=ctx.memory.host_offload_bytes)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, host_weights_gib, ctx.rules)
     _assemble_host(ctx, asm, gpu, need_ecc, ram_floor)
     return asm
 
 
 def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> None:
-    cpu = _choose_cpu(ctx, asm, need_ecc, ram_floor.value)
-    board = _choose_board(ctx, asm, cpu, need_ecc, ram_floor.value)
+    cpu = _choose_cpu(ctx, asm, gpu, need_ecc, ram_floor.value)
+    board = _choose_board(ctx, asm, gpu, cpu, need_ecc, ram_floor.value)
     _choose_ram(ctx, asm, board, need_ecc, ram_floor)
     _choose_storage(ctx, asm, board)
     cooler = _choose_cooler(ctx, asm, cpu)
     choose_psu(ctx, asm, gpu, cpu, cooler)
+    if gpu is not None:
+        problem = slot_fit_problem(board, gpu, ctx.gpu_count)
+        if problem:
+            asm.unsatisfied_add(problem)
+    for problem in compatibility_blockers(asm.chosen, asm.psu_required_w):
+        asm.unsatisfied_add(problem)
 
 
 def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
@@ -72,30 +89,38 @@ def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
     return asm
 
 
-def _boards_for(ctx: Context, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> list[Part]:
+def _boards_for(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> list[Part]:
+    width = int(gpu["slot_width_count"]) if gpu is not None else 1
     return [
         board for board in ctx.catalog.of_kind("motherboard")
         if board["socket"] == cpu["socket"] and board["memory_type"] in cpu["memory_types"]
-        and board["gpu_slots_count"] >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
-        and board["max_memory_gib"] >= ram_floor_gib
+        and gpus_that_fit(board, width) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
+        and board["max_memory_gib"] >= ram_floor_gib and board["cpu_sockets_count"] == 1
     ]
 
 
-def _choose_cpu(ctx: Context, asm: Assembly, need_ecc: bool, ram_floor: float) -> Part:
+def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
     complex_work = (
         ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
+    decode = ctx.rules.cpu.cores_per_gpu_decode_count * ctx.gpu_count
+    if a.data.kind in DECODE_DATA_KINDS and decode > cores:
+        cores, threads = decode, max(threads, decode)
+        reason += (f"; {a.data.kind} data is decoded and augmented on the CPU: >= "
+                   f"{ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU = {decode} cores")
     lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
     candidates = [
         (cpu.price_cny, cpu, 1) for cpu in ctx.catalog.of_kind("cpu")
         if cpu["cores_count"] >= cores and cpu["threads_count"] >= threads and cpu["boost_clock_ghz"] >= clock
         and cpu["l3_cache_mb"] >= ctx.rules.cpu.min_l3_cache_mb and cpu["pcie_lanes_count"] >= lanes
-        and (cpu["ecc"] or not need_ecc) and _boards_for(ctx, cpu, need_ecc, ram_floor)
+        and (cpu["ecc"] or not need_ecc) and _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)
     ]
-    cpu, _ = rank(ctx, asm, "cpu", candidates, ctx.catalog.of_kind("cpu"), reason)
+    cpu, _ = rank(ctx, asm, "cpu", candidates, ctx.catalog.of_kind("cpu"),
+                  f"{reason}; >= {lanes} PCIe lanes; a board holding the GPUs",
+                  closest=lambda part: (-part["pcie_lanes_count"], -part["cores_count"], part.price_cny, part.id))
     lines = [reason]
     if ctx.gpu_count:
         lines.append(
@@ -104,9 +129,8 @@ def _choose_cpu(ctx: Context, asm: Assembly, need_ecc: bool, ram_floor: float) -
     if need_ecc:
         lines.append("ECC memory needs a workstation/server platform (guide §6.1 high tier, §8.1)")
     if ctx.gpu_count:
-        lines.append(
-            "cheapest CPU meeting these; the GPU does the training, the CPU feeds it (guide §9.2: upgrade the GPU first)"
-        )
+        lines.append("cheapest CPU meeting these; the GPU does the training, the CPU feeds it "
+                     "(guide §9.2: upgrade the GPU first)")
     else:
         lines.append(f"cheapest CPU with these cores ({cpu['cores_count']}c/{cpu['threads_count']}t); "
                      "it runs the model itself, so more cores buy speed directly")
@@ -115,12 +139,16 @@ def _choose_cpu(ctx: Context, asm: Assembly, need_ecc: bool, ram_floor: float) -
     return cpu
 
 
-def _choose_board(ctx: Context, asm: Assembly, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
-    candidates = [(board.price_cny, board, 1) for board in _boards_for(ctx, cpu, need_ecc, ram_floor)]
+def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
+    candidates = [(board.price_cny, board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = ctx.catalog.of_kind("motherboard")
     same_socket = [board for board in all_boards if board["socket"] == cpu["socket"]] or all_boards
+    width = int(gpu["slot_width_count"]) if gpu is not None else 1
     board, _ = rank(ctx, asm, "motherboard", candidates, same_socket,
-                     f"socket {cpu['socket']}, {ctx.gpu_count} GPU slot(s), {'ECC' if need_ecc else 'any'} memory")
+                    f"socket {cpu['socket']}, room for {ctx.gpu_count} x {width}-slot GPU(s), "
+                    f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
+                    "board with one CPU has dead slots and DIMMs)",
+                    closest=lambda part: (-gpus_that_fit(part, width), part.price_cny, part.id))
     lines = [
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; "
         f"{board['gpu_slots_count']} GPU slot(s) at x8+ "
@@ -144,7 +172,10 @@ def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor:
         if quantity * kit["capacity_gib"] > board["max_memory_gib"]:
             continue
         candidates.append((kit.price_cny * quantity + kit["modules_count"] * quantity, kit, quantity))
-    kit, quantity = rank(ctx, asm, "memory_kit", candidates, ctx.catalog.of_kind("memory_kit"), floor.reason)
+    fitting = [kit for kit in ctx.catalog.of_kind("memory_kit") if kit["memory_type"] == board["memory_type"]
+               and kit["registered"] == board["memory_registered"]] or ctx.catalog.of_kind("memory_kit")
+    kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,
+                         closest=lambda part: (-part["capacity_gib"], part.price_cny, part.id))
     if quantity * kit["capacity_gib"] < floor.value:
         asm.unsatisfied_add(f"RAM {quantity} x {kit['capacity_gib']:g} GiB = {quantity * kit['capacity_gib']:g} GiB "
                             f"is below the floor: {floor.reason}")
@@ -171,7 +202,14 @@ def _edge_storage_fits(drive: Part, module: Part) -> bool:
 def _choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
     dataset = ctx.answers.data.dataset_size_gb
     klass, class_line = storage_class(dataset, ctx.rules)
-    capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules)
+    task = ctx.answers.task
+    capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules, mode=task.mode, precision=task.precision,
+                                   method=task.method)
+    if edge_module is not None:  # the PC floor (OS and tools, 1 TB minimum) does not apply to a module
+        weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
+        capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
+                                               f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")
+        class_line = "edge module: storage by the module's own interface"
     server_board = board is not None and board["memory_registered"]
     candidates = []
     for drive in ctx.catalog.of_kind("storage"):

@@ -109,6 +109,9 @@ class Motherboard(PartFields, frozen=True, kw_only=True):
     m2_slots_count: Whole
     cpu_sockets_count: AtLeastOne
     form_factor: str
+    # Expansion-slot positions its x16 slots fill one after another (7 on a 7-slot EEB board): a card wider than
+    # one slot covers its neighbours. 0: the GPU slots are spaced for the cards (no spacing limit known).
+    slot_positions_count: Whole = 0
 
 
 class MemoryKit(PartFields, frozen=True, kw_only=True):
@@ -122,9 +125,9 @@ class MemoryKit(PartFields, frozen=True, kw_only=True):
 
 class Storage(PartFields, frozen=True, kw_only=True):
     media: Literal["ssd", "hdd"]
-    interface: Literal["sata", "nvme", "sas"]
+    interface: Literal["sata", "nvme", "sas", "usb", "sd"]
     pcie_generation: Whole
-    form_factor: Literal["m2", "2.5in", "3.5in", "u2"]
+    form_factor: Literal["m2", "2.5in", "3.5in", "u2", "microsd", "external"]
     capacity_gb: Gib
     seq_read_mb_per_s: Number
     seq_write_mb_per_s: Number
@@ -152,8 +155,26 @@ class Cooler(PartFields, frozen=True, kw_only=True):
     noise: Literal["quiet", "normal", "loud"]
 
 
+class System(PartFields, frozen=True, kw_only=True):
+    """A whole server sold as one unit (an HGX/DGX 8-GPU system): GPUs, CPUs, RAM, drives, PSUs and cooling."""
+
+    vendor: str
+    form_factor: str
+    gpu_id: NonEmptyText  # the catalog GPU on its baseboard
+    gpu_count: AtLeastOne
+    cpu_name: NonEmptyText
+    cpu_cores_count: AtLeastOne  # all sockets together
+    memory_gib: Gib
+    storage_gb: Gib  # data drives, OS drives not counted
+    # Redundant server PSUs (CRPS-style): N carry the load, the rest are spares; capacity counts N only.
+    psu_count: AtLeastOne
+    psu_redundant_count: Whole
+    psu_capacity_w: Annotated[float, Meta(ge=50, le=10_000)]
+    max_power_w: Annotated[float, Meta(ge=1, le=100_000)]  # the vendor's maximum system input
+
+
 PART_TYPES: dict[str, type[PartFields]] = {
     "gpu": Gpu, "cpu": Cpu, "motherboard": Motherboard, "memory_kit": MemoryKit, "storage": Storage, "psu": Psu,
-    "cooler": Cooler,
+    "cooler": Cooler, "system": System,
 }
 KINDS = tuple(PART_TYPES)

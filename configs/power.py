@@ -162,27 +162,41 @@ def _circuit_lines(ctx: Context, asm: Assembly, gpu: Part | None, gpu_count: int
     small_a, large_a = min(p.socket_currents_a), max(p.socket_currents_a)
     small_w, large_w = circuit_w(small_a, ctx.rules), circuit_w(large_a, ctx.rules)
     wall = sum(units_wall_w)
-    socket = f"{p.mains_voltage_v:g} V sockets (GB 1002: {small_a:g} A = {small_w:,.0f} W, {large_a:g} A = {large_w:,.0f} W)"
+    socket = (f"{p.mains_voltage_v:g} V sockets (GB 1002: {small_a:g} A = {small_w:,.0f} W, "
+              f"{large_a:g} A = {large_w:,.0f} W)")
     if wall <= small_w:
         return [f"circuit: ~{wall:,.0f} W fits one {small_a:g} A socket of the {socket}"]
     lines = []
     if wall <= large_w:
         plan = f"one {large_a:g} A socket on its own {large_a:g} A circuit"
-        if len(units_wall_w) > 1 and max(units_wall_w) <= small_w:
-            plan += f", or two {small_a:g} A circuits (one per PSU, not two sockets of one circuit)"
+        if _split_in_two(units_wall_w, small_w):
+            plan += (f", or two separate {small_a:g} A circuits with the PSUs split between them (each circuit "
+                     f"<= {small_w:,.0f} W; two sockets of one circuit are still one circuit)")
         line = f"circuit: ~{wall:,.0f} W is above one {small_a:g} A socket: needs {plan}; {socket}"
     else:
         per_unit = max(units_wall_w)
         line = (f"circuit: ~{wall:,.0f} W needs more than one {large_a:g} A circuit: give each PSU its own circuit "
                 f"(largest unit ~{per_unit:,.0f} W), or a rack PDU on a dedicated supply; {socket}")
         if per_unit > large_w:
-            asm.unsatisfied_add(f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {large_a:g} A socket gives")
+            asm.unsatisfied_add(
+                f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {large_a:g} A socket gives"
+            )
     lines.append(line)
     asm.warnings.append(line)
     limit = power_limit_line(gpu, gpu_count, wall, small_w, efficiency, ctx.rules)
     if limit:
         lines.append(limit)
     return lines
+
+
+def _split_in_two(loads_w: list[float], limit_w: float) -> bool:
+    """Whether the PSUs' wall draws split into two groups each within `limit_w` (largest first, onto the lighter)."""
+    if len(loads_w) < 2:
+        return False
+    groups = [0.0, 0.0]
+    for load in sorted(loads_w, reverse=True):
+        groups[groups.index(min(groups))] += load
+    return max(groups) <= limit_w
 
 
 def power_limit_line(gpu: Part | None, gpu_count: int, wall_w: float, circuit_limit_w: float, efficiency: str,
@@ -197,6 +211,7 @@ def power_limit_line(gpu: Part | None, gpu_count: int, wall_w: float, circuit_li
     if fraction < p.power_limit_min_fraction:
         return (f"a power limit low enough for one socket would be {max(fraction, 0):.0%} of {gpu.name}'s "
                 f"{gpu['board_power_w']:g} W: below {p.power_limit_min_fraction:.0%} the throughput cost is unmeasured")
-    return (f"or set `sudo nvidia-smi -pl {int(limit_w)}` on each GPU ({fraction:.0%} of {gpu['board_power_w']:g} W) to "
+    return (f"or set `sudo nvidia-smi -pl {int(limit_w)}` on each GPU ({fraction:.0%} of {gpu['board_power_w']:g} W) "
+            "to "
             f"stay on one socket: at {p.power_limit_min_fraction:.0%} power, 4 x RTX 3090 kept over "
             f"{p.power_limit_throughput_kept_fraction:.0%} of training throughput ({p.power_limit_source})")

@@ -41,6 +41,7 @@ class CpuRules(Schema, frozen=True):
     complex_min_clock_ghz: Number
     min_l3_cache_mb: Whole
     cores_per_gpu_count: Whole
+    cores_per_gpu_decode_count: Whole
     min_lanes_per_gpu_count: Whole
     lanes_per_nvme_count: Whole
 
