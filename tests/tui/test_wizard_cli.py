@@ -140,3 +140,30 @@ def test_build_check_reports_a_sensor_failure(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "pth_top.sensors.sampler", fake_sampler)
     assert cli.main(["build", "check", str(out)]) == 1
     assert capsys.readouterr().err == "pth-top: cannot read this machine: RuntimeError: no /proc\n"
+
+
+def test_an_infeasible_request_says_so_first_in_the_wizard_and_in_build_show(tmp_path, capsys):
+    # Issue 12 item 7: the first line says plainly that the goal is not feasible, then what is.
+    answers = tmp_path / "answers.toml"
+    answers.write_text('scenario = "personal_research"\n[workload]\npreset = "llama-13b"\n[task]\n[data]\n[scale]\n'
+                       "[budget]\namount = 10000.0\n", encoding="utf-8")
+    out = tmp_path / "build.toml"
+    assert cli.main(["wizard", "--answers", str(answers), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("NOT A RECOMMENDATION: not feasible within ¥10,000")
+    assert printed.index("Feasible instead") < printed.index("Components")
+    assert cli.main(["build", "show", str(out)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].startswith(str(out)) and shown[2].startswith("NOT A RECOMMENDATION: not feasible within ¥10,000")
+
+
+def test_the_review_step_leads_with_the_blockers():
+    from pth_top.configs.answers import Answers
+    from pth_top.configs.parts import load_catalog
+    from pth_top.configs.recommend import recommend
+    from pth_top.tui.wizard.review import build_text
+
+    chosen = Answers().with_value("workload", "preset", "llama-13b").with_value("budget", "amount", 10000.0)
+    text = build_text(recommend(chosen, load_catalog(Path("/nonexistent-user-catalog")))).plain
+    assert text.startswith("NOT A RECOMMENDATION: not feasible within ¥10,000")
+    assert text.index("Feasible instead") < text.index("Components")
