@@ -132,8 +132,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
         result.update(sweep(ctx))
         details = result["details"]
         m, n, k = details["best_shape"]
-        note = (f"best of {details['shapes_measured']}/{details['shapes_planned']} shapes at {m}x{n}x{k}; "
-                f"median {details['median_shape_tflops']:.4g} TFLOP/s")
+        note = f"best of {details['shapes_measured']}/{details['shapes_planned']} shapes, at {m}x{n}x{k}"
         return row(variant=f"{label} best shape", value=result["tflops"], measurement=result["measurement"],
                    peak_kind=peak_kind, details=details, note=note)
 
