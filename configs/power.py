@@ -96,17 +96,19 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     size, _ = standard_psu_size(estimate.psu_required_w, rules)
     pinned = ctx.pins.get("psu")
     unit_counts = [pinned[1]] if pinned and pinned[1] else list(range(1, max(gpu_count, 1) + 1))
+    loads_by_units = {units: unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
+                      for units in unit_counts}
     candidates = []
     for psu in ctx.catalog.of_kind("psu"):
         for units in unit_counts:
-            loads = unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
+            loads = loads_by_units[units]
             if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
                 candidates.append((psu.price_cny * units, psu, units))
                 break
     rule = f">= {size} W" if estimate.psu_required_w <= size else f"{estimate.psu_required_w:,.0f} W over ATX units"
     psu, units = rank(ctx, asm, "psu", candidates, ctx.catalog.of_kind("psu"), f"{rule} with {leads.text()} per GPU",
                       closest=lambda part: (-part["capacity_w"], part.price_cny, part.id))
-    loads = unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
+    loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
     for index, load in enumerate(loads):
         if not _unit_fits(psu, load, leads, cpu["eps_8pin_count"], index == 0):
             asm.unsatisfied_add(
