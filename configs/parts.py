@@ -170,9 +170,10 @@ def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part
 def validate_part(kind: str, entry: dict[str, Any]) -> PartFields:
     """One part's keys as PART_TYPES[kind]; SchemaError (keys, reason) names the first bad key."""
     fields = convert(entry, PART_TYPES[kind], _part_reason)
-    if getattr(fields, "availability", "new") != "new" and not str(getattr(fields, "availability_reason", "")).strip():
+    availability = getattr(fields, "availability", "new")  # GPUs only
+    if availability != "new" and not str(getattr(fields, "availability_reason", "")).strip():
         problem = Problem(("availability_reason",), "missing")
-        raise SchemaError(problem, f"availability {fields.availability!r} needs availability_reason (say why)")
+        raise SchemaError(problem, f"availability {availability!r} needs availability_reason (say why)")
     return fields
 
 
