@@ -136,6 +136,7 @@ def describe_torch(load_seconds: float) -> tuple[dict[str, Any], int]:
     report["numpy_present"] = importlib.util.find_spec("numpy") is not None
     report["num_threads"] = torch.get_num_threads()
     report["num_interop_threads"] = torch.get_num_interop_threads()
+    report["float32_matmul_precision"] = torch.get_float32_matmul_precision()  # "highest" | "high" | "medium"
     report["load"] = None
     if load_seconds > 0 and report["devices"]:
         try:
@@ -152,7 +153,6 @@ def main(argv: list[str] | None = None) -> int:
         help="run matmuls on every GPU for N seconds and read the PCIe links under that load",
     )
     args = parser.parse_args(argv)
-    report["float32_matmul_precision"] = torch.get_float32_matmul_precision()  # "highest" | "high" | "medium"
     if not 0 <= args.load_seconds <= 60:
         parser.error("--load-seconds must be between 0 and 60")
     report, exit_code = describe_torch(args.load_seconds)
