@@ -22,6 +22,11 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
     return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules)
 
 
+def needed_bytes(ctx: Context, gpu: Part) -> int:
+    """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context."""
+    return ctx.memory.total_bytes - (ctx.memory.cuda_context_bytes if gpu["software"] == "cpu" else 0)
+
+
 def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     """GPUs allowed and buyable here, those meeting the memory floor first, each group by score per yuan."""
     metric, _ = gpu_metric(ctx)
@@ -37,7 +42,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue
         if not gpu.buyable(condition):  # end of life, or not sold new in China: used only
             continue
-        fits = ctx.memory.total_bytes <= usable_bytes(ctx, gpu)
+        fits = needed_bytes(ctx, gpu) <= usable_bytes(ctx, gpu)
         preferred = ctx.tier == "datacenter" and gpu["form"] in ("workstation", "datacenter")
         score = gpu[metric] / gpu_price(ctx, gpu)
         ranked.append((not fits, not preferred, -score, gpu.id, gpu, fits))

@@ -250,3 +250,22 @@ def test_raspberry_pi_gets_no_cuda_context(catalog):
     build = recommend(chosen, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
     assert build.component("gpu").part_id == "raspberry-pi-4b-8gb"
     assert build.memory.cuda_context_bytes == 0
+
+
+def test_gpus_not_sold_new_are_ranked_only_when_used_is_allowed(catalog):
+    # B1's availability flags: end-of-life cards and export-licence cards are bought used in China, or not at all.
+    unbuyable = {gpu.id for gpu in catalog.of_kind("gpu") if not gpu.buyable("new")}
+    assert unbuyable
+    new = recommend(answers(budget__amount=30000.0), catalog, today=TODAY)
+    used = recommend(answers(budget__amount=30000.0, budget__condition="used"), catalog, today=TODAY)
+    assert not unbuyable & set(new.alternatives["gpu"])
+    assert unbuyable & set(used.alternatives["gpu"])
+
+
+def test_zero_offload_sizes_ram_for_the_offloaded_states(catalog):
+    chosen = answers(workload__preset="llama-7b", workload__batch_size=1, task__recompute="full",
+                     scale__sharding="zero_offload", budget__amount=60000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    ram = build.component("memory_kit")
+    assert build.memory.host_offload_bytes > 80 * GIB
+    assert ram.quantity * ram.spec["capacity_gib"] * GIB >= build.memory.host_offload_bytes
