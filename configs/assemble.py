@@ -112,15 +112,24 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         reason += (f"; {a.data.kind} data is decoded and augmented on the CPU: >= "
                    f"{ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU = {decode} cores")
     lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
-    candidates = [
-        (cpu.price_cny, cpu, 1) for cpu in ctx.catalog.of_kind("cpu")
+    able = [
+        cpu for cpu in ctx.catalog.of_kind("cpu")
         if cpu["cores_count"] >= cores and cpu["threads_count"] >= threads and cpu["boost_clock_ghz"] >= clock
         and cpu["l3_cache_mb"] >= ctx.rules.cpu.min_l3_cache_mb and cpu["pcie_lanes_count"] >= lanes
-        and (cpu["ecc"] or not need_ecc) and _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)
+        and (cpu["ecc"] or not need_ecc)
     ]
-    cpu, _ = rank(ctx, asm, "cpu", candidates, ctx.catalog.of_kind("cpu"),
-                  f"{reason}; >= {lanes} PCIe lanes; a board holding the GPUs",
-                  closest=lambda part: (-part["pcie_lanes_count"], -part["cores_count"], part.price_cny, part.id))
+    candidates = [(cpu.price_cny, cpu, 1) for cpu in able if _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    why = f"{reason}; >= {lanes} PCIe lanes" if not able else (
+        f"a board for {ctx.gpu_count} GPU(s) on any CPU with >= {cores} cores and >= {lanes} PCIe lanes")
+    width = int(gpu["slot_width_count"]) if gpu is not None else 1
+    boards = ctx.catalog.of_kind("motherboard")
+
+    def most_gpus(part: Part) -> int:
+        return max((gpus_that_fit(board, width) for board in boards if board["socket"] == part["socket"]
+                    and board["cpu_sockets_count"] == 1), default=0)
+
+    cpu, _ = rank(ctx, asm, "cpu", candidates, able or ctx.catalog.of_kind("cpu"), why,
+                  closest=lambda part: (-most_gpus(part), -part["pcie_lanes_count"], part.price_cny, part.id))
     lines = [reason]
     if ctx.gpu_count:
         lines.append(
