@@ -103,7 +103,8 @@ def test_new_kernels_on_cpu_give_rows_with_their_shapes_and_clear_skips(tmp_path
         details = row["details"]
         assert 0 < row["value"] < 100 and row["unit"] == "TFLOP/s"
         assert (details["batch"], details["heads"], details["head_dim"]) == (1, 4, 64) and details["causal"]
-        assert details["seq_len"] % 64 == 0
+        assert details["seq_len"] % 64 == 0 and row["size"] == {key: details[key] for key in row["size"]}
+        assert set(row["size"]) == {"batch", "heads", "seq_len", "head_dim", "causal", "dtype"}
     efficient = rows[("attention", "efficient fwd+bwd")]
     assert efficient["status"] == "skipped"
     assert efficient["note"].startswith("efficient back end unavailable on the CPU: torch ")
@@ -112,11 +113,16 @@ def test_new_kernels_on_cpu_give_rows_with_their_shapes_and_clear_skips(tmp_path
     (fp8,) = [row for (kernel, _), row in rows.items() if kernel == "fp8"]
     assert fp8["status"] == "skipped" and "compute capability >= 8.9" in fp8["note"] and "CPU" in fp8["note"]
 
-    best, median = rows[("mamf", "bf16 best shape")], rows[("mamf", "bf16 median shape")]
+    from pth_top.benches.child.kernels.gemm import cpu_has_native_bf16
+
+    label, dtype = ("bf16", "bfloat16") if cpu_has_native_bf16() else ("fp32", "float32")  # as mamf picks
+    best, median = rows[("mamf", f"{label} best shape")], rows[("mamf", f"{label} median shape")]
     assert best["value"] >= median["value"] > 0
     m, n, k = best["details"]["best_shape"]
     assert best["note"].endswith(f" shapes, at {m}x{n}x{k}") and best["note"].startswith("best of ")
     assert median["value"] == best["details"]["median_shape_tflops"]
+    assert best["size"] == {"m": m, "n": n, "k": k, "dtype": dtype}
+    assert median["size"]["shapes_measured"] == best["details"]["shapes_measured"]
 
 
 def test_the_backend_that_ran_is_read_from_the_autograd_nodes_even_under_a_view(torch):
@@ -200,6 +206,8 @@ def test_e2e_step_compares_eager_and_compiled_and_reports_compile_time_apart(tmp
         details = row["details"]
         assert {"d_model", "heads", "layers", "seq_len", "batch", "parameters"} <= set(details)
         assert math.isclose(row["value"] * row["median_s"], details["batch"] * details["seq_len"])
+        assert row["size"] == {key: details[key] for key in ("d_model", "heads", "layers", "seq_len", "batch",
+                                                              "parameters")}
     assert compiled["details"]["compile_backend"] == "aot_eager" and compiled["details"]["compile_s"] >= 0
     speedup = compiled["value"] / eager["value"]
     assert compiled["details"]["speedup_vs_eager"] == pytest.approx(speedup)

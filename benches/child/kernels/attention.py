@@ -105,7 +105,9 @@ def measure_backend(ctx: KernelContext, backend: str) -> dict:
     details = {"batch": batch, "heads": heads, "seq_len": seq_len, "head_dim": head_dim, "causal": CAUSAL,
                "dtype": str(dtype).replace("torch.", ""), "backend_ran": ran, "flops_per_call": flops,
                "flop_count": "FlashAttention-2: 4*b*h*s^2*d forward, /2 causal, x3.5 forward+backward"}
-    return {"tflops": flops / measurement.median_s / 1e12, "measurement": measurement, "details": details}
+    size = {key: details[key] for key in ("batch", "heads", "seq_len", "head_dim", "causal", "dtype")}
+    return {"tflops": flops / measurement.median_s / 1e12, "measurement": measurement, "details": details,
+            "size": size}
 
 
 def variants(ctx: KernelContext) -> list[Variant]:
@@ -119,7 +121,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
             ran = result["details"]["backend_ran"]
             note = f"PyTorch chose {ran}" if backend == "default" else ""
             return row(variant=f"{backend} fwd+bwd", value=result["tflops"], measurement=result["measurement"],
-                       peak_kind=peak_kind, details=result["details"], note=note)
+                       peak_kind=peak_kind, details=result["details"], note=note, size=result["size"])
         return Variant(f"{backend} fwd+bwd", run)
 
     return [make(name) for name in names]

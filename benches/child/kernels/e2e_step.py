@@ -156,7 +156,8 @@ def measure_step(ctx: KernelContext, size: StackSize, *, compiled: bool) -> dict
     tokens_per_s = size.tokens / measurement.median_s
     details["model_tflops"] = model_flops_per_token(size) * tokens_per_s / 1e12
     details["model_flops"] = "6N + 12*L*h*s per token (PaLM appendix B)"
-    return {"tokens_per_s": tokens_per_s, "measurement": measurement, "details": details}
+    return {"tokens_per_s": tokens_per_s, "measurement": measurement, "details": details,
+            "size": {**asdict(size), "parameters": size.parameters}}
 
 
 def stack_size(ctx: KernelContext) -> StackSize:
@@ -172,7 +173,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
         result = measure_step(ctx, stack_size(ctx), compiled=False)
         eager_rate["tokens_per_s"] = result["tokens_per_s"]
         return row(variant="eager", value=result["tokens_per_s"], measurement=result["measurement"],
-                   peak_kind=PEAK_NONE, details=result["details"])
+                   peak_kind=PEAK_NONE, details=result["details"], size=result["size"])
 
     def compiled() -> dict:
         result = measure_step(ctx, stack_size(ctx), compiled=True)
@@ -182,6 +183,6 @@ def variants(ctx: KernelContext) -> list[Variant]:
             details["speedup_vs_eager"] = result["tokens_per_s"] / eager_rate["tokens_per_s"]
             note = f"{details['speedup_vs_eager']:.2f}x vs eager; {note}"
         return row(variant="torch.compile", value=result["tokens_per_s"], measurement=result["measurement"],
-                   peak_kind=PEAK_NONE, details=details, note=note)
+                   peak_kind=PEAK_NONE, details=details, note=note, size=result["size"])
 
     return [Variant("eager", eager), Variant("torch.compile", compiled)]

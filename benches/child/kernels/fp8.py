@@ -87,8 +87,10 @@ def variants(ctx: KernelContext) -> list[Variant]:
             if reason:
                 raise Skipped(reason)
             result = sweep(ctx, fast_accum=fast_accum)
+            size = result["details"]["best_shape"][0]
             return row(variant=name, value=result["tflops"], measurement=result["measurement"],
-                       peak_kind=PEAK_FP8, details=result["details"])
+                       peak_kind=PEAK_FP8, details=result["details"],
+                       size={"m": size, "n": size, "k": size, "dtype": "float8_e4m3fn"})
         return Variant(name, run)
 
     if not is_cuda(ctx.device):

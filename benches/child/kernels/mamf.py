@@ -134,14 +134,15 @@ def variants(ctx: KernelContext) -> list[Variant]:
         m, n, k = details["best_shape"]
         note = f"best of {details['shapes_measured']}/{details['shapes_planned']} shapes, at {m}x{n}x{k}"
         return row(variant=f"{label} best shape", value=result["tflops"], measurement=result["measurement"],
-                   peak_kind=peak_kind, details=details, note=note)
+                   peak_kind=peak_kind, details=details, note=note,
+                   size={"m": m, "n": n, "k": k, "dtype": details["dtype"]})
 
     def median() -> dict:
         if not result:
             raise Skipped("the sweep did not finish (see the best shape's row)")
         details = result["details"]  # the same sweep: the best variant ran it
+        sweep_size = {key: details[key] for key in ("dtype", "shapes_measured", "dim_step", "max_dim")}
         return row(variant=f"{label} median shape", value=details["median_shape_tflops"], peak_kind=peak_kind,
-                   details={key: details[key] for key in ("dtype", "shapes_measured", "dim_step", "max_dim")},
-                   note=f"median over {details['shapes_measured']} shapes")
+                   details=sweep_size, note=f"median over {details['shapes_measured']} shapes", size=sweep_size)
 
     return [Variant(f"{label} best shape", best), Variant(f"{label} median shape", median)]
