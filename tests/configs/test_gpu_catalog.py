@@ -23,7 +23,7 @@ PRICE_UNSOURCED = frozenset({
     "a100-40gb-sxm", "a100-80gb-sxm", "h100-80gb-pcie", "h100-80gb-sxm", "h200-141gb-sxm", "h200-141gb-nvl",
     "mi250x-128gb", "mi300x-192gb", "rtx-pro-6000-blackwell-server-96gb", "a10-24gb", "v100-16gb-pcie",
     "v100-32gb-pcie", "h100-94gb-nvl", "gh200-96gb", "gh200-144gb", "jetson-agx-orin-64gb",
-    "jetson-orin-nano-super-8gb", "raspberry-pi-4b-8gb",
+    "jetson-orin-nano-super-8gb", "raspberry-pi-4b-8gb", "v100-16gb-sxm2", "v100-32gb-sxm2",
 })
 
 
