@@ -9,7 +9,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets
-from pth_top.configs.ranking import Fit, fit_budget, ranked_gpus, usable_bytes
+from pth_top.configs.ranking import Fit, first_acceptable, ranked_gpus, usable_bytes
 from pth_top.units import GIB
 
 # Precisions an inference workload can step down to, smallest last.
@@ -57,15 +57,13 @@ def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context
 
 
 def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
-    gpus = ranked_gpus(alternative)
-    if not gpus or not gpus[0][1]:
+    found = first_acceptable(alternative, ranked_gpus(alternative))
+    if found is None:
         return ""
-    fit = fit_budget(alternative, gpus)
-    if not fit.feasible:
-        return ""
+    assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU fits {count}{fit.gpu.name}; "
-            f"build ¥{fit.assembly.total_cny:,.0f} within ¥{ctx.budget_cny:,.0f}")
+    return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU fits {count}{gpu.name}; "
+            f"build ¥{assembly.total_cny:,.0f} within ¥{ctx.budget_cny:,.0f}")
 
 
 def _small_activations(answers: Answers) -> Answers:

@@ -69,6 +69,19 @@ class Fit:
     cheapest_fitting: tuple[float, Part] | None  # (price, GPU) of the cheapest build whose GPU holds the workload
 
 
+def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assembly, Part] | None:
+    """The best-ranked acceptable build whose GPU holds the workload, or None (GPUs alone over budget are skipped)."""
+    for gpu, fits in gpus:
+        if not fits:
+            return None
+        if gpu_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
+            continue
+        assembly = assemble(ctx, gpu)
+        if acceptable(ctx, assembly):
+            return assembly, gpu
+    return None
+
+
 def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     """The first acceptable build among GPUs that hold the workload; failing that, the best card within budget."""
     cheapest: tuple[float, Part] | None = None

@@ -85,7 +85,8 @@ def recommend(
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
-    alternatives = feasibility.feasible_alternatives(ctx, lambda changed: _context(changed, catalog, rules, {}))
+    alternatives = feasibility.feasible_alternatives(
+        ctx, lambda changed: _context(changed, catalog, rules, {})) if blockers else []
     if blockers and gpu is not None and cpu_only is not None and (cpu_only.adequate or under_cheapest_gpu_build) \
             and acceptable(cpu_only.ctx, cpu_only.asm):
         alternatives.insert(0, f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}")
