@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import sys
 import time
 from typing import Any
@@ -24,6 +25,19 @@ REPORTED_ENV_VARS = (
     "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF",
 )
 LOAD_MATRIX_SIZE = 4096
+# The bench child needs torch.amp.GradScaler(device) (2.3) and torch.OutOfMemoryError (2.4, pytorch/pytorch#121702).
+BENCH_TORCH_FLOOR = (2, 4)
+
+
+def torch_floor_problem(version: str) -> str | None:
+    """One line saying why this torch is too old for the benchmarks, or None when it is new enough (or unparsable:
+    a source build's odd version string should not block a run)."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if match is None or (int(match.group(1)), int(match.group(2))) >= BENCH_TORCH_FLOOR:
+        return None
+    floor = ".".join(str(part) for part in BENCH_TORCH_FLOOR)
+    return (f"torch {version} is too old for pth-top bench: it needs torch >= {floor} "
+            "(torch.amp.GradScaler, torch.OutOfMemoryError); upgrade torch in this environment")
 
 
 def _base_report() -> dict[str, Any]:
@@ -124,6 +138,8 @@ def describe_torch(load_seconds: float) -> tuple[dict[str, Any], int]:
         report["error"] = f"torch not installed in {sys.executable} ({error})"
         return report, 1
     report["torch_version"] = str(torch.__version__)
+    report["bench_torch_floor"] = ".".join(str(part) for part in BENCH_TORCH_FLOOR)
+    report["bench_torch_problem"] = torch_floor_problem(report["torch_version"])
     report["torch_cuda_version"] = torch.version.cuda
     report["torch_hip_version"] = getattr(torch.version, "hip", None)
     report["cuda_available"] = bool(torch.cuda.is_available())

@@ -217,6 +217,14 @@ def _free_memory(device: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+def _torch_too_old() -> str | None:
+    import torch
+
+    from pth_top.benches.child.probe import torch_floor_problem
+
+    return torch_floor_problem(str(getattr(torch, "__version__", "")))
+
+
     emit = EventWriter.take_over_stdout()
     heartbeat = Heartbeat(emit)
     heartbeat.start()
@@ -243,6 +251,11 @@ def _run(argv: list[str] | None, emit: EventWriter) -> int:
     cleanup.install_signal_handlers()
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
+    too_old = _torch_too_old()
+    if too_old:
+        emit("error", kernel=None, device=None, variant=None, error_type="TorchTooOld", message=too_old)
+        emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
+        return 3
         if args.list_devices:
             from pth_top.benches.child.kernels._common import list_devices
 

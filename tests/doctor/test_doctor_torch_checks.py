@@ -85,6 +85,15 @@ def test_torch_missing_fails_for_a_chosen_interpreter_and_warns_for_the_default(
     assert finding.status is Status.WARN and "--python" in finding.fix
 
 
+def test_torch_older_than_the_bench_floor_warns_with_the_probes_line(tmp_path):
+    from pth_top.benches.child.probe import torch_floor_problem
+
+    report = {**cuda_probe_report(), "torch_version": "2.3.1+cu121",
+              "bench_torch_problem": torch_floor_problem("2.3.1+cu121")}
+    finding = only(torch_checks.check_torch_installed, make_context(tmp_path, probe=report))
+    assert finding.status is Status.WARN and "needs torch >= 2.4" in finding.value and "torch>=2.4" in finding.fix
+
+
 def test_probe_that_could_not_run_says_why(tmp_path):
     context = make_context(tmp_path)
 

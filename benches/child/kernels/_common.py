@@ -184,9 +184,13 @@ def row(
     unit: str | None = None,
     details: dict | None = None,
     note: str = "",
+    size: dict | None = None,
+    telemetry: dict | None = None,
 ) -> dict:
-    """A result row's kernel-side fields; the runner adds kernel, device, telemetry."""
+    """A result row's kernel-side fields (`size`: the work each call does); the runner adds kernel, device."""
     fields: dict[str, Any] = {"variant": variant, "value": value, "note": note, "details": details or {}}
+    if size is not None:
+        fields["size"] = size
     if peak_kind is not None:
         fields["peak_kind"] = peak_kind
     if unit is not None:
@@ -203,6 +207,8 @@ def row(
         for name in ("timing", "warmup_s", "l2_flush", "telemetry"):
             if name in measurement.extra:
                 fields[name] = measurement.extra[name]
+    if telemetry is not None:
+        fields["telemetry"] = telemetry
     return fields
 
 

@@ -58,7 +58,8 @@ def sweep(ctx: KernelContext, dtype: torch.dtype) -> dict:
         a = random_tensor((size, size), dtype, ctx.device)
         b = random_tensor((size, size), dtype, ctx.device)
         out = torch.empty((size, size), dtype=dtype, device=ctx.device)
-        measurement = timed(ctx, functools.partial(torch.matmul, a, b, out=out))
+        # L2 flushed before each CUDA repetition, as do_bench and mamf-finder do.
+        measurement = timed(ctx, functools.partial(torch.matmul, a, b, out=out), flush=True)
         tflops = 2 * size**3 / measurement.median_s / 1e12
         shapes.append({"m": size, "n": size, "k": size, "tflops": tflops,
                        "median_s": measurement.median_s, "rel_iqr": measurement.rel_iqr})
@@ -76,7 +77,8 @@ def sweep(ctx: KernelContext, dtype: torch.dtype) -> dict:
     }
     if not is_cuda(ctx.device) and dtype == torch.bfloat16:
         details["cpu_native_bf16"] = cpu_has_native_bf16()
-    return {"tflops": tflops, "measurement": measurement, "details": details}
+    return {"tflops": tflops, "measurement": measurement, "details": details,
+            "size": {"m": size, "n": size, "k": size, "dtype": details["dtype"]}}
 
 
 def variants(ctx: KernelContext) -> list[Variant]:
@@ -87,7 +89,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
                     result = sweep(ctx, dtype)
                 result["details"]["cuda_matmul_allow_tf32"] = tf32
                 return row(variant=name, value=result["tflops"], measurement=result["measurement"],
-                           peak_kind=peak_kind, details=result["details"])
+                           peak_kind=peak_kind, details=result["details"], size=result["size"])
             return Variant(name, run)
 
         return [
@@ -108,7 +110,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
                 result = sweep(ctx, dtype)
             result["details"]["threads"] = threads
             return row(variant=name, value=result["tflops"], measurement=result["measurement"],
-                       peak_kind=peak_kind, details=result["details"])
+                       peak_kind=peak_kind, details=result["details"], size=result["size"])
         return Variant(name, run)
 
     thread_counts = [cores, 1] if cores > 1 else [1]

@@ -30,7 +30,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
             details = {"bytes": nbytes, "pinned": pinned, "direction": direction,
                        "best_gbps": nbytes / measurement.best_s / 1e9}
             return row(variant=name, value=nbytes / measurement.median_s / 1e9, measurement=measurement,
-                       peak_kind=PEAK_PCIE, details=details)
+                       peak_kind=PEAK_PCIE, details=details, size={"bytes": nbytes})
         return Variant(name, run)
 
     return [make(direction, pinned) for direction in ("h2d", "d2h") for pinned in (True, False)]

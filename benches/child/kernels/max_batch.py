@@ -1,21 +1,40 @@
 """Largest batch whose full training step (forward, backward, optimizer.step) fits in memory.
 
-CUDA: real OOMs are caught (torch.OutOfMemoryError), memory freed, search goes on.
-CPU: a memory budget stands in for device memory; saved activations are counted during the forward.
+CUDA: ResNet-18-like at 224 px; real OOMs are caught (torch.OutOfMemoryError, and the plain RuntimeErrors
+cuBLAS/cuDNN raise when their allocations fail), memory freed, search goes on; the search cap follows memory.
+CPU: the 32 px CNN; a memory budget stands in for device memory; saved activations are counted during the forward.
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import time
 
 import torch
 
 from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row
-from pth_top.benches.child.kernels._models import training_step, workload
+from pth_top.benches.child.kernels._models import StepSize, saved_bytes_per_sample, step_size, training_step, workload
+from pth_top.benches.child.kernels._sizing import DeviceSize
 
 SAFETY_MARGIN = 0.10
 MAX_BISECTIONS = 6
+# How cuBLAS/cuDNN report failed allocations: a plain RuntimeError, not torch.OutOfMemoryError.
+OOM_MESSAGES = ("out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED",
+                "CUDNN_STATUS_NOT_SUPPORTED")  # cuDNN finds no algorithm once workspaces cannot be allocated
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in OOM_MESSAGES)
+
+
+def search_limit(device_size: DeviceSize, bytes_per_sample: int, scale: float) -> int:
+    """Power of two above twice what memory could hold at the counted activation bytes (at scale 1): the cap
+    is reached only when the count is far off, and then the row says so."""
+    could_hold = device_size.total_memory_bytes / max(1, bytes_per_sample)
+    return max(64, 2 ** math.ceil(math.log2(max(1.0, 2 * could_hold * scale))))
 
 
 class BudgetExceeded(Exception):
@@ -46,9 +65,10 @@ def _state_bytes(model: torch.nn.Module) -> int:
     return 3 * sum(parameter.numel() * parameter.element_size() for parameter in model.parameters())
 
 
-def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int | None) -> float | None:
+def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int | None,
+              size: StepSize | None = None) -> float | None:
     """samples/s of a full step at `batch`, or None when it does not fit."""
-    load = workload("cnn", ctx.device)
+    load = workload(size or step_size("cnn", ctx.device, ctx.scale), ctx.device)
     step = None
     try:
         step = training_step(load, ctx.device, precision, batch)
@@ -66,8 +86,10 @@ def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int 
         if is_cuda(ctx.device):
             torch.cuda.synchronize(ctx.device)
         return 2 * batch / (time.perf_counter() - started)
-    except (torch.OutOfMemoryError, BudgetExceeded):
-        return None
+    except (RuntimeError, BudgetExceeded) as error:  # torch.OutOfMemoryError is a RuntimeError
+        if isinstance(error, BudgetExceeded) or is_out_of_memory(error):
+            return None
+        raise
     finally:
         del load, step  # the step closure holds the batch, gradients and optimizer state
         gc.collect()
@@ -75,12 +97,13 @@ def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int 
             torch.cuda.empty_cache()
 
 
-def search(ctx: KernelContext, precision: str, limit: int, budget_bytes: int | None) -> dict:
+def search(ctx: KernelContext, precision: str, limit: int, budget_bytes: int | None,
+           size: StepSize | None = None) -> dict:
     """Doubling until a batch fails (or `limit`), then bisection between the last fit and the first failure."""
     tried: dict[int, float | None] = {}
 
     def attempt(batch: int) -> bool:
-        tried[batch] = try_batch(ctx, precision, batch, budget_bytes)
+        tried[batch] = try_batch(ctx, precision, batch, budget_bytes, size)
         ctx.progress(min(0.95, len(tried) / 14), f"batch {batch}")
         return tried[batch] is not None
 
@@ -112,13 +135,14 @@ def variants(ctx: KernelContext) -> list[Variant]:
 
     def make(precision: str) -> Variant:
         def run() -> dict:
+            size = step_size("cnn", ctx.device, ctx.scale)
             if is_cuda(ctx.device):
                 budget = None
-                limit = max(64, int(16384 * ctx.scale))
+                limit = search_limit(DeviceSize.of(ctx.device), saved_bytes_per_sample(size), ctx.scale)
             else:
                 budget = int(ctx.options.get("cpu_memory_budget_mib", 512)) * 2**20
                 limit = max(8, int(1024 * ctx.scale))
-            result = search(ctx, precision, limit, budget)
+            result = search(ctx, precision, limit, budget, size)
             throughput = [{"batch": batch, "samples_per_s": rate, "fits": rate is not None}
                           for batch, rate in sorted(result["tried"].items())]
             fitting = [entry for entry in throughput if entry["fits"]]
@@ -134,10 +158,11 @@ def variants(ctx: KernelContext) -> list[Variant]:
             }
             notes = []
             if result["limit_reached"]:
-                notes.append(f"search stopped at the limit {limit}")
+                notes.append(f"search stopped at its cap {limit}: the real maximum is higher")
             if fastest and fastest["batch"] != max_batch:
                 notes.append(f"fastest at batch {fastest['batch']}")
-            return row(variant=f"cnn {precision}", value=float(max_batch), details=details, note="; ".join(notes))
+            return row(variant=f"cnn {precision}", value=float(max_batch), details=details, note="; ".join(notes),
+                       size=size.with_batch(max_batch).as_dict())
         return Variant(f"cnn {precision}", run)
 
     return [make(precision) for precision in precisions]
