@@ -124,6 +124,12 @@ class CurrencyRules(Schema, frozen=True):
     cny_per_eur: Rate
 
 
+class CpuOnlyRules(Schema, frozen=True):
+    guide_section: str
+    # Inference of a model in the guide's "small" class (LeNet, ResNet-18: 2 GB of GPU memory) needs no GPU.
+    small_model_max_gib: Number
+
+
 class RentRules(Schema, frozen=True):
     """On-demand cloud prices per GPU-hour by catalog GPU id: renting as a comparison when buying is not feasible."""
 
@@ -144,6 +150,7 @@ class Rules(Schema, frozen=True):
     gpu: GpuRules
     currency: CurrencyRules
     rent: RentRules
+    cpu_only: CpuOnlyRules
 
 
 @functools.cache
