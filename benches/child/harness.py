@@ -195,7 +195,11 @@ def measure_repetitions(
     than `min_rep_s`, unless `single_call`. Timed batches repeat until IQR/median <= target or `max_time_s`.
     """
 
+    rep_wall_s = 0.0  # host time per repetition, flush included: sizes batches to the time cap
+
     def run_reps(count: int, calls: int) -> list[float]:
+        nonlocal rep_wall_s
+        started = clock()
         timer.prepare(count)
         for index in range(count):
             if before_rep is not None:
@@ -204,7 +208,9 @@ def measure_repetitions(
             for _ in range(calls):
                 fn()
             timer.stop(index)
-        return [elapsed / calls for elapsed in timer.collect()]
+        per_call_s = [elapsed / calls for elapsed in timer.collect()]
+        rep_wall_s = (clock() - started) / count
+        return per_call_s
 
     warmup_started = clock()
     calls = 1
@@ -223,18 +229,17 @@ def measure_repetitions(
     warmup_spent_s = clock() - warmup_started
 
     samples: list[float] = []
-    first_batch_s = max_time_s / 3
     timed_started = clock()
     with window if window is not None else nullcontext():
         while True:
             elapsed_s = clock() - timed_started
-            batch_s = first_batch_s if not samples else max_time_s - elapsed_s
-            count = _reps_for(batch_s, per_call * calls, min_reps if not samples else 1,
-                              max_reps - len(samples))
+            batch_s = max_time_s / 3 if not samples else max_time_s - elapsed_s
+            rep_s = max(per_call * calls, rep_wall_s)
+            count = _reps_for(batch_s, rep_s, min_reps if not samples else 1, max_reps - len(samples))
             samples.extend(run_reps(count, calls))
             median = statistics.median(samples)
             if (iqr(samples) <= target_rel_iqr * median or len(samples) >= max_reps
-                    or clock() - timed_started + per_call * calls >= max_time_s):
+                    or clock() - timed_started + rep_s >= max_time_s):
                 break
     median = statistics.median(samples)
     spread = iqr(samples)

@@ -216,3 +216,13 @@ def test_harness_agrees_with_a_plain_events_loop_on_a_real_gemm(torch):
     reference_s = statistics.median(start.elapsed_time(end) / 1000 for start, end in zip(starts, ends, strict=True))
     assert measurement.median_s == pytest.approx(reference_s, rel=0.03)
     assert measurement.extra["warmup_s"] >= 1.0 and measurement.extra["telemetry"]["window"] == "timed"
+
+
+def test_batches_are_sized_by_the_whole_repetition_flush_included():
+    clock = FakeClock()
+    stream = FakeStream(clock, launch_s=1e-5)
+    measurement = measure_repetitions(kernel(stream, lambda: 0.0002), timer=FakeEventTimer(stream), warmup_s=0.01,
+                                      max_time_s=0.3, before_rep=lambda: stream.launch(0.0018), single_call=True,
+                                      clock=clock, min_reps=10)
+    # A repetition lasts 2 ms with its flush: the first batch fills 0.1 s with 50 of them, not 500 kernel times.
+    assert len(measurement.samples_s) == 50
