@@ -69,7 +69,8 @@ def recommend(
         fit = fit_budget(ctx, gpus)
         gpu, assembly = fit.gpu, fit.assembly
         under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
-        if cpu_only is not None and (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(
+        cheaper = cpu_only is not None and (not fit.feasible or cpu_only.asm.total_cny < fit.assembly.total_cny)
+        if cpu_only is not None and cheaper and (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(
                 cpu_only.ctx, cpu_only.asm):
             gpu, assembly = None, cpu_only.asm
     if cpu_only is not None:
@@ -146,12 +147,21 @@ def _cpu_context(ctx: Context) -> Context:
 
 
 def _cpu_only(ctx: Context) -> CpuOnly | None:
-    """A CPU-only PC, with why it is offered: classical ML on tabular data needs no GPU; otherwise only on price."""
+    """A CPU-only PC, with why it is offered: classical ML on tabular data and small-model inference need no GPU;
+    otherwise only on price."""
     cpu_ctx = _cpu_context(ctx)
     asm = assemble(cpu_ctx, None)
     if ctx.answers.data.kind == "tabular":
         reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
                   "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
+        return CpuOnly(cpu_ctx, asm, True, reason)
+    small = ctx.rules.cpu_only
+    model_gib = cpu_ctx.memory.total_bytes / GIB
+    if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
+            and model_gib <= small.small_model_max_gib:
+        reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
+                  f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
+                  "GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason)
     reason = (f"the budget, ¥{ctx.budget_cny:,.0f}, is under the cheapest GPU build; on a CPU the workload runs, "
               "far slower than on a GPU, with its working memory in RAM")

@@ -269,3 +269,16 @@ def test_zero_offload_sizes_ram_for_the_offloaded_states(catalog):
     ram = build.component("memory_kit")
     assert build.memory.host_offload_bytes > 80 * GIB
     assert ram.quantity * ram.spec["capacity_gib"] * GIB >= build.memory.host_offload_bytes
+
+
+def test_small_model_inference_gets_a_cheaper_cpu_only_build(catalog):
+    # Issue 12 item 4: ResNet-18 inference is in the guide's 2 GB "small model" class (§2.1): no GPU needed.
+    chosen = answers(workload__preset="resnet18", workload__batch_size=1, task__mode="inference",
+                     task__precision="fp32", budget__amount=8000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.cpu_only and build.feasible and build.total_price_cny <= 8000
+    assert build.reasoning[0].startswith("CPU-only build: small-model inference")
+    assert "guide §2.1 显存需求与模型规模" in build.reasoning[0]
+    served = recommend(Answers(scenario="inference_server", workload=chosen.workload, task=chosen.task,
+                               budget=chosen.budget), catalog, today=TODAY)
+    assert not served.cpu_only  # a serving box is sized for throughput: it keeps its GPU
