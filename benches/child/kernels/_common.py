@@ -151,9 +151,10 @@ def summarize_telemetry(samples: dict[str, list[float]]) -> dict:
 
 
 def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
-          device: str | None = None) -> Measurement:
+          device: str | None = None, warmup_s: float | None = None) -> Measurement:
     """Measure `fn` on `device` (the context's by default). CUDA: events per repetition after a sustained
-    warm-up, telemetry in the timed window, L2 flushed before each repetition if asked. CPU: host clock."""
+    warm-up (`warmup_s`, default gpu_warmup_s: a sweep whose GPU is already warm may pass less), telemetry
+    in the timed window, L2 flushed before each repetition if asked. CPU: host clock."""
     device = device or ctx.device
     if not is_cuda(device):
         return measure(fn, timer=HostTimer(), max_time_s=ctx.time_cap_s)
@@ -162,7 +163,7 @@ def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
         return measure_repetitions(
             fn,
             timer=CudaRepetitionTimer(device),
-            warmup_s=gpu_warmup_s(ctx.scale),
+            warmup_s=gpu_warmup_s(ctx.scale) if warmup_s is None else warmup_s,
             max_time_s=ctx.time_cap_s,
             before_rep=flusher,
             single_call=flusher is not None,
