@@ -170,6 +170,16 @@ def test_fp8_operands_are_scaled_e4m3_with_a_column_major_b_and_multiply_correct
     assert torch.allclose(result.float(), exact, rtol=0.02, atol=0.05 * exact.abs().max().item())
 
 
+def test_fp8_sweep_reports_its_best_shape_against_bf16_at_that_shape():
+    from pth_top.benches.child.kernels import fp8
+
+    result = fp8.sweep(ctx(), fast_accum=False)  # the CUDA path's code; CPU torch runs _scaled_mm too
+    details = result["details"]
+    assert [shape["m"] for shape in details["shapes"]] == fp8.sweep_sizes(TINY_SCALE) == [256, 768, 1536]
+    assert result["tflops"] == max(shape["tflops"] for shape in details["shapes"]) > 0
+    assert details["speedup_vs_bf16"] == pytest.approx(result["tflops"] / details["bf16_tflops_at_best_shape"])
+
+
 def test_fp8_says_why_an_older_gpu_is_skipped(monkeypatch, torch):
     from pth_top.benches.child.kernels import fp8
 
