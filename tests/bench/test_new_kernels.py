@@ -89,6 +89,7 @@ def test_mamf_stops_at_its_time_budget_after_one_shape_and_reports_best_and_medi
     assert len(kept) == 20 and [shape["tflops"] for shape in kept] == sorted((s["tflops"] for s in kept), reverse=True)
     assert full["tflops"] == kept[0]["tflops"] >= details["median_shape_tflops"] > 0
     assert details["best_shape"] == [kept[0]["m"], kept[0]["n"], kept[0]["k"]]
+    assert details["best_shape_fastest_rep_tflops"] >= full["tflops"]
 
 
 def test_new_kernels_on_cpu_give_rows_with_their_shapes_and_clear_skips(tmp_path):

@@ -114,6 +114,8 @@ def sweep(ctx: KernelContext, budget_s: float | None = None) -> dict:
     tflops, measurement, shape = best
     details = {
         "dtype": str(dtype).replace("torch.", ""), "best_shape": list(shape),
+        # The value is the best shape's median over its repetitions; mamf-finder also shows the fastest one.
+        "best_shape_fastest_rep_tflops": matmul_tflops(*shape, measurement.best_s),
         "median_shape_tflops": statistics.median(entry["tflops"] for entry in measured),
         "shapes_measured": len(measured), "shapes_planned": len(planned), "dim_step": step, "max_dim": max_dim,
         "budget_s": budget_s, "warmup_s": warmup_s,
