@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pth_top.configs.assemble import PC_GPU_FORMS, assemble
 from pth_top.configs.assembly import Assembly, Context, gpu_price
 from pth_top.configs.parts import Part
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.configs.rules import gpu_usable_bytes
 
 
@@ -36,7 +37,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     for gpu in ctx.catalog.of_kind("gpu"):
         if ctx.edge != (gpu["form"] == "edge"):
             continue
-        if not ctx.edge and gpu["form"] not in PC_GPU_FORMS:
+        if not ctx.edge and gpu["form"] not in PC_GPU_FORMS and not _in_a_system(ctx, gpu):
             continue
         if quiet and gpu["cooling"] in ("blower", "passive") and not ctx.edge:
             continue
@@ -48,6 +49,12 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
         ranked.append((not fits, not preferred, -score, gpu.id, gpu, fits))
     ranked.sort(key=lambda item: item[:4])
     return [(gpu, fits) for *_, gpu, fits in ranked]
+
+
+def _in_a_system(ctx: Context, gpu: Part) -> bool:
+    """An SXM/OAM module counts when the catalog sells a whole server with this many of it."""
+    return gpu["form"] in SYSTEM_GPU_FORMS and any(
+        system["gpu_count"] == ctx.gpu_count for system in systems_for(ctx, gpu))
 
 
 def acceptable(ctx: Context, assembly: Assembly) -> bool:

@@ -282,3 +282,13 @@ def test_small_model_inference_gets_a_cheaper_cpu_only_build(catalog):
     served = recommend(Answers(scenario="inference_server", workload=chosen.workload, task=chosen.task,
                                budget=chosen.budget), catalog, today=TODAY)
     assert not served.cpu_only  # a serving box is sized for throughput: it keeps its GPU
+
+
+def test_sxm_gpus_rank_when_the_catalog_sells_a_server_with_that_many(catalog):
+    # B2's whole-server systems: 8 x H100 SXM come only as a DGX H100 (export licence: bought used in China).
+    chosen = answers(workload__preset="llama-70b", workload__batch_size=8, task__recompute="full",
+                     task__method="lora", scale__gpu_count=8, scale__sharding="zero3",
+                     budget__amount=3_000_000.0, budget__condition="used")
+    assert "h100-80gb-sxm" in recommend(chosen, catalog, today=TODAY).alternatives["gpu"]
+    four = recommend(chosen.with_value("scale", "gpu_count", 4), catalog, today=TODAY)
+    assert "h100-80gb-sxm" not in four.alternatives["gpu"]  # no 4-GPU H100 SXM server in the catalog
