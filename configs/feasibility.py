@@ -31,8 +31,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             line += "; no GPU in this catalog holds that much: shrink the workload or spread it over more GPUs"
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
-        lines.append(f"not feasible within {budget}: the cheapest build that holds the workload costs "
-                     f"¥{assembly.total_cny:,.0f}")
+        what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
+        lines.append(f"not feasible within {budget}: {what} costs ¥{assembly.total_cny:,.0f}")
     max_power = ctx.answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
         lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W")

@@ -51,12 +51,11 @@ def recommend(
     gpus = ranked_gpus(ctx)
     gpu_order = [part.id for part, _ in gpus]
     pinned_gpu = ctx.pins.get("gpu")
-    fit: Fit | None = None
-    under_cheapest_gpu_build = False
-    gpu: Part | None
     cpu_only = None if ctx.edge or (pinned_gpu and pinned_gpu[0] != CPU_ONLY_ID) else _cpu_only(ctx)
-    if pinned_gpu and pinned_gpu[0] == CPU_ONLY_ID:
-        gpu, assembly = None, assemble(cpu_only.ctx if cpu_only else _cpu_context(ctx), None)
+    fit: Fit | None = None
+    gpu: Part | None
+    if cpu_only is not None and pinned_gpu:  # CPU-only, chosen with the swap key
+        gpu, assembly = None, cpu_only.asm
     elif pinned_gpu:
         gpu = pinned_part(ctx, "gpu")
         assembly = assemble(ctx, gpu)
@@ -68,10 +67,7 @@ def recommend(
             raise ValueError("the catalog has no GPU for this scenario")
         fit = fit_budget(ctx, gpus)
         gpu, assembly = fit.gpu, fit.assembly
-        under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
-        cheaper = cpu_only is not None and (not fit.feasible or cpu_only.asm.total_cny < fit.assembly.total_cny)
-        if cpu_only is not None and cheaper and (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(
-                cpu_only.ctx, cpu_only.asm):
+        if cpu_only is not None and _cpu_only_leads(ctx, cpu_only, fit):
             gpu, assembly = None, cpu_only.asm
     if cpu_only is not None:
         gpu_order.insert(0, CPU_ONLY_ID)
@@ -88,8 +84,8 @@ def recommend(
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     alternatives = feasibility.feasible_alternatives(
         ctx, lambda changed: _context(changed, catalog, rules, {})) if blockers else []
-    if blockers and gpu is not None and cpu_only is not None and (cpu_only.adequate or under_cheapest_gpu_build) \
-            and acceptable(cpu_only.ctx, cpu_only.asm):
+    if blockers and gpu is not None and cpu_only is not None and fit is not None and _cpu_only_offered(
+            ctx, cpu_only, fit):
         alternatives.insert(0, f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}")
     general = _general_reasoning(build_ctx, assembly, gpu, cpu_only)
     components = tuple(
@@ -142,8 +138,24 @@ class CpuOnly:
 
 
 def _cpu_context(ctx: Context) -> Context:
-    """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM."""
-    return dataclasses.replace(ctx, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
+    """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM.
+
+    A pinned PSU count belongs to the GPUs it fed: the rules size the CPU-only PC's own.
+    """
+    pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
+    return dataclasses.replace(
+        ctx, pins=pins, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
+
+
+def _cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
+    """Adequate for the workload, or the only thing the budget buys; and acceptable itself."""
+    under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
+    return (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(cpu_only.ctx, cpu_only.asm)
+
+
+def _cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
+    cheaper = not fit.feasible or cpu_only.asm.total_cny < fit.assembly.total_cny
+    return cheaper and _cpu_only_offered(ctx, cpu_only, fit)
 
 
 def _cpu_only(ctx: Context) -> CpuOnly | None:
@@ -163,8 +175,11 @@ def _cpu_only(ctx: Context) -> CpuOnly | None:
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
                   "GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason)
-    reason = (f"the budget, ¥{ctx.budget_cny:,.0f}, is under the cheapest GPU build; on a CPU the workload runs, "
-              "far slower than on a GPU, with its working memory in RAM")
+    if ctx.pins.get("gpu"):
+        reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
+    else:
+        reason = (f"the budget, ¥{ctx.budget_cny:,.0f}, is under the cheapest GPU build; on a CPU the workload runs, "
+                  "far slower than on a GPU, with its working memory in RAM")
     return CpuOnly(cpu_ctx, asm, False, reason)
 
 

@@ -292,3 +292,11 @@ def test_sxm_gpus_rank_when_the_catalog_sells_a_server_with_that_many(catalog):
     assert "h100-80gb-sxm" in recommend(chosen, catalog, today=TODAY).alternatives["gpu"]
     four = recommend(chosen.with_value("scale", "gpu_count", 4), catalog, today=TODAY)
     assert "h100-80gb-sxm" not in four.alternatives["gpu"]  # no 4-GPU H100 SXM server in the catalog
+
+
+def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
+    pins = {"gpu": ("none", 0), "psu": ("superflower-leadex-vii-xg-1300", 2), "cpu": ("xeon-platinum-8380", 1)}
+    build = recommend(answers(), catalog, pins=pins, today=TODAY)
+    assert build.cpu_only and build.component("psu").quantity == 1
+    assert build.reasoning[0].startswith("CPU-only build: chosen with the GPU swap key")
+    assert build.blockers[0].startswith("not feasible within ¥15,000: this build with its pinned parts costs ¥")
