@@ -18,10 +18,10 @@ CUDA_SHAPE = (4, 32, 4096, 128)
 CPU_SHAPE = (1, 4, 512, 64)
 # Forced back ends, by the name a row shows; "default" lets PyTorch choose and reports its choice.
 BACKENDS = {
-    "flash": SDPBackend.FLASH_ATTENTION,
-    "efficient": SDPBackend.EFFICIENT_ATTENTION,
-    "cudnn": SDPBackend.CUDNN_ATTENTION,
-    "math": SDPBackend.MATH,
+    name: getattr(SDPBackend, member)
+    for name, member in (("flash", "FLASH_ATTENTION"), ("efficient", "EFFICIENT_ATTENTION"),
+                         ("cudnn", "CUDNN_ATTENTION"), ("math", "MATH"))
+    if hasattr(SDPBackend, member)  # an older torch may lack cuDNN's
 }
 CAUSAL = True  # decoder training, as GPT-style models use it
 

@@ -7,6 +7,7 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import torch
+import torch._dynamo
 import torch.nn.functional as F
 from torch import nn
 
@@ -123,7 +124,9 @@ def synchronized_seconds(fn, device: str) -> float:
 
 def compile_blocks(model: BlockStack, backend: str) -> None:
     """Regional compilation: every block shares one compiled graph, so compile time does not grow with depth
-    (PyTorch recipe "Reducing torch.compile cold start compilation time with regional compilation")."""
+    (docs.pytorch.org/tutorials/recipes/regional_compilation.html; its flag is the default from torch 2.5 on,
+    and without it torch 2.4 would recompile per block and fall back to eager past the recompile limit)."""
+    torch._dynamo.config.inline_inbuilt_nn_modules = True
     for block in model.blocks:
         block.compile(backend=backend)
 
