@@ -278,3 +278,23 @@ async def test_the_catalog_loads_in_a_worker_behind_a_loading_line(monkeypatch):
         release.set()
         await wait_until(pilot, lambda: not status.display, what="the loading line hidden")
         assert screen._catalog is not None
+
+
+async def test_key_1_swaps_between_a_cpu_only_build_and_gpus():
+    from pth_top.configs.answers import Answers
+
+    tabular = (Answers().with_value("workload", "preset", "custom").with_value("workload", "kind", "generic")
+               .with_value("workload", "parameters", 1_000_000).with_value("data", "kind", "tabular")
+               .with_value("budget", "amount", 5000.0))
+    app = WizardApp(clock=fixed_clock, answers=tabular)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        for _ in range(6):
+            await pilot.press("ctrl+n")
+        await wait_for_step(pilot, screen, "step-review")
+        assert screen.build is not None and screen.build.cpu_only
+        assert "none: a CPU-only build" in str(screen.query_one("#review-body").content)
+        await pilot.press("1")
+        await wait_until(pilot, lambda: not screen.build.cpu_only, what="a GPU swapped in")
+        assert error_text(screen).startswith("GPU is now ")

@@ -364,8 +364,9 @@ class WizardScreen(Screen):
         self.pins = dict(self.build.pins)
         self.query_one(ReviewStep).show(self.build)
         component = self.build.component(role)
-        if component is not None:
-            self._set_error(f"{ROLE_LABELS[role]} is now {component.name}", ok=True)
+        name = component.name if component is not None else "none (a CPU-only build)" if role == "gpu" else ""
+        if name:
+            self._set_error(f"{ROLE_LABELS[role]} is now {name}", ok=True)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "save-path":

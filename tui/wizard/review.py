@@ -33,6 +33,9 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
         text.append("\n")
     keys = {role: key for key, role in SWAP_KEYS}
     text.append("Components (key: swap for the next-best)\n", style="bold")
+    if build.cpu_only and build.alternatives.get("gpu"):
+        text.append(f" [{keys['gpu']}] ", style="bold cyan")
+        text.append(f"{ROLE_LABELS['gpu']:<12}none: a CPU-only build (1 swaps to a GPU)\n")
     for component in build.components:
         text.append(f" [{keys.get(component.role, ' ')}] ", style="bold cyan")
         text.append(component_line(component.role, build, with_id=False))
