@@ -111,7 +111,7 @@ def measure_backend(ctx: KernelContext, backend: str) -> dict:
 
 
 def variants(ctx: KernelContext) -> list[Variant]:
-    names = ["default", *BACKENDS] if is_cuda(ctx.device) else ["default", "flash", "efficient", "math"]
+    names = ["default", *(name for name in BACKENDS if is_cuda(ctx.device) or name != "cudnn")]
     peak_kind = PEAK_BF16 if is_cuda(ctx.device) else PEAK_FP32
 
     def make(backend: str) -> Variant:
