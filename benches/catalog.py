@@ -62,6 +62,12 @@ KERNELS: tuple[KernelSpec, ...] = (
                "CPU ranks", opt_in=True),
     KernelSpec("p2p", "pth_top.benches.child.kernels.p2p", "GB/s", PEAK_NONE, ("host",),
                "copy bandwidth for every GPU pair; flags pairs that go through the host", opt_in=True),
+    KernelSpec("burn", "pth_top.benches.child.kernels.burn", "TFLOP/s", PEAK_NONE, ("host",),
+               "burn-in: BF16 GEMMs on every GPU at once (CPU: FP32) for --burn DURATION; clocks, power, "
+               "temperature and clock-event reasons each second", opt_in=True),
+    KernelSpec("vram_test", "pth_top.benches.child.kernels.vram_test", "errors", PEAK_NONE, ("host",),
+               "fills ~90 % of each GPU's free memory with walking ones, seeded random and address-in-address "
+               "words; counts mismatches (CPU: a --cpu-memory-budget-mib host buffer)", opt_in=True),
 )
 
 KERNELS_BY_NAME = {spec.name: spec for spec in KERNELS}

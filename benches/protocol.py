@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -80,6 +81,10 @@ EVENT_SCHEMAS: dict[str, Fields] = {
     "error": ERROR_ROW,
     "finished": Fields({"ok": bool, "results": int, "errors": int}, {"wall_s": OPT_NUMBER}),
     "heartbeat": Fields({"pid": int}),
+    # One device's second of a burn: GEMM rate and NVML readings (null where the device has none).
+    "sample": Fields({"kernel": str, "device": str, "t_s": Number},
+                     {"tflops": OPT_NUMBER, "sm_clock_mhz": OPT_NUMBER, "power_w": OPT_NUMBER,
+                      "temperature_c": OPT_NUMBER, "clock_event_mask": (int, NoneType)}),
 }
 EVENT_KINDS = tuple(EVENT_SCHEMAS)
 
@@ -239,6 +244,8 @@ class _RequestParser(argparse.ArgumentParser):
 
 MAX_SCALE = 16.0
 MAX_TIME_CAP_S = 600.0
+MAX_BURN_S = 24 * 3600.0
+DURATION_UNITS_S = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 DEVICE_CHOICES_HELP = "cpu, cuda, cuda:N, or all"
 
 
@@ -257,6 +264,7 @@ class RunRequest:
     disk_dir: str | None = None
     disk_size_mib: int | None = None
     cpu_memory_budget_mib: int | None = None
+    burn_s: float | None = None  # how long the burn kernel runs (None: its default)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kernels", tuple(self.kernels))
@@ -286,6 +294,8 @@ class RunRequest:
                               ("--cpu-memory-budget-mib", self.cpu_memory_budget_mib)):
             if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
                 return f"{option} must be a whole number of at least 1, got {_shown(value)}"
+        if self.burn_s is not None and not (_is_number(self.burn_s) and 0 < self.burn_s <= MAX_BURN_S):
+            return f"--burn must be a duration in (0, {MAX_BURN_S / 3600:g}h], got {_shown(self.burn_s)}"
         if self.disk_dir is not None and (not isinstance(self.disk_dir, str) or not self.disk_dir
                                           or "\0" in self.disk_dir):
             return f"--disk-dir must be a non-empty path without NUL bytes, got {_shown(self.disk_dir)}"
@@ -307,13 +317,16 @@ class RunRequest:
                             help="disk temp file size (default 1024 x scale)")
         parser.add_argument("--cpu-memory-budget-mib", type=int, default=None, metavar="MIB",
                             help="max_batch on CPU: memory budget standing in for device memory (default 2048 x scale)")
+        parser.add_argument("--burn", default=None, metavar="DURATION",
+                            help="burn-in: load every GPU with GEMMs for DURATION (60s, 10m, 1h)")
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> "RunRequest":
         """The request `add_arguments`' options parsed into `args`; RequestError when one is out of range."""
         return cls(device=args.device, suite=args.suite, kernels=tuple(args.kernel), scale=args.scale,
                    time_cap_s=args.time_cap, disk_dir=args.disk_dir, disk_size_mib=args.disk_size_mib,
-                   cpu_memory_budget_mib=args.cpu_memory_budget_mib)
+                   cpu_memory_budget_mib=args.cpu_memory_budget_mib,
+                   burn_s=None if args.burn is None else parse_duration_s(args.burn))
 
     @classmethod
     def from_argv(cls, argv: list[str]) -> "RunRequest":
@@ -335,7 +348,19 @@ class RunRequest:
                               ("--cpu-memory-budget-mib", self.cpu_memory_budget_mib)):
             if value is not None:
                 argv.append(f"{option}={value}")
+        if self.burn_s is not None:
+            argv.append(f"--burn={float(self.burn_s)!r}s")
         return argv
+
+
+def parse_duration_s(text: str) -> float:
+    """Seconds in "90", "60s", "10m", "1.5h"; RequestError (one line) for anything else or out of range."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", str(text))
+    seconds = float(match.group(1)) * DURATION_UNITS_S[match.group(2)] if match else None
+    if seconds is None or not 0 < seconds <= MAX_BURN_S:
+        raise RequestError(f"--burn must be a duration like 60s, 10m or 1h (at most {MAX_BURN_S / 3600:g}h), "
+                           f"got {_shown(text)}")
+    return seconds
 
 
 def _is_number(value: object) -> bool:

@@ -146,6 +146,7 @@ def run_suite(
 
     devices = devices or sorted({device for _, device in steps if device != "host"})
     options = {"devices": devices, **options}  # host kernels that span devices (all-reduce) pick a backend by these
+    options.setdefault("emit", emit)  # kernels that stream events of their own (the burn's samples)
     started = time.monotonic()
     metadata = collect_metadata(devices)
     metadata.update(python_executable=sys.executable, python_version=sys.version.split()[0])
@@ -216,7 +217,6 @@ def _free_memory(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def main(argv: list[str] | None = None) -> int:
 def _torch_too_old() -> str | None:
     import torch
 
@@ -225,6 +225,7 @@ def _torch_too_old() -> str | None:
     return torch_floor_problem(str(getattr(torch, "__version__", "")))
 
 
+def main(argv: list[str] | None = None) -> int:
     emit = EventWriter.take_over_stdout()
     heartbeat = Heartbeat(emit)
     heartbeat.start()
@@ -250,12 +251,12 @@ def _run(argv: list[str] | None, emit: EventWriter) -> int:
         return 3
     cleanup.install_signal_handlers()
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-    try:
     too_old = _torch_too_old()
     if too_old:
         emit("error", kernel=None, device=None, variant=None, error_type="TorchTooOld", message=too_old)
         emit("finished", ok=False, results=0, errors=1, wall_s=0.0)
         return 3
+    try:
         if args.list_devices:
             from pth_top.benches.child.kernels._common import list_devices
 
@@ -272,6 +273,7 @@ def _run(argv: list[str] | None, emit: EventWriter) -> int:
             "disk_dir": request.disk_dir or os.getcwd(),
             "disk_size_mib": request.disk_size_mib or max(1, int(1024 * scale)),
             "cpu_memory_budget_mib": request.cpu_memory_budget_mib or max(16, int(2048 * scale)),
+            "burn_s": request.burn_s,
         }
         steps = plan([KERNELS_BY_NAME[name] for name in kernels], devices)
         return run_suite(steps, emit, scale=scale, options=options,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from pth_top.benches.client.spawn import ChildProcess, LaunchError
 from pth_top.benches.protocol import Event, ProtocolError, RunRequest, bad_output_event, decode_line
@@ -41,7 +41,7 @@ class BenchProcess(ChildProcess):
         """
         while True:
             try:
-                line = await asyncio.wait_for(self.read_line(), timeout=self.silence_timeout_s)
+                line = await _within(self.read_line(), self.silence_timeout_s)
             except asyncio.TimeoutError:
                 self.silenced = True
                 await self.cancel()
@@ -85,6 +85,21 @@ class BenchProcess(ChildProcess):
         if code is not None and code < 0:
             return f"the benchmark process was {ending}"
         return f"the benchmark process ended ({ending}) before finishing"
+
+
+async def _within(coroutine: Any, timeout_s: float) -> Any:
+    """Await `coroutine`, asyncio.TimeoutError after `timeout_s`; unlike wait_for (3.10, 3.11), a cancel that
+    lands as it finishes is never lost (Ctrl-C during a burn, whose child writes every second)."""
+    task = asyncio.ensure_future(coroutine)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        raise asyncio.TimeoutError
+    return task.result()
 
 
 def _signal_name(signum: int) -> str:

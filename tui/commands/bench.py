@@ -14,6 +14,7 @@ from pth_top.tui.commands import CliError
 
 if TYPE_CHECKING:
     from pth_top.benches.protocol import RunRequest
+    from pth_top.tui.commands.bench_burn import BurnLogPrinter
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from pth_top.benches.protocol import RunRequest
 
     RunRequest.add_arguments(parser)
+    parser.set_defaults(device=None)  # cpu, or all with --burn / --accept (bench_burn.default_device)
+    parser.add_argument("--accept", action="store_true",
+                        help="used-GPU acceptance: burn (5m or --burn), VRAM patterns, ECC/remap/Xid counters, "
+                             "a verdict per GPU")
     parser.add_argument("--json", action="store_true", help="print the run as JSON instead of a table")
     parser.add_argument("--out", metavar="FILE", help="also write the run's JSON to FILE")
     parser.add_argument("--force", action="store_true", help="let --out overwrite an existing file")
@@ -50,9 +55,11 @@ def list_kernels() -> str:
 def validate(args: argparse.Namespace) -> RunRequest:
     """The run the options ask for; CliError (one line) for any option out of range or a path we cannot use."""
     from pth_top.benches.protocol import RequestError, RunRequest
+    from pth_top.tui.commands.bench_burn import burn_request, default_device
 
+    args.device = default_device(args)
     try:
-        request = RunRequest.from_namespace(args)
+        request = burn_request(args, RunRequest.from_namespace(args))
     except RequestError as error:
         raise CliError(str(error)) from None
     if request.disk_dir is not None:
@@ -109,6 +116,7 @@ class ProgressPrinter:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
         self._line_open = False
+        self.burn: BurnLogPrinter | None = None  # for --burn / --accept
 
     def _clear(self) -> None:
         if self._line_open:
@@ -131,6 +139,10 @@ class ProgressPrinter:
         self.stream.write(printable(text) + "\n")
         self.stream.flush()
 
+    def sample(self, fields: dict) -> None:
+        if self.burn is not None:
+            self.burn.sample(fields, self.line)
+
 
 async def execute(request: RunRequest, python: str, printer: ProgressPrinter):
     """Run the child and fold its events into a record; LaunchError before anything ran."""
@@ -148,6 +160,8 @@ async def execute(request: RunRequest, python: str, printer: ProgressPrinter):
             stored = record.apply(event)
             if event.kind == "progress":
                 printer.progress(event.fields)
+            elif event.kind == "sample":
+                printer.sample(event.fields)
             elif event.kind == "result" and stored is not None:
                 printer.line(summary_line(row_from_dict(stored)))
             elif event.kind == "error" and stored is not None and record.has_started:
@@ -213,12 +227,24 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     made_folders = [] if args.disk_dir else make_folders(user_data_dir())
     printer = ProgressPrinter()
+    if request.burn_s is not None:
+        from pth_top.tui.commands.bench_burn import BurnLogPrinter
+
+        printer.burn = burn_printer = BurnLogPrinter(args.accept, request.burn_s)
+        burn_printer.start()
     try:
         request = dataclasses.replace(request, disk_dir=request.disk_dir or str(user_data_dir()))
         record, process = asyncio.run(execute(request, python, printer))
     except LaunchError as error:
         remove_empty_folders(made_folders)
         raise CliError(str(error)) from None
+    except KeyboardInterrupt:
+        if printer.burn is not None:
+            printer.burn.partial_report()
+        raise
+    finally:
+        if printer.burn is not None:
+            printer.burn.stop()
     setup_error = record.setup_error()
     if setup_error or not record.has_started:
         remove_empty_folders(made_folders)
@@ -229,9 +255,12 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"benchmark did not run: {process.failure_reason()}", 2)
         print_record(record, args.json)
         raise CliError(f"benchmark failed: {process.failure_reason()}", 1)
+    report: list[str] = printer.burn.conclude(record) if printer.burn is not None else []
     print_record(record, args.json)
+    if report and not args.json:
+        print("\n".join(["", *report]), flush=True)
     failed_writes = save_record(record, args, printer)
-    return 0 if record.ok and not failed_writes else 1
+    return 0 if record.ok and not failed_writes and not (printer.burn and printer.burn.failed) else 1
 
 
 def print_record(record, as_json: bool) -> None:

@@ -25,6 +25,7 @@ from pth_top.benches.client.runs import RunRecord
 from pth_top.benches.protocol import RequestError, RunRequest
 from pth_top.text import printable
 from pth_top.tui.screens import bench_messages as messages
+from pth_top.tui.screens.bench_burn import show_burn_sample
 from pth_top.tui.screens.bench_messages import RunPurpose
 from pth_top.tui.screens.bench_views import (
     KernelProgress,
@@ -258,6 +259,8 @@ class BenchScreen(Screen):
         if event.kind == "started":
             container = self.query_one("#progress", VerticalScroll)
             container.mount_all([KernelProgress(item["kernel"], item["device"]) for item in record.kernels])
+        elif event.kind == "sample":
+            show_burn_sample(self.query_one("#progress", VerticalScroll), event.fields)
         elif event.kind == "progress":
             line = self._progress_line(event.get("kernel"), event.get("device"))
             if line is not None:

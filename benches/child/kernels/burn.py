@@ -1,0 +1,150 @@
+"""Burn-in: every chosen GPU runs large BF16 GEMMs at once (one thread and one stream per GPU) for a set time.
+
+Each second, one "sample" event per device: the GEMM rate over that second and the NVML readings (SM clock,
+power, temperature, clock-event reasons). On CPU one thread runs FP32 GEMMs on all cores and NVML
+readings are null. Cancel (SIGTERM) stops the workers within one GEMM batch; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+import torch
+
+from pth_top.benches.catalog import PEAK_NONE
+from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row
+from pth_top.benches.child.kernels.nvml_readings import NvmlReadings, no_readings
+
+DEFAULT_BURN_S = 60.0  # when the burn kernel is named without --burn
+SAMPLE_INTERVAL_S = 1.0
+GPU_MATRIX_SIZE = 8192  # at scale 1: three 128 MiB BF16 matrices, a GEMM of 1.1 TFLOP
+CPU_MATRIX_SIZE = 1024
+MIN_MATRIX_SIZE = 256
+GEMMS_PER_SYNC = 16  # GPU: the worker waits for its stream after this many GEMMs, then counts them done
+WORKER_JOIN_S = 30.0
+
+
+def burn_devices(devices: list[str]) -> list[str]:
+    """Every chosen GPU; the CPU only when no GPU is chosen."""
+    gpus = [device for device in devices if is_cuda(device)]
+    return gpus or ["cpu"]
+
+
+def matrix_size(device: str, scale: float) -> int:
+    base = GPU_MATRIX_SIZE if is_cuda(device) else CPU_MATRIX_SIZE
+    return max(MIN_MATRIX_SIZE, int(base * min(1.0, scale) ** 0.5) // 64 * 64)
+
+
+class GemmWorker(threading.Thread):
+    """Runs `out = a @ b` on one device until `stop`; `flop_done` counts the GEMMs known to have finished."""
+
+    def __init__(self, device: str, size: int, stop: threading.Event) -> None:
+        super().__init__(name=f"burn-{device}", daemon=True)
+        self.device = device
+        self.size = size
+        self.dtype = torch.bfloat16 if is_cuda(device) else torch.float32
+        self.stop = stop
+        self.flop_done = 0.0
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            if is_cuda(self.device):
+                with torch.cuda.device(self.device):
+                    self._loop(torch.cuda.Stream(self.device))
+            else:
+                self._loop(None)
+        except Exception as error:  # OOM, a lost GPU: this device's error; the others go on
+            self.error = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+
+    def _loop(self, stream: Any) -> None:
+        shape = (self.size, self.size)
+        a = torch.randn(shape, device=self.device).to(self.dtype)  # random, never zeros
+        b = torch.randn(shape, device=self.device).to(self.dtype)
+        out = torch.empty(shape, device=self.device, dtype=self.dtype)
+        flop_per_gemm = 2.0 * self.size**3
+        while not self.stop.is_set():
+            if stream is None:
+                torch.matmul(a, b, out=out)
+                self.flop_done += flop_per_gemm
+                continue
+            with torch.cuda.stream(stream):
+                for _ in range(GEMMS_PER_SYNC):
+                    torch.matmul(a, b, out=out)
+            stream.synchronize()
+            self.flop_done += GEMMS_PER_SYNC * flop_per_gemm
+
+
+def device_identity(device: str, nvml: NvmlReadings | None) -> tuple[Any, dict[str, Any]]:
+    """(NVML handle or None, {"name", "uuid"}) of a torch device; uuid is NVML's ("GPU-...") or None."""
+    if not is_cuda(device):
+        return None, {"name": "cpu", "uuid": None}
+    index = torch.device(device).index or 0
+    properties = torch.cuda.get_device_properties(index)
+    torch_uuid = getattr(properties, "uuid", None)
+    nvml_index = getattr(torch.cuda, "_get_nvml_device_index", lambda i: i)  # honours CUDA_VISIBLE_DEVICES
+    try:
+        index_for_nvml = nvml_index(index)
+    except Exception:
+        index_for_nvml = index
+    handle = nvml.handle(f"GPU-{torch_uuid}" if torch_uuid else None, index_for_nvml) if nvml else None
+    return handle, {"name": properties.name, "uuid": nvml.uuid(handle) if nvml and handle is not None else None}
+
+
+def run_burn(ctx: KernelContext, devices: list[str], duration_s: float, emit: Callable[..., None],
+             nvml_module: Any = None, clock: Callable[[], float] = time.monotonic) -> dict:
+    """Burn `devices` for `duration_s`, one sample event per device each second; the summary row's fields."""
+    nvml = NvmlReadings(nvml_module) if any(is_cuda(device) for device in devices) else None
+    identities = {device: device_identity(device, nvml) for device in devices}
+    stop = threading.Event()
+    workers = {device: GemmWorker(device, matrix_size(device, ctx.scale), stop) for device in devices}
+    started = clock()
+    previous = {device: (started, 0.0) for device in devices}
+    for worker in workers.values():
+        worker.start()
+    try:
+        tick = started
+        while any(worker.is_alive() for worker in workers.values()):
+            tick = min(tick + SAMPLE_INTERVAL_S, started + duration_s)
+            time.sleep(max(0.0, tick - clock()))
+            now = clock()
+            for device, worker in workers.items():
+                if not worker.is_alive() and worker.error:
+                    continue
+                then, flop_then = previous[device]
+                flop_now = worker.flop_done
+                previous[device] = (now, flop_now)
+                readings = nvml.read(identities[device][0]) if nvml else no_readings()
+                emit("sample", kernel="burn", device=device, t_s=now - started,
+                     tflops=(flop_now - flop_then) / max(now - then, 1e-9) / 1e12, **readings)
+            ctx.progress(min(1.0, (now - started) / duration_s), f"{now - started:.0f} of {duration_s:.0f} s")
+            if now - started >= duration_s:
+                break
+    finally:
+        stop.set()
+        for worker in workers.values():
+            worker.join(WORKER_JOIN_S)
+        if nvml:
+            nvml.close()
+    elapsed_s = clock() - started
+    per_device = {device: {**identities[device][1], "tflop": worker.flop_done / 1e12,
+                           "matrix_size": worker.size, "dtype": str(worker.dtype).replace("torch.", ""),
+                           "error": worker.error}
+                  for device, worker in workers.items()}
+    for device, worker in workers.items():
+        if worker.error:
+            emit("error", kernel="burn", device=device, variant="burn", error_type="BurnFailed", message=worker.error)
+    failed = [device for device, worker in workers.items() if worker.error]
+    total_tflops = sum(worker.flop_done for worker in workers.values()) / max(elapsed_s, 1e-9) / 1e12
+    return row(variant=f"{len(devices)} device{'s' if len(devices) > 1 else ''} at once", value=total_tflops,
+               peak_kind=PEAK_NONE, unit="TFLOP/s", note=f"failed: {', '.join(failed)}" if failed else "",
+               details={"duration_s": elapsed_s, "planned_s": duration_s, "devices": per_device})
+
+
+def variants(ctx: KernelContext) -> list[Variant]:
+    devices = burn_devices(list(ctx.options.get("devices") or ["cpu"]))
+    duration_s = float(ctx.options.get("burn_s") or DEFAULT_BURN_S)
+    emit = ctx.options.get("emit") or (lambda kind, **fields: None)
+    return [Variant("burn", lambda: run_burn(ctx, devices, duration_s, emit))]

@@ -1,0 +1,225 @@
+"""Burn-in: durations, NVML readings (scripted NVML), the per-device report, a CPU burn in process, CLI, screen."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import psutil
+import pynvml as real_pynvml
+import pytest
+
+from pth_top.benches.catalog import KERNELS_BY_NAME, SUITES
+from pth_top.benches.client.burn import BurnLog
+from pth_top.benches.protocol import RequestError, RunRequest, decode_line, encode_event, parse_duration_s
+from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
+from tests.waiting import wait_for
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("60s", 60), ("10m", 600), ("1h", 3600),
+                                               ("1.5h", 5400), (" 5s ", 5)])
+def test_durations_read_as_seconds(text, seconds):
+    assert parse_duration_s(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "10x", "0s", "-5s", "25h", "1e3", "nan", "10 minutes", "5m\x1b[2J"])
+def test_bad_durations_are_one_line_refusals(text):
+    with pytest.raises(RequestError) as refused:
+        parse_duration_s(text)
+    assert "\n" not in str(refused.value) and "\x1b" not in str(refused.value)
+
+
+def test_the_burn_duration_travels_to_the_child_exactly():
+    request = RunRequest(kernels=("burn",), burn_s=600.0)
+    assert RunRequest.from_argv(request.to_argv()) == request
+    with pytest.raises(RequestError):
+        RunRequest(burn_s=float("inf"))
+
+
+def test_burn_and_vram_test_are_opt_in():
+    for name in ("burn", "vram_test"):
+        assert KERNELS_BY_NAME[name].opt_in
+        assert all(name not in members for members in SUITES.values())
+
+
+@pytest.mark.parametrize("argv", [["--burn", "10x"], ["--burn", "0"], ["--burn", "1m", "--kernel", "gemm"],
+                                  ["--accept", "--kernel", "disk"]])
+def test_bad_burn_options_exit_2_with_one_line(cli, capsys, argv):
+    from pth_top.configs.paths import user_data_dir
+
+    assert cli(["bench", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert not user_data_dir().exists(), "a refused burn changes nothing on disk"
+
+
+def test_nvml_readings_from_a_scripted_driver():
+    from pth_top.benches.child.kernels.nvml_readings import NvmlReadings
+
+    full = FakeDevice({"nvmlDeviceGetUUID": "GPU-aaaa", "nvmlDeviceGetClockInfo": lambda clock: {1: 1755}[clock],
+                       "nvmlDeviceGetPowerUsage": 690_500, "nvmlDeviceGetTemperature": lambda sensor: 71,
+                       "nvmlDeviceGetCurrentClocksEventReasons": 0x4})
+    older = FakeDevice({"nvmlDeviceGetUUID": "GPU-bbbb", "nvmlDeviceGetCurrentClocksThrottleReasons": 0x20})
+    fake = FakePynvml([full, older])
+    by_uuid = {"GPU-bbbb": 1}
+    fake.system_values["nvmlDeviceGetHandleByUUID"] = lambda uuid: fake.nvmlDeviceGetHandleByIndex(by_uuid[uuid])
+    readings = NvmlReadings(fake)
+    first = readings.handle(None, 0)
+    assert readings.uuid(first) == "GPU-aaaa"
+    assert readings.read(first) == {"sm_clock_mhz": 1755.0, "power_w": 690.5, "temperature_c": 71.0,
+                                    "clock_event_mask": 0x4}
+    second = readings.handle("GPU-bbbb", 0)  # by uuid, not by the (wrong) index
+    assert readings.uuid(second) == "GPU-bbbb"
+    assert readings.read(second) == {"sm_clock_mhz": None, "power_w": None, "temperature_c": None,
+                                     "clock_event_mask": 0x20}
+    readings.close()
+    assert not fake.initialised
+
+
+def test_without_a_driver_every_reading_is_none():
+    from pth_top.benches.child.kernels.nvml_readings import NvmlReadings
+
+    readings = NvmlReadings(FakePynvml(init_error=real_pynvml.NVMLError_DriverNotLoaded))
+    assert readings.handle("GPU-x", 0) is None
+    assert set(readings.read(None).values()) == {None}
+
+
+def sample(device: str, t_s: float, tflops: float, power_w: float | None = 700.0, mask: int | None = 0x4) -> dict:
+    return decode_line(encode_event("sample", kernel="burn", device=device, t_s=t_s, tflops=tflops, sm_clock_mhz=1755,
+                                    power_w=power_w, temperature_c=70, clock_event_mask=mask)).fields
+
+
+def test_the_report_names_the_slowest_device_and_the_throttled_ones():
+    log = BurnLog()
+    for second in range(1, 6):
+        log.add(sample("cuda:0", second, 700.0))
+        log.add(sample("cuda:1", second, 630.0, mask=0x4 | (0x20 if second > 3 else 0)))
+    assert log.slowest() == "cuda:1"
+    assert log.throttled() == {"cuda:0": {"power cap": 5}, "cuda:1": {"power cap": 5, "thermal (SW)": 2}}
+    assert log.devices["cuda:0"].tflops_per_watt == pytest.approx(1.0)
+    assert log.devices["cuda:1"].summary()["hardware_throttle_seconds"] == 2
+    report = "\n".join(log.report_lines({"cuda:0": "NVIDIA H100 80GB HBM3"}))
+    assert "slowest: cuda:1 (10.0 % below the fastest)" in report
+    assert "cuda:1 (power cap 5 s, thermal (SW) 2 s)" in report
+    assert "700.0 TFLOP/s median, 700 W, 1.00 TFLOP/s per W" in report
+    curve = log.to_json()["devices"]["cuda:1"]["curve"]
+    assert curve[-1] == [5.0, 630.0, 1755.0, 700.0, 70.0, 0x24]
+
+
+def test_a_cpu_only_report_says_na_and_names_no_slowest():
+    log = BurnLog()
+    log.add(sample("cpu", 1.0, 0.2, power_w=None, mask=None))
+    assert log.slowest() is None and log.throttled() == {}
+    assert "NA W, NA TFLOP/s per W" in log.report_lines()[1]
+    assert "cpu" in log.devices["cpu"].live_line() and "NA W" in log.devices["cpu"].live_line()
+
+
+@pytest.mark.usefixtures("torch")
+def test_a_cpu_burn_in_process_samples_every_second_and_stops_its_workers():
+    from pth_top.benches.child.kernels import burn
+    from pth_top.benches.child.kernels._common import KernelContext
+
+    events = []
+    def emit(kind: str, **fields) -> None:
+        events.append(decode_line(encode_event(kind, **fields)))  # through the wire format
+
+    ctx = KernelContext(device="host", scale=0.05, time_cap_s=1.0,
+                        options={"devices": ["cpu"], "burn_s": 2.0, "emit": emit})
+    before = {thread.name for thread in threading.enumerate()}
+    [variant] = burn.variants(ctx)
+    fields = variant.run()
+    samples = [event for event in events if event.kind == "sample"]
+    assert len(samples) >= 2 and {event.get("device") for event in samples} == {"cpu"}
+    assert all(event.get("power_w") is None and event.get("clock_event_mask") is None for event in samples)
+    assert samples[-1].get("t_s") >= 2.0
+    assert fields["value"] > 0 and fields["details"]["devices"]["cpu"]["dtype"] == "float32"
+    assert not [thread for thread in threading.enumerate() if thread.name.startswith("burn-")
+                and thread.name not in before]
+
+
+def pth_top_command(*args: str) -> list[str]:
+    """pth-top in a fresh interpreter with Ctrl-C's default action (a background job's parent may ignore SIGINT)."""
+    return [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from pth_top.tui.cli import main; sys.exit(main(sys.argv[1:]))", *args]
+
+
+@pytest.mark.usefixtures("torch")
+def test_ctrl_c_ends_a_burn_with_a_partial_report_and_leaves_no_child_or_temp_file(tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    cli = subprocess.Popen(pth_top_command("bench", "--burn", "60s", "--device", "cpu"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(temp)})
+    try:
+        assert cli.stderr is not None
+        first_line = cli.stderr.readline()  # the first second of the burn (the log line of cpu)
+        assert first_line.startswith("cpu "), first_line
+        children = psutil.Process(cli.pid).children(recursive=True)
+        assert children, "the burn runs in a child process"
+        cli.send_signal(signal.SIGINT)
+        out, _ = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 130
+    assert "cancelled: partial report" in out and "Burn-in:" in out and "cpu:" in out
+    wait_for(lambda: not [child for child in children if child.is_running()
+                          and child.status() != psutil.STATUS_ZOMBIE], "the burn's processes to be gone")
+    assert not list(temp.iterdir()), "no temp file left behind"
+
+
+@pytest.mark.usefixtures("torch")
+async def test_the_bench_screen_shows_a_cpu_burn_live(tmp_path):
+    from pth_top.tui.screens.bench import BenchScreen
+    from pth_top.tui.screens.bench_burn import BurnView
+    from tests.bench.test_screen import BenchApp
+    from tests.waiting import wait_until
+
+    screen = BenchScreen(RunRequest(kernels=("burn",), burn_s=3.0, scale=0.05, disk_dir=str(tmp_path)))
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "Found" in str(screen.query_one("#status").content), timeout_s=60)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.query(BurnView), timeout_s=60, what="the burn view")
+        view = screen.query_one(BurnView)
+        await wait_until(pilot, lambda: len(view.burn_log.devices["cpu"].samples) >= 1, what="a first sample")
+        first = str(view.render())
+        await wait_until(pilot, lambda: len(view.burn_log.devices["cpu"].samples) >= 2, what="a second sample")
+        await wait_until(pilot, lambda: str(view.render()) != first, what="the line to change")
+        assert str(view.render()).startswith("cpu ")
+        await wait_until(pilot, lambda: screen.last_saved is not None, timeout_s=60, what="the saved run")
+
+
+async def test_cancel_is_not_lost_when_a_line_arrives_at_the_same_moment():
+    """Ctrl-C during a burn: a sample line that lands with the cancel must not swallow it (asyncio.wait_for on 3.11)."""
+    import asyncio
+
+    from pth_top.benches.client.bench_process import BenchProcess
+
+    process = BenchProcess.__new__(BenchProcess)
+    BenchProcess.__init__(process, None, ["run"])
+    arrived: asyncio.Future = asyncio.get_running_loop().create_future()
+    line = encode_event("sample", kernel="burn", device="cpu", t_s=1.0).encode()
+
+    async def read_line() -> bytes:
+        if arrived.done():
+            await asyncio.Event().wait()  # no second line
+        return await arrived
+
+    process.read_line = read_line
+
+    async def consume() -> int:
+        seen = 0
+        async for _ in process.events():
+            seen += 1
+        return seen
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.sleep(0)  # the task now waits for its first line
+    await asyncio.sleep(0)
+    arrived.set_result(line)  # the line and the cancel land in the same turn of the loop
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=5)

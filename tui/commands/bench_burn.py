@@ -1,0 +1,85 @@
+"""`pth-top bench --burn DURATION` and `--accept`: the request they make, their live log and their reports."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import TYPE_CHECKING
+
+from pth_top.text import printable
+from pth_top.tui.commands import CliError
+
+if TYPE_CHECKING:
+    from pth_top.benches.client.accept import HealthWatch
+    from pth_top.benches.client.runs import RunRecord
+    from pth_top.benches.protocol import RunRequest
+
+BURN_KERNELS = ("burn",)
+ACCEPT_KERNELS = ("burn", "vram_test")
+
+
+def default_device(args: argparse.Namespace) -> str:
+    """--device when given; else every device for a burn or an acceptance, the CPU for the rest."""
+    if args.device is not None:
+        return args.device
+    return "all" if args.burn is not None or args.accept else "cpu"
+
+
+def burn_request(args: argparse.Namespace, request: RunRequest) -> RunRequest:
+    """The request with the burn's (and the acceptance's) kernels and duration; CliError when --kernel clashes."""
+    from pth_top.benches.client.accept import ACCEPT_BURN_S
+
+    if not args.accept and request.burn_s is None:
+        return request
+    if request.kernels:
+        raise CliError("--burn and --accept choose their own kernels; leave out --kernel")
+    if args.accept:
+        return dataclasses.replace(request, kernels=ACCEPT_KERNELS, burn_s=request.burn_s or ACCEPT_BURN_S)
+    return dataclasses.replace(request, kernels=BURN_KERNELS)
+
+
+class BurnLogPrinter:
+    """The burn's part of the CLI: a line per device and second on stderr, the report (and verdicts) at the end."""
+
+    def __init__(self, accept: bool, burn_s: float) -> None:
+        from pth_top.benches.client.accept import HealthWatch
+        from pth_top.benches.client.burn import BurnLog
+
+        self.log = BurnLog()
+        self.burn_s = burn_s
+        self.health: HealthWatch | None = HealthWatch() if accept else None
+        self.failed = False
+
+    def sample(self, fields: dict, write_line) -> None:
+        write_line(self.log.add(fields).live_line())
+
+    def start(self) -> None:
+        if self.health is not None:
+            self.health.start()
+
+    def stop(self) -> None:
+        if self.health is not None:
+            self.health.stop()
+
+    def partial_report(self) -> None:
+        """Ctrl-C: the report of the seconds burnt so far (the child is already gone)."""
+        print("\n".join(["cancelled: partial report", *self.log.report_lines()]), flush=True)
+
+    def conclude(self, record: RunRecord) -> list[str]:
+        """Fold the log (and verdicts) into the burn row's details for the saved run; the report's lines."""
+        from pth_top.benches.client.accept import verdict_page, verdicts
+
+        gpus = record.metadata.get("cuda_devices") or {}
+        names = {device: str((gpus.get(device) or {}).get("name") or "") for device in self.log.devices}
+        lines = self.log.report_lines(names)
+        burn_row = next((row for row in record.rows if row.get("kernel") == "burn"), None)
+        extra: dict = {"burn_log": self.log.to_json()}
+        if self.health is not None:
+            found = verdicts(record, self.log, self.health)
+            self.failed = any(verdict.level == "fail" for verdict in found)
+            lines += ["", *verdict_page(found, self.burn_s)]
+            extra["acceptance"] = {"verdicts": [verdict.as_dict() for verdict in found],
+                                   "health": self.health.to_json()}
+        if burn_row is not None:
+            burn_row.setdefault("details", {}).update(extra)
+        return [printable(line, 600) for line in lines]
