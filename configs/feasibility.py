@@ -28,7 +28,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             price, fitting = fit.cheapest_fitting
             line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({fitting.name})"
         elif fit is not None:
-            line += "; no GPU in this catalog holds that much: shrink the workload or spread it over more GPUs"
+            line += ("; no GPU in this catalog holds that much: spread it over more GPUs with ZeRO-3/FSDP, or shrink "
+                     "it (below)")
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"

@@ -21,7 +21,7 @@ from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
-from pth_top.configs.ranking import Fit, acceptable, fit_budget, gpu_metric, ranked_gpus, usable_bytes
+from pth_top.configs.ranking import Fit, acceptable, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -186,8 +186,6 @@ def _cpu_only(ctx: Context) -> CpuOnly | None:
 def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date) -> list[str]:
     answers = ctx.answers
     warnings: list[str] = []
-    if gpu is not None and ctx.memory.total_bytes > usable_bytes(ctx, gpu):
-        warnings.append(_does_not_fit(ctx, gpu, int(usable_bytes(ctx, gpu)), ctx.catalog))
     total = assembly.total_cny
     if total > ctx.budget_cny:
         warnings.append(
@@ -268,15 +266,3 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     if gpu["form"] == "consumer" and ctx.answers.budget.condition == "used":
         lines.append(f"used price assumed {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml)")
     return lines
-
-
-def _does_not_fit(ctx: Context, gpu: Part, usable: int, catalog: Catalog) -> str:
-    need = ctx.memory.total_bytes / GIB
-    bigger = [part for part in catalog.of_kind("gpu") if part["form"] in ("sxm", "oam")
-              and gpu_usable_bytes(part["memory_gib"], part["memory_kind"], ctx.rules) >= ctx.memory.total_bytes]
-    hint = "; try more GPUs with ZeRO-3/FSDP, gradient checkpointing, a smaller micro-batch or lower precision"
-    if bigger and not ctx.edge:
-        hint += f" (or an HGX/OAM server such as {bigger[0].name}, outside a parts build)"
-    return f"does not fit: needs {need:.1f} GiB per GPU, {gpu.name} offers {usable / GIB:.1f} GiB usable{hint}"
-
-

@@ -61,7 +61,7 @@ def test_model_too_big_for_any_card_says_how_to_fix_it(catalog):
     chosen = answers(workload__preset="llama-70b", workload__batch_size=1, budget__amount=80000.0)
     build = recommend(chosen, catalog, today=TODAY)
     assert not build.memory_fits
-    assert any("does not fit" in warning and "ZeRO-3/FSDP" in warning for warning in build.warnings)
+    assert "no GPU in this catalog holds that much" in build.blockers[0] and "ZeRO-3/FSDP" in build.blockers[0]
 
 
 def test_datacenter_tier_asks_for_ecc_memory(catalog):
