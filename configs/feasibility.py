@@ -22,8 +22,14 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
     budget = f"¥{ctx.budget_cny:,.0f}"
     need = ctx.memory.total_bytes / GIB
     if gpu is not None and ctx.memory.total_bytes > usable_bytes(ctx, gpu):
-        line = (f"not feasible within {budget}: needs {need:.1f} GiB per GPU, the best card in budget, {gpu.name}, has "
-                f"{usable_bytes(ctx, gpu) / GIB:.1f} GiB usable")
+        if fit is None:
+            card = f"the pinned {gpu.name} has"
+        elif assembly.total_cny <= ctx.budget_cny:
+            card = f"the best card in budget, {gpu.name}, has"
+        else:
+            card = f"even the cheapest build (¥{assembly.total_cny:,.0f}) is over budget and its {gpu.name} has"
+        usable = usable_bytes(ctx, gpu) / GIB
+        line = f"not feasible within {budget}: needs {need:.1f} GiB per GPU, {card} {usable:.1f} GiB usable"
         if fit is not None and fit.cheapest_fitting is not None:
             price, fitting = fit.cheapest_fitting
             line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({fitting.name})"

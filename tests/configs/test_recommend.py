@@ -300,3 +300,11 @@ def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
     assert build.cpu_only and build.component("psu").quantity == 1
     assert build.reasoning[0].startswith("CPU-only build: chosen with the GPU swap key")
     assert build.blockers[0].startswith("not feasible within ¥15,000: this build with its pinned parts costs ¥")
+
+
+def test_the_first_blocker_names_the_card_it_compares_with(catalog):
+    too_big = answers(workload__preset="llama-13b", budget__amount=10000.0)
+    pinned = recommend(too_big, catalog, pins={"gpu": ("rtx-5060-ti-16gb", 0)}, today=TODAY)
+    assert "needs " in pinned.blockers[0] and "the pinned NVIDIA GeForce RTX 5060 Ti 16GB has" in pinned.blockers[0]
+    broke = recommend(too_big.with_value("budget", "amount", 1000.0), catalog, today=TODAY)
+    assert "even the cheapest build (¥" in broke.blockers[0]
