@@ -140,6 +140,25 @@ def test_the_backend_that_ran_is_read_from_the_autograd_nodes_even_under_a_view(
     assert backend_that_ran(plain) == "math"
 
 
+def test_an_unavailable_gpu_back_end_is_explained_by_the_checks_sdpa_warned_about():
+    import warnings
+
+    from pth_top.benches.child.kernels.attention import _unavailable_reason
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # What torch warns when flash is forced on a Turing card (aten/.../transformers/cuda/sdp_utils.cpp).
+        warnings.warn("Flash attention kernel not used because: (Triggered internally at sdp_utils.cpp:1)",
+                      stacklevel=1)
+        warnings.warn("Flash attention only supports gpu architectures in the range [sm80, sm121]. Attempting to "
+                      "run on a sm 7.5 gpu. (Triggered internally at sdp_utils.cpp:2)", stacklevel=1)
+    reason = _unavailable_reason("flash", "cuda:0", caught, RuntimeError("No available kernel. Aborting execution."))
+    assert reason == ("flash back end unavailable on this GPU, dtype and shape: Flash attention only supports gpu "
+                      "architectures in the range [sm80, sm121]. Attempting to run on a sm 7.5 gpu.")
+    bare = _unavailable_reason("cudnn", "cuda:0", [], RuntimeError("No available kernel. Aborting execution."))
+    assert bare == "cudnn back end unavailable on this GPU, dtype and shape: No available kernel. Aborting execution."
+
+
 def test_attention_out_of_memory_is_a_skipped_row_naming_the_shape(monkeypatch, torch):
     from pth_top.benches.child.kernels import attention
     from pth_top.benches.child.kernels._common import Skipped

@@ -64,8 +64,10 @@ def _forward_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_ou
 
 
 def _unavailable_reason(backend: str, device: str, caught: list[warnings.WarningMessage], error: Exception) -> str:
-    reasons = [str(item.message).splitlines()[0][:160] for item in caught
-               if "kernel not used" in str(item.message) or "requires" in str(item.message)][:2]
+    # SDPA warns "<kernel> not used because:" and then one warning per failed check; keep the checks.
+    texts = [(str(item.message).split("(Triggered internally")[0].strip().splitlines() or [""])[0]
+             for item in caught]
+    reasons = [text[:160] for text in texts if text and not text.endswith("because:")][:2]
     if not is_cuda(device) and not reasons:  # CPU SDPA has only flash and math (ATen sdp_utils_cpp.cpp)
         return f"{backend} back end unavailable on the CPU: torch {torch.__version__} has no CPU kernel for it"
     detail = "; ".join(reasons) or str(error).splitlines()[0][:160]
