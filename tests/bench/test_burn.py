@@ -223,3 +223,56 @@ async def test_cancel_is_not_lost_when_a_line_arrives_at_the_same_moment():
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, timeout=5)
+
+
+@pytest.mark.gpu
+def test_a_gpu_burn_reads_nvml_each_second_on_every_gpu(torch):
+    from pth_top.benches.child.kernels import burn
+    from pth_top.benches.child.kernels._common import KernelContext
+
+    devices = [f"cuda:{index}" for index in range(torch.cuda.device_count())]
+    events: list = []
+    ctx = KernelContext(device="host", scale=1.0, time_cap_s=1.0)
+    fields = burn.run_burn(ctx, devices, 5.0, lambda kind, **values: events.append((kind, values)))
+    log = BurnLog()
+    for kind, values in events:
+        if kind == "sample":
+            log.add(values)
+    assert set(log.devices) == set(devices)
+    for device in devices:
+        last = log.devices[device].samples[-1]
+        assert len(log.devices[device].samples) >= 4
+        assert all(value is not None for value in last), f"{device}: every NVML reading on a real GPU"
+        assert fields["details"]["devices"][device]["uuid"].startswith("GPU-")
+        assert fields["details"]["devices"][device]["dtype"] == "bfloat16"
+
+
+@pytest.mark.gpu
+def test_the_vram_test_fills_most_of_a_gpu_and_finds_a_flipped_bit(torch):
+    from pth_top.benches.child.kernels import vram_test
+    from pth_top.benches.child.kernels._common import KernelContext
+
+    free_bytes, _ = torch.cuda.mem_get_info(0)
+    [variant] = vram_test.variants(KernelContext(device="host", scale=1.0, time_cap_s=1.0,
+                                                 options={"devices": ["cuda:0"]}))
+    fields = variant.run()
+    assert fields["value"] == 0 and fields["details"]["bytes"] >= 0.8 * free_bytes
+    buffer = torch.empty(2**27, dtype=torch.int64, device="cuda:0")  # 1 GiB, 4 chunks
+    found = vram_test.check_patterns(buffer, seed=7, flip_word=3 * 2**25 + 5)
+    assert {name: result["mismatches"] for name, result in found.items()} == dict.fromkeys(vram_test.PATTERNS, 1)
+    assert found["address"]["first_bad_word"] == 3 * 2**25 + 5
+
+
+@pytest.mark.usefixtures("torch")
+def test_the_vram_patterns_hold_across_chunks_and_a_flipped_bit_is_found_once_per_pattern(monkeypatch):
+    import torch
+
+    from pth_top.benches.child.kernels import vram_test
+
+    monkeypatch.setattr(vram_test, "CHUNK_WORDS", 1000)
+    buffer = torch.empty(4500, dtype=torch.int64)
+    clean = vram_test.check_patterns(buffer, seed=11)
+    assert {result["mismatches"] for result in clean.values()} == {0}
+    assert buffer.tolist() == list(range(4500)), "address-in-address: each word holds its own index"
+    found = vram_test.check_patterns(buffer, seed=11, flip_word=3333)
+    assert found == dict.fromkeys(vram_test.PATTERNS, {"mismatches": 1, "first_bad_word": 3333})
