@@ -41,11 +41,12 @@ def test_the_dry_run_goes_end_to_end_and_leaves_no_temp_files(tmp_path):
     run = json.loads((out / "run-peak.json").read_text())
     assert {row["kernel"] for row in run["rows"]} >= {"gemm", "membw"}
     anchor = json.loads((out / "anchor.json").read_text())
-    assert anchor["meta"]["done"] and anchor["errors"] == []
+    assert anchor["meta"]["done"] and anchor["errors"] == [], anchor
     assert set(anchor["sections"]["harness_vs_events"]) == {"bf16_gemm", "copy"}
     assert json.loads((out / "probe.json").read_text())["cuda_available"] is False
     assert (out / "nvidia-smi-q.txt").exists() and (out / "telemetry.csv").exists()
-    assert list((tmp_path / "tmp").iterdir()) == []  # disk kernel file, user folders: all in the scratch, gone
+    left = list((tmp_path / "tmp").iterdir())
+    assert left == [], left  # the disk kernel's file and the user folders live in a scratch folder, then go
 
 
 def test_without_cuda_torch_it_says_what_is_missing_and_exits_3(tmp_path):
@@ -119,3 +120,15 @@ def test_the_h200_nvl_is_not_held_to_the_h200_sxm_reference(tmp_path):
 def test_the_checker_refuses_a_missing_folder_with_one_line(tmp_path):
     done = run_checker(tmp_path / "nope")
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
+
+
+def test_a_raw_child_run_gets_the_datasheet_peak_from_the_catalog_by_exact_name(tmp_path):
+    events = [{"v": 2, "event": "started", "metadata": {"cuda_devices": {"cuda:0": {"name": "NVIDIA H200"}}}},
+              {"v": 2, "event": "result", "kernel": "gemm", "device": "cuda:0", "variant": "bf16", "status": "ok",
+               "value": 788.0, "unit": "TFLOP/s"},
+              {"v": 2, "event": "result", "kernel": "membw", "device": "cuda:0", "variant": "copy", "status": "ok",
+               "value": 4100.0, "unit": "GB/s"}]
+    tmp_path.joinpath("events-peak.jsonl").write_text("\n".join(json.dumps(event) for event in events) + "\nnot json\n")
+    done = run_checker(tmp_path)
+    datasheet = [line for line in done.stdout.splitlines() if "datasheet" in line or "HBM" in line]
+    assert all(line.startswith("PASS") and "catalog id" in line for line in datasheet), done.stdout

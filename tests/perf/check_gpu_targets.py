@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
 GEMM_OF_MAMF_MIN = 0.90
 GEMM_OF_DATASHEET_MIN_PERCENT = 75.0
 COPY_OF_HBM_MIN_PERCENT = 85.0
@@ -57,6 +58,24 @@ def find_row(rows: list[dict], kernel: str, variant_prefix: str, device: str) ->
     return {}
 
 
+def datasheet_percent(row: dict, name: str, field: str) -> tuple[float | None, str]:
+    """The run's % of peak; a raw-child run has none, so the shipped catalog's entry listing this exact name."""
+    percent, value = number(row.get("percent_of_peak")), number(row.get("value"))
+    if percent is not None or value is None:
+        return percent, str(row.get("peak_note") or "no peak")
+    try:
+        import tomllib
+
+        parts = tomllib.loads((REPO / "configs" / "catalog" / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
+    except (ImportError, OSError, ValueError, KeyError):
+        return None, "no peak: the run has no % of peak and the catalog is unreadable here"
+    for part in parts:
+        if name in part.get("device_names", ()) and number(part.get(field)):
+            peak = float(part[field]) / max(1, int(part.get("devices_per_package", 1)))
+            return 100 * value / peak, f"peak {peak:g} (catalog id {part.get('id')}, exact name)"
+    return None, f"no peak: {name!r} is in no catalog entry's device_names"
+
+
 def number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -84,10 +103,11 @@ def check(out: Path) -> tuple[list[dict], str, str]:
     targets.append({"target": "bf16 GEMM >= 90 % of the mamf-style best", "value": ratio,
                     "shown": f"{gemm_value} / {mamf_best} TFLOP/s", "ok": None if ratio is None else
                     ratio >= GEMM_OF_MAMF_MIN})
-    for label, row, minimum in (("bf16 GEMM >= 75 % of the datasheet dense peak", gemm, GEMM_OF_DATASHEET_MIN_PERCENT),
-                                ("device copy >= 85 % of the HBM peak", copy, COPY_OF_HBM_MIN_PERCENT)):
-        percent = number(row.get("percent_of_peak"))
-        shown = f"{row.get('value')} {row.get('unit', '')}, {percent} % ({row.get('peak_note') or 'no peak'})"
+    for label, row, field, minimum in (
+            ("bf16 GEMM >= 75 % of the datasheet dense peak", gemm, "bf16_dense_tflops", GEMM_OF_DATASHEET_MIN_PERCENT),
+            ("device copy >= 85 % of the HBM peak", copy, "bandwidth_gb_per_s", COPY_OF_HBM_MIN_PERCENT)):
+        percent, note = datasheet_percent(row, name, field)
+        shown = f"{row.get('value')} {row.get('unit', '')}, {percent} % ({note})"
         targets.append({"target": label, "value": percent, "shown": shown,
                         "ok": None if percent is None else percent >= minimum})
     for key, label in (("bf16_gemm", "harness within 3 % of plain events: bf16 GEMM"),

@@ -8,7 +8,7 @@ one synchronize at the end. Sections:
   harness_vs_events  the run's best BF16 GEMM shape and its copy array size, timed alternately by pth-top's
                      harness (benches/child/kernels/_common.timed) and by plain events, in this one process.
 Writes $OUT/anchor.json as it goes. Env: OUT, ANCHOR_DEVICE (cuda:0; cpu = dry run at tiny sizes),
-ANCHOR_BUDGET_S (120), ANCHOR_WARMUP_S (10 on CUDA), RUN_JSON (the bench run to copy shapes from), REPO.
+ANCHOR_BUDGET_S (120), ANCHOR_WARMUP_S (10 on CUDA), REPO. Shapes come from $OUT's peak-kernel run.
 `python gpu_anchor.py --print-bootstrap` prints the bench child's bootstrap (read from spawn.py, not copied).
 """
 
@@ -165,15 +165,14 @@ class Anchor:
                 "l2_flush_bytes": L2_FLUSH_BYTES}
 
     def run_row(self, kernel: str, variant_prefix: str) -> dict:
-        """The row of the bench run this anchor mirrors (its shape and array size), or {}."""
-        path = os.environ.get("RUN_JSON")
+        """The row of the peak-kernel run this anchor mirrors (its shape and array size), or {}."""
+        from check_gpu_targets import find_row, load_run  # next to this file
+
         try:
-            rows = json.loads(Path(path).read_text(encoding="utf-8")).get("rows", []) if path else []
-        except (OSError, ValueError):
+            rows, _ = load_run(self.out)
+        except (OSError, ValueError, AttributeError):
             return {}
-        matches = [row for row in rows if row.get("kernel") == kernel
-                   and str(row.get("variant", "")).startswith(variant_prefix) and row.get("status") == "ok"]
-        return matches[0] if matches else {}
+        return find_row(rows, kernel, variant_prefix, str(self.device) if self.cuda else "cpu")
 
     def alternate(self, fn, *, flush: bool, work: float, common) -> dict:
         """pth-top's harness and plain events on the same call, alternating ROUNDS times."""

@@ -70,8 +70,10 @@ trap cleanup EXIT
 if command -v nvidia-smi >/dev/null 2>&1; then
   timeout 60 nvidia-smi -q > "$OUT/nvidia-smi-q.txt" 2>&1
   timeout 30 nvidia-smi topo -m > "$OUT/nvidia-smi-topo.txt" 2>&1
-  FIELDS=timestamp,index,pstate,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,utilization.gpu,memory.used,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.active
-  timeout 20 nvidia-smi --query-gpu=$FIELDS --format=csv >/dev/null 2>&1 || FIELDS=timestamp,index,clocks.sm,power.draw,temperature.gpu
+  BASE=timestamp,index,pstate,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,utilization.gpu,memory.used,pcie.link.gen.current,pcie.link.width.current
+  for FIELDS in $BASE,clocks_event_reasons.active $BASE,clocks_throttle_reasons.active timestamp,index,clocks.sm,power.draw,temperature.gpu; do
+    timeout 20 nvidia-smi --query-gpu=$FIELDS --format=csv >/dev/null 2>&1 && break  # drivers renamed the reasons
+  done
   nvidia-smi --query-gpu=$FIELDS --format=csv -lms 500 > "$OUT/telemetry.csv" 2>&1 &
   TELEMETRY_PID=$!
 else
@@ -122,13 +124,12 @@ bench() {
       "$PY" "$name" "$@"
   fi
 }
-has_kernel() { [ -n "$HOST_PY" ] && "$HOST_PY" -m pth_top.tui.cli bench --list 2>/dev/null | grep -q "^$1 "; }
+has_kernel() { grep -q "KernelSpec(\"$1\"" "$REPO/benches/catalog.py"; }
 
 # 2. What torch sees; the GEMM and copy the targets need, then their plain-events references.
 step probe 40 15 bash -c '"$0" -c "$("$0" "$REPO/tests/perf/gpu_anchor.py" --print-bootstrap)" "$REPO/benches" probe --load-seconds 3 > "$OUT/probe.json" 2> "$OUT/probe.stderr"' "$PY"
 # shellcheck disable=SC2086
 bench peak 150 40 --device "$DEVICE" --suite standard --kernel gemm --kernel membw --kernel h2d --disk-dir "$SCRATCH" $EXTRA_RUN_ARGS
-export RUN_JSON="$OUT/run-peak.json"
 ANCHOR_BUDGET_S=$(( BUDGET_S - $(elapsed) - 200 )); (( ANCHOR_BUDGET_S > 110 )) && ANCHOR_BUDGET_S=110; (( ANCHOR_BUDGET_S < 30 )) && ANCHOR_BUDGET_S=30
 [ "$DRY_RUN" = 1 ] && ANCHOR_BUDGET_S=10
 export ANCHOR_BUDGET_S
@@ -143,7 +144,7 @@ if [ -n "$HOST_PY" ]; then
     step pytest-gpu 100 40 bash -c '"$0" -m pytest -m gpu -q -p no:cacheprovider tests > "$OUT/pytest-gpu.txt" 2>&1' "$HOST_PY"
   fi
 fi
-has_kernel burn && bench burn 100 30 --device "$DEVICE" --burn "$BURN"
+[ -n "$HOST_PY" ] && has_kernel burn && bench burn 100 30 --device "$DEVICE" --burn "$BURN"
 # shellcheck disable=SC2046,SC2086
 bench standard-rest 150 45 --device "$DEVICE" --suite standard $(printf -- '--kernel %s ' $REST_KERNELS) \
   --disk-dir "$SCRATCH" $EXTRA_RUN_ARGS
