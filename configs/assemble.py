@@ -12,7 +12,14 @@ from pth_top.configs.assembly import Assembly, Context, gpu_price, pinned_part, 
 from pth_top.configs.compat import compatibility_blockers
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS, assemble_system, gpus_that_fit, slot_fit_problem
+from pth_top.configs.platforms import (
+    SYSTEM_GPU_FORMS,
+    assemble_barebone,
+    assemble_system,
+    gpus_that_fit,
+    needs_server_chassis,
+    slot_fit_problem,
+)
 from pth_top.configs.power import choose_psu
 from pth_top.configs.rules import (
     Floor,
@@ -58,6 +65,9 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
                                       host_offload_bytes=ctx.memory.host_offload_bytes)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, host_weights_gib, ctx.rules)
+    if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or 3+ passive ones): a server barebone, not a desktop board
+        assemble_barebone(ctx, asm, gpu, ram_floor)
+        return asm
     _assemble_host(ctx, asm, gpu, need_ecc, ram_floor)
     return asm
 

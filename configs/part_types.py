@@ -156,21 +156,36 @@ class Cooler(PartFields, frozen=True, kw_only=True):
 
 
 class System(PartFields, frozen=True, kw_only=True):
-    """A whole server sold as one unit (an HGX/DGX 8-GPU system): GPUs, CPUs, RAM, drives, PSUs and cooling."""
+    """A server sold as one unit: whole (an HGX/DGX 8-GPU system, GPUs, CPUs, RAM and drives included) or a
+    barebone (chassis, board, PSUs and fans: the buyer adds PCIe GPUs, CPUs, RAM and drives)."""
 
     vendor: str
     form_factor: str
-    gpu_id: NonEmptyText  # the catalog GPU on its baseboard
-    gpu_count: AtLeastOne
-    cpu_name: NonEmptyText
-    cpu_cores_count: AtLeastOne  # all sockets together
-    memory_gib: Gib
-    storage_gb: Gib  # data drives, OS drives not counted
+    barebone: bool = False
+    gpu_id: str = ""  # whole system: the catalog GPU on its baseboard
+    gpu_count: Whole = 0  # whole system: GPUs included
+    cpu_name: str = ""
+    cpu_cores_count: Whole = 0  # all sockets together
+    memory_gib: Annotated[float, Meta(ge=0, le=MAX_NUMBER)] = 0
+    storage_gb: Annotated[float, Meta(ge=0, le=MAX_NUMBER)] = 0  # data drives, OS drives not counted
     # Redundant server PSUs (CRPS-style): N carry the load, the rest are spares; capacity counts N only.
     psu_count: AtLeastOne
     psu_redundant_count: Whole
     psu_capacity_w: Annotated[float, Meta(ge=50, le=10_000)]
-    max_power_w: Annotated[float, Meta(ge=1, le=100_000)]  # the vendor's maximum system input
+    max_power_w: Annotated[float, Meta(ge=0, le=100_000)] = 0  # the vendor's maximum system input (0: not given)
+    # Barebone: PCIe GPU slots, the power lead each slot's cable gives, and the host the buyer fills.
+    gpu_slots_count: Whole = 0
+    gpu_slot_width_count: Whole = 0  # widest card a slot takes, in slot widths
+    gpu_length_max_mm: Number = 0
+    gpu_slot_power_w: Number = 0  # what one slot's GPU power lead delivers
+    cpu_socket: str = ""
+    cpu_sockets_count: Whole = 0
+    cpu_tdp_max_w: Number = 0
+    memory_type: str = ""
+    memory_registered: bool = False
+    dimm_slots_count: Whole = 0
+    max_memory_gib: Number = 0
+    m2_slots_count: Whole = 0
 
 
 PART_TYPES: dict[str, type[PartFields]] = {

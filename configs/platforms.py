@@ -1,11 +1,30 @@
-"""What holds the GPUs: slot spacing on a workstation board, and whole servers (HGX/DGX) bought as one unit."""
+"""What holds the GPUs: slot spacing on a workstation board, server barebones for 5-8 PCIe cards, and whole
+servers (HGX/DGX) bought as one unit."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
+from msgspec import NODEFAULT
+from msgspec.structs import fields as struct_fields
+
 from pth_top.configs.assembly import Assembly, Context, rank
+from pth_top.configs.part_types import System
 from pth_top.configs.parts import Part
 from pth_top.configs.power import circuit_w
-from pth_top.configs.rules import ram_floor_gib, storage_capacity_gb
+from pth_top.configs.rules import (
+    Floor,
+    Rules,
+    cpu_floor,
+    power_estimate,
+    ram_floor_gib,
+    storage_capacity_gb,
+    wall_draw_w,
+)
+
+# A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
+SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
 
 # GPU forms that only come on a server's own baseboard (kind "system"), never as a card for a board.
 SYSTEM_GPU_FORMS = ("sxm", "oam")
@@ -36,28 +55,53 @@ def slot_fit_problem(board: Part, gpu: Part, gpu_count: int) -> str:
             "open frame, 2-slot blower cards, or a server chassis")
 
 
+def with_defaults(system: Part) -> Part:
+    return dataclasses.replace(system, spec={**SYSTEM_DEFAULTS, **system.spec})
+
+
+def whole_systems(ctx: Context) -> list[Part]:
+    return [with_defaults(system) for system in ctx.catalog.of_kind("system") if not system.get("barebone", False)]
+
+
 def systems_for(ctx: Context, gpu: Part) -> list[Part]:
-    return [system for system in ctx.catalog.of_kind("system") if system["gpu_id"] == gpu.id]
+    """Whole servers whose baseboard carries this GPU, any count."""
+    return [system for system in whole_systems(ctx) if system.get("gpu_id") == gpu.id]
+
+
+def system_options(ctx: Context, gpu: Part) -> list[tuple[Part, int]]:
+    """Server units that hold ctx.gpu_count x gpu, cheapest first, quantity 1 each (the ranking's hook).
+
+    SXM/OAM: whole systems carrying exactly that many (their price includes the GPUs). PCIe cards when the
+    desktop boards cannot hold them (see needs_server_chassis): barebones whose slots take the cards.
+    """
+    if gpu["form"] in SYSTEM_GPU_FORMS:
+        units = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == ctx.gpu_count]
+    else:
+        units = [chassis for chassis in barebones(ctx) if not barebone_fit_problems(chassis, gpu, ctx.gpu_count)]
+    return [(unit, 1) for unit in sorted(units, key=lambda part: (part.price_cny, part.id))]
 
 
 def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
     """An SXM/OAM GPU comes inside a whole server: the server is the one part, its GPUs are included."""
     count = ctx.gpu_count
-    matching = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == count]
-    candidates = [(system.price_cny, system, 1) for system in matching]
-    fallback = systems_for(ctx, gpu) or ctx.catalog.of_kind("system")
-    if not fallback:
+    own = systems_for(ctx, gpu)
+    if not own:
         asm.unsatisfied_add(f"{gpu.name} is an {gpu['form'].upper()} module: it comes only inside a whole server, "
-                            "and the catalog has none (add one to the user catalog as a [[system]])")
+                            f"and the catalog prices none{_availability(ctx, gpu)}; {_alternatives(ctx, gpu)}")
         return
-    offered = sorted({system["gpu_count"] for system in fallback})
-    system, _ = rank(ctx, asm, "system", candidates, fallback,
-                     f"a server carrying {count} x {gpu.name} (catalog servers carry {offered})")
+    candidates = [(system.price_cny, system, 1) for system, _ in system_options(ctx, gpu)]
+    system, _ = rank(ctx, asm, "system", candidates, own,
+                     f"a server carrying {count} x {gpu.name} (catalog servers carry "
+                     f"{sorted({part['gpu_count'] for part in own})})")
     asm.unit_prices["gpu"] = 0.0  # the server's price includes its GPUs
     asm.reasons["gpu"] = [f"{gpu.name} is an {gpu['form'].upper()} module on {system.name}'s baseboard: "
                           "bought with the server, priced there"]
     _system_floors(ctx, asm, system)
     _system_power(ctx, asm, system)
+    if not gpu.buyable(ctx.answers.budget.condition):
+        line = f"availability: {gpu.name}{_availability(ctx, gpu)}; {_alternatives(ctx, gpu)}"
+        asm.warnings.append(line)
+        asm.reasons["system"].insert(1, line)
 
 
 def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
@@ -80,28 +124,187 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
 
 
 def _system_power(ctx: Context, asm: Assembly, system: Part) -> None:
-    """Redundant server PSUs: N units carry the load and R are spares, so capacity is N units, not N + R."""
-    rules = ctx.rules
-    carrying = system["psu_count"] - system["psu_redundant_count"]
-    capacity = carrying * system["psu_capacity_w"]
     load = system["max_power_w"]
     asm.sustained_w = asm.peak_w = asm.psu_required_w = asm.wall_w = load
+    server_power(ctx, asm, system, load, load, f"{load:,.0f} W maximum")
+
+
+def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, wall_w: float, need: str) -> None:
+    """Server PSUs: N units carry the load and R are spares, so capacity is N units, not N + R; and the circuits."""
+    rules = ctx.rules
+    count, spares = server["psu_count"], server["psu_redundant_count"]
+    carrying = count - spares
+    capacity = carrying * server["psu_capacity_w"]
     asm.psu_capacity_w = capacity
-    if capacity < load:
-        asm.unsatisfied_add(f"{system.name}: {carrying} carrying PSUs give {capacity:,.0f} W, below its "
-                            f"{load:,.0f} W maximum")
-    large_a = max(rules.power.socket_currents_a)
-    per_cord = load / carrying
-    feeds = (f"one {large_a:g} A feed per PSU cord ({system['psu_count']} cords, ~{per_cord:,.0f} W each with "
-             f"{carrying} carrying), split over two circuits (A/B) so a lost circuit leaves {carrying} units")
+    if capacity < required_w:
+        asm.unsatisfied_add(f"{server.name}: {carrying} carrying PSUs give {capacity:,.0f} W, below the "
+                            f"{required_w:,.0f} W it needs ({need})")
+    redundancy = ("redundant PSUs" if spares else
+                  "PSUs (not redundant: every PSU carries load, so a lost PSU or circuit stops the server)")
     lines = (
-        f"power: {system['psu_count']} x {system['psu_capacity_w']:,.0f} W redundant PSUs, "
-        f"{carrying}+{system['psu_redundant_count']}: capacity {capacity:,.0f} W (N units, not N+R) for up to "
-        f"{load:,.0f} W",
-        f"circuit: ~{load:,.0f} W is {load / circuit_w(large_a, rules):.1f} x a {large_a:g} A socket: a rack PDU with "
-        f"{feeds}",
+        f"power: {count} x {server['psu_capacity_w']:,.0f} W {redundancy}, {carrying}+{spares}: capacity "
+        f"{capacity:,.0f} W (N units, not N+R) for {required_w:,.0f} W ({need})",
+        _server_circuit_line(rules, count, spares, wall_w),
     )
     asm.power_lines = lines
-    asm.reasons["system"].extend(lines)
+    asm.reasons.setdefault("system", []).extend(lines)
     asm.warnings.append(lines[1])
-    asm.heat_line = f"cooling: ~{load:,.0f} W of heat: rack airflow through the server's own fans, not a desktop case"
+    asm.heat_line = (f"cooling: ~{wall_w:,.0f} W of heat: rack airflow through the server's own fans, front to back, "
+                     "not a desktop case")
+
+
+def _server_circuit_line(rules: Rules, psu_count: int, spares: int, wall_w: float) -> str:
+    """Which supply the server needs: 220 V sockets of 10/16 A (GB 1002), several 16 A circuits, or 3-phase."""
+    small_a, large_a = min(rules.power.socket_currents_a), max(rules.power.socket_currents_a)
+    small_w, large_w = circuit_w(small_a, rules), circuit_w(large_a, rules)
+    carrying = psu_count - spares
+    per_cord = wall_w / carrying  # after a spare fails, the carrying units take it all
+    circuits = math.ceil(wall_w / large_w)
+    head = f"circuit: ~{wall_w:,.0f} W from the wall over {psu_count} PSU cords (~{per_cord:,.0f} W each)"
+    if spares:
+        supply = (f"two {large_a:g} A circuits, A and B" if circuits == 1 else
+                  f"{circuits} x {large_a:g} A circuits per feed, or a 3-phase 380 V rack PDU per feed")
+        return (f"{head}: split the cords over two feeds (A/B), each able to carry all of it alone, so a lost "
+                f"circuit leaves {carrying} units: {supply}")
+    if wall_w <= small_w:
+        return f"{head}: one {small_a:g} A socket ({small_w:,.0f} W) carries it"
+    if circuits == 1:
+        return (f"{head}: more than a {small_a:g} A socket ({small_w:,.0f} W): one dedicated {large_a:g} A circuit "
+                f"({large_w:,.0f} W) for all cords, or the cords on separate {small_a:g} A circuits"
+                if per_cord <= small_w else
+                f"{head}: one dedicated {large_a:g} A circuit ({large_w:,.0f} W) for all cords")
+    return (f"{head}: {circuits} x the {large_w:,.0f} W of a {large_a:g} A circuit: each cord on its own {large_a:g} A "
+            "circuit, or a 3-phase 380 V rack PDU")
+
+
+def barebones(ctx: Context) -> list[Part]:
+    return [with_defaults(system) for system in ctx.catalog.of_kind("system") if system.get("barebone", False)]
+
+
+def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]:
+    """Why these cards do not go into this barebone's GPU slots, one sentence each (empty: they fit)."""
+    problems = []
+    if gpu_count > chassis["gpu_slots_count"]:
+        problems.append(f"{chassis.name} has {chassis['gpu_slots_count']} GPU slots for {gpu_count} GPUs")
+    if gpu["slot_width_count"] > chassis["gpu_slot_width_count"]:
+        problems.append(f"{gpu.name} is {gpu['slot_width_count']} slots wide; {chassis.name}'s GPU slots take "
+                        f"{chassis['gpu_slot_width_count']}-slot cards (blower or passive)")
+    if gpu["length_mm"] > chassis["gpu_length_max_mm"]:
+        problems.append(f"{gpu.name} is {gpu['length_mm']:g} mm long; {chassis.name} takes "
+                        f"{chassis['gpu_length_max_mm']:g} mm")
+    if gpu["board_power_w"] > chassis["gpu_slot_power_w"]:
+        problems.append(f"{gpu.name} draws {gpu['board_power_w']:g} W; each GPU slot's power lead in "
+                        f"{chassis.name} gives {chassis['gpu_slot_power_w']:g} W")
+    return problems
+
+
+def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
+    """Most cards of this width one single-socket board in the catalog takes."""
+    width = int(gpu["slot_width_count"])
+    boards = [board for board in ctx.catalog.of_kind("motherboard") if board["cpu_sockets_count"] == 1]
+    return max((gpus_that_fit(board, width) for board in boards), default=0)
+
+
+def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
+    """Build around a barebone: more cards than any desktop board holds, 3+ passive cards that need a server's
+    front-to-back airflow (when a barebone takes them), or a pinned barebone; never with a pinned board."""
+    pinned = ctx.pins.get("system")
+    if pinned:
+        part = ctx.catalog.get(pinned[0])
+        return part is not None and bool(part.get("barebone", False))
+    if "motherboard" in ctx.pins or not barebones(ctx):
+        return False
+    if ctx.gpu_count > desktop_gpu_capacity(ctx, gpu):
+        return True
+    return gpu["cooling"] == "passive" and ctx.gpu_count >= 3 and bool(system_options(ctx, gpu))
+
+
+def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor) -> None:
+    """PCIe cards in a server barebone: the chassis (board, PSUs, fans, heatsinks) plus CPUs, RAM and drives."""
+    # assemble imports this module; its RAM and storage choosers take a board, which the barebone stands in for.
+    from pth_top.configs.assemble import _choose_ram, _choose_storage
+
+    count = ctx.gpu_count
+    candidates = [(chassis.price_cny, chassis, 1) for chassis, _ in system_options(ctx, gpu)]
+    chassis, _ = rank(ctx, asm, "system", candidates, barebones(ctx),
+                      f"a server barebone taking {count} x {gpu.name}",
+                      closest=lambda part: (len(barebone_fit_problems(part, gpu, count)), part.price_cny, part.id))
+    chassis = with_defaults(chassis)  # a pinned one comes straight from the catalog
+    for problem in barebone_fit_problems(chassis, gpu, count):
+        asm.unsatisfied_add(problem)
+    asm.reasons["system"] = [
+        f"{count} x {gpu['slot_width_count']}-slot {gpu.name} is more than a desktop board holds "
+        f"(at most {desktop_gpu_capacity(ctx, gpu)}) or needs server airflow: built around a "
+        f"{chassis['form_factor']} server barebone",
+        f"{chassis.name}: chassis, board, CPU heatsink, {chassis['psu_count']} PSUs and fans included; "
+        f"{chassis['gpu_slots_count']} GPU slots ({chassis['gpu_slot_width_count']}-slot cards up to "
+        f"{chassis['gpu_length_max_mm']:g} mm, {chassis['gpu_slot_power_w']:g} W lead each); you add the GPUs, "
+        f"{chassis['cpu_sockets_count']} x {chassis['cpu_socket']} CPU, RAM and drives",
+        *chassis.notes,
+    ]
+    cpu, sockets = _barebone_cpu(ctx, asm, gpu, chassis)
+    board = dataclasses.replace(chassis, kind="motherboard")  # its board: memory type, DIMM and M.2 slots
+    _choose_ram(ctx, asm, board, ctx.tier == "datacenter", ram_floor)
+    _choose_storage(ctx, asm, board)
+    _, dimm_kits = asm.chosen["memory_kit"]
+    _, drives = asm.chosen["storage"]
+    estimate = power_estimate(
+        gpu_board_power_w=gpu["board_power_w"], gpu_transient_peak_w=gpu["transient_peak_w"], gpu_count=count,
+        gpu_recommended_psu_w=0.0, cpu_turbo_power_w=cpu["turbo_power_w"] * sockets,
+        dimm_count=asm.chosen["memory_kit"][0]["modules_count"] * dimm_kits, drive_count=drives, fan_count=0,
+        rules=ctx.rules,
+    )
+    asm.sustained_w, asm.peak_w, asm.psu_required_w = estimate.sustained_w, estimate.peak_w, estimate.psu_required_w
+    asm.wall_w = wall_draw_w(estimate.sustained_w, "platinum", ctx.rules)
+    server_power(ctx, asm, chassis, estimate.psu_required_w, asm.wall_w, "the PSU rule above")
+    asm.power_lines = estimate.lines + asm.power_lines
+
+
+def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tuple[Part, int]:
+    """The cheapest CPU for the barebone's socket and heatsink; every socket filled (an empty one has dead slots)."""
+    sockets = chassis["cpu_sockets_count"]
+    cores, threads, clock, reason = cpu_floor(ctx.gpu_count, True, ctx.rules)
+    if ctx.answers.data.kind in ("images", "video", "mixed"):
+        cores = max(cores, ctx.rules.cpu.cores_per_gpu_decode_count * ctx.gpu_count)
+        threads = max(threads, cores)
+        reason += f"; {ctx.answers.data.kind} data: >= {ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU"
+    same_socket = [cpu for cpu in ctx.catalog.of_kind("cpu") if cpu["socket"] == chassis["cpu_socket"]]
+    able = [
+        (cpu.price_cny * sockets, cpu, sockets) for cpu in same_socket
+        if cpu["cores_count"] * sockets >= cores and cpu["threads_count"] * sockets >= threads
+        and cpu["boost_clock_ghz"] >= clock and cpu["tdp_w"] <= chassis["cpu_tdp_max_w"]
+        and (cpu["ecc"] or ctx.tier != "datacenter")
+    ]
+    cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.of_kind("cpu"),
+                  f"{reason}; socket {chassis['cpu_socket']}, <= {chassis['cpu_tdp_max_w']:g} W for its heatsink",
+                  closest=lambda part: (-part["cores_count"], part.price_cny, part.id))
+    asm.chosen["cpu"] = (cpu, sockets)
+    asm.reasons["cpu"] = [
+        reason, f"{sockets} x {cpu.name} ({cpu['cores_count'] * sockets} cores) for {chassis.name}'s "
+        f"{sockets} {chassis['cpu_socket']} socket(s), TDP {cpu['tdp_w']:g} W <= {chassis['cpu_tdp_max_w']:g} W",
+        *cpu.notes,
+    ]
+    return cpu, sockets
+
+
+def _availability(ctx: Context, gpu: Part) -> str:
+    """' is not sold new in China (why)' when the answers' condition rules it out, else ''."""
+    if gpu.buyable(ctx.answers.budget.condition):
+        return ""
+    return f" is not sold new in China ({gpu.get('availability_reason', '')})"
+
+
+def _alternatives(ctx: Context, gpu: Part) -> str:
+    """What to buy instead of a GPU with no buyable server: other whole servers, or PCIe cards in a barebone."""
+    condition = ctx.answers.budget.condition
+    options = [f"{system.name} ¥{system.price_cny:,.0f}" for system in whole_systems(ctx)
+               if system["gpu_id"] != gpu.id and system["gpu_count"] == ctx.gpu_count
+               and ctx.catalog.parts[system["gpu_id"]].buyable(condition)]
+    cards = sorted((card for card in ctx.catalog.of_kind("gpu") if card["form"] in ("workstation", "datacenter")
+                    and card.buyable(condition) and system_options(ctx, card)),
+                   key=lambda card: (-card["memory_gib"], card.price_cny, card.id))
+    if cards:
+        chassis, _ = system_options(ctx, cards[0])[0]
+        options.append(f"{ctx.gpu_count} x {cards[0].name} (¥{cards[0].price_cny:,.0f} each) in a {chassis.name} "
+                       f"(¥{chassis.price_cny:,.0f})")
+    return "alternatives: " + ("; ".join(options) if options else "none in the catalog")

@@ -56,11 +56,18 @@ def within_own_rules(asm) -> bool:
 
 def test_eight_workstation_cards_are_never_presented_as_fine(catalog):
     # Issue 12 item 2: 8 x RTX 6000 Ada landed on an i5-12400F, a 1-slot B760 board and 16 GB with a warning only.
-    _, asm = assembled(catalog, "rtx-6000-ada-48gb", scale__gpu_count=8, workload__preset="llama-7b",
+    # Now they go into a server barebone (tests/configs/test_systems.py); on a pinned 7-slot desktop board they
+    # still do not fit, and the build says so.
+    pins = {"motherboard": ("asus-pro-ws-wrx90e-sage-se", 1)}
+    _, asm = assembled(catalog, "rtx-6000-ada-48gb", pins, scale__gpu_count=8, workload__preset="llama-7b",
                        budget__amount=600000.0)
+    assert "system" not in asm.chosen
     cpu, _ = asm.chosen["cpu"]
     assert cpu["pcie_lanes_count"] >= 64  # the closest CPU has the lanes, not the cheapest
     assert any("8 GPUs" in line or "8 x 2-slot" in line for line in asm.unsatisfied), asm.unsatisfied
+    _, server = assembled(catalog, "rtx-6000-ada-48gb", scale__gpu_count=8, workload__preset="llama-7b",
+                          budget__amount=600000.0)
+    assert server.chosen["system"][0]["barebone"] and within_own_rules(server), server.unsatisfied
 
 
 def test_three_and_four_gpu_workstations_are_buildable_within_their_rules(catalog):

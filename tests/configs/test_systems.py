@@ -1,0 +1,141 @@
+"""Server units for 5-8 GPUs: PCIe cards in a barebone, SXM GPUs as a whole HGX/DGX system (issue 12, platforms).
+
+Catalog figures come from configs/catalog/systems.toml, each with its source there (Gigabyte G292-Z20 rev A00: 8
+double-width slots, 300 W lead per slot, 2 x 2,200 W PSUs 2+0; DGX B200: 6 x 3.3 kW, 14.3 kW; HGX H200 8-GPU
+server: CNY 1.5 million in China, January 2026).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pth_top.configs.answers import Answers
+from pth_top.configs.assemble import assemble
+from pth_top.configs.assembly import Context
+from pth_top.configs.compat import compatibility_blockers
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.platforms import system_options
+from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.rules import load_rules
+
+BAREBONE = "gigabyte-g292-z20-a00"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(Path("/nonexistent-user-catalog"))
+
+
+def answers(**changes) -> Answers:
+    result = Answers()
+    for dotted, value in changes.items():
+        section, key = dotted.split("__")
+        result = result.with_value(section, key, value)
+    return result
+
+
+def context(catalog, pins=None, **changes) -> Context:
+    return _context(answers(**changes), catalog, load_rules(), pins or {})
+
+
+def eight(catalog, gpu_id, **changes):
+    request = {"scale__gpu_count": 8, "workload__preset": "llama-7b", "budget__amount": 800000.0, **changes}
+    ctx = context(catalog, **request)
+    return ctx, assemble(ctx, catalog.get(gpu_id))
+
+
+def test_eight_l20_cards_are_built_around_a_server_barebone_within_its_rules(catalog):
+    ctx, asm = eight(catalog, "l20-48gb")
+    chassis, quantity = asm.chosen["system"]
+    assert (chassis.id, quantity) == (BAREBONE, 1)
+    # The barebone brings board, PSUs, fans and heatsink: no desktop board, ATX PSU or cooler is bought.
+    assert not {"motherboard", "psu", "cooler"} & set(asm.chosen)
+    cpu, sockets = asm.chosen["cpu"]
+    assert cpu["socket"] == "SP3" and sockets == 1 and cpu["tdp_w"] <= 280
+    assert asm.unsatisfied == [] and compatibility_blockers(asm.chosen, asm.psu_required_w) == []
+    gpu = catalog.get("l20-48gb")
+    assert asm.unit_prices["gpu"] * 8 == gpu.price_cny * 8 and asm.total_cny <= 800000
+    assert asm.total_cny == sum(asm.unit_prices[role] * qty for role, (_, qty) in asm.chosen.items())
+    kit, kits = asm.chosen["memory_kit"]
+    assert kit["registered"] and kit["modules_count"] * kits <= 8  # the barebone's 8 DIMM slots
+
+
+def test_non_redundant_server_psus_count_both_units_and_need_a_16a_circuit(catalog):
+    _, asm = eight(catalog, "l20-48gb")
+    # 2 x 2,200 W, 2+0: both carry the load, so capacity is both units, and losing one stops the server.
+    assert asm.psu_capacity_w == 2 * 2200 >= asm.psu_required_w
+    power = " | ".join(asm.power_lines)
+    assert "2+0" in power and "not redundant" in power
+    # ~2.7 kW from the wall: above one 220 V / 10 A socket (2,200 W), within one 16 A circuit (3,520 W).
+    assert 2200 < asm.wall_w <= 3520
+    assert any("one dedicated 16 A circuit" in line for line in asm.warnings), asm.warnings
+
+
+def test_redundant_psus_count_only_the_carrying_units_and_a_14kw_system_needs_3_phase(catalog):
+    _, asm = eight(catalog, "b200-180gb-sxm", budget__amount=4000000.0)
+    assert asm.chosen["system"][0].id == "nvidia-dgx-b200"
+    assert asm.psu_capacity_w == 5 * 3300  # 6 units, 5+1: the spare adds no capacity
+    power = " | ".join(asm.power_lines)
+    assert "5+1" in power and "not N+R" in power
+    # 14.3 kW is 4.06 x a 16 A circuit: each A/B feed needs 5 of them, or a 3-phase PDU.
+    assert "5 x 16 A circuits per feed, or a 3-phase 380 V rack PDU per feed" in power
+
+
+def test_cards_the_barebone_cannot_take_are_never_presented_as_fine(catalog):
+    _, consumer = eight(catalog, "rtx-4090-24gb")
+    text = " | ".join(consumer.unsatisfied)
+    assert "3 slots wide" in text and "450 W" in text, text
+    _, pro = eight(catalog, "rtx-pro-6000-blackwell-server-96gb")
+    text = " | ".join(pro.unsatisfied)
+    # 8 x 600 W cards: each slot's lead gives 300 W and two 2,200 W PSUs give 4,400 W.
+    assert "draws 600 W" in text and "4,400 W, below" in text, text
+
+
+def test_eight_h200_sxm_is_the_hgx_system_and_says_it_is_not_sold_new(catalog):
+    _, asm = eight(catalog, "h200-141gb-sxm", budget__amount=2000000.0)
+    system, quantity = asm.chosen["system"]
+    assert (system.id, quantity) == ("hgx-h200-8gpu", 1)
+    assert asm.total_cny == system.price_cny == 1500000
+    assert asm.unsatisfied == []
+    availability = [line for line in asm.warnings if line.startswith("availability:")]
+    assert availability and "not sold new in China" in availability[0]
+    assert f"in a {system_name(catalog, BAREBONE)}" in availability[0]  # the PCIe alternative, priced
+
+
+def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(catalog):
+    _, asm = eight(catalog, "h20-96gb", budget__amount=2000000.0)
+    assert "system" not in asm.chosen
+    line = " | ".join(asm.unsatisfied)
+    assert "comes only inside a whole server" in line and "not sold new in China" in line, line
+    assert "alternatives:" in line and system_name(catalog, BAREBONE) in line
+
+
+def test_system_options_is_what_the_ranking_can_offer(catalog):
+    ctx = context(catalog, scale__gpu_count=8)
+    assert [part.id for part, _ in system_options(ctx, catalog.get("h200-141gb-sxm"))] == ["hgx-h200-8gpu"]
+    assert [part.id for part, _ in system_options(ctx, catalog.get("l20-48gb"))] == [BAREBONE]
+    assert system_options(ctx, catalog.get("rtx-4090-24gb")) == []
+    four = context(catalog, scale__gpu_count=4)
+    assert system_options(four, catalog.get("h200-141gb-sxm")) == []
+
+
+def test_the_wizard_reaches_a_server_for_eight_gpus(catalog):
+    # Before: 8 PCIe GPUs had no board in the catalog and every 8-GPU build was unbuildable.
+    build = recommend(answers(scale__gpu_count=8, scale__sharding="zero3", workload__preset="llama-7b",
+                              budget__amount=800000.0), catalog)
+    assert build.component("system") is not None and build.component("system").part_id == BAREBONE
+    assert build.component("motherboard") is None
+    assert build.blockers == () and build.total_price_cny <= 800000
+
+
+def test_three_passive_cards_go_into_the_server_not_a_desktop_case(catalog):
+    ctx, asm = eight(catalog, "l20-48gb", scale__gpu_count=4)
+    assert ctx.gpu_count == 4 and asm.chosen["system"][0].id == BAREBONE
+    _, blower = eight(catalog, "rtx-6000-ada-48gb", scale__gpu_count=4)
+    assert "system" not in blower.chosen and "motherboard" in blower.chosen  # a workstation board still holds 4
+
+
+def system_name(catalog, part_id: str) -> str:
+    return catalog.get(part_id).name
