@@ -140,3 +140,13 @@ def test_a_noisy_row_never_shows_a_bare_percent_of_peak():
     assert "~85% (noisy)" in text_table([stored])
     assert summary_line(row_from_dict(stored)) == "gemm cpu fp32 1 thread: 85.00 GFLOP/s (~85% of peak, noisy)"
     assert format_row(row_from_dict(dict(stored, noisy=False))).percent == "85%"
+
+
+def test_a_noisy_row_says_so_on_the_screens_peak_bar():
+    from pth_top.benches.client.runs import RunRecord
+    from pth_top.tui.screens.bench_views import peak_bars
+
+    record = RunRecord(rows=[
+        {"kernel": "gemm", "device": "cpu", "variant": "fp32", "percent_of_peak": 85.0, "noisy": True},
+        {"kernel": "gemm", "device": "cpu", "variant": "bf16", "percent_of_peak": 60.0, "noisy": False}])
+    assert [bar.label for bar in peak_bars(record)] == ["gemm fp32 (noisy)", "gemm bf16"]

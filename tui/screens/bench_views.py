@@ -92,6 +92,7 @@ def peak_bars(record: RunRecord | None) -> tuple[Bar, ...]:
     for row in rows:
         label = f"{row['device']} {row['kernel']} {row['variant']}" if several_devices else \
             f"{row['kernel']} {row['variant']}"
+        label += " (noisy)" if row.get("noisy") else ""  # its % of peak is not to be read as exact
         bars.append(Bar(printable(label, 60), float(row["percent_of_peak"])))
     return tuple(bars)
 
