@@ -276,3 +276,25 @@ def test_the_vram_patterns_hold_across_chunks_and_a_flipped_bit_is_found_once_pe
     assert buffer.tolist() == list(range(4500)), "address-in-address: each word holds its own index"
     found = vram_test.check_patterns(buffer, seed=11, flip_word=3333)
     assert found == dict.fromkeys(vram_test.PATTERNS, {"mismatches": 1, "first_bad_word": 3333})
+
+
+@pytest.mark.usefixtures("torch")
+async def test_escape_ends_a_burn_on_the_screen_with_its_partial_report(tmp_path):
+    from pth_top.tui.screens.bench import BenchScreen
+    from pth_top.tui.screens.bench_burn import BurnView
+    from tests.bench.test_screen import BenchApp
+    from tests.waiting import wait_until
+
+    screen = BenchScreen(RunRequest(kernels=("burn",), burn_s=600.0, scale=0.05, disk_dir=str(tmp_path)))
+    app = BenchApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "Found" in str(screen.query_one("#status").content), timeout_s=60)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.query(BurnView), timeout_s=60, what="the burn view")
+        process = screen._process
+        assert process is not None
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.running, timeout_s=60, what="the burn to end")
+        assert process.returncode is not None
+        status = str(screen.query_one("#status").content)
+        assert "Cancelled" in status and "Burn so far: 1 device(s), throttled: none." in status

@@ -25,7 +25,7 @@ from pth_top.benches.client.runs import RunRecord
 from pth_top.benches.protocol import RequestError, RunRequest
 from pth_top.text import printable
 from pth_top.tui.screens import bench_messages as messages
-from pth_top.tui.screens.bench_burn import show_burn_sample
+from pth_top.tui.screens.bench_burn import burn_summary, show_burn_sample
 from pth_top.tui.screens.bench_messages import RunPurpose
 from pth_top.tui.screens.bench_views import (
     KernelProgress,
@@ -285,7 +285,8 @@ class BenchScreen(Screen):
         record = self.record
         elapsed = time.monotonic() - self.started_at
         if self.cancelling:
-            self.set_status(f"Cancelled after {elapsed:.0f} s; the benchmark process is gone. Not saved.")
+            partial = burn_summary(self.query_one("#progress", VerticalScroll))
+            self.set_status(f"Cancelled after {elapsed:.0f} s; the benchmark process is gone. Not saved.{partial}")
             return
         setup_error = record.setup_error() if record else None
         if setup_error:

@@ -24,6 +24,19 @@ class BurnView(Static):
                          overflow="ellipsis"))
 
 
+def burn_summary(container: VerticalScroll) -> str:
+    """A cancelled burn's partial report in one line (slowest and throttled devices); "" when no burn ran."""
+    views = container.query(BurnView)
+    if not views:
+        return ""
+    log = views.first().burn_log
+    throttled = "; ".join(f"{device} ({', '.join(f'{word} {count} s' for word, count in reasons.items())})"
+                          for device, reasons in log.throttled().items())
+    slowest = log.slowest()
+    return (f" Burn so far: {len(log.devices)} device(s)" + (f", slowest {slowest}" if slowest else "")
+            + f", throttled: {throttled or 'none'}.")
+
+
 def show_burn_sample(container: VerticalScroll, fields: dict) -> BurnView:
     """Add a sample to the container's burn view, mounting the view at the first sample of a run."""
     views = container.query(BurnView)
