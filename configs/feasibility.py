@@ -40,6 +40,10 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
         lines.append(f"not feasible within {budget}: {what} costs ¥{assembly.total_cny:,.0f}")
+    condition = ctx.answers.budget.condition
+    if gpu is not None and not gpu.buyable(condition):
+        reason = gpu.spec.get("availability_reason") or "not sold new"
+        lines.append(f"{gpu.name} cannot be bought new ({reason}): allow used GPUs, or swap the GPU")
     max_power = ctx.answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
         lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W")

@@ -308,3 +308,11 @@ def test_the_first_blocker_names_the_card_it_compares_with(catalog):
     assert "needs " in pinned.blockers[0] and "the pinned NVIDIA GeForce RTX 5060 Ti 16GB has" in pinned.blockers[0]
     broke = recommend(too_big.with_value("budget", "amount", 1000.0), catalog, today=TODAY)
     assert "even the cheapest build (¥" in broke.blockers[0]
+
+
+def test_a_pinned_gpu_not_sold_new_is_a_blocker_unless_used_is_allowed(catalog):
+    preset = load_build_preset("guide-personal")  # its RTX 3060 Ti is end of life: used market only
+    new = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
+    assert any("cannot be bought new" in line for line in new.blockers)
+    used = recommend(preset.answers.with_value("budget", "condition", "used"), catalog, pins=preset.pins, today=TODAY)
+    assert not any("cannot be bought new" in line for line in used.blockers)
