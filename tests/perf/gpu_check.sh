@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu_check.sh: one-shot validation of pth-top's benchmarks on an NVIDIA GPU (written for an H100/H200), in an
-# 8-minute slot: BUDGET_S (450) for the steps, every step under `timeout`, the least important skipped first.
+# 8-minute slot: BUDGET_S (420) for the steps + 60 s for the last two, every step under `timeout`, the least
+# important last (skipped when the time is gone).
 #
 #   bash tests/perf/gpu_check.sh [OUT_DIR]                 # results in OUT_DIR, else $OUT, else ./gpu-check-out
 #   PYTHON=/path/to/python bash tests/perf/gpu_check.sh   # the interpreter with CUDA torch (else searched)
@@ -8,7 +9,8 @@
 #
 # Needs one interpreter with a CUDA build of torch (exit 3 and NEEDS.txt otherwise). The `pth-top` CLI steps
 # (snapshot, bench with % of peak, pytest -m gpu) need an interpreter with pth-top installed (PTH_TOP_PYTHON,
-# ./.venv, or the torch one); without it the bench child runs directly (raw events, no % of peak).
+# ./.venv, or the torch one); without it the bench child runs directly (raw events; check_gpu_targets.py then
+# takes the datasheet peaks from the catalog entry naming the exact device).
 # $OUT gets: host.txt, nvidia-smi-q.txt + nvidia-smi-q-after.txt, telemetry.csv (0.5 s), probe.json,
 #   snapshot.json, run-*.json (pth-top bench --json) or events-*.jsonl, anchor.json (tests/perf/gpu_anchor.py),
 #   pytest-gpu.txt, steps.txt (rc and seconds per step), targets.json + targets.txt, SUMMARY.txt.
@@ -35,7 +37,7 @@ if [ "$DRY_RUN" = 1 ]; then  # every step once, tiny, under its own timeout only
   REST_KERNELS=disk; OPTIONAL_KERNELS=; NEED_PERCENT=0
   export ANCHOR_WARMUP_S=0.2
 else
-  BUDGET_S=${BUDGET_S:-450}; DEVICE=${DEVICE:-cuda:0}; BURN=${BURN:-60s}; EXTRA_RUN_ARGS=${EXTRA_RUN_ARGS:-}
+  BUDGET_S=${BUDGET_S:-420}; DEVICE=${DEVICE:-cuda:0}; BURN=${BURN:-60s}; EXTRA_RUN_ARGS=${EXTRA_RUN_ARGS:-}
   NEED_PERCENT=100
 fi
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/pth-top-gpu-check.XXXXXX")  # disk kernel file and user folders, not in $OUT
@@ -110,7 +112,7 @@ if [ "${GPU_CHECK_CHILD_ONLY:-0}" != 1 ]; then  # 1: as on a machine with torch 
     [ -n "$candidate" ] && timeout 60 "$candidate" -c 'import pth_top.tui.cli' 2>/dev/null && { HOST_PY=$candidate; break; }
   done
 fi
-log "pth-top CLI: ${HOST_PY:-none (the bench child runs directly, no % of peak)}"
+log "pth-top CLI: ${HOST_PY:-none (the bench child runs directly)}"
 timeout 60 "$PY" -m pip freeze > "$OUT/pip-freeze.txt" 2>&1 || true
 export ANCHOR_DEVICE=$DEVICE
 
@@ -164,9 +166,9 @@ fi
 [ "$DRY_RUN" = 0 ] && has_kernel mamf && bench mamf 200 60 --device "$DEVICE" --suite standard --kernel mamf $EXTRA_RUN_ARGS
 
 # 4. The machine after, the targets, the summary.
-command -v nvidia-smi >/dev/null 2>&1 && timeout 60 nvidia-smi -q > "$OUT/nvidia-smi-q-after.txt" 2>&1
+command -v nvidia-smi >/dev/null 2>&1 && timeout 30 nvidia-smi -q > "$OUT/nvidia-smi-q-after.txt" 2>&1
 [ -n "$TELEMETRY_PID" ] && kill "$TELEMETRY_PID" 2>/dev/null; TELEMETRY_PID=
-timeout 60 "${HOST_PY:-$PY}" "$HERE/check_gpu_targets.py" "$OUT" > "$OUT/targets.txt" 2>&1
+timeout 30 "${HOST_PY:-$PY}" "$HERE/check_gpu_targets.py" "$OUT" > "$OUT/targets.txt" 2>&1
 TARGETS_RC=$?
 {
   echo "gpu_check.sh $(date -u +%FT%TZ): python $PY ($INFO), device $DEVICE, dry run $DRY_RUN, $(elapsed)s of ${BUDGET_S}s"
