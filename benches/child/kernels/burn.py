@@ -54,6 +54,7 @@ class GemmWorker(threading.Thread):
             if is_cuda(self.device):
                 with torch.cuda.device(self.device):
                     self._loop(torch.cuda.Stream(self.device))
+                    torch.cuda.empty_cache()  # the VRAM test after a burn sees this memory as free
             else:
                 self._loop(None)
         except Exception as error:  # OOM, a lost GPU: this device's error; the others go on
@@ -65,6 +66,8 @@ class GemmWorker(threading.Thread):
         b = torch.randn(shape, device=self.device).to(self.dtype)
         out = torch.empty(shape, device=self.device, dtype=self.dtype)
         flop_per_gemm = 2.0 * self.size**3
+        if stream is not None:
+            stream.wait_stream(torch.cuda.current_stream(self.device))  # the inputs are written on the default stream
         while not self.stop.is_set():
             if stream is None:
                 torch.matmul(a, b, out=out)
