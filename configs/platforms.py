@@ -207,12 +207,12 @@ def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
 
 def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
     """Build around a barebone: more cards than any desktop board holds, 3+ passive cards that need a server's
-    front-to-back airflow (when a barebone takes them), or a pinned barebone; never with a pinned board."""
+    front-to-back airflow (when a barebone takes them), or a pinned barebone; never with pinned desktop parts."""
     pinned = ctx.pins.get("system")
     if pinned:
         part = ctx.catalog.get(pinned[0])
         return part is not None and bool(part.get("barebone", False))
-    if "motherboard" in ctx.pins or not barebones(ctx):
+    if {"motherboard", "psu", "cooler"} & set(ctx.pins) or not barebones(ctx):  # a desktop build was pinned
         return False
     if ctx.gpu_count > desktop_gpu_capacity(ctx, gpu):
         return True
@@ -232,9 +232,11 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor) 
     chassis = with_defaults(chassis)  # a pinned one comes straight from the catalog
     for problem in barebone_fit_problems(chassis, gpu, count):
         asm.unsatisfied_add(problem)
+    desktop = desktop_gpu_capacity(ctx, gpu)
+    why = (f"more than any desktop board in the catalog holds (at most {desktop})" if count > desktop else
+           "passive cards, cooled only by a server's front-to-back airflow")
     asm.reasons["system"] = [
-        f"{count} x {gpu['slot_width_count']}-slot {gpu.name} is more than a desktop board holds "
-        f"(at most {desktop_gpu_capacity(ctx, gpu)}) or needs server airflow: built around a "
+        f"{count} x {gpu['slot_width_count']}-slot {gpu.name}: {why}; built around a "
         f"{chassis['form_factor']} server barebone",
         f"{chassis.name}: chassis, board, CPU heatsink, {chassis['psu_count']} PSUs and fans included; "
         f"{chassis['gpu_slots_count']} GPU slots ({chassis['gpu_slot_width_count']}-slot cards up to "
@@ -256,7 +258,9 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor) 
     )
     asm.sustained_w, asm.peak_w, asm.psu_required_w = estimate.sustained_w, estimate.peak_w, estimate.psu_required_w
     asm.wall_w = wall_draw_w(estimate.sustained_w, "platinum", ctx.rules)
-    server_power(ctx, asm, chassis, estimate.psu_required_w, asm.wall_w, "the PSU rule above")
+    rule = (f"sustained {estimate.sustained_w:,.0f} W / {ctx.rules.power.psu_max_load_fraction:g}, "
+            f"multi-GPU transient peak {estimate.peak_w:,.0f} W")
+    server_power(ctx, asm, chassis, estimate.psu_required_w, asm.wall_w, rule)
     asm.power_lines = estimate.lines + asm.power_lines
 
 
