@@ -15,7 +15,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Context
 from pth_top.configs.compat import compatibility_blockers
-from pth_top.configs.parts import load_catalog
+from pth_top.configs.parts import Catalog, load_catalog
 from pth_top.configs.platforms import system_options
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
@@ -135,6 +135,14 @@ def test_three_passive_cards_go_into_the_server_not_a_desktop_case(catalog):
     assert ctx.gpu_count == 4 and asm.chosen["system"][0].id == BAREBONE
     _, blower = eight(catalog, "rtx-6000-ada-48gb", scale__gpu_count=4)
     assert "system" not in blower.chosen and "motherboard" in blower.chosen  # a workstation board still holds 4
+
+
+def test_without_a_barebone_in_the_catalog_the_desktop_path_says_what_does_not_fit(catalog):
+    bare = Catalog({part_id: part for part_id, part in catalog.parts.items() if not part.get("barebone", False)})
+    ctx = context(bare, scale__gpu_count=8, workload__preset="llama-7b", budget__amount=800000.0)
+    asm = assemble(ctx, bare.get("l20-48gb"))
+    assert "system" not in asm.chosen and "motherboard" in asm.chosen
+    assert asm.unsatisfied, "8 cards on a desktop board must never read as fine"
 
 
 def system_name(catalog, part_id: str) -> str:
