@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import psutil
 import pytest
 
 from pth_top.benches.client.accept import (
@@ -172,3 +173,5 @@ def test_cpu_acceptance_passes_then_fails_on_a_flipped_bit(cli, capsys, monkeypa
     assert "cpu  " in out and "  FAIL" in out
     assert "walking_ones 1 bad words, random 1 bad words, address 1 bad words" in out
     assert "verdict fail: VRAM mismatches (3 words)" in out
+    wait_for(lambda: not [child for child in psutil.Process().children(recursive=True)
+                          if child.is_running() and child.status() != psutil.STATUS_ZOMBIE], "no bench child left")
