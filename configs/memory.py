@@ -270,16 +270,19 @@ def training_activations(
             one_layer = replace(shape, layers=1)
             size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
             return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
-        # LoRA keeps the same activations: autograd still saves a frozen linear layer's input (measured by the
-        # bench kernel `memory`), and the adapters' own inputs are those same tensors.
-        per_token = 34.0
+        per_token = methods.lora_activation_per_token(lora_targets) if method in ("lora", "qlora") else 34.0
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token)
         if recompute == "full":
             factor = "2"
         else:
             factor = f"{per_token:g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
-        return size, (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch "
-                      f"{micro_batch}, recompute {recompute}")
+        # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
+        widest = max(shape.sequence_length * shape.mlp_width,
+                     0 if flash_attention else shape.attention_heads * shape.sequence_length ** 2)
+        working = int(2 * widest * micro_batch * value_bytes)
+        return size + working, (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch "
+                                f"{micro_batch}, recompute {recompute}; + backward working set 2 x "
+                                f"{'s*mlp' if widest == shape.sequence_length * shape.mlp_width else 'a*s^2'} x b")
     if shape.kind == "cnn":
         if method == "frozen" and shape.largest_activation_elements:
             size = int(3 * shape.largest_activation_elements * micro_batch * value_bytes)

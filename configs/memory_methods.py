@@ -133,3 +133,12 @@ def frozen_states(
             "(weights, grads, optimizer)",
         ),
     )
+
+
+def lora_activation_per_token(targets: str) -> float:
+    """Korthikanti's 34 values/token/layer less what a frozen MLP need not keep (attention-only LoRA).
+
+    A frozen linear layer's backward needs its weight, not its input: with the MLP frozen, the fc1 input
+    (2sbh) and the fc2 input (8sbh) are not saved, leaving 24; all_linear adapters need them again.
+    """
+    return 24.0 if targets == "attention" else 34.0
