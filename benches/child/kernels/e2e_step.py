@@ -102,11 +102,14 @@ class BlockStack(nn.Module):
 def training_step(model: nn.Module, size: StackSize, device: str):
     """zero_grad, forward under BF16 autocast on GPUs, a mean-square loss, backward, AdamW step."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=is_cuda(device) or None)
-    inputs = torch.randn(size.batch, size.seq_len, size.d_model, device=device)
+    # Stands for the embeddings' output, which needs a gradient in a real model (and then every block,
+    # the first too, compiles to one graph).
+    inputs = torch.randn(size.batch, size.seq_len, size.d_model, device=device, requires_grad=True)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if is_cuda(device) else nullcontext()
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
+        inputs.grad = None
         with autocast:
             loss = model(inputs).float().square().mean()
         loss.backward()
