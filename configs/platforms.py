@@ -86,8 +86,10 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
     count = ctx.gpu_count
     own = systems_for(ctx, gpu)
     if not own:
+        availability = _availability(ctx, gpu)
         asm.unsatisfied_add(f"{gpu.name} is an {gpu['form'].upper()} module: it comes only inside a whole server, "
-                            f"and the catalog prices none{_availability(ctx, gpu)}; {_alternatives(ctx, gpu)}")
+                            "and the catalog prices no server for it" + (f"; it{availability}" if availability else "")
+                            + f"; {_alternatives(ctx, gpu)}")
         return
     candidates = [(system.price_cny, system, 1) for system, _ in system_options(ctx, gpu)]
     system, _ = rank(ctx, asm, "system", candidates, own,
