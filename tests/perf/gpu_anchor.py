@@ -187,12 +187,17 @@ class Anchor:
         return {"harness_per_s": harness_rate, "events_per_s": events_rate,
                 "harness_over_events": harness_rate / events_rate, "rounds": ROUNDS, "l2_flush": flush}
 
+    def flushed(self, row: dict, default: bool) -> bool:
+        """L2 flushed before each repetition as the run's row says it was (GEMM yes, STREAM copy no); never on CPU."""
+        said = row.get("l2_flush")
+        return self.cuda and (said if isinstance(said, bool) else default)
+
     def harness_vs_events(self) -> dict:
         common = load_bench_child()
         gemm_row = self.run_row("gemm", "bf16")
         size = ((gemm_row.get("details") or {}).get("best_shape") or [CUDA_DEFAULT_GEMM if self.cuda else 256])[0]
         a, b, c = self.matrices(size, size, size)
-        gemm = self.alternate(functools.partial(self.torch.mm, a, b, out=c), flush=False,
+        gemm = self.alternate(functools.partial(self.torch.mm, a, b, out=c), flush=self.flushed(gemm_row, True),
                               work=2 * size**3 / 1e12, common=common)
         gemm.update(unit="TFLOP/s", mnk=[size] * 3, run_value=gemm_row.get("value"))
         copy_row = self.run_row("membw", "copy")
@@ -200,8 +205,7 @@ class Anchor:
             CUDA_DEFAULT_COPY_BYTES if self.cuda else 16 * 2**20)
         source = self.torch.randn(int(nbytes) // 4, device=self.device)
         target = self.torch.empty_like(source)
-        flush = (copy_row.get("details") or {}).get("l2_flush")  # as the run's membw did, when it says
-        copy = self.alternate(lambda: target.copy_(source), flush=flush if isinstance(flush, bool) else self.cuda,
+        copy = self.alternate(lambda: target.copy_(source), flush=self.flushed(copy_row, False),
                               work=2 * int(nbytes) / 1e9, common=common)
         copy.update(unit="GB/s", array_bytes=int(nbytes), run_value=copy_row.get("value"),
                     words_counted=2)
