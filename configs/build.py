@@ -62,6 +62,9 @@ class Build:
     blockers: tuple[str, ...] = ()
     # What is feasible instead, best first: each line names the change, its memory per GPU, the card and the price.
     feasible_alternatives: tuple[str, ...] = ()
+    # For the wizard's "apply" key: (line, answers, pins) of each alternative that is a build. Not saved to files.
+    applicable_alternatives: tuple[tuple[str, Answers, dict[str, tuple[str, int]]], ...] = field(
+        default=(), compare=False, repr=False)
 
     def component(self, role: str) -> Component | None:
         for component in self.components:

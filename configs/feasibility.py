@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Assembly, Context
@@ -51,20 +52,29 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
     return lines
 
 
-def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """One feasible way forward: its line, and the answers and pins that give it (None: not a build, e.g. renting)."""
+
+    line: str
+    answers: Answers | None = None
+    pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+
+
+def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context]) -> list[Alternative]:
     """Each change to the answers that yields an acceptable build within budget, best first, then renting."""
-    lines = []
+    found = []
     for label, answers in _changes(ctx):
         line = _feasible_line(ctx, label, context_for(answers))
         if not line and answers.task.mode == "training" and answers.task.recompute != "full":
-            line = _feasible_line(ctx, label + ", full recompute, micro-batch 1",
-                                  context_for(_small_activations(answers)))
+            answers = _small_activations(answers)
+            line = _feasible_line(ctx, label + ", full recompute, micro-batch 1", context_for(answers))
         if line:
-            lines.append(line)
+            found.append(Alternative(line, answers))
     rent = _rent_line(ctx)
     if rent:
-        lines.append(rent)
-    return lines
+        found.append(Alternative(rent))
+    return found
 
 
 def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:

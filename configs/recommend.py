@@ -86,7 +86,8 @@ def recommend(
         ctx, lambda changed: _context(changed, catalog, rules, {})) if blockers else []
     if blockers and gpu is not None and cpu_only is not None and fit is not None and _cpu_only_offered(
             ctx, cpu_only, fit):
-        alternatives.insert(0, f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}")
+        line = f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}"
+        alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     general = _general_reasoning(build_ctx, assembly, gpu, cpu_only)
     components = tuple(
         Component(
@@ -106,7 +107,11 @@ def recommend(
         warnings=tuple(cite_guide(line) for line in warnings), alternatives=dict(assembly.alternatives),
         pins=dict(ctx.pins), title=title, comments=tuple(cite_guide(line) for line in comments),
         blockers=tuple(cite_guide(line) for line in blockers),
-        feasible_alternatives=tuple(alternatives) if blockers else (),
+        feasible_alternatives=tuple(alternative.line for alternative in alternatives),
+        applicable_alternatives=tuple(
+            (alternative.line, alternative.answers, dict(alternative.pins))
+            for alternative in alternatives if alternative.answers is not None
+        ),
     )
 
 

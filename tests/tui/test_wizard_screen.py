@@ -298,3 +298,23 @@ async def test_key_1_swaps_between_a_cpu_only_build_and_gpus():
         await pilot.press("1")
         await wait_until(pilot, lambda: not screen.build.cpu_only, what="a GPU swapped in")
         assert error_text(screen).startswith("GPU is now ")
+
+
+async def test_key_a_applies_the_first_feasible_alternative():
+    from pth_top.configs.answers import Answers
+
+    too_big = Answers().with_value("workload", "preset", "llama-13b").with_value("budget", "amount", 10000.0)
+    app = WizardApp(clock=fixed_clock, answers=too_big)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        for _ in range(6):
+            await pilot.press("ctrl+n")
+        await wait_for_step(pilot, screen, "step-review")
+        assert screen.build is not None and not screen.build.feasible
+        first = screen.build.feasible_alternatives[0]
+        await pilot.press("a")
+        await wait_until(pilot, lambda: screen.build is not None and screen.build.feasible, what="a feasible build")
+        assert screen.answers.task.method == "qlora" and first.startswith("QLoRA")
+        assert screen.query_one("#task-method").value == "qlora"
+        assert screen.build.total_price_cny <= 10000

@@ -55,6 +55,7 @@ class WizardScreen(Screen):
         Binding("escape", "leave", "Leave wizard", id="wizard.leave"),
         Binding("q", "quit_asking", "Quit (asks first if answers would be lost)", id="wizard.quit", show=False),
         Binding("ctrl+s", "save", "Save build", id="wizard.save"),
+        Binding("a", "apply_alternative", "Apply the first feasible alternative", id="wizard.apply_alternative"),
         *[
             Binding(key, f"swap('{role}')", "Swap part" if index == 0 else f"Swap {ROLE_LABELS[role]}",
                     id=f"wizard.swap.{role}", show=index == 0, key_display="1-7" if index == 0 else None)
@@ -138,6 +139,8 @@ class WizardScreen(Screen):
             return
         self.invalid.pop(row.control_id, None)
         if row.section == "answers":
+            if self.answers.scenario == event.value:
+                return
             self.answers = dataclasses.replace(self.answers, scenario=event.value)
         else:
             if self.answers.value(row.section, row.key) == event.value:
@@ -244,6 +247,8 @@ class WizardScreen(Screen):
         in_review = STEP_IDS[self.step_index] == "review"
         if action in ("swap", "save"):
             return in_review
+        if action == "apply_alternative":
+            return in_review and self.build is not None and bool(self.build.applicable_alternatives)
         if action == "next":
             return not in_review
         if action == "back":
@@ -352,8 +357,9 @@ class WizardScreen(Screen):
         except (ConfigFileError, ValueError) as error:
             self.build = None
             review.show(None, f"Cannot recommend: {error}")
-            return
-        review.show(self.build)
+        else:
+            review.show(self.build)
+        self.refresh_bindings()  # the apply key depends on the build
 
     def action_swap(self, role: str) -> None:
         from pth_top.configs.recommend import swap
@@ -367,6 +373,16 @@ class WizardScreen(Screen):
         name = component.name if component is not None else "none (a CPU-only build)" if role == "gpu" else ""
         if name:
             self._set_error(f"{ROLE_LABELS[role]} is now {name}", ok=True)
+
+    def action_apply_alternative(self) -> None:
+        """Take the review's first feasible alternative: its answers (and pins) become the wizard's."""
+        if self.build is None or not self.build.applicable_alternatives:
+            return
+        line, answers, pins = self.build.applicable_alternatives[0]
+        self.answers, self.pins = answers, dict(pins)
+        self._sync_controls()
+        self._recompute()
+        self.notify(printable(line), title="Applied the first feasible alternative")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "save-path":

@@ -75,8 +75,9 @@ STEPS: tuple[StepSpec, ...] = (
         ("budget", "max_power_w", "Wall power limit (W)"), ("budget", "noise", "Noise"),
     )),
     StepSpec("review", "Review", (
-        "Keys 1-7 swap a part for the next-best (shown in [ ]) and recompute; Ctrl+S saves (asks before "
-        "overwriting); Ctrl+B goes back to change answers; Esc leaves."
+        "Keys 1-7 swap a part for the next-best (shown in [ ]) and recompute; A applies the first feasible "
+        "alternative when the goal is not feasible; Ctrl+S saves (asks before overwriting); Ctrl+B goes back to "
+        "change answers; Esc leaves."
     ), ()),
 )
 STEP_IDS = tuple(step.id for step in STEPS)
