@@ -178,3 +178,16 @@ def test_a_part_several_torch_devices_share_gets_per_device_peaks():
     part = Part("gpu", "mi250x", "AMD Instinct MI250X", 0, dt.date(2025, 1, 1), "", spec, origin="x.toml:1")
     peaks = _peaks_of(part)
     assert peaks.bf16_tflops == pytest.approx(191.5) and peaks.memory_gb_per_s == pytest.approx(1638.5)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_child_reads_the_negotiated_link_and_the_peak_uses_it():
+    torch = pytest.importorskip("torch")
+    from pth_top.benches.child.pcie_link import pci_bus_id
+
+    link = read_pcie_link(pci_bus_id(torch.cuda.get_device_properties(0)))
+    assert link is not None and link["source"] in ("NVML", "sysfs")
+    assert 1 <= link["generation"] <= link["max_generation"] <= 6 and 1 <= link["width"] <= 32
+    peak = percent_of_peak({"device": "cuda:0", "peak_kind": "pcie", "value": 1.0}, {"cuda_devices": {
+        "cuda:0": {"name": torch.cuda.get_device_name(0), "pcie_link": link}}})[1]
+    assert "negotiated PCIe" in peak or "no peak" in peak
