@@ -136,6 +136,18 @@ class BurnLog:
             for device, reasons in throttled.items()) or "none"))
         return lines
 
+    @classmethod
+    def from_json(cls, data: Any) -> "BurnLog":
+        """The log saved by `to_json` (a saved run's burn row); rows that are not SAMPLE_COLUMNS long are skipped."""
+        log = cls()
+        devices = data.get("devices") if isinstance(data, dict) else None
+        for device, saved in (devices.items() if isinstance(devices, dict) else ()):
+            curve = saved.get("curve") if isinstance(saved, dict) else None
+            for values in curve if isinstance(curve, list) else ():
+                if isinstance(values, list) and len(values) == len(SAMPLE_COLUMNS):
+                    log.add({"device": device, **dict(zip(SAMPLE_COLUMNS, values, strict=True))})
+        return log
+
     def to_json(self) -> dict[str, Any]:
         """Per device: its summary and its curve (rows of SAMPLE_COLUMNS), for the saved run."""
         return {"columns": list(SAMPLE_COLUMNS), "slowest": self.slowest(),

@@ -173,5 +173,10 @@ def test_cpu_acceptance_passes_then_fails_on_a_flipped_bit(cli, capsys, monkeypa
     assert "cpu  " in out and "  FAIL" in out
     assert "walking_ones 1 bad words, random 1 bad words, address 1 bad words" in out
     assert "verdict fail: VRAM mismatches (3 words)" in out
+    from pth_top.benches.client.runs import list_runs
+
+    assert cli(["bench", "--open", str(list_runs()[0])]) == 0  # the newest run: the failed acceptance
+    reopened = capsys.readouterr().out
+    assert "Burn-in: " in reopened and "verdict fail: VRAM mismatches (3 words)" in reopened
     wait_for(lambda: not [child for child in psutil.Process().children(recursive=True)
                           if child.is_running() and child.status() != psutil.STATUS_ZOMBIE], "no bench child left")

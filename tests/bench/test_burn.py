@@ -109,6 +109,17 @@ def test_the_report_names_the_slowest_device_and_the_throttled_ones():
     assert curve[-1] == [5.0, 630.0, 1755.0, 700.0, 70.0, 0x24]
 
 
+def test_a_saved_burn_log_reads_back_and_odd_rows_are_skipped():
+    log = BurnLog()
+    log.add(sample("cuda:0", 1.0, 700.0))
+    again = BurnLog.from_json(log.to_json())
+    assert again.devices["cuda:0"].samples == log.devices["cuda:0"].samples
+    odd = BurnLog.from_json({"devices": {"x\x1b[2J": {"curve": [[1, "fast", None, None, None, True], "junk", [1]]},
+                                         "y": "junk"}})
+    assert odd.devices["x\x1b[2J"].samples == [[1.0, None, None, None, None, None]]
+    assert "\x1b[" not in "\n".join(odd.report_lines()) and not BurnLog.from_json(None).devices
+
+
 def test_a_cpu_only_report_says_na_and_names_no_slowest():
     log = BurnLog()
     log.add(sample("cpu", 1.0, 0.2, power_w=None, mask=None))

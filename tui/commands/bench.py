@@ -314,4 +314,10 @@ def print_saved_run(path: str, as_json: bool) -> int:
     except RunFileError as error:
         raise CliError(f"cannot open the run: {error}") from None
     print_record(record, as_json)
+    if not as_json:
+        from pth_top.tui.commands.bench_burn import saved_report
+
+        report = saved_report(record)
+        if report:
+            print("\n".join(report))
     return 0

@@ -38,6 +38,26 @@ def burn_request(args: argparse.Namespace, request: RunRequest) -> RunRequest:
     return dataclasses.replace(request, kernels=BURN_KERNELS)
 
 
+def saved_report(record: RunRecord) -> list[str]:
+    """A saved run's burn report and verdict lines (`--open`), rebuilt from the burn row; [] for other runs."""
+    from pth_top.benches.client.burn import BurnLog
+
+    burn_row = next((row for row in record.rows if row.get("kernel") == "burn"), None)
+    details = burn_row.get("details") if burn_row else None
+    if not isinstance(details, dict) or "burn_log" not in details:
+        return []
+    lines = ["", *BurnLog.from_json(details["burn_log"]).report_lines()]
+    acceptance = details.get("acceptance")
+    found = acceptance.get("verdicts") if isinstance(acceptance, dict) else None
+    for verdict in found if isinstance(found, list) else ():
+        if isinstance(verdict, dict):
+            lines.append(f"{verdict.get('device')}  {verdict.get('name')}  {str(verdict.get('level')).upper()}")
+            lines.extend(f"  {line}" for line in verdict.get("lines") or () if isinstance(line, str))
+            reasons = [reason for reason in verdict.get("reasons") or () if isinstance(reason, str)]
+            lines.append(f"  verdict {verdict.get('level')}: {'; '.join(reasons)}")
+    return [printable(line, 600) for line in lines]
+
+
 class BurnLogPrinter:
     """The burn's part of the CLI: a line per device and second on stderr, the report (and verdicts) at the end."""
 
