@@ -195,8 +195,8 @@ def read_cpu_info(measure_clock_threads: int | None = None) -> CpuInfo:
 
 def _add_chain() -> tuple[Callable[[int, int], int], mmap.mmap] | None:
     """The add chain as a callable (ctypes releases the GIL while it runs), or None off x86-64 Linux / no exec pages."""
-    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
-        return None
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64") or sys.maxsize <= 2**32:
+        return None  # the bytes are x86-64 code: a 32-bit Python on a 64-bit kernel would misread them
     try:
         page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     except (OSError, ValueError):  # SELinux execmem or a hardened kernel refuses executable anonymous memory
