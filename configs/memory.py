@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # answers import this module's choices
 # CUDA context + allocator overhead per GPU: estimates range 650 MB (gpu_poor) to 1000 MiB.
 CUDA_CONTEXT_BYTES = 1000 * MIB
 INFERENCE_OVERHEAD_FRACTION = 0.2
+# DeepSpeed estimate_zero2_model_states_mem_needs(additional_buffer_factor=1.5) for offloaded states in host RAM.
+OFFLOAD_BUFFER_FACTOR = 1.5
 
 # The choices as Literal types (what the answers' structs accept) and as tuples of their values.
 TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
@@ -197,13 +199,17 @@ def estimate_training(
     formula = list(states.formula)
     host_offload = 0.0
     if sharding == "zero_offload":
-        # ZeRO-Offload (arXiv:2101.06840): fp32 master + Adam states and fp32 grads live in host RAM.
-        host_offload = states.optimizer + 4.0 * states.trainable_parameters
-        optimizer_states = 0.0
+        # ZeRO-Offload (arXiv:2101.06840) as DeepSpeed's estimate_zero2_model_states_mem_needs sizes it: the GPU
+        # keeps 16-bit weights (gradients go to the host in buckets); the host holds fp32 master, optimizer
+        # states and fp32 grads, at least 4 B/param per GPU process, x 1.5 buffer factor.
+        trainable = max(1, states.trainable_parameters)
+        host_per_parameter = max(4.0 * n, states.optimizer / trainable + 4.0)
+        host_offload = states.trainable_parameters * host_per_parameter * OFFLOAD_BUFFER_FACTOR
+        gradients = optimizer_states = 0.0
         formula.append(
-            f"ZeRO-Offload: optimizer states + fp32 master ({states.optimizer / GIB:.3g} GiB) and fp32 grads "
-            f"(4 B/param) in host RAM: {host_offload / GIB:.3g} GiB per machine; GPUs keep 16-bit weights + grads"
-            + (f" / {n}" if n > 1 else "")
+            f"ZeRO-Offload: gradients and optimizer states in host RAM: {trainable / 1e6:,.1f}M trained params x "
+            f"{host_per_parameter:g} B x {OFFLOAD_BUFFER_FACTOR:g} = {host_offload / GIB:.3g} GiB per machine "
+            "(DeepSpeed's estimator); the GPU keeps 16-bit weights"
         )
     elif stage:
         formula.append(f"{sharding.upper()} divides " + ("optimizer states" if stage == 1 else

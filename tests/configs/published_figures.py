@@ -75,6 +75,11 @@ def t5_lora_parameters(d_model: int, layers: int, rank: int) -> int:
     return lora_parameters(matrices, rank, layers)
 
 
+def t0_3b_offload():
+    return estimate_training(ModelShape("generic", 2_851_000_000), precision="amp_fp16", optimizer="adam",
+                             global_batch=8, gpu_count=8, sharding="zero_offload", cuda_context_bytes=0)
+
+
 def qlora_65b() -> float:
     return estimate_training(LLAMA_65B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
                              lora_rank=64, lora_targets="all_linear", recompute="full").total_bytes
@@ -113,6 +118,13 @@ CASES: tuple[PublishedCase, ...] = (
     PublishedCase("peft-t0-3b-full-finetune", "github.com/huggingface/peft README", 47.14 * GB,
                   lambda: estimate_training(ModelShape("generic", 3_000_000_000), precision="fp32", optimizer="adamw",
                                             global_batch=1).total_bytes),
+    # DeepSpeed's estimator, deepspeed/runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs
+    # (https://github.com/microsoft/DeepSpeed), cpu_offload=True, for bigscience/T0_3B (2851M params) on one node
+    # of 8 GPUs: gpu = 2P bytes, cpu = P x max(4 x 8, 16) x 1.5.
+    PublishedCase("deepspeed-zero2-offload-gpu", "DeepSpeed estimate_zero2_model_states_mem_needs", 2 * 2851e6,
+                  lambda: states(t0_3b_offload())),
+    PublishedCase("deepspeed-zero2-offload-cpu", "DeepSpeed estimate_zero2_model_states_mem_needs",
+                  2851e6 * 32 * 1.5, lambda: t0_3b_offload().host_offload_bytes),
     # HF accelerate "Model memory estimator" (https://huggingface.co/docs/accelerate/usage_guides/model_size_estimator):
     # bert-base-cased float32 413.18 MB, training with Adam 1.61 GB.
     PublishedCase("accelerate-bert-base-fp32", "HF accelerate model_size_estimator", 413.18 * MIB,

@@ -66,18 +66,23 @@ def test_frozen_backbone_keeps_weights_and_a_head_only():
     assert frozen.activations_bytes < full.activations_bytes / 2
 
 
-def test_zero_offload_moves_optimizer_states_to_host_ram():
+def test_zero_offload_moves_gradients_and_optimizer_states_to_host_ram():
+    # DeepSpeed estimate_zero2_model_states_mem_needs(cpu_offload=True): gpu = 2P, cpu = P x max(4N, 16) x 1.5.
     base = dict(precision="bf16", optimizer="adamw", global_batch=1, cuda_context_bytes=0)
     plain = estimate_training(LLAMA_7B, **base)
     offload = estimate_training(LLAMA_7B, sharding="zero_offload", **base)
-    assert offload.optimizer_states_bytes == 0
-    assert offload.weights_bytes == plain.weights_bytes and offload.gradients_bytes == plain.gradients_bytes
-    # fp32 master + Adam m, v (12 B) and fp32 gradients (4 B) per parameter in host RAM.
-    assert offload.host_offload_bytes == LLAMA_7B.parameters * 16
+    assert offload.optimizer_states_bytes == 0 and offload.gradients_bytes == 0
+    assert offload.weights_bytes == plain.weights_bytes == LLAMA_7B.parameters * 2
+    assert offload.host_offload_bytes == int(LLAMA_7B.parameters * 16 * 1.5)
+    eight = estimate_training(LLAMA_7B, sharding="zero_offload", gpu_count=8, **base)
+    assert eight.host_offload_bytes == int(LLAMA_7B.parameters * 32 * 1.5)
     assert plain.host_offload_bytes == 0
     assert any("ZeRO-Offload" in line for line in offload.formula)
     answers = Answers(workload=Workload(preset="llama-7b", batch_size=1), scale=Scale(sharding="zero_offload"))
     assert estimate_memory(answers, LLAMA_7B).host_offload_bytes > 100 * GIB
+    # LoRA offloads only the adapters' states.
+    lora = estimate_training(LLAMA_7B, sharding="zero_offload", method="lora", **base)
+    assert lora.host_offload_bytes == int(16_777_216 * 16 * 1.5)
 
 
 def good_answers(**task) -> dict:
