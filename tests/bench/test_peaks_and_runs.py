@@ -191,3 +191,13 @@ def test_on_a_gpu_the_child_reads_the_negotiated_link_and_the_peak_uses_it():
     peak = percent_of_peak({"device": "cuda:0", "peak_kind": "pcie", "value": 1.0}, {"cuda_devices": {
         "cuda:0": {"name": torch.cuda.get_device_name(0), "pcie_link": link}}})[1]
     assert "negotiated PCIe" in peak or "no peak" in peak
+
+
+def test_where_no_code_may_run_from_memory_the_clock_falls_back_and_says_so(monkeypatch):
+    from pth_top.benches.child import cpuinfo
+
+    monkeypatch.setattr(cpuinfo, "_add_chain", lambda: None)  # SELinux execmem, not x86-64
+    info = read_cpu_info(measure_clock_threads=2).as_dict()
+    assert info["measured_ghz_1_thread"] is None and info["measured_threads"] is None
+    info.update(max_ghz=3.0, max_ghz_source=cpuinfo.CLOCK_FROM_PROC_CPUINFO)
+    assert "(/proc/cpuinfo MHz (nominal in VMs))" in cpu_peak(info, "fp32", 1).source
