@@ -71,6 +71,8 @@ def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context
             line = _feasible_line(ctx, label + ", full recompute, micro-batch 1", context_for(answers))
         if line:
             found.append(Alternative(line, answers))
+        if line and answers == ctx.answers:
+            break  # only the pinned parts were in the way: dropping them is the whole answer
     rent = _rent_line(ctx)
     if rent:
         found.append(Alternative(rent))
