@@ -9,7 +9,7 @@
 #
 # Needs one interpreter with a CUDA build of torch (exit 3 and NEEDS.txt otherwise). The `pth-top` CLI steps
 # (snapshot, bench with % of peak, pytest -m gpu) need an interpreter with pth-top installed (PTH_TOP_PYTHON,
-# ./.venv, or the torch one); without it the bench child runs directly (raw events; check_gpu_targets.py then
+# the torch one, or ./.venv, whose CPU torch makes the gpu tests fail); without it the bench child runs directly (raw events; check_gpu_targets.py then
 # takes the datasheet peaks from the catalog entry naming the exact device).
 # $OUT gets: host.txt, nvidia-smi-q.txt + nvidia-smi-q-after.txt, telemetry.csv (0.5 s), probe.json,
 #   snapshot.json, run-*.json (pth-top bench --json) or events-*.jsonl, anchor.json (tests/perf/gpu_anchor.py),
@@ -108,7 +108,7 @@ fi
 log "python: $PY ($INFO); device $DEVICE; dry run $DRY_RUN"
 HOST_PY=
 if [ "${GPU_CHECK_CHILD_ONLY:-0}" != 1 ]; then  # 1: as on a machine with torch but not pth-top's dependencies
-  for candidate in "${PTH_TOP_PYTHON:-}" .venv/bin/python "$PY"; do
+  for candidate in "${PTH_TOP_PYTHON:-}" "$PY" .venv/bin/python; do  # the CUDA one first: pytest -m gpu needs it
     [ -n "$candidate" ] && timeout 60 "$candidate" -c 'import pth_top.tui.cli' 2>/dev/null && { HOST_PY=$candidate; break; }
   done
 fi
