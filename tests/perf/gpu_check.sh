@@ -9,8 +9,8 @@
 #
 # Needs one interpreter with a CUDA build of torch (exit 3 and NEEDS.txt otherwise). The `pth-top` CLI steps
 # (snapshot, bench with % of peak, pytest -m gpu) need an interpreter with pth-top installed (PTH_TOP_PYTHON,
-# the torch one, or ./.venv, whose CPU torch makes the gpu tests fail); without it the bench child runs directly (raw events; check_gpu_targets.py then
-# takes the datasheet peaks from the catalog entry naming the exact device).
+# the torch one, or ./.venv, whose CPU torch makes the gpu tests fail); without it the bench child runs directly
+# (raw events; check_gpu_targets.py then takes the datasheet peaks from the catalog entry naming the device).
 # $OUT gets: host.txt, nvidia-smi-q.txt + nvidia-smi-q-after.txt, telemetry.csv (0.5 s), probe.json,
 #   snapshot.json, run-*.json (pth-top bench --json) or events-*.jsonl, anchor.json (tests/perf/gpu_anchor.py),
 #   pytest-gpu.txt, steps.txt (rc and seconds per step), targets.json + targets.txt, SUMMARY.txt.
