@@ -50,3 +50,25 @@ def test_estimator_within_15_percent_of_max_memory_allocated_on_cuda(run_kernels
     for name, row in rows.items():
         estimate = estimated_bytes(row["details"]["model"], cuda=True)
         assert abs(estimate / (row["value"] * 2**20) - 1) <= TOLERANCE, (name, estimate / 2**20, row["value"])
+
+
+def test_frozen_backbone_estimate_within_15_percent_of_the_measured_peak(torch):
+    from pth_top.benches.child.kernels import memory
+    from pth_top.configs.memory import ModelShape, estimate_training
+
+    channels, batch, image = (32, 64, 64), 32, 32
+
+    def build():
+        model = memory.cnn(channels)
+        model.requires_grad_(False)
+        model[-1].requires_grad_(True)  # the head
+        return model, torch.randn(batch, 3, image, image)
+
+    measured = memory.peak_bytes("cpu", build)
+    model, _ = build()
+    head = sum(p.numel() for p in model[-1].parameters())
+    shape = ModelShape("cnn", sum(p.numel() for p in model.parameters()) - head,
+                       largest_activation_elements=max(channels) * image * image, feature_width=channels[-1])
+    estimate = estimate_training(shape, precision="fp32", optimizer="adamw", global_batch=batch, method="frozen",
+                                 head_parameters=head, cuda_context_bytes=0).total_bytes
+    assert abs(estimate / measured - 1) <= TOLERANCE, (estimate / 2**20, measured / 2**20)
