@@ -256,5 +256,6 @@ def verdict_page(found: list[Verdict], burn_s: float) -> list[str]:
         lines.append(printable(f"{verdict.device}  {verdict.name}{uuid}  {verdict.level.upper()}", 300))
         lines.extend(f"  {line}" for line in verdict.lines)
         lines.append(printable(f"  verdict {verdict.level}: {'; '.join(verdict.reasons)}", 600))
-    lines.append("Rules: " + "; ".join(f"{level} if {what}" for level, what in RULES) + ".")
+    lines.append("Rules, in the order applied:")
+    lines.extend(f"  {level:<7} if {what}" for level, what in RULES)
     return lines

@@ -71,7 +71,7 @@ def test_two_healthy_gpus_pass_and_the_page_prints_the_rules():
     page = "\n".join(verdict_page(found, 300))
     assert "cuda:0  NVIDIA H100 80GB HBM3  GPU-cuda:0  PASS" in page
     assert "ECC uncorrected +0, corrected +0" in page and "retired pages NA" in page
-    assert "fail if a VRAM word read back wrong" in page and "verdict pass: every check passed" in page
+    assert "  fail    if a VRAM word read back wrong" in page and "verdict pass: every check passed" in page
 
 
 def test_a_vram_mismatch_fails_that_gpu_only():
