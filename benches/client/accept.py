@@ -87,6 +87,7 @@ class HealthWatch:
     before: dict[str, HealthCounters] = field(default_factory=dict)
     after: dict[str, HealthCounters] = field(default_factory=dict)
     xid_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    xid_watched: set[str] = field(default_factory=set)  # uuids whose Xid events NVML reports to us
     _watcher: XidEventWatcher | None = None
     _thread: threading.Thread | None = None
     _uuid_of_index: dict[int, str] = field(default_factory=dict)
@@ -99,6 +100,7 @@ class HealthWatch:
             return
         watcher = XidEventWatcher(self.session)
         if watcher.register((index, uuid, handle) for uuid, (index, handle, _) in gpus.items()):
+            self.xid_watched = {self._uuid_of_index[index] for index in watcher.watched_gpus}
             self._watcher = watcher
             self._thread = threading.Thread(target=watcher.run, name="accept-xid", daemon=True)
             self._thread.start()
@@ -122,7 +124,8 @@ class HealthWatch:
 
     def to_json(self) -> dict[str, Any]:
         return {"before": {uuid: asdict(value) for uuid, value in self.before.items()},
-                "after": {uuid: asdict(value) for uuid, value in self.after.items()}, "xid": self.xid_counts}
+                "after": {uuid: asdict(value) for uuid, value in self.after.items()}, "xid": self.xid_counts,
+                "xid_watched": sorted(self.xid_watched)}
 
 
 def _rise(before: HealthCounters | None, after: HealthCounters | None, name: str) -> int | None:
@@ -188,6 +191,7 @@ def _judge_health(uuid: str | None, health: HealthWatch | None, lines: list[str]
     rises = {name: _rise(before, after, name) for name in
              ("ecc_uncorrected", "ecc_corrected", "remapped_uncorrectable", "remapped_correctable", "retired_pages")}
     xids = health.xid_counts.get(uuid) or {}
+    xid_text = ", ".join(f"{code} x{count}" for code, count in xids.items()) or "none"
 
     def shown(name: str) -> str:
         return "NA" if rises[name] is None else f"+{rises[name]}"
@@ -196,7 +200,7 @@ def _judge_health(uuid: str | None, health: HealthWatch | None, lines: list[str]
                  f"remapped rows {shown('remapped_uncorrectable')} uncorrectable, {shown('remapped_correctable')} "
                  f"correctable, pending {_yes_no(after.remap_pending)}, failed {_yes_no(after.remap_failed)}; "
                  f"retired pages {shown('retired_pages')}; Xid "
-                 + (", ".join(f"{code} x{count}" for code, count in xids.items()) or "none"))
+                 + (xid_text if uuid in health.xid_watched else "not watched (NVML gives no Xid events)"))
     if rises["ecc_uncorrected"]:
         fails.append(f"{rises['ecc_uncorrected']} new uncorrectable ECC errors")
     if rises["remapped_uncorrectable"]:

@@ -55,6 +55,7 @@ def health(devices: list[str], after: dict[str, HealthCounters] | None = None,
     watch.before = {f"GPU-{device}": CLEAN for device in devices}
     watch.after = {f"GPU-{device}": (after or {}).get(device, CLEAN) for device in devices}
     watch.xid_counts = {f"GPU-{device}": codes for device, codes in (xid or {}).items()}
+    watch.xid_watched = set(watch.before)
     return watch
 
 
@@ -120,6 +121,13 @@ def test_a_gpu_slower_than_the_share_of_its_fastest_twin_is_suspect():
     assert found[1].reasons == (f"10.0 % slower than the fastest {H100}",)
 
 
+def test_xids_not_watched_are_said_so_not_shown_as_none():
+    watch = health(GPUS)
+    watch.xid_watched = set()
+    found = verdicts(record(GPUS), burn_log({"cuda:0": 700.0, "cuda:1": 700.0}), watch)
+    assert "Xid not watched (NVML gives no Xid events)" in found[0].lines[-1]
+
+
 def test_without_counters_health_is_not_checked_and_a_device_error_fails():
     errors = [{"kernel": "vram_test", "device": "host", "variant": "cuda:0", "error_type": "OutOfMemoryError",
                "message": "CUDA out of memory"}]
@@ -144,7 +152,7 @@ def test_counters_and_xids_come_from_nvml_before_and_after():
     wait_for(lambda: not xids.events, "the Xid watcher to take the event")
     watch.stop()
     assert watch.after[uuids[1]].ecc_uncorrected == 3
-    assert watch.xid_counts == {uuids[0]: {"79": 1}}
+    assert watch.xid_counts == {uuids[0]: {"79": 1}} and watch.xid_watched == set(uuids)
     rows = record(GPUS).rows
     for stored in rows:  # the child reports each device's NVML uuid
         if stored["kernel"] == "burn":
