@@ -320,14 +320,18 @@ def _user_catalog(text: str) -> None:
 
 
 def test_fp8_rows_compare_to_the_catalog_fp8_peak_or_say_there_is_none():
-    from pth_top.benches.client.peaks import percent_of_peak
+    from pth_top.benches.client.peaks import gpu_peak, percent_of_peak
 
     fp8_row = {"device": "cuda:0", "peak_kind": PEAK_FP8, "value": 1484.25}
     on_h100 = {"cuda_devices": {"cuda:0": {"name": "NVIDIA H100 80GB HBM3"}}}
     # H100 SXM datasheet: FP8 tensor 3,958 TFLOPS with sparsity, 1,979 dense (nvidia.com/en-us/data-center/h100/).
-    _user_catalog('[[gpu]]\nid = "h100-80gb-sxm"\nfp8_dense_tflops = 1979\n')
     percent, note = percent_of_peak(fp8_row, on_h100)
-    assert percent == pytest.approx(75.0) and "peak 1979" in note
+    assert percent == pytest.approx(75.0) and "peak 1979" in note and "catalog id h100-80gb-sxm" in note
+    assert gpu_peak("NVIDIA H200", PEAK_FP8).value == 1979
+    assert gpu_peak("NVIDIA A100-SXM4-80GB", PEAK_FP8) is None  # Ampere has no FP8 unit
+    _user_catalog('[[gpu]]\nid = "h100-80gb-sxm"\nfp8_dense_tflops = 1484.25\n')
+    percent, note = percent_of_peak(fp8_row, on_h100)
+    assert percent == pytest.approx(100.0) and "your catalog id h100-80gb-sxm" in note
     _user_catalog('[[gpu]]\nid = "h100-80gb-sxm"\nfp8_dense_tflops = 0\n')
     percent, note = percent_of_peak(fp8_row, on_h100)
     assert percent is None and note == "no fp8_tensor peak in the catalog entry for 'NVIDIA H100 80GB HBM3'"
