@@ -88,7 +88,7 @@ def recommend(
             ctx, cpu_only, fit):
         line = f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
-    general = _general_reasoning(build_ctx, assembly, gpu, cpu_only)
+    general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only)]  # infeasible: said first
     components = tuple(
         Component(
             role=role, part_id=part.id, name=part.name, quantity=qty, unit_price_cny=assembly.unit_prices[role],

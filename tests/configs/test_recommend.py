@@ -196,6 +196,7 @@ def test_infeasible_request_says_so_first_and_leads_with_what_is_feasible(catalo
     build = recommend(answers(workload__preset="llama-13b", budget__amount=10000.0), catalog, today=TODAY)
     assert not build.feasible
     assert build.blockers[0].startswith("not feasible within ¥10,000: needs ")
+    assert build.reasoning[0] == build.blockers[0]
     assert "the best card in budget" in build.blockers[0]
     assert build.total_price_cny <= 10000  # never headline a card far beyond the budget
     assert build.feasible_alternatives and "QLoRA" in build.feasible_alternatives[0]
@@ -298,7 +299,8 @@ def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
     pins = {"gpu": ("none", 0), "psu": ("superflower-leadex-vii-xg-1300", 2), "cpu": ("xeon-platinum-8380", 1)}
     build = recommend(answers(), catalog, pins=pins, today=TODAY)
     assert build.cpu_only and build.component("psu").quantity == 1
-    assert build.reasoning[0].startswith("CPU-only build: chosen with the GPU swap key")
+    assert build.reasoning[0] == build.blockers[0]
+    assert build.reasoning[1].startswith("CPU-only build: chosen with the GPU swap key")
     assert build.blockers[0].startswith("not feasible within ¥15,000: this build with its pinned parts costs ¥")
 
 
