@@ -64,13 +64,13 @@ def main() -> int:
             [burn] = [row for row in saved["rows"] if row["kernel"] == "burn"]
             curves = [device["curve"] for device in burn["details"]["burn_log"]["devices"].values()]
             curve_end_s = min(curve[-1][0] for curve in curves) if curves and all(curves) else None
+        left = alive(list(seen.values()))
+        temp_files = sorted(str(path) for path in temp.rglob("*"))
         result = {"exit_code": cli.returncode, "wall_s": round(time.monotonic() - started, 1),
-                  "processes_seen": len(seen), "processes_left": alive(list(seen.values())),
-                  "temp_files_left": sorted(str(path) for path in temp.rglob("*")), "saved_runs": len(runs),
-                  "curve_end_s": curve_end_s, "report": "Burn-in:" in out}
-    ok = (result["exit_code"] == 0 and result["processes_seen"] > 0 and not result["processes_left"]
-          and not result["temp_files_left"] and result["saved_runs"] == 1 and result["report"]
-          and curve_end_s is not None and curve_end_s >= args.seconds)
+                  "processes_seen": len(seen), "processes_left": left, "temp_files_left": temp_files,
+                  "saved_runs": len(runs), "curve_end_s": curve_end_s, "report": "Burn-in:" in out}
+    ok = (cli.returncode == 0 and bool(seen) and not left and not temp_files and len(runs) == 1
+          and "Burn-in:" in out and curve_end_s is not None and curve_end_s >= args.seconds)
     print(json.dumps({**result, "ok": ok}, indent=1))
     return 0 if ok else 1
 
