@@ -12,7 +12,7 @@ Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "
 ROLES: tuple[str, ...] = get_args(Role)
 ROLE_LABELS = {
     "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
-    "cooler": "CPU cooler", "psu": "PSU", "system": "Server system",
+    "cooler": "CPU cooler", "psu": "PSU", "system": "Server",
 }
 
 

@@ -23,6 +23,15 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
     return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules)
 
 
+def unit_price(ctx: Context, gpu: Part) -> float:
+    """What one GPU costs here: an SXM/OAM module's share of the cheapest whole server carrying this many."""
+    if gpu["form"] in SYSTEM_GPU_FORMS:
+        systems = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == ctx.gpu_count]
+        if systems:
+            return min(system.price_cny for system in systems) / ctx.gpu_count
+    return gpu_price(ctx, gpu)
+
+
 def needed_bytes(ctx: Context, gpu: Part) -> int:
     """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context."""
     return ctx.memory.total_bytes - (ctx.memory.cuda_context_bytes if gpu["software"] == "cpu" else 0)
@@ -45,7 +54,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue
         fits = needed_bytes(ctx, gpu) <= usable_bytes(ctx, gpu)
         preferred = ctx.tier == "datacenter" and gpu["form"] in ("workstation", "datacenter")
-        score = gpu[metric] / gpu_price(ctx, gpu)
+        score = gpu[metric] / unit_price(ctx, gpu)
         ranked.append((not fits, not preferred, -score, gpu.id, gpu, fits))
     ranked.sort(key=lambda item: item[:4])
     return [(gpu, fits) for *_, gpu, fits in ranked]
@@ -81,7 +90,7 @@ def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assem
     for gpu, fits in gpus:
         if not fits:
             return None
-        if gpu_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
+        if unit_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
             continue
         assembly = assemble(ctx, gpu)
         if acceptable(ctx, assembly):
@@ -95,7 +104,7 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     for gpu, fits in gpus:
         if not fits:
             break
-        if cheapest is not None and gpu_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, cheapest[0]):
+        if cheapest is not None and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, cheapest[0]):
             continue  # its GPUs alone cost more than the budget and than a fitting build already tried
         assembly = assemble(ctx, gpu)
         if acceptable(ctx, assembly):
@@ -103,10 +112,10 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
         if cheapest is None or assembly.total_cny < cheapest[0]:
             cheapest = (assembly.total_cny, gpu)
     # Nothing acceptable holds the workload: lead with the largest card whose build stays within budget.
-    by_memory = sorted((gpu for gpu, _ in gpus), key=lambda part: (-usable_bytes(ctx, part), gpu_price(ctx, part)))
+    by_memory = sorted((gpu for gpu, _ in gpus), key=lambda part: (-usable_bytes(ctx, part), unit_price(ctx, part)))
     fallback: tuple[Assembly, Part] | None = None
     for gpu in by_memory:
-        if gpu_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
+        if unit_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
             continue
         assembly = assemble(ctx, gpu)
         if assembly.total_cny <= ctx.budget_cny:
@@ -114,6 +123,6 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
         if fallback is None or assembly.total_cny < fallback[0].total_cny:
             fallback = (assembly, gpu)
     if fallback is None:  # every card alone is over budget: the cheapest one
-        gpu = min((gpu for gpu, _ in gpus), key=lambda part: (gpu_price(ctx, part), part.id))
+        gpu = min((gpu for gpu, _ in gpus), key=lambda part: (unit_price(ctx, part), part.id))
         fallback = (assemble(ctx, gpu), gpu)
     return Fit(fallback[0], fallback[1], False, cheapest)

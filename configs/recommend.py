@@ -124,7 +124,9 @@ def _general_reasoning(ctx: Context, assembly: Assembly, gpu: Part | None, cpu_o
         general.append(budget_line(answers.budget.amount, answers.budget.currency, rules))
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
-    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget (case and fans not included)")
+    included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
+        "case and fans not included")
+    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget ({included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
     if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny:
         general.append(

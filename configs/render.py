@@ -6,6 +6,9 @@ from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.text import printable
 from pth_top.units import GIB
 
+# The role column: the longest label and a space, so a name never runs into it.
+ROLE_COLUMN_WIDTH = max(len(label) for label in ROLE_LABELS.values()) + 1
+
 
 def memory_lines(build: Build) -> list[str]:
     lines = []
@@ -43,7 +46,7 @@ def component_line(role: str, build: Build, with_id: bool = True) -> str:
     if component is None:
         return ""
     count = f"{component.quantity} x " if component.quantity > 1 else ""
-    line = f"{ROLE_LABELS[role]:<12}{count}{component.name}  ¥{component.total_price_cny:,.0f}"
+    line = f"{ROLE_LABELS[role]:<{ROLE_COLUMN_WIDTH}}{count}{component.name}  ¥{component.total_price_cny:,.0f}"
     return printable(line + f"  [{component.part_id}]" if with_id else line)
 
 

@@ -318,3 +318,13 @@ def test_a_pinned_gpu_not_sold_new_is_a_blocker_unless_used_is_allowed(catalog):
     assert any("cannot be bought new" in line for line in new.blockers)
     used = recommend(preset.answers.with_value("budget", "condition", "used"), catalog, pins=preset.pins, today=TODAY)
     assert not any("cannot be bought new" in line for line in used.blockers)
+
+
+def test_a_whole_server_build_is_priced_as_the_server(catalog):
+    chosen = answers(workload__preset="llama-70b", workload__batch_size=8, task__recompute="full",
+                     task__method="lora", scale__gpu_count=8, scale__sharding="zero3",
+                     budget__amount=3_000_000.0, budget__condition="used")
+    build = recommend(chosen, catalog, pins={"gpu": ("h100-80gb-sxm", 0)}, today=TODAY)
+    server = build.component("system")
+    assert server is not None and build.component("gpu").unit_price_cny == 0
+    assert any("the server's chassis, fans and PSUs included" in line for line in build.reasoning)
