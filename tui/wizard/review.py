@@ -8,7 +8,14 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Static
 
 from pth_top.configs.build import ROLE_LABELS, Build
-from pth_top.configs.render import component_line, feasibility_lines, memory_lines, power_lines, price_line
+from pth_top.configs.render import (
+    ROLE_COLUMN_WIDTH,
+    component_line,
+    feasibility_lines,
+    memory_lines,
+    power_lines,
+    price_line,
+)
 from pth_top.tui.wizard.steps import STEPS
 
 SWAP_KEYS = (
@@ -35,7 +42,7 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
     text.append("Components (key: swap for the next-best)\n", style="bold")
     if build.cpu_only and build.alternatives.get("gpu"):
         text.append(f" [{keys['gpu']}] ", style="bold cyan")
-        text.append(f"{ROLE_LABELS['gpu']:<12}none: a CPU-only build (1 swaps to a GPU)\n")
+        text.append(f"{ROLE_LABELS['gpu']:<{ROLE_COLUMN_WIDTH}}none: a CPU-only build (1 swaps to a GPU)\n")
     for component in build.components:
         text.append(f" [{keys.get(component.role, ' ')}] ", style="bold cyan")
         text.append(component_line(component.role, build, with_id=False))
