@@ -147,3 +147,13 @@ def test_without_a_barebone_in_the_catalog_the_desktop_path_says_what_does_not_f
 
 def system_name(catalog, part_id: str) -> str:
     return catalog.get(part_id).name
+
+
+
+def test_the_server_line_keeps_a_space_between_the_role_and_the_name(catalog):
+    from pth_top.configs.render import component_line
+
+    build = recommend(answers(scale__gpu_count=8, scale__sharding="zero3", workload__preset="llama-7b",
+                              budget__amount=800_000.0), catalog)
+    line = component_line("system", build, with_id=False)
+    assert line.startswith("Server ") and not line.startswith("Server system"), line
