@@ -151,3 +151,27 @@ def test_70b_int4_box_storage_and_ram_are_sized_to_int4_weights():
     assert storage_capacity_gb(50.0, parameters, rules).value > 4000  # full training keeps its checkpoints
     assert host_model_gib(parameters, mode="inference", precision="int4") == pytest.approx(parameters * 0.5 / GIB)
     assert host_model_gib(parameters, mode="training", precision="bf16", host_offload_bytes=GIB) == 1.0
+
+
+def test_7b_lora_at_30000_is_not_an_a100(catalog):
+    # Issue 12 item 1: "7B LoRA on ¥30,000" got a ¥105k A100 80GB build. The bf16 base is the
+    # 13.48 GB of huggingface.co/meta-llama/Llama-2-7b-hf's fp16 safetensors.
+    answers = Answers(workload=Workload(preset="llama-7b", batch_size=8),
+                      task=Task(method="lora", recompute="full", accumulation_steps=8), budget=Budget(amount=30000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 30000)
+    assert within(build.memory.weights_bytes, LLAMA2_7B_PARAMETERS * 2)
+
+
+def test_65b_qlora_on_one_48_gb_card(catalog):
+    # QLoRA (arXiv:2305.14314), abstract: a 65B model is fine-tuned on a single 48 GB GPU (Guanaco: r 64 on all
+    # linear layers, sequence 512). LLaMA 65B: 80 layers, hidden 8192, 64 heads, SwiGLU 22016 (arXiv:2302.13971).
+    answers = Answers(workload=Workload(preset="custom", parameters=65_200_000_000, layers=80, hidden_size=8192,
+                                        attention_heads=64, sequence_length=512, vocabulary_size=32000,
+                                        intermediate_size=22016, gated_mlp=True, batch_size=1),
+                      task=Task(method="qlora", lora_rank=64, lora_targets="all_linear", recompute="full"),
+                      budget=Budget(amount=90000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 90000)
+    assert build.component("gpu").quantity == 1 and build.component("gpu").spec["memory_gib"] <= 48
+    assert 24 * GB < build.memory.total_bytes <= 48 * GB
