@@ -17,11 +17,11 @@ TODAY = dt.date(2026, 11, 30)
 # Prices carried over from the first catalog (2025-06-01) or stand-ins named in a comment: no price page
 # was found for them yet. Adding a price_source to one means removing it here.
 PRICE_UNSOURCED = frozenset({
-    "rtx-4070-ti-super-16gb", "rtx-4080-super-16gb", "rtx-5070-ti-16gb", "rtx-a6000-48gb", "rtx-6000-ada-48gb",
-    "l40s-48gb", "a100-40gb-pcie", "a100-80gb-pcie", "a100-40gb-sxm", "a100-80gb-sxm", "h100-80gb-pcie",
-    "h200-141gb-nvl", "mi250x-128gb", "mi300x-192gb", "rtx-pro-6000-blackwell-server-96gb", "a10-24gb",
-    "v100-16gb-pcie", "v100-32gb-pcie", "h100-94gb-nvl", "gh200-96gb", "gh200-144gb", "jetson-agx-orin-64gb",
-    "v100-16gb-sxm2", "v100-32gb-sxm2",
+    "rtx-4070-ti-super-16gb", "rtx-4080-super-16gb", "rtx-a6000-48gb", "rtx-6000-ada-48gb", "l40s-48gb",
+    "a100-40gb-pcie", "a100-80gb-pcie", "a100-40gb-sxm", "a100-80gb-sxm", "h100-80gb-pcie", "h200-141gb-nvl",
+    "mi250x-128gb", "mi300x-192gb", "rtx-pro-6000-blackwell-server-96gb", "a10-24gb", "v100-16gb-pcie",
+    "v100-32gb-pcie", "h100-94gb-nvl", "gh200-96gb", "gh200-144gb", "jetson-agx-orin-64gb", "v100-16gb-sxm2",
+    "v100-32gb-sxm2",
 })
 
 
