@@ -92,7 +92,9 @@ def device_identity(device: str, nvml: NvmlReadings | None) -> tuple[Any, dict[s
         index_for_nvml = nvml_index(index)
     except Exception:
         index_for_nvml = index
-    handle = nvml.handle(f"GPU-{torch_uuid}" if torch_uuid else None, index_for_nvml) if nvml else None
+    uuid_text = str(torch_uuid) if torch_uuid else ""  # torch prints it bare; NVML wants "GPU-..."
+    nvml_uuid = uuid_text if uuid_text.startswith(("GPU-", "MIG-")) or not uuid_text else f"GPU-{uuid_text}"
+    handle = nvml.handle(nvml_uuid or None, index_for_nvml) if nvml else None
     return handle, {"name": properties.name, "uuid": nvml.uuid(handle) if nvml and handle is not None else None}
 
 
