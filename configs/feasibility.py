@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from pth_top.configs.answers import Answers
+from pth_top.configs.answers import FIELDS, Answers
 from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets
@@ -92,7 +92,8 @@ def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
 def _small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
     micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
-    return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", micro_batch_one)
+    steps = min(micro_batch_one, int(FIELDS["task"]["accumulation_steps"].high or 1))  # stays a valid answer
+    return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", steps)
 
 
 def _changes(ctx: Context) -> list[tuple[str, Answers]]:
