@@ -331,10 +331,11 @@ def test_a_whole_server_build_is_priced_as_the_server(catalog):
 
 
 def test_alternatives_stay_valid_answers_for_a_huge_batch(catalog):
-    from pth_top.configs.answers import answers_from_dict
+    from pth_top.configs.answers import answers_from_dict, cross_field_problems
 
     chosen = answers(workload__preset="llama-7b", workload__batch_size=100_000, budget__amount=20000.0)
     build = recommend(chosen, catalog, today=TODAY)
     assert build.applicable_alternatives
     for _, alternative, _ in build.applicable_alternatives:
         assert answers_from_dict(alternative.to_dict()) == alternative  # each could be saved and loaded
+        assert cross_field_problems(alternative) == []
