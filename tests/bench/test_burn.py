@@ -79,6 +79,23 @@ def test_nvml_readings_from_a_scripted_driver():
     assert not fake.initialised
 
 
+@pytest.mark.parametrize("torch_uuid", ["12-ab", "GPU-12-ab"])
+def test_a_gpu_is_found_in_nvml_by_its_torch_uuid(monkeypatch, torch, torch_uuid):
+    from types import SimpleNamespace
+
+    from pth_top.benches.child.kernels import burn
+    from pth_top.benches.child.kernels.nvml_readings import NvmlReadings
+
+    properties = SimpleNamespace(name="H100", uuid=torch_uuid)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: properties)
+    monkeypatch.setattr(torch.cuda, "_get_nvml_device_index", lambda index: 0, raising=False)  # the wrong GPU
+    fake = FakePynvml([FakeDevice({"nvmlDeviceGetUUID": "GPU-00"}), FakeDevice({"nvmlDeviceGetUUID": "GPU-12-ab"})])
+    by_uuid = {"GPU-12-ab": 1}
+    fake.system_values["nvmlDeviceGetHandleByUUID"] = lambda uuid: fake.nvmlDeviceGetHandleByIndex(by_uuid[uuid])
+    _, identity = burn.device_identity("cuda:0", NvmlReadings(fake))
+    assert identity == {"name": "H100", "uuid": "GPU-12-ab"}
+
+
 def test_without_a_driver_every_reading_is_none():
     from pth_top.benches.child.kernels.nvml_readings import NvmlReadings
 
