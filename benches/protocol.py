@@ -355,7 +355,7 @@ class RunRequest:
 
 def parse_duration_s(text: str) -> float:
     """Seconds in "90", "60s", "10m", "1.5h"; RequestError (one line) for anything else or out of range."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", str(text))
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", str(text), re.ASCII)
     seconds = float(match.group(1)) * DURATION_UNITS_S[match.group(2)] if match else None
     if seconds is None or not 0 < seconds <= MAX_BURN_S:
         raise RequestError(f"--burn must be a duration like 60s, 10m or 1h (at most {MAX_BURN_S / 3600:g}h), "

@@ -25,7 +25,7 @@ def test_durations_read_as_seconds(text, seconds):
     assert parse_duration_s(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "10x", "0s", "-5s", "25h", "1e3", "nan", "10 minutes", "5m\x1b[2J"])
+@pytest.mark.parametrize("text", ["", "10x", "0s", "-5s", "25h", "1e3", "nan", "10 minutes", "5m\x1b[2J", "\u0663s"])
 def test_bad_durations_are_one_line_refusals(text):
     with pytest.raises(RequestError) as refused:
         parse_duration_s(text)
