@@ -318,3 +318,17 @@ async def test_key_a_applies_the_first_feasible_alternative():
         assert screen.answers.task.method == "qlora" and first.startswith("QLoRA")
         assert screen.query_one("#task-method").value == "qlora"
         assert screen.build.total_price_cny <= 10000
+
+
+async def test_lora_rank_and_targets_show_only_for_lora_and_qlora():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        rank_row = screen.query_one("#row-task-lora_rank")
+        assert not rank_row.display and not screen.query_one("#row-task-lora_targets").display
+        screen.query_one("#task-method").value = "qlora"
+        await wait_until(pilot, lambda: rank_row.display, what="the LoRA rank row shown")
+        assert screen.query_one("#row-task-lora_targets").display
+        screen.query_one("#task-method").value = "full"
+        await wait_until(pilot, lambda: not rank_row.display, what="the LoRA rank row hidden")

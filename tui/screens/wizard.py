@@ -102,7 +102,7 @@ class WizardScreen(Screen):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self._show_custom_fields()
+        self._show_relevant_fields()
         self._show_step()
         status = self.query_one("#wizard-status", Static)
         status.display = self._catalog is None
@@ -153,18 +153,24 @@ class WizardScreen(Screen):
             value = precision if precision in allowed else ("bf16" if "bf16" in allowed else allowed[0])
             self.query_one("#row-task-precision", FieldRow).set_options(options, value)
             self.answers = self.answers.with_value("task", "precision", value)
+        if (row.section, row.key) in (("workload", "preset"), ("task", "method"), ("task", "mode")):
+            self._show_relevant_fields()
         if (row.section, row.key) == ("workload", "preset"):
-            self._show_custom_fields()
             if event.value != "custom":
                 self._set_control("workload", "batch_size", model_presets()[event.value].default_batch_size)
         self._set_error("")
         if STEP_IDS[self.step_index] == "review":
             self._recompute()
 
-    def _show_custom_fields(self) -> None:
+    def _show_relevant_fields(self) -> None:
+        """Custom-model fields for a custom model only; LoRA rank and targets for LoRA/QLoRA training only."""
         custom = self.answers.workload.preset == "custom"
         for key in CUSTOM_ONLY_KEYS:
             self.query_one(f"#row-workload-{key}", FieldRow).display = custom
+        task = self.answers.task
+        adapters = task.mode == "training" and task.method in ("lora", "qlora")
+        for key in ("lora_rank", "lora_targets"):
+            self.query_one(f"#row-task-{key}", FieldRow).display = adapters
 
     def _set_control(self, section: str, key: str, value: Any) -> None:
         control = self.query_one(f"#{section}-{key}")
@@ -188,7 +194,7 @@ class WizardScreen(Screen):
                     continue
                 self._set_control(section, key, value)
         self.invalid.clear()
-        self._show_custom_fields()
+        self._show_relevant_fields()
 
     # Navigation
 
