@@ -40,21 +40,25 @@ SECTION_TITLES: dict[str, tuple[str, str]] = {
     "9.2": ("长期投资策略", "long-term buying"),
 }
 
-_SECTION_REFERENCE = re.compile(r"(?:guide )?§(\d+(?:\.\d+)?)")
+# "§N" cites the guide unless a named paper precedes it ("QLoRA paper §3"); "guide's §N" keeps its own wording.
+_SECTION_REFERENCE = re.compile(r"(?<!paper )(?P<prefix>(?:[Gg]uide's (?:own )?|[Gg]uide )?)§(?P<number>\d+(?:\.\d+)?)")
 
 
 def cite_guide(line: str) -> str:
     """Each "§2.1" or "guide §2.1" in `line` as "guide §2.1 显存需求与模型规模 (GPU memory vs model size)".
 
-    Idempotent: a reference already followed by its title is left as it is.
+    "the guide's §5.2" keeps its wording ("the guide's §5.2 扩展性设计 (expandability)"); "QLoRA paper §3" is
+    another document's section and is left alone. Idempotent: a reference already followed by its title is kept.
     """
 
     def titled(match: re.Match[str]) -> str:
-        number = match.group(1)
+        number = match.group("number")
         if number not in SECTION_TITLES:
             return match.group(0)
         title, gloss = SECTION_TITLES[number]
-        cited = f"guide §{number} {title} ({gloss})"
-        return match.group(0) if line.startswith(cited[len(match.group(0)):], match.end()) else cited
+        suffix = f" {title} ({gloss})"
+        if line.startswith(suffix, match.end()):
+            return match.group(0)
+        return f"{match.group('prefix') or 'guide '}§{number}{suffix}"
 
     return _SECTION_REFERENCE.sub(titled, line)

@@ -101,7 +101,7 @@ def qlora_states(
     adapter_states = adapter_parameters * PAGED_8BIT_ADAM_BYTES
     lines = [
         f"QLoRA base: {quantized / 1e9:.3g}B params x ({NF4_BITS_PER_PARAMETER:g} bit NF4 + "
-        f"{DOUBLE_QUANT_BITS_PER_PARAMETER} bit double-quant constants) / 8 (QLoRA §3)",
+        f"{DOUBLE_QUANT_BITS_PER_PARAMETER} bit double-quant constants) / 8 (QLoRA paper §3, arXiv:2305.14314)",
     ]
     if unquantized_parameters:
         lines.append(f"embeddings and LM head {unquantized_parameters / 1e6:.4g}M params stay 16-bit (2 B)")

@@ -339,3 +339,19 @@ def test_alternatives_stay_valid_answers_for_a_huge_batch(catalog):
     for _, alternative, _ in build.applicable_alternatives:
         assert answers_from_dict(alternative.to_dict()) == alternative  # each could be saved and loaded
         assert cross_field_problems(alternative) == []
+
+
+def test_guide_citations_leave_other_papers_alone_and_never_double_guide() -> None:
+    # Review 12 finding 9: "QLoRA §3" became the guide's RAM chapter; "The guide's §5.2" became "guide's guide".
+    assert cite_guide("constants / 8 (QLoRA paper §3, arXiv:2305.14314)") == (
+        "constants / 8 (QLoRA paper §3, arXiv:2305.14314)")
+    assert cite_guide("The guide's §5.2 board").startswith("The guide's §5.2 扩展性设计 (expandability) board")
+    assert "guide's own guide" not in cite_guide("the guide's own §2.1 recommends")
+    assert cite_guide("(§2.1)") == "(guide §2.1 显存需求与模型规模 (GPU memory vs model size))"
+
+
+def test_qlora_memory_line_cites_the_paper_not_the_guide(catalog):
+    build = recommend(answers(workload__preset="llama-7b", task__method="qlora"), catalog, today=TODAY)
+    qlora = [line for line in build.reasoning if line.startswith("QLoRA base")]
+    assert qlora and "QLoRA paper §3, arXiv:2305.14314" in qlora[0]
+    assert "内存与存储" not in qlora[0]
