@@ -69,7 +69,7 @@ def recommend(
         gpu, assembly = fit.gpu, fit.assembly
         if cpu_only is not None and _cpu_only_leads(ctx, cpu_only, fit):
             gpu, assembly = None, cpu_only.asm
-    if cpu_only is not None:
+    if cpu_only is not None or (pinned_gpu and not ctx.edge):  # a pinned GPU's swaps wrap round to CPU-only too
         gpu_order.insert(0, CPU_ONLY_ID)
     assembly.alternatives["gpu"] = tuple(gpu_order)
     build_ctx = ctx if gpu is not None else (cpu_only.ctx if cpu_only else _cpu_context(ctx))
@@ -120,8 +120,10 @@ def _general_reasoning(ctx: Context, assembly: Assembly, gpu: Part | None, cpu_o
     general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
     if gpu is None and cpu_only is not None:
         general.insert(0, f"CPU-only build: {cpu_only.reason}")
-    if answers.budget.currency != "CNY":
-        general.append(budget_line(answers.budget.amount, answers.budget.currency, rules))
+    if answers.budget.currency != "CNY":  # said first: the catalog's prices and availability are the China market's
+        general.insert(0, f"{budget_line(answers.budget.amount, answers.budget.currency, rules)}; prices and "
+                          "availability (export rules included) are the China market's, not a "
+                          f"{answers.budget.currency} market's")
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
@@ -204,7 +206,8 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
         warnings.append(f"{answers.scale.sharding.upper()} divides by the GPU count: with one GPU it saves nothing")
     if answers.budget.condition == "used":
         warnings.append(
-            "used GPUs: check the power curve and VRAM health with GPU-Z before paying, and prefer brands whose "
+            "used GPUs: before paying, run `pth-top bench --accept` on the card (a 5-minute burn, a VRAM pattern test "
+            "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "
             "warranty follows the card (guide §6.2)"
         )
     stale = [part for part, _ in assembly.chosen.values() if (today - part.price_as_of).days > STALE_PRICE_DAYS]

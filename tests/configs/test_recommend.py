@@ -174,7 +174,8 @@ def test_repeated_gpu_swaps_visit_every_allowed_gpu_once(catalog):
     seen = [build.component("gpu").part_id]
     for _ in range(len(allowed) - 1):
         build = swap(build, "gpu", catalog, today=TODAY)
-        seen.append(build.component("gpu").part_id)
+        gpu = build.component("gpu")
+        seen.append(gpu.part_id if gpu is not None else "none")
     assert sorted(seen) == sorted(allowed) and len(allowed) > 4
 
 
@@ -355,3 +356,30 @@ def test_qlora_memory_line_cites_the_paper_not_the_guide(catalog):
     qlora = [line for line in build.reasoning if line.startswith("QLoRA base")]
     assert qlora and "QLoRA paper §3, arXiv:2305.14314" in qlora[0]
     assert "内存与存储" not in qlora[0]
+
+
+def test_gpu_swaps_wrap_round_to_the_cpu_only_entry(catalog):
+    # Review 12 finding 19: the wrap after the last GPU went back to the first GPU, never to CPU-only.
+    build = recommend(answers(workload__preset="resnet50", budget__amount=12000.0), catalog, today=TODAY)
+    options = build.alternatives["gpu"]
+    assert options[0] == "none"
+    for _ in options:
+        build = swap(build, "gpu", catalog, today=TODAY)
+        if build.cpu_only:
+            break
+    assert build.cpu_only and build.alternatives["gpu"][0] == "none"
+    assert swap(build, "gpu", catalog, today=TODAY).component("gpu").part_id == options[1]
+
+
+def test_used_gpu_warning_points_to_the_acceptance_run(catalog):
+    # Review 12 finding 12: GPU-Z is a Windows tool; pth-top's own acceptance run checks a card on Linux.
+    build = recommend(answers(budget__condition="used"), catalog, today=TODAY)
+    used = [warning for warning in build.warnings if warning.startswith("used GPUs")]
+    assert used and "pth-top bench --accept" in used[0] and "GPU-Z" not in used[0]
+
+
+def test_a_foreign_currency_budget_says_first_that_prices_are_the_china_markets(catalog):
+    # Review 12 finding 14: a USD budget got China prices and export rules without a word.
+    build = recommend(answers(budget__currency="USD", budget__amount=2500.0), catalog, today=TODAY)
+    assert any("China market" in line for line in build.reasoning[:2])
+    assert not any("China market" in line for line in recommend(answers(), catalog, today=TODAY).reasoning)
