@@ -6,7 +6,7 @@ each field's limits, choices and help from the same structs (configs.answers.FIE
 
 from typing import Annotated, Literal, get_args
 
-from msgspec import Meta
+from msgspec import Meta, field
 
 from pth_top.configs.memory import (
     InferencePrecision,
@@ -99,14 +99,14 @@ class Budget(Schema, frozen=True):
 
 
 class AnswersFile(Schema, frozen=True):
-    """A whole answers table: the scenario and every section (a section's keys may be left out)."""
+    """A whole answers table: the scenario, then the sections; a section (table) or key left out takes its defaults."""
 
     scenario: Scenario
-    workload: Workload
-    task: Task
-    data: Data
-    scale: Scale
-    budget: Budget
+    workload: Workload = field(default_factory=Workload)
+    task: Task = field(default_factory=Task)
+    data: Data = field(default_factory=Data)
+    scale: Scale = field(default_factory=Scale)
+    budget: Budget = field(default_factory=Budget)
 
 
 SECTION_TYPES: dict[str, type[Schema]] = {

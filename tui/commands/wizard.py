@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "with --answers FILE.toml it writes the build TOML without a UI."
         ),
         epilog="An answers file has scenario = ... and [workload] [task] [data] [scale] [budget] tables; "
-               "a saved build file works too (its [answers] are used).",
+               "a table or key left out takes its default. A saved build file works too (its [answers] are used).",
     )
     parser.add_argument("--answers", metavar="FILE.toml", help="answers to run headless")
     parser.add_argument(
