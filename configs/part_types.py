@@ -94,6 +94,7 @@ class Cpu(PartFields, frozen=True, kw_only=True):
     ecc: bool
     platform: Literal["desktop", "hedt", "server"]
     eps_8pin_count: Whole
+    integrated_graphics: str = ""  # the iGPU that drives a display without a graphics card; "": none (spec page)
 
 
 class Motherboard(PartFields, frozen=True, kw_only=True):

@@ -153,7 +153,28 @@ def _cpu_context(ctx: Context) -> Context:
     """
     pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
     return dataclasses.replace(
-        ctx, pins=pins, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
+        ctx, pins=pins, catalog=_display_catalog(ctx.catalog, pins),
+        memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
+
+
+def _display_catalog(catalog: Catalog, pins: Mapping[str, tuple[str, int]]) -> Catalog:
+    """The catalog without desktop CPUs that have no integrated graphics: with no graphics card, the CPU drives the
+    display (BIOS, installer). Workstation/server CPUs stay (ECC needs them): the display line says what to add."""
+    pinned_cpu = pins.get("cpu", ("", 0))[0]
+    return Catalog({
+        part_id: part for part_id, part in catalog.parts.items()
+        if part.kind != "cpu" or part_id == pinned_cpu or part.get("integrated_graphics")
+        or part["platform"] != "desktop"
+    })
+
+
+def _display_line(cpu: Part) -> str:
+    graphics = cpu.get("integrated_graphics")
+    if graphics:
+        return (f"display: no graphics card, so the CPU's integrated {graphics} drives the screen; 'F' Core and "
+                "Ryzen 5000 (non-G) CPUs have none, and a PC without one shows nothing, not even the BIOS")
+    return (f"display: {cpu.name} has no integrated graphics: use the board's BMC video port if it has one, or fit a "
+            "basic graphics card (not in the price) to see the BIOS and the installer")
 
 
 def _cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
@@ -172,6 +193,7 @@ def _cpu_only(ctx: Context) -> CpuOnly | None:
     otherwise only on price."""
     cpu_ctx = _cpu_context(ctx)
     asm = assemble(cpu_ctx, None)
+    asm.reasons.setdefault("cpu", []).insert(1, _display_line(asm.chosen["cpu"][0]))
     if ctx.answers.data.kind == "tabular":
         reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
                   "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")

@@ -383,3 +383,21 @@ def test_a_foreign_currency_budget_says_first_that_prices_are_the_china_markets(
     build = recommend(answers(budget__currency="USD", budget__amount=2500.0), catalog, today=TODAY)
     assert any("China market" in line for line in build.reasoning[:2])
     assert not any("China market" in line for line in recommend(answers(), catalog, today=TODAY).reasoning)
+
+
+@pytest.mark.parametrize("mode, data_kind", [("training", "tabular"), ("inference", "text")])
+def test_cpu_only_builds_have_a_cpu_that_drives_a_display(catalog, mode, data_kind):
+    # Review 12 finding 7: the i5-12400F and Ryzen 7 5800X have no integrated graphics: no picture at all.
+    chosen = answers(workload__preset="bert-base", workload__batch_size=1, task__mode=mode, task__precision="fp32",
+                     data__kind=data_kind, budget__amount=6000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.cpu_only
+    cpu = catalog.get(build.component("cpu").part_id)
+    assert cpu["integrated_graphics"], cpu.id
+    assert any(line.startswith("display: ") for line in build.component("cpu").reasoning)
+
+
+def test_every_desktop_cpu_says_whether_it_has_integrated_graphics(catalog):
+    desktop = {cpu.id: cpu["integrated_graphics"] for cpu in catalog.of_kind("cpu") if cpu["platform"] == "desktop"}
+    assert desktop["core-i5-12400f"] == "" and desktop["ryzen-7-5800x"] == ""
+    assert desktop["ryzen-7-7700x"] and desktop["core-i7-13700k"]
