@@ -61,8 +61,11 @@ class Alternative:
     pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
 
-def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context]) -> list[Alternative]:
-    """Each change to the answers that yields an acceptable build within budget, best first, then renting."""
+def feasible_alternatives(
+    ctx: Context, context_for: Callable[[Answers], Context], *, rent_first: bool = False
+) -> list[Alternative]:
+    """Each change to the answers that yields an acceptable build within budget, best first, then renting
+    (renting first where the closest build is a CPU-only PC for GPU-scale training)."""
     found = []
     for label, answers in _changes(ctx):
         line = _feasible_line(ctx, label, context_for(answers))
@@ -73,9 +76,15 @@ def feasible_alternatives(ctx: Context, context_for: Callable[[Answers], Context
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
+    if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may
+        used = ctx.answers.with_value("budget", "condition", "used")
+        line = _feasible_line(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)",
+                              context_for(used))
+        if line:
+            found.append(Alternative(line, used))
     rent = _rent_line(ctx)
     if rent:
-        found.append(Alternative(rent))
+        found.insert(0 if rent_first else len(found), Alternative(rent))
     return found
 
 

@@ -81,9 +81,13 @@ def recommend(
     else:
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
+    cpu_only_inadequate = gpu is None and cpu_only is not None and fit is not None and _cpu_only_inadequate(
+        ctx, cpu_only)
+    if cpu_only_inadequate:
+        blockers.insert(0, _cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     alternatives = feasibility.feasible_alternatives(
-        ctx, lambda changed: _context(changed, catalog, rules, {})) if blockers else []
+        ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
     if blockers and gpu is not None and cpu_only is not None and fit is not None and _cpu_only_offered(
             ctx, cpu_only, fit):
         line = f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}"
@@ -188,6 +192,23 @@ def _cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     return cheaper and _cpu_only_offered(ctx, cpu_only, fit)
 
 
+def _cpu_only_inadequate(ctx: Context, cpu_only: CpuOnly) -> bool:
+    """Training that needs a GPU, offered CPU-only on price alone: not a recommendation (issue: CPU-only where
+    adequate, i.e. tabular data and small-model inference)."""
+    return not cpu_only.adequate and ctx.answers.task.mode == "training"
+
+
+def _cpu_only_inadequate_line(ctx: Context, fit: Fit) -> str:
+    data = ctx.answers.data
+    line = (f"not feasible within ¥{ctx.budget_cny:,.0f}: a CPU-only PC is not adequate for training this model "
+            f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
+            "it would run far slower than on any GPU")
+    if fit.cheapest_fitting is not None:
+        price, gpu = fit.cheapest_fitting
+        line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({gpu.name})"
+    return line + "; rent a GPU by the hour, or a used card where one fits (below)"
+
+
 def _cpu_only(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data and small-model inference need no GPU;
     otherwise only on price."""
@@ -206,6 +227,10 @@ def _cpu_only(ctx: Context) -> CpuOnly | None:
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
                   "GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason)
+    if ctx.answers.task.mode == "training" and ctx.answers.task.precision == "amp_fp16":
+        asm.reasons["cpu"].append(
+            "mixed precision on a CPU is bfloat16, not fp16 AMP: torch.autocast('cpu') defaults to torch.bfloat16 "
+            "(pytorch.org/docs/stable/_modules/torch/cpu/amp/autocast_mode)")
     if ctx.pins.get("gpu"):
         reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
     else:

@@ -401,3 +401,20 @@ def test_every_desktop_cpu_says_whether_it_has_integrated_graphics(catalog):
     desktop = {cpu.id: cpu["integrated_graphics"] for cpu in catalog.of_kind("cpu") if cpu["platform"] == "desktop"}
     assert desktop["core-i5-12400f"] == "" and desktop["ryzen-7-5800x"] == ""
     assert desktop["ryzen-7-7700x"] and desktop["core-i7-13700k"]
+
+
+def test_cpu_only_gpu_scale_training_is_not_a_recommendation_and_leads_with_renting(catalog):
+    # Review 12 finding 8: CNN training on 150 GB of images came out as a CPU-only build with no infeasibility line.
+    chosen = answers(workload__preset="resnet50", workload__batch_size=256, task__precision="amp_fp16",
+                     data__kind="images", data__dataset_size_gb=150.0, budget__amount=6000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.cpu_only and build.blockers
+    assert build.reasoning[0] == build.blockers[0]
+    assert "a CPU-only PC is not adequate for training" in build.blockers[0]
+    assert build.feasible_alternatives[0].startswith("rent ")
+    assert any(line.startswith("a used GPU") for line in build.feasible_alternatives)
+    assert any("bfloat16, not fp16 AMP" in line for line in build.component("cpu").reasoning)
+    # Tabular data stays an adequate CPU-only recommendation.
+    tabular = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__precision="fp32",
+                                data__kind="tabular", budget__amount=6000.0), catalog, today=TODAY)
+    assert tabular.cpu_only and not tabular.blockers
