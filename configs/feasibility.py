@@ -15,6 +15,7 @@ from pth_top.units import GIB
 
 # Precisions an inference workload can step down to, smallest last.
 INFERENCE_STEPS = ("fp16", "int8", "int4")
+MAX_RENTED_GPUS = 64  # the rent line doubles the GPU count (ZeRO-3) up to this many
 
 
 def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None) -> list[str]:
@@ -82,7 +83,7 @@ def feasible_alternatives(
                               context_for(used))
         if line:
             found.append(Alternative(line, used))
-    rent = _rent_line(ctx)
+    rent = _rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
     return found
@@ -115,12 +116,13 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
     if task.mode == "training":
         if task.method == "full" and ctx.shape.kind == "transformer":
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
-        if task.method in ("full", "lora") and ctx.shape.kind == "transformer":
-            changes.append(("QLoRA (4-bit NF4 base, bf16 adapters)", answers.with_value("task", "method", "qlora")))
-        smaller = _small_activations(answers)
+        smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller != answers:
             changes.append(("full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation",
                             smaller))
+        if task.method in ("full", "lora") and ctx.shape.kind == "transformer":
+            changes.append(("QLoRA (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",
+                            answers.with_value("task", "method", "qlora")))
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
             changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
                             answers.with_value("scale", "sharding", "zero_offload")))
@@ -131,31 +133,55 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
     smaller_model = _smaller_preset(ctx)
     if smaller_model is not None:
         name = model_presets()[smaller_model].name
-        changes.append((f"a smaller model, {name}", answers.with_value("workload", "preset", smaller_model)))
+        changes.append((f"a smaller model of the same family, {name}",
+                        answers.with_value("workload", "preset", smaller_model)))
     return changes
 
 
+def model_family(preset_id: str) -> str:
+    """"llama-13b" -> "llama", "resnet50" -> "resnet", "llama3-8b" -> "llama3": presets that substitute for each other."""
+    head = preset_id.split("-")[0]
+    return head if "-" in preset_id else head.rstrip("0123456789")
+
+
 def _smaller_preset(ctx: Context) -> str | None:
-    """The largest preset of the same kind with fewer parameters than this workload."""
+    """The largest preset of the same family with fewer parameters: another family is no substitute (a GPT-2 XL
+    does not do a Llama-7B's job), so none is offered then."""
+    family = model_family(ctx.answers.workload.preset)
     smaller = [
         preset for preset in model_presets().values()
-        if preset.kind == ctx.shape.kind and preset.parameters < ctx.shape.parameters
+        if model_family(preset.id) == family and preset.parameters < ctx.shape.parameters
     ]
     return max(smaller, key=lambda preset: preset.parameters).id if smaller else None
 
 
-def _rent_line(ctx: Context) -> str:
-    """The cheapest listed cloud GPU that holds the workload, by the hour, as a comparison with buying."""
+def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
+    """The cheapest listed cloud GPU that holds the workload, by the hour, as a comparison with buying; when none
+    holds it at this GPU count, the fewest GPUs (doubling, ZeRO-3 across them) at which one does."""
+    if ctx.edge:
+        return ""
+    rented, sharded = ctx, ""
+    while True:
+        line = _rent_option(ctx, rented, sharded)
+        if line or rented.gpu_count * 2 > MAX_RENTED_GPUS:
+            return line
+        count = rented.gpu_count * 2
+        rented = context_for(ctx.answers.with_value("scale", "gpu_count", count)
+                             .with_value("scale", "sharding", "zero3"))
+        sharded = f", ZeRO-3 across {count} GPUs: {rented.memory.total_bytes / GIB:.1f} GiB per GPU"
+
+
+def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
     rent = ctx.rules.rent
     options = []
     for gpu_id, usd in rent.usd_per_gpu_hour.items():
         gpu = ctx.catalog.get(gpu_id)
-        if gpu is not None and ctx.memory.total_bytes <= usable_bytes(ctx, gpu):
+        if gpu is not None and rented.memory.total_bytes <= usable_bytes(rented, gpu):
             options.append((usd, gpu))
-    if not options or ctx.edge:
+    if not options:
         return ""
     usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
-    cny = usd * ctx.rules.currency.cny_per_usd * ctx.gpu_count
-    count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
-    return (f"rent {count}{gpu.name} at ${usd:g}/GPU-hour (~¥{cny:,.0f}/h for the machine; {rent.source}, "
+    cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
+    count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
+    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~¥{cny:,.0f}/h for the machine; {rent.source}, "
             f"as of {rent.as_of}): ¥{ctx.budget_cny:,.0f} buys ~{ctx.budget_cny / cny:,.0f} hours")

@@ -418,3 +418,37 @@ def test_cpu_only_gpu_scale_training_is_not_a_recommendation_and_leads_with_rent
     tabular = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__precision="fp32",
                                 data__kind="tabular", budget__amount=6000.0), catalog, today=TODAY)
     assert tabular.cpu_only and not tabular.blockers
+
+
+def test_alternatives_keep_bf16_lora_before_qlora_and_offer_only_same_family_models(catalog):
+    # Review 12 finding 13: QLoRA led although bf16 LoRA with checkpointing fit the same build, and a GPT-2 XL was
+    # offered as "a smaller model" for a Llama-7B LoRA.
+    build = recommend(answers(workload__preset="llama-7b", task__method="lora", workload__batch_size=8,
+                              budget__amount=30000.0), catalog, today=TODAY)
+    lines = build.feasible_alternatives
+    assert build.blockers and lines
+    recompute = next(i for i, line in enumerate(lines) if line.startswith("full recompute"))
+    qlora = next(i for i, line in enumerate(lines) if line.startswith("QLoRA"))
+    assert recompute < qlora
+    assert not any("GPT-2" in line for line in lines)
+    bigger = recommend(answers(workload__preset="llama-13b", task__method="full", budget__amount=10000.0), catalog,
+                       today=TODAY)
+    smaller = [line for line in bigger.feasible_alternatives if "smaller model" in line]
+    assert all("smaller model of the same family, Llama-style 7B" in line for line in smaller)
+
+
+def test_every_infeasible_request_gets_a_rent_line_even_beyond_one_cloud_gpu(catalog):
+    # Review 12 finding 13: 13B full fine-tuning (~300 GiB per GPU) had no rent line: no single cloud GPU holds it.
+    build = recommend(answers(workload__preset="llama-13b", task__method="full", budget__amount=10000.0), catalog,
+                      today=TODAY)
+    rent = [line for line in build.feasible_alternatives if line.startswith("rent ")]
+    assert build.blockers and rent
+    assert re.search(r"rent \d+ x .*ZeRO-3 across \d+ GPUs: [\d.]+ GiB per GPU at \$[\d.]+/GPU-hour", rent[0])
+
+
+def test_model_family_groups_presets_that_substitute():
+    from pth_top.configs.feasibility import model_family
+
+    assert model_family("llama-13b") == model_family("llama-7b") == "llama"
+    assert model_family("resnet50") == model_family("resnet18") == "resnet"
+    assert model_family("llama3-8b") != model_family("llama-7b") and model_family("gpt2-xl") == "gpt2"
