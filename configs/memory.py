@@ -8,6 +8,8 @@ Formulas (sources cited in tests/configs/test_memory.py and tests/configs/publis
 - CNN activations: the values autograd saves for backward, once, x bytes (the presets' counts were taken
   with torch.autograd.graph.saved_tensors_hooks; torchsummary's "forward/backward pass size" is ~2x that);
 - training methods (LoRA, QLoRA, frozen backbone): configs/memory_methods.py;
+- a language model's loss: 3 fp32 copies of the s x b x V logits at its peak (measured on CPU);
+- int8/int4 weights: 8.5/4.5 bits (block scales), embedding and LM head 16-bit (GPTQ/AWQ, llama.cpp sizes);
 - inference: transformers get weights + an explicit KV cache + last-position logits + one layer's prefill;
   other models weights x ~1.2 (EleutherAI), the 0.2 shown as the activations term. Never both.
 """
@@ -45,7 +47,16 @@ RECOMPUTE_MODES: tuple[str, ...] = get_args(RecomputeMode)
 SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
 MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
 
-WEIGHT_BYTES_BY_PRECISION = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0, "int8": 1.0, "int4": 0.5}
+# Quantized weights carry one 16-bit scale per block of 32: 4 + 16/32 = 4.5 and 8 + 16/32 = 8.5 bits per parameter
+# (llama.cpp q4_0 / q8_0; Q4_K "ends up using 4.5 bpw", TheBloke/Llama-2-70B-GGML README).
+QUANTIZED_BITS_PER_PARAMETER = {"int8": 8.5, "int4": 4.5}
+WEIGHT_BYTES_BY_PRECISION = {
+    "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
+    **{name: bits / 8 for name, bits in QUANTIZED_BITS_PER_PARAMETER.items()},
+}
+# The loss's logits at their peak: the fp32 upcast (HF causal LMs: logits.float()), cross-entropy's saved
+# log-softmax and backward's gradient of it, each s x b x V x 4 B (measured: tests/configs/test_memory_logits.py).
+LOSS_LOGITS_FP32_COPIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,9 +297,19 @@ def training_activations(
         widest = max(shape.sequence_length * shape.mlp_width,
                      0 if flash_attention else shape.attention_heads * shape.sequence_length ** 2)
         working = int(2 * widest * micro_batch * value_bytes)
-        return size + working, (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch "
-                                f"{micro_batch}, recompute {recompute}; + backward working set 2 x "
-                                f"{'s*mlp' if widest == shape.sequence_length * shape.mlp_width else 'a*s^2'} x b")
+        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch {micro_batch}, "
+                f"recompute {recompute}; + ")
+        widest_name = "s*mlp" if widest == shape.sequence_length * shape.mlp_width else "a*s^2"
+        working_line = f"backward working set 2 x {widest_name} x b"
+        logits = loss_logits_bytes(shape, micro_batch)
+        if logits <= working:
+            return size + working, line + working_line
+        # The loss's logits are freed before the layers' backward starts: the larger of the two is the peak.
+        return size + logits, line + (
+            f"loss logits {LOSS_LOGITS_FP32_COPIES} x s*b*V x 4 B = {LOSS_LOGITS_FP32_COPIES} x "
+            f"{shape.sequence_length} x {micro_batch} x {shape.vocabulary_size:,} x 4 (fp32 upcast, log-softmax, its "
+            f"gradient; larger than the {working_line})"
+        )
     if shape.kind == "cnn":
         if method == "frozen" and shape.largest_activation_elements:
             size = int(3 * shape.largest_activation_elements * micro_batch * value_bytes)
@@ -306,6 +327,26 @@ def training_activations(
     return 0, "activations: unknown for a parameter count alone (give the architecture)"
 
 
+def loss_logits_bytes(shape: ModelShape, micro_batch: int) -> int:
+    """What a language-model loss over V holds at its peak in backward (0 without a vocabulary)."""
+    return int(LOSS_LOGITS_FP32_COPIES * shape.sequence_length * micro_batch * shape.vocabulary_size * 4)
+
+
+def inference_weight_bytes(shape: ModelShape, precision: str) -> tuple[float, str]:
+    """Weight bytes and their formula line; int8/int4 keep a transformer's embedding and LM head at 16 bit."""
+    p = shape.parameters
+    if precision not in QUANTIZED_BITS_PER_PARAMETER:
+        weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
+        return p * weight_bytes, f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"
+    bits = QUANTIZED_BITS_PER_PARAMETER[precision]
+    # GPTQ/AWQ quantize the decoder's linear layers only; llama.cpp's files are no larger (q4_0, q4_K_M).
+    unquantized = min(p, 2 * shape.vocabulary_size * shape.hidden_size) if shape.kind == "transformer" else 0
+    line = f"weights {(p - unquantized) / 1e6:,.1f}M params x {bits:g} bit ({precision}, one 16-bit scale per 32)"
+    if unquantized:
+        line += f" + embeddings and LM head {unquantized / 1e6:,.1f}M params x 2 B"
+    return (p - unquantized) * bits / 8 + unquantized * 2.0, line
+
+
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES,
@@ -316,9 +357,9 @@ def estimate_inference(
     The two are never added: the 1.2 already covers a KV cache.
     """
     n = max(1, gpu_count)
-    weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
-    weights = shape.parameters * weight_bytes / n
-    formula = [f"weights {shape.parameters / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"]
+    all_weights, weights_line = inference_weight_bytes(shape, precision)
+    weights = all_weights / n
+    formula = [weights_line]
     if n > 1:
         formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")
     if shape.kind != "transformer":

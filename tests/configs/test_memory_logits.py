@@ -1,0 +1,65 @@
+"""A language model's loss logits: the estimate against the peak the `memory` kernel's CPU method measures."""
+
+from __future__ import annotations
+
+import pytest
+
+from pth_top.configs.answer_types import Workload
+from pth_top.configs.memory import ModelShape, estimate_training, loss_logits_bytes
+from pth_top.configs.presets import model_shape
+from pth_top.units import GIB
+
+TOLERANCE = 0.15
+VOCABULARY, HIDDEN, HEADS, LAYERS, SEQUENCE, BATCH = 32000, 128, 4, 2, 128, 8
+
+
+def test_a_large_vocabulary_lm_step_is_within_15_percent_of_the_measured_peak():
+    torch = pytest.importorskip("torch")
+    from torch import nn
+
+    from pth_top.benches.child.kernels import memory
+
+    class LanguageModel(nn.Module):
+        """Embedding, GPT-2 blocks, LM head; the loss as HF causal LMs compute it (fp32 upcast, cross-entropy)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedding = nn.Embedding(VOCABULARY, HIDDEN)
+            self.blocks = memory.transformer(LAYERS, HIDDEN, HEADS)
+            self.norm = nn.LayerNorm(HIDDEN)
+            self.head = nn.Linear(HIDDEN, VOCABULARY, bias=False)
+
+        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+            logits = self.head(self.norm(self.blocks(self.embedding(tokens))))
+            return nn.functional.cross_entropy(logits.float().view(-1, VOCABULARY), tokens.view(-1))
+
+    def build():
+        torch.manual_seed(0)
+        return LanguageModel(), torch.randint(0, VOCABULARY, (BATCH, SEQUENCE))
+
+    measured = memory.peak_bytes("cpu", build)
+    model, _ = build()
+    shape = ModelShape("transformer", sum(p.numel() for p in model.parameters()), layers=LAYERS, hidden_size=HIDDEN,
+                       attention_heads=HEADS, sequence_length=SEQUENCE, vocabulary_size=VOCABULARY)
+    estimate = estimate_training(shape, precision="fp32", optimizer="adamw", global_batch=BATCH,
+                                 flash_attention=False, cuda_context_bytes=0)
+    assert abs(estimate.total_bytes / measured - 1) <= TOLERANCE, (estimate.total_bytes / 2**20, measured / 2**20)
+    assert loss_logits_bytes(shape, BATCH) > 0.5 * measured  # the logits are most of this peak
+
+
+def test_llama3_8b_lora_at_8192_tokens_counts_its_fp32_logits():
+    # Review finding 4: Llama 3 8B (V = 128,256) LoRA at 8192 tokens was sized without its logits.
+    llama3 = model_shape(Workload(preset="llama3-8b"))[0]
+    breakdown = estimate_training(llama3, precision="bf16", optimizer="adamw", global_batch=1, method="lora",
+                                  recompute="full")
+    assert loss_logits_bytes(llama3, 1) == 3 * 8192 * 128_256 * 4
+    assert breakdown.activations_bytes > loss_logits_bytes(llama3, 1)
+    assert breakdown.total_bytes > 24 * GIB  # not a 24 GB card
+    assert any("loss logits" in line for line in breakdown.formula)
+
+
+def test_models_without_a_vocabulary_keep_the_backward_working_set():
+    vit = model_shape(Workload(preset="vit-b16"))[0]
+    breakdown = estimate_training(vit, precision="bf16", optimizer="adamw", global_batch=64)
+    assert loss_logits_bytes(vit, 64) == 0
+    assert any("backward working set" in line for line in breakdown.formula)
