@@ -21,6 +21,10 @@ PROTOCOL_VERSION = 2
 MAX_LINE_BYTES = 1 << 20
 MAX_DEPTH = 16
 HEARTBEAT_INTERVAL_S = 2.0
+# A child whose main thread made no progress (no progress/result/sample event) this long is stopped: a hung GPU
+# keeps the heartbeat thread going. Generous, as torch.compile or an OOM retry can be silent for minutes.
+STALL_FLOOR_S = 300.0
+STALL_TIME_CAP_FACTOR = 10.0
 BAD_OUTPUT_ERROR_TYPE = "BadOutput"
 
 
@@ -80,7 +84,8 @@ EVENT_SCHEMAS: dict[str, Fields] = {
     "result": RESULT_ROW,
     "error": ERROR_ROW,
     "finished": Fields({"ok": bool, "results": int, "errors": int}, {"wall_s": OPT_NUMBER}),
-    "heartbeat": Fields({"pid": int}),
+    # progress_age_s: seconds since the child's main thread last sent anything but a heartbeat.
+    "heartbeat": Fields({"pid": int}, {"progress_age_s": OPT_NUMBER}),
     # One device's second of a burn: GEMM rate and NVML readings (null where the device has none).
     "sample": Fields({"kernel": str, "device": str, "t_s": Number},
                      {"tflops": OPT_NUMBER, "sm_clock_mhz": OPT_NUMBER, "power_w": OPT_NUMBER,
@@ -225,6 +230,11 @@ def decode_line(line: str | bytes) -> Event:
         raise ProtocolError(f"unknown event kind {str(kind)[:40]!r}")
     check(payload, EVENT_SCHEMAS[kind], kind)
     return Event(kind=kind, fields=payload)
+
+
+def stall_limit_s(time_cap_s: float | None) -> float:
+    """Seconds without progress after which the parent stops a child: max(STALL_FLOOR_S, 10 x the time cap)."""
+    return max(STALL_FLOOR_S, STALL_TIME_CAP_FACTOR * (time_cap_s or 0.0))
 
 
 def bad_output_event(reason: str) -> Event:

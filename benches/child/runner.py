@@ -46,9 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
 class EventWriter:
     """Writes events to a private copy of stdout; library prints on fd 1 go to stderr instead."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], clock: Callable[[], float] = time.monotonic) -> None:
         self._stream = stream
         self._lock = threading.Lock()  # the heartbeat thread writes too
+        self._clock = clock
+        self._last_progress_s = clock()  # the main thread's last event other than a heartbeat
 
     @classmethod
     def take_over_stdout(cls) -> "EventWriter":
@@ -57,8 +59,14 @@ class EventWriter:
         os.dup2(2, 1)
         return cls(os.fdopen(events_fd, "w", buffering=1, encoding="utf-8"))
 
+    def progress_age_s(self) -> float:
+        """Seconds since the last event that was not a heartbeat (a hung kernel lets this grow)."""
+        return self._clock() - self._last_progress_s
+
     def __call__(self, kind: str, **fields: object) -> None:
         line = encode_event(kind, **fields)
+        if kind != "heartbeat":
+            self._last_progress_s = self._clock()
         with self._lock:
             self._stream.write(line)
             self._stream.flush()
@@ -67,13 +75,15 @@ class EventWriter:
 class Heartbeat(threading.Thread):
     """Emits a heartbeat every `interval_s`; when the parent is gone, ends this run and its process group.
 
-    The parent stops a child that stays silent; the child stops when its parent died (even by SIGKILL):
-    the parent pid changes, or writing the heartbeat fails on the broken pipe.
+    Each heartbeat carries the main thread's progress age, so the parent stops a hung kernel as well as a
+    silent child; the child stops when its parent died (even by SIGKILL): the parent pid changes, or writing
+    the heartbeat fails on the broken pipe.
     """
 
     def __init__(self, emit: Callable[..., None], interval_s: float = HEARTBEAT_INTERVAL_S) -> None:
         super().__init__(name="bench-heartbeat", daemon=True)
         self.emit = emit
+        self.progress_age_s: Callable[[], float] | None = getattr(emit, "progress_age_s", None)
         self.interval_s = interval_s
         self.parent_pid = os.getppid()
         self.stopped = threading.Event()
@@ -83,7 +93,8 @@ class Heartbeat(threading.Thread):
             if os.getppid() != self.parent_pid:
                 break
             try:
-                self.emit("heartbeat", pid=os.getpid())
+                age = {} if self.progress_age_s is None else {"progress_age_s": self.progress_age_s()}
+                self.emit("heartbeat", pid=os.getpid(), **age)
             except (OSError, ValueError):  # broken pipe: nobody reads our events any more
                 break
         else:

@@ -7,7 +7,14 @@ import signal
 from typing import Any, AsyncIterator
 
 from pth_top.benches.client.spawn import ChildProcess, LaunchError
-from pth_top.benches.protocol import Event, ProtocolError, RunRequest, bad_output_event, decode_line
+from pth_top.benches.protocol import (
+    Event,
+    ProtocolError,
+    RunRequest,
+    bad_output_event,
+    decode_line,
+    stall_limit_s,
+)
 from pth_top.text import printable
 
 # A child is stopped after this long without a line (it sends a heartbeat every HEARTBEAT_INTERVAL_S).
@@ -20,19 +27,43 @@ class BenchProcess(ChildProcess):
     """One bench child (`run`, loaded by path through the bootstrap): checked events, stopped when silent or garbled.
 
     Each output line is read with a bound and checked against the protocol; a bad line becomes an error
-    row. A child silent for `silence_timeout_s` (no event, not even a heartbeat) is stopped.
+    row. A child silent for `silence_timeout_s` (no event, not even a heartbeat) is stopped, and so is one
+    whose heartbeats say its main thread made no progress for `stall_limit_s` (a hung GPU kernel);
+    by default that limit follows the run's time cap (`stall_limit_s` in the protocol).
     """
 
-    def __init__(self, python: str | None, args: list[str], *, silence_timeout_s: float | None = None) -> None:
+    def __init__(self, python: str | None, args: list[str], *, silence_timeout_s: float | None = None,
+                 stall_limit_s: float | None = None) -> None:
         super().__init__(python, args)
         self.silence_timeout_s = SILENCE_TIMEOUT_S if silence_timeout_s is None else silence_timeout_s
+        self.fixed_stall_limit_s = stall_limit_s
+        self.stall_limit_s = stall_limit_s if stall_limit_s is not None else _stall_limit_s(None)
         self.bad_lines: list[str] = []
         self.events_seen = 0
         self.silenced = False
+        self.stalled_reason: str | None = None
+        self.current_step: tuple[str | None, str | None] = (None, None)  # kernel, device of the last event
 
     @classmethod
-    def for_request(cls, python: str | None, request: RunRequest) -> "BenchProcess":
-        return cls(python, ["run", *request.to_argv()])
+    def for_request(cls, python: str | None, request: RunRequest, *,
+                    stall_limit_s: float | None = None) -> "BenchProcess":
+        return cls(python, ["run", *request.to_argv()], stall_limit_s=stall_limit_s)
+
+    def _watch(self, event: Event) -> Event | None:
+        """Follow the run's time cap and current kernel; the error row that stops a stalled child, else None."""
+        if event.kind == "started" and self.fixed_stall_limit_s is None:
+            self.stall_limit_s = _stall_limit_s(event.get("time_cap_s"))
+        elif event.kind in ("progress", "result", "error", "sample"):
+            self.current_step = (event.get("kernel"), event.get("device"))
+        age = event.get("progress_age_s") if event.kind == "heartbeat" else None
+        if not isinstance(age, (int, float)) or age <= self.stall_limit_s:
+            return None
+        kernel, device = self.current_step
+        where = f" in {kernel} on {device}" if kernel else ""
+        self.stalled_reason = (f"no progress for {age:.0f} s{where} (GPU hung?); the benchmark process was "
+                               f"stopped (limit {self.stall_limit_s:g} s)")
+        return Event("error", {"kernel": kernel, "device": device, "variant": None, "error_type": "Stalled",
+                               "message": self.stalled_reason})
 
     async def events(self) -> AsyncIterator[Event]:
         """Checked events until the child closes stdout; a bad line is yielded as an error row.
@@ -60,6 +91,11 @@ class BenchProcess(ChildProcess):
                     problem = str(error)
                 else:
                     self.events_seen += 1
+                    stalled = self._watch(event)
+                    if stalled is not None:
+                        await self.cancel()
+                        yield stalled
+                        return
                     if event.kind != "heartbeat":
                         yield event
                     continue
@@ -74,6 +110,8 @@ class BenchProcess(ChildProcess):
         """One terminal-safe line on why the child produced no (complete) run."""
         if self.silenced:
             return f"{printable(self.python, 200)} gave no output for {self.silence_timeout_s:g} s and was stopped"
+        if self.stalled_reason:
+            return printable(self.stalled_reason, 300)
         last_stderr = self.last_stderr_line()
         if last_stderr:
             return last_stderr
@@ -85,6 +123,10 @@ class BenchProcess(ChildProcess):
         if code is not None and code < 0:
             return f"the benchmark process was {ending}"
         return f"the benchmark process ended ({ending}) before finishing"
+
+
+def _stall_limit_s(time_cap_s: object) -> float:
+    return stall_limit_s(float(time_cap_s) if isinstance(time_cap_s, (int, float)) else None)
 
 
 async def _within(coroutine: Any, timeout_s: float) -> Any:

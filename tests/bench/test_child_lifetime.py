@@ -138,3 +138,63 @@ def test_the_probe_keeps_a_bounded_tail_of_a_flood_and_still_finds_its_report(tm
     pending = PendingProbe(python, timeout_s=60)
     assert pending.result()["schema_version"] == 1
     assert len(pending._stdout) <= PROBE_STDOUT_LINES
+
+
+HUNG_KERNEL_CHILD = """#!{python}
+import os, sys, time
+from pth_top.benches.child.runner import EventWriter, Heartbeat
+open({pid_file!r}, "w").write(str(os.getpid()))
+emit = EventWriter.take_over_stdout()
+Heartbeat(emit, interval_s=0.05).start()
+emit("started", suite="custom", devices=["cuda:0"], scale=1.0, time_cap_s=3.0, metadata={{}},
+     kernels=[{{"kernel": "gemm", "device": "cuda:0"}}])
+emit("progress", kernel="gemm", device="cuda:0", fraction=0.1, message="8192^3")
+time.sleep(600)  # the main thread blocks with the GIL released, as in torch.cuda.synchronize on a hung GPU
+"""
+
+
+async def test_a_hung_kernel_whose_heartbeat_goes_on_is_stopped_with_one_error_row(tmp_path):
+    import asyncio
+
+    pid_file = tmp_path / "child.pid"
+    python = executable(tmp_path / "fake-python", HUNG_KERNEL_CHILD.format(python=sys.executable,
+                                                                           pid_file=str(pid_file)))
+    process = BenchProcess(python, ["run"], stall_limit_s=0.5)
+    await process.start()
+    try:
+        events = await asyncio.wait_for(_collect(process), timeout=120)
+        errors = [event for event in events if event.kind == "error"]
+        assert [event.get("error_type") for event in errors] == ["Stalled"]
+        assert errors[0].get("kernel") == "gemm" and errors[0].get("device") == "cuda:0"
+        assert "no progress for" in errors[0].get("message") and "GPU hung?" in errors[0].get("message")
+        assert "GPU hung?" in process.failure_reason()
+        wait_for(lambda: process_gone(read_pid(pid_file)), what="the hung child to be stopped")
+    finally:
+        await process.cancel()
+        end_if_running(read_pid(pid_file))
+
+
+async def _collect(process: BenchProcess) -> list:
+    return [event async for event in process.events()]
+
+
+def test_the_stall_limit_follows_the_time_cap_and_is_generous():
+    from pth_top.benches.protocol import STALL_FLOOR_S, stall_limit_s
+
+    assert stall_limit_s(None) == STALL_FLOOR_S >= 120
+    assert stall_limit_s(600.0) == 6000.0
+
+
+def test_the_progress_age_grows_with_heartbeats_and_resets_on_any_other_event():
+    import io
+
+    from pth_top.benches.child.runner import EventWriter
+
+    now = [100.0]
+    writer = EventWriter(io.StringIO(), clock=lambda: now[0])
+    now[0] = 130.0
+    writer("heartbeat", pid=1)
+    assert writer.progress_age_s() == 30.0
+    writer("progress", kernel="gemm", device="cpu", fraction=0.5)
+    now[0] = 131.0
+    assert writer.progress_age_s() == 1.0
