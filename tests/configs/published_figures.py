@@ -63,7 +63,6 @@ def zero(stage: str) -> float:
 LLAMA_65B = ModelShape("transformer", 65_200_000_000, layers=80, hidden_size=8192, attention_heads=64,
                        sequence_length=512, intermediate_size=22016, gated_mlp=True, vocabulary_size=32000)
 # GPT-3 175B (Brown et al. 2020, arXiv:2005.14165, Table 2.1: 96 layers, d_model 12288, 96 heads).
-GPT3_Q_V = (AdaptedMatrix("q", 12288, 12288), AdaptedMatrix("v", 12288, 12288))
 GPT3 = ModelShape("transformer", 175_000_000_000, layers=96, hidden_size=12288, attention_heads=96,
                   sequence_length=2048)
 # T5 encoder-decoder with LoRA on q and v: encoder self-attention, decoder self- and cross-attention.
@@ -73,6 +72,24 @@ T5_QV_MATRICES = 2 + 4  # per encoder + decoder layer pair
 def t5_lora_parameters(d_model: int, layers: int, rank: int) -> int:
     matrices = tuple(AdaptedMatrix("qv", d_model, d_model) for _ in range(T5_QV_MATRICES))
     return lora_parameters(matrices, rank, layers)
+
+
+# Qwen-7B (huggingface.co/Qwen/Qwen-7B config.json): 32 layers, hidden 4096, 32 heads, SwiGLU MLP of 22016 / 2 =
+# 11008, vocabulary 151,936, embedding and LM head untied; 7.72B parameters counted from those.
+QWEN_7B_PARAMETERS = 2 * 151_936 * 4096 + 32 * (4096 * 12288 + 12288 + 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096) + 4096
+
+
+def qwen_7b_lora(sequence_length: int) -> float:
+    """Qwen's finetune.py LoRA: r 64 on every linear layer, bf16, gradient checkpointing, batch 1, flash attention."""
+    shape = ModelShape("transformer", QWEN_7B_PARAMETERS, layers=32, hidden_size=4096, attention_heads=32,
+                       sequence_length=sequence_length, intermediate_size=11008, gated_mlp=True,
+                       vocabulary_size=151_936)
+    return estimate_training(shape, precision="bf16", optimizer="adamw", global_batch=1, method="lora",
+                             lora_rank=64, lora_targets="all_linear", recompute="full").total_bytes
+
+
+def llama2_13b_weights(precision: str) -> float:
+    return estimate_inference(preset("llama-13b"), precision=precision, batch=1).weights_bytes
 
 
 def t0_3b_offload():
@@ -97,8 +114,6 @@ CASES: tuple[PublishedCase, ...] = (
     PublishedCase("lora-gpt3-175b-vram", "arXiv:2106.09685 §4.2", 350 * GB,
                   lambda: states(estimate_training(GPT3, precision="bf16", optimizer="adam", global_batch=1,
                                                    method="lora", lora_rank=4, cuda_context_bytes=0))),
-    PublishedCase("lora-gpt3-175b-checkpoint", "arXiv:2106.09685 §4.2", 35 * MIB,
-                  lambda: lora_parameters(GPT3_Q_V, 4, 96) * 2.0),
     # Dettmers et al., "QLoRA: Efficient Finetuning of Quantized LLMs", arXiv:2305.14314, abstract: a 65B model
     # is fine-tuned on a single 48 GB GPU (Guanaco: r 64 on all linear layers, §5 / Appendix B), where 16-bit
     # full fine-tuning needs more than 780 GB.
@@ -110,9 +125,6 @@ CASES: tuple[PublishedCase, ...] = (
     # LoRA r 8 on q and v: "trainable params: 2359296". mt0-large: d_model 1024, 24 + 24 layers.
     PublishedCase("peft-mt0-large-trainable", "github.com/huggingface/peft README", 2_359_296,
                   lambda: t5_lora_parameters(1024, 24, 8)),
-    # Same README, T0_3B (d_model 2048, 24 + 24 layers), LoRA r 8, fp32: "final checkpoint size is just 19MB".
-    PublishedCase("peft-t0-3b-checkpoint", "github.com/huggingface/peft README", 19e6,
-                  lambda: t5_lora_parameters(2048, 24, 8) * 4.0),
     # Same README, table "GPU memory required ... Single A100 80GB": T0_3B (3B params) full fine-tuning
     # 47.14 GB GPU (fp32, accelerate mixed_precision 'no'); states dominate (activations not given).
     PublishedCase("peft-t0-3b-full-finetune", "github.com/huggingface/peft README", 47.14 * GB,
@@ -128,7 +140,8 @@ CASES: tuple[PublishedCase, ...] = (
     # HF accelerate "Model memory estimator" (https://huggingface.co/docs/accelerate/usage_guides/model_size_estimator):
     # bert-base-cased float32 413.18 MB, training with Adam 1.61 GB.
     PublishedCase("accelerate-bert-base-fp32", "HF accelerate model_size_estimator", 413.18 * MIB,
-                  lambda: 108_310_272 * 4.0),
+                  lambda: estimate_inference(ModelShape("generic", 108_310_272), precision="fp32",
+                                             batch=1).weights_bytes),
     PublishedCase("accelerate-bert-base-adam", "HF accelerate model_size_estimator", 1.61 * GIB,
                   lambda: states(estimate_training(ModelShape("generic", 108_310_272), precision="fp32",
                                                    optimizer="adam", global_batch=1, cuda_context_bytes=0))),
@@ -168,6 +181,22 @@ CASES: tuple[PublishedCase, ...] = (
                   lambda: wizard("resnet50", 256, precision="amp_fp16", optimizer="sgd"), "at_most"),
     PublishedCase("nvidia-resnet50-fp32-128-16gb", "NVIDIA DeepLearningExamples configs.yml", 15 * GIB,
                   lambda: wizard("resnet50", 128, precision="fp32", optimizer="sgd"), "at_most"),
+    # Real 4-bit Llama 2 13B files (the weights an int4 box must hold): q4_0 7.32 GB and q4_K_M 7.87 GB
+    # (huggingface.co/localmodels/Llama-2-13B-ggml README, "Provided files"); GPTQ 4-bit, group size 128,
+    # 7.26 GB (huggingface.co/TheBloke/Llama-2-13B-GPTQ README, "Provided files", branch main).
+    PublishedCase("llama2-13b-q4_0-file", "huggingface.co/localmodels/Llama-2-13B-ggml", 7.32 * GB,
+                  lambda: llama2_13b_weights("int4")),
+    PublishedCase("llama2-13b-q4_K_M-file", "huggingface.co/localmodels/Llama-2-13B-ggml", 7.87 * GB,
+                  lambda: llama2_13b_weights("int4")),
+    PublishedCase("llama2-13b-gptq-4bit-g128-file", "huggingface.co/TheBloke/Llama-2-13B-GPTQ", 7.26 * GB,
+                  lambda: llama2_13b_weights("int4")),
+    # Qwen README (https://github.com/QwenLM/Qwen, "Profiling of Memory and Speed"): Qwen-7B LoRA on one
+    # A100-SXM4-80G, batch 1, flash attention 2, peak GPU memory by sequence length (finetune.py: r 64 on
+    # c_attn, c_proj, w1, w2; finetune_lora_single_gpu.sh: bf16, gradient checkpointing).
+    PublishedCase("qwen-7b-lora-seq-256", "github.com/QwenLM/Qwen README", 20.1 * GB, lambda: qwen_7b_lora(256)),
+    PublishedCase("qwen-7b-lora-seq-2048", "github.com/QwenLM/Qwen README", 23.8 * GB, lambda: qwen_7b_lora(2048)),
+    PublishedCase("qwen-7b-lora-seq-4096", "github.com/QwenLM/Qwen README", 29.7 * GB, lambda: qwen_7b_lora(4096)),
+    PublishedCase("qwen-7b-lora-seq-8192", "github.com/QwenLM/Qwen README", 36.6 * GB, lambda: qwen_7b_lora(8192)),
 )
 
 
