@@ -316,7 +316,8 @@ class RunRequest:
         """Declare the eight options on `parser` (the CLI's and the child's)."""
         parser.add_argument("--device", default="cpu", help=f"{DEVICE_CHOICES_HELP} (default cpu)")
         parser.add_argument("--suite", choices=tuple(SUITES), default="quick",
-                            help="quick (~30 s on a small CPU) or standard (a few minutes)")
+                            help="quick (~30 s on a small CPU; the default) or standard (a few minutes; "
+                                 "pth-top bench's default with --kernel)")
         parser.add_argument("--kernel", action="append", default=[], metavar="NAME",
                             help="run only this kernel (repeatable)")
         parser.add_argument("--scale", type=float, default=None, help="size multiplier (default: the suite's)")

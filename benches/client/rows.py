@@ -16,6 +16,7 @@ SCALABLE_BASE_UNITS = ("FLOP/s", "B/s")
 ABOVE_PEAK_NOTE = "above peak (boost clock?)"
 COLUMNS = ("kernel", "device", "variant", "value", "%peak", "Δ%", "spread", "note")
 CELL_CHARS = 300
+MIN_TRUSTED_SAMPLES = 3  # fewer timed samples give no spread worth a figure: the row is noisy
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,11 @@ class ResultRow:
     note: str = ""
     rel_iqr: float | None = None
     noisy: bool = False
+    samples: int | None = None  # timed samples behind the value (None: not said)
+
+    @property
+    def too_few_samples(self) -> bool:
+        return self.samples is not None and self.samples < MIN_TRUSTED_SAMPLES
 
     @classmethod
     def from_dict(cls, row: dict) -> "ResultRow":
@@ -43,7 +49,16 @@ class ResultRow:
         return cls(kernel=str(row.get("kernel")), device=str(row.get("device")), variant=str(row.get("variant")),
                    status=str(row.get("status") or "ok"), value=_number(row.get("value")),
                    unit=str(row.get("unit") or ""), percent_of_peak=_number(row.get("percent_of_peak")),
-                   note=note, rel_iqr=_number(row.get("rel_iqr")), noisy=bool(row.get("noisy")))
+                   note=note, rel_iqr=_number(row.get("rel_iqr")), noisy=bool(row.get("noisy")),
+                   samples=_count(row.get("samples")))._with_sample_check()
+
+    def _with_sample_check(self) -> "ResultRow":
+        """A row timed from fewer than MIN_TRUSTED_SAMPLES samples is noisy whatever its IQR says."""
+        if not self.too_few_samples:
+            return self
+        from dataclasses import replace
+
+        return replace(self, noisy=True)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -87,6 +102,10 @@ def _number(value: object) -> float | None:
     return None
 
 
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def format_number(value: float) -> str:
     magnitude = abs(value)
     if magnitude >= 1000:
@@ -128,6 +147,8 @@ def format_percent(percent: float | None, noisy: bool = False) -> str:
 
 
 def format_spread(row: ResultRow) -> str:
+    if row.too_few_samples:
+        return f"{row.samples} sample{'s' if row.samples != 1 else ''}, noisy"
     if row.rel_iqr is None:
         return "-"
     return f"±{100 * row.rel_iqr / 2:.1f}%" + (" noisy" if row.noisy else "")

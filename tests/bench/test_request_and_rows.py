@@ -150,3 +150,37 @@ def test_a_noisy_row_says_so_on_the_screens_peak_bar():
         {"kernel": "gemm", "device": "cpu", "variant": "fp32", "percent_of_peak": 85.0, "noisy": True},
         {"kernel": "gemm", "device": "cpu", "variant": "bf16", "percent_of_peak": 60.0, "noisy": False}])
     assert [bar.label for bar in peak_bars(record)] == ["gemm fp32 (noisy)", "gemm bf16"]
+
+
+def test_a_row_from_two_samples_is_noisy_and_shows_no_spread_figure():
+    row = ResultRow.from_dict({"kernel": "e2e_step", "device": "cpu", "variant": "eager", "value": 132.8,
+                               "unit": "tokens/s", "rel_iqr": 0.002, "noisy": False, "samples": 2,
+                               "percent_of_peak": 50.0})
+    cells = format_row(row)
+    assert row.noisy and cells.spread == "2 samples, noisy" and "±" not in cells.spread
+    assert cells.percent == "~50% (noisy)"
+    enough = ResultRow.from_dict({"kernel": "gemm", "device": "cpu", "variant": "fp32", "value": 1.0,
+                                  "rel_iqr": 0.002, "noisy": False, "samples": 3})
+    assert not enough.noisy and format_row(enough).spread == "±0.1%"
+
+
+def _bench_args(*argv: str) -> argparse.Namespace:
+    from pth_top.tui.commands import bench
+
+    parser = argparse.ArgumentParser()
+    bench.register(parser.add_subparsers())
+    return parser.parse_args(["bench", *argv])
+
+
+@pytest.mark.parametrize("argv, suite", [
+    ((), "quick"),
+    (("--kernel", "mamf"), "standard"),
+    (("--kernel", "mamf", "--suite", "quick"), "quick"),
+    (("--kernel", "gemm", "--scale", "0.5"), "standard"),
+])
+def test_a_chosen_kernel_runs_at_the_standard_scale_unless_told(argv, suite):
+    from pth_top.tui.commands.bench import validate
+
+    request = validate(_bench_args(*argv))
+    assert request.suite == suite
+    assert request.scale == (0.5 if "--scale" in argv else None)  # None: the suite's scale

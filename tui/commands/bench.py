@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     RunRequest.add_arguments(parser)
     parser.set_defaults(device=None)  # cpu, or all with --burn / --accept (bench_burn.default_device)
+    parser.set_defaults(suite=None)  # quick, or standard with --kernel (default_suite)
     parser.add_argument("--accept", action="store_true",
                         help="used-GPU acceptance: burn (5m or --burn), VRAM patterns, ECC/remap/Xid counters, "
                              "a verdict per GPU")
@@ -58,6 +59,7 @@ def validate(args: argparse.Namespace) -> RunRequest:
     from pth_top.tui.commands.bench_burn import burn_request, default_device
 
     args.device = default_device(args)
+    args.suite = default_suite(args)
     try:
         request = burn_request(args, RunRequest.from_namespace(args))
     except RequestError as error:
@@ -71,6 +73,13 @@ def validate(args: argparse.Namespace) -> RunRequest:
     if args.out is not None:
         validate_out(args.out, args.force)
     return request
+
+
+def default_suite(args: argparse.Namespace) -> str:
+    """--suite as given; else standard for chosen kernels (full size and warm-up), quick for the whole suite."""
+    if args.suite is not None:
+        return args.suite
+    return "standard" if args.kernel else "quick"
 
 
 def path_problem(path: str) -> str | None:
