@@ -48,7 +48,7 @@ SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
 MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
 
 # Quantized weights carry one 16-bit scale per block of 32: 4 + 16/32 = 4.5 and 8 + 16/32 = 8.5 bits per parameter
-# (llama.cpp q4_0 / q8_0; Q4_K "ends up using 4.5 bpw", TheBloke/Llama-2-70B-GGML README).
+# (llama.cpp ggml-common.h block_q4_0 18 B, block_q8_0 34 B per 32 weights; Q4_K "ends up using 4.5 bpw").
 QUANTIZED_BITS_PER_PARAMETER = {"int8": 8.5, "int4": 4.5}
 WEIGHT_BYTES_BY_PRECISION = {
     "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
