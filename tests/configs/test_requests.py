@@ -178,3 +178,14 @@ def test_65b_qlora_on_one_48_gb_card(catalog):
     assert_signable(build, 90000)
     assert build.component("gpu").quantity == 1 and build.component("gpu").spec["memory_gib"] <= 48
     assert 24 * GB < build.memory.total_bytes <= 48 * GB
+
+
+def test_llama3_8b_lora_at_8192_tokens_is_not_sold_on_a_24_gb_card(catalog):
+    # Review 12 finding 4: the loss's fp32 logits (3 x 8192 x 128,256 x 4 B = 12.6 GB) were left out, so this fit a
+    # 24 GB card. Published: Qwen-7B LoRA (V 151,936) at 8192 tokens peaks at 36.6 GB (github.com/QwenLM/Qwen README).
+    answers = Answers(workload=Workload(preset="llama3-8b", batch_size=8),
+                      task=Task(method="lora", recompute="full", accumulation_steps=8),
+                      data=Data(dataset_size_gb=2.0), budget=Budget(amount=25000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert build.memory.total_bytes > 24 * GIB
+    assert not build.feasible or build.component("gpu").spec["memory_gib"] > 24
