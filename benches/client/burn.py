@@ -55,6 +55,11 @@ class DeviceBurn:
         return max(times) if times else 0.0
 
     @property
+    def has_readings(self) -> bool:
+        """Whether any second carries an NVML reading (a CPU burn has none: its lines leave those columns out)."""
+        return any(value is not None for sample in self.samples for value in sample[2:])
+
+    @property
     def tflops_per_watt(self) -> float | None:
         tflops, watts = self.median("tflops"), self.median("power_w")
         return tflops / watts if tflops is not None and watts else None
@@ -81,14 +86,17 @@ class DeviceBurn:
             return f"{self.device}: waiting for the first second"
         t_s, tflops, clock, power, temperature, mask = self.samples[-1]
         reasons = ", ".join(decode_throttle_reasons(mask & THROTTLE_MASK)) if mask is not None else ""
-        return printable(f"{self.device} {t_s or 0:4.0f}s  {format_quantity(tflops, 'TFLOP/s'):>14}  "
-                         f"SM {_shown(clock, 'MHz')}  {_shown(power, 'W')}  {_shown(temperature, '°C')}"
-                         + (f"  {reasons}" if reasons else ""), 200)
+        line = f"{self.device} {t_s or 0:4.0f}s  {format_quantity(tflops, 'TFLOP/s'):>14}"
+        if self.has_readings:
+            line += f"  SM {_shown(clock, 'MHz')}  {_shown(power, 'W')}  {_shown(temperature, '°C')}"
+        return printable(line + (f"  {reasons}" if reasons else ""), 200)
 
     def report_line(self) -> str:
         summary = self.summary()
         per_watt = summary["tflops_per_watt"]
         events = ", ".join(f"{word} {count} s" for word, count in summary["clock_event_seconds"].items())
+        if not self.has_readings:
+            return printable(f"{format_quantity(summary['median_tflops'], 'TFLOP/s')} median (no NVML readings)", 300)
         return printable(
             f"{format_quantity(summary['median_tflops'], 'TFLOP/s')} median, {_shown(summary['median_power_w'], 'W')}, "
             f"{'NA TFLOP/s' if per_watt is None else format_quantity(per_watt, 'TFLOP/s')} per W; "

@@ -139,10 +139,33 @@ def test_a_saved_burn_log_reads_back_and_odd_rows_are_skipped():
 
 def test_a_cpu_only_report_says_na_and_names_no_slowest():
     log = BurnLog()
-    log.add(sample("cpu", 1.0, 0.2, power_w=None, mask=None))
+    log.add(decode_line(encode_event("sample", kernel="burn", device="cpu", t_s=1.0, tflops=0.2, sm_clock_mhz=None,
+                                     power_w=None, temperature_c=None, clock_event_mask=None)).fields)
     assert log.slowest() is None and log.throttled() == {}
-    assert "NA W, NA TFLOP/s per W" in log.report_lines()[1]
-    assert "cpu" in log.devices["cpu"].live_line() and "NA W" in log.devices["cpu"].live_line()
+    assert log.report_lines()[1] == "  cpu: 200.0 GFLOP/s median (no NVML readings)"
+    assert log.devices["cpu"].live_line() == "cpu    1s   200.0 GFLOP/s", "no NA columns on a CPU"
+
+
+def test_each_gemm_is_counted_as_its_event_completes_not_in_batches():
+    from pth_top.benches.child.kernels.burn import CompletionCounter
+
+    class Event:
+        def __init__(self) -> None:
+            self.complete = False
+
+        def query(self) -> bool:
+            return self.complete
+
+        def synchronize(self) -> None:
+            self.complete = True
+
+    counter = CompletionCounter(limit=4)
+    events = [Event() for _ in range(6)]
+    assert [counter.add(event) for event in events[:4]] == [0, 0, 0, 0]  # queued, none done yet
+    events[0].complete = True
+    assert counter.add(events[4]) == 1, "one finished GEMM counts at once, not after a batch of 16"
+    assert counter.add(events[5]) == 1 and events[1].complete, "over the limit: waits for the oldest only"
+    assert counter.drain() == 4 and not counter.pending
 
 
 @pytest.mark.usefixtures("torch")
@@ -163,7 +186,14 @@ def test_a_cpu_burn_in_process_samples_every_second_and_stops_its_workers():
     assert samples and {event.get("device") for event in samples} == {"cpu"}  # one a second, fewer when loaded
     assert all(event.get("power_w") is None and event.get("clock_event_mask") is None for event in samples)
     assert samples[-1].get("t_s") >= 2.0
-    assert fields["value"] > 0 and fields["details"]["devices"]["cpu"]["dtype"] == "float32"
+    cpu = fields["details"]["devices"]["cpu"]
+    assert fields["value"] > 0 and cpu["dtype"] == "float32"
+    assert cpu["matrix_size"] == burn.CPU_MATRIX_SIZE, "full size whatever the scale (0.05 here)"
+    log = BurnLog()
+    for event in samples:
+        log.add(event.fields)
+    assert fields["value"] == pytest.approx(log.devices["cpu"].median("tflops")), "the row says what the report says"
+    assert fields["variant"] == "cpu" and "median" in fields["note"] and fields["details"]["mean_tflops"] > 0
     assert not [thread for thread in threading.enumerate() if thread.name.startswith("burn-")
                 and thread.name not in before]
 

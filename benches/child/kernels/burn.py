@@ -1,14 +1,18 @@
 """Burn-in: every chosen GPU runs large BF16 GEMMs at once (one thread and one stream per GPU) for a set time.
 
 Each second, one "sample" event per device: the GEMM rate over that second and the NVML readings (SM clock,
-power, temperature, clock-event reasons). On CPU one thread runs FP32 GEMMs on all cores and NVML
-readings are null. Cancel (SIGTERM) stops the workers within one GEMM batch; nothing is written to disk.
+power, temperature, clock-event reasons). On GPU each GEMM is counted when the event recorded after it completes,
+so a second's rate is not quantised by batches. The size ignores --scale: the burn is meant to reach the power
+cap. On CPU one thread runs FP32 GEMMs on all cores and NVML readings are null. Cancel (SIGTERM) stops the
+workers within GEMMS_IN_FLIGHT GEMMs; nothing is written to disk.
 """
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
+from collections import deque
 from typing import Any, Callable
 
 import torch
@@ -19,10 +23,9 @@ from pth_top.benches.child.kernels.nvml_readings import NvmlReadings, no_reading
 
 DEFAULT_BURN_S = 60.0  # when the burn kernel is named without --burn
 SAMPLE_INTERVAL_S = 1.0
-GPU_MATRIX_SIZE = 8192  # at scale 1: three 128 MiB BF16 matrices, a GEMM of 1.1 TFLOP
+GPU_MATRIX_SIZE = 8192  # three 128 MiB BF16 matrices, a GEMM of 1.1 TFLOP
 CPU_MATRIX_SIZE = 1024
-MIN_MATRIX_SIZE = 256
-GEMMS_PER_SYNC = 16  # GPU: the worker waits for its stream after this many GEMMs, then counts them done
+GEMMS_IN_FLIGHT = 16  # GPU: GEMMs queued on the stream ahead of the one the worker waits for
 WORKER_JOIN_S = 30.0
 
 
@@ -32,9 +35,40 @@ def burn_devices(devices: list[str]) -> list[str]:
     return gpus or ["cpu"]
 
 
-def matrix_size(device: str, scale: float) -> int:
-    base = GPU_MATRIX_SIZE if is_cuda(device) else CPU_MATRIX_SIZE
-    return max(MIN_MATRIX_SIZE, int(base * min(1.0, scale) ** 0.5) // 64 * 64)
+def matrix_size(device: str) -> int:
+    """Full size whatever the suite's scale: smaller GEMMs draw less power and may never reach the cap."""
+    return GPU_MATRIX_SIZE if is_cuda(device) else CPU_MATRIX_SIZE
+
+
+class CompletionCounter:
+    """Events recorded after each queued GEMM; `done` counts those completed, oldest first (at most `limit` queued)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pending: deque[Any] = deque()
+
+    def add(self, event: Any) -> int:
+        """Queue one GEMM's event; the GEMMs seen done since the last call (waits for the oldest when full)."""
+        self.pending.append(event)
+        done = self.done()
+        if len(self.pending) > self.limit:
+            self.pending.popleft().synchronize()
+            done += 1 + self.done()
+        return done
+
+    def done(self) -> int:
+        count = 0
+        while self.pending and self.pending[0].query():
+            self.pending.popleft()
+            count += 1
+        return count
+
+    def drain(self) -> int:
+        count = len(self.pending)
+        if self.pending:
+            self.pending[-1].synchronize()
+        self.pending.clear()
+        return count
 
 
 class GemmWorker(threading.Thread):
@@ -68,16 +102,21 @@ class GemmWorker(threading.Thread):
         flop_per_gemm = 2.0 * self.size**3
         if stream is not None:
             stream.wait_stream(torch.cuda.current_stream(self.device))  # the inputs are written on the default stream
-        while not self.stop.is_set():
-            if stream is None:
+        if stream is None:
+            while not self.stop.is_set():
                 torch.matmul(a, b, out=out)
                 self.flop_done += flop_per_gemm
-                continue
-            with torch.cuda.stream(stream):
-                for _ in range(GEMMS_PER_SYNC):
+            return
+        counter = CompletionCounter(GEMMS_IN_FLIGHT)
+        try:
+            while not self.stop.is_set():
+                with torch.cuda.stream(stream):
                     torch.matmul(a, b, out=out)
-            stream.synchronize()
-            self.flop_done += GEMMS_PER_SYNC * flop_per_gemm
+                    event = torch.cuda.Event()
+                    event.record(stream)
+                self.flop_done += counter.add(event) * flop_per_gemm
+        finally:
+            self.flop_done += counter.drain() * flop_per_gemm
 
 
 def device_identity(device: str, nvml: NvmlReadings | None) -> tuple[Any, dict[str, Any]]:
@@ -104,9 +143,10 @@ def run_burn(ctx: KernelContext, devices: list[str], duration_s: float, emit: Ca
     nvml = NvmlReadings(nvml_module) if any(is_cuda(device) for device in devices) else None
     identities = {device: device_identity(device, nvml) for device in devices}
     stop = threading.Event()
-    workers = {device: GemmWorker(device, matrix_size(device, ctx.scale), stop) for device in devices}
+    workers = {device: GemmWorker(device, matrix_size(device), stop) for device in devices}
     started = clock()
     previous = {device: (started, 0.0) for device in devices}
+    rates: dict[str, list[float]] = {device: [] for device in devices}
     for worker in workers.values():
         worker.start()
     try:
@@ -122,8 +162,8 @@ def run_burn(ctx: KernelContext, devices: list[str], duration_s: float, emit: Ca
                 flop_now = worker.flop_done
                 previous[device] = (now, flop_now)
                 readings = nvml.read(identities[device][0]) if nvml else no_readings()
-                emit("sample", kernel="burn", device=device, t_s=now - started,
-                     tflops=(flop_now - flop_then) / max(now - then, 1e-9) / 1e12, **readings)
+                rates[device].append((flop_now - flop_then) / max(now - then, 1e-9) / 1e12)
+                emit("sample", kernel="burn", device=device, t_s=now - started, tflops=rates[device][-1], **readings)
             ctx.progress(min(1.0, (now - started) / duration_s), f"{now - started:.0f} of {duration_s:.0f} s")
             if now - started >= duration_s:
                 break
@@ -134,7 +174,10 @@ def run_burn(ctx: KernelContext, devices: list[str], duration_s: float, emit: Ca
         if nvml:
             nvml.close()
     elapsed_s = clock() - started
+    medians = {device: statistics.median(rates[device]) if rates[device] else 0.0 for device in devices}
     per_device = {device: {**identities[device][1], "tflop": worker.flop_done / 1e12,
+                           "median_tflops": medians[device],
+                           "mean_tflops": worker.flop_done / max(elapsed_s, 1e-9) / 1e12,
                            "matrix_size": worker.size, "dtype": str(worker.dtype).replace("torch.", ""),
                            "error": worker.error}
                   for device, worker in workers.items()}
@@ -142,10 +185,19 @@ def run_burn(ctx: KernelContext, devices: list[str], duration_s: float, emit: Ca
         if worker.error:
             emit("error", kernel="burn", device=device, variant="burn", error_type="BurnFailed", message=worker.error)
     failed = [device for device, worker in workers.items() if worker.error]
-    total_tflops = sum(worker.flop_done for worker in workers.values()) / max(elapsed_s, 1e-9) / 1e12
-    return row(variant=f"{len(devices)} device{'s' if len(devices) > 1 else ''} at once", value=total_tflops,
-               peak_kind=PEAK_NONE, unit="TFLOP/s", note=f"failed: {', '.join(failed)}" if failed else "",
-               details={"duration_s": elapsed_s, "planned_s": duration_s, "devices": per_device})
+    mean_tflops = sum(worker.flop_done for worker in workers.values()) / max(elapsed_s, 1e-9) / 1e12
+    what = "median of the per-second rates" + (f", summed over {len(devices)} devices" if len(devices) > 1 else "")
+    return row(variant=burn_variant(devices), value=sum(medians.values()), peak_kind=PEAK_NONE, unit="TFLOP/s",
+               note="; ".join([what, *([f"failed: {', '.join(failed)}"] if failed else [])]),
+               details={"duration_s": elapsed_s, "planned_s": duration_s, "mean_tflops": mean_tflops,
+                        "devices": per_device})
+
+
+def burn_variant(devices: list[str]) -> str:
+    """The devices the burn ran on, e.g. "cuda:0+cuda:1" or "8 GPUs cuda:0..cuda:7"."""
+    if len(devices) <= 4:
+        return "+".join(devices)
+    return f"{len(devices)} GPUs {devices[0]}..{devices[-1]}"
 
 
 def variants(ctx: KernelContext) -> list[Variant]:
