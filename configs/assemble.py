@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from pth_top.configs.assembly import Assembly, Context, gpu_price, pinned_part, rank
+from pth_top.configs.assembly import Assembly, Context, gpu_price, headroom_line, pinned_part, rank
 from pth_top.configs.compat import compatibility_blockers
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
@@ -18,6 +18,7 @@ from pth_top.configs.platforms import (
     assemble_system,
     gpus_that_fit,
     needs_server_chassis,
+    server_chassis_allowed,
     slot_fit_problem,
 )
 from pth_top.configs.power import choose_psu
@@ -45,6 +46,10 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         return _assemble_cpu_only(dataclasses.replace(ctx, gpu_count=0), asm)
     asm.chosen["gpu"] = (gpu, ctx.gpu_count)
     asm.unit_prices["gpu"] = gpu_price(ctx, gpu)
+    room = headroom_line(ctx, gpu)
+    asm.reasons["gpu"] = [room] if room else []
+    if room.startswith("tight"):
+        asm.warnings.append(room)
     if gpu["form"] in SYSTEM_GPU_FORMS:
         assemble_system(ctx, asm, gpu)
         return asm
@@ -59,32 +64,56 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         )
         asm.heat_line = "cooling: the module's own fan/heatsink; keep its intake clear"
         return asm
-    need_ecc = ctx.tier == "datacenter"
+    need_ecc = ecc_required(ctx)
     total_gpu_gib = gpu["memory_gib"] * ctx.gpu_count
     task = ctx.answers.task
     host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
                                       host_offload_bytes=ctx.memory.host_offload_bytes)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, host_weights_gib, ctx.rules)
-    if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or 3+ passive ones): a server barebone, not a desktop board
+    if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
-    _assemble_host(ctx, asm, gpu, need_ecc, ram_floor)
+    fed = _assemble_host(ctx, asm, gpu, need_ecc, ram_floor)
+    if not fed and ctx.gpu_count > 2 and server_chassis_allowed(ctx, gpu):
+        # More than two ATX units would be needed: a tower takes two (dual-PSU case and adapter), not more.
+        server = Assembly(chosen={"gpu": asm.chosen["gpu"]}, unit_prices={"gpu": asm.unit_prices["gpu"]},
+                          reasons={"gpu": asm.reasons["gpu"]}, warnings=[line for line in asm.warnings if line == room])
+        assemble_barebone(ctx, server, gpu, ram_floor, why=(
+            "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads; a tower holds at most "
+            "two units, joined by a dual-PSU adapter): the server chassis brings its own PSUs"))
+        return server
+    if ctx.tier == "datacenter" and not need_ecc:
+        asm.reasons["memory_kit"].append(ECC_PREFERENCE_LINE)
     return asm
 
 
-def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> None:
+# The guide's high tier prefers ECC (§6.1); for one or two GPUs in personal use that is a choice, not a rule.
+ECC_PREFERENCE_LINE = ("ECC: the high budget tier prefers ECC memory (guide §6.1), which needs a workstation "
+                       "platform; for 1-2 GPUs in personal use the cheaper desktop platform is chosen: swap the CPU "
+                       "and board for a workstation pair if a silent bit flip in a weeks-long run matters to you")
+
+
+def ecc_required(ctx: Context) -> bool:
+    """ECC is a rule for a shared server (team training, an inference service) or 3+ GPUs at the high tier."""
+    server = ctx.answers.scenario in ("team_training", "inference_server") or ctx.gpu_count >= 3
+    return ctx.tier == "datacenter" and server
+
+
+def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> bool:
+    """CPU, board, RAM, storage, cooler and ATX PSUs; False when no set of ATX units feeds it."""
     cpu = _choose_cpu(ctx, asm, gpu, need_ecc, ram_floor.value)
     board = _choose_board(ctx, asm, gpu, cpu, need_ecc, ram_floor.value)
     _choose_ram(ctx, asm, board, need_ecc, ram_floor)
     _choose_storage(ctx, asm, board)
     cooler = _choose_cooler(ctx, asm, cpu)
-    choose_psu(ctx, asm, gpu, cpu, cooler)
+    fed = choose_psu(ctx, asm, gpu, cpu, cooler)
     if gpu is not None:
         problem = slot_fit_problem(board, gpu, ctx.gpu_count)
         if problem:
             asm.unsatisfied_add(problem)
     for problem in compatibility_blockers(asm.chosen, asm.psu_required_w):
         asm.unsatisfied_add(problem)
+    return fed
 
 
 def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
@@ -94,7 +123,7 @@ def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
     need = max(base.value, model_gib + ctx.rules.ram.os_reserve_gib)
     floor = Floor(need, f"CPU-only: RAM >= max({base.value:g} GiB base, the model's {model_gib:.1f} GiB working memory "
                         f"+ {ctx.rules.ram.os_reserve_gib} GiB for the OS) = {need:.0f} GiB")
-    _assemble_host(ctx, asm, None, ctx.tier == "datacenter", floor)
+    _assemble_host(ctx, asm, None, ecc_required(ctx), floor)
     asm.reasons["cpu"].insert(0, "CPU-only build: no GPU; the CPU's cores and memory bandwidth set the speed")
     return asm
 

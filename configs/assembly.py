@@ -9,7 +9,8 @@ from pth_top.configs import memory as mem
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
 from pth_top.configs.parts import Catalog, Part
-from pth_top.configs.rules import Rules
+from pth_top.configs.rules import Rules, gpu_usable_bytes
+from pth_top.units import GIB
 
 
 @dataclass
@@ -58,6 +59,42 @@ def gpu_price(ctx: Context, gpu: Part) -> float:
     if ctx.answers.budget.condition == "used" and gpu["form"] == "consumer":
         return gpu.price_cny * ctx.rules.budget.used_gpu_price_fraction
     return gpu.price_cny
+
+
+def usable_bytes(ctx: Context, gpu: Part) -> float:
+    return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules)
+
+
+def needed_bytes(ctx: Context, gpu: Part) -> int:
+    """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context."""
+    return ctx.memory.total_bytes - (ctx.memory.cuda_context_bytes if gpu["software"] == "cpu" else 0)
+
+
+# How the workload sits in a card's usable memory: with the declared margin, only without it, or not at all.
+ROOMY, TIGHT, SHORT = 2, 1, 0
+
+
+def memory_fit(ctx: Context, gpu: Part) -> int:
+    need, usable = needed_bytes(ctx, gpu), usable_bytes(ctx, gpu)
+    if need * (1 + ctx.rules.gpu.estimate_margin_fraction) <= usable:
+        return ROOMY
+    return TIGHT if need <= usable else SHORT
+
+
+def headroom_line(ctx: Context, gpu: Part) -> str:
+    """How much room the estimate leaves on this card, and what a tight fit means."""
+    need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB
+    margin = ctx.rules.gpu.estimate_margin_fraction
+    with_margin = f"{need:.1f} GiB x {1 + margin:g} = {need * (1 + margin):.1f} GiB"
+    fit = memory_fit(ctx, gpu)
+    if fit == ROOMY:
+        return (f"headroom: {with_margin} <= {usable:.1f} GiB usable (a {margin:.0%} margin for the estimator's "
+                "error, rules.toml)")
+    if fit == TIGHT:
+        return (f"tight fit: {need:.1f} of {usable:.1f} GiB usable, but {with_margin} with the estimator's "
+                f"{margin:.0%} margin is more: no room for a longer sequence, a larger batch or a fragmentation "
+                "spike; check the real peak (pth-top bench) before relying on it")
+    return ""
 
 
 def pinned_part(ctx: Context, role: str) -> Part:

@@ -66,7 +66,9 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
             problems.append(
                 f"{gpu_count} GPUs but {board.name} has {board['gpu_slots_count']} x8-or-better GPU slot(s)"
             )
-    if gpu and cpu and gpu["form"] != "edge":
+    system, _ = chosen.get("system", (None, 0))
+    # A barebone wires its GPU slots itself (the G292-Z20 through PCIe switches): the CPU lane sum does not apply.
+    if gpu and cpu and gpu["form"] != "edge" and not (system and system.get("barebone", False)):
         nvme_lanes = 4 * storage_qty if storage and storage["interface"] == "nvme" else 0
         hba_lanes = 8 if storage and storage["interface"] == "sas" else 0
         full = 16 * gpu_count + nvme_lanes + hba_lanes
@@ -78,9 +80,12 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
                 f"{cpu.name} has {lanes}"
             )
         elif full > lanes and gpu_count > 1:
+            # An SoC platform (EPYC) has no chipset: every lane comes from the CPU.
+            soc = board is not None and board.get("chipset", "") == "SoC"
             notes.append(
                 f"PCIe lanes: {gpu_count} GPUs at x16 + {nvme_lanes + hba_lanes} for storage = {full} > {cpu.name}'s "
-                f"{lanes}: GPUs run at x8 or storage hangs off the chipset"
+                f"{lanes}: " + ("some GPUs run at x8 (no chipset: every lane comes from the CPU)" if soc else
+                                "GPUs run at x8 or storage hangs off the chipset")
             )
     if gpu and gpu_count > 1:
         if gpu["nvlink"] == "pairs" and gpu_count > 2:

@@ -207,8 +207,15 @@ def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
     return max((gpus_that_fit(board, width) for board in boards), default=0)
 
 
+def server_chassis_allowed(ctx: Context, gpu: Part) -> bool:
+    """A barebone may hold these cards: one takes them, and no desktop part (board, PSU, cooler) was pinned."""
+    if {"motherboard", "psu", "cooler"} & set(ctx.pins):
+        return False
+    return bool(system_options(ctx, gpu))
+
+
 def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
-    """Build around a barebone: more cards than any desktop board holds, 3+ passive cards that need a server's
+    """Build around a barebone: more cards than any desktop board holds, passive cards that need a server's
     front-to-back airflow (when a barebone takes them), or a pinned barebone; never with pinned desktop parts."""
     pinned = ctx.pins.get("system")
     if pinned:
@@ -218,10 +225,10 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
         return False
     if ctx.gpu_count > desktop_gpu_capacity(ctx, gpu):
         return True
-    return gpu["cooling"] == "passive" and ctx.gpu_count >= 3 and bool(system_options(ctx, gpu))
+    return gpu["cooling"] == "passive" and bool(system_options(ctx, gpu))
 
 
-def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor) -> None:
+def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, why: str = "") -> None:
     """PCIe cards in a server barebone: the chassis (board, PSUs, fans, heatsinks) plus CPUs, RAM and drives."""
     # assemble imports this module; its RAM and storage choosers take a board, which the barebone stands in for.
     from pth_top.configs.assemble import _choose_ram, _choose_storage
@@ -235,8 +242,8 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor) 
     for problem in barebone_fit_problems(chassis, gpu, count):
         asm.unsatisfied_add(problem)
     desktop = desktop_gpu_capacity(ctx, gpu)
-    why = (f"more than any desktop board in the catalog holds (at most {desktop})" if count > desktop else
-           "passive cards, cooled only by a server's front-to-back airflow")
+    why = why or (f"more than any desktop board in the catalog holds (at most {desktop})" if count > desktop else
+                  "passive cards, cooled only by a server's front-to-back airflow")
     asm.reasons["system"] = [
         f"{count} x {gpu['slot_width_count']}-slot {gpu.name}: {why}; built around a "
         f"{chassis['form_factor']} server barebone",
@@ -273,7 +280,8 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
     if ctx.answers.data.kind in ("images", "video", "mixed"):
         cores = max(cores, ctx.rules.cpu.cores_per_gpu_decode_count * ctx.gpu_count)
         threads = max(threads, cores)
-        reason += f"; {ctx.answers.data.kind} data: >= {ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU"
+        reason += (f"; {ctx.answers.data.kind} data is decoded and augmented on the CPU: >= "
+                   f"{ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU = {cores} cores")
     same_socket = [cpu for cpu in ctx.catalog.of_kind("cpu") if cpu["socket"] == chassis["cpu_socket"]]
     able = [
         (cpu.price_cny * sockets, cpu, sockets) for cpu in same_socket

@@ -77,8 +77,13 @@ def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_f
     return not is_first or psu["eps_8pin_count"] >= cpu_eps_count
 
 
-def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler: Part) -> None:
-    """The cheapest set of identical ATX units, each feeding whole GPUs; lines on leads, units and circuit."""
+# A tower holds at most two ATX units (a dual-PSU workstation case, the two joined by a dual-PSU adapter).
+MAX_ATX_UNITS_COUNT = 2
+
+
+def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler: Part) -> bool:
+    """The cheapest set of one or two identical ATX units, each feeding whole GPUs; lines on leads, units and
+    circuit. False when no such set feeds the build (it then needs a server chassis with CRPS units)."""
     rules = ctx.rules
     gpu_count = ctx.gpu_count if gpu else 0
     ram, ram_qty = asm.chosen["memory_kit"]
@@ -95,7 +100,8 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     leads = gpu_leads(gpu) if gpu else Leads(0, 0)
     size, _ = standard_psu_size(estimate.psu_required_w, rules)
     pinned = ctx.pins.get("psu")
-    unit_counts = [pinned[1]] if pinned and pinned[1] else list(range(1, max(gpu_count, 1) + 1))
+    unit_counts = [pinned[1]] if pinned and pinned[1] else list(range(1, min(max(gpu_count, 1),
+                                                                               MAX_ATX_UNITS_COUNT) + 1))
     loads_by_units = {units: unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
                       for units in unit_counts}
     candidates = []
@@ -105,7 +111,8 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
             if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
                 candidates.append((psu.price_cny * units, psu, units))
                 break
-    rule = f">= {size} W" if estimate.psu_required_w <= size else f"{estimate.psu_required_w:,.0f} W over ATX units"
+    rule = f">= {size} W" if estimate.psu_required_w <= size else (
+        f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units (a tower holds two)")
     psu, units = rank(ctx, asm, "psu", candidates, ctx.catalog.of_kind("psu"), f"{rule} with {leads.text()} per GPU",
                       closest=lambda part: (-part["capacity_w"], part.price_cny, part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
@@ -135,22 +142,19 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
             f"{units} ATX PSUs ({split}, the first also feeds board and CPU): ATX units do not share load, so each "
             "GPU takes all its leads from one unit and each unit is sized for its own GPUs "
             f"(largest unit needs {max(load.required_w for load in loads):,.0f} W); join them with a dual-PSU "
-            "adapter so they switch on together"
+            "adapter so they switch on together, in a case with two PSU bays (a dual-PSU workstation case)"
         )
     units_wall = [wall_draw_w(load.sustained_w, efficiency, rules) for load in loads]
     lines.extend(_circuit_lines(ctx, asm, gpu, gpu_count, units_wall, efficiency))
     asm.power_lines = estimate.lines + tuple(lines[2:])
     asm.reasons["psu"] = lines
     asm.heat_line = heat_line(estimate.sustained_w, fans - cooler["fans_count"], rules)
+    return bool(candidates) or bool(pinned)
 
 
 def heat_line(heat_w: float, case_fans: int, rules: Rules) -> str:
-    airflow = "" if heat_w <= rules.cooling.server_airflow_above_w else (
-        f"; above {rules.cooling.server_airflow_above_w} W a desktop case is not enough: rack/server chassis airflow"
-    )
     return (f"cooling: ~{heat_w:,.0f} W of heat -> {case_fans} case fans "
-            f"(1 per {rules.cooling.watts_per_case_fan_w} W, positive pressure: more intake than exhaust, guide §4.1)"
-            f"{airflow}")
+            f"(1 per {rules.cooling.watts_per_case_fan_w} W, positive pressure: more intake than exhaust, guide §4.1)")
 
 
 def circuit_w(current_a: float, rules: Rules) -> float:
@@ -210,9 +214,8 @@ def power_limit_line(gpu: Part | None, gpu_count: int, wall_w: float, circuit_li
     cut_dc_w = (wall_w - circuit_limit_w) * getattr(p.efficiency_at_half_load, efficiency)
     limit_w = gpu["board_power_w"] - cut_dc_w / gpu_count
     fraction = limit_w / gpu["board_power_w"]
-    if fraction < p.power_limit_min_fraction:
-        return (f"a power limit low enough for one socket would be {max(fraction, 0):.0%} of {gpu.name}'s "
-                f"{gpu['board_power_w']:g} W: below {p.power_limit_min_fraction:.0%} the throughput cost is unmeasured")
+    if fraction < p.power_limit_min_fraction:  # no measured throughput cost below that: no proposal
+        return ""
     return (f"or set `sudo nvidia-smi -pl {int(limit_w)}` on each GPU ({fraction:.0%} of {gpu['board_power_w']:g} W) "
             "to "
             f"stay on one socket: at {p.power_limit_min_fraction:.0%} power, 4 x RTX 3090 kept over "

@@ -5,10 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pth_top.configs.assemble import PC_GPU_FORMS, assemble
-from pth_top.configs.assembly import Assembly, Context, gpu_price
+from pth_top.configs.assembly import (
+    ROOMY,
+    SHORT,
+    TIGHT,
+    Assembly,
+    Context,
+    gpu_price,
+    memory_fit,
+    needed_bytes,
+    usable_bytes,
+)
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
-from pth_top.configs.rules import gpu_usable_bytes
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
+
+__all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", "needed_bytes", "ranked_gpus",
+           "usable_bytes"]
+
+# The tensor rate that trains at each answered precision (a card without one cannot train at it: V100 has no bf16).
+TRAINING_RATE_BY_PRECISION = {
+    "bf16": ("bf16_dense_tflops", "dense BF16 tensor TFLOPS"),
+    "amp_fp16": ("fp16_dense_tflops", "dense FP16 tensor TFLOPS"),
+    "fp32": ("fp32_tflops", "FP32 TFLOPS"),
+}
 
 
 def gpu_metric(ctx: Context) -> tuple[str, str]:
@@ -16,11 +35,18 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
         return "memory_gib", "GiB of GPU memory per yuan (entry tier: VRAM first, guide §6.1)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", "memory bandwidth per yuan (LLM decoding is bandwidth-bound; Dettmers 2023)"
-    return "bf16_dense_tflops", "dense BF16 tensor TFLOPS per yuan (training; Dettmers 2023)"
+    if ctx.answers.task.mode == "training":
+        field, text = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
+        return field, f"{text} per yuan of the whole build (training; Dettmers 2023)"
+    return "bf16_dense_tflops", "dense BF16 tensor TFLOPS per yuan (Dettmers 2023)"
 
 
-def usable_bytes(ctx: Context, gpu: Part) -> float:
-    return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules)
+def trains_at_precision(ctx: Context, gpu: Part) -> bool:
+    """A training card needs a nonzero rate at the answered precision (Volta has no bf16 tensor cores)."""
+    if ctx.answers.task.mode != "training":
+        return True
+    field, _ = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
+    return gpu[field] > 0
 
 
 def unit_price(ctx: Context, gpu: Part) -> float:
@@ -32,13 +58,9 @@ def unit_price(ctx: Context, gpu: Part) -> float:
     return gpu_price(ctx, gpu)
 
 
-def needed_bytes(ctx: Context, gpu: Part) -> int:
-    """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context."""
-    return ctx.memory.total_bytes - (ctx.memory.cuda_context_bytes if gpu["software"] == "cpu" else 0)
-
-
 def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
-    """GPUs allowed and buyable here, those meeting the memory floor first, each group by score per yuan."""
+    """GPUs allowed and buyable here: those holding the workload with the margin first, then tight fits, then
+    the rest; each group by score per yuan of the card (fit_budget then compares whole builds)."""
     metric, _ = gpu_metric(ctx)
     quiet = ctx.answers.budget.noise == "quiet"
     condition = ctx.answers.budget.condition
@@ -52,11 +74,15 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue
         if not gpu.buyable(condition):  # end of life, or not sold new in China: used only
             continue
-        fits = needed_bytes(ctx, gpu) <= usable_bytes(ctx, gpu)
-        preferred = ctx.tier == "datacenter" and gpu["form"] in ("workstation", "datacenter")
+        if not trains_at_precision(ctx, gpu):
+            continue
+        if not ctx.edge and gpu["form"] == "datacenter" and gpu["cooling"] == "passive" and not system_options(
+                ctx, gpu):
+            continue  # a passive card lives only in a server chassis's airflow, and no catalog chassis takes it
+        fit = memory_fit(ctx, gpu)
         score = gpu[metric] / unit_price(ctx, gpu)
-        ranked.append((not fits, not preferred, -score, gpu.id, gpu, fits))
-    ranked.sort(key=lambda item: item[:4])
+        ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
+    ranked.sort(key=lambda item: item[:3])
     return [(gpu, fits) for *_, gpu, fits in ranked]
 
 
@@ -85,44 +111,67 @@ class Fit:
     cheapest_fitting: tuple[float, Part] | None  # (price, GPU) of the cheapest build whose GPU holds the workload
 
 
-def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assembly, Part] | None:
-    """The best-ranked acceptable build whose GPU holds the workload, or None (GPUs alone over budget are skipped)."""
-    for gpu, fits in gpus:
-        if not fits:
-            return None
-        if unit_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
-            continue
+def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
+    """The ranking metric of all the build's GPUs per yuan of the whole build (the host is part of the price)."""
+    metric, _ = gpu_metric(ctx)
+    return gpu[metric] * ctx.gpu_count / max(assembly.total_cny, 1.0)
+
+
+def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[float, Part]]
+                     ) -> tuple[Assembly, Part] | None:
+    """The acceptable build with the best build score among these GPUs; `cheapest` keeps the cheapest build seen."""
+    best: tuple[float, str, Assembly, Part] | None = None
+    for gpu in gpus:
+        if cheapest and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, cheapest[0][0]):
+            continue  # its GPUs alone cost more than the budget and than a build already tried
         assembly = assemble(ctx, gpu)
+        if not cheapest or assembly.total_cny < cheapest[0][0]:
+            cheapest[:] = [(assembly.total_cny, gpu)]
         if acceptable(ctx, assembly):
-            return assembly, gpu
+            score = build_score(ctx, assembly, gpu)
+            if best is None or (-score, gpu.id) < (-best[0], best[1]):
+                best = (score, gpu.id, assembly, gpu)
+    return None if best is None else (best[2], best[3])
+
+
+def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assembly, Part] | None:
+    """The best acceptable build whose GPU holds the workload: with headroom if any, else a tight fit; or None."""
+    for level in (ROOMY, TIGHT):
+        found = _best_acceptable(ctx, [gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level], [])
+        if found is not None:
+            return found
     return None
 
 
 def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
-    """The first acceptable build among GPUs that hold the workload; failing that, the best card within budget."""
-    cheapest: tuple[float, Part] | None = None
-    for gpu, fits in gpus:
-        if not fits:
-            break
-        if cheapest is not None and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, cheapest[0]):
-            continue  # its GPUs alone cost more than the budget and than a fitting build already tried
-        assembly = assemble(ctx, gpu)
-        if acceptable(ctx, assembly):
-            return Fit(assembly, gpu, True, (assembly.total_cny, gpu))
-        if cheapest is None or assembly.total_cny < cheapest[0]:
-            cheapest = (assembly.total_cny, gpu)
+    """The best acceptable build among GPUs that hold the workload (with headroom first); failing that, the
+    largest card whose build stays within budget, best build score among equals."""
+    cheapest: list[tuple[float, Part]] = []
+    for level in (ROOMY, TIGHT):
+        found = _best_acceptable(ctx, [gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level],
+                                 cheapest)
+        if found is not None:
+            return Fit(found[0], found[1], True, (found[0].total_cny, found[1]))
+    fitting = cheapest[0] if cheapest else None
     # Nothing acceptable holds the workload: lead with the largest card whose build stays within budget.
-    by_memory = sorted((gpu for gpu, _ in gpus), key=lambda part: (-usable_bytes(ctx, part), unit_price(ctx, part)))
+    by_size: dict[float, list[Part]] = {}
+    for gpu, _ in gpus:
+        if unit_price(ctx, gpu) * ctx.gpu_count <= ctx.budget_cny:
+            by_size.setdefault(usable_bytes(ctx, gpu), []).append(gpu)
     fallback: tuple[Assembly, Part] | None = None
-    for gpu in by_memory:
-        if unit_price(ctx, gpu) * ctx.gpu_count > ctx.budget_cny:
-            continue
-        assembly = assemble(ctx, gpu)
-        if assembly.total_cny <= ctx.budget_cny:
-            return Fit(assembly, gpu, False, cheapest)
-        if fallback is None or assembly.total_cny < fallback[0].total_cny:
-            fallback = (assembly, gpu)
+    for size in sorted(by_size, reverse=True):
+        best: tuple[float, str, Assembly, Part] | None = None
+        for gpu in by_size[size]:
+            assembly = assemble(ctx, gpu)
+            if assembly.total_cny <= ctx.budget_cny:
+                score = build_score(ctx, assembly, gpu)
+                if best is None or (-score, gpu.id) < (-best[0], best[1]):
+                    best = (score, gpu.id, assembly, gpu)
+            elif fallback is None or assembly.total_cny < fallback[0].total_cny:
+                fallback = (assembly, gpu)
+        if best is not None:
+            return Fit(best[2], best[3], False, fitting)
     if fallback is None:  # every card alone is over budget: the cheapest one
         gpu = min((gpu for gpu, _ in gpus), key=lambda part: (unit_price(ctx, part), part.id))
         fallback = (assemble(ctx, gpu), gpu)
-    return Fit(fallback[0], fallback[1], False, cheapest)
+    return Fit(fallback[0], fallback[1], False, fitting)

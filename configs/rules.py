@@ -99,7 +99,6 @@ class CoolingRules(Schema, frozen=True):
     watts_per_case_fan_w: AtLeastOne
     min_case_fans_count: Whole
     max_case_fans_count: Whole
-    server_airflow_above_w: Whole
     aio_above_cpu_power_w: Whole
 
 
@@ -115,6 +114,7 @@ class BudgetRules(Schema, frozen=True):
 class GpuRules(Schema, frozen=True):
     guide_section: str
     usable_memory_fraction: Fraction
+    estimate_margin_fraction: Annotated[float, Meta(ge=0, le=1)]
 
 
 class CurrencyRules(Schema, frozen=True):

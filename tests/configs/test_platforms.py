@@ -71,13 +71,19 @@ def test_eight_workstation_cards_are_never_presented_as_fine(catalog):
 
 
 def test_three_and_four_gpu_workstations_are_buildable_within_their_rules(catalog):
-    for gpu_id, count in (("rtx-6000-ada-48gb", 3), ("rtx-6000-ada-48gb", 4), ("rtx-5090-32gb", 4)):
+    for gpu_id, count in (("rtx-6000-ada-48gb", 3), ("rtx-6000-ada-48gb", 4), ("rtx-5090-32gb", 2)):
         ctx, asm = assembled(catalog, gpu_id, scale__gpu_count=count, workload__preset="llama-7b",
                              budget__amount=300000.0)
         assert within_own_rules(asm), (gpu_id, count, asm.unsatisfied)
         assert asm.total_cny <= 300000
         cpu, _ = asm.chosen["cpu"]
         assert cpu["pcie_lanes_count"] >= 8 * count
+        # Review 12 finding 6: a tower takes two ATX units at most; beyond that the server chassis brings its own.
+        assert "system" in asm.chosen or asm.chosen["psu"][1] <= 2
+    _, four = assembled(catalog, "rtx-6000-ada-48gb", scale__gpu_count=4, workload__preset="llama-7b",
+                        budget__amount=300000.0)
+    if "system" in four.chosen:
+        assert any("no pair of ATX PSUs" in line for line in four.reasons["system"])
 
 
 def test_three_slot_cards_do_not_fit_a_seven_slot_board_without_risers(catalog):

@@ -9,7 +9,7 @@ import pytest
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.parts import Part, load_catalog
-from pth_top.configs.power import gpu_leads, gpus_per_unit, power_limit_line, unit_loads
+from pth_top.configs.power import gpu_leads, gpus_per_unit, heat_line, power_limit_line, unit_loads
 from pth_top.configs.recommend import _context
 from pth_top.configs.rules import load_rules
 
@@ -30,20 +30,36 @@ def build(catalog, gpu_id: str, **changes):
     return assemble(ctx, catalog.get(gpu_id))
 
 
-def test_four_rtx_5090s_name_their_leads_the_atx_units_and_the_circuit(catalog):
-    # Issue 12 item 6: 4 x RTX 5090 got 3 x 1600 W ATX units with 3 native 16-pin leads, described as load-sharing.
-    asm = build(catalog, "rtx-5090-32gb", scale__gpu_count=4, workload__preset="llama-7b", budget__amount=300000.0)
+def test_two_rtx_5090s_take_two_atx_units_that_do_not_share_load(catalog):
+    # Issue 12 item 6: several ATX units were described as load-sharing.
+    asm = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=300000.0)
     psu, units = asm.chosen["psu"]
-    assert psu["connectors_12vhpwr_count"] * units >= 4
+    assert units == 2 and psu["connectors_12vhpwr_count"] * units >= 2
     text = " | ".join(asm.reasons["psu"])
     assert "1 native 12V-2x6/12VHPWR lead" in text and "no adapters" in text
     assert "do not share load" in text and "each GPU takes all its leads from one unit" in text
-    assert "load-sharing" not in text
-    # ~3 kW from the wall: more than one 220 V / 10 A socket (2.2 kW), within one 16 A circuit (3.5 kW).
-    assert 2200 < asm.wall_w <= 3520
-    assert "16 A socket on its own 16 A circuit" in text and "GB 1002" in text
-    assert any("circuit" in warning for warning in asm.warnings)
+    assert "dual-PSU workstation case" in text and "load-sharing" not in text
     assert asm.unsatisfied == []
+
+
+def test_a_tower_never_gets_more_than_two_atx_units(catalog):
+    # Review 12 finding 6: 4 x RTX 5090 got 4 ATX units in one tower; a tower holds two, and no catalog pair feeds
+    # 4 x 575 W cards (no server chassis takes them either: its slot leads give 300 W), so the build says so.
+    asm = build(catalog, "rtx-5090-32gb", scale__gpu_count=4, workload__preset="llama-7b", budget__amount=300000.0)
+    assert asm.chosen["psu"][1] <= 2
+    assert any("at most 2 ATX units" in line for line in asm.unsatisfied), asm.unsatisfied
+    # ~2.4 kW from the wall: more than one 220 V / 10 A socket (2.2 kW), within one 16 A circuit (3.5 kW).
+    three = build(catalog, "rtx-5090-32gb", scale__gpu_count=3, workload__preset="llama-7b", budget__amount=300000.0)
+    assert 2200 < three.wall_w <= 3520
+    text = " | ".join(three.reasons["psu"])
+    assert "16 A socket on its own 16 A circuit" in text and "GB 1002" in text
+    assert any("circuit" in warning for warning in three.warnings)
+
+
+def test_no_desktop_case_claim_without_a_source():
+    # Review 12 finding 6: "above 1500 W a desktop case is not enough" had no source and contradicted the build.
+    line = heat_line(2000.0, 8, RULES)
+    assert "~2,000 W of heat" in line and "desktop case is not enough" not in line
 
 
 def test_each_atx_unit_carries_whole_gpus_and_enough_native_leads(catalog):
@@ -71,6 +87,6 @@ def test_power_limit_is_suggested_only_where_its_cost_is_measured():
     # 200 W over a 2.2 kW socket at the wall, gold (0.90): 180 W DC over 4 GPUs = 45 W each -> 305 W (87 %).
     line = power_limit_line(card, 4, 2400, 2200, "gold", RULES)
     assert "nvidia-smi -pl 305" in line and "87%" in line and "pugetsystems.com" in line
-    far = power_limit_line(card, 4, 3500, 2200, "gold", RULES)
-    assert "nvidia-smi" not in far and "unmeasured" in far
+    # Review 12 finding 6: below 80 % no measured throughput cost is known, so no limit is proposed at all.
+    assert power_limit_line(card, 4, 3500, 2200, "gold", RULES) == ""
     assert power_limit_line(None, 0, 3000, 2200, "gold", RULES) == ""

@@ -14,7 +14,7 @@ import pytest
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Context
-from pth_top.configs.compat import compatibility_blockers
+from pth_top.configs.compat import compatibility_blockers, compatibility_problems
 from pth_top.configs.parts import Catalog, load_catalog
 from pth_top.configs.platforms import system_options
 from pth_top.configs.recommend import _context, recommend
@@ -134,7 +134,10 @@ def test_three_passive_cards_go_into_the_server_not_a_desktop_case(catalog):
     ctx, asm = eight(catalog, "l20-48gb", scale__gpu_count=4)
     assert ctx.gpu_count == 4 and asm.chosen["system"][0].id == BAREBONE
     _, blower = eight(catalog, "rtx-6000-ada-48gb", scale__gpu_count=4)
-    assert "system" not in blower.chosen and "motherboard" in blower.chosen  # a workstation board still holds 4
+    # Blower cards may stay on a workstation board, but only with at most two ATX units (review 12 finding 6).
+    assert "system" in blower.chosen or blower.chosen["psu"][1] <= 2
+    _, one_passive = eight(catalog, "l4-24gb", scale__gpu_count=1)
+    assert one_passive.chosen["system"][0].id == BAREBONE  # review 12 finding 1: never a passive card in a tower
 
 
 def test_without_a_barebone_in_the_catalog_the_desktop_path_says_what_does_not_fit(catalog):
@@ -157,3 +160,17 @@ def test_the_server_line_keeps_a_space_between_the_role_and_the_name(catalog):
                               budget__amount=800_000.0), catalog)
     line = component_line("system", build, with_id=False)
     assert line.startswith("Server ") and not line.startswith("Server system"), line
+
+
+def test_a_barebone_wires_its_own_gpu_slots_and_an_epyc_has_no_chipset(catalog):
+    # Review 12 finding 15: "8 GPUs at x16 + 4 for storage = 132 > EPYC 7543's 128: ... storage hangs off the
+    # chipset" on a G292-Z20, whose GPU slots sit behind PCIe switches (systems.toml), on an SoC without a chipset.
+    _, asm = eight(catalog, "l20-48gb")
+    assert asm.chosen["system"][0].id == BAREBONE
+    assert not any("PCIe lanes" in line for line in compatibility_problems(asm.chosen))
+    epyc, board = catalog.get("epyc-7543"), catalog.get("supermicro-h12ssl-i")
+    drives = catalog.get("samsung-980-pro-2tb")
+    chosen = {"gpu": (catalog.get("rtx-6000-ada-48gb"), 7), "cpu": (epyc, 1), "motherboard": (board, 1),
+              "storage": (drives, 5)}  # 7 x 16 + 5 x 4 = 132 > 128 lanes
+    lanes = [line for line in compatibility_problems(chosen) if "PCIe lanes" in line]
+    assert lanes and "chipset" not in lanes[0].replace("no chipset", "") and "x8" in lanes[0]
