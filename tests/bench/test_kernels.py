@@ -269,3 +269,33 @@ def test_the_child_refuses_an_older_torch_with_one_clear_line(tmp_path):
     assert error.get("message") == ("torch 2.3.1+cu121 is too old for pth-top bench: it needs torch >= 2.4 "
                                     "(torch.amp.GradScaler, torch.OutOfMemoryError); upgrade torch in this environment")
     assert events[-1].kind == "finished" and "Traceback" not in completed.stderr
+
+
+def test_amp_step_fp32_baseline_runs_without_tf32_and_fp16_rows_name_the_grad_scaler_sync(torch, monkeypatch):
+    from pth_top.benches.child.harness import Measurement
+    from pth_top.benches.child.kernels import amp_step
+
+    seen: list[tuple] = []
+
+    def recording_timed(ctx, fn, **options):
+        seen.append((torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+                     torch.get_float32_matmul_precision()))
+        return Measurement(1e-3, 0.0, (1e-3,), 1, 1, False, 0.05)
+
+    monkeypatch.setattr(amp_step, "timed", recording_timed)
+    monkeypatch.setattr(amp_step, "is_cuda", lambda device: True)  # the GPU's precisions, built on CPU tensors
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", True)
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)  # torch's default for cuDNN
+    previous_precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")
+    try:
+        cnn = [variant for variant in amp_step.variants(_ctx(None)) if variant.name.startswith("cnn")]
+        rows = {variant.name: variant.run() for variant in cnn}
+        assert seen == [(False, False, "highest"), (True, True, "high"), (True, True, "high")]
+        assert torch.get_float32_matmul_precision() == "high" and torch.backends.cudnn.allow_tf32 is True
+    finally:
+        torch.set_float32_matmul_precision(previous_precision)
+    assert rows["cnn fp32"]["details"]["cudnn_allow_tf32"] is False
+    assert rows["cnn fp16"]["note"] == "1.00x vs fp32 (TF32 off); GradScaler: 1 host sync/step"
+    assert rows["cnn fp16"]["details"]["host_syncs_per_step"] == 1
+    assert rows["cnn bf16"]["note"] == "1.00x vs fp32 (TF32 off)"
