@@ -27,7 +27,7 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         if fit is None:
             card = f"the pinned {gpu.name} has"
         elif assembly.total_cny <= ctx.budget_cny:
-            card = f"the best card in budget, {gpu.name}, has"
+            card = f"the largest card within budget, {gpu.name}, has"
         else:
             card = f"even the cheapest build (¥{assembly.total_cny:,.0f}) is over budget and its {gpu.name} has"
         usable = usable_bytes(ctx, gpu) / GIB

@@ -159,18 +159,22 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
         if unit_price(ctx, gpu) * ctx.gpu_count <= ctx.budget_cny:
             by_size.setdefault(usable_bytes(ctx, gpu), []).append(gpu)
     fallback: tuple[Assembly, Part] | None = None
+    breaking: tuple[Assembly, Part] | None = None  # the largest within budget that breaks its own rules
     for size in sorted(by_size, reverse=True):
         best: tuple[float, str, Assembly, Part] | None = None
         for gpu in by_size[size]:
             assembly = assemble(ctx, gpu)
-            if assembly.total_cny <= ctx.budget_cny:
+            if assembly.total_cny <= ctx.budget_cny and not assembly.unsatisfied:
                 score = build_score(ctx, assembly, gpu)
                 if best is None or (-score, gpu.id) < (-best[0], best[1]):
                     best = (score, gpu.id, assembly, gpu)
+            elif assembly.total_cny <= ctx.budget_cny:
+                breaking = breaking or (assembly, gpu)
             elif fallback is None or assembly.total_cny < fallback[0].total_cny:
                 fallback = (assembly, gpu)
         if best is not None:
             return Fit(best[2], best[3], False, fitting)
+    fallback = breaking or fallback
     if fallback is None:  # every card alone is over budget: the cheapest one
         gpu = min((gpu for gpu, _ in gpus), key=lambda part: (unit_price(ctx, part), part.id))
         fallback = (assemble(ctx, gpu), gpu)

@@ -199,7 +199,7 @@ def test_infeasible_request_says_so_first_and_leads_with_what_is_feasible(catalo
     assert not build.feasible
     assert build.blockers[0].startswith("not feasible within ¥10,000: needs ")
     assert build.reasoning[0] == build.blockers[0]
-    assert "the best card in budget" in build.blockers[0]
+    assert "the largest card within budget" in build.blockers[0]
     assert build.total_price_cny <= 10000  # never headline a card far beyond the budget
     assert build.feasible_alternatives and "QLoRA" in build.feasible_alternatives[0]
     assert "within ¥10,000" in build.feasible_alternatives[0]
@@ -540,3 +540,11 @@ def test_infeasible_headline_card_is_the_largest_within_budget_and_matches_the_a
     reference = build.component("gpu")
     same_size = [line for line in build.feasible_alternatives if f"{reference.spec['memory_gib']:g}GB" in line]
     assert same_size and all(reference.name in line for line in same_size), (reference.name, same_size)
+
+
+def test_the_reference_build_of_an_infeasible_request_keeps_its_own_rules_when_one_can(catalog):
+    # 4 x used RTX 5090 (no pair of ATX units feeds them) was the reference build while 4 x A10 in a server fit.
+    chosen = answers(workload__preset="llama-7b", workload__batch_size=16, task__recompute="full",
+                     scale__gpu_count=4, scale__sharding="zero3", budget__amount=150000.0, budget__condition="used")
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.blockers and not any("breaks its own rules" in line for line in build.blockers), build.blockers
