@@ -19,6 +19,7 @@ NVML_CLOCK_SM = 1
 NVML_MEMORY_ERROR_TYPE_CORRECTED = 0
 NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
 NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1  # over the GPU's life, kept in its InfoROM across driver loads and resets
 NVML_PAGE_RETIREMENT_CAUSE_SINGLE_BIT = 0
 NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT = 1
 NVML_SUCCESS = 0
@@ -142,6 +143,12 @@ class GpuHealthReader:
         return _integer(self.session.cached_call(
             THERMAL_FIELD_TTL_S, "nvmlDeviceGetTotalEccErrors", handle, error_type, NVML_VOLATILE_ECC
         ))
+
+    def lifetime_ecc_errors(self, handle: Any, ecc_enabled: Any, error_type: int) -> MaybeInt:
+        """ECC errors of `error_type` over the GPU's life (NVML's aggregate counter); NA with ECC off."""
+        if ecc_enabled is not True:
+            return NA
+        return _integer(self.session.call("nvmlDeviceGetTotalEccErrors", handle, error_type, NVML_AGGREGATE_ECC))
 
     def _retired_pages(self, handle: Any, cause: int) -> MaybeInt:
         pages = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetRetiredPages", handle, cause)

@@ -7,31 +7,47 @@ NVML readers, keyed by GPU uuid (the bench child reports each device's uuid); NA
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pth_top.benches.client.burn import BurnLog, DeviceBurn
+from pth_top.benches.catalog import PEAK_BF16
+from pth_top.benches.client.burn import POWER_CAP_MASK, BurnLog, DeviceBurn
+from pth_top.benches.client.peaks import Peak, gpu_peak
 from pth_top.sensors.gpu import decode_text
-from pth_top.sensors.gpu_health import GpuHealthReader
+from pth_top.sensors.gpu_health import (
+    NVML_MEMORY_ERROR_TYPE_CORRECTED,
+    NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+    GpuHealthReader,
+)
 from pth_top.sensors.na import is_na
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher, stop_and_join
 from pth_top.text import printable
 
 ACCEPT_BURN_S = 300.0  # --accept without --burn
-PASS, SUSPECT, FAIL = "pass", "suspect", "fail"
+PASS, INCOMPLETE, SUSPECT, FAIL = "pass", "incomplete", "suspect", "fail"
 # Sustained TFLOP/s under this share of the fastest GPU of the same model is suspect: DCGM's targeted_stress
 # wants 0.95 of its target (target_perf_min_ratio, nvvs/plugin_src/targeted_stress/TargetedStress_wrapper.cpp,
 # https://github.com/NVIDIA/DCGM).
 MIN_SHARE_OF_FASTEST = 0.95
+# With no twin to compare with, a GPU is held to its datasheet BF16 peak times the lowest share a maximum-achievable
+# matmul (mamf-finder) reached on NVIDIA datacenter GPUs: 80.3 % (H100 SXM, 794.5 of 989 TFLOP/s), ml-engineering's
+# MAMF table (https://github.com/stas00/ml-engineering/tree/master/compute/accelerator).
+MAMF_SHARE_OF_DATASHEET = 0.803
 RULES: tuple[tuple[str, str], ...] = (
     (FAIL, "a VRAM word read back wrong"),
     (FAIL, "new uncorrectable ECC errors, rows remapped for them, or a failed row remap"),
     (FAIL, "the burn or the VRAM test failed on the device"),
     (SUSPECT, "an Xid error during the test"),
     (SUSPECT, "new correctable ECC errors or retired pages, or a row remap pending"),
+    (SUSPECT, "damage from before the test: rows remapped for uncorrectable errors, retired pages, or "
+              "uncorrectable ECC errors in the card's life (NVML aggregate counter)"),
     (SUSPECT, "thermal, HW-slowdown or power-brake clock events during the burn (the power cap is expected)"),
     (SUSPECT, f"median TFLOP/s under {MIN_SHARE_OF_FASTEST:.0%} of the fastest GPU of the same model"),
+    (SUSPECT, f"the only GPU of its model: median TFLOP/s under {MIN_SHARE_OF_FASTEST:.0%} of "
+              f"{MAMF_SHARE_OF_DATASHEET:.1%} of its datasheet BF16 peak, in a burn its power cap did not hold"),
+    (INCOMPLETE, "a check could not be done (no NVML counters, no Xid events, no peak to compare with)"),
 )
 
 
@@ -39,8 +55,10 @@ RULES: tuple[tuple[str, str], ...] = (
 class HealthCounters:
     """One GPU's memory-health counters at one moment; None where NVML gives no reading."""
 
-    ecc_uncorrected: int | None = None
+    ecc_uncorrected: int | None = None  # volatile: since the driver loaded
     ecc_corrected: int | None = None
+    ecc_uncorrected_lifetime: int | None = None  # aggregate: over the card's life
+    ecc_corrected_lifetime: int | None = None
     remapped_uncorrectable: int | None = None
     remapped_correctable: int | None = None
     remap_pending: bool | None = None
@@ -70,8 +88,12 @@ def read_health(session: NvmlSession) -> dict[str, tuple[int, Any, HealthCounter
             health = reader.read(index, handle, ecc_enabled, 0)
         except GpuLostError:
             continue
+        lifetime = {error_type: _known(reader.lifetime_ecc_errors(handle, ecc_enabled, error_type))
+                    for error_type in (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_MEMORY_ERROR_TYPE_CORRECTED)}
         found[decode_text(uuid)] = (index, handle, HealthCounters(
             ecc_uncorrected=_known(health.ecc_uncorrected_errors), ecc_corrected=_known(health.ecc_corrected_errors),
+            ecc_uncorrected_lifetime=lifetime[NVML_MEMORY_ERROR_TYPE_UNCORRECTED],
+            ecc_corrected_lifetime=lifetime[NVML_MEMORY_ERROR_TYPE_CORRECTED],
             remapped_uncorrectable=_known(health.remapped_rows_uncorrectable),
             remapped_correctable=_known(health.remapped_rows_correctable),
             remap_pending=_known(health.row_remap_pending), remap_failed=_known(health.row_remap_failed),
@@ -147,10 +169,14 @@ class Verdict:
 
 
 def judge(device: str, *, name: str, uuid: str | None, burn: DeviceBurn | None, fastest_same_model: float | None,
-          vram: dict | None, errors: list[str], health: HealthWatch | None) -> Verdict:
-    """Apply RULES to one device's evidence; NA evidence is named as not checked, never as passed."""
+          vram: dict | None, errors: list[str], health: HealthWatch | None, datasheet: Peak | None = None) -> Verdict:
+    """Apply RULES to one device's evidence; NA evidence is named as not checked, never as passed.
+
+    `fastest_same_model` is None for the only GPU of its model: then `datasheet` (its BF16 peak) is the yardstick.
+    """
     fails: list[str] = []
     suspects: list[str] = []
+    not_checked: list[str] = []
     lines: list[str] = []
     if burn is not None and burn.samples:
         lines.append(f"burn    {burn.report_line()}")
@@ -160,6 +186,8 @@ def judge(device: str, *, name: str, uuid: str | None, burn: DeviceBurn | None, 
         median = burn.median("tflops")
         if median is not None and fastest_same_model and median < MIN_SHARE_OF_FASTEST * fastest_same_model:
             suspects.append(f"{100 * (1 - median / fastest_same_model):.1f} % slower than the fastest {name}")
+        elif median is not None and fastest_same_model is None:
+            _judge_alone(burn, median, name, datasheet, lines, suspects, not_checked)
     else:
         lines.append("burn    no samples")
         fails.append("the burn gave no samples")
@@ -175,18 +203,35 @@ def judge(device: str, *, name: str, uuid: str | None, burn: DeviceBurn | None, 
         lines.append("vram    not run")
         fails.append("the VRAM test gave no result")
     fails.extend(f"error: {error}" for error in errors)
-    _judge_health(uuid, health, lines, fails, suspects)
-    level = FAIL if fails else SUSPECT if suspects else PASS
-    reasons = tuple(fails + suspects) or ("every check passed",)
-    return Verdict(device, name, uuid, level, reasons, tuple(printable(line, 300) for line in lines))
+    _judge_health(uuid, health, lines, fails, suspects, not_checked)
+    level = FAIL if fails else SUSPECT if suspects else INCOMPLETE if not_checked else PASS
+    reasons = tuple(fails + suspects + ([f"not checked: {'; '.join(not_checked)}"] if not_checked else []))
+    return Verdict(device, name, uuid, level, reasons or ("every check passed",),
+                   tuple(printable(line, 300) for line in lines))
+
+
+def _judge_alone(burn: DeviceBurn, median: float, name: str, datasheet: Peak | None, lines: list[str],
+                 suspects: list[str], not_checked: list[str]) -> None:
+    """The only GPU of its model: its median rate against the datasheet expectation, unless its power cap held it."""
+    if datasheet is None:
+        not_checked.append(f"performance (the only {name}, and no catalog peak to compare with)")
+        return
+    expected = MIN_SHARE_OF_FASTEST * MAMF_SHARE_OF_DATASHEET * datasheet.value
+    capped_s = sum(burn.reason_seconds(POWER_CAP_MASK).values())
+    lines.append(f"perf    {100 * median / datasheet.value:.0f} % of the datasheet BF16 {datasheet.value:g} TFLOP/s "
+                 f"({datasheet.source}); power cap in {capped_s} of {len(burn.samples)} s")
+    if median < expected and 2 * capped_s < len(burn.samples):
+        suspects.append(f"{median:.1f} TFLOP/s is under {expected:.1f} ({MIN_SHARE_OF_FASTEST:.0%} of "
+                        f"{MAMF_SHARE_OF_DATASHEET:.1%} of the datasheet) with no power cap holding it")
 
 
 def _judge_health(uuid: str | None, health: HealthWatch | None, lines: list[str], fails: list[str],
-                  suspects: list[str]) -> None:
+                  suspects: list[str], not_checked: list[str]) -> None:
     before = health.before.get(uuid) if health and uuid else None
     after = health.after.get(uuid) if health and uuid else None
     if health is None or uuid is None or before is None or after is None:
         lines.append("health  not checked (no NVML counters for this device)")
+        not_checked.append("ECC / row-remap / Xid counters (no NVML counters for this device)")
         return
     rises = {name: _rise(before, after, name) for name in
              ("ecc_uncorrected", "ecc_corrected", "remapped_uncorrectable", "remapped_correctable", "retired_pages")}
@@ -201,6 +246,17 @@ def _judge_health(uuid: str | None, health: HealthWatch | None, lines: list[str]
                  f"correctable, pending {_yes_no(after.remap_pending)}, failed {_yes_no(after.remap_failed)}; "
                  f"retired pages {shown('retired_pages')}; Xid "
                  + (xid_text if uuid in health.xid_watched else "not watched (NVML gives no Xid events)"))
+    lines.append(f"before  lifetime ECC uncorrected {_count(before.ecc_uncorrected_lifetime)}, corrected "
+                 f"{_count(before.ecc_corrected_lifetime)}; remapped rows {_count(before.remapped_uncorrectable)} "
+                 f"uncorrectable, {_count(before.remapped_correctable)} correctable; retired pages "
+                 f"{_count(before.retired_pages)}")
+    _judge_damage_before(before, suspects)
+    if uuid not in health.xid_watched:
+        not_checked.append("Xid events (NVML gives none)")
+    if rises["ecc_uncorrected"] is None and rises["ecc_corrected"] is None:
+        not_checked.append("ECC counters (ECC off or not reported)")
+    if rises["remapped_uncorrectable"] is None and rises["retired_pages"] is None:
+        not_checked.append("row remapping and page retirement (neither reported)")
     if rises["ecc_uncorrected"]:
         fails.append(f"{rises['ecc_uncorrected']} new uncorrectable ECC errors")
     if rises["remapped_uncorrectable"]:
@@ -215,6 +271,21 @@ def _judge_health(uuid: str | None, health: HealthWatch | None, lines: list[str]
         suspects.append(f"{rises['retired_pages']} newly retired pages")
     if after.remap_pending:
         suspects.append("a row remap is pending (it applies at the next GPU reset)")
+
+
+def _judge_damage_before(before: HealthCounters, suspects: list[str]) -> None:
+    """What the card carried in: the absolute counters at the start, whatever the test then added."""
+    if before.remapped_uncorrectable:
+        suspects.append(f"{before.remapped_uncorrectable} rows remapped for uncorrectable errors before the test")
+    if before.retired_pages:
+        suspects.append(f"{before.retired_pages} pages retired before the test")
+    if before.ecc_uncorrected_lifetime:
+        suspects.append(f"{before.ecc_uncorrected_lifetime} uncorrectable ECC errors in the card's life "
+                        "before the test")
+
+
+def _count(value: int | None) -> str:
+    return "NA" if value is None else str(value)
 
 
 def _yes_no(value: bool | None) -> str:
@@ -238,6 +309,7 @@ def verdicts(record: Any, log: BurnLog, health: HealthWatch | None) -> list[Verd
     names = {device: str(cpu_model if device == "cpu" else identity[device].get("name") or device)
              for device in devices}
     fastest: dict[str, float] = {}
+    models = Counter(names.values())
     for device in devices:
         median = log.devices[device].median("tflops") if device in log.devices else None
         if median is not None:
@@ -248,8 +320,10 @@ def verdicts(record: Any, log: BurnLog, health: HealthWatch | None) -> list[Verd
         if device in devices:
             errors.setdefault(device, []).append(f"{error.get('error_type')}: {error.get('message')}")
     return [judge(device, name=names[device], uuid=identity[device].get("uuid"), burn=log.devices.get(device),
-                  fastest_same_model=fastest.get(names[device]), vram=vram_rows.get(device),
-                  errors=errors.get(device, []), health=health) for device in devices]
+                  fastest_same_model=fastest.get(names[device]) if models[names[device]] > 1 else None,
+                  vram=vram_rows.get(device), errors=errors.get(device, []), health=health,
+                  datasheet=None if device == "cpu" else gpu_peak(names[device], PEAK_BF16))
+            for device in devices]
 
 
 def verdict_page(found: list[Verdict], burn_s: float) -> list[str]:

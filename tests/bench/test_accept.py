@@ -9,6 +9,8 @@ import pytest
 
 from pth_top.benches.client.accept import (
     FAIL,
+    INCOMPLETE,
+    MAMF_SHARE_OF_DATASHEET,
     MIN_SHARE_OF_FASTEST,
     PASS,
     SUSPECT,
@@ -125,16 +127,84 @@ def test_xids_not_watched_are_said_so_not_shown_as_none():
     watch = health(GPUS)
     watch.xid_watched = set()
     found = verdicts(record(GPUS), burn_log({"cuda:0": 700.0, "cuda:1": 700.0}), watch)
-    assert "Xid not watched (NVML gives no Xid events)" in found[0].lines[-1]
+    assert any("Xid not watched (NVML gives no Xid events)" in line for line in found[0].lines)
+    assert found[0].level == INCOMPLETE and found[0].reasons == ("not checked: Xid events (NVML gives none)",)
 
 
 def test_without_counters_health_is_not_checked_and_a_device_error_fails():
     errors = [{"kernel": "vram_test", "device": "host", "variant": "cuda:0", "error_type": "OutOfMemoryError",
                "message": "CUDA out of memory"}]
     found = verdicts(record(GPUS, errors=errors), burn_log({"cuda:0": 700.0, "cuda:1": 700.0}), None)
-    assert levels(found) == {"cuda:0": FAIL, "cuda:1": PASS}
+    assert levels(found) == {"cuda:0": FAIL, "cuda:1": INCOMPLETE}, "a check not done is never passed"
     assert "error: OutOfMemoryError: CUDA out of memory" in found[0].reasons
     assert "health  not checked (no NVML counters for this device)" in found[1].lines
+    assert found[1].reasons == ("not checked: ECC / row-remap / Xid counters (no NVML counters for this device)",)
+    assert "every check passed" not in "\n".join(verdict_page(found, 300))
+
+
+# thamada/gls gls/GH200_smi.py (nvidia-smi -a, Mon Nov 18 2024): a GH200 480GB that arrived with one DRAM row
+# remapped for an uncorrectable error and 1 aggregate DRAM uncorrectable ECC error; volatile counters all 0.
+GH200_UUID = "GPU-35d58415-1094-5ad1-64d1-b797587d33a7"
+GH200 = {"nvmlDeviceGetName": "NVIDIA GH200 480GB", "nvmlDeviceGetUUID": GH200_UUID, "nvmlDeviceGetEccMode": [1, 1],
+         "nvmlDeviceGetRemappedRows": (0, 1, 0, 0)}  # (correctable, uncorrectable, pending, failed)
+GH200_ECC = {(1, 0): 0, (0, 0): 0, (1, 1): 1, (0, 1): 0}  # (error type, 0 volatile / 1 aggregate) -> count
+
+
+def test_a_card_that_arrives_damaged_is_suspect_though_nothing_rose_during_the_test():
+    from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
+    from tests.fakes.gpu_fixtures import by_argument
+
+    fake = FakePynvml(devices=[FakeDevice(values={**GH200, "nvmlDeviceGetTotalEccErrors": by_argument(GH200_ECC)})])
+    watch = HealthWatch(NvmlSession(fake))
+    watch.start()
+    watch.stop()
+    assert watch.before[GH200_UUID] == watch.after[GH200_UUID], "nothing changed during the test"
+    assert watch.before[GH200_UUID].ecc_uncorrected_lifetime == 1
+    rows = record(["cuda:0"]).rows
+    rows[0]["details"]["devices"]["cuda:0"] = {"name": "NVIDIA GH200 480GB", "uuid": GH200_UUID}
+    rows[1]["details"].update(name="NVIDIA GH200 480GB", uuid=GH200_UUID)
+    [verdict] = verdicts(RunRecord(rows=rows), burn_log({"cuda:0": 760.0}), watch)
+    assert verdict.level == SUSPECT
+    assert "1 rows remapped for uncorrectable errors before the test" in verdict.reasons
+    assert "1 uncorrectable ECC errors in the card's life before the test" in verdict.reasons
+    assert any(line.startswith("before  lifetime ECC uncorrected 1, corrected 0; remapped rows 1 uncorrectable")
+               for line in verdict.lines)
+
+
+def test_lifetime_ecc_counts_are_read_from_nvml_aggregate_counters():
+    from tests.fakes.gpu_fixtures import by_argument
+    from tests.fakes.real_gpus import make_real_machine
+
+    fake = make_real_machine("a100_sxm4_x4")
+    # thamada/nvidia-smi gls/A100SXMx4_smi.py: GPU 1's "Aggregate DRAM Correctable : 353", uncorrectable 0.
+    fake.devices[1].values["nvmlDeviceGetTotalEccErrors"] = by_argument({(1, 0): 0, (0, 0): 353, (1, 1): 0,
+                                                                         (0, 1): 353})
+    watch = HealthWatch(NvmlSession(fake))
+    watch.start()
+    watch.stop()
+    counters = watch.before["GPU-72d87681-01db-370e-567d-41afcf20fad0"]
+    assert (counters.ecc_corrected_lifetime, counters.ecc_uncorrected_lifetime) == (353, 0)
+    assert counters.remapped_correctable == 1 and counters.remap_pending is True
+    untouched = watch.before["GPU-31515c3d-1414-7c2c-004a-f86a898946ac"]
+    assert untouched.ecc_corrected_lifetime is None, "no aggregate reading scripted: NA, not 0"
+
+
+def test_the_only_gpu_of_its_model_is_held_to_its_datasheet_unless_the_power_cap_holds_it():
+    expected = MIN_SHARE_OF_FASTEST * MAMF_SHARE_OF_DATASHEET * 989  # the catalog's H100 SXM BF16 dense peak
+    one = ["cuda:0"]
+    capped = verdicts(record(one), burn_log({"cuda:0": expected - 50}), health(one))  # power cap every second
+    assert levels(capped) == {"cuda:0": PASS}
+    assert any(line.startswith("perf    71 % of the datasheet BF16 989 TFLOP/s") for line in capped[0].lines)
+    slow = verdicts(record(one), burn_log({"cuda:0": expected - 50}, masks={"cuda:0": 0}), health(one))
+    assert levels(slow) == {"cuda:0": SUSPECT} and "with no power cap holding it" in slow[0].reasons[0]
+    fast = verdicts(record(one), burn_log({"cuda:0": expected + 1}, masks={"cuda:0": 0}), health(one))
+    assert levels(fast) == {"cuda:0": PASS}
+    rows = record(one).rows
+    rows[0]["details"]["devices"]["cuda:0"]["name"] = "Some GPU no catalog knows"
+    unknown = verdicts(RunRecord(rows=rows), burn_log({"cuda:0": 700.0}), health(one))
+    assert levels(unknown) == {"cuda:0": INCOMPLETE}
+    assert unknown[0].reasons == ("not checked: performance (the only Some GPU no catalog knows, and no catalog "
+                                  "peak to compare with)",)
 
 
 def test_counters_and_xids_come_from_nvml_before_and_after():
@@ -172,7 +242,7 @@ def test_cpu_acceptance_passes_then_fails_on_a_flipped_bit(cli, capsys, monkeypa
     run = json.loads(capsys.readouterr().out)
     [burn_row] = [row for row in run["rows"] if row["kernel"] == "burn"]
     [verdict] = burn_row["details"]["acceptance"]["verdicts"]
-    assert verdict["device"] == "cpu" and verdict["level"] == PASS
+    assert verdict["device"] == "cpu" and verdict["level"] == INCOMPLETE, "no NVML counters: not a pass"
     assert burn_row["details"]["burn_log"]["devices"]["cpu"]["curve"], "the logged curve is saved with the run"
 
     monkeypatch.setenv("PTH_TOP_VRAM_TEST_FLIP_WORD", "4097")  # the child flips word 4097 between write and read
