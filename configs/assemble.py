@@ -231,7 +231,8 @@ def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor:
              f"{quantity * kit['capacity_gib']:g} GiB, "
              f"cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
     if kit["ecc"]:
-        lines.append("ECC registered memory: the high budget tier asks for ECC (guide §6.1)")
+        lines.append("ECC registered memory: a server platform's memory, and at the high budget tier required for "
+                     "a shared server or 3+ GPUs (guide §6.1)")
     if kit["memory_type"] == "DDR4" and ctx.answers.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb:
         lines.append(
             "the guide suggests DDR5 >= 4800 for large data (§3.1); "

@@ -196,8 +196,9 @@ def budget_tier(budget_cny: float, rules: Rules) -> tuple[str, str]:
         return "entry", f"budget ¥{budget_cny:,.0f} < ¥{b.entry_max_cny:,}: VRAM first, mid-range CPU (guide §6.1)"
     if budget_cny >= b.datacenter_min_cny:
         return "datacenter", (
-            f"budget ¥{budget_cny:,.0f} >= ¥{b.datacenter_min_cny:,}: data-centre/workstation GPUs and ECC memory "
-            "preferred (guide §6.1)"
+            f"budget ¥{budget_cny:,.0f} >= ¥{b.datacenter_min_cny:,}: the guide prefers data-centre/workstation GPUs "
+            "and ECC memory here (§6.1); GPUs are still ranked by fit and throughput per yuan, and ECC is required "
+            "only for a shared server or 3+ GPUs"
         )
     note = "" if b.balance_min_cny <= budget_cny <= b.balance_max_cny else (
         " (the guide gives no tier for this range; treated as balanced)"
