@@ -161,3 +161,16 @@ class BurnLog:
         return {"columns": list(SAMPLE_COLUMNS), "slowest": self.slowest(),
                 "devices": {device: {"summary": burn.summary(), "curve": burn.samples}
                             for device, burn in self.devices.items()}}
+
+
+def attach_burn_log(record: Any, log: BurnLog) -> list[str]:
+    """Save the log with the run (the burn row's `details.burn_log`, so `--open` rebuilds the report); the report.
+
+    The same for the CLI and the Bench screen; GPUs are named from the run's metadata.
+    """
+    gpus = record.metadata.get("cuda_devices") or {}
+    names = {device: str((gpus.get(device) or {}).get("name") or "") for device in log.devices}
+    burn_row = next((row for row in record.rows if row.get("kernel") == "burn"), None)
+    if burn_row is not None:
+        burn_row.setdefault("details", {})["burn_log"] = log.to_json()
+    return log.report_lines(names)

@@ -256,6 +256,29 @@ async def test_the_bench_screen_shows_a_cpu_burn_live_and_escape_ends_it_with_a_
         assert "Cancelled" in status and "Burn so far: 1 device(s), throttled: none." in status
 
 
+@pytest.mark.usefixtures("torch")
+async def test_a_burn_from_the_bench_screen_ends_with_the_clis_report_and_saves_its_curve(tmp_path):
+    from pth_top.benches.client.runs import load_run
+    from pth_top.tui.commands.bench_burn import saved_report
+    from pth_top.tui.screens.bench import BenchScreen
+    from pth_top.tui.screens.bench_burn import BurnView
+    from tests.bench.test_screen import BenchApp
+    from tests.waiting import wait_until
+
+    screen = BenchScreen(RunRequest(kernels=("burn",), burn_s=2.0, disk_dir=str(tmp_path)), runs_folder=tmp_path)
+    app = BenchApp(screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Found" in str(screen.query_one("#status").content), timeout_s=60)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.last_saved is not None, timeout_s=120, what="the burn to be saved")
+        view = screen.query_one(BurnView)
+        assert view.report[0].startswith("Burn-in: ") and view.report[1].startswith("  cpu: ")
+        assert "throttled: none" in str(view.render())
+    assert screen.last_saved is not None
+    reopened = saved_report(load_run(screen.last_saved))
+    assert reopened[1:] == view.report, "--open rebuilds the same report from the saved curve"
+
+
 async def test_cancel_is_not_lost_when_a_line_arrives_at_the_same_moment():
     """Ctrl-C during a burn: a sample line that lands with the cancel must not swallow it (asyncio.wait_for on 3.11)."""
     import asyncio

@@ -88,18 +88,15 @@ class BurnLogPrinter:
     def conclude(self, record: RunRecord) -> list[str]:
         """Fold the log (and verdicts) into the burn row's details for the saved run; the report's lines."""
         from pth_top.benches.client.accept import verdict_page, verdicts
+        from pth_top.benches.client.burn import attach_burn_log
 
-        gpus = record.metadata.get("cuda_devices") or {}
-        names = {device: str((gpus.get(device) or {}).get("name") or "") for device in self.log.devices}
-        lines = self.log.report_lines(names)
+        lines = attach_burn_log(record, self.log)
         burn_row = next((row for row in record.rows if row.get("kernel") == "burn"), None)
-        extra: dict = {"burn_log": self.log.to_json()}
         if self.health is not None:
             found = verdicts(record, self.log, self.health)
             self.failed = any(verdict.level == "fail" for verdict in found)
             lines += ["", *verdict_page(found, self.burn_s)]
-            extra["acceptance"] = {"verdicts": [verdict.as_dict() for verdict in found],
-                                   "health": self.health.to_json()}
-        if burn_row is not None:
-            burn_row.setdefault("details", {}).update(extra)
+            if burn_row is not None:
+                burn_row.setdefault("details", {})["acceptance"] = {
+                    "verdicts": [verdict.as_dict() for verdict in found], "health": self.health.to_json()}
         return [printable(line, 600) for line in lines]

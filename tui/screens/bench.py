@@ -25,7 +25,7 @@ from pth_top.benches.client.runs import RunRecord
 from pth_top.benches.protocol import RequestError, RunRequest
 from pth_top.text import printable
 from pth_top.tui.screens import bench_messages as messages
-from pth_top.tui.screens.bench_burn import burn_summary, show_burn_sample
+from pth_top.tui.screens.bench_burn import burn_summary, conclude_burn, show_burn_sample
 from pth_top.tui.screens.bench_messages import RunPurpose
 from pth_top.tui.screens.bench_views import (
     KernelProgress,
@@ -297,6 +297,7 @@ class BenchScreen(Screen):
             self.set_status(f"Benchmark {verb}: {message.reason}")
             return
         record.exit_code = message.exit_code
+        conclude_burn(self.query_one("#progress", VerticalScroll), record)  # before saving: the curve goes with it
         self.set_status(f"Done in {elapsed:.0f} s: {len(record.rows)} results, {len(record.errors)} errors. Saving…")
         self.save_record(record)
 

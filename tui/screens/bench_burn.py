@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from pth_top.benches.client.burn import BurnLog
+from pth_top.benches.client.burn import BurnLog, attach_burn_log
+from pth_top.text import printable
 
 
 class BurnView(Static):
@@ -17,10 +20,19 @@ class BurnView(Static):
     def __init__(self) -> None:
         super().__init__("", markup=False)
         self.burn_log = BurnLog()
+        self.report: list[str] = []  # the finished burn's report, shown below the last live lines
 
     def add_sample(self, fields: dict) -> None:
         self.burn_log.add(fields)
-        self.update(Text("\n".join(burn.live_line() for burn in self.burn_log.devices.values()), no_wrap=True,
+        self._draw()
+
+    def show_report(self, lines: list[str]) -> None:
+        self.report = [printable(line, 600) for line in lines]
+        self._draw()
+
+    def _draw(self) -> None:
+        live = [burn.live_line() for burn in self.burn_log.devices.values()]
+        self.update(Text("\n".join(live + ([""] + self.report if self.report else [])), no_wrap=True,
                          overflow="ellipsis"))
 
 
@@ -45,3 +57,13 @@ def show_burn_sample(container: VerticalScroll, fields: dict) -> BurnView:
         container.mount(view, before=0) if container.children else container.mount(view)
     view.add_sample(fields)
     return view
+
+
+def conclude_burn(container: VerticalScroll, record: Any) -> bool:
+    """A finished burn: its report (as the CLI prints it) under the live lines, its curve put in the run to save."""
+    views = container.query(BurnView)
+    if not views:
+        return False
+    view = views.first()
+    view.show_report(attach_burn_log(record, view.burn_log))
+    return True
