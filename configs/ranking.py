@@ -117,16 +117,19 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     return gpu[metric] * ctx.gpu_count / max(assembly.total_cny, 1.0)
 
 
-def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[float, Part]]
+def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, float, Part]]
                      ) -> tuple[Assembly, Part] | None:
-    """The acceptable build with the best build score among these GPUs; `cheapest` keeps the cheapest build seen."""
+    """The acceptable build with the best build score among these GPUs; `cheapest` keeps the cheapest build seen
+    as (breaks its own rules, price, GPU), a build that keeps its rules before any that does not."""
     best: tuple[float, str, Assembly, Part] | None = None
     for gpu in gpus:
-        if cheapest and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, cheapest[0][0]):
-            continue  # its GPUs alone cost more than the budget and than a build already tried
+        known = cheapest[0] if cheapest and not cheapest[0][0] else None
+        if known and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, known[1]):
+            continue  # its GPUs alone cost more than the budget and than a buildable one already tried
         assembly = assemble(ctx, gpu)
-        if not cheapest or assembly.total_cny < cheapest[0][0]:
-            cheapest[:] = [(assembly.total_cny, gpu)]
+        seen = (bool(assembly.unsatisfied), assembly.total_cny, gpu)
+        if not cheapest or seen[:2] < cheapest[0][:2]:
+            cheapest[:] = [seen]
         if acceptable(ctx, assembly):
             score = build_score(ctx, assembly, gpu)
             if best is None or (-score, gpu.id) < (-best[0], best[1]):
@@ -146,13 +149,13 @@ def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assem
 def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     """The best acceptable build among GPUs that hold the workload (with headroom first); failing that, the
     largest card whose build stays within budget, best build score among equals."""
-    cheapest: list[tuple[float, Part]] = []
+    cheapest: list[tuple[bool, float, Part]] = []
     for level in (ROOMY, TIGHT):
         found = _best_acceptable(ctx, [gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level],
                                  cheapest)
         if found is not None:
             return Fit(found[0], found[1], True, (found[0].total_cny, found[1]))
-    fitting = cheapest[0] if cheapest else None
+    fitting = (cheapest[0][1], cheapest[0][2]) if cheapest else None
     # Nothing acceptable holds the workload: lead with the largest card whose build stays within budget.
     by_size: dict[float, list[Part]] = {}
     for gpu, _ in gpus:

@@ -548,3 +548,13 @@ def test_the_reference_build_of_an_infeasible_request_keeps_its_own_rules_when_o
                      scale__gpu_count=4, scale__sharding="zero3", budget__amount=150000.0, budget__condition="used")
     build = recommend(chosen, catalog, today=TODAY)
     assert build.blockers and not any("breaks its own rules" in line for line in build.blockers), build.blockers
+
+
+def test_the_cheapest_build_that_holds_it_is_one_that_keeps_its_rules(catalog):
+    # "not feasible within ¥100,000 ... the cheapest build whose GPU holds it costs ¥67,092": 4 x RTX 5090 that no
+    # pair of ATX units feeds, so it was never a build.
+    chosen = answers(workload__preset="llama-13b", workload__batch_size=16, task__method="lora",
+                     task__recompute="full", scale__gpu_count=4, budget__amount=100000.0, budget__condition="used")
+    build = recommend(chosen, catalog, today=TODAY)
+    price = re.search(r"the cheapest build whose GPU holds it costs ¥([\d,]+)", build.blockers[0])
+    assert price and float(price.group(1).replace(",", "")) > 100000, build.blockers[0]
