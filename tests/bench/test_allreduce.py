@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -99,10 +100,15 @@ def test_two_ranks_give_a_row_per_size_and_the_best(run_kernels):
     for row in rows[:-1]:
         assert row["status"] == "ok" and row["unit"] == "GB/s"
         details = row["details"]
+        assert row["variant"].endswith(" busbw x2 gloo") and row["note"].startswith("algbw ")
         assert details["world_size"] == 2 and details["backend"] == "gloo" and details["timed_calls"] == 20
         assert details["busbw_gbps"] == pytest.approx(details["algbw_gbps"])  # factor 1 with 2 ranks
         assert details["algbw_gbps"] == pytest.approx(details["bytes"] / details["time_s"] / 1e9)
         assert row["value"] == details["busbw_gbps"]
+        # The median of 5 timed blocks, each of at least 20 calls, and the blocks' spread.
+        assert row["samples"] == len(details["block_times_s"]) == 5 and details["calls_per_block"] >= 20
+        assert details["time_s"] == statistics.median(details["block_times_s"])
+        assert row["rel_iqr"] >= 0 and isinstance(row["noisy"], bool)
     best = rows[-1]
     assert best["variant"] == "best busbw x2 gloo"
     assert best["value"] == max(row["value"] for row in rows[:-1])
@@ -116,6 +122,7 @@ def test_four_ranks_use_the_four_rank_factor(allreduce):
     for record in records:
         assert record["world_size"] == 4
         assert record["busbw_gbps"] == pytest.approx(record["algbw_gbps"] * 1.5)
+        assert record["calls_per_block"] >= allreduce.TIMED_CALLS and len(record["block_times_s"]) == 5
     assert no_children_left()
 
 
@@ -139,7 +146,7 @@ def test_a_rank_that_dies_mid_sweep_is_an_error_row_not_a_hang(run_kernels, allr
     code, events = run_kernels("allreduce")
     assert code == 1
     errors = [event.fields for event in events if event.kind == "error"]
-    assert len(errors) == 1 and errors[0]["variant"] == "32 KiB x2 gloo"
+    assert len(errors) == 1 and errors[0]["variant"] == "32 KiB busbw x2 gloo"
     assert "rank 1 of 2 exited with code 9" in errors[0]["message"]
     rest = result_rows(events)
     assert rest and all(row["status"] == "skipped" and "sweep failed" in row["note"] for row in rest)
@@ -208,7 +215,8 @@ def test_world_size_one_gives_algbw_only(tmp_path, allreduce):
                      scale=0.01, time_cap_s=0.05, options={"allreduce_ranks": 1}, devices=["cpu"])
     assert code == 0
     rows = result_rows(events)
-    assert all(row["value"] is None and row["details"]["algbw_gbps"] > 0 for row in rows[:-1])
+    assert all(row["value"] == row["details"]["algbw_gbps"] > 0 and " algbw x1 " in row["variant"]
+               for row in rows[:-1])
     assert "1 rank" in rows[0]["note"]
     assert rows[-1]["status"] == "skipped" and "2+ ranks" in rows[-1]["note"]
 
@@ -268,8 +276,65 @@ def test_nccl_sweep_on_the_gpus_here(tmp_path, torch):
     assert sizes[0] == 32 * KIB and sizes[-1] >= GIB
     assert all(row["details"]["backend"] == "nccl" and row["details"]["world_size"] == gpus for row in rows[:-1])
     if gpus == 1:
-        assert all(row["value"] is None and row["details"]["algbw_gbps"] > 0 for row in rows[:-1])
+        assert all(row["value"] == row["details"]["algbw_gbps"] > 0 for row in rows[:-1])
     else:
         assert rows[-1]["value"] > 0 and rows[-1]["note"] and "nccl_version" in rows[-1]["details"]
     pairs = [row for row in result_rows(events) if row["kernel"] == "p2p"]
     assert len(pairs) == (1 if gpus == 1 else gpus * (gpus - 1))
+
+
+def test_a_block_lasts_the_minimum_time_or_20_calls_whichever_is_longer(allreduce, monkeypatch, torch):
+    timed: list[int] = []
+
+    def time_block(tensor, calls):
+        timed.append(calls)
+        return 1e-4 if len(timed) == 1 else 2e-4 * len(timed)  # the calibration block, then slower blocks
+
+    monkeypatch.setattr(allreduce, "_time_block", time_block)
+    monkeypatch.setattr(allreduce, "_slowest", lambda values, device: list(values))
+    monkeypatch.setattr(allreduce.dist, "all_reduce", lambda tensor, **kwargs: None)
+    blocks_s, calls = allreduce.time_all_reduce(torch.zeros(4), warmup=5, min_calls=20, blocks=5, min_block_s=0.2)
+    assert calls == 2000 and timed == [20] + [2000] * 5  # 0.2 s / 0.1 ms
+    assert blocks_s == pytest.approx([4e-4, 6e-4, 8e-4, 1e-3, 1.2e-3])
+    record = allreduce.size_record(MIB, statistics.median(blocks_s), 2, blocks_s, calls)
+    assert record["time_s"] == pytest.approx(8e-4) and record["rel_iqr"] == pytest.approx(4e-4 / 8e-4)
+    _, calls = allreduce.time_all_reduce(torch.zeros(4), warmup=0, min_calls=20, blocks=1, min_block_s=1e-6)
+    assert calls == 20
+
+
+class FakeNvml:
+    """pynvml with GPUs known by PCI bus id: NVLink counts per GPU, nothing else."""
+
+    NVML_FEATURE_ENABLED = 1
+    NVML_NVLINK_MAX_LINKS = 18
+
+    def __init__(self, nvlinks: dict[str, int]) -> None:
+        self.nvlinks = nvlinks
+
+    def nvmlInit(self) -> None:
+        pass
+
+    def nvmlShutdown(self) -> None:
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        raise AssertionError("GPUs are found by PCI bus id, not by NVML index")
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus_id):
+        return bus_id
+
+    def nvmlDeviceGetNvLinkState(self, handle, link):
+        return int(link < self.nvlinks[handle])
+
+    def nvmlDeviceGetNvLinkVersion(self, handle, link):
+        return 4
+
+
+def test_the_link_peak_is_the_slowest_gpus_negotiated_link_found_by_bus_id(allreduce):
+    links = {"0:17": {"generation": 1, "width": 16, "max_generation": 4, "max_width": 16},  # idle: gen dropped
+             "0:18": {"generation": 4, "width": 8, "max_generation": 4, "max_width": 16}}  # a x8 riser
+    peak, source = allreduce.link_peak(["0:17", "0:18"], FakeNvml({"0:17": 0, "0:18": 0}), links.get)
+    assert peak == pytest.approx(1.969 * 8)
+    assert source.startswith("cuda:1 PCIe gen 4 x8, below its x16")
+    peak, source = allreduce.link_peak(["0:17", "0:18"], FakeNvml({"0:17": 18, "0:18": 18}), links.get)
+    assert peak == pytest.approx(18 * 25.0) and "NVLink 4: 18 links" in source

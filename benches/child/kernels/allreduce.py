@@ -1,6 +1,8 @@
 """All-reduce bus bandwidth as nccl-tests reports it: NCCL over every GPU, gloo over 2-4 CPU ranks.
 
-algbw = bytes / t and busbw = algbw x 2(n-1)/n, 5 warm-up + 20 timed calls per payload, t the slowest rank's.
+algbw = bytes / t and busbw = algbw x 2(n-1)/n. Per payload, after 5 warm-up calls, BLOCKS timed blocks of
+back-to-back calls, each >= 20 calls and >= `min_block_s` (nccl-tests' -n grown for small sizes); t is the
+median over blocks of the slowest rank's per-call time, and the blocks' spread is the row's rel_iqr.
 This file also runs alone (stdlib and torch only at import), as one rank, by path or under torchrun:
     torchrun --nproc-per-node=8 -m pth_top.benches.child.kernels.allreduce
 """
@@ -9,14 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from datetime import timedelta
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
@@ -26,7 +30,10 @@ MIB = 2**20
 GIB = 2**30
 MIN_PAYLOAD_BYTES = 32 * KIB
 WARMUP_CALLS = 5
-TIMED_CALLS = 20
+TIMED_CALLS = 20  # at least, per block
+BLOCKS = 5
+MIN_BLOCK_S = 0.2  # a block lasts at least this long (capped by the run's time cap)
+NOISY_REL_IQR = 0.05  # the harness's target: a wider spread over the blocks marks the row noisy
 CPU_MAX_PAYLOAD_BYTES = 64 * MIB  # at scale 1; gloo on a small host
 GPU_MIN_TOP_PAYLOAD_BYTES = GIB
 GPU_MAX_PAYLOAD_BYTES = 4 * GIB  # at scale 1
@@ -52,12 +59,25 @@ def bus_bandwidth_factor(world_size: int) -> float:
     return 2 * (world_size - 1) / world_size
 
 
-def size_record(nbytes: int, seconds: float, world_size: int) -> dict:
-    """One payload's figures in GB/s (1e9 B/s); busbw is None with a single rank (nothing crosses a link)."""
+def size_record(nbytes: int, seconds: float, world_size: int, block_times_s: list[float] | None = None,
+                calls_per_block: int | None = None) -> dict:
+    """One payload's figures in GB/s (1e9 B/s); busbw is None with a single rank (nothing crosses a link).
+
+    `seconds` is the median block's per-call time; rel_iqr is the blocks' IQR over their median.
+    """
     algbw_gbps = nbytes / seconds / 1e9
     busbw_gbps = algbw_gbps * bus_bandwidth_factor(world_size) if world_size > 1 else None
+    blocks = list(block_times_s or [seconds])
     return {"bytes": nbytes, "time_s": seconds, "algbw_gbps": algbw_gbps, "busbw_gbps": busbw_gbps,
-            "world_size": world_size}
+            "world_size": world_size, "block_times_s": blocks, "calls_per_block": calls_per_block,
+            "rel_iqr": _iqr(blocks) / statistics.median(blocks)}
+
+
+def _iqr(values: list[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    quartiles = statistics.quantiles(values, n=4, method="inclusive")
+    return quartiles[2] - quartiles[0]
 
 
 def payload_sizes(max_bytes: int, min_bytes: int = MIN_PAYLOAD_BYTES) -> list[int]:
@@ -91,25 +111,43 @@ def size_label(nbytes: int) -> str:
 
 # ---- one rank ---------------------------------------------------------------------------------------------------
 
-def _time_all_reduce(tensor: torch.Tensor, warmup: int, iterations: int) -> float:
-    """Seconds per call on this rank: CUDA events around the timed calls and one sync at the end on GPUs."""
-    for _ in range(warmup):
-        dist.all_reduce(tensor)
+def _time_block(tensor: torch.Tensor, calls: int) -> float:
+    """Seconds per call on this rank over `calls` back-to-back calls: CUDA events and one sync on GPUs."""
     if tensor.is_cuda:
         torch.cuda.synchronize(tensor.device)
         dist.barrier()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(iterations):
+        for _ in range(calls):
             dist.all_reduce(tensor)
         end.record()
         end.synchronize()
-        return start.elapsed_time(end) / 1000.0 / iterations
+        return start.elapsed_time(end) / 1000.0 / calls
     dist.barrier()
     started = time.perf_counter()
-    for _ in range(iterations):
+    for _ in range(calls):
         dist.all_reduce(tensor)  # gloo returns when this rank's part is done
-    return (time.perf_counter() - started) / iterations
+    return (time.perf_counter() - started) / calls
+
+
+def _slowest(values: list[float], device: torch.device) -> list[float]:
+    """Each value's maximum over the ranks (a collective: every rank calls it with as many values)."""
+    found = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(found, op=dist.ReduceOp.MAX)
+    return [float(value) for value in found.tolist()]
+
+
+def time_all_reduce(tensor: torch.Tensor, warmup: int, min_calls: int, blocks: int,
+                    min_block_s: float) -> tuple[list[float], int]:
+    """The slowest rank's per-call seconds for each of `blocks` blocks, and the calls per block.
+
+    Calls per block: >= `min_calls` and enough for `min_block_s`, from a calibration block the ranks agree on.
+    """
+    for _ in range(warmup):
+        dist.all_reduce(tensor)
+    [per_call_s] = _slowest([_time_block(tensor, min_calls)], tensor.device)
+    calls = max(min_calls, math.ceil(min_block_s / max(per_call_s, 1e-9)))
+    return _slowest([_time_block(tensor, calls) for _ in range(blocks)], tensor.device), calls
 
 
 def _rank_parser() -> argparse.ArgumentParser:
@@ -121,7 +159,9 @@ def _rank_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", choices=("nccl", "gloo"), help="default: nccl with CUDA, else gloo")
     parser.add_argument("--sizes", help="payload bytes, comma separated (default 32 KiB up to the top size)")
     parser.add_argument("--warmup", type=int, default=WARMUP_CALLS)
-    parser.add_argument("--iterations", type=int, default=TIMED_CALLS)
+    parser.add_argument("--iterations", type=int, default=TIMED_CALLS, help="timed calls per block, at least")
+    parser.add_argument("--blocks", type=int, default=BLOCKS, help="timed blocks per payload (median reported)")
+    parser.add_argument("--min-block-s", type=float, default=MIN_BLOCK_S, help="seconds a block lasts at least")
     parser.add_argument("--timeout-s", type=float, default=300.0, help="collective timeout")
     return parser
 
@@ -151,12 +191,12 @@ def rank_main(argv: list[str] | None = None) -> int:
     try:
         for nbytes in sizes:
             tensor = torch.empty(nbytes // 4, dtype=torch.float32, device=device).uniform_()  # filled untimed
-            seconds = _time_all_reduce(tensor, args.warmup, args.iterations)
-            slowest = torch.tensor([seconds], dtype=torch.float64, device=device)
-            dist.all_reduce(slowest, op=dist.ReduceOp.MAX)  # the collective ends with its slowest rank
+            # The collective ends with its slowest rank: each block's time is the slowest rank's.
+            block_times_s, calls = time_all_reduce(tensor, args.warmup, args.iterations, max(1, args.blocks),
+                                                   args.min_block_s)
             del tensor
             if rank == 0:
-                record = size_record(nbytes, float(slowest.item()), world_size)
+                record = size_record(nbytes, statistics.median(block_times_s), world_size, block_times_s, calls)
                 print(json.dumps({**record, "backend": backend}), flush=True)
     finally:
         dist.destroy_process_group()
@@ -169,17 +209,19 @@ class RankFailed(RuntimeError):
     """A rank exited with an error, or the ranks outlived their deadline."""
 
 
-def sweep_timeout_s(sizes: list[int], backend: str, warmup: int = WARMUP_CALLS,
-                    iterations: int = TIMED_CALLS) -> float:
-    """A deadline no healthy run reaches: startup allowance plus every call at a floor bandwidth."""
-    return STARTUP_ALLOWANCE_S + (warmup + iterations) * 2 * sum(sizes) / SLOWEST_BYTES_PER_S[backend]
+def sweep_timeout_s(sizes: list[int], backend: str, warmup: int = WARMUP_CALLS, iterations: int = TIMED_CALLS,
+                    blocks: int = BLOCKS, min_block_s: float = MIN_BLOCK_S) -> float:
+    """A deadline no healthy run reaches: startup allowance, every call at a floor bandwidth, every block's floor."""
+    calls = warmup + (blocks + 1) * iterations
+    return (STARTUP_ALLOWANCE_S + calls * 2 * sum(sizes) / SLOWEST_BYTES_PER_S[backend]
+            + 2 * (blocks + 1) * min_block_s * len(sizes))
 
 
 def default_rank_argv(rank: int, world_size: int, init_file: str, backend: str, sizes: list[int],
-                      timeout_s: float) -> list[str]:
+                      timeout_s: float, min_block_s: float = MIN_BLOCK_S) -> list[str]:
     return [sys.executable, "-c", RANK_BOOTSTRAP, os.path.abspath(__file__), f"--init-file={init_file}",
             f"--rank={rank}", f"--world-size={world_size}", f"--backend={backend}",
-            f"--sizes={','.join(map(str, sizes))}", f"--timeout-s={timeout_s:g}"]
+            f"--sizes={','.join(map(str, sizes))}", f"--timeout-s={timeout_s:g}", f"--min-block-s={min_block_s!r}"]
 
 
 def _tail(path: str) -> str:
@@ -224,19 +266,20 @@ def _stop(processes: list[subprocess.Popen]) -> None:
 
 def run_sweep(world_size: int, backend: str, sizes: list[int], *, timeout_s: float | None = None,
               progress: Callable[[float, str], None] = lambda fraction, message: None,
-              rank_argv: Callable[[int, str], list[str]] | None = None, poll_s: float = 0.05) -> list[dict]:
+              rank_argv: Callable[[int, str], list[str]] | None = None, poll_s: float = 0.05,
+              min_block_s: float = MIN_BLOCK_S) -> list[dict]:
     """Start `world_size` ranks on a file rendezvous and return rank 0's records, one per size.
 
     RankFailed when a rank exits non-zero (the others are stopped at once) or the deadline passes.
     """
-    timeout_s = timeout_s if timeout_s is not None else sweep_timeout_s(sizes, backend)
+    timeout_s = timeout_s if timeout_s is not None else sweep_timeout_s(sizes, backend, min_block_s=min_block_s)
     workdir = tempfile.mkdtemp(prefix="pth-top-allreduce-")
     init_file = os.path.join(workdir, "rendezvous")
     processes: list[subprocess.Popen] = []
     try:
         for rank in range(world_size):
             argv = (rank_argv(rank, init_file) if rank_argv is not None else
-                    default_rank_argv(rank, world_size, init_file, backend, sizes, timeout_s))
+                    default_rank_argv(rank, world_size, init_file, backend, sizes, timeout_s, min_block_s))
             with open(os.path.join(workdir, f"rank{rank}.out"), "wb") as out, \
                     open(os.path.join(workdir, f"rank{rank}.err"), "wb") as err:
                 processes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err))
@@ -269,39 +312,65 @@ def run_sweep(world_size: int, backend: str, sizes: list[int], *, timeout_s: flo
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def link_peak() -> tuple[float | None, str]:
-    """GPU 0's one-way link peak in GB/s and its source: active NVLinks, else the PCIe link; NVML (guarded)."""
-    try:
-        import pynvml
+def link_peak(bus_ids: list[str | None], nvml: object = None,
+              read_link: Callable[[str | None], dict | None] | None = None) -> tuple[float | None, str]:
+    """The slowest GPU's one-way link peak in GB/s and its source: active NVLinks, else its negotiated PCIe link.
 
-        pynvml.nvmlInit()
-    except Exception:
-        return None, "link peak unknown (no NVML)"
+    GPUs are found in NVML by their PCI bus id (torch's numbering, CUDA_VISIBLE_DEVICES honoured); PCIe is the
+    most the link trains to in its slot at the width it negotiated (idle GPUs drop the speed, not the width).
+    """
+    if read_link is None:
+        from pth_top.benches.child.pcie_link import read_pcie_link as read_link
     try:
-        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-        links, version = 0, 0
-        for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)):
+        if nvml is None:
+            import pynvml as nvml
+        nvml.nvmlInit()  # type: ignore[attr-defined]
+    except Exception:
+        nvml = None
+    found: list[tuple[float, str]] = []
+    try:
+        for index, bus_id in enumerate(bus_ids):
+            peak = _gpu_link_peak(nvml, bus_id, read_link)
+            if peak is None:
+                return None, f"link peak unknown for cuda:{index}"
+            found.append((peak[0], f"cuda:{index} {peak[1]}"))
+    finally:
+        if nvml is not None:
             try:
-                if pynvml.nvmlDeviceGetNvLinkState(handle, link) == pynvml.NVML_FEATURE_ENABLED:
+                nvml.nvmlShutdown()  # type: ignore[attr-defined]
+            except Exception:
+                pass
+    if not found:
+        return None, "link peak unknown (no GPU)"
+    return min(found)
+
+
+def _gpu_link_peak(nvml: Any, bus_id: str | None, read_link: Callable[[str | None], dict | None]
+                   ) -> tuple[float, str] | None:
+    if nvml is not None and bus_id:
+        try:
+            handle = nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+        except Exception:
+            handle = None
+        links, version = 0, 0
+        for link in range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18) if handle is not None else 0):
+            try:
+                if nvml.nvmlDeviceGetNvLinkState(handle, link) == nvml.NVML_FEATURE_ENABLED:
                     links += 1
-                    version = max(version, int(pynvml.nvmlDeviceGetNvLinkVersion(handle, link)))
+                    version = max(version, int(nvml.nvmlDeviceGetNvLinkVersion(handle, link)))
             except Exception:
                 continue
         if links and version in NVLINK_LINK_GBPS:
             per_link = NVLINK_LINK_GBPS[version]
             return links * per_link, f"NVLink {version}: {links} links x {per_link:g} GB/s one-way"
-        generation = int(pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle))
-        width = int(pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle))
-        if generation in PCIE_LANE_GBPS and width:
-            return PCIE_LANE_GBPS[generation] * width, f"PCIe gen {generation} x{width} one-way (no NVLink)"
-        return None, "link peak unknown"
-    except Exception as error:
-        return None, f"link peak unknown ({type(error).__name__})"
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:
-            pass
+    pcie = read_link(bus_id) or {}
+    generation = pcie.get("max_generation") or pcie.get("generation")
+    width = pcie.get("width")
+    if generation not in PCIE_LANE_GBPS or not isinstance(width, int) or width <= 0:
+        return None
+    degraded = f", below its x{pcie['max_width']}" if isinstance(pcie.get("max_width"), int) and \
+        pcie["max_width"] > width else ""
+    return PCIE_LANE_GBPS[generation] * width, f"PCIe gen {generation} x{width}{degraded} one-way (no NVLink)"
 
 
 def backend_facts(backend: str) -> dict:
@@ -325,7 +394,10 @@ def variants(ctx):
         backend, world_size = "nccl", torch.cuda.device_count()
         top = top_payload_bytes(backend, ctx.scale, min(torch.cuda.get_device_properties(index).total_memory
                                                         for index in range(world_size)))
-        peak_gbps, peak_source = link_peak()
+        from pth_top.benches.child.pcie_link import pci_bus_id
+
+        peak_gbps, peak_source = link_peak([pci_bus_id(torch.cuda.get_device_properties(index))
+                                            for index in range(world_size)])
     else:
         backend = "gloo"
         world_size = int(ctx.options.get("allreduce_ranks") or
@@ -341,7 +413,8 @@ def variants(ctx):
             raise Skipped(f"not measured: the sweep failed ({state['error']})")
         if "records" not in state:
             try:
-                found = run_sweep(world_size, backend, sizes, progress=ctx.progress)
+                found = run_sweep(world_size, backend, sizes, progress=ctx.progress,
+                                  min_block_s=min(MIN_BLOCK_S, ctx.time_cap_s))
             except Exception as error:
                 state["error"] = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
                 raise
@@ -349,16 +422,29 @@ def variants(ctx):
         return state["records"]
 
     def details_of(record: dict) -> dict:
-        return {key: record.get(key) for key in ("bytes", "time_s", "algbw_gbps", "busbw_gbps", "world_size")} | {
-            "backend": backend, "warmup_calls": WARMUP_CALLS, "timed_calls": TIMED_CALLS}
+        return {key: record.get(key) for key in ("bytes", "time_s", "algbw_gbps", "busbw_gbps", "world_size",
+                                                 "block_times_s", "calls_per_block")} | {
+            "backend": backend, "warmup_calls": WARMUP_CALLS, "timed_calls": TIMED_CALLS, "blocks": BLOCKS}
+
+    def spread_of(record: dict) -> dict:
+        """The row's spread over the timed blocks (rows.py shows it, and 'N samples' when there are few)."""
+        rel_iqr = float(record.get("rel_iqr") or 0.0)
+        return {"rel_iqr": rel_iqr, "noisy": rel_iqr > NOISY_REL_IQR,
+                "samples": len(record.get("block_times_s") or [record["time_s"]]), "median_s": record["time_s"]}
+
+    def size_name(nbytes: int) -> str:
+        return f"{size_label(nbytes)} {'busbw' if world_size > 1 else 'algbw'} {where}"
 
     def size_variant(nbytes: int) -> Variant:
         def run() -> dict:
             record = records()[nbytes]
-            note = "" if record["busbw_gbps"] is not None else "1 rank: no busbw (nothing crosses a link), see algbw"
-            return row(variant=f"{size_label(nbytes)} {where}", value=record["busbw_gbps"], unit="GB/s",
-                       peak_kind=PEAK_NONE, details=details_of(record), note=note)
-        return Variant(f"{size_label(nbytes)} {where}", run)
+            if record["busbw_gbps"] is None:
+                value, note = record["algbw_gbps"], "1 rank: algbw only (no busbw: nothing crosses a link)"
+            else:
+                value, note = record["busbw_gbps"], f"algbw {record['algbw_gbps']:.4g} GB/s"
+            return row(variant=size_name(nbytes), value=value, unit="GB/s", peak_kind=PEAK_NONE,
+                       details=details_of(record), note=note) | spread_of(record)
+        return Variant(size_name(nbytes), run)
 
     def best_variant() -> dict:
         measured = [record for record in records().values() if record["busbw_gbps"] is not None]
@@ -370,7 +456,7 @@ def variants(ctx):
         details = details_of(best) | {"link_peak_gbps": peak_gbps, "link": peak_source,
                                       "percent_of_link_peak": percent, **backend_facts(backend)}
         return row(variant=f"best busbw {where}", value=best["busbw_gbps"], unit="GB/s", peak_kind=PEAK_NONE,
-                   details=details, note=f"at {size_label(best['bytes'])}; {note}")
+                   details=details, note=f"at {size_label(best['bytes'])}; {note}") | spread_of(best)
 
     return [size_variant(nbytes) for nbytes in sizes] + [Variant(f"best busbw {where}", best_variant)]
 
