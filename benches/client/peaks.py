@@ -132,13 +132,14 @@ def cpu_peak(cpu: dict, kind: str, threads: int | None) -> Peak | None:
                 f"{used_cores} cores x {ghz:.2f} GHz {clock_source} x {flop} FLOP/cycle ({why})")
 
 
-def gpu_peak(device_name: str, kind: str, pcie_link: dict | None = None) -> Peak | None:
+def gpu_peak(device_name: str, kind: str, pcie_link: dict | None = None,
+             link_under_load: dict | None = None) -> Peak | None:
     """The datasheet peak (per torch device); PCIe from the link the GPU negotiated when the child read it."""
     peaks = gpu_peaks(device_name)
     if peaks is None:
         return None
     if kind == PEAK_PCIE:
-        return pcie_peak(pcie_link, peaks)
+        return pcie_peak(pcie_link, peaks, link_under_load)
     value = {
         PEAK_FP32: peaks.fp32_tflops, PEAK_TF32: peaks.tf32_tflops, PEAK_FP16: peaks.fp16_tflops,
         PEAK_BF16: peaks.bf16_tflops, PEAK_FP8: peaks.fp8_tflops, PEAK_MEMORY: peaks.memory_gb_per_s,
@@ -150,22 +151,38 @@ def gpu_peak(device_name: str, kind: str, pcie_link: dict | None = None) -> Peak
     return Peak(float(value), f"{peaks.label} datasheet{per_device}, {catalog} id {peaks.part_id}")
 
 
-def pcie_peak(link: dict | None, peaks: GpuPeaks | None) -> Peak | None:
-    """Per-direction peak of the negotiated link (the most it trains to in this slot), else the catalog's x16."""
+def pcie_peak(link: dict | None, peaks: GpuPeaks | None, under_load: dict | None = None) -> Peak | None:
+    """Per-direction peak of the negotiated link (the most it trains to in this slot), else the catalog's x16.
+
+    The note tells an idle link (GPUs drop the speed, not the width, when idle) from a degraded one: a width
+    below the slot's maximum, or a speed below it while copies run (`under_load`, read during h2d copies).
+    """
     link = link or {}
     generation = _positive(link.get("max_generation")) or _positive(link.get("generation"))
     width = _positive(link.get("max_width")) or _positive(link.get("width"))
     if generation in PCIE_LANE_GBPS and width:
-        now, current = "", (_positive(link.get("generation")), _positive(link.get("width")))
-        if all(current) and current != (generation, width):
-            now = f"; link now Gen{current[0]:g} x{current[1]:g} (GPUs drop the link speed when idle)"
         source = str(link.get("source") or "the child")[:20]
         return Peak(PCIE_LANE_GBPS[int(generation)] * width,
-                    f"negotiated PCIe Gen{int(generation)} x{int(width)} (read from {source}){now}")
+                    f"negotiated PCIe Gen{int(generation)} x{int(width)} (read from {source})"
+                    + _link_state_note(link, under_load or {}, generation, width))
     if peaks is None or peaks.pcie_generation not in PCIE_LANE_GBPS:
         return None
     return Peak(PCIE_LANE_GBPS[peaks.pcie_generation] * PCIE_CATALOG_WIDTH,
                 f"catalog PCIe Gen{peaks.pcie_generation} x16 (the negotiated link was not readable)")
+
+
+def _link_state_note(idle: dict, under_load: dict, max_generation: float, max_width: float) -> str:
+    """'; link DEGRADED ...' when the width (or the speed under load) is below the maximum; the idle drop else."""
+    loaded = (_positive(under_load.get("generation")), _positive(under_load.get("width")))
+    now = loaded if all(loaded) else (_positive(idle.get("generation")), _positive(idle.get("width")))
+    if not all(now) or now == (max_generation, max_width):
+        return ""
+    generation, width = now
+    if width < max_width or (all(loaded) and generation < max_generation):
+        when = "under load" if all(loaded) else "now"
+        return (f"; link DEGRADED: Gen{generation:g} x{width:g} {when} of Gen{max_generation:g} x{max_width:g} "
+                "(reseat the card, check the riser or slot)")
+    return f"; link now Gen{generation:g} x{width:g} (GPUs drop the link speed when idle)"
 
 
 def _positive(value: object) -> float | None:
@@ -183,7 +200,9 @@ def peak_for_row(row: dict, metadata: dict) -> Peak | None:
     if device.startswith("cuda"):
         described = (metadata.get("cuda_devices") or {}).get(device, {})
         link = described.get("pcie_link")
-        return gpu_peak(described.get("name", ""), kind, link if isinstance(link, dict) else None)
+        under_load = (row.get("details") or {}).get("pcie_link_under_load")
+        return gpu_peak(described.get("name", ""), kind, link if isinstance(link, dict) else None,
+                        under_load if isinstance(under_load, dict) else None)
     if device == "cpu":
         threads = (row.get("details") or {}).get("threads")
         return cpu_peak(metadata.get("cpu") or {}, kind, threads)

@@ -155,6 +155,24 @@ def test_the_pcie_peak_is_the_negotiated_link_not_the_catalog_generation():
     assert percent == pytest.approx(100 * 12.6 / 63.0) and "catalog PCIe Gen5 x16" in note
 
 
+@pytest.mark.parametrize("idle, under_load, state", [
+    ({"generation": 1, "width": 16}, None, "link now Gen1 x16 (GPUs drop the link speed when idle)"),
+    ({"generation": 1, "width": 16}, {"generation": 4, "width": 16}, None),
+    ({"generation": 1, "width": 8}, None, "link DEGRADED: Gen1 x8 now of Gen4 x16"),
+    ({"generation": 1, "width": 16}, {"generation": 3, "width": 16}, "link DEGRADED: Gen3 x16 under load of Gen4 x16"),
+])
+def test_a_degraded_pcie_link_is_told_from_an_idle_one(idle, under_load, state):
+    link = {**idle, "max_generation": 4, "max_width": 16, "source": "NVML"}
+    metadata = {"cuda_devices": {"cuda:0": {"name": "NVIDIA H100 PCIe", "pcie_link": link}}}
+    row = {"device": "cuda:0", "peak_kind": "pcie", "value": 20.0, "details": {"pcie_link_under_load": under_load}}
+    percent, note = percent_of_peak(row, metadata)
+    assert percent == pytest.approx(100 * 20.0 / (16 * 31.5 / 16))  # the slot's peak: a degraded link reads low
+    if state is None:
+        assert "DEGRADED" not in note and "link now" not in note
+    else:
+        assert state in note and ("DEGRADED" in state) != ("idle" in note)
+
+
 def test_sysfs_link_takes_the_lower_of_the_gpu_and_its_slot(tmp_path):
     port = tmp_path / "devices" / "pci0000:00" / "0000:00:01.0"
     gpu = port / "0000:17:00.0"
