@@ -136,10 +136,12 @@ def test_max_batch_counts_cublas_and_cudnn_runtime_errors_as_oom_and_goes_on(tor
     from pth_top.benches.child.kernels import max_batch
 
     for message in ("CUDA out of memory. Tried to allocate 2.00 GiB",
-                    "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
-                    "cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous "
-                    "input."):
+                    "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"):
         assert max_batch.is_out_of_memory(RuntimeError(message))
+    not_supported = RuntimeError("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a "
+                                 "non-contiguous input.")
+    assert max_batch.is_out_of_memory(not_supported, smaller_batch_fit=True)
+    assert not max_batch.is_out_of_memory(not_supported), "at the first batch it is a config cuDNN cannot run"
     assert max_batch.is_out_of_memory(torch.OutOfMemoryError("x"))
     assert not max_batch.is_out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))
 
@@ -299,3 +301,38 @@ def test_amp_step_fp32_baseline_runs_without_tf32_and_fp16_rows_name_the_grad_sc
     assert rows["cnn fp16"]["note"] == "1.00x vs fp32 (TF32 off); GradScaler: 1 host sync/step"
     assert rows["cnn fp16"]["details"]["host_syncs_per_step"] == 1
     assert rows["cnn bf16"]["note"] == "1.00x vs fp32 (TF32 off)"
+
+
+@pytest.mark.parametrize(("gain", "spread", "noted"), [(0.03, 0.05, False), (0.5, 0.02, True)])
+def test_max_batch_names_a_fastest_batch_only_when_it_beats_the_step_noise(torch, monkeypatch, gain, spread, noted):
+    from pth_top.benches.child.kernels import max_batch
+
+    def fake_try_batch(ctx, precision, batch, budget_bytes, size=None, smaller_batch_fit=False):
+        if batch > 8:
+            return None
+        return max_batch.BatchTiming(100.0 * (1 + gain if batch == 4 else 1), spread)
+
+    monkeypatch.setattr(max_batch, "try_batch", fake_try_batch)
+    (variant,) = max_batch.variants(_ctx(None))
+    fields = variant.run()
+    assert fields["value"] == 8 and fields["details"]["fastest_batch"] == 4
+    assert ("fastest at batch 4" in fields["note"]) is noted
+    assert max_batch.TIMED_STEPS >= 5
+
+
+def test_max_batch_times_each_step_and_a_not_supported_first_batch_is_an_error(torch, monkeypatch):
+    from pth_top.benches.child.kernels import max_batch
+
+    steps: list[int] = []
+    monkeypatch.setattr(max_batch, "training_step", lambda load, device, precision, batch: lambda: steps.append(batch))
+    timing = max_batch.try_batch(_ctx(None), "fp32", 2, budget_bytes=None)
+    assert timing is not None and len(steps) == 1 + max_batch.TIMED_STEPS and timing.rel_spread >= 0
+
+    def unsupported(load, device, precision, batch):
+        def step() -> None:
+            raise RuntimeError("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED")
+        return step
+
+    monkeypatch.setattr(max_batch, "training_step", unsupported)
+    with pytest.raises(RuntimeError, match="NOT_SUPPORTED"):
+        max_batch.search(_ctx(None), "fp32", limit=64, budget_bytes=None)

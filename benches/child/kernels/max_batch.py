@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gc
 import math
+import statistics
 import time
+from dataclasses import dataclass
 
 import torch
 
@@ -20,14 +22,24 @@ from pth_top.benches.child.kernels._sizing import DeviceSize
 SAFETY_MARGIN = 0.10
 MAX_BISECTIONS = 6
 # How cuBLAS/cuDNN report failed allocations: a plain RuntimeError, not torch.OutOfMemoryError.
-OOM_MESSAGES = ("out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED",
-                "CUDNN_STATUS_NOT_SUPPORTED")  # cuDNN finds no algorithm once workspaces cannot be allocated
+OOM_MESSAGES = ("out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED")
+# cuDNN finds no algorithm once its workspaces cannot be allocated, but says so for a config it cannot run too:
+# read as out of memory only when a smaller batch of the same step ran.
+OOM_AFTER_A_FIT_MESSAGES = ("CUDNN_STATUS_NOT_SUPPORTED",)
+TIMED_STEPS = 5  # steps timed one by one per batch: their median, and their spread to tell the fastest batch
 
 
-def is_out_of_memory(error: BaseException) -> bool:
+@dataclass(frozen=True)
+class BatchTiming:
+    samples_per_s: float  # from the median step
+    rel_spread: float  # (slowest - fastest step) / median step
+
+
+def is_out_of_memory(error: BaseException, smaller_batch_fit: bool = False) -> bool:
     if isinstance(error, torch.OutOfMemoryError):
         return True
-    return isinstance(error, RuntimeError) and any(text in str(error) for text in OOM_MESSAGES)
+    messages = OOM_MESSAGES + (OOM_AFTER_A_FIT_MESSAGES if smaller_batch_fit else ())
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in messages)
 
 
 def search_limit(device_size: DeviceSize, bytes_per_sample: int, scale: float) -> int:
@@ -66,8 +78,8 @@ def _state_bytes(model: torch.nn.Module) -> int:
 
 
 def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int | None,
-              size: StepSize | None = None) -> float | None:
-    """samples/s of a full step at `batch`, or None when it does not fit."""
+              size: StepSize | None = None, smaller_batch_fit: bool = False) -> BatchTiming | None:
+    """The speed of a full step at `batch`, or None when it does not fit."""
     load = workload(size or step_size("cnn", ctx.device, ctx.scale), ctx.device)
     step = None
     try:
@@ -78,16 +90,19 @@ def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int 
                 step()
         else:
             step()
-        if is_cuda(ctx.device):
-            torch.cuda.synchronize(ctx.device)
-        started = time.perf_counter()
-        for _ in range(2):
+        step_s = []
+        for _ in range(TIMED_STEPS):
+            if is_cuda(ctx.device):
+                torch.cuda.synchronize(ctx.device)
+            started = time.perf_counter()
             step()
-        if is_cuda(ctx.device):
-            torch.cuda.synchronize(ctx.device)
-        return 2 * batch / (time.perf_counter() - started)
+            if is_cuda(ctx.device):
+                torch.cuda.synchronize(ctx.device)
+            step_s.append(time.perf_counter() - started)
+        median_s = max(statistics.median(step_s), 1e-9)
+        return BatchTiming(batch / median_s, (max(step_s) - min(step_s)) / median_s)
     except (RuntimeError, BudgetExceeded) as error:  # torch.OutOfMemoryError is a RuntimeError
-        if isinstance(error, BudgetExceeded) or is_out_of_memory(error):
+        if isinstance(error, BudgetExceeded) or is_out_of_memory(error, smaller_batch_fit):
             return None
         raise
     finally:
@@ -100,10 +115,11 @@ def try_batch(ctx: KernelContext, precision: str, batch: int, budget_bytes: int 
 def search(ctx: KernelContext, precision: str, limit: int, budget_bytes: int | None,
            size: StepSize | None = None) -> dict:
     """Doubling until a batch fails (or `limit`), then bisection between the last fit and the first failure."""
-    tried: dict[int, float | None] = {}
+    tried: dict[int, BatchTiming | None] = {}
 
     def attempt(batch: int) -> bool:
-        tried[batch] = try_batch(ctx, precision, batch, budget_bytes, size)
+        smaller_fit = any(timing is not None and tried_batch < batch for tried_batch, timing in tried.items())
+        tried[batch] = try_batch(ctx, precision, batch, budget_bytes, size, smaller_fit)
         ctx.progress(min(0.95, len(tried) / 14), f"batch {batch}")
         return tried[batch] is not None
 
@@ -130,6 +146,12 @@ def search(ctx: KernelContext, precision: str, limit: int, budget_bytes: int | N
     return {"max_batch": fits, "tried": tried, "limit_reached": fails is None}
 
 
+def _clearly_faster(fastest: dict, largest: dict) -> bool:
+    """Faster than the largest batch by more than both batches' step-to-step spread (else it is noise)."""
+    gain = fastest["samples_per_s"] / largest["samples_per_s"] - 1
+    return gain > fastest["rel_spread"] + largest["rel_spread"]
+
+
 def variants(ctx: KernelContext) -> list[Variant]:
     precisions = ["fp32", "bf16"] if is_cuda(ctx.device) else ["fp32"]
 
@@ -143,11 +165,13 @@ def variants(ctx: KernelContext) -> list[Variant]:
                 budget = int(ctx.options.get("cpu_memory_budget_mib", 512)) * 2**20
                 limit = max(8, int(1024 * ctx.scale))
             result = search(ctx, precision, limit, budget, size)
-            throughput = [{"batch": batch, "samples_per_s": rate, "fits": rate is not None}
-                          for batch, rate in sorted(result["tried"].items())]
+            throughput = [{"batch": batch, "samples_per_s": timing.samples_per_s if timing else None,
+                           "rel_spread": timing.rel_spread if timing else None, "fits": timing is not None}
+                          for batch, timing in sorted(result["tried"].items())]
             fitting = [entry for entry in throughput if entry["fits"]]
             fastest = max(fitting, key=lambda entry: entry["samples_per_s"]) if fitting else None
             max_batch = result["max_batch"]
+            largest = next((entry for entry in fitting if entry["batch"] == max_batch), None)
             details = {
                 "model": "cnn", "precision": precision, "per_batch": throughput,
                 "recommended_batch": int(max_batch * (1 - SAFETY_MARGIN)) if max_batch else 0,
@@ -159,7 +183,7 @@ def variants(ctx: KernelContext) -> list[Variant]:
             notes = []
             if result["limit_reached"]:
                 notes.append(f"search stopped at its cap {limit}: the real maximum is higher")
-            if fastest and fastest["batch"] != max_batch:
+            if fastest and largest and fastest["batch"] != max_batch and _clearly_faster(fastest, largest):
                 notes.append(f"fastest at batch {fastest['batch']}")
             return row(variant=f"cnn {precision}", value=float(max_batch), details=details, note="; ".join(notes),
                        size=size.with_batch(max_batch).as_dict())
