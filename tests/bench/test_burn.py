@@ -319,7 +319,7 @@ def test_a_gpu_burn_reads_nvml_each_second_on_every_gpu(torch):
 
     devices = [f"cuda:{index}" for index in range(torch.cuda.device_count())]
     events: list = []
-    ctx = KernelContext(device="host", scale=1.0, time_cap_s=1.0)
+    ctx = KernelContext(device="host", scale=0.25, time_cap_s=1.0)  # the quick suite's scale: ignored
     fields = burn.run_burn(ctx, devices, 5.0, lambda kind, **values: events.append((kind, values)))
     log = BurnLog()
     for kind, values in events:
@@ -332,6 +332,8 @@ def test_a_gpu_burn_reads_nvml_each_second_on_every_gpu(torch):
         assert all(value is not None for value in last), f"{device}: every NVML reading on a real GPU"
         assert fields["details"]["devices"][device]["uuid"].startswith("GPU-")
         assert fields["details"]["devices"][device]["dtype"] == "bfloat16"
+        assert fields["details"]["devices"][device]["matrix_size"] == burn.GPU_MATRIX_SIZE
+    assert fields["value"] == pytest.approx(sum(log.devices[device].median("tflops") for device in devices))
 
 
 @pytest.mark.gpu
