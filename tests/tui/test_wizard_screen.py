@@ -32,6 +32,8 @@ def error_text(screen: WizardScreen) -> str:
 
 async def wait_for_screen(pilot, screen_type) -> None:
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, screen_type), what=f"the {screen_type.__name__}")
+    if screen_type is WizardScreen:  # its steps mount after the first frame
+        await wait_until(pilot, lambda: pilot.app.screen.steps_ready, what="the wizard's steps")
 
 
 async def wait_for_step(pilot, screen: WizardScreen, step: str) -> None:
@@ -332,3 +334,25 @@ async def test_lora_rank_and_targets_show_only_for_lora_and_qlora():
         assert screen.query_one("#row-task-lora_targets").display
         screen.query_one("#task-method").value = "full"
         await wait_until(pilot, lambda: not rank_row.display, what="the LoRA rank row hidden")
+
+
+async def test_the_first_frame_says_the_wizard_is_loading_before_its_steps_mount(monkeypatch):
+    # Issue 12 item 10: the first switch to the wizard froze with no cue while ~400 widgets were styled.
+    scheduled = []
+    real_mount_steps = WizardScreen._mount_steps
+
+    async def held_mount_steps(self):
+        scheduled.append(self)  # the test mounts them itself, after looking at the first frame
+
+    monkeypatch.setattr(WizardScreen, "_mount_steps", held_mount_steps)
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: scheduled, what="the steps' mount scheduled after the first frame")
+        screen = app.screen
+        status = screen.query_one("#wizard-status")
+        assert status.display and "Loading the wizard" in str(status.content) and not screen.steps_ready
+        await pilot.press("ctrl+n")  # refused until the steps are there
+        assert screen.step_index == 0
+        await real_mount_steps(screen)
+        await wait_for_step(pilot, screen, "step-review")  # the --preset waited for them
+        assert screen.title_text.startswith("Guide §7.1")

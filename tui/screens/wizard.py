@@ -88,26 +88,45 @@ class WizardScreen(Screen):
         self._clock = clock
         self._leave_action = on_leave
         self._save_path_edited = False
+        self.steps_ready = False
+        self._pending_preset: Any = None
+        self._catalog_error = ""
 
     # Layout
 
     def compose(self) -> ComposeResult:
         yield Static("", id="wizard-title")
-        yield Static("Loading the parts catalog...", id="wizard-status", markup=False)
-        with ContentSwitcher(initial=f"step-{STEPS[0].id}", id="wizard-steps"):
-            for spec in STEPS[:-1]:
-                yield Step(spec, self.answers)
-            yield ReviewStep()
+        yield Static("Loading the wizard...", id="wizard-status", markup=False)
+        yield ContentSwitcher(id="wizard-steps")
         yield Static("", id="wizard-error", markup=False)
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self._show_relevant_fields()
-        self._show_step()
-        status = self.query_one("#wizard-status", Static)
-        status.display = self._catalog is None
         if self._catalog is None:
             self._load_catalog()
+        # The steps (some 400 widgets, about a second to style) mount after the first frame, under the loading line.
+        self.call_after_refresh(self._mount_steps)
+
+    async def _mount_steps(self) -> None:
+        steps = [*(Step(spec, self.answers) for spec in STEPS[:-1]), ReviewStep()]
+        for step in steps:
+            step.display = False  # the switcher shows the current one
+        await self.query_one(ContentSwitcher).mount_all(steps)
+        self.steps_ready = True
+        self._show_relevant_fields()
+        self._show_step()
+        self._show_status()
+        if self._pending_preset is not None:
+            preset_id, self._pending_preset = self._pending_preset, None
+            self.open_preset(preset_id)
+
+    def _show_status(self) -> None:
+        status = self.query_one("#wizard-status", Static)
+        status.display = not self.steps_ready or self._catalog is None
+        if not self.steps_ready:
+            status.update(Text("Loading the wizard..."))
+        elif self._catalog is None:
+            status.update(Text(self._catalog_error or "Loading the parts catalog..."))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-catalog")
     def _load_catalog(self) -> None:
@@ -122,13 +141,11 @@ class WizardScreen(Screen):
         self.post_message(self.CatalogLoaded(catalog))
 
     def on_wizard_screen_catalog_loaded(self, message: CatalogLoaded) -> None:
-        status = self.query_one("#wizard-status", Static)
         if message.catalog is None:
-            status.update(Text(f"Cannot read the parts catalog: {message.error}"))
-            return
-        if self._catalog is None:
+            self._catalog_error = f"Cannot read the parts catalog: {message.error}"
+        elif self._catalog is None:
             self._catalog = message.catalog
-        status.display = False
+        self._show_status()
 
     # Answers
 
@@ -250,6 +267,8 @@ class WizardScreen(Screen):
         self._show_step()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.steps_ready and action in ("swap", "save", "next", "back", "apply_alternative"):
+            return False
         in_review = STEP_IDS[self.step_index] == "review"
         if action in ("swap", "save"):
             return in_review
@@ -275,6 +294,9 @@ class WizardScreen(Screen):
 
     def open_preset(self, preset_id: Any) -> None:
         """Load one of the guide's example builds and jump to the review step."""
+        if not self.steps_ready:  # opened with --preset: it waits for the steps
+            self._pending_preset = preset_id
+            return
         if preset_id in (NO_PRESET, Select.NULL):
             self._set_error("Choose a preset first (the list left of 'Open preset').")
             return
@@ -319,6 +341,8 @@ class WizardScreen(Screen):
 
     def reset(self) -> None:
         """Back to the first step with the starting answers (the screen lives on as a dashboard mode)."""
+        if not self.steps_ready:
+            return  # nothing was answered yet
         self.answers = self._initial_answers
         self.pins = {}
         self.title_text = ""
@@ -339,7 +363,7 @@ class WizardScreen(Screen):
             from pth_top.configs.parts import load_catalog
 
             self._catalog = load_catalog()
-            self.query_one("#wizard-status", Static).display = False
+            self._show_status()
         return self._catalog
 
     def _enter_review(self) -> None:
