@@ -189,3 +189,18 @@ def test_llama3_8b_lora_at_8192_tokens_is_not_sold_on_a_24_gb_card(catalog):
     build = recommend(answers, catalog, today=TODAY)
     assert build.memory.total_bytes > 24 * GIB
     assert not build.feasible or build.component("gpu").spec["memory_gib"] > 24
+
+
+def test_70b_int4_inference_box_on_two_24_gb_cards(catalog):
+    # Issue 12 item 5: this box got 4.1 TB of storage (five fp32+Adam checkpoints) and RAM for fp16 weights.
+    # Llama 2 70B: 70B parameters (arXiv:2307.09288, Table 1); 4-bit weights: 0.5 B/param (+ group scales).
+    answers = Answers(scenario="inference_server", workload=Workload(preset="llama-70b", batch_size=1),
+                      task=Task(mode="inference", precision="int4"), scale=Scale(gpu_count=2),
+                      budget=Budget(amount=80000.0))
+    build = recommend(answers, catalog, today=TODAY)
+    assert_signable(build, 80000)
+    assert within(build.memory.weights_bytes * 2, 70e9 * 0.5)  # both GPUs' shares
+    storage = build.component("storage")
+    assert storage.quantity * storage.spec["capacity_gb"] <= 2000
+    ram = build.component("memory_kit")
+    assert ram.quantity * ram.spec["capacity_gib"] < 70e9 * 2 / GIB  # fp16 staging would need 130 GiB
