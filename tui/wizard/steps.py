@@ -68,7 +68,8 @@ STEPS: tuple[StepSpec, ...] = (
     ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"))),
     StepSpec("budget", "Budget and preferences", (
         "Budget tiers (guide §6.1): < ¥8000 VRAM first; ¥15000-30000 balance; > ¥50000 data-centre GPUs and ECC. "
-        "Used allows second-hand consumer GPUs (check them with GPU-Z, §6.2). Power limit 0 = none."
+        "Used allows second-hand GPUs (before paying, run `pth-top bench --accept` on the card: burn, VRAM "
+        "patterns, ECC and Xid counters; §6.2). Power limit 0 = none."
     ), (
         ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"),
         ("budget", "condition", "New or used"),
