@@ -35,6 +35,9 @@ MIN_SHARE_OF_FASTEST = 0.95
 # matmul (mamf-finder) reached on NVIDIA datacenter GPUs: 80.3 % (H100 SXM, 794.5 of 989 TFLOP/s), ml-engineering's
 # MAMF table (https://github.com/stas00/ml-engineering/tree/master/compute/accelerator).
 MAMF_SHARE_OF_DATASHEET = 0.803
+# The burn runs one GEMM shape, not the sweep's best, and a healthy card may sit below the MAMF best: only a card
+# 20 % under that share is suspect (our margin, not a published figure), so no healthy card is failed on speed alone.
+ALONE_SHARE_OF_MAMF = 0.80
 RULES: tuple[tuple[str, str], ...] = (
     (FAIL, "a VRAM word read back wrong"),
     (FAIL, "new uncorrectable ECC errors, rows remapped for them, or a failed row remap"),
@@ -45,7 +48,7 @@ RULES: tuple[tuple[str, str], ...] = (
               "uncorrectable ECC errors in the card's life (NVML aggregate counter)"),
     (SUSPECT, "thermal, HW-slowdown or power-brake clock events during the burn (the power cap is expected)"),
     (SUSPECT, f"median TFLOP/s under {MIN_SHARE_OF_FASTEST:.0%} of the fastest GPU of the same model"),
-    (SUSPECT, f"the only GPU of its model: median TFLOP/s under {MIN_SHARE_OF_FASTEST:.0%} of "
+    (SUSPECT, f"the only GPU of its model: median TFLOP/s under {ALONE_SHARE_OF_MAMF:.0%} of "
               f"{MAMF_SHARE_OF_DATASHEET:.1%} of its datasheet BF16 peak, in a burn its power cap did not hold"),
     (INCOMPLETE, "a check could not be done (no NVML counters, no Xid events, no peak to compare with)"),
 )
@@ -216,12 +219,12 @@ def _judge_alone(burn: DeviceBurn, median: float, name: str, datasheet: Peak | N
     if datasheet is None:
         not_checked.append(f"performance (the only {name}, and no catalog peak to compare with)")
         return
-    expected = MIN_SHARE_OF_FASTEST * MAMF_SHARE_OF_DATASHEET * datasheet.value
+    expected = ALONE_SHARE_OF_MAMF * MAMF_SHARE_OF_DATASHEET * datasheet.value
     capped_s = sum(burn.reason_seconds(POWER_CAP_MASK).values())
     lines.append(f"perf    {100 * median / datasheet.value:.0f} % of the datasheet BF16 {datasheet.value:g} TFLOP/s "
                  f"({datasheet.source}); power cap in {capped_s} of {len(burn.samples)} s")
     if median < expected and 2 * capped_s < len(burn.samples):
-        suspects.append(f"{median:.1f} TFLOP/s is under {expected:.1f} ({MIN_SHARE_OF_FASTEST:.0%} of "
+        suspects.append(f"{median:.1f} TFLOP/s is under {expected:.1f} ({ALONE_SHARE_OF_MAMF:.0%} of "
                         f"{MAMF_SHARE_OF_DATASHEET:.1%} of the datasheet) with no power cap holding it")
 
 

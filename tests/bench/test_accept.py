@@ -8,6 +8,7 @@ import psutil
 import pytest
 
 from pth_top.benches.client.accept import (
+    ALONE_SHARE_OF_MAMF,
     FAIL,
     INCOMPLETE,
     MAMF_SHARE_OF_DATASHEET,
@@ -190,7 +191,7 @@ def test_lifetime_ecc_counts_are_read_from_nvml_aggregate_counters():
 
 
 def test_the_only_gpu_of_its_model_is_held_to_its_datasheet_unless_the_power_cap_holds_it():
-    expected = MIN_SHARE_OF_FASTEST * MAMF_SHARE_OF_DATASHEET * 989  # the catalog's H100 SXM BF16 dense peak
+    expected = ALONE_SHARE_OF_MAMF * MAMF_SHARE_OF_DATASHEET * 989  # the catalog's H100 SXM BF16 dense peak
     one = ["cuda:0"]
     capped = verdicts(record(one), burn_log({"cuda:0": expected - 50}), health(one))  # power cap every second
     assert levels(capped) == {"cuda:0": PASS}
