@@ -31,6 +31,11 @@ VIT_BASE_PARAMETERS = 86e6  # Dosovitskiy et al. 2020, arXiv:2010.11929, Table 1
 ADAM_MIXED_BYTES_PER_PARAMETER = 2 + 2 + 12
 # QLoRA (Dettmers et al. 2023, arXiv:2305.14314) §3: NF4 weights (4 bits) + double-quantized constants 0.127 bits.
 QLORA_BITS_PER_PARAMETER = 4 + 0.127
+# huggingface.co/meta-llama/Llama-2-13b-hf "Files and versions": 26.0 GB of fp16 safetensors.
+LLAMA2_13B_FP16_FILE_BYTES = 26.0 * GB
+# 4-bit files carry 4.5 bits per parameter with their block scales (TheBloke/Llama-2-70B-GGML README: Q4_K
+# "ends up using 4.5 bpw"; q4_0 is 18 bytes per 32 weights).
+Q4_BITS_PER_PARAMETER = 4.5
 # vLLM (Kwon et al. 2023, arXiv:2309.06180) §3: a 13B model of 40 layers x 5120 hidden (OPT-13B; Llama 2 13B has the
 # same 40 x 5120) holds 800 KB of fp16 KV cache per token.
 KV_BYTES_PER_TOKEN_13B = 800e3
@@ -71,7 +76,7 @@ def test_13b_lora_at_20000_leads_with_qlora_when_the_bf16_base_does_not_fit(cata
     answers = Answers(workload=Workload(preset="llama-13b", batch_size=1),
                       task=Task(method="lora", recompute="full"), budget=Budget(amount=20000.0))
     build = recommend(answers, catalog, today=TODAY)
-    assert within(build.memory.weights_bytes, LLAMA2_13B_PARAMETERS * 2)
+    assert within(build.memory.weights_bytes, LLAMA2_13B_FP16_FILE_BYTES)
     assert not build.feasible and build.blockers[0].startswith("not feasible within ¥20,000")
     assert build.total_price_cny <= 20000
     assert build.feasible_alternatives[0].startswith("QLoRA") and "within ¥20,000" in build.feasible_alternatives[0]
@@ -193,13 +198,13 @@ def test_llama3_8b_lora_at_8192_tokens_is_not_sold_on_a_24_gb_card(catalog):
 
 def test_70b_int4_inference_box_on_two_24_gb_cards(catalog):
     # Issue 12 item 5: this box got 4.1 TB of storage (five fp32+Adam checkpoints) and RAM for fp16 weights.
-    # Llama 2 70B: 70B parameters (arXiv:2307.09288, Table 1); 4-bit weights: 0.5 B/param (+ group scales).
+    # Llama 2 70B: 70B parameters (arXiv:2307.09288, Table 1) at the 4-bit files' 4.5 bits per parameter.
     answers = Answers(scenario="inference_server", workload=Workload(preset="llama-70b", batch_size=1),
                       task=Task(mode="inference", precision="int4"), scale=Scale(gpu_count=2),
                       budget=Budget(amount=80000.0))
     build = recommend(answers, catalog, today=TODAY)
     assert_signable(build, 80000)
-    assert within(build.memory.weights_bytes * 2, 70e9 * 0.5)  # both GPUs' shares
+    assert within(build.memory.weights_bytes * 2, 70e9 * Q4_BITS_PER_PARAMETER / 8)  # both GPUs' shares
     storage = build.component("storage")
     assert storage.quantity * storage.spec["capacity_gb"] <= 2000
     ram = build.component("memory_kit")
