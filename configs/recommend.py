@@ -92,7 +92,10 @@ def recommend(
             ctx, cpu_only, fit):
         line = f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
-    general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only)]  # infeasible: said first
+    general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
+    said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
+            *(line for lines in assembly.reasons.values() for line in lines)]
+    general.extend(_glossary(said))
     components = tuple(
         Component(
             role=role, part_id=part.id, name=part.name, quantity=qty, unit_price_cny=assembly.unit_prices[role],
@@ -119,9 +122,14 @@ def recommend(
     )
 
 
-def _general_reasoning(ctx: Context, assembly: Assembly, gpu: Part | None, cpu_only: CpuOnly | None) -> list[str]:
+def _general_reasoning(
+    ctx: Context, assembly: Assembly, gpu: Part | None, cpu_only: CpuOnly | None, infeasible: bool
+) -> list[str]:
     answers, rules, total = ctx.answers, ctx.rules, assembly.total_cny
-    general: list[str] = [ctx.shape_line, *ctx.memory.formula, ctx.tier_line]
+    tier_line = ctx.tier_line if gpu is not None else (
+        f"budget ¥{ctx.budget_cny:,.0f}: no GPU in this build, so the guide's GPU-first budget tiers (guide §6.1) do "
+        "not apply; the money goes to cores, RAM and storage")
+    general: list[str] = [ctx.shape_line, *ctx.memory.formula, tier_line, *_applied_answers(ctx, assembly)]
     if gpu is None and cpu_only is not None:
         general.insert(0, f"CPU-only build: {cpu_only.reason}")
     if answers.budget.currency != "CNY":  # said first: the catalog's prices and availability are the China market's
@@ -132,7 +140,8 @@ def _general_reasoning(ctx: Context, assembly: Assembly, gpu: Part | None, cpu_o
     general.append(assembly.heat_line)
     included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
         "case and fans not included")
-    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget ({included})")
+    closest = "the closest build, for reference only; " if infeasible else ""
+    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget ({closest}{included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
     if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny:
         general.append(
@@ -140,6 +149,42 @@ def _general_reasoning(ctx: Context, assembly: Assembly, gpu: Part | None, cpu_o
             "a faster or larger one if speed matters more than price"
         )
     return general
+
+
+def _applied_answers(ctx: Context, assembly: Assembly) -> list[str]:
+    """The noise and power-limit answers, said as applied, so a user sees they were read."""
+    budget, lines = ctx.answers.budget, []
+    if budget.noise == "quiet":
+        lines.append("noise 'quiet' applied: no blower or passive GPUs, quiet-rated CPU coolers only")
+    if budget.max_power_w:
+        within = "within it" if assembly.wall_w <= budget.max_power_w else "OVER it"
+        lines.append(f"power limit {budget.max_power_w:,} W applied: the build draws ~{assembly.wall_w:,.0f} W at the "
+                     f"wall, {within}")
+    return lines
+
+
+# Terms the reasoning uses, explained once (in a last line) when they appear.
+GLOSSARY: dict[str, str] = {
+    "micro-batch": "micro-batch = samples per GPU in one forward/backward pass (gradient accumulation adds passes "
+                   "up to the global batch)",
+    "Korthikanti": "Korthikanti = the activation formula of Korthikanti et al. 2022 (arXiv:2205.05198): s sequence "
+                   "length, b micro-batch, h hidden size, a attention heads, L layers (5as/h: the attention scores "
+                   "flash attention does not keep)",
+    "h_kv": "h_kv = the width of the K and V projections (KV heads x head size; below h with grouped-query "
+            "attention)",
+    "ZeRO": "ZeRO-1/2/3 = DeepSpeed's sharding of optimizer states / + gradients / + weights across the GPUs "
+            "(arXiv:1910.02054); FSDP is PyTorch's ZeRO-3; ZeRO-Offload keeps states in CPU RAM",
+    "N+R": "N+R = N power supplies carrying the load plus R redundant spares",
+}
+
+
+def _glossary(lines: list[str]) -> list[str]:
+    text = "\n".join(lines)
+    used = [meaning for term, meaning in GLOSSARY.items() if term in text]
+    return [f"terms: {'; '.join(used)}"] if used else []
+
+
+SHARDING_NAMES = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -250,7 +295,8 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
     if answers.scale.sharding not in ("none", "zero_offload") and ctx.gpu_count == 1:
-        warnings.append(f"{answers.scale.sharding.upper()} divides by the GPU count: with one GPU it saves nothing")
+        warnings.append(f"{SHARDING_NAMES[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
+                        "nothing")
     if answers.budget.condition == "used":
         warnings.append(
             "used GPUs: before paying, run `pth-top bench --accept` on the card (a 5-minute burn, a VRAM pattern test "
@@ -303,11 +349,17 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     _, metric_text = gpu_metric(ctx)
     need = ctx.memory.total_bytes / GIB
     usable = gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules) / GIB
-    kind = "shared with the CPU" if gpu["memory_kind"] == "shared" else "dedicated"
+    fraction = f"{ctx.rules.gpu.usable_memory_fraction:.0%}"
+    if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
+        kind = "shared with the CPU"
+        usable_text = (f"{usable:.1f} usable: {gpu['memory_gib']:g} - {ctx.rules.ram.os_reserve_gib} GiB for the OS, "
+                       f"x {fraction}")
+    else:
+        kind, usable_text = "dedicated", f"{usable:.1f} usable at {fraction}"
+    per_gpu = " per GPU" if ctx.gpu_count > 1 else ""
     lines = [
-        f"memory floor: this workload needs {need:.1f} GiB per GPU; {gpu.name} has {gpu['memory_gib']:g} GiB {kind} "
-        f"({usable:.1f} usable at {ctx.rules.gpu.usable_memory_fraction:.0%}) "
-        "(guide §2.1; each term's formula under Reasoning)",
+        f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {gpu['memory_gib']:g} GiB {kind} "
+        f"({usable_text}) (guide §2.1; each term's formula under Reasoning)",
         f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset

@@ -21,8 +21,19 @@ def memory_lines(build: Build) -> list[str]:
     usable = build.gpu_usable_per_gpu_bytes / GIB
     verdict = "fits" if build.memory_fits else "DOES NOT FIT"
     card = build.gpu_memory_per_gpu_bytes / GIB
-    lines.append(f"  {'total per GPU':<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({card:g} GiB card): {verdict}")
+    gpu = build.component("gpu")
+    shared = gpu is not None and gpu.spec.get("memory_kind") == "shared"
+    label, holder = ("total", f"{card:g} GiB shared with the CPU") if shared else ("total per GPU", f"{card:g} GiB card")
+    lines.append(f"  {label:<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({holder}): {verdict}")
     return lines
+
+
+def memory_heading(build: Build) -> str:
+    if build.cpu_only:
+        return "Memory (CPU-only)"
+    gpu = build.component("gpu")
+    return "Memory (shared with the CPU)" if gpu is not None and gpu.spec.get("memory_kind") == "shared" else (
+        "Memory per GPU")
 
 
 def power_lines(build: Build) -> list[str]:
@@ -74,7 +85,7 @@ def render_build_text(build: Build) -> str:
     for component in build.components:
         out.append("  " + component_line(component.role, build))
         out.extend(f"      - {line}" for line in component.reasoning)
-    out += ["", "Memory (CPU-only)" if build.cpu_only else "Memory per GPU", *memory_lines(build)]
+    out += ["", memory_heading(build), *memory_lines(build)]
     out += ["", "Power", *power_lines(build)]
     out += ["", "Price", price_line(build)]
     out += ["", "Reasoning", *(f"  - {line}" for line in build.reasoning)]

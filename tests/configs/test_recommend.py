@@ -558,3 +558,33 @@ def test_the_cheapest_build_that_holds_it_is_one_that_keeps_its_rules(catalog):
     build = recommend(chosen, catalog, today=TODAY)
     price = re.search(r"the cheapest build whose GPU holds it costs ¥([\d,]+)", build.blockers[0])
     assert price and float(price.group(1).replace(",", "")) > 100000, build.blockers[0]
+
+
+def test_shared_memory_numbers_agree_and_a_single_board_is_no_gpu(catalog):
+    # Review 12 finding 17: "8 GiB shared (3.8 usable at 95%)" disagreed with itself; "per GPU", "(8 GiB card)".
+    base = answers(workload__preset="lenet5", workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                   budget__amount=700.0)
+    chosen = Answers(scenario="edge_deployment", workload=base.workload, task=base.task, budget=base.budget)
+    build = recommend(chosen, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
+    floor = build.component("gpu").reasoning[0]
+    assert "(3.8 usable: 8 - 4 GiB for the OS, x 95%)" in floor and "per GPU" not in floor
+    text = render_build_text(build)
+    assert "(8 GiB shared with the CPU): fits" in text and "GiB card" not in text and "Memory per GPU" not in text
+
+
+def test_review_text_says_what_was_applied_and_explains_its_terms(catalog):
+    # Review 12 finding 17: quiet / max-power answers were never echoed; jargon unexplained; "ZERO3" in capitals;
+    # an infeasible build's price line read like an offer; a CPU-only build said "VRAM first".
+    quiet = recommend(answers(workload__preset="gpt2-small", budget__noise="quiet", budget__max_power_w=900,
+                              scale__sharding="zero3"), catalog, today=TODAY)
+    assert any(line.startswith("noise 'quiet' applied") for line in quiet.reasoning)
+    assert any(line.startswith("power limit 900 W applied: the build draws ~") for line in quiet.reasoning)
+    assert any(line.startswith("ZeRO-3 divides by the GPU count") for line in quiet.warnings)
+    terms = [line for line in quiet.reasoning if line.startswith("terms: ")]
+    assert len(terms) == 1 and "micro-batch = " in terms[0] and "ZeRO-1/2/3 = " in terms[0]
+    cpu_only = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__precision="fp32",
+                                 data__kind="tabular", budget__amount=6000.0), catalog, today=TODAY)
+    assert cpu_only.cpu_only and not any("VRAM first" in line for line in cpu_only.reasoning)
+    infeasible = recommend(answers(workload__preset="llama-13b", budget__amount=10000.0), catalog, today=TODAY)
+    assert infeasible.blockers
+    assert any(line.startswith("price ") and "for reference only" in line for line in infeasible.reasoning)
