@@ -198,6 +198,7 @@ def rank_main(argv: list[str] | None = None) -> int:
             if rank == 0:
                 record = size_record(nbytes, statistics.median(block_times_s), world_size, block_times_s, calls)
                 print(json.dumps({**record, "backend": backend}), flush=True)
+        dist.barrier()  # torch 2.4 + gloo: rank 0 hangs in destroy_process_group if a rank left before it
     finally:
         dist.destroy_process_group()
     return 0
