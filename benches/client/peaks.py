@@ -173,13 +173,13 @@ def pcie_peak(link: dict | None, peaks: GpuPeaks | None, under_load: dict | None
 
 def _link_state_note(idle: dict, under_load: dict, max_generation: float, max_width: float) -> str:
     """'; link DEGRADED ...' when the width (or the speed under load) is below the maximum; the idle drop else."""
-    loaded = (_positive(under_load.get("generation")), _positive(under_load.get("width")))
-    now = loaded if all(loaded) else (_positive(idle.get("generation")), _positive(idle.get("width")))
-    if not all(now) or now == (max_generation, max_width):
+    is_loaded = bool(_positive(under_load.get("generation")) and _positive(under_load.get("width")))
+    read = under_load if is_loaded else idle
+    generation, width = _positive(read.get("generation")), _positive(read.get("width"))
+    if generation is None or width is None or (generation, width) == (max_generation, max_width):
         return ""
-    generation, width = now
-    if width < max_width or (all(loaded) and generation < max_generation):
-        when = "under load" if all(loaded) else "now"
+    if width < max_width or (is_loaded and generation < max_generation):
+        when = "under load" if is_loaded else "now"
         return (f"; link DEGRADED: Gen{generation:g} x{width:g} {when} of Gen{max_generation:g} x{max_width:g} "
                 "(reseat the card, check the riser or slot)")
     return f"; link now Gen{generation:g} x{width:g} (GPUs drop the link speed when idle)"

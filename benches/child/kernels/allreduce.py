@@ -10,6 +10,7 @@ This file also runs alone (stdlib and torch only at import), as one rank, by pat
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -320,18 +321,19 @@ def link_peak(bus_ids: list[str | None], nvml: object = None,
     GPUs are found in NVML by their PCI bus id (torch's numbering, CUDA_VISIBLE_DEVICES honoured); PCIe is the
     most the link trains to in its slot at the width it negotiated (idle GPUs drop the speed, not the width).
     """
-    if read_link is None:
-        from pth_top.benches.child.pcie_link import read_pcie_link as read_link
+    from pth_top.benches.child.pcie_link import read_pcie_link
+
+    reader = read_link or read_pcie_link
     try:
         if nvml is None:
-            import pynvml as nvml
+            nvml = importlib.import_module("pynvml")
         nvml.nvmlInit()  # type: ignore[attr-defined]
     except Exception:
         nvml = None
     found: list[tuple[float, str]] = []
     try:
         for index, bus_id in enumerate(bus_ids):
-            peak = _gpu_link_peak(nvml, bus_id, read_link)
+            peak = _gpu_link_peak(nvml, bus_id, reader)
             if peak is None:
                 return None, f"link peak unknown for cuda:{index}"
             found.append((peak[0], f"cuda:{index} {peak[1]}"))

@@ -7,8 +7,8 @@ from typing import Callable
 import torch
 
 from pth_top.benches.catalog import PEAK_PCIE
-from pth_top.benches.child.pcie_link import pci_bus_id, read_pcie_link
 from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed
+from pth_top.benches.child.pcie_link import pci_bus_id, read_pcie_link
 
 MIN_BYTES = 256 * 2**20
 LOAD_COPIES = 4  # copies queued while the link is read: an idle GPU drops its link speed
