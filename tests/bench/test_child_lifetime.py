@@ -198,3 +198,28 @@ def test_the_progress_age_grows_with_heartbeats_and_resets_on_any_other_event():
     writer("progress", kernel="gemm", device="cpu", fraction=0.5)
     now[0] = 131.0
     assert writer.progress_age_s() == 1.0
+
+
+def test_the_cli_stops_a_hung_kernel_at_its_stall_limit(tmp_path):
+    import os
+
+    pid_file = tmp_path / "child.pid"
+    python = executable(tmp_path / "fake-python", HUNG_KERNEL_CHILD.format(python=sys.executable,
+                                                                           pid_file=str(pid_file)))
+    try:
+        done = subprocess.run([sys.executable, "-c", CLI_CODE, "bench", "--python", python, "--kernel", "gemm",
+                               "--stall-limit", "0.5"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PTH_TOP_DATA_DIR": str(tmp_path / "data")})
+        assert done.returncode == 1, done.stderr
+        assert "ERROR" in done.stdout and "Stalled: no progress for" in done.stdout
+        assert done.stderr.splitlines()[-1].startswith("pth-top: benchmark failed: no progress for")
+        wait_for(lambda: process_gone(read_pid(pid_file)), what="the hung child to be stopped")
+    finally:
+        end_if_running(read_pid(pid_file))
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "nan", "inf"])
+def test_a_stall_limit_out_of_range_is_one_line_and_exit_2(cli, capsys, limit):
+    assert cli(["bench", "--kernel", "gemm", "--stall-limit", limit]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--stall-limit must be" in err

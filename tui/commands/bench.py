@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -38,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--python", metavar="PATH",
                         help="interpreter whose torch to benchmark, e.g. your training venv's python")
     parser.add_argument("--list", action="store_true", help="list the kernels and exit")
+    parser.add_argument("--stall-limit", type=float, default=None, metavar="SECONDS",
+                        help="stop the run when a kernel makes no progress this long (a hung GPU); "
+                             "default max(300 s, 10 x the time cap)")
     parser.add_argument("--runs", action="store_true", help="list the saved runs (unreadable ones with the reason)")
     parser.add_argument("--open", metavar="FILE", help="print a saved run (as a table, or JSON with --json)")
     parser.set_defaults(func=run)
@@ -72,6 +76,8 @@ def validate(args: argparse.Namespace) -> RunRequest:
             raise CliError(f"--disk-dir {printable(request.disk_dir, 200)}: {problem}")
     if args.out is not None:
         validate_out(args.out, args.force)
+    if args.stall_limit is not None and not (math.isfinite(args.stall_limit) and args.stall_limit > 0):
+        raise CliError(f"--stall-limit must be a number of seconds above 0, got {args.stall_limit!r}")
     return request
 
 
@@ -153,7 +159,7 @@ class ProgressPrinter:
             self.burn.sample(fields, self.line)
 
 
-async def execute(request: RunRequest, python: str, printer: ProgressPrinter):
+async def execute(request: RunRequest, python: str, printer: ProgressPrinter, stall_limit_s: float | None = None):
     """Run the child and fold its events into a record; LaunchError before anything ran."""
     import asyncio
 
@@ -161,7 +167,7 @@ async def execute(request: RunRequest, python: str, printer: ProgressPrinter):
     from pth_top.benches.client.rows import row_from_dict, summary_line
     from pth_top.benches.client.runs import RunRecord
 
-    process = BenchProcess.for_request(python, request)
+    process = BenchProcess.for_request(python, request, stall_limit_s=stall_limit_s)
     record = RunRecord(python=process.python)
     await process.start()
     try:
@@ -243,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
         burn_printer.start()
     try:
         request = dataclasses.replace(request, disk_dir=request.disk_dir or str(user_data_dir()))
-        record, process = asyncio.run(execute(request, python, printer))
+        record, process = asyncio.run(execute(request, python, printer, stall_limit_s=args.stall_limit))
     except LaunchError as error:
         remove_empty_folders(made_folders)
         raise CliError(str(error)) from None
