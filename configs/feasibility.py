@@ -139,7 +139,7 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
 
 
 def model_family(preset_id: str) -> str:
-    """"llama-13b" -> "llama", "resnet50" -> "resnet", "llama3-8b" -> "llama3": presets that substitute for each other."""
+    """The family presets substitute within: "llama-13b" -> "llama", "resnet50" -> "resnet", "llama3-8b" -> "llama3"."""
     head = preset_id.split("-")[0]
     return head if "-" in preset_id else head.rstrip("0123456789")
 

@@ -81,9 +81,9 @@ def recommend(
     else:
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
-    cpu_only_inadequate = gpu is None and cpu_only is not None and fit is not None and _cpu_only_inadequate(
-        ctx, cpu_only)
-    if cpu_only_inadequate:
+    cpu_only_inadequate = False
+    if gpu is None and cpu_only is not None and fit is not None and _cpu_only_inadequate(ctx, cpu_only):
+        cpu_only_inadequate = True
         blockers.insert(0, _cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     alternatives = feasibility.feasible_alternatives(
@@ -184,7 +184,9 @@ def _glossary(lines: list[str]) -> list[str]:
     return [f"terms: {'; '.join(used)}"] if used else []
 
 
-SHARDING_NAMES = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload"}
+SHARDING_NAMES = {
+    "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -23,7 +23,8 @@ def memory_lines(build: Build) -> list[str]:
     card = build.gpu_memory_per_gpu_bytes / GIB
     gpu = build.component("gpu")
     shared = gpu is not None and gpu.spec.get("memory_kind") == "shared"
-    label, holder = ("total", f"{card:g} GiB shared with the CPU") if shared else ("total per GPU", f"{card:g} GiB card")
+    label, holder = ("total", f"{card:g} GiB shared with the CPU") if shared else (
+        "total per GPU", f"{card:g} GiB card")
     lines.append(f"  {label:<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({holder}): {verdict}")
     return lines
 
