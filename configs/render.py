@@ -76,10 +76,21 @@ def feasibility_lines(build: Build) -> list[str]:
     return lines
 
 
+def market_line(build: Build) -> str:
+    """A budget in another currency still buys at China prices: said before anything else ("" for yuan)."""
+    currency = build.answers.budget.currency
+    if currency == "CNY":
+        return ""
+    return (f"Prices and availability are the China market's (export rules included): the {currency} budget is "
+            "converted to yuan, not priced in a market of its own")
+
+
 def render_build_text(build: Build) -> str:
     out: list[str] = []
     if build.title:
         out += [build.title, ""]
+    if market_line(build):
+        out += [market_line(build), ""]
     if not build.feasible:
         out += [*feasibility_lines(build), ""]
     out.append("Components")

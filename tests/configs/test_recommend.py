@@ -384,6 +384,7 @@ def test_a_foreign_currency_budget_says_first_that_prices_are_the_china_markets(
     build = recommend(answers(budget__currency="USD", budget__amount=2500.0), catalog, today=TODAY)
     assert any("China market" in line for line in build.reasoning[:2])
     assert not any("China market" in line for line in recommend(answers(), catalog, today=TODAY).reasoning)
+    assert render_build_text(build).startswith("Prices and availability are the China market's")
 
 
 @pytest.mark.parametrize("mode, data_kind", [("training", "tabular"), ("inference", "text")])
