@@ -92,6 +92,11 @@ def recommend(
             ctx, cpu_only, fit):
         line = f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
+    elif blockers and gpu is not None and cpu_only is not None and cpu_only.adequate:
+        display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
+            "integrated_graphics") else ""
+        blockers.append(f"a CPU-only PC would do ({cpu_only.reason.split(':')[0]}) but costs "
+                        f"¥{cpu_only.asm.total_cny:,.0f}{display}")
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
     said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
             *(line for lines in assembly.reasons.values() for line in lines)]

@@ -589,3 +589,14 @@ def test_review_text_says_what_was_applied_and_explains_its_terms(catalog):
     infeasible = recommend(answers(workload__preset="llama-13b", budget__amount=10000.0), catalog, today=TODAY)
     assert infeasible.blockers
     assert any(line.startswith("price ") and "for reference only" in line for line in infeasible.reasoning)
+
+
+def test_an_adequate_cpu_only_pc_over_budget_is_named_with_its_price(catalog):
+    # Follows from finding 7: the cheapest CPU that drives a display may put the CPU-only PC over a small budget.
+    build = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__mode="inference",
+                              task__precision="fp32", budget__amount=4000.0), catalog, today=TODAY)
+    if build.cpu_only:
+        assert not build.blockers
+    else:
+        assert any(line.startswith("a CPU-only PC would do (small-model inference) but costs ¥")
+                   for line in build.blockers)
