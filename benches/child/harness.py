@@ -1,7 +1,9 @@
 """Timing harness: `measure` (host clock, CPU work) and `measure_repetitions` (device events, GPU work).
 
 Imports no torch: the caller passes a timer (host clock + device sync, or CUDA events) and hooks; a
-`clock` can be injected so the statistics and stop rules are tested on known values.
+`clock` can be injected so the statistics and stop rules are tested on known values. `mark_progress` is
+called each time the device finished a sample or batch, so a long measurement never looks stalled and a
+hung one (a batch that never completes) does.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def measure(
     settle_tolerance: float = 0.1,
     single_call: bool = False,
     clock: Clock = time.perf_counter,
+    mark_progress: Callable[[], None] | None = None,
 ) -> Measurement:
     """Time `fn` and return per-call statistics.
 
@@ -101,7 +104,10 @@ def measure(
         timer.start()
         for _ in range(calls):
             fn()
-        return timer.stop() / calls
+        elapsed_s = timer.stop()
+        if mark_progress is not None:
+            mark_progress()
+        return elapsed_s / calls
 
     # Calibrate the inner loop; these first calls also serve as warm-up.
     calls = 1
@@ -185,6 +191,7 @@ def measure_repetitions(
     min_rep_s: float = 1e-3,
     single_call: bool = False,
     clock: Clock = time.perf_counter,
+    mark_progress: Callable[[], None] | None = None,
 ) -> Measurement:
     """Time device work as triton's do_bench and mamf-finder do: one event pair per repetition, no wait between
     repetitions (the host stays ahead, so launch latency is hidden), one wait at the end of each batch.
@@ -209,6 +216,8 @@ def measure_repetitions(
                 fn()
             timer.stop(index)
         per_call_s = [elapsed / calls for elapsed in timer.collect()]
+        if mark_progress is not None:  # the device finished this batch: progress, however long the measurement
+            mark_progress()
         rep_wall_s = (clock() - started) / count
         return per_call_s
 

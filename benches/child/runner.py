@@ -23,6 +23,8 @@ from pth_top.benches.child import cleanup
 from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, RequestError, RunRequest, encode_event
 
 PROGRESS_MIN_INTERVAL_S = 0.25
+# Events that say nothing about work done: a heartbeat, and a burn's per-second sample (sent even while its GPU hangs).
+NOT_PROGRESS_KINDS = ("heartbeat", "sample")
 ORPHAN_GRACE_S = 3.0
 
 
@@ -50,7 +52,7 @@ class EventWriter:
         self._stream = stream
         self._lock = threading.Lock()  # the heartbeat thread writes too
         self._clock = clock
-        self._last_progress_s = clock()  # the main thread's last event other than a heartbeat
+        self._last_progress_s = clock()  # the main thread's last progress (see mark_progress)
 
     @classmethod
     def take_over_stdout(cls) -> "EventWriter":
@@ -60,13 +62,17 @@ class EventWriter:
         return cls(os.fdopen(events_fd, "w", buffering=1, encoding="utf-8"))
 
     def progress_age_s(self) -> float:
-        """Seconds since the last event that was not a heartbeat (a hung kernel lets this grow)."""
+        """Seconds since the last progress mark (a hung kernel lets this grow)."""
         return self._clock() - self._last_progress_s
+
+    def mark_progress(self) -> None:
+        """Work finished: a batch of repetitions, a sweep's shape, a second of burn GEMMs, any event but these."""
+        self._last_progress_s = self._clock()
 
     def __call__(self, kind: str, **fields: object) -> None:
         line = encode_event(kind, **fields)
-        if kind != "heartbeat":
-            self._last_progress_s = self._clock()
+        if kind not in NOT_PROGRESS_KINDS:
+            self.mark_progress()
         with self._lock:
             self._stream.write(line)
             self._stream.flush()
@@ -158,6 +164,7 @@ def run_suite(
     devices = devices or sorted({device for _, device in steps if device != "host"})
     options = {"devices": devices, **options}  # host kernels that span devices (all-reduce) pick a backend by these
     options.setdefault("emit", emit)  # kernels that stream events of their own (the burn's samples)
+    mark_progress: Callable[[], None] = getattr(emit, "mark_progress", lambda: None)
     started = time.monotonic()
     metadata = collect_metadata(devices)
     metadata.update(python_executable=sys.executable, python_version=sys.version.split()[0])
@@ -171,6 +178,7 @@ def run_suite(
         state: dict[str, float] = {"done": 0, "total": 1}
 
         def progress(fraction: float, message: str, _base=base, _state=state, _started=kernel_started) -> None:
+            mark_progress()  # a throttled update still says the main thread moved on
             now = time.monotonic()
             # At most a few updates a second: the parent redraws on each one.
             if fraction < 1 and now - _state.get("last_emit", 0.0) < PROGRESS_MIN_INTERVAL_S:
@@ -181,7 +189,8 @@ def run_suite(
             eta = elapsed / overall * (1 - overall) if overall > 0 else None
             emit("progress", **_base, fraction=overall, eta_s=eta, message=message)
 
-        ctx = KernelContext(device=device, scale=scale, time_cap_s=time_cap_s, options=options, progress=progress)
+        ctx = KernelContext(device=device, scale=scale, time_cap_s=time_cap_s, options=options, progress=progress,
+                            mark_progress=mark_progress)
         try:
             module = importlib.import_module(spec.module)
             variants = module.variants(ctx)

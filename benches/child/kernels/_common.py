@@ -27,6 +27,8 @@ class KernelContext:
     time_cap_s: float
     options: dict[str, Any] = field(default_factory=dict)
     progress: Callable[[float, str], None] = lambda fraction, message: None
+    # Work finished (a batch, a shape, a second of GEMMs): heartbeats carry the time since, a hung GPU lets it grow.
+    mark_progress: Callable[[], None] = lambda: None
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
     in the timed window, L2 flushed before each repetition if asked. CPU: host clock."""
     device = device or ctx.device
     if not is_cuda(device):
-        return measure(fn, timer=HostTimer(), max_time_s=ctx.time_cap_s)
+        return measure(fn, timer=HostTimer(), max_time_s=ctx.time_cap_s, mark_progress=ctx.mark_progress)
     with device_scope(device):
         flusher = L2Flusher(device) if flush else None
         return measure_repetitions(
@@ -168,6 +170,7 @@ def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
             before_rep=flusher,
             single_call=flusher is not None,
             window=GpuTelemetry(device),
+            mark_progress=ctx.mark_progress,
         )
 
 

@@ -155,16 +155,20 @@ def run_burn(ctx: KernelContext, devices: list[str], duration_s: float, emit: Ca
             tick = min(tick + SAMPLE_INTERVAL_S, started + duration_s)
             time.sleep(max(0.0, tick - clock()))
             now = clock()
+            advanced = False
             for device, worker in workers.items():
                 if not worker.is_alive() and worker.error:
                     continue
                 then, flop_then = previous[device]
                 flop_now = worker.flop_done
+                advanced = advanced or flop_now > flop_then
                 previous[device] = (now, flop_now)
                 readings = nvml.read(identities[device][0]) if nvml else no_readings()
                 rates[device].append((flop_now - flop_then) / max(now - then, 1e-9) / 1e12)
                 emit("sample", kernel="burn", device=device, t_s=now - started, tflops=rates[device][-1], **readings)
-            ctx.progress(min(1.0, (now - started) / duration_s), f"{now - started:.0f} of {duration_s:.0f} s")
+            if advanced:  # GEMMs finished this second; hung GPUs freeze the bar and, past the stall limit, stop the run
+                ctx.mark_progress()
+                ctx.progress(min(1.0, (now - started) / duration_s), f"{now - started:.0f} of {duration_s:.0f} s")
             if now - started >= duration_s:
                 break
     finally:

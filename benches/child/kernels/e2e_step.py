@@ -146,7 +146,9 @@ def measure_step(ctx: KernelContext, size: StackSize, *, compiled: bool) -> dict
         details["compile_backend"] = backend
         try:  # the first two steps compile the forward and the backward graphs
             compile_blocks(model, backend)
-            first_steps_s = synchronized_seconds(step, ctx.device) + synchronized_seconds(step, ctx.device)
+            first_steps_s = synchronized_seconds(step, ctx.device)
+            ctx.mark_progress()  # forward and backward compile one after the other, each maybe for minutes
+            first_steps_s += synchronized_seconds(step, ctx.device)
         except torch.OutOfMemoryError:
             raise
         except Exception as error:

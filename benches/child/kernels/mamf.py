@@ -82,6 +82,7 @@ def warm_up(ctx: KernelContext, seconds: float, dim: int, dtype: torch.dtype) ->
             torch.matmul(a, b)
         if is_cuda(ctx.device):
             torch.cuda.synchronize(ctx.device)
+        ctx.mark_progress()
         ctx.progress(min(1.0, (time.monotonic() - started) / max(seconds, 1e-9)) * 0.1, "warming up")
     return time.monotonic() - started
 
@@ -111,6 +112,7 @@ def sweep(ctx: KernelContext, budget_s: float | None = None) -> dict:
         if best is None or tflops > best[0]:
             best = (tflops, measurement, (m, n, k))
         del a, b, out
+        ctx.mark_progress()
         ctx.progress(0.1 + 0.9 * min(1.0, (time.monotonic() - started + warmup_s) / budget_s), f"{m}x{n}x{k}")
     assert best is not None, "the loop measures at least one shape"
     tflops, measurement, shape = best

@@ -32,7 +32,7 @@ def pair_variants(ctx: KernelContext, device_count: int) -> list[Variant]:
                 torch.cuda.synchronize(target)
 
             measurement = measure(lambda: dst.copy_(src), timer=HostTimer(sync=sync_both),
-                                  max_time_s=ctx.time_cap_s)
+                                  max_time_s=ctx.time_cap_s, mark_progress=ctx.mark_progress)
             gbps = nbytes / measurement.median_s / 1e9
             details = {"bytes": nbytes, "source": f"cuda:{source}", "target": f"cuda:{target}",
                        "peer_access": peer, "path": "p2p" if peer else "host",
