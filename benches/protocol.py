@@ -26,6 +26,7 @@ HEARTBEAT_INTERVAL_S = 2.0
 STALL_FLOOR_S = 300.0
 STALL_TIME_CAP_FACTOR = 10.0
 BAD_OUTPUT_ERROR_TYPE = "BadOutput"
+MIN_TRUSTED_SAMPLES = 3  # a row timed from fewer samples gives no spread worth a figure: it is noisy
 
 
 class ProtocolError(ValueError):

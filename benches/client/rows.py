@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pth_top.benches.protocol import MIN_TRUSTED_SAMPLES
 from pth_top.text import printable
 
 # Prefixes a value is rescaled over, so 0.000596 TFLOP/s reads 596 MFLOP/s.
@@ -16,7 +17,6 @@ SCALABLE_BASE_UNITS = ("FLOP/s", "B/s")
 ABOVE_PEAK_NOTE = "above peak (boost clock?)"
 COLUMNS = ("kernel", "device", "variant", "value", "%peak", "Δ%", "spread", "note")
 CELL_CHARS = 300
-MIN_TRUSTED_SAMPLES = 3  # fewer timed samples give no spread worth a figure: the row is noisy
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,15 @@ def test_mamf_shape_plan_tries_squares_first_then_every_other_shape_once():
     assert shapes == sweep_shapes(dims)  # a fixed order: two runs try the same shapes
 
 
+def test_mamf_warms_a_gpu_up_for_mamf_finders_30_s_at_any_scale_and_a_cpu_not_at_all():
+    from pth_top.benches.child.kernels import mamf
+
+    # mamf-finder.py (stas00/ml-engineering compute/accelerator/benchmarks): 30 s warm-up before the sweep.
+    assert mamf.sweep_warmup_s("cuda:0") == mamf.CUDA_WARMUP_S == 30.0
+    assert mamf.sweep_warmup_s("cpu") == 0.0
+    assert mamf.sweep(ctx(scale=0.25), budget_s=1e-9)["details"]["warmup_s"] == 0.0
+
+
 def test_mamf_stops_at_its_time_budget_after_one_shape_and_reports_best_and_median():
     from pth_top.benches.child.kernels import mamf
 
@@ -241,7 +250,8 @@ def test_e2e_step_compares_eager_and_compiled_and_reports_compile_time_apart(tmp
     assert compiled["details"]["compile_backend"] == "aot_eager" and compiled["details"]["compile_s"] >= 0
     speedup = compiled["value"] / eager["value"]
     assert compiled["details"]["speedup_vs_eager"] == pytest.approx(speedup)
-    assert compiled["note"].startswith(f"{speedup:.2f}x vs eager; compile ")
+    noisy = " (noisy)" if compiled["details"]["speedup_noisy"] else ""
+    assert compiled["note"].startswith(f"{speedup:.2f}x vs eager{noisy}; compile ")
 
 
 def test_regional_compilation_makes_one_graph_for_every_block(torch):
@@ -292,7 +302,7 @@ def test_new_kernels_on_a_gpu(tmp_path, torch):
             assert flash["value"] > 0.2 * bf16_peak.value, flash
     assert rows[("attention", "default fwd+bwd")]["status"] == "ok"
 
-    sweep = mamf.sweep(ctx("cuda:0", scale=0.25), budget_s=8.0)  # squares from 8192 down first
+    sweep = mamf.sweep(ctx("cuda:0", scale=0.25), budget_s=8.0, warmup_s=2.0)  # squares from 8192 down first
     assert sweep["details"]["shapes_measured"] >= 2 and sweep["details"]["warmup_s"] >= 1.5
     if bf16_peak is not None:  # mamf-finder's best shapes: 75-87 % of dense peak on data-center parts
         assert sweep["tflops"] > 0.5 * bf16_peak.value, sweep["details"]
@@ -335,3 +345,30 @@ def test_fp8_rows_compare_to_the_catalog_fp8_peak_or_say_there_is_none():
     _user_catalog('[[gpu]]\nid = "h100-80gb-sxm"\nfp8_dense_tflops = 0\n')
     percent, note = percent_of_peak(fp8_row, on_h100)
     assert percent is None and note == "no fp8_tensor peak in the catalog entry for 'NVIDIA H100 80GB HBM3'"
+
+
+@pytest.mark.parametrize(("eager_samples", "compiled_noisy", "noisy_note"), [
+    ((1e-3,) * 5, False, False),
+    ((1e-3, 2e-3), False, True),  # eager from 2 samples
+    ((1e-3,) * 5, True, True),  # compiled's spread over target
+])
+def test_the_compile_speedup_note_is_noisy_when_either_side_is(monkeypatch, eager_samples, compiled_noisy,
+                                                               noisy_note):
+    from pth_top.benches.child.harness import Measurement
+    from pth_top.benches.child.kernels import e2e_step
+
+    def measured(samples, noisy):
+        return Measurement(median_s=samples[0], iqr_s=0.0, samples_s=samples, calls_per_sample=1, warmup_samples=1,
+                           noisy=noisy, target_rel_iqr=0.05)
+
+    def fake_step(ctx, size, *, compiled):
+        measurement = measured((5e-4,) * 5, compiled_noisy) if compiled else measured(eager_samples, False)
+        details = {"compile_s": 1.0} if compiled else {}
+        return {"tokens_per_s": 1.0 / measurement.median_s, "measurement": measurement, "details": details,
+                "size": {}}
+
+    monkeypatch.setattr(e2e_step, "measure_step", fake_step)
+    eager, compiled = e2e_step.variants(ctx())
+    eager.run()
+    note = compiled.run()["note"]
+    assert note.startswith("2.00x vs eager") and ("(noisy)" in note) == noisy_note, note

@@ -14,6 +14,7 @@ import torch
 from pth_top.benches.child.cpuinfo import read_cpu_info
 from pth_top.benches.child.harness import HostTimer, Measurement, measure, measure_repetitions
 from pth_top.benches.child.pcie_link import pci_bus_id, read_pcie_link
+from pth_top.benches.protocol import MIN_TRUSTED_SAMPLES
 
 
 class Skipped(Exception):
@@ -172,6 +173,11 @@ def timed(ctx: KernelContext, fn: Callable[[], object], *, flush: bool = False,
             window=GpuTelemetry(device),
             mark_progress=ctx.mark_progress,
         )
+
+
+def untrusted(measurement: Measurement) -> bool:
+    """Noisy (IQR over target) or from too few samples to tell: a figure derived from it is noisy too."""
+    return measurement.noisy or len(measurement.samples_s) < MIN_TRUSTED_SAMPLES
 
 
 def random_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: str) -> torch.Tensor:

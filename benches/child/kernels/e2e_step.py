@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pth_top.benches.catalog import PEAK_NONE
-from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed
+from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, is_cuda, row, timed, untrusted
 
 GIB = 2**30
 # Activation bytes per token per layer, d_model = h: 34*h (Korthikanti et al., arXiv 2205.05198, section 4.1,
@@ -175,11 +175,11 @@ def stack_size(ctx: KernelContext) -> StackSize:
 
 
 def variants(ctx: KernelContext) -> list[Variant]:
-    eager_rate: dict[str, float] = {}
+    eager_result: dict = {}
 
     def eager() -> dict:
         result = measure_step(ctx, stack_size(ctx), compiled=False)
-        eager_rate["tokens_per_s"] = result["tokens_per_s"]
+        eager_result.update(result)
         return row(variant="eager", value=result["tokens_per_s"], measurement=result["measurement"],
                    peak_kind=PEAK_NONE, details=result["details"], size=result["size"])
 
@@ -187,9 +187,12 @@ def variants(ctx: KernelContext) -> list[Variant]:
         result = measure_step(ctx, stack_size(ctx), compiled=True)
         details = result["details"]
         note = f"compile {details['compile_s']:.1f} s"
-        if "tokens_per_s" in eager_rate:
-            details["speedup_vs_eager"] = result["tokens_per_s"] / eager_rate["tokens_per_s"]
-            note = f"{details['speedup_vs_eager']:.2f}x vs eager; {note}"
+        if "tokens_per_s" in eager_result:
+            details["speedup_vs_eager"] = result["tokens_per_s"] / eager_result["tokens_per_s"]
+            # A ratio is no better than either side: few samples or a wide spread on one makes it noisy.
+            details["speedup_noisy"] = untrusted(result["measurement"]) or untrusted(eager_result["measurement"])
+            noisy = " (noisy)" if details["speedup_noisy"] else ""
+            note = f"{details['speedup_vs_eager']:.2f}x vs eager{noisy}; {note}"
         return row(variant="torch.compile", value=result["tokens_per_s"], measurement=result["measurement"],
                    peak_kind=PEAK_NONE, details=details, note=note, size=result["size"])
 
