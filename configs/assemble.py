@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from pth_top.configs.assembly import Assembly, Context, gpu_price, headroom_line, pinned_part, rank
+from pth_top.configs.assembly import Assembly, Context, gpu_price, headroom_line, pinned_part, rank, run_fits
 from pth_top.configs.compat import compatibility_blockers
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
@@ -25,6 +25,7 @@ from pth_top.configs.power import choose_psu
 from pth_top.configs.rules import (
     Floor,
     cpu_floor,
+    decode_cores_floor,
     host_model_gib,
     ram_floor_gib,
     storage_capacity_gb,
@@ -35,8 +36,6 @@ from pth_top.units import GIB
 __all__ = ["PC_GPU_FORMS", "Assembly", "Context", "assemble", "gpu_price", "pinned_part"]
 
 PC_GPU_FORMS = ("consumer", "workstation", "datacenter")
-# Data the DataLoader workers decode (JPEG, video) rather than just read.
-DECODE_DATA_KINDS = ("images", "video", "mixed")
 
 
 def assemble(ctx: Context, gpu: Part | None) -> Assembly:
@@ -145,11 +144,11 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
-    decode = ctx.rules.cpu.cores_per_gpu_decode_count * ctx.gpu_count
-    if a.data.kind in DECODE_DATA_KINDS and decode > cores:
+    decode, decode_line = decode_cores_floor(a.data.kind, ctx.gpu_count, ctx.rules)
+    if decode > cores:
         cores, threads = decode, max(threads, decode)
-        reason += (f"; {a.data.kind} data is decoded and augmented on the CPU: >= "
-                   f"{ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU = {decode} cores")
+    else:
+        decode_line = ""
     lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
     able = [
         cpu for cpu in ctx.catalog.of_kind("cpu")
@@ -158,7 +157,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         and (cpu["ecc"] or not need_ecc)
     ]
     candidates = [(cpu.price_cny, cpu, 1) for cpu in able if _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
-    why = f"{reason}; >= {lanes} PCIe lanes" if not able else (
+    why = "; ".join(filter(None, (reason, decode_line))) + f"; >= {lanes} PCIe lanes" if not able else (
         f"a board for {ctx.gpu_count} GPU(s) on any CPU with >= {cores} cores and >= {lanes} PCIe lanes")
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
     boards = ctx.catalog.of_kind("motherboard")
@@ -169,7 +168,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
 
     cpu, _ = rank(ctx, asm, "cpu", candidates, able or ctx.catalog.of_kind("cpu"), why,
                   closest=lambda part: (-most_gpus(part), -part["pcie_lanes_count"], part.price_cny, part.id))
-    lines = [reason]
+    lines = [reason, decode_line] if decode_line else [reason]
     if ctx.gpu_count:
         lines.append(
             f"PCIe: {ctx.gpu_count} GPU(s) need >= {lanes} CPU lanes at x8; {cpu.name} has {cpu['pcie_lanes_count']}"
@@ -197,10 +196,10 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",
                     closest=lambda part: (-gpus_that_fit(part, width), part.price_cny, part.id))
+    slots = f"{board['gpu_slots_count']} GPU slot(s) at x8+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     lines = [
-        f"socket {cpu['socket']} and {board['memory_type']} match the CPU; "
-        f"{board['gpu_slots_count']} GPU slot(s) at x8+ "
-        f"for {ctx.gpu_count} GPU(s); {board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",
+        f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"
+        f"{board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",
     ]
     lines.extend(board.notes)
     asm.reasons["motherboard"] = lines
@@ -253,7 +252,7 @@ def _choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module
     klass, class_line = storage_class(dataset, ctx.rules)
     task = ctx.answers.task
     capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules, mode=task.mode, precision=task.precision,
-                                   method=task.method)
+                                   method=task.method, run_fits=run_fits(ctx, asm))
     if edge_module is not None:  # the PC floor (OS and tools, 1 TB minimum) does not apply to a module
         weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
         capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "

@@ -81,6 +81,12 @@ def memory_fit(ctx: Context, gpu: Part) -> int:
     return TIGHT if need <= usable else SHORT
 
 
+def run_fits(ctx: Context, asm: Assembly) -> bool:
+    """Whether the workload fits the chosen GPU's memory (a CPU-only build holds it in RAM)."""
+    chosen = asm.chosen.get("gpu")
+    return chosen is None or memory_fit(ctx, chosen[0]) != SHORT
+
+
 def headroom_line(ctx: Context, gpu: Part) -> str:
     """How much room the estimate leaves on this card, and what a tight fit means."""
     need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB

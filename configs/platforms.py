@@ -9,7 +9,7 @@ import math
 from msgspec import NODEFAULT
 from msgspec.structs import fields as struct_fields
 
-from pth_top.configs.assembly import Assembly, Context, rank
+from pth_top.configs.assembly import Assembly, Context, rank, run_fits
 from pth_top.configs.part_types import System
 from pth_top.configs.parts import Part
 from pth_top.configs.power import circuit_w
@@ -17,6 +17,7 @@ from pth_top.configs.rules import (
     Floor,
     Rules,
     cpu_floor,
+    decode_cores_floor,
     power_estimate,
     ram_floor_gib,
     storage_capacity_gb,
@@ -111,7 +112,7 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     gpu_gib = ctx.catalog.parts[system["gpu_id"]]["memory_gib"] * system["gpu_count"]
     ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, 0.0, ctx.rules)
     storage = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
-                                  precision=task.precision, method=task.method)
+                                  precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     if system["memory_gib"] < ram.value:
         asm.unsatisfied_add(f"{system.name} has {system['memory_gib']:g} GiB RAM, below the floor: {ram.reason}")
     if system["storage_gb"] < storage.value:
@@ -150,7 +151,8 @@ def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, w
     )
     asm.power_lines = lines
     asm.reasons.setdefault("system", []).extend(lines)
-    asm.warnings.append(lines[1])
+    if spares or wall_w > circuit_w(min(rules.power.socket_currents_a), rules):
+        asm.warnings.append(lines[1])  # one ordinary socket carrying it is no warning
     asm.heat_line = (f"cooling: ~{wall_w:,.0f} W of heat: rack airflow through the server's own fans, front to back, "
                      "not a desktop case")
 
@@ -277,11 +279,9 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
     """The cheapest CPU for the barebone's socket and heatsink; every socket filled (an empty one has dead slots)."""
     sockets = chassis["cpu_sockets_count"]
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, True, ctx.rules)
-    if ctx.answers.data.kind in ("images", "video", "mixed"):
-        cores = max(cores, ctx.rules.cpu.cores_per_gpu_decode_count * ctx.gpu_count)
-        threads = max(threads, cores)
-        reason += (f"; {ctx.answers.data.kind} data is decoded and augmented on the CPU: >= "
-                   f"{ctx.rules.cpu.cores_per_gpu_decode_count} cores per GPU = {cores} cores")
+    decode, decode_line = decode_cores_floor(ctx.answers.data.kind, ctx.gpu_count, ctx.rules)
+    cores = max(cores, decode)
+    threads = max(threads, cores)
     same_socket = [cpu for cpu in ctx.catalog.of_kind("cpu") if cpu["socket"] == chassis["cpu_socket"]]
     able = [
         (cpu.price_cny * sockets, cpu, sockets) for cpu in same_socket
@@ -290,11 +290,13 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
         and (cpu["ecc"] or ctx.tier != "datacenter")
     ]
     cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.of_kind("cpu"),
-                  f"{reason}; socket {chassis['cpu_socket']}, <= {chassis['cpu_tdp_max_w']:g} W for its heatsink",
+                  "; ".join(filter(None, (reason, decode_line)))
+                  + f"; socket {chassis['cpu_socket']}, <= {chassis['cpu_tdp_max_w']:g} W for its heatsink",
                   closest=lambda part: (-part["cores_count"], part.price_cny, part.id))
     asm.chosen["cpu"] = (cpu, sockets)
     asm.reasons["cpu"] = [
-        reason, f"{sockets} x {cpu.name} ({cpu['cores_count'] * sockets} cores) for {chassis.name}'s "
+        reason, *filter(None, (decode_line,)),
+        f"{sockets} x {cpu.name} ({cpu['cores_count'] * sockets} cores) for {chassis.name}'s "
         f"{sockets} {chassis['cpu_socket']} socket(s), TDP {cpu['tdp_w']:g} W <= {chassis['cpu_tdp_max_w']:g} W",
         *cpu.notes,
     ]

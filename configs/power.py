@@ -24,7 +24,13 @@ class Leads:
     def text(self) -> str:
         if self.native_16pin_count:
             return f"{self.native_16pin_count} native 12V-2x6/12VHPWR lead"
+        if not self.pcie_8pin_count:
+            return "no power lead (powered from the slot)"
         return f"{self.pcie_8pin_count} PCIe 8-pin lead(s)"
+
+
+# Modules with their own power brick, not a PC PSU lead (Jetson, Raspberry Pi).
+OWN_SUPPLY_CONNECTORS = ("dc_barrel", "usb_c")
 
 
 def gpu_leads(gpu: Part) -> Leads:
@@ -128,11 +134,21 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     asm.sustained_w, asm.peak_w, asm.psu_required_w = estimate.sustained_w, estimate.peak_w, estimate.psu_required_w
     asm.psu_capacity_w = psu["capacity_w"] * units
     asm.wall_w = wall_draw_w(estimate.sustained_w, efficiency, rules)
+    rounded = ""
+    if units == 1:
+        rounded = f", rounded up to a standard {size} W"
+        if psu["capacity_w"] > size and not pinned:
+            why = _larger_unit_reason(ctx, psu, size, loads[0], leads, cpu)
+            rounded += f"; {psu['capacity_w']:,.0f} W fitted: {why}"
     lines = [
-        f"{estimate.psu_required_w:,.0f} W required" + (f", rounded up to a standard {size} W" if units == 1 else ""),
+        f"{estimate.psu_required_w:,.0f} W required{rounded}",
         f"80 PLUS {efficiency}: ~{asm.wall_w:,.0f} W from the wall at sustained load",
     ]
-    if gpu:
+    if gpu and gpu["power_connector"] in OWN_SUPPLY_CONNECTORS:
+        lines.append(f"leads: {gpu.name} runs from its own supply ({gpu['power_connector']}), no lead from the PSU")
+    elif gpu and not leads.native_16pin_count and not leads.pcie_8pin_count:
+        lines.append(f"leads: {gpu.name} is powered from the slot ({gpu['board_power_w']:g} W), no PCIe power lead")
+    elif gpu:
         lines.append(f"leads: {gpu.name} takes {leads.text()} (no adapters or splitters); "
                      f"{psu.name} has {psu['connectors_12vhpwr_count']} native 16-pin and {psu['pcie_8pin_count']} "
                      "PCIe 8-pin")
@@ -150,6 +166,26 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     asm.reasons["psu"] = lines
     asm.heat_line = heat_line(estimate.sustained_w, fans - cooler["fans_count"], rules)
     return bool(candidates) or bool(pinned)
+
+
+def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad, leads: Leads, cpu: Part) -> str:
+    """Why a unit above the standard size was fitted: what the smaller catalog units with the watts lack."""
+    smaller = [psu for psu in ctx.catalog.of_kind("psu") if load.required_w <= psu["capacity_w"] < fitted["capacity_w"]]
+    if not smaller:
+        return f"the catalog has no unit of {load.required_w:,.0f}-{fitted['capacity_w'] - 1:,.0f} W"
+    if any(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], True) for psu in smaller):
+        return "the smaller units that would do cost more"
+    lacks = []
+    for psu in smaller:
+        if leads.native_16pin_count and (psu["atx_version"] == "2.x" or
+                                         psu["connectors_12vhpwr_count"] < leads.native_16pin_count * load.gpu_count):
+            lacks.append("the native 16-pin (12V-2x6) lead the card takes")
+        elif psu["pcie_8pin_count"] < leads.pcie_8pin_count * load.gpu_count:
+            lacks.append(f"the {leads.pcie_8pin_count * load.gpu_count} PCIe 8-pin leads the cards take")
+        else:
+            lacks.append(f"the {cpu['eps_8pin_count']} CPU (EPS) 8-pin leads the board takes")
+    sizes = " and ".join(f"{capacity:,.0f} W" for capacity in sorted({psu["capacity_w"] for psu in smaller}))
+    return f"the catalog's {sizes} unit(s) lack " + " or ".join(dict.fromkeys(lacks))
 
 
 def heat_line(heat_w: float, case_fans: int, rules: Rules) -> str:

@@ -216,10 +216,23 @@ def cpu_floor(gpu_count: int, complex_workload: bool, rules: Rules) -> tuple[int
     clock = getattr(c, f"{tier}_min_clock_ghz")
     reason = (
         f"CPU >= {cores} cores / {threads} threads, >= {clock} GHz, L3 >= {c.min_l3_cache_mb} MB: the guide's "
-        f"{tier_cores}c{tier_threads}t tier for {tier} work (§{c.guide_section}) and "
-        f">= {c.cores_per_gpu_count} cores per GPU for DataLoader workers"
+        f"{tier_cores}c{tier_threads}t tier for {tier} work (§{c.guide_section})"
+        + (f" and >= {c.cores_per_gpu_count} cores per GPU for DataLoader workers" if gpu_count else "")
     )
     return cores, threads, clock, reason
+
+
+# Data the DataLoader workers decode (JPEG, video) rather than just read.
+DECODE_DATA_KINDS = ("images", "video", "mixed")
+
+
+def decode_cores_floor(data_kind: str, gpu_count: int, rules: Rules) -> tuple[int, str]:
+    """Cores that decoding and augmenting this data on the CPU needs, and the sentence saying so (0, "": none)."""
+    per_gpu = rules.cpu.cores_per_gpu_decode_count
+    if data_kind not in DECODE_DATA_KINDS or not gpu_count:
+        return 0, ""
+    cores = per_gpu * gpu_count
+    return cores, f"{data_kind} data is decoded and augmented on the CPU: >= {per_gpu} cores per GPU = {cores} cores"
 
 
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules) -> Floor:
@@ -256,18 +269,22 @@ def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:
 
 def storage_capacity_gb(
     dataset_size_gb: float, parameters: int, rules: Rules, *, mode: str = "training", precision: str = "bf16",
-    method: str = "full",
+    method: str = "full", run_fits: bool = True,
 ) -> Floor:
-    """Dataset copies + the model's files + OS: full training keeps fp32+Adam checkpoints, others the weights only."""
+    """Dataset copies + the model's files + OS: full training keeps fp32+Adam checkpoints, others the weights only.
+    A run that does not fit the build's GPU memory (`run_fits` False) writes no checkpoints there."""
     s = rules.storage
     if mode == "inference" or method != "full":
         # Inference keeps weights at their own precision; LoRA/QLoRA/frozen keep the 16-bit base (adapters are MBs).
         stored = precision if mode == "inference" else "bf16"
         model_gb = parameters * WEIGHT_BYTES_BY_PRECISION[stored] * s.model_copies_count / 1e9
-        model_text = f"{s.model_copies_count} copies of the {stored} weights ({model_gb:,.0f} GB)"
+        model_text = f"{s.model_copies_count} copies of the {stored} weights ({gb_text(model_gb)})"
+    elif not run_fits:
+        model_gb = 0.0
+        model_text = "no checkpoints (the run does not fit the GPU memory, so none are sized)"
     else:
         model_gb = parameters * 4 * 3 * s.checkpoint_copies_count / 1e9  # fp32 weights + Adam m, v
-        model_text = f"{s.checkpoint_copies_count} checkpoints ({model_gb:,.0f} GB)"
+        model_text = f"{s.checkpoint_copies_count} checkpoints ({gb_text(model_gb)})"
     total_gb = dataset_size_gb * s.dataset_copies_count + model_gb + s.os_and_tools_gb
     need = max(s.min_capacity_gb, total_gb)
     return Floor(need, (
@@ -275,6 +292,13 @@ def storage_capacity_gb(
         f"{s.os_and_tools_gb} GB OS/tools = {total_gb:,.0f} GB"
         + (f", at least {s.min_capacity_gb:,} GB" if need > total_gb else "")
     ))
+
+
+def gb_text(size_gb: float) -> str:
+    """A size in GB that does not round a small model's files to "0 GB"."""
+    if size_gb >= 1 or size_gb == 0:
+        return f"{size_gb:,.0f} GB"
+    return f"{size_gb:.2g} GB" if size_gb >= 0.01 else "< 0.01 GB"
 
 
 def host_model_gib(parameters: int, *, mode: str, precision: str, host_offload_bytes: int = 0) -> float:
