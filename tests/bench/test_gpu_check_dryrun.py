@@ -17,17 +17,21 @@ TARGET_COUNT = 5
 DEADLINE_S = 600  # generous: the dry run takes ~20 s on an idle 2-core machine, more when it is shared
 
 
-def run_script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def run_script(tmp_path: Path, *args: str, floor_python: str | None = None) -> subprocess.CompletedProcess:
     scratch = tmp_path / "tmp"
     scratch.mkdir(exist_ok=True)
     env = dict(os.environ, OUT=str(tmp_path / "out"), PYTHON=sys.executable, TMPDIR=str(scratch))
+    env.pop("PTH_TOP_FLOOR_PYTHON", None)
+    if floor_python is not None:
+        env["PTH_TOP_FLOOR_PYTHON"] = floor_python
     return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True,
                           timeout=DEADLINE_S, cwd=tmp_path)
 
 
 def test_the_dry_run_goes_end_to_end_and_leaves_no_temp_files(tmp_path):
     pytest.importorskip("torch")
-    done = run_script(tmp_path, "--dry-run")
+    missing_floor_python = str(tmp_path / "no-such-python")  # the floor step runs, and its tests fail fast
+    done = run_script(tmp_path, "--dry-run", floor_python=missing_floor_python)
     assert done.returncode == 0, done.stderr[-2000:]
     out = tmp_path / "out"
     summary = (out / "SUMMARY.txt").read_text()
@@ -38,6 +42,10 @@ def test_the_dry_run_goes_end_to_end_and_leaves_no_temp_files(tmp_path):
     steps = (out / "steps.txt").read_text()
     for step in ("probe", "peak", "anchor", "snapshot", "burn", "standard-rest"):
         assert f"{step} rc=0" in steps, steps
+    assert "torch-floor rc=1" in steps, steps
+    assert "FAILED tests/bench/test_torch_floor.py::test_the_probe_accepts_the_floor_torch" in \
+        (out / "pytest-floor.txt").read_text()  # the floor's tests ran (and failed: no such interpreter)
+    assert f"== torch floor ({missing_floor_python})" in summary
     run = json.loads((out / "run-peak.json").read_text())
     assert {row["kernel"] for row in run["rows"]} >= {"gemm", "membw"}
     anchor = json.loads((out / "anchor.json").read_text())

@@ -11,9 +11,11 @@
 # (snapshot, bench with % of peak, pytest -m gpu) need an interpreter with pth-top installed (PTH_TOP_PYTHON,
 # the torch one, or ./.venv, whose CPU torch makes the gpu tests fail); without it the bench child runs directly
 # (raw events; check_gpu_targets.py then takes the datasheet peaks from the catalog entry naming the device).
+# PTH_TOP_FLOOR_PYTHON=/path/to/python with torch 2.4.x (the declared floor) adds a step running
+# tests/bench/test_torch_floor.py under it (pytest-floor.txt); unset, steps.txt says the step was skipped.
 # $OUT gets: host.txt, nvidia-smi-q.txt + nvidia-smi-q-after.txt, telemetry.csv (0.5 s), probe.json,
 #   snapshot.json, run-*.json (pth-top bench --json) or events-*.jsonl, anchor.json (tests/perf/gpu_anchor.py),
-#   pytest-gpu.txt, steps.txt (rc and seconds per step), targets.json + targets.txt, SUMMARY.txt.
+#   pytest-gpu.txt, pytest-floor.txt, steps.txt (rc and seconds per step), targets.json + targets.txt, SUMMARY.txt.
 set -uo pipefail
 T0=$(date +%s)
 DRY_RUN=${GPU_CHECK_DRY_RUN:-0}
@@ -163,6 +165,12 @@ done
 if [ "$DRY_RUN" = 0 ] && [ -n "$HOST_PY" ] && "$HOST_PY" -m pth_top.tui.cli bench --help 2>/dev/null | grep -q -- "--accept"; then
   bench accept 120 45 --device "$DEVICE" --accept --burn "$BURN" --cpu-memory-budget-mib 64
 fi
+if [ -n "${PTH_TOP_FLOOR_PYTHON:-}" ] && [ -n "$HOST_PY" ]; then  # the test reads the variable itself
+  step torch-floor 150 40 bash -c '"$0" -m pytest -q -p no:cacheprovider --basetemp "$1" tests/bench/test_torch_floor.py > "$OUT/pytest-floor.txt" 2>&1' \
+    "$HOST_PY" "$SCRATCH/pytest-floor"
+else
+  echo "torch-floor skipped (PTH_TOP_FLOOR_PYTHON not set, or no interpreter with pth-top)" >> "$OUT/steps.txt"
+fi
 # shellcheck disable=SC2086
 [ "$DRY_RUN" = 0 ] && has_kernel mamf && bench mamf 200 60 --device "$DEVICE" --suite standard --kernel mamf $EXTRA_RUN_ARGS
 
@@ -180,6 +188,7 @@ TARGETS_RC=$?
     [ -s "$stderr" ] && { echo "== $(basename "$stderr") (last lines)"; tail -n 5 "$stderr"; }
   done
   [ -f "$OUT/pytest-gpu.txt" ] && { echo "== pytest -m gpu"; tail -n 3 "$OUT/pytest-gpu.txt"; }
+  [ -f "$OUT/pytest-floor.txt" ] && { echo "== torch floor ($PTH_TOP_FLOOR_PYTHON)"; tail -n 3 "$OUT/pytest-floor.txt"; }
 } > "$OUT/SUMMARY.txt" 2>&1
 log "finished in $(elapsed)s; summary in $OUT/SUMMARY.txt"
 cat "$OUT/SUMMARY.txt"
