@@ -1,0 +1,21 @@
+"""The wizard's step help says what the build's reasoning says (review 12 finding 17)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from pth_top.configs.answers import Answers
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.recommend import recommend
+from pth_top.tui.wizard.steps import STEPS
+
+
+def test_used_gpus_are_checked_with_the_same_command_the_warning_names():
+    # Step 6 told users to check used cards with GPU-Z while the build's warning named `pth-top bench --accept`.
+    budget = next(step for step in STEPS if step.id == "budget")
+    answers = Answers().with_value("workload", "preset", "gpt2-small").with_value("budget", "condition", "used")
+    build = recommend(answers, load_catalog(Path("/nonexistent-user-catalog")), today=dt.date(2025, 7, 1))
+    warning = next(line for line in build.warnings if line.startswith("used GPUs"))
+    assert "`pth-top bench --accept`" in warning and "`pth-top bench --accept`" in budget.help
+    assert "GPU-Z" not in budget.help
