@@ -21,8 +21,9 @@ PROTOCOL_VERSION = 2
 MAX_LINE_BYTES = 1 << 20
 MAX_DEPTH = 16
 HEARTBEAT_INTERVAL_S = 2.0
-# A child whose main thread made no progress (no finished timing batch, sweep shape, burn second or event) this
-# long is stopped: a hung GPU keeps the heartbeat thread going. Generous, as torch.compile or an OOM retry can be silent for minutes.
+# A child whose main thread made no progress (no finished timing batch, sweep shape, burn second or event)
+# this long is stopped: a hung GPU keeps the heartbeat thread going. Generous, as torch.compile or an OOM
+# retry can be silent for minutes.
 STALL_FLOOR_S = 300.0
 STALL_TIME_CAP_FACTOR = 10.0
 BAD_OUTPUT_ERROR_TYPE = "BadOutput"
