@@ -75,6 +75,8 @@ class ModelShape:
     intermediate_size: int = 0  # MLP width; 0 means 4h (GPT-2, BERT, ViT)
     gated_mlp: bool = False  # SwiGLU (Llama, Mistral): gate, up and down matrices
     vocabulary_size: int = 0
+    # Logits over V at every position (a causal LM's head); False: an encoder fine-tuned with a small task head.
+    lm_head: bool = True
     max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
     feature_width: int = 0  # CNNs: width of the features a classifier head reads
     largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample
@@ -89,6 +91,16 @@ class ModelShape:
     @property
     def mlp_width(self) -> int:
         return self.intermediate_size or 4 * self.hidden_size
+
+    @property
+    def logits_vocabulary_size(self) -> int:
+        """V of the logits the model computes: 0 without an LM head."""
+        return self.vocabulary_size if self.lm_head else 0
+
+    @property
+    def vocabulary_parameters(self) -> int:
+        """The embedding, and the LM head when there is one: V x h each (left 16-bit by quantizers)."""
+        return (2 if self.lm_head else 1) * self.vocabulary_size * self.hidden_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +275,7 @@ def model_states(
     if method == "lora":
         return methods.lora_states(p, adapters, value_bytes, trained, line)
     # Embedding and (untied) LM head stay 16-bit in bitsandbytes' 4-bit loading.
-    unquantized = 2 * shape.vocabulary_size * shape.hidden_size
+    unquantized = shape.vocabulary_parameters
     return methods.qlora_states(p, unquantized, adapters, line)
 
 
@@ -307,8 +319,8 @@ def training_activations(
         # The loss's logits are freed before the layers' backward starts: the larger of the two is the peak.
         return size + logits, line + (
             f"loss logits {LOSS_LOGITS_FP32_COPIES} x s*b*V x 4 B = {LOSS_LOGITS_FP32_COPIES} x "
-            f"{shape.sequence_length} x {micro_batch} x {shape.vocabulary_size:,} x 4 (fp32 upcast, log-softmax, its "
-            f"gradient; larger than the {working_line})"
+            f"{shape.sequence_length} x {micro_batch} x {shape.logits_vocabulary_size:,} x 4 (fp32 upcast, "
+            f"log-softmax, its gradient; larger than the {working_line})"
         )
     if shape.kind == "cnn":
         if method == "frozen" and shape.largest_activation_elements:
@@ -329,7 +341,7 @@ def training_activations(
 
 def loss_logits_bytes(shape: ModelShape, micro_batch: int) -> int:
     """What a language-model loss over V holds at its peak in backward (0 without a vocabulary)."""
-    return int(LOSS_LOGITS_FP32_COPIES * shape.sequence_length * micro_batch * shape.vocabulary_size * 4)
+    return int(LOSS_LOGITS_FP32_COPIES * shape.sequence_length * micro_batch * shape.logits_vocabulary_size * 4)
 
 
 def inference_weight_bytes(shape: ModelShape, precision: str) -> tuple[float, str]:
@@ -340,10 +352,10 @@ def inference_weight_bytes(shape: ModelShape, precision: str) -> tuple[float, st
         return p * weight_bytes, f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"
     bits = QUANTIZED_BITS_PER_PARAMETER[precision]
     # GPTQ/AWQ quantize the decoder's linear layers only; llama.cpp's files are no larger (q4_0, q4_K_M).
-    unquantized = min(p, 2 * shape.vocabulary_size * shape.hidden_size) if shape.kind == "transformer" else 0
+    unquantized = min(p, shape.vocabulary_parameters) if shape.kind == "transformer" else 0
     line = f"weights {(p - unquantized) / 1e6:,.1f}M params x {bits:g} bit ({precision}, one 16-bit scale per 32)"
     if unquantized:
-        line += f" + embeddings and LM head {unquantized / 1e6:,.1f}M params x 2 B"
+        line += f" + embeddings{' and LM head' if shape.lm_head else ''} {unquantized / 1e6:,.1f}M params x 2 B"
     return (p - unquantized) * bits / 8 + unquantized * 2.0, line
 
 
@@ -389,9 +401,9 @@ def estimate_inference(
     formula.append(f"activations: one layer's prefill working set, Korthikanti 34*s*b*h x {value_bytes / 2:g} "
                    f"(s {prompt}, b {batch})")
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
-    logits = batch * shape.vocabulary_size * 4.0
+    logits = batch * shape.logits_vocabulary_size * 4.0
     if logits:
-        formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.vocabulary_size} x 4")
+        formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
         activations_bytes=int(activations + logits), kv_cache_bytes=int(kv), cuda_context_bytes=cuda_context_bytes,

@@ -38,6 +38,7 @@ class ModelPreset:
     gated_mlp: bool = False
     feature_width: int = 0
     largest_activation_elements: int = 0
+    lm_head: bool = True
 
 
 @functools.cache
@@ -56,6 +57,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             intermediate_size=entry.get("intermediate_size", 0), gated_mlp=entry.get("gated_mlp", False),
             feature_width=entry.get("feature_width", 0),
             largest_activation_elements=entry.get("largest_activation_elements", 0),
+            lm_head=entry.get("lm_head", True),
         )
     return MappingProxyType(presets)
 
@@ -72,6 +74,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
             vocabulary_size=preset.vocabulary_size, max_context_tokens=preset.sequence_length,
             feature_width=preset.feature_width, largest_activation_elements=preset.largest_activation_elements,
+            lm_head=preset.lm_head,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters ({preset.source})"
     kind = workload.kind
     if kind == "transformer":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.memory import ModelShape, estimate_training, loss_logits_bytes
+from pth_top.configs.memory import ModelShape, estimate_inference, estimate_training, loss_logits_bytes
 from pth_top.configs.presets import model_shape
 from pth_top.units import GIB
 
@@ -63,3 +63,19 @@ def test_models_without_a_vocabulary_keep_the_backward_working_set():
     breakdown = estimate_training(vit, precision="bf16", optimizer="adamw", global_batch=64)
     assert loss_logits_bytes(vit, 64) == 0
     assert any("backward working set" in line for line in breakdown.formula)
+
+
+def test_a_bert_classification_fine_tune_holds_no_vocabulary_logits():
+    # FX1's logits term was added for every model with a vocabulary: BERT fine-tuned for classification has a
+    # [CLS] head (2 classes), not a masked-LM head, so 3 x 512 x 32 x 30,522 x 4 B = 6 GB were counted in error.
+    bert = model_shape(Workload(preset="bert-base"))[0]
+    gpt2 = model_shape(Workload(preset="gpt2-small"))[0]
+    assert not bert.lm_head and gpt2.lm_head and model_shape(Workload(preset="llama3-8b"))[0].lm_head
+    assert loss_logits_bytes(bert, 32) == 0 and loss_logits_bytes(gpt2, 1) == 3 * 1024 * 50257 * 4
+    breakdown = estimate_training(bert, precision="bf16", optimizer="adamw", global_batch=32)
+    assert not any("logits" in line for line in breakdown.formula)
+    assert breakdown.activations_bytes < 3 * 512 * 32 * 30522 * 4
+    served = estimate_inference(bert, precision="bf16", batch=8)
+    assert not any("logits" in line for line in served.formula)
+    quantized = estimate_inference(bert, precision="int4", batch=1)
+    assert any(f"+ embeddings {30522 * 768 / 1e6:,.1f}M params" in line for line in quantized.formula)
