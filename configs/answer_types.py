@@ -72,7 +72,9 @@ class Task(Schema, frozen=True):
     accumulation_steps: Annotated[int, whole(1, 65536, "gradient accumulation steps")] = 1
     generated_tokens: Annotated[int, whole(0, 2_000_000, "tokens generated per request (KV cache)")] = 256
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
-    method: Annotated[TrainingMethod, Meta(description="full, LoRA, QLoRA (4-bit base) or frozen backbone")] = "full"
+    method: Annotated[
+        TrainingMethod, Meta(description="full, LoRA (bf16 or int8 base), QLoRA (4-bit base) or frozen backbone")
+    ] = "full"
     lora_rank: Annotated[int, whole(1, 65536, "LoRA rank r")] = 16
     lora_targets: Annotated[LoraTargets, Meta(description="attention: q,k,v,o; all_linear adds the MLP")] = "attention"
     head_parameters: Annotated[

@@ -33,6 +33,7 @@ from pth_top.configs.answer_types import (
 )
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
+from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.presets import model_presets
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
@@ -223,7 +224,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
-    if task.mode == "training" and task.method in ("lora", "qlora") and model_kind != "transformer":
+    if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")
         )

@@ -121,6 +121,9 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation",
                             smaller))
         if task.method in ("full", "lora") and ctx.shape.kind == "transformer":
+            changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
+                            answers.with_value("task", "method", "lora_int8")))
+        if task.method in ("full", "lora", "lora_int8") and ctx.shape.kind == "transformer":
             changes.append(("QLoRA (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",
                             answers.with_value("task", "method", "qlora")))
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":

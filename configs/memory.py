@@ -264,7 +264,7 @@ def model_states(
     if method == "frozen":
         head, origin = head_size(shape, head_parameters)
         return methods.frozen_states(p, value_bytes, head, trained, origin)
-    if method not in ("lora", "qlora"):
+    if method not in methods.ADAPTER_METHODS:
         raise ValueError(f"unknown training method {method!r}")
     if shape.kind != "transformer":
         raise ValueError("LoRA needs a transformer's architecture (layers, hidden size)")
@@ -274,6 +274,11 @@ def model_states(
     line = f"r {lora_rank} x ({' + '.join(f'{m.d_in}+{m.d_out}' for m in matrices)}) x {shape.layers} layers"
     if method == "lora":
         return methods.lora_states(p, adapters, value_bytes, trained, line)
+    if method == "lora_int8":  # every projection is int8, whatever the adapters target
+        projections = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
+                                               "all_linear")
+        rows = shape.layers * sum(matrix.d_out for matrix in projections)
+        return methods.int8_lora_states(p, shape.vocabulary_parameters, rows, adapters, trained, line)
     # Embedding and (untied) LM head stay 16-bit in bitsandbytes' 4-bit loading.
     unquantized = shape.vocabulary_parameters
     return methods.qlora_states(p, unquantized, adapters, line)
@@ -299,7 +304,7 @@ def training_activations(
             one_layer = replace(shape, layers=1)
             size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
             return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
-        per_token = methods.lora_activation_per_token(lora_targets) if method in ("lora", "qlora") else 34.0
+        per_token = methods.lora_activation_per_token(lora_targets) if method in methods.ADAPTER_METHODS else 34.0
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token)
         if recompute == "full":
             factor = "2"

@@ -4,6 +4,8 @@ Sources (cited again in tests/configs/published_figures.py):
 - LoRA: Hu et al. 2021, arXiv:2106.09685: an adapted d_in x d_out matrix gains r x (d_in + d_out) parameters.
 - QLoRA: Dettmers et al. 2023, arXiv:2305.14314: 4-bit NF4 base weights, double quantization brings the
   quantization constants to 0.127 bit per parameter, bf16 adapters, paged 8-bit optimizer states.
+- LoRA on an int8 base: LLM.int8() (Dettmers et al. 2022, arXiv:2208.07339) stores the attention and MLP
+  projections in Int8, half their 16-bit memory, with one absmax scale per row (vector-wise quantization).
 """
 
 from __future__ import annotations
@@ -11,14 +13,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-TrainingMethod = Literal["full", "lora", "qlora", "frozen"]
+TrainingMethod = Literal["full", "lora", "lora_int8", "qlora", "frozen"]
 LoraTargets = Literal["attention", "all_linear"]
 TRAINING_METHODS: tuple[str, ...] = get_args(TrainingMethod)
+# Methods that train LoRA adapters on a frozen transformer (they take a rank and targets).
+ADAPTER_METHODS = ("lora", "lora_int8", "qlora")
 LORA_TARGETS: tuple[str, ...] = get_args(LoraTargets)
 
 NF4_BITS_PER_PARAMETER = 4.0
 # QLoRA §3 "Double Quantization": constants cost 0.127 bit per parameter after quantizing them to 8 bits.
 DOUBLE_QUANT_BITS_PER_PARAMETER = 0.127
+# LLM.int8() base: 1 B per projection weight; each row's absmax scale is fp32 (bitsandbytes int8_mm_dequant
+# checks "row_stats must be float32", bitsandbytes/backends/default/ops.py).
+INT8_WEIGHT_BYTES = 1.0
+INT8_ROW_SCALE_BYTES = 4.0
 # Paged 8-bit Adam (bitsandbytes): one byte each for the two moments.
 PAGED_8BIT_ADAM_BYTES = 2.0
 # QLoRA keeps its adapters in bf16: weights and gradients 2 bytes each.
@@ -86,6 +94,26 @@ def lora_states(
             f"LoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params x "
             f"{sum(adapter_bytes):g} B (weights {weights:g} + grads {gradients:g} + optimizer {optimizer:g})",
         ),
+    )
+
+
+def int8_lora_states(
+    base_parameters: int, unquantized_parameters: int, row_count: int, adapter_parameters: int,
+    adapter_bytes: PerParameter, matrices_line: str,
+) -> StateBytes:
+    """LLM.int8() base (1 B/param + an fp32 scale per row), 16-bit embeddings, adapters as the answers train them."""
+    quantized = max(0, base_parameters - unquantized_parameters)
+    base_bytes = quantized * INT8_WEIGHT_BYTES + row_count * INT8_ROW_SCALE_BYTES + unquantized_parameters * 2.0
+    weights, gradients, optimizer = adapter_bytes
+    lines = [f"int8 LoRA base: {quantized / 1e9:.3g}B params x {INT8_WEIGHT_BYTES:g} B + {row_count:,} rows x "
+             f"{INT8_ROW_SCALE_BYTES:g} B absmax scales (LLM.int8(), arXiv:2208.07339)"]
+    if unquantized_parameters:
+        lines.append(f"embeddings (and LM head) {unquantized_parameters / 1e6:.4g}M params stay 16-bit (2 B)")
+    lines.append(f"LoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params x {sum(adapter_bytes):g} B "
+                 f"(weights {weights:g} + grads {gradients:g} + optimizer {optimizer:g})")
+    return StateBytes(
+        weights=base_bytes + adapter_parameters * weights, gradients=adapter_parameters * gradients,
+        optimizer=adapter_parameters * optimizer, trainable_parameters=adapter_parameters, formula=tuple(lines),
     )
 
 

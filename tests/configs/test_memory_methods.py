@@ -123,3 +123,36 @@ def test_answers_round_trip_the_new_keys():
     again = answers_from_dict(answers.to_dict())
     assert again.task == answers.task
     assert msgspec.structs.asdict(again.task)["method"] == "qlora"
+
+
+def test_lora_on_an_int8_base_sits_between_bf16_lora_and_qlora():
+    # LLM.int8() (arXiv:2208.07339, abstract): Int8 attention and MLP projections halve their 16-bit memory;
+    # one fp32 absmax per row (bitsandbytes row_stats). Llama 2 7B: 32 layers x (3 x 4096 + 4096 + 2 x 11008 +
+    # 4096) rows; embedding and LM head 2 x 32000 x 4096 stay 16-bit.
+    int8 = estimate_training(LLAMA_7B, precision="bf16", optimizer="adamw", global_batch=1, method="lora_int8")
+    lora = estimate_training(LLAMA_7B, precision="bf16", optimizer="adamw", global_batch=1, method="lora")
+    vocabulary = 2 * 32000 * 4096
+    rows = 32 * (4 * 4096 + 3 * 11008 - 11008 + 4096)
+    adapters = lora.weights_bytes - LLAMA_7B.parameters * 2
+    assert int8.weights_bytes == int((LLAMA_7B.parameters - vocabulary) * 1 + rows * 4 + vocabulary * 2 + adapters)
+    assert memory(method="qlora") < memory(method="lora_int8") < memory(method="lora")
+    assert any("LLM.int8(), arXiv:2208.07339" in line for line in int8.formula)
+
+
+def test_int8_lora_is_an_answer_and_a_feasible_step_before_qlora():
+    from pathlib import Path
+
+    from pth_top.configs.feasibility import _changes
+    from pth_top.configs.parts import load_catalog
+    from pth_top.configs.recommend import _context
+    from pth_top.configs.rules import load_rules
+
+    data = {"scenario": "personal_research", "workload": {"preset": "llama-7b"}, "task": {"method": "lora_int8"}}
+    assert answers_from_dict(data).task.method == "lora_int8"
+    data["workload"]["preset"] = "resnet50"
+    with pytest.raises(ConfigFileError, match="lora_int8 adapts a transformer"):
+        answers_from_dict(data)
+    ctx = _context(Answers(workload=Workload(preset="llama-13b")), load_catalog(Path("/nonexistent-user-catalog")),
+                   load_rules(), {})
+    labels = [label.split(" (")[0] for label, _ in _changes(ctx)]
+    assert labels.index("LoRA") < labels.index("LoRA on an int8 base") < labels.index("QLoRA"), labels

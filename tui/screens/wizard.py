@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, ContentSwitcher, Input, Select, St
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.parts import Catalog
 from pth_top.configs.presets import load_build_preset, model_presets
 from pth_top.text import printable
@@ -185,7 +186,7 @@ class WizardScreen(Screen):
         for key in CUSTOM_ONLY_KEYS:
             self.query_one(f"#row-workload-{key}", FieldRow).display = custom
         task = self.answers.task
-        adapters = task.mode == "training" and task.method in ("lora", "qlora")
+        adapters = task.mode == "training" and task.method in ADAPTER_METHODS
         for key in ("lora_rank", "lora_targets"):
             self.query_one(f"#row-task-{key}", FieldRow).display = adapters
 

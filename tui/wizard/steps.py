@@ -86,7 +86,8 @@ STEP_IDS = tuple(step.id for step in STEPS)
 
 CHOICE_LABELS = {
     ("task", "mode"): {"training": "Training", "inference": "Inference"},
-    ("task", "method"): {"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)",
+    ("task", "method"): {"full": "Full fine-tune", "lora": "LoRA", "lora_int8": "LoRA, int8 base",
+                         "qlora": "QLoRA (4-bit base)",
                          "frozen": "Frozen backbone (head only)"},
     ("task", "lora_targets"): {"attention": "Attention (q, k, v, o)", "all_linear": "All linear (+ MLP)"},
     ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam"},
