@@ -10,6 +10,20 @@ from pth_top.benches.catalog import KERNELS, KernelSpec
 from tests.bench.conftest import run_in_process
 
 
+@pytest.fixture
+def fp32_precision_restored(torch):
+    """Puts every backend's fp32_precision back after the test (and after monkeypatch's undo, so list it first):
+    torch 2.9+ refuses to read the matmul precision once the legacy allow_tf32 flags and the new API were mixed."""
+    backends = torch.backends
+    holders = [backends, backends.cuda.matmul, backends.cudnn, backends.mkldnn]
+    holders += [getattr(holder, part) for holder in (backends.cudnn, backends.mkldnn) for part in ("conv", "rnn")
+                if hasattr(holder, part)] + ([backends.mkldnn.matmul] if hasattr(backends.mkldnn, "matmul") else [])
+    saved = [(holder, holder.fp32_precision) for holder in holders if hasattr(holder, "fp32_precision")]
+    yield
+    for holder, value in saved:
+        holder.fp32_precision = value
+
+
 def results(events, kernel):
     return [event.fields for event in events if event.kind == "result" and event.get("kernel") == kernel]
 
@@ -201,7 +215,7 @@ def test_membw_times_the_copy_without_an_l2_flush(torch, monkeypatch):
     assert "write-allocate" in membw.__doc__
 
 
-def test_conv2d_fp32_runs_with_tf32_off_and_gradients_do_not_accumulate(torch, monkeypatch):
+def test_conv2d_fp32_runs_with_tf32_off_and_gradients_do_not_accumulate(fp32_precision_restored, torch, monkeypatch):
     from pth_top.benches.child.kernels import conv2d
 
     seen = []
@@ -273,7 +287,8 @@ def test_the_child_refuses_an_older_torch_with_one_clear_line(tmp_path):
     assert events[-1].kind == "finished" and "Traceback" not in completed.stderr
 
 
-def test_amp_step_fp32_baseline_runs_without_tf32_and_fp16_rows_name_the_grad_scaler_sync(torch, monkeypatch):
+def test_amp_step_fp32_baseline_runs_without_tf32_and_fp16_rows_name_the_grad_scaler_sync(fp32_precision_restored,
+                                                                                        torch, monkeypatch):
     from pth_top.benches.child.harness import Measurement
     from pth_top.benches.child.kernels import amp_step
 
@@ -282,7 +297,7 @@ def test_amp_step_fp32_baseline_runs_without_tf32_and_fp16_rows_name_the_grad_sc
     def recording_timed(ctx, fn, **options):
         seen.append((torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
                      torch.get_float32_matmul_precision()))
-        return Measurement(1e-3, 0.0, (1e-3,), 1, 1, False, 0.05)
+        return Measurement(1e-3, 0.0, (1e-3,) * 5, 1, 1, False, 0.05)
 
     monkeypatch.setattr(amp_step, "timed", recording_timed)
     monkeypatch.setattr(amp_step, "is_cuda", lambda device: True)  # the GPU's precisions, built on CPU tensors
@@ -301,6 +316,24 @@ def test_amp_step_fp32_baseline_runs_without_tf32_and_fp16_rows_name_the_grad_sc
     assert rows["cnn fp16"]["note"] == "1.00x vs fp32 (TF32 off); GradScaler: 1 host sync/step"
     assert rows["cnn fp16"]["details"]["host_syncs_per_step"] == 1
     assert rows["cnn bf16"]["note"] == "1.00x vs fp32 (TF32 off)"
+
+
+@pytest.mark.parametrize(("fp32_samples", "noisy"), [((1e-3,) * 5, False), ((1e-3, 1e-3), True)])
+def test_amp_steps_speedup_is_noisy_when_its_fp32_baseline_is(torch, monkeypatch, fp32_samples, noisy):
+    from pth_top.benches.child.harness import Measurement
+    from pth_top.benches.child.kernels import amp_step
+
+    calls = []
+
+    def fake_timed(ctx, fn, **options):  # the fp32 row is timed first: from 2 samples in the noisy case
+        calls.append(fn)
+        return Measurement(1e-3, 0.0, fp32_samples if len(calls) == 1 else (1e-3,) * 5, 1, 1, False, 0.05)
+
+    monkeypatch.setattr(amp_step, "timed", fake_timed)
+    cnn = [variant for variant in amp_step.variants(_ctx(None)) if variant.name.startswith("cnn")]
+    rows = {variant.name: variant.run() for variant in cnn}
+    note = rows["cnn bf16"]["note"]
+    assert note.startswith("1.00x vs fp32 (TF32 off" + (", noisy)" if noisy else ")")), note
 
 
 @pytest.mark.parametrize(("gain", "spread", "noted"), [(0.03, 0.05, False), (0.5, 0.02, True)])

@@ -207,6 +207,7 @@ def test_fp8_sweep_reports_its_best_shape_against_bf16_at_that_shape():
     assert [shape["m"] for shape in details["shapes"]] == fp8.sweep_sizes(TINY_SCALE) == [256, 768, 1536]
     assert result["tflops"] == max(shape["tflops"] for shape in details["shapes"]) > 0
     assert details["speedup_vs_bf16"] == pytest.approx(result["tflops"] / details["bf16_tflops_at_best_shape"])
+    assert isinstance(details["speedup_noisy"], bool)
 
 
 def test_fp8_says_why_an_older_gpu_is_skipped(monkeypatch, torch):

@@ -13,7 +13,7 @@ from contextlib import contextmanager, nullcontext
 
 import torch
 
-from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row, timed
+from pth_top.benches.child.kernels._common import KernelContext, Variant, is_cuda, row, timed, untrusted
 from pth_top.benches.child.kernels._models import StepSize, step_size, training_step, workload
 
 
@@ -41,6 +41,7 @@ def tf32_off() -> Iterator[None]:
 
 def variants(ctx: KernelContext) -> list[Variant]:
     fp32_rates: dict[str, float] = {}
+    fp32_untrusted: dict[str, bool] = {}
     sizes: dict[str, StepSize] = {}
 
     def make(name: str, precision: str) -> Variant:
@@ -61,11 +62,14 @@ def variants(ctx: KernelContext) -> list[Variant]:
             if name == "transformer":
                 details.update(seq_len=size.seq_len, tokens_per_s=samples_per_s * size.seq_len)
             if precision == "fp32":
-                fp32_rates[name] = samples_per_s
+                fp32_rates[name], fp32_untrusted[name] = samples_per_s, untrusted(measurement)
                 details.update(tf32)
             elif name in fp32_rates:
                 details["speedup_vs_fp32"] = samples_per_s / fp32_rates[name]
-            notes = [f"{details['speedup_vs_fp32']:.2f}x vs fp32 (TF32 off)"] if "speedup_vs_fp32" in details else []
+                details["speedup_noisy"] = untrusted(measurement) or fp32_untrusted[name]  # no better than either
+            noisy = ", noisy" if details.get("speedup_noisy") else ""
+            notes = [f"{details['speedup_vs_fp32']:.2f}x vs fp32 (TF32 off{noisy})"] \
+                if "speedup_vs_fp32" in details else []
             note = "; ".join(notes + ([GRAD_SCALER_NOTE] if grad_scaler else []))
             return row(variant=f"{name} {precision}", value=samples_per_s, measurement=measurement,
                        details=details, note=note, size=size.as_dict())

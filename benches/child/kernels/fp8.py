@@ -8,7 +8,16 @@ import statistics
 import torch
 
 from pth_top.benches.catalog import PEAK_FP8
-from pth_top.benches.child.kernels._common import KernelContext, Skipped, Variant, is_cuda, random_tensor, row, timed
+from pth_top.benches.child.kernels._common import (
+    KernelContext,
+    Skipped,
+    Variant,
+    is_cuda,
+    random_tensor,
+    row,
+    timed,
+    untrusted,
+)
 
 CUDA_BASE_SIZES = (4096, 8192, 16384)
 # FP8 tensor cores arrive with Ada (sm_89) and Hopper (sm_90): cuBLASLt FP8 needs compute capability 8.9+.
@@ -72,21 +81,22 @@ def sweep(ctx: KernelContext, *, fast_accum: bool) -> dict:
         del operands
     assert best is not None, "sweep_sizes gives at least one size"
     tflops, measurement, size = best
-    bf16_tflops = bf16_matmul_tflops(ctx, size)
+    bf16_tflops, bf16_untrusted = bf16_matmul_tflops(ctx, size)
     details = {"shapes": shapes, "best_shape": [size, size, size], "input_dtype": "float8_e4m3fn",
                "output_dtype": "bfloat16", "scaling": "per-tensor (amax / 448)", "use_fast_accum": fast_accum,
                "median_shape_tflops": statistics.median(shape["tflops"] for shape in shapes),
-               "bf16_tflops_at_best_shape": bf16_tflops, "speedup_vs_bf16": tflops / bf16_tflops}
+               "bf16_tflops_at_best_shape": bf16_tflops, "speedup_vs_bf16": tflops / bf16_tflops,
+               "speedup_noisy": bf16_untrusted or untrusted(measurement)}  # a ratio is no better than either side
     return {"tflops": tflops, "measurement": measurement, "details": details}
 
 
-def bf16_matmul_tflops(ctx: KernelContext, size: int) -> float:
-    """The plain BF16 matmul at the same shape: what FP8 gains over it."""
+def bf16_matmul_tflops(ctx: KernelContext, size: int) -> tuple[float, bool]:
+    """The plain BF16 matmul at the same shape (what FP8 gains over it): TFLOP/s and whether it is noisy."""
     a = random_tensor((size, size), torch.bfloat16, ctx.device)
     b = random_tensor((size, size), torch.bfloat16, ctx.device)
     out = torch.empty((size, size), dtype=torch.bfloat16, device=ctx.device)
     measurement = timed(ctx, functools.partial(torch.matmul, a, b, out=out))
-    return 2.0 * size**3 / measurement.median_s / 1e12
+    return 2.0 * size**3 / measurement.median_s / 1e12, untrusted(measurement)
 
 
 def variants(ctx: KernelContext) -> list[Variant]:
@@ -100,7 +110,8 @@ def variants(ctx: KernelContext) -> list[Variant]:
             result = sweep(ctx, fast_accum=fast_accum)
             details = result["details"]
             size = details["best_shape"][0]
-            note = f"{details['speedup_vs_bf16']:.2f}x vs bf16 at {size}^3"
+            noisy = " (noisy)" if details["speedup_noisy"] else ""
+            note = f"{details['speedup_vs_bf16']:.2f}x vs bf16 at {size}^3{noisy}"
             return row(variant=name, value=result["tflops"], measurement=result["measurement"],
                        peak_kind=PEAK_FP8, details=details, note=note,
                        size={"m": size, "n": size, "k": size, "dtype": "float8_e4m3fn"})
