@@ -38,6 +38,10 @@ InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
 Optimizer = Literal["adamw", "adam", "sgd", "adam8bit"]
 RecomputeMode = Literal["none", "selective", "full"]
 ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload"]
+# How the reasoning names each sharding mode.
+SHARDING_LABELS = {
+    "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
+}
 # How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
 MixedLayout = Literal["megatron16", "hf18", "deepspeed20"]
 TRAINING_PRECISIONS: tuple[str, ...] = get_args(TrainingPrecision)
@@ -235,7 +239,7 @@ def estimate_training(
             "(DeepSpeed's estimator); the GPU keeps 16-bit weights"
         )
     elif stage:
-        formula.append(f"{sharding.upper()} divides " + ("optimizer states" if stage == 1 else
+        formula.append(f"{SHARDING_LABELS[sharding]} divides " + ("optimizer states" if stage == 1 else
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")
                        + f" by {n} GPUs")
     activations, activation_line = training_activations(

@@ -18,7 +18,7 @@ from pth_top.configs.assembly import Assembly, Context, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
-from pth_top.configs.memory import estimate_memory
+from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.ranking import Fit, acceptable, fit_budget, gpu_metric, ranked_gpus
@@ -189,11 +189,6 @@ def _glossary(lines: list[str]) -> list[str]:
     return [f"terms: {'; '.join(used)}"] if used else []
 
 
-SHARDING_NAMES = {
-    "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
-}
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class CpuOnly:
     ctx: Context
@@ -302,7 +297,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
     if answers.scale.sharding not in ("none", "zero_offload") and ctx.gpu_count == 1:
-        warnings.append(f"{SHARDING_NAMES[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
+        warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
     if answers.budget.condition == "used":
         warnings.append(

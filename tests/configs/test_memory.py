@@ -84,6 +84,7 @@ def test_zero_stages_divide_the_right_terms():
     assert zero2.weights_bytes == none.weights_bytes
     assert zero3.weights_bytes == none.weights_bytes // 4
     assert fsdp.terms() == zero3.terms()
+    assert any(line.startswith("ZeRO-3 divides weights") for line in zero3.formula)  # not "ZERO3"
 
 
 def test_gpt2_small_activations_match_korthikanti():
