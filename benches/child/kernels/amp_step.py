@@ -67,9 +67,10 @@ def variants(ctx: KernelContext) -> list[Variant]:
             elif name in fp32_rates:
                 details["speedup_vs_fp32"] = samples_per_s / fp32_rates[name]
                 details["speedup_noisy"] = untrusted(measurement) or fp32_untrusted[name]  # no better than either
-            noisy = ", noisy" if details.get("speedup_noisy") else ""
-            notes = [f"{details['speedup_vs_fp32']:.2f}x vs fp32 (TF32 off{noisy})"] \
-                if "speedup_vs_fp32" in details else []
+            noisy = ["noisy"] if details.get("speedup_noisy") else []
+            qualifiers = (["TF32 off"] if is_cuda(ctx.device) else []) + noisy
+            said = f" ({', '.join(qualifiers)})" if qualifiers else ""  # TF32 is a CUDA setting: not said on CPU
+            notes = [f"{details['speedup_vs_fp32']:.2f}x vs fp32{said}"] if "speedup_vs_fp32" in details else []
             note = "; ".join(notes + ([GRAD_SCALER_NOTE] if grad_scaler else []))
             return row(variant=f"{name} {precision}", value=samples_per_s, measurement=measurement,
                        details=details, note=note, size=size.as_dict())
