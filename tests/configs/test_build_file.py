@@ -20,11 +20,6 @@ TODAY = dt.date(2025, 7, 1)
 
 
 @pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
-
-
-@pytest.fixture(scope="module")
 def build(catalog):
     return recommend(Answers(), catalog, today=TODAY)
 

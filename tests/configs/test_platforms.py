@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
-import pytest
-
-from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Context
 from pth_top.configs.compat import compatibility_blockers
-from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import load_build_preset
 from pth_top.configs.recommend import _context
 from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
+from tests.configs.builders import answers
 
 
 def context(catalog, pins=None, **changes) -> Context:
-    answers = Answers()
-    for dotted, value in changes.items():
-        section, key = dotted.split("__")
-        answers = answers.with_value(section, key, value)
-    return _context(answers, catalog, load_rules(), pins or {})
+    return _context(answers(**changes), catalog, load_rules(), pins or {})
 
 
 def test_cpu_only_build_has_no_gpu_and_holds_the_model_in_ram(catalog):

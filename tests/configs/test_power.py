@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.parts import Part, load_catalog
+from pth_top.configs.parts import Part
 from pth_top.configs.power import gpu_leads, gpus_per_unit, heat_line, power_limit_line, unit_loads
 from pth_top.configs.recommend import _context
 from pth_top.configs.rules import load_rules
+from tests.configs.builders import answers
 
 RULES = load_rules()
 
 
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
-
-
 def build(catalog, gpu_id: str, **changes):
-    answers = Answers()
-    for dotted, value in changes.items():
-        section, key = dotted.split("__")
-        answers = answers.with_value(section, key, value)
-    ctx = _context(answers, catalog, RULES, {})
+    ctx = _context(answers(**changes), catalog, RULES, {})
     return assemble(ctx, catalog.get(gpu_id))
 
 

@@ -4,28 +4,13 @@ socket, a PSU larger than its rounding, a slot-powered card, image decoding core
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 
-from pth_top.configs.answers import Answers
-from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
+from tests.configs.builders import answers
 
 TODAY = dt.date(2025, 7, 1)
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
-
-
-def answers(scenario: str = "personal_research", **changes) -> Answers:
-    result = Answers(scenario=scenario)
-    for dotted, value in changes.items():
-        section, key = dotted.split("__")
-        result = result.with_value(section, key, value)
-    return result
 
 
 def all_lines(build) -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,21 +14,9 @@ from pth_top.configs.presets import load_build_preset
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
 from pth_top.units import GIB
+from tests.configs.builders import answers
 
 TODAY = dt.date(2025, 7, 1)
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
-
-
-def answers(**changes) -> Answers:
-    result = Answers()
-    for dotted, value in changes.items():
-        section, key = dotted.split("__")
-        result = result.with_value(section, key, value)
-    return result
 
 
 def test_gpu_meets_the_memory_floor_and_build_fits_budget(catalog):

@@ -7,14 +7,12 @@ for within 15 % of a published figure, named with its source beside each case.
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 
 from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build
-from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import host_model_gib, load_rules, storage_capacity_gb
 from pth_top.units import GIB
@@ -39,11 +37,6 @@ Q4_BITS_PER_PARAMETER = 4.5
 # vLLM (Kwon et al. 2023, arXiv:2309.06180) §3: a 13B model of 40 layers x 5120 hidden (OPT-13B; Llama 2 13B has the
 # same 40 x 5120) holds 800 KB of fp16 KV cache per token.
 KV_BYTES_PER_TOKEN_13B = 800e3
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
 
 
 def within(estimate: float, published: float) -> bool:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pth_top.configs.compat import compatibility_problems
-from pth_top.configs.parts import load_catalog
 from pth_top.configs.rules import (
     budget_in_cny,
     budget_line,
@@ -22,11 +19,6 @@ from pth_top.configs.rules import (
 )
 
 RULES = load_rules()
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
 
 
 @pytest.mark.parametrize(("budget", "tier"), [(5000, "entry"), (7999, "entry"), (8000, "balance"), (20000, "balance"),

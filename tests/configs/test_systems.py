@@ -7,33 +7,16 @@ server: CNY 1.5 million in China, January 2026).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Context
 from pth_top.configs.compat import compatibility_blockers, compatibility_problems
-from pth_top.configs.parts import Catalog, load_catalog
+from pth_top.configs.parts import Catalog
 from pth_top.configs.platforms import system_options
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
+from tests.configs.builders import answers
 
 BAREBONE = "gigabyte-g292-z20-a00"
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(Path("/nonexistent-user-catalog"))
-
-
-def answers(**changes) -> Answers:
-    result = Answers()
-    for dotted, value in changes.items():
-        section, key = dotted.split("__")
-        result = result.with_value(section, key, value)
-    return result
 
 
 def context(catalog, pins=None, **changes) -> Context:
