@@ -137,17 +137,7 @@ def measure(
                 break
         elif clock() >= deadline and len(samples) >= 2:
             break
-    median = statistics.median(samples)
-    spread = iqr(samples)
-    return Measurement(
-        median_s=median,
-        iqr_s=spread,
-        samples_s=tuple(samples),
-        calls_per_sample=calls,
-        warmup_samples=warmup_samples,
-        noisy=spread > target_rel_iqr * median,
-        target_rel_iqr=target_rel_iqr,
-    )
+    return _measurement(samples, calls, warmup_samples, target_rel_iqr)
 
 
 class RepetitionTimer(Protocol):
@@ -250,21 +240,22 @@ def measure_repetitions(
             if (iqr(samples) <= target_rel_iqr * median or len(samples) >= max_reps
                     or clock() - timed_started + rep_s >= max_time_s):
                 break
-    median = statistics.median(samples)
-    spread = iqr(samples)
     extra: dict = {"timing": "device events per repetition", "warmup_s": warmup_spent_s,
                    "reps": len(samples), "l2_flush": before_rep is not None}
     if window is not None:
         extra["telemetry"] = window.summary()
+    return _measurement(samples, calls, warmup_reps, target_rel_iqr, extra)
+
+
+def _measurement(samples: list[float], calls: int, warmup_samples: int, target_rel_iqr: float,
+                 extra: dict | None = None) -> Measurement:
+    """The median and spread of the samples, noisy when the spread is over the target."""
+    median = statistics.median(samples)
+    spread = iqr(samples)
     return Measurement(
-        median_s=median,
-        iqr_s=spread,
-        samples_s=tuple(samples),
-        calls_per_sample=calls,
-        warmup_samples=warmup_reps,
-        noisy=spread > target_rel_iqr * median,
-        target_rel_iqr=target_rel_iqr,
-        extra=extra,
+        median_s=median, iqr_s=spread, samples_s=tuple(samples), calls_per_sample=calls,
+        warmup_samples=warmup_samples, noisy=spread > target_rel_iqr * median, target_rel_iqr=target_rel_iqr,
+        extra=extra or {},
     )
 
 
