@@ -137,6 +137,15 @@ def _boards_for(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_f
     ]
 
 
+def drives_a_display(ctx: Context, cpu: Part) -> bool:
+    """With no graphics card the CPU drives the display (BIOS, installer): desktop CPUs need integrated graphics.
+
+    Workstation/server CPUs stay (ECC needs them; the display line says what to add), and so does a pinned CPU.
+    """
+    pinned = ctx.pins.get("cpu", ("", 0))[0] == cpu.id
+    return bool(cpu.get("integrated_graphics")) or cpu["platform"] != "desktop" or pinned
+
+
 def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
     complex_work = (
@@ -150,8 +159,9 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     else:
         decode_line = ""
     lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
+    cpus = [cpu for cpu in ctx.catalog.of_kind("cpu") if gpu is not None or drives_a_display(ctx, cpu)]
     able = [
-        cpu for cpu in ctx.catalog.of_kind("cpu")
+        cpu for cpu in cpus
         if cpu["cores_count"] >= cores and cpu["threads_count"] >= threads and cpu["boost_clock_ghz"] >= clock
         and cpu["l3_cache_mb"] >= ctx.rules.cpu.min_l3_cache_mb and cpu["pcie_lanes_count"] >= lanes
         and (cpu["ecc"] or not need_ecc)
@@ -166,7 +176,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         return max((gpus_that_fit(board, width) for board in boards if board["socket"] == part["socket"]
                     and board["cpu_sockets_count"] == 1), default=0)
 
-    cpu, _ = rank(ctx, asm, "cpu", candidates, able or ctx.catalog.of_kind("cpu"), why,
+    cpu, _ = rank(ctx, asm, "cpu", candidates, able or cpus, why,
                   closest=lambda part: (-most_gpus(part), -part["pcie_lanes_count"], part.price_cny, part.id))
     lines = [reason, decode_line] if decode_line else [reason]
     if ctx.gpu_count:

@@ -203,20 +203,7 @@ def _cpu_context(ctx: Context) -> Context:
     A pinned PSU count belongs to the GPUs it fed: the rules size the CPU-only PC's own.
     """
     pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
-    return dataclasses.replace(
-        ctx, pins=pins, catalog=_display_catalog(ctx.catalog, pins),
-        memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
-
-
-def _display_catalog(catalog: Catalog, pins: Mapping[str, tuple[str, int]]) -> Catalog:
-    """The catalog without desktop CPUs that have no integrated graphics: with no graphics card, the CPU drives the
-    display (BIOS, installer). Workstation/server CPUs stay (ECC needs them): the display line says what to add."""
-    pinned_cpu = pins.get("cpu", ("", 0))[0]
-    return Catalog({
-        part_id: part for part_id, part in catalog.parts.items()
-        if part.kind != "cpu" or part_id == pinned_cpu or part.get("integrated_graphics")
-        or part["platform"] != "desktop"
-    })
+    return dataclasses.replace(ctx, pins=pins, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
 
 
 def _display_line(cpu: Part) -> str:
