@@ -22,6 +22,10 @@ class WriteRefused(OSError):
     """The target is something pth-top does not write to (a symbolic link): `strerror` says why."""
 
 
+class FolderRefused(NotADirectoryError):
+    """The folder to write in cannot be made: a part of its path is a file or a dangling symbolic link."""
+
+
 class UnreadableFile(OSError):
     """Not a regular file (a device, FIFO or socket), or larger than the cap: `strerror` says which."""
 
@@ -70,7 +74,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: 
         raise WriteRefused(errno.ELOOP, "is a symbolic link; not written through or over")
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
     if target.exists() and not overwrite:
         raise FileExistsRefused(f"{target} already exists (use --force to overwrite)")
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -96,6 +100,35 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: 
         if os.path.exists(temp_name):
             os.unlink(temp_name)
     return target
+
+
+def make_folder(folder: Path) -> None:
+    """`folder` and its missing parents; FolderRefused (`strerror` says which part is what) when one is no folder."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        problem = folder_problem(folder)
+        if problem is None:
+            raise
+        raise FolderRefused(errno.ENOTDIR, problem) from None
+
+
+def folder_problem(folder: Path) -> str | None:
+    """One line on the part of `folder`'s path that is not a folder (a file, a dangling link), or None."""
+    from pth_top.text import printable
+
+    for part in (*reversed(folder.parents), folder):
+        if part.is_dir():
+            continue
+        if part.exists():
+            what = "is a file, not a directory" if part.is_file() else "is not a directory"
+        elif part.is_symlink():
+            what = f"is a dangling symbolic link to {printable(os.readlink(part), 200)}"
+        else:
+            return None
+        shown = printable(str(part), 200)
+        return f"{shown} {what}" if part == folder else f"{printable(str(folder), 200)} cannot be made: {shown} {what}"
+    return None
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: bool = False) -> Path:

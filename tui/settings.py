@@ -19,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from pth_top.configs.fileio import atomic_write_text, read_regular_file
+from pth_top.configs.fileio import FolderRefused, atomic_write_text, folder_problem, read_regular_file
 from pth_top.configs.paths import CONFIG_DIR_VARIABLE, UserDirError, check_override, user_config_dir
 from pth_top.text import printable
 
@@ -62,12 +62,15 @@ def load_settings(path: Path | None = None) -> tuple[DashboardSettings, str | No
     """
     try:
         path = path or settings_path()
+    except UserDirError as error:
+        return DashboardSettings(), f"settings not loaded: {error}"
+    try:
         data = tomllib.loads(read_regular_file(path).decode("utf-8"))
     except FileNotFoundError:
         return DashboardSettings(), None
-    except UserDirError as error:
-        return DashboardSettings(), f"settings not loaded: {error}"
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        if isinstance(error, NotADirectoryError) and (problem := folder_problem(path.parent)):
+            return DashboardSettings(), f"settings not loaded: settings directory {problem}; using defaults"
         return DashboardSettings(), f"settings file {printable(str(path))} ignored: {_reason(error)}; using defaults"
     try:
         return settings_from_dict(data), None
@@ -110,6 +113,8 @@ def save_settings(settings: DashboardSettings, path: Path | None = None) -> str 
         atomic_write_text(path, settings_to_toml(settings), overwrite=True)
     except UserDirError as error:
         return f"settings not saved: {error}"
+    except FolderRefused as error:
+        return f"settings not saved: settings directory {error.strerror}"
     except OSError as error:
         return f"settings not saved to {printable(str(path))}: {_reason(error)}"
     return None

@@ -123,3 +123,14 @@ async def test_the_screen_lists_unreadable_runs_greyed_out_and_opens_the_good_on
         loaded = (lambda: screen.record is not None) if key == "o" else (lambda: screen.baseline is not None)
         await wait_for(pilot, loaded, timeout_s=30)
         assert app.screen is screen
+
+
+def test_a_runs_folder_under_a_file_is_one_line_naming_it_and_the_file_stays(tmp_path):
+    from pth_top.configs.fileio import FolderRefused
+
+    blocker = tmp_path / "data"
+    blocker.write_text("mine\n")
+    with pytest.raises(FolderRefused) as raised:
+        save_run(RunRecord.from_json(good_run()), blocker / "bench-runs")
+    assert raised.value.strerror == f"{blocker / 'bench-runs'} cannot be made: {blocker} is a file, not a directory"
+    assert blocker.read_text() == "mine\n"

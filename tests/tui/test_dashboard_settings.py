@@ -97,6 +97,30 @@ def test_a_symlinked_settings_file_is_not_written_through(tmp_path):
     assert target.read_text() == "[monitor]\nhistory = false\n"
 
 
+def test_a_config_dir_that_is_a_dangling_link_says_so_and_makes_nothing(tmp_path):
+    folder, target = config_file().parent, tmp_path / "gone"
+    folder.symlink_to(target)
+    assert load_settings() == (DashboardSettings(), None), "nothing saved yet is the defaults"
+    problem = save_settings(DashboardSettings())
+    assert problem == f"settings not saved: settings directory {folder} is a dangling symbolic link to {target}"
+    assert os.readlink(folder) == str(target) and not target.exists()
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_config_dir_that_is_a_file_says_so_and_leaves_it(monkeypatch, inside):
+    blocker = config_file().parent
+    blocker.write_bytes(b"not a folder\n")
+    if inside:
+        monkeypatch.setenv("PTH_TOP_CONFIG_DIR", str(blocker / "sub"))
+    folder = config_file().parent
+    said = f"settings directory {folder} cannot be made: {blocker}" if inside else f"settings directory {blocker}"
+    settings, problem = load_settings()
+    assert settings == DashboardSettings()
+    assert problem == f"settings not loaded: {said} is a file, not a directory; using defaults"
+    assert save_settings(DashboardSettings()) == f"settings not saved: {said} is a file, not a directory"
+    assert blocker.read_bytes() == b"not a folder\n"
+
+
 def make_app(gpu_count=2):
     source = FixedSource(make_snapshot(gpu_count=gpu_count))
     return PthTopApp(interval_s=0.1, source_factory=lambda: source)
