@@ -53,6 +53,16 @@ def promql_string(text: str) -> str:
     return f'"{escaped}"'
 
 
+def counted_since(counter: str, window: str) -> str:
+    """PromQL: how much `counter` (one starting at 0 with the exporter, as Xid) grew over `window`, by series.
+
+    `increase()` never sees a series' first value (a new Xid code appears at 1), so a series born inside the
+    window counts whole; only where the target was already scraped then, lest old counts of a new target count.
+    """
+    return (f"(({counter} unless {counter} offset {window}) and on (instance, job) up offset {window})"
+            f" or increase({counter}[{window}])")
+
+
 def parse_duration_s(text: str) -> float | None:
     """Prometheus's '5s', '1m30s', '250ms' as seconds; None if it is not one."""
     parts = re.findall(r"(\d+)(ms|s|m|h|d)", text)
@@ -194,10 +204,9 @@ class FleetReader:
             "memory": (f"pth_top_gpu_memory_used_bytes{{{job}}} / pth_top_gpu_memory_total_bytes{{{job}}}", True),
             "temperature": (f"pth_top_gpu_temperature_celsius{{{job}}}", True),
             "power": (f"pth_top_gpu_power_watts{{{job}}}", True),
-            "errors": (
-                "sum by (instance, gpu) (increase("
-                "{__name__=~\"pth_top_gpu_xid_errors_total|pth_top_gpu_ecc_errors_total\","
-                f"severity!=\"corrected\",{job}}}[{ERROR_WINDOW}]))", True),
+            "errors": (f"sum by (instance, gpu) (increase(pth_top_gpu_ecc_errors_total{{severity!=\"corrected\",{job}}}"
+                       f"[{ERROR_WINDOW}]) or {counted_since(f'pth_top_gpu_xid_errors_total{{{job}}}', ERROR_WINDOW)})",
+                       True),
             "remaps": (
                 f"sum by (instance, gpu) ({{__name__=~\"pth_top_gpu_row_remap_(pending|failed)\",{job}}})", True),
             "throttle": (
