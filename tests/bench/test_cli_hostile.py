@@ -98,7 +98,8 @@ def test_an_unwritable_data_dir_keeps_the_results_one_line_and_exit_1(cli, capsy
     assert cli(["bench", "--python", python, "--kernel", "gemm", "--json"]) == 1
     captured = capsys.readouterr()
     assert json.loads(captured.out)["rows"][0]["kernel"] == "gemm"  # printed before the save was tried
-    assert "could not save the run in the data dir: Not a directory" in captured.err
+    assert f"could not save the run in the data dir: {blocker}/data/bench-runs cannot be made: {blocker} is a file, " \
+           "not a directory" in captured.err
     assert "Traceback" not in captured.err
 
 
