@@ -306,6 +306,10 @@ class RunRequest:
                               ("--cpu-memory-budget-mib", self.cpu_memory_budget_mib)):
             if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
                 return f"{option} must be a whole number of at least 1, got {_shown(value)}"
+        ram_mib = physical_memory_mib()
+        if self.cpu_memory_budget_mib is not None and ram_mib is not None and self.cpu_memory_budget_mib > ram_mib:
+            return (f"--cpu-memory-budget-mib {self.cpu_memory_budget_mib} is more than this machine's "
+                    f"{ram_mib:,} MiB of RAM")
         if self.burn_s is not None and not (_is_number(self.burn_s) and 0 < self.burn_s <= MAX_BURN_S):
             return f"--burn must be a duration in (0, {MAX_BURN_S / 3600:g}h], got {_shown(self.burn_s)}"
         if self.disk_dir is not None and (not isinstance(self.disk_dir, str) or not self.disk_dir
@@ -329,7 +333,8 @@ class RunRequest:
         parser.add_argument("--disk-size-mib", type=int, default=None, metavar="MIB",
                             help="disk temp file size (default 1024 x scale)")
         parser.add_argument("--cpu-memory-budget-mib", type=int, default=None, metavar="MIB",
-                            help="max_batch on CPU: memory budget standing in for device memory (default 2048 x scale)")
+                            help="max_batch and vram_test on CPU: memory budget standing in for device memory "
+                                 "(default 2048 x scale; at most this machine's RAM)")
         parser.add_argument("--burn", default=None, metavar="DURATION",
                             help="burn-in: load every GPU with GEMMs for DURATION (60s, 10m, 1h)")
 
@@ -374,6 +379,15 @@ def parse_duration_s(text: str) -> float:
         raise RequestError(f"--burn must be a duration like 60s, 10m or 1h (at most {MAX_BURN_S / 3600:g}h), "
                            f"got {_shown(text)}")
     return seconds
+
+
+def physical_memory_mib() -> int | None:
+    """This machine's RAM in MiB (the most --cpu-memory-budget-mib may be), or None where the OS does not say."""
+    try:
+        pages, page_bytes = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * page_bytes // 2**20 if pages > 0 and page_bytes > 0 else None
 
 
 def _is_number(value: object) -> bool:

@@ -114,21 +114,24 @@ def make_folder(folder: Path) -> None:
 
 
 def folder_problem(folder: Path) -> str | None:
-    """One line on the part of `folder`'s path that is not a folder (a file, a dangling link), or None."""
+    """One line on the part of `folder`'s path that is not a folder (a file, a dangling link), or None.
+
+    None too where the path cannot be looked at (a NUL byte, a name too long): the caller's own error says that.
+    """
     from pth_top.text import printable
 
-    for part in (*reversed(folder.parents), folder):
-        if part.is_dir():
-            continue
-        if part.exists():
-            what = "is a file, not a directory" if part.is_file() else "is not a directory"
-        elif part.is_symlink():
-            what = f"is a dangling symbolic link to {printable(os.readlink(part), 200)}"
-        else:
+    try:
+        blocking = next((part for part in (*reversed(folder.parents), folder) if not part.is_dir()), None)
+        if blocking is None or not (blocking.exists() or blocking.is_symlink()):
             return None
-        shown = printable(str(part), 200)
-        return f"{shown} {what}" if part == folder else f"{printable(str(folder), 200)} cannot be made: {shown} {what}"
-    return None
+        if blocking.exists():
+            what = "is a file, not a directory" if blocking.is_file() else "is not a directory"
+        else:
+            what = f"is a dangling symbolic link to {printable(os.readlink(blocking), 200)}"
+    except (OSError, ValueError):
+        return None
+    shown = printable(str(blocking), 200)
+    return f"{shown} {what}" if blocking == folder else f"{printable(str(folder), 200)} cannot be made: {shown} {what}"
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: bool = False) -> Path:

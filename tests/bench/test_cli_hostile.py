@@ -127,13 +127,16 @@ def test_out_onto_a_symlink_a_directory_or_a_folder_name_is_refused_before_runni
     folder.mkdir()
     blocker = tmp_path / "blocker"
     blocker.write_text("")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "gone")
     python = canned_child(tmp_path, GOOD_RUN)
     cases = [
         ([str(link), "--force"], "is a symbolic link"),
         ([str(folder)], "is a directory"),
         ([str(folder), "--force"], "is a directory"),
         ([str(tmp_path / "new") + "/"], "names a folder"),
-        ([str(blocker / "run.json")], "Not a directory"),
+        ([str(blocker / "run.json")], f"{blocker} is a file, not a directory"),
+        ([str(dangling / "runs" / "run.json")], f"cannot be made: {dangling} is a dangling symbolic link to "),
     ]
     for out, message in cases:
         assert cli(["bench", "--python", python, "--kernel", "gemm", "--out", *out]) == 2, out

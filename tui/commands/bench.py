@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pth_top.text import printable
-from pth_top.tui.commands import CliError
+from pth_top.tui.commands import CliError, seconds_argument
 
 if TYPE_CHECKING:
     from pth_top.benches.protocol import RunRequest
     from pth_top.tui.commands.bench_burn import BurnLogPrinter
+
+# --stall-limit: under a second a kernel's ordinary step looks hung; a day is longer than the longest burn.
+STALL_LIMIT_RANGE_S = (1.0, 24 * 3600.0)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,9 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--python", metavar="PATH",
                         help="interpreter whose torch to benchmark, e.g. your training venv's python")
     parser.add_argument("--list", action="store_true", help="list the kernels and exit")
-    parser.add_argument("--stall-limit", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--stall-limit", type=seconds_argument("stall limit", *STALL_LIMIT_RANGE_S), default=None,
+                        metavar="SECONDS",
                         help="stop the run when a kernel makes no progress this long (a hung GPU); "
-                             "default max(300 s, 10 x the time cap)")
+                             f"default max(300 s, 10 x the time cap), at least {STALL_LIMIT_RANGE_S[0]:g} s")
     parser.add_argument("--runs", action="store_true", help="list the saved runs (unreadable ones with the reason)")
     parser.add_argument("--open", metavar="FILE", help="print a saved run (as a table, or JSON with --json)")
     parser.set_defaults(func=run)
@@ -76,8 +79,6 @@ def validate(args: argparse.Namespace) -> RunRequest:
             raise CliError(f"--disk-dir {printable(request.disk_dir, 200)}: {problem}")
     if args.out is not None:
         validate_out(args.out, args.force)
-    if args.stall_limit is not None and not (math.isfinite(args.stall_limit) and args.stall_limit > 0):
-        raise CliError(f"--stall-limit must be a number of seconds above 0, got {args.stall_limit!r}")
     return request
 
 
@@ -105,8 +106,10 @@ def path_problem(path: str) -> str | None:
 
 def validate_out(out: str, force: bool) -> None:
     """--out must name a file we may write: not a folder, not a symbolic link, in a writable folder."""
+    from pth_top.configs.fileio import folder_problem
+
     shown = printable(out, 200)
-    problem = path_problem(out)
+    problem = folder_problem(Path(os.path.abspath(out)).parent) or path_problem(out)
     if problem:
         raise CliError(f"--out {shown}: {problem}")
     if out.endswith(("/", os.sep)):
