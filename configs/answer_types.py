@@ -18,6 +18,7 @@ from pth_top.configs.memory import (
 )
 from pth_top.configs.memory_methods import LoraTargets, TrainingMethod
 from pth_top.configs.schema import Schema
+from pth_top.configs.stacks import ServingEngine, TrainingStack
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
 ModelKind = Literal["transformer", "cnn", "generic"]
@@ -80,6 +81,12 @@ class Task(Schema, frozen=True):
     head_parameters: Annotated[
         int, whole(0, 1_000_000_000_000, "trained head's parameters, frozen backbone (0: width x 1000 classes)")
     ] = 0
+    training_stack: Annotated[TrainingStack, Meta(description=(
+        "what computes the loss: hf_trainer (eager fp32 cross-entropy), torchtune (chunked), liger (fused linear "
+        "cross-entropy) or unsloth (fused loss, checkpoints in CPU RAM)"))] = "hf_trainer"
+    serving_engine: Annotated[ServingEngine, Meta(description=(
+        "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
+        "or for int4, generate() otherwise"))] = "auto"
 
 
 class Data(Schema, frozen=True):

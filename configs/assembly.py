@@ -62,7 +62,7 @@ def gpu_price(ctx: Context, gpu: Part) -> float:
 
 
 def usable_bytes(ctx: Context, gpu: Part) -> float:
-    return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules)
+    return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction)
 
 
 def needed_bytes(ctx: Context, gpu: Part) -> int:

@@ -8,10 +8,15 @@ Formulas (sources cited in tests/configs/test_memory.py and tests/configs/publis
 - CNN activations: the values autograd saves for backward, once, x bytes (the presets' counts were taken
   with torch.autograd.graph.saved_tensors_hooks; torchsummary's "forward/backward pass size" is ~2x that);
 - training methods (LoRA, QLoRA, frozen backbone): configs/memory_methods.py;
-- a language model's loss: 3 fp32 copies of the s x b x V logits at its peak (measured on CPU);
+- a language model's loss, by the training stack (configs/stacks.py): Hugging Face Trainer 3 fp32 copies of the
+  s x b x V logits at its peak (measured on CPU), chunked or fused losses one chunk;
 - int8/int4 weights: 8.5/4.5 bits (block scales), embedding and LM head 16-bit (GPTQ/AWQ, llama.cpp sizes);
-- inference: transformers get weights + an explicit KV cache + last-position logits + one layer's prefill;
-  other models weights x ~1.2 (EleutherAI), the 0.2 shown as the activations term. Never both.
+- inference: transformers get weights + an explicit KV cache + last-position logits + one layer's prefill over
+  the engine's prefill chunk (+ its CUDA graphs); other models weights x ~1.2 (EleutherAI), the 0.2 shown as the
+  activations term. Never both.
+- per GPU, counted once: the CUDA context here; the allocator's slack and the driver's reserve in the usable
+  fraction (rules.toml, or the engine's own, e.g. vLLM's 0.9, instead of it, never both); the estimator's margin
+  only ranks cards (roomy before tight), it never makes a fitting card "not feasible".
 """
 
 from __future__ import annotations
@@ -21,13 +26,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
 from pth_top.configs import memory_methods as methods
+from pth_top.configs import stacks
 from pth_top.units import GIB, MIB
 
 if TYPE_CHECKING:  # answers import this module's choices
     from pth_top.configs.answers import Answers
 
-# CUDA context + allocator overhead per GPU: estimates range 650 MB (gpu_poor) to 1000 MiB.
-CUDA_CONTEXT_BYTES = 1000 * MIB
+# The CUDA context per GPU (driver, lazily loaded kernels, cuBLAS workspace): vLLM's profiler reports its
+# "non_torch_memory" as 0.15-0.33 GiB (vllm-project/vllm#14452, #15340); 512 MiB leaves room for NCCL. The
+# allocator's slack is not here: it is the usable fraction's (rules.toml [gpu]).
+CUDA_CONTEXT_BYTES = 512 * MIB
 INFERENCE_OVERHEAD_FRACTION = 0.2
 # DeepSpeed estimate_zero2_model_states_mem_needs(additional_buffer_factor=1.5) for offloaded states in host RAM.
 OFFLOAD_BUFFER_FACTOR = 1.5
@@ -58,9 +66,8 @@ WEIGHT_BYTES_BY_PRECISION = {
     "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
     **{name: bits / 8 for name, bits in QUANTIZED_BITS_PER_PARAMETER.items()},
 }
-# The loss's logits at their peak: the fp32 upcast (HF causal LMs: logits.float()), cross-entropy's saved
-# log-softmax and backward's gradient of it, each s x b x V x 4 B (measured: tests/configs/test_memory_logits.py).
-LOSS_LOGITS_FP32_COPIES = 3
+# The Hugging Face loss's logits at their peak (configs/stacks.py; measured: tests/configs/test_memory_logits.py).
+LOSS_LOGITS_FP32_COPIES = stacks.HF_LOSS_FP32_COPIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +138,8 @@ class MemoryBreakdown:
     formula: tuple[str, ...] = ()
     # Host RAM the optimizer states and fp32 master weights take when offloaded (ZeRO-Offload), per machine.
     host_offload_bytes: int = 0
+    # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
+    usable_fraction: float = 0.0
 
     @property
     def total_bytes(self) -> int:
@@ -211,7 +220,7 @@ def estimate_training(
     shape: ModelShape, *, precision: str, optimizer: str, global_batch: int, accumulation_steps: int = 1,
     gpu_count: int = 1, sharding: str = "none", recompute: str = "none", flash_attention: bool = True,
     mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
-    lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0,
+    lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
@@ -224,6 +233,8 @@ def estimate_training(
     optimizer_states = states.optimizer / (n if stage >= 1 else 1)
     micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, n)
     formula = list(states.formula)
+    if shape.logits_vocabulary_size or offloaded_checkpoint_bytes(shape, 1, recompute, value_bytes, stack):
+        formula.insert(0, f"stack: {stacks.TRAINING_STACK_LABELS[stack]} (task.training_stack)")
     host_offload = 0.0
     if sharding == "zero_offload":
         # ZeRO-Offload (arXiv:2101.06840) as DeepSpeed's estimate_zero2_model_states_mem_needs sizes it: the GPU
@@ -243,9 +254,14 @@ def estimate_training(
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")
                        + f" by {n} GPUs")
     activations, activation_line = training_activations(
-        shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes,
+        shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
     )
     formula.append(activation_line)
+    offloaded = offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack)
+    if offloaded:
+        host_offload += offloaded
+        formula.append(f"checkpoints in host RAM: 2 x s*b*h*L x {value_bytes / 2:g} = {offloaded / GIB:.3g} GiB "
+                       "(Unsloth's offloaded gradient checkpointing)")
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=int(gradients), optimizer_states_bytes=int(optimizer_states),
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
@@ -298,9 +314,17 @@ def head_size(shape: ModelShape, head_parameters: int) -> tuple[int, str]:
     return (width + 1) * classes, f"({width} + 1) x {classes} classes"
 
 
+def offloaded_checkpoint_bytes(shape: ModelShape, micro_batch: int, recompute: str, value_bytes: float,
+                               stack: str) -> int:
+    """The layer inputs Unsloth's checkpointing moves to CPU RAM (0 for other stacks, or without recompute)."""
+    if stack != "unsloth" or recompute == "none" or shape.kind != "transformer":
+        return 0
+    return transformer_activation_bytes(shape, micro_batch, "full", True, 1, value_bytes)
+
+
 def training_activations(
     shape: ModelShape, method: str, lora_targets: str, micro_batch: int, recompute: str, flash_attention: bool,
-    value_bytes: float,
+    value_bytes: float, stack: str = "hf_trainer",
 ) -> tuple[int, str]:
     """Activation bytes and their formula line for the kind of model and the training method."""
     if shape.kind == "transformer":
@@ -314,6 +338,11 @@ def training_activations(
             factor = "2"
         else:
             factor = f"{per_token:g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
+        if offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack):
+            # The checkpoints are in host RAM: the GPU holds the one layer being recomputed, in full.
+            size = transformer_activation_bytes(replace(shape, layers=1), micro_batch, "none", flash_attention, 1,
+                                                value_bytes, per_token)
+            factor = f"{per_token:g}, one layer (the others' checkpoints in host RAM)"
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
         widest = max(shape.sequence_length * shape.mlp_width,
                      0 if flash_attention else shape.attention_heads * shape.sequence_length ** 2)
@@ -322,15 +351,12 @@ def training_activations(
                 f"recompute {recompute}; + ")
         widest_name = "s*mlp" if widest == shape.sequence_length * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b"
-        logits = loss_logits_bytes(shape, micro_batch)
+        logits, logits_line = stacks.loss_logits_bytes(
+            stack, shape.sequence_length * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)
         if logits <= working:
             return size + working, line + working_line
         # The loss's logits are freed before the layers' backward starts: the larger of the two is the peak.
-        return size + logits, line + (
-            f"loss logits {LOSS_LOGITS_FP32_COPIES} x s*b*V x 4 B = {LOSS_LOGITS_FP32_COPIES} x "
-            f"{shape.sequence_length} x {micro_batch} x {shape.logits_vocabulary_size:,} x 4 (fp32 upcast, "
-            f"log-softmax, its gradient; larger than the {working_line})"
-        )
+        return size + logits, line + f"{logits_line}; larger than the {working_line}"
     if shape.kind == "cnn":
         if method == "frozen" and shape.largest_activation_elements:
             size = int(3 * shape.largest_activation_elements * micro_batch * value_bytes)
@@ -348,9 +374,10 @@ def training_activations(
     return 0, "activations: unknown for a parameter count alone (give the architecture)"
 
 
-def loss_logits_bytes(shape: ModelShape, micro_batch: int) -> int:
+def loss_logits_bytes(shape: ModelShape, micro_batch: int, stack: str = "hf_trainer", value_bytes: float = 2.0) -> int:
     """What a language-model loss over V holds at its peak in backward (0 without a vocabulary)."""
-    return int(LOSS_LOGITS_FP32_COPIES * shape.sequence_length * micro_batch * shape.logits_vocabulary_size * 4)
+    return stacks.loss_logits_bytes(stack, shape.sequence_length * micro_batch, shape.logits_vocabulary_size,
+                                    shape.hidden_size, value_bytes)[0]
 
 
 def inference_weight_bytes(shape: ModelShape, precision: str) -> tuple[float, str]:
@@ -370,9 +397,10 @@ def inference_weight_bytes(shape: ModelShape, precision: str) -> tuple[float, st
 
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
-    cuda_context_bytes: int = CUDA_CONTEXT_BYTES,
+    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate",
 ) -> MemoryBreakdown:
-    """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations.
+    """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
+    engine's prefill chunk, + its CUDA graphs.
 
     Other models: weights x 1.2 (EleutherAI "Transformer Math 101"), the 0.2 shown as activations.
     The two are never added: the 1.2 already covers a KV cache.
@@ -381,6 +409,11 @@ def estimate_inference(
     all_weights, weights_line = inference_weight_bytes(shape, precision)
     weights = all_weights / n
     formula = [weights_line]
+    fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
+    if shape.kind == "transformer":
+        formula.insert(0, f"engine: {stacks.SERVING_ENGINE_LABELS[engine]} (task.serving_engine)"
+                       + (f", which plans to fill {fraction:.0%} of each GPU (gpu_memory_utilization)" if fraction
+                          else ""))
     if n > 1:
         formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")
     if shape.kind != "transformer":
@@ -405,18 +438,25 @@ def estimate_inference(
         f"x{shape.kv_width}x{tokens}x{batch}"
     )
     prompt = min(shape.sequence_length, tokens)
-    one_layer = replace(shape, layers=1, sequence_length=prompt)
-    activations = transformer_activation_bytes(one_layer, batch, "none", True, 1, value_bytes) / n
-    formula.append(f"activations: one layer's prefill working set, Korthikanti 34*s*b*h x {value_bytes / 2:g} "
-                   f"(s {prompt}, b {batch})")
+    chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
+    prefill = min(prompt * batch, chunk) if chunk else prompt * batch
+    one_layer = replace(shape, layers=1, sequence_length=prefill)
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
+    chunked = f"{prefill:,} tokens: the engine's prefill chunk of {chunk:,}" if chunk and prefill < prompt * batch \
+        else f"s {prompt} x b {batch}"
+    formula.append(f"activations: one layer's prefill working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+                   f"({chunked})")
+    graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
+    if graphs:
+        formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
     logits = batch * shape.logits_vocabulary_size * 4.0
     if logits:
         formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
-        activations_bytes=int(activations + logits), kv_cache_bytes=int(kv), cuda_context_bytes=cuda_context_bytes,
-        formula=tuple(formula),
+        activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
+        cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
     )
 
 
@@ -435,9 +475,10 @@ def estimate_memory(
             accumulation_steps=task.accumulation_steps, gpu_count=scale.gpu_count, sharding=scale.sharding,
             recompute=task.recompute, flash_attention=task.flash_attention, mixed_layout=task.mixed_layout,
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
-            lora_targets=task.lora_targets, head_parameters=task.head_parameters,
+            lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
         )
     return estimate_inference(
         shape, precision=task.precision, batch=answers.workload.batch_size,
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
+        engine=stacks.serving_engine(task.serving_engine, answers.scenario, task.precision),
     )

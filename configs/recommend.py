@@ -77,7 +77,7 @@ def recommend(
         build_ctx = dataclasses.replace(ctx, memory=dataclasses.replace(ctx.memory, cuda_context_bytes=0))
     if gpu is not None:
         assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(build_ctx, gpu)
-        usable = int(gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], rules))
+        usable = int(gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], rules, build_ctx.memory.usable_fraction))
     else:
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
@@ -337,8 +337,8 @@ def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str
 def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     _, metric_text = gpu_metric(ctx)
     need = ctx.memory.total_bytes / GIB
-    usable = gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules) / GIB
-    fraction = f"{ctx.rules.gpu.usable_memory_fraction:.0%}"
+    usable = gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction) / GIB
+    fraction = f"{ctx.memory.usable_fraction or ctx.rules.gpu.usable_memory_fraction:.0%}"
     if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
         kind = "shared with the CPU"
         usable_text = (f"{usable:.1f} usable: {gpu['memory_gib']:g} - {ctx.rules.ram.os_reserve_gib} GiB for the OS, "

@@ -362,8 +362,10 @@ def wall_draw_w(sustained_w: float, efficiency: str, rules: Rules) -> float:
     return sustained_w / getattr(rules.power.efficiency_at_half_load, efficiency)
 
 
-def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules) -> float:
-    """What a workload may plan to use: a fraction of VRAM, or shared memory minus the OS's share."""
+def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules, fraction: float = 0.0) -> float:
+    """What a workload may plan to use: a fraction of VRAM, or shared memory minus the OS's share. `fraction` is
+    the stack's own (vLLM's gpu_memory_utilization), applied instead of the rules' fraction, never on top of it."""
+    share = fraction or rules.gpu.usable_memory_fraction
     if memory_kind == "shared":
-        return max(0.0, (memory_gib - rules.ram.os_reserve_gib) * GIB * rules.gpu.usable_memory_fraction)
-    return memory_gib * GIB * rules.gpu.usable_memory_fraction
+        return max(0.0, (memory_gib - rules.ram.os_reserve_gib) * GIB * share)
+    return memory_gib * GIB * share

@@ -1,0 +1,85 @@
+"""The software stack an estimate assumes: the training loss (and where checkpoints live), the serving engine.
+
+Sources (cited again in tests/configs/published_stacks.py):
+- Hugging Face Trainer: transformers' ForCausalLMLoss upcasts the logits (logits.float()) and runs eager
+  cross-entropy; at backward's peak the saved fp32 log-softmax, nll's gradient and log-softmax's gradient live
+  at once: 3 x s x b x V x 4 B (measured: tests/configs/test_memory_logits.py).
+- torchtune: CEWithChunkedOutputLoss (num_output_chunks 8) upcasts one chunk at a time; eager cross-entropy
+  still saves each chunk's fp32 log-softmax for backward: 1 copy kept + 2 chunks in flight.
+- Liger-Kernel: LigerFusedLinearCrossEntropy never builds the s x b x V logits: it takes
+  chunk_size = next_pow2(ceil(BT / ceil(V / H))) rows at a time and writes the hidden gradient (BT x H) in forward.
+- Unsloth: Apple's Cut Cross Entropy (no logits tensor) and "unsloth" gradient checkpointing, which moves each
+  layer's saved input to CPU RAM (unsloth.ai/blog/llama3-3).
+- Serving: vLLM gpu_memory_utilization 0.9 and max_num_batched_tokens 2048 (vllm serve on cards under 70 GiB,
+  vllm/engine/arg_utils.py); SGLang chunked_prefill_size 8192 (server_args.py); llama.cpp n_ubatch 512
+  (common/common.h); Hugging Face generate() prefills the whole prompt x batch at once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, get_args
+
+from pth_top.units import GIB
+
+TrainingStack = Literal["hf_trainer", "torchtune", "liger", "unsloth"]
+ServingEngine = Literal["auto", "vllm", "sglang", "llama_cpp", "hf_generate"]
+TRAINING_STACKS: tuple[str, ...] = get_args(TrainingStack)
+SERVING_ENGINES: tuple[str, ...] = get_args(ServingEngine)
+
+TRAINING_STACK_LABELS = {
+    "hf_trainer": "Hugging Face Trainer (eager cross-entropy on fp32 logits)",
+    "torchtune": "torchtune (CEWithChunkedOutputLoss, 8 chunks)",
+    "liger": "Liger-Kernel (fused linear cross-entropy)",
+    "unsloth": "Unsloth (Cut Cross Entropy, checkpoints offloaded to CPU RAM)",
+}
+# The stacks whose loss never holds the whole s x b x V logits: what "chunked cross-entropy" names.
+CHUNKED_LOSS_STACKS = ("torchtune", "liger")
+SERVING_ENGINE_LABELS = {
+    "vllm": "vLLM", "sglang": "SGLang", "llama_cpp": "llama.cpp", "hf_generate": "Hugging Face generate()",
+}
+
+HF_LOSS_FP32_COPIES = 3
+TORCHTUNE_OUTPUT_CHUNKS = 8
+# Tokens one prefill step runs through the model (0: the whole prompt x batch at once).
+PREFILL_CHUNK_TOKENS = {"vllm": 2048, "sglang": 8192, "llama_cpp": 512, "hf_generate": 0}
+# The share of the card the engine plans for, replacing the rules' usable fraction (0: the rules' fraction).
+ENGINE_MEMORY_FRACTION = {"vllm": 0.9}
+# CUDA graphs captured for decoding: vLLM logs 0.21-0.36 GiB ("Graph capturing finished ... took 0.21 GiB",
+# vllm-project/vllm#11349; "Estimated CUDA graph memory: 0.36 GiB", gpustack/runner#251); SGLang captures too.
+CUDA_GRAPH_BYTES = {"vllm": int(0.5 * GIB), "sglang": int(0.5 * GIB)}
+
+
+def serving_engine(engine: str, scenario: str, precision: str) -> str:
+    """The engine an estimate assumes: as answered, or for "auto" vLLM on a server, llama.cpp on an edge module or
+    for 4-bit weights at home, Hugging Face generate() otherwise."""
+    if engine != "auto":
+        return engine
+    if scenario == "inference_server":
+        return "vllm"
+    if scenario == "edge_deployment" or precision == "int4":
+        return "llama_cpp"
+    return "hf_generate"
+
+
+def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, value_bytes: float) -> tuple[int, str]:
+    """What the loss over V holds at its peak for `tokens` (s x b) positions, and the line saying why."""
+    if not vocabulary:
+        return 0, ""
+    if stack == "hf_trainer":
+        return int(HF_LOSS_FP32_COPIES * tokens * vocabulary * 4), (
+            f"loss logits {HF_LOSS_FP32_COPIES} x s*b*V x 4 B = {HF_LOSS_FP32_COPIES} x {tokens:,} x {vocabulary:,} "
+            "x 4 (fp32 upcast, log-softmax, its gradient; Hugging Face Trainer)")
+    if stack == "torchtune":
+        copies = 1 + 2 / TORCHTUNE_OUTPUT_CHUNKS
+        return int(copies * tokens * vocabulary * 4), (
+            f"loss logits (1 + 2/{TORCHTUNE_OUTPUT_CHUNKS}) x s*b*V x 4 B: each chunk's fp32 log-softmax kept, two "
+            f"chunks' upcast and gradient in flight (torchtune CEWithChunkedOutputLoss)")
+    rows = min(tokens, 2 ** math.ceil(math.log2(max(1, math.ceil(tokens / max(1, math.ceil(vocabulary / hidden)))))))
+    hidden_gradient = tokens * hidden * value_bytes
+    if stack == "liger":
+        return int(rows * vocabulary * 4 + hidden_gradient), (
+            f"loss: one chunk of {rows:,} rows x V x 4 B + the hidden gradient s*b*h x {value_bytes:g} B "
+            "(Liger fused linear cross-entropy; no s*b*V logits)")
+    return int(hidden_gradient), (
+        f"loss: the hidden gradient s*b*h x {value_bytes:g} B (Cut Cross Entropy; no s*b*V logits, Unsloth)")
