@@ -3,6 +3,9 @@
 The answer is one short string: "docker:<12 hex>" (Docker, as `docker ps` shows ids), "container:<12 hex>"
 (containerd, CRI-O, Podman outside Kubernetes), "pod:<uid>" (a Kubernetes pod, any runtime), "slurm:<job id>",
 or "" (a host process, a systemd service or a user's login slice).
+
+A hint, not attribution: the path is the process's to choose where it may create cgroups (a delegated
+subtree, e.g. a user's systemd manager), so any process there can name itself docker:<anything>.
 """
 
 from __future__ import annotations
