@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping
 
 # A host whose newest sample is older than this many scrape intervals is shown stale.
 STALE_AFTER_INTERVALS = 3
+# Hosts that left the answers are remembered (shown gone) up to this many, the most recently seen kept.
+MAX_GONE_HOSTS = 1000
 
 
 class HostState(str, Enum):
@@ -122,6 +125,8 @@ class FleetSnapshot:
     hosts: tuple[HostRow, ...] = ()
     error: str | None = None  # the last refresh failed: these are older data, kept and marked stale
     query_count: int = 0
+    malformed: int = 0  # series or targets of the refresh skipped for their shape
+
 
     @property
     def gpu_count(self) -> int:
@@ -129,6 +134,15 @@ class FleetSnapshot:
 
     def host(self, instance: str) -> HostRow | None:
         return next((host for host in self.hosts if host.instance == instance), None)
+
+    def age_s(self, now_s: float) -> float | None:
+        """Seconds since the refresh that produced these data; None before the first."""
+        return max(0.0, now_s - self.taken_at_s) if self.taken_at_s else None
+
+    def is_stale(self, now_s: float, limit_s: float) -> bool:
+        """Failed, never read, or older than `limit_s`: whatever the cause, the view must not look current."""
+        age_s = self.age_s(now_s)
+        return self.error is not None or age_s is None or age_s > limit_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +182,16 @@ class HostMemory:
 
     last_up_at_s: dict[str, float] = field(default_factory=dict)
     last_rows: dict[str, HostRow] = field(default_factory=dict)
+    last_seen_at_s: dict[str, float] = field(default_factory=dict)  # in the `up` answer at all
+
+    def forget_gone(self, present: set[str], now_s: float) -> None:
+        """Remember `present` as seen now; forget all but the MAX_GONE_HOSTS most recently seen of the rest."""
+        for instance in present:
+            self.last_seen_at_s[instance] = now_s
+        gone = sorted(set(self.last_rows) - present, key=lambda instance: -self.last_seen_at_s.get(instance, 0.0))
+        for instance in gone[MAX_GONE_HOSTS:]:
+            for remembered in (self.last_up_at_s, self.last_rows, self.last_seen_at_s):
+                remembered.pop(instance, None)
 
 
 def host_state(up: float | None, age_s: float | None, nvml_up: float | None, interval_s: float) -> HostState:
@@ -206,6 +230,7 @@ def build_hosts(
             errors=answers["errors"].get(key, 0.0) + answers["remaps"].get(key, 0.0),
             throttled=answers["throttle"].get(key, 0.0) >= 1,
         ))
+    memory.forget_gone(set(up), now_s)
     rows = []
     for instance in sorted(set(up) | set(memory.last_rows)):
         state = host_state(up.get(instance), scrape_age.get(instance), nvml_up.get(instance), interval_s)
@@ -226,4 +251,4 @@ def build_hosts(
 
 
 def _gpu_order(gpu: str) -> tuple[int, str]:
-    return (int(gpu), "") if gpu.isdigit() else (1 << 30, gpu)
+    return (int(gpu), "") if re.fullmatch("[0-9]{1,9}", gpu) else (1 << 30, gpu)

@@ -7,17 +7,13 @@ snapshot, marked with the error. Needs httpx (the `fleet` extra).
 
 from __future__ import annotations
 
-import asyncio
-import math
 import re
 import time
-import urllib.parse
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Callable
 
-import httpx
-
-from pth_top.fleet.connection import Connection
+from pth_top.fleet.answers import Series
+from pth_top.fleet.client import PrometheusClient, QueryError, all_or_none
 from pth_top.fleet.model import (
     FleetSnapshot,
     GpuDetail,
@@ -26,7 +22,8 @@ from pth_top.fleet.model import (
     HostMemory,
     build_hosts,
 )
-from pth_top.text import printable
+
+__all__ = ["FleetReader", "PrometheusClient", "QueryError", "parse_duration_s", "promql_string"]
 
 DEFAULT_JOB = "pth-top"
 # Used until /api/v1/targets tells the job's real scrape interval.
@@ -34,17 +31,14 @@ FALLBACK_SCRAPE_INTERVAL_S = 15.0
 # Counters are read as their increase over this window.
 ERROR_WINDOW = "15m"
 HW_THROTTLE_REASONS = "hw_slowdown|hw_thermal|sw_thermal|hw_power_brake"
-MAX_REDIRECTS = 3
+# A longer scrape interval (or a nonsense one) still lets the view refresh this often.
+MAX_SCRAPE_INTERVAL_S = 300.0
 # Re-read the targets (scrape interval) every this many refreshes.
 TARGETS_EVERY_REFRESHES = 12
 TOP_PROCESSES = 20
 DURATION_UNITS_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 Answer = dict[tuple[str, str], float]
-
-
-class QueryError(Exception):
-    """A refresh failed; the message is one printable line saying what (refused, 401, bad query, timeout)."""
 
 
 def promql_string(text: str) -> str:
@@ -64,108 +58,14 @@ def counted_since(counter: str, window: str) -> str:
 
 
 def parse_duration_s(text: str) -> float | None:
-    """Prometheus's '5s', '1m30s', '250ms' as seconds; None if it is not one."""
-    parts = re.findall(r"(\d+)(ms|s|m|h|d)", text)
+    """Prometheus's '5s', '1m30s', '250ms' as seconds, at most MAX_SCRAPE_INTERVAL_S; None if it is not one."""
+    parts = re.findall(r"([0-9]{1,12})(ms|s|m|h|d)", text)
     if not parts or "".join(number + unit for number, unit in parts) != text:
         return None
-    return sum(int(number) * DURATION_UNITS_S[unit] for number, unit in parts)
+    return min(MAX_SCRAPE_INTERVAL_S, sum(int(number) * DURATION_UNITS_S[unit] for number, unit in parts))
 
 
-def sample_value(text: Any) -> float | None:
-    """A sample's value string as a float; NaN and infinities become None (no reading)."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
-
-
-class PrometheusClient:
-    """POSTs instant queries; never follows a redirect with credentials; errors become QueryError."""
-
-    def __init__(self, connection: Connection, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.connection = connection
-        self.queries_sent = 0
-        self._client = httpx.AsyncClient(
-            verify=connection.ssl_context(), follow_redirects=False, timeout=connection.timeout_s,
-            headers=dict(connection.headers), transport=transport, trust_env=False,
-        )
-
-    async def close(self) -> None:
-        await self._client.aclose()
-
-    async def api(self, path: str, form: Mapping[str, str] | None = None) -> Any:
-        """The `data` of one API call: POST with `form`, GET without; redirects followed without credentials."""
-        url = f"{self.connection.url}{path}"
-        headers = {"Authorization": self.connection.authorization} if self.connection.authorization else {}
-        self.queries_sent += 1
-        for _ in range(MAX_REDIRECTS + 1):
-            try:
-                if form is None:
-                    response = await self._client.get(url, headers=headers)
-                else:
-                    response = await self._client.post(url, data=dict(form), headers=headers)
-            except httpx.TimeoutException:
-                raise QueryError(f"Prometheus did not answer within {self.connection.timeout_s:g} s ({url})") from None
-            except httpx.ConnectError as error:
-                raise QueryError(printable(f"cannot connect to {self.connection.url}: {_reason(error)}")) from None
-            except httpx.HTTPError as error:
-                raise QueryError(printable(f"request to {self.connection.url} failed: {_reason(error)}")) from None
-            except OSError as error:  # ssl.SSLError too: with TLS 1.3 a refused client certificate shows on read
-                raise QueryError(printable(f"request to {self.connection.url} failed: {error}")) from None
-            if response.is_redirect:
-                # The credentials were for this server; wherever it sends us gets none.
-                url = urllib.parse.urljoin(url, response.headers.get("location", ""))
-                headers = {}
-                continue
-            return self._data(response)
-        raise QueryError(f"more than {MAX_REDIRECTS} redirects from {self.connection.url}")
-
-    def _data(self, response: httpx.Response) -> Any:
-        if response.status_code in (401, 403):
-            hint = "" if self.connection.authorization else " (no credentials were sent: see --prom-user)"
-            raise QueryError(f"Prometheus refused the request: HTTP {response.status_code}{hint}")
-        try:
-            body = response.json()
-        except ValueError:
-            raise QueryError(printable(
-                f"HTTP {response.status_code} from {self.connection.url}, not a Prometheus API answer: "
-                f"{response.text[:120]!r}")) from None
-        if not isinstance(body, dict) or body.get("status") != "success":
-            detail = body.get("error", "") if isinstance(body, dict) else ""
-            kind = body.get("errorType", "") if isinstance(body, dict) else ""
-            what = "bad query" if kind == "bad_data" else f"Prometheus error {kind or response.status_code}"
-            raise QueryError(printable(f"{what}: {str(detail)[:200]}"))
-        return body.get("data")
-
-    async def vector(self, promql: str) -> list[tuple[dict[str, str], float | None]]:
-        """An instant query's series as (labels, value)."""
-        data = await self.api("/api/v1/query", {"query": promql})
-        if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
-            raise QueryError(printable(f"not an instant vector answer to {promql[:80]}"))
-        series = []
-        for item in data["result"]:
-            labels = item.get("metric") if isinstance(item, dict) else None
-            value = item.get("value") if isinstance(item, dict) else None
-            if isinstance(labels, dict) and isinstance(value, list) and len(value) == 2:
-                series.append(({str(k): str(v) for k, v in labels.items()}, sample_value(value[1])))
-        return series
-
-
-def _reason(error: BaseException) -> str:
-    """The most telling cause in the chain: 'connection refused' rather than httpx's 'All attempts failed'."""
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError) or "Connection refused" in str(cause):
-            return "connection refused"
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(error, httpx.ReadError) and not str(error):
-        return "the server closed the connection without an answer (an HTTPS server asked over http?)"
-    text = str(error) or type(error).__name__
-    return text.splitlines()[-1][:200]
-
-
-def keyed(series: list[tuple[dict[str, str], float | None]], per_gpu: bool) -> Answer:
+def keyed(series: list[Series], per_gpu: bool) -> Answer:
     """Series keyed by (instance, gpu); per-host series get gpu ''. Values that are no reading are left out."""
     return {(labels.get("instance", ""), labels.get("gpu", "") if per_gpu else ""): value
             for labels, value in series if value is not None}
@@ -185,7 +85,7 @@ class FleetReader:
         self.job = job
         self._fixed_interval_s = scrape_interval_s
         self.scrape_interval_s = scrape_interval_s or FALLBACK_SCRAPE_INTERVAL_S
-        self._clock = clock
+        self.clock = clock
         self._memory = HostMemory()
         self._refreshes = 0
         self.snapshot = FleetSnapshot(taken_at_s=0.0, scrape_interval_s=self.scrape_interval_s,
@@ -216,16 +116,16 @@ class FleetReader:
 
     async def refresh(self) -> FleetSnapshot:
         """A new snapshot, or the last one (marked with the error) when Prometheus fails; rate-limited."""
-        now_s = self._clock()
+        now_s = self.clock()
         if self._last_query_at_s is not None and now_s - self._last_query_at_s < self.scrape_interval_s:
             return self.snapshot
         self._last_query_at_s = now_s
-        sent_before = self.client.queries_sent
+        sent_before, malformed_before = self.client.queries_sent, self.client.malformed
         try:
             if self._fixed_interval_s is None and self._refreshes % TARGETS_EVERY_REFRESHES == 0:
                 self.scrape_interval_s = await self._job_scrape_interval_s()
             queries = self.queries()
-            results = await asyncio.gather(*(self.client.vector(promql) for promql, _ in queries.values()))
+            results = await all_or_none([self.client.vector(promql) for promql, _ in queries.values()])
         except QueryError as error:
             self.snapshot = replace(self.snapshot, error=str(error),
                                     query_count=self.client.queries_sent - sent_before)
@@ -237,15 +137,14 @@ class FleetReader:
                      for labels, _ in results[list(queries).index("info")]}
         hosts = build_hosts(answers, hostnames, now_s, self.scrape_interval_s, self._memory)
         self.snapshot = FleetSnapshot(taken_at_s=now_s, scrape_interval_s=self.scrape_interval_s, hosts=hosts,
-                                      query_count=self.client.queries_sent - sent_before)
+                                      query_count=self.client.queries_sent - sent_before,
+                                      malformed=self.client.malformed - malformed_before)
         return self.snapshot
 
     async def _job_scrape_interval_s(self) -> float:
-        data = await self.client.api("/api/v1/targets?state=active")
-        targets = data.get("activeTargets", []) if isinstance(data, dict) else []
-        for target in targets:
-            if isinstance(target, dict) and target.get("labels", {}).get("job") == self.job:
-                interval_s = parse_duration_s(str(target.get("scrapeInterval", "")))
+        for labels, interval in await self.client.target_intervals():
+            if labels.get("job") == self.job:
+                interval_s = parse_duration_s(interval)
                 if interval_s:
                     return interval_s
         return self.scrape_interval_s
@@ -256,11 +155,11 @@ class FleetReader:
         names = ("utilization_ratio|memory_used_bytes|memory_total_bytes|temperature_celsius|power_watts"
                  "|power_limit_watts")
         try:
-            readings, info, processes = await asyncio.gather(
+            readings, info, processes = await all_or_none([
                 self.client.vector(f"{{__name__=~\"pth_top_gpu_({names})\",{selector}}}"),
                 self.client.vector(f"pth_top_gpu_info{{{selector}}}"),
                 self.client.vector(f"topk({TOP_PROCESSES}, pth_top_process_gpu_memory_bytes{{{selector}}})"),
-            )
+            ])
         except QueryError as error:
             return HostDetail(instance=instance, error=str(error))
         by_gpu: dict[str, dict[str, float | None]] = {}
@@ -281,4 +180,4 @@ class FleetReader:
              for labels, value in processes if value is not None),
             key=lambda process: -process.memory_bytes,
         )
-        return HostDetail(instance=instance, gpus=gpus, processes=tuple(top))
+        return HostDetail(instance=instance, gpus=gpus, processes=tuple(top[:TOP_PROCESSES]))

@@ -177,14 +177,17 @@ async def test_a_connection_closed_without_an_answer_says_so():
         await client.vector("up")
 
 
-async def test_redirects_drop_the_credentials_and_headers_go_everywhere(tmp_path):
-    seen: list[tuple[str, str | None, str | None]] = []
+async def test_a_redirect_within_the_origin_keeps_the_credentials_one_elsewhere_is_refused(tmp_path):
+    seen: list[tuple[str, str, str | None, str | None]] = []
 
     def handle(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.host, request.headers.get("authorization"), request.headers.get("x-scope-orgid")))
-        if request.url.host == "prom":
-            return httpx.Response(307, headers={"location": "http://elsewhere:9090/api/v1/query"})
-        return FakeFleet(1).vector([({"instance": "a"}, 1.0)])
+        seen.append((request.url.host, request.url.path, request.headers.get("authorization"),
+                     request.headers.get("x-scope-orgid")))
+        if request.url.path == "/api/v1/query":
+            return httpx.Response(307, headers={"location": "/gateway/api/v1/query"})
+        if request.url.path == "/gateway/api/v1/query":
+            return FakeFleet(1).vector([({"instance": "a"}, 1.0)])
+        return httpx.Response(307, headers={"location": "http://elsewhere:9090/api/v1/query"})
 
     password = tmp_path / "password"
     password.write_text("s3cret\n")
@@ -192,8 +195,10 @@ async def test_redirects_drop_the_credentials_and_headers_go_everywhere(tmp_path
                                               headers=["X-Scope-OrgID: team-a"]),
                               transport=httpx.MockTransport(handle))
     assert await client.vector("up") == [({"instance": "a"}, 1.0)]
-    assert seen[0] == ("prom", "Basic YWxpY2U6czNjcmV0", "team-a")
-    assert seen[1] == ("elsewhere", None, "team-a"), "no credentials after a redirect"
+    assert seen[1] == ("prom", "/gateway/api/v1/query", "Basic YWxpY2U6czNjcmV0", "team-a"), "same origin"
+    with pytest.raises(QueryError, match="another origin: refused"):
+        await client.api("/api/v1/targets")
+    assert [host for host, *_ in seen] == ["prom"] * 3, "nothing sent elsewhere"
 
 
 def test_promql_strings_escape_quotes_and_backslashes():

@@ -83,6 +83,7 @@ def snapshot_json(snapshot: Any, prometheus_url: str, job: str) -> dict[str, Any
         "taken_at_s": snapshot.taken_at_s,
         "scrape_interval_s": snapshot.scrape_interval_s,
         "queries": snapshot.query_count,
+        "malformed": snapshot.malformed,
         "error": snapshot.error,
         "hosts": [
             {
@@ -121,8 +122,11 @@ def run(args: argparse.Namespace) -> int:
         snapshot = asyncio.run(one_snapshot(connection, args.job))
         if snapshot.error is not None and not snapshot.hosts:
             raise CliError(f"fleet: {snapshot.error}", exit_code=1)
-        json.dump(snapshot_json(snapshot, connection.url, args.job), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        try:
+            text = json.dumps(snapshot_json(snapshot, connection.url, args.job), indent=1, allow_nan=False)
+        except ValueError as error:  # all of it or nothing on stdout
+            raise CliError(f"fleet: the answer does not make valid JSON: {error}", exit_code=1) from None
+        sys.stdout.write(text + "\n")
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CliError("not a terminal; the fleet view needs one. For scripts use 'pth-top fleet --json'.")

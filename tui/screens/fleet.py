@@ -2,7 +2,8 @@
 
 Fed by pth_top.fleet.query.FleetReader (Prometheus); the widgets know nothing of Prometheus. One async
 worker refreshes, never faster than the job's scrape interval; a failed refresh keeps the last data,
-marked stale, with the error in one line.
+marked stale, with the error in one line. Data older than STALE_AFTER_INTERVALS refreshes are marked stale
+too, whatever held them up. Every string from Prometheus arrives printable (pth_top.fleet.answers).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from pth_top.fleet.model import FleetSnapshot, HostDetail, HostRow, sorted_hosts
+from pth_top.fleet.model import STALE_AFTER_INTERVALS, FleetSnapshot, HostDetail, HostRow, sorted_hosts
 from pth_top.fleet.query import FleetReader, PrometheusClient
 from pth_top.text import printable
 from pth_top.tui.format import format_percent
@@ -59,7 +60,7 @@ def host_labels(hosts: tuple[HostRow, ...]) -> dict[str, str]:
     """Instance -> what names it on screen: the hostnames when they tell hosts apart, else host:port."""
     hostnames = [host.hostname for host in hosts]
     by_hostname = all(hostnames) and len(set(hostnames)) == len(hostnames)
-    return {host.instance: printable(host.hostname if by_hostname else host.instance) for host in hosts}
+    return {host.instance: host.hostname if by_hostname else host.instance for host in hosts}
 
 
 def host_cells(host: HostRow, name: str) -> tuple[Text, ...]:
@@ -90,16 +91,23 @@ def grid_note(host: HostRow) -> str:
     return host.state.value if host.age_s is None else f"{host.state.value}, data {age_text(host.age_s)} old"
 
 
-def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric: str) -> Text:
+def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric: str, now_s: float,
+                stale_after_s: float) -> Text:
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(printable(source), style="bold")
     down = sum(host.state.greyed for host in snapshot.hosts)
     line.append(f"  {len(snapshot.hosts)} hosts ({down} not up) · {snapshot.gpu_count} GPUs · "
                 f"scrape {snapshot.scrape_interval_s:g}s · sort {sort_key} · grid {grid_metric}")
-    if snapshot.taken_at_s:
-        line.append(" · data of " + time.strftime("%H:%M:%S", time.localtime(snapshot.taken_at_s)))
+    age_s = snapshot.age_s(now_s)
+    if age_s is not None:
+        line.append(f" · data of {time.strftime('%H:%M:%S', time.localtime(snapshot.taken_at_s))}, "
+                    f"{age_text(age_s)} old")
+    if snapshot.malformed:
+        line.append(f" · {snapshot.malformed} malformed series skipped", style="yellow")
     if snapshot.error:
         line.append(f"\nSTALE: {printable(snapshot.error)}", style="bold red")
+    elif age_s is not None and snapshot.is_stale(now_s, stale_after_s):
+        line.append(f"\nSTALE: no new data for {age_text(age_s)}", style="bold red")
     return line
 
 
@@ -124,9 +132,13 @@ class FleetScreen(Screen):
     FleetScreen #fleet-grid { height: 1fr; border-top: solid $panel-lighten-2; }
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, clock: Callable[[], float] = time.time,
+                 stale_after_s: Callable[[], float] = lambda: 60.0) -> None:
         super().__init__()
         self.source = source
+        self.clock = clock
+        self.stale_after_s = stale_after_s
+        self.shown_stale = True
         self.sort_key = "health"
         self.grid_metric = "utilization"
         self.snapshot = FleetSnapshot(taken_at_s=0.0, scrape_interval_s=0.0, error="waiting for Prometheus")
@@ -142,20 +154,32 @@ class FleetScreen(Screen):
         self.query_one(RowTable).set_columns([TableColumn(key, Text(label), width)
                                               for key, label, width in HOST_COLUMNS])
         self.show(self.snapshot)
+        self.set_interval(1.0, self.show_age)
+
+    def show_age(self) -> None:
+        """The data's age ticks on between refreshes; past the limit everything turns stale."""
+        now_s = self.clock()
+        if self.snapshot.is_stale(now_s, self.stale_after_s()) != self.shown_stale:
+            self.show(self.snapshot)
+            return
+        self.query_one("#fleet-status", Static).update(
+            status_line(self.snapshot, self.source, self.sort_key, self.grid_metric, now_s, self.stale_after_s()))
 
     def show(self, snapshot: FleetSnapshot) -> None:
         self.snapshot = snapshot
         self.shown_hosts = sorted_hosts(snapshot.hosts, self.sort_key)
         rows = {host.instance: host for host in self.shown_hosts}
+        now_s, stale_after_s = self.clock(), self.stale_after_s()
+        self.shown_stale = snapshot.is_stale(now_s, stale_after_s)
         self.query_one("#fleet-status", Static).update(
-            status_line(snapshot, self.source, self.sort_key, self.grid_metric))
+            status_line(snapshot, self.source, self.sort_key, self.grid_metric, now_s, stale_after_s))
         labels = host_labels(self.shown_hosts)
         self.query_one(RowTable).sync_rows(list(rows), lambda key: host_cells(rows[key], labels[key]))
         metric = GRID_METRICS[self.grid_metric]
         self.query_one(HeatGrid).set_rows([
             HeatRow(label=labels[host.instance],
                     values=tuple(metric(gpu) for gpu in host.gpus),
-                    greyed=host.state.greyed or snapshot.error is not None,
+                    greyed=host.state.greyed or self.shown_stale,
                     note=grid_note(host))
             for host in self.shown_hosts
         ])
@@ -218,7 +242,7 @@ class HostScreen(Screen):
             TableColumn("user", Text("User"), 12), TableColumn("comm", Text("Command"), None),
             TableColumn("mem", Text("GPU mem"), 10),
         ])
-        self.query_one("#host-title", Static).update(Text(f"{printable(self.instance)}: loading…", style="bold"))
+        self.query_one("#host-title", Static).update(Text(f"{self.instance}: loading…", style="bold"))
         app = self.app
         if isinstance(app, FleetApp):
             app.load_host(self)
@@ -227,7 +251,7 @@ class HostScreen(Screen):
         if detail.error is not None and self.detail.gpus:
             detail = replace(self.detail, error=detail.error)  # a failed refresh keeps the last readings
         self.detail = detail
-        title = Text(printable(self.instance), style="bold")
+        title = Text(self.instance, style="bold")
         title.append(f"  {len(detail.gpus)} GPUs · {len(detail.processes)} GPU processes · Esc: back", style="")
         if detail.error:
             title.append(f"\nSTALE: {printable(detail.error)}", style="bold red")
@@ -241,14 +265,14 @@ class HostScreen(Screen):
             power = "-" if gpu.power_watts is None else f"{gpu.power_watts:.0f}W" + (
                 "" if gpu.power_limit_watts is None else f"/{gpu.power_limit_watts:.0f}W")
             temperature = "-" if gpu.temperature_celsius is None else f"{gpu.temperature_celsius:.0f}C"
-            return (Text(gpu.gpu), Text(printable(gpu.name)), Text(percent(gpu.utilization_ratio), justify="right"),
+            return (Text(gpu.gpu), Text(gpu.name), Text(percent(gpu.utilization_ratio), justify="right"),
                     Text(memory), Text(temperature), Text(power))
 
         self.query_one("#host-gpus", RowTable).sync_rows(list(gpus), gpu_cells)
         processes = {f"{process.gpu}/{process.pid}": process for process in detail.processes}
         self.query_one("#host-processes", RowTable).sync_rows(list(processes), lambda key: (
-            Text(processes[key].gpu), Text(printable(processes[key].pid)), Text(printable(processes[key].user)),
-            Text(printable(processes[key].comm)), Text(f"{processes[key].memory_bytes / GIB:.1f} GiB")))
+            Text(processes[key].gpu), Text(processes[key].pid), Text(processes[key].user),
+            Text(processes[key].comm), Text(f"{processes[key].memory_bytes / GIB:.1f} GiB")))
 
 
 class FleetApp(App):
@@ -263,8 +287,14 @@ class FleetApp(App):
         self.connection = connection
         self.reader = reader or FleetReader(PrometheusClient(connection), job=job)
         self.interval_s = interval_s
-        self.fleet_screen = FleetScreen(f"{connection.url} job={job}")
+        self.fleet_screen = FleetScreen(f"{connection.url} job={job}", clock=self.reader.clock,
+                                        stale_after_s=self.stale_after_s)
         self.refreshes = 0
+
+    def stale_after_s(self) -> float:
+        """Data older than a few refreshes (each at most a query timeout late) are stale."""
+        refresh_s = max(self.interval_s, self.reader.scrape_interval_s)
+        return STALE_AFTER_INTERVALS * refresh_s + self.reader.client.connection.timeout_s
 
     def on_mount(self) -> None:
         self.push_screen(self.fleet_screen)

@@ -1,0 +1,131 @@
+"""The shapes of Prometheus's answers, declared once and checked where the bytes are decoded.
+
+Whatever a Prometheus (or anything posing as one) sends, what comes out is well formed: every string
+printable and at most LABEL_MAX_CHARS long, every value a finite reading of plausible size or None.
+A series or target of the wrong shape is skipped and counted; the rest of the answer stands.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Union
+
+import msgspec
+
+from pth_top.text import printable
+
+# Longer than any real hostname, host:port, GPU model or command name; a longer one is cut.
+LABEL_MAX_CHARS = 256
+# No GPU or host reading comes near (bytes, watts, counts); a bigger one is no reading, so sums stay finite.
+MAX_READING = 1e18
+# Cut of a server's error text or of a body that is no API answer, in the one error line.
+DETAIL_MAX_CHARS = 200
+
+Labels = dict[str, str]
+Series = tuple[Labels, Union[float, None]]
+# msgspec raises RecursionError on JSON nested deeper than the interpreter's limit, even in skipped fields.
+_BAD_JSON = (msgspec.DecodeError, RecursionError)
+
+
+class AnswerError(ValueError):
+    """The answer is not what the API promises; the message is one printable line."""
+
+
+class _Envelope(msgspec.Struct):
+    status: str
+    data: msgspec.Raw = msgspec.Raw(b"null")
+    errorType: str = ""
+    error: str = ""
+
+
+class _Vector(msgspec.Struct):
+    resultType: str
+    result: list[msgspec.Raw]
+
+
+class _Sample(msgspec.Struct):
+    metric: dict[str, str]
+    value: tuple[Union[float, str], str]
+
+
+class _Targets(msgspec.Struct):
+    activeTargets: list[msgspec.Raw]
+
+
+class _Target(msgspec.Struct):
+    labels: dict[str, str]
+    scrapeInterval: str = ""
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_VECTOR = msgspec.json.Decoder(_Vector)
+_SAMPLE = msgspec.json.Decoder(_Sample)
+_TARGETS = msgspec.json.Decoder(_Targets)
+_TARGET = msgspec.json.Decoder(_Target)
+
+
+def text(value: str) -> str:
+    """A string from Prometheus as it may be shown or printed anywhere: printable and bounded."""
+    return printable(value, LABEL_MAX_CHARS)
+
+
+def reading(value: str) -> float | None:
+    """A sample's value string as a float; NaN, infinities and implausible magnitudes become None (no reading)."""
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and abs(number) <= MAX_READING else None
+
+
+def api_data(body: bytes, status_code: int, source: str) -> msgspec.Raw:
+    """The still-encoded `data` of a successful API answer; AnswerError naming what came instead."""
+    try:
+        envelope = _ENVELOPE.decode(body)
+    except _BAD_JSON:
+        shown = body[:DETAIL_MAX_CHARS // 2].decode("utf-8", "replace")
+        raise AnswerError(printable(
+            f"HTTP {status_code} from {source}, not a Prometheus API answer: {shown!r}")) from None
+    if envelope.status != "success":
+        kind = envelope.errorType
+        what = "bad query" if kind == "bad_data" else f"Prometheus error {printable(kind[:40]) or status_code}"
+        raise AnswerError(printable(f"{what}: {envelope.error[:DETAIL_MAX_CHARS]}"))
+    return envelope.data
+
+
+def _labels(raw: dict[str, str]) -> Labels:
+    return {text(name): text(value) for name, value in raw.items()}
+
+
+def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
+    """An instant vector's series as (labels, reading) and how many were malformed; None if no vector."""
+    try:
+        vector = _VECTOR.decode(data)
+    except _BAD_JSON:
+        return None
+    if vector.resultType != "vector":
+        return None
+    series: list[Series] = []
+    for item in vector.result:
+        try:
+            sample = _SAMPLE.decode(item)
+        except _BAD_JSON:
+            continue
+        series.append((_labels(sample.metric), reading(sample.value[1])))
+    return series, len(vector.result) - len(series)
+
+
+def target_intervals(data: msgspec.Raw) -> tuple[list[tuple[Labels, str]], int] | None:
+    """/api/v1/targets as (labels, scrape interval text) per target and how many were malformed; None if none."""
+    try:
+        targets = _TARGETS.decode(data)
+    except _BAD_JSON:
+        return None
+    result: list[tuple[Labels, str]] = []
+    for item in targets.activeTargets:
+        try:
+            target = _TARGET.decode(item)
+        except _BAD_JSON:
+            continue
+        result.append((_labels(target.labels), text(target.scrapeInterval)))
+    return result, len(targets.activeTargets) - len(result)

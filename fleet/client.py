@@ -1,0 +1,170 @@
+"""Prometheus's HTTP API, bounded: one deadline per query, a size cap per answer, credentials kept at home.
+
+Every credential (basic auth, bearer token, extra headers, the client certificate) is for the origin
+(scheme, host, port) of --prometheus: a redirect within it is followed, one elsewhere is refused.
+Needs httpx (the `fleet` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from typing import Awaitable, Mapping, Sequence, TypeVar
+
+import httpx
+import msgspec
+
+from pth_top.fleet import answers
+from pth_top.fleet.connection import Connection
+from pth_top.text import printable
+
+MAX_REDIRECTS = 3
+# A fleet of 10,000 GPUs answers in a few MB; a bigger answer is a mistake or hostile, and is not held in memory.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+DEFAULT_PORTS = {"http": 80, "https": 443}
+T = TypeVar("T")
+
+
+class QueryError(Exception):
+    """A refresh failed; the message is one printable line saying what (refused, 401, bad query, timeout)."""
+
+
+def origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) URL; None for anything else (file:, a bad port)."""
+    try:
+        parsed = urllib.parse.urlsplit(url)
+        port = parsed.port
+    except ValueError:
+        return None
+    if parsed.scheme not in DEFAULT_PORTS or not parsed.hostname:
+        return None
+    return parsed.scheme, parsed.hostname.lower(), port or DEFAULT_PORTS[parsed.scheme]
+
+
+async def all_or_none(awaitables: Sequence[Awaitable[T]]) -> list[T]:
+    """Every result, or the first failure with the others cancelled and awaited (none left running)."""
+    tasks = [asyncio.ensure_future(awaitable) for awaitable in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class PrometheusClient:
+    """POSTs instant queries; redirects only within the origin; errors become QueryError."""
+
+    def __init__(self, connection: Connection, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.connection = connection
+        self.queries_sent = 0
+        self.malformed = 0  # series and targets skipped for their shape, since the start
+        self._origin = origin(connection.url)
+        self._headers = dict(connection.headers)
+        if connection.authorization:
+            self._headers["Authorization"] = connection.authorization
+        self._client = httpx.AsyncClient(
+            verify=connection.ssl_context(), follow_redirects=False, timeout=connection.timeout_s,
+            transport=transport, trust_env=False,
+        )
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    async def api(self, path: str, form: Mapping[str, str] | None = None) -> msgspec.Raw:
+        """The still-encoded `data` of one API call: POST with `form`, GET without; --prom-timeout in all."""
+        self.queries_sent += 1
+        try:
+            return await asyncio.wait_for(self._api(path, form), self.connection.timeout_s)
+        except asyncio.TimeoutError:
+            raise QueryError(
+                f"Prometheus did not answer within {self.connection.timeout_s:g} s ({self.connection.url}{path})"
+            ) from None
+
+    async def _api(self, path: str, form: Mapping[str, str] | None) -> msgspec.Raw:
+        url = f"{self.connection.url}{path}"
+        for _ in range(MAX_REDIRECTS + 1):
+            status_code, location, body = await self._send(url, form)
+            if location is None:
+                try:
+                    return answers.api_data(body, status_code, self.connection.url)
+                except answers.AnswerError as error:
+                    raise QueryError(str(error)) from None
+            target = urllib.parse.urljoin(url, location)
+            if origin(target) != self._origin:
+                raise QueryError(printable(
+                    f"{self.connection.url} redirected to {target[:200]}, another origin: refused, as the "
+                    "credentials are for this one (point --prometheus there if that is the right server)"))
+            url = target
+        raise QueryError(f"more than {MAX_REDIRECTS} redirects from {self.connection.url}")
+
+    async def _send(self, url: str, form: Mapping[str, str] | None) -> tuple[int, str | None, bytes]:
+        """(status, redirect location or None, body of at most MAX_ANSWER_BYTES) of one request."""
+        request = self._client.build_request(
+            "GET" if form is None else "POST", url, headers=self._headers, data=None if form is None else dict(form))
+        try:
+            response = await self._client.send(request, stream=True)
+            try:
+                if response.is_redirect:
+                    return response.status_code, response.headers["location"], b""
+                self._check_status(response)
+                return response.status_code, None, await self._body(response)
+            finally:
+                await response.aclose()
+        except httpx.TimeoutException:
+            raise QueryError(f"Prometheus did not answer within {self.connection.timeout_s:g} s ({url})") from None
+        except httpx.ConnectError as error:
+            raise QueryError(printable(f"cannot connect to {self.connection.url}: {_reason(error)}")) from None
+        except httpx.HTTPError as error:
+            raise QueryError(printable(f"request to {self.connection.url} failed: {_reason(error)}")) from None
+        except OSError as error:  # ssl.SSLError too: with TLS 1.3 a refused client certificate shows on read
+            raise QueryError(printable(f"request to {self.connection.url} failed: {error}")) from None
+
+    def _check_status(self, response: httpx.Response) -> None:
+        if response.status_code in (401, 403):
+            hint = "" if self.connection.authorization else " (no credentials were sent: see --prom-user)"
+            raise QueryError(f"Prometheus refused the request: HTTP {response.status_code}{hint}")
+
+    async def _body(self, response: httpx.Response) -> bytes:
+        too_big = QueryError(f"the answer from {self.connection.url} is larger than "
+                             f"{MAX_ANSWER_BYTES // (1024 * 1024)} MiB: refused")
+        declared = response.headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+            raise too_big
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_ANSWER_BYTES:
+                raise too_big
+        return bytes(body)
+
+    async def vector(self, promql: str) -> list[answers.Series]:
+        """An instant query's series as (labels, reading); malformed series are skipped and counted."""
+        decoded = answers.vector_series(await self.api("/api/v1/query", {"query": promql}))
+        if decoded is None:
+            raise QueryError(printable(f"not an instant vector answer to {promql[:80]}"))
+        series, malformed = decoded
+        self.malformed += malformed
+        return series
+
+    async def target_intervals(self) -> list[tuple[answers.Labels, str]]:
+        """Every active target's labels and scrape interval text; malformed targets are skipped and counted."""
+        decoded = answers.target_intervals(await self.api("/api/v1/targets?state=active"))
+        if decoded is None:
+            raise QueryError(f"not a targets answer from {self.connection.url}")
+        targets, malformed = decoded
+        self.malformed += malformed
+        return targets
+
+
+def _reason(error: BaseException) -> str:
+    """The most telling cause in the chain: 'connection refused' rather than httpx's 'All attempts failed'."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError) or "Connection refused" in str(cause):
+            return "connection refused"
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(error, httpx.ReadError) and not str(error):
+        return "the server closed the connection without an answer (an HTTPS server asked over http?)"
+    text = str(error) or type(error).__name__
+    return text.splitlines()[-1][:200]
