@@ -8,7 +8,7 @@ from pth_top.fleet.metrics import FamilyBook
 from pth_top.sensors.gpu_health import GpuHealth
 from pth_top.sensors.model import GpuSample
 from pth_top.sensors.na import NA, is_na
-from pth_top.text import printable
+from pth_top.sensors.xid_events import MAX_XID_CODE, xid_label
 
 MHZ_TO_HZ = 1e6
 # Clocks-event (throttle) reason bits of NVML -> the `reason` label; a fixed, bounded set.
@@ -18,6 +18,10 @@ CLOCKS_EVENT_REASONS: tuple[tuple[int, str], ...] = (
     (0x100, "display_clocks"),
 )
 MIG_PROFILE_MARK = " MIG "
+# Xid codes served from 0 on each watched GPU, so increase() sees their first event (a series born at 1 shows
+# none). NVIDIA's catalogue's faults of the engine, memory, ECC, row remapping, NVLink, bus and GSP.
+WATCHED_XID_CODES = (13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120)
+WATCHED_XIDS = (*(xid_label(code) for code in WATCHED_XID_CODES), xid_label(MAX_XID_CODE))  # and "other"
 
 
 def _ratio(percent: object) -> object:
@@ -42,15 +46,15 @@ def mig_profile(instance_name: str) -> str:
 
 
 def gpu_labels(gpu: GpuSample) -> tuple[str, str]:
-    """The `gpu` and `uuid` labels every GPU series carries (the UUID comes from the driver: made printable)."""
-    return str(gpu.index), printable(gpu.uuid)
+    """The `gpu` and `uuid` labels every GPU series carries (FamilyBook makes every label printable)."""
+    return str(gpu.index), str(gpu.uuid)
 
 
 def add_gpu(book: FamilyBook, gpu: GpuSample, health: GpuHealth | None, compute_processes: int | None) -> None:
     """Every series of one GPU. A lost GPU gets its identity and `lost`=1 only."""
     labels = gpu_labels(gpu)
     vbios = health.vbios_version if health is not None and not is_na(health.vbios_version) else ""
-    book.add("pth_top_gpu_info", (*labels, printable(gpu.name), printable(gpu.bus_id), printable(vbios)), 1)
+    book.add("pth_top_gpu_info", (*labels, str(gpu.name), str(gpu.bus_id), str(vbios)), 1)
     book.add("pth_top_gpu_lost", labels, gpu.lost)
     if gpu.lost:
         return
@@ -78,7 +82,7 @@ def add_gpu(book: FamilyBook, gpu: GpuSample, health: GpuHealth | None, compute_
     add("pth_top_gpu_mig_enabled", labels, gpu.mig_enabled)
     for instance in gpu.mig_instances:
         instance_labels = (*labels, "" if is_na(instance.gpu_instance_id) else str(instance.gpu_instance_id),
-                           printable(mig_profile(instance.name)))
+                           mig_profile(instance.name))
         add("pth_top_mig_memory_used_bytes", instance_labels, instance.memory_used_bytes)
         add("pth_top_mig_memory_total_bytes", instance_labels, instance.memory_total_bytes)
     if health is not None:
@@ -114,10 +118,14 @@ def add_health(book: FamilyBook, labels: tuple[str, str], health: GpuHealth) -> 
 def add_xid(
     book: FamilyBook, gpus: tuple[GpuSample, ...], watched: frozenset[int], counts: Mapping[tuple[int, str], int]
 ) -> None:
-    """Which GPUs report Xid events, and the count of each Xid code seen since the exporter started."""
+    """Which GPUs report Xid events, and the count of each Xid code since the exporter started.
+
+    A watched GPU serves the WATCHED_XIDS codes from 0; any other code appears at its first event.
+    """
     for gpu in gpus:
         labels = gpu_labels(gpu)
         book.add("pth_top_gpu_xid_events_watched", labels, gpu.index in watched)
-        for (index, xid), count in sorted(counts.items()):
-            if index == gpu.index:
-                book.add("pth_top_gpu_xid_errors_total", (*labels, xid), count)
+        seen = {xid: count for (index, xid), count in counts.items() if index == gpu.index}
+        known = dict.fromkeys(WATCHED_XIDS, 0) if gpu.index in watched else {}
+        for xid, count in sorted((known | seen).items()):
+            book.add("pth_top_gpu_xid_errors_total", (*labels, xid), count)

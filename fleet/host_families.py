@@ -6,16 +6,15 @@ from pth_top.fleet.metrics import FamilyBook
 from pth_top.sensors.host_counters import HostCounters
 from pth_top.sensors.model import HostInfo
 from pth_top.sensors.na import is_na
-from pth_top.text import printable
 
 
 def _text(value: object) -> str:
-    return "" if is_na(value) else printable(value)
+    return "" if is_na(value) else str(value)
 
 
 def add_host_info(book: FamilyBook, host: HostInfo) -> None:
     book.add("pth_top_host_info", (
-        printable(host.hostname), printable(host.kernel), printable(host.cpu_model_name),
+        str(host.hostname), str(host.kernel), str(host.cpu_model_name),
         _text(host.nvidia_driver_version), _text(host.cuda_driver_version),
     ), 1)
 
@@ -33,13 +32,13 @@ def add_host_metrics(book: FamilyBook, host: HostInfo, counters: HostCounters, b
     add("pth_top_host_swap_total_bytes", (), counters.swap_total_bytes)
     add("pth_top_host_swap_used_bytes", (), counters.swap_used_bytes)
     for device, received, transmitted in counters.networks:
-        add("pth_top_host_network_receive_bytes_total", (printable(device),), received)
-        add("pth_top_host_network_transmit_bytes_total", (printable(device),), transmitted)
+        add("pth_top_host_network_receive_bytes_total", (device,), received)
+        add("pth_top_host_network_transmit_bytes_total", (device,), transmitted)
     for device, read, written in counters.disks:
-        add("pth_top_host_disk_read_bytes_total", (printable(device),), read)
-        add("pth_top_host_disk_written_bytes_total", (printable(device),), written)
+        add("pth_top_host_disk_read_bytes_total", (device,), read)
+        add("pth_top_host_disk_written_bytes_total", (device,), written)
     for filesystem in counters.filesystems:
-        labels = (printable(filesystem.mountpoint), printable(filesystem.device), printable(filesystem.fstype))
+        labels = (filesystem.mountpoint, filesystem.device, filesystem.fstype)
         add("pth_top_host_filesystem_size_bytes", labels, filesystem.total_bytes)
         add("pth_top_host_filesystem_avail_bytes", labels, filesystem.free_bytes)
     add("pth_top_host_shm_size_bytes", (), counters.shm_size_bytes)

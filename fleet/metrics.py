@@ -12,8 +12,12 @@ from typing import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from pth_top.sensors.na import is_na
+from pth_top.text import printable
 
 GPU_LABELS = ("gpu", "uuid")
+# Longest label value served: names and versions come from the driver and /proc, and one huge value would
+# be sent, stored and indexed on every scrape.
+MAX_LABEL_CHARS = 256
 
 
 @dataclass(frozen=True)
@@ -117,10 +121,13 @@ del G
 
 
 class FamilyBook:
-    """Collects the samples of one scrape; a missing reading (NA/None) adds nothing, never a 0."""
+    """Collects the samples of one scrape; a missing reading (NA/None) adds nothing, never a 0.
+
+    Every label value passes through here: made printable and cut to MAX_LABEL_CHARS, whatever its family.
+    """
 
     def __init__(self) -> None:
-        self._samples: dict[str, list[tuple[tuple[str, ...], float]]] = {}
+        self._samples: dict[str, dict[tuple[str, ...], float]] = {}
 
     def add(self, name: str, label_values: tuple[str, ...], value: object) -> None:
         spec = SPECS[name]
@@ -130,7 +137,9 @@ class FamilyBook:
             return
         if len(label_values) != len(spec.labels):
             raise ValueError(f"{name} takes labels {spec.labels}, got {label_values}")
-        self._samples.setdefault(name, []).append((label_values, float(value)))  # type: ignore[arg-type]
+        labels = tuple(printable(label, MAX_LABEL_CHARS) for label in label_values)
+        # Two label sets the cut made alike would be one series twice (a scrape error): the first stands.
+        self._samples.setdefault(name, {}).setdefault(labels, float(value))  # type: ignore[arg-type]
 
     def families(self) -> Iterator[Metric]:
         """One family per metric that has samples, in the order SPECS declares them."""
@@ -143,6 +152,6 @@ class FamilyBook:
                 family = CounterMetricFamily(name.removesuffix("_total"), spec.help, labels=spec.labels)
             else:
                 family = GaugeMetricFamily(name, spec.help, labels=spec.labels)
-            for label_values, value in samples:
+            for label_values, value in samples.items():
                 family.add_metric(list(label_values), value)
             yield family

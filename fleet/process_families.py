@@ -1,7 +1,7 @@
 """GPU memory per process (the largest N per GPU, labelled pid/user/comm) and per user (every process).
 
 Never the command line: it is unbounded and carries secrets (tokens, passwords). `comm` is the
-kernel's 15-character name, made printable.
+kernel's 15-character name (FamilyBook makes every label printable).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pth_top.sensors.gpu_process_owners import ProcessOwner
 from pth_top.sensors.gpu_processes import NvmlProcess
 from pth_top.sensors.model import GpuSample
 from pth_top.sensors.na import is_na
-from pth_top.text import printable
 
 # The user label of a process that has exited or is hidden from us since NVML listed it.
 UNKNOWN_USER = ""
@@ -58,9 +57,9 @@ def add_processes(
             comm = comm_of(owner.pid) if owner else None
             process_labels = (
                 str(owner.pid if owner else pid),
-                printable(owner.user) if owner else UNKNOWN_USER,
-                printable(comm) if comm is not None else "",
+                owner.user if owner else UNKNOWN_USER,
+                comm if comm is not None else "",
             )
             book.add("pth_top_process_gpu_memory_bytes", (*labels, *process_labels), used_bytes)
         for user, used_bytes in sorted(by_user.items()):
-            book.add("pth_top_user_gpu_memory_bytes", (*labels, printable(user)), used_bytes)
+            book.add("pth_top_user_gpu_memory_bytes", (*labels, user), used_bytes)

@@ -9,6 +9,7 @@ import pynvml as real_pynvml
 import pytest
 
 from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
+from pth_top.fleet.gpu_families import WATCHED_XIDS
 from pth_top.fleet.metrics import SPECS
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher
@@ -255,7 +256,9 @@ def test_xid_errors_counted_by_gpu_and_code():
     assert result.get("pth_top_gpu_xid_errors_total", **gpu(2), xid="79") == 2.0
     assert result.get("pth_top_gpu_xid_errors_total", **gpu(5), xid="48") == 1.0
     assert result.get("pth_top_gpu_xid_errors_total", **gpu(1), xid="other") == 1.0
-    assert len(result.series("pth_top_gpu_xid_errors_total")) == 3
+    served = result.series("pth_top_gpu_xid_errors_total")
+    assert len([value for value in served.values() if value]) == 3
+    assert len(served) == 8 * len(WATCHED_XIDS), "every watched GPU serves the watched codes, from 0"
     assert result.get("pth_top_gpu_xid_events_watched", **gpu(7)) == 1.0
 
 
