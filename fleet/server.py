@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
+from pth_top.fleet.http_server import MetricsServer
 from pth_top.fleet.listen import ListenError, parse_listen
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.xid_events import XidEventWatcher, stop_and_join
@@ -26,32 +27,27 @@ class TlsFiles:
     client_ca_file: str | None = None
 
 
-def check_tls_files(tls: TlsFiles) -> None:
-    """Load the certificate, key and client CA once before binding, so a bad file is one clear line."""
+def tls_context(tls: TlsFiles) -> ssl.SSLContext:
+    """The server's TLS context (client certificates required with a client CA); a bad file is one clear line."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
         context.load_cert_chain(tls.cert_file, tls.key_file)
         if tls.client_ca_file is not None:
             context.load_verify_locations(tls.client_ca_file)
+            context.verify_mode = ssl.CERT_REQUIRED
     except ssl.SSLError as error:
         raise ListenError(f"TLS certificate, key or client CA not usable: {error.reason or error}") from None
     except OSError as error:
         named = ", ".join(name for name in (tls.cert_file, tls.key_file, tls.client_ca_file) if name)
         raise ListenError(f"TLS file not readable ({error.strerror or error}): {named}") from None
+    return context
 
 
 def start_server(address: str, port: int, registry: CollectorRegistry, tls: TlsFiles | None) -> tuple[Any, int]:
     """Start the HTTP(S) server thread; (server, bound port). Raises ListenError for a bind or TLS failure."""
-    from prometheus_client import start_http_server
-
-    tls_arguments: dict[str, Any] = {}
-    if tls is not None:
-        check_tls_files(tls)
-        tls_arguments = {"certfile": tls.cert_file, "keyfile": tls.key_file}
-        if tls.client_ca_file is not None:
-            tls_arguments.update(client_cafile=tls.client_ca_file, client_auth_required=True)
+    context = tls_context(tls) if tls is not None else None
     try:
-        server, _thread = start_http_server(port, addr=address, registry=registry, **tls_arguments)
+        server = MetricsServer((address, port), registry, context)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             raise ListenError(f"{address}:{port} is already in use (another exporter?); choose another --listen port") \
@@ -61,6 +57,7 @@ def start_server(address: str, port: int, registry: CollectorRegistry, tls: TlsF
         if error.errno == errno.EACCES:
             raise ListenError(f"not allowed to listen on port {port} (ports below 1024 need root)") from None
         raise ListenError(f"cannot listen on {address}:{port}: {error.strerror or error}") from None
+    threading.Thread(target=server.serve_forever, name="pth-top-export-http", daemon=True).start()
     return server, server.server_address[1]
 
 

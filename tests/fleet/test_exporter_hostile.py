@@ -1,0 +1,156 @@
+"""The exporter against hostile clients and a hostile driver: idle and trickling connections, huge and raw labels.
+
+Real sockets on loopback: an idle client must not stop other scrapes (TLS handshakes included), and every
+connection is cut off after the (here shortened) time limit, giving its thread back.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+import time
+
+import pytest
+
+from pth_top.fleet.collector import ExporterCollector, ExportOptions, make_registry
+from pth_top.fleet.metrics import MAX_LABEL_CHARS
+from pth_top.fleet.server import TlsFiles, start_server
+from pth_top.sensors.nvml import NvmlSession
+from pth_top.text import printable
+from tests.fleet.fixtures import make_exporter_gpus
+from tests.fleet.prometheus_tools import http_get
+from tests.fleet.scraping import parse, scrape
+from tests.fleet.test_export_cli import tls_files
+from tests.waiting import wait_for
+
+# Short, so the test sees clients cut off; the waits below stay generous (a loaded 2-core machine).
+TEST_TIMEOUT_S = 1.5
+IDLE_CLIENTS = 30
+
+
+@pytest.fixture
+def short_timeout(monkeypatch):
+    monkeypatch.setattr("pth_top.fleet.http_server.CONNECTION_TIMEOUT_S", TEST_TIMEOUT_S)
+
+
+def fake_registry():
+    return make_registry(ExporterCollector(NvmlSession(make_exporter_gpus(2)), ExportOptions(reuse_s=0)))
+
+
+def connection_threads() -> int:
+    return sum("process_request_thread" in thread.name for thread in threading.enumerate())
+
+
+def closed_by_server(client: socket.socket) -> bool:
+    """True once the server has closed `client` (EOF or reset); False while it is still open."""
+    client.settimeout(0.05)
+    try:
+        return client.recv(1) == b""
+    except TimeoutError:
+        return False
+    except (ConnectionResetError, ssl.SSLError):
+        return True
+
+
+@pytest.fixture
+def tls_server(tmp_path, short_timeout):
+    files = tls_files(tmp_path)
+    server, port = start_server("127.0.0.1", 0, fake_registry(),
+                                TlsFiles(files["server"], files["server-key"], files["ca"]))
+    trusted = ssl.create_default_context(cafile=files["ca"])
+    trusted.load_cert_chain(files["client"], files["client-key"])
+    yield f"https://127.0.0.1:{port}/metrics", port, trusted, files
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_idle_tls_client_does_not_stop_scrapes_and_is_cut_off(tls_server):
+    url, port, trusted, files = tls_server
+    idle = socket.create_connection(("127.0.0.1", port))
+    try:
+        started = time.monotonic()
+        # Before, the handshake ran in the accept loop: this scrape waited for the idle client forever.
+        assert parse(http_get(url, timeout_s=10, context=trusted).decode()).get("pth_top_nvml_up") == 1.0
+        assert time.monotonic() - started < 10
+        wait_for(lambda: closed_by_server(idle), "the idle TLS client to be cut off")
+    finally:
+        idle.close()
+    untrusted = ssl.create_default_context(cafile=files["ca"])
+    with pytest.raises((OSError, ssl.SSLError)):
+        http_get(url, timeout_s=10, context=untrusted)
+
+
+def test_a_client_trickling_its_handshake_is_cut_off(tls_server):
+    """A time limit per read is not enough: one byte now and then must not keep the connection."""
+    _url, port, _trusted, _files = tls_server
+    client = socket.create_connection(("127.0.0.1", port))
+    hello = b"\x16\x03\x01\x02\x00" + b"\x01" * 512  # a TLS record header and a ClientHello it never finishes
+    try:
+        cut_off = False
+        give_up = time.monotonic() + 15 * TEST_TIMEOUT_S
+        for byte in hello:
+            if closed_by_server(client) or time.monotonic() > give_up:
+                cut_off = closed_by_server(client)
+                break
+            try:
+                client.sendall(bytes([byte]))
+            except OSError:
+                cut_off = True
+                break
+            time.sleep(TEST_TIMEOUT_S / 10)
+        assert cut_off, "the server kept a connection that never finished its handshake"
+    finally:
+        client.close()
+
+
+def test_idle_and_trickling_http_clients_are_cut_off_and_their_threads_end(short_timeout):
+    server, port = start_server("127.0.0.1", 0, fake_registry(), None)
+    before = connection_threads()
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(IDLE_CLIENTS)]
+    trickler = socket.create_connection(("127.0.0.1", port))
+    try:
+        wait_for(lambda: connection_threads() > before, "threads for the idle clients")
+        assert parse(http_get(f"http://127.0.0.1:{port}/metrics", timeout_s=10).decode()).get("pth_top_nvml_up") == 1.0
+        give_up = time.monotonic() + 15 * TEST_TIMEOUT_S
+        request = b"GET /metrics HTTP/1.1\r\n" + b"X-Slow: " + b"a" * 4000
+        for byte in request:
+            if closed_by_server(trickler) or time.monotonic() > give_up:
+                break
+            try:
+                trickler.sendall(bytes([byte]))
+            except OSError:
+                break
+            time.sleep(TEST_TIMEOUT_S / 10)
+        assert closed_by_server(trickler), "a request head sent a byte at a time must not hold the connection"
+        wait_for(lambda: all(closed_by_server(client) for client in idle), "the idle clients to be cut off")
+        wait_for(lambda: connection_threads() <= before, "the idle clients' threads to end")
+    finally:
+        for client in (*idle, trickler):
+            client.close()
+        server.shutdown()
+        server.server_close()
+
+
+HUGE = 100_000
+
+
+def hostile_gpus():
+    fake = make_exporter_gpus(2)
+    fake.devices[0].values["nvmlDeviceGetName"] = "NVIDIA \x1b]52;c;cm0gLXJmIH4=\x07H100" + "A" * HUGE
+    fake.devices[1].values["nvmlDeviceGetName"] = "\u202eevil\u2066" + "B" * HUGE
+    fake.devices[1].values["nvmlDeviceGetVbiosVersion"] = b"96.00\x1b[2J" + b"\xff" * HUGE
+    fake.system_values["nvmlSystemGetNVMLVersion"] = "12.550\x1b[31m\x00" + "9" * HUGE
+    return fake
+
+
+def test_every_label_is_printable_and_capped_whatever_the_driver_says():
+    result = scrape(make_registry(ExporterCollector(NvmlSession(hostile_gpus()), ExportOptions(reuse_s=0))))
+    labels = [value for (_name, pairs) in result.values for _label, value in pairs]
+    assert labels and max(len(value) for value in labels) <= MAX_LABEL_CHARS
+    assert all(printable(value) == value for value in labels), [value for value in labels if printable(value) != value]
+    build = next(dict(pairs) for (name, pairs) in result.values if name == "pth_top_build_info")
+    assert build["nvml_version"].startswith("12.550\\x1b[31m\\x00")
+    names = {dict(pairs)["gpu"]: dict(pairs)["name"] for (name, pairs) in result.values if name == "pth_top_gpu_info"}
+    assert names["0"].startswith("NVIDIA \\x1b]52;c;") and names["1"].startswith("\\u202eevil\\u2066")
+    assert len(result.text) < 200_000, "no 100,000-character label is served"
