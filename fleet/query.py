@@ -59,7 +59,7 @@ def counted_since(counter: str, window: str) -> str:
 
 def parse_duration_s(text: str) -> float | None:
     """Prometheus's '5s', '1m30s', '250ms' as seconds, at most MAX_SCRAPE_INTERVAL_S; None if it is not one."""
-    parts = re.findall(r"([0-9]{1,12})(ms|s|m|h|d)", text)
+    parts = re.findall(r"([0-9]{1,30})(ms|s|m|h|d)", text)
     if not parts or "".join(number + unit for number, unit in parts) != text:
         return None
     return min(MAX_SCRAPE_INTERVAL_S, sum(int(number) * DURATION_UNITS_S[unit] for number, unit in parts))

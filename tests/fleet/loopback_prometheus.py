@@ -11,13 +11,20 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import httpx
+
 
 @dataclass(frozen=True)
 class Seen:
     method: str
-    path: str
+    path: str  # with the URL's query string, if any
     headers: dict[str, str]  # names lower-cased
     client_certificate: bool
+    body: bytes  # the POSTed form
+
+    @property
+    def promql(self) -> str:
+        return urllib.parse.parse_qs(self.body.decode()).get("query", [""])[0]
 
 
 def vector_answer(series: list[tuple[dict[str, Any], Any]]) -> bytes:
@@ -51,11 +58,10 @@ class LoopbackPrometheus:
 
             def answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length).decode() if length else ""
-                query = urllib.parse.parse_qs(body).get("query", [""])[0]
+                body = self.rfile.read(length) if length else b""
                 certificate = isinstance(self.connection, ssl.SSLSocket) and bool(self.connection.getpeercert())
-                seen = Seen(self.command, self.path + (f"?query={query}" if query else ""),
-                            {name.lower(): value for name, value in self.headers.items()}, certificate)
+                seen = Seen(self.command, self.path, {name.lower(): value for name, value in self.headers.items()},
+                            certificate, body)
                 owner.requests.append(seen)
                 try:
                     respond(self, seen)
@@ -103,6 +109,14 @@ def send(handler: http.server.BaseHTTPRequestHandler, body: bytes, status: int =
         handler.send_header(name, value)
     handler.end_headers()
     handler.wfile.write(body)
+
+
+def serving(handle: Callable[[httpx.Request], httpx.Response]) -> Callable[[Any, Seen], None]:
+    """A responder that answers as `handle` (an httpx.MockTransport handler, such as FakeFleet.handle) would."""
+    def respond(handler: http.server.BaseHTTPRequestHandler, seen: Seen) -> None:
+        response = handle(httpx.Request(seen.method, f"http://prom{seen.path}", content=seen.body))
+        send(handler, response.content, response.status_code)
+    return respond
 
 
 def redirect(location: str) -> Callable[[http.server.BaseHTTPRequestHandler, Seen], None]:
