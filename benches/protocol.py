@@ -256,6 +256,8 @@ class _RequestParser(argparse.ArgumentParser):
 
 MAX_SCALE = 16.0
 MAX_TIME_CAP_S = 600.0
+# A burn samples each second: under one, its rate is 0 and a verdict would blame the hardware.
+MIN_BURN_S = 1.0
 MAX_BURN_S = 24 * 3600.0
 DURATION_UNITS_S = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 DEVICE_CHOICES_HELP = "cpu, cuda, cuda:N, or all"
@@ -310,8 +312,9 @@ class RunRequest:
         if self.cpu_memory_budget_mib is not None and ram_mib is not None and self.cpu_memory_budget_mib > ram_mib:
             return (f"--cpu-memory-budget-mib {self.cpu_memory_budget_mib} is more than this machine's "
                     f"{ram_mib:,} MiB of RAM")
-        if self.burn_s is not None and not (_is_number(self.burn_s) and 0 < self.burn_s <= MAX_BURN_S):
-            return f"--burn must be a duration in (0, {MAX_BURN_S / 3600:g}h], got {_shown(self.burn_s)}"
+        if self.burn_s is not None and not (_is_number(self.burn_s) and MIN_BURN_S <= self.burn_s <= MAX_BURN_S):
+            return (f"--burn must be a duration from {MIN_BURN_S:g}s to {MAX_BURN_S / 3600:g}h, "
+                    f"got {_shown(self.burn_s)}")
         if self.disk_dir is not None and (not isinstance(self.disk_dir, str) or not self.disk_dir
                                           or "\0" in self.disk_dir):
             return f"--disk-dir must be a non-empty path without NUL bytes, got {_shown(self.disk_dir)}"
@@ -375,9 +378,9 @@ def parse_duration_s(text: str) -> float:
     """Seconds in "90", "60s", "10m", "1.5h"; RequestError (one line) for anything else or out of range."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", str(text), re.ASCII)
     seconds = float(match.group(1)) * DURATION_UNITS_S[match.group(2)] if match else None
-    if seconds is None or not 0 < seconds <= MAX_BURN_S:
-        raise RequestError(f"--burn must be a duration like 60s, 10m or 1h (at most {MAX_BURN_S / 3600:g}h), "
-                           f"got {_shown(text)}")
+    if seconds is None or not MIN_BURN_S <= seconds <= MAX_BURN_S:
+        raise RequestError(f"--burn must be a duration like 60s, 10m or 1h (from {MIN_BURN_S:g}s to "
+                           f"{MAX_BURN_S / 3600:g}h), got {_shown(text)}")
     return seconds
 
 

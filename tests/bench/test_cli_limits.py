@@ -22,6 +22,9 @@ RAM_MIB = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
     (["--accept", "--device", "cpu", "--cpu-memory-budget-mib", "999999999"], "MiB of RAM"),
     (["--stall-limit", "0.5"], "stall limit must be between 1 and 86400 s, got 0.5"),
     (["--stall-limit", "1e-9"], "stall limit must be between 1 and 86400 s"),
+    (["--kernel", "disk", "--disk-size-mib", str(2**50)], f"--disk-size-mib {2**50} is more than the "),
+    (["--device", "cpu", "--burn", "0.5s"], "--burn must be a duration like 60s, 10m or 1h (from 1s to 24h)"),
+    (["--accept", "--device", "cpu", "--burn", "0.0000001s"], "(from 1s to 24h), got '0.0000001s'"),
 ])
 def test_a_limit_the_machine_cannot_honour_is_exit_2_one_line_and_nothing_runs(tmp_path, options, message):
     ran = tmp_path / "ran"

@@ -54,6 +54,7 @@ def test_any_valid_request_round_trips(disk_dir, scale, kernels):
     ({"disk_size_mib": 0}, "--disk-size-mib must be a whole number"),
     ({"cpu_memory_budget_mib": 1.5}, "--cpu-memory-budget-mib must be a whole number"),
     ({"cpu_memory_budget_mib": 2**40}, f"--cpu-memory-budget-mib {2**40} is more than this machine's"),
+    ({"burn_s": 0.5}, "--burn must be a duration from 1s to 24h"),
     ({"device": "gpu0"}, "--device must be"),
     ({"device": "cuda:"}, "--device must be"),
     ({"device": "cuda:\u0663"}, "--device must be"),  # an Arabic-Indic digit: isdigit() but no CUDA index

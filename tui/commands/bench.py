@@ -77,9 +77,28 @@ def validate(args: argparse.Namespace) -> RunRequest:
             problem = "not a directory"
         if problem:
             raise CliError(f"--disk-dir {printable(request.disk_dir, 200)}: {problem}")
+    if request.disk_size_mib is not None:
+        check_disk_space(request.disk_size_mib, request.disk_dir)
     if args.out is not None:
         validate_out(args.out, args.force)
     return request
+
+
+def check_disk_space(size_mib: int, disk_dir: str | None) -> None:
+    """CliError when the disk kernel's file would not fit in its folder (it would fill the disk, then fail)."""
+    import shutil
+
+    from pth_top.configs.paths import user_data_dir
+
+    folder = Path(disk_dir) if disk_dir is not None else user_data_dir()
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent  # the data dir is made later: its space is its nearest existing parent's
+    try:
+        free_mib = shutil.disk_usage(folder).free // 2**20
+    except OSError:
+        return  # the disk kernel reports an unusable folder as its error row
+    if size_mib > free_mib:
+        raise CliError(f"--disk-size-mib {size_mib} is more than the {free_mib:,} MiB free in {printable(folder, 200)}")
 
 
 def default_suite(args: argparse.Namespace) -> str:
