@@ -41,6 +41,17 @@ class Power:
 
 
 @dataclass(frozen=True, slots=True)
+class Speed:
+    """How fast the job runs on the build's GPUs (configs.speed): what the review shows, and how it was reckoned."""
+
+    summary: tuple[str, ...] = ()  # 1-3 lines
+    formula: tuple[str, ...] = ()  # each step with its inputs
+    figures: dict[str, float] = field(default_factory=dict)  # e.g. decode_tokens_per_s_per_stream
+    inputs: dict[str, float | str] = field(default_factory=dict)  # the numbers the formula used
+    ceilings: str = ""  # "datasheet", or the bench run whose measured ceilings were used
+
+
+@dataclass(frozen=True, slots=True)
 class Build:
     answers: Answers
     components: tuple[Component, ...]
@@ -65,6 +76,9 @@ class Build:
     # For the wizard's "apply" key: (line, answers, pins) of each alternative that is a build. Not saved to files.
     applicable_alternatives: tuple[tuple[str, Answers, dict[str, tuple[str, int]]], ...] = field(
         default=(), compare=False, repr=False)
+    speed: Speed = field(default_factory=Speed)
+    # The bench run's measured ceilings (configs.speed.MeasuredCeilings) the speed used, kept for swaps. Not saved.
+    measured: Any = field(default=None, compare=False, repr=False)
 
     def component(self, role: str) -> Component | None:
         for component in self.components:

@@ -14,7 +14,7 @@ import tomli_w
 from msgspec import Meta
 
 from pth_top.configs.answers import answers_from_dict
-from pth_top.configs.build import ROLES, Build, Component, Power, Role
+from pth_top.configs.build import ROLES, Build, Component, Power, Role, Speed
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.fileio import atomic_write_text
 from pth_top.configs.memory import MemoryBreakdown
@@ -83,6 +83,16 @@ class FeasibilityTable(Schema, frozen=True):
     alternatives: list[str] = []
 
 
+class SpeedTable(Schema, frozen=True):
+    """How fast the job runs (configs.speed); files written before it have none and load with an empty one."""
+
+    summary: list[str] = []
+    formula: list[str] = []
+    ceilings: str = ""
+    figures: dict[str, Amount] = {}
+    inputs: dict[str, Amount | str] = {}
+
+
 class PinTable(Schema, frozen=True):
     id: str
     quantity: Annotated[int, Meta(ge=0, le=INT64_MAX)]  # 0: as many as the rules say
@@ -106,6 +116,7 @@ class BuildFile(Schema, frozen=True):
     pins: dict[Role, PinTable] = {}
     alternatives: dict[Role, list[str]] = {}
     feasibility: FeasibilityTable = FeasibilityTable()
+    speed: SpeedTable = SpeedTable()
 
 
 def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> dict[str, Any]:
@@ -142,6 +153,11 @@ def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> d
         "feasibility": {
             "feasible": build.feasible, "blockers": list(build.blockers),
             "alternatives": list(build.feasible_alternatives),
+        },
+        "speed": {
+            "summary": list(build.speed.summary), "formula": list(build.speed.formula),
+            "ceilings": build.speed.ceilings, "inputs": dict(build.speed.inputs),
+            "figures": {key: float(value) for key, value in build.speed.figures.items()},
         },
     }
 
@@ -226,6 +242,8 @@ def build_from_dict(
         pins={role: (pin.id, pin.quantity) for role, pin in typed.pins.items()},
         title=typed.title, comments=tuple(typed.comments),
         blockers=tuple(typed.feasibility.blockers), feasible_alternatives=tuple(typed.feasibility.alternatives),
+        speed=Speed(summary=tuple(typed.speed.summary), formula=tuple(typed.speed.formula),
+                    figures=dict(typed.speed.figures), inputs=dict(typed.speed.inputs), ceilings=typed.speed.ceilings),
     )
     return build, typed.created, typed.tool_version
 

@@ -39,6 +39,7 @@ class ModelPreset:
     feature_width: int = 0
     largest_activation_elements: int = 0
     lm_head: bool = True
+    forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
 
 
 @functools.cache
@@ -58,6 +59,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             feature_width=entry.get("feature_width", 0),
             largest_activation_elements=entry.get("largest_activation_elements", 0),
             lm_head=entry.get("lm_head", True),
+            forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
         )
     return MappingProxyType(presets)
 

@@ -30,6 +30,7 @@ from pth_top.configs.rules import (
     gpu_usable_bytes,
     load_rules,
 )
+from pth_top.configs.speed_build import MeasuredCeilings, with_speed
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
 
@@ -40,6 +41,7 @@ def recommend(
     answers: Answers, catalog: Catalog, *, rules: Rules | None = None,
     pins: Mapping[str, tuple[str, int]] | None = None,
     today: dt.date | None = None, title: str = "", comments: tuple[str, ...] = (),
+    measured: MeasuredCeilings | None = None,
 ) -> Build:
     rules = rules or load_rules()
     ctx = _context(answers, catalog, rules, pins or {})
@@ -108,7 +110,7 @@ def recommend(
         )
         for role in ROLES if role in assembly.chosen for part, qty in [assembly.chosen[role]]
     )
-    return Build(
+    return with_speed(Build(
         answers=answers, components=components, memory=build_ctx.memory,
         gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB) if gpu is not None else 0,
         gpu_usable_per_gpu_bytes=usable,
@@ -124,7 +126,7 @@ def recommend(
             (alternative.line, alternative.answers, dict(alternative.pins))
             for alternative in alternatives if alternative.answers is not None
         ),
-    )
+    ), measured)
 
 
 def _general_reasoning(
@@ -135,6 +137,8 @@ def _general_reasoning(
         f"budget ¥{ctx.budget_cny:,.0f}: no GPU in this build, so the guide's GPU-first budget tiers (guide §6.1) do "
         "not apply; the money goes to cores, RAM and storage")
     general: list[str] = [ctx.shape_line, *ctx.memory.formula, tier_line, *_applied_answers(ctx, assembly)]
+    general[2 + len(ctx.memory.formula):2 + len(ctx.memory.formula)] = feasibility.stack_verdicts(
+        ctx, gpu, lambda changed: _context(changed, ctx.catalog, ctx.rules, {}))
     if gpu is None and cpu_only is not None:
         general.insert(0, f"CPU-only build: {cpu_only.reason}")
     if answers.budget.currency != "CNY":  # said first: the catalog's prices and availability are the China market's
@@ -315,7 +319,8 @@ def swap(
     next_id = options[(index + 1) % len(options)]
     pins = {**build.pins, role: (next_id, 0)}  # 0: the rules choose how many of the new part
     return recommend(
-        build.answers, catalog, rules=rules, pins=pins, today=today, title=build.title, comments=build.comments
+        build.answers, catalog, rules=rules, pins=pins, today=today, title=build.title, comments=build.comments,
+        measured=build.measured,
     )
 
 

@@ -47,6 +47,17 @@ def power_lines(build: Build) -> list[str]:
     ]
 
 
+def speed_lines(build: Build, with_formula: bool = False) -> list[str]:
+    """The speed prediction: 1-3 summary lines, then (for `build show`) each step of the formula."""
+    speed = build.speed
+    if not speed.summary:
+        return ["  not predicted (a build file written before speed predictions: run the wizard on it again)"]
+    lines = [f"  {line}" for line in speed.summary]
+    if with_formula:
+        lines.extend(f"      - {line}" for line in speed.formula)
+    return lines
+
+
 def price_line(build: Build) -> str:
     delta = build.budget_cny - build.total_price_cny
     state = f"¥{delta:,.0f} under budget" if delta >= 0 else f"¥{-delta:,.0f} OVER budget"
@@ -98,6 +109,7 @@ def render_build_text(build: Build) -> str:
         out.append("  " + component_line(component.role, build))
         out.extend(f"      - {line}" for line in component.reasoning)
     out += ["", memory_heading(build), *memory_lines(build)]
+    out += ["", "Speed", *speed_lines(build, with_formula=True)]
     out += ["", "Power", *power_lines(build)]
     out += ["", "Price", price_line(build)]
     out += ["", "Reasoning", *(f"  - {line}" for line in build.reasoning)]

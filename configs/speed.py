@@ -1,0 +1,223 @@
+"""How fast a job runs: decode and first-token time for inference, tokens or images per second for training.
+
+Every constant the prediction uses is here, with its source; configs.speed_build applies them to a build.
+Validated against published throughput figures in tests/configs/published_speeds.py.
+- Decode reads every weight (and the KV cache) once per step: tokens/s = fraction x bandwidth / bytes read.
+- Prefill and training are compute-bound: FLOPs / (fraction x matmul TFLOP/s); 2N FLOPs per token forward,
+  6N + 12*L*h*s for training (Kaplan et al. 2020, arXiv:2001.08361; PaLM appendix B, arXiv:2204.02311).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Fraction of the datasheet memory bandwidth decoding reaches. llama.cpp on a P40 (347 GB/s): 56.8 tokens/s on
+# a 3.56 GiB Q4_0 7B = 0.62 (github.com/ggml-org/llama.cpp/pull/4766); MLC on an RTX 4090: 191 tokens/s on a
+# 4-bit Llama-2 7B = 0.72 (github.com/mlc-ai/llm-perf-bench/pull/1).
+DECODE_BANDWIDTH_FRACTION = 0.65
+# Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
+# 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
+PREFILL_COMPUTE_FRACTION = 0.6
+# Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
+# (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
+# peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).
+TRANSFORMER_TRAINING_MFU = 0.55
+# CNNs keep tensor cores far less busy: ResNet-50 mixed precision in NVIDIA DeepLearningExamples (pytorch-21.03)
+# trains 2,470 img/s on an A100 (0.19 of 312 TFLOP/s) and 1,200 img/s on a V100 (0.24 of 125).
+CNN_TENSOR_FRACTION = 0.19
+# Without tensor cores (FP32 on CUDA cores, a CPU-only edge board): ResNet-50 FP32 on a V100, 367 img/s = 0.57 of
+# 15.7 TFLOP/s (same table).
+CUDA_CORE_FRACTION = 0.55
+# Adapters on a quantized base dequantize each weight before its matmul: torchtune's README, one RTX 4090,
+# Llama 3.1 8B: QLoRA 2,413 vs LoRA 3,083 tokens/s = 0.78. Assumed the same for an int8 base (no figure found).
+QUANTIZED_BASE_SPEED_FACTOR = 0.78
+# Tensor parallel inference: every layer all-reduces its activations (Megatron-LM, arXiv:1909.08053); an
+# estimate of what is left of the summed bandwidth (no single published figure isolates it).
+TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
+# All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
+# pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
+ALLREDUCE_LINK_FRACTION = 0.77
+# PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG base specs: 8b/10b to Gen2, 128b/130b after).
+PCIE_X16_GB_PER_S = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0}
+# NVLink per GPU per direction: V100 300 GB/s, A100 600, H100/H200 900 in total (NVIDIA datasheets), by the
+# module's PCIe generation; a 2-GPU bridge: RTX 3090 / A6000 112.5 GB/s, A100/H100 PCIe 600 GB/s in total.
+NVLINK_SXM_GB_PER_S = {3: 150.0, 4: 300.0, 5: 450.0}
+NVLINK_BRIDGE_GB_PER_S = {"consumer": 56.25, "workstation": 56.25, "datacenter": 300.0}
+# What a bench run measures of the datasheet, typically: GEMM 75-87 % of dense peak, HBM copy 85-89 %
+# (../shared/reference/benchmarks.md). With measured ceilings the fractions above are divided by these.
+BENCH_MATMUL_FRACTION = 0.8
+BENCH_BANDWIDTH_FRACTION = 0.87
+# Data set size to work: ~4 bytes of English text per BPE token (OpenAI tokenizer guide: "1 token ~= 4 chars");
+# ImageNet-1k train, 1,281,167 JPEGs in ~140 GB: ~110 KB per image.
+BYTES_PER_TEXT_TOKEN = 4.0
+BYTES_PER_IMAGE = 110e3
+# What "cannot do the job in reasonable time" means for the warnings.
+SLOW_DECODE_TOKENS_PER_S = 5.0
+SLOW_FIRST_TOKEN_S = 60.0
+SLOW_RUN_DAYS = 30.0
+# ResNet-50's forward FLOPs per value it saves for backward: the estimate for a custom CNN given no FLOP count.
+RESNET50_FORWARD_FLOPS = 8.18e9
+RESNET50_SAVED_ELEMENTS = 21_530_496
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """What the prediction reads of the GPUs, per GPU; `measured_*` says a bench run measured that ceiling."""
+
+    name: str
+    count: int
+    bandwidth_gb_per_s: float
+    tflops: float  # the rate the job's matmuls run at
+    rate_name: str
+    tensor: bool  # tensor cores (else CUDA cores or a CPU)
+    link: str = ""  # what joins the GPUs ("NVLink", "PCIe Gen4 x16"); "" for one GPU
+    link_gb_per_s: float = 0.0  # per direction
+    nvlink: bool = False
+    measured_bandwidth: bool = False
+    measured_tflops: bool = False
+    busbw_gb_per_s: float = 0.0  # a measured all-reduce bus bandwidth (0: from the link)
+
+
+@dataclass
+class Prediction:
+    figures: dict[str, float] = field(default_factory=dict)
+    formula: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION) -> tuple[float, str]:
+    """GB/s decoding reaches on all the GPUs together, and how."""
+    share = min(0.95, fraction / BENCH_BANDWIDTH_FRACTION) if device.measured_bandwidth else fraction
+    what = "measured" if device.measured_bandwidth else "datasheet"
+    value = share * device.bandwidth_gb_per_s * device.count
+    text = f"{share:.2f} x {device.bandwidth_gb_per_s:,.0f} GB/s ({what})"
+    if device.count > 1:
+        efficiency = TENSOR_PARALLEL_EFFICIENCY["nvlink" if device.nvlink else "pcie"]
+        value *= efficiency
+        text += f" x {device.count} GPUs x {efficiency:g} tensor-parallel efficiency ({device.link})"
+    return value, text
+
+
+def achieved_tflops(device: Device, fraction: float) -> tuple[float, str]:
+    """TFLOP/s one GPU reaches at `fraction` of its (datasheet) rate, and how; CUDA cores (or a CPU) reach
+    CUDA_CORE_FRACTION whatever the job."""
+    fraction = fraction if device.tensor else CUDA_CORE_FRACTION
+    share = min(0.95, fraction / BENCH_MATMUL_FRACTION) if device.measured_tflops else fraction
+    what = "measured" if device.measured_tflops else "datasheet"
+    return share * device.tflops, f"{share:.2f} x {tflops_text(device.tflops)} TFLOP/s {device.rate_name} ({what})"
+
+
+def tflops_text(value: float) -> str:
+    return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
+def duration(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
+           device: Device) -> Prediction:
+    """Per step every stream's next token: the weights once, each stream's KV cache once; capped by compute."""
+    bandwidth, bandwidth_text = achieved_bandwidth(device)
+    step_bytes = weight_bytes + batch * kv_bytes_per_stream
+    step_s = step_bytes / (bandwidth * 1e9)
+    aggregate = batch / step_s
+    compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
+    compute_cap = compute * 1e12 * device.count / forward_flops_per_token
+    out = Prediction()
+    out.formula.append(
+        f"decode: {bandwidth_text} / ({weight_bytes / 1e9:.3g} GB weights + {batch} x "
+        f"{kv_bytes_per_stream / 1e9:.3g} GB KV cache per step) = {1 / step_s:,.1f} tokens/s per stream")
+    if aggregate > compute_cap:
+        out.formula.append(f"decode capped by compute: {compute_text} x {device.count} / "
+                           f"{forward_flops_per_token / 1e9:.3g} GFLOP per token = {compute_cap:,.0f} tokens/s")
+        aggregate = compute_cap
+    out.figures["decode_tokens_per_s_per_stream"] = aggregate / batch
+    out.figures["decode_tokens_per_s_aggregate"] = aggregate
+    return out
+
+
+def prefill_seconds(prefill_flops: float, weight_bytes: float, device: Device) -> tuple[float, str]:
+    """One prompt's prefill: its FLOPs at the prefill fraction, never faster than reading the weights once."""
+    compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
+    seconds = prefill_flops / (compute * 1e12 * device.count)
+    bandwidth, _ = achieved_bandwidth(device)
+    seconds = max(seconds, weight_bytes / (bandwidth * 1e9))
+    gpus = f" x {device.count} GPUs" if device.count > 1 else ""
+    return seconds, f"first token: {prefill_flops / 1e12:.3g} TFLOP / ({compute_text}{gpus}) = {duration(seconds)}"
+
+
+def transformer_flops_per_token(parameters: float, layers: int, hidden: int, context: int, method: str,
+                                recompute: str) -> tuple[float, str]:
+    """Training FLOPs per token: 6N + 12*L*h*s (full), 4N + 12*L*h*s (adapters: no weight gradients of the base,
+    as the LoRA paper's frozen weights need none), 2N + 4*L*h*s (frozen backbone: forward only); recompute adds a
+    forward (full: 2N + 4*L*h*s; selective: the attention core's 4*L*h*s)."""
+    attention = 4.0 * layers * hidden * context  # QK^T and AV, forward, per token
+    weights = {"full": 6.0, "frozen": 2.0}.get(method, 4.0)
+    passes = 1.0 if method == "frozen" else 3.0
+    flops = weights * parameters + passes * attention
+    text = f"{weights:g}N + {passes * 4:g}*L*h*s"
+    if method != "frozen" and recompute == "full":
+        flops += 2.0 * parameters + attention
+        text += " + 2N + 4*L*h*s (full recompute)"
+    elif method != "frozen" and recompute == "selective":
+        flops += attention
+        text += " + 4*L*h*s (selective recompute)"
+    return flops, text
+
+
+def sample_flops_per_step(forward_flops: float, method: str, recompute: str) -> tuple[float, str]:
+    """A CNN or generic model: forward x 3 for training (backward ~2x forward), forward only with a frozen
+    backbone; full recompute adds a forward."""
+    if method == "frozen":
+        return forward_flops, "1 x forward (backbone frozen)"
+    if recompute == "full":
+        return 4 * forward_flops, "4 x forward (forward, backward 2x, recomputed forward)"
+    return 3 * forward_flops, "3 x forward (backward ~2x forward)"
+
+
+@dataclass(frozen=True, slots=True)
+class Communication:
+    """Bytes each GPU moves per optimizer step, and how much of it compute hides."""
+
+    collective_bytes: float  # all-reduce / gather volume per GPU, 2(n-1)/n already applied
+    host_bytes: float = 0.0  # over PCIe to and from the host (ZeRO-Offload)
+    overlap: str = "backward"  # what the collective overlaps with: "backward", "compute" or "none"
+    text: str = ""
+
+
+def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
+                  micro_steps: int) -> Communication:
+    """Data parallel: a ring all-reduce moves 2(n-1)/n x the gradients per step (nccl-tests' busbw), overlapped
+    with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the 16-bit weights for forward
+    and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
+    (arXiv:1910.02054: 1.5x data parallel's volume); ZeRO-Offload also ships gradients down and 16-bit weights up
+    over PCIe each step, not overlapped here (an upper bound)."""
+    n = max(1, gpus)
+    ring = (n - 1) / n
+    if sharding in ("zero3", "fsdp"):
+        volume = micro_steps * ring * (2 * parameters * 2.0 + trainable * gradient_bytes)
+        return Communication(volume, overlap="compute", text=(
+            f"{micro_steps} micro-batch(es) x (n-1)/n x (2 weight gathers x {parameters / 1e6:,.0f}M x 2 B + "
+            f"gradient reduce-scatter {trainable / 1e6:,.1f}M x {gradient_bytes:g} B), prefetched behind compute"))
+    volume = 2 * ring * trainable * gradient_bytes
+    text = (f"all-reduce 2(n-1)/n x {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B per step, overlapped "
+            "with backward")
+    if sharding == "zero_offload":
+        host = trainable * (gradient_bytes + 2.0)
+        return Communication(volume, host, "backward", text + f"; ZeRO-Offload: {host / 1e9:.3g} GB over PCIe to "
+                             "and from the host per step, not overlapped (CPU optimizer time not counted)")
+    return Communication(volume, overlap="backward", text=text)
+
+
+def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_gb_per_s: float) -> float:
+    """What the step waits for: the collective beyond what it overlaps, plus host traffic."""
+    busbw = device.busbw_gb_per_s or device.link_gb_per_s * ALLREDUCE_LINK_FRACTION
+    collective_s = comm.collective_bytes / (busbw * 1e9) if comm.collective_bytes and busbw else 0.0
+    window = {"backward": compute_s * 2 / 3, "compute": compute_s}.get(comm.overlap, 0.0)
+    host_s = comm.host_bytes / (host_gb_per_s * ALLREDUCE_LINK_FRACTION * 1e9) if comm.host_bytes else 0.0
+    return max(0.0, collective_s - window) + host_s

@@ -1,0 +1,249 @@
+"""A build's speed: its GPUs as configs.speed reads them (datasheet, or a bench run's measured ceilings), the
+job from its answers, the prediction as a Speed and the warnings when the job would take unreasonably long."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pth_top.configs import memory as mem
+from pth_top.configs import memory_methods as methods
+from pth_top.configs import speed as sp
+from pth_top.configs.answers import Answers
+from pth_top.configs.build import Build, Speed
+from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
+
+INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
+                               "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}  # weights dequantized
+RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
+              "fp16_dense_tflops": "dense FP16 tensor", "bf16_dense_tflops": "dense BF16 tensor"}
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCeilings:
+    """What the last saved bench run measured on one GPU model, as plain numbers (0: not measured)."""
+
+    part_id: str  # the catalog GPU the run's device name matched
+    run: str  # the run, as the output names it (date and file)
+    tflops: dict[str, float] = field(default_factory=dict)  # by catalog rate key, e.g. "bf16_dense_tflops"
+    bandwidth_gb_per_s: float = 0.0
+    busbw_gb_per_s: float = 0.0
+    busbw_gpus: int = 0  # how many GPUs the all-reduce ran over
+
+
+def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, kind: str,
+               measured: MeasuredCeilings | None) -> sp.Device:
+    """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them."""
+    precision = answers.task.precision
+    if answers.task.mode == "training":
+        rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
+        if rate == "fp32_tflops" and kind == "cnn" and spec.get("tf32_dense_tflops", 0) > spec["fp32_tflops"]:
+            rate = "tf32_dense_tflops"  # cuDNN convolutions run TF32 by default (torch.backends.cudnn.allow_tf32)
+    else:
+        rate = INFERENCE_RATE_BY_PRECISION.get(precision, "bf16_dense_tflops")
+    if not spec.get(rate):
+        rate = "fp32_tflops"  # no such tensor unit (bf16 on a V100 or T4, a CPU board): the FP32 rate
+    link, link_gb_per_s, nvlink = _link(spec, count)
+    tflops, bandwidth = float(spec.get(rate, 0.0)), float(spec.get("bandwidth_gb_per_s", 0.0))
+    measured_tflops = measured_bandwidth = False
+    busbw = 0.0
+    if measured is not None:
+        if measured.tflops.get(rate):
+            tflops, measured_tflops = measured.tflops[rate], True
+        if measured.bandwidth_gb_per_s:
+            bandwidth, measured_bandwidth = measured.bandwidth_gb_per_s, True
+        if measured.busbw_gpus == count > 1:
+            busbw = measured.busbw_gb_per_s
+    return sp.Device(name=name, count=count, bandwidth_gb_per_s=bandwidth, tflops=tflops, rate_name=RATE_NAMES[rate],
+                     tensor=rate != "fp32_tflops" and spec.get("software") != "cpu", link=link,
+                     link_gb_per_s=link_gb_per_s, nvlink=nvlink, measured_bandwidth=measured_bandwidth,
+                     measured_tflops=measured_tflops, busbw_gb_per_s=busbw)
+
+
+def _link(spec: dict[str, Any], count: int) -> tuple[str, float, bool]:
+    if count < 2:
+        return "", 0.0, False
+    generation = int(spec.get("pcie_generation", 3) or 3)
+    if spec.get("nvlink") == "sxm" or spec.get("form") == "oam":
+        fabric = "Infinity Fabric" if spec.get("form") == "oam" else "NVLink"
+        return fabric, sp.NVLINK_SXM_GB_PER_S.get(generation, 150.0), True
+    if spec.get("nvlink") == "pairs" and count == 2:
+        return "NVLink bridge", sp.NVLINK_BRIDGE_GB_PER_S.get(str(spec.get("form")), 56.25), True
+    return f"PCIe Gen{generation} x16", sp.PCIE_X16_GB_PER_S.get(generation, 15.75), False
+
+
+def forward_flops_per_sample(answers: Answers, shape: mem.ModelShape) -> tuple[float, str]:
+    """A CNN preset's published count; a custom CNN scaled from ResNet-50 by saved activations; else 2N."""
+    preset = model_presets().get(answers.workload.preset)
+    if shape.kind == "cnn":
+        if preset is not None and preset.forward_gflops_per_sample:
+            return preset.forward_gflops_per_sample * 1e9, f"{preset.forward_gflops_per_sample:g} GFLOP forward " \
+                "(the preset's published count)"
+        flops = sp.RESNET50_FORWARD_FLOPS / sp.RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
+        return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
+    return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"
+
+
+def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.Prediction:
+    task, batch = answers.task, answers.workload.batch_size
+    weights, _ = mem.inference_weight_bytes(shape, task.precision)
+    if shape.kind != "transformer":
+        flops, origin = forward_flops_per_sample(answers, shape)
+        compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
+        bandwidth, _ = sp.achieved_bandwidth(device)
+        batch_s = max(batch * flops / (compute * 1e12 * device.count), weights / (bandwidth * 1e9))
+        out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s})
+        out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text} x {device.count}) = "
+                           f"{batch / batch_s:,.0f} samples/s")
+        out.summary.append(f"~{batch / batch_s:,.0f} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
+        return out
+    prompt = shape.sequence_length
+    total = prompt + task.generated_tokens
+    if shape.max_context_tokens:
+        total = min(total, shape.max_context_tokens)
+        prompt = min(prompt, total)
+    average_context = (prompt + total) / 2
+    value_bytes = 4.0 if task.precision == "fp32" else 2.0
+    kv = mem.kv_cache_bytes(shape, 1, int(average_context), value_bytes)
+    attention = 4.0 * shape.layers * shape.hidden_size
+    out = sp.decode(weights, kv, batch, 2.0 * shape.parameters + attention * average_context, device)
+    prefill = 2.0 * shape.parameters * prompt + attention * prompt * prompt / 2
+    first_s, first_line = sp.prefill_seconds(prefill, weights, device)
+    out.formula.insert(0, f"decode reads the weights and each stream's KV cache (average context "
+                          f"{average_context:,.0f} tokens) once per generated token")
+    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2)")
+    out.figures["first_token_s"] = first_s
+    per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
+    streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams}; first token after a {prompt:,}-token "
+                       f"prompt in ~{sp.duration(first_s)}")
+    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
+        out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under "
+                            f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; a card with more memory "
+                            "bandwidth" + ("" if task.precision == "int4" else ", or smaller weights (int4),")
+                            + " decodes faster")
+    if first_s > sp.SLOW_FIRST_TOKEN_S:
+        out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
+                            f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
+    return out
+
+
+def training(answers: Answers, shape: mem.ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
+    task, n = answers.task, device.count
+    micro = mem.micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
+    samples_per_gpu = micro * task.accumulation_steps
+    method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
+    if shape.kind == "transformer":
+        per_token, text = sp.transformer_flops_per_token(shape.parameters, shape.layers, shape.hidden_size,
+                                                         shape.sequence_length, method, task.recompute)
+        per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
+        fraction = sp.TRANSFORMER_TRAINING_MFU
+        text = f"{text} = {per_token / 1e9:.3g} GFLOP per token"
+    else:
+        forward, origin = forward_flops_per_sample(answers, shape)
+        if shape.kind == "generic":
+            forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
+        per_sample, passes = sp.sample_flops_per_step(forward, method, task.recompute)
+        unit, tokens = "samples", 1
+        fraction = sp.CNN_TENSOR_FRACTION if shape.kind == "cnn" else sp.TRANSFORMER_TRAINING_MFU
+        text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"
+    compute, compute_text = sp.achieved_tflops(device, fraction)
+    slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method in ("qlora", "lora_int8") else 1.0
+    compute_s = samples_per_gpu * per_sample / (compute * 1e12 * slowdown)
+    out = sp.Prediction()
+    out.formula.append(f"training: {text}; {samples_per_gpu} samples per GPU per step / ({compute_text}"
+                       + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
+                       f" = {sp.duration(compute_s)} of compute per step")
+    exposed = 0.0
+    if n > 1 or task.method == "full" and answers.scale.sharding == "zero_offload":
+        comm = sp.communication(answers.scale.sharding, n, shape.parameters, _trainable(shape, task),
+                                4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps)
+        exposed = sp.exposed_seconds(comm, compute_s, device, host_gb_per_s)
+        busbw = device.busbw_gb_per_s or device.link_gb_per_s * sp.ALLREDUCE_LINK_FRACTION
+        where = "measured busbw" if device.busbw_gb_per_s else f"{device.link} x {sp.ALLREDUCE_LINK_FRACTION:g}"
+        out.formula.append(f"communication over {n} GPUs, {busbw:,.0f} GB/s ({where}): {comm.text}; "
+                           f"{sp.duration(exposed)} per step not hidden")
+    step_s = compute_s + exposed
+    rate = samples_per_gpu * n * tokens / step_s
+    out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
+    label = "images" if shape.kind == "cnn" and answers.data.kind == "images" else unit
+    line = f"~{rate:,.0f} {label}/s training ({sp.duration(step_s)} per step)"
+    run_s = _epoch_seconds(answers, shape, rate)
+    if run_s:
+        out.figures["epoch_hours"] = run_s / 3600
+        line += f"; one epoch of {answers.data.dataset_size_gb:g} GB in ~{sp.duration(run_s)}"
+        what = f"one epoch of {answers.data.dataset_size_gb:g} GB"
+    else:
+        run_s = (1e9 if unit == "tokens" else 1e6) / rate
+        key = "hours_per_billion_tokens" if unit == "tokens" else "hours_per_million_samples"
+        out.figures[key] = run_s / 3600
+        what = "1B tokens" if unit == "tokens" else "1M samples"
+        line += f"; {what} in ~{sp.duration(run_s)}"
+    out.summary.append(line)
+    if run_s > sp.SLOW_RUN_DAYS * 86400:
+        out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
+                            f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs, or LoRA instead of full training")
+    return out
+
+
+def _trainable(shape: mem.ModelShape, task: Any) -> float:
+    if task.method == "frozen":
+        return float(mem.head_size(shape, task.head_parameters)[0])
+    if task.method in methods.ADAPTER_METHODS and shape.kind == "transformer":
+        matrices = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
+                                            task.lora_targets)
+        return float(methods.lora_parameters(matrices, task.lora_rank, shape.layers))
+    return float(shape.parameters)
+
+
+def _epoch_seconds(answers: Answers, shape: mem.ModelShape, rate: float) -> float:
+    """One pass over the data set where its size says how much work it is (text tokens, images), else 0."""
+    size = answers.data.dataset_size_gb * 1e9
+    if not size:
+        return 0.0
+    if answers.data.kind == "text" and shape.kind == "transformer":
+        return size / sp.BYTES_PER_TEXT_TOKEN / rate
+    if answers.data.kind == "images":
+        per_sample = shape.sequence_length if shape.kind == "transformer" else 1
+        return size / sp.BYTES_PER_IMAGE * per_sample / rate
+    return 0.0
+
+
+def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:
+    """The build's Speed and its slow-job warnings; measured ceilings apply only to the GPU model they measured."""
+    gpu = build.component("gpu")
+    if gpu is None:
+        return Speed(summary=("not predicted for a CPU-only build (the catalog gives no CPU FLOP or memory "
+                              "bandwidth figures)",)), []
+    answers = build.answers
+    shape, _ = model_shape(answers.workload)
+    mine = measured if measured is not None and measured.part_id == gpu.part_id else None
+    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine)
+    if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
+        return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
+    host = sp.PCIE_X16_GB_PER_S.get(int(gpu.spec.get("pcie_generation", 3) or 3), 15.75)
+    out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
+        answers, shape, device)
+    ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \
+        else f"measured by the bench run {mine.run if mine else ''}"
+    gpus = f", {device.count} GPUs over {device.link}" if device.count > 1 else ""
+    rate = f"{sp.tflops_text(device.tflops)} TFLOP/s {device.rate_name}"
+    out.summary.append(f"{ceilings} ceilings: {device.bandwidth_gb_per_s:,.0f} GB/s, {rate}{gpus}")
+    inputs: dict[str, float | str] = {
+        "gpu": gpu.part_id, "gpus": float(device.count), "bandwidth_gb_per_s": float(device.bandwidth_gb_per_s),
+        "tflops": float(device.tflops), "rate": device.rate_name, "tensor_cores": "yes" if device.tensor else "no",
+        "parameters": float(shape.parameters), "precision": answers.task.precision,
+    }
+    if device.link:
+        inputs.update(link=device.link, link_gb_per_s=float(device.link_gb_per_s))
+    speed = Speed(summary=tuple(out.summary), formula=tuple(out.formula),
+                  figures={key: round(float(value), 6) for key, value in out.figures.items()}, inputs=inputs,
+                  ceilings=ceilings)
+    return speed, out.warnings
+
+
+def with_speed(build: Build, measured: MeasuredCeilings | None = None) -> Build:
+    speed, warnings = predict(build, measured)
+    return dataclasses.replace(build, speed=speed, warnings=(*build.warnings, *warnings), measured=measured)
