@@ -64,16 +64,10 @@ def _refuse_unless_regular(info: os.stat_result, max_bytes: int) -> None:
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = False) -> Path:
     """Write `data` to `path` atomically. Raises FileExistsRefused if it exists and not `overwrite`.
 
-    A symbolic link, a directory or a path ending in "/" is refused (OSError). The folder is created if
-    missing. On any failure the temp file is removed and the old file stays.
+    What check_write_target refuses is refused. The folder is created if missing. On any failure the
+    temp file is removed and the old file stays.
     """
-    if os.fspath(path).endswith(("/", os.sep)):
-        raise IsADirectoryError(errno.EISDIR, "names a folder; give a file name")
-    target = Path(path)
-    if target.is_symlink():
-        raise WriteRefused(errno.ELOOP, "is a symbolic link; not written through or over")
-    if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory")
+    target = check_write_target(path)
     make_folder(target.parent)
     if target.exists() and not overwrite:
         raise FileExistsRefused(f"{target} already exists (use --force to overwrite)")
@@ -99,6 +93,21 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: 
     finally:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
+    return target
+
+
+def check_write_target(path: str | os.PathLike[str]) -> Path:
+    """`path`, or OSError (`strerror` says why) for a path ending in "/", a symbolic link, a directory,
+    or a device, FIFO or socket (replacing one, root would turn /dev/null into a file)."""
+    if os.fspath(path).endswith(("/", os.sep)):
+        raise IsADirectoryError(errno.EISDIR, "names a folder; give a file name")
+    target = Path(path)
+    if target.is_symlink():
+        raise WriteRefused(errno.ELOOP, "is a symbolic link; not written through or over")
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory")
+    if target.exists() and not target.is_file():
+        raise WriteRefused(errno.EINVAL, "is not a regular file (a device, FIFO or socket); not written over")
     return target
 
 

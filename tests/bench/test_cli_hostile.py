@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import stat
 import subprocess
 import sys
 
@@ -129,6 +130,8 @@ def test_out_onto_a_symlink_a_directory_or_a_folder_name_is_refused_before_runni
     blocker.write_text("")
     dangling = tmp_path / "dangling"
     dangling.symlink_to(tmp_path / "gone")
+    fifo = tmp_path / "fifo"  # stands for /dev/null, which root would otherwise replace with a file
+    os.mkfifo(fifo)
     python = canned_child(tmp_path, GOOD_RUN)
     cases = [
         ([str(link), "--force"], "is a symbolic link"),
@@ -137,11 +140,12 @@ def test_out_onto_a_symlink_a_directory_or_a_folder_name_is_refused_before_runni
         ([str(tmp_path / "new") + "/"], "names a folder"),
         ([str(blocker / "run.json")], f"{blocker} is a file, not a directory"),
         ([str(dangling / "runs" / "run.json")], f"cannot be made: {dangling} is a dangling symbolic link to "),
+        ([str(fifo), "--force"], "is not a regular file (a device, FIFO or socket); not written over"),
     ]
     for out, message in cases:
         assert cli(["bench", "--python", python, "--kernel", "gemm", "--out", *out]) == 2, out
         assert message in one_line_error(capsys)
-    assert target.read_text() == "OLD" and not (tmp_path / "new").exists()
+    assert target.read_text() == "OLD" and not (tmp_path / "new").exists() and stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert not bench_runs_dir().exists()  # refused before the run: nothing saved
 
 

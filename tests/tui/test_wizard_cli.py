@@ -76,6 +76,18 @@ def test_unwritable_out_is_a_clean_error(tmp_path, capsys):
     assert blocker.read_text(encoding="utf-8") == "x"
 
 
+def test_force_never_turns_a_fifo_or_a_device_into_a_file(tmp_path, capsys):
+    import os
+    import stat
+
+    fifo = tmp_path / "fifo"  # a FIFO stands for /dev/null, which root would otherwise replace
+    os.mkfifo(fifo)
+    assert cli.main(["wizard", "--answers", str(GOOD), "--out", str(fifo), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a regular file (a device, FIFO or socket); not written over" in err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
 def test_missing_answers_file(tmp_path, capsys):
     assert cli.main(["wizard", "--answers", str(tmp_path / "nope.toml")]) == 2
     assert "no such file" in capsys.readouterr().err

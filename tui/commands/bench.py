@@ -124,19 +124,17 @@ def path_problem(path: str) -> str | None:
 
 
 def validate_out(out: str, force: bool) -> None:
-    """--out must name a file we may write: not a folder, not a symbolic link, in a writable folder."""
-    from pth_top.configs.fileio import folder_problem
+    """--out must name a file we may write (what the atomic write refuses, refused now), in a writable folder."""
+    from pth_top.configs.fileio import check_write_target, folder_problem
 
     shown = printable(out, 200)
     problem = folder_problem(Path(os.path.abspath(out)).parent) or path_problem(out)
     if problem:
         raise CliError(f"--out {shown}: {problem}")
-    if out.endswith(("/", os.sep)):
-        raise CliError(f"--out {shown}: names a folder; give a file name")
-    if os.path.islink(out):
-        raise CliError(f"--out {shown}: is a symbolic link; not written through or over")
-    if os.path.isdir(out):
-        raise CliError(f"--out {shown}: is a directory")
+    try:
+        check_write_target(out)
+    except OSError as error:
+        raise CliError(f"--out {shown}: {error.strerror}") from None
     if os.path.exists(out) and not force:
         raise CliError(f"{shown} already exists (use --force to overwrite)")
     parent = os.path.dirname(os.path.abspath(out))
