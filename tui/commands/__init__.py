@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from typing import Callable
+
+from pth_top.text import printable
 
 
 class CliError(Exception):
@@ -27,3 +31,18 @@ def seconds_argument(name: str, low_s: float, high_s: float) -> Callable[[str], 
         return value
 
     return parse
+
+
+def input_file_argument(text: str) -> str:
+    """An argparse type: a file to read, refused when empty or a folder, device, FIFO or socket (a FIFO hangs
+    the reader); one that does not exist is left to the reader's own error."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path")
+    try:
+        info = os.stat(text)
+    except (OSError, ValueError):
+        return text  # the reader says why (no such file, a NUL byte, a name too long, no permission)
+    if not stat.S_ISREG(info.st_mode):
+        raise argparse.ArgumentTypeError(
+            f"{printable(text, 200)}: not a regular file (a folder, device, FIFO or socket)")
+    return text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pth_top.fleet import DEFAULT_LISTEN, DEFAULT_PROCESSES_PER_GPU
-from pth_top.tui.commands import CliError
+from pth_top.tui.commands import CliError, input_file_argument
 
 
 def processes_per_gpu(text: str) -> int:
@@ -38,15 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="leave out per-process and per-user GPU memory")
     parser.add_argument("--processes-per-gpu", type=processes_per_gpu, default=DEFAULT_PROCESSES_PER_GPU,
                         metavar="N", help=f"largest processes per GPU to serve (default {DEFAULT_PROCESSES_PER_GPU})")
-    parser.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM)")
-    parser.add_argument("--tls-key", metavar="FILE", help="private key of --tls-cert (PEM)")
-    parser.add_argument("--tls-client-ca", metavar="FILE",
+    parser.add_argument("--tls-cert", type=input_file_argument, metavar="FILE",
+                        help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", type=input_file_argument, metavar="FILE",
+                        help="private key of --tls-cert (PEM)")
+    parser.add_argument("--tls-client-ca", type=input_file_argument, metavar="FILE",
                         help="require client certificates signed by this CA (mutual TLS)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if bool(args.tls_cert) != bool(args.tls_key):
+    if (args.tls_cert is None) != (args.tls_key is None):
         raise CliError("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
         raise CliError("--tls-client-ca needs --tls-cert and --tls-key")
