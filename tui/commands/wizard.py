@@ -86,17 +86,20 @@ def _run_headless(args: argparse.Namespace) -> int:
     from pth_top.configs.render import render_build_text
     from pth_top.text import printable
     from pth_top.tui.commands import CliError
+    from pth_top.tui.wizard.measured import last_run_ceilings
 
+    measured = last_run_ceilings()  # this machine's last bench run: measured ceilings for its GPU model
     try:
         catalog = load_catalog()
         if args.preset is not None:
             if args.preset not in build_preset_paths():
                 raise CliError(f"unknown preset {shown(args.preset)} (one of {', '.join(build_preset_paths())})")
             preset = load_build_preset(args.preset)
-            build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments)
+            build = recommend(preset.answers, catalog, pins=preset.pins, title=preset.title, comments=preset.comments,
+                              measured=measured)
         else:
             answers = read_answers_file(Path(args.answers))
-            build = recommend(answers, catalog)
+            build = recommend(answers, catalog, measured=measured)
     except ValueError as error:  # ConfigFileError included: both are one line naming what is wrong
         raise CliError(printable(error, limit=MESSAGE_LIMIT_CHARS)) from None
     created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

@@ -92,6 +92,7 @@ class WizardScreen(Screen):
         self.steps_ready = False
         self._pending_preset: Any = None
         self._catalog_error = ""
+        self._measured: Any = False  # the last bench run's ceilings, read at the first review (False: not yet)
 
     # Layout
 
@@ -381,9 +382,13 @@ class WizardScreen(Screen):
 
         review = self.query_one(ReviewStep)
         try:
+            if self._measured is False:
+                from pth_top.tui.wizard.measured import last_run_ceilings
+
+                self._measured = last_run_ceilings()
             self.build = recommend(
                 self.answers, self.catalog, pins=self.pins, today=self._clock().date(), title=self.title_text,
-                comments=self.comments,
+                comments=self.comments, measured=self._measured,
             )
         except (ConfigFileError, ValueError) as error:
             self.build = None

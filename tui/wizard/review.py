@@ -15,6 +15,7 @@ from pth_top.configs.render import (
     memory_lines,
     power_lines,
     price_line,
+    speed_lines,
 )
 from pth_top.tui.wizard.steps import STEPS
 
@@ -53,6 +54,9 @@ def build_text(build: Build | None, error: str | None = None) -> Text:
     text.append("\nMemory (CPU-only)\n" if build.cpu_only else "\nMemory per GPU\n", style="bold")
     for line in memory_lines(build):
         text.append(line + "\n", style="bold red" if "DOES NOT FIT" in line else "")
+    text.append("\nSpeed\n", style="bold")
+    for line in speed_lines(build):
+        text.append(line + "\n")
     text.append("\nPower\n", style="bold")
     for line in power_lines(build):
         text.append(line + "\n")

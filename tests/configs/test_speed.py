@@ -1,0 +1,174 @@
+"""The speed prediction: its formulas, measured ceilings, slow-job warnings, the [speed] table and its text."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from pth_top.configs import speed as sp
+from pth_top.configs import speed_build
+from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
+from pth_top.configs.answers import Answers
+from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
+from pth_top.configs.recommend import recommend, swap
+from pth_top.configs.render import render_build_text
+from tests.configs.test_build_file import V1_FILE
+
+CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+TODAY = dt.date(2026, 1, 2)
+ONE_GPU = sp.Device("test GPU", 1, 1000.0, 100.0, "dense BF16 tensor", tensor=True)
+
+
+def test_decode_is_the_achieved_bandwidth_over_the_bytes_read_per_token():
+    out = sp.decode(10e9, 0.0, 1, 2 * 5e9, ONE_GPU)
+    assert out.figures["decode_tokens_per_s_per_stream"] == pytest.approx(
+        sp.DECODE_BANDWIDTH_FRACTION * 1000 / 10)
+    batched = sp.decode(10e9, 1e9, 4, 2 * 5e9, ONE_GPU)  # a step reads the weights once, each stream's KV once
+    step_s = (10e9 + 4 * 1e9) / (sp.DECODE_BANDWIDTH_FRACTION * 1000e9)
+    assert batched.figures["decode_tokens_per_s_aggregate"] == pytest.approx(4 / step_s)
+    assert batched.figures["decode_tokens_per_s_per_stream"] == pytest.approx(1 / step_s)
+
+
+def test_a_large_batch_is_capped_by_compute():
+    out = sp.decode(1e9, 0.0, 100_000, 2 * 5e9, ONE_GPU)
+    cap = sp.PREFILL_COMPUTE_FRACTION * 100e12 / (2 * 5e9)
+    assert out.figures["decode_tokens_per_s_aggregate"] == pytest.approx(cap)
+    assert any("capped by compute" in line for line in out.formula)
+
+
+def test_tensor_parallel_bandwidth_adds_up_less_the_link_efficiency():
+    nvlink = dataclasses.replace(ONE_GPU, count=4, link="NVLink", nvlink=True)
+    pcie = dataclasses.replace(ONE_GPU, count=4, link="PCIe Gen4 x16")
+    single, _ = sp.achieved_bandwidth(ONE_GPU)
+    assert sp.achieved_bandwidth(nvlink)[0] == pytest.approx(4 * single * sp.TENSOR_PARALLEL_EFFICIENCY["nvlink"])
+    assert sp.achieved_bandwidth(pcie)[0] == pytest.approx(4 * single * sp.TENSOR_PARALLEL_EFFICIENCY["pcie"])
+    assert sp.achieved_bandwidth(pcie)[0] < sp.achieved_bandwidth(nvlink)[0]
+
+
+def test_first_token_is_the_prefill_flops_at_the_prefill_fraction():
+    seconds, line = sp.prefill_seconds(60e12, 1e9, ONE_GPU)
+    assert seconds == pytest.approx(60e12 / (sp.PREFILL_COMPUTE_FRACTION * 100e12))
+    assert "first token" in line and "TFLOP" in line
+
+
+def test_training_flops_per_token():
+    n, layers, h, s = 1e9, 24, 2048, 2048
+    attention = 12 * layers * h * s
+    assert sp.transformer_flops_per_token(n, layers, h, s, "full", "none")[0] == pytest.approx(6 * n + attention)
+    # Full recompute runs the forward twice: x 4/3.
+    assert sp.transformer_flops_per_token(n, layers, h, s, "full", "full")[0] == pytest.approx(
+        (6 * n + attention) * 4 / 3)
+    assert sp.transformer_flops_per_token(n, layers, h, s, "lora", "none")[0] == pytest.approx(4 * n + attention)
+    assert sp.transformer_flops_per_token(n, layers, h, s, "frozen", "full")[0] == pytest.approx(
+        2 * n + attention / 3)
+    assert sp.sample_flops_per_step(8e9, "full", "none")[0] == pytest.approx(24e9)
+
+
+def test_communication_volumes_and_overlap():
+    data_parallel = sp.communication("none", 8, 1e9, 1e9, 2.0, 4)
+    assert data_parallel.collective_bytes == pytest.approx(2 * 7 / 8 * 1e9 * 2)  # once per step, not per micro
+    fsdp = sp.communication("fsdp", 8, 1e9, 1e9, 2.0, 1)
+    assert fsdp.collective_bytes == pytest.approx(1.5 * data_parallel.collective_bytes)  # ZeRO paper: 1.5x
+    assert sp.communication("fsdp", 8, 1e9, 1e9, 2.0, 4).collective_bytes == pytest.approx(4 * fsdp.collective_bytes)
+    link = dataclasses.replace(ONE_GPU, count=8, link="PCIe Gen4 x16", link_gb_per_s=31.5)
+    comm_s = data_parallel.collective_bytes / (31.5 * sp.ALLREDUCE_LINK_FRACTION * 1e9)
+    assert sp.exposed_seconds(data_parallel, 3 * comm_s, link, 31.5) == 0.0  # hidden behind backward (2/3)
+    assert sp.exposed_seconds(data_parallel, 0.0, link, 31.5) == pytest.approx(comm_s)
+    offload = sp.communication("zero_offload", 1, 1e9, 1e9, 2.0, 1)
+    assert offload.host_bytes == pytest.approx(4e9) and sp.exposed_seconds(offload, 10.0, ONE_GPU, 31.5) > 0
+
+
+def test_a_build_predicts_decode_and_first_token(catalog):
+    answers = Answers(scenario="inference_server", workload=Workload(preset="llama-7b", batch_size=4),
+                      task=Task(mode="inference", precision="bf16"))
+    build = recommend(answers, catalog, today=TODAY)
+    figures, gpu = build.speed.figures, build.component("gpu")
+    assert figures["decode_tokens_per_s_per_stream"] > 0 and figures["first_token_s"] > 0
+    assert figures["decode_tokens_per_s_aggregate"] == pytest.approx(4 * figures["decode_tokens_per_s_per_stream"])
+    assert build.speed.ceilings == "datasheet" and build.speed.inputs["gpu"] == gpu.part_id
+    assert build.speed.inputs["bandwidth_gb_per_s"] == gpu.spec["bandwidth_gb_per_s"]
+    assert 1 <= len(build.speed.summary) <= 3 and "tokens/s per stream" in build.speed.summary[0]
+
+
+def test_training_builds_give_tokens_or_images_per_second_and_an_epoch(catalog):
+    text = recommend(Answers(workload=Workload(preset="gpt2-small")), catalog, today=TODAY)
+    assert text.speed.figures["training_tokens_per_s"] > 0 and text.speed.figures["epoch_hours"] > 0
+    images = recommend(Answers(workload=Workload(preset="resnet50", batch_size=64),
+                               task=Task(precision="amp_fp16"), data=Data(kind="images")),
+                       catalog, today=TODAY)
+    assert images.speed.figures["training_samples_per_s"] > 0 and "images/s" in images.speed.summary[0]
+    assert any("8.18 GFLOP forward" in line for line in images.speed.formula)
+
+
+def test_slow_devices_are_warned_about(catalog):
+    pi = Answers(scenario="edge_deployment", workload=Workload(preset="llama-7b", batch_size=1),
+                 task=Task(mode="inference", precision="int4"), budget=Budget(amount=3000))
+    build = recommend(pi, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
+    slow = [line for line in build.warnings if line.startswith("slow")]
+    assert any("tokens/s per stream" in line for line in slow) and any("first token" in line for line in slow)
+    months = Answers(workload=Workload(preset="llama-7b", batch_size=8), task=Task(recompute="full"),
+                     data=Data(dataset_size_gb=10_000))
+    slow = [line for line in recommend(months, catalog, today=TODAY).warnings if line.startswith("slow")]
+    assert slow and "one epoch of 10000 GB" in slow[0] and "days" in slow[0]
+
+
+def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu_only(catalog):
+    answers = Answers(scenario="inference_server", workload=Workload(preset="llama-7b", batch_size=1),
+                      task=Task(mode="inference", precision="bf16"))
+    datasheet = recommend(answers, catalog, today=TODAY)
+    gpu = datasheet.component("gpu")
+    measured = speed_build.MeasuredCeilings(gpu.part_id, "2026-01-01 (bench-x.json)",
+                                            {"bf16_dense_tflops": 10.0}, bandwidth_gb_per_s=100.0)
+    build = recommend(answers, catalog, today=TODAY, measured=measured)
+    assert build.speed.ceilings == "measured by the bench run 2026-01-01 (bench-x.json)"
+    assert build.speed.inputs["bandwidth_gb_per_s"] == 100.0 and build.speed.inputs["tflops"] == 10.0
+    assert "measured" in build.speed.summary[-1]
+    share = sp.DECODE_BANDWIDTH_FRACTION / sp.BENCH_BANDWIDTH_FRACTION
+    per_stream = build.speed.figures["decode_tokens_per_s_per_stream"]
+    assert per_stream < datasheet.speed.figures["decode_tokens_per_s_per_stream"]
+    assert any(f"{share:.2f} x 100 GB/s (measured)" in line for line in build.speed.formula)
+    other = dataclasses.replace(measured, part_id="not-this-gpu")
+    assert recommend(answers, catalog, today=TODAY, measured=other).speed.ceilings == "datasheet"
+    swapped = swap(build, "gpu", catalog, today=TODAY)  # the ceilings follow the build; a new GPU is datasheet
+    assert swapped.measured == measured and swapped.speed.ceilings == "datasheet"
+
+
+def test_measured_all_reduce_bus_bandwidth_applies_at_its_gpu_count():
+    spec = {"bf16_dense_tflops": 100.0, "fp32_tflops": 10.0, "bandwidth_gb_per_s": 1000.0, "pcie_generation": 4,
+            "nvlink": "none", "form": "consumer", "software": "cuda"}
+    answers = Answers(scale=Scale(gpu_count=2))
+    measured = speed_build.MeasuredCeilings("x", "run", busbw_gb_per_s=9.0, busbw_gpus=2)
+    assert speed_build.device_for(spec, "x", 2, answers, "transformer", measured).busbw_gb_per_s == 9.0
+    assert speed_build.device_for(spec, "x", 4, answers, "transformer", measured).busbw_gb_per_s == 0.0
+    assert speed_build.device_for(spec, "x", 2, answers, "transformer", None).link == "PCIe Gen4 x16"
+
+
+def test_speed_table_round_trips_and_old_files_load_without_one(tmp_path, catalog):
+    build = recommend(Answers(), catalog, today=TODAY)
+    path = save_build(build, tmp_path / "b.toml", created=CREATED, tool_version="0.1.0")
+    text = path.read_text(encoding="utf-8")
+    assert "[speed]" in text and "[speed.figures]" in text and "training_tokens_per_s" in text
+    loaded = load_build(path)[0]
+    assert loaded == build and loaded.speed.figures == build.speed.figures
+    assert dumps_build(loaded, created=CREATED, tool_version="0.1.0") == text
+    old = load_build(V1_FILE)[0]
+    assert old.speed.summary == () and "not predicted (a build file written before" in render_build_text(old)
+    bad = text.replace("[speed.figures]\n", "[speed.figures]\nbogus = -1.0\n")
+    with pytest.raises(ValueError, match="speed.figures"):
+        loads_build(bad)
+
+
+def test_build_show_text_has_the_speed_and_its_formula(catalog):
+    build = recommend(Answers(), catalog, today=TODAY)
+    text = render_build_text(build)
+    section = text.split("\nSpeed\n", 1)[1].split("\n\n", 1)[0]
+    assert build.speed.summary[0] in section and build.speed.formula[0] in section
+    assert "datasheet ceilings" in section
+
+
+def test_cpu_only_builds_say_no_prediction(catalog):
+    build = recommend(Answers(data=Data(kind="tabular")), catalog, today=TODAY)
+    assert build.cpu_only
+    assert build.speed.summary[0].startswith("not predicted for a CPU-only build") and not build.speed.figures
