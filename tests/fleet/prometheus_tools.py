@@ -99,14 +99,15 @@ class ExporterProcess:
 
 
 class PrometheusServer:
-    """`prometheus` on 127.0.0.1 with a temp data dir, scraping `targets` every second."""
+    """`prometheus` on 127.0.0.1 with a temp data dir, scraping `targets` every second (and evaluating `rule_files`)."""
 
-    def __init__(self, workdir: Path, targets: list[str]) -> None:
+    def __init__(self, workdir: Path, targets: list[str], rule_files: tuple[Path, ...] = ()) -> None:
         self.port = free_port()
         config = workdir / "prometheus.yml"
         config.write_text(
             "global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}\n"
-            "scrape_configs:\n"
+            + (f"rule_files: {json.dumps([str(path) for path in rule_files])}\n" if rule_files else "")
+            + "scrape_configs:\n"
             "  - job_name: pth-top\n"
             f"    static_configs: [{{targets: {json.dumps(targets)}}}]\n"
         )
