@@ -17,9 +17,9 @@ from pth_top.benches.client.cpu_model import cpu_clock_ghz, cpu_flop_per_cycle
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.parts import BUILTIN_CATALOG_DIR, Catalog, Part, load_catalog
 from pth_top.configs.paths import user_config_dir
+from pth_top.configs.speed import PCIE_X16_GB_PER_S
 
-# PCIe x16 bandwidth per direction, GB/s, by generation (Gen1-2 8b/10b, Gen3+ 128b/130b; PCI-SIG base specs).
-PCIE_X16_GBPS = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0}
+PCIE_X16_GBPS = PCIE_X16_GB_PER_S  # one table, declared with the speed prediction's constants
 PCIE_LANE_GBPS = {generation: x16 / 16 for generation, x16 in PCIE_X16_GBPS.items()}
 PCIE_CATALOG_WIDTH = 16
 # Words device names carry or drop depending on driver age ("GeForce RTX 3090" vs "NVIDIA GeForce RTX 3090").
