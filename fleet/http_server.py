@@ -11,6 +11,7 @@ import io
 import socket
 import ssl
 import sys
+import threading
 import time
 from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 # Time a client gets for its TLS handshake plus request head, and then for taking the answer. Prometheus
 # sends its request at once; a client that trickles or idles is cut off, so it holds its thread no longer.
 CONNECTION_TIMEOUT_S = 15.0
+# Connections served at once (a thread each, for up to CONNECTION_TIMEOUT_S); more are closed on arrival,
+# so a flood of connections costs the host no more than this many threads.
+MAX_CONNECTIONS = 256
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -77,8 +81,25 @@ class MetricsServer(ThreadingMixIn, WSGIServer):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.tls = tls
         self.timeout_s = CONNECTION_TIMEOUT_S if timeout_s is None else timeout_s
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(address, _Handler)  # type: ignore[arg-type]  # finish_request builds it, with a deadline
         self.set_app(make_wsgi_app(registry))
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         """In the connection's own thread: the TLS handshake (if any), then the request, all under one deadline."""

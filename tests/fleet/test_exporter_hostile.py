@@ -53,6 +53,13 @@ def closed_by_server(client: socket.socket) -> bool:
         return True
 
 
+def scraped(port: int) -> bool:
+    try:
+        return parse(http_get(f"http://127.0.0.1:{port}/metrics", timeout_s=10).decode()).get("pth_top_nvml_up") == 1.0
+    except OSError:
+        return False
+
+
 @pytest.fixture
 def tls_server(tmp_path, short_timeout):
     files = tls_files(tmp_path)
@@ -154,3 +161,27 @@ def test_every_label_is_printable_and_capped_whatever_the_driver_says():
     names = {dict(pairs)["gpu"]: dict(pairs)["name"] for (name, pairs) in result.values if name == "pth_top_gpu_info"}
     assert names["0"].startswith("NVIDIA \\x1b]52;c;") and names["1"].startswith("\\u202eevil\\u2066")
     assert len(result.text) < 200_000, "no 100,000-character label is served"
+
+
+def test_a_flood_of_connections_holds_no_more_threads_than_the_cap(monkeypatch):
+    monkeypatch.setattr("pth_top.fleet.http_server.MAX_CONNECTIONS", 5, raising=False)
+    monkeypatch.setattr("pth_top.fleet.http_server.CONNECTION_TIMEOUT_S", 60.0)
+    server, port = start_server("127.0.0.1", 0, fake_registry(), None)
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+    try:
+        wait_for(lambda: connection_threads() >= 5, "a thread for each held connection")
+        extra = socket.create_connection(("127.0.0.1", port))
+        try:
+            wait_for(lambda: closed_by_server(extra), "the connection over the cap to be closed on arrival")
+        finally:
+            extra.close()
+        assert not any(closed_by_server(client) for client in held), "the held ones are still within their time"
+        for client in held:
+            client.close()
+        held = []
+        wait_for(lambda: scraped(port), "a scrape once the held connections are gone")
+    finally:
+        for client in held:
+            client.close()
+        server.shutdown()
+        server.server_close()
