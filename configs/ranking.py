@@ -23,6 +23,7 @@ __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", 
            "usable_bytes"]
 
 # The tensor rate that trains at each answered precision (a card without one cannot train at it: V100 has no bf16).
+EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, configs.speed_build.job_rate
 TRAINING_RATE_BY_PRECISION = {
     "bf16": ("bf16_dense_tflops", "dense BF16 tensor TFLOPS"),
     "amp_fp16": ("fp16_dense_tflops", "dense FP16 tensor TFLOPS"),
@@ -31,6 +32,9 @@ TRAINING_RATE_BY_PRECISION = {
 
 
 def gpu_metric(ctx: Context) -> tuple[str, str]:
+    if ctx.edge:
+        return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, samples/s or training rate; configs.speed), "
+                            "fastest first: an edge module is bought for the one job it runs")
     if ctx.tier == "entry":
         return "memory_gib", "GiB of GPU memory per yuan (entry tier: VRAM first, guide §6.1)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
@@ -39,6 +43,13 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
         field, text = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
         return field, f"{text} per yuan of the whole build (training; Dettmers 2023)"
     return "bf16_dense_tflops", "dense BF16 tensor TFLOPS per yuan (Dettmers 2023)"
+
+
+def edge_speed(ctx: Context, gpu: Part) -> float:
+    """An edge module's predicted speed for this job, from its datasheet."""
+    from pth_top.configs.speed_build import job_rate  # speed_build reads this module's rate table
+
+    return job_rate(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
 
 
 def trains_at_precision(ctx: Context, gpu: Part) -> bool:
@@ -80,7 +91,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
                 ctx, gpu):
             continue  # a passive card lives only in a server chassis's airflow, and no catalog chassis takes it
         fit = memory_fit(ctx, gpu)
-        score = gpu[metric] / unit_price(ctx, gpu)
+        score = edge_speed(ctx, gpu) if ctx.edge else gpu[metric] / unit_price(ctx, gpu)
         ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
     ranked.sort(key=lambda item: item[:3])
     return [(gpu, fits) for *_, gpu, fits in ranked]
@@ -112,7 +123,10 @@ class Fit:
 
 
 def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
-    """The ranking metric of all the build's GPUs per yuan of the whole build (the host is part of the price)."""
+    """The ranking metric of all the build's GPUs per yuan of the whole build (the host is part of the price);
+    an edge module's predicted speed."""
+    if ctx.edge:
+        return edge_speed(ctx, gpu)
     metric, _ = gpu_metric(ctx)
     return gpu[metric] * ctx.gpu_count / max(assembly.total_cny, 1.0)
 

@@ -211,6 +211,19 @@ def _epoch_seconds(answers: Answers, shape: mem.ModelShape, rate: float) -> floa
     return 0.0
 
 
+def job_rate(answers: Answers, shape: mem.ModelShape, spec: dict[str, Any], name: str, count: int) -> float:
+    """The job's headline rate on these GPUs from their datasheet (what edge modules are ranked by); 0 if unknown."""
+    device = device_for(spec, name, count, answers, shape.kind, None)
+    if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
+        return 0.0
+    if answers.task.mode == "training":
+        host = sp.PCIE_X16_GB_PER_S.get(int(spec.get("pcie_generation", 3) or 3), 15.75)
+        figures = training(answers, shape, device, host).figures
+        return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+    figures = inference(answers, shape, device).figures
+    return figures.get("decode_tokens_per_s_per_stream") or figures.get("samples_per_s", 0.0)
+
+
 def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:
     """The build's Speed and its slow-job warnings; measured ceilings apply only to the GPU model they measured."""
     gpu = build.component("gpu")

@@ -172,3 +172,20 @@ def test_cpu_only_builds_say_no_prediction(catalog):
     build = recommend(Answers(data=Data(kind="tabular")), catalog, today=TODAY)
     assert build.cpu_only
     assert build.speed.summary[0].startswith("not predicted for a CPU-only build") and not build.speed.figures
+
+
+def test_edge_modules_are_ranked_by_the_jobs_predicted_speed_within_budget(catalog):
+    job = Answers(scenario="edge_deployment", workload=Workload(preset="resnet18", batch_size=1),
+                  task=Task(mode="inference", precision="fp16"), budget=Budget(amount=5000))
+    build = recommend(job, catalog, today=TODAY)
+    ranked = build.alternatives["gpu"]
+    rates = [speed_build.job_rate(job, build_shape(job), dict(catalog.get(part).spec), part, 1) for part in ranked]
+    assert rates == sorted(rates, reverse=True) and ranked[-1] == "raspberry-pi-4b-8gb"
+    assert build.component("gpu").part_id == "jetson-orin-nano-super-8gb"  # the fastest the budget buys, not the Pi
+    assert any("ranked by the job's predicted speed" in line for line in build.component("gpu").reasoning)
+
+
+def build_shape(answers: Answers):
+    from pth_top.configs.presets import model_shape
+
+    return model_shape(answers.workload)[0]
