@@ -113,7 +113,7 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, f"decode reads the weights and each stream's KV cache (average context "
                           f"{average_context:,.0f} tokens) once per generated token")
-    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2)")
+    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone)")
     out.figures["first_token_s"] = first_s
     per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
     streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
