@@ -6,16 +6,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from pth_top.configs.answers import FIELDS, Answers
+from pth_top.configs import scale_out, stacks
+from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets
 from pth_top.configs.ranking import Fit, first_acceptable, ranked_gpus, usable_bytes
 from pth_top.units import GIB
 
-# Precisions an inference workload can step down to, smallest last.
-INFERENCE_STEPS = ("fp16", "int8", "int4")
-MAX_RENTED_GPUS = 64  # the rent line doubles the GPU count (ZeRO-3) up to this many
+# Precisions an inference workload can step down to from each, smallest last.
+INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
+                   "int8": ("int4",)}
 
 
 def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None) -> list[str]:
@@ -36,8 +37,7 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             price, fitting = fit.cheapest_fitting
             line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({fitting.name})"
         elif fit is not None:
-            line += ("; no GPU in this catalog holds that much: spread it over more GPUs with ZeRO-3/FSDP, or shrink "
-                     "it (below)")
+            line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)} (below)"
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
@@ -53,6 +53,15 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
     return lines
 
 
+def _spread_advice(ctx: Context) -> str:
+    """How a job too large for any one card goes on: by the kind of workload, never ZeRO for inference."""
+    if ctx.edge:
+        return "an edge module is one device: quantize it, or a smaller model or a shorter context"
+    if ctx.answers.task.mode == "inference":
+        return "split it over the machine's GPUs (tensor parallel), quantize it, or a smaller model"
+    return "shard it over more GPUs of one machine with ZeRO-3/FSDP, or shrink it"
+
+
 @dataclass(frozen=True, slots=True)
 class Alternative:
     """One feasible way forward: its line, and the answers and pins that give it (None: not a build, e.g. renting)."""
@@ -65,14 +74,22 @@ class Alternative:
 def feasible_alternatives(
     ctx: Context, context_for: Callable[[Answers], Context], *, rent_first: bool = False
 ) -> list[Alternative]:
-    """Each change to the answers that yields an acceptable build within budget, best first, then renting
-    (renting first where the closest build is a CPU-only PC for GPU-scale training)."""
+    """Each change to the answers that yields an acceptable build within budget, cheapest lever first, then renting
+    (renting first where the closest build is a CPU-only PC for GPU-scale training); a job no machine of 8 GPUs
+    holds is sized across nodes first (configs/scale_out.py)."""
     found = []
     for label, answers in _changes(ctx):
         line = _feasible_line(ctx, label, context_for(answers))
-        if not line and answers.task.mode == "training" and answers.task.recompute != "full":
-            answers = _small_activations(answers)
-            line = _feasible_line(ctx, label + ", full recompute, micro-batch 1", context_for(answers))
+        cheap = _cheap_levers(ctx, answers)
+        if not line and cheap != answers:
+            answers, label = cheap, label + ", " + _cheap_levers_label(ctx, answers, cheap)
+            line = _feasible_line(ctx, label, context_for(answers))
+        if not line and answers.task.mode == "inference" and not ctx.edge and label.endswith("weights"):
+            for more_label, more in _more_gpus(answers, "none", "tensor parallel across {n} GPUs"):
+                line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
+                if line:
+                    answers = more
+                    break
         if line:
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:
@@ -86,6 +103,8 @@ def feasible_alternatives(
     rent = _rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
+    beyond = scale_out.beyond_one_machine(ctx, context_for)
+    found[:0] = [Alternative(line) for line in beyond]
     return found
 
 
@@ -106,38 +125,94 @@ def _small_activations(answers: Answers) -> Answers:
     return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", steps)
 
 
+def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
+    """The same training with Liger's fused linear cross-entropy where the eager loss holds s x b x V logits."""
+    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" \
+            or not ctx.shape.logits_vocabulary_size:
+        return answers
+    return answers.with_value("task", "training_stack", "liger")
+
+
+def _cheap_levers(ctx: Context, answers: Answers) -> Answers:
+    """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
+    and micro-batch 1 (training only)."""
+    if answers.task.mode != "training":
+        return answers
+    return _small_activations(_chunked_loss(ctx, answers))
+
+
+def _cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
+    chunked = after.task.training_stack != before.task.training_stack
+    return ("chunked loss, " if chunked else "") + "full recompute, micro-batch 1"
+
+
+CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
+                      "instead of the eager fp32 logits")
+
+
 def _changes(ctx: Context) -> list[tuple[str, Answers]]:
-    """Answer changes that shrink GPU memory, in the order an engineer would try them."""
+    """Answer changes that shrink GPU memory, cheapest lever first: what costs no quality (loss, recompute), then
+    the optimizer, then adapters and quantization, then more GPUs of one machine, then a smaller model. Sharding
+    and more GPUs are training's; a server or an edge module quantizes, splits the model (tensor parallel) or
+    shrinks."""
     answers = ctx.answers
     task, scale = answers.task, answers.scale
+    transformer = ctx.shape.kind == "transformer"
     changes: list[tuple[str, Answers]] = []
     if ctx.pins:
         changes.append(("the same answers without the pinned parts", answers))
     if task.mode == "training":
-        if task.method == "full" and ctx.shape.kind == "transformer":
-            changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
+        chunked = _chunked_loss(ctx, answers)
+        if chunked != answers:
+            changes.append((CHUNKED_LOSS_LABEL, chunked))
         smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller != answers:
             changes.append(("full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation",
                             smaller))
-        if task.method in ("full", "lora") and ctx.shape.kind == "transformer":
+        if task.method == "full" and task.optimizer in ("adam", "adamw"):
+            changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",
+                            answers.with_value("task", "optimizer", "adam8bit")))
+        if task.method == "full" and transformer:
+            changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
+        if task.method in ("full", "lora", "lora_int8") and transformer:
+            changes.append(("QLoRA instead of " + ("LoRA" if task.method != "full" else "full training")
+                            + " (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",
+                            answers.with_value("task", "method", "qlora")))
+        if task.method in ("full", "lora") and transformer:
             changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
                             answers.with_value("task", "method", "lora_int8")))
-        if task.method in ("full", "lora", "lora_int8") and ctx.shape.kind == "transformer":
-            changes.append(("QLoRA (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",
-                            answers.with_value("task", "method", "qlora")))
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
             changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
                             answers.with_value("scale", "sharding", "zero_offload")))
+        if not ctx.edge:
+            changes.extend(_more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:
-        steps = INFERENCE_STEPS[INFERENCE_STEPS.index(task.precision) + 1:] if task.precision in INFERENCE_STEPS else ()
-        for precision in steps:
+        for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_value("task", "precision", precision)))
+        if not ctx.edge:
+            changes.extend(_more_gpus(answers, "none", "tensor parallel across {n} GPUs of one machine"))
+    if answers.workload.preset == "custom" and answers.workload.sequence_length > 1:
+        shorter = answers.workload.sequence_length // 2
+        changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
+                        answers.with_value("workload", "sequence_length", shorter)))
     smaller_model = _smaller_preset(ctx)
     if smaller_model is not None:
         name = model_presets()[smaller_model].name
         changes.append((f"a smaller model of the same family, {name}",
                         answers.with_value("workload", "preset", smaller_model)))
+    return changes
+
+
+def _more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, Answers]]:
+    """The machine's GPU count doubled up to MAX_GPUS, sharded (training) or split (inference) across them."""
+    changes = []
+    count = answers.scale.gpu_count * 2
+    while count <= MAX_GPUS:
+        more = answers.with_value("scale", "gpu_count", count)
+        if sharding != "none" and answers.scale.sharding in ("none", "zero1", "zero2"):
+            more = more.with_value("scale", "sharding", sharding)
+        changes.append((label.format(n=count), more))
+        count *= 2
     return changes
 
 
@@ -160,18 +235,21 @@ def _smaller_preset(ctx: Context) -> str | None:
 
 def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
     """The cheapest listed cloud GPU that holds the workload, by the hour, as a comparison with buying; when none
-    holds it at this GPU count, the fewest GPUs (doubling, ZeRO-3 across them) at which one does."""
+    holds it at this GPU count, the fewest GPUs of one machine (doubling up to 8: ZeRO-3 across them for training,
+    tensor parallel for inference) at which one does."""
     if ctx.edge:
         return ""
-    rented, sharded = ctx, ""
+    rented, split = ctx, ""
+    training = ctx.answers.task.mode == "training"
     while True:
-        line = _rent_option(ctx, rented, sharded)
-        if line or rented.gpu_count * 2 > MAX_RENTED_GPUS:
+        line = _rent_option(ctx, rented, split)
+        if line or rented.gpu_count * 2 > MAX_GPUS:
             return line
         count = rented.gpu_count * 2
-        rented = context_for(ctx.answers.with_value("scale", "gpu_count", count)
-                             .with_value("scale", "sharding", "zero3"))
-        sharded = f", ZeRO-3 across {count} GPUs: {rented.memory.total_bytes / GIB:.1f} GiB per GPU"
+        more = ctx.answers.with_value("scale", "gpu_count", count)
+        rented = context_for(more.with_value("scale", "sharding", "zero3") if training else more)
+        how = "ZeRO-3" if training else "tensor parallel"
+        split = f", {how} across {count} GPUs: {rented.memory.total_bytes / GIB:.1f} GiB per GPU"
 
 
 def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
@@ -188,3 +266,38 @@ def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
     count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
     return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~¥{cny:,.0f}/h for the machine; {rent.source}, "
             f"as of {rent.as_of}): ¥{ctx.budget_cny:,.0f} buys ~{ctx.budget_cny / cny:,.0f} hours")
+
+
+def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:
+    """Other common stacks (training loss, serving engine) under which the workload fits this GPU when it does not
+    here, or does not when it does: one line each way, so that the stack reads as the lever it is."""
+    if gpu is None or ctx.shape.kind != "transformer":
+        return []
+    task = ctx.answers.task
+    current: str
+    if task.mode == "training":
+        if not ctx.shape.logits_vocabulary_size:
+            return []
+        key, current, labels = "training_stack", task.training_stack, stacks.TRAINING_STACK_LABELS
+    else:
+        key, labels = "serving_engine", stacks.SERVING_ENGINE_LABELS
+        current = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
+    usable = usable_bytes(ctx, gpu)
+    fits_here = ctx.memory.total_bytes <= usable
+    changed: dict[bool, list[str]] = {True: [], False: []}
+    for choice in labels:
+        if choice == current:
+            continue
+        other = context_for(ctx.answers.with_value("task", key, choice))
+        fits = other.memory.total_bytes <= usable_bytes(other, gpu)
+        if fits != fits_here:
+            changed[fits].append(f"{labels[choice].split(' (')[0]} {other.memory.total_bytes / GIB:.1f} GiB")
+    lines = []
+    if changed[True]:
+        kind = "a chunked or fused loss" if task.mode == "training" else "another engine"
+        lines.append(f"with {kind} ({', '.join(changed[True])}) this fits the {gpu.name} "
+                     f"({usable / GIB:.1f} GiB usable); the estimate above assumes {labels[current]}")
+    if changed[False]:
+        lines.append(f"with {', '.join(changed[False])} this would not fit the {gpu.name} "
+                     f"({usable / GIB:.1f} GiB usable): the estimate assumes {labels[current]}")
+    return lines

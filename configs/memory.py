@@ -333,16 +333,19 @@ def training_activations(
             size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
             return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
         per_token = methods.lora_activation_per_token(lora_targets) if method in methods.ADAPTER_METHODS else 34.0
+        if shape.gated_mlp:
+            frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
+            per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token)
         if recompute == "full":
             factor = "2"
         else:
-            factor = f"{per_token:g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
+            factor = f"{per_token:.3g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
         if offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack):
             # The checkpoints are in host RAM: the GPU holds the one layer being recomputed, in full.
             size = transformer_activation_bytes(replace(shape, layers=1), micro_batch, "none", flash_attention, 1,
                                                 value_bytes, per_token)
-            factor = f"{per_token:g}, one layer (the others' checkpoints in host RAM)"
+            factor = f"{per_token:.3g}, one layer (the others' checkpoints in host RAM)"
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
         widest = max(shape.sequence_length * shape.mlp_width,
                      0 if flash_attention else shape.attention_heads * shape.sequence_length ** 2)

@@ -170,3 +170,17 @@ def lora_activation_per_token(targets: str) -> float:
     (2sbh) and the fc2 input (8sbh) are not saved, leaving 24; all_linear adapters need them again.
     """
     return 24.0 if targets == "attention" else 34.0
+
+
+# Korthikanti's MLP share of the 34 (a 4h GELU MLP): fc1 input 2, fc1 output 8, GELU output 8, dropout mask 1.
+KORTHIKANTI_MLP_PER_TOKEN = 19.0
+
+
+def gated_mlp_per_token(per_token: float, hidden_size: int, mlp_width: int, frozen_mlp: bool) -> float:
+    """A SwiGLU MLP of width m in place of Korthikanti's 4h one, in bytes per token per h at 16 bit: the gate and
+    up outputs, SiLU's output and the product each 2m, plus the 2h input when the MLP trains; a frozen MLP keeps
+    what SiLU's and the product's backward read (gate output, SiLU output, up output: 6m)."""
+    ratio = mlp_width / max(1, hidden_size)
+    if frozen_mlp:
+        return per_token - (KORTHIKANTI_MLP_PER_TOKEN - 10.0) + 6.0 * ratio
+    return per_token - KORTHIKANTI_MLP_PER_TOKEN + 2.0 + 8.0 * ratio

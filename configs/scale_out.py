@@ -1,0 +1,107 @@
+"""Beyond one machine: when no machine of at most 8 GPUs holds the job, how many 8-GPU nodes do, what links them,
+what they rent for, and the single-node ways that exist instead.
+
+Sources: an 8 x 80 GB node is NVIDIA's DGX/HGX H100 (8 SXM5 GPUs, eight ConnectX-7 400 Gb/s ports, one per GPU, for
+the compute fabric: NVIDIA DGX H100 datasheet); ZeRO-Infinity (Rajbhandari et al. 2021, arXiv:2104.07857) keeps
+model states on NVMe and streams them in; FSDP-QLoRA (Answer.AI, 2024) shards a 4-bit base across GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pth_top.configs.answers import MAX_GPUS, Answers
+from pth_top.configs.assembly import Context, usable_bytes
+from pth_top.configs.parts import Part
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS
+from pth_top.units import GIB
+
+MAX_NODES = 64
+NODE_MEMORY_MIN_GIB = 80
+INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100; "
+                "NVLink inside each node")
+# One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
+NVME_READ_BYTES_PER_S = 7e9
+
+
+def node_gpu(ctx: Context) -> tuple[Part, float] | None:
+    """The cheapest rented GPU of an 8-GPU node (SXM/OAM, >= 80 GB) and its price per GPU-hour in USD."""
+    options = []
+    for gpu_id, usd in ctx.rules.rent.usd_per_gpu_hour.items():
+        gpu = ctx.catalog.get(gpu_id)
+        if gpu is not None and gpu["form"] in SYSTEM_GPU_FORMS and gpu["memory_gib"] >= NODE_MEMORY_MIN_GIB:
+            options.append((usd, gpu.id, gpu))
+    if not options:
+        return None
+    usd, _, gpu = min(options, key=lambda option: option[:2])
+    return gpu, usd
+
+
+def spread(ctx: Context, context_for: Callable[[Answers], Context], gpus: int, answers: Answers | None = None
+           ) -> Context:
+    """The job over `gpus` GPUs: ZeRO-3 for training, tensor and pipeline parallel for inference."""
+    answers = (answers or ctx.answers).with_value("scale", "gpu_count", gpus)
+    if answers.task.mode == "training":
+        answers = answers.with_value("scale", "sharding", "zero3")
+    return context_for(answers)
+
+
+def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
+    """Lines for a job that no machine of at most 8 GPUs holds (none otherwise): the node count and interconnect,
+    the rent per hour and per day, then the single-node ways."""
+    found = node_gpu(ctx)
+    if ctx.edge or found is None:
+        return []
+    gpu, usd = found
+    one_machine = spread(ctx, context_for, MAX_GPUS)
+    cards = [part for part in ctx.catalog.of_kind("gpu") if part["form"] != "edge"]
+    largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
+    if one_machine.memory.total_bytes <= largest:
+        return []
+    training = ctx.answers.task.mode == "training"
+    how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
+    nodes = 2
+    while True:
+        spread_out = spread(ctx, context_for, MAX_GPUS * nodes)
+        if spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu) or nodes >= MAX_NODES:
+            break
+        nodes += 1
+    rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
+    hour = usd * rate * MAX_GPUS * nodes
+    head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
+            f"GPU, more than the largest card here holds ({largest / GIB:.0f} GiB usable)")
+    if spread_out.memory.total_bytes > usable_bytes(spread_out, gpu):
+        lines = [f"{head}; even {MAX_NODES} nodes of {MAX_GPUS} x {gpu.name} do not hold it: shrink the job"]
+    else:
+        lines = [f"{head}: {how} across {nodes} nodes of {MAX_GPUS} x {gpu.name} ({MAX_GPUS * nodes} GPUs, "
+                 f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU), linked by {INTERCONNECT}; rented at "
+                 f"${usd:g}/GPU-hour that is ~¥{hour:,.0f}/h, ~¥{hour * 24:,.0f}/day ({rent.source}, as of "
+                 f"{rent.as_of})"]
+    lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
+    return lines
+
+
+def single_node_ways(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, node_cny_per_hour: float
+                     ) -> list[str]:
+    """What one node of 8 x `gpu` can do instead: QLoRA of the model or ZeRO-Infinity (training), int4 weights
+    (inference)."""
+    answers, lines = ctx.answers, []
+    node = f"one node of {MAX_GPUS} x {gpu.name} (~¥{node_cny_per_hour:,.0f}/h)"
+    if answers.task.mode == "inference":
+        if answers.task.precision != "int4":
+            quantized = spread(ctx, context_for, MAX_GPUS, answers.with_value("task", "precision", "int4"))
+            if quantized.memory.total_bytes <= usable_bytes(quantized, gpu):
+                lines.append(f"on {node} instead: int4 weights, {quantized.memory.total_bytes / GIB:.1f} GiB per GPU")
+        return lines
+    if ctx.shape.kind == "transformer" and answers.task.method != "qlora":
+        qlora = spread(ctx, context_for, MAX_GPUS, answers.with_value("task", "method", "qlora"))
+        if qlora.memory.total_bytes <= usable_bytes(qlora, gpu):
+            lines.append(f"on {node} instead: QLoRA of the model (FSDP over a 4-bit base, as Answer.AI's "
+                         f"FSDP-QLoRA), {qlora.memory.total_bytes / GIB:.1f} GiB per GPU")
+    weights = ctx.shape.parameters * 2.0
+    seconds = 2 * weights / NVME_READ_BYTES_PER_S
+    lines.append(f"or on {node}: ZeRO-Infinity (arXiv:2104.07857) keeps weights, gradients and optimizer states on "
+                 f"NVMe; every step streams the {weights / 1e9:,.0f} GB of 16-bit weights in for forward and again for "
+                 f"backward, >= {seconds:,.0f} s of reads per step at one PCIe 4.0 drive's ~7 GB/s (a striped array "
+                 "of n drives divides it), so expect it many times slower than the multi-node run")
+    return lines

@@ -1,0 +1,141 @@
+"""Issue 23 §1: every estimate names the stack it assumes, and the stack is a lever (loss, serving engine, overheads).
+
+Published figures: tests/configs/published_stacks.py (Unsloth's context table, a vLLM start-up log).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from pth_top.configs import stacks
+from pth_top.configs.answer_types import Workload
+from pth_top.configs.memory import CUDA_CONTEXT_BYTES, estimate_memory, estimate_training, loss_logits_bytes
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from pth_top.configs.rules import gpu_usable_bytes, load_rules
+from pth_top.units import GIB, MIB
+from tests.configs.builders import answers
+from tests.configs.published_figures import relative_error
+from tests.configs.published_stacks import CASES
+
+TODAY = dt.date(2026, 11, 1)
+GB = 1e9
+LLAMA3_8B = model_shape(Workload(preset="llama3-8b"))[0]
+# Llama 3.1 8B / Llama 3 70B as custom transformers (their config.json: 8B 32 x 4096, 8 KV heads, SwiGLU 14336;
+# 70B 80 x 8192, 64 heads, 8 KV heads, SwiGLU 28672; V 128,256), so the context is not the preset's 8K.
+LLAMA31_8B = dict(workload__preset="custom", workload__parameters=8_030_261_248, workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__vocabulary_size=128256, workload__intermediate_size=14336, workload__gated_mlp=True)
+LLAMA3_70B = dict(workload__preset="custom", workload__parameters=70_553_706_496, workload__layers=80,
+                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__vocabulary_size=128256, workload__intermediate_size=28672, workload__gated_mlp=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_stack_dependent_published_figures_within_15_percent(case):
+    error = relative_error(case)
+    assert abs(error) <= 0.15, f"{case.id}: {case.estimate():.4g} vs {case.published:.4g} ({error:+.1%}, {case.source})"
+
+
+def test_each_estimate_names_the_stack_it_assumes(catalog):
+    trained = recommend(answers(workload__preset="llama3-8b", workload__batch_size=1, task__method="qlora",
+                                task__recompute="full"), catalog, today=TODAY)
+    assert any(line.startswith("stack: Hugging Face Trainer") for line in trained.reasoning)
+    liger = answers(workload__preset="llama3-8b", task__training_stack="liger")
+    assert estimate_memory(liger, LLAMA3_8B).formula[0].startswith("stack: Liger-Kernel")
+    served = answers("inference_server", workload__preset="llama3-8b", task__mode="inference")
+    edge = answers("edge_deployment", workload__preset="llama3-8b", task__mode="inference", task__precision="int4")
+    assert estimate_memory(served, LLAMA3_8B).formula[0].startswith("engine: vLLM")
+    assert estimate_memory(edge, LLAMA3_8B).formula[0].startswith("engine: llama.cpp")
+
+
+def test_chunked_loss_lets_llama3_8b_qlora_at_8192_tokens_fit_a_16_gb_card(catalog):
+    # Eager cross-entropy holds 3 fp32 copies of 8192 x 128,256 logits (12.6 GB); torchtune's chunked loss keeps one
+    # copy, Liger's fused linear cross-entropy none (it takes BT x H / V rows at a time).
+    usable_16 = gpu_usable_bytes(16, "dedicated", load_rules())
+    need = {stack: estimate_training(LLAMA3_8B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
+                                     recompute="full", stack=stack).total_bytes for stack in stacks.TRAINING_STACKS}
+    assert need["hf_trainer"] > usable_16 >= need["torchtune"] > need["liger"]
+    assert loss_logits_bytes(LLAMA3_8B, 1, "liger") < loss_logits_bytes(LLAMA3_8B, 1) / 50
+    build = recommend(answers(workload__preset="llama3-8b", workload__batch_size=1, task__method="qlora",
+                              task__recompute="full", budget__amount=9000.0), catalog, today=TODAY)
+    card = build.component("gpu")
+    assert card.spec["memory_gib"] == 16 and not build.memory_fits
+    said = [line for line in build.reasoning if line.startswith("with a chunked or fused loss")]
+    assert said and "torchtune" in said[0] and "Liger" in said[0] and card.name in said[0], build.reasoning
+
+
+def test_unsloth_moves_the_checkpoints_to_host_ram():
+    hf = estimate_training(LLAMA3_8B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
+                           recompute="full")
+    unsloth = estimate_training(LLAMA3_8B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
+                                recompute="full", stack="unsloth")
+    # 2 B x s x h x L of layer inputs (Korthikanti's full-recompute term) go to host RAM.
+    assert unsloth.host_offload_bytes == 2 * 8192 * 4096 * 32 and hf.host_offload_bytes == 0
+    assert unsloth.activations_bytes < hf.activations_bytes / 5
+
+
+def test_vllm_serves_llama31_8b_at_35k_tokens_on_one_24_gb_card(catalog):
+    # vllm-project/vllm#10517: Llama-3.1-8B-Instruct on one RTX 3090 with max_model_len 35,000 starts ("35k - OK");
+    # the prefill runs in chunks, so it is not 35,000 tokens of one layer's activations at once.
+    chosen = answers("inference_server", **LLAMA31_8B, workload__sequence_length=35_000, workload__batch_size=1,
+                     task__mode="inference", task__generated_tokens=0, budget__condition="used",
+                     budget__amount=40000.0)
+    build = recommend(chosen, catalog, pins={"gpu": ("rtx-3090-24gb", 1)}, today=TODAY)
+    assert build.memory_fits, (build.memory.total_bytes / GIB, build.gpu_usable_per_gpu_bytes / GIB)
+    assert not any("GiB per GPU" in line for line in build.blockers), build.blockers
+    generate = recommend(chosen.with_value("task", "serving_engine", "hf_generate"), catalog,
+                         pins={"gpu": ("rtx-3090-24gb", 1)}, today=TODAY)
+    assert not generate.memory_fits  # generate() prefills the whole prompt at once
+
+
+def test_llama_cpp_4_bit_70b_on_two_24_gb_cards_is_feasible(catalog):
+    # A standard home set-up: Llama 3 70B Q4_K_M (42.52 GB, huggingface.co/bartowski/Meta-Llama-3-70B-Instruct-GGUF)
+    # split by llama.cpp over two 24 GB cards at the model's 8192-token context.
+    chosen = answers(**LLAMA3_70B, workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+                     task__precision="int4", scale__gpu_count=2, budget__amount=45000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.feasible, build.blockers
+    assert build.component("gpu").quantity == 2 and build.component("gpu").spec["memory_gib"] == 24
+    assert abs(build.memory.weights_bytes * 2 / (42.52 * GB) - 1) <= 0.15
+    assert build.memory.formula[0].startswith("engine: llama.cpp")
+
+
+def test_per_gpu_overheads_are_counted_once(catalog):
+    # vLLM plans to fill gpu_memory_utilization (0.9) of the card, CUDA context included: the rules' 0.95 is not
+    # applied on top. The context term is the context only (vLLM logs non_torch_memory 0.15-0.35 GiB).
+    assert CUDA_CONTEXT_BYTES <= 512 * MIB
+    served = recommend(answers("inference_server", workload__preset="llama3-8b", workload__batch_size=1,
+                               task__mode="inference", budget__amount=60000.0), catalog, today=TODAY)
+    memory_gib = served.component("gpu").spec["memory_gib"]
+    assert served.gpu_usable_per_gpu_bytes == int(memory_gib * GIB * 0.9)
+    assert any("90% of each GPU" in line for line in served.reasoning)
+
+
+def test_the_hf_loss_peaks_at_three_fp32_copies_of_the_logits():
+    # transformers' ForCausalLMLoss: logits.float(), a shifted copy, cross_entropy; measured on bf16 logits.
+    torch = pytest.importorskip("torch")
+    functional = torch.nn.functional
+    tokens, vocabulary = 2048, 4000
+    hidden = torch.randn(1, tokens, 64, dtype=torch.bfloat16, requires_grad=True)
+    head = torch.randn(vocabulary, 64, dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.randint(0, vocabulary, (1, tokens))
+
+    def step():
+        logits = (hidden @ head.t()).float()
+        shifted = logits[..., :-1, :].contiguous()
+        loss = functional.cross_entropy(shifted.view(-1, vocabulary), labels[..., 1:].reshape(-1))
+        del logits, shifted
+        loss.backward()
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as profile:
+        step()
+    current = peak = 0
+    for _, size in sorted((event.start_ns(), event.nbytes()) for event in profile.profiler.kineto_results.events()
+                          if event.name() == "[memory]"):
+        current += size
+        peak = max(peak, current)
+    copies = peak / (tokens * vocabulary * 4)
+    assert abs(copies - stacks.HF_LOSS_FP32_COPIES) <= 0.5, copies

@@ -1,0 +1,104 @@
+"""Issue 23 §2: the way out fits the job: remedies by workload kind, cheapest lever first, and beyond one machine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from pathlib import Path
+
+from pth_top.configs.feasibility import _changes
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.rules import gpu_usable_bytes, load_rules
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 11, 1)
+SHARDING_WORDS = ("ZeRO", "FSDP")
+# Llama 3.1 405B (huggingface.co/meta-llama/Llama-3.1-405B config.json: 126 layers, hidden 16384, 128 heads, 8 KV
+# heads, SwiGLU 53248, V 128,256; 405B parameters).
+LLAMA31_405B = dict(workload__preset="custom", workload__parameters=405_000_000_000, workload__layers=126,
+                    workload__hidden_size=16384, workload__attention_heads=128, workload__kv_heads=8,
+                    workload__sequence_length=4096, workload__vocabulary_size=128256,
+                    workload__intermediate_size=53248, workload__gated_mlp=True)
+
+
+def advice(build) -> list[str]:
+    return [*build.blockers, *build.feasible_alternatives]
+
+
+def test_an_inference_server_is_never_told_to_shard_with_zero(catalog):
+    # Llama 2 70B in bf16 is 129 GiB of weights: a server splits it (tensor parallel) or quantizes it.
+    build = recommend(answers("inference_server", workload__preset="llama-70b", workload__batch_size=1,
+                              task__mode="inference", task__precision="bf16", budget__amount=120000.0),
+                      catalog, today=TODAY)
+    said = advice(build)
+    assert not any(word in line for line in said for word in SHARDING_WORDS), said
+    assert "tensor parallel" in build.blockers[0]
+    assert any(line.startswith("int4 weights") for line in build.feasible_alternatives), said
+
+
+def test_an_edge_module_is_never_told_to_add_gpus(catalog):
+    # Llama 2 70B in int8 (69 GiB) is more than a 64 GB Jetson AGX Orin holds; in int4 (37 GiB) it is not.
+    build = recommend(answers("edge_deployment", workload__preset="llama-70b", workload__batch_size=1,
+                              task__mode="inference", task__precision="int8", budget__amount=20000.0),
+                      catalog, today=TODAY)
+    said = advice(build)
+    assert not any(word in line for line in said for word in (*SHARDING_WORDS, "tensor parallel", "GPUs")), said
+    assert "quantize" in build.blockers[0]
+    assert build.feasible_alternatives[0].startswith("int4 weights") and "Jetson" in build.feasible_alternatives[0]
+
+
+def test_a_student_who_cannot_do_bf16_lora_gets_qlora_on_a_12_gb_card_first(catalog):
+    # Llama 2 7B: the bf16 base alone is 13.48 GB (huggingface.co/meta-llama/Llama-2-7b-hf), more than a 12 GB card;
+    # its QLoRA base is 4.127 bits per parameter (arXiv:2305.14314 §3).
+    build = recommend(answers(workload__preset="llama-7b", workload__batch_size=8, task__method="lora",
+                              task__recompute="full", task__accumulation_steps=8, budget__amount=7000.0),
+                      catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("QLoRA instead of LoRA") and "12GB" in re.sub(r"\s", "", first), first
+    assert re.search(r"build ¥[\d,]+ within ¥7,000", first), first
+
+
+def test_llama3_lora_for_a_student_needs_qlora_and_the_chunked_loss(catalog):
+    # Llama 3 8B's 128,256-token vocabulary: QLoRA alone still holds 12.6 GB of eager fp32 logits at 8192 tokens.
+    build = recommend(answers(workload__preset="llama3-8b", workload__batch_size=1, task__method="lora",
+                              task__recompute="full", budget__amount=9000.0), catalog, today=TODAY)
+    first = build.feasible_alternatives[0]
+    assert first.startswith("QLoRA instead of LoRA") and "chunked loss" in first, build.feasible_alternatives
+    assert "12GB" in first.replace(" ", "") and "within ¥9,000" in first
+
+
+def test_cheaper_levers_come_first():
+    ctx = _context(answers(workload__preset="llama3-8b", workload__batch_size=8), load_catalog(
+        Path("/nonexistent-user-catalog")), load_rules(), {})
+    labels = [label for label, _ in _changes(ctx)]
+
+    def at(prefix: str) -> int:
+        return next(index for index, label in enumerate(labels) if label.startswith(prefix))
+
+    order = [at("a chunked loss"), at("full recompute"), at("an 8-bit optimizer"), at("LoRA (rank"),
+             at("QLoRA"), at("ZeRO-Offload"), at("ZeRO-3 (FSDP) across 2 GPUs of one machine")]
+    assert order == sorted(order), labels
+
+
+def test_a_job_no_8_gpu_machine_holds_is_sized_in_nodes(catalog):
+    # Full bf16 fine-tuning of Llama 3.1 405B: ZeRO (arXiv:1910.02054) puts 16 B per parameter in model states,
+    # 6.48 TB, before activations; an 80 GB node GPU holds 76 GiB of it.
+    rules = load_rules()
+    build = recommend(answers("team_training", **LLAMA31_405B, workload__batch_size=8, task__recompute="full",
+                              scale__gpu_count=8, scale__sharding="zero3", budget__amount=5e6), catalog, today=TODAY)
+    said = build.feasible_alternatives
+    beyond = [line for line in said if line.startswith("beyond one machine")]
+    assert beyond, said
+    found = re.search(r"across (\d+) nodes of 8 x NVIDIA H100 80GB SXM5 \((\d+) GPUs", beyond[0])
+    assert found, beyond[0]
+    nodes = int(found.group(1))
+    states_only = math.ceil(16 * 405e9 / gpu_usable_bytes(80, "dedicated", rules) / 8)
+    assert states_only <= nodes <= 2 * states_only and int(found.group(2)) == 8 * nodes
+    hourly = rules.rent.usd_per_gpu_hour["h100-80gb-sxm"] * rules.currency.cny_per_usd * 8 * nodes
+    assert f"~¥{hourly:,.0f}/h" in beyond[0] and f"~¥{hourly * 24:,.0f}/day" in beyond[0]
+    assert "InfiniBand" in beyond[0]
+    # Raising the budget is not the only answer: the single-node ways are named.
+    assert any("QLoRA of the model" in line for line in said) and any("ZeRO-Infinity" in line for line in said)
