@@ -7,7 +7,8 @@ Sources (cited again in tests/configs/published_stacks.py):
 - torchtune: CEWithChunkedOutputLoss (num_output_chunks 8) upcasts one chunk at a time; eager cross-entropy
   still saves each chunk's fp32 log-softmax for backward: 1 copy kept + 2 chunks in flight.
 - Liger-Kernel: LigerFusedLinearCrossEntropy never builds the s x b x V logits: it takes
-  chunk_size = next_pow2(ceil(BT / ceil(V / H))) rows at a time and writes the hidden gradient (BT x H) in forward.
+  chunk_size = next_pow2(ceil(BT / ceil(V / H))) rows at a time in the input's dtype, overwrites them with their
+  gradient, and writes the hidden gradient (BT x H) in forward (src/liger_kernel/ops/fused_linear_cross_entropy.py).
 - Unsloth: Apple's Cut Cross Entropy (no logits tensor) and "unsloth" gradient checkpointing, which moves each
   layer's saved input to CPU RAM (unsloth.ai/blog/llama3-3).
 - Serving: vLLM gpu_memory_utilization 0.9 and max_num_batched_tokens 2048 (vllm serve on cards under 70 GiB,
@@ -77,9 +78,9 @@ def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, val
             f"chunks' upcast and gradient in flight (torchtune CEWithChunkedOutputLoss)")
     rows = min(tokens, 2 ** math.ceil(math.log2(max(1, math.ceil(tokens / max(1, math.ceil(vocabulary / hidden)))))))
     hidden_gradient = tokens * hidden * value_bytes
-    if stack == "liger":
-        return int(rows * vocabulary * 4 + hidden_gradient), (
-            f"loss: one chunk of {rows:,} rows x V x 4 B + the hidden gradient s*b*h x {value_bytes:g} B "
+    if stack == "liger":  # the chunk's logits stay in the input's dtype and take their gradient in place
+        return int(rows * vocabulary * value_bytes + hidden_gradient), (
+            f"loss: one chunk of {rows:,} rows x V x {value_bytes:g} B + the hidden gradient s*b*h x {value_bytes:g} B "
             "(Liger fused linear cross-entropy; no s*b*V logits)")
     return int(hidden_gradient), (
         f"loss: the hidden gradient s*b*h x {value_bytes:g} B (Cut Cross Entropy; no s*b*V logits, Unsloth)")

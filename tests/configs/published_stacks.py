@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory import ModelShape, estimate_inference, estimate_training
 from pth_top.configs.presets import model_shape
@@ -50,6 +51,18 @@ def vllm_kv_room(memory_gib: float) -> float:
     return usable - (served.total_bytes - served.kv_cache_bytes)
 
 
+# Liger-Kernel's own benchmark of the eager loss it replaces (benchmark/benchmark_fused_linear_cross_entropy.py:
+# torch Linear + CrossEntropyLoss in bf16, H 4096, V 128,256; H100 results in benchmark/fused_linear_cross_entropy_
+# memory/nvidia_h100_80gb_hbm3/*.csv): 15,237.13 MiB at BT 16,384 and 27,504.45 MiB at BT 32,768, so each token
+# costs (27,504.45 - 15,237.13) / 16,384 MiB; the eager loss holds HF_LOSS_FP32_COPIES copies of the logits at its
+# peak, here in bf16 (no upcast in that benchmark).
+EAGER_LOSS_BYTES_PER_TOKEN = (27_504.450977 - 15_237.125977) * 2**20 / 16_384
+
+
+def eager_loss_bytes_per_token() -> float:
+    return stacks.loss_logits_bytes("hf_trainer", 16_384, 128_256, 4096, 2.0)[0] / 16_384 / 2  # fp32 -> bf16
+
+
 # unslothai/unsloth README, "Context length benchmarks", Llama 3.1 (8B) max. context length: "4bit QLoRA on all
 # linear layers (Q, K, V, O, gate, up and down) with rank = 32 with a batch size of 1" (Cut Cross Entropy and
 # offloaded gradient checkpointing, unsloth.ai/blog/llama3-3). The 8 GB row (2,972 tokens) is left out: the fixed
@@ -60,6 +73,8 @@ CASES: tuple[PublishedCase, ...] = (
     *(PublishedCase(f"unsloth-llama31-8b-qlora-context-{gib}gb", "github.com/unslothai/unsloth README", tokens,
                     lambda gib=gib: longest_context(gib, "unsloth"))
       for gib, tokens in UNSLOTH_LLAMA31_8B_CONTEXT.items()),
+    PublishedCase("liger-benchmark-eager-cross-entropy-per-token", "github.com/linkedin/Liger-Kernel benchmark",
+                  EAGER_LOSS_BYTES_PER_TOKEN, eager_loss_bytes_per_token),
     PublishedCase("vllm-3090-llama31-8b-kv-cache", "github.com/vllm-project/vllm/issues/10517", VLLM_3090_KV_BYTES,
                   lambda: vllm_kv_room(24)),
 )
