@@ -36,11 +36,12 @@ def chromium_binary() -> str:
 
 
 class HeadlessChromium:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, window_size: tuple[int, int] | None = None) -> None:
         profile = workdir / "chromium-profile"
         profile.mkdir()
         self.log = open(workdir / "chromium.log", "w")
-        self.process = subprocess.Popen([chromium_binary(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+        flags = CHROMIUM_FLAGS if window_size is None else (*CHROMIUM_FLAGS, "--window-size={},{}".format(*window_size))
+        self.process = subprocess.Popen([chromium_binary(), *flags, f"--user-data-dir={profile}",
                                          "about:blank"], stdout=self.log, stderr=subprocess.STDOUT)
         port_file = profile / "DevToolsActivePort"
 
@@ -75,6 +76,9 @@ class DevToolsPage:
         self.ids = itertools.count(1)
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.received_frames: list[str] = []
+        self.sent_frames: list[str] = []  # text frames the page sent on its websockets
+        self.requested_urls: list[str] = []  # every URL the page asked for (Network.requestWillBeSent)
+        self.websocket_urls: list[str] = []
         self.reader: asyncio.Task[None] | None = None
 
     async def read_forever(self) -> None:
@@ -88,6 +92,12 @@ class DevToolsPage:
                 if response.get("opcode") == 2:
                     data = base64.b64decode(data).decode("utf-8", errors="replace")
                 self.received_frames.append(data)
+            elif event.get("method") == "Network.webSocketFrameSent":
+                self.sent_frames.append(event["params"]["response"]["payloadData"])
+            elif event.get("method") == "Network.requestWillBeSent":
+                self.requested_urls.append(event["params"]["request"]["url"])
+            elif event.get("method") == "Network.webSocketCreated":
+                self.websocket_urls.append(event["params"]["url"])
 
     async def call(self, method: str, **params: Any) -> dict[str, Any]:
         message_id = next(self.ids)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import secrets
 import shlex
 import socket
 import sys
-from typing import MutableMapping
+from typing import Callable, MutableMapping
 
 from pth_top.fleet.listen import ListenError, parse_listen
 from pth_top.text import printable
@@ -17,6 +18,7 @@ from pth_top.tui.commands.fleet import add_connection_arguments, connection_from
 
 DEFAULT_SERVE_PORT = 8824
 DEFAULT_SERVE_LISTEN = f"127.0.0.1:{DEFAULT_SERVE_PORT}"
+DEFAULT_MAX_TABS = 8
 # Connection flags passed on to each browser tab's process: (attribute, flag).
 FORWARDED_VALUES = (
     ("prometheus", "--prometheus"), ("job", "--job"), ("prom_user", "--prom-user"),
@@ -34,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "default: kill is refused, Bench and Wizard (benchmarks, saved files) do not open, the Doctor does "
             "not load the GPUs, and processes show by name, not command line (arguments carry secrets). No login "
             "and no TLS: keep it on loopback and reach it through an SSH tunnel or an authenticating reverse proxy. "
+            "Only the served page may open its websocket (its Origin is checked); --allow-actions also needs the "
+            "URL with the secret ?token= printed at start. "
             "With --prometheus it serves the fleet view instead. Needs textual-serve: pip install 'pth-top[web]'."
         ),
     )
@@ -43,11 +47,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the URL browsers use, when it differs (a reverse proxy); default http://ADDRESS:PORT")
     parser.add_argument("--allow-actions", action="store_true",
                         help="let browser users kill processes, run benchmarks, save builds and see full "
-                             "command lines")
+                             "command lines; the page then needs the ?token= URL printed at start")
+    parser.add_argument("--max-tabs", type=count_argument("--max-tabs", 1, 1000), default=DEFAULT_MAX_TABS,
+                        metavar="N", help=f"browser tabs served at once, each its own ~45 MiB process; the next "
+                                          f"is refused with a message (default {DEFAULT_MAX_TABS})")
     parser.add_argument("--interval", type=seconds_argument("--interval", 0.25, 3600), default=1.0,
                         metavar="SECONDS", help="dashboard refresh interval (default 1)")
     add_connection_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def count_argument(name: str, low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number within [low, high], else a one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, got {text}")
+        return value
+
+    return parse
 
 
 def check_bindable(host: str, port: int) -> None:
@@ -92,15 +114,17 @@ def run(args: argparse.Namespace) -> int:
     if args.prometheus:
         connection_from(args)  # bad settings fail here, once, not in every browser tab
     try:
-        from textual_serve.server import Server
+        from pth_top.tui.serve_guard import GuardedServer
     except ImportError:
         raise CliError("pth-top serve needs textual-serve: pip install 'pth-top[web]'") from None
     check_bindable(host, port)
     shown_host = f"[{host}]" if ":" in host else host
     public_url = args.public_url or f"http://{shown_host}:{port}"
-    mode = "actions allowed (kill, benchmarks, saves)" if args.allow_actions else (
+    token = secrets.token_urlsafe(24) if args.allow_actions else None
+    page_url = public_url if token is None else f"{public_url.rstrip('/')}/?token={token}"
+    mode = "actions allowed (kill, benchmarks, saves) to whoever has this URL" if args.allow_actions else (
         "read-only: kill, Bench and Wizard refused")
-    print(f"pth-top serve: {printable(public_url)} ({mode}). No login and no TLS here: reach it through an SSH "
+    print(f"pth-top serve: {printable(page_url)} ({mode}). No login and no TLS here: reach it through an SSH "
           f"tunnel (ssh -N -L {port}:127.0.0.1:{port} THIS_HOST) or an authenticating reverse proxy.", flush=True)
     if not ipaddress.ip_address(host).is_loopback:
         print(f"pth-top serve: WARNING: {host} is not loopback; anyone who can reach port {port} sees this machine.",
@@ -108,5 +132,6 @@ def run(args: argparse.Namespace) -> int:
     what = "pth-top fleet" if args.prometheus else "pth-top"
     if args.prometheus:
         hand_headers_to_children(args.prom_header, os.environ)
-    Server(child_command(args), host=host, port=port, title=what, public_url=public_url).serve()
+    GuardedServer(child_command(args), host=host, port=port, title=what, public_url=public_url, token=token,
+                  max_tabs=args.max_tabs).serve()
     return 0
