@@ -31,6 +31,13 @@ install-test: $(PY)
 	      || echo "could not install chromium: the browser test of pth-top serve will skip"; \
 	  else echo "chromium not installed (needs root for apt-get): the browser test of pth-top serve will skip"; fi; \
 	fi
+	@# The flight recorder's cost script (tests/perf/record_cost.py) runs atop's own recorder beside it; installed the same way.
+	@if ! command -v atop >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends atop) \
+	      || echo "could not install atop: the recorder cost script will skip atop"; \
+	  else echo "atop not installed (needs root for apt-get): the recorder cost script will skip atop"; fi; \
+	fi
 
 run: install
 	$(VENV)/bin/pth-top
