@@ -39,6 +39,15 @@ install-test: $(PY)
 	  else echo "atop not installed (needs root for apt-get): the recorder cost script will skip atop"; fi; \
 	fi
 
+	@# The fleet-over-SSH tests start Debian's OpenSSH server on loopback (their own config and keys); its service stays off.
+	@if [ ! -x /usr/sbin/sshd ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server) \
+	      || echo "could not install openssh-server: the fleet-over-SSH tests will skip"; \
+	    if [ -x /etc/init.d/ssh ]; then /etc/init.d/ssh stop >/dev/null 2>&1 || true; fi; \
+	  else echo "openssh-server not installed (needs root for apt-get): the fleet-over-SSH tests will skip"; fi; \
+	fi
+
 run: install
 	$(VENV)/bin/pth-top
 
