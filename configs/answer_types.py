@@ -25,6 +25,8 @@ ModelKind = Literal["transformer", "cnn", "generic"]
 TaskMode = Literal["training", "inference"]
 DataKind = Literal["images", "text", "audio", "video", "tabular", "mixed"]
 Currency = Literal["CNY", "USD", "EUR"]
+# Where the parts are bought: prices and availability (export rules, China-only cards) are that market's.
+Market = Literal["auto", "cn", "us", "eu"]
 Condition = Literal["new", "used"]
 NoiseLimit = Literal["any", "quiet"]
 Precision = Literal[TrainingPrecision, InferencePrecision]
@@ -33,6 +35,7 @@ MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
 TASK_MODES: tuple[str, ...] = get_args(TaskMode)
 DATA_KINDS: tuple[str, ...] = get_args(DataKind)
 CURRENCIES: tuple[str, ...] = get_args(Currency)
+MARKETS: tuple[str, ...] = get_args(Market)
 CONDITIONS: tuple[str, ...] = get_args(Condition)
 NOISE_LIMITS: tuple[str, ...] = get_args(NoiseLimit)
 MAX_GPUS = 8
@@ -102,6 +105,9 @@ class Scale(Schema, frozen=True):
 class Budget(Schema, frozen=True):
     amount: Annotated[float, Meta(ge=1, le=1e10, description="total budget")] = 15000.0
     currency: Currency = "CNY"
+    market: Annotated[Market, Meta(description=(
+        "where the parts are bought: its prices and availability; auto: from the currency (CNY cn, USD us, EUR eu)"
+    ))] = "auto"
     condition: Annotated[Condition, Meta(description="new parts, or used GPUs allowed")] = "new"
     max_power_w: Annotated[int, whole(0, 100_000, "wall power limit in W (0: none)")] = 0
     noise: Annotated[NoiseLimit, Meta(description="quiet excludes blower/passive GPUs")] = "any"
