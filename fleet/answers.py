@@ -18,6 +18,8 @@ from pth_top.text import printable
 LABEL_MAX_CHARS = 256
 # No GPU or host reading comes near (bytes, watts, counts); a bigger one is no reading, so sums stay finite.
 MAX_READING = 1e18
+# 12,500 hosts of 8 GPUs; past it, decoding alone would take seconds and hundreds of MB (each query, at once).
+MAX_SERIES = 100_000
 # Cut of a server's error text or of a body that is no API answer, in the one error line.
 DETAIL_MAX_CHARS = 200
 
@@ -98,13 +100,18 @@ def _labels(raw: dict[str, str]) -> Labels:
 
 
 def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
-    """An instant vector's series as (labels, reading) and how many were malformed; None if no vector."""
+    """An instant vector's series as (labels, reading) and how many were malformed; None if no vector.
+
+    AnswerError if it holds more than MAX_SERIES series.
+    """
     try:
         vector = _VECTOR.decode(data)
     except _BAD_JSON:
         return None
     if vector.resultType != "vector":
         return None
+    if len(vector.result) > MAX_SERIES:
+        raise AnswerError(f"an answer of {len(vector.result)} series, more than the {MAX_SERIES} the view reads")
     series: list[Series] = []
     for item in vector.result:
         try:
@@ -121,6 +128,8 @@ def target_intervals(data: msgspec.Raw) -> tuple[list[tuple[Labels, str]], int] 
         targets = _TARGETS.decode(data)
     except _BAD_JSON:
         return None
+    if len(targets.activeTargets) > MAX_SERIES:
+        raise AnswerError(f"{len(targets.activeTargets)} targets, more than the {MAX_SERIES} the view reads")
     result: list[tuple[Labels, str]] = []
     for item in targets.activeTargets:
         try:

@@ -140,7 +140,11 @@ class PrometheusClient:
 
     async def vector(self, promql: str) -> list[answers.Series]:
         """An instant query's series as (labels, reading); malformed series are skipped and counted."""
-        decoded = answers.vector_series(await self.api("/api/v1/query", {"query": promql}))
+        data = await self.api("/api/v1/query", {"query": promql})
+        try:
+            decoded = answers.vector_series(data)
+        except answers.AnswerError as error:
+            raise QueryError(str(error)) from None
         if decoded is None:
             raise QueryError(printable(f"not an instant vector answer to {promql[:80]}"))
         series, malformed = decoded
@@ -149,7 +153,11 @@ class PrometheusClient:
 
     async def target_intervals(self) -> list[tuple[answers.Labels, str]]:
         """Every active target's labels and scrape interval text; malformed targets are skipped and counted."""
-        decoded = answers.target_intervals(await self.api("/api/v1/targets?state=active"))
+        data = await self.api("/api/v1/targets?state=active")
+        try:
+            decoded = answers.target_intervals(data)
+        except answers.AnswerError as error:
+            raise QueryError(str(error)) from None
         if decoded is None:
             raise QueryError(f"not a targets answer from {self.connection.url}")
         targets, malformed = decoded

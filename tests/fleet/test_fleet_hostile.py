@@ -14,7 +14,7 @@ import urllib.parse
 import httpx
 import pytest
 
-from pth_top.fleet.answers import LABEL_MAX_CHARS
+from pth_top.fleet.answers import LABEL_MAX_CHARS, MAX_SERIES
 from pth_top.fleet.model import MAX_GONE_HOSTS
 from pth_top.fleet.query import MAX_SCRAPE_INTERVAL_S, FleetReader, PrometheusClient, QueryError
 from pth_top.tui.screens.fleet import FleetApp, HostScreen
@@ -241,3 +241,12 @@ async def test_data_that_grow_old_are_shown_with_their_age_and_marked_stale():
         await wait_until(pilot, lambda: "STALE: no new data for 17m" in status(app), what="stale by age")
         assert ", 17m old" in status(app)
         assert all(row.greyed for row in app.fleet_screen.query_one(HeatGrid).rows), "the grid greyed too"
+
+
+async def test_an_answer_of_more_series_than_the_view_reads_is_one_line():
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"instance": f"n{number}"}, "value": [1, "1"]} for number in range(MAX_SERIES + 1)]}})
+    client = PrometheusClient(reader_for(FakeFleet(1)).client.connection,
+                              transport=httpx.MockTransport(lambda request: httpx.Response(200, content=body)))
+    with pytest.raises(QueryError, match=f"more than the {MAX_SERIES} the view reads"):
+        await client.vector("up")
