@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pth_top.sensors.gpm import GpmSampler
 from pth_top.sensors.model import GpuSample, MaybeStr, MigInstance
 from pth_top.sensors.na import NA, is_na
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
@@ -114,6 +115,8 @@ class GpuReader:
         self.xid_watcher = xid_watcher
         self._xid_counts: dict[int, int] = {}
         self.slots: list[GpuSlot] | None = None
+        # SM and pipe activity (GPM) through the same session; keeps one sample per GPU between reads.
+        self.gpm = GpmSampler(session)
         self._driver_version: MaybeStr = NA
         self._cuda_driver_version: MaybeStr = NA
 
@@ -152,8 +155,13 @@ class GpuReader:
                 samples.append(self._read(slot))
             except GpuLostError:
                 slot.handle = None
+                self.gpm.forget(slot.index)
                 samples.append(self._lost_sample(slot))
         return tuple(samples)
+
+    def close(self) -> None:
+        """Free what NVML holds for this reader (GPM sample buffers); call before the session shuts down."""
+        self.gpm.close()
 
     def _xid_counts_by_gpu(self) -> dict[int, int]:
         """GPU index -> Xid errors seen, for the GPUs the watcher watches."""
@@ -219,6 +227,7 @@ class GpuReader:
         mig_enabled = bool(mig_mode[0]) if _is_pair(mig_mode) else NA
         throttle_mask = self.session.call_first(THROTTLE_REASON_FUNCTIONS, handle)
         temperature = _number(slow(THERMAL_FIELD_TTL_S, "nvmlDeviceGetTemperature", handle, NVML_TEMPERATURE_GPU))
+        activity = self.gpm.read(slot.index, handle)
         return GpuSample(
             index=slot.index,
             name=slot.name,
@@ -257,6 +266,8 @@ class GpuReader:
             mig_enabled=mig_enabled,
             mig_instances=self._mig_instances(handle) if mig_enabled is True else (),
             **self._health_fields(handle, slot.index, temperature),
+            gpm_supported=self.gpm.supported.get(slot.index, NA),
+            **activity,
         )
 
     def _nvlink_active_links(self, handle: Any) -> Any:

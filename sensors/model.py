@@ -150,6 +150,23 @@ class GpuSample:
     remapped_rows_failed: bool | NotApplicable = NA
     # Pages retired for ECC errors (single + double bit; pre-Ampere); NA where the GPU does not retire pages.
     retired_pages: MaybeInt = NA
+    # NVML GPM (Hopper and newer): True when the GPU has it, False when not (then the fields below stay NA).
+    gpm_supported: bool | NotApplicable = NA
+    # What the SMs did over the last sample interval (GPM; NA on the first sample): share of SMs with a warp
+    # resident (DCGM's SM_ACTIVE), resident warps / the most they hold, and cycles each pipe was busy.
+    sm_active_ratio: MaybeFloat = NA
+    sm_occupancy_ratio: MaybeFloat = NA
+    tensor_active_ratio: MaybeFloat = NA
+    tensor_hmma_active_ratio: MaybeFloat = NA
+    fp64_active_ratio: MaybeFloat = NA
+    fp32_active_ratio: MaybeFloat = NA
+    fp16_active_ratio: MaybeFloat = NA
+    dram_bandwidth_active_ratio: MaybeFloat = NA
+    # PCIe and NVLink (all links) traffic averaged over the sample interval (GPM), not NVML's 20 ms window.
+    gpm_pcie_tx_bytes_per_s: MaybeFloat = NA
+    gpm_pcie_rx_bytes_per_s: MaybeFloat = NA
+    nvlink_rx_bytes_per_s: MaybeFloat = NA
+    nvlink_tx_bytes_per_s: MaybeFloat = NA
 
     @property
     def health_problems(self) -> tuple[str, ...]:

@@ -92,9 +92,15 @@ class Sampler:
         self._xid_thread = threading.Thread(target=watcher.run, args=(XID_WAIT_MS,), name="pth-top-xid", daemon=True)
         self._xid_thread.start()
 
+    def xid_counts(self) -> dict[tuple[int, str], int]:
+        """(GPU index, Xid label) -> Xid events seen since the watcher started; {} before it does."""
+        watcher = self._gpus.xid_watcher
+        return watcher.counts() if watcher is not None else {}
+
     def close(self) -> None:
         """Release NVML and the files kept open; the Sampler may not be used afterwards."""
         self._processes.close()
+        self._gpus.close()
         watcher = self._gpus.xid_watcher
         if watcher is not None and self._xid_thread is not None and not stop_and_join(watcher, self._xid_thread):
             return  # still inside an NVML wait: leave NVML to the process exit rather than free it under the thread

@@ -4,10 +4,17 @@ Device readings live in a dict keyed by pynvml function name; a value may be a c
 call's extra arguments. A function with no value raises NVMLError_NotSupported, as on hardware that
 lacks the field. `fail()` scripts an error for one function (on one device or all); `remove()` makes a
 function vanish from the binding (AttributeError), as with an older nvidia-ml-py.
+
+GPM (Hopper and newer): a device with `gpm_metrics` (metric id -> value over an interval) answers
+nvmlGpmQueryDeviceSupport with isSupportedDevice=1; sample buffers are real `c_nvmlGpmSample_t` pointers
+from nvmlGpmSampleAlloc, and nvmlGpmMetricsGet fills the real `c_nvmlGpmMetricsGet_t` with the values the
+device held when the newer sample was taken (a metric id it lacks: nvmlReturn NOT_SUPPORTED). A device
+without them (pre-Hopper) says isSupportedDevice=0 and nvmlGpmSampleGet raises NVMLError_NotSupported.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -31,6 +38,8 @@ class FakeDevice:
     values: dict[str, Any] = field(default_factory=dict)
     # MIG devices by slot (None: empty slot), reached through nvmlDeviceGetMigDeviceHandleByIndex.
     mig_devices: list["FakeDevice | None"] = field(default_factory=list)
+    # GPM metric id -> value (0-100, or MiB/s); None: no GPM (GPUs before Hopper).
+    gpm_metrics: dict[int, float] | None = None
 
 
 class FakePynvml:
@@ -52,6 +61,9 @@ class FakePynvml:
         self._failures: dict[tuple[str, int | None], BaseException | type[BaseException]] = {}
         self._removed: set[str] = set()
         self.initialised = False
+        # Live GPM sample buffers: address -> (device index, metric values) once taken, None before.
+        self.gpm_samples: dict[int, tuple[int, dict[int, float]] | None] = {}
+        self._gpm_buffers: dict[int, Any] = {}
 
     def fail(
         self, function_name: str, error: BaseException | type[BaseException], device_index: int | None = None,
@@ -95,6 +107,8 @@ class FakePynvml:
                 return None
             handle = args[0] if args and isinstance(args[0], FakeHandle) else None
             self._raise_if_scripted(name, handle.index if handle else None)
+            if name.startswith("nvmlGpm"):
+                return self._gpm(name, handle, args)
             if name == "nvmlDeviceGetCount":
                 return len(self.devices)
             if name == "nvmlDeviceGetHandleByIndex":
@@ -127,6 +141,48 @@ class FakePynvml:
 
         function.__name__ = name
         return function
+
+    def _gpm(self, name: str, handle: FakeHandle | None, args: tuple[Any, ...]) -> Any:
+        device = self.devices[handle.index] if handle is not None else None
+        if name == "nvmlGpmQueryDeviceSupport" and device is not None:
+            return SimpleNamespace(version=1, isSupportedDevice=int(device.gpm_metrics is not None))
+        if name == "nvmlGpmSampleAlloc":
+            buffer = ctypes.pointer(real_pynvml.struct_c_nvmlGpmSample_t())
+            self.gpm_samples[ctypes.addressof(buffer.contents)] = None
+            self._gpm_buffers[ctypes.addressof(buffer.contents)] = buffer
+            return buffer
+        if name == "nvmlGpmSampleFree":
+            self._gpm_buffers.pop(self._gpm_address(args[0]))
+            del self.gpm_samples[self._gpm_address(args[0])]
+            return None
+        if name == "nvmlGpmSampleGet" and device is not None and handle is not None:
+            if device.gpm_metrics is None:
+                raise real_pynvml.NVMLError_NotSupported()
+            self.gpm_samples[self._gpm_address(args[1])] = (handle.index, dict(device.gpm_metrics))
+            return args[1]
+        if name == "nvmlGpmMetricsGet":
+            return self._gpm_metrics_get(args[0])
+        raise real_pynvml.NVMLError_NotSupported()
+
+    def _gpm_address(self, buffer: Any) -> int:
+        address = ctypes.addressof(buffer.contents) if buffer else 0
+        if address not in self.gpm_samples:
+            raise real_pynvml.NVMLError_InvalidArgument()
+        return address
+
+    def _gpm_metrics_get(self, request: Any) -> Any:
+        if request.version != real_pynvml.NVML_GPM_METRICS_GET_VERSION:
+            raise real_pynvml.NVMLError_ArgumentVersionMismatch()
+        older = self.gpm_samples[self._gpm_address(request.sample1)]
+        newer = self.gpm_samples[self._gpm_address(request.sample2)]
+        if older is None or newer is None or older[0] != newer[0]:
+            raise real_pynvml.NVMLError_InvalidArgument()
+        for position in range(request.numMetrics):
+            metric = request.metrics[position]
+            known = metric.metricId in newer[1]
+            metric.nvmlReturn = real_pynvml.NVML_SUCCESS if known else real_pynvml.NVML_ERROR_NOT_SUPPORTED
+            metric.value = newer[1].get(metric.metricId, 0.0)
+        return request
 
     def _handle_by_bus_id(self, bus_id: bytes) -> FakeHandle:
         if not isinstance(bus_id, bytes):

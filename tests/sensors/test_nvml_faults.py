@@ -79,6 +79,8 @@ CASES = [
     Case("nvmlDeviceGetRemappedRows",
          {"remapped_rows": NA, "remapped_rows_pending": NA, "remapped_rows_failed": NA}),
     Case("nvmlDeviceGetRetiredPages", {"retired_pages": NA}),
+    # GPM's sample and metrics calls are faulted in tests/sensors/test_gpm_reader.py (GPUs with GPM).
+    Case("nvmlGpmQueryDeviceSupport", {"gpm_supported": False, "sm_active_ratio": NA}),
     *[
         Case(
             f"nvmlDevice{kind}RunningProcesses{suffix}",
