@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import urllib.parse
-from typing import Awaitable, Mapping, Sequence, TypeVar
+import zlib
+from typing import AsyncIterator, Awaitable, Mapping, Sequence, TypeVar
 
 import httpx
 import msgspec
@@ -60,7 +61,8 @@ class PrometheusClient:
         self.queries_sent = 0
         self.malformed = 0  # series and targets skipped for their shape, since the start
         self._origin = origin(connection.url)
-        self._headers = dict(connection.headers)
+        # gzip, inflated here within the cap (httpx would inflate a whole chunk, or brotli, unbounded).
+        self._headers = {"Accept-Encoding": "gzip", **dict(connection.headers)}
         if connection.authorization:
             self._headers["Authorization"] = connection.authorization
         self._client = httpx.AsyncClient(
@@ -126,16 +128,34 @@ class PrometheusClient:
             raise QueryError(f"Prometheus refused the request: HTTP {response.status_code}{hint}")
 
     async def _body(self, response: httpx.Response) -> bytes:
+        """The body as sent, or gunzipped; never more than MAX_ANSWER_BYTES of it held."""
         too_big = QueryError(f"the answer from {self.connection.url} is larger than "
                              f"{MAX_ANSWER_BYTES // (1024 * 1024)} MiB: refused")
         declared = response.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
             raise too_big
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("identity", "gzip"):
+            raise QueryError(printable(
+                f"the answer from {self.connection.url} is {encoding[:40]}-encoded; only gzip is read"))
+        if response.is_stream_consumed:  # read already, and inflated, by an in-memory transport (tests)
+            encoding, chunks = "identity", _once(response.content)
+        else:
+            chunks = response.aiter_raw()
+        inflate = zlib.decompressobj(wbits=31) if encoding == "gzip" else None
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > MAX_ANSWER_BYTES:
-                raise too_big
+        try:
+            async for chunk in chunks:
+                while chunk and len(body) <= MAX_ANSWER_BYTES:
+                    if inflate is None:
+                        body += chunk
+                        break
+                    body += inflate.decompress(chunk, MAX_ANSWER_BYTES + 1 - len(body))
+                    chunk = inflate.unconsumed_tail
+                if len(body) > MAX_ANSWER_BYTES:
+                    raise too_big
+        except zlib.error as error:
+            raise QueryError(printable(f"the answer from {self.connection.url} is not valid gzip: {error}")) from None
         return bytes(body)
 
     async def vector(self, promql: str) -> list[answers.Series]:
@@ -163,6 +183,10 @@ class PrometheusClient:
         targets, malformed = decoded
         self.malformed += malformed
         return targets
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
 
 
 def _reason(error: BaseException) -> str:

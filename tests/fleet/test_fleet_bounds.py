@@ -1,11 +1,13 @@
 """Each query is bounded in size and in time, over real loopback sockets: an answer past MAX_ANSWER_BYTES is
-refused as it streams in, and --prom-timeout bounds the whole query, not each read (a trickling server)."""
+refused as it streams in or inflates, and --prom-timeout bounds the whole query, not each read (a trickler)."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
 import time
+import zlib
 
 import pytest
 
@@ -13,7 +15,7 @@ from pth_top.fleet.client import MAX_ANSWER_BYTES
 from pth_top.fleet.connection import make_connection
 from pth_top.fleet.query import PrometheusClient, QueryError
 from pth_top.tui.cli import main
-from tests.fleet.loopback_prometheus import LoopbackPrometheus
+from tests.fleet.loopback_prometheus import LoopbackPrometheus, send, vector_answer
 
 # Past the cap, then silence: without a cap the client would hold all of it and then wait on the next read.
 SENT_BYTES = MAX_ANSWER_BYTES * 3
@@ -93,3 +95,36 @@ def test_the_cli_says_so_in_one_line_and_prints_nothing_else(capsys):
     out, err = capsys.readouterr()
     assert code == 1 and out == "" and err.count("\n") == 1 and "did not answer within 1 s" in err
     assert time.monotonic() - started < OUTER_DEADLINE_S / 2, "the whole query, not each read"
+
+
+@pytest.fixture(scope="module")
+def gzip_bomb() -> bytes:
+    """A valid vector answer, 4 x the cap of blanks when inflated, some 256 KiB as sent."""
+    deflate = zlib.compressobj(9, wbits=31)
+    parts = [deflate.compress(b'{"status":"success","data":{"resultType":"vector","result":[')]
+    blanks = b" " * (1 << 20)
+    parts += [deflate.compress(blanks) for _ in range(4 * MAX_ANSWER_BYTES // len(blanks))]
+    parts.append(deflate.compress(b"]}}") + deflate.flush())
+    return b"".join(parts)
+
+
+@pytest.mark.parametrize("encoding, message", [
+    ("gzip", "is larger than 64 MiB: refused"), ("br", "is br-encoded; only gzip is read"),
+])
+async def test_a_compressed_answer_is_inflated_within_the_cap(encoding, message, gzip_bomb):
+    with LoopbackPrometheus(lambda handler, seen: send(handler, gzip_bomb, headers={
+            "Content-Encoding": encoding})) as server:
+        text, _ = await query_error(server.base, timeout_s=60)
+    assert text == f"the answer from {server.base} {message}"
+
+
+async def test_a_gzipped_answer_is_read():
+    answer = gzip.compress(vector_answer([({"instance": "node:9824"}, 1.0)]))
+    gzipped = {"Content-Encoding": "gzip"}
+    with LoopbackPrometheus(lambda handler, seen: send(handler, answer, headers=gzipped)) as server:
+        client = PrometheusClient(make_connection(server.base))
+        try:
+            assert await client.vector("up") == [({"instance": "node:9824"}, 1.0)]
+        finally:
+            await client.close()
+    assert server.requests[0].headers["accept-encoding"] == "gzip"
