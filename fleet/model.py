@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Mapping
+from typing import Callable, Mapping, Protocol
 
 # A host whose newest sample is older than this many scrape intervals is shown stale.
 STALE_AFTER_INTERVALS = 3
@@ -52,6 +52,7 @@ class HostRow:
     state: HostState
     age_s: float | None  # seconds since the newest good sample (None: never seen up)
     gpus: tuple[GpuCell, ...] = ()
+    reason: str = ""  # why the host is not up, one printable line, where the source tells ("" otherwise)
 
     @property
     def gpu_count(self) -> int:
@@ -174,6 +175,25 @@ class HostDetail:
     gpus: tuple[GpuDetail, ...] = ()
     processes: tuple[GpuProcess, ...] = ()
     error: str | None = None
+
+
+class FleetSource(Protocol):
+    """What the fleet screens read from: Prometheus (fleet.query) or SSH (sshfleet.reader)."""
+
+    clock: Callable[[], float]
+    scrape_interval_s: float
+
+    @property
+    def label(self) -> str: ...  # names the source in the status line
+
+    @property
+    def timeout_s(self) -> float: ...  # the longest one refresh may be late
+
+    async def refresh(self) -> FleetSnapshot: ...
+
+    async def host_detail(self, instance: str) -> HostDetail: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass

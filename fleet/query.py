@@ -92,6 +92,17 @@ class FleetReader:
                                       error="no data yet")
         self._last_query_at_s: float | None = None
 
+    @property
+    def label(self) -> str:
+        return f"{self.client.connection.url} job={self.job}"
+
+    @property
+    def timeout_s(self) -> float:
+        return self.client.connection.timeout_s
+
+    async def close(self) -> None:
+        await self.client.close()
+
     def queries(self) -> dict[str, tuple[str, bool]]:
         """Name -> (PromQL, per GPU) for one refresh; each covers every host of the job."""
         job = f"job={promql_string(self.job)}"

@@ -1,4 +1,4 @@
-"""`pth-top fleet --prometheus URL`: every GPU host of a Prometheus job, in a screen or as JSON."""
+"""`pth-top fleet --prometheus URL` or `--ssh HOST...`: every GPU host, in a screen or as JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from pth_top.tui.commands import CliError, seconds_argument
+from pth_top.tui.commands import CliError, input_file_argument, seconds_argument
 
 DEFAULT_JOB = "pth-top"
 
@@ -42,11 +42,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "A cluster view over Prometheus: hosts sorted worst first, a heat grid of every GPU, drill-down "
             "into one host. About ten queries a refresh whatever the fleet size, never faster than the "
-            "scrape interval. Needs httpx: pip install 'pth-top[fleet]'."
+            "scrape interval. Needs httpx: pip install 'pth-top[fleet]'. Or over SSH (--ssh): one multiplexed "
+            "connection per host, host keys checked against known_hosts (StrictHostKeyChecking=yes), no "
+            "passwords asked (BatchMode), no agent or X11 forwarding; each refresh runs a small Python probe "
+            "(or pth-top snapshot --json where installed) on the host."
         ),
         epilog="Keys: Enter opens a host, Esc goes back, u m t p e h s sort, g colours the grid, q quits.",
     )
     add_connection_arguments(parser)
+    ssh = parser.add_argument_group("Fleet over SSH (the system OpenSSH; nothing installed on the hosts)")
+    ssh.add_argument("--ssh", nargs="*", metavar="HOST", help="read these hosts over SSH (names or ssh_config "
+                     "aliases; a * or ? pattern matches the config's Host aliases; none: every Host alias)")
+    ssh.add_argument("--ssh-hosts", metavar="FILE", type=input_file_argument,
+                     help="hosts to read over SSH, one a line (# comments)")
+    ssh.add_argument("--ssh-config", metavar="FILE", type=input_file_argument,
+                     help="ssh config file instead of ~/.ssh/config (as ssh -F)")
+    ssh.add_argument("--ssh-timeout", type=seconds_argument("--ssh-timeout", 1, 300), default=10.0,
+                     metavar="SECONDS", help="a host that has not answered after this long shows down (default 10)")
     parser.add_argument("--interval", type=seconds_argument("--interval", 1, 3600), default=5.0, metavar="SECONDS",
                         help="refresh interval (default 5; never faster than the job's scrape interval)")
     parser.add_argument("--json", action="store_true", help="print one refresh as JSON and exit (for scripts)")
@@ -74,7 +86,7 @@ def connection_from(args: argparse.Namespace) -> Any:
         raise CliError(str(error)) from None
 
 
-def snapshot_json(snapshot: Any, prometheus_url: str, job: str) -> dict[str, Any]:
+def snapshot_json(snapshot: Any, prometheus_url: str | None, job: str | None) -> dict[str, Any]:
     from pth_top.fleet.model import sorted_hosts
 
     return {
@@ -88,7 +100,7 @@ def snapshot_json(snapshot: Any, prometheus_url: str, job: str) -> dict[str, Any
         "hosts": [
             {
                 "instance": host.instance, "hostname": host.hostname, "state": host.state.value,
-                "age_s": host.age_s, "gpu_count": host.gpu_count,
+                "reason": host.reason, "age_s": host.age_s, "gpu_count": host.gpu_count,
                 "utilization_avg_ratio": host.utilization_avg_ratio,
                 "utilization_min_ratio": host.utilization_min_ratio,
                 "memory_used_ratio": host.memory_used_ratio,
@@ -116,18 +128,39 @@ async def one_snapshot(connection: Any, job: str) -> Any:
         await client.close()
 
 
+def ssh_reader_from(args: argparse.Namespace) -> Any:
+    """The SshFleetReader of the named hosts, or CliError (exit 2) naming the bad host or setting."""
+    if args.prometheus:
+        raise CliError("--prometheus and --ssh are two sources; give one")
+    from pth_top.sshfleet.hosts import check_config, resolve_hosts
+    from pth_top.sshfleet.reader import SshFleetReader
+    from pth_top.sshfleet.transport import SshSettingError, SshTransport
+
+    try:
+        hosts = resolve_hosts(args.ssh or [], args.ssh_hosts, args.ssh_config)
+        transport = SshTransport(args.ssh_config, timeout_s=args.ssh_timeout)
+        check_config(transport.ssh, args.ssh_config, hosts[0])
+    except SshSettingError as error:
+        raise CliError(f"fleet: {error}") from None
+    return SshFleetReader(hosts, transport, interval_s=args.interval)
+
+
+async def one_ssh_snapshot(reader: Any) -> Any:
+    try:
+        return await reader.refresh()
+    finally:
+        await reader.close()
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.ssh is not None or args.ssh_hosts:
+        return run_ssh(args)
     connection = connection_from(args)
     if args.json:
         snapshot = asyncio.run(one_snapshot(connection, args.job))
         if snapshot.error is not None and not snapshot.hosts:
             raise CliError(f"fleet: {snapshot.error}", exit_code=1)
-        try:
-            text = json.dumps(snapshot_json(snapshot, connection.url, args.job), indent=1, allow_nan=False)
-        except ValueError as error:  # all of it or nothing on stdout
-            raise CliError(f"fleet: the answer does not make valid JSON: {error}", exit_code=1) from None
-        sys.stdout.write(text + "\n")
-        return 0
+        return print_json(snapshot, connection.url, args.job)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CliError("not a terminal; the fleet view needs one. For scripts use 'pth-top fleet --json'.")
     from pth_top.tui.cli import prepare_terminal_environment
@@ -135,4 +168,27 @@ def run(args: argparse.Namespace) -> int:
 
     prepare_terminal_environment(os.environ)
     FleetApp(connection, job=args.job, interval_s=args.interval).run()
+    return 0
+
+
+def print_json(snapshot: Any, prometheus_url: str | None, job: str | None) -> int:
+    try:
+        text = json.dumps(snapshot_json(snapshot, prometheus_url, job), indent=1, allow_nan=False)
+    except ValueError as error:  # all of it or nothing on stdout
+        raise CliError(f"fleet: the answer does not make valid JSON: {error}", exit_code=1) from None
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def run_ssh(args: argparse.Namespace) -> int:
+    reader = ssh_reader_from(args)
+    if args.json:
+        return print_json(asyncio.run(one_ssh_snapshot(reader)), None, None)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CliError("not a terminal; the fleet view needs one. For scripts use 'pth-top fleet --ssh ... --json'.")
+    from pth_top.tui.cli import prepare_terminal_environment
+    from pth_top.tui.screens.fleet import FleetApp
+
+    prepare_terminal_environment(os.environ)
+    FleetApp(reader=reader, interval_s=args.interval).run()
     return 0

@@ -1,9 +1,10 @@
 """The cluster view: hosts worst first, a heat grid of every GPU, and drill-down into one host.
 
-Fed by pth_top.fleet.query.FleetReader (Prometheus); the widgets know nothing of Prometheus. One async
-worker refreshes, never faster than the job's scrape interval; a failed refresh keeps the last data,
-marked stale, with the error in one line. Data older than STALE_AFTER_INTERVALS refreshes are marked stale
-too, whatever held them up. Every string from Prometheus arrives printable (pth_top.fleet.answers).
+Fed by a FleetSource, pth_top.fleet.query.FleetReader (Prometheus) or pth_top.sshfleet's reader (SSH); the
+widgets know neither. One async worker refreshes, never faster than the job's scrape interval; a failed
+refresh keeps the last data, marked stale, with the error in one line. Data older than STALE_AFTER_INTERVALS
+refreshes are marked stale too, whatever held them up. Every string from Prometheus or a host arrives
+printable (pth_top.fleet.answers, pth_top.sshfleet.answer).
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from pth_top.fleet.model import STALE_AFTER_INTERVALS, FleetSnapshot, HostDetail, HostRow, sorted_hosts
+from pth_top.fleet.model import (
+    STALE_AFTER_INTERVALS,
+    FleetSnapshot,
+    FleetSource,
+    HostDetail,
+    HostRow,
+    sorted_hosts,
+)
 from pth_top.fleet.query import FleetReader, PrometheusClient
 from pth_top.text import printable
 from pth_top.tui.format import format_percent
@@ -88,7 +96,8 @@ def grid_note(host: HostRow) -> str:
     """After a host's grid cells: nothing when up, else its state and the age of its last good data."""
     if host.state.value == "up":
         return ""
-    return host.state.value if host.age_s is None else f"{host.state.value}, data {age_text(host.age_s)} old"
+    note = host.state.value if host.age_s is None else f"{host.state.value}, data {age_text(host.age_s)} old"
+    return f"{note}: {printable(host.reason)}" if host.reason else note
 
 
 def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric: str, now_s: float,
@@ -141,7 +150,7 @@ class FleetScreen(Screen):
         self.shown_stale = True
         self.sort_key = "health"
         self.grid_metric = "utilization"
-        self.snapshot = FleetSnapshot(taken_at_s=0.0, scrape_interval_s=0.0, error="waiting for Prometheus")
+        self.snapshot = FleetSnapshot(taken_at_s=0.0, scrape_interval_s=0.0, error="waiting for the first answers")
         self.shown_hosts: tuple[HostRow, ...] = ()
 
     def compose(self) -> ComposeResult:
@@ -281,20 +290,19 @@ class FleetApp(App):
     TITLE = "pth-top fleet"
     BINDINGS = [Binding("q,f10", "quit", "Quit", id="quit")]
 
-    def __init__(self, connection: Any, job: str = "pth-top", interval_s: float = 5.0,
-                 reader: FleetReader | None = None) -> None:
+    def __init__(self, connection: Any = None, job: str = "pth-top", interval_s: float = 5.0,
+                 reader: FleetSource | None = None) -> None:
         super().__init__()
         self.connection = connection
-        self.reader = reader or FleetReader(PrometheusClient(connection), job=job)
+        self.reader: FleetSource = reader or FleetReader(PrometheusClient(connection), job=job)
         self.interval_s = interval_s
-        self.fleet_screen = FleetScreen(f"{connection.url} job={job}", clock=self.reader.clock,
-                                        stale_after_s=self.stale_after_s)
+        self.fleet_screen = FleetScreen(self.reader.label, clock=self.reader.clock, stale_after_s=self.stale_after_s)
         self.refreshes = 0
 
     def stale_after_s(self) -> float:
         """Data older than a few refreshes (each at most a query timeout late) are stale."""
         refresh_s = max(self.interval_s, self.reader.scrape_interval_s)
-        return STALE_AFTER_INTERVALS * refresh_s + self.reader.client.connection.timeout_s
+        return STALE_AFTER_INTERVALS * refresh_s + self.reader.timeout_s
 
     def on_mount(self) -> None:
         self.push_screen(self.fleet_screen)
@@ -321,4 +329,4 @@ class FleetApp(App):
         screen.post_message(HostScreen.DetailReady(await self.reader.host_detail(screen.instance)))
 
     async def on_unmount(self) -> None:
-        await self.reader.client.close()
+        await self.reader.close()
