@@ -26,6 +26,8 @@ COMMAND_MODULES = (
     "pth_top.tui.commands.export",
     "pth_top.tui.commands.fleet",
     "pth_top.tui.commands.serve",
+    "pth_top.tui.commands.record",
+    "pth_top.tui.commands.replay",
 )
 COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 
