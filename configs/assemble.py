@@ -8,7 +8,16 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from pth_top.configs.assembly import Assembly, Context, gpu_price, headroom_line, pinned_part, rank, run_fits
+from pth_top.configs.assembly import (
+    Assembly,
+    Context,
+    gpu_price,
+    headroom_line,
+    part_price,
+    pinned_part,
+    rank,
+    run_fits,
+)
 from pth_top.configs.compat import compatibility_blockers
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
@@ -166,7 +175,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         and cpu["l3_cache_mb"] >= ctx.rules.cpu.min_l3_cache_mb and cpu["pcie_lanes_count"] >= lanes
         and (cpu["ecc"] or not need_ecc)
     ]
-    candidates = [(cpu.price_cny, cpu, 1) for cpu in able if _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    candidates = [(part_price(ctx, cpu), cpu, 1) for cpu in able if _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     why = "; ".join(filter(None, (reason, decode_line))) + f"; >= {lanes} PCIe lanes" if not able else (
         f"a board for {ctx.gpu_count} GPU(s) on any CPU with >= {cores} cores and >= {lanes} PCIe lanes")
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
@@ -177,7 +186,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
                     and board["cpu_sockets_count"] == 1), default=0)
 
     cpu, _ = rank(ctx, asm, "cpu", candidates, able or cpus, why,
-                  closest=lambda part: (-most_gpus(part), -part["pcie_lanes_count"], part.price_cny, part.id))
+                  closest=lambda part: (-most_gpus(part), -part["pcie_lanes_count"], part_price(ctx, part), part.id))
     lines = [reason, decode_line] if decode_line else [reason]
     if ctx.gpu_count:
         lines.append(
@@ -197,7 +206,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
 
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
-    candidates = [(board.price_cny, board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    candidates = [(part_price(ctx, board), board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = ctx.catalog.of_kind("motherboard")
     same_socket = [board for board in all_boards if board["socket"] == cpu["socket"]] or all_boards
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
@@ -205,7 +214,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     f"socket {cpu['socket']}, room for {ctx.gpu_count} x {width}-slot GPU(s), "
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",
-                    closest=lambda part: (-gpus_that_fit(part, width), part.price_cny, part.id))
+                    closest=lambda part: (-gpus_that_fit(part, width), part_price(ctx, part), part.id))
     slots = f"{board['gpu_slots_count']} GPU slot(s) at x8+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     lines = [
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"
@@ -228,11 +237,11 @@ def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor:
             continue
         if quantity * kit["capacity_gib"] > board["max_memory_gib"]:
             continue
-        candidates.append((kit.price_cny * quantity + kit["modules_count"] * quantity, kit, quantity))
+        candidates.append((part_price(ctx, kit) * quantity + kit["modules_count"] * quantity, kit, quantity))
     fitting = [kit for kit in ctx.catalog.of_kind("memory_kit") if kit["memory_type"] == board["memory_type"]
                and kit["registered"] == board["memory_registered"]] or ctx.catalog.of_kind("memory_kit")
     kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,
-                         closest=lambda part: (-part["capacity_gib"], part.price_cny, part.id))
+                         closest=lambda part: (-part["capacity_gib"], part_price(ctx, part), part.id))
     if quantity * kit["capacity_gib"] < floor.value:
         asm.unsatisfied_add(f"RAM {quantity} x {kit['capacity_gib']:g} GiB = {quantity * kit['capacity_gib']:g} GiB "
                             f"is below the floor: {floor.reason}")
@@ -289,7 +298,7 @@ def _choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module
             continue
         if edge_module is not None and quantity > 1:
             continue
-        candidates.append((drive.price_cny * quantity, drive, quantity))
+        candidates.append((part_price(ctx, drive) * quantity, drive, quantity))
     drive, quantity = rank(ctx, asm, "storage", candidates, ctx.catalog.of_kind("storage"), class_line)
     if quantity * drive["capacity_gb"] < capacity.value:
         asm.unsatisfied_add(f"storage {quantity} x {drive['capacity_gb']:,.0f} GB = "
@@ -308,7 +317,7 @@ def _choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module
 def _choose_cooler(ctx: Context, asm: Assembly, cpu: Part) -> Part:
     quiet = ctx.answers.budget.noise == "quiet"
     candidates = [
-        (cooler.price_cny, cooler, 1) for cooler in ctx.catalog.of_kind("cooler")
+        (part_price(ctx, cooler), cooler, 1) for cooler in ctx.catalog.of_kind("cooler")
         if cpu["socket"] in cooler["sockets"] and cooler["max_cpu_power_w"] >= cpu["turbo_power_w"]
         and (not quiet or cooler["noise"] == "quiet")
     ]

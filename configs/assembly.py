@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 from pth_top.configs import memory as mem
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
+from pth_top.configs.market import Quote, quote
 from pth_top.configs.parts import Catalog, Part
 from pth_top.configs.rules import Rules, gpu_usable_bytes
 from pth_top.units import GIB
@@ -27,6 +28,8 @@ class Context:
     tier_line: str
     gpu_count: int
     edge: bool
+    market: str = "cn"  # where the parts are bought (configs.market.buyer_market)
+    currency: str = "CNY"  # the budget's: prices are shown in it
 
 
 @dataclass
@@ -55,10 +58,21 @@ class Assembly:
             self.unsatisfied.append(line)
 
 
-def gpu_price(ctx: Context, gpu: Part) -> float:
-    if ctx.answers.budget.condition == "used" and gpu["form"] == "consumer":
-        return gpu.price_cny * ctx.rules.budget.used_gpu_price_fraction
-    return gpu.price_cny
+def part_quote(ctx: Context, part: Part) -> Quote:
+    """What this buyer pays for the part in their market (used where allowed and listed), with its basis."""
+    return quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules)
+
+
+def part_price(ctx: Context, part: Part) -> float:
+    """The part's price for this buyer, in yuan-equivalents at rules.toml's rates (configs.market)."""
+    return part_quote(ctx, part).amount_cny
+
+
+def buyable(ctx: Context, part: Part) -> bool:
+    return part.buyable(ctx.answers.budget.condition, ctx.market)
+
+
+gpu_price = part_price
 
 
 def usable_bytes(ctx: Context, gpu: Part) -> float:
@@ -111,18 +125,14 @@ def pinned_part(ctx: Context, role: str) -> Part:
     return part
 
 
-def _by_price(part: Part) -> tuple[float, str]:
-    return part.price_cny, part.id
-
-
 def rank(ctx: Context, asm: Assembly, role: str, candidates: list[tuple[float, Part, int]], fallback: list[Part],
-         why_none: str, closest: Callable[[Part], tuple] = _by_price) -> tuple[Part, int]:
+         why_none: str, closest: Callable[[Part], tuple] | None = None) -> tuple[Part, int]:
     """Pick the pinned part or the cheapest candidate; remember the order for swaps.
 
     When nothing qualifies, the `fallback` part that sorts first by `closest` is taken and the rule goes
     on `asm.unsatisfied`; so does a pinned part the rules would not pick.
     """
-    fallback = sorted(fallback, key=closest)
+    fallback = sorted(fallback, key=closest or (lambda part: (part_price(ctx, part), part.id)))
     candidates.sort(key=lambda item: (item[0], item[1].id))
     order = [part.id for _, part, _ in candidates]
     pinned = ctx.pins.get(role)
@@ -139,6 +149,6 @@ def rank(ctx: Context, asm: Assembly, role: str, candidates: list[tuple[float, P
         asm.unsatisfied_add(f"no {ROLE_LABELS[role]} in the catalog meets: {why_none} (closest shown: {part.name})")
         order = [p.id for p in fallback]
     asm.chosen[role] = (part, quantity)
-    asm.unit_prices[role] = part.price_cny
+    asm.unit_prices[role] = part_price(ctx, part)
     asm.alternatives[role] = tuple(order)
     return part, quantity

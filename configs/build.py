@@ -77,6 +77,10 @@ class Build:
     applicable_alternatives: tuple[tuple[str, Answers, dict[str, tuple[str, int]]], ...] = field(
         default=(), compare=False, repr=False)
     speed: Speed = field(default_factory=Speed)
+    # Where the parts are priced: the market, the budget's currency, and its rules.toml rate (amounts are in yuan).
+    market: str = "cn"
+    currency: str = "CNY"
+    cny_per_unit: float = 1.0
     # The bench run's measured ceilings (configs.speed.MeasuredCeilings) the speed used, kept for swaps. Not saved.
     measured: Any = field(default=None, compare=False, repr=False)
 

@@ -7,7 +7,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec.inspect as mi
 import tomli_w
@@ -75,6 +75,10 @@ class PowerTable(Schema, frozen=True):
 class PriceTable(Schema, frozen=True):
     total_cny: Amount
     budget_cny: Amount
+    # Files written before markets: China prices in yuan.
+    market: Literal["cn", "us", "eu"] = "cn"
+    currency: Literal["CNY", "USD", "EUR"] = "CNY"
+    cny_per_unit: Annotated[float, Meta(gt=0, le=1000)] = 1.0
 
 
 class FeasibilityTable(Schema, frozen=True):
@@ -147,6 +151,7 @@ def build_to_dict(build: Build, *, created: dt.datetime, tool_version: str) -> d
         "power": {key: round(float(getattr(build.power, key)), 1) for key in POWER_KEYS},
         "price": {
             "total_cny": round(float(build.total_price_cny), 2), "budget_cny": round(float(build.budget_cny), 2),
+            "market": build.market, "currency": build.currency, "cny_per_unit": float(build.cny_per_unit),
         },
         "pins": {role: {"id": part_id, "quantity": quantity} for role, (part_id, quantity) in build.pins.items()},
         "alternatives": {role: list(ids) for role, ids in build.alternatives.items()},
@@ -236,7 +241,8 @@ def build_from_dict(
         gpu_memory_per_gpu_bytes=memory.gpu_memory_per_gpu_bytes,
         gpu_usable_per_gpu_bytes=memory.gpu_usable_per_gpu_bytes,
         power=Power(**{key: getattr(typed.power, key) for key in POWER_KEYS}),
-        total_price_cny=typed.price.total_cny, budget_cny=typed.price.budget_cny,
+        total_price_cny=typed.price.total_cny, budget_cny=typed.price.budget_cny, market=typed.price.market,
+        currency=typed.price.currency, cny_per_unit=typed.price.cny_per_unit,
         reasoning=tuple(typed.reasoning), warnings=tuple(typed.warnings),
         alternatives={role: tuple(ids) for role, ids in typed.alternatives.items()},
         pins={role: (pin.id, pin.quantity) for role, pin in typed.pins.items()},

@@ -26,6 +26,18 @@ NonEmptyText = Annotated[str, Meta(pattern=r"\S")]
 Texts = list[str]
 MemoryType = Literal["DDR4", "DDR5"]
 Availability = Literal["new", "used_only", "not_sold_new_cn"]
+Market = Literal["cn", "us", "eu"]
+PriceCurrency = Literal["CNY", "USD", "EUR"]
+Url = Annotated[str, Meta(pattern=r"^https?://\S+$", description="a URL that shows the price")]
+
+
+class MarketPrice(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """One market's price: what a buyer there pays, in the currency it is quoted in, with its date and page."""
+
+    amount: Annotated[float, Meta(gt=0, le=1e9)]
+    currency: PriceCurrency
+    as_of: dt.date
+    source: Url
 
 
 class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -40,7 +52,11 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     price_as_of: dt.date
     source: Annotated[str, Meta(pattern=r"\S", description="a spec sheet URL")]
     # Where price_cny comes from: a launch-price page or a listing, not the spec sheet.
-    price_source: Annotated[str, Meta(pattern=r"^https?://\S+$", description="a URL that shows the price")] = ""
+    price_source: Url = ""
+    # New prices by market (us, eu; cn overrides price_cny): a market without one gets price_cny converted, said so.
+    prices: dict[Market, MarketPrice] = {}
+    # Second-hand prices by market from dated listings (eBay sold, Xianyu): GPUs only (configs.market).
+    used_prices: dict[Market, MarketPrice] = {}
     # Where the guide gets this part wrong, or what to know about it: added to the build's reasoning.
     notes: Texts = []
 
@@ -73,6 +89,8 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     # new: sold new; used_only: end of life, only the used market; not_sold_new_cn: export licence (China).
     availability: Availability = "new"
     availability_reason: str = ""  # required (configs.parts) unless availability is "new"
+    # Sold new only in these markets (China-only SKUs: ["cn"]); empty: wherever the export rules allow.
+    sold_new_in: list[Market] = []
     # Devices torch sees per package (an MI250X is two GCDs): benches.client.peaks divides the peaks by it.
     devices_per_package: AtLeastOne = 1
 

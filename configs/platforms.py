@@ -9,7 +9,8 @@ import math
 from msgspec import NODEFAULT
 from msgspec.structs import fields as struct_fields
 
-from pth_top.configs.assembly import Assembly, Context, rank, run_fits
+from pth_top.configs.assembly import Assembly, Context, buyable, part_price, rank, run_fits
+from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.part_types import System
 from pth_top.configs.parts import Part
 from pth_top.configs.power import circuit_w
@@ -79,7 +80,7 @@ def system_options(ctx: Context, gpu: Part) -> list[tuple[Part, int]]:
         units = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == ctx.gpu_count]
     else:
         units = [chassis for chassis in barebones(ctx) if not barebone_fit_problems(chassis, gpu, ctx.gpu_count)]
-    return [(unit, 1) for unit in sorted(units, key=lambda part: (part.price_cny, part.id))]
+    return [(unit, 1) for unit in sorted(units, key=lambda part: (part_price(ctx, part), part.id))]
 
 
 def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
@@ -92,7 +93,7 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
                             "and the catalog prices no server for it" + (f"; it{availability}" if availability else "")
                             + f"; {_alternatives(ctx, gpu)}")
         return
-    candidates = [(system.price_cny, system, 1) for system, _ in system_options(ctx, gpu)]
+    candidates = [(part_price(ctx, system), system, 1) for system, _ in system_options(ctx, gpu)]
     system, _ = rank(ctx, asm, "system", candidates, own,
                      f"a server carrying {count} x {gpu.name} (catalog servers carry "
                      f"{sorted({part['gpu_count'] for part in own})})")
@@ -101,7 +102,7 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
                           "bought with the server, priced there"]
     _system_floors(ctx, asm, system)
     _system_power(ctx, asm, system)
-    if not gpu.buyable(ctx.answers.budget.condition):
+    if not buyable(ctx, gpu):
         line = f"availability: {gpu.name}{_availability(ctx, gpu)}; {_alternatives(ctx, gpu)}"
         asm.warnings.append(line)
         asm.reasons["system"].insert(1, line)
@@ -236,10 +237,11 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
     from pth_top.configs.assemble import _choose_ram, _choose_storage
 
     count = ctx.gpu_count
-    candidates = [(chassis.price_cny, chassis, 1) for chassis, _ in system_options(ctx, gpu)]
+    candidates = [(part_price(ctx, chassis), chassis, 1) for chassis, _ in system_options(ctx, gpu)]
     chassis, _ = rank(ctx, asm, "system", candidates, barebones(ctx),
                       f"a server barebone taking {count} x {gpu.name}",
-                      closest=lambda part: (len(barebone_fit_problems(part, gpu, count)), part.price_cny, part.id))
+                      closest=lambda part: (len(barebone_fit_problems(part, gpu, count)), part_price(ctx, part),
+                                            part.id))
     chassis = with_defaults(chassis)  # a pinned one comes straight from the catalog
     for problem in barebone_fit_problems(chassis, gpu, count):
         asm.unsatisfied_add(problem)
@@ -284,7 +286,7 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
     threads = max(threads, cores)
     same_socket = [cpu for cpu in ctx.catalog.of_kind("cpu") if cpu["socket"] == chassis["cpu_socket"]]
     able = [
-        (cpu.price_cny * sockets, cpu, sockets) for cpu in same_socket
+        (part_price(ctx, cpu) * sockets, cpu, sockets) for cpu in same_socket
         if cpu["cores_count"] * sockets >= cores and cpu["threads_count"] * sockets >= threads
         and cpu["boost_clock_ghz"] >= clock and cpu["tdp_w"] <= chassis["cpu_tdp_max_w"]
         and (cpu["ecc"] or ctx.tier != "datacenter")
@@ -292,7 +294,7 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
     cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.of_kind("cpu"),
                   "; ".join(filter(None, (reason, decode_line)))
                   + f"; socket {chassis['cpu_socket']}, <= {chassis['cpu_tdp_max_w']:g} W for its heatsink",
-                  closest=lambda part: (-part["cores_count"], part.price_cny, part.id))
+                  closest=lambda part: (-part["cores_count"], part_price(ctx, part), part.id))
     asm.chosen["cpu"] = (cpu, sockets)
     asm.reasons["cpu"] = [
         reason, *filter(None, (decode_line,)),
@@ -304,23 +306,26 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
 
 
 def _availability(ctx: Context, gpu: Part) -> str:
-    """' is not sold new in China (why)' when the answers' condition rules it out, else ''."""
-    if gpu.buyable(ctx.answers.budget.condition):
+    """' is not sold new in <market> (why)' when the answers' condition rules it out, else ''."""
+    if buyable(ctx, gpu):
         return ""
-    return f" is not sold new in China ({gpu.get('availability_reason', '')})"
+    where = "China" if ctx.market == "cn" else f"the {MARKET_NAMES[ctx.market]} market"
+    return f" is not sold new in {where} ({gpu.get('availability_reason', '')})"
 
 
 def _alternatives(ctx: Context, gpu: Part) -> str:
     """What to buy instead of a GPU with no buyable server: other whole servers, or PCIe cards in a barebone."""
-    condition = ctx.answers.budget.condition
-    options = [f"{system.name} ¥{system.price_cny:,.0f}" for system in whole_systems(ctx)
+    def shown(part: Part) -> str:
+        return money(part_price(ctx, part), ctx.currency, ctx.rules)
+
+    options = [f"{system.name} {shown(system)}" for system in whole_systems(ctx)
                if system["gpu_id"] != gpu.id and system["gpu_count"] == ctx.gpu_count
-               and ctx.catalog.parts[system["gpu_id"]].buyable(condition)]
+               and buyable(ctx, ctx.catalog.parts[system["gpu_id"]])]
     cards = sorted((card for card in ctx.catalog.of_kind("gpu") if card["form"] in ("workstation", "datacenter")
-                    and card.buyable(condition) and system_options(ctx, card)),
-                   key=lambda card: (-card["memory_gib"], card.price_cny, card.id))
+                    and buyable(ctx, card) and system_options(ctx, card)),
+                   key=lambda card: (-card["memory_gib"], part_price(ctx, card), card.id))
     if cards:
         chassis, _ = system_options(ctx, cards[0])[0]
-        options.append(f"{ctx.gpu_count} x {cards[0].name} (¥{cards[0].price_cny:,.0f} each) in a {chassis.name} "
-                       f"(¥{chassis.price_cny:,.0f})")
+        options.append(f"{ctx.gpu_count} x {cards[0].name} ({shown(cards[0])} each) in a {chassis.name} "
+                       f"({shown(chassis)})")
     return "alternatives: " + ("; ".join(options) if options else "none in the catalog")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pth_top.configs.assembly import Assembly, Context, rank
+from pth_top.configs.assembly import Assembly, Context, part_price, rank
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Rules, case_fans_count, power_estimate, standard_psu_size, wall_draw_w
 
@@ -115,12 +115,12 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
         for units in unit_counts:
             loads = loads_by_units[units]
             if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
-                candidates.append((psu.price_cny * units, psu, units))
+                candidates.append((part_price(ctx, psu) * units, psu, units))
                 break
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
         f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units (a tower holds two)")
     psu, units = rank(ctx, asm, "psu", candidates, ctx.catalog.of_kind("psu"), f"{rule} with {leads.text()} per GPU",
-                      closest=lambda part: (-part["capacity_w"], part.price_cny, part.id))
+                      closest=lambda part: (-part["capacity_w"], part_price(ctx, part), part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
     for index, load in enumerate(loads):
         if not _unit_fits(psu, load, leads, cpu["eps_8pin_count"], index == 0):

@@ -11,9 +11,11 @@ from pth_top.configs.assembly import (
     TIGHT,
     Assembly,
     Context,
+    buyable,
     gpu_price,
     memory_fit,
     needed_bytes,
+    part_price,
     usable_bytes,
 )
 from pth_top.configs.parts import Part
@@ -65,7 +67,7 @@ def unit_price(ctx: Context, gpu: Part) -> float:
     if gpu["form"] in SYSTEM_GPU_FORMS:
         systems = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == ctx.gpu_count]
         if systems:
-            return min(system.price_cny for system in systems) / ctx.gpu_count
+            return min(part_price(ctx, system) for system in systems) / ctx.gpu_count
     return gpu_price(ctx, gpu)
 
 
@@ -74,7 +76,6 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     the rest; each group by score per yuan of the card (fit_budget then compares whole builds)."""
     metric, _ = gpu_metric(ctx)
     quiet = ctx.answers.budget.noise == "quiet"
-    condition = ctx.answers.budget.condition
     ranked = []
     for gpu in ctx.catalog.of_kind("gpu"):
         if ctx.edge != (gpu["form"] == "edge"):
@@ -83,7 +84,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue
         if quiet and gpu["cooling"] in ("blower", "passive") and not ctx.edge:
             continue
-        if not gpu.buyable(condition):  # end of life, or not sold new in China: used only
+        if not buyable(ctx, gpu):  # end of life, export-licensed or sold only elsewhere: used only, or not here
             continue
         if not trains_at_precision(ctx, gpu):
             continue

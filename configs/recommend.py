@@ -14,10 +14,11 @@ from typing import Mapping
 from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, pinned_part
+from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
+from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, quote_line
 from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
@@ -92,13 +93,13 @@ def recommend(
         ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
     if blockers and gpu is not None and cpu_only is not None and fit is not None and _cpu_only_offered(
             ctx, cpu_only, fit):
-        line = f"a CPU-only PC, ¥{cpu_only.asm.total_cny:,.0f}: {cpu_only.reason}"
+        line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     elif blockers and gpu is not None and cpu_only is not None and cpu_only.adequate:
         display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
             "integrated_graphics") else ""
         blockers.append(f"a CPU-only PC would do ({cpu_only.reason.split(':')[0]}) but costs "
-                        f"¥{cpu_only.asm.total_cny:,.0f}{display}")
+                        f"{_money(ctx, cpu_only.asm.total_cny)}{display}")
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
     said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
             *(line for lines in assembly.reasons.values() for line in lines)]
@@ -110,14 +111,15 @@ def recommend(
         )
         for role in ROLES if role in assembly.chosen for part, qty in [assembly.chosen[role]]
     )
+    components = tuple(_with_price_line(build_ctx, component, assembly) for component in components)
     return with_speed(Build(
         answers=answers, components=components, memory=build_ctx.memory,
         gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB) if gpu is not None else 0,
         gpu_usable_per_gpu_bytes=usable,
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
-        total_price_cny=assembly.total_cny, budget_cny=ctx.budget_cny,
-        reasoning=tuple(cite_guide(line) for line in general if line),
+        total_price_cny=assembly.total_cny, budget_cny=ctx.budget_cny, market=ctx.market, currency=ctx.currency,
+        cny_per_unit=cny_per(ctx.currency, rules), reasoning=tuple(cite_guide(line) for line in general if line),
         warnings=tuple(cite_guide(line) for line in warnings), alternatives=dict(assembly.alternatives),
         pins=dict(ctx.pins), title=title, comments=tuple(cite_guide(line) for line in comments),
         blockers=tuple(cite_guide(line) for line in blockers),
@@ -134,28 +136,28 @@ def _general_reasoning(
 ) -> list[str]:
     answers, rules, total = ctx.answers, ctx.rules, assembly.total_cny
     tier_line = ctx.tier_line if gpu is not None else (
-        f"budget ¥{ctx.budget_cny:,.0f}: no GPU in this build, so the guide's GPU-first budget tiers (guide §6.1) do "
-        "not apply; the money goes to cores, RAM and storage")
+        f"budget {_money(ctx, ctx.budget_cny)}: no GPU in this build, so the guide's GPU-first budget tiers "
+        "(guide §6.1) do not apply; the money goes to cores, RAM and storage")
     general: list[str] = [ctx.shape_line, *ctx.memory.formula, tier_line, *_applied_answers(ctx, assembly)]
     general[2 + len(ctx.memory.formula):2 + len(ctx.memory.formula)] = feasibility.stack_verdicts(
         ctx, gpu, lambda changed: _context(changed, ctx.catalog, ctx.rules, {}))
     if gpu is None and cpu_only is not None:
         general.insert(0, f"CPU-only build: {cpu_only.reason}")
-    if answers.budget.currency != "CNY":  # said first: the catalog's prices and availability are the China market's
+    if ctx.market != "cn" or ctx.currency != "CNY":  # said first: whose prices and availability these are
         general.insert(0, f"{budget_line(answers.budget.amount, answers.budget.currency, rules)}; prices and "
-                          "availability (export rules included) are the China market's, not a "
-                          f"{answers.budget.currency} market's")
+                          f"availability (export rules, market-only SKUs) are the {MARKET_NAMES[ctx.market]} "
+                          f"market's, in {ctx.currency} where the catalog has them")
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
         "case and fans not included")
     closest = "the closest build, for reference only; " if infeasible else ""
-    general.append(f"price ¥{total:,.0f} of a ¥{ctx.budget_cny:,.0f} budget ({closest}{included})")
+    general.append(f"price {_money(ctx, total)} of a {_money(ctx, ctx.budget_cny)} budget ({closest}{included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
     if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny:
         general.append(
-            f"¥{ctx.budget_cny - total:,.0f} of the budget is left: the best value card was chosen; swap the GPU for "
-            "a faster or larger one if speed matters more than price"
+            f"{_money(ctx, ctx.budget_cny - total)} of the budget is left: the best value card was chosen; swap the "
+            "GPU for a faster or larger one if speed matters more than price"
         )
     return general
 
@@ -238,12 +240,12 @@ def _cpu_only_inadequate(ctx: Context, cpu_only: CpuOnly) -> bool:
 
 def _cpu_only_inadequate_line(ctx: Context, fit: Fit) -> str:
     data = ctx.answers.data
-    line = (f"not feasible within ¥{ctx.budget_cny:,.0f}: a CPU-only PC is not adequate for training this model "
+    line = (f"not feasible within {_money(ctx, ctx.budget_cny)}: a CPU-only PC is not adequate for training this model "
             f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
             "it would run far slower than on any GPU")
     if fit.cheapest_fitting is not None:
         price, gpu = fit.cheapest_fitting
-        line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({gpu.name})"
+        line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({gpu.name})"
     return line + "; rent a GPU by the hour, or a used card where one fits (below)"
 
 
@@ -272,8 +274,8 @@ def _cpu_only(ctx: Context) -> CpuOnly | None:
     if ctx.pins.get("gpu"):
         reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
     else:
-        reason = (f"the budget, ¥{ctx.budget_cny:,.0f}, is under the cheapest GPU build; on a CPU the workload runs, "
-                  "far slower than on a GPU, with its working memory in RAM")
+        reason = (f"the budget, {_money(ctx, ctx.budget_cny)}, is under the cheapest GPU build; on a CPU the workload "
+                  "runs, far slower than on a GPU, with its working memory in RAM")
     return CpuOnly(cpu_ctx, asm, False, reason)
 
 
@@ -282,9 +284,8 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     warnings: list[str] = []
     total = assembly.total_cny
     if total > ctx.budget_cny:
-        warnings.append(
-            f"over budget: ¥{total:,.0f} is ¥{total - ctx.budget_cny:,.0f} above the ¥{ctx.budget_cny:,.0f} budget"
-        )
+        warnings.append(f"over budget: {_money(ctx, total)} is {_money(ctx, total - ctx.budget_cny)} above the "
+                        f"{_money(ctx, ctx.budget_cny)} budget")
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
     if answers.scale.sharding not in ("none", "zero_offload") and ctx.gpu_count == 1:
@@ -296,9 +297,11 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
             "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "
             "warranty follows the card (guide §6.2)"
         )
-    stale = [part for part, _ in assembly.chosen.values() if (today - part.price_as_of).days > STALE_PRICE_DAYS]
+    warnings.extend(_price_basis_warnings(ctx, assembly))
+    dated = [part_quote(ctx, part).as_of for part, _ in assembly.chosen.values()]
+    stale = [as_of for as_of in dated if (today - as_of).days > STALE_PRICE_DAYS]
     if stale:
-        oldest = min(part.price_as_of for part in stale)
+        oldest = min(stale)
         warnings.append(
             f"{len(stale)} of {len(assembly.chosen)} prices are older than {STALE_PRICE_DAYS} days (oldest {oldest}): "
             "check them and override in the user catalog"
@@ -332,7 +335,38 @@ def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str
         answers=answers, catalog=catalog, rules=rules, pins=pins, shape=shape, shape_line=shape_line,
         memory=estimate_memory(answers, shape), budget_cny=budget, tier=tier, tier_line=tier_line,
         gpu_count=answers.scale.gpu_count, edge=answers.scenario == "edge_deployment",
+        market=buyer_market(answers.budget.market, answers.budget.currency), currency=answers.budget.currency,
     )
+
+
+def _money(ctx: Context, amount_cny: float) -> str:
+    return money(amount_cny, ctx.currency, ctx.rules)
+
+
+def _with_price_line(ctx: Context, component: Component, assembly: Assembly) -> Component:
+    """The component's reasoning ends with where its price comes from (market, new/used, date, page)."""
+    part = assembly.chosen[component.role][0]
+    if component.role == "gpu" and not assembly.unit_prices.get("gpu"):
+        return component  # priced with its server
+    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
+    return dataclasses.replace(component, reasoning=(*component.reasoning, line))
+
+
+def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
+    """Prices that are not this market's own: converted from another market's, or a used price assumed."""
+    parts = [part for part, _ in assembly.chosen.values()]
+    quotes = {part.id: part_quote(ctx, part) for part in parts}
+    converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
+    assumed = [part.name for part in parts if quotes[part.id].basis == "used_fallback"]
+    lines = []
+    if converted:
+        lines.append(f"{len(converted)} of {len(parts)} prices are CONVERTED at rules.toml's rate (as of "
+                     f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "
+                     f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
+    if assumed:
+        lines.append(f"used price ASSUMED {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml "
+                     f"fallback) for {', '.join(assumed)}: the catalog has no used listing for it in this market")
+    return lines
 
 
 
@@ -366,6 +400,4 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
                      f"{ctx.rules.ram.os_reserve_gib} GB of it")
     lines.extend(gpu.notes)
-    if gpu["form"] == "consumer" and ctx.answers.budget.condition == "used":
-        lines.append(f"used price assumed {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml)")
     return lines

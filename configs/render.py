@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pth_top.configs.build import ROLE_LABELS, Build
+from pth_top.configs.market import MARKET_NAMES, SYMBOLS
 from pth_top.text import printable
 from pth_top.units import GIB
 
@@ -58,10 +59,15 @@ def speed_lines(build: Build, with_formula: bool = False) -> list[str]:
     return lines
 
 
+def money(build: Build, amount_cny: float) -> str:
+    """An amount in the build's (the budget's) currency."""
+    return f"{SYMBOLS.get(build.currency, build.currency + ' ')}{amount_cny / build.cny_per_unit:,.0f}"
+
+
 def price_line(build: Build) -> str:
     delta = build.budget_cny - build.total_price_cny
-    state = f"¥{delta:,.0f} under budget" if delta >= 0 else f"¥{-delta:,.0f} OVER budget"
-    return f"  ¥{build.total_price_cny:,.0f} of ¥{build.budget_cny:,.0f}: {state}"
+    state = f"{money(build, delta)} under budget" if delta >= 0 else f"{money(build, -delta)} OVER budget"
+    return f"  {money(build, build.total_price_cny)} of {money(build, build.budget_cny)}: {state}"
 
 
 def component_line(role: str, build: Build, with_id: bool = True) -> str:
@@ -69,7 +75,7 @@ def component_line(role: str, build: Build, with_id: bool = True) -> str:
     if component is None:
         return ""
     count = f"{component.quantity} x " if component.quantity > 1 else ""
-    line = f"{ROLE_LABELS[role]:<{ROLE_COLUMN_WIDTH}}{count}{component.name}  ¥{component.total_price_cny:,.0f}"
+    line = f"{ROLE_LABELS[role]:<{ROLE_COLUMN_WIDTH}}{count}{component.name}  {money(build, component.total_price_cny)}"
     return printable(line + f"  [{component.part_id}]" if with_id else line)
 
 
@@ -88,12 +94,12 @@ def feasibility_lines(build: Build) -> list[str]:
 
 
 def market_line(build: Build) -> str:
-    """A budget in another currency still buys at China prices: said before anything else ("" for yuan)."""
-    currency = build.answers.budget.currency
-    if currency == "CNY":
+    """Whose prices and availability these are, said before anything else ("" for yuan in China)."""
+    if build.market == "cn" and build.currency == "CNY":
         return ""
-    return (f"Prices and availability are the China market's (export rules included): the {currency} budget is "
-            "converted to yuan, not priced in a market of its own")
+    return (f"Prices and availability are the {MARKET_NAMES.get(build.market, build.market)} market's "
+            f"(its export rules and SKUs), shown in {build.currency}; a part without a price there is converted "
+            "at rules.toml's rate and says so in its reasoning and the warnings")
 
 
 def render_build_text(build: Build) -> str:

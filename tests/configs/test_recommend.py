@@ -366,12 +366,13 @@ def test_used_gpu_warning_points_to_the_acceptance_run(catalog):
     assert used and "pth-top bench --accept" in used[0] and "GPU-Z" not in used[0]
 
 
-def test_a_foreign_currency_budget_says_first_that_prices_are_the_china_markets(catalog):
-    # Review 12 finding 14: a USD budget got China prices and export rules without a word.
+def test_a_foreign_currency_budget_says_first_whose_market_the_prices_are(catalog):
+    # Review 12 finding 14: a USD budget got China prices and export rules without a word; now it gets the US
+    # market's (configs.market), and says so first.
     build = recommend(answers(budget__currency="USD", budget__amount=2500.0), catalog, today=TODAY)
-    assert any("China market" in line for line in build.reasoning[:2])
-    assert not any("China market" in line for line in recommend(answers(), catalog, today=TODAY).reasoning)
-    assert render_build_text(build).startswith("Prices and availability are the China market's")
+    assert any("US market" in line for line in build.reasoning[:2])
+    assert not any("market's" in line for line in recommend(answers(), catalog, today=TODAY).reasoning[:2])
+    assert render_build_text(build).startswith("Prices and availability are the US market's")
 
 
 @pytest.mark.parametrize("mode, data_kind", [("training", "tabular"), ("inference", "text")])

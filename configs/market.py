@@ -1,0 +1,124 @@
+"""The buyer's market: which price a part has there (new, used, or converted from another market's) and how money
+is shown in the budget's currency.
+
+Amounts inside the recommender are yuan-equivalents at rules.toml's rates: a USD price is multiplied in by the
+same rate the USD budget is, so comparisons are those of the USD figures, and the display divides it out again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from pth_top.configs.parts import Part
+from pth_top.configs.rules import Rules
+
+MARKET_OF_CURRENCY = {"CNY": "cn", "USD": "us", "EUR": "eu"}
+CURRENCY_OF_MARKET = {market: currency for currency, market in MARKET_OF_CURRENCY.items()}
+MARKET_NAMES = {"cn": "China", "us": "US", "eu": "EU"}
+SYMBOLS = {"CNY": "¥", "USD": "$", "EUR": "€"}
+# Consumer cards without a used listing in the catalog: priced at rules.toml's share of new, and said so.
+USED_FALLBACK_FORMS = ("consumer",)
+
+
+def buyer_market(market: str, currency: str) -> str:
+    """The answers' market: given, or (auto) the currency's home market."""
+    return MARKET_OF_CURRENCY[currency] if market == "auto" else market
+
+
+def cny_per(currency: str, rules: Rules) -> float:
+    return 1.0 if currency == "CNY" else float(getattr(rules.currency, f"cny_per_{currency.lower()}"))
+
+
+def money(amount_cny: float, currency: str, rules: Rules) -> str:
+    """A yuan-equivalent amount in the budget's currency: "$1,999"."""
+    return f"{SYMBOLS[currency]}{amount_cny / cny_per(currency, rules):,.0f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """What the part costs this buyer: the amount in yuan-equivalents, where it comes from, and what was assumed."""
+
+    amount_cny: float
+    amount: float  # as quoted, in `currency`
+    currency: str
+    as_of: dt.date
+    source: str
+    basis: str  # "new", "used" (a used listing), "used_fallback" (share of new), "converted" (another market's)
+    market: str  # whose price it is
+
+
+def _entry(table: Any, market: str) -> dict[str, Any] | None:
+    entry = (table or {}).get(market)
+    return entry if isinstance(entry, dict) else None
+
+
+def _from_entry(entry: dict[str, Any], basis: str, market: str, rules: Rules) -> Quote:
+    amount, currency = float(entry["amount"]), str(entry["currency"])
+    return Quote(amount * cny_per(currency, rules), amount, currency, entry["as_of"], str(entry["source"]), basis,
+                 market)
+
+
+def new_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote:
+    """The market's new price; else the China price (price_cny), marked converted unless the buyer pays in yuan
+    in China."""
+    entry = _entry(part.get("prices"), market)
+    if entry is not None:
+        quote = _from_entry(entry, "new", market, rules)
+        return quote if quote.currency == currency else _converted(quote)
+    china = _entry(part.get("prices"), "cn")
+    if china is not None:
+        quote = _from_entry(china, "new", "cn", rules)
+    else:
+        quote = Quote(part.price_cny, part.price_cny, "CNY", part.price_as_of, part.get("price_source", ""), "new",
+                      "cn")
+    return quote if market == "cn" and currency == "CNY" else _converted(quote)
+
+
+def _converted(quote: Quote) -> Quote:
+    return Quote(quote.amount_cny, quote.amount, quote.currency, quote.as_of, quote.source, "converted",
+                 quote.market)
+
+
+def quote(part: Part, market: str, currency: str, condition: str, rules: Rules) -> Quote:
+    """The price this buyer pays: for a used-allowed GPU, its used listing in the market (or the labelled share of
+    new for a consumer card without one) when cheaper than, or instead of, a new one."""
+    new = new_quote(part, market, currency, rules)
+    if condition != "used" or part.kind != "gpu":
+        return new
+    entry = _entry(part.get("used_prices"), market)
+    if entry is not None:
+        used = _from_entry(entry, "used", market, rules)
+        used = used if used.currency == currency else _converted_used(used)
+    elif part.get("form") in USED_FALLBACK_FORMS:
+        share = rules.budget.used_gpu_price_fraction
+        used = Quote(new.amount_cny * share, new.amount * share, new.currency, new.as_of, new.source,
+                     "used_fallback", new.market)
+    else:  # a used-only data-centre card's price_cny is its used price already (gpus.toml)
+        return new
+    sold_new = part.buyable("new", market)
+    return used if not sold_new or used.amount_cny < new.amount_cny else new
+
+
+def _converted_used(quote: Quote) -> Quote:
+    return Quote(quote.amount_cny, quote.amount, quote.currency, quote.as_of, quote.source, "used_converted",
+                 quote.market)
+
+
+def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
+    """One line on where the price comes from, for the part's reasoning."""
+    shown = f"{SYMBOLS[q.currency]}{q.amount:,.0f}"
+    where = MARKET_NAMES[q.market]
+    source = f", {q.source}" if q.source else ""
+    if q.basis == "new":
+        return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
+    if q.basis == "used":
+        return f"price {shown}: {where} used market (second-hand listings), as of {q.as_of}{source}"
+    if q.basis == "used_fallback":
+        share = rules.budget.used_gpu_price_fraction
+        return (f"price {shown} used: ASSUMED {share:.0%} of the new price (rules.toml fallback; the catalog has no "
+                f"used listing for {part.name} in this market)")
+    kind = "used" if q.basis == "used_converted" else "new"
+    return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
+            f"(as of {q.as_of}) at rules.toml's rate; the catalog has no {currency} price for it")

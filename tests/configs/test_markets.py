@@ -1,0 +1,83 @@
+"""The market is the buyer's: its prices (new and used, each dated and sourced) and its availability."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.market import quote, quote_line
+from pth_top.configs.recommend import recommend
+from pth_top.configs.render import render_build_text
+from pth_top.configs.rules import load_rules
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 5, 10)
+RULES = load_rules()
+
+
+def china_only(catalog) -> set[str]:
+    return {part.id for part in catalog.of_kind("gpu") if part.get("sold_new_in") == ["cn"]}
+
+
+def test_a_us_buyer_at_2000_dollars_gets_us_prices_in_dollars_and_no_china_only_card(catalog):
+    build = recommend(answers(budget__currency="USD", budget__amount=2000.0), catalog, today=TODAY)
+    gpu = build.component("gpu")
+    assert not china_only(catalog) & set(build.alternatives["gpu"]), "a China-only SKU offered in the US"
+    assert {"rtx-4090-d-24gb", "rtx-5090-d-v2-24gb", "h20-96gb", "l20-48gb"} <= china_only(catalog)
+    part = catalog.get(gpu.part_id)
+    us = part.get("prices", {}).get("us")
+    assert us is not None, f"{gpu.name} has no US price, yet it leads a US build"
+    assert round(gpu.unit_price_cny / RULES.currency.cny_per_usd) == us["amount"]  # the US price, not ¥ converted
+    text = render_build_text(build)
+    assert f"${us['amount']:,.0f}" in text and "¥" not in text.split("Reasoning")[0]
+    assert text.startswith("Prices and availability are the US market's")
+    assert any(us["source"] in line and str(us["as_of"]) in line for line in gpu.reasoning)
+    assert build.total_price_cny <= build.budget_cny
+
+
+def test_a_china_buyer_gets_no_h100_new_and_a_us_buyer_no_china_cards(catalog):
+    job = {"workload__preset": "llama-7b", "task__method": "lora", "budget__amount": 3_000_000.0}
+    china = recommend(answers(**job), catalog, today=TODAY).alternatives["gpu"]
+    us = recommend(answers(**job, budget__currency="USD"), catalog, today=TODAY).alternatives["gpu"]
+    assert not {gpu for gpu in china if gpu.startswith(("h100", "h200", "b200", "a100"))}, china
+    assert "rtx-4090-24gb" not in china and "rtx-4090-d-24gb" not in us and "l20-48gb" not in us
+    assert "rtx-pro-6000-blackwell-96gb" in us and "rtx-pro-6000-blackwell-96gb" not in china and "l20-48gb" in china
+
+
+def test_an_explicit_market_beats_the_currency(catalog):
+    # A yuan budget spent in the US: US availability, prices converted to yuan and said to be.
+    build = recommend(answers(budget__market="us", budget__amount=20000.0), catalog, today=TODAY)
+    assert not china_only(catalog) & set(build.alternatives["gpu"])
+    assert build.market == "us" and any("CONVERTED" in warning for warning in build.warnings)
+
+
+def test_a_used_3090_is_priced_from_its_dated_listing_not_a_share_of_new(catalog):
+    card = catalog.get("rtx-3090-24gb")
+    listed = card["used_prices"]["us"]
+    used = quote(card, "us", "USD", "used", RULES)
+    assert (used.amount, used.currency, used.basis) == (listed["amount"], "USD", "used")
+    assert used.as_of == listed["as_of"] and used.source.startswith("https://")
+    assert used.amount != round(card.price_cny * RULES.budget.used_gpu_price_fraction / RULES.currency.cny_per_usd)
+
+
+def test_a_used_card_without_a_listing_says_its_price_is_assumed(catalog):
+    # The old 60 %-of-new rule stays only as a labelled fallback (the catalog has no China used listings yet).
+    card = catalog.get("rtx-5080-16gb")
+    used = quote(card, "cn", "CNY", "used", RULES)
+    assert used.basis == "used_fallback" and used.amount == card.price_cny * RULES.budget.used_gpu_price_fraction
+    assert "ASSUMED" in quote_line(card, used, "CNY", RULES)
+
+
+def test_a_part_without_a_price_in_the_market_is_converted_and_the_warning_names_it(catalog):
+    build = recommend(answers(budget__currency="USD", budget__amount=2000.0), catalog, today=TODAY)
+    cpu = build.component("cpu")
+    assert any("CONVERTED" in line for line in cpu.reasoning)
+    assert any("CONVERTED" in warning and cpu.name in warning for warning in build.warnings)
+
+
+def test_a_dollar_build_file_keeps_its_market_and_currency(catalog):
+    build = recommend(answers(budget__currency="USD", budget__amount=2000.0), catalog, today=TODAY)
+    created = dt.datetime(2026, 5, 10, tzinfo=dt.timezone.utc)
+    loaded, _, _ = loads_build(dumps_build(build, created=created, tool_version="0"))
+    assert (loaded.market, loaded.currency) == ("us", "USD")
+    assert render_build_text(loaded) == render_build_text(build)
