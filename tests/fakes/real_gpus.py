@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from pth_top.units import MIB
+from tests.fakes import gpm_profiles
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
 from tests.fakes.gpu_fixtures import by_argument, nvlink_state
 
@@ -49,6 +50,8 @@ class RealBoard:
     power_limit_min_w: float
     # nvmlTemperatureThresholds_t -> °C: 0 shutdown, 1 slowdown, 2 memory max, 3 GPU max; absent where N/A.
     temperature_thresholds_c: tuple[tuple[int, int], ...] = ()
+    # GPM metrics while the machine was recorded (Hopper and newer); None: the GPU has no GPM.
+    gpm_metrics: dict[int, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ H100_SXM_X8 = (
         nvlink_links=18,  # not in -q; H100 SXM5 has 18 NVLink 4 links (Fabric State: Completed, Success)
         mig_supported=True, bar1_total_mib=131072, power_limit_min_w=200.0,
         # Thresholds printed as T.Limit offsets (-8 C, -2 C), no absolute values: left N/A.
+        gpm_metrics=gpm_profiles.IDLE,  # 0 % utilisation: no SM, pipe or link activity
     ),
     (
         RealGpu("00000000:18:00.0", "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1",
@@ -270,7 +274,7 @@ def real_device(board: RealBoard, gpu: RealGpu) -> FakeDevice:
     for suffix in ("_v3", "_v2", ""):
         values[f"nvmlDeviceGetComputeRunningProcesses{suffix}"] = []
         values[f"nvmlDeviceGetGraphicsRunningProcesses{suffix}"] = []
-    return FakeDevice(values=values)
+    return FakeDevice(values=values, gpm_metrics=dict(board.gpm_metrics) if board.gpm_metrics is not None else None)
 
 
 def make_real_machine(name: str) -> FakePynvml:

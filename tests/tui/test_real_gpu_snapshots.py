@@ -20,7 +20,8 @@ def real_gpu_snapshot(name: str):
     """The fixed test machine (host, CPU, processes) with the GPUs of the real machine `name`."""
     session = NvmlSession(make_real_machine(name), clock=FakeClock())
     reader = GpuReader(session, health=GpuHealthReader(session))
-    gpus = reader.sample()
+    reader.sample()
+    gpus = reader.sample()  # the second: GPM activity needs an interval, as the live dashboard has from then on
     driver, cuda = reader.driver_versions()
     snapshot = make_snapshot(gpu_count=0)
     host = replace(snapshot.host, nvidia_driver_version=driver, cuda_driver_version=cuda, nvml_unavailable_reason=None)

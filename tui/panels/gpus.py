@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from pth_top.sensors.model import GpuSample
+from pth_top.sensors.gpu_flags import GpuFlag
+from pth_top.sensors.model import GpuSample, ProcessSample
 from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_number, format_percent, format_rate
+from pth_top.tui.panels.gpu_activity import FlagTracker, activity_cell, activity_text, flag_mark, flag_text
 from pth_top.widgets.quiet_static import QuietStatic
 from pth_top.widgets.row_table import RowTable, TableColumn
 
 GPU_COLUMNS = (
-    ("gpu", "#", 4), ("name", "Name", 20), ("util", "Util", 4), ("memory", "Memory", 12),
+    ("gpu", "#", 4), ("name", "Name", 14), ("util", "Util", 4), ("activity", "SM/Tens", 7), ("memory", "Memory", 12),
     ("temp", "Temp", 4), ("fan", "Fan", 4), ("power", "Power", 9), ("clocks", "SM/Mem MHz", 10),
     ("pstate", "P", 3), ("pcie", "PCIe", 8),
 )
 LEFT_ALIGNED_COLUMNS = ("gpu", "name", "pstate", "pcie")
+NAME_WIDTH = GPU_COLUMNS[1][2]
 
 
 def _level_style(percent: float, warn: float = 60, alert: float = 90) -> str:
@@ -42,11 +45,17 @@ def pcie_text(gpu: GpuSample) -> Text:
     return Text(current, style="dim" if gpu.pcie_link_degraded else "")
 
 
-def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
+def marked_name(name: str, mark: str, style: str) -> Text:
+    """The name cut so that a mark ("LOST", "STUCK") still fits the column."""
+    return Text(f"{name[:NAME_WIDTH - len(mark) - 1]} {mark}", style=style)
+
+
+def gpu_cells(gpu: GpuSample, flag: GpuFlag | None = None) -> tuple[Text, ...]:
+    name = printable(gpu.name.removeprefix("NVIDIA "))
     if gpu.lost:
         return (
             Text(str(gpu.index)),
-            Text(f"{printable(gpu.name)[:13]} LOST", style="bold red"),
+            marked_name(name, "LOST", "bold red"),
             *(Text("") for _ in GPU_COLUMNS[2:]),
         )
     power = f"{format_number(gpu.power_draw_w)}/{format_number(gpu.power_limit_w, 'W')}"
@@ -55,8 +64,9 @@ def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
     return (
         # A GPU with health problems (Xid errors, row remaps, retired pages) is flagged by its number.
         Text(f"{gpu.index}!", style="bold red") if gpu.health_problems else Text(str(gpu.index)),
-        Text(printable(gpu.name.removeprefix("NVIDIA "))[:20]),
+        marked_name(name, *flag_mark(flag)) if flag is not None else Text(name[:NAME_WIDTH]),
         Text(format_percent(gpu.utilization_percent), style=_level_style(gpu.utilization_percent), justify="right"),
+        activity_cell(gpu),
         Text(memory, style=_level_style(gpu.memory_percent, 80, 95), justify="right"),
         Text(format_number(gpu.temperature_c, "C"), style=temperature_style, justify="right"),
         Text(format_percent(gpu.fan_speed_percent), justify="right"),
@@ -67,25 +77,28 @@ def gpu_cells(gpu: GpuSample) -> tuple[Text, ...]:
     )
 
 
-def gpu_rows(gpus: Sequence[GpuSample]) -> list[tuple[str, tuple[Text, ...]]]:
+def gpu_rows(
+    gpus: Sequence[GpuSample], flags: Mapping[int, GpuFlag] | None = None
+) -> list[tuple[str, tuple[Text, ...]]]:
     rows = []
     for gpu in gpus:
-        rows.append((str(gpu.index), gpu_cells(gpu)))
+        rows.append((str(gpu.index), gpu_cells(gpu, (flags or {}).get(gpu.index))))
         for instance in gpu.mig_instances:
             key = f"{gpu.index}:{instance.gpu_instance_id}"
             memory = f"{format_bytes(instance.memory_used_bytes)}/{format_bytes(instance.memory_total_bytes)}"
             cells = (
                 Text(key, style="dim"),
-                Text(f"└ MIG {printable(instance.name)}"[:20], style="dim"),
+                Text(f"└ MIG {printable(instance.name)}"[:NAME_WIDTH], style="dim"),
+                Text("N/A", style="dim", justify="right"),
                 Text("N/A", style="dim", justify="right"),
                 Text(memory, justify="right"),
-                *(Text("") for _ in GPU_COLUMNS[4:]),
+                *(Text("") for _ in GPU_COLUMNS[5:]),
             )
             rows.append((key, cells))
     return rows
 
 
-def gpu_detail_text(gpu: GpuSample) -> Text:
+def gpu_detail_text(gpu: GpuSample, flag: GpuFlag | None = None) -> Text:
     """Everything the row has no room for, in one or two lines."""
     text = Text(overflow="fold")
     text.append(f"GPU {gpu.index} {printable(gpu.name)}", style="bold")
@@ -100,6 +113,8 @@ def gpu_detail_text(gpu: GpuSample) -> Text:
     if gpu.health_problems:
         # First, so that a narrow terminal still shows it.
         text.append("  health: " + ", ".join(gpu.health_problems), style="bold red")
+    text.append_text(flag_text(flag))
+    text.append_text(activity_text(gpu))
     text.append(link)
     if gpu.pcie_link_degraded:
         # Idle links train down to save power (Gen1 on every idle PCIe card seen); under load it means the slot.
@@ -175,6 +190,8 @@ class GpuPanel(Vertical):
         super().__init__(id=id)
         self._gpus: dict[str, GpuSample] = {}
         self._row_count = 0
+        self.flag_tracker = FlagTracker()
+        self._flags: dict[int, GpuFlag] = {}
 
     def compose(self) -> ComposeResult:
         table = RowTable(id="gpu-table")
@@ -189,11 +206,16 @@ class GpuPanel(Vertical):
     def row_count(self) -> int:
         return self._row_count
 
-    def show(self, gpus: Sequence[GpuSample]) -> None:
+    def show(
+        self, gpus: Sequence[GpuSample], processes: Iterable[ProcessSample] = (), timestamp_s: float | None = None
+    ) -> None:
+        """Draw the GPUs; with the sample's time, its history also says which look stuck or slow."""
         self._gpus = {str(gpu.index): gpu for gpu in gpus}
         self.display = bool(gpus)
+        if timestamp_s is not None:
+            self._flags = self.flag_tracker.update(gpus, processes, timestamp_s)
         if gpus:
-            rows = dict(gpu_rows(gpus))
+            rows = dict(gpu_rows(gpus, self._flags))
             self._row_count = len(rows)
             self.query_one(RowTable).sync_rows(list(rows), rows.__getitem__)
             self._show_detail()
@@ -205,4 +227,5 @@ class GpuPanel(Vertical):
     def _show_detail(self) -> None:
         key = self.query_one(RowTable).highlighted_key
         gpu = self._gpus.get((key or "0").split(":")[0])
-        self.query_one("#gpu-detail", QuietStatic).update(gpu_detail_text(gpu) if gpu else "")
+        detail = gpu_detail_text(gpu, self._flags.get(gpu.index)) if gpu else ""
+        self.query_one("#gpu-detail", QuietStatic).update(detail)

@@ -184,7 +184,7 @@ class MonitorScreen(Screen):
         self.query_one(CpuMemoryPanel).show(snapshot.cpu, snapshot.memory, snapshot.host.cpu_model_name)
         gpu_panel = self.query_one(GpuPanel)
         gpu_rows_before = gpu_panel.row_count
-        gpu_panel.show(snapshot.gpus)
+        gpu_panel.show(snapshot.gpus, snapshot.processes, snapshot.timestamp_s)
         if gpu_panel.row_count != gpu_rows_before:
             self.call_after_refresh(self._fit_history)
         self.query_one(DisksPanel).show(snapshot.disks, snapshot.filesystems)
