@@ -23,6 +23,22 @@ MIG_PROFILE_MARK = " MIG "
 WATCHED_XID_CODES = (13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120)
 WATCHED_XIDS = (*(xid_label(code) for code in WATCHED_XID_CODES), xid_label(MAX_XID_CODE))  # and "other"
 
+# Exporter series <- GpuSample GPM field (already in base units: ratio, bytes per second).
+GPM_SERIES: tuple[tuple[str, str], ...] = (
+    ("pth_top_gpu_sm_active_ratio", "sm_active_ratio"),
+    ("pth_top_gpu_sm_occupancy_ratio", "sm_occupancy_ratio"),
+    ("pth_top_gpu_pipe_tensor_active_ratio", "tensor_active_ratio"),
+    ("pth_top_gpu_pipe_tensor_hmma_active_ratio", "tensor_hmma_active_ratio"),
+    ("pth_top_gpu_pipe_fp64_active_ratio", "fp64_active_ratio"),
+    ("pth_top_gpu_pipe_fp32_active_ratio", "fp32_active_ratio"),
+    ("pth_top_gpu_pipe_fp16_active_ratio", "fp16_active_ratio"),
+    ("pth_top_gpu_dram_active_ratio", "dram_bandwidth_active_ratio"),
+    ("pth_top_gpu_prof_pcie_transmit_bytes_per_second", "gpm_pcie_tx_bytes_per_s"),
+    ("pth_top_gpu_prof_pcie_receive_bytes_per_second", "gpm_pcie_rx_bytes_per_s"),
+    ("pth_top_gpu_prof_nvlink_transmit_bytes_per_second", "nvlink_tx_bytes_per_s"),
+    ("pth_top_gpu_prof_nvlink_receive_bytes_per_second", "nvlink_rx_bytes_per_s"),
+)
+
 
 def _ratio(percent: object) -> object:
     return NA if is_na(percent) else float(percent) / 100.0  # type: ignore[arg-type]
@@ -80,6 +96,9 @@ def add_gpu(book: FamilyBook, gpu: GpuSample, health: GpuHealth | None, compute_
     add("pth_top_gpu_ecc_enabled", labels, gpu.ecc_enabled)
     add("pth_top_gpu_nvlink_links_active", labels, gpu.nvlink_active_links)
     add("pth_top_gpu_mig_enabled", labels, gpu.mig_enabled)
+    add("pth_top_gpu_gpm_supported", labels, gpu.gpm_supported)
+    for name, field in GPM_SERIES:
+        add(name, labels, getattr(gpu, field))
     for instance in gpu.mig_instances:
         instance_labels = (*labels, "" if is_na(instance.gpu_instance_id) else str(instance.gpu_instance_id),
                            mig_profile(instance.name))
