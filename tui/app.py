@@ -16,7 +16,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from pth_top.recorder.alert_rules import AlertSettings
 from pth_top.tui import MIN_INTERVAL_S, startup_gc
+from pth_top.tui.alerting import DashboardAlerts
 from pth_top.tui.first_sample import FirstSample, SnapshotSource, default_source
 from pth_top.tui.messages import SamplerFailed, SnapshotReady
 from pth_top.tui.screens.monitor import MonitorScreen
@@ -107,18 +109,20 @@ class PthTopApp(App):
         monitor = self.monitor_screen
         if self._first_sample_in and self._first_sample.error is not None:
             monitor.show_sampler_error(self._first_sample.error)
-        self.sample_forever(monitor.post_message, self._first_sample_in)
+        self.sample_forever(monitor.post_message, self._first_sample_in, monitor.settings.alerts)
         self.call_after_refresh(startup_gc.resume)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
-    def sample_forever(self, post: Callable[[Message], bool], first_shown: bool) -> None:
-        """Sample every interval and `post` the result to the monitor screen; never touches widgets.
+    def sample_forever(self, post: Callable[[Message], bool], first_shown: bool,
+                       alert_settings: AlertSettings | None = None) -> None:
+        """Sample every interval and `post` the result (and the alerts it raises) to the monitor screen.
 
         The screen consumes the messages itself: once it closes (app exit), `post` returns False and
         the sampler stops, so no handler ever looks for a screen that is gone.
         """
         worker = get_current_worker()
         source: SnapshotSource | None = None
+        alerts = DashboardAlerts(alert_settings or AlertSettings(), post)
         try:
             if not self._wait_for_first_sample(worker, post):
                 return
@@ -130,13 +134,16 @@ class PthTopApp(App):
                     source = self._retry_source(post)
                 elif not self.paused:
                     try:
-                        message: Message = SnapshotReady(source.sample())
+                        snapshot = source.sample()
+                        message: Message = SnapshotReady(snapshot)
                     except Exception as error:  # a sensor bug must not kill the dashboard
-                        message = SamplerFailed.from_error(error)
+                        snapshot, message = None, SamplerFailed.from_error(error)
                     if not post(message):
                         return
+                    alerts.feed(snapshot)
                 self._sleep_until_next_sample(worker)
         finally:
+            alerts.close()
             close = getattr(source, "close", None)
             if close is not None:
                 close()

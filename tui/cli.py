@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "pth_top.tui.commands.serve",
     "pth_top.tui.commands.record",
     "pth_top.tui.commands.replay",
+    "pth_top.tui.commands.alert",
 )
 COMMAND_NAMES = tuple(module_name.rpartition(".")[2] for module_name in COMMAND_MODULES)
 

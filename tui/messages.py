@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from pth_top.sensors.model import Snapshot
 
@@ -32,3 +33,15 @@ class SamplerFailed(Message):
     @classmethod
     def from_error(cls, error: Exception) -> SamplerFailed:
         return cls(f"{type(error).__name__}: {error}")
+
+
+class AlertRaised(Message):
+    """An alert rule fired (or alerting could not start): shown once as a banner, with the bell when `bell`."""
+
+    bubble = False
+
+    def __init__(self, text: str, severity: SeverityLevel = "warning", bell: bool = True) -> None:
+        super().__init__()
+        self.text = text
+        self.severity: SeverityLevel = severity
+        self.bell = bell

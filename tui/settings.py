@@ -21,6 +21,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from pth_top.configs.fileio import FolderRefused, atomic_write_text, folder_problem, read_regular_file
 from pth_top.configs.paths import CONFIG_DIR_VARIABLE, UserDirError, check_override, user_config_dir
+from pth_top.recorder.alert_rules import AlertSettings, alert_settings, alert_table
 from pth_top.text import printable
 
 SETTINGS_FILE_NAME = "dashboard.toml"
@@ -28,7 +29,7 @@ SETTINGS_FILE_NAME = "dashboard.toml"
 GPU_HISTORY_VIEWS: tuple[tuple[str, str], ...] = (
     ("util", "mem"), ("power", "temp"), ("util", "power"), ("mem", "temp"),
 )
-FILE_HEADER = "# pth-top dashboard settings, rewritten when you change them (keys h, i, c).\n"
+FILE_HEADER = "# pth-top dashboard settings, rewritten when you change them (keys h, i, c); [alerts] is kept.\n"
 NOT_SAVED_WHILE_REFUSED = (
     "settings changes are not saved: the settings file was refused at start (fix or remove it, then restart)"
 )
@@ -42,6 +43,8 @@ class DashboardSettings:
     io_shown: bool | None = None
     # What the two GPU history charts show: an entry of GPU_HISTORY_VIEWS.
     gpu_history: tuple[str, str] = GPU_HISTORY_VIEWS[0]
+    # The [alerts] table: rules, destinations and delivery (recorder.alert_rules); written back as it was given.
+    alerts: AlertSettings = AlertSettings()
 
     def next_gpu_history(self) -> DashboardSettings:
         """The settings with the GPU charts moved on to the next view."""
@@ -94,7 +97,8 @@ def settings_from_dict(data: dict[str, Any]) -> DashboardSettings:
     views = {"+".join(view): view for view in GPU_HISTORY_VIEWS}
     if not isinstance(gpu_history, str) or gpu_history not in views:
         raise ValueError(f"monitor.gpu_history must be one of {', '.join(views)}")
-    return DashboardSettings(history_shown, None if io_shown == "auto" else io_shown, views[gpu_history])
+    alerts = alert_settings(data.get("alerts", {}))
+    return DashboardSettings(history_shown, None if io_shown == "auto" else io_shown, views[gpu_history], alerts)
 
 
 def settings_to_toml(settings: DashboardSettings) -> str:
@@ -103,7 +107,8 @@ def settings_to_toml(settings: DashboardSettings) -> str:
         "disk_network": "auto" if settings.io_shown is None else settings.io_shown,
         "gpu_history": "+".join(settings.gpu_history),
     }
-    return FILE_HEADER + tomli_w.dumps({"monitor": monitor})
+    alerts = alert_table(settings.alerts)
+    return FILE_HEADER + tomli_w.dumps({"monitor": monitor, **({"alerts": alerts} if alerts else {})})
 
 
 def save_settings(settings: DashboardSettings, path: Path | None = None) -> str | None:

@@ -17,7 +17,7 @@ from textual.widgets import Static
 from pth_top.sensors.history import History
 from pth_top.sensors.model import ProcessSample, Snapshot
 from pth_top.text import printable
-from pth_top.tui.messages import SamplerFailed, SnapshotReady
+from pth_top.tui.messages import AlertRaised, SamplerFailed, SnapshotReady
 from pth_top.tui.panels.cpu_memory import CpuMemoryPanel
 from pth_top.tui.panels.gpus import GpuPanel
 from pth_top.tui.panels.header import HeaderBar
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 CHARTS_HEIGHT = 12
 MIN_PROCESS_ROWS = 8
 IO_PANEL_MIN_HEIGHT = 30
+# An alert's banner stays this long (a notice of the dashboard's own goes after a few seconds).
+ALERT_BANNER_S = 30
 INTERVAL_LADDER_S = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 
 
@@ -159,6 +161,13 @@ class MonitorScreen(Screen):
 
     def on_sampler_failed(self, message: SamplerFailed) -> None:
         self.show_sampler_error(message.reason)
+
+    def on_alert_raised(self, message: AlertRaised) -> None:
+        """An alert: one banner, and the terminal bell."""
+        self.notify(message.text, title="Alert", severity=message.severity,
+                    timeout=ALERT_BANNER_S, markup=False)
+        if message.bell:
+            self.app.bell()
 
     def take_snapshot(self, snapshot: Snapshot) -> None:
         """Add a new sample to the history and draw it."""

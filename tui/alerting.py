@@ -1,0 +1,59 @@
+"""The dashboard's alerts: the recorder's event detector and alert rules over each sample, on the sampler thread.
+
+Each alert goes to the configured destinations (their own threads) and, as an AlertRaised message, to the
+monitor screen, which shows it once as a banner and rings the bell.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.message import Message
+from textual.notifications import SeverityLevel
+
+from pth_top.recorder.alert_rules import AlertSettings
+from pth_top.recorder.delivery import AlertPipeline
+from pth_top.recorder.events import EventDetector
+from pth_top.sensors.model import Snapshot
+from pth_top.text import printable
+from pth_top.tui.messages import AlertRaised
+
+# Event severities as Textual notify severities.
+BANNER_SEVERITY: dict[str, SeverityLevel] = {"info": "information", "warning": "warning", "critical": "error"}
+
+
+class DashboardAlerts:
+    """Built and fed on the sampler thread (Apprise is imported here, never on the UI loop)."""
+
+    def __init__(self, settings: AlertSettings, post: Callable[[Message], bool]) -> None:
+        self._post = post
+        self._bell = settings.bell
+        self._pipeline: AlertPipeline | None = None
+        self._detector = EventDetector(include_cmdline=False)
+        if not settings.enabled:
+            return
+        try:
+            self._pipeline = AlertPipeline(settings)
+        except Exception as error:  # alerting that cannot start leaves sampling alone
+            post(AlertRaised(printable(f"alerts off: {type(error).__name__}: {error}", 300), "error", False))
+            return
+        for problem in self._pipeline.problems:
+            post(AlertRaised(problem, "warning", bell=False))
+
+    def feed(self, snapshot: Snapshot | None) -> None:
+        """Run the rules over one sample and post what they raise; an alerting bug stops alerts, not sampling."""
+        if snapshot is None or self._pipeline is None:
+            return
+        try:
+            alerts = self._pipeline.step(snapshot, self._detector.feed(snapshot))
+        except Exception as error:
+            self.close()
+            self._post(AlertRaised(printable(f"alerts stopped: {type(error).__name__}: {error}", 300), "error", False))
+            return
+        for alert in alerts:
+            self._post(AlertRaised(alert.message, BANNER_SEVERITY.get(alert.severity, "warning"), self._bell))
+
+    def close(self) -> None:
+        if self._pipeline is not None:
+            self._pipeline.close()
+            self._pipeline = None
