@@ -24,7 +24,7 @@ BIN = Path(sys.executable).parent
 # Every package of ours.
 MYPY_PACKAGES = (
     "pth_top.text", "pth_top.units", "pth_top.sensors", "pth_top.configs", "pth_top.benches",
-    "pth_top.widgets", "pth_top.doctor", "pth_top.fleet", "pth_top.tui",
+    "pth_top.widgets", "pth_top.doctor", "pth_top.fleet", "pth_top.tui", "pth_top.recorder",
 )
 
 
