@@ -9,8 +9,9 @@ A group is, for now, the GPUs used by processes of one parent (a launcher and it
 
 from __future__ import annotations
 
+import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Iterable, Mapping, Sequence
 
 from pth_top.sensors.model import GpuSample, ProcessSample
@@ -32,6 +33,32 @@ class FlagThresholds:
     straggler_ratio: float = 0.70
     straggler_after_s: float = 30.0
     busy_util_percent: float = 50.0
+
+
+def thresholds_from_table(table: object) -> FlagThresholds:
+    """A settings file's [flags] table; ValueError (one line) for an unknown key or a value that makes no sense."""
+    if not isinstance(table, dict):
+        raise ValueError("[flags] is not a table")
+    known = [field.name for field in fields(FlagThresholds)]
+    values = {}
+    for key, value in table.items():
+        if key not in known:
+            raise ValueError(f"flags.{str(key)[:40]!r} is not a setting; the settings are {', '.join(known)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise ValueError(f"flags.{key} must be a positive number")
+        if key.endswith("_ratio") and value > 1:
+            raise ValueError(f"flags.{key} must be a share from 0 to 1 (e.g. 0.35)")
+        values[key] = float(value)
+    return FlagThresholds(**values)
+
+
+def thresholds_table(thresholds: FlagThresholds) -> dict[str, float]:
+    """The [flags] table to write back: the settings that differ from the defaults."""
+    default = FlagThresholds()
+    return {
+        field.name: getattr(thresholds, field.name) for field in fields(FlagThresholds)
+        if getattr(thresholds, field.name) != getattr(default, field.name)
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pth_top.sensors.gpu_flags import FlagThresholds
 from pth_top.sensors.history import History
 from pth_top.tui.app import PthTopApp
 from pth_top.tui.panels.history import HistoryPanel
@@ -17,6 +18,7 @@ from pth_top.tui.settings import (
     load_settings,
     save_settings,
     settings_path,
+    settings_to_toml,
 )
 from pth_top.widgets.history_chart import HistoryChart
 from pth_top.widgets.level_sparkline import LevelSparkline
@@ -203,3 +205,29 @@ def test_history_keeps_power_and_temperature_per_gpu():
     assert history.gpu_series("power", 0)[-1] == make_snapshot(gpu_count=2).gpus[0].power_draw_w
     assert history.gpu_series("temp", 1)[-1] == make_snapshot(gpu_count=2).gpus[1].temperature_c
     assert history.gpu_power_limit_w == 700.0
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"[flags]\nstuck_after_s = 'soon'\n", "flags.stuck_after_s must be a positive number"),
+    (b"[flags]\nstuck_after_s = -5\n", "flags.stuck_after_s must be a positive number"),
+    (b"[flags]\nstuck_power_ratio = 35\n", "flags.stuck_power_ratio must be a share from 0 to 1"),
+    (b"[flags]\nstuck_after = 60\n", "flags.'stuck_after' is not a setting; the settings are stuck_util_percent"),
+    (b"[flags]\nstraggler_ratio = true\n", "flags.straggler_ratio must be a positive number"),
+    (b"flags = 3\n", "[flags] is not a table"),
+])
+def test_broken_flag_thresholds_give_defaults_and_one_line(tmp_path, content, reason):
+    path = tmp_path / "dashboard.toml"
+    path.write_bytes(content)
+    settings, problem = load_settings(path)
+    assert settings == DashboardSettings() and reason in problem and "\n" not in problem
+
+
+def test_flag_thresholds_load_and_are_kept_when_a_key_saves(tmp_path):
+    path = tmp_path / "dashboard.toml"
+    path.write_text("[flags]\nstuck_after_s = 120\nstraggler_ratio = 0.8\n")
+    settings, problem = load_settings(path)
+    assert problem is None
+    assert settings.flags == FlagThresholds(stuck_after_s=120.0, straggler_ratio=0.8)
+    assert save_settings(settings.next_gpu_history(), path) is None
+    assert load_settings(path)[0].flags == settings.flags
+    assert "[flags]" not in settings_to_toml(DashboardSettings())

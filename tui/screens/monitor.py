@@ -128,6 +128,7 @@ class MonitorScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(ProcessPanel).set_view(ProcessView())
+        self.query_one(GpuPanel).flag_tracker.thresholds = self.settings.flags
         # Size-dependent settings before the first layout: changed during it, a stale height can stick.
         self._fit_to_height(self.app.size.height)
         if self._settings_problem:
