@@ -10,9 +10,9 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# The dashboard plus what `pth-top export`, `fleet` and `serve` need (small; the dashboard never imports them).
+# The dashboard plus what `pth-top export`, `fleet`, `serve` and alert delivery need (small; imported only when used).
 install: $(PY)
-	$(PY) -m pip install -q -e '.[export,fleet,web]'
+	$(PY) -m pip install -q -e '.[export,fleet,web,alerts]'
 
 install-test: $(PY)
 	$(PY) -m pip install -q -e '.[test]' '$(TORCH_CPU)'
