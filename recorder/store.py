@@ -130,8 +130,8 @@ class Store:
             oldest, newest = self.connection.execute("SELECT min(time_s), max(time_s) FROM samples").fetchone()
             if oldest is None or oldest >= newest:
                 break
-            # The oldest twentieth of the time span at a time (at least an hour), until under the cap.
-            cut = oldest + max(3600.0, (newest - oldest) / 20)
+            # The oldest twentieth of the time span at a time (at least a minute), until under the cap.
+            cut = oldest + max(60.0, (newest - oldest) / 20)
             gone["over_size"] += self._delete_before(min(cut, newest), events_too=False)
             if used_bytes(self.connection) <= SIZE_CAP_TARGET * retention.max_bytes:
                 break

@@ -167,3 +167,10 @@ def test_scrubbed_takes_every_piece_of_the_url_out_of_a_reason():
     url = "jsons://user:pw-secret@hooks.example.org/hook/abcdef?token=zzz1234"
     text = f"failed posting to {url}: hooks.example.org said no for abcdef and zzz1234"
     assert scrubbed(text, url) == "failed posting to ***: hooks.example.org said no for *** and ***"
+
+
+def test_without_apprise_a_destination_is_one_line_saying_what_to_install(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "apprise", None)
+    pipeline = AlertPipeline(alert_settings({"destinations": [f"json://127.0.0.1:9/{SECRET}"]}))
+    assert pipeline.problems == [
+        "alert destination json://127.0.0.1:9/***: Apprise is not installed (pip install 'pth-top[alerts]')"]

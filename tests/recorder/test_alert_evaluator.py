@@ -203,6 +203,14 @@ def test_a_reused_pid_is_a_new_process():
     assert evaluate.step(with_processes()) != []  # the new one is watched too
 
 
+def test_a_process_that_execs_into_a_watched_job_is_watched():
+    evaluate, _ = evaluator({"process_exit": {"patterns": ["train\\.py"]}})
+    evaluate.step(with_processes(process(10, "bash", "bash run.sh")))
+    evaluate.step(with_processes(process(10, "python", "python train.py")))
+    (alert,) = evaluate.step(with_processes())
+    assert alert.pid == 10 and "(python)" in alert.message
+
+
 def test_no_patterns_watch_nothing_and_alerts_off_is_silent():
     evaluate, _ = evaluator({"process_exit": {}})
     evaluate.step(with_processes(process(10, "train", "train")))

@@ -58,7 +58,8 @@ def test_injected_gpu_faults_become_events_with_evidence(tmp_path):
         assert by_kind["row_remap"].evidence["after"] == 6
         assert by_kind["throttle_start"].evidence["reasons"] == ["thermal (HW)"]
         assert by_kind["gpu_lost"].gpu_index == 6 and by_kind["gpu_lost"].severity == "critical"
-        assert by_kind["temperature_limit"].gpu_index == 3 and by_kind["temperature_limit"].evidence["temperature_c"] == 91
+        hot = by_kind["temperature_limit"]
+        assert hot.gpu_index == 3 and hot.evidence["temperature_c"] == 91
 
         values["nvmlDeviceGetCurrentClocksEventReasons"] = 0
         values["nvmlDeviceGetCurrentClocksThrottleReasons"] = 0

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from pth_top.tui.commands import CliError, input_file_argument
+
+
+RELATIVE_TIME_ARGUMENT = re.compile(r"^-\d+(?:\.\d+)?[smhdw]?$")
 
 
 def gpu_index(text: str) -> int:
@@ -28,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="T is an ISO time (2025-01-31T14:05, local unless it has a zone), a Unix time, 'now', or relative "
                "to the recording's last sample: -10m, -2h, -1d.",
     )
+    # "--from -10m" must read -10m as a value, as argparse already reads "-10" (a negative number), not as a flag.
+    parser._negative_number_matcher = RELATIVE_TIME_ARGUMENT
     parser.add_argument("file", type=input_file_argument, metavar="FILE", help="the recording (.sqlite)")
     shape = parser.add_mutually_exclusive_group()
     shape.add_argument("--csv", action="store_true", help="GPU rows as CSV")
