@@ -14,7 +14,7 @@ from typing import Callable, Hashable, Iterable
 
 from pth_top.recorder.alert_rules import AlertSettings
 from pth_top.recorder.event import Event
-from pth_top.sensors.model import FilesystemUsage, GpuSample, Snapshot
+from pth_top.sensors.model import FilesystemUsage, GpuSample, ProcessSample, Snapshot
 from pth_top.sensors.na import is_na
 from pth_top.sensors.units import format_bytes
 from pth_top.text import printable
@@ -65,6 +65,8 @@ class AlertEvaluator:
         self._last_event_s: dict[Hashable, float] = {}
         self._patterns = [re.compile(pattern) for pattern in settings.rules.process_exit.patterns]
         self._watched: dict[int, _Watched] = {}
+        # PID -> (start time, name, command line) of a process no pattern matched; an exec is checked again.
+        self._unmatched: dict[int, tuple[float, str, str]] = {}
 
     def step(self, snapshot: Snapshot, events: Iterable[Event] = ()) -> list[Event]:
         """The alerts this sample (and the events since the last one) raise; each fires once per episode."""
@@ -74,6 +76,10 @@ class AlertEvaluator:
         self._snapshot = snapshot
         self._seen: set[Hashable] = set()
         self._alerts: list[Event] = []
+        self._holders: dict[int, list[ProcessSample]] = {}
+        for process in snapshot.processes:
+            for index in process.gpu_indices:
+                self._holders.setdefault(index, []).append(process)
         for gpu in snapshot.gpus:
             self._gpu_rules(gpu)
         self._host_rules(snapshot)
@@ -135,7 +141,7 @@ class AlertEvaluator:
 
     def _gpu_idle(self, gpu: GpuSample, thing: Hashable, label: str) -> None:
         idle = self.settings.rules.gpu_idle
-        holders = [process for process in self._snapshot.processes if gpu.index in process.gpu_indices]
+        holders = self._holders.get(gpu.index, [])
         activity = gpu.utilization_percent
         if is_na(activity):  # MIG and some boards: the processes' own SM samples
             known = [use.sm_util_percent for process in holders for use in process.gpu_uses
@@ -209,6 +215,7 @@ class AlertEvaluator:
         if not self.settings.rules.process_exit.enabled or not self._patterns:
             return
         alive = {process.pid: process for process in snapshot.processes}
+        self._unmatched = {pid: seen for pid, seen in self._unmatched.items() if pid in alive}
         for pid, watched in list(self._watched.items()):
             process = alive.get(pid)
             if process is None or process.start_time_s != watched.start_time_s:  # gone, or the PID reused
@@ -219,13 +226,16 @@ class AlertEvaluator:
                     f"watched job {pid} ({watched.name}) exited after {ran_s / 60:.0f} min",
                     pid=pid, name=watched.name, pattern=watched.pattern))
         for process in snapshot.processes:
-            if process.pid in self._watched:
+            seen = (process.start_time_s, process.name, process.command)
+            if process.pid in self._watched or self._unmatched.get(process.pid) == seen:
                 continue
+            self._unmatched[process.pid] = seen
             for pattern in self._patterns:
                 if pattern.search(process.name) or pattern.search(process.command):
                     # The name only goes in the alert: a command line can hold tokens.
                     name = printable(process.name or process.command.split(" ")[0].rsplit("/")[-1], NAME_CHARS)
                     self._watched[process.pid] = _Watched(name, process.start_time_s, pattern.pattern)
+                    del self._unmatched[process.pid]
                     break
 
 
