@@ -33,6 +33,7 @@ from pth_top.configs.platforms import (
 from pth_top.configs.power import choose_psu
 from pth_top.configs.rules import (
     Floor,
+    checkpoint_staging_gib,
     cpu_floor,
     decode_cores_floor,
     host_model_gib,
@@ -77,11 +78,30 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     task = ctx.answers.task
     host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
                                       host_offload_bytes=ctx.memory.host_offload_bytes)
-    ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, host_weights_gib, ctx.rules)
+    staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method)
+    host_text = staging_text if staging_gib > host_weights_gib else ""
+    ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, max(host_weights_gib, staging_gib),
+                              ctx.rules, host_text)
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
     fed = _assemble_host(ctx, asm, gpu, need_ecc, ram_floor)
+    # The platform by need: the workstation when the desktop breaks a rule (RAM, lanes, slots, drive bays), the
+    # desktop when an ECC workstation would put the build over budget; never a rule that breaks the budget.
+    if asm.unsatisfied and not need_ecc or need_ecc and asm.total_cny > ctx.budget_cny:
+        other = Assembly(chosen={"gpu": asm.chosen["gpu"]}, unit_prices={"gpu": asm.unit_prices["gpu"]},
+                         reasons={"gpu": list(asm.reasons["gpu"])},
+                         warnings=[line for line in asm.warnings if line == room])
+        other_fed = _assemble_host(ctx, other, gpu, not need_ecc, ram_floor)
+        # Up: the workstation keeps every rule the desktop broke (what then breaks follows from the job itself).
+        better = not set(asm.unsatisfied) & set(other.unsatisfied) if not need_ecc else not other.unsatisfied
+        if better and other.total_cny <= max(ctx.budget_cny, asm.total_cny if not need_ecc else 0):
+            why = (f"the desktop platform breaks a rule ({asm.unsatisfied[0]}): the ECC workstation platform holds "
+                   "the job") if not need_ecc else (
+                f"ECC: {ctx.gpu_count} GPUs prefer an ECC workstation platform, but it puts the build over budget: "
+                "the desktop platform that holds the job is chosen")
+            other.reasons["cpu"].insert(0, why)
+            asm, fed, need_ecc = other, other_fed, not need_ecc
     if not fed and ctx.gpu_count > 2 and server_chassis_allowed(ctx, gpu):
         # More than two ATX units would be needed: a tower takes two (dual-PSU case and adapter), not more.
         server = Assembly(chosen={"gpu": asm.chosen["gpu"]}, unit_prices={"gpu": asm.unit_prices["gpu"]},
@@ -90,21 +110,25 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
             "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads; a tower holds at most "
             "two units, joined by a dual-PSU adapter): the server chassis brings its own PSUs"))
         return server
-    if ctx.tier == "datacenter" and not need_ecc:
+    if (ctx.tier == "datacenter" or _shared(ctx)) and not need_ecc:
         asm.reasons["memory_kit"].append(ECC_PREFERENCE_LINE)
     return asm
 
 
-# The guide's high tier prefers ECC (§6.1); for one or two GPUs in personal use that is a choice, not a rule.
-ECC_PREFERENCE_LINE = ("ECC: the high budget tier prefers ECC memory (guide §6.1), which needs a workstation "
-                       "platform; for 1-2 GPUs in personal use the cheaper desktop platform is chosen: swap the CPU "
-                       "and board for a workstation pair if a silent bit flip in a weeks-long run matters to you")
+# The guide's high tier and shared servers prefer ECC (§6.1); for one or two GPUs that is a choice, not a rule.
+ECC_PREFERENCE_LINE = ("ECC: preferred by the high budget tier and for shared servers (guide §6.1); it needs a "
+                       "workstation platform; for 1-2 GPUs the desktop platform holds the job and is chosen: swap the "
+                       "CPU and board for a workstation pair if a silent bit flip in a weeks-long run matters to you")
+
+
+def _shared(ctx: Context) -> bool:
+    return ctx.answers.scenario in ("team_training", "inference_server")
 
 
 def ecc_required(ctx: Context) -> bool:
-    """ECC is a rule for a shared server (team training, an inference service) or 3+ GPUs at the high tier."""
-    server = ctx.answers.scenario in ("team_training", "inference_server") or ctx.gpu_count >= 3
-    return ctx.tier == "datacenter" and server
+    """The platform by need, not budget: 3+ GPUs need a workstation's lanes and slots, whose ECC memory comes
+    with it; RAM beyond a desktop board's follows from the boards' limits (configs.assemble._boards_for)."""
+    return ctx.gpu_count >= 3
 
 
 def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> bool:
@@ -250,7 +274,7 @@ def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor:
              f"cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
     if kit["ecc"]:
         lines.append("ECC registered memory: a server platform's memory, and at the high budget tier required for "
-                     "a shared server or 3+ GPUs (guide §6.1)")
+                     "3+ GPUs, whose workstation platform it comes with (guide §6.1)")
     if kit["memory_type"] == "DDR4" and ctx.answers.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb:
         lines.append(
             "the guide suggests DDR5 >= 4800 for large data (§3.1); "
@@ -277,6 +301,13 @@ def _choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module
         capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
                                                f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")
         class_line = "edge module: storage by the module's own interface"
+    stored = task.precision if task.mode == "inference" else "bf16"
+    weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(stored, 2) / 1e9
+    if klass == "any_ssd" and weights_gb > ctx.rules.storage.sata_max_dataset_gb and edge_module is None:
+        klass, class_line = "nvme", (
+            f"the {stored} weights are {weights_gb:,.0f} GB, over {ctx.rules.storage.sata_max_dataset_gb} GB: NVMe "
+            f">= {ctx.rules.storage.nvme_min_read_mb_per_s} MB/s, so loading them takes seconds, not minutes (a SATA "
+            "SSD reads ~550 MB/s)")
     server_board = board is not None and board["memory_registered"]
     candidates = []
     for drive in ctx.catalog.of_kind("storage"):
@@ -306,6 +337,9 @@ def _choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module
     lines = [class_line, capacity.reason,
              f"{quantity} x {drive['capacity_gb']:,.0f} GB {drive['interface'].upper()}, "
              f"{drive['seq_read_mb_per_s']:,} MB/s read"]
+    if weights_gb >= 1 and drive["seq_read_mb_per_s"]:
+        lines.append(f"load time: the {stored} weights, {weights_gb:,.0f} GB / {drive['seq_read_mb_per_s']:,} MB/s = "
+                     f"~{weights_gb * 1000 / drive['seq_read_mb_per_s']:,.0f} s from this drive (sequential read)")
     if edge_module is not None and edge_module["pcie_generation"] == 0:
         lines.insert(0, f"{edge_module.name} has no PCIe/M.2 slot: storage is its microSD slot or a USB 3.0 SSD")
     elif edge_module is not None:

@@ -197,6 +197,9 @@ class System(PartFields, frozen=True, kw_only=True):
     gpu_slot_width_count: Whole = 0  # widest card a slot takes, in slot widths
     gpu_length_max_mm: Number = 0
     gpu_slot_power_w: Number = 0  # what one slot's GPU power lead delivers
+    # GPU coolers its airflow serves: a passive 2U chassis pushes air front to back through blower or passive cards;
+    # an open-air (axial-fan) card blows into its neighbour. Empty: any.
+    gpu_coolers: list[Literal["fans", "blower", "passive"]] = []
     cpu_socket: str = ""
     cpu_sockets_count: Whole = 0
     cpu_tdp_max_w: Number = 0

@@ -197,6 +197,12 @@ def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]
     if gpu["length_mm"] > chassis["gpu_length_max_mm"]:
         problems.append(f"{gpu.name} is {gpu['length_mm']:g} mm long; {chassis.name} takes "
                         f"{chassis['gpu_length_max_mm']:g} mm")
+    coolers = chassis.get("gpu_coolers") or []
+    if coolers and gpu["cooling"] not in coolers:
+        problems.append(f"{gpu.name} is an open-air ({gpu['cooling']}) card: {chassis.name} cools its GPUs with "
+                        f"front-to-back chassis airflow for {' or '.join(coolers)} cards, and packed side by side an "
+                        "open-air card recirculates its neighbour's heat and throttles: use blower or passive cards "
+                        "(RTX PRO Server, L40S, L4 class), or fewer open-air cards in a workstation tower")
     if gpu["board_power_w"] > chassis["gpu_slot_power_w"]:
         problems.append(f"{gpu.name} draws {gpu['board_power_w']:g} W; each GPU slot's power lead in "
                         f"{chassis.name} gives {chassis['gpu_slot_power_w']:g} W")
@@ -234,7 +240,7 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
 def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, why: str = "") -> None:
     """PCIe cards in a server barebone: the chassis (board, PSUs, fans, heatsinks) plus CPUs, RAM and drives."""
     # assemble imports this module; its RAM and storage choosers take a board, which the barebone stands in for.
-    from pth_top.configs.assemble import _choose_ram, _choose_storage
+    from pth_top.configs.assemble import _choose_ram, _choose_storage, ecc_required
 
     count = ctx.gpu_count
     candidates = [(part_price(ctx, chassis), chassis, 1) for chassis, _ in system_options(ctx, gpu)]
@@ -257,9 +263,15 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
         f"{chassis['cpu_sockets_count']} x {chassis['cpu_socket']} CPU, RAM and drives",
         *chassis.notes,
     ]
+    if gpu["form"] == "consumer":
+        line = (f"licence: {gpu.name} is a GeForce card; NVIDIA's GeForce driver licence says 'No Datacenter "
+                "Deployment' (the software is not licensed for data-centre deployment): a rack server of them is "
+                "outside it (https://www.nvidia.com/en-us/drivers/geforce-license/)")
+        asm.warnings.append(line)
+        asm.reasons["system"].append(line)
     cpu, sockets = _barebone_cpu(ctx, asm, gpu, chassis)
     board = dataclasses.replace(chassis, kind="motherboard")  # its board: memory type, DIMM and M.2 slots
-    _choose_ram(ctx, asm, board, ctx.tier == "datacenter", ram_floor)
+    _choose_ram(ctx, asm, board, ecc_required(ctx), ram_floor)
     _choose_storage(ctx, asm, board)
     _, dimm_kits = asm.chosen["memory_kit"]
     _, drives = asm.chosen["storage"]
@@ -279,6 +291,8 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
 
 def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tuple[Part, int]:
     """The cheapest CPU for the barebone's socket and heatsink; every socket filled (an empty one has dead slots)."""
+    from pth_top.configs.assemble import ecc_required
+
     sockets = chassis["cpu_sockets_count"]
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, True, ctx.rules)
     decode, decode_line = decode_cores_floor(ctx.answers.data.kind, ctx.gpu_count, ctx.rules)
@@ -289,7 +303,7 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
         (part_price(ctx, cpu) * sockets, cpu, sockets) for cpu in same_socket
         if cpu["cores_count"] * sockets >= cores and cpu["threads_count"] * sockets >= threads
         and cpu["boost_clock_ghz"] >= clock and cpu["tdp_w"] <= chassis["cpu_tdp_max_w"]
-        and (cpu["ecc"] or ctx.tier != "datacenter")
+        and (cpu["ecc"] or not ecc_required(ctx))
     ]
     cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.of_kind("cpu"),
                   "; ".join(filter(None, (reason, decode_line)))

@@ -197,8 +197,8 @@ def budget_tier(budget_cny: float, rules: Rules) -> tuple[str, str]:
     if budget_cny >= b.datacenter_min_cny:
         return "datacenter", (
             f"budget ¥{budget_cny:,.0f} >= ¥{b.datacenter_min_cny:,}: the guide prefers data-centre/workstation GPUs "
-            "and ECC memory here (§6.1); GPUs are still ranked by fit and throughput per yuan, and ECC is required "
-            "only for a shared server or 3+ GPUs"
+            "and ECC memory here (§6.1); GPUs are still ranked by fit and throughput per yuan, and the platform "
+            "follows the job (a workstation for 3+ GPUs or more RAM than a desktop board takes), not the budget"
         )
     note = "" if b.balance_min_cny <= budget_cny <= b.balance_max_cny else (
         " (the guide gives no tier for this range; treated as balanced)"
@@ -235,7 +235,8 @@ def decode_cores_floor(data_kind: str, gpu_count: int, rules: Rules) -> tuple[in
     return cores, f"{data_kind} data is decoded and augmented on the CPU: >= {per_gpu} cores per GPU = {cores} cores"
 
 
-def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules) -> Floor:
+def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules,
+                  host_text: str = "") -> Floor:
     r = rules.ram
     large = dataset_size_gb >= r.large_dataset_gb
     base = r.large_data_gib if large else r.base_gib
@@ -245,7 +246,8 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})",
              f"total GPU memory {total_gpu_memory_gib:g} GiB x {r.gpu_memory_ratio:g}"]
     if host_weights_gib:
-        parts.append(f"model weights {host_weights_gib:.1f} GiB staged in RAM + {r.os_reserve_gib} GB for the OS")
+        parts.append(f"{host_text or 'model weights'} {host_weights_gib:.1f} GiB staged in RAM + {r.os_reserve_gib} GB "
+                     "for the OS")
     return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB")
 
 
@@ -308,6 +310,18 @@ def host_model_gib(parameters: int, *, mode: str, precision: str, host_offload_b
     return (staged + host_offload_bytes) / GIB
 
 
+# Adapter methods whose base is quantized on load from the 16-bit checkpoint (bitsandbytes int8 / NF4).
+QUANTIZING_METHODS = ("qlora", "lora_int8")
+
+
+def checkpoint_staging_gib(parameters: int, *, mode: str, method: str) -> tuple[float, str]:
+    """RAM that loading the checkpoint takes: quantizing the base needs the 16-bit weights (2 bytes/param) in RAM;
+    (0, "") when nothing larger than the host weights is staged."""
+    if mode != "training" or method not in QUANTIZING_METHODS:
+        return 0.0, ""
+    return parameters * 2 / GIB, f"the 16-bit checkpoint, read to quantize the base ({method})"
+
+
 def case_fans_count(heat_w: float, rules: Rules) -> int:
     c = rules.cooling
     return int(min(c.max_case_fans_count, max(c.min_case_fans_count, math.ceil(heat_w / c.watts_per_case_fan_w))))
@@ -325,7 +339,8 @@ def power_estimate(
     *, gpu_board_power_w: float, gpu_transient_peak_w: float, gpu_count: int, gpu_recommended_psu_w: float,
     cpu_turbo_power_w: float, dimm_count: int, drive_count: int, fan_count: int, rules: Rules,
 ) -> PowerEstimate:
-    """Sustained = GPUs + CPU turbo + board + DIMMs + drives + fans; PSU >= max(vendor, load/0.8, peak)."""
+    """Sustained = GPUs + CPU turbo + board + DIMMs + drives + fans; PSU >= max(vendor, load/0.8, transient peak):
+    a card's millisecond spikes (RTX 3090: 350 W sustained, ~2x in 1 ms) trip a PSU's over-current protection."""
     p = rules.power
     rest_w = p.board_w + p.per_dimm_w * dimm_count + p.per_drive_w * drive_count + p.per_fan_w * fan_count
     sustained = gpu_board_power_w * gpu_count + cpu_turbo_power_w + rest_w
@@ -334,7 +349,7 @@ def power_estimate(
     from_load = sustained / p.psu_max_load_fraction
     # The vendor figure assumes one card in a typical PC; extra cards add their board power.
     vendor = gpu_recommended_psu_w + gpu_board_power_w * (gpu_count - 1) if gpu_recommended_psu_w else 0
-    required = max(from_load, vendor, peak if gpu_count > 1 else 0)
+    required = max(from_load, vendor, peak if gpu_count else 0)
     lines = [
         f"sustained {sustained:,.0f} W = {gpu_count} x {gpu_board_power_w:g} W GPU + "
         f"{cpu_turbo_power_w:g} W CPU turbo + "
@@ -342,7 +357,7 @@ def power_estimate(
         f"{fan_count} fan x {p.per_fan_w} W",
         f"PSU >= max(sustained / {p.psu_max_load_fraction} = {from_load:,.0f} W"
         + (f", vendor recommendation {vendor:,.0f} W" if vendor else "")
-        + (f", multi-GPU transient peak {peak:,.0f} W" if gpu_count > 1 else "")
+        + ((", multi-GPU" if gpu_count > 1 else ", GPU") + f" transient peak {peak:,.0f} W" if gpu_count else "")
         + f") = {required:,.0f} W (guide §{p.guide_section})",
     ]
     return PowerEstimate(sustained, peak, required, tuple(lines))

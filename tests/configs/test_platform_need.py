@@ -1,0 +1,54 @@
+"""The platform by need (not by budget), server chassis fit, RAM for staging, PSU transients, NVMe load time."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pth_top.configs.recommend import recommend
+from pth_top.configs.rules import load_rules, power_estimate
+from pth_top.units import GIB
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 5, 10)
+
+
+def test_a_two_gpu_team_job_a_desktop_holds_gets_no_threadripper_or_xeon_w(catalog):
+    # Two cards need 16 lanes and two slots: a desktop platform holds them; the ¥50k tier used to force Xeon-W/ECC.
+    build = recommend(answers("team_training", workload__preset="gpt2-medium", scale__gpu_count=2,
+                              budget__amount=60000.0), catalog, today=TODAY)
+    assert build.component("cpu").spec["platform"] == "desktop", build.component("cpu").name
+    assert build.component("memory_kit").spec["registered"] is False
+
+
+def test_eight_open_air_consumer_cards_are_not_packed_into_a_passive_2u_server(catalog):
+    build = recommend(answers(workload__preset="llama-7b", task__method="lora", scale__gpu_count=8,
+                              budget__amount=400000.0), catalog, pins={"gpu": ("rtx-5070-12gb", 0)}, today=TODAY)
+    assert not build.feasible
+    blockers = " | ".join(build.blockers)
+    assert "open-air" in blockers and "blower or passive" in blockers, blockers
+    assert any("No Datacenter Deployment" in warning for warning in build.warnings)
+
+
+def test_ram_holds_the_16_bit_checkpoint_a_70b_qlora_job_quantizes(catalog):
+    build = recommend(answers(workload__preset="llama-70b", workload__batch_size=1, task__method="qlora",
+                              task__recompute="full", budget__amount=120000.0), catalog, today=TODAY)
+    ram = build.component("memory_kit")
+    gib = ram.quantity * ram.spec["capacity_gib"]
+    assert gib >= 70e9 * 2 / GIB, f"{gib} GiB RAM cannot hold the 140 GB bf16 checkpoint the QLoRA load quantizes"
+    assert any("16-bit checkpoint" in line for line in ram.reasoning)
+
+
+def test_one_gpu_psu_covers_its_transient_peak():
+    estimate = power_estimate(gpu_board_power_w=300, gpu_transient_peak_w=700, gpu_count=1, gpu_recommended_psu_w=0,
+                              cpu_turbo_power_w=100, dimm_count=2, drive_count=1, fan_count=3, rules=load_rules())
+    assert estimate.psu_required_w >= estimate.peak_w > estimate.sustained_w / 0.8
+    assert "transient peak" in estimate.lines[1]
+
+
+def test_large_weights_get_nvme_and_their_load_time(catalog):
+    build = recommend(answers(workload__preset="llama-70b", workload__batch_size=1, task__mode="inference",
+                              task__precision="bf16", data__dataset_size_gb=1.0, scale__gpu_count=2,
+                              budget__amount=2_000_000.0), catalog, today=TODAY)
+    storage = build.component("storage")
+    assert storage.spec["interface"] == "nvme"
+    assert any(line.startswith("load time:") and " s from this drive" in line for line in storage.reasoning)
