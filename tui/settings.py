@@ -22,6 +22,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 from pth_top.configs.fileio import FolderRefused, atomic_write_text, folder_problem, read_regular_file
 from pth_top.configs.paths import CONFIG_DIR_VARIABLE, UserDirError, check_override, user_config_dir
 from pth_top.recorder.alert_rules import AlertSettings, alert_settings, alert_table
+from pth_top.sensors.gpu_flags import FlagThresholds, thresholds_from_table, thresholds_table
 from pth_top.text import printable
 
 SETTINGS_FILE_NAME = "dashboard.toml"
@@ -45,6 +46,8 @@ class DashboardSettings:
     gpu_history: tuple[str, str] = GPU_HISTORY_VIEWS[0]
     # The [alerts] table: rules, destinations and delivery (recorder.alert_rules); written back as it was given.
     alerts: AlertSettings = AlertSettings()
+    # When a GPU row says STUCK (hang in a collective) or SLOW (straggler): the [flags] table.
+    flags: FlagThresholds = FlagThresholds()
 
     def next_gpu_history(self) -> DashboardSettings:
         """The settings with the GPU charts moved on to the next view."""
@@ -98,7 +101,10 @@ def settings_from_dict(data: dict[str, Any]) -> DashboardSettings:
     if not isinstance(gpu_history, str) or gpu_history not in views:
         raise ValueError(f"monitor.gpu_history must be one of {', '.join(views)}")
     alerts = alert_settings(data.get("alerts", {}))
-    return DashboardSettings(history_shown, None if io_shown == "auto" else io_shown, views[gpu_history], alerts)
+    flags = thresholds_from_table(data.get("flags", {}))
+    return DashboardSettings(
+        history_shown, None if io_shown == "auto" else io_shown, views[gpu_history], alerts, flags
+    )
 
 
 def settings_to_toml(settings: DashboardSettings) -> str:
@@ -108,7 +114,9 @@ def settings_to_toml(settings: DashboardSettings) -> str:
         "gpu_history": "+".join(settings.gpu_history),
     }
     alerts = alert_table(settings.alerts)
-    return FILE_HEADER + tomli_w.dumps({"monitor": monitor, **({"alerts": alerts} if alerts else {})})
+    flags = thresholds_table(settings.flags)
+    tables = {"monitor": monitor, **({"alerts": alerts} if alerts else {}), **({"flags": flags} if flags else {})}
+    return FILE_HEADER + tomli_w.dumps(tables)
 
 
 def save_settings(settings: DashboardSettings, path: Path | None = None) -> str | None:
