@@ -41,11 +41,13 @@ class SshFleetReader:
     """FleetSnapshots of hosts reached with `ssh`; the same interface as pth_top.fleet.query.FleetReader."""
 
     def __init__(self, hosts: list[str], transport: SshTransport, interval_s: float = 5.0,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, first_wait_s: float | None = None) -> None:
         self.hosts = list(dict.fromkeys(hosts))
         self.transport = transport
         self.scrape_interval_s = interval_s
         self.clock = clock
+        # How long the first refresh waits for every host's first try (None: the timeout; a screen waits less).
+        self.first_wait_s = transport.timeout_s + 5.0 if first_wait_s is None else first_wait_s
         self._state = {host: _Host() for host in self.hosts}
         self._memory = HostMemory()
         self._tasks: list[asyncio.Task[None]] = []
@@ -98,9 +100,9 @@ class SshFleetReader:
         if not self._tasks:
             self._start()
             assert self._first_round is not None
-            if self.hosts:
+            if self.hosts and self.first_wait_s > 0:
                 try:
-                    await asyncio.wait_for(self._first_round.wait(), self.transport.timeout_s + 5.0)
+                    await asyncio.wait_for(self._first_round.wait(), self.first_wait_s)
                 except asyncio.TimeoutError:
                     pass  # those still trying show as not read yet
         now_s = self.clock()
@@ -137,6 +139,10 @@ class SshFleetReader:
         if state is HostState.NVML_DOWN and remembered.answer is not None:
             return remembered.answer.nvml_reason or ""
         return remembered.reason
+
+    def answered_at_s(self, host: str) -> float | None:
+        """When `host` last answered well (None: never)."""
+        return self._state[host].ok_at_s
 
     async def host_detail(self, instance: str) -> HostDetail:
         """The host's GPUs and largest GPU processes from its last answer (no extra connection)."""

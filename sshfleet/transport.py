@@ -133,10 +133,7 @@ class SshTransport:
         except AnswerTooBig:
             return ProbeResult(None, f"its answer is over {MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
         finally:
-            if process.returncode is None:  # its group: a ProxyCommand or jump `ssh` goes with it
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                await process.wait()
+            await _finish(process)
         if process.returncode != 0:
             return ProbeResult(None, failure_line(stderr, process.returncode))
         return ProbeResult(stdout, "")
@@ -149,7 +146,12 @@ class SshTransport:
             process.stdin.close()
         except (BrokenPipeError, ConnectionResetError):
             pass  # ssh ended at once: its stderr says why
-        stdout, stderr = await asyncio.gather(_read_capped(process.stdout), _read_capped(process.stderr))
+        reads = [asyncio.ensure_future(_read_capped(stream)) for stream in (process.stdout, process.stderr)]
+        try:
+            stdout, stderr = await asyncio.gather(*reads)
+        finally:
+            for read in reads:  # one stream over the cap: the other is left unread too
+                read.cancel()
         await process.wait()
         return stdout, stderr
 
@@ -175,6 +177,23 @@ class SshTransport:
 
 class AnswerTooBig(Exception):
     pass
+
+
+async def _finish(process: asyncio.subprocess.Process) -> None:
+    """Kill `ssh` if it still runs, with its group (a ProxyCommand, a jump `ssh`); drain its pipes and reap it.
+
+    Python 3.11's wait() returns only once the pipes close, and a pipe left unread is never seen closing.
+    """
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    async def drain(stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and await stream.read(1 << 16):
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.gather(drain(process.stdout), drain(process.stderr), process.wait()), 10.0)
 
 
 async def _read_capped(stream: asyncio.StreamReader) -> bytes:

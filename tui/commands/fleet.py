@@ -12,6 +12,8 @@ from typing import Any
 from pth_top.tui.commands import CliError, input_file_argument, seconds_argument
 
 DEFAULT_JOB = "pth-top"
+# The screen shows the hosts that answered within this long; the slower ones join as they answer.
+SCREEN_FIRST_WAIT_S = 2.0
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,12 +23,14 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     auth = parser.add_argument_group("Prometheus authentication (never in the URL)")
     auth.add_argument("--prom-user", metavar="NAME", help="basic auth user; password from --prom-password-file "
                       "or $PTH_TOP_PROM_PASSWORD")
-    auth.add_argument("--prom-password-file", metavar="FILE", help="file whose first line is the password")
-    auth.add_argument("--prom-bearer-token-file", metavar="FILE",
+    # A folder, device, FIFO (it would hang the read) or socket is refused before anything runs.
+    file: dict[str, Any] = {"metavar": "FILE"}
+    auth.add_argument("--prom-password-file", **file, help="file whose first line is the password")
+    auth.add_argument("--prom-bearer-token-file", **file,
                       help="file whose first line is a bearer token (or $PTH_TOP_PROM_BEARER_TOKEN)")
-    auth.add_argument("--prom-ca-file", metavar="FILE", help="CA certificate(s) to verify an https Prometheus")
-    auth.add_argument("--prom-cert-file", metavar="FILE", help="client certificate (mutual TLS)")
-    auth.add_argument("--prom-key-file", metavar="FILE", help="key of --prom-cert-file")
+    auth.add_argument("--prom-ca-file", **file, help="CA certificate(s) to verify an https Prometheus")
+    auth.add_argument("--prom-cert-file", **file, help="client certificate (mutual TLS)")
+    auth.add_argument("--prom-key-file", **file, help="key of --prom-cert-file")
     auth.add_argument("--prom-insecure-skip-verify", action="store_true", help="do not verify the server certificate")
     auth.add_argument("--prom-header", action="append", default=[], metavar="'NAME: VALUE'",
                       help="extra header on every request, e.g. 'X-Scope-OrgID: team' (repeatable); a secret one goes "
@@ -128,7 +132,7 @@ async def one_snapshot(connection: Any, job: str) -> Any:
         await client.close()
 
 
-def ssh_reader_from(args: argparse.Namespace) -> Any:
+def ssh_reader_from(args: argparse.Namespace, first_wait_s: float | None = None) -> Any:
     """The SshFleetReader of the named hosts, or CliError (exit 2) naming the bad host or setting."""
     if args.prometheus:
         raise CliError("--prometheus and --ssh are two sources; give one")
@@ -142,7 +146,7 @@ def ssh_reader_from(args: argparse.Namespace) -> Any:
         check_config(transport.ssh, args.ssh_config, hosts[0])
     except SshSettingError as error:
         raise CliError(f"fleet: {error}") from None
-    return SshFleetReader(hosts, transport, interval_s=args.interval)
+    return SshFleetReader(hosts, transport, interval_s=args.interval, first_wait_s=first_wait_s)
 
 
 async def one_ssh_snapshot(reader: Any) -> Any:
@@ -181,7 +185,7 @@ def print_json(snapshot: Any, prometheus_url: str | None, job: str | None) -> in
 
 
 def run_ssh(args: argparse.Namespace) -> int:
-    reader = ssh_reader_from(args)
+    reader = ssh_reader_from(args, first_wait_s=None if args.json else SCREEN_FIRST_WAIT_S)
     if args.json:
         return print_json(asyncio.run(one_ssh_snapshot(reader)), None, None)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
