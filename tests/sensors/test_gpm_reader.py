@@ -143,3 +143,13 @@ def test_a_binding_without_gpm_functions_is_na():
     reader.sample()
     gpu = reader.sample()[0]
     assert gpu.gpm_supported is False and gpu.sm_active_ratio is NA
+
+
+def test_a_failed_allocation_is_na_not_a_lost_gpu():
+    fake = enable_gpm(make_fake_gpus(1), 0, TRAINING)
+    fake.fail("nvmlGpmSampleAlloc", pynvml.NVMLError_Unknown)
+    reader = reader_for(fake)
+    reader.sample()
+    gpu = reader.sample()[0]
+    assert not gpu.lost and gpu.gpm_supported is False and gpu.sm_active_ratio is NA
+    assert fake.gpm_samples == {}
