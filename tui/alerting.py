@@ -54,6 +54,7 @@ class DashboardAlerts:
             self._post(AlertRaised(alert.message, BANNER_SEVERITY.get(alert.severity, "warning"), self._bell))
 
     def close(self) -> None:
+        """Stop the destinations' threads without waiting for a send in flight (they are daemons)."""
         if self._pipeline is not None:
-            self._pipeline.close()
+            self._pipeline.close(timeout_s=0.0)
             self._pipeline = None
