@@ -1,4 +1,4 @@
-"""The dashboard's remembered choices: which panels show and what the GPU history charts show.
+"""The dashboard's remembered choices (which panels show, what the GPU charts show), its alert rules and flags.
 
 Kept in `<config dir>/dashboard.toml` (PTH_TOP_CONFIG_DIR overrides the folder), written atomically
 whenever a choice changes. A file that cannot be read or makes no sense gives one line of reason and
@@ -44,7 +44,7 @@ class DashboardSettings:
     io_shown: bool | None = None
     # What the two GPU history charts show: an entry of GPU_HISTORY_VIEWS.
     gpu_history: tuple[str, str] = GPU_HISTORY_VIEWS[0]
-    # The [alerts] table: rules, destinations and delivery (recorder.alert_rules); written back as it was given.
+    # The [alerts] table: rules, destinations and delivery (recorder.alert_rules); written back as far as not default.
     alerts: AlertSettings = AlertSettings()
     # When a GPU row says STUCK (hang in a collective) or SLOW (straggler): the [flags] table.
     flags: FlagThresholds = FlagThresholds()
