@@ -259,6 +259,42 @@ class ProcessSample:
 
 
 @dataclass(frozen=True, slots=True)
+class JobSample:
+    """Processes grouped into one job (sensors/jobs.py says how); GPU figures are the job's share of its GPUs."""
+
+    # "torchrun" (TORCHELASTIC_RUN_ID, or its launcher's PID), "slurm", "pod" (Kubernetes pod UID),
+    # "docker" / "container" (12-hex id), or "tree" (the PID of the process-tree root).
+    kind: str
+    job_id: str
+    # The user of its earliest-started process.
+    user: str
+    pids: tuple[int, ...]
+    gpu_indices: tuple[int, ...]
+    gpu_memory_used_bytes: MaybeInt
+    # Mean over its GPUs of their GPM SM active; NA without GPM.
+    sm_active_ratio: MaybeFloat
+    # Each GPU's power split equally among the jobs holding a context on it, summed over its GPUs.
+    power_draw_w: MaybeFloat
+    # Unix time its earliest process started.
+    start_time_s: float
+    # Its share of its GPUs' energy since pth-top first saw it (joules), and how: "counter" (NVML's
+    # total-energy counter) or "power x time" (power integrated where a GPU has no counter); NA when neither.
+    energy_j: MaybeFloat = NA
+    energy_method: str = ""
+    # Unix time pth-top first saw the job (energy counts from here).
+    first_seen_s: float = 0.0
+    # Its container from the cgroup path ("pod:<uid>", "docker:<id>" ...), "" for none.
+    container: str = ""
+    # Kubernetes namespace and pod name where its environment says (POD_NAMESPACE, POD_NAME), else "".
+    namespace: str = ""
+    pod_name: str = ""
+
+    def running_time_s(self, at_s: float) -> float:
+        """Seconds since its earliest process started, at Unix time `at_s`."""
+        return max(0.0, at_s - self.start_time_s)
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """One sample of the whole machine."""
 
@@ -271,3 +307,5 @@ class Snapshot:
     networks: tuple[NetworkRate, ...] = ()
     gpus: tuple[GpuSample, ...] = ()
     processes: tuple[ProcessSample, ...] = field(default=())
+    # Jobs (sensors/jobs.py); empty on a sampler's first sample, which skips the job step.
+    jobs: tuple[JobSample, ...] = ()

@@ -12,6 +12,8 @@ from pth_top.sensors.gpu import GpuReader
 from pth_top.sensors.gpu_health import GpuHealthReader
 from pth_top.sensors.gpu_processes import read_gpu_processes
 from pth_top.sensors.host import HostReader
+from pth_top.sensors.job_energy import read_energy_counters
+from pth_top.sensors.job_tracker import JobTracker
 from pth_top.sensors.memory import read_memory
 from pth_top.sensors.model import FilesystemUsage, Snapshot
 from pth_top.sensors.network import NetworkReader
@@ -28,6 +30,8 @@ class Sampler:
     """Reads host, CPU, memory, disks, network, GPUs and processes. Not thread-safe: use from one thread.
 
     Rates (disk, network, process CPU %) are deltas since the previous `sample()`; the first is zero.
+    Jobs start on the second sample (the dashboard's first frame and one-off samples do not pay for them);
+    `group_jobs=False` leaves them out.
     """
 
     def __init__(
@@ -36,6 +40,7 @@ class Sampler:
         clock: Callable[[], float] = time.monotonic,
         proc_root: str = "/proc",
         include_loopback: bool = False,
+        group_jobs: bool = True,
     ) -> None:
         self.nvml = nvml if nvml is not None else NvmlSession(clock=clock)
         self._clock = clock
@@ -49,6 +54,7 @@ class Sampler:
         self._processes = ProcessReader(proc_root, clock)
         self._filesystems = DiskReader.filesystems()
         self._filesystems_read_at = clock()
+        self._jobs = JobTracker(proc_root, clock) if group_jobs else None
 
     def sample(self) -> Snapshot:
         driver_version, cuda_version = self._gpus.driver_versions()
@@ -62,8 +68,14 @@ class Sampler:
             # Not for a one-off sample (`pth-top snapshot`, the dashboard's first frame): only a live view.
             self._start_xid_watcher()
         memory = read_memory()
+        timestamp_s = time.time()
+        processes = self._processes.sample(memory.total_bytes, gpu_processes)
+        jobs = ()
+        if self._jobs is not None and self._samples_taken >= 2:
+            counters = read_energy_counters(self.nvml, live_handles)
+            jobs = self._jobs.sample(processes, gpus, counters, timestamp_s)
         return Snapshot(
-            timestamp_s=time.time(),
+            timestamp_s=timestamp_s,
             host=self._host.sample(driver_version, cuda_version, self.nvml.unavailable_reason),
             cpu=self._cpu.sample(),
             memory=memory,
@@ -71,7 +83,8 @@ class Sampler:
             filesystems=self._current_filesystems(),
             networks=self._network.sample(),
             gpus=gpus,
-            processes=self._processes.sample(memory.total_bytes, gpu_processes),
+            processes=processes,
+            jobs=jobs,
         )
 
     def _current_filesystems(self) -> tuple[FilesystemUsage, ...]:

@@ -48,4 +48,6 @@ def snapshot_to_dict(snapshot: Snapshot, top_processes: int | None = None) -> di
         body["processes"] = to_json_value(processes)
     for process, process_json in zip(processes, body["processes"], strict=True):
         process_json["running_time_s"] = process.running_time_s(snapshot.timestamp_s)
+    for job, job_json in zip(snapshot.jobs, body["jobs"], strict=True):
+        job_json["running_time_s"] = job.running_time_s(snapshot.timestamp_s)
     return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, **body}
