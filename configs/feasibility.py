@@ -8,7 +8,8 @@ from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
-from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.assembly import Assembly, Context, buyable
+from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets
 from pth_top.configs.ranking import Fit, first_acceptable, ranked_gpus, usable_bytes
@@ -22,7 +23,7 @@ INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "
 def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None) -> list[str]:
     """What stops this build being a recommendation; the first line says it plainly."""
     lines: list[str] = []
-    budget = f"¥{ctx.budget_cny:,.0f}"
+    budget = _money(ctx, ctx.budget_cny)
     need = ctx.memory.total_bytes / GIB
     if gpu is not None and ctx.memory.total_bytes > usable_bytes(ctx, gpu):
         if fit is None:
@@ -30,27 +31,39 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         elif assembly.total_cny <= ctx.budget_cny:
             card = f"the largest card within budget, {gpu.name}, has"
         else:
-            card = f"even the cheapest build (¥{assembly.total_cny:,.0f}) is over budget and its {gpu.name} has"
+            card = f"even the cheapest build ({_money(ctx, assembly.total_cny)}) is over budget and its {gpu.name} has"
         usable = usable_bytes(ctx, gpu) / GIB
         line = f"not feasible within {budget}: needs {need:.1f} GiB per GPU, {card} {usable:.1f} GiB usable"
         if fit is not None and fit.cheapest_fitting is not None:
             price, fitting = fit.cheapest_fitting
-            line += f"; the cheapest build whose GPU holds it costs ¥{price:,.0f} ({fitting.name})"
+            line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({fitting.name})"
         elif fit is not None:
             line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)} (below)"
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
-        lines.append(f"not feasible within {budget}: {what} costs ¥{assembly.total_cny:,.0f}")
-    condition = ctx.answers.budget.condition
-    if gpu is not None and not gpu.buyable(condition):
-        reason = gpu.spec.get("availability_reason") or "not sold new"
-        lines.append(f"{gpu.name} cannot be bought new ({reason}): allow used GPUs, or swap the GPU")
+        lines.append(f"not feasible within {budget}: {what} costs {_money(ctx, assembly.total_cny)}")
+    if gpu is not None and not buyable(ctx, gpu):
+        lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
+                     f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (
+                         ", or allow used GPUs" if ctx.answers.budget.condition == "new" else ""))
     max_power = ctx.answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
         lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W")
     lines.extend(f"breaks its own rules: {line}" for line in assembly.unsatisfied)
     return lines
+
+
+def _money(ctx: Context, amount_cny: float) -> str:
+    return money(amount_cny, ctx.currency, ctx.rules)
+
+
+def _unbuyable_reason(ctx: Context, gpu: Part) -> str:
+    """Why the part is not sold to this buyer: a market-only SKU, or the catalog's (China market) reason."""
+    sold_in = gpu.spec.get("sold_new_in") or []
+    if sold_in and ctx.market not in sold_in:
+        return "sold new only in " + ", ".join(MARKET_NAMES.get(market, market) for market in sold_in)
+    return str(gpu.spec.get("availability_reason") or "not sold new")
 
 
 def _spread_advice(ctx: Context) -> str:
@@ -115,7 +128,7 @@ def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU fits {count}{gpu.name}; "
-            f"build ¥{assembly.total_cny:,.0f} within ¥{ctx.budget_cny:,.0f}")
+            f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}")
 
 
 def _small_activations(answers: Answers) -> Answers:
@@ -264,8 +277,8 @@ def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
     usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
     cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
     count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
-    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~¥{cny:,.0f}/h for the machine; {rent.source}, "
-            f"as of {rent.as_of}): ¥{ctx.budget_cny:,.0f} buys ~{ctx.budget_cny / cny:,.0f} hours")
+    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{_money(ctx, cny)}/h for the machine; "
+            f"{rent.source}, as of {rent.as_of}): {_money(ctx, ctx.budget_cny)} buys ~{ctx.budget_cny / cny:,.0f} hours")
 
 
 def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, usable_bytes
+from pth_top.configs.market import money
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS
 from pth_top.units import GIB
@@ -75,7 +76,8 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     else:
         lines = [f"{head}: {how} across {nodes} nodes of {MAX_GPUS} x {gpu.name} ({MAX_GPUS * nodes} GPUs, "
                  f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU), linked by {INTERCONNECT}; rented at "
-                 f"${usd:g}/GPU-hour that is ~¥{hour:,.0f}/h, ~¥{hour * 24:,.0f}/day ({rent.source}, as of "
+                 f"${usd:g}/GPU-hour that is ~{money(hour, ctx.currency, ctx.rules)}/h, "
+                 f"~{money(hour * 24, ctx.currency, ctx.rules)}/day ({rent.source}, as of "
                  f"{rent.as_of})"]
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
@@ -86,7 +88,7 @@ def single_node_ways(ctx: Context, context_for: Callable[[Answers], Context], gp
     """What one node of 8 x `gpu` can do instead: QLoRA of the model or ZeRO-Infinity (training), int4 weights
     (inference)."""
     answers, lines = ctx.answers, []
-    node = f"one node of {MAX_GPUS} x {gpu.name} (~¥{node_cny_per_hour:,.0f}/h)"
+    node = f"one node of {MAX_GPUS} x {gpu.name} (~{money(node_cny_per_hour, ctx.currency, ctx.rules)}/h)"
     if answers.task.mode == "inference":
         if answers.task.precision != "int4":
             quantized = spread(ctx, context_for, MAX_GPUS, answers.with_value("task", "precision", "int4"))
