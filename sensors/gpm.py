@@ -87,6 +87,11 @@ class GpmSampler:
                 return NO_GPM_READING
         current = 0 if gpu.previous != 0 else 1
         if self.session.call("nvmlGpmSampleGet", handle, gpu.buffers[current], default=None) is None:
+            if self.session.last_error_names.get("nvmlGpmSampleGet") == "NVMLError_NotSupported":
+                # E.g. MIG mode on (GPM then samples per GPU instance): not this GPU's to give any more.
+                self.forget(index)
+                self.supported[index] = False
+                return NO_GPM_READING
             # The interval is broken: start again from the next sample.
             gpu.previous = None
             return NO_GPM_READING

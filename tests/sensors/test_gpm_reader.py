@@ -153,3 +153,12 @@ def test_a_failed_allocation_is_na_not_a_lost_gpu():
     gpu = reader.sample()[0]
     assert not gpu.lost and gpu.gpm_supported is False and gpu.sm_active_ratio is NA
     assert fake.gpm_samples == {}
+
+
+def test_sampling_not_supported_any_more_says_unsupported_and_frees():
+    fake = enable_gpm(make_fake_gpus(1), 0, TRAINING)
+    reader = reader_for(fake)
+    reader.sample()
+    fake.fail("nvmlGpmSampleGet", pynvml.NVMLError_NotSupported)  # e.g. MIG mode switched on
+    gpu = reader.sample()[0]
+    assert gpu.gpm_supported is False and gpu.sm_active_ratio is NA and fake.gpm_samples == {}
