@@ -278,7 +278,8 @@ def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
     cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
     count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
     return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{_money(ctx, cny)}/h for the machine; "
-            f"{rent.source}, as of {rent.as_of}): {_money(ctx, ctx.budget_cny)} buys ~{ctx.budget_cny / cny:,.0f} hours")
+            f"{rent.source}, as of {rent.as_of}): {_money(ctx, ctx.budget_cny)} buys "
+            f"~{ctx.budget_cny / cny:,.0f} hours")
 
 
 def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:

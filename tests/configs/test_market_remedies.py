@@ -49,5 +49,6 @@ def test_a_pinned_card_is_judged_by_the_buyers_market_and_china_is_offered_no_ne
     assert any("cannot be bought new in the China market" in line and "export" in line for line in cn_4090.blockers)
     job = answers(workload__preset="llama-70b", task__mode="inference", budget__amount=400000.0)
     build = recommend(job, catalog, today=TODAY)
-    builds = [line for line in build.feasible_alternatives if not line.startswith(("rent ", "beyond", "on one", "or on"))]
+    not_builds = ("rent ", "beyond", "on one", "or on")
+    builds = [line for line in build.feasible_alternatives if not line.startswith(not_builds)]
     assert builds and not any("H100" in line or "H200" in line for line in builds), builds
