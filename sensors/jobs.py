@@ -9,8 +9,9 @@ A process's job, first rule that applies:
    `torch.distributed.run` or `.launch` in its command) among its ancestors; id: the launcher's PID.
 5. tree: the process-tree root, id its PID. The root is the topmost ancestor below a session boundary:
    init (PID 1), a kernel thread, a process not visible here, a session manager (sshd, tmux, screen, login,
-   su, sudo, systemd, a container shim, slurmstepd), or an interactive shell (a shell whose parent is a
-   boundary). So `python train.py` typed at a shell is its own root, and `bash run.sh` groups its children.
+   su, sudo, systemd, a container shim, slurmstepd), or an interactive shell (a shell with no script or -c
+   command: only options). So `python train.py` typed at a shell is its own root, and `bash run.sh` groups
+   its children.
 
 A job is listed when one of its processes holds a GPU context, or it is a torchrun or Slurm job.
 GPU power is shared: each GPU's power is split equally among the listed jobs holding a context on it.
@@ -54,6 +55,11 @@ def tagged_key(process: ProcessSample, tags: JobTags) -> JobKey | None:
     return None
 
 
+def is_interactive_shell(process: ProcessSample) -> bool:
+    """A shell started with options only ("-bash", "zsh -l"): a session, not a script."""
+    return process.name in SHELLS and all(argument.startswith("-") for argument in process.command.split()[1:])
+
+
 class _Tree:
     """Parent links of one sample's processes, with the boundary and root of each, computed once."""
 
@@ -70,7 +76,7 @@ class _Tree:
         if process is None or pid <= 1 or process.is_kernel_thread or process.name in SESSION_MANAGERS:
             answer = True
         else:
-            answer = process.name in SHELLS and self.is_boundary(process.ppid)
+            answer = is_interactive_shell(process)
         self._boundary[pid] = answer
         return answer
 

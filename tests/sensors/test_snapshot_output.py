@@ -25,7 +25,7 @@ SCHEMA_DEF_OF = {
     model.HostInfo: "host", model.CpuSample: "cpu", model.CoreUsage: "core", model.MemorySample: "memory",
     model.DiskIoRate: "disk", model.FilesystemUsage: "filesystem", model.NetworkRate: "network",
     model.GpuSample: "gpu", model.MigInstance: "mig_instance", model.GpuProcessUse: "gpu_use",
-    model.ProcessSample: "process",
+    model.ProcessSample: "process", model.JobSample: "job",
 }
 
 
@@ -45,7 +45,7 @@ def test_schema_uses_only_checked_keywords():
 
 
 # Fields the JSON adds to a model's own: a process's running time is derived from its start time.
-DERIVED_FIELDS = {model.ProcessSample: {"running_time_s"}}
+DERIVED_FIELDS = {model.ProcessSample: {"running_time_s"}, model.JobSample: {"running_time_s"}}
 
 
 def test_schema_lists_every_model_field_and_nothing_else():
