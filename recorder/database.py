@@ -22,6 +22,9 @@ BUSY_TIMEOUT_S = 5.0
 # The WAL is emptied into the file at each checkpoint; past this it is truncated back, so it cannot grow for good.
 JOURNAL_SIZE_LIMIT_BYTES = 8 * 1024 * 1024
 
+# A sample's compressed JSON is 1-3 KB: 16 KiB pages hold several, where 4 KiB pages would waste half of each.
+PAGE_SIZE_BYTES = 16384
+
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS keyframes (id INTEGER PRIMARY KEY, time_s REAL NOT NULL, snapshot BLOB NOT NULL);
@@ -180,6 +183,7 @@ def open_recording(path: str | os.PathLike[str], *, create: bool,
 def _prepare(connection: sqlite3.Connection, create: bool, fsync_each_commit: bool) -> None:
     if create:
         # Set before the first table exists: freed pages can then be given back to the filesystem.
+        connection.execute(f"PRAGMA page_size = {PAGE_SIZE_BYTES}")  # first: later pragmas fix the page size
         connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute(f"PRAGMA synchronous = {'FULL' if fsync_each_commit else 'NORMAL'}")

@@ -20,7 +20,7 @@ from pth_top.units import GIB
 
 DAY_S = 86400.0
 # A new keyframe (the preset dictionary of the samples after it) this often, and when the JSON grew this much.
-KEYFRAME_EVERY = 600
+KEYFRAME_EVERY = 60
 # Past the size cap the oldest samples go until the recording holds this share of the cap.
 SIZE_CAP_TARGET = 0.9
 

@@ -7,7 +7,6 @@ import re
 
 from pth_top.tui.commands import CliError, input_file_argument
 
-
 RELATIVE_TIME_ARGUMENT = re.compile(r"^-\d+(?:\.\d+)?[smhdw]?$")
 
 
