@@ -1,0 +1,53 @@
+"""The shipped alert rules: promtool accepts them, and each alert fires (and stays quiet) as its test file says."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from pth_top.fleet.metrics import SPECS
+from tests.deploy.deploy_files import ALERT_RULES, series_names
+from tests.fleet.prometheus_tools import binary
+
+RULE_TESTS = Path(__file__).with_name("pth-top-alerts.test.yml")
+
+
+def promtool(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([binary("promtool"), *arguments], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def rules() -> list[dict]:
+    return [rule for group in yaml.safe_load(ALERT_RULES.read_text())["groups"] for rule in group["rules"]]
+
+
+def test_promtool_checks_the_rules():
+    result = promtool("check", "rules", str(ALERT_RULES), cwd=ALERT_RULES.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_alert_fires_and_stays_quiet_as_its_tests_say():
+    result = promtool("test", "rules", RULE_TESTS.name, cwd=RULE_TESTS.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_alert_is_tested_firing_and_quiet():
+    tested: dict[str, set[bool]] = {}
+    for group in yaml.safe_load(RULE_TESTS.read_text())["tests"]:
+        for case in group["alert_rule_test"]:
+            tested.setdefault(case["alertname"], set()).add(bool(case.get("exp_alerts")))
+    alerts = {rule["alert"] for rule in rules()}
+    assert {name: {True, False} for name in alerts} == {name: tested.get(name, set()) for name in alerts}
+
+
+def test_the_rules_read_only_series_the_exporter_serves():
+    unknown = {name for rule in rules() for name in series_names(rule["expr"])} - set(SPECS)
+    assert not unknown, f"not served by pth-top export: {sorted(unknown)}"
+
+
+def test_the_xid_rule_is_the_one_the_readme_gives():
+    xid = next(rule for rule in rules() if rule["alert"] == "PthTopGpuXidError")
+    expected = ("(((pth_top_gpu_xid_errors_total unless pth_top_gpu_xid_errors_total offset 15m) and on (instance, job)"
+                " up offset 15m) or increase(pth_top_gpu_xid_errors_total[15m])) > 0")
+    assert " ".join(xid["expr"].split()) == expected
