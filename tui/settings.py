@@ -31,6 +31,10 @@ GPU_HISTORY_VIEWS: tuple[tuple[str, str], ...] = (
     ("util", "mem"), ("power", "temp"), ("util", "power"), ("mem", "temp"),
 )
 FILE_HEADER = "# pth-top dashboard settings, rewritten when you change them (keys h, i, c); [alerts] is kept.\n"
+# An energy price above this per kWh is a typo (cents for units).
+MAX_PRICE_PER_KWH = 100.0
+DEFAULT_CURRENCY = "EUR"
+CURRENCY_SIGNS = "$€£¥₹₩₽¤"
 NOT_SAVED_WHILE_REFUSED = (
     "settings changes are not saved: the settings file was refused at start (fix or remove it, then restart)"
 )
@@ -48,6 +52,9 @@ class DashboardSettings:
     alerts: AlertSettings = AlertSettings()
     # When a GPU row says STUCK (hang in a collective) or SLOW (straggler): the [flags] table.
     flags: FlagThresholds = FlagThresholds()
+    # The Jobs view's cost column: energy price per kWh and its currency ([jobs] table); None: no cost shown.
+    energy_price_per_kwh: float | None = None
+    currency: str = DEFAULT_CURRENCY
 
     def next_gpu_history(self) -> DashboardSettings:
         """The settings with the GPU charts moved on to the next view."""
@@ -102,9 +109,29 @@ def settings_from_dict(data: dict[str, Any]) -> DashboardSettings:
         raise ValueError(f"monitor.gpu_history must be one of {', '.join(views)}")
     alerts = alert_settings(data.get("alerts", {}))
     flags = thresholds_from_table(data.get("flags", {}))
+    price, currency = energy_price(data.get("jobs", {}))
     return DashboardSettings(
-        history_shown, None if io_shown == "auto" else io_shown, views[gpu_history], alerts, flags
+        history_shown, None if io_shown == "auto" else io_shown, views[gpu_history], alerts, flags, price, currency
     )
+
+
+def energy_price(table: Any) -> tuple[float | None, str]:
+    """[jobs] energy_price_per_kwh (a number, 0 to MAX_PRICE_PER_KWH) and currency (1-8 letters or a sign)."""
+    if not isinstance(table, dict):
+        raise ValueError("[jobs] is not a table")
+    unknown = sorted(set(table) - {"energy_price_per_kwh", "currency"})
+    if unknown:
+        raise ValueError(f"jobs.{printable(str(unknown[0]), limit=40)} is not a setting")
+    price = table.get("energy_price_per_kwh")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))
+                              or not 0 <= price <= MAX_PRICE_PER_KWH):
+        raise ValueError(f"jobs.energy_price_per_kwh must be a number from 0 to {MAX_PRICE_PER_KWH}")
+    currency = table.get("currency", DEFAULT_CURRENCY)
+    if not isinstance(currency, str) or not 1 <= len(currency) <= 8 or not all(
+        character.isalpha() or character in CURRENCY_SIGNS for character in currency
+    ):
+        raise ValueError("jobs.currency must be 1 to 8 letters or a currency sign (EUR, USD, $, €)")
+    return (None if price is None else float(price)), currency
 
 
 def settings_to_toml(settings: DashboardSettings) -> str:
@@ -115,7 +142,11 @@ def settings_to_toml(settings: DashboardSettings) -> str:
     }
     alerts = alert_table(settings.alerts)
     flags = thresholds_table(settings.flags)
-    tables = {"monitor": monitor, **({"alerts": alerts} if alerts else {}), **({"flags": flags} if flags else {})}
+    jobs: dict[str, Any] = {} if settings.energy_price_per_kwh is None else {
+        "energy_price_per_kwh": settings.energy_price_per_kwh, "currency": settings.currency,
+    }
+    tables = {"monitor": monitor, **({"alerts": alerts} if alerts else {}), **({"flags": flags} if flags else {}),
+              **({"jobs": jobs} if jobs else {})}
     return FILE_HEADER + tomli_w.dumps(tables)
 
 

@@ -25,6 +25,7 @@ from pth_top.tui.panels.history import HistoryPanel
 from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.process_view import COLUMN_BY_KEY, ProcessView
+from pth_top.tui.screens.jobs import JobsScreen
 from pth_top.tui.settings import NOT_SAVED_WHILE_REFUSED, DashboardSettings, load_settings, save_settings
 from pth_top.widgets.core_grid import CoreGrid
 from pth_top.widgets.key_bar import KeyBar
@@ -89,6 +90,7 @@ class MonitorScreen(Screen):
         Binding("F", "toggle_follow", "Follow the selected process", id="monitor.follow", show=False),
         Binding("tab", "app.focus_next", "Move between the GPU and process tables",
                 id="monitor.next_table", show=False),
+        Binding("j", "jobs", "Jobs", id="monitor.jobs"),
         Binding("h", "toggle_history", "History", id="monitor.history"),
         Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
         Binding("c", "cycle_gpu_history", "GPU charts: util+mem, power+temp, ...",
@@ -179,6 +181,9 @@ class MonitorScreen(Screen):
         """Draw a sample; one that comes while another screen shows is drawn on resume."""
         self._snapshot = snapshot
         if not self.is_current:
+            jobs = self.app.screen_stack[-1] if self.app.screen_stack else None
+            if isinstance(jobs, JobsScreen):
+                jobs.show(snapshot)
             return
         try:
             self._draw(snapshot)
@@ -318,6 +323,9 @@ class MonitorScreen(Screen):
         if self._settings_file_refused:
             return NOT_SAVED_WHILE_REFUSED
         return save_settings(settings)
+
+    def action_jobs(self) -> None:
+        self.app.push_screen(JobsScreen(self._snapshot, self.settings.energy_price_per_kwh, self.settings.currency))
 
     def action_kill(self) -> None:
         from pth_top.tui.screens.kill import KillScreen
