@@ -19,3 +19,10 @@ def test_used_gpus_are_checked_with_the_same_command_the_warning_names():
     warning = next(line for line in build.warnings if line.startswith("used GPUs"))
     assert "`pth-top bench --accept`" in warning and "`pth-top bench --accept`" in budget.help
     assert "GPU-Z" not in budget.help
+
+
+def test_budget_help_says_the_platform_follows_the_job_not_the_guides_ecc_tier():
+    budget = next(step for step in STEPS if step.id == "budget")
+    assert "data-centre GPUs and ECC" not in budget.help
+    assert "3+ GPUs" in budget.help and "RAM, lanes or drives" in budget.help
+    assert ("budget", "market") in [(section, key) for section, key, _ in budget.fields]

@@ -9,10 +9,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Select, Static
 
+from pth_top.configs.answer_types import MARKETS
 from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, Answers
 from pth_top.configs.guide import cite_guide
+from pth_top.configs.market import MARKET_NAMES
 from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
+from pth_top.configs.stacks import SERVING_ENGINE_LABELS
 from pth_top.tui.wizard.fields import FieldRow
 
 NO_PRESET = "none"
@@ -49,14 +52,16 @@ STEPS: tuple[StepSpec, ...] = (
     StepSpec("task", "Task and precision", (
         "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); LoRA trains "
         "small adapters on a frozen 16-bit base, QLoRA on a 4-bit base; gradient checkpointing trades compute for "
-        "activation memory; accumulation shrinks the micro-batch. Inference: weights plus a KV cache for transformers."
+        "activation memory; accumulation shrinks the micro-batch; the training stack sizes the loss's logits. "
+        "Inference: weights plus a KV cache for transformers; the serving engine sets the prefill chunk."
     ), (
         ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "method", "Method (training)"),
         ("task", "lora_rank", "LoRA rank r"), ("task", "lora_targets", "LoRA targets"),
         ("task", "optimizer", "Optimizer (training)"),
         ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
         ("task", "accumulation_steps", "Grad accumulation steps"),
-        ("task", "generated_tokens", "Generated tokens (inf.)"),
+        ("task", "training_stack", "Training stack (training)"),
+        ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
     )),
     StepSpec("data", "Data", (
         "Dataset size decides the storage class (SATA <= 50 GB, NVMe, RAID 0 from 4 TB; guide §3.2) and the "
@@ -67,11 +72,13 @@ STEPS: tuple[StepSpec, ...] = (
         "weights, each divided by the GPU count. ZeRO-Offload keeps optimizer states in CPU RAM (sized for it)."
     ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"))),
     StepSpec("budget", "Budget and preferences", (
-        "Budget tiers (guide §6.1): < ¥8000 VRAM first; ¥15000-30000 balance; > ¥50000 data-centre GPUs and ECC. "
-        "Used allows second-hand GPUs (before paying, run `pth-top bench --accept` on the card: burn, VRAM "
-        "patterns, ECC and Xid counters; §6.2). Power limit 0 = none."
+        "Budget tiers (guide §6.1, in yuan at rules.toml's rates): < ¥8000 VRAM first; ¥15000-30000 balance. The "
+        "platform follows the job, not the budget: ECC workstation for 3+ GPUs, or when a desktop cannot hold the "
+        "RAM, lanes or drives. Market: whose prices and availability (auto: the currency's). Used allows "
+        "second-hand GPUs (before paying, run `pth-top bench --accept` on the card: burn, VRAM patterns, ECC and "
+        "Xid counters; §6.2). Power limit 0 = none."
     ), (
-        ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"),
+        ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"), ("budget", "market", "Market"),
         ("budget", "condition", "New or used"),
         ("budget", "max_power_w", "Wall power limit (W)"), ("budget", "noise", "Noise"),
     )),
@@ -97,6 +104,10 @@ CHOICE_LABELS = {
         "none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
         "zero_offload": "ZeRO-Offload (states in CPU RAM)",
     },
+    ("task", "training_stack"): {"hf_trainer": "HF Trainer (eager fp32 loss)", "torchtune": "torchtune (chunked loss)",
+                                 "liger": "Liger (fused linear loss)", "unsloth": "Unsloth (fused loss, CPU ckpt)"},
+    ("task", "serving_engine"): {"auto": "Auto (by scenario and precision)", **SERVING_ENGINE_LABELS},
+    ("budget", "market"): {market: MARKET_NAMES.get(market, "Auto (from the currency)") for market in MARKETS},
     ("budget", "condition"): {"new": "New parts", "used": "Used GPUs allowed"},
     ("budget", "noise"): {"any": "Any", "quiet": "Quiet (no blower/passive GPUs)"},
     ("workload", "kind"): {"transformer": "Transformer", "cnn": "CNN", "generic": "Parameter count only"},

@@ -1,0 +1,69 @@
+"""The wizard form asks for the market, the training stack and the serving engine, and each changes the build
+(Pilot, 80x24, keys only)."""
+
+from __future__ import annotations
+
+from pth_top.configs.answers import Answers
+from pth_top.tui.screens.wizard import WizardScreen
+from pth_top.tui.wizard_app import WizardApp
+from tests.tui.test_wizard_screen import fixed_clock, step_id, wait_for_screen, wait_for_step
+
+
+async def tab_to(pilot, control_id: str) -> None:
+    for _ in range(40):
+        if pilot.app.focused is not None and pilot.app.focused.id == control_id:
+            return
+        await pilot.press("tab")
+    raise AssertionError(f"#{control_id} is not reachable with Tab")
+
+
+async def choose(pilot, control_id: str, downs: int) -> None:
+    await tab_to(pilot, control_id)
+    await pilot.press("enter", *["down"] * downs, "enter")
+
+
+async def review(pilot, screen: WizardScreen):
+    while step_id(screen) != "step-review":
+        await pilot.press("ctrl+n")
+    await wait_for_step(pilot, screen, "step-review")
+    assert screen.build is not None
+    return screen.build
+
+
+async def test_market_and_training_stack_are_asked_and_change_the_build():
+    start = (Answers().with_value("workload", "preset", "llama3-8b").with_value("task", "method", "qlora")
+             .with_value("budget", "currency", "USD").with_value("budget", "amount", 3000.0))
+    app = WizardApp(clock=fixed_clock, answers=start)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        first = await review(pilot, screen)
+        assert first.market == "us" and first.answers.task.training_stack == "hf_trainer"
+        while step_id(screen) != "step-task":
+            await pilot.press("ctrl+b")
+        await choose(pilot, "task-training_stack", 2)  # HF Trainer -> torchtune -> Liger
+        assert screen.answers.task.training_stack == "liger"
+        while step_id(screen) != "step-budget":
+            await pilot.press("ctrl+n")
+        await choose(pilot, "budget-market", 1)  # auto -> China
+        assert screen.answers.budget.market == "cn"
+        second = await review(pilot, screen)
+        assert second.market == "cn" and second.currency == "USD"
+        assert second.memory.total_bytes < first.memory.total_bytes  # no s x b x V fp32 logits
+
+
+async def test_the_serving_engine_is_asked_and_changes_the_estimate():
+    start = (Answers(scenario="inference_server").with_value("workload", "preset", "llama3-8b")
+             .with_value("task", "mode", "inference").with_value("workload", "batch_size", 8)
+             .with_value("budget", "amount", 60000.0))
+    app = WizardApp(clock=fixed_clock, answers=start)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        first = await review(pilot, screen)
+        while step_id(screen) != "step-task":
+            await pilot.press("ctrl+b")
+        await choose(pilot, "task-serving_engine", 4)  # auto, vLLM, SGLang, llama.cpp, generate()
+        assert screen.answers.task.serving_engine == "hf_generate"
+        second = await review(pilot, screen)
+        assert second.memory.total_bytes != first.memory.total_bytes  # the whole prompt x batch prefilled at once
