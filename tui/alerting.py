@@ -6,7 +6,7 @@ monitor screen, which shows it once as a banner and rings the bell.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping
 
 from textual.message import Message
 from textual.notifications import SeverityLevel
@@ -40,12 +40,17 @@ class DashboardAlerts:
         for problem in self._pipeline.problems:
             post(AlertRaised(problem, "warning", bell=False))
 
-    def feed(self, snapshot: Snapshot | None) -> None:
-        """Run the rules over one sample and post what they raise; an alerting bug stops alerts, not sampling."""
+    def feed(self, snapshot: Snapshot | None, xid_counts: Callable[[], Mapping[tuple[int, str], int]] | None = None,
+             ) -> None:
+        """Run the rules over one sample and post what they raise; an alerting bug stops alerts, not sampling.
+
+        `xid_counts`: the sampler's Xid counts by code, so an Xid alert names its code (as the recorder's do).
+        """
         if snapshot is None or self._pipeline is None:
             return
         try:
-            alerts = self._pipeline.step(snapshot, self._detector.feed(snapshot))
+            events = self._detector.feed(snapshot, xid_counts() if xid_counts is not None else None)
+            alerts = self._pipeline.step(snapshot, events)
         except Exception as error:
             self.close()
             self._post(AlertRaised(printable(f"alerts stopped: {type(error).__name__}: {error}", 300), "error", False))

@@ -140,7 +140,7 @@ class PthTopApp(App):
                         snapshot, message = None, SamplerFailed.from_error(error)
                     if not post(message):
                         return
-                    alerts.feed(snapshot)
+                    alerts.feed(snapshot, getattr(source, "xid_counts", None))
                 self._sleep_until_next_sample(worker)
         finally:
             alerts.close()

@@ -42,9 +42,16 @@ def alert_banners(app: PthTopApp) -> list[str]:
     return [notification.message for notification in app._notifications if notification.title == "Alert"]
 
 
-async def run_until_banner(snapshots, what: str, settings: str = ONLY_TEMPERATURE):
+class XidSource(FixedSource):
+    """A source whose Xid watcher saw one Xid 79 on GPU 0 from its fourth sample on."""
+
+    def xid_counts(self) -> dict[tuple[int, str], int]:
+        return {(0, "79"): 1} if self.calls >= 4 else {}
+
+
+async def run_until_banner(snapshots, what: str, settings: str = ONLY_TEMPERATURE, source_class=FixedSource):
     write_settings(settings)
-    source = FixedSource(*snapshots)
+    source = source_class(*snapshots)
     app = PthTopApp(interval_s=0.05, source_factory=lambda: source)
     rings = counted_bell(app)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -66,6 +73,11 @@ async def test_an_xid_the_recorder_detects_is_a_banner():
     before, after = with_gpu(xid_errors=0), with_gpu(xid_errors=1)
     banners, rings = await run_until_banner((before, before, before, after), "the Xid alert's banner", "")
     assert len(banners) == 1 and banners[0].startswith("GPU 0: Xid ?") and rings == 1
+
+
+async def test_an_xid_code_from_the_sampler_is_named_in_the_banner():
+    banners, rings = await run_until_banner((with_gpu(),), "the Xid 79 banner", "", XidSource)
+    assert len(banners) == 1 and banners[0].startswith("GPU 0: Xid 79: ") and rings == 1
 
 
 async def test_bell_off_shows_the_banner_without_the_bell():
