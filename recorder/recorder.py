@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from pth_top.recorder.database import open_recording
 from pth_top.recorder.event import Event
@@ -36,6 +36,14 @@ class SamplerLike(Protocol):
     def sample(self) -> Snapshot: ...
 
     def close(self) -> None: ...
+
+
+class AlertStep(Protocol):
+    """What the recorder needs of recorder.delivery.AlertPipeline: alerts for one interval, never blocking."""
+
+    def step(self, snapshot: Snapshot, events: Iterable[Event] = ()) -> list[Event]: ...
+
+    def close(self, timeout_s: float = 1.0) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -67,10 +75,12 @@ class Recorder:
 
     def __init__(self, options: RecorderOptions, sampler: SamplerLike | None = None,
                  clock: Callable[[], float] = time.time,
-                 on_events: Callable[[list[Event]], None] | None = None) -> None:
+                 on_events: Callable[[list[Event]], None] | None = None,
+                 alerts: AlertStep | None = None) -> None:
         self.options = options
         self.clock = clock
         self.on_events = on_events
+        self.alerts = alerts
         self.connection = open_recording(options.path, create=True, fsync_each_commit=options.fsync_each_commit)
         self.store = Store(self.connection, options.interval_s, options.retention)
         self._write_meta()
@@ -103,6 +113,8 @@ class Recorder:
         xid_counts = getattr(self.sampler, "xid_counts", None)
         events = self.detector.feed(snapshot, xid_counts() if callable(xid_counts) else None)
         events += self._check_floor(now)
+        if self.alerts is not None:  # alerts are events too: recorded, and delivered by the pipeline's own threads
+            events += self.alerts.step(snapshot, events)
         self._pending = (self._pending + events)[-MAX_PENDING_EVENTS:]
         recorded = None
         if self.paused_reason is None:
@@ -191,6 +203,8 @@ class Recorder:
             self.close()
 
     def close(self) -> None:
+        if self.alerts is not None:
+            self.alerts.close()
         self.oom.close()
         self.sampler.close()
         self.connection.close()

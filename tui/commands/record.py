@@ -105,8 +105,14 @@ def run(args: argparse.Namespace) -> int:
         include_cmdline=args.include_cmdline, retention=Retention(max_age_s=args.max_age, max_bytes=args.max_size),
         min_free_bytes=args.min_free, fsync_each_commit=args.fsync,
     )
+    from pth_top.recorder.delivery import AlertPipeline
+    from pth_top.tui.settings import load_settings
+
+    settings, problem = load_settings()
+    if problem:
+        print(f"pth-top record: {printable(problem, 300)}", file=sys.stderr, flush=True)
     try:
-        recorder = Recorder(options)
+        recorder = Recorder(options, alerts=AlertPipeline(settings.alerts))
     except RecordingRefused as error:
         raise CliError(error.strerror or str(error)) from None
     stop = threading.Event()
