@@ -116,8 +116,12 @@ SPECS: dict[str, MetricSpec] = {spec.name: spec for spec in (
     _gauge("pth_top_mig_memory_total_bytes", "Memory size of a MIG GPU instance", (*G, "gpu_instance", "profile")),
     # Processes
     _gauge("pth_top_process_gpu_memory_bytes", "GPU memory of a process (the largest few per GPU)",
-           (*G, "pid", "user", "comm")),
+           (*G, "pid", "user", "comm", "job_id", "job_kind", "pod", "namespace", "container")),
     _gauge("pth_top_user_gpu_memory_bytes", "GPU memory of all of a user's processes", (*G, "user")),
+    _gauge("pth_top_job_gpu_memory_bytes", "GPU memory of a job's processes, all its GPUs", ("job_id", "kind", "user")),
+    _counter("pth_top_job_energy_joules_total",
+             "A job's share of its GPUs' energy since the exporter first saw it (GPUs shared equally)",
+             ("job_id", "kind", "user")),
     # Host (--host-metrics)
     _counter("pth_top_host_cpu_seconds_total", "CPU time of all cores, by mode", ("mode",)),
     _gauge("pth_top_host_logical_cpus", "Logical CPUs"),

@@ -13,7 +13,7 @@ from pth_top.fleet.gpu_families import gpu_labels
 from pth_top.fleet.metrics import FamilyBook
 from pth_top.sensors.gpu_process_owners import ProcessOwner
 from pth_top.sensors.gpu_processes import NvmlProcess
-from pth_top.sensors.model import GpuSample
+from pth_top.sensors.model import GpuSample, JobSample
 from pth_top.sensors.na import is_na
 
 # The user label of a process that has exited or is hidden from us since NVML listed it.
@@ -36,8 +36,14 @@ def add_processes(
     owners: Mapping[int, ProcessOwner],
     comm_of: Callable[[int], str | None],
     per_gpu: int,
+    jobs: tuple[JobSample, ...] = (),
 ) -> None:
-    """Per-process series for the `per_gpu` largest processes of each GPU, per-user sums over all of them."""
+    """Per-process series for the `per_gpu` largest processes of each GPU, per-user sums over all of them.
+
+    A process series carries its job (id and kind, as the pth_top_job_* series), pod (name, else UID), namespace
+    and container where known; never a `job` label, which Prometheus keeps for the scrape job.
+    """
+    job_labels = {pid: job_label_values(job) for job in jobs for pid in job.pids}
     memory_by_pid: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
     for process in gpu_processes:
         if not is_na(process.gpu_memory_used_bytes):
@@ -60,6 +66,25 @@ def add_processes(
                 owner.user if owner else UNKNOWN_USER,
                 comm if comm is not None else "",
             )
-            book.add("pth_top_process_gpu_memory_bytes", (*labels, *process_labels), used_bytes)
+            job = job_labels.get(owner.pid if owner else -1, ("", "", "", "", ""))
+            book.add("pth_top_process_gpu_memory_bytes", (*labels, *process_labels, *job), used_bytes)
         for user, used_bytes in sorted(by_user.items()):
             book.add("pth_top_user_gpu_memory_bytes", (*labels, user), used_bytes)
+
+
+def job_label_values(job: JobSample) -> tuple[str, str, str, str, str]:
+    """(job_id, job_kind, pod, namespace, container) label values of a job's process series."""
+    kind, _, ident = job.container.partition(":")
+    pod = job.pod_name or (ident if kind == "pod" else "")
+    container = ident if kind in ("docker", "container") else ""
+    return (job.job_id, job.kind, pod, job.namespace, container)
+
+
+def add_jobs(book: FamilyBook, jobs: tuple[JobSample, ...]) -> None:
+    """Per-job GPU memory and energy, for the jobs holding a GPU."""
+    for job in jobs:
+        if not job.gpu_indices:
+            continue
+        labels = (job.job_id, job.kind, job.user)
+        book.add("pth_top_job_gpu_memory_bytes", labels, job.gpu_memory_used_bytes)
+        book.add("pth_top_job_energy_joules_total", labels, job.energy_j)

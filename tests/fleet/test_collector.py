@@ -185,7 +185,8 @@ def test_processes_capped_per_gpu_with_per_user_sums(tmp_path):
     assert result.get("pth_top_gpu_compute_processes", **gpu(0)) == 16.0
     assert result.get("pth_top_gpu_compute_processes", **gpu(2)) == 0.0
     assert "SECRET" not in result.text and "train.py" not in result.text
-    assert result.get("pth_top_process_gpu_memory_bytes", **gpu(1), pid="1001", user="root", comm="train1001") == (
+    assert result.get("pth_top_process_gpu_memory_bytes", **gpu(1), pid="1001", user="root", comm="train1001",
+                      job_id="1001", job_kind="tree", pod="", namespace="", container="") == (
         fake.devices[1].values["nvmlDeviceGetComputeRunningProcesses"][0].usedGpuMemory)
 
 
