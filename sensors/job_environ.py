@@ -74,18 +74,18 @@ class EnvironTags:
 
     def __init__(self, proc_root: str = "/proc") -> None:
         self.proc_root = proc_root
-        self._known: dict[int, tuple[float, JobTags]] = {}
+        self.known: dict[int, tuple[float, JobTags]] = {}
         self.reads = 0
 
     def tags(self, pid: int, start_time_s: float) -> JobTags:
-        cached = self._known.get(pid)
+        cached = self.known.get(pid)
         if cached is not None and cached[0] == start_time_s:
             return cached[1]
         self.reads += 1
         tags = tags_from_environ(read_environ(f"{self.proc_root}/{pid}/environ"))
-        self._known[pid] = (start_time_s, tags)
+        self.known[pid] = (start_time_s, tags)
         return tags
 
     def forget_except(self, live_pids: Container[int]) -> None:
-        for pid in [pid for pid in self._known if pid not in live_pids]:
-            del self._known[pid]
+        for pid in [pid for pid in self.known if pid not in live_pids]:
+            del self.known[pid]

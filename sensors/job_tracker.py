@@ -34,11 +34,17 @@ class JobTracker:
         counters_j: Mapping[int, MaybeFloat], wall_s: float,
     ) -> tuple[JobSample, ...]:
         tags_of: dict[int, JobTags] = {}
-        tags = self.environ.tags
+        environ = self.environ
+        known = environ.known
         for process in processes:
             if not process.is_kernel_thread:
-                tags_of[process.pid] = tags(process.pid, process.start_time_s)
-        self.environ.forget_except(tags_of)
+                cached = known.get(process.pid)
+                if cached is not None and cached[0] == process.start_time_s:
+                    tags_of[process.pid] = cached[1]
+                else:
+                    tags_of[process.pid] = environ.tags(process.pid, process.start_time_s)
+        if len(known) != len(tags_of):
+            environ.forget_except(tags_of)
         jobs = group_jobs(processes, gpus, tags_of)
         return self.energy.update(jobs, gpus, counters_j, self._clock(), wall_s)
 

@@ -109,7 +109,10 @@ def group_jobs(
     by_pid = {process.pid: process for process in processes if not process.is_kernel_thread}
     keys: dict[int, JobKey] = {}
     for pid, process in by_pid.items():
-        key = tagged_key(process, tags_of.get(pid, NO_TAGS))
+        tags = tags_of.get(pid, NO_TAGS)
+        if tags is NO_TAGS and not process.container:
+            continue
+        key = tagged_key(process, tags)
         if key is not None:
             keys[pid] = key
     for pid, key in list(keys.items()):
