@@ -13,7 +13,6 @@ import os
 import ssl
 import urllib.parse
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping
 
 from pth_top.text import printable
@@ -25,6 +24,8 @@ HEADERS_ENV = "PTH_TOP_PROM_HEADERS"
 DEFAULT_TIMEOUT_S = 10.0
 # A secret file is small; anything bigger is the wrong file.
 SECRET_FILE_MAX_BYTES = 4096
+# A CA bundle or certificate file is far smaller (the system bundle is about 200 KiB).
+INPUT_FILE_MAX_BYTES = 4 * 2**20
 HEADER_NAME_CHARS = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -81,15 +82,26 @@ def checked_url(url: str) -> str:
     return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path.rstrip("/"), "", ""))
 
 
+def read_input_file(path: str, what: str, max_bytes: int = INPUT_FILE_MAX_BYTES) -> bytes:
+    """The bytes of a regular file named by a setting; a folder, device, FIFO or socket is refused, never read."""
+    from pth_top.configs.fileio import read_regular_file
+
+    if not path:
+        raise ConnectionSettingError(f"{what} file: empty path")
+    try:
+        return read_regular_file(path, max_bytes)
+    except FileNotFoundError:
+        reason = "no such file"
+    except IsADirectoryError:
+        reason = "is a folder"
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
+        reason = getattr(error, "strerror", None) or str(error)
+    raise ConnectionSettingError(printable(f"cannot read {what} file {path}: {reason}", 400))
+
+
 def read_secret(path: str, what: str) -> str:
     """The first line of a small secret file, whitespace stripped."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(SECRET_FILE_MAX_BYTES + 1)
-    except OSError as error:
-        raise ConnectionSettingError(printable(f"cannot read {what} file {path}: {error.strerror or error}")) from None
-    if len(data) > SECRET_FILE_MAX_BYTES:
-        raise ConnectionSettingError(printable(f"{what} file {path} is larger than {SECRET_FILE_MAX_BYTES} bytes"))
+    data = read_input_file(path, what, SECRET_FILE_MAX_BYTES)
     lines = data.decode("utf-8", errors="replace").splitlines()
     secret = lines[0].strip() if lines else ""
     if not secret:
@@ -141,7 +153,8 @@ def make_connection(
     if user is not None:
         if ":" in user or not user:
             raise ConnectionSettingError("--prom-user must be a non-empty name without ':'")
-        password = read_secret(password_file, "password") if password_file else environment.get(PASSWORD_ENV)
+        password = read_secret(password_file, "password") if password_file is not None else (
+            environment.get(PASSWORD_ENV))
         if not password:
             raise ConnectionSettingError(f"--prom-user needs --prom-password-file or ${PASSWORD_ENV}")
         token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
@@ -152,11 +165,11 @@ def make_connection(
         authorization = f"Bearer {read_secret(bearer_token_file, 'bearer token')}"
     elif environment.get(BEARER_TOKEN_ENV):
         authorization = f"Bearer {environment[BEARER_TOKEN_ENV].strip()}"
-    if bool(cert_file) != bool(key_file):
+    if (cert_file is None) != (key_file is None):
         raise ConnectionSettingError("--prom-cert-file and --prom-key-file go together")
-    for path in (ca_file, cert_file, key_file):
-        if path is not None and not Path(path).is_file():
-            raise ConnectionSettingError(printable(f"no such file: {path}"))
+    for path, what in ((ca_file, "CA"), (cert_file, "client certificate"), (key_file, "client key")):
+        if path is not None:
+            read_input_file(path, what)  # checked here: ssl would block on a FIFO and read a device without end
     if (ca_file or cert_file or insecure_skip_verify) and not base.startswith("https://"):
         raise ConnectionSettingError("TLS options need an https:// --prometheus URL")
     connection = Connection(

@@ -59,7 +59,7 @@ def test_password_from_file_or_environment_and_bearer_token_from_file(tmp_path):
     ({"user": "u:x", "environ": {PASSWORD_ENV: "pw"}}, "without ':'"),
     ({"password_file": "/nonexistent"}, "needs --prom-user"),
     ({"user": "u", "password_file": "/nonexistent/pw"}, "cannot read password file"),
-    ({"bearer_token_file": "/dev/null"}, "is empty"),
+    ({"bearer_token_file": "/dev/null"}, "not a regular file"),
     ({"cert_file": "/etc/hostname"}, "go together"),
     ({"ca_file": "/etc/hostname"}, "need an https://"),
     ({"ca_file": "/nonexistent.pem", "url": "https://p"}, "no such file"),

@@ -24,7 +24,7 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     auth.add_argument("--prom-user", metavar="NAME", help="basic auth user; password from --prom-password-file "
                       "or $PTH_TOP_PROM_PASSWORD")
     # A folder, device, FIFO (it would hang the read) or socket is refused before anything runs.
-    file: dict[str, Any] = {"metavar": "FILE"}
+    file: dict[str, Any] = {"metavar": "FILE", "type": input_file_argument}
     auth.add_argument("--prom-password-file", **file, help="file whose first line is the password")
     auth.add_argument("--prom-bearer-token-file", **file,
                       help="file whose first line is a bearer token (or $PTH_TOP_PROM_BEARER_TOKEN)")
