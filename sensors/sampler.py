@@ -15,7 +15,7 @@ from pth_top.sensors.host import HostReader
 from pth_top.sensors.job_energy import read_energy_counters
 from pth_top.sensors.job_tracker import JobTracker
 from pth_top.sensors.memory import read_memory
-from pth_top.sensors.model import FilesystemUsage, Snapshot
+from pth_top.sensors.model import FilesystemUsage, JobSample, Snapshot
 from pth_top.sensors.network import NetworkReader
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.processes import ProcessReader
@@ -70,7 +70,7 @@ class Sampler:
         memory = read_memory()
         timestamp_s = time.time()
         processes = self._processes.sample(memory.total_bytes, gpu_processes)
-        jobs = ()
+        jobs: tuple[JobSample, ...] = ()
         if self._jobs is not None and self._samples_taken >= 2:
             counters = read_energy_counters(self.nvml, live_handles)
             jobs = self._jobs.sample(processes, gpus, counters, timestamp_s)
