@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any, Callable
 
 from pth_top.doctor.context import DoctorContext
-from pth_top.doctor.gpus import Gpu, list_gpus, nvml_unavailable_reason, sysfs_pci_address
+from pth_top.doctor.gpus import Gpu, sysfs_pci_address
 from pth_top.doctor.model import (
     Group,
     Verdict,
@@ -50,11 +50,8 @@ HARMFUL_THROTTLE_BITS = 0x8 | 0x20 | 0x40 | 0x80
 GpuCheckFunction = Callable[[DoctorContext, Gpu], Verdict]
 
 
-def per_gpu(context: DoctorContext, check: GpuCheckFunction) -> list[Verdict]:
-    """One verdict per GPU, labelled with it; n/a without NVML or GPUs; a lost GPU could not run."""
-    gpus = list_gpus(context)
-    if gpus is None:
-        return [not_applicable(nvml_unavailable_reason(context))]
+def per_gpu(context: DoctorContext, gpus: list[Gpu], check: GpuCheckFunction) -> list[Verdict]:
+    """One verdict per GPU, labelled with it; n/a without GPUs; a lost GPU could not run."""
     if not gpus:
         return [not_applicable("no NVIDIA GPUs found")]
     verdicts = []
@@ -76,7 +73,9 @@ def per_gpu_check(
     """Like `doctor_check`, for a function that judges one GPU: it runs once per GPU through `per_gpu`."""
 
     def decorate(function: GpuCheckFunction) -> Check:
-        return Check(check_id, title, group, why, lambda context: per_gpu(context, function), needs_torch)
+        return doctor_check(check_id, title, group, why, needs_torch, needs=("gpus",))(
+            lambda context, gpus: per_gpu(context, gpus, function)
+        )
 
     return decorate
 
@@ -97,11 +96,9 @@ def _driver_cuda(context: DoctorContext) -> int | None:
 @doctor_check(
     "gpu.driver", "NVIDIA driver", Group.GPU,
     "The driver decides the newest CUDA version any program on this machine can use.",
+    needs=("gpus",),
 )
-def check_driver(context: DoctorContext) -> Verdict:
-    gpus = list_gpus(context)
-    if gpus is None:
-        return not_applicable(nvml_unavailable_reason(context))
+def check_driver(context: DoctorContext, gpus: list[Gpu]) -> Verdict:
     driver = context.nvml.call("nvmlSystemGetDriverVersion")
     cuda = _driver_cuda(context)
     value = (
@@ -118,18 +115,12 @@ def check_driver(context: DoctorContext) -> Verdict:
     "A torch wheel built for a newer CUDA major version than the driver supports cannot use the GPU. "
     "Within one major version (12.x on a driver >= 525, 11.x on >= 450) minor-version compatibility "
     "usually works, but PTX JIT and some newer features need the newer driver.",
-    needs_torch=True,
+    needs=("gpus", "probe_or_na"),
 )
-def check_cuda_compatibility(context: DoctorContext) -> Verdict:
-    gpus = list_gpus(context)
-    if gpus is None:
-        return not_applicable(nvml_unavailable_reason(context))
-    probe = context.torch_probe()
-    if probe.data is None or probe.error:
-        return not_applicable(probe.error or "no torch probe")
-    torch_cuda_text = probe.data.get("torch_cuda_version")
+def check_cuda_compatibility(context: DoctorContext, gpus: list[Gpu], probe_or_na: dict[str, Any]) -> Verdict:
+    torch_cuda_text = probe_or_na.get("torch_cuda_version")
     if not torch_cuda_text:
-        return not_applicable(f"torch {probe.data.get('torch_version')} is a CPU-only build (see torch CUDA)")
+        return not_applicable(f"torch {probe_or_na.get('torch_version')} is a CPU-only build (see torch CUDA)")
     driver_cuda = _driver_cuda(context)
     torch_cuda = parse_cuda_version(str(torch_cuda_text))
     if driver_cuda is None or torch_cuda is None:
@@ -152,19 +143,13 @@ def check_cuda_compatibility(context: DoctorContext) -> Verdict:
     "gpu.torch_sees_gpus", "GPUs visible to torch", Group.GPU,
     "torch only uses the GPUs CUDA shows it: CUDA_VISIBLE_DEVICES, a container started without all "
     "device mounts (--gpus), or a broken CUDA install hide GPUs that NVML still reports.",
-    needs_torch=True,
+    needs=("gpus", "probe_or_na"),
 )
-def check_torch_sees_gpus(context: DoctorContext) -> Verdict:
-    gpus = list_gpus(context)
-    if gpus is None:
-        return not_applicable(nvml_unavailable_reason(context))
-    probe = context.torch_probe()
-    if probe.data is None or probe.error:
-        return not_applicable(probe.error or "no torch probe")
-    if not probe.data.get("torch_cuda_version"):
+def check_torch_sees_gpus(context: DoctorContext, gpus: list[Gpu], probe_or_na: dict[str, Any]) -> Verdict:
+    if not probe_or_na.get("torch_cuda_version"):
         return not_applicable("CPU-only torch build (see torch CUDA)")
-    torch_count = int(probe.data.get("device_count") or 0)
-    visible = probe.data.get("env", {}).get("CUDA_VISIBLE_DEVICES")
+    torch_count = int(probe_or_na.get("device_count") or 0)
+    visible = probe_or_na.get("env", {}).get("CUDA_VISIBLE_DEVICES")
     value = f"torch sees {torch_count} of {len(gpus)} GPU(s)"
     if visible is not None:
         value += f" (CUDA_VISIBLE_DEVICES={visible})"
@@ -440,12 +425,12 @@ def _nvlink(context: DoctorContext, gpu: Gpu) -> Verdict:
     "gpu.nvlink", "NVLink", Group.GPU,
     "Multi-GPU training exchanges gradients over NVLink when present; an inactive link falls back to "
     "PCIe, several times slower for all-reduce.",
+    needs=("gpus",),
 )
-def check_nvlink(context: DoctorContext) -> list[Verdict]:
-    gpus = list_gpus(context)
-    if gpus is not None and len(gpus) == 1:
+def check_nvlink(context: DoctorContext, gpus: list[Gpu]) -> list[Verdict]:
+    if len(gpus) == 1:
         return [not_applicable("single GPU")]
-    return per_gpu(context, _nvlink)
+    return per_gpu(context, gpus, _nvlink)
 
 
 @per_gpu_check(

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from pth_top.doctor.context import DoctorContext
-from pth_top.doctor.gpus import list_gpus, nvml_unavailable_reason
+from pth_top.doctor.gpus import Gpu, list_gpus
 from pth_top.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
 from pth_top.doctor.registry import doctor_check
 from pth_top.doctor.storage import disk_for_device_name, disk_of_path, mount_of, read_text
@@ -68,10 +68,9 @@ def check_ram(context: DoctorContext) -> Verdict:
     "host.ram_vs_gpu", "RAM vs GPU memory", Group.HOST,
     "Loading a checkpoint, pinned-memory batches and DataLoader workers all live in host RAM; with less "
     "usable RAM (total minus 4 GB for the OS) than GPU memory, a model that fits the GPUs may not load.",
+    needs=("gpus",),
 )
-def check_ram_vs_gpu_memory(context: DoctorContext) -> Verdict:
-    if list_gpus(context) is None:
-        return not_applicable(nvml_unavailable_reason(context))
+def check_ram_vs_gpu_memory(context: DoctorContext, gpus: list[Gpu]) -> Verdict:
     gpu_total = total_gpu_memory_bytes(context)
     if gpu_total is None:
         return not_applicable("no GPU memory reading")
@@ -214,11 +213,9 @@ def check_nvme_links(context: DoctorContext) -> Verdict | list[Verdict]:
     "host.cpus_per_gpu", "CPU cores per GPU", Group.HOST,
     "Each GPU needs DataLoader workers to decode and augment its batches; with fewer than 2 CPU cores per "
     "GPU the GPUs wait for data.",
+    needs=("gpus",),
 )
-def check_cpus_per_gpu(context: DoctorContext) -> Verdict:
-    gpus = list_gpus(context)
-    if gpus is None:
-        return not_applicable(nvml_unavailable_reason(context))
+def check_cpus_per_gpu(context: DoctorContext, gpus: list[Gpu]) -> Verdict:
     if not gpus:
         return not_applicable("no GPUs")
     cpus = context.usable_cpu_count()

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from pth_top.doctor.context import DoctorContext
 from pth_top.doctor.model import Finding, Group, Verdict, could_not_run
+from pth_top.doctor.needs import TORCH_NEEDS, checked_needs, resolve
 
-CheckFunction = Callable[[DoctorContext], "Verdict | list[Verdict]"]
+# `function(context, **needs)`: one keyword argument per need the check declares.
+CheckFunction = Callable[..., "Verdict | list[Verdict]"]
 
 
 @dataclass(frozen=True)
 class Check:
-    """A named check: `function(context)` returns one verdict, or one per subject (e.g. per GPU)."""
+    """A named check: `function(context, **needs)` returns one verdict, or one per subject (e.g. per GPU).
+
+    A need that is missing (no NVML, no torch probe) gives its verdict without calling `function`.
+    """
 
     check_id: str
     title: str
@@ -22,10 +27,12 @@ class Check:
     why: str
     function: CheckFunction
     needs_torch: bool = False
+    needs: tuple[str, ...] = ()
 
     def run(self, context: DoctorContext) -> list[Finding]:
         try:
-            outcome = self.function(context)
+            given: dict[str, Any] | Verdict = resolve(context, self.needs)
+            outcome = given if isinstance(given, Verdict) else self.function(context, **given)
             verdicts = outcome if isinstance(outcome, list) else [outcome]
         except Exception as error:  # a broken check becomes a finding, never a crash
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -34,12 +41,13 @@ class Check:
 
 
 def doctor_check(
-    check_id: str, title: str, group: Group, why: str, needs_torch: bool = False,
+    check_id: str, title: str, group: Group, why: str, needs_torch: bool = False, needs: Iterable[str] = (),
 ) -> Callable[[CheckFunction], Check]:
-    """Turn a function into a Check; `all_checks` finds it in its module."""
+    """Turn a function into a Check; `all_checks` finds it in its module. A need of the probe implies needs_torch."""
+    declared = checked_needs(needs)
 
     def decorate(function: CheckFunction) -> Check:
-        return Check(check_id, title, group, why, function, needs_torch)
+        return Check(check_id, title, group, why, function, needs_torch or bool(TORCH_NEEDS & set(declared)), declared)
 
     return decorate
 

@@ -11,18 +11,6 @@ from pth_top.doctor.registry import doctor_check
 from pth_top.text import printable
 
 
-def _probe_data(context: DoctorContext) -> dict[str, Any] | Verdict:
-    """The probe's JSON, or the verdict every torch check gives when there is none."""
-    probe = context.torch_probe()
-    if probe.skipped:
-        return not_applicable(probe.error or "torch checks skipped")
-    if probe.data is None:
-        return could_not_run(probe.error or "no torch probe")
-    if probe.error:
-        return not_applicable(probe.error)
-    return probe.data
-
-
 def _gpu_count(context: DoctorContext) -> int:
     gpus = list_gpus(context)
     return len(gpus) if gpus else 0
@@ -54,46 +42,40 @@ def check_torch_installed(context: DoctorContext) -> Verdict:
     "torch.cuda", "torch CUDA", Group.TORCH,
     "A CPU-only torch wheel, or one whose CUDA runtime cannot start, runs everything on the CPU even "
     "with a GPU in the machine.",
-    needs_torch=True,
+    needs=("probe",),
 )
-def check_torch_cuda(context: DoctorContext) -> Verdict:
-    data = _probe_data(context)
-    if isinstance(data, Verdict):
-        return data
+def check_torch_cuda(context: DoctorContext, probe: dict[str, Any]) -> Verdict:
     gpus = _gpu_count(context)
-    build = data.get("torch_cuda_version")
+    build = probe.get("torch_cuda_version")
     if not build:
-        hip = data.get("torch_hip_version")
+        hip = probe.get("torch_hip_version")
         if hip:
             return not_applicable(f"ROCm build (HIP {hip})")
         if gpus:
             return failed(
-                f"CPU-only build ({data.get('torch_version')}) on a machine with {gpus} NVIDIA GPU(s)",
+                f"CPU-only build ({probe.get('torch_version')}) on a machine with {gpus} NVIDIA GPU(s)",
                 "pip install torch --index-url https://download.pytorch.org/whl/cu124 "
                 "(pick the CUDA your driver supports).",
             )
-        return passed(f"CPU-only build ({data.get('torch_version')}); no NVIDIA GPU here")
-    if not data.get("cuda_available"):
+        return passed(f"CPU-only build ({probe.get('torch_version')}); no NVIDIA GPU here")
+    if not probe.get("cuda_available"):
         return failed(
             f"built for CUDA {build}, but torch.cuda.is_available() is False",
             "Check the driver (nvidia-smi), CUDA_VISIBLE_DEVICES and the container's --gpus option.",
         )
-    return passed(f"CUDA {build}, {data.get('device_count')} device(s) available")
+    return passed(f"CUDA {build}, {probe.get('device_count')} device(s) available")
 
 
 @doctor_check(
     "torch.cudnn", "cuDNN", Group.TORCH,
     "Convolutions, RNNs and fused attention use cuDNN; without it they fall back to much slower kernels.",
-    needs_torch=True,
+    needs=("probe",),
 )
-def check_cudnn(context: DoctorContext) -> Verdict:
-    data = _probe_data(context)
-    if isinstance(data, Verdict):
-        return data
-    if not data.get("cuda_available"):
+def check_cudnn(context: DoctorContext, probe: dict[str, Any]) -> Verdict:
+    if not probe.get("cuda_available"):
         return not_applicable("no CUDA in this torch")
-    if data.get("cudnn_available"):
-        return passed(f"cuDNN {data.get('cudnn_version')}")
+    if probe.get("cudnn_available"):
+        return passed(f"cuDNN {probe.get('cudnn_version')}")
     return warned(
         "cuDNN not available", "Install the official CUDA torch wheel, which bundles cuDNN (nvidia-cudnn-cu12).",
     )
@@ -102,18 +84,15 @@ def check_cudnn(context: DoctorContext) -> Verdict:
 @doctor_check(
     "torch.nccl", "NCCL", Group.TORCH,
     "Multi-GPU training (DistributedDataParallel, FSDP) uses NCCL to exchange gradients between GPUs.",
-    needs_torch=True,
+    needs=("probe",),
 )
-def check_nccl(context: DoctorContext) -> Verdict:
-    data = _probe_data(context)
-    if isinstance(data, Verdict):
-        return data
-    if not data.get("cuda_available"):
+def check_nccl(context: DoctorContext, probe: dict[str, Any]) -> Verdict:
+    if not probe.get("cuda_available"):
         return not_applicable("no CUDA in this torch")
-    if data.get("nccl_available"):
-        version = data.get("nccl_version")
+    if probe.get("nccl_available"):
+        version = probe.get("nccl_version")
         return passed(f"NCCL {version}" if version else "NCCL available")
-    if int(data.get("device_count") or 0) > 1:
+    if int(probe.get("device_count") or 0) > 1:
         return warned(
             "NCCL not available with several GPUs", "Install the official Linux CUDA torch wheel (it bundles NCCL).",
         )
@@ -124,29 +103,23 @@ def check_nccl(context: DoctorContext) -> Verdict:
     "torch.numpy", "numpy", Group.TORCH,
     "torch.from_numpy, most datasets and DataLoader collation of numpy arrays need numpy in the same "
     "environment; torch warns 'Failed to initialize NumPy' without it.",
-    needs_torch=True,
+    needs=("probe",),
 )
-def check_numpy(context: DoctorContext) -> Verdict:
-    data = _probe_data(context)
-    if isinstance(data, Verdict):
-        return data
-    if data.get("numpy_present"):
+def check_numpy(context: DoctorContext, probe: dict[str, Any]) -> Verdict:
+    if probe.get("numpy_present"):
         return passed("numpy installed")
-    return warned("numpy not installed", f"{data.get('python')} -m pip install numpy")
+    return warned("numpy not installed", f"{probe.get('python')} -m pip install numpy")
 
 
 @doctor_check(
     "torch.threads", "CPU threads", Group.TORCH,
     "torch runs CPU ops on torch.get_num_threads() threads (OMP_NUM_THREADS); more threads than physical "
     "cores oversubscribe the CPU, and 1 thread (torchrun's default per rank) leaves cores idle on CPU work.",
-    needs_torch=True,
+    needs=("probe",),
 )
-def check_threads(context: DoctorContext) -> Verdict:
-    data = _probe_data(context)
-    if isinstance(data, Verdict):
-        return data
-    threads = int(data.get("num_threads") or 0)
-    omp = data.get("env", {}).get("OMP_NUM_THREADS")
+def check_threads(context: DoctorContext, probe: dict[str, Any]) -> Verdict:
+    threads = int(probe.get("num_threads") or 0)
+    omp = probe.get("env", {}).get("OMP_NUM_THREADS")
     cores = context.physical_core_count()
     value = f"{threads} torch threads" + (f" (OMP_NUM_THREADS={omp})" if omp else "")
     if cores:
@@ -169,18 +142,15 @@ TF32_MIN_CAPABILITY = (8, 0)
     "torch.set_float32_matmul_precision('high') lets float32 matmuls use TF32 (or bfloat16 for 'medium') on "
     "tensor-core GPUs. It does not enable AVX2, as the guide's §8.2 says: AVX2 is an x86 instruction set that "
     "torch's CPU kernels use by themselves whenever the CPU has it.",
-    needs_torch=True,
+    needs=("probe",),
 )
-def check_matmul_precision(context: DoctorContext) -> Verdict:
-    data = _probe_data(context)
-    if isinstance(data, Verdict):
-        return data
-    precision = data.get("float32_matmul_precision")
+def check_matmul_precision(context: DoctorContext, probe: dict[str, Any]) -> Verdict:
+    precision = probe.get("float32_matmul_precision")
     if not precision:
         return not_applicable("this torch or probe does not report it")
     shown = f"'{printable(str(precision))}'"
-    capabilities = [tuple(device.get("capability") or (0, 0)) for device in data.get("devices") or []]
-    if not data.get("cuda_available") or not capabilities:
+    capabilities = [tuple(device.get("capability") or (0, 0)) for device in probe.get("devices") or []]
+    if not probe.get("cuda_available") or not capabilities:
         return passed(f"{shown}; on the CPU it does not enable AVX2 (CPU kernels use AVX2/AVX-512 on their own)")
     if max(capabilities) < TF32_MIN_CAPABILITY:
         return passed(f"{shown}; no TF32 on these GPUs, so it changes nothing here (and it never enables AVX2)")
