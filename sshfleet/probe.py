@@ -1,7 +1,9 @@
-"""The probe `pth-top fleet --ssh` sends to each host (`python3 -` with this file on stdin): stdlib only, Python 3.6+.
+"""The probe `pth-top fleet --ssh` sends to each host (the first line on its python3's stdin): stdlib, Python 3.6+.
 
-It reads /proc and `nvidia-smi` and prints one `pth-top snapshot --json` document (schema pth-top.snapshot 1)
-with the fields it can fill; the others are null or empty. It imports nothing of pth-top: the host has none.
+For each line read on stdin it reads /proc and `nvidia-smi` and prints one `pth-top snapshot --json` document
+(schema pth-top.snapshot 1) on one line, then FRAME_END; fields it cannot fill are null or empty. It stays
+running between refreshes (no new process or session each time) and ends with its stdin. It imports nothing
+of pth-top: the host has none.
 """
 
 import json
@@ -9,6 +11,7 @@ import os
 import pwd
 import socket
 import subprocess
+import sys
 import time
 
 SCHEMA = "pth-top.snapshot"
@@ -22,6 +25,7 @@ REMAP_FIELDS = ("gpu_uuid,remapped_rows.correctable,remapped_rows.uncorrectable,
 NVIDIA_SMI_TIMEOUT_S = 8
 MIB = 1024 * 1024
 CPU_INTERVAL_S = 0.1
+FRAME_END = "\n\x1e\n"  # sshfleet/transport.py reads up to it
 # sensors/throttle.py's words for NVML's clock-event bits (a test keeps the two equal).
 THROTTLE_REASON_WORDS = (
     (0x4, "power cap"), (0x20, "thermal (SW)"), (0x40, "thermal (HW)"), (0x8, "HW slowdown"),
@@ -55,7 +59,8 @@ def nvidia_smi(query, fields):
     """Rows of `nvidia-smi --query-X=fields` split on commas, or an error line."""
     try:
         done = subprocess.run(["nvidia-smi", "--" + query + "=" + fields, "--format=csv,noheader,nounits"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=NVIDIA_SMI_TIMEOUT_S)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=NVIDIA_SMI_TIMEOUT_S)
     except FileNotFoundError:
         return None, "no nvidia-smi on the host's PATH"
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -204,5 +209,11 @@ def snapshot():
     }
 
 
+def serve():
+    while sys.stdin.readline():
+        sys.stdout.write(json.dumps(snapshot()) + FRAME_END)
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    print(json.dumps(snapshot()))
+    serve()

@@ -1,5 +1,9 @@
 """The system `ssh` as transport: one multiplexed connection per host (ControlMaster), checked host keys, no prompts.
 
+Each host runs one session over its master: the probe (or a loop around the host's own pth-top) stays running
+and answers a request line with one snapshot, so a refresh starts no process on either side. A session that
+fails or overruns the timeout is killed; the next try starts a new one (and a new master if that one died).
+
 Every call adds options that the command line makes win over any ssh_config: host keys only from
 known_hosts (StrictHostKeyChecking=yes, never accept-new), BatchMode (no password is ever asked), no agent
 or X11 forwarding, no port forwardings. `ssh` runs in its own session, without a controlling terminal, so
@@ -9,6 +13,7 @@ nothing it or a jump host might ask can reach the screen.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import os
@@ -30,10 +35,15 @@ SERVER_ALIVE_COUNT = 2
 REASON_MAX_CHARS = 200
 # What `ssh` (and an alias) may be called; nothing that starts with '-' (an option) or holds spaces.
 HOST_PATTERN = re.compile(r"[A-Za-z0-9_.%@:\[\]+][A-Za-z0-9_.%@:\[\]+-]{0,254}")
-# The remote side: pth-top itself when installed, else the probe on the host's python3, else one line why.
+# Ends each answer on the session's stdout (JSON never holds a raw 0x1e).
+FRAME_END = b"\n\x1e\n"
+STDERR_TAIL_BYTES = 4096
+# The remote side, a loop that answers each request line: pth-top itself when installed, else the probe on the
+# host's python3 (isolated: no site, no PYTHON* variables), else one line why. The first line is the probe.
 REMOTE_COMMAND = (
-    "exec /bin/sh -c 'if command -v pth-top >/dev/null 2>&1; then exec pth-top snapshot --json --interval 0.2; "
-    "elif command -v python3 >/dev/null 2>&1; then exec python3 -; "
+    "exec /bin/sh -c 'if command -v pth-top >/dev/null 2>&1; then read -r _; while read -r _; do "
+    "pth-top snapshot --json --interval 0.2 </dev/null || exit 1; printf \"\\n\\036\\n\"; done; "
+    "elif command -v python3 >/dev/null 2>&1; then exec python3 -I -S -c \"import sys; exec(sys.stdin.readline())\"; "
     "else echo \"pth-top-probe: no python3 (and no pth-top) on the host PATH\" >&2; exit 127; fi'"
 )
 FORCED_OPTIONS = (
@@ -99,7 +109,8 @@ class SshTransport:
         self.ssh = shutil.which(ssh) or ssh
         self.control_dir = control_dir or private_runtime_dir()
         self._owns_dir = control_dir is None
-        self._probe = probe_source()
+        self._bootstrap = bootstrap_line()
+        self._sessions: dict[str, _Session] = {}
         self.sent = 0
 
     def control_path(self, host: str) -> str:
@@ -123,37 +134,33 @@ class SshTransport:
     async def probe(self, host: str) -> ProbeResult:
         """The host's answer, or why there is none; never longer than timeout_s, whatever the host does."""
         self.sent += 1
+        session = self._sessions.get(host)
+        try:
+            if session is None:
+                session = self._sessions[host] = await self._start(host)
+            return ProbeResult(await asyncio.wait_for(session.ask(), self.timeout_s), "")
+        except asyncio.TimeoutError:
+            reason = f"no answer within {self.timeout_s:g}s"
+        except AnswerTooBig:
+            reason = f"its answer is over {MAX_ANSWER_BYTES // (1024 * 1024)} MiB"
+        except SessionEnded:
+            reason = ""
+        await self._end(host)
+        assert session is not None
+        return ProbeResult(None, reason or failure_line(bytes(session.stderr_tail), session.process.returncode))
+
+    async def _start(self, host: str) -> _Session:
         process = await asyncio.create_subprocess_exec(
             *self.probe_argv(host), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=ssh_environment())
-        try:
-            stdout, stderr = await asyncio.wait_for(self._exchange(process), self.timeout_s)
-        except asyncio.TimeoutError:
-            return ProbeResult(None, f"no answer within {self.timeout_s:g}s")
-        except AnswerTooBig:
-            return ProbeResult(None, f"its answer is over {MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
-        finally:
-            await _finish(process)
-        if process.returncode != 0:
-            return ProbeResult(None, failure_line(stderr, process.returncode))
-        return ProbeResult(stdout, "")
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=ssh_environment(), limit=MAX_ANSWER_BYTES)
+        session = _Session(process)
+        session.send(self._bootstrap)
+        return session
 
-    async def _exchange(self, process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
-        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-        try:
-            process.stdin.write(self._probe)
-            await process.stdin.drain()
-            process.stdin.close()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # ssh ended at once: its stderr says why
-        reads = [asyncio.ensure_future(_read_capped(stream)) for stream in (process.stdout, process.stderr)]
-        try:
-            stdout, stderr = await asyncio.gather(*reads)
-        finally:
-            for read in reads:  # one stream over the cap: the other is left unread too
-                read.cancel()
-        await process.wait()
-        return stdout, stderr
+    async def _end(self, host: str) -> None:
+        session = self._sessions.pop(host, None)
+        if session is not None:
+            await session.end()
 
     async def close_host(self, host: str) -> None:
         """End the host's master connection (if any)."""
@@ -170,6 +177,9 @@ class SshTransport:
             await process.wait()
 
     async def close(self, hosts: list[str]) -> None:
+        """End every session (its stdin closed: the probe's loop ends), then every master connection."""
+        sessions, self._sessions = list(self._sessions.values()), {}
+        await asyncio.gather(*(session.end(grace_s=5.0) for session in sessions))
         await asyncio.gather(*(self.close_host(host) for host in hosts))
         if self._owns_dir:
             shutil.rmtree(self.control_dir, ignore_errors=True)
@@ -179,32 +189,64 @@ class AnswerTooBig(Exception):
     pass
 
 
-async def _finish(process: asyncio.subprocess.Process) -> None:
-    """Kill `ssh` if it still runs, with its group (a ProxyCommand, a jump `ssh`); drain its pipes and reap it.
-
-    Python 3.11's wait() returns only once the pipes close, and a pipe left unread is never seen closing.
-    """
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-    async def drain(stream: asyncio.StreamReader | None) -> None:
-        while stream is not None and await stream.read(1 << 16):
-            pass
-
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(asyncio.gather(drain(process.stdout), drain(process.stderr), process.wait()), 10.0)
+class SessionEnded(Exception):
+    pass
 
 
-async def _read_capped(stream: asyncio.StreamReader) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := await stream.read(1 << 16):
-        size += len(chunk)
-        if size > MAX_ANSWER_BYTES:
-            raise AnswerTooBig
-        chunks.append(chunk)
-    return b"".join(chunks)
+class _Session:
+    """One `ssh host <probe loop>`: a request is a line on its stdin, an answer ends with FRAME_END."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        self.process = process
+        self.stdin, self.stdout, self.stderr = process.stdin, process.stdout, process.stderr
+        self.stderr_tail = bytearray()
+        self._stderr_task = asyncio.ensure_future(self._keep_stderr_tail())
+
+    async def _keep_stderr_tail(self) -> None:
+        while chunk := await self.stderr.read(4096):
+            self.stderr_tail += chunk
+            del self.stderr_tail[:-STDERR_TAIL_BYTES]
+
+    def send(self, line: bytes) -> None:
+        try:
+            self.stdin.write(line)
+        except (BrokenPipeError, ConnectionResetError):
+            raise SessionEnded from None
+
+    async def ask(self) -> bytes:
+        self.send(b"\n")
+        try:
+            await self.stdin.drain()
+            return (await self.stdout.readuntil(FRAME_END))[:-len(FRAME_END)]
+        except asyncio.LimitOverrunError:
+            raise AnswerTooBig from None
+        except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
+            raise SessionEnded from None
+
+    async def end(self, grace_s: float = 0.0) -> None:
+        """Close its stdin and give it `grace_s` to end; then kill `ssh` with its group (a ProxyCommand, a jump
+        `ssh`), drain its pipes and reap it: Python 3.11's wait() returns only once the pipes are seen closed."""
+        with contextlib.suppress(OSError):
+            self.stdin.close()
+        if grace_s:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.process.wait(), grace_s)
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+        async def drain() -> None:
+            while await self.stdout.read(1 << 16):
+                pass
+
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.gather(drain(), self._stderr_task, self.process.wait()), 10.0)
+
+
+def bootstrap_line() -> bytes:
+    """The first line the host's python3 reads: the probe itself, base64 on one line."""
+    return b"import base64;exec(base64.b64decode('" + base64.b64encode(probe_source()) + b"'))\n"
 
 
 def ssh_environment() -> dict[str, str]:

@@ -174,11 +174,11 @@ class SshLab:
         return key
 
     def answering_host(self, alias: str, answer: str) -> None:
-        """A host whose 'python3' ignores the probe and prints `answer` (a shell command's output)."""
+        """A host whose 'python3' ignores the probe and answers each request with `answer`'s output."""
         folder = self.root / f"bin_{alias}"
         folder.mkdir()
         script = folder / "python3"
-        script.write_text(f"#!/bin/sh\n{answer}\n")
+        script.write_text(f"#!/bin/sh\nread -r _\nwhile read -r _; do {answer}; printf '\\n\\036\\n'; done\n")
         script.chmod(0o755)
         self.add(alias, self.sshds[0].port, key=self.user_key(alias, f"{folder}:/usr/bin:/bin"))
 
@@ -186,7 +186,7 @@ class SshLab:
         """A host whose 'python3' ignores the probe and answers `body`."""
         answer = self.root / f"answer_{alias}.json"
         answer.write_text(body)
-        self.answering_host(alias, f"exec /bin/cat {answer}")
+        self.answering_host(alias, f"/bin/cat {answer}")
 
     def add(self, alias: str, port: int, extra: str = "", key: Path | None = None) -> None:
         lines = [f"Host {alias}", "  HostName 127.0.0.1", f"  Port {port}", "  User root",

@@ -11,7 +11,7 @@ from pth_top.sensors.snapshot_json import SCHEMA_PATH
 from pth_top.sensors.throttle import THROTTLE_REASON_WORDS
 from pth_top.sshfleet import probe
 from pth_top.sshfleet.answer import decode
-from pth_top.sshfleet.transport import probe_source
+from pth_top.sshfleet.transport import FRAME_END, bootstrap_line, probe_source
 from tests.sshfleet.ssh_lab import FAKE_NVIDIA_SMI, a100_csv
 
 
@@ -23,14 +23,19 @@ def test_the_probe_parses_as_python_3_6_and_imports_only_the_stdlib():
     assert not any(isinstance(node, ast.JoinedStr) for node in ast.walk(tree)), "% formatting only"
 
 
-def test_the_probes_words_for_clock_events_are_sensors_words():
+def test_the_probes_words_for_clock_events_are_sensors_words_and_its_frame_the_transports():
     assert probe.THROTTLE_REASON_WORDS == THROTTLE_REASON_WORDS
+    assert probe.FRAME_END.encode() == FRAME_END
 
 
 def run_probe(tmp_path, path: str) -> dict:
-    done = subprocess.run([sys.executable, "-"], input=probe_source(), capture_output=True, timeout=60,
-                          env={"PATH": path}, check=True)
-    return json.loads(done.stdout)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; exec(sys.stdin.readline())"],
+                          input=bootstrap_line() + b"\n\n", capture_output=True, timeout=60, env={"PATH": path},
+                          check=True)
+    first, second, rest = done.stdout.split(FRAME_END)
+    assert rest == b"", "one answer a request line, then the end of stdin ends it"
+    assert json.loads(second)["schema"] == "pth-top.snapshot"
+    return json.loads(first)
 
 
 def nullable(definitions: dict, field: dict) -> bool:
@@ -50,14 +55,13 @@ def test_the_probe_answers_in_the_snapshot_schemas_field_names(tmp_path):
     answer = run_probe(tmp_path, f"{tmp_path}:/usr/bin:/bin")
     schema = json.loads(SCHEMA_PATH.read_text())
     definitions = schema["$defs"]
-    assert set(answer) == set(schema["required"])
-    assert set(answer["host"]) == set(definitions["host"]["required"])
-    assert set(answer["memory"]) == set(definitions["memory"]["required"])
-    assert set(answer["gpus"][0]) <= set(definitions["gpu"]["properties"]), "the schema's names, none made up"
-    for name in set(definitions["gpu"]["required"]) - set(answer["gpus"][0]):
-        assert nullable(definitions, definitions["gpu"]["properties"][name]), f"{name}: left out, so it must be null"
-    assert set(answer["processes"][0]) == set(definitions["process"]["required"])
-    assert set(answer["processes"][0]["gpu_uses"][0]) == set(definitions["gpu_use"]["required"])
+    for part, definition in ((answer, schema), (answer["host"], definitions["host"]),
+                             (answer["memory"], definitions["memory"]), (answer["gpus"][0], definitions["gpu"]),
+                             (answer["processes"][0], definitions["process"]),
+                             (answer["processes"][0]["gpu_uses"][0], definitions["gpu_use"])):
+        assert set(part) <= set(definition["properties"]), "the schema's names, none made up"
+        for name in set(definition["required"]) - set(part):
+            assert nullable(definitions, definition["properties"][name]), f"{name}: left out, so it must be null"
     assert answer["gpus"][1]["remapped_rows_pending"] is True and answer["gpus"][1]["memory_total_bytes"] == 81920 << 20
     assert answer["gpus"][0]["throttle_reasons"] == ["idle"] and answer["gpus"][0]["fan_speed_percent"] is None
     host = decode(json.dumps(answer).encode(), "lab")

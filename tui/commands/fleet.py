@@ -48,8 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "into one host. About ten queries a refresh whatever the fleet size, never faster than the "
             "scrape interval. Needs httpx: pip install 'pth-top[fleet]'. Or over SSH (--ssh): one multiplexed "
             "connection per host, host keys checked against known_hosts (StrictHostKeyChecking=yes), no "
-            "passwords asked (BatchMode), no agent or X11 forwarding; each refresh runs a small Python probe "
-            "(or pth-top snapshot --json where installed) on the host."
+            "passwords asked (BatchMode), no agent or X11 forwarding; a small Python probe (stdlib, sent over the "
+            "connection; pth-top snapshot --json where pth-top is installed) stays running on each host and "
+            "answers each refresh."
         ),
         epilog="Keys: Enter opens a host, Esc goes back, u m t p e h s sort, g colours the grid, q quits.",
     )
