@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from pth_top.doctor.context import DoctorContext
+from pth_top.doctor.context import DoctorContext, ProbeOutcome
 from pth_top.doctor.gpus import list_gpus, nvml_unavailable_reason
 from pth_top.doctor.model import Verdict, could_not_run, not_applicable
 
@@ -18,16 +18,22 @@ def _gpus(context: DoctorContext) -> Any:
     return not_applicable(nvml_unavailable_reason(context)) if gpus is None else gpus
 
 
-def _probe(context: DoctorContext) -> Any:
-    """The torch probe's JSON; could not run when the probe failed, n/a when skipped or torch is unusable."""
-    probe = context.torch_probe()
+def probe_missing(probe: ProbeOutcome) -> Verdict | None:
+    """n/a when the probe was skipped, could not run when it failed; None when it answered."""
     if probe.skipped:
         return not_applicable(probe.error or "torch checks skipped")
     if probe.data is None:
         return could_not_run(probe.error or "no torch probe")
-    if probe.error:
-        return not_applicable(probe.error)
-    return probe.data
+    return None
+
+
+def _probe(context: DoctorContext) -> Any:
+    """The torch probe's JSON; n/a also when the probe says torch is unusable (torch.installed says why)."""
+    probe = context.torch_probe()
+    missing = probe_missing(probe)
+    if missing is not None:
+        return missing
+    return not_applicable(probe.error) if probe.error else probe.data
 
 
 def _probe_or_na(context: DoctorContext) -> Any:

@@ -6,7 +6,8 @@ from typing import Any
 
 from pth_top.doctor.context import DoctorContext
 from pth_top.doctor.gpus import list_gpus
-from pth_top.doctor.model import Group, Verdict, could_not_run, failed, not_applicable, passed, warned
+from pth_top.doctor.model import Group, Verdict, failed, not_applicable, passed, warned
+from pth_top.doctor.needs import probe_missing
 from pth_top.doctor.registry import doctor_check
 from pth_top.text import printable
 
@@ -23,10 +24,9 @@ def _gpu_count(context: DoctorContext) -> int:
 )
 def check_torch_installed(context: DoctorContext) -> Verdict:
     probe = context.torch_probe()
-    if probe.skipped:
-        return not_applicable(probe.error or "torch checks skipped")
-    if probe.data is None:
-        return could_not_run(probe.error or "no torch probe")
+    missing = probe_missing(probe)
+    if missing is not None:
+        return missing
     if probe.error:
         fix = f"{context.python} -m pip install torch"
         if not context.python_chosen:
