@@ -56,7 +56,9 @@ class Workload(Schema, frozen=True):
     hidden_size: Annotated[int, whole(0, 131072, "transformer hidden size h")] = 0
     attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0
     kv_heads: Annotated[int, whole(0, 1024, "key/value heads (grouped-query attention); 0 = a")] = 0
-    sequence_length: Annotated[int, whole(0, 2_000_000, "tokens per sample s")] = 0
+    sequence_length: Annotated[
+        int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
+    ] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels")] = 0
     activation_elements_per_sample: Annotated[
@@ -65,6 +67,8 @@ class Workload(Schema, frozen=True):
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
     intermediate_size: Annotated[int, whole(0, 1_048_576, "transformer MLP width (0: 4h)")] = 0
     gated_mlp: Annotated[bool, Meta(description="SwiGLU MLP (gate, up, down), as in Llama and Mistral")] = False
+    active_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
+        "mixture of experts: parameters used per token (0: dense); memory still holds every expert"))] = 0
 
 
 class Task(Schema, frozen=True):

@@ -91,6 +91,14 @@ class ModelShape:
     max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
     feature_width: int = 0  # CNNs: width of the features a classifier head reads
     largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample
+    # Mixture of experts: the parameters one token passes through (0: dense, all of them). Memory holds every
+    # expert; speed reads and multiplies only these per token.
+    active_parameters: int = 0
+
+    @property
+    def active(self) -> int:
+        """Parameters used per token: the active ones of an MoE, all of a dense model."""
+        return min(self.active_parameters, self.parameters) if self.active_parameters else self.parameters
 
     @property
     def kv_width(self) -> int:

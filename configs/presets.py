@@ -40,6 +40,7 @@ class ModelPreset:
     largest_activation_elements: int = 0
     lm_head: bool = True
     forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
+    active_parameters: int = 0  # mixture of experts: parameters used per token (model card); 0: dense
 
 
 @functools.cache
@@ -60,6 +61,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             largest_activation_elements=entry.get("largest_activation_elements", 0),
             lm_head=entry.get("lm_head", True),
             forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
+            active_parameters=entry.get("active_parameters", 0),
         )
     return MappingProxyType(presets)
 
@@ -71,13 +73,16 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         preset = model_presets()[preset_id]
         return ModelShape(
             kind=preset.kind, parameters=preset.parameters, layers=preset.layers, hidden_size=preset.hidden_size,
-            attention_heads=preset.attention_heads, kv_heads=preset.kv_heads, sequence_length=preset.sequence_length,
+            attention_heads=preset.attention_heads, kv_heads=preset.kv_heads,
+            sequence_length=min(workload.sequence_length, preset.sequence_length or workload.sequence_length)
+            or preset.sequence_length,
             activation_elements_per_sample=preset.activation_elements_per_sample,
             intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
             vocabulary_size=preset.vocabulary_size, max_context_tokens=preset.sequence_length,
             feature_width=preset.feature_width, largest_activation_elements=preset.largest_activation_elements,
-            lm_head=preset.lm_head,
-        ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters ({preset.source})"
+            lm_head=preset.lm_head, active_parameters=preset.active_parameters,
+        ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
+            f"({preset.source})"
     kind = workload.kind
     if kind == "transformer":
         layers, hidden, vocab = workload.layers, workload.hidden_size, workload.vocabulary_size
@@ -87,8 +92,9 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             kind="transformer", parameters=parameters, layers=layers, hidden_size=hidden,
             attention_heads=workload.attention_heads, kv_heads=workload.kv_heads,
             sequence_length=workload.sequence_length, intermediate_size=workload.intermediate_size,
-            gated_mlp=workload.gated_mlp, vocabulary_size=vocab,
-        ), f"custom transformer: {parameters / 1e6:,.1f}M parameters ({origin})"
+            gated_mlp=workload.gated_mlp, vocabulary_size=vocab, active_parameters=workload.active_parameters,
+        ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
+            f"({origin})"
     if kind == "cnn":
         elements = workload.activation_elements_per_sample
         origin = "given"
@@ -101,6 +107,10 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     return ModelShape(kind="generic", parameters=workload.parameters), (
         f"custom model: {workload.parameters / 1e6:,.1f}M parameters (no architecture: activations unknown)"
     )
+
+
+def _active_text(active: int) -> str:
+    return f", {active / 1e6:,.1f}M active per token (mixture of experts: all experts held)" if active else ""
 
 
 def build_preset_paths() -> dict[str, Path]:

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 # a 3.56 GiB Q4_0 7B = 0.62 (github.com/ggml-org/llama.cpp/pull/4766); MLC on an RTX 4090: 191 tokens/s on a
 # 4-bit Llama-2 7B = 0.72 (github.com/mlc-ai/llm-perf-bench/pull/1).
 DECODE_BANDWIDTH_FRACTION = 0.65
+# Mixture of experts at batch 1 reaches less: each token's experts are small scattered matmuls plus routing.
+# llama.cpp, Qwen3-30B-A3B Q4_K on an RTX 3090 Ti (1,008 GB/s): 166.9 tokens/s x 2.5 GB read per token (active
+# weights, 16-bit LM head, KV cache at 4k) = 0.42 (smeltcore.com/recipes/qwen3-30b-a3b-rtx-3090-ti); checked
+# against other cards and models in tests/configs/published_workloads.py.
+MOE_DECODE_BANDWIDTH_FRACTION = 0.42
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
 PREFILL_COMPUTE_FRACTION = 0.6
@@ -120,9 +125,9 @@ def duration(seconds: float) -> str:
 
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
-           device: Device) -> Prediction:
+           device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once; capped by compute."""
-    bandwidth, bandwidth_text = achieved_bandwidth(device)
+    bandwidth, bandwidth_text = achieved_bandwidth(device, fraction)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     step_s = step_bytes / (bandwidth * 1e9)
     aggregate = batch / step_s

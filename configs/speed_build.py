@@ -108,12 +108,21 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
     value_bytes = 4.0 if task.precision == "fp32" else 2.0
     kv = mem.kv_cache_bytes(shape, 1, int(average_context), value_bytes)
     attention = 4.0 * shape.layers * shape.hidden_size
-    out = sp.decode(weights, kv, batch, 2.0 * shape.parameters + attention * average_context, device)
-    prefill = 2.0 * shape.parameters * prompt + attention * prompt * prompt / 2
+    read, fraction, what = weights, sp.DECODE_BANDWIDTH_FRACTION, "the weights"
+    if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
+        active_weights, _ = mem.inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
+                                                       task.precision)
+        active_weights -= shape.vocabulary_size * shape.hidden_size * 2.0  # the input embedding: one row a token
+        read, fraction = min(weights, active_weights * batch), sp.MOE_DECODE_BANDWIDTH_FRACTION
+        what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
+                f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")
+    out = sp.decode(read, kv, batch, 2.0 * shape.active + attention * average_context, device, fraction)
+    prefill = 2.0 * shape.active * prompt + attention * prompt * prompt / 2
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
-    out.formula.insert(0, f"decode reads the weights and each stream's KV cache (average context "
+    out.formula.insert(0, f"decode reads {what} and each stream's KV cache (average context "
                           f"{average_context:,.0f} tokens) once per generated token")
-    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone)")
+    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
+                       + (", N the active parameters)" if shape.active < shape.parameters else ")"))
     out.figures["first_token_s"] = first_s
     per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
     streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
@@ -136,11 +145,13 @@ def training(answers: Answers, shape: mem.ModelShape, device: sp.Device, host_gb
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
     if shape.kind == "transformer":
-        per_token, text = sp.transformer_flops_per_token(shape.parameters, shape.layers, shape.hidden_size,
+        per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.hidden_size,
                                                          shape.sequence_length, method, task.recompute)
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
         fraction = sp.TRANSFORMER_TRAINING_MFU
-        text = f"{text} = {per_token / 1e9:.3g} GFLOP per token"
+        moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \
+            if shape.active < shape.parameters else ""
+        text = f"{text}{moe} = {per_token / 1e9:.3g} GFLOP per token"
     else:
         forward, origin = forward_flops_per_sample(answers, shape)
         if shape.kind == "generic":

@@ -1,0 +1,55 @@
+"""Published end-to-end workloads through recommend() (tests/configs/published_workloads.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pth_top.configs.recommend import recommend
+from pth_top.configs.render import render_build_text
+from tests.configs.builders import answers
+from tests.configs.published_workloads import CASES, SPEED_TOLERANCE, TODAY, speed_of
+
+
+def build_of(case, catalog):
+    pins = {"gpu": case.gpu} if case.gpu else None
+    return recommend(answers(**case.answers), catalog, today=TODAY, pins=pins)
+
+
+def test_every_case_names_its_source_and_property():
+    assert len({case.id for case in CASES}) == len(CASES)
+    assert all(case.source and case.prop in ("fits", "does_not_fit", "speed", "currency") for case in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_published_workload(case, catalog):
+    build = build_of(case, catalog)
+    where = f"{case.id} ({case.source})"
+    if case.prop == "fits":
+        assert build.memory_fits, f"{where}: {build.memory.total_bytes / 2**30:.1f} GiB per GPU does not fit"
+    elif case.prop == "does_not_fit":
+        assert not build.memory_fits, f"{where}: {build.memory.total_bytes / 2**30:.1f} GiB per GPU fits"
+    elif case.prop == "speed":
+        predicted = speed_of(build)
+        assert abs(predicted / case.published - 1) <= SPEED_TOLERANCE, \
+            f"{where}: predicted {predicted:.1f} vs published {case.published:g} tokens/s"
+    else:
+        text = render_build_text(build)
+        head = text.split("Reasoning")[0]
+        assert build.feasible, f"{where}: {build.blockers}"
+        assert case.expect["currency"] in head and "¥" not in head, where
+        china_only = {part.name for part in catalog.of_kind("gpu") if part.get("sold_new_in") == ["cn"]}
+        assert build.component("gpu").name not in china_only, where
+
+
+def test_an_moe_holds_every_expert_but_decodes_at_its_active_size(catalog):
+    # Mixtral 8x7B reads ~12.9B of its 46.7B parameters per token: faster than a dense model of its size would be.
+    mixtral = next(case for case in CASES if case.id == "mixtral-8x7b-int4-two-3090s")
+    build = build_of(mixtral, catalog)
+    dense = recommend(answers(**{
+        **mixtral.answers, "workload__preset": "custom", "workload__kind": "transformer",
+        "workload__parameters": 46_702_792_704, "workload__layers": 32, "workload__hidden_size": 4096,
+        "workload__attention_heads": 32, "workload__kv_heads": 8, "workload__vocabulary_size": 32000,
+        "workload__intermediate_size": 28672, "workload__gated_mlp": True}), catalog, today=TODAY,
+        pins={"gpu": mixtral.gpu})
+    assert abs(build.memory.weights_bytes - dense.memory.weights_bytes) < 0.01 * dense.memory.weights_bytes
+    assert speed_of(build) > 2 * speed_of(dense)  # 12.9B read per token, at the MoE's lower bandwidth fraction
