@@ -33,8 +33,8 @@ from pth_top.tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision
 from pth_top.widgets.key_bar import KeyBar
 
 CUSTOM_ONLY_KEYS = frozenset({
-    "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "sequence_length",
-    "vocabulary_size", "input_size_px", "intermediate_size",
+    "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads",
+    "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters",
 })
 
 

@@ -44,9 +44,10 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "layers", "Custom: layers L"), ("workload", "hidden_size", "Custom: hidden size h"),
         ("workload", "attention_heads", "Custom: attention heads a"),
         ("workload", "kv_heads", "Custom: KV heads (0 = a)"),
-        ("workload", "sequence_length", "Custom: sequence length s"),
+        ("workload", "sequence_length", "Sequence s (0 = model's)"),
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
         ("workload", "intermediate_size", "Custom: MLP width (0 = 4h)"),
+        ("workload", "active_parameters", "Custom: active (MoE, 0 = all)"),
         ("workload", "input_size_px", "Custom CNN: input px"),
     )),
     StepSpec("task", "Task and precision", (
