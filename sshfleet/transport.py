@@ -96,7 +96,9 @@ def failure_line(stderr: bytes, returncode: int | None) -> str:
         return "host key unknown (not in known_hosts; StrictHostKeyChecking=yes): refused"
     if lines:
         return printable(lines[-1], REASON_MAX_CHARS)
-    return f"ssh exited with status {returncode}"
+    if returncode == 255:
+        return "the connection closed (ssh exit status 255)"
+    return f"the session ended without an answer (exit status {returncode})"
 
 
 class SshTransport:
@@ -201,6 +203,7 @@ class _Session:
         self.process = process
         self.stdin, self.stdout, self.stderr = process.stdin, process.stdout, process.stderr
         self.stderr_tail = bytearray()
+        self._turn = asyncio.Lock()
         self._stderr_task = asyncio.ensure_future(self._keep_stderr_tail())
 
     async def _keep_stderr_tail(self) -> None:
@@ -215,14 +218,15 @@ class _Session:
             raise SessionEnded from None
 
     async def ask(self) -> bytes:
-        self.send(b"\n")
-        try:
-            await self.stdin.drain()
-            return (await self.stdout.readuntil(FRAME_END))[:-len(FRAME_END)]
-        except asyncio.LimitOverrunError:
-            raise AnswerTooBig from None
-        except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
-            raise SessionEnded from None
+        async with self._turn:  # one request at a time: answers come back in order, unmarked
+            self.send(b"\n")
+            try:
+                await self.stdin.drain()
+                return (await self.stdout.readuntil(FRAME_END))[:-len(FRAME_END)]
+            except asyncio.LimitOverrunError:
+                raise AnswerTooBig from None
+            except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
+                raise SessionEnded from None
 
     async def end(self, grace_s: float = 0.0) -> None:
         """Close its stdin and give it `grace_s` to end; then kill `ssh` with its group (a ProxyCommand, a jump

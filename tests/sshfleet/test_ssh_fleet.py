@@ -58,7 +58,9 @@ async def test_each_host_shows_its_fate_and_a_dropped_host_goes_down_while_the_o
         drops = host(snapshot, "drops")
         assert drops.reason and drops.gpu_count == 4, "its last GPUs are kept, greyed, with the reason"
         assert host(snapshot, "good").state is HostState.UP and host(snapshot, "good").age_s < 15
-        print("drops:", drops.reason)
+        snapshot = await refresh_until(reader, lambda s: "Connection refused" in host(s, "drops").reason,
+                                       "a reconnect that finds the port closed")
+        assert host(snapshot, "drops").state is HostState.DOWN
     finally:
         await reader.close()
 
