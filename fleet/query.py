@@ -1,8 +1,10 @@
 """Reads the fleet from Prometheus's HTTP API: about ten instant queries a refresh, whatever the fleet size.
 
 Each query covers every host at once (`... by (instance)` or one series per GPU); counters go through
-`increase()`, so resets (driver reload, exporter restart) do no harm. A failed refresh keeps the last
-snapshot, marked with the error. Needs httpx (the `fleet` extra).
+`increase()`, so resets (driver reload, exporter restart) do no harm. The costly aggregates are read from
+pth-top's recording rules where Prometheus has them (checked with the targets), raw where not: the same
+snapshot either way. A failed refresh keeps the last snapshot, marked with the error. Needs httpx (the
+`fleet` extra).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from pth_top.fleet.aggregates import AGGREGATES, recorded_present, selector
 from pth_top.fleet.answers import Series
 from pth_top.fleet.client import PrometheusClient, QueryError, all_or_none
 from pth_top.fleet.model import (
@@ -28,14 +31,14 @@ __all__ = ["FleetReader", "PrometheusClient", "QueryError", "parse_duration_s", 
 DEFAULT_JOB = "pth-top"
 # Used until /api/v1/targets tells the job's real scrape interval.
 FALLBACK_SCRAPE_INTERVAL_S = 15.0
-# Counters are read as their increase over this window.
-ERROR_WINDOW = "15m"
-HW_THROTTLE_REASONS = "hw_slowdown|hw_thermal|sw_thermal|hw_power_brake"
 # A longer scrape interval (or a nonsense one) still lets the view refresh this often.
 MAX_SCRAPE_INTERVAL_S = 300.0
 # Re-read the targets (scrape interval) every this many refreshes.
 TARGETS_EVERY_REFRESHES = 12
 TOP_PROCESSES = 20
+# The drill-down's GPU readings: pth_top_gpu_<name>, one `or` of plain selectors (no __name__ regex).
+DETAIL_READINGS = ("utilization_ratio", "memory_used_bytes", "memory_total_bytes", "temperature_celsius",
+                   "power_watts", "power_limit_watts")
 DURATION_UNITS_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 Answer = dict[tuple[str, str], float]
@@ -45,16 +48,6 @@ def promql_string(text: str) -> str:
     """`text` as a PromQL double-quoted string literal."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
-
-
-def counted_since(counter: str, window: str) -> str:
-    """PromQL: how much `counter` (one starting at 0 with the exporter, as Xid) grew over `window`, by series.
-
-    `increase()` never sees a series' first value (a new Xid code appears at 1), so a series born inside the
-    window counts whole; only where the target was already scraped then, lest old counts of a new target count.
-    """
-    return (f"(({counter} unless {counter} offset {window}) and on (instance, job) up offset {window})"
-            f" or increase({counter}[{window}])")
 
 
 def parse_duration_s(text: str) -> float | None:
@@ -80,6 +73,7 @@ class FleetReader:
         job: str = DEFAULT_JOB,
         scrape_interval_s: float | None = None,
         clock: Callable[[], float] = time.time,
+        recorded: bool | None = None,
     ) -> None:
         self.client = client
         self.job = job
@@ -91,6 +85,10 @@ class FleetReader:
         self.snapshot = FleetSnapshot(taken_at_s=0.0, scrape_interval_s=self.scrape_interval_s,
                                       error="no data yet")
         self._last_query_at_s: float | None = None
+        # Aggregates read from recorded series; `recorded` True/False forces all/none, None checks Prometheus.
+        self._fixed_recorded = recorded
+        self.recorded: frozenset[str] = frozenset(
+            aggregate.name for aggregate in AGGREGATES) if recorded else frozenset()
 
     @property
     def label(self) -> str:
@@ -115,14 +113,8 @@ class FleetReader:
             "memory": (f"pth_top_gpu_memory_used_bytes{{{job}}} / pth_top_gpu_memory_total_bytes{{{job}}}", True),
             "temperature": (f"pth_top_gpu_temperature_celsius{{{job}}}", True),
             "power": (f"pth_top_gpu_power_watts{{{job}}}", True),
-            "errors": (f"sum by (instance, gpu) (increase(pth_top_gpu_ecc_errors_total{{severity!=\"corrected\",{job}}}"
-                       f"[{ERROR_WINDOW}]) or {counted_since(f'pth_top_gpu_xid_errors_total{{{job}}}', ERROR_WINDOW)})",
-                       True),
-            "remaps": (
-                f"sum by (instance, gpu) ({{__name__=~\"pth_top_gpu_row_remap_(pending|failed)\",{job}}})", True),
-            "throttle": (
-                f"max by (instance, gpu) (pth_top_gpu_clocks_event_active{{reason=~\"{HW_THROTTLE_REASONS}\",{job}}})",
-                True),
+            **{aggregate.name: (selector(aggregate.record, job) if aggregate.name in self.recorded
+                                else aggregate.expression(job), True) for aggregate in AGGREGATES},
         }
 
     async def refresh(self) -> FleetSnapshot:
@@ -133,8 +125,11 @@ class FleetReader:
         self._last_query_at_s = now_s
         sent_before, malformed_before = self.client.queries_sent, self.client.malformed
         try:
-            if self._fixed_interval_s is None and self._refreshes % TARGETS_EVERY_REFRESHES == 0:
-                self.scrape_interval_s = await self._job_scrape_interval_s()
+            if self._refreshes % TARGETS_EVERY_REFRESHES == 0:
+                if self._fixed_interval_s is None:
+                    self.scrape_interval_s = await self._job_scrape_interval_s()
+                if self._fixed_recorded is None:
+                    self.recorded = await self._recorded_aggregates()
             queries = self.queries()
             results = await all_or_none([self.client.vector(promql) for promql, _ in queries.values()])
         except QueryError as error:
@@ -160,16 +155,20 @@ class FleetReader:
                     return interval_s
         return self.scrape_interval_s
 
+    async def _recorded_aggregates(self) -> frozenset[str]:
+        """The aggregates whose recorded series Prometheus holds for the job (pth-top's recording rules)."""
+        series = await self.client.vector(recorded_present(f"job={promql_string(self.job)}"))
+        return frozenset(labels.get("aggregate", "") for labels, _ in series)
+
     async def host_detail(self, instance: str) -> HostDetail:
         """One host's GPUs and largest GPU processes (three queries, only while the drill-down is open)."""
-        selector = f"job={promql_string(self.job)},instance={promql_string(instance)}"
-        names = ("utilization_ratio|memory_used_bytes|memory_total_bytes|temperature_celsius|power_watts"
-                 "|power_limit_watts")
+        matchers = f"job={promql_string(self.job)},instance={promql_string(instance)}"
+        readings_query = " or ".join(selector(f"pth_top_gpu_{name}", matchers) for name in DETAIL_READINGS)
         try:
             readings, info, processes = await all_or_none([
-                self.client.vector(f"{{__name__=~\"pth_top_gpu_({names})\",{selector}}}"),
-                self.client.vector(f"pth_top_gpu_info{{{selector}}}"),
-                self.client.vector(f"topk({TOP_PROCESSES}, pth_top_process_gpu_memory_bytes{{{selector}}})"),
+                self.client.vector(readings_query),
+                self.client.vector(selector("pth_top_gpu_info", matchers)),
+                self.client.vector(f"topk({TOP_PROCESSES}, {selector('pth_top_process_gpu_memory_bytes', matchers)})"),
             ])
         except QueryError as error:
             return HostDetail(instance=instance, error=str(error))

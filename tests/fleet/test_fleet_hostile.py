@@ -47,7 +47,7 @@ class HostileFleet(FakeFleet):
     def handle(self, request: httpx.Request) -> httpx.Response:
         query = urllib.parse.parse_qs(request.content.decode()).get("query", [""])[0]
         gpus = [f"{gpu}{HOSTILE}" for gpu in range(2)]
-        if query.startswith("{__name__=~\"pth_top_gpu_("):
+        if " or pth_top_gpu_memory_used_bytes{" in query:  # the drill-down's GPU readings
             return self.vector([({"__name__": "pth_top_gpu_utilization_ratio", "gpu": gpu}, 0.4) for gpu in gpus])
         if query.startswith("pth_top_gpu_info"):
             return self.vector([({"gpu": gpu, "name": HOSTILE}, 1.0) for gpu in gpus])

@@ -61,7 +61,7 @@ class FakeFleet:
             return self.vector(self.per_gpu(lambda number, gpu: float("nan") if gpu == 7 else 100.0))
         if query.startswith("pth_top_gpu_memory_used_bytes"):
             return self.vector(self.per_gpu(lambda number, gpu: 0.5))
-        if query.startswith("max by (instance, gpu) (pth_top_gpu_clocks_event_active"):
+        if query.startswith("max by (job, instance, gpu) (pth_top_gpu_clocks_event_active"):
             return self.vector(self.per_gpu(lambda number, gpu: 1.0 if (number, gpu) == (3, 1) else 0.0))
         if "xid_errors_total" in query:
             return self.vector(self.per_gpu(lambda number, gpu: 2.0 if (number, gpu) == (4, 0) else 0.0))
@@ -87,8 +87,8 @@ async def test_one_refresh_costs_the_same_queries_whatever_the_fleet_size(host_c
     fleet = FakeFleet(host_count)
     snapshot = await reader_for(fleet).refresh()
     assert snapshot.error is None and len(snapshot.hosts) == host_count and snapshot.gpu_count == 8 * host_count
-    assert snapshot.query_count == 12, "11 queries plus the targets read"
-    assert len(fleet.queries) == 11
+    assert snapshot.query_count == 13, "11 queries plus the targets read and the recorded series looked for"
+    assert len(fleet.queries) == 12
     assert snapshot.scrape_interval_s == 5.0
     host = snapshot.host("node-000:9824")
     assert host is not None and host.hostname == "node-000"
@@ -100,9 +100,9 @@ async def test_never_refreshes_faster_than_the_scrape_interval():
     reader = reader_for(fleet, clock)
     first = await reader.refresh()
     clock.now_s += 4.9
-    assert await reader.refresh() is first and len(fleet.queries) == 11
+    assert await reader.refresh() is first and len(fleet.queries) == 12
     clock.now_s += 0.2
-    assert await reader.refresh() is not first and len(fleet.queries) == 22
+    assert await reader.refresh() is not first and len(fleet.queries) == 23, "recorded series looked for once"
 
 
 async def test_worst_first_errors_throttling_then_staleness_and_down():

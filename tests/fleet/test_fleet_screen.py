@@ -28,7 +28,7 @@ class FleetWithDetail(FakeFleet):
     """Also answers the drill-down's GPU readings query: 8 GPUs at 40 % for any host."""
 
     def handle(self, request: httpx.Request) -> httpx.Response:
-        if self.failure is None and b"pth_top_gpu_%28utilization_ratio" in request.content:
+        if self.failure is None and b"+or+pth_top_gpu_memory_used_bytes%7B" in request.content:
             return self.vector([({"__name__": "pth_top_gpu_utilization_ratio", "gpu": str(gpu)}, 0.4)
                                 for gpu in range(8)])
         return super().handle(request)

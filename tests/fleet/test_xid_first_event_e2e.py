@@ -68,7 +68,7 @@ def firing(prometheus: PrometheusServer) -> set[tuple[str, str]]:
 
 async def test_a_single_xid_after_scraping_began_counts_and_fires(tmp_path, exporter, monkeypatch):
     binary("prometheus")
-    monkeypatch.setattr("pth_top.fleet.query.ERROR_WINDOW", WINDOW)
+    monkeypatch.setattr("pth_top.fleet.aggregates.ERROR_WINDOW", WINDOW)
     queue, target = exporter
     rules = tmp_path / "rules.yml"
     rules.write_text(ALERT_RULE)
