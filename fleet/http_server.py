@@ -2,7 +2,9 @@
 
 prometheus-client's own server wraps the listening socket, so a TLS handshake runs in the accept loop with
 no time limit: one client that connects and sends nothing stops every scrape. Here the handshake runs in the
-connection's thread, and the handshake plus the request head must arrive within CONNECTION_TIMEOUT_S.
+connection's thread: the first byte (request or ClientHello) must come within FIRST_BYTE_TIMEOUT_S, the
+handshake plus the request head within CONNECTION_TIMEOUT_S. Idle connections cannot fill the server: each
+address holds at most MAX_CONNECTIONS_PER_PEER, and a new one evicts the oldest that sent no request head yet.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ssl
 import sys
 import threading
 import time
+from collections import Counter
 from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
@@ -25,9 +28,77 @@ if TYPE_CHECKING:
 # Time a client gets for its TLS handshake plus request head, and then for taking the answer. Prometheus
 # sends its request at once; a client that trickles or idles is cut off, so it holds its thread no longer.
 CONNECTION_TIMEOUT_S = 15.0
-# Connections served at once (a thread each, for up to CONNECTION_TIMEOUT_S); more are closed on arrival,
-# so a flood of connections costs the host no more than this many threads.
+# Prometheus sends its request (or ClientHello) at once; a connection silent this long is closed.
+FIRST_BYTE_TIMEOUT_S = 3.0
+# Connections served at once (a thread each, for up to CONNECTION_TIMEOUT_S): a flood costs no more threads.
 MAX_CONNECTIONS = 256
+# Connections one address holds at once (Prometheus uses a handful), so one peer cannot fill the server.
+MAX_CONNECTIONS_PER_PEER = 16
+
+
+class _Connections:
+    """The open connections, oldest first: who may come in, and which idle one makes room for them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, list[Any]] = {}  # id -> [socket, peer, request head received]; insertion order
+        self._per_peer: Counter[str] = Counter()
+
+    def admit(self, request: socket.socket, peer: str) -> bool:
+        """Room for `request`: over the peer's or the server's cap, the oldest headless one (the peer's own
+        first) is shut; False (refused) when every open one has sent its request head."""
+        with self._lock:
+            victim = None
+            if self._per_peer[peer] >= MAX_CONNECTIONS_PER_PEER:
+                victim = self._oldest_headless(peer)
+            elif len(self._open) >= MAX_CONNECTIONS:
+                victim = self._oldest_headless(None)
+            if victim is None and (self._per_peer[peer] >= MAX_CONNECTIONS_PER_PEER
+                                   or len(self._open) >= MAX_CONNECTIONS):
+                return False
+            if victim is not None:
+                self._forget(victim)
+            self._open[id(request)] = [request, peer, False]
+            self._per_peer[peer] += 1
+        if victim is not None:
+            _shut(victim[0])
+        return True
+
+    def wrapped(self, request: socket.socket, connection: socket.socket) -> None:
+        """`request` now speaks through `connection` (TLS): an eviction shuts that one."""
+        with self._lock:
+            if id(request) in self._open:
+                self._open[id(request)][0] = connection
+
+    def head_received(self, request: socket.socket) -> None:
+        with self._lock:
+            if id(request) in self._open:
+                self._open[id(request)][2] = True
+
+    def release(self, request: socket.socket) -> None:
+        with self._lock:
+            entry = self._open.get(id(request))
+            if entry is not None:
+                self._forget(entry)
+
+    def _oldest_headless(self, peer: str | None) -> list[Any] | None:
+        return next((entry for entry in self._open.values()
+                     if not entry[2] and (peer is None or entry[1] == peer)), None)
+
+    def _forget(self, entry: list[Any]) -> None:
+        key = next(key for key, value in self._open.items() if value is entry)
+        del self._open[key]
+        self._per_peer[entry[1]] -= 1
+        if not self._per_peer[entry[1]]:
+            del self._per_peer[entry[1]]
+
+
+def _shut(connection: socket.socket) -> None:
+    """Wakes the connection's thread with EOF (socket.socket's shutdown: an SSLSocket's would drop its state)."""
+    try:
+        socket.socket.shutdown(connection, socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -51,9 +122,12 @@ class _DeadlineReader(io.RawIOBase):
 class _Handler(WSGIRequestHandler):
     """One request per connection (wsgiref), its head read under the connection's deadline; logs nothing."""
 
-    def __init__(self, request: Any, client_address: Any, server: MetricsServer, deadline_s: float) -> None:
+    def __init__(self, request: Any, client_address: Any, server: MetricsServer, deadline_s: float,
+                 raw: socket.socket) -> None:
         self.deadline_s = deadline_s
         self.answer_timeout_s = server.timeout_s
+        self.raw = raw
+        self.connections = server.connections
         super().__init__(request, client_address, server)
 
     def setup(self) -> None:
@@ -63,6 +137,7 @@ class _Handler(WSGIRequestHandler):
 
     def parse_request(self) -> bool:
         parsed = super().parse_request()
+        self.connections.head_received(self.raw)  # a request in progress is never evicted
         self.connection.settimeout(self.answer_timeout_s)  # to send the answer
         return parsed
 
@@ -81,37 +156,41 @@ class MetricsServer(ThreadingMixIn, WSGIServer):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.tls = tls
         self.timeout_s = CONNECTION_TIMEOUT_S if timeout_s is None else timeout_s
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.connections = _Connections()
         super().__init__(address, _Handler)  # type: ignore[arg-type]  # finish_request builds it, with a deadline
         self.set_app(make_wsgi_app(registry))
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        if not self.connections.admit(request, str(client_address[0])):
             self.shutdown_request(request)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self.connections.release(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self.connections.release(request)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         """In the connection's own thread: the TLS handshake (if any), then the request, all under one deadline."""
         deadline_s = time.monotonic() + self.timeout_s
+        request.settimeout(min(FIRST_BYTE_TIMEOUT_S, self.timeout_s))
+        if not request.recv(1, socket.MSG_PEEK):
+            return  # closed without a word
         if self.tls is None:
-            _Handler(request, client_address, self, deadline_s)
+            _Handler(request, client_address, self, deadline_s, request)
             return
         request.settimeout(self.timeout_s)  # the handshake as a whole gets this long (ssl counts one deadline)
         connection = self.tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+        self.connections.wrapped(request, connection)
         try:
             connection.do_handshake()
-            _Handler(connection, client_address, self, deadline_s)
+            _Handler(connection, client_address, self, deadline_s, request)
         finally:
             connection.close()
 

@@ -166,22 +166,70 @@ def test_every_label_is_printable_and_capped_whatever_the_driver_says():
 def test_a_flood_of_connections_holds_no_more_threads_than_the_cap(monkeypatch):
     monkeypatch.setattr("pth_top.fleet.http_server.MAX_CONNECTIONS", 5, raising=False)
     monkeypatch.setattr("pth_top.fleet.http_server.CONNECTION_TIMEOUT_S", 60.0)
+    monkeypatch.setattr("pth_top.fleet.http_server.FIRST_BYTE_TIMEOUT_S", 60.0)
     server, port = start_server("127.0.0.1", 0, fake_registry(), None)
     held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
     try:
         wait_for(lambda: connection_threads() >= 5, "a thread for each held connection")
-        extra = socket.create_connection(("127.0.0.1", port))
-        try:
-            wait_for(lambda: closed_by_server(extra), "the connection over the cap to be closed on arrival")
-        finally:
-            extra.close()
-        assert not any(closed_by_server(client) for client in held), "the held ones are still within their time"
-        for client in held:
-            client.close()
-        held = []
-        wait_for(lambda: scraped(port), "a scrape once the held connections are gone")
+        # Before, the new connection was refused while the idle ones kept their slots: scrapes failed.
+        assert scraped(port), "a scrape when the pool is full of idle connections"
+        wait_for(lambda: closed_by_server(held[0]), "the oldest idle connection to make room")
+        assert not any(closed_by_server(client) for client in held[2:]), "the newer idle ones are still open"
+        wait_for(lambda: connection_threads() <= 5, "no more threads than the cap")
     finally:
         for client in held:
             client.close()
+        server.shutdown()
+        server.server_close()
+
+
+def scrape_from(source: str, port: int) -> bytes:
+    """One plain GET /metrics from the loopback address `source` (127.0.0.x is all loopback)."""
+    with socket.socket() as client:
+        client.bind((source, 0))
+        client.settimeout(10)
+        client.connect(("127.0.0.1", port))
+        client.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_idle_connections_from_one_peer_stop_no_scrape(monkeypatch):
+    monkeypatch.setattr("pth_top.fleet.http_server.CONNECTION_TIMEOUT_S", 60.0)
+    server, port = start_server("127.0.0.1", 0, fake_registry(), None)
+    held = []
+    try:
+        for _ in range(260):  # the tester's attack: more idle connections than the server's cap, one address
+            client = socket.socket()
+            client.bind(("127.0.0.1", 0))
+            client.connect(("127.0.0.1", port))
+            held.append(client)
+        # Before, all 256 slots were held for 15 s and every new connection was closed on arrival.
+        assert b"pth_top_nvml_up 1.0" in scrape_from("127.0.0.2", port), "another peer still scrapes"
+        started = time.monotonic()
+        answer = scrape_from("127.0.0.1", port)
+        assert b"pth_top_nvml_up 1.0" in answer, "the same peer scrapes too, evicting its own idle connections"
+        assert time.monotonic() - started < 30.0
+        assert connection_threads() <= 40, "one address holds no more than its share of threads"
+    finally:
+        for client in held:
+            client.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_connection_silent_past_the_first_byte_deadline_is_closed(monkeypatch):
+    monkeypatch.setattr("pth_top.fleet.http_server.CONNECTION_TIMEOUT_S", 120.0)
+    monkeypatch.setattr("pth_top.fleet.http_server.FIRST_BYTE_TIMEOUT_S", 0.5, raising=False)
+    server, port = start_server("127.0.0.1", 0, fake_registry(), None)
+    idle = socket.create_connection(("127.0.0.1", port))
+    try:
+        # Before, a silent client kept its connection for the whole CONNECTION_TIMEOUT_S (120 s here).
+        wait_for(lambda: closed_by_server(idle), "the silent connection to be closed", timeout_s=30)
+        assert scraped(port)
+    finally:
+        idle.close()
         server.shutdown()
         server.server_close()
