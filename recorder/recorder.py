@@ -21,6 +21,7 @@ from pth_top.recorder.events import EventDetector, Limits
 from pth_top.recorder.oom import KernelLog, OomWatcher
 from pth_top.recorder.rows import processes_that_matter, recorded_snapshot
 from pth_top.recorder.store import Retention, Store, transaction
+from pth_top.recorder.writer_lock import WriterLock
 from pth_top.sensors.model import Snapshot
 from pth_top.text import printable
 from pth_top.units import MIB
@@ -82,6 +83,14 @@ class Recorder:
         self.on_events = on_events
         self.alerts = alerts
         self.connection = open_recording(options.path, create=True, fsync_each_commit=options.fsync_each_commit)
+        self.writer_lock = WriterLock(options.path)
+        try:
+            self.writer_lock.acquire()
+        except BaseException:
+            self.connection.close()
+            if alerts is not None:
+                alerts.close()
+            raise
         self.store = Store(self.connection, options.interval_s, options.retention)
         self._write_meta()
         if sampler is None:
@@ -208,3 +217,4 @@ class Recorder:
         self.oom.close()
         self.sampler.close()
         self.connection.close()
+        self.writer_lock.release()
