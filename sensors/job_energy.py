@@ -13,7 +13,8 @@ import dataclasses
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
-from pth_top.sensors.model import GpuSample, JobSample, MaybeFloat
+from pth_top.sensors.jobs import JobKey
+from pth_top.sensors.model import GpuSample, MaybeFloat
 from pth_top.sensors.na import NA, is_na
 from pth_top.sensors.nvml import GpuLostError, NvmlSession
 
@@ -35,7 +36,9 @@ def read_energy_counters(session: NvmlSession, handles: Iterable[tuple[int, Any]
 
 
 @dataclasses.dataclass(slots=True)
-class _Account:
+class JobAccount:
+    """One job's energy so far (joules), its method, and when pth-top first saw it (Unix time)."""
+
     first_seen_s: float
     energy_j: MaybeFloat = NA
     method: str = ""
@@ -45,40 +48,36 @@ class JobEnergy:
     """Keeps each job's energy between samples; jobs that are gone are forgotten."""
 
     def __init__(self) -> None:
-        self._accounts: dict[tuple[str, str], _Account] = {}
+        self._accounts: dict[JobKey, JobAccount] = {}
         self._previous: dict[int, tuple[float, MaybeFloat, MaybeFloat]] = {}
 
     def update(
-        self, jobs: tuple[JobSample, ...], gpus: Iterable[GpuSample], counters_j: Mapping[int, MaybeFloat],
-        monotonic_s: float, wall_s: float,
-    ) -> tuple[JobSample, ...]:
-        """`jobs` with energy_j, energy_method and first_seen_s filled in."""
+        self, jobs: Iterable[tuple[JobKey, tuple[int, ...]]], gpus: Iterable[GpuSample],
+        counters_j: Mapping[int, MaybeFloat], monotonic_s: float, wall_s: float,
+    ) -> list[JobAccount]:
+        """Each job's account (energy_j, energy_method, first_seen_s), in the order of `jobs` ((kind, id), GPUs)."""
+        jobs = list(jobs)
         readings = {gpu.index: (monotonic_s, counters_j.get(gpu.index, NA), gpu.power_draw_w) for gpu in gpus}
         deltas = {index: self._delta(self._previous.get(index), now) for index, now in readings.items()}
         self._previous = readings
         sharing: dict[int, int] = defaultdict(int)
-        for job in jobs:
-            if (job.kind, job.job_id) in self._accounts:
-                for index in job.gpu_indices:
+        for key, gpu_indices in jobs:
+            if key in self._accounts:
+                for index in gpu_indices:
                     sharing[index] += 1
-        accounts: dict[tuple[str, str], _Account] = {}
-        filled = []
-        for job in jobs:
-            key = (job.kind, job.job_id)
+        accounts: dict[JobKey, JobAccount] = {}
+        for key, gpu_indices in jobs:
             account = self._accounts.get(key)
             if account is None:
-                account = _Account(wall_s)
+                account = JobAccount(wall_s)
                 if any(not is_na(readings[index][1]) or not is_na(readings[index][2])
-                       for index in job.gpu_indices if index in readings):
+                       for index in gpu_indices if index in readings):
                     account.energy_j = 0.0
             else:
-                self._add(account, job, deltas, sharing)
+                self._add(account, gpu_indices, deltas, sharing)
             accounts[key] = account
-            filled.append(dataclasses.replace(
-                job, energy_j=account.energy_j, energy_method=account.method, first_seen_s=account.first_seen_s,
-            ))
         self._accounts = accounts
-        return tuple(filled)
+        return [accounts[key] for key, _ in jobs]
 
     @staticmethod
     def _delta(
@@ -96,9 +95,10 @@ class JobEnergy:
 
     @staticmethod
     def _add(
-        account: _Account, job: JobSample, deltas: Mapping[int, tuple[MaybeFloat, str]], sharing: Mapping[int, int],
+        account: JobAccount, gpu_indices: tuple[int, ...], deltas: Mapping[int, tuple[MaybeFloat, str]],
+        sharing: Mapping[int, int],
     ) -> None:
-        for index in job.gpu_indices:
+        for index in gpu_indices:
             energy_j, method = deltas.get(index, (NA, ""))
             if is_na(energy_j):
                 continue

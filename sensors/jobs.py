@@ -20,11 +20,15 @@ GPU power is shared: each GPU's power is split equally among the listed jobs hol
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pth_top.sensors.job_environ import NO_TAGS, JobTags
 from pth_top.sensors.model import GpuSample, JobSample, ProcessSample
 from pth_top.sensors.na import NA, is_na
+
+if TYPE_CHECKING:
+    from pth_top.sensors.job_energy import JobAccount
 
 JobKey = tuple[str, str]
 SESSION_MANAGERS = frozenset({
@@ -106,6 +110,37 @@ def group_jobs(
     processes: Iterable[ProcessSample], gpus: Iterable[GpuSample], tags_of: Mapping[int, JobTags],
 ) -> tuple[JobSample, ...]:
     """The listed jobs of one sample, largest GPU memory first; energy is left NA (sensors/job_energy.py)."""
+    table = tuple(processes)
+    holders = {process.pid: process for process in table if process.gpu_uses}
+    return job_samples(plan_jobs(table, tags_of), holders, gpus)
+
+
+@dataclass(frozen=True, slots=True)
+class JobPlan:
+    """One listed job's membership and fixed fields: they hold while its processes' PIDs, parents, names and GPU
+    placement do; only its GPU figures change from sample to sample."""
+
+    key: JobKey
+    # Its members holding a GPU context.
+    gpu_holders: tuple[int, ...]
+    gpu_indices: tuple[int, ...]
+    user: str
+    pids: tuple[int, ...]
+    start_time_s: float
+    container: str
+    namespace: str
+    pod_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class JobsPlan:
+    jobs: tuple[JobPlan, ...]
+    # GPU index -> how many listed jobs hold a context on it (its power is split among them).
+    jobs_on_gpu: Mapping[int, int]
+
+
+def plan_jobs(processes: Iterable[ProcessSample], tags_of: Mapping[int, JobTags]) -> JobsPlan:
+    """Which processes form each listed job (rules in the module docstring)."""
     by_pid = {process.pid: process for process in processes if not process.is_kernel_thread}
     keys: dict[int, JobKey] = {}
     for pid, process in by_pid.items():
@@ -135,16 +170,13 @@ def group_jobs(
         if key[0] in ALWAYS_LISTED_KINDS or any(process.gpu_uses for process in group)
     }
     jobs_on_gpu: dict[int, int] = defaultdict(int)
-    for group in listed.values():
-        for index in {use.gpu_index for process in group for use in process.gpu_uses}:
+    plans = []
+    for key, group in listed.items():
+        plan = _plan(key, group, tags_of)
+        plans.append(plan)
+        for index in plan.gpu_indices:
             jobs_on_gpu[index] += 1
-    gpu_by_index = {gpu.index: gpu for gpu in gpus}
-    jobs = [
-        _job(key, group, tags_of, gpu_by_index, jobs_on_gpu) for key, group in listed.items()
-    ]
-    jobs.sort(key=lambda job: (-(0 if is_na(job.gpu_memory_used_bytes) else job.gpu_memory_used_bytes),
-                               job.kind, job.job_id))
-    return tuple(jobs)
+    return JobsPlan(tuple(plans), dict(jobs_on_gpu))
 
 
 def _add_untagged_descendants(
@@ -157,37 +189,67 @@ def _add_untagged_descendants(
     for root, key in roots.items():
         keys.setdefault(root, key)
         stack = [root]
+        seen = {root}
         while stack:
             for child in children.get(stack.pop(), ()):
-                if child not in keys:
-                    keys[child] = key
+                # Through the job's own GPU processes too: their children (data loader workers) are in it.
+                if child not in seen and keys.setdefault(child, key) == key:
+                    seen.add(child)
                     stack.append(child)
 
 
-def _job(
+def _plan(
     key: JobKey, group: list[ProcessSample], tags_of: Mapping[int, JobTags],
-    gpu_by_index: Mapping[int, GpuSample], jobs_on_gpu: Mapping[int, int],
-) -> JobSample:
+) -> JobPlan:
     group.sort(key=lambda process: (process.start_time_s, process.pid))
-    gpu_indices = tuple(sorted({use.gpu_index for process in group for use in process.gpu_uses}))
-    memory = [use.gpu_memory_used_bytes for process in group for use in process.gpu_uses
-              if not is_na(use.gpu_memory_used_bytes)]
-    gpus = [gpu_by_index[index] for index in gpu_indices if index in gpu_by_index]
-    active = [gpu.sm_active_ratio for gpu in gpus if not is_na(gpu.sm_active_ratio)]
-    power = [gpu.power_draw_w / jobs_on_gpu[gpu.index] for gpu in gpus if not is_na(gpu.power_draw_w)]
-    container = next((process.container for process in group if process.container), "")
     tags = [tags_of.get(process.pid, NO_TAGS) for process in group]
-    return JobSample(
-        kind=key[0],
-        job_id=key[1],
+    return JobPlan(
+        key=key,
+        gpu_holders=tuple(process.pid for process in group if process.gpu_uses),
+        gpu_indices=tuple(sorted({use.gpu_index for process in group for use in process.gpu_uses})),
         user=group[0].user,
         pids=tuple(sorted(process.pid for process in group)),
-        gpu_indices=gpu_indices,
-        gpu_memory_used_bytes=sum(memory) if memory else NA,
-        sm_active_ratio=sum(active) / len(active) if active else NA,
-        power_draw_w=sum(power) if power else NA,
         start_time_s=group[0].start_time_s,
-        container=container,
+        container=next((process.container for process in group if process.container), ""),
         namespace=next((tag.pod_namespace for tag in tags if tag.pod_namespace), ""),
         pod_name=next((tag.pod_name for tag in tags if tag.pod_name), ""),
     )
+
+
+def job_samples(
+    plan: JobsPlan, holders: Mapping[int, ProcessSample], gpus: Iterable[GpuSample],
+    accounts: Sequence[JobAccount] | None = None,
+) -> tuple[JobSample, ...]:
+    """The planned jobs with this sample's GPU memory (`holders`: PID -> process, those holding a GPU context),
+    SM active and power share, and energy from `accounts` (one per planned job; None: NA); largest GPU memory first."""
+    gpu_by_index = {gpu.index: gpu for gpu in gpus}
+    jobs_on_gpu = plan.jobs_on_gpu
+    jobs = []
+    for number, job in enumerate(plan.jobs):
+        energy_j, method, first_seen_s = (NA, "", 0.0) if accounts is None else (
+            accounts[number].energy_j, accounts[number].method, accounts[number].first_seen_s)
+        memory = [use.gpu_memory_used_bytes for pid in job.gpu_holders for use in holders[pid].gpu_uses
+                  if not is_na(use.gpu_memory_used_bytes)]
+        job_gpus = [gpu_by_index[index] for index in job.gpu_indices if index in gpu_by_index]
+        active = [gpu.sm_active_ratio for gpu in job_gpus if not is_na(gpu.sm_active_ratio)]
+        power = [gpu.power_draw_w / jobs_on_gpu[gpu.index] for gpu in job_gpus if not is_na(gpu.power_draw_w)]
+        jobs.append(JobSample(
+            kind=job.key[0],
+            job_id=job.key[1],
+            user=job.user,
+            pids=job.pids,
+            gpu_indices=job.gpu_indices,
+            gpu_memory_used_bytes=sum(memory) if memory else NA,
+            sm_active_ratio=sum(active) / len(active) if active else NA,
+            power_draw_w=sum(power) if power else NA,
+            start_time_s=job.start_time_s,
+            container=job.container,
+            namespace=job.namespace,
+            pod_name=job.pod_name,
+            energy_j=energy_j,
+            energy_method=method,
+            first_seen_s=first_seen_s,
+        ))
+    jobs.sort(key=lambda job: (-(0 if is_na(job.gpu_memory_used_bytes) else job.gpu_memory_used_bytes),
+                               job.kind, job.job_id))
+    return tuple(jobs)
