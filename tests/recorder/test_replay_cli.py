@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 
 import pytest
@@ -67,7 +68,8 @@ def test_events_are_printed_one_per_line(recording):
 
 
 @pytest.mark.parametrize(("arguments", "says"), [
-    ((), "interactive replay is not available yet"),
+    ((), "not a terminal; the replay needs one"),
+    (("--at", "yesterday-ish"), "not a time"),
     (("--csv", "--from", "yesterday-ish"), "not a time"),
     (("--csv", "--from", "-1m", "--to", "-2m"), "--from is after --to"),
 ])
@@ -82,3 +84,13 @@ def test_a_file_that_is_no_recording_is_refused(tmp_path):
     other.write_text("not a database at all, just text " * 100)
     done = replay(str(other), "--events")
     assert done.returncode == 2 and "not a pth-top recording" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_dashboard_replay_of_a_bad_file_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"this is no database" * 100)
+    for arguments in ((str(bad),), ()):  # a bad file, and no FILE with no recording of this host yet
+        done = subprocess.run([*PTH_TOP, "replay", *arguments], cwd=REPO, capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PTH_TOP_DATA_DIR": str(tmp_path / "data")})
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and done.stdout == "", done.stderr
+        assert "not a pth-top recording" in done.stderr if arguments else "no such file" in done.stderr

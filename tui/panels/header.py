@@ -33,10 +33,16 @@ def header_text(host: HostInfo) -> Text:
     return text
 
 
-def state_text(interval_s: float, paused: bool, view: ProcessView) -> Text:
-    """The compact state indicator: refresh interval or PAUSED, filter, GPU-only, tree, follow, sort column."""
+def state_text(interval_s: float, paused: bool, view: ProcessView, lead: str | None = None,
+               recording: bool = False) -> Text:
+    """The compact state indicator: REC, refresh interval or PAUSED (or `lead`: the replay's cursor), filter,
+    GPU-only, tree, follow, sort column."""
     badges: list[tuple[str, str]] = []
-    if paused:
+    if recording:
+        badges.append(("● REC", "bold red"))
+    if lead is not None:
+        badges.append((lead, "bold reverse cyan"))
+    elif paused:
         badges.append(("PAUSED", "bold reverse yellow"))
     else:
         badges.append((f"every {interval_s:g}s", ""))
@@ -77,8 +83,9 @@ class HeaderBar(Widget):
         self.info = Text("starting…", end="")
         self.state = Text(end="")
 
-    def show(self, host: HostInfo, interval_s: float, paused: bool, view: ProcessView) -> None:
-        info, state = header_text(host), state_text(interval_s, paused, view)
+    def show(self, host: HostInfo, interval_s: float, paused: bool, view: ProcessView,
+             lead: str | None = None, recording: bool = False) -> None:
+        info, state = header_text(host), state_text(interval_s, paused, view, lead, recording)
         # Repainted only when something changed: a quiet screen writes nothing.
         if (info, state) != (self.info, self.state):
             self.info, self.state = info, state

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import pwd
+from collections import deque
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
@@ -17,6 +19,7 @@ from textual.widgets import Static
 from pth_top.sensors.history import History
 from pth_top.sensors.model import ProcessSample, Snapshot
 from pth_top.text import printable
+from pth_top.tui import recording
 from pth_top.tui.messages import AlertRaised, SamplerFailed, SnapshotReady
 from pth_top.tui.panels.cpu_memory import CpuMemoryPanel
 from pth_top.tui.panels.gpus import GpuPanel
@@ -93,6 +96,8 @@ class MonitorScreen(Screen):
         Binding("j", "jobs", "Jobs", id="monitor.jobs"),
         Binding("h", "toggle_history", "History", id="monitor.history"),
         Binding("i", "toggle_io", "Disk/Net", id="monitor.io"),
+        Binding("r", "rewind", "Rewind", id="monitor.rewind"),
+        Binding("R", "record", "Record this host (pth-top record)", id="monitor.record", show=False),
         Binding("c", "cycle_gpu_history", "GPU charts: util+mem, power+temp, ...",
                 id="monitor.gpu_history", show=False),
     ]
@@ -115,6 +120,9 @@ class MonitorScreen(Screen):
         self._show_history = self.settings.history_shown
         self._show_io: bool | None = self.settings.io_shown
         self._sampler_error_shown = False
+        # The last samples (recorded processes only) for `r` to scrub back over when nothing records this host.
+        self.recent: deque[Snapshot] = deque(maxlen=self.history.capacity)
+        self.recording = recording.RecordingState(None, None)
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -135,6 +143,8 @@ class MonitorScreen(Screen):
         self._fit_to_height(self.app.size.height)
         if self._settings_problem:
             self.notify(self._settings_problem, severity="warning", timeout=10, markup=False)
+        self.set_interval(recording.PROBE_EVERY_S, self._probe_recording)
+        self._probe_recording()
 
     def on_screen_resume(self) -> None:
         if self._snapshot is not None:
@@ -175,6 +185,7 @@ class MonitorScreen(Screen):
     def take_snapshot(self, snapshot: Snapshot) -> None:
         """Add a new sample to the history and draw it."""
         self.history.append(snapshot)
+        self.recent.append(recording.kept_frame(snapshot))
         self.show_snapshot(snapshot)
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
@@ -216,7 +227,8 @@ class MonitorScreen(Screen):
     def _show_header(self) -> None:
         if self._snapshot is not None:
             app = self.dashboard
-            self.query_one(HeaderBar).show(self._snapshot.host, app.interval_s, app.paused, self.process_view)
+            self.query_one(HeaderBar).show(self._snapshot.host, app.interval_s, app.paused, self.process_view,
+                                           recording=self.recording.pid is not None)
 
     def _show_history_panel(self) -> None:
         panel = self.query_one(HistoryPanel)
@@ -323,6 +335,27 @@ class MonitorScreen(Screen):
         if self._settings_file_refused:
             return NOT_SAVED_WHILE_REFUSED
         return save_settings(settings)
+
+    def _probe_recording(self) -> None:
+        self.run_worker(partial(recording.probe, self.post_message), thread=True, group="recording-probe",
+                        exclusive=True, exit_on_error=False)
+
+    def on_recording_state(self, message: recording.RecordingState) -> None:
+        self.recording = message
+        if message.note:
+            self.notify(message.note, severity="error" if message.problem else "information", timeout=8,
+                        markup=False)
+        self._show_header()
+
+    def action_record(self) -> None:
+        self.run_worker(partial(recording.start_recorder, self.post_message), thread=True, group="recording",
+                        exclusive=True, exit_on_error=False)
+
+    def action_rewind(self) -> None:
+        from pth_top.tui.screens.replay import ReplayScreen
+
+        path = self.recording.path if self.recording.pid is not None else None
+        self.app.push_screen(ReplayScreen(recording.scrub_source(path, self.recent), live=True))
 
     def action_jobs(self) -> None:
         self.app.push_screen(JobsScreen(self._snapshot, self.settings.energy_price_per_kwh, self.settings.currency))
