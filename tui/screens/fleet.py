@@ -33,17 +33,19 @@ from pth_top.fleet.model import (
 from pth_top.fleet.query import FleetReader, PrometheusClient
 from pth_top.text import printable
 from pth_top.tui.format import format_percent
+from pth_top.tui.screens.fleet_grid import (
+    GRID_BINDINGS,
+    GRID_METRICS,
+    age_text,
+    heat_rows,
+    toggle_expanded,
+    toggle_zoom,
+)
 from pth_top.units import GIB
-from pth_top.widgets.heat_grid import HeatGrid, HeatRow
+from pth_top.widgets.heat_grid import HeatGrid
 from pth_top.widgets.key_bar import KeyBar
 from pth_top.widgets.row_table import RowTable, TableColumn
 
-# Grid colouring: what a cell's fraction is, per metric (temperature: 100 C is full scale).
-GRID_METRICS: dict[str, Callable[[Any], float | None]] = {
-    "utilization": lambda gpu: gpu.utilization_ratio,
-    "memory": lambda gpu: gpu.memory_used_ratio,
-    "temperature": lambda gpu: None if gpu.temperature_celsius is None else gpu.temperature_celsius / 100,
-}
 HOST_COLUMNS = (
     ("host", "Host", None), ("state", "State", 9), ("age", "Age", 6), ("gpus", "GPUs", 4),
     ("util", "Util", 5), ("util_min", "Min", 5), ("mem", "Mem", 5), ("temp", "Temp", 5),
@@ -54,14 +56,6 @@ HOST_COLUMNS = (
 def percent(ratio: float | None) -> str:
     """A ratio 0-1 as a whole percent; "-" when missing, like the fleet view's other cells."""
     return "-" if ratio is None else format_percent(100 * ratio)
-
-
-def age_text(age_s: float | None) -> str:
-    if age_s is None:
-        return "-"
-    if age_s < 120:
-        return f"{age_s:.0f}s"
-    return f"{age_s / 60:.0f}m" if age_s < 7200 else f"{age_s / 3600:.0f}h"
 
 
 def host_labels(hosts: tuple[HostRow, ...]) -> dict[str, str]:
@@ -92,14 +86,6 @@ def error_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
-def grid_note(host: HostRow) -> str:
-    """After a host's grid cells: nothing when up, else its state and the age of its last good data."""
-    if host.state.value == "up":
-        return ""
-    note = host.state.value if host.age_s is None else f"{host.state.value}, data {age_text(host.age_s)} old"
-    return f"{note}: {printable(host.reason)}" if host.reason else note
-
-
 def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric: str, now_s: float,
                 stale_after_s: float) -> Text:
     line = Text(no_wrap=True, overflow="ellipsis")
@@ -121,11 +107,12 @@ def status_line(snapshot: FleetSnapshot, source: str, sort_key: str, grid_metric
 
 
 class FleetScreen(Screen):
-    """Host table (worst first) above a heat grid of every GPU."""
+    """Host table (worst first) above a heat grid of every GPU (packed one cell a host for a big fleet)."""
 
     BINDINGS = [
         Binding("enter", "open_host", "Open host", id="fleet.open"),
         Binding("g", "cycle_grid", "Grid colour", id="fleet.grid"),
+        *GRID_BINDINGS,
         Binding("h", "sort('health')", "Sort: health", id="fleet.sort_health"),
         Binding("u", "sort('utilization')", "Sort: util", id="fleet.sort_util", show=False),
         Binding("m", "sort('memory')", "Sort: memory", id="fleet.sort_memory", show=False),
@@ -156,7 +143,9 @@ class FleetScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-status", markup=False)
         yield RowTable(id="fleet-hosts")
-        yield HeatGrid(id="fleet-grid")
+        grid = HeatGrid(id="fleet-grid")
+        grid.zoom = "auto"
+        yield grid
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -184,14 +173,18 @@ class FleetScreen(Screen):
             status_line(snapshot, self.source, self.sort_key, self.grid_metric, now_s, stale_after_s))
         labels = host_labels(self.shown_hosts)
         self.query_one(RowTable).sync_rows(list(rows), lambda key: host_cells(rows[key], labels[key]))
-        metric = GRID_METRICS[self.grid_metric]
-        self.query_one(HeatGrid).set_rows([
-            HeatRow(label=labels[host.instance],
-                    values=tuple(metric(gpu) for gpu in host.gpus),
-                    greyed=host.state.greyed or self.shown_stale,
-                    note=grid_note(host))
-            for host in self.shown_hosts
-        ])
+        grid = self.query_one(HeatGrid)
+        grid.set_rows(heat_rows(self.shown_hosts, labels, self.grid_metric, self.shown_stale))
+        grid.select_row(self.query_one(RowTable).highlighted_key)
+
+    def on_row_table_highlighted(self, message: RowTable.Highlighted) -> None:
+        self.query_one(HeatGrid).select_row(message.key)
+
+    def action_expand_host(self) -> None:
+        toggle_expanded(self.query_one(HeatGrid), self.query_one(RowTable).highlighted_key)
+
+    def action_zoom_grid(self) -> None:
+        toggle_zoom(self.query_one(HeatGrid))
 
     def action_sort(self, sort_key: str) -> None:
         self.sort_key = sort_key
