@@ -27,7 +27,7 @@ MAX_CONCURRENT_PROBES = 64
 class _Host:
     answer: HostAnswer | None = None
     ok_at_s: float | None = None  # when the last good answer came
-    reason: str = "not read yet"  # why the host is down ("" when the last probe worked)
+    reason: str = "connecting (no answer yet)"  # why the host is down ("" when the last probe worked)
     failures: int = 0
     attempted: bool = False
     malformed: bool = False
@@ -104,7 +104,7 @@ class SshFleetReader:
                 try:
                     await asyncio.wait_for(self._first_round.wait(), self.first_wait_s)
                 except asyncio.TimeoutError:
-                    pass  # those still trying show as not read yet
+                    pass  # those still trying show as connecting
         now_s = self.clock()
         answers: dict[str, dict[tuple[str, str], float]] = {name: {} for name in (
             "up", "age", "nvml_up", "utilization", "memory", "temperature", "power", "errors", "remaps", "throttle")}

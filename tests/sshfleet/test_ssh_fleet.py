@@ -73,7 +73,7 @@ async def test_a_host_that_never_speaks_is_down_on_its_timeout_while_the_others_
         started = time.monotonic()
         await refresh_until(reader, lambda s: reader.answered_at_s("good") != first_good_at, "a second answer")
         snapshot = await reader.refresh()
-        assert host(snapshot, "hangs").reason == "not read yet", "still in its first try: nothing waits for it"
+        assert host(snapshot, "hangs").reason == "connecting (no answer yet)", "in its first try: nobody waits"
         assert time.monotonic() - started < 30
         snapshot = await refresh_until(reader, lambda s: host(s, "hangs").reason.startswith("no answer"),
                                        "hangs timed out", timeout_s=60)
