@@ -59,6 +59,8 @@ class PthTopApp(App):
 
     TITLE = "pth-top"
     CSS_PATH = "styles/app.tcss"
+    # Alerts go to the configured destinations from here; a browser tab (pth-top serve) only shows them.
+    DELIVERS_ALERTS = True
     SCREENS = {"monitor": MonitorScreen}
     # Other modes are built on first use so start-up only pays for the monitor.
     MODES = {
@@ -122,7 +124,10 @@ class PthTopApp(App):
         """
         worker = get_current_worker()
         source: SnapshotSource | None = None
-        alerts = DashboardAlerts(alert_settings or AlertSettings(), post)
+        from pth_top.tui.recording import recording_path
+
+        alerts = DashboardAlerts(alert_settings or AlertSettings(), post, deliver=self.DELIVERS_ALERTS,
+                                 recording=recording_path)
         try:
             if not self._wait_for_first_sample(worker, post):
                 return

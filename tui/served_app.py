@@ -59,7 +59,13 @@ class ReadOnlyDoctorScreen(DoctorScreen):
         super().action_rerun()
 
 
-class ReadOnlyApp(PthTopApp):
+class ServedApp(PthTopApp):
+    """PthTopApp in a browser tab: alerts show as banners but are not delivered (each tab would send them again)."""
+
+    DELIVERS_ALERTS = False
+
+
+class ReadOnlyApp(ServedApp):
     """PthTopApp for an untrusted viewer: no kill, no Bench or Wizard, no GPU load (no benchmarks, no saved files)."""
 
     SCREENS = {"monitor": ReadOnlyMonitorScreen}
@@ -98,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from pth_top.tui.cli import start_dashboard
 
-    start_dashboard(args.interval, PthTopApp if args.allow_actions else ReadOnlyApp)
+    start_dashboard(args.interval, ServedApp if args.allow_actions else ReadOnlyApp)
     return 0
 
 
