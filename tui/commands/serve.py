@@ -9,6 +9,7 @@ import secrets
 import shlex
 import socket
 import sys
+import urllib.parse
 from typing import Callable, MutableMapping
 
 from pth_top.fleet.listen import ListenError, parse_listen
@@ -43,8 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--listen", default=DEFAULT_SERVE_LISTEN, metavar="ADDRESS:PORT",
                         help=f"where to serve (default {DEFAULT_SERVE_LISTEN})")
-    parser.add_argument("--public-url", metavar="URL",
-                        help="the URL browsers use, when it differs (a reverse proxy); default http://ADDRESS:PORT")
+    parser.add_argument("--public-url", metavar="URL", type=public_url_argument,
+                        help="the URL browsers use, when it differs (a reverse proxy): http(s), a host, no "
+                             "user:password, query or fragment; default http://ADDRESS:PORT/")
     parser.add_argument("--allow-actions", action="store_true",
                         help="let browser users kill processes, run benchmarks, save builds and see full "
                              "command lines; the page then needs the ?token= URL printed at start")
@@ -70,6 +72,28 @@ def count_argument(name: str, low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def public_url_argument(text: str) -> str:
+    """An argparse type: an http(s) URL with a host, no credentials, query or fragment; its path ends in '/'
+    (the page's URLs are relative to it)."""
+    shown = printable(text, 200)
+    if not text.isascii() or any(char.isspace() or not char.isprintable() for char in text):
+        raise argparse.ArgumentTypeError(f"must be plain ASCII without spaces: {shown!r}")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        hostname = parts.hostname
+        parts.port  # noqa: B018 (raises ValueError on a port that is no number or out of range)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a URL: {shown!r}") from None
+    if parts.scheme not in ("http", "https") or not hostname:
+        raise argparse.ArgumentTypeError(f"must be an http:// or https:// URL with a host, got {shown!r}")
+    if "@" in parts.netloc:
+        raise argparse.ArgumentTypeError("must not carry user:password (the URL is printed and shared)")
+    if parts.query or parts.fragment or "?" in text or "#" in text:
+        raise argparse.ArgumentTypeError(f"must not carry a query or fragment: {shown!r}")
+    path = parts.path if parts.path.endswith("/") else parts.path + "/"
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
 def check_bindable(host: str, port: int) -> None:
@@ -119,9 +143,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("pth-top serve needs textual-serve: pip install 'pth-top[web]'") from None
     check_bindable(host, port)
     shown_host = f"[{host}]" if ":" in host else host
-    public_url = args.public_url or f"http://{shown_host}:{port}"
+    public_url = args.public_url or f"http://{shown_host}:{port}/"
     token = secrets.token_urlsafe(24) if args.allow_actions else None
-    page_url = public_url if token is None else f"{public_url.rstrip('/')}/?token={token}"
+    page_url = public_url if token is None else f"{public_url}?token={token}"
     mode = "actions allowed (kill, benchmarks, saves) to whoever has this URL" if args.allow_actions else (
         "read-only: kill, Bench and Wizard refused")
     print(f"pth-top serve: {printable(page_url)} ({mode}). No login and no TLS here: reach it through an SSH "
