@@ -102,8 +102,16 @@ class FleetReader:
         await self.client.close()
 
     def queries(self) -> dict[str, tuple[str, bool]]:
-        """Name -> (PromQL, per GPU) for one refresh; each covers every host of the job."""
+        """Name -> (PromQL, per GPU) for one refresh; each covers every host of the job.
+
+        Per-GPU answers keep only instance and gpu: decoding the other labels of 8 series a host was most of
+        a big fleet's refresh.
+        """
         job = f"job={promql_string(self.job)}"
+        return {name: (f"max by (instance, gpu) ({promql})" if per_gpu else promql, per_gpu)
+                for name, (promql, per_gpu) in self._queries(job).items()}
+
+    def _queries(self, job: str) -> dict[str, tuple[str, bool]]:
         return {
             "up": (f"up{{{job}}}", False),
             "age": (f"time() - timestamp(up{{{job}}})", False),

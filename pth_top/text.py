@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # C0 and C1 controls, DEL, and the bidi/line separators that reorder or break a line on screen.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates (from surrogateescape decoding) cannot be encoded to a terminal.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -24,7 +25,7 @@ def printable(text: object, limit: int | None = None) -> str:
     value = text if isinstance(text, str) else str(text)
     if _UNSAFE.search(value):
         value = _UNSAFE.sub(_escape, value)
-    if any(unicodedata.category(char) == "Cs" for char in value if "\ud800" <= char <= "\udfff"):
+    if _SURROGATE.search(value):
         value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     if limit is not None and len(value) > limit:
         value = value[: max(0, limit - 1)] + "…"

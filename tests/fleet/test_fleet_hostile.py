@@ -127,7 +127,7 @@ class OddFleet(FakeFleet):
         if request.url.path == "/api/v1/targets" and self.targets is not None:
             return httpx.Response(200, json={"status": "success", "data": self.targets})
         response = super().handle(request)
-        query = self.queries[-1] if request.url.path == "/api/v1/query" else ""
+        query = self.queries[-1].removeprefix("max by (instance, gpu) (") if request.url.path == "/api/v1/query" else ""
         for prefix, series in self.extra.items():
             if query.startswith(prefix):
                 answer = json.loads(response.content)

@@ -47,6 +47,7 @@ class FakeFleet:
                 for instance in self.instances]}})
         query = urllib.parse.parse_qs(request.content.decode())["query"][0]
         self.queries.append(query)
+        query = query.removeprefix("max by (instance, gpu) (")  # per-GPU answers keep instance and gpu only
         per_host = {"up": lambda instance: self.up[instance], "time()": lambda instance: self.scrape_age_s[instance],
                     "pth_top_nvml_up": lambda instance: 1.0, "pth_top_host_info": lambda instance: 1.0}
         for prefix, value_of in per_host.items():
