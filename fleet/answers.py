@@ -2,7 +2,8 @@
 
 Whatever a Prometheus (or anything posing as one) sends, what comes out is well formed: every string
 printable and at most LABEL_MAX_CHARS long, every value a finite reading of plausible size or None.
-A series or target of the wrong shape is skipped and counted; the rest of the answer stands.
+A series or target of the wrong shape (or with more than MAX_LABELS_PER_SERIES labels) is skipped and
+counted; the rest of the answer stands. An answer of more than MAX_LABELS_PER_ANSWER labels is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ LABEL_MAX_CHARS = 256
 MAX_READING = 1e18
 # 12,500 hosts of 8 GPUs; past it, decoding alone would take seconds and hundreds of MB (each query, at once).
 MAX_SERIES = 100_000
+# pth-top's series have at most 8 labels; service discovery adds a few. A series with more is skipped.
+MAX_LABELS_PER_SERIES = 64
+# The view's biggest answer, 2,000 hosts x 8 GPUs, holds 16,000 series of ~6 labels (~100,000): 4x that.
+MAX_LABELS_PER_ANSWER = 400_000
 # Cut of a server's error text or of a body that is no API answer, in the one error line.
 DETAIL_MAX_CHARS = 200
 
@@ -46,7 +51,7 @@ class _Vector(msgspec.Struct):
 
 
 class _Sample(msgspec.Struct):
-    metric: dict[str, str]
+    metric: msgspec.Raw
     value: tuple[Union[float, str], str]
 
 
@@ -55,7 +60,7 @@ class _Targets(msgspec.Struct):
 
 
 class _Target(msgspec.Struct):
-    labels: dict[str, str]
+    labels: msgspec.Raw
     scrapeInterval: str = ""
 
 
@@ -64,6 +69,7 @@ _VECTOR = msgspec.json.Decoder(_Vector)
 _SAMPLE = msgspec.json.Decoder(_Sample)
 _TARGETS = msgspec.json.Decoder(_Targets)
 _TARGET = msgspec.json.Decoder(_Target)
+_LABELS = msgspec.json.Decoder(dict[str, str])
 
 
 def text(value: str) -> str:
@@ -95,8 +101,24 @@ def api_data(body: bytes, status_code: int, source: str) -> msgspec.Raw:
     return envelope.data
 
 
-def _labels(raw: dict[str, str]) -> Labels:
-    return {text(name): text(value) for name, value in raw.items()}
+class _LabelBudget:
+    """Decodes an answer's label sets: None for a malformed or oversized one; AnswerError past the answer's cap."""
+
+    def __init__(self) -> None:
+        self.left = MAX_LABELS_PER_ANSWER
+
+    def labels(self, raw: msgspec.Raw) -> Labels | None:
+        """The label set, printable and cut; decoded one at a time, so an oversized one is dropped at once."""
+        try:
+            decoded = _LABELS.decode(raw)
+        except _BAD_JSON:
+            return None
+        if len(decoded) > MAX_LABELS_PER_SERIES:
+            return None
+        self.left -= len(decoded)
+        if self.left < 0:
+            raise AnswerError(f"an answer of more than {MAX_LABELS_PER_ANSWER} labels, more than the view reads")
+        return {text(name): text(value) for name, value in decoded.items()}
 
 
 def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
@@ -113,12 +135,15 @@ def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
     if len(vector.result) > MAX_SERIES:
         raise AnswerError(f"an answer of {len(vector.result)} series, more than the {MAX_SERIES} the view reads")
     series: list[Series] = []
+    budget = _LabelBudget()
     for item in vector.result:
         try:
             sample = _SAMPLE.decode(item)
         except _BAD_JSON:
             continue
-        series.append((_labels(sample.metric), reading(sample.value[1])))
+        labels = budget.labels(sample.metric)
+        if labels is not None:
+            series.append((labels, reading(sample.value[1])))
     return series, len(vector.result) - len(series)
 
 
@@ -131,10 +156,13 @@ def target_intervals(data: msgspec.Raw) -> tuple[list[tuple[Labels, str]], int] 
     if len(targets.activeTargets) > MAX_SERIES:
         raise AnswerError(f"{len(targets.activeTargets)} targets, more than the {MAX_SERIES} the view reads")
     result: list[tuple[Labels, str]] = []
+    budget = _LabelBudget()
     for item in targets.activeTargets:
         try:
             target = _TARGET.decode(item)
         except _BAD_JSON:
             continue
-        result.append((_labels(target.labels), text(target.scrapeInterval)))
+        labels = budget.labels(target.labels)
+        if labels is not None:
+            result.append((labels, text(target.scrapeInterval)))
     return result, len(targets.activeTargets) - len(result)

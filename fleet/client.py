@@ -8,9 +8,10 @@ Needs httpx (the `fleet` extra).
 from __future__ import annotations
 
 import asyncio
+import threading
 import urllib.parse
 import zlib
-from typing import AsyncIterator, Awaitable, Mapping, Sequence, TypeVar
+from typing import AsyncIterator, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 import httpx
 import msgspec
@@ -20,10 +21,15 @@ from pth_top.fleet.connection import Connection
 from pth_top.text import printable
 
 MAX_REDIRECTS = 3
-# A fleet of 10,000 GPUs answers in a few MB; a bigger answer is a mistake or hostile, and is not held in memory.
-MAX_ANSWER_BYTES = 64 * 1024 * 1024
+# The biggest answer of the view at 2,000 hosts x 8 GPUs is 16,000 series of ~250 bytes (~4 MB): 4x that.
+# A bigger answer is a mistake or hostile, and is not held in memory.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+# The answers of one refresh (its queries run at once) held together, before decoding, at most.
+MAX_HELD_BYTES = 48 * 1024 * 1024
 DEFAULT_PORTS = {"http": 80, "https": 443}
 T = TypeVar("T")
+# Answers are decoded in a worker thread, one at a time: the event loop runs on, and peak memory is one decode.
+_DECODING = threading.Lock()
 
 
 class QueryError(Exception):
@@ -60,6 +66,7 @@ class PrometheusClient:
         self.connection = connection
         self.queries_sent = 0
         self.malformed = 0  # series and targets skipped for their shape, since the start
+        self.held_bytes = 0  # of answers received and not yet decoded, all queries together
         self._origin = origin(connection.url)
         # gzip, inflated here within the cap (httpx would inflate a whole chunk, or brotli, unbounded).
         self._headers = {"Accept-Encoding": "gzip", **dict(connection.headers)}
@@ -73,25 +80,27 @@ class PrometheusClient:
     async def close(self) -> None:
         await self._client.aclose()
 
-    async def api(self, path: str, form: Mapping[str, str] | None = None) -> msgspec.Raw:
-        """The still-encoded `data` of one API call: POST with `form`, GET without; --prom-timeout in all."""
+    async def api(self, path: str, form: Mapping[str, str] | None = None,
+                  decode: Callable[[msgspec.Raw], T] = lambda data: data) -> T:  # type: ignore[assignment,return-value]
+        """`decode` of the still-encoded `data` of one API call: POST with `form`, GET without; --prom-timeout
+        for all of it, decoding included."""
         self.queries_sent += 1
         try:
-            return await asyncio.wait_for(self._api(path, form), self.connection.timeout_s)
+            return await asyncio.wait_for(self._api(path, form, decode), self.connection.timeout_s)
         except asyncio.TimeoutError:
             raise QueryError(
                 f"Prometheus did not answer within {self.connection.timeout_s:g} s ({self.connection.url}{path})"
             ) from None
 
-    async def _api(self, path: str, form: Mapping[str, str] | None) -> msgspec.Raw:
+    async def _api(self, path: str, form: Mapping[str, str] | None, decode: Callable[[msgspec.Raw], T]) -> T:
         url = f"{self.connection.url}{path}"
         for _ in range(MAX_REDIRECTS + 1):
             status_code, location, body = await self._send(url, form)
             if location is None:
                 try:
-                    return answers.api_data(body, status_code, self.connection.url)
-                except answers.AnswerError as error:
-                    raise QueryError(str(error)) from None
+                    return await asyncio.to_thread(self._decoded, body, status_code, decode)
+                finally:
+                    self.held_bytes -= len(body)
             target = urllib.parse.urljoin(url, location)
             if origin(target) != self._origin:
                 raise QueryError(printable(
@@ -99,6 +108,14 @@ class PrometheusClient:
                     "credentials are for this one (point --prometheus there if that is the right server)"))
             url = target
         raise QueryError(f"more than {MAX_REDIRECTS} redirects from {self.connection.url}")
+
+    def _decoded(self, body: bytes, status_code: int, decode: Callable[[msgspec.Raw], T]) -> T:
+        """In a worker thread: the answer's `data`, decoded; AnswerError becomes QueryError."""
+        with _DECODING:
+            try:
+                return decode(answers.api_data(body, status_code, self.connection.url))
+            except answers.AnswerError as error:
+                raise QueryError(str(error)) from None
 
     async def _send(self, url: str, form: Mapping[str, str] | None) -> tuple[int, str | None, bytes]:
         """(status, redirect location or None, body of at most MAX_ANSWER_BYTES) of one request."""
@@ -128,7 +145,8 @@ class PrometheusClient:
             raise QueryError(f"Prometheus refused the request: HTTP {response.status_code}{hint}")
 
     async def _body(self, response: httpx.Response) -> bytes:
-        """The body as sent, or gunzipped; never more than MAX_ANSWER_BYTES of it held."""
+        """The body as sent, or gunzipped; never more than MAX_ANSWER_BYTES of it held, nor more than MAX_HELD_BYTES
+        of all answers in flight (counted in held_bytes until the caller has decoded it)."""
         too_big = QueryError(f"the answer from {self.connection.url} is larger than "
                              f"{MAX_ANSWER_BYTES // (1024 * 1024)} MiB: refused")
         declared = response.headers.get("content-length", "")
@@ -146,25 +164,30 @@ class PrometheusClient:
         body = bytearray()
         try:
             async for chunk in chunks:
+                held_before = len(body)
                 while chunk and len(body) <= MAX_ANSWER_BYTES:
                     if inflate is None:
                         body += chunk
                         break
                     body += inflate.decompress(chunk, MAX_ANSWER_BYTES + 1 - len(body))
                     chunk = inflate.unconsumed_tail
+                self.held_bytes += len(body) - held_before
                 if len(body) > MAX_ANSWER_BYTES:
                     raise too_big
+                if self.held_bytes > MAX_HELD_BYTES:
+                    raise QueryError(f"the answers from {self.connection.url} to one refresh are larger than "
+                                     f"{MAX_HELD_BYTES // (1024 * 1024)} MiB together: refused")
         except zlib.error as error:
+            self.held_bytes -= len(body)
             raise QueryError(printable(f"the answer from {self.connection.url} is not valid gzip: {error}")) from None
+        except BaseException:
+            self.held_bytes -= len(body)
+            raise
         return bytes(body)
 
     async def vector(self, promql: str) -> list[answers.Series]:
         """An instant query's series as (labels, reading); malformed series are skipped and counted."""
-        data = await self.api("/api/v1/query", {"query": promql})
-        try:
-            decoded = answers.vector_series(data)
-        except answers.AnswerError as error:
-            raise QueryError(str(error)) from None
+        decoded = await self.api("/api/v1/query", {"query": promql}, answers.vector_series)
         if decoded is None:
             raise QueryError(printable(f"not an instant vector answer to {promql[:80]}"))
         series, malformed = decoded
@@ -173,11 +196,7 @@ class PrometheusClient:
 
     async def target_intervals(self) -> list[tuple[answers.Labels, str]]:
         """Every active target's labels and scrape interval text; malformed targets are skipped and counted."""
-        data = await self.api("/api/v1/targets?state=active")
-        try:
-            decoded = answers.target_intervals(data)
-        except answers.AnswerError as error:
-            raise QueryError(str(error)) from None
+        decoded = await self.api("/api/v1/targets?state=active", decode=answers.target_intervals)
         if decoded is None:
             raise QueryError(f"not a targets answer from {self.connection.url}")
         targets, malformed = decoded

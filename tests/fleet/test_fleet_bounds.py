@@ -71,7 +71,7 @@ async def test_an_answer_past_the_cap_is_refused_as_it_streams_in(declared):
             message, _ = await query_error(server.base, timeout_s=60)
         finally:
             stop.set()
-    assert message == f"the answer from {server.base} is larger than 64 MiB: refused"
+    assert message == f"the answer from {server.base} is larger than 16 MiB: refused"
 
 
 async def test_a_server_that_trickles_is_cut_off_at_the_query_deadline():
@@ -109,7 +109,7 @@ def gzip_bomb() -> bytes:
 
 
 @pytest.mark.parametrize("encoding, message", [
-    ("gzip", "is larger than 64 MiB: refused"), ("br", "is br-encoded; only gzip is read"),
+    ("gzip", "is larger than 16 MiB: refused"), ("br", "is br-encoded; only gzip is read"),
 ])
 async def test_a_compressed_answer_is_inflated_within_the_cap(encoding, message, gzip_bomb):
     with LoopbackPrometheus(lambda handler, seen: send(handler, gzip_bomb, headers={
