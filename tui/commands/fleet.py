@@ -44,15 +44,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fleet",
         help="every GPU host that Prometheus scrapes (pth-top export), worst first",
         description=(
-            "A cluster view over Prometheus: hosts sorted worst first, a heat grid of every GPU, drill-down "
-            "into one host. About ten queries a refresh whatever the fleet size, never faster than the "
-            "scrape interval. Needs httpx: pip install 'pth-top[fleet]'. Or over SSH (--ssh): one multiplexed "
+            "A cluster view over Prometheus: hosts sorted worst first, a heat grid of every GPU (one cell a host, "
+            "its worst GPU, when the fleet is too big for a line each), drill-down into one host. About ten "
+            "queries a refresh whatever the fleet size, never faster than the scrape interval; pth-top's "
+            "recording rules (deploy/prometheus/pth-top-recording.yml) are used where Prometheus has them. "
+            "Needs httpx: pip install 'pth-top[fleet]'. Or over SSH (--ssh): one multiplexed "
             "connection per host, host keys checked against known_hosts (StrictHostKeyChecking=yes), no "
             "passwords asked (BatchMode), no agent or X11 forwarding; a small Python probe (stdlib, sent over the "
             "connection; pth-top snapshot --json where pth-top is installed) stays running on each host and "
             "answers each refresh."
         ),
-        epilog="Keys: Enter opens a host, Esc goes back, u m t p e h s sort, g colours the grid, q quits.",
+        epilog=("Keys: Enter opens a host, Esc goes back, u m t p e h s sort, g colours the grid, x shows the "
+                "highlighted host's GPUs in the grid, z zooms the grid (hosts or GPUs), q quits."),
     )
     add_connection_arguments(parser)
     ssh = parser.add_argument_group("Fleet over SSH (the system OpenSSH; nothing installed on the hosts)")
