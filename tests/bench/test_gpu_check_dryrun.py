@@ -43,6 +43,13 @@ def test_the_dry_run_goes_end_to_end_and_leaves_no_temp_files(tmp_path):
     for step in ("probe", "peak", "anchor", "snapshot", "burn", "standard-rest"):
         assert f"{step} rc=0" in steps, steps
     assert "torch-floor rc=1" in steps, steps
+    for scenario in ("gemm", "idle-context", "spin-kernel", "torchrun-allreduce"):  # GPM fixtures
+        assert f"gpm-{scenario} rc=0" in steps, steps
+        fixture = json.loads((out / "gpm" / f"{scenario}.json").read_text())
+        assert fixture["ready"] and fixture["workload_rc"] == 0 and len(fixture["samples"]) == 2, fixture
+        assert all(set(sample) == {"timestamp_s", "gpus", "jobs"} for sample in fixture["samples"])
+    assert any(job["kind"] == "torchrun" for sample in json.loads(
+        (out / "gpm" / "torchrun-allreduce.json").read_text())["samples"] for job in sample["jobs"])
     assert "FAILED tests/bench/test_torch_floor.py::test_the_probe_accepts_the_floor_torch" in \
         (out / "pytest-floor.txt").read_text()  # the floor's tests ran (and failed: no such interpreter)
     assert f"== torch floor ({missing_floor_python})" in summary

@@ -15,6 +15,8 @@
 # tests/bench/test_torch_floor.py under it (pytest-floor.txt); unset, steps.txt says the step was skipped.
 # $OUT gets: host.txt, nvidia-smi-q.txt + nvidia-smi-q-after.txt, telemetry.csv (0.5 s), probe.json,
 #   snapshot.json, run-*.json (pth-top bench --json) or events-*.jsonl, anchor.json (tests/perf/gpu_anchor.py),
+#   gpm/*.json (snapshot GPU fields sampled during a GEMM, a held context, a spin kernel, a one-rank torchrun
+#   all_reduce: gpm_capture.py over gpm_workloads.py; fixtures for tests/fakes),
 #   pytest-gpu.txt, pytest-floor.txt, steps.txt (rc and seconds per step), targets.json + targets.txt, SUMMARY.txt.
 set -uo pipefail
 T0=$(date +%s)
@@ -36,11 +38,11 @@ REST_KERNELS="conv2d amp_step max_batch cpu_vs_gpu disk"
 OPTIONAL_KERNELS="attention fp8 e2e_step memory allreduce p2p"  # each run alone when `bench --list` has it
 if [ "$DRY_RUN" = 1 ]; then  # every step once, tiny, under its own timeout only (NEED_PERCENT=0)
   BUDGET_S=${BUDGET_S:-60}; DEVICE=cpu; BURN=${BURN:-2s}; EXTRA_RUN_ARGS=${EXTRA_RUN_ARGS:---scale 0.05 --time-cap 0.1}
-  REST_KERNELS=disk; OPTIONAL_KERNELS=; NEED_PERCENT=0
+  REST_KERNELS=disk; OPTIONAL_KERNELS=; NEED_PERCENT=0; GPM_SAMPLES=${GPM_SAMPLES:-2}
   export ANCHOR_WARMUP_S=0.2
 else
   BUDGET_S=${BUDGET_S:-420}; DEVICE=${DEVICE:-cuda:0}; BURN=${BURN:-60s}; EXTRA_RUN_ARGS=${EXTRA_RUN_ARGS:-}
-  NEED_PERCENT=100
+  NEED_PERCENT=100; GPM_SAMPLES=${GPM_SAMPLES:-8}
 fi
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/pth-top-gpu-check.XXXXXX")  # disk kernel file and user folders, not in $OUT
 export OUT REPO DEVICE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
@@ -49,12 +51,13 @@ export PTH_TOP_DATA_DIR="$SCRATCH/data" PTH_TOP_CONFIG_DIR="$SCRATCH/config"  # 
 
 elapsed() { echo $(( $(date +%s) - T0 )); }
 log() { echo "[+$(elapsed)s] $*" | tee -a "$OUT/gpu_check.log" >&2; }
-# step NAME MAX_S NEED_S CMD...: runs under timeout min(MAX_S, budget left - 10); skipped with fewer than NEED_S.
+# step NAME MAX_S NEED_S CMD...: runs under timeout min(MAX_S, budget left - 10); skipped with fewer than NEED_S
+# (never in a dry run, which checks every step).
 step() {
   local name=$1 max=$2 need=$3 budget started rc
   shift 3
   budget=$(( BUDGET_S - $(elapsed) - 10 ))
-  if (( budget < need * NEED_PERCENT / 100 )); then log "SKIP $name (${budget}s left, needs ${need}s)"; echo "$name skipped (time)" >> "$OUT/steps.txt"; return 0; fi
+  if (( NEED_PERCENT > 0 && budget < need * NEED_PERCENT / 100 )); then log "SKIP $name (${budget}s left, needs ${need}s)"; echo "$name skipped (time)" >> "$OUT/steps.txt"; return 0; fi
   (( budget > max )) && budget=$max
   # A dry run checks every step whatever the clock says, with 3x room: CI runs it on a busy machine.
   (( NEED_PERCENT == 0 )) && budget=$(( max * 3 ))
@@ -145,13 +148,23 @@ step anchor $(( ANCHOR_BUDGET_S + 30 )) $(( ANCHOR_BUDGET_S / 2 )) bash -c '"$0"
 # 3. The dashboard's view, the gpu-marked tests, the burn-in and the rest of the standard suite.
 if [ -n "$HOST_PY" ]; then
   step snapshot 30 10 bash -c '"$0" -m pth_top.tui.cli snapshot --json > "$OUT/snapshot.json" 2> "$OUT/snapshot.stderr"' "$HOST_PY"
+  # GPM fixtures: GPM_SAMPLES samples 1 s apart once each workload is warm (a ~10 s GEMM on the GPU).
+  export GPM_WORKLOAD_MAX_S=90
+  gpm() { local name=$1; shift; step "gpm-$name" 60 20 "$HOST_PY" "$HERE/gpm_capture.py" "$name" --samples "$GPM_SAMPLES" -- "$@"; }
+  WORKLOADS=$HERE/gpm_workloads.py
+  gpm gemm "$PY" "$WORKLOADS" gemm
+  gpm idle-context "$PY" "$WORKLOADS" idle
+  gpm spin-kernel "$PY" "$WORKLOADS" spin
+  # torchrun leaves a torchelastic_* folder in TMPDIR: the scratch folder, removed at exit.
+  gpm torchrun-allreduce env TMPDIR="$SCRATCH" "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 \
+    "$WORKLOADS" allreduce
   if [ "$DRY_RUN" = 1 ]; then
     echo "pytest-gpu skipped (dry run)" >> "$OUT/steps.txt"
   else
     step pytest-gpu 100 40 bash -c '"$0" -m pytest -m gpu -q -p no:cacheprovider tests > "$OUT/pytest-gpu.txt" 2>&1' "$HOST_PY"
   fi
 else
-  echo "snapshot, pytest-gpu, burn and accept skipped (no interpreter with pth-top's dependencies)" >> "$OUT/steps.txt"
+  echo "snapshot, gpm, pytest-gpu, burn and accept skipped (no interpreter with pth-top's dependencies)" >> "$OUT/steps.txt"
 fi
 [ -n "$HOST_PY" ] && has_kernel burn && bench burn 100 30 --device "$DEVICE" --burn "$BURN"
 # shellcheck disable=SC2046,SC2086
