@@ -9,7 +9,7 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 ALERT_RULES = DEPLOY / "prometheus" / "pth-top-alerts.yml"
 RECORDING_RULES = DEPLOY / "prometheus" / "pth-top-recording.yml"
 DASHBOARD = DEPLOY / "grafana" / "pth-top.json"
-SERIES_NAME = re.compile(r"\bpth_top_[a-z0-9_]+")
+SERIES_NAME = re.compile(r"(?<![\w:])pth_top_[a-z0-9_]+(?![\w:])")
 
 
 def series_names(promql: str) -> set[str]:

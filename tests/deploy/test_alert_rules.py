@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -19,7 +20,12 @@ def promtool(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def rules() -> list[dict]:
+    """Every rule of the file: alerts and the recording rules they read."""
     return [rule for group in yaml.safe_load(ALERT_RULES.read_text())["groups"] for rule in group["rules"]]
+
+
+def alerts() -> list[dict]:
+    return [rule for rule in rules() if "alert" in rule]
 
 
 def test_promtool_checks_the_rules():
@@ -37,17 +43,20 @@ def test_every_alert_is_tested_firing_and_quiet():
     for group in yaml.safe_load(RULE_TESTS.read_text())["tests"]:
         for case in group["alert_rule_test"]:
             tested.setdefault(case["alertname"], set()).add(bool(case.get("exp_alerts")))
-    alerts = {rule["alert"] for rule in rules()}
-    assert {name: {True, False} for name in alerts} == {name: tested.get(name, set()) for name in alerts}
+    names = {rule["alert"] for rule in alerts()}
+    assert {name: {True, False} for name in names} == {name: tested.get(name, set()) for name in names}
 
 
-def test_the_rules_read_only_series_the_exporter_serves():
+def test_the_rules_read_only_series_the_exporter_serves_or_the_file_records():
     unknown = {name for rule in rules() for name in series_names(rule["expr"])} - set(SPECS)
     assert not unknown, f"not served by pth-top export: {sorted(unknown)}"
+    recorded = {rule["record"] for rule in rules() if "record" in rule}
+    read = {name for rule in rules() for name in re.findall(r"[a-z_]+:[a-z0-9_]+:[a-z0-9_]+", rule["expr"])}
+    assert read <= recorded, f"recorded nowhere: {sorted(read - recorded)}"
 
 
 def test_the_xid_rule_is_the_one_the_readme_gives():
-    xid = next(rule for rule in rules() if rule["alert"] == "PthTopGpuXidError")
+    xid = next(rule for rule in alerts() if rule["alert"] == "PthTopGpuXidError")
     expected = ("(((pth_top_gpu_xid_errors_total unless pth_top_gpu_xid_errors_total offset 15m) and on (instance, job)"
                 " up offset 15m) or increase(pth_top_gpu_xid_errors_total[15m])) > 0")
     assert " ".join(xid["expr"].split()) == expected
