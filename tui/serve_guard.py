@@ -5,21 +5,27 @@
 - with --allow-actions the page and its websocket need the per-start token printed at startup;
 - at most --max-tabs tabs (each is a ~43 MiB process) run at once;
 - every browser message is checked: sizes clamped to MAX_COLUMNS x MAX_ROWS, wrong types dropped,
-  frames over MAX_MESSAGE_BYTES end the connection; no download route, no static directory listing.
+  frames over MAX_MESSAGE_BYTES end the connection; no download route, no static directory listing;
+- a tab's input is rate-limited (InputBudget: a human types far less), a tab whose stdin stays blocked for
+  SEND_TIMEOUT_S ends, and a closed tab's slot is free at once;
+- the log is one plain line per event (no tracebacks with locals), the token redacted, repeats rate-limited.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
 import logging
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
 from textual_serve.server import Server, log
 
+from pth_top.text import printable
 from pth_top.tui.serve_page import PAGE_HEADERS, page_html
 from pth_top.tui.serve_tab import TabService
 
@@ -30,6 +36,70 @@ MAX_PING_CHARS = 64
 FONT_SIZES = range(6, 65)
 DEFAULT_FONT_SIZE = 16
 HEARTBEAT_S = 15.0
+# A tab's input (keys, resizes, pings: every message's bytes, at least MIN_MESSAGE_COST): a burst of
+# INPUT_BURST_BYTES, then INPUT_BYTES_PER_S; the excess is dropped and counted. A human types well under 1 KB/s.
+INPUT_BURST_BYTES = 16 * 1024
+INPUT_BYTES_PER_S = 4 * 1024
+MIN_MESSAGE_COST = 64
+# A tab that does not take its input for this long is ended: the relay never waits on it without end.
+SEND_TIMEOUT_S = 5.0
+# The log: at most LOG_LINES_PER_WINDOW lines per LOG_WINDOW_S, then one line saying how many were dropped.
+LOG_LINES_PER_WINDOW = 20
+LOG_WINDOW_S = 10.0
+LOG_LINE_MAX_CHARS = 300
+
+
+class InputBudget:
+    """A token bucket of bytes for one tab's input."""
+
+    def __init__(self) -> None:
+        self.left = float(INPUT_BURST_BYTES)
+        self.at_s = time.monotonic()
+        self.dropped = 0
+
+    def allows(self, size: int) -> bool:
+        now_s = time.monotonic()
+        self.left = min(float(INPUT_BURST_BYTES), self.left + (now_s - self.at_s) * INPUT_BYTES_PER_S)
+        self.at_s = now_s
+        cost = max(size, MIN_MESSAGE_COST)
+        if cost > self.left:
+            self.dropped += 1
+            return False
+        self.left -= cost
+        return True
+
+
+class PlainLogFilter(logging.Filter):
+    """Each record becomes one short printable line (exceptions as type: message), the token redacted;
+    past LOG_LINES_PER_WINDOW lines in LOG_WINDOW_S, records are dropped and counted."""
+
+    def __init__(self, token: str | None) -> None:
+        super().__init__()
+        self.token = token
+        self.window_at_s = time.monotonic()
+        self.lines = self.dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now_s = time.monotonic()
+        if now_s - self.window_at_s >= LOG_WINDOW_S:
+            dropped, self.dropped, self.lines, self.window_at_s = self.dropped, 0, 0, now_s
+        else:
+            dropped = 0
+        if self.lines >= LOG_LINES_PER_WINDOW:
+            self.dropped += 1
+            return False
+        self.lines += 1
+        line = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            line = f"{line}: {type(error).__name__}: {error}"
+        if dropped:
+            line = f"({dropped} log lines dropped) {line}"
+        if self.token:
+            line = line.replace(self.token, "<token>")
+        record.msg, record.args, record.exc_info, record.exc_text, record.stack_info = (
+            printable(line, LOG_LINE_MAX_CHARS), None, None, None, None)
+        return True
 
 
 def clamped_size(width: object, height: object) -> tuple[int, int] | None:
@@ -90,7 +160,11 @@ class GuardedServer(Server):
         self.tabs: set[TabService] = set()
 
     def initialize_logging(self) -> None:
-        super().initialize_logging()
+        """Plain one-line records (textual-serve's shows tracebacks with locals: big, and they hold the token)."""
+        handler = logging.StreamHandler()
+        handler.addFilter(PlainLogFilter(self.token))
+        logging.basicConfig(level="DEBUG" if self.debug else "INFO", format="%(message)s", handlers=[handler],
+                            force=True)
         logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # request lines would log the token
 
     async def on_startup(self, app: web.Application) -> None:
@@ -147,19 +221,22 @@ class GuardedServer(Server):
             await websocket.prepare(request)
             await tab.start(*query_size(request.query))
             await self.relay_messages(websocket, tab)
+        except asyncio.TimeoutError:
+            log.warning("pth-top serve: a tab did not take its input for %g s: ended", SEND_TIMEOUT_S)
         except Exception as error:
             log.exception(error)
         finally:
-            try:
-                await tab.stop()
-            finally:
-                self.tabs.discard(tab)
+            self.tabs.discard(tab)  # the slot is free now; the process ends within stop's grace periods
+            await websocket.close()
+            await tab.stop()
         return websocket
 
     async def relay_messages(self, websocket: web.WebSocketResponse, tab: TabService) -> None:
-        """Pass the browser's messages to the tab, each checked; anything malformed is dropped."""
+        """Pass the browser's messages to the tab, each checked and within the InputBudget; anything malformed
+        or over budget is dropped. asyncio.TimeoutError when the tab takes no input for SEND_TIMEOUT_S."""
+        budget = InputBudget()
         async for message in websocket:
-            if message.type != WSMsgType.TEXT:
+            if message.type != WSMsgType.TEXT or not budget.allows(len(message.data)):
                 continue
             try:
                 envelope = json.loads(message.data)
@@ -169,11 +246,11 @@ class GuardedServer(Server):
                 continue
             kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
             if kind == "stdin" and isinstance(data, str):
-                await tab.send_bytes(data.encode("utf-8", errors="replace"))
+                await asyncio.wait_for(tab.send_bytes(data.encode("utf-8", errors="replace")), SEND_TIMEOUT_S)
             elif kind == "resize" and isinstance(data, dict):
                 size = clamped_size(data.get("width"), data.get("height"))
                 if size is not None:
-                    await tab.set_terminal_size(*size)
+                    await asyncio.wait_for(tab.set_terminal_size(*size), SEND_TIMEOUT_S)
             elif kind == "ping" and isinstance(data, str) and len(data) <= MAX_PING_CHARS:
                 await websocket.send_json(["pong", data])
             elif kind == "blur":
