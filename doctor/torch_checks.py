@@ -32,7 +32,7 @@ def check_torch_installed(context: DoctorContext) -> Verdict:
         if not context.python_chosen:
             return warned(probe.error, fix + ", or pass --python PATH to check the environment you train in.")
         return failed(probe.error, fix)
-    data = probe.data
+    data = probe.data or {}  # probe_missing: an answer has data
     if data.get("bench_torch_problem"):  # the probe's one line: older than the bench child's floor
         return warned(str(data["bench_torch_problem"]), f"{context.python} -m pip install -U 'torch>=2.4'")
     return passed(f"torch {data.get('torch_version')} in {data.get('python')} (Python {data.get('python_version')})")
