@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pth_top.fleet.metrics import SPECS
 from tests.deploy.deploy_files import ALERT_RULES, series_names
-from tests.fleet.prometheus_tools import binary
+from tests.deploy.scripted_prometheus import scripted_prometheus
+from tests.fleet.prometheus_tools import binary, http_get, wait_for
 
 RULE_TESTS = Path(__file__).with_name("pth-top-alerts.test.yml")
 
@@ -60,3 +63,21 @@ def test_the_xid_rule_is_the_one_the_readme_gives():
     expected = ("(((pth_top_gpu_xid_errors_total unless pth_top_gpu_xid_errors_total offset 15m) and on (instance, job)"
                 " up offset 15m) or increase(pth_top_gpu_xid_errors_total[15m])) > 0")
     assert " ".join(xid["expr"].split()) == expected
+
+
+def rule_health(base: str) -> dict[str, tuple[str, str]]:
+    groups = json.loads(http_get(f"{base}/api/v1/rules"))["data"]["groups"]
+    return {rule["name"]: (rule["health"], rule.get("lastError", "")) for group in groups for rule in group["rules"]}
+
+
+@pytest.mark.slow
+def test_a_real_prometheus_evaluates_every_rule_on_the_exporters_series_without_error(tmp_path):
+    """Label sets promtool's inputs may not have (many processes and jobs a GPU) must not break a match."""
+    with scripted_prometheus(tmp_path, rule_files=(ALERT_RULES,)) as prometheus:
+        names = {rule.get("alert") or rule["record"] for rule in rules()}
+        wait_for(lambda: prometheus.query("gpu_job:pth_top_gpu_sm_active:ratio"), "the GPU-job activity recorded")
+        wait_for(lambda: {name for name, (health, _) in rule_health(prometheus.base).items() if health == "ok"}
+                 == names, "every rule evaluated")
+        assert all(health == "ok" for health, _ in rule_health(prometheus.base).values()), rule_health(prometheus.base)
+        jobs = {item["metric"].get("job_id") for item in prometheus.query("gpu_job:pth_top_gpu_sm_active:ratio")}
+        assert jobs and None not in jobs, "the exporter's process series carry the GPUs' job"

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
 from pth_top.fleet.metrics import SPECS
 from tests.deploy.deploy_files import DASHBOARD, series_names
-from tests.fleet import prometheus_tools
-from tests.fleet.prometheus_tools import DEADLINE_S, ExporterProcess, PrometheusServer, binary
+from tests.deploy.scripted_prometheus import scripted_prometheus
+from tests.fleet.prometheus_tools import DEADLINE_S
 
-DASHBOARD_EXPORTER = Path(__file__).with_name("dashboard_exporter_main.py")
 GRID_COLUMNS = 24
 # What Grafana puts in for the variables: "All" is the regex .*; the intervals as a 1 s scrape allows.
 SUBSTITUTIONS = {"$instance": ".*", "$gpu": ".*", "$__rate_interval": "1m", "$__range": "5m", "$__interval": "15s"}
@@ -68,13 +66,8 @@ def test_the_panels_read_only_series_the_exporter_serves():
 
 
 @pytest.mark.slow
-def test_every_panel_query_returns_data_from_a_real_prometheus(tmp_path, monkeypatch):
-    binary("prometheus")
-    monkeypatch.setattr(prometheus_tools, "FAKE_EXPORTER", DASHBOARD_EXPORTER)
-    exporter = ExporterProcess()
-    prometheus = None
-    try:
-        prometheus = PrometheusServer(tmp_path, [f"127.0.0.1:{exporter.port}"])
+def test_every_panel_query_returns_data_from_a_real_prometheus(tmp_path):
+    with scripted_prometheus(tmp_path) as prometheus:
         give_up = time.monotonic() + 2 * DEADLINE_S
         empty = queries()
         while empty and time.monotonic() < give_up:
@@ -82,7 +75,3 @@ def test_every_panel_query_returns_data_from_a_real_prometheus(tmp_path, monkeyp
             if empty:
                 time.sleep(1)
         assert not empty, f"panels whose query returned nothing: {empty}"
-    finally:
-        if prometheus is not None:
-            prometheus.stop()
-        exporter.stop()
