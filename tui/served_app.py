@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import replace
 from typing import Sequence
 
@@ -49,13 +50,26 @@ class ReadOnlyMonitorScreen(MonitorScreen):
         self.notify(READ_ONLY_NOTICE.format(what="kill"), severity="error", markup=False)
 
 
+# A read-only viewer's re-runs start a torch probe process each (~400 MB): at most one a minute per tab.
+READ_ONLY_RERUN_INTERVAL_S = 60.0
+
+
 class ReadOnlyDoctorScreen(DoctorScreen):
-    """The Doctor, with the re-run that loads every GPU (`l`) refused; plain checks only read."""
+    """The Doctor, with the re-run that loads every GPU (`l`) refused and plain re-runs at most once a minute."""
+
+    _last_run_s: float | None = None
 
     def action_rerun(self, load_seconds: float = 0) -> None:
         if load_seconds:
             self.notify(READ_ONLY_NOTICE.format(what="the re-run under GPU load"), severity="warning", markup=False)
             return
+        now = time.monotonic()
+        if self._last_run_s is not None and now - self._last_run_s < READ_ONLY_RERUN_INTERVAL_S:
+            wait_s = READ_ONLY_RERUN_INTERVAL_S - (now - self._last_run_s)
+            self.notify(f"read-only browser view: the checks re-run at most once a minute (again in {wait_s:.0f} s)",
+                        severity="warning", markup=False)
+            return
+        self._last_run_s = now
         super().action_rerun()
 
 

@@ -74,6 +74,12 @@ async def test_read_only_refuses_kill_and_action_modes_with_a_message(child_proc
         await wait_until(pilot, lambda: any("re-run under GPU load is off" in text for text in notices(app)),
                          what="the loaded re-run refusal")
         assert not any(load_seconds_asked)
+        # Plain re-runs each start a torch probe: the one on opening counts, so `r` now waits its minute.
+        runs_before = doctor._run_number
+        await pilot.press("r")
+        await wait_until(pilot, lambda: any("at most once a minute" in text for text in notices(app)),
+                         what="the re-run rate limit")
+        assert doctor._run_number == runs_before
 
 
 async def test_read_only_applies_panel_choices_without_writing_the_servers_settings(child_process):
