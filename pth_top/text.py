@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls, DEL, and the bidi/line separators that reorder or break a line on screen.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls, DEL, the bidi marks, embeddings, overrides and isolates that reorder a line on screen,
+# the line and paragraph separators that break it, and the zero-width BOM.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 # Lone surrogates (from surrogateescape decoding) cannot be encoded to a terminal.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
