@@ -42,8 +42,8 @@ def test_a_missing_need_gives_its_verdict_without_calling_the_check(tmp_path):
 
 
 def test_an_unknown_need_is_refused_at_registration():
-    with pytest.raises(ValueError, match="unknown doctor check needs \\['gpm'\\]"):
-        doctor_check("test.bad", "Bad", Group.GPU, "w", needs=("gpm",))
+    with pytest.raises(ValueError, match="unknown doctor check needs \\['no_such_need'\\]"):
+        doctor_check("test.bad", "Bad", Group.GPU, "w", needs=("no_such_need",))
 
 
 def test_no_check_repeats_a_need_preamble():
