@@ -75,8 +75,10 @@ def add_processes(
 def job_label_values(job: JobSample) -> tuple[str, str, str, str, str]:
     """(job_id, job_kind, pod, namespace, container) label values of a job's process series."""
     kind, _, ident = job.container.partition(":")
-    pod = job.pod_name or (ident if kind == "pod" else "")
-    container = ident if kind in ("docker", "container") else ""
+    # A pod's is "pod:<uid>/<container id>" (sensors/cgroups.py).
+    pod_uid, _, pod_container = ident.partition("/") if kind == "pod" else ("", "", "")
+    pod = job.pod_name or pod_uid
+    container = ident if kind in ("docker", "container") else pod_container
     return (job.job_id, job.kind, pod, job.namespace, container)
 
 

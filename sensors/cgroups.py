@@ -1,8 +1,9 @@
 """Which container or batch job a process runs in, from its /proc/PID/cgroup (cgroup v1 and v2).
 
 The answer is one short string: "docker:<12 hex>" (Docker, as `docker ps` shows ids), "container:<12 hex>"
-(containerd, CRI-O, Podman outside Kubernetes), "pod:<uid>" (a Kubernetes pod, any runtime), "slurm:<job id>",
-or "" (a host process, a systemd service or a user's login slice).
+(containerd, CRI-O, Podman outside Kubernetes), "pod:<uid>/<12 hex>" (a Kubernetes pod and its container, any
+runtime; "pod:<uid>" where the path stops at the pod), "slurm:<job id>", or "" (a host process, a systemd service
+or a user's login slice).
 
 A hint, not attribution: the path is the process's to choose where it may create cgroups (a delegated
 subtree, e.g. a user's systemd manager), so any process there can name itself docker:<anything>.
@@ -47,11 +48,17 @@ def container_of_path(path: str) -> str:
         return f"slurm:{slurm.group(1) or slurm.group(2)}"
     pod = _POD_UID.search(path) if "kubepods" in path else None
     if pod:
-        return "pod:" + pod.group(1).replace("_", "-")
+        # Its container is a segment below the pod's: "pod<uid>/<64 hex>", ".slice/cri-containerd-<64 hex>.scope".
+        inner = _innermost_container(path[pod.end(1):].split("/"))
+        return "pod:" + pod.group(1).replace("_", "-") + (f"/{inner[1]}" if inner else "")
     if len(path) < 65:
         return ""
-    # The innermost container wins (Docker in Docker).
-    segments = path.split("/")
+    inner = _innermost_container(path.split("/"))
+    return f"{inner[0]}:{inner[1]}" if inner else ""
+
+
+def _innermost_container(segments: list[str]) -> tuple[str, str] | None:
+    """(runtime, 12-hex id) of the innermost container among a path's segments (Docker in Docker), or None."""
     for position in range(len(segments) - 1, 0, -1):
         if len(segments[position]) < 64:
             continue
@@ -59,9 +66,8 @@ def container_of_path(path: str) -> str:
         if match:
             # A bare id is Docker's under /docker or at the root (its cgroupfs driver), another runtime's elsewhere.
             bare_docker = match.group(1) is None and segments[position - 1] in ("", "docker")
-            runtime = "docker" if match.group(1) == "docker-" or bare_docker else "container"
-            return f"{runtime}:{match.group(2)[:12]}"
-    return ""
+            return ("docker" if match.group(1) == "docker-" or bare_docker else "container", match.group(2)[:12])
+    return None
 
 
 def container_of_cgroup(text: str) -> str:

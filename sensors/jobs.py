@@ -55,7 +55,8 @@ def tagged_key(process: ProcessSample, tags: JobTags) -> JobKey | None:
         return ("slurm", tags.slurm_job_id)
     kind, _, ident = process.container.partition(":")
     if ident and (kind == "slurm" or kind in _CONTAINER_KINDS):
-        return (kind, ident)
+        # A pod's containers are one job: "pod:<uid>/<container id>" is the pod's.
+        return (kind, ident.partition("/")[0] if kind == "pod" else ident)
     return None
 
 
@@ -210,7 +211,9 @@ def _plan(
         user=group[0].user,
         pids=tuple(sorted(process.pid for process in group)),
         start_time_s=group[0].start_time_s,
-        container=next((process.container for process in group if process.container), ""),
+        # A GPU process's container first: a pod's sidecars are in its job too.
+        container=next((process.container for process in sorted(group, key=lambda member: not member.gpu_uses)
+                        if process.container), ""),
         namespace=next((tag.pod_namespace for tag in tags if tag.pod_namespace), ""),
         pod_name=next((tag.pod_name for tag in tags if tag.pod_name), ""),
     )

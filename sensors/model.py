@@ -283,7 +283,8 @@ class JobSample:
     energy_method: str = ""
     # Unix time pth-top first saw the job (energy counts from here).
     first_seen_s: float = 0.0
-    # Its container from the cgroup path ("pod:<uid>", "docker:<id>" ...), "" for none.
+    # Its container from the cgroup path ("pod:<uid>/<container id>", "docker:<id>" ...), "" for none; a GPU
+    # process's first.
     container: str = ""
     # Kubernetes namespace and pod name where its environment says (POD_NAMESPACE, POD_NAME), else "".
     namespace: str = ""

@@ -43,6 +43,7 @@ def test_process_series_carry_pod_namespace_and_container(tmp_path):
     by_pid = {dict(found)["pid"]: dict(found) for found in result.series("pth_top_process_gpu_memory_bytes")}
     assert by_pid["11"]["pod"] == "trainer-0" and by_pid["11"]["namespace"] == "research"
     assert by_pid["11"]["job_id"] == POD_UID and by_pid["11"]["job_kind"] == "pod"
+    assert by_pid["11"]["container"] == CONTAINER_ID[:12], "the pod's container id, after the pod UID in its cgroup"
     assert by_pid["20"]["container"] == CONTAINER_ID[:12] and by_pid["20"]["job_kind"] == "docker"
     assert result.get("pth_top_job_gpu_memory_bytes", **{"job_id": CONTAINER_ID[:12], "kind": "docker",
                                                         "user": by_pid["20"]["user"]}) is not None

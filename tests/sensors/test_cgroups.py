@@ -47,22 +47,22 @@ RECORDED = {
         "11:devices:/kubepods/besteffort/pod74ba62da-1a3d-11e7-bb11-080027cb0e22"
         "/cb1eadb7abe3a6545e9856411207073277838e1bdc003337c2f8685faeedc32c",
         "3:rdma:/",
-    ), "pod:74ba62da-1a3d-11e7-bb11-080027cb0e22"),
+    ), "pod:74ba62da-1a3d-11e7-bb11-080027cb0e22/cb1eadb7abe3"),
     # neuvector TestDockerIDKubepods2: Kubernetes on Docker, systemd driver (pod UID with underscores).
     "k8s-v1-systemd-docker": (lines(
         "11:cpuset:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod045b1e35_7f13_11e7_ac42_0050568ffca0"
         ".slice/docker-b5b6f2da8008be266864f896f93789762b2ce50792114a5c5f2cc3315af0bc70.scope",
-    ), "pod:045b1e35-7f13-11e7-ac42-0050568ffca0"),
+    ), "pod:045b1e35-7f13-11e7-ac42-0050568ffca0/b5b6f2da8008"),
     # neuvector TestK8sBottleRocket: Kubernetes on containerd (Bottlerocket), systemd driver.
     "k8s-v1-containerd": (lines(
         "11:cpuset:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poddd1bf9d1_241d_47f5_8e25_12de83135812"
         ".slice/cri-containerd-f45298cd514d1930c4fe3afc4412e59547f7e3148fddd22ca33cefce046eb830.scope",
-    ), "pod:dd1bf9d1-241d-47f5-8e25-12de83135812"),
+    ), "pod:dd1bf9d1-241d-47f5-8e25-12de83135812/f45298cd514d"),
     # neuvector TestK8sProxyProcess: a process in a sub-cgroup of its container (kube-proxy).
     "k8s-v1-sub-cgroup": (lines(
         "11:freezer:/kubepods/besteffort/podf8a694f2-7c08-11e9-98da-000c29077430"
         "/c04e0a88a1de067f25bece337d4dbb897396e0b623c2a65330850fc9823f1903/kube-proxy",
-    ), "pod:f8a694f2-7c08-11e9-98da-000c29077430"),
+    ), "pod:f8a694f2-7c08-11e9-98da-000c29077430/c04e0a88a1de"),
     # NordicHPC/sonar src/slurm.rs test: "from a Fox compute node on 2025-03-13", Slurm on cgroup v2.
     "slurm-v2": (lines("0::/system.slice/slurmstepd.scope/job_1392969/step_0/user/task_0"), "slurm:1392969"),
     # NordicHPC/sonar src/slurm.rs test ("from some older data"): Slurm on cgroup v1.
@@ -91,6 +91,16 @@ def test_recorded_cgroup_lines(case):
 @pytest.mark.parametrize("text", MALFORMED)
 def test_malformed_cgroup_text_is_no_container(text):
     assert container_of_cgroup(text) == ""
+
+
+def test_a_pod_cgroup_names_its_container_after_the_pod_uid_and_a_pod_level_path_only_the_pod():
+    uid = "74ba62da-1a3d-11e7-bb11-080027cb0e22"
+    cgroupfs_v2 = f"0::/kubepods/burstable/pod{uid}/" + "a" * 64
+    crio_v2 = f"0::/kubepods.slice/kubepods-pod{uid.replace('-', '_')}.slice/crio-" + "b" * 64 + ".scope"
+    assert container_of_cgroup(cgroupfs_v2) == f"pod:{uid}/" + "a" * 12
+    assert container_of_cgroup(crio_v2) == f"pod:{uid}/" + "b" * 12
+    assert container_of_cgroup(f"0::/kubepods/burstable/pod{uid}\n") == f"pod:{uid}"
+    assert container_of_cgroup(f"0::/kubepods/burstable/pod{uid}/not-a-container") == f"pod:{uid}"
 
 
 def test_other_runtimes_outside_kubernetes_are_containers_not_docker():

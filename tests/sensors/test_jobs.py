@@ -175,6 +175,7 @@ def test_cgroup_paths_give_pod_docker_and_slurm_jobs(tmp_path):
         sampler.close()
     assert jobs["pod"].job_id == POD_UID and jobs["pod"].pids == (10, 11) and jobs["pod"].gpu_indices == (0,)
     assert jobs["pod"].namespace == "research" and jobs["pod"].pod_name == "trainer-0"
+    assert jobs["pod"].container == f"pod:{POD_UID}/{CONTAINER_ID[:12]}"
     assert jobs["docker"].job_id == CONTAINER_ID[:12] and jobs["docker"].pids == (20,)
     assert jobs["slurm"].job_id == "4242" and jobs["slurm"].pids == (30,)
 
@@ -246,6 +247,18 @@ def test_sm_active_is_the_mean_of_the_jobs_gpus_and_na_without_gpm():
         [process(5, (0, 1)), process(6, (2,))], gpus, {5: JobTags(slurm_job_id="9")})}
     assert jobs["9"].sm_active_ratio == pytest.approx(0.4) and jobs["9"].gpu_memory_used_bytes == 2 << 30
     assert is_na(jobs["6"].sm_active_ratio)
+
+
+def test_a_pod_with_a_sidecar_is_one_job_named_by_its_gpu_processs_container():
+    def process(pid, container, gpus=()):
+        return ProcessSample(pid=pid, ppid=1, user="u", cpu_percent=0, memory_percent=0, rss_bytes=0, state="S",
+                             start_time_s=float(pid), command="python", name="python", container=container,
+                             gpu_uses=tuple(GpuProcessUse(index, 1 << 30, "compute") for index in gpus))
+    sidecar = process(3, f"pod:{POD_UID}/aaaaaaaaaaaa")
+    trainer = process(4, f"pod:{POD_UID}/{CONTAINER_ID[:12]}", gpus=(0,))
+    (job,) = group_jobs([sidecar, trainer], [GpuSample(index=0, name="", bus_id="", uuid="")], {})
+    assert (job.kind, job.job_id, job.pids) == ("pod", POD_UID, (3, 4))
+    assert job.container == f"pod:{POD_UID}/{CONTAINER_ID[:12]}", "the started-first sidecar does not name it"
 
 
 def test_snapshot_json_has_jobs_and_validates(trees):
