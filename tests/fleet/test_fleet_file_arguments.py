@@ -19,7 +19,8 @@ NOT_REGULAR = "not a regular file (a folder, device, FIFO or socket)"
 # (flag, the other flags it needs); an https URL so that the TLS files are wanted.
 FILE_OPTIONS = [
     ("--prom-password-file", ["--prom-user", "alice"]), ("--prom-bearer-token-file", []), ("--prom-ca-file", []),
-    ("--prom-cert-file", ["--prom-key-file", "/etc/hostname"]), ("--prom-key-file", ["--prom-cert-file", "/etc/hostname"]),
+    ("--prom-cert-file", ["--prom-key-file", "/etc/hostname"]),
+    ("--prom-key-file", ["--prom-cert-file", "/etc/hostname"]),
 ]
 
 
