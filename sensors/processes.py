@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 import time
-from typing import Callable, NamedTuple
+from typing import Callable, Collection, NamedTuple
 
 import psutil
 
@@ -67,42 +67,61 @@ class ProcfsProcessSource:
         self._boot_time_s = boot_time_s(proc_root)
         self._known: dict[int, _Known] = {}
         self._known_memory_total_bytes = 0
-        self._previous_time: float | None = None
+        # When every row was last read, and the rows read since by a partial read (CPU % is over the time since).
+        self._full_read_at: float | None = None
+        self._read_at: dict[int, float] = {}
 
-    def rows(self, memory_total_bytes: int) -> ProcessRows:
+    def rows(self, memory_total_bytes: int, only: Collection[int] | None = None) -> ProcessRows:
+        """Every process's row; with `only`, just those PIDs are read (new ones added, gone ones dropped) and the
+        other rows are the last ones read (a process that exited stays until the next full read)."""
         now = self._clock()
-        elapsed_s = now - self._previous_time if self._previous_time is not None else 0.0
-        self._previous_time = now
-        procfs = self.procfs
-        read_stat_line = procfs.read_stat_line
-        cpu_scale = 100.0 / self._ticks_per_s / elapsed_s if elapsed_s > 0 else 0.0
-        known = self._known
         # Rows carry memory % of the total: a changed total (memory hot-plug) rebuilds every row.
         reuse_rows = memory_total_bytes == self._known_memory_total_bytes
         self._known_memory_total_bytes = memory_total_bytes
+        known = self._known
+        read = self._read
         current: dict[int, _Known] = {}
-        start_of: dict[int, float] = {}
-        processes = []
-        for pid in procfs.pids():
-            raw = read_stat_line(pid)
-            if raw is None:
-                continue
-            before = known.get(pid)
-            if reuse_rows and before is not None and before.raw_stat == raw:
-                entry = before
-                if before.process.cpu_percent:
-                    entry = before._replace(process=dataclasses.replace(before.process, cpu_percent=0.0))
-            else:
-                parsed = self._parse(pid, raw, before, memory_total_bytes, cpu_scale)
-                if parsed is None:
+        if only is None:
+            for pid in self.procfs.pids():
+                entry = read(pid, known.get(pid), now, memory_total_bytes, reuse_rows)
+                if entry is not None:
+                    current[pid] = entry
+            self._full_read_at = now
+            self._read_at = {}
+        else:
+            current = dict(known)
+            gone = []
+            for pid in only:
+                entry = read(pid, known.get(pid), now, memory_total_bytes, reuse_rows)
+                if entry is None:
+                    if current.pop(pid, None) is not None:
+                        gone.append(pid)
                     continue
-                entry = parsed
-            current[pid] = entry
-            start_of[pid] = entry.stat.start_ticks
-            processes.append(entry.process)
+                if pid not in known:
+                    current = dict(sorted({**current, pid: entry}.items()))
+                current[pid] = entry
+                self._read_at[pid] = now
+            if gone:
+                self.procfs.forget_except(current)
         self._known = current
-        procfs.forget_except(current)
-        return ProcessRows(processes, start_of)
+        if only is None:
+            self.procfs.forget_except(current)
+        return ProcessRows([entry.process for entry in current.values()],
+                           {pid: entry.stat.start_ticks for pid, entry in current.items()})
+
+    def _read(self, pid: int, before: _Known | None, now: float, memory_total_bytes: int,
+              reuse_rows: bool) -> _Known | None:
+        raw = self.procfs.read_stat_line(pid)
+        if raw is None:
+            return None
+        if reuse_rows and before is not None and before.raw_stat == raw:
+            if before.process.cpu_percent:
+                return before._replace(process=dataclasses.replace(before.process, cpu_percent=0.0))
+            return before
+        last_s = self._read_at.get(pid, self._full_read_at)
+        since_s = now - last_s if last_s is not None else 0.0
+        cpu_scale = 100.0 / self._ticks_per_s / since_s if since_s > 0 else 0.0
+        return self._parse(pid, raw, before, memory_total_bytes, cpu_scale)
 
     def _parse(
         self, pid: int, raw: bytes, before: _Known | None, memory_total_bytes: int, cpu_scale: float
@@ -223,9 +242,30 @@ class ProcessReader:
             ProcfsProcessSource(proc_root, clock) if use_procfs else PsutilProcessSource()
         )
         self.mapper = NamespacePidMapper(proc_root) if use_procfs else None
+        self._gpu_pids: set[int] = set()
+        self._local_gpu_pids: set[int] = set()
+        self.last_read_was_full = True
+        self._read_before = False
 
-    def sample(self, memory_total_bytes: int, gpu_processes: list[NvmlProcess]) -> tuple[ProcessSample, ...]:
-        return attach_gpu_uses(self.source.rows(memory_total_bytes), gpu_processes, self.mapper)
+    def sample(
+        self, memory_total_bytes: int, gpu_processes: list[NvmlProcess], only: Collection[int] | None = None,
+    ) -> tuple[ProcessSample, ...]:
+        """The table; with `only` (from /proc), just those PIDs and the GPU processes are read, the other rows are
+        the last read. A GPU process NVML did not list last time makes it a full read (its PID may need mapping)."""
+        gpu_pids = {gpu_process.pid for gpu_process in gpu_processes}
+        partial = (only is not None and isinstance(self.source, ProcfsProcessSource) and self._read_before
+                   and gpu_pids <= self._gpu_pids)
+        self._gpu_pids = gpu_pids
+        if partial and only is not None and isinstance(self.source, ProcfsProcessSource):
+            rows = self.source.rows(memory_total_bytes, {*only, *gpu_pids, *self._local_gpu_pids})
+        else:
+            rows = self.source.rows(memory_total_bytes)
+        processes = attach_gpu_uses(rows, gpu_processes, self.mapper)
+        if only is not None:
+            self._local_gpu_pids = {process.pid for process in processes if process.gpu_uses}
+        self.last_read_was_full = not partial
+        self._read_before = True
+        return processes
 
     def close(self) -> None:
         """Close the files kept open between samples."""

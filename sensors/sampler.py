@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from typing import Callable, Collection
 
 from pth_top.sensors.cpu import CpuReader
 from pth_top.sensors.disks import DiskReader
 from pth_top.sensors.gpu import GpuReader
 from pth_top.sensors.gpu_health import GpuHealthReader
-from pth_top.sensors.gpu_processes import read_gpu_processes
+from pth_top.sensors.gpu_processes import NvmlProcess, read_gpu_processes
 from pth_top.sensors.host import HostReader
 from pth_top.sensors.job_energy import read_energy_counters
 from pth_top.sensors.job_tracker import JobTracker
 from pth_top.sensors.memory import read_memory
-from pth_top.sensors.model import FilesystemUsage, JobSample, Snapshot
+from pth_top.sensors.model import FilesystemUsage, JobSample, ProcessSample, Snapshot
 from pth_top.sensors.network import NetworkReader
 from pth_top.sensors.nvml import NvmlSession
 from pth_top.sensors.processes import ProcessReader
@@ -32,6 +32,10 @@ class Sampler:
     Rates (disk, network, process CPU %) are deltas since the previous `sample()`; the first is zero.
     Jobs start on the second sample (the dashboard's first frame and one-off samples do not pay for them);
     `group_jobs=False` leaves them out.
+
+    With `full_scan_every_s` (the recorder; the dashboard reads every process each sample), every process is
+    read that often; in between only the GPU processes and `watched_pids` are, and `fresh_pids` names them:
+    the other rows are as last read, so a process outside them shows its change up to that period late.
     """
 
     def __init__(
@@ -41,6 +45,7 @@ class Sampler:
         proc_root: str = "/proc",
         include_loopback: bool = False,
         group_jobs: bool = True,
+        full_scan_every_s: float | None = None,
     ) -> None:
         self.nvml = nvml if nvml is not None else NvmlSession(clock=clock)
         self._clock = clock
@@ -55,6 +60,11 @@ class Sampler:
         self._filesystems = DiskReader.filesystems()
         self._filesystems_read_at = clock()
         self._jobs = JobTracker(proc_root, clock) if group_jobs else None
+        self.full_scan_every_s = full_scan_every_s
+        self._full_scan_at: float | None = None
+        self.watched_pids: Collection[int] = ()
+        # The PIDs whose rows the last sample read; None when it read every process.
+        self.fresh_pids: frozenset[int] | None = None
 
     def sample(self) -> Snapshot:
         driver_version, cuda_version = self._gpus.driver_versions()
@@ -69,7 +79,7 @@ class Sampler:
             self._start_xid_watcher()
         memory = read_memory()
         timestamp_s = time.time()
-        processes = self._processes.sample(memory.total_bytes, gpu_processes)
+        processes = self._read_processes(memory.total_bytes, gpu_processes)
         jobs: tuple[JobSample, ...] = ()
         if self._jobs is not None and self._samples_taken >= 2:
             counters = read_energy_counters(self.nvml, live_handles)
@@ -86,6 +96,20 @@ class Sampler:
             processes=processes,
             jobs=jobs,
         )
+
+    def _read_processes(self, memory_total_bytes: int, gpu_processes: list[NvmlProcess]) -> tuple[ProcessSample, ...]:
+        now = self._clock()
+        every_s = self.full_scan_every_s
+        due = every_s is None or self._full_scan_at is None or now - self._full_scan_at >= every_s
+        only = None if due else self.watched_pids
+        processes = self._processes.sample(memory_total_bytes, gpu_processes, only)
+        if self._processes.last_read_was_full:
+            self._full_scan_at = now if every_s is not None else None
+            self.fresh_pids = None
+        else:
+            self.fresh_pids = frozenset({*self.watched_pids, *(process.pid for process in processes
+                                                                 if process.gpu_uses)})
+        return processes
 
     def _current_filesystems(self) -> tuple[FilesystemUsage, ...]:
         now = self._clock()
