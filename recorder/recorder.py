@@ -22,11 +22,13 @@ from pth_top.recorder.oom import KernelLog, OomWatcher
 from pth_top.recorder.rows import processes_that_matter, recorded_snapshot
 from pth_top.recorder.store import Retention, Store, transaction
 from pth_top.recorder.writer_lock import WriterLock
-from pth_top.sensors.model import Snapshot
+from pth_top.sensors.model import ProcessSample, Snapshot
 from pth_top.text import printable
 from pth_top.units import MIB
 
 DEFAULT_TOP = 20
+# Every process is read this often; in between only the GPU processes and the recorded top ones are.
+FULL_SCAN_EVERY_S = 5.0
 DEFAULT_MIN_FREE_BYTES = 256 * MIB
 RETENTION_EVERY_S = 300.0
 # Events held while the disk is full, written once there is room; the oldest beyond this are dropped.
@@ -96,11 +98,11 @@ class Recorder:
         if sampler is None:
             from pth_top.sensors.sampler import Sampler
 
-            sampler = Sampler()
+            sampler = Sampler(full_scan_every_s=FULL_SCAN_EVERY_S)
         self.sampler = sampler
-        top = options.top
         kernel_log = KernelLog() if options.read_kernel_log else None
-        self.oom = OomWatcher(lambda snapshot: processes_that_matter(snapshot, top), kernel_log=kernel_log)
+        self._chosen: tuple[ProcessSample, ...] = ()
+        self.oom = OomWatcher(lambda _snapshot: self._chosen, kernel_log=kernel_log)
         self.detector = EventDetector(options.limits, options.include_cmdline, sources=(self.oom,))
         self.paused_reason: str | None = None
         self._pending: list[Event] = []
@@ -119,6 +121,10 @@ class Recorder:
         """Sample once, detect, write; returns this interval's events (also passed to `on_events`)."""
         now = self.clock()
         snapshot = dataclasses.replace(self.sampler.sample(), timestamp_s=now)
+        # Between full scans only the fresh rows are candidates: the others are up to FULL_SCAN_EVERY_S old.
+        self._chosen = processes_that_matter(snapshot, self.options.top, getattr(self.sampler, "fresh_pids", None))
+        if hasattr(self.sampler, "watched_pids"):
+            self.sampler.watched_pids = {process.pid for process in self._chosen}
         xid_counts = getattr(self.sampler, "xid_counts", None)
         events = self.detector.feed(snapshot, xid_counts() if callable(xid_counts) else None)
         events += self._check_floor(now)
@@ -127,7 +133,7 @@ class Recorder:
         self._pending = (self._pending + events)[-MAX_PENDING_EVENTS:]
         recorded = None
         if self.paused_reason is None:
-            recorded = recorded_snapshot(snapshot, self.options.top, self.options.include_cmdline)
+            recorded = recorded_snapshot(snapshot, self.options.top, self.options.include_cmdline, self._chosen)
         try:
             self.store.write(recorded, self._pending)
             self._pending = []

@@ -9,7 +9,7 @@ import re
 import sqlite3
 from typing import IO, Any, Iterator
 
-from pth_top.recorder.rows import GPU_COLUMNS, decompress
+from pth_top.recorder.rows import GPU_COLUMNS, decompress, sample_from_json
 from pth_top.text import printable
 
 _RELATIVE = re.compile(r"^-\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
@@ -126,7 +126,7 @@ def snapshots(connection: sqlite3.Connection, from_s: float, to_s: float) -> Ite
                 continue
             dictionaries.clear()
             dictionary = dictionaries[keyframe_id] = decompress(row[0], None)
-        yield json.loads(decompress(blob, dictionary))
+        yield sample_from_json(decompress(blob, dictionary))
 
 
 def time_span(connection: sqlite3.Connection) -> tuple[float, float] | None:

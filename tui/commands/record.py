@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="flight recorder: record samples and events into a SQLite file (headless)",
         description=(
             "Sample the machine every INTERVAL (host CPU, memory, disks, network; every GPU in full; every GPU "
-            "process and the top N processes by CPU and by memory) and detect events (Xid, ECC, row remaps, "
+            "process and the top N processes by CPU and by memory; every process is read every 5 s, in between "
+            "only the GPU and recorded ones, so a newly busy process is recorded up to 5 s late) and detect events "
+            "(Xid, ECC, row remaps, "
             "throttling, lost GPUs, power/temperature limits, GPU process start/exit, OOM kills, full disks). "
             "Each interval is one commit to a SQLite file in WAL mode (schema: docs/recording-schema.md). "
             "Rows are thinned to one per 10 s after a day and one a minute after a week."
