@@ -78,8 +78,9 @@ class AlertEvaluator:
         self._alerts: list[Event] = []
         self._holders: dict[int, list[ProcessSample]] = {}
         for process in snapshot.processes:
-            for index in process.gpu_indices:
-                self._holders.setdefault(index, []).append(process)
+            if process.gpu_uses:
+                for index in process.gpu_indices:
+                    self._holders.setdefault(index, []).append(process)
         for gpu in snapshot.gpus:
             self._gpu_rules(gpu)
         self._host_rules(snapshot)

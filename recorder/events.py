@@ -203,12 +203,12 @@ class EventDetector:
 
     def _process_events(self, now: float, snapshot: Snapshot, baseline: bool) -> list[Event]:
         events = []
-        alive: dict[tuple[int, float], ProcessSample] = {}
+        holding: set[tuple[int, float]] = set()
         for process in snapshot.processes:
-            key = (process.pid, round(process.start_time_s, 2))
-            alive[key] = process
             if not process.gpu_uses:
                 continue
+            key = (process.pid, round(process.start_time_s, 2))
+            holding.add(key)
             tracked = self._gpu_processes.get(key)
             if tracked is None:
                 tracked = self._gpu_processes[key] = _GpuProcess(process, now)
@@ -221,16 +221,16 @@ class EventDetector:
             memory = process.gpu_memory_used_bytes
             if not is_na(memory):
                 tracked.peak_gpu_memory_bytes = max(tracked.peak_gpu_memory_bytes, memory)
-        for key, tracked in list(self._gpu_processes.items()):
-            still = alive.get(key)
-            if still is not None and still.gpu_uses:
-                continue
-            del self._gpu_processes[key]
+        released = [key for key in self._gpu_processes if key not in holding]
+        # Whether they still run is looked up only when some process let go of its GPUs (rare).
+        alive = {(process.pid, round(process.start_time_s, 2)) for process in snapshot.processes} if released else set()
+        for key in released:
+            tracked = self._gpu_processes.pop(key)
             process = tracked.process
             events.append(self._process_event("gpu_process_exit", now, process, {
                 "gpus": sorted(tracked.gpus), "peak_gpu_memory_bytes": tracked.peak_gpu_memory_bytes,
                 "run_time_s": round(process.running_time_s(now), 3), "first_seen_s": tracked.first_seen_s,
-                "still_running": still is not None}))
+                "still_running": key in alive}))
         return events
 
     def _process_event(self, kind: str, now: float, process: ProcessSample, evidence: dict[str, object]) -> Event:
