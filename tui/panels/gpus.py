@@ -7,6 +7,7 @@ from typing import Iterable, Mapping, Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 
 from pth_top.sensors.gpu_flags import GpuFlag
 from pth_top.sensors.model import GpuSample, ProcessSample
@@ -14,6 +15,7 @@ from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_number, format_percent, format_rate
 from pth_top.tui.panels.gpu_activity import FlagTracker, activity_cell, activity_text, flag_mark, flag_text
+from pth_top.tui.panels.gpu_efficiency import MatmulCeiling, efficiency_text, load_matmul_ceiling
 from pth_top.widgets.quiet_static import QuietStatic
 from pth_top.widgets.row_table import RowTable, TableColumn
 
@@ -98,7 +100,7 @@ def gpu_rows(
     return rows
 
 
-def gpu_detail_text(gpu: GpuSample, flag: GpuFlag | None = None) -> Text:
+def gpu_detail_text(gpu: GpuSample, flag: GpuFlag | None = None, ceiling: MatmulCeiling | None = None) -> Text:
     """Everything the row has no room for, in one or two lines."""
     text = Text(overflow="fold")
     text.append(f"GPU {gpu.index} {printable(gpu.name)}", style="bold")
@@ -115,6 +117,7 @@ def gpu_detail_text(gpu: GpuSample, flag: GpuFlag | None = None) -> Text:
         text.append("  health: " + ", ".join(gpu.health_problems), style="bold red")
     text.append_text(flag_text(flag))
     text.append_text(activity_text(gpu))
+    text.append_text(efficiency_text(gpu, ceiling))
     text.append(link)
     if gpu.pcie_link_degraded:
         # Idle links train down to save power (Gen1 on every idle PCIe card seen); under load it means the slot.
@@ -166,6 +169,16 @@ def healthy_text(gpu: GpuSample) -> str:
     return "  health: " + ", ".join(known) if known else ""
 
 
+class MatmulCeilingLoaded(Message):
+    """The last bench run's matmul ceiling (or None), read by the panel's worker."""
+
+    bubble = False
+
+    def __init__(self, ceiling: MatmulCeiling | None) -> None:
+        super().__init__()
+        self.ceiling = ceiling
+
+
 class GpuPanel(Vertical):
     """The GPU table, or one line saying why there is none."""
 
@@ -192,6 +205,9 @@ class GpuPanel(Vertical):
         self._row_count = 0
         self.flag_tracker = FlagTracker()
         self._flags: dict[int, GpuFlag] = {}
+        self._ceiling: MatmulCeiling | None = None
+        # True once the worker has answered (with a ceiling or None).
+        self.ceiling_read = False
 
     def compose(self) -> ComposeResult:
         table = RowTable(id="gpu-table")
@@ -201,6 +217,22 @@ class GpuPanel(Vertical):
         ])
         yield table
         yield QuietStatic(id="gpu-detail")
+
+    def load_matmul_ceiling(self) -> None:
+        """Read the last bench run's matmul ceiling once, on a worker thread, for the efficiency estimate."""
+        self.run_worker(self._read_matmul_ceiling, thread=True, exit_on_error=False, group="matmul-ceiling")
+
+    def _read_matmul_ceiling(self) -> None:
+        try:
+            ceiling = load_matmul_ceiling()
+        except Exception:  # a broken catalog or run file leaves the estimate out, not the dashboard
+            ceiling = None
+        self.post_message(MatmulCeilingLoaded(ceiling))
+
+    def on_matmul_ceiling_loaded(self, message: MatmulCeilingLoaded) -> None:
+        self._ceiling, self.ceiling_read = message.ceiling, True
+        if self._gpus:
+            self._show_detail()
 
     @property
     def row_count(self) -> int:
@@ -227,5 +259,5 @@ class GpuPanel(Vertical):
     def _show_detail(self) -> None:
         key = self.query_one(RowTable).highlighted_key
         gpu = self._gpus.get((key or "0").split(":")[0])
-        detail = gpu_detail_text(gpu, self._flags.get(gpu.index)) if gpu else ""
+        detail = gpu_detail_text(gpu, self._flags.get(gpu.index), self._ceiling) if gpu else ""
         self.query_one("#gpu-detail", QuietStatic).update(detail)

@@ -67,6 +67,8 @@ class MonitorScreen(Screen):
     """Live view of the machine; the app feeds it snapshots through `show_snapshot`."""
 
     AUTO_FOCUS = "#process-table"
+    # Live GPUs against this machine's last bench run (a replay shows the past, not today's run).
+    ESTIMATES_EFFICIENCY = True
 
     BINDINGS = [
         Binding("space", "toggle_pause", "Pause", id="monitor.pause"),
@@ -139,6 +141,8 @@ class MonitorScreen(Screen):
     def on_mount(self) -> None:
         self.query_one(ProcessPanel).set_view(ProcessView())
         self.query_one(GpuPanel).flag_tracker.thresholds = self.settings.flags
+        if self.ESTIMATES_EFFICIENCY:
+            self.query_one(GpuPanel).load_matmul_ceiling()
         # Size-dependent settings before the first layout: changed during it, a stale height can stick.
         self._fit_to_height(self.app.size.height)
         if self._settings_problem:

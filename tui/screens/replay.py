@@ -93,6 +93,8 @@ def moment_text(time_s: float) -> str:
 class ReplayScreen(MonitorScreen, inherit_bindings=False):
     """The Monitor over `source`; `live` when it scrubs the running dashboard's past (Esc goes back)."""
 
+    ESTIMATES_EFFICIENCY = False
+
     # Declared whole (the replay keys first, so the key bar shows them), for the key bar and the help alike.
     BINDINGS = [*REPLAY_BINDINGS, *(
         binding for binding in (*MonitorScreen.BINDINGS, *Screen.BINDINGS)
