@@ -81,6 +81,16 @@ class GpuLost(Rule, frozen=True, omit_defaults=True):
     pass
 
 
+class GpuStuck(Rule, frozen=True, omit_defaults=True):
+    """A GPU group reads busy at near-idle power with few SMs active (the stuck flag, [flags] thresholds)."""
+
+
+class GpuStraggler(Rule, frozen=True, omit_defaults=True):
+    """One GPU lags its group (the straggler flag); off by default: an uneven but healthy job also lags."""
+
+    enabled: bool = False
+
+
 class ProcessExit(Rule, frozen=True, omit_defaults=True):
     """A watched job ended: a process whose name or command line matches a pattern left the process list."""
 
@@ -95,6 +105,8 @@ class Rules(Schema, frozen=True, omit_defaults=True):
     throttle: Throttle = field(default_factory=Throttle)
     gpu_idle: GpuIdle = field(default_factory=GpuIdle)
     gpu_lost: GpuLost = field(default_factory=GpuLost)
+    gpu_stuck: GpuStuck = field(default_factory=GpuStuck)
+    gpu_straggler: GpuStraggler = field(default_factory=GpuStraggler)
     disk: Disk = field(default_factory=Disk)
     memory: Memory = field(default_factory=Memory)
     process_exit: ProcessExit = field(default_factory=ProcessExit)

@@ -23,6 +23,8 @@ from pth_top.text import printable
 REARM_MARGIN = 1.2
 # Event kinds each event rule answers to.
 EVENT_RULE_KINDS = {"xid": ("xid",), "ecc": ("ecc", "row_remap")}
+# Flag event kinds (recorder/flag_events.py) and their rules: an episode runs from the flag's event to its end.
+FLAG_RULES = {"gpu_stuck": "gpu_stuck", "gpu_straggler": "gpu_straggler"}
 NAME_CHARS = 60
 
 
@@ -67,6 +69,8 @@ class AlertEvaluator:
         self._watched: dict[int, _Watched] = {}
         # PID -> (start time, name, command line) of a process no pattern matched; an exec is checked again.
         self._unmatched: dict[int, tuple[float, str, str]] = {}
+        # (rule, GPU) whose flag has alerted and not yet ended.
+        self._flagged: set[tuple[str, Hashable]] = set()
 
     def step(self, snapshot: Snapshot, events: Iterable[Event] = ()) -> list[Event]:
         """The alerts this sample (and the events since the last one) raise; each fires once per episode."""
@@ -84,7 +88,9 @@ class AlertEvaluator:
         for gpu in snapshot.gpus:
             self._gpu_rules(gpu)
         self._host_rules(snapshot)
+        events = tuple(events)
         self._event_rules(events)
+        self._flag_rules(events)
         self._process_exits(snapshot)
         # A GPU or filesystem that is gone ends its episodes: it starts afresh if it comes back.
         self._episodes = {key: episode for key, episode in self._episodes.items() if key in self._seen}
@@ -210,6 +216,33 @@ class AlertEvaluator:
                         evidence={"rule": name, "host": printable(self._snapshot.host.hostname, NAME_CHARS),
                                   "event": event.kind, **event.evidence},
                     ))
+
+    def _flag_rules(self, events: Iterable[Event]) -> None:
+        """Stuck and straggler flags: one alert per group of GPUs flagged together, again only after the flag ended."""
+        raised: dict[tuple[str, tuple[int, ...]], list[Event]] = {}
+        for event in events:
+            rule = FLAG_RULES.get(event.kind)
+            if rule is None or not getattr(self.settings.rules, rule).enabled:
+                continue
+            key = (rule, event.gpu_uuid or event.gpu_index)
+            if event.evidence.get("ended"):
+                self._flagged.discard(key)
+            elif key not in self._flagged:
+                self._flagged.add(key)
+                group = event.evidence.get("group")
+                together = tuple(group) if rule == "gpu_stuck" and isinstance(group, list) else (event.gpu_index,)
+                raised.setdefault((rule, together), []).append(event)
+        for (rule, _group), flagged in raised.items():
+            first = flagged[0]
+            indices = [event.gpu_index for event in flagged]
+            where = f"GPU {indices[0]}" if len(indices) == 1 else f"GPUs {', '.join(map(str, indices))}"
+            reason = printable(str(first.evidence.get("reason", first.message)), 240)
+            self._alerts.append(Event(
+                time_s=first.time_s, kind="alert", severity="warning",
+                message=printable(f"{where}: {reason}", 300), gpu_index=first.gpu_index, gpu_uuid=first.gpu_uuid,
+                evidence={"rule": rule, "host": printable(self._snapshot.host.hostname, NAME_CHARS),
+                          "event": first.kind, "gpus": indices, **first.evidence},
+            ))
 
     def _process_exits(self, snapshot: Snapshot) -> None:
         """Watched jobs (name or command line matching a pattern) that left the process list."""

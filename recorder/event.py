@@ -7,7 +7,8 @@ from typing import Literal, get_args
 
 EventKind = Literal[
     "xid", "ecc", "row_remap", "throttle_start", "throttle_end", "gpu_lost", "power_limit", "temperature_limit",
-    "gpu_process_start", "gpu_process_exit", "oom_kill", "disk_full", "recorder", "alert",
+    "gpu_process_start", "gpu_process_exit", "oom_kill", "disk_full", "recorder", "alert", "gpu_stuck",
+    "gpu_straggler",
 ]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 Severity = Literal["info", "warning", "critical"]

@@ -1,4 +1,5 @@
-"""Events from consecutive snapshots: Xid, ECC and row remaps, throttling, lost GPUs, limits, GPU processes, disks.
+"""Events from consecutive snapshots: Xid, ECC and row remaps, throttling, lost GPUs, limits, GPU processes, disks,
+stuck and straggler GPUs (recorder/flag_events.py).
 
 `EventDetector.feed(snapshot)` compares each snapshot with the one before and returns what changed as Events.
 The first snapshot is the baseline: nothing that was already so when watching began is an event.
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol
 
 from pth_top.recorder.event import Event
+from pth_top.recorder.flag_events import FlagEvents
+from pth_top.sensors.gpu_flags import FlagThresholds
 from pth_top.sensors.model import FilesystemUsage, GpuSample, ProcessSample, Snapshot
 from pth_top.sensors.na import is_na
 from pth_top.sensors.xid_meanings import xid_meaning
@@ -65,10 +68,11 @@ class EventDetector:
     """Stateful: feed it every snapshot in order, from one thread."""
 
     def __init__(self, limits: Limits | None = None, include_cmdline: bool = True,
-                 sources: tuple[EventSource, ...] = ()) -> None:
+                 sources: tuple[EventSource, ...] = (), flags: FlagThresholds | None = None) -> None:
         self.limits = limits or Limits()
         self.include_cmdline = include_cmdline
-        self.sources = sources
+        # The stuck and straggler flags over the same snapshots ([flags] thresholds).
+        self.sources = (*sources, FlagEvents(flags))
         self._gpus: dict[int, GpuSample] | None = None
         self._xid: dict[tuple[int, str], int] = {}
         self._throttle_since: dict[tuple[int, str], float] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import deque
 from dataclasses import dataclass, fields
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -79,6 +80,8 @@ LAGGING_READINGS: tuple[tuple[str, Callable[[GpuSample], float]], ...] = (
     ("memory clock", lambda gpu: gpu.memory_clock_mhz),
 )
 HOTTER_BY_C = 10.0
+# Samples kept for the flags: the longest threshold twice over, and never more than this many.
+FLAG_HISTORY_MAX = 2000
 
 
 def gpu_groups(gpus: Sequence[GpuSample], processes: Iterable[ProcessSample]) -> tuple[tuple[int, ...], ...]:
@@ -215,3 +218,30 @@ def likely_reasons(gpu: GpuSample, peers: Sequence[GpuSample]) -> list[str]:
         if gpu.temperature_c >= median + HOTTER_BY_C:
             reasons.append(f"{gpu.temperature_c - median:.0f} C hotter than its group")
     return reasons
+
+
+class FlagTracker:
+    """The recent GPU samples of a live view or a recording and the flags they raise now."""
+
+    def __init__(self, thresholds: FlagThresholds | None = None) -> None:
+        self.thresholds = thresholds or FlagThresholds()
+        self._history: deque[HistoryEntry] = deque(maxlen=FLAG_HISTORY_MAX)
+        # The GPU groups the last flags were judged over.
+        self.groups: tuple[tuple[int, ...], ...] = ()
+
+    def update(
+        self, gpus: Sequence[GpuSample], processes: Iterable[ProcessSample], timestamp_s: float
+    ) -> dict[int, GpuFlag]:
+        if self._history and timestamp_s <= self._history[-1][0]:
+            return self.flags(gpus, processes)
+        self._history.append((timestamp_s, tuple(gpus)))
+        keep_s = 2 * max(self.thresholds.stuck_after_s, self.thresholds.straggler_after_s)
+        while self._history and self._history[0][0] < timestamp_s - keep_s:
+            self._history.popleft()
+        return self.flags(gpus, processes)
+
+    def flags(self, gpus: Sequence[GpuSample], processes: Iterable[ProcessSample]) -> dict[int, GpuFlag]:
+        if not self._history:
+            return {}
+        self.groups = gpu_groups(gpus, [process for process in processes if process.gpu_uses])
+        return detect_flags(self._history, self.groups, self._history[-1][0], self.thresholds)

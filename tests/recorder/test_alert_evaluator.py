@@ -23,7 +23,7 @@ class Clock:
 def evaluator(rules: dict | None = None, **table):
     """An evaluator with only the given rules on (the others off), and its clock."""
     every = ("gpu_temperature", "gpu_memory", "xid", "ecc", "throttle", "gpu_idle", "gpu_lost", "disk", "memory",
-             "process_exit")
+             "process_exit", "gpu_stuck", "gpu_straggler")
     chosen = {name: {"enabled": False} for name in every}
     for name, settings in (rules or {}).items():
         chosen[name] = {"enabled": True, **settings}

@@ -18,8 +18,9 @@ def test_defaults():
     settings = alert_settings({})
     assert settings == AlertSettings() and settings.enabled and settings.bell and settings.destinations == ()
     on = [name for name, rule in settings.rule_items() if rule.enabled]
-    assert on == ["gpu_temperature", "xid", "ecc", "throttle", "gpu_idle", "gpu_lost", "disk", "memory",
+    assert on == ["gpu_temperature", "xid", "ecc", "throttle", "gpu_idle", "gpu_lost", "gpu_stuck", "disk", "memory",
                   "process_exit"]
+    assert not settings.rules.gpu_straggler.enabled
     assert settings.rules.process_exit.patterns == ()  # on, but nothing is watched until you name a job
     assert settings.rules.gpu_temperature.above_c == 85 and settings.rules.throttle.for_s == 60
     assert "power cap" not in settings.rules.throttle.reasons

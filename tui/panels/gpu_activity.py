@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections import deque
-from typing import Iterable, Sequence
-
 from rich.text import Text
 
-from pth_top.sensors.gpu_flags import STUCK, FlagThresholds, GpuFlag, HistoryEntry, detect_flags, gpu_groups
-from pth_top.sensors.model import GpuSample, ProcessSample
+from pth_top.sensors.gpu_flags import STUCK, GpuFlag
+from pth_top.sensors.model import GpuSample
 from pth_top.sensors.na import is_na
 from pth_top.tui.format import format_percent
 
@@ -16,8 +13,6 @@ from pth_top.tui.format import format_percent
 WAITING_UTIL_PERCENT = 50.0
 WAITING_SHARE_OF_UTIL = 0.25
 KERNEL_TIME_HINT = "time any kernel ran; no SM activity counters on this GPU"
-# Samples kept for the flags: the longest threshold twice over, and never more than this many.
-FLAG_HISTORY_MAX = 2000
 
 
 def _percent(ratio: float) -> str:
@@ -74,27 +69,3 @@ def flag_text(flag: GpuFlag | None) -> Text:
 def flag_mark(flag: GpuFlag) -> tuple[str, str]:
     """The row's word and style for a flag."""
     return ("STUCK", "bold red") if flag.kind == STUCK else ("SLOW", "yellow")
-
-
-class FlagTracker:
-    """The recent GPU samples of a live view and the flags they raise (sensors.gpu_flags does the judging)."""
-
-    def __init__(self, thresholds: FlagThresholds | None = None) -> None:
-        self.thresholds = thresholds or FlagThresholds()
-        self._history: deque[HistoryEntry] = deque(maxlen=FLAG_HISTORY_MAX)
-
-    def update(
-        self, gpus: Sequence[GpuSample], processes: Iterable[ProcessSample], timestamp_s: float
-    ) -> dict[int, GpuFlag]:
-        if self._history and timestamp_s <= self._history[-1][0]:
-            return self.flags(gpus, processes)
-        self._history.append((timestamp_s, tuple(gpus)))
-        keep_s = 2 * max(self.thresholds.stuck_after_s, self.thresholds.straggler_after_s)
-        while self._history and self._history[0][0] < timestamp_s - keep_s:
-            self._history.popleft()
-        return self.flags(gpus, processes)
-
-    def flags(self, gpus: Sequence[GpuSample], processes: Iterable[ProcessSample]) -> dict[int, GpuFlag]:
-        if not self._history:
-            return {}
-        return detect_flags(self._history, gpu_groups(gpus, processes), self._history[-1][0], self.thresholds)

@@ -9,12 +9,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 
-from pth_top.sensors.gpu_flags import GpuFlag
+from pth_top.sensors.gpu_flags import FlagTracker, GpuFlag
 from pth_top.sensors.model import GpuSample, ProcessSample
 from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_number, format_percent, format_rate
-from pth_top.tui.panels.gpu_activity import FlagTracker, activity_cell, activity_text, flag_mark, flag_text
+from pth_top.tui.panels.gpu_activity import activity_cell, activity_text, flag_mark, flag_text
 from pth_top.tui.panels.gpu_efficiency import MatmulCeiling, efficiency_text, load_matmul_ceiling
 from pth_top.widgets.quiet_static import QuietStatic
 from pth_top.widgets.row_table import RowTable, TableColumn
