@@ -22,6 +22,7 @@ from pth_top.recorder.oom import KernelLog, OomWatcher
 from pth_top.recorder.rows import processes_that_matter, recorded_snapshot
 from pth_top.recorder.store import Retention, Store, transaction
 from pth_top.recorder.writer_lock import WriterLock
+from pth_top.sensors.gpu_flags import FlagThresholds
 from pth_top.sensors.model import ProcessSample, Snapshot
 from pth_top.text import printable
 from pth_top.units import MIB
@@ -61,6 +62,8 @@ class RecorderOptions:
     fsync_each_commit: bool = False
     limits: Limits = field(default_factory=Limits)
     read_kernel_log: bool = True
+    # The stuck and straggler thresholds (the settings file's [flags]).
+    flags: FlagThresholds = field(default_factory=FlagThresholds)
 
 
 def free_bytes(folder: Path) -> int:
@@ -103,7 +106,7 @@ class Recorder:
         kernel_log = KernelLog() if options.read_kernel_log else None
         self._chosen: tuple[ProcessSample, ...] = ()
         self.oom = OomWatcher(lambda _snapshot: self._chosen, kernel_log=kernel_log)
-        self.detector = EventDetector(options.limits, options.include_cmdline, sources=(self.oom,))
+        self.detector = EventDetector(options.limits, options.include_cmdline, sources=(self.oom,), flags=options.flags)
         self.paused_reason: str | None = None
         self._pending: list[Event] = []
         self._retention_at = 0.0

@@ -18,6 +18,7 @@ from pth_top.recorder.alert_rules import AlertSettings
 from pth_top.recorder.delivery import AlertPipeline
 from pth_top.recorder.events import EventDetector
 from pth_top.recorder.writer_lock import writer_pid
+from pth_top.sensors.gpu_flags import FlagThresholds
 from pth_top.sensors.model import Snapshot
 from pth_top.text import printable
 from pth_top.tui.messages import AlertRaised
@@ -32,7 +33,8 @@ class DashboardAlerts:
     """Built and fed on the sampler thread (Apprise is imported here, never on the UI loop)."""
 
     def __init__(self, settings: AlertSettings, post: Callable[[Message], bool], deliver: bool = True,
-                 recording: Callable[[], Path] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 recording: Callable[[], Path] | None = None, clock: Callable[[], float] = time.monotonic,
+                 flags: FlagThresholds | None = None) -> None:
         self._post = post
         self._bell = settings.bell
         self._deliver = deliver
@@ -40,7 +42,7 @@ class DashboardAlerts:
         self._clock = clock
         self._recorder_checked: tuple[float, bool] | None = None
         self._pipeline: AlertPipeline | None = None
-        self._detector = EventDetector(include_cmdline=False)
+        self._detector = EventDetector(include_cmdline=False, flags=flags)
         if not settings.enabled:
             return
         try:

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from pth_top.recorder.alert_rules import AlertSettings
+from pth_top.sensors.gpu_flags import FlagThresholds
 from pth_top.tui import MIN_INTERVAL_S, startup_gc
 from pth_top.tui.alerting import DashboardAlerts
 from pth_top.tui.first_sample import FirstSample, SnapshotSource, default_source
@@ -111,12 +112,13 @@ class PthTopApp(App):
         monitor = self.monitor_screen
         if self._first_sample_in and self._first_sample.error is not None:
             monitor.show_sampler_error(self._first_sample.error)
-        self.sample_forever(monitor.post_message, self._first_sample_in, monitor.settings.alerts)
+        settings = monitor.settings
+        self.sample_forever(monitor.post_message, self._first_sample_in, settings.alerts, settings.flags)
         self.call_after_refresh(startup_gc.resume)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sampler", name="sampler")
     def sample_forever(self, post: Callable[[Message], bool], first_shown: bool,
-                       alert_settings: AlertSettings | None = None) -> None:
+                       alert_settings: AlertSettings | None = None, flags: FlagThresholds | None = None) -> None:
         """Sample every interval and `post` the result (and the alerts it raises) to the monitor screen.
 
         The screen consumes the messages itself: once it closes (app exit), `post` returns False and
@@ -127,7 +129,7 @@ class PthTopApp(App):
         from pth_top.tui.recording import recording_path
 
         alerts = DashboardAlerts(alert_settings or AlertSettings(), post, deliver=self.DELIVERS_ALERTS,
-                                 recording=recording_path)
+                                 recording=recording_path, flags=flags)
         try:
             if not self._wait_for_first_sample(worker, post):
                 return

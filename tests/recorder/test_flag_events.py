@@ -21,7 +21,8 @@ STEP_S = 5.0
 
 
 def hung_snapshot(count: int = 3) -> Snapshot:
-    """`count` GPUs (the fixture's first three: its GPU 3 idles in P8) as the hung allgather's were (NVIDIA/nccl#1550), one torchrun rank on each."""
+    """`count` GPUs as the hung allgather's were (NVIDIA/nccl#1550), one torchrun rank on each (the fixture's
+    first three: its GPU 3 idles in P8, a straggler by its clocks)."""
     fake = make_fake_gpus(count)
     for index in range(count):
         hang(fake, index)
@@ -107,3 +108,17 @@ def test_the_straggler_alert_is_off_by_default_and_fires_once_when_on():
     fired = [(number, alert) for number, step in enumerate(alerts) for alert in step]
     assert [(number, alert.evidence["rule"], alert.gpu_index) for number, alert in fired] == [(6, "gpu_straggler", 1)]
     assert fired[0][1].message.startswith("GPU 1: straggler: SM active 32% of its group's median")
+
+
+def test_the_dashboards_alerts_judge_flags_by_its_flags_settings():
+    from pth_top.tui.alerting import DashboardAlerts
+
+    posted: list = []
+    alerts = DashboardAlerts(alert_settings({}), lambda message: posted.append(message) or True, deliver=False,
+                             flags=FlagThresholds(stuck_after_s=10.0))
+    try:
+        for number in range(3):
+            alerts.feed(replace(hung_snapshot(), timestamp_s=1000.0 + STEP_S * number))
+    finally:
+        alerts.close()
+    assert len(posted) == 1 and posted[0].text.startswith("GPUs 0, 1, 2: likely stuck in a collective")

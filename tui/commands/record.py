@@ -102,17 +102,17 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.out) if args.out is not None else default_recording_path()
     if args.max_size < 1024 * 1024:
         raise CliError("--max-size must be at least 1M")
-    options = RecorderOptions(
-        path=path, interval_s=args.interval, top=DEFAULT_TOP if args.top is None else args.top,
-        include_cmdline=args.include_cmdline, retention=Retention(max_age_s=args.max_age, max_bytes=args.max_size),
-        min_free_bytes=args.min_free, fsync_each_commit=args.fsync,
-    )
     from pth_top.recorder.delivery import AlertPipeline
     from pth_top.tui.settings import load_settings
 
     settings, problem = load_settings()
     if problem:
         print(f"pth-top record: {printable(problem, 300)}", file=sys.stderr, flush=True)
+    options = RecorderOptions(
+        path=path, interval_s=args.interval, top=DEFAULT_TOP if args.top is None else args.top,
+        include_cmdline=args.include_cmdline, retention=Retention(max_age_s=args.max_age, max_bytes=args.max_size),
+        min_free_bytes=args.min_free, fsync_each_commit=args.fsync, flags=settings.flags,
+    )
     try:
         recorder = Recorder(options, alerts=AlertPipeline(settings.alerts))
     except RecordingRefused as error:
