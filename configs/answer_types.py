@@ -17,6 +17,7 @@ from pth_top.configs.memory import (
     TrainingPrecision,
 )
 from pth_top.configs.memory_methods import LoraTargets, TrainingMethod
+from pth_top.configs.quantization import Quantization
 from pth_top.configs.schema import Schema
 from pth_top.configs.stacks import ServingEngine, TrainingStack
 
@@ -94,6 +95,10 @@ class Task(Schema, frozen=True):
     serving_engine: Annotated[ServingEngine, Meta(description=(
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"
+    quantization: Annotated[Quantization, Meta(description=(
+        "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m (int4); bnb_int8, fp8, "
+        "gguf_q8_0 (int8); auto: the engine's (vLLM/SGLang AWQ and FP8, llama.cpp Q4_K_M and Q8_0, generate() "
+        "bitsandbytes)"))] = "auto"
 
 
 class Data(Schema, frozen=True):

@@ -35,6 +35,7 @@ from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.presets import model_presets
+from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 
@@ -136,6 +137,12 @@ class Answers:
     def with_value(self, section: str, key: str, value: Any) -> Answers:
         return replace(self, **{section: msgspec.structs.replace(self.section(section), **{key: value})})
 
+    def with_precision(self, precision: str) -> Answers:
+        """Other weights' precision; a weight format answered for the old one gives way to the engine's (auto)."""
+        task = self.task
+        quantization = task.quantization if task.quantization in formats_of(precision) else "auto"
+        return replace(self, task=msgspec.structs.replace(task, precision=precision, quantization=quantization))
+
     def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, **{name: msgspec.structs.asdict(self.section(name)) for name in SECTIONS}}
 
@@ -231,6 +238,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     allowed = TRAINING_PRECISIONS if task.mode == "training" else INFERENCE_PRECISIONS
     if task.precision not in allowed:
         problems.append(("task", "precision", f"{task.mode} precision must be one of {', '.join(allowed)}"))
+    if task.quantization != "auto" and task.quantization not in formats_of(task.precision):
+        formats = formats_of(task.precision)
+        problems.append(("task", "quantization", f"{task.quantization} stores {FORMATS[task.quantization].precision} "
+                         f"weights; {task.precision} takes " + ", ".join(("auto", *formats))))
     if task.mode == "training" and task.accumulation_steps > workload.batch_size:
         problems.append(("task", "accumulation_steps", "cannot exceed the batch size (micro-batch would be < 1)"))
     if answers.scenario == "edge_deployment" and scale.gpu_count != 1:

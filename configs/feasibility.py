@@ -201,7 +201,7 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.extend(_more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:
         for precision in INFERENCE_STEPS.get(task.precision, ()):
-            changes.append((f"{precision} weights", answers.with_value("task", "precision", precision)))
+            changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "none", "tensor parallel across {n} GPUs of one machine"))
     if answers.workload.preset == "custom" and answers.workload.sequence_length > 1:

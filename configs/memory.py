@@ -10,7 +10,7 @@ Formulas (sources cited in tests/configs/test_memory.py and tests/configs/publis
 - training methods (LoRA, QLoRA, frozen backbone): configs/memory_methods.py;
 - a language model's loss, by the training stack (configs/stacks.py): Hugging Face Trainer 3 fp32 copies of the
   s x b x V logits at its peak (measured on CPU), chunked or fused losses one chunk;
-- int8/int4 weights: 8.5/4.5 bits (block scales), embedding and LM head 16-bit (GPTQ/AWQ, llama.cpp sizes);
+- int8/int4 weights: in the answered format's bits, or the engine's usual one (configs/quantization.py);
 - inference: transformers get weights + an explicit KV cache + last-position logits + one layer's prefill over
   the engine's prefill chunk (+ its CUDA graphs); other models weights x ~1.2 (EleutherAI), the 0.2 shown as the
   activations term. Never both.
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
+from pth_top.configs.quantization import QUANTIZED_BITS_PER_PARAMETER, weight_format
 from pth_top.units import GIB, MIB
 
 if TYPE_CHECKING:  # answers import this module's choices
@@ -59,9 +60,6 @@ RECOMPUTE_MODES: tuple[str, ...] = get_args(RecomputeMode)
 SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
 MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
 
-# Quantized weights carry one 16-bit scale per block of 32: 4 + 16/32 = 4.5 and 8 + 16/32 = 8.5 bits per parameter
-# (llama.cpp ggml-common.h block_q4_0 18 B, block_q8_0 34 B per 32 weights; Q4_K "ends up using 4.5 bpw").
-QUANTIZED_BITS_PER_PARAMETER = {"int8": 8.5, "int4": 4.5}
 WEIGHT_BYTES_BY_PRECISION = {
     "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
     **{name: bits / 8 for name, bits in QUANTIZED_BITS_PER_PARAMETER.items()},
@@ -391,24 +389,26 @@ def loss_logits_bytes(shape: ModelShape, micro_batch: int, stack: str = "hf_trai
                                     shape.hidden_size, value_bytes)[0]
 
 
-def inference_weight_bytes(shape: ModelShape, precision: str) -> tuple[float, str]:
-    """Weight bytes and their formula line; int8/int4 keep a transformer's embedding and LM head at 16 bit."""
+def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str = "auto",
+                           engine: str = "hf_generate") -> tuple[float, str]:
+    """Weight bytes and their formula line; int8/int4 in the format's bits, its embedding and LM head apart."""
     p = shape.parameters
-    if precision not in QUANTIZED_BITS_PER_PARAMETER:
+    fmt = weight_format(quantization, precision, engine)
+    if fmt is None:
         weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
         return p * weight_bytes, f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"
-    bits = QUANTIZED_BITS_PER_PARAMETER[precision]
-    # GPTQ/AWQ quantize the decoder's linear layers only; llama.cpp's files are no larger (q4_0, q4_K_M).
-    unquantized = min(p, shape.vocabulary_parameters) if shape.kind == "transformer" else 0
-    line = f"weights {(p - unquantized) / 1e6:,.1f}M params x {bits:g} bit ({precision}, one 16-bit scale per 32)"
-    if unquantized:
-        line += f" + embeddings{' and LM head' if shape.lm_head else ''} {unquantized / 1e6:,.1f}M params x 2 B"
-    return (p - unquantized) * bits / 8 + unquantized * 2.0, line
+    # The formats quantize the decoder's linear layers; the embedding and LM head keep their own bits.
+    apart = min(p, shape.vocabulary_parameters) if shape.kind == "transformer" else 0
+    line = f"weights {(p - apart) / 1e6:,.1f}M params x {fmt.bits:.3g} bit ({precision}: {fmt.label})"
+    if apart:
+        line += (f" + embeddings{' and LM head' if shape.lm_head else ''} {apart / 1e6:,.1f}M params x "
+                 f"{fmt.vocabulary_bits:.3g} bit")
+    return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits) / 8, line
 
 
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
-    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate",
+    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -417,7 +417,7 @@ def estimate_inference(
     The two are never added: the 1.2 already covers a KV cache.
     """
     n = max(1, gpu_count)
-    all_weights, weights_line = inference_weight_bytes(shape, precision)
+    all_weights, weights_line = inference_weight_bytes(shape, precision, quantization, engine)
     weights = all_weights / n
     formula = [weights_line]
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
@@ -492,4 +492,5 @@ def estimate_memory(
         shape, precision=task.precision, batch=answers.workload.batch_size,
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
         engine=stacks.serving_engine(task.serving_engine, answers.scenario, task.precision),
+        quantization=task.quantization,
     )

@@ -91,7 +91,7 @@ def single_node_ways(ctx: Context, context_for: Callable[[Answers], Context], gp
     node = f"one node of {MAX_GPUS} x {gpu.name} (~{money(node_cny_per_hour, ctx.currency, ctx.rules)}/h)"
     if answers.task.mode == "inference":
         if answers.task.precision != "int4":
-            quantized = spread(ctx, context_for, MAX_GPUS, answers.with_value("task", "precision", "int4"))
+            quantized = spread(ctx, context_for, MAX_GPUS, answers.with_precision("int4"))
             if quantized.memory.total_bytes <= usable_bytes(quantized, gpu):
                 lines.append(f"on {node} instead: int4 weights, {quantized.memory.total_bytes / GIB:.1f} GiB per GPU")
         return lines

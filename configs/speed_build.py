@@ -10,9 +10,11 @@ from typing import Any
 from pth_top.configs import memory as mem
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import speed as sp
+from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
 from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.quantization import weight_format
 from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
 
 INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
@@ -88,7 +90,8 @@ def forward_flops_per_sample(answers: Answers, shape: mem.ModelShape) -> tuple[f
 
 def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
-    weights, _ = mem.inference_weight_bytes(shape, task.precision)
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    weights, _ = mem.inference_weight_bytes(shape, task.precision, task.quantization, engine)
     if shape.kind != "transformer":
         flops, origin = forward_flops_per_sample(answers, shape)
         compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
@@ -111,8 +114,10 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
     read, fraction, what = weights, sp.DECODE_BANDWIDTH_FRACTION, "the weights"
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = mem.inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
-                                                       task.precision)
-        active_weights -= shape.vocabulary_size * shape.hidden_size * 2.0  # the input embedding: one row a token
+                                                       task.precision, task.quantization, engine)
+        fmt = weight_format(task.quantization, task.precision, engine)
+        embedding_bytes = fmt.vocabulary_bits / 8 if fmt else mem.WEIGHT_BYTES_BY_PRECISION[task.precision]
+        active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
         read, fraction = min(weights, active_weights * batch), sp.MOE_DECODE_BANDWIDTH_FRACTION
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")

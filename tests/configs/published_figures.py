@@ -88,8 +88,8 @@ def qwen_7b_lora(sequence_length: int) -> float:
                              lora_rank=64, lora_targets="all_linear", recompute="full").total_bytes
 
 
-def llama2_13b_weights(precision: str) -> float:
-    return estimate_inference(preset("llama-13b"), precision=precision, batch=1).weights_bytes
+def llama2_13b_weights(quantization: str) -> float:
+    return estimate_inference(preset("llama-13b"), precision="int4", batch=1, quantization=quantization).weights_bytes
 
 
 def t0_3b_offload():
@@ -185,11 +185,11 @@ CASES: tuple[PublishedCase, ...] = (
     # (huggingface.co/localmodels/Llama-2-13B-ggml README, "Provided files"); GPTQ 4-bit, group size 128,
     # 7.26 GB (huggingface.co/TheBloke/Llama-2-13B-GPTQ README, "Provided files", branch main).
     PublishedCase("llama2-13b-q4_0-file", "huggingface.co/localmodels/Llama-2-13B-ggml", 7.32 * GB,
-                  lambda: llama2_13b_weights("int4")),
+                  lambda: llama2_13b_weights("gguf_q4_0")),
     PublishedCase("llama2-13b-q4_K_M-file", "huggingface.co/localmodels/Llama-2-13B-ggml", 7.87 * GB,
-                  lambda: llama2_13b_weights("int4")),
+                  lambda: llama2_13b_weights("gguf_q4_k_m")),
     PublishedCase("llama2-13b-gptq-4bit-g128-file", "huggingface.co/TheBloke/Llama-2-13B-GPTQ", 7.26 * GB,
-                  lambda: llama2_13b_weights("int4")),
+                  lambda: llama2_13b_weights("gptq_g128")),
     # Qwen README (https://github.com/QwenLM/Qwen, "Profiling of Memory and Speed"): Qwen-7B LoRA on one
     # A100-SXM4-80G, batch 1, flash attention 2, peak GPU memory by sequence length (finetune.py: r 64 on
     # c_attn, c_proj, w1, w2; finetune_lora_single_gpu.sh: bf16, gradient checkpointing).

@@ -132,12 +132,37 @@ def test_transformer_inference_counts_the_kv_cache_once_not_also_the_1_2_overhea
     # Beside weights and KV: one layer's prefill (34*s*h B) and b x V x 4 B of logits, < 5 % of the weights.
     assert breakdown.activations_bytes == 34 * 4096 * 4096 + 32000 * 4
     assert breakdown.activations_bytes < 0.05 * breakdown.weights_bytes
-    # int4: 4.5 bit per parameter with its block scales, embedding and LM head (2 x V x h) kept at 16 bit
-    # (the published 13B file sizes it must match are in published_figures.py).
+    # int4 under generate() (bitsandbytes nf4): 4.5 bit per parameter with its fp32 block scales, embedding and LM
+    # head (2 x V x h) kept at 16 bit (the other formats: test_the_weight_format_is_a_lever_each_engine_defaults).
     int4 = estimate_inference(llama, precision="int4", batch=1, cuda_context_bytes=0)
     head = 2 * 32000 * 4096
     assert int4.weights_bytes == int((LLAMA2_7B.parameters - head) * 4.5 / 8 + head * 2)
     assert int4.weights_bytes > 1.15 * LLAMA2_7B.parameters / 2  # not the flat 0.5 B/param
+
+
+def test_the_weight_format_is_a_lever_each_engine_defaults():
+    # llama.cpp tools/quantize/README.md: Llama 2 7B in Q4_K_M is 4.84 bits per weight (all tensors).
+    llama = model_shape(Workload(preset="llama-7b"))[0]
+    gguf = estimate_inference(llama, precision="int4", batch=1, engine="llama_cpp")
+    assert within(gguf.weights_bytes, LLAMA2_7B.parameters * 4.84 / 8, 0.01)
+    assert gguf.weights_bytes == estimate_inference(llama, precision="int4", batch=1, quantization="gguf_q4_k_m")\
+        .weights_bytes
+    # vLLM serves AWQ: 4 + 20/128 bit on the linear layers (an fp16 scale, a 4-bit zero per 128), 16-bit vocabulary.
+    awq = estimate_inference(llama, precision="int4", batch=1, engine="vllm")
+    head = 2 * 32000 * 4096
+    assert awq.weights_bytes == int((LLAMA2_7B.parameters - head) * (4 + 20 / 128) / 8 + head * 2)
+    assert any("AWQ g128" in line for line in awq.formula)
+    # Answered, the format holds whatever the engine; int8's FP8 is 8 bit, GGUF's Q8_0 8.5 over every tensor.
+    fp8 = estimate_inference(llama, precision="int8", batch=1, engine="llama_cpp", quantization="fp8")
+    assert fp8.weights_bytes == int((LLAMA2_7B.parameters - head) + head * 2)
+    q8 = estimate_inference(llama, precision="int8", batch=1, engine="llama_cpp")
+    assert q8.weights_bytes == int(LLAMA2_7B.parameters * 8.5 / 8)
+
+
+def test_a_precision_remedy_drops_a_format_of_the_old_precision():
+    answers = Answers(task=Task(mode="inference", precision="int8", quantization="fp8"))
+    assert answers.with_precision("int4").task.quantization == "auto"
+    assert answers.with_precision("int8").task.quantization == "fp8"
 
 
 def test_cnn_and_generic_inference_keep_the_1_2_rule():

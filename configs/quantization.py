@@ -1,0 +1,74 @@
+"""Quantized weight formats: the bits a format stores per weight of the decoder's linear layers (scales and zeros
+included) and per weight of the embedding and LM head, and the format each engine loads when none is answered.
+
+Sources:
+- llama.cpp ggml-common.h: block_q4_0 is 18 B and block_q8_0 34 B per 32 weights (4.5 and 8.5 bits); block_q4_K
+  144 B and block_q6_K 210 B per 256 (4.5 and 6.5625 bits). llama_tensor_get_type (src/llama-quant.cpp): the LM
+  head (output.weight) becomes Q6_K unless the type is Q8_0; Q4_K_M also stores attn_v and ffn_down in Q6_K on
+  half the layers (use_more_bits), ~15 % of a Llama layer's weights: 4.5 + 0.15 x 2.0625 = 4.8 bits. Llama 2 7B
+  then comes to 4.84 bpw, as tools/quantize/README.md lists it.
+- AutoAWQ WQLinear_GEMM and AutoGPTQ QuantLinear, group size 128: int32-packed 4-bit weights, a 4-bit zero
+  (packed qzeros) and an fp16 scale per 128 weights of a column: 4 + 20/128 bits; embedding and LM head stay
+  16-bit (GPTQ's g_idx, one int32 per input row, is under 0.01 bit).
+- bitsandbytes Linear4bit (nf4, blocksize 64, one fp32 absmax per block, no double quantization): 4 + 32/64 bits;
+  Linear8bitLt (LLM.int8()): int8 weights and one fp32 scale per row. transformers leaves lm_head unquantized.
+- FP8 (vLLM's fp8, DeepSeek-V3's checkpoint): 8-bit weights; per-tensor or 128 x 128 fp32 block scales add under
+  0.01 bit; embedding and LM head 16-bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+# Bits per parameter of each quantized precision in coarse sizing (storage, host RAM): llama.cpp's Q4_0 and Q8_0.
+QUANTIZED_BITS_PER_PARAMETER = {"int8": 8.5, "int4": 4.5}
+
+Quantization = Literal[
+    "auto", "bnb_nf4", "gptq_g128", "awq_g128", "gguf_q4_0", "gguf_q4_k_m", "bnb_int8", "fp8", "gguf_q8_0",
+]
+QUANTIZATIONS: tuple[str, ...] = get_args(Quantization)
+
+
+@dataclass(frozen=True, slots=True)
+class QuantFormat:
+    precision: str  # the task.precision it stores: "int4" or "int8"
+    bits: float  # per weight of the decoder's linear layers, scales and zeros included
+    vocabulary_bits: float  # per weight of the embedding and LM head (their mean)
+    label: str
+
+
+Q6_K_BITS = 210 * 8 / 256
+FORMATS = {
+    "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64"),
+    "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
+    "awq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "AWQ g128, an fp16 scale and 4-bit zero per 128"),
+    "gguf_q4_0": QuantFormat("int4", 4.5, (4.5 + Q6_K_BITS) / 2, "GGUF Q4_0, an fp16 scale per 32; LM head Q6_K"),
+    "gguf_q4_k_m": QuantFormat("int4", 4.8, (4.5 + Q6_K_BITS) / 2,
+                               "GGUF Q4_K_M, Q4_K with some attn_v/ffn_down and the LM head in Q6_K"),
+    "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row"),
+    "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
+    "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),
+}
+# What each engine loads for "auto": vLLM and SGLang serve AWQ/GPTQ checkpoints and FP8, llama.cpp GGUF files,
+# Hugging Face generate() bitsandbytes.
+ENGINE_FORMATS = {
+    "vllm": {"int4": "awq_g128", "int8": "fp8"},
+    "sglang": {"int4": "awq_g128", "int8": "fp8"},
+    "llama_cpp": {"int4": "gguf_q4_k_m", "int8": "gguf_q8_0"},
+    "hf_generate": {"int4": "bnb_nf4", "int8": "bnb_int8"},
+}
+
+
+def weight_format(quantization: str, precision: str, engine: str) -> QuantFormat | None:
+    """The format the weights are counted in: as answered, else the engine's; None for unquantized weights."""
+    if precision not in QUANTIZED_BITS_PER_PARAMETER:
+        return None
+    if quantization == "auto":
+        quantization = ENGINE_FORMATS.get(engine, ENGINE_FORMATS["hf_generate"])[precision]
+    return FORMATS[quantization]
+
+
+def formats_of(precision: str) -> tuple[str, ...]:
+    """The formats that store `precision`."""
+    return tuple(name for name, fmt in FORMATS.items() if fmt.precision == precision)
