@@ -94,3 +94,32 @@ def test_the_price_is_saved_and_read_back():
     assert save_settings(replace(settings, energy_price_per_kwh=0.31, currency="$")) is None
     again, problem = load_settings()
     assert problem is None and again.energy_price_per_kwh == 0.31 and again.currency == "$"
+
+
+@pytest.mark.asyncio
+async def test_a_job_on_stuck_gpus_is_marked_stuck_even_while_the_jobs_view_covers_the_monitor():
+    from tests.recorder.test_flag_events import hung_snapshot
+
+    hung = hung_snapshot()
+    job = JobSample(kind="tree", job_id="100", user="alice", pids=tuple(p.pid for p in hung.processes),
+                    gpu_indices=(0, 1, 2), gpu_memory_used_bytes=3 << 30, sm_active_ratio=0.15,
+                    power_draw_w=456.0, start_time_s=500.0)
+    idle = JobSample(kind="slurm", job_id="777", user="bob", pids=(), gpu_indices=(), gpu_memory_used_bytes=NA,
+                     sm_active_ratio=NA, power_draw_w=NA, start_time_s=500.0)
+    hung = replace(hung, jobs=(job, idle))
+    source = FixedSource(hung)
+    app = PthTopApp(interval_s=3600, source_factory=lambda: source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen_stack and app.screen.query("#process-table"), what="the monitor")
+        monitor = app.screen
+        await pilot.press("j")
+        await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen), what="the Jobs view")
+        table = app.screen.query_one(RowTable)
+        await wait_until(pilot, lambda: table.row_count == 2, what="two jobs")
+        assert "STUCK" not in row_text(table, "tree:100")
+        # A minute of hung samples, all while the Jobs view is on top.
+        for step in range(14):
+            monitor.take_snapshot(replace(hung, timestamp_s=2000.0 + 5 * step))
+        await pilot.pause()
+        assert row_text(table, "tree:100").startswith("STUCK tree:100")
+        assert "STUCK" not in row_text(table, "slurm:777")

@@ -235,6 +235,17 @@ class GpuPanel(Vertical):
             self._show_detail()
 
     @property
+    def flags(self) -> Mapping[int, GpuFlag]:
+        """GPU index -> its flag as last judged."""
+        return self._flags
+
+    def track_flags(self, gpus: Sequence[GpuSample], processes: Iterable[ProcessSample],
+                    timestamp_s: float) -> Mapping[int, GpuFlag]:
+        """Add a sample to the flags' history without drawing (another screen shows); the flags now."""
+        self._flags = self.flag_tracker.update(gpus, processes, timestamp_s)
+        return self._flags
+
+    @property
     def row_count(self) -> int:
         return self._row_count
 
@@ -245,7 +256,7 @@ class GpuPanel(Vertical):
         self._gpus = {str(gpu.index): gpu for gpu in gpus}
         self.display = bool(gpus)
         if timestamp_s is not None:
-            self._flags = self.flag_tracker.update(gpus, processes, timestamp_s)
+            self.track_flags(gpus, processes, timestamp_s)
         if gpus:
             rows = dict(gpu_rows(gpus, self._flags))
             self._row_count = len(rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -12,10 +12,12 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from pth_top.sensors.gpu_flags import STUCK, GpuFlag
 from pth_top.sensors.model import JobSample, ProcessSample, Snapshot
 from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_duration, format_number
+from pth_top.tui.panels.gpu_activity import flag_mark
 from pth_top.widgets.key_bar import KeyBar
 from pth_top.widgets.row_table import RowTable, TableColumn
 
@@ -37,6 +39,12 @@ def cost(job: JobSample, price_per_kwh: float | None) -> float | None:
     if price_per_kwh is None or is_na(job.energy_j):
         return None
     return job.energy_j / JOULES_PER_KWH * price_per_kwh
+
+
+def job_flag(job: JobSample, flags: Mapping[int, GpuFlag]) -> GpuFlag | None:
+    """The flag of the job's GPUs (the GPU rows' STUCK / SLOW): a stuck one first."""
+    raised = [flags[index] for index in job.gpu_indices if index in flags]
+    return min(raised, key=lambda flag: (flag.kind != STUCK, flag.gpu_index)) if raised else None
 
 
 def format_energy(joules: object) -> str:
@@ -63,9 +71,11 @@ class JobsScreen(Screen):
     JobsScreen #jobs-table { height: 1fr; }
     """
 
-    def __init__(self, snapshot: Snapshot | None, price_per_kwh: float | None, currency: str) -> None:
+    def __init__(self, snapshot: Snapshot | None, price_per_kwh: float | None, currency: str,
+                 flags: Mapping[int, GpuFlag] | None = None) -> None:
         super().__init__()
         self._snapshot = snapshot
+        self._flags: Mapping[int, GpuFlag] = flags or {}
         self.price_per_kwh = price_per_kwh
         self.currency = currency
         self.sort_key = "gpu_mem"
@@ -90,8 +100,11 @@ class JobsScreen(Screen):
             columns.append(TableColumn(key, Text(shown + arrow), width))
         self.query_one(RowTable).set_columns(columns)
 
-    def show(self, snapshot: Snapshot) -> None:
+    def show(self, snapshot: Snapshot, flags: Mapping[int, GpuFlag] | None = None) -> None:
+        """Draw a sample; `flags` (GPU index -> flag, from the Monitor's GPU panel) mark the jobs on those GPUs."""
         self._snapshot = snapshot
+        if flags is not None:
+            self._flags = flags
         jobs = sorted(snapshot.jobs, key=self._sort_value(snapshot.timestamp_s), reverse=self.descending)
         self._jobs = {job_key(job): job for job in jobs}
         price = "no price: set [jobs] energy_price_per_kwh" if self.price_per_kwh is None else (
@@ -120,8 +133,14 @@ class JobsScreen(Screen):
         if job.energy_method == "power x time":
             energy += "~"
         sm = job.sm_active_ratio
+        name = Text(printable(job_key(job)), no_wrap=True, overflow="ellipsis")
+        flag = job_flag(job, self._flags)
+        if flag is not None:
+            # The mark first, so that a long job id cannot push it out of the column.
+            word, style = flag_mark(flag)
+            name = Text.assemble((word, style), " ", name, no_wrap=True, overflow="ellipsis")
         return (
-            Text(printable(job_key(job)), no_wrap=True, overflow="ellipsis"),
+            name,
             Text(printable(job.user), no_wrap=True, overflow="ellipsis"),
             Text(",".join(map(str, job.gpu_indices)) or "-", no_wrap=True, overflow="ellipsis"),
             Text(format_bytes(job.gpu_memory_used_bytes), justify="right"),

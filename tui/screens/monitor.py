@@ -195,10 +195,13 @@ class MonitorScreen(Screen):
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """Draw a sample; one that comes while another screen shows is drawn on resume."""
         self._snapshot = snapshot
+        # Textual counts the screen under the top one as current (a "background screen"): the Jobs view is asked.
+        jobs = self.app.screen_stack[-1] if self.app.screen_stack else None
+        if isinstance(jobs, JobsScreen):
+            jobs.show(snapshot, self.query_one(GpuPanel).track_flags(
+                snapshot.gpus, snapshot.processes, snapshot.timestamp_s))
+            return
         if not self.is_current:
-            jobs = self.app.screen_stack[-1] if self.app.screen_stack else None
-            if isinstance(jobs, JobsScreen):
-                jobs.show(snapshot)
             return
         try:
             self._draw(snapshot)
@@ -362,7 +365,8 @@ class MonitorScreen(Screen):
         self.app.push_screen(ReplayScreen(recording.scrub_source(path, self.recent), live=True))
 
     def action_jobs(self) -> None:
-        self.app.push_screen(JobsScreen(self._snapshot, self.settings.energy_price_per_kwh, self.settings.currency))
+        self.app.push_screen(JobsScreen(self._snapshot, self.settings.energy_price_per_kwh, self.settings.currency,
+                                        self.query_one(GpuPanel).flags))
 
     def action_kill(self) -> None:
         from pth_top.tui.screens.kill import KillScreen
