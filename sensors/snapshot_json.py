@@ -24,17 +24,37 @@ SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("snapshot.schema.json")
 
 
+_PLAIN = frozenset({int, str, bool})
+
+
 def to_json_value(value: Any) -> Any:
     """Dataclasses to dicts, tuples to lists, NA (and any NaN or infinity) to None."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
     if is_na(value):
         return None
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: to_json_value(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    names = _field_names(kind)
+    if names is not None:
+        return {name: to_json_value(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_json_value(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """A dataclass's field names (looked up once per class); None for any other type."""
+    if kind not in _FIELD_NAMES:
+        is_dataclass = dataclasses.is_dataclass(kind)
+        _FIELD_NAMES[kind] = tuple(field.name for field in dataclasses.fields(kind)) if is_dataclass else None
+    return _FIELD_NAMES[kind]
 
 
 def top_processes_by_cpu(processes: tuple[ProcessSample, ...], count: int) -> tuple[ProcessSample, ...]:
