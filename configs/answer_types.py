@@ -16,7 +16,7 @@ from pth_top.configs.memory import (
     ShardingMode,
     TrainingPrecision,
 )
-from pth_top.configs.memory_methods import LoraTargets, TrainingMethod
+from pth_top.configs.memory_methods import FrozenPrecision, LoraTargets, TrainingMethod
 from pth_top.configs.quantization import Quantization
 from pth_top.configs.schema import Schema
 from pth_top.configs.stacks import ServingEngine, TrainingStack
@@ -70,6 +70,10 @@ class Workload(Schema, frozen=True):
     gated_mlp: Annotated[bool, Meta(description="SwiGLU MLP (gate, up, down), as in Llama and Mistral")] = False
     active_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "mixture of experts: parameters used per token (0: dense); memory still holds every expert"))] = 0
+    frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
+        "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE (0: none)"))] = 0
+    frozen_precision: Annotated[FrozenPrecision, Meta(description=(
+        "the frozen models' weights: bf16, fp16, fp32 or int8 (8-bit, as ai-toolkit's quantize_te)"))] = "bf16"
 
 
 class Task(Schema, frozen=True):

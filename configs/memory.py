@@ -478,7 +478,17 @@ def micro_batch_per_gpu(global_batch: int, accumulation_steps: int, gpu_count: i
 def estimate_memory(
     answers: Answers, shape: ModelShape, *, cuda_context_bytes: int = CUDA_CONTEXT_BYTES
 ) -> MemoryBreakdown:
-    """Per-GPU memory for the wizard's answers on the model `shape`; a device without CUDA passes 0 context."""
+    """Per-GPU memory for the wizard's answers on the model `shape` and the frozen models beside it; a device
+    without CUDA passes 0 context."""
+    frozen, frozen_line = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
+    breakdown = model_memory(answers, shape, cuda_context_bytes)
+    if not frozen:
+        return breakdown
+    return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen, formula=(*breakdown.formula, frozen_line))
+
+
+def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:
+    """Per-GPU memory for the model `shape` itself."""
     task, scale = answers.task, answers.scale
     if task.mode == "training":
         return estimate_training(

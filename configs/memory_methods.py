@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 TrainingMethod = Literal["full", "lora", "lora_int8", "qlora", "frozen"]
+# Frozen models a job keeps on each GPU beside the one it trains or serves (a diffusion model's text encoders).
+FrozenPrecision = Literal["bf16", "fp16", "fp32", "int8"]
 LoraTargets = Literal["attention", "all_linear"]
 TRAINING_METHODS: tuple[str, ...] = get_args(TrainingMethod)
 # Methods that train LoRA adapters on a frozen transformer (they take a rank and targets).
@@ -31,6 +33,9 @@ INT8_ROW_SCALE_BYTES = 4.0
 PAGED_8BIT_ADAM_BYTES = 2.0
 # QLoRA keeps its adapters in bf16: weights and gradients 2 bytes each.
 QLORA_ADAPTER_BYTES = 2.0
+# The frozen models' bytes per parameter; int8 is optimum-quanto's qint8/qfloat8 (ai-toolkit's quantize_te) or
+# bitsandbytes int8, one scale per output channel.
+FROZEN_MODEL_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0}
 # Classes a trained head predicts when nothing else is known (ImageNet-1k).
 DEFAULT_HEAD_CLASSES = 1000
 
@@ -184,3 +189,12 @@ def gated_mlp_per_token(per_token: float, hidden_size: int, mlp_width: int, froz
     if frozen_mlp:
         return per_token - (KORTHIKANTI_MLP_PER_TOKEN - 10.0) + 6.0 * ratio
     return per_token - KORTHIKANTI_MLP_PER_TOKEN + 2.0 + 8.0 * ratio
+
+
+def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
+    """The frozen models held beside the model on each GPU: bytes, and the line saying so (0, "" for none)."""
+    if not parameters:
+        return 0, ""
+    size = FROZEN_MODEL_BYTES[precision]
+    return int(parameters * size), (f"frozen models on each GPU (workload.frozen_parameters): {parameters / 1e6:,.1f}M "
+                                    f"params x {size:g} B ({precision}), in weights, not trained")

@@ -165,6 +165,22 @@ def test_a_precision_remedy_drops_a_format_of_the_old_precision():
     assert answers.with_precision("int8").task.quantization == "fp8"
 
 
+def test_frozen_models_beside_the_model_count_in_weights_only():
+    # A diffusion LoRA keeps its text encoders on the GPU: FLUX.1-dev's T5-XXL encoder (4.76B, 9.52 GB bf16).
+    t5 = 4_762_310_656
+    for mode, precision in (("training", "bf16"), ("inference", "bf16")):
+        plain = Answers(workload=Workload(preset="llama-7b"), task=Task(mode=mode, precision=precision, method="lora"))
+        shape = model_shape(plain.workload)[0]
+        with_t5 = plain.with_value("workload", "frozen_parameters", t5)
+        base, more = estimate_memory(plain, shape), estimate_memory(with_t5, shape)
+        assert more.weights_bytes - base.weights_bytes == t5 * 2
+        assert more.gradients_bytes == base.gradients_bytes
+        assert more.optimizer_states_bytes == base.optimizer_states_bytes
+        assert any("frozen models on each GPU" in line for line in more.formula)
+        in_8_bit = estimate_memory(with_t5.with_value("workload", "frozen_precision", "int8"), shape)
+        assert in_8_bit.weights_bytes - base.weights_bytes == t5
+
+
 def test_cnn_and_generic_inference_keep_the_1_2_rule():
     # EleutherAI "Transformer Math 101": total inference memory ~ 1.2 x model weights.
     breakdown = estimate_inference(SEVEN_B, precision="fp16", batch=1, cuda_context_bytes=0)
