@@ -33,6 +33,21 @@ def seconds_argument(name: str, low_s: float, high_s: float) -> Callable[[str], 
     return parse
 
 
+def count_argument(name: str, low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number within [low, high], else a one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, got {text}")
+        return value
+
+    return parse
+
+
 def input_file_argument(text: str) -> str:
     """An argparse type: a file to read, refused when empty or a folder, device, FIFO or socket (a FIFO hangs
     the reader); one that does not exist is left to the reader's own error."""

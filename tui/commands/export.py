@@ -5,17 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pth_top.fleet import DEFAULT_LISTEN, DEFAULT_PROCESSES_PER_GPU
-from pth_top.tui.commands import CliError, input_file_argument
-
-
-def processes_per_gpu(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 1000, got {text}")
-    return value
+from pth_top.tui.commands import CliError, count_argument, input_file_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(leave off where node_exporter runs)")
     parser.add_argument("--no-process-metrics", dest="process_metrics", action="store_false",
                         help="leave out per-process and per-user GPU memory")
-    parser.add_argument("--processes-per-gpu", type=processes_per_gpu, default=DEFAULT_PROCESSES_PER_GPU,
-                        metavar="N", help=f"largest processes per GPU to serve (default {DEFAULT_PROCESSES_PER_GPU})")
+    parser.add_argument("--processes-per-gpu", type=count_argument("--processes-per-gpu", 1, 1000),
+                        default=DEFAULT_PROCESSES_PER_GPU, metavar="N",
+                        help=f"largest processes per GPU to serve (default {DEFAULT_PROCESSES_PER_GPU})")
     parser.add_argument("--tls-cert", type=input_file_argument, metavar="FILE",
                         help="serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", type=input_file_argument, metavar="FILE",

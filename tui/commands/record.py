@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from pth_top.tui.commands import CliError, seconds_argument
+from pth_top.tui.commands import CliError, count_argument, seconds_argument
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
@@ -32,14 +32,6 @@ def duration_argument(text: str) -> float:
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
 
 
-def count_argument(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 10000, got {text}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--interval", type=seconds_argument("interval", 0.1, 3600), default=1.0, metavar="SECONDS",
                         help="time between samples (default 1)")
-    parser.add_argument("--top", type=count_argument, default=None, metavar="N",
+    parser.add_argument("--top", type=count_argument("--top", 0, 10_000), default=None, metavar="N",
                         help="processes recorded besides the GPU ones: the N busiest by CPU and the N largest "
                              "by memory (default 20)")
     parser.add_argument("--no-cmdline", dest="include_cmdline", action="store_false",

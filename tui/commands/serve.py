@@ -10,11 +10,11 @@ import shlex
 import socket
 import sys
 import urllib.parse
-from typing import Callable, MutableMapping
+from typing import MutableMapping
 
 from pth_top.fleet.listen import ListenError, parse_listen
 from pth_top.text import printable
-from pth_top.tui.commands import CliError, seconds_argument
+from pth_top.tui.commands import CliError, count_argument, seconds_argument
 from pth_top.tui.commands.fleet import add_connection_arguments, connection_from
 
 DEFAULT_SERVE_PORT = 8824
@@ -59,19 +59,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def count_argument(name: str, low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: a whole number within [low, high], else a one-line error."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, got {text}")
-        return value
-
-    return parse
 
 
 def public_url_argument(text: str) -> str:
