@@ -9,7 +9,7 @@ counted; the rest of the answer stands. An answer of more than MAX_LABELS_PER_AN
 from __future__ import annotations
 
 import math
-from typing import Union
+from typing import Callable, TypeVar, Union
 
 import msgspec
 
@@ -32,6 +32,8 @@ Labels = dict[str, str]
 Series = tuple[Labels, Union[float, None]]
 # msgspec raises RecursionError on JSON nested deeper than the interpreter's limit, even in skipped fields.
 _BAD_JSON = (msgspec.DecodeError, RecursionError)
+Item = TypeVar("Item")
+Kept = TypeVar("Kept")
 
 
 class AnswerError(ValueError):
@@ -121,6 +123,22 @@ class _LabelBudget:
         return {text(name): text(value) for name, value in decoded.items()}
 
 
+
+def _each_item(items: list[msgspec.Raw], decoder: msgspec.json.Decoder[Item], raw_labels: Callable[[Item], msgspec.Raw],
+               build: Callable[[Labels, Item], Kept]) -> list[Kept]:
+    """Each item decoded on its own under one label budget; a malformed item or label set is left out."""
+    kept: list[Kept] = []
+    budget = _LabelBudget()
+    for raw in items:
+        try:
+            item = decoder.decode(raw)
+        except _BAD_JSON:
+            continue
+        labels = budget.labels(raw_labels(item))
+        if labels is not None:
+            kept.append(build(labels, item))
+    return kept
+
 def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
     """An instant vector's series as (labels, reading) and how many were malformed; None if no vector.
 
@@ -134,16 +152,8 @@ def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
         return None
     if len(vector.result) > MAX_SERIES:
         raise AnswerError(f"an answer of {len(vector.result)} series, more than the {MAX_SERIES} the view reads")
-    series: list[Series] = []
-    budget = _LabelBudget()
-    for item in vector.result:
-        try:
-            sample = _SAMPLE.decode(item)
-        except _BAD_JSON:
-            continue
-        labels = budget.labels(sample.metric)
-        if labels is not None:
-            series.append((labels, reading(sample.value[1])))
+    series = _each_item(vector.result, _SAMPLE, lambda sample: sample.metric,
+                        lambda labels, sample: (labels, reading(sample.value[1])))
     return series, len(vector.result) - len(series)
 
 
@@ -155,14 +165,6 @@ def target_intervals(data: msgspec.Raw) -> tuple[list[tuple[Labels, str]], int] 
         return None
     if len(targets.activeTargets) > MAX_SERIES:
         raise AnswerError(f"{len(targets.activeTargets)} targets, more than the {MAX_SERIES} the view reads")
-    result: list[tuple[Labels, str]] = []
-    budget = _LabelBudget()
-    for item in targets.activeTargets:
-        try:
-            target = _TARGET.decode(item)
-        except _BAD_JSON:
-            continue
-        labels = budget.labels(target.labels)
-        if labels is not None:
-            result.append((labels, text(target.scrapeInterval)))
+    result = _each_item(targets.activeTargets, _TARGET, lambda target: target.labels,
+                        lambda labels, target: (labels, text(target.scrapeInterval)))
     return result, len(targets.activeTargets) - len(result)
