@@ -18,6 +18,7 @@ from pth_top.sensors.na import is_na
 from pth_top.text import printable
 from pth_top.tui.format import format_bytes, format_duration, format_number
 from pth_top.tui.panels.gpu_activity import flag_mark
+from pth_top.tui.screens.table_sort import SortedByColumn, sort_bindings
 from pth_top.widgets.key_bar import KeyBar
 from pth_top.widgets.row_table import RowTable, TableColumn
 
@@ -53,18 +54,16 @@ def format_energy(joules: object) -> str:
     return f"{joules / 3.6e6:.2f}kWh" if joules >= 3.6e5 else f"{joules / 1000:.1f}kJ"
 
 
-class JobsScreen(Screen):
+class JobsScreen(SortedByColumn, Screen):
     """The app's snapshots reach it through `show` (MonitorScreen forwards them while it is on top)."""
+
+    sort_keys = tuple(key for key, _label, _width in COLUMNS)
 
     AUTO_FOCUS = "#jobs-table"
     BINDINGS = [
         Binding("escape,j", "app.pop_screen", "Back", id="jobs.back"),
         Binding("enter", "show_processes", "Processes", id="jobs.processes"),
-        Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Sort by the next column",
-                id="jobs.sort_next", key_display=">"),
-        Binding("less_than_sign,comma", "cycle_sort(-1)", "Sort by the previous column",
-                id="jobs.sort_previous", show=False, key_display="<"),
-        Binding("I", "invert_sort", "Invert sort", id="jobs.invert_sort", show=False),
+        *sort_bindings("jobs"),
     ]
     DEFAULT_CSS = """
     JobsScreen #jobs-title { height: 1; padding: 0 1; background: $panel; }
@@ -151,13 +150,7 @@ class JobsScreen(Screen):
             Text("-" if spent is None else f"{spent:.2f}", justify="right"),
         )
 
-    def action_cycle_sort(self, step: int) -> None:
-        keys = [key for key, _label, _width in COLUMNS]
-        self.sort_key = keys[(keys.index(self.sort_key) + step) % len(keys)]
-        self._resort()
-
-    def action_invert_sort(self) -> None:
-        self.descending = not self.descending
+    def resort(self) -> None:
         self._resort()
 
     def _resort(self) -> None:

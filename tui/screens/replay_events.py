@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
 from pth_top.text import printable
+from pth_top.tui.screens.table_sort import SortedByColumn, sort_bindings
 from pth_top.widgets.key_bar import KeyBar
 from pth_top.widgets.row_table import RowTable, TableColumn
 
@@ -30,19 +31,17 @@ def _sort_value(event: dict[str, Any], key: str) -> tuple:
     return (value is not None, value if value is not None else 0, event["time_s"])
 
 
-class EventListScreen(Screen[dict[str, Any] | None]):
+class EventListScreen(SortedByColumn, Screen[dict[str, Any] | None]):
     """The recording's events; dismissed with the chosen event (Enter) or None (Esc)."""
+
+    sort_keys = tuple(key for key, _label, _width in COLUMNS)
 
     AUTO_FOCUS = "#events-table"
     BINDINGS = [
         Binding("escape,l", "back", "Back", id="events.back"),
         Binding("enter", "choose", "Jump there", id="events.choose"),
         Binding("slash", "filter", "Filter", id="events.filter", key_display="/"),
-        Binding("greater_than_sign,full_stop", "cycle_sort(1)", "Sort by the next column",
-                id="events.sort_next", key_display=">"),
-        Binding("less_than_sign,comma", "cycle_sort(-1)", "Sort by the previous column",
-                id="events.sort_previous", show=False, key_display="<"),
-        Binding("I", "invert_sort", "Invert sort", id="events.invert_sort", show=False),
+        *sort_bindings("events"),
     ]
     DEFAULT_CSS = """
     EventListScreen #events-title { height: 1; padding: 0 1; background: $panel; }
@@ -124,13 +123,7 @@ class EventListScreen(Screen[dict[str, Any] | None]):
         event.stop()
         self.query_one(RowTable).focus()
 
-    def action_cycle_sort(self, step: int) -> None:
-        keys = [key for key, _label, _width in COLUMNS]
-        self.sort_key = keys[(keys.index(self.sort_key) + step) % len(keys)]
-        self._show()
-
-    def action_invert_sort(self) -> None:
-        self.descending = not self.descending
+    def resort(self) -> None:
         self._show()
 
 
