@@ -78,7 +78,8 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     task = ctx.answers.task
     host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
                                       host_offload_bytes=ctx.memory.host_offload_bytes)
-    staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method)
+    staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
+                                                       frozen_parameters=ctx.answers.workload.frozen_parameters)
     host_text = staging_text if staging_gib > host_weights_gib else ""
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, max(host_weights_gib, staging_gib),
                               ctx.rules, host_text)

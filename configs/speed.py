@@ -16,10 +16,19 @@ from dataclasses import dataclass, field
 # 4-bit Llama-2 7B = 0.72 (github.com/mlc-ai/llm-perf-bench/pull/1).
 DECODE_BANDWIDTH_FRACTION = 0.65
 # Mixture of experts at batch 1 reaches less: each token's experts are small scattered matmuls plus routing.
-# llama.cpp, Qwen3-30B-A3B Q4_K on an RTX 3090 Ti (1,008 GB/s): 166.9 tokens/s x 2.5 GB read per token (active
-# weights, 16-bit LM head, KV cache at 4k) = 0.42 (smeltcore.com/recipes/qwen3-30b-a3b-rtx-3090-ti); checked
-# against other cards and models in tests/configs/published_workloads.py.
-MOE_DECODE_BANDWIDTH_FRACTION = 0.42
+# With the per-layer term below, llama.cpp's Qwen3-30B-A3B Q4_K on an RTX 3090 Ti (1,008 GB/s): 166.9 tokens/s x
+# 2.5 GB read per token (active weights, 16-bit LM head, KV cache at 4k) over 48 layers = 0.61
+# (smeltcore.com/recipes/qwen3-30b-a3b-rtx-3090-ti); gpt-oss-20b MXFP4 on an RTX 4080 Super, 139 tokens/s, gives
+# ~0.46 (tests/configs/published_workloads.py): between the two.
+MOE_DECODE_BANDWIDTH_FRACTION = 0.55
+# Each layer of a decode step also runs a dozen small kernels (norms, RoPE, attention, residual adds) whose time
+# does not scale with the bytes read: a launch part and a part that takes longer the fewer CUDA cores there are.
+# Fitted, with bandwidth at DECODE_BANDWIDTH_FRACTION, on two llama.cpp figures: RTX 4090 (82.6 FP32 TFLOP/s),
+# Qwen2 3B Q4_0, 236 tokens/s = 28 us a layer over 36 layers (github.com/ggml-org/llama.cpp/pull/12183), and Orin
+# Nano Super (1.9), Qwen2.5 1.5B Q4_K_M, 32.1 tokens/s = 557 us a layer over 28 (github.com/paiml/realizar/issues/120);
+# checked out of sample on the AGX Orin's 7B/13B/70B rows (tests/configs/published_workloads.py).
+DECODE_LAYER_LAUNCH_S = 15e-6
+DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
 PREFILL_COMPUTE_FRACTION = 0.6
@@ -81,6 +90,14 @@ class Device:
     measured_bandwidth: bool = False
     measured_tflops: bool = False
     busbw_gb_per_s: float = 0.0  # a measured all-reduce bus bandwidth (0: from the link)
+    fp32_tflops: float = 0.0  # the CUDA-core rate small kernels run at; 0 for a CPU (no per-layer launch cost)
+
+    @property
+    def decode_layer_s(self) -> float:
+        """A decode step's fixed time per layer (DECODE_LAYER_*); 0 without CUDA cores."""
+        if self.fp32_tflops <= 0:
+            return 0.0
+        return DECODE_LAYER_LAUNCH_S + DECODE_LAYER_SMALL_KERNEL_FLOP / (self.fp32_tflops * 1e12)
 
 
 @dataclass
@@ -125,18 +142,23 @@ def duration(seconds: float) -> str:
 
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
-           device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION) -> Prediction:
-    """Per step every stream's next token: the weights once, each stream's KV cache once; capped by compute."""
+           device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0) -> Prediction:
+    """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
+    kernels; capped by compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
-    step_s = step_bytes / (bandwidth * 1e9)
+    fixed_s = layers * device.decode_layer_s
+    step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
     compute_cap = compute * 1e12 * device.count / forward_flops_per_token
     out = Prediction()
+    fixed_text = (f" + {layers} layers x {device.decode_layer_s * 1e6:,.0f} us of small kernels "
+                  f"({DECODE_LAYER_LAUNCH_S * 1e6:g} us + {DECODE_LAYER_SMALL_KERNEL_FLOP / 1e9:g} GFLOP at "
+                  f"{tflops_text(device.fp32_tflops)} FP32 TFLOP/s)") if fixed_s else ""
     out.formula.append(
-        f"decode: {bandwidth_text} / ({weight_bytes / 1e9:.3g} GB weights + {batch} x "
-        f"{kv_bytes_per_stream / 1e9:.3g} GB KV cache per step) = {1 / step_s:,.1f} tokens/s per stream")
+        f"decode: {weight_bytes / 1e9:.3g} GB weights + {batch} x {kv_bytes_per_stream / 1e9:.3g} GB KV cache per "
+        f"step at {bandwidth_text}{fixed_text} = {1 / step_s:,.1f} tokens/s per stream")
     if aggregate > compute_cap:
         out.formula.append(f"decode capped by compute: {compute_text} x {device.count} / "
                            f"{forward_flops_per_token / 1e9:.3g} GFLOP per token = {compute_cap:,.0f} tokens/s")

@@ -61,7 +61,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
     return sp.Device(name=name, count=count, bandwidth_gb_per_s=bandwidth, tflops=tflops, rate_name=RATE_NAMES[rate],
                      tensor=rate != "fp32_tflops" and spec.get("software") != "cpu", link=link,
                      link_gb_per_s=link_gb_per_s, nvlink=nvlink, measured_bandwidth=measured_bandwidth,
-                     measured_tflops=measured_tflops, busbw_gb_per_s=busbw)
+                     measured_tflops=measured_tflops, busbw_gb_per_s=busbw,
+                     fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)))
 
 
 def _link(spec: dict[str, Any], count: int) -> tuple[str, float, bool]:
@@ -121,7 +122,8 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
         read, fraction = min(weights, active_weights * batch), sp.MOE_DECODE_BANDWIDTH_FRACTION
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")
-    out = sp.decode(read, kv, batch, 2.0 * shape.active + attention * average_context, device, fraction)
+    out = sp.decode(read, kv, batch, 2.0 * shape.active + attention * average_context, device, fraction,
+                    shape.layers)
     prefill = 2.0 * shape.active * prompt + attention * prompt * prompt / 2
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, f"decode reads {what} and each stream's KV cache (average context "

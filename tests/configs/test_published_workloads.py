@@ -76,3 +76,12 @@ def test_edge_modules_rank_as_published(catalog):
     unpinned = recommend(answers(**nano.answers), catalog, today=TODAY)
     assert unpinned.component("gpu").part_id == "jetson-agx-orin-64gb"
     assert speed_of(unpinned) > predicted[nano.id]
+
+
+def test_a_diffusion_lora_build_has_ram_for_the_16_bit_files_it_reads(catalog):
+    # ai-toolkit reads FLUX.1-dev's 23.8 GB transformer and 9.5 GB T5 encoder at 16 bit before quantizing them.
+    flux = next(case for case in CASES if case.id == "ai-toolkit-flux1-dev-lora-fits-24-gb")
+    build = build_of(flux, catalog)
+    kit = build.component("memory_kit")
+    assert catalog.get(kit.part_id)["capacity_gib"] * kit.quantity * 2**30 >= (11_901_408_320 + 4_762_310_656) * 2
+    assert "frozen models' 16-bit files" in render_build_text(build)

@@ -13,6 +13,7 @@ from pth_top.configs.rules import (
     cpu_floor,
     load_rules,
     power_estimate,
+    checkpoint_staging_gib,
     ram_floor_gib,
     standard_psu_size,
     storage_class,
@@ -39,6 +40,18 @@ def test_cpu_floor_tiers_and_cores_per_gpu():
     assert cpu_floor(1, True, RULES)[:2] == (8, 16)
     assert cpu_floor(8, True, RULES)[0] == 16  # 2 cores per GPU
     assert "§1.1" in cpu_floor(1, False, RULES)[3]
+
+
+def test_staging_counts_the_frozen_models_read_from_their_16_bit_files():
+    # FLUX.1-dev LoRA (ai-toolkit): the 11.9B transformer and T5-XXL's 4.76B encoder are read at 16 bit (23.8 GB and
+    # 9.5 GB in the repository) before they are quantized or the text embeddings pre-computed.
+    flux, t5 = 11_901_408_320, 4_762_310_656
+    staged, text = checkpoint_staging_gib(flux, mode="training", method="lora", frozen_parameters=t5)
+    assert staged * 2**30 == pytest.approx((flux + t5) * 2) and "frozen models' 16-bit files" in text
+    quantized, _ = checkpoint_staging_gib(flux, mode="training", method="lora_int8", frozen_parameters=t5)
+    assert quantized == pytest.approx(staged)
+    assert checkpoint_staging_gib(flux, mode="training", method="lora") == (0.0, "")
+    assert checkpoint_staging_gib(flux, mode="inference", method="lora", frozen_parameters=t5) == (0.0, "")
 
 
 def test_ram_floor():
