@@ -107,25 +107,63 @@ def gpu_groups(gpus: Sequence[GpuSample], processes: Iterable[ProcessSample]) ->
     return tuple(sorted(tuple(sorted(group)) for group in groups))
 
 
+# (what, group, GPU index) -> (the newest sample judged, since when it has held); see RunMemo.
+RunKey = tuple[str, tuple[int, ...], int]
+
+
+class RunMemo:
+    """Where each condition's latest unbroken run starts, carried from one sample to the next: a new sample is
+    judged alone instead of walking the whole history again (8 GPUs x 120 samples a step)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[RunKey, tuple[float, float | None]] = {}
+
+    def held_since(self, key: RunKey, history: Sequence[HistoryEntry],
+                   holds: Callable[[Mapping[int, GpuSample]], bool]) -> float | None:
+        latest_s = history[-1][0]
+        known = self._runs.get(key)
+        if known is not None and known[0] == latest_s:
+            since = known[1]
+        elif known is not None and len(history) >= 2 and known[0] == history[-2][0]:
+            since = (latest_s if known[1] is None else known[1]) if holds(_by_index(history[-1][1])) else None
+        else:
+            since = _held_since(history, holds)
+        # The history forgets its oldest samples; a walk would start at the oldest one kept.
+        since = None if since is None else max(since, history[0][0])
+        self._runs[key] = (latest_s, since)
+        return since
+
+    def keep_only(self, keys: Iterable[RunKey]) -> None:
+        wanted = set(keys)
+        self._runs = {key: run for key, run in self._runs.items() if key in wanted}
+
+
 def detect_flags(
     history: Sequence[HistoryEntry],
     groups: Sequence[Sequence[int]],
     now_s: float,
     thresholds: FlagThresholds = FlagThresholds(),
+    memo: RunMemo | None = None,
 ) -> dict[int, GpuFlag]:
-    """GPU index -> its flag (stuck wins over straggler), from `history` (oldest first) up to `now_s`."""
+    """GPU index -> its flag (stuck wins over straggler), from `history` (oldest first) up to `now_s`; `memo`
+    carries the runs from the previous call over the same history with one sample more."""
     flags: dict[int, GpuFlag] = {}
+    used: list[RunKey] = []
     for group in groups:
         members = tuple(group)
-        stuck = _stuck(history, members, now_s, thresholds)
+        used.append(("stuck", members, -1))
+        stuck = _stuck(history, members, now_s, thresholds, memo)
         if stuck is not None:
             flags.update({index: GpuFlag(index, STUCK, stuck[0], stuck[1]) for index in members})
             continue
         if len(members) >= 2:
             for index in members:
-                flag = _straggler(history, members, index, now_s, thresholds)
+                used.append(("straggler", members, index))
+                flag = _straggler(history, members, index, now_s, thresholds, memo)
                 if flag is not None:
                     flags[index] = flag
+    if memo is not None:
+        memo.keep_only(used)
     return flags
 
 
@@ -154,10 +192,17 @@ def _looks_stuck(gpu: GpuSample | None, thresholds: FlagThresholds) -> bool:
     return is_na(gpu.sm_active_ratio) or gpu.sm_active_ratio < thresholds.stuck_sm_active_ratio
 
 
+def _run_since(memo: RunMemo | None, key: RunKey, history: Sequence[HistoryEntry],
+               holds: Callable[[Mapping[int, GpuSample]], bool]) -> float | None:
+    return _held_since(history, holds) if memo is None else memo.held_since(key, history, holds)
+
+
 def _stuck(
-    history: Sequence[HistoryEntry], members: tuple[int, ...], now_s: float, thresholds: FlagThresholds
+    history: Sequence[HistoryEntry], members: tuple[int, ...], now_s: float, thresholds: FlagThresholds,
+    memo: RunMemo | None = None,
 ) -> tuple[float, str] | None:
-    since = _held_since(history, lambda gpus: all(_looks_stuck(gpus.get(index), thresholds) for index in members))
+    since = _run_since(memo, ("stuck", members, -1), history,
+                       lambda gpus: all(_looks_stuck(gpus.get(index), thresholds) for index in members))
     if since is None or now_s - since < thresholds.stuck_after_s:
         return None
     latest = _by_index(history[-1][1])
@@ -192,9 +237,10 @@ def _lagging(gpus: Mapping[int, GpuSample], members: tuple[int, ...], index: int
 
 def _straggler(
     history: Sequence[HistoryEntry], members: tuple[int, ...], index: int, now_s: float,
-    thresholds: FlagThresholds,
+    thresholds: FlagThresholds, memo: RunMemo | None = None,
 ) -> GpuFlag | None:
-    since = _held_since(history, lambda gpus: _lagging(gpus, members, index, thresholds) is not None)
+    since = _run_since(memo, ("straggler", members, index), history,
+                       lambda gpus: _lagging(gpus, members, index, thresholds) is not None)
     if since is None or now_s - since < thresholds.straggler_after_s:
         return None
     latest = _by_index(history[-1][1])
@@ -226,6 +272,7 @@ class FlagTracker:
     def __init__(self, thresholds: FlagThresholds | None = None) -> None:
         self.thresholds = thresholds or FlagThresholds()
         self._history: deque[HistoryEntry] = deque(maxlen=FLAG_HISTORY_MAX)
+        self._runs = RunMemo()
         # The GPU groups the last flags were judged over.
         self.groups: tuple[tuple[int, ...], ...] = ()
 
@@ -244,4 +291,4 @@ class FlagTracker:
         if not self._history:
             return {}
         self.groups = gpu_groups(gpus, [process for process in processes if process.gpu_uses])
-        return detect_flags(self._history, self.groups, self._history[-1][0], self.thresholds)
+        return detect_flags(self._history, self.groups, self._history[-1][0], self.thresholds, self._runs)

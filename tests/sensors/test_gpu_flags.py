@@ -104,3 +104,40 @@ def test_groups_are_the_gpus_of_one_parents_processes():
     processes = [rank(101, 100, 0), rank(102, 100, 1), rank(201, 200, 2), rank(202, 200, 3),
                  rank(301, 1, 4), rank(302, 1, 5)]
     assert gpu_groups(gpus, processes) == ((0, 1), (2, 3), (4,), (5,), (6, 7))
+
+
+def test_the_tracker_carries_runs_forward_and_agrees_with_a_walk_of_the_whole_history():
+    # Random stretches of busy, hung, slowed and idle GPUs over 400 s: each sample's flags, judged incrementally
+    # (FlagTracker's RunMemo), equal those of a fresh walk over the history it keeps; groups change midway.
+    import random
+
+    from pth_top.sensors.gpu_flags import FlagTracker
+
+    rng = random.Random(7)
+    states = ("busy", "hung", "slow", "idle")
+    current = ["busy"] * 4
+
+    def sample(index: int, state: str) -> GpuSample:
+        if state == "hung":
+            return hung(index)
+        if state == "slow":
+            return replace(busy(index), sm_clock_mhz=600.0, throttle_reasons=("thermal (HW)",))
+        return replace(busy(index), utilization_percent=0.0) if state == "idle" else busy(index)
+
+    tracker = FlagTracker(FlagThresholds(stuck_after_s=20.0, straggler_after_s=10.0))
+    seen = set()
+    for second in range(400):
+        if rng.random() < 0.08:
+            current = [rng.choice(states)] * 4 if rng.random() < 0.5 else current
+            current[rng.randrange(4)] = rng.choice(states)
+        gpus = tuple(sample(index, state) for index, state in enumerate(current))
+        tracker.groups = ()
+        uses = (GpuProcessUse(gpu_index=0, gpu_memory_used_bytes=1, kind="compute"),) if second > 200 else ()
+        processes = [ProcessSample(pid=10, ppid=1, user="u", cpu_percent=0.0, memory_percent=0.0, rss_bytes=0,
+                                   state="S", start_time_s=0.0, command="torchrun", gpu_uses=uses)] if uses else []
+        flags = tracker.update(gpus, processes, 1000.0 + second)
+        history_now = list(tracker._history)
+        expected = detect_flags(history_now, tracker.groups, history_now[-1][0], tracker.thresholds)
+        assert flags == expected, second
+        seen.update(flag.kind for flag in flags.values())
+    assert seen == {STUCK, STRAGGLER}
