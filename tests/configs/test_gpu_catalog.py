@@ -20,8 +20,7 @@ PRICE_UNSOURCED = frozenset({
     "rtx-4070-ti-super-16gb", "rtx-4080-super-16gb", "rtx-a6000-48gb", "rtx-6000-ada-48gb", "l40s-48gb",
     "a100-40gb-pcie", "a100-80gb-pcie", "a100-40gb-sxm", "a100-80gb-sxm", "h100-80gb-pcie", "h200-141gb-nvl",
     "mi250x-128gb", "mi300x-192gb", "rtx-pro-6000-blackwell-server-96gb", "a10-24gb", "v100-16gb-pcie",
-    "v100-32gb-pcie", "h100-94gb-nvl", "gh200-96gb", "gh200-144gb", "jetson-agx-orin-64gb", "v100-16gb-sxm2",
-    "v100-32gb-sxm2",
+    "v100-32gb-pcie", "h100-94gb-nvl", "gh200-96gb", "gh200-144gb", "jetson-agx-orin-64gb",
 })
 
 
