@@ -152,6 +152,9 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
     compute_cap = compute * 1e12 * device.count / forward_flops_per_token
+    if device.count > 1:  # tensor parallel: each layer's all-reduces stall the matmuls too
+        compute_text += f" x {TENSOR_PARALLEL_EFFICIENCY['nvlink' if device.nvlink else 'pcie']:g} tensor-parallel"
+        compute_cap *= TENSOR_PARALLEL_EFFICIENCY["nvlink" if device.nvlink else "pcie"]
     out = Prediction()
     fixed_text = (f" + {layers} layers x {device.decode_layer_s * 1e6:,.0f} us of small kernels "
                   f"({DECODE_LAYER_LAUNCH_S * 1e6:g} us + {DECODE_LAYER_SMALL_KERNEL_FLOP / 1e9:g} GFLOP at "
