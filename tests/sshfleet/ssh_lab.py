@@ -42,20 +42,60 @@ def keygen(path: Path) -> str:
     return path.with_suffix(".pub").read_text().split()[1]
 
 
-def a100_csv(busy_gpu: int = 1) -> tuple[str, str, str, str]:
-    """(query-gpu, extra query-gpu, query-remapped-rows) CSV of the 4 x A100 in tests/fakes/real_gpus.py."""
+@dataclass(frozen=True)
+class GpuReading:
+    """One GPU as both fakes give it (nvidia-smi's CSV and the compiled NVML): a real machine's readings."""
+
+    uuid: str
+    name: str
+    bus_id: str
+    utilization_percent: int
+    memory_used_mib: int
+    memory_total_mib: int
+    temperature_c: int
+    power_draw_w: float
+    power_limit_w: float
+    sm_clock_mhz: int
+    memory_clock_mhz: int
+    pstate: int
+    driver_version: str
+    cuda_version: int
+    clocks_event_mask: int
+    remapped_rows: tuple[int, int, int, int]  # correctable, uncorrectable, pending, failed
+    memory_utilization_percent: int = 0
+    ecc_volatile_corrected: int = 0
+    ecc_volatile_uncorrected: int = 0
+    ecc_enabled: bool = True
+
+
+def a100_readings(busy_gpu: int = 1) -> list[GpuReading]:
+    """The 4 x A100 in tests/fakes/real_gpus.py (no fan: N/A), one of them busy with a training job."""
     board, gpus = A100_SXM4_X4
+    return [GpuReading(
+        uuid=gpu.uuid, name=board.name, bus_id=gpu.bus_id,
+        utilization_percent=97 if index == busy_gpu else 0, memory_used_mib=61234 if index == busy_gpu else 1,
+        memory_total_mib=board.memory_total_mib, temperature_c=gpu.temperature_c, power_draw_w=gpu.power_draw_w,
+        power_limit_w=board.power_limit_w, sm_clock_mhz=gpu.sm_clock_mhz, memory_clock_mhz=board.memory_clock_mhz,
+        pstate=board.pstate, driver_version=board.driver_version, cuda_version=board.cuda_version,
+        clocks_event_mask=gpu.clocks_event_mask, remapped_rows=gpu.remapped_rows,
+        ecc_volatile_corrected=gpu.ecc_volatile_corrected,
+    ) for index, gpu in enumerate(gpus)]
+
+
+def a100_csv(busy_gpu: int = 1) -> tuple[str, str, str, str]:
+    """(query-gpu, extra query-gpu, query-remapped-rows) CSV of a100_readings, and the busy GPU's uuid."""
     main, extra, remaps = [], [], []
-    for index, gpu in enumerate(gpus):
-        utilization, used_mib = (97, 61234) if index == busy_gpu else (0, 1)
-        main.append(f"{index}, {gpu.uuid}, {board.name}, {gpu.bus_id}, {utilization}, 0, {used_mib}, "
-                    f"{board.memory_total_mib}, {gpu.temperature_c}, [N/A], {gpu.power_draw_w:.2f}, "
-                    f"{board.power_limit_w:.2f}, {gpu.sm_clock_mhz}, {board.memory_clock_mhz}, P{board.pstate}, "
-                    f"{board.driver_version}")
-        extra.append(f"{gpu.uuid}, 0x{gpu.clocks_event_mask:016x}, 0, Enabled")
+    readings = a100_readings(busy_gpu)
+    for index, gpu in enumerate(readings):
+        main.append(f"{index}, {gpu.uuid}, {gpu.name}, {gpu.bus_id}, {gpu.utilization_percent}, "
+                    f"{gpu.memory_utilization_percent}, {gpu.memory_used_mib}, {gpu.memory_total_mib}, "
+                    f"{gpu.temperature_c}, [N/A], {gpu.power_draw_w:.2f}, {gpu.power_limit_w:.2f}, "
+                    f"{gpu.sm_clock_mhz}, {gpu.memory_clock_mhz}, P{gpu.pstate}, {gpu.driver_version}")
+        extra.append(f"{gpu.uuid}, 0x{gpu.clocks_event_mask:016x}, {gpu.ecc_volatile_uncorrected}, "
+                     f"{'Enabled' if gpu.ecc_enabled else 'Disabled'}")
         correctable, uncorrectable, pending, failed = gpu.remapped_rows
         remaps.append(f"{gpu.uuid}, {correctable}, {uncorrectable}, {pending}, {failed}")
-    return "\n".join(main) + "\n", "\n".join(extra) + "\n", "\n".join(remaps) + "\n", gpus[busy_gpu].uuid
+    return "\n".join(main) + "\n", "\n".join(extra) + "\n", "\n".join(remaps) + "\n", readings[busy_gpu].uuid
 
 
 FAKE_NVIDIA_SMI = """#!/bin/sh
@@ -168,7 +208,9 @@ class SshLab:
         """A login key whose sessions run the client's command with PATH=`path` (None: a plain login)."""
         key = self.root / f"user_{name}"
         public = keygen(key)
-        wrapper = f'command="PATH={path} exec /bin/sh -c \\"$SSH_ORIGINAL_COMMAND\\"",restrict ' if path else ""
+        # The probe reads the fake nvidia-smi, never a real NVML of the machine the tests run on.
+        wrapper = (f'command="PATH={path} PTH_TOP_PROBE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 '
+                   'exec /bin/sh -c \\"$SSH_ORIGINAL_COMMAND\\"",restrict ' if path else "")
         self.authorized.append(f"{wrapper}ssh-ed25519 {public}\n")
         (self.root / "authorized_keys").write_text("".join(self.authorized))
         return key

@@ -9,6 +9,7 @@ import stat
 import time
 
 from pth_top.fleet.model import HostState
+from pth_top.sshfleet.hosts import check_config, resolve_hosts
 from pth_top.sshfleet.reader import SshFleetReader
 from pth_top.sshfleet.transport import SshTransport
 
@@ -152,5 +153,20 @@ async def test_a_host_with_pth_top_answers_with_its_own_snapshot(lab):
         row = host(snapshot, "with-pth-top")
         # pth-top reads NVML (none here), not the fake nvidia-smi the probe would have read.
         assert row.state is HostState.NVML_DOWN and row.gpu_count == 0 and "NVIDIA" in row.reason, row
+    finally:
+        await reader.close()
+
+
+async def test_the_hosts_of_an_included_config_are_read_through_it(lab, tmp_path):
+    including = tmp_path / "including_config"
+    including.write_text(f"Host good no*\n  Include {lab.config}\n")  # only the aliases this block takes
+    hosts = resolve_hosts([], None, str(including))
+    assert hosts == ["good", "nopython"]
+    check_config("ssh", str(including), "good")
+    reader = SshFleetReader(hosts, SshTransport(str(including), timeout_s=20.0), interval_s=1.0)
+    try:
+        snapshot = await reader.refresh()
+        assert host(snapshot, "good").state is HostState.UP and host(snapshot, "good").gpu_count == 4
+        assert host(snapshot, "nopython").reason == "pth-top-probe: no python3 (and no pth-top) on the host PATH"
     finally:
         await reader.close()
