@@ -271,10 +271,14 @@ class GpuReader:
         )
 
     def _nvlink_active_links(self, handle: Any) -> Any:
-        """Active NVLink links; NA when the GPU has none (first link unsupported)."""
+        """Active NVLink links (counted at most every SLOW_FIELD_TTL_S: 18 calls a GPU); NA when the GPU has none."""
+        return self.session.remember(SLOW_FIELD_TTL_S, ("nvlink_active_links", handle),
+                                     lambda: self._count_nvlink_links(handle))
+
+    def _count_nvlink_links(self, handle: Any) -> Any:
         active = 0
         for link in range(NVML_NVLINK_MAX_LINKS):
-            state = self.session.cached_call(SLOW_FIELD_TTL_S, "nvmlDeviceGetNvLinkState", handle, link)
+            state = self.session.call("nvmlDeviceGetNvLinkState", handle, link)
             if is_na(state):
                 return NA if link == 0 else active
             active += state == NVML_NVLINK_ACTIVE

@@ -150,6 +150,17 @@ class NvmlSession:
             self._cache[key] = (now, value)
         return default if value is _ABSENT else value
 
+    def remember(self, ttl_s: float, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        """`compute()`'s value reused while younger than `ttl_s` (a reading built of many slow-changing calls)."""
+        key = ("remember", *(id(part) if _unhashable(part) else part for part in key))
+        now = self._clock()
+        hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < ttl_s:
+            return hit[1]
+        value = compute()
+        self._cache[key] = (now, value)
+        return value
+
     def _handle_error(self, module: Any, function_name: str, error: Exception, default: Any) -> Any:
         self.last_error_names[function_name] = type(error).__name__
         not_found = _error_class(module, "NVMLError_FunctionNotFound")

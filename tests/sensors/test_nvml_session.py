@@ -109,3 +109,21 @@ def test_a_binding_without_the_function_not_found_class_still_answers_na():
     assert session.start()
     assert session.call("nvmlDeviceGetCount") is NA
     assert session.call_first(("nvmlDeviceGetCount",), default=0) == 0
+
+
+def test_a_remembered_reading_is_computed_once_per_ttl_and_per_handle():
+    clock = FakeClock()
+    session = started(one_gpu(), clock)
+    computed: list[int] = []
+
+    def count(handle: FakeHandle) -> int:
+        computed.append(handle.index)
+        return len(computed)
+
+    first, second = FakeHandle(0), FakeHandle(1)
+    assert session.remember(30.0, ("links", first), lambda: count(first)) == 1
+    assert session.remember(30.0, ("links", first), lambda: count(first)) == 1
+    assert session.remember(30.0, ("links", second), lambda: count(second)) == 2
+    clock.advance(30.0)
+    assert session.remember(30.0, ("links", first), lambda: count(first)) == 3
+    assert computed == [0, 1, 0]
