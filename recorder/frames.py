@@ -38,12 +38,19 @@ class FrameSource(Protocol):
 
 
 class MemoryFrames:
-    """Samples the dashboard kept in memory (no events: the live dashboard records none without a recorder)."""
+    """Samples the dashboard kept in memory, and those `append`ed while they are replayed (the oldest beyond
+    `capacity` drop); no events: the live dashboard records none without a recorder."""
 
     label = "memory"
 
-    def __init__(self, snapshots: Sequence[Snapshot]) -> None:
-        self._snapshots = tuple(snapshots)
+    def __init__(self, snapshots: Sequence[Snapshot], capacity: int | None = None) -> None:
+        self._capacity = capacity
+        self._snapshots = tuple(snapshots)[-capacity:] if capacity else tuple(snapshots)
+
+    def append(self, snapshot: Snapshot) -> None:
+        """A newer sample (from the UI thread: a reader on a worker sees the old tuple or the new one whole)."""
+        grown = (*self._snapshots, snapshot)
+        self._snapshots = grown[-self._capacity:] if self._capacity else grown
 
     def times(self) -> tuple[float, ...]:
         return tuple(snapshot.timestamp_s for snapshot in self._snapshots)

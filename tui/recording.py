@@ -9,8 +9,9 @@ import os
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from textual.message import Message
 from textual.worker import get_current_worker
@@ -122,8 +123,9 @@ def _last_line(path: Path) -> str:
     return printable(lines[-1], 300) if lines else ""
 
 
-def scrub_source(recording: Path | None, recent: Sequence[Snapshot]) -> FrameSource:
-    """The recording when a recorder writes it, else the frames the dashboard kept in memory."""
+def scrub_source(recording: Path | None, recent: deque[Snapshot]) -> FrameSource:
+    """The recording when a recorder writes it, else the frames the dashboard kept in memory (as many as it keeps:
+    the replay screen appends the newer ones)."""
     if recording is not None and recording.exists():
         return FileFrames(recording)
-    return MemoryFrames(recent)
+    return MemoryFrames(recent, capacity=recent.maxlen)

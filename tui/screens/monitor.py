@@ -188,8 +188,14 @@ class MonitorScreen(Screen):
 
     def take_snapshot(self, snapshot: Snapshot) -> None:
         """Add a new sample to the history and draw it."""
+        from pth_top.tui.screens.replay import ReplayScreen
+
         self.history.append(snapshot)
-        self.recent.append(recording.kept_frame(snapshot))
+        kept = recording.kept_frame(snapshot)
+        self.recent.append(kept)
+        for screen in self.app.screen_stack:  # an open scrub over memory (`r`) can step on to it
+            if isinstance(screen, ReplayScreen) and screen.live:
+                screen.add_live_frame(kept)
         self.show_snapshot(snapshot)
 
     def show_snapshot(self, snapshot: Snapshot) -> None:

@@ -1,7 +1,8 @@
 """Replay: the Monitor's panels drawn from recorded samples, with a time cursor, events and play.
 
 `pth-top replay` shows a recording; in the live dashboard `r` shows what it recorded (or kept in memory).
-The samples are read on a worker thread (FrameSource), which posts each frame to this screen.
+The samples are read on a worker thread (FrameSource), which posts each frame to this screen; a recording still
+written is read again at its end (End, →, play, e), a scrub over memory gets new frames from the Monitor.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from typing import Any
 
 from textual import work
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from pth_top.recorder.frames import FrameSource
+from pth_top.recorder.frames import FrameSource, MemoryFrames
 from pth_top.recorder.replay import TimeRefused, parse_time
 from pth_top.sensors.history import History
 from pth_top.sensors.model import ProcessSample, Snapshot
@@ -70,12 +72,22 @@ class ReplayLoaded(Message):
         self.times, self.events, self.index = times, events, index
 
 
+class ReplayReread(Message):
+    """The source's sample times and events read again, and the move that asked for it."""
+
+    bubble = False
+
+    def __init__(self, times: tuple[float, ...], events: list[dict[str, Any]], then: str) -> None:
+        super().__init__()
+        self.times, self.events, self.then = times, events, then
+
+
 class ReplayFrame(Message):
     bubble = False
 
-    def __init__(self, index: int, snapshot: Snapshot, history: History) -> None:
+    def __init__(self, index: int, snapshot: Snapshot, history: History, generation: int) -> None:
         super().__init__()
-        self.index, self.snapshot, self.history = index, snapshot, history
+        self.index, self.snapshot, self.history, self.generation = index, snapshot, history, generation
 
 
 class ReplayFailed(Message):
@@ -112,6 +124,9 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
         self.speed = SPEEDS[0]
         self.playing = False
         self._play_from: tuple[float, float] = (0.0, 0.0)  # (recorded time, monotonic time) play started from
+        # Bumped when the source's samples move (older ones thinned or dropped): frames read before are stale.
+        self._generation = 0
+        self._rereading = False
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -131,13 +146,29 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
             return
         index = len(times) - 1 if at_s is None else max(0, bisect.bisect_right(times, at_s) - 1)
         self.post_message(ReplayLoaded(times, events, index))
-        self._read_frames(index)
+        self._read_frames(index, 0)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="replay")
-    def _read(self, index: int) -> None:
-        self._read_frames(index)
+    def _read(self, index: int, generation: int) -> None:
+        self._read_frames(index, generation)
 
-    def _read_frames(self, index: int) -> None:
+    def _reread(self, then: str) -> None:
+        self._rereading = True
+        self._read_times(then)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="replay-reread")
+    def _read_times(self, then: str) -> None:
+        """Read the times and events again (a recorder may still be writing), then make the move `then`."""
+        try:
+            times = self.source.times()
+            events = self.source.events()
+        except Exception as error:
+            self.post_message(ReplayFailed(f"cannot read {printable(self.source.label, 200)}: {error}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReplayReread(times, events, then))
+
+    def _read_frames(self, index: int, generation: int) -> None:
         """Post the frame at `index` with the history up to it (what the charts show)."""
         worker = get_current_worker()
         history = History()
@@ -152,8 +183,8 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
         except Exception as error:
             self.post_message(ReplayFailed(f"cannot read sample {index + 1}: {error}"))
             return
-        if frame is not None:
-            self.post_message(ReplayFrame(index, frame, history))
+        if frame is not None and not worker.is_cancelled:
+            self.post_message(ReplayFrame(index, frame, history, generation))
 
     def on_replay_loaded(self, message: ReplayLoaded) -> None:
         self.times, self.events, self.index = message.times, message.events, message.index
@@ -161,12 +192,59 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
             self.notify("no samples to replay yet", severity="warning", markup=False)
 
     def on_replay_frame(self, message: ReplayFrame) -> None:
+        if message.generation != self._generation:
+            return
         self.history = message.history
         self.shown_index = message.index
         self.show_snapshot(message.snapshot)
 
     def on_replay_failed(self, message: ReplayFailed) -> None:
+        self._rereading = False
         self.show_sampler_error(message.reason)
+
+    def add_live_frame(self, frame: Snapshot) -> None:
+        """A frame the live dashboard just kept: a scrub over its memory can step on to it."""
+        if not isinstance(self.source, MemoryFrames):
+            return
+        self.source.append(frame)
+        if self.index >= 0:  # loaded; before that, the load reads the times itself
+            try:
+                self._take_times(self.source.times())
+            except NoMatches:  # one that lands while the app tears the screen down
+                return
+
+    def _take_times(self, times: tuple[float, ...]) -> None:
+        """The source's sample times now (newer ones added, older ones thinned or dropped): the cursor stays on
+        its sample (or the oldest left), and a frame read for the old order is read again."""
+        old = self.times
+
+        def time_at(index: int) -> float | None:
+            return old[index] if 0 <= index < len(old) else None
+
+        cursor_s, shown_s = time_at(self.index), time_at(self.shown_index)
+        self.times = times
+        index = self._index_at(cursor_s) if cursor_s is not None and times else -1
+        shown = self._index_at(shown_s) if shown_s is not None and times else -1
+        if (index, shown) != (self.index, self.shown_index) or (index >= 0 and times[index] != cursor_s):
+            self._generation += 1
+            self.index, self.shown_index = index, shown
+            if index >= 0:
+                self._read(index, self._generation)
+        self._show_header()
+
+    def on_replay_reread(self, message: ReplayReread) -> None:
+        self._rereading = False
+        self.events = message.events
+        self._take_times(message.times)
+        if message.then == "end":
+            self.move_to(len(self.times) - 1)
+        elif message.then == "step":
+            self.move_to(self.index + 1)
+        elif message.then == "event":
+            self._next_event(1, reread=False)
+        elif message.then == "play" and self.playing and self.index >= len(self.times) - 1:
+            self.action_toggle_play()
+            self.notify("end of the recording", timeout=3)
 
     def _show_header(self) -> None:
         if self._snapshot is None or not self.times:
@@ -199,7 +277,7 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
         index = min(max(0, index), len(self.times) - 1)
         if index != self.index:
             self.index = index
-            self._read(index)
+            self._read(index, self._generation)
 
     def move_to_time(self, time_s: float) -> None:
         """The cursor on the last sample at or before `time_s` (the first sample when it is earlier)."""
@@ -209,14 +287,20 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
         return self.times[self.index] if self.times else 0.0
 
     def action_step(self, step: int) -> None:
-        self.move_to(self.index + step)
+        if step > 0 and self.index >= len(self.times) - 1:
+            self._reread("step")  # at the end: a recorder may have written more since
+        else:
+            self.move_to(self.index + step)
 
     def action_jump_by(self, seconds: float) -> None:
         if self.times:
             self.move_to_time(self._cursor_time() + seconds)
 
     def action_edge(self, end: int) -> None:
-        self.move_to(len(self.times) - 1 if end else 0)
+        if end:
+            self._reread("end")
+        else:
+            self.move_to(0)
 
     def action_toggle_play(self) -> None:
         if not self.playing and self.index >= len(self.times) - 1:
@@ -243,18 +327,24 @@ class ReplayScreen(MonitorScreen, inherit_bindings=False):
         target = bisect.bisect_right(self.times, recorded_s + self.speed * (time.monotonic() - wall_s)) - 1
         if target >= len(self.times) - 1:
             self.move_to(len(self.times) - 1)
-            self.action_toggle_play()
-            self.notify("end of the recording", timeout=3)
+            if not self._rereading:  # play on over what was written since, else stop there
+                self._reread("play")
         elif target > self.index:
             self.move_to(target)
 
     def action_event(self, step: int) -> None:
+        self._next_event(step, reread=True)
+
+    def _next_event(self, step: int, reread: bool) -> None:
         now = self._cursor_time()
         if step > 0:
             found = next((event for event in self.events if event["time_s"] > now), None)
         else:
             found = next((event for event in reversed(self.events)
                           if event["time_s"] < now and self._index_at(event["time_s"]) < self.index), None)
+        if found is None and step > 0 and reread:
+            self._reread("event")  # one written since the events were read
+            return
         if found is None:
             self.notify(f"no {'later' if step > 0 else 'earlier'} event", timeout=3)
             return
