@@ -61,7 +61,7 @@ class Workload(Schema, frozen=True):
         int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
     ] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
-    input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels")] = 0
+    input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
     activation_elements_per_sample: Annotated[
         int, whole(0, 1_000_000_000_000, "CNN values saved for backward per sample (0: scaled from ResNet-50)")
     ] = 0

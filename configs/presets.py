@@ -71,18 +71,20 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     preset_id = workload.preset
     if preset_id != "custom":
         preset = model_presets()[preset_id]
+        scale, scale_text = resolution_scale(preset, workload.input_size_px)
         return ModelShape(
             kind=preset.kind, parameters=preset.parameters, layers=preset.layers, hidden_size=preset.hidden_size,
             attention_heads=preset.attention_heads, kv_heads=preset.kv_heads,
             sequence_length=min(workload.sequence_length, preset.sequence_length or workload.sequence_length)
             or preset.sequence_length,
-            activation_elements_per_sample=preset.activation_elements_per_sample,
+            activation_elements_per_sample=round(preset.activation_elements_per_sample * scale),
             intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
             vocabulary_size=preset.vocabulary_size, max_context_tokens=preset.sequence_length,
-            feature_width=preset.feature_width, largest_activation_elements=preset.largest_activation_elements,
+            feature_width=preset.feature_width,
+            largest_activation_elements=round(preset.largest_activation_elements * scale),
             lm_head=preset.lm_head, active_parameters=preset.active_parameters,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
-            f"({preset.source})"
+            f"({preset.source}){scale_text}"
     kind = workload.kind
     if kind == "transformer":
         layers, hidden, vocab = workload.layers, workload.hidden_size, workload.vocabulary_size
@@ -107,6 +109,16 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     return ModelShape(kind="generic", parameters=workload.parameters), (
         f"custom model: {workload.parameters / 1e6:,.1f}M parameters (no architecture: activations unknown)"
     )
+
+
+def resolution_scale(preset: ModelPreset, input_size_px: int) -> tuple[float, str]:
+    """A CNN preset at another input size: every feature map, so every saved activation and every conv's FLOPs,
+    grows with the pixel count; (1.0, "") at the preset's own size or for other kinds."""
+    if preset.kind != "cnn" or input_size_px <= 0 or not preset.input_size_px or input_size_px == preset.input_size_px:
+        return 1.0, ""
+    scale = (input_size_px / preset.input_size_px) ** 2
+    return scale, (f"; at {input_size_px} px, activations and FLOPs x {scale:.3g} of its {preset.input_size_px} px "
+                   "(feature maps grow with the pixel count)")
 
 
 def _active_text(active: int) -> str:

@@ -13,7 +13,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
-from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.quantization import weight_format
 from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
 
@@ -82,8 +82,10 @@ def forward_flops_per_sample(answers: Answers, shape: mem.ModelShape) -> tuple[f
     preset = model_presets().get(answers.workload.preset)
     if shape.kind == "cnn":
         if preset is not None and preset.forward_gflops_per_sample:
-            return preset.forward_gflops_per_sample * 1e9, f"{preset.forward_gflops_per_sample:g} GFLOP forward " \
-                "(the preset's published count)"
+            scale, _ = resolution_scale(preset, answers.workload.input_size_px)
+            gflops = preset.forward_gflops_per_sample * scale
+            at = f" x {scale:.3g} for {answers.workload.input_size_px} px" if scale != 1.0 else ""
+            return gflops * 1e9, f"{gflops:.3g} GFLOP forward (the preset's published count{at})"
         flops = sp.RESNET50_FORWARD_FLOPS / sp.RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
         return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
     return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"

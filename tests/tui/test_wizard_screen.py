@@ -356,3 +356,17 @@ async def test_the_first_frame_says_the_wizard_is_loading_before_its_steps_mount
         await real_mount_steps(screen)
         await wait_for_step(pilot, screen, "step-review")  # the --preset waited for them
         assert screen.title_text.startswith("Guide §7.1")
+
+
+async def test_a_cnn_preset_offers_its_input_size_and_a_transformer_does_not():
+    app = WizardApp(clock=fixed_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        await pilot.press("ctrl+n")
+        pixels_row = screen.query_one("#row-workload-input_size_px")
+        screen.query_one("#workload-preset").value = "resnet50"
+        await wait_until(pilot, lambda: pixels_row.display, what="the input size row for a CNN preset")
+        assert not screen.query_one("#row-workload-layers").display
+        screen.query_one("#workload-preset").value = "bert-base"
+        await wait_until(pilot, lambda: not pixels_row.display, what="no input size for a transformer")

@@ -184,8 +184,12 @@ class WizardScreen(Screen):
     def _show_relevant_fields(self) -> None:
         """Custom-model fields for a custom model only; LoRA rank and targets for LoRA/QLoRA training only."""
         custom = self.answers.workload.preset == "custom"
+        preset = model_presets().get(self.answers.workload.preset)
         for key in CUSTOM_ONLY_KEYS:
             self.query_one(f"#row-workload-{key}", FieldRow).display = custom
+        # A CNN preset runs at any input size (its activations and FLOPs scale with the pixel count).
+        self.query_one("#row-workload-input_size_px", FieldRow).display = custom or (
+            preset is not None and preset.kind == "cnn")
         task = self.answers.task
         adapters = task.mode == "training" and task.method in ADAPTER_METHODS
         for key in ("lora_rank", "lora_targets"):

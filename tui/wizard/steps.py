@@ -48,7 +48,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
         ("workload", "intermediate_size", "Custom: MLP width (0 = 4h)"),
         ("workload", "active_parameters", "Custom: active (MoE, 0 = all)"),
-        ("workload", "input_size_px", "Custom CNN: input px"),
+        ("workload", "input_size_px", "CNN input px (0: the preset's)"),
     )),
     StepSpec("task", "Task and precision", (
         "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); LoRA trains "
