@@ -49,6 +49,12 @@ def wizard(preset_name: str, batch: int, **task) -> float:
     return estimate_memory(answers, preset(preset_name)).total_bytes
 
 
+def allocated(preset_name: str, batch: int, **task) -> float:
+    """What torch.cuda.max_memory_allocated counts: the estimate without the CUDA context."""
+    answers = Answers(workload=Workload(preset=preset_name, batch_size=batch), task=Task(**task))
+    return estimate_memory(answers, preset(preset_name), cuda_context_bytes=0).total_bytes
+
+
 # ZeRO (Rajbhandari et al. 2019, arXiv:1910.02054), Figure 1: 7.5B params, 64 GPUs, K = 12 (16 B/param).
 SEVEN_POINT_FIVE_B = ModelShape("generic", 7_500_000_000)
 
@@ -181,6 +187,15 @@ CASES: tuple[PublishedCase, ...] = (
                   lambda: wizard("resnet50", 256, precision="amp_fp16", optimizer="sgd"), "at_most"),
     PublishedCase("nvidia-resnet50-fp32-128-16gb", "NVIDIA DeepLearningExamples configs.yml", 15 * GIB,
                   lambda: wizard("resnet50", 128, precision="fp32", optimizer="sgd"), "at_most"),
+    # detectron2 MODEL_ZOO.md (github.com/facebookresearch/detectron2), COCO R50-FPN baselines: "train mem (GB)",
+    # torch.cuda.max_memory_allocated over the whole run, 2 images per V100, fp32, SGD momentum, shorter side 640-800
+    # and longer at most 1333: Faster R-CNN 3.0 GB, RetinaNet 3.9 GB. The presets are one 800 x 1333 batch with three
+    # boxes, so the run's peak (the largest images with the most boxes) bounds Faster R-CNN from above; RetinaNet,
+    # whose dense head dominates, is within 15 %.
+    PublishedCase("detectron2-faster-rcnn-r50-fpn-train-mem", "detectron2 MODEL_ZOO.md", 3.0 * GB,
+                  lambda: allocated("faster-rcnn-r50-fpn", 2, precision="fp32", optimizer="sgd"), "at_most"),
+    PublishedCase("detectron2-retinanet-r50-fpn-train-mem", "detectron2 MODEL_ZOO.md", 3.9 * GB,
+                  lambda: allocated("retinanet-r50-fpn", 2, precision="fp32", optimizer="sgd")),
     # Real 4-bit Llama 2 13B files (the weights an int4 box must hold): q4_0 7.32 GB and q4_K_M 7.87 GB
     # (huggingface.co/localmodels/Llama-2-13B-ggml README, "Provided files"); GPTQ 4-bit, group size 128,
     # 7.26 GB (huggingface.co/TheBloke/Llama-2-13B-GPTQ README, "Provided files", branch main).
