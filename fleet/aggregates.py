@@ -52,20 +52,31 @@ def throttle(job: str) -> str:
     return f"max {BY_GPU} ({active})"
 
 
+def memory_used(job: str) -> str:
+    """The share of its memory each GPU uses: a join of two series a GPU, the view's costliest reading."""
+    used = selector("pth_top_gpu_memory_used_bytes", job)
+    total = selector("pth_top_gpu_memory_total_bytes", job)
+    return f"max {BY_GPU} ({used} / {total})"
+
+
 @dataclass(frozen=True, slots=True)
 class Aggregate:
     name: str  # the view's query name
     record: str  # the recorded series' name (level:metric:operation)
     build: Callable[[str], str]  # (job matcher, "" for every job) -> PromQL
+    # PromQL comparison the view appends: it asks only for the GPUs it shows something for ("" for all).
+    shown: str = ""
 
     def expression(self, job: str) -> str:
         return self.build(job)
 
 
 AGGREGATES = (
-    Aggregate("errors", f"instance_gpu:pth_top_gpu_errors:increase{ERROR_WINDOW}", errors),
-    Aggregate("remaps", "instance_gpu:pth_top_gpu_row_remaps:sum", remaps),
-    Aggregate("throttle", "instance_gpu:pth_top_gpu_hw_throttled:max", throttle),
+    # The view adds errors and remaps and shows 0 where a GPU has neither; a throttle under 1 shows as none.
+    Aggregate("errors", f"instance_gpu:pth_top_gpu_errors:increase{ERROR_WINDOW}", errors, " != 0"),
+    Aggregate("remaps", "instance_gpu:pth_top_gpu_row_remaps:sum", remaps, " != 0"),
+    Aggregate("throttle", "instance_gpu:pth_top_gpu_hw_throttled:max", throttle, " >= 1"),
+    Aggregate("memory", "instance_gpu:pth_top_gpu_memory_used:ratio", memory_used),
 )
 
 

@@ -9,6 +9,7 @@ counted; the rest of the answer stands. An answer of more than MAX_LABELS_PER_AN
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable, TypeVar, Union
 
 import msgspec
@@ -27,9 +28,14 @@ MAX_LABELS_PER_SERIES = 64
 MAX_LABELS_PER_ANSWER = 400_000
 # Cut of a server's error text or of a body that is no API answer, in the one error line.
 DETAIL_MAX_CHARS = 200
+# A label takes at least 5 bytes ("":""), so an answer this small holds at most MAX_LABELS_PER_ANSWER of them:
+# decoded whole at once, it costs no more memory than the series the view may keep of it.
+WHOLE_DECODE_MAX_BYTES = 5 * MAX_LABELS_PER_ANSWER
 
 Labels = dict[str, str]
 Series = tuple[Labels, Union[float, None]]
+# Readings by (instance, a second label's value: the GPU, or '' for a host's).
+Readings = dict[tuple[str, str], float]
 # msgspec raises RecursionError on JSON nested deeper than the interpreter's limit, even in skipped fields.
 _BAD_JSON = (msgspec.DecodeError, RecursionError)
 Item = TypeVar("Item")
@@ -57,6 +63,22 @@ class _Sample(msgspec.Struct):
     value: tuple[Union[float, str], str]
 
 
+# gc=False: no cycle can run through these, so the collector need not track the many made per answer.
+class _TypedValue(msgspec.Struct, array_like=True, forbid_unknown_fields=True, gc=False):
+    at: Union[float, str]
+    text: str
+
+
+class _TypedSample(msgspec.Struct, gc=False):
+    metric: dict[str, str]
+    value: _TypedValue
+
+
+class _TypedVector(msgspec.Struct, gc=False):
+    resultType: str
+    result: list[_TypedSample]
+
+
 class _Targets(msgspec.Struct):
     activeTargets: list[msgspec.Raw]
 
@@ -69,13 +91,18 @@ class _Target(msgspec.Struct):
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _VECTOR = msgspec.json.Decoder(_Vector)
 _SAMPLE = msgspec.json.Decoder(_Sample)
+_TYPED_VECTOR = msgspec.json.Decoder(_TypedVector)
 _TARGETS = msgspec.json.Decoder(_Targets)
 _TARGET = msgspec.json.Decoder(_Target)
 _LABELS = msgspec.json.Decoder(dict[str, str])
+# A run of more than LABEL_MAX_CHARS bytes after a quote: where a JSON string may be too long to show whole.
+_LONG_RUN = re.compile(rb'"[^"]{%d}' % (LABEL_MAX_CHARS + 1))
 
 
 def text(value: str) -> str:
     """A string from Prometheus as it may be shown or printed anywhere: printable and bounded."""
+    if len(value) <= LABEL_MAX_CHARS and value.isascii() and value.isprintable():
+        return value  # what printable() would return, found without its regular expressions
     return printable(value, LABEL_MAX_CHARS)
 
 
@@ -139,11 +166,85 @@ def _each_item(items: list[msgspec.Raw], decoder: msgspec.json.Decoder[Item], ra
             kept.append(build(labels, item))
     return kept
 
+
+def _plain(data: bytes) -> bool:
+    """True if every JSON string in `data` is as text() would leave it: printable ASCII, none longer than
+    LABEL_MAX_CHARS. No escape, no DEL, no byte past ASCII (msgspec refuses raw control characters)."""
+    return data.isascii() and b"\\" not in data and b"\x7f" not in data and _LONG_RUN.search(data) is None
+
+
+def _typed_samples(data: msgspec.Raw) -> tuple[list[_TypedSample], int] | None:
+    """The series of a small vector answer with every one well formed, decoded at once, and how many of them
+    were left out; None for any other answer.
+
+    The checks of the series-by-series way: AnswerError past MAX_SERIES series or MAX_LABELS_PER_ANSWER
+    labels; a series of more than MAX_LABELS_PER_SERIES labels left out (and counted).
+    """
+    if len(data) > WHOLE_DECODE_MAX_BYTES:
+        return None
+    try:
+        vector = _TYPED_VECTOR.decode(data)
+    except _BAD_JSON:
+        return None
+    if vector.resultType != "vector":
+        return None
+    if len(vector.result) > MAX_SERIES:
+        raise AnswerError(f"an answer of {len(vector.result)} series, more than the {MAX_SERIES} the view reads")
+    kept = [sample for sample in vector.result if len(sample.metric) <= MAX_LABELS_PER_SERIES]
+    if sum(len(sample.metric) for sample in kept) > MAX_LABELS_PER_ANSWER:
+        raise AnswerError(f"an answer of more than {MAX_LABELS_PER_ANSWER} labels, more than the view reads")
+    return kept, len(vector.result) - len(kept)
+
+
+def _whole_vector(data: msgspec.Raw) -> tuple[list[Series], int] | None:
+    """vector_series of a small answer with every series well formed; None for any other."""
+    typed = _typed_samples(data)
+    if typed is None:
+        return None
+    samples, skipped = typed
+    if _plain(bytes(data)):
+        return [(sample.metric, reading(sample.value.text)) for sample in samples], skipped
+    return [({text(name): text(value) for name, value in sample.metric.items()}, reading(sample.value.text))
+            for sample in samples], skipped
+
+
+def keyed(series: list[Series], label: str) -> Readings:
+    """Readings by (instance, the value of `label`; '' with no label); a series with no reading left out."""
+    return {(labels.get("instance", ""), labels.get(label, "") if label else ""): value
+            for labels, value in series if value is not None}
+
+
+def keyed_readings(data: msgspec.Raw, label: str) -> tuple[Readings, int] | None:
+    """keyed() of vector_series(data) and how many series were malformed; None if no vector.
+
+    A small, well-formed answer goes straight from its decoded series to the readings: no series list,
+    and only the two labels of the key made printable (text() makes no other name equal to them).
+    """
+    typed = _typed_samples(data)
+    if typed is None:
+        decoded = vector_series(data)
+        return None if decoded is None else (keyed(decoded[0], label), decoded[1])
+    samples, skipped = typed
+    plain = _plain(bytes(data))
+    readings: Readings = {}
+    for sample in samples:
+        value = reading(sample.value.text)
+        if value is not None:
+            metric = sample.metric
+            key = (metric.get("instance", ""), metric.get(label, "") if label else "")
+            readings[key if plain else (text(key[0]), text(key[1]))] = value
+    return readings, skipped
+
+
 def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
     """An instant vector's series as (labels, reading) and how many were malformed; None if no vector.
 
-    AnswerError if it holds more than MAX_SERIES series.
+    A small, well-formed answer is decoded at once; any other series by series, so one malformed or
+    oversized series is skipped alone. AnswerError if it holds more than MAX_SERIES series.
     """
+    whole = _whole_vector(data)
+    if whole is not None:
+        return whole
     try:
         vector = _VECTOR.decode(data)
     except _BAD_JSON:

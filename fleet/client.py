@@ -194,6 +194,15 @@ class PrometheusClient:
         self.malformed += malformed
         return series
 
+    async def readings(self, promql: str, label: str) -> answers.Readings:
+        """An instant query's readings by (instance, `label`'s value); malformed series are skipped and counted."""
+        decoded = await self.api("/api/v1/query", {"query": promql}, lambda data: answers.keyed_readings(data, label))
+        if decoded is None:
+            raise QueryError(printable(f"not an instant vector answer to {promql[:80]}"))
+        readings, malformed = decoded
+        self.malformed += malformed
+        return readings
+
     async def target_intervals(self) -> list[tuple[answers.Labels, str]]:
         """Every active target's labels and scrape interval text; malformed targets are skipped and counted."""
         decoded = await self.api("/api/v1/targets?state=active", decode=answers.target_intervals)

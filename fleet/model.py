@@ -237,24 +237,12 @@ def build_hosts(
     up = {instance: value for (instance, _), value in answers["up"].items()}
     scrape_age = {instance: value for (instance, _), value in answers["age"].items()}
     nvml_up = {instance: value for (instance, _), value in answers["nvml_up"].items()}
-    gpus_by_host: dict[str, list[GpuCell]] = {}
-    gpu_keys = sorted(set(answers["utilization"]) | set(answers["memory"]) | set(answers["temperature"]),
-                      key=lambda key: (key[0], _gpu_order(key[1])))
-    for key in gpu_keys:
-        gpus_by_host.setdefault(key[0], []).append(GpuCell(
-            instance=key[0], gpu=key[1],
-            utilization_ratio=answers["utilization"].get(key),
-            memory_used_ratio=answers["memory"].get(key),
-            temperature_celsius=answers["temperature"].get(key),
-            power_watts=answers["power"].get(key),
-            errors=answers["errors"].get(key, 0.0) + answers["remaps"].get(key, 0.0),
-            throttled=answers["throttle"].get(key, 0.0) >= 1,
-        ))
+    gpus_by_host = _gpu_cells(answers)
     memory.forget_gone(set(up), now_s)
     rows = []
     for instance in sorted(set(up) | set(memory.last_rows)):
         state = host_state(up.get(instance), scrape_age.get(instance), nvml_up.get(instance), interval_s)
-        gpus = tuple(gpus_by_host.get(instance, ()))
+        gpus = gpus_by_host.get(instance, ())
         if state is HostState.UP or state is HostState.NVML_DOWN:
             memory.last_up_at_s[instance] = now_s - (scrape_age.get(instance) or 0.0)
         elif not gpus and instance in memory.last_rows:
@@ -268,6 +256,26 @@ def build_hosts(
         memory.last_rows[instance] = row
         rows.append(row)
     return tuple(rows)
+
+
+def _gpu_cells(answers: Mapping[str, Mapping[tuple[str, str], float]]) -> dict[str, tuple[GpuCell, ...]]:
+    """Each host's GPUs that have a utilization, memory or temperature reading, in GPU order."""
+    utilization, used, temperature = answers["utilization"], answers["memory"], answers["temperature"]
+    power, errors, remaps, throttle = answers["power"], answers["errors"], answers["remaps"], answers["throttle"]
+    gpus_by_host: dict[str, list[str]] = {}
+    for instance, gpu in set(utilization).union(used, temperature):
+        gpus_by_host.setdefault(instance, []).append(gpu)
+    gpu_order = {gpu: _gpu_order(gpu) for gpu in {gpu for gpus in gpus_by_host.values() for gpu in gpus}}
+    cells = {}
+    for instance, gpus in gpus_by_host.items():
+        gpus.sort(key=gpu_order.__getitem__)
+        cells[instance] = tuple(GpuCell(
+            instance=instance, gpu=gpu,
+            utilization_ratio=utilization.get(key), memory_used_ratio=used.get(key),
+            temperature_celsius=temperature.get(key), power_watts=power.get(key),
+            errors=errors.get(key, 0.0) + remaps.get(key, 0.0), throttled=throttle.get(key, 0.0) >= 1,
+        ) for gpu in gpus for key in [(instance, gpu)])
+    return cells
 
 
 def _gpu_order(gpu: str) -> tuple[int, str]:

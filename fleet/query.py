@@ -15,7 +15,6 @@ from dataclasses import replace
 from typing import Callable
 
 from pth_top.fleet.aggregates import AGGREGATES, recorded_present, selector
-from pth_top.fleet.answers import Series
 from pth_top.fleet.client import PrometheusClient, QueryError, all_or_none
 from pth_top.fleet.model import (
     FleetSnapshot,
@@ -41,8 +40,6 @@ DETAIL_READINGS = ("utilization_ratio", "memory_used_bytes", "memory_total_bytes
                    "power_watts", "power_limit_watts")
 DURATION_UNITS_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
-Answer = dict[tuple[str, str], float]
-
 
 def promql_string(text: str) -> str:
     """`text` as a PromQL double-quoted string literal."""
@@ -56,12 +53,6 @@ def parse_duration_s(text: str) -> float | None:
     if not parts or "".join(number + unit for number, unit in parts) != text:
         return None
     return min(MAX_SCRAPE_INTERVAL_S, sum(int(number) * DURATION_UNITS_S[unit] for number, unit in parts))
-
-
-def keyed(series: list[Series], per_gpu: bool) -> Answer:
-    """Series keyed by (instance, gpu); per-host series get gpu ''. Values that are no reading are left out."""
-    return {(labels.get("instance", ""), labels.get("gpu", "") if per_gpu else ""): value
-            for labels, value in series if value is not None}
 
 
 class FleetReader:
@@ -101,28 +92,29 @@ class FleetReader:
     async def close(self) -> None:
         await self.client.close()
 
-    def queries(self) -> dict[str, tuple[str, bool]]:
-        """Name -> (PromQL, per GPU) for one refresh; each covers every host of the job.
+    def queries(self) -> dict[str, tuple[str, str]]:
+        """Name -> (PromQL, the label besides `instance` its readings are keyed by) for one refresh; each covers
+        every host of the job.
 
-        Per-GPU answers keep only instance and gpu: decoding the other labels of 8 series a host was most of
-        a big fleet's refresh.
+        Answers keep only the labels the view reads: decoding the others of 8 series a host was most of a big
+        fleet's refresh. Errors, remaps and throttling come only for the GPUs that have some.
         """
         job = f"job={promql_string(self.job)}"
-        return {name: (f"max by (instance, gpu) ({promql})" if per_gpu else promql, per_gpu)
-                for name, (promql, per_gpu) in self._queries(job).items()}
+        return {name: (f"max by (instance, gpu) ({promql}){shown}" if label == "gpu" else promql, label)
+                for name, (promql, label, shown) in self._queries(job).items()}
 
-    def _queries(self, job: str) -> dict[str, tuple[str, bool]]:
+    def _queries(self, job: str) -> dict[str, tuple[str, str, str]]:
+        """Name -> (PromQL, key label, comparison that keeps only the GPUs the view shows something for)."""
         return {
-            "up": (f"up{{{job}}}", False),
-            "age": (f"time() - timestamp(up{{{job}}})", False),
-            "nvml_up": (f"pth_top_nvml_up{{{job}}}", False),
-            "info": (f"pth_top_host_info{{{job}}}", False),
-            "utilization": (f"pth_top_gpu_utilization_ratio{{{job}}}", True),
-            "memory": (f"pth_top_gpu_memory_used_bytes{{{job}}} / pth_top_gpu_memory_total_bytes{{{job}}}", True),
-            "temperature": (f"pth_top_gpu_temperature_celsius{{{job}}}", True),
-            "power": (f"pth_top_gpu_power_watts{{{job}}}", True),
+            "up": (f"up{{{job}}}", "", ""),
+            "age": (f"time() - timestamp(up{{{job}}})", "", ""),
+            "nvml_up": (f"pth_top_nvml_up{{{job}}}", "", ""),
+            "info": (f"count by (instance, hostname) (pth_top_host_info{{{job}}})", "hostname", ""),
+            "utilization": (f"pth_top_gpu_utilization_ratio{{{job}}}", "gpu", ""),
+            "temperature": (f"pth_top_gpu_temperature_celsius{{{job}}}", "gpu", ""),
+            "power": (f"pth_top_gpu_power_watts{{{job}}}", "gpu", ""),
             **{aggregate.name: (selector(aggregate.record, job) if aggregate.name in self.recorded
-                                else aggregate.expression(job), True) for aggregate in AGGREGATES},
+                                else aggregate.expression(job), "gpu", aggregate.shown) for aggregate in AGGREGATES},
         }
 
     async def refresh(self) -> FleetSnapshot:
@@ -139,16 +131,14 @@ class FleetReader:
                 if self._fixed_recorded is None:
                     self.recorded = await self._recorded_aggregates()
             queries = self.queries()
-            results = await all_or_none([self.client.vector(promql) for promql, _ in queries.values()])
+            results = await all_or_none([self.client.readings(promql, label) for promql, label in queries.values()])
         except QueryError as error:
             self.snapshot = replace(self.snapshot, error=str(error),
                                     query_count=self.client.queries_sent - sent_before)
             return self.snapshot
         self._refreshes += 1
-        answers = {name: keyed(series, per_gpu)
-                   for (name, (_, per_gpu)), series in zip(queries.items(), results, strict=True)}
-        hostnames = {labels.get("instance", ""): labels.get("hostname", "")
-                     for labels, _ in results[list(queries).index("info")]}
+        answers = dict(zip(queries, results, strict=True))
+        hostnames = dict(answers["info"].keys())  # keyed by (instance, hostname)
         hosts = build_hosts(answers, hostnames, now_s, self.scrape_interval_s, self._memory)
         self.snapshot = FleetSnapshot(taken_at_s=now_s, scrape_interval_s=self.scrape_interval_s, hosts=hosts,
                                       query_count=self.client.queries_sent - sent_before,

@@ -54,7 +54,7 @@ class HostileFleet(FakeFleet):
         if query.startswith("topk("):
             return self.vector([({"gpu": gpu, "pid": HOSTILE, "user": HOSTILE, "comm": HOSTILE}, 2e9)
                                 for gpu in gpus])
-        if query.startswith("pth_top_host_info"):
+        if query.startswith("count by (instance, hostname) (pth_top_host_info"):
             return self.vector([({"instance": instance, "hostname": f"h{instance}"}, 1.0)
                                 for instance in self.instances])
         return super().handle(request)

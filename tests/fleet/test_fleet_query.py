@@ -47,7 +47,8 @@ class FakeFleet:
                 for instance in self.instances]}})
         query = urllib.parse.parse_qs(request.content.decode())["query"][0]
         self.queries.append(query)
-        query = query.removeprefix("max by (instance, gpu) (")  # per-GPU answers keep instance and gpu only
+        # Answers keep only the labels the view reads: per GPU instance and gpu, the host info instance and hostname.
+        query = query.removeprefix("max by (instance, gpu) (").removeprefix("count by (instance, hostname) (")
         per_host = {"up": lambda instance: self.up[instance], "time()": lambda instance: self.scrape_age_s[instance],
                     "pth_top_nvml_up": lambda instance: 1.0, "pth_top_host_info": lambda instance: 1.0}
         for prefix, value_of in per_host.items():
@@ -60,7 +61,7 @@ class FakeFleet:
             return self.vector(self.per_gpu(lambda number, gpu: 40.0 + number % 7 + gpu))
         if query.startswith("pth_top_gpu_power_watts"):
             return self.vector(self.per_gpu(lambda number, gpu: float("nan") if gpu == 7 else 100.0))
-        if query.startswith("pth_top_gpu_memory_used_bytes"):
+        if "(pth_top_gpu_memory_used_bytes{" in query:  # the view's raw memory aggregate
             return self.vector(self.per_gpu(lambda number, gpu: 0.5))
         if query.startswith("max by (job, instance, gpu) (pth_top_gpu_clocks_event_active"):
             return self.vector(self.per_gpu(lambda number, gpu: 1.0 if (number, gpu) == (3, 1) else 0.0))

@@ -49,7 +49,7 @@ async def test_no_query_matches_metric_names_by_regex(fleet):
     assert reader.recorded == (EVERY_AGGREGATE if isinstance(fleet, RecordingFleet) else frozenset())
     assert any("pth_top_gpu_memory_total_bytes" in query for query in fleet.queries), "the drill-down was read"
     assert [query for query in fleet.queries if NAME_MATCHER.search(query)] == []
-    per_gpu = [promql for promql, by_gpu in reader.queries().values() if by_gpu]
+    per_gpu = [promql for promql, label in reader.queries().values() if label == "gpu"]
     assert len(per_gpu) == 7 and all(promql.startswith("max by (instance, gpu) (") for promql in per_gpu), (
         "per-GPU answers carry only the two labels the view reads")
 
