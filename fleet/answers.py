@@ -101,8 +101,6 @@ _LONG_RUN = re.compile(rb'"[^"]{%d}' % (LABEL_MAX_CHARS + 1))
 
 def text(value: str) -> str:
     """A string from Prometheus as it may be shown or printed anywhere: printable and bounded."""
-    if len(value) <= LABEL_MAX_CHARS and value.isascii() and value.isprintable():
-        return value  # what printable() would return, found without its regular expressions
     return printable(value, LABEL_MAX_CHARS)
 
 
@@ -144,10 +142,13 @@ class _LabelBudget:
             return None
         if len(decoded) > MAX_LABELS_PER_SERIES:
             return None
-        self.left -= len(decoded)
+        self.spend(len(decoded))
+        return {text(name): text(value) for name, value in decoded.items()}
+
+    def spend(self, count: int) -> None:
+        self.left -= count
         if self.left < 0:
             raise AnswerError(f"an answer of more than {MAX_LABELS_PER_ANSWER} labels, more than the view reads")
-        return {text(name): text(value) for name, value in decoded.items()}
 
 
 
@@ -165,6 +166,11 @@ def _each_item(items: list[msgspec.Raw], decoder: msgspec.json.Decoder[Item], ra
         if labels is not None:
             kept.append(build(labels, item))
     return kept
+
+
+def _check_series_count(count: int) -> None:
+    if count > MAX_SERIES:
+        raise AnswerError(f"an answer of {count} series, more than the {MAX_SERIES} the view reads")
 
 
 def _plain(data: bytes) -> bool:
@@ -188,11 +194,9 @@ def _typed_samples(data: msgspec.Raw) -> tuple[list[_TypedSample], int] | None:
         return None
     if vector.resultType != "vector":
         return None
-    if len(vector.result) > MAX_SERIES:
-        raise AnswerError(f"an answer of {len(vector.result)} series, more than the {MAX_SERIES} the view reads")
+    _check_series_count(len(vector.result))
     kept = [sample for sample in vector.result if len(sample.metric) <= MAX_LABELS_PER_SERIES]
-    if sum(len(sample.metric) for sample in kept) > MAX_LABELS_PER_ANSWER:
-        raise AnswerError(f"an answer of more than {MAX_LABELS_PER_ANSWER} labels, more than the view reads")
+    _LabelBudget().spend(sum(len(sample.metric) for sample in kept))
     return kept, len(vector.result) - len(kept)
 
 
@@ -222,7 +226,7 @@ def keyed_readings(data: msgspec.Raw, label: str) -> tuple[Readings, int] | None
     """
     typed = _typed_samples(data)
     if typed is None:
-        decoded = vector_series(data)
+        decoded = _series_by_series(data)
         return None if decoded is None else (keyed(decoded[0], label), decoded[1])
     samples, skipped = typed
     plain = _plain(bytes(data))
@@ -243,16 +247,18 @@ def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
     oversized series is skipped alone. AnswerError if it holds more than MAX_SERIES series.
     """
     whole = _whole_vector(data)
-    if whole is not None:
-        return whole
+    return whole if whole is not None else _series_by_series(data)
+
+
+def _series_by_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
+    """vector_series one series at a time: a malformed or oversized series is skipped alone."""
     try:
         vector = _VECTOR.decode(data)
     except _BAD_JSON:
         return None
     if vector.resultType != "vector":
         return None
-    if len(vector.result) > MAX_SERIES:
-        raise AnswerError(f"an answer of {len(vector.result)} series, more than the {MAX_SERIES} the view reads")
+    _check_series_count(len(vector.result))
     series = _each_item(vector.result, _SAMPLE, lambda sample: sample.metric,
                         lambda labels, sample: (labels, reading(sample.value[1])))
     return series, len(vector.result) - len(series)

@@ -24,10 +24,11 @@ def printable(text: object, limit: int | None = None) -> str:
     sequence in a process name could retitle the window or write the clipboard (OSC 52).
     """
     value = text if isinstance(text, str) else str(text)
-    if _UNSAFE.search(value):
-        value = _UNSAFE.sub(_escape, value)
-    if _SURROGATE.search(value):
-        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if not (value.isascii() and value.isprintable()):  # printable ASCII, most of what comes, has nothing to escape
+        if _UNSAFE.search(value):
+            value = _UNSAFE.sub(_escape, value)
+        if _SURROGATE.search(value):
+            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     if limit is not None and len(value) > limit:
         value = value[: max(0, limit - 1)] + "…"
     return value
