@@ -157,15 +157,19 @@ def changing_source():
                          for position in range(30)))
 
 
+async def scrub_after_live_samples(pilot, app) -> ReplayScreen:
+    """`r` once the live dashboard has kept a few samples: the scrub screen over its memory."""
+    await wait_until(pilot, lambda: len(app.monitor_screen.recent) >= 5, what="a few live samples")
+    await pilot.press("r")
+    await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="scrub mode")
+    return app.screen
+
+
 async def test_r_scrubs_back_over_what_the_live_dashboard_kept():
     source = changing_source()
     app = PthTopApp(interval_s=0.1, source_factory=lambda: source)
     async with app.run_test(size=(80, 24)) as pilot:
-        monitor = app.monitor_screen
-        await wait_until(pilot, lambda: len(monitor.recent) >= 5, what="a few live samples")
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="scrub mode")
-        scrub = app.screen
+        scrub = await scrub_after_live_samples(pilot, app)
         await wait_until(pilot, lambda: scrub.shown_index >= 4, what="the newest kept frame")
         newest = scrub._snapshot
         assert "SCRUB" in header(scrub)

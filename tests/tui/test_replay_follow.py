@@ -14,7 +14,7 @@ from tests.fakes.gpu_fixtures import by_argument
 from tests.fakes.snapshots import make_snapshot
 from tests.fleet.fixtures import make_exporter_gpus
 from tests.recorder.helpers import make_recorder, step
-from tests.tui.test_replay import changing_source
+from tests.tui.test_replay import changing_source, scrub_after_live_samples
 from tests.waiting import wait_until
 
 OPENED_WITH = 5
@@ -83,10 +83,7 @@ async def test_a_scrub_over_memory_steps_on_to_frames_kept_after_r():
     app = PthTopApp(interval_s=0.1, source_factory=lambda: source)
     async with app.run_test(size=(80, 24)) as pilot:
         monitor = app.monitor_screen
-        await wait_until(pilot, lambda: len(monitor.recent) >= 5, what="a few live samples")
-        await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="scrub mode")
-        scrub = app.screen
+        scrub = await scrub_after_live_samples(pilot, app)
         await wait_until(pilot, lambda: scrub.shown_index >= 0, what="the newest kept frame")
         at_r_s, count_at_r = scrub.times[-1], len(scrub.times)
         await wait_until(pilot, lambda: monitor.recent[-1].timestamp_s >= at_r_s + 3, what="live samples after r")
