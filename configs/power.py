@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pth_top.configs.assembly import Assembly, Context, part_price, rank
+from pth_top.configs.mains import mains_of, outlets, sockets_text
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Rules, case_fans_count, power_estimate, standard_psu_size, wall_draw_w
 
@@ -193,39 +194,35 @@ def heat_line(heat_w: float, case_fans: int, rules: Rules) -> str:
             f"(1 per {rules.cooling.watts_per_case_fan_w} W, positive pressure: more intake than exhaust, guide §4.1)")
 
 
-def circuit_w(current_a: float, rules: Rules) -> float:
-    return rules.power.mains_voltage_v * current_a
-
-
 def _circuit_lines(ctx: Context, asm: Assembly, gpu: Part | None, gpu_count: int, units_wall_w: list[float],
                    efficiency: str) -> list[str]:
-    """Which wall sockets the build needs (China GB 1002: 10 A and 16 A at 220 V), and a power limit that helps."""
-    p = ctx.rules.power
-    small_a, large_a = min(p.socket_currents_a), max(p.socket_currents_a)
-    small_w, large_w = circuit_w(small_a, ctx.rules), circuit_w(large_a, ctx.rules)
+    """Which of the market's wall sockets the build needs (configs.mains), and a power limit that helps."""
+    supply = mains_of(ctx.rules, ctx.market)
+    ordinary, *larger = outlets(supply)
     wall = sum(units_wall_w)
-    socket = (f"{p.mains_voltage_v:g} V sockets (GB 1002: {small_a:g} A = {small_w:,.0f} W, "
-              f"{large_a:g} A = {large_w:,.0f} W)")
-    if wall <= small_w:
-        return [f"circuit: ~{wall:,.0f} W fits one {small_a:g} A socket of the {socket}"]
+    socket = sockets_text(supply)
+    if wall <= ordinary.watts:
+        return [f"circuit: ~{wall:,.0f} W fits one {ordinary.name} socket; {socket}"]
     lines = []
-    if wall <= large_w:
-        plan = f"one {large_a:g} A socket on its own {large_a:g} A circuit"
-        if _split_in_two(units_wall_w, small_w):
-            plan += (f", or two separate {small_a:g} A circuits with the PSUs split between them (each circuit "
-                     f"<= {small_w:,.0f} W; two sockets of one circuit are still one circuit)")
-        line = f"circuit: ~{wall:,.0f} W is above one {small_a:g} A socket: needs {plan}; {socket}"
+    fitting = next((outlet for outlet in larger if wall <= outlet.watts), None)
+    if fitting is not None:
+        plan = f"one {fitting.name} socket on its own circuit"
+        if _split_in_two(units_wall_w, ordinary.watts):
+            plan += (f", or two separate {ordinary.name} circuits with the PSUs split between them (each circuit "
+                     f"<= {ordinary.watts:,.0f} W; two sockets of one circuit are still one circuit)")
+        line = f"circuit: ~{wall:,.0f} W is above one {ordinary.name} socket: needs {plan}; {socket}"
     else:
+        largest = (larger or [ordinary])[-1]
         per_unit = max(units_wall_w)
-        line = (f"circuit: ~{wall:,.0f} W needs more than one {large_a:g} A circuit: give each PSU its own circuit "
+        line = (f"circuit: ~{wall:,.0f} W needs more than one {largest.name} circuit: give each PSU its own circuit "
                 f"(largest unit ~{per_unit:,.0f} W), or a rack PDU on a dedicated supply; {socket}")
-        if per_unit > large_w:
+        if per_unit > largest.watts:
             asm.unsatisfied_add(
-                f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {large_a:g} A socket gives"
+                f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {largest.name} socket gives"
             )
     lines.append(line)
     asm.warnings.append(line)
-    limit = power_limit_line(gpu, gpu_count, wall, small_w, efficiency, ctx.rules)
+    limit = power_limit_line(gpu, gpu_count, wall, ordinary.watts, efficiency, ctx.rules)
     if limit:
         lines.append(limit)
     return lines

@@ -10,7 +10,7 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Sequence
+from typing import Annotated, Literal, Sequence
 
 from msgspec import Meta
 
@@ -77,6 +77,25 @@ class EfficiencyAtHalfLoad(Schema, frozen=True):
     titanium: Fraction
 
 
+class Socket(Schema, frozen=True):
+    """One kind of wall socket on its own circuit: what it is called, and its volts and amps."""
+
+    name: str
+    voltage_v: Annotated[float, Meta(ge=1, le=1000)]
+    current_a: Annotated[float, Meta(gt=0, le=1000)]
+
+
+class Mains(Schema, frozen=True):
+    """A market's wall supply: its sockets, ordinary first, then larger dedicated circuits."""
+
+    standard: str
+    source: str
+    # The share of a circuit's rating a load may draw for hours (US NEC: 80 %); training runs for days.
+    continuous_fraction: Fraction
+    three_phase: str  # what a rack beyond single-phase circuits is fed from there
+    sockets: Annotated[list[Socket], Meta(min_length=1)]
+
+
 class PowerRules(Schema, frozen=True):
     guide_section: str
     psu_max_load_fraction: Fraction
@@ -87,8 +106,7 @@ class PowerRules(Schema, frozen=True):
     standard_psu_sizes_w: Annotated[list[Annotated[int, Meta(ge=1, le=100_000)]], Meta(min_length=1)]
     multi_gpu_transient_headroom_fraction: Annotated[float, Meta(ge=0, le=10)]
     efficiency_at_half_load: EfficiencyAtHalfLoad
-    mains_voltage_v: Annotated[float, Meta(ge=1, le=1000)]
-    socket_currents_a: Annotated[list[Annotated[float, Meta(gt=0, le=1000)]], Meta(min_length=1)]
+    mains: dict[Literal["cn", "us", "eu"], Mains]
     power_limit_min_fraction: Fraction
     power_limit_throughput_kept_fraction: Fraction
     power_limit_source: str

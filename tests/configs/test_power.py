@@ -39,7 +39,7 @@ def test_a_tower_never_gets_more_than_two_atx_units(catalog):
     three = build(catalog, "rtx-5090-32gb", scale__gpu_count=3, workload__preset="llama-7b", budget__amount=300000.0)
     assert 2200 < three.wall_w <= 3520
     text = " | ".join(three.reasons["psu"])
-    assert "16 A socket on its own 16 A circuit" in text and "GB 1002" in text
+    assert "one 16 A socket on its own circuit" in text and "GB 1002" in text
     assert any("circuit" in warning for warning in three.warnings)
 
 
@@ -66,6 +66,31 @@ def test_a_single_gpu_pc_fits_one_ten_amp_socket(catalog):
     assert asm.chosen["psu"][1] == 1
     assert any("fits one 10 A socket" in line for line in asm.reasons["psu"])
     assert not any("circuit" in warning for warning in asm.warnings)
+
+
+def test_a_us_buyer_gets_120_volt_circuits_at_80_percent_and_an_eu_buyer_230_volt_schuko(catalog):
+    # NEC 210.23(A)(1): a cord-connected load draws at most 80 % of its circuit, 1,440 W on a 15 A / 120 V one.
+    one = build(catalog, "rtx-4090-24gb", workload__preset="gpt2-small", budget__amount=5000.0, budget__currency="USD")
+    text = " | ".join(one.reasons["psu"])
+    assert one.wall_w <= 1440 and "fits one 15 A (NEMA 5-15) socket" in text and "GB 1002" not in text
+    assert "15 A (NEMA 5-15) at 120 V = 1,440 W" in text
+    # ~1.6 kW: an ordinary 220 V socket in China carries it; a US 15 A circuit does not, a 20 A one (1,920 W) does.
+    two = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=40000.0,
+                budget__currency="USD")
+    assert 1440 < two.wall_w <= 1920, two.wall_w
+    text = " | ".join(two.reasons["psu"])
+    assert "above one 15 A (NEMA 5-15) socket: needs one 20 A (NEMA 5-20) socket on its own circuit" in text
+    assert any("NEMA 5-20" in warning for warning in two.warnings)
+    china = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=300000.0)
+    assert any("fits one 10 A socket" in line for line in china.reasons["psu"])
+    # ~2 kW on one 1,600 W unit: beyond a 20 A / 120 V circuit, a 240 V one.
+    three = build(catalog, "rtx-4090-24gb", scale__gpu_count=3, workload__preset="llama-7b", budget__amount=40000.0,
+                  budget__currency="USD")
+    assert 1920 < three.wall_w and any("needs one 30 A (NEMA L6-30) socket" in line for line in three.reasons["psu"])
+    # EU: the same pair fits one 16 A Schuko socket (3,680 W at 230 V).
+    eu = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=40000.0,
+               budget__currency="EUR")
+    assert any("fits one 16 A Schuko socket" in line and "3,680 W" in line for line in eu.reasons["psu"])
 
 
 def test_power_limit_is_suggested_only_where_its_cost_is_measured():

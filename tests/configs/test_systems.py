@@ -63,7 +63,11 @@ def test_redundant_psus_count_only_the_carrying_units_and_a_14kw_system_needs_3_
     power = " | ".join(asm.power_lines)
     assert "5+1" in power and "not N+R" in power
     # 14.3 kW is 4.06 x a 16 A circuit: each A/B feed needs 5 of them, or a 3-phase PDU.
-    assert "5 x 16 A circuits per feed, or a 3-phase 380 V rack PDU per feed" in power
+    assert "5 x 16 A circuits per feed" in power and "or a 3-phase 380 V rack PDU per feed" in power
+    # In the US: 240 V / 30 A circuits at NEC's 80 % (5,760 W), 3 a feed, or 208 V 3-phase.
+    _, us = eight(catalog, "b200-180gb-sxm", budget__amount=600000.0, budget__currency="USD")
+    power = " | ".join(us.power_lines)
+    assert "3 x 30 A (NEMA L6-30) circuits per feed" in power and "3-phase 208 V" in power, power
 
 
 def test_cards_the_barebone_cannot_take_are_never_presented_as_fine(catalog):
