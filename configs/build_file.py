@@ -283,7 +283,9 @@ def _build_reason(problem: Problem) -> str:
         return f"must be int or float, got {got}"
     if isinstance(value, float) and not math.isfinite(value):
         return f"must be a finite number, got {shown(value)}"
-    if info.ge == 0 and value < 0:
+    if isinstance(info, mi.UnionType):  # a speed input: a number >= 0 or a text
+        info = next(member for member in info.types if not isinstance(member, mi.StrType))
+    if getattr(info, "ge", None) == 0 and value < 0:
         return f"must be >= 0, got {shown(value)}"
     return range_reason(info, value) or reason(problem)
 

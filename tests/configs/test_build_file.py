@@ -74,6 +74,8 @@ def test_unwritable_target_leaves_nothing(tmp_path, build):
     (("quantity = 1", "quantity = 0"), "components.gpu.quantity", "at least 1"),
     (("gpu_count = 1", "gpu_count = 0"), "answers.scale.gpu_count", "at least 1"),
     (("sustained_w = ", "sustained_w = -1.0 #"), "power.sustained_w", ">= 0"),
+    # A speed input is a number or a text: a negative number was an AttributeError (hypothesis found it).
+    (("\ngpus = ", "\ngpus = -1 #"), "speed.inputs.gpus", ">= 0"),
     # Typed structs refuse what they do not declare (a typo was silently ignored before).
     (("sustained_w = ", "sustainde_w = 1.0\nsustained_w = "), "power.sustainde_w", "unknown key (expected one of"),
     (("[pins]\n", "[pins]\nnpu = { id = \"x\", quantity = 1 }\n"), "pins.npu", "pins are {id, quantity} tables"),
