@@ -129,8 +129,9 @@ CASES: tuple[Workload, ...] = (
              ("h100-80gb-sxm", 8)),
     Workload("qwen3-30b-a3b-usd-buyer",
              "configs/catalog/gpus.toml US prices (runlocalai.co/guides/best-gpu-for-local-ai-2026, May 2026): a "
-             "$2,500 budget buys a 24 GB card's box in dollars", "currency",
-             inference("qwen3-30b-a3b", "int4", 4096, budget__amount=2500.0, budget__currency="USD"),
+             "$3,000 budget buys a 24 GB card's box in dollars (an RTX 4090's, ~$2,700 with 2026 RAM and drive "
+             "prices)", "currency",
+             inference("qwen3-30b-a3b", "int4", 4096, budget__amount=3000.0, budget__currency="USD"),
              expect={"currency": "$"}),
     Workload("gpt-oss-20b-eur-buyer",
              "configs/catalog/gpus.toml EU prices; the model card's 16 GB: a EUR 1,500 budget holds it", "currency",
