@@ -8,7 +8,7 @@ from typing import Callable, Mapping
 from pth_top.configs import memory as mem
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
-from pth_top.configs.market import Quote, quote
+from pth_top.configs.market import PriceIndex, Quote, quote
 from pth_top.configs.parts import Catalog, Part
 from pth_top.configs.rules import Rules, gpu_usable_bytes
 from pth_top.units import GIB
@@ -30,6 +30,8 @@ class Context:
     edge: bool
     market: str = "cn"  # where the parts are bought (configs.market.buyer_market)
     currency: str = "CNY"  # the budget's: prices are shown in it
+    # The market's index for RAM kits and drives without its own price (configs.market.price_indexes).
+    price_indexes: Mapping[str, PriceIndex] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,7 +62,7 @@ class Assembly:
 
 def part_quote(ctx: Context, part: Part) -> Quote:
     """What this buyer pays for the part in their market (used where allowed and listed), with its basis."""
-    return quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules)
+    return quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
 
 
 def part_price(ctx: Context, part: Part) -> float:

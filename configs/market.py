@@ -8,8 +8,9 @@ same rate the USD budget is, so comparisons are those of the USD figures, and th
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Rules
@@ -18,6 +19,7 @@ MARKET_OF_CURRENCY = {"CNY": "cn", "USD": "us", "EUR": "eu"}
 CURRENCY_OF_MARKET = {market: currency for currency, market in MARKET_OF_CURRENCY.items()}
 MARKET_NAMES = {"cn": "China", "us": "US", "eu": "EU"}
 SYMBOLS = {"CNY": "¥", "USD": "$", "EUR": "€"}
+KIND_NAMES = {"memory_kit": "RAM kits", "storage": "drives"}
 # Consumer cards without a used listing in the catalog: priced at rules.toml's share of new, and said so.
 USED_FALLBACK_FORMS = ("consumer",)
 
@@ -45,8 +47,42 @@ class Quote:
     currency: str
     as_of: dt.date
     source: str
-    basis: str  # "new", "used" (a used listing), "used_fallback" (share of new), "converted" (another market's)
+    basis: str  # "new", "used" (a used listing), "used_fallback" (share of new), "converted" (another market's),
+    # "indexed" (the China price x its kind's market index)
     market: str  # whose price it is
+
+
+@dataclass(frozen=True, slots=True)
+class PriceIndex:
+    """How a kind's prices in a market compare with their China base prices: the median ratio over its parts priced
+    in both (rules.toml budget.indexed_kinds: DRAM and NAND move as a whole category)."""
+
+    kind: str
+    market: str
+    ratio: float
+    parts_count: int
+    as_of: dt.date  # the newest of those market prices
+
+
+def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iterable[str], min_parts: int,
+                  rules: Rules) -> dict[str, PriceIndex]:
+    """The market's index per indexed kind, from parts with its own price in the buyer's currency and a China base."""
+    indexes: dict[str, PriceIndex] = {}
+    if market == "cn":
+        return indexes
+    chosen_kinds = set(kinds)
+    pairs: dict[str, list[tuple[float, dt.date]]] = {}
+    for part in parts:
+        entry = _entry(part.get("prices"), market)
+        if part.kind not in chosen_kinds or entry is None or entry["currency"] != currency:
+            continue
+        own = _from_entry(entry, "new", market, rules)
+        pairs.setdefault(part.kind, []).append((own.amount_cny / _china_base(part, rules).amount_cny, own.as_of))
+    for kind, found in pairs.items():
+        if len(found) >= min_parts:
+            indexes[kind] = PriceIndex(kind, market, statistics.median(ratio for ratio, _ in found), len(found),
+                                       max(as_of for _, as_of in found))
+    return indexes
 
 
 def _entry(table: Any, market: str) -> dict[str, Any] | None:
@@ -60,20 +96,29 @@ def _from_entry(entry: dict[str, Any], basis: str, market: str, rules: Rules) ->
                  market)
 
 
-def new_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote:
-    """The market's new price; else the China price (price_cny), marked converted unless the buyer pays in yuan
-    in China."""
+def _china_base(part: Part, rules: Rules) -> Quote:
+    china = _entry(part.get("prices"), "cn")
+    if china is not None:
+        return _from_entry(china, "new", "cn", rules)
+    return Quote(part.price_cny, part.price_cny, "CNY", part.price_as_of, part.get("price_source", ""), "new", "cn")
+
+
+def new_quote(part: Part, market: str, currency: str, rules: Rules,
+              indexes: Mapping[str, PriceIndex] | None = None) -> Quote:
+    """The market's new price; else the China price (price_cny), times the kind's market index where there is one,
+    else marked converted unless the buyer pays in yuan in China."""
     entry = _entry(part.get("prices"), market)
     if entry is not None:
         quote = _from_entry(entry, "new", market, rules)
         return quote if quote.currency == currency else _converted(quote)
-    china = _entry(part.get("prices"), "cn")
-    if china is not None:
-        quote = _from_entry(china, "new", "cn", rules)
-    else:
-        quote = Quote(part.price_cny, part.price_cny, "CNY", part.price_as_of, part.get("price_source", ""), "new",
-                      "cn")
-    return quote if market == "cn" and currency == "CNY" else _converted(quote)
+    quote = _china_base(part, rules)
+    if market == "cn" and currency == "CNY":
+        return quote
+    index = (indexes or {}).get(part.kind)
+    if index is not None:
+        return Quote(quote.amount_cny * index.ratio, quote.amount, quote.currency, quote.as_of, quote.source,
+                     "indexed", quote.market)
+    return _converted(quote)
 
 
 def _converted(quote: Quote) -> Quote:
@@ -81,10 +126,11 @@ def _converted(quote: Quote) -> Quote:
                  quote.market)
 
 
-def quote(part: Part, market: str, currency: str, condition: str, rules: Rules) -> Quote:
+def quote(part: Part, market: str, currency: str, condition: str, rules: Rules,
+          indexes: Mapping[str, PriceIndex] | None = None) -> Quote:
     """The price this buyer pays: for a used-allowed GPU, its used listing in the market (or the labelled share of
     new for a consumer card without one) when cheaper than, or instead of, a new one."""
-    new = new_quote(part, market, currency, rules)
+    new = new_quote(part, market, currency, rules, indexes)
     if condition != "used" or part.kind != "gpu":
         return new
     entry = _entry(part.get("used_prices"), market)
@@ -106,7 +152,8 @@ def _converted_used(quote: Quote) -> Quote:
                  quote.market)
 
 
-def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
+def quote_line(part: Part, q: Quote, currency: str, rules: Rules,
+               indexes: Mapping[str, PriceIndex] | None = None) -> str:
     """One line on where the price comes from, for the part's reasoning."""
     shown = f"{SYMBOLS[q.currency]}{q.amount:,.0f}"
     where = MARKET_NAMES[q.market]
@@ -119,6 +166,13 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
         share = rules.budget.used_gpu_price_fraction
         return (f"price {shown} used: ASSUMED {share:.0%} of the new price (rules.toml fallback; the catalog has no "
                 f"used listing for {part.name} in this market)")
+    index = (indexes or {}).get(part.kind)
+    if q.basis == "indexed" and index is not None:
+        return (f"price {money(q.amount_cny, currency, rules)}: ESTIMATED, the China new price {shown} (as of "
+                f"{q.as_of}) converted at rules.toml's rate x {index.ratio:.2f}, the median ratio of the "
+                f"{index.parts_count} {KIND_NAMES.get(part.kind, part.kind)} the catalog prices both in {currency} "
+                f"({MARKET_NAMES[index.market]} market, newest {index.as_of}) and in China; the catalog has no "
+                f"{currency} price for it")
     kind = "used" if q.basis == "used_converted" else "new"
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
             f"(as of {q.as_of}) at rules.toml's rate; the catalog has no {currency} price for it")

@@ -18,7 +18,7 @@ from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
-from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, quote_line
+from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
 from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
@@ -331,11 +331,14 @@ def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str
     shape, shape_line = model_shape(answers.workload)
     budget = budget_in_cny(answers.budget.amount, answers.budget.currency, rules)
     tier, tier_line = budget_tier(budget, rules)
+    market = buyer_market(answers.budget.market, answers.budget.currency)
+    indexes = price_indexes(catalog, market, answers.budget.currency, rules.budget.indexed_kinds,
+                            rules.budget.index_min_parts_count, rules)
     return Context(
         answers=answers, catalog=catalog, rules=rules, pins=pins, shape=shape, shape_line=shape_line,
         memory=estimate_memory(answers, shape), budget_cny=budget, tier=tier, tier_line=tier_line,
         gpu_count=answers.scale.gpu_count, edge=answers.scenario == "edge_deployment",
-        market=buyer_market(answers.budget.market, answers.budget.currency), currency=answers.budget.currency,
+        market=market, currency=answers.budget.currency, price_indexes=indexes,
     )
 
 
@@ -348,7 +351,7 @@ def _with_price_line(ctx: Context, component: Component, assembly: Assembly) -> 
     part = assembly.chosen[component.role][0]
     if component.role == "gpu" and not assembly.unit_prices.get("gpu"):
         return component  # priced with its server
-    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
+    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules, ctx.price_indexes)
     return dataclasses.replace(component, reasoning=(*component.reasoning, line))
 
 
@@ -358,7 +361,13 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     quotes = {part.id: part_quote(ctx, part) for part in parts}
     converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
     assumed = [part.name for part in parts if quotes[part.id].basis == "used_fallback"]
+    indexed = [part.name for part in parts if quotes[part.id].basis == "indexed"]
     lines = []
+    if indexed:
+        lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from 2025 China prices x the "
+                     f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "
+                     f"budget.indexed_kinds): {', '.join(indexed)}; check them there and override in the user catalog "
+                     f"(prices.{ctx.market})")
     if converted:
         lines.append(f"{len(converted)} of {len(parts)} prices are CONVERTED at rules.toml's rate (as of "
                      f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "

@@ -127,6 +127,9 @@ class BudgetRules(Schema, frozen=True):
     balance_max_cny: Whole
     datacenter_min_cny: Whole
     used_gpu_price_fraction: Fraction
+    # Kinds whose prices move as a category (DRAM, NAND): a part without the market's price is indexed (configs.market).
+    indexed_kinds: list[Literal["memory_kit", "storage"]]
+    index_min_parts_count: AtLeastOne
 
 
 class GpuRules(Schema, frozen=True):

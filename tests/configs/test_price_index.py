@@ -1,0 +1,56 @@
+"""RAM kits and drives without the buyer's market price: indexed by their kind's 2026 move, not a raw 2025 price."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pth_top.configs.market import price_indexes, quote, quote_line
+from pth_top.configs.parts import Part
+from pth_top.configs.recommend import recommend
+from pth_top.configs.rules import load_rules
+from tests.configs.builders import answers
+
+RULES = load_rules()
+USD = RULES.currency.cny_per_usd
+WHEN = dt.date(2026, 3, 1)
+
+
+def kit(part_id: str, price_cny: float, us_usd: float | None = None, kind: str = "memory_kit") -> Part:
+    prices = {"us": {"amount": us_usd, "currency": "USD", "as_of": WHEN, "source": "https://x.example/p"}}
+    return Part(kind=kind, id=part_id, name=part_id, price_cny=price_cny, price_as_of=dt.date(2025, 6, 1),
+                source="https://x.example/spec", spec={"prices": prices} if us_usd else {})
+
+
+def test_the_index_is_the_median_ratio_of_the_kinds_parts_priced_in_both():
+    # Ratios 3, 4 and 10 (a server kit's spot price): the median, 4, is what a kit without a US price gets.
+    parts = [kit("a", 700, 700 * 3 / USD), kit("b", 1000, 1000 * 4 / USD), kit("c", 500, 500 * 10 / USD),
+             kit("unpriced", 2000), kit("cpu", 1000, 2000 / USD, kind="cpu")]
+    indexes = price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, RULES)
+    assert set(indexes) == {"memory_kit"}  # a CPU is not a commodity kind
+    index = indexes["memory_kit"]
+    assert round(index.ratio, 6) == 4 and index.parts_count == 3 and index.as_of == WHEN
+    unpriced = quote(parts[3], "us", "USD", "new", RULES, indexes)
+    assert unpriced.basis == "indexed" and round(unpriced.amount_cny) == 8000
+    line = quote_line(parts[3], unpriced, "USD", RULES, indexes)
+    assert "ESTIMATED" in line and "x 4.00" in line and "3 RAM kits" in line and "$1,111" in line
+    assert quote(parts[4], "us", "USD", "new", RULES, indexes).basis == "new"
+
+
+def test_too_few_pairs_or_the_china_market_give_no_index():
+    parts = [kit("a", 700, 300.0), kit("unpriced", 2000)]
+    assert price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, RULES) == {}
+    assert price_indexes(parts, "cn", "CNY", RULES.budget.indexed_kinds, 1, RULES) == {}
+    assert quote(parts[1], "us", "USD", "new", RULES, {}).basis == "converted"
+
+
+def test_a_us_buyer_never_sees_the_96_gb_kit_below_the_64_gb_kits_2026_price(catalog):
+    # The mixed-date ranking: a 2025 China price converted ($278) undercut the 64 GB kit's $900 of 2026.
+    build = recommend(answers(budget__currency="USD", budget__amount=2000.0), catalog, today=WHEN)
+    indexes = price_indexes(catalog, "us", "USD", RULES.budget.indexed_kinds, RULES.budget.index_min_parts_count, RULES)
+    kit96 = quote(catalog.get("ddr5-5600-96gb-2x48"), "us", "USD", "new", RULES, indexes)
+    kit64 = quote(catalog.get("ddr5-6000-64gb-2x32"), "us", "USD", "new", RULES, indexes)
+    assert kit96.basis == "indexed" and kit96.amount_cny > kit64.amount_cny
+    ram = build.component("memory_kit")
+    assert ram.part_id == "ddr4-3200-16gb-2x8" and catalog.get(ram.part_id).get("prices", {}).get("us") is None
+    assert any("ESTIMATED" in line for line in ram.reasoning)
+    assert any("ESTIMATED" in warning and ram.name in warning for warning in build.warnings)
