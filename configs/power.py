@@ -118,6 +118,9 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
             if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
                 candidates.append((part_price(ctx, psu) * units, psu, units))
                 break
+    if not pinned and any(units == 1 for _, _, units in candidates):
+        # A second ATX unit needs a dual-PSU case and adapter: only where no one unit feeds the build.
+        candidates = [candidate for candidate in candidates if candidate[2] == 1]
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
         f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units (a tower holds two)")
     psu, units = rank(ctx, asm, "psu", candidates, ctx.catalog.of_kind("psu"), f"{rule} with {leads.text()} per GPU",
@@ -180,7 +183,9 @@ def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad,
     for psu in smaller:
         if leads.native_16pin_count and (psu["atx_version"] == "2.x" or
                                          psu["connectors_12vhpwr_count"] < leads.native_16pin_count * load.gpu_count):
-            lacks.append("the native 16-pin (12V-2x6) lead the card takes")
+            needed = leads.native_16pin_count * load.gpu_count
+            lacks.append("the native 16-pin (12V-2x6) lead the card takes" if needed == 1 else
+                         f"the {needed} native 16-pin (12V-2x6) leads the cards take")
         elif psu["pcie_8pin_count"] < leads.pcie_8pin_count * load.gpu_count:
             lacks.append(f"the {leads.pcie_8pin_count * load.gpu_count} PCIe 8-pin leads the cards take")
         else:

@@ -102,3 +102,13 @@ def test_power_limit_is_suggested_only_where_its_cost_is_measured():
     # Review 12 finding 6: below 80 % no measured throughput cost is known, so no limit is proposed at all.
     assert power_limit_line(card, 4, 3500, 2200, "gold", RULES) == ""
     assert power_limit_line(None, 0, 3000, 2200, "gold", RULES) == ""
+
+
+def test_one_unit_with_two_native_leads_beats_two_cheaper_units(catalog):
+    # 2 x RTX PRO 4000 (140 W, one 16-pin each): two 750 W units were ¥101 cheaper than one 1,300 W unit with two
+    # 16-pin leads, but a second ATX unit needs a dual-PSU case and adapter.
+    asm = build(catalog, "rtx-pro-4000-blackwell-24gb", scale__gpu_count=2, workload__preset="llama-7b",
+                task__method="qlora", budget__amount=60000.0)
+    psu, units = asm.chosen["psu"]
+    assert units == 1 and psu["connectors_12vhpwr_count"] >= 2, (psu.id, units)
+    assert any("the 2 native 16-pin (12V-2x6) leads the cards take" in line for line in asm.reasons["psu"])
