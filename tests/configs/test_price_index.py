@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from pth_top.configs.market import price_indexes, quote, quote_line
-from pth_top.configs.parts import Part
+from pth_top.configs.parts import Catalog, Part
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import load_rules
 from tests.configs.builders import answers
@@ -43,14 +44,27 @@ def test_too_few_pairs_or_the_china_market_give_no_index():
     assert quote(parts[1], "us", "USD", "new", RULES, {}).basis == "converted"
 
 
+def without_us_price(catalog, part_id: str) -> Catalog:
+    """The catalog with one part's US price taken out, as a part the market has no dated page for."""
+    part = catalog.get(part_id)
+    prices = {market: entry for market, entry in (part.get("prices") or {}).items() if market != "us"}
+    return Catalog(parts={**catalog.parts, part_id: dataclasses.replace(part, spec={**part.spec, "prices": prices})})
+
+
 def test_a_us_buyer_never_sees_the_96_gb_kit_below_the_64_gb_kits_2026_price(catalog):
     # The mixed-date ranking: a 2025 China price converted ($278) undercut the 64 GB kit's $900 of 2026.
-    build = recommend(answers(budget__currency="USD", budget__amount=2000.0), catalog, today=WHEN)
-    indexes = price_indexes(catalog, "us", "USD", RULES.budget.indexed_kinds, RULES.budget.index_min_parts_count, RULES)
-    kit96 = quote(catalog.get("ddr5-5600-96gb-2x48"), "us", "USD", "new", RULES, indexes)
-    kit64 = quote(catalog.get("ddr5-6000-64gb-2x32"), "us", "USD", "new", RULES, indexes)
+    unpriced = without_us_price(catalog, "ddr5-5600-96gb-2x48")
+    indexes = price_indexes(unpriced, "us", "USD", RULES.budget.indexed_kinds, RULES.budget.index_min_parts_count,
+                            RULES)
+    kit96 = quote(unpriced.get("ddr5-5600-96gb-2x48"), "us", "USD", "new", RULES, indexes)
+    kit64 = quote(unpriced.get("ddr5-6000-64gb-2x32"), "us", "USD", "new", RULES, indexes)
     assert kit96.basis == "indexed" and kit96.amount_cny > kit64.amount_cny
+
+
+def test_a_build_with_an_indexed_kit_says_its_price_is_estimated(catalog):
+    unpriced = without_us_price(catalog, "ddr4-3200-16gb-2x8")
+    build = recommend(answers(budget__currency="USD", budget__amount=2000.0), unpriced, today=WHEN)
     ram = build.component("memory_kit")
-    assert ram.part_id == "ddr4-3200-16gb-2x8" and catalog.get(ram.part_id).get("prices", {}).get("us") is None
+    assert ram.part_id == "ddr4-3200-16gb-2x8"
     assert any("ESTIMATED" in line for line in ram.reasoning)
     assert any("ESTIMATED" in warning and ram.name in warning for warning in build.warnings)
