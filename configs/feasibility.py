@@ -70,8 +70,12 @@ def _spread_advice(ctx: Context) -> str:
     """How a job too large for any one card goes on: by the kind of workload, never ZeRO for inference."""
     if ctx.edge:
         return "an edge module is one device: quantize it, or a smaller model or a shorter context"
+    full = ctx.gpu_count >= MAX_GPUS
     if ctx.answers.task.mode == "inference":
-        return "split it over the machine's GPUs (tensor parallel), quantize it, or a smaller model"
+        return ("more nodes (pipeline parallel), quantize it, or a smaller model" if full else
+                "split it over the machine's GPUs (tensor parallel), quantize it, or a smaller model")
+    if full and ctx.answers.scale.sharding in ("zero3", "fsdp"):
+        return f"{MAX_GPUS} GPUs with ZeRO-3 are one machine's most: more nodes, or shrink it"
     return "shard it over more GPUs of one machine with ZeRO-3/FSDP, or shrink it"
 
 

@@ -14,7 +14,7 @@ from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, usable_bytes
 from pth_top.configs.market import money
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.units import GIB
 
 MAX_NODES = 64
@@ -55,7 +55,9 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
         return []
     gpu, usd = found
     one_machine = spread(ctx, context_for, MAX_GPUS)
-    cards = [part for part in ctx.catalog.of_kind("gpu") if part["form"] != "edge"]
+    # The cards a machine can be built of: a module (SXM/OAM) only with a whole server for it in the catalog.
+    cards = [part for part in ctx.catalog.of_kind("gpu") if part["form"] != "edge" and (
+        part["form"] not in SYSTEM_GPU_FORMS or systems_for(ctx, part))]
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:
         return []

@@ -102,3 +102,17 @@ def test_a_job_no_8_gpu_machine_holds_is_sized_in_nodes(catalog):
     assert "InfiniBand" in beyond[0]
     # Raising the budget is not the only answer: the single-node ways are named.
     assert any("QLoRA of the model" in line for line in said) and any("ZeRO-Infinity" in line for line in said)
+
+
+def test_a_70b_full_fine_tune_over_8_h200s_is_sized_in_nodes_not_hidden_by_a_module_without_a_server(catalog):
+    # ZeRO-3 of Llama 2 70B at micro-batch 8: ~181 GiB per GPU over 8. Only an MI300X (192 GB) card holds it, and
+    # the catalog sells no MI300X server, so no machine does: the job is sized in nodes, and 8 GPUs with ZeRO-3 are
+    # not told to shard over more GPUs of one machine.
+    build = recommend(answers("team_training", workload__preset="llama-70b", workload__sequence_length=4096,
+                              workload__batch_size=64, task__recompute="full", scale__gpu_count=8,
+                              scale__sharding="zero3", budget__amount=400000.0, budget__currency="USD"),
+                      catalog, today=TODAY)
+    assert not build.feasible and "more GPUs of one machine" not in build.blockers[0], build.blockers
+    assert "one machine's most" in build.blockers[0]
+    assert build.feasible_alternatives[0].startswith("beyond one machine"), build.feasible_alternatives
+    assert "nodes of 8 x NVIDIA H100 80GB SXM5" in build.feasible_alternatives[0]
