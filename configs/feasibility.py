@@ -160,7 +160,14 @@ def _cheap_levers(ctx: Context, answers: Answers) -> Answers:
 
 def _cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
-    return ("chunked loss, " if chunked else "") + "full recompute, micro-batch 1"
+    recompute = after.task.recompute != before.task.recompute
+    return ("chunked loss, " if chunked else "") + ("full recompute, " if recompute else "") + "micro-batch 1"
+
+
+def _small_activations_label(before: Answers) -> str:
+    """What the small-activations change adds: recompute only where the answers do not have it already."""
+    recompute = "" if before.task.recompute == "full" else "full recompute (gradient checkpointing) and "
+    return f"{recompute}micro-batch 1 with gradient accumulation"
 
 
 CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
@@ -184,8 +191,7 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
         smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller != answers:
-            changes.append(("full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation",
-                            smaller))
+            changes.append((_small_activations_label(answers), smaller))
         if task.method == "full" and task.optimizer in ("adam", "adamw"):
             changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))

@@ -116,3 +116,14 @@ def test_a_70b_full_fine_tune_over_8_h200s_is_sized_in_nodes_not_hidden_by_a_mod
     assert "one machine's most" in build.blockers[0]
     assert build.feasible_alternatives[0].startswith("beyond one machine"), build.feasible_alternatives
     assert "nodes of 8 x NVIDIA H100 80GB SXM5" in build.feasible_alternatives[0]
+
+
+def test_a_lever_the_answers_already_pull_is_not_offered_again(catalog):
+    # Mistral 7B full FSDP over 4 cards with recompute already full: the lever left is micro-batch 1 alone.
+    build = recommend(answers("team_training", workload__preset="mistral-7b", workload__sequence_length=4096,
+                              workload__batch_size=32, task__recompute="full", scale__gpu_count=4,
+                              scale__sharding="fsdp", budget__amount=25000.0, budget__currency="EUR"),
+                      catalog, today=TODAY)
+    said = " | ".join(advice(build))
+    assert "micro-batch 1 with gradient accumulation" in said, said
+    assert "full recompute" not in said, said
