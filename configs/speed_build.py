@@ -14,8 +14,9 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
-from pth_top.configs.quantization import weight_format
 from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
+from pth_top.configs.speed_cpu import cpu_inference
+from pth_top.configs.speed_reads import decode_reads
 
 INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
                                "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}  # weights dequantized
@@ -105,31 +106,15 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
                            f"{batch / batch_s:,.0f} samples/s")
         out.summary.append(f"~{batch / batch_s:,.0f} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
         return out
-    prompt = shape.sequence_length
-    total = prompt + task.generated_tokens
-    if shape.max_context_tokens:
-        total = min(total, shape.max_context_tokens)
-        prompt = min(prompt, total)
-    average_context = (prompt + total) / 2
-    value_bytes = 4.0 if task.precision == "fp32" else 2.0
-    kv = mem.kv_cache_bytes(shape, 1, int(average_context), value_bytes)
+    reads = decode_reads(answers, shape)
+    prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.layers * shape.hidden_size
-    read, fraction, what = weights, sp.DECODE_BANDWIDTH_FRACTION, "the weights"
-    if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
-        active_weights, _ = mem.inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
-                                                       task.precision, task.quantization, engine)
-        fmt = weight_format(task.quantization, task.precision, engine)
-        embedding_bytes = fmt.vocabulary_bits / 8 if fmt else mem.WEIGHT_BYTES_BY_PRECISION[task.precision]
-        active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
-        read, fraction = min(weights, active_weights * batch), sp.MOE_DECODE_BANDWIDTH_FRACTION
-        what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
-                f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")
-    out = sp.decode(read, kv, batch, 2.0 * shape.active + attention * average_context, device, fraction,
-                    shape.layers)
+    fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if reads.moe else sp.DECODE_BANDWIDTH_FRACTION
+    out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention * average_context,
+                    device, fraction, shape.layers)
     prefill = 2.0 * shape.active * prompt + attention * prompt * prompt / 2
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
-    out.formula.insert(0, f"decode reads {what} and each stream's KV cache (average context "
-                          f"{average_context:,.0f} tokens) once per generated token")
+    out.formula.insert(0, reads.line)
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        + (", N the active parameters)" if shape.active < shape.parameters else ")"))
     out.figures["first_token_s"] = first_s
@@ -247,11 +232,16 @@ def job_rate(answers: Answers, shape: mem.ModelShape, spec: dict[str, Any], name
 def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:
     """The build's Speed and its slow-job warnings; measured ceilings apply only to the GPU model they measured."""
     gpu = build.component("gpu")
-    if gpu is None:
-        return Speed(summary=("not predicted for a CPU-only build (the catalog gives no CPU FLOP or memory "
-                              "bandwidth figures)",)), []
     answers = build.answers
     shape, _ = model_shape(answers.workload)
+    if gpu is None:
+        cpu, kit = build.component("cpu"), build.component("memory_kit")
+        if cpu is None or kit is None:
+            return Speed(summary=("not predicted: the build has no CPU and RAM to run on",)), []
+        cpu_out, cpu_inputs = cpu_inference(answers, shape, cpu, kit)
+        return Speed(summary=tuple(cpu_out.summary), formula=tuple(cpu_out.formula),
+                     figures={key: round(float(value), 6) for key, value in cpu_out.figures.items()},
+                     inputs=cpu_inputs, ceilings="datasheet" if cpu_out.figures else ""), cpu_out.warnings
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
     device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:

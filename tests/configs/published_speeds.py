@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 32, published_stacks.py 8, published_workloads.py 33,
-test_requests.py 13): 28 here (114 in all).
+test_requests.py 13): 31 here (117 in all).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Callable
 
 from pth_top.configs import speed as sp
-from pth_top.configs import speed_build
+from pth_top.configs import speed_build, speed_cpu
 from pth_top.configs.answer_types import Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers
+from pth_top.configs.build import Component
 from pth_top.configs.memory import ModelShape
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import model_shape
@@ -77,6 +78,18 @@ def train(preset: str, sequence_length: int, part_id: str, *, batch: int, gpus: 
     return figures.get("training_tokens_per_s") or figures["training_samples_per_s"]
 
 
+def cpu_decode(preset: str, quantization: str, channels: int, dimms: int, ram: str, mt_per_s: int) -> float:
+    """llama.cpp decode on a desktop CPU from its RAM (configs.speed_cpu), tg128 from an empty context."""
+    answers = Answers(workload=Workload(preset=preset, batch_size=1),
+                      task=Task(mode="inference", precision="int8" if quantization.endswith("q8_0") else "int4",
+                                generated_tokens=128, serving_engine="llama_cpp", quantization=quantization))
+    cpu = Component("cpu", "cpu", "desktop CPU", 1, 0.0, {"memory_channels_count": channels, "platform": "desktop"})
+    kit = Component("memory_kit", "kit", "kit", 1, 0.0,
+                    {"memory_type": ram, "modules_count": dimms, "speed_mt_per_s": mt_per_s})
+    model = shape(preset, 1)
+    return speed_cpu.cpu_inference(answers, model, cpu, kit)[0].figures["decode_tokens_per_s_per_stream"]
+
+
 def resnet50_inference(part_id: str, batch: int) -> float:
     answers = Answers(workload=Workload(preset="resnet50", batch_size=batch), task=Task(mode="inference",
                                                                                         precision="fp16"))
@@ -106,6 +119,7 @@ VLLM_QWEN3_14B = ("github.com/vllm-project/vllm/issues/20469: vLLM 0.9.1, one A1
                   "Qwen/Qwen3-14B-AWQ, --enforce-eager, benchmark_serving random 16,000 in / 200 out, "
                   "max-concurrency 1")
 MLPERF_INF = "github.com/mlcommons/inference_results_v4.1 closed"
+LLAMACPP_4716 = "github.com/ggml-org/llama.cpp/issues/4716: llama.cpp CPU-only, Mixtral 8x7B Q8_0, 128 GB of RAM"
 MLPERF_LLAMA2_CONFIG = ("NVIDIA's harness, closed/NVIDIA/configs/llama2-70b/Offline/__init__.py: use_fp8, H200 TP1 "
                         "batch 806, H100 TP2 batch 896 per pair (the partner's own config not read)")
 MLPERF_TRAIN = ("github.com/mlcommons/training_results_v4.0 NVIDIA/results/{}/llama2_70b_lora/result_0.txt: "
@@ -218,6 +232,18 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "3,382 img/s", 3382, lambda: resnet50_inference("v100-16gb-sxm2", 256)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
                    "1,198 img/s", 1198, lambda: resnet50_inference("t4-16gb", 256)),
+    # --- CPU-only decode from system RAM (configs/speed_cpu.py; its fraction is fitted on the first row) ---
+    PublishedSpeed("llamacpp-7950x-ddr5-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 7950X, 4 x 32 GB DDR5 at 3,600 "
+                   "MT/s, 3.37 tokens/s", 3.37,
+                   lambda: cpu_decode("mixtral-8x7b", "gguf_q8_0", 2, 4, "DDR5", 6000)),
+    PublishedSpeed("llamacpp-5900x-ddr4-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 5900X, 128 GB DDR4 at 3,600 "
+                   "MT/s in its two channels, 3.58 tokens/s", 3.58,
+                   lambda: cpu_decode("mixtral-8x7b", "gguf_q8_0", 2, 4, "DDR4", 3600)),
+    PublishedSpeed("normiebench-i5-9500-llama31-8b-q4_k_m",
+                   "github.com/brand-o/normiebench/issues/34 (2026-03-08): Dell OptiPlex 5070, Core i5-9500, 16 GB, "
+                   "llama 3.1 8B Q4_K_M on the CPU backend, tg128 6.51 tokens/s; the RAM is taken as the i5-9500's "
+                   "rated DDR4-2666 in both channels (one channel's 21 GB/s cannot give 6.51)", 6.51,
+                   lambda: cpu_decode("llama3-8b", "gguf_q4_k_m", 2, 2, "DDR4", 2666)),
 )
 
 

@@ -1,0 +1,71 @@
+"""A CPU-only build's speed: llama.cpp on the CPU reads the weights from system RAM once per generated token, so
+decode is tokens/s = achieved RAM bandwidth / bytes per token. The first token is not predicted: the catalog has
+no CPU matmul rate.
+
+RAM bandwidth = populated channels x MT/s x 8 bytes. Sources: llama.cpp issue #4716 (Mixtral 8x7B Q8_0, 128 GB at
+3600 MT/s in two channels: Ryzen 9 7950X DDR5 3.37 tokens/s, Ryzen 9 5900X DDR4 3.58 tokens/s).
+"""
+
+from __future__ import annotations
+
+from pth_top.configs import memory as mem
+from pth_top.configs import speed as sp
+from pth_top.configs.answers import Answers
+from pth_top.configs.build import Component
+from pth_top.configs.speed_reads import decode_reads
+
+# The 7950X row above: 12.9B active parameters x 8.5 bits = 13.7 GB a token at 3.37/s = 46 GB/s, 0.80 of 57.6.
+CPU_DECODE_BANDWIDTH_FRACTION = 0.8
+# DDR5 at two DIMMs per channel: AMD's desktop limit is 3600 MT/s, the speed #4716's 4 x 32 GB DDR5 ran at.
+DDR5_TWO_PER_CHANNEL_MT_PER_S = 3600
+BYTES_PER_TRANSFER = 8  # a 64-bit DIMM channel
+
+
+def ram_bandwidth(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
+    """GB/s of the CPU's populated memory channels at the speed the DIMMs run, and how it was reckoned."""
+    channels = int(cpu.get("memory_channels_count", 0) or 0)
+    dimms = int(kit.get("modules_count", 0) or 0) * kits_count
+    speed = float(kit.get("speed_mt_per_s", 0) or 0)
+    used = min(channels, dimms)
+    note = ""
+    if kit.get("memory_type") == "DDR5" and cpu.get("platform") == "desktop" and dimms > channels:
+        speed = min(speed, DDR5_TWO_PER_CHANNEL_MT_PER_S)
+        note = f" (two DDR5 DIMMs a channel run at {DDR5_TWO_PER_CHANNEL_MT_PER_S:,} MT/s)"
+    gb_per_s = used * speed * BYTES_PER_TRANSFER / 1000
+    return gb_per_s, f"{used} channels x {speed:,.0f} MT/s x {BYTES_PER_TRANSFER} B = {gb_per_s:,.1f} GB/s{note}"
+
+
+def cpu_inference(answers: Answers, shape: mem.ModelShape, cpu: Component, kit: Component
+                  ) -> tuple[sp.Prediction, dict[str, float | str]]:
+    """Decode tokens/s on a desktop CPU; an empty prediction where it is not predicted (with the reason)."""
+    out = sp.Prediction()
+    if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters:
+        out.summary.append("not predicted for a CPU-only build: only a transformer's decode is (RAM-bound)")
+        return out, {}
+    if cpu.spec.get("platform") != "desktop":
+        out.summary.append(f"not predicted on {cpu.name}: a many-channel workstation or server CPU reaches a "
+                           "share of its RAM bandwidth that depends on NUMA and threads")
+        return out, {}
+    bandwidth, bandwidth_line = ram_bandwidth(cpu.spec, kit.spec, kit.quantity)
+    reads = decode_reads(answers, shape)
+    batch = answers.workload.batch_size
+    step_bytes = reads.read_bytes + batch * reads.kv_bytes
+    achieved = CPU_DECODE_BANDWIDTH_FRACTION * bandwidth
+    per_stream = achieved * 1e9 / step_bytes if step_bytes else 0.0
+    out.figures.update(decode_tokens_per_s_per_stream=per_stream, decode_tokens_per_s_aggregate=per_stream * batch)
+    out.formula.extend([
+        reads.line,
+        f"RAM: {bandwidth_line} ({cpu.name}, {kit.quantity} x {kit.name})",
+        f"decode: {reads.read_bytes / 1e9:.3g} GB weights + {batch} x {reads.kv_bytes / 1e9:.3g} GB KV cache per step "
+        f"at {CPU_DECODE_BANDWIDTH_FRACTION:g} x {bandwidth:,.1f} GB/s = {per_stream:,.1f} tokens/s per stream "
+        "(llama.cpp issue #4716)",
+    ])
+    streams = f" ({per_stream * batch:,.1f} for all {batch})" if batch > 1 else ""
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} from system RAM; the first token (prompt "
+                       "prefill) is not predicted on a CPU")
+    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
+        out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {cpu.name}'s RAM is under "
+                            f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; a GPU decodes faster")
+    inputs: dict[str, float | str] = {"cpu": cpu.part_id, "ram_bandwidth_gb_per_s": round(bandwidth, 3),
+                                      "parameters": float(shape.parameters), "precision": answers.task.precision}
+    return out, inputs

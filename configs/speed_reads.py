@@ -1,0 +1,53 @@
+"""What a transformer's decode step reads, on any device: the weights (a MoE's active experts), each stream's KV
+cache, and the context it runs at."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pth_top.configs import memory as mem
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.quantization import weight_format
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeReads:
+    """What one decode step reads: the weights (a MoE's active experts), each stream's KV cache, and the context."""
+
+    read_bytes: float  # the weights a step reads for the whole batch
+    kv_bytes: float  # one stream's KV cache at the average context
+    weight_bytes: float  # all the weights
+    moe: bool
+    prompt: int
+    average_context: float
+    line: str
+
+
+def decode_reads(answers: Answers, shape: mem.ModelShape) -> DecodeReads:
+    """The bytes a transformer's decode step reads, on any device."""
+    task, batch = answers.task, answers.workload.batch_size
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    weights, _ = mem.inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    prompt = shape.sequence_length
+    total = prompt + task.generated_tokens
+    if shape.max_context_tokens:
+        total = min(total, shape.max_context_tokens)
+        prompt = min(prompt, total)
+    average_context = (prompt + total) / 2
+    value_bytes = 4.0 if task.precision == "fp32" else 2.0
+    kv = mem.kv_cache_bytes(shape, 1, int(average_context), value_bytes)
+    read, what = weights, "the weights"
+    if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
+        active_weights, _ = mem.inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
+                                                       task.precision, task.quantization, engine)
+        fmt = weight_format(task.quantization, task.precision, engine)
+        embedding_bytes = fmt.vocabulary_bits / 8 if fmt else mem.WEIGHT_BYTES_BY_PRECISION[task.precision]
+        active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
+        read = min(weights, active_weights * batch)
+        what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
+                f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")
+    line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
+            "per generated token")
+    return DecodeReads(read, kv, weights, shape.active < shape.parameters, prompt, average_context, line)

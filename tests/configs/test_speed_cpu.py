@@ -1,0 +1,57 @@
+"""A CPU-only build's speed: llama.cpp's decode from system RAM (configs.speed_cpu)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pth_top.configs.build import Component
+from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth
+from tests.configs.builders import answers
+from tests.configs.published_workloads import inference
+
+
+def test_ram_bandwidth_counts_populated_channels_and_derates_two_ddr5_dimms_a_channel():
+    desktop = {"memory_channels_count": 2, "platform": "desktop"}
+    assert ram_bandwidth(desktop, {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 1)[0] == 96.0
+    # One DIMM fills one channel: half the bandwidth.
+    assert ram_bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 1, "speed_mt_per_s": 3200}, 1)[0] == 25.6
+    # Four DDR5 DIMMs on a desktop run at 3,600 MT/s (llama.cpp #4716's 7950X); DDR4 keeps its speed.
+    four, line = ram_bandwidth(desktop, {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 2)
+    assert four == 57.6 and "3,600 MT/s" in line
+    assert ram_bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 4, "speed_mt_per_s": 3600}, 1)[0] == 57.6
+    # An 8-channel workstation with 8 DIMMs: all channels.
+    work = {"memory_channels_count": 8, "platform": "workstation"}
+    assert ram_bandwidth(work, {"memory_type": "DDR5", "modules_count": 8, "speed_mt_per_s": 4800}, 1)[0] == 307.2
+
+
+def test_a_cpu_only_build_predicts_its_decode_and_keeps_it_in_the_build_file(catalog):
+    build = recommend(answers(**inference("gpt-oss-20b", "int4", 16384, budget__amount=1500.0,
+                                          budget__currency="EUR")), catalog)
+    assert build.component("gpu") is None, "the case needs a CPU-only build"
+    tokens = build.speed.figures["decode_tokens_per_s_per_stream"]
+    cpu, kit = build.component("cpu"), build.component("memory_kit")
+    # 1.87 GB of active experts + the KV cache read at 0.8 of the RAM's bandwidth.
+    bandwidth = build.speed.inputs["ram_bandwidth_gb_per_s"]
+    assert 0 < tokens < 0.8 * bandwidth / 1.87 and bandwidth > 0
+    assert any(cpu.name in line and kit.name in line for line in build.speed.formula)
+    assert "not predicted on a CPU" in build.speed.summary[0]
+    created = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+    again, *_ = loads_build(dumps_build(build, created=created, tool_version="0.1.0"), "b.toml")
+    assert again.speed.figures == build.speed.figures
+
+
+def test_training_or_a_server_cpu_is_not_predicted_and_says_why():
+    job = answers(**inference("llama3-8b", "int4", 4096))
+    shape = model_shape(job.workload)[0]
+    kit = Component("memory_kit", "kit", "kit", 1, 0.0, {"memory_type": "DDR5", "modules_count": 8,
+                                                          "speed_mt_per_s": 4800})
+    server = Component("cpu", "epyc", "EPYC", 1, 0.0, {"memory_channels_count": 12, "platform": "server"})
+    out, inputs = cpu_inference(job, shape, server, kit)
+    assert not out.figures and not inputs and "not predicted on EPYC" in out.summary[0]
+    training = answers(workload__preset="llama3-8b", task__mode="training")
+    desktop = Component("cpu", "r", "Ryzen", 1, 0.0, {"memory_channels_count": 2, "platform": "desktop"})
+    out, _ = cpu_inference(training, shape, desktop, kit)
+    assert not out.figures and "only a transformer's decode" in out.summary[0]
