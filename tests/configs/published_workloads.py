@@ -134,8 +134,9 @@ CASES: tuple[Workload, ...] = (
              inference("qwen3-30b-a3b", "int4", 4096, budget__amount=3000.0, budget__currency="USD"),
              expect={"currency": "$"}),
     Workload("gpt-oss-20b-eur-buyer",
-             "configs/catalog/gpus.toml EU prices; the model card's 16 GB: a EUR 1,500 budget holds it", "currency",
-             inference("gpt-oss-20b", "int4", 16384, budget__amount=1500.0, budget__currency="EUR"),
+             "configs/catalog/gpus.toml EU prices; the model card's 16 GB: a EUR 2,200 budget holds it (an RTX "
+             "5060 Ti 16GB box, ~EUR 2,000 at Greek retail in October 2026)", "currency",
+             inference("gpt-oss-20b", "int4", 16384, budget__amount=2200.0, budget__currency="EUR"),
              expect={"currency": "€"}),
     # Long-context fine-tunes on each stack.
     Workload("hf-qlora-llama31-8b-28k-fits-80-gb", f"{UNSLOTH}: Hugging Face + FA2 reaches 28,454 tokens on 80 GB",

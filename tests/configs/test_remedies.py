@@ -120,10 +120,11 @@ def test_a_70b_full_fine_tune_over_8_h200s_is_sized_in_nodes_not_hidden_by_a_mod
 
 def test_a_lever_the_answers_already_pull_is_not_offered_again(catalog):
     # Mistral 7B full FSDP over 4 cards with recompute already full: the lever left is micro-batch 1 alone.
-    build = recommend(answers("team_training", workload__preset="mistral-7b", workload__sequence_length=4096,
-                              workload__batch_size=32, task__recompute="full", scale__gpu_count=4,
-                              scale__sharding="fsdp", budget__amount=25000.0, budget__currency="EUR"),
-                      catalog, today=TODAY)
-    said = " | ".join(advice(build))
-    assert "micro-batch 1 with gradient accumulation" in said, said
-    assert "full recompute" not in said, said
+    job = answers("team_training", workload__preset="mistral-7b", workload__sequence_length=4096,
+                  workload__batch_size=32, task__recompute="full", scale__gpu_count=4, scale__sharding="fsdp")
+    labels = [label for label, _ in _changes(_context(job, catalog, load_rules(), {}))]
+    assert "micro-batch 1 with gradient accumulation" in labels, labels
+    assert not any("full recompute" in label for label in labels), labels
+    fresh = job.with_value("task", "recompute", "none")
+    labels = [label for label, _ in _changes(_context(fresh, catalog, load_rules(), {}))]
+    assert "full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation" in labels, labels
