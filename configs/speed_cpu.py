@@ -16,8 +16,9 @@ from pth_top.configs.speed_reads import decode_reads
 
 # The 7950X row above: 12.9B active parameters x 8.5 bits = 13.7 GB a token at 3.37/s = 46 GB/s, 0.80 of 57.6.
 CPU_DECODE_BANDWIDTH_FRACTION = 0.8
-# DDR5 at two DIMMs per channel: AMD's desktop limit is 3600 MT/s, the speed #4716's 4 x 32 GB DDR5 ran at.
-DDR5_TWO_PER_CHANNEL_MT_PER_S = 3600
+# DDR5 at two DIMMs per channel on a desktop: AMD's limit is 3600 MT/s (the speed #4716's 4 x 32 GB ran at);
+# Intel's 13th/14th-gen datasheets give 4000 MT/s for two dual-rank DIMMs a channel.
+DDR5_TWO_PER_CHANNEL_MT_PER_S = {"AMD": 3600, "Intel": 4000}
 BYTES_PER_TRANSFER = 8  # a 64-bit DIMM channel
 
 
@@ -29,8 +30,9 @@ def ram_bandwidth(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
     used = min(channels, dimms)
     note = ""
     if kit.get("memory_type") == "DDR5" and cpu.get("platform") == "desktop" and dimms > channels:
-        speed = min(speed, DDR5_TWO_PER_CHANNEL_MT_PER_S)
-        note = f" (two DDR5 DIMMs a channel run at {DDR5_TWO_PER_CHANNEL_MT_PER_S:,} MT/s)"
+        limit = DDR5_TWO_PER_CHANNEL_MT_PER_S.get(str(cpu.get("vendor")), min(DDR5_TWO_PER_CHANNEL_MT_PER_S.values()))
+        speed = min(speed, limit)
+        note = f" (two DDR5 DIMMs a channel run at {limit:,} MT/s on a desktop)"
     gb_per_s = used * speed * BYTES_PER_TRANSFER / 1000
     return gb_per_s, f"{used} channels x {speed:,.0f} MT/s x {BYTES_PER_TRANSFER} B = {gb_per_s:,.1f} GB/s{note}"
 

@@ -19,8 +19,12 @@ def test_ram_bandwidth_counts_populated_channels_and_derates_two_ddr5_dimms_a_ch
     # One DIMM fills one channel: half the bandwidth.
     assert ram_bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 1, "speed_mt_per_s": 3200}, 1)[0] == 25.6
     # Four DDR5 DIMMs on a desktop run at 3,600 MT/s (llama.cpp #4716's 7950X); DDR4 keeps its speed.
-    four, line = ram_bandwidth(desktop, {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 2)
+    four, line = ram_bandwidth({**desktop, "vendor": "AMD"},
+                               {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 2)
     assert four == 57.6 and "3,600 MT/s" in line
+    intel, _ = ram_bandwidth({**desktop, "vendor": "Intel"},
+                             {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 2)
+    assert intel == 64.0
     assert ram_bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 4, "speed_mt_per_s": 3600}, 1)[0] == 57.6
     # An 8-channel workstation with 8 DIMMs: all channels.
     work = {"memory_channels_count": 8, "platform": "workstation"}
