@@ -1,9 +1,10 @@
 """A CPU-only build's speed: llama.cpp on the CPU reads the weights from system RAM once per generated token, so
-decode is tokens/s = achieved RAM bandwidth / bytes per token. The first token is not predicted: the catalog has
-no CPU matmul rate.
+decode is tokens/s = achieved RAM bandwidth / bytes per token; the prompt's prefill is compute-bound, at a rate per
+core and GHz.
 
 RAM bandwidth = populated channels x MT/s x 8 bytes. Sources: llama.cpp issue #4716 (Mixtral 8x7B Q8_0, 128 GB at
-3600 MT/s in two channels: Ryzen 9 7950X DDR5 3.37 tokens/s, Ryzen 9 5900X DDR4 3.58 tokens/s).
+3600 MT/s in two channels: Ryzen 9 7950X DDR5 3.37 tokens/s, Ryzen 9 5900X DDR4 3.58 tokens/s); normiebench's
+CPU-backend results (github.com/brand-o/normiebench issues 34, 42, 52: Llama 3.1 8B Q4_K_M pp512).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ CPU_DECODE_BANDWIDTH_FRACTION = 0.8
 # Intel's 13th/14th-gen datasheets give 4000 MT/s for two dual-rank DIMMs a channel.
 DDR5_TWO_PER_CHANNEL_MT_PER_S = {"AMD": 3600, "Intel": 4000}
 BYTES_PER_TRANSFER = 8  # a 64-bit DIMM channel
+# llama.cpp's AVX2 prefill (pp512, Llama 3.1 8B Q4_K_M, 16 GFLOP a token) per core and boost GHz: i5-9500 35.43
+# t/s = 21.5, i7-7820HQ 22.53 = 23.1, Threadripper 3970X 155.5 = 17.3 FLOP a cycle; the median.
+CPU_PREFILL_FLOP_PER_CYCLE = 21.5
 
 
 def ram_bandwidth(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
@@ -35,6 +39,17 @@ def ram_bandwidth(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
         note = f" (two DDR5 DIMMs a channel run at {limit:,} MT/s on a desktop)"
     gb_per_s = used * speed * BYTES_PER_TRANSFER / 1000
     return gb_per_s, f"{used} channels x {speed:,.0f} MT/s x {BYTES_PER_TRANSFER} B = {gb_per_s:,.1f} GB/s{note}"
+
+
+def prefill_seconds(shape: mem.ModelShape, prompt: int, cpu: dict) -> tuple[float, str]:
+    """Seconds to prefill one prompt on the CPU's cores at their boost clock, and the line saying how."""
+    flops = 2.0 * shape.active * prompt + 4.0 * shape.layers * shape.hidden_size * prompt * prompt / 2
+    cores, ghz = int(cpu.get("cores_count", 0) or 0), float(cpu.get("boost_clock_ghz", 0) or 0)
+    rate = cores * ghz * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+    seconds = flops / rate if rate else float("inf")
+    return seconds, (f"{flops / 1e12:.3g} TFLOP / ({cores} cores x {ghz:g} GHz x {CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP "
+                     f"a cycle, llama.cpp's AVX2 prefill) = {sp.duration(seconds)} (2N x {prompt:,} prompt tokens + "
+                     "causal attention 2*L*h*s^2)")
 
 
 def cpu_inference(answers: Answers, shape: mem.ModelShape, cpu: Component, kit: Component
@@ -62,12 +77,19 @@ def cpu_inference(answers: Answers, shape: mem.ModelShape, cpu: Component, kit: 
         f"at {CPU_DECODE_BANDWIDTH_FRACTION:g} x {bandwidth:,.1f} GB/s = {per_stream:,.1f} tokens/s per stream "
         "(llama.cpp issue #4716)",
     ])
+    first_s, first_line = prefill_seconds(shape, reads.prompt, cpu.spec)
+    out.figures["first_token_s"] = first_s
+    out.formula.append(f"first token: {first_line}")
     streams = f" ({per_stream * batch:,.1f} for all {batch})" if batch > 1 else ""
-    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} from system RAM; the first token (prompt "
-                       "prefill) is not predicted on a CPU")
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} from system RAM; first token after a "
+                       f"{reads.prompt:,}-token prompt in ~{sp.duration(first_s)}")
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {cpu.name}'s RAM is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; a GPU decodes faster")
+    if first_s > sp.SLOW_FIRST_TOKEN_S:
+        out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {cpu.name} (over "
+                            f"{sp.SLOW_FIRST_TOKEN_S:g} s): a CPU's prefill is compute-bound; a GPU, or shorter "
+                            "prompts, answer sooner")
     inputs: dict[str, float | str] = {"cpu": cpu.part_id, "ram_bandwidth_gb_per_s": round(bandwidth, 3),
                                       "parameters": float(shape.parameters), "precision": answers.task.precision}
     return out, inputs

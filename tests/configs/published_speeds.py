@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 32, published_stacks.py 8, published_workloads.py 33,
-test_requests.py 13): 31 here (117 in all).
+test_requests.py 13): 34 here (120 in all).
 """
 
 from __future__ import annotations
@@ -90,6 +90,13 @@ def cpu_decode(preset: str, quantization: str, channels: int, dimms: int, ram: s
     return speed_cpu.cpu_inference(answers, model, cpu, kit)[0].figures["decode_tokens_per_s_per_stream"]
 
 
+def cpu_prefill(cores: int, boost_ghz: float) -> float:
+    """llama.cpp pp512 on a CPU, Llama 3.1 8B: prompt tokens/s (configs.speed_cpu.prefill_seconds)."""
+    seconds, _ = speed_cpu.prefill_seconds(shape("llama3-8b", 512), 512,
+                                           {"cores_count": cores, "boost_clock_ghz": boost_ghz})
+    return 512 / seconds
+
+
 def resnet50_inference(part_id: str, batch: int) -> float:
     answers = Answers(workload=Workload(preset="resnet50", batch_size=batch), task=Task(mode="inference",
                                                                                         precision="fp16"))
@@ -119,6 +126,8 @@ VLLM_QWEN3_14B = ("github.com/vllm-project/vllm/issues/20469: vLLM 0.9.1, one A1
                   "Qwen/Qwen3-14B-AWQ, --enforce-eager, benchmark_serving random 16,000 in / 200 out, "
                   "max-concurrency 1")
 MLPERF_INF = "github.com/mlcommons/inference_results_v4.1 closed"
+NORMIEBENCH = ("github.com/brand-o/normiebench/issues/{} (2026-03): llama 3.1 8B Q4_K_M on llama.cpp's CPU "
+               "backend")
 LLAMACPP_4716 = "github.com/ggml-org/llama.cpp/issues/4716: llama.cpp CPU-only, Mixtral 8x7B Q8_0, 128 GB of RAM"
 MLPERF_LLAMA2_CONFIG = ("NVIDIA's harness, closed/NVIDIA/configs/llama2-70b/Offline/__init__.py: use_fp8, H200 TP1 "
                         "batch 806, H100 TP2 batch 896 per pair (the partner's own config not read)")
@@ -244,6 +253,13 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "llama 3.1 8B Q4_K_M on the CPU backend, tg128 6.51 tokens/s; the RAM is taken as the i5-9500's "
                    "rated DDR4-2666 in both channels (one channel's 21 GB/s cannot give 6.51)", 6.51,
                    lambda: cpu_decode("llama3-8b", "gguf_q4_k_m", 2, 2, "DDR4", 2666)),
+    # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
+    PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
+                   "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4)),
+    PublishedSpeed("normiebench-i7-7820hq-llama31-8b-pp512", f"{NORMIEBENCH.format(42)}: Core i7-7820HQ (4 cores, "
+                   "3.9 GHz boost), pp512 22.53 tokens/s", 22.53, lambda: cpu_prefill(4, 3.9)),
+    PublishedSpeed("normiebench-tr3970x-llama31-8b-pp512", f"{NORMIEBENCH.format(52)}: Threadripper 3970X (32 "
+                   "cores, 4.5 GHz boost, overclocked), pp512 155.5 tokens/s", 155.5, lambda: cpu_prefill(32, 4.5)),
 )
 
 
