@@ -101,7 +101,8 @@ def feasible_alternatives(
         if not line and cheap != answers:
             answers, label = cheap, label + ", " + _cheap_levers_label(ctx, answers, cheap)
             line = _feasible_line(ctx, label, context_for(answers))
-        if not line and answers.task.mode == "inference" and not ctx.edge and label.endswith("weights"):
+        if (not line and answers.task.mode == "inference" and not ctx.edge
+                and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in _more_gpus(answers, "none", "tensor parallel across {n} GPUs"):
                 line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
                 if line:
@@ -214,10 +215,14 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "none", "tensor parallel across {n} GPUs of one machine"))
-    if answers.workload.preset == "custom" and answers.workload.sequence_length > 1:
-        shorter = answers.workload.sequence_length // 2
+    if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1:  # a preset's context, or the answers'
+        shorter = ctx.shape.sequence_length // 2
         changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
                         answers.with_value("workload", "sequence_length", shorter)))
+    if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1:
+        fewer = answers.workload.batch_size // 2
+        changes.append((f"half the concurrent requests, {fewer:,} (each holds its own KV cache)",
+                        answers.with_value("workload", "batch_size", fewer)))
     smaller_model = _smaller_preset(ctx)
     if smaller_model is not None:
         name = model_presets()[smaller_model].name

@@ -66,10 +66,9 @@ class PriceIndex:
 
 def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iterable[str], min_parts: int,
                   rules: Rules) -> dict[str, PriceIndex]:
-    """The market's index per indexed kind, from parts with its own price in the buyer's currency and a China base."""
+    """The market's index per indexed kind, from parts with its own price in the buyer's currency over their catalog
+    base (price_cny, the 2025 China price)."""
     indexes: dict[str, PriceIndex] = {}
-    if market == "cn":
-        return indexes
     chosen_kinds = set(kinds)
     pairs: dict[str, list[tuple[float, dt.date]]] = {}
     for part in parts:
@@ -77,7 +76,7 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
         if part.kind not in chosen_kinds or entry is None or entry["currency"] != currency:
             continue
         own = _from_entry(entry, "new", market, rules)
-        pairs.setdefault(part.kind, []).append((own.amount_cny / _china_base(part, rules).amount_cny, own.as_of))
+        pairs.setdefault(part.kind, []).append((own.amount_cny / _base(part).amount_cny, own.as_of))
     for kind, found in pairs.items():
         if len(found) >= min_parts:
             indexes[kind] = PriceIndex(kind, market, statistics.median(ratio for ratio, _ in found), len(found),
@@ -96,11 +95,14 @@ def _from_entry(entry: dict[str, Any], basis: str, market: str, rules: Rules) ->
                  market)
 
 
+def _base(part: Part) -> Quote:
+    """The catalog's base price: price_cny, the China price at price_as_of."""
+    return Quote(part.price_cny, part.price_cny, "CNY", part.price_as_of, part.get("price_source", ""), "new", "cn")
+
+
 def _china_base(part: Part, rules: Rules) -> Quote:
     china = _entry(part.get("prices"), "cn")
-    if china is not None:
-        return _from_entry(china, "new", "cn", rules)
-    return Quote(part.price_cny, part.price_cny, "CNY", part.price_as_of, part.get("price_source", ""), "new", "cn")
+    return _from_entry(china, "new", "cn", rules) if china is not None else _base(part)
 
 
 def new_quote(part: Part, market: str, currency: str, rules: Rules,
@@ -111,14 +113,13 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
     if entry is not None:
         quote = _from_entry(entry, "new", market, rules)
         return quote if quote.currency == currency else _converted(quote)
-    quote = _china_base(part, rules)
-    if market == "cn" and currency == "CNY":
-        return quote
     index = (indexes or {}).get(part.kind)
     if index is not None:
-        return Quote(quote.amount_cny * index.ratio, quote.amount, quote.currency, quote.as_of, quote.source,
-                     "indexed", quote.market)
-    return _converted(quote)
+        base = _base(part)
+        return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, base.as_of, base.source,
+                     "indexed", base.market)
+    quote = _china_base(part, rules)
+    return quote if market == "cn" and currency == "CNY" else _converted(quote)
 
 
 def _converted(quote: Quote) -> Quote:
@@ -168,11 +169,12 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules,
                 f"used listing for {part.name} in this market)")
     index = (indexes or {}).get(part.kind)
     if q.basis == "indexed" and index is not None:
+        converted = "" if currency == "CNY" else " converted at rules.toml's rate"
+        where_index = MARKET_NAMES[index.market]
         return (f"price {money(q.amount_cny, currency, rules)}: ESTIMATED, the China new price {shown} (as of "
-                f"{q.as_of}) converted at rules.toml's rate x {index.ratio:.2f}, the median ratio of the "
-                f"{index.parts_count} {KIND_NAMES.get(part.kind, part.kind)} the catalog prices both in {currency} "
-                f"({MARKET_NAMES[index.market]} market, newest {index.as_of}) and in China; the catalog has no "
-                f"{currency} price for it")
+                f"{q.as_of}){converted} x {index.ratio:.2f}, the median ratio of the {index.parts_count} "
+                f"{KIND_NAMES.get(part.kind, part.kind)} with a {where_index}-market {currency} price (newest "
+                f"{index.as_of}) to that base; the catalog has no {where_index}-market price for it")
     kind = "used" if q.basis == "used_converted" else "new"
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
             f"(as of {q.as_of}) at rules.toml's rate; the catalog has no {currency} price for it")

@@ -85,7 +85,7 @@ def recommend(
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
     cpu_only_inadequate = False
-    if gpu is None and cpu_only is not None and fit is not None and _cpu_only_inadequate(ctx, cpu_only):
+    if gpu is None and cpu_only is not None and _cpu_only_inadequate(ctx, cpu_only):  # chosen or pinned
         cpu_only_inadequate = True
         blockers.insert(0, _cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
@@ -118,7 +118,8 @@ def recommend(
         gpu_usable_per_gpu_bytes=usable,
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
-        total_price_cny=assembly.total_cny, budget_cny=ctx.budget_cny, market=ctx.market, currency=ctx.currency,
+        total_price_cny=round(assembly.total_cny, 2), budget_cny=ctx.budget_cny, market=ctx.market,
+        currency=ctx.currency,
         cny_per_unit=cny_per(ctx.currency, rules), reasoning=tuple(cite_guide(line) for line in general if line),
         warnings=tuple(cite_guide(line) for line in warnings), alternatives=dict(assembly.alternatives),
         pins=dict(ctx.pins), title=title, comments=tuple(cite_guide(line) for line in comments),
@@ -238,12 +239,12 @@ def _cpu_only_inadequate(ctx: Context, cpu_only: CpuOnly) -> bool:
     return not cpu_only.adequate and ctx.answers.task.mode == "training"
 
 
-def _cpu_only_inadequate_line(ctx: Context, fit: Fit) -> str:
+def _cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
     data = ctx.answers.data
     line = (f"not feasible within {_money(ctx, ctx.budget_cny)}: a CPU-only PC is not adequate for training this model "
             f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
             "it would run far slower than on any GPU")
-    if fit.cheapest_fitting is not None:
+    if fit is not None and fit.cheapest_fitting is not None:
         price, gpu = fit.cheapest_fitting
         line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({gpu.name})"
     return line + "; rent a GPU by the hour, or a used card where one fits (below)"

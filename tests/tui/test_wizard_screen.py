@@ -287,7 +287,7 @@ async def test_key_1_swaps_between_a_cpu_only_build_and_gpus():
 
     tabular = (Answers().with_value("workload", "preset", "custom").with_value("workload", "kind", "generic")
                .with_value("workload", "parameters", 1_000_000).with_value("data", "kind", "tabular")
-               .with_value("budget", "amount", 5000.0))
+               .with_value("budget", "amount", 8000.0))
     app = WizardApp(clock=fixed_clock, answers=tabular)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_screen(pilot, WizardScreen)
