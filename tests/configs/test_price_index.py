@@ -37,11 +37,20 @@ def test_the_index_is_the_median_ratio_of_the_kinds_parts_priced_in_both():
     assert quote(parts[4], "us", "USD", "new", RULES, indexes).basis == "new"
 
 
-def test_too_few_pairs_or_the_china_market_give_no_index():
+def test_too_few_pairs_give_no_index_and_china_indexes_against_the_same_base():
     parts = [kit("a", 700, 300.0), kit("unpriced", 2000)]
     assert price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, RULES) == {}
-    assert price_indexes(parts, "cn", "CNY", RULES.budget.indexed_kinds, 1, RULES) == {}
     assert quote(parts[1], "us", "USD", "new", RULES, {}).basis == "converted"
+    # China: 2026 yuan prices over the 2025 base (price_cny); a kit without one is its base x the median.
+    china = [kit("a", 700), kit("b", 500), kit("unpriced", 2000)]
+    for part, yuan in zip(china[:2], (2800, 1500)):
+        part.spec["prices"] = {"cn": {"amount": yuan, "currency": "CNY", "as_of": WHEN, "source": "https://x.example"}}
+    indexes = price_indexes(china, "cn", "CNY", RULES.budget.indexed_kinds, 2, RULES)
+    assert round(indexes["memory_kit"].ratio, 6) == 3.5  # the median of 4 and 3
+    estimated = quote(china[2], "cn", "CNY", "new", RULES, indexes)
+    assert estimated.basis == "indexed" and estimated.amount_cny == 7000
+    line = quote_line(china[2], estimated, "CNY", RULES, indexes)
+    assert "ESTIMATED" in line and "converted" not in line and "China-market CNY price" in line
 
 
 def without_us_price(catalog, part_id: str) -> Catalog:
