@@ -43,7 +43,7 @@ def test_too_few_pairs_give_no_index_and_china_indexes_against_the_same_base():
     assert quote(parts[1], "us", "USD", "new", RULES, {}).basis == "converted"
     # China: 2026 yuan prices over the 2025 base (price_cny); a kit without one is its base x the median.
     china = [kit("a", 700), kit("b", 500), kit("unpriced", 2000)]
-    for part, yuan in zip(china[:2], (2800, 1500)):
+    for part, yuan in zip(china[:2], (2800, 1500), strict=True):
         part.spec["prices"] = {"cn": {"amount": yuan, "currency": "CNY", "as_of": WHEN, "source": "https://x.example"}}
     indexes = price_indexes(china, "cn", "CNY", RULES.budget.indexed_kinds, 2, RULES)
     assert round(indexes["memory_kit"].ratio, 6) == 3.5  # the median of 4 and 3

@@ -593,3 +593,16 @@ def test_an_adequate_cpu_only_pc_over_budget_is_named_with_its_price(catalog):
     else:
         assert any(line.startswith("a CPU-only PC would do (small-model inference) but costs ¥")
                    for line in build.blockers)
+
+
+def test_an_entry_cpu_only_box_takes_an_igpu_cpu_on_ddr4_and_says_where_its_price_is_from(catalog):
+    # 2026 DRAM: DDR5 for an AM5 iGPU CPU made the CPU-only box dearer than a GPU box; the Core i5-12400 (UHD 730)
+    # on DDR4 keeps a tabular box near 4,300 yuan. Its yuan price is the Greek one converted, and it says so.
+    build = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                              task__optimizer="sgd", data__kind="tabular", data__dataset_size_gb=2.0,
+                              budget__amount=5000.0), catalog, today=TODAY)
+    assert build.cpu_only and build.feasible and build.total_price_cny <= 5000
+    cpu = build.component("cpu")
+    assert cpu.part_id == "core-i5-12400" and cpu.spec["integrated_graphics"]
+    assert build.component("memory_kit").spec["memory_type"] == "DDR4"
+    assert any("Greek retail price" in line for line in cpu.reasoning), cpu.reasoning
