@@ -284,7 +284,7 @@ def _build_reason(problem: Problem) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return f"must be a finite number, got {shown(value)}"
     if isinstance(info, mi.UnionType):  # a speed input: a number >= 0 or a text
-        info = next(member for member in info.types if not isinstance(member, mi.StrType))
+        info = next((member for member in info.types if not isinstance(member, mi.StrType)), info)
     if getattr(info, "ge", None) == 0 and value < 0:
         return f"must be >= 0, got {shown(value)}"
     return range_reason(info, value) or reason(problem)

@@ -10,6 +10,7 @@ from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
+from pth_top.configs.memory import SHARDING_LABELS
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets
 from pth_top.configs.ranking import Fit, first_acceptable, ranked_gpus, usable_bytes
@@ -75,7 +76,10 @@ def _spread_advice(ctx: Context) -> str:
         return ("more nodes (pipeline parallel), quantize it, or a smaller model" if full else
                 "split it over the machine's GPUs (tensor parallel), quantize it, or a smaller model")
     if full and ctx.answers.scale.sharding in ("zero3", "fsdp"):
-        return f"{MAX_GPUS} GPUs with ZeRO-3 are one machine's most: more nodes, or shrink it"
+        return (f"{MAX_GPUS} GPUs with {SHARDING_LABELS[ctx.answers.scale.sharding]} are one machine's most: more "
+                "nodes, or shrink it")
+    if full:
+        return f"ZeRO-3/FSDP over the {MAX_GPUS} GPUs, more nodes, or shrink it"
     return "shard it over more GPUs of one machine with ZeRO-3/FSDP, or shrink it"
 
 
@@ -101,7 +105,7 @@ def feasible_alternatives(
         if not line and cheap != answers:
             answers, label = cheap, label + ", " + _cheap_levers_label(ctx, answers, cheap)
             line = _feasible_line(ctx, label, context_for(answers))
-        if (not line and answers.task.mode == "inference" and not ctx.edge
+        if (not line and answers.task.mode == "inference" and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in _more_gpus(answers, "none", "tensor parallel across {n} GPUs"):
                 line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
@@ -221,7 +225,8 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
                         answers.with_value("workload", "sequence_length", shorter)))
     if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1:
         fewer = answers.workload.batch_size // 2
-        changes.append((f"half the concurrent requests, {fewer:,} (each holds its own KV cache)",
+        what = "the concurrent requests" if answers.scenario == "inference_server" else "the batch"
+        changes.append((f"half {what}, {fewer:,} (each sequence holds its own KV cache)",
                         answers.with_value("workload", "batch_size", fewer)))
     smaller_model = _smaller_preset(ctx)
     if smaller_model is not None:

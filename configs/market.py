@@ -54,34 +54,55 @@ class Quote:
 
 @dataclass(frozen=True, slots=True)
 class PriceIndex:
-    """How a kind's prices in a market compare with their China base prices: the median ratio over its parts priced
-    in both (rules.toml budget.indexed_kinds: DRAM and NAND move as a whole category)."""
+    """How a kind's prices in a market compare with their base prices (price_cny, dated before base_before): the
+    median ratio over its parts priced in both (rules.toml budget.indexed_kinds: DRAM and NAND move as a category).
+    `group` narrows the kind (registered RAM, NVMe drives); "" is the whole kind."""
 
     kind: str
+    group: str
     market: str
     ratio: float
     parts_count: int
     as_of: dt.date  # the newest of those market prices
+    base_before: dt.date
+
+
+def index_group(part: Part) -> str:
+    """The part's group within its kind: RAM registered or not, a drive by its interface."""
+    if part.kind == "memory_kit":
+        return "registered" if part.get("registered") else "unbuffered"
+    return str(part.get("interface", "")) if part.kind == "storage" else ""
 
 
 def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iterable[str], min_parts: int,
-                  rules: Rules) -> dict[str, PriceIndex]:
-    """The market's index per indexed kind, from parts with its own price in the buyer's currency over their catalog
-    base (price_cny, the 2025 China price)."""
-    indexes: dict[str, PriceIndex] = {}
+                  base_before: dt.date, rules: Rules) -> dict[str, PriceIndex]:
+    """The market's index per indexed kind and per group ("kind/group" keys; "kind" for the whole kind), from parts
+    with its own price in the buyer's currency over a base price dated before base_before."""
     chosen_kinds = set(kinds)
-    pairs: dict[str, list[tuple[float, dt.date]]] = {}
+    pairs: dict[tuple[str, str], list[tuple[float, dt.date]]] = {}
     for part in parts:
         entry = _entry(part.get("prices"), market)
-        if part.kind not in chosen_kinds or entry is None or entry["currency"] != currency:
+        if (part.kind not in chosen_kinds or entry is None or entry["currency"] != currency
+                or part.price_as_of >= base_before):
             continue
         own = _from_entry(entry, "new", market, rules)
-        pairs.setdefault(part.kind, []).append((own.amount_cny / _base(part).amount_cny, own.as_of))
-    for kind, found in pairs.items():
+        pair = (own.amount_cny / _base(part).amount_cny, own.as_of)
+        pairs.setdefault((part.kind, ""), []).append(pair)
+        pairs.setdefault((part.kind, index_group(part)), []).append(pair)
+    indexes: dict[str, PriceIndex] = {}
+    for (kind, group), found in pairs.items():
         if len(found) >= min_parts:
-            indexes[kind] = PriceIndex(kind, market, statistics.median(ratio for ratio, _ in found), len(found),
-                                       max(as_of for _, as_of in found))
+            indexes[f"{kind}/{group}" if group else kind] = PriceIndex(
+                kind, group, market, statistics.median(ratio for ratio, _ in found), len(found),
+                max(as_of for _, as_of in found), base_before)
     return indexes
+
+
+def index_for(part: Part, indexes: Mapping[str, PriceIndex] | None) -> PriceIndex | None:
+    """The index that prices this part: its group's, else its kind's; none for a base dated on or after it."""
+    indexes = indexes or {}
+    index = indexes.get(f"{part.kind}/{index_group(part)}") or indexes.get(part.kind)
+    return index if index is not None and part.price_as_of < index.base_before else None
 
 
 def _entry(table: Any, market: str) -> dict[str, Any] | None:
@@ -113,10 +134,10 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
     if entry is not None:
         quote = _from_entry(entry, "new", market, rules)
         return quote if quote.currency == currency else _converted(quote)
-    index = (indexes or {}).get(part.kind)
-    if index is not None:
+    index = index_for(part, indexes)
+    if index is not None:  # dated as the index's market prices: the estimate is theirs, not the base's
         base = _base(part)
-        return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, base.as_of, base.source,
+        return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, index.as_of, base.source,
                      "indexed", base.market)
     quote = _china_base(part, rules)
     return quote if market == "cn" and currency == "CNY" else _converted(quote)
@@ -167,13 +188,14 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules,
         share = rules.budget.used_gpu_price_fraction
         return (f"price {shown} used: ASSUMED {share:.0%} of the new price (rules.toml fallback; the catalog has no "
                 f"used listing for {part.name} in this market)")
-    index = (indexes or {}).get(part.kind)
+    index = index_for(part, indexes)
     if q.basis == "indexed" and index is not None:
         converted = "" if currency == "CNY" else " converted at rules.toml's rate"
         where_index = MARKET_NAMES[index.market]
+        group = f"{index.group} " if index.group else ""
         return (f"price {money(q.amount_cny, currency, rules)}: ESTIMATED, the China new price {shown} (as of "
-                f"{q.as_of}){converted} x {index.ratio:.2f}, the median ratio of the {index.parts_count} "
-                f"{KIND_NAMES.get(part.kind, part.kind)} with a {where_index}-market {currency} price (newest "
+                f"{part.price_as_of}){converted} x {index.ratio:.2f}, the median ratio of the {index.parts_count} "
+                f"{group}{KIND_NAMES.get(part.kind, part.kind)} with a {where_index}-market {currency} price (newest "
                 f"{index.as_of}) to that base; the catalog has no {where_index}-market price for it")
     kind = "used" if q.basis == "used_converted" else "new"
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "

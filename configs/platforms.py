@@ -10,13 +10,12 @@ from msgspec import NODEFAULT
 from msgspec.structs import fields as struct_fields
 
 from pth_top.configs.assembly import Assembly, Context, buyable, part_price, rank, run_fits
-from pth_top.configs.mains import mains_of, ordinary_socket_w, outlets
+from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.part_types import System
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import (
     Floor,
-    Mains,
     cpu_floor,
     decode_cores_floor,
     power_estimate,
@@ -148,11 +147,11 @@ def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, w
     lines = (
         f"power: {count} x {server['psu_capacity_w']:,.0f} W {redundancy}, {carrying}+{spares}: capacity "
         f"{capacity:,.0f} W (N units, not N+R) for {required_w:,.0f} W ({need})",
-        _server_circuit_line(mains_of(rules, ctx.market), count, spares, wall_w),
+        _server_circuit_line(mains_of(rules.power.mains, ctx.market), count, spares, wall_w),
     )
     asm.power_lines = lines
     asm.reasons.setdefault("system", []).extend(lines)
-    if spares or wall_w > ordinary_socket_w(rules, ctx.market):
+    if spares or wall_w > outlets(mains_of(rules.power.mains, ctx.market))[0].continuous_w:
         asm.warnings.append(lines[1])  # one ordinary socket carrying it is no warning
     asm.heat_line = (f"cooling: ~{wall_w:,.0f} W of heat: rack airflow through the server's own fans, front to back, "
                      "not a desktop case")
@@ -160,26 +159,25 @@ def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, w
 
 def _server_circuit_line(supply: Mains, psu_count: int, spares: int, wall_w: float) -> str:
     """Which supply the server needs in the market: an ordinary socket, dedicated circuits, or 3-phase."""
-    ordinary, *larger = outlets(supply)
-    large = (larger or [ordinary])[-1]
+    ordinary, large = outlets(supply)[0], largest(supply)
     carrying = psu_count - spares
     per_cord = wall_w / carrying  # after a spare fails, the carrying units take it all
-    circuits = math.ceil(wall_w / large.watts)
+    circuits = math.ceil(wall_w / large.continuous_w)
     head = f"circuit: ~{wall_w:,.0f} W from the wall over {psu_count} PSU cords (~{per_cord:,.0f} W each)"
-    rated = f"{large.name} at {large.voltage_v:g} V, {large.watts:,.0f} W ({supply.standard})"
+    rated = f"{large.name} at {large.voltage_v:g} V, {large.continuous_w:,.0f} W ({supply.standard})"
     if spares:
         feeds = (f"two {large.name} circuits, A and B ({rated})" if circuits == 1 else
                  f"{circuits} x {large.name} circuits per feed ({rated}), or a {supply.three_phase} rack PDU per feed")
         return (f"{head}: split the cords over two feeds (A/B), each able to carry all of it alone, so a lost "
                 f"circuit leaves {carrying} units: {feeds}")
-    if wall_w <= ordinary.watts:
-        return f"{head}: one {ordinary.name} socket ({ordinary.watts:,.0f} W) carries it"
+    if wall_w <= ordinary.continuous_w:
+        return f"{head}: one {ordinary.name} socket ({ordinary.continuous_w:,.0f} W) carries it"
     if circuits == 1:
-        return (f"{head}: more than a {ordinary.name} socket ({ordinary.watts:,.0f} W): one dedicated {large.name} "
-                f"circuit ({rated}) for all cords, or the cords on separate {ordinary.name} circuits"
-                if per_cord <= ordinary.watts else
+        return (f"{head}: more than a {ordinary.name} socket ({ordinary.continuous_w:,.0f} W): one dedicated "
+                f"{large.name} circuit ({rated}) for all cords, or the cords on separate {ordinary.name} circuits"
+                if per_cord <= ordinary.continuous_w else
                 f"{head}: one dedicated {large.name} circuit ({rated}) for all cords")
-    return (f"{head}: {circuits} x the {large.watts:,.0f} W of a {large.name} circuit: each cord on its own "
+    return (f"{head}: {circuits} x the {large.continuous_w:,.0f} W of a {large.name} circuit: each cord on its own "
             f"{large.name} circuit, or a {supply.three_phase} rack PDU")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pth_top.configs.assembly import Assembly, Context, part_price, rank
-from pth_top.configs.mains import mains_of, outlets, sockets_text
+from pth_top.configs.mains import largest, mains_of, outlets, sockets_text
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Rules, case_fans_count, power_estimate, standard_psu_size, wall_draw_w
 
@@ -140,7 +140,8 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     asm.wall_w = wall_draw_w(estimate.sustained_w, efficiency, rules)
     rounded = ""
     if units == 1:
-        rounded = f", rounded up to a standard {size} W"
+        rounded = (f", rounded up to a standard {size} W" if estimate.psu_required_w <= size else
+                   f", above the largest standard size ({size} W)")
         if psu["capacity_w"] > size and not pinned:
             why = _larger_unit_reason(ctx, psu, size, loads[0], leads, cpu)
             rounded += f"; {psu['capacity_w']:,.0f} W fitted: {why}"
@@ -202,32 +203,32 @@ def heat_line(heat_w: float, case_fans: int, rules: Rules) -> str:
 def _circuit_lines(ctx: Context, asm: Assembly, gpu: Part | None, gpu_count: int, units_wall_w: list[float],
                    efficiency: str) -> list[str]:
     """Which of the market's wall sockets the build needs (configs.mains), and a power limit that helps."""
-    supply = mains_of(ctx.rules, ctx.market)
+    supply = mains_of(ctx.rules.power.mains, ctx.market)
     ordinary, *larger = outlets(supply)
     wall = sum(units_wall_w)
     socket = sockets_text(supply)
-    if wall <= ordinary.watts:
+    if wall <= ordinary.continuous_w:
         return [f"circuit: ~{wall:,.0f} W fits one {ordinary.name} socket; {socket}"]
     lines = []
-    fitting = next((outlet for outlet in larger if wall <= outlet.watts), None)
+    fitting = next((outlet for outlet in larger if wall <= outlet.continuous_w), None)
     if fitting is not None:
         plan = f"one {fitting.name} socket on its own circuit"
-        if _split_in_two(units_wall_w, ordinary.watts):
+        if _split_in_two(units_wall_w, ordinary.continuous_w):
             plan += (f", or two separate {ordinary.name} circuits with the PSUs split between them (each circuit "
-                     f"<= {ordinary.watts:,.0f} W; two sockets of one circuit are still one circuit)")
+                     f"<= {ordinary.continuous_w:,.0f} W; two sockets of one circuit are still one circuit)")
         line = f"circuit: ~{wall:,.0f} W is above one {ordinary.name} socket: needs {plan}; {socket}"
     else:
-        largest = (larger or [ordinary])[-1]
+        biggest = largest(supply)
         per_unit = max(units_wall_w)
-        line = (f"circuit: ~{wall:,.0f} W needs more than one {largest.name} circuit: give each PSU its own circuit "
+        line = (f"circuit: ~{wall:,.0f} W needs more than one {biggest.name} circuit: give each PSU its own circuit "
                 f"(largest unit ~{per_unit:,.0f} W), or a rack PDU on a dedicated supply; {socket}")
-        if per_unit > largest.watts:
+        if per_unit > biggest.continuous_w:
             asm.unsatisfied_add(
-                f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {largest.name} socket gives"
+                f"one PSU draws ~{per_unit:,.0f} W from the wall, more than a {biggest.name} socket gives"
             )
     lines.append(line)
     asm.warnings.append(line)
-    limit = power_limit_line(gpu, gpu_count, wall, ordinary.watts, efficiency, ctx.rules)
+    limit = power_limit_line(gpu, gpu_count, wall, ordinary.continuous_w, efficiency, ctx.rules)
     if limit:
         lines.append(limit)
     return lines

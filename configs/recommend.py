@@ -17,12 +17,21 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part
 from pth_top.configs.build import ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
+from pth_top.configs.cpu_only import (
+    CpuOnly,
+    cpu_context,
+    cpu_only_inadequate_line,
+    cpu_only_leads,
+    cpu_only_offered,
+    cpu_only_pc,
+    training_needs_a_gpu,
+)
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
 from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
-from pth_top.configs.ranking import Fit, acceptable, fit_budget, gpu_metric, ranked_gpus
+from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -54,7 +63,7 @@ def recommend(
     gpus = ranked_gpus(ctx)
     gpu_order = [part.id for part, _ in gpus]
     pinned_gpu = ctx.pins.get("gpu")
-    cpu_only = None if ctx.edge or (pinned_gpu and pinned_gpu[0] != CPU_ONLY_ID) else _cpu_only(ctx)
+    cpu_only = None if ctx.edge or (pinned_gpu and pinned_gpu[0] != CPU_ONLY_ID) else cpu_only_pc(ctx)
     fit: Fit | None = None
     gpu: Part | None
     if cpu_only is not None and pinned_gpu:  # CPU-only, chosen with the swap key
@@ -70,12 +79,12 @@ def recommend(
             raise ValueError("the catalog has no GPU for this scenario")
         fit = fit_budget(ctx, gpus)
         gpu, assembly = fit.gpu, fit.assembly
-        if cpu_only is not None and _cpu_only_leads(ctx, cpu_only, fit):
+        if cpu_only is not None and cpu_only_leads(ctx, cpu_only, fit):
             gpu, assembly = None, cpu_only.asm
     if cpu_only is not None or (pinned_gpu and not ctx.edge):  # a pinned GPU's swaps wrap round to CPU-only too
         gpu_order.insert(0, CPU_ONLY_ID)
     assembly.alternatives["gpu"] = tuple(gpu_order)
-    build_ctx = ctx if gpu is not None else (cpu_only.ctx if cpu_only else _cpu_context(ctx))
+    build_ctx = ctx if gpu is not None else (cpu_only.ctx if cpu_only else cpu_context(ctx))
     if gpu is not None and gpu["software"] == "cpu":  # a CPU-only edge module (Raspberry Pi): no CUDA context
         build_ctx = dataclasses.replace(ctx, memory=dataclasses.replace(ctx.memory, cuda_context_bytes=0))
     if gpu is not None:
@@ -85,13 +94,13 @@ def recommend(
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
     cpu_only_inadequate = False
-    if gpu is None and cpu_only is not None and _cpu_only_inadequate(ctx, cpu_only):  # chosen or pinned
+    if gpu is None and cpu_only is not None and training_needs_a_gpu(ctx, cpu_only):  # chosen or pinned
         cpu_only_inadequate = True
-        blockers.insert(0, _cpu_only_inadequate_line(ctx, fit))
+        blockers.insert(0, cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     alternatives = feasibility.feasible_alternatives(
         ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
-    if blockers and gpu is not None and cpu_only is not None and fit is not None and _cpu_only_offered(
+    if blockers and gpu is not None and cpu_only is not None and fit is not None and cpu_only_offered(
             ctx, cpu_only, fit):
         line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
@@ -196,90 +205,6 @@ def _glossary(lines: list[str]) -> list[str]:
     return [f"terms: {'; '.join(used)}"] if used else []
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class CpuOnly:
-    ctx: Context
-    asm: Assembly
-    adequate: bool  # the workload does not need a GPU at all
-    reason: str
-
-
-def _cpu_context(ctx: Context) -> Context:
-    """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM.
-
-    A pinned PSU count belongs to the GPUs it fed: the rules size the CPU-only PC's own.
-    """
-    pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
-    return dataclasses.replace(ctx, pins=pins, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
-
-
-def _display_line(cpu: Part) -> str:
-    graphics = cpu.get("integrated_graphics")
-    if graphics:
-        return (f"display: no graphics card, so the CPU's integrated {graphics} drives the screen; 'F' Core and "
-                "Ryzen 5000 (non-G) CPUs have none, and a PC without one shows nothing, not even the BIOS")
-    return (f"display: {cpu.name} has no integrated graphics: use the board's BMC video port if it has one, or fit a "
-            "basic graphics card (not in the price) to see the BIOS and the installer")
-
-
-def _cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
-    """Adequate for the workload, or the only thing the budget buys; and acceptable itself."""
-    under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
-    return (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(cpu_only.ctx, cpu_only.asm)
-
-
-def _cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
-    cheaper = not fit.feasible or cpu_only.asm.total_cny < fit.assembly.total_cny
-    return cheaper and _cpu_only_offered(ctx, cpu_only, fit)
-
-
-def _cpu_only_inadequate(ctx: Context, cpu_only: CpuOnly) -> bool:
-    """Training that needs a GPU, offered CPU-only on price alone: not a recommendation (issue: CPU-only where
-    adequate, i.e. tabular data and small-model inference)."""
-    return not cpu_only.adequate and ctx.answers.task.mode == "training"
-
-
-def _cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
-    data = ctx.answers.data
-    line = (f"not feasible within {_money(ctx, ctx.budget_cny)}: a CPU-only PC is not adequate for training this model "
-            f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
-            "it would run far slower than on any GPU")
-    if fit is not None and fit.cheapest_fitting is not None:
-        price, gpu = fit.cheapest_fitting
-        line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({gpu.name})"
-    return line + "; rent a GPU by the hour, or a used card where one fits (below)"
-
-
-def _cpu_only(ctx: Context) -> CpuOnly | None:
-    """A CPU-only PC, with why it is offered: classical ML on tabular data and small-model inference need no GPU;
-    otherwise only on price."""
-    cpu_ctx = _cpu_context(ctx)
-    asm = assemble(cpu_ctx, None)
-    asm.reasons.setdefault("cpu", []).insert(1, _display_line(asm.chosen["cpu"][0]))
-    if ctx.answers.data.kind == "tabular":
-        reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
-                  "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
-        return CpuOnly(cpu_ctx, asm, True, reason)
-    small = ctx.rules.cpu_only
-    model_gib = cpu_ctx.memory.total_bytes / GIB
-    if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
-            and model_gib <= small.small_model_max_gib:
-        reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
-                  f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
-                  "GPU build")
-        return CpuOnly(cpu_ctx, asm, True, reason)
-    if ctx.answers.task.mode == "training" and ctx.answers.task.precision == "amp_fp16":
-        asm.reasons["cpu"].append(
-            "mixed precision on a CPU is bfloat16, not fp16 AMP: torch.autocast('cpu') defaults to torch.bfloat16 "
-            "(pytorch.org/docs/stable/_modules/torch/cpu/amp/autocast_mode)")
-    if ctx.pins.get("gpu"):
-        reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
-    else:
-        reason = (f"the budget, {_money(ctx, ctx.budget_cny)}, is under the cheapest GPU build; on a CPU the workload "
-                  "runs, far slower than on a GPU, with its working memory in RAM")
-    return CpuOnly(cpu_ctx, asm, False, reason)
-
-
 def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date) -> list[str]:
     answers = ctx.answers
     warnings: list[str] = []
@@ -334,7 +259,7 @@ def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str
     tier, tier_line = budget_tier(budget, rules)
     market = buyer_market(answers.budget.market, answers.budget.currency)
     indexes = price_indexes(catalog, market, answers.budget.currency, rules.budget.indexed_kinds,
-                            rules.budget.index_min_parts_count, rules)
+                            rules.budget.index_min_parts_count, rules.budget.index_base_before, rules)
     return Context(
         answers=answers, catalog=catalog, rules=rules, pins=pins, shape=shape, shape_line=shape_line,
         memory=estimate_memory(answers, shape), budget_cny=budget, tier=tier, tier_line=tier_line,
@@ -365,7 +290,7 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     indexed = [part.name for part in parts if quotes[part.id].basis == "indexed"]
     lines = []
     if indexed:
-        lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from 2025 China prices x the "
+        lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from older China prices x the "
                      f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "
                      f"budget.indexed_kinds): {', '.join(indexed)}; check them there and override in the user catalog "
                      f"(prices.{ctx.market})")

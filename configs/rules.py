@@ -15,6 +15,7 @@ from typing import Annotated, Literal, Sequence
 from msgspec import Meta
 
 from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.mains import MainsByMarket
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.schema import Schema, SchemaError, convert
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
@@ -77,25 +78,6 @@ class EfficiencyAtHalfLoad(Schema, frozen=True):
     titanium: Fraction
 
 
-class Socket(Schema, frozen=True):
-    """One kind of wall socket on its own circuit: what it is called, and its volts and amps."""
-
-    name: str
-    voltage_v: Annotated[float, Meta(ge=1, le=1000)]
-    current_a: Annotated[float, Meta(gt=0, le=1000)]
-
-
-class Mains(Schema, frozen=True):
-    """A market's wall supply: its sockets, ordinary first, then larger dedicated circuits."""
-
-    standard: str
-    source: str
-    # The share of a circuit's rating a load may draw for hours (US NEC: 80 %); training runs for days.
-    continuous_fraction: Fraction
-    three_phase: str  # what a rack beyond single-phase circuits is fed from there
-    sockets: Annotated[list[Socket], Meta(min_length=1)]
-
-
 class PowerRules(Schema, frozen=True):
     guide_section: str
     psu_max_load_fraction: Fraction
@@ -106,7 +88,7 @@ class PowerRules(Schema, frozen=True):
     standard_psu_sizes_w: Annotated[list[Annotated[int, Meta(ge=1, le=100_000)]], Meta(min_length=1)]
     multi_gpu_transient_headroom_fraction: Annotated[float, Meta(ge=0, le=10)]
     efficiency_at_half_load: EfficiencyAtHalfLoad
-    mains: dict[Literal["cn", "us", "eu"], Mains]
+    mains: MainsByMarket
     power_limit_min_fraction: Fraction
     power_limit_throughput_kept_fraction: Fraction
     power_limit_source: str
@@ -130,6 +112,7 @@ class BudgetRules(Schema, frozen=True):
     # Kinds whose prices move as a category (DRAM, NAND): a part without the market's price is indexed (configs.market).
     indexed_kinds: list[Literal["memory_kit", "storage"]]
     index_min_parts_count: AtLeastOne
+    index_base_before: dt.date  # only base prices dated before this are indexed (or index others)
 
 
 class GpuRules(Schema, frozen=True):

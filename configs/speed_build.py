@@ -16,7 +16,7 @@ from pth_top.configs.build import Build, Speed
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference
-from pth_top.configs.speed_reads import decode_reads
+from pth_top.configs.speed_reads import decode_reads, prefill_flops
 
 INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
                                "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}  # weights dequantized
@@ -112,7 +112,7 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
     fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if reads.moe else sp.DECODE_BANDWIDTH_FRACTION
     out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention * average_context,
                     device, fraction, shape.layers)
-    prefill = 2.0 * shape.active * prompt + attention * prompt * prompt / 2
+    prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"

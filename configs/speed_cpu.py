@@ -13,40 +13,43 @@ from pth_top.configs import memory as mem
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
-from pth_top.configs.speed_reads import decode_reads
+from pth_top.configs.speed_reads import decode_reads, prefill_flops
 
 # The 7950X row above: 12.9B active parameters x 8.5 bits = 13.7 GB a token at 3.37/s = 46 GB/s, 0.80 of 57.6.
 CPU_DECODE_BANDWIDTH_FRACTION = 0.8
-# DDR5 at two DIMMs per channel on a desktop: AMD's limit is 3600 MT/s (the speed #4716's 4 x 32 GB ran at);
-# Intel's 13th/14th-gen datasheets give 4000 MT/s for two dual-rank DIMMs a channel.
-DDR5_TWO_PER_CHANNEL_MT_PER_S = {"AMD": 3600, "Intel": 4000}
+# DDR5 at two DIMMs per channel on a desktop: 3600 MT/s, AMD's limit and the speed #4716's 4 x 32 GB ran at (some
+# Intel boards allow 4000 for single-rank DIMMs: this is the lower bound).
+DDR5_TWO_PER_CHANNEL_MT_PER_S = 3600
 BYTES_PER_TRANSFER = 8  # a 64-bit DIMM channel
 # llama.cpp's AVX2 prefill (pp512, Llama 3.1 8B Q4_K_M, 16 GFLOP a token) per core and boost GHz: i5-9500 35.43
 # t/s = 21.5, i7-7820HQ 22.53 = 23.1, Threadripper 3970X 155.5 = 17.3 FLOP a cycle; the median.
 CPU_PREFILL_FLOP_PER_CYCLE = 21.5
 
 
-def ram_bandwidth(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
+def ram_bandwidth_gb_per_s(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
     """GB/s of the CPU's populated memory channels at the speed the DIMMs run, and how it was reckoned."""
     channels = int(cpu.get("memory_channels_count", 0) or 0)
     dimms = int(kit.get("modules_count", 0) or 0) * kits_count
-    speed = float(kit.get("speed_mt_per_s", 0) or 0)
+    speed_mt_per_s = float(kit.get("speed_mt_per_s", 0) or 0)
     used = min(channels, dimms)
     note = ""
     if kit.get("memory_type") == "DDR5" and cpu.get("platform") == "desktop" and dimms > channels:
-        limit = DDR5_TWO_PER_CHANNEL_MT_PER_S.get(str(cpu.get("vendor")), min(DDR5_TWO_PER_CHANNEL_MT_PER_S.values()))
-        speed = min(speed, limit)
-        note = f" (two DDR5 DIMMs a channel run at {limit:,} MT/s on a desktop)"
-    gb_per_s = used * speed * BYTES_PER_TRANSFER / 1000
-    return gb_per_s, f"{used} channels x {speed:,.0f} MT/s x {BYTES_PER_TRANSFER} B = {gb_per_s:,.1f} GB/s{note}"
+        speed_mt_per_s = min(speed_mt_per_s, DDR5_TWO_PER_CHANNEL_MT_PER_S)
+        note = f" (two DDR5 DIMMs a channel run at {DDR5_TWO_PER_CHANNEL_MT_PER_S:,} MT/s on a desktop)"
+    gb_per_s = used * speed_mt_per_s * BYTES_PER_TRANSFER / 1000
+    return gb_per_s, (f"{used} channels x {speed_mt_per_s:,.0f} MT/s x {BYTES_PER_TRANSFER} B = {gb_per_s:,.1f} "
+                      f"GB/s{note}")
 
 
 def prefill_seconds(shape: mem.ModelShape, prompt: int, cpu: dict) -> tuple[float, str]:
     """Seconds to prefill one prompt on the CPU's cores at their boost clock, and the line saying how."""
-    flops = 2.0 * shape.active * prompt + 4.0 * shape.layers * shape.hidden_size * prompt * prompt / 2
-    cores, ghz = int(cpu.get("cores_count", 0) or 0), float(cpu.get("boost_clock_ghz", 0) or 0)
+    flops = prefill_flops(shape, prompt)
+    cores = int(cpu.get("cores_count", 0) or 0)
+    ghz = float(cpu.get("boost_clock_ghz", 0) or 0) or float(cpu.get("base_clock_ghz", 0) or 0)
     rate = cores * ghz * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
-    seconds = flops / rate if rate else float("inf")
+    if not rate:
+        return 0.0, "not predicted: the catalog gives the CPU no cores or clock"
+    seconds = flops / rate
     return seconds, (f"{flops / 1e12:.3g} TFLOP / ({cores} cores x {ghz:g} GHz x {CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP "
                      f"a cycle, llama.cpp's AVX2 prefill) = {sp.duration(seconds)} (2N x {prompt:,} prompt tokens + "
                      "causal attention 2*L*h*s^2)")
@@ -63,7 +66,7 @@ def cpu_inference(answers: Answers, shape: mem.ModelShape, cpu: Component, kit: 
         out.summary.append(f"not predicted on {cpu.name}: a many-channel workstation or server CPU reaches a "
                            "share of its RAM bandwidth that depends on NUMA and threads")
         return out, {}
-    bandwidth, bandwidth_line = ram_bandwidth(cpu.spec, kit.spec, kit.quantity)
+    bandwidth, bandwidth_line = ram_bandwidth_gb_per_s(cpu.spec, kit.spec, kit.quantity)
     reads = decode_reads(answers, shape)
     batch = answers.workload.batch_size
     step_bytes = reads.read_bytes + batch * reads.kv_bytes
@@ -78,11 +81,13 @@ def cpu_inference(answers: Answers, shape: mem.ModelShape, cpu: Component, kit: 
         "(llama.cpp issue #4716)",
     ])
     first_s, first_line = prefill_seconds(shape, reads.prompt, cpu.spec)
-    out.figures["first_token_s"] = first_s
     out.formula.append(f"first token: {first_line}")
     streams = f" ({per_stream * batch:,.1f} for all {batch})" if batch > 1 else ""
-    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} from system RAM; first token after a "
-                       f"{reads.prompt:,}-token prompt in ~{sp.duration(first_s)}")
+    first = f"first token after a {reads.prompt:,}-token prompt in ~{sp.duration(first_s)}" if first_s else \
+        "the first token is not predicted"
+    if first_s:
+        out.figures["first_token_s"] = first_s
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} from system RAM; {first}")
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {cpu.name}'s RAM is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; a GPU decodes faster")

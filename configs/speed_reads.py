@@ -51,3 +51,8 @@ def decode_reads(answers: Answers, shape: mem.ModelShape) -> DecodeReads:
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
     return DecodeReads(read, kv, weights, shape.active < shape.parameters, prompt, average_context, line)
+
+
+def prefill_flops(shape: mem.ModelShape, prompt: int) -> float:
+    """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2."""
+    return 2.0 * shape.active * prompt + 4.0 * shape.layers * shape.hidden_size * prompt * prompt / 2

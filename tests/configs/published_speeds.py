@@ -36,6 +36,7 @@ class PublishedSpeed:
     predict: Callable[[], float]
     gap: str = ""  # why the prediction may be further off than TOLERANCE
     tolerance: float = TOLERANCE
+    fitted: bool = False  # a constant was fitted on this row: in-sample, not a check
 
 
 @functools.cache
@@ -244,7 +245,7 @@ CASES: tuple[PublishedSpeed, ...] = (
     # --- CPU-only decode from system RAM (configs/speed_cpu.py; its fraction is fitted on the first row) ---
     PublishedSpeed("llamacpp-7950x-ddr5-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 7950X, 4 x 32 GB DDR5 at 3,600 "
                    "MT/s, 3.37 tokens/s", 3.37,
-                   lambda: cpu_decode("mixtral-8x7b", "gguf_q8_0", 2, 4, "DDR5", 6000)),
+                   lambda: cpu_decode("mixtral-8x7b", "gguf_q8_0", 2, 4, "DDR5", 6000), fitted=True),
     PublishedSpeed("llamacpp-5900x-ddr4-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 5900X, 128 GB DDR4 at 3,600 "
                    "MT/s in its two channels, 3.58 tokens/s", 3.58,
                    lambda: cpu_decode("mixtral-8x7b", "gguf_q8_0", 2, 4, "DDR4", 3600)),
@@ -255,11 +256,12 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: cpu_decode("llama3-8b", "gguf_q4_k_m", 2, 2, "DDR4", 2666)),
     # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
     PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
-                   "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4)),
+                   "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4), fitted=True),
     PublishedSpeed("normiebench-i7-7820hq-llama31-8b-pp512", f"{NORMIEBENCH.format(42)}: Core i7-7820HQ (4 cores, "
-                   "3.9 GHz boost), pp512 22.53 tokens/s", 22.53, lambda: cpu_prefill(4, 3.9)),
+                   "3.9 GHz boost), pp512 22.53 tokens/s", 22.53, lambda: cpu_prefill(4, 3.9), fitted=True),
     PublishedSpeed("normiebench-tr3970x-llama31-8b-pp512", f"{NORMIEBENCH.format(52)}: Threadripper 3970X (32 "
-                   "cores, 4.5 GHz boost, overclocked), pp512 155.5 tokens/s", 155.5, lambda: cpu_prefill(32, 4.5)),
+                   "cores, 4.5 GHz boost, overclocked), pp512 155.5 tokens/s", 155.5, lambda: cpu_prefill(32, 4.5),
+                   fitted=True),
 )
 
 

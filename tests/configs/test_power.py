@@ -77,20 +77,17 @@ def test_a_us_buyer_gets_120_volt_circuits_at_80_percent_and_an_eu_buyer_230_vol
     # ~1.6 kW: an ordinary 220 V socket in China carries it; a US 15 A circuit does not, a 20 A one (1,920 W) does.
     two = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=40000.0,
                 budget__currency="USD")
-    assert 1440 < two.wall_w <= 1920, two.wall_w
+    assert 1440 < two.wall_w <= 1920 and two.unsatisfied == [], (two.wall_w, two.unsatisfied)
     text = " | ".join(two.reasons["psu"])
     assert "above one 15 A (NEMA 5-15) socket: needs one 20 A (NEMA 5-20) socket on its own circuit" in text
     assert any("NEMA 5-20" in warning for warning in two.warnings)
     china = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=300000.0)
     assert any("fits one 10 A socket" in line for line in china.reasons["psu"])
-    # ~2 kW on one 1,600 W unit: beyond a 20 A / 120 V circuit, a 240 V one.
-    three = build(catalog, "rtx-4090-24gb", scale__gpu_count=3, workload__preset="llama-7b", budget__amount=40000.0,
-                  budget__currency="USD")
-    assert 1920 < three.wall_w and any("needs one 30 A (NEMA L6-30) socket" in line for line in three.reasons["psu"])
-    # EU: the same pair fits one 16 A Schuko socket (3,680 W at 230 V).
+    # EU: the same pair fits one Schuko socket, at the 10 A (2,300 W) it carries for hours, not its 16 A rating.
     eu = build(catalog, "rtx-5090-32gb", scale__gpu_count=2, workload__preset="llama-7b", budget__amount=40000.0,
                budget__currency="EUR")
-    assert any("fits one 16 A Schuko socket" in line and "3,680 W" in line for line in eu.reasons["psu"])
+    assert any("fits one 16 A Schuko socket" in line and "16 A Schuko at 230 V = 2,300 W" in line
+               for line in eu.reasons["psu"])
 
 
 def test_power_limit_is_suggested_only_where_its_cost_is_measured():
@@ -112,3 +109,15 @@ def test_one_unit_with_two_native_leads_beats_two_cheaper_units(catalog):
     psu, units = asm.chosen["psu"]
     assert units == 1 and psu["connectors_12vhpwr_count"] >= 2, (psu.id, units)
     assert any("the 2 native 16-pin (12V-2x6) leads the cards take" in line for line in asm.reasons["psu"])
+
+
+def test_outlets_sort_larger_circuits_and_every_market_has_a_supply():
+    from pth_top.configs.mains import largest, mains_of, outlets
+
+    us = mains_of(RULES.power.mains, "us")
+    assert [round(outlet.continuous_w) for outlet in outlets(us)] == [1440, 1920, 5760]
+    assert largest(us).name == "30 A (NEMA L6-30)"
+    eu = outlets(mains_of(RULES.power.mains, "eu"))
+    assert [round(outlet.continuous_w) for outlet in eu] == [2300, 7360]  # Schuko's 10 A for hours; CEE's 32 A
+    assert {market: bool(outlets(mains_of(RULES.power.mains, market))) for market in ("cn", "us", "eu")} == {
+        "cn": True, "us": True, "eu": True}

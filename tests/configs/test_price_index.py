@@ -14,6 +14,7 @@ from tests.configs.builders import answers
 RULES = load_rules()
 USD = RULES.currency.cny_per_usd
 WHEN = dt.date(2026, 3, 1)
+BASE_BEFORE = RULES.budget.index_base_before
 
 
 def kit(part_id: str, price_cny: float, us_usd: float | None = None, kind: str = "memory_kit") -> Part:
@@ -26,26 +27,27 @@ def test_the_index_is_the_median_ratio_of_the_kinds_parts_priced_in_both():
     # Ratios 3, 4 and 10 (a server kit's spot price): the median, 4, is what a kit without a US price gets.
     parts = [kit("a", 700, 700 * 3 / USD), kit("b", 1000, 1000 * 4 / USD), kit("c", 500, 500 * 10 / USD),
              kit("unpriced", 2000), kit("cpu", 1000, 2000 / USD, kind="cpu")]
-    indexes = price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, RULES)
-    assert set(indexes) == {"memory_kit"}  # a CPU is not a commodity kind
-    index = indexes["memory_kit"]
+    indexes = price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, BASE_BEFORE, RULES)
+    assert set(indexes) == {"memory_kit", "memory_kit/unbuffered"}  # a CPU is not a commodity kind
+    index = indexes["memory_kit/unbuffered"]
     assert round(index.ratio, 6) == 4 and index.parts_count == 3 and index.as_of == WHEN
     unpriced = quote(parts[3], "us", "USD", "new", RULES, indexes)
     assert unpriced.basis == "indexed" and round(unpriced.amount_cny) == 8000
     line = quote_line(parts[3], unpriced, "USD", RULES, indexes)
-    assert "ESTIMATED" in line and "x 4.00" in line and "3 RAM kits" in line and "$1,111" in line
+    assert "ESTIMATED" in line and "x 4.00" in line and "3 unbuffered RAM kits" in line and "$1,111" in line
+    assert unpriced.as_of == WHEN  # dated as the market prices it stands on, not as the 2025 base
     assert quote(parts[4], "us", "USD", "new", RULES, indexes).basis == "new"
 
 
 def test_too_few_pairs_give_no_index_and_china_indexes_against_the_same_base():
     parts = [kit("a", 700, 300.0), kit("unpriced", 2000)]
-    assert price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, RULES) == {}
+    assert price_indexes(parts, "us", "USD", RULES.budget.indexed_kinds, 2, BASE_BEFORE, RULES) == {}
     assert quote(parts[1], "us", "USD", "new", RULES, {}).basis == "converted"
     # China: 2026 yuan prices over the 2025 base (price_cny); a kit without one is its base x the median.
     china = [kit("a", 700), kit("b", 500), kit("unpriced", 2000)]
     for part, yuan in zip(china[:2], (2800, 1500), strict=True):
         part.spec["prices"] = {"cn": {"amount": yuan, "currency": "CNY", "as_of": WHEN, "source": "https://x.example"}}
-    indexes = price_indexes(china, "cn", "CNY", RULES.budget.indexed_kinds, 2, RULES)
+    indexes = price_indexes(china, "cn", "CNY", RULES.budget.indexed_kinds, 2, BASE_BEFORE, RULES)
     assert round(indexes["memory_kit"].ratio, 6) == 3.5  # the median of 4 and 3
     estimated = quote(china[2], "cn", "CNY", "new", RULES, indexes)
     assert estimated.basis == "indexed" and estimated.amount_cny == 7000
@@ -64,7 +66,7 @@ def test_a_us_buyer_never_sees_the_96_gb_kit_below_the_64_gb_kits_2026_price(cat
     # The mixed-date ranking: a 2025 China price converted ($278) undercut the 64 GB kit's $900 of 2026.
     unpriced = without_us_price(catalog, "ddr5-5600-96gb-2x48")
     indexes = price_indexes(unpriced, "us", "USD", RULES.budget.indexed_kinds, RULES.budget.index_min_parts_count,
-                            RULES)
+                            BASE_BEFORE, RULES)
     kit96 = quote(unpriced.get("ddr5-5600-96gb-2x48"), "us", "USD", "new", RULES, indexes)
     kit64 = quote(unpriced.get("ddr5-6000-64gb-2x32"), "us", "USD", "new", RULES, indexes)
     assert kit96.basis == "indexed" and kit96.amount_cny > kit64.amount_cny
@@ -77,3 +79,16 @@ def test_a_build_with_an_indexed_kit_says_its_price_is_estimated(catalog):
     assert ram.part_id == "ddr4-3200-16gb-2x8"
     assert any("ESTIMATED" in line for line in ram.reasoning)
     assert any("ESTIMATED" in warning and ram.name in warning for warning in build.warnings)
+
+
+def test_a_group_has_its_own_index_and_a_2026_base_is_never_indexed():
+    # Server RDIMMs (spot x9) and desktop kits (x3.5) are priced apart once each group has two pairs.
+    desktop = [kit("d1", 500, 500 * 3.5 / USD), kit("d2", 700, 700 * 3.5 / USD), kit("d3", 300)]
+    server = [kit("s1", 1400, 1400 * 9 / USD), kit("s2", 3000, 3000 * 9 / USD), kit("s3", 5000)]
+    for part in server:
+        part.spec["registered"] = True
+    fresh = dataclasses.replace(kit("new", 1000), price_as_of=dt.date(2026, 2, 1))
+    indexes = price_indexes([*desktop, *server, fresh], "us", "USD", RULES.budget.indexed_kinds, 2, BASE_BEFORE, RULES)
+    assert round(quote(desktop[2], "us", "USD", "new", RULES, indexes).amount_cny) == 1050
+    assert round(quote(server[2], "us", "USD", "new", RULES, indexes).amount_cny) == 45000
+    assert quote(fresh, "us", "USD", "new", RULES, indexes).basis == "converted"

@@ -10,27 +10,28 @@ from pth_top.configs.build import Component
 from pth_top.configs.build_file import dumps_build, loads_build
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
-from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth
+from pth_top.configs.speed_cpu import cpu_inference
+from pth_top.configs.speed_cpu import ram_bandwidth_gb_per_s as bandwidth
 from tests.configs.builders import answers
 from tests.configs.published_workloads import inference
 
 
 def test_ram_bandwidth_counts_populated_channels_and_derates_two_ddr5_dimms_a_channel():
     desktop = {"memory_channels_count": 2, "platform": "desktop"}
-    assert ram_bandwidth(desktop, {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 1)[0] == 96.0
+    assert bandwidth(desktop, {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 1)[0] == 96.0
     # One DIMM fills one channel: half the bandwidth.
-    assert ram_bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 1, "speed_mt_per_s": 3200}, 1)[0] == 25.6
+    assert bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 1, "speed_mt_per_s": 3200}, 1)[0] == 25.6
     # Four DDR5 DIMMs on a desktop run at 3,600 MT/s (llama.cpp #4716's 7950X); DDR4 keeps its speed.
-    four, line = ram_bandwidth({**desktop, "vendor": "AMD"},
+    four, line = bandwidth({**desktop, "vendor": "AMD"},
                                {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 2)
     assert four == 57.6 and "3,600 MT/s" in line
-    intel, _ = ram_bandwidth({**desktop, "vendor": "Intel"},
+    intel, _ = bandwidth({**desktop, "vendor": "Intel"},
                              {"memory_type": "DDR5", "modules_count": 2, "speed_mt_per_s": 6000}, 2)
-    assert intel == 64.0
-    assert ram_bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 4, "speed_mt_per_s": 3600}, 1)[0] == 57.6
+    assert intel == 57.6  # the lower bound, 3,600 MT/s, on any desktop
+    assert bandwidth(desktop, {"memory_type": "DDR4", "modules_count": 4, "speed_mt_per_s": 3600}, 1)[0] == 57.6
     # An 8-channel workstation with 8 DIMMs: all channels.
     work = {"memory_channels_count": 8, "platform": "workstation"}
-    assert ram_bandwidth(work, {"memory_type": "DDR5", "modules_count": 8, "speed_mt_per_s": 4800}, 1)[0] == 307.2
+    assert bandwidth(work, {"memory_type": "DDR5", "modules_count": 8, "speed_mt_per_s": 4800}, 1)[0] == 307.2
 
 
 def test_a_cpu_only_build_predicts_its_decode_and_keeps_it_in_the_build_file(catalog):
@@ -65,3 +66,18 @@ def test_training_or_a_server_cpu_is_not_predicted_and_says_why():
     desktop = Component("cpu", "r", "Ryzen", 1, 0.0, {"memory_channels_count": 2, "platform": "desktop"})
     out, _ = cpu_inference(training, shape, desktop, kit)
     assert not out.figures and "only a transformer's decode" in out.summary[0]
+
+
+def test_a_cpu_without_a_boost_clock_uses_its_base_clock_and_none_leaves_the_first_token_out():
+    job = answers(**inference("llama3-8b", "int4", 4096))
+    shape = model_shape(job.workload)[0]
+    kit = Component("memory_kit", "kit", "kit", 1, 0.0, {"memory_type": "DDR4", "modules_count": 2,
+                                                          "speed_mt_per_s": 3200})
+    base = Component("cpu", "c", "CPU", 1, 0.0, {"memory_channels_count": 2, "platform": "desktop", "cores_count": 6,
+                                                 "base_clock_ghz": 2.5, "boost_clock_ghz": 0})
+    out, _ = cpu_inference(job, shape, base, kit)
+    assert 0 < out.figures["first_token_s"] < float("inf")
+    bare = Component("cpu", "c", "CPU", 1, 0.0, {"memory_channels_count": 2, "platform": "desktop"})
+    out, _ = cpu_inference(job, shape, bare, kit)
+    assert "first_token_s" not in out.figures and "not predicted" in out.summary[0]
+    assert out.figures["decode_tokens_per_s_per_stream"] > 0

@@ -1,0 +1,102 @@
+"""A CPU-only PC for a request: built with no GPU, with why it is offered (tabular data, small-model inference, or
+only the budget) and when it is no recommendation (training that needs a GPU)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pth_top.configs.assemble import assemble
+from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.market import money
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.parts import Part
+from pth_top.configs.ranking import Fit, acceptable
+from pth_top.units import GIB
+
+
+def _money(ctx: Context, amount_cny: float) -> str:
+    return money(amount_cny, ctx.currency, ctx.rules)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CpuOnly:
+    ctx: Context
+    asm: Assembly
+    adequate: bool  # the workload does not need a GPU at all
+    reason: str
+
+
+def cpu_context(ctx: Context) -> Context:
+    """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM.
+
+    A pinned PSU count belongs to the GPUs it fed: the rules size the CPU-only PC's own.
+    """
+    pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
+    return dataclasses.replace(ctx, pins=pins, memory=estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=0))
+
+
+def display_line(cpu: Part) -> str:
+    graphics = cpu.get("integrated_graphics")
+    if graphics:
+        return (f"display: no graphics card, so the CPU's integrated {graphics} drives the screen; 'F' Core and "
+                "Ryzen 5000 (non-G) CPUs have none, and a PC without one shows nothing, not even the BIOS")
+    return (f"display: {cpu.name} has no integrated graphics: use the board's BMC video port if it has one, or fit a "
+            "basic graphics card (not in the price) to see the BIOS and the installer")
+
+
+def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
+    """Adequate for the workload, or the only thing the budget buys; and acceptable itself."""
+    under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
+    return (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(cpu_only.ctx, cpu_only.asm)
+
+
+def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
+    cheaper = not fit.feasible or cpu_only.asm.total_cny < fit.assembly.total_cny
+    return cheaper and cpu_only_offered(ctx, cpu_only, fit)
+
+
+def training_needs_a_gpu(ctx: Context, cpu_only: CpuOnly) -> bool:
+    """Training that needs a GPU, offered CPU-only on price alone: not a recommendation (issue: CPU-only where
+    adequate, i.e. tabular data and small-model inference)."""
+    return not cpu_only.adequate and ctx.answers.task.mode == "training"
+
+
+def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
+    data = ctx.answers.data
+    line = (f"not feasible within {_money(ctx, ctx.budget_cny)}: a CPU-only PC is not adequate for training this model "
+            f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
+            "it would run far slower than on any GPU")
+    if fit is not None and fit.cheapest_fitting is not None:
+        price, gpu = fit.cheapest_fitting
+        line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({gpu.name})"
+    return line + "; rent a GPU by the hour, or a used card where one fits (below)"
+
+
+def cpu_only_pc(ctx: Context) -> CpuOnly | None:
+    """A CPU-only PC, with why it is offered: classical ML on tabular data and small-model inference need no GPU;
+    otherwise only on price."""
+    cpu_ctx = cpu_context(ctx)
+    asm = assemble(cpu_ctx, None)
+    asm.reasons.setdefault("cpu", []).insert(1, display_line(asm.chosen["cpu"][0]))
+    if ctx.answers.data.kind == "tabular":
+        reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
+                  "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
+        return CpuOnly(cpu_ctx, asm, True, reason)
+    small = ctx.rules.cpu_only
+    model_gib = cpu_ctx.memory.total_bytes / GIB
+    if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
+            and model_gib <= small.small_model_max_gib:
+        reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
+                  f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
+                  "GPU build")
+        return CpuOnly(cpu_ctx, asm, True, reason)
+    if ctx.answers.task.mode == "training" and ctx.answers.task.precision == "amp_fp16":
+        asm.reasons["cpu"].append(
+            "mixed precision on a CPU is bfloat16, not fp16 AMP: torch.autocast('cpu') defaults to torch.bfloat16 "
+            "(pytorch.org/docs/stable/_modules/torch/cpu/amp/autocast_mode)")
+    if ctx.pins.get("gpu"):
+        reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
+    else:
+        reason = (f"the budget, {_money(ctx, ctx.budget_cny)}, is under the cheapest GPU build; on a CPU the workload "
+                  "runs, far slower than on a GPU, with its working memory in RAM")
+    return CpuOnly(cpu_ctx, asm, False, reason)
