@@ -143,3 +143,15 @@ def test_a_server_too_small_for_its_kv_cache_is_offered_a_shorter_context_or_few
     assert any(line.startswith("a shorter context, 16,384 tokens, tensor parallel across") for line in said), said
     assert any(line.startswith("half the concurrent requests, 32") and "tensor parallel" in line for line in said)
     assert not any(word in line for line in said for word in SHARDING_WORDS), said
+
+
+def test_eight_gpus_without_zero3_are_told_to_shard_over_them_and_a_batch_job_halves_its_batch(catalog):
+    from pth_top.configs.feasibility import _spread_advice
+
+    plain = answers("team_training", workload__preset="llama-70b", scale__gpu_count=8, scale__sharding="none")
+    assert _spread_advice(_context(plain, catalog, load_rules(), {})).startswith("ZeRO-3/FSDP over the 8 GPUs")
+    batch = answers(workload__preset="llama3-8b", workload__batch_size=16, task__mode="inference",
+                    task__precision="int4")
+    labels = [label for label, _ in _changes(_context(batch, catalog, load_rules(), {}))]
+    assert any(label.startswith("half the batch, 8") for label in labels), labels
+    assert not any("concurrent requests" in label for label in labels)
