@@ -54,12 +54,17 @@ async def test_cancel_ends_the_grandchildren_too(tmp_path):
         end_if_running(read_pid(child_file), read_pid(grandchild_file))
 
 
+# The CLI as a terminal starts it: a suite run under nohup, or as a background job, passes SIGHUP and SIGINT on ignored.
+DEFAULT_SIGNALS = ("import signal; signal.signal(signal.SIGHUP, signal.SIG_DFL); "
+                   "signal.signal(signal.SIGINT, signal.default_int_handler); ")
+
+
 @pytest.mark.parametrize("signum, exit_code", [(signal.SIGHUP, -signal.SIGHUP), (signal.SIGTERM, -signal.SIGTERM),
                                                (signal.SIGINT, 130)])
 def test_a_signal_to_headless_bench_ends_the_child_group(tmp_path, signum, exit_code):
     python, child_file, grandchild_file = child_with_grandchild(tmp_path)
-    cli = subprocess.Popen([sys.executable, "-c", CLI_CODE, "bench", "--python", python, "--kernel", "gemm"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cli = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGNALS + CLI_CODE, "bench", "--python", python, "--kernel",
+                            "gemm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         child, grandchild = pids_written(child_file, grandchild_file)
         cli.send_signal(signum)
