@@ -179,6 +179,21 @@ def _plain(data: bytes) -> bool:
     return data.isascii() and b"\\" not in data and b"\x7f" not in data and _LONG_RUN.search(data) is None
 
 
+_AnyVector = TypeVar("_AnyVector", _Vector, _TypedVector)
+
+
+def _decoded_vector(decoder: msgspec.json.Decoder[_AnyVector], data: msgspec.Raw) -> _AnyVector | None:
+    """The answer as an instant vector; None for bad JSON or another result type. AnswerError past MAX_SERIES."""
+    try:
+        vector = decoder.decode(data)
+    except _BAD_JSON:
+        return None
+    if vector.resultType != "vector":
+        return None
+    _check_series_count(len(vector.result))
+    return vector
+
+
 def _typed_samples(data: msgspec.Raw) -> tuple[list[_TypedSample], int] | None:
     """The series of a small vector answer with every one well formed, decoded at once, and how many of them
     were left out; None for any other answer.
@@ -188,13 +203,9 @@ def _typed_samples(data: msgspec.Raw) -> tuple[list[_TypedSample], int] | None:
     """
     if len(data) > WHOLE_DECODE_MAX_BYTES:
         return None
-    try:
-        vector = _TYPED_VECTOR.decode(data)
-    except _BAD_JSON:
+    vector = _decoded_vector(_TYPED_VECTOR, data)
+    if vector is None:
         return None
-    if vector.resultType != "vector":
-        return None
-    _check_series_count(len(vector.result))
     kept = [sample for sample in vector.result if len(sample.metric) <= MAX_LABELS_PER_SERIES]
     _LabelBudget().spend(sum(len(sample.metric) for sample in kept))
     return kept, len(vector.result) - len(kept)
@@ -252,13 +263,9 @@ def vector_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
 
 def _series_by_series(data: msgspec.Raw) -> tuple[list[Series], int] | None:
     """vector_series one series at a time: a malformed or oversized series is skipped alone."""
-    try:
-        vector = _VECTOR.decode(data)
-    except _BAD_JSON:
+    vector = _decoded_vector(_VECTOR, data)
+    if vector is None:
         return None
-    if vector.resultType != "vector":
-        return None
-    _check_series_count(len(vector.result))
     series = _each_item(vector.result, _SAMPLE, lambda sample: sample.metric,
                         lambda labels, sample: (labels, reading(sample.value[1])))
     return series, len(vector.result) - len(series)
