@@ -50,6 +50,7 @@ class Quote:
     basis: str  # "new", "used" (a used listing), "used_fallback" (share of new), "converted" (another market's),
     # "indexed" (the China price x its kind's market index)
     market: str  # whose price it is
+    index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,6 @@ class PriceIndex:
     median ratio over its parts priced in both (rules.toml budget.indexed_kinds: DRAM and NAND move as a category).
     `group` narrows the kind (registered RAM, NVMe drives); "" is the whole kind."""
 
-    kind: str
     group: str
     market: str
     ratio: float
@@ -93,7 +93,7 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
     for (kind, group), found in pairs.items():
         if len(found) >= min_parts:
             indexes[f"{kind}/{group}" if group else kind] = PriceIndex(
-                kind, group, market, statistics.median(ratio for ratio, _ in found), len(found),
+                group, market, statistics.median(ratio for ratio, _ in found), len(found),
                 max(as_of for _, as_of in found), base_before)
     return indexes
 
@@ -138,7 +138,7 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
     if index is not None:  # dated as the index's market prices: the estimate is theirs, not the base's
         base = _base(part)
         return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, index.as_of, base.source,
-                     "indexed", base.market)
+                     "indexed", base.market, index)
     quote = _china_base(part, rules)
     return quote if market == "cn" and currency == "CNY" else _converted(quote)
 
@@ -174,8 +174,7 @@ def _converted_used(quote: Quote) -> Quote:
                  quote.market)
 
 
-def quote_line(part: Part, q: Quote, currency: str, rules: Rules,
-               indexes: Mapping[str, PriceIndex] | None = None) -> str:
+def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     """One line on where the price comes from, for the part's reasoning."""
     shown = f"{SYMBOLS[q.currency]}{q.amount:,.0f}"
     where = MARKET_NAMES[q.market]
@@ -188,7 +187,7 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules,
         share = rules.budget.used_gpu_price_fraction
         return (f"price {shown} used: ASSUMED {share:.0%} of the new price (rules.toml fallback; the catalog has no "
                 f"used listing for {part.name} in this market)")
-    index = index_for(part, indexes)
+    index = q.index
     if q.basis == "indexed" and index is not None:
         converted = "" if currency == "CNY" else " converted at rules.toml's rate"
         where_index = MARKET_NAMES[index.market]

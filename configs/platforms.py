@@ -135,6 +135,7 @@ def _system_power(ctx: Context, asm: Assembly, system: Part) -> None:
 def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, wall_w: float, need: str) -> None:
     """Server PSUs: N units carry the load and R are spares, so capacity is N units, not N + R; and the circuits."""
     rules = ctx.rules
+    supply = mains_of(rules.power.mains, ctx.market)
     count, spares = server["psu_count"], server["psu_redundant_count"]
     carrying = count - spares
     capacity = carrying * server["psu_capacity_w"]
@@ -147,11 +148,11 @@ def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, w
     lines = (
         f"power: {count} x {server['psu_capacity_w']:,.0f} W {redundancy}, {carrying}+{spares}: capacity "
         f"{capacity:,.0f} W (N units, not N+R) for {required_w:,.0f} W ({need})",
-        _server_circuit_line(mains_of(rules.power.mains, ctx.market), count, spares, wall_w),
+        _server_circuit_line(supply, count, spares, wall_w),
     )
     asm.power_lines = lines
     asm.reasons.setdefault("system", []).extend(lines)
-    if spares or wall_w > outlets(mains_of(rules.power.mains, ctx.market))[0].continuous_w:
+    if spares or wall_w > outlets(supply)[0].continuous_w:
         asm.warnings.append(lines[1])  # one ordinary socket carrying it is no warning
     asm.heat_line = (f"cooling: ~{wall_w:,.0f} W of heat: rack airflow through the server's own fans, front to back, "
                      "not a desktop case")

@@ -277,7 +277,7 @@ def _with_price_line(ctx: Context, component: Component, assembly: Assembly) -> 
     part = assembly.chosen[component.role][0]
     if component.role == "gpu" and not assembly.unit_prices.get("gpu"):
         return component  # priced with its server
-    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules, ctx.price_indexes)
+    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
     return dataclasses.replace(component, reasoning=(*component.reasoning, line))
 
 

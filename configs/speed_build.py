@@ -94,9 +94,9 @@ def forward_flops_per_sample(answers: Answers, shape: mem.ModelShape) -> tuple[f
 
 def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    weights, _ = mem.inference_weight_bytes(shape, task.precision, task.quantization, engine)
     if shape.kind != "transformer":
+        engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+        weights, _ = mem.inference_weight_bytes(shape, task.precision, task.quantization, engine)
         flops, origin = forward_flops_per_sample(answers, shape)
         compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
         bandwidth, _ = sp.achieved_bandwidth(device)
@@ -109,7 +109,7 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
     reads = decode_reads(answers, shape)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.layers * shape.hidden_size
-    fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if reads.moe else sp.DECODE_BANDWIDTH_FRACTION
+    fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if shape.active < shape.parameters else sp.DECODE_BANDWIDTH_FRACTION
     out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention * average_context,
                     device, fraction, shape.layers)
     prefill = prefill_flops(shape, prompt)
@@ -239,9 +239,7 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
         if cpu is None or kit is None:
             return Speed(summary=("not predicted: the build has no CPU and RAM to run on",)), []
         cpu_out, cpu_inputs = cpu_inference(answers, shape, cpu, kit)
-        return Speed(summary=tuple(cpu_out.summary), formula=tuple(cpu_out.formula),
-                     figures={key: round(float(value), 6) for key, value in cpu_out.figures.items()},
-                     inputs=cpu_inputs, ceilings="datasheet" if cpu_out.figures else ""), cpu_out.warnings
+        return _speed(cpu_out, cpu_inputs, "datasheet" if cpu_out.figures else ""), cpu_out.warnings
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
     device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
@@ -261,10 +259,14 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     }
     if device.link:
         inputs.update(link=device.link, link_gb_per_s=float(device.link_gb_per_s))
-    speed = Speed(summary=tuple(out.summary), formula=tuple(out.formula),
-                  figures={key: round(float(value), 6) for key, value in out.figures.items()}, inputs=inputs,
-                  ceilings=ceilings)
-    return speed, out.warnings
+    return _speed(out, inputs, ceilings), out.warnings
+
+
+def _speed(out: sp.Prediction, inputs: dict[str, float | str], ceilings: str) -> Speed:
+    """The prediction as the build keeps it: figures rounded to what the build file stores."""
+    return Speed(summary=tuple(out.summary), formula=tuple(out.formula),
+                 figures={key: round(float(value), 6) for key, value in out.figures.items()}, inputs=inputs,
+                 ceilings=ceilings)
 
 
 def with_speed(build: Build, measured: MeasuredCeilings | None = None) -> Build:

@@ -19,7 +19,6 @@ class DecodeReads:
     read_bytes: float  # the weights a step reads for the whole batch
     kv_bytes: float  # one stream's KV cache at the average context
     weight_bytes: float  # all the weights
-    moe: bool
     prompt: int
     average_context: float
     line: str
@@ -50,7 +49,7 @@ def decode_reads(answers: Answers, shape: mem.ModelShape) -> DecodeReads:
                 f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
-    return DecodeReads(read, kv, weights, shape.active < shape.parameters, prompt, average_context, line)
+    return DecodeReads(read, kv, weights, prompt, average_context, line)
 
 
 def prefill_flops(shape: mem.ModelShape, prompt: int) -> float:

@@ -33,7 +33,7 @@ def test_the_index_is_the_median_ratio_of_the_kinds_parts_priced_in_both():
     assert round(index.ratio, 6) == 4 and index.parts_count == 3 and index.as_of == WHEN
     unpriced = quote(parts[3], "us", "USD", "new", RULES, indexes)
     assert unpriced.basis == "indexed" and round(unpriced.amount_cny) == 8000
-    line = quote_line(parts[3], unpriced, "USD", RULES, indexes)
+    line = quote_line(parts[3], unpriced, "USD", RULES)
     assert "ESTIMATED" in line and "x 4.00" in line and "3 unbuffered RAM kits" in line and "$1,111" in line
     assert unpriced.as_of == WHEN  # dated as the market prices it stands on, not as the 2025 base
     assert quote(parts[4], "us", "USD", "new", RULES, indexes).basis == "new"
@@ -51,7 +51,7 @@ def test_too_few_pairs_give_no_index_and_china_indexes_against_the_same_base():
     assert round(indexes["memory_kit"].ratio, 6) == 3.5  # the median of 4 and 3
     estimated = quote(china[2], "cn", "CNY", "new", RULES, indexes)
     assert estimated.basis == "indexed" and estimated.amount_cny == 7000
-    line = quote_line(china[2], estimated, "CNY", RULES, indexes)
+    line = quote_line(china[2], estimated, "CNY", RULES)
     assert "ESTIMATED" in line and "converted" not in line and "China-market CNY price" in line
 
 
