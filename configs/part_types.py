@@ -16,7 +16,7 @@ UNIT_SUFFIXES = (
     "_gib", "_gb", "_mb", "_w", "_mm", "_ghz", "_cny", "_gb_per_s", "_mb_per_s", "_mt_per_s", "_tflops",
     "_count", "_tbw",
 )
-UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package"})
+UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio"})
 
 Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
@@ -113,6 +113,11 @@ class Cpu(PartFields, frozen=True, kw_only=True):
     platform: Literal["desktop", "hedt", "server"]
     eps_8pin_count: Whole
     integrated_graphics: str = ""  # the iGPU that drives a display without a graphics card; "": none (spec page)
+    # Hybrid Intel CPUs: how many of cores_count are E-cores, their max turbo, and their vector work a cycle as
+    # a share of a P-core's (Gracemont 2 x 128-bit FMA = 0.5 of 2 x 256-bit; Skymont 4 x 128-bit = 1.0).
+    efficiency_cores_count: Whole = 0
+    efficiency_boost_clock_ghz: Number = 0
+    efficiency_core_vector_ratio: Annotated[float, Meta(ge=0, le=1)] = 0
 
 
 class Motherboard(PartFields, frozen=True, kw_only=True):

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 import msgspec.inspect as mi
 
 from pth_top.configs.errors import ConfigFileError, shown
-from pth_top.configs.part_types import KINDS, PART_TYPES, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, PartFields
+from pth_top.configs.part_types import KINDS, PART_TYPES, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, Cpu, PartFields
 from pth_top.configs.schema import Problem, SchemaError, constraints, convert, reason, value_reason
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 
@@ -180,6 +180,11 @@ def validate_part(kind: str, entry: dict[str, Any]) -> PartFields:
     if availability != "new" and not str(getattr(fields, "availability_reason", "")).strip():
         problem = Problem(("availability_reason",), "missing")
         raise SchemaError(problem, f"availability {availability!r} needs availability_reason (say why)")
+    if isinstance(fields, Cpu) and fields.efficiency_cores_count and not (
+            fields.efficiency_cores_count < fields.cores_count and fields.efficiency_boost_clock_ghz
+            and fields.efficiency_core_vector_ratio):
+        raise SchemaError(Problem(("efficiency_cores_count",), "value"), "E-cores must be fewer than cores_count "
+                          "and need efficiency_boost_clock_ghz and efficiency_core_vector_ratio")
     return fields
 
 

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 32, published_stacks.py 8, published_workloads.py 33,
-test_requests.py 13): 34 here (120 in all).
+test_requests.py 13): 37 here (123 in all).
 """
 
 from __future__ import annotations
@@ -91,10 +91,10 @@ def cpu_decode(preset: str, quantization: str, channels: int, dimms: int, ram: s
     return speed_cpu.cpu_inference(answers, model, cpu, kit)[0].figures["decode_tokens_per_s_per_stream"]
 
 
-def cpu_prefill(cores: int, boost_ghz: float) -> float:
+def cpu_prefill(cores: int, boost_ghz: float, **efficiency_cores: float) -> float:
     """llama.cpp pp512 on a CPU, Llama 3.1 8B: prompt tokens/s (configs.speed_cpu.prefill_seconds)."""
     seconds, _ = speed_cpu.prefill_seconds(shape("llama3-8b", 512), 512,
-                                           {"cores_count": cores, "boost_clock_ghz": boost_ghz})
+                                           {"cores_count": cores, "boost_clock_ghz": boost_ghz, **efficiency_cores})
     return 512 / seconds
 
 
@@ -262,6 +262,18 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("normiebench-tr3970x-llama31-8b-pp512", f"{NORMIEBENCH.format(52)}: Threadripper 3970X (32 "
                    "cores, 4.5 GHz boost, overclocked), pp512 155.5 tokens/s", 155.5, lambda: cpu_prefill(32, 4.5),
                    fitted=True),
+    PublishedSpeed("normiebench-i5-1135g7-llama31-8b-pp512", f"{NORMIEBENCH.format(46)}: Core i5-1135G7 (4 cores, "
+                   "4.2 GHz boost), pp512 25.52 tokens/s", 25.52, lambda: cpu_prefill(4, 4.2)),
+    PublishedSpeed("normiebench-n100-llama31-8b-pp512", f"{NORMIEBENCH.format(38)}: Intel N100 (4 Gracemont E-cores, "
+                   "3.4 GHz boost, no P-core), pp512 6.53 tokens/s", 6.53,
+                   lambda: cpu_prefill(4, 3.4, efficiency_cores_count=4, efficiency_boost_clock_ghz=3.4,
+                                       efficiency_core_vector_ratio=0.5),
+                   gap="a 6 W part in a fanless mini PC: its four cores hold well under the 3.4 GHz boost together",
+                   tolerance=0.45),
+    PublishedSpeed("normiebench-i7-8550u-llama31-8b-pp512", f"{NORMIEBENCH.format(43)}: Core i7-8550U (4 cores, "
+                   "4.0 GHz boost), pp512 14.37 tokens/s", 14.37, lambda: cpu_prefill(4, 4.0),
+                   gap="a 15 W laptop part: its four cores together run well under the 4.0 GHz one-core boost",
+                   tolerance=0.6),
 )
 
 

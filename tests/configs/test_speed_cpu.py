@@ -8,9 +8,11 @@ import pytest
 
 from pth_top.configs.build import Component
 from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.parts import validate_part
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
-from pth_top.configs.speed_cpu import cpu_inference
+from pth_top.configs.schema import SchemaError
+from pth_top.configs.speed_cpu import cpu_inference, prefill_seconds
 from pth_top.configs.speed_cpu import ram_bandwidth_gb_per_s as bandwidth
 from tests.configs.builders import answers
 from tests.configs.published_workloads import inference
@@ -81,3 +83,26 @@ def test_a_cpu_without_a_boost_clock_uses_its_base_clock_and_none_leaves_the_fir
     out, _ = cpu_inference(job, shape, bare, kit)
     assert "first_token_s" not in out.figures and "not predicted" in out.summary[0]
     assert out.figures["decode_tokens_per_s_per_stream"] > 0
+
+
+def test_a_hybrid_cpus_e_cores_count_at_their_clock_and_vector_width(catalog):
+    shape = model_shape(answers(**inference("llama3-8b", "int4", 4096)).workload)[0]
+    raptor = dict(catalog.get("core-i9-14900k").spec)
+    seconds, line = prefill_seconds(shape, 4096, raptor)
+    # 8 P-cores at 6.0 GHz + 16 Gracemont E-cores at 4.4 GHz doing half a P-core's AVX2 work a cycle: 83.2 core-GHz,
+    # not 24 x 6.0 = 144.
+    all_p, _ = prefill_seconds(shape, 4096, {**raptor, "efficiency_cores_count": 0})
+    assert seconds == pytest.approx(all_p * 144 / 83.2)
+    assert "8 P-cores x 6 GHz + 16 E-cores x 4.4 GHz x 0.5" in line
+    # Skymont's four 128-bit pipes: a Core Ultra 9 285K's E-cores count whole, at their own clock.
+    arrow = dict(catalog.get("core-ultra-9-285k").spec)
+    arrow_s, _ = prefill_seconds(shape, 4096, arrow)
+    assert arrow_s == pytest.approx(all_p * 144 / (8 * 5.7 + 16 * 4.6))
+
+
+@pytest.mark.parametrize("bad", [{"efficiency_cores_count": 24}, {"efficiency_core_vector_ratio": 0},
+                                 {"efficiency_boost_clock_ghz": 0}, {"efficiency_core_vector_ratio": 1.5}])
+def test_a_catalog_cpu_with_impossible_e_cores_is_refused(catalog, bad):
+    entry = {key: value for key, value in catalog.get("core-i9-14900k").spec.items()}
+    with pytest.raises(SchemaError):
+        validate_part("cpu", {**entry, **bad})
