@@ -76,6 +76,8 @@ def test_unwritable_target_leaves_nothing(tmp_path, build):
     (("sustained_w = ", "sustained_w = -1.0 #"), "power.sustained_w", ">= 0"),
     # A speed input is a number or a text: a negative number was an AttributeError (hypothesis found it).
     (("\ngpus = ", "\ngpus = -1 #"), "speed.inputs.gpus", ">= 0"),
+    # A flag given as a number was an AttributeError too (hypothesis again).
+    (("feasible = true", "feasible = 0"), "feasibility.feasible", "must be true or false"),
     # Typed structs refuse what they do not declare (a typo was silently ignored before).
     (("sustained_w = ", "sustainde_w = 1.0\nsustained_w = "), "power.sustainde_w", "unknown key (expected one of"),
     (("[pins]\n", "[pins]\nnpu = { id = \"x\", quantity = 1 }\n"), "pins.npu", "pins are {id, quantity} tables"),

@@ -61,10 +61,13 @@ def test_a_used_3090_is_priced_from_its_dated_listing_not_a_share_of_new(catalog
 
 
 def test_a_used_card_without_a_listing_says_its_price_is_assumed(catalog):
-    # The old 60 %-of-new rule stays only as a labelled fallback (the catalog has no China used listings yet).
+    # The old 60 %-of-new rule stays only as a labelled fallback (the catalog has no China used listings yet), taken
+    # of the market's dated new price where there is one (China's 2026 daily low), not the 2025 base.
     card = catalog.get("rtx-5080-16gb")
     used = quote(card, "cn", "CNY", "used", RULES)
-    assert used.basis == "used_fallback" and used.amount == card.price_cny * RULES.budget.used_gpu_price_fraction
+    new = quote(card, "cn", "CNY", "new", RULES)
+    assert new.as_of.year == 2026 and new.amount != card.price_cny
+    assert used.basis == "used_fallback" and used.amount == new.amount * RULES.budget.used_gpu_price_fraction
     assert "ASSUMED" in quote_line(card, used, "CNY", RULES)
 
 
