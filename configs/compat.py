@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from pth_top.configs.part_types import HOST_FREE_FORMS
 from pth_top.configs.parts import Part
 
 # role -> (part, quantity)
@@ -61,14 +62,14 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
             )
         if ram["ecc"] and not board["memory_ecc"]:
             problems.append(f"ECC RAM on {board.name}, which does not support ECC")
-    if gpu and board and gpu["form"] != "edge":
+    if gpu and board and gpu["form"] not in HOST_FREE_FORMS:
         if gpu_count > board["gpu_slots_count"]:
             problems.append(
                 f"{gpu_count} GPUs but {board.name} has {board['gpu_slots_count']} x8-or-better GPU slot(s)"
             )
     system, _ = chosen.get("system", (None, 0))
     # A barebone wires its GPU slots itself (the G292-Z20 through PCIe switches): the CPU lane sum does not apply.
-    if gpu and cpu and gpu["form"] != "edge" and not (system and system.get("barebone", False)):
+    if gpu and cpu and gpu["form"] not in HOST_FREE_FORMS and not (system and system.get("barebone", False)):
         nvme_lanes = 4 * storage_qty if storage and storage["interface"] == "nvme" else 0
         hba_lanes = 8 if storage and storage["interface"] == "sas" else 0
         full = 16 * gpu_count + nvme_lanes + hba_lanes
@@ -95,7 +96,7 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
             )
         elif gpu["nvlink"] == "none":
             notes.append(f"{gpu.name} has no NVLink: GPU-to-GPU traffic goes over PCIe")
-    if psu and gpu and gpu["form"] not in ("edge", "sxm", "oam"):
+    if psu and gpu and gpu["form"] not in (*HOST_FREE_FORMS, "sxm", "oam"):
         connectors = gpu["power_connector_count"] * gpu_count
         if gpu["power_connector"] == "12vhpwr":
             native = psu["connectors_12vhpwr_count"] * psu_qty

@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
+from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory import SHARDING_LABELS
@@ -38,6 +39,9 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         if fit is not None and fit.cheapest_fitting is not None:
             price, fitting = fit.cheapest_fitting
             line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({fitting.name})"
+            broken = assemble(ctx, fitting).unsatisfied if price <= ctx.budget_cny else []
+            if broken:  # within budget yet not chosen: it breaks one of its own rules
+                line += f", but breaks a rule: {broken[0]}"
         elif fit is not None:
             line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)} (below)"
         lines.append(line)

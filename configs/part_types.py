@@ -61,6 +61,12 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     notes: Texts = []
 
 
+# A whole computer around its GPU (DGX Spark): one of it, nothing else to buy.
+DESKTOP_SYSTEM = "desktop_system"
+# Forms that bring their own host (no board, CPU, RAM or PC PSU around them).
+HOST_FREE_FORMS = ("edge", DESKTOP_SYSTEM)
+
+
 class Gpu(PartFields, frozen=True, kw_only=True):
     device_names: Texts
     vendor: str
@@ -81,7 +87,7 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     pcie_generation: Whole
     length_mm: Number
     slot_width_count: Whole
-    form: Literal["consumer", "workstation", "datacenter", "sxm", "oam", "edge"]
+    form: Literal["consumer", "workstation", "datacenter", "sxm", "oam", "edge", "desktop_system"]
     cooling: Literal["fans", "blower", "passive"]
     nvlink: Literal["none", "pairs", "sxm"]
     ecc: bool
@@ -93,6 +99,8 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     sold_new_in: list[Market] = []
     # Devices torch sees per package (an MI250X is two GCDs): benches.client.peaks divides the peaks by it.
     devices_per_package: AtLeastOne = 1
+    # A desktop_system (DGX Spark) is a whole computer: the drive it ships with; 0 for a card or module.
+    included_storage_gb: Number = 0
 
 
 class Cpu(PartFields, frozen=True, kw_only=True):

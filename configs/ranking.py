@@ -18,6 +18,7 @@ from pth_top.configs.assembly import (
     part_price,
     usable_bytes,
 )
+from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
 
@@ -80,7 +81,9 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     for gpu in ctx.catalog.of_kind("gpu"):
         if ctx.edge != (gpu["form"] == "edge"):
             continue
-        if not ctx.edge and gpu["form"] not in PC_GPU_FORMS and not _in_a_system(ctx, gpu):
+        if gpu["form"] == DESKTOP_SYSTEM and ctx.gpu_count != 1:
+            continue  # one box; two over their network ports are not sized
+        if not ctx.edge and gpu["form"] not in (*PC_GPU_FORMS, DESKTOP_SYSTEM) and not _in_a_system(ctx, gpu):
             continue
         if quiet and gpu["cooling"] in ("blower", "passive") and not ctx.edge:
             continue
@@ -152,10 +155,18 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
     return None if best is None else (best[2], best[3])
 
 
+def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Part]]:
+    """The GPUs that hold the workload, in the order they are tried: PC cards with headroom, then tight ones, then
+    desktop systems (DGX Spark) likewise. A box is the way out when no card in budget holds the job: for the same
+    money a card that holds it is faster (Spark's 273 GB/s and 125 TFLOP/s are below any such card's)."""
+    return [[gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level and (gpu["form"] == DESKTOP_SYSTEM)
+             == box] for box in (False, True) for level in (ROOMY, TIGHT)]
+
+
 def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assembly, Part] | None:
-    """The best acceptable build whose GPU holds the workload: with headroom if any, else a tight fit; or None."""
-    for level in (ROOMY, TIGHT):
-        found = _best_acceptable(ctx, [gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level], [])
+    """The best acceptable build whose GPU holds the workload, in _fitting_tiers' order; or None."""
+    for tier in _fitting_tiers(ctx, gpus):
+        found = _best_acceptable(ctx, tier, [])
         if found is not None:
             return found
     return None
@@ -165,20 +176,20 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     """The best acceptable build among GPUs that hold the workload (with headroom first); failing that, the
     largest card whose build stays within budget, best build score among equals."""
     cheapest: list[tuple[bool, float, Part]] = []
-    for level in (ROOMY, TIGHT):
-        found = _best_acceptable(ctx, [gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level],
-                                 cheapest)
+    for tier in _fitting_tiers(ctx, gpus):
+        found = _best_acceptable(ctx, tier, cheapest)
         if found is not None:
             return Fit(found[0], found[1], True, (found[0].total_cny, found[1]))
     fitting = (cheapest[0][1], cheapest[0][2]) if cheapest else None
-    # Nothing acceptable holds the workload: lead with the largest card whose build stays within budget.
-    by_size: dict[float, list[Part]] = {}
+    # Nothing acceptable holds the workload: lead with the largest card whose build stays within budget (PC cards
+    # before desktop systems, as above).
+    by_size: dict[tuple[bool, float], list[Part]] = {}
     for gpu, _ in gpus:
         if unit_price(ctx, gpu) * ctx.gpu_count <= ctx.budget_cny:
-            by_size.setdefault(usable_bytes(ctx, gpu), []).append(gpu)
+            by_size.setdefault((gpu["form"] == DESKTOP_SYSTEM, -usable_bytes(ctx, gpu)), []).append(gpu)
     fallback: tuple[Assembly, Part] | None = None
     breaking: tuple[Assembly, Part] | None = None  # the largest within budget that breaks its own rules
-    for size in sorted(by_size, reverse=True):
+    for size in sorted(by_size):
         best: tuple[float, str, Assembly, Part] | None = None
         for gpu in by_size[size]:
             assembly = assemble(ctx, gpu)

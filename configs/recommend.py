@@ -29,6 +29,7 @@ from pth_top.configs.cpu_only import (
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
 from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
+from pth_top.configs.part_types import DESKTOP_SYSTEM, HOST_FREE_FORMS
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
@@ -160,6 +161,7 @@ def _general_reasoning(
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
+        "a whole computer" if gpu is not None and gpu["form"] in HOST_FREE_FORMS else
         "case and fans not included")
     closest = "the closest build, for reference only; " if infeasible else ""
     general.append(f"price {_money(ctx, total)} of a {_money(ctx, ctx.budget_cny)} budget ({closest}{included})")
@@ -331,6 +333,9 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
             f"the guide's 'GPT-2 needs >= 24 GB' (§2.1) is loose: {model_presets()[preset].name} as configured needs "
             f"{need:.1f} GiB; use the formula, not the name"
         )
+    if gpu["form"] == DESKTOP_SYSTEM and not ctx.pins.get("gpu"):
+        lines.append("a desktop system is offered only when no PC card within budget holds the job: for the same "
+                     "money a card that holds it is faster")
     if gpu["memory_kind"] == "shared":
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
                      f"{ctx.rules.ram.os_reserve_gib} GB of it")

@@ -13,6 +13,7 @@ from typing import Callable
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, usable_bytes
 from pth_top.configs.market import money
+from pth_top.configs.part_types import HOST_FREE_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.units import GIB
@@ -56,7 +57,7 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     gpu, usd = found
     one_machine = spread(ctx, context_for, MAX_GPUS)
     # The cards a machine can be built of: a module (SXM/OAM) only with a whole server for it in the catalog.
-    cards = [part for part in ctx.catalog.of_kind("gpu") if part["form"] != "edge" and (
+    cards = [part for part in ctx.catalog.of_kind("gpu") if part["form"] not in HOST_FREE_FORMS and (
         part["form"] not in SYSTEM_GPU_FORMS or systems_for(ctx, part))]
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:

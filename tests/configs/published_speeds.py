@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 32, published_stacks.py 8, published_workloads.py 33,
-test_requests.py 13): 37 here (123 in all).
+test_requests.py 13): 41 here (127 in all).
 """
 
 from __future__ import annotations
@@ -129,6 +129,12 @@ VLLM_QWEN3_14B = ("github.com/vllm-project/vllm/issues/20469: vLLM 0.9.1, one A1
 MLPERF_INF = "github.com/mlcommons/inference_results_v4.1 closed"
 NORMIEBENCH = ("github.com/brand-o/normiebench/issues/{} (2026-03): llama 3.1 8B Q4_K_M on llama.cpp's CPU "
                "backend")
+LLAMACPP_SPARK = ("github.com/ggml-org/llama.cpp benches/dgx-spark.md (2025-11-02, build 6918, CUDA 13.0; llama-bench, "
+                  "ubatch 2048, flash attention, empty context)")
+# Qwen2.5-Coder-7B (huggingface.co/Qwen/Qwen2.5-Coder-7B config.json: 28 layers, hidden 3584, 28 heads, 4 KV heads,
+# SwiGLU 18944, vocabulary 152,064); 7.62B parameters as llama-bench counts them.
+QWEN25_7B = ModelShape("transformer", 7_615_616_512, layers=28, hidden_size=3584, attention_heads=28, kv_heads=4,
+                       sequence_length=1, intermediate_size=18944, gated_mlp=True, vocabulary_size=152_064)
 LLAMACPP_4716 = "github.com/ggml-org/llama.cpp/issues/4716: llama.cpp CPU-only, Mixtral 8x7B Q8_0, 128 GB of RAM"
 MLPERF_LLAMA2_CONFIG = ("NVIDIA's harness, closed/NVIDIA/configs/llama2-70b/Offline/__init__.py: use_fp8, H200 TP1 "
                         "batch 806, H100 TP2 batch 896 per pair (the partner's own config not read)")
@@ -182,6 +188,24 @@ CASES: tuple[PublishedSpeed, ...] = (
                    f"24,528.3 tokens/s on 8x H100 SXM, four TP2 pairs; {MLPERF_LLAMA2_CONFIG}", 24528.3,
                    lambda: 4 * decode(shape("llama-70b", 1), "int8", "h100-80gb-sxm", 265, batch=896, gpus=2,
                                       quantization="fp8")["decode_tokens_per_s_aggregate"]),
+    # --- DGX Spark (GB10, 273 GB/s): llama.cpp's own benchmark of it ---
+    PublishedSpeed("llamacpp-dgx-spark-gpt-oss-20b-tg32", f"{LLAMACPP_SPARK}: gpt-oss 20B MXFP4, tg32 84.10 tokens/s",
+                   84.10, lambda: decode(shape("gpt-oss-20b", 1), "int4", "dgx-spark-128gb", 32, preset="gpt-oss-20b",
+                                         engine="llama_cpp")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("llamacpp-dgx-spark-gpt-oss-120b-tg32", f"{LLAMACPP_SPARK}: gpt-oss 120B MXFP4, tg32 59.02 "
+                   "tokens/s", 59.02, lambda: decode(shape("gpt-oss-120b", 1), "int4", "dgx-spark-128gb", 32,
+                                                     preset="gpt-oss-120b", engine="llama_cpp")[
+                                                         "decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("llamacpp-dgx-spark-qwen25-7b-q8_0-tg32", f"{LLAMACPP_SPARK}: Qwen2.5-Coder-7B Q8_0, tg32 29.30 "
+                   "tokens/s", 29.30, lambda: decode(QWEN25_7B, "int8", "dgx-spark-128gb", 32, engine="llama_cpp",
+                                                     quantization="gguf_q8_0")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("llamacpp-dgx-spark-qwen25-7b-q8_0-prefill-4096",
+                   f"{LLAMACPP_SPARK}: Qwen2.5-Coder-7B Q8_0, llama-batched-bench PP 4096, B 1: T_PP 1.813 s", 1.813,
+                   lambda: decode(dataclasses.replace(QWEN25_7B, sequence_length=4096), "int8", "dgx-spark-128gb", 1,
+                                  engine="llama_cpp", quantization="gguf_q8_0")["first_token_s"],
+                   gap="llama.cpp's quantized matmuls on GB10 (that build; sm_121 runs the sm_120 path) reach ~35 "
+                       "TFLOP/s (2N x 2,260 tokens/s), half the 0.6 x 125 the predictor assumes from cuBLAS's 102",
+                   tolerance=0.6),
     # --- prefill (first token) ---
     PublishedSpeed("llamacpp-4090-qwen2-3b-q4_0-pp512",
                    "github.com/ggml-org/llama.cpp/pull/12183: RTX 4090, qwen2 3B Q4_0, pp512 18,155 tokens/s, i.e. "
