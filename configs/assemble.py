@@ -204,7 +204,8 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         and cpu["l3_cache_mb"] >= ctx.rules.cpu.min_l3_cache_mb and cpu["pcie_lanes_count"] >= lanes
         and (cpu["ecc"] or not need_ecc)
     ]
-    candidates = [(part_price(ctx, cpu), cpu, 1) for cpu in able if _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    candidates = [(cost, cpu, 1) for cpu in able
+                  if (cost := _platform_cost(ctx, gpu, cpu, need_ecc, ram_floor)) is not None]
     why = "; ".join(filter(None, (reason, decode_line))) + f"; >= {lanes} PCIe lanes" if not able else (
         f"a board for {ctx.gpu_count} GPU(s) on any CPU with >= {cores} cores and >= {lanes} PCIe lanes")
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
@@ -224,14 +225,38 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     if need_ecc:
         lines.append("ECC memory needs a workstation/server platform (guide §6.1 high tier, §8.1)")
     if ctx.gpu_count:
-        lines.append("cheapest CPU meeting these; the GPU does the training, the CPU feeds it "
+        lines.append("cheapest CPU meeting these, with its board and RAM; the GPU does the training, the CPU feeds it "
                      "(guide §9.2: upgrade the GPU first)")
     else:
-        lines.append(f"cheapest CPU with these cores ({cpu['cores_count']}c/{cpu['threads_count']}t); "
-                     "it runs the model itself, so more cores buy speed directly")
+        lines.append(f"cheapest CPU with these cores ({cpu['cores_count']}c/{cpu['threads_count']}t), with its board "
+                     "and RAM; it runs the model itself, so more cores buy speed directly")
     lines.extend(cpu.notes)
     asm.reasons["cpu"] = lines
     return cpu
+
+
+UNFILLABLE_PLATFORM_CNY = 1e12  # sorts a platform whose boards take no RAM for the floor after every other
+
+
+def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> float | None:
+    """The CPU with its cheapest board and the cheapest RAM that board takes for the floor: a CPU is bought with its
+    platform (2026 DDR5 kits cost more than the CPU difference); None when no board takes it."""
+    boards = _boards_for(ctx, gpu, cpu, need_ecc, ram_floor_gib)
+    costs = []
+    for board in boards:
+        kits = []
+        for kit in ctx.catalog.of_kind("memory_kit"):
+            count = max(1, math.ceil(ram_floor_gib / kit["capacity_gib"]))
+            if (kit["memory_type"] == board["memory_type"] and kit["registered"] == board["memory_registered"]
+                    and (kit["ecc"] or not need_ecc) and count * kit["modules_count"] <= board["dimm_slots_count"]
+                    and count * kit["capacity_gib"] <= board["max_memory_gib"]):
+                kits.append(part_price(ctx, kit) * count)
+        if kits:
+            costs.append(part_price(ctx, board) + min(kits))
+    if not boards:
+        return None
+    # No board of it takes RAM for the floor: after every CPU whose platform does (the RAM rule then says why).
+    return part_price(ctx, cpu) + (min(costs) if costs else UNFILLABLE_PLATFORM_CNY)
 
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:

@@ -85,7 +85,11 @@ def test_buyable_keeps_cards_that_cannot_be_bought_new_out_of_new_builds(catalog
     assert current.buyable("new") and current.buyable("used")
     assert not eol.buyable("new") and eol.buyable("used") and not eol.buyable("new", market="US")
     assert not licensed.buyable("new") and licensed.buyable("used") and licensed.buyable("new", market="US")
-    assert catalog.get("rtx-5090-d-v2-24gb").buyable("new") and not catalog.get("rtx-5090-d-32gb").buyable("new")
+    # The China-only 5090 D cards: both still sold new in China (2026 channel quotes), never new elsewhere.
+    for china_only in ("rtx-5090-d-v2-24gb", "rtx-5090-d-32gb"):
+        part = catalog.get(china_only)
+        assert part.buyable("new", market="CN") and not part.buyable("new", market="US")
+    assert not catalog.get("rtx-4090-d-24gb").buyable("new")
 
 
 def test_a_flag_without_its_reason_or_an_unknown_flag_is_refused(tmp_path):

@@ -34,20 +34,27 @@ def test_one_socket_carrying_a_server_is_no_warning(catalog):
     build = recommend(answers("team_training", workload__preset="llama-7b", workload__batch_size=16,
                               task__recompute="full", data__dataset_size_gb=200.0, scale__gpu_count=4,
                               scale__sharding="zero3", budget__amount=300000.0), catalog, today=TODAY)
-    system = build.component("system")
-    assert system is not None
-    assert any(line.endswith("carries it") for line in system.reasoning)
+    # A server's chassis or a tower's ATX units (2026 China PSU prices make two 1,300 W units the cheaper way).
+    holder = build.component("system") or build.component("psu")
+    assert holder is not None
+    assert any(line.endswith("carries it") or "fits one 10 A socket" in line for line in holder.reasoning)
     assert not any(line.startswith("circuit") for line in build.warnings), build.warnings
 
 
 def test_a_psu_above_its_rounding_says_why(catalog):
-    # "650 W required, rounded up to a standard 650 W" with a 750 W unit fitted and no reason given.
-    build = recommend(answers(workload__preset="gpt2-small", budget__amount=300000.0), catalog,
+    # "650 W required, rounded up to a standard 650 W" with a 750 W unit fitted and no reason given (EU prices: the
+    # 750 W unit is the cheapest with the lead).
+    build = recommend(answers(workload__preset="gpt2-small", budget__amount=30000.0, budget__currency="EUR"), catalog,
                       pins={"gpu": ("rtx-5070-12gb", 1)}, today=TODAY)
     psu = build.component("psu")
     assert psu.spec["capacity_w"] == 750
     assert psu.reasoning[0] == ("650 W required, rounded up to a standard 650 W; 750 W fitted: the catalog's 650 W "
                                 "unit(s) lack the native 16-pin (12V-2x6) lead the card takes")
+    # In China in 2026 the 850 W unit costs less than the 750 W one (999 vs 1,049 yuan): it is fitted, and says so.
+    china = recommend(answers(workload__preset="gpt2-small", budget__amount=300000.0), catalog,
+                      pins={"gpu": ("rtx-5070-12gb", 1)}, today=TODAY).component("psu")
+    assert china.spec["capacity_w"] == 850 and china.reasoning[0].endswith(
+        "850 W fitted: the smaller units that would do cost more")
 
 
 def test_a_slot_powered_card_takes_no_lead(catalog):
