@@ -242,17 +242,8 @@ def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ra
     """The CPU with its cheapest board and the cheapest RAM that board takes for the floor: a CPU is bought with its
     platform (2026 DDR5 kits cost more than the CPU difference); None when no board takes it."""
     boards = _boards_for(ctx, gpu, cpu, need_ecc, ram_floor_gib)
-    costs = []
-    for board in boards:
-        kits = []
-        for kit in ctx.catalog.of_kind("memory_kit"):
-            count = max(1, math.ceil(ram_floor_gib / kit["capacity_gib"]))
-            if (kit["memory_type"] == board["memory_type"] and kit["registered"] == board["memory_registered"]
-                    and (kit["ecc"] or not need_ecc) and count * kit["modules_count"] <= board["dimm_slots_count"]
-                    and count * kit["capacity_gib"] <= board["max_memory_gib"]):
-                kits.append(part_price(ctx, kit) * count)
-        if kits:
-            costs.append(part_price(ctx, board) + min(kits))
+    costs = [part_price(ctx, board) + min(cost for cost, *_ in kits) for board in boards
+             if (kits := _ram_candidates(ctx, board, need_ecc, ram_floor_gib))]
     if not boards:
         return None
     # No board of it takes RAM for the floor: after every CPU whose platform does (the RAM rule then says why).
@@ -279,19 +270,26 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     return board
 
 
-def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
+def _ram_candidates(ctx: Context, board: Part, need_ecc: bool, floor_gib: float) -> list[tuple[float, Part, int]]:
+    """(price, kit, how many) for each kit the board takes in the quantity the floor needs (1 yuan a module breaks
+    ties toward fewer modules)."""
     candidates = []
     for kit in ctx.catalog.of_kind("memory_kit"):
         if kit["memory_type"] != board["memory_type"] or kit["registered"] != board["memory_registered"]:
             continue
         if need_ecc and not kit["ecc"]:
             continue
-        quantity = max(1, math.ceil(floor.value / kit["capacity_gib"]))
+        quantity = max(1, math.ceil(floor_gib / kit["capacity_gib"]))
         if quantity * kit["modules_count"] > board["dimm_slots_count"]:
             continue
         if quantity * kit["capacity_gib"] > board["max_memory_gib"]:
             continue
         candidates.append((part_price(ctx, kit) * quantity + kit["modules_count"] * quantity, kit, quantity))
+    return candidates
+
+
+def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
+    candidates = _ram_candidates(ctx, board, need_ecc, floor.value)
     fitting = [kit for kit in ctx.catalog.of_kind("memory_kit") if kit["memory_type"] == board["memory_type"]
                and kit["registered"] == board["memory_registered"]] or ctx.catalog.of_kind("memory_kit")
     kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,

@@ -157,8 +157,8 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
 
 def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Part]]:
     """The GPUs that hold the workload, in the order they are tried: PC cards with headroom, then tight ones, then
-    desktop systems (DGX Spark) likewise. A box is the way out when no card in budget holds the job: for the same
-    money a card that holds it is faster (Spark's 273 GB/s and 125 TFLOP/s are below any such card's)."""
+    desktop systems (DGX Spark) likewise. A box is bought for its memory when no card within budget holds the job;
+    a card that holds it reads its weights faster (an RTX 5060 Ti 16GB 448 GB/s, a 5090 1,792; the Spark 273)."""
     return [[gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) == level and (gpu["form"] == DESKTOP_SYSTEM)
              == box] for box in (False, True) for level in (ROOMY, TIGHT)]
 
