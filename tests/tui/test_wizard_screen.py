@@ -370,3 +370,24 @@ async def test_a_cnn_preset_offers_its_input_size_and_a_transformer_does_not():
         assert not screen.query_one("#row-workload-layers").display
         screen.query_one("#workload-preset").value = "bert-base"
         await wait_until(pilot, lambda: not pixels_row.display, what="no input size for a transformer")
+
+
+async def test_a_desktop_system_build_reviews_and_swaps_to_a_pc_card():
+    from pth_top.configs.answers import Answers
+
+    big_moe = (Answers().with_value("workload", "preset", "gpt-oss-120b").with_value("workload", "batch_size", 1)
+               .with_value("task", "mode", "inference").with_value("task", "precision", "int4")
+               .with_value("budget", "currency", "USD").with_value("budget", "amount", 5000.0))
+    app = WizardApp(clock=fixed_clock, answers=big_moe)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        for _ in range(6):
+            await pilot.press("ctrl+n")
+        await wait_for_step(pilot, screen, "step-review")
+        assert screen.build is not None and screen.build.component("gpu").part_id == "dgx-spark-128gb"
+        assert screen.build.component("cpu") is None and "DGX Spark" in str(screen.query_one("#review-body").content)
+        await pilot.press("1")
+        await wait_until(pilot, lambda: screen.build.component("gpu").part_id != "dgx-spark-128gb",
+                         what="a PC card swapped in")
+        assert screen.build.component("cpu") is not None and error_text(screen).startswith("GPU is now ")
