@@ -19,6 +19,7 @@ from pth_top.configs.assembly import (
     run_fits,
 )
 from pth_top.configs.compat import compatibility_blockers
+from pth_top.configs.desktop_system import assemble_desktop_system
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -64,7 +65,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         assemble_system(ctx, asm, gpu)
         return asm
     if gpu["form"] == DESKTOP_SYSTEM:
-        _assemble_desktop_system(ctx, asm, gpu)
+        assemble_desktop_system(ctx, asm, gpu)
         return asm
     if ctx.edge:
         _choose_storage(ctx, asm, board=None, edge_module=gpu)
@@ -309,25 +310,6 @@ def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor:
             "capacity matters more than generation for data loading"
         )
     asm.reasons["memory_kit"] = lines
-
-
-def _assemble_desktop_system(ctx: Context, asm: Assembly, system: Part) -> None:
-    """A desktop system brings its CPU, RAM, drive and supply: only its drive is checked against the job."""
-    task = ctx.answers.task
-    capacity = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
-                                   precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
-    included = system["included_storage_gb"]
-    asm.reasons["gpu"].extend([f"{system.name} is a whole computer: its CPU, memory, {included:,.0f} GB drive and "
-                               "supply come with it", f"its drive against the storage floor: {capacity.reason}"])
-    if included < capacity.value:
-        asm.unsatisfied_add(f"its {included:,.0f} GB drive is below the storage floor: {capacity.reason}")
-    asm.sustained_w = system["board_power_w"]
-    asm.peak_w = system["transient_peak_w"]
-    asm.psu_required_w = asm.psu_capacity_w = 0.0
-    asm.wall_w = asm.sustained_w / 0.9
-    asm.power_lines = (f"up to {system['board_power_w']:g} W from its own {system['transient_peak_w']:g} W adapter; "
-                       "no PC PSU, CPU, RAM, board or drive to buy",)
-    asm.heat_line = "cooling: the system's own fans; keep its vents clear"
 
 
 def _edge_storage_fits(drive: Part, module: Part) -> bool:
