@@ -19,7 +19,7 @@ from pth_top.configs.assembly import (
     run_fits,
 )
 from pth_top.configs.compat import compatibility_blockers
-from pth_top.configs.desktop_system import assemble_desktop_system
+from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
 from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -72,7 +72,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         sustained = gpu["board_power_w"] + ctx.rules.power.per_drive_w
         asm.sustained_w, asm.peak_w = sustained, gpu["transient_peak_w"] + ctx.rules.power.per_drive_w
         asm.psu_required_w = asm.psu_capacity_w = 0.0
-        asm.wall_w = sustained / 0.9
+        asm.wall_w = sustained / EXTERNAL_ADAPTER_EFFICIENCY
         asm.power_lines = (
             f"module power up to {gpu['board_power_w']:g} W from its own supply; no PC PSU, CPU, RAM or board to buy",
         )

@@ -6,6 +6,8 @@ from pth_top.configs.assembly import Assembly, Context, run_fits
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import storage_capacity_gb
 
+# An external power brick's efficiency at load (wall draw = load / this); edge modules use it too.
+EXTERNAL_ADAPTER_EFFICIENCY = 0.9
 
 def assemble_desktop_system(ctx: Context, asm: Assembly, system: Part) -> None:
     """A desktop system brings its CPU, RAM, drive and supply: only its drive is checked against the job."""
@@ -20,7 +22,7 @@ def assemble_desktop_system(ctx: Context, asm: Assembly, system: Part) -> None:
     asm.sustained_w = system["board_power_w"]
     asm.peak_w = system["transient_peak_w"]
     asm.psu_required_w = asm.psu_capacity_w = 0.0
-    asm.wall_w = asm.sustained_w / 0.9
+    asm.wall_w = asm.sustained_w / EXTERNAL_ADAPTER_EFFICIENCY
     asm.power_lines = (f"up to {system['board_power_w']:g} W from its own {system['transient_peak_w']:g} W adapter; "
                        "no PC PSU, CPU, RAM, board or drive to buy",)
     asm.heat_line = "cooling: the system's own fans; keep its vents clear"
