@@ -236,23 +236,29 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     return cpu
 
 
-UNFILLABLE_PLATFORM_CNY = 1e12  # sorts a platform whose boards take no RAM for the floor after every other
+UNFILLABLE_PLATFORM_CNY = 1e12  # sorts a board that takes no RAM for the floor after every other
 
 
 def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> float | None:
     """The CPU with its cheapest board and the cheapest RAM that board takes for the floor: a CPU is bought with its
     platform (2026 DDR5 kits cost more than the CPU difference); None when no board takes it."""
     boards = _boards_for(ctx, gpu, cpu, need_ecc, ram_floor_gib)
-    costs = [part_price(ctx, board) + min(cost for cost, *_ in kits) for board in boards
-             if (kits := _ram_candidates(ctx, board, need_ecc, ram_floor_gib))]
     if not boards:
         return None
-    # No board of it takes RAM for the floor: after every CPU whose platform does (the RAM rule then says why).
-    return part_price(ctx, cpu) + (min(costs) if costs else UNFILLABLE_PLATFORM_CNY)
+    return part_price(ctx, cpu) + min(_board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib) for board in boards)
+
+
+def _board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib: float) -> float:
+    """The board with the cheapest RAM it takes for the floor; one that takes none sorts after every other (the RAM
+    rule then says why)."""
+    kits = _ram_candidates(ctx, board, need_ecc, ram_floor_gib)
+    return part_price(ctx, board) + (min(cost for cost, *_ in kits) if kits else UNFILLABLE_PLATFORM_CNY)
 
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
-    candidates = [(part_price(ctx, board), board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    # Ranked with the RAM it takes, as the CPU was (a DDR5 board a little cheaper than a DDR4 one is not).
+    candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor), board, 1)
+                  for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = ctx.catalog.of_kind("motherboard")
     same_socket = [board for board in all_boards if board["socket"] == cpu["socket"]] or all_boards
     width = int(gpu["slot_width_count"]) if gpu is not None else 1

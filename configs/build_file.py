@@ -20,7 +20,16 @@ from pth_top.configs.fileio import atomic_write_text
 from pth_top.configs.memory import MemoryBreakdown
 from pth_top.configs.parts import validate_part
 from pth_top.configs.paths import builds_dir
-from pth_top.configs.schema import Problem, Schema, SchemaError, constraints, convert, range_reason, reason
+from pth_top.configs.schema import (
+    Problem,
+    Schema,
+    SchemaError,
+    constraints,
+    convert,
+    range_reason,
+    reason,
+    value_reason,
+)
 from pth_top.configs.tomlsource import (
     INT64_MAX,
     line_of_key,
@@ -278,7 +287,7 @@ def _build_reason(problem: Problem) -> str:
     if isinstance(info, (mi.StrType, mi.DateTimeType)):
         return f"must be {'str' if isinstance(info, mi.StrType) else 'datetime'}, got {got}"
     if isinstance(info, mi.BoolType):
-        return f"must be true or false, got {got}"
+        return value_reason(info, value)
     if isinstance(info, mi.IntType) and (isinstance(value, bool) or not isinstance(value, int)):
         return f"must be int, got {got}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):

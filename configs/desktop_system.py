@@ -15,10 +15,16 @@ def assemble_desktop_system(ctx: Context, asm: Assembly, system: Part) -> None:
     capacity = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
                                    precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     included = system["included_storage_gb"]
-    asm.reasons["gpu"].extend([f"{system.name} is a whole computer: its CPU, memory, {included:,.0f} GB drive and "
-                               "supply come with it", f"its drive against the storage floor: {capacity.reason}"])
+    asm.reasons["gpu"].extend([
+        f"{system.name} is a whole computer: its CPU, memory, {included:,.0f} GB drive and supply come with it",
+        f"its drive against the storage floor: {capacity.reason}",
+        "its memory is one pool: the weights load (or a 16-bit checkpoint is quantized shard by shard) into the "
+        "memory the GPU reads, so no separate host copy is staged"])
     if included < capacity.value:
         asm.unsatisfied_add(f"its {included:,.0f} GB drive is below the storage floor: {capacity.reason}")
+    if ctx.gpu_count != 1:
+        asm.unsatisfied_add(f"{system.name} is one box: {ctx.gpu_count} of them over their network ports are not "
+                            "sized (set the GPU count to 1)")
     asm.sustained_w = system["board_power_w"]
     asm.peak_w = system["transient_peak_w"]
     asm.psu_required_w = asm.psu_capacity_w = 0.0

@@ -68,10 +68,16 @@ class PriceIndex:
 
 
 def index_group(part: Part) -> str:
-    """The part's group within its kind: RAM registered or not, a drive by its interface."""
+    """The part's group within its kind: RAM registered or not, an SSD by its interface, a hard drive apart."""
     if part.kind == "memory_kit":
         return "registered" if part.get("registered") else "unbuffered"
-    return str(part.get("interface", "")) if part.kind == "storage" else ""
+    if part.kind == "storage":
+        return HDD_GROUP if part.get("media") == "hdd" else str(part.get("interface", ""))
+    return ""
+
+
+# Hard drives are indexed only by hard drives: the 2026 NAND surge's SSD ratios do not price them.
+HDD_GROUP = "hdd"
 
 
 def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iterable[str], min_parts: int,
@@ -87,7 +93,8 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
             continue
         own = _from_entry(entry, "new", market, rules)
         pair = (own.amount_cny / _base(part).amount_cny, own.as_of)
-        pairs.setdefault((part.kind, ""), []).append(pair)
+        if index_group(part) != HDD_GROUP:
+            pairs.setdefault((part.kind, ""), []).append(pair)
         pairs.setdefault((part.kind, index_group(part)), []).append(pair)
     indexes: dict[str, PriceIndex] = {}
     for (kind, group), found in pairs.items():
@@ -101,7 +108,8 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
 def index_for(part: Part, indexes: Mapping[str, PriceIndex] | None) -> PriceIndex | None:
     """The index that prices this part: its group's, else its kind's; none for a base dated on or after it."""
     indexes = indexes or {}
-    index = indexes.get(f"{part.kind}/{index_group(part)}") or indexes.get(part.kind)
+    group = index_group(part)
+    index = indexes.get(f"{part.kind}/{group}") or (indexes.get(part.kind) if group != HDD_GROUP else None)
     return index if index is not None and part.price_as_of < index.base_before else None
 
 

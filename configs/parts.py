@@ -16,7 +16,16 @@ from typing import Any, Iterable, Iterator
 import msgspec.inspect as mi
 
 from pth_top.configs.errors import ConfigFileError, shown
-from pth_top.configs.part_types import KINDS, PART_TYPES, UNIT_SUFFIXES, UNITLESS_NUMBER_KEYS, Cpu, PartFields
+from pth_top.configs.part_types import (
+    DESKTOP_SYSTEM,
+    KINDS,
+    PART_TYPES,
+    UNIT_SUFFIXES,
+    UNITLESS_NUMBER_KEYS,
+    Cpu,
+    Gpu,
+    PartFields,
+)
 from pth_top.configs.schema import Problem, SchemaError, constraints, convert, reason, value_reason
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 
@@ -181,10 +190,17 @@ def validate_part(kind: str, entry: dict[str, Any]) -> PartFields:
         problem = Problem(("availability_reason",), "missing")
         raise SchemaError(problem, f"availability {availability!r} needs availability_reason (say why)")
     if isinstance(fields, Cpu) and fields.efficiency_cores_count and not (
-            fields.efficiency_cores_count < fields.cores_count and fields.efficiency_boost_clock_ghz
+            fields.efficiency_cores_count <= fields.cores_count and fields.efficiency_boost_clock_ghz
             and fields.efficiency_core_vector_ratio):
-        raise SchemaError(Problem(("efficiency_cores_count",), "value"), "E-cores must be fewer than cores_count "
-                          "and need efficiency_boost_clock_ghz and efficiency_core_vector_ratio")
+        raise SchemaError(Problem(("efficiency_cores_count",), "value"), "E-cores are at most cores_count (an N100 "
+                          "has only E-cores) and need efficiency_boost_clock_ghz and efficiency_core_vector_ratio")
+    if isinstance(fields, Cpu) and not fields.efficiency_cores_count and (
+            fields.efficiency_boost_clock_ghz or fields.efficiency_core_vector_ratio):
+        raise SchemaError(Problem(("efficiency_cores_count",), "missing"), "the E-core clock and ratio need "
+                          "efficiency_cores_count (how many of cores_count are E-cores)")
+    if isinstance(fields, Gpu) and fields.form == DESKTOP_SYSTEM and not fields.included_storage_gb:
+        raise SchemaError(Problem(("included_storage_gb",), "missing"), "a desktop system needs the GB of the drive "
+                          "it ships with (its build buys no drive)")
     return fields
 
 

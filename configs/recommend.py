@@ -29,7 +29,7 @@ from pth_top.configs.cpu_only import (
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
 from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
-from pth_top.configs.part_types import DESKTOP_SYSTEM, HOST_FREE_FORMS
+from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
@@ -161,8 +161,7 @@ def _general_reasoning(
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
-        "a whole computer" if gpu is not None and gpu["form"] in HOST_FREE_FORMS else
-        "case and fans not included")
+        "a whole computer" if gpu is not None and gpu["form"] == DESKTOP_SYSTEM else "case and fans not included")
     closest = "the closest build, for reference only; " if infeasible else ""
     general.append(f"price {_money(ctx, total)} of a {_money(ctx, ctx.budget_cny)} budget ({closest}{included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.market import MARKET_NAMES, SYMBOLS
+from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.text import printable
 from pth_top.units import GIB
 
@@ -41,7 +42,10 @@ def memory_heading(build: Build) -> str:
 def power_lines(build: Build) -> list[str]:
     p = build.power
     if not p.psu_capacity_w:
-        return [f"  sustained {p.sustained_w:,.0f} W, peak {p.peak_w:,.0f} W (module's own supply)"]
+        gpu = build.component("gpu")
+        own = "system's own adapter" if gpu is not None and gpu.spec.get("form") == DESKTOP_SYSTEM else (
+            "module's own supply")
+        return [f"  sustained {p.sustained_w:,.0f} W, peak {p.peak_w:,.0f} W ({own})"]
     return [
         f"  sustained {p.sustained_w:,.0f} W, peak {p.peak_w:,.0f} W, wall ~{p.wall_draw_w:,.0f} W",
         f"  PSU required {p.psu_required_w:,.0f} W, fitted {p.psu_capacity_w:,.0f} W",

@@ -50,16 +50,16 @@ def prefill_seconds(shape: mem.ModelShape, prompt: int, cpu: dict) -> tuple[floa
     efficiency_ghz = float(cpu.get("efficiency_boost_clock_ghz", 0) or 0)
     efficiency_ratio = float(cpu.get("efficiency_core_vector_ratio", 0) or 0)
     performance_cores = cores - efficiency_cores
-    core_ghz = performance_cores * ghz + efficiency_cores * efficiency_ghz * efficiency_ratio
-    rate = core_ghz * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+    core_gigahertz_sum = performance_cores * ghz + efficiency_cores * efficiency_ghz * efficiency_ratio
+    rate = core_gigahertz_sum * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
     if not rate:
         return 0.0, "not predicted: the catalog gives the CPU no cores or clock"
     seconds = flops / rate
     cores_text = f"{cores} cores x {ghz:g} GHz"
     if efficiency_cores:
-        cores_text = (f"{performance_cores} P-cores x {ghz:g} GHz + {efficiency_cores} E-cores x {efficiency_ghz:g} "
-                      f"GHz x {efficiency_ratio:g} of a P-core's vector work a cycle")
-    return seconds, (f"{flops / 1e12:.3g} TFLOP / (({cores_text}) x {CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP a cycle, "
+        cores_text = (f"({performance_cores} P-cores x {ghz:g} GHz + {efficiency_cores} E-cores x {efficiency_ghz:g} "
+                      f"GHz x {efficiency_ratio:g} of a P-core's vector work a cycle)")
+    return seconds, (f"{flops / 1e12:.3g} TFLOP / ({cores_text} x {CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP a cycle, "
                      f"llama.cpp's AVX2 prefill) = {sp.duration(seconds)} (2N x {prompt:,} prompt tokens + causal "
                      "attention 2*L*h*s^2)")
 

@@ -204,7 +204,7 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: decode(dataclasses.replace(QWEN25_7B, sequence_length=4096), "int8", "dgx-spark-128gb", 1,
                                   engine="llama_cpp", quantization="gguf_q8_0")["first_token_s"],
                    gap="llama.cpp's quantized matmuls on GB10 (that build; sm_121 runs the sm_120 path) reach ~35 "
-                       "TFLOP/s (2N x 2,260 tokens/s), half the 0.6 x 125 the predictor assumes from cuBLAS's 102",
+                       "TFLOP/s (2N x 2,260 tokens/s), half the 0.6 x 125 (datasheet) the predictor assumes",
                    tolerance=0.6),
     # --- prefill (first token) ---
     PublishedSpeed("llamacpp-4090-qwen2-3b-q4_0-pp512",

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.parts import validate_part
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
+from pth_top.configs.schema import SchemaError
 from tests.configs.builders import answers
 from tests.configs.published_workloads import inference
 
@@ -37,6 +41,7 @@ def test_a_job_a_pc_card_holds_gets_the_pc_not_the_box(catalog):
     tight = recommend(answers(workload__preset="llama-70b", workload__batch_size=1, task__method="qlora",
                               task__recompute="full", budget__amount=80000.0), catalog, today=TODAY)
     assert tight.feasible and tight.component("gpu").part_id != SPARK
+    assert tight.component("gpu").spec["memory_gib"] == 48 and tight.component("cpu") is not None
 
 
 def test_the_box_is_one_of_it_and_its_drive_must_hold_the_job(catalog):
@@ -57,3 +62,15 @@ def test_a_spark_build_saves_and_loads_unchanged(catalog, tmp_path):
     again, *_ = loads_build(text, "b.toml")
     assert dumps_build(again, created=created, tool_version="0.1.0") == text
     assert again.component("gpu").part_id == SPARK
+
+
+def test_two_pinned_boxes_are_not_a_two_gpu_machine(catalog):
+    job = inference("gpt-oss-120b", "int4", 8192, 2, budget__amount=20000.0, budget__currency="USD")
+    build = recommend(answers(**job), catalog, today=TODAY, pins={"gpu": (SPARK, 2)})
+    assert not build.feasible and any("is one box" in line for line in build.blockers)
+
+
+def test_a_desktop_system_must_say_what_drive_it_ships_with(catalog):
+    entry = {key: value for key, value in catalog.get(SPARK).spec.items() if key != "included_storage_gb"}
+    with pytest.raises(SchemaError, match="included_storage_gb|drive it ships with"):
+        validate_part("gpu", entry)

@@ -100,9 +100,17 @@ def test_a_hybrid_cpus_e_cores_count_at_their_clock_and_vector_width(catalog):
     assert arrow_s == pytest.approx(all_p * 144 / (8 * 5.7 + 16 * 4.6))
 
 
-@pytest.mark.parametrize("bad", [{"efficiency_cores_count": 24}, {"efficiency_core_vector_ratio": 0},
-                                 {"efficiency_boost_clock_ghz": 0}, {"efficiency_core_vector_ratio": 1.5}])
+@pytest.mark.parametrize("bad", [{"efficiency_cores_count": 25}, {"efficiency_core_vector_ratio": 0},
+                                 {"efficiency_boost_clock_ghz": 0}, {"efficiency_core_vector_ratio": 1.5},
+                                 {"efficiency_cores_count": 0}])  # a clock and ratio without a count
 def test_a_catalog_cpu_with_impossible_e_cores_is_refused(catalog, bad):
     entry = {key: value for key, value in catalog.get("core-i9-14900k").spec.items()}
     with pytest.raises(SchemaError):
         validate_part("cpu", {**entry, **bad})
+
+
+def test_a_cpu_of_e_cores_only_is_a_valid_catalog_entry(catalog):
+    # An Intel N100: four Gracemont E-cores, no P-core (normiebench #38's row).
+    entry = {**catalog.get("core-i9-14900k").spec, "cores_count": 4, "threads_count": 4, "efficiency_cores_count": 4,
+             "efficiency_boost_clock_ghz": 3.4}
+    assert validate_part("cpu", entry).efficiency_cores_count == 4
