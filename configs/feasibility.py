@@ -39,9 +39,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         if fit is not None and fit.cheapest_fitting is not None:
             price, fitting = fit.cheapest_fitting
             line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({fitting.name})"
-            broken = assemble(ctx, fitting).unsatisfied if price <= ctx.budget_cny else []
-            if broken:  # within budget yet not chosen: it breaks one of its own rules
-                line += f", but breaks a rule: {broken[0]}"
+            if price <= ctx.budget_cny:  # within budget yet not chosen: it breaks a rule or the power limit
+                line += _why_not_chosen(ctx, assemble(ctx, fitting))
         elif fit is not None:
             line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)} (below)"
         lines.append(line)
@@ -69,6 +68,16 @@ def _unbuyable_reason(ctx: Context, gpu: Part) -> str:
     if sold_in and ctx.market not in sold_in:
         return "sold new only in " + ", ".join(MARKET_NAMES.get(market, market) for market in sold_in)
     return str(gpu.spec.get("availability_reason") or "not sold new")
+
+
+def _why_not_chosen(ctx: Context, assembly: Assembly) -> str:
+    """Why a build within budget whose GPU holds the job is not the recommendation."""
+    if assembly.unsatisfied:
+        return f", but breaks a rule: {assembly.unsatisfied[0]}"
+    limit = ctx.answers.budget.max_power_w
+    if limit and assembly.wall_w > limit:
+        return f", but draws ~{assembly.wall_w:,.0f} W at the wall, over the {limit:,.0f} W limit"
+    return ""
 
 
 def _spread_advice(ctx: Context) -> str:

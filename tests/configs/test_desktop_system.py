@@ -74,3 +74,10 @@ def test_a_desktop_system_must_say_what_drive_it_ships_with(catalog):
     entry = {key: value for key, value in catalog.get(SPARK).spec.items() if key != "included_storage_gb"}
     with pytest.raises(SchemaError, match="included_storage_gb|drive it ships with"):
         validate_part("gpu", entry)
+
+
+def test_a_box_within_budget_over_the_power_limit_says_so(catalog):
+    job = inference("gpt-oss-120b", "int4", 8192, budget__amount=5000.0, budget__currency="USD",
+                    budget__max_power_w=100.0)
+    build = recommend(answers(**job), catalog, today=TODAY)
+    assert not build.feasible and "over the 100 W limit" in build.blockers[0] and "DGX Spark" in build.blockers[0]

@@ -29,7 +29,7 @@ def test_a_cpu_only_pc_says_nothing_per_gpu(catalog):
     assert "5 checkpoints (0.06 GB)" in text and "(0 GB)" not in text
 
 
-def test_one_socket_carrying_a_server_is_no_warning(catalog):
+def test_one_socket_carrying_a_4_gpu_build_is_no_warning(catalog):
     # full7b4: "! circuit: ... one 10 A socket (2,200 W) carries it" was listed under Warnings.
     build = recommend(answers("team_training", workload__preset="llama-7b", workload__batch_size=16,
                               task__recompute="full", data__dataset_size_gb=200.0, scale__gpu_count=4,

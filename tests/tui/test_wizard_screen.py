@@ -387,6 +387,8 @@ async def test_a_desktop_system_build_reviews_and_swaps_to_a_pc_card():
         await wait_for_step(pilot, screen, "step-review")
         assert screen.build is not None and screen.build.component("gpu").part_id == "dgx-spark-128gb"
         assert screen.build.component("cpu") is None and "DGX Spark" in str(screen.query_one("#review-body").content)
+        await pilot.press("2")
+        await wait_until(pilot, lambda: "to swap; 1 swaps the GPU" in error_text(screen), what="no CPU to swap")
         await pilot.press("1")
         await wait_until(pilot, lambda: screen.build.component("gpu").part_id != "dgx-spark-128gb",
                          what="a PC card swapped in")

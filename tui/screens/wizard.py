@@ -406,6 +406,9 @@ class WizardScreen(Screen):
 
         if self.build is None:
             return
+        if role != "gpu" and self.build.component(role) is None:  # a desktop system or edge module: no such part
+            self._set_error(f"this build has no {ROLE_LABELS[role]} to swap; 1 swaps the GPU", ok=False)
+            return
         self.build = swap(self.build, role, self.catalog, today=self._clock().date())
         self.pins = dict(self.build.pins)
         self.query_one(ReviewStep).show(self.build)
