@@ -12,6 +12,7 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory import SHARDING_LABELS
+from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets
 from pth_top.configs.ranking import Fit, first_acceptable, ranked_gpus, usable_bytes
@@ -42,7 +43,9 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             if price <= ctx.budget_cny:  # within budget yet not chosen: it breaks a rule or the power limit
                 line += _why_not_chosen(ctx, assemble(ctx, fitting))
         elif fit is not None:
-            line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)} (below)"
+            box = " (the closest build, a desktop system, is one box and cannot be split)" if (
+                gpu["form"] == DESKTOP_SYSTEM) else ""
+            line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)}{box} (below)"
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"

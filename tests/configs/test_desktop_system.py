@@ -81,3 +81,11 @@ def test_a_box_within_budget_over_the_power_limit_says_so(catalog):
                     budget__max_power_w=100.0)
     build = recommend(answers(**job), catalog, today=TODAY)
     assert not build.feasible and "over the 100 W limit" in build.blockers[0] and "DGX Spark" in build.blockers[0]
+
+
+def test_a_box_leading_a_job_no_gpu_holds_is_not_told_to_split(catalog):
+    # gpt-oss-120b in bf16 (~219 GiB) at $5,000: no single GPU holds it; the closest build is the Spark.
+    build = recommend(answers(**inference("gpt-oss-120b", "bf16", 8192, budget__amount=5000.0,
+                                          budget__currency="USD")), catalog, today=TODAY)
+    assert not build.feasible and build.component("gpu").part_id == SPARK
+    assert "is one box and cannot be split" in build.blockers[0]
