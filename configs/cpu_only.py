@@ -67,8 +67,8 @@ def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
             f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
             "it would run far slower than on any GPU")
     if fit is not None and fit.cheapest_fitting is not None:
-        price, gpu = fit.cheapest_fitting
-        line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({gpu.name})"
+        fitting_build, gpu = fit.cheapest_fitting
+        line += f"; the cheapest build whose GPU holds it costs {_money(ctx, fitting_build.total_cny)} ({gpu.name})"
     return line + "; rent a GPU by the hour, or a used card where one fits (below)"
 
 

@@ -8,7 +8,6 @@ from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
-from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory import SHARDING_LABELS
@@ -38,10 +37,11 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         usable = usable_bytes(ctx, gpu) / GIB
         line = f"not feasible within {budget}: needs {need:.1f} GiB per GPU, {card} {usable:.1f} GiB usable"
         if fit is not None and fit.cheapest_fitting is not None:
-            price, fitting = fit.cheapest_fitting
+            fitting_build, fitting = fit.cheapest_fitting
+            price = fitting_build.total_cny
             line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({fitting.name})"
             if price <= ctx.budget_cny:  # within budget yet not chosen: it breaks a rule or the power limit
-                line += _why_not_chosen(ctx, assemble(ctx, fitting))
+                line += _why_not_chosen(ctx, fitting_build)
         elif fit is not None:
             box = " (the closest build, a desktop system, is one box and cannot be split)" if (
                 gpu["form"] == DESKTOP_SYSTEM) else ""

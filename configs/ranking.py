@@ -123,7 +123,7 @@ class Fit:
     assembly: Assembly
     gpu: Part
     feasible: bool
-    cheapest_fitting: tuple[float, Part] | None  # (price, GPU) of the cheapest build whose GPU holds the workload
+    cheapest_fitting: tuple[Assembly, Part] | None  # the cheapest build whose GPU holds the workload, and its GPU
 
 
 def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
@@ -135,17 +135,17 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     return gpu[metric] * ctx.gpu_count / max(assembly.total_cny, 1.0)
 
 
-def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, float, Part]]
+def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, float, Part, Assembly]]
                      ) -> tuple[Assembly, Part] | None:
     """The acceptable build with the best build score among these GPUs; `cheapest` keeps the cheapest build seen
-    as (breaks its own rules, price, GPU), a build that keeps its rules before any that does not."""
+    as (breaks its own rules, price, GPU, build), a build that keeps its rules before any that does not."""
     best: tuple[float, str, Assembly, Part] | None = None
     for gpu in gpus:
         known = cheapest[0] if cheapest and not cheapest[0][0] else None
         if known and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, known[1]):
             continue  # its GPUs alone cost more than the budget and than a buildable one already tried
         assembly = assemble(ctx, gpu)
-        seen = (bool(assembly.unsatisfied), assembly.total_cny, gpu)
+        seen = (bool(assembly.unsatisfied), assembly.total_cny, gpu, assembly)
         if not cheapest or seen[:2] < cheapest[0][:2]:
             cheapest[:] = [seen]
         if acceptable(ctx, assembly):
@@ -175,12 +175,12 @@ def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assem
 def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     """The best acceptable build among GPUs that hold the workload (with headroom first); failing that, the
     largest card whose build stays within budget, best build score among equals."""
-    cheapest: list[tuple[bool, float, Part]] = []
+    cheapest: list[tuple[bool, float, Part, Assembly]] = []
     for tier in _fitting_tiers(ctx, gpus):
         found = _best_acceptable(ctx, tier, cheapest)
         if found is not None:
-            return Fit(found[0], found[1], True, (found[0].total_cny, found[1]))
-    fitting = (cheapest[0][1], cheapest[0][2]) if cheapest else None
+            return Fit(found[0], found[1], True, found)
+    fitting = (cheapest[0][3], cheapest[0][2]) if cheapest else None
     # Nothing acceptable holds the workload: lead with the largest card whose build stays within budget (PC cards
     # before desktop systems, as above).
     by_size: dict[tuple[bool, float], list[Part]] = {}

@@ -40,6 +40,16 @@ async def wait_for_step(pilot, screen: WizardScreen, step: str) -> None:
     await wait_until(pilot, lambda: step_id(screen) == step, what=f"the wizard on {step}")
 
 
+async def to_review(pilot) -> WizardScreen:
+    """Next through every step of a wizard that opened on its first, to the review."""
+    await wait_for_screen(pilot, WizardScreen)
+    screen = pilot.app.screen
+    for _ in range(6):
+        await pilot.press("ctrl+n")
+    await wait_for_step(pilot, screen, "step-review")
+    return screen
+
+
 async def test_whole_keyboard_flow_ends_in_a_saved_build(tmp_path):
     app = WizardApp(clock=fixed_clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -290,11 +300,7 @@ async def test_key_1_swaps_between_a_cpu_only_build_and_gpus():
                .with_value("budget", "amount", 8000.0))
     app = WizardApp(clock=fixed_clock, answers=tabular)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_screen(pilot, WizardScreen)
-        screen = app.screen
-        for _ in range(6):
-            await pilot.press("ctrl+n")
-        await wait_for_step(pilot, screen, "step-review")
+        screen = await to_review(pilot)
         assert screen.build is not None and screen.build.cpu_only
         assert "none: a CPU-only build" in str(screen.query_one("#review-body").content)
         await pilot.press("1")
@@ -308,11 +314,7 @@ async def test_key_a_applies_the_first_feasible_alternative():
     too_big = Answers().with_value("workload", "preset", "llama-13b").with_value("budget", "amount", 10000.0)
     app = WizardApp(clock=fixed_clock, answers=too_big)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_screen(pilot, WizardScreen)
-        screen = app.screen
-        for _ in range(6):
-            await pilot.press("ctrl+n")
-        await wait_for_step(pilot, screen, "step-review")
+        screen = await to_review(pilot)
         assert screen.build is not None and not screen.build.feasible
         first = screen.build.feasible_alternatives[0]
         await pilot.press("a")
@@ -380,11 +382,7 @@ async def test_a_desktop_system_build_reviews_and_swaps_to_a_pc_card():
                .with_value("budget", "currency", "USD").with_value("budget", "amount", 5000.0))
     app = WizardApp(clock=fixed_clock, answers=big_moe)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_screen(pilot, WizardScreen)
-        screen = app.screen
-        for _ in range(6):
-            await pilot.press("ctrl+n")
-        await wait_for_step(pilot, screen, "step-review")
+        screen = await to_review(pilot)
         assert screen.build is not None and screen.build.component("gpu").part_id == "dgx-spark-128gb"
         assert screen.build.component("cpu") is None and "DGX Spark" in str(screen.query_one("#review-body").content)
         await pilot.press("2")
