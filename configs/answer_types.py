@@ -8,7 +8,8 @@ from typing import Annotated, Literal, get_args
 
 from msgspec import Meta, field
 
-from pth_top.configs.memory import (
+from pth_top.configs.memory_methods import FrozenPrecision, LoraTargets, TrainingMethod
+from pth_top.configs.memory_terms import (
     InferencePrecision,
     MixedLayout,
     Optimizer,
@@ -16,7 +17,6 @@ from pth_top.configs.memory import (
     ShardingMode,
     TrainingPrecision,
 )
-from pth_top.configs.memory_methods import FrozenPrecision, LoraTargets, TrainingMethod
 from pth_top.configs.quantization import Quantization
 from pth_top.configs.schema import Schema
 from pth_top.configs.stacks import ServingEngine, TrainingStack

@@ -32,8 +32,8 @@ from pth_top.configs.answer_types import (
     Workload,
 )
 from pth_top.configs.errors import ConfigFileError, shown
-from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.memory_methods import ADAPTER_METHODS
+from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason

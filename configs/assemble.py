@@ -20,7 +20,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.compat import compatibility_blockers
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
-from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
+from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from pth_top.configs import memory as mem
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
 from pth_top.configs.market import PriceIndex, Quote, quote
+from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
 from pth_top.configs.parts import Catalog, Part
 from pth_top.configs.rules import Rules, gpu_usable_bytes
 from pth_top.units import GIB
@@ -20,9 +20,9 @@ class Context:
     catalog: Catalog
     rules: Rules
     pins: Mapping[str, tuple[str, int]]
-    shape: mem.ModelShape
+    shape: ModelShape
     shape_line: str
-    memory: mem.MemoryBreakdown
+    memory: MemoryBreakdown
     budget_cny: float
     tier: str
     tier_line: str

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from pth_top.configs.answers import Answers
-from pth_top.configs.memory import MemoryBreakdown
+from pth_top.configs.memory_terms import MemoryBreakdown
 
 Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system"]
 ROLES: tuple[str, ...] = get_args(Role)

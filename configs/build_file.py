@@ -17,7 +17,7 @@ from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.build import ROLES, Build, Component, Power, Role, Speed
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.fileio import atomic_write_text
-from pth_top.configs.memory import MemoryBreakdown
+from pth_top.configs.memory_terms import MemoryBreakdown
 from pth_top.configs.parts import validate_part
 from pth_top.configs.paths import builds_dir
 from pth_top.configs.schema import (

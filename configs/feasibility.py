@@ -10,7 +10,7 @@ from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
-from pth_top.configs.memory import SHARDING_LABELS
+from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_presets

@@ -22,204 +22,27 @@ Formulas (sources cited in tests/configs/test_memory.py and tests/configs/publis
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, get_args
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
-from pth_top.configs.quantization import QUANTIZED_BITS_PER_PARAMETER, weight_format
-from pth_top.units import GIB, MIB
+from pth_top.configs.memory_inference import estimate_inference
+from pth_top.configs.memory_terms import (
+    CUDA_CONTEXT_BYTES,
+    OFFLOAD_BUFFER_FACTOR,
+    SHARDING_LABELS,
+    BytesPerParameter,
+    MemoryBreakdown,
+    ModelShape,
+    cnn_activation_bytes,
+    training_bytes_per_parameter,
+    transformer_activation_bytes,
+)
+from pth_top.units import GIB
 
 if TYPE_CHECKING:  # answers import this module's choices
     from pth_top.configs.answers import Answers
-
-# The CUDA context per GPU (driver, lazily loaded kernels, cuBLAS workspace): vLLM's profiler reports its
-# "non_torch_memory" as 0.15-0.33 GiB (vllm-project/vllm#14452, #15340); 512 MiB leaves room for NCCL. The
-# allocator's slack is not here: it is the usable fraction's (rules.toml [gpu]).
-CUDA_CONTEXT_BYTES = 512 * MIB
-INFERENCE_OVERHEAD_FRACTION = 0.2
-# DeepSpeed estimate_zero2_model_states_mem_needs(additional_buffer_factor=1.5) for offloaded states in host RAM.
-OFFLOAD_BUFFER_FACTOR = 1.5
-
-# The choices as Literal types (what the answers' structs accept) and as tuples of their values.
-TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
-InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
-Optimizer = Literal["adamw", "adam", "sgd", "adam8bit"]
-RecomputeMode = Literal["none", "selective", "full"]
-ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload"]
-# How the reasoning names each sharding mode.
-SHARDING_LABELS = {
-    "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
-}
-# How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
-MixedLayout = Literal["megatron16", "hf18", "deepspeed20"]
-TRAINING_PRECISIONS: tuple[str, ...] = get_args(TrainingPrecision)
-INFERENCE_PRECISIONS: tuple[str, ...] = get_args(InferencePrecision)
-OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
-RECOMPUTE_MODES: tuple[str, ...] = get_args(RecomputeMode)
-SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
-MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
-
-WEIGHT_BYTES_BY_PRECISION = {
-    "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
-    **{name: bits / 8 for name, bits in QUANTIZED_BITS_PER_PARAMETER.items()},
-}
-# The Hugging Face loss's logits at their peak (configs/stacks.py; measured: tests/configs/test_memory_logits.py).
-LOSS_LOGITS_FP32_COPIES = stacks.HF_LOSS_FP32_COPIES
-
-
-@dataclass(frozen=True, slots=True)
-class ModelShape:
-    """What the estimator needs to know about a model. Transformer numbers may be 0 for CNNs."""
-
-    kind: str  # "transformer", "cnn" or "generic" (parameter count only)
-    parameters: int
-    layers: int = 0
-    hidden_size: int = 0
-    attention_heads: int = 0
-    kv_heads: int = 0  # 0 means the same as attention_heads (no grouped-query attention)
-    sequence_length: int = 0
-    # CNNs: elements autograd saves for backward for one sample (torch.autograd.graph.saved_tensors_hooks).
-    activation_elements_per_sample: int = 0
-    intermediate_size: int = 0  # MLP width; 0 means 4h (GPT-2, BERT, ViT)
-    gated_mlp: bool = False  # SwiGLU (Llama, Mistral): gate, up and down matrices
-    vocabulary_size: int = 0
-    # Logits over V at every position (a causal LM's head); False: an encoder fine-tuned with a small task head.
-    lm_head: bool = True
-    max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
-    feature_width: int = 0  # CNNs: width of the features a classifier head reads
-    largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample
-    # Mixture of experts: the parameters one token passes through (0: dense, all of them). Memory holds every
-    # expert; speed reads and multiplies only these per token.
-    active_parameters: int = 0
-
-    @property
-    def active(self) -> int:
-        """Parameters used per token: the active ones of an MoE, all of a dense model."""
-        return min(self.active_parameters, self.parameters) if self.active_parameters else self.parameters
-
-    @property
-    def kv_width(self) -> int:
-        heads = self.kv_heads or self.attention_heads
-        if not self.attention_heads:
-            return self.hidden_size
-        return self.hidden_size * heads // self.attention_heads
-
-    @property
-    def mlp_width(self) -> int:
-        return self.intermediate_size or 4 * self.hidden_size
-
-    @property
-    def logits_vocabulary_size(self) -> int:
-        """V of the logits the model computes: 0 without an LM head."""
-        return self.vocabulary_size if self.lm_head else 0
-
-    @property
-    def vocabulary_parameters(self) -> int:
-        """The embedding, and the LM head when there is one: V x h each (left 16-bit by quantizers)."""
-        return (2 if self.lm_head else 1) * self.vocabulary_size * self.hidden_size
-
-
-@dataclass(frozen=True, slots=True)
-class BytesPerParameter:
-    weights: float
-    gradients: float
-    optimizer: float
-
-    @property
-    def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryBreakdown:
-    """Per-GPU memory in bytes; `formula` names what each term came from."""
-
-    weights_bytes: int
-    gradients_bytes: int
-    optimizer_states_bytes: int
-    activations_bytes: int
-    kv_cache_bytes: int
-    cuda_context_bytes: int
-    formula: tuple[str, ...] = ()
-    # Host RAM the optimizer states and fp32 master weights take when offloaded (ZeRO-Offload), per machine.
-    host_offload_bytes: int = 0
-    # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
-    usable_fraction: float = 0.0
-
-    @property
-    def total_bytes(self) -> int:
-        return (
-            self.weights_bytes + self.gradients_bytes + self.optimizer_states_bytes
-            + self.activations_bytes + self.kv_cache_bytes + self.cuda_context_bytes
-        )
-
-    def terms(self) -> tuple[tuple[str, int], ...]:
-        return (
-            ("weights", self.weights_bytes),
-            ("gradients", self.gradients_bytes),
-            ("optimizer states", self.optimizer_states_bytes),
-            ("activations", self.activations_bytes),
-            ("KV cache", self.kv_cache_bytes),
-            ("CUDA context", self.cuda_context_bytes),
-        )
-
-
-def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: str = "megatron16") -> BytesPerParameter:
-    """Bytes per parameter for weights, gradients and optimizer states (fp32 master copy counted there)."""
-    optimizer_state_fp32 = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0}[optimizer]
-    if precision == "fp32":
-        return BytesPerParameter(4.0, 4.0, optimizer_state_fp32)
-    if precision not in ("amp_fp16", "bf16"):
-        raise ValueError(f"unknown training precision {precision!r}")
-    if mixed_layout == "megatron16":
-        # 16-bit weights and grads; fp32 master weights + states live with the optimizer.
-        return BytesPerParameter(2.0, 2.0, 4.0 + optimizer_state_fp32)
-    if mixed_layout == "hf18":
-        # HF "model memory anatomy": fp32 + 16-bit weight copies, fp32 grads, fp32 states.
-        return BytesPerParameter(6.0, 4.0, optimizer_state_fp32)
-    if mixed_layout == "deepspeed20":
-        # DeepSpeed's estimator: 16-bit weights, 16-bit + fp32 grads, fp32 master + states.
-        return BytesPerParameter(2.0, 6.0, 4.0 + optimizer_state_fp32)
-    raise ValueError(f"unknown mixed-precision layout {mixed_layout!r}")
-
-
-def transformer_activation_bytes(
-    shape: ModelShape, micro_batch: int, recompute: str, flash_attention: bool,
-    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0,
-) -> int:
-    """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash.
-
-    `per_token` is the 34 (10 + 24/t at t=1) for full training; a frozen MLP keeps less (memory_methods).
-    """
-    s, b, h, n_layers, a, t = (
-        shape.sequence_length, micro_batch, shape.hidden_size, shape.layers, shape.attention_heads, tensor_parallel,
-    )
-    base = s * b * h * n_layers
-    scale = bytes_per_value / 2.0
-    if recompute == "full":
-        return int(2 * base * scale)
-    count = per_token - 24 + 24 / t
-    if recompute == "none" and not flash_attention and a:
-        count += 5 * a * s / (h * t)
-    return int(base * count * scale)
-
-
-def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: float, recompute: str) -> int:
-    """What autograd saves for backward (each layer's input or output once) x bytes.
-
-    With checkpointing about a third is assumed to stay resident (segment boundaries plus the segment
-    being recomputed); that fraction is an estimate, not a published figure.
-    """
-    stored = shape.activation_elements_per_sample * micro_batch * bytes_per_value
-    if recompute in ("selective", "full"):
-        stored /= 3.0
-    return int(stored)
-
-
-def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
-    """2 (K and V) x bytes x layers x kv width x tokens x batch."""
-    return int(2 * bytes_per_value * shape.layers * shape.kv_width * context_tokens * batch)
 
 
 def estimate_training(
@@ -387,88 +210,6 @@ def loss_logits_bytes(shape: ModelShape, micro_batch: int, stack: str = "hf_trai
     """What a language-model loss over V holds at its peak in backward (0 without a vocabulary)."""
     return stacks.loss_logits_bytes(stack, shape.sequence_length * micro_batch, shape.logits_vocabulary_size,
                                     shape.hidden_size, value_bytes)[0]
-
-
-def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str = "auto",
-                           engine: str = "hf_generate") -> tuple[float, str]:
-    """Weight bytes and their formula line; int8/int4 in the format's bits, its embedding and LM head apart."""
-    p = shape.parameters
-    fmt = weight_format(quantization, precision, engine)
-    if fmt is None:
-        weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
-        return p * weight_bytes, f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"
-    # The formats quantize the decoder's linear layers; the embedding and LM head keep their own bits.
-    apart = min(p, shape.vocabulary_parameters) if shape.kind == "transformer" else 0
-    line = f"weights {(p - apart) / 1e6:,.1f}M params x {fmt.bits:.3g} bit ({precision}: {fmt.label})"
-    if apart:
-        line += (f" + embeddings{' and LM head' if shape.lm_head else ''} {apart / 1e6:,.1f}M params x "
-                 f"{fmt.vocabulary_bits:.3g} bit")
-    return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits) / 8, line
-
-
-def estimate_inference(
-    shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
-    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
-) -> MemoryBreakdown:
-    """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
-    engine's prefill chunk, + its CUDA graphs.
-
-    Other models: weights x 1.2 (EleutherAI "Transformer Math 101"), the 0.2 shown as activations.
-    The two are never added: the 1.2 already covers a KV cache.
-    """
-    n = max(1, gpu_count)
-    all_weights, weights_line = inference_weight_bytes(shape, precision, quantization, engine)
-    weights = all_weights / n
-    formula = [weights_line]
-    fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
-    if shape.kind == "transformer":
-        formula.insert(0, f"engine: {stacks.SERVING_ENGINE_LABELS[engine]} (task.serving_engine)"
-                       + (f", which plans to fill {fraction:.0%} of each GPU (gpu_memory_utilization)" if fraction
-                          else ""))
-    if n > 1:
-        formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")
-    if shape.kind != "transformer":
-        activations = weights * INFERENCE_OVERHEAD_FRACTION
-        formula.append(f"activations and buffers: {INFERENCE_OVERHEAD_FRACTION:g} x weights (EleutherAI 1.2x rule)")
-        return MemoryBreakdown(
-            weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
-            activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
-            formula=tuple(formula),
-        )
-    value_bytes = 4.0 if precision == "fp32" else 2.0
-    tokens = shape.sequence_length + generated_tokens
-    if shape.max_context_tokens and tokens > shape.max_context_tokens:
-        formula.append(
-            f"prompt {shape.sequence_length} + generated {generated_tokens} tokens clamped to the model's "
-            f"{shape.max_context_tokens}-token context"
-        )
-        tokens = shape.max_context_tokens
-    kv = kv_cache_bytes(shape, batch, tokens, value_bytes) / n
-    formula.append(
-        f"KV cache 2 x {value_bytes:g} B x L x h_kv x tokens x b = 2x{value_bytes:g}x{shape.layers}"
-        f"x{shape.kv_width}x{tokens}x{batch}"
-    )
-    prompt = min(shape.sequence_length, tokens)
-    chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
-    prefill = min(prompt * batch, chunk) if chunk else prompt * batch
-    one_layer = replace(shape, layers=1, sequence_length=prefill)
-    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
-    chunked = f"{prefill:,} tokens: the engine's prefill chunk of {chunk:,}" if chunk and prefill < prompt * batch \
-        else f"s {prompt} x b {batch}"
-    formula.append(f"activations: one layer's prefill working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
-                   f"({chunked})")
-    graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
-    if graphs:
-        formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
-    # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
-    logits = batch * shape.logits_vocabulary_size * 4.0
-    if logits:
-        formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
-    return MemoryBreakdown(
-        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
-        activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
-        cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
-    )
 
 
 def micro_batch_per_gpu(global_batch: int, accumulation_steps: int, gpu_count: int) -> int:

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.memory import ModelShape
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.tomlsource import read_toml
 
 PRESETS_DIR = Path(__file__).with_name("presets")

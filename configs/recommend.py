@@ -28,7 +28,8 @@ from pth_top.configs.cpu_only import (
 )
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
-from pth_top.configs.memory import SHARDING_LABELS, estimate_memory
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
 from pth_top.configs.presets import model_presets, model_shape

@@ -16,7 +16,7 @@ from msgspec import Meta
 
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.mains import MainsByMarket
-from pth_top.configs.memory import WEIGHT_BYTES_BY_PRECISION
+from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.schema import Schema, SchemaError, convert
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
 from pth_top.units import GIB

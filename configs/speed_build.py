@@ -7,12 +7,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from pth_top.configs import memory as mem
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
+from pth_top.configs.memory import head_size, micro_batch_per_gpu
+from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference
@@ -78,7 +80,7 @@ def _link(spec: dict[str, Any], count: int) -> tuple[str, float, bool]:
     return f"PCIe Gen{generation} x16", sp.PCIE_X16_GB_PER_S.get(generation, 15.75), False
 
 
-def forward_flops_per_sample(answers: Answers, shape: mem.ModelShape) -> tuple[float, str]:
+def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
     """A CNN preset's published count; a custom CNN scaled from ResNet-50 by saved activations; else 2N."""
     preset = model_presets().get(answers.workload.preset)
     if shape.kind == "cnn":
@@ -92,11 +94,11 @@ def forward_flops_per_sample(answers: Answers, shape: mem.ModelShape) -> tuple[f
     return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"
 
 
-def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.Prediction:
+def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
     if shape.kind != "transformer":
         engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-        weights, _ = mem.inference_weight_bytes(shape, task.precision, task.quantization, engine)
+        weights, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
         flops, origin = forward_flops_per_sample(answers, shape)
         compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
         bandwidth, _ = sp.achieved_bandwidth(device)
@@ -133,9 +135,9 @@ def inference(answers: Answers, shape: mem.ModelShape, device: sp.Device) -> sp.
     return out
 
 
-def training(answers: Answers, shape: mem.ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
+def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
     task, n = answers.task, device.count
-    micro = mem.micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
+    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
     if shape.kind == "transformer":
@@ -193,9 +195,9 @@ def training(answers: Answers, shape: mem.ModelShape, device: sp.Device, host_gb
     return out
 
 
-def _trainable(shape: mem.ModelShape, task: Any) -> float:
+def _trainable(shape: ModelShape, task: Any) -> float:
     if task.method == "frozen":
-        return float(mem.head_size(shape, task.head_parameters)[0])
+        return float(head_size(shape, task.head_parameters)[0])
     if task.method in methods.ADAPTER_METHODS and shape.kind == "transformer":
         matrices = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
                                             task.lora_targets)
@@ -203,7 +205,7 @@ def _trainable(shape: mem.ModelShape, task: Any) -> float:
     return float(shape.parameters)
 
 
-def _epoch_seconds(answers: Answers, shape: mem.ModelShape, rate: float) -> float:
+def _epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> float:
     """One pass over the data set where its size says how much work it is (text tokens, images), else 0."""
     size = answers.data.dataset_size_gb * 1e9
     if not size:
@@ -216,7 +218,7 @@ def _epoch_seconds(answers: Answers, shape: mem.ModelShape, rate: float) -> floa
     return 0.0
 
 
-def job_rate(answers: Answers, shape: mem.ModelShape, spec: dict[str, Any], name: str, count: int) -> float:
+def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:
     """The job's headline rate on these GPUs from their datasheet (what edge modules are ranked by); 0 if unknown."""
     device = device_for(spec, name, count, answers, shape.kind, None)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:

@@ -9,10 +9,10 @@ CPU-backend results (github.com/brand-o/normiebench issues 34, 42, 52: Llama 3.1
 
 from __future__ import annotations
 
-from pth_top.configs import memory as mem
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
 
 # The 7950X row above: 12.9B active parameters x 8.5 bits = 13.7 GB a token at 3.37/s = 46 GB/s, 0.80 of 57.6.
@@ -41,7 +41,7 @@ def ram_bandwidth_gb_per_s(cpu: dict, kit: dict, kits_count: int) -> tuple[float
                       f"GB/s{note}")
 
 
-def prefill_seconds(shape: mem.ModelShape, prompt: int, cpu: dict) -> tuple[float, str]:
+def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, str]:
     """Seconds to prefill one prompt on the CPU's cores at their boost clock, and the line saying how."""
     flops = prefill_flops(shape, prompt)
     cores = int(cpu.get("cores_count", 0) or 0)
@@ -64,7 +64,7 @@ def prefill_seconds(shape: mem.ModelShape, prompt: int, cpu: dict) -> tuple[floa
                      "attention 2*L*h*s^2)")
 
 
-def cpu_inference(answers: Answers, shape: mem.ModelShape, cpu: Component, kit: Component
+def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Component
                   ) -> tuple[sp.Prediction, dict[str, float | str]]:
     """Decode tokens/s on a desktop CPU; an empty prediction where it is not predicted (with the reason)."""
     out = sp.Prediction()

@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pth_top.configs import memory as mem
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
+from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION, ModelShape, kv_cache_bytes
 from pth_top.configs.quantization import weight_format
 
 
@@ -24,11 +25,11 @@ class DecodeReads:
     line: str
 
 
-def decode_reads(answers: Answers, shape: mem.ModelShape) -> DecodeReads:
+def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     """The bytes a transformer's decode step reads, on any device."""
     task, batch = answers.task, answers.workload.batch_size
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    weights, _ = mem.inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    weights, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
     prompt = shape.sequence_length
     total = prompt + task.generated_tokens
     if shape.max_context_tokens:
@@ -36,13 +37,13 @@ def decode_reads(answers: Answers, shape: mem.ModelShape) -> DecodeReads:
         prompt = min(prompt, total)
     average_context = (prompt + total) / 2
     value_bytes = 4.0 if task.precision == "fp32" else 2.0
-    kv = mem.kv_cache_bytes(shape, 1, int(average_context), value_bytes)
+    kv = kv_cache_bytes(shape, 1, int(average_context), value_bytes)
     read, what = weights, "the weights"
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
-        active_weights, _ = mem.inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
+        active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
         fmt = weight_format(task.quantization, task.precision, engine)
-        embedding_bytes = fmt.vocabulary_bits / 8 if fmt else mem.WEIGHT_BYTES_BY_PRECISION[task.precision]
+        embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
         active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
         read = min(weights, active_weights * batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
@@ -52,6 +53,6 @@ def decode_reads(answers: Answers, shape: mem.ModelShape) -> DecodeReads:
     return DecodeReads(read, kv, weights, prompt, average_context, line)
 
 
-def prefill_flops(shape: mem.ModelShape, prompt: int) -> float:
+def prefill_flops(shape: ModelShape, prompt: int) -> float:
     """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2."""
     return 2.0 * shape.active * prompt + 4.0 * shape.layers * shape.hidden_size * prompt * prompt / 2

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pth_top.configs.memory import CUDA_CONTEXT_BYTES, ModelShape, estimate_training
+from pth_top.configs.memory import estimate_training
+from pth_top.configs.memory_terms import CUDA_CONTEXT_BYTES, ModelShape
 
 MIB_BYTES = 2**20
 

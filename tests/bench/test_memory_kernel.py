@@ -54,7 +54,8 @@ def test_estimator_within_15_percent_of_max_memory_allocated_on_cuda(run_kernels
 
 def test_frozen_backbone_estimate_within_15_percent_of_the_measured_peak(torch):
     from pth_top.benches.child.kernels import memory
-    from pth_top.configs.memory import ModelShape, estimate_training
+    from pth_top.configs.memory import estimate_training
+    from pth_top.configs.memory_terms import ModelShape
 
     channels, batch, image = (32, 64, 64), 32, 32
 

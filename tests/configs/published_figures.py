@@ -12,15 +12,10 @@ from typing import Callable
 
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
-from pth_top.configs.memory import (
-    ModelShape,
-    estimate_inference,
-    estimate_memory,
-    estimate_training,
-    kv_cache_bytes,
-    transformer_activation_bytes,
-)
+from pth_top.configs.memory import estimate_memory, estimate_training
+from pth_top.configs.memory_inference import estimate_inference
 from pth_top.configs.memory_methods import AdaptedMatrix, lora_parameters
+from pth_top.configs.memory_terms import ModelShape, kv_cache_bytes, transformer_activation_bytes
 from pth_top.configs.presets import model_shape
 from pth_top.units import GIB, MIB
 

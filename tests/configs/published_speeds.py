@@ -21,7 +21,7 @@ from pth_top.configs import speed_build, speed_cpu
 from pth_top.configs.answer_types import Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
-from pth_top.configs.memory import ModelShape
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import model_shape
 

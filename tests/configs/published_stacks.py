@@ -9,7 +9,9 @@ from dataclasses import replace
 
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.memory import ModelShape, estimate_inference, estimate_training
+from pth_top.configs.memory import estimate_training
+from pth_top.configs.memory_inference import estimate_inference
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB

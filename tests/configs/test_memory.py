@@ -9,15 +9,13 @@ import pytest
 
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
-from pth_top.configs.memory import (
+from pth_top.configs.memory import estimate_memory, estimate_training, micro_batch_per_gpu
+from pth_top.configs.memory_inference import estimate_inference
+from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
     ModelShape,
     cnn_activation_bytes,
-    estimate_inference,
-    estimate_memory,
-    estimate_training,
     kv_cache_bytes,
-    micro_batch_per_gpu,
     training_bytes_per_parameter,
     transformer_activation_bytes,
 )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.memory import ModelShape, estimate_inference, estimate_training, loss_logits_bytes
+from pth_top.configs.memory import estimate_training, loss_logits_bytes
+from pth_top.configs.memory_inference import estimate_inference
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.units import GIB
 

@@ -11,7 +11,8 @@ import pytest
 
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.memory import CUDA_CONTEXT_BYTES, estimate_memory, estimate_training, loss_logits_bytes
+from pth_top.configs.memory import estimate_memory, estimate_training, loss_logits_bytes
+from pth_top.configs.memory_terms import CUDA_CONTEXT_BYTES
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules

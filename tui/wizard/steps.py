@@ -13,7 +13,7 @@ from pth_top.configs.answer_types import MARKETS
 from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, Answers
 from pth_top.configs.guide import cite_guide
 from pth_top.configs.market import MARKET_NAMES
-from pth_top.configs.memory import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
+from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
 from pth_top.configs.stacks import SERVING_ENGINE_LABELS
 from pth_top.tui.wizard.fields import FieldRow

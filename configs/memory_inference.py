@@ -1,0 +1,101 @@
+"""Inference memory: weights in their format's bits, the KV cache, one layer's prefill over the engine's chunk."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pth_top.configs import stacks
+from pth_top.configs.memory_terms import (
+    CUDA_CONTEXT_BYTES,
+    INFERENCE_OVERHEAD_FRACTION,
+    WEIGHT_BYTES_BY_PRECISION,
+    MemoryBreakdown,
+    ModelShape,
+    kv_cache_bytes,
+    transformer_activation_bytes,
+)
+from pth_top.configs.quantization import weight_format
+from pth_top.units import GIB
+
+
+def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str = "auto",
+                           engine: str = "hf_generate") -> tuple[float, str]:
+    """Weight bytes and their formula line; int8/int4 in the format's bits, its embedding and LM head apart."""
+    p = shape.parameters
+    fmt = weight_format(quantization, precision, engine)
+    if fmt is None:
+        weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
+        return p * weight_bytes, f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"
+    # The formats quantize the decoder's linear layers; the embedding and LM head keep their own bits.
+    apart = min(p, shape.vocabulary_parameters) if shape.kind == "transformer" else 0
+    line = f"weights {(p - apart) / 1e6:,.1f}M params x {fmt.bits:.3g} bit ({precision}: {fmt.label})"
+    if apart:
+        line += (f" + embeddings{' and LM head' if shape.lm_head else ''} {apart / 1e6:,.1f}M params x "
+                 f"{fmt.vocabulary_bits:.3g} bit")
+    return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits) / 8, line
+
+
+def estimate_inference(
+    shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
+    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
+) -> MemoryBreakdown:
+    """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
+    engine's prefill chunk, + its CUDA graphs.
+
+    Other models: weights x 1.2 (EleutherAI "Transformer Math 101"), the 0.2 shown as activations.
+    The two are never added: the 1.2 already covers a KV cache.
+    """
+    n = max(1, gpu_count)
+    all_weights, weights_line = inference_weight_bytes(shape, precision, quantization, engine)
+    weights = all_weights / n
+    formula = [weights_line]
+    fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
+    if shape.kind == "transformer":
+        formula.insert(0, f"engine: {stacks.SERVING_ENGINE_LABELS[engine]} (task.serving_engine)"
+                       + (f", which plans to fill {fraction:.0%} of each GPU (gpu_memory_utilization)" if fraction
+                          else ""))
+    if n > 1:
+        formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")
+    if shape.kind != "transformer":
+        activations = weights * INFERENCE_OVERHEAD_FRACTION
+        formula.append(f"activations and buffers: {INFERENCE_OVERHEAD_FRACTION:g} x weights (EleutherAI 1.2x rule)")
+        return MemoryBreakdown(
+            weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
+            activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
+            formula=tuple(formula),
+        )
+    value_bytes = 4.0 if precision == "fp32" else 2.0
+    tokens = shape.sequence_length + generated_tokens
+    if shape.max_context_tokens and tokens > shape.max_context_tokens:
+        formula.append(
+            f"prompt {shape.sequence_length} + generated {generated_tokens} tokens clamped to the model's "
+            f"{shape.max_context_tokens}-token context"
+        )
+        tokens = shape.max_context_tokens
+    kv = kv_cache_bytes(shape, batch, tokens, value_bytes) / n
+    formula.append(
+        f"KV cache 2 x {value_bytes:g} B x L x h_kv x tokens x b = 2x{value_bytes:g}x{shape.layers}"
+        f"x{shape.kv_width}x{tokens}x{batch}"
+    )
+    prompt = min(shape.sequence_length, tokens)
+    chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
+    prefill = min(prompt * batch, chunk) if chunk else prompt * batch
+    one_layer = replace(shape, layers=1, sequence_length=prefill)
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
+    chunked = f"{prefill:,} tokens: the engine's prefill chunk of {chunk:,}" if chunk and prefill < prompt * batch \
+        else f"s {prompt} x b {batch}"
+    formula.append(f"activations: one layer's prefill working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+                   f"({chunked})")
+    graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
+    if graphs:
+        formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
+    # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
+    logits = batch * shape.logits_vocabulary_size * 4.0
+    if logits:
+        formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
+    return MemoryBreakdown(
+        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
+        activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
+        cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
+    )
+

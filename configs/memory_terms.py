@@ -1,0 +1,199 @@
+"""The memory estimator's types, units and per-term formulas: bytes per parameter, activations, KV cache.
+
+Sources: configs/memory.py's docstring (the estimate the terms add up to).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from pth_top.configs.quantization import QUANTIZED_BITS_PER_PARAMETER
+from pth_top.units import MIB
+
+# The CUDA context per GPU (driver, lazily loaded kernels, cuBLAS workspace): vLLM's profiler reports its
+# "non_torch_memory" as 0.15-0.33 GiB (vllm-project/vllm#14452, #15340); 512 MiB leaves room for NCCL. The
+# allocator's slack is not here: it is the usable fraction's (rules.toml [gpu]).
+CUDA_CONTEXT_BYTES = 512 * MIB
+INFERENCE_OVERHEAD_FRACTION = 0.2
+# DeepSpeed estimate_zero2_model_states_mem_needs(additional_buffer_factor=1.5) for offloaded states in host RAM.
+OFFLOAD_BUFFER_FACTOR = 1.5
+
+# The choices as Literal types (what the answers' structs accept) and as tuples of their values.
+TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
+InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
+Optimizer = Literal["adamw", "adam", "sgd", "adam8bit"]
+RecomputeMode = Literal["none", "selective", "full"]
+ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload"]
+# How the reasoning names each sharding mode.
+SHARDING_LABELS = {
+    "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
+}
+# How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
+MixedLayout = Literal["megatron16", "hf18", "deepspeed20"]
+TRAINING_PRECISIONS: tuple[str, ...] = get_args(TrainingPrecision)
+INFERENCE_PRECISIONS: tuple[str, ...] = get_args(InferencePrecision)
+OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
+RECOMPUTE_MODES: tuple[str, ...] = get_args(RecomputeMode)
+SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
+MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
+
+WEIGHT_BYTES_BY_PRECISION = {
+    "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
+    **{name: bits / 8 for name, bits in QUANTIZED_BITS_PER_PARAMETER.items()},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    """What the estimator needs to know about a model. Transformer numbers may be 0 for CNNs."""
+
+    kind: str  # "transformer", "cnn" or "generic" (parameter count only)
+    parameters: int
+    layers: int = 0
+    hidden_size: int = 0
+    attention_heads: int = 0
+    kv_heads: int = 0  # 0 means the same as attention_heads (no grouped-query attention)
+    sequence_length: int = 0
+    # CNNs: elements autograd saves for backward for one sample (torch.autograd.graph.saved_tensors_hooks).
+    activation_elements_per_sample: int = 0
+    intermediate_size: int = 0  # MLP width; 0 means 4h (GPT-2, BERT, ViT)
+    gated_mlp: bool = False  # SwiGLU (Llama, Mistral): gate, up and down matrices
+    vocabulary_size: int = 0
+    # Logits over V at every position (a causal LM's head); False: an encoder fine-tuned with a small task head.
+    lm_head: bool = True
+    max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
+    feature_width: int = 0  # CNNs: width of the features a classifier head reads
+    largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample
+    # Mixture of experts: the parameters one token passes through (0: dense, all of them). Memory holds every
+    # expert; speed reads and multiplies only these per token.
+    active_parameters: int = 0
+
+    @property
+    def active(self) -> int:
+        """Parameters used per token: the active ones of an MoE, all of a dense model."""
+        return min(self.active_parameters, self.parameters) if self.active_parameters else self.parameters
+
+    @property
+    def kv_width(self) -> int:
+        heads = self.kv_heads or self.attention_heads
+        if not self.attention_heads:
+            return self.hidden_size
+        return self.hidden_size * heads // self.attention_heads
+
+    @property
+    def mlp_width(self) -> int:
+        return self.intermediate_size or 4 * self.hidden_size
+
+    @property
+    def logits_vocabulary_size(self) -> int:
+        """V of the logits the model computes: 0 without an LM head."""
+        return self.vocabulary_size if self.lm_head else 0
+
+    @property
+    def vocabulary_parameters(self) -> int:
+        """The embedding, and the LM head when there is one: V x h each (left 16-bit by quantizers)."""
+        return (2 if self.lm_head else 1) * self.vocabulary_size * self.hidden_size
+
+
+@dataclass(frozen=True, slots=True)
+class BytesPerParameter:
+    weights: float
+    gradients: float
+    optimizer: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBreakdown:
+    """Per-GPU memory in bytes; `formula` names what each term came from."""
+
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_states_bytes: int
+    activations_bytes: int
+    kv_cache_bytes: int
+    cuda_context_bytes: int
+    formula: tuple[str, ...] = ()
+    # Host RAM the optimizer states and fp32 master weights take when offloaded (ZeRO-Offload), per machine.
+    host_offload_bytes: int = 0
+    # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
+    usable_fraction: float = 0.0
+
+    @property
+    def total_bytes(self) -> int:
+        return (
+            self.weights_bytes + self.gradients_bytes + self.optimizer_states_bytes
+            + self.activations_bytes + self.kv_cache_bytes + self.cuda_context_bytes
+        )
+
+    def terms(self) -> tuple[tuple[str, int], ...]:
+        return (
+            ("weights", self.weights_bytes),
+            ("gradients", self.gradients_bytes),
+            ("optimizer states", self.optimizer_states_bytes),
+            ("activations", self.activations_bytes),
+            ("KV cache", self.kv_cache_bytes),
+            ("CUDA context", self.cuda_context_bytes),
+        )
+
+
+def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: str = "megatron16") -> BytesPerParameter:
+    """Bytes per parameter for weights, gradients and optimizer states (fp32 master copy counted there)."""
+    optimizer_state_fp32 = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0}[optimizer]
+    if precision == "fp32":
+        return BytesPerParameter(4.0, 4.0, optimizer_state_fp32)
+    if precision not in ("amp_fp16", "bf16"):
+        raise ValueError(f"unknown training precision {precision!r}")
+    if mixed_layout == "megatron16":
+        # 16-bit weights and grads; fp32 master weights + states live with the optimizer.
+        return BytesPerParameter(2.0, 2.0, 4.0 + optimizer_state_fp32)
+    if mixed_layout == "hf18":
+        # HF "model memory anatomy": fp32 + 16-bit weight copies, fp32 grads, fp32 states.
+        return BytesPerParameter(6.0, 4.0, optimizer_state_fp32)
+    if mixed_layout == "deepspeed20":
+        # DeepSpeed's estimator: 16-bit weights, 16-bit + fp32 grads, fp32 master + states.
+        return BytesPerParameter(2.0, 6.0, 4.0 + optimizer_state_fp32)
+    raise ValueError(f"unknown mixed-precision layout {mixed_layout!r}")
+
+
+def transformer_activation_bytes(
+    shape: ModelShape, micro_batch: int, recompute: str, flash_attention: bool,
+    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0,
+) -> int:
+    """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash.
+
+    `per_token` is the 34 (10 + 24/t at t=1) for full training; a frozen MLP keeps less (memory_methods).
+    """
+    s, b, h, n_layers, a, t = (
+        shape.sequence_length, micro_batch, shape.hidden_size, shape.layers, shape.attention_heads, tensor_parallel,
+    )
+    base = s * b * h * n_layers
+    scale = bytes_per_value / 2.0
+    if recompute == "full":
+        return int(2 * base * scale)
+    count = per_token - 24 + 24 / t
+    if recompute == "none" and not flash_attention and a:
+        count += 5 * a * s / (h * t)
+    return int(base * count * scale)
+
+
+def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: float, recompute: str) -> int:
+    """What autograd saves for backward (each layer's input or output once) x bytes.
+
+    With checkpointing about a third is assumed to stay resident (segment boundaries plus the segment
+    being recomputed); that fraction is an estimate, not a published figure.
+    """
+    stored = shape.activation_elements_per_sample * micro_batch * bytes_per_value
+    if recompute in ("selective", "full"):
+        stored /= 3.0
+    return int(stored)
+
+
+def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
+    """2 (K and V) x bytes x layers x kv width x tokens x batch."""
+    return int(2 * bytes_per_value * shape.layers * shape.kv_width * context_tokens * batch)
+
