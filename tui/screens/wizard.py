@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
 from typing import Any, Callable
 
 from rich.text import Text
@@ -16,7 +15,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Button, Checkbox, ContentSwitcher, Input, Select, Static
 
 from pth_top.configs.answers import Answers, cross_field_problems
@@ -29,6 +27,7 @@ from pth_top.text import printable
 from pth_top.tui.wizard.confirm import ConfirmScreen
 from pth_top.tui.wizard.fields import FieldRow, _format
 from pth_top.tui.wizard.review import SWAP_KEYS, ReviewStep
+from pth_top.tui.wizard.review_actions import WizardReview
 from pth_top.tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision_options
 from pth_top.widgets.key_bar import KeyBar
 
@@ -42,7 +41,7 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
 
-class WizardScreen(Screen):
+class WizardScreen(WizardReview):
     DEFAULT_CSS = """
     WizardScreen #wizard-title { height: 1; background: $primary; color: $text; padding: 0 1; text-style: bold; }
     WizardScreen #wizard-steps { height: 1fr; }
@@ -121,14 +120,6 @@ class WizardScreen(Screen):
         if self._pending_preset is not None:
             preset_id, self._pending_preset = self._pending_preset, None
             self.open_preset(preset_id)
-
-    def _show_status(self) -> None:
-        status = self.query_one("#wizard-status", Static)
-        status.display = not self.steps_ready or self._catalog is None
-        if not self.steps_ready:
-            status.update(Text("Loading the wizard..."))
-        elif self._catalog is None:
-            status.update(Text(self._catalog_error or "Loading the parts catalog..."))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="wizard-catalog")
     def _load_catalog(self) -> None:
@@ -316,6 +307,18 @@ class WizardScreen(Screen):
         self._enter_review()
         self._show_step()
 
+    # Review (recommend, swap and save: WizardReview)
+
+    def action_apply_alternative(self) -> None:
+        """Take the review's first feasible alternative: its answers (and pins) become the wizard's."""
+        if self.build is None or not self.build.applicable_alternatives:
+            return
+        line, answers, pins = self.build.applicable_alternatives[0]
+        self.answers, self.pins = answers, dict(pins)
+        self._sync_controls()
+        self._recompute()
+        self.notify(printable(line), title="Applied the first feasible alternative")
+
     # Leaving
 
     def action_leave(self) -> None:
@@ -359,120 +362,3 @@ class WizardScreen(Screen):
         self._sync_controls()
         self._set_error("")
         self._show_step()
-
-    # Review
-
-    @property
-    def catalog(self) -> Catalog:
-        """The catalog; read here at once when the review is reached before the worker has it."""
-        if self._catalog is None:
-            from pth_top.configs.parts import load_catalog
-
-            self._catalog = load_catalog()
-            self._show_status()
-        return self._catalog
-
-    def _enter_review(self) -> None:
-        self._recompute()
-        if self.build is not None and not self._save_path_edited:
-            from pth_top.configs.build_file import default_build_path
-
-            save_input = self.query_one("#save-path", Input)
-            with save_input.prevent(Input.Changed):
-                save_input.value = str(default_build_path(self.build, self._clock()))
-
-    def _recompute(self) -> None:
-        from pth_top.configs.recommend import recommend
-
-        review = self.query_one(ReviewStep)
-        try:
-            if self._measured is False:
-                from pth_top.tui.wizard.measured import last_run_ceilings
-
-                self._measured = last_run_ceilings()
-            self.build = recommend(
-                self.answers, self.catalog, pins=self.pins, today=self._clock().date(), title=self.title_text,
-                comments=self.comments, measured=self._measured,
-            )
-        except (ConfigFileError, ValueError) as error:
-            self.build = None
-            review.show(None, f"Cannot recommend: {error}")
-        else:
-            review.show(self.build)
-        self.refresh_bindings()  # the apply key depends on the build
-
-    def action_swap(self, role: str) -> None:
-        from pth_top.configs.recommend import swap
-
-        if self.build is None:
-            return
-        if role != "gpu" and self.build.component(role) is None:  # a desktop system or edge module: no such part
-            self._set_error(f"this build has no {ROLE_LABELS[role]} to swap; 1 swaps the GPU", ok=False)
-            return
-        self.build = swap(self.build, role, self.catalog, today=self._clock().date())
-        self.pins = dict(self.build.pins)
-        self.query_one(ReviewStep).show(self.build)
-        component = self.build.component(role)
-        name = component.name if component is not None else "none (a CPU-only build)" if role == "gpu" else ""
-        if name:
-            self._set_error(f"{ROLE_LABELS[role]} is now {name}", ok=True)
-
-    def action_apply_alternative(self) -> None:
-        """Take the review's first feasible alternative: its answers (and pins) become the wizard's."""
-        if self.build is None or not self.build.applicable_alternatives:
-            return
-        line, answers, pins = self.build.applicable_alternatives[0]
-        self.answers, self.pins = answers, dict(pins)
-        self._sync_controls()
-        self._recompute()
-        self.notify(printable(line), title="Applied the first feasible alternative")
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "save-path":
-            self._save_path_edited = True
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in a field moves on to the next one; in the file name it saves."""
-        if event.input.id == "save-path":
-            self.action_save()
-        else:
-            self.focus_next()
-
-    def action_save(self) -> None:
-        if self.build is None:
-            self._set_error("Nothing to save: the review has no build.")
-            return
-        text = self.query_one("#save-path", Input).value.strip()
-        if not text:
-            self._set_error("Give a file name to save to.")
-            return
-        # The raw text, not Path(text): Path drops a trailing "/", and "dir/" names a folder, not a file "dir".
-        self._save(os.path.expanduser(text), overwrite=False)
-
-    def _save(self, path: str, overwrite: bool) -> None:
-        from pth_top import __version__
-        from pth_top.configs.build_file import save_build
-        from pth_top.configs.fileio import FileExistsRefused
-
-        assert self.build is not None
-        try:
-            saved = save_build(self.build, path, created=self._clock(), tool_version=__version__, overwrite=overwrite)
-        except FileExistsRefused:
-            def decided(replace: bool | None) -> None:
-                if replace:
-                    self._save(path, overwrite=True)
-                else:
-                    self._set_error(f"Not saved: {printable(path)} exists.")
-
-            self.app.push_screen(ConfirmScreen(f"{printable(path)} exists. Overwrite it?"), decided)
-            return
-        except OSError as error:
-            self._set_error(printable(f"Cannot save to {path}: {error.strerror or error}"))
-            return
-        self._set_error(f"Saved {printable(saved)}", ok=True)
-        self.notify(f"Saved {printable(saved)}", title="Build saved")
-
-    def _set_error(self, message: str, ok: bool = False) -> None:
-        line = self.query_one("#wizard-error", Static)
-        line.update(Text(message))
-        line.set_class(ok, "-ok")
