@@ -15,7 +15,7 @@ from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part
-from pth_top.configs.build import ROLES, Build, Component, Power
+from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
     CpuOnly,
@@ -100,6 +100,10 @@ def recommend(
         cpu_only_inadequate = True
         blockers.insert(0, cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
+    pins_kept = {role: pin for role, pin in ctx.pins.items() if role == "gpu" or role in assembly.chosen}
+    if len(pins_kept) < len(ctx.pins):  # swapped to a desktop system or edge module: one box, no CPU or board
+        dropped = ", ".join(ROLE_LABELS[role] for role in ctx.pins if role not in pins_kept)
+        warnings.append(f"your earlier choice of {dropped} is dropped: this build is one box without that part")
     alternatives = feasibility.feasible_alternatives(
         ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
     if blockers and gpu is not None and cpu_only is not None and fit is not None and cpu_only_offered(
@@ -133,7 +137,7 @@ def recommend(
         currency=ctx.currency,
         cny_per_unit=cny_per(ctx.currency, rules), reasoning=tuple(cite_guide(line) for line in general if line),
         warnings=tuple(cite_guide(line) for line in warnings), alternatives=dict(assembly.alternatives),
-        pins=dict(ctx.pins), title=title, comments=tuple(cite_guide(line) for line in comments),
+        pins=pins_kept, title=title, comments=tuple(cite_guide(line) for line in comments),
         blockers=tuple(cite_guide(line) for line in blockers),
         feasible_alternatives=tuple(alternative.line for alternative in alternatives),
         applicable_alternatives=tuple(

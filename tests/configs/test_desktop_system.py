@@ -70,6 +70,16 @@ def test_two_pinned_boxes_are_not_a_two_gpu_machine(catalog):
     assert not build.feasible and any("is one box" in line for line in build.blockers)
 
 
+def test_swapping_to_the_box_drops_the_pc_parts_pinned_before_and_says_so(catalog):
+    job = inference("gpt-oss-120b", "int4", 8192, budget__amount=5000.0, budget__currency="USD")
+    pins = {"gpu": (SPARK, 1), "cpu": ("core-i5-12400", 1), "psu": ("seasonic-focus-gx-650", 1)}
+    build = recommend(answers(**job), catalog, today=TODAY, pins=pins)
+    assert build.component("gpu").part_id == SPARK and build.pins == {"gpu": (SPARK, 1)}
+    assert any("CPU, PSU is dropped" in line for line in build.warnings)
+    again = recommend(answers(**job), catalog, today=TODAY, pins=build.pins)
+    assert not any("dropped" in line for line in again.warnings)
+
+
 def test_a_desktop_system_must_say_what_drive_it_ships_with(catalog):
     entry = {key: value for key, value in catalog.get(SPARK).spec.items() if key != "included_storage_gb"}
     with pytest.raises(SchemaError, match="included_storage_gb|drive it ships with"):

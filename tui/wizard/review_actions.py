@@ -78,6 +78,7 @@ class WizardReview(Screen):
             self.build = None
             review.show(None, f"Cannot recommend: {error}")
         else:
+            self.pins = dict(self.build.pins)  # less the pins of parts the build does not have
             review.show(self.build)
         self.refresh_bindings()  # the apply key depends on the build
 
