@@ -1,0 +1,171 @@
+"""Recommendations without a discrete GPU: CPU-only builds, their display and RAM, and shared-memory boards."""
+
+from __future__ import annotations
+
+import pytest
+
+from pth_top.configs.answers import Answers
+from pth_top.configs.parts import load_catalog
+from pth_top.configs.recommend import recommend, swap
+from pth_top.configs.render import render_build_text
+from tests.configs.builders import answers
+from tests.configs.test_recommend import TODAY
+
+
+def test_edge_deployment_uses_a_shared_memory_module(catalog):
+    base = answers(workload__preset="resnet18", workload__batch_size=1, task__mode="inference", task__precision="fp16")
+    build = recommend(Answers(scenario="edge_deployment", workload=base.workload, task=base.task), catalog, today=TODAY)
+    gpu = build.component("gpu")
+    assert gpu.spec["form"] == "edge" and gpu.spec["memory_kind"] == "shared"
+    assert build.component("cpu") is None and build.component("psu") is None
+    assert any("shared by CPU and GPU" in line for line in gpu.reasoning)
+
+
+def test_tabular_data_gets_a_cpu_only_build_with_its_reason(catalog):
+    chosen = answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                     task__optimizer="sgd", data__kind="tabular", data__dataset_size_gb=2.0, budget__amount=8000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.component("gpu") is None and build.component("cpu") is not None
+    assert build.feasible and build.total_price_cny <= 8000
+    assert build.reasoning[0].startswith("CPU-only build: tabular data") and "scikit-learn" in build.reasoning[0]
+    assert build.memory.cuda_context_bytes == 0
+    assert "held in system RAM" in render_build_text(build)
+    assert build.alternatives["gpu"][0] == "none"
+    with_gpu = swap(build, "gpu", catalog, today=TODAY)
+    assert with_gpu.component("gpu") is not None and with_gpu.component("gpu").part_id == build.alternatives["gpu"][1]
+
+
+def test_raspberry_pi_gets_no_cuda_context(catalog):
+    base = answers(workload__preset="lenet5", workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                   budget__amount=700.0)
+    chosen = Answers(scenario="edge_deployment", workload=base.workload, task=base.task, budget=base.budget)
+    build = recommend(chosen, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
+    assert build.component("gpu").part_id == "raspberry-pi-4b-8gb"
+    assert build.memory.cuda_context_bytes == 0
+
+
+def test_small_model_inference_gets_a_cheaper_cpu_only_build(catalog):
+    # Issue 12 item 4: ResNet-18 inference is in the guide's 2 GB "small model" class (§2.1): no GPU needed.
+    chosen = answers(workload__preset="resnet18", workload__batch_size=1, task__mode="inference",
+                     task__precision="fp32", budget__amount=8000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.cpu_only and build.feasible and build.total_price_cny <= 8000
+    assert build.reasoning[0].startswith("CPU-only build: small-model inference")
+    assert "guide §2.1 显存需求与模型规模" in build.reasoning[0]
+    served = recommend(Answers(scenario="inference_server", workload=chosen.workload, task=chosen.task,
+                               budget=chosen.budget), catalog, today=TODAY)
+    assert not served.cpu_only  # a serving box is sized for throughput: it keeps its GPU
+
+
+def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
+    pins = {"gpu": ("none", 0), "psu": ("superflower-leadex-vii-xg-1300", 2), "cpu": ("xeon-platinum-8380", 1)}
+    build = recommend(answers(), catalog, pins=pins, today=TODAY)
+    assert build.cpu_only and build.component("psu").quantity == 1
+    assert build.reasoning[0] == build.blockers[0]
+    assert build.reasoning[1].startswith("CPU-only build: chosen with the GPU swap key")
+    # GPT-2 training on a CPU, pinned or not, is first said to be inadequate; the pinned parts' price follows.
+    assert "a CPU-only PC is not adequate for training" in build.blockers[0]
+    assert build.blockers[1].startswith("not feasible within ¥15,000: this build with its pinned parts costs ¥")
+
+
+def test_gpu_swaps_wrap_round_to_the_cpu_only_entry(catalog):
+    # Review 12 finding 19: the wrap after the last GPU went back to the first GPU, never to CPU-only.
+    build = recommend(answers(workload__preset="resnet50", budget__amount=12000.0), catalog, today=TODAY)
+    options = build.alternatives["gpu"]
+    assert options[0] == "none"
+    for _ in options:
+        build = swap(build, "gpu", catalog, today=TODAY)
+        if build.cpu_only:
+            break
+    assert build.cpu_only and build.alternatives["gpu"][0] == "none"
+    assert swap(build, "gpu", catalog, today=TODAY).component("gpu").part_id == options[1]
+
+
+@pytest.mark.parametrize("mode, data_kind", [("training", "tabular"), ("inference", "text")])
+def test_cpu_only_builds_have_a_cpu_that_drives_a_display(catalog, mode, data_kind):
+    # Review 12 finding 7: the i5-12400F and Ryzen 7 5800X have no integrated graphics: no picture at all.
+    chosen = answers(workload__preset="bert-base", workload__batch_size=1, task__mode=mode, task__precision="fp32",
+                     data__kind=data_kind, budget__amount=8000.0)
+    build = recommend(chosen, catalog, today=TODAY, pins={"gpu": ("none", 0)})  # CPU-only, as the swap key picks it
+    assert build.cpu_only
+    cpu = catalog.get(build.component("cpu").part_id)
+    assert cpu["integrated_graphics"], cpu.id
+    assert any(line.startswith("display: ") for line in build.component("cpu").reasoning)
+
+
+def test_every_desktop_cpu_says_whether_it_has_integrated_graphics(catalog):
+    desktop = {cpu.id: cpu["integrated_graphics"] for cpu in catalog.of_kind("cpu") if cpu["platform"] == "desktop"}
+    assert desktop["core-i5-12400f"] == "" and desktop["ryzen-7-5800x"] == ""
+    assert desktop["ryzen-7-7700x"] and desktop["core-i7-13700k"]
+
+
+def test_cpu_only_gpu_scale_training_is_not_a_recommendation_and_leads_with_renting(catalog):
+    # Review 12 finding 8: CNN training on 150 GB of images came out as a CPU-only build with no infeasibility line.
+    # With 2026 DRAM prices the CPU-only box (DDR5 for an iGPU CPU) costs more than an entry GPU box, so it is picked
+    # here with the swap key: chosen or pinned, it is never a recommendation for this job.
+    chosen = answers(workload__preset="resnet50", workload__batch_size=256, task__precision="amp_fp16",
+                     data__kind="images", data__dataset_size_gb=150.0, budget__amount=9000.0)
+    build = recommend(chosen, catalog, today=TODAY, pins={"gpu": ("none", 0)})
+    assert build.cpu_only and build.blockers and not build.feasible
+    assert build.reasoning[0] == build.blockers[0]
+    assert "a CPU-only PC is not adequate for training" in build.blockers[0]
+    assert build.feasible_alternatives[0].startswith("rent ")
+    assert any(line.startswith("the same answers without the pinned parts") for line in build.feasible_alternatives)
+    assert any("bfloat16, not fp16 AMP" in line for line in build.component("cpu").reasoning)
+    # Tabular data stays an adequate CPU-only recommendation.
+    tabular = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__precision="fp32",
+                                data__kind="tabular", budget__amount=8000.0), catalog, today=TODAY)
+    assert tabular.cpu_only and not tabular.blockers
+
+
+def test_shared_memory_numbers_agree_and_a_single_board_is_no_gpu(catalog):
+    # Review 12 finding 17: "8 GiB shared (3.8 usable at 95%)" disagreed with itself; "per GPU", "(8 GiB card)".
+    base = answers(workload__preset="lenet5", workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                   budget__amount=700.0)
+    chosen = Answers(scenario="edge_deployment", workload=base.workload, task=base.task, budget=base.budget)
+    build = recommend(chosen, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
+    floor = build.component("gpu").reasoning[0]
+    assert "(3.8 usable: 8 - 4 GiB for the OS, x 95%)" in floor and "per GPU" not in floor
+    text = render_build_text(build)
+    assert "(8 GiB shared with the CPU): fits" in text and "GiB card" not in text and "Memory per GPU" not in text
+
+
+def test_an_adequate_cpu_only_pc_over_budget_is_named_with_its_price(catalog):
+    # Follows from finding 7: the cheapest CPU that drives a display may put the CPU-only PC over a small budget.
+    build = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__mode="inference",
+                              task__precision="fp32", budget__amount=4000.0), catalog, today=TODAY)
+    if build.cpu_only:
+        assert not build.blockers
+    else:
+        assert any(line.startswith("a CPU-only PC would do (small-model inference) but costs ¥")
+                   for line in build.blockers)
+
+
+def test_an_entry_cpu_only_box_takes_an_igpu_cpu_on_ddr4_and_says_where_its_price_is_from(catalog):
+    # 2026 DRAM: DDR5 for an AM5 iGPU CPU made the CPU-only box dearer than a GPU box; the Core i5-12400 (UHD 730)
+    # on DDR4 keeps a tabular box under 5,000 yuan: the CPU is chosen with its board and RAM, not by its own price
+    # (a Ryzen 7 7700X costs 41 yuan less than it in China, but its AM5 board and DDR5 kit cost ~1,700 more).
+    build = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                              task__optimizer="sgd", data__kind="tabular", data__dataset_size_gb=2.0,
+                              budget__amount=5000.0), catalog, today=TODAY)
+    assert build.cpu_only and build.feasible and build.total_price_cny <= 5000
+    cpu = build.component("cpu")
+    assert cpu.part_id == "core-i5-12400" and cpu.spec["integrated_graphics"]
+    assert build.component("memory_kit").spec["memory_type"] == "DDR4"
+    assert any("with its board and RAM" in line for line in cpu.reasoning), cpu.reasoning
+    assert any(line.startswith("price ¥1,499: China market") for line in cpu.reasoning), cpu.reasoning
+
+
+def test_the_board_is_chosen_with_its_ram_as_the_cpu_was(tmp_path):
+    # A DDR5 LGA1700 board 99 yuan under the DDR4 one: with its DDR5 kit it costs more, so the tabular box keeps the
+    # DDR4 board the i5-12400 was ranked on (review: the board was then chosen by its own price alone).
+    cheap = '{ amount = 700, currency = "CNY", as_of = 2026-08-28, source = "https://example.com/a-shop" }'
+    (tmp_path / "mine.toml").write_text(f'[[motherboard]]\nid = "asus-tuf-z790-plus-d5"\nprices = {{ cn = {cheap} }}\n',
+                                        encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    build = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                              task__optimizer="sgd", data__kind="tabular", data__dataset_size_gb=2.0,
+                              budget__amount=5000.0), catalog, today=TODAY)
+    assert build.cpu_only and build.feasible
+    assert build.component("memory_kit").spec["memory_type"] == "DDR4"
+    assert build.component("motherboard").part_id != "asus-tuf-z790-plus-d5"

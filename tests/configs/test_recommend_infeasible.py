@@ -1,0 +1,155 @@
+"""Recommendations that cannot be met: blockers first, the reference build, and the feasible alternatives."""
+
+from __future__ import annotations
+
+import re
+
+from pth_top.configs.presets import load_build_preset
+from pth_top.configs.recommend import recommend
+from pth_top.configs.render import render_build_text
+from tests.configs.builders import answers
+from tests.configs.test_recommend import TODAY
+
+
+def test_too_small_budget_warns_instead_of_failing(catalog):
+    build = recommend(answers(workload__preset="llama-7b", budget__amount=3000.0), catalog, today=TODAY)
+    assert any("over budget" in warning for warning in build.warnings)
+
+
+def test_model_too_big_for_any_card_says_how_to_fix_it(catalog):
+    chosen = answers(workload__preset="llama-70b", workload__batch_size=1, budget__amount=80000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert not build.memory_fits
+    assert "no GPU in this catalog holds that much" in build.blockers[0] and "ZeRO-3/FSDP" in build.blockers[0]
+
+
+def test_infeasible_request_says_so_first_and_leads_with_what_is_feasible(catalog):
+    # Issue 12 item 7: a ¥10k 13B full fine-tune headlined a ¥270k H200 NVL that still did not fit.
+    build = recommend(answers(workload__preset="llama-13b", budget__amount=10000.0), catalog, today=TODAY)
+    assert not build.feasible
+    assert build.blockers[0].startswith("not feasible within ¥10,000: needs ")
+    assert build.reasoning[0] == build.blockers[0]
+    assert "the largest card within budget" in build.blockers[0]
+    assert build.total_price_cny <= 10000  # never headline a card far beyond the budget
+    assert build.feasible_alternatives and "QLoRA" in build.feasible_alternatives[0]
+    assert "within ¥10,000" in build.feasible_alternatives[0]
+    text = render_build_text(build)
+    assert text.startswith("NOT A RECOMMENDATION: not feasible within ¥10,000")
+    assert text.index("Feasible instead") < text.index("Components")
+
+
+def test_renting_is_compared_with_its_hourly_price_and_source(catalog):
+    build = recommend(answers(workload__preset="gpt2-xl", budget__amount=20000.0), catalog, today=TODAY)
+    rent = [line for line in build.feasible_alternatives if line.startswith("rent ")]
+    assert rent and "/GPU-hour" in rent[0] and "as of 2026-05-07" in rent[0] and "Lambda" in rent[0]
+
+
+def test_a_feasible_build_has_no_blockers_and_no_alternatives(catalog):
+    build = recommend(answers(), catalog, today=TODAY)
+    assert build.feasible and build.blockers == () and build.feasible_alternatives == ()
+    assert not render_build_text(build).startswith("NOT A RECOMMENDATION")
+
+
+def test_a_pinned_part_breaking_the_rules_is_a_blocker(catalog):
+    # Issue 12 item 8: the enterprise preset fits 256 GiB of RAM under its own 320 GiB floor without a word.
+    preset = load_build_preset("guide-enterprise")
+    build = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
+    assert not build.feasible
+    assert any(line.startswith("breaks its own rules: ") for line in build.blockers)
+    # Used cards allowed (the A100s are end of life), the wizard's own parts hold the workload: that comes first. (At
+    # 2026 China RAM prices its 320 GiB of RDIMMs put that build ~1 % over the preset's ¥500,000: ¥520,000 here.)
+    used_answers = preset.answers.with_value("budget", "condition", "used").with_value("budget", "amount", 520000.0)
+    used = recommend(used_answers, catalog, pins=preset.pins, today=TODAY)
+    assert not used.feasible
+    assert used.feasible_alternatives[0].startswith("the same answers without the pinned parts: ")
+
+
+def test_the_first_blocker_names_the_card_it_compares_with(catalog):
+    too_big = answers(workload__preset="llama-13b", budget__amount=10000.0)
+    pinned = recommend(too_big, catalog, pins={"gpu": ("rtx-5060-ti-16gb", 0)}, today=TODAY)
+    assert "needs " in pinned.blockers[0] and "the pinned NVIDIA GeForce RTX 5060 Ti 16GB has" in pinned.blockers[0]
+    broke = recommend(too_big.with_value("budget", "amount", 1000.0), catalog, today=TODAY)
+    assert "even the cheapest build (¥" in broke.blockers[0]
+
+
+def test_a_pinned_gpu_not_sold_new_is_a_blocker_unless_used_is_allowed(catalog):
+    preset = load_build_preset("guide-personal")  # its RTX 3060 Ti is end of life: used market only
+    new = recommend(preset.answers, catalog, pins=preset.pins, today=TODAY)
+    assert any("cannot be bought new" in line for line in new.blockers)
+    used = recommend(preset.answers.with_value("budget", "condition", "used"), catalog, pins=preset.pins, today=TODAY)
+    assert not any("cannot be bought new" in line for line in used.blockers)
+
+
+def test_alternatives_stay_valid_answers_for_a_huge_batch(catalog):
+    from pth_top.configs.answers import answers_from_dict, cross_field_problems
+
+    chosen = answers(workload__preset="llama-7b", workload__batch_size=100_000, budget__amount=20000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.applicable_alternatives
+    for _, alternative, _ in build.applicable_alternatives:
+        assert answers_from_dict(alternative.to_dict()) == alternative  # each could be saved and loaded
+        assert cross_field_problems(alternative) == []
+
+
+def test_alternatives_keep_bf16_lora_before_qlora_and_offer_only_same_family_models(catalog):
+    # Review 12 finding 13: QLoRA led although bf16 LoRA with checkpointing fit the same build, and a GPT-2 XL was
+    # offered as "a smaller model" for a Llama-7B LoRA.
+    build = recommend(answers(workload__preset="llama-7b", task__method="lora", workload__batch_size=8,
+                              budget__amount=30000.0), catalog, today=TODAY)
+    lines = build.feasible_alternatives
+    assert build.blockers and lines
+    recompute = next(i for i, line in enumerate(lines) if line.startswith("full recompute"))
+    qlora = next(i for i, line in enumerate(lines) if line.startswith("QLoRA"))
+    assert recompute < qlora
+    assert not any("GPT-2" in line for line in lines)
+    bigger = recommend(answers(workload__preset="llama-13b", task__method="full", budget__amount=10000.0), catalog,
+                       today=TODAY)
+    smaller = [line for line in bigger.feasible_alternatives if "smaller model" in line]
+    assert all("smaller model of the same family, Llama-style 7B" in line for line in smaller)
+
+
+def test_every_infeasible_request_gets_a_rent_line_even_beyond_one_cloud_gpu(catalog):
+    # Review 12 finding 13: 13B full fine-tuning (~300 GiB per GPU) had no rent line: no single cloud GPU holds it.
+    build = recommend(answers(workload__preset="llama-13b", task__method="full", budget__amount=10000.0), catalog,
+                      today=TODAY)
+    rent = [line for line in build.feasible_alternatives if line.startswith("rent ")]
+    assert build.blockers and rent
+    assert re.search(r"rent \d+ x .*ZeRO-3 across \d+ GPUs: [\d.]+ GiB per GPU at \$[\d.]+/GPU-hour", rent[0])
+
+
+def test_model_family_groups_presets_that_substitute():
+    from pth_top.configs.feasibility import model_family
+
+    assert model_family("llama-13b") == model_family("llama-7b") == "llama"
+    assert model_family("resnet50") == model_family("resnet18") == "resnet"
+    assert model_family("llama3-8b") != model_family("llama-7b") and model_family("gpt2-xl") == "gpt2"
+
+
+def test_infeasible_headline_card_is_the_largest_within_budget_and_matches_the_alternative(catalog):
+    # Review 12 finding 10: the headline named the cheapest 16 GB card, alternative 1 another 16 GB card.
+    chosen = answers(workload__preset="llama-13b", workload__batch_size=1, task__method="lora",
+                     task__recompute="full", budget__amount=20000.0)
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.blockers
+    reference = build.component("gpu")
+    same_size = [line for line in build.feasible_alternatives  # one card: a 2-GPU ZeRO-3 machine is another build
+                 if f"{reference.spec['memory_gib']:g}GB" in line and " x NVIDIA" not in line]
+    assert same_size and all(reference.name in line for line in same_size), (reference.name, same_size)
+
+
+def test_the_reference_build_of_an_infeasible_request_keeps_its_own_rules_when_one_can(catalog):
+    # 4 x used RTX 5090 (no pair of ATX units feeds them) was the reference build while 4 x A10 in a server fit.
+    chosen = answers(workload__preset="llama-7b", workload__batch_size=16, task__recompute="full",
+                     scale__gpu_count=4, scale__sharding="zero3", budget__amount=150000.0, budget__condition="used")
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.blockers and not any("breaks its own rules" in line for line in build.blockers), build.blockers
+
+
+def test_the_cheapest_build_that_holds_it_is_one_that_keeps_its_rules(catalog):
+    # "not feasible within ¥100,000 ... the cheapest build whose GPU holds it costs ¥67,092": 4 x RTX 5090 that no
+    # pair of ATX units feeds, so it was never a build.
+    chosen = answers(workload__preset="llama-13b", workload__batch_size=16, task__method="lora",
+                     task__recompute="full", scale__gpu_count=4, budget__amount=100000.0, budget__condition="used")
+    build = recommend(chosen, catalog, today=TODAY)
+    price = re.search(r"the cheapest build whose GPU holds it costs ¥([\d,]+)", build.blockers[0])
+    assert price and float(price.group(1).replace(",", "")) > 100000, build.blockers[0]
