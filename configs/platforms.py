@@ -14,14 +14,13 @@ from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.part_types import System
 from pth_top.configs.parts import Part
+from pth_top.configs.power import power_estimate, wall_draw_w
 from pth_top.configs.rules import (
     Floor,
     cpu_floor,
     decode_cores_floor,
-    power_estimate,
     ram_floor_gib,
     storage_capacity_gb,
-    wall_draw_w,
 )
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.

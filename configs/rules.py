@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, Sequence
+from typing import Annotated, Literal
 
 from msgspec import Meta
 
@@ -337,61 +336,6 @@ def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_pa
         parts.append(f"the frozen models' 16-bit files ({frozen_parameters * 2 / 1e9:.3g} GB), read to quantize "
                      "them or pre-compute the embeddings")
     return staged / GIB, " + ".join(parts)
-
-
-def case_fans_count(heat_w: float, rules: Rules) -> int:
-    c = rules.cooling
-    return int(min(c.max_case_fans_count, max(c.min_case_fans_count, math.ceil(heat_w / c.watts_per_case_fan_w))))
-
-
-@dataclass(frozen=True, slots=True)
-class PowerEstimate:
-    sustained_w: float
-    peak_w: float
-    psu_required_w: float
-    lines: tuple[str, ...]
-
-
-def power_estimate(
-    *, gpu_board_power_w: float, gpu_transient_peak_w: float, gpu_count: int, gpu_recommended_psu_w: float,
-    cpu_turbo_power_w: float, dimm_count: int, drive_count: int, fan_count: int, rules: Rules,
-) -> PowerEstimate:
-    """Sustained = GPUs + CPU turbo + board + DIMMs + drives + fans; PSU >= max(vendor, load/0.8, transient peak):
-    a card's millisecond spikes (RTX 3090: 350 W sustained, ~2x in 1 ms) trip a PSU's over-current protection."""
-    p = rules.power
-    rest_w = p.board_w + p.per_dimm_w * dimm_count + p.per_drive_w * drive_count + p.per_fan_w * fan_count
-    sustained = gpu_board_power_w * gpu_count + cpu_turbo_power_w + rest_w
-    headroom = p.multi_gpu_transient_headroom_fraction if gpu_count > 1 else 0.0
-    peak = gpu_transient_peak_w * gpu_count * (1 + headroom) + cpu_turbo_power_w + rest_w
-    from_load = sustained / p.psu_max_load_fraction
-    # The vendor figure assumes one card in a typical PC; extra cards add their board power.
-    vendor = gpu_recommended_psu_w + gpu_board_power_w * (gpu_count - 1) if gpu_recommended_psu_w else 0
-    required = max(from_load, vendor, peak if gpu_count else 0)
-    lines = [
-        f"sustained {sustained:,.0f} W = {gpu_count} x {gpu_board_power_w:g} W GPU + "
-        f"{cpu_turbo_power_w:g} W CPU turbo + "
-        f"{p.board_w} W board + {dimm_count} DIMM x {p.per_dimm_w} W + {drive_count} drive x {p.per_drive_w} W + "
-        f"{fan_count} fan x {p.per_fan_w} W",
-        f"PSU >= max(sustained / {p.psu_max_load_fraction} = {from_load:,.0f} W"
-        + (f", vendor recommendation {vendor:,.0f} W" if vendor else "")
-        + ((", multi-GPU" if gpu_count > 1 else ", GPU") + f" transient peak {peak:,.0f} W" if gpu_count else "")
-        + f") = {required:,.0f} W (guide §{p.guide_section})",
-    ]
-    return PowerEstimate(sustained, peak, required, tuple(lines))
-
-
-def standard_psu_size(required_w: float, rules: Rules) -> tuple[int, int]:
-    """(size of one PSU, how many) for a requirement; above the largest size, several of the largest."""
-    sizes: Sequence[int] = rules.power.standard_psu_sizes_w
-    for size in sizes:
-        if size >= required_w:
-            return size, 1
-    largest = sizes[-1]
-    return largest, math.ceil(required_w / largest)
-
-
-def wall_draw_w(sustained_w: float, efficiency: str, rules: Rules) -> float:
-    return sustained_w / getattr(rules.power.efficiency_at_half_load, efficiency)
 
 
 def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules, fraction: float = 0.0) -> float:

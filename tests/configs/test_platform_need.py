@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from pth_top.configs.power import power_estimate
 from pth_top.configs.recommend import recommend
-from pth_top.configs.rules import load_rules, power_estimate
+from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
 from tests.configs.builders import answers
 

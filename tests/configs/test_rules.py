@@ -5,17 +5,15 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.compat import compatibility_problems
+from pth_top.configs.power import case_fans_count, power_estimate, standard_psu_size
 from pth_top.configs.rules import (
     budget_in_cny,
     budget_line,
     budget_tier,
-    case_fans_count,
     checkpoint_staging_gib,
     cpu_floor,
     load_rules,
-    power_estimate,
     ram_floor_gib,
-    standard_psu_size,
     storage_class,
 )
 
