@@ -22,6 +22,7 @@ from pth_top.configs.rules import (
     ram_floor_gib,
     storage_capacity_gb,
 )
+from pth_top.configs.storage_choice import choose_storage
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
 SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
@@ -239,7 +240,7 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
 def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, why: str = "") -> None:
     """PCIe cards in a server barebone: the chassis (board, PSUs, fans, heatsinks) plus CPUs, RAM and drives."""
     # assemble imports this module; its RAM and storage choosers take a board, which the barebone stands in for.
-    from pth_top.configs.assemble import _choose_ram, _choose_storage, ecc_required
+    from pth_top.configs.assemble import _choose_ram, ecc_required
 
     count = ctx.gpu_count
     candidates = [(part_price(ctx, chassis), chassis, 1) for chassis, _ in system_options(ctx, gpu)]
@@ -271,7 +272,7 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
     cpu, sockets = _barebone_cpu(ctx, asm, gpu, chassis)
     board = dataclasses.replace(chassis, kind="motherboard")  # its board: memory type, DIMM and M.2 slots
     _choose_ram(ctx, asm, board, ecc_required(ctx), ram_floor)
-    _choose_storage(ctx, asm, board)
+    choose_storage(ctx, asm, board)
     _, dimm_kits = asm.chosen["memory_kit"]
     _, drives = asm.chosen["storage"]
     estimate = power_estimate(

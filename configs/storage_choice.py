@@ -1,0 +1,76 @@
+"""The build's drives: the storage class and capacity floors (configs/rules.py), an edge module's own slot."""
+
+from __future__ import annotations
+
+import math
+
+from pth_top.configs.assembly import Assembly, Context, part_price, rank, run_fits
+from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
+from pth_top.configs.parts import Part
+from pth_top.configs.rules import Floor, storage_capacity_gb, storage_class
+
+
+def _edge_storage_fits(drive: Part, module: Part) -> bool:
+    """A module without PCIe (Raspberry Pi 4) boots from microSD and adds a USB SSD; others take M.2 NVMe."""
+    if module["pcie_generation"] == 0:
+        return drive["interface"] in ("usb", "sd")
+    return drive["form_factor"] == "m2"
+
+
+def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
+    """The drives for the storage floor: NVMe when the weights are large enough that load time matters."""
+    dataset = ctx.answers.data.dataset_size_gb
+    klass, class_line = storage_class(dataset, ctx.rules)
+    task = ctx.answers.task
+    capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules, mode=task.mode, precision=task.precision,
+                                   method=task.method, run_fits=run_fits(ctx, asm))
+    if edge_module is not None:  # the PC floor (OS and tools, 1 TB minimum) does not apply to a module
+        weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
+        capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
+                                               f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")
+        class_line = "edge module: storage by the module's own interface"
+    stored = task.precision if task.mode == "inference" else "bf16"
+    weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(stored, 2) / 1e9
+    if klass == "any_ssd" and weights_gb > ctx.rules.storage.sata_max_dataset_gb and edge_module is None:
+        klass, class_line = "nvme", (
+            f"the {stored} weights are {weights_gb:,.0f} GB, over {ctx.rules.storage.sata_max_dataset_gb} GB: NVMe "
+            f">= {ctx.rules.storage.nvme_min_read_mb_per_s} MB/s, so loading them takes seconds, not minutes (a SATA "
+            "SSD reads ~550 MB/s)")
+    server_board = board is not None and board["memory_registered"]
+    candidates = []
+    for drive in ctx.catalog.of_kind("storage"):
+        if drive["media"] != "ssd" or drive["interface"] == "sas":
+            continue
+        if edge_module is not None:
+            if not _edge_storage_fits(drive, edge_module):
+                continue
+        elif drive["interface"] in ("usb", "sd") or (drive["form_factor"] == "u2" and not server_board):
+            continue
+        fast_nvme = (
+            drive["interface"] == "nvme"
+            and drive["seq_read_mb_per_s"] >= ctx.rules.storage.nvme_min_read_mb_per_s
+        )
+        if klass != "any_ssd" and not fast_nvme and edge_module is None:
+            continue
+        quantity = max(2 if klass == "nvme_raid0" else 1, math.ceil(capacity.value / drive["capacity_gb"]))
+        if board is not None and drive["form_factor"] == "m2" and quantity > board["m2_slots_count"]:
+            continue
+        if edge_module is not None and quantity > 1:
+            continue
+        candidates.append((part_price(ctx, drive) * quantity, drive, quantity))
+    drive, quantity = rank(ctx, asm, "storage", candidates, ctx.catalog.of_kind("storage"), class_line)
+    if quantity * drive["capacity_gb"] < capacity.value:
+        asm.unsatisfied_add(f"storage {quantity} x {drive['capacity_gb']:,.0f} GB = "
+                            f"{quantity * drive['capacity_gb']:,.0f} GB is below the floor: {capacity.reason}")
+    lines = [class_line, capacity.reason,
+             f"{quantity} x {drive['capacity_gb']:,.0f} GB {drive['interface'].upper()}, "
+             f"{drive['seq_read_mb_per_s']:,} MB/s read"]
+    if weights_gb >= 1 and drive["seq_read_mb_per_s"]:
+        lines.append(f"load time: the {stored} weights, {weights_gb:,.0f} GB / {drive['seq_read_mb_per_s']:,} MB/s = "
+                     f"~{weights_gb * 1000 / drive['seq_read_mb_per_s']:,.0f} s from this drive (sequential read)")
+    if edge_module is not None and edge_module["pcie_generation"] == 0:
+        lines.insert(0, f"{edge_module.name} has no PCIe/M.2 slot: storage is its microSD slot or a USB 3.0 SSD")
+    elif edge_module is not None:
+        lines.insert(0, f"{edge_module.name}: M.2 NVMe on the carrier board")
+    lines.extend(drive.notes)
+    asm.reasons["storage"] = lines
