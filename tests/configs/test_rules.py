@@ -101,7 +101,7 @@ def test_compatible_desktop_has_no_problems(catalog):
     chosen = pick(catalog, gpu=("rtx-4090-24gb", 1), cpu=("core-i9-13900k", 1),
                   motherboard=("asus-tuf-z790-plus-d5", 1),
                   memory_kit=("ddr5-6000-64gb-2x32", 1), storage=("samsung-990-pro-2tb", 1),
-                  cooler=("arctic-liquid-freezer-iii-360", 1), psu=("seasonic-vertex-gx-1000", 1))
+                  cooler=("arctic-liquid-freezer-iii-pro-360", 1), psu=("seasonic-vertex-gx-1000", 1))
     assert compatibility_problems(chosen, 850) == []
 
 
