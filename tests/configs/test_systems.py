@@ -155,7 +155,7 @@ def test_a_barebone_wires_its_own_gpu_slots_and_an_epyc_has_no_chipset(catalog):
     _, asm = eight(catalog, "l20-48gb")
     assert asm.chosen["system"][0].id == BAREBONE
     assert not any("PCIe lanes" in line for line in compatibility_problems(asm.chosen))
-    epyc, board = catalog.get("epyc-7543"), catalog.get("supermicro-h12ssl-i")
+    epyc, board = catalog.get("epyc-7543p"), catalog.get("supermicro-h12ssl-i")
     drives = catalog.get("samsung-980-pro-2tb")
     chosen = {"gpu": (catalog.get("rtx-6000-ada-48gb"), 7), "cpu": (epyc, 1), "motherboard": (board, 1),
               "storage": (drives, 5)}  # 7 x 16 + 5 x 4 = 132 > 128 lanes
