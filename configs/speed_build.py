@@ -39,8 +39,9 @@ class MeasuredCeilings:
 
 
 def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, kind: str,
-               measured: MeasuredCeilings | None) -> sp.Device:
-    """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them."""
+               measured: MeasuredCeilings | None, host_generation: int = 0) -> sp.Device:
+    """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them (PCIe at
+    the lower of the card's and the host CPU's generation, `host_generation`; 0: the card's)."""
     precision = answers.task.precision
     if answers.task.mode == "training":
         rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
@@ -50,7 +51,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
         rate = INFERENCE_RATE_BY_PRECISION.get(precision, "bf16_dense_tflops")
     if not spec.get(rate):
         rate = "fp32_tflops"  # no such tensor unit (bf16 on a V100 or T4, a CPU board): the FP32 rate
-    link, link_gb_per_s, nvlink = _link(spec, count)
+    link, link_gb_per_s, nvlink = _link(spec, count, host_generation)
     tflops, bandwidth = float(spec.get(rate, 0.0)), float(spec.get("bandwidth_gb_per_s", 0.0))
     measured_tflops = measured_bandwidth = False
     busbw = 0.0
@@ -68,7 +69,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)))
 
 
-def _link(spec: dict[str, Any], count: int) -> tuple[str, float, bool]:
+def _link(spec: dict[str, Any], count: int, host_generation: int = 0) -> tuple[str, float, bool]:
     if count < 2:
         return "", 0.0, False
     generation = int(spec.get("pcie_generation", 3) or 3)
@@ -77,7 +78,14 @@ def _link(spec: dict[str, Any], count: int) -> tuple[str, float, bool]:
         return fabric, sp.NVLINK_SXM_GB_PER_S.get(generation, 150.0), True
     if spec.get("nvlink") == "pairs" and count == 2:
         return "NVLink bridge", sp.NVLINK_BRIDGE_GB_PER_S.get(str(spec.get("form")), 56.25), True
-    return f"PCIe Gen{generation} x16", sp.PCIE_X16_GB_PER_S.get(generation, 15.75), False
+    pcie = pcie_generation(spec, host_generation)
+    return f"PCIe Gen{pcie} x16", sp.PCIE_X16_GB_PER_S.get(pcie, 15.75), False
+
+
+def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
+    """A slot runs at the older of the card's and the CPU's PCIe (a Gen5 card on an EPYC 7003 server: Gen4)."""
+    card = int(spec.get("pcie_generation", 3) or 3)
+    return min(card, host_generation) if host_generation else card
 
 
 def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
@@ -243,10 +251,12 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
         cpu_out, cpu_inputs = cpu_inference(answers, shape, cpu, kit)
         return _speed(cpu_out, cpu_inputs, "datasheet" if cpu_out.figures else ""), cpu_out.warnings
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
-    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine)
+    cpu = build.component("cpu")
+    host_generation = int(cpu.spec.get("pcie_generation", 0) or 0) if cpu is not None else 0
+    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
-    host = sp.PCIE_X16_GB_PER_S.get(int(gpu.spec.get("pcie_generation", 3) or 3), 15.75)
+    host = sp.PCIE_X16_GB_PER_S.get(pcie_generation(gpu.spec, host_generation), 15.75)
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
     ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \

@@ -14,6 +14,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
+from tests.configs.builders import answers
 from tests.configs.test_build_file import V1_FILE
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -189,3 +190,14 @@ def build_shape(answers: Answers):
     from pth_top.configs.presets import model_shape
 
     return model_shape(answers.workload)[0]
+
+
+def test_gen5_cards_in_a_gen4_server_link_at_gen4(catalog):
+    # 8 RTX PRO 4500 (PCIe 5.0) in the G292-Z20 around an EPYC 7003 (PCIe 4.0): the slots run at Gen4, ~24 GB/s.
+    job = answers(workload__preset="llama-70b", workload__batch_size=8, task__method="lora", task__recompute="full",
+                  scale__gpu_count=8, budget__amount=1500000.0)
+    build = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-pro-4500-blackwell-32gb", 8)})
+    assert build.component("gpu").spec["pcie_generation"] == 5 and build.component("cpu").spec["pcie_generation"] == 4
+    assert build.speed.inputs["link"] == "PCIe Gen4 x16" and build.speed.inputs["link_gb_per_s"] < 32
+    spec = build.component("gpu").spec
+    assert speed_build.device_for(spec, "x", 8, job, "transformer", None).link == "PCIe Gen5 x16"
