@@ -313,7 +313,8 @@ def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
     usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
     cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
     count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
-    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{_money(ctx, cny)}/h for the machine; "
+    hourly = money(cny, ctx.currency, ctx.rules, cents=True)
+    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{hourly}/h for the machine; "
             f"{rent.source}, as of {rent.as_of}): {_money(ctx, ctx.budget_cny)} buys "
             f"~{ctx.budget_cny / cny:,.0f} hours")
 

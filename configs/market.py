@@ -33,9 +33,9 @@ def cny_per(currency: str, rules: Rules) -> float:
     return 1.0 if currency == "CNY" else float(getattr(rules.currency, f"cny_per_{currency.lower()}"))
 
 
-def money(amount_cny: float, currency: str, rules: Rules) -> str:
-    """A yuan-equivalent amount in the budget's currency: "$1,999"."""
-    return f"{SYMBOLS[currency]}{amount_cny / cny_per(currency, rules):,.0f}"
+def money(amount_cny: float, currency: str, rules: Rules, cents: bool = False) -> str:
+    """A yuan-equivalent amount in the budget's currency: "$1,999"; with `cents` (an hourly rate), "$1.48"."""
+    return f"{SYMBOLS[currency]}{amount_cny / cny_per(currency, rules):,.{2 if cents else 0}f}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ def test_a_usd_buyers_alternatives_and_rent_lines_are_in_dollars_and_name_no_chi
     assert not build.feasible and build.feasible_alternatives
     rent = next(line for line in build.feasible_alternatives if line.startswith("rent "))
     assert "for the machine" in rent and "$2,000 buys" in rent
+    # 8 x $2.86 a GPU-hour is $22.88 for the machine, to the cent (it once read "$23", and "$1" for $1.48).
+    assert rent.startswith("rent 8 x ") and "at $2.86/GPU-hour (~$22.88/h for the machine" in rent
     for line in money_lines(build):
         assert "¥" not in line, line
         assert not any(name in line for name in china_only_names(catalog)), line
