@@ -34,18 +34,23 @@ TRAINING_RATE_BY_PRECISION = {
 }
 
 
+CURRENCY_UNITS = {"CNY": "yuan", "USD": "dollar", "EUR": "euro"}
+
+
 def gpu_metric(ctx: Context) -> tuple[str, str]:
+    """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
+    unit = CURRENCY_UNITS.get(ctx.currency, "yuan")
     if ctx.edge:
         return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, samples/s or training rate; configs.speed), "
                             "fastest first: an edge module is bought for the one job it runs")
     if ctx.tier == "entry":
-        return "memory_gib", "GiB of GPU memory per yuan (entry tier: VRAM first, guide §6.1)"
+        return "memory_gib", f"GiB of GPU memory per {unit} (entry tier: VRAM first, guide §6.1)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
-        return "bandwidth_gb_per_s", "memory bandwidth per yuan (LLM decoding is bandwidth-bound; Dettmers 2023)"
+        return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":
         field, text = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
-        return field, f"{text} per yuan of the whole build (training; Dettmers 2023)"
-    return "bf16_dense_tflops", "dense BF16 tensor TFLOPS per yuan (Dettmers 2023)"
+        return field, f"{text} per {unit} of the whole build (training; Dettmers 2023)"
+    return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (Dettmers 2023)"
 
 
 def edge_speed(ctx: Context, gpu: Part) -> float:

@@ -262,7 +262,9 @@ def swap(
 def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str, tuple[str, int]]) -> Context:
     shape, shape_line = model_shape(answers.workload)
     budget = budget_in_cny(answers.budget.amount, answers.budget.currency, rules)
-    tier, tier_line = budget_tier(budget, rules)
+    currency = answers.budget.currency
+    tier, tier_line = budget_tier(budget, rules, None if currency == "CNY" else (
+        lambda cny: money(cny, currency, rules)))
     market = buyer_market(answers.budget.market, answers.budget.currency)
     indexes = price_indexes(catalog, market, answers.budget.currency, rules.budget.indexed_kinds,
                             rules.budget.index_min_parts_count, rules.budget.index_base_before, rules)

@@ -9,7 +9,7 @@ import datetime as dt
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Callable, Literal
 
 from msgspec import Meta
 
@@ -192,21 +192,28 @@ def budget_line(amount: float, currency: str, rules: Rules) -> str:
             f"(rules.toml, as of {rules.currency.as_of})")
 
 
-def budget_tier(budget_cny: float, rules: Rules) -> tuple[str, str]:
-    """The guide's budget tiers (§6.1); the guide leaves ¥8000-15000 and ¥30000-50000 open."""
+def budget_tier(budget_cny: float, rules: Rules, show: Callable[[float], str] | None = None) -> tuple[str, str]:
+    """The guide's budget tiers (§6.1); the guide leaves ¥8000-15000 and ¥30000-50000 open. `show` writes a yuan
+    amount in the buyer's currency; the guide's own yuan figure follows in brackets."""
     b = rules.budget
+
+    def text(cny: float) -> str:
+        return f"¥{cny:,.0f}" if show is None else f"{show(cny)} (the guide's ¥{cny:,.0f})"
+
+    budget = f"¥{budget_cny:,.0f}" if show is None else show(budget_cny)
     if budget_cny < b.entry_max_cny:
-        return "entry", f"budget ¥{budget_cny:,.0f} < ¥{b.entry_max_cny:,}: VRAM first, mid-range CPU (guide §6.1)"
+        return "entry", f"budget {budget} < {text(b.entry_max_cny)}: VRAM first, mid-range CPU (guide §6.1)"
     if budget_cny >= b.datacenter_min_cny:
         return "datacenter", (
-            f"budget ¥{budget_cny:,.0f} >= ¥{b.datacenter_min_cny:,}: the guide prefers data-centre/workstation GPUs "
-            "and ECC memory here (§6.1); GPUs are still ranked by fit and throughput per yuan, and the platform "
-            "follows the job (a workstation for 3+ GPUs or more RAM than a desktop board takes), not the budget"
+            f"budget {budget} >= {text(b.datacenter_min_cny)}: the guide prefers data-centre/workstation GPUs "
+            "and ECC memory here (§6.1); GPUs are still ranked by fit and throughput per unit of money, and the "
+            "platform follows the job (a workstation for 3+ GPUs or more RAM than a desktop board takes), not the "
+            "budget"
         )
     note = "" if b.balance_min_cny <= budget_cny <= b.balance_max_cny else (
         " (the guide gives no tier for this range; treated as balanced)"
     )
-    return "balance", f"budget ¥{budget_cny:,.0f}: balance GPU compute with CPU cores (guide §6.1){note}"
+    return "balance", f"budget {budget}: balance GPU compute with CPU cores (guide §6.1){note}"
 
 
 def cpu_floor(gpu_count: int, complex_workload: bool, rules: Rules) -> tuple[int, int, float, str]:

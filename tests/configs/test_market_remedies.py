@@ -54,3 +54,13 @@ def test_a_pinned_card_is_judged_by_the_buyers_market_and_china_is_offered_no_ne
     not_builds = ("rent ", "beyond", "on one", "or on")
     builds = [line for line in build.feasible_alternatives if not line.startswith(not_builds)]
     assert builds and not any("H100" in line or "H200" in line for line in builds), builds
+
+
+def test_a_eur_buyers_tier_and_ranking_lines_speak_euros(catalog):
+    build = recommend(answers(budget__currency="EUR", budget__amount=2500.0), catalog, today=TODAY)
+    lines = [*build.reasoning, *(line for component in build.components for line in component.reasoning)]
+    assert any(line.startswith("budget €2,500: balance") for line in lines)
+    assert any("per euro" in line for line in lines) and not any("per yuan" in line for line in lines)
+    entry = recommend(answers(budget__currency="EUR", budget__amount=500.0), catalog, today=TODAY)
+    # The guide's threshold in euros, its own yuan figure in brackets.
+    assert any(line.startswith("budget €500 < €1,026 (the guide's ¥8,000)") for line in entry.reasoning)
