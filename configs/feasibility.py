@@ -10,6 +10,7 @@ from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
+from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -132,12 +133,14 @@ def feasible_alternatives(
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
-    if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may
-        used = ctx.answers.with_value("budget", "condition", "used")
-        line = _feasible_line(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)",
-                              context_for(used))
-        if line:
-            found.append(Alternative(line, used))
+    if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may,
+        for label, changed in [("", ctx.answers), *_changes(ctx)]:  # alone or with the first lever that does it
+            used = changed.with_value("budget", "condition", "used")
+            line = _feasible_line(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
+                                  + (f", {label}" if label else ""), context_for(used))
+            if line:
+                found.append(Alternative(line, used))
+                break
     rent = _rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
@@ -154,6 +157,16 @@ def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU fits {count}{gpu.name}; "
             f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}")
+
+
+def _halved_micro_batch(answers: Answers) -> Answers:
+    """Twice the accumulation steps (half the micro-batch) while the micro-batch is above 1 and the answer valid."""
+    task, batch = answers.task, answers.workload.batch_size
+    steps = task.accumulation_steps * 2
+    highest = int(FIELDS["task"]["accumulation_steps"].high or 1)
+    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(batch, highest):
+        return answers
+    return answers.with_value("task", "accumulation_steps", steps)
 
 
 def _small_activations(answers: Answers) -> Answers:
@@ -210,6 +223,11 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
         chunked = _chunked_loss(ctx, answers)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
+        halved = _halved_micro_batch(answers)
+        if halved != answers:
+            micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
+            changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
+                            "(the same global batch, no recompute)", halved))
         smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller != answers:
             changes.append((_small_activations_label(answers), smaller))
@@ -235,7 +253,8 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "none", "tensor parallel across {n} GPUs of one machine"))
-    if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1:  # a preset's context, or the answers'
+    image_patches = not ctx.shape.vocabulary_size and answers.data.kind != "text"  # a ViT: its tokens are the image
+    if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches:
         shorter = ctx.shape.sequence_length // 2
         changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
                         answers.with_value("workload", "sequence_length", shorter)))

@@ -153,3 +153,31 @@ def test_the_cheapest_build_that_holds_it_is_one_that_keeps_its_rules(catalog):
     build = recommend(chosen, catalog, today=TODAY)
     price = re.search(r"the cheapest build whose GPU holds it costs ¥([\d,]+)", build.blockers[0])
     assert price and float(price.group(1).replace(",", "")) > 100000, build.blockers[0]
+
+
+def test_a_vit_over_its_card_first_halves_the_micro_batch_and_never_shortens_its_patches(catalog):
+    # ViT-B/16 at a global batch of 256 needs ~17 GiB on a 16 GB card: a micro-batch of 128 with 2 accumulation
+    # steps fits with no recompute (the usual first fix); its 197 tokens are the image, not a context to halve.
+    build = recommend(answers(workload__preset="vit-b16", workload__batch_size=256, data__kind="images",
+                              budget__currency="EUR", budget__amount=2500.0), catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("a micro-batch of 128 with gradient accumulation x 2") and "within €2,500" in first
+    assert not any("shorter sequence" in line for line in build.feasible_alternatives)
+
+
+def test_a_used_card_is_offered_with_the_lever_that_makes_it_fit(catalog):
+    # Qwen2.5-3B LoRA at 4k tokens for ¥6,000 (config.json's shape): no new build fits, and a used RTX 3060 alone
+    # does not hold the Trainer's fp32 logits; a used 3060 with a chunked loss does.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_085_938_688,
+                  workload__layers=36, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=2,
+                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=151936,
+                  workload__sequence_length=2048, workload__batch_size=8, task__method="lora",
+                  task__lora_targets="all_linear", task__recompute="full", task__accumulation_steps=4,
+                  data__dataset_size_gb=0.5, budget__amount=6000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    used = next(line for line in build.feasible_alternatives if line.startswith("a used GPU"))
+    assert "a chunked loss" in used and "within ¥6,000" in used
+    _, changed, _ = next(item for item in build.applicable_alternatives if item[0] == used)
+    assert changed.budget.condition == "used" and changed.task.training_stack != "hf_trainer"
