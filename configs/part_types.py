@@ -101,6 +101,8 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     devices_per_package: AtLeastOne = 1
     # A desktop_system (DGX Spark) is a whole computer: the drive it ships with; 0 for a card or module.
     included_storage_gb: Number = 0
+    # An edge module whose carrier board has a microSD slot it boots from (the Jetson Orin Nano developer kit).
+    microsd_slot: bool = False
 
 
 class Cpu(PartFields, frozen=True, kw_only=True):

@@ -11,10 +11,11 @@ from pth_top.configs.rules import Floor, storage_capacity_gb, storage_class
 
 
 def _edge_storage_fits(drive: Part, module: Part) -> bool:
-    """A module without PCIe (Raspberry Pi 4) boots from microSD and adds a USB SSD; others take M.2 NVMe."""
+    """A module without PCIe (Raspberry Pi 4) boots from microSD and adds a USB SSD; others take M.2 NVMe, or a
+    microSD card where the carrier has the slot."""
     if module["pcie_generation"] == 0:
         return drive["interface"] in ("usb", "sd")
-    return drive["form_factor"] == "m2"
+    return drive["form_factor"] == "m2" or (drive["interface"] == "sd" and bool(module.get("microsd_slot")))
 
 
 def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
@@ -71,6 +72,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
     if edge_module is not None and edge_module["pcie_generation"] == 0:
         lines.insert(0, f"{edge_module.name} has no PCIe/M.2 slot: storage is its microSD slot or a USB 3.0 SSD")
     elif edge_module is not None:
-        lines.insert(0, f"{edge_module.name}: M.2 NVMe on the carrier board")
+        card = " or a microSD card in the module's slot" if edge_module.get("microsd_slot") else ""
+        lines.insert(0, f"{edge_module.name}: M.2 NVMe on the carrier board{card}")
     lines.extend(drive.notes)
     asm.reasons["storage"] = lines

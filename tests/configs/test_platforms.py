@@ -130,5 +130,7 @@ def test_a_raspberry_pi_4_stores_on_microsd_not_m2(catalog):
     drive, _ = asm.chosen["storage"]
     assert drive["interface"] in ("sd", "usb") and drive["form_factor"] != "m2"
     assert "no PCIe/M.2 slot" in asm.reasons["storage"][0]
-    jetson = assemble(ctx, catalog.get("jetson-orin-nano-super-8gb"))
-    assert jetson.chosen["storage"][0]["form_factor"] == "m2"
+    jetson = assemble(ctx, catalog.get("jetson-orin-nano-super-8gb"))  # its default storage: the module's microSD
+    assert jetson.chosen["storage"][0]["form_factor"] == "microsd" and "microSD card" in jetson.reasons["storage"][0]
+    agx = assemble(ctx, catalog.get("jetson-agx-orin-64gb"))
+    assert agx.chosen["storage"][0]["form_factor"] == "m2"
