@@ -188,7 +188,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     run_s = _epoch_seconds(answers, shape, rate)
     if run_s:
         out.figures["epoch_hours"] = run_s / 3600
-        line += f"; one epoch of {answers.data.dataset_size_gb:g} GB in ~{sp.duration(run_s)}"
+        line += f"; one epoch of {answers.data.dataset_size_gb:g} GB{_epoch_basis(answers)} in ~{sp.duration(run_s)}"
         what = f"one epoch of {answers.data.dataset_size_gb:g} GB"
     else:
         run_s = (1e9 if unit == "tokens" else 1e6) / rate
@@ -211,6 +211,14 @@ def _trainable(shape: ModelShape, task: Any) -> float:
                                             task.lora_targets)
         return float(methods.lora_parameters(matrices, task.lora_rank, shape.layers))
     return float(shape.parameters)
+
+
+def _epoch_basis(answers: Answers) -> str:
+    """How many samples the data set's size was read as (the epoch time scales with it)."""
+    size = answers.data.dataset_size_gb * 1e9
+    if answers.data.kind == "images":
+        return f" (~{size / sp.BYTES_PER_IMAGE / 1e6:,.3g}M images at ImageNet's ~{sp.BYTES_PER_IMAGE / 1e3:g} KB each)"
+    return f" (~{size / sp.BYTES_PER_TEXT_TOKEN / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each)"
 
 
 def _epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> float:

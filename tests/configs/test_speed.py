@@ -113,6 +113,9 @@ def test_slow_devices_are_warned_about(catalog):
                      data=Data(dataset_size_gb=10_000))
     slow = [line for line in recommend(months, catalog, today=TODAY).warnings if line.startswith("slow")]
     assert slow and "one epoch of 10000 GB" in slow[0] and "days" in slow[0]
+    images = Answers(workload=Workload(preset="resnet50", batch_size=64), data=Data(dataset_size_gb=500, kind="images"))
+    epoch = next(line for line in recommend(images, catalog, today=TODAY).speed.summary if "one epoch" in line)
+    assert "one epoch of 500 GB (~4.55M images at ImageNet's ~110 KB each)" in epoch  # the count the time rests on
 
 
 def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu_only(catalog):
