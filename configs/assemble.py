@@ -84,7 +84,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters)
     host_text = staging_text if staging_gib > host_weights_gib else ""
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, max(host_weights_gib, staging_gib),
-                              ctx.rules, host_text)
+                              ctx.rules, host_text, ctx.answers.data.kind)
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
@@ -154,10 +154,10 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
 def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
     """No GPU: the model's whole working memory (weights, and for training grads, optimizer, activations) is RAM."""
     model_gib = ctx.memory.total_bytes / GIB
-    base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules)
+    base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules, data_kind=ctx.answers.data.kind)
     need = max(base.value, model_gib + ctx.rules.ram.os_reserve_gib)
-    floor = Floor(need, f"CPU-only: RAM >= max({base.value:g} GiB base, the model's {model_gib:.1f} GiB working memory "
-                        f"+ {ctx.rules.ram.os_reserve_gib} GiB for the OS) = {need:.0f} GiB")
+    floor = Floor(need, f"CPU-only: {base.reason}, and >= the model's {model_gib:.1f} GiB working memory "
+                        f"+ {ctx.rules.ram.os_reserve_gib} GiB for the OS: {need:.0f} GiB")
     _assemble_host(ctx, asm, None, ecc_required(ctx), floor)
     asm.reasons["cpu"].insert(0, "CPU-only build: no GPU; the CPU's cores and memory bandwidth set the speed")
     return asm

@@ -110,7 +110,7 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
 def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     task = ctx.answers.task
     gpu_gib = ctx.catalog.parts[system["gpu_id"]]["memory_gib"] * system["gpu_count"]
-    ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, 0.0, ctx.rules)
+    ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, 0.0, ctx.rules, data_kind=ctx.answers.data.kind)
     storage = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
                                   precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     if system["memory_gib"] < ram.value:

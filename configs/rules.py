@@ -53,6 +53,7 @@ class RamRules(Schema, frozen=True):
     large_dataset_gb: Whole
     gpu_memory_ratio: Number
     os_reserve_gib: Whole
+    tabular_in_memory_ratio: Number
 
 
 class StorageRules(Schema, frozen=True):
@@ -246,18 +247,23 @@ def decode_cores_floor(data_kind: str, gpu_count: int, rules: Rules) -> tuple[in
 
 
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules,
-                  host_text: str = "") -> Floor:
+                  host_text: str = "", data_kind: str = "") -> Floor:
+    """The guide's base, the GPUs' memory, the weights staged in RAM, and a tabular data set held in memory."""
     r = rules.ram
     large = dataset_size_gb >= r.large_dataset_gb
     base = r.large_data_gib if large else r.base_gib
     from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio
     from_weights = host_weights_gib + r.os_reserve_gib
-    need = max(base, from_gpus, from_weights)
+    from_table = dataset_size_gb * r.tabular_in_memory_ratio + r.os_reserve_gib if data_kind == "tabular" else 0.0
+    need = max(base, from_gpus, from_weights, from_table)
     parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})",
              f"total GPU memory {total_gpu_memory_gib:g} GiB x {r.gpu_memory_ratio:g}"]
     if host_weights_gib:
         parts.append(f"{host_text or 'model weights'} {host_weights_gib:.1f} GiB staged in RAM + {r.os_reserve_gib} GB "
                      "for the OS")
+    if from_table:
+        parts.append(f"the {dataset_size_gb:g} GB table held in memory x {r.tabular_in_memory_ratio:g} (a data "
+                     f"frame and XGBoost's DMatrix built from it) + {r.os_reserve_gib} GB for the OS")
     return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB")
 
 

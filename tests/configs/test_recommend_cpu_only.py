@@ -184,3 +184,19 @@ def test_an_orin_nano_boots_from_a_microsd_card_so_a_small_budget_gets_it_not_a_
     assert build.feasible and build.component("gpu").part_id == "jetson-orin-nano-super-8gb"
     assert build.component("storage").spec["interface"] == "sd"
     assert build.speed.figures["decode_tokens_per_s_per_stream"] > 10
+
+
+def test_a_tabular_data_set_is_held_in_ram_three_times_over(catalog):
+    # XGBoost on a 40 GB table: the data frame and the DMatrix built from it take ~3x (LauraeDS's notes; pandas alone
+    # 5-10x, McKinney), so 16 GB of RAM is not a build an engineer would sign.
+    job = answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                  workload__batch_size=1024, task__precision="fp32", data__dataset_size_gb=40.0, data__kind="tabular",
+                  budget__amount=700.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    kit, count = build.component("memory_kit"), build.component("memory_kit").quantity
+    assert kit.spec["capacity_gib"] * count >= 40 * 3 + 4
+    assert any("the 40 GB table held in memory x 3" in line for line in kit.reasoning)
+    small = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                              data__dataset_size_gb=2.0, data__kind="tabular", budget__amount=700.0,
+                              budget__currency="USD"), catalog, today=TODAY)
+    assert small.feasible and small.component("memory_kit").spec["capacity_gib"] >= 16
