@@ -108,6 +108,8 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
 def index_for(part: Part, indexes: Mapping[str, PriceIndex] | None) -> PriceIndex | None:
     """The index that prices this part: its group's, else its kind's; none for a base dated on or after it."""
     indexes = indexes or {}
+    if part.get("price_cny_converted_from"):  # its base is another market's price: no China index applies
+        return None
     group = index_group(part)
     index = indexes.get(f"{part.kind}/{group}") or (indexes.get(part.kind) if group != HDD_GROUP else None)
     return index if index is not None and part.price_as_of < index.base_before else None
@@ -130,8 +132,19 @@ def _base(part: Part) -> Quote:
 
 
 def _china_base(part: Part, rules: Rules) -> Quote:
+    """The China price; for a part whose price_cny converts another market's, that market's newest price."""
     china = _entry(part.get("prices"), "cn")
-    return _from_entry(china, "new", "cn", rules) if china is not None else _base(part)
+    if china is not None:
+        return _from_entry(china, "new", "cn", rules)
+    origin = part.get("price_cny_converted_from", "")
+    if not origin:
+        return _base(part)
+    entry = _entry(part.get("prices"), origin)
+    if entry is not None and entry["as_of"] >= part.price_as_of:
+        return _from_entry(entry, "new", origin, rules)
+    currency = CURRENCY_OF_MARKET[origin]
+    return Quote(part.price_cny, part.price_cny / cny_per(currency, rules), currency, part.price_as_of,
+                 part.get("price_source", ""), "new", origin)
 
 
 def new_quote(part: Part, market: str, currency: str, rules: Rules,
@@ -148,7 +161,7 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
         return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, index.as_of, base.source,
                      "indexed", base.market, index)
     quote = _china_base(part, rules)
-    return quote if market == "cn" and currency == "CNY" else _converted(quote)
+    return quote if quote.market == market and quote.currency == currency else _converted(quote)
 
 
 def _converted(quote: Quote) -> Quote:

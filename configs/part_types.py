@@ -53,6 +53,8 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     source: Annotated[str, Meta(pattern=r"\S", description="a spec sheet URL")]
     # Where price_cny comes from: a launch-price page or a listing, not the spec sheet.
     price_source: Url = ""
+    # The market whose price price_cny converts, where no China price was found ("": a China price).
+    price_cny_converted_from: Literal["", "us", "eu"] = ""
     # New prices by market (us, eu; cn overrides price_cny): a market without one gets price_cny converted, said so.
     prices: dict[Market, MarketPrice] = {}
     # Second-hand prices by market from dated listings (eBay sold, Xianyu): GPUs only (configs.market).

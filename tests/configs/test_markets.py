@@ -84,3 +84,17 @@ def test_a_dollar_build_file_keeps_its_market_and_currency(catalog):
     loaded, _, _ = loads_build(dumps_build(build, created=created, tool_version="0"))
     assert (loaded.market, loaded.currency) == ("us", "USD")
     assert render_build_text(loaded) == render_build_text(build)
+
+
+def test_a_yuan_price_converted_from_another_market_is_said_to_be_so_in_china_too(catalog):
+    # The RTX PRO 4000's yuan figure was its US launch MSRP converted: a China buyer gets its newest US price,
+    # converted and marked, not "China market, new" at the 2025 launch price.
+    card = catalog.get("rtx-pro-4000-blackwell-24gb")
+    china = quote(card, "cn", "CNY", "new", RULES)
+    assert china.basis == "converted" and china.market == "us" and china.amount == 2199
+    assert "CONVERTED from the US new price $2,199" in quote_line(card, china, "CNY", RULES)
+    spark = catalog.get("dgx-spark-128gb")  # US only: an EU buyer's euros come from its dollars, not via yuan
+    euro = quote(spark, "eu", "EUR", "new", RULES)
+    assert "CONVERTED from the US new price $4,700" in quote_line(spark, euro, "EUR", RULES)
+    pi = catalog.get("raspberry-pi-4b-8gb")  # priced in the buyer's own market and currency: not converted
+    assert quote(pi, "us", "USD", "new", RULES).basis == "new"
