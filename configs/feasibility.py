@@ -146,6 +146,8 @@ def feasible_alternatives(
         found.insert(0 if rent_first else len(found), Alternative(rent))
     beyond = scale_out.beyond_one_machine(ctx, context_for)
     found[:0] = [Alternative(line) for line in beyond]
+    if not found:  # one machine holds it but none within budget, nor one rented node: rent several
+        found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
 
 

@@ -62,6 +62,28 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:
         return []
+    head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
+            f"GPU, more than the largest card here holds ({largest / GIB:.0f} GiB usable)")
+    return _nodes_lines(ctx, context_for, gpu, usd, head)
+
+
+def rented_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
+    """Rented nodes for a job one machine holds but none within budget, when one rented node does not hold it."""
+    found = node_gpu(ctx)
+    if ctx.edge or found is None:
+        return []
+    gpu, usd = found
+    one_node = spread(ctx, context_for, MAX_GPUS)
+    if one_node.memory.total_bytes <= usable_bytes(one_node, gpu):
+        return []
+    head = (f"rented: across one node of {MAX_GPUS} x {gpu.name} this needs {one_node.memory.total_bytes / GIB:.0f} "
+            f"GiB per GPU, more than its {usable_bytes(one_node, gpu) / GIB:.0f} GiB usable")
+    return _nodes_lines(ctx, context_for, gpu, usd, head)
+
+
+def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, usd: float, head: str
+                 ) -> list[str]:
+    """How many nodes of 8 x `gpu` hold the job, what links them and what they rent for; then one node's ways."""
     training = ctx.answers.task.mode == "training"
     how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
     nodes = 2
@@ -72,8 +94,6 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
         nodes += 1
     rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
     hour = usd * rate * MAX_GPUS * nodes
-    head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
-            f"GPU, more than the largest card here holds ({largest / GIB:.0f} GiB usable)")
     if spread_out.memory.total_bytes > usable_bytes(spread_out, gpu):
         lines = [f"{head}; even {MAX_NODES} nodes of {MAX_GPUS} x {gpu.name} do not hold it: shrink the job"]
     else:
