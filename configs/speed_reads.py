@@ -45,9 +45,14 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
         fmt = weight_format(task.quantization, task.precision, engine)
         embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
         active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
-        read = min(weights, active_weights * batch)
+        # Uniform routing: each stream's token reads a share a/w of the weights, drawn independently, so a batch of B
+        # reads the expected union, 1 - (1 - a/w)^B of them (B = 1: a; a large batch: all).
+        share = min(1.0, active_weights / weights)
+        read = weights * (1.0 - (1.0 - share) ** batch)
+        union = (f"; {batch} streams read the expected union of their experts, 1 - (1 - {share:.3g})^{batch} = "
+                 f"{read / weights:.0%} of them") if batch > 1 else ""
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
-                f"parameters, {active_weights / 1e9:.3g} GB per stream, at most all {weights / 1e9:.3g} GB)")
+                f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
     return DecodeReads(read, kv, weights, prompt, average_context, line)

@@ -12,8 +12,10 @@ from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
+from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
+from pth_top.configs.speed_reads import decode_reads
 from tests.configs.builders import answers
 from tests.configs.test_build_file import V1_FILE
 
@@ -204,3 +206,16 @@ def test_gen5_cards_in_a_gen4_server_link_at_gen4(catalog):
     assert build.speed.inputs["link"] == "PCIe Gen4 x16" and build.speed.inputs["link_gb_per_s"] < 32
     spec = build.component("gpu").spec
     assert speed_build.device_for(spec, "x", 8, job, "transformer", None).link == "PCIe Gen5 x16"
+
+
+def test_a_moe_batch_reads_the_union_of_its_streams_experts_not_their_sum(catalog):
+    # DeepSeek-V3 (37B of 671B active): 16 streams touch ~60 % of the weights under uniform routing, where the sum
+    # of their experts (16 x 37B = 592B, 88 %) double-counts the experts they share.
+    job = answers(scenario="inference_server", workload__preset="deepseek-v3", workload__batch_size=16,
+                  task__mode="inference", task__precision="int8")
+    shape, _ = model_shape(job.workload)
+    reads = decode_reads(job, shape)
+    assert 0.5 < reads.read_bytes / reads.weight_bytes < 0.7 and "expected union" in reads.line
+    one = decode_reads(answers(scenario="inference_server", workload__preset="deepseek-v3", workload__batch_size=1,
+                               task__mode="inference", task__precision="int8"), shape)
+    assert 0.04 < one.read_bytes / one.weight_bytes < 0.07  # one stream: its own experts only
