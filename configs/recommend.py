@@ -171,9 +171,11 @@ def _general_reasoning(
     general.append(f"price {_money(ctx, total)} of a {_money(ctx, ctx.budget_cny)} budget ({closest}{included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
     if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny:
-        general.append(
-            f"{_money(ctx, ctx.budget_cny - total)} of the budget is left: the best value card was chosen; swap the "
-            "GPU for a faster or larger one if speed matters more than price"
+        left = _money(ctx, ctx.budget_cny - total)
+        general.append(  # edge modules are ranked fastest first: a faster one would be over budget
+            f"{left} of the budget is left: no faster module for this job is within the budget" if ctx.edge else
+            f"{left} of the budget is left: the best value card was chosen; swap the GPU for a faster or larger one "
+            "if speed matters more than price"
         )
     return general
 

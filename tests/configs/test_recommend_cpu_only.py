@@ -171,19 +171,26 @@ def test_the_board_is_chosen_with_its_ram_as_the_cpu_was(tmp_path):
     assert build.component("motherboard").part_id != "asus-tuf-z790-plus-d5"
 
 
-def test_an_orin_nano_boots_from_a_microsd_card_so_a_small_budget_gets_it_not_a_pi(catalog):
-    # Qwen2.5-3B int4 at 4k tokens for $500: with an NVMe drive the Orin Nano Super ($399) was over budget and a Pi 4
-    # (~1 token/s, an hour to the first token) was chosen; its kit boots from microSD (NVIDIA's user guide).
+def qwen25_3b_int4_edge(budget_usd: float) -> Answers:
+    """Qwen2.5-3B (config.json's shape) int4 at 4k tokens, one stream, on an edge box."""
     job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_085_938_688,
                   workload__layers=36, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=2,
                   workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=151936,
                   workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
-                  task__precision="int4", data__dataset_size_gb=0.0, budget__amount=500.0, budget__currency="USD")
-    build = recommend(Answers(scenario="edge_deployment", workload=job.workload, task=job.task, data=job.data,
-                              budget=job.budget), catalog, today=TODAY)
+                  task__precision="int4", data__dataset_size_gb=0.0, budget__amount=budget_usd, budget__currency="USD")
+    return Answers(scenario="edge_deployment", workload=job.workload, task=job.task, data=job.data, budget=job.budget)
+
+
+def test_an_orin_nano_boots_from_a_microsd_card_so_a_small_budget_gets_it_not_a_pi(catalog):
+    # For $500: with an NVMe drive the Orin Nano Super ($399) was over budget and a Pi 4 (~1 token/s, an hour to the
+    # first token) was chosen; its kit boots from microSD (NVIDIA's user guide).
+    build = recommend(qwen25_3b_int4_edge(500.0), catalog, today=TODAY)
     assert build.feasible and build.component("gpu").part_id == "jetson-orin-nano-super-8gb"
     assert build.component("storage").spec["interface"] == "sd"
     assert build.speed.figures["decode_tokens_per_s_per_stream"] > 10
+    roomy = recommend(qwen25_3b_int4_edge(800.0), catalog, today=TODAY)  # ranked fastest first: the rest buys none
+    assert any("no faster module for this job is within the budget" in line for line in roomy.reasoning)
+    assert not any("best value card" in line for line in roomy.reasoning)
 
 
 def test_a_tabular_data_set_is_held_in_ram_three_times_over(catalog):
