@@ -68,11 +68,19 @@ class ModelShape:
     # Mixture of experts: the parameters one token passes through (0: dense, all of them). Memory holds every
     # expert; speed reads and multiplies only these per token.
     active_parameters: int = 0
+    # The width attention's score and value products run at: heads x (q.k dim + v dim) / 2; 0 means hidden_size
+    # (multi-head attention). DeepSeek's MLA runs 128 heads x (192 + 128) / 2 = 20,480 on a 7,168 hidden size.
+    attention_width: int = 0
 
     @property
     def active(self) -> int:
         """Parameters used per token: the active ones of an MoE, all of a dense model."""
         return min(self.active_parameters, self.parameters) if self.active_parameters else self.parameters
+
+    @property
+    def attention_flops_width(self) -> int:
+        """The width for attention FLOPs (4 x width per query-key pair a layer): MLA's, else hidden_size."""
+        return self.attention_width or self.hidden_size
 
     @property
     def kv_width(self) -> int:

@@ -41,6 +41,7 @@ class ModelPreset:
     lm_head: bool = True
     forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
     active_parameters: int = 0  # mixture of experts: parameters used per token (model card); 0: dense
+    attention_width: int = 0  # attention's FLOP width when not hidden_size (DeepSeek's MLA; configs.memory_terms)
 
 
 @functools.cache
@@ -62,6 +63,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             lm_head=entry.get("lm_head", True),
             forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
             active_parameters=entry.get("active_parameters", 0),
+            attention_width=entry.get("attention_width", 0),
         )
     return MappingProxyType(presets)
 
@@ -83,6 +85,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             feature_width=preset.feature_width,
             largest_activation_elements=round(preset.largest_activation_elements * scale),
             lm_head=preset.lm_head, active_parameters=preset.active_parameters,
+            attention_width=preset.attention_width,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
             f"({preset.source}){scale_text}"
     kind = workload.kind

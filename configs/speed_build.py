@@ -118,15 +118,16 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return out
     reads = decode_reads(answers, shape)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
-    attention = 4.0 * shape.layers * shape.hidden_size
+    attention = 4.0 * shape.layers * shape.attention_flops_width
     fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if shape.active < shape.parameters else sp.DECODE_BANDWIDTH_FRACTION
     out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention * average_context,
                     device, fraction, shape.layers)
     prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, reads.line)
+    width = f", h attention's width {shape.attention_width:,} (MLA)" if shape.attention_width else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
-                       + (", N the active parameters)" if shape.active < shape.parameters else ")"))
+                       + (", N the active parameters" if shape.active < shape.parameters else "") + width + ")")
     out.figures["first_token_s"] = first_s
     per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
     streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
@@ -149,7 +150,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
     if shape.kind == "transformer":
-        per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.hidden_size,
+        per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
                                                          shape.sequence_length, method, task.recompute)
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
         fraction = sp.TRANSFORMER_TRAINING_MFU

@@ -60,4 +60,4 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
 
 def prefill_flops(shape: ModelShape, prompt: int) -> float:
     """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2."""
-    return 2.0 * shape.active * prompt + 4.0 * shape.layers * shape.hidden_size * prompt * prompt / 2
+    return 2.0 * shape.active * prompt + 4.0 * shape.layers * shape.attention_flops_width * prompt * prompt / 2

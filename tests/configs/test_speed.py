@@ -15,7 +15,7 @@ from pth_top.configs.build_file import dumps_build, load_build, loads_build, sav
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
-from pth_top.configs.speed_reads import decode_reads
+from pth_top.configs.speed_reads import decode_reads, prefill_flops
 from tests.configs.builders import answers
 from tests.configs.test_build_file import V1_FILE
 
@@ -219,3 +219,14 @@ def test_a_moe_batch_reads_the_union_of_its_streams_experts_not_their_sum(catalo
     one = decode_reads(answers(scenario="inference_server", workload__preset="deepseek-v3", workload__batch_size=1,
                                task__mode="inference", task__precision="int8"), shape)
     assert 0.04 < one.read_bytes / one.weight_bytes < 0.07  # one stream: its own experts only
+
+
+def test_mla_attention_is_counted_at_its_own_width_not_the_hidden_size():
+    # DeepSeek-V3's MLA: 128 heads x (192 q.k + 128 v) dims, 4 x 20,480 FLOPs per query-key pair a layer, where the
+    # hidden size (7,168) would undercount attention ~2.9x at long prompts.
+    shape, _ = model_shape(Workload(preset="deepseek-v3", sequence_length=32768))
+    assert shape.attention_flops_width == 20480 and shape.hidden_size == 7168
+    attention = 4.0 * 61 * 20480 * 32768 * 32768 / 2
+    assert prefill_flops(shape, 32768) == 2.0 * 37e9 * 32768 + attention
+    dense, _ = model_shape(Workload(preset="llama-7b"))
+    assert dense.attention_flops_width == dense.hidden_size  # multi-head attention: the hidden size
