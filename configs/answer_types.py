@@ -19,7 +19,7 @@ from pth_top.configs.memory_terms import (
 )
 from pth_top.configs.quantization import Quantization
 from pth_top.configs.schema import Schema
-from pth_top.configs.stacks import ServingEngine, TrainingStack
+from pth_top.configs.stacks import KvCacheDtype, ServingEngine, TrainingStack
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
 ModelKind = Literal["transformer", "cnn", "generic"]
@@ -103,6 +103,9 @@ class Task(Schema, frozen=True):
         "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m (int4); bnb_int8, fp8, "
         "gguf_q8_0 (int8); auto: the engine's (vLLM/SGLang AWQ and FP8, llama.cpp Q4_K_M and Q8_0, generate() "
         "bitsandbytes)"))] = "auto"
+    kv_cache_dtype: Annotated[KvCacheDtype, Meta(description=(
+        "KV cache precision: auto (16-bit, or fp32 with fp32 weights) or fp8 (vLLM/SGLang --kv-cache-dtype fp8, "
+        "llama.cpp -ctk/-ctv q8_0): half the KV cache"))] = "auto"
 
 
 class Data(Schema, frozen=True):

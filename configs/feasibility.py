@@ -251,6 +251,8 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:
+        if transformer and task.kv_cache_dtype == "auto" and task.precision != "fp32":  # keeps the weights as they are
+            changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:

@@ -38,6 +38,7 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
+    kv_cache_dtype: str = "auto",
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -72,10 +73,11 @@ def estimate_inference(
             f"{shape.max_context_tokens}-token context"
         )
         tokens = shape.max_context_tokens
-    kv = kv_cache_bytes(shape, batch, tokens, value_bytes) / n
+    kv_bytes = stacks.KV_CACHE_DTYPE_BYTES.get(kv_cache_dtype, value_bytes)
+    kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / n
     formula.append(
-        f"KV cache 2 x {value_bytes:g} B x L x h_kv x tokens x b = 2x{value_bytes:g}x{shape.layers}"
-        f"x{shape.kv_width}x{tokens}x{batch}"
+        f"KV cache 2 x {kv_bytes:g} B x L x h_kv x tokens x b = 2x{kv_bytes:g}x{shape.layers}"
+        f"x{shape.kv_width}x{tokens}x{batch}" + (" (fp8 KV cache, task.kv_cache_dtype)" if kv_bytes == 1.0 else "")
     )
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.PREFILL_CHUNK_TOKENS[engine]

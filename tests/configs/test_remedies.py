@@ -170,3 +170,19 @@ def test_a_job_one_big_server_holds_but_no_budget_buys_is_rented_across_nodes(ca
     first = build.feasible_alternatives[0]
     nodes = int(re.search(r"across (\d+) nodes of 8 x", first).group(1))
     assert first.startswith("rented: ") and 2 <= nodes <= 4 and "InfiniBand" in first and "/day" in first
+
+
+def test_a_server_a_little_over_its_cards_is_offered_an_fp8_kv_cache_first(catalog):
+    # A 4-bit 70B on two used 3090s for 8 requests: the bf16 KV cache (5 GiB a GPU) tips it over; vLLM's
+    # --kv-cache-dtype fp8 halves it and keeps the weights and context, the first thing an engineer tries.
+    job = answers(scenario="inference_server", workload__preset="llama-70b", workload__batch_size=8,
+                  task__mode="inference", task__precision="int4", task__serving_engine="vllm", scale__gpu_count=2,
+                  budget__condition="used", budget__amount=4500.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("an fp8 KV cache") and "2 x NVIDIA GeForce RTX 3090 24GB" in first
+    _, changed, _ = build.applicable_alternatives[0]
+    fp8 = recommend(changed, catalog, today=TODAY)
+    assert fp8.feasible and fp8.memory.kv_cache_bytes * 2 == build.memory.kv_cache_bytes
+    assert fp8.memory.weights_bytes == build.memory.weights_bytes
