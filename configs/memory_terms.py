@@ -71,6 +71,8 @@ class ModelShape:
     # The width attention's score and value products run at: heads x (q.k dim + v dim) / 2; 0 means hidden_size
     # (multi-head attention). DeepSeek's MLA runs 128 heads x (192 + 128) / 2 = 20,480 on a 7,168 hidden size.
     attention_width: int = 0
+    # A MoE's routed experts a token reads, as a share of them (k / n: DeepSeek-V3 8 of 256); 0 when not known.
+    routed_expert_share: float = 0.0
 
     @property
     def active(self) -> int:

@@ -42,6 +42,8 @@ class ModelPreset:
     forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
     active_parameters: int = 0  # mixture of experts: parameters used per token (model card); 0: dense
     attention_width: int = 0  # attention's FLOP width when not hidden_size (DeepSeek's MLA; configs.memory_terms)
+    experts_per_token: int = 0  # mixture of experts: routed experts a token reads, of experts_count (config.json)
+    experts_count: int = 0
 
 
 @functools.cache
@@ -64,6 +66,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
+            experts_per_token=entry.get("experts_per_token", 0), experts_count=entry.get("experts_count", 0),
         )
     return MappingProxyType(presets)
 
@@ -86,6 +89,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             largest_activation_elements=round(preset.largest_activation_elements * scale),
             lm_head=preset.lm_head, active_parameters=preset.active_parameters,
             attention_width=preset.attention_width,
+            routed_expert_share=preset.experts_per_token / preset.experts_count if preset.experts_count else 0.0,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
             f"({preset.source}){scale_text}"
     kind = workload.kind

@@ -45,17 +45,30 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
         fmt = weight_format(task.quantization, task.precision, engine)
         embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
         active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
-        # Uniform routing: each stream's token reads a share a/w of the weights, drawn independently, so a batch of B
-        # reads the expected union, 1 - (1 - a/w)^B of them (B = 1: a; a large batch: all).
-        share = min(1.0, active_weights / weights)
-        read = weights * (1.0 - (1.0 - share) ** batch)
-        union = (f"; {batch} streams read the expected union of their experts, 1 - (1 - {share:.3g})^{batch} = "
-                 f"{read / weights:.0%} of them") if batch > 1 else ""
+        read, union = _moe_batch_reads(weights, active_weights, shape.routed_expert_share, batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
     return DecodeReads(read, kv, weights, prompt, average_context, line)
+
+
+def _moe_batch_reads(weights: float, active: float, share: float, batch: int) -> tuple[float, str]:
+    """A batch's reads under uniform routing: the always-read part S once, and of the routed experts R the expected
+    union of the streams' k of n, R x (1 - (1 - k/n)^B), where active = S + R x k/n. Without k/n, the union of
+    whole active sets, 1 - (1 - a/W)^B of W: an upper bound, as it draws the always-read part too."""
+    if batch <= 1:
+        return active, ""
+    if 0 < share < 1 and active < weights:
+        routed = min(weights, (weights - active) / (1 - share))
+        read = (weights - routed) + routed * (1 - (1 - share) ** batch)
+        return read, (f"; {batch} streams read the always-used {(weights - routed) / 1e9:.3g} GB once and the expected "
+                      f"union of their routed experts, 1 - (1 - {share:.3g})^{batch} of {routed / 1e9:.3g} GB: "
+                      f"{read / weights:.0%} of the weights")
+    fraction = min(1.0, active / weights)
+    read = weights * (1 - (1 - fraction) ** batch)
+    return read, (f"; {batch} streams read at most the union of their active sets, 1 - (1 - {fraction:.3g})^{batch} = "
+                  f"{read / weights:.0%} of the weights (no expert counts given: an upper bound)")
 
 
 def prefill_flops(shape: ModelShape, prompt: int) -> float:

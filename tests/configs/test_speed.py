@@ -209,13 +209,14 @@ def test_gen5_cards_in_a_gen4_server_link_at_gen4(catalog):
 
 
 def test_a_moe_batch_reads_the_union_of_its_streams_experts_not_their_sum(catalog):
-    # DeepSeek-V3 (37B of 671B active): 16 streams touch ~60 % of the weights under uniform routing, where the sum
-    # of their experts (16 x 37B = 592B, 88 %) double-counts the experts they share.
+    # DeepSeek-V3 (37B of 671B active, 8 of 256 routed experts a token): 16 streams read the ~17B always used once
+    # and ~40 % of the routed experts under uniform routing, where the sum of their experts (16 x 37B, 88 %)
+    # double-counts the experts they share.
     job = answers(scenario="inference_server", workload__preset="deepseek-v3", workload__batch_size=16,
                   task__mode="inference", task__precision="int8")
     shape, _ = model_shape(job.workload)
     reads = decode_reads(job, shape)
-    assert 0.5 < reads.read_bytes / reads.weight_bytes < 0.7 and "expected union" in reads.line
+    assert 0.38 < reads.read_bytes / reads.weight_bytes < 0.45 and "expected union" in reads.line
     one = decode_reads(answers(scenario="inference_server", workload__preset="deepseek-v3", workload__batch_size=1,
                                task__mode="inference", task__precision="int8"), shape)
     assert 0.04 < one.read_bytes / one.weight_bytes < 0.07  # one stream: its own experts only
