@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
+from pth_top.configs import stacks
 from pth_top.configs.answer_types import (
     CONDITIONS,
     CURRENCIES,
@@ -209,6 +210,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     """Problems that involve more than one field: (section, key, reason)."""
     problems: list[tuple[str, str, str]] = []
     workload, task, scale = answers.workload, answers.task, answers.scale
+    if task.mode == "inference" and task.kv_cache_dtype == "fp8" and stacks.serving_engine(
+            task.serving_engine, answers.scenario, task.precision) not in stacks.FP8_KV_VALUE_BYTES:
+        problems.append(("task", "kv_cache_dtype", "an fp8 KV cache needs vllm, sglang or llama_cpp as "
+                         "task.serving_engine (generate() keeps a 16-bit cache)"))
     presets = model_presets()
     preset = workload.preset
     if preset != "custom" and preset not in presets:

@@ -115,10 +115,11 @@ def feasible_alternatives(
     """Each change to the answers that yields an acceptable build within budget, cheapest lever first, then renting
     (renting first where the closest build is a CPU-only PC for GPU-scale training); a job no machine of 8 GPUs
     holds is sized across nodes first (configs/scale_out.py)."""
-    found = []
+    found: list[Alternative] = []
+    halved = _halved_micro_batch(ctx.answers)
     for label, answers in _changes(ctx):
         line = _feasible_line(ctx, label, context_for(answers))
-        cheap = _cheap_levers(ctx, answers)
+        cheap = _cheap_levers(ctx, answers) if answers != halved else answers  # its own lever, not recompute's
         if not line and cheap != answers:
             answers, label = cheap, label + ", " + _cheap_levers_label(ctx, answers, cheap)
             line = _feasible_line(ctx, label, context_for(answers))
@@ -129,7 +130,7 @@ def feasible_alternatives(
                 if line:
                     answers = more
                     break
-        if line:
+        if line and all(alternative.answers != answers for alternative in found):  # one line per change
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
@@ -228,8 +229,9 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
         halved = _halved_micro_batch(answers)
         if halved != answers:
             micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
+            kept = ", no recompute" if task.recompute == "none" else ""
             changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
-                            "(the same global batch, no recompute)", halved))
+                            f"(the same global batch{kept})", halved))
         smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller != answers:
             changes.append((_small_activations_label(answers), smaller))
@@ -251,13 +253,16 @@ def _changes(ctx: Context) -> list[tuple[str, Answers]]:
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:
-        if transformer and task.kv_cache_dtype == "auto" and task.precision != "fp32":  # keeps the weights as they are
+        engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+        if transformer and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:  # weights kept
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "none", "tensor parallel across {n} GPUs of one machine"))
-    image_patches = not ctx.shape.vocabulary_size and answers.data.kind != "text"  # a ViT: its tokens are the image
+    # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
+    image_patches = not ctx.shape.vocabulary_size and (
+        answers.workload.preset != "custom" or answers.data.kind != "text")
     if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches:
         shorter = ctx.shape.sequence_length // 2
         changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",

@@ -89,7 +89,7 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
     for part in parts:
         entry = _entry(part.get("prices"), market)
         if (part.kind not in chosen_kinds or entry is None or entry["currency"] != currency
-                or part.price_as_of >= base_before):
+                or part.price_as_of >= base_before or part.get("price_cny_converted_from")):  # no China base
             continue
         own = _from_entry(entry, "new", market, rules)
         pair = (own.amount_cny / _base(part).amount_cny, own.as_of)
@@ -219,4 +219,4 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
                 f"{index.as_of}) to that base; the catalog has no {where_index}-market price for it")
     kind = "used" if q.basis == "used_converted" else "new"
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
-            f"(as of {q.as_of}) at rules.toml's rate; the catalog has no {currency} price for it")
+            f"(as of {q.as_of}) at rules.toml's rate; the catalog has no {currency} price for it in this market")

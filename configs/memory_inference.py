@@ -73,11 +73,12 @@ def estimate_inference(
             f"{shape.max_context_tokens}-token context"
         )
         tokens = shape.max_context_tokens
-    kv_bytes = stacks.KV_CACHE_DTYPE_BYTES.get(kv_cache_dtype, value_bytes)
+    kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
     kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / n
     formula.append(
-        f"KV cache 2 x {kv_bytes:g} B x L x h_kv x tokens x b = 2x{kv_bytes:g}x{shape.layers}"
-        f"x{shape.kv_width}x{tokens}x{batch}" + (" (fp8 KV cache, task.kv_cache_dtype)" if kv_bytes == 1.0 else "")
+        f"KV cache 2 x {kv_bytes:.4g} B x L x h_kv x tokens x b = 2x{kv_bytes:.4g}x{shape.layers}"
+        f"x{shape.kv_width}x{tokens}x{batch}" + (" (fp8 KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes
+                                                  else "")
     )
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.PREFILL_CHUNK_TOKENS[engine]

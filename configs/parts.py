@@ -115,7 +115,10 @@ def load_catalog(
                             f"id {entry['id']!r} is a {previous[0]} in {previous[2]}, not a {kind}",
                             path=path, line=int(origin.rsplit(":", 1)[1]), key="id",
                         )
-                    entry = {**previous[1], **entry}
+                    base = previous[1]
+                    if "price_cny" in entry and "price_cny_converted_from" not in entry:  # the user's own yuan price
+                        base = {key: value for key, value in base.items() if key != "price_cny_converted_from"}
+                    entry = {**base, **entry}
                 raw[entry["id"]] = (kind, entry, origin)
     catalog = Catalog()
     for kind, entry, origin in raw.values():

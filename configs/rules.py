@@ -254,10 +254,12 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     base = r.large_data_gib if large else r.base_gib
     from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio
     from_weights = host_weights_gib + r.os_reserve_gib
-    from_table = dataset_size_gb * r.tabular_in_memory_ratio + r.os_reserve_gib if data_kind == "tabular" else 0.0
+    table = data_kind == "tabular" and dataset_size_gb > 0
+    from_table = dataset_size_gb * r.tabular_in_memory_ratio + r.os_reserve_gib if table else 0.0
     need = max(base, from_gpus, from_weights, from_table)
-    parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})",
-             f"total GPU memory {total_gpu_memory_gib:g} GiB x {r.gpu_memory_ratio:g}"]
+    parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})"]
+    if total_gpu_memory_gib:
+        parts.append(f"total GPU memory {total_gpu_memory_gib:g} GiB x {r.gpu_memory_ratio:g}")
     if host_weights_gib:
         parts.append(f"{host_text or 'model weights'} {host_weights_gib:.1f} GiB staged in RAM + {r.os_reserve_gib} GB "
                      "for the OS")

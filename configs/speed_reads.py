@@ -36,7 +36,7 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
         total = min(total, shape.max_context_tokens)
         prompt = min(prompt, total)
     average_context = (prompt + total) / 2
-    value_bytes = stacks.KV_CACHE_DTYPE_BYTES.get(task.kv_cache_dtype, 4.0 if task.precision == "fp32" else 2.0)
+    value_bytes = stacks.kv_value_bytes(task.kv_cache_dtype, engine, 4.0 if task.precision == "fp32" else 2.0)
     kv = kv_cache_bytes(shape, 1, int(average_context), value_bytes)
     read, what = weights, "the weights"
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them

@@ -29,8 +29,14 @@ ServingEngine = Literal["auto", "vllm", "sglang", "llama_cpp", "hf_generate"]
 # llama.cpp -ctk q8_0 -ctv q8_0 at 8.5 bits), half the KV cache for a small accuracy cost (vLLM's quantized KV
 # cache docs).
 KvCacheDtype = Literal["auto", "fp8"]
-KV_CACHE_DTYPE_BYTES = {"fp8": 1.0}
 KV_CACHE_FP8_LABEL = "an fp8 KV cache (vLLM/SGLang --kv-cache-dtype fp8, llama.cpp -ctk/-ctv q8_0): half its bytes"
+# Bytes a KV value takes in fp8: one, and llama.cpp's q8_0 blocks 34 bytes per 32 values; generate() has none.
+FP8_KV_VALUE_BYTES = {"vllm": 1.0, "sglang": 1.0, "llama_cpp": 34 / 32}
+
+
+def kv_value_bytes(kv_cache_dtype: str, engine: str, default: float) -> float:
+    """A KV cache value's bytes on this engine: fp8 where the engine has it, else the weights' `default`."""
+    return FP8_KV_VALUE_BYTES.get(engine, default) if kv_cache_dtype == "fp8" else default
 TRAINING_STACKS: tuple[str, ...] = get_args(TrainingStack)
 SERVING_ENGINES: tuple[str, ...] = get_args(ServingEngine)
 

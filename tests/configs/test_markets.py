@@ -6,6 +6,7 @@ import datetime as dt
 
 from pth_top.configs.build_file import dumps_build, loads_build
 from pth_top.configs.market import quote, quote_line
+from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from pth_top.configs.rules import load_rules
@@ -98,3 +99,14 @@ def test_a_yuan_price_converted_from_another_market_is_said_to_be_so_in_china_to
     assert "CONVERTED from the US new price $4,700" in quote_line(spark, euro, "EUR", RULES)
     pi = catalog.get("raspberry-pi-4b-8gb")  # priced in the buyer's own market and currency: not converted
     assert quote(pi, "us", "USD", "new", RULES).basis == "new"
+
+
+def test_a_users_own_yuan_price_for_a_converted_part_is_a_china_price(tmp_path):
+    # The shipped Spark's yuan figure converts its US price; a user catalog that gives a yuan price of its own
+    # (a local quote) is read as a China price, not shown as "CONVERTED from the US".
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "mine.toml").write_text(
+        '[[gpu]]\nid = "dgx-spark-128gb"\nprice_cny = 31999\nprice_as_of = 2026-11-20\n', encoding="utf-8")
+    spark = load_catalog(tmp_path / "catalog").get("dgx-spark-128gb")
+    china = quote(spark, "cn", "CNY", "new", RULES)
+    assert china.basis == "new" and china.amount == 31999 and china.market == "cn"

@@ -167,8 +167,8 @@ def test_a_vit_over_its_card_first_halves_the_micro_batch_and_never_shortens_its
 
 
 def test_a_used_card_is_offered_with_the_lever_that_makes_it_fit(catalog):
-    # Qwen2.5-3B LoRA at 4k tokens for ¥6,000 (config.json's shape): no new build fits, and a used RTX 3060 alone
-    # does not hold the Trainer's fp32 logits; a used 3060 with a chunked loss does.
+    # Qwen2.5-3B LoRA on 2k-token sequences for ¥6,000 (config.json's shape): no new build fits, and a used RTX 3060
+    # alone does not hold the Trainer's fp32 logits; a used 3060 with a chunked loss does.
     job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_085_938_688,
                   workload__layers=36, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=2,
                   workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=151936,
@@ -178,6 +178,16 @@ def test_a_used_card_is_offered_with_the_lever_that_makes_it_fit(catalog):
     build = recommend(job, catalog, today=TODAY)
     assert not build.feasible
     used = next(line for line in build.feasible_alternatives if line.startswith("a used GPU"))
-    assert "a chunked loss" in used and "within ¥6,000" in used
+    assert "a chunked loss" in used and "within ¥6,000" in used and "RTX 3060" in used
     _, changed, _ = next(item for item in build.applicable_alternatives if item[0] == used)
     assert changed.budget.condition == "used" and changed.task.training_stack != "hf_trainer"
+
+
+def test_each_alternative_is_a_different_change_and_none_contradicts_itself(catalog):
+    # The halved micro-batch used to pick up the recompute lever too ("no recompute, ..., full recompute,
+    # micro-batch 1") and repeat the chunked-loss line's build.
+    build = recommend(answers(workload__preset="llama-7b", workload__batch_size=8, workload__sequence_length=4096,
+                              task__method="lora", budget__amount=15000.0), catalog, today=TODAY)
+    changed = [item[1] for item in build.applicable_alternatives]
+    assert changed and all(changed.count(item) == 1 for item in changed)
+    assert not any("no recompute" in line and "full recompute" in line for line in build.feasible_alternatives)

@@ -7,6 +7,7 @@ import math
 import re
 from pathlib import Path
 
+from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.feasibility import _changes
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
@@ -186,3 +187,17 @@ def test_a_server_a_little_over_its_cards_is_offered_an_fp8_kv_cache_first(catal
     fp8 = recommend(changed, catalog, today=TODAY)
     assert fp8.feasible and fp8.memory.kv_cache_bytes * 2 == build.memory.kv_cache_bytes
     assert fp8.memory.weights_bytes == build.memory.weights_bytes
+
+
+def test_an_fp8_kv_cache_is_offered_only_on_an_engine_that_has_one(catalog):
+    # generate() keeps a 16-bit cache: Llama 3 8B for 4 requests at 8k on generate() is not told to use fp8 KV,
+    # and an answers file asking for it there is refused with a reason.
+    job = answers(workload__preset="llama3-8b", workload__batch_size=4, workload__sequence_length=8192,
+                  task__mode="inference", task__precision="bf16", task__serving_engine="hf_generate",
+                  budget__amount=14000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.feasible_alternatives  # other levers (int8, tensor parallel) are offered
+    assert not any(line.startswith("an fp8 KV cache") for line in build.feasible_alternatives)
+    asked = job.with_value("task", "kv_cache_dtype", "fp8")
+    assert any(key == "kv_cache_dtype" and "vllm, sglang or llama_cpp" in reason
+               for _, key, reason in cross_field_problems(asked))
