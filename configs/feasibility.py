@@ -116,8 +116,9 @@ def feasible_alternatives(
     (renting first where the closest build is a CPU-only PC for GPU-scale training); a job no machine of 8 GPUs
     holds is sized across nodes first (configs/scale_out.py)."""
     found: list[Alternative] = []
+    changes = _changes(ctx)
     halved = _halved_micro_batch(ctx.answers)
-    for label, answers in _changes(ctx):
+    for label, answers in changes:
         line = _feasible_line(ctx, label, context_for(answers))
         cheap = _cheap_levers(ctx, answers) if answers != halved else answers  # its own lever, not recompute's
         if not line and cheap != answers:
@@ -135,7 +136,7 @@ def feasible_alternatives(
         if line and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
     if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may,
-        for label, changed in [("", ctx.answers), *_changes(ctx)]:  # alone or with the first lever that does it
+        for label, changed in [("", ctx.answers), *changes]:  # alone or with the first lever that does it
             used = changed.with_value("budget", "condition", "used")
             line = _feasible_line(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
                                   + (f", {label}" if label else ""), context_for(used))
@@ -162,12 +163,15 @@ def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
             f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}")
 
 
+MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
+
+
 def _halved_micro_batch(answers: Answers) -> Answers:
     """Twice the accumulation steps (half the micro-batch) while the micro-batch is above 1 and the answer valid."""
     task, batch = answers.task, answers.workload.batch_size
     steps = task.accumulation_steps * 2
-    highest = int(FIELDS["task"]["accumulation_steps"].high or 1)
-    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(batch, highest):
+    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(
+            batch, MAX_ACCUMULATION_STEPS):
         return answers
     return answers.with_value("task", "accumulation_steps", steps)
 
@@ -175,7 +179,7 @@ def _halved_micro_batch(answers: Answers) -> Answers:
 def _small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
     micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
-    steps = min(micro_batch_one, int(FIELDS["task"]["accumulation_steps"].high or 1))  # stays a valid answer
+    steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
     return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", steps)
 
 

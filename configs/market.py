@@ -19,6 +19,7 @@ MARKET_OF_CURRENCY = {"CNY": "cn", "USD": "us", "EUR": "eu"}
 CURRENCY_OF_MARKET = {market: currency for currency, market in MARKET_OF_CURRENCY.items()}
 MARKET_NAMES = {"cn": "China", "us": "US", "eu": "EU"}
 SYMBOLS = {"CNY": "¥", "USD": "$", "EUR": "€"}
+CURRENCY_UNITS = {"CNY": "yuan", "USD": "dollar", "EUR": "euro"}  # "per euro"
 KIND_NAMES = {"memory_kit": "RAM kits", "storage": "drives"}
 # Consumer cards without a used listing in the catalog: priced at rules.toml's share of new, and said so.
 USED_FALLBACK_FORMS = ("consumer",)
@@ -89,7 +90,7 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
     for part in parts:
         entry = _entry(part.get("prices"), market)
         if (part.kind not in chosen_kinds or entry is None or entry["currency"] != currency
-                or part.price_as_of >= base_before or part.get("price_cny_converted_from")):  # no China base
+                or part.price_as_of >= base_before or not _china_priced(part)):
             continue
         own = _from_entry(entry, "new", market, rules)
         pair = (own.amount_cny / _base(part).amount_cny, own.as_of)
@@ -108,7 +109,7 @@ def price_indexes(parts: Iterable[Part], market: str, currency: str, kinds: Iter
 def index_for(part: Part, indexes: Mapping[str, PriceIndex] | None) -> PriceIndex | None:
     """The index that prices this part: its group's, else its kind's; none for a base dated on or after it."""
     indexes = indexes or {}
-    if part.get("price_cny_converted_from"):  # its base is another market's price: no China index applies
+    if not _china_priced(part):  # its base is another market's price: no China index applies
         return None
     group = index_group(part)
     index = indexes.get(f"{part.kind}/{group}") or (indexes.get(part.kind) if group != HDD_GROUP else None)
@@ -126,6 +127,11 @@ def _from_entry(entry: dict[str, Any], basis: str, market: str, rules: Rules) ->
                  market)
 
 
+def _china_priced(part: Part) -> bool:
+    """Whether price_cny is a China price (not another market's converted, price_cny_converted_from)."""
+    return not part.get("price_cny_converted_from")
+
+
 def _base(part: Part) -> Quote:
     """The catalog's base price: price_cny, the China price at price_as_of."""
     return Quote(part.price_cny, part.price_cny, "CNY", part.price_as_of, part.get("price_source", ""), "new", "cn")
@@ -136,9 +142,9 @@ def _china_base(part: Part, rules: Rules) -> Quote:
     china = _entry(part.get("prices"), "cn")
     if china is not None:
         return _from_entry(china, "new", "cn", rules)
-    origin = part.get("price_cny_converted_from", "")
-    if not origin:
+    if _china_priced(part):
         return _base(part)
+    origin = part["price_cny_converted_from"]
     entry = _entry(part.get("prices"), origin)
     if entry is not None and entry["as_of"] >= part.price_as_of:
         return _from_entry(entry, "new", origin, rules)

@@ -18,6 +18,7 @@ from pth_top.configs.assembly import (
     part_price,
     usable_bytes,
 )
+from pth_top.configs.market import CURRENCY_UNITS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
@@ -34,12 +35,9 @@ TRAINING_RATE_BY_PRECISION = {
 }
 
 
-CURRENCY_UNITS = {"CNY": "yuan", "USD": "dollar", "EUR": "euro"}
-
-
 def gpu_metric(ctx: Context) -> tuple[str, str]:
     """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
-    unit = CURRENCY_UNITS.get(ctx.currency, "yuan")
+    unit = CURRENCY_UNITS[ctx.currency]
     if ctx.edge:
         return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, samples/s or training rate; configs.speed), "
                             "fastest first: an edge module is bought for the one job it runs")

@@ -186,11 +186,11 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if shape.kind == "cnn" and answers.data.kind == "images" else unit
     line = f"~{rate:,.0f} {label}/s training ({sp.duration(step_s)} per step)"
-    run_s = _epoch_seconds(answers, shape, rate)
+    run_s, basis = _epoch(answers, shape, rate)
     if run_s:
         out.figures["epoch_hours"] = run_s / 3600
-        line += f"; one epoch of {answers.data.dataset_size_gb:g} GB{_epoch_basis(answers)} in ~{sp.duration(run_s)}"
         what = f"one epoch of {answers.data.dataset_size_gb:g} GB"
+        line += f"; {what} ({basis}) in ~{sp.duration(run_s)}"
     else:
         run_s = (1e9 if unit == "tokens" else 1e6) / rate
         key = "hours_per_billion_tokens" if unit == "tokens" else "hours_per_million_samples"
@@ -214,19 +214,19 @@ def _trainable(shape: ModelShape, task: Any) -> float:
     return float(shape.parameters)
 
 
-def _epoch_basis(answers: Answers) -> str:
-    """How many samples the data set's size was read as (the epoch time scales with it)."""
+def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str]:
+    """One pass over the data set where its size says how much work it is (text tokens, images), and how many samples
+    the size was read as; (0, "") otherwise."""
     size = answers.data.dataset_size_gb * 1e9
-    if answers.data.kind == "images":
-        return f" (~{size / sp.BYTES_PER_IMAGE / 1e6:,.3g}M images at ImageNet's ~{sp.BYTES_PER_IMAGE / 1e3:g} KB each)"
-    return f" (~{size / sp.BYTES_PER_TEXT_TOKEN / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each)"
-
-
-def _epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> float:
-    """One pass over the data set where its size says how much work it is (text tokens, images), else 0."""
-    size = answers.data.dataset_size_gb * 1e9
-    if not size:
-        return 0.0
+    if size and answers.data.kind == "text" and shape.kind == "transformer":
+        tokens = size / sp.BYTES_PER_TEXT_TOKEN
+        return tokens / rate, f"~{tokens / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each"
+    if size and answers.data.kind == "images":
+        images = size / sp.BYTES_PER_IMAGE
+        per_sample = shape.sequence_length if shape.kind == "transformer" else 1
+        return images * per_sample / rate, (f"~{images / 1e6:,.3g}M images at ImageNet's "
+                                            f"~{sp.BYTES_PER_IMAGE / 1e3:g} KB each")
+    return 0.0, ""
     if answers.data.kind == "text" and shape.kind == "transformer":
         return size / sp.BYTES_PER_TEXT_TOKEN / rate
     if answers.data.kind == "images":

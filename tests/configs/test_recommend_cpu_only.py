@@ -8,7 +8,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
-from tests.configs.builders import answers
+from tests.configs.builders import QWEN25_3B, answers
 from tests.configs.test_recommend import TODAY
 
 
@@ -173,12 +173,9 @@ def test_the_board_is_chosen_with_its_ram_as_the_cpu_was(tmp_path):
 
 def qwen25_3b_int4_edge(budget_usd: float) -> Answers:
     """Qwen2.5-3B (config.json's shape) int4 at 4k tokens, one stream, on an edge box."""
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_085_938_688,
-                  workload__layers=36, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=2,
-                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=151936,
-                  workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
-                  task__precision="int4", data__dataset_size_gb=0.0, budget__amount=budget_usd, budget__currency="USD")
-    return Answers(scenario="edge_deployment", workload=job.workload, task=job.task, data=job.data, budget=job.budget)
+    return answers("edge_deployment", **QWEN25_3B, workload__sequence_length=4096, workload__batch_size=1,
+                   task__mode="inference", task__precision="int4", data__dataset_size_gb=0.0,
+                   budget__amount=budget_usd, budget__currency="USD")
 
 
 def test_an_orin_nano_boots_from_a_microsd_card_so_a_small_budget_gets_it_not_a_pi(catalog):

@@ -7,7 +7,7 @@ import re
 from pth_top.configs.presets import load_build_preset
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
-from tests.configs.builders import answers
+from tests.configs.builders import QWEN25_3B, answers
 from tests.configs.test_recommend import TODAY
 
 
@@ -169,10 +169,7 @@ def test_a_vit_over_its_card_first_halves_the_micro_batch_and_never_shortens_its
 def test_a_used_card_is_offered_with_the_lever_that_makes_it_fit(catalog):
     # Qwen2.5-3B LoRA on 2k-token sequences for ¥6,000 (config.json's shape): no new build fits, and a used RTX 3060
     # alone does not hold the Trainer's fp32 logits; a used 3060 with a chunked loss does.
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_085_938_688,
-                  workload__layers=36, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=2,
-                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=151936,
-                  workload__sequence_length=2048, workload__batch_size=8, task__method="lora",
+    job = answers(**QWEN25_3B, workload__sequence_length=2048, workload__batch_size=8, task__method="lora",
                   task__lora_targets="all_linear", task__recompute="full", task__accumulation_steps=4,
                   data__dataset_size_gb=0.5, budget__amount=6000.0)
     build = recommend(job, catalog, today=TODAY)
