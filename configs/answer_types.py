@@ -57,6 +57,10 @@ class Workload(Schema, frozen=True):
     hidden_size: Annotated[int, whole(0, 131072, "transformer hidden size h")] = 0
     attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0
     kv_heads: Annotated[int, whole(0, 1024, "key/value heads (grouped-query attention); 0 = a")] = 0
+    head_dim: Annotated[int, whole(0, 65536, "per-head width when not h / a (Gemma 3 27B: 128); 0 = h / a")] = 0
+    sliding_window_tokens: Annotated[int, whole(0, 2_000_000, (
+        "sliding-window attention: tokens a window layer attends to (Gemma 3: 1024); 0 = none"))] = 0
+    sliding_window_layers: Annotated[int, whole(0, 1024, "layers with the sliding window (Gemma 3 27B: 52 of 62)")] = 0
     sequence_length: Annotated[
         int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
     ] = 0

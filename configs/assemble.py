@@ -17,7 +17,7 @@ from pth_top.configs.assembly import (
     pinned_part,
     rank,
 )
-from pth_top.configs.compat import compatibility_blockers
+from pth_top.configs.compat import compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -167,7 +167,7 @@ def _boards_for(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_f
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
     return [
         board for board in ctx.catalog.of_kind("motherboard")
-        if board["socket"] == cpu["socket"] and board["memory_type"] in cpu["memory_types"]
+        if runs_on(cpu, board) and board["memory_type"] in cpu["memory_types"]
         and gpus_that_fit(board, width) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
         and board["max_memory_gib"] >= ram_floor_gib and board["cpu_sockets_count"] == 1
     ]
@@ -210,7 +210,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     boards = ctx.catalog.of_kind("motherboard")
 
     def most_gpus(part: Part) -> int:
-        return max((gpus_that_fit(board, width) for board in boards if board["socket"] == part["socket"]
+        return max((gpus_that_fit(board, width) for board in boards if runs_on(part, board)
                     and board["cpu_sockets_count"] == 1), default=0)
 
     cpu, _ = rank(ctx, asm, "cpu", candidates, able or cpus, why,
@@ -257,7 +257,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor), board, 1)
                   for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = ctx.catalog.of_kind("motherboard")
-    same_socket = [board for board in all_boards if board["socket"] == cpu["socket"]] or all_boards
+    same_socket = [board for board in all_boards if runs_on(cpu, board)] or all_boards
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
     board, _ = rank(ctx, asm, "motherboard", candidates, same_socket,
                     f"socket {cpu['socket']}, room for {ctx.gpu_count} x {width}-slot GPU(s), "

@@ -9,7 +9,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
 from pth_top.configs.market import PriceIndex, Quote, quote
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
-from pth_top.configs.parts import Catalog, Part
+from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.rules import Rules, gpu_usable_bytes
 from pth_top.units import GIB
 
@@ -78,7 +78,7 @@ gpu_price = part_price
 
 
 def usable_bytes(ctx: Context, gpu: Part) -> float:
-    return gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction)
+    return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction)
 
 
 def needed_bytes(ctx: Context, gpu: Part) -> int:

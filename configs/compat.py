@@ -11,6 +11,11 @@ from pth_top.configs.parts import Part
 Chosen = Mapping[str, tuple[Part, int]]
 
 
+def runs_on(cpu: Part, board: Part) -> bool:
+    """The CPU works in the board: the same socket, and a chipset it supports where it names them."""
+    return cpu["socket"] == board["socket"] and (not cpu.get("chipsets") or board["chipset"] in cpu["chipsets"])
+
+
 def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[str]:
     """Everything that would not fit or work together, one sentence each (empty when all is well)."""
     blockers, notes = _checks(chosen, psu_required_w)
@@ -35,6 +40,9 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
     if cpu and board:
         if cpu["socket"] != board["socket"]:
             problems.append(f"socket: {cpu.name} is {cpu['socket']}, {board.name} is {board['socket']}")
+        elif not runs_on(cpu, board):
+            problems.append(f"chipset: {cpu.name} runs on {', '.join(cpu['chipsets'])} boards, {board.name} is "
+                            f"{board['chipset']}")
         if board["memory_type"] not in cpu["memory_types"]:
             problems.append(
                 f"memory: {cpu.name} supports {'/'.join(cpu['memory_types'])}, board takes {board['memory_type']}"

@@ -75,11 +75,13 @@ def estimate_inference(
         tokens = shape.max_context_tokens
     kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
     kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / n
-    formula.append(
-        f"KV cache 2 x {kv_bytes:.4g} B x L x h_kv x tokens x b = 2x{kv_bytes:.4g}x{shape.layers}"
-        f"x{shape.kv_width}x{tokens}x{batch}" + (" (fp8 KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes
-                                                  else "")
-    )
+    window = shape.window_layers
+    kv_text = (f"KV cache 2 x {kv_bytes:.4g} B x h_kv x (full layers x tokens + sliding-window layers x window) x b "
+               f"= 2x{kv_bytes:.4g}x{shape.kv_width}x({shape.layers - window}x{tokens} + {window}x"
+               f"{min(tokens, shape.sliding_window_tokens)})x{batch}" if window else
+               f"KV cache 2 x {kv_bytes:.4g} B x L x h_kv x tokens x b = 2x{kv_bytes:.4g}x{shape.layers}"
+               f"x{shape.kv_width}x{tokens}x{batch}")
+    formula.append(kv_text + (" (fp8 KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
     prefill = min(prompt * batch, chunk) if chunk else prompt * batch

@@ -73,6 +73,12 @@ class ModelShape:
     attention_width: int = 0
     # A MoE's routed experts a token reads, as a share of them (k / n: DeepSeek-V3 8 of 256); 0 when not known.
     routed_expert_share: float = 0.0
+    # Per-head width when it is not hidden / heads (Gemma 3 27B: 128, not 5,376 / 32 = 168); 0: hidden / heads.
+    head_dim: int = 0
+    # Sliding-window attention: this many layers attend to (and cache) only the last sliding_window_tokens; the
+    # engines (llama.cpp since PR 13194, vLLM, SGLang, transformers' HybridCache) size their KV cache so.
+    sliding_window_tokens: int = 0
+    sliding_window_layers: int = 0
 
     @property
     def active(self) -> int:
@@ -89,7 +95,26 @@ class ModelShape:
         heads = self.kv_heads or self.attention_heads
         if not self.attention_heads:
             return self.hidden_size
+        if self.head_dim:
+            return heads * self.head_dim
         return self.hidden_size * heads // self.attention_heads
+
+    @property
+    def window_layers(self) -> int:
+        """Layers that attend to a sliding window only (0 without one)."""
+        return min(self.sliding_window_layers, self.layers) if self.sliding_window_tokens else 0
+
+    def cached_layer_tokens(self, context_tokens: int) -> int:
+        """Tokens the KV cache holds summed over layers: full layers keep the context, window layers the window."""
+        window = min(context_tokens, self.sliding_window_tokens) if self.window_layers else 0
+        return (self.layers - self.window_layers) * context_tokens + self.window_layers * window
+
+    def attended_pairs(self, prompt_tokens: int) -> float:
+        """Query-key pairs of one causal prompt summed over layers: s^2/2 a full layer, s x w - w^2/2 a window one."""
+        full = prompt_tokens * prompt_tokens / 2
+        window = min(prompt_tokens, self.sliding_window_tokens)
+        windowed = prompt_tokens * window - window * window / 2 if self.window_layers else 0.0
+        return (self.layers - self.window_layers) * full + self.window_layers * windowed
 
     @property
     def mlp_width(self) -> int:
@@ -204,6 +229,6 @@ def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: f
 
 
 def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
-    """2 (K and V) x bytes x layers x kv width x tokens x batch."""
-    return int(2 * bytes_per_value * shape.layers * shape.kv_width * context_tokens * batch)
+    """2 (K and V) x bytes x kv width x tokens per layer summed (window layers hold the window) x batch."""
+    return int(2 * bytes_per_value * shape.kv_width * shape.cached_layer_tokens(context_tokens) * batch)
 

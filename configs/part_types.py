@@ -14,7 +14,7 @@ from msgspec import Meta, Struct
 MAX_NUMBER = 10_000_000
 UNIT_SUFFIXES = (
     "_gib", "_gb", "_mb", "_w", "_mm", "_ghz", "_cny", "_gb_per_s", "_mb_per_s", "_mt_per_s", "_tflops",
-    "_count", "_tbw",
+    "_count", "_tbw", "_mib",
 )
 UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio"})
 
@@ -73,6 +73,10 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     device_names: Texts
     vendor: str
     memory_gib: Annotated[float, Meta(ge=1, le=4096)]
+    # nvidia-smi's reported Total in MiB (the card's default ECC mode), from the published capture in
+    # memory_reported_source; 0: none found, plan with memory_gib. ECC on GDDR costs 1/16 (L40S: 46,068 MiB).
+    memory_reported_mib: Annotated[float, Meta(ge=0, le=4096 * 1024)] = 0
+    memory_reported_source: str = ""
     memory_kind: Literal["dedicated", "shared"]
     memory_type: str
     bandwidth_gb_per_s: Number
@@ -117,6 +121,9 @@ class Cpu(PartFields, frozen=True, kw_only=True):
     tdp_w: Number
     turbo_power_w: Number
     socket: str
+    # Board chipsets it runs on where its socket has more than one platform (Threadripper 7000: TRX50 only, not
+    # WRX90, which takes the PRO 7000WX); empty: every board of its socket.
+    chipsets: Texts = []
     memory_types: Texts
     memory_channels_count: AtLeastOne
     pcie_lanes_count: Whole

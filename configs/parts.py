@@ -64,6 +64,12 @@ class Part:
         return True
 
 
+def gpu_memory_gib(gpu: Part) -> float:
+    """The memory a program can plan on: nvidia-smi's reported total where a capture is cataloged, else as sold."""
+    reported_mib = gpu.get("memory_reported_mib") or 0
+    return reported_mib / 1024 if reported_mib else float(gpu["memory_gib"])
+
+
 @dataclass(slots=True)
 class Catalog:
     parts: dict[str, Part] = field(default_factory=dict)

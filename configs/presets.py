@@ -44,6 +44,9 @@ class ModelPreset:
     attention_width: int = 0  # attention's FLOP width when not hidden_size (DeepSeek's MLA; configs.memory_terms)
     experts_per_token: int = 0  # mixture of experts: routed experts a token reads, of experts_count (config.json)
     experts_count: int = 0
+    head_dim: int = 0  # per-head width when not hidden / heads (configs.memory_terms)
+    sliding_window_tokens: int = 0  # sliding-window attention: window tokens, on sliding_window_layers layers
+    sliding_window_layers: int = 0
 
 
 @functools.cache
@@ -67,6 +70,8 @@ def model_presets() -> Mapping[str, ModelPreset]:
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
             experts_per_token=entry.get("experts_per_token", 0), experts_count=entry.get("experts_count", 0),
+            head_dim=entry.get("head_dim", 0), sliding_window_tokens=entry.get("sliding_window_tokens", 0),
+            sliding_window_layers=entry.get("sliding_window_layers", 0),
         )
     return MappingProxyType(presets)
 
@@ -90,6 +95,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             lm_head=preset.lm_head, active_parameters=preset.active_parameters,
             attention_width=preset.attention_width,
             routed_expert_share=preset.experts_per_token / preset.experts_count if preset.experts_count else 0.0,
+            head_dim=preset.head_dim, sliding_window_tokens=preset.sliding_window_tokens,
+            sliding_window_layers=preset.sliding_window_layers,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
             f"({preset.source}){scale_text}"
     kind = workload.kind
@@ -102,6 +109,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             attention_heads=workload.attention_heads, kv_heads=workload.kv_heads,
             sequence_length=workload.sequence_length, intermediate_size=workload.intermediate_size,
             gated_mlp=workload.gated_mlp, vocabulary_size=vocab, active_parameters=workload.active_parameters,
+            head_dim=workload.head_dim, sliding_window_tokens=workload.sliding_window_tokens,
+            sliding_window_layers=workload.sliding_window_layers,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
             f"({origin})"
     if kind == "cnn":

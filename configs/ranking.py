@@ -22,6 +22,7 @@ from pth_top.configs.market import CURRENCY_UNITS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
+from pth_top.units import GIB
 
 __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", "needed_bytes", "ranked_gpus",
            "usable_bytes"]
@@ -189,7 +190,8 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     by_size: dict[tuple[bool, float], list[Part]] = {}
     for gpu, _ in gpus:
         if unit_price(ctx, gpu) * ctx.gpu_count <= ctx.budget_cny:
-            by_size.setdefault((gpu["form"] == DESKTOP_SYSTEM, -usable_bytes(ctx, gpu)), []).append(gpu)
+            # Whole GiB: cards of one class (16,303 or 16,384 MiB) are equals, ranked by their builds' scores.
+            by_size.setdefault((gpu["form"] == DESKTOP_SYSTEM, -round(usable_bytes(ctx, gpu) / GIB)), []).append(gpu)
     fallback: tuple[Assembly, Part] | None = None
     breaking: tuple[Assembly, Part] | None = None  # the largest within budget that breaks its own rules
     for size in sorted(by_size):

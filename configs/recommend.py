@@ -14,7 +14,7 @@ from typing import Mapping
 from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part
+from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part, usable_bytes
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
@@ -31,7 +31,7 @@ from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, p
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
-from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part
+from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
@@ -39,7 +39,6 @@ from pth_top.configs.rules import (
     budget_in_cny,
     budget_line,
     budget_tier,
-    gpu_usable_bytes,
     load_rules,
 )
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
@@ -91,7 +90,7 @@ def recommend(
         build_ctx = dataclasses.replace(ctx, memory=dataclasses.replace(ctx.memory, cuda_context_bytes=0))
     if gpu is not None:
         assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(build_ctx, gpu)
-        usable = int(gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], rules, build_ctx.memory.usable_fraction))
+        usable = int(usable_bytes(build_ctx, gpu))
     else:
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
@@ -129,7 +128,7 @@ def recommend(
     components = tuple(_with_price_line(build_ctx, component, assembly) for component in components)
     return with_speed(Build(
         answers=answers, components=components, memory=build_ctx.memory,
-        gpu_memory_per_gpu_bytes=int(gpu["memory_gib"] * GIB) if gpu is not None else 0,
+        gpu_memory_per_gpu_bytes=int(gpu_memory_gib(gpu) * GIB) if gpu is not None else 0,
         gpu_usable_per_gpu_bytes=usable,
         power=Power(*(round(float(watts), 1) for watts in (
             assembly.sustained_w, assembly.peak_w, assembly.psu_required_w, assembly.psu_capacity_w, assembly.wall_w))),
@@ -318,10 +317,17 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
 
 
 
+def _memory_text(gpu: Part) -> str:
+    reported_mib = gpu.get("memory_reported_mib") or 0
+    if not reported_mib:
+        return f"{gpu['memory_gib']:g} GiB"
+    return f"{reported_mib / 1024:.4g} GiB (nvidia-smi's {reported_mib:,.0f} MiB; sold as {gpu['memory_gib']:g} GB)"
+
+
 def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     _, metric_text = gpu_metric(ctx)
     need = ctx.memory.total_bytes / GIB
-    usable = gpu_usable_bytes(gpu["memory_gib"], gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction) / GIB
+    usable = usable_bytes(ctx, gpu) / GIB
     fraction = f"{ctx.memory.usable_fraction or ctx.rules.gpu.usable_memory_fraction:.0%}"
     if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
         kind = "shared with the CPU"
@@ -331,7 +337,7 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
         kind, usable_text = "dedicated", f"{usable:.1f} usable at {fraction}"
     per_gpu = " per GPU" if ctx.gpu_count > 1 else ""
     lines = [
-        f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {gpu['memory_gib']:g} GiB {kind} "
+        f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {_memory_text(gpu)} {kind} "
         f"({usable_text}) (guide §2.1; each term's formula under Reasoning)",
         f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]

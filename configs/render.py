@@ -26,7 +26,7 @@ def memory_lines(build: Build) -> list[str]:
     gpu = build.component("gpu")
     shared = gpu is not None and gpu.spec.get("memory_kind") == "shared"
     label, holder = ("total", f"{card:g} GiB shared with the CPU") if shared else (
-        "total per GPU", f"{card:g} GiB card")
+        "total per GPU", f"{card:.4g} GiB card")
     lines.append(f"  {label:<17}{total:>9.2f} GiB of {usable:.1f} GiB usable ({holder}): {verdict}")
     return lines
 

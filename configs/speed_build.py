@@ -118,9 +118,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return out
     reads = decode_reads(answers, shape)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
-    attention = 4.0 * shape.layers * shape.attention_flops_width
+    attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if shape.active < shape.parameters else sp.DECODE_BANDWIDTH_FRACTION
-    out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention * average_context,
+    out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention,
                     device, fraction, shape.layers)
     prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)

@@ -121,3 +121,18 @@ def test_build_show_corrects_the_guide_where_the_card_is_chosen(catalog, part_id
     text = pinned_gpu_build_text(catalog, part_id)
     assert correction in text
     assert "350 TFLOPS/W" not in text or "is wrong" in text
+
+
+def test_the_wizard_plans_on_the_memory_nvidia_smi_reports_not_the_size_sold(catalog):
+    # An L40S is sold as 48 GB and ships with ECC on, which takes 1/16 of its GDDR6: nvidia-smi reports 46,068 MiB.
+    from pth_top.configs.parts import gpu_memory_gib
+    from pth_top.configs.recommend import recommend
+    from tests.configs.builders import answers
+
+    l40s = catalog.parts["l40s-48gb"]
+    assert gpu_memory_gib(l40s) == pytest.approx(46068 / 1024)
+    assert gpu_memory_gib(catalog.parts["rtx-4060-ti-16gb"]) == pytest.approx(16380 / 1024)
+    build = recommend(answers(workload__preset="llama3-8b", task__mode="inference", task__precision="bf16",
+                              budget__amount=200000.0), catalog, today=TODAY, pins={"gpu": ("l40s-48gb", 1)})
+    assert build.gpu_usable_per_gpu_bytes == int(46068 * 2**20 * 0.95)
+    assert any("46,068 MiB" in line for line in build.component("gpu").reasoning)

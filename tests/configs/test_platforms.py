@@ -134,3 +134,19 @@ def test_a_raspberry_pi_4_stores_on_microsd_not_m2(catalog):
     assert jetson.chosen["storage"][0]["form_factor"] == "microsd" and "microSD card" in jetson.reasons["storage"][0]
     agx = assemble(ctx, catalog.get("jetson-agx-orin-64gb"))
     assert agx.chosen["storage"][0]["form_factor"] == "m2"
+
+
+def test_a_threadripper_7000_is_never_put_on_a_wrx90_board(catalog):
+    # Both are socket sTR5, but WRX90 boards take the Threadripper PRO 7000WX only; the 7960X runs on TRX50 (AMD's
+    # product pages). A 4-GPU full fine-tune for EUR 40,000 was a 7960X on a Pro WS WRX90E-SAGE SE: it does not boot.
+    trx = catalog.get("threadripper-7960x")
+    wrx90 = catalog.get("asus-pro-ws-wrx90e-sage-se")
+    assert any("chipset" in line for line in compatibility_blockers({"cpu": (trx, 1), "motherboard": (wrx90, 1)}))
+    assert not compatibility_blockers({"cpu": (trx, 1), "motherboard": (catalog.get("asus-pro-ws-trx50-sage"), 1)})
+    assert not compatibility_blockers({"cpu": (catalog.get("threadripper-pro-7975wx"), 1), "motherboard": (wrx90, 1)})
+    for gpu_id in ("rtx-5090-32gb", "rtx-pro-6000-blackwell-96gb", "rtx-6000-ada-48gb"):
+        _, asm = assembled(catalog, gpu_id, workload__preset="llama3-8b", workload__batch_size=64,
+                           task__recompute="full", scale__gpu_count=4, scale__sharding="fsdp",
+                           budget__amount=40000.0, budget__currency="EUR")
+        cpu, board = asm.chosen["cpu"][0], asm.chosen["motherboard"][0]
+        assert not (cpu.id == "threadripper-7960x" and board["chipset"] == "WRX90"), (gpu_id, cpu.id, board.id)

@@ -160,11 +160,11 @@ def test_eight_gpus_without_zero3_are_told_to_shard_over_them_and_a_batch_job_ha
 
 
 def test_a_job_one_big_server_holds_but_no_budget_buys_is_rented_across_nodes(catalog):
-    # DeepSeek-V3 in bf16 for 16 requests at 32k: one DGX B200 ($515k) holds it, $40k buys nothing that does, and one
-    # rented 8 x H100 node does not either. "Raise the budget" alone is not an answer: rent 3 nodes (SGLang's
-    # DeepSeek docs run the bf16 weights on 2 nodes of 8 x H200; 3 x 8 x 80 GB is the same order of memory).
-    build = recommend(answers(scenario="inference_server", workload__preset="deepseek-v3", workload__batch_size=16,
-                              workload__sequence_length=32768, task__mode="inference", task__precision="bf16",
+    # Llama 3.1 405B in bf16 (0.81 TB of weights) for 16 requests at 32k: one 8 x B200 server holds it (~129 GiB per
+    # GPU), $40k buys nothing that does, and one rented 8 x H100 node (640 GB) does not either. "Raise the budget"
+    # alone is not an answer: rent 2-4 nodes. (DeepSeek-V3's 1.34 TB of bf16 weights fill a B200 node to its last GiB.)
+    build = recommend(answers(scenario="inference_server", **{**LLAMA31_405B, "workload__sequence_length": 32768},
+                              workload__batch_size=16, task__mode="inference", task__precision="bf16",
                               task__serving_engine="vllm", task__generated_tokens=2048, scale__gpu_count=8,
                               budget__amount=40000.0, budget__currency="USD"), catalog, today=TODAY)
     assert not build.feasible and build.feasible_alternatives

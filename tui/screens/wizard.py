@@ -32,7 +32,8 @@ from pth_top.tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision
 from pth_top.widgets.key_bar import KeyBar
 
 CUSTOM_ONLY_KEYS = frozenset({
-    "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads",
+    "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
+    "sliding_window_tokens", "sliding_window_layers",
     "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters",
 })
 

@@ -1,0 +1,76 @@
+"""Sliding-window attention (Gemma 3, gpt-oss): window layers cache the window, not the context."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+
+import pytest
+
+from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.memory_terms import kv_cache_bytes
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from pth_top.units import GIB
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 11, 1)
+
+
+def test_gemma3_27b_caches_its_window_on_five_layers_of_six_and_128_wide_heads():
+    # google/gemma-3-27b-it config.json: 62 layers, 16 KV heads x head_dim 128 (not 5,376 / 32 = 168), a
+    # 1,024-token window on every layer but each sixth (10 global). At 32k one stream's bf16 cache is
+    # 2 x 2 B x 2,048 x (10 x 32,768 + 52 x 1,024) = 3.0 GB; caching every layer in full would be 16.6 GB.
+    shape, _ = model_shape(answers(workload__preset="gemma3-27b").workload)
+    assert shape.kv_width == 2048 and shape.window_layers == 52
+    assert kv_cache_bytes(shape, 1, 32768, 2.0) == 2 * 2 * 2048 * (10 * 32768 + 52 * 1024)
+    assert kv_cache_bytes(shape, 1, 512, 2.0) == 2 * 2 * 2048 * 62 * 512  # a context inside the window: all layers
+
+
+def test_gemma3_27b_in_4_bit_serves_32k_on_one_24_gb_card_with_llama_cpp(catalog):
+    # Google's QAT release runs Gemma 3 27B in int4 on one RTX 3090 (24 GB): developers.googleblog.com,
+    # "Gemma 3 QAT Models: Bringing state-of-the-Art AI to consumer GPUs" (2025-04-18).
+    build = recommend(answers(scenario="inference_server", workload__preset="gemma3-27b", workload__batch_size=1,
+                              workload__sequence_length=32768, task__mode="inference", task__precision="int4",
+                              task__serving_engine="llama_cpp", task__generated_tokens=512,
+                              budget__amount=4000.0, budget__currency="USD"),
+                      catalog, pins={"gpu": ("rtx-3090-24gb", 1)}, today=TODAY)
+    assert build.memory_fits, build.memory.total_bytes / GIB
+    assert build.memory.kv_cache_bytes / GIB < 4
+
+
+def test_gpt_oss_caches_a_128_token_window_on_half_its_layers():
+    shape, _ = model_shape(answers(workload__preset="gpt-oss-20b").workload)
+    full = kv_cache_bytes(shape, 1, 131072, 2.0)
+    assert full == 2 * 2 * 512 * (12 * 131072 + 12 * 128)
+    assert full == pytest.approx(kv_cache_bytes(shape.__class__(**{**_fields(shape), "sliding_window_tokens": 0}),
+                                                1, 131072, 2.0) / 2, rel=0.01)
+
+
+def test_a_custom_model_takes_its_head_width_and_window_from_the_answers_file():
+    text = """
+scenario = "inference_server"
+[workload]
+preset = "custom"
+kind = "transformer"
+parameters = 27009000000
+layers = 62
+hidden_size = 5376
+attention_heads = 32
+kv_heads = 16
+head_dim = 128
+sliding_window_tokens = 1024
+sliding_window_layers = 52
+sequence_length = 32768
+vocabulary_size = 262208
+[task]
+mode = "inference"
+precision = "int4"
+serving_engine = "llama_cpp"
+"""
+    shape, _ = model_shape(answers_from_dict(tomllib.loads(text)).workload)
+    assert shape.kv_width == 2048 and shape.cached_layer_tokens(32768) == 10 * 32768 + 52 * 1024
+
+
+def _fields(shape):
+    return {name: getattr(shape, name) for name in shape.__dataclass_fields__}
