@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 
 import pytest
+import tomllib
 
 from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.memory_terms import kv_cache_bytes
