@@ -45,8 +45,10 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
     precision = answers.task.precision
     if answers.task.mode == "training":
         rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
-        if rate == "fp32_tflops" and kind == "cnn" and spec.get("tf32_dense_tflops", 0) > spec["fp32_tflops"]:
-            rate = "tf32_dense_tflops"  # cuDNN convolutions run TF32 by default (torch.backends.cudnn.allow_tf32)
+        if rate == "fp32_tflops" and kind == "cnn" and spec.get("tf32_dense_tflops", 0) > 0:
+            # cuDNN convolutions run TF32 by default (torch.backends.cudnn.allow_tf32) on tensor cores, at a
+            # tensor core's CNN fraction, also on a GeForce whose TF32 peak is its FP32 one.
+            rate = "tf32_dense_tflops"
     else:
         rate = INFERENCE_RATE_BY_PRECISION.get(precision, "bf16_dense_tflops")
     if not spec.get(rate):

@@ -231,3 +231,15 @@ def test_mla_attention_is_counted_at_its_own_width_not_the_hidden_size():
     assert prefill_flops(shape, 32768) == 2.0 * 37e9 * 32768 + attention
     dense, _ = model_shape(Workload(preset="llama-7b"))
     assert dense.attention_flops_width == dense.hidden_size  # multi-head attention: the hidden size
+
+
+def test_a_cnn_trained_in_fp32_on_a_geforce_runs_tf32_tensor_cores_at_half_the_amp_rate(catalog):
+    # PyTorch runs cuDNN convolutions in TF32 by default (torch.backends.cudnn.allow_tf32 = True); an RTX 4090's
+    # TF32 peak equals its FP32 one (82.6 TFLOP/s) and FP16 with FP32 accumulate doubles it (165.2; Ada whitepaper).
+    # FP32 on CUDA cores at the V100's 0.55 made fp32 look ~1.5x faster than AMP.
+    def images_per_s(precision: str) -> float:
+        build = recommend(answers(workload__preset="resnet50", workload__batch_size=256, task__precision=precision,
+                                  budget__amount=60000.0), catalog, pins={"gpu": ("rtx-4090-24gb", 1)}, today=TODAY)
+        return build.speed.figures["training_samples_per_s"]
+
+    assert images_per_s("amp_fp16") == pytest.approx(2 * images_per_s("fp32"), rel=0.05)
