@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 from typing import Mapping
 
-from pth_top.configs import feasibility
+from pth_top.configs import feasibility, stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part, usable_bytes
@@ -41,6 +41,7 @@ from pth_top.configs.rules import (
     budget_tier,
     load_rules,
 )
+from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
@@ -55,6 +56,50 @@ def recommend(
     measured: MeasuredCeilings | None = None,
 ) -> Build:
     rules = rules or load_rules()
+    build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
+                       measured=measured)
+    faster = "" if pins and "gpu" in pins else _faster_within_budget(build, catalog, rules, today, measured)
+    return dataclasses.replace(build, warnings=(*build.warnings, faster)) if faster else build
+
+
+def _faster_within_budget(build: Build, catalog: Catalog, rules: Rules, today: dt.date | None,
+                          measured: MeasuredCeilings | None) -> str:
+    """A server under SLOW_DECODE_TOKENS_PER_S a stream names the build within budget, 2-8 cards with tensor
+    parallel, that decodes at least twice as fast and above that rate (issue: a slow box is passed over or says so)."""
+    answers = build.answers
+    per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+    if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
+            or build.blockers or not 0 < per_stream < SLOW_DECODE_TOKENS_PER_S):
+        return ""
+    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
+    fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
+    for count, kv in [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+        changed = answers.with_value("scale", "gpu_count", count)
+        changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
+        try:
+            other = _recommend(changed, catalog, rules=rules, today=today, measured=measured)
+        except ValueError:
+            continue
+        rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+        gpu = other.component("gpu")
+        if (gpu is None or other.blockers or other.total_price_cny > other.budget_cny
+                or rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S)):
+            continue
+        kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
+        kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
+        return (f"faster within budget: {count} x {gpu.name} with tensor parallel{kv_text} decode ~{rate:,.1f} "
+                f"tokens/s per stream (~{per_stream:.1f} here), a build of "
+                f"{money(other.total_price_cny, build.currency, rules)} within "
+                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")
+    return ""
+
+
+def _recommend(
+    answers: Answers, catalog: Catalog, *, rules: Rules,
+    pins: Mapping[str, tuple[str, int]] | None = None,
+    today: dt.date | None = None, title: str = "", comments: tuple[str, ...] = (),
+    measured: MeasuredCeilings | None = None,
+) -> Build:
     ctx = _context(answers, catalog, rules, pins or {})
     if ctx.memory.total_bytes > INT64_MAX:  # a build file holds 64-bit integers only (TOML)
         raise ValueError(

@@ -243,3 +243,24 @@ def test_a_cnn_trained_in_fp32_on_a_geforce_runs_tf32_tensor_cores_at_half_the_a
         return build.speed.figures["training_samples_per_s"]
 
     assert images_per_s("amp_fp16") == pytest.approx(2 * images_per_s("fp32"), rel=0.05)
+
+
+def test_a_server_too_slow_on_one_device_names_the_faster_build_the_budget_buys(catalog):
+    # Qwen3-30B-A3B in FP8 for 16 users at 32k, EUR 12,000: one DGX Spark holds it at ~2 tokens/s a stream, slower
+    # than reading. 4 x RTX 5070 Ti with vLLM tensor parallel and an fp8 KV cache hold it for less and decode many
+    # times faster: the build says so, with the answers to change.
+    build = recommend(answers("inference_server", workload__preset="qwen3-30b-a3b", workload__batch_size=16,
+                              workload__sequence_length=32768, task__mode="inference", task__precision="int8",
+                              task__quantization="fp8", task__serving_engine="vllm", task__generated_tokens=1024,
+                              budget__amount=12000.0, budget__currency="EUR"), catalog, today=TODAY)
+    assert build.speed.figures["decode_tokens_per_s_per_stream"] < sp.SLOW_DECODE_TOKENS_PER_S
+    faster = [line for line in build.warnings if line.startswith("faster within budget")]
+    assert len(faster) == 1 and "scale.gpu_count = " in faster[0] and "€" in faster[0], build.warnings
+    count = int(faster[0].split("scale.gpu_count = ")[1].split()[0])
+    changed = build.answers.with_value("scale", "gpu_count", count)
+    if "fp8" in faster[0].split("scale.gpu_count")[1]:
+        changed = changed.with_value("task", "kv_cache_dtype", "fp8")
+    other = recommend(changed, catalog, today=TODAY)
+    assert not other.blockers and other.total_price_cny <= other.budget_cny
+    assert other.speed.figures["decode_tokens_per_s_per_stream"] >= 2 * build.speed.figures[
+        "decode_tokens_per_s_per_stream"]
