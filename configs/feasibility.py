@@ -40,7 +40,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         if fit is not None and fit.cheapest_fitting is not None:
             fitting_build, fitting = fit.cheapest_fitting
             price = fitting_build.total_cny
-            line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({fitting.name})"
+            count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
+            line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({count}{fitting.name})"
             if price <= ctx.budget_cny:  # within budget yet not chosen: it breaks a rule or the power limit
                 line += _why_not_chosen(ctx, fitting_build)
         elif fit is not None:
@@ -116,7 +117,7 @@ def feasible_alternatives(
     (renting first where the closest build is a CPU-only PC for GPU-scale training); a job no machine of 8 GPUs
     holds is sized across nodes first (configs/scale_out.py)."""
     found: list[Alternative] = []
-    changes = _changes(ctx)
+    changes = answer_changes(ctx)
     halved = _halved_micro_batch(ctx.answers)
     for label, answers in changes:
         line = _feasible_line(ctx, label, context_for(answers))
@@ -215,7 +216,7 @@ CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or to
                       "instead of the eager fp32 logits")
 
 
-def _changes(ctx: Context) -> list[tuple[str, Answers]]:
+def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     """Answer changes that shrink GPU memory, cheapest lever first: what costs no quality (loss, recompute), then
     the optimizer, then adapters and quantization, then more GPUs of one machine, then a smaller model. Sharding
     and more GPUs are training's; a server or an edge module quantizes, splits the model (tensor parallel) or

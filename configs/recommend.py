@@ -11,10 +11,11 @@ import dataclasses
 import datetime as dt
 from typing import Mapping
 
-from pth_top.configs import feasibility, stacks
+from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part, usable_bytes
+from pth_top.configs.beyond_answers import faster_within_budget, nearest_over_budget
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
@@ -41,7 +42,6 @@ from pth_top.configs.rules import (
     budget_tier,
     load_rules,
 )
-from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
@@ -58,40 +58,9 @@ def recommend(
     rules = rules or load_rules()
     build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                        measured=measured)
-    faster = "" if pins and "gpu" in pins else _faster_within_budget(build, catalog, rules, today, measured)
+    faster = "" if pins and "gpu" in pins else faster_within_budget(
+        build, rules, lambda changed: _recommend(changed, catalog, rules=rules, today=today, measured=measured))
     return dataclasses.replace(build, warnings=(*build.warnings, faster)) if faster else build
-
-
-def _faster_within_budget(build: Build, catalog: Catalog, rules: Rules, today: dt.date | None,
-                          measured: MeasuredCeilings | None) -> str:
-    """A server under SLOW_DECODE_TOKENS_PER_S a stream names the build within budget, 2-8 cards with tensor
-    parallel, that decodes at least twice as fast and above that rate (issue: a slow box is passed over or says so)."""
-    answers = build.answers
-    per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
-    if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
-            or build.blockers or not 0 < per_stream < SLOW_DECODE_TOKENS_PER_S):
-        return ""
-    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
-    fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
-    for count, kv in [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
-        changed = answers.with_value("scale", "gpu_count", count)
-        changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
-        try:
-            other = _recommend(changed, catalog, rules=rules, today=today, measured=measured)
-        except ValueError:
-            continue
-        rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
-        gpu = other.component("gpu")
-        if (gpu is None or other.blockers or other.total_price_cny > other.budget_cny
-                or rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S)):
-            continue
-        kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
-        kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
-        return (f"faster within budget: {count} x {gpu.name} with tensor parallel{kv_text} decode ~{rate:,.1f} "
-                f"tokens/s per stream (~{per_stream:.1f} here), a build of "
-                f"{money(other.total_price_cny, build.currency, rules)} within "
-                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")
-    return ""
 
 
 def _recommend(
@@ -150,6 +119,9 @@ def _recommend(
         warnings.append(f"your earlier choice of {dropped} is dropped: this build is one box without that part")
     alternatives = feasibility.feasible_alternatives(
         ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
+    if blockers and gpu is not None and not any(alternative.answers is not None for alternative in alternatives):
+        nearest = nearest_over_budget(ctx, lambda changed: _context(changed, catalog, rules, {}))
+        blockers.extend([nearest] if nearest else [])
     if blockers and gpu is not None and cpu_only is not None and fit is not None and cpu_only_offered(
             ctx, cpu_only, fit):
         line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"

@@ -142,7 +142,7 @@ def test_lora_on_an_int8_base_sits_between_bf16_lora_and_qlora():
 def test_int8_lora_is_an_answer_and_a_feasible_step_before_qlora():
     from pathlib import Path
 
-    from pth_top.configs.feasibility import _changes
+    from pth_top.configs.feasibility import answer_changes
     from pth_top.configs.parts import load_catalog
     from pth_top.configs.recommend import _context
     from pth_top.configs.rules import load_rules
@@ -154,7 +154,7 @@ def test_int8_lora_is_an_answer_and_a_feasible_step_before_qlora():
         answers_from_dict(data)
     ctx = _context(Answers(workload=Workload(preset="llama-13b")), load_catalog(Path("/nonexistent-user-catalog")),
                    load_rules(), {})
-    labels = [label.split(" (")[0] for label, _ in _changes(ctx)]
+    labels = [label.split(" (")[0] for label, _ in answer_changes(ctx)]
     # Issue 23: QLoRA, the common recipe, is offered before the int8 base (it was after it).
     assert labels.index("LoRA") < labels.index("QLoRA instead of full training") < labels.index(
         "LoRA on an int8 base"), labels

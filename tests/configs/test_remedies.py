@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from pth_top.configs.answers import cross_field_problems
-from pth_top.configs.feasibility import _changes
+from pth_top.configs.feasibility import answer_changes
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
@@ -75,7 +75,7 @@ def test_llama3_lora_for_a_student_needs_qlora_and_the_chunked_loss(catalog):
 def test_cheaper_levers_come_first():
     ctx = _context(answers(workload__preset="llama3-8b", workload__batch_size=8), load_catalog(
         Path("/nonexistent-user-catalog")), load_rules(), {})
-    labels = [label for label, _ in _changes(ctx)]
+    labels = [label for label, _ in answer_changes(ctx)]
 
     def at(prefix: str) -> int:
         return next(index for index, label in enumerate(labels) if label.startswith(prefix))
@@ -124,11 +124,11 @@ def test_a_lever_the_answers_already_pull_is_not_offered_again(catalog):
     # Mistral 7B full FSDP over 4 cards with recompute already full: the lever left is micro-batch 1 alone.
     job = answers("team_training", workload__preset="mistral-7b", workload__sequence_length=4096,
                   workload__batch_size=32, task__recompute="full", scale__gpu_count=4, scale__sharding="fsdp")
-    labels = [label for label, _ in _changes(_context(job, catalog, load_rules(), {}))]
+    labels = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert "micro-batch 1 with gradient accumulation" in labels, labels
     assert not any("full recompute" in label for label in labels), labels
     fresh = job.with_value("task", "recompute", "none")
-    labels = [label for label, _ in _changes(_context(fresh, catalog, load_rules(), {}))]
+    labels = [label for label, _ in answer_changes(_context(fresh, catalog, load_rules(), {}))]
     assert "full recompute (gradient checkpointing) and micro-batch 1 with gradient accumulation" in labels, labels
 
 
@@ -138,7 +138,7 @@ def test_a_server_too_small_for_its_kv_cache_is_offered_a_shorter_context_or_few
     job = answers("inference_server", workload__preset="qwen3-30b-a3b", workload__sequence_length=32768,
                   workload__batch_size=64, task__mode="inference", task__precision="int8", task__quantization="fp8",
                   task__serving_engine="sglang", task__generated_tokens=1024, budget__amount=200000.0)
-    labels = [label for label, _ in _changes(_context(job, catalog, load_rules(), {}))]
+    labels = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert "a shorter context, 16,384 tokens" in labels and any(label.startswith("half the concurrent requests, 32")
                                                                 for label in labels), labels
     said = recommend(job, catalog, today=TODAY).feasible_alternatives
@@ -154,7 +154,7 @@ def test_eight_gpus_without_zero3_are_told_to_shard_over_them_and_a_batch_job_ha
     assert _spread_advice(_context(plain, catalog, load_rules(), {})).startswith("ZeRO-3/FSDP over the 8 GPUs")
     batch = answers(workload__preset="llama3-8b", workload__batch_size=16, task__mode="inference",
                     task__precision="int4")
-    labels = [label for label, _ in _changes(_context(batch, catalog, load_rules(), {}))]
+    labels = [label for label, _ in answer_changes(_context(batch, catalog, load_rules(), {}))]
     assert any(label.startswith("half the batch, 8") for label in labels), labels
     assert not any("concurrent requests" in label for label in labels)
 
@@ -201,3 +201,22 @@ def test_an_fp8_kv_cache_is_offered_only_on_an_engine_that_has_one(catalog):
     asked = job.with_value("task", "kv_cache_dtype", "fp8")
     assert any(key == "kv_cache_dtype" and "vllm, sglang or llama_cpp" in reason
                for _, key, reason in cross_field_problems(asked))
+
+
+def test_a_server_no_lever_fits_within_budget_names_the_nearest_build_over_it(catalog):
+    # Qwen2.5-Coder-32B AWQ for 8 streams at 16k on 2 used cards for $3,000: no lever fits the budget, but an fp8
+    # KV cache makes 2 x RTX 3090 hold it (~19 GiB a card); the build says so and how far over budget that is,
+    # besides renting. (Qwen/Qwen2.5-Coder-32B config.json: 64 layers, hidden 5120, 40 heads, 8 KV heads.)
+    job = answers("inference_server", workload__preset="custom", workload__parameters=32_763_876_352,
+                  workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
+                  workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152064,
+                  workload__sequence_length=16384, workload__batch_size=8, task__mode="inference",
+                  task__precision="int4", task__serving_engine="vllm", task__quantization="awq_g128",
+                  task__generated_tokens=1024, scale__gpu_count=2, budget__amount=3000.0, budget__currency="USD",
+                  budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.blockers and not build.applicable_alternatives
+    nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget")]
+    assert len(nearest) == 1 and "fp8 KV cache" in nearest[0] and "2 x " in nearest[0], build.blockers
+    over = float(nearest[0].rsplit(", $", 1)[1].split(" over")[0].replace(",", ""))
+    assert 0 < over < 3000

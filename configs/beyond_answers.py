@@ -1,0 +1,65 @@
+"""What lies beyond the answers as given: the nearest build over budget, a faster one the budget buys."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.assembly import Context
+from pth_top.configs.build import Build
+from pth_top.configs.feasibility import answer_changes
+from pth_top.configs.market import money
+from pth_top.configs.ranking import fit_budget, ranked_gpus
+from pth_top.configs.rules import Rules
+from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
+from pth_top.units import GIB
+
+
+def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
+    """No lever fits the budget: the cheapest build a lever makes hold the job, and how far over budget it is."""
+    nearest: tuple[float, str] | None = None
+    for label, answers in answer_changes(ctx):
+        alternative = context_for(answers)
+        fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting
+        if fitting is None or (nearest is not None and fitting[0].total_cny >= nearest[0]):
+            continue
+        build, gpu = fitting
+        count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
+        need = alternative.memory.total_bytes / GIB
+        price, over = (money(amount, ctx.currency, ctx.rules) for amount in (build.total_cny,
+                                                                             build.total_cny - ctx.budget_cny))
+        nearest = (build.total_cny, f"the nearest build, over budget: {label}: {need:.1f} GiB per GPU fits "
+                                    f"{count}{gpu.name} for {price}, {over} over")
+    return nearest[1] if nearest else ""
+
+
+def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A server under SLOW_DECODE_TOKENS_PER_S a stream names the build within budget, 2-8 cards with tensor
+    parallel, that decodes at least twice as fast and above that rate (issue: a slow box is passed over or says so)."""
+    answers = build.answers
+    per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+    if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
+            or build.blockers or not 0 < per_stream < SLOW_DECODE_TOKENS_PER_S):
+        return ""
+    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
+    fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
+    for count, kv in [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+        changed = answers.with_value("scale", "gpu_count", count)
+        changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
+        try:
+            other = recommend_one(changed)
+        except ValueError:
+            continue
+        rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+        gpu = other.component("gpu")
+        if (gpu is None or other.blockers or other.total_price_cny > other.budget_cny
+                or rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S)):
+            continue
+        kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
+        kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
+        return (f"faster within budget: {count} x {gpu.name} with tensor parallel{kv_text} decode ~{rate:,.1f} "
+                f"tokens/s per stream (~{per_stream:.1f} here), a build of "
+                f"{money(other.total_price_cny, build.currency, rules)} within "
+                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")
+    return ""
