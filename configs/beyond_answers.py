@@ -10,10 +10,14 @@ from pth_top.configs.assembly import Context
 from pth_top.configs.build import Build
 from pth_top.configs.feasibility import answer_changes
 from pth_top.configs.market import money
-from pth_top.configs.ranking import fit_budget, ranked_gpus
+from pth_top.configs.presets import model_shape
+from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
-from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
+from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
+from pth_top.configs.speed_build import job_rate
 from pth_top.units import GIB
+
+NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
@@ -63,3 +67,38 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
                 f"{money(other.total_price_cny, build.currency, rules)} within "
                 f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")
     return ""
+
+
+def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> str:
+    """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
+    the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""
+    answers, figures = build.answers, build.speed.figures
+    hours = figures.get("epoch_hours") or figures.get("hours_per_billion_tokens") or figures.get(
+        "hours_per_million_samples", 0.0)
+    rate = figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+    if answers.task.mode != "training" or not rate or hours <= SLOW_RUN_DAYS * 24:
+        return ""
+    node = answers.with_value("scale", "gpu_count", NODE_GPUS)
+    if answers.task.method == "full" and answers.scale.sharding in ("none", "zero1", "zero2"):
+        node = node.with_value("scale", "sharding", "fsdp")
+    rented = context_for(node)
+    shape, _ = model_shape(node.workload)
+    best: tuple[float, float, str, float] | None = None  # dollars, hours, GPU name, dollars an hour a GPU
+    for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
+        gpu = rented.catalog.get(gpu_id)
+        if gpu is None or rented.memory.total_bytes > usable_bytes(rented, gpu):
+            continue
+        rented_rate = job_rate(node, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
+        rented_hours = hours * rate / rented_rate if rented_rate else 0.0
+        if rented_hours and (best is None or rented_hours * usd * NODE_GPUS < best[0]):
+            best = (rented_hours * usd * NODE_GPUS, rented_hours, gpu.name, usd)
+    if best is None or best[1] >= hours:
+        return ""
+    dollars, rented_hours, name, usd = best
+    rules = rented.rules
+    cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
+    cheaper = ": for a one-off run, renting is cheaper" if dollars * rules.currency.cny_per_usd < \
+        build.total_price_cny else ""
+    return (f"or rent it: {NODE_GPUS} x {name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of}) "
+            f"run it in ~{duration(rented_hours * 3600)} for ~{cost}, against ~{duration(hours * 3600)} on this "
+            f"{money(build.total_price_cny, build.currency, rules)} build{cheaper}")

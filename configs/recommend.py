@@ -15,7 +15,7 @@ from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part, usable_bytes
-from pth_top.configs.beyond_answers import faster_within_budget, nearest_over_budget
+from pth_top.configs.beyond_answers import faster_within_budget, nearest_over_budget, rented_run_line
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
@@ -60,7 +60,9 @@ def recommend(
                        measured=measured)
     faster = "" if pins and "gpu" in pins else faster_within_budget(
         build, rules, lambda changed: _recommend(changed, catalog, rules=rules, today=today, measured=measured))
-    return dataclasses.replace(build, warnings=(*build.warnings, faster)) if faster else build
+    rent = rented_run_line(build, lambda changed: _context(changed, catalog, rules, {}))
+    added = tuple(line for line in (faster, rent) if line)
+    return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
 
 
 def _recommend(

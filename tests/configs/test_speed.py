@@ -264,3 +264,23 @@ def test_a_server_too_slow_on_one_device_names_the_faster_build_the_budget_buys(
     assert not other.blockers and other.total_price_cny <= other.budget_cny
     assert other.speed.figures["decode_tokens_per_s_per_stream"] >= 2 * build.speed.figures[
         "decode_tokens_per_s_per_stream"]
+
+
+def test_a_month_long_training_run_names_the_rented_node_that_does_it_for_less(catalog):
+    # Continued pretraining of Qwen2.5-7B on 20B tokens (80 GB of text) on 4 GPUs for EUR 40,000 takes about a month
+    # on the build (6 x 7.6B x 20B = 9.1e20 FLOP); 8 rented H100s do it in days for a few thousand euros.
+    # (Qwen/Qwen2.5-7B config.json: 28 layers, hidden 3584, 28 heads, 4 KV heads, SwiGLU 18944, vocab 152,064.)
+    job = answers("team_training", workload__preset="custom", workload__parameters=7_615_616_512, workload__layers=28,
+                  workload__hidden_size=3584, workload__attention_heads=28, workload__kv_heads=4,
+                  workload__intermediate_size=18944, workload__gated_mlp=True, workload__vocabulary_size=152064,
+                  workload__sequence_length=4096, workload__batch_size=256, task__precision="bf16",
+                  task__recompute="full", task__training_stack="liger", task__accumulation_steps=64,
+                  data__dataset_size_gb=80.0, scale__gpu_count=4, scale__sharding="fsdp",
+                  budget__amount=40000.0, budget__currency="EUR")
+    build = recommend(job, catalog, today=TODAY)
+    days = build.speed.figures["epoch_hours"] / 24
+    assert days > sp.SLOW_RUN_DAYS
+    rent = [line for line in build.warnings if line.startswith("or rent it: 8 x ")]
+    assert len(rent) == 1 and "renting is cheaper" in rent[0], build.warnings
+    rented_days = float(rent[0].split("run it in ~")[1].split(" days")[0])
+    assert rented_days < days / 4
