@@ -47,6 +47,9 @@ class ModelPreset:
     head_dim: int = 0  # per-head width when not hidden / heads (configs.memory_terms)
     sliding_window_tokens: int = 0  # sliding-window attention: window tokens, on sliding_window_layers layers
     sliding_window_layers: int = 0
+    # A detector's run peak over its one measured batch (the COCO run's largest images and most boxes): its
+    # activations are scaled to it, as a buyer must provision the peak, not a typical batch.
+    run_peak_ratio: float = 1.0
 
 
 @functools.cache
@@ -72,6 +75,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             experts_per_token=entry.get("experts_per_token", 0), experts_count=entry.get("experts_count", 0),
             head_dim=entry.get("head_dim", 0), sliding_window_tokens=entry.get("sliding_window_tokens", 0),
             sliding_window_layers=entry.get("sliding_window_layers", 0),
+            run_peak_ratio=entry.get("run_peak_ratio", 1.0),
         )
     return MappingProxyType(presets)
 
@@ -87,7 +91,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             attention_heads=preset.attention_heads, kv_heads=preset.kv_heads,
             sequence_length=min(workload.sequence_length, preset.sequence_length or workload.sequence_length)
             or preset.sequence_length,
-            activation_elements_per_sample=round(preset.activation_elements_per_sample * scale),
+            activation_elements_per_sample=round(preset.activation_elements_per_sample * scale * preset.run_peak_ratio),
             intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
             vocabulary_size=preset.vocabulary_size, max_context_tokens=preset.sequence_length,
             feature_width=preset.feature_width,
