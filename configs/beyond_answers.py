@@ -8,7 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Context
 from pth_top.configs.build import Build
-from pth_top.configs.feasibility import answer_changes
+from pth_top.configs.feasibility import answer_changes, cheap_levers_label, keeps_the_job, with_cheap_levers
 from pth_top.configs.market import money
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
@@ -20,10 +20,17 @@ from pth_top.units import GIB
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
 
 
-def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
-    """No lever fits the budget: the cheapest build a lever makes hold the job, and how far over budget it is."""
+def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool) -> str:
+    """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
+    the budget, of those that keep the job as asked (with the quality-free ones added) when only others do."""
     nearest: tuple[float, str] | None = None
-    for label, answers in answer_changes(ctx):
+    for label, changed in answer_changes(ctx):
+        answers = changed
+        if keeping_the_job:
+            if not keeps_the_job(ctx.answers, changed):
+                continue
+            answers = with_cheap_levers(ctx, changed)
+            label += f", {cheap_levers_label(ctx, changed, answers)}" if answers != changed else ""
         alternative = context_for(answers)
         fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting
         if fitting is None or (nearest is not None and fitting[0].total_cny >= nearest[0]):
@@ -33,8 +40,10 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context])
         need = alternative.memory.total_bytes / GIB
         price, over = (money(amount, ctx.currency, ctx.rules) for amount in (build.total_cny,
                                                                              build.total_cny - ctx.budget_cny))
-        nearest = (build.total_cny, f"the nearest build, over budget: {label}: {need:.1f} GiB per GPU fits "
-                                    f"{count}{gpu.name} for {price}, {over} over")
+        lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
+            "the nearest build, over budget"
+        nearest = (build.total_cny, f"{lead}: {label}: {need:.1f} GiB per GPU fits {count}{gpu.name} for {price}, "
+                                    f"{over} over")
     return nearest[1] if nearest else ""
 
 

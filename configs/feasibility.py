@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
-from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
+from pth_top.configs.answers import FIELDS, MAX_GPUS, SECTIONS, Answers
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory import micro_batch_per_gpu
@@ -123,7 +123,7 @@ def feasible_alternatives(
         line = _feasible_line(ctx, label, context_for(answers))
         cheap = _cheap_levers(ctx, answers) if answers != halved else answers  # its own lever, not recompute's
         if not line and cheap != answers:
-            answers, label = cheap, label + ", " + _cheap_levers_label(ctx, answers, cheap)
+            answers, label = cheap, label + ", " + cheap_levers_label(ctx, answers, cheap)
             line = _feasible_line(ctx, label, context_for(answers))
         if (not line and answers.task.mode == "inference" and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
@@ -192,6 +192,28 @@ def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
     return answers.with_value("task", "training_stack", "liger")
 
 
+# Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
+# and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
+QUALITY_FREE_FIELDS = frozenset({
+    ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
+    ("task", "kv_cache_dtype"), ("scale", "sharding"), ("scale", "gpu_count"),
+})
+
+
+def keeps_the_job(before: Answers, after: Answers) -> bool:
+    """Whether a change touches only the quality-free levers (QUALITY_FREE_FIELDS)."""
+    if before.scenario != after.scenario:
+        return False
+    old, new = before.to_dict(), after.to_dict()
+    changed = {(section, key) for section in SECTIONS for key, value in new[section].items()
+               if old[section].get(key) != value}
+    return changed <= QUALITY_FREE_FIELDS
+
+
+def with_cheap_levers(ctx: Context, answers: Answers) -> Answers:
+    return _cheap_levers(ctx, answers)
+
+
 def _cheap_levers(ctx: Context, answers: Answers) -> Answers:
     """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
     and micro-batch 1 (training only)."""
@@ -200,7 +222,7 @@ def _cheap_levers(ctx: Context, answers: Answers) -> Answers:
     return _small_activations(_chunked_loss(ctx, answers))
 
 
-def _cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
+def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
     recompute = after.task.recompute != before.task.recompute
     return ("chunked loss, " if chunked else "") + ("full recompute, " if recompute else "") + "micro-batch 1"

@@ -27,6 +27,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     training_needs_a_gpu,
 )
+from pth_top.configs.feasibility import keeps_the_job
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
 from pth_top.configs.memory import estimate_memory
@@ -121,8 +122,10 @@ def _recommend(
         warnings.append(f"your earlier choice of {dropped} is dropped: this build is one box without that part")
     alternatives = feasibility.feasible_alternatives(
         ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
-    if blockers and gpu is not None and not any(alternative.answers is not None for alternative in alternatives):
-        nearest = nearest_over_budget(ctx, lambda changed: _context(changed, catalog, rules, {}))
+    buildable = [alternative.answers for alternative in alternatives if alternative.answers is not None]
+    if blockers and gpu is not None and not any(keeps_the_job(answers, other) for other in buildable):
+        nearest = nearest_over_budget(ctx, lambda changed: _context(changed, catalog, rules, {}),
+                                      keeping_the_job=bool(buildable))
         blockers.extend([nearest] if nearest else [])
     if blockers and gpu is not None and cpu_only is not None and fit is not None and cpu_only_offered(
             ctx, cpu_only, fit):
