@@ -259,6 +259,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             kept = ", no recompute" if task.recompute == "none" else ""
             changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
                             f"(the same global batch{kept})", halved))
+        if task.recompute != "full" and ctx.shape.kind == "transformer":
+            changes.append(("full recompute (gradient checkpointing) at the same micro-batch: ~1/3 more compute, "
+                            "and what sees the batch (in-batch negatives, batch statistics) stays as it is",
+                            answers.with_value("task", "recompute", "full")))
         smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller != answers:
             changes.append((_small_activations_label(answers), smaller))
