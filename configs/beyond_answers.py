@@ -8,7 +8,13 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Context
 from pth_top.configs.build import Build
-from pth_top.configs.feasibility import answer_changes, cheap_levers_label, keeps_the_job, with_cheap_levers
+from pth_top.configs.feasibility import (
+    answer_changes,
+    cheap_levers_label,
+    keeps_the_job,
+    split_label,
+    with_cheap_levers,
+)
 from pth_top.configs.market import money
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
@@ -71,7 +77,7 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
             continue
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
-        return (f"faster within budget: {count} x {gpu.name} with tensor parallel{kv_text} decode ~{rate:,.1f} "
+        return (f"faster within budget: {count} x {gpu.name} with {split_label(answers)}{kv_text} decode ~{rate:,.1f} "
                 f"tokens/s per stream (~{per_stream:.1f} here), a build of "
                 f"{money(other.total_price_cny, build.currency, rules)} within "
                 f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")

@@ -64,7 +64,10 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
             bandwidth, measured_bandwidth = measured.bandwidth_gb_per_s, True
         if measured.busbw_gpus == count > 1:
             busbw = measured.busbw_gb_per_s
+    layer_split = answers.task.mode == "inference" and stacks.serving_engine(
+        answers.task.serving_engine, answers.scenario, precision) == "llama_cpp"
     return sp.Device(name=name, count=count, bandwidth_gb_per_s=bandwidth, tflops=tflops, rate_name=RATE_NAMES[rate],
+                     layer_split=layer_split,
                      tensor=rate != "fp32_tflops" and spec.get("software") != "cpu", link=link,
                      link_gb_per_s=link_gb_per_s, nvlink=nvlink, measured_bandwidth=measured_bandwidth,
                      measured_tflops=measured_tflops, busbw_gb_per_s=busbw,

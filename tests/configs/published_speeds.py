@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 32, published_stacks.py 8, published_workloads.py 33,
-test_requests.py 13): 41 here (127 in all).
+test_requests.py 13): 45 here (131 in all).
 """
 
 from __future__ import annotations
@@ -136,6 +136,12 @@ LLAMACPP_SPARK = ("github.com/ggml-org/llama.cpp benches/dgx-spark.md (2025-11-0
 QWEN25_7B = ModelShape("transformer", 7_615_616_512, layers=28, hidden_size=3584, attention_heads=28, kv_heads=4,
                        sequence_length=1, intermediate_size=18944, gated_mlp=True, vocabulary_size=152_064)
 LLAMACPP_4716 = "github.com/ggml-org/llama.cpp/issues/4716: llama.cpp CPU-only, Mixtral 8x7B Q8_0, 128 GB of RAM"
+# Llama 3 70B (meta-llama/Meta-Llama-3-70B config.json: 80 layers, hidden 8192, 64 heads, 8 KV heads, SwiGLU 28672,
+# vocabulary 128,256; 70.6B parameters) on llama.cpp across several cards, its default layer split.
+LLAMA3_70B = ModelShape("transformer", 70_553_706_496, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                        sequence_length=1, intermediate_size=28672, gated_mlp=True, vocabulary_size=128256)
+GPU_BENCHMARKS = ("github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference README (commit 00dd2bd, LLaMA 3 on RunPod, "
+                  "May 2024): llama-bench, 70B Q4_K_M, tg 512")
 MLPERF_LLAMA2_CONFIG = ("NVIDIA's harness, closed/NVIDIA/configs/llama2-70b/Offline/__init__.py: use_fp8, H200 TP1 "
                         "batch 806, H100 TP2 batch 896 per pair (the partner's own config not read)")
 MLPERF_TRAIN = ("github.com/mlcommons/training_results_v4.0 NVIDIA/results/{}/llama2_70b_lora/result_0.txt: "
@@ -188,6 +194,14 @@ CASES: tuple[PublishedSpeed, ...] = (
                    f"24,528.3 tokens/s on 8x H100 SXM, four TP2 pairs; {MLPERF_LLAMA2_CONFIG}", 24528.3,
                    lambda: 4 * decode(shape("llama-70b", 1), "int8", "h100-80gb-sxm", 265, batch=896, gpus=2,
                                       quantization="fp8")["decode_tokens_per_s_aggregate"]),
+    # --- llama.cpp across cards: the layer split runs one GPU at a time (4 cards no faster than 2) ---
+    *(PublishedSpeed(f"llamacpp-{count}x{card.split('-')[1]}-llama3-70b-q4km-tg512",
+                     f"{GPU_BENCHMARKS}: {count} x {card.split('-')[1].upper()} {published} tokens/s", published,
+                     lambda card=card, count=count: decode(
+                         LLAMA3_70B, "int4", card, 512, gpus=count, engine="llama_cpp",
+                         quantization="gguf_q4_k_m")["decode_tokens_per_s_per_stream"])
+      for card, count, published in (("rtx-3090-24gb", 2, 16.57), ("rtx-4090-24gb", 2, 19.22),
+                                     ("rtx-3090-24gb", 4, 17.07), ("rtx-4090-24gb", 4, 19.80))),
     # --- DGX Spark (GB10, 273 GB/s): llama.cpp's own benchmark of it ---
     PublishedSpeed("llamacpp-dgx-spark-gpt-oss-20b-tg32", f"{LLAMACPP_SPARK}: gpt-oss 20B MXFP4, tg32 84.10 tokens/s",
                    84.10, lambda: decode(shape("gpt-oss-20b", 1), "int4", "dgx-spark-128gb", 32, preset="gpt-oss-20b",
