@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Callable
 
 from pth_top.configs import stacks
-from pth_top.configs.answers import Answers
+from pth_top.configs.answers import SECTIONS, Answers
 from pth_top.configs.assembly import Context
 from pth_top.configs.build import Build
 from pth_top.configs.feasibility import (
     answer_changes,
     cheap_levers_label,
-    keeps_the_job,
-    split_label,
     with_cheap_levers,
 )
 from pth_top.configs.market import money
@@ -24,6 +22,23 @@ from pth_top.configs.speed_build import job_rate
 from pth_top.units import GIB
 
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
+
+# Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
+# and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
+QUALITY_FREE_FIELDS = frozenset({
+    ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
+    ("task", "kv_cache_dtype"), ("scale", "sharding"), ("scale", "gpu_count"),
+})
+
+
+def keeps_the_job(before: Answers, after: Answers) -> bool:
+    """Whether a change touches only the quality-free levers (QUALITY_FREE_FIELDS)."""
+    if before.scenario != after.scenario:
+        return False
+    old, new = before.to_dict(), after.to_dict()
+    changed = {(section, key) for section in SECTIONS for key, value in new[section].items()
+               if old[section].get(key) != value}
+    return changed <= QUALITY_FREE_FIELDS
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool) -> str:
@@ -76,8 +91,9 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
                 or rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S)):
             continue
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
+        split = stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
-        return (f"faster within budget: {count} x {gpu.name} with {split_label(answers)}{kv_text} decode ~{rate:,.1f} "
+        return (f"faster within budget: {count} x {gpu.name} with {split}{kv_text} decode ~{rate:,.1f} "
                 f"tokens/s per stream (~{per_stream:.1f} here), a build of "
                 f"{money(other.total_price_cny, build.currency, rules)} within "
                 f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
-from pth_top.configs.answers import FIELDS, MAX_GPUS, SECTIONS, Answers
+from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Assembly, Context, buyable
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory import micro_batch_per_gpu
@@ -127,7 +127,7 @@ def feasible_alternatives(
             line = _feasible_line(ctx, label, context_for(answers))
         if (not line and answers.task.mode == "inference" and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
-            for more_label, more in _more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
+            for more_label, more in _more_gpus(answers, "none", _split(answers) + " across {n} GPUs"):
                 line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
                 if line:
                     answers = more
@@ -190,24 +190,6 @@ def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
             or not ctx.shape.logits_vocabulary_size:
         return answers
     return answers.with_value("task", "training_stack", "liger")
-
-
-# Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
-# and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
-QUALITY_FREE_FIELDS = frozenset({
-    ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
-    ("task", "kv_cache_dtype"), ("scale", "sharding"), ("scale", "gpu_count"),
-})
-
-
-def keeps_the_job(before: Answers, after: Answers) -> bool:
-    """Whether a change touches only the quality-free levers (QUALITY_FREE_FIELDS)."""
-    if before.scenario != after.scenario:
-        return False
-    old, new = before.to_dict(), after.to_dict()
-    changed = {(section, key) for section in SECTIONS for key, value in new[section].items()
-               if old[section].get(key) != value}
-    return changed <= QUALITY_FREE_FIELDS
 
 
 def with_cheap_levers(ctx: Context, answers: Answers) -> Answers:
@@ -290,7 +272,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:
-            changes.extend(_more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine"))
+            changes.extend(_more_gpus(answers, "none", _split(answers) + " across {n} GPUs of one machine"))
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
     image_patches = not ctx.shape.vocabulary_size and (
         answers.workload.preset != "custom" or answers.data.kind != "text")
@@ -311,10 +293,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     return changes
 
 
-def split_label(answers: Answers) -> str:
-    """How a server's engine spreads a model over GPUs: llama.cpp by layers, vLLM and SGLang within each layer."""
-    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
-    return "llama.cpp's layer split" if engine == "llama_cpp" else "tensor parallel"
+def _split(answers: Answers) -> str:
+    return stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
 
 
 def _more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, Answers]]:

@@ -15,7 +15,7 @@ from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part, usable_bytes
-from pth_top.configs.beyond_answers import faster_within_budget, nearest_over_budget, rented_run_line
+from pth_top.configs.beyond_answers import faster_within_budget, keeps_the_job, nearest_over_budget, rented_run_line
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
@@ -27,7 +27,6 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     training_needs_a_gpu,
 )
-from pth_top.configs.feasibility import keeps_the_job
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
 from pth_top.configs.memory import estimate_memory

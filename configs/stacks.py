@@ -96,3 +96,9 @@ def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, val
             "(Liger fused linear cross-entropy; no s*b*V logits)")
     return int(hidden_gradient), (
         f"loss: the hidden gradient s*b*h x {value_bytes:g} B (Cut Cross Entropy; no s*b*V logits, Unsloth)")
+
+
+def split_label(engine: str, scenario: str, precision: str) -> str:
+    """How a server's engine spreads a model over GPUs: llama.cpp by layers, vLLM and SGLang within each layer."""
+    return "llama.cpp's layer split" if serving_engine(engine, scenario, precision) == "llama_cpp" \
+        else "tensor parallel"
