@@ -194,7 +194,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     run_s, basis = _epoch(answers, shape, rate)
     if run_s:
         out.figures["epoch_hours"] = run_s / 3600
-        what = f"one epoch of {answers.data.dataset_size_gb:g} GB"
+        what = f"one epoch of {answers.data.dataset_size_gb:g} GB" if answers.data.dataset_size_gb else "one epoch"
         line += f"; {what} ({basis}) in ~{sp.duration(run_s)}"
     else:
         run_s = (1e9 if unit == "tokens" else 1e6) / rate
@@ -222,22 +222,21 @@ def _trainable(shape: ModelShape, task: Any) -> float:
 def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str]:
     """One pass over the data set where its size says how much work it is (text tokens, images), and how many samples
     the size was read as; (0, "") otherwise."""
-    size = answers.data.dataset_size_gb * 1e9
-    if size and answers.data.kind == "text" and shape.kind == "transformer":
+    data = answers.data
+    size = data.dataset_size_gb * 1e9
+    if answers.data.kind == "text" and shape.kind == "transformer" and (data.tokens_count or size):
+        if data.tokens_count:
+            return data.tokens_count / rate, f"{data.tokens_count / 1e9:,.3g}B tokens (data.tokens_count)"
         tokens = size / sp.BYTES_PER_TEXT_TOKEN
         return tokens / rate, f"~{tokens / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each"
-    if size and answers.data.kind == "images":
-        images = size / sp.BYTES_PER_IMAGE
+    if answers.data.kind == "images" and (data.images_count or size):
         per_sample = shape.sequence_length if shape.kind == "transformer" else 1
+        if data.images_count:
+            return data.images_count * per_sample / rate, f"{data.images_count:,} images (data.images_count)"
+        images = size / sp.BYTES_PER_IMAGE
         return images * per_sample / rate, (f"~{images / 1e6:,.3g}M images at ImageNet's "
                                             f"~{sp.BYTES_PER_IMAGE / 1e3:g} KB each")
     return 0.0, ""
-    if answers.data.kind == "text" and shape.kind == "transformer":
-        return size / sp.BYTES_PER_TEXT_TOKEN / rate
-    if answers.data.kind == "images":
-        per_sample = shape.sequence_length if shape.kind == "transformer" else 1
-        return size / sp.BYTES_PER_IMAGE * per_sample / rate
-    return 0.0
 
 
 def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:

@@ -284,3 +284,16 @@ def test_a_month_long_training_run_names_the_rented_node_that_does_it_for_less(c
     assert len(rent) == 1 and "renting is cheaper" in rent[0], build.warnings
     rented_days = float(rent[0].split("run it in ~")[1].split(" days")[0])
     assert rented_days < days / 4
+
+
+def test_an_epoch_counts_the_images_or_tokens_given_rather_than_reading_them_from_the_size(catalog):
+    # COCO train2017: 118,287 images in 19.3 GB, ~163 KB each; read at ImageNet's ~110 KB an image it looked 173k.
+    job = dict(workload__preset="resnet50", workload__batch_size=256, task__precision="amp_fp16",
+               data__kind="images", data__dataset_size_gb=19.3, budget__amount=60000.0)
+    counted = recommend(answers(**job, data__images_count=118_287), catalog, today=TODAY)
+    rate = counted.speed.figures["training_samples_per_s"]
+    assert counted.speed.figures["epoch_hours"] == pytest.approx(118_287 / rate / 3600, rel=1e-3)
+    assert any("118,287 images (data.images_count)" in line for line in counted.speed.summary)
+    tokens = recommend(answers(workload__preset="gpt2-small", data__tokens_count=9_000_000_000), catalog, today=TODAY)
+    assert tokens.speed.figures["epoch_hours"] == pytest.approx(
+        9e9 / tokens.speed.figures["training_tokens_per_s"] / 3600, rel=1e-3)
