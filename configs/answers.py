@@ -226,8 +226,18 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                 if getattr(workload, key) <= 0:
                     problems.append(("workload", key, "a custom transformer needs this above zero"))
                     return problems
-            if workload.hidden_size % workload.attention_heads:
-                problems.append(("workload", "attention_heads", "hidden_size must be a multiple of attention_heads"))
+            if workload.hidden_size % workload.attention_heads and not workload.head_dim:
+                problems.append(("workload", "attention_heads", "hidden_size must be a multiple of attention_heads "
+                                 "(or give head_dim)"))
+            window_tokens, window_layers = workload.sliding_window_tokens, workload.sliding_window_layers
+            if bool(window_tokens) != bool(window_layers):  # named on the key given, its partner missing
+                given, missing = ("sliding_window_tokens", "sliding_window_layers") if window_tokens else (
+                    "sliding_window_layers", "sliding_window_tokens")
+                problems.append(("workload", given, f"a sliding window needs both its tokens and the layers that "
+                                 f"use it above zero: give {missing} too"))
+            elif window_layers >= workload.layers:
+                problems.append(("workload", "sliding_window_layers", "must be below layers: a window model keeps "
+                                 "some global layers (Gemma 3 27B: 52 of 62)"))
             kv = workload.kv_heads
             if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))

@@ -257,9 +257,9 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor), board, 1)
                   for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = ctx.catalog.of_kind("motherboard")
-    same_socket = [board for board in all_boards if runs_on(cpu, board)] or all_boards
+    boards_it_runs_on = [board for board in all_boards if runs_on(cpu, board)] or all_boards
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
-    board, _ = rank(ctx, asm, "motherboard", candidates, same_socket,
+    board, _ = rank(ctx, asm, "motherboard", candidates, boards_it_runs_on,
                     f"socket {cpu['socket']}, room for {ctx.gpu_count} x {width}-slot GPU(s), "
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",

@@ -27,7 +27,7 @@ NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
 QUALITY_FREE_FIELDS = frozenset({
     ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
-    ("task", "kv_cache_dtype"), ("scale", "sharding"), ("scale", "gpu_count"),
+    ("task", "kv_cache_dtype"), ("scale", "sharding"), ("scale", "gpu_count"), ("budget", "condition"),
 })
 
 
@@ -43,8 +43,11 @@ def keeps_the_job(before: Answers, after: Answers) -> bool:
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool) -> str:
     """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
-    the budget, of those that keep the job as asked (with the quality-free ones added) when only others do."""
-    nearest: tuple[float, str] | None = None
+    the budget, of those that keep the job as asked (with the quality-free ones added) when only others do. Only a
+    lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
+    (one within it is held back by power or its rules, not money)."""
+    unchanged = fit_budget(ctx, ranked_gpus(ctx)).cheapest_fitting
+    nearest: tuple[float, str] | None = (unchanged[0].total_cny, "") if unchanged else None
     for label, changed in answer_changes(ctx):
         answers = changed
         if keeping_the_job:
@@ -54,7 +57,8 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             label += f", {cheap_levers_label(ctx, changed, answers)}" if answers != changed else ""
         alternative = context_for(answers)
         fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting
-        if fitting is None or (nearest is not None and fitting[0].total_cny >= nearest[0]):
+        if fitting is None or fitting[0].total_cny <= ctx.budget_cny or (
+                nearest is not None and fitting[0].total_cny >= nearest[0]):
             continue
         build, gpu = fitting
         count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
@@ -104,10 +108,9 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> 
     """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
     the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""
     answers, figures = build.answers, build.speed.figures
-    hours = figures.get("epoch_hours") or figures.get("hours_per_billion_tokens") or figures.get(
-        "hours_per_million_samples", 0.0)
+    hours = figures.get("epoch_hours", 0.0)  # a data set's epoch: without one there is no run to price
     rate = figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
-    if answers.task.mode != "training" or not rate or hours <= SLOW_RUN_DAYS * 24:
+    if answers.task.mode != "training" or build.blockers or not rate or hours <= SLOW_RUN_DAYS * 24:
         return ""
     node = answers.with_value("scale", "gpu_count", NODE_GPUS)
     if answers.task.method == "full" and answers.scale.sharding in ("none", "zero1", "zero2"):

@@ -118,10 +118,10 @@ def feasible_alternatives(
     holds is sized across nodes first (configs/scale_out.py)."""
     found: list[Alternative] = []
     changes = answer_changes(ctx)
-    halved = _halved_micro_batch(ctx.answers)
+    own_levers = (_halved_micro_batch(ctx.answers), _recompute_only(ctx.answers))  # not to be mixed with mb 1
     for label, answers in changes:
         line = _feasible_line(ctx, label, context_for(answers))
-        cheap = _cheap_levers(ctx, answers) if answers != halved else answers  # its own lever, not recompute's
+        cheap = _cheap_levers(ctx, answers) if answers not in own_levers else answers
         if not line and cheap != answers:
             answers, label = cheap, label + ", " + cheap_levers_label(ctx, answers, cheap)
             line = _feasible_line(ctx, label, context_for(answers))
@@ -177,6 +177,11 @@ def _halved_micro_batch(answers: Answers) -> Answers:
     return answers.with_value("task", "accumulation_steps", steps)
 
 
+def _recompute_only(answers: Answers) -> Answers:
+    """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory)."""
+    return answers.with_value("task", "recompute", "full") if answers.task.mode == "training" else answers
+
+
 def _small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
     micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
@@ -207,7 +212,9 @@ def _cheap_levers(ctx: Context, answers: Answers) -> Answers:
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
     recompute = after.task.recompute != before.task.recompute
-    return ("chunked loss, " if chunked else "") + ("full recompute, " if recompute else "") + "micro-batch 1"
+    micro = after.task.accumulation_steps != before.task.accumulation_steps
+    return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
+                                                 ("micro-batch 1", micro)) if changed)
 
 
 def _small_activations_label(before: Answers) -> str:
@@ -241,12 +248,13 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             kept = ", no recompute" if task.recompute == "none" else ""
             changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
                             f"(the same global batch{kept})", halved))
-        if task.recompute != "full" and ctx.shape.kind == "transformer":
+        recompute_only = _recompute_only(answers)
+        if recompute_only != answers:
             changes.append(("full recompute (gradient checkpointing) at the same micro-batch: ~1/3 more compute, "
                             "and what sees the batch (in-batch negatives, batch statistics) stays as it is",
-                            answers.with_value("task", "recompute", "full")))
+                            recompute_only))
         smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
-        if smaller != answers:
+        if smaller not in (answers, recompute_only):
             changes.append((_small_activations_label(answers), smaller))
         if task.method == "full" and task.optimizer in ("adam", "adamw"):
             changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",

@@ -87,8 +87,8 @@ class ModelShape:
 
     @property
     def attention_flops_width(self) -> int:
-        """The width for attention FLOPs (4 x width per query-key pair a layer): MLA's, else hidden_size."""
-        return self.attention_width or self.hidden_size
+        """The width for attention FLOPs (4 x width per query-key pair a layer): MLA's, heads x head_dim, or h."""
+        return self.attention_width or (self.attention_heads * self.head_dim if self.head_dim else self.hidden_size)
 
     @property
     def kv_width(self) -> int:

@@ -28,6 +28,7 @@ from pth_top.configs.part_types import (
 )
 from pth_top.configs.schema import Problem, SchemaError, constraints, convert, reason, value_reason
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
+from pth_top.units import GIB, MIB
 
 BUILTIN_CATALOG_DIR = Path(__file__).with_name("catalog")
 STALE_PRICE_DAYS = 180
@@ -67,7 +68,7 @@ class Part:
 def gpu_memory_gib(gpu: Part) -> float:
     """The memory a program can plan on: nvidia-smi's reported total where a capture is cataloged, else as sold."""
     reported_mib = gpu.get("memory_reported_mib") or 0
-    return reported_mib / 1024 if reported_mib else float(gpu["memory_gib"])
+    return reported_mib * MIB / GIB if reported_mib else float(gpu["memory_gib"])
 
 
 @dataclass(slots=True)

@@ -102,7 +102,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             head_dim=preset.head_dim, sliding_window_tokens=preset.sliding_window_tokens,
             sliding_window_layers=preset.sliding_window_layers,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
-            f"({preset.source}){scale_text}"
+            f"({preset.source}){scale_text}{_peak_text(preset)}"
     kind = workload.kind
     if kind == "transformer":
         layers, hidden, vocab = workload.layers, workload.hidden_size, workload.vocabulary_size
@@ -139,6 +139,13 @@ def resolution_scale(preset: ModelPreset, input_size_px: int) -> tuple[float, st
     scale = (input_size_px / preset.input_size_px) ** 2
     return scale, (f"; at {input_size_px} px, activations and FLOPs x {scale:.3g} of its {preset.input_size_px} px "
                    "(feature maps grow with the pixel count)")
+
+
+def _peak_text(preset: ModelPreset) -> str:
+    if preset.run_peak_ratio == 1.0:
+        return ""
+    return (f"; its {preset.activation_elements_per_sample:,} values saved for backward (autograd, one typical batch) "
+            f"x {preset.run_peak_ratio:g} for the run's peak (largest images, most boxes: detectron2's train mem)")
 
 
 def _active_text(active: int) -> str:

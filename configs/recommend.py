@@ -342,7 +342,7 @@ def _memory_text(gpu: Part) -> str:
     reported_mib = gpu.get("memory_reported_mib") or 0
     if not reported_mib:
         return f"{gpu['memory_gib']:g} GiB"
-    return f"{reported_mib / 1024:.4g} GiB (nvidia-smi's {reported_mib:,.0f} MiB; sold as {gpu['memory_gib']:g} GB)"
+    return f"{gpu_memory_gib(gpu):.4g} GiB (nvidia-smi's {reported_mib:,.0f} MiB; sold as {gpu['memory_gib']:g} GB)"
 
 
 def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:

@@ -45,7 +45,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
     precision = answers.task.precision
     if answers.task.mode == "training":
         rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
-        if rate == "fp32_tflops" and kind == "cnn" and spec.get("tf32_dense_tflops", 0) > 0:
+        if rate == "fp32_tflops" and kind == "cnn" and spec.get("tf32_dense_tflops", 0) > 0 \
+                and spec.get("software") == "cuda":
             # cuDNN convolutions run TF32 by default (torch.backends.cudnn.allow_tf32) on tensor cores, at a
             # tensor core's CNN fraction, also on a GeForce whose TF32 peak is its FP32 one.
             rate = "tf32_dense_tflops"
@@ -130,7 +131,11 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, reads.line)
-    width = f", h attention's width {shape.attention_width:,} (MLA)" if shape.attention_width else ""
+    width = f", h attention's width {shape.attention_flops_width:,}" + (" (MLA)" if shape.attention_width else "") \
+        if shape.attention_flops_width != shape.hidden_size else ""
+    if shape.window_layers:
+        width += (f"; {shape.window_layers} window layers attend to s x w - w^2/2 pairs, w = "
+                  f"{shape.sliding_window_tokens:,}")
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        + (", N the active parameters" if shape.active < shape.parameters else "") + width + ")")
     out.figures["first_token_s"] = first_s

@@ -204,18 +204,21 @@ def test_an_fp8_kv_cache_is_offered_only_on_an_engine_that_has_one(catalog):
                for _, key, reason in cross_field_problems(asked))
 
 
+# Qwen2.5-Coder-32B AWQ for 8 streams at 16k on 2 used cards for $3,000 (Qwen/Qwen2.5-Coder-32B config.json: 64
+# layers, hidden 5120, 40 heads, 8 KV heads).
+CODER_32B_SERVER = dict(workload__preset="custom", workload__parameters=32_763_876_352, workload__layers=64,
+                        workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
+                        workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152064,
+                        workload__sequence_length=16384, workload__batch_size=8, task__mode="inference",
+                        task__precision="int4", task__serving_engine="vllm", task__quantization="awq_g128",
+                        task__generated_tokens=1024, scale__gpu_count=2, budget__amount=3000.0,
+                        budget__currency="USD", budget__condition="used")
+
+
 def test_a_server_no_lever_fits_within_budget_names_the_nearest_build_over_it(catalog):
-    # Qwen2.5-Coder-32B AWQ for 8 streams at 16k on 2 used cards for $3,000: no lever fits the budget, but an fp8
-    # KV cache makes 2 x RTX 3090 hold it (~19 GiB a card); the build says so and how far over budget that is,
-    # besides renting. (Qwen/Qwen2.5-Coder-32B config.json: 64 layers, hidden 5120, 40 heads, 8 KV heads.)
-    job = answers("inference_server", workload__preset="custom", workload__parameters=32_763_876_352,
-                  workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
-                  workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152064,
-                  workload__sequence_length=16384, workload__batch_size=8, task__mode="inference",
-                  task__precision="int4", task__serving_engine="vllm", task__quantization="awq_g128",
-                  task__generated_tokens=1024, scale__gpu_count=2, budget__amount=3000.0, budget__currency="USD",
-                  budget__condition="used")
-    build = recommend(job, catalog, today=TODAY)
+    # No lever fits the budget, but an fp8 KV cache makes 2 x RTX 3090 hold it (~19 GiB a card); the build says so
+    # and how far over budget that is, besides renting.
+    build = recommend(answers("inference_server", **CODER_32B_SERVER), catalog, today=TODAY)
     assert build.blockers and not build.applicable_alternatives
     nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget")]
     assert len(nearest) == 1 and "fp8 KV cache" in nearest[0] and "2 x " in nearest[0], build.blockers
@@ -253,3 +256,58 @@ def test_recompute_at_the_same_micro_batch_comes_before_shrinking_the_batch_a_co
     assert first_line.startswith("full recompute (gradient checkpointing) at the same micro-batch"), first_line
     assert first_answers.task.accumulation_steps == job.task.accumulation_steps
     assert first_answers.task.recompute == "full"
+
+
+def test_the_nearest_build_over_budget_is_named_only_when_cheaper_than_the_job_as_asked(catalog):
+    # With the fp8 KV cache already answered, the job as asked fits 2 x RTX 3090 for $3,811, which the headline
+    # names; a shorter context buys nothing cheaper, so no lever is offered as "the nearest".
+    build = recommend(answers("inference_server", **CODER_32B_SERVER, task__kv_cache_dtype="fp8"), catalog,
+                      today=TODAY)
+    assert build.blockers and "2 x NVIDIA GeForce RTX 3090" in build.blockers[0]
+    assert not any("nearest build" in line for line in build.blockers), build.blockers
+
+
+def test_a_used_card_that_holds_the_job_within_budget_is_not_contradicted_by_a_nearest_new_build(catalog):
+    # A used card changes who sells it, not the job: with one within budget, no "keeping the job as asked, the
+    # nearest build is over budget" line may sit above it.
+    build = recommend(answers("inference_server", **{**CODER_32B_SERVER, "budget__condition": "new",
+                                                     "budget__amount": 3900.0, "task__kv_cache_dtype": "fp8"}),
+                      catalog, today=TODAY)
+    used = [other for _, other, _ in build.applicable_alternatives if other.budget.condition == "used"]
+    if used:
+        assert keeps_the_job(build.answers, used[0])
+        assert not any(line.startswith("keeping the job as asked") for line in build.blockers), build.blockers
+
+
+def test_a_power_limited_job_never_shows_a_negative_overage(catalog):
+    # A full fine-tune of Llama 3 8B for $20,000 under a 150 W limit: the cheapest build that holds it is within
+    # budget and held back by power, so "over budget" would read "$-15,300 over".
+    build = recommend(answers(workload__preset="llama3-8b", workload__batch_size=8, workload__sequence_length=2048,
+                              task__precision="bf16", task__method="full", data__dataset_size_gb=1.0,
+                              budget__amount=20000.0, budget__currency="USD", budget__max_power_w=150),
+                      catalog, today=TODAY)
+    assert build.blockers
+    assert not any("$-" in line for line in build.blockers), build.blockers
+
+
+def test_a_build_that_cannot_hold_the_job_is_not_priced_against_renting(catalog):
+    # The rent-or-buy line compares a run's time on the build: a build that does not hold the job has no run.
+    # QLoRA of a 70B at 2k for $3,000: ~38 GiB on the 16 GB card of the closest build, over 100 days per 1B tokens.
+    job = answers(workload__preset="llama-70b", workload__batch_size=8, workload__sequence_length=2048,
+                  task__precision="bf16", task__method="qlora", task__recompute="full", task__accumulation_steps=8,
+                  data__dataset_size_gb=400.0, budget__amount=3000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.blockers
+    assert not any(line.startswith("or rent it") for line in build.warnings), build.warnings
+
+
+def test_recompute_at_the_same_micro_batch_is_never_mixed_with_micro_batch_one(catalog):
+    # bert-large at batch 1024 for EUR 3,000: recompute alone does not fit; it must not come back relabelled with
+    # micro-batch 1 added (its label says the batch stays), and the honest "micro-batch 1" line must remain.
+    build = recommend(answers(workload__preset="bert-large", workload__batch_size=1024, workload__sequence_length=512,
+                              task__precision="amp_fp16", task__optimizer="adamw", task__recompute="none",
+                              data__dataset_size_gb=2.0, budget__amount=3000.0, budget__currency="EUR"),
+                      catalog, today=TODAY)
+    lines = build.feasible_alternatives
+    assert not any("stays as it is" in line and "micro-batch 1" in line for line in lines), lines
+    assert any(line.startswith("full recompute (gradient checkpointing) and micro-batch 1") for line in lines), lines

@@ -20,7 +20,7 @@ TODAY = dt.date(2026, 11, 1)
 def test_gemma3_27b_caches_its_window_on_five_layers_of_six_and_128_wide_heads():
     # google/gemma-3-27b-it config.json: 62 layers, 16 KV heads x head_dim 128 (not 5,376 / 32 = 168), a
     # 1,024-token window on every layer but each sixth (10 global). At 32k one stream's bf16 cache is
-    # 2 x 2 B x 2,048 x (10 x 32,768 + 52 x 1,024) = 3.0 GB; caching every layer in full would be 16.6 GB.
+    # 2 x 2 B x 2,048 x (10 x 32,768 + 52 x 1,024) = 3.1 GB; caching every layer in full would be 16.6 GB.
     shape, _ = model_shape(answers(workload__preset="gemma3-27b").workload)
     assert shape.kv_width == 2048 and shape.window_layers == 52
     assert kv_cache_bytes(shape, 1, 32768, 2.0) == 2 * 2 * 2048 * (10 * 32768 + 52 * 1024)
@@ -74,3 +74,17 @@ serving_engine = "llama_cpp"
 
 def _fields(shape):
     return {name: getattr(shape, name) for name in shape.__dataclass_fields__}
+
+
+def test_a_custom_model_with_head_dim_prefills_as_the_same_model_as_a_preset():
+    # Attention's products run at heads x head_dim (32 x 128 = 4,096 for Gemma 3 27B), whichever way it is given.
+    from pth_top.configs.speed_reads import prefill_flops
+
+    preset, _ = model_shape(answers(workload__preset="gemma3-27b").workload)
+    custom, _ = model_shape(answers(workload__preset="custom", workload__parameters=27_009_000_000,
+                                    workload__layers=62, workload__hidden_size=5376, workload__attention_heads=32,
+                                    workload__kv_heads=16, workload__head_dim=128, workload__sequence_length=32768,
+                                    workload__sliding_window_tokens=1024, workload__sliding_window_layers=52,
+                                    workload__vocabulary_size=262208).workload)
+    assert custom.attention_flops_width == preset.attention_flops_width == 4096
+    assert prefill_flops(custom, 32768) == pytest.approx(prefill_flops(preset, 32768))
