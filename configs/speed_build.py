@@ -160,8 +160,14 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
     if shape.kind == "transformer":
+        context = shape.sequence_length
+        if shape.window_layers:  # window layers attend to the window: s is the layers' mean context
+            context = round(shape.cached_layer_tokens(context) / shape.layers)
         per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
-                                                         shape.sequence_length, method, task.recompute)
+                                                         context, method, task.recompute)
+        if shape.window_layers:
+            text += (f" (s = {context:,}: {shape.layers - shape.window_layers} layers at {shape.sequence_length:,}, "
+                     f"{shape.window_layers} at the {shape.sliding_window_tokens:,}-token window)")
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
         fraction = sp.TRANSFORMER_TRAINING_MFU
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \

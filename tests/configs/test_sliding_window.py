@@ -88,3 +88,19 @@ def test_a_custom_model_with_head_dim_prefills_as_the_same_model_as_a_preset():
                                     workload__vocabulary_size=262208).workload)
     assert custom.attention_flops_width == preset.attention_flops_width == 4096
     assert prefill_flops(custom, 32768) == pytest.approx(prefill_flops(preset, 32768))
+
+
+def test_training_counts_the_window_layers_attention_at_their_window():
+    # Gemma 3 27B at 8k: 10 layers attend to 8,192 tokens, 52 to 1,024: the attention term runs at the layers' mean
+    # context, (10 x 8,192 + 52 x 1,024) / 62 = 2,180, not 8,192 (about 13 % of all training FLOPs).
+    from pth_top.configs import speed as sp
+    from pth_top.configs.speed_build import training
+
+    job = answers(workload__preset="gemma3-27b", workload__sequence_length=8192, workload__batch_size=1,
+                  task__method="full", task__recompute="none")
+    shape, _ = model_shape(job.workload)
+    device = sp.Device("H100", 1, 3350, 989.0, "dense BF16 tensor", tensor=True, fp32_tflops=67.0)
+    rate = training(job, shape, device, 63.0).figures["training_tokens_per_s"]
+    per_token = sp.transformer_flops_per_token(shape.active, 62, 4096, round((10 * 8192 + 52 * 1024) / 62),
+                                               "full", "none")[0]
+    assert rate == pytest.approx(sp.TRANSFORMER_TRAINING_MFU * 989e12 / per_token, rel=0.01)
