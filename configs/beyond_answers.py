@@ -6,14 +6,16 @@ from typing import Callable
 
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers
-from pth_top.configs.assembly import Context
+from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.build import Build
 from pth_top.configs.feasibility import (
     answer_changes,
     cheap_levers_label,
+    split_label,
     with_cheap_levers,
 )
 from pth_top.configs.market import money
+from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
@@ -41,12 +43,14 @@ def keeps_the_job(before: Answers, after: Answers) -> bool:
     return changed <= QUALITY_FREE_FIELDS
 
 
-def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool) -> str:
+def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,
+                        unchanged: tuple[Assembly, Part] | None = None) -> str:
     """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
     the budget, of those that keep the job as asked (with the quality-free ones added) when only others do. Only a
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
-    (one within it is held back by power or its rules, not money)."""
-    unchanged = fit_budget(ctx, ranked_gpus(ctx)).cheapest_fitting
+    (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
+    fitting build, when it ranked the GPUs (not when one is pinned)."""
+    unchanged = unchanged or fit_budget(ctx, ranked_gpus(ctx)).cheapest_fitting
     nearest: tuple[float, str] | None = (unchanged[0].total_cny, "") if unchanged else None
     for label, changed in answer_changes(ctx):
         answers = changed
@@ -95,7 +99,7 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
                 or rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S)):
             continue
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
-        split = stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
+        split = split_label(answers)
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
         return (f"faster within budget: {count} x {gpu.name} with {split}{kv_text} decode ~{rate:,.1f} "
                 f"tokens/s per stream (~{per_stream:.1f} here), a build of "

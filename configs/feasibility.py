@@ -127,7 +127,7 @@ def feasible_alternatives(
             line = _feasible_line(ctx, label, context_for(answers))
         if (not line and answers.task.mode == "inference" and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
-            for more_label, more in _more_gpus(answers, "none", _split(answers) + " across {n} GPUs"):
+            for more_label, more in _more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
                 line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
                 if line:
                     answers = more
@@ -280,7 +280,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if not ctx.edge:
-            changes.extend(_more_gpus(answers, "none", _split(answers) + " across {n} GPUs of one machine"))
+            changes.extend(_more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine"))
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
     image_patches = not ctx.shape.vocabulary_size and (
         answers.workload.preset != "custom" or answers.data.kind != "text")
@@ -301,7 +301,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     return changes
 
 
-def _split(answers: Answers) -> str:
+def split_label(answers: Answers) -> str:
+    """How the answers' serving engine spreads a model over GPUs (configs.stacks.split_label)."""
     return stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
 
 

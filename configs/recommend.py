@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Mapping
+from typing import Callable, Mapping
 
 from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
@@ -60,7 +60,7 @@ def recommend(
                        measured=measured)
     faster = "" if pins and "gpu" in pins else faster_within_budget(
         build, rules, lambda changed: _recommend(changed, catalog, rules=rules, today=today, measured=measured))
-    rent = rented_run_line(build, lambda changed: _context(changed, catalog, rules, {}))
+    rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
     added = tuple(line for line in (faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
 
@@ -120,11 +120,11 @@ def _recommend(
         dropped = ", ".join(ROLE_LABELS[role] for role in ctx.pins if role not in pins_kept)
         warnings.append(f"your earlier choice of {dropped} is dropped: this build is one box without that part")
     alternatives = feasibility.feasible_alternatives(
-        ctx, lambda changed: _context(changed, catalog, rules, {}), rent_first=cpu_only_inadequate) if blockers else []
+        ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate) if blockers else []
     buildable = [alternative.answers for alternative in alternatives if alternative.answers is not None]
     if blockers and gpu is not None and not any(keeps_the_job(answers, other) for other in buildable):
-        nearest = nearest_over_budget(ctx, lambda changed: _context(changed, catalog, rules, {}),
-                                      keeping_the_job=bool(buildable))
+        nearest = nearest_over_budget(ctx, _unpinned_context_for(catalog, rules), keeping_the_job=bool(buildable),
+                                      unchanged=fit.cheapest_fitting if fit is not None else None)
         blockers.extend([nearest] if nearest else [])
     if blockers and gpu is not None and cpu_only is not None and fit is not None and cpu_only_offered(
             ctx, cpu_only, fit):
@@ -167,6 +167,11 @@ def _recommend(
     ), measured)
 
 
+def _unpinned_context_for(catalog: Catalog, rules: Rules) -> Callable[[Answers], Context]:
+    """How the levers and alternatives see changed answers: the same catalog and rules, no pinned parts."""
+    return lambda changed: _context(changed, catalog, rules, {})
+
+
 def _general_reasoning(
     ctx: Context, assembly: Assembly, gpu: Part | None, cpu_only: CpuOnly | None, infeasible: bool
 ) -> list[str]:
@@ -176,7 +181,7 @@ def _general_reasoning(
         "(guide §6.1) do not apply; the money goes to cores, RAM and storage")
     general: list[str] = [ctx.shape_line, *ctx.memory.formula, tier_line, *_applied_answers(ctx, assembly)]
     general[2 + len(ctx.memory.formula):2 + len(ctx.memory.formula)] = feasibility.stack_verdicts(
-        ctx, gpu, lambda changed: _context(changed, ctx.catalog, ctx.rules, {}))
+        ctx, gpu, _unpinned_context_for(ctx.catalog, ctx.rules))
     if gpu is None and cpu_only is not None:
         general.insert(0, f"CPU-only build: {cpu_only.reason}")
     if ctx.market != "cn" or ctx.currency != "CNY":  # said first: whose prices and availability these are

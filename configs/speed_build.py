@@ -131,13 +131,14 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, reads.line)
-    width = f", h attention's width {shape.attention_flops_width:,}" + (" (MLA)" if shape.attention_width else "") \
-        if shape.attention_flops_width != shape.hidden_size else ""
+    attention_notes = f", h attention's width {shape.attention_flops_width:,}" + (
+        " (MLA)" if shape.attention_width else "") if shape.attention_flops_width != shape.hidden_size else ""
     if shape.window_layers:
-        width += (f"; {shape.window_layers} window layers attend to s x w - w^2/2 pairs, w = "
-                  f"{shape.sliding_window_tokens:,}")
+        attention_notes += (f"; {shape.window_layers} window layers attend to s x w - w^2/2 pairs, w = "
+                            f"{shape.sliding_window_tokens:,}")
+    active = ", N the active parameters" if shape.active < shape.parameters else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
-                       + (", N the active parameters" if shape.active < shape.parameters else "") + width + ")")
+                       f"{active}{attention_notes})")
     out.figures["first_token_s"] = first_s
     per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
     streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
@@ -235,12 +236,12 @@ def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str
     the size was read as; (0, "") otherwise."""
     data = answers.data
     size = data.dataset_size_gb * 1e9
-    if answers.data.kind == "text" and shape.kind == "transformer" and (data.tokens_count or size):
+    if data.kind == "text" and shape.kind == "transformer" and (data.tokens_count or size):
         if data.tokens_count:
             return data.tokens_count / rate, f"{data.tokens_count / 1e9:,.3g}B tokens (data.tokens_count)"
         tokens = size / sp.BYTES_PER_TEXT_TOKEN
         return tokens / rate, f"~{tokens / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each"
-    if answers.data.kind == "images" and (data.images_count or size):
+    if data.kind == "images" and (data.images_count or size):
         per_sample = shape.sequence_length if shape.kind == "transformer" else 1
         if data.images_count:
             return data.images_count * per_sample / rate, f"{data.images_count:,} images (data.images_count)"

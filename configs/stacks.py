@@ -37,6 +37,8 @@ FP8_KV_VALUE_BYTES = {"vllm": 1.0, "sglang": 1.0, "llama_cpp": 34 / 32}
 def kv_value_bytes(kv_cache_dtype: str, engine: str, default: float) -> float:
     """A KV cache value's bytes on this engine: fp8 where the engine has it, else the weights' `default`."""
     return FP8_KV_VALUE_BYTES.get(engine, default) if kv_cache_dtype == "fp8" else default
+
+
 TRAINING_STACKS: tuple[str, ...] = get_args(TrainingStack)
 SERVING_ENGINES: tuple[str, ...] = get_args(ServingEngine)
 
