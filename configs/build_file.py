@@ -286,8 +286,8 @@ def _build_reason(problem: Problem) -> str:
         return "must be a list of text" if isinstance(value, list) else f"must be list, got {got}"
     if isinstance(info, (mi.StrType, mi.DateTimeType)):
         return f"must be {'str' if isinstance(info, mi.StrType) else 'datetime'}, got {got}"
-    if isinstance(info, mi.BoolType):
-        return value_reason(info, value)
+    if isinstance(info, (mi.BoolType, mi.LiteralType)):  # price.market: one of cn, eu, us
+        return value_reason(info, value, problem.annotation)
     if isinstance(info, mi.IntType) and (isinstance(value, bool) or not isinstance(value, int)):
         return f"must be int, got {got}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
+from hypothesis import settings
+
+# CI runs the same examples every time (a random draw once failed a clean run); HYPOTHESIS_PROFILE=explore
+# draws afresh, to run by hand (a few times) when a loader or schema changes.
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -78,6 +78,9 @@ def test_unwritable_target_leaves_nothing(tmp_path, build):
     (("\ngpus = ", "\ngpus = -1 #"), "speed.inputs.gpus", ">= 0"),
     # A flag given as a number was an AttributeError too (hypothesis again).
     (("feasible = true", "feasible = 0"), "feasibility.feasible", "must be true or false"),
+    # A market given as a number was an AttributeError (hypothesis, in a CI run).
+    (('budget_cny = 15000.0\nmarket = "cn"', 'budget_cny = 15000.0\nmarket = 0'), "price.market",
+     "must be one of cn, us, eu, got 0"),
     # Typed structs refuse what they do not declare (a typo was silently ignored before).
     (("sustained_w = ", "sustainde_w = 1.0\nsustained_w = "), "power.sustainde_w", "unknown key (expected one of"),
     (("[pins]\n", "[pins]\nnpu = { id = \"x\", quantity = 1 }\n"), "pins.npu", "pins are {id, quantity} tables"),
