@@ -23,6 +23,13 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
     return root
 
 
+@pytest.fixture(autouse=True)
+def terminal_size_from_the_terminal(monkeypatch):
+    # pytest-xdist's workers export COLUMNS=80 LINES=24, which Textual prefers to a pty's own size.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @functools.cache
 def nvidia_gpu_present() -> bool:
     try:
