@@ -61,6 +61,10 @@ class Workload(Schema, frozen=True):
     sliding_window_tokens: Annotated[int, whole(0, 2_000_000, (
         "sliding-window attention: tokens a window layer attends to (Gemma 3: 1024); 0 = none"))] = 0
     sliding_window_layers: Annotated[int, whole(0, 1024, "layers with the sliding window (Gemma 3 27B: 52 of 62)")] = 0
+    denoising_steps: Annotated[int, whole(0, 1000, (
+        "a diffusion transformer's sampling steps per image (FLUX.1-dev 28, schnell 4; inference); 0 = not one"))] = 0
+    classifier_free_guidance: Annotated[bool, Meta(description=(
+        "each denoising step runs the model twice, as SD3.5 does (FLUX.1-dev is guidance-distilled: false)"))] = False
     sequence_length: Annotated[
         int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
     ] = 0

@@ -246,6 +246,12 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
+    if workload.denoising_steps and (preset != "custom" or model_kind != "transformer"):
+        problems.append(("workload", "denoising_steps", "a diffusion model is given as a custom transformer "
+                         "(preset = 'custom', kind = 'transformer': its denoiser's layers, width and tokens)"))
+    if workload.classifier_free_guidance and not workload.denoising_steps:
+        problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
+                         "denoising_steps too"))
     if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
+from pth_top.configs.diffusion import estimate_denoising
 from pth_top.configs.memory_inference import estimate_inference
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
@@ -239,6 +240,10 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
         )
+    if shape.denoising_steps:
+        return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,
+                                  gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
+                                  quantization=task.quantization)
     return estimate_inference(
         shape, precision=task.precision, batch=answers.workload.batch_size,
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,

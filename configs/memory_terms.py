@@ -79,6 +79,9 @@ class ModelShape:
     # engines (llama.cpp since PR 13194, vLLM, SGLang, transformers' HybridCache) size their KV cache so.
     sliding_window_tokens: int = 0
     sliding_window_layers: int = 0
+    # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
+    denoising_steps: int = 0
+    guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
 
     @property
     def active(self) -> int:

@@ -40,10 +40,12 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
     unit = CURRENCY_UNITS[ctx.currency]
     if ctx.edge:
-        return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, samples/s or training rate; configs.speed), "
+        return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, images or samples/s, or training rate), "
                             "fastest first: an edge module is bought for the one job it runs")
     if ctx.tier == "entry":
         return "memory_gib", f"GiB of GPU memory per {unit} (entry tier: VRAM first, guide §6.1)"
+    if ctx.answers.task.mode == "inference" and ctx.shape.denoising_steps:
+        return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (denoising is compute-bound)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":

@@ -12,6 +12,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
+from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
@@ -122,6 +123,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                            f"{batch / batch_s:,.0f} samples/s")
         out.summary.append(f"~{batch / batch_s:,.0f} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
         return out
+    if shape.denoising_steps:
+        weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
+        return denoising_speed(shape, batch, weights, device)
     reads = decode_reads(answers, shape)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
@@ -261,7 +265,8 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
         figures = training(answers, shape, device, host).figures
         return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
     figures = inference(answers, shape, device).figures
-    return figures.get("decode_tokens_per_s_per_stream") or figures.get("samples_per_s", 0.0)
+    return (figures.get("decode_tokens_per_s_per_stream") or figures.get("samples_per_s")
+            or figures.get("images_per_min", 0.0) / 60.0)
 
 
 def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:

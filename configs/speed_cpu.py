@@ -68,8 +68,9 @@ def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Comp
                   ) -> tuple[sp.Prediction, dict[str, float | str]]:
     """Decode tokens/s on a desktop CPU; an empty prediction where it is not predicted (with the reason)."""
     out = sp.Prediction()
-    if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters:
-        out.summary.append("not predicted for a CPU-only build: only a transformer's decode is (RAM-bound)")
+    if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters \
+            or shape.denoising_steps:
+        out.summary.append("not predicted for a CPU-only build: only a language model's decode is (RAM-bound)")
         return out, {}
     if cpu.spec.get("platform") != "desktop":
         out.summary.append(f"not predicted on {cpu.name}: a many-channel workstation or server CPU reaches a "

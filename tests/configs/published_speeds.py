@@ -4,8 +4,8 @@ Each case names its source (URL and what the figure is). The prediction must be 
 says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped catalog are read from it (the
 same path a build takes); others are given their datasheet figures here.
 
-Counted with the other corpora (published_figures.py 33, published_stacks.py 8, published_workloads.py 33,
-test_requests.py 13): 45 here (132 in all).
+Counted with the other corpora (published_figures.py 33, published_stacks.py 8, published_workloads.py 34,
+test_requests.py 13): 48 here (136 in all).
 """
 
 from __future__ import annotations
@@ -79,6 +79,14 @@ def train(preset: str, sequence_length: int, part_id: str, *, batch: int, gpus: 
     return figures.get("training_tokens_per_s") or figures["training_samples_per_s"]
 
 
+def denoise(part_id: str, steps: int, tokens: int) -> float:
+    """Seconds for one FLUX.1-dev image (bf16, batch 1): `steps` denoising steps over `tokens` (configs.diffusion)."""
+    answers = Answers(workload=Workload(preset="custom", batch_size=1, denoising_steps=steps),
+                      task=Task(mode="inference", precision="bf16"))
+    model = dataclasses.replace(FLUX1_DEV, sequence_length=tokens, denoising_steps=steps)
+    return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
+
+
 def cpu_decode(preset: str, quantization: str, channels: int, dimms: int, ram: str, mt_per_s: int) -> float:
     """llama.cpp decode on a desktop CPU from its RAM (configs.speed_cpu), tg128 from an empty context."""
     answers = Answers(workload=Workload(preset=preset, batch_size=1),
@@ -105,6 +113,13 @@ def resnet50_inference(part_id: str, batch: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
+# FLUX.1-dev's transformer (black-forest-labs/FLUX.1-dev transformer/config.json): 11.9B parameters, 19 double- and
+# 38 single-stream blocks of 3072 (24 heads x 128), each attending over all the tokens; a W x H image is
+# (W/16) x (H/16) latent tokens beside the pipeline's 512 T5 tokens (FluxPipeline max_sequence_length).
+FLUX1_DEV = ModelShape("transformer", 11_901_408_320, layers=57, hidden_size=3072, attention_heads=24,
+                       sequence_length=4608, intermediate_size=12288, vocabulary_size=0, lm_head=False)
+BENCHMARK_FLUX = ("github.com/varadrane1707/BenchmarkFlux README (FLUX.1-dev, Diffusers, 1024x1024, 28 steps, "
+                  "guidance 3.5, batch 1, end to end; the GPU's form is not stated: taken as SXM)")
 # Tesla P40 (not in the catalog): 347 GB/s, 11.76 TFLOP/s FP32, no tensor cores (NVIDIA P40 datasheet).
 P40 = sp.Device("Tesla P40", 1, 347, 11.76, "FP32", tensor=False, fp32_tflops=11.76)
 # RTX 3090 Ti (not in the catalog): 1008 GB/s, 80 TFLOP/s FP16 tensor with FP32 accumulate, 40 FP32 (Ampere
@@ -292,6 +307,15 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "llama 3.1 8B Q4_K_M on the CPU backend, tg128 6.51 tokens/s; the RAM is taken as the i5-9500's "
                    "rated DDR4-2666 in both channels (one channel's 21 GB/s cannot give 6.51)", 6.51,
                    lambda: cpu_decode("llama3-8b", "gguf_q4_k_m", 2, 2, "DDR4", 2666)),
+    # --- diffusion inference, compute-bound: steps x (2N x s + 4 x L x h x s^2) (configs.diffusion) ---
+    PublishedSpeed("benchmarkflux-a100-flux1-dev-1024px-28-steps", f"{BENCHMARK_FLUX}: A100, BF16 15.65 s an image",
+                   15.65, lambda: denoise("a100-80gb-sxm", 28, 4096 + 512)),
+    PublishedSpeed("benchmarkflux-h100-flux1-dev-1024px-28-steps", f"{BENCHMARK_FLUX}: H100, BF16 7.11 s an image "
+                   "(a PCIe H100, 756 TFLOP/s, would be predicted 7.7 s)", 7.11,
+                   lambda: denoise("h100-80gb-sxm", 28, 4096 + 512)),
+    PublishedSpeed("pruna-l40s-flux1-dev-512px-50-steps", "pruna.ai/blog/comparison-flux-torch-compile-tensor-rt-pruna "
+                   "(2025-02-17): FLUX.1-dev in Diffusers on an L40S, 512x512, 50 steps (the default), average of 50 "
+                   "prompts 8.71 s an image", 8.71, lambda: denoise("l40s-48gb", 50, 1024 + 512)),
     # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
     PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
                    "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4), fitted=True),

@@ -1,8 +1,8 @@
 """End-to-end published workloads: answers run through recommend(), each checked for the property an ML engineer
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
-Counted with the other corpora (published_figures.py 33, published_stacks.py 8, published_speeds.py 45,
-test_requests.py 13): 99 before this file; 33 here (132 in all).
+Counted with the other corpora (published_figures.py 33, published_stacks.py 8, published_speeds.py 48,
+test_requests.py 13): 102 before this file; 34 here (136 in all).
 """
 
 from __future__ import annotations
@@ -40,6 +40,11 @@ def inference(preset: str, precision: str, context: int, gpus: int = 1, **more: 
     return {"workload__preset": preset, "workload__batch_size": 1, "workload__sequence_length": context,
             "task__mode": "inference", "task__precision": precision, "scale__gpu_count": gpus,
             "budget__amount": 5e6, **more}
+
+
+def inference_custom(shape: dict[str, Any], precision: str = "bf16") -> dict[str, Any]:
+    return {**shape, "workload__batch_size": 1, "task__mode": "inference", "task__precision": precision,
+            "budget__amount": 5e6}
 
 
 def training(shape: dict[str, Any], context: int, batch: int = 1, gpus: int = 1, **more: Any) -> dict[str, Any]:
@@ -90,6 +95,10 @@ TORCHTUNE_70B = "github.com/pytorch/torchtune recipes/configs/llama3_3/70B_full_
     "llama3_1/70B_full.yaml needs fsdp_cpu_offload on 8 x A100"
 DUAL_3090 = "runlocalai.co/stacks/dual-3090-workstation (reviewed 2026-05-06): two used RTX 3090s, vLLM tensor " \
     "parallel 2, Llama 3.3 70B AWQ-INT4 at ~25-30 tokens/s decode, 'used 3090 prices ... $600-900 per card'"
+HF_FLUX_OOM = "huggingface.co/datasets/model-metadata/code_execution_files commit a389130 (FLUX.1-dev_1.txt): " \
+    "DiffusionPipeline.from_pretrained('black-forest-labs/FLUX.1-dev', dtype=torch.bfloat16, device_map='cuda') " \
+    "fails: 'Tried to allocate 22.17 GiB. GPU 0 has a total capacity of 22.03 GiB' (the card is not named: 22.03 " \
+    "GiB is what torch reports for a 24 GB L4 or A10G; checked on the catalog's L4)"
 AI_TOOLKIT = "github.com/ostris/ai-toolkit config/examples/train_lora_flux_24gb.yaml: FLUX.1-dev LoRA rank 16, " \
     "batch 1, 1024 px, checkpointing, adamw8bit, 'quantize: true # run 8bit mixed precision', for a 24 GB card"
 
@@ -209,6 +218,9 @@ CASES: tuple[Workload, ...] = (
              inference("custom", "int4", 8192, gpus=2, task__serving_engine="vllm", **LLAMA33_70B),
              ("rtx-3090-24gb", 2), published=27.5),
     # Diffusion transformer LoRA.
+    Workload("hf-flux1-dev-bf16-pipeline-not-24-gb-l4", HF_FLUX_OOM, "does_not_fit",
+             inference_custom({**FLUX1_DEV, "workload__frozen_precision": "bf16", "workload__denoising_steps": 28}),
+             ("l4-24gb", 1)),
     Workload("ai-toolkit-flux1-dev-lora-fits-24-gb", AI_TOOLKIT, "fits",
              training(FLUX1_DEV, 4608, task__method="lora_int8", task__lora_targets="all_linear",
                       task__optimizer="adam8bit", budget__amount=5e5), ("rtx-4090-24gb", 1)),

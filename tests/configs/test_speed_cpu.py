@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -68,7 +69,11 @@ def test_training_or_a_server_cpu_is_not_predicted_and_says_why():
     training = answers(workload__preset="llama3-8b", task__mode="training")
     desktop = Component("cpu", "r", "Ryzen", 1, 0.0, {"memory_channels_count": 2, "platform": "desktop"})
     out, _ = cpu_inference(training, shape, desktop, kit)
-    assert not out.figures and "only a transformer's decode" in out.summary[0]
+    assert not out.figures and "only a language model's decode" in out.summary[0]
+    # A diffusion model decodes no tokens: its compute-bound steps are not predicted on a CPU either.
+    diffusion = dataclasses.replace(shape, denoising_steps=28)
+    out, _ = cpu_inference(job, diffusion, desktop, kit)
+    assert not out.figures and "only a language model's decode" in out.summary[0]
 
 
 def test_a_cpu_without_a_boost_clock_uses_its_base_clock_and_none_leaves_the_first_token_out():

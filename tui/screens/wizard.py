@@ -34,7 +34,8 @@ from pth_top.widgets.key_bar import KeyBar
 CUSTOM_ONLY_KEYS = frozenset({
     "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
     "sliding_window_tokens", "sliding_window_layers",
-    "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters",
+    "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters", "denoising_steps",
+    "classifier_free_guidance",
 })
 
 

@@ -51,6 +51,8 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
         ("workload", "intermediate_size", "Custom: MLP width (0 = 4h)"),
         ("workload", "active_parameters", "Custom: active (MoE, 0 = all)"),
+        ("workload", "denoising_steps", "Custom: diffusion steps (0: none)"),
+        ("workload", "classifier_free_guidance", "Custom: diffusion CFG (x2)"),
         ("workload", "input_size_px", "CNN input px (0: the preset's)"),
     )),
     StepSpec("task", "Task and precision", (

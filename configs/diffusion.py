@@ -1,0 +1,81 @@
+"""Diffusion inference: a denoiser run once per sampling step over the whole latent sequence, with no KV cache.
+
+A diffusion transformer (FLUX.1, SD3.5) makes an image by running every layer over all its tokens (latent patches
+plus text) at each of `denoising_steps` steps, with classifier-free guidance twice (conditional and unconditional,
+batched). So an image costs steps x passes x (2N x s + 4 x L x h x s^2) FLOPs: compute-bound, unlike decoding.
+Validated against published FLUX.1-dev timings in tests/configs/published_speeds.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pth_top.configs import speed as sp
+from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_terms import CUDA_CONTEXT_BYTES, MemoryBreakdown, ModelShape, transformer_activation_bytes
+
+# A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
+SLOW_IMAGE_S = 60.0
+
+
+def passes_text(shape: ModelShape) -> str:
+    return " x 2 (classifier-free guidance)" if shape.guidance_passes == 2 else ""
+
+
+def estimate_denoising(
+    shape: ModelShape, *, precision: str, batch: int, gpu_count: int = 1,
+    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto",
+) -> MemoryBreakdown:
+    """Weights + one layer's forward working set over batch x passes x s tokens; every GPU holds the whole model."""
+    weights, weights_line = inference_weight_bytes(shape, precision, quantization)
+    value_bytes = 4.0 if precision == "fp32" else 2.0
+    tokens = shape.sequence_length * batch * shape.guidance_passes
+    one_layer = replace(shape, layers=1, sequence_length=tokens)
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes)
+    formula = [
+        f"pipeline: a diffusion model, {shape.denoising_steps} denoising steps per image (workload.denoising_steps); "
+        "no KV cache and no logits",
+        weights_line,
+        f"activations: one layer's forward working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+        f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)})",
+    ]
+    if gpu_count > 1:
+        formula.append(f"each of the {gpu_count} GPUs holds the whole pipeline and makes its own images "
+                       "(data parallel: Diffusers splits no model across GPUs)")
+    return MemoryBreakdown(
+        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0, activations_bytes=int(activations),
+        kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes, formula=tuple(formula),
+    )
+
+
+def step_flops(shape: ModelShape, batch: int) -> float:
+    """One denoising step: 2N per token, and full (not causal) attention, 4 x L x h x s^2."""
+    s = shape.sequence_length
+    per_pass = 2.0 * shape.active * s + 4.0 * shape.layers * shape.attention_flops_width * s * s
+    return batch * shape.guidance_passes * per_pass
+
+
+def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device) -> sp.Prediction:
+    """Seconds per batch of images and images per minute on all the GPUs (each makes its own)."""
+    flops = step_flops(shape, batch)
+    compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
+    bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
+    step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
+    batch_s = shape.denoising_steps * step_s
+    images_per_min = 60.0 * batch * device.count / batch_s
+    out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
+    out.formula.append(
+        f"a step: {batch} image(s){passes_text(shape)} x (2N x {shape.sequence_length:,} tokens + full attention "
+        f"4*L*h*s^2) = {flops / 1e12:.3g} TFLOP at {compute_text} = {sp.duration(step_s)} (never under reading the "
+        f"weights once at {bandwidth_text})")
+    out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)} = "
+                       f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once an image, not counted "
+                       "(FLUX.1-dev's T5 pass, 2 x 4.76B x 512 tokens = 4.9 TFLOP, is 0.14 % of its 28 steps)")
+    gpus = f" on {device.count} GPUs (each its own images)" if device.count > 1 else ""
+    out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} image(s) ({shape.denoising_steps} steps over "
+                       f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} images/min{gpus}")
+    if batch_s > SLOW_IMAGE_S:
+        out.warnings.append(f"slow: an image batch takes ~{sp.duration(batch_s)} on {device.name} (over "
+                            f"{SLOW_IMAGE_S:g} s): denoising is compute-bound, so a card with more tensor TFLOP/s "
+                            "or fewer steps (a distilled model such as FLUX.1-schnell, 4 steps) is faster")
+    return out

@@ -1,0 +1,82 @@
+"""Diffusion inference (configs.diffusion): a denoiser over all its tokens each step, no KV cache, compute-bound."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from pth_top.configs import speed as sp
+from pth_top.configs import speed_build
+from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from pth_top.units import GIB
+from tests.configs.builders import answers
+from tests.configs.published_workloads import FLUX1_DEV, inference_custom
+
+TODAY = dt.date(2026, 11, 1)
+H100 = sp.Device("H100 SXM", 1, 3350, 989.4, "dense BF16 tensor", tensor=True, fp32_tflops=67.0)
+
+
+def flux(steps: int = 28, **more):
+    return answers(**{**inference_custom({**FLUX1_DEV, "workload__frozen_precision": "bf16",
+                                          "workload__denoising_steps": steps}), **more})
+
+
+def test_a_diffusion_model_holds_no_kv_cache_and_every_gpu_holds_all_of_it():
+    one, two = flux(), flux(scale__gpu_count=2)
+    memory = estimate_memory(one, model_shape(one.workload)[0])
+    assert memory.kv_cache_bytes == 0
+    # The 11.9B denoiser and 5.2B of text encoders and VAE in bf16: 31.8 GiB, on each of two GPUs too.
+    assert memory.weights_bytes / GIB == pytest.approx(31.8, abs=0.05)
+    assert estimate_memory(two, model_shape(two.workload)[0]).weights_bytes == memory.weights_bytes
+    as_language_model = flux(steps=0)
+    assert estimate_memory(as_language_model, model_shape(as_language_model.workload)[0]).kv_cache_bytes > 0
+
+
+def test_guidance_runs_each_step_twice_and_a_second_gpu_makes_its_own_images():
+    def figures(**more):
+        chosen = flux(**more)
+        shape = model_shape(chosen.workload)[0]
+        return speed_build.inference(chosen, shape, dataclasses.replace(H100, count=chosen.scale.gpu_count)).figures
+
+    base = figures()
+    # 28 x (2 x 11.9e9 x 4,608 + 4 x 57 x 3,072 x 4,608^2) FLOP at 0.6 x 989.4 TFLOP/s.
+    assert base["image_batch_s"] == pytest.approx(28 * 124.58e12 / (0.6 * 989.4e12), rel=0.01)
+    assert figures(workload__classifier_free_guidance=True)["image_batch_s"] == pytest.approx(
+        2 * base["image_batch_s"])
+    assert figures(workload__denoising_steps=4)["image_batch_s"] == pytest.approx(base["image_batch_s"] * 4 / 28)
+    two = figures(scale__gpu_count=2)
+    assert two["image_batch_s"] == pytest.approx(base["image_batch_s"])
+    assert two["images_per_min"] == pytest.approx(2 * base["images_per_min"])
+
+
+def test_the_build_says_seconds_an_image_ranks_cards_by_compute_and_offers_8_bit_weights_on_24_gb(catalog):
+    build = recommend(flux(budget__amount=3000.0, budget__currency="USD"), catalog, today=TODAY)
+    assert not build.feasible  # 32.8 GiB in bf16: no card within $3,000 holds it
+    assert build.feasible_alternatives[0].startswith("int8 weights") and "RTX 4090" in build.feasible_alternatives[0]
+    assert "image" in build.speed.summary[0] and "tokens/s" not in " ".join(build.speed.summary)
+    assert set(build.speed.figures) == {"image_batch_s", "images_per_min"}
+    assert any("TFLOPS per dollar" in line for line in build.component("gpu").reasoning)
+
+
+def test_a_slow_image_is_warned_about(catalog):
+    build = recommend(flux(steps=50, task__precision="int4", workload__frozen_precision="int8", budget__amount=900.0,
+                           budget__currency="USD"), catalog,
+                      pins={"gpu": ("rtx-4060-ti-16gb", 1)}, today=TODAY)
+    assert build.memory_fits and build.speed.figures["image_batch_s"] > 60
+    assert any(warning.startswith("slow: an image batch takes") for warning in build.warnings)
+
+
+@pytest.mark.parametrize(("table", "key", "reason"), [
+    ({"workload": {"preset": "llama3-8b", "denoising_steps": 28}}, "denoising_steps", "custom transformer"),
+    ({"workload": {"classifier_free_guidance": True}}, "classifier_free_guidance", "give denoising_steps too"),
+])
+def test_diffusion_fields_out_of_place_are_one_clear_error(table, key, reason):
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict({"scenario": "personal_research", **table}, path="a.toml")
+    assert caught.value.key == f"workload.{key}" and reason in str(caught.value)
