@@ -1,12 +1,14 @@
 """The wizard form asks for the market, the training stack and the serving engine, and each changes the build
-(Pilot, 80x24, keys only)."""
+and a diffusion model's steps (Pilot, 80x24, keys only)."""
 
 from __future__ import annotations
 
 from pth_top.configs.answers import Answers
 from pth_top.tui.screens.wizard import WizardScreen
 from pth_top.tui.wizard_app import WizardApp
-from tests.tui.test_wizard_screen import fixed_clock, step_id, wait_for_screen, wait_for_step
+from tests.configs.builders import answers
+from tests.configs.published_workloads import FLUX1_DEV, inference_custom
+from tests.tui.test_wizard_screen import fixed_clock, step_id, type_into, wait_for_screen, wait_for_step
 
 
 async def tab_to(pilot, control_id: str) -> None:
@@ -67,3 +69,20 @@ async def test_the_serving_engine_is_asked_and_changes_the_estimate():
         assert screen.answers.task.serving_engine == "hf_generate"
         second = await review(pilot, screen)
         assert second.memory.total_bytes != first.memory.total_bytes  # the whole prompt x batch prefilled at once
+
+
+async def test_diffusion_steps_are_asked_and_turn_the_speed_into_seconds_an_image():
+    start = answers(**{**inference_custom(FLUX1_DEV, "int8"), "budget__amount": 60000.0})
+    app = WizardApp(clock=fixed_clock, answers=start)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        first = await review(pilot, screen)
+        assert "tokens/s" in first.speed.summary[0]  # read as a language model until it is told otherwise
+        while step_id(screen) != "step-workload":
+            await pilot.press("ctrl+b")
+        await tab_to(pilot, "workload-denoising_steps")
+        await type_into(pilot, "28")
+        assert screen.answers.workload.denoising_steps == 28
+        second = await review(pilot, screen)
+        assert "image" in second.speed.summary[0] and second.memory.kv_cache_bytes == 0

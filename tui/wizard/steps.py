@@ -37,7 +37,8 @@ STEPS: tuple[StepSpec, ...] = (
     StepSpec("workload", "Workload", (
         "Pick a model preset, or 'custom' and give its numbers: a transformer's layers, hidden size, heads and "
         "sequence length (leave parameters at 0 to derive them as 12*L*h^2 + V*h); a CNN's parameters and input "
-        "size. Batch = global batch."
+        "size; a diffusion transformer (FLUX, SD3.5): also its denoising steps, s = latent + text tokens. "
+        "Batch = global batch."
     ), (
         ("workload", "preset", "Model"), ("workload", "batch_size", "Batch size (global)"),
         ("workload", "kind", "Custom: kind"), ("workload", "parameters", "Custom: parameters"),
