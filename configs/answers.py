@@ -249,6 +249,13 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     if workload.denoising_steps and (preset != "custom" or model_kind != "transformer"):
         problems.append(("workload", "denoising_steps", "a diffusion model is given as a custom transformer "
                          "(preset = 'custom', kind = 'transformer': its denoiser's layers, width and tokens)"))
+    if task.expert_offload and (task.mode != "inference" or stacks.serving_engine(
+            task.serving_engine, answers.scenario, task.precision) != "llama_cpp"):
+        problems.append(("task", "expert_offload", "--cpu-moe is llama.cpp's: inference with llama_cpp as "
+                         "task.serving_engine (or auto with int4 weights)"))
+    elif task.expert_offload and not (preset in presets and presets[preset].experts_count):
+        problems.append(("task", "expert_offload", "needs a mixture-of-experts preset (its expert counts size what "
+                         "stays in RAM): gpt-oss-20b/120b, qwen3-30b-a3b, mixtral-8x7b, llama4-scout, deepseek-v3"))
     if workload.classifier_free_guidance and not workload.denoising_steps:
         problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
                          "denoising_steps too"))

@@ -279,6 +279,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
+        if engine == "llama_cpp" and ctx.shape.routed_expert_parameters and not task.expert_offload and not ctx.edge:
+            changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
+                            "(task.expert_offload)", answers.with_value("task", "expert_offload", True)))
         if not ctx.edge:
             changes.extend(_more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine"))
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.

@@ -35,10 +35,17 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
     return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits) / 8, line
 
 
+def expert_bytes(shape: ModelShape, precision: str, quantization: str, engine: str) -> float:
+    """All routed experts of a mixture of experts in the weights' format (GGUF keeps them at the quantized bits)."""
+    fmt = weight_format(quantization, precision, engine)
+    bytes_per_parameter = fmt.bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[precision]
+    return shape.routed_expert_parameters * bytes_per_parameter
+
+
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
-    kv_cache_dtype: str = "auto",
+    kv_cache_dtype: str = "auto", expert_offload: bool = False,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -48,8 +55,13 @@ def estimate_inference(
     """
     n = max(1, gpu_count)
     all_weights, weights_line = inference_weight_bytes(shape, precision, quantization, engine)
-    weights = all_weights / n
+    experts = expert_bytes(shape, precision, quantization, engine) if expert_offload else 0.0
+    weights = (all_weights - experts) / n
     formula = [weights_line]
+    if experts:
+        formula.append(f"llama.cpp --cpu-moe (task.expert_offload): the routed experts, "
+                       f"{shape.routed_expert_parameters / 1e9:.3g}B params = {experts / 1e9:.3g} GB, stay in "
+                       "system RAM, off the GPU")
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
     if shape.kind == "transformer":
         formula.insert(0, f"engine: {stacks.SERVING_ENGINE_LABELS[engine]} (task.serving_engine)"
@@ -102,5 +114,6 @@ def estimate_inference(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
         activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
+        host_offload_bytes=int(experts),
     )
 

@@ -120,6 +120,14 @@ class ModelShape:
         return (self.layers - self.window_layers) * full + self.window_layers * windowed
 
     @property
+    def routed_expert_parameters(self) -> int:
+        """All routed experts' parameters, from total N, active A and the share k/n a token reads: A = N - E + E x
+        k/n, so E = (N - A) / (1 - k/n) (gpt-oss-120b: 115.3B of 116.8B); 0 for a dense model or an unknown share."""
+        if not self.routed_expert_share or self.active >= self.parameters:
+            return 0
+        return round((self.parameters - self.active) / (1.0 - self.routed_expert_share))
+
+    @property
     def mlp_width(self) -> int:
         return self.intermediate_size or 4 * self.hidden_size
 

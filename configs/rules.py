@@ -322,10 +322,12 @@ def gb_text(size_gb: float) -> str:
 
 
 def host_model_gib(parameters: int, *, mode: str, precision: str, host_offload_bytes: int = 0) -> float:
-    """What of the model host RAM holds: inference weights staged at their own precision (int4 stays int4),
-    plus what ZeRO-Offload moves to the CPU in training."""
-    staged = parameters * WEIGHT_BYTES_BY_PRECISION[precision] if mode == "inference" else 0.0
-    return (staged + host_offload_bytes) / GIB
+    """What of the model host RAM holds: inference weights staged at their own precision (int4 stays int4), or
+    the experts llama.cpp keeps there (--cpu-moe: a part of the same file); plus what ZeRO-Offload moves to the
+    CPU in training."""
+    if mode == "inference":
+        return max(parameters * WEIGHT_BYTES_BY_PRECISION[precision], host_offload_bytes) / GIB
+    return host_offload_bytes / GIB
 
 
 # Adapter methods whose base is quantized on load from the 16-bit checkpoint (bitsandbytes int8 / NF4).

@@ -94,6 +94,9 @@ class Device:
     # llama.cpp's default --split-mode layer: each GPU holds some layers and they take turns on a token, so
     # decoding runs at one GPU's bandwidth (Llama 3 70B Q4_K_M: 16.6 tokens/s on 2 x RTX 3090, 17.1 on 4).
     layer_split: bool = False
+    # The build's system RAM bandwidth (configs.speed_cpu), for experts llama.cpp runs on the CPU; 0: not known.
+    host_ram_gb_per_s: float = 0.0
+    host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
 
     @property
     def working_count(self) -> int:

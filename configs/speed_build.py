@@ -13,12 +13,13 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
 from pth_top.configs.diffusion import denoising_speed
+from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
-from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_inference import expert_bytes, inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
-from pth_top.configs.speed_cpu import cpu_inference
+from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
 
 INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
@@ -127,6 +128,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
         return denoising_speed(shape, batch, weights, device)
     reads = decode_reads(answers, shape)
+    if task.expert_offload:
+        return _offloaded(answers, shape, device, reads)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if shape.active < shape.parameters else sp.DECODE_BANDWIDTH_FRACTION
@@ -156,6 +159,31 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
+    return out
+
+
+def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: Any) -> sp.Prediction:
+    """llama.cpp --cpu-moe: decode from the GPU and the build's RAM, the prompt with the experts copied over PCIe."""
+    task, batch = answers.task, answers.workload.batch_size
+    if not device.host_ram_gb_per_s:
+        return sp.Prediction(summary=["not predicted: the experts run from system RAM, and this build's RAM "
+                                      "bandwidth is not known (a desktop CPU and its kit give it)"])
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    experts = expert_bytes(shape, task.precision, task.quantization, engine)
+    out = offload_decode(reads, experts, shape, batch, device, device.host_ram_gb_per_s)
+    compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device)
+    first_s, first_line = offload_prefill_s(experts, reads.prompt, compute_s,
+                                            device.host_pcie_gb_per_s or sp.PCIE_X16_GB_PER_S[4])
+    out.formula.insert(0, reads.line)
+    out.formula.append(first_line)
+    out.figures["first_token_s"] = first_s
+    per_stream = out.figures["decode_tokens_per_s_per_stream"]
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream with the experts in system RAM; first token after a "
+                       f"{reads.prompt:,}-token prompt in ~{sp.duration(first_s)}")
+    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
+        out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream with the experts in RAM is under "
+                            f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s: faster RAM (more channels) or a GPU that holds "
+                            "the experts decodes faster")
     return out
 
 
@@ -287,6 +315,10 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
     host = sp.PCIE_X16_GB_PER_S.get(pcie_generation(gpu.spec, host_generation), 15.75)
+    kit = build.component("memory_kit")
+    if answers.task.expert_offload and cpu is not None and kit is not None and cpu.spec.get("platform") == "desktop":
+        ram, _ = ram_bandwidth_gb_per_s(dict(cpu.spec), dict(kit.spec), kit.quantity)
+        device = dataclasses.replace(device, host_ram_gb_per_s=ram, host_pcie_gb_per_s=host)
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
     ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \

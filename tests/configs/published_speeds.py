@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 33, published_stacks.py 8, published_workloads.py 34,
-test_requests.py 13): 48 here (136 in all).
+test_requests.py 13): 49 here (137 in all).
 """
 
 from __future__ import annotations
@@ -87,6 +87,16 @@ def denoise(part_id: str, steps: int, tokens: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
 
 
+def offloaded_decode(preset: str, device: sp.Device, ram_gb_per_s: float, quantization: str) -> float:
+    """llama.cpp --cpu-moe: tokens/s with every routed expert in system RAM (configs.expert_offload), tg at 4k."""
+    answers = Answers(workload=Workload(preset=preset, batch_size=1),
+                      task=Task(mode="inference", precision="int4", generated_tokens=128, serving_engine="llama_cpp",
+                                quantization=quantization, expert_offload=True))
+    model = shape(preset, 4096)
+    with_ram = dataclasses.replace(device, host_ram_gb_per_s=ram_gb_per_s)
+    return speed_build.inference(answers, model, with_ram).figures["decode_tokens_per_s_per_stream"]
+
+
 def cpu_decode(preset: str, quantization: str, channels: int, dimms: int, ram: str, mt_per_s: int) -> float:
     """llama.cpp decode on a desktop CPU from its RAM (configs.speed_cpu), tg128 from an empty context."""
     answers = Answers(workload=Workload(preset=preset, batch_size=1),
@@ -120,6 +130,8 @@ FLUX1_DEV = ModelShape("transformer", 11_901_408_320, layers=57, hidden_size=307
                        sequence_length=4608, intermediate_size=12288, vocabulary_size=0, lm_head=False)
 BENCHMARK_FLUX = ("github.com/varadrane1707/BenchmarkFlux README (FLUX.1-dev, Diffusers, 1024x1024, 28 steps, "
                   "guidance 3.5, batch 1, end to end; the GPU's form is not stated: taken as SXM)")
+# RX 7900 XT (not in the catalog): 800 GB/s, 103 TFLOP/s FP16, 51.5 FP32 (AMD's product page).
+RX_7900_XT = sp.Device("RX 7900 XT", 1, 800, 103.0, "dense FP16", tensor=True, fp32_tflops=51.5)
 # Tesla P40 (not in the catalog): 347 GB/s, 11.76 TFLOP/s FP32, no tensor cores (NVIDIA P40 datasheet).
 P40 = sp.Device("Tesla P40", 1, 347, 11.76, "FP32", tensor=False, fp32_tflops=11.76)
 # RTX 3090 Ti (not in the catalog): 1008 GB/s, 80 TFLOP/s FP16 tensor with FP32 accumulate, 40 FP32 (Ampere
@@ -316,6 +328,11 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("pruna-l40s-flux1-dev-512px-50-steps", "pruna.ai/blog/comparison-flux-torch-compile-tensor-rt-pruna "
                    "(2025-02-17): FLUX.1-dev in Diffusers on an L40S, 512x512, 50 steps (the default), average of 50 "
                    "prompts 8.71 s an image", 8.71, lambda: denoise("l40s-48gb", 50, 1024 + 512)),
+    # --- llama.cpp --cpu-moe: the GPU's part at its bandwidth, the routed experts from RAM (configs.expert_offload) ---
+    PublishedSpeed("llamacpp-15396-7900xt-5900x-gpt-oss-20b-cpu-moe", "github.com/ggml-org/llama.cpp/discussions/15396 "
+                   "(an AMD user's reply, build 6194, ROCm 6.4.1): gpt-oss-20b with -cmoe on an RX 7900 XT beside a "
+                   "Ryzen 9 5900X, 'dual-channel DDR4s @ 3200MHz', ~20 tokens/s (MXFP4, 4.25 bit: taken as Q4_0's "
+                   "4.5)", 20.0, lambda: offloaded_decode("gpt-oss-20b", RX_7900_XT, 51.2, "gguf_q4_0"), fitted=True),
     # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
     PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
                    "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4), fitted=True),

@@ -1,0 +1,55 @@
+"""llama.cpp's --cpu-moe: a mixture of experts' routed experts in system RAM, run by the CPU (PR 15077).
+
+The GPU keeps attention, the shared weights and the KV cache. A decode step reads the GPU's part at its bandwidth
+and the token's routed experts from RAM; a prompt is processed on the GPU, which copies every expert over PCIe once
+per 512-token micro-batch (llama.cpp's op offload, `-ub 512`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pth_top.configs import speed as sp
+from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.speed_reads import DecodeReads
+
+# Share of the RAM's bandwidth a token's routed experts are read at: small scattered matrices, as on the GPU (0.55 for
+# a MoE against 0.65 dense, configs.speed). Fitted on gpt-oss-20b with every expert on a Ryzen 9 5900X's two DDR4-3200
+# channels beside an RX 7900 XT: ~20 tokens/s, 1.31 GB of experts a token (github.com/ggml-org/llama.cpp discussions
+# 15396); a 14900K's DDR5 gave 18-26 tokens/s on gpt-oss-120b's 1.9 GB a token (its RAM speed not stated: 0.35-0.55
+# of DDR5-5600 to 6400 in two channels).
+CPU_MOE_DECODE_BANDWIDTH_FRACTION = 0.55
+# llama.cpp's default micro-batch (-ub): the unit a prompt's experts are copied to the GPU for.
+MICRO_BATCH_TOKENS = 512
+
+
+def offload_decode(reads: DecodeReads, experts: float, shape: ModelShape, batch: int, device: sp.Device,
+                   ram_gb_per_s: float) -> sp.Prediction:
+    """A decode step: the GPU's part at its bandwidth with each layer's small kernels, then the streams' routed
+    experts (the expected union over the batch) from RAM."""
+    routed = experts * (1 - (1 - shape.routed_expert_share) ** batch)
+    gpu_bytes = max(0.0, reads.read_bytes - routed) + batch * reads.kv_bytes
+    bandwidth, bandwidth_text = sp.achieved_bandwidth(device)
+    ram = CPU_MOE_DECODE_BANDWIDTH_FRACTION * ram_gb_per_s
+    gpu_s = gpu_bytes / (bandwidth * 1e9) + shape.layers * device.decode_layer_s
+    cpu_s = routed / (ram * 1e9)
+    step_s = gpu_s + cpu_s
+    out = sp.Prediction(figures={"decode_tokens_per_s_per_stream": 1 / step_s,
+                                 "decode_tokens_per_s_aggregate": batch / step_s})
+    out.formula.append(
+        f"decode: GPU {gpu_bytes / 1e9:.3g} GB (shared weights, KV cache) at {bandwidth_text} + {shape.layers} layers' "
+        f"small kernels = {gpu_s * 1e3:,.1f} ms, then {routed / 1e9:.3g} GB of routed experts from RAM at "
+        f"{CPU_MOE_DECODE_BANDWIDTH_FRACTION:g} x {ram_gb_per_s:,.1f} GB/s = {cpu_s * 1e3:,.1f} ms: {1 / step_s:,.1f} "
+        "tokens/s per stream")
+    return out
+
+
+def offload_prefill_s(experts: float, prompt: int, compute_s: float, host_gb_per_s: float) -> tuple[float, str]:
+    """The prompt on the GPU, each micro-batch waiting for every expert to cross PCIe."""
+    batches = max(1, math.ceil(prompt / MICRO_BATCH_TOKENS))
+    link = host_gb_per_s * sp.ALLREDUCE_LINK_FRACTION
+    copy_s = batches * experts / (link * 1e9)
+    seconds = copy_s + compute_s
+    return seconds, (f"first token: {batches} micro-batch(es) of {MICRO_BATCH_TOKENS} tokens x {experts / 1e9:.3g} GB "
+                     f"of experts over PCIe at {sp.ALLREDUCE_LINK_FRACTION:g} x {host_gb_per_s:g} GB/s + "
+                     f"{sp.duration(compute_s)} of GPU compute = {sp.duration(seconds)}")

@@ -1,0 +1,80 @@
+"""llama.cpp --cpu-moe (configs.expert_offload): a mixture of experts' routed experts in system RAM."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from pth_top.configs import speed as sp
+from pth_top.configs import speed_build
+from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from pth_top.units import GIB
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 11, 1)
+
+
+def gpt_oss_120b(offload: bool = True, **more):
+    return answers(**{"workload__preset": "gpt-oss-120b", "workload__batch_size": 1, "workload__sequence_length": 4096,
+                      "task__mode": "inference", "task__precision": "int4", "task__serving_engine": "llama_cpp",
+                      "task__generated_tokens": 512, "task__expert_offload": offload, "budget__amount": 2500.0,
+                      "budget__currency": "USD", **more})
+
+
+def test_the_experts_leave_the_gpu_for_ram_and_the_ram_is_sized_for_them(catalog):
+    job = gpt_oss_120b()
+    shape = model_shape(job.workload)[0]
+    # gpt-oss-120b: A = N - E + E x 4/128, so E = (116.8B - 5.1B) / (1 - 1/32) = 115.3B of its 116.8B.
+    assert shape.routed_expert_parameters / 1e9 == pytest.approx(115.3, abs=0.1)
+    offloaded, resident = estimate_memory(job, shape), estimate_memory(gpt_oss_120b(False), shape)
+    assert offloaded.host_offload_bytes == pytest.approx(115.3e9 * 4.8 / 8, rel=0.01)  # Q4_K_M, llama.cpp's int4
+    assert offloaded.weights_bytes == pytest.approx(resident.weights_bytes - offloaded.host_offload_bytes, abs=1)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu") is not None  # a GPU build, not a CPU-only PC
+    kit = build.component("memory_kit")
+    # The experts are a part of the file staged in RAM, not a second copy: 64 GiB + the OS, not 64 + 54.
+    assert offloaded.host_offload_bytes / GIB + 4 <= kit.quantity * kit.spec["capacity_gib"] <= 96
+
+
+def test_decode_reads_the_experts_from_the_builds_ram(catalog):
+    job = gpt_oss_120b()
+    shape = model_shape(job.workload)[0]
+    card = sp.Device("16 GB card", 1, 896, 87.9, "dense FP16", tensor=True, fp32_tflops=43.9)
+
+    def rate(ram_gb_per_s: float) -> float:
+        device = dataclasses.replace(card, host_ram_gb_per_s=ram_gb_per_s)
+        return speed_build.inference(job, shape, device).figures["decode_tokens_per_s_per_stream"]
+
+    # 115.3B x 4/128 x 4.8 bit = 2.16 GB of experts a token at 0.55 of two DDR5-5600 channels: ~44 ms.
+    assert 1 / rate(89.6) == pytest.approx(2.162e9 / (0.55 * 89.6e9) + 0.0027, rel=0.05)
+    assert rate(2 * 89.6) > 1.7 * rate(89.6)  # the CPU's part dominates: twice the channels, near twice the speed
+    assert "not predicted" in speed_build.inference(job, shape, card).summary[0]  # RAM unknown: no figure
+    build = recommend(job, catalog, today=TODAY)
+    assert "experts in system RAM" in build.speed.summary[0]
+    assert any("of routed experts from RAM" in line for line in build.speed.formula)
+
+
+def test_a_moe_too_big_for_the_budgets_card_is_offered_the_experts_in_ram_first(catalog):
+    build = recommend(gpt_oss_120b(False), catalog, today=TODAY)
+    assert not build.feasible
+    assert build.feasible_alternatives[0].startswith("llama.cpp --cpu-moe") and "within $2,500" in \
+        build.feasible_alternatives[0]
+
+
+@pytest.mark.parametrize(("task", "preset", "reason"), [
+    ({"mode": "inference", "precision": "int4", "serving_engine": "vllm"}, "gpt-oss-120b", "llama.cpp's"),
+    ({"mode": "training"}, "gpt-oss-120b", "llama.cpp's"),
+    ({"mode": "inference", "precision": "int4", "serving_engine": "llama_cpp"}, "llama3-8b", "mixture-of-experts"),
+])
+def test_expert_offload_out_of_place_is_one_clear_error(task, preset, reason):
+    table = {"scenario": "personal_research", "workload": {"preset": preset},
+             "task": {**task, "expert_offload": True}}
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict(table, path="a.toml")
+    assert caught.value.key == "task.expert_offload" and reason in str(caught.value)
