@@ -111,6 +111,9 @@ class Task(Schema, frozen=True):
         "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m (int4); bnb_int8, fp8, "
         "gguf_q8_0 (int8); auto: the engine's (vLLM/SGLang AWQ and FP8, llama.cpp Q4_K_M and Q8_0, generate() "
         "bitsandbytes)"))] = "auto"
+    pipeline_offload: Annotated[bool, Meta(description=(
+        "Diffusers enable_model_cpu_offload: a pipeline's models (text encoders, denoiser, VAE) wait in system RAM "
+        "and each moves to the GPU only while it runs; the GPU holds the largest"))] = False
     expert_offload: Annotated[bool, Meta(description=(
         "llama.cpp --cpu-moe: a mixture of experts' routed experts stay in system RAM and run on the CPU; the GPU "
         "holds attention, the shared weights and the KV cache"))] = False

@@ -256,6 +256,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     elif task.expert_offload and not (preset in presets and presets[preset].experts_count):
         problems.append(("task", "expert_offload", "needs a mixture-of-experts preset (its expert counts size what "
                          "stays in RAM): gpt-oss-20b/120b, qwen3-30b-a3b, mixtral-8x7b, llama4-scout, deepseek-v3"))
+    if task.pipeline_offload and (task.mode != "inference" or not workload.frozen_parameters):
+        problems.append(("task", "pipeline_offload", "model offload moves a pipeline's models in turn: inference "
+                         "with frozen models beside it (workload.frozen_parameters)"))
     if workload.classifier_free_guidance and not workload.denoising_steps:
         problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
                          "denoising_steps too"))

@@ -224,7 +224,8 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     if need_ecc:
         lines.append("ECC memory needs a workstation/server platform (guide §6.1 high tier, §8.1)")
     if ctx.gpu_count:
-        lines.append("cheapest CPU meeting these, with its board and RAM; the GPU does the training, the CPU feeds it "
+        work = "training" if ctx.answers.task.mode == "training" else "inference"
+        lines.append(f"cheapest CPU meeting these, with its board and RAM; the GPU does the {work}, the CPU feeds it "
                      "(guide §9.2: upgrade the GPU first)")
     else:
         lines.append(f"cheapest CPU with these cores ({cpu['cores_count']}c/{cpu['threads_count']}t), with its board "

@@ -55,22 +55,28 @@ def step_flops(shape: ModelShape, batch: int) -> float:
     return batch * shape.guidance_passes * per_pass
 
 
-def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device) -> sp.Prediction:
-    """Seconds per batch of images and images per minute on all the GPUs (each makes its own)."""
+def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
+                    swapped_bytes: float = 0.0) -> sp.Prediction:
+    """Seconds per batch of images and images per minute on all the GPUs (each makes its own); with model offload
+    each batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe."""
     flops = step_flops(shape, batch)
     compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
     bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
     step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
-    batch_s = shape.denoising_steps * step_s
+    link = (device.host_pcie_gb_per_s or sp.PCIE_X16_GB_PER_S[4]) * sp.ALLREDUCE_LINK_FRACTION
+    swap_s = swapped_bytes / (link * 1e9)
+    batch_s = shape.denoising_steps * step_s + swap_s
     images_per_min = 60.0 * batch * device.count / batch_s
     out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
     out.formula.append(
         f"a step: {batch} image(s){passes_text(shape)} x (2N x {shape.sequence_length:,} tokens + full attention "
         f"4*L*h*s^2) = {flops / 1e12:.3g} TFLOP at {compute_text} = {sp.duration(step_s)} (never under reading the "
         f"weights once at {bandwidth_text})")
-    out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)} = "
-                       f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once an image, not counted "
-                       "(FLUX.1-dev's T5 pass, 2 x 4.76B x 512 tokens = 4.9 TFLOP, is 0.14 % of its 28 steps)")
+    swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link:,.1f} GB/s (model "
+            f"offload) = {sp.duration(swap_s)}") if swap_s else ""
+    out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
+                       f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch and are not "
+                       "counted (FLUX.1-dev's T5 pass over 512 tokens is 4.9 TFLOP, 0.14 % of 28 steps)")
     gpus = f" on {device.count} GPUs (each its own images)" if device.count > 1 else ""
     out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} image(s) ({shape.denoising_steps} steps over "
                        f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} images/min{gpus}")

@@ -277,6 +277,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
         if transformer and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:  # weights kept
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
+        if answers.workload.frozen_parameters and not task.pipeline_offload:  # keeps every weight's precision
+            changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
+                            "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
+                                                                                       True)))
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if engine == "llama_cpp" and ctx.shape.routed_expert_parameters and not task.expert_offload and not ctx.edge:

@@ -226,7 +226,18 @@ def estimate_memory(
     breakdown = model_memory(answers, shape, cuda_context_bytes)
     if not frozen:
         return breakdown
-    return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen, formula=(*breakdown.formula, frozen_line))
+    if answers.task.mode != "inference":
+        return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen,
+                       formula=(*breakdown.formula, frozen_line))
+    # Inference: the whole pipeline is staged in RAM; with model offload only its largest model is on the GPU.
+    pipeline = breakdown.weights_bytes + frozen
+    if not answers.task.pipeline_offload:
+        return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
+                       host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+    line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} GB, "
+            f"and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is held")
+    return replace(breakdown, weights_bytes=max(breakdown.weights_bytes, frozen), formula=(*breakdown.formula, line),
+                   host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
 
 
 def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:

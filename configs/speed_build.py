@@ -126,7 +126,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return out
     if shape.denoising_steps:
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
-        return denoising_speed(shape, batch, weights, device)
+        frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
+        return denoising_speed(shape, batch, weights, device, weights + frozen if task.pipeline_offload else 0.0)
     reads = decode_reads(answers, shape)
     if task.expert_offload:
         return _offloaded(answers, shape, device, reads)
@@ -315,10 +316,11 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
     host = sp.PCIE_X16_GB_PER_S.get(pcie_generation(gpu.spec, host_generation), 15.75)
+    device = dataclasses.replace(device, host_pcie_gb_per_s=host)
     kit = build.component("memory_kit")
     if answers.task.expert_offload and cpu is not None and kit is not None and cpu.spec.get("platform") == "desktop":
         ram, _ = ram_bandwidth_gb_per_s(dict(cpu.spec), dict(kit.spec), kit.quantity)
-        device = dataclasses.replace(device, host_ram_gb_per_s=ram, host_pcie_gb_per_s=host)
+        device = dataclasses.replace(device, host_ram_gb_per_s=ram)
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
     ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \

@@ -75,8 +75,32 @@ def test_a_slow_image_is_warned_about(catalog):
 @pytest.mark.parametrize(("table", "key", "reason"), [
     ({"workload": {"preset": "llama3-8b", "denoising_steps": 28}}, "denoising_steps", "custom transformer"),
     ({"workload": {"classifier_free_guidance": True}}, "classifier_free_guidance", "give denoising_steps too"),
+    ({"task": {"mode": "inference", "pipeline_offload": True}}, "pipeline_offload", "frozen models beside it"),
 ])
 def test_diffusion_fields_out_of_place_are_one_clear_error(table, key, reason):
     with pytest.raises(ConfigFileError) as caught:
         answers_from_dict({"scenario": "personal_research", **table}, path="a.toml")
-    assert caught.value.key == f"workload.{key}" and reason in str(caught.value)
+    assert caught.value.key.endswith(f".{key}") and reason in str(caught.value)
+
+
+def test_model_offload_holds_the_larger_model_on_the_gpu_and_pays_a_copy_an_image():
+    kept, offloaded = flux(task__precision="int8"), flux(task__precision="int8", task__pipeline_offload=True)
+    shape = model_shape(kept.workload)[0]
+    on_gpu, turns = estimate_memory(kept, shape), estimate_memory(offloaded, shape)
+    # int8 denoiser 11.9 GB and 5.2B bf16 encoders/VAE 10.4 GB: 20.7 GiB together, 11.1 GiB (the denoiser) in turns.
+    assert on_gpu.weights_bytes / GIB == pytest.approx(20.7, abs=0.05)
+    assert turns.weights_bytes / GIB == pytest.approx(11.1, abs=0.05)
+    assert turns.host_offload_bytes == on_gpu.host_offload_bytes == on_gpu.weights_bytes  # all of it in RAM
+    device = dataclasses.replace(H100, host_pcie_gb_per_s=63.0)
+    seconds = [speed_build.inference(job, shape, device).figures["image_batch_s"] for job in (kept, offloaded)]
+    assert seconds[1] - seconds[0] == pytest.approx(22.3e9 / (0.77 * 63e9), rel=0.02)  # the pipeline over PCIe 5
+
+
+def test_a_16_gb_card_is_offered_with_model_offload_and_the_ram_holds_the_pipeline(catalog):
+    build = recommend(flux(task__precision="int8", budget__amount=1500.0, budget__currency="USD"), catalog,
+                      today=TODAY)
+    assert not build.feasible and build.feasible_alternatives[0].startswith("Diffusers model offload")
+    assert "16GB" in build.feasible_alternatives[0] and "within $1,500" in build.feasible_alternatives[0]
+    kept = recommend(flux(budget__amount=9000.0, budget__currency="USD"), catalog, today=TODAY)
+    kit = kept.component("memory_kit")
+    assert kit.quantity * kit.spec["capacity_gib"] >= kept.memory.weights_bytes / GIB + 4  # 31.8 GiB staged
