@@ -3,7 +3,9 @@
 A diffusion transformer (FLUX.1, SD3.5) makes an image by running every layer over all its tokens (latent patches
 plus text) at each of `denoising_steps` steps, with classifier-free guidance twice (conditional and unconditional,
 batched). So an image costs steps x passes x (2N x s + 4 x L x h x s^2) FLOPs: compute-bound, unlike decoding.
-Validated against published FLUX.1-dev timings in tests/configs/published_speeds.py.
+2N counts every parameter for every token, though an MMDiT's dual-stream blocks pass image and text tokens through
+their own halves (FLUX.1-dev: ~1.8x fewer); the 0.6 of peak, checked on FLUX.1-dev's published timings
+(tests/configs/published_speeds.py), absorbs that for FLUX-shaped models, not for other splits (SD3.5: unchecked).
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link:,.1f} GB/s (model "
             f"offload) = {sp.duration(swap_s)}") if swap_s else ""
     out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
-                       f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch and are not "
-                       "counted (FLUX.1-dev's T5 pass over 512 tokens is 4.9 TFLOP, 0.14 % of 28 steps)")
+                       f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch, against the "
+                       f"denoiser's {shape.denoising_steps}: not counted")
     gpus = f" on {device.count} GPUs (each its own images)" if device.count > 1 else ""
     out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} image(s) ({shape.denoising_steps} steps over "
                        f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} images/min{gpus}")
