@@ -144,6 +144,12 @@ class Answers:
         quantization = task.quantization if task.quantization in formats_of(precision) else "auto"
         return replace(self, task=msgspec.structs.replace(task, precision=precision, quantization=quantization))
 
+    def resident(self) -> Answers:
+        """The same job with nothing offloaded to system RAM: what a CPU-only PC, or a GPU that shares its memory
+        with the CPU (Jetson, DGX Spark), holds in the one memory."""
+        task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False)
+        return replace(self, task=task)
+
     def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, **{name: msgspec.structs.asdict(self.section(name)) for name in SECTIONS}}
 
@@ -246,22 +252,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
-    if workload.denoising_steps and (preset != "custom" or model_kind != "transformer"):
-        problems.append(("workload", "denoising_steps", "a diffusion model is given as a custom transformer "
-                         "(preset = 'custom', kind = 'transformer': its denoiser's layers, width and tokens)"))
-    if task.expert_offload and (task.mode != "inference" or stacks.serving_engine(
-            task.serving_engine, answers.scenario, task.precision) != "llama_cpp"):
-        problems.append(("task", "expert_offload", "--cpu-moe is llama.cpp's: inference with llama_cpp as "
-                         "task.serving_engine (or auto with int4 weights)"))
-    elif task.expert_offload and not (preset in presets and presets[preset].experts_count):
-        problems.append(("task", "expert_offload", "needs a mixture-of-experts preset (its expert counts size what "
-                         "stays in RAM): gpt-oss-20b/120b, qwen3-30b-a3b, mixtral-8x7b, llama4-scout, deepseek-v3"))
-    if task.pipeline_offload and (task.mode != "inference" or not workload.frozen_parameters):
-        problems.append(("task", "pipeline_offload", "model offload moves a pipeline's models in turn: inference "
-                         "with frozen models beside it (workload.frozen_parameters)"))
-    if workload.classifier_free_guidance and not workload.denoising_steps:
-        problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
-                         "denoising_steps too"))
+    problems.extend(_diffusion_and_offload_problems(answers, model_kind))
     if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")
@@ -277,4 +268,41 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("task", "accumulation_steps", "cannot exceed the batch size (micro-batch would be < 1)"))
     if answers.scenario == "edge_deployment" and scale.gpu_count != 1:
         problems.append(("scale", "gpu_count", "an edge deployment is one module; use 1"))
+    return problems
+
+
+def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[tuple[str, str, str]]:
+    """A diffusion model's fields and the two offloads, where they apply: each with what it needs."""
+    workload, task = answers.workload, answers.task
+    problems: list[tuple[str, str, str]] = []
+    presets = model_presets()
+    if workload.denoising_steps and (workload.preset != "custom" or model_kind != "transformer"):
+        problems.append(("workload", "denoising_steps", "a diffusion model is given as a custom transformer "
+                         "(preset = 'custom', kind = 'transformer': its denoiser's layers, width and tokens)"))
+    elif workload.denoising_steps and task.mode != "inference":
+        problems.append(("workload", "denoising_steps", "sampling steps are inference's: training runs one step a "
+                         "sample (set 0, or task.mode = 'inference')"))
+    elif workload.denoising_steps and (task.serving_engine != "auto" or task.kv_cache_dtype != "auto"):
+        key = "serving_engine" if task.serving_engine != "auto" else "kv_cache_dtype"
+        problems.append(("task", key, "a diffusion model runs in its own pipeline (Diffusers), with no KV cache: "
+                         "leave it auto"))
+    if workload.classifier_free_guidance and not workload.denoising_steps:
+        problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
+                         "denoising_steps too"))
+    shared = "a module that shares its memory with the CPU gains nothing from it"
+    if task.expert_offload and (task.mode != "inference" or stacks.serving_engine(
+            task.serving_engine, answers.scenario, task.precision) != "llama_cpp"):
+        problems.append(("task", "expert_offload", "--cpu-moe is llama.cpp's: inference with llama_cpp as "
+                         "task.serving_engine (or auto with int4 weights)"))
+    elif task.expert_offload and not (workload.preset in presets and presets[workload.preset].experts_count):
+        moe = ", ".join(name for name, preset in presets.items() if preset.experts_count)
+        problems.append(("task", "expert_offload", f"needs a mixture-of-experts preset (its expert counts size what "
+                         f"stays in RAM): {moe}"))
+    elif task.expert_offload and answers.scenario == "edge_deployment":
+        problems.append(("task", "expert_offload", f"not at the edge: {shared}"))
+    if task.pipeline_offload and not (workload.denoising_steps and workload.frozen_parameters):
+        problems.append(("task", "pipeline_offload", "model offload moves a diffusion pipeline's models in turn: "
+                         "give denoising_steps and the frozen models beside it (workload.frozen_parameters)"))
+    elif task.pipeline_offload and answers.scenario == "edge_deployment":
+        problems.append(("task", "pipeline_offload", f"not at the edge: {shared}"))
     return problems

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
 from pth_top.configs.market import PriceIndex, Quote, quote
+from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.rules import Rules, gpu_usable_bytes
@@ -81,9 +82,17 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
     return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction)
 
 
+def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
+    """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context; a GPU that
+    shares its memory with the CPU (Jetson, DGX Spark) holds what an offload would have put in RAM too."""
+    memory = ctx.memory
+    if gpu["memory_kind"] == "shared" and ctx.answers.resident() != ctx.answers:
+        memory = estimate_memory(ctx.answers.resident(), ctx.shape, cuda_context_bytes=memory.cuda_context_bytes)
+    return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
+
+
 def needed_bytes(ctx: Context, gpu: Part) -> int:
-    """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context."""
-    return ctx.memory.total_bytes - (ctx.memory.cuda_context_bytes if gpu["software"] == "cpu" else 0)
+    return memory_on(ctx, gpu).total_bytes
 
 
 # How the workload sits in a card's usable memory: with the declared margin, only without it, or not at all.

@@ -33,8 +33,8 @@ def cpu_context(ctx: Context) -> Context:
     offloaded to the CPU: the whole model (experts too) is the working memory.
     """
     pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
-    answers = ctx.answers.with_value("task", "expert_offload", False)
-    return dataclasses.replace(ctx, pins=pins, memory=estimate_memory(answers, ctx.shape, cuda_context_bytes=0))
+    return dataclasses.replace(ctx, pins=pins,
+                               memory=estimate_memory(ctx.answers.resident(), ctx.shape, cuda_context_bytes=0))
 
 
 def display_line(cpu: Part) -> str:

@@ -28,9 +28,11 @@ def estimate_denoising(
     shape: ModelShape, *, precision: str, batch: int, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto",
 ) -> MemoryBreakdown:
-    """Weights + one layer's forward working set over batch x passes x s tokens; every GPU holds the whole model."""
+    """Weights + one layer's forward working set over its share of the batch x passes x s tokens; every GPU holds
+    the whole model."""
     weights, weights_line = inference_weight_bytes(shape, precision, quantization)
     value_bytes = 4.0 if precision == "fp32" else 2.0
+    batch = per_gpu_batch(batch, gpu_count)
     tokens = shape.sequence_length * batch * shape.guidance_passes
     one_layer = replace(shape, layers=1, sequence_length=tokens)
     activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes)
@@ -50,6 +52,11 @@ def estimate_denoising(
     )
 
 
+def per_gpu_batch(batch: int, gpu_count: int) -> int:
+    """Each GPU makes its own share of the (global) batch."""
+    return -(-batch // max(1, gpu_count))
+
+
 def step_flops(shape: ModelShape, batch: int) -> float:
     """One denoising step: 2N per token, and full (not causal) attention, 4 x L x h x s^2."""
     s = shape.sequence_length
@@ -59,27 +66,28 @@ def step_flops(shape: ModelShape, batch: int) -> float:
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
                     swapped_bytes: float = 0.0) -> sp.Prediction:
-    """Seconds per batch of images and images per minute on all the GPUs (each makes its own); with model offload
-    each batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe."""
-    flops = step_flops(shape, batch)
+    """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
+    batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe."""
+    share = per_gpu_batch(batch, device.count)
+    flops = step_flops(shape, share)
     compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
     bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
     step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
-    link = (device.host_pcie_gb_per_s or sp.PCIE_X16_GB_PER_S[4]) * sp.ALLREDUCE_LINK_FRACTION
-    swap_s = swapped_bytes / (link * 1e9)
+    link_gb_per_s = (device.host_pcie_gb_per_s or sp.DEFAULT_HOST_PCIE_GB_PER_S) * sp.HOST_COPY_FRACTION
+    swap_s = swapped_bytes / (link_gb_per_s * 1e9)
     batch_s = shape.denoising_steps * step_s + swap_s
-    images_per_min = 60.0 * batch * device.count / batch_s
+    images_per_min = 60.0 * batch / batch_s
     out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
     out.formula.append(
-        f"a step: {batch} image(s){passes_text(shape)} x (2N x {shape.sequence_length:,} tokens + full attention "
+        f"a step: {share} image(s){passes_text(shape)} x (2N x {shape.sequence_length:,} tokens + full attention "
         f"4*L*h*s^2) = {flops / 1e12:.3g} TFLOP at {compute_text} = {sp.duration(step_s)} (never under reading the "
         f"weights once at {bandwidth_text})")
-    swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link:,.1f} GB/s (model "
-            f"offload) = {sp.duration(swap_s)}") if swap_s else ""
+    swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link_gb_per_s:,.1f} "
+            f"GB/s (model offload) = {sp.duration(swap_s)}") if swap_s else ""
     out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
                        f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch, against the "
                        f"denoiser's {shape.denoising_steps}: not counted")
-    gpus = f" on {device.count} GPUs (each its own images)" if device.count > 1 else ""
+    gpus = f" on {device.count} GPUs ({share} image(s) each at once)" if device.count > 1 else ""
     out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} image(s) ({shape.denoising_steps} steps over "
                        f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} images/min{gpus}")
     if batch_s > SLOW_IMAGE_S:

@@ -15,19 +15,19 @@ from pth_top.configs.speed_reads import DecodeReads
 
 # Share of the RAM's bandwidth a token's routed experts are read at: small scattered matrices, as on the GPU (0.55 for
 # a MoE against 0.65 dense, configs.speed). Fitted on gpt-oss-20b with every expert on a Ryzen 9 5900X's two DDR4-3200
-# channels beside an RX 7900 XT: ~20 tokens/s, 1.31 GB of experts a token (github.com/ggml-org/llama.cpp discussions
-# 15396); a 14900K's DDR5 gave 18-26 tokens/s on gpt-oss-120b's 1.9 GB a token (its RAM speed not stated: 0.35-0.55
-# of DDR5-5600 to 6400 in two channels).
+# channels beside an RX 7900 XT: ~20 tokens/s, 1.39 GB of experts a token at 4.5 bit (github.com/ggml-org/llama.cpp
+# discussions 15396); a 14900K's DDR5 gave 18-26 tokens/s on gpt-oss-120b's 1.9 GB a token (its RAM speed not
+# stated: 0.35-0.55 of DDR5-5600 to 6400 in two channels).
 CPU_MOE_DECODE_BANDWIDTH_FRACTION = 0.55
 # llama.cpp's default micro-batch (-ub): the unit a prompt's experts are copied to the GPU for.
 MICRO_BATCH_TOKENS = 512
 
 
-def offload_decode(reads: DecodeReads, experts: float, shape: ModelShape, batch: int, device: sp.Device,
+def offload_decode(reads: DecodeReads, expert_bytes: float, shape: ModelShape, batch: int, device: sp.Device,
                    ram_gb_per_s: float) -> sp.Prediction:
     """A decode step: the GPU's part at its bandwidth with each layer's small kernels, then the streams' routed
     experts (the expected union over the batch) from RAM."""
-    routed = experts * (1 - (1 - shape.routed_expert_share) ** batch)
+    routed = expert_bytes * (1 - (1 - shape.routed_expert_share) ** batch)
     gpu_bytes = max(0.0, reads.read_bytes - routed) + batch * reads.kv_bytes
     bandwidth, bandwidth_text = sp.achieved_bandwidth(device)
     ram = CPU_MOE_DECODE_BANDWIDTH_FRACTION * ram_gb_per_s
@@ -44,12 +44,14 @@ def offload_decode(reads: DecodeReads, experts: float, shape: ModelShape, batch:
     return out
 
 
-def offload_prefill_s(experts: float, prompt: int, compute_s: float, host_gb_per_s: float) -> tuple[float, str]:
+def offload_prefill_s(expert_bytes: float, prompt: int, compute_s: float, host_gb_per_s: float
+                      ) -> tuple[float, str]:
     """The prompt on the GPU, each micro-batch waiting for every expert to cross PCIe."""
     batches = max(1, math.ceil(prompt / MICRO_BATCH_TOKENS))
-    link = host_gb_per_s * sp.ALLREDUCE_LINK_FRACTION
-    copy_s = batches * experts / (link * 1e9)
+    link_gb_per_s = host_gb_per_s * sp.HOST_COPY_FRACTION
+    copy_s = batches * expert_bytes / (link_gb_per_s * 1e9)
     seconds = copy_s + compute_s
-    return seconds, (f"first token: {batches} micro-batch(es) of {MICRO_BATCH_TOKENS} tokens x {experts / 1e9:.3g} GB "
-                     f"of experts over PCIe at {sp.ALLREDUCE_LINK_FRACTION:g} x {host_gb_per_s:g} GB/s + "
+    return seconds, (f"first token: {batches} micro-batch(es) of {MICRO_BATCH_TOKENS} tokens x "
+                     f"{expert_bytes / 1e9:.3g} GB of experts over PCIe at {sp.HOST_COPY_FRACTION:.2f} x "
+                     f"{host_gb_per_s:g} GB/s + "
                      f"{sp.duration(compute_s)} of GPU compute = {sp.duration(seconds)}")

@@ -275,9 +275,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.extend(_more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:
         engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-        if transformer and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:  # weights kept
+        diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
+        if transformer and not diffusion and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
-        if answers.workload.frozen_parameters and not task.pipeline_offload:  # keeps every weight's precision
+        if diffusion and answers.workload.frozen_parameters and not task.pipeline_offload:  # precision kept
             changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
                                                                                        True)))
@@ -286,10 +287,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if engine == "llama_cpp" and ctx.shape.routed_expert_parameters and not task.expert_offload and not ctx.edge:
             changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
                             "(task.expert_offload)", answers.with_value("task", "expert_offload", True)))
-        if not ctx.edge:
+        if not ctx.edge and not diffusion:
             changes.extend(_more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine"))
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
-    image_patches = not ctx.shape.vocabulary_size and (
+    image_patches = ctx.shape.denoising_steps or not ctx.shape.vocabulary_size and (
         answers.workload.preset != "custom" or answers.data.kind != "text")
     if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches:
         shorter = ctx.shape.sequence_length // 2
@@ -298,7 +299,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1:
         fewer = answers.workload.batch_size // 2
         what = "the concurrent requests" if answers.scenario == "inference_server" else "the batch"
-        changes.append((f"half {what}, {fewer:,} (each sequence holds its own KV cache)",
+        why = "each image's activations" if ctx.shape.denoising_steps else "each sequence holds its own KV cache"
+        changes.append((f"half {what}, {fewer:,} ({why})",
                         answers.with_value("workload", "batch_size", fewer)))
     smaller_model = _smaller_preset(ctx)
     if smaller_model is not None:

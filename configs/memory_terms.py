@@ -164,7 +164,8 @@ class MemoryBreakdown:
     kv_cache_bytes: int
     cuda_context_bytes: int
     formula: tuple[str, ...] = ()
-    # Host RAM the optimizer states and fp32 master weights take when offloaded (ZeRO-Offload), per machine.
+    # Host RAM the job keeps per machine: ZeRO-Offload's optimizer states and fp32 master weights in training; in
+    # inference the weights staged there, llama.cpp's experts (--cpu-moe) or a pipeline's models (model offload).
     host_offload_bytes: int = 0
     # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
     usable_fraction: float = 0.0

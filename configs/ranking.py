@@ -36,6 +36,13 @@ TRAINING_RATE_BY_PRECISION = {
 }
 
 
+# The rate inference and denoising run at by precision; quantized weights are dequantized to 16 bits for the matmul.
+INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
+                               "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}
+RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
+              "fp16_dense_tflops": "dense FP16 tensor", "bf16_dense_tflops": "dense BF16 tensor"}
+
+
 def gpu_metric(ctx: Context) -> tuple[str, str]:
     """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
     unit = CURRENCY_UNITS[ctx.currency]
@@ -45,7 +52,8 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     if ctx.tier == "entry":
         return "memory_gib", f"GiB of GPU memory per {unit} (entry tier: VRAM first, guide §6.1)"
     if ctx.answers.task.mode == "inference" and ctx.shape.denoising_steps:
-        return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (denoising is compute-bound)"
+        rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
+        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} (denoising is compute-bound)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":

@@ -14,7 +14,7 @@ from typing import Callable, Mapping
 from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, part_quote, pinned_part, usable_bytes
+from pth_top.configs.assembly import Assembly, Context, memory_on, part_quote, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import faster_within_budget, keeps_the_job, nearest_over_budget, rented_run_line
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
@@ -102,8 +102,8 @@ def _recommend(
         gpu_order.insert(0, CPU_ONLY_ID)
     assembly.alternatives["gpu"] = tuple(gpu_order)
     build_ctx = ctx if gpu is not None else (cpu_only.ctx if cpu_only else cpu_context(ctx))
-    if gpu is not None and gpu["software"] == "cpu":  # a CPU-only edge module (Raspberry Pi): no CUDA context
-        build_ctx = dataclasses.replace(ctx, memory=dataclasses.replace(ctx.memory, cuda_context_bytes=0))
+    if gpu is not None and memory_on(ctx, gpu) != ctx.memory:  # a Raspberry Pi, or a GPU sharing the CPU's memory
+        build_ctx = dataclasses.replace(ctx, memory=memory_on(ctx, gpu))
     if gpu is not None:
         assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(build_ctx, gpu)
         usable = int(usable_bytes(build_ctx, gpu))

@@ -51,8 +51,11 @@ TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77
+# A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.
+HOST_COPY_FRACTION = 25 / 31.5
 # PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG base specs: 8b/10b to Gen2, 128b/130b after).
 PCIE_X16_GB_PER_S = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0}
+DEFAULT_HOST_PCIE_GB_PER_S = PCIE_X16_GB_PER_S[4]  # a GPU's link to the host when the build does not say
 # NVLink per GPU per direction: V100 300 GB/s, A100 600, H100/H200 900 in total (NVIDIA datasheets), by the
 # module's PCIe generation; a 2-GPU bridge: RTX 3090 / A6000 112.5 GB/s, A100/H100 PCIe 600 GB/s in total.
 NVLINK_SXM_GB_PER_S = {3: 150.0, 4: 300.0, 5: 450.0}

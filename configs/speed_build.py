@@ -18,14 +18,9 @@ from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import expert_bytes, inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
-from pth_top.configs.ranking import TRAINING_RATE_BY_PRECISION
+from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
-
-INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
-                               "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}  # weights dequantized
-RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
-              "fp16_dense_tflops": "dense FP16 tensor", "bf16_dense_tflops": "dense BF16 tensor"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +165,11 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: An
         return sp.Prediction(summary=["not predicted: the experts run from system RAM, and this build's RAM "
                                       "bandwidth is not known (a desktop CPU and its kit give it)"])
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    experts = expert_bytes(shape, task.precision, task.quantization, engine)
-    out = offload_decode(reads, experts, shape, batch, device, device.host_ram_gb_per_s)
+    experts_bytes = expert_bytes(shape, task.precision, task.quantization, engine)
+    out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
     compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device)
-    first_s, first_line = offload_prefill_s(experts, reads.prompt, compute_s,
-                                            device.host_pcie_gb_per_s or sp.PCIE_X16_GB_PER_S[4])
+    first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s,
+                                            device.host_pcie_gb_per_s or sp.DEFAULT_HOST_PCIE_GB_PER_S)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
     out.figures["first_token_s"] = first_s

@@ -24,6 +24,8 @@ from pth_top.configs.build import Component
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import model_shape
+from tests.configs import published_workloads
+from tests.configs.builders import answers as answers_of
 
 TOLERANCE = 0.35
 
@@ -123,11 +125,9 @@ def resnet50_inference(part_id: str, batch: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
-# FLUX.1-dev's transformer (black-forest-labs/FLUX.1-dev transformer/config.json): 11.9B parameters, 19 double- and
-# 38 single-stream blocks of 3072 (24 heads x 128), each attending over all the tokens; a W x H image is
-# (W/16) x (H/16) latent tokens beside the pipeline's 512 T5 tokens (FluxPipeline max_sequence_length).
-FLUX1_DEV = ModelShape("transformer", 11_901_408_320, layers=57, hidden_size=3072, attention_heads=24,
-                       sequence_length=4608, intermediate_size=12288, vocabulary_size=0, lm_head=False)
+# FLUX.1-dev's denoiser, as tests/configs/published_workloads.py gives it; a W x H image is (W/16) x (H/16) latent
+# tokens beside the pipeline's 512 T5 tokens (FluxPipeline max_sequence_length).
+FLUX1_DEV = model_shape(answers_of(**published_workloads.FLUX1_DEV).workload)[0]
 BENCHMARK_FLUX = ("github.com/varadrane1707/BenchmarkFlux README (FLUX.1-dev, Diffusers, 1024x1024, 28 steps, "
                   "guidance 3.5, batch 1, end to end; the GPU's form is not stated: taken as SXM)")
 # RX 7900 XT (not in the catalog): 800 GB/s, 103 TFLOP/s FP16, 51.5 FP32 (AMD's product page).

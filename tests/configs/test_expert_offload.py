@@ -16,6 +16,10 @@ from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.units import GIB
 from tests.configs.builders import answers
+from tests.configs.published_workloads import FLUX1_DEV, inference_custom
+
+FLUX_INT8 = {**inference_custom({**FLUX1_DEV, "workload__frozen_precision": "bf16", "workload__denoising_steps": 28},
+                                "int8")}
 
 TODAY = dt.date(2026, 11, 1)
 
@@ -67,14 +71,39 @@ def test_a_moe_too_big_for_the_budgets_card_is_offered_the_experts_in_ram_first(
         build.feasible_alternatives[0]
 
 
-@pytest.mark.parametrize(("task", "preset", "reason"), [
-    ({"mode": "inference", "precision": "int4", "serving_engine": "vllm"}, "gpt-oss-120b", "llama.cpp's"),
-    ({"mode": "training"}, "gpt-oss-120b", "llama.cpp's"),
-    ({"mode": "inference", "precision": "int4", "serving_engine": "llama_cpp"}, "llama3-8b", "mixture-of-experts"),
+LLAMA_CPP_INT4 = {"mode": "inference", "precision": "int4", "serving_engine": "llama_cpp"}
+
+
+@pytest.mark.parametrize(("scenario", "task", "preset", "reason"), [
+    ("personal_research", {"mode": "inference", "precision": "int4", "serving_engine": "vllm"}, "gpt-oss-120b",
+     "llama.cpp's"),
+    ("personal_research", {"mode": "training"}, "gpt-oss-120b", "llama.cpp's"),
+    ("personal_research", LLAMA_CPP_INT4, "llama3-8b", "gpt-oss-120b"),  # the message lists the MoE presets
+    ("edge_deployment", LLAMA_CPP_INT4, "gpt-oss-20b", "not at the edge"),
 ])
-def test_expert_offload_out_of_place_is_one_clear_error(task, preset, reason):
-    table = {"scenario": "personal_research", "workload": {"preset": preset},
-             "task": {**task, "expert_offload": True}}
+def test_expert_offload_out_of_place_is_one_clear_error(scenario, task, preset, reason):
+    table = {"scenario": scenario, "workload": {"preset": preset}, "task": {**task, "expert_offload": True}}
     with pytest.raises(ConfigFileError) as caught:
         answers_from_dict(table, path="a.toml")
     assert caught.value.key == "task.expert_offload" and reason in str(caught.value)
+
+
+def test_a_gpu_sharing_its_memory_with_the_cpu_holds_the_experts_too(catalog):
+    # DeepSeek-V3's experts in "system RAM" on a DGX Spark are in the same 128 GB: 4-bit, it does not fit there.
+    job = answers(**{"workload__preset": "deepseek-v3", "workload__batch_size": 1, "workload__sequence_length": 4096,
+                     "task__mode": "inference", "task__precision": "int4", "task__serving_engine": "llama_cpp",
+                     "task__expert_offload": True, "budget__amount": 9000.0, "budget__currency": "USD"})
+    build = recommend(job, catalog, pins={"gpu": ("dgx-spark-128gb", 1)}, today=TODAY)
+    assert not build.memory_fits
+    offloaded = recommend(job, catalog, pins={"gpu": ("rtx-5090-32gb", 1)}, today=TODAY)
+    assert offloaded.memory_fits  # a dedicated card holds the rest; the experts go to its host's RAM
+
+
+def test_a_cpu_only_pc_holds_what_either_offload_would_have_kept_in_ram(catalog):
+    from pth_top.configs.cpu_only import cpu_context
+    from pth_top.configs.recommend import _context
+    from pth_top.configs.rules import load_rules
+
+    for job in (gpt_oss_120b(), answers(**{**FLUX_INT8, "task__pipeline_offload": True})):
+        ctx = _context(job, catalog, load_rules(), {})
+        assert cpu_context(ctx).memory.total_bytes >= ctx.memory.host_offload_bytes
