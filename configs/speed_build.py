@@ -173,9 +173,10 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: An
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
     out.figures["first_token_s"] = first_s
-    per_stream = out.figures["decode_tokens_per_s_per_stream"]
-    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream with the experts in system RAM; first token after a "
-                       f"{reads.prompt:,}-token prompt in ~{sp.duration(first_s)}")
+    per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
+    streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} with the experts in system RAM; first token "
+                       f"after a {reads.prompt:,}-token prompt in ~{sp.duration(first_s)}")
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream with the experts in RAM is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s: faster RAM (more channels) or a GPU that holds "
