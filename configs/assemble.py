@@ -82,8 +82,9 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
                                       host_offload_bytes=ctx.memory.host_offload_bytes)
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters)
+    experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0
     host_text = staging_text if staging_gib > host_weights_gib else (
-        "the experts llama.cpp runs from RAM (--cpu-moe)" if task.expert_offload else "")
+        "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else "")
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, max(host_weights_gib, staging_gib),
                               ctx.rules, host_text, ctx.answers.data.kind)
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board

@@ -20,7 +20,7 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
-from pth_top.configs.speed_reads import decode_reads, prefill_flops
+from pth_top.configs.speed_reads import DecodeReads, decode_reads, prefill_flops
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +158,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     return out
 
 
-def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: Any) -> sp.Prediction:
+def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: DecodeReads) -> sp.Prediction:
     """llama.cpp --cpu-moe: decode from the GPU and the build's RAM, the prompt with the experts copied over PCIe."""
     task, batch = answers.task, answers.workload.batch_size
     if not device.host_ram_gb_per_s:
