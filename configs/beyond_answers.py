@@ -8,7 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers
 from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.build import Build
-from pth_top.configs.feasibility import (
+from pth_top.configs.levers import (
     answer_changes,
     cheap_levers_label,
     split_label,

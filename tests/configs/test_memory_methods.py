@@ -142,7 +142,7 @@ def test_lora_on_an_int8_base_sits_between_bf16_lora_and_qlora():
 def test_int8_lora_is_an_answer_and_a_feasible_step_before_qlora():
     from pathlib import Path
 
-    from pth_top.configs.feasibility import answer_changes
+    from pth_top.configs.levers import answer_changes
     from pth_top.configs.parts import load_catalog
     from pth_top.configs.recommend import _context
     from pth_top.configs.rules import load_rules

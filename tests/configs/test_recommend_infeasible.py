@@ -118,7 +118,7 @@ def test_every_infeasible_request_gets_a_rent_line_even_beyond_one_cloud_gpu(cat
 
 
 def test_model_family_groups_presets_that_substitute():
-    from pth_top.configs.feasibility import model_family
+    from pth_top.configs.levers import model_family
 
     assert model_family("llama-13b") == model_family("llama-7b") == "llama"
     assert model_family("resnet50") == model_family("resnet18") == "resnet"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.feasibility import answer_changes
+from pth_top.configs.levers import answer_changes
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules

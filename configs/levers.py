@@ -1,0 +1,196 @@
+"""The levers the wizard tries on a job that does not fit: what each changes in the answers, cheapest first."""
+
+from __future__ import annotations
+
+import math
+
+from pth_top.configs import stacks
+from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
+from pth_top.configs.assembly import Context
+from pth_top.configs.memory import micro_batch_per_gpu
+from pth_top.configs.presets import model_presets
+
+# Precisions an inference workload can step down to from each, smallest last.
+INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
+                   "int8": ("int4",)}
+
+
+MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
+
+
+def halved_micro_batch(answers: Answers) -> Answers:
+    """Twice the accumulation steps (half the micro-batch) while the micro-batch is above 1 and the answer valid."""
+    task, batch = answers.task, answers.workload.batch_size
+    steps = task.accumulation_steps * 2
+    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(
+            batch, MAX_ACCUMULATION_STEPS):
+        return answers
+    return answers.with_value("task", "accumulation_steps", steps)
+
+
+def recompute_only(answers: Answers) -> Answers:
+    """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory)."""
+    return answers.with_value("task", "recompute", "full") if answers.task.mode == "training" else answers
+
+
+def _small_activations(answers: Answers) -> Answers:
+    """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
+    micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
+    steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
+    return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", steps)
+
+
+def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
+    """The same training with Liger's fused linear cross-entropy where the eager loss holds s x b x V logits."""
+    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" \
+            or not ctx.shape.logits_vocabulary_size:
+        return answers
+    return answers.with_value("task", "training_stack", "liger")
+
+
+def with_cheap_levers(ctx: Context, answers: Answers) -> Answers:
+    return cheap_levers(ctx, answers)
+
+
+def cheap_levers(ctx: Context, answers: Answers) -> Answers:
+    """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
+    and micro-batch 1 (training only)."""
+    if answers.task.mode != "training":
+        return answers
+    return _small_activations(_chunked_loss(ctx, answers))
+
+
+def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
+    chunked = after.task.training_stack != before.task.training_stack
+    recompute = after.task.recompute != before.task.recompute
+    micro = after.task.accumulation_steps != before.task.accumulation_steps
+    return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
+                                                 ("micro-batch 1", micro)) if changed)
+
+
+def _small_activations_label(before: Answers) -> str:
+    """What the small-activations change adds: recompute only where the answers do not have it already."""
+    recompute = "" if before.task.recompute == "full" else "full recompute (gradient checkpointing) and "
+    return f"{recompute}micro-batch 1 with gradient accumulation"
+
+
+CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
+                      "instead of the eager fp32 logits")
+
+
+def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
+    """Answer changes that shrink GPU memory, cheapest lever first: what costs no quality (loss, recompute), then
+    the optimizer, then adapters and quantization, then more GPUs of one machine, then a smaller model. Sharding
+    and more GPUs are training's; a server or an edge module quantizes, splits the model (tensor parallel) or
+    shrinks."""
+    answers = ctx.answers
+    task, scale = answers.task, answers.scale
+    transformer = ctx.shape.kind == "transformer"
+    changes: list[tuple[str, Answers]] = []
+    if ctx.pins:
+        changes.append(("the same answers without the pinned parts", answers))
+    if task.mode == "training":
+        chunked = _chunked_loss(ctx, answers)
+        if chunked != answers:
+            changes.append((CHUNKED_LOSS_LABEL, chunked))
+        halved = halved_micro_batch(answers)
+        if halved != answers:
+            micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
+            kept = ", no recompute" if task.recompute == "none" else ""
+            changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
+                            f"(the same global batch{kept})", halved))
+        recomputed = recompute_only(answers)
+        if recomputed != answers:
+            changes.append(("full recompute (gradient checkpointing) at the same micro-batch: ~1/3 more compute, "
+                            "and what sees the batch (in-batch negatives, batch statistics) stays as it is",
+                            recomputed))
+        smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
+        if smaller not in (answers, recomputed):
+            changes.append((_small_activations_label(answers), smaller))
+        if task.method == "full" and task.optimizer in ("adam", "adamw"):
+            changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",
+                            answers.with_value("task", "optimizer", "adam8bit")))
+        if task.method == "full" and transformer:
+            changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
+        if task.method in ("full", "lora", "lora_int8") and transformer:
+            changes.append(("QLoRA instead of " + ("LoRA" if task.method != "full" else "full training")
+                            + " (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",
+                            answers.with_value("task", "method", "qlora")))
+        if task.method in ("full", "lora") and transformer:
+            changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
+                            answers.with_value("task", "method", "lora_int8")))
+        if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
+            changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
+                            answers.with_value("scale", "sharding", "zero_offload")))
+        if not ctx.edge:
+            changes.extend(more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
+    else:
+        engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+        diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
+        if transformer and not diffusion and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:
+            changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
+        if diffusion and answers.workload.frozen_parameters and not task.pipeline_offload:  # precision kept
+            changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
+                            "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
+                                                                                       True)))
+        for precision in INFERENCE_STEPS.get(task.precision, ()):
+            changes.append((f"{precision} weights", answers.with_precision(precision)))
+        if engine == "llama_cpp" and ctx.shape.routed_expert_parameters and not task.expert_offload and not ctx.edge:
+            changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
+                            "(task.expert_offload)", answers.with_value("task", "expert_offload", True)))
+        if not ctx.edge and not diffusion:
+            changes.extend(more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine"))
+    # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
+    image_patches = ctx.shape.denoising_steps or not ctx.shape.vocabulary_size and (
+        answers.workload.preset != "custom" or answers.data.kind != "text")
+    if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches:
+        shorter = ctx.shape.sequence_length // 2
+        changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
+                        answers.with_value("workload", "sequence_length", shorter)))
+    if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1:
+        fewer = answers.workload.batch_size // 2
+        what = "the concurrent requests" if answers.scenario == "inference_server" else "the batch"
+        why = "each image's activations" if ctx.shape.denoising_steps else "each sequence holds its own KV cache"
+        changes.append((f"half {what}, {fewer:,} ({why})",
+                        answers.with_value("workload", "batch_size", fewer)))
+    smaller_model = _smaller_preset(ctx)
+    if smaller_model is not None:
+        name = model_presets()[smaller_model].name
+        changes.append((f"a smaller model of the same family, {name}",
+                        answers.with_value("workload", "preset", smaller_model)))
+    return changes
+
+
+def split_label(answers: Answers) -> str:
+    """How the answers' serving engine spreads a model over GPUs (configs.stacks.split_label)."""
+    return stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
+
+
+def more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, Answers]]:
+    """The machine's GPU count doubled up to MAX_GPUS, sharded (training) or split (inference) across them."""
+    changes = []
+    count = answers.scale.gpu_count * 2
+    while count <= MAX_GPUS:
+        more = answers.with_value("scale", "gpu_count", count)
+        if sharding != "none" and answers.scale.sharding in ("none", "zero1", "zero2"):
+            more = more.with_value("scale", "sharding", sharding)
+        changes.append((label.format(n=count), more))
+        count *= 2
+    return changes
+
+
+def model_family(preset_id: str) -> str:
+    """The family presets substitute within: "llama-13b" -> "llama", "resnet50" -> "resnet", "llama3-8b" -> "llama3"."""
+    head = preset_id.split("-")[0]
+    return head if "-" in preset_id else head.rstrip("0123456789")
+
+
+def _smaller_preset(ctx: Context) -> str | None:
+    """The largest preset of the same family with fewer parameters: another family is no substitute (a GPT-2 XL
+    does not do a Llama-7B's job), so none is offered then."""
+    family = model_family(ctx.answers.workload.preset)
+    smaller = [
+        preset for preset in model_presets().values()
+        if model_family(preset.id) == family and preset.parameters < ctx.shape.parameters
+    ]
+    return max(smaller, key=lambda preset: preset.parameters).id if smaller else None
