@@ -85,9 +85,9 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
 def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
     """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context; a GPU that
     shares its memory with the CPU (Jetson, DGX Spark) holds what an offload would have put in RAM too."""
-    memory = ctx.memory
-    if gpu["memory_kind"] == "shared" and ctx.answers.resident() != ctx.answers:
-        memory = estimate_memory(ctx.answers.resident(), ctx.shape, cuda_context_bytes=memory.cuda_context_bytes)
+    memory, resident = ctx.memory, ctx.answers.resident()
+    if gpu["memory_kind"] == "shared" and resident != ctx.answers:
+        memory = estimate_memory(resident, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes)
     return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
 
 

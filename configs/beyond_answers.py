@@ -10,9 +10,9 @@ from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.build import Build
 from pth_top.configs.levers import (
     answer_changes,
+    cheap_levers,
     cheap_levers_label,
     split_label,
-    with_cheap_levers,
 )
 from pth_top.configs.market import money
 from pth_top.configs.parts import Part
@@ -57,7 +57,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         if keeping_the_job:
             if not keeps_the_job(ctx.answers, changed):
                 continue
-            answers = with_cheap_levers(ctx, changed)
+            answers = cheap_levers(ctx, changed)
             label += f", {cheap_levers_label(ctx, changed, answers)}" if answers != changed else ""
         alternative = context_for(answers)
         fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting

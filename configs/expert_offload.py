@@ -11,7 +11,7 @@ import math
 
 from pth_top.configs import speed as sp
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.speed_reads import DecodeReads
+from pth_top.configs.speed_reads import DecodeReads, routed_union_bytes
 
 # Share of the RAM's bandwidth a token's routed experts are read at: small scattered matrices, as on the GPU (0.55 for
 # a MoE against 0.65 dense, configs.speed). Fitted on gpt-oss-20b with every expert on a Ryzen 9 5900X's two DDR4-3200
@@ -27,7 +27,7 @@ def offload_decode(reads: DecodeReads, expert_bytes: float, shape: ModelShape, b
                    ram_gb_per_s: float) -> sp.Prediction:
     """A decode step: the GPU's part at its bandwidth with each layer's small kernels, then the streams' routed
     experts (the expected union over the batch) from RAM."""
-    routed = expert_bytes * (1 - (1 - shape.routed_expert_share) ** batch)
+    routed = routed_union_bytes(expert_bytes, shape.routed_expert_share, batch)
     gpu_bytes = max(0.0, reads.read_bytes - routed) + batch * reads.kv_bytes
     bandwidth, bandwidth_text = sp.achieved_bandwidth(device)
     ram = CPU_MOE_DECODE_BANDWIDTH_FRACTION * ram_gb_per_s

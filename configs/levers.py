@@ -48,10 +48,6 @@ def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
     return answers.with_value("task", "training_stack", "liger")
 
 
-def with_cheap_levers(ctx: Context, answers: Answers) -> Answers:
-    return cheap_levers(ctx, answers)
-
-
 def cheap_levers(ctx: Context, answers: Answers) -> Answers:
     """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
     and micro-batch 1 (training only)."""

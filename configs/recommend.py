@@ -102,8 +102,9 @@ def _recommend(
         gpu_order.insert(0, CPU_ONLY_ID)
     assembly.alternatives["gpu"] = tuple(gpu_order)
     build_ctx = ctx if gpu is not None else (cpu_only.ctx if cpu_only else cpu_context(ctx))
-    if gpu is not None and memory_on(ctx, gpu) != ctx.memory:  # a Raspberry Pi, or a GPU sharing the CPU's memory
-        build_ctx = dataclasses.replace(ctx, memory=memory_on(ctx, gpu))
+    memory = memory_on(ctx, gpu) if gpu is not None else ctx.memory
+    if memory != ctx.memory:  # a Raspberry Pi, or a GPU sharing the CPU's memory
+        build_ctx = dataclasses.replace(ctx, memory=memory)
     if gpu is not None:
         assembly.reasons.setdefault("gpu", [])[:0] = _gpu_reasons(build_ctx, gpu)
         usable = int(usable_bytes(build_ctx, gpu))

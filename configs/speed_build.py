@@ -142,11 +142,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     active = ", N the active parameters" if shape.active < shape.parameters else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        f"{active}{attention_notes})")
-    out.figures["first_token_s"] = first_s
-    per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
-    streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
-    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams}; first token after a {prompt:,}-token "
-                       f"prompt in ~{sp.duration(first_s)}")
+    per_stream = _decode_summary(out, batch, prompt, first_s)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; a card with more memory "
@@ -156,6 +152,16 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
     return out
+
+
+def _decode_summary(out: sp.Prediction, batch: int, prompt: int, first_s: float, where: str = "") -> float:
+    """The decode headline: tokens/s a stream (and for the whole batch) and the first token; the per-stream rate."""
+    out.figures["first_token_s"] = first_s
+    per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
+    streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
+    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams}{where}; first token after a {prompt:,}-token "
+                       f"prompt in ~{sp.duration(first_s)}")
+    return per_stream
 
 
 def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: DecodeReads) -> sp.Prediction:
@@ -172,11 +178,7 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: De
                                             device.host_pcie_gb_per_s or sp.DEFAULT_HOST_PCIE_GB_PER_S)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
-    out.figures["first_token_s"] = first_s
-    per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
-    streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
-    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams} with the experts in system RAM; first token "
-                       f"after a {reads.prompt:,}-token prompt in ~{sp.duration(first_s)}")
+    per_stream = _decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream with the experts in RAM is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s: faster RAM (more channels) or a GPU that holds "

@@ -53,6 +53,11 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     return DecodeReads(read, kv, weights, prompt, average_context, line)
 
 
+def routed_union_bytes(routed_bytes: float, share: float, batch: int) -> float:
+    """What B streams read of the routed experts under uniform routing: the expected union of their k of n each."""
+    return routed_bytes * (1 - (1 - share) ** batch)
+
+
 def _moe_batch_reads(weights: float, active: float, share: float, batch: int) -> tuple[float, str]:
     """A batch's reads under uniform routing: the always-read part S once, and of the routed experts R the expected
     union of the streams' k of n, R x (1 - (1 - k/n)^B), where active = S + R x k/n. Without k/n, the union of
@@ -61,7 +66,7 @@ def _moe_batch_reads(weights: float, active: float, share: float, batch: int) ->
         return active, ""
     if 0 < share < 1 and active < weights:
         routed = min(weights, (weights - active) / (1 - share))
-        read = (weights - routed) + routed * (1 - (1 - share) ** batch)
+        read = (weights - routed) + routed_union_bytes(routed, share, batch)
         return read, (f"; {batch} streams read the always-used {(weights - routed) / 1e9:.3g} GB once and the expected "
                       f"union of their routed experts, 1 - (1 - {share:.3g})^{batch} of {routed / 1e9:.3g} GB: "
                       f"{read / weights:.0%} of the weights")
