@@ -58,9 +58,9 @@ def checks_in(module: ModuleType) -> list[Check]:
 
 
 def all_checks() -> list[Check]:
-    from pth_top.doctor import gpu_checks, host_checks, torch_checks
+    from pth_top.doctor import gpu_checks, gpu_state_checks, host_checks, torch_checks
 
-    return [*checks_in(gpu_checks), *checks_in(host_checks), *checks_in(torch_checks)]
+    return [*checks_in(gpu_checks), *checks_in(gpu_state_checks), *checks_in(host_checks), *checks_in(torch_checks)]
 
 
 def run_all(

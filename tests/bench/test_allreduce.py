@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from pth_top.benches.catalog import KERNELS_BY_NAME, SUITES
+from pth_top.benches.child.link_peak import link_peak
 
 pytestmark = pytest.mark.usefixtures("torch")
 
@@ -330,11 +331,11 @@ class FakeNvml:
         return 4
 
 
-def test_the_link_peak_is_the_slowest_gpus_negotiated_link_found_by_bus_id(allreduce):
+def test_the_link_peak_is_the_slowest_gpus_negotiated_link_found_by_bus_id():
     links = {"0:17": {"generation": 1, "width": 16, "max_generation": 4, "max_width": 16},  # idle: gen dropped
              "0:18": {"generation": 4, "width": 8, "max_generation": 4, "max_width": 16}}  # a x8 riser
-    peak, source = allreduce.link_peak(["0:17", "0:18"], FakeNvml({"0:17": 0, "0:18": 0}), links.get)
+    peak, source = link_peak(["0:17", "0:18"], FakeNvml({"0:17": 0, "0:18": 0}), links.get)
     assert peak == pytest.approx(1.969 * 8)
     assert source.startswith("cuda:1 PCIe gen 4 x8, below its x16")
-    peak, source = allreduce.link_peak(["0:17", "0:18"], FakeNvml({"0:17": 18, "0:18": 18}), links.get)
+    peak, source = link_peak(["0:17", "0:18"], FakeNvml({"0:17": 18, "0:18": 18}), links.get)
     assert peak == pytest.approx(18 * 25.0) and "NVLink 4: 18 links" in source

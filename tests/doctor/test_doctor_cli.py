@@ -112,7 +112,7 @@ def test_real_machine_end_to_end_with_the_torch_probe(tmp_path):
 
 
 def test_text_report_folds_a_group_that_is_entirely_not_applicable(tmp_path):
-    from pth_top.doctor import gpu_checks
+    from pth_top.doctor import gpu_checks, gpu_state_checks
     from pth_top.doctor.registry import checks_in, run_all
     from pth_top.doctor.report import format_text
     from tests.fakes.doctor_inputs import no_driver_nvml
@@ -120,6 +120,6 @@ def test_text_report_folds_a_group_that_is_entirely_not_applicable(tmp_path):
     findings = run_all(make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report()))
     text = format_text(findings)
     gpu_section = text.split("GPU & driver\n", 1)[1].split("\n\n", 1)[0]
-    count = len(checks_in(gpu_checks))
+    count = len(checks_in(gpu_checks)) + len(checks_in(gpu_state_checks))
     assert gpu_section == f"  - {count} checks not applicable: no NVIDIA driver (NVML library not found)"
     assert "  - RAM vs GPU memory" in text

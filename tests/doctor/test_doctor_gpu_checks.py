@@ -5,7 +5,7 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from pth_top.doctor import gpu_checks
+from pth_top.doctor import gpu_checks, gpu_state_checks
 from pth_top.doctor.gpus import list_gpus
 from pth_top.doctor.model import Status
 from pth_top.doctor.registry import checks_in
@@ -20,6 +20,8 @@ from tests.fakes.doctor_inputs import (
     write,
 )
 
+GPU_CHECKS = [*checks_in(gpu_checks), *checks_in(gpu_state_checks)]
+
 
 def run(check, context):
     return check.run(context)
@@ -31,7 +33,7 @@ def only(check, context):
     return findings[0]
 
 
-@pytest.mark.parametrize("check", checks_in(gpu_checks), ids=lambda check: check.check_id)
+@pytest.mark.parametrize("check", GPU_CHECKS, ids=lambda check: check.check_id)
 def test_every_gpu_check_is_not_applicable_without_a_driver(tmp_path, check):
     context = make_context(tmp_path, nvml_module=no_driver_nvml(), probe=cuda_probe_report())
     findings = check.run(context)
@@ -39,7 +41,7 @@ def test_every_gpu_check_is_not_applicable_without_a_driver(tmp_path, check):
     assert "no NVIDIA driver" in findings[0].value
 
 
-@pytest.mark.parametrize("check", checks_in(gpu_checks), ids=lambda check: check.check_id)
+@pytest.mark.parametrize("check", GPU_CHECKS, ids=lambda check: check.check_id)
 def test_every_gpu_check_passes_or_is_not_applicable_on_a_healthy_gpu(tmp_path, check):
     context = make_context(tmp_path, probe=cuda_probe_report())
     statuses = {f.status for f in check.run(context)}
@@ -143,7 +145,7 @@ def test_compute_mode(tmp_path, mode, status):
 def test_ecc_errors(tmp_path, volatile, aggregate, status):
     counts = {0: volatile, 1: aggregate}
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetTotalEccErrors=lambda error_type, counter: counts[counter]))
-    finding = only(gpu_checks.check_ecc, make_context(tmp_path, nvml_module=nvml))
+    finding = only(gpu_state_checks.check_ecc, make_context(tmp_path, nvml_module=nvml))
     assert finding.status is status
     assert f"{volatile} since boot, {aggregate} lifetime" in finding.value
 
@@ -151,7 +153,7 @@ def test_ecc_errors(tmp_path, volatile, aggregate, status):
 def test_ecc_not_supported_is_not_applicable(tmp_path):
     values = healthy_gpu_values()
     del values["nvmlDeviceGetEccMode"]
-    finding = only(gpu_checks.check_ecc, make_context(tmp_path, nvml_module=fake_nvml(values)))
+    finding = only(gpu_state_checks.check_ecc, make_context(tmp_path, nvml_module=fake_nvml(values)))
     assert finding.status is Status.NOT_APPLICABLE
 
 
@@ -160,7 +162,7 @@ def test_ecc_not_supported_is_not_applicable(tmp_path):
 ])
 def test_remapped_rows(tmp_path, rows, status):
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetRemappedRows=rows))
-    assert only(gpu_checks.check_retired_memory, make_context(tmp_path, nvml_module=nvml)).status is status
+    assert only(gpu_state_checks.check_retired_memory, make_context(tmp_path, nvml_module=nvml)).status is status
 
 
 def test_retired_pages_pending_on_older_gpus(tmp_path):
@@ -169,32 +171,32 @@ def test_retired_pages_pending_on_older_gpus(tmp_path):
         nvmlDeviceGetRetiredPages=lambda cause: [0x1000] if cause == 1 else [],
     )
     del values["nvmlDeviceGetRemappedRows"]
-    finding = only(gpu_checks.check_retired_memory, make_context(tmp_path, nvml_module=fake_nvml(values)))
+    finding = only(gpu_state_checks.check_retired_memory, make_context(tmp_path, nvml_module=fake_nvml(values)))
     assert finding.status is Status.WARN and "retired pages: 1" in finding.value
 
 
 def test_power_limit_below_default_warns(tmp_path):
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetPowerManagementLimit=250_000))
-    finding = only(gpu_checks.check_power_limit, make_context(tmp_path, nvml_module=nvml))
+    finding = only(gpu_state_checks.check_power_limit, make_context(tmp_path, nvml_module=nvml))
     assert finding.status is Status.WARN
     assert finding.value.startswith("250 W (default 350 W, max 350 W)")
 
 
 def test_throttle_reasons_in_words():
-    assert gpu_checks.decode_throttle_reasons(0x44) == ("power cap", "thermal (HW)")
+    assert gpu_state_checks.decode_throttle_reasons(0x44) == ("power cap", "thermal (HW)")
 
 
 def test_thermal_throttling_warns_and_old_bindings_fall_back(tmp_path):
     module = fake_nvml(healthy_gpu_values(nvmlDeviceGetCurrentClocksThrottleReasons=0x40))
     module.remove("nvmlDeviceGetCurrentClocksEventReasons")
-    finding = only(gpu_checks.check_throttle, make_context(tmp_path, nvml_module=module))
+    finding = only(gpu_state_checks.check_throttle, make_context(tmp_path, nvml_module=module))
     assert finding.status is Status.WARN and finding.value == "thermal (HW)"
 
 
 @pytest.mark.parametrize(("temperature", "status"), [(60, Status.PASS), (80, Status.WARN), (88, Status.FAIL)])
 def test_temperature_against_slowdown_threshold(tmp_path, temperature, status):
     nvml = fake_nvml(healthy_gpu_values(nvmlDeviceGetTemperature=lambda sensor: temperature))
-    finding = only(gpu_checks.check_temperature, make_context(tmp_path, nvml_module=nvml))
+    finding = only(gpu_state_checks.check_temperature, make_context(tmp_path, nvml_module=nvml))
     assert finding.status is status and "slowdown at 87" in finding.value
 
 
@@ -210,13 +212,13 @@ def test_nvlink_inactive_link_warns_on_multi_gpu(tmp_path):
         healthy_gpu_values(0, nvmlDeviceGetNvLinkState=links(4)),
         healthy_gpu_values(1, nvmlDeviceGetNvLinkState=links(3)),
     )
-    findings = gpu_checks.check_nvlink.run(make_context(tmp_path, nvml_module=nvml))
+    findings = gpu_state_checks.check_nvlink.run(make_context(tmp_path, nvml_module=nvml))
     assert [f.status for f in findings] == [Status.PASS, Status.WARN]
     assert findings[1].value == "3 of 4 NVLink links active"
 
 
 def test_nvlink_is_not_applicable_on_one_gpu(tmp_path):
-    assert only(gpu_checks.check_nvlink, make_context(tmp_path)).value == "single GPU"
+    assert only(gpu_state_checks.check_nvlink, make_context(tmp_path)).value == "single GPU"
 
 
 def test_numa_node_and_nearest_cpus_from_sysfs(tmp_path):
@@ -224,7 +226,7 @@ def test_numa_node_and_nearest_cpus_from_sysfs(tmp_path):
     device = context.sys_root / "bus" / "pci" / "devices" / "0000:17:00.0"
     write(device / "numa_node", "1\n")
     write(device / "local_cpulist", "16-31\n")
-    finding = only(gpu_checks.check_numa, context)
+    finding = only(gpu_state_checks.check_numa, context)
     assert finding.status is Status.PASS and finding.value == "NUMA node 1, nearest CPUs 16-31"
 
 
@@ -252,7 +254,7 @@ def test_the_doctor_lists_the_gpus_the_monitor_samples(tmp_path):
     listed = [(gpu.index, gpu.name, gpu.pci_bus_id or "") for gpu in list_gpus(context)]
     sampled = [(gpu.index, gpu.name, gpu.bus_id) for gpu in GpuReader(context.nvml).sample()]
     assert listed == sampled == [(0, "NVIDIA H100 PCIe", "00000000:17:00.0"), (1, "NVIDIA A100", "")]
-    numa = gpu_checks.check_numa.run(context)
+    numa = gpu_state_checks.check_numa.run(context)
     assert numa[1].status is Status.NOT_APPLICABLE and numa[1].value == "PCI bus id not reported"
 
 
@@ -269,7 +271,7 @@ def test_real_gpus_give_a_verdict_for_every_gpu_check(tmp_path):
 
     context = DoctorContext(data_dir=tmp_path)
     try:
-        for check in checks_in(gpu_checks):
+        for check in GPU_CHECKS:
             if check.needs_torch:
                 continue
             for finding in check.run(context):

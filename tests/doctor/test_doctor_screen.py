@@ -76,7 +76,7 @@ async def test_a_context_that_cannot_be_built_is_reported_not_raised(tmp_path):
 
 
 async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
-    from pth_top.doctor import gpu_checks
+    from pth_top.doctor import gpu_checks, gpu_state_checks
     from pth_top.doctor.registry import checks_in
     from tests.fakes.doctor_inputs import no_driver_nvml
 
@@ -88,7 +88,7 @@ async def test_without_a_driver_the_gpu_group_is_one_row(tmp_path):
         await _wait_for_findings(pilot, screen)
         option_list = screen.query_one("#doctor-findings", OptionList)
         gpu_row = str(option_list.get_option_at_index(1).prompt)
-        count = len(checks_in(gpu_checks))
+        count = len(checks_in(gpu_checks)) + len(checks_in(gpu_state_checks))
         assert gpu_row == f"- {count} checks not applicable: no NVIDIA driver (NVML library not found)"
         option_list.highlighted = 1
         detail = screen.query_one("#doctor-detail", Static)

@@ -201,7 +201,8 @@ def test_real_probe_loads_the_gpus_and_reads_pcie_links():
 
 
 def test_doctor_package_imports_no_ui_and_no_torch():
-    modules = "model context registry gpus storage host_checks gpu_checks torch_checks probe_runner live report"
+    modules = ("model context registry gpus storage host_checks gpu_checks gpu_state_checks torch_checks probe_runner "
+               "live report")
     code = (
         "import importlib, sys\n"
         f"for name in {modules.split()!r}: importlib.import_module('pth_top.doctor.' + name)\n"

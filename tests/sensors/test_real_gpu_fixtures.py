@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pth_top.doctor import gpu_checks
+from pth_top.doctor import gpu_checks, gpu_state_checks
 from pth_top.doctor.model import Status
 from pth_top.doctor.registry import checks_in
 from pth_top.sensors.na import NA
@@ -96,7 +96,7 @@ def test_doctor_on_every_machine(name, tmp_path):
         {"index": index, "name": board.name, "total_memory_bytes": board.memory_total_mib * MIB,
          "capability": [8, 0], "pci_bus_id": gpu.bus_id} for index, gpu in enumerate(gpus)])
     context = make_context(tmp_path, nvml_module=make_real_machine(name), probe=probe)
-    findings = {check.check_id: check.run(context) for check in checks_in(gpu_checks)}
+    findings = {check.check_id: check.run(context) for check in [*checks_in(gpu_checks), *checks_in(gpu_state_checks)]}
     statuses = {finding.status for found in findings.values() for finding in found}
     assert Status.FAIL not in statuses, name
     assert [finding.status for finding in findings["gpu.driver"]] == [Status.PASS]
