@@ -61,6 +61,10 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     used_prices: dict[Market, MarketPrice] = {}
     # Where the guide gets this part wrong, or what to know about it: added to the build's reasoning.
     notes: Texts = []
+    # Out of production, with no 2026 listing found: kept for the guide's builds and saved build files (and a GPU's
+    # datasheet peaks), never recommended; a pin of it says so and names successor_id, what 2026 sells instead.
+    retired_reason: str = ""
+    successor_id: str = ""
 
 
 # A whole computer around its GPU (DGX Spark): one of it, nothing else to buy.

@@ -51,6 +51,11 @@ class Part:
     def get(self, key: str, default: Any = None) -> Any:
         return self.spec.get(key, default)
 
+    @property
+    def retired(self) -> bool:
+        """Out of production with no 2026 listing: never recommended (part_types.PartFields.retired_reason)."""
+        return bool(self.spec.get("retired_reason"))
+
     def buyable(self, condition: str, market: str = "cn") -> bool:
         """Whether it can be bought in `market` under the answers' condition ("new", or "used" which allows used):
         end of life is used only; an export-licensed part is used only in China; a market-only SKU (RTX 4090 D)
@@ -77,6 +82,10 @@ class Catalog:
 
     def of_kind(self, kind: str) -> list[Part]:
         return [part for part in self.parts.values() if part.kind == kind]
+
+    def for_sale(self, kind: str) -> list[Part]:
+        """The parts of this kind the recommender may pick: not retired (a pin or a saved build still resolves one)."""
+        return [part for part in self.of_kind(kind) if not part.retired]
 
     def get(self, part_id: str) -> Part | None:
         return self.parts.get(part_id)

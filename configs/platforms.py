@@ -61,7 +61,7 @@ def with_defaults(system: Part) -> Part:
 
 
 def whole_systems(ctx: Context) -> list[Part]:
-    return [with_defaults(system) for system in ctx.catalog.of_kind("system") if not system.get("barebone", False)]
+    return [with_defaults(system) for system in ctx.catalog.for_sale("system") if not system.get("barebone", False)]
 
 
 def systems_for(ctx: Context, gpu: Part) -> list[Part]:
@@ -183,7 +183,7 @@ def _server_circuit_line(supply: Mains, psu_count: int, spares: int, wall_w: flo
 
 
 def barebones(ctx: Context) -> list[Part]:
-    return [with_defaults(system) for system in ctx.catalog.of_kind("system") if system.get("barebone", False)]
+    return [with_defaults(system) for system in ctx.catalog.for_sale("system") if system.get("barebone", False)]
 
 
 def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]:
@@ -212,7 +212,7 @@ def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]
 def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
     """Most cards of this width one single-socket board in the catalog takes."""
     width = int(gpu["slot_width_count"])
-    boards = [board for board in ctx.catalog.of_kind("motherboard") if board["cpu_sockets_count"] == 1]
+    boards = [board for board in ctx.catalog.for_sale("motherboard") if board["cpu_sockets_count"] == 1]
     return max((gpus_that_fit(board, width) for board in boards), default=0)
 
 
@@ -298,14 +298,14 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
     decode, decode_line = decode_cores_floor(ctx.answers.data.kind, ctx.gpu_count, ctx.rules)
     cores = max(cores, decode)
     threads = max(threads, cores)
-    same_socket = [cpu for cpu in ctx.catalog.of_kind("cpu") if cpu["socket"] == chassis["cpu_socket"]]
+    same_socket = [cpu for cpu in ctx.catalog.for_sale("cpu") if cpu["socket"] == chassis["cpu_socket"]]
     able = [
         (part_price(ctx, cpu) * sockets, cpu, sockets) for cpu in same_socket
         if cpu["cores_count"] * sockets >= cores and cpu["threads_count"] * sockets >= threads
         and cpu["boost_clock_ghz"] >= clock and cpu["tdp_w"] <= chassis["cpu_tdp_max_w"]
         and (cpu["ecc"] or not ecc_required(ctx))
     ]
-    cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.of_kind("cpu"),
+    cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.for_sale("cpu"),
                   "; ".join(filter(None, (reason, decode_line)))
                   + f"; socket {chassis['cpu_socket']}, <= {chassis['cpu_tdp_max_w']:g} W for its heatsink",
                   closest=lambda part: (-part["cores_count"], part_price(ctx, part), part.id))
@@ -335,7 +335,7 @@ def _alternatives(ctx: Context, gpu: Part) -> str:
     options = [f"{system.name} {shown(system)}" for system in whole_systems(ctx)
                if system["gpu_id"] != gpu.id and system["gpu_count"] == ctx.gpu_count
                and buyable(ctx, ctx.catalog.parts[system["gpu_id"]])]
-    cards = sorted((card for card in ctx.catalog.of_kind("gpu") if card["form"] in ("workstation", "datacenter")
+    cards = sorted((card for card in ctx.catalog.for_sale("gpu") if card["form"] in ("workstation", "datacenter")
                     and buyable(ctx, card) and system_options(ctx, card)),
                    key=lambda card: (-card["memory_gib"], part_price(ctx, card), card.id))
     if cards:

@@ -92,7 +92,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     metric, _ = gpu_metric(ctx)
     quiet = ctx.answers.budget.noise == "quiet"
     ranked = []
-    for gpu in ctx.catalog.of_kind("gpu"):
+    for gpu in ctx.catalog.for_sale("gpu"):
         if ctx.edge != (gpu["form"] == "edge"):
             continue
         if gpu["form"] == DESKTOP_SYSTEM and ctx.gpu_count != 1:

@@ -314,7 +314,15 @@ def _with_price_line(ctx: Context, component: Component, assembly: Assembly) -> 
     if component.role == "gpu" and not assembly.unit_prices.get("gpu"):
         return component  # priced with its server
     line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
+    if part.retired:
+        line = f"{_retired_text(ctx, part)}; {line}"
     return dataclasses.replace(component, reasoning=(*component.reasoning, line))
+
+
+def _retired_text(ctx: Context, part: Part) -> str:
+    successor = ctx.catalog.get(part.get("successor_id", ""))
+    instead = f"; the 2026 market sells the {successor.name} in its place" if successor is not None else ""
+    return f"OUT OF PRODUCTION ({part['retired_reason']}): never recommended, here only because it is pinned{instead}"
 
 
 def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
@@ -337,11 +345,11 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     if assumed:
         lines.append(f"used price ASSUMED {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml "
                      f"fallback) for {', '.join(assumed)}: the catalog has no used listing for it in this market")
+    retired = [part.name for part in parts if part.retired]
+    if retired:
+        lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "
+                     "swap them (each one's reasoning names what the 2026 market sells in its place)")
     return lines
-
-
-
-
 
 
 def _memory_text(gpu: Part) -> str:

@@ -57,7 +57,7 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     gpu, usd = found
     one_machine = spread(ctx, context_for, MAX_GPUS)
     # The cards a machine can be built of: a module (SXM/OAM) only with a whole server for it in the catalog.
-    cards = [part for part in ctx.catalog.of_kind("gpu") if part["form"] not in HOST_FREE_FORMS and (
+    cards = [part for part in ctx.catalog.for_sale("gpu") if part["form"] not in HOST_FREE_FORMS and (
         part["form"] not in SYSTEM_GPU_FORMS or systems_for(ctx, part))]
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:

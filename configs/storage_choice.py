@@ -39,7 +39,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
             "SSD reads ~550 MB/s)")
     server_board = board is not None and board["memory_registered"]
     candidates = []
-    for drive in ctx.catalog.of_kind("storage"):
+    for drive in ctx.catalog.for_sale("storage"):
         if drive["media"] != "ssd" or drive["interface"] == "sas":
             continue
         if edge_module is not None:
@@ -59,7 +59,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
         if edge_module is not None and quantity > 1:
             continue
         candidates.append((part_price(ctx, drive) * quantity, drive, quantity))
-    drive, quantity = rank(ctx, asm, "storage", candidates, ctx.catalog.of_kind("storage"), class_line)
+    drive, quantity = rank(ctx, asm, "storage", candidates, ctx.catalog.for_sale("storage"), class_line)
     if quantity * drive["capacity_gb"] < capacity.value:
         asm.unsatisfied_add(f"storage {quantity} x {drive['capacity_gb']:,.0f} GB = "
                             f"{quantity * drive['capacity_gb']:,.0f} GB is below the floor: {capacity.reason}")
