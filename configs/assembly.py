@@ -79,7 +79,8 @@ gpu_price = part_price
 
 
 def usable_bytes(ctx: Context, gpu: Part) -> float:
-    return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction)
+    return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction,
+                            gpu["form"])
 
 
 def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:

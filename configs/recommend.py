@@ -41,6 +41,7 @@ from pth_top.configs.rules import (
     budget_line,
     budget_tier,
     load_rules,
+    shared_os_reserve_gib,
 )
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
 from pth_top.configs.tomlsource import INT64_MAX
@@ -366,8 +367,8 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     fraction = f"{ctx.memory.usable_fraction or ctx.rules.gpu.usable_memory_fraction:.0%}"
     if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
         kind = "shared with the CPU"
-        usable_text = (f"{usable:.1f} usable: {gpu['memory_gib']:g} - {ctx.rules.ram.os_reserve_gib} GiB for the OS, "
-                       f"x {fraction}")
+        usable_text = (f"{usable:.1f} usable: {gpu['memory_gib']:g} - {shared_os_reserve_gib(gpu['form'], ctx.rules)} "
+                       f"GiB for the OS, x {fraction}")
     else:
         kind, usable_text = "dedicated", f"{usable:.1f} usable at {fraction}"
     per_gpu = " per GPU" if ctx.gpu_count > 1 else ""
@@ -387,6 +388,6 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
                      "money a card that holds it is faster")
     if gpu["memory_kind"] == "shared":
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
-                     f"{ctx.rules.ram.os_reserve_gib} GB of it")
+                     f"{shared_os_reserve_gib(gpu['form'], ctx.rules)} GB of it")
     lines.extend(gpu.notes)
     return lines

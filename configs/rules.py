@@ -53,6 +53,7 @@ class RamRules(Schema, frozen=True):
     large_dataset_gb: Whole
     gpu_memory_ratio: Number
     os_reserve_gib: Whole
+    edge_os_reserve_gib: Whole
     tabular_in_memory_ratio: Number
 
 
@@ -355,10 +356,15 @@ def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_pa
     return staged / GIB, " + ".join(parts)
 
 
-def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules, fraction: float = 0.0) -> float:
+def shared_os_reserve_gib(form: str, rules: Rules) -> int:
+    """The OS's share of a memory shared with the CPU: a headless edge module's (Jetson L4T), else a desktop's."""
+    return rules.ram.edge_os_reserve_gib if form == "edge" else rules.ram.os_reserve_gib
+
+
+def gpu_usable_bytes(memory_gib: float, memory_kind: str, rules: Rules, fraction: float = 0.0, form: str = "") -> float:
     """What a workload may plan to use: a fraction of VRAM, or shared memory minus the OS's share. `fraction` is
     the stack's own (vLLM's gpu_memory_utilization), applied instead of the rules' fraction, never on top of it."""
     share = fraction or rules.gpu.usable_memory_fraction
     if memory_kind == "shared":
-        return max(0.0, (memory_gib - rules.ram.os_reserve_gib) * GIB * share)
+        return max(0.0, (memory_gib - shared_os_reserve_gib(form, rules)) * GIB * share)
     return memory_gib * GIB * share

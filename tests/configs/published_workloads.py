@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 33, published_stacks.py 8, published_speeds.py 49,
-test_requests.py 13): 103 before this file; 34 here (137 in all).
+test_requests.py 13): 103 before this file; 35 here (138 in all).
 """
 
 from __future__ import annotations
@@ -207,6 +207,12 @@ CASES: tuple[Workload, ...] = (
              published=32.1,
              note="the per-layer term (configs/speed.py DECODE_LAYER_*) was fitted on this row and the RTX 4090's "
                   "Qwen2 3B: half of the 31 ms a token is the 28 layers' small kernels on the Orin's 1,024 cores"),
+    Workload("mlc-orin-nano-super-llama31-8b-int4-fits",
+             "developer.nvidia.com/blog/nvidia-jetson-orin-nano-developer-kit-gets-a-super-boost: Llama 3.1 8B, "
+             "MLC INT4, 19.14 tokens/s on the 8 GB Orin Nano Super", "fits",
+             inference("custom", "int4", 2048, budget__amount=5e5, scenario="edge_deployment", **LLAMA31_8B),
+             ("jetson-orin-nano-super-8gb", 1),
+             note="fits only with the headless L4T's ~2 GB for the OS (rules.toml edge_os_reserve_gib), not a PC's 4"),
     # A used multi-GPU build.
     Workload("vllm-llama33-70b-awq-2x-used-3090", DUAL_3090, "used",
              inference("custom", "int4", 8192, gpus=2, budget__amount=6000.0, budget__currency="USD",

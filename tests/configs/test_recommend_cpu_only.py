@@ -125,7 +125,7 @@ def test_shared_memory_numbers_agree_and_a_single_board_is_no_gpu(catalog):
     chosen = Answers(scenario="edge_deployment", workload=base.workload, task=base.task, budget=base.budget)
     build = recommend(chosen, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
     floor = build.component("gpu").reasoning[0]
-    assert "(3.8 usable: 8 - 4 GiB for the OS, x 95%)" in floor and "per GPU" not in floor
+    assert "(5.7 usable: 8 - 2 GiB for the OS, x 95%)" in floor and "per GPU" not in floor
     text = render_build_text(build)
     assert "(8 GiB shared with the CPU): fits" in text and "GiB card" not in text and "Memory per GPU" not in text
 
