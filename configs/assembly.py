@@ -113,6 +113,15 @@ def run_fits(ctx: Context, asm: Assembly) -> bool:
     return chosen is None or memory_fit(ctx, chosen[0]) != SHORT
 
 
+def fits_on(ctx: Context, gpu: Part, cards: str) -> str:
+    """A lever's "fits <cards>", said TIGHT where it fits usable memory but not with the estimator's margin."""
+    if memory_fit(ctx, gpu) != TIGHT:
+        return f"fits {cards}"
+    need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB
+    return (f"fits {cards} TIGHT ({need:.1f} of {usable:.1f} GiB usable, short of the estimator's "
+            f"{ctx.rules.gpu.estimate_margin_fraction:.0%} margin)")
+
+
 def headroom_line(ctx: Context, gpu: Part) -> str:
     """How much room the estimate leaves on this card, and what a tight fit means."""
     need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB

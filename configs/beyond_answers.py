@@ -6,7 +6,7 @@ from typing import Callable
 
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers
-from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.assembly import Assembly, Context, fits_on
 from pth_top.configs.build import Build
 from pth_top.configs.levers import (
     answer_changes,
@@ -71,7 +71,8 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
                                                                              build.total_cny - ctx.budget_cny))
         lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
             "the nearest build, over budget"
-        nearest = (build.total_cny, f"{lead}: {label}: {need:.1f} GiB per GPU fits {count}{gpu.name} for {price}, "
+        nearest = (build.total_cny, f"{lead}: {label}: {need:.1f} GiB per GPU "
+                                    f"{fits_on(alternative, gpu, count + gpu.name)} for {price}, "
                                     f"{over} over")
     return nearest[1] if nearest else ""
 

@@ -7,7 +7,7 @@ from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import MAX_GPUS, Answers
-from pth_top.configs.assembly import Assembly, Context, buyable
+from pth_top.configs.assembly import Assembly, Context, buyable, fits_on
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -162,7 +162,8 @@ def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
         return ""
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU fits {count}{gpu.name}; "
+    return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU "
+            f"{fits_on(alternative, gpu, count + gpu.name)}; "
             f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}")
 
 

@@ -188,3 +188,21 @@ def test_each_alternative_is_a_different_change_and_none_contradicts_itself(cata
     changed = [item[1] for item in build.applicable_alternatives]
     assert changed and all(changed.count(item) == 1 for item in changed)
     assert not any("no recompute" in line and "full recompute" in line for line in build.feasible_alternatives)
+
+
+def test_a_lever_that_fits_only_without_the_margin_says_tight(catalog):
+    # QwQ-32B-AWQ (Qwen/QwQ-32B config.json: 64 layers, hidden 5120, 40 heads, 8 KV heads, SwiGLU 27648) served by
+    # vLLM at 32k for 8 users, CNY 80,000: an fp8 KV cache puts 28.2 GiB on each of two 32 GB cards, inside their
+    # 28.8 usable but not inside the 10 % margin the build itself would ask for.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=32_763_876_352,
+                  workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
+                  workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152064,
+                  workload__sequence_length=32768, workload__batch_size=8, task__mode="inference",
+                  task__precision="int4", task__serving_engine="vllm", task__quantization="awq_g128",
+                  task__generated_tokens=4096, scale__gpu_count=2, budget__amount=80000.0)
+    build = recommend(job, catalog, today=TODAY)
+    fp8 = next(line for line in build.feasible_alternatives if line.startswith("an fp8 KV cache"))
+    assert re.search(r"fits 2 x NVIDIA GeForce RTX 5090 D 32GB TIGHT \(28\.\d of 28\.\d GiB usable", fp8), fp8
+    roomy = recommend(answers(workload__preset="llama-7b", workload__batch_size=8, task__method="lora",
+                              budget__amount=7500.0), catalog, today=TODAY)
+    assert roomy.feasible_alternatives and not any("TIGHT" in line for line in roomy.feasible_alternatives)
