@@ -14,7 +14,7 @@ from pth_top.configs.memory_terms import (
     kv_cache_bytes,
     transformer_activation_bytes,
 )
-from pth_top.configs.quantization import weight_format
+from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, weight_format
 from pth_top.units import GIB
 
 
@@ -32,7 +32,20 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
     if apart:
         line += (f" + embeddings{' and LM head' if shape.lm_head else ''} {apart / 1e6:,.1f}M params x "
                  f"{fmt.vocabulary_bits:.3g} bit")
-    return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits) / 8, line
+    fallback_bits, fallback_line = _ffn_down_fallback(shape, fmt)
+    return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits + fallback_bits) / 8, line + fallback_line
+
+
+def _ffn_down_fallback(shape: ModelShape, fmt: QuantFormat) -> tuple[float, str]:
+    """The bits a k-quant adds where a dense model's MLP width is not a multiple of 256 (quantization.py)."""
+    width = shape.intermediate_size
+    if not fmt.ffn_down_fallback_extra_bits or shape.kind != "transformer" or shape.active < shape.parameters \
+            or not width or not shape.layers or width % K_QUANT_ROW == 0:
+        return 0.0, ""
+    down = shape.layers * shape.hidden_size * width
+    extra = down * fmt.ffn_down_fallback_extra_bits
+    return extra, (f" + ffn_down's {down / 1e6:,.1f}M params x {fmt.ffn_down_fallback_extra_bits:.3g} bit more "
+                   f"(MLP width {width:,} is not a multiple of {K_QUANT_ROW}: Q8_0/Q5_0 instead of Q6_K/Q4_K)")
 
 
 def expert_bytes(shape: ModelShape, precision: str, quantization: str, engine: str) -> float:

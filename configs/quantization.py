@@ -7,6 +7,10 @@ Sources:
   head (output.weight) becomes Q6_K unless the type is Q8_0; Q4_K_M also stores attn_v and ffn_down in Q6_K on
   half the layers (use_more_bits), ~15 % of a Llama layer's weights: 4.5 + 0.15 x 2.0625 = 4.8 bits. Llama 2 7B
   then comes to 4.84 bpw, as tools/quantize/README.md lists it.
+- llama-quant.cpp, convert_incompatible_tensor: a k-quant needs rows a multiple of 256 (QK_K); a tensor whose
+  rows are not falls back, Q4_K to Q5_0 (5.5 bits) and Q6_K to Q8_0 (8.5). ffn_down's rows are the MLP width, so
+  Qwen2.5-72B's 29,568 (115.5 x 256) stores every ffn_down so: its Q4_K_M file is 47.42 GB, not 43.9
+  (huggingface.co/bartowski/Qwen2.5-72B-Instruct-GGUF).
 - AutoAWQ WQLinear_GEMM and AutoGPTQ QuantLinear, group size 128: int32-packed 4-bit weights, a 4-bit zero
   (packed qzeros) and an fp16 scale per 128 weights of a column: 4 + 20/128 bits; embedding and LM head stay
   16-bit (GPTQ's g_idx, one int32 per input row, is under 0.01 bit).
@@ -36,6 +40,11 @@ class QuantFormat:
     bits: float  # per weight of the decoder's linear layers, scales and zeros included
     vocabulary_bits: float  # per weight of the embedding and LM head (their mean)
     label: str
+    # A k-quant: the extra bits an ffn_down weight costs when the MLP width is not a multiple of K_QUANT_ROW.
+    ffn_down_fallback_extra_bits: float = 0.0
+
+
+K_QUANT_ROW = 256
 
 
 Q6_K_BITS = 210 * 8 / 256
@@ -44,8 +53,11 @@ FORMATS = {
     "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
     "awq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "AWQ g128, an fp16 scale and 4-bit zero per 128"),
     "gguf_q4_0": QuantFormat("int4", 4.5, (4.5 + Q6_K_BITS) / 2, "GGUF Q4_0, an fp16 scale per 32; LM head Q6_K"),
+    # ffn_down is Q6_K on half the layers (use_more_bits) and Q4_K on the rest: falling back to Q8_0 and Q5_0,
+    # it averages 7.0 bits instead of 5.53.
     "gguf_q4_k_m": QuantFormat("int4", 4.8, (4.5 + Q6_K_BITS) / 2,
-                               "GGUF Q4_K_M, Q4_K with some attn_v/ffn_down and the LM head in Q6_K"),
+                               "GGUF Q4_K_M, Q4_K with some attn_v/ffn_down and the LM head in Q6_K",
+                               ffn_down_fallback_extra_bits=(8.5 + 5.5) / 2 - (Q6_K_BITS + 4.5) / 2),
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row"),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
     "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),

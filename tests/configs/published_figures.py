@@ -93,6 +93,11 @@ def llama2_13b_weights(quantization: str) -> float:
     return estimate_inference(preset("llama-13b"), precision="int4", batch=1, quantization=quantization).weights_bytes
 
 
+# Qwen/Qwen2.5-72B-Instruct config.json: 80 layers, hidden 8192, 64 heads, 8 KV heads, SwiGLU 29,568, V 152,064.
+QWEN25_72B = ModelShape("transformer", 72_706_203_648, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                        intermediate_size=29568, gated_mlp=True, vocabulary_size=152064)
+
+
 def t0_3b_offload():
     return estimate_training(ModelShape("generic", 2_851_000_000), precision="amp_fp16", optimizer="adam",
                              global_batch=8, gpu_count=8, sharding="zero_offload", cuda_context_bytes=0)
@@ -204,6 +209,11 @@ CASES: tuple[PublishedCase, ...] = (
                   lambda: llama2_13b_weights("gguf_q4_k_m")),
     PublishedCase("llama2-13b-gptq-4bit-g128-file", "huggingface.co/TheBloke/Llama-2-13B-GPTQ", 7.26 * GB,
                   lambda: llama2_13b_weights("gptq_g128")),
+    # bartowski's Qwen2.5-72B-Instruct-Q4_K_M.gguf is 47.42 GB (huggingface.co/bartowski/Qwen2.5-72B-Instruct-GGUF):
+    # its ffn_down rows (29,568) are no multiple of 256, so llama.cpp stores them Q8_0/Q5_0, not Q6_K/Q4_K.
+    PublishedCase("qwen25-72b-q4_K_M-file", "huggingface.co/bartowski/Qwen2.5-72B-Instruct-GGUF", 47.42 * GB,
+                  lambda: estimate_inference(QWEN25_72B, precision="int4", batch=1,
+                                             quantization="gguf_q4_k_m").weights_bytes),
     # Qwen README (https://github.com/QwenLM/Qwen, "Profiling of Memory and Speed"): Qwen-7B LoRA on one
     # A100-SXM4-80G, batch 1, flash attention 2, peak GPU memory by sequence length (finetune.py: r 64 on
     # c_attn, c_proj, w1, w2; finetune_lora_single_gpu.sh: bf16, gradient checkpointing).
