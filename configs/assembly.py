@@ -7,7 +7,7 @@ from typing import Callable, Mapping
 
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
-from pth_top.configs.market import PriceIndex, Quote, quote
+from pth_top.configs.market import PriceIndex, Quote, gpu_floor, quote
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
@@ -62,8 +62,14 @@ class Assembly:
 
 
 def part_quote(ctx: Context, part: Part) -> Quote:
-    """What this buyer pays for the part in their market (used where allowed and listed), with its basis."""
-    return quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
+    """What this buyer pays for the part in their market (used where allowed and listed), with its basis; a whole
+    server priced only elsewhere is at least its GPUs' price here."""
+    found = quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
+    gpu = ctx.catalog.get(part.get("gpu_id") or "") if part.kind == "system" else None
+    if gpu is None or not gpu.buyable("new", ctx.market):  # a GPU not sold new here has no price here to floor at
+        return found
+    gpu_quote = quote(gpu, ctx.market, ctx.currency, "new", ctx.rules, ctx.price_indexes)
+    return gpu_floor(found, gpu_quote, int(part["gpu_count"]), gpu.name)
 
 
 def part_price(ctx: Context, part: Part) -> float:

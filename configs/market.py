@@ -49,9 +49,10 @@ class Quote:
     as_of: dt.date
     source: str
     basis: str  # "new", "used" (a used listing), "used_fallback" (share of new), "converted" (another market's),
-    # "indexed" (the China price x its kind's market index)
+    # "indexed" (the China price x its kind's market index), "gpu_floor" (a server at least its GPUs' own price)
     market: str  # whose price it is
     index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
+    floor_of: str = ""  # a "gpu_floor" price's GPUs: "8 x NVIDIA H200 SXM 141GB at $35,000"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +197,15 @@ def quote(part: Part, market: str, currency: str, condition: str, rules: Rules,
     return used if not sold_new or used.amount_cny < new.amount_cny else new
 
 
+def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str) -> Quote:
+    """A whole server priced only in another market, converted: at least its GPUs at this market's own price."""
+    if server.basis != "converted" or gpu.basis != "new" or count * gpu.amount_cny <= server.amount_cny:
+        return server
+    shown = f"{SYMBOLS[gpu.currency]}{gpu.amount:,.0f}"
+    return Quote(count * gpu.amount_cny, count * gpu.amount, gpu.currency, gpu.as_of, gpu.source, "gpu_floor",
+                 gpu.market, floor_of=f"{count} x {gpu_name} at {shown}")
+
+
 def _converted_used(quote: Quote) -> Quote:
     return Quote(quote.amount_cny, quote.amount, quote.currency, quote.as_of, quote.source, "used_converted",
                  quote.market)
@@ -214,6 +224,10 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
         share = rules.budget.used_gpu_price_fraction
         return (f"price {shown} used: ASSUMED {share:.0%} of the new price (rules.toml fallback; the catalog has no "
                 f"used listing for {part.name} in this market)")
+    if q.basis == "gpu_floor":
+        return (f"price {shown}: ESTIMATED as its {q.floor_of} each ({where} market, as of {q.as_of}{source}): the "
+                "catalog prices the whole server only in another market, and that price converted is less than its "
+                "GPUs alone")
     index = q.index
     if q.basis == "indexed" and index is not None:
         converted = "" if currency == "CNY" else " converted at rules.toml's rate"

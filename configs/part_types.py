@@ -61,6 +61,8 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     used_prices: dict[Market, MarketPrice] = {}
     # Where the guide gets this part wrong, or what to know about it: added to the build's reasoning.
     notes: Texts = []
+    # What only a China-market buyer needs to know (export licences, prepayment): added for that market only.
+    china_notes: Texts = []
     # Out of production, with no 2026 listing found: kept for the guide's builds and saved build files (and a GPU's
     # datasheet peaks), never recommended; a pin of it says so and names successor_id, what 2026 sells instead.
     retired_reason: str = ""

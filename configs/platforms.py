@@ -122,7 +122,7 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
         f"{system['form_factor']} server with {system['gpu_count']} x {ctx.catalog.parts[system['gpu_id']].name}, "
         f"{system['cpu_name']} ({system['cpu_cores_count']} cores), {system['memory_gib']:g} GiB RAM, "
         f"{system['storage_gb']:,.0f} GB data drives: bought as one unit",
-        ram.reason, storage.reason, *system.notes,
+        ram.reason, storage.reason, *system.notes, *(system.get("china_notes", []) if ctx.market == "cn" else []),
     ]
 
 

@@ -333,7 +333,11 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
     assumed = [part.name for part in parts if quotes[part.id].basis == "used_fallback"]
     indexed = [part.name for part in parts if quotes[part.id].basis == "indexed"]
+    floored = [part.name for part in parts if quotes[part.id].basis == "gpu_floor"]
     lines = []
+    if floored:
+        lines.append(f"ESTIMATED at its GPUs' own {MARKET_NAMES[ctx.market]}-market price: {', '.join(floored)} (the "
+                     "catalog prices the whole server only in another market); get a quote for the machine")
     if indexed:
         lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from older China prices x the "
                      f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "

@@ -110,3 +110,22 @@ def test_a_users_own_yuan_price_for_a_converted_part_is_a_china_price(tmp_path):
     spark = load_catalog(tmp_path / "catalog").get("dgx-spark-128gb")
     china = quote(spark, "cn", "CNY", "new", RULES)
     assert china.basis == "new" and china.amount == 31999 and china.market == "cn"
+
+
+def test_a_server_priced_only_in_china_costs_a_us_buyer_at_least_its_gpus_us_price(catalog):
+    # The HGX H200's only price is China's CNY 1.5 million (USD 208,333 converted) where one H200 SXM alone is
+    # USD 35,000 in the US (gpus.toml): eight of them are the least the machine can cost there, said ESTIMATED.
+    def server_build(currency: str, amount: float):
+        job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8, scale__gpu_count=8,
+                      scale__sharding="zero3", budget__currency=currency, budget__amount=amount)
+        return recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=TODAY)
+
+    us = server_build("USD", 600000.0)
+    server = us.component("system")
+    assert server.part_id == "hgx-h200-8gpu" and server.unit_price_cny == 8 * 35000 * RULES.currency.cny_per_usd
+    assert "ESTIMATED as its 8 x NVIDIA H200" in server.reasoning[-1]
+    assert any(line.startswith("ESTIMATED at its GPUs' own US-market price") for line in us.warnings)
+    assert not any("prepayment" in line for line in server.reasoning)  # China's licence terms are China's
+    china = server_build("CNY", 4000000.0).component("system")
+    assert china.unit_price_cny == 1500000 and "China market, new" in china.reasoning[-1]
+    assert any("full prepayment" in line for line in china.reasoning)
