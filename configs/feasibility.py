@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Assembly, Context, buyable, fits_on
+from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -150,10 +151,18 @@ def feasible_alternatives(
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
     beyond = scale_out.beyond_one_machine(ctx, context_for)
-    found[:0] = [Alternative(line) for line in beyond]
+    kept = 0  # the job as asked on one machine (micro-batch 1, a chunked loss) comes before more nodes
+    while kept < len(found) and _keeps_the_job(ctx, found[kept]):
+        kept += 1
+    found[kept:kept] = [Alternative(line) for line in beyond]
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
+
+
+def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
+    changed = alternative.answers
+    return changed is not None and keeps_the_job(ctx.answers, changed)
 
 
 def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:

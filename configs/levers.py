@@ -33,7 +33,7 @@ def recompute_only(answers: Answers) -> Answers:
     return answers.with_value("task", "recompute", "full") if answers.task.mode == "training" else answers
 
 
-def _small_activations(answers: Answers) -> Answers:
+def small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
     micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
     steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
@@ -53,7 +53,7 @@ def cheap_levers(ctx: Context, answers: Answers) -> Answers:
     and micro-batch 1 (training only)."""
     if answers.task.mode != "training":
         return answers
-    return _small_activations(_chunked_loss(ctx, answers))
+    return small_activations(_chunked_loss(ctx, answers))
 
 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
@@ -100,7 +100,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("full recompute (gradient checkpointing) at the same micro-batch: ~1/3 more compute, "
                             "and what sees the batch (in-batch negatives, batch statistics) stays as it is",
                             recomputed))
-        smaller = _small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
+        smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
             changes.append((_small_activations_label(answers), smaller))
         if task.method == "full" and task.optimizer in ("adam", "adamw"):

@@ -12,6 +12,7 @@ from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, usable_bytes
+from pth_top.configs.levers import small_activations
 from pth_top.configs.market import money
 from pth_top.configs.part_types import HOST_FREE_FORMS
 from pth_top.configs.parts import Part
@@ -86,12 +87,13 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
     """How many nodes of 8 x `gpu` hold the job, what links them and what they rent for; then one node's ways."""
     training = ctx.answers.task.mode == "training"
     how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
-    nodes = 2
-    while True:
-        spread_out = spread(ctx, context_for, MAX_GPUS * nodes)
-        if spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu) or nodes >= MAX_NODES:
-            break
-        nodes += 1
+    nodes, spread_out = _fewest_nodes(ctx, context_for, gpu, ctx.answers)
+    small = small_activations(ctx.answers) if training else ctx.answers
+    if small != ctx.answers:  # micro-batch 1 keeps the job (the same global batch) and may need fewer nodes to rent
+        fewer, small_out = _fewest_nodes(ctx, context_for, gpu, small)
+        if fewer < nodes and small_out.memory.total_bytes <= usable_bytes(small_out, gpu):
+            nodes, spread_out = fewer, small_out
+            how += " at micro-batch 1 with gradient accumulation and full recompute (the same global batch)"
     rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
     hour = usd * rate * MAX_GPUS * nodes
     if spread_out.memory.total_bytes > usable_bytes(spread_out, gpu):
@@ -104,6 +106,17 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
                  f"{rent.as_of})"]
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
+
+
+def _fewest_nodes(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, answers: Answers
+                  ) -> tuple[int, Context]:
+    """The fewest nodes of 8 x `gpu` (2 to MAX_NODES) that hold `answers`, and the job spread over them."""
+    nodes = 2
+    while True:
+        spread_out = spread(ctx, context_for, MAX_GPUS * nodes, answers)
+        if spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu) or nodes >= MAX_NODES:
+            return nodes, spread_out
+        nodes += 1
 
 
 def single_node_ways(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, node_cny_per_hour: float

@@ -117,8 +117,12 @@ def test_a_70b_full_fine_tune_over_8_h200s_is_sized_in_nodes_not_hidden_by_a_mod
                       catalog, today=TODAY)
     assert not build.feasible and "more GPUs of one machine" not in build.blockers[0], build.blockers
     assert "one machine's most" in build.blockers[0]
-    assert build.feasible_alternatives[0].startswith("beyond one machine"), build.feasible_alternatives
-    assert "nodes of 8 x NVIDIA H100 80GB SXM5" in build.feasible_alternatives[0]
+    # Only levers that keep the job on one machine (here AdamW8bit on 8 x H200, tight) come before the nodes.
+    lines = build.feasible_alternatives
+    beyond = next(index for index, line in enumerate(lines) if line.startswith("beyond one machine"))
+    changed = {line: other for line, other, _ in build.applicable_alternatives}
+    assert all(keeps_the_job(build.answers, changed[line]) for line in lines[:beyond]), lines[:beyond + 1]
+    assert "nodes of 8 x NVIDIA H100 80GB SXM5" in lines[beyond]
 
 
 def test_a_lever_the_answers_already_pull_is_not_offered_again(catalog):
@@ -312,3 +316,20 @@ def test_recompute_at_the_same_micro_batch_is_never_mixed_with_micro_batch_one(c
     lines = build.feasible_alternatives
     assert not any("stays as it is" in line and "micro-batch 1" in line for line in lines), lines
     assert any(line.startswith("full recompute (gradient checkpointing) and micro-batch 1") for line in lines), lines
+
+
+def test_a_job_one_machine_holds_at_micro_batch_1_says_so_before_sizing_nodes_and_sizes_them_at_it(catalog):
+    # Qwen2.5-72B full fine-tune at 8k, FSDP over 8, global batch 64, USD 600,000 (Qwen/Qwen2.5-72B-Instruct
+    # config.json). As asked it needs 223 GiB per GPU; micro-batch 1 with accumulation (the same global batch) fits
+    # one 8 x B200 machine within budget, which comes first. Rented nodes are sized at that micro-batch too: 3 nodes
+    # of 8 x H100 (56.5 GiB per GPU), where micro-batch 8 needed 4, a third more rent.
+    job = answers("team_training", workload__preset="custom", workload__parameters=72_706_203_648,
+                  workload__layers=80, workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__intermediate_size=29568, workload__gated_mlp=True, workload__vocabulary_size=152064,
+                  workload__sequence_length=8192, workload__batch_size=64, task__recompute="full",
+                  task__training_stack="liger", scale__gpu_count=8, scale__sharding="fsdp", budget__currency="USD",
+                  budget__amount=600000.0)
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    assert lines[0].startswith("micro-batch 1 with gradient accumulation") and "8 x NVIDIA B200" in lines[0], lines
+    beyond = next(line for line in lines if line.startswith("beyond one machine"))
+    assert "at micro-batch 1 with gradient accumulation" in beyond and "across 3 nodes of 8 x NVIDIA H100" in beyond
