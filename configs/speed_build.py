@@ -234,6 +234,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if shape.kind == "cnn" and answers.data.kind == "images" else unit
     line = f"~{rate:,.0f} {label}/s training ({sp.duration(step_s)} per step)"
+    if unit == "tokens" and answers.data.kind == "images":  # a vision transformer: its tokens are one image's patches
+        out.figures["training_images_per_s"] = rate / tokens
+        line = (f"~{rate / tokens:,.0f} images/s training ({rate:,.0f} tokens/s, {tokens:,} per image; "
+                f"{sp.duration(step_s)} per step)")
     run_s, basis = _epoch(answers, shape, rate)
     if run_s:
         out.figures["epoch_hours"] = run_s / 3600
