@@ -297,3 +297,15 @@ def test_an_epoch_counts_the_images_or_tokens_given_rather_than_reading_them_fro
     tokens = recommend(answers(workload__preset="gpt2-small", data__tokens_count=9_000_000_000), catalog, today=TODAY)
     assert tokens.speed.figures["epoch_hours"] == pytest.approx(
         9e9 / tokens.speed.figures["training_tokens_per_s"] / 3600, rel=1e-3)
+
+
+def test_a_vision_transformer_is_timed_in_images_not_tokens(catalog):
+    # ViT-B/16 on ImageNet-1k (DeiT's recipe, batch 1024): its 197 tokens are one image's patches.
+    job = answers("team_training", workload__preset="vit-b16", workload__batch_size=1024, data__kind="images",
+                  data__dataset_size_gb=147.0, data__images_count=1_281_167, scale__gpu_count=4,
+                  budget__currency="USD", budget__amount=40000.0)
+    build = recommend(job, catalog, today=TODAY)
+    line = build.speed.summary[0]
+    images = build.speed.figures["training_images_per_s"]
+    assert line.startswith(f"~{images:,.0f} images/s training (") and "197 per image" in line, line
+    assert images * 197 == pytest.approx(build.speed.figures["training_tokens_per_s"])
