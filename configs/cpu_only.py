@@ -24,6 +24,7 @@ class CpuOnly:
     asm: Assembly
     adequate: bool  # the workload does not need a GPU at all
     reason: str
+    cheapest_total_cny: float = 0.0  # the PC with the floor's cheapest CPU: what a GPU build is weighed with
 
 
 def cpu_context(ctx: Context) -> Context:
@@ -53,7 +54,7 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
 
 
 def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
-    cheaper = not fit.feasible or cpu_only.asm.total_cny < fit.assembly.total_cny
+    cheaper = not fit.feasible or (cpu_only.cheapest_total_cny or cpu_only.asm.total_cny) < fit.assembly.total_cny
     return cheaper and cpu_only_offered(ctx, cpu_only, fit)
 
 
@@ -74,16 +75,40 @@ def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
     return line + "; rent a GPU by the hour, or a used card where one fits (below)"
 
 
+def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
+    """Tabular training runs on the cores (XGBoost/LightGBM split finding is parallel over features, Chen and
+    Guestrin arXiv:1603.02754 §4.1): the desktop CPU with the most cores whose whole PC the budget buys."""
+    best, best_cpu = cheapest, cheapest.chosen["cpu"][0]
+    for cpu in ctx.catalog.for_sale("cpu"):
+        if cpu["platform"] != "desktop" or not cpu.get("integrated_graphics") or \
+                cpu["cores_count"] <= best_cpu["cores_count"]:  # a desktop without a GPU needs its graphics
+            continue
+        trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), None)
+        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny:
+            best, best_cpu = trial, cpu
+    if best is not cheapest:
+        lines = best.reasons["cpu"]
+        lines[-1] = (f"the most cores of a desktop CPU whose PC the budget buys ({best_cpu['cores_count']}c/"
+                     f"{best_cpu['threads_count']}t, {_money(ctx, best.total_cny)} in all, where the cheapest that "
+                     f"meets the floor, {cheapest.chosen['cpu'][0].name}, makes {_money(ctx, cheapest.total_cny)}): "
+                     "gradient-boosted trees train on every core, so more cores buy speed directly")
+        best.alternatives["cpu"] = cheapest.alternatives["cpu"]
+    return best
+
+
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data and small-model inference need no GPU;
     otherwise only on price."""
     cpu_ctx = cpu_context(ctx)
     asm = assemble(cpu_ctx, None)
+    cheapest_total = asm.total_cny
+    if ctx.answers.data.kind == "tabular" and ctx.answers.task.mode == "training" and not ctx.pins.get("cpu"):
+        asm = _most_cores_within_budget(cpu_ctx, asm)
     asm.reasons.setdefault("cpu", []).insert(1, display_line(asm.chosen["cpu"][0]))
     if ctx.answers.data.kind == "tabular":
         reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
                   "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
-        return CpuOnly(cpu_ctx, asm, True, reason)
+        return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \

@@ -204,3 +204,21 @@ def test_a_tabular_data_set_is_held_in_ram_three_times_over(catalog):
                               data__dataset_size_gb=2.0, data__kind="tabular", budget__amount=700.0,
                               budget__currency="USD"), catalog, today=TODAY)
     assert small.feasible and small.component("memory_kit").spec["capacity_gib"] >= 16
+
+
+def test_tabular_training_on_the_cpu_buys_the_most_cores_the_budget_allows(catalog):
+    # XGBoost on UCI HIGGS (11M rows x 28 features, an 8 GB CSV) for USD 1,500: the cheapest 6-core PC left half the
+    # budget unspent while its own line said more cores buy speed. With USD 800 the cheapest PC is what there is.
+    def cpu_build(amount: float):
+        job = answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
+                      workload__batch_size=1, task__precision="fp32", data__dataset_size_gb=8.0, data__kind="tabular",
+                      budget__currency="USD", budget__amount=amount)
+        return recommend(job, catalog, today=TODAY)
+
+    roomy, tight = cpu_build(1500.0), cpu_build(800.0)
+    assert roomy.cpu_only and tight.cpu_only
+    assert roomy.component("cpu").spec["cores_count"] >= 16
+    assert tight.component("cpu").spec["cores_count"] <= 8
+    assert roomy.total_price_cny <= 1500 * 7.2
+    assert any("the most cores" in line for line in roomy.component("cpu").reasoning)
+    assert not any("the most cores" in line for line in tight.component("cpu").reasoning)
