@@ -252,6 +252,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
+    problems.extend(_encoder_decoder_problems(answers, model_kind))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))
     if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
         problems.append(
@@ -269,6 +270,30 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     if answers.scenario == "edge_deployment" and scale.gpu_count != 1:
         problems.append(("scale", "gpu_count", "an edge deployment is one module; use 1"))
     return problems
+
+
+def _encoder_decoder_problems(answers: Answers, model_kind: str) -> list[tuple[str, str, str]]:
+    """An encoder-decoder's two fields: given together, on a custom transformer's training, decoder below L."""
+    workload = answers.workload
+    layers, tokens = workload.decoder_layers, workload.decoder_sequence_length
+    if not layers and not tokens:
+        return []
+    key = "decoder_layers" if layers else "decoder_sequence_length"
+    if workload.preset != "custom" or model_kind != "transformer":
+        return [("workload", key, "an encoder-decoder is given as a custom transformer (preset = 'custom')")]
+    if answers.task.mode != "training":
+        return [("workload", key, "an encoder-decoder is sized for training; its inference (a decoder KV cache "
+                 "beside the encoder's) is not modelled: set 0")]
+    if not layers or not tokens:
+        missing = "decoder_sequence_length" if layers else "decoder_layers"
+        return [("workload", key, f"an encoder-decoder needs both its decoder layers and tokens: give {missing} too")]
+    if layers >= workload.layers:
+        return [("workload", "decoder_layers", "must be below layers, which count the encoder's too (Whisper "
+                 "large: 32 of 64)")]
+    if workload.denoising_steps or workload.active_parameters or workload.sliding_window_tokens:
+        return [("workload", "decoder_layers", "an encoder-decoder is modelled dense, without a sliding window, "
+                 "and not as a diffusion model")]
+    return []
 
 
 def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[tuple[str, str, str]]:

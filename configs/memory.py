@@ -182,10 +182,15 @@ def training_activations(
         working = int(2 * widest * micro_batch * value_bytes)
         line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch {micro_batch}, "
                 f"recompute {recompute}; + ")
+        if shape.encoder_decoder:
+            cross = "" if recompute == "full" else ", + the encoder's K and V in each decoder layer"
+            line = line.replace("; + ", f" (encoder {shape.layers - shape.decoder_layers} layers x s = "
+                                f"{shape.sequence_length:,}, decoder {shape.decoder_layers} x {shape.loss_tokens:,}"
+                                f"{cross}); + ", 1)
         widest_name = "s*mlp" if widest == shape.sequence_length * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b"
         logits, logits_line = stacks.loss_logits_bytes(
-            stack, shape.sequence_length * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)
+            stack, shape.loss_tokens * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)
         if logits <= working:
             return size + working, line + working_line
         # The loss's logits are freed before the layers' backward starts: the larger of the two is the peak.
@@ -209,7 +214,7 @@ def training_activations(
 
 def loss_logits_bytes(shape: ModelShape, micro_batch: int, stack: str = "hf_trainer", value_bytes: float = 2.0) -> int:
     """What a language-model loss over V holds at its peak in backward (0 without a vocabulary)."""
-    return stacks.loss_logits_bytes(stack, shape.sequence_length * micro_batch, shape.logits_vocabulary_size,
+    return stacks.loss_logits_bytes(stack, shape.loss_tokens * micro_batch, shape.logits_vocabulary_size,
                                     shape.hidden_size, value_bytes)[0]
 
 

@@ -5,7 +5,7 @@ Sources: configs/memory.py's docstring (the estimate the terms add up to).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from pth_top.configs.quantization import QUANTIZED_BITS_PER_PARAMETER
@@ -82,6 +82,19 @@ class ModelShape:
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
     guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
+    # An encoder-decoder (Whisper, T5): the last decoder_layers of `layers` run over decoder_sequence_length tokens,
+    # cross-attending to the encoder's sequence_length; the LM head's logits are over the decoder's tokens only.
+    decoder_layers: int = 0
+    decoder_sequence_length: int = 0
+
+    @property
+    def encoder_decoder(self) -> bool:
+        return 0 < self.decoder_layers < self.layers and self.decoder_sequence_length > 0
+
+    @property
+    def loss_tokens(self) -> int:
+        """The tokens per sample the LM head's logits (and the loss) are over: the decoder's in an encoder-decoder."""
+        return self.decoder_sequence_length if self.encoder_decoder else self.sequence_length
 
     @property
     def active(self) -> int:
@@ -215,6 +228,16 @@ def transformer_activation_bytes(
 
     `per_token` is the 34 (10 + 24/t at t=1) for full training; a frozen MLP keeps less (memory_methods).
     """
+    if shape.encoder_decoder:  # each side over its own tokens; a decoder layer also keeps the encoder's K and V
+        encoder = replace(shape, layers=shape.layers - shape.decoder_layers, decoder_layers=0)
+        decoder = replace(shape, layers=shape.decoder_layers, sequence_length=shape.decoder_sequence_length,
+                          decoder_layers=0)
+        cross = 0 if recompute == "full" else \
+            2 * shape.sequence_length * shape.kv_width * micro_batch * shape.decoder_layers * bytes_per_value
+        return (transformer_activation_bytes(encoder, micro_batch, recompute, flash_attention, tensor_parallel,
+                                             bytes_per_value, per_token)
+                + transformer_activation_bytes(decoder, micro_batch, recompute, flash_attention, tensor_parallel,
+                                               bytes_per_value, per_token) + int(cross))
     s, b, h, n_layers, a, t = (
         shape.sequence_length, micro_batch, shape.hidden_size, shape.layers, shape.attention_heads, tensor_parallel,
     )

@@ -115,7 +115,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             gated_mlp=workload.gated_mlp, vocabulary_size=vocab, active_parameters=workload.active_parameters,
             head_dim=workload.head_dim, sliding_window_tokens=workload.sliding_window_tokens,
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
-            guidance_passes=2 if workload.classifier_free_guidance else 1,
+            guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
+            decoder_sequence_length=workload.decoder_sequence_length,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
             f"({origin})"
     if kind == "cnn":

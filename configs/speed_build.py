@@ -191,7 +191,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
-    if shape.kind == "transformer":
+    if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
+        per_sample, text = _encoder_decoder_flops(shape, method, task.recompute)
+        unit, tokens, fraction = "samples", 1, sp.TRANSFORMER_TRAINING_MFU
+    elif shape.kind == "transformer":
         context = shape.sequence_length
         if shape.window_layers:  # window layers attend to the window: s is the layers' mean context
             context = round(shape.cached_layer_tokens(context) / shape.layers)
@@ -254,6 +257,21 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
                             f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs, or LoRA instead of full training")
     return out
+
+
+def _encoder_decoder_flops(shape: ModelShape, method: str, recompute: str) -> tuple[float, str]:
+    """A sample's training FLOPs: the encoder's layers over its tokens, the decoder's over its own, the parameters
+    split between them by layer count (cross-attention counted as the decoder's self-attention)."""
+    total, parts = 0.0, []
+    sides = (("encoder", shape.layers - shape.decoder_layers, shape.sequence_length),
+             ("decoder", shape.decoder_layers, shape.decoder_sequence_length))
+    for name, layers, tokens in sides:
+        per_token, _ = sp.transformer_flops_per_token(shape.active * layers / shape.layers, layers,
+                                                      shape.attention_flops_width, tokens, method, recompute)
+        total += per_token * tokens
+        parts.append(f"{name} {layers} layers x {tokens:,} tokens at {per_token / 1e9:.3g} GFLOP a token")
+    return total, (f"encoder-decoder, 6N + 12*L*h*s a side (N split by layers): {'; '.join(parts)} = "
+                   f"{total / 1e9:.3g} GFLOP per sample")
 
 
 def _trainable(shape: ModelShape, task: Any) -> float:

@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_speeds.py 51,
-test_requests.py 13): 106 before this file; 35 here (141 in all).
+test_requests.py 13): 106 before this file; 37 here (143 in all).
 """
 
 from __future__ import annotations
@@ -69,6 +69,15 @@ def custom(parameters: int, layers: int, hidden: int, heads: int, kv_heads: int,
 # (meta-llama/Llama-3.3-70B-Instruct, 70.55B), Qwen1.5-7B (Qwen/Qwen1.5-7B-Chat: no GQA, 7.72B), Qwen2.5-1.5B
 # (Qwen/Qwen2.5-Coder-1.5B-Instruct, 1.54B).
 LLAMA31_8B = custom(8_030_261_248, 32, 4096, 32, 8, 128_256, 14_336)
+WHISPER_EVENT = ("github.com/huggingface/community-events whisper-fine-tuning-event/README.md, 'Recommended Batch "
+                 "Sizes with DeepSpeed'")
+# openai/whisper-large-v3 config.json: 32 encoder + 32 decoder layers, d_model 1280, 20 heads, FFN 5120, V 51,866,
+# 1,500 encoder positions, at most 448 decoder positions; 1.55B parameters.
+WHISPER_LARGE = {**custom(1_543_490_560, 64, 1280, 20, 20, 51_866, 5120, gated=False),
+                 "workload__sequence_length": 1500, "workload__decoder_layers": 32,
+                 "workload__decoder_sequence_length": 448, "task__mode": "training", "task__precision": "amp_fp16",
+                 "task__recompute": "full", "scale__sharding": "zero_offload", "data__kind": "audio",
+                 "budget__amount": 5e6}
 LLAMA33_70B = custom(70_553_706_496, 80, 8192, 64, 8, 128_256, 28_672)
 QWEN15_7B = custom(7_721_324_544, 32, 4096, 32, 32, 151_936, 11_008)
 QWEN25_15B = custom(1_543_714_304, 28, 1536, 12, 2, 151_936, 8960)
@@ -213,6 +222,12 @@ CASES: tuple[Workload, ...] = (
              inference("custom", "int4", 2048, budget__amount=5e5, scenario="edge_deployment", **LLAMA31_8B),
              ("jetson-orin-nano-super-8gb", 1),
              note="fits only with the headless L4T's ~2 GB for the OS (rules.toml edge_os_reserve_gib), not a PC's 4"),
+    # An encoder-decoder: Whisper large fine-tuned with DeepSpeed ZeRO-2 and the optimizer on the CPU (the event's
+    # ds_config.json), fp16, checkpointing; its logits are over at most 448 label tokens, not the 1,500 audio frames.
+    Workload("hf-whisper-large-batch-32-fits-a100-40gb", WHISPER_EVENT + ": A100 / 40GB, large, batch 32", "fits",
+             WHISPER_LARGE | {"workload__batch_size": 32}, ("a100-40gb-sxm", 1)),
+    Workload("hf-whisper-large-batch-8-fits-v100-16gb", WHISPER_EVENT + ": V100 / 16 GB, large, batch 8", "fits",
+             WHISPER_LARGE | {"workload__batch_size": 8}, ("v100-16gb-sxm2", 1)),
     # A used multi-GPU build.
     Workload("vllm-llama33-70b-awq-2x-used-3090", DUAL_3090, "used",
              inference("custom", "int4", 8192, gpus=2, budget__amount=6000.0, budget__currency="USD",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory import estimate_training, loss_logits_bytes
 from pth_top.configs.memory_inference import estimate_inference
-from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.memory_terms import ModelShape, transformer_activation_bytes
 from pth_top.configs.presets import model_shape
 from pth_top.units import GIB
 
@@ -81,3 +83,22 @@ def test_a_bert_classification_fine_tune_holds_no_vocabulary_logits():
     assert not any("logits" in line for line in served.formula)
     quantized = estimate_inference(bert, precision="int4", batch=1)
     assert any(f"+ embeddings {30522 * 768 / 1e6:,.1f}M params" in line for line in quantized.formula)
+
+
+def test_an_encoder_decoders_logits_are_over_its_decoder_tokens_and_each_side_over_its_own():
+    # Whisper large (openai/whisper-large-v3 config.json): 32 encoder layers over 1,500 audio frames, 32 decoder
+    # layers over at most 448 label tokens, V 51,866. The loss's logits are the decoder's: 3 x 448 x b x V x 4 B.
+    whisper = ModelShape("transformer", 1_543_490_560, layers=64, hidden_size=1280, attention_heads=20,
+                         sequence_length=1500, intermediate_size=5120, vocabulary_size=51866, decoder_layers=32,
+                         decoder_sequence_length=448)
+    assert loss_logits_bytes(whisper, 32) == 3 * 448 * 32 * 51866 * 4
+    flat = replace(whisper, decoder_layers=0, decoder_sequence_length=0)
+    assert loss_logits_bytes(flat, 32) == 3 * 1500 * 32 * 51866 * 4
+    # Checkpointed (2 values of h a layer's input): 32 layers at 1,500 tokens + 32 at 448, not 64 at 1,500.
+    assert transformer_activation_bytes(whisper, 32, "full", True) == 2 * 32 * 1280 * 32 * (1500 + 448)
+    # Without checkpointing each decoder layer also keeps the encoder's K and V (2 x 1,500 x h x 2 B a sample).
+    kept = transformer_activation_bytes(whisper, 1, "none", True) - transformer_activation_bytes(
+        replace(whisper, layers=32, decoder_layers=0), 1, "none", True)
+    decoder = transformer_activation_bytes(replace(whisper, layers=32, sequence_length=448, decoder_layers=0), 1,
+                                           "none", True)
+    assert kept == decoder + 32 * 2 * 1500 * 1280 * 2

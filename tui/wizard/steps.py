@@ -37,7 +37,8 @@ STEPS: tuple[StepSpec, ...] = (
     StepSpec("workload", "Workload", (
         "Pick a model preset, or 'custom' and give its numbers: a transformer's layers, hidden size, heads and "
         "sequence length (leave parameters at 0 to derive them as 12*L*h^2 + V*h); a CNN's parameters and input "
-        "size; a diffusion transformer (FLUX, SD3.5): also its denoising steps, s = latent + text tokens. "
+        "size; a diffusion transformer (FLUX, SD3.5): also its denoising steps, s = latent + text tokens; an "
+        "encoder-decoder (Whisper, T5): its decoder's layers (of L) and tokens, s the encoder's. "
         "Batch = global batch."
     ), (
         ("workload", "preset", "Model"), ("workload", "batch_size", "Batch size (global)"),
@@ -54,6 +55,8 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "active_parameters", "Custom: active (MoE, 0 = all)"),
         ("workload", "denoising_steps", "Custom: diffusion steps (0: none)"),
         ("workload", "classifier_free_guidance", "Custom: diffusion CFG (x2)"),
+        ("workload", "decoder_layers", "Custom: decoder layers (enc-dec)"),
+        ("workload", "decoder_sequence_length", "Custom: decoder tokens (enc-dec)"),
         ("workload", "input_size_px", "CNN input px (0: the preset's)"),
     )),
     StepSpec("task", "Task and precision", (
