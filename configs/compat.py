@@ -11,6 +11,16 @@ from pth_top.configs.parts import Part
 Chosen = Mapping[str, tuple[Part, int]]
 
 
+def storage_lanes(interface: str, drives_count: int) -> int:
+    """CPU lanes the drives take: x4 an NVMe drive, x8 a SAS HBA; SATA hangs off the chipset."""
+    return 4 * drives_count if interface == "nvme" else 8 if interface == "sas" else 0
+
+
+def gpu_lane_width(cpu_lanes: int, gpu_count: int, drive_lanes: int) -> int:
+    """Each GPU's link width: x16 while the CPU's lanes give every GPU 16 beside the drives, else x8."""
+    return 16 if 16 * gpu_count + drive_lanes <= cpu_lanes else 8
+
+
 def runs_on(cpu: Part, board: Part) -> bool:
     """The CPU works in the board: the same socket, and a chipset it supports where it names them."""
     return cpu["socket"] == board["socket"] and (not cpu.get("chipsets") or board["chipset"] in cpu["chipsets"])
@@ -78,21 +88,20 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
     system, _ = chosen.get("system", (None, 0))
     # A barebone wires its GPU slots itself (the G292-Z20 through PCIe switches): the CPU lane sum does not apply.
     if gpu and cpu and gpu["form"] not in HOST_FREE_FORMS and not (system and system.get("barebone", False)):
-        nvme_lanes = 4 * storage_qty if storage and storage["interface"] == "nvme" else 0
-        hba_lanes = 8 if storage and storage["interface"] == "sas" else 0
-        full = 16 * gpu_count + nvme_lanes + hba_lanes
-        minimum = 8 * gpu_count + nvme_lanes + hba_lanes
+        drive_lanes = storage_lanes(storage["interface"] if storage else "", storage_qty)
+        full = 16 * gpu_count + drive_lanes
+        minimum = 8 * gpu_count + drive_lanes
         lanes = cpu["pcie_lanes_count"]
         if minimum > lanes:
             problems.append(
-                f"PCIe lanes: {gpu_count} GPUs need >= x8 each plus {nvme_lanes + hba_lanes} for storage = {minimum}, "
+                f"PCIe lanes: {gpu_count} GPUs need >= x8 each plus {drive_lanes} for storage = {minimum}, "
                 f"{cpu.name} has {lanes}"
             )
-        elif full > lanes and gpu_count > 1:
+        elif gpu_lane_width(lanes, gpu_count, drive_lanes) < 16 and gpu_count > 1:
             # An SoC platform (EPYC) has no chipset: every lane comes from the CPU.
             soc = board is not None and board.get("chipset", "") == "SoC"
             notes.append(
-                f"PCIe lanes: {gpu_count} GPUs at x16 + {nvme_lanes + hba_lanes} for storage = {full} > {cpu.name}'s "
+                f"PCIe lanes: {gpu_count} GPUs at x16 + {drive_lanes} for storage = {full} > {cpu.name}'s "
                 f"{lanes}: " + ("some GPUs run at x8 (no chipset: every lane comes from the CPU)" if soc else
                                 "GPUs run at x8 or storage hangs off the chipset")
             )

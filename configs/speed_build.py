@@ -12,6 +12,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
+from pth_top.configs.compat import gpu_lane_width, storage_lanes
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
@@ -36,9 +37,9 @@ class MeasuredCeilings:
 
 
 def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, kind: str,
-               measured: MeasuredCeilings | None, host_generation: int = 0) -> sp.Device:
+               measured: MeasuredCeilings | None, host_generation: int = 0, lanes: int = 16) -> sp.Device:
     """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them (PCIe at
-    the lower of the card's and the host CPU's generation, `host_generation`; 0: the card's)."""
+    the lower of the card's and the host CPU's generation, `host_generation`; 0: the card's; `lanes` wide)."""
     precision = answers.task.precision
     if answers.task.mode == "training":
         rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
@@ -51,7 +52,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
         rate = INFERENCE_RATE_BY_PRECISION.get(precision, "bf16_dense_tflops")
     if not spec.get(rate):
         rate = "fp32_tflops"  # no such tensor unit (bf16 on a V100 or T4, a CPU board): the FP32 rate
-    link, link_gb_per_s, nvlink = _link(spec, count, host_generation)
+    link, link_gb_per_s, nvlink = _link(spec, count, host_generation, lanes)
     tflops, bandwidth = float(spec.get(rate, 0.0)), float(spec.get("bandwidth_gb_per_s", 0.0))
     measured_tflops = measured_bandwidth = False
     busbw = 0.0
@@ -72,7 +73,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)))
 
 
-def _link(spec: dict[str, Any], count: int, host_generation: int = 0) -> tuple[str, float, bool]:
+def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int = 16) -> tuple[str, float, bool]:
     if count < 2:
         return "", 0.0, False
     generation = int(spec.get("pcie_generation", 3) or 3)
@@ -82,7 +83,7 @@ def _link(spec: dict[str, Any], count: int, host_generation: int = 0) -> tuple[s
     if spec.get("nvlink") == "pairs" and count == 2:
         return "NVLink bridge", sp.NVLINK_BRIDGE_GB_PER_S.get(str(spec.get("form")), 56.25), True
     pcie = pcie_generation(spec, host_generation)
-    return f"PCIe Gen{pcie} x16", sp.PCIE_X16_GB_PER_S.get(pcie, 15.75), False
+    return f"PCIe Gen{pcie} x{lanes}", sp.PCIE_X16_GB_PER_S.get(pcie, 15.75) * lanes / 16, False
 
 
 def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
@@ -318,6 +319,16 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
             or figures.get("images_per_min", 0.0) / 60.0)
 
 
+def _lanes_per_gpu(build: Build) -> int:
+    """x8 where the CPU cannot give each of several GPUs 16 lanes beside the drives (compat's lanes note); a server
+    or barebone wires its own slots."""
+    gpu, cpu, storage = build.component("gpu"), build.component("cpu"), build.component("storage")
+    if gpu is None or cpu is None or gpu.quantity < 2 or build.component("system") is not None:
+        return 16
+    drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity) if storage is not None else 0
+    return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), gpu.quantity, drives)
+
+
 def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:
     """The build's Speed and its slow-job warnings; measured ceilings apply only to the GPU model they measured."""
     gpu = build.component("gpu")
@@ -332,7 +343,8 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
     cpu = build.component("cpu")
     host_generation = int(cpu.spec.get("pcie_generation", 0) or 0) if cpu is not None else 0
-    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation)
+    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation,
+                        _lanes_per_gpu(build))
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
     host = sp.PCIE_X16_GB_PER_S.get(pcie_generation(gpu.spec, host_generation), 15.75)

@@ -309,3 +309,17 @@ def test_a_vision_transformer_is_timed_in_images_not_tokens(catalog):
     images = build.speed.figures["training_images_per_s"]
     assert line.startswith(f"~{images:,.0f} images/s training (") and "197 per image" in line, line
     assert images * 197 == pytest.approx(build.speed.figures["training_tokens_per_s"])
+
+
+def test_two_cards_on_a_desktop_cpu_are_timed_over_the_x8_links_its_lanes_give(catalog):
+    # A 24-lane desktop CPU gives two cards x8 each beside an NVMe drive (compat's lanes note): tensor parallel's
+    # all-reduces cross x8 links, at half an x16 link's rate.
+    job = answers("inference_server", workload__preset="llama-70b", workload__batch_size=1,
+                  workload__sequence_length=8192, task__mode="inference", task__precision="int4",
+                  task__serving_engine="vllm", scale__gpu_count=2, budget__amount=60000.0)
+    build = recommend(job, catalog, today=TODAY)
+    cpu, gpu = build.component("cpu"), build.component("gpu")
+    assert gpu.quantity == 2 and cpu.spec["pcie_lanes_count"] < 2 * 16 + 4
+    assert build.speed.summary[-1].endswith("2 GPUs over PCIe Gen" + str(min(gpu.spec["pcie_generation"],
+                                                                             cpu.spec["pcie_generation"])) + " x8")
+    assert any("GPUs run at x8" in line for line in build.warnings)
