@@ -62,6 +62,7 @@ class StorageRules(Schema, frozen=True):
     sata_max_dataset_gb: Whole
     raid0_min_dataset_gb: Whole
     nvme_min_read_mb_per_s: Whole
+    edge_sd_max_load_s: Whole
     dataset_copies_count: AtLeastOne
     os_and_tools_gb: Whole
     checkpoint_copies_count: Whole

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from pth_top.configs.assembly import Assembly, Context, part_price, rank, run_fits
+from pth_top.configs.market import money
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Floor, storage_capacity_gb, storage_class
@@ -16,6 +17,20 @@ def _edge_storage_fits(drive: Part, module: Part) -> bool:
     if module["pcie_generation"] == 0:
         return drive["interface"] in ("usb", "sd")
     return drive["form_factor"] == "m2" or (drive["interface"] == "sd" and bool(module.get("microsd_slot")))
+
+
+def _edge_nvme_line(ctx: Context, drive: Part, candidates: list[tuple[float, Part, int]], weights_gb: float,
+                    stored: str) -> str:
+    """On a module with an M.2 slot, where the chosen card reads the weights slower than the rules allow: the NVMe
+    drive that would load them in seconds, and its price (advice: the budget ranks the modules, not this)."""
+    limit = ctx.rules.storage.edge_sd_max_load_s
+    nvme = sorted((item for item in candidates if item[1]["interface"] == "nvme"), key=lambda item: item[0])
+    if drive["interface"] == "nvme" or not nvme or weights_gb * 1000 / max(1, drive["seq_read_mb_per_s"]) <= limit:
+        return ""
+    price, fast, _ = nvme[0]
+    return (f"the {stored} weights, {weights_gb:,.1f} GB, take over {limit} s to read from this card (rules.toml "
+            f"storage.edge_sd_max_load_s): the {fast.name} in the M.2 slot, {money(price, ctx.currency, ctx.rules)}, "
+            f"reads them in ~{weights_gb * 1000 / fast['seq_read_mb_per_s']:,.0f} s")
 
 
 def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
@@ -74,5 +89,6 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
     elif edge_module is not None:
         card = " or a microSD card in the module's slot" if edge_module.get("microsd_slot") else ""
         lines.insert(0, f"{edge_module.name}: M.2 NVMe on the carrier board{card}")
+        lines.extend(filter(None, [_edge_nvme_line(ctx, drive, candidates, weights_gb, stored)]))
     lines.extend(drive.notes)
     asm.reasons["storage"] = lines

@@ -323,3 +323,16 @@ def test_two_cards_on_a_desktop_cpu_are_timed_over_the_x8_links_its_lanes_give(c
     assert build.speed.summary[-1].endswith("2 GPUs over PCIe Gen" + str(min(gpu.spec["pcie_generation"],
                                                                              cpu.spec["pcie_generation"])) + " x8")
     assert any("GPUs run at x8" in line for line in build.warnings)
+
+
+def test_an_edge_module_that_holds_the_job_tight_beats_a_roomy_one_ten_times_slower(catalog):
+    # Llama 3 8B in int4 for USD 500: the 8 GB Orin Nano Super holds it tight (NVIDIA runs Llama 3.1 8B INT4 on it,
+    # 19.1 tokens/s with MLC); a Raspberry Pi 4 8GB holds it with room but decodes under 1 token/s.
+    job = answers("edge_deployment", workload__preset="llama3-8b", workload__batch_size=1,
+                  workload__sequence_length=2048, task__mode="inference", task__precision="int4",
+                  budget__currency="USD", budget__amount=500.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu").part_id == "jetson-orin-nano-super-8gb" and build.feasible
+    assert build.speed.figures["decode_tokens_per_s_per_stream"] > 5
+    storage = " ".join(build.component("storage").reasoning)
+    assert "take over 30 s to read from this card" in storage and "in the M.2 slot" in storage
