@@ -13,6 +13,7 @@ from pth_top.configs.assembly import (
     Context,
     gpu_price,
     headroom_line,
+    offered,
     part_price,
     pinned_part,
     rank,
@@ -168,7 +169,7 @@ def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
 def _boards_for(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> list[Part]:
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
     return [
-        board for board in ctx.catalog.for_sale("motherboard")
+        board for board in offered(ctx, "motherboard")
         if runs_on(cpu, board) and board["memory_type"] in cpu["memory_types"]
         and gpus_that_fit(board, width) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
         and board["max_memory_gib"] >= ram_floor_gib and board["cpu_sockets_count"] == 1
@@ -197,7 +198,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     else:
         decode_line = ""
     lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
-    cpus = [cpu for cpu in ctx.catalog.for_sale("cpu") if gpu is not None or drives_a_display(ctx, cpu)]
+    cpus = [cpu for cpu in offered(ctx, "cpu") if gpu is not None or drives_a_display(ctx, cpu)]
     able = [
         cpu for cpu in cpus
         if cpu["cores_count"] >= cores and cpu["threads_count"] >= threads and cpu["boost_clock_ghz"] >= clock
@@ -209,7 +210,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     why = "; ".join(filter(None, (reason, decode_line))) + f"; >= {lanes} PCIe lanes" if not able else (
         f"a board for {ctx.gpu_count} GPU(s) on any CPU with >= {cores} cores and >= {lanes} PCIe lanes")
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
-    boards = ctx.catalog.for_sale("motherboard")
+    boards = offered(ctx, "motherboard")
 
     def most_gpus(part: Part) -> int:
         return max((gpus_that_fit(board, width) for board in boards if runs_on(part, board)
@@ -231,7 +232,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     else:
         lines.append(f"cheapest CPU with these cores ({cpu['cores_count']}c/{cpu['threads_count']}t), with its board "
                      "and RAM; it runs the model itself, so more cores buy speed directly")
-    lines.extend(cpu.notes)
+    lines.extend(cpu.notes_for(ctx.market))
     asm.reasons["cpu"] = lines
     return cpu
 
@@ -259,7 +260,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     # Ranked with the RAM it takes, as the CPU was (a DDR5 board a little cheaper than a DDR4 one is not).
     candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor), board, 1)
                   for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
-    all_boards = ctx.catalog.for_sale("motherboard")
+    all_boards = offered(ctx, "motherboard")
     boards_it_runs_on = [board for board in all_boards if runs_on(cpu, board)] or all_boards
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
     board, _ = rank(ctx, asm, "motherboard", candidates, boards_it_runs_on,
@@ -272,7 +273,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"
         f"{board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",
     ]
-    lines.extend(board.notes)
+    lines.extend(board.notes_for(ctx.market))
     asm.reasons["motherboard"] = lines
     return board
 
@@ -281,7 +282,7 @@ def _ram_candidates(ctx: Context, board: Part, need_ecc: bool, floor_gib: float)
     """(price, kit, how many) for each kit the board takes in the quantity the floor needs (1 yuan a module breaks
     ties toward fewer modules)."""
     candidates = []
-    for kit in ctx.catalog.for_sale("memory_kit"):
+    for kit in offered(ctx, "memory_kit"):
         if kit["memory_type"] != board["memory_type"] or kit["registered"] != board["memory_registered"]:
             continue
         if need_ecc and not kit["ecc"]:
@@ -297,8 +298,8 @@ def _ram_candidates(ctx: Context, board: Part, need_ecc: bool, floor_gib: float)
 
 def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
     candidates = _ram_candidates(ctx, board, need_ecc, floor.value)
-    fitting = [kit for kit in ctx.catalog.for_sale("memory_kit") if kit["memory_type"] == board["memory_type"]
-               and kit["registered"] == board["memory_registered"]] or ctx.catalog.for_sale("memory_kit")
+    fitting = [kit for kit in offered(ctx, "memory_kit") if kit["memory_type"] == board["memory_type"]
+               and kit["registered"] == board["memory_registered"]] or offered(ctx, "memory_kit")
     kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,
                          closest=lambda part: (-part["capacity_gib"], part_price(ctx, part), part.id))
     if quantity * kit["capacity_gib"] < floor.value:
@@ -321,11 +322,11 @@ def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor:
 def _choose_cooler(ctx: Context, asm: Assembly, cpu: Part) -> Part:
     quiet = ctx.answers.budget.noise == "quiet"
     candidates = [
-        (part_price(ctx, cooler), cooler, 1) for cooler in ctx.catalog.for_sale("cooler")
+        (part_price(ctx, cooler), cooler, 1) for cooler in offered(ctx, "cooler")
         if cpu["socket"] in cooler["sockets"] and cooler["max_cpu_power_w"] >= cpu["turbo_power_w"]
         and (not quiet or cooler["noise"] == "quiet")
     ]
-    all_coolers = ctx.catalog.for_sale("cooler")
+    all_coolers = offered(ctx, "cooler")
     fallback = [cooler for cooler in all_coolers if cpu["socket"] in cooler["sockets"]] or all_coolers
     cooler, _ = rank(ctx, asm, "cooler", candidates, fallback, f"socket {cpu['socket']}, >= {cpu['turbo_power_w']} W")
     asm.reasons["cooler"] = [

@@ -61,6 +61,12 @@ class Assembly:
             self.unsatisfied.append(line)
 
 
+def offered(ctx: Context, kind: str) -> list[Part]:
+    """The parts of a kind the rules may pick: those for sale, and a retired one the answers pin (it says so)."""
+    pinned = {part_id for part_id, _ in ctx.pins.values()}
+    return [part for part in ctx.catalog.of_kind(kind) if not part.retired or part.id in pinned]
+
+
 def part_quote(ctx: Context, part: Part) -> Quote:
     """What this buyer pays for the part in their market (used where allowed and listed), with its basis; a whole
     server priced only elsewhere is at least its GPUs' price here."""
@@ -69,7 +75,7 @@ def part_quote(ctx: Context, part: Part) -> Quote:
     if gpu is None or not gpu.buyable("new", ctx.market):  # a GPU not sold new here has no price here to floor at
         return found
     gpu_quote = quote(gpu, ctx.market, ctx.currency, "new", ctx.rules, ctx.price_indexes)
-    return gpu_floor(found, gpu_quote, int(part["gpu_count"]), gpu.name)
+    return gpu_floor(found, gpu_quote, int(part["gpu_count"]), gpu.name, ctx.market)
 
 
 def part_price(ctx: Context, part: Part) -> float:

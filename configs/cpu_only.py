@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.assembly import Assembly, Context, offered
 from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
@@ -79,7 +79,7 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
     """Tabular training runs on the cores (XGBoost/LightGBM split finding is parallel over features, Chen and
     Guestrin arXiv:1603.02754 §4.1): the desktop CPU with the most cores whose whole PC the budget buys."""
     best, best_cpu = cheapest, cheapest.chosen["cpu"][0]
-    for cpu in ctx.catalog.for_sale("cpu"):
+    for cpu in offered(ctx, "cpu"):
         if cpu["platform"] != "desktop" or not cpu.get("integrated_graphics") or \
                 cpu["cores_count"] <= best_cpu["cores_count"]:  # a desktop without a GPU needs its graphics
             continue

@@ -51,6 +51,10 @@ class Part:
     def get(self, key: str, default: Any = None) -> Any:
         return self.spec.get(key, default)
 
+    def notes_for(self, market: str) -> tuple[str, ...]:
+        """Its notes for a buyer in `market`: China's export and licence notes (china_notes) for China's only."""
+        return self.notes + (tuple(self.spec.get("china_notes") or ()) if market == "cn" else ())
+
     @property
     def retired(self) -> bool:
         """Out of production with no 2026 listing: never recommended (part_types.PartFields.retired_reason)."""
@@ -82,10 +86,6 @@ class Catalog:
 
     def of_kind(self, kind: str) -> list[Part]:
         return [part for part in self.parts.values() if part.kind == kind]
-
-    def for_sale(self, kind: str) -> list[Part]:
-        """The parts of this kind the recommender may pick: not retired (a pin or a saved build still resolves one)."""
-        return [part for part in self.of_kind(kind) if not part.retired]
 
     def get(self, part_id: str) -> Part | None:
         return self.parts.get(part_id)

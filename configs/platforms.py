@@ -9,7 +9,7 @@ import math
 from msgspec import NODEFAULT
 from msgspec.structs import fields as struct_fields
 
-from pth_top.configs.assembly import Assembly, Context, buyable, part_price, rank, run_fits
+from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_price, rank, run_fits
 from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.part_types import System
@@ -61,7 +61,7 @@ def with_defaults(system: Part) -> Part:
 
 
 def whole_systems(ctx: Context) -> list[Part]:
-    return [with_defaults(system) for system in ctx.catalog.for_sale("system") if not system.get("barebone", False)]
+    return [with_defaults(system) for system in offered(ctx, "system") if not system.get("barebone", False)]
 
 
 def systems_for(ctx: Context, gpu: Part) -> list[Part]:
@@ -122,7 +122,7 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
         f"{system['form_factor']} server with {system['gpu_count']} x {ctx.catalog.parts[system['gpu_id']].name}, "
         f"{system['cpu_name']} ({system['cpu_cores_count']} cores), {system['memory_gib']:g} GiB RAM, "
         f"{system['storage_gb']:,.0f} GB data drives: bought as one unit",
-        ram.reason, storage.reason, *system.notes, *(system.get("china_notes", []) if ctx.market == "cn" else []),
+        ram.reason, storage.reason, *system.notes_for(ctx.market),
     ]
 
 
@@ -183,7 +183,7 @@ def _server_circuit_line(supply: Mains, psu_count: int, spares: int, wall_w: flo
 
 
 def barebones(ctx: Context) -> list[Part]:
-    return [with_defaults(system) for system in ctx.catalog.for_sale("system") if system.get("barebone", False)]
+    return [with_defaults(system) for system in offered(ctx, "system") if system.get("barebone", False)]
 
 
 def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]:
@@ -212,7 +212,7 @@ def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]
 def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
     """Most cards of this width one single-socket board in the catalog takes."""
     width = int(gpu["slot_width_count"])
-    boards = [board for board in ctx.catalog.for_sale("motherboard") if board["cpu_sockets_count"] == 1]
+    boards = [board for board in offered(ctx, "motherboard") if board["cpu_sockets_count"] == 1]
     return max((gpus_that_fit(board, width) for board in boards), default=0)
 
 
@@ -261,7 +261,7 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
         f"{chassis['gpu_slots_count']} GPU slots ({chassis['gpu_slot_width_count']}-slot cards up to "
         f"{chassis['gpu_length_max_mm']:g} mm, {chassis['gpu_slot_power_w']:g} W lead each); you add the GPUs, "
         f"{chassis['cpu_sockets_count']} x {chassis['cpu_socket']} CPU, RAM and drives",
-        *chassis.notes,
+        *chassis.notes_for(ctx.market),
     ]
     if gpu["form"] == "consumer":
         line = (f"licence: {gpu.name} is a GeForce card; NVIDIA's GeForce driver licence says 'No Datacenter "
@@ -298,14 +298,14 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
     decode, decode_line = decode_cores_floor(ctx.answers.data.kind, ctx.gpu_count, ctx.rules)
     cores = max(cores, decode)
     threads = max(threads, cores)
-    same_socket = [cpu for cpu in ctx.catalog.for_sale("cpu") if cpu["socket"] == chassis["cpu_socket"]]
+    same_socket = [cpu for cpu in offered(ctx, "cpu") if cpu["socket"] == chassis["cpu_socket"]]
     able = [
         (part_price(ctx, cpu) * sockets, cpu, sockets) for cpu in same_socket
         if cpu["cores_count"] * sockets >= cores and cpu["threads_count"] * sockets >= threads
         and cpu["boost_clock_ghz"] >= clock and cpu["tdp_w"] <= chassis["cpu_tdp_max_w"]
         and (cpu["ecc"] or not ecc_required(ctx))
     ]
-    cpu, _ = rank(ctx, asm, "cpu", able, same_socket or ctx.catalog.for_sale("cpu"),
+    cpu, _ = rank(ctx, asm, "cpu", able, same_socket or offered(ctx, "cpu"),
                   "; ".join(filter(None, (reason, decode_line)))
                   + f"; socket {chassis['cpu_socket']}, <= {chassis['cpu_tdp_max_w']:g} W for its heatsink",
                   closest=lambda part: (-part["cores_count"], part_price(ctx, part), part.id))
@@ -314,7 +314,7 @@ def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tupl
         reason, *filter(None, (decode_line,)),
         f"{sockets} x {cpu.name} ({cpu['cores_count'] * sockets} cores) for {chassis.name}'s "
         f"{sockets} {chassis['cpu_socket']} socket(s), TDP {cpu['tdp_w']:g} W <= {chassis['cpu_tdp_max_w']:g} W",
-        *cpu.notes,
+        *cpu.notes_for(ctx.market),
     ]
     return cpu, sockets
 
@@ -335,7 +335,7 @@ def _alternatives(ctx: Context, gpu: Part) -> str:
     options = [f"{system.name} {shown(system)}" for system in whole_systems(ctx)
                if system["gpu_id"] != gpu.id and system["gpu_count"] == ctx.gpu_count
                and buyable(ctx, ctx.catalog.parts[system["gpu_id"]])]
-    cards = sorted((card for card in ctx.catalog.for_sale("gpu") if card["form"] in ("workstation", "datacenter")
+    cards = sorted((card for card in offered(ctx, "gpu") if card["form"] in ("workstation", "datacenter")
                     and buyable(ctx, card) and system_options(ctx, card)),
                    key=lambda card: (-card["memory_gib"], part_price(ctx, card), card.id))
     if cards:

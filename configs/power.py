@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pth_top.configs.assembly import Assembly, Context, part_price, rank
+from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
 from pth_top.configs.mains import largest, mains_of, outlets, sockets_text
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Rules
@@ -169,7 +169,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     loads_by_units = {units: unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
                       for units in unit_counts}
     candidates = []
-    for psu in ctx.catalog.for_sale("psu"):
+    for psu in offered(ctx, "psu"):
         for units in unit_counts:
             loads = loads_by_units[units]
             if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
@@ -180,7 +180,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
         candidates = [candidate for candidate in candidates if candidate[2] == 1]
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
         f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units (a tower holds two)")
-    psu, units = rank(ctx, asm, "psu", candidates, ctx.catalog.for_sale("psu"), f"{rule} with {leads.text()} per GPU",
+    psu, units = rank(ctx, asm, "psu", candidates, offered(ctx, "psu"), f"{rule} with {leads.text()} per GPU",
                       closest=lambda part: (-part["capacity_w"], part_price(ctx, part), part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
     for index, load in enumerate(loads):
@@ -232,7 +232,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
 
 def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad, leads: Leads, cpu: Part) -> str:
     """Why a unit above the standard size was fitted: what the smaller catalog units with the watts lack."""
-    smaller = [psu for psu in ctx.catalog.for_sale("psu")
+    smaller = [psu for psu in offered(ctx, "psu")
                if load.required_w <= psu["capacity_w"] < fitted["capacity_w"]]
     if not smaller:
         return f"the catalog has no unit of {load.required_w:,.0f}-{fitted['capacity_w'] - 1:,.0f} W"

@@ -15,6 +15,7 @@ from pth_top.configs.assembly import (
     gpu_price,
     memory_fit,
     needed_bytes,
+    offered,
     part_price,
     usable_bytes,
 )
@@ -92,7 +93,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     metric, _ = gpu_metric(ctx)
     quiet = ctx.answers.budget.noise == "quiet"
     ranked = []
-    for gpu in ctx.catalog.for_sale("gpu"):
+    for gpu in offered(ctx, "gpu"):
         if ctx.edge != (gpu["form"] == "edge"):
             continue
         if gpu["form"] == DESKTOP_SYSTEM and ctx.gpu_count != 1:

@@ -353,7 +353,8 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     retired = [part.name for part in parts if part.retired]
     if retired:
         lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "
-                     "swap them (each one's reasoning names what the 2026 market sells in its place)")
+                     "swap them (each one's reasoning names what the 2026 market sells in its place where the catalog "
+                     "has it)")
     return lines
 
 
@@ -393,5 +394,5 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     if gpu["memory_kind"] == "shared":
         lines.append(f"{gpu['memory_gib']:g} GB {gpu['memory_type']} is shared by CPU and GPU, not VRAM; the OS keeps "
                      f"{shared_os_reserve_gib(gpu['form'], ctx.rules)} GB of it")
-    lines.extend(gpu.notes)
+    lines.extend(gpu.notes_for(ctx.market))
     return lines

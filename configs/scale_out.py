@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
-from pth_top.configs.assembly import Context, usable_bytes
+from pth_top.configs.assembly import Context, offered, usable_bytes
 from pth_top.configs.levers import small_activations
 from pth_top.configs.market import money
 from pth_top.configs.part_types import HOST_FREE_FORMS
@@ -58,7 +58,7 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     gpu, usd = found
     one_machine = spread(ctx, context_for, MAX_GPUS)
     # The cards a machine can be built of: a module (SXM/OAM) only with a whole server for it in the catalog.
-    cards = [part for part in ctx.catalog.for_sale("gpu") if part["form"] not in HOST_FREE_FORMS and (
+    cards = [part for part in offered(ctx, "gpu") if part["form"] not in HOST_FREE_FORMS and (
         part["form"] not in SYSTEM_GPU_FORMS or systems_for(ctx, part))]
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:

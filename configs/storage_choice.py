@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pth_top.configs.assembly import Assembly, Context, part_price, rank, run_fits
+from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank, run_fits
 from pth_top.configs.market import money
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
@@ -54,7 +54,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
             "SSD reads ~550 MB/s)")
     server_board = board is not None and board["memory_registered"]
     candidates = []
-    for drive in ctx.catalog.for_sale("storage"):
+    for drive in offered(ctx, "storage"):
         if drive["media"] != "ssd" or drive["interface"] == "sas":
             continue
         if edge_module is not None:
@@ -74,7 +74,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
         if edge_module is not None and quantity > 1:
             continue
         candidates.append((part_price(ctx, drive) * quantity, drive, quantity))
-    drive, quantity = rank(ctx, asm, "storage", candidates, ctx.catalog.for_sale("storage"), class_line)
+    drive, quantity = rank(ctx, asm, "storage", candidates, offered(ctx, "storage"), class_line)
     if quantity * drive["capacity_gb"] < capacity.value:
         asm.unsatisfied_add(f"storage {quantity} x {drive['capacity_gb']:,.0f} GB = "
                             f"{quantity * drive['capacity_gb']:,.0f} GB is below the floor: {capacity.reason}")
@@ -90,5 +90,5 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
         card = " or a microSD card in the module's slot" if edge_module.get("microsd_slot") else ""
         lines.insert(0, f"{edge_module.name}: M.2 NVMe on the carrier board{card}")
         lines.extend(filter(None, [_edge_nvme_line(ctx, drive, candidates, weights_gb, stored)]))
-    lines.extend(drive.notes)
+    lines.extend(drive.notes_for(ctx.market))
     asm.reasons["storage"] = lines

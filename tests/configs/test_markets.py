@@ -115,9 +115,10 @@ def test_a_users_own_yuan_price_for_a_converted_part_is_a_china_price(tmp_path):
 def test_a_server_priced_only_in_china_costs_a_us_buyer_at_least_its_gpus_us_price(catalog):
     # The HGX H200's only price is China's CNY 1.5 million (USD 208,333 converted) where one H200 SXM alone is
     # USD 35,000 in the US (gpus.toml): eight of them are the least the machine can cost there, said ESTIMATED.
-    def server_build(currency: str, amount: float):
+    def server_build(currency: str, amount: float, market: str = "auto"):
         job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8, scale__gpu_count=8,
-                      scale__sharding="zero3", budget__currency=currency, budget__amount=amount)
+                      scale__sharding="zero3", budget__currency=currency, budget__amount=amount,
+                      budget__market=market)
         return recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=TODAY)
 
     us = server_build("USD", 600000.0)
@@ -129,3 +130,11 @@ def test_a_server_priced_only_in_china_costs_a_us_buyer_at_least_its_gpus_us_pri
     china = server_build("CNY", 4000000.0).component("system")
     assert china.unit_price_cny == 1500000 and "China market, new" in china.reasoning[-1]
     assert any("full prepayment" in line for line in china.reasoning)
+    in_yuan = server_build("CNY", 4000000.0, market="us").component("system")  # the market's floor, any currency
+    assert in_yuan.unit_price_cny == server.unit_price_cny
+
+
+def test_a_parts_china_only_notes_reach_china_market_buyers_only(catalog):
+    card = catalog.get("rtx-pro-4000-blackwell-24gb")
+    assert any("assumed sold new in China" in note for note in card.notes_for("cn"))
+    assert not any("China" in note for note in card.notes_for("us") + card.notes_for("eu"))

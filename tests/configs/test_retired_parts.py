@@ -27,15 +27,18 @@ SWEEP = {
 }
 
 
-def test_every_retired_part_says_why_and_its_successor_is_sold_in_2026(catalog):
+def test_every_retired_part_says_why_and_its_successor_is_sold_in_2026_and_fits_the_same_place(catalog):
     retired = [part for part in catalog if part.retired]
     assert {"xeon-platinum-8380", "supermicro-x12dai-n6", "asus-proart-x670e-creator"} <= {p.id for p in retired}
-    for part in retired:
-        successor = catalog.get(part.get("successor_id", ""))
-        if part.get("successor_id"):
-            assert successor is not None and successor.kind == part.kind and not successor.retired, part.id
-            dates = [entry["as_of"] for entry in (successor.get("prices") or {}).values()]
-            assert dates and max(dates).year >= 2026, successor.id
+    successors = {part.id: catalog.get(part.get("successor_id", "")) for part in retired if part.get("successor_id")}
+    assert set(successors) == {"asus-proart-x670e-creator", "seasonic-focus-gx-550", "samsung-pm1733-3.84tb"}
+    for part_id, successor in successors.items():
+        part = catalog.get(part_id)
+        assert successor is not None and successor.kind == part.kind and not successor.retired, part_id
+        same = {"motherboard": "socket", "cpu": "socket", "storage": "interface"}.get(part.kind)
+        assert same is None or successor[same] == part[same], part_id  # a drop-in, not another platform
+        dates = [entry["as_of"] for entry in (successor.get("prices") or {}).values()]
+        assert dates and max(dates).year >= 2026, successor.id
 
 
 @pytest.mark.parametrize("case", SWEEP, ids=list(SWEEP))
@@ -54,6 +57,16 @@ def test_a_pinned_retired_part_says_it_is_out_of_production_and_what_2026_sells(
     cpu_lines = " ".join(build.component("cpu").reasoning)
     storage_lines = " ".join(build.component("storage").reasoning)
     assert "OUT OF PRODUCTION (Ice Lake-SP (2021)" in cpu_lines and "pinned" in cpu_lines
-    assert "sells the Samsung PM9A3" in storage_lines
+    assert "OUT OF PRODUCTION (replaced by the PM1643a and PM1653" in storage_lines and "sells the" not in storage_lines
     warning = next(line for line in build.warnings if "out of production" in line)
     assert "Intel Xeon Platinum 8380" in warning and "Supermicro X12DAi-N6" in warning
+
+
+def test_a_pinned_retired_part_that_meets_the_rules_keeps_the_build_feasible(catalog):
+    # GPT-2 small for CNY 60,000 with the PM1733 U.2 drive pinned: a buildable PC, the drive said out of production,
+    # not a broken rule (the candidates come from the parts for sale, plus what the answers pin).
+    job = answers(workload__preset="gpt2-small", budget__amount=60000.0)
+    build = recommend(job, catalog, pins={"storage": ("samsung-pm1733-3.84tb", 1)}, today=TODAY)
+    assert build.feasible and build.component("storage").part_id == "samsung-pm1733-3.84tb", build.blockers
+    assert not any("breaks the rule" in line for line in build.warnings)
+    assert any("out of production" in line for line in build.warnings)
