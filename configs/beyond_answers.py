@@ -6,7 +6,7 @@ from typing import Callable
 
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers
-from pth_top.configs.assembly import Assembly, Context, fits_on
+from pth_top.configs.assembly import Assembly, Context, fits_on, needed_bytes
 from pth_top.configs.build import Build
 from pth_top.configs.levers import (
     answer_changes,
@@ -66,7 +66,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             continue
         build, gpu = fitting
         count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-        need = alternative.memory.total_bytes / GIB
+        need = needed_bytes(alternative, gpu) / GIB
         price, over = (money(amount, ctx.currency, ctx.rules) for amount in (build.total_cny,
                                                                              build.total_cny - ctx.budget_cny))
         lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \

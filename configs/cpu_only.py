@@ -11,6 +11,7 @@ from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
 from pth_top.configs.ranking import Fit, acceptable
+from pth_top.configs.speed_cpu import core_gigahertz
 from pth_top.units import GIB
 
 
@@ -77,21 +78,26 @@ def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
 
 def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
     """Tabular training runs on the cores (XGBoost/LightGBM split finding is parallel over features, Chen and
-    Guestrin arXiv:1603.02754 §4.1): the desktop CPU with the most cores whose whole PC the budget buys."""
-    best, best_cpu = cheapest, cheapest.chosen["cpu"][0]
+    Guestrin arXiv:1603.02754 §4.1): the desktop CPU with the most core-GHz (E-cores weighted, speed_cpu) whose
+    whole PC the budget buys, the cheaper PC among equals."""
+    best, best_key = cheapest, (core_gigahertz(cheapest.chosen["cpu"][0].spec), -cheapest.total_cny)
     for cpu in offered(ctx, "cpu"):
-        if cpu["platform"] != "desktop" or not cpu.get("integrated_graphics") or \
-                cpu["cores_count"] <= best_cpu["cores_count"]:  # a desktop without a GPU needs its graphics
+        if cpu["platform"] != "desktop" or not cpu.get("integrated_graphics"):  # no GPU: its graphics drive the screen
             continue
         trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), None)
-        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny:
-            best, best_cpu = trial, cpu
+        key = (core_gigahertz(cpu.spec), -trial.total_cny)
+        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny and key > best_key:
+            best, best_key = trial, key
     if best is not cheapest:
+        chosen = best.chosen["cpu"][0]
         lines = best.reasons["cpu"]
-        lines[-1] = (f"the most cores of a desktop CPU whose PC the budget buys ({best_cpu['cores_count']}c/"
-                     f"{best_cpu['threads_count']}t, {_money(ctx, best.total_cny)} in all, where the cheapest that "
-                     f"meets the floor, {cheapest.chosen['cpu'][0].name}, makes {_money(ctx, cheapest.total_cny)}): "
-                     "gradient-boosted trees train on every core, so more cores buy speed directly")
+        floor_line = next(index for index, line in enumerate(lines) if line.startswith("cheapest CPU with these cores"))
+        lines[floor_line] = (
+            f"the desktop CPU with the most cores x clock (E-cores weighted: {core_gigahertz(chosen.spec):.0f} P-core "
+            f"GHz, {chosen['cores_count']}c/{chosen['threads_count']}t) whose PC the budget buys, "
+            f"{_money(ctx, best.total_cny)} in all, where the cheapest that meets the floor, "
+            f"{cheapest.chosen['cpu'][0].name}, makes {_money(ctx, cheapest.total_cny)}: gradient-boosted trees train "
+            "on every core, so more cores buy speed directly")
         best.alternatives["cpu"] = cheapest.alternatives["cpu"]
     return best
 

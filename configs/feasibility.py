@@ -7,7 +7,7 @@ from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import MAX_GPUS, Answers
-from pth_top.configs.assembly import Assembly, Context, buyable, fits_on
+from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.levers import (
     answer_changes,
@@ -171,7 +171,7 @@ def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
         return ""
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    return (f"{label}: {alternative.memory.total_bytes / GIB:.1f} GiB per GPU "
+    return (f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
             f"{fits_on(alternative, gpu, count + gpu.name)}; "
             f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}")
 
@@ -234,9 +234,11 @@ def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answer
         if choice == current:
             continue
         other = context_for(ctx.answers.with_value("task", key, choice))
-        fits = other.memory.total_bytes <= usable_bytes(other, gpu)
+        fit = memory_fit(other, gpu)
+        fits = fit != SHORT
         if fits != fits_here:
-            changed[fits].append(f"{labels[choice].split(' (')[0]} {other.memory.total_bytes / GIB:.1f} GiB")
+            tight = ", tight: inside usable memory, not the estimator's margin" if fit == TIGHT else ""
+            changed[fits].append(f"{labels[choice].split(' (')[0]} {other.memory.total_bytes / GIB:.1f} GiB{tight}")
     lines = []
     if changed[True]:
         kind = "a chunked or fused loss" if task.mode == "training" else "another engine"

@@ -139,7 +139,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
     image_patches = ctx.shape.denoising_steps or not ctx.shape.vocabulary_size and (
         answers.workload.preset != "custom" or answers.data.kind != "text")
-    if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches:
+    # An encoder-decoder's encoder length is its input's (Whisper's 1,500 frames are 30 s of audio): not a lever.
+    if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches \
+            and not ctx.shape.encoder_decoder:
         shorter = ctx.shape.sequence_length // 2
         changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
                         answers.with_value("workload", "sequence_length", shorter)))

@@ -177,8 +177,8 @@ def training_activations(
                                                 value_bytes, per_token)
             factor = f"{per_token:.3g}, one layer (the others' checkpoints in host RAM)"
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
-        widest = max(shape.sequence_length * shape.mlp_width,
-                     0 if flash_attention else shape.attention_heads * shape.sequence_length ** 2)
+        tokens = max(shape.sequence_length, shape.loss_tokens)  # an encoder-decoder's longer side
+        widest = max(tokens * shape.mlp_width, 0 if flash_attention else shape.attention_heads * tokens ** 2)
         working = int(2 * widest * micro_batch * value_bytes)
         line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch {micro_batch}, "
                 f"recompute {recompute}; + ")

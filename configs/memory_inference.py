@@ -38,9 +38,9 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
 
 def _ffn_down_fallback(shape: ModelShape, fmt: QuantFormat) -> tuple[float, str]:
     """The bits a k-quant adds where a dense model's MLP width is not a multiple of 256 (quantization.py)."""
-    width = shape.intermediate_size
-    if not fmt.ffn_down_fallback_extra_bits or shape.kind != "transformer" or shape.active < shape.parameters \
-            or not width or not shape.layers or width % K_QUANT_ROW == 0:
+    width = shape.mlp_width
+    if not fmt.ffn_down_fallback_extra_bits or shape.kind != "transformer" or shape.active_parameters \
+            or not shape.layers or width % K_QUANT_ROW == 0:
         return 0.0, ""
     down = shape.layers * shape.hidden_size * width
     extra = down * fmt.ffn_down_fallback_extra_bits

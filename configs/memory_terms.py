@@ -232,8 +232,8 @@ def transformer_activation_bytes(
         encoder = replace(shape, layers=shape.layers - shape.decoder_layers, decoder_layers=0)
         decoder = replace(shape, layers=shape.decoder_layers, sequence_length=shape.decoder_sequence_length,
                           decoder_layers=0)
-        cross = 0 if recompute == "full" else \
-            2 * shape.sequence_length * shape.kv_width * micro_batch * shape.decoder_layers * bytes_per_value
+        cross = 0 if recompute == "full" else 2 * shape.sequence_length * shape.kv_width * micro_batch \
+            * shape.decoder_layers * bytes_per_value / tensor_parallel
         return (transformer_activation_bytes(encoder, micro_batch, recompute, flash_attention, tensor_parallel,
                                              bytes_per_value, per_token)
                 + transformer_activation_bytes(decoder, micro_batch, recompute, flash_attention, tensor_parallel,

@@ -91,9 +91,10 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
     small = small_activations(ctx.answers) if training else ctx.answers
     if small != ctx.answers:  # micro-batch 1 keeps the job (the same global batch) and may need fewer nodes to rent
         fewer, small_out = _fewest_nodes(ctx, context_for, gpu, small)
-        if fewer < nodes and small_out.memory.total_bytes <= usable_bytes(small_out, gpu):
+        as_asked_fits = spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu)
+        if small_out.memory.total_bytes <= usable_bytes(small_out, gpu) and (fewer < nodes or not as_asked_fits):
             nodes, spread_out = fewer, small_out
-            how += " at micro-batch 1 with gradient accumulation and full recompute (the same global batch)"
+            how += " at micro-batch 1 with gradient accumulation and full recompute"
     rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
     hour = usd * rate * MAX_GPUS * nodes
     if spread_out.memory.total_bytes > usable_bytes(spread_out, gpu):

@@ -83,7 +83,12 @@ def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int
     if spec.get("nvlink") == "pairs" and count == 2:
         return "NVLink bridge", sp.NVLINK_BRIDGE_GB_PER_S.get(str(spec.get("form")), 56.25), True
     pcie = pcie_generation(spec, host_generation)
-    return f"PCIe Gen{pcie} x{lanes}", sp.PCIE_X16_GB_PER_S.get(pcie, 15.75) * lanes / 16, False
+    return f"PCIe Gen{pcie} x{lanes}", pcie_gb_per_s(pcie, lanes), False
+
+
+def pcie_gb_per_s(generation: int, lanes: int = 16) -> float:
+    """A PCIe link's one-way GB/s: the x16 rate of its generation (speed.PCIE_X16_GB_PER_S) over its lanes."""
+    return sp.PCIE_X16_GB_PER_S.get(generation, 15.75) * lanes / 16
 
 
 def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
@@ -290,6 +295,8 @@ def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str
     the size was read as; (0, "") otherwise."""
     data = answers.data
     size = data.dataset_size_gb * 1e9
+    if shape.encoder_decoder:  # timed in samples: a data set's tokens or images do not say how many samples it has
+        return 0.0, ""
     if data.kind == "text" and shape.kind == "transformer" and (data.tokens_count or size):
         if data.tokens_count:
             return data.tokens_count / rate, f"{data.tokens_count / 1e9:,.3g}B tokens (data.tokens_count)"
@@ -311,7 +318,7 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return 0.0
     if answers.task.mode == "training":
-        host = sp.PCIE_X16_GB_PER_S.get(int(spec.get("pcie_generation", 3) or 3), 15.75)
+        host = pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))
         figures = training(answers, shape, device, host).figures
         return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
     figures = inference(answers, shape, device).figures
@@ -343,11 +350,11 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
     cpu = build.component("cpu")
     host_generation = int(cpu.spec.get("pcie_generation", 0) or 0) if cpu is not None else 0
-    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation,
-                        _lanes_per_gpu(build))
+    lanes = _lanes_per_gpu(build)
+    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
-    host = sp.PCIE_X16_GB_PER_S.get(pcie_generation(gpu.spec, host_generation), 15.75)
+    host = pcie_gb_per_s(pcie_generation(gpu.spec, host_generation), lanes)
     device = dataclasses.replace(device, host_pcie_gb_per_s=host)
     kit = build.component("memory_kit")
     if answers.task.expert_offload and cpu is not None and kit is not None and cpu.spec.get("platform") == "desktop":

@@ -41,6 +41,17 @@ def ram_bandwidth_gb_per_s(cpu: dict, kit: dict, kits_count: int) -> tuple[float
                       f"GB/s{note}")
 
 
+def core_gigahertz(cpu: dict) -> float:
+    """The CPU's vector work a second in P-core GHz: P-cores x boost clock + E-cores x their clock x their share of a
+    P-core's vector work a cycle (efficiency_core_vector_ratio)."""
+    cores = int(cpu.get("cores_count", 0) or 0)
+    ghz = float(cpu.get("boost_clock_ghz", 0) or 0) or float(cpu.get("base_clock_ghz", 0) or 0)
+    efficiency_cores = int(cpu.get("efficiency_cores_count", 0) or 0)
+    efficiency_ghz = float(cpu.get("efficiency_boost_clock_ghz", 0) or 0)
+    efficiency_ratio = float(cpu.get("efficiency_core_vector_ratio", 0) or 0)
+    return (cores - efficiency_cores) * ghz + efficiency_cores * efficiency_ghz * efficiency_ratio
+
+
 def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, str]:
     """Seconds to prefill one prompt on the CPU's cores at their boost clock, and the line saying how."""
     flops = prefill_flops(shape, prompt)
@@ -50,8 +61,7 @@ def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, s
     efficiency_ghz = float(cpu.get("efficiency_boost_clock_ghz", 0) or 0)
     efficiency_ratio = float(cpu.get("efficiency_core_vector_ratio", 0) or 0)
     performance_cores = cores - efficiency_cores
-    core_gigahertz_sum = performance_cores * ghz + efficiency_cores * efficiency_ghz * efficiency_ratio
-    rate = core_gigahertz_sum * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+    rate = core_gigahertz(cpu) * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
     if not rate:
         return 0.0, "not predicted: the catalog gives the CPU no cores or clock"
     seconds = flops / rate

@@ -19,18 +19,23 @@ def _edge_storage_fits(drive: Part, module: Part) -> bool:
     return drive["form_factor"] == "m2" or (drive["interface"] == "sd" and bool(module.get("microsd_slot")))
 
 
+def load_s(weights_gb: float, drive: Part) -> float:
+    """Seconds to read the weights once from the drive at its sequential read rate."""
+    return weights_gb * 1000 / max(1, drive["seq_read_mb_per_s"])
+
+
 def _edge_nvme_line(ctx: Context, drive: Part, candidates: list[tuple[float, Part, int]], weights_gb: float,
                     stored: str) -> str:
     """On a module with an M.2 slot, where the chosen card reads the weights slower than the rules allow: the NVMe
     drive that would load them in seconds, and its price (advice: the budget ranks the modules, not this)."""
     limit = ctx.rules.storage.edge_sd_max_load_s
     nvme = sorted((item for item in candidates if item[1]["interface"] == "nvme"), key=lambda item: item[0])
-    if drive["interface"] == "nvme" or not nvme or weights_gb * 1000 / max(1, drive["seq_read_mb_per_s"]) <= limit:
+    if drive["interface"] == "nvme" or not nvme or load_s(weights_gb, drive) <= limit:
         return ""
     price, fast, _ = nvme[0]
     return (f"the {stored} weights, {weights_gb:,.1f} GB, take over {limit} s to read from this card (rules.toml "
             f"storage.edge_sd_max_load_s): the {fast.name} in the M.2 slot, {money(price, ctx.currency, ctx.rules)}, "
-            f"reads them in ~{weights_gb * 1000 / fast['seq_read_mb_per_s']:,.0f} s")
+            f"reads them in ~{load_s(weights_gb, fast):,.0f} s")
 
 
 def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
@@ -83,7 +88,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
              f"{drive['seq_read_mb_per_s']:,} MB/s read"]
     if weights_gb >= 1 and drive["seq_read_mb_per_s"]:
         lines.append(f"load time: the {stored} weights, {weights_gb:,.0f} GB / {drive['seq_read_mb_per_s']:,} MB/s = "
-                     f"~{weights_gb * 1000 / drive['seq_read_mb_per_s']:,.0f} s from this drive (sequential read)")
+                     f"~{load_s(weights_gb, drive):,.0f} s from this drive (sequential read)")
     if edge_module is not None and edge_module["pcie_generation"] == 0:
         lines.insert(0, f"{edge_module.name} has no PCIe/M.2 slot: storage is its microSD slot or a USB 3.0 SSD")
     elif edge_module is not None:

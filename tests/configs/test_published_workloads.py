@@ -91,3 +91,10 @@ def test_a_diffusion_lora_build_has_ram_for_the_16_bit_files_it_reads(catalog):
     kit = build.component("memory_kit")
     assert catalog.get(kit.part_id)["capacity_gib"] * kit.quantity * 2**30 >= (11_901_408_320 + 4_762_310_656) * 2
     assert "frozen models' 16-bit files" in render_build_text(build)
+
+
+def test_whisper_large_is_sized_by_its_decoder_tokens_not_its_audio_frames(catalog):
+    # The HF event fits batch 32 in 40 GB with the optimizer on the CPU; counting logits over the 1,500 audio
+    # frames made it 38.5 GiB (a 48 GB card). Over the 448 label tokens it is under 20 GiB.
+    case = next(case for case in CASES if case.id == "hf-whisper-large-batch-32-fits-a100-40gb")
+    assert build_of(case, catalog).memory.total_bytes < 20 * 2**30

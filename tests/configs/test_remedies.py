@@ -121,6 +121,7 @@ def test_a_70b_full_fine_tune_over_8_h200s_is_sized_in_nodes_not_hidden_by_a_mod
     lines = build.feasible_alternatives
     beyond = next(index for index, line in enumerate(lines) if line.startswith("beyond one machine"))
     changed = {line: other for line, other, _ in build.applicable_alternatives}
+    assert beyond > 0 and lines[0].startswith("an 8-bit optimizer"), lines[:beyond + 1]
     assert all(keeps_the_job(build.answers, changed[line]) for line in lines[:beyond]), lines[:beyond + 1]
     assert "nodes of 8 x NVIDIA H100 80GB SXM5" in lines[beyond]
 
