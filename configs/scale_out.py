@@ -89,7 +89,7 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
     how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
     nodes, spread_out = _fewest_nodes(ctx, context_for, gpu, ctx.answers)
     small = small_activations(ctx.answers) if training else ctx.answers
-    if small != ctx.answers:  # micro-batch 1 keeps the job (the same global batch) and may need fewer nodes to rent
+    if small != ctx.answers:  # micro-batch 1 with accumulation keeps the job and may need fewer nodes to rent
         fewer, small_out = _fewest_nodes(ctx, context_for, gpu, small)
         as_asked_fits = spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu)
         if small_out.memory.total_bytes <= usable_bytes(small_out, gpu) and (fewer < nodes or not as_asked_fits):
