@@ -25,7 +25,7 @@ class CpuOnly:
     asm: Assembly
     adequate: bool  # the workload does not need a GPU at all
     reason: str
-    cheapest_total_cny: float = 0.0  # the PC with the floor's cheapest CPU: what a GPU build is weighed with
+    cheapest_total_cny: float  # the PC with the floor's cheapest CPU: what a GPU build is weighed with
 
 
 def cpu_context(ctx: Context) -> Context:
@@ -55,7 +55,7 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
 
 
 def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
-    cheaper = not fit.feasible or (cpu_only.cheapest_total_cny or cpu_only.asm.total_cny) < fit.assembly.total_cny
+    cheaper = not fit.feasible or cpu_only.cheapest_total_cny < fit.assembly.total_cny
     return cheaper and cpu_only_offered(ctx, cpu_only, fit)
 
 
@@ -122,7 +122,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
                   "GPU build")
-        return CpuOnly(cpu_ctx, asm, True, reason)
+        return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     if ctx.answers.task.mode == "training" and ctx.answers.task.precision == "amp_fp16":
         asm.reasons["cpu"].append(
             "mixed precision on a CPU is bfloat16, not fp16 AMP: torch.autocast('cpu') defaults to torch.bfloat16 "
@@ -132,4 +132,4 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     else:
         reason = (f"the budget, {_money(ctx, ctx.budget_cny)}, is under the cheapest GPU build; on a CPU the workload "
                   "runs, far slower than on a GPU, with its working memory in RAM")
-    return CpuOnly(cpu_ctx, asm, False, reason)
+    return CpuOnly(cpu_ctx, asm, False, reason, cheapest_total)

@@ -73,7 +73,7 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
     bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
     step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
-    link_gb_per_s = (device.host_pcie_gb_per_s or sp.DEFAULT_HOST_PCIE_GB_PER_S) * sp.HOST_COPY_FRACTION
+    link_gb_per_s = device.host_link_gb_per_s * sp.HOST_COPY_FRACTION
     swap_s = swapped_bytes / (link_gb_per_s * 1e9)
     batch_s = shape.denoising_steps * step_s + swap_s
     images_per_min = 60.0 * batch / batch_s

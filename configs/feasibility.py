@@ -228,7 +228,7 @@ def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answer
         key, labels = "serving_engine", stacks.SERVING_ENGINE_LABELS
         current = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
     usable = usable_bytes(ctx, gpu)
-    fits_here = ctx.memory.total_bytes <= usable
+    fits_here = memory_fit(ctx, gpu) != SHORT
     changed: dict[bool, list[str]] = {True: [], False: []}
     for choice in labels:
         if choice == current:

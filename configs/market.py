@@ -200,8 +200,7 @@ def quote(part: Part, market: str, currency: str, condition: str, rules: Rules,
 def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
     """A whole server priced only in another market: at least its GPUs at this market's own price (in whatever
     currency the buyer pays)."""
-    if server.market == market or gpu.market != market or gpu.basis not in ("new", "converted") \
-            or count * gpu.amount_cny <= server.amount_cny:
+    if server.market == market or gpu.market != market or count * gpu.amount_cny <= server.amount_cny:
         return server
     shown = f"{SYMBOLS[gpu.currency]}{gpu.amount:,.0f}"
     return Quote(count * gpu.amount_cny, count * gpu.amount, gpu.currency, gpu.as_of, gpu.source, "gpu_floor",

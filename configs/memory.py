@@ -180,14 +180,14 @@ def training_activations(
         tokens = max(shape.sequence_length, shape.loss_tokens)  # an encoder-decoder's longer side
         widest = max(tokens * shape.mlp_width, 0 if flash_attention else shape.attention_heads * tokens ** 2)
         working = int(2 * widest * micro_batch * value_bytes)
-        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch {micro_batch}, "
-                f"recompute {recompute}; + ")
+        sides = ""
         if shape.encoder_decoder:
             cross = "" if recompute == "full" else ", + the encoder's K and V in each decoder layer"
-            line = line.replace("; + ", f" (encoder {shape.layers - shape.decoder_layers} layers x s = "
-                                f"{shape.sequence_length:,}, decoder {shape.decoder_layers} x {shape.loss_tokens:,}"
-                                f"{cross}); + ", 1)
-        widest_name = "s*mlp" if widest == shape.sequence_length * shape.mlp_width else "a*s^2"
+            sides = (f" (encoder {shape.layers - shape.decoder_layers} layers x s = {shape.sequence_length:,}, "
+                     f"decoder {shape.decoder_layers} x {shape.loss_tokens:,}{cross})")
+        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch {micro_batch}, "
+                f"recompute {recompute}{sides}; + ")
+        widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b"
         logits, logits_line = stacks.loss_logits_bytes(
             stack, shape.loss_tokens * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)

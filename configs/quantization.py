@@ -47,7 +47,8 @@ class QuantFormat:
 K_QUANT_ROW = 256
 
 
-Q6_K_BITS = 210 * 8 / 256
+Q4_K_BITS, Q6_K_BITS = 144 * 8 / 256, 210 * 8 / 256  # block_q4_K, block_q6_K over 256 weights
+Q5_0_BITS, Q8_0_BITS = 22 * 8 / 32, 34 * 8 / 32  # block_q5_0, block_q8_0 over 32 weights
 FORMATS = {
     "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64"),
     "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
@@ -57,7 +58,7 @@ FORMATS = {
     # it averages 7.0 bits instead of 5.53.
     "gguf_q4_k_m": QuantFormat("int4", 4.8, (4.5 + Q6_K_BITS) / 2,
                                "GGUF Q4_K_M, Q4_K with some attn_v/ffn_down and the LM head in Q6_K",
-                               ffn_down_fallback_extra_bits=(8.5 + 5.5) / 2 - (Q6_K_BITS + 4.5) / 2),
+                               ffn_down_fallback_extra_bits=(Q8_0_BITS + Q5_0_BITS) / 2 - (Q6_K_BITS + Q4_K_BITS) / 2),
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row"),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
     "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),

@@ -87,17 +87,16 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
     """How many nodes of 8 x `gpu` hold the job, what links them and what they rent for; then one node's ways."""
     training = ctx.answers.task.mode == "training"
     how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
-    nodes, spread_out = _fewest_nodes(ctx, context_for, gpu, ctx.answers)
+    nodes, spread_out, holds = _fewest_nodes(ctx, context_for, gpu, ctx.answers)
     small = small_activations(ctx.answers) if training else ctx.answers
     if small != ctx.answers:  # micro-batch 1 with accumulation keeps the job and may need fewer nodes to rent
-        fewer, small_out = _fewest_nodes(ctx, context_for, gpu, small)
-        as_asked_fits = spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu)
-        if small_out.memory.total_bytes <= usable_bytes(small_out, gpu) and (fewer < nodes or not as_asked_fits):
-            nodes, spread_out = fewer, small_out
+        fewer, small_out, small_holds = _fewest_nodes(ctx, context_for, gpu, small)
+        if small_holds and (fewer < nodes or not holds):
+            nodes, spread_out, holds = fewer, small_out, True
             how += " at micro-batch 1 with gradient accumulation and full recompute"
     rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
     hour = usd * rate * MAX_GPUS * nodes
-    if spread_out.memory.total_bytes > usable_bytes(spread_out, gpu):
+    if not holds:
         lines = [f"{head}; even {MAX_NODES} nodes of {MAX_GPUS} x {gpu.name} do not hold it: shrink the job"]
     else:
         lines = [f"{head}: {how} across {nodes} nodes of {MAX_GPUS} x {gpu.name} ({MAX_GPUS * nodes} GPUs, "
@@ -110,13 +109,15 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
 
 
 def _fewest_nodes(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, answers: Answers
-                  ) -> tuple[int, Context]:
-    """The fewest nodes of 8 x `gpu` (2 to MAX_NODES) that hold `answers`, and the job spread over them."""
+                  ) -> tuple[int, Context, bool]:
+    """The fewest nodes of 8 x `gpu` (2 to MAX_NODES) that hold `answers`, the job spread over them, and whether
+    even the last holds it."""
     nodes = 2
     while True:
         spread_out = spread(ctx, context_for, MAX_GPUS * nodes, answers)
-        if spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu) or nodes >= MAX_NODES:
-            return nodes, spread_out
+        holds = spread_out.memory.total_bytes <= usable_bytes(spread_out, gpu)
+        if holds or nodes >= MAX_NODES:
+            return nodes, spread_out, holds
         nodes += 1
 
 

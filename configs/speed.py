@@ -56,6 +56,11 @@ HOST_COPY_FRACTION = 25 / 31.5
 # PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG base specs: 8b/10b to Gen2, 128b/130b after).
 PCIE_X16_GB_PER_S = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0}
 DEFAULT_HOST_PCIE_GB_PER_S = PCIE_X16_GB_PER_S[4]  # a GPU's link to the host when the build does not say
+
+
+def pcie_gb_per_s(generation: int, lanes: int = 16) -> float:
+    """A PCIe link's one-way GB/s: the x16 rate of its generation over its lanes (Gen3's for an unknown one)."""
+    return PCIE_X16_GB_PER_S.get(generation, PCIE_X16_GB_PER_S[3]) * lanes / 16
 # NVLink per GPU per direction: V100 300 GB/s, A100 600, H100/H200 900 in total (NVIDIA datasheets), by the
 # module's PCIe generation; a 2-GPU bridge: RTX 3090 / A6000 112.5 GB/s, A100/H100 PCIe 600 GB/s in total.
 NVLINK_SXM_GB_PER_S = {3: 150.0, 4: 300.0, 5: 450.0}
@@ -100,6 +105,11 @@ class Device:
     # The build's system RAM bandwidth (configs.speed_cpu), for experts llama.cpp runs on the CPU; 0: not known.
     host_ram_gb_per_s: float = 0.0
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
+
+    @property
+    def host_link_gb_per_s(self) -> float:
+        """The GPU's link to the host, per direction: the build's, else Gen4 x16."""
+        return self.host_pcie_gb_per_s or DEFAULT_HOST_PCIE_GB_PER_S
 
     @property
     def working_count(self) -> int:

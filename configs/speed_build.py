@@ -83,12 +83,7 @@ def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int
     if spec.get("nvlink") == "pairs" and count == 2:
         return "NVLink bridge", sp.NVLINK_BRIDGE_GB_PER_S.get(str(spec.get("form")), 56.25), True
     pcie = pcie_generation(spec, host_generation)
-    return f"PCIe Gen{pcie} x{lanes}", pcie_gb_per_s(pcie, lanes), False
-
-
-def pcie_gb_per_s(generation: int, lanes: int = 16) -> float:
-    """A PCIe link's one-way GB/s: the x16 rate of its generation (speed.PCIE_X16_GB_PER_S) over its lanes."""
-    return sp.PCIE_X16_GB_PER_S.get(generation, 15.75) * lanes / 16
+    return f"PCIe Gen{pcie} x{lanes}", sp.pcie_gb_per_s(pcie, lanes), False
 
 
 def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
@@ -181,7 +176,7 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: De
     out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
     compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device)
     first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s,
-                                            device.host_pcie_gb_per_s or sp.DEFAULT_HOST_PCIE_GB_PER_S)
+                                            device.host_link_gb_per_s)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
     per_stream = _decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")
@@ -318,7 +313,7 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return 0.0
     if answers.task.mode == "training":
-        host = pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))
+        host = sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))
         figures = training(answers, shape, device, host).figures
         return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
     figures = inference(answers, shape, device).figures
@@ -354,7 +349,7 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
-    host = pcie_gb_per_s(pcie_generation(gpu.spec, host_generation), lanes)
+    host = sp.pcie_gb_per_s(pcie_generation(gpu.spec, host_generation), lanes)
     device = dataclasses.replace(device, host_pcie_gb_per_s=host)
     kit = build.component("memory_kit")
     if answers.task.expert_offload and cpu is not None and kit is not None and cpu.spec.get("platform") == "desktop":

@@ -29,10 +29,10 @@ def _edge_nvme_line(ctx: Context, drive: Part, candidates: list[tuple[float, Par
     """On a module with an M.2 slot, where the chosen card reads the weights slower than the rules allow: the NVMe
     drive that would load them in seconds, and its price (advice: the budget ranks the modules, not this)."""
     limit = ctx.rules.storage.edge_sd_max_load_s
-    nvme = sorted((item for item in candidates if item[1]["interface"] == "nvme"), key=lambda item: item[0])
-    if drive["interface"] == "nvme" or not nvme or load_s(weights_gb, drive) <= limit:
+    nvme = min((item for item in candidates if item[1]["interface"] == "nvme"), key=lambda item: item[0], default=None)
+    if drive["interface"] == "nvme" or nvme is None or load_s(weights_gb, drive) <= limit:
         return ""
-    price, fast, _ = nvme[0]
+    price, fast, _ = nvme
     return (f"the {stored} weights, {weights_gb:,.1f} GB, take over {limit} s to read from this card (rules.toml "
             f"storage.edge_sd_max_load_s): the {fast.name} in the M.2 slot, {money(price, ctx.currency, ctx.rules)}, "
             f"reads them in ~{load_s(weights_gb, fast):,.0f} s")
@@ -94,6 +94,8 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
     elif edge_module is not None:
         card = " or a microSD card in the module's slot" if edge_module.get("microsd_slot") else ""
         lines.insert(0, f"{edge_module.name}: M.2 NVMe on the carrier board{card}")
-        lines.extend(filter(None, [_edge_nvme_line(ctx, drive, candidates, weights_gb, stored)]))
+        nvme_line = _edge_nvme_line(ctx, drive, candidates, weights_gb, stored)
+        if nvme_line:
+            lines.append(nvme_line)
     lines.extend(drive.notes_for(ctx.market))
     asm.reasons["storage"] = lines
