@@ -21,8 +21,6 @@ MARKET_NAMES = {"cn": "China", "us": "US", "eu": "EU"}
 SYMBOLS = {"CNY": "¥", "USD": "$", "EUR": "€"}
 CURRENCY_UNITS = {"CNY": "yuan", "USD": "dollar", "EUR": "euro"}  # "per euro"
 KIND_NAMES = {"memory_kit": "RAM kits", "storage": "drives"}
-# Consumer cards without a used listing in the catalog: priced at rules.toml's share of new, and said so.
-USED_FALLBACK_FORMS = ("consumer",)
 
 
 def buyer_market(market: str, currency: str) -> str:
@@ -48,8 +46,9 @@ class Quote:
     currency: str
     as_of: dt.date
     source: str
-    basis: str  # "new", "used" (a used listing), "used_fallback" (share of new), "converted" (another market's),
-    # "indexed" (the China price x its kind's market index), "gpu_floor" (a server at least its GPUs' own price)
+    basis: str  # "new", "used" (a used listing), "used_converted" (a used listing in another market or currency),
+    # "converted" (another market's new price), "indexed" (the China price x its kind's market index),
+    # "gpu_floor" (a server at least its GPUs' own price)
     market: str  # whose price it is
     index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
     floor_of: str = ""  # a "gpu_floor" price's GPUs: "8 x NVIDIA H200 SXM 141GB at $35,000"
@@ -178,23 +177,31 @@ def _converted(quote: Quote) -> Quote:
 
 def quote(part: Part, market: str, currency: str, condition: str, rules: Rules,
           indexes: Mapping[str, PriceIndex] | None = None) -> Quote:
-    """The price this buyer pays: for a used-allowed GPU, its used listing in the market (or the labelled share of
-    new for a consumer card without one) when cheaper than, or instead of, a new one."""
+    """The price this buyer pays: for a used-allowed GPU, its used listing in the market, else the newest used
+    listing elsewhere converted, when cheaper than, or instead of, a new one; without any, the new price."""
     new = new_quote(part, market, currency, rules, indexes)
     if condition != "used" or part.kind != "gpu":
         return new
-    entry = _entry(part.get("used_prices"), market)
-    if entry is not None:
-        used = _from_entry(entry, "used", market, rules)
-        used = used if used.currency == currency else _converted_used(used)
-    elif part.get("form") in USED_FALLBACK_FORMS:
-        share = rules.budget.used_gpu_price_fraction
-        used = Quote(new.amount_cny * share, new.amount * share, new.currency, new.as_of, new.source,
-                     "used_fallback", new.market)
-    else:  # a used-only data-centre card's price_cny is its used price already (gpus.toml)
+    used = used_quote(part, market, currency, rules)
+    if used is None:  # no used listing anywhere: what it costs new (a used-only card's price_cny, gpus.toml)
         return new
     sold_new = part.buyable("new", market)
     return used if not sold_new or used.amount_cny < new.amount_cny else new
+
+
+def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | None:
+    """The market's own used listing; else the newest other market's, converted (second-hand cards ship across
+    borders, unlike a share of a new price, which no listing supports)."""
+    listings = part.get("used_prices") or {}
+    entry = _entry(listings, market)
+    if entry is None:
+        others = [(listing["as_of"], name) for name, listing in listings.items() if _entry(listings, name)]
+        if not others:
+            return None
+        market = max(others)[1]
+        entry = listings[market]
+    used = _from_entry(entry, "used", market, rules)
+    return used if used.currency == currency else _converted_used(used)
 
 
 def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
@@ -221,10 +228,6 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
         return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
     if q.basis == "used":
         return f"price {shown}: {where} used market (second-hand listings), as of {q.as_of}{source}"
-    if q.basis == "used_fallback":
-        share = rules.budget.used_gpu_price_fraction
-        return (f"price {shown} used: ASSUMED {share:.0%} of the new price (rules.toml fallback; the catalog has no "
-                f"used listing for {part.name} in this market)")
     if q.basis == "gpu_floor":
         return (f"price {shown}: ESTIMATED as its {q.floor_of} each ({where} market, as of {q.as_of}{source}): the "
                 "catalog prices the whole server only in another market, and that price converted is less than its "

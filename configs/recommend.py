@@ -327,11 +327,11 @@ def _retired_text(ctx: Context, part: Part) -> str:
 
 
 def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
-    """Prices that are not this market's own: converted from another market's, or a used price assumed."""
+    """Prices that are not this market's own new or used listing: converted, indexed or floored; and a GPU of a used
+    build that no used listing prices, so at its new price."""
     parts = [part for part, _ in assembly.chosen.values()]
     quotes = {part.id: part_quote(ctx, part) for part in parts}
     converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
-    assumed = [part.name for part in parts if quotes[part.id].basis == "used_fallback"]
     indexed = [part.name for part in parts if quotes[part.id].basis == "indexed"]
     floored = [part.name for part in parts if quotes[part.id].basis == "gpu_floor"]
     lines = []
@@ -347,9 +347,11 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
         lines.append(f"{len(converted)} of {len(parts)} prices are CONVERTED at rules.toml's rate (as of "
                      f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "
                      f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
-    if assumed:
-        lines.append(f"used price ASSUMED {ctx.rules.budget.used_gpu_price_fraction:.0%} of new (rules.toml "
-                     f"fallback) for {', '.join(assumed)}: the catalog has no used listing for it in this market")
+    unlisted = [part.name for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
+                and not quotes[part.id].basis.startswith("used")]
+    if unlisted:
+        lines.append(f"no used listing in the catalog for {', '.join(unlisted)}: priced new; check the used market "
+                     f"and override in the user catalog (used_prices.{ctx.market})")
     retired = [part.name for part in parts if part.retired]
     if retired:
         lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "

@@ -110,7 +110,6 @@ class BudgetRules(Schema, frozen=True):
     balance_min_cny: Whole
     balance_max_cny: Whole
     datacenter_min_cny: Whole
-    used_gpu_price_fraction: Fraction
     # Kinds whose prices move as a category (DRAM, NAND): a part without the market's price is indexed (configs.market).
     indexed_kinds: list[Literal["memory_kit", "storage"]]
     index_min_parts_count: AtLeastOne

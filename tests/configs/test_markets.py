@@ -58,18 +58,29 @@ def test_a_used_3090_is_priced_from_its_dated_listing_not_a_share_of_new(catalog
     used = quote(card, "us", "USD", "used", RULES)
     assert (used.amount, used.currency, used.basis) == (listed["amount"], "USD", "used")
     assert used.as_of == listed["as_of"] and used.source.startswith("https://")
-    assert used.amount != round(card.price_cny * RULES.budget.used_gpu_price_fraction / RULES.currency.cny_per_usd)
 
 
-def test_a_used_card_without_a_listing_says_its_price_is_assumed(catalog):
-    # The old 60 %-of-new rule stays only as a labelled fallback (the catalog has no China used listings yet), taken
-    # of the market's dated new price where there is one (China's 2026 daily low), not the 2025 base.
-    card = catalog.get("rtx-5080-16gb")
-    used = quote(card, "cn", "CNY", "used", RULES)
-    new = quote(card, "cn", "CNY", "new", RULES)
-    assert new.as_of.year == 2026
-    assert used.basis == "used_fallback" and used.amount == new.amount * RULES.budget.used_gpu_price_fraction
-    assert "ASSUMED" in quote_line(card, used, "CNY", RULES)
+def test_no_used_price_is_a_fixed_share_of_new(catalog):
+    # A used card is priced by a dated listing: the market's own, else the newest other market's, converted and
+    # said so; a card no listing prices costs what it costs new, and the build says so.
+    for card in catalog.of_kind("gpu"):
+        listings = card.get("used_prices") or {}
+        for market, currency in (("cn", "CNY"), ("us", "USD"), ("eu", "EUR")):
+            used = quote(card, market, currency, "used", RULES)
+            if used.basis.startswith("used"):
+                entry = listings[used.market]
+                assert (used.amount, used.as_of, used.source) == (entry["amount"], entry["as_of"], entry["source"])
+                assert used.basis == "used" or "CONVERTED from the" in quote_line(card, used, currency, RULES)
+            else:
+                # no listing, or a new card sold here for less than the used one
+                assert used == quote(card, market, currency, "new", RULES), (card.id, market)
+                assert not listings or card.buyable("new", market), (card.id, market)
+    unlisted = catalog.get("rtx-pro-4000-blackwell-24gb")
+    assert not unlisted.get("used_prices")
+    build = recommend(answers(budget__currency="USD", budget__amount=5000.0, budget__condition="used"), catalog,
+                      pins={"gpu": (unlisted.id, 1)}, today=TODAY)
+    assert build.component("gpu").part_id == unlisted.id
+    assert any(f"no used listing in the catalog for {unlisted.name}: priced new" in line for line in build.warnings)
 
 
 def test_a_part_without_a_price_in_the_market_is_converted_and_the_warning_names_it(catalog):
