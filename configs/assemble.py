@@ -26,8 +26,11 @@ from pth_top.configs.platforms import (
     SYSTEM_GPU_FORMS,
     assemble_barebone,
     assemble_system,
-    gpus_that_fit,
+    choose_mount,
+    gpus_held,
+    mount_cost,
     needs_server_chassis,
+    on_risers,
     server_chassis_allowed,
     slot_fit_problem,
 )
@@ -144,8 +147,10 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
     _choose_ram(ctx, asm, board, need_ecc, ram_floor)
     choose_storage(ctx, asm, board)
     cooler = _choose_cooler(ctx, asm, cpu)
+    if gpu is not None and on_risers(ctx, board, gpu, ctx.gpu_count):
+        choose_mount(ctx, asm, board, gpu)
     fed = choose_psu(ctx, asm, gpu, cpu, cooler)
-    if gpu is not None:
+    if gpu is not None and "frame" not in asm.chosen:
         problem = slot_fit_problem(board, gpu, ctx.gpu_count)
         if problem:
             asm.unsatisfied_add(problem)
@@ -171,7 +176,7 @@ def _boards_for(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_f
     return [
         board for board in offered(ctx, "motherboard")
         if runs_on(cpu, board) and board["memory_type"] in cpu["memory_types"]
-        and gpus_that_fit(board, width) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
+        and gpus_held(ctx, board, width) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
         and board["max_memory_gib"] >= ram_floor_gib and board["cpu_sockets_count"] == 1
     ]
 
@@ -213,7 +218,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     boards = offered(ctx, "motherboard")
 
     def most_gpus(part: Part) -> int:
-        return max((gpus_that_fit(board, width) for board in boards if runs_on(part, board)
+        return max((gpus_held(ctx, board, width) for board in boards if runs_on(part, board)
                     and board["cpu_sockets_count"] == 1), default=0)
 
     cpu, _ = rank(ctx, asm, "cpu", candidates, able or cpus, why,
@@ -246,7 +251,8 @@ def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ra
     boards = _boards_for(ctx, gpu, cpu, need_ecc, ram_floor_gib)
     if not boards:
         return None
-    return part_price(ctx, cpu) + min(_board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib) for board in boards)
+    return part_price(ctx, cpu) + min(_board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib)
+                                      + mount_cost(ctx, board, gpu, ctx.gpu_count) for board in boards)
 
 
 def _board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib: float) -> float:
@@ -258,8 +264,8 @@ def _board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gi
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
     # Ranked with the RAM it takes, as the CPU was (a DDR5 board a little cheaper than a DDR4 one is not).
-    candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor), board, 1)
-                  for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor) + mount_cost(ctx, board, gpu, ctx.gpu_count),
+                   board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = offered(ctx, "motherboard")
     boards_it_runs_on = [board for board in all_boards if runs_on(cpu, board)] or all_boards
     width = int(gpu["slot_width_count"]) if gpu is not None else 1
@@ -267,7 +273,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     f"socket {cpu['socket']}, room for {ctx.gpu_count} x {width}-slot GPU(s), "
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",
-                    closest=lambda part: (-gpus_that_fit(part, width), part_price(ctx, part), part.id))
+                    closest=lambda part: (-gpus_held(ctx, part, width), part_price(ctx, part), part.id))
     slots = f"{board['gpu_slots_count']} GPU slot(s) at x8+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     lines = [
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"

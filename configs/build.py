@@ -8,11 +8,11 @@ from typing import Any, Literal, get_args
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_terms import MemoryBreakdown
 
-Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system"]
+Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system", "frame", "riser"]
 ROLES: tuple[str, ...] = get_args(Role)
 ROLE_LABELS = {
     "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
-    "cooler": "CPU cooler", "psu": "PSU", "system": "Server",
+    "cooler": "CPU cooler", "psu": "PSU", "system": "Server", "frame": "Open frame", "riser": "PCIe riser",
 }
 
 

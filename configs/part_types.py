@@ -240,8 +240,27 @@ class System(PartFields, frozen=True, kw_only=True):
     m2_slots_count: Whole = 0
 
 
+class Frame(PartFields, frozen=True, kw_only=True):
+    """An open-air frame: the board lies flat and the cards stand in a row above it, each on a riser cable, so a
+    card's width no longer covers the next slot (a tower's case is not priced; this replaces it)."""
+
+    vendor: str
+    gpu_positions_count: AtLeastOne
+    board_form_factors: Texts  # motherboard form_factor values it has standoffs for
+    psu_positions_count: AtLeastOne
+
+
+class Riser(PartFields, frozen=True, kw_only=True):
+    """A PCIe x16 riser cable: one card's full link, moved off the board (a USB x1 mining riser is not one)."""
+
+    vendor: str
+    pcie_generation: Annotated[int, Meta(ge=3, le=6)]
+    lanes_count: Annotated[int, Meta(ge=16, le=16)]
+    length_mm: Annotated[float, Meta(ge=50, le=1000)]
+
+
 PART_TYPES: dict[str, type[PartFields]] = {
     "gpu": Gpu, "cpu": Cpu, "motherboard": Motherboard, "memory_kit": MemoryKit, "storage": Storage, "psu": Psu,
-    "cooler": Cooler, "system": System,
+    "cooler": Cooler, "system": System, "frame": Frame, "riser": Riser,
 }
 KINDS = tuple(PART_TYPES)

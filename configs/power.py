@@ -153,7 +153,9 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     ram, ram_qty = asm.chosen["memory_kit"]
     _, storage_qty = asm.chosen["storage"]
     board_power = gpu["board_power_w"] if gpu else 0.0
-    fans = case_fans_count(board_power * gpu_count + cpu["turbo_power_w"], rules) + cooler["fans_count"]
+    framed = "frame" in asm.chosen  # an open frame: no case to ventilate (configs.platforms.choose_mount)
+    case_fans = 0 if framed else case_fans_count(board_power * gpu_count + cpu["turbo_power_w"], rules)
+    fans = case_fans + cooler["fans_count"]
     estimate = power_estimate(
         gpu_board_power_w=board_power, gpu_transient_peak_w=gpu["transient_peak_w"] if gpu else 0.0,
         gpu_count=gpu_count, gpu_recommended_psu_w=gpu["recommended_psu_w"] if gpu else 0.0,
@@ -220,13 +222,16 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
             f"{units} ATX PSUs ({split}, the first also feeds board and CPU): ATX units do not share load, so each "
             "GPU takes all its leads from one unit and each unit is sized for its own GPUs "
             f"(largest unit needs {max(load.required_w for load in loads):,.0f} W); join them with a dual-PSU "
-            "adapter so they switch on together, in a case with two PSU bays (a dual-PSU workstation case)"
+            "adapter so they switch on together, " + ("on the open frame's PSU brackets" if framed else
+                                                      "in a case with two PSU bays (a dual-PSU workstation case)")
         )
     units_wall = [wall_draw_w(load.sustained_w, efficiency, rules) for load in loads]
     lines.extend(_circuit_lines(ctx, asm, gpu, gpu_count, units_wall, efficiency))
     asm.power_lines = estimate.lines + tuple(lines[2:])
     asm.reasons["psu"] = lines
-    asm.heat_line = heat_line(estimate.sustained_w, fans - cooler["fans_count"], rules)
+    asm.heat_line = (f"cooling: ~{estimate.sustained_w:,.0f} W of heat into the room: an open frame has no case to "
+                     "ventilate, each card's own fans cool it; keep the room's air moving") if framed else (
+        heat_line(estimate.sustained_w, case_fans, rules))
     return bool(candidates) or bool(pinned)
 
 

@@ -1,0 +1,57 @@
+"""Wide consumer cards beyond a board's slot spacing go on PCIe x16 risers in an open frame, priced and said so."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.platforms import gpus_that_fit
+from pth_top.configs.recommend import recommend
+from pth_top.configs.render import render_build_text
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 12, 2)
+# thinksmart.life "GPU rig: budget vs pro" (early 2026): 4 x used RTX 3090 on an EPYC board's PCIe 4.0 x16 slots
+# (ASRock Rack ROMED8-2T), ~$4,314 with the cards at ~$750 each; the cards stand on risers in an open frame.
+QUAD_3090 = {"workload__preset": "llama-70b", "workload__batch_size": 1, "workload__sequence_length": 4096,
+             "task__mode": "inference", "task__precision": "int4", "scale__gpu_count": 4,
+             "budget__currency": "USD", "budget__condition": "used"}
+
+
+def quad_3090(catalog, amount: float):
+    return recommend(answers(**QUAD_3090, budget__amount=amount), catalog, pins={"gpu": ("rtx-3090-24gb", 4)},
+                     today=TODAY)
+
+
+def test_four_3_slot_cards_go_on_risers_in_an_open_frame(catalog):
+    build = quad_3090(catalog, 12000.0)
+    assert build.feasible, build.blockers
+    board = catalog.get(build.component("motherboard").part_id)
+    assert gpus_that_fit(board, 3) < 4 <= board["gpu_slots_count"]  # too tight for the cards, enough slots
+    frame, riser = build.component("frame"), build.component("riser")
+    assert frame.quantity == 1 and riser.quantity == 4
+    assert board["form_factor"] in frame.spec["board_form_factors"] and frame.spec["gpu_positions_count"] >= 4
+    assert riser.spec["lanes_count"] == 16 and riser.spec["pcie_generation"] >= 4  # the 3090's full Gen4 x16 link
+    parts = sum(component.total_price_cny for component in build.components)
+    assert abs(build.total_price_cny - parts) < 0.01 and frame.total_price_cny + riser.total_price_cny > 0
+    assert any("open frame" in line for line in build.component("psu").reasoning if "ATX PSUs" in line)
+    text = render_build_text(build)
+    assert "Open frame" in text and "4 x PCIe 4.0 x16 riser" in text
+
+
+def test_a_framed_build_round_trips_through_its_file(catalog):
+    build = quad_3090(catalog, 12000.0)
+    loaded, _, _ = loads_build(dumps_build(build, created=dt.datetime(2026, 12, 2, tzinfo=dt.timezone.utc),
+                                           tool_version="0"))
+    assert [component.role for component in loaded.components][-2:] == ["frame", "riser"]
+    assert render_build_text(loaded) == render_build_text(build)
+
+
+def test_cards_that_fit_the_slots_need_no_frame(catalog):
+    two_slot = recommend(answers(**{**QUAD_3090, "budget__condition": "new"}, budget__amount=60000.0), catalog,
+                         pins={"gpu": ("rtx-6000-ada-48gb", 4)}, today=TODAY)
+    board = catalog.get(two_slot.component("motherboard").part_id)
+    assert gpus_that_fit(board, 2) >= 4
+    assert not {"frame", "riser"} & {component.role for component in two_slot.components}
+    one = recommend(answers(budget__currency="USD", budget__amount=3000.0), catalog, today=TODAY)
+    assert not {"frame", "riser"} & {component.role for component in one.components}
