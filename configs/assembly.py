@@ -69,7 +69,7 @@ def offered(ctx: Context, kind: str) -> list[Part]:
 
 def part_quote(ctx: Context, part: Part) -> Quote:
     """What this buyer pays for the part in their market (used where allowed and listed), with its basis; a whole
-    server priced only elsewhere is at least its GPUs' price here."""
+    server priced only elsewhere, or before its GPU's price here, is at least its GPUs' price here."""
     found = quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
     gpu = ctx.catalog.get(part.get("gpu_id") or "") if part.kind == "system" else None
     if gpu is None or not gpu.buyable("new", ctx.market):  # a GPU not sold new here has no price here to floor at

@@ -52,6 +52,7 @@ class Quote:
     market: str  # whose price it is
     index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
     floor_of: str = ""  # a "gpu_floor" price's GPUs: "8 x NVIDIA H200 SXM 141GB at $35,000"
+    floor_why: str = ""  # and why the server's own price was not taken
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,13 +206,17 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
 
 
 def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
-    """A whole server priced only in another market: at least its GPUs at this market's own price (in whatever
-    currency the buyer pays)."""
-    if server.market == market or gpu.market != market or count * gpu.amount_cny <= server.amount_cny:
+    """A whole server priced only in another market, or at an older date than its GPU here: at least its GPUs at
+    this market's own price (in whatever currency the buyer pays)."""
+    current = server.market == market and server.as_of >= gpu.as_of
+    if current or gpu.market != market or count * gpu.amount_cny <= server.amount_cny:
         return server
     shown = f"{SYMBOLS[gpu.currency]}{gpu.amount:,.0f}"
+    why = (f"the catalog's price for the whole server is of {server.as_of}, older than its GPU's, and" if
+           server.market == market else "the catalog prices the whole server only in another market, and that "
+           "price converted")
     return Quote(count * gpu.amount_cny, count * gpu.amount, gpu.currency, gpu.as_of, gpu.source, "gpu_floor",
-                 gpu.market, floor_of=f"{count} x {gpu_name} at {shown}")
+                 gpu.market, floor_of=f"{count} x {gpu_name} at {shown}", floor_why=why)
 
 
 def _converted_used(quote: Quote) -> Quote:
@@ -229,9 +234,8 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     if q.basis == "used":
         return f"price {shown}: {where} used market (second-hand listings), as of {q.as_of}{source}"
     if q.basis == "gpu_floor":
-        return (f"price {shown}: ESTIMATED as its {q.floor_of} each ({where} market, as of {q.as_of}{source}): the "
-                "catalog prices the whole server only in another market, and that price converted is less than its "
-                "GPUs alone")
+        return (f"price {shown}: ESTIMATED as its {q.floor_of} each ({where} market, as of {q.as_of}{source}): "
+                f"{q.floor_why} is less than its GPUs alone")
     index = q.index
     if q.basis == "indexed" and index is not None:
         converted = "" if currency == "CNY" else " converted at rules.toml's rate"

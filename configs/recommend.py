@@ -337,7 +337,8 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     lines = []
     if floored:
         lines.append(f"ESTIMATED at its GPUs' own {MARKET_NAMES[ctx.market]}-market price: {', '.join(floored)} (the "
-                     "catalog prices the whole server only in another market); get a quote for the machine")
+                     "catalog's price for the whole server is another market's or older, and less than its GPUs "
+                     "alone); get a quote for the machine")
     if indexed:
         lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from older China prices x the "
                      f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "

@@ -149,3 +149,16 @@ def test_a_parts_china_only_notes_reach_china_market_buyers_only(catalog):
     card = catalog.get("rtx-pro-4000-blackwell-24gb")
     assert any("assumed sold new in China" in note for note in card.notes_for("cn"))
     assert not any("China" in note for note in card.notes_for("us") + card.notes_for("eu"))
+
+
+def test_a_server_priced_before_its_gpus_2026_price_costs_at_least_its_gpus(catalog):
+    # The DGX H100's US price is its $199,000 list of 2025; one H100 SXM alone is $30,000 new in the US in July
+    # 2026 (gpus.toml), so eight are the least the machine costs now, said ESTIMATED. The DGX B200's $515,000
+    # (March 2025) stays: more than its eight B200s at $40,000.
+    job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8, scale__gpu_count=8,
+                  scale__sharding="zero3", budget__currency="USD", budget__amount=900000.0)
+    h100 = recommend(job, catalog, pins={"gpu": ("h100-80gb-sxm", 8)}, today=TODAY).component("system")
+    assert h100.part_id == "nvidia-dgx-h100" and h100.unit_price_cny == 8 * 30000 * RULES.currency.cny_per_usd
+    assert "is of 2025-06-01, older than its GPU's, and is less than its GPUs alone" in h100.reasoning[-1]
+    b200 = recommend(job, catalog, pins={"gpu": ("b200-180gb-sxm", 8)}, today=TODAY).component("system")
+    assert b200.part_id == "nvidia-dgx-b200" and b200.unit_price_cny == catalog.get("nvidia-dgx-b200").price_cny
