@@ -37,8 +37,9 @@ def modules_of(folder: str) -> list[str]:
 
 # Headless at run time too (import-linter checks the static imports; this catches importlib and plugins).
 HEADLESS_MODULES = [*modules_of("sensors"), *modules_of("configs"), *modules_of("doctor"),
-                    "pth_top.benches", "pth_top.benches.protocol", "pth_top.benches.client.spawn",
-                    "pth_top.benches.client.bench_process", "pth_top.benches.client.runs"]
+                    "pth_top.benches", "pth_top.benches.protocol", "pth_top.benches.run_request",
+                    "pth_top.benches.client.spawn", "pth_top.benches.client.bench_process",
+                    "pth_top.benches.client.runs"]
 
 
 def test_headless_modules_load_no_ui_and_no_torch():

@@ -20,7 +20,8 @@ from typing import IO, Callable, NoReturn
 
 from pth_top.benches.catalog import KERNELS_BY_NAME, SUITE_SCALE, SUITE_TIME_CAP_S, SUITES, KernelSpec
 from pth_top.benches.child import cleanup
-from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, RequestError, RunRequest, encode_event
+from pth_top.benches.protocol import HEARTBEAT_INTERVAL_S, encode_event
+from pth_top.benches.run_request import RequestError, RunRequest
 
 PROGRESS_MIN_INTERVAL_S = 0.25
 # Events that say nothing about work done: a heartbeat, and a burn's per-second sample (sent even while its GPU hangs).

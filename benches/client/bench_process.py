@@ -10,11 +10,11 @@ from pth_top.benches.client.spawn import ChildProcess, LaunchError
 from pth_top.benches.protocol import (
     Event,
     ProtocolError,
-    RunRequest,
     bad_output_event,
     decode_line,
     stall_limit_s,
 )
+from pth_top.benches.run_request import RunRequest
 from pth_top.text import printable
 
 # A child is stopped after this long without a line (it sends a heartbeat every HEARTBEAT_INTERVAL_S).

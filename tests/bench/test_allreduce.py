@@ -231,7 +231,7 @@ def test_the_rank_side_imports_only_stdlib_and_torch_so_it_runs_by_path(allreduc
 
 async def test_cancel_mid_sweep_ends_every_rank_and_removes_the_rendezvous(tmp_path, monkeypatch):
     from pth_top.benches.client.bench_process import BenchProcess
-    from pth_top.benches.protocol import RunRequest
+    from pth_top.benches.run_request import RunRequest
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     process = BenchProcess.for_request(None, RunRequest(kernels=("allreduce",), scale=1.0))

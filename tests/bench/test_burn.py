@@ -14,7 +14,8 @@ import pytest
 
 from pth_top.benches.catalog import KERNELS_BY_NAME, SUITES
 from pth_top.benches.client.burn import BurnLog
-from pth_top.benches.protocol import RequestError, RunRequest, decode_line, encode_event, parse_duration_s
+from pth_top.benches.protocol import decode_line, encode_event
+from pth_top.benches.run_request import RequestError, RunRequest, parse_duration_s
 from tests.fakes.fake_pynvml import FakeDevice, FakePynvml
 from tests.waiting import wait_for
 

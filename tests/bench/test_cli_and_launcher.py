@@ -12,7 +12,7 @@ import pytest
 
 from pth_top.benches.client.bench_process import BenchProcess
 from pth_top.benches.client.spawn import LaunchError, build_command, resolve_python
-from pth_top.benches.protocol import RunRequest
+from pth_top.benches.run_request import RunRequest
 from pth_top.configs.paths import bench_runs_dir
 from tests.bench.fake_children import CLI_CODE
 

@@ -175,7 +175,7 @@ def test_a_broken_user_catalog_falls_back_to_the_shipped_one_and_says_so():
     assert "user catalog left out" in note and str(path) in note and "bf16_dense_tflops" in note
 
 
-def test_the_child_side_imports_only_the_protocol_and_catalog_of_pth_top():
+def test_the_child_side_imports_only_the_protocol_run_request_and_catalog_of_pth_top():
     code = (
         "import sys, pth_top.benches.__main__, pth_top.benches.child.entry, pth_top.benches.child.runner, "
         "pth_top.benches.child.probe, pth_top.benches.child.harness, pth_top.benches.child.cpuinfo, "
@@ -185,6 +185,7 @@ def test_the_child_side_imports_only_the_protocol_and_catalog_of_pth_top():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
-    shared = {"pth_top.benches", "pth_top.benches.__main__", "pth_top.benches.protocol", "pth_top.benches.catalog"}
+    shared = {"pth_top.benches", "pth_top.benches.__main__", "pth_top.benches.protocol", "pth_top.benches.run_request",
+              "pth_top.benches.catalog"}
     child_side = {name for name in loaded if name.startswith("pth_top.benches.child")}
     assert child_side and loaded - child_side <= shared, loaded

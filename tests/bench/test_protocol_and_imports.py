@@ -46,9 +46,10 @@ def test_encoding_an_unknown_kind_is_refused():
 
 def test_client_side_modules_import_without_torch_or_ui():
     code = (
-        "import sys, pth_top.benches.protocol, pth_top.benches.catalog, pth_top.benches.client.spawn, "
-        "pth_top.benches.client.bench_process, pth_top.benches.client.peaks, pth_top.benches.client.runs, "
-        "pth_top.benches.client.rows, pth_top.benches.child.harness, pth_top.benches.child.cpuinfo\n"
+        "import sys, pth_top.benches.protocol, pth_top.benches.run_request, pth_top.benches.catalog, "
+        "pth_top.benches.client.spawn, pth_top.benches.client.bench_process, pth_top.benches.client.peaks, "
+        "pth_top.benches.client.runs, pth_top.benches.client.rows, pth_top.benches.child.harness, "
+        "pth_top.benches.child.cpuinfo\n"
         "print(sorted(m for m in ('torch', 'textual', 'rich', 'numpy') if sys.modules.get(m) is not None))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

@@ -18,7 +18,7 @@ from pth_top.benches.client.rows import (
     summary_line,
     text_table,
 )
-from pth_top.benches.protocol import RequestError, RunRequest
+from pth_top.benches.run_request import RequestError, RunRequest
 
 HOSTILE_DIRS = ["-rf", "--device=cuda:0", "a b", "x=y", " spaced ", "ü/β/数据", "line\nbreak", "\x1b]0;t\x07",
                 "/" + "d" * 300, "--"]

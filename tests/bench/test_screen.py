@@ -8,7 +8,7 @@ from textual.widgets import DataTable
 
 from pth_top.benches.client.rows import COLUMNS
 from pth_top.benches.client.runs import list_runs
-from pth_top.benches.protocol import RunRequest
+from pth_top.benches.run_request import RunRequest
 from pth_top.tui.screens.bench import BenchScreen, KernelProgress
 from pth_top.widgets.bar_chart import BarChart
 from tests.waiting import wait_until

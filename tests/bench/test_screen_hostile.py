@@ -6,7 +6,7 @@ import pytest
 from textual.widgets import DataTable
 
 from pth_top.benches.client.rows import COLUMNS
-from pth_top.benches.protocol import RunRequest
+from pth_top.benches.run_request import RunRequest
 from pth_top.tui.screens.bench import BenchScreen, KernelProgress
 from tests.bench.fake_children import (
     FINISHED_LINE,

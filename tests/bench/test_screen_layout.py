@@ -7,7 +7,8 @@ import pytest
 from textual.widgets import OptionList
 
 from pth_top.benches.client.runs import RunRecord, save_run
-from pth_top.benches.protocol import Event, RunRequest, encode_event
+from pth_top.benches.protocol import Event, encode_event
+from pth_top.benches.run_request import RunRequest
 from pth_top.tui.screens.bench import BenchScreen, KernelProgress
 from tests.bench.fake_children import STARTED_LINE, canned_child
 from tests.bench.test_screen import BenchApp, wait_for

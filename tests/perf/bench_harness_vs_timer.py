@@ -52,7 +52,7 @@ def harness_vs_timer(sizes: list[int], thread_counts: list[int], min_run_time_s:
 
 async def quick_suite_via_launcher(disk_dir: str) -> dict:
     from pth_top.benches.client.bench_process import BenchProcess
-    from pth_top.benches.protocol import RunRequest
+    from pth_top.benches.run_request import RunRequest
 
     process = BenchProcess.for_request(None, RunRequest(suite="quick", disk_dir=disk_dir))
     cpu_before, wall_before = time.process_time(), time.monotonic()
@@ -70,7 +70,7 @@ async def quick_suite_via_launcher(disk_dir: str) -> dict:
 async def bench_screen_cpu(disk_dir: str) -> dict:
     from textual.app import App
 
-    from pth_top.benches.protocol import RunRequest
+    from pth_top.benches.run_request import RunRequest
     from pth_top.tui.screens.bench import BenchScreen
 
     screen = BenchScreen(RunRequest(disk_dir=disk_dir))

@@ -13,7 +13,7 @@ from pth_top.text import printable
 from pth_top.tui.commands import CliError, seconds_argument
 
 if TYPE_CHECKING:
-    from pth_top.benches.protocol import RunRequest
+    from pth_top.benches.run_request import RunRequest
     from pth_top.tui.commands.bench_burn import BurnLogPrinter
 
 # --stall-limit: under a second a kernel's ordinary step looks hung; a day is longer than the longest burn.
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run torch kernel benchmarks in a subprocess and compare them with the hardware's peak. "
                     "Every run is saved as JSON in the user data folder.",
     )
-    from pth_top.benches.protocol import RunRequest
+    from pth_top.benches.run_request import RunRequest
 
     RunRequest.add_arguments(parser)
     parser.set_defaults(device=None)  # cpu, or all with --burn / --accept (bench_burn.default_device)
@@ -62,7 +62,7 @@ def list_kernels() -> str:
 
 def validate(args: argparse.Namespace) -> RunRequest:
     """The run the options ask for; CliError (one line) for any option out of range or a path we cannot use."""
-    from pth_top.benches.protocol import RequestError, RunRequest
+    from pth_top.benches.run_request import RequestError, RunRequest
     from pth_top.tui.commands.bench_burn import burn_request, default_device
 
     args.device = default_device(args)

@@ -12,7 +12,7 @@ from pth_top.tui.commands import CliError
 if TYPE_CHECKING:
     from pth_top.benches.client.accept import HealthWatch
     from pth_top.benches.client.runs import RunRecord
-    from pth_top.benches.protocol import RunRequest
+    from pth_top.benches.run_request import RunRequest
 
 BURN_KERNELS = ("burn",)
 ACCEPT_KERNELS = ("burn", "vram_test")

@@ -21,7 +21,7 @@ from textual.widgets import Checkbox, ContentSwitcher, DataTable, Input, Label, 
 
 from pth_top.benches.client.rows import progress_message
 from pth_top.benches.client.runs import RunRecord
-from pth_top.benches.protocol import RequestError, RunRequest
+from pth_top.benches.run_request import RequestError, RunRequest
 from pth_top.text import printable
 from pth_top.tui.screens import bench_messages as messages
 from pth_top.tui.screens.bench_burn import burn_summary, conclude_burn, show_burn_sample
