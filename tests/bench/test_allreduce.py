@@ -30,6 +30,13 @@ def allreduce(torch):
     return module
 
 
+@pytest.fixture
+def allreduce_sweep(torch):
+    from pth_top.benches.child.kernels import allreduce_sweep as module
+
+    return module
+
+
 RANK_MARKERS = ("allreduce", "init_process_group", "time.sleep(600)", "no rendezvous")
 
 
@@ -116,8 +123,8 @@ def test_two_ranks_give_a_row_per_size_and_the_best(run_kernels):
     assert no_children_left()
 
 
-def test_four_ranks_use_the_four_rank_factor(allreduce):
-    records = allreduce.run_sweep(4, "gloo", [32 * KIB, 64 * KIB])
+def test_four_ranks_use_the_four_rank_factor(allreduce, allreduce_sweep):
+    records = allreduce_sweep.run_sweep(4, "gloo", [32 * KIB, 64 * KIB])
     assert [record["bytes"] for record in records] == [32 * KIB, 64 * KIB]
     for record in records:
         assert record["world_size"] == 4
@@ -134,15 +141,15 @@ DIE_AFTER_JOINING = (
 )
 
 
-def test_a_rank_that_dies_mid_sweep_is_an_error_row_not_a_hang(run_kernels, allreduce, monkeypatch):
-    real_argv = allreduce.default_rank_argv
+def test_a_rank_that_dies_mid_sweep_is_an_error_row_not_a_hang(run_kernels, allreduce_sweep, monkeypatch):
+    real_argv = allreduce_sweep.default_rank_argv
 
     def argv(rank, world_size, init_file, *rest):
         if rank == 1:
             return [sys.executable, "-c", DIE_AFTER_JOINING, init_file]
         return real_argv(rank, world_size, init_file, *rest)
 
-    monkeypatch.setattr(allreduce, "default_rank_argv", argv)
+    monkeypatch.setattr(allreduce_sweep, "default_rank_argv", argv)
     code, events = run_kernels("allreduce")
     assert code == 1
     errors = [event.fields for event in events if event.kind == "error"]
@@ -153,25 +160,25 @@ def test_a_rank_that_dies_mid_sweep_is_an_error_row_not_a_hang(run_kernels, allr
     assert no_children_left()
 
 
-def test_a_rank_that_never_joins_is_stopped_at_the_deadline(allreduce):
+def test_a_rank_that_never_joins_is_stopped_at_the_deadline(allreduce_sweep):
     def argv(rank, init_file):
         if rank == 1:
             return [sys.executable, "-c", "import time; time.sleep(600)"]
-        return allreduce.default_rank_argv(rank, 2, init_file, "gloo", [32 * KIB], 600)
+        return allreduce_sweep.default_rank_argv(rank, 2, init_file, "gloo", [32 * KIB], 600)
 
-    with pytest.raises(allreduce.RankFailed, match="still running after 8 s"):
-        allreduce.run_sweep(2, "gloo", [32 * KIB], timeout_s=8, rank_argv=argv)
+    with pytest.raises(allreduce_sweep.RankFailed, match="still running after 8 s"):
+        allreduce_sweep.run_sweep(2, "gloo", [32 * KIB], timeout_s=8, rank_argv=argv)
     assert no_children_left()
 
 
-def test_a_rank_that_fails_at_start_names_its_stderr(allreduce):
+def test_a_rank_that_fails_at_start_names_its_stderr(allreduce_sweep):
     def argv(rank, init_file):
         if rank == 1:
             return [sys.executable, "-c", "import sys; sys.stderr.write('no rendezvous\\x1b[2J\\n'); sys.exit(3)"]
-        return allreduce.default_rank_argv(rank, 2, init_file, "gloo", [32 * KIB], 600)
+        return allreduce_sweep.default_rank_argv(rank, 2, init_file, "gloo", [32 * KIB], 600)
 
-    with pytest.raises(allreduce.RankFailed, match="rank 1 of 2 exited with code 3: no rendezvous"):
-        allreduce.run_sweep(2, "gloo", [32 * KIB], rank_argv=argv)
+    with pytest.raises(allreduce_sweep.RankFailed, match="rank 1 of 2 exited with code 3: no rendezvous"):
+        allreduce_sweep.run_sweep(2, "gloo", [32 * KIB], rank_argv=argv)
     assert no_children_left()
 
 

@@ -72,7 +72,7 @@ def plain_busbw(world_size: int, sizes: list[int]) -> dict[int, float]:
 
 
 def kernel_busbw(world_size: int, sizes: list[int]) -> dict[int, float]:
-    from pth_top.benches.child.kernels.allreduce import run_sweep
+    from pth_top.benches.child.kernels.allreduce_sweep import run_sweep
 
     return {record["bytes"]: record["busbw_gbps"] for record in run_sweep(world_size, "gloo", sizes)}
 
