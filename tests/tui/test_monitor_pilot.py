@@ -298,8 +298,8 @@ async def test_kill_cancel_leaves_the_process_alone(child_process):
 
 
 async def test_kill_of_another_users_process_is_refused_with_a_reason(monkeypatch):
-    monkeypatch.setattr("pth_top.tui.screens.monitor.os.geteuid", lambda: 12345)
-    monkeypatch.setattr("pth_top.tui.screens.monitor.current_user_name", lambda: "carol")
+    monkeypatch.setattr("pth_top.tui.screens.process_signal.os.geteuid", lambda: 12345)
+    monkeypatch.setattr("pth_top.tui.screens.process_signal.current_user_name", lambda: "carol")
     app, _ = make_app(make_snapshot(process_count=3))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_rows(pilot, app)

@@ -189,8 +189,8 @@ async def test_the_kill_dialog_signals_only_the_process_that_was_selected(start_
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="starting another user's process needs root")
 async def test_another_users_real_process_is_refused_when_not_root(monkeypatch):
-    monkeypatch.setattr("pth_top.tui.screens.monitor.os.geteuid", lambda: 1000)
-    monkeypatch.setattr("pth_top.tui.screens.monitor.current_user_name", lambda: "carol")
+    monkeypatch.setattr("pth_top.tui.screens.process_signal.os.geteuid", lambda: 1000)
+    monkeypatch.setattr("pth_top.tui.screens.process_signal.current_user_name", lambda: "carol")
     other = subprocess.Popen(["sleep", "600"], user=65534, stdin=subprocess.DEVNULL)
     try:
         app = PthTopApp(interval_s=0.25)

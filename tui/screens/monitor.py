@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import pwd
 from collections import deque
 from dataclasses import replace
 from functools import partial
@@ -18,7 +16,6 @@ from textual.widgets import Static
 
 from pth_top.sensors.history import History
 from pth_top.sensors.model import ProcessSample, Snapshot
-from pth_top.text import printable
 from pth_top.tui import recording
 from pth_top.tui.messages import AlertRaised, SamplerFailed, SnapshotReady
 from pth_top.tui.panels.cpu_memory import CpuMemoryPanel
@@ -29,6 +26,7 @@ from pth_top.tui.panels.io import DisksPanel, NetworkPanel
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.process_view import COLUMN_BY_KEY, ProcessView
 from pth_top.tui.screens.jobs import JobsScreen
+from pth_top.tui.screens.process_signal import send_signal, signal_refusal
 from pth_top.tui.settings import NOT_SAVED_WHILE_REFUSED, DashboardSettings, load_settings, save_settings
 from pth_top.widgets.core_grid import CoreGrid
 from pth_top.widgets.key_bar import KeyBar
@@ -49,18 +47,6 @@ def next_interval_s(interval_s: float, step: int) -> float:
     if step > 0:
         return next((value for value in INTERVAL_LADDER_S if value > interval_s), INTERVAL_LADDER_S[-1])
     return next((value for value in reversed(INTERVAL_LADDER_S) if value < interval_s), INTERVAL_LADDER_S[0])
-
-
-def current_user_name() -> str:
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return str(os.geteuid())
-
-
-def may_signal(process: ProcessSample, user_name: str, is_root: bool) -> bool:
-    """Only root may signal other users' processes."""
-    return is_root or process.user == user_name
 
 
 class MonitorScreen(Screen):
@@ -381,12 +367,9 @@ class MonitorScreen(Screen):
         if process is None:
             self.notify("no process selected", severity="warning")
             return
-        user_name = current_user_name()
-        if not may_signal(process, user_name, os.geteuid() == 0):
-            self.notify(
-                f"cannot signal PID {process.pid}: it belongs to {printable(process.user)} and you are {user_name}",
-                severity="error", markup=False,
-            )
+        refusal = signal_refusal(process)
+        if refusal is not None:
+            self.notify(refusal, severity="error", markup=False)
             return
 
         def send(signal_number: int | None) -> None:
@@ -396,10 +379,6 @@ class MonitorScreen(Screen):
         self.app.push_screen(KillScreen(process.pid, process.command), send)
 
     def _send_signal(self, process: ProcessSample, signal_number: int) -> None:
-        from pth_top.sensors.processes import signal_process
-        from pth_top.tui.screens.kill import signal_notice
-
         # Checked now, at confirm: the PID may have been reused while the dialog was open.
-        outcome = signal_process(process.pid, process.start_time_s, signal_number)
-        message, severity = signal_notice(process.pid, signal_number, outcome)
+        message, severity = send_signal(process, signal_number)
         self.notify(message, severity=severity, markup=False)
