@@ -22,7 +22,7 @@ from pth_top.tui.screens.monitor import MonitorScreen
 from pth_top.tui.served_app import ReadOnlyApp, parse_arguments
 from pth_top.tui.settings import SETTINGS_FILE_NAME
 from tests.fakes.snapshots import FixedSource, make_snapshot
-from tests.tui.test_monitor_pilot import snapshot_with
+from tests.tui.test_monitor_kill import snapshot_with
 from tests.waiting import wait_until
 
 
