@@ -26,13 +26,8 @@ from pth_top.configs.platforms import (
     SYSTEM_GPU_FORMS,
     assemble_barebone,
     assemble_system,
-    choose_mount,
-    gpus_held,
-    mount_cost,
     needs_server_chassis,
-    on_risers,
     server_chassis_allowed,
-    slot_fit_problem,
 )
 from pth_top.configs.power import choose_psu
 from pth_top.configs.rules import (
@@ -43,6 +38,7 @@ from pth_top.configs.rules import (
     host_model_gib,
     ram_floor_gib,
 )
+from pth_top.configs.slots import choose_mount, gpus_held, mount_cost, on_risers, slot_fit_problem
 from pth_top.configs.storage_choice import choose_storage
 from pth_top.units import GIB
 

@@ -1,5 +1,5 @@
-"""What holds the GPUs: slot spacing on a workstation board, server barebones for 5-8 PCIe cards, and whole
-servers (HGX/DGX) bought as one unit."""
+"""What holds the GPUs beyond a desktop board: server barebones for 5-8 PCIe cards and whole servers (HGX/DGX)
+bought as one unit (a board's own slots and open frames: configs.slots)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from pth_top.configs.rules import (
     ram_floor_gib,
     storage_capacity_gb,
 )
+from pth_top.configs.slots import gpus_held
 from pth_top.configs.storage_choice import choose_storage
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
@@ -29,98 +30,6 @@ SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) 
 
 # GPU forms that only come on a server's own baseboard (kind "system"), never as a card for a board.
 SYSTEM_GPU_FORMS = ("sxm", "oam")
-
-
-def gpus_that_fit(board: Part, card_width_slots: int) -> int:
-    """Cards of this width the board takes without risers.
-
-    Slots in consecutive positions: a card covering w positions blocks the next w - 1; the last card may
-    hang one bracket below the board (an EEB case has one more bracket than a 7-slot board has slots).
-    """
-    positions = board.get("slot_positions_count", 0)
-    if not positions or card_width_slots <= 1:
-        return int(board["gpu_slots_count"])
-    return int(min(board["gpu_slots_count"], (positions + 1) // card_width_slots))
-
-
-def slot_fit_problem(board: Part, gpu: Part, gpu_count: int) -> str:
-    """One sentence when the cards are too wide for the board's slot spacing, else ""."""
-    width = int(gpu["slot_width_count"])
-    fit = gpus_that_fit(board, width)
-    if gpu_count <= fit or gpu_count > board["gpu_slots_count"]:  # too few slots at all: a compatibility problem
-        return ""
-    positions = board.get("slot_positions_count", 0)
-    where = f"the {positions} slot positions of {board.name}" if positions else (
-        f"{board.name}'s {board['gpu_slots_count']} GPU slot(s)")
-    return (f"slots: {gpu_count} x {width}-slot {gpu.name} do not fit {where} ({fit} fit): use PCIe risers in an "
-            "open frame, 2-slot blower cards, or a server chassis")
-
-
-def open_frames_for(ctx: Context, board: Part, gpu_count: int) -> list[Part]:
-    """Open frames with standoffs for this board and a position for each card."""
-    return [frame for frame in offered(ctx, "frame") if board["form_factor"] in frame["board_form_factors"]
-            and frame["gpu_positions_count"] >= gpu_count]
-
-
-def gpus_held(ctx: Context, board: Part, card_width_slots: int) -> int:
-    """Cards of this width the board holds: within its slot spacing, or one in each x8+ slot on riser cables in an
-    open frame (where the catalog has a frame for the board and a riser)."""
-    fit = gpus_that_fit(board, card_width_slots)
-    if fit >= board["gpu_slots_count"] or not offered(ctx, "riser"):
-        return fit
-    positions = max((frame["gpu_positions_count"] for frame in open_frames_for(ctx, board, 1)), default=0)
-    return max(fit, min(int(board["gpu_slots_count"]), positions))
-
-
-def on_risers(ctx: Context, board: Part, gpu: Part, gpu_count: int) -> bool:
-    """The cards go on risers in an open frame: too wide for the board's slot spacing, held by its slots."""
-    width = int(gpu["slot_width_count"])
-    return gpus_that_fit(board, width) < gpu_count <= gpus_held(ctx, board, width)
-
-
-def _riser_candidates(ctx: Context, gpu: Part) -> tuple[list[Part], int]:
-    """Risers at the card's PCIe generation, else the fastest the catalog has; and the generation the link runs at."""
-    risers = offered(ctx, "riser")
-    fastest = max((riser["pcie_generation"] for riser in risers), default=0)
-    generation = min(int(gpu["pcie_generation"]), fastest)
-    return [riser for riser in risers if riser["pcie_generation"] >= generation], generation
-
-
-def mount_cost(ctx: Context, board: Part, gpu: Part | None, gpu_count: int) -> float:
-    """The open frame and a riser per card where the cards go on risers on this board, else 0."""
-    if gpu is None or not on_risers(ctx, board, gpu, gpu_count):
-        return 0.0
-    risers, _ = _riser_candidates(ctx, gpu)
-    return (min(part_price(ctx, frame) for frame in open_frames_for(ctx, board, gpu_count))
-            + gpu_count * min(part_price(ctx, riser) for riser in risers))
-
-
-def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:
-    """An open frame and one PCIe x16 riser per card, when the cards are too wide for the board's slot spacing."""
-    count = ctx.gpu_count
-    width = int(gpu["slot_width_count"])
-    frames = open_frames_for(ctx, board, count)
-    frame, _ = rank(ctx, asm, "frame", [(part_price(ctx, part), part, 1) for part in frames],
-                    offered(ctx, "frame"), f"an open frame for a {board['form_factor']} board and {count} cards")
-    risers, generation = _riser_candidates(ctx, gpu)
-    riser, _ = rank(ctx, asm, "riser", [(part_price(ctx, part), part, count) for part in risers],
-                    offered(ctx, "riser"), f"a PCIe Gen{generation} x16 riser")
-    fit = gpus_that_fit(board, width)
-    asm.reasons["frame"] = [
-        f"{count} x {width}-slot {gpu.name}: {fit} fit the slot positions of {board.name}, all {count} fit its "
-        f"{board['gpu_slots_count']} x8+ slots on riser cables: the board lies in an open frame, the cards stand "
-        "above it in a row with a gap between them (the usual multi-GPU rig of used consumer cards)",
-        f"{frame.name}: {frame['gpu_positions_count']} GPU positions, {frame['psu_positions_count']} PSU positions; "
-        "not rack-mountable and no dust filter: for a lab or home, not a data centre",
-        *frame.notes_for(ctx.market),
-    ]
-    link = ("at the card's full link" if riser["pcie_generation"] >= gpu["pcie_generation"] else
-            f"the link runs at Gen{riser['pcie_generation']} (the catalog has no faster riser)")
-    asm.reasons["riser"] = [
-        f"one per card: {count} x {riser.name}, PCIe Gen{riser['pcie_generation']} x{riser['lanes_count']}, "
-        f"{riser['length_mm']:g} mm, {link}; not a USB x1 mining riser, which would cut the card to one lane",
-        *riser.notes_for(ctx.market),
-    ]
 
 
 def with_defaults(system: Part) -> Part:

@@ -14,7 +14,7 @@ from typing import Callable, Mapping
 from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, memory_on, part_quote, pinned_part, usable_bytes
+from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import faster_within_budget, keeps_the_job, nearest_over_budget, rented_run_line
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
@@ -28,12 +28,13 @@ from pth_top.configs.cpu_only import (
     training_needs_a_gpu,
 )
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
-from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes, quote_line
+from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
-from pth_top.configs.parts import STALE_PRICE_DAYS, Catalog, Part, gpu_memory_gib
+from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
@@ -148,7 +149,7 @@ def _recommend(
         )
         for role in ROLES if role in assembly.chosen for part, qty in [assembly.chosen[role]]
     )
-    components = tuple(_with_price_line(build_ctx, component, assembly) for component in components)
+    components = tuple(with_price_line(build_ctx, component, assembly) for component in components)
     return with_speed(Build(
         answers=answers, components=components, memory=build_ctx.memory,
         gpu_memory_per_gpu_bytes=int(gpu_memory_gib(gpu) * GIB) if gpu is not None else 0,
@@ -258,15 +259,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
             "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "
             "warranty follows the card (guide §6.2)"
         )
-    warnings.extend(_price_basis_warnings(ctx, assembly))
-    dated = [part_quote(ctx, part).as_of for part, _ in assembly.chosen.values()]
-    stale = [as_of for as_of in dated if (today - as_of).days > STALE_PRICE_DAYS]
-    if stale:
-        oldest = min(stale)
-        warnings.append(
-            f"{len(stale)} of {len(assembly.chosen)} prices are older than {STALE_PRICE_DAYS} days (oldest {oldest}): "
-            "check them and override in the user catalog"
-        )
+    warnings.extend(price_warnings(ctx, assembly, today))
     return list(dict.fromkeys(warnings))
 
 
@@ -307,58 +300,6 @@ def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str
 
 def _money(ctx: Context, amount_cny: float) -> str:
     return money(amount_cny, ctx.currency, ctx.rules)
-
-
-def _with_price_line(ctx: Context, component: Component, assembly: Assembly) -> Component:
-    """The component's reasoning ends with where its price comes from (market, new/used, date, page)."""
-    part = assembly.chosen[component.role][0]
-    if component.role == "gpu" and not assembly.unit_prices.get("gpu"):
-        return component  # priced with its server
-    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
-    if part.retired:
-        line = f"{_retired_text(ctx, part)}; {line}"
-    return dataclasses.replace(component, reasoning=(*component.reasoning, line))
-
-
-def _retired_text(ctx: Context, part: Part) -> str:
-    successor = ctx.catalog.get(part.get("successor_id", ""))
-    instead = f"; the 2026 market sells the {successor.name} in its place" if successor is not None else ""
-    return f"OUT OF PRODUCTION ({part['retired_reason']}): never recommended, here only because it is pinned{instead}"
-
-
-def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
-    """Prices that are not this market's own new or used listing: converted, indexed or floored; and a GPU of a used
-    build that no used listing prices, so at its new price."""
-    parts = [part for part, _ in assembly.chosen.values()]
-    quotes = {part.id: part_quote(ctx, part) for part in parts}
-    converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
-    indexed = [part.name for part in parts if quotes[part.id].basis == "indexed"]
-    floored = [part.name for part in parts if quotes[part.id].basis == "gpu_floor"]
-    lines = []
-    if floored:
-        lines.append(f"ESTIMATED at its GPUs' own {MARKET_NAMES[ctx.market]}-market price: {', '.join(floored)} (the "
-                     "catalog's price for the whole server is another market's or older, and less than its GPUs "
-                     "alone); get a quote for the machine")
-    if indexed:
-        lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from older China prices x the "
-                     f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "
-                     f"budget.indexed_kinds): {', '.join(indexed)}; check them there and override in the user catalog "
-                     f"(prices.{ctx.market})")
-    if converted:
-        lines.append(f"{len(converted)} of {len(parts)} prices are CONVERTED at rules.toml's rate (as of "
-                     f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "
-                     f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
-    unlisted = [part.name for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
-                and not quotes[part.id].basis.startswith("used")]
-    if unlisted:
-        lines.append(f"no used listing in the catalog for {', '.join(unlisted)}: priced new; check the used market "
-                     f"and override in the user catalog (used_prices.{ctx.market})")
-    retired = [part.name for part in parts if part.retired]
-    if retired:
-        lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "
-                     "swap them (each one's reasoning names what the 2026 market sells in its place where the catalog "
-                     "has it)")
-    return lines
 
 
 def _memory_text(gpu: Part) -> str:

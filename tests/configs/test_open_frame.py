@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 from pth_top.configs.build_file import dumps_build, loads_build
-from pth_top.configs.platforms import gpus_that_fit
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
+from pth_top.configs.slots import gpus_that_fit
 from tests.configs.builders import answers
 
 TODAY = dt.date(2026, 12, 2)

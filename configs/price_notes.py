@@ -1,0 +1,77 @@
+"""Where each price comes from, in the parts' reasoning, and the build's warnings about its prices: converted,
+estimated, unlisted used, out of production, or older than STALE_PRICE_DAYS."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from pth_top.configs.assembly import Assembly, Context, part_quote
+from pth_top.configs.build import Component
+from pth_top.configs.market import MARKET_NAMES, quote_line
+from pth_top.configs.parts import STALE_PRICE_DAYS, Part
+
+
+def price_warnings(ctx: Context, assembly: Assembly, today: dt.date) -> list[str]:
+    """The price-basis lines, then one on prices older than STALE_PRICE_DAYS."""
+    lines = _price_basis_warnings(ctx, assembly)
+    dated = [part_quote(ctx, part).as_of for part, _ in assembly.chosen.values()]
+    stale = [as_of for as_of in dated if (today - as_of).days > STALE_PRICE_DAYS]
+    if stale:
+        lines.append(
+            f"{len(stale)} of {len(assembly.chosen)} prices are older than {STALE_PRICE_DAYS} days (oldest "
+            f"{min(stale)}): check them and override in the user catalog"
+        )
+    return lines
+
+
+def with_price_line(ctx: Context, component: Component, assembly: Assembly) -> Component:
+    """The component's reasoning ends with where its price comes from (market, new/used, date, page)."""
+    part = assembly.chosen[component.role][0]
+    if component.role == "gpu" and not assembly.unit_prices.get("gpu"):
+        return component  # priced with its server
+    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
+    if part.retired:
+        line = f"{_retired_text(ctx, part)}; {line}"
+    return dataclasses.replace(component, reasoning=(*component.reasoning, line))
+
+
+def _retired_text(ctx: Context, part: Part) -> str:
+    successor = ctx.catalog.get(part.get("successor_id", ""))
+    instead = f"; the 2026 market sells the {successor.name} in its place" if successor is not None else ""
+    return f"OUT OF PRODUCTION ({part['retired_reason']}): never recommended, here only because it is pinned{instead}"
+
+
+def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
+    """Prices that are not this market's own new or used listing: converted, indexed or floored; and a GPU of a used
+    build that no used listing prices, so at its new price."""
+    parts = [part for part, _ in assembly.chosen.values()]
+    quotes = {part.id: part_quote(ctx, part) for part in parts}
+    converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
+    indexed = [part.name for part in parts if quotes[part.id].basis == "indexed"]
+    floored = [part.name for part in parts if quotes[part.id].basis == "gpu_floor"]
+    lines = []
+    if floored:
+        lines.append(f"ESTIMATED at its GPUs' own {MARKET_NAMES[ctx.market]}-market price: {', '.join(floored)} (the "
+                     "catalog's price for the whole server is another market's or older, and less than its GPUs "
+                     "alone); get a quote for the machine")
+    if indexed:
+        lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from older China prices x the "
+                     f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "
+                     f"budget.indexed_kinds): {', '.join(indexed)}; check them there and override in the user catalog "
+                     f"(prices.{ctx.market})")
+    if converted:
+        lines.append(f"{len(converted)} of {len(parts)} prices are CONVERTED at rules.toml's rate (as of "
+                     f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "
+                     f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
+    unlisted = [part.name for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
+                and not quotes[part.id].basis.startswith("used")]
+    if unlisted:
+        lines.append(f"no used listing in the catalog for {', '.join(unlisted)}: priced new; check the used market "
+                     f"and override in the user catalog (used_prices.{ctx.market})")
+    retired = [part.name for part in parts if part.retired]
+    if retired:
+        lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "
+                     "swap them (each one's reasoning names what the 2026 market sells in its place where the catalog "
+                     "has it)")
+    return lines
