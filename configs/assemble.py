@@ -38,7 +38,14 @@ from pth_top.configs.rules import (
     host_model_gib,
     ram_floor_gib,
 )
-from pth_top.configs.slots import choose_mount, gpus_held, mount_cost, on_risers, slot_fit_problem
+from pth_top.configs.slots import (
+    choose_mount,
+    frame_psu_problem,
+    gpus_held,
+    mount_cost,
+    on_risers,
+    slot_fit_problem,
+)
 from pth_top.configs.storage_choice import choose_storage
 from pth_top.units import GIB
 
@@ -146,7 +153,9 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
     if gpu is not None and on_risers(ctx, board, gpu, ctx.gpu_count):
         choose_mount(ctx, asm, board, gpu)
     fed = choose_psu(ctx, asm, gpu, cpu, cooler)
-    if gpu is not None and "frame" not in asm.chosen:
+    if "frame" in asm.chosen:
+        frame_psu_problem(asm)
+    elif gpu is not None:
         problem = slot_fit_problem(board, gpu, ctx.gpu_count)
         if problem:
             asm.unsatisfied_add(problem)

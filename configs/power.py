@@ -153,7 +153,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     ram, ram_qty = asm.chosen["memory_kit"]
     _, storage_qty = asm.chosen["storage"]
     board_power = gpu["board_power_w"] if gpu else 0.0
-    framed = "frame" in asm.chosen  # an open frame: no case to ventilate (configs.platforms.choose_mount)
+    framed = "frame" in asm.chosen  # an open frame: no case to ventilate (configs.slots.choose_mount)
     case_fans = 0 if framed else case_fans_count(board_power * gpu_count + cpu["turbo_power_w"], rules)
     fans = case_fans + cooler["fans_count"]
     estimate = power_estimate(

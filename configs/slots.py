@@ -97,3 +97,11 @@ def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:
         f"{riser['length_mm']:g} mm, {link}; not a USB x1 mining riser, which would cut the card to one lane",
         *riser.notes_for(ctx.market),
     ]
+
+
+def frame_psu_problem(asm: Assembly) -> None:
+    """The PSUs must have places on the frame (its brackets), as in a tower's bays."""
+    frame, _ = asm.chosen["frame"]
+    psu, units = asm.chosen["psu"]
+    if units > frame["psu_positions_count"]:
+        asm.unsatisfied_add(f"{units} x {psu.name} for {frame['psu_positions_count']} PSU position(s) on {frame.name}")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.parts import Catalog
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from pth_top.configs.slots import gpus_that_fit
@@ -55,3 +57,12 @@ def test_cards_that_fit_the_slots_need_no_frame(catalog):
     assert not {"frame", "riser"} & {component.role for component in two_slot.components}
     one = recommend(answers(budget__currency="USD", budget__amount=3000.0), catalog, today=TODAY)
     assert not {"frame", "riser"} & {component.role for component in one.components}
+
+
+def test_a_frame_with_one_psu_bracket_does_not_take_two_psus(catalog):
+    frame = catalog.get("open-air-8gpu-frame")
+    one_bracket = dataclasses.replace(frame, spec={**frame.spec, "psu_positions_count": 1})
+    narrowed = Catalog({**catalog.parts, frame.id: one_bracket})
+    build = quad_3090(narrowed, 12000.0)
+    assert build.component("psu").quantity == 2
+    assert any("2 x " in line and "for 1 PSU position(s) on" in line for line in build.blockers), build.blockers
