@@ -39,10 +39,11 @@ from pth_top.configs.rules import (
     ram_floor_gib,
 )
 from pth_top.configs.slots import (
+    card_width,
     choose_mount,
-    frame_psu_problem,
     gpus_held,
     mount_cost,
+    mount_problems,
     on_risers,
     slot_fit_problem,
 )
@@ -154,7 +155,7 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
         choose_mount(ctx, asm, board, gpu)
     fed = choose_psu(ctx, asm, gpu, cpu, cooler)
     if "frame" in asm.chosen:
-        frame_psu_problem(asm)
+        mount_problems(ctx, asm)
     elif gpu is not None:
         problem = slot_fit_problem(board, gpu, ctx.gpu_count)
         if problem:
@@ -177,11 +178,10 @@ def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
 
 
 def _boards_for(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> list[Part]:
-    width = int(gpu["slot_width_count"]) if gpu is not None else 1
     return [
         board for board in offered(ctx, "motherboard")
         if runs_on(cpu, board) and board["memory_type"] in cpu["memory_types"]
-        and gpus_held(ctx, board, width) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
+        and gpus_held(ctx, board, gpu) >= ctx.gpu_count and (board["memory_ecc"] or not need_ecc)
         and board["max_memory_gib"] >= ram_floor_gib and board["cpu_sockets_count"] == 1
     ]
 
@@ -219,11 +219,10 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
                   if (cost := _platform_cost(ctx, gpu, cpu, need_ecc, ram_floor)) is not None]
     why = "; ".join(filter(None, (reason, decode_line))) + f"; >= {lanes} PCIe lanes" if not able else (
         f"a board for {ctx.gpu_count} GPU(s) on any CPU with >= {cores} cores and >= {lanes} PCIe lanes")
-    width = int(gpu["slot_width_count"]) if gpu is not None else 1
     boards = offered(ctx, "motherboard")
 
     def most_gpus(part: Part) -> int:
-        return max((gpus_held(ctx, board, width) for board in boards if runs_on(part, board)
+        return max((gpus_held(ctx, board, gpu) for board in boards if runs_on(part, board)
                     and board["cpu_sockets_count"] == 1), default=0)
 
     cpu, _ = rank(ctx, asm, "cpu", candidates, able or cpus, why,
@@ -273,12 +272,11 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                    board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = offered(ctx, "motherboard")
     boards_it_runs_on = [board for board in all_boards if runs_on(cpu, board)] or all_boards
-    width = int(gpu["slot_width_count"]) if gpu is not None else 1
     board, _ = rank(ctx, asm, "motherboard", candidates, boards_it_runs_on,
-                    f"socket {cpu['socket']}, room for {ctx.gpu_count} x {width}-slot GPU(s), "
+                    f"socket {cpu['socket']}, room for {ctx.gpu_count} x {card_width(gpu)}-slot GPU(s), "
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",
-                    closest=lambda part: (-gpus_held(ctx, part, width), part_price(ctx, part), part.id))
+                    closest=lambda part: (-gpus_held(ctx, part, gpu), part_price(ctx, part), part.id))
     slots = f"{board['gpu_slots_count']} GPU slot(s) at x8+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     lines = [
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"

@@ -178,26 +178,28 @@ def _converted(quote: Quote) -> Quote:
 
 def quote(part: Part, market: str, currency: str, condition: str, rules: Rules,
           indexes: Mapping[str, PriceIndex] | None = None) -> Quote:
-    """The price this buyer pays: for a used-allowed GPU, its used listing in the market, else the newest used
-    listing elsewhere converted, when cheaper than, or instead of, a new one; without any, the new price."""
+    """The price this buyer pays: for a used-allowed GPU, its used listing (used_quote) when cheaper than a new one
+    the market sells (in production, or a dated clearance listing there), or when none is sold new; without a
+    listing, the new price."""
     new = new_quote(part, market, currency, rules, indexes)
     if condition != "used" or part.kind != "gpu":
         return new
     used = used_quote(part, market, currency, rules)
-    if used is None:  # no used listing anywhere: what it costs new (a used-only card's price_cny, gpus.toml)
+    if used is None:  # no used listing: what it costs new (a used-only card's price_cny, gpus.toml)
         return new
-    sold_new = part.buyable("new", market)
+    sold_new = part.buyable("new", market) or _entry(part.get("prices"), market) is not None
     return used if not sold_new or used.amount_cny < new.amount_cny else new
 
 
 def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | None:
-    """The market's own used listing; else the newest other market's, converted (second-hand cards ship across
-    borders, unlike a share of a new price, which no listing supports)."""
+    """The market's own used listing; outside China, else the newest other market's, converted (eBay ships across
+    borders). China's used market is its own: export rules bar some cards from it, and the catalog's yuan figure is
+    China's price already."""
     listings = part.get("used_prices") or {}
     entry = _entry(listings, market)
     if entry is None:
         others = [(listing["as_of"], name) for name, listing in listings.items() if _entry(listings, name)]
-        if not others:
+        if market == "cn" or not others:
             return None
         market = max(others)[1]
         entry = listings[market]
@@ -246,5 +248,8 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
                 f"{group}{KIND_NAMES.get(part.kind, part.kind)} with a {where_index}-market {currency} price (newest "
                 f"{index.as_of}) to that base; the catalog has no {where_index}-market price for it")
     kind = "used" if q.basis == "used_converted" else "new"
+    carried = (" (a listing abroad: shipping, import duty and VAT come on top)"
+               if q.basis == "used_converted" and CURRENCY_OF_MARKET[q.market] != currency else "")
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
-            f"(as of {q.as_of}) at rules.toml's rate; the catalog has no {currency} price for it in this market")
+            f"(as of {q.as_of}) at rules.toml's rate{carried}; the catalog has no {currency} price for it in this "
+            "market")

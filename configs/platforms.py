@@ -22,12 +22,14 @@ from pth_top.configs.rules import (
     ram_floor_gib,
     storage_capacity_gb,
 )
-from pth_top.configs.slots import gpus_held
+from pth_top.configs.slots import MOUNT_ROLES, gpus_held
 from pth_top.configs.storage_choice import choose_storage
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
 SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
 
+# Pins that make a build a desktop one: its own board, PSU, cooler or open frame.
+DESKTOP_PIN_ROLES = frozenset({"motherboard", "psu", "cooler", *MOUNT_ROLES})
 # GPU forms that only come on a server's own baseboard (kind "system"), never as a card for a board.
 SYSTEM_GPU_FORMS = ("sxm", "oam")
 
@@ -187,14 +189,13 @@ def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]
 
 def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
     """Most cards of this width one single-socket board in the catalog holds (on risers where they must)."""
-    width = int(gpu["slot_width_count"])
     boards = [board for board in offered(ctx, "motherboard") if board["cpu_sockets_count"] == 1]
-    return max((gpus_held(ctx, board, width) for board in boards), default=0)
+    return max((gpus_held(ctx, board, gpu) for board in boards), default=0)
 
 
 def server_chassis_allowed(ctx: Context, gpu: Part) -> bool:
     """A barebone may hold these cards: one takes them, and no desktop part (board, PSU, cooler) was pinned."""
-    if {"motherboard", "psu", "cooler"} & set(ctx.pins):
+    if DESKTOP_PIN_ROLES & set(ctx.pins):
         return False
     return bool(system_options(ctx, gpu))
 
@@ -206,7 +207,7 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
     if pinned:
         part = ctx.catalog.get(pinned[0])
         return part is not None and bool(part.get("barebone", False))
-    if {"motherboard", "psu", "cooler"} & set(ctx.pins) or not barebones(ctx):  # a desktop build was pinned
+    if DESKTOP_PIN_ROLES & set(ctx.pins) or not barebones(ctx):  # a desktop build was pinned
         return False
     if ctx.gpu_count > desktop_gpu_capacity(ctx, gpu):
         return True

@@ -181,7 +181,8 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
         # A second ATX unit needs a dual-PSU case and adapter: only where no one unit feeds the build.
         candidates = [candidate for candidate in candidates if candidate[2] == 1]
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
-        f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units (a tower holds two)")
+        f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units "
+        f"({'the open frame has two brackets' if framed else 'a tower holds two'})")
     psu, units = rank(ctx, asm, "psu", candidates, offered(ctx, "psu"), f"{rule} with {leads.text()} per GPU",
                       closest=lambda part: (-part["capacity_w"], part_price(ctx, part), part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)

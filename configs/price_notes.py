@@ -8,7 +8,7 @@ import datetime as dt
 
 from pth_top.configs.assembly import Assembly, Context, part_quote
 from pth_top.configs.build import Component
-from pth_top.configs.market import MARKET_NAMES, quote_line
+from pth_top.configs.market import MARKET_NAMES, quote_line, used_quote
 from pth_top.configs.parts import STALE_PRICE_DAYS, Part
 
 
@@ -64,11 +64,15 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
         lines.append(f"{len(converted)} of {len(parts)} prices are CONVERTED at rules.toml's rate (as of "
                      f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "
                      f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
-    unlisted = [part.name for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
-                and not quotes[part.id].basis.startswith("used")]
+    priced_new = [part for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
+                  and not quotes[part.id].basis.startswith("used")]
+    unlisted = [part.name for part in priced_new if used_quote(part, ctx.market, ctx.currency, ctx.rules) is None]
     if unlisted:
         lines.append(f"no used listing in the catalog for {', '.join(unlisted)}: priced new; check the used market "
                      f"and override in the user catalog (used_prices.{ctx.market})")
+    dearer = [part.name for part in priced_new if part.name not in unlisted]
+    if dearer:
+        lines.append(f"used listings above the new price for {', '.join(dearer)}: priced new")
     retired = [part.name for part in parts if part.retired]
     if retired:
         lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "

@@ -44,6 +44,7 @@ from pth_top.configs.rules import (
     load_rules,
     shared_os_reserve_gib,
 )
+from pth_top.configs.slots import MOUNT_ROLES
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
@@ -119,9 +120,15 @@ def _recommend(
         blockers.insert(0, cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     pins_kept = {role: pin for role, pin in ctx.pins.items() if role == "gpu" or role in assembly.chosen}
-    if len(pins_kept) < len(ctx.pins):  # swapped to a desktop system or edge module: one box, no CPU or board
-        dropped = ", ".join(ROLE_LABELS[role] for role in ctx.pins if role not in pins_kept)
-        warnings.append(f"your earlier choice of {dropped} is dropped: this build is one box without that part")
+    dropped = [role for role in ctx.pins if role not in pins_kept]
+    unmounted = [role for role in dropped if role in MOUNT_ROLES]  # the cards fit the board: no frame
+    boxed = [role for role in dropped if role not in MOUNT_ROLES]  # a desktop system or edge module: one box
+    if boxed:
+        warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in boxed)} is dropped: this "
+                        "build is one box without that part")
+    if unmounted:
+        warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in unmounted)} is dropped: "
+                        "these cards fit the board's own slots, with no open frame")
     alternatives = feasibility.feasible_alternatives(
         ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate) if blockers else []
     buildable = [alternative.answers for alternative in alternatives if alternative.answers is not None]

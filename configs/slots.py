@@ -6,6 +6,9 @@ from __future__ import annotations
 from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
 from pth_top.configs.parts import Part
 
+# The roles an open frame brings; a pin of either is a desktop build's, as a board's is.
+MOUNT_ROLES = ("frame", "riser")
+
 
 def gpus_that_fit(board: Part, card_width_slots: int) -> int:
     """Cards of this width the board takes without risers.
@@ -38,20 +41,24 @@ def open_frames_for(ctx: Context, board: Part, gpu_count: int) -> list[Part]:
             and frame["gpu_positions_count"] >= gpu_count]
 
 
-def gpus_held(ctx: Context, board: Part, card_width_slots: int) -> int:
-    """Cards of this width the board holds: within its slot spacing, or one in each x8+ slot on riser cables in an
-    open frame (where the catalog has a frame for the board and a riser)."""
-    fit = gpus_that_fit(board, card_width_slots)
-    if fit >= board["gpu_slots_count"] or not offered(ctx, "riser"):
+def card_width(gpu: Part | None) -> int:
+    return int(gpu["slot_width_count"]) if gpu is not None else 1
+
+
+def gpus_held(ctx: Context, board: Part, gpu: Part | None) -> int:
+    """Cards like this the board holds: within its slot spacing, or, for open-air cards, one in each x8+ slot on
+    riser cables in an open frame (where the catalog has a frame for the board and a riser). Blower and passive
+    cards are built for a chassis's front-to-back airflow: a server barebone takes them, not a frame."""
+    fit = gpus_that_fit(board, card_width(gpu))
+    if gpu is None or gpu["cooling"] != "fans" or fit >= board["gpu_slots_count"] or not offered(ctx, "riser"):
         return fit
     positions = max((frame["gpu_positions_count"] for frame in open_frames_for(ctx, board, 1)), default=0)
     return max(fit, min(int(board["gpu_slots_count"]), positions))
 
 
 def on_risers(ctx: Context, board: Part, gpu: Part, gpu_count: int) -> bool:
-    """The cards go on risers in an open frame: too wide for the board's slot spacing, held by its slots."""
-    width = int(gpu["slot_width_count"])
-    return gpus_that_fit(board, width) < gpu_count <= gpus_held(ctx, board, width)
+    """The cards go on risers in an open frame: open-air, too wide for the board's slot spacing, held by its slots."""
+    return gpus_that_fit(board, card_width(gpu)) < gpu_count <= gpus_held(ctx, board, gpu)
 
 
 def _riser_candidates(ctx: Context, gpu: Part) -> tuple[list[Part], int]:
@@ -99,9 +106,12 @@ def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:
     ]
 
 
-def frame_psu_problem(asm: Assembly) -> None:
-    """The PSUs must have places on the frame (its brackets), as in a tower's bays."""
+def mount_problems(ctx: Context, asm: Assembly) -> None:
+    """The PSUs need places on the frame (its brackets, as a tower's bays), and every card a riser."""
     frame, _ = asm.chosen["frame"]
     psu, units = asm.chosen["psu"]
     if units > frame["psu_positions_count"]:
         asm.unsatisfied_add(f"{units} x {psu.name} for {frame['psu_positions_count']} PSU position(s) on {frame.name}")
+    riser, risers = asm.chosen["riser"]
+    if risers < ctx.gpu_count:
+        asm.unsatisfied_add(f"{risers} x {riser.name} for {ctx.gpu_count} cards: each card needs its own riser")

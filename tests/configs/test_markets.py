@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pth_top.configs.build_file import dumps_build, loads_build
-from pth_top.configs.market import quote, quote_line
+from pth_top.configs.market import quote, quote_line, used_quote
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
@@ -72,9 +72,12 @@ def test_no_used_price_is_a_fixed_share_of_new(catalog):
                 assert (used.amount, used.as_of, used.source) == (entry["amount"], entry["as_of"], entry["source"])
                 assert used.basis == "used" or "CONVERTED from the" in quote_line(card, used, currency, RULES)
             else:
-                # no listing, or a new card sold here for less than the used one
+                # no listing for this market, or a new card sold here for less than the used one
                 assert used == quote(card, market, currency, "new", RULES), (card.id, market)
-                assert not listings or card.buyable("new", market), (card.id, market)
+                sold_here = card.buyable("new", market) or market in (card.get("prices") or {})
+                assert used_quote(card, market, currency, RULES) is None or sold_here, (card.id, market)
+            # China's used market is its own: no listing abroad prices a card there (export rules bar some)
+            assert market != "cn" or used.market == "cn" or not used.basis.startswith("used"), card.id
     unlisted = catalog.get("rtx-pro-4000-blackwell-24gb")
     assert not unlisted.get("used_prices")
     build = recommend(answers(budget__currency="USD", budget__amount=5000.0, budget__condition="used"), catalog,
@@ -162,3 +165,13 @@ def test_a_server_priced_before_its_gpus_2026_price_costs_at_least_its_gpus(cata
     assert "is of 2025-06-01, older than its GPU's, and is less than its GPUs alone" in h100.reasoning[-1]
     b200 = recommend(job, catalog, pins={"gpu": ("b200-180gb-sxm", 8)}, today=TODAY).component("system")
     assert b200.part_id == "nvidia-dgx-b200" and b200.unit_price_cny == catalog.get("nvidia-dgx-b200").price_cny
+
+
+def test_a_used_listing_dearer_than_new_is_said_so_not_called_missing(catalog):
+    # The RTX 5090's US best resale deal ($4,795, September 2026) is above its new price ($4,262, August).
+    card = catalog.get("rtx-5090-32gb")
+    assert quote(card, "us", "USD", "used", RULES) == quote(card, "us", "USD", "new", RULES)
+    build = recommend(answers(budget__currency="USD", budget__amount=9000.0, budget__condition="used"), catalog,
+                      pins={"gpu": (card.id, 1)}, today=TODAY)
+    assert any(f"used listings above the new price for {card.name}: priced new" in line for line in build.warnings)
+    assert not any("no used listing in the catalog for" in line for line in build.warnings)

@@ -66,3 +66,23 @@ def test_a_frame_with_one_psu_bracket_does_not_take_two_psus(catalog):
     build = quad_3090(narrowed, 12000.0)
     assert build.component("psu").quantity == 2
     assert any("2 x " in line and "for 1 PSU position(s) on" in line for line in build.blockers), build.blockers
+
+
+def test_blower_and_passive_cards_never_go_on_a_frame(catalog):
+    # A frame is for open-air cards; blower and passive cards are built for a chassis's front-to-back airflow.
+    job = {**QUAD_3090, "scale__gpu_count": 5, "workload__preset": "llama-70b", "task__precision": "bf16"}
+    for gpu_id in ("rtx-a6000-48gb", "h100-80gb-pcie"):
+        build = recommend(answers("team_training", **job, budget__amount=400000.0), catalog,
+                          pins={"gpu": (gpu_id, 5)}, today=TODAY)
+        roles = {component.role for component in build.components}
+        assert catalog.get(gpu_id)["cooling"] != "fans" and not {"frame", "riser"} & roles, (gpu_id, roles)
+
+
+def test_each_card_needs_its_own_riser_and_a_frame_pin_the_cards_do_not_need_is_dropped(catalog):
+    pins = {"gpu": ("rtx-3090-24gb", 4), "riser": ("pcie4-x16-riser-300mm", 2)}
+    short = recommend(answers(**QUAD_3090, budget__amount=12000.0), catalog, pins=pins, today=TODAY)
+    assert any("2 x PCIe 4.0 x16 riser" in line and "each card needs its own riser" in line for line in short.blockers)
+    fits = recommend(answers(**QUAD_3090, budget__amount=60000.0), catalog,
+                     pins={"gpu": ("rtx-6000-ada-48gb", 4), "frame": ("open-air-8gpu-frame", 1)}, today=TODAY)
+    assert "frame" not in {component.role for component in fits.components}
+    assert any("Open frame is dropped: these cards fit the board's own slots" in line for line in fits.warnings)

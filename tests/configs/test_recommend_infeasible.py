@@ -140,7 +140,7 @@ def test_infeasible_headline_card_is_the_largest_within_budget_and_matches_the_a
 def test_the_reference_build_of_an_infeasible_request_keeps_its_own_rules_when_one_can(catalog):
     # 4 x used RTX 5090 (no pair of ATX units feeds them) was the reference build while 4 x A10 in a server fit.
     chosen = answers(workload__preset="llama-7b", workload__batch_size=16, task__recompute="full",
-                     scale__gpu_count=4, scale__sharding="zero3", budget__amount=110000.0, budget__condition="used")
+                     scale__gpu_count=4, scale__sharding="zero3", budget__amount=150000.0, budget__condition="used")
     build = recommend(chosen, catalog, today=TODAY)
     assert build.blockers and not any("breaks its own rules" in line for line in build.blockers), build.blockers
 
@@ -167,15 +167,15 @@ def test_a_vit_over_its_card_first_halves_the_micro_batch_and_never_shortens_its
 
 
 def test_a_used_card_is_offered_with_the_lever_that_makes_it_fit(catalog):
-    # Qwen2.5-3B LoRA on 2k-token sequences for ¥6,000 (config.json's shape): no new build fits, and a used RTX 3060
-    # alone does not hold the Trainer's fp32 logits; a used 3060 with a chunked loss does.
+    # Qwen2.5-3B LoRA on 2k-token sequences for $900 (config.json's shape): no new build fits, and a used RTX 3060
+    # (its US listing) alone does not hold the Trainer's fp32 logits; a used 3060 with a chunked loss does.
     job = answers(**QWEN25_3B, workload__sequence_length=2048, workload__batch_size=8, task__method="lora",
                   task__lora_targets="all_linear", task__recompute="full", task__accumulation_steps=4,
-                  data__dataset_size_gb=0.5, budget__amount=6000.0)
+                  data__dataset_size_gb=0.5, budget__amount=900.0, budget__currency="USD")
     build = recommend(job, catalog, today=TODAY)
     assert not build.feasible
     used = next(line for line in build.feasible_alternatives if line.startswith("a used GPU"))
-    assert "a chunked loss" in used and "within ¥6,000" in used and "RTX 3060" in used
+    assert "a chunked loss" in used and "within $900" in used and "RTX 3060" in used
     _, changed, _ = next(item for item in build.applicable_alternatives if item[0] == used)
     assert changed.budget.condition == "used" and changed.task.training_stack != "hf_trainer"
 
