@@ -66,11 +66,14 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
                      f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
     priced_new = [part for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
                   and not quotes[part.id].basis.startswith("used")]
-    unlisted = [part.name for part in priced_new if used_quote(part, ctx.market, ctx.currency, ctx.rules) is None]
+    unlisted = [part for part in priced_new if used_quote(part, ctx.market, ctx.currency, ctx.rules) is None]
     if unlisted:
-        lines.append(f"no used listing in the catalog for {', '.join(unlisted)}: priced new; check the used market "
-                     f"and override in the user catalog (used_prices.{ctx.market})")
-    dearer = [part.name for part in priced_new if part.name not in unlisted]
+        # A card not sold new here keeps the catalog's own figure for it (a used-only data-centre card's is used).
+        how = "; ".join(f"{part.name} priced {'new' if part.buyable('new', ctx.market) else 'at the catalog figure'}"
+                        for part in unlisted)
+        lines.append(f"no used listing in the catalog for this market: {how}; check the used market and override in "
+                     f"the user catalog (used_prices.{ctx.market})")
+    dearer = [part.name for part in priced_new if part not in unlisted]
     if dearer:
         lines.append(f"used listings above the new price for {', '.join(dearer)}: priced new")
     retired = [part.name for part in parts if part.retired]

@@ -83,7 +83,8 @@ def test_no_used_price_is_a_fixed_share_of_new(catalog):
     build = recommend(answers(budget__currency="USD", budget__amount=5000.0, budget__condition="used"), catalog,
                       pins={"gpu": (unlisted.id, 1)}, today=TODAY)
     assert build.component("gpu").part_id == unlisted.id
-    assert any(f"no used listing in the catalog for {unlisted.name}: priced new" in line for line in build.warnings)
+    assert any(f"no used listing in the catalog for this market: {unlisted.name} priced new" in line
+               for line in build.warnings)
 
 
 def test_a_part_without_a_price_in_the_market_is_converted_and_the_warning_names_it(catalog):
@@ -175,3 +176,12 @@ def test_a_used_listing_dearer_than_new_is_said_so_not_called_missing(catalog):
                       pins={"gpu": (card.id, 1)}, today=TODAY)
     assert any(f"used listings above the new price for {card.name}: priced new" in line for line in build.warnings)
     assert not any("no used listing in the catalog for" in line for line in build.warnings)
+
+
+def test_a_used_only_card_without_a_china_listing_keeps_its_china_figure_not_a_us_listing(catalog):
+    card = catalog.get("rtx-a6000-48gb")  # used only; a US used listing, none in China
+    china = quote(card, "cn", "CNY", "used", RULES)
+    assert "cn" not in card["used_prices"] and (china.market, china.amount) == ("cn", card.price_cny)
+    build = recommend(answers(budget__amount=60000.0, budget__condition="used"), catalog,
+                      pins={"gpu": (card.id, 1)}, today=TODAY)
+    assert any(f"{card.name} priced at the catalog figure" in line for line in build.warnings), build.warnings
