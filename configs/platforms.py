@@ -188,7 +188,7 @@ def barebone_fit_problems(chassis: Part, gpu: Part, gpu_count: int) -> list[str]
 
 
 def desktop_gpu_capacity(ctx: Context, gpu: Part) -> int:
-    """Most cards of this width one single-socket board in the catalog holds (on risers where they must)."""
+    """Most cards like this one single-socket board in the catalog holds (open-air ones on risers where they must)."""
     boards = [board for board in offered(ctx, "motherboard") if board["cpu_sockets_count"] == 1]
     return max((gpus_held(ctx, board, gpu) for board in boards), default=0)
 

@@ -43,8 +43,8 @@ def _retired_text(ctx: Context, part: Part) -> str:
 
 
 def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
-    """Prices that are not this market's own new or used listing: converted, indexed or floored; and a GPU of a used
-    build that no used listing prices, so at its new price."""
+    """Prices that are not this market's own new or used listing: converted, indexed or floored; a GPU of a used
+    build that no listing prices here, or whose listing is dearer than new; and pinned out-of-production parts."""
     parts = [part for part, _ in assembly.chosen.values()]
     quotes = {part.id: part_quote(ctx, part) for part in parts}
     converted = [part.name for part in parts if quotes[part.id].basis in ("converted", "used_converted")]
