@@ -169,10 +169,10 @@ def test_a_server_priced_before_its_gpus_2026_price_costs_at_least_its_gpus(cata
 
 
 def test_a_used_listing_dearer_than_new_is_said_so_not_called_missing(catalog):
-    # The RTX 5090's US best resale deal ($4,795, September 2026) is above its new price ($4,262, August).
-    card = catalog.get("rtx-5090-32gb")
+    # The RTX 4080 Super's US best resale deal ($882, July 2026) is above its new clearance price ($875, May).
+    card = catalog.get("rtx-4080-super-16gb")
     assert quote(card, "us", "USD", "used", RULES) == quote(card, "us", "USD", "new", RULES)
-    build = recommend(answers(budget__currency="USD", budget__amount=9000.0, budget__condition="used"), catalog,
+    build = recommend(answers(budget__currency="USD", budget__amount=4000.0, budget__condition="used"), catalog,
                       pins={"gpu": (card.id, 1)}, today=TODAY)
     assert any(f"used listings above the new price for {card.name}: priced new" in line for line in build.warnings)
     assert not any("no used listing in the catalog for" in line for line in build.warnings)
