@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import settings
@@ -28,6 +30,16 @@ def terminal_size_from_the_terminal(monkeypatch):
     # pytest-xdist's workers export COLUMNS=80 LINES=24, which Textual prefers to a pty's own size.
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture
+def child_process():
+    """A sleeping child process of this test's own user, for the kill and signal flows; reaped afterwards."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield child
+    if child.poll() is None:
+        child.kill()
+    child.wait()
 
 
 @functools.cache

@@ -122,3 +122,18 @@ class FailingSource:
 
     def sample(self) -> Snapshot:
         raise self.error
+
+
+def snapshot_with_process(pid: int) -> Snapshot:
+    """A small snapshot plus one live process of this user (the kill and signal flows' target)."""
+    import getpass
+    import os
+
+    from pth_top.sensors.processes import process_start_time_s
+
+    base = make_snapshot(process_count=5)
+    # The real start time: the kill dialog signals only the process that started then.
+    process = ProcessSample(pid=pid, ppid=os.getpid(), user=getpass.getuser(), cpu_percent=100.0,
+                            memory_percent=0.1, rss_bytes=10_000_000, state="sleeping",
+                            start_time_s=process_start_time_s(pid), command="python -c sleep")
+    return replace(base, processes=base.processes + (process,))

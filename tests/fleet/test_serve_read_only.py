@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,18 +19,8 @@ from pth_top.tui.screens.kill import KillScreen
 from pth_top.tui.screens.monitor import MonitorScreen
 from pth_top.tui.served_app import ReadOnlyApp, parse_arguments
 from pth_top.tui.settings import SETTINGS_FILE_NAME
-from tests.fakes.snapshots import FixedSource, make_snapshot
-from tests.tui.test_monitor_kill import snapshot_with
+from tests.fakes.snapshots import FixedSource, make_snapshot, snapshot_with_process
 from tests.waiting import wait_until
-
-
-@pytest.fixture
-def child_process():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield child
-    if child.poll() is None:
-        child.kill()
-    child.wait()
 
 
 def notices(app) -> list[str]:
@@ -40,7 +28,7 @@ def notices(app) -> list[str]:
 
 
 async def test_read_only_refuses_kill_and_action_modes_with_a_message(child_process):
-    source = FixedSource(snapshot_with(child_process.pid))
+    source = FixedSource(snapshot_with_process(child_process.pid))
     app = ReadOnlyApp(interval_s=0.1, source_factory=lambda: source)
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.screen.query_one(ProcessPanel)
@@ -84,7 +72,7 @@ async def test_read_only_refuses_kill_and_action_modes_with_a_message(child_proc
 
 async def test_read_only_applies_panel_choices_without_writing_the_servers_settings(child_process):
     settings_file = Path(os.environ["PTH_TOP_CONFIG_DIR"]) / SETTINGS_FILE_NAME
-    source = FixedSource(snapshot_with(child_process.pid))
+    source = FixedSource(snapshot_with_process(child_process.pid))
     app = ReadOnlyApp(interval_s=0.1, source_factory=lambda: source)
     async with app.run_test(size=(120, 60)) as pilot:
         await wait_until(pilot, lambda: app.screen.query_one(ProcessPanel).selected_process, what="the first sample")
@@ -146,7 +134,7 @@ def test_the_sampler_names_each_process_by_its_comm():
 
 
 async def test_allowed_actions_open_the_kill_dialog(child_process):
-    source = FixedSource(snapshot_with(child_process.pid))
+    source = FixedSource(snapshot_with_process(child_process.pid))
     app = PthTopApp(interval_s=0.1, source_factory=lambda: source)
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.screen.query_one(ProcessPanel)

@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from dataclasses import replace
-
 import pytest
 
-from pth_top.sensors.model import ProcessSample
 from pth_top.tui.panels.processes import ProcessPanel
 from pth_top.tui.screens.kill import KillScreen
-from tests.fakes.snapshots import make_snapshot
+from tests.fakes.snapshots import make_snapshot, snapshot_with_process
 from tests.tui.test_monitor_pilot import make_app, notifications, wait_for_rows
 from tests.waiting import wait_until
 
 
-@pytest.fixture
-def child_process():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield child
-    if child.poll() is None:
-        child.kill()
-    child.wait()
-
-
-def snapshot_with(child_pid: int):
-    import getpass
-
-    from pth_top.sensors.processes import process_start_time_s
-
-    base = make_snapshot(process_count=5)
-    # The real start time: the kill dialog signals only the process that started then.
-    me = ProcessSample(pid=child_pid, ppid=os.getpid(), user=getpass.getuser(), cpu_percent=100.0,
-                       memory_percent=0.1, rss_bytes=10_000_000, state="sleeping",
-                       start_time_s=process_start_time_s(child_pid),
-                       command="python -c sleep")
-    return replace(base, processes=base.processes + (me,))
-
-
 @pytest.mark.parametrize("key, expected_signal", [("t", -15), ("9", -9)])
 async def test_kill_confirms_then_signals_the_selected_process(child_process, key, expected_signal):
-    app, _ = make_app(snapshot_with(child_process.pid))
+    app, _ = make_app(snapshot_with_process(child_process.pid))
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.screen.query_one(ProcessPanel)
         await wait_until(pilot, lambda: panel.selected_process is not None, what="a selected process")
@@ -55,7 +26,7 @@ async def test_kill_confirms_then_signals_the_selected_process(child_process, ke
 
 
 async def test_kill_cancel_leaves_the_process_alone(child_process):
-    app, _ = make_app(snapshot_with(child_process.pid))
+    app, _ = make_app(snapshot_with_process(child_process.pid))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_rows(pilot, app)
         await pilot.press("k")
@@ -78,7 +49,7 @@ async def test_kill_of_another_users_process_is_refused_with_a_reason(monkeypatc
 
 
 async def test_kill_of_a_vanished_process_says_it_exited(child_process):
-    app, _ = make_app(snapshot_with(child_process.pid))
+    app, _ = make_app(snapshot_with_process(child_process.pid))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_rows(pilot, app)
         await pilot.press("space")
