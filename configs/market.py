@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from pth_top.configs.parts import Part
@@ -53,6 +53,7 @@ class Quote:
     index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
     floor_of: str = ""  # a "gpu_floor" price's GPUs: "8 x NVIDIA H200 SXM 141GB at $35,000"
     floor_why: str = ""  # and why the server's own price was not taken
+    abroad: bool = False  # a used listing in another market than the buyer's (shipping, duty and VAT on top)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,15 +197,14 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
     borders). China's used market is its own: export rules bar some cards from it, and the catalog's yuan figure is
     China's price already."""
     listings = part.get("used_prices") or {}
-    entry = _entry(listings, market)
-    if entry is None:
-        others = [(listing["as_of"], name) for name, listing in listings.items() if _entry(listings, name)]
-        if market == "cn" or not others:
-            return None
-        market = max(others)[1]
-        entry = listings[market]
-    used = _from_entry(entry, "used", market, rules)
-    return used if used.currency == currency else _converted_used(used)
+    abroad = market not in listings
+    if abroad and (market == "cn" or not listings):
+        return None
+    if abroad:
+        market = max((listing["as_of"], name) for name, listing in listings.items())[1]
+    used = _from_entry(listings[market], "used", market, rules)
+    used = used if used.currency == currency else _converted_used(used)
+    return replace(used, abroad=abroad)
 
 
 def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
@@ -248,8 +248,7 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
                 f"{group}{KIND_NAMES.get(part.kind, part.kind)} with a {where_index}-market {currency} price (newest "
                 f"{index.as_of}) to that base; the catalog has no {where_index}-market price for it")
     kind = "used" if q.basis == "used_converted" else "new"
-    carried = (" (a listing abroad: shipping, import duty and VAT come on top)"
-               if q.basis == "used_converted" and CURRENCY_OF_MARKET[q.market] != currency else "")
+    carried = " (a listing abroad: shipping, import duty and VAT come on top)" if q.abroad else ""
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
             f"(as of {q.as_of}) at rules.toml's rate{carried}; the catalog has no {currency} price for it in this "
             "market")
