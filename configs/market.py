@@ -53,7 +53,8 @@ class Quote:
     index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
     floor_of: str = ""  # a "gpu_floor" price's GPUs: "8 x NVIDIA H200 SXM 141GB at $35,000"
     floor_why: str = ""  # and why the server's own price was not taken
-    abroad: bool = False  # a used listing in another market than the buyer's (shipping, duty and VAT on top)
+    abroad: bool = False  # a used listing in another market than the buyer's (shipping on top)
+    import_vat_fraction: float = 0.0  # the buyer market's import VAT, in amount_cny (rules.toml budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,14 +198,16 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
     borders). China's used market is its own: export rules bar some cards from it, and the catalog's yuan figure is
     China's price already."""
     listings = part.get("used_prices") or {}
-    abroad = market not in listings
-    if abroad and (market == "cn" or not listings):
+    if market in listings:
+        used = _from_entry(listings[market], "used", market, rules)
+        return used if used.currency == currency else _converted_used(used)
+    if market == "cn" or not listings:
         return None
-    if abroad:
-        market = max((listing["as_of"], name) for name, listing in listings.items())[1]
-    used = _from_entry(listings[market], "used", market, rules)
+    listed_in = max((listing["as_of"], name) for name, listing in listings.items())[1]
+    used = _from_entry(listings[listed_in], "used", listed_in, rules)
     used = used if used.currency == currency else _converted_used(used)
-    return replace(used, abroad=abroad)
+    vat = {**rules.budget.import_vat_fraction}.get(market, 0.0)
+    return replace(used, amount_cny=used.amount_cny * (1 + vat), abroad=True, import_vat_fraction=vat)
 
 
 def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
@@ -233,8 +236,13 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     source = f", {q.source}" if q.source else ""
     if q.basis == "new":
         return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
-    if q.basis == "used":
+    vat = f", plus {q.import_vat_fraction:.0%} import VAT" if q.import_vat_fraction else ""
+    carried = f"{vat} (a listing abroad: shipping{'' if vat else ', import duty and VAT'} on top)" if q.abroad else ""
+    if q.basis == "used" and not q.abroad:
         return f"price {shown}: {where} used market (second-hand listings), as of {q.as_of}{source}"
+    if q.basis == "used":
+        return (f"price {money(q.amount_cny, currency, rules)}: a {where} used listing at {shown}, as of "
+                f"{q.as_of}{source}{carried}")
     if q.basis == "gpu_floor":
         return (f"price {shown}: ESTIMATED as its {q.floor_of} each ({where} market, as of {q.as_of}{source}): "
                 f"{q.floor_why} is less than its GPUs alone")
@@ -248,7 +256,6 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
                 f"{group}{KIND_NAMES.get(part.kind, part.kind)} with a {where_index}-market {currency} price (newest "
                 f"{index.as_of}) to that base; the catalog has no {where_index}-market price for it")
     kind = "used" if q.basis == "used_converted" else "new"
-    carried = " (a listing abroad: shipping, import duty and VAT come on top)" if q.abroad else ""
     return (f"price {money(q.amount_cny, currency, rules)}: CONVERTED from the {where} {kind} price {shown} "
             f"(as of {q.as_of}) at rules.toml's rate{carried}; the catalog has no {currency} price for it in this "
             "market")

@@ -114,6 +114,7 @@ class BudgetRules(Schema, frozen=True):
     indexed_kinds: list[Literal["memory_kit", "storage"]]
     index_min_parts_count: AtLeastOne
     index_base_before: dt.date  # only base prices dated before this are indexed (or index others)
+    import_vat_fraction: dict[Literal["cn", "us", "eu"], Fraction]  # on a used listing abroad, by buyer's market
 
 
 class GpuRules(Schema, frozen=True):

@@ -185,3 +185,16 @@ def test_a_used_only_card_without_a_china_listing_keeps_its_china_figure_not_a_u
     build = recommend(answers(budget__amount=60000.0, budget__condition="used"), catalog,
                       pins={"gpu": (card.id, 1)}, today=TODAY)
     assert any(f"{card.name} priced at the catalog figure" in line for line in build.warnings), build.warnings
+
+
+def test_an_eu_buyer_pays_import_vat_on_a_used_listing_abroad(catalog):
+    # A used RTX 5090 listed only in the US crosses the border: an EU buyer pays the listing, converted, plus the
+    # EU's import VAT (19 %), and the line says so; a US buyer pays the listing.
+    card = catalog.get("rtx-5090-32gb")
+    listing = card.get("used_prices")["us"]
+    assert "eu" not in card.get("used_prices")
+    us = quote(card, "us", "USD", "used", RULES)
+    eu = quote(card, "eu", "EUR", "used", RULES)
+    assert us.amount_cny == listing["amount"] * RULES.currency.cny_per_usd
+    assert eu.amount_cny == us.amount_cny * 1.19 and eu.abroad and eu.amount == listing["amount"]
+    assert "plus 19% import VAT" in quote_line(card, eu, "EUR", RULES)
