@@ -206,7 +206,7 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
     listed_in = max((listing["as_of"], name) for name, listing in listings.items())[1]
     used = _from_entry(listings[listed_in], "used", listed_in, rules)
     used = used if used.currency == currency else _converted_used(used)
-    vat = {**rules.budget.import_vat_fraction}.get(market, 0.0)
+    vat = next((fraction for name, fraction in rules.budget.import_vat_fraction.items() if name == market), 0.0)
     return replace(used, amount_cny=used.amount_cny * (1 + vat), abroad=True, import_vat_fraction=vat)
 
 
