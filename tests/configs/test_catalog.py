@@ -177,3 +177,18 @@ def test_user_entry_cannot_change_a_parts_kind(tmp_path):
     write(tmp_path / "c", "z.toml", '[[cpu]]\nid = "rtx-4090-24gb"\n')
     with pytest.raises(ConfigFileError, match="is a gpu"):
         load_catalog(tmp_path / "c")
+
+
+# The parts the README names as keeping a pre-2026 price (no dated 2026 figure found in any market).
+PRICED_BEFORE_2026 = {"pcie4-x16-riser-300mm", "rtx-4090-d-24gb", "a100-40gb-sxm", "mi250x-128gb", "l20-48gb",
+                      "h20-96gb", "gh200-96gb", "gh200-144gb", "nvidia-dgx-b200"}
+
+
+def test_every_part_in_production_has_a_2026_price_in_some_market_but_the_ones_the_readme_names(catalog):
+    def newest(part) -> dt.date:
+        listings = [*(part.get("prices") or {}).values(), *(part.get("used_prices") or {}).values()]
+        return max([part.price_as_of, *(entry["as_of"] for entry in listings)])
+
+    older = {part.id for part in catalog if not part.retired and newest(part).year < 2026}
+    assert older == PRICED_BEFORE_2026
+    assert f"The last {len(older)} keep older prices" in (Path(__file__).parents[2] / "README.md").read_text()
