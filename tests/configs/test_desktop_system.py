@@ -10,6 +10,7 @@ from pth_top.configs.build_file import dumps_build, loads_build
 from pth_top.configs.parts import validate_part
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
+from pth_top.configs.rules import budget_in_cny, load_rules
 from pth_top.configs.schema import SchemaError
 from tests.configs.builders import answers
 from tests.configs.published_workloads import inference
@@ -24,7 +25,7 @@ def test_gpt_oss_120b_for_5000_usd_is_a_dgx_spark_and_nothing_else_to_buy(catalo
                                           budget__currency="USD")), catalog, today=TODAY)
     assert build.feasible and build.component("gpu").part_id == SPARK
     assert [component.role for component in build.components] == ["gpu"]  # no CPU, board, RAM, drive or PSU
-    assert build.total_price_cny <= 5000 * 7.2 and build.power.psu_required_w == 0
+    assert build.total_price_cny <= budget_in_cny(5000, "USD", load_rules()) and build.power.psu_required_w == 0
     assert build.blockers == ()
     text = render_build_text(build)
     assert "a whole computer" in text and "case and fans not included" not in text

@@ -8,6 +8,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
+from pth_top.configs.rules import budget_in_cny, load_rules
 from tests.configs.builders import QWEN25_3B, answers
 from tests.configs.test_recommend import TODAY
 
@@ -219,6 +220,6 @@ def test_tabular_training_on_the_cpu_buys_the_most_cores_the_budget_allows(catal
     assert roomy.cpu_only and tight.cpu_only
     assert roomy.component("cpu").spec["cores_count"] >= 16
     assert tight.component("cpu").spec["cores_count"] <= 8
-    assert roomy.total_price_cny <= 1500 * 7.2
+    assert roomy.total_price_cny <= budget_in_cny(1500, "USD", load_rules())
     assert any("the most cores x clock" in line for line in roomy.component("cpu").reasoning)
     assert not any("the most cores x clock" in line for line in tight.component("cpu").reasoning)

@@ -140,7 +140,7 @@ def test_ecc_and_registered_memory_checks(catalog):
      "must be above 0, got 0"),
     (("watts_per_case_fan_w = 150", "watts_per_case_fan_w = 0"), "cooling.watts_per_case_fan_w", "must be at least 1"),
     (("gold = 0.90", "gold = nan"), "power.efficiency_at_half_load.gold", "must be a finite number"),
-    (("cny_per_usd = 7.2", "cny_per_usd = 7.2\ncny_per_gbp = 9.1"), "currency.cny_per_gbp", "unknown key"),
+    (("cny_per_usd = 6.9858", "cny_per_usd = 6.9858\ncny_per_gbp = 9.1"), "currency.cny_per_gbp", "unknown key"),
     (("standard_psu_sizes_w = [550,", "standard_psu_sizes_w = [0, 550,"), "power.standard_psu_sizes_w",
      "item 1 must be at least 1, got 0"),
     (("base_gib = 16", 'base_gib = "16"'), "ram.base_gib", "must be a whole number"),
