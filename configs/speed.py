@@ -160,6 +160,11 @@ def tflops_text(value: float) -> str:
     return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
 
 
+def rate_text(per_second: float) -> str:
+    """A rate a second: whole above 10 ("1,234"), two figures below ("0.42": a slow job is not "~0")."""
+    return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
+
+
 def duration(seconds: float) -> str:
     for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
         if seconds >= 2 * size:

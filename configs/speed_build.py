@@ -117,8 +117,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         batch_s = max(batch * flops / (compute * 1e12 * device.count), weights / (bandwidth * 1e9))
         out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s})
         out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text} x {device.count}) = "
-                           f"{batch / batch_s:,.0f} samples/s")
-        out.summary.append(f"~{batch / batch_s:,.0f} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
+                           f"{sp.rate_text(batch / batch_s)} samples/s")
+        out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
         return out
     if shape.denoising_steps:
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
@@ -237,10 +237,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     rate = samples_per_gpu * n * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if shape.kind == "cnn" and answers.data.kind == "images" else unit
-    line = f"~{rate:,.0f} {label}/s training ({sp.duration(step_s)} per step)"
+    line = f"~{sp.rate_text(rate)} {label}/s training ({sp.duration(step_s)} per step)"
     if unit == "tokens" and answers.data.kind == "images":  # a vision transformer: its tokens are one image's patches
         out.figures["training_images_per_s"] = rate / tokens
-        line = (f"~{rate / tokens:,.0f} images/s training ({rate:,.0f} tokens/s, {tokens:,} per image; "
+        line = (f"~{sp.rate_text(rate / tokens)} images/s training ({rate:,.0f} tokens/s, {tokens:,} per image; "
                 f"{sp.duration(step_s)} per step)")
     run_s, basis = _epoch(answers, shape, rate)
     if run_s:

@@ -311,6 +311,17 @@ def test_a_vision_transformer_is_timed_in_images_not_tokens(catalog):
     assert images * 197 == pytest.approx(build.speed.figures["training_tokens_per_s"])
 
 
+def test_a_job_slower_than_one_image_a_second_says_its_rate_not_zero():
+    # ViT-B/16 over 32,769 patches an image on a 100 TFLOP/s card: under an image a second, which the summary gives in
+    # two figures rather than "~0 images/s".
+    job = answers(workload__preset="vit-b16", workload__batch_size=1, data__kind="images")
+    shape = dataclasses.replace(model_shape(job.workload)[0], sequence_length=32_769)
+    out = speed_build.training(job, shape, ONE_GPU, 31.5)
+    images = out.figures["training_images_per_s"]
+    assert images < 1 and out.summary[0].startswith(f"~{images:.2g} images/s training ("), out.summary
+    assert (sp.rate_text(0.4237), sp.rate_text(7.25), sp.rate_text(1234.5)) == ("0.42", "7.2", "1,234")
+
+
 def test_two_cards_on_a_desktop_cpu_are_timed_over_the_x8_links_its_lanes_give(catalog):
     # A 24-lane desktop CPU gives two cards x8 each beside an NVMe drive (compat's lanes note): tensor parallel's
     # all-reduces cross x8 links, at half an x16 link's rate.
