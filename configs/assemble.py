@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from pth_top.configs import stacks
 from pth_top.configs.assembly import (
     Assembly,
     Context,
@@ -86,8 +87,10 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     need_ecc = ecc_required(ctx)
     total_gpu_gib = gpu["memory_gib"] * ctx.gpu_count
     task = ctx.answers.task
+    engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
     host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
-                                      host_offload_bytes=ctx.memory.host_offload_bytes)
+                                      host_offload_bytes=ctx.memory.host_offload_bytes,
+                                      streams_shards=engine in stacks.SHARD_STREAMING_ENGINES)
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters)
     experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0

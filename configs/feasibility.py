@@ -50,7 +50,7 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         elif fit is not None:
             box = " (the closest build, a desktop system, is one box and cannot be split)" if (
                 gpu["form"] == DESKTOP_SYSTEM) else ""
-            line += f"; no GPU in this catalog holds that much: {_spread_advice(ctx)}{box} (below)"
+            line += f"; {_no_holder(ctx)}: {_spread_advice(ctx)}{box} (below)"
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
@@ -68,6 +68,18 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
 
 def _money(ctx: Context, amount_cny: float) -> str:
     return money(amount_cny, ctx.currency, ctx.rules)
+
+
+def _no_holder(ctx: Context) -> str:
+    """That no card holds the job: in the catalog, or (naming the ones that would) none this buyer can buy."""
+    unbuyable = [gpu for gpu in ctx.catalog.of_kind("gpu") if ctx.edge == (gpu["form"] == "edge")
+                 and not buyable(ctx, gpu) and memory_fit(ctx, gpu) != SHORT]
+    if not unbuyable:
+        return "no GPU in this catalog holds that much"
+    named = "; ".join(f"{gpu.name}: {_unbuyable_reason(ctx, gpu)}" for gpu in unbuyable[:3])
+    more = f" and {len(unbuyable) - 3} more" if len(unbuyable) > 3 else ""
+    return (f"no GPU sold {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} market holds that much "
+            f"(those that would are not: {named}{more})")
 
 
 def _unbuyable_reason(ctx: Context, gpu: Part) -> str:

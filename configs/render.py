@@ -79,7 +79,10 @@ def component_line(role: str, build: Build, with_id: bool = True) -> str:
     if component is None:
         return ""
     count = f"{component.quantity} x " if component.quantity > 1 else ""
-    line = f"{ROLE_LABELS[role]:<{ROLE_COLUMN_WIDTH}}{count}{component.name}  {money(build, component.total_price_cny)}"
+    # An SXM module is bought with its server (whole server price, 0 on the GPU line): say so, not "¥0".
+    in_server = role == "gpu" and not component.total_price_cny and build.component("system") is not None
+    price = "in the server's price" if in_server else money(build, component.total_price_cny)
+    line = f"{ROLE_LABELS[role]:<{ROLE_COLUMN_WIDTH}}{count}{component.name}  {price}"
     return printable(line + f"  [{component.part_id}]" if with_id else line)
 
 

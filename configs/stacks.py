@@ -63,6 +63,9 @@ ENGINE_MEMORY_FRACTION = {"vllm": 0.9}
 # CUDA graphs captured for decoding: vLLM logs 0.21-0.36 GiB ("Graph capturing finished ... took 0.21 GiB",
 # vllm-project/vllm#11349; "Estimated CUDA graph memory: 0.36 GiB", gpustack/runner#251); SGLang captures too.
 CUDA_GRAPH_BYTES = {"vllm": int(0.5 * GIB), "sglang": int(0.5 * GIB)}
+# Engines that read a checkpoint a safetensors shard at a time (vLLM's safetensors_weights_iterator; SGLang's loader
+# derives from it): host RAM never holds the whole model (vllm-project/vllm issue #759, closed as fixed).
+SHARD_STREAMING_ENGINES = ("vllm", "sglang")
 
 
 def serving_engine(engine: str, scenario: str, precision: str) -> str:

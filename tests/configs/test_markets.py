@@ -198,3 +198,26 @@ def test_an_eu_buyer_pays_import_vat_on_a_used_listing_abroad(catalog):
     assert us.amount_cny == listing["amount"] * RULES.currency.cny_per_usd
     assert eu.amount_cny == us.amount_cny * 1.19 and eu.abroad and eu.amount == listing["amount"]
     assert "plus 19% import VAT" in quote_line(card, eu, "EUR", RULES)
+
+
+def test_a_china_lab_serves_deepseek_r1_in_fp8_on_the_licensed_hgx_h200(catalog):
+    # DeepSeek-R1 FP8 for 8 users at 16k on 8 GPUs (issue 276 of deepseek-ai/DeepSeek-R1: "FP8部署, 8 卡 H20, 大概用了
+    # 700 多 G 显存"). The H20 is no longer sold new (export licence and Beijing's purchase questions, 2025); the H200
+    # is since January 2026's licence, at CNY 1.5 million a server: within CNY 2.5 million, and FP8 kept.
+    job = answers("inference_server", workload__preset="deepseek-v3", task__mode="inference", task__precision="int8",
+                  task__quantization="fp8", task__serving_engine="sglang", task__generated_tokens=1024,
+                  workload__batch_size=8, workload__sequence_length=16384, scale__gpu_count=8,
+                  budget__amount=2500000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("system").part_id == "hgx-h200-8gpu", build.blockers
+    assert "in the server's price" in render_build_text(build)  # the SXM modules' line, not "¥0"
+
+
+def test_no_card_for_sale_here_names_the_ones_that_would_hold_the_job_and_why_not(catalog):
+    # Llama 2 70B in bf16 on one card (140 GiB) for a China buyer: the MI300X and B200 would hold it, export rules bar
+    # them; "no GPU in this catalog holds that much" would be false.
+    job = answers("inference_server", workload__preset="llama-70b", task__mode="inference", task__precision="bf16",
+                  workload__batch_size=8, workload__sequence_length=8192, budget__amount=3000000.0)
+    line = recommend(job, catalog, today=TODAY).blockers[0]
+    assert "no GPU sold new in the China market holds that much" in line and "in this catalog" not in line, line
+    assert "AMD Instinct MI300X 192GB: US export licence required for China" in line, line

@@ -17,6 +17,7 @@ from pth_top.configs.build import Build
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import host_model_gib, load_rules, storage_capacity_gb
 from pth_top.units import GIB
+from tests.configs.builders import answers
 
 TODAY = dt.date(2026, 11, 1)
 TOLERANCE = 0.15
@@ -208,3 +209,16 @@ def test_70b_int4_inference_box_on_two_24_gb_cards(catalog):
     assert storage.quantity * storage.spec["capacity_gb"] <= 2000
     ram = build.component("memory_kit")
     assert ram.quantity * ram.spec["capacity_gib"] < 70e9 * 2 / GIB  # fp16 staging would need 130 GiB
+
+
+@pytest.mark.parametrize("engine", ["vllm", "llama_cpp"])
+def test_a_server_engine_streams_the_checkpoint_so_ram_need_not_hold_the_model(catalog, engine):
+    # vLLM and SGLang read a checkpoint a safetensors shard at a time (vLLM issue 759): the RAM floor has no "weights
+    # staged" term for them (a 671B FP8 model's 625 GiB is more than an 8-slot server board holds); llama.cpp keeps it.
+    job = answers("inference_server", workload__preset="llama-70b", task__mode="inference", task__precision="bf16",
+                  task__serving_engine=engine, workload__batch_size=4, workload__sequence_length=8192,
+                  scale__gpu_count=2, budget__currency="USD", budget__amount=30000.0)
+    build = recommend(job, catalog, today=dt.date(2026, 10, 1))
+    floors = [line for component in build.components for line in component.reasoning if line.startswith("RAM >=")]
+    assert floors and ("staged in RAM" in floors[0]) == (engine == "llama_cpp"), floors
+    assert host_model_gib(10**9, mode="inference", precision="bf16", streams_shards=True) == 0.0

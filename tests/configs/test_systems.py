@@ -80,15 +80,14 @@ def test_cards_the_barebone_cannot_take_are_never_presented_as_fine(catalog):
     assert "draws 600 W" in text and "4,400 W, below" in text, text
 
 
-def test_eight_h200_sxm_is_the_hgx_system_and_says_it_is_not_sold_new(catalog):
+def test_eight_h200_sxm_is_the_hgx_system_sold_new_in_china_under_its_licence(catalog):
+    # The US licence of January 2026 lets the HGX H200 be sold in China (at CNY 1.5 million, php.xlycwl.com).
     _, asm = eight(catalog, "h200-141gb-sxm", budget__amount=2000000.0)
     system, quantity = asm.chosen["system"]
     assert (system.id, quantity) == ("hgx-h200-8gpu", 1)
     assert asm.total_cny == system.price_cny == 1500000
     assert asm.unsatisfied == []
-    availability = [line for line in asm.warnings if line.startswith("availability:")]
-    assert availability and "not sold new in China" in availability[0]
-    assert f"in a {system_name(catalog, BAREBONE)}" in availability[0]  # the PCIe alternative, priced
+    assert not [line for line in asm.warnings if line.startswith("availability:")]
 
 
 def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(catalog):
