@@ -126,12 +126,15 @@ class Alternative:
 
 
 def feasible_alternatives(
-    ctx: Context, context_for: Callable[[Answers], Context], *, rent_first: bool = False
+    ctx: Context, context_for: Callable[[Answers], Context], *, rent_first: bool = False,
+    pinned_context_for: Callable[[Answers], Context] | None = None,
 ) -> list[Alternative]:
     """Each change to the answers that yields an acceptable build within budget, cheapest lever first, then renting
     (renting first where the closest build is a CPU-only PC for GPU-scale training); a job no machine of 8 GPUs
-    holds is sized across nodes first (configs/scale_out.py)."""
-    found: list[Alternative] = []
+    holds is sized across nodes first (configs/scale_out.py). With a pinned GPU (the user's own cards), the cheapest
+    lever that fits the job on them leads."""
+    kept = _on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else None
+    found: list[Alternative] = [kept] if kept is not None else []
     changes = answer_changes(ctx)
     own_levers = (halved_micro_batch(ctx.answers), recompute_only(ctx.answers))  # not to be mixed with mb 1
     for label, answers in changes:
@@ -163,13 +166,30 @@ def feasible_alternatives(
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
     beyond = scale_out.beyond_one_machine(ctx, context_for)
-    kept = 0  # the job as asked on one machine (micro-batch 1, a chunked loss) comes before more nodes
-    while kept < len(found) and _keeps_the_job(ctx, found[kept]):
-        kept += 1
-    found[kept:kept] = [Alternative(line) for line in beyond]
+    keeping = 0  # the job as asked on one machine (micro-batch 1, a chunked loss) comes before more nodes
+    while keeping < len(found) and _keeps_the_job(ctx, found[keeping]):
+        keeping += 1
+    found[keeping:keeping] = [Alternative(line) for line in beyond]
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
+
+
+def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:
+    """When memory is what the pinned GPUs lack, the cheapest lever (same GPU count) that fits the job on them."""
+    pinned = ctx.pins.get("gpu")
+    card = ctx.catalog.get(pinned[0]) if pinned else None
+    if pinned is None or card is None or memory_fit(ctx, card) != SHORT or not buyable(ctx, card):
+        return None
+    for label, answers in answer_changes(ctx):
+        if answers == ctx.answers or answers.scale.gpu_count != ctx.answers.scale.gpu_count:
+            continue
+        count = f"{pinned[1]} x " if pinned[1] > 1 else ""
+        line = _feasible_line(ctx, f"keeping the pinned {count}{card.name}, {label}", pinned_context_for(answers),
+                              [(card, True)])
+        if line:
+            return Alternative(line, answers, dict(ctx.pins))
+    return None
 
 
 def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
@@ -177,8 +197,9 @@ def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
     return changed is not None and keeps_the_job(ctx.answers, changed)
 
 
-def _feasible_line(ctx: Context, label: str, alternative: Context) -> str:
-    found = first_acceptable(alternative, ranked_gpus(alternative))
+def _feasible_line(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
+                   ) -> str:
+    found = first_acceptable(alternative, ranked_gpus(alternative) if gpus is None else gpus)
     if found is None:
         return ""
     assembly, gpu = found

@@ -130,7 +130,8 @@ def _recommend(
         warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in unmounted)} is dropped: "
                         "these cards fit the board's own slots, with no open frame")
     alternatives = feasibility.feasible_alternatives(
-        ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate) if blockers else []
+        ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate,
+        pinned_context_for=lambda changed: _context(changed, catalog, rules, ctx.pins)) if blockers else []
     buildable = [alternative.answers for alternative in alternatives if alternative.answers is not None]
     if blockers and gpu is not None and not any(keeps_the_job(answers, other) for other in buildable):
         nearest = nearest_over_budget(ctx, _unpinned_context_for(catalog, rules), keeping_the_job=bool(buildable),
