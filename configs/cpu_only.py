@@ -49,9 +49,11 @@ def display_line(cpu: Part) -> str:
 
 
 def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
-    """Adequate for the workload, or the only thing the budget buys; and acceptable itself."""
+    """Adequate for the workload, or the only thing the budget buys; and acceptable itself. Never for training that
+    needs a GPU: its closest build is a GPU build, not a $950 PC for 70B QLoRA."""
     under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
-    return (cpu_only.adequate or under_cheapest_gpu_build) and acceptable(cpu_only.ctx, cpu_only.asm)
+    return ((cpu_only.adequate or under_cheapest_gpu_build) and not training_needs_a_gpu(ctx, cpu_only)
+            and acceptable(cpu_only.ctx, cpu_only.asm))
 
 
 def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
@@ -73,7 +75,7 @@ def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
     if fit is not None and fit.cheapest_fitting is not None:
         fitting_build, gpu = fit.cheapest_fitting
         line += f"; the cheapest build whose GPU holds it costs {_money(ctx, fitting_build.total_cny)} ({gpu.name})"
-    return line + "; rent a GPU by the hour, or a used card where one fits (below)"
+    return line + "; renting a GPU by the hour, and what else is feasible, below"
 
 
 def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:

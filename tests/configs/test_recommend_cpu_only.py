@@ -223,3 +223,15 @@ def test_tabular_training_on_the_cpu_buys_the_most_cores_the_budget_allows(catal
     assert roomy.total_price_cny <= budget_in_cny(1500, "USD", load_rules())
     assert any("the most cores x clock" in line for line in roomy.component("cpu").reasoning)
     assert not any("the most cores x clock" in line for line in tight.component("cpu").reasoning)
+
+
+def test_gpu_scale_training_under_the_cheapest_gpu_build_is_never_shown_a_cpu_only_pc(catalog):
+    # Answer.AI's Llama 2 70B QLoRA on four 24 GB cards at $6,000, used: no GPU build is within budget, and a $950 PC
+    # was the "closest build" and the first thing "feasible instead". The closest build is a GPU build.
+    job = answers(workload__preset="llama-70b", workload__sequence_length=2048, workload__batch_size=4,
+                  task__method="qlora", task__lora_rank=64, task__lora_targets="all_linear", task__recompute="full",
+                  scale__gpu_count=4, scale__sharding="fsdp", budget__currency="USD", budget__amount=6000.0,
+                  budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and not build.cpu_only and build.component("gpu") is not None
+    assert not any("CPU-only" in line for line in (*build.blockers, *build.feasible_alternatives))
