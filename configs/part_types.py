@@ -16,7 +16,8 @@ UNIT_SUFFIXES = (
     "_gib", "_gb", "_mb", "_w", "_mm", "_ghz", "_cny", "_gb_per_s", "_mb_per_s", "_mt_per_s", "_tflops",
     "_count", "_tbw", "_mib",
 )
-UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio"})
+UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio",
+                                  "decode_bandwidth_fraction"})
 
 Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
@@ -86,6 +87,9 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     memory_kind: Literal["dedicated", "shared"]
     memory_type: str
     bandwidth_gb_per_s: Number
+    # What decode at batch 1 reaches of it where a published benchmark shows this card off the common fraction
+    # (configs.speed DECODE_BANDWIDTH_FRACTION); 0: the common one.
+    decode_bandwidth_fraction: Annotated[float, Meta(ge=0, le=1)] = 0
     fp32_tflops: Number
     tf32_dense_tflops: Number
     fp16_dense_tflops: Number

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 37,
-test_requests.py 13): 51 here (143 in all).
+test_requests.py 13): 56 here (148 in all).
 """
 
 from __future__ import annotations
@@ -157,6 +157,18 @@ VLLM_QWEN3_14B = ("github.com/vllm-project/vllm/issues/20469: vLLM 0.9.1, one A1
                   "Qwen/Qwen3-14B-AWQ, --enforce-eager, benchmark_serving random 16,000 in / 200 out, "
                   "max-concurrency 1")
 MLPERF_INF = "github.com/mlcommons/inference_results_v4.1 closed"
+# Qwen3-8B (huggingface.co/Qwen/Qwen3-8B config.json: 36 layers, hidden 4096, 32 heads of 128, 8 KV heads, SwiGLU
+# 12288, vocabulary 151,936, untied): 8.19B parameters.
+QWEN3_8B = ModelShape("transformer", 8_190_735_360, layers=36, hidden_size=4096, attention_heads=32, kv_heads=8,
+                      sequence_length=1, intermediate_size=12288, gated_mlp=True, vocabulary_size=151_936)
+QWEN_H20 = ("github.com/QwenLM/Qwen2.5 docs/source/getting_started/speed_benchmark.md (ac727245): one H20 96GB, "
+            "SGLang 0.4.6.post1, batch 1, input 1, 2,048 tokens generated")
+
+
+def h20_decode(model: ModelShape, precision: str, quantization: str = "auto", preset: str = "custom") -> float:
+    return decode(model, precision, "h20-96gb", 2048, preset=preset, engine="sglang",
+                  quantization=quantization)["decode_tokens_per_s_per_stream"]
+
 NORMIEBENCH = ("github.com/brand-o/normiebench/issues/{} (2026-03): llama 3.1 8B Q4_K_M on llama.cpp's CPU "
                "backend")
 LLAMACPP_SPARK = ("github.com/ggml-org/llama.cpp benches/dgx-spark.md (2025-11-02, build 6918, CUDA 13.0; llama-bench, "
@@ -212,6 +224,17 @@ CASES: tuple[PublishedSpeed, ...] = (
                    gap="--enforce-eager turns off vLLM's CUDA graphs, so every decode step launches each layer's "
                        "kernels from Python; the prediction's per-layer launch cost is that of a captured graph "
                        "(the prefill of the same run, below, is within 10 %)", tolerance=0.75),
+    # The H20's own decode fraction (gpus.toml, 0.38 of its 4.0 TB/s) is fitted on the two BF16 rows.
+    PublishedSpeed("sglang-h20-qwen3-8b-bf16-decode", f"{QWEN_H20}: Qwen3-8B BF16, 81.73 tokens/s", 81.73,
+                   lambda: h20_decode(QWEN3_8B, "bf16"), fitted=True),
+    PublishedSpeed("sglang-h20-qwen3-14b-bf16-decode", f"{QWEN_H20}: Qwen3-14B BF16, 47.10 tokens/s", 47.10,
+                   lambda: h20_decode(dataclasses.replace(QWEN3_14B, sequence_length=1), "bf16"), fitted=True),
+    PublishedSpeed("sglang-h20-qwen3-8b-fp8-decode", f"{QWEN_H20}: Qwen3-8B FP8, 150.25 tokens/s", 150.25,
+                   lambda: h20_decode(QWEN3_8B, "int8", "fp8")),
+    PublishedSpeed("sglang-h20-qwen3-14b-fp8-decode", f"{QWEN_H20}: Qwen3-14B FP8, 97.11 tokens/s", 97.11,
+                   lambda: h20_decode(dataclasses.replace(QWEN3_14B, sequence_length=1), "int8", "fp8")),
+    PublishedSpeed("sglang-h20-qwen3-30b-a3b-bf16-decode", f"{QWEN_H20}: Qwen3-30B-A3B BF16, 137.18 tokens/s", 137.18,
+                   lambda: h20_decode(shape("qwen3-30b-a3b", 1), "bf16", preset="qwen3-30b-a3b")),
     # --- aggregate decode over a batch (offline serving) ---
     PublishedSpeed("mlperf-inf-v4.1-h200-llama2-70b-offline",
                    f"{MLPERF_INF}/Lenovo/results/H200_SXM_141GBx8_TRT/README.md: llama2-70b-99 Offline 31,917 "
