@@ -94,7 +94,7 @@ def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
 
 
 def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
-    """A CNN preset's published count; a custom CNN scaled from ResNet-50 by saved activations; else 2N."""
+    """A CNN preset's published count; a custom CNN's own (or scaled from ResNet-50 by saved activations); else 2N."""
     preset = model_presets().get(answers.workload.preset)
     if shape.kind == "cnn":
         if preset is not None and preset.forward_gflops_per_sample:
@@ -102,6 +102,9 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
             gflops = preset.forward_gflops_per_sample * scale
             at = f" x {scale:.3g} for {answers.workload.input_size_px} px" if scale != 1.0 else ""
             return gflops * 1e9, f"{gflops:.3g} GFLOP forward (the preset's published count{at})"
+        given = answers.workload.forward_gflops_per_sample
+        if given:
+            return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
         flops = sp.RESNET50_FORWARD_FLOPS / sp.RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
         return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
     return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"

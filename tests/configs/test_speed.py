@@ -10,7 +10,7 @@ import pytest
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
-from pth_top.configs.answers import Answers
+from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
@@ -347,3 +347,21 @@ def test_an_edge_module_that_holds_the_job_tight_beats_a_roomy_one_ten_times_slo
     assert build.speed.figures["decode_tokens_per_s_per_stream"] > 5
     storage = " ".join(build.component("storage").reasoning)
     assert "take over 30 s to read from this card" in storage and "in the M.2 slot" in storage
+
+
+def test_a_custom_cnn_is_timed_at_its_own_forward_flops_when_given():
+    # YOLOv8s: 28.6 GFLOPs at 640 px (Ultralytics' model table); ResNet-50's FLOPs per saved activation made it 66.8,
+    # 2.3x too slow a detector for an edge buyer with a frame-rate target.
+    base = dict(workload__preset="custom", workload__kind="cnn", workload__parameters=11_200_000,
+                workload__input_size_px=640, workload__batch_size=1, task__mode="inference", task__precision="fp16",
+                data__kind="video")
+    given = answers("edge_deployment", workload__forward_gflops_per_sample=28.6, **base)
+    shape = model_shape(given.workload)[0]
+    flops, line = speed_build.forward_flops_per_sample(given, shape)
+    assert flops == 28.6e9 and "workload.forward_gflops_per_sample" in line
+    scaled, _ = speed_build.forward_flops_per_sample(answers("edge_deployment", **base), shape)
+    assert scaled > 2 * flops
+    out = speed_build.inference(given, shape, ONE_GPU)
+    assert out.figures["samples_per_s"] == pytest.approx(100e12 * sp.CNN_TENSOR_FRACTION / 28.6e9)
+    preset = answers(workload__preset="resnet50", workload__forward_gflops_per_sample=4.1)
+    assert any(key == "forward_gflops_per_sample" for _, key, _ in cross_field_problems(preset))
