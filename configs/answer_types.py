@@ -69,10 +69,10 @@ class Workload(Schema, frozen=True):
         int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
     ] = 0
     decoder_layers: Annotated[int, whole(0, 1024, (
-        "an encoder-decoder (Whisper, T5; training): the layers of L over the decoder's tokens; 0 = none"))] = 0
+        "an encoder-decoder (Whisper, T5): the layers of L over the decoder's tokens; 0 = none"))] = 0
     decoder_sequence_length: Annotated[int, whole(0, 2_000_000, (
-        "an encoder-decoder: the decoder's tokens per sample, which the loss's logits are over (Whisper: at most "
-        "448 label tokens, where s is its 1,500 audio frames)"))] = 0
+        "an encoder-decoder: the decoder's tokens per sample, which the loss's logits are over, or that generation "
+        "caches (Whisper: at most 448, where s is its 1,500 audio frames)"))] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
     activation_elements_per_sample: Annotated[

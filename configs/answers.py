@@ -276,7 +276,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
 
 
 def _encoder_decoder_problems(answers: Answers, model_kind: str) -> list[tuple[str, str, str]]:
-    """An encoder-decoder's two fields: given together, on a custom transformer's training, decoder below L."""
+    """An encoder-decoder's two fields: given together, on a custom transformer, decoder below L."""
     workload = answers.workload
     layers, tokens = workload.decoder_layers, workload.decoder_sequence_length
     if not layers and not tokens:
@@ -284,9 +284,6 @@ def _encoder_decoder_problems(answers: Answers, model_kind: str) -> list[tuple[s
     key = "decoder_layers" if layers else "decoder_sequence_length"
     if workload.preset != "custom" or model_kind != "transformer":
         return [("workload", key, "an encoder-decoder is given as a custom transformer (preset = 'custom')")]
-    if answers.task.mode != "training":
-        return [("workload", key, "an encoder-decoder is sized for training; its inference (a decoder KV cache "
-                 "beside the encoder's) is not modelled: set 0")]
     if not layers or not tokens:
         missing = "decoder_sequence_length" if layers else "decoder_layers"
         return [("workload", key, f"an encoder-decoder needs both its decoder layers and tokens: give {missing} too")]

@@ -91,6 +91,8 @@ def estimate_inference(
             formula=tuple(formula),
         )
     value_bytes = 4.0 if precision == "fp32" else 2.0
+    if shape.encoder_decoder:
+        return _encoder_decoder(shape, weights, batch, n, value_bytes, cuda_context_bytes, formula)
     tokens = shape.sequence_length + generated_tokens
     if shape.max_context_tokens and tokens > shape.max_context_tokens:
         formula.append(
@@ -130,3 +132,24 @@ def estimate_inference(
         host_offload_bytes=int(experts),
     )
 
+
+def _encoder_decoder(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float,
+                     cuda_context_bytes: int, formula: list[str]) -> MemoryBreakdown:
+    """An encoder-decoder (Whisper) generating: each decoder layer caches K and V of its own tokens (up to
+    decoder_sequence_length) and of the encoder's output (cross-attention); the encoder runs once over its input."""
+    decoder, encoder = shape.decoder_sequence_length, shape.sequence_length
+    kv = 2 * value_bytes * shape.kv_width * shape.decoder_layers * (decoder + encoder) * batch / n
+    formula.append(f"KV cache 2 x {value_bytes:g} B x decoder layers x h_kv x (its {decoder:,} tokens + the encoder's "
+                   f"{encoder:,} for cross-attention) x b = 2x{value_bytes:g}x{shape.decoder_layers}x{shape.kv_width}"
+                   f"x({decoder}+{encoder})x{batch}")
+    one_layer = replace(shape, layers=1, sequence_length=encoder * batch, decoder_layers=0)
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
+    formula.append(f"activations: one encoder layer over its input, Korthikanti 34 x s x h x {value_bytes / 2:g} "
+                   f"(s {encoder:,} x b {batch})")
+    logits = batch * shape.logits_vocabulary_size * 4.0
+    formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
+    return MemoryBreakdown(
+        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
+        activations_bytes=int(activations + logits), kv_cache_bytes=int(kv), cuda_context_bytes=cuda_context_bytes,
+        formula=tuple(formula),
+    )

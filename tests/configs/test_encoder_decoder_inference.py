@@ -1,0 +1,36 @@
+"""An encoder-decoder (Whisper) generating: sized from its two KV caches, and its speed said not to be predicted."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.recommend import recommend
+from tests.configs.builders import answers
+from tests.configs.published_workloads import custom
+
+# openai/whisper-large-v2 config.json: 32 encoder + 32 decoder layers, d_model 1280, 20 heads, FFN 5120, V 51,865,
+# 1,500 encoder positions, at most 448 decoder tokens; 1.54B parameters.
+WHISPER_LARGE_V2 = {**custom(1_543_304_960, 64, 1280, 20, 20, 51_865, 5120, gated=False),
+                    "workload__sequence_length": 1500, "workload__decoder_layers": 32,
+                    "workload__decoder_sequence_length": 448, "task__mode": "inference", "task__precision": "fp16",
+                    "data__kind": "audio"}
+# github.com/SYSTRAN/faster-whisper README (00cc7e1b), large-v2 transcribing 13 min of audio on a V100S, fp16, beam 5:
+# max. GPU memory 4,755 MB with faster-whisper (CTranslate2), 11,325 MB with openai/whisper (PyTorch).
+FASTER_WHISPER_PEAK_BYTES, OPENAI_WHISPER_PEAK_BYTES = 4755e6, 11325e6
+
+
+def test_whisper_transcription_is_sized_from_its_decoder_and_cross_attention_caches(catalog):
+    # Beam 5 as five decoder streams, each caching K and V of its 448 tokens and of the 1,500 encoder frames: between
+    # the frugal engine's peak and the PyTorch reference's (whose caching allocator keeps what it once held).
+    job = answers("inference_server", workload__batch_size=5, budget__currency="EUR", budget__amount=3000.0,
+                  **WHISPER_LARGE_V2)
+    assert not cross_field_problems(job)  # no longer "set 0"
+    build = recommend(job, catalog, today=dt.date(2026, 10, 1))
+    assert FASTER_WHISPER_PEAK_BYTES <= build.memory.total_bytes <= OPENAI_WHISPER_PEAK_BYTES
+    assert build.memory.total_bytes == pytest.approx(FASTER_WHISPER_PEAK_BYTES, rel=0.2)
+    assert any("cross-attention" in line for line in build.memory.formula)
+    assert build.feasible and build.speed.summary[0].startswith("not predicted for an encoder-decoder's inference")
+    assert not build.speed.figures
