@@ -313,10 +313,15 @@ def _alternatives(ctx: Context, gpu: Part) -> str:
                if system["gpu_id"] != gpu.id and system["gpu_count"] == ctx.gpu_count
                and buyable(ctx, ctx.catalog.parts[system["gpu_id"]])]
     cards = sorted((card for card in offered(ctx, "gpu") if card["form"] in ("workstation", "datacenter")
-                    and buyable(ctx, card) and system_options(ctx, card)),
+                    and buyable(ctx, card) and (system_options(ctx, card) or card["cooling"] != "passive"
+                                                and not needs_server_chassis(ctx, card))),
                    key=lambda card: (-card["memory_gib"], part_price(ctx, card), card.id))
     if cards:
-        chassis, _ = system_options(ctx, cards[0])[0]
-        options.append(f"{ctx.gpu_count} x {cards[0].name} ({shown(cards[0])} each) in a {chassis.name} "
-                       f"({shown(chassis)})")
+        card = cards[0]
+        if needs_server_chassis(ctx, card):  # 5-8 cards, or passive ones: a server barebone
+            chassis, _ = system_options(ctx, card)[0]
+            where = f"a {chassis.name} ({shown(chassis)})"
+        else:  # a workstation holds them
+            where = "a PC built around them"
+        options.append(f"{ctx.gpu_count} x {card.name} ({shown(card)} each) in {where}")
     return "alternatives: " + ("; ".join(options) if options else "none in the catalog")

@@ -98,6 +98,17 @@ def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(c
     assert "alternatives:" in line and system_name(catalog, BAREBONE) in line
 
 
+def test_one_h20_names_a_card_for_a_pc_not_an_eight_gpu_barebone(catalog):
+    # A one-card job pinned to the H20 (no server in the catalog): the way out is a card a PC holds, not one card in
+    # an 8-GPU 2U barebone; a passive card, which needs a server's airflow, is never the PC's.
+    ctx = context(catalog, workload__preset="llama-7b", budget__amount=300000.0, budget__condition="used")
+    line = " | ".join(assemble(ctx, catalog.get("h20-96gb")).unsatisfied)
+    alternative = line.split("alternatives: ")[1]
+    assert "in a PC built around them" in alternative and system_name(catalog, BAREBONE) not in alternative, line
+    card = next(part for part in catalog.of_kind("gpu") if alternative.startswith(f"1 x {part.name} ("))
+    assert card["cooling"] != "passive", card.id
+
+
 def test_system_options_is_what_the_ranking_can_offer(catalog):
     ctx = context(catalog, scale__gpu_count=8)
     assert [part.id for part, _ in system_options(ctx, catalog.get("h200-141gb-sxm"))] == ["hgx-h200-8gpu"]
