@@ -118,6 +118,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
             changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
                             answers.with_value("scale", "sharding", "zero_offload")))
+        if task.method in ("lora", "qlora", "lora_int8") and transformer and scale.sharding != "fsdp_offload":
+            changes.append(("FSDP with CPU offload (Answer.AI's FSDP-QLoRA: the weights in CPU RAM, each layer "
+                            "uploaded as it runs; slower, over PCIe)",
+                            answers.with_value("scale", "sharding", "fsdp_offload")))
         if not ctx.edge:
             changes.extend(more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:

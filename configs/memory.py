@@ -56,7 +56,7 @@ def estimate_training(
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = 4.0 if precision == "fp32" else 2.0
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters)
-    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2}[sharding]
+    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]
     n = max(1, gpu_count)
     weights = states.weights / (n if stage >= 3 else 1)
     gradients = states.gradients / (n if stage >= 2 else 1)
@@ -79,6 +79,16 @@ def estimate_training(
             f"{host_per_parameter:g} B x {OFFLOAD_BUFFER_FACTOR:g} = {host_offload / GIB:.3g} GiB per machine "
             "(DeepSpeed's estimator); the GPU keeps 16-bit weights"
         )
+    elif sharding == "fsdp_offload":
+        # FSDP's CPUOffload(offload_params=True), as Answer.AI's FSDP-QLoRA runs 70B on two 24 GB cards: weights,
+        # gradients and optimizer states live in host RAM; the GPU holds the layer it runs and the one it prefetches.
+        embedding = shape.logits_vocabulary_size * shape.hidden_size * value_bytes
+        layer = max(states.weights / max(1, shape.layers), embedding)
+        host_offload = states.weights + states.gradients + states.optimizer
+        weights, gradients, optimizer_states = 2 * layer, 0.0, 0.0
+        formula.append(f"FSDP with CPU offload: weights, gradients and optimizer states in host RAM "
+                       f"({host_offload / GIB:.3g} GiB per machine); the GPU holds 2 x the largest unit (a layer, or "
+                       f"the embedding) = {2 * layer / GIB:.3g} GiB, the one running and the one prefetched")
     elif stage:
         formula.append(f"{SHARDING_LABELS[sharding]} divides " + ("optimizer states" if stage == 1 else
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")

@@ -258,7 +258,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
                         f"{_money(ctx, ctx.budget_cny)} budget")
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
-    if answers.scale.sharding not in ("none", "zero_offload") and ctx.gpu_count == 1:
+    if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
     if answers.budget.condition == "used":

@@ -51,6 +51,8 @@ TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77
+# Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
+BASE_WEIGHT_BYTES = {"qlora": 0.5, "lora_int8": 1.0}
 # A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.
 HOST_COPY_FRACTION = 25 / 31.5
 # PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG base specs: 8b/10b to Gen2, 128b/130b after).
@@ -253,17 +255,27 @@ class Communication:
     host_bytes: float = 0.0  # over PCIe to and from the host (ZeRO-Offload)
     overlap: str = "backward"  # what the collective overlaps with: "backward", "compute" or "none"
     text: str = ""
+    host_overlapped: bool = False  # the host traffic is prefetched behind compute too (FSDP's CPU offload)
 
 
 def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
-                  micro_steps: int) -> Communication:
+                  micro_steps: int, weight_bytes: float = 2.0) -> Communication:
     """Data parallel: a ring all-reduce moves 2(n-1)/n x the gradients per step (nccl-tests' busbw), overlapped
     with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the 16-bit weights for forward
     and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
     (arXiv:1910.02054: 1.5x data parallel's volume); ZeRO-Offload also ships gradients down and 16-bit weights up
-    over PCIe each step, not overlapped here (an upper bound)."""
+    over PCIe each step, not overlapped here (an upper bound); FSDP with CPU offload uploads each GPU's shard of the
+    weights (`weight_bytes` a parameter) for forward and backward on every micro-batch, prefetched behind compute
+    (Answer.AI's FSDP-QLoRA benchmarks: Yi 34B on two 4090s at x16, 2,061 s offloaded vs 2,072 s not)."""
     n = max(1, gpus)
     ring = (n - 1) / n
+    if sharding == "fsdp_offload":
+        gathers = micro_steps * ring * (2 * parameters * weight_bytes + trainable * gradient_bytes)
+        host = micro_steps * 2 * parameters * weight_bytes / n
+        return Communication(gathers, host, "compute", host_overlapped=True, text=(
+            f"{micro_steps} micro-batch(es) x 2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
+            f"{weight_bytes:g} B from host RAM = {host / 1e9:.3g} GB over PCIe per step"
+            + (", then gathered across the GPUs" if n > 1 else "") + ", prefetched behind compute"))
     if sharding in ("zero3", "fsdp"):
         volume = micro_steps * ring * (2 * parameters * 2.0 + trainable * gradient_bytes)
         return Communication(volume, overlap="compute", text=(
@@ -285,4 +297,6 @@ def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_
     collective_s = comm.collective_bytes / (busbw * 1e9) if comm.collective_bytes and busbw else 0.0
     window = {"backward": compute_s * 2 / 3, "compute": compute_s}.get(comm.overlap, 0.0)
     host_s = comm.host_bytes / (host_gb_per_s * ALLREDUCE_LINK_FRACTION * 1e9) if comm.host_bytes else 0.0
+    if comm.host_overlapped:
+        return max(0.0, collective_s + host_s - window)
     return max(0.0, collective_s - window) + host_s

@@ -235,9 +235,12 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
                        + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
                        f" = {sp.duration(compute_s)} of compute per step")
     exposed = 0.0
-    if n > 1 or task.method == "full" and answers.scale.sharding == "zero_offload":
+    offloaded = answers.scale.sharding == "fsdp_offload" or (
+        task.method == "full" and answers.scale.sharding == "zero_offload")
+    if n > 1 or offloaded:
         comm = sp.communication(answers.scale.sharding, n, shape.parameters, _trainable(shape, task),
-                                4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps)
+                                4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
+                                sp.BASE_WEIGHT_BYTES.get(task.method, 2.0))
         exposed = sp.exposed_seconds(comm, compute_s, device, host_gb_per_s)
         busbw = device.busbw_gb_per_s or device.link_gb_per_s * sp.ALLREDUCE_LINK_FRACTION
         where = "measured busbw" if device.busbw_gb_per_s else f"{device.link} x {sp.ALLREDUCE_LINK_FRACTION:g}"

@@ -7,12 +7,15 @@ import math
 import re
 from pathlib import Path
 
+import pytest
+
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.levers import answer_changes
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
+from pth_top.units import GIB
 from tests.configs.builders import answers
 
 TODAY = dt.date(2026, 11, 1)
@@ -350,3 +353,24 @@ def test_the_users_pinned_cards_get_the_cheapest_lever_before_other_cards(catalo
     line, changed, pins = build.applicable_alternatives[0]  # the wizard's "apply" keeps the cards pinned
     assert line == first and changed.task.training_stack != job.task.training_stack
     assert pins == {"gpu": ("rtx-4090-24gb", 2)}
+
+
+def test_fsdp_with_cpu_offload_fits_70b_qlora_on_two_24_gb_cards_at_the_published_rate(catalog):
+    # github.com/AnswerDotAI/fsdp_qlora benchmarks_03_2024.md, dual RTX 4090 (PCIe 4.0 x16 each): Llama-2 70B QLoRA,
+    # CPU offload, batch 2 a GPU, context 2048: peak reserved 14.92 GiB, 1,024 samples in 4,399 s (477 tokens/s).
+    job = answers(workload__preset="llama-70b", workload__sequence_length=2048, workload__batch_size=4,
+                  task__method="qlora", task__lora_rank=64, task__lora_targets="all_linear", task__recompute="full",
+                  scale__gpu_count=2, scale__sharding="fsdp_offload", budget__currency="USD", budget__amount=10000.0)
+    build = recommend(job, catalog, pins={"gpu": ("rtx-4090-24gb", 2)}, today=TODAY)
+    assert build.feasible and build.memory.total_bytes <= 14.92 * GIB  # allocated, under their reserved peak
+    assert build.memory.host_offload_bytes > 35e9  # the NF4 base and the adapters' states in host RAM
+    published = 1024 * 2048 / 4399
+    assert build.speed.figures["training_tokens_per_s"] == pytest.approx(published, rel=0.35)
+    # A LoRA or QLoRA job without it has it among its levers; a full fine-tune has ZeRO-Offload instead.
+    plain = job.with_value("scale", "sharding", "fsdp")
+    levers = dict(answer_changes(_context(plain, catalog, load_rules(), {})))
+    offloaded = [label for label in levers if label.startswith("FSDP with CPU offload")]
+    assert offloaded and levers[offloaded[0]] == job
+    full = plain.with_value("task", "method", "full")
+    assert not [label for label, _ in answer_changes(_context(full, catalog, load_rules(), {}))
+                if label.startswith("FSDP with CPU offload")]

@@ -115,7 +115,7 @@ CHOICE_LABELS = {
     ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param"},
     ("scale", "sharding"): {
         "none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
-        "zero_offload": "ZeRO-Offload (states in CPU RAM)",
+        "zero_offload": "ZeRO-Offload (states in CPU RAM)", "fsdp_offload": "FSDP + CPU offload (weights in RAM)",
     },
     ("task", "training_stack"): {"hf_trainer": "HF Trainer (eager fp32 loss)", "torchtune": "torchtune (chunked loss)",
                                  "liger": "Liger (fused linear loss)", "unsloth": "Unsloth (fused loss, CPU ckpt)"},
