@@ -87,7 +87,8 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
         return ""
     engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
     fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
-    for count, kv in [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+    tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
+    for count, kv in tries + [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
         try:
@@ -102,7 +103,8 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
         split = split_label(answers)
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
-        return (f"faster within budget: {count} x {gpu.name} with {split}{kv_text} decode ~{rate:,.1f} "
+        how = f"{split}{kv_text}" if count > 1 else "an fp8 KV cache"
+        return (f"faster within budget: {count} x {gpu.name} with {how} decode ~{rate:,.1f} "
                 f"tokens/s per stream (~{per_stream:.1f} here), a build of "
                 f"{money(other.total_price_cny, build.currency, rules)} within "
                 f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")

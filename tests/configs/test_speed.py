@@ -266,6 +266,22 @@ def test_a_server_too_slow_on_one_device_names_the_faster_build_the_budget_buys(
         "decode_tokens_per_s_per_stream"]
 
 
+def test_a_slow_server_first_tries_its_own_single_card_with_an_fp8_kv_cache(catalog):
+    # Qwen2.5-32B AWQ for 8 users at 32k, EUR 40,000: a DGX Spark holds it at ~2 tokens/s a user; one 96 GB card
+    # with an fp8 KV cache holds it too, ten times faster, for half the budget (not only 2-8 cards).
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=32_763_876_352, workload__layers=64, workload__hidden_size=5120,
+                  workload__attention_heads=40, workload__kv_heads=8, workload__intermediate_size=27648,
+                  workload__gated_mlp=True, workload__vocabulary_size=152_064, workload__sequence_length=32768,
+                  workload__batch_size=8, task__mode="inference", task__precision="int4", task__quantization="awq_g128",
+                  task__serving_engine="vllm", task__generated_tokens=2048, budget__currency="EUR",
+                  budget__amount=40000.0)
+    build = recommend(job, catalog, today=TODAY)
+    faster = [line for line in build.warnings if line.startswith("faster within budget: 1 x ")]
+    assert faster and "with an fp8 KV cache decode" in faster[0], build.warnings
+    assert 'scale.gpu_count = 1 and task.kv_cache_dtype = "fp8"' in faster[0]
+
+
 def test_a_month_long_training_run_names_the_rented_node_that_does_it_for_less(catalog):
     # Continued pretraining of Qwen2.5-7B on 20B tokens (80 GB of text) on 4 GPUs for EUR 40,000 takes about a month
     # on the build (6 x 7.6B x 20B = 9.1e20 FLOP); 8 rented H100s do it in days for a few thousand euros.
