@@ -35,7 +35,7 @@ from pth_top.configs.answer_types import (
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from pth_top.configs.presets import model_presets
+from pth_top.configs.presets import context_tokens, model_presets
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
@@ -225,6 +225,11 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     if preset != "custom" and preset not in presets:
         known = ", ".join(presets)
         problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {known}, or custom)"))
+    elif preset != "custom" and presets[preset].kind == "transformer":
+        limit = context_tokens(presets[preset])
+        if workload.sequence_length > limit:
+            problems.append(("workload", "sequence_length", f"{workload.sequence_length:,} tokens is beyond "
+                             f"{presets[preset].name}'s {limit:,}-token context: at most {limit:,}"))
     if preset == "custom":
         kind = workload.kind
         if kind == "transformer":

@@ -47,6 +47,7 @@ class ModelPreset:
     head_dim: int = 0  # per-head width when not hidden / heads (configs.memory_terms)
     sliding_window_tokens: int = 0  # sliding-window attention: window tokens, on sliding_window_layers layers
     sliding_window_layers: int = 0
+    scaled_context_tokens: int = 0  # the context RoPE scaling (YaRN) reaches, where the model card documents it
     # A detector's run peak over its one measured batch (the COCO run's largest images and most boxes): its
     # activations are scaled to it, as a buyer must provision the peak, not a typical batch.
     run_peak_ratio: float = 1.0
@@ -73,11 +74,17 @@ def model_presets() -> Mapping[str, ModelPreset]:
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
             experts_per_token=entry.get("experts_per_token", 0), experts_count=entry.get("experts_count", 0),
+            scaled_context_tokens=entry.get("scaled_context_tokens", 0),
             head_dim=entry.get("head_dim", 0), sliding_window_tokens=entry.get("sliding_window_tokens", 0),
             sliding_window_layers=entry.get("sliding_window_layers", 0),
             run_peak_ratio=entry.get("run_peak_ratio", 1.0),
         )
     return MappingProxyType(presets)
+
+
+def context_tokens(preset: ModelPreset) -> int:
+    """The longest context the model runs at: with RoPE scaling where its card documents it, else its own."""
+    return preset.scaled_context_tokens or preset.sequence_length
 
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
@@ -89,11 +96,11 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         return ModelShape(
             kind=preset.kind, parameters=preset.parameters, layers=preset.layers, hidden_size=preset.hidden_size,
             attention_heads=preset.attention_heads, kv_heads=preset.kv_heads,
-            sequence_length=min(workload.sequence_length, preset.sequence_length or workload.sequence_length)
+            sequence_length=min(workload.sequence_length, context_tokens(preset) or workload.sequence_length)
             or preset.sequence_length,
             activation_elements_per_sample=round(preset.activation_elements_per_sample * scale * preset.run_peak_ratio),
             intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
-            vocabulary_size=preset.vocabulary_size, max_context_tokens=preset.sequence_length,
+            vocabulary_size=preset.vocabulary_size, max_context_tokens=context_tokens(preset),
             feature_width=preset.feature_width,
             largest_activation_elements=round(preset.largest_activation_elements * scale),
             lm_head=preset.lm_head, active_parameters=preset.active_parameters,

@@ -258,6 +258,13 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
                         f"{_money(ctx, ctx.budget_cny)} budget")
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
+    preset = model_presets().get(answers.workload.preset)
+    tokens = ctx.shape.sequence_length + (answers.task.generated_tokens if answers.task.mode == "inference" else 0)
+    if preset is not None and preset.scaled_context_tokens and tokens > preset.sequence_length:
+        warnings.append(f"{tokens:,} tokens is beyond {preset.name}'s native "
+                        f"{preset.sequence_length:,}-token context: it runs with YaRN RoPE scaling, as its model card "
+                        f"documents up to {preset.scaled_context_tokens:,} (set rope_scaling in the engine; quality "
+                        "at that length is the card's to check)")
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
