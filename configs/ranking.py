@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pth_top.configs.assemble import PC_GPU_FORMS, assemble
 from pth_top.configs.assembly import (
@@ -64,10 +64,12 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
 
 
 def edge_speed(ctx: Context, gpu: Part) -> float:
-    """An edge module's predicted speed for this job, from its datasheet."""
+    """An edge module's predicted speed for this job, from its datasheet; an encoder-decoder's, whose speed is not
+    predicted, ranked by its decoder-only equivalent's (a module's weight reads and FLOPs, not its id)."""
     from pth_top.configs.speed_build import job_rate  # speed_build reads this module's rate table
 
-    return job_rate(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    shape = replace(ctx.shape, decoder_layers=0, decoder_sequence_length=0) if ctx.shape.encoder_decoder else ctx.shape
+    return job_rate(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
 
 
 def trains_at_precision(ctx: Context, gpu: Part) -> bool:

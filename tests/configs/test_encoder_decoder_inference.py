@@ -34,3 +34,15 @@ def test_whisper_transcription_is_sized_from_its_decoder_and_cross_attention_cac
     assert any("cross-attention" in line for line in build.memory.formula)
     assert build.feasible and build.speed.summary[0].startswith("not predicted for an encoder-decoder's inference")
     assert not build.speed.figures
+
+
+def test_an_edge_module_for_whisper_is_ranked_by_its_decoder_speed_not_its_id(catalog):
+    # No speed is predicted for an encoder-decoder, so every module scored 0 and the tie fell to the part id. Ranked
+    # by its decoder's weight reads instead: at $600 the Orin Nano Super, not a Raspberry Pi that also holds it.
+    def chosen(amount: float) -> str:
+        job = answers("edge_deployment", workload__batch_size=1, budget__currency="USD", budget__amount=amount,
+                      **WHISPER_LARGE_V2)
+        return recommend(job, catalog, today=dt.date(2026, 10, 1)).component("gpu").part_id
+
+    assert chosen(600.0) == "jetson-orin-nano-super-8gb"
+    assert chosen(6000.0) == "jetson-agx-thor-128gb"  # the fastest within budget, as for any edge job
