@@ -105,8 +105,8 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
 
 
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
-    """A CPU-only PC, with why it is offered: classical ML on tabular data and small-model inference need no GPU;
-    otherwise only on price."""
+    """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
+    training on a small data set need no GPU; otherwise only on price."""
     cpu_ctx = cpu_context(ctx)
     asm = assemble(cpu_ctx, None)
     cheapest_total = asm.total_cny
@@ -124,6 +124,13 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
                   "GPU build")
+        return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
+    data_gb = ctx.answers.data.dataset_size_gb
+    if ctx.answers.task.mode == "training" and model_gib <= small.small_model_max_gib \
+            and data_gb <= small.small_training_dataset_max_gb:
+        reason = (f"small-model training: {model_gib:.2f} GiB of working memory (the guide's small class, LeNet and "
+                  f"ResNet-18 in {small.small_model_max_gib:g} GB, §{small.guide_section}) on {data_gb:g} GB of "
+                  "data: a CPU trains it, cheaper than any GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     if ctx.answers.task.mode == "training" and ctx.answers.task.precision == "amp_fp16":
         asm.reasons["cpu"].append(

@@ -134,6 +134,7 @@ class CpuOnlyRules(Schema, frozen=True):
     guide_section: str
     # Inference of a model in the guide's "small" class (LeNet, ResNet-18: 2 GB of GPU memory) needs no GPU.
     small_model_max_gib: Number
+    small_training_dataset_max_gb: Number  # and training one on at most this much data
 
 
 class RentRules(Schema, frozen=True):

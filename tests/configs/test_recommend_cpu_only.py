@@ -235,3 +235,13 @@ def test_gpu_scale_training_under_the_cheapest_gpu_build_is_never_shown_a_cpu_on
     build = recommend(job, catalog, today=TODAY)
     assert not build.feasible and not build.cpu_only and build.component("gpu") is not None
     assert not any("CPU-only" in line for line in (*build.blockers, *build.feasible_alternatives))
+
+
+def test_lenet_on_mnist_is_trained_on_a_cpu_only_pc_not_sent_to_rent_a_gpu(catalog):
+    # The guide's small class (LeNet, 2 GB) on MNIST-sized data (0.1 GB): a CPU trains it; "rent an A10" is not an
+    # answer an engineer would sign. ImageNet-sized data keeps needing a GPU (the test above).
+    job = answers(workload__preset="lenet5", workload__batch_size=64, data__kind="images", data__dataset_size_gb=0.1,
+                  budget__amount=5000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.cpu_only, build.blockers
+    assert any(line.startswith("CPU-only build: small-model training") for line in build.reasoning)
