@@ -170,7 +170,15 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
         return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, index.as_of, base.source,
                      "indexed", base.market, index)
     quote = _china_base(part, rules)
-    return quote if quote.market == market and quote.currency == currency else _converted(quote)
+    if quote.market == market and quote.currency == currency:
+        return quote
+    vat = import_vat(market, rules) if quote.market in rules.budget.prices_before_tax_markets else 0.0
+    return replace(_converted(quote), amount_cny=quote.amount_cny * (1 + vat), import_vat_fraction=vat)
+
+
+def import_vat(market: str, rules: Rules) -> float:
+    """The VAT a buyer in `market` pays on goods from abroad (rules.toml budget.import_vat_fraction); 0: none."""
+    return next((fraction for name, fraction in rules.budget.import_vat_fraction.items() if name == market), 0.0)
 
 
 def _converted(quote: Quote) -> Quote:
@@ -206,7 +214,7 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
     listed_in = max((listing["as_of"], name) for name, listing in listings.items())[1]
     used = _from_entry(listings[listed_in], "used", listed_in, rules)
     used = used if used.currency == currency else _converted_used(used)
-    vat = next((fraction for name, fraction in rules.budget.import_vat_fraction.items() if name == market), 0.0)
+    vat = import_vat(market, rules)
     return replace(used, amount_cny=used.amount_cny * (1 + vat), abroad=True, import_vat_fraction=vat)
 
 
@@ -237,7 +245,7 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     if q.basis == "new":
         return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
     vat = f", plus {q.import_vat_fraction:.0%} import VAT" if q.import_vat_fraction else ""
-    carried = f"{vat} (a listing abroad: shipping{'' if vat else ', import duty and VAT'} on top)" if q.abroad else ""
+    carried = f"{vat} (a listing abroad: shipping{'' if vat else ', import duty and VAT'} on top)" if q.abroad else vat
     if q.basis == "used" and not q.abroad:
         return f"price {shown}: {where} used market (second-hand listings), as of {q.as_of}{source}"
     if q.basis == "used":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pth_top.configs.build_file import dumps_build, loads_build
 from pth_top.configs.market import quote, quote_line, used_quote
 from pth_top.configs.parts import load_catalog
@@ -221,3 +223,14 @@ def test_no_card_for_sale_here_names_the_ones_that_would_hold_the_job_and_why_no
     line = recommend(job, catalog, today=TODAY).blockers[0]
     assert "no GPU sold new in the China market holds that much" in line and "in this catalog" not in line, line
     assert "AMD Instinct MI300X 192GB: US export licence required for China" in line, line
+
+
+def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listing_does(catalog):
+    # US retail prices are before sales tax; EU prices include VAT. The Jetson AGX Thor's $5,499 (no EU price) costs
+    # an EU buyer that plus 19 % VAT, as a used listing from the US does: new and used compare on one basis.
+    thor = catalog.get("jetson-agx-thor-128gb")
+    eu, us = quote(thor, "eu", "EUR", "new", RULES), quote(thor, "us", "USD", "new", RULES)
+    assert eu.basis == "converted" and eu.amount_cny == pytest.approx(us.amount_cny * 1.19)
+    assert "plus 19% import VAT" in quote_line(thor, eu, "EUR", RULES)
+    # A China price converted for the EU buyer already carries China's VAT: none added.
+    assert not quote(catalog.get("h200-141gb-nvl"), "eu", "EUR", "new", RULES).import_vat_fraction
