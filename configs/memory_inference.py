@@ -92,7 +92,13 @@ def estimate_inference(
         )
     value_bytes = 4.0 if precision == "fp32" else 2.0
     if shape.encoder_decoder:
-        return _encoder_decoder(shape, weights, batch, n, value_bytes, cuda_context_bytes, formula)
+        kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
+        breakdown = _encoder_decoder(shape, weights, batch, n, value_bytes, kv_bytes, cuda_context_bytes, formula)
+        graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
+        if graphs:
+            formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
+        return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
+                       usable_fraction=fraction)
     tokens = shape.sequence_length + generated_tokens
     if shape.max_context_tokens and tokens > shape.max_context_tokens:
         formula.append(
@@ -133,14 +139,14 @@ def estimate_inference(
     )
 
 
-def _encoder_decoder(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float,
+def _encoder_decoder(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, kv_bytes: float,
                      cuda_context_bytes: int, formula: list[str]) -> MemoryBreakdown:
     """An encoder-decoder (Whisper) generating: each decoder layer caches K and V of its own tokens (up to
     decoder_sequence_length) and of the encoder's output (cross-attention); the encoder runs once over its input."""
     decoder, encoder = shape.decoder_sequence_length, shape.sequence_length
-    kv = 2 * value_bytes * shape.kv_width * shape.decoder_layers * (decoder + encoder) * batch / n
-    formula.append(f"KV cache 2 x {value_bytes:g} B x decoder layers x h_kv x (its {decoder:,} tokens + the encoder's "
-                   f"{encoder:,} for cross-attention) x b = 2x{value_bytes:g}x{shape.decoder_layers}x{shape.kv_width}"
+    kv = 2 * kv_bytes * shape.kv_width * shape.decoder_layers * (decoder + encoder) * batch / n
+    formula.append(f"KV cache 2 x {kv_bytes:g} B x decoder layers x h_kv x (its {decoder:,} tokens + the encoder's "
+                   f"{encoder:,} for cross-attention) x b = 2x{kv_bytes:g}x{shape.decoder_layers}x{shape.kv_width}"
                    f"x({decoder}+{encoder})x{batch}")
     one_layer = replace(shape, layers=1, sequence_length=encoder * batch, decoder_layers=0)
     activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n

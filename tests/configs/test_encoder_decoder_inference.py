@@ -23,14 +23,21 @@ FASTER_WHISPER_PEAK_BYTES, OPENAI_WHISPER_PEAK_BYTES = 4755e6, 11325e6
 
 
 def test_whisper_transcription_is_sized_from_its_decoder_and_cross_attention_caches(catalog):
-    # Beam 5 as five decoder streams, each caching K and V of its 448 tokens and of the 1,500 encoder frames: between
-    # the frugal engine's peak and the PyTorch reference's (whose caching allocator keeps what it once held).
+    # Beam 5 as five decoder streams, each caching K and V of its 448 tokens and of the 1,500 encoder frames, on
+    # PyTorch generate(): between the C++ engine's peak and the PyTorch reference's (its caching allocator keeps
+    # what it once held).
     job = answers("inference_server", workload__batch_size=5, budget__currency="EUR", budget__amount=3000.0,
-                  **WHISPER_LARGE_V2)
+                  task__serving_engine="hf_generate", **WHISPER_LARGE_V2)
     assert not cross_field_problems(job)  # no longer "set 0"
     build = recommend(job, catalog, today=dt.date(2026, 10, 1))
     assert FASTER_WHISPER_PEAK_BYTES <= build.memory.total_bytes <= OPENAI_WHISPER_PEAK_BYTES
     assert build.memory.total_bytes == pytest.approx(FASTER_WHISPER_PEAK_BYTES, rel=0.2)
+    # On vLLM: its CUDA graphs counted, its 90 % fill the usable memory, and an fp8 KV cache halves the cache.
+    served = recommend(job.with_value("task", "serving_engine", "vllm"), catalog, today=dt.date(2026, 10, 1))
+    fp8 = recommend(job.with_value("task", "serving_engine", "vllm").with_value("task", "kv_cache_dtype", "fp8"),
+                    catalog, today=dt.date(2026, 10, 1))
+    assert served.memory.usable_fraction == 0.9 and served.memory.total_bytes > build.memory.total_bytes
+    assert fp8.memory.kv_cache_bytes == pytest.approx(served.memory.kv_cache_bytes / 2)
     assert any("cross-attention" in line for line in build.memory.formula)
     assert build.feasible and build.speed.summary[0].startswith("not predicted for an encoder-decoder's inference")
     assert not build.speed.figures
