@@ -107,7 +107,7 @@ class Device:
     # The build's system RAM bandwidth (configs.speed_cpu), for experts llama.cpp runs on the CPU; 0: not known.
     host_ram_gb_per_s: float = 0.0
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
-    decode_fraction: float = 0.0  # this card's own decode fraction of its datasheet bandwidth (gpus.toml); 0: common
+    decode_bandwidth_fraction: float = 0.0  # this card's own decode share of its datasheet bandwidth; 0: the common
 
     @property
     def host_link_gb_per_s(self) -> float:
@@ -137,11 +137,12 @@ class Prediction:
 
 def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION) -> tuple[float, str]:
     """GB/s decoding reaches on all the GPUs together, and how."""
+    if device.decode_bandwidth_fraction:  # the card's own, in the same MoE proportion
+        fraction = device.decode_bandwidth_fraction * fraction / DECODE_BANDWIDTH_FRACTION
     share = min(0.95, fraction / BENCH_BANDWIDTH_FRACTION) if device.measured_bandwidth else fraction
     what = "measured" if device.measured_bandwidth else "datasheet"
-    if device.decode_fraction and not device.measured_bandwidth:  # the card's own, in the same MoE proportion
-        share = device.decode_fraction * fraction / DECODE_BANDWIDTH_FRACTION
-        what = "datasheet; this card's own decode fraction, gpus.toml"
+    if device.decode_bandwidth_fraction:
+        what += "; this card's own decode fraction, gpus.toml"
     value = share * device.bandwidth_gb_per_s * device.working_count
     text = f"{share:.2f} x {device.bandwidth_gb_per_s:,.0f} GB/s ({what})"
     if device.layer_split and device.count > 1:

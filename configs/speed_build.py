@@ -71,7 +71,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
                      link_gb_per_s=link_gb_per_s, nvlink=nvlink, measured_bandwidth=measured_bandwidth,
                      measured_tflops=measured_tflops, busbw_gb_per_s=busbw,
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)),
-                     decode_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)))
+                     decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)))
 
 
 def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int = 16) -> tuple[str, float, bool]:

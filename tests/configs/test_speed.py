@@ -141,6 +141,16 @@ def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu_only(catalog):
     assert swapped.measured == measured and swapped.speed.ceilings == "datasheet"
 
 
+def test_a_cards_own_decode_fraction_holds_with_measured_bandwidth_too():
+    # The H20 reaches 0.38 of its datasheet bandwidth decoding (gpus.toml); a bench copy of 3,480 GB/s (0.87 of it)
+    # must not put it back at the common 0.65 / 0.87 of the measured figure.
+    h20 = dataclasses.replace(ONE_GPU, bandwidth_gb_per_s=4000.0, decode_bandwidth_fraction=0.38)
+    measured = dataclasses.replace(h20, bandwidth_gb_per_s=3480.0, measured_bandwidth=True)
+    datasheet_gb_per_s, _ = sp.achieved_bandwidth(h20)
+    measured_gb_per_s, text = sp.achieved_bandwidth(measured)
+    assert measured_gb_per_s == pytest.approx(datasheet_gb_per_s) and "own decode fraction" in text
+
+
 def test_measured_all_reduce_bus_bandwidth_applies_at_its_gpu_count():
     spec = {"bf16_dense_tflops": 100.0, "fp32_tflops": 10.0, "bandwidth_gb_per_s": 1000.0, "pcie_generation": 4,
             "nvlink": "none", "form": "consumer", "software": "cuda"}
