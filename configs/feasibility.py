@@ -22,7 +22,7 @@ from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
-from pth_top.configs.ranking import Fit, first_acceptable, ranked_gpus, usable_bytes
+from pth_top.configs.ranking import Fit, first_acceptable, fits_the_machine, ranked_gpus, usable_bytes
 from pth_top.units import GIB
 
 
@@ -72,7 +72,7 @@ def _money(ctx: Context, amount_cny: float) -> str:
 
 def _no_holder(ctx: Context) -> str:
     """That no card holds the job: in the catalog, or (naming the ones that would) none this buyer can buy."""
-    unbuyable = [gpu for gpu in ctx.catalog.of_kind("gpu") if ctx.edge == (gpu["form"] == "edge")
+    unbuyable = [gpu for gpu in ctx.catalog.of_kind("gpu") if fits_the_machine(ctx, gpu)
                  and not buyable(ctx, gpu) and memory_fit(ctx, gpu) != SHORT]
     if not unbuyable:
         return "no GPU in this catalog holds that much"

@@ -96,11 +96,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
     quiet = ctx.answers.budget.noise == "quiet"
     ranked = []
     for gpu in offered(ctx, "gpu"):
-        if ctx.edge != (gpu["form"] == "edge"):
-            continue
-        if gpu["form"] == DESKTOP_SYSTEM and ctx.gpu_count != 1:
-            continue  # one box; two over their network ports are not sized
-        if not ctx.edge and gpu["form"] not in (*PC_GPU_FORMS, DESKTOP_SYSTEM) and not _in_a_system(ctx, gpu):
+        if not fits_the_machine(ctx, gpu):
             continue
         if quiet and gpu["cooling"] in ("blower", "passive") and not ctx.edge:
             continue
@@ -116,6 +112,16 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
         ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
     ranked.sort(key=lambda item: item[:3])
     return [(gpu, fits) for *_, gpu, fits in ranked]
+
+
+def fits_the_machine(ctx: Context, gpu: Part) -> bool:
+    """Whether a machine of this kind and GPU count can hold the card at all, sold here or not: an edge module for
+    an edge job, a desktop system alone, an SXM/OAM module in a catalog server of this many."""
+    if ctx.edge != (gpu["form"] == "edge"):
+        return False
+    if gpu["form"] == DESKTOP_SYSTEM and ctx.gpu_count != 1:
+        return False  # one box; two over their network ports are not sized
+    return ctx.edge or gpu["form"] in (*PC_GPU_FORMS, DESKTOP_SYSTEM) or _in_a_system(ctx, gpu)
 
 
 def _in_a_system(ctx: Context, gpu: Part) -> bool:

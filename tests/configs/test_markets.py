@@ -216,13 +216,17 @@ def test_a_china_lab_serves_deepseek_r1_in_fp8_on_the_licensed_hgx_h200(catalog)
 
 
 def test_no_card_for_sale_here_names_the_ones_that_would_hold_the_job_and_why_not(catalog):
-    # Llama 2 70B in bf16 on one card (140 GiB) for a China buyer: the MI300X and B200 would hold it, export rules bar
-    # them; "no GPU in this catalog holds that much" would be false.
-    job = answers("inference_server", workload__preset="llama-70b", task__mode="inference", task__precision="bf16",
-                  workload__batch_size=8, workload__sequence_length=8192, budget__amount=3000000.0)
+    # DeepSeek-V3 in bf16 on 8 GPUs (157 GiB each) for a China lab: the H200 (licensed) is short; the B200's HGX server
+    # would hold it, export rules bar it; "no GPU in this catalog holds that much" would be false. A card that no
+    # machine of this many GPUs can take (an SXM module without such a server) is not named.
+    job = answers("inference_server", workload__preset="deepseek-v3", task__mode="inference", task__precision="bf16",
+                  workload__batch_size=1, workload__sequence_length=4096, scale__gpu_count=8,
+                  budget__amount=30_000_000.0)
     line = recommend(job, catalog, today=TODAY).blockers[0]
     assert "no GPU sold new in the China market holds that much" in line and "in this catalog" not in line, line
-    assert "AMD Instinct MI300X 192GB: US export licence required for China" in line, line
+    assert "NVIDIA B200 180GB SXM (HGX B200): above the US export threshold for China" in line, line
+    one_card = job.with_value("scale", "gpu_count", 1).with_value("workload", "preset", "llama-70b")
+    assert "no GPU in this catalog holds that much" in recommend(one_card, catalog, today=TODAY).blockers[0]
 
 
 def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listing_does(catalog):
