@@ -256,9 +256,6 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             problems.append(("workload", "parameters", f"a custom {kind} model needs a parameter count above zero"))
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
-    if workload.forward_gflops_per_sample and (preset != "custom" or workload.kind != "cnn"):
-        problems.append(("workload", "forward_gflops_per_sample", "a custom CNN's own count (preset = 'custom', "
-                         "kind = 'cnn'); a preset has its published count"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
     problems.extend(_encoder_decoder_problems(answers, model_kind))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))

@@ -58,6 +58,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "decoder_layers", "Custom: decoder layers (enc-dec)"),
         ("workload", "decoder_sequence_length", "Custom: decoder tokens (enc-dec)"),
         ("workload", "input_size_px", "CNN input px (0: the preset's)"),
+        ("workload", "forward_gflops_per_sample", "Custom: CNN GFLOPs/input (0: est.)"),
     )),
     StepSpec("task", "Task and precision", (
         "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); LoRA trains "
