@@ -168,8 +168,11 @@ def tflops_text(value: float) -> str:
 
 
 def rate_text(per_second: float) -> str:
-    """A rate a second: whole above 10 ("1,234"), two figures below ("0.42": a slow job is not "~0")."""
-    return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
+    """A rate a second: whole above 10 ("1,234"), two figures below ("0.42": a slow job is not "~0"), and "under
+    0.01" below that rather than scientific notation."""
+    if per_second >= 10:
+        return f"{per_second:,.0f}"
+    return f"{per_second:.2g}" if per_second >= 0.01 else "under 0.01"
 
 
 def duration(seconds: float) -> str:

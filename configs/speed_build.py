@@ -170,7 +170,8 @@ def _decode_summary(out: sp.Prediction, batch: int, prompt: int, first_s: float,
     out.figures["first_token_s"] = first_s
     per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
     streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
-    out.summary.append(f"~{per_stream:,.1f} tokens/s per stream{streams}{where}; first token after a {prompt:,}-token "
+    shown = f"{per_stream:,.1f}" if per_stream >= 1 else sp.rate_text(per_stream)
+    out.summary.append(f"~{shown} tokens/s per stream{streams}{where}; first token after a {prompt:,}-token "
                        f"prompt in ~{sp.duration(first_s)}")
     return per_stream
 

@@ -347,6 +347,7 @@ def test_a_job_slower_than_one_image_a_second_says_its_rate_not_zero():
     images = out.figures["training_images_per_s"]
     assert images < 1 and out.summary[0].startswith(f"~{images:.2g} images/s training ("), out.summary
     assert (sp.rate_text(0.4237), sp.rate_text(7.25), sp.rate_text(1234.5)) == ("0.42", "7.2", "1,234")
+    assert sp.rate_text(1.2e-05) == "under 0.01"
 
 
 def test_two_cards_on_a_desktop_cpu_are_timed_over_the_x8_links_its_lanes_give(catalog):
