@@ -143,10 +143,12 @@ def test_a_server_priced_only_in_china_costs_a_us_buyer_at_least_its_gpus_us_pri
     assert server.part_id == "hgx-h200-8gpu" and server.unit_price_cny == 8 * 35000 * RULES.currency.cny_per_usd
     assert "ESTIMATED as its 8 x NVIDIA H200" in server.reasoning[-1]
     assert any(line.startswith("ESTIMATED at its GPUs' own US-market price") for line in us.warnings)
-    assert not any("prepayment" in line for line in server.reasoning)  # China's licence terms are China's
-    china = server_build("CNY", 4000000.0).component("system")
+    assert not any("prepayment" in line for line in us.reasoning + us.component("gpu").reasoning)  # China's terms
+    china_build = server_build("CNY", 4000000.0)
+    china = china_build.component("system")
     assert china.unit_price_cny == 1500000 and "China market, new" in china.reasoning[-1]
-    assert any("full prepayment" in line for line in china.reasoning)
+    terms = [line for component in china_build.components for line in component.reasoning if "full prepayment" in line]
+    assert len(terms) == 1  # said once, on the GPU, not again on its server
     in_yuan = server_build("CNY", 4000000.0, market="us").component("system")  # the market's floor, any currency
     assert in_yuan.unit_price_cny == server.unit_price_cny
 
