@@ -130,7 +130,7 @@ def feasible_alternatives(
     pinned_context_for: Callable[[Answers], Context] | None = None,
 ) -> list[Alternative]:
     """Each change to the answers that yields an acceptable build within budget, cheapest lever first, then renting
-    (renting first where the closest build is a CPU-only PC for GPU-scale training); a job no machine of 8 GPUs
+    (renting first where a pinned CPU-only PC is the build for GPU-scale training); a job no machine of 8 GPUs
     holds is sized across nodes first (configs/scale_out.py). With a pinned GPU (the user's own cards), the cheapest
     lever that fits the job on them leads."""
     kept = _on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else None
@@ -184,7 +184,7 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
     for label, answers in answer_changes(ctx):
         if answers == ctx.answers or answers.scale.gpu_count != ctx.answers.scale.gpu_count:
             continue
-        count = f"{pinned[1]} x " if pinned[1] > 1 else ""
+        count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
         line = _feasible_line(ctx, f"keeping the pinned {count}{card.name}, {label}", pinned_context_for(answers),
                               [(card, True)])
         if line:

@@ -80,7 +80,9 @@ def component_line(role: str, build: Build, with_id: bool = True) -> str:
         return ""
     count = f"{component.quantity} x " if component.quantity > 1 else ""
     # An SXM module is bought with its server (whole server price, 0 on the GPU line): say so, not "¥0".
-    in_server = role == "gpu" and not component.total_price_cny and build.component("system") is not None
+    system = build.component("system")
+    in_server = role == "gpu" and not component.total_price_cny and system is not None \
+        and system.spec.get("gpu_id") == component.part_id
     price = "in the server's price" if in_server else money(build, component.total_price_cny)
     line = f"{ROLE_LABELS[role]:<{ROLE_COLUMN_WIDTH}}{count}{component.name}  {price}"
     return printable(line + f"  [{component.part_id}]" if with_id else line)
