@@ -55,6 +55,17 @@ def expert_bytes(shape: ModelShape, precision: str, quantization: str, engine: s
     return shape.routed_expert_parameters * bytes_per_parameter
 
 
+def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
+    """How many ways the GPUs split the KV cache: a layer split (llama.cpp, generate()'s device map) by layers, all
+    of them; tensor parallel (vLLM, SGLang) by KV heads, at most their count, and not at all for MLA's latent cache
+    (vLLM and SGLang replicate it on every rank)."""
+    if gpus <= 1 or engine not in stacks.SHARD_STREAMING_ENGINES:
+        return max(1, gpus)
+    if shape.attention_width:
+        return 1
+    return min(gpus, shape.kv_heads or shape.attention_heads)
+
+
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
@@ -107,7 +118,13 @@ def estimate_inference(
         )
         tokens = shape.max_context_tokens
     kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
-    kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / n
+    split = kv_split(shape, n, engine)
+    kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / split
+    if split < n:
+        formula.append(f"tensor parallel splits the KV cache {split} way(s), not {n}: "
+                       + ("MLA's latent cache is one vector a token for all heads, kept whole on every GPU"
+                          if shape.attention_width else f"its {shape.kv_heads} KV heads go one or more to a GPU, "
+                          "copied where GPUs outnumber them"))
     window = shape.window_layers
     kv_text = (f"KV cache 2 x {kv_bytes:.4g} B x h_kv x (full layers x tokens + sliding-window layers x window) x b "
                f"= 2x{kv_bytes:.4g}x{shape.kv_width}x({shape.layers - window}x{tokens} + {window}x"

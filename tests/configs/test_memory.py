@@ -239,3 +239,20 @@ def test_cuda_context_is_its_own_term():
     breakdown = estimate_training(GPT2_SMALL, precision="bf16", optimizer="adamw", global_batch=8)
     assert 0.5 * GIB <= breakdown.cuda_context_bytes <= 1.0 * GIB
     assert breakdown.total_bytes == sum(value for _, value in breakdown.terms())
+
+
+def test_tensor_parallel_splits_the_kv_cache_by_kv_heads_and_keeps_mla_whole():
+    # vLLM and SGLang shard the KV cache by KV heads (copied where GPUs outnumber them) and keep MLA's latent cache
+    # whole on every rank: DeepSeek-R1 at 131k on 8 GPUs is not 1/8 of its cache a GPU (SGLang capped such a run at
+    # ~60k tokens on 8 x 96 GB). llama.cpp's layer split divides it by the GPUs.
+    deepseek = model_shape(Workload(preset="deepseek-v3"))[0]
+
+    def kv(shape, gpus, engine):
+        return estimate_inference(shape, precision="int8", batch=1, gpu_count=gpus, engine=engine,
+                                  quantization="fp8" if engine != "llama_cpp" else "auto").kv_cache_bytes
+
+    assert kv(deepseek, 8, "sglang") == pytest.approx(kv(deepseek, 1, "sglang"), rel=1e-6)
+    assert kv(deepseek, 8, "llama_cpp") == pytest.approx(kv(deepseek, 1, "llama_cpp") / 8, rel=1e-6)
+    qwen = model_shape(Workload(preset="qwen3-30b-a3b"))[0]  # 4 KV heads
+    assert kv(qwen, 8, "vllm") == pytest.approx(kv(qwen, 1, "vllm") / 4, rel=1e-6)
+    assert kv(qwen, 2, "vllm") == pytest.approx(kv(qwen, 1, "vllm") / 2, rel=1e-6)
