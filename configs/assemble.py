@@ -92,6 +92,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
                                       host_offload_bytes=ctx.memory.host_offload_bytes,
                                       streams_shards=engine in stacks.SHARD_STREAMING_ENGINES)
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
+                                                       stack=task.training_stack,
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters)
     experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0
     host_text = staging_text if staging_gib > host_weights_gib else (

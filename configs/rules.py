@@ -339,7 +339,8 @@ def host_model_gib(parameters: int, *, mode: str, precision: str, host_offload_b
 QUANTIZING_METHODS = ("qlora", "lora_int8")
 
 
-def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_parameters: int = 0) -> tuple[float, str]:
+def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_parameters: int = 0,
+                           stack: str = "hf_trainer") -> tuple[float, str]:
     """RAM that loading the checkpoints takes: quantizing the base needs the 16-bit weights (2 bytes/param) in RAM,
     and frozen models (a diffusion model's text encoders) are read from their 16-bit files to be quantized or to
     pre-compute embeddings (FLUX.1-dev: a 23.8 GB transformer and a 9.5 GB T5 encoder); (0, "") when nothing
@@ -347,7 +348,11 @@ def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_pa
     if mode != "training":
         return 0.0, ""
     parts, staged = [], 0.0
-    if method in QUANTIZING_METHODS:
+    if method == "qlora" and stack == "unsloth":
+        # Unsloth loads its pre-quantized 4-bit checkpoints (unsloth/*-bnb-4bit, its README's model list).
+        staged += parameters * 0.5
+        parts.append("Unsloth's pre-quantized 4-bit checkpoint")
+    elif method in QUANTIZING_METHODS:
         staged += parameters * 2
         parts.append(f"the 16-bit checkpoint, read to quantize the base ({method})")
     if frozen_parameters:

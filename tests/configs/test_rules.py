@@ -157,3 +157,12 @@ def test_a_bad_rules_file_names_file_line_and_key(tmp_path, change, where, reaso
         load_rules(tmp_path / "rules.toml")
     key_line = next(number for number, line in enumerate(bad.splitlines(), 1) if line.startswith(where.split(".")[1]))
     assert f"rules.toml:{key_line}: {where}: {reason}" in str(caught.value)
+
+
+def test_unsloth_qlora_stages_its_pre_quantized_4_bit_checkpoint_not_the_16_bit_one():
+    # Qwen2.5-32B QLoRA: the Hugging Face path reads the 16-bit checkpoint to quantize it (61 GiB of RAM); Unsloth
+    # loads unsloth/*-bnb-4bit, a quarter of it, and the RAM floor follows (a 96 GB kit was forced on a used-3090 PC).
+    parameters = 32_763_876_352
+    hf, _ = checkpoint_staging_gib(parameters, mode="training", method="qlora")
+    unsloth, text = checkpoint_staging_gib(parameters, mode="training", method="qlora", stack="unsloth")
+    assert unsloth == pytest.approx(hf / 4) and "pre-quantized 4-bit" in text
