@@ -111,6 +111,37 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
     return ""
 
 
+def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A one-GPU training build that spends under half the budget names the 2-8 GPU build within it that trains at
+    least twice as fast (a lab's CNY 300,000 bought a CNY 33,000 box and said CNY 267,000 was left)."""
+    answers = build.answers
+    figures = build.speed.figures
+    rate = figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+    if (answers.task.mode != "training" or answers.scale.gpu_count != 1 or build.blockers or not rate
+            or build.total_price_cny > build.budget_cny / 2):
+        return ""
+    sharded = answers.scale.sharding == "none"  # several GPUs shard the model (FSDP) rather than each holding it
+    for count in (2, 4, 8):
+        changed = answers.with_value("scale", "gpu_count", count)
+        changed = changed.with_value("scale", "sharding", "fsdp") if sharded else changed
+        try:
+            other = recommend_one(changed)
+        except ValueError:
+            continue
+        other_rate = other.speed.figures.get("training_tokens_per_s") or other.speed.figures.get(
+            "training_samples_per_s", 0.0)
+        gpu = other.component("gpu")
+        if gpu is None or other.blockers or other.total_price_cny > other.budget_cny or other_rate < 2 * rate:
+            continue
+        unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
+        fsdp = " with FSDP" if sharded else ""
+        return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
+                f"(~{rate:,.0f} here), a build of {money(other.total_price_cny, build.currency, rules)} within "
+                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}"
+                + (' and scale.sharding = "fsdp"' if sharded else ""))
+    return ""
+
+
 def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> str:
     """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
     the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""

@@ -15,7 +15,13 @@ from pth_top.configs import feasibility
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
-from pth_top.configs.beyond_answers import faster_within_budget, keeps_the_job, nearest_over_budget, rented_run_line
+from pth_top.configs.beyond_answers import (
+    faster_training_within_budget,
+    faster_within_budget,
+    keeps_the_job,
+    nearest_over_budget,
+    rented_run_line,
+)
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
@@ -61,8 +67,11 @@ def recommend(
     rules = rules or load_rules()
     build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                        measured=measured)
-    faster = "" if pins and "gpu" in pins else faster_within_budget(
-        build, rules, lambda changed: _recommend(changed, catalog, rules=rules, today=today, measured=measured))
+    def recommend_one(changed: Answers) -> Build:
+        return _recommend(changed, catalog, rules=rules, today=today, measured=measured)
+
+    faster = "" if pins and "gpu" in pins else (faster_within_budget(build, rules, recommend_one)
+                                                 or faster_training_within_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
     added = tuple(line for line in (faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build

@@ -394,3 +394,23 @@ def test_a_custom_cnn_is_timed_at_its_own_forward_flops_when_given():
     preset = answers(workload__preset="resnet50", workload__forward_gflops_per_sample=1.0)  # its published count wins
     assert not cross_field_problems(preset)
     assert speed_build.forward_flops_per_sample(preset, model_shape(preset.workload)[0])[0] > 4e9
+
+
+def test_a_one_gpu_training_build_under_half_the_budget_names_the_faster_multi_gpu_one(catalog):
+    # Qwen2.5-32B LoRA for a China lab with CNY 300,000: one DGX Spark (CNY 33,000) trains ~330 tokens/s and left
+    # CNY 267,000 unspent; two 48 GB cards with FSDP, within budget, train more than twice as fast.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=32_763_876_352, workload__layers=64, workload__hidden_size=5120,
+                  workload__attention_heads=40, workload__kv_heads=8, workload__intermediate_size=27648,
+                  workload__gated_mlp=True, workload__vocabulary_size=152_064, workload__sequence_length=2048,
+                  workload__batch_size=8, task__method="lora", task__lora_rank=8, task__lora_targets="all_linear",
+                  task__recompute="full", task__accumulation_steps=8, data__dataset_size_gb=0.2,
+                  budget__amount=300000.0)
+    build = recommend(job, catalog, today=TODAY)
+    faster = [line for line in build.warnings if line.startswith("faster within budget: ")]
+    assert len(faster) == 1 and 'scale.sharding = "fsdp"' in faster[0], build.warnings
+    count = int(faster[0].split("scale.gpu_count = ")[1].split()[0])
+    other = recommend(job.with_value("scale", "gpu_count", count).with_value("scale", "sharding", "fsdp"), catalog,
+                      today=TODAY)
+    assert other.total_price_cny <= 300000 and other.speed.figures["training_tokens_per_s"] >= 2 * \
+        build.speed.figures["training_tokens_per_s"]
