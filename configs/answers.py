@@ -252,7 +252,8 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             kv = workload.kv_heads
             if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))
-        elif workload.parameters <= 0:
+        elif workload.parameters <= 0 and not (kind == "generic" and answers.data.kind == "tabular"):
+            # (gradient-boosted trees on a table have no parameter count: they are sized by the table)
             problems.append(("workload", "parameters", f"a custom {kind} model needs a parameter count above zero"))
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))

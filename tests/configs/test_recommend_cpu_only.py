@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pth_top.configs.answers import Answers
+from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
@@ -245,3 +245,14 @@ def test_lenet_on_mnist_is_trained_on_a_cpu_only_pc_not_sent_to_rent_a_gpu(catal
     build = recommend(job, catalog, today=TODAY)
     assert build.feasible and build.cpu_only, build.blockers
     assert any(line.startswith("CPU-only build: small-model training") for line in build.reasoning)
+
+
+def test_a_tabular_job_needs_no_parameter_count(catalog):
+    # XGBoost on a 2 GB table (szilard/GBM-perf's airline set): trees have no parameter count to give; the build is
+    # sized by the table. Any other custom model still needs one.
+    job = answers(workload__preset="custom", workload__kind="generic", workload__parameters=0, data__kind="tabular",
+                  data__dataset_size_gb=2.0, budget__amount=6000.0)
+    assert not cross_field_problems(job)
+    assert recommend(job, catalog, today=TODAY).cpu_only
+    images = job.with_value("data", "kind", "images")
+    assert [key for _, key, _ in cross_field_problems(images)] == ["parameters"]
