@@ -35,7 +35,7 @@ from pth_top.configs.answer_types import (
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from pth_top.configs.presets import context_tokens, model_presets
+from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
@@ -148,7 +148,8 @@ class Answers:
         """The same job with nothing offloaded to system RAM: what a CPU-only PC, or a GPU that shares its memory
         with the CPU (Jetson, DGX Spark), holds in the one memory."""
         task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False)
-        return replace(self, task=task)
+        sharding = {"fsdp_offload": "fsdp", "zero_offload": "zero2"}.get(self.scale.sharding, self.scale.sharding)
+        return replace(self, task=task, scale=msgspec.structs.replace(self.scale, sharding=sharding))
 
     def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, **{name: msgspec.structs.asdict(self.section(name)) for name in SECTIONS}}
@@ -225,11 +226,6 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     if preset != "custom" and preset not in presets:
         known = ", ".join(presets)
         problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {known}, or custom)"))
-    elif preset != "custom" and presets[preset].kind == "transformer":
-        limit = context_tokens(presets[preset])
-        if workload.sequence_length > limit:
-            problems.append(("workload", "sequence_length", f"{workload.sequence_length:,} tokens is beyond "
-                             f"{presets[preset].name}'s {limit:,}-token context: at most {limit:,}"))
     if preset == "custom":
         kind = workload.kind
         if kind == "transformer":
@@ -260,6 +256,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     model_kind = presets[preset].kind if preset in presets else workload.kind
     problems.extend(_encoder_decoder_problems(answers, model_kind))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))
+    if answers.scale.sharding == "fsdp_offload" and (task.mode != "training" or task.method not in ADAPTER_METHODS
+                                                      or model_kind != "transformer"):
+        problems.append(("scale", "sharding", "fsdp_offload is for LoRA and QLoRA training of a transformer (its "
+                         "adapters' states are small; full training offloads with zero_offload)"))
     if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")

@@ -6,11 +6,14 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.tomlsource import read_toml
+
+if TYPE_CHECKING:  # answers import this module's presets
+    from pth_top.configs.answers import Answers
 
 PRESETS_DIR = Path(__file__).with_name("presets")
 
@@ -85,6 +88,25 @@ def model_presets() -> Mapping[str, ModelPreset]:
 def context_tokens(preset: ModelPreset) -> int:
     """The longest context the model runs at: with RoPE scaling where its card documents it, else its own."""
     return preset.scaled_context_tokens or preset.sequence_length
+
+
+def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
+    """What the build says of a preset's context: a sequence past it sized at it (and how to go further), and a
+    prompt plus generation past the native one run with YaRN scaling where the model card documents it."""
+    preset = model_presets().get(answers.workload.preset)
+    if preset is None or preset.kind != "transformer":
+        return []
+    lines, limit = [], context_tokens(preset)
+    if answers.workload.sequence_length > limit:
+        lines.append(f"{answers.workload.sequence_length:,} tokens is beyond {preset.name}'s {limit:,}-token "
+                     f"context: sized at {limit:,}; for a longer one (if the model runs it) describe it as preset = "
+                     "'custom'")
+    tokens = sized_tokens + (answers.task.generated_tokens if answers.task.mode == "inference" else 0)
+    if preset.scaled_context_tokens and tokens > preset.sequence_length:
+        lines.append(f"{tokens:,} tokens is beyond {preset.name}'s native {preset.sequence_length:,}-token context: "
+                     f"it runs with YaRN RoPE scaling, as its model card documents up to {limit:,} (set "
+                     "rope_scaling in the engine; quality at that length is the card's to check)")
+    return lines
 
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:

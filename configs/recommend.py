@@ -39,7 +39,7 @@ from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
-from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.presets import context_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
@@ -267,13 +267,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
                         f"{_money(ctx, ctx.budget_cny)} budget")
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
-    preset = model_presets().get(answers.workload.preset)
-    tokens = ctx.shape.sequence_length + (answers.task.generated_tokens if answers.task.mode == "inference" else 0)
-    if preset is not None and preset.scaled_context_tokens and tokens > preset.sequence_length:
-        warnings.append(f"{tokens:,} tokens is beyond {preset.name}'s native "
-                        f"{preset.sequence_length:,}-token context: it runs with YaRN RoPE scaling, as its model card "
-                        f"documents up to {preset.scaled_context_tokens:,} (set rope_scaling in the engine; quality "
-                        "at that length is the card's to check)")
+    warnings.extend(context_warnings(answers, ctx.shape.sequence_length))
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")

@@ -374,3 +374,13 @@ def test_fsdp_with_cpu_offload_fits_70b_qlora_on_two_24_gb_cards_at_the_publishe
     full = plain.with_value("task", "method", "full")
     assert not [label for label, _ in answer_changes(_context(full, catalog, load_rules(), {}))
                 if label.startswith("FSDP with CPU offload")]
+
+
+def test_cpu_offload_saves_nothing_on_a_gpu_that_shares_its_memory(catalog):
+    # A DGX Spark's 128 GB is the GPU's and the CPU's: Llama 2 70B 16-bit LoRA "offloaded" to RAM is still in it.
+    job = answers(workload__preset="llama-70b", workload__sequence_length=2048, workload__batch_size=1,
+                  task__method="lora", scale__sharding="fsdp_offload", budget__currency="USD", budget__amount=10000.0)
+    build = recommend(job, catalog, pins={"gpu": ("dgx-spark-128gb", 1)}, today=TODAY)
+    assert not build.memory_fits and not build.feasible
+    full = job.with_value("task", "method", "full")
+    assert [key for _, key, _ in cross_field_problems(full)] == ["sharding"]  # full training offloads with ZeRO
