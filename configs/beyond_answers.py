@@ -120,25 +120,27 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     if (answers.task.mode != "training" or answers.scale.gpu_count != 1 or build.blockers or not rate
             or build.total_price_cny > build.budget_cny / 2):
         return ""
-    sharded = answers.scale.sharding == "none"  # several GPUs shard the model (FSDP) rather than each holding it
+    # Plain data parallel first; FSDP only where each GPU cannot hold the whole model (and the answers shard none).
+    shardings = ("none", "fsdp") if answers.scale.sharding == "none" else (answers.scale.sharding,)
     for count in (2, 4, 8):
-        changed = answers.with_value("scale", "gpu_count", count)
-        changed = changed.with_value("scale", "sharding", "fsdp") if sharded else changed
-        try:
-            other = recommend_one(changed)
-        except ValueError:
-            continue
-        other_rate = other.speed.figures.get("training_tokens_per_s") or other.speed.figures.get(
-            "training_samples_per_s", 0.0)
-        gpu = other.component("gpu")
-        if gpu is None or other.blockers or other.total_price_cny > other.budget_cny or other_rate < 2 * rate:
-            continue
-        unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
-        fsdp = " with FSDP" if sharded else ""
-        return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
-                f"(~{rate:,.0f} here), a build of {money(other.total_price_cny, build.currency, rules)} within "
-                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}"
-                + (' and scale.sharding = "fsdp"' if sharded else ""))
+        for sharding in shardings:
+            changed = answers.with_value("scale", "gpu_count", count).with_value("scale", "sharding", sharding)
+            try:
+                other = recommend_one(changed)
+            except ValueError:
+                continue
+            other_rate = other.speed.figures.get("training_tokens_per_s") or other.speed.figures.get(
+                "training_samples_per_s", 0.0)
+            gpu = other.component("gpu")
+            # 1.99: two of the same card scale to 2.0 in the model, give or take rounding
+            if gpu is None or other.blockers or other.total_price_cny > other.budget_cny or other_rate < 1.99 * rate:
+                continue
+            unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
+            fsdp = " with FSDP" if sharding != answers.scale.sharding else ""
+            return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
+                    f"(~{rate:,.0f} here), a build of {money(other.total_price_cny, build.currency, rules)} within "
+                    f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}"
+                    + (' and scale.sharding = "fsdp"' if fsdp else ""))
     return ""
 
 
