@@ -51,6 +51,11 @@ TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77
+# Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
+ENCODER_DECODER_NOT_PREDICTED = (
+    "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "
+    "much as to its matmuls (faster-whisper's large-v2 takes 54 s for 13 min of audio on a V100S, several times what "
+    "its weight reads and matmuls take)")
 # Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
 BASE_WEIGHT_BYTES = {"qlora": 0.5, "lora_int8": 1.0}
 # A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.

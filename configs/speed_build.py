@@ -16,7 +16,7 @@ from pth_top.configs.compat import gpu_lane_width, storage_lanes
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
-from pth_top.configs.memory_inference import expert_bytes, inference_weight_bytes
+from pth_top.configs.memory_inference import expert_bytes, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
@@ -64,7 +64,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
         if measured.busbw_gpus == count > 1:
             busbw = measured.busbw_gb_per_s
     layer_split = answers.task.mode == "inference" and stacks.serving_engine(
-        answers.task.serving_engine, answers.scenario, precision) == "llama_cpp"
+        answers.task.serving_engine, answers.scenario, precision) in ("llama_cpp", "hf_generate")  # device_map too
     return sp.Device(name=name, count=count, bandwidth_gb_per_s=bandwidth, tflops=tflops, rate_name=RATE_NAMES[rate],
                      layer_split=layer_split,
                      tensor=rate != "fp32_tflops" and spec.get("software") != "cpu", link=link,
@@ -129,19 +129,19 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
         return denoising_speed(shape, batch, weights, device, weights + frozen if task.pipeline_offload else 0.0)
     if shape.encoder_decoder:
-        out = sp.Prediction()
-        out.summary.append("not predicted for an encoder-decoder's inference (Whisper): its time goes to audio "
-                           "features and beam search as much as to its matmuls (faster-whisper's large-v2 takes 54 s "
-                           "for 13 min of audio on a V100S, several times what its weight reads and matmuls take)")
-        return out
+        return sp.Prediction(summary=[sp.ENCODER_DECODER_NOT_PREDICTED])
     reads = decode_reads(answers, shape)
     if task.expert_offload:
         return _offloaded(answers, shape, device, reads)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     fraction = sp.MOE_DECODE_BANDWIDTH_FRACTION if shape.active < shape.parameters else sp.DECODE_BANDWIDTH_FRACTION
-    out = sp.decode(reads.read_bytes, reads.kv_bytes, batch, 2.0 * shape.active + attention,
-                    device, fraction, shape.layers)
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
+    out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
+                    fraction, shape.layers)
+    if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
+        out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device)
     out.formula.insert(0, reads.line)

@@ -414,3 +414,18 @@ def test_a_one_gpu_training_build_under_half_the_budget_names_the_faster_multi_g
                       today=TODAY)
     assert other.total_price_cny <= 300000 and other.speed.figures["training_tokens_per_s"] >= 2 * \
         build.speed.figures["training_tokens_per_s"]
+
+
+def test_decode_reads_a_copied_kv_cache_on_every_gpu():
+    # DeepSeek-R1 on 8 GPUs with SGLang keeps MLA's latent cache whole on each: every GPU reads every stream's cache,
+    # so 4 streams at 131k decode slower than a split cache would; llama.cpp's layer split reads each once.
+    job = answers("inference_server", workload__preset="deepseek-v3", workload__batch_size=4,
+                  workload__sequence_length=131_072, task__mode="inference", task__precision="int8",
+                  task__quantization="fp8", task__serving_engine="sglang")
+    shape = model_shape(job.workload)[0]
+    eight = sp.Device("8 GPUs", 8, 4800.0, 989.0, "dense FP16 tensor", tensor=True, link="NVLink",
+                      link_gb_per_s=450.0, nvlink=True, fp32_tflops=67.0)
+    tensor_parallel = speed_build.inference(job, shape, eight)
+    assert any("KV cache read x 8" in line for line in tensor_parallel.formula)
+    split = speed_build.inference(job, dataclasses.replace(shape, attention_width=0, kv_heads=8), eight)
+    assert tensor_parallel.figures["decode_tokens_per_s_per_stream"] < split.figures["decode_tokens_per_s_per_stream"]
