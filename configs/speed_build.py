@@ -245,8 +245,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         exposed = sp.exposed_seconds(comm, compute_s, device, host_gb_per_s)
         busbw = device.busbw_gb_per_s or device.link_gb_per_s * sp.ALLREDUCE_LINK_FRACTION
         where = "measured busbw" if device.busbw_gb_per_s else f"{device.link} x {sp.ALLREDUCE_LINK_FRACTION:g}"
-        out.formula.append(f"communication over {n} GPUs, {busbw:,.0f} GB/s ({where}): {comm.text}; "
-                           f"{sp.duration(exposed)} per step not hidden")
+        over = f"over {n} GPUs, {busbw:,.0f} GB/s ({where})" if n > 1 else f"with the host, {host_gb_per_s:g} GB/s"
+        out.formula.append(f"communication {over}: {comm.text}; {sp.duration(exposed)} per step not hidden")
     step_s = compute_s + exposed
     rate = samples_per_gpu * n * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
