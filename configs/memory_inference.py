@@ -59,7 +59,7 @@ def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
     """How many ways the GPUs split the KV cache: a layer split (llama.cpp, generate()'s device map) by layers, all
     of them; tensor parallel (vLLM, SGLang) by KV heads, at most their count, and not at all for MLA's latent cache
     (vLLM and SGLang replicate it on every rank)."""
-    if gpus <= 1 or engine not in stacks.SHARD_STREAMING_ENGINES:
+    if gpus <= 1 or engine not in stacks.TENSOR_PARALLEL_ENGINES:
         return max(1, gpus)
     if shape.attention_width:
         return 1

@@ -151,7 +151,7 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
     value = share * device.bandwidth_gb_per_s * device.working_count
     text = f"{share:.2f} x {device.bandwidth_gb_per_s:,.0f} GB/s ({what})"
     if device.layer_split and device.count > 1:
-        text += f" of one GPU at a time (llama.cpp's layer split over {device.count} GPUs)"
+        text += f" of one GPU at a time (a layer split over {device.count} GPUs)"
     elif device.count > 1:
         efficiency = TENSOR_PARALLEL_EFFICIENCY["nvlink" if device.nvlink else "pcie"]
         value *= efficiency

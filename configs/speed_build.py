@@ -64,7 +64,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
         if measured.busbw_gpus == count > 1:
             busbw = measured.busbw_gb_per_s
     layer_split = answers.task.mode == "inference" and stacks.serving_engine(
-        answers.task.serving_engine, answers.scenario, precision) in ("llama_cpp", "hf_generate")  # device_map too
+        answers.task.serving_engine, answers.scenario, precision) not in stacks.TENSOR_PARALLEL_ENGINES
     return sp.Device(name=name, count=count, bandwidth_gb_per_s=bandwidth, tflops=tflops, rate_name=RATE_NAMES[rate],
                      layer_split=layer_split,
                      tensor=rate != "fp32_tflops" and spec.get("software") != "cpu", link=link,

@@ -66,6 +66,9 @@ CUDA_GRAPH_BYTES = {"vllm": int(0.5 * GIB), "sglang": int(0.5 * GIB)}
 # Engines that read a checkpoint a safetensors shard at a time (vLLM's safetensors_weights_iterator; SGLang's loader
 # derives from it): host RAM never holds the whole model (vllm-project/vllm issue #759, closed as fixed).
 SHARD_STREAMING_ENGINES = ("vllm", "sglang")
+# Engines that split a model over GPUs within each layer (tensor parallel); llama.cpp and generate()'s device_map give
+# each GPU whole layers, which take turns on a token.
+TENSOR_PARALLEL_ENGINES = ("vllm", "sglang")
 
 
 def serving_engine(engine: str, scenario: str, precision: str) -> str:
@@ -104,6 +107,8 @@ def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, val
 
 
 def split_label(engine: str, scenario: str, precision: str) -> str:
-    """How a server's engine spreads a model over GPUs: llama.cpp by layers, vLLM and SGLang within each layer."""
-    return "llama.cpp's layer split" if serving_engine(engine, scenario, precision) == "llama_cpp" \
-        else "tensor parallel"
+    """How a server's engine spreads a model over GPUs: vLLM and SGLang within each layer, the others by layers."""
+    chosen = serving_engine(engine, scenario, precision)
+    if chosen in TENSOR_PARALLEL_ENGINES:
+        return "tensor parallel"
+    return "llama.cpp's layer split" if chosen == "llama_cpp" else "generate()'s layer split (device_map)"
