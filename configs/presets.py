@@ -109,6 +109,21 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
     return lines
 
 
+def ignored_answer_warnings(answers: Answers, kind: str) -> list[str]:
+    """A given forward FLOP count that the speed model does not use: it times a custom CNN only."""
+    given = answers.workload.forward_gflops_per_sample
+    if not given:
+        return []
+    preset = model_presets().get(answers.workload.preset)
+    if kind != "cnn":
+        return [f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "
+                "parameters and shape; it applies to a custom CNN"]
+    if preset is not None and preset.forward_gflops_per_sample:
+        return [f"workload.forward_gflops_per_sample ({given:g}) is not used: {preset.name} keeps its published "
+                f"{preset.forward_gflops_per_sample:g} GFLOPs (preset = 'custom' to give your own)"]
+    return []
+
+
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     """The estimator's view of a workload answer, and a line saying where the numbers came from."""
     preset_id = workload.preset

@@ -39,7 +39,7 @@ from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
-from pth_top.configs.presets import context_warnings, model_presets, model_shape
+from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
@@ -268,6 +268,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
     warnings.extend(context_warnings(answers, ctx.shape.sequence_length))
+    warnings.extend(ignored_answer_warnings(answers, ctx.shape.kind))
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")

@@ -396,6 +396,22 @@ def test_a_custom_cnn_is_timed_at_its_own_forward_flops_when_given():
     assert speed_build.forward_flops_per_sample(preset, model_shape(preset.workload)[0])[0] > 4e9
 
 
+def test_a_forward_flop_count_the_speed_model_does_not_use_is_named_in_the_build(catalog):
+    # The speed model times a transformer from its shape and a preset CNN from its published count; a given
+    # forward_gflops_per_sample there changed nothing, without a word.
+    transformer = answers(workload__preset="llama3-8b", workload__forward_gflops_per_sample=16.0)
+    line = [w for w in recommend(transformer, catalog, today=TODAY).warnings if "forward_gflops_per_sample" in w]
+    assert line and "not used" in line[0] and "custom CNN" in line[0]
+    preset = answers(workload__preset="resnet50", workload__forward_gflops_per_sample=1.0)
+    line = [w for w in recommend(preset, catalog, today=TODAY).warnings if "forward_gflops_per_sample" in w]
+    assert line and "published 8.18 GFLOPs" in line[0]
+    custom = answers("edge_deployment", workload__preset="custom", workload__kind="cnn",
+                     workload__parameters=11_200_000, workload__input_size_px=640, workload__batch_size=1,
+                     workload__forward_gflops_per_sample=28.6, task__mode="inference", task__precision="fp16",
+                     data__kind="video")
+    assert not [w for w in recommend(custom, catalog, today=TODAY).warnings if "forward_gflops_per_sample" in w]
+
+
 def test_a_one_gpu_training_build_under_half_the_budget_names_the_faster_multi_gpu_one(catalog):
     # Qwen2.5-32B LoRA for a China lab with CNY 300,000: one DGX Spark (CNY 33,000) trains ~330 tokens/s and left
     # CNY 267,000 unspent; two 48 GB cards with FSDP, within budget, train more than twice as fast.
