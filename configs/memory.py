@@ -81,14 +81,16 @@ def estimate_training(
         )
     elif sharding == "fsdp_offload":
         # FSDP's CPUOffload(offload_params=True), as Answer.AI's FSDP-QLoRA runs 70B on two 24 GB cards: weights,
-        # gradients and optimizer states live in host RAM; the GPU holds the layer it runs and the one it prefetches.
-        embedding = shape.logits_vocabulary_size * shape.hidden_size * value_bytes
-        layer = max(states.weights / max(1, shape.layers), embedding)
+        # gradients and optimizer states live in host RAM; the GPU holds the layer it runs and the one it prefetches,
+        # and the root unit (embeddings, LM head), which FSDP keeps gathered from forward to backward.
+        root = min(states.weights, shape.vocabulary_parameters * value_bytes)
+        layer = (states.weights - root) / max(1, shape.layers)
         host_offload = states.weights + states.gradients + states.optimizer
-        weights, gradients, optimizer_states = 2 * layer, 0.0, 0.0
+        weights, gradients, optimizer_states = root + 2 * layer, 0.0, 0.0
         formula.append(f"FSDP with CPU offload: weights, gradients and optimizer states in host RAM "
-                       f"({host_offload / GIB:.3g} GiB per machine); the GPU holds 2 x the largest unit (a layer, or "
-                       f"the embedding) = {2 * layer / GIB:.3g} GiB, the one running and the one prefetched")
+                       f"({host_offload / GIB:.3g} GiB per machine); the GPU holds the root unit (embeddings and LM "
+                       f"head) {root / GIB:.3g} GiB + 2 x a layer {layer / GIB:.3g} GiB, the one running and the one "
+                       f"prefetched = {weights / GIB:.3g} GiB")
     elif stage:
         formula.append(f"{SHARDING_LABELS[sharding]} divides " + ("optimizer states" if stage == 1 else
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")

@@ -364,6 +364,9 @@ def test_fsdp_with_cpu_offload_fits_70b_qlora_on_two_24_gb_cards_at_the_publishe
     build = recommend(job, catalog, pins={"gpu": ("rtx-4090-24gb", 2)}, today=TODAY)
     assert build.feasible and build.memory.total_bytes <= 14.92 * GIB  # allocated, under their reserved peak
     assert build.memory.host_offload_bytes > 35e9  # the NF4 base and the adapters' states in host RAM
+    # On the GPU: the root unit (16-bit embeddings and LM head, 2 x 32,000 x 8,192 x 2 B = 0.98 GiB), which FSDP keeps
+    # gathered from forward to backward, plus the running and the prefetched layer (~0.43 GiB each).
+    assert 1.7 * GIB < build.memory.weights_bytes < 2.0 * GIB
     published = 1024 * 2048 / 4399
     assert build.speed.figures["training_tokens_per_s"] == pytest.approx(published, rel=0.35)
     # A LoRA or QLoRA job without it has it among its levers; a full fine-tune has ZeRO-Offload instead.
