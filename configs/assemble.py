@@ -93,7 +93,8 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
                                       streams_shards=engine in stacks.SHARD_STREAMING_ENGINES)
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        stack=task.training_stack,
-                                                       frozen_parameters=ctx.answers.workload.frozen_parameters)
+                                                       frozen_parameters=ctx.answers.workload.frozen_parameters,
+                                                       unquantized_parameters=ctx.shape.vocabulary_parameters)
     experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0
     host_text = staging_text if staging_gib > host_weights_gib else (
         "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else "")

@@ -15,6 +15,7 @@ from msgspec import Meta
 
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.mains import MainsByMarket
+from pth_top.configs.memory_methods import DOUBLE_QUANT_BITS_PER_PARAMETER, NF4_BITS_PER_PARAMETER
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.schema import Schema, SchemaError, convert
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
@@ -340,7 +341,7 @@ QUANTIZING_METHODS = ("qlora", "lora_int8")
 
 
 def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_parameters: int = 0,
-                           stack: str = "hf_trainer") -> tuple[float, str]:
+                           stack: str = "hf_trainer", unquantized_parameters: int = 0) -> tuple[float, str]:
     """RAM that loading the checkpoints takes: quantizing the base needs the 16-bit weights (2 bytes/param) in RAM,
     and frozen models (a diffusion model's text encoders) are read from their 16-bit files to be quantized or to
     pre-compute embeddings (FLUX.1-dev: a 23.8 GB transformer and a 9.5 GB T5 encoder); (0, "") when nothing
@@ -349,8 +350,11 @@ def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_pa
         return 0.0, ""
     parts, staged = [], 0.0
     if method == "qlora" and stack == "unsloth":
-        # Unsloth loads its pre-quantized 4-bit checkpoints (unsloth/*-bnb-4bit, its README's model list).
-        staged += parameters * 0.5
+        # Unsloth loads its pre-quantized 4-bit checkpoints (unsloth/*-bnb-4bit, its README's model list): the NF4
+        # base with its double-quant constants, and the embeddings and LM head in 16 bits, as the GPU holds them.
+        quantized = max(0, parameters - unquantized_parameters)
+        staged += quantized * (NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER) / 8
+        staged += (parameters - quantized) * 2
         parts.append("Unsloth's pre-quantized 4-bit checkpoint")
     elif method in QUANTIZING_METHODS:
         staged += parameters * 2
