@@ -162,7 +162,8 @@ def test_a_bad_rules_file_names_file_line_and_key(tmp_path, change, where, reaso
 def test_unsloth_qlora_stages_its_pre_quantized_4_bit_checkpoint_not_the_16_bit_one():
     # Qwen2.5-32B QLoRA: the Hugging Face path reads the 16-bit checkpoint to quantize it (61 GiB of RAM); Unsloth
     # loads unsloth/*-bnb-4bit, a quarter of it, and the RAM floor follows (a 96 GB kit was forced on a used-3090 PC).
-    # Its embeddings and LM head (2 x 152,064 x 5,120) stay 16-bit in that file: 17.9 GiB (19.2 GB), not a flat 4 bits (15.3 GiB).
+    # Its embeddings and LM head (2 x 152,064 x 5,120) stay 16-bit in that file: 17.9 GiB (19.2 GB), not a flat 4 bits
+    # (15.3 GiB).
     parameters, embeddings = 32_763_876_352, 2 * 152_064 * 5_120
     hf, _ = checkpoint_staging_gib(parameters, mode="training", method="qlora")
     unsloth, text = checkpoint_staging_gib(parameters, mode="training", method="qlora", stack="unsloth",
