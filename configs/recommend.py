@@ -276,7 +276,8 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
         warnings.append(
             "used GPUs: before paying, run `pth-top bench --accept` on the card (a 5-minute burn, a VRAM pattern test "
             "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "
-            "warranty follows the card (guide §6.2)"
+            "warranty follows the card (guide §6.2); the other parts are priced new: the catalog has used listings "
+            "for GPUs only"
         )
     warnings.extend(price_warnings(ctx, assembly, today))
     return list(dict.fromkeys(warnings))

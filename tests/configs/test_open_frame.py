@@ -37,6 +37,8 @@ def test_four_3_slot_cards_go_on_risers_in_an_open_frame(catalog):
     parts = sum(component.total_price_cny for component in build.components)
     assert abs(build.total_price_cny - parts) < 0.01 and frame.total_price_cny + riser.total_price_cny > 0
     assert any("open frame" in line for line in build.component("psu").reasoning if "ATX PSUs" in line)
+    # Used applies to the cards: the EPYC platform is priced new, and the build says so (the rig's own was used).
+    assert any("the other parts are priced new" in line for line in build.warnings if line.startswith("used GPUs"))
     text = render_build_text(build)
     assert "Open frame" in text and "4 x PCIe 4.0 x16 riser" in text
 
