@@ -21,6 +21,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.compat import compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
+from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import (
@@ -88,8 +89,9 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     total_gpu_gib = gpu["memory_gib"] * ctx.gpu_count
     task = ctx.answers.task
     engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
-    host_weights_gib = host_model_gib(ctx.shape.parameters, mode=task.mode, precision=task.precision,
-                                      host_offload_bytes=ctx.memory.host_offload_bytes,
+    inference = task.mode == "inference"
+    weight_bytes = inference_weight_bytes(ctx.shape, task.precision, task.quantization, engine)[0] if inference else 0.0
+    host_weights_gib = host_model_gib(weight_bytes, mode=task.mode, host_offload_bytes=ctx.memory.host_offload_bytes,
                                       streams_shards=engine in stacks.SHARD_STREAMING_ENGINES)
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        stack=task.training_stack,

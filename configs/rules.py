@@ -326,13 +326,13 @@ def gb_text(size_gb: float) -> str:
     return f"{size_gb:.2g} GB" if size_gb >= 0.01 else "< 0.01 GB"
 
 
-def host_model_gib(parameters: int, *, mode: str, precision: str, host_offload_bytes: int = 0,
+def host_model_gib(weight_bytes: float, *, mode: str, host_offload_bytes: int = 0,
                    streams_shards: bool = False) -> float:
-    """What of the model host RAM holds: inference weights staged at their own precision (int4 stays int4), but
-    not by an engine that streams the checkpoint a shard at a time, or the experts llama.cpp keeps there (--cpu-moe:
-    a part of the same file); plus what ZeRO-Offload moves to the CPU in training."""
+    """What of the model host RAM holds: inference weights staged as the engine stores them (a GGUF file's bytes),
+    but not by an engine that streams the checkpoint a shard at a time, or the experts llama.cpp keeps there
+    (--cpu-moe: a part of the same file); plus what ZeRO-Offload moves to the CPU in training."""
     if mode == "inference" and not streams_shards:
-        return max(parameters * WEIGHT_BYTES_BY_PRECISION[precision], host_offload_bytes) / GIB
+        return max(weight_bytes, host_offload_bytes) / GIB
     return host_offload_bytes / GIB
 
 
