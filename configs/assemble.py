@@ -204,11 +204,16 @@ def drives_a_display(ctx: Context, cpu: Part) -> bool:
 
 def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
-    complex_work = (
+    # CPU-only inference decodes at the RAM's bandwidth (every weight read once a token), not the cores' count.
+    cpu_inference = gpu is None and a.task.mode == "inference"
+    complex_work = not cpu_inference and (
         ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
+    if cpu_inference:
+        reason += ("; CPU-only inference: decode reads every weight from RAM once a token, so the memory bandwidth "
+                   "sets its speed, not the cores (more cores speed up only the prompt)")
     decode, decode_line = decode_cores_floor(a.data.kind, ctx.gpu_count, ctx.rules)
     if decode > cores:
         cores, threads = decode, max(threads, decode)
@@ -247,7 +252,8 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
                      "(guide §9.2: upgrade the GPU first)")
     else:
         lines.append(f"cheapest CPU with these cores ({cpu['cores_count']}c/{cpu['threads_count']}t), with its board "
-                     "and RAM; it runs the model itself, so more cores buy speed directly")
+                     "and RAM; it runs the model itself, " + ("its RAM's channels and MT/s set the decode speed"
+                                                              if cpu_inference else "so more cores buy speed directly"))
     lines.extend(cpu.notes_for(ctx.market))
     asm.reasons["cpu"] = lines
     return cpu
