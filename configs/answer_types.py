@@ -84,6 +84,9 @@ class Workload(Schema, frozen=True):
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
     intermediate_size: Annotated[int, whole(0, 1_048_576, "transformer MLP width (0: 4h)")] = 0
     gated_mlp: Annotated[bool, Meta(description="SwiGLU MLP (gate, up, down), as in Llama and Mistral")] = False
+    encoder_only: Annotated[bool, Meta(description=(
+        "an encoder (BERT, XLM-RoBERTa, bge-m3, ViT): attends both ways, no vocabulary logits, generates nothing: "
+        "inference is one forward pass per input, with no KV cache"))] = False
     active_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "mixture of experts: parameters used per token (0: dense); memory still holds every expert"))] = 0
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (

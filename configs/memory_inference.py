@@ -110,6 +110,8 @@ def estimate_inference(
             formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
         return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
                        usable_fraction=fraction)
+    if forward_only(shape):
+        return _forward_pass(shape, weights, batch, n, value_bytes, engine, cuda_context_bytes, formula, fraction)
     tokens = shape.sequence_length + generated_tokens
     if shape.max_context_tokens and tokens > shape.max_context_tokens:
         formula.append(
@@ -153,6 +155,34 @@ def estimate_inference(
         activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
         host_offload_bytes=int(experts),
+    )
+
+
+def forward_only(shape: ModelShape) -> bool:
+    """One forward pass per input and nothing generated: an encoder (BERT, ViT, bge-m3); an encoder-decoder or a
+    diffusion model has its own terms."""
+    return shape.kind == "transformer" and shape.encoder_only and not shape.encoder_decoder \
+        and not shape.denoising_steps
+
+
+def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, engine: str,
+                  cuda_context_bytes: int, formula: list[str], fraction: float) -> MemoryBreakdown:
+    """No KV cache: nothing is generated, so no step reads one back. One layer's working set over the tokens the
+    engine batches: whole inputs, as an encoder's attention over both ways cannot be cut into chunks."""
+    prompt = shape.sequence_length
+    chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
+    tokens = max(prompt, min(prompt * batch, chunk)) if chunk else prompt * batch
+    one_layer = replace(shape, layers=1, sequence_length=tokens)
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
+    formula.append("no KV cache: an encoder's forward pass keeps none (nothing is generated)")
+    formula.append(f"activations: one layer's forward working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+                   f"({tokens:,} tokens of s {prompt:,} x b {batch}" + (f", the engine's batch of {chunk:,}"
+                                                                         if chunk and tokens < prompt * batch else "")
+                   + ")")
+    return MemoryBreakdown(
+        weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
+        activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
+        formula=tuple(formula), usable_fraction=fraction,
     )
 
 

@@ -87,6 +87,8 @@ class ModelShape:
     # cross-attending to the encoder's sequence_length; the LM head's logits are over the decoder's tokens only.
     decoder_layers: int = 0
     decoder_sequence_length: int = 0
+    # An encoder (BERT, ViT, bge-m3): bidirectional attention, nothing generated; inference is one forward pass.
+    encoder_only: bool = False
 
     @property
     def encoder_decoder(self) -> bool:

@@ -42,6 +42,7 @@ class ModelPreset:
     feature_width: int = 0
     largest_activation_elements: int = 0
     lm_head: bool = True
+    encoder_only: bool = False  # BERT, ViT: bidirectional, nothing generated (configs.memory_terms)
     forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
     active_parameters: int = 0  # mixture of experts: parameters used per token (model card); 0: dense
     attention_width: int = 0  # attention's FLOP width when not hidden_size (DeepSeek's MLA; configs.memory_terms)
@@ -72,7 +73,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             intermediate_size=entry.get("intermediate_size", 0), gated_mlp=entry.get("gated_mlp", False),
             feature_width=entry.get("feature_width", 0),
             largest_activation_elements=entry.get("largest_activation_elements", 0),
-            lm_head=entry.get("lm_head", True),
+            lm_head=entry.get("lm_head", True), encoder_only=entry.get("encoder_only", False),
             forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
@@ -109,19 +110,23 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
     return lines
 
 
-def ignored_answer_warnings(answers: Answers, kind: str) -> list[str]:
-    """A given forward FLOP count that the speed model does not use: it times a custom CNN only."""
-    given = answers.workload.forward_gflops_per_sample
-    if not given:
-        return []
+def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
+    """Answers the estimate does not read as the user may mean them: a forward FLOP count (only a custom CNN is timed
+    by it), and no generated tokens for a decoder (it still generates: an encoder is workload.encoder_only)."""
+    lines, kind, given = [], shape.kind, answers.workload.forward_gflops_per_sample
+    if answers.task.mode == "inference" and not answers.task.generated_tokens and kind == "transformer" \
+            and not shape.encoder_only and not shape.encoder_decoder and not shape.denoising_steps:
+        lines.append("generated_tokens = 0: sized and timed as a decoder with its prompt's KV cache; an encoder that "
+                     "generates nothing (embeddings, reranking, classification: BERT, bge-m3) is "
+                     "workload.encoder_only = true")
     preset = model_presets().get(answers.workload.preset)
-    if kind != "cnn":
-        return [f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "
-                "parameters and shape; it applies to a custom CNN"]
-    if preset is not None and preset.forward_gflops_per_sample:
-        return [f"workload.forward_gflops_per_sample ({given:g}) is not used: {preset.name} keeps its published "
-                f"{preset.forward_gflops_per_sample:g} GFLOPs (preset = 'custom' to give your own)"]
-    return []
+    if given and kind != "cnn":
+        lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "
+                     "parameters and shape; it applies to a custom CNN")
+    elif given and preset is not None and preset.forward_gflops_per_sample:
+        lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: {preset.name} keeps its published "
+                     f"{preset.forward_gflops_per_sample:g} GFLOPs (preset = 'custom' to give your own)")
+    return lines
 
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
@@ -140,7 +145,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             vocabulary_size=preset.vocabulary_size, max_context_tokens=context_tokens(preset),
             feature_width=preset.feature_width,
             largest_activation_elements=round(preset.largest_activation_elements * scale),
-            lm_head=preset.lm_head, active_parameters=preset.active_parameters,
+            lm_head=preset.lm_head, encoder_only=preset.encoder_only, active_parameters=preset.active_parameters,
             attention_width=preset.attention_width,
             routed_expert_share=preset.experts_per_token / preset.experts_count if preset.experts_count else 0.0,
             head_dim=preset.head_dim, sliding_window_tokens=preset.sliding_window_tokens,
@@ -160,7 +165,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             head_dim=workload.head_dim, sliding_window_tokens=workload.sliding_window_tokens,
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
-            decoder_sequence_length=workload.decoder_sequence_length,
+            decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
+            lm_head=not workload.encoder_only,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
             f"({origin})"
     if kind == "cnn":

@@ -20,6 +20,7 @@ from pth_top.configs.assembly import (
     usable_bytes,
 )
 from pth_top.configs.market import CURRENCY_UNITS
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
@@ -55,6 +56,9 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     if ctx.answers.task.mode == "inference" and ctx.shape.denoising_steps:
         rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
         return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} (denoising is compute-bound)"
+    if ctx.answers.task.mode == "inference" and forward_only(ctx.shape):
+        rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
+        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} (a forward pass an input, nothing generated: compute-bound)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":

@@ -268,7 +268,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     warnings.extend(assembly.warnings)
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
     warnings.extend(context_warnings(answers, ctx.shape.sequence_length))
-    warnings.extend(ignored_answer_warnings(answers, ctx.shape.kind))
+    warnings.extend(ignored_answer_warnings(answers, ctx.shape))
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")

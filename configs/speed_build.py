@@ -16,11 +16,12 @@ from pth_top.configs.compat import gpu_lane_width, storage_lanes
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
-from pth_top.configs.memory_inference import expert_bytes, inference_weight_bytes, kv_split
+from pth_top.configs.memory_inference import expert_bytes, forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import model_presets, model_shape, resolution_scale
+from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
+from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
 from pth_top.configs.speed_reads import DecodeReads, decode_reads, prefill_flops
 
 
@@ -93,43 +94,18 @@ def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
     return min(card, host_generation) if host_generation else card
 
 
-def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
-    """A CNN preset's published count; a custom CNN's own (or scaled from ResNet-50 by saved activations); else 2N."""
-    preset = model_presets().get(answers.workload.preset)
-    if shape.kind == "cnn":
-        if preset is not None and preset.forward_gflops_per_sample:
-            scale, _ = resolution_scale(preset, answers.workload.input_size_px)
-            gflops = preset.forward_gflops_per_sample * scale
-            at = f" x {scale:.3g} for {answers.workload.input_size_px} px" if scale != 1.0 else ""
-            return gflops * 1e9, f"{gflops:.3g} GFLOP forward (the preset's published count{at})"
-        given = answers.workload.forward_gflops_per_sample
-        if given:
-            return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
-        flops = sp.RESNET50_FORWARD_FLOPS / sp.RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
-        return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
-    return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"
-
-
 def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
     if shape.kind != "transformer":
-        engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-        weights, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
-        flops, origin = forward_flops_per_sample(answers, shape)
-        compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
-        bandwidth, _ = sp.achieved_bandwidth(device)
-        batch_s = max(batch * flops / (compute * 1e12 * device.count), weights / (bandwidth * 1e9))
-        out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s})
-        out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text} x {device.count}) = "
-                           f"{sp.rate_text(batch / batch_s)} samples/s")
-        out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
-        return out
+        return cnn_speed(answers, shape, device)
     if shape.denoising_steps:
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
         frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
         return denoising_speed(shape, batch, weights, device, weights + frozen if task.pipeline_offload else 0.0)
     if shape.encoder_decoder:
         return sp.Prediction(summary=[sp.ENCODER_DECODER_NOT_PREDICTED])
+    if forward_only(shape):
+        return forward_speed(answers, shape, device)
     reads = decode_reads(answers, shape)
     if task.expert_offload:
         return _offloaded(answers, shape, device, reads)

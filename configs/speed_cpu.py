@@ -12,6 +12,7 @@ from __future__ import annotations
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
 
@@ -79,7 +80,7 @@ def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Comp
     """Decode tokens/s on a desktop CPU; an empty prediction where it is not predicted (with the reason)."""
     out = sp.Prediction()
     if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters \
-            or shape.denoising_steps:
+            or shape.denoising_steps or forward_only(shape):
         out.summary.append("not predicted for a CPU-only build: only a language model's decode is (RAM-bound)")
         return out, {}
     if cpu.spec.get("platform") != "desktop":

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 37,
-test_requests.py 13): 56 here (148 in all).
+test_requests.py 13): 58 here (150 in all).
 """
 
 from __future__ import annotations
@@ -126,6 +126,21 @@ def resnet50_inference(part_id: str, batch: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
+def encoder_inference(preset: str, sequence_length: int, part_id: str, batch: int) -> float:
+    answers = Answers(workload=Workload(preset=preset, batch_size=batch, sequence_length=sequence_length),
+                      task=Task(mode="inference", precision="fp16"))
+    model = model_shape(answers.workload)[0]
+    return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
+
+
+def encoder_inference_on(device: sp.Device, preset: str, sequence_length: int, batch: int) -> float:
+    answers = Answers(workload=Workload(preset=preset, batch_size=batch, sequence_length=sequence_length),
+                      task=Task(mode="inference", precision="fp16"))
+    return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
+TRT_BERT = ("github.com/NVIDIA/TensorRT demo/BERT/README.md (commit 007c347), 'Inference performance', "
+            "scripts/inference_benchmark.sh, BERT Large, FP16, sequence length 384, batch 128")
 # FLUX.1-dev's denoiser, as tests/configs/published_workloads.py gives it; a W x H image is (W/16) x (H/16) latent
 # tokens beside the pipeline's 512 T5 tokens (FluxPipeline max_sequence_length).
 FLUX1_DEV = model_shape(answers_of(**published_workloads.FLUX1_DEV).workload)[0]
@@ -133,6 +148,8 @@ BENCHMARK_FLUX = ("github.com/varadrane1707/BenchmarkFlux README (FLUX.1-dev, Di
                   "guidance 3.5, batch 1, end to end; the GPU's form is not stated: taken as SXM)")
 # RX 7900 XT (not in the catalog): 800 GB/s, 103 TFLOP/s FP16, 51.5 FP32 (AMD's product page).
 RX_7900_XT = sp.Device("RX 7900 XT", 1, 800, 103.0, "dense FP16", tensor=True, fp32_tflops=51.5)
+# A30 (not in the catalog): 933 GB/s, 165 TFLOP/s dense FP16 tensor, 10.3 FP32 (NVIDIA A30 datasheet).
+A30 = sp.Device("A30", 1, 933, 165.0, "dense FP16 tensor", tensor=True, fp32_tflops=10.3)
 # Tesla P40 (not in the catalog): 347 GB/s, 11.76 TFLOP/s FP32, no tensor cores (NVIDIA P40 datasheet).
 P40 = sp.Device("Tesla P40", 1, 347, 11.76, "FP32", tensor=False, fp32_tflops=11.76)
 # RTX 3090 Ti (not in the catalog): 1008 GB/s, 80 TFLOP/s FP16 tensor with FP32 accumulate, 40 FP32 (Ampere
@@ -340,6 +357,13 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "3,382 img/s", 3382, lambda: resnet50_inference("v100-16gb-sxm2", 256)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
                    "1,198 img/s", 1198, lambda: resnet50_inference("t4-16gb", 256)),
+    # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
+    PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
+                   "782 sequences/s", 128 / 0.16370,
+                   lambda: encoder_inference("bert-large", 384, "a100-40gb-sxm", 128)),
+    PublishedSpeed("trt-bert-large-a30-fp16-s384-b128", f"{TRT_BERT}: A30 (165 TFLOP/s dense FP16, 933 GB/s: not "
+                   "in the catalog), 342.30 ms average a batch, 374 sequences/s", 128 / 0.34230,
+                   lambda: encoder_inference_on(A30, "bert-large", 384, 128)),
     # --- CPU-only decode from system RAM (configs/speed_cpu.py; its fraction is fitted on the first row) ---
     PublishedSpeed("llamacpp-7950x-ddr5-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 7950X, 4 x 32 GB DDR5 at 3,600 "
                    "MT/s, 3.37 tokens/s", 3.37,

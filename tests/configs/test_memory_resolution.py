@@ -7,7 +7,7 @@ import pytest
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.presets import model_presets, model_shape
-from pth_top.configs.speed_build import forward_flops_per_sample
+from pth_top.configs.speed_forward import forward_flops_per_sample
 
 
 def test_a_cnn_preset_at_448_px_saves_four_times_its_224_px_activations():

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from pth_top.configs import speed as sp
-from pth_top.configs import speed_build
+from pth_top.configs import speed_build, speed_forward
 from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
@@ -385,15 +385,15 @@ def test_a_custom_cnn_is_timed_at_its_own_forward_flops_when_given():
                 data__kind="video")
     given = answers("edge_deployment", workload__forward_gflops_per_sample=28.6, **base)
     shape = model_shape(given.workload)[0]
-    flops, line = speed_build.forward_flops_per_sample(given, shape)
+    flops, line = speed_forward.forward_flops_per_sample(given, shape)
     assert flops == 28.6e9 and "workload.forward_gflops_per_sample" in line
-    scaled, _ = speed_build.forward_flops_per_sample(answers("edge_deployment", **base), shape)
+    scaled, _ = speed_forward.forward_flops_per_sample(answers("edge_deployment", **base), shape)
     assert scaled > 2 * flops
     out = speed_build.inference(given, shape, ONE_GPU)
     assert out.figures["samples_per_s"] == pytest.approx(100e12 * sp.CNN_TENSOR_FRACTION / 28.6e9)
     preset = answers(workload__preset="resnet50", workload__forward_gflops_per_sample=1.0)  # its published count wins
     assert not cross_field_problems(preset)
-    assert speed_build.forward_flops_per_sample(preset, model_shape(preset.workload)[0])[0] > 4e9
+    assert speed_forward.forward_flops_per_sample(preset, model_shape(preset.workload)[0])[0] > 4e9
 
 
 def test_a_forward_flop_count_the_speed_model_does_not_use_is_named_in_the_build(catalog):

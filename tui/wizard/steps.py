@@ -38,7 +38,8 @@ STEPS: tuple[StepSpec, ...] = (
         "Pick a model preset, or 'custom' and give its numbers: a transformer's layers, hidden size, heads and "
         "sequence length (leave parameters at 0 to derive them as 12*L*h^2 + V*h); a CNN's parameters and input "
         "size; a diffusion transformer (FLUX, SD3.5): also its denoising steps, s = latent + text tokens; an "
-        "encoder-decoder (Whisper, T5): its decoder's layers (of L) and tokens, s the encoder's. "
+        "encoder-decoder (Whisper, T5): its decoder's layers (of L) and tokens, s the encoder's; an encoder "
+        "(bge-m3, a reranker): encoder_only, nothing generated. "
         "Batch = global batch."
     ), (
         ("workload", "preset", "Model"), ("workload", "batch_size", "Batch size (global)"),
@@ -57,6 +58,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "classifier_free_guidance", "Custom: diffusion CFG (x2)"),
         ("workload", "decoder_layers", "Custom: decoder layers (enc-dec)"),
         ("workload", "decoder_sequence_length", "Custom: decoder tokens (enc-dec)"),
+        ("workload", "encoder_only", "Custom: encoder (no generation)"),
         ("workload", "input_size_px", "CNN input px (0: the preset's)"),
         ("workload", "forward_gflops_per_sample", "Custom: CNN GFLOPs/input (0: est.)"),
     )),

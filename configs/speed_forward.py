@@ -1,0 +1,72 @@
+"""The speed of a model that generates nothing: a CNN or an encoder (BERT, ViT, bge-m3) runs one forward pass per
+input, compute-bound, and is timed in inputs a second."""
+
+from __future__ import annotations
+
+from pth_top.configs import speed as sp
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.presets import model_presets, resolution_scale
+
+
+def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
+    """One input's forward FLOPs: 2N a token, and attention over every query-key pair (an encoder attends both
+    ways: s^2 a layer, twice a causal prompt's)."""
+    flops = 2.0 * shape.active * tokens + 4.0 * shape.attention_flops_width * 2.0 * shape.attended_pairs(tokens)
+    return flops, f"2N x {tokens:,} tokens + bidirectional attention 4*L*h*s^2"
+
+
+def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
+    """Inputs (images) a second for a batch: its FLOPs at the prefill fraction of the GPUs' tensor rate, never faster
+    than reading the weights once a batch."""
+    task, batch, tokens = answers.task, answers.workload.batch_size, shape.sequence_length
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    weight_bytes, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    unit = "images" if answers.data.kind == "images" else "inputs"
+    flops, origin = forward_flops(shape, tokens)
+    compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
+    bandwidth, _ = sp.achieved_bandwidth(device)
+    batch_s = max(batch * flops / (compute * 1e12 * device.working_count), weight_bytes / (bandwidth * 1e9))
+    rate = batch / batch_s
+    out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s})
+    gpus = f" x {device.count} GPUs" if device.working_count > 1 else ""
+    out.formula.append(f"forward pass: batch {batch} x {flops / 1e12:.3g} TFLOP ({origin}) / ({compute_text}{gpus}) "
+                       f"= {sp.duration(batch_s)} a batch; nothing is generated, so no decode")
+    out.summary.append(f"~{sp.rate_text(rate)} {unit}/s ({rate * tokens:,.0f} tokens/s), a batch of {batch} in "
+                       f"{sp.duration(batch_s)}")
+    return out
+
+
+def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
+    """A CNN preset's published count; a custom CNN's own (or scaled from ResNet-50 by saved activations); else 2N."""
+    preset = model_presets().get(answers.workload.preset)
+    if shape.kind == "cnn":
+        if preset is not None and preset.forward_gflops_per_sample:
+            scale, _ = resolution_scale(preset, answers.workload.input_size_px)
+            gflops = preset.forward_gflops_per_sample * scale
+            at = f" x {scale:.3g} for {answers.workload.input_size_px} px" if scale != 1.0 else ""
+            return gflops * 1e9, f"{gflops:.3g} GFLOP forward (the preset's published count{at})"
+        given = answers.workload.forward_gflops_per_sample
+        if given:
+            return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
+        flops = sp.RESNET50_FORWARD_FLOPS / sp.RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
+        return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
+    return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"
+
+
+def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
+    """A CNN's (or a generic model's) batch at the CNN tensor fraction, never faster than reading its weights."""
+    task, batch = answers.task, answers.workload.batch_size
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    weights, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    flops, origin = forward_flops_per_sample(answers, shape)
+    compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
+    bandwidth, _ = sp.achieved_bandwidth(device)
+    batch_s = max(batch * flops / (compute * 1e12 * device.count), weights / (bandwidth * 1e9))
+    out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s})
+    out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text} x {device.count}) = "
+                       f"{sp.rate_text(batch / batch_s)} samples/s")
+    out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
+    return out

@@ -1,0 +1,45 @@
+"""Encoders generate nothing: no KV cache, one bidirectional forward pass an input, timed in inputs a second."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.recommend import recommend
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 12, 2)
+# BAAI/bge-m3 (huggingface.co/BAAI/bge-m3): XLM-RoBERTa-large, 568M parameters, 24 layers of 1,024, 16 heads, a
+# 250,002-token vocabulary, inputs up to 8,192 tokens; it outputs embeddings, it does not generate.
+BGE_M3 = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=567_754_752,
+              workload__layers=24, workload__hidden_size=1024, workload__attention_heads=16,
+              workload__intermediate_size=4096, workload__vocabulary_size=250_002, workload__sequence_length=8192,
+              workload__batch_size=32, task__mode="inference", task__precision="fp16", budget__currency="USD",
+              budget__amount=5000.0)
+
+
+def test_an_embedding_server_keeps_no_kv_cache_and_is_timed_in_inputs_a_second(catalog):
+    # Sized as a decoder it held a 24 GiB KV cache for 32 x 8k tokens and went to a $4,700 DGX Spark, timed in
+    # "tokens/s per stream" for a model that generates none.
+    build = recommend(answers("inference_server", workload__encoder_only=True, **BGE_M3), catalog, today=TODAY)
+    assert build.feasible and build.memory.kv_cache_bytes == 0
+    assert build.memory.total_bytes < 4 * 2**30  # 1.1 GB of fp16 weights and one layer's working set
+    assert build.component("gpu").spec["memory_gib"] <= 32 and build.component("system") is None
+    assert "decode_tokens_per_s_per_stream" not in build.speed.figures
+    assert build.speed.figures["samples_per_s"] > 0 and "inputs/s" in build.speed.summary[0]
+    assert any("bidirectional attention" in line for line in build.speed.formula)
+
+
+def test_a_decoder_asked_to_generate_nothing_says_how_to_describe_an_encoder(catalog):
+    build = recommend(answers("inference_server", task__generated_tokens=0, **BGE_M3), catalog, today=TODAY)
+    assert build.memory.kv_cache_bytes > 0
+    assert any(line.startswith("generated_tokens = 0") and "workload.encoder_only = true" in line
+               for line in build.warnings)
+
+
+def test_encoder_only_is_a_custom_transformer_without_a_decoder():
+    whisper = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_550_000_000,
+                      workload__layers=64, workload__hidden_size=1280, workload__attention_heads=20,
+                      workload__sequence_length=1500, workload__decoder_layers=32,
+                      workload__decoder_sequence_length=448, workload__encoder_only=True)
+    assert [key for _, key, _ in cross_field_problems(whisper)] == ["encoder_only"]
