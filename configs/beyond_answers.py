@@ -111,6 +111,31 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
     return ""
 
 
+EDGE_BUDGET_STEPS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
+
+
+def faster_edge_over_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A slow edge build (decode under SLOW_DECODE_TOKENS_PER_S, or minutes to the first token) names the nearest
+    module over budget that is not slow: a $400 budget bought a Raspberry Pi at 0.9 tokens/s, a $429 Jetson decodes
+    ~20 (issue: a box that cannot do the job in reasonable time says so, or is passed over)."""
+    answers = build.answers
+    if answers.scenario != "edge_deployment" or build.blockers or build.component("gpu") is None \
+            or not any(line.startswith("slow:") for line in build.warnings):
+        return ""
+    for step in EDGE_BUDGET_STEPS:
+        try:
+            other = recommend_one(answers.with_value("budget", "amount", answers.budget.amount * step))
+        except ValueError:
+            continue
+        gpu = other.component("gpu")
+        if gpu is None or other.blockers or any(line.startswith("slow:") for line in other.warnings):
+            continue
+        over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
+        return (f"faster, over budget: {gpu.name} for {money(other.total_price_cny, build.currency, rules)} ({over} "
+                f"over) is not slow for this job: {other.speed.summary[0]} (here: {build.speed.summary[0]})")
+    return ""
+
+
 def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
     """A one-GPU training build that spends under half the budget names the 2-8 GPU build within it that trains at
     least twice as fast (a lab's CNY 300,000 bought a CNY 33,000 box and said CNY 267,000 was left)."""

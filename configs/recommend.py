@@ -16,6 +16,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
+    faster_edge_over_budget,
     faster_training_within_budget,
     faster_within_budget,
     keeps_the_job,
@@ -71,7 +72,8 @@ def recommend(
         return _recommend(changed, catalog, rules=rules, today=today, measured=measured)
 
     faster = "" if pins and "gpu" in pins else (faster_within_budget(build, rules, recommend_one)
-                                                 or faster_training_within_budget(build, rules, recommend_one))
+                                                 or faster_training_within_budget(build, rules, recommend_one)
+                                                 or faster_edge_over_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
     added = tuple(line for line in (faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build

@@ -445,3 +445,22 @@ def test_decode_reads_a_copied_kv_cache_on_every_gpu():
     assert any("KV cache read x 8" in line for line in tensor_parallel.formula)
     split = speed_build.inference(job, dataclasses.replace(shape, attention_width=0, kv_heads=8), eight)
     assert tensor_parallel.figures["decode_tokens_per_s_per_stream"] < split.figures["decode_tokens_per_s_per_stream"]
+
+
+def test_a_slow_edge_build_names_the_nearest_module_over_budget_that_is_not(catalog):
+    # Llama 3.2 3B int4 at 4k for $400: a Raspberry Pi 4 at ~0.9 tokens/s and an hour to the first token was the
+    # only answer; NVIDIA's Jetson Orin Nano Super runs it at 43 tokens/s (MLC; NVIDIA technical blog, "Jetson Orin
+    # Nano Developer Kit Gets a Super Boost") and costs $29 more.
+    job = answers("edge_deployment", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=3_212_749_824, workload__layers=28, workload__hidden_size=3072,
+                  workload__attention_heads=24, workload__kv_heads=8, workload__intermediate_size=8192,
+                  workload__gated_mlp=True, workload__vocabulary_size=128_256, workload__sequence_length=4096,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4", budget__currency="USD",
+                  budget__amount=400.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu").part_id == "raspberry-pi-4b-8gb" and build.total_price_cny <= build.budget_cny
+    faster = [line for line in build.warnings if line.startswith("faster, over budget: ")]
+    assert faster and "Jetson Orin Nano Super" in faster[0] and "$29 over" in faster[0], build.warnings
+    roomy = recommend(job.with_value("budget", "amount", 450.0), catalog, today=TODAY)
+    assert roomy.component("gpu").part_id == "jetson-orin-nano-super-8gb"
+    assert not [line for line in roomy.warnings if line.startswith("faster, over budget: ")]
