@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from pth_top.configs import stacks
@@ -19,11 +20,15 @@ from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
+from pth_top.configs.scale_out import INTERCONNECT
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate
 from pth_top.units import GIB
 
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
+RENTED_FASTER_FRACTION = 0.9  # a rented node is named when it runs in under 90 % of the build's time, or costs less
+LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
+                  "almost as well' over RoCE as InfiniBand to 2,000 GPUs: arXiv:2307.09288 §2.2.1, Table 2")
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
@@ -191,13 +196,21 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> 
         rented_hours = hours * rate / rented_rate if rented_rate else 0.0
         if rented_hours and (best is None or rented_hours * usd * NODE_GPUS < best[0]):
             best = (rented_hours * usd * NODE_GPUS, rented_hours, gpu.name, usd)
-    if best is None or best[1] >= hours:
+    if best is None:
         return ""
     dollars, rented_hours, name, usd = best
     rules = rented.rules
     cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
-    cheaper = ": for a one-off run, renting is cheaper" if dollars * rules.currency.cny_per_usd < \
-        build.total_price_cny else ""
-    return (f"or rent it: {NODE_GPUS} x {name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of}) "
-            f"run it in ~{duration(rented_hours * 3600)} for ~{cost}, against ~{duration(hours * 3600)} on this "
-            f"{money(build.total_price_cny, build.currency, rules)} build{cheaper}")
+    cheaper = dollars * rules.currency.cny_per_usd < build.total_price_cny
+    here = f"~{duration(hours * 3600)} on this {money(build.total_price_cny, build.currency, rules)} build"
+    rate_text = f"{NODE_GPUS} x {name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
+    if rented_hours > SLOW_RUN_DAYS * 24:  # one node is slow too: as many as finish it in SLOW_RUN_DAYS
+        nodes = math.ceil(rented_hours / (SLOW_RUN_DAYS * 24))
+        return (f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes of {rate_text}, {nodes * NODE_GPUS:,} "
+                f"GPUs over {INTERCONNECT}: ~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours "
+                f"do not change with the node count), against {here}; data parallel scales near-linearly across "
+                f"nodes ({LLAMA2_SCALING})")
+    if rented_hours >= RENTED_FASTER_FRACTION * hours and not cheaper:
+        return ""  # the same GPUs for the same time at more money: nothing to say
+    return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"
+            + (": for a one-off run, renting is cheaper" if cheaper else ""))

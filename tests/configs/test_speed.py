@@ -464,3 +464,24 @@ def test_a_slow_edge_build_names_the_nearest_module_over_budget_that_is_not(cata
     roomy = recommend(job.with_value("budget", "amount", 450.0), catalog, today=TODAY)
     assert roomy.component("gpu").part_id == "jetson-orin-nano-super-8gb"
     assert not [line for line in roomy.warnings if line.startswith("faster, over budget: ")]
+
+
+def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
+    # A 34B model (Llama 2 34B's shape) pretrained on 2T tokens: ~1,570 days on a DGX H100. The build offered LoRA
+    # and renting the same 8 GPUs for the same 1,573 days; Llama 2's own run took 1,038,336 A100 GPU-hours on
+    # clusters of up to 2,000 GPUs (arXiv:2307.09288 Table 2).
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=33_743_970_304, workload__layers=48, workload__hidden_size=8192,
+                  workload__attention_heads=64, workload__kv_heads=8, workload__intermediate_size=22016,
+                  workload__gated_mlp=True, workload__vocabulary_size=32000, workload__sequence_length=4096,
+                  workload__batch_size=1024, task__method="full", task__recompute="full",
+                  task__accumulation_steps=128, data__tokens_count=2_000_000_000_000, data__dataset_size_gb=8000,
+                  scale__gpu_count=8, scale__sharding="fsdp", budget__currency="USD", budget__amount=500000.0)
+    build = recommend(job, catalog, today=TODAY)
+    nodes = [line for line in build.warnings if line.startswith("to finish in ~30 days, rent ")]
+    assert nodes and " nodes of 8 x " in nodes[0] and "InfiniBand" in nodes[0], build.warnings
+    count = int(nodes[0].split("rent ")[1].split(" nodes")[0])
+    assert 40 <= count <= 64  # ~1,570 node-days in 30-day slices
+    assert not [line for line in build.warnings if line.startswith("or rent it")]
+    slow = [line for line in build.warnings if line.startswith("slow: one epoch")]
+    assert slow and "for a fine-tune LoRA" in slow[0]
