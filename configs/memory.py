@@ -53,6 +53,8 @@ def estimate_training(
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
+    if stack == "torchtune" and precision == "bf16":  # it trains in bf16 through and through: no fp32 master
+        mixed_layout = "bf16_pure"
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = 4.0 if precision == "fp32" else 2.0
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters)
@@ -95,6 +97,10 @@ def estimate_training(
         formula.append(f"{SHARDING_LABELS[sharding]} divides " + ("optimizer states" if stage == 1 else
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")
                        + f" by {n} GPUs")
+        if stage >= 3 and n > 1 and shape.layers:
+            gathered, line = gathered_units(shape, states, value_bytes, sharding)
+            weights += gathered
+            formula.append(line)
     activations, activation_line = training_activations(
         shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
     )
@@ -109,6 +115,31 @@ def estimate_training(
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
         formula=tuple(formula), host_offload_bytes=int(host_offload),
     )
+
+
+# DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): stage3_max_live_parameters, reduce_bucket_size.
+ZERO3_MAX_LIVE_PARAMETERS = 1e9
+ZERO3_REDUCE_BUCKET = 5e8
+
+
+def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: float, sharding: str
+                   ) -> tuple[float, str]:
+    """What FSDP / ZeRO-3 hold whole beside their shards. FSDP (a unit a decoder layer, as torchtune and FSDP2 wrap
+    them): the root unit (embeddings, LM head), kept gathered from forward to backward, the layer running and the one
+    prefetched, and the running layer's gradients before their reduce-scatter. ZeRO-3: DeepSpeed's defaults,
+    stage3_max_live_parameters 1e9 (a larger single tensor, the embedding, whole) and a reduce bucket of 5e8."""
+    if sharding == "zero3":
+        live = max(ZERO3_MAX_LIVE_PARAMETERS, shape.logits_vocabulary_size * shape.hidden_size)
+        gathered = (live + ZERO3_REDUCE_BUCKET) * value_bytes
+        return gathered, (f"gathered on each GPU: DeepSpeed's live parameters {live / 1e9:.3g}B + its reduce bucket "
+                          f"{ZERO3_REDUCE_BUCKET / 1e9:g}B x {value_bytes:g} B = {gathered / GIB:.3g} GiB")
+    root = min(states.weights, shape.vocabulary_parameters * value_bytes)
+    layer = (states.weights - root) / shape.layers
+    layer_gradients = states.gradients / shape.layers
+    gathered = root + 2 * layer + layer_gradients
+    return gathered, (f"gathered whole on each GPU: the root unit (embeddings and LM head) {root / GIB:.3g} GiB + 2 x "
+                      f"a layer {layer / GIB:.3g} GiB (running, prefetched) + its gradients "
+                      f"{layer_gradients / GIB:.3g} GiB before the reduce-scatter = {gathered / GIB:.3g} GiB")
 
 
 def model_states(

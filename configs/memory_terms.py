@@ -31,7 +31,7 @@ SHARDING_LABELS = {
     "fsdp_offload": "FSDP with CPU offload",
 }
 # How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
-MixedLayout = Literal["megatron16", "hf18", "deepspeed20"]
+MixedLayout = Literal["megatron16", "hf18", "deepspeed20", "bf16_pure"]
 TRAINING_PRECISIONS: tuple[str, ...] = get_args(TrainingPrecision)
 INFERENCE_PRECISIONS: tuple[str, ...] = get_args(InferencePrecision)
 OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
@@ -220,6 +220,11 @@ def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: s
     if mixed_layout == "deepspeed20":
         # DeepSpeed's estimator: 16-bit weights, 16-bit + fp32 grads, fp32 master + states.
         return BytesPerParameter(2.0, 6.0, 4.0 + optimizer_state_fp32)
+    if mixed_layout == "bf16_pure":
+        # torchtune: "bfloat16 ... uses 2 bytes per model and optimizer parameter"; no fp32 master copy
+        # (docs/source/tutorials/memory_optimizations.rst: "we don't support mixed-precision training").
+        states = optimizer_state_fp32 if optimizer == "adam8bit" else optimizer_state_fp32 / 2
+        return BytesPerParameter(2.0, 2.0, states)
     raise ValueError(f"unknown mixed-precision layout {mixed_layout!r}")
 
 

@@ -196,8 +196,9 @@ CASES: tuple[Workload, ...] = (
     Workload("torchtune-llama33-70b-full-not-8x-h100", TORCHTUNE_70B, "does_not_fit",
              training(LLAMA33_70B, 1024, batch=32, gpus=8, scale__sharding="fsdp", task__training_stack="torchtune"),
              ("h100-80gb-sxm", 8),
-             note="16 B per parameter (mixed precision) where torchtune keeps bf16 weights and AdamW states; the "
-                  "wizard names no node count here because 8 x B200 (180 GB) holds 139 GiB per GPU, which is true"),
+             note="torchtune's 8 B a parameter (bf16 weights, gradients and AdamW states) over 8 GPUs is 65.8 GiB; "
+                  "FSDP's gathered root unit (3.9 GiB) and layers put it past 76 GiB usable; the wizard names no "
+                  "node count here because 8 x B200 (180 GB) holds it, which is true"),
     # Edge modules (llama.cpp, 4-bit).
     Workload("llamacpp-agx-orin-llama2-7b", HOLOHUB, "speed",
              inference("llama-7b", "int4", 2048, budget__amount=5e5, scenario="edge_deployment"),

@@ -140,3 +140,21 @@ def test_the_hf_loss_peaks_at_three_fp32_copies_of_the_logits():
         peak = max(peak, current)
     copies = peak / (tokens * vocabulary * 4)
     assert abs(copies - stacks.HF_LOSS_FP32_COPIES) <= 0.5, copies
+
+
+def test_torchtune_trains_in_bf16_with_no_fp32_master_copy():
+    # torchtune docs/source/tutorials/memory_optimizations.rst: "bfloat16 ... uses 2 bytes per model and optimizer
+    # parameter"; "we don't support mixed-precision training". Llama 3.2 3B full AdamW: 8 B/param, not 16, so its
+    # 54.6 GiB estimate (a 96 GB card at $5,000: a DGX Spark) was 24 GiB high.
+    shape = model_shape(Workload(preset="custom", kind="transformer", parameters=3_212_749_824, layers=28,
+                                 hidden_size=3072, attention_heads=24, kv_heads=8, intermediate_size=8192,
+                                 gated_mlp=True, vocabulary_size=128_256, sequence_length=2048))[0]
+    common = dict(precision="bf16", optimizer="adamw", global_batch=32, accumulation_steps=8, recompute="full")
+    torchtune = estimate_training(shape, stack="torchtune", **common)
+    trainer = estimate_training(shape, stack="hf_trainer", **common)
+    states = torchtune.weights_bytes + torchtune.gradients_bytes + torchtune.optimizer_states_bytes
+    assert states == pytest.approx(3_212_749_824 * 8, rel=1e-6)
+    assert trainer.optimizer_states_bytes == pytest.approx(3_212_749_824 * 12, rel=1e-6)
+    assert any("8 B/param" in line for line in torchtune.formula)
+    fp32 = estimate_training(shape, stack="torchtune", **{**common, "precision": "fp32"})
+    assert fp32.optimizer_states_bytes == pytest.approx(3_212_749_824 * 8, rel=1e-6)  # fp32 stays as it was
