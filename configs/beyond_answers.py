@@ -58,12 +58,10 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     unchanged = unchanged or fit_budget(ctx, ranked_gpus(ctx)).cheapest_fitting
     nearest: tuple[float, str] | None = (unchanged[0].total_cny, "") if unchanged else None
     for label, changed in answer_changes(ctx):
-        answers = changed
-        if keeping_the_job:
-            if not keeps_the_job(ctx.answers, changed):
-                continue
-            answers = cheap_levers(ctx, changed)
-            label += f", {cheap_levers_label(ctx, changed, answers)}" if answers != changed else ""
+        if keeping_the_job and not keeps_the_job(ctx.answers, changed):
+            continue
+        answers = cheap_levers(ctx, changed)
+        label += f", {cheap_levers_label(ctx, changed, answers)}" if answers != changed else ""
         alternative = context_for(answers)
         fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting
         if fitting is None or fitting[0].total_cny <= ctx.budget_cny or (

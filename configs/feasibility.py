@@ -140,16 +140,20 @@ def feasible_alternatives(
     for label, answers in changes:
         line = _feasible_line(ctx, label, context_for(answers))
         cheap = cheap_levers(ctx, answers) if answers not in own_levers else answers
-        if not line and cheap != answers:
+        training = answers.task.mode == "training"
+        if not line and cheap != answers and training:
             answers, label = cheap, label + ", " + cheap_levers_label(ctx, answers, cheap)
             line = _feasible_line(ctx, label, context_for(answers))
-        if (not line and answers.task.mode == "inference" and not ctx.edge and answers != ctx.answers
+        if (not line and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
                 line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
                 if line:
                     answers = more
                     break
+        if not line and cheap != answers and not training:  # then with an 8-bit KV cache, on the answers' GPUs
+            answers, label = cheap, label + ", " + cheap_levers_label(ctx, answers, cheap)
+            line = _feasible_line(ctx, label, context_for(answers))
         if line and all(alternative.answers != answers for alternative in found):  # one line per change
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:

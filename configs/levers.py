@@ -50,18 +50,28 @@ def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
 
 def cheap_levers(ctx: Context, answers: Answers) -> Answers:
     """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
-    and micro-batch 1 (training only)."""
+    and micro-batch 1 in training; an 8-bit KV cache where the engine has one in inference."""
     if answers.task.mode != "training":
-        return answers
+        return _eight_bit_kv(ctx, answers)
     return small_activations(_chunked_loss(ctx, answers))
+
+
+def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if ctx.shape.kind != "transformer" or ctx.shape.denoising_steps or ctx.shape.encoder_only \
+            or task.kv_cache_dtype != "auto" or engine not in stacks.FP8_KV_VALUE_BYTES:
+        return answers
+    return answers.with_value("task", "kv_cache_dtype", "fp8")
 
 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
     recompute = after.task.recompute != before.task.recompute
     micro = after.task.accumulation_steps != before.task.accumulation_steps
+    kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
     return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
-                                                 ("micro-batch 1", micro)) if changed)
+                                                 ("micro-batch 1", micro), ("an 8-bit KV cache", kv)) if changed)
 
 
 def _small_activations_label(before: Answers) -> str:

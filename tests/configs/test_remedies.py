@@ -388,3 +388,21 @@ def test_cpu_offload_saves_nothing_on_a_gpu_that_shares_its_memory(catalog):
     assert not build.memory_fits and not build.feasible
     full = job.with_value("task", "method", "full")
     assert [key for _, key, _ in cross_field_problems(full)] == ["sharding"]  # full training offloads with ZeRO
+
+
+def test_the_nearest_build_over_budget_combines_a_lever_with_an_8_bit_kv_cache(catalog):
+    # Qwen3-32B Q4_K_M on llama.cpp at 32k for $1,500, used cards: a 24 GB card is the cheapest that holds a 32B Q4
+    # (specpicks.com/reviews/best-gpu-for-qwen-3-32b: 19.2 GB of weights + 3-8 GB of KV cache). The nearest build was
+    # 2 x RTX 4060 Ti ($2,365, a layer split at one 288 GB/s card's speed); one used RTX 3090 with a 16k context and
+    # llama.cpp's q8_0 KV cache holds it for less, at over three times the decode rate.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=32_762_123_264,
+                  workload__layers=64, workload__hidden_size=5120, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__head_dim=128, workload__intermediate_size=25600, workload__gated_mlp=True,
+                  workload__vocabulary_size=151_936, workload__sequence_length=32768, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__serving_engine="llama_cpp",
+                  budget__currency="USD", budget__amount=1500.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget: ")]
+    assert nearest and "an 8-bit KV cache" in nearest[0] and "fits NVIDIA GeForce RTX 3090 24GB" in nearest[0], \
+        build.blockers
+    assert "2 x" not in nearest[0].split(" for $")[0]
