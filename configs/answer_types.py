@@ -125,6 +125,10 @@ class Task(Schema, frozen=True):
     pipeline_offload: Annotated[bool, Meta(description=(
         "Diffusers enable_model_cpu_offload: a pipeline's models (text encoders, denoiser, VAE) wait in system RAM "
         "and each moves to the GPU only while it runs; the GPU holds the largest"))] = False
+    cache_embeddings: Annotated[bool, Meta(description=(
+        "training beside frozen models: their outputs (text embeddings, VAE latents) computed once before training "
+        "and cached (kohya-ss cache_text_encoder_outputs and cache_latents, diffusers' --cache_latents), so the frozen "
+        "models leave the GPU while it trains"))] = False
     expert_offload: Annotated[bool, Meta(description=(
         "llama.cpp --cpu-moe: a mixture of experts' routed experts stay in system RAM and run on the CPU; the GPU "
         "holds attention, the shared weights and the KV cache"))] = False

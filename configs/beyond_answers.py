@@ -34,7 +34,8 @@ LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 to
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
 QUALITY_FREE_FIELDS = frozenset({
     ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
-    ("task", "kv_cache_dtype"), ("scale", "sharding"), ("scale", "gpu_count"), ("budget", "condition"),
+    ("task", "kv_cache_dtype"), ("task", "cache_embeddings"), ("scale", "sharding"), ("scale", "gpu_count"),
+    ("budget", "condition"),
 })
 
 

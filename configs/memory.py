@@ -274,6 +274,13 @@ def estimate_memory(
     breakdown = model_memory(answers, shape, cuda_context_bytes)
     if not frozen:
         return breakdown
+    if answers.task.mode != "inference" and answers.task.cache_embeddings:
+        # The frozen models run alone first, to cache their outputs; the GPU then holds the larger of the two passes.
+        training = breakdown.total_bytes - breakdown.cuda_context_bytes
+        line = (f"frozen models' outputs cached before training (task.cache_embeddings): their {frozen / 1e9:.3g} GB "
+                "are on the GPU only for that pass, then leave it")
+        return replace(breakdown, weights_bytes=breakdown.weights_bytes + max(0, frozen - training),
+                       formula=(*breakdown.formula, line))
     if answers.task.mode != "inference":
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen,
                        formula=(*breakdown.formula, frozen_line))

@@ -122,3 +122,29 @@ def test_cards_are_ranked_by_the_rate_of_the_answered_precision(catalog):
     build = recommend(flux(task__precision="fp16", budget__amount=9000.0, budget__currency="USD"), catalog,
                       today=TODAY)
     assert any("dense FP16 tensor TFLOPS per dollar" in line for line in build.component("gpu").reasoning)
+
+
+# Stable Diffusion 3 Medium: a 2.0B MMDiT (24 blocks of 1,536, 24 heads) over 4,096 latent tokens at 1024 px and 333
+# text tokens; its three text encoders and VAE are 5.66B parameters (CLIP-L 123M, CLIP-G 695M, T5-XXL 4.76B, VAE 84M).
+SD3_MEDIUM_LORA = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=2_028_328_000,
+                       workload__layers=24, workload__hidden_size=1536, workload__attention_heads=24,
+                       workload__sequence_length=4429, workload__batch_size=1,
+                       workload__frozen_parameters=5_660_000_000, workload__frozen_precision="fp16",
+                       task__method="lora", task__lora_rank=4,
+                       task__precision="amp_fp16", task__optimizer="adam8bit", task__recompute="full",
+                       data__kind="images", budget__currency="USD", budget__amount=5000.0)
+
+
+def test_cached_text_embeddings_take_the_frozen_models_off_the_gpu_while_it_trains(catalog):
+    # diffusers examples/research_projects/sd3_lora_colab/README.md: SD3 DreamBooth LoRA "under 16GB GPU VRAM" by
+    # computing the prompt's embeddings first and serializing them (that pass alone: ~12 GB with the encoders in FP16).
+    cached = estimate_memory(answers(task__cache_embeddings=True, **SD3_MEDIUM_LORA),
+                             model_shape(answers(**SD3_MEDIUM_LORA).workload)[0])
+    kept = estimate_memory(answers(**SD3_MEDIUM_LORA), model_shape(answers(**SD3_MEDIUM_LORA).workload)[0])
+    assert cached.total_bytes < 15 * GIB < kept.total_bytes
+    assert cached.total_bytes >= 5.66e9 * 2  # the pre-compute pass holds the encoders
+    # The lever comes before any that costs quality, and keeps the job as asked.
+    big = answers(**{**SD3_MEDIUM_LORA, "workload__parameters": 8_050_000_000, "workload__layers": 38,
+                     "workload__hidden_size": 2432, "workload__attention_heads": 38, "budget__amount": 4000.0})
+    said = recommend(big, catalog, today=TODAY).feasible_alternatives
+    assert said and said[0].startswith("the frozen models' outputs cached before training"), said

@@ -77,6 +77,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
+        ("task", "cache_embeddings", "Cache frozen outputs (train)"),
     )),
     StepSpec("data", "Data", (
         "Dataset size decides the storage class (SATA <= 50 GB, NVMe, RAID 0 from 4 TB; guide §3.2) and the "
