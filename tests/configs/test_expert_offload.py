@@ -107,3 +107,20 @@ def test_a_cpu_only_pc_holds_what_either_offload_would_have_kept_in_ram(catalog)
     for job in (gpt_oss_120b(), answers(**{**FLUX_INT8, "task__pipeline_offload": True})):
         ctx = _context(job, catalog, load_rules(), {})
         assert cpu_context(ctx).memory.total_bytes >= ctx.memory.host_offload_bytes
+
+
+def test_experts_in_ram_buy_the_fastest_ram_the_budget_allows(catalog):
+    # llama.cpp -cmoe decodes gpt-oss-20b's experts from RAM: ~20 tokens/s beside a Ryzen 9 5900X on dual-channel
+    # DDR4-3200 (github.com/ggml-org/llama.cpp/discussions/15396). The cheapest platform is that DDR4 one; an AM5 board
+    # and a DDR5-6000 kit read the experts ~1.9x as fast, and $1,500 buys them.
+    job = answers(workload__preset="gpt-oss-20b", workload__sequence_length=16384, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__serving_engine="llama_cpp",
+                  task__expert_offload=True, budget__currency="USD", budget__amount=1500.0)
+    build = recommend(job, catalog, today=TODAY)
+    kit = build.component("memory_kit")
+    assert build.feasible and kit.spec["memory_type"] == "DDR5" and build.total_price_cny <= build.budget_cny
+    assert any("the decode rate follows its bandwidth" in line for line in build.component("cpu").reasoning)
+    tight = recommend(job.with_value("budget", "amount", 1000.0), catalog, today=TODAY)
+    assert tight.feasible and tight.component("memory_kit").spec["memory_type"] == "DDR4"
+    assert build.speed.figures["decode_tokens_per_s_per_stream"] > 1.5 * tight.speed.figures[
+        "decode_tokens_per_s_per_stream"]
