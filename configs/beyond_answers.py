@@ -115,6 +115,30 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
     return ""
 
 
+def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A server on one card that fits only short of the estimator's margin names the 2-8 card build within budget
+    that holds it with the margin (Mistral Small 3.1 for 4 users at 64k: 85.9 of 86.0 GiB on a 96 GB card, with
+    $50,000 of a $60,000 budget left)."""
+    answers = build.answers
+    if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
+            or build.blockers or not any(line.startswith("tight fit: ") for line in build.warnings)):
+        return ""
+    for count in (2, 4, 8):
+        try:
+            other = recommend_one(answers.with_value("scale", "gpu_count", count))
+        except ValueError:
+            continue
+        gpu = other.component("gpu")
+        if gpu is None or other.blockers or other.total_price_cny > other.budget_cny or any(
+                line.startswith("tight fit: ") for line in other.warnings):
+            continue
+        return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
+                f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), a build of "
+                f"{money(other.total_price_cny, build.currency, rules)} within "
+                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}")
+    return ""
+
+
 EDGE_BUDGET_STEPS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
 
 

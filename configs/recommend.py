@@ -22,6 +22,7 @@ from pth_top.configs.beyond_answers import (
     keeps_the_job,
     nearest_over_budget,
     rented_run_line,
+    roomier_within_budget,
 )
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
@@ -74,7 +75,8 @@ def recommend(
 
     faster = "" if pins and "gpu" in pins else (faster_within_budget(build, rules, recommend_one)
                                                  or faster_training_within_budget(build, rules, recommend_one)
-                                                 or faster_edge_over_budget(build, rules, recommend_one))
+                                                 or faster_edge_over_budget(build, rules, recommend_one)
+                                                 or roomier_within_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
     added = tuple(line for line in (faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build

@@ -486,3 +486,19 @@ def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(
     assert not [line for line in build.warnings if line.startswith("or rent it")]
     slow = [line for line in build.warnings if line.startswith("slow: one epoch")]
     assert slow and "for a fine-tune LoRA" in slow[0]
+
+
+def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
+    # Mistral-Small-3.1-24B (its model card: ~55 GB of GPU RAM in bf16) on vLLM for 4 users at 64k with $60,000:
+    # one 96 GB card holds it at 85.9 of 86.0 GiB usable, short of the 10 % margin, with $50,000 left.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=23_572_403_200, workload__layers=40, workload__hidden_size=5120,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=131_072,
+                  workload__sequence_length=65536, workload__batch_size=4, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
+                  budget__currency="USD", budget__amount=60000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and any(line.startswith("tight fit: ") for line in build.warnings)
+    room = [line for line in build.warnings if line.startswith("room within budget: 2 x ")]
+    assert room and "tensor parallel" in room[0] and "scale.gpu_count = 2" in room[0], build.warnings
