@@ -32,11 +32,11 @@ def cpu_context(ctx: Context) -> Context:
     """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM.
 
     A pinned PSU count belongs to the GPUs it fed: the rules size the CPU-only PC's own. Without a GPU nothing is
-    offloaded to the CPU: the whole model (experts too) is the working memory.
+    offloaded to the CPU and nothing is split across GPUs: the whole model (experts too) is the working memory.
     """
     pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
-    return dataclasses.replace(ctx, pins=pins,
-                               memory=estimate_memory(ctx.answers.resident(), ctx.shape, cuda_context_bytes=0))
+    whole = ctx.answers.resident().with_value("scale", "gpu_count", 1).with_value("scale", "sharding", "none")
+    return dataclasses.replace(ctx, pins=pins, memory=estimate_memory(whole, ctx.shape, cuda_context_bytes=0))
 
 
 def display_line(cpu: Part) -> str:

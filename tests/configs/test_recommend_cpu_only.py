@@ -274,3 +274,19 @@ def test_a_small_llm_on_the_cpu_gets_the_entry_cpu_its_ram_bandwidth_decodes_on(
     assert cpu.spec["cores_count"] < 8 and any("memory bandwidth sets its speed" in line for line in cpu.reasoning)
     published = 10.62 * 51.2 / 42.7  # scaled to the build's dual-channel DDR4-3200
     assert build.speed.figures["decode_tokens_per_s_per_stream"] == pytest.approx(published, rel=0.35)
+
+
+def test_a_cpu_only_pc_holds_the_whole_model_whatever_gpu_count_was_asked(catalog):
+    # GLM-4.5-Air Q4_K_M (106B, 12B active; its GGUF ~60 GB) asked on 3 GPUs with EUR 3,000: the CPU-only PC was sized
+    # for a third of the model (21.8 GiB) and given 32 GB of RAM, which cannot load it.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=106_000_000_000,
+                  workload__active_parameters=12_000_000_000, workload__layers=46, workload__hidden_size=4096,
+                  workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=12672, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+                  workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__serving_engine="llama_cpp", scale__gpu_count=3,
+                  budget__currency="EUR", budget__amount=3000.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu") is None  # no 3-GPU build within budget: the CPU-only PC is what the money buys
+    kit = build.component("memory_kit")
+    assert kit.spec["capacity_gib"] * kit.quantity >= 64 and build.memory.total_bytes > 60 * 2**30
