@@ -89,6 +89,11 @@ class Workload(Schema, frozen=True):
         "inference is one forward pass per input, with no KV cache"))] = False
     active_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "mixture of experts: parameters used per token (0: dense); memory still holds every expert"))] = 0
+    experts_count: Annotated[int, whole(0, 4096, (
+        "mixture of experts: routed experts a layer (config.json n_routed_experts / num_experts; GLM-4.5-Air: 128); "
+        "with experts_per_token they size what llama.cpp --cpu-moe keeps in RAM"))] = 0
+    experts_per_token: Annotated[int, whole(0, 4096, (
+        "mixture of experts: routed experts a token reads (num_experts_per_tok; GLM-4.5-Air: 8)"))] = 0
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE (0: none)"))] = 0
     frozen_precision: Annotated[FrozenPrecision, Meta(description=(

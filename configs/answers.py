@@ -326,10 +326,18 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
             task.serving_engine, answers.scenario, task.precision) != "llama_cpp"):
         problems.append(("task", "expert_offload", "--cpu-moe is llama.cpp's: inference with llama_cpp as "
                          "task.serving_engine (or auto with int4 weights)"))
-    elif task.expert_offload and not (workload.preset in presets and presets[workload.preset].experts_count):
+    elif task.expert_offload and not (workload.preset in presets and presets[workload.preset].experts_count) \
+            and not (workload.preset == "custom" and workload.experts_count):
         moe = ", ".join(name for name, preset in presets.items() if preset.experts_count)
-        problems.append(("task", "expert_offload", f"needs a mixture-of-experts preset (its expert counts size what "
-                         f"stays in RAM): {moe}"))
+        problems.append(("task", "expert_offload", f"needs a mixture of experts with its expert counts (they size "
+                         f"what stays in RAM): a preset ({moe}) or a custom model's experts_count and "
+                         "experts_per_token"))
+    if (workload.experts_count or workload.experts_per_token) and not (
+            workload.preset == "custom" and workload.active_parameters
+            and 0 < workload.experts_per_token < workload.experts_count):
+        key = "experts_per_token" if workload.experts_count else "experts_count"
+        problems.append(("workload", key, "a custom mixture of experts gives active_parameters, experts_count and "
+                         "experts_per_token (fewer than experts_count) together"))
     elif task.expert_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "expert_offload", f"not at the edge: {shared}"))
     if task.cache_embeddings and not (task.mode == "training" and workload.frozen_parameters):

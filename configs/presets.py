@@ -166,6 +166,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
+            routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
             lm_head=not workload.encoder_only,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
             f"({origin})"

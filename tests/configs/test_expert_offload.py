@@ -9,7 +9,7 @@ import pytest
 
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
-from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.answers import answers_from_dict, cross_field_problems
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
@@ -124,3 +124,23 @@ def test_experts_in_ram_buy_the_fastest_ram_the_budget_allows(catalog):
     assert tight.feasible and tight.component("memory_kit").spec["memory_type"] == "DDR4"
     assert build.speed.figures["decode_tokens_per_s_per_stream"] > 1.5 * tight.speed.figures[
         "decode_tokens_per_s_per_stream"]
+
+
+def test_a_custom_mixture_of_experts_gives_its_expert_counts_and_gets_cpu_moe(catalog):
+    # GLM-4.5-Air (zai-org/GLM-4.5-Air config.json: 128 routed experts, 8 a token, 106B with 12B active): its GGUF
+    # Q4_K_M (~60 GB) with the experts in RAM needs ~11 GB of VRAM (lmstudio-ai/lmstudio-bug-tracker#897). A custom MoE
+    # could not use --cpu-moe, so EUR 3,000 of used parts got only renting.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=106_000_000_000,
+                  workload__active_parameters=12_000_000_000, workload__experts_count=128,
+                  workload__experts_per_token=8, workload__layers=46, workload__hidden_size=4096,
+                  workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=12672, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+                  workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__serving_engine="llama_cpp", budget__currency="EUR",
+                  budget__amount=3000.0, budget__condition="used")
+    said = recommend(job, catalog, today=TODAY).feasible_alternatives
+    assert said and said[0].startswith("llama.cpp --cpu-moe"), said
+    offloaded = recommend(job.with_value("task", "expert_offload", True), catalog, today=TODAY)
+    assert offloaded.feasible and offloaded.memory.total_bytes < 14 * 2**30
+    half = job.with_value("workload", "experts_per_token", 0)
+    assert [key for _, key, _ in cross_field_problems(half)] == ["experts_per_token"]

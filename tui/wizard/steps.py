@@ -54,6 +54,8 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
         ("workload", "intermediate_size", "Custom: MLP width (0 = 4h)"),
         ("workload", "active_parameters", "Custom: active (MoE, 0 = all)"),
+        ("workload", "experts_count", "Custom: MoE experts a layer"),
+        ("workload", "experts_per_token", "Custom: MoE experts a token"),
         ("workload", "denoising_steps", "Custom: diffusion steps (0: none)"),
         ("workload", "classifier_free_guidance", "Custom: diffusion CFG (x2)"),
         ("workload", "decoder_layers", "Custom: decoder layers (enc-dec)"),
