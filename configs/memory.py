@@ -85,8 +85,7 @@ def estimate_training(
         # FSDP's CPUOffload(offload_params=True), as Answer.AI's FSDP-QLoRA runs 70B on two 24 GB cards: weights,
         # gradients and optimizer states live in host RAM; the GPU holds the layer it runs and the one it prefetches,
         # and the root unit (embeddings, LM head), which FSDP keeps gathered from forward to backward.
-        root = min(states.weights, shape.vocabulary_parameters * value_bytes)
-        layer = (states.weights - root) / max(1, shape.layers)
+        root, layer = root_and_layer_bytes(shape, states, value_bytes)
         host_offload = states.weights + states.gradients + states.optimizer
         weights, gradients, optimizer_states = root + 2 * layer, 0.0, 0.0
         formula.append(f"FSDP with CPU offload: weights, gradients and optimizer states in host RAM "
@@ -98,7 +97,7 @@ def estimate_training(
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")
                        + f" by {n} GPUs")
         if stage >= 3 and n > 1 and shape.layers:
-            gathered, line = gathered_units(shape, states, value_bytes, sharding)
+            gathered, line = gathered_units(shape, states, value_bytes, sharding, stack)
             weights += gathered
             formula.append(line)
     activations, activation_line = training_activations(
@@ -117,25 +116,40 @@ def estimate_training(
     )
 
 
-# DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): stage3_max_live_parameters, reduce_bucket_size.
-ZERO3_MAX_LIVE_PARAMETERS = 1e9
-ZERO3_REDUCE_BUCKET = 5e8
+# DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): caps on what it gathers, in elements.
+ZERO3_MAX_LIVE_PARAMETERS_COUNT = 1e9  # stage3_max_live_parameters
+ZERO3_REDUCE_BUCKET_ELEMENTS = 5e8  # reduce_bucket_size
 
 
-def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: float, sharding: str
-                   ) -> tuple[float, str]:
-    """What FSDP / ZeRO-3 hold whole beside their shards. FSDP (a unit a decoder layer, as torchtune and FSDP2 wrap
-    them): the root unit (embeddings, LM head), kept gathered from forward to backward, the layer running and the one
-    prefetched, and the running layer's gradients before their reduce-scatter. ZeRO-3: DeepSpeed's defaults,
-    stage3_max_live_parameters 1e9 (a larger single tensor, the embedding, whole) and a reduce bucket of 5e8."""
-    if sharding == "zero3":
-        live = max(ZERO3_MAX_LIVE_PARAMETERS, shape.logits_vocabulary_size * shape.hidden_size)
-        gathered = (live + ZERO3_REDUCE_BUCKET) * value_bytes
-        return gathered, (f"gathered on each GPU: DeepSpeed's live parameters {live / 1e9:.3g}B + its reduce bucket "
-                          f"{ZERO3_REDUCE_BUCKET / 1e9:g}B x {value_bytes:g} B = {gathered / GIB:.3g} GiB")
+def root_and_layer_bytes(shape: ModelShape, states: methods.StateBytes, value_bytes: float) -> tuple[float, float]:
+    """The 16-bit embeddings and LM head (FSDP's root unit), and one decoder layer's share of the rest."""
     root = min(states.weights, shape.vocabulary_parameters * value_bytes)
-    layer = (states.weights - root) / shape.layers
+    return root, (states.weights - root) / max(1, shape.layers)
+
+
+def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: float, sharding: str, stack: str
+                   ) -> tuple[float, str]:
+    """What FSDP / ZeRO-3 hold whole beside their shards. FSDP, a unit a decoder layer: the layer running and the
+    one prefetched, the running layer's gradients before their reduce-scatter, and the root unit (embeddings, LM
+    head) kept gathered from forward to backward; torchtune shards those two as units of their own
+    (custom_sharded_layers), gathered in turn. ZeRO-3: two layers' parameters up to DeepSpeed's live cap (an
+    embedding whole), and its reduce bucket, at most the trained parameters."""
+    root, layer = root_and_layer_bytes(shape, states, value_bytes)
+    embedding = min(root, shape.vocabulary_size * shape.hidden_size * value_bytes)  # one tensor: gathered whole
     layer_gradients = states.gradients / shape.layers
+    if sharding == "zero3":
+        live = max(min(ZERO3_MAX_LIVE_PARAMETERS_COUNT * value_bytes, 2 * layer), embedding)
+        gradient_bytes = states.gradients / max(1, states.trainable_parameters)
+        bucket = min(ZERO3_REDUCE_BUCKET_ELEMENTS, states.trainable_parameters) * gradient_bytes
+        return live + bucket, (f"gathered on each GPU: ZeRO-3's live parameters {live / GIB:.3g} GiB (two layers, at "
+                               f"most DeepSpeed's 1e9) + its reduce bucket {bucket / GIB:.3g} GiB")
+    if stack == "torchtune":
+        unit = max(layer, embedding)  # the embeddings or the LM head, each a unit, or a layer
+        gathered = 2 * unit + layer_gradients
+        return gathered, (f"gathered whole on each GPU: 2 x the largest unit {unit / GIB:.3g} GiB (running, "
+                          f"prefetched; torchtune shards the embeddings and LM head as units of their own) + a layer's "
+                          f"gradients {layer_gradients / GIB:.3g} GiB before the reduce-scatter = {gathered / GIB:.3g} "
+                          "GiB")
     gathered = root + 2 * layer + layer_gradients
     return gathered, (f"gathered whole on each GPU: the root unit (embeddings and LM head) {root / GIB:.3g} GiB + 2 x "
                       f"a layer {layer / GIB:.3g} GiB (running, prefetched) + its gradients "

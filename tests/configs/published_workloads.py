@@ -197,8 +197,9 @@ CASES: tuple[Workload, ...] = (
              training(LLAMA33_70B, 1024, batch=32, gpus=8, scale__sharding="fsdp", task__training_stack="torchtune"),
              ("h100-80gb-sxm", 8),
              note="torchtune's 8 B a parameter (bf16 weights, gradients and AdamW states) over 8 GPUs is 65.8 GiB; "
-                  "FSDP's gathered root unit (3.9 GiB) and layers put it past 76 GiB usable; the wizard names no "
-                  "node count here because 8 x B200 (180 GB) holds it, which is true"),
+                  "FSDP's gathered units (5.6 GiB: 2 x the 2 GiB embedding unit and a layer's gradients) and the "
+                  "activations put it at 79 GiB, past 76 usable; the wizard names no node count here because 8 x "
+                  "B200 (180 GB) holds it, which is true"),
     # Edge modules (llama.cpp, 4-bit).
     Workload("llamacpp-agx-orin-llama2-7b", HOLOHUB, "speed",
              inference("llama-7b", "int4", 2048, budget__amount=5e5, scenario="edge_deployment"),
