@@ -26,7 +26,7 @@ from pth_top.configs.speed_build import job_rate
 from pth_top.units import GIB
 
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
-RENTED_FASTER_FRACTION = 0.9  # a rented node is named when it runs in under 90 % of the build's time, or costs less
+RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 % of the build's time, or costs less
 LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
                   "almost as well' over RoCE as InfiniBand to 2,000 GPUs: arXiv:2307.09288 §2.2.1, Table 2")
 
@@ -139,7 +139,7 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[A
     return ""
 
 
-EDGE_BUDGET_STEPS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
+EDGE_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
 
 
 def faster_edge_over_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
@@ -150,9 +150,9 @@ def faster_edge_over_budget(build: Build, rules: Rules, recommend_one: Callable[
     if answers.scenario != "edge_deployment" or build.blockers or build.component("gpu") is None \
             or not any(line.startswith("slow:") for line in build.warnings):
         return ""
-    for step in EDGE_BUDGET_STEPS:
+    for multiplier in EDGE_BUDGET_MULTIPLIERS:
         try:
-            other = recommend_one(answers.with_value("budget", "amount", answers.budget.amount * step))
+            other = recommend_one(answers.with_value("budget", "amount", answers.budget.amount * multiplier))
         except ValueError:
             continue
         gpu = other.component("gpu")
@@ -229,11 +229,18 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> 
     rate_text = f"{NODE_GPUS} x {name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
     if rented_hours > SLOW_RUN_DAYS * 24:  # one node is slow too: as many as finish it in SLOW_RUN_DAYS
         nodes = math.ceil(rented_hours / (SLOW_RUN_DAYS * 24))
+        # Data parallel gives each GPU at least one sequence of the global batch a step.
+        batch_nodes = max(1, answers.workload.batch_size // NODE_GPUS)
+        batch_note = ""
+        if nodes > batch_nodes:
+            batch_note = (f"; a global batch of {answers.workload.batch_size:,} sequences spreads over at most "
+                          f"{batch_nodes} nodes: {nodes * NODE_GPUS:,} or more a step for {nodes} (a larger batch "
+                          "may need a new learning-rate schedule)")
         return (f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes of {rate_text}, {nodes * NODE_GPUS:,} "
                 f"GPUs over {INTERCONNECT}: ~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours "
                 f"do not change with the node count), against {here}; data parallel scales near-linearly across "
-                f"nodes ({LLAMA2_SCALING})")
-    if rented_hours >= RENTED_FASTER_FRACTION * hours and not cheaper:
+                f"nodes ({LLAMA2_SCALING}){batch_note}")
+    if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
         return ""  # the same GPUs for the same time at more money: nothing to say
     return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"
             + (": for a one-off run, renting is cheaper" if cheaper else ""))

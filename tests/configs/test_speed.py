@@ -486,6 +486,11 @@ def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(
     assert not [line for line in build.warnings if line.startswith("or rent it")]
     slow = [line for line in build.warnings if line.startswith("slow: one epoch")]
     assert slow and "for a fine-tune LoRA" in slow[0]
+    assert "spreads over at most" not in nodes[0]  # 1,024 sequences a step cover 53 nodes' 424 GPUs
+    small = recommend(job.with_value("workload", "batch_size", 64).with_value("task", "accumulation_steps", 8),
+                      catalog, today=TODAY)
+    capped = [line for line in small.warnings if line.startswith("to finish in ~30 days, rent ")]
+    assert capped and "a global batch of 64 sequences spreads over at most 8 nodes" in capped[0]
 
 
 def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
