@@ -21,7 +21,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.compat import compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
-from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_inference import forward_only, inference_weight_bytes
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import (
@@ -204,8 +204,10 @@ def drives_a_display(ctx: Context, cpu: Part) -> bool:
 
 def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
-    # CPU-only inference decodes at the RAM's bandwidth (every weight read once a token), not the cores' count.
-    cpu_inference = gpu is None and a.task.mode == "inference"
+    # A CPU-only language model decodes at the RAM's bandwidth (every weight read once a token), not the cores' count;
+    # a server's prompts, an encoder's or a CNN's passes are compute-bound and keep the guide's tiers.
+    cpu_inference = gpu is None and a.task.mode == "inference" and a.scenario != "inference_server" \
+        and ctx.shape.kind == "transformer" and not forward_only(ctx.shape) and not ctx.shape.denoising_steps
     complex_work = not cpu_inference and (
         ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9

@@ -12,10 +12,12 @@ from pth_top.configs.presets import model_presets, resolution_scale
 
 
 def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
-    """One input's forward FLOPs: 2N a token, and attention over every query-key pair (an encoder attends both
-    ways: s^2 a layer, twice a causal prompt's)."""
-    flops = 2.0 * shape.active * tokens + 4.0 * shape.attention_flops_width * 2.0 * shape.attended_pairs(tokens)
-    return flops, f"2N x {tokens:,} tokens + bidirectional attention 4*L*h*s^2"
+    """One input's forward FLOPs: 2N a token, N without the embedding (a lookup, no multiply: Kaplan et al. 2020's
+    non-embedding count), and attention over every query-key pair (both ways: s^2 a layer, twice a causal prompt's)."""
+    matmul_parameters = max(0, shape.active - shape.vocabulary_size * shape.hidden_size)
+    flops = 2.0 * matmul_parameters * tokens + 4.0 * shape.attention_flops_width * 2.0 * shape.attended_pairs(tokens)
+    return flops, f"2N x {tokens:,} tokens (N {matmul_parameters / 1e6:,.0f}M without the embedding) + bidirectional " \
+        "attention 4*L*h*s^2"
 
 
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:

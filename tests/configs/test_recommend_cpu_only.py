@@ -290,3 +290,13 @@ def test_a_cpu_only_pc_holds_the_whole_model_whatever_gpu_count_was_asked(catalo
     assert build.component("gpu") is None  # no 3-GPU build within budget: the CPU-only PC is what the money buys
     kit = build.component("memory_kit")
     assert kit.spec["capacity_gib"] * kit.quantity >= 64 and build.memory.total_bytes > 60 * 2**30
+
+
+def test_only_a_decoding_language_model_gets_the_cpu_tier_set_by_ram_bandwidth(catalog):
+    # An encoder's or a CNN's forward pass is compute-bound: a CPU-only BERT keeps the guide's tiers and is not told
+    # that decode reads every weight from RAM.
+    bert = answers(workload__preset="bert-large", workload__batch_size=8, task__mode="inference",
+                   task__precision="fp32", budget__currency="USD", budget__amount=700.0)
+    build = recommend(bert, catalog, pins={"gpu": ("none", 0)}, today=TODAY)
+    assert build.component("gpu") is None
+    assert not any("memory bandwidth sets its speed" in line for line in build.component("cpu").reasoning)
