@@ -61,10 +61,16 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     for label, changed in answer_changes(ctx):
         if keeping_the_job and not keeps_the_job(ctx.answers, changed):
             continue
-        answers = cheap_levers(ctx, changed)
-        label += f", {cheap_levers_label(ctx, changed, answers)}" if answers != changed else ""
-        alternative = context_for(answers)
+        # The change alone; with the quality-free levers added only where they make a cheaper build hold it.
+        alternative = context_for(changed)
         fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting
+        cheap = cheap_levers(ctx, changed)
+        if cheap != changed:
+            cheap_alternative = context_for(cheap)
+            cheap_fitting = fit_budget(cheap_alternative, ranked_gpus(cheap_alternative)).cheapest_fitting
+            if cheap_fitting is not None and (fitting is None or cheap_fitting[0].total_cny < fitting[0].total_cny):
+                alternative, fitting = cheap_alternative, cheap_fitting
+                label += f", {cheap_levers_label(ctx, changed, cheap)}"
         if fitting is None or fitting[0].total_cny <= ctx.budget_cny or (
                 nearest is not None and fitting[0].total_cny >= nearest[0]):
             continue
