@@ -96,10 +96,14 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     if ctx.pins:
         changes.append(("the same answers without the pinned parts", answers))
     if task.mode == "training":
-        if answers.workload.frozen_parameters and not task.cache_embeddings:
+        # An image model's frozen encoders (text, VAE) feed it inputs that can be computed once; a distillation
+        # teacher's or a reference model's outputs are per-step logits, not a cache.
+        if answers.workload.frozen_parameters and not task.cache_embeddings and answers.data.kind in (
+                "images", "video"):
             changes.append(("the frozen models' outputs cached before training (text embeddings and latents: kohya-ss "
-                            "cache_text_encoder_outputs, diffusers' precomputed embeddings), off the GPU while it "
-                            "trains (task.cache_embeddings)", answers.with_value("task", "cache_embeddings", True)))
+                            "cache_text_encoder_outputs, diffusers' precomputed embeddings; no per-epoch augmentation "
+                            "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
+                            answers.with_value("task", "cache_embeddings", True)))
         chunked = _chunked_loss(ctx, answers)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))

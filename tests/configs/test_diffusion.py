@@ -12,8 +12,10 @@ from pth_top.configs import speed_build
 from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.memory import estimate_memory
+from pth_top.configs.levers import answer_changes
 from pth_top.configs.presets import model_shape
-from pth_top.configs.recommend import recommend
+from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
 from tests.configs.builders import answers
 from tests.configs.published_workloads import FLUX1_DEV, inference_custom
@@ -148,3 +150,14 @@ def test_cached_text_embeddings_take_the_frozen_models_off_the_gpu_while_it_trai
                      "workload__hidden_size": 2432, "workload__attention_heads": 38, "budget__amount": 4000.0})
     said = recommend(big, catalog, today=TODAY).feasible_alternatives
     assert said and said[0].startswith("the frozen models' outputs cached before training"), said
+
+
+def test_caching_frozen_outputs_is_offered_for_image_encoders_not_a_text_teacher(catalog):
+    # A distillation teacher beside Llama 3 8B LoRA produces per-step logits: nothing to cache once.
+    teacher = answers(workload__preset="llama3-8b", workload__frozen_parameters=8_000_000_000, task__method="lora",
+                      data__kind="text", budget__currency="USD", budget__amount=1500.0)
+    labels = [label for label, _ in answer_changes(_context(teacher, catalog, load_rules(), {}))]
+    assert labels and not any("cached before training" in label for label in labels), labels
+    images = teacher.with_value("data", "kind", "images")
+    labels = [label for label, _ in answer_changes(_context(images, catalog, load_rules(), {}))]
+    assert labels[0].startswith("the frozen models' outputs cached before training")
