@@ -11,8 +11,8 @@ from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
 from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.errors import ConfigFileError
-from pth_top.configs.memory import estimate_memory
 from pth_top.configs.levers import answer_changes
+from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
