@@ -124,6 +124,12 @@ def test_experts_in_ram_buy_the_fastest_ram_the_budget_allows(catalog):
     assert tight.feasible and tight.component("memory_kit").spec["memory_type"] == "DDR4"
     assert build.speed.figures["decode_tokens_per_s_per_stream"] > 1.5 * tight.speed.figures[
         "decode_tokens_per_s_per_stream"]
+    # Used cards: the card is chosen for the RAM it leaves room for (a used 12 GB card on DDR4 decoded 18 tokens/s);
+    # the user's own card, pinned, gets the fast platform too.
+    used = recommend(job.with_value("budget", "condition", "used"), catalog, today=TODAY)
+    assert used.feasible and used.component("memory_kit").spec["memory_type"] == "DDR5"
+    pinned = recommend(job, catalog, pins={"gpu": ("rtx-5060-8gb", 1)}, today=TODAY)
+    assert pinned.component("memory_kit").spec["memory_type"] == "DDR5"
 
 
 def test_a_custom_mixture_of_experts_gives_its_expert_counts_and_gets_cpu_moe(catalog):
