@@ -255,8 +255,11 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
     problems.extend(_encoder_decoder_problems(answers, model_kind))
-    if workload.encoder_only and workload.preset == "custom" and (
-            model_kind != "transformer" or workload.decoder_layers or workload.denoising_steps):
+    if workload.encoder_only and workload.preset != "custom":
+        problems.append(("workload", "encoder_only", "a preset carries its own architecture (bert-base, bert-large "
+                         "and vit-b16 are encoders): give encoder_only with preset = 'custom'"))
+    elif workload.encoder_only and (model_kind != "transformer" or workload.decoder_layers
+                                    or workload.denoising_steps):
         problems.append(("workload", "encoder_only", "an encoder is a transformer without decoder layers or diffusion "
                          "steps"))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))

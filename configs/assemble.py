@@ -202,12 +202,17 @@ def drives_a_display(ctx: Context, cpu: Part) -> bool:
     return bool(cpu.get("integrated_graphics")) or cpu["platform"] != "desktop" or pinned
 
 
+def decodes_from_ram(ctx: Context) -> bool:
+    """A language model run on the CPU alone decodes at the RAM's bandwidth (every weight read once a token), not the
+    cores' count; a server's prompts, an encoder's or a CNN's passes are compute-bound and keep the guide's tiers."""
+    a = ctx.answers
+    return a.task.mode == "inference" and a.scenario != "inference_server" and ctx.shape.kind == "transformer" \
+        and not forward_only(ctx.shape) and not ctx.shape.denoising_steps
+
+
 def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
-    # A CPU-only language model decodes at the RAM's bandwidth (every weight read once a token), not the cores' count;
-    # a server's prompts, an encoder's or a CNN's passes are compute-bound and keep the guide's tiers.
-    cpu_inference = gpu is None and a.task.mode == "inference" and a.scenario != "inference_server" \
-        and ctx.shape.kind == "transformer" and not forward_only(ctx.shape) and not ctx.shape.denoising_steps
+    cpu_inference = gpu is None and decodes_from_ram(ctx)
     complex_work = not cpu_inference and (
         ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
         or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9

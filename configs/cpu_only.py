@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from pth_top.configs.assemble import assemble
+from pth_top.configs.assemble import assemble, decodes_from_ram
 from pth_top.configs.assembly import Assembly, Context, offered
 from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
+from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_cpu import core_gigahertz
 from pth_top.units import GIB
@@ -112,6 +113,8 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     cheapest_total = asm.total_cny
     if ctx.answers.data.kind == "tabular" and ctx.answers.task.mode == "training" and not ctx.pins.get("cpu"):
         asm = _most_cores_within_budget(cpu_ctx, asm)
+    elif decodes_from_ram(ctx) and not ctx.pins.get("cpu"):
+        asm = fastest_ram_within_budget(cpu_ctx, None, asm)
     asm.reasons.setdefault("cpu", []).insert(1, display_line(asm.chosen["cpu"][0]))
     if ctx.answers.data.kind == "tabular":
         reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "

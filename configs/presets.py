@@ -116,9 +116,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     lines, kind, given = [], shape.kind, answers.workload.forward_gflops_per_sample
     if answers.task.mode == "inference" and not answers.task.generated_tokens and kind == "transformer" \
             and not shape.encoder_only and not shape.encoder_decoder and not shape.denoising_steps:
-        lines.append("generated_tokens = 0: sized and timed as a decoder with its prompt's KV cache; an encoder that "
-                     "generates nothing (embeddings, reranking, classification: BERT, bge-m3) is "
-                     "workload.encoder_only = true")
+        lines.append("generated_tokens = 0: sized and timed as a decoder with its prompt's KV cache; a bidirectional "
+                     "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
+                     "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
     preset = model_presets().get(answers.workload.preset)
     if given and kind != "cnn":
         lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "

@@ -1,5 +1,6 @@
-"""The platform for llama.cpp --cpu-moe: its routed experts run from system RAM, so the decode rate follows the RAM's
-bandwidth (channels x MT/s), and the budget buys the fastest RAM first, not the cheapest board and kit."""
+"""The platform for a language model decoded from system RAM (llama.cpp --cpu-moe's routed experts, or a CPU-only
+PC): the decode rate follows the RAM's bandwidth (channels x MT/s), so the budget buys the fastest RAM first, not the
+cheapest board and kit."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ def ram_gb_per_s(assembly: Assembly) -> float:
     return ram_bandwidth_gb_per_s(cpu[0].spec, kit[0].spec, kit[1])[0]
 
 
-def fastest_ram_within_budget(ctx: Context, gpu: Part, cheapest: Assembly) -> Assembly:
+def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly) -> Assembly:
     """With the experts in RAM (task.expert_offload): the desktop CPU, with its board and cheapest fitting kit, whose
     RAM has the most bandwidth and whose build the budget buys, the cheaper among equals; else the cheapest build."""
     best, best_key = cheapest, (round(ram_gb_per_s(cheapest), 1), -cheapest.total_cny)
     for cpu in offered(ctx, "cpu"):
         if cpu["platform"] != "desktop":  # a workstation's many channels: its share of them is not predicted
+            continue
+        if gpu is None and not cpu.get("integrated_graphics"):  # no GPU: the CPU's graphics drive the screen
             continue
         trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), gpu)
         key = (round(ram_gb_per_s(trial), 1), -trial.total_cny)
@@ -32,11 +35,12 @@ def fastest_ram_within_budget(ctx: Context, gpu: Part, cheapest: Assembly) -> As
             best, best_key = trial, key
     if best is not cheapest:
         lines = best.reasons.setdefault("cpu", [])
-        line = (f"the experts run from RAM (llama.cpp --cpu-moe), so the decode rate follows its bandwidth: "
+        what = "the experts run from RAM (llama.cpp --cpu-moe)" if gpu is not None else "the CPU decodes from RAM"
+        line = (f"{what}, so the decode rate follows its bandwidth: "
                 f"{ram_gb_per_s(best):,.1f} GB/s on this platform against {ram_gb_per_s(cheapest):,.1f} on the "
                 f"cheapest ({cheapest.chosen['cpu'][0].name}, {money(cheapest.total_cny, ctx.currency, ctx.rules)} "
                 "in all), within the budget")
-        cheapest_line = [index for index, text in enumerate(lines) if text.startswith("cheapest CPU meeting these")]
+        cheapest_line = [index for index, text in enumerate(lines) if text.startswith("cheapest CPU")]
         if cheapest_line:
             lines[cheapest_line[0]] = line
         else:

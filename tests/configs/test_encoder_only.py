@@ -43,3 +43,5 @@ def test_encoder_only_is_a_custom_transformer_without_a_decoder():
                       workload__sequence_length=1500, workload__decoder_layers=32,
                       workload__decoder_sequence_length=448, workload__encoder_only=True)
     assert [key for _, key, _ in cross_field_problems(whisper)] == ["encoder_only"]
+    preset = answers(workload__preset="llama3-8b", workload__encoder_only=True)  # a preset's own architecture
+    assert [key for _, key, _ in cross_field_problems(preset)] == ["encoder_only"]

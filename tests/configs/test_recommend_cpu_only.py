@@ -274,6 +274,11 @@ def test_a_small_llm_on_the_cpu_gets_the_entry_cpu_its_ram_bandwidth_decodes_on(
     assert cpu.spec["cores_count"] < 8 and any("memory bandwidth sets its speed" in line for line in cpu.reasoning)
     published = 10.62 * 51.2 / 42.7  # scaled to the build's dual-channel DDR4-3200
     assert build.speed.figures["decode_tokens_per_s_per_stream"] == pytest.approx(published, rel=0.35)
+    # A budget that buys faster RAM buys it: the CPU-only PC at $1,200 is AM5 with DDR5, decoding ~1.9x as fast.
+    roomy = recommend(job.with_value("budget", "amount", 1200.0), catalog, pins={"gpu": ("none", 0)}, today=TODAY)
+    assert roomy.component("memory_kit").spec["memory_type"] == "DDR5" and roomy.total_price_cny <= roomy.budget_cny
+    assert roomy.speed.figures["decode_tokens_per_s_per_stream"] > 1.5 * build.speed.figures[
+        "decode_tokens_per_s_per_stream"]
 
 
 def test_a_cpu_only_pc_holds_the_whole_model_whatever_gpu_count_was_asked(catalog):
