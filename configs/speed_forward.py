@@ -20,21 +20,29 @@ def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
         "attention 4*L*h*s^2"
 
 
+def _batch_seconds(answers: Answers, shape: ModelShape, device: sp.Device, batch_flops: float, fraction: float
+                   ) -> tuple[float, str]:
+    """A batch's forward passes shared by the GPUs (each its own inputs) at `fraction` of their tensor rate, never
+    faster than reading the weights once; and the rate as the formula names it."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    weight_bytes, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    compute, compute_text = sp.achieved_tflops(device, fraction)
+    bandwidth, _ = sp.achieved_bandwidth(device)
+    seconds = max(batch_flops / (compute * 1e12 * device.count), weight_bytes / (bandwidth * 1e9))
+    return seconds, compute_text + (f" x {device.count}" if device.count > 1 else "")
+
+
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     """Inputs (images) a second for a batch: its FLOPs at the prefill fraction of the GPUs' tensor rate, never faster
     than reading the weights once a batch."""
-    task, batch, tokens = answers.task, answers.workload.batch_size, shape.sequence_length
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    weight_bytes, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    batch, tokens = answers.workload.batch_size, shape.sequence_length
     unit = "images" if answers.data.kind == "images" else "inputs"
     flops, origin = forward_flops(shape, tokens)
-    compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
-    bandwidth, _ = sp.achieved_bandwidth(device)
-    batch_s = max(batch * flops / (compute * 1e12 * device.working_count), weight_bytes / (bandwidth * 1e9))
+    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.PREFILL_COMPUTE_FRACTION)
     rate = batch / batch_s
     out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s})
-    gpus = f" x {device.count} GPUs" if device.working_count > 1 else ""
-    out.formula.append(f"forward pass: batch {batch} x {flops / 1e12:.3g} TFLOP ({origin}) / ({compute_text}{gpus}) "
+    out.formula.append(f"forward pass: batch {batch} x {flops / 1e12:.3g} TFLOP ({origin}) / ({compute_text}) "
                        f"= {sp.duration(batch_s)} a batch; nothing is generated, so no decode")
     out.summary.append(f"~{sp.rate_text(rate)} {unit}/s ({rate * tokens:,.0f} tokens/s), a batch of {batch} in "
                        f"{sp.duration(batch_s)}")
@@ -60,15 +68,11 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
 
 def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     """A CNN's (or a generic model's) batch at the CNN tensor fraction, never faster than reading its weights."""
-    task, batch = answers.task, answers.workload.batch_size
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    weights, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
+    batch = answers.workload.batch_size
     flops, origin = forward_flops_per_sample(answers, shape)
-    compute, compute_text = sp.achieved_tflops(device, sp.CNN_TENSOR_FRACTION)
-    bandwidth, _ = sp.achieved_bandwidth(device)
-    batch_s = max(batch * flops / (compute * 1e12 * device.count), weights / (bandwidth * 1e9))
+    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.CNN_TENSOR_FRACTION)
     out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s})
-    out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text} x {device.count}) = "
+    out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text}) = "
                        f"{sp.rate_text(batch / batch_s)} samples/s")
     out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
     return out

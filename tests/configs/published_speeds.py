@@ -126,16 +126,11 @@ def resnet50_inference(part_id: str, batch: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
-def encoder_inference(preset: str, sequence_length: int, part_id: str, batch: int) -> float:
+def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, batch: int) -> float:
+    """Inputs a second of an encoder preset in fp16 on a catalog GPU (its id) or a given device."""
     answers = Answers(workload=Workload(preset=preset, batch_size=batch, sequence_length=sequence_length),
                       task=Task(mode="inference", precision="fp16"))
-    model = model_shape(answers.workload)[0]
-    return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
-
-
-def encoder_inference_on(device: sp.Device, preset: str, sequence_length: int, batch: int) -> float:
-    answers = Answers(workload=Workload(preset=preset, batch_size=batch, sequence_length=sequence_length),
-                      task=Task(mode="inference", precision="fp16"))
+    device = catalog_gpu(gpu, answers) if isinstance(gpu, str) else gpu
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
 
 
@@ -369,7 +364,7 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: encoder_inference("bert-large", 384, "a100-40gb-sxm", 128)),
     PublishedSpeed("trt-bert-large-a30-fp16-s384-b128", f"{TRT_BERT}: A30 (165 TFLOP/s dense FP16, 933 GB/s: not "
                    "in the catalog), 342.30 ms average a batch, 374 sequences/s", 128 / 0.34230,
-                   lambda: encoder_inference_on(A30, "bert-large", 384, 128)),
+                   lambda: encoder_inference("bert-large", 384, A30, 128)),
     # --- CPU-only decode from system RAM (configs/speed_cpu.py; its fraction is fitted on the first row) ---
     PublishedSpeed("llamacpp-7950x-ddr5-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 7950X, 4 x 32 GB DDR5 at 3,600 "
                    "MT/s, 3.37 tokens/s", 3.37,
