@@ -215,7 +215,7 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     cpu_inference = gpu is None and decodes_from_ram(ctx)
     complex_work = not cpu_inference and (
         ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
-        or a.scenario in ("team_training", "inference_server") or ctx.shape.parameters >= 1e9
+        or a.scenario in ("team_training", "inference_server")
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
     if cpu_inference:

@@ -338,14 +338,17 @@ def host_model_gib(weight_bytes: float, *, mode: str, host_offload_bytes: int = 
 
 # Adapter methods whose base is quantized on load from the 16-bit checkpoint (bitsandbytes int8 / NF4).
 QUANTIZING_METHODS = ("qlora", "lora_int8")
+# A sharded checkpoint loads a shard at a time, each quantized as it goes to the GPU: transformers' save_pretrained
+# shards at 5 GB (max_shard_size); the QLoRA README fine-tunes GPT-NeoX-20B (41 GB in 16 bits) on a free Colab.
+CHECKPOINT_SHARD_BYTES = 5e9
 
 
 def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_parameters: int = 0,
                            stack: str = "hf_trainer", unquantized_parameters: int = 0) -> tuple[float, str]:
-    """RAM that loading the checkpoints takes: quantizing the base needs the 16-bit weights (2 bytes/param) in RAM,
-    and frozen models (a diffusion model's text encoders) are read from their 16-bit files to be quantized or to
-    pre-compute embeddings (FLUX.1-dev: a 23.8 GB transformer and a 9.5 GB T5 encoder); (0, "") when nothing
-    larger than the host weights is staged."""
+    """RAM that loading the checkpoints takes: quantizing the base reads one shard of the 16-bit checkpoint at a time
+    (Unsloth's pre-quantized one likewise), and frozen models (a diffusion model's text encoders) are read from their
+    16-bit files to be quantized or to pre-compute embeddings (FLUX.1-dev: a 23.8 GB transformer and a 9.5 GB T5
+    encoder); (0, "") when nothing larger than the host weights is staged."""
     if mode != "training":
         return 0.0, ""
     parts, staged = [], 0.0
@@ -353,12 +356,16 @@ def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_pa
         # Unsloth loads its pre-quantized 4-bit checkpoints (unsloth/*-bnb-4bit, its README's model list): the NF4
         # base with its double-quant constants, and the embeddings and LM head in 16 bits, as the GPU holds them.
         quantized = max(0, parameters - unquantized_parameters)
-        staged += quantized * (NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER) / 8
-        staged += (parameters - quantized) * 2
-        parts.append("Unsloth's pre-quantized 4-bit checkpoint")
-    elif method in QUANTIZING_METHODS:
+        bits = NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER
+        staged += min(quantized * bits / 8 + (parameters - quantized) * 2, CHECKPOINT_SHARD_BYTES)
+        parts.append("a shard of Unsloth's pre-quantized 4-bit checkpoint at a time")
+    elif method in QUANTIZING_METHODS and frozen_parameters:  # a diffusion trainer (ai-toolkit) quantizes it whole
         staged += parameters * 2
         parts.append(f"the 16-bit checkpoint, read to quantize the base ({method})")
+    elif method in QUANTIZING_METHODS:
+        staged += min(parameters * 2, CHECKPOINT_SHARD_BYTES)
+        parts.append(f"a {CHECKPOINT_SHARD_BYTES / 1e9:g} GB shard of the 16-bit checkpoint at a time, quantized as it "
+                     f"loads ({method})")
     if frozen_parameters:
         if not parts:
             staged += parameters * 2

@@ -30,13 +30,15 @@ def test_eight_open_air_consumer_cards_are_not_packed_into_a_passive_2u_server(c
     assert any("No Datacenter Deployment" in warning for warning in build.warnings)
 
 
-def test_ram_holds_the_16_bit_checkpoint_a_70b_qlora_job_quantizes(catalog):
+def test_a_70b_qlora_job_stages_a_shard_of_the_16_bit_checkpoint_not_all_of_it(catalog):
+    # transformers quantizes a sharded checkpoint a 5 GB shard at a time (the QLoRA README fine-tunes GPT-NeoX-20B on a
+    # free Colab): RAM for 140 GB of bf16 weights was asked for a 70B QLoRA.
     build = recommend(answers(workload__preset="llama-70b", workload__batch_size=1, task__method="qlora",
                               task__recompute="full", budget__amount=120000.0), catalog, today=TODAY)
     ram = build.component("memory_kit")
     gib = ram.quantity * ram.spec["capacity_gib"]
-    assert gib >= 70e9 * 2 / GIB, f"{gib} GiB RAM cannot hold the 140 GB bf16 checkpoint the QLoRA load quantizes"
-    assert any("16-bit checkpoint" in line for line in ram.reasoning)
+    assert gib < 70e9 * 2 / GIB
+    assert any("shard of the 16-bit checkpoint" in line for line in ram.reasoning), ram.reasoning
 
 
 def test_one_gpu_psu_covers_its_transient_peak():
