@@ -240,3 +240,11 @@ def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listin
     assert "plus 19% import VAT" in quote_line(thor, eu, "EUR", RULES)
     # A China price converted for the EU buyer already carries China's VAT: none added.
     assert not quote(catalog.get("h200-141gb-nvl"), "eu", "EUR", "new", RULES).import_vat_fraction
+
+
+def test_a_us_buyer_pays_the_max_q_at_its_us_msrp_not_a_french_listing_converted(catalog):
+    # The RTX PRO 6000 Max-Q's only 2026 price is LDLC's EUR 17,709.95; converted, a US buyer paid ~$21k a card, and
+    # four of them made a $93k remedy, where NVIDIA's MSRP is the Workstation Edition's $8,565.
+    card = catalog.get("rtx-pro-6000-blackwell-max-q-96gb")
+    us = quote(card, "us", "USD", "new", RULES)
+    assert (us.amount, us.currency, us.market) == (8565, "USD", "us")
