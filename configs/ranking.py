@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pth_top.configs import stacks
 from pth_top.configs.assemble import PC_GPU_FORMS, assemble
 from pth_top.configs.assembly import (
     ROOMY,
@@ -24,6 +25,7 @@ from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
+from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.units import GIB
 
 __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", "needed_bytes", "ranked_gpus",
@@ -84,6 +86,17 @@ def trains_at_precision(ctx: Context, gpu: Part) -> bool:
     return gpu[field] > 0
 
 
+def runs_the_weight_format(ctx: Context, gpu: Part) -> bool:
+    """FP8 weights need an Ampere or later card: vLLM and SGLang run them natively from Ada and Hopper and as FP8
+    W8A16 Marlin kernels on Ampere (compute capability 8.0), not on Volta or Turing, which have no bf16 either."""
+    task = ctx.answers.task
+    if task.mode != "inference" or ctx.edge:
+        return True
+    engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
+    return weight_format(task.quantization, task.precision, engine) is not FORMATS["fp8"] or gpu[
+        "bf16_dense_tflops"] > 0
+
+
 def unit_price(ctx: Context, gpu: Part) -> float:
     """What one GPU costs here: an SXM/OAM module's share of the cheapest whole server carrying this many."""
     if gpu["form"] in SYSTEM_GPU_FORMS:
@@ -106,7 +119,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue
         if not buyable(ctx, gpu):  # end of life, export-licensed or sold only elsewhere: used only, or not here
             continue
-        if not trains_at_precision(ctx, gpu):
+        if not trains_at_precision(ctx, gpu) or not runs_the_weight_format(ctx, gpu):
             continue
         if not ctx.edge and gpu["form"] == "datacenter" and gpu["cooling"] == "passive" and not system_options(
                 ctx, gpu):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 from pth_top.configs.presets import load_build_preset
-from pth_top.configs.recommend import recommend
+from pth_top.configs.ranking import ranked_gpus
+from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.render import render_build_text
+from pth_top.configs.rules import load_rules
 from tests.configs.builders import QWEN25_3B, answers
 from tests.configs.test_recommend import TODAY
 
@@ -207,3 +209,16 @@ def test_a_lever_that_fits_only_without_the_margin_says_tight(catalog):
     roomy = recommend(answers(workload__preset="llama-7b", workload__batch_size=8, task__method="lora",
                               budget__amount=7500.0), catalog, today=TODAY)
     assert roomy.feasible_alternatives and not any("TIGHT" in line for line in roomy.feasible_alternatives)
+
+
+def test_fp8_weights_are_never_put_on_a_card_without_fp8_kernels(catalog):
+    # GLM-4.5-Air-FP8 on SGLang with used cards allowed was offered 8 x V100: vLLM and SGLang run FP8 weights from
+    # Ampere on (Marlin W8A16 kernels at compute capability 8.0), not on Volta or Turing.
+    job = answers("inference_server", workload__preset="llama-70b", workload__sequence_length=8192,
+                  workload__batch_size=8, task__mode="inference", task__precision="int8", task__quantization="fp8",
+                  task__serving_engine="sglang", budget__currency="USD", budget__amount=150000.0,
+                  budget__condition="used")
+    ids = [gpu.id for gpu, _ in ranked_gpus(_context(job, catalog, load_rules(), {}))]
+    assert "a100-80gb-pcie" in ids and not [gpu for gpu in ids if gpu.startswith(("v100", "t4"))], ids
+    awq = job.with_value("task", "precision", "int4").with_value("task", "quantization", "awq_g128")
+    assert any(gpu.id.startswith("v100") for gpu, _ in ranked_gpus(_context(awq, catalog, load_rules(), {})))
