@@ -335,14 +335,14 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
         problems.append(("task", "expert_offload", f"needs a mixture of experts with its expert counts (they size "
                          f"what stays in RAM): a preset ({moe}) or a custom model's experts_count and "
                          "experts_per_token"))
+    elif task.expert_offload and answers.scenario == "edge_deployment":
+        problems.append(("task", "expert_offload", f"not at the edge: {shared}"))
     if (workload.experts_count or workload.experts_per_token) and not (
             workload.preset == "custom" and workload.active_parameters
             and 0 < workload.experts_per_token < workload.experts_count):
         key = "experts_per_token" if workload.experts_count else "experts_count"
         problems.append(("workload", key, "a custom mixture of experts gives active_parameters, experts_count and "
                          "experts_per_token (fewer than experts_count) together"))
-    elif task.expert_offload and answers.scenario == "edge_deployment":
-        problems.append(("task", "expert_offload", f"not at the edge: {shared}"))
     if task.cache_embeddings and not (task.mode == "training" and workload.frozen_parameters):
         problems.append(("task", "cache_embeddings", "caches the frozen models' outputs for training: give the frozen "
                          "models (workload.frozen_parameters) and task.mode = 'training'"))
