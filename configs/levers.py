@@ -8,6 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Context
 from pth_top.configs.memory import micro_batch_per_gpu
+from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.presets import model_presets
 
 # Precisions an inference workload can step down to from each, smallest last.
@@ -136,7 +137,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
             changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
                             answers.with_value("scale", "sharding", "zero_offload")))
-        if task.method in ("lora", "qlora", "lora_int8") and transformer and scale.sharding != "fsdp_offload":
+        if task.method in ADAPTER_METHODS and transformer and scale.sharding != "fsdp_offload":
             changes.append(("FSDP with CPU offload (Answer.AI's FSDP-QLoRA: the weights in CPU RAM, each layer "
                             "uploaded as it runs; slower, over PCIe)",
                             answers.with_value("scale", "sharding", "fsdp_offload")))

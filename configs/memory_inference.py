@@ -105,9 +105,7 @@ def estimate_inference(
     if shape.encoder_decoder:
         kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
         breakdown = _encoder_decoder(shape, weights, batch, n, value_bytes, kv_bytes, cuda_context_bytes, formula)
-        graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
-        if graphs:
-            formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
+        graphs = _cuda_graph_bytes(engine, formula)
         return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
                        usable_fraction=fraction)
     if forward_only(shape):
@@ -143,9 +141,7 @@ def estimate_inference(
         else f"s {prompt} x b {batch}"
     formula.append(f"activations: one layer's prefill working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
                    f"({chunked})")
-    graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
-    if graphs:
-        formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
+    graphs = _cuda_graph_bytes(engine, formula)
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
     logits = batch * shape.logits_vocabulary_size * 4.0
     if logits:
@@ -156,6 +152,14 @@ def estimate_inference(
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
         host_offload_bytes=int(experts),
     )
+
+
+def _cuda_graph_bytes(engine: str, formula: list[str]) -> int:
+    """What the engine's captured decode graphs take (stacks.CUDA_GRAPH_BYTES), said in the formula where any."""
+    graphs = stacks.CUDA_GRAPH_BYTES.get(engine, 0)
+    if graphs:
+        formula.append(f"CUDA graphs captured for decoding: {graphs / GIB:g} GiB (the engine's start-up log)")
+    return graphs
 
 
 def forward_only(shape: ModelShape) -> bool:

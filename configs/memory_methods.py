@@ -122,13 +122,20 @@ def int8_lora_states(
     )
 
 
+def qlora_base_bytes(base_parameters: int, unquantized_parameters: int) -> float:
+    """A QLoRA base as the GPU (and Unsloth's pre-quantized file) holds it: NF4 with its double-quant constants, the
+    embeddings and LM head in 16 bits."""
+    quantized = max(0, base_parameters - unquantized_parameters)
+    return quantized * (NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER) / 8 \
+        + (base_parameters - quantized) * 2.0
+
+
 def qlora_states(
     base_parameters: int, unquantized_parameters: int, adapter_parameters: int, matrices_line: str
 ) -> StateBytes:
     """NF4 base + double-quant constants, 16-bit embeddings, bf16 adapters, paged 8-bit Adam."""
     quantized = max(0, base_parameters - unquantized_parameters)
-    bits = NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER
-    base_bytes = quantized * bits / 8 + unquantized_parameters * 2.0
+    base_bytes = qlora_base_bytes(base_parameters, unquantized_parameters)
     adapter_weights = adapter_parameters * QLORA_ADAPTER_BYTES
     adapter_grads = adapter_parameters * QLORA_ADAPTER_BYTES
     adapter_states = adapter_parameters * PAGED_8BIT_ADAM_BYTES

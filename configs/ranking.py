@@ -55,12 +55,10 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
                             "fastest first: an edge module is bought for the one job it runs")
     if ctx.tier == "entry":
         return "memory_gib", f"GiB of GPU memory per {unit} (entry tier: VRAM first, guide §6.1)"
-    if ctx.answers.task.mode == "inference" and ctx.shape.denoising_steps:
+    if ctx.answers.task.mode == "inference" and (ctx.shape.denoising_steps or forward_only(ctx.shape)):
         rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
-        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} (denoising is compute-bound)"
-    if ctx.answers.task.mode == "inference" and forward_only(ctx.shape):
-        rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
-        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} (a forward pass an input, nothing generated: compute-bound)"
+        why = "denoising is" if ctx.shape.denoising_steps else "a forward pass an input, nothing generated:"
+        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} ({why} compute-bound)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":

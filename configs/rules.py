@@ -15,7 +15,7 @@ from msgspec import Meta
 
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.mains import MainsByMarket
-from pth_top.configs.memory_methods import DOUBLE_QUANT_BITS_PER_PARAMETER, NF4_BITS_PER_PARAMETER
+from pth_top.configs.memory_methods import qlora_base_bytes
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.schema import Schema, SchemaError, convert
 from pth_top.configs.tomlsource import line_of_key_in_table, line_of_table, read_toml
@@ -353,11 +353,8 @@ def checkpoint_staging_gib(parameters: int, *, mode: str, method: str, frozen_pa
         return 0.0, ""
     parts, staged = [], 0.0
     if method == "qlora" and stack == "unsloth":
-        # Unsloth loads its pre-quantized 4-bit checkpoints (unsloth/*-bnb-4bit, its README's model list): the NF4
-        # base with its double-quant constants, and the embeddings and LM head in 16 bits, as the GPU holds them.
-        quantized = max(0, parameters - unquantized_parameters)
-        bits = NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER
-        staged += min(quantized * bits / 8 + (parameters - quantized) * 2, CHECKPOINT_SHARD_BYTES)
+        # Unsloth loads its pre-quantized 4-bit checkpoints (unsloth/*-bnb-4bit, its README's model list).
+        staged += min(qlora_base_bytes(parameters, unquantized_parameters), CHECKPOINT_SHARD_BYTES)
         parts.append("a shard of Unsloth's pre-quantized 4-bit checkpoint at a time")
     elif method in QUANTIZING_METHODS and frozen_parameters:  # a diffusion trainer (ai-toolkit) quantizes it whole
         staged += parameters * 2
