@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Callable
 
 from pth_top.configs import stacks
 from pth_top.configs.assembly import (
@@ -200,6 +201,23 @@ def drives_a_display(ctx: Context, cpu: Part) -> bool:
     """
     pinned = ctx.pins.get("cpu", ("", 0))[0] == cpu.id
     return bool(cpu.get("integrated_graphics")) or cpu["platform"] != "desktop" or pinned
+
+
+def best_desktop_cpu_build(ctx: Context, gpu: Part | None, cheapest: Assembly,
+                           score: Callable[[Assembly], float]) -> Assembly:
+    """Of the builds on each desktop CPU (one with integrated graphics where no GPU drives the screen) that the budget
+    buys, the one `score` rates highest, the cheaper among equals; `cheapest` where none rates higher."""
+    best, best_key = cheapest, (score(cheapest), -cheapest.total_cny)
+    for cpu in offered(ctx, "cpu"):
+        if cpu["platform"] != "desktop" or (gpu is None and not cpu.get("integrated_graphics")):
+            continue
+        trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), gpu)
+        key = (score(trial), -trial.total_cny)
+        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny and key > best_key:
+            best, best_key = trial, key
+    if best is not cheapest:
+        best.alternatives["cpu"] = cheapest.alternatives.get("cpu", ())
+    return best
 
 
 def decodes_from_ram(ctx: Context) -> bool:

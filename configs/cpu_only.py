@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from pth_top.configs.assemble import assemble, decodes_from_ram
-from pth_top.configs.assembly import Assembly, Context, offered
+from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
+from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
@@ -83,14 +83,7 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
     """Tabular training runs on the cores (XGBoost/LightGBM split finding is parallel over features, Chen and
     Guestrin arXiv:1603.02754 §4.1): the desktop CPU with the most core-GHz (E-cores weighted, speed_cpu) whose
     whole PC the budget buys, the cheaper PC among equals."""
-    best, best_key = cheapest, (core_gigahertz(cheapest.chosen["cpu"][0].spec), -cheapest.total_cny)
-    for cpu in offered(ctx, "cpu"):
-        if cpu["platform"] != "desktop" or not cpu.get("integrated_graphics"):  # no GPU: its graphics drive the screen
-            continue
-        trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), None)
-        key = (core_gigahertz(cpu.spec), -trial.total_cny)
-        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny and key > best_key:
-            best, best_key = trial, key
+    best = best_desktop_cpu_build(ctx, None, cheapest, lambda build: core_gigahertz(build.chosen["cpu"][0].spec))
     if best is not cheapest:
         chosen = best.chosen["cpu"][0]
         lines = best.reasons["cpu"]
@@ -101,7 +94,6 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
             f"{_money(ctx, best.total_cny)} in all, where the cheapest that meets the floor, "
             f"{cheapest.chosen['cpu'][0].name}, makes {_money(ctx, cheapest.total_cny)}: gradient-boosted trees train "
             "on every core, so more cores buy speed directly")
-        best.alternatives["cpu"] = cheapest.alternatives["cpu"]
     return best
 
 

@@ -4,10 +4,8 @@ cheapest board and kit."""
 
 from __future__ import annotations
 
-import dataclasses
-
-from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, offered
+from pth_top.configs.assemble import assemble, best_desktop_cpu_build
+from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.market import money
 from pth_top.configs.parts import Part
 from pth_top.configs.speed_cpu import ram_bandwidth_gb_per_s
@@ -20,19 +18,17 @@ def ram_gb_per_s(assembly: Assembly) -> float:
     return ram_bandwidth_gb_per_s(cpu[0].spec, kit[0].spec, kit[1])[0]
 
 
+def chooses_ram_for_experts(ctx: Context, assembly: Assembly) -> bool:
+    """A build whose experts run from RAM (task.expert_offload) and whose CPU is the wizard's to choose: not pinned,
+    not part of a whole server."""
+    return ctx.answers.task.expert_offload and "cpu" not in ctx.pins and "system" not in assembly.chosen
+
+
 def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly) -> Assembly:
     """With the experts in RAM (task.expert_offload): the desktop CPU, with its board and cheapest fitting kit, whose
     RAM has the most bandwidth and whose build the budget buys, the cheaper among equals; else the cheapest build."""
-    best, best_key = cheapest, (round(ram_gb_per_s(cheapest), 1), -cheapest.total_cny)
-    for cpu in offered(ctx, "cpu"):
-        if cpu["platform"] != "desktop":  # a workstation's many channels: its share of them is not predicted
-            continue
-        if gpu is None and not cpu.get("integrated_graphics"):  # no GPU: the CPU's graphics drive the screen
-            continue
-        trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), gpu)
-        key = (round(ram_gb_per_s(trial), 1), -trial.total_cny)
-        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny and key > best_key:
-            best, best_key = trial, key
+    # Desktops only: a workstation's share of its many channels is not predicted.
+    best = best_desktop_cpu_build(ctx, gpu, cheapest, lambda build: round(ram_gb_per_s(build), 1))
     if best is not cheapest:
         lines = best.reasons.setdefault("cpu", [])
         what = "the experts run from RAM (llama.cpp --cpu-moe)" if gpu is not None else "the CPU decodes from RAM"
@@ -45,7 +41,6 @@ def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly
             lines[cheapest_line[0]] = line
         else:
             lines.append(line)
-        best.alternatives["cpu"] = cheapest.alternatives.get("cpu", ())
     return best
 
 
