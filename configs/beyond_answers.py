@@ -8,7 +8,7 @@ from typing import Callable
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers
 from pth_top.configs.assembly import Assembly, Context, fits_on, needed_bytes
-from pth_top.configs.build import Build
+from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -22,7 +22,7 @@ from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
 from pth_top.configs.scale_out import INTERCONNECT
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
-from pth_top.configs.speed_build import job_rate
+from pth_top.configs.speed_build import job_rate, training_rate
 from pth_top.units import GIB
 
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
@@ -87,6 +87,24 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     return nearest[1] if nearest else ""
 
 
+def _gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> tuple[Build, Component] | None:
+    """The recommendation for changed answers, and its GPU, where it is one: a GPU build with nothing blocking it,
+    within its budget (an edge build's budget is the raised one it was asked with)."""
+    try:
+        other = recommend_one(answers)
+    except ValueError:
+        return None
+    gpu = other.component("gpu")
+    if gpu is None or other.blockers or other.total_price_cny > other.budget_cny:
+        return None
+    return other, gpu
+
+
+def _warned(build: Build, prefix: str) -> bool:
+    """Whether a build carries a warning of this kind ("slow:", "tight fit: ")."""
+    return any(line.startswith(prefix) for line in build.warnings)
+
+
 def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
     """A server under SLOW_DECODE_TOKENS_PER_S a stream names the build within budget, 2-8 cards with tensor
     parallel, that decodes at least twice as fast and above that rate (issue: a slow box is passed over or says so)."""
@@ -101,14 +119,12 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
     for count, kv in tries + [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
-        try:
-            other = recommend_one(changed)
-        except ValueError:
+        found = _gpu_build(recommend_one, changed)
+        if found is None:
             continue
+        other, gpu = found
         rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
-        gpu = other.component("gpu")
-        if (gpu is None or other.blockers or other.total_price_cny > other.budget_cny
-                or rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S)):
+        if rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S):
             continue
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
         split = split_label(answers)
@@ -127,17 +143,13 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[A
     $50,000 of a $60,000 budget left)."""
     answers = build.answers
     if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
-            or build.blockers or not any(line.startswith("tight fit: ") for line in build.warnings)):
+            or build.blockers or not _warned(build, "tight fit: ")):
         return ""
     for count in (2, 4, 8):
-        try:
-            other = recommend_one(answers.with_value("scale", "gpu_count", count))
-        except ValueError:
+        found = _gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
+        if found is None or _warned(found[0], "tight fit: "):
             continue
-        gpu = other.component("gpu")
-        if gpu is None or other.blockers or other.total_price_cny > other.budget_cny or any(
-                line.startswith("tight fit: ") for line in other.warnings):
-            continue
+        other, gpu = found
         return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
                 f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), a build of "
                 f"{money(other.total_price_cny, build.currency, rules)} within "
@@ -154,16 +166,13 @@ def faster_edge_over_budget(build: Build, rules: Rules, recommend_one: Callable[
     ~20 (issue: a box that cannot do the job in reasonable time says so, or is passed over)."""
     answers = build.answers
     if answers.scenario != "edge_deployment" or build.blockers or build.component("gpu") is None \
-            or not any(line.startswith("slow:") for line in build.warnings):
+            or not _warned(build, "slow:"):
         return ""
     for multiplier in EDGE_BUDGET_MULTIPLIERS:
-        try:
-            other = recommend_one(answers.with_value("budget", "amount", answers.budget.amount * multiplier))
-        except ValueError:
+        found = _gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
+        if found is None or _warned(found[0], "slow:"):
             continue
-        gpu = other.component("gpu")
-        if gpu is None or other.blockers or any(line.startswith("slow:") for line in other.warnings):
-            continue
+        other, gpu = found
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
         return (f"faster, over budget: {gpu.name} for {money(other.total_price_cny, build.currency, rules)} ({over} "
                 f"over) is not slow for this job: {other.speed.summary[0]} (here: {build.speed.summary[0]})")
@@ -175,7 +184,7 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     least twice as fast (a lab's CNY 300,000 bought a CNY 33,000 box and said CNY 267,000 was left)."""
     answers = build.answers
     figures = build.speed.figures
-    rate = figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+    rate = training_rate(figures)
     if (answers.task.mode != "training" or answers.scale.gpu_count != 1 or build.blockers or not rate
             or build.total_price_cny > build.budget_cny / 2):
         return ""
@@ -184,16 +193,12 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     for count in (2, 4, 8):
         for sharding in shardings:
             changed = answers.with_value("scale", "gpu_count", count).with_value("scale", "sharding", sharding)
-            try:
-                other = recommend_one(changed)
-            except ValueError:
-                continue
-            other_rate = other.speed.figures.get("training_tokens_per_s") or other.speed.figures.get(
-                "training_samples_per_s", 0.0)
-            gpu = other.component("gpu")
+            found = _gpu_build(recommend_one, changed)
             # 1.99: two of the same card scale to 2.0 in the model, give or take rounding
-            if gpu is None or other.blockers or other.total_price_cny > other.budget_cny or other_rate < 1.99 * rate:
+            if found is None or training_rate(found[0].speed.figures) < 1.99 * rate:
                 continue
+            other, gpu = found
+            other_rate = training_rate(other.speed.figures)
             unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
             fsdp = " with FSDP" if sharding != answers.scale.sharding else ""
             return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
@@ -208,7 +213,7 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> 
     the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""
     answers, figures = build.answers, build.speed.figures
     hours = figures.get("epoch_hours", 0.0)  # a data set's epoch: without one there is no run to price
-    rate = figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+    rate = training_rate(figures)
     if answers.task.mode != "training" or build.blockers or not rate or hours <= SLOW_RUN_DAYS * 24:
         return ""
     node = answers.with_value("scale", "gpu_count", NODE_GPUS)

@@ -141,9 +141,8 @@ def feasible_alternatives(
         line = _feasible_line(ctx, label, context_for(answers))
         cheap = cheap_levers(ctx, answers) if answers not in own_levers else answers
         training = answers.task.mode == "training"
-        if not line and cheap != answers and training:
-            answers, label = cheap, label + ", " + cheap_levers_label(ctx, answers, cheap)
-            line = _feasible_line(ctx, label, context_for(answers))
+        if not line and training:
+            answers, label, line = _with_cheap_levers(ctx, answers, cheap, label, context_for)
         if (not line and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
@@ -151,9 +150,8 @@ def feasible_alternatives(
                 if line:
                     answers = more
                     break
-        if not line and cheap != answers and not training:  # then with an 8-bit KV cache, on the answers' GPUs
-            answers, label = cheap, label + ", " + cheap_levers_label(ctx, answers, cheap)
-            line = _feasible_line(ctx, label, context_for(answers))
+        if not line and not training:  # then with an 8-bit KV cache, on the answers' GPUs
+            answers, label, line = _with_cheap_levers(ctx, answers, cheap, label, context_for)
         if line and all(alternative.answers != answers for alternative in found):  # one line per change
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:
@@ -177,6 +175,15 @@ def feasible_alternatives(
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
+
+
+def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,
+                       context_for: Callable[[Answers], Context]) -> tuple[Answers, str, str]:
+    """A change retried with the quality-free levers added, where they add any: its answers, label and line."""
+    if cheap == answers:
+        return answers, label, ""
+    label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
+    return cheap, label, _feasible_line(ctx, label, context_for(cheap))
 
 
 def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:

@@ -298,6 +298,11 @@ def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str
     return 0.0, ""
 
 
+def training_rate(figures: dict[str, float]) -> float:
+    """A training prediction's headline rate: tokens a second, or samples where the job has no tokens."""
+    return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+
+
 def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:
     """The job's headline rate on these GPUs from their datasheet (what edge modules are ranked by); 0 if unknown."""
     device = device_for(spec, name, count, answers, shape.kind, None)
@@ -306,7 +311,7 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
     if answers.task.mode == "training":
         host = sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))
         figures = training(answers, shape, device, host).figures
-        return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
+        return training_rate(figures)
     figures = inference(answers, shape, device).figures
     return (figures.get("decode_tokens_per_s_per_stream") or figures.get("samples_per_s")
             or figures.get("images_per_min", 0.0) / 60.0)
