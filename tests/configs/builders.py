@@ -19,3 +19,17 @@ QWEN25_3B = dict(
     workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=2, workload__intermediate_size=11008,
     workload__gated_mlp=True, workload__vocabulary_size=151936,
 )
+# Qwen2.5-32B from its config.json (32.76B, 64 layers, hidden 5120, 40 heads, 8 KV heads, SwiGLU 27648, vocab 152064).
+QWEN25_32B = dict(
+    workload__preset="custom", workload__kind="transformer", workload__parameters=32_763_876_352,
+    workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
+    workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152_064,
+)
+# GLM-4.5-Air (zai-org/GLM-4.5-Air config.json: 106B with 12B active, 46 layers, hidden 4096, 96 heads of 128, 8 KV
+# heads, MLP 12672, vocab 151552; 128 routed experts, 8 a token, given where a test needs them).
+GLM45_AIR = dict(
+    workload__preset="custom", workload__kind="transformer", workload__parameters=106_000_000_000,
+    workload__active_parameters=12_000_000_000, workload__layers=46, workload__hidden_size=4096,
+    workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128, workload__intermediate_size=12672,
+    workload__gated_mlp=True, workload__vocabulary_size=151_552,
+)

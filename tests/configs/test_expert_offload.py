@@ -15,7 +15,7 @@ from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.units import GIB
-from tests.configs.builders import answers
+from tests.configs.builders import GLM45_AIR, answers
 from tests.configs.published_workloads import FLUX1_DEV, inference_custom
 
 FLUX_INT8 = {**inference_custom({**FLUX1_DEV, "workload__frozen_precision": "bf16", "workload__denoising_steps": 28},
@@ -136,11 +136,7 @@ def test_a_custom_mixture_of_experts_gives_its_expert_counts_and_gets_cpu_moe(ca
     # GLM-4.5-Air (zai-org/GLM-4.5-Air config.json: 128 routed experts, 8 a token, 106B with 12B active): its GGUF
     # Q4_K_M (~60 GB) with the experts in RAM needs ~11 GB of VRAM (lmstudio-ai/lmstudio-bug-tracker#897). A custom MoE
     # could not use --cpu-moe, so EUR 3,000 of used parts got only renting.
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=106_000_000_000,
-                  workload__active_parameters=12_000_000_000, workload__experts_count=128,
-                  workload__experts_per_token=8, workload__layers=46, workload__hidden_size=4096,
-                  workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128,
-                  workload__intermediate_size=12672, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+    job = answers(**GLM45_AIR, workload__experts_count=128, workload__experts_per_token=8,
                   workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
                   task__precision="int4", task__serving_engine="llama_cpp", budget__currency="EUR",
                   budget__amount=3000.0, budget__condition="used")

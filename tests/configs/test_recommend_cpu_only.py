@@ -9,7 +9,7 @@ from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
 from pth_top.configs.rules import budget_in_cny, load_rules
-from tests.configs.builders import QWEN25_3B, answers
+from tests.configs.builders import GLM45_AIR, QWEN25_3B, answers
 from tests.configs.test_recommend import TODAY
 
 
@@ -284,11 +284,7 @@ def test_a_small_llm_on_the_cpu_gets_the_entry_cpu_its_ram_bandwidth_decodes_on(
 def test_a_cpu_only_pc_holds_the_whole_model_whatever_gpu_count_was_asked(catalog):
     # GLM-4.5-Air Q4_K_M (106B, 12B active; its GGUF ~60 GB) asked on 3 GPUs with EUR 3,000: the CPU-only PC was sized
     # for a third of the model (21.8 GiB) and given 32 GB of RAM, which cannot load it.
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=106_000_000_000,
-                  workload__active_parameters=12_000_000_000, workload__layers=46, workload__hidden_size=4096,
-                  workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128,
-                  workload__intermediate_size=12672, workload__gated_mlp=True, workload__vocabulary_size=151_552,
-                  workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
+    job = answers(**GLM45_AIR, workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
                   task__precision="int4", task__serving_engine="llama_cpp", scale__gpu_count=3,
                   budget__currency="EUR", budget__amount=3000.0, budget__condition="used")
     build = recommend(job, catalog, today=TODAY)

@@ -16,7 +16,7 @@ from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
-from tests.configs.builders import answers
+from tests.configs.builders import QWEN25_32B, answers
 from tests.configs.test_build_file import V1_FILE
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -280,10 +280,7 @@ def test_a_server_too_slow_on_one_device_names_the_faster_build_the_budget_buys(
 def test_a_slow_server_first_tries_its_own_single_card_with_an_fp8_kv_cache(catalog):
     # Qwen2.5-32B AWQ for 8 users at 32k, EUR 40,000: a DGX Spark holds it at ~2 tokens/s a user; one 96 GB card
     # with an fp8 KV cache holds it too, ten times faster, for half the budget (not only 2-8 cards).
-    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=32_763_876_352, workload__layers=64, workload__hidden_size=5120,
-                  workload__attention_heads=40, workload__kv_heads=8, workload__intermediate_size=27648,
-                  workload__gated_mlp=True, workload__vocabulary_size=152_064, workload__sequence_length=32768,
+    job = answers("inference_server", **QWEN25_32B, workload__sequence_length=32768,
                   workload__batch_size=8, task__mode="inference", task__precision="int4", task__quantization="awq_g128",
                   task__serving_engine="vllm", task__generated_tokens=2048, budget__currency="EUR",
                   budget__amount=40000.0)
@@ -416,10 +413,7 @@ def test_a_forward_flop_count_the_speed_model_does_not_use_is_named_in_the_build
 def test_a_one_gpu_training_build_under_half_the_budget_names_the_faster_multi_gpu_one(catalog):
     # Qwen2.5-32B LoRA for a China lab with CNY 300,000: one DGX Spark (CNY 33,000) trains ~330 tokens/s and left
     # CNY 267,000 unspent; two 48 GB cards with FSDP, within budget, train more than twice as fast.
-    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=32_763_876_352, workload__layers=64, workload__hidden_size=5120,
-                  workload__attention_heads=40, workload__kv_heads=8, workload__intermediate_size=27648,
-                  workload__gated_mlp=True, workload__vocabulary_size=152_064, workload__sequence_length=2048,
+    job = answers("team_training", **QWEN25_32B, workload__sequence_length=2048,
                   workload__batch_size=8, task__method="lora", task__lora_rank=8, task__lora_targets="all_linear",
                   task__recompute="full", task__accumulation_steps=8, data__dataset_size_gb=0.2,
                   budget__amount=300000.0)
