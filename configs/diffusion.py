@@ -6,6 +6,8 @@ batched). So an image costs steps x passes x (2N x s + 4 x L x h x s^2) FLOPs: c
 2N counts every parameter for every token, though an MMDiT's dual-stream blocks pass image and text tokens through
 their own halves (FLUX.1-dev: ~1.8x fewer); the 0.6 of peak, checked on FLUX.1-dev's published timings
 (tests/configs/published_speeds.py), absorbs that for FLUX-shaped models, not for other splits (SD3.5: unchecked).
+A UNet (SDXL, SD 1.5) runs most of its parameters on a quarter or a sixteenth of the latent tokens, so 2N x s is ~3x
+its count (SDXL at 1024 px: 6.76 TFLOP a pass, counted): a denoiser's counted GFLOPs a pass replace the formula.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pth_top.configs.memory_terms import CUDA_CONTEXT_BYTES, MemoryBreakdown, Mo
 
 # A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
 SLOW_IMAGE_S = 60.0
+# Fraction of the tensor rate eager Diffusers reaches on a denoiser's counted FLOPs (torch.utils.flop_counter): SDXL,
+# 30 steps at 1024 px in 3.70 s on an A100 = 0.35; FLUX.1-dev's 74.4 TFLOP a pass in 15.65 s = 0.43 (0.30 on an H100).
+DENOISER_COUNTED_FRACTION = 0.35
 
 
 def passes_text(shape: ModelShape) -> str:
@@ -57,20 +62,32 @@ def per_gpu_batch(batch: int, gpu_count: int) -> int:
     return -(-batch // max(1, gpu_count))
 
 
-def step_flops(shape: ModelShape, batch: int) -> float:
-    """One denoising step: 2N per token, and full (not causal) attention, 4 x L x h x s^2."""
+def step_flops(shape: ModelShape, batch: int, counted_gflops_per_pass: float = 0.0) -> float:
+    """One denoising step: the denoiser's counted FLOPs a pass, else 2N per token and full (not causal) attention,
+    4 x L x h x s^2."""
     s = shape.sequence_length
-    per_pass = 2.0 * shape.active * s + 4.0 * shape.layers * shape.attention_flops_width * s * s
+    per_pass = counted_gflops_per_pass * 1e9 or \
+        2.0 * shape.active * s + 4.0 * shape.layers * shape.attention_flops_width * s * s
     return batch * shape.guidance_passes * per_pass
 
 
+def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[str, float]:
+    """How a pass is counted, and the fraction of the tensor rate that count is timed at."""
+    if counted_gflops_per_pass:
+        return (f"{counted_gflops_per_pass:,.4g} GFLOP a pass (workload.forward_gflops_per_sample, counted)",
+                DENOISER_COUNTED_FRACTION)
+    return (f"(2N x {shape.sequence_length:,} tokens + full attention 4*L*h*s^2; a transformer denoiser's count: a "
+            "UNet's is ~3x less, so give its counted workload.forward_gflops_per_sample)", sp.PREFILL_COMPUTE_FRACTION)
+
+
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
-                    swapped_bytes: float = 0.0) -> sp.Prediction:
+                    swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0) -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
     batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe."""
     share = per_gpu_batch(batch, device.count)
-    flops = step_flops(shape, share)
-    compute, compute_text = sp.achieved_tflops(device, sp.PREFILL_COMPUTE_FRACTION)
+    flops = step_flops(shape, share, counted_gflops_per_pass)
+    pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass)
+    compute, compute_text = sp.achieved_tflops(device, fraction)
     bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
     step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
     link_gb_per_s = device.host_link_gb_per_s * sp.HOST_COPY_FRACTION
@@ -79,9 +96,8 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     images_per_min = 60.0 * batch / batch_s
     out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
     out.formula.append(
-        f"a step: {share} image(s){passes_text(shape)} x (2N x {shape.sequence_length:,} tokens + full attention "
-        f"4*L*h*s^2) = {flops / 1e12:.3g} TFLOP at {compute_text} = {sp.duration(step_s)} (never under reading the "
-        f"weights once at {bandwidth_text})")
+        f"a step: {share} image(s){passes_text(shape)} x {pass_text} = {flops / 1e12:.3g} TFLOP at {compute_text} = "
+        f"{sp.duration(step_s)} (never under reading the weights once at {bandwidth_text})")
     swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link_gb_per_s:,.1f} "
             f"GB/s (model offload) = {sp.duration(swap_s)}") if swap_s else ""
     out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "

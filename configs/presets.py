@@ -111,8 +111,9 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
 
 
 def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
-    """Answers the estimate does not read as the user may mean them: a forward FLOP count (only a custom CNN is timed
-    by it), and no generated tokens for a decoder (it still generates: an encoder is workload.encoder_only)."""
+    """Answers the estimate does not read as the user may mean them: a forward FLOP count (only a custom CNN or a
+    denoiser is timed by it), and no generated tokens for a decoder (it still generates: an encoder is
+    workload.encoder_only)."""
     lines, kind, given = [], shape.kind, answers.workload.forward_gflops_per_sample
     if answers.task.mode == "inference" and not answers.task.generated_tokens and kind == "transformer" \
             and not shape.encoder_only and not shape.encoder_decoder and not shape.denoising_steps:
@@ -120,9 +121,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
                      "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
     preset = model_presets().get(answers.workload.preset)
-    if given and kind != "cnn":
+    if given and kind != "cnn" and not shape.denoising_steps:
         lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "
-                     "parameters and shape; it applies to a custom CNN")
+                     "parameters and shape; it applies to a custom CNN or a diffusion model's denoiser")
     elif given and preset is not None and preset.forward_gflops_per_sample:
         lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: {preset.name} keeps its published "
                      f"{preset.forward_gflops_per_sample:g} GFLOPs (preset = 'custom' to give your own)")

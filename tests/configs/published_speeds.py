@@ -90,6 +90,14 @@ def denoise(part_id: str, steps: int, tokens: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
 
 
+def denoise_sdxl(part_id: str, steps: int) -> float:
+    """Seconds for one SDXL base image (fp16, batch 1, guidance) from its UNet's counted GFLOPs (configs.diffusion)."""
+    answers = answers_of(**published_workloads.SDXL_BASE, workload__denoising_steps=steps, workload__batch_size=1,
+                         task__mode="inference", task__precision="fp16")
+    model = model_shape(answers.workload)[0]
+    return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
+
+
 def offloaded_decode(preset: str, device: sp.Device, ram_gb_per_s: float, quantization: str) -> float:
     """llama.cpp --cpu-moe: tokens/s with every routed expert in system RAM (configs.expert_offload), tg at 4k."""
     answers = Answers(workload=Workload(preset=preset, batch_size=1),
@@ -141,6 +149,8 @@ TRT_BERT = ("github.com/NVIDIA/TensorRT demo/BERT/README.md (commit 007c347), 'I
 FLUX1_DEV = model_shape(answers_of(**published_workloads.FLUX1_DEV).workload)[0]
 BENCHMARK_FLUX = ("github.com/varadrane1707/BenchmarkFlux README (FLUX.1-dev, Diffusers, 1024x1024, 28 steps, "
                   "guidance 3.5, batch 1, end to end; the GPU's form is not stated: taken as SXM)")
+SDXL_TRT = ("huggingface.co/stabilityai/stable-diffusion-xl-1.0-tensorrt model card, 'Performance Comparison': "
+            "SDXL base, 30 steps at 1024x1024, the non-optimized (PyTorch) baseline")
 # RX 7900 XT (not in the catalog): 800 GB/s, 103 TFLOP/s FP16, 51.5 FP32 (AMD's product page).
 RX_7900_XT = sp.Device("RX 7900 XT", 1, 800, 103.0, "dense FP16", tensor=True, fp32_tflops=51.5)
 # A30 (not in the catalog): 933 GB/s, 165 TFLOP/s dense FP16 tensor, 10.3 FP32 (NVIDIA A30 datasheet).
@@ -386,6 +396,16 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("pruna-l40s-flux1-dev-512px-50-steps", "pruna.ai/blog/comparison-flux-torch-compile-tensor-rt-pruna "
                    "(2025-02-17): FLUX.1-dev in Diffusers on an L40S, 512x512, 50 steps (the default), average of 50 "
                    "prompts 8.71 s an image", 8.71, lambda: denoise("l40s-48gb", 50, 1024 + 512)),
+    # --- a UNet denoiser from its counted FLOPs a pass, at the fraction eager Diffusers reaches (configs.diffusion) ---
+    PublishedSpeed("sdxl-trt-card-a100-baseline-30-steps", f"{SDXL_TRT}: A100, 3,704 ms", 3.704,
+                   lambda: denoise_sdxl("a100-80gb-sxm", 30), fitted=True),
+    PublishedSpeed("sdxl-trt-card-a10-baseline-30-steps", f"{SDXL_TRT}: A10, 9,399 ms", 9.399,
+                   lambda: denoise_sdxl("a10-24gb", 30)),
+    PublishedSpeed("sdxl-trt-card-h100-baseline-30-steps", f"{SDXL_TRT}: H100, 2,496 ms", 2.496,
+                   lambda: denoise_sdxl("h100-80gb-sxm", 30),
+                   gap="eager Diffusers at batch 1 reaches 0.16 of an H100's tensor rate on SDXL (0.35 on an A100; "
+                       "FLUX.1-dev's larger matmuls reach 0.30): the predictor rates every card at 0.35, so -53 %",
+                   tolerance=0.6),
     # --- llama.cpp --cpu-moe: the GPU's part at its bandwidth, the routed experts from RAM (configs.expert_offload) ---
     PublishedSpeed("llamacpp-15396-7900xt-5900x-gpt-oss-20b-cpu-moe", "github.com/ggml-org/llama.cpp/discussions/15396 "
                    "(an AMD user's reply, build 6194, ROCm 6.4.1): gpt-oss-20b with -cmoe on an RX 7900 XT beside a "

@@ -90,6 +90,13 @@ QWEN25_15B = custom(1_543_714_304, 28, 1536, 12, 2, 151_936, 8960)
 FLUX1_DEV = {**custom(11_901_408_320, 57, 3072, 24, 24, 0, 12_288, gated=False), "workload__sequence_length": 4608,
              "workload__frozen_parameters": 4_762_310_656 + 2 * (123_060_480 + 83_819_683),
              "workload__frozen_precision": "int8"}
+# SDXL base 1.0's UNet (stabilityai/stable-diffusion-xl-base-1.0 unet/config.json, 2,567,463,684 parameters) seen as
+# its 70 transformer blocks at width 1280 over 4,096 latent tokens + 77 text; 6,761 GFLOP a pass at 1024 px, counted
+# with torch.utils.flop_counter on diffusers' UNet2DConditionModel built from that config (meta tensors).
+SDXL_BASE = {**custom(2_567_463_684, 70, 1280, 20, 20, 0, 5120, gated=False), "workload__sequence_length": 4173,
+             "workload__forward_gflops_per_sample": 6761.0, "workload__classifier_free_guidance": True,
+             "workload__frozen_parameters": 123_060_480 + 694_659_840 + 83_653_863,
+             "workload__frozen_precision": "fp16"}
 UNSLOTH = "github.com/unslothai/unsloth README, 'Context length benchmarks' (4bit QLoRA, all linear layers, rank 32, " \
     "batch 1)"
 LIGER = "github.com/linkedin/Liger-Kernel README: LLaMA 3-8B, batch 8, bf16, AdamW, checkpointing, FSDP1 on 8 A100s " \

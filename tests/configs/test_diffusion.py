@@ -13,12 +13,12 @@ from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory import estimate_memory
-from pth_top.configs.presets import model_shape
+from pth_top.configs.presets import ignored_answer_warnings, model_shape
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
 from tests.configs.builders import answers
-from tests.configs.published_workloads import FLUX1_DEV, inference_custom
+from tests.configs.published_workloads import FLUX1_DEV, SDXL_BASE, inference_custom
 
 TODAY = dt.date(2026, 11, 1)
 DIFFUSION_TABLE = {"preset": "custom", "kind": "transformer", "layers": 57, "hidden_size": 3072, "attention_heads": 24,
@@ -40,6 +40,21 @@ def test_a_diffusion_model_holds_no_kv_cache_and_every_gpu_holds_all_of_it():
     assert estimate_memory(two, model_shape(two.workload)[0]).weights_bytes == memory.weights_bytes
     as_language_model = flux(steps=0)
     assert estimate_memory(as_language_model, model_shape(as_language_model.workload)[0]).kv_cache_bytes > 0
+
+
+def test_a_unets_counted_flops_a_pass_replace_2n_per_latent_token():
+    """SDXL's UNet runs most of its parameters below full resolution: 6,761 GFLOP a pass counted, where 2N x s gives
+    ~3x that, so its image time follows the count (at 0.35 of the tensor rate) and the count is not said unused."""
+    counted = answers(**{**inference_custom(SDXL_BASE), "workload__denoising_steps": 30, "workload__batch_size": 1})
+    uncounted = answers(**{**inference_custom(SDXL_BASE), "workload__denoising_steps": 30,
+                           "workload__batch_size": 1, "workload__forward_gflops_per_sample": 0.0})
+    shape = model_shape(counted.workload)[0]
+    with_count = speed_build.inference(counted, shape, H100)
+    assert with_count.figures["image_batch_s"] == pytest.approx(30 * 2 * 6761e9 / (0.35 * 989.4e12), rel=0.01)
+    assert speed_build.inference(uncounted, shape, H100).figures["image_batch_s"] > 1.9 * \
+        with_count.figures["image_batch_s"]
+    assert any("6,761 GFLOP a pass" in line for line in with_count.formula)
+    assert not [line for line in ignored_answer_warnings(counted, shape) if "forward_gflops" in line]
 
 
 def test_guidance_runs_each_step_twice_and_a_second_gpu_makes_half_the_batch():
