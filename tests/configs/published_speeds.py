@@ -134,6 +134,14 @@ def resnet50_inference(part_id: str, batch: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
+def cnn_inference(device: sp.Device, gflops: float, batch: int = 1) -> float:
+    """Images a second of a custom CNN given its forward GFLOPs, fp16 (configs.speed_forward)."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
+                                        forward_gflops_per_sample=gflops, batch_size=batch),
+                      task=Task(mode="inference", precision="fp16"))
+    return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
 def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, batch: int) -> float:
     """Inputs a second of an encoder preset in fp16 on a catalog GPU (its id) or a given device."""
     answers = Answers(workload=Workload(preset=preset, batch_size=batch, sequence_length=sequence_length),
@@ -151,6 +159,10 @@ BENCHMARK_FLUX = ("github.com/varadrane1707/BenchmarkFlux README (FLUX.1-dev, Di
                   "guidance 3.5, batch 1, end to end; the GPU's form is not stated: taken as SXM)")
 SDXL_TRT = ("huggingface.co/stabilityai/stable-diffusion-xl-1.0-tensorrt model card, 'Performance Comparison': "
             "SDXL base, 30 steps at 1024x1024, the non-optimized (PyTorch) baseline")
+# Jetson Orin Nano 8GB before the Super firmware (JetPack 5): GPU at 625 MHz, 68 GB/s, 8 SMs x 1,024 FP16 multiply-adds
+# a clock x 2 = 10.2 TFLOP/s dense FP16 tensor (40 sparse INT8 TOPS), 1.28 FP32.
+ORIN_NANO_625MHZ = sp.Device("Jetson Orin Nano 8GB (625 MHz)", 1, 68, 10.24, "dense FP16 tensor", tensor=True,
+                             fp32_tflops=1.28)
 # RX 7900 XT (not in the catalog): 800 GB/s, 103 TFLOP/s FP16, 51.5 FP32 (AMD's product page).
 RX_7900_XT = sp.Device("RX 7900 XT", 1, 800, 103.0, "dense FP16", tensor=True, fp32_tflops=51.5)
 # A30 (not in the catalog): 933 GB/s, 165 TFLOP/s dense FP16 tensor, 10.3 FP32 (NVIDIA A30 datasheet).
@@ -368,6 +380,12 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "3,382 img/s", 3382, lambda: resnet50_inference("v100-16gb-sxm2", 256)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
                    "1,198 img/s", 1198, lambda: resnet50_inference("t4-16gb", 256)),
+    PublishedSpeed("the0807-orin-nano-yolov8m-trt-fp16", "github.com/the0807/YOLOv8-ONNX-TensorRT README, "
+                   "'Tested on Nvidia Jetson Orin Nano': yolov8m.engine FP16, 640 px, 30 FPS (23.6 ms); YOLOv8m is "
+                   "78.9 GFLOPs (Ultralytics)", 30.0, lambda: cnn_inference(ORIN_NANO_625MHZ, 78.9)),
+    PublishedSpeed("idein-orin-nano-yoloxs-trtexec-fp16", "github.com/Idein/aicast_jetson_benchmark README: Jetson "
+                   "Orin Nano, JetPack 5.1.2, TensorRT 8.5.2, YOLOX-S-Leaky trtexec FP16 97.8 FPS (YOLOX-S: 26.8 "
+                   "GFLOPs at 640 px, the YOLOX README)", 97.8, lambda: cnn_inference(ORIN_NANO_625MHZ, 26.8)),
     # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
     PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
                    "782 sequences/s", 128 / 0.16370,
