@@ -152,13 +152,17 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
                                                                                        True)))
+        split = [] if ctx.edge or diffusion else \
+            more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
+        if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does
+            changes.extend(split)
         for precision in INFERENCE_STEPS.get(task.precision, ()):
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if engine == "llama_cpp" and ctx.shape.routed_expert_parameters and not task.expert_offload and not ctx.edge:
             changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
                             "(task.expert_offload)", answers.with_value("task", "expert_offload", True)))
-        if not ctx.edge and not diffusion:
-            changes.extend(more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine"))
+        if answers.scenario != "inference_server":
+            changes.extend(split)
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.
     image_patches = ctx.shape.denoising_steps or not ctx.shape.vocabulary_size and (
         answers.workload.preset != "custom" or answers.data.kind != "text")

@@ -16,7 +16,7 @@ from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB
-from tests.configs.builders import answers
+from tests.configs.builders import GLM45_AIR, answers
 
 TODAY = dt.date(2026, 11, 1)
 SHARDING_WORDS = ("ZeRO", "FSDP")
@@ -154,6 +154,18 @@ def test_a_server_too_small_for_its_kv_cache_is_offered_a_shorter_context_or_few
     assert any(line.startswith("a shorter context, 16,384 tokens, tensor parallel across") for line in said), said
     assert any(line.startswith("half the concurrent requests, 32") and "tensor parallel" in line for line in said)
     assert not any(word in line for line in said for word in SHARDING_WORDS), said
+
+
+def test_a_server_that_a_split_over_gpus_holds_within_budget_keeps_its_fp8_weights_first(catalog):
+    # GLM-4.5-Air in FP8 on SGLang for 8 users at 124k with an fp8 KV cache (194 GiB, zai-org's README: 4 x H100 or
+    # 2 x H200 at full context): a $150k budget splits it over 4 cards; int4 weights (a quality change) come after.
+    job = answers("inference_server", **GLM45_AIR, workload__sequence_length=126_976, workload__batch_size=8,
+                  task__mode="inference", task__precision="int8", task__quantization="fp8",
+                  task__serving_engine="sglang", task__kv_cache_dtype="fp8", task__generated_tokens=4096,
+                  budget__currency="USD", budget__amount=150_000.0)
+    said = recommend(job, catalog, today=TODAY).feasible_alternatives
+    first_int4 = next(index for index, line in enumerate(said) if line.startswith("int4 weights"))
+    assert said[0].startswith("tensor parallel across") and first_int4 > 0, said
 
 
 def test_eight_gpus_without_zero3_are_told_to_shard_over_them_and_a_batch_job_halves_its_batch(catalog):
