@@ -54,6 +54,16 @@ def test_d_variants_have_their_own_lower_tensor_specs(catalog):
     assert spec("h20-96gb", "bf16_dense_tflops") < 0.2 * spec("h100-80gb-sxm", "bf16_dense_tflops")
 
 
+def test_no_card_over_the_export_threshold_is_sold_new_in_china_without_a_licence(catalog):
+    # ECCN 3A090.a (October 2023): total processing performance, dense TOPS x bits, of 4,800 or more needs a US
+    # licence for China. The RTX 6000 Ada (FP8 728.5 dense: 5,828) was offered new there beside a barred L40S.
+    for part in catalog.of_kind("gpu"):
+        tpp = max(16 * (part.get("fp16_dense_tflops") or 0), 8 * (part.get("fp8_dense_tflops") or 0))
+        licensed = any("licence granted" in note for note in part.get("china_notes") or [])
+        if tpp >= 4800 and not licensed:
+            assert part.get("availability") != "new", (part.id, tpp)
+
+
 def test_every_gpu_says_whether_it_is_sold_new_and_why_not(catalog):
     for part in catalog.of_kind("gpu"):
         assert part.get("availability") in ("new", "used_only", "not_sold_new_cn"), part.id
