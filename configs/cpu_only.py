@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 
+from pth_top.configs import speed as sp
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
 from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.build import Component
 from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
-from pth_top.configs.speed_cpu import core_gigahertz
+from pth_top.configs.speed_cpu import core_gigahertz, cpu_inference
 from pth_top.units import GIB
 
 
@@ -54,7 +56,19 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     needs a GPU: its closest build is a GPU build, not a $950 PC for 70B QLoRA."""
     under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
     return ((cpu_only.adequate or under_cheapest_gpu_build) and not training_needs_a_gpu(ctx, cpu_only)
-            and acceptable(cpu_only.ctx, cpu_only.asm))
+            and not too_slow_on_the_cpu(ctx, cpu_only) and acceptable(cpu_only.ctx, cpu_only.asm))
+
+
+def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
+    """A language model offered CPU-only on price alone that decodes under the slow rate: no recommendation (Mistral
+    Large 123B Q4 on two DDR5 channels: 0.9 tokens/s). A slow first token is warned about: shorter prompts help it."""
+    if cpu_only.adequate or ctx.answers.task.mode != "inference":
+        return False
+    (cpu, _), (kit, kits) = cpu_only.asm.chosen["cpu"], cpu_only.asm.chosen["memory_kit"]
+    out, _ = cpu_inference(cpu_only.ctx.answers, ctx.shape, Component("cpu", cpu.id, cpu.name, 1, 0.0, dict(cpu.spec)),
+                           Component("memory_kit", kit.id, kit.name, kits, 0.0, dict(kit.spec)))
+    decode = out.figures.get("decode_tokens_per_s_per_stream")
+    return decode is not None and decode < sp.SLOW_DECODE_TOKENS_PER_S
 
 
 def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:

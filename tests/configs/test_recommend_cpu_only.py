@@ -237,6 +237,21 @@ def test_gpu_scale_training_under_the_cheapest_gpu_build_is_never_shown_a_cpu_on
     assert not any("CPU-only" in line for line in (*build.blockers, *build.feasible_alternatives))
 
 
+def test_a_language_model_too_slow_on_the_cpu_is_not_offered_a_cpu_only_pc_on_price(catalog):
+    # Mistral Large 2411 (mistralai config.json: 122.6B, 88 layers) Q4_K_M on 4 used GPUs for $5,000: no 4-GPU build
+    # is within budget, and a $1,018 PC decoding at 0.9 tokens/s was the feasible build.
+    job = answers("personal_research", workload__preset="custom", workload__parameters=122_610_069_504,
+                  workload__layers=88, workload__hidden_size=12288, workload__attention_heads=96,
+                  workload__kv_heads=8, workload__head_dim=128, workload__intermediate_size=28672,
+                  workload__gated_mlp=True, workload__vocabulary_size=32768, workload__sequence_length=16384,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m", scale__gpu_count=4,
+                  budget__currency="USD", budget__amount=5000.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.component("gpu") is not None
+    assert not any("CPU-only" in line for line in build.feasible_alternatives)
+
+
 def test_lenet_on_mnist_is_trained_on_a_cpu_only_pc_not_sent_to_rent_a_gpu(catalog):
     # The guide's small class (LeNet, 2 GB) on MNIST-sized data (0.1 GB): a CPU trains it; "rent an A10" is not an
     # answer an engineer would sign. ImageNet-sized data keeps needing a GPU (the test above).
@@ -284,13 +299,20 @@ def test_a_small_llm_on_the_cpu_gets_the_entry_cpu_its_ram_bandwidth_decodes_on(
 def test_a_cpu_only_pc_holds_the_whole_model_whatever_gpu_count_was_asked(catalog):
     # GLM-4.5-Air Q4_K_M (106B, 12B active; its GGUF ~60 GB) asked on 3 GPUs with EUR 3,000: the CPU-only PC was sized
     # for a third of the model (21.8 GiB) and given 32 GB of RAM, which cannot load it.
-    job = answers(**GLM45_AIR, workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
+    # At 4k (~6 tokens/s from dual-channel DDR5) the PC is what the money buys; at 32k it decodes at 3.5, too slow to
+    # be offered, and one used card with the experts in RAM is.
+    job = answers(**GLM45_AIR, workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
                   task__precision="int4", task__serving_engine="llama_cpp", scale__gpu_count=3,
                   budget__currency="EUR", budget__amount=3000.0, budget__condition="used")
     build = recommend(job, catalog, today=TODAY)
     assert build.component("gpu") is None  # no 3-GPU build within budget: the CPU-only PC is what the money buys
     kit = build.component("memory_kit")
     assert kit.spec["capacity_gib"] * kit.quantity >= 64 and build.memory.total_bytes > 60 * 2**30
+    long = recommend(job.with_value("workload", "sequence_length", 32768).with_value("workload", "experts_count", 128)
+                     .with_value("workload", "experts_per_token", 8), catalog, today=TODAY)
+    assert long.component("gpu") is not None and not long.feasible
+    assert any(line.startswith("one GPU with llama.cpp --cpu-moe") for line in long.feasible_alternatives), \
+        long.feasible_alternatives
 
 
 def test_only_a_decoding_language_model_gets_the_cpu_tier_set_by_ram_bandwidth(catalog):
