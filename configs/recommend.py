@@ -70,8 +70,8 @@ def recommend(
     rules = rules or load_rules()
     build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                        measured=measured)
-    def recommend_one(changed: Answers) -> Build:
-        return _recommend(changed, catalog, rules=rules, today=today, measured=measured)
+    def recommend_one(changed: Answers, gpu_pin: Mapping[str, tuple[str, int]] | None = None) -> Build:
+        return _recommend(changed, catalog, rules=rules, pins=gpu_pin, today=today, measured=measured)
 
     faster = "" if pins and "gpu" in pins else (faster_within_budget(build, rules, recommend_one)
                                                  or faster_training_within_budget(build, rules, recommend_one)

@@ -439,6 +439,22 @@ def test_a_one_gpu_training_build_under_half_the_budget_names_the_faster_multi_g
         build.speed.figures["training_tokens_per_s"]
 
 
+def test_a_multi_gpu_training_build_under_half_the_budget_names_twice_the_cards(catalog):
+    # Pythia-1B (EleutherAI, 1.01B, 16 layers of 2048) pretrained on 300B tokens on 4 GPUs for a $150,000 lab: 4 x
+    # RTX 6000 Ada, ~30 days, left $117k unspent. The 8-card recommendation by value is a smaller card, so the same
+    # card x 8 is named, at twice the rate, within budget.
+    job = answers("team_training", workload__preset="custom", workload__parameters=1_011_781_632, workload__layers=16,
+                  workload__hidden_size=2048, workload__attention_heads=8, workload__intermediate_size=8192,
+                  workload__vocabulary_size=50304, workload__sequence_length=2048, workload__batch_size=1024,
+                  task__precision="bf16", task__accumulation_steps=64, data__dataset_size_gb=825.0,
+                  data__tokens_count=299_892_736_000, scale__gpu_count=4, budget__currency="USD",
+                  budget__amount=150_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.total_price_cny < build.budget_cny / 2
+    faster = [line for line in build.warnings if line.startswith("faster within budget: 8 x ")]
+    assert len(faster) == 1 and build.component("gpu").name in faster[0], build.warnings
+
+
 def test_decode_reads_a_copied_kv_cache_on_every_gpu():
     # DeepSeek-R1 on 8 GPUs with SGLang keeps MLA's latent cache whole on each: every GPU reads every stream's cache,
     # so 4 streams at 131k decode slower than a split cache would; llama.cpp's layer split reads each once.
