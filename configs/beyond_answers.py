@@ -106,14 +106,16 @@ def _warned(build: Build, prefix: str) -> bool:
     return any(line.startswith(prefix) for line in build.warnings)
 
 
-def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """A server under SLOW_DECODE_TOKENS_PER_S a stream names the build within budget, 2-8 cards with tensor
-    parallel, that decodes at least twice as fast and above that rate (issue: a slow box is passed over or says so)."""
+def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]
+                                ) -> tuple[str, str, Answers] | None:
+    """A server under SLOW_DECODE_TOKENS_PER_S a stream is passed over for the build within budget, the same card
+    with an fp8 KV cache or 2-8 cards with tensor parallel, that decodes at least twice as fast and above that rate:
+    why, the alternative's line and its answers (issue: a slow box is passed over for one in budget that does it)."""
     answers = build.answers
     per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
     if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
             or build.blockers or not 0 < per_stream < SLOW_DECODE_TOKENS_PER_S):
-        return ""
+        return None
     engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
     fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
@@ -127,15 +129,18 @@ def faster_within_budget(build: Build, rules: Rules, recommend_one: Callable[[An
         rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
         if rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S):
             continue
+        device = build.component("gpu")
+        why = (f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name if device else 'it'} is under "
+               f"{SLOW_DECODE_TOKENS_PER_S:g}, slower than reading, where a build within "
+               f"{money(build.budget_cny, build.currency, rules)} decodes ~{rate:,.1f} (below)")
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
-        split = split_label(answers)
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
-        how = f"{split}{kv_text}" if count > 1 else "an fp8 KV cache"
-        return (f"faster within budget: {count} x {gpu.name} with {how} decode ~{rate:,.1f} "
-                f"tokens/s per stream (~{per_stream:.1f} here), a build of "
+        how = f"{split_label(answers)}{kv_text}" if count > 1 else "an fp8 KV cache"
+        line = (f"{count} x {gpu.name} with {how}: ~{rate:,.1f} tokens/s per stream, a build of "
                 f"{money(other.total_price_cny, build.currency, rules)} within "
-                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}{kv_answer}")
-    return ""
+                f"{money(build.budget_cny, build.currency, rules)} (answer scale.gpu_count = {count}{kv_answer})")
+        return why, line, changed
+    return None
 
 
 def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

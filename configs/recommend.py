@@ -17,8 +17,8 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
     faster_edge_over_budget,
+    faster_server_within_budget,
     faster_training_within_budget,
-    faster_within_budget,
     keeps_the_job,
     nearest_over_budget,
     rented_run_line,
@@ -73,10 +73,15 @@ def recommend(
     def recommend_one(changed: Answers, gpu_pin: Mapping[str, tuple[str, int]] | None = None) -> Build:
         return _recommend(changed, catalog, rules=rules, pins=gpu_pin, today=today, measured=measured)
 
-    faster = "" if pins and "gpu" in pins else (faster_within_budget(build, rules, recommend_one)
-                                                 or faster_training_within_budget(build, rules, recommend_one)
-                                                 or faster_edge_over_budget(build, rules, recommend_one)
-                                                 or roomier_within_budget(build, rules, recommend_one))
+    unpinned = not (pins and "gpu" in pins)
+    passed_over = faster_server_within_budget(build, rules, recommend_one) if unpinned else None
+    if passed_over is not None:
+        why, line, changed = passed_over
+        return dataclasses.replace(build, blockers=(why,), feasible_alternatives=(line, *build.feasible_alternatives),
+                                   applicable_alternatives=((line, changed, {}), *build.applicable_alternatives))
+    faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
+                                      or faster_edge_over_budget(build, rules, recommend_one)
+                                      or roomier_within_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
     added = tuple(line for line in (faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
