@@ -88,6 +88,9 @@ class Workload(Schema, frozen=True):
     encoder_only: Annotated[bool, Meta(description=(
         "an encoder (BERT, XLM-RoBERTa, bge-m3, ViT): attends both ways, no vocabulary logits, generates nothing: "
         "inference is one forward pass per input, with no KV cache"))] = False
+    tied_embeddings: Annotated[bool, Meta(description=(
+        "the LM head is the embedding matrix (config.json tie_word_embeddings: Gemma, Command-R, Llama 3.2 1B/3B): "
+        "one V x h tensor, kept at its own bits by quantizers, not two"))] = False
     active_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "mixture of experts: parameters used per token (0: dense); memory still holds every expert"))] = 0
     experts_count: Annotated[int, whole(0, 4096, (

@@ -63,6 +63,7 @@ class ModelShape:
     vocabulary_size: int = 0
     # Logits over V at every position (a causal LM's head); False: an encoder fine-tuned with a small task head.
     lm_head: bool = True
+    tied_embeddings: bool = False  # the LM head is the embedding matrix: one V x h tensor (tie_word_embeddings)
     max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
     feature_width: int = 0  # CNNs: width of the features a classifier head reads
     largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample
@@ -154,8 +155,8 @@ class ModelShape:
 
     @property
     def vocabulary_parameters(self) -> int:
-        """The embedding, and the LM head when there is one: V x h each (left 16-bit by quantizers)."""
-        return (2 if self.lm_head else 1) * self.vocabulary_size * self.hidden_size
+        """The embedding, and the LM head when there is one of its own: V x h each (left 16-bit by quantizers)."""
+        return (2 if self.lm_head and not self.tied_embeddings else 1) * self.vocabulary_size * self.hidden_size
 
 
 @dataclass(frozen=True, slots=True)

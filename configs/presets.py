@@ -42,6 +42,7 @@ class ModelPreset:
     feature_width: int = 0
     largest_activation_elements: int = 0
     lm_head: bool = True
+    tied_embeddings: bool = False  # the LM head is the embedding matrix (config.json tie_word_embeddings)
     encoder_only: bool = False  # BERT, ViT: bidirectional, nothing generated (configs.memory_terms)
     forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
     active_parameters: int = 0  # mixture of experts: parameters used per token (model card); 0: dense
@@ -74,6 +75,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             feature_width=entry.get("feature_width", 0),
             largest_activation_elements=entry.get("largest_activation_elements", 0),
             lm_head=entry.get("lm_head", True), encoder_only=entry.get("encoder_only", False),
+            tied_embeddings=entry.get("tied_embeddings", False),
             forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
@@ -147,6 +149,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             feature_width=preset.feature_width,
             largest_activation_elements=round(preset.largest_activation_elements * scale),
             lm_head=preset.lm_head, encoder_only=preset.encoder_only, active_parameters=preset.active_parameters,
+            tied_embeddings=preset.tied_embeddings,
             attention_width=preset.attention_width,
             routed_expert_share=preset.experts_per_token / preset.experts_count if preset.experts_count else 0.0,
             head_dim=preset.head_dim, sliding_window_tokens=preset.sliding_window_tokens,
@@ -168,7 +171,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
-            lm_head=not workload.encoder_only,
+            lm_head=not workload.encoder_only, tied_embeddings=workload.tied_embeddings,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
             f"({origin})"
     if kind == "cnn":

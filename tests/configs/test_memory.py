@@ -256,3 +256,19 @@ def test_tensor_parallel_splits_the_kv_cache_by_kv_heads_and_keeps_mla_whole():
     qwen = model_shape(Workload(preset="qwen3-30b-a3b"))[0]  # 4 KV heads
     assert kv(qwen, 8, "vllm") == pytest.approx(kv(qwen, 1, "vllm") / 4, rel=1e-6)
     assert kv(qwen, 2, "vllm") == pytest.approx(kv(qwen, 1, "vllm") / 2, rel=1e-6)
+
+
+def test_a_tied_lm_head_is_one_vocabulary_tensor_kept_at_its_own_bits():
+    # Command-R 08-2024 (CohereForAI config.json: 40 layers of 8192, vocabulary 256,000, tie_word_embeddings true,
+    # 32.3B parameters) in FP8: 30.2B at 1 B and one 2.1B embedding at 2 B = 34.4 GB; counting a second V x h head
+    # at 16 bits made it 36.5.
+    def weights(tied: bool) -> float:
+        workload = Workload(preset="custom", parameters=32_296_476_672, layers=40, hidden_size=8192,
+                            attention_heads=64, kv_heads=8, intermediate_size=24576, gated_mlp=True,
+                            vocabulary_size=256_000, sequence_length=4096, batch_size=1, tied_embeddings=tied)
+        answers = Answers(workload=workload, task=Task(mode="inference", precision="int8", quantization="fp8",
+                                                       serving_engine="sglang", generated_tokens=256))
+        return estimate_memory(answers, model_shape(workload)[0]).weights_bytes
+
+    assert weights(True) / 1e9 == pytest.approx(34.4, abs=0.2)
+    assert weights(False) - weights(True) == pytest.approx(256_000 * 8192 * 1.0, rel=0.01)

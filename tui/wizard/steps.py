@@ -52,6 +52,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "sliding_window_layers", "Custom: window layers"),
         ("workload", "sequence_length", "Sequence s (0 = model's)"),
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
+        ("workload", "tied_embeddings", "Custom: LM head tied to embedding"),
         ("workload", "intermediate_size", "Custom: MLP width (0 = 4h)"),
         ("workload", "active_parameters", "Custom: active (MoE, 0 = all)"),
         ("workload", "experts_count", "Custom: MoE experts a layer"),
