@@ -114,14 +114,19 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
 
 def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     """Answers the estimate does not read as the user may mean them: a forward FLOP count (only a custom CNN or a
-    denoiser is timed by it), and no generated tokens for a decoder (it still generates: an encoder is
-    workload.encoder_only)."""
+    denoiser is timed by it), a mixed-precision layout torchtune overrides, and no generated tokens for a decoder (it
+    still generates: an encoder is workload.encoder_only)."""
     lines, kind, given = [], shape.kind, answers.workload.forward_gflops_per_sample
     if answers.task.mode == "inference" and not answers.task.generated_tokens and kind == "transformer" \
             and not shape.encoder_only and not shape.encoder_decoder and not shape.denoising_steps:
         lines.append("generated_tokens = 0: sized and timed as a decoder with its prompt's KV cache; a bidirectional "
                      "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
                      "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
+    task = answers.task
+    if task.mode == "training" and task.training_stack == "torchtune" and task.precision == "bf16" \
+            and task.mixed_layout not in ("megatron16", "bf16_pure"):
+        lines.append(f"task.mixed_layout ({task.mixed_layout}) is not used: torchtune trains in bf16 with no fp32 "
+                     "master copy (bf16_pure), whatever the layout answered")
     preset = model_presets().get(answers.workload.preset)
     if given and kind != "cnn" and not shape.denoising_steps:
         lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "

@@ -171,3 +171,14 @@ def test_fully_sharded_never_needs_more_than_less_sharding_and_counts_what_it_ga
         assert totals["zero3"] <= totals["zero2"] + 0.15 * GIB and totals["zero2"] < totals["none"], (preset, totals)
         states = shape.parameters * 16 / 8  # every state divided by 8
         assert totals["fsdp"] > states  # plus the gathered units and activations
+
+
+def test_a_mixed_layout_torchtune_overrides_is_said_to_be_unused():
+    # torchtune trains bf16 through and through: an answered hf18 layout changed nothing, without a word.
+    from pth_top.configs.presets import ignored_answer_warnings, model_shape
+    job = answers(workload__preset="llama3-8b", task__training_stack="torchtune", task__precision="bf16",
+                  task__mixed_layout="hf18")
+    lines = ignored_answer_warnings(job, model_shape(job.workload)[0])
+    assert any(line.startswith("task.mixed_layout (hf18) is not used") for line in lines), lines
+    plain = job.with_value("task", "mixed_layout", "megatron16")
+    assert not ignored_answer_warnings(plain, model_shape(plain.workload)[0])
