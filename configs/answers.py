@@ -255,6 +255,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
     problems.extend(_encoder_decoder_problems(answers, model_kind))
+    if workload.tied_embeddings and (workload.preset != "custom" or model_kind != "transformer"
+                                     or workload.encoder_only or not workload.vocabulary_size):
+        problems.append(("workload", "tied_embeddings", "a tied LM head is a custom transformer's, with a vocabulary "
+                         "and an LM head (not an encoder); a preset carries its own (Gemma 3 and GPT-2 are tied)"))
     if workload.encoder_only and workload.preset != "custom":
         problems.append(("workload", "encoder_only", "a preset carries its own architecture (bert-base, bert-large "
                          "and vit-b16 are encoders): give encoder_only with preset = 'custom'"))

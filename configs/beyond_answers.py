@@ -205,7 +205,8 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
             # 1.99: twice the same card scales to 2.0 in the model, give or take rounding
             if (found is None or training_rate(found[0].speed.figures) < 1.99 * rate) and card is not None:
                 found = _gpu_build(functools.partial(recommend_one, gpu_pin={"gpu": (card.part_id, count)}), changed)
-                kept = " (the wizard ranks another card first there: `pth-top wizard`'s key 1 swaps the GPU to it)"
+                kept = (" (the wizard ranks another card first there: in `pth-top wizard`, key 1 steps through the "
+                        "GPUs to this one)")
             if found is None or training_rate(found[0].speed.figures) < 1.99 * rate:
                 continue
             other, gpu = found

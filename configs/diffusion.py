@@ -4,7 +4,7 @@ A diffusion transformer (FLUX.1, SD3.5) makes an image by running every layer ov
 plus text) at each of `denoising_steps` steps, with classifier-free guidance twice (conditional and unconditional,
 batched). So an image costs steps x passes x (2N x s + 4 x L x h x s^2) FLOPs: compute-bound, unlike decoding.
 2N counts every parameter for every token, though an MMDiT's dual-stream blocks pass image and text tokens through
-their own halves (FLUX.1-dev: ~1.8x fewer); the 0.6 of peak, checked on FLUX.1-dev's published timings
+their own halves (FLUX.1-dev: ~1.7x fewer, counted); the 0.6 of peak, checked on FLUX.1-dev's published timings
 (tests/configs/published_speeds.py), absorbs that for FLUX-shaped models, not for other splits (SD3.5: unchecked).
 A UNet (SDXL, SD 1.5) runs most of its parameters on a quarter or a sixteenth of the latent tokens, so 2N x s is ~3x
 its count (SDXL at 1024 px: 6.76 TFLOP a pass, counted): a denoiser's counted GFLOPs a pass replace the formula.

@@ -88,8 +88,8 @@ CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or to
 def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     """Answer changes that shrink GPU memory, cheapest lever first: what costs no quality (loss, recompute), then
     the optimizer, then adapters and quantization, then more GPUs of one machine, then a smaller model. Sharding
-    and more GPUs are training's; a server or an edge module quantizes, splits the model (tensor parallel) or
-    shrinks."""
+    and more GPUs are training's; a server splits the model (tensor parallel) before it quantizes, a home box or
+    an edge module quantizes first (an edge module never splits), and either shrinks."""
     answers = ctx.answers
     task, scale = answers.task, answers.scale
     transformer = ctx.shape.kind == "transformer"

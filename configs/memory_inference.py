@@ -30,7 +30,8 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
     apart = min(p, shape.vocabulary_parameters) if shape.kind == "transformer" else 0
     line = f"weights {(p - apart) / 1e6:,.1f}M params x {fmt.bits:.3g} bit ({precision}: {fmt.label})"
     if apart:
-        head = " (tied to the LM head)" if shape.tied_embeddings else " and LM head" if shape.lm_head else ""
+        head = " and LM head" if shape.lm_head and not shape.tied_embeddings else \
+            " (tied to the LM head)" if shape.lm_head else ""
         line += (f" + embeddings{head} {apart / 1e6:,.1f}M params x "
                  f"{fmt.vocabulary_bits:.3g} bit")
     fallback_bits, fallback_line = _ffn_down_fallback(shape, fmt)

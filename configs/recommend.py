@@ -75,10 +75,9 @@ def recommend(
 
     unpinned = not (pins and "gpu" in pins)
     passed_over = faster_server_within_budget(build, rules, recommend_one) if unpinned else None
-    if passed_over is not None:
-        why, line, changed = passed_over
-        return dataclasses.replace(build, blockers=(why,), feasible_alternatives=(line, *build.feasible_alternatives),
-                                   applicable_alternatives=((line, changed, {}), *build.applicable_alternatives))
+    if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
+        return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
+                          measured=measured, passed_over=passed_over)
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
                                       or faster_edge_over_budget(build, rules, recommend_one)
                                       or roomier_within_budget(build, rules, recommend_one))
@@ -91,7 +90,7 @@ def _recommend(
     answers: Answers, catalog: Catalog, *, rules: Rules,
     pins: Mapping[str, tuple[str, int]] | None = None,
     today: dt.date | None = None, title: str = "", comments: tuple[str, ...] = (),
-    measured: MeasuredCeilings | None = None,
+    measured: MeasuredCeilings | None = None, passed_over: tuple[str, str, Answers] | None = None,
 ) -> Build:
     ctx = _context(answers, catalog, rules, pins or {})
     if ctx.memory.total_bytes > INT64_MAX:  # a build file holds 64-bit integers only (TOML)
@@ -138,6 +137,8 @@ def _recommend(
     else:
         usable = 0
     blockers = feasibility.blockers(build_ctx, assembly, gpu, fit)
+    if passed_over is not None:  # too slow where the budget buys a faster build (faster_server_within_budget)
+        blockers.insert(0, passed_over[0])
     cpu_only_inadequate = False
     if gpu is None and cpu_only is not None and training_needs_a_gpu(ctx, cpu_only):  # chosen or pinned
         cpu_only_inadequate = True
@@ -153,19 +154,23 @@ def _recommend(
     if unmounted:
         warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in unmounted)} is dropped: "
                         "these cards fit the board's own slots, with no open frame")
-    alternatives = feasibility.feasible_alternatives(
-        ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate,
-        pinned_context_for=lambda changed: _context(changed, catalog, rules, ctx.pins)) if blockers else []
+    if passed_over is not None:
+        alternatives = [feasibility.Alternative(passed_over[1], passed_over[2])]
+    else:
+        alternatives = feasibility.feasible_alternatives(
+            ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate,
+            pinned_context_for=lambda changed: _context(changed, catalog, rules, ctx.pins)) if blockers else []
     buildable = [alternative.answers for alternative in alternatives if alternative.answers is not None]
-    if blockers and gpu is not None and not any(keeps_the_job(answers, other) for other in buildable):
+    if blockers and gpu is not None and not any(keeps_the_job(answers, other) for other in buildable) \
+            and passed_over is None:
         nearest = nearest_over_budget(ctx, _unpinned_context_for(catalog, rules), keeping_the_job=bool(buildable),
                                       unchanged=fit.cheapest_fitting if fit is not None else None)
         blockers.extend([nearest] if nearest else [])
-    if blockers and gpu is not None and cpu_only is not None and fit is not None and cpu_only_offered(
-            ctx, cpu_only, fit):
+    if passed_over is None and blockers and gpu is not None and cpu_only is not None and fit is not None and \
+            cpu_only_offered(ctx, cpu_only, fit):
         line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
-    elif blockers and gpu is not None and cpu_only is not None and cpu_only.adequate:
+    elif passed_over is None and blockers and gpu is not None and cpu_only is not None and cpu_only.adequate:
         display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
             "integrated_graphics") else ""
         blockers.append(f"a CPU-only PC would do ({cpu_only.reason.split(':')[0]}) but costs "
@@ -230,7 +235,7 @@ def _general_reasoning(
     closest = "the closest build, for reference only; " if infeasible else ""
     general.append(f"price {_money(ctx, total)} of a {_money(ctx, ctx.budget_cny)} budget ({closest}{included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
-    if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny:
+    if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny and not infeasible:
         left = _money(ctx, ctx.budget_cny - total)
         general.append(  # edge modules are ranked fastest first: a faster one would be over budget
             f"{left} of the budget is left: no faster module for this job is within the budget" if ctx.edge else

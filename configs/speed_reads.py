@@ -44,7 +44,8 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
                                                        task.precision, task.quantization, engine)
         fmt = weight_format(task.quantization, task.precision, engine)
         embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
-        active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes  # the input embedding: a row
+        if not shape.tied_embeddings:  # the input embedding: a row read; a tied one is read whole as the LM head
+            active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes
         read, union = _moe_batch_reads(weights, active_weights, shape.routed_expert_share, batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")

@@ -56,9 +56,12 @@ def test_d_variants_have_their_own_lower_tensor_specs(catalog):
 
 def test_no_card_over_the_export_threshold_is_sold_new_in_china_without_a_licence(catalog):
     # ECCN 3A090.a (October 2023): total processing performance, dense TOPS x bits, of 4,800 or more needs a US
-    # licence for China. The RTX 6000 Ada (FP8 728.5 dense: 5,828) was offered new there beside a barred L40S.
+    # licence for China. The RTX 6000 Ada (FP8 728.5 dense: 5,828) was offered new there beside a barred L40S. A
+    # GeForce card's catalog rates are at FP32 accumulate, half its FP16-accumulate peak (RTX 4090: 2 x 330.3 x 8 =
+    # 5,285, the TPP its export ruling gives).
     for part in catalog.of_kind("gpu"):
-        tpp = max(16 * (part.get("fp16_dense_tflops") or 0), 8 * (part.get("fp8_dense_tflops") or 0))
+        accumulate = 2 if part.get("form") == "consumer" else 1
+        tpp = accumulate * max(16 * (part.get("fp16_dense_tflops") or 0), 8 * (part.get("fp8_dense_tflops") or 0))
         licensed = any("licence granted" in note for note in part.get("china_notes") or [])
         if tpp >= 4800 and not licensed:
             assert part.get("availability") != "new", (part.id, tpp)

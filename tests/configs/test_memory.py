@@ -272,3 +272,32 @@ def test_a_tied_lm_head_is_one_vocabulary_tensor_kept_at_its_own_bits():
 
     assert weights(True) / 1e9 == pytest.approx(34.4, abs=0.2)
     assert weights(False) - weights(True) == pytest.approx(256_000 * 8192 * 1.0, rel=0.01)
+
+
+def test_a_tied_lm_head_is_a_custom_decoders_answer():
+    from pth_top.configs.answers import cross_field_problems
+    from tests.configs.builders import answers
+    on_preset = answers(workload__preset="llama3-8b", workload__tied_embeddings=True)
+    on_encoder = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=335_000_000,
+                         workload__layers=24, workload__hidden_size=1024, workload__attention_heads=16,
+                         workload__vocabulary_size=30522, workload__sequence_length=512, workload__encoder_only=True,
+                         workload__tied_embeddings=True, task__mode="inference", task__precision="fp16")
+    for job in (on_preset, on_encoder):
+        assert "tied_embeddings" in [key for _, key, _ in cross_field_problems(job)]
+
+
+def test_a_tied_moe_still_reads_its_lm_head_every_token():
+    # A tied head is the embedding matrix, read whole for every token's logits (an untied embedding is a row lookup):
+    # in FP8 the active 12B less the 0.62B head at 1 B, plus the head at 2 B.
+    from pth_top.configs.speed_reads import decode_reads
+    from tests.configs.builders import GLM45_AIR, answers
+
+    def read(tied: bool) -> float:
+        job = answers("inference_server", **GLM45_AIR, workload__experts_count=128, workload__experts_per_token=8,
+                      workload__sequence_length=4096, workload__batch_size=1, workload__tied_embeddings=tied,
+                      task__mode="inference", task__precision="int8", task__quantization="fp8",
+                      task__serving_engine="vllm", task__generated_tokens=256)
+        return decode_reads(job, model_shape(job.workload)[0]).read_bytes
+
+    head = 151_552 * 4096
+    assert read(True) == pytest.approx((12_000_000_000 - head) * 1.0 + head * 2.0, rel=1e-6)

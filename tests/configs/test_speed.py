@@ -452,6 +452,10 @@ def test_a_multi_gpu_training_build_under_half_the_budget_names_twice_the_cards(
     assert build.total_price_cny < build.budget_cny / 2
     faster = [line for line in build.warnings if line.startswith("faster within budget: 8 x ")]
     assert len(faster) == 1 and build.component("gpu").name in faster[0], build.warnings
+    other = recommend(job.with_value("scale", "gpu_count", 8), catalog, today=TODAY,
+                      pins={"gpu": (build.component("gpu").part_id, 8)})
+    assert other.feasible and other.total_price_cny <= build.budget_cny
+    assert other.speed.figures["training_tokens_per_s"] >= 1.99 * build.speed.figures["training_tokens_per_s"]
 
 
 def test_decode_reads_a_copied_kv_cache_on_every_gpu():
