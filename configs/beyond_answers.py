@@ -143,6 +143,32 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
     return None
 
 
+def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A CPU-only language-model build (offered on price) names the one-GPU build within budget that decodes at least
+    twice as fast, with a mixture of experts' routed experts left in RAM where llama.cpp can (GLM-4.5-Air at 8k for
+    EUR 3,000: ~5.5 tokens/s on the PC's DDR5, ~12 with one used card and --cpu-moe)."""
+    answers = build.answers
+    per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+    if answers.task.mode != "inference" or build.component("gpu") is not None or build.blockers or not per_stream:
+        return ""
+    one = answers.with_value("scale", "gpu_count", 1)
+    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
+    tries = [one.with_value("task", "expert_offload", True)] if engine == "llama_cpp" and (
+        answers.workload.experts_count or answers.workload.preset != "custom") else []
+    for changed in [*tries, one]:
+        found = _gpu_build(recommend_one, changed)
+        rate = found[0].speed.figures.get("decode_tokens_per_s_per_stream", 0.0) if found else 0.0
+        if found is None or rate < 2 * per_stream:
+            continue
+        other, gpu = found
+        moe = " with llama.cpp --cpu-moe" if changed.task.expert_offload else ""
+        answer = "scale.gpu_count = 1" + (" and task.expert_offload = true" if moe else "")
+        return (f"faster within budget: one {gpu.name}{moe} decodes ~{rate:,.1f} tokens/s per stream "
+                f"(~{per_stream:.1f} here), a build of {money(other.total_price_cny, build.currency, rules)} within "
+                f"{money(build.budget_cny, build.currency, rules)}: answer {answer}")
+    return ""
+
+
 def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
     """A server on one card that fits only short of the estimator's margin names the 2-8 card build within budget
     that holds it with the margin (Mistral Small 3.1 for 4 users at 64k: 85.9 of 86.0 GiB on a 96 GB card, with

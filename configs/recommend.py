@@ -18,6 +18,7 @@ from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, 
 from pth_top.configs.beyond_answers import (
     faster_edge_over_budget,
     faster_server_within_budget,
+    faster_than_the_cpu_within_budget,
     faster_training_within_budget,
     keeps_the_job,
     nearest_over_budget,
@@ -79,6 +80,7 @@ def recommend(
         return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                           measured=measured, passed_over=passed_over)
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
+                                      or faster_than_the_cpu_within_budget(build, rules, recommend_one)
                                       or faster_edge_over_budget(build, rules, recommend_one)
                                       or roomier_within_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))

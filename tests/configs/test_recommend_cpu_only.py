@@ -323,3 +323,20 @@ def test_only_a_decoding_language_model_gets_the_cpu_tier_set_by_ram_bandwidth(c
     build = recommend(bert, catalog, pins={"gpu": ("none", 0)}, today=TODAY)
     assert build.component("gpu") is None
     assert not any("memory bandwidth sets its speed" in line for line in build.component("cpu").reasoning)
+
+
+def test_a_cpu_only_language_model_build_names_the_faster_one_card_build_within_budget(catalog):
+    # GLM-4.5-Air Q4 at 8k, EUR 3,000 used, asked on 3 GPUs: the CPU-only PC decodes ~5.5 tokens/s from DDR5; one
+    # used RTX 3090 with the routed experts in RAM (llama.cpp --cpu-moe) decodes over twice that within budget.
+    job = answers(**GLM45_AIR, workload__experts_count=128, workload__experts_per_token=8,
+                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__serving_engine="llama_cpp", scale__gpu_count=3,
+                  budget__currency="EUR", budget__amount=3000.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu") is None
+    faster = [line for line in build.warnings if line.startswith("faster within budget: one ")]
+    assert len(faster) == 1 and "task.expert_offload = true" in faster[0], build.warnings
+    other = recommend(job.with_value("scale", "gpu_count", 1).with_value("task", "expert_offload", True), catalog,
+                      today=TODAY)
+    assert other.feasible and other.speed.figures["decode_tokens_per_s_per_stream"] >= 2 * \
+        build.speed.figures["decode_tokens_per_s_per_stream"]
