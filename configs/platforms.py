@@ -248,6 +248,7 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
         asm.reasons["system"].append(line)
     cpu, sockets = _barebone_cpu(ctx, asm, gpu, chassis)
     board = dataclasses.replace(chassis, kind="motherboard")  # its board: memory type, DIMM and M.2 slots
+    ram_floor = _capped_to_the_chassis(ram_floor, chassis)
     _choose_ram(ctx, asm, board, ecc_required(ctx), ram_floor)
     choose_storage(ctx, asm, board)
     _, dimm_kits = asm.chosen["memory_kit"]
@@ -264,6 +265,17 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
             f"multi-GPU transient peak {estimate.peak_w:,.0f} W")
     server_power(ctx, asm, chassis, estimate.psu_required_w, asm.wall_w, rule)
     asm.power_lines = estimate.lines + asm.power_lines
+
+
+def _capped_to_the_chassis(floor: Floor, chassis: Part) -> Floor:
+    """The rule of thumb RAM >= GPU memory capped at what the barebone holds, where the job's own need fits: 8 x 96 GB
+    cards in a 512 GiB server (DeepSpeed ZeRO-3 without offload keeps nothing of the model in RAM)."""
+    most = float(chassis["max_memory_gib"])
+    if floor.value <= most or floor.own_gib > most:
+        return floor
+    return Floor(most, f"{floor.reason}; capped at {chassis.name}'s {most:g} GiB: the rule of thumb (RAM >= GPU "
+                       f"memory) yields to the platform, as the job's own need ({floor.own_gib:.0f} GiB) fits it",
+                 floor.own_gib)
 
 
 def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tuple[Part, int]:

@@ -182,6 +182,7 @@ class Floor:
 
     value: float
     reason: str
+    own_gib: float = 0.0  # a RAM floor without the GPU-memory rule of thumb: what the job itself needs
 
 
 def budget_in_cny(amount: float, currency: str, rules: Rules) -> float:
@@ -271,7 +272,8 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     if from_table:
         parts.append(f"the {dataset_size_gb:g} GB table held in memory x {r.tabular_in_memory_ratio:g} (a data "
                      f"frame and XGBoost's DMatrix built from it) + {r.os_reserve_gib} GB for the OS")
-    return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB")
+    return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB",
+                 max(base, from_weights, from_table))
 
 
 def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:

@@ -55,3 +55,23 @@ def test_large_weights_get_nvme_and_their_load_time(catalog):
     storage = build.component("storage")
     assert storage.spec["interface"] == "nvme"
     assert any(line.startswith("load time:") and " s from this drive" in line for line in storage.reasoning)
+
+
+def test_eight_96_gb_cards_in_a_512_gib_server_cap_the_ram_rule_of_thumb(catalog):
+    # alignment-handbook's zephyr-7b-gemma SFT (gemma-7b full fine-tune, ZeRO-3 on 8 GPUs of 80 GB, batch 4 x 4 x
+    # 2048) for $300,000: RAM >= GPU memory asked 768 GiB of the 8-slot barebone that holds 512, so only a DGX H100
+    # ($240,000) was left. The job itself keeps nothing of the model in RAM: the rule yields to the platform.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=8_537_680_896, workload__layers=28, workload__hidden_size=3072,
+                  workload__attention_heads=16, workload__kv_heads=16, workload__head_dim=256,
+                  workload__intermediate_size=24576, workload__gated_mlp=True, workload__vocabulary_size=256_000,
+                  workload__tied_embeddings=True, workload__sequence_length=2048, workload__batch_size=128,
+                  task__precision="bf16", task__recompute="full", task__accumulation_steps=4,
+                  data__dataset_size_gb=0.1, scale__gpu_count=8, scale__sharding="zero3",
+                  budget__currency="USD", budget__amount=300_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("system") is not None, build.blockers
+    assert build.component("system").part_id != "nvidia-dgx-h100" and build.total_price_cny < 0.5 * build.budget_cny
+    kit = build.component("memory_kit")
+    assert kit.spec["capacity_gib"] * kit.quantity <= build.component("system").spec["max_memory_gib"]
+    assert any("yields to the platform" in line for line in kit.reasoning)
