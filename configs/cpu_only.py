@@ -64,11 +64,32 @@ def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
     Large 123B Q4 on two DDR5 channels: 0.9 tokens/s). A slow first token is warned about: shorter prompts help it."""
     if cpu_only.adequate or ctx.answers.task.mode != "inference":
         return False
+    decode = cpu_decode_tokens_per_s(ctx, cpu_only)
+    return decode is not None and decode < sp.SLOW_DECODE_TOKENS_PER_S
+
+
+def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
+    """The PC's predicted decode a stream (llama.cpp from RAM); None where it is not predicted."""
     (cpu, _), (kit, kits) = cpu_only.asm.chosen["cpu"], cpu_only.asm.chosen["memory_kit"]
     out, _ = cpu_inference(cpu_only.ctx.answers, ctx.shape, Component("cpu", cpu.id, cpu.name, 1, 0.0, dict(cpu.spec)),
                            Component("memory_kit", kit.id, kit.name, kits, 0.0, dict(kit.spec)))
-    decode = out.figures.get("decode_tokens_per_s_per_stream")
-    return decode is not None and decode < sp.SLOW_DECODE_TOKENS_PER_S
+    return out.figures.get("decode_tokens_per_s_per_stream")
+
+
+def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
+    """A CPU-only PC over budget that would do the job: adequate for it, or a language model it decodes at a usable
+    rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 782 of EUR 700); '' otherwise."""
+    if cpu_only.adequate:
+        why = cpu_only.reason.split(":")[0]
+    else:
+        decode = cpu_decode_tokens_per_s(ctx, cpu_only) if ctx.answers.task.mode == "inference" else None
+        if decode is None or decode < sp.SLOW_DECODE_TOKENS_PER_S:
+            return ""
+        why = f"it decodes ~{decode:,.1f} tokens/s a stream from its RAM"
+    over = _money(ctx, cpu_only.asm.total_cny - ctx.budget_cny)
+    display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
+        "integrated_graphics") else ""
+    return f"a CPU-only PC would do ({why}) but costs {_money(ctx, cpu_only.asm.total_cny)} ({over} over){display}"
 
 
 def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:

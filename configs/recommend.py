@@ -33,6 +33,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_inadequate_line,
     cpu_only_leads,
     cpu_only_offered,
+    cpu_only_over_budget_line,
     cpu_only_pc,
     training_needs_a_gpu,
 )
@@ -172,11 +173,8 @@ def _recommend(
             cpu_only_offered(ctx, cpu_only, fit):
         line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
         alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
-    elif passed_over is None and blockers and gpu is not None and cpu_only is not None and cpu_only.adequate:
-        display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
-            "integrated_graphics") else ""
-        blockers.append(f"a CPU-only PC would do ({cpu_only.reason.split(':')[0]}) but costs "
-                        f"{_money(ctx, cpu_only.asm.total_cny)}{display}")
+    elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
+        blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
     said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
             *(line for lines in assembly.reasons.values() for line in lines)]

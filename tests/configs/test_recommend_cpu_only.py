@@ -340,3 +340,19 @@ def test_a_cpu_only_language_model_build_names_the_faster_one_card_build_within_
                       today=TODAY)
     assert other.feasible and other.speed.figures["decode_tokens_per_s_per_stream"] >= 2 * \
         build.speed.figures["decode_tokens_per_s_per_stream"]
+
+
+def test_a_cpu_only_pc_just_over_budget_that_decodes_well_is_named(catalog):
+    # OLMoE-1B-7B (allenai config.json: 6.9B, 1.3B active, 64 experts, 8 a token) Q4_K_M for EUR 700: the EUR 782 PC
+    # decodes ~32 tokens/s from DDR4, but the build only named a EUR 1,107 GPU PC and renting.
+    job = answers("personal_research", workload__preset="custom", workload__parameters=6_919_000_000,
+                  workload__active_parameters=1_280_000_000, workload__experts_count=64,
+                  workload__experts_per_token=8, workload__layers=16, workload__hidden_size=2048,
+                  workload__attention_heads=16, workload__kv_heads=16, workload__intermediate_size=1024,
+                  workload__gated_mlp=True, workload__vocabulary_size=50304, workload__sequence_length=4096,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m", task__generated_tokens=512,
+                  budget__currency="EUR", budget__amount=700.0)
+    build = recommend(job, catalog, today=TODAY)
+    named = [line for line in build.blockers if line.startswith("a CPU-only PC would do (it decodes ~")]
+    assert not build.feasible and len(named) == 1 and "over)" in named[0], build.blockers
