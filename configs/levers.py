@@ -160,12 +160,13 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((f"{precision} weights", answers.with_precision(precision)))
         if engine == "llama_cpp" and ctx.shape.routed_expert_parameters and not task.expert_offload and not ctx.edge:
             offloaded = answers.with_value("task", "expert_offload", True)
-            changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
-                            "(task.expert_offload)", offloaded))
-            if scale.gpu_count > 1:  # with the experts in RAM one card holds the rest: the budget's way in
+            if scale.gpu_count > 1:  # with the experts in RAM, run by the CPU, one card holds the rest as fast
                 changes.append(("one GPU with llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
                                 "(task.expert_offload, scale.gpu_count = 1)",
                                 offloaded.with_value("scale", "gpu_count", 1)))
+            else:
+                changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
+                                "(task.expert_offload)", offloaded))
         if answers.scenario != "inference_server":
             changes.extend(split)
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.

@@ -146,3 +146,21 @@ def test_a_custom_mixture_of_experts_gives_its_expert_counts_and_gets_cpu_moe(ca
     assert offloaded.feasible and offloaded.memory.total_bytes < 14 * 2**30
     half = job.with_value("workload", "experts_per_token", 0)
     assert [key for _, key, _ in cross_field_problems(half)] == ["experts_per_token"]
+
+
+def test_a_moe_asked_on_several_gpus_is_offered_one_card_with_its_experts_in_ram(catalog):
+    # Mixtral-8x22B (mistralai config.json: 140.6B, 39.2B active, 8 experts, 2 a token) Q4_K_M on 4 used GPUs for
+    # $6,000: --cpu-moe on the 4 cards left each 1.8 GiB of work for $5,746; with the experts in RAM one card holds
+    # the rest.
+    job = answers("personal_research", workload__preset="custom", workload__parameters=140_630_071_296,
+                  workload__active_parameters=39_158_800_384, workload__experts_count=8,
+                  workload__experts_per_token=2, workload__layers=56, workload__hidden_size=6144,
+                  workload__attention_heads=48, workload__kv_heads=8, workload__intermediate_size=16384,
+                  workload__gated_mlp=True, workload__vocabulary_size=32768, workload__sequence_length=8192,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m", scale__gpu_count=4,
+                  budget__currency="USD", budget__amount=6000.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    said = build.feasible_alternatives
+    assert not build.feasible and said[0].startswith("one GPU with llama.cpp --cpu-moe"), said
+    assert not any(line.startswith("llama.cpp --cpu-moe") for line in said), said
