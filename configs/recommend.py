@@ -22,6 +22,7 @@ from pth_top.configs.beyond_answers import (
     faster_training_within_budget,
     keeps_the_job,
     nearest_over_budget,
+    offload_before_a_desktop_system,
     rented_run_line,
     roomier_within_budget,
 )
@@ -76,7 +77,8 @@ def recommend(
         return _recommend(changed, catalog, rules=rules, pins=gpu_pin, today=today, measured=measured)
 
     unpinned = not (pins and "gpu" in pins)
-    passed_over = faster_server_within_budget(build, rules, recommend_one) if unpinned else None
+    passed_over = (faster_server_within_budget(build, rules, recommend_one)
+                   or offload_before_a_desktop_system(build, rules, recommend_one)) if unpinned else None
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
         return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                           measured=measured, passed_over=passed_over)

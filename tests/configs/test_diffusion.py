@@ -176,3 +176,21 @@ def test_caching_frozen_outputs_is_offered_for_image_encoders_not_a_text_teacher
     images = teacher.with_value("data", "kind", "images")
     labels = [label for label, _ in answer_changes(_context(images, catalog, load_rules(), {}))]
     assert labels[0].startswith("the frozen models' outputs cached before training")
+
+
+def test_a_pipeline_a_pc_card_holds_with_model_offload_passes_the_desktop_system_over(catalog):
+    # CogView4-6B serving (THUDM config: 28 layers of 4096, 6B; GLM-4-9B text encoder and VAE, 9.08B frozen, bf16),
+    # 4 images of 50 steps with guidance, CNY 40,000: a DGX Spark holds it whole at ~5.4 min a batch; the README's own
+    # enable_model_cpu_offload() on a 32 GB card makes it faster, for less.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=6_000_000_000, workload__layers=28, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__intermediate_size=16384, workload__sequence_length=4352,
+                  workload__batch_size=4, workload__denoising_steps=50, workload__classifier_free_guidance=True,
+                  workload__frozen_parameters=9_080_000_000, workload__frozen_precision="bf16",
+                  task__mode="inference", task__precision="bf16", data__kind="images", budget__amount=40_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu").spec["form"] == "desktop_system" and not build.feasible
+    line, changed, _ = build.applicable_alternatives[0]
+    assert changed.task.pipeline_offload and line.startswith("Diffusers model offload")
+    other = recommend(changed, catalog, today=TODAY)
+    assert other.feasible and other.speed.figures["image_batch_s"] < build.speed.figures["image_batch_s"]
