@@ -114,8 +114,8 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
 
 def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     """Answers the estimate does not read as the user may mean them: a forward FLOP count (only a custom CNN or a
-    denoiser is timed by it), a mixed-precision layout torchtune overrides, and no generated tokens for a decoder (it
-    still generates: an encoder is workload.encoder_only)."""
+    denoiser is timed by it), a mixed-precision layout torchtune overrides, no generated tokens for a decoder (it
+    still generates: an encoder is workload.encoder_only), and a custom CNN trained with no activation count."""
     lines, kind, given = [], shape.kind, answers.workload.forward_gflops_per_sample
     if answers.task.mode == "inference" and not answers.task.generated_tokens and kind == "transformer" \
             and not shape.encoder_only and not shape.encoder_decoder and not shape.denoising_steps:
@@ -123,6 +123,12 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
                      "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
     task = answers.task
+    if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
+            and not answers.workload.activation_elements_per_sample:
+        lines.append("estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones "
+                     "miss by up to ~3x either way (saved values a sample, counted with saved_tensors_hooks: "
+                     "ConvNeXt-B at 384 px 171M against 63M scaled, YOLOv8m at 640 px 162M against 176M): count "
+                     "yours and give workload.activation_elements_per_sample")
     if task.mode == "training" and task.training_stack == "torchtune" and task.precision == "bf16" \
             and task.mixed_layout not in ("megatron16", "bf16_pure"):
         lines.append(f"task.mixed_layout ({task.mixed_layout}) is not used: torchtune trains in bf16 with no fp32 "

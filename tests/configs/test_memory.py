@@ -301,3 +301,15 @@ def test_a_tied_moe_still_reads_its_lm_head_every_token():
 
     head = 151_552 * 4096
     assert read(True) == pytest.approx((12_000_000_000 - head) * 1.0 + head * 2.0, rel=1e-6)
+
+
+def test_a_custom_cnn_trained_without_its_activation_count_says_the_estimate_is_scaled():
+    # SegFormer-B2 at 1024 px: ResNet-50's per-pixel count gave 2.6 GiB where mmsegmentation logs 7.42 GB.
+    from pth_top.configs.presets import ignored_answer_warnings
+    from tests.configs.builders import answers
+    base = dict(workload__preset="custom", workload__kind="cnn", workload__parameters=27_500_000,
+                workload__input_size_px=1024, workload__batch_size=8, data__kind="images")
+    scaled, counted = answers(**base), answers(**base, workload__activation_elements_per_sample=900_000_000)
+    assert any(line.startswith("estimate: a custom CNN's activations are scaled")
+               for line in ignored_answer_warnings(scaled, model_shape(scaled.workload)[0]))
+    assert not ignored_answer_warnings(counted, model_shape(counted.workload)[0])
