@@ -160,7 +160,8 @@ def _recommend(
         warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in unmounted)} is dropped: "
                         "these cards fit the board's own slots, with no open frame")
     if passed_over is not None:
-        alternatives = [feasibility.Alternative(passed_over[1], passed_over[2])]
+        kept = {role: pin for role, pin in ctx.pins.items() if role != "gpu"}  # the user's other parts stay
+        alternatives = [feasibility.Alternative(passed_over[1], passed_over[2], kept)]
     else:
         alternatives = feasibility.feasible_alternatives(
             ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate,

@@ -90,6 +90,18 @@ def denoise(part_id: str, steps: int, tokens: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
 
 
+def denoise_sana(part_id: str) -> float:
+    """Seconds for one Sana-1.6B image at 1024 px (bf16, 20 steps with guidance), timed from 2N x s (configs.diffusion).
+    Its shape from the NVlabs/Sana config: 20 blocks of 2240, 20 heads, a 5,600-wide GLU, 32 x 32 latent tokens."""
+    answers = answers_of(workload__preset="custom", workload__kind="transformer", workload__parameters=1_600_000_000,
+                         workload__layers=20, workload__hidden_size=2240, workload__attention_heads=20,
+                         workload__intermediate_size=5600, workload__gated_mlp=True, workload__sequence_length=1024,
+                         workload__denoising_steps=20, workload__classifier_free_guidance=True,
+                         workload__batch_size=1, task__mode="inference", task__precision="bf16")
+    return speed_build.inference(answers, model_shape(answers.workload)[0],
+                                 catalog_gpu(part_id, answers)).figures["image_batch_s"]
+
+
 def denoise_sdxl(part_id: str, steps: int) -> float:
     """Seconds for one SDXL base image (fp16, batch 1, guidance) from its UNet's counted GFLOPs (configs.diffusion)."""
     answers = answers_of(**published_workloads.SDXL_BASE, workload__denoising_steps=steps, workload__batch_size=1,
@@ -424,6 +436,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                    gap="eager Diffusers at batch 1 reaches 0.16 of an H100's tensor rate on SDXL (0.35 on an A100; "
                        "FLUX.1-dev's larger matmuls reach 0.30): the predictor rates every card at 0.35, so -53 %",
                    tolerance=0.6),
+    PublishedSpeed("sana-readme-a100-sana-1600m-1024px", "github.com/NVlabs/Sana README, 'Performance' (1024x1024, "
+                   "A100): Sana-1.6B latency 1.2 s", 1.2, lambda: denoise_sana("a100-80gb-sxm"),
+                   gap="a single-stream DiT: 2N x s is its count, but the 0.6 it is timed at was fitted on FLUX.1, an "
+                       "MMDiT whose dual-stream blocks do ~1.7x fewer FLOPs than 2N x s, so -38 % (the build says so)",
+                   tolerance=0.45),
     # --- llama.cpp --cpu-moe: the GPU's part at its bandwidth, the routed experts from RAM (configs.expert_offload) ---
     PublishedSpeed("llamacpp-15396-7900xt-5900x-gpt-oss-20b-cpu-moe", "github.com/ggml-org/llama.cpp/discussions/15396 "
                    "(an AMD user's reply, build 6194, ROCm 6.4.1): gpt-oss-20b with -cmoe on an RX 7900 XT beside a "

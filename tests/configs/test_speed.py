@@ -276,6 +276,17 @@ def test_a_server_too_slow_on_one_device_is_passed_over_for_the_faster_build_the
         "decode_tokens_per_s_per_stream"]
 
 
+def test_a_passed_over_server_keeps_the_users_other_pinned_parts_in_its_alternative(catalog):
+    # Key a applies the faster build's answers with the parts the user pinned besides the GPU.
+    job = answers("inference_server", workload__preset="qwen3-30b-a3b", workload__batch_size=16,
+                  workload__sequence_length=31_744, task__mode="inference", task__precision="int8",
+                  task__quantization="fp8", task__serving_engine="vllm", task__generated_tokens=1024,
+                  budget__amount=12000.0, budget__currency="EUR")
+    pinned = {"cpu": ("ryzen-9-5950x", 1)}
+    build = recommend(job, catalog, today=TODAY, pins=pinned)
+    assert not build.feasible and build.applicable_alternatives[0][2] == pinned, build.applicable_alternatives[:1]
+
+
 def test_a_slow_server_first_tries_its_own_single_card_with_an_fp8_kv_cache(catalog):
     # Qwen2.5-32B AWQ for 8 users at 32k, EUR 40,000: a DGX Spark holds it at ~2 tokens/s a user; one 96 GB card
     # with an fp8 KV cache holds it too, ten times faster, for half the budget (not only 2-8 cards).
