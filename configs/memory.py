@@ -53,8 +53,7 @@ def estimate_training(
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
-    if stack == "torchtune" and precision == "bf16":  # it trains in bf16 through and through: no fp32 master
-        mixed_layout = "bf16_pure"
+    mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = 4.0 if precision == "fp32" else 2.0
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters)

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
+from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.tomlsource import read_toml
@@ -129,8 +130,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "miss by up to ~3x either way (saved values a sample, counted with saved_tensors_hooks: "
                      "ConvNeXt-B at 384 px 171M against 63M scaled, YOLOv8m at 640 px 162M against 176M): count "
                      "yours and give workload.activation_elements_per_sample")
-    if task.mode == "training" and task.training_stack == "torchtune" and task.precision == "bf16" \
-            and task.mixed_layout not in ("megatron16", "bf16_pure"):
+    used = stacks.mixed_layout_of(task.training_stack, task.precision, task.mixed_layout)
+    if task.mode == "training" and used != task.mixed_layout and task.mixed_layout != "megatron16":
         lines.append(f"task.mixed_layout ({task.mixed_layout}) is not used: torchtune trains in bf16 with no fp32 "
                      "master copy (bf16_pure), whatever the layout answered")
     preset = model_presets().get(answers.workload.preset)

@@ -71,6 +71,12 @@ SHARD_STREAMING_ENGINES = ("vllm", "sglang")
 TENSOR_PARALLEL_ENGINES = ("vllm", "sglang")
 
 
+def mixed_layout_of(stack: str, precision: str, answered: str) -> str:
+    """The bytes-a-parameter layout a stack trains with: torchtune trains bf16 through and through, with no fp32
+    master copy (its memory guide), whatever was answered; other stacks the answered one."""
+    return "bf16_pure" if stack == "torchtune" and precision == "bf16" else answered
+
+
 def serving_engine(engine: str, scenario: str, precision: str) -> str:
     """The engine an estimate assumes: as answered, or for "auto" vLLM on a server, llama.cpp on an edge module or
     for 4-bit weights at home, Hugging Face generate() otherwise."""
