@@ -102,6 +102,12 @@ def _gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> t
     return other, gpu
 
 
+def _within(other: Build, build: Build, rules: Rules) -> str:
+    """'a build of <its price> within <the budget>', in the buyer's currency."""
+    return (f"a build of {money(other.total_price_cny, build.currency, rules)} within "
+            f"{money(build.budget_cny, build.currency, rules)}")
+
+
 def _warned(build: Build, prefix: str) -> bool:
     """Whether a build carries a warning of this kind ("slow:", "tight fit: ")."""
     return any(line.startswith(prefix) for line in build.warnings)
@@ -137,9 +143,8 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
         how = f"{split_label(answers)}{kv_text}" if count > 1 else "an fp8 KV cache"
-        line = (f"{count} x {gpu.name} with {how}: ~{rate:,.1f} tokens/s per stream, a build of "
-                f"{money(other.total_price_cny, build.currency, rules)} within "
-                f"{money(build.budget_cny, build.currency, rules)} (answer scale.gpu_count = {count}{kv_answer})")
+        line = (f"{count} x {gpu.name} with {how}: ~{rate:,.1f} tokens/s per stream, "
+                f"{_within(other, build, rules)} (answer scale.gpu_count = {count}{kv_answer})")
         return why, line, changed
     return None
 
@@ -164,9 +169,8 @@ def offload_before_a_desktop_system(build: Build, rules: Rules, recommend_one: C
         return None
     why = (f"a desktop system is for a job no PC card holds, and {card.name} holds this one with Diffusers model "
            f"offload, ~{duration(other_s)} a batch against ~{duration(batch_s)} on {gpu.name} (below)")
-    line = (f"Diffusers model offload (task.pipeline_offload = true) on {card.name}: ~{duration(other_s)} a batch, a "
-            f"build of {money(other.total_price_cny, build.currency, rules)} within "
-            f"{money(build.budget_cny, build.currency, rules)}")
+    line = (f"Diffusers model offload (task.pipeline_offload = true) on {card.name}: ~{duration(other_s)} a batch, "
+            f"{_within(other, build, rules)}")
     return why, line, changed
 
 
@@ -180,8 +184,8 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
         return ""
     one = answers.with_value("scale", "gpu_count", 1)
     engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
-    tries = [one.with_value("task", "expert_offload", True)] if engine == "llama_cpp" and (
-        answers.workload.experts_count or answers.workload.preset != "custom") else []
+    routed = model_shape(answers.workload)[0].routed_expert_parameters  # as the --cpu-moe lever (levers.py) reads it
+    tries = [one.with_value("task", "expert_offload", True)] if engine == "llama_cpp" and routed else []
     for changed in [*tries, one]:
         found = _gpu_build(recommend_one, changed)
         rate = found[0].speed.figures.get("decode_tokens_per_s_per_stream", 0.0) if found else 0.0
@@ -191,8 +195,7 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
         moe = " with llama.cpp --cpu-moe" if changed.task.expert_offload else ""
         answer = "scale.gpu_count = 1" + (" and task.expert_offload = true" if moe else "")
         return (f"faster within budget: one {gpu.name}{moe} decodes ~{rate:,.1f} tokens/s per stream "
-                f"(~{per_stream:.1f} here), a build of {money(other.total_price_cny, build.currency, rules)} within "
-                f"{money(build.budget_cny, build.currency, rules)}: answer {answer}")
+                f"(~{per_stream:.1f} here), {_within(other, build, rules)}: answer {answer}")
     return ""
 
 
@@ -210,9 +213,8 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[A
             continue
         other, gpu = found
         return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
-                f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), a build of "
-                f"{money(other.total_price_cny, build.currency, rules)} within "
-                f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}")
+                f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), "
+                f"{_within(other, build, rules)}: answer scale.gpu_count = {count}")
     return ""
 
 
@@ -267,8 +269,7 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
             unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
             fsdp = " with FSDP" if sharding != answers.scale.sharding else ""
             return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
-                    f"(~{rate:,.0f} here), a build of {money(other.total_price_cny, build.currency, rules)} within "
-                    f"{money(build.budget_cny, build.currency, rules)}: answer scale.gpu_count = {count}"
+                    f"(~{rate:,.0f} here), {_within(other, build, rules)}: answer scale.gpu_count = {count}"
                     + (' and scale.sharding = "fsdp"' if fsdp else "") + kept)
     return ""
 
