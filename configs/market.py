@@ -169,11 +169,24 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
         base = _base(part)
         return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, index.as_of, base.source,
                      "indexed", base.market, index)
-    quote = _china_base(part, rules)
+    quote = _pre_tax_abroad(part, market, rules) or _china_base(part, rules)
     if quote.market == market and quote.currency == currency:
         return quote
     vat = import_vat(market, rules) if quote.market in rules.budget.prices_before_tax_markets else 0.0
     return replace(_converted(quote), amount_cny=quote.amount_cny * (1 + vat), import_vat_fraction=vat)
+
+
+def _pre_tax_abroad(part: Part, market: str, rules: Rules) -> Quote | None:
+    """Outside China, the newest pre-tax market price (the US's) the buyer's import VAT is added to: China prices of
+    export-controlled and China-only parts follow China's own supply (H200: CNY 190,000 there, US$35,000 in the US)."""
+    if market == "cn":
+        return None
+    entries = [(entry["as_of"], name, entry) for name in rules.budget.prices_before_tax_markets
+               if name != market and (entry := _entry(part.get("prices"), name)) is not None]
+    if not entries:
+        return None
+    _, name, entry = max(entries, key=lambda found: (found[0], found[1]))
+    return _from_entry(entry, "new", name, rules)
 
 
 def import_vat(market: str, rules: Rules) -> float:
@@ -220,16 +233,17 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
 
 def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
     """A whole server priced only in another market, or at an older date than its GPU here: at least its GPUs at
-    this market's own price (in whatever currency the buyer pays)."""
+    the price this buyer pays for them (this market's own, else converted as new_quote does)."""
     current = server.market == market and server.as_of >= gpu.as_of
-    if current or gpu.market != market or count * gpu.amount_cny <= server.amount_cny:
+    if current or count * gpu.amount_cny <= server.amount_cny:
         return server
     shown = f"{SYMBOLS[gpu.currency]}{gpu.amount:,.0f}"
     why = (f"the catalog's price for the whole server is of {server.as_of}, older than its GPU's, and" if
            server.market == market else "the catalog prices the whole server only in another market, and that "
            "price converted")
     return Quote(count * gpu.amount_cny, count * gpu.amount, gpu.currency, gpu.as_of, gpu.source, "gpu_floor",
-                 gpu.market, floor_of=f"{count} x {gpu_name} at {shown}", floor_why=why)
+                 gpu.market, floor_of=f"{count} x {gpu_name} at {shown}", floor_why=why,
+                 import_vat_fraction=gpu.import_vat_fraction)
 
 
 def _converted_used(quote: Quote) -> Quote:
@@ -252,8 +266,9 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
         return (f"price {money(q.amount_cny, currency, rules)}: a {where} used listing at {shown}, as of "
                 f"{q.as_of}{source}{carried}")
     if q.basis == "gpu_floor":
-        return (f"price {shown}: ESTIMATED as its {q.floor_of} each ({where} market, as of {q.as_of}{source}): "
-                f"{q.floor_why} is less than its GPUs alone")
+        converted = "" if q.currency == currency else f"{vat} converted at rules.toml's rate"
+        return (f"price {money(q.amount_cny, currency, rules)}: ESTIMATED as its {q.floor_of} each ({where} market, "
+                f"as of {q.as_of}{source}){converted}: {q.floor_why} is less than its GPUs alone")
     index = q.index
     if q.basis == "indexed" and index is not None:
         converted = "" if currency == "CNY" else " converted at rules.toml's rate"

@@ -52,7 +52,10 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     floored = [part.name for part in parts if quotes[part.id].basis == "gpu_floor"]
     lines = []
     if floored:
-        lines.append(f"ESTIMATED at its GPUs' own {MARKET_NAMES[ctx.market]}-market price: {', '.join(floored)} (the "
+        floor_market = next(quotes[part.id].market for part in parts if quotes[part.id].basis == "gpu_floor")
+        whose = ("own " if floor_market == ctx.market else "") + f"{MARKET_NAMES[floor_market]}-market price" + (
+            "" if floor_market == ctx.market else " converted")
+        lines.append(f"ESTIMATED at its GPUs' {whose}: {', '.join(floored)} (the "
                      "catalog's price for the whole server is another market's or older, and less than its GPUs "
                      "alone); get a quote for the machine")
     if indexed:

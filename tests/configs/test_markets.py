@@ -204,6 +204,21 @@ def test_an_eu_buyer_pays_import_vat_on_a_used_listing_abroad(catalog):
     assert "plus 19% import VAT" in quote_line(card, eu, "EUR", RULES)
 
 
+def test_an_eu_buyer_pays_an_h200_server_at_least_its_gpus_us_price_with_vat_not_chinas(catalog):
+    # The H200 is CNY 190,000 in China under its export licence and US$35,000 in the US; an EU buyer with no EU price
+    # pays the US one plus 19 % import VAT (EUR 36k a GPU), and the HGX server priced only in China is floored at that.
+    h200 = catalog.get("h200-141gb-sxm")
+    eu, us = quote(h200, "eu", "EUR", "new", RULES), quote(h200, "us", "USD", "new", RULES)
+    assert eu.market == "us" and eu.amount_cny == pytest.approx(us.amount_cny * 1.19)
+    job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8, scale__gpu_count=8,
+                  scale__sharding="zero3", budget__currency="EUR", budget__amount=600000.0)
+    build = recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=TODAY)
+    server = build.component("system")
+    assert server.part_id == "hgx-h200-8gpu" and server.unit_price_cny == pytest.approx(8 * eu.amount_cny)
+    assert "plus 19% import VAT converted" in server.reasoning[-1], server.reasoning[-1]
+    assert any(line.startswith("ESTIMATED at its GPUs' US-market price converted") for line in build.warnings)
+
+
 def test_a_china_lab_serves_deepseek_r1_in_fp8_on_the_licensed_hgx_h200(catalog):
     # DeepSeek-R1 FP8 for 8 users at 16k on 8 GPUs (issue 276 of deepseek-ai/DeepSeek-R1: "FP8部署, 8 卡 H20, 大概用了
     # 700 多 G 显存"). The H20 is no longer sold new (export licence and Beijing's purchase questions, 2025); the H200
