@@ -9,14 +9,14 @@ import pytest
 
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_build, speed_forward
-from pth_top.configs.answer_types import Budget, Data, Scale, Task, Workload
+from pth_top.configs.answer_types import Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
-from tests.configs.builders import QWEN25_32B, answers
+from tests.configs.builders import answers
 from tests.configs.test_build_file import V1_FILE
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -105,21 +105,6 @@ def test_training_builds_give_tokens_or_images_per_second_and_an_epoch(catalog):
     assert any("8.18 GFLOP forward" in line for line in images.speed.formula)
 
 
-def test_slow_devices_are_warned_about(catalog):
-    pi = Answers(scenario="edge_deployment", workload=Workload(preset="llama-7b", batch_size=1),
-                 task=Task(mode="inference", precision="int4"), budget=Budget(amount=3000))
-    build = recommend(pi, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
-    slow = [line for line in build.warnings if line.startswith("slow")]
-    assert any("tokens/s per stream" in line for line in slow) and any("first token" in line for line in slow)
-    months = Answers(workload=Workload(preset="llama-7b", batch_size=8), task=Task(recompute="full"),
-                     data=Data(dataset_size_gb=10_000))
-    slow = [line for line in recommend(months, catalog, today=TODAY).warnings if line.startswith("slow")]
-    assert slow and "one epoch of 10000 GB" in slow[0] and "days" in slow[0]
-    images = Answers(workload=Workload(preset="resnet50", batch_size=64), data=Data(dataset_size_gb=500, kind="images"))
-    epoch = next(line for line in recommend(images, catalog, today=TODAY).speed.summary if "one epoch" in line)
-    assert "one epoch of 500 GB (~4.55M images at ImageNet's ~110 KB each)" in epoch  # the count the time rests on
-
-
 def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu_only(catalog):
     answers = Answers(scenario="inference_server", workload=Workload(preset="llama-7b", batch_size=1),
                       task=Task(mode="inference", precision="bf16"))
@@ -190,17 +175,6 @@ def test_cpu_only_builds_say_no_prediction(catalog):
     assert build.speed.summary[0].startswith("not predicted for a CPU-only build") and not build.speed.figures
 
 
-def test_edge_modules_are_ranked_by_the_jobs_predicted_speed_within_budget(catalog):
-    job = Answers(scenario="edge_deployment", workload=Workload(preset="resnet18", batch_size=1),
-                  task=Task(mode="inference", precision="fp16"), budget=Budget(amount=5000))
-    build = recommend(job, catalog, today=TODAY)
-    ranked = build.alternatives["gpu"]
-    rates = [speed_build.job_rate(job, build_shape(job), dict(catalog.get(part).spec), part, 1) for part in ranked]
-    assert rates == sorted(rates, reverse=True) and ranked[-1] == "raspberry-pi-4b-8gb"
-    assert build.component("gpu").part_id == "jetson-orin-nano-super-8gb"  # the fastest the budget buys, not the Pi
-    assert any("ranked by the job's predicted speed" in line for line in build.component("gpu").reasoning)
-
-
 def build_shape(answers: Answers):
     from pth_top.configs.presets import model_shape
 
@@ -255,72 +229,6 @@ def test_a_cnn_trained_in_fp32_on_a_geforce_runs_tf32_tensor_cores_at_half_the_a
     assert images_per_s("amp_fp16") == pytest.approx(2 * images_per_s("fp32"), rel=0.05)
 
 
-def test_a_server_too_slow_on_one_device_is_passed_over_for_the_faster_build_the_budget_buys(catalog):
-    # Qwen3-30B-A3B in FP8 for 16 users at 32k, EUR 12,000: one DGX Spark holds it at ~2 tokens/s a stream, slower
-    # than reading. 4 x RTX 5070 Ti with vLLM tensor parallel and an fp8 KV cache hold it for less and decode many
-    # times faster: the Spark is passed over for it, the answers to change applied by key a.
-    # (a 31,744-token prompt and 1,024 generated: the model's native 32,768, no YaRN)
-    build = recommend(answers("inference_server", workload__preset="qwen3-30b-a3b", workload__batch_size=16,
-                              workload__sequence_length=31_744, task__mode="inference", task__precision="int8",
-                              task__quantization="fp8", task__serving_engine="vllm", task__generated_tokens=1024,
-                              budget__amount=12000.0, budget__currency="EUR"), catalog, today=TODAY)
-    assert build.speed.figures["decode_tokens_per_s_per_stream"] < sp.SLOW_DECODE_TOKENS_PER_S
-    assert not build.feasible and build.blockers[0].startswith("slow: "), build.blockers  # passed over
-    faster = build.feasible_alternatives[0]
-    assert "scale.gpu_count = " in faster and "€" in faster, build.feasible_alternatives
-    line, changed, _ = build.applicable_alternatives[0]
-    assert line == faster and changed.scale.gpu_count == int(faster.split("scale.gpu_count = ")[1].split()[0])
-    other = recommend(changed, catalog, today=TODAY)
-    assert not other.blockers and other.total_price_cny <= other.budget_cny
-    assert other.speed.figures["decode_tokens_per_s_per_stream"] >= 2 * build.speed.figures[
-        "decode_tokens_per_s_per_stream"]
-
-
-def test_a_passed_over_server_keeps_the_users_other_pinned_parts_in_its_alternative(catalog):
-    # Key a applies the faster build's answers with the parts the user pinned besides the GPU.
-    job = answers("inference_server", workload__preset="qwen3-30b-a3b", workload__batch_size=16,
-                  workload__sequence_length=31_744, task__mode="inference", task__precision="int8",
-                  task__quantization="fp8", task__serving_engine="vllm", task__generated_tokens=1024,
-                  budget__amount=12000.0, budget__currency="EUR")
-    pinned = {"cpu": ("ryzen-9-5950x", 1)}
-    build = recommend(job, catalog, today=TODAY, pins=pinned)
-    assert not build.feasible and build.applicable_alternatives[0][2] == pinned, build.applicable_alternatives[:1]
-
-
-def test_a_slow_server_first_tries_its_own_single_card_with_an_fp8_kv_cache(catalog):
-    # Qwen2.5-32B AWQ for 8 users at 32k, EUR 40,000: a DGX Spark holds it at ~2 tokens/s a user; one 96 GB card
-    # with an fp8 KV cache holds it too, ten times faster, for half the budget (not only 2-8 cards).
-    job = answers("inference_server", **QWEN25_32B, workload__sequence_length=32768,
-                  workload__batch_size=8, task__mode="inference", task__precision="int4", task__quantization="awq_g128",
-                  task__serving_engine="vllm", task__generated_tokens=2048, budget__currency="EUR",
-                  budget__amount=40000.0)
-    build = recommend(job, catalog, today=TODAY)
-    faster = build.feasible_alternatives[0]
-    assert not build.feasible and faster.startswith("1 x ") and "with an fp8 KV cache:" in faster, faster
-    assert 'scale.gpu_count = 1 and task.kv_cache_dtype = "fp8"' in faster
-
-
-def test_a_month_long_training_run_names_the_rented_node_that_does_it_for_less(catalog):
-    # Continued pretraining of Qwen2.5-7B on 25B tokens (100 GB of text) on 4 GPUs for EUR 50,000 takes over a month
-    # on the build (6 x 7.6B x 25B = 1.1e21 FLOP); 8 rented H100s do it in days for a few thousand euros. (4 x 32 GB
-    # cards do not hold it with FSDP's gathered layers and root unit: 33.3 GiB a GPU; the build has 48 GB cards.)
-    # (Qwen/Qwen2.5-7B config.json: 28 layers, hidden 3584, 28 heads, 4 KV heads, SwiGLU 18944, vocab 152,064.)
-    job = answers("team_training", workload__preset="custom", workload__parameters=7_615_616_512, workload__layers=28,
-                  workload__hidden_size=3584, workload__attention_heads=28, workload__kv_heads=4,
-                  workload__intermediate_size=18944, workload__gated_mlp=True, workload__vocabulary_size=152064,
-                  workload__sequence_length=4096, workload__batch_size=256, task__precision="bf16",
-                  task__recompute="full", task__training_stack="liger", task__accumulation_steps=64,
-                  data__dataset_size_gb=100.0, scale__gpu_count=4, scale__sharding="fsdp",
-                  budget__amount=50000.0, budget__currency="EUR")
-    build = recommend(job, catalog, today=TODAY)
-    days = build.speed.figures["epoch_hours"] / 24
-    assert days > sp.SLOW_RUN_DAYS
-    rent = [line for line in build.warnings if line.startswith("or rent it: 8 x ")]
-    assert len(rent) == 1 and "renting is cheaper" in rent[0], build.warnings
-    rented_days = float(rent[0].split("run it in ~")[1].split(" days")[0])
-    assert rented_days < days / 4
-
-
 def test_an_epoch_counts_the_images_or_tokens_given_rather_than_reading_them_from_the_size(catalog):
     # COCO train2017: 118,287 images in 19.3 GB, ~163 KB each; read at ImageNet's ~110 KB an image it looked 173k.
     job = dict(workload__preset="resnet50", workload__batch_size=256, task__precision="amp_fp16",
@@ -372,19 +280,6 @@ def test_two_cards_on_a_desktop_cpu_are_timed_over_the_x8_links_its_lanes_give(c
     assert any("GPUs run at x8" in line for line in build.warnings)
 
 
-def test_an_edge_module_that_holds_the_job_tight_beats_a_roomy_one_ten_times_slower(catalog):
-    # Llama 3 8B in int4 for USD 500: the 8 GB Orin Nano Super holds it tight (NVIDIA runs Llama 3.1 8B INT4 on it,
-    # 19.1 tokens/s with MLC); a Raspberry Pi 4 8GB holds it with room but decodes under 1 token/s.
-    job = answers("edge_deployment", workload__preset="llama3-8b", workload__batch_size=1,
-                  workload__sequence_length=2048, task__mode="inference", task__precision="int4",
-                  budget__currency="USD", budget__amount=500.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.component("gpu").part_id == "jetson-orin-nano-super-8gb" and build.feasible
-    assert build.speed.figures["decode_tokens_per_s_per_stream"] > 5
-    storage = " ".join(build.component("storage").reasoning)
-    assert "take over 30 s to read from this card" in storage and "in the M.2 slot" in storage
-
-
 def test_a_custom_cnn_is_timed_at_its_own_forward_flops_when_given():
     # YOLOv8s: 28.6 GFLOPs at 640 px (Ultralytics' model table); ResNet-50's FLOPs per saved activation made it 66.8,
     # 2.3x too slow a detector for an edge buyer with a frame-rate target.
@@ -432,43 +327,6 @@ def test_a_forward_flop_count_the_speed_model_does_not_use_is_named_in_the_build
     assert not [w for w in recommend(custom, catalog, today=TODAY).warnings if "forward_gflops_per_sample" in w]
 
 
-def test_a_one_gpu_training_build_under_half_the_budget_names_the_faster_multi_gpu_one(catalog):
-    # Qwen2.5-32B LoRA for a China lab with CNY 300,000: one DGX Spark (CNY 33,000) trains ~330 tokens/s and left
-    # CNY 267,000 unspent; two 48 GB cards with FSDP, within budget, train more than twice as fast.
-    job = answers("team_training", **QWEN25_32B, workload__sequence_length=2048,
-                  workload__batch_size=8, task__method="lora", task__lora_rank=8, task__lora_targets="all_linear",
-                  task__recompute="full", task__accumulation_steps=8, data__dataset_size_gb=0.2,
-                  budget__amount=300000.0)
-    build = recommend(job, catalog, today=TODAY)
-    faster = [line for line in build.warnings if line.startswith("faster within budget: ")]
-    assert len(faster) == 1 and 'scale.sharding = "fsdp"' in faster[0], build.warnings
-    count = int(faster[0].split("scale.gpu_count = ")[1].split()[0])
-    other = recommend(job.with_value("scale", "gpu_count", count).with_value("scale", "sharding", "fsdp"), catalog,
-                      today=TODAY)
-    assert other.total_price_cny <= 300000 and other.speed.figures["training_tokens_per_s"] >= 2 * \
-        build.speed.figures["training_tokens_per_s"]
-
-
-def test_a_multi_gpu_training_build_under_half_the_budget_names_twice_the_cards(catalog):
-    # Pythia-1B (EleutherAI, 1.01B, 16 layers of 2048) pretrained on 300B tokens on 4 GPUs for a $150,000 lab: 4 x
-    # RTX 6000 Ada, ~30 days, left $117k unspent. The 8-card recommendation by value is a smaller card, so the same
-    # card x 8 is named, at twice the rate, within budget.
-    job = answers("team_training", workload__preset="custom", workload__parameters=1_011_781_632, workload__layers=16,
-                  workload__hidden_size=2048, workload__attention_heads=8, workload__intermediate_size=8192,
-                  workload__vocabulary_size=50304, workload__sequence_length=2048, workload__batch_size=1024,
-                  task__precision="bf16", task__accumulation_steps=64, data__dataset_size_gb=825.0,
-                  data__tokens_count=299_892_736_000, scale__gpu_count=4, budget__currency="USD",
-                  budget__amount=150_000.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.total_price_cny < build.budget_cny / 2
-    faster = [line for line in build.warnings if line.startswith("faster within budget: 8 x ")]
-    assert len(faster) == 1 and build.component("gpu").name in faster[0], build.warnings
-    other = recommend(job.with_value("scale", "gpu_count", 8), catalog, today=TODAY,
-                      pins={"gpu": (build.component("gpu").part_id, 8)})
-    assert other.feasible and other.total_price_cny <= build.budget_cny
-    assert other.speed.figures["training_tokens_per_s"] >= 1.99 * build.speed.figures["training_tokens_per_s"]
-
-
 def test_decode_reads_a_copied_kv_cache_on_every_gpu():
     # DeepSeek-R1 on 8 GPUs with SGLang keeps MLA's latent cache whole on each: every GPU reads every stream's cache,
     # so 4 streams at 131k decode slower than a split cache would; llama.cpp's layer split reads each once.
@@ -482,64 +340,3 @@ def test_decode_reads_a_copied_kv_cache_on_every_gpu():
     assert any("KV cache read x 8" in line for line in tensor_parallel.formula)
     split = speed_build.inference(job, dataclasses.replace(shape, attention_width=0, kv_heads=8), eight)
     assert tensor_parallel.figures["decode_tokens_per_s_per_stream"] < split.figures["decode_tokens_per_s_per_stream"]
-
-
-def test_a_slow_edge_build_names_the_nearest_module_over_budget_that_is_not(catalog):
-    # Llama 3.2 3B int4 at 4k for $400: a Raspberry Pi 4 at ~0.9 tokens/s and an hour to the first token was the
-    # only answer; NVIDIA's Jetson Orin Nano Super runs it at 43 tokens/s (MLC; NVIDIA technical blog, "Jetson Orin
-    # Nano Developer Kit Gets a Super Boost") and costs $29 more.
-    job = answers("edge_deployment", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=3_212_749_824, workload__layers=28, workload__hidden_size=3072,
-                  workload__attention_heads=24, workload__kv_heads=8, workload__intermediate_size=8192,
-                  workload__gated_mlp=True, workload__vocabulary_size=128_256, workload__sequence_length=4096,
-                  workload__batch_size=1, task__mode="inference", task__precision="int4", budget__currency="USD",
-                  budget__amount=400.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.component("gpu").part_id == "raspberry-pi-4b-8gb" and build.total_price_cny <= build.budget_cny
-    faster = [line for line in build.warnings if line.startswith("faster, over budget: ")]
-    assert faster and "Jetson Orin Nano Super" in faster[0] and "$29 over" in faster[0], build.warnings
-    roomy = recommend(job.with_value("budget", "amount", 450.0), catalog, today=TODAY)
-    assert roomy.component("gpu").part_id == "jetson-orin-nano-super-8gb"
-    assert not [line for line in roomy.warnings if line.startswith("faster, over budget: ")]
-
-
-def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
-    # A 34B model (Llama 2 34B's shape) pretrained on 2T tokens: ~1,570 days on a DGX H100. The build offered LoRA
-    # and renting the same 8 GPUs for the same 1,573 days; Llama 2's own run took 1,038,336 A100 GPU-hours on
-    # clusters of up to 2,000 GPUs (arXiv:2307.09288 Table 2).
-    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=33_743_970_304, workload__layers=48, workload__hidden_size=8192,
-                  workload__attention_heads=64, workload__kv_heads=8, workload__intermediate_size=22016,
-                  workload__gated_mlp=True, workload__vocabulary_size=32000, workload__sequence_length=4096,
-                  workload__batch_size=1024, task__method="full", task__recompute="full",
-                  task__accumulation_steps=128, data__tokens_count=2_000_000_000_000, data__dataset_size_gb=8000,
-                  scale__gpu_count=8, scale__sharding="fsdp", budget__currency="USD", budget__amount=500000.0)
-    build = recommend(job, catalog, today=TODAY)
-    nodes = [line for line in build.warnings if line.startswith("to finish in ~30 days, rent ")]
-    assert nodes and " nodes of 8 x " in nodes[0] and "InfiniBand" in nodes[0], build.warnings
-    count = int(nodes[0].split("rent ")[1].split(" nodes")[0])
-    assert 40 <= count <= 64  # ~1,570 node-days in 30-day slices
-    assert not [line for line in build.warnings if line.startswith("or rent it")]
-    slow = [line for line in build.warnings if line.startswith("slow: one epoch")]
-    assert slow and "for a fine-tune LoRA" in slow[0]
-    assert "spreads over at most" not in nodes[0]  # 1,024 sequences a step cover 53 nodes' 424 GPUs
-    small = recommend(job.with_value("workload", "batch_size", 64).with_value("task", "accumulation_steps", 8),
-                      catalog, today=TODAY)
-    capped = [line for line in small.warnings if line.startswith("to finish in ~30 days, rent ")]
-    assert capped and "a global batch of 64 sequences spreads over at most 8 nodes" in capped[0]
-
-
-def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
-    # Mistral-Small-3.1-24B (its model card: ~55 GB of GPU RAM in bf16) on vLLM for 4 users at 64k with $60,000:
-    # one 96 GB card holds it at 85.9 of 86.0 GiB usable, short of the 10 % margin, with $50,000 left.
-    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=23_572_403_200, workload__layers=40, workload__hidden_size=5120,
-                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
-                  workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=131_072,
-                  workload__sequence_length=65536, workload__batch_size=4, task__mode="inference",
-                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
-                  budget__currency="USD", budget__amount=60000.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.feasible and any(line.startswith("tight fit: ") for line in build.warnings)
-    room = [line for line in build.warnings if line.startswith("room within budget: 2 x ")]
-    assert room and "tensor parallel" in room[0] and "scale.gpu_count = 2" in room[0], build.warnings
