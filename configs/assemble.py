@@ -316,6 +316,9 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     "board with one CPU has dead slots and DIMMs)",
                     closest=lambda part: (-gpus_held(ctx, part, gpu), part_price(ctx, part), part.id))
     slots = f"{board['gpu_slots_count']} GPU slot(s) at x8+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
+    board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0
+    if 0 < board_gen < card_gen:
+        slots += f"PCIe Gen{board_gen} slots: the card's Gen{card_gen} link runs at Gen{board_gen}; "
     lines = [
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"
         f"{board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",

@@ -162,6 +162,9 @@ class Motherboard(PartFields, frozen=True, kw_only=True):
     m2_slots_count: Whole
     cpu_sockets_count: AtLeastOne
     form_factor: str
+    # Its GPU slots' PCIe generation, where the board wires them slower than the CPU gives (B650: Gen4 beside a
+    # Gen5 Ryzen 7000); 0: the CPU's.
+    pcie_generation: Annotated[int, Meta(ge=0, le=6)] = 0
     # Expansion-slot positions its x16 slots fill one after another (7 on a 7-slot EEB board): a card wider than
     # one slot covers its neighbours. 0: the GPU slots are spaced for the cards (no spacing limit known).
     slot_positions_count: Whole = 0

@@ -40,7 +40,7 @@ class MeasuredCeilings:
 def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, kind: str,
                measured: MeasuredCeilings | None, host_generation: int = 0, lanes: int = 16) -> sp.Device:
     """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them (PCIe at
-    the lower of the card's and the host CPU's generation, `host_generation`; 0: the card's; `lanes` wide)."""
+    the lower of the card's and the host's generation, `host_generation`; 0: the card's; `lanes` wide)."""
     precision = answers.task.precision
     if answers.task.mode == "training":
         rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
@@ -328,6 +328,13 @@ def _lanes_per_gpu(build: Build) -> int:
     return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), gpu.quantity, drives)
 
 
+def _host_generation(build: Build) -> int:
+    """The PCIe generation the host gives the GPUs: the lower of the CPU's and the board's slots'; 0: unknown."""
+    given = [int(part.spec.get("pcie_generation", 0) or 0) for part in (build.component("cpu"),
+             build.component("motherboard")) if part is not None]
+    return min((generation for generation in given if generation), default=0)
+
+
 def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:
     """The build's Speed and its slow-job warnings; measured ceilings apply only to the GPU model they measured."""
     gpu = build.component("gpu")
@@ -341,7 +348,7 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
         return _speed(cpu_out, cpu_inputs, "datasheet" if cpu_out.figures else ""), cpu_out.warnings
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
     cpu = build.component("cpu")
-    host_generation = int(cpu.spec.get("pcie_generation", 0) or 0) if cpu is not None else 0
+    host_generation = _host_generation(build)
     lanes = _lanes_per_gpu(build)
     device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:

@@ -164,3 +164,17 @@ def test_a_moe_asked_on_several_gpus_is_offered_one_card_with_its_experts_in_ram
     said = build.feasible_alternatives
     assert not build.feasible and said[0].startswith("one GPU with llama.cpp --cpu-moe"), said
     assert not any(line.startswith("llama.cpp --cpu-moe") for line in said), said
+
+
+def test_experts_cross_the_pcie_link_the_board_wires_not_the_one_the_cpu_gives(catalog):
+    # A Ryzen 7000 gives Gen5 lanes, but the B650-PLUS wires its x16 GPU slot at Gen4 (ASUS techspec): the experts a
+    # -cmoe prefill streams in cross ~31.5 GB/s, not 63, so the first token takes twice as long.
+    job = gpt_oss_120b(workload__sequence_length=32768)
+    pins = {"gpu": ("rtx-5080-16gb", 1), "cpu": ("ryzen-7-7700x", 1)}
+    gen4 = recommend(job, catalog, today=TODAY, pins={**pins, "motherboard": ("asus-tuf-b650-plus", 1)})
+    gen5 = recommend(job, catalog, today=TODAY, pins={**pins, "motherboard": ("asus-proart-x870e-creator", 1)})
+    assert gen4.component("cpu").spec["pcie_generation"] == 5 == gen4.component("gpu").spec["pcie_generation"]
+    assert any("PCIe 4.0" in line or "Gen4" in line for line in gen4.component("motherboard").reasoning)
+    first_token = [build.speed.figures["first_token_s"] for build in (gen4, gen5)]
+    assert first_token[0] > 1.5 * first_token[1], first_token
+
