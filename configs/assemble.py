@@ -100,7 +100,8 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
                                                        unquantized_parameters=ctx.shape.vocabulary_parameters)
     experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0
     host_text = staging_text if staging_gib > host_weights_gib else (
-        "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else "")
+        "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else
+        "" if inference else _training_offload_text(task.training_stack, ctx.answers.scale.sharding))
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, max(host_weights_gib, staging_gib),
                               ctx.rules, host_text, ctx.answers.data.kind)
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
@@ -302,6 +303,14 @@ def _board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gi
     rule then says why)."""
     kits = _ram_candidates(ctx, board, need_ecc, ram_floor_gib)
     return part_price(ctx, board) + (min(cost for cost, *_ in kits) if kits else UNFILLABLE_PLATFORM_CNY)
+
+
+def _training_offload_text(stack: str, sharding: str) -> str:
+    """What training keeps in host RAM: ZeRO-Offload's or FSDP's offloaded states, Unsloth's layer checkpoints."""
+    offloaded = ["optimizer states (and master weights) offloaded to the CPU"] if sharding.endswith("_offload") else []
+    if stack == "unsloth":
+        offloaded.append("the layer checkpoints Unsloth offloads")
+    return " and ".join(offloaded)
 
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:

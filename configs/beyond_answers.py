@@ -274,6 +274,29 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     return ""
 
 
+CHEAPER_FRACTION_MAX = 0.7  # a stack change is named when its build costs under 70 % of this one
+
+
+def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A training build sized for Hugging Face Trainer's eager fp32 logits (the default stack) names the build a
+    chunked or fused loss needs when it costs under CHEAPER_FRACTION_MAX of it: nanochat's d20 at 65,536 tokens a
+    GPU step is 110 GiB a GPU with 3 fp32 copies of the logits (an 8 x H200 server), 63 GiB with Liger's (8 cards
+    of 96 GB for under a third), and nanochat's own loop runs it on 8 x 80 GB."""
+    answers = build.answers
+    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" or build.blockers:
+        return ""
+    found = _gpu_build(recommend_one, answers.with_value("task", "training_stack", "liger"))
+    if found is None or found[0].total_price_cny >= CHEAPER_FRACTION_MAX * build.total_price_cny:
+        return ""
+    other, gpu = found
+    count = f"{other.answers.scale.gpu_count} x " if other.answers.scale.gpu_count > 1 else ""
+    return (f"cheaper with a chunked or fused loss: {stacks.TRAINING_STACK_LABELS['liger']} needs "
+            f"{other.memory.total_bytes / GIB:.1f} GiB a GPU, not {build.memory.total_bytes / GIB:.1f} (the estimate "
+            f"assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']}): {count}{gpu.name}, {_within(other, build, rules)}"
+            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.training_stack = \"liger\" "
+            "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
+
+
 def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> str:
     """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
     the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""

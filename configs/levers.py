@@ -30,15 +30,22 @@ def halved_micro_batch(answers: Answers) -> Answers:
 
 
 def recompute_only(answers: Answers) -> Answers:
-    """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory)."""
-    return answers.with_value("task", "recompute", "full") if answers.task.mode == "training" else answers
+    """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory); none where the
+    stack recomputes already (Unsloth)."""
+    if answers.task.mode != "training" or _recompute(answers) == "full":
+        return answers
+    return answers.with_value("task", "recompute", "full")
+
+
+def _recompute(answers: Answers) -> str:
+    return stacks.recompute_of(answers.task.training_stack, answers.task.recompute)
 
 
 def small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
     micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
     steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
-    return answers.with_value("task", "recompute", "full").with_value("task", "accumulation_steps", steps)
+    return recompute_only(answers).with_value("task", "accumulation_steps", steps)
 
 
 def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
@@ -68,7 +75,7 @@ def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
-    recompute = after.task.recompute != before.task.recompute
+    recompute = _recompute(after) != _recompute(before)
     micro = after.task.accumulation_steps != before.task.accumulation_steps
     kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
     return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
@@ -77,7 +84,7 @@ def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
 
 def _small_activations_label(before: Answers) -> str:
     """What the small-activations change adds: recompute only where the answers do not have it already."""
-    recompute = "" if before.task.recompute == "full" else "full recompute (gradient checkpointing) and "
+    recompute = "" if _recompute(before) == "full" else "full recompute (gradient checkpointing) and "
     return f"{recompute}micro-batch 1 with gradient accumulation"
 
 
@@ -111,7 +118,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         halved = halved_micro_batch(answers)
         if halved != answers:
             micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
-            kept = ", no recompute" if task.recompute == "none" else ""
+            kept = ", no recompute" if _recompute(answers) == "none" else ""
             changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
                             f"(the same global batch{kept})", halved))
         recomputed = recompute_only(answers)

@@ -315,7 +315,8 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
         return estimate_training(
             shape, precision=task.precision, optimizer=task.optimizer, global_batch=answers.workload.batch_size,
             accumulation_steps=task.accumulation_steps, gpu_count=scale.gpu_count, sharding=scale.sharding,
-            recompute=task.recompute, flash_attention=task.flash_attention, mixed_layout=task.mixed_layout,
+            recompute=stacks.recompute_of(task.training_stack, task.recompute), flash_attention=task.flash_attention,
+            mixed_layout=task.mixed_layout,
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
         )

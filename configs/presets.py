@@ -130,6 +130,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "miss by up to ~3x either way (saved values a sample, counted with saved_tensors_hooks: "
                      "ConvNeXt-B at 384 px 171M against 63M scaled, YOLOv8m at 640 px 162M against 176M): count "
                      "yours and give workload.activation_elements_per_sample")
+    if task.mode == "training" and stacks.recompute_of(task.training_stack, task.recompute) != task.recompute:
+        lines.append(f"task.recompute ({task.recompute}) is not used: Unsloth checkpoints every layer to CPU RAM by "
+                     "default (get_peft_model's use_gradient_checkpointing=\"unsloth\"), counted as full recompute")
     used = stacks.mixed_layout_of(task.training_stack, task.precision, task.mixed_layout)
     if task.mode == "training" and used != task.mixed_layout and task.mixed_layout != "megatron16":
         lines.append(f"task.mixed_layout ({task.mixed_layout}) is not used: torchtune trains in bf16 with no fp32 "

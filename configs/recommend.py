@@ -16,6 +16,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
+    cheaper_with_a_chunked_loss,
     faster_edge_over_budget,
     faster_server_within_budget,
     faster_than_the_cpu_within_budget,
@@ -87,7 +88,8 @@ def recommend(
                                       or faster_edge_over_budget(build, rules, recommend_one)
                                       or roomier_within_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
-    added = tuple(line for line in (faster, rent) if line)
+    cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
+    added = tuple(line for line in (cheaper, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
 
 

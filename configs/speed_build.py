@@ -177,18 +177,19 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: De
 
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
     task, n = answers.task, device.count
+    recompute = stacks.recompute_of(task.training_stack, task.recompute)
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
-        per_sample, text = _encoder_decoder_flops(shape, method, task.recompute)
+        per_sample, text = _encoder_decoder_flops(shape, method, recompute)
         unit, tokens, fraction = "samples", 1, sp.TRANSFORMER_TRAINING_MFU
     elif shape.kind == "transformer":
         context = shape.sequence_length
         if shape.window_layers:  # window layers attend to the window: s is the layers' mean context
             context = round(shape.cached_layer_tokens(context) / shape.layers)
         per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
-                                                         context, method, task.recompute)
+                                                         context, method, recompute)
         if shape.window_layers:
             text += (f" (s = {context:,}: {shape.layers - shape.window_layers} layers at {shape.sequence_length:,}, "
                      f"{shape.window_layers} at the {shape.sliding_window_tokens:,}-token window)")
@@ -201,7 +202,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         forward, origin = forward_flops_per_sample(answers, shape)
         if shape.kind == "generic":
             forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
-        per_sample, passes = sp.sample_flops_per_step(forward, method, task.recompute)
+        per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
         unit, tokens = "samples", 1
         fraction = sp.CNN_TENSOR_FRACTION if shape.kind == "cnn" else sp.TRANSFORMER_TRAINING_MFU
         text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"

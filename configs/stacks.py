@@ -71,6 +71,12 @@ SHARD_STREAMING_ENGINES = ("vllm", "sglang")
 TENSOR_PARALLEL_ENGINES = ("vllm", "sglang")
 
 
+def recompute_of(stack: str, answered: str) -> str:
+    """The gradient checkpointing a stack trains with: Unsloth's get_peft_model checkpoints every layer to CPU RAM
+    by default (use_gradient_checkpointing="unsloth"), whatever was answered; other stacks the answered one."""
+    return "full" if stack == "unsloth" else answered
+
+
 def mixed_layout_of(stack: str, precision: str, answered: str) -> str:
     """The bytes-a-parameter layout a stack trains with: torchtune trains bf16 through and through, with no fp32
     master copy (its memory guide), whatever was answered; other stacks the answered one."""

@@ -182,3 +182,40 @@ def test_a_mixed_layout_torchtune_overrides_is_said_to_be_unused():
     assert any(line.startswith("task.mixed_layout (hf18) is not used") for line in lines), lines
     plain = job.with_value("task", "mixed_layout", "megatron16")
     assert not ignored_answer_warnings(plain, model_shape(plain.workload)[0])
+
+
+def test_unsloth_checkpoints_to_host_ram_without_being_told_to():
+    # Unsloth's get_peft_model defaults to use_gradient_checkpointing="unsloth": a 3B 16-bit LoRA at 2,048 tokens,
+    # micro-batch 2 (SmolLM3-3B's shape), needs ~8 GB in Unsloth's requirements table (docs.unsloth.ai), where counting
+    # no checkpointing gave 23.7 GiB and sent a CNY 6,000 student to a CNY 21,885 RTX 5090 build.
+    job = answers(workload__preset="custom", workload__parameters=3_080_000_000, workload__layers=36,
+                  workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=4,
+                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=128256,
+                  workload__tied_embeddings=True, workload__sequence_length=2048, workload__batch_size=8,
+                  task__method="lora", task__lora_targets="all_linear", task__training_stack="unsloth",
+                  task__accumulation_steps=4)
+    assert job.task.recompute == "none"
+    shape = model_shape(job.workload)[0]
+    memory = estimate_memory(job, shape)
+    assert memory.total_bytes / GB < 9 and memory.host_offload_bytes > 0
+    assert memory.total_bytes == estimate_memory(job.with_value("task", "recompute", "full"), shape).total_bytes
+    from pth_top.configs.presets import ignored_answer_warnings
+    assert any(line.startswith("task.recompute (none) is not used") for line in ignored_answer_warnings(job, shape))
+    from pth_top.configs.levers import recompute_only
+    assert recompute_only(job) == job  # no "full recompute" lever for a stack that recomputes already
+
+
+def test_a_build_sized_for_the_eager_loss_names_the_far_cheaper_one_a_chunked_loss_needs(catalog):
+    # nanochat d20 (561M, 20 x 1280, V 65,536), 8 GPUs x 32 sequences of 2,048 tokens: karpathy/nanochat's README runs
+    # it on 8 x H100 80 GB. Three fp32 copies of the logits make it 110 GiB a GPU (an 8 x H200 server); a chunked loss,
+    # 63 GiB: 8 cards of 96 GB for under a third of the price, and the build says so.
+    job = answers("team_training", workload__preset="custom", workload__parameters=561_000_000, workload__layers=20,
+                  workload__hidden_size=1280, workload__attention_heads=10, workload__kv_heads=10,
+                  workload__intermediate_size=5120, workload__vocabulary_size=65536, workload__sequence_length=2048,
+                  workload__batch_size=256, scale__gpu_count=8, budget__currency="USD", budget__amount=300000.0)
+    build = recommend(job, catalog, today=TODAY)
+    line = next(line for line in build.warnings if line.startswith("cheaper with a chunked or fused loss"))
+    liger = recommend(job.with_value("task", "training_stack", "liger"), catalog, today=TODAY)
+    assert liger.memory.total_bytes < 80 * GIB < build.memory.total_bytes
+    assert liger.total_price_cny < 0.7 * build.total_price_cny and 'training_stack = "liger"' in line
+    assert not any(line.startswith("cheaper with") for line in liger.warnings)
