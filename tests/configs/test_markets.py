@@ -263,3 +263,12 @@ def test_a_us_buyer_pays_the_max_q_at_its_us_msrp_not_a_french_listing_converted
     card = catalog.get("rtx-pro-6000-blackwell-max-q-96gb")
     us = quote(card, "us", "USD", "new", RULES)
     assert (us.amount, us.currency, us.market) == (8565, "USD", "us")
+
+
+def test_a_china_used_build_prices_the_rtx_5090_at_a_2026_china_quote_not_its_pre_launch_figure(catalog):
+    # Not sold new in China (export threshold) and no China used listing: a used build there is priced at the China
+    # figure, which was the CNY 16,499 pre-launch MSRP, ~half of any 2026 China quote (grey imports at CNY 34,615).
+    card = catalog.get("rtx-5090-32gb")
+    china = quote(card, "cn", "CNY", "used", RULES)
+    assert china.amount == 34615 and china.as_of.year == 2026 and china.market == "cn"
+    assert not card.buyable("new", "cn") and card.buyable("used", "cn")
