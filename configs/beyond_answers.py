@@ -16,7 +16,7 @@ from pth_top.configs.levers import (
     cheap_levers_label,
     split_label,
 )
-from pth_top.configs.market import money
+from pth_top.configs.market import cny_per, money
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
@@ -221,23 +221,32 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[A
 EDGE_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
 
 
-def faster_edge_over_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """A slow edge build (decode under SLOW_DECODE_TOKENS_PER_S, or minutes to the first token) names the nearest
-    module over budget that is not slow: a $400 budget bought a Raspberry Pi at 0.9 tokens/s, a $429 Jetson decodes
-    ~20 (issue: a box that cannot do the job in reasonable time says so, or is passed over)."""
+def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]
+                          ) -> tuple[str, str, Answers] | None:
+    """A slow edge build (decode under SLOW_DECODE_TOKENS_PER_S, or minutes to the first token) is passed over for
+    the nearest module over budget that is not slow: $400 bought a Raspberry Pi 4 at 1.2 tokens/s and a 52-minute
+    first token for Gemma 2 2B, where a $429 Jetson decodes ~22 (issue: a box that cannot do the job in reasonable
+    time says so, or is passed over). Its answers raise the budget to that module's build."""
     answers = build.answers
     if answers.scenario != "edge_deployment" or build.blockers or build.component("gpu") is None \
             or not _warned(build, "slow:"):
-        return ""
+        return None
     for multiplier in EDGE_BUDGET_MULTIPLIERS:
         found = _gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
         if found is None or _warned(found[0], "slow:"):
             continue
         other, gpu = found
+        amount = math.ceil(other.total_price_cny / cny_per(build.currency, rules))
+        changed = answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
+        price = money(other.total_price_cny, build.currency, rules)
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
-        return (f"faster, over budget: {gpu.name} for {money(other.total_price_cny, build.currency, rules)} ({over} "
-                f"over) is not slow for this job: {other.speed.summary[0]} (here: {build.speed.summary[0]})")
-    return ""
+        here = build.component("gpu")
+        why = (f"too slow for the job on {here.name if here else 'it'} ({build.speed.summary[0]}), where the "
+               f"nearest module that is not, {gpu.name}, costs {price} ({over} over the budget; below)")
+        line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
+                f"{other.speed.summary[0]} (answer budget.amount = {amount:g})")
+        return why, line, changed
+    return None
 
 
 def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:

@@ -17,7 +17,6 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
     cheaper_with_a_chunked_loss,
-    faster_edge_over_budget,
     faster_server_within_budget,
     faster_than_the_cpu_within_budget,
     faster_training_within_budget,
@@ -26,6 +25,7 @@ from pth_top.configs.beyond_answers import (
     offload_before_a_desktop_system,
     rented_run_line,
     roomier_within_budget,
+    slow_edge_passed_over,
 )
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
 from pth_top.configs.compat import compatibility_problems
@@ -79,13 +79,13 @@ def recommend(
 
     unpinned = not (pins and "gpu" in pins)
     passed_over = (faster_server_within_budget(build, rules, recommend_one)
-                   or offload_before_a_desktop_system(build, rules, recommend_one)) if unpinned else None
+                   or offload_before_a_desktop_system(build, rules, recommend_one)
+                   or slow_edge_passed_over(build, rules, recommend_one)) if unpinned else None
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
         return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                           measured=measured, passed_over=passed_over)
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
                                       or faster_than_the_cpu_within_budget(build, rules, recommend_one)
-                                      or faster_edge_over_budget(build, rules, recommend_one)
                                       or roomier_within_budget(build, rules, recommend_one))
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
     cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
