@@ -149,7 +149,9 @@ class Task(Schema, frozen=True):
 class Data(Schema, frozen=True):
     dataset_size_gb: Annotated[float, Meta(ge=0, le=10_000_000, description="dataset size on disk in GB")] = 10.0
     kind: DataKind = "text"
-    tokens_count: Annotated[int, whole(0, 10**15, "text: tokens in one epoch (0: the size at ~4 bytes a token)")] = 0
+    tokens_count: Annotated[int, whole(0, 10**15, (
+        "tokens in one epoch: text tokens, or the model's own positions (an audio encoder's frames); 0: text from its "
+        "size at ~4 bytes a token"))] = 0
     images_count: Annotated[int, whole(0, 10**12, "images: images in one epoch (0: the size at ~110 KB each)")] = 0
 
 

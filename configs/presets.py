@@ -128,8 +128,15 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
             and not answers.workload.activation_elements_per_sample:
         lines.append("estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones "
                      "miss by up to ~3x either way (saved values a sample, counted with saved_tensors_hooks: "
-                     "ConvNeXt-B at 384 px 171M against 63M scaled, YOLOv8m at 640 px 162M against 176M): count "
-                     "yours and give workload.activation_elements_per_sample")
+                     "ConvNeXt-B at 384 px 171M against 63M scaled, YOLOv8m at 640 px 162M against 176M), and ~4x "
+                     "for a dilated (output-stride 8) segmentation backbone, which keeps its last stages at 1/8 of "
+                     "the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M): count yours and give "
+                     "workload.activation_elements_per_sample")
+    if kind == "cnn" and answers.workload.preset == "custom" and not given:
+        lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
+                     "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
+                     "with torch.utils.flop_counter, 85 scaled): count yours and give "
+                     "workload.forward_gflops_per_sample")
     if task.mode == "training" and stacks.recompute_of(task.training_stack, task.recompute) != task.recompute:
         lines.append(f"task.recompute ({task.recompute}) is not used: Unsloth checkpoints every layer to CPU RAM by "
                      "default (get_peft_model's use_gradient_checkpointing=\"unsloth\"), counted as full recompute")

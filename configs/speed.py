@@ -48,6 +48,11 @@ QUANTIZED_BASE_SPEED_FACTOR = 0.78
 # Tensor parallel inference: every layer all-reduces its activations (Megatron-LM, arXiv:1909.08053); an
 # estimate of what is left of the summed bandwidth (no single published figure isolates it).
 TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
+# A mixture of experts split over tensor-parallel GPUs spends a fixed time a decode layer on its two all-reduces and
+# its experts cut into small per-GPU slices: fitted on SGLang's Qwen3-235B-A22B FP8 on 4 x H20 (71.65 tokens/s, 0.85
+# efficiency kept), checked on BF16 over 8 (74.50; QwenLM/Qwen2.5 speed_benchmark.md). No PCIe figure: NVLink's, as
+# a floor.
+TENSOR_PARALLEL_MOE_LAYER_S = 55e-6
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77
@@ -188,12 +193,14 @@ def duration(seconds: float) -> str:
 
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
-           device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0) -> Prediction:
+           device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
+           moe: bool = False) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
-    kernels; capped by compute."""
+    kernels (and a tensor-parallel mixture of experts' all-reduces); capped by compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
-    fixed_s = layers * device.decode_layer_s
+    split_moe_s = layers * TENSOR_PARALLEL_MOE_LAYER_S if moe and device.working_count > 1 else 0.0
+    fixed_s = layers * device.decode_layer_s + split_moe_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
@@ -205,6 +212,9 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     fixed_text = (f" + {layers} layers x {device.decode_layer_s * 1e6:,.0f} us of small kernels "
                   f"({DECODE_LAYER_LAUNCH_S * 1e6:g} us + {DECODE_LAYER_SMALL_KERNEL_FLOP / 1e9:g} GFLOP at "
                   f"{tflops_text(device.fp32_tflops)} FP32 TFLOP/s)") if fixed_s else ""
+    if split_moe_s:
+        fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "
+                       f"{device.count} GPUs (all-reduces, small slices)")
     out.formula.append(
         f"decode: {weight_bytes / 1e9:.3g} GB weights + {batch} x {kv_bytes_per_stream / 1e9:.3g} GB KV cache per "
         f"step at {bandwidth_text}{fixed_text} = {1 / step_s:,.1f} tokens/s per stream")

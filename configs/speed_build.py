@@ -116,7 +116,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                    fraction, shape.layers)
+                    fraction, shape.layers, moe=shape.active < shape.parameters)
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)
@@ -285,9 +285,9 @@ def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str
     size = data.dataset_size_gb * 1e9
     if shape.encoder_decoder:  # timed in samples: a data set's tokens or images do not say how many samples it has
         return 0.0, ""
-    if data.kind == "text" and shape.kind == "transformer" and (data.tokens_count or size):
-        if data.tokens_count:
-            return data.tokens_count / rate, f"{data.tokens_count / 1e9:,.3g}B tokens (data.tokens_count)"
+    if shape.kind == "transformer" and data.tokens_count and data.kind != "images":  # text tokens, audio frames
+        return data.tokens_count / rate, f"{data.tokens_count / 1e9:,.3g}B tokens (data.tokens_count)"
+    if data.kind == "text" and shape.kind == "transformer" and size:
         tokens = size / sp.BYTES_PER_TEXT_TOKEN
         return tokens / rate, f"~{tokens / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each"
     if data.kind == "images" and (data.images_count or size):

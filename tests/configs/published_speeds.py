@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 37,
-test_requests.py 13): 59 here (151 in all).
+test_requests.py 13): 67 here (159 in all).
 """
 
 from __future__ import annotations
@@ -211,9 +211,18 @@ QWEN_H20 = ("github.com/QwenLM/Qwen2.5 docs/source/getting_started/speed_benchma
             "SGLang 0.4.6.post1, batch 1, input 1, 2,048 tokens generated")
 
 
-def h20_decode(model: ModelShape, precision: str, quantization: str = "auto", preset: str = "custom") -> float:
-    return decode(model, precision, "h20-96gb", 2048, preset=preset, engine="sglang",
+def h20_decode(model: ModelShape, precision: str, quantization: str = "auto", preset: str = "custom",
+               gpus: int = 1) -> float:
+    return decode(model, precision, "h20-96gb", 2048, preset=preset, engine="sglang", gpus=gpus,
                   quantization=quantization)["decode_tokens_per_s_per_stream"]
+
+
+# Qwen3-235B-A22B (huggingface.co/Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden 4096, 64 heads of 128, 4 KV
+# heads, 128 experts of which 8 a token, vocabulary 151,936; 235.1B parameters, 22.1B active).
+QWEN3_235B = model_shape(Workload(
+    preset="custom", kind="transformer", parameters=235_093_634_560, active_parameters=22_140_000_000,
+    experts_count=128, experts_per_token=8, layers=94, hidden_size=4096, attention_heads=64, kv_heads=4, head_dim=128,
+    intermediate_size=12288, gated_mlp=True, vocabulary_size=151_936, sequence_length=1))[0]
 
 NORMIEBENCH = ("github.com/brand-o/normiebench/issues/{} (2026-03): llama 3.1 8B Q4_K_M on llama.cpp's CPU "
                "backend")
@@ -281,6 +290,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: h20_decode(dataclasses.replace(QWEN3_14B, sequence_length=1), "int8", "fp8")),
     PublishedSpeed("sglang-h20-qwen3-30b-a3b-bf16-decode", f"{QWEN_H20}: Qwen3-30B-A3B BF16, 137.18 tokens/s", 137.18,
                    lambda: h20_decode(shape("qwen3-30b-a3b", 1), "bf16", preset="qwen3-30b-a3b")),
+    # A mixture of experts split over tensor-parallel GPUs: its per-layer term (configs.speed) fitted on the first.
+    PublishedSpeed("sglang-4xh20-qwen3-235b-a22b-fp8-tp4-decode", f"{QWEN_H20}: Qwen3-235B-A22B FP8 on 4 GPUs (TP=4), "
+                   "71.65 tokens/s", 71.65, lambda: h20_decode(QWEN3_235B, "int8", "fp8", gpus=4), fitted=True),
+    PublishedSpeed("sglang-8xh20-qwen3-235b-a22b-bf16-tp8-decode", f"{QWEN_H20}: Qwen3-235B-A22B BF16 on 8 GPUs "
+                   "(TP=8), 74.50 tokens/s", 74.50, lambda: h20_decode(QWEN3_235B, "bf16", gpus=8)),
     # --- aggregate decode over a batch (offline serving) ---
     PublishedSpeed("mlperf-inf-v4.1-h200-llama2-70b-offline",
                    f"{MLPERF_INF}/Lenovo/results/H200_SXM_141GBx8_TRT/README.md: llama2-70b-99 Offline 31,917 "

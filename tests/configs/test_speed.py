@@ -240,6 +240,14 @@ def test_an_epoch_counts_the_images_or_tokens_given_rather_than_reading_them_fro
     tokens = recommend(answers(workload__preset="gpt2-small", data__tokens_count=9_000_000_000), catalog, today=TODAY)
     assert tokens.speed.figures["epoch_hours"] == pytest.approx(
         9e9 / tokens.speed.figures["training_tokens_per_s"] / 3600, rel=1e-3)
+    # An audio encoder's positions are its frames: LibriSpeech clean-100's ~100 h at 50 frames/s is 18.1M (wav2vec2).
+    audio = recommend(answers(workload__preset="custom", workload__parameters=317_000_000, workload__layers=24,
+                              workload__hidden_size=1024, workload__attention_heads=16, workload__kv_heads=16,
+                              workload__encoder_only=True, workload__sequence_length=1225, workload__batch_size=4,
+                              task__precision="amp_fp16", data__kind="audio", data__tokens_count=18_100_000),
+                      catalog, today=TODAY)
+    assert audio.speed.figures["epoch_hours"] == pytest.approx(
+        18.1e6 / audio.speed.figures["training_tokens_per_s"] / 3600, rel=1e-3)
 
 
 def test_a_vision_transformer_is_timed_in_images_not_tokens(catalog):
