@@ -8,7 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Context
 from pth_top.configs.memory import micro_batch_per_gpu
-from pth_top.configs.memory_methods import ADAPTER_METHODS
+from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.presets import model_presets
 
 # Precisions an inference workload can step down to from each, smallest last.
@@ -132,13 +132,14 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if task.method == "full" and task.optimizer in ("adam", "adamw"):
             changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))
-        if task.method == "full" and transformer:
+        adapts = transformer and not pretraining(answers, ctx.shape.parameters)  # adapters tune a pretrained model
+        if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
-        if task.method in ("full", "lora", "lora_int8") and transformer:
+        if task.method in ("full", "lora", "lora_int8") and adapts:
             changes.append(("QLoRA instead of " + ("LoRA" if task.method != "full" else "full training")
                             + " (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",
                             answers.with_value("task", "method", "qlora")))
-        if task.method in ("full", "lora") and transformer:
+        if task.method in ("full", "lora") and adapts:
             changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
                             answers.with_value("task", "method", "lora_int8")))
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":

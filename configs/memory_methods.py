@@ -11,7 +11,12 @@ Sources (cited again in tests/configs/published_figures.py):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
+
+from pth_top.configs.speed import BYTES_PER_TEXT_TOKEN
+
+if TYPE_CHECKING:
+    from pth_top.configs.answers import Answers
 
 TrainingMethod = Literal["full", "lora", "lora_int8", "qlora", "frozen"]
 # Frozen models a job keeps on each GPU beside the one it trains or serves (a diffusion model's text encoders).
@@ -205,3 +210,16 @@ def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
     size = FROZEN_MODEL_BYTES[precision]
     return int(parameters * size), (f"frozen models on each GPU (workload.frozen_parameters): {parameters / 1e6:,.1f}M "
                                     f"params x {size:g} B ({precision}), in weights, not trained")
+
+
+# Tokens a parameter from which a full training run is a pretraining, not a fine-tune: Chinchilla's compute-optimal
+# 20 (Hoffmann et al. 2022, arXiv:2203.15556); a fine-tune's data set is a small fraction of that.
+PRETRAINING_TOKENS_PER_PARAMETER = 20
+
+
+def pretraining(answers: Answers, parameters: float) -> bool:
+    """Whether the data (data.tokens_count, else a text set's size at ~4 bytes a token) is a pretraining corpus for
+    the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
+    data = answers.data
+    tokens = data.tokens_count or (data.dataset_size_gb * 1e9 / BYTES_PER_TEXT_TOKEN if data.kind == "text" else 0)
+    return answers.task.method == "full" and parameters > 0 and tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters

@@ -249,7 +249,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     if run_s > sp.SLOW_RUN_DAYS * 86400:
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
                             f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs (more nodes)"
-                            + (", or for a fine-tune LoRA instead of full training" if method == "full" else ""))
+                            + (", or for a fine-tune LoRA instead of full training" if method == "full"
+                               and not methods.pretraining(answers, shape.parameters) else ""))
     return out
 
 

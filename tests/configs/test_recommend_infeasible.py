@@ -222,3 +222,21 @@ def test_fp8_weights_are_never_put_on_a_card_without_fp8_kernels(catalog):
     assert "a100-80gb-pcie" in ids and not [gpu for gpu in ids if gpu.startswith(("v100", "t4"))], ids
     awq = job.with_value("task", "precision", "int4").with_value("task", "quantization", "awq_g128")
     assert any(gpu.id.startswith("v100") for gpu, _ in ranked_gpus(_context(awq, catalog, load_rules(), {})))
+
+
+def test_a_pretraining_run_is_not_offered_adapters_which_only_tune_a_pretrained_model(catalog):
+    # SmolLM3-3B's 11.2T tokens (huggingface.co/blog/smollm3) are ~3,600 tokens a parameter: LoRA and QLoRA were
+    # offered as ways to fit it. The same model on a 2 GB fine-tuning set (~0.5B tokens) keeps them.
+    shape = dict(workload__preset="custom", workload__parameters=3_080_000_000, workload__layers=36,
+                 workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=4,
+                 workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=128256,
+                 workload__sequence_length=4096, workload__batch_size=64, scale__gpu_count=8,
+                 budget__currency="USD", budget__amount=60000.0)
+    pretrain = recommend(answers("team_training", **shape, data__tokens_count=11_200_000_000_000), catalog,
+                         today=TODAY)
+    finetune = recommend(answers("team_training", **shape, data__dataset_size_gb=2.0), catalog, today=TODAY)
+
+    def adapters(build):
+        return [line for line in build.feasible_alternatives + build.blockers if "LoRA" in line]
+    assert not pretrain.feasible and not adapters(pretrain), adapters(pretrain)
+    assert not finetune.feasible and adapters(finetune)
