@@ -306,7 +306,7 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
             "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
 
 
-def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> str:
+def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this") -> str:
     """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
     the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""
     answers, figures = build.answers, build.speed.figures
@@ -334,7 +334,7 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context]) -> 
     rules = rented.rules
     cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
     cheaper = dollars * rules.currency.cny_per_usd < build.total_price_cny
-    here = f"~{duration(hours * 3600)} on this {money(build.total_price_cny, build.currency, rules)} build"
+    here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build"
     rate_text = f"{NODE_GPUS} x {name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
     if rented_hours > SLOW_RUN_DAYS * 24:  # one node is slow too: as many as finish it in SLOW_RUN_DAYS
         nodes = math.ceil(rented_hours / (SLOW_RUN_DAYS * 24))

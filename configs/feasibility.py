@@ -22,6 +22,7 @@ from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.configs.ranking import Fit, first_acceptable, fits_the_machine, ranked_gpus, usable_bytes
 from pth_top.units import GIB
 
@@ -74,12 +75,28 @@ def _no_holder(ctx: Context) -> str:
     """That no card holds the job: in the catalog, or (naming the ones that would) none this buyer can buy."""
     unbuyable = [gpu for gpu in ctx.catalog.of_kind("gpu") if fits_the_machine(ctx, gpu)
                  and not buyable(ctx, gpu) and memory_fit(ctx, gpu) != SHORT]
+    servers = _other_server_counts(ctx)
+    counts = f" in a machine of {ctx.gpu_count} GPU{'s' if ctx.gpu_count > 1 else ''}" if servers else ""
     if not unbuyable:
-        return "no GPU in this catalog holds that much"
+        return f"no GPU in this catalog holds that much{counts}" + (f" ({servers}: scale.gpu_count)" if servers else "")
     named = "; ".join(f"{gpu.name}: {_unbuyable_reason(ctx, gpu)}" for gpu in unbuyable[:3])
     more = f" and {len(unbuyable) - 3} more" if len(unbuyable) > 3 else ""
-    return (f"no GPU sold {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} market holds that much "
-            f"(those that would are not: {named}{more})")
+    return (f"no GPU sold {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} market holds that much"
+            f"{counts} (those that would are not: {named}{more}" + (f"; {servers}: scale.gpu_count" if servers else "")
+            + ")")
+
+
+def _other_server_counts(ctx: Context) -> str:
+    """Modules this buyer can buy that hold the job only in a server of another GPU count (the HGX H200: 8)."""
+    found = []
+    for gpu in ctx.catalog.of_kind("gpu"):
+        if gpu["form"] not in SYSTEM_GPU_FORMS or not buyable(ctx, gpu) or fits_the_machine(ctx, gpu) \
+                or memory_fit(ctx, gpu) == SHORT:
+            continue
+        counts = sorted({int(system["gpu_count"]) for system in systems_for(ctx, gpu)} - {ctx.gpu_count})
+        if counts:
+            found.append(f"{gpu.name} does, in a server of {' or '.join(map(str, counts))}")
+    return "; ".join(found[:2])
 
 
 def _unbuyable_reason(ctx: Context, gpu: Part) -> str:

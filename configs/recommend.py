@@ -87,10 +87,34 @@ def recommend(
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
                                       or faster_than_the_cpu_within_budget(build, rules, recommend_one)
                                       or roomier_within_budget(build, rules, recommend_one))
-    rent = rented_run_line(build, _unpinned_context_for(catalog, rules))
+    build, first = _first_alternative_timed(build, recommend_one)
+    # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
+    rent = rented_run_line(build, _unpinned_context_for(catalog, rules)) if first is None else rented_run_line(
+        first, _unpinned_context_for(catalog, rules), "the first alternative's")
     cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
     added = tuple(line for line in (cheaper, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
+
+
+def _first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -> tuple[Build, Build | None]:
+    """A build that is no recommendation gives its first alternative's predicted speed: the multi-GPU server a
+    one-card answer cannot be is chosen on it (Kimi-K2 FP8 at 128k: TP8 on a DGX B200, ~76 tokens/s a stream). Also
+    that alternative's build, where it is one."""
+    if not build.blockers or not build.applicable_alternatives:
+        return build, None
+    line, answers, pins = build.applicable_alternatives[0]
+    try:
+        other = recommend_one(answers, pins or None)
+    except ValueError:
+        return build, None
+    if other.blockers or not other.speed.figures:
+        return build, None
+    if line not in build.feasible_alternatives or other.speed.summary[0] in line:  # a passed-over one says it
+        return build, other
+    timed = f"{line}; {other.speed.summary[0]}"
+    lines = tuple(timed if each == line else each for each in build.feasible_alternatives)
+    return dataclasses.replace(build, feasible_alternatives=lines, applicable_alternatives=(
+        (timed, answers, pins), *build.applicable_alternatives[1:])), other
 
 
 def _recommend(

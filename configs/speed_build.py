@@ -131,6 +131,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        f"{active}{attention_notes})")
     per_stream = _decode_summary(out, batch, prompt, first_s)
+    if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
+        out.formula.append(sp.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; a card with more memory "

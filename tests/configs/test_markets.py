@@ -272,3 +272,18 @@ def test_a_china_used_build_prices_the_rtx_5090_at_a_2026_china_quote_not_its_pr
     china = quote(card, "cn", "CNY", "used", RULES)
     assert china.amount == 34615 and china.as_of.year == 2026 and china.market == "cn"
     assert not card.buyable("new", "cn") and card.buyable("used", "cn")
+
+
+def test_no_card_here_at_this_gpu_count_names_the_module_that_holds_it_in_a_server_of_another(catalog):
+    # Qwen3-235B-A22B FP8 on 4 GPUs for a China lab: 58 GiB a GPU. The licensed H200 holds that, in its 8-GPU HGX
+    # server only; "no GPU sold new in the China market holds that much" was false without the GPU count.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=235_093_634_560,
+                  workload__active_parameters=22_140_000_000, workload__experts_count=128,
+                  workload__experts_per_token=8, workload__layers=94, workload__hidden_size=4096,
+                  workload__attention_heads=64, workload__kv_heads=4, workload__head_dim=128,
+                  workload__intermediate_size=12288, workload__gated_mlp=True, workload__vocabulary_size=151_936,
+                  workload__sequence_length=32768, workload__batch_size=1, task__mode="inference",
+                  task__precision="int8", task__quantization="fp8", task__serving_engine="sglang",
+                  scale__gpu_count=4, budget__amount=2_000_000.0)
+    line = recommend(job, catalog, today=TODAY).blockers[0]
+    assert "holds that much in a machine of 4 GPUs" in line and "H200 141GB SXM does, in a server of 8" in line, line

@@ -240,3 +240,19 @@ def test_a_pretraining_run_is_not_offered_adapters_which_only_tune_a_pretrained_
         return [line for line in build.feasible_alternatives + build.blockers if "LoRA" in line]
     assert not pretrain.feasible and not adapters(pretrain), adapters(pretrain)
     assert not finetune.feasible and adapters(finetune)
+    # No build holds it as answered, and the first that does takes years: the rented nodes that finish it in a
+    # month are sized all the same (SmolLM3's own run: 384 H100s for 24 days).
+    rent = [line for line in pretrain.warnings if line.startswith("to finish in ~30 days, rent ")]
+    assert rent and "the first alternative's" in rent[0], pretrain.warnings
+
+
+def test_a_server_one_card_cannot_hold_gives_its_first_alternatives_speed(catalog):
+    # Kimi-K2 or a 70B in bf16 answered on one GPU: the multi-GPU build is the way out, and choosing it needs its
+    # speed, which only answering scale.gpu_count gave.
+    job = answers("inference_server", workload__preset="llama-70b", workload__batch_size=4,
+                  workload__sequence_length=8192, task__mode="inference", task__precision="bf16",
+                  budget__currency="USD", budget__amount=400000.0)
+    build = recommend(job, catalog, today=TODAY)
+    first = build.feasible_alternatives[0]
+    assert not build.feasible and "tensor parallel" in first and "tokens/s per stream" in first, first
+    assert build.applicable_alternatives[0][0] == first

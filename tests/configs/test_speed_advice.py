@@ -178,6 +178,9 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
     assert applied.budget.amount == 429 and recommend(applied, catalog, today=TODAY).feasible
     roomy = recommend(job.with_value("budget", "amount", 450.0), catalog, today=TODAY)
     assert roomy.feasible and roomy.component("gpu").part_id == "jetson-orin-nano-super-8gb"
+    # Timed for llama.cpp; the Jetson's own runtimes are named with NVIDIA's figure, the Pi (no CUDA) gets no such line.
+    assert any(line.startswith("engine: llama.cpp's rate") for line in roomy.speed.formula)
+    assert not any(line.startswith("engine: llama.cpp's rate") for line in build.speed.formula)
 
 
 def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
