@@ -134,6 +134,9 @@ class Task(Schema, frozen=True):
     pipeline_offload: Annotated[bool, Meta(description=(
         "Diffusers enable_model_cpu_offload: a pipeline's models (text encoders, denoiser, VAE) wait in system RAM "
         "and each moves to the GPU only while it runs; the GPU holds the largest"))] = False
+    frozen_on_cpu: Annotated[bool, Meta(description=(
+        "inference of a diffusion pipeline with its frozen models (the text encoders) run on the CPU, as Wan's "
+        "--t5_cpu: the GPU holds the denoiser; the prompt encodes once a batch, in seconds there"))] = False
     cache_embeddings: Annotated[bool, Meta(description=(
         "training beside frozen models: their outputs (text embeddings, VAE latents) computed once before training "
         "and cached (kohya-ss cache_text_encoder_outputs and cache_latents, diffusers' --cache_latents), so the frozen "

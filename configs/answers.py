@@ -147,7 +147,7 @@ class Answers:
     def resident(self) -> Answers:
         """The same job with nothing offloaded to system RAM: what a CPU-only PC, or a GPU that shares its memory
         with the CPU (Jetson, DGX Spark), holds in the one memory."""
-        task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False)
+        task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False, frozen_on_cpu=False)
         sharding = {"fsdp_offload": "fsdp", "zero_offload": "zero2"}.get(self.scale.sharding, self.scale.sharding)
         return replace(self, task=task, scale=msgspec.structs.replace(self.scale, sharding=sharding))
 
@@ -355,4 +355,11 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "give denoising_steps and the frozen models beside it (workload.frozen_parameters)"))
     elif task.pipeline_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "pipeline_offload", f"not at the edge: {shared}"))
+    if task.frozen_on_cpu and not (task.mode == "inference" and workload.denoising_steps
+                                   and workload.frozen_parameters):
+        problems.append(("task", "frozen_on_cpu", "runs a diffusion pipeline's frozen models (text encoders) on the "
+                         "CPU in inference: give denoising_steps, workload.frozen_parameters and task.mode = "
+                         "'inference'"))
+    elif task.frozen_on_cpu and answers.scenario == "edge_deployment":
+        problems.append(("task", "frozen_on_cpu", f"not at the edge: {shared}"))
     return problems

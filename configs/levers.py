@@ -160,6 +160,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
                                                                                        True)))
+        if diffusion and answers.workload.frozen_parameters and not task.frozen_on_cpu and not ctx.edge:
+            changes.append(("the frozen models (text encoders) on the CPU, as Wan's --t5_cpu (task.frozen_on_cpu): "
+                            "the GPU holds the denoiser; the prompt encodes once a batch, in seconds there",
+                            answers.with_value("task", "frozen_on_cpu", True)))
         split = [] if ctx.edge or diffusion else \
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does

@@ -299,6 +299,11 @@ def estimate_memory(
                        formula=(*breakdown.formula, frozen_line))
     # Inference: the whole pipeline is staged in RAM; with model offload only its largest model is on the GPU.
     pipeline = breakdown.weights_bytes + frozen
+    if answers.task.frozen_on_cpu:
+        line = (f"the frozen models, {frozen / 1e9:.3g} GB, run on the CPU (task.frozen_on_cpu, Wan's --t5_cpu): the "
+                "GPU holds the denoiser")
+        return replace(breakdown, formula=(*breakdown.formula, line),
+                       host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
     if not answers.task.pipeline_offload:
         return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
                        host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))

@@ -101,7 +101,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if shape.denoising_steps:
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
         frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
-        return denoising_speed(shape, batch, weights, device, weights + frozen if task.pipeline_offload else 0.0,
+        swapped = (weights if task.frozen_on_cpu else weights + frozen) if task.pipeline_offload else 0.0
+        return denoising_speed(shape, batch, weights, device, swapped,
                                answers.workload.forward_gflops_per_sample)
     if shape.encoder_decoder:
         return sp.Prediction(summary=[sp.ENCODER_DECODER_NOT_PREDICTED])

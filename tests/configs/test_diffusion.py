@@ -101,6 +101,7 @@ def test_a_slow_image_is_warned_about(catalog):
     ({"workload": {"preset": "llama3-8b", "frozen_parameters": 10**9}, "task": {"mode": "inference",
      "pipeline_offload": True}}, "pipeline_offload", "diffusion pipeline"),
     ({"workload": {**DIFFUSION_TABLE}, "task": {"mode": "training"}}, "denoising_steps", "training runs one step"),
+    ({"task": {"mode": "inference", "frozen_on_cpu": True}}, "frozen_on_cpu", "give denoising_steps"),
     ({"workload": {**DIFFUSION_TABLE}, "task": {"mode": "inference", "serving_engine": "vllm"}}, "serving_engine",
      "its own pipeline"),
 ])
@@ -194,3 +195,21 @@ def test_a_pipeline_a_pc_card_holds_with_model_offload_passes_the_desktop_system
     assert changed.task.pipeline_offload and line.startswith("Diffusers model offload")
     other = recommend(changed, catalog, today=TODAY)
     assert other.feasible and other.speed.figures["image_batch_s"] < build.speed.figures["image_batch_s"]
+
+
+def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_card(catalog):
+    # Wan2.1 T2V-1.3B at 480p, 81 frames: with --offload_model --t5_cpu it "requires only 8.19 GB VRAM" (Wan2.1
+    # README); model offload alone holds umT5-XXL (5.7B, 11.4 GB in bf16), the pipeline's largest model.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_300_000_000,
+                  workload__layers=30, workload__hidden_size=1536, workload__attention_heads=12,
+                  workload__intermediate_size=8960, workload__sequence_length=32760, workload__denoising_steps=50,
+                  workload__classifier_free_guidance=True, workload__frozen_parameters=5_830_000_000,
+                  workload__batch_size=1, task__mode="inference", data__kind="video")
+    shape = model_shape(job.workload)[0]
+    offloaded = estimate_memory(job.with_value("task", "pipeline_offload", True), shape)
+    on_cpu = estimate_memory(job.with_value("task", "frozen_on_cpu", True), shape)
+    assert offloaded.total_bytes > 12 * GIB > on_cpu.total_bytes / 0.95 and on_cpu.total_bytes < 8.19e9
+    assert on_cpu.host_offload_bytes >= 5.83e9 * 2  # the encoders wait in RAM, sized for them
+    levers = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
+    assert any(label.startswith("the frozen models (text encoders) on the CPU") for label in levers), levers
+

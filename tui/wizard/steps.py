@@ -80,6 +80,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
+        ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
         ("task", "cache_embeddings", "Cache frozen outputs (train)"),
     )),
     StepSpec("data", "Data", (
