@@ -84,7 +84,8 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
 
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
-                    swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0) -> sp.Prediction:
+                    swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0,
+                    unit: str = "image") -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
     batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe."""
     share = per_gpu_batch(batch, device.count)
@@ -99,18 +100,18 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     images_per_min = 60.0 * batch / batch_s
     out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
     out.formula.append(
-        f"a step: {share} image(s){passes_text(shape)} x {pass_text} = {flops / 1e12:.3g} TFLOP at {compute_text} = "
+        f"a step: {share} {unit}(s){passes_text(shape)} x {pass_text} = {flops / 1e12:.3g} TFLOP at {compute_text} = "
         f"{sp.duration(step_s)} (never under reading the weights once at {bandwidth_text})")
     swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link_gb_per_s:,.1f} "
             f"GB/s (model offload) = {sp.duration(swap_s)}") if swap_s else ""
-    out.formula.append(f"an image batch: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
+    out.formula.append(f"a batch of {unit}s: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
                        f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch, against the "
                        f"denoiser's {shape.denoising_steps}: not counted")
-    gpus = f" on {device.count} GPUs ({share} image(s) each at once)" if device.count > 1 else ""
-    out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} image(s) ({shape.denoising_steps} steps over "
-                       f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} images/min{gpus}")
+    gpus = f" on {device.count} GPUs ({share} {unit}(s) each at once)" if device.count > 1 else ""
+    out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} {unit}(s) ({shape.denoising_steps} steps over "
+                       f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} {unit}s/min{gpus}")
     if batch_s > SLOW_IMAGE_S:
-        out.warnings.append(f"slow: an image batch takes ~{sp.duration(batch_s)} on {device.name} (over "
+        out.warnings.append(f"slow: a batch of {unit}s takes ~{sp.duration(batch_s)} on {device.name} (over "
                             f"{SLOW_IMAGE_S:g} s): denoising is compute-bound, so a card with more tensor TFLOP/s "
                             "or fewer steps (a distilled model such as FLUX.1-schnell, 4 steps) is faster")
     return out

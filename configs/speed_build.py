@@ -102,8 +102,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
         frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
         swapped = (weights if task.frozen_on_cpu else weights + frozen) if task.pipeline_offload else 0.0
-        return denoising_speed(shape, batch, weights, device, swapped,
-                               answers.workload.forward_gflops_per_sample)
+        return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
+                               "clip" if answers.data.kind == "video" else "image")
     if shape.encoder_decoder:
         return sp.Prediction(summary=[sp.ENCODER_DECODER_NOT_PREDICTED])
     if forward_only(shape):

@@ -90,7 +90,7 @@ def test_a_slow_image_is_warned_about(catalog):
                            budget__currency="USD"), catalog,
                       pins={"gpu": ("rtx-4060-ti-16gb", 1)}, today=TODAY)
     assert build.memory_fits and build.speed.figures["image_batch_s"] > 60
-    assert any(warning.startswith("slow: an image batch takes") for warning in build.warnings)
+    assert any(warning.startswith("slow: a batch of images takes") for warning in build.warnings)
 
 
 @pytest.mark.parametrize(("table", "key", "reason"), [
@@ -210,6 +210,8 @@ def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_
     on_cpu = estimate_memory(job.with_value("task", "frozen_on_cpu", True), shape)
     assert offloaded.total_bytes > 12 * GIB > on_cpu.total_bytes / 0.95 and on_cpu.total_bytes < 8.19e9
     assert on_cpu.host_offload_bytes >= 5.83e9 * 2  # the encoders wait in RAM, sized for them
+    video = speed_build.inference(job.with_value("task", "frozen_on_cpu", True), shape, H100).summary[0]
+    assert "per batch of 1 clip(s)" in video and "clips/min" in video, video  # a video model makes clips
     levers = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert any(label.startswith("the frozen models (text encoders) on the CPU") for label in levers), levers
 
