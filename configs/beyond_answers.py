@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Callable
@@ -22,7 +23,7 @@ from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
-from pth_top.configs.scale_out import INTERCONNECT
+from pth_top.configs.scale_out import interconnect, rent_market_note
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate, training_rate
 from pth_top.units import GIB
@@ -283,6 +284,27 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     return ""
 
 
+def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -> tuple[Build, Build | None]:
+    """A build that is no recommendation gives its first alternative's predicted speed: the multi-GPU server a
+    one-card answer cannot be is chosen on it (Kimi-K2 FP8 at 128k: TP8 on a DGX B200, ~76 tokens/s a stream). Also
+    that alternative's build, where it is one."""
+    if not build.blockers or not build.applicable_alternatives:
+        return build, None
+    line, answers, pins = build.applicable_alternatives[0]
+    try:
+        other = recommend_one(answers, pins or None)
+    except ValueError:
+        return build, None
+    if other.blockers or not other.speed.figures:
+        return build, None
+    if line not in build.feasible_alternatives or other.speed.summary[0] in line:  # a passed-over one says it
+        return build, other
+    timed = f"{line}; {other.speed.summary[0]}"
+    lines = tuple(timed if each == line else each for each in build.feasible_alternatives)
+    return dataclasses.replace(build, feasible_alternatives=lines, applicable_alternatives=(
+        (timed, answers, pins), *build.applicable_alternatives[1:])), other
+
+
 CHEAPER_FRACTION_MAX = 0.7  # a stack change is named when its build costs under 70 % of this one
 
 
@@ -292,7 +314,8 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
     GPU step is 110 GiB a GPU with 3 fp32 copies of the logits (an 8 x H200 server), 63 GiB with Liger's (8 cards
     of 96 GB for under a third), and nanochat's own loop runs it on 8 x 80 GB."""
     answers = build.answers
-    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" or build.blockers:
+    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" or build.blockers \
+            or not model_shape(answers.workload)[0].logits_vocabulary_size:  # no logits: the loss changes nothing
         return ""
     found = _gpu_build(recommend_one, answers.with_value("task", "training_stack", "liger"))
     if found is None or found[0].total_price_cny >= CHEAPER_FRACTION_MAX * build.total_price_cny:
@@ -319,7 +342,7 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         node = node.with_value("scale", "sharding", "fsdp")
     rented = context_for(node)
     shape, _ = model_shape(node.workload)
-    best: tuple[float, float, str, float] | None = None  # dollars, hours, GPU name, dollars an hour a GPU
+    best: tuple[float, float, Part, float] | None = None  # dollars, hours, the GPU, dollars an hour a GPU
     for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
         gpu = rented.catalog.get(gpu_id)
         if gpu is None or rented.memory.total_bytes > usable_bytes(rented, gpu):
@@ -327,15 +350,16 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         rented_rate = job_rate(node, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
         rented_hours = hours * rate / rented_rate if rented_rate else 0.0
         if rented_hours and (best is None or rented_hours * usd * NODE_GPUS < best[0]):
-            best = (rented_hours * usd * NODE_GPUS, rented_hours, gpu.name, usd)
+            best = (rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd)
     if best is None:
         return ""
-    dollars, rented_hours, name, usd = best
+    dollars, rented_hours, gpu, usd = best
     rules = rented.rules
     cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
     cheaper = dollars * rules.currency.cny_per_usd < build.total_price_cny
     here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build"
-    rate_text = f"{NODE_GPUS} x {name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
+    rate_text = (f"{NODE_GPUS} x {gpu.name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
+                 f"{rent_market_note(build.market)}")
     if rented_hours > SLOW_RUN_DAYS * 24:  # one node is slow too: as many as finish it in SLOW_RUN_DAYS
         nodes = math.ceil(rented_hours / (SLOW_RUN_DAYS * 24))
         # Data parallel gives each GPU at least one sequence of the global batch a step.
@@ -346,7 +370,7 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
                           f"{batch_nodes} nodes: {nodes * NODE_GPUS:,} or more a step for {nodes} (a larger batch "
                           "may need a new learning-rate schedule)")
         return (f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes of {rate_text}, {nodes * NODE_GPUS:,} "
-                f"GPUs over {INTERCONNECT}: ~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours "
+                f"GPUs over {interconnect(gpu)}: ~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours "
                 f"do not change with the node count), against {here}; data parallel scales near-linearly across "
                 f"nodes ({LLAMA2_SCALING}){batch_note}")
     if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:

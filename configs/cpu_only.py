@@ -52,10 +52,11 @@ def display_line(cpu: Part) -> str:
 
 
 def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
-    """Adequate for the workload, or the only thing the budget buys; and acceptable itself. Never for training that
-    needs a GPU: its closest build is a GPU build, not a $950 PC for 70B QLoRA."""
-    under_cheapest_gpu_build = not fit.feasible and fit.assembly.total_cny > ctx.budget_cny
-    return ((cpu_only.adequate or under_cheapest_gpu_build) and not training_needs_a_gpu(ctx, cpu_only)
+    """Adequate for the workload, or the only build within budget that holds it (no GPU build does: Qwen3.5-35B-A3B
+    for $1,500, whose cards in budget are too small, on a $991 PC at ~18 tokens/s); and acceptable itself. Never for
+    training that needs a GPU: its closest build is a GPU build, not a $950 PC for 70B QLoRA."""
+    only_one_in_budget = not fit.feasible and cpu_only.asm.total_cny <= ctx.budget_cny
+    return ((cpu_only.adequate or only_one_in_budget) and not training_needs_a_gpu(ctx, cpu_only)
             and not too_slow_on_the_cpu(ctx, cpu_only) and acceptable(cpu_only.ctx, cpu_only.asm))
 
 
@@ -79,6 +80,8 @@ def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
 def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
     """A CPU-only PC over budget that would do the job: adequate for it, or a language model it decodes at a usable
     rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 782 of EUR 700); '' otherwise."""
+    if cpu_only.asm.total_cny <= ctx.budget_cny:  # within budget it is offered, or not usable: not "over"
+        return ""
     if cpu_only.adequate:
         why = cpu_only.reason.split(":")[0]
     else:
@@ -93,8 +96,15 @@ def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
 
 
 def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
+    """The recommendation: adequate and cheaper, or all the budget buys (no GPU build within it at all); a PC that is
+    only the one build in budget holding a language model follows the GPU levers (--cpu-moe decodes faster)."""
     cheaper = not fit.feasible or cpu_only.cheapest_total_cny < fit.assembly.total_cny
-    return cheaper and cpu_only_offered(ctx, cpu_only, fit)
+    return cheaper and cpu_only_first(ctx, cpu_only, fit) and cpu_only_offered(ctx, cpu_only, fit)
+
+
+def cpu_only_first(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
+    """Whether the CPU-only PC comes before the GPU levers: adequate, or the budget buys no GPU build at all."""
+    return cpu_only.adequate or fit.assembly.total_cny > ctx.budget_cny
 
 
 def training_needs_a_gpu(ctx: Context, cpu_only: CpuOnly) -> bool:
@@ -169,6 +179,6 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     if ctx.pins.get("gpu"):
         reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
     else:
-        reason = (f"the budget, {_money(ctx, ctx.budget_cny)}, is under the cheapest GPU build; on a CPU the workload "
+        reason = (f"no GPU build within the budget, {_money(ctx, ctx.budget_cny)}, holds the workload; on a CPU it "
                   "runs, far slower than on a GPU, with its working memory in RAM")
     return CpuOnly(cpu_ctx, asm, False, reason, cheapest_total)

@@ -87,8 +87,11 @@ def _no_holder(ctx: Context) -> str:
 
 
 def _other_server_counts(ctx: Context) -> str:
-    """Modules this buyer can buy that hold the job only in a server of another GPU count (the HGX H200: 8)."""
-    found = []
+    """Modules this buyer can buy that hold the job only in a server of another GPU count (the HGX H200: 8); none
+    for an edge job, which is one module."""
+    found: list[str] = []
+    if ctx.edge:
+        return ""
     for gpu in ctx.catalog.of_kind("gpu"):
         if gpu["form"] not in SYSTEM_GPU_FORMS or not buyable(ctx, gpu) or fits_the_machine(ctx, gpu) \
                 or memory_fit(ctx, gpu) == SHORT:

@@ -179,7 +179,7 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
 def _pre_tax_abroad(part: Part, market: str, rules: Rules) -> Quote | None:
     """Outside China, the newest pre-tax market price (the US's) the buyer's import VAT is added to: China prices of
     export-controlled and China-only parts follow China's own supply (H200: CNY 190,000 there, US$35,000 in the US)."""
-    if market == "cn":
+    if market == "cn" or part.get("price_cny_converted_from") == market:  # the base is this market's own price
         return None
     entries = [(entry["as_of"], name, entry) for name in rules.budget.prices_before_tax_markets
                if name != market and (entry := _entry(part.get("prices"), name)) is not None]

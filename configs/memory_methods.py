@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
-from pth_top.configs.speed import BYTES_PER_TEXT_TOKEN
-
 if TYPE_CHECKING:
     from pth_top.configs.answers import Answers
 
@@ -218,8 +216,7 @@ PRETRAINING_TOKENS_PER_PARAMETER = 20
 
 
 def pretraining(answers: Answers, parameters: float) -> bool:
-    """Whether the data (data.tokens_count, else a text set's size at ~4 bytes a token) is a pretraining corpus for
-    the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
-    data = answers.data
-    tokens = data.tokens_count or (data.dataset_size_gb * 1e9 / BYTES_PER_TEXT_TOKEN if data.kind == "text" else 0)
+    """Whether the answered tokens an epoch (data.tokens_count; not the default data size) are a pretraining corpus
+    for the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
+    tokens = answers.data.tokens_count
     return answers.task.method == "full" and parameters > 0 and tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters

@@ -137,7 +137,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "
                      "workload.forward_gflops_per_sample")
-    if task.mode == "training" and stacks.recompute_of(task.training_stack, task.recompute) != task.recompute:
+    if task.mode == "training" and task.recompute not in ("none", stacks.recompute_of(task.training_stack,
+                                                                                      task.recompute)):
         lines.append(f"task.recompute ({task.recompute}) is not used: Unsloth checkpoints every layer to CPU RAM by "
                      "default (get_peft_model's use_gradient_checkpointing=\"unsloth\"), counted as full recompute")
     used = stacks.mixed_layout_of(task.training_stack, task.precision, task.mixed_layout)

@@ -20,6 +20,7 @@ from pth_top.configs.beyond_answers import (
     faster_server_within_budget,
     faster_than_the_cpu_within_budget,
     faster_training_within_budget,
+    first_alternative_timed,
     keeps_the_job,
     nearest_over_budget,
     offload_before_a_desktop_system,
@@ -32,6 +33,8 @@ from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
     CpuOnly,
     cpu_context,
+    cpu_decode_tokens_per_s,
+    cpu_only_first,
     cpu_only_inadequate_line,
     cpu_only_leads,
     cpu_only_offered,
@@ -87,34 +90,13 @@ def recommend(
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
                                       or faster_than_the_cpu_within_budget(build, rules, recommend_one)
                                       or roomier_within_budget(build, rules, recommend_one))
-    build, first = _first_alternative_timed(build, recommend_one)
+    build, first = first_alternative_timed(build, recommend_one)
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
     rent = rented_run_line(build, _unpinned_context_for(catalog, rules)) if first is None else rented_run_line(
         first, _unpinned_context_for(catalog, rules), "the first alternative's")
     cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
     added = tuple(line for line in (cheaper, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
-
-
-def _first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -> tuple[Build, Build | None]:
-    """A build that is no recommendation gives its first alternative's predicted speed: the multi-GPU server a
-    one-card answer cannot be is chosen on it (Kimi-K2 FP8 at 128k: TP8 on a DGX B200, ~76 tokens/s a stream). Also
-    that alternative's build, where it is one."""
-    if not build.blockers or not build.applicable_alternatives:
-        return build, None
-    line, answers, pins = build.applicable_alternatives[0]
-    try:
-        other = recommend_one(answers, pins or None)
-    except ValueError:
-        return build, None
-    if other.blockers or not other.speed.figures:
-        return build, None
-    if line not in build.feasible_alternatives or other.speed.summary[0] in line:  # a passed-over one says it
-        return build, other
-    timed = f"{line}; {other.speed.summary[0]}"
-    lines = tuple(timed if each == line else each for each in build.feasible_alternatives)
-    return dataclasses.replace(build, feasible_alternatives=lines, applicable_alternatives=(
-        (timed, answers, pins), *build.applicable_alternatives[1:])), other
 
 
 def _recommend(
@@ -201,7 +183,11 @@ def _recommend(
     if passed_over is None and blockers and gpu is not None and cpu_only is not None and fit is not None and \
             cpu_only_offered(ctx, cpu_only, fit):
         line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
-        alternatives.insert(0, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
+        if not cpu_only.adequate and ctx.answers.task.mode == "inference":
+            decode = cpu_decode_tokens_per_s(ctx, cpu_only)
+            line += f" (~{decode:,.1f} tokens/s a stream from its RAM)" if decode else ""
+        at = 0 if cpu_only_first(ctx, cpu_only, fit) else min(1, len(alternatives))  # after the first lever
+        alternatives.insert(at, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
         blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]

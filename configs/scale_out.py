@@ -14,6 +14,7 @@ from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, offered, usable_bytes
 from pth_top.configs.levers import small_activations
 from pth_top.configs.market import money
+from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.part_types import HOST_FREE_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
@@ -21,8 +22,19 @@ from pth_top.units import GIB
 
 MAX_NODES = 64
 NODE_MEMORY_MIN_GIB = 80
-INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100; "
-                "NVLink inside each node")
+INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100")
+
+
+def interconnect(gpu: Part) -> str:
+    """What links the nodes, and the GPUs inside one: NVLink for SXM modules; PCIe cards (H100 PCIe) have no 8-way
+    NVLink, at most bridged pairs."""
+    inside = "NVLink inside each node" if gpu["form"] == "sxm" else "PCIe inside each node (no 8-way NVLink)"
+    return f"{INTERCONNECT}; {inside}"
+
+
+def rent_market_note(market: str) -> str:
+    """The rent table is US cloud list prices: said so to a buyer elsewhere (a China lab rents from its own clouds)."""
+    return "" if market == "us" else " (US cloud list prices; clouds in the buyer's market price differently)"
 # One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
 NVME_READ_BYTES_PER_S = 7e9
 
@@ -100,10 +112,10 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
         lines = [f"{head}; even {MAX_NODES} nodes of {MAX_GPUS} x {gpu.name} do not hold it: shrink the job"]
     else:
         lines = [f"{head}: {how} across {nodes} nodes of {MAX_GPUS} x {gpu.name} ({MAX_GPUS * nodes} GPUs, "
-                 f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU), linked by {INTERCONNECT}; rented at "
+                 f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU), linked by {interconnect(gpu)}; rented at "
                  f"${usd:g}/GPU-hour that is ~{money(hour, ctx.currency, ctx.rules)}/h, "
                  f"~{money(hour * 24, ctx.currency, ctx.rules)}/day ({rent.source}, as of "
-                 f"{rent.as_of})"]
+                 f"{rent.as_of}){rent_market_note(ctx.market)}"]
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
 
@@ -133,7 +145,8 @@ def single_node_ways(ctx: Context, context_for: Callable[[Answers], Context], gp
             if quantized.memory.total_bytes <= usable_bytes(quantized, gpu):
                 lines.append(f"on {node} instead: int4 weights, {quantized.memory.total_bytes / GIB:.1f} GiB per GPU")
         return lines
-    if ctx.shape.kind == "transformer" and answers.task.method != "qlora":
+    if ctx.shape.kind == "transformer" and answers.task.method != "qlora" and not pretraining(answers,
+                                                                                             ctx.shape.parameters):
         qlora = spread(ctx, context_for, MAX_GPUS, answers.with_value("task", "method", "qlora"))
         if qlora.memory.total_bytes <= usable_bytes(qlora, gpu):
             lines.append(f"on {node} instead: QLoRA of the model (FSDP over a 4-bit base, as Answer.AI's "

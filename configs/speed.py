@@ -48,16 +48,15 @@ QUANTIZED_BASE_SPEED_FACTOR = 0.78
 # Tensor parallel inference: every layer all-reduces its activations (Megatron-LM, arXiv:1909.08053); an
 # estimate of what is left of the summed bandwidth (no single published figure isolates it).
 TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
-# A mixture of experts split over tensor-parallel GPUs spends a fixed time a decode layer on its two all-reduces and
-# its experts cut into small per-GPU slices: fitted on SGLang's Qwen3-235B-A22B FP8 on 4 x H20 (71.65 tokens/s, 0.85
-# efficiency kept), checked on BF16 over 8 (74.50; QwenLM/Qwen2.5 speed_benchmark.md). No PCIe figure: NVLink's, as
-# a floor.
+# A decode layer of a mixture of experts split over tensor-parallel GPUs (its all-reduces, its sliced experts):
+# fitted on SGLang's Qwen3-235B-A22B FP8 over 4 H20s (71.65 tokens/s), checked on BF16 over 8 (74.50; QwenLM/Qwen2.5
+# speed_benchmark.md); no PCIe figure, so NVLink's is used as a floor.
 TENSOR_PARALLEL_MOE_LAYER_S = 55e-6
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
-JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC (and TensorRT Edge-LLM) decode about twice as fast on "
-                        "a Jetson: the Orin Nano Super runs Llama 3.2 3B INT4 at 43 tokens/s and SmolLM2-1.7B at 64.5 "
-                        "with MLC (NVIDIA's Super Boost blog), where llama.cpp is timed here at about half")
+JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
+                        "Llama 3.2 3B INT4 at 43 tokens/s and SmolLM2-1.7B at 64.5 with MLC (NVIDIA's Super Boost "
+                        "blog), where llama.cpp is timed here at about half")
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77

@@ -102,6 +102,8 @@ def test_a_slow_image_is_warned_about(catalog):
      "pipeline_offload": True}}, "pipeline_offload", "diffusion pipeline"),
     ({"workload": {**DIFFUSION_TABLE}, "task": {"mode": "training"}}, "denoising_steps", "training runs one step"),
     ({"task": {"mode": "inference", "frozen_on_cpu": True}}, "frozen_on_cpu", "give denoising_steps"),
+    ({"scenario": "edge_deployment", "workload": {**DIFFUSION_TABLE, "frozen_parameters": 10**9},
+      "task": {"mode": "inference", "frozen_on_cpu": True}}, "frozen_on_cpu", "not at the edge"),
     ({"workload": {**DIFFUSION_TABLE}, "task": {"mode": "inference", "serving_engine": "vllm"}}, "serving_engine",
      "its own pipeline"),
 ])
@@ -210,6 +212,13 @@ def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_
     on_cpu = estimate_memory(job.with_value("task", "frozen_on_cpu", True), shape)
     assert offloaded.total_bytes > 12 * GIB > on_cpu.total_bytes / 0.95 and on_cpu.total_bytes < 8.19e9
     assert on_cpu.host_offload_bytes >= 5.83e9 * 2  # the encoders wait in RAM, sized for them
+    assert not job.with_value("task", "frozen_on_cpu", True).resident().task.frozen_on_cpu  # one memory: all in it
+    # With model offload too, nothing crosses PCIe a batch: the denoiser stays, the encoders run on the CPU.
+    both = job.with_value("task", "frozen_on_cpu", True).with_value("task", "pipeline_offload", True)
+    assert estimate_memory(both, shape).total_bytes == on_cpu.total_bytes
+    seconds = [speed_build.inference(each, shape, H100).figures["image_batch_s"]
+               for each in (both, job.with_value("task", "frozen_on_cpu", True))]
+    assert seconds[0] == pytest.approx(seconds[1])
     video = speed_build.inference(job.with_value("task", "frozen_on_cpu", True), shape, H100).summary[0]
     assert "per batch of 1 clip(s)" in video and "clips/min" in video, video  # a video model makes clips
     levers = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]

@@ -287,3 +287,12 @@ def test_no_card_here_at_this_gpu_count_names_the_module_that_holds_it_in_a_serv
                   scale__gpu_count=4, budget__amount=2_000_000.0)
     line = recommend(job, catalog, today=TODAY).blockers[0]
     assert "holds that much in a machine of 4 GPUs" in line and "H200 141GB SXM does, in a server of 8" in line, line
+
+
+def test_an_eu_price_kept_as_the_yuan_base_is_the_eu_buyers_own_not_a_us_one_converted(catalog):
+    # The Raspberry Pi SD card's base price is an EU one (price_cny_converted_from = "eu"): an EU buyer pays it, new,
+    # not its US price plus VAT.
+    card = catalog.get("raspberry-pi-sd-card-64gb")
+    eu = quote(card, "eu", "EUR", "new", RULES)
+    assert card.get("price_cny_converted_from") == "eu" and (eu.basis, eu.market) == ("new", "eu")
+

@@ -9,11 +9,13 @@ import datetime as dt
 
 import pytest
 
-from pth_top.configs import stacks
+from pth_top.configs import speed as sp
+from pth_top.configs import speed_build, stacks
 from pth_top.configs.answer_types import Workload
+from pth_top.configs.levers import recompute_only
 from pth_top.configs.memory import estimate_memory, estimate_training, loss_logits_bytes
 from pth_top.configs.memory_terms import CUDA_CONTEXT_BYTES
-from pth_top.configs.presets import model_shape
+from pth_top.configs.presets import ignored_answer_warnings, model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB, MIB
@@ -175,7 +177,6 @@ def test_fully_sharded_never_needs_more_than_less_sharding_and_counts_what_it_ga
 
 def test_a_mixed_layout_torchtune_overrides_is_said_to_be_unused():
     # torchtune trains bf16 through and through: an answered hf18 layout changed nothing, without a word.
-    from pth_top.configs.presets import ignored_answer_warnings, model_shape
     job = answers(workload__preset="llama3-8b", task__training_stack="torchtune", task__precision="bf16",
                   task__mixed_layout="hf18")
     lines = ignored_answer_warnings(job, model_shape(job.workload)[0])
@@ -199,10 +200,18 @@ def test_unsloth_checkpoints_to_host_ram_without_being_told_to():
     memory = estimate_memory(job, shape)
     assert memory.total_bytes / GB < 9 and memory.host_offload_bytes > 0
     assert memory.total_bytes == estimate_memory(job.with_value("task", "recompute", "full"), shape).total_bytes
-    from pth_top.configs.presets import ignored_answer_warnings
-    assert any(line.startswith("task.recompute (none) is not used") for line in ignored_answer_warnings(job, shape))
-    from pth_top.configs.levers import recompute_only
+    assert any("recompute full" in line for line in memory.formula), memory.formula
+    # The default "none" is not warned about; a selective recompute answered is, as it is not what Unsloth does.
+    assert not ignored_answer_warnings(job, shape)
+    selective = job.with_value("task", "recompute", "selective")
+    assert any(line.startswith("task.recompute (selective) is not used") for line in ignored_answer_warnings(
+        selective, shape))
     assert recompute_only(job) == job  # no "full recompute" lever for a stack that recomputes already
+    # Its speed counts the recomputed forward: 4/3 of the compute of the same job under HF Trainer.
+    hf = job.with_value("task", "training_stack", "hf_trainer")
+    device = sp.Device("test GPU", 1, 1000.0, 100.0, "dense BF16 tensor", tensor=True)
+    step = [speed_build.training(each, shape, device, 31.5).figures["step_s"] for each in (job, hf)]
+    assert step[0] > 1.2 * step[1]
 
 
 def test_a_build_sized_for_the_eager_loss_names_the_far_cheaper_one_a_chunked_loss_needs(catalog):

@@ -356,3 +356,20 @@ def test_a_cpu_only_pc_just_over_budget_that_decodes_well_is_named(catalog):
     build = recommend(job, catalog, today=TODAY)
     named = [line for line in build.blockers if line.startswith("a CPU-only PC would do (it decodes ~")]
     assert not build.feasible and len(named) == 1 and "over)" in named[0], build.blockers
+
+
+def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budget_holds_the_model(catalog):
+    # Qwen3.5-35B-A3B Q4_K_M at 32k (its config.json shape) for $1,500, used cards: the budget's cards are too small,
+    # one with --cpu-moe decodes fastest, and the $991 CPU-only PC within budget is the next way; it was "$-509 over".
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=35_000_000_000,
+                  workload__active_parameters=3_000_000_000, workload__experts_count=256,
+                  workload__experts_per_token=8, workload__layers=40, workload__hidden_size=2048,
+                  workload__attention_heads=16, workload__kv_heads=2, workload__head_dim=256,
+                  workload__gated_mlp=True, workload__vocabulary_size=248_320, workload__sequence_length=32768,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp", budget__currency="USD",
+                  budget__amount=1500.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and not any("CPU-only PC would do" in line for line in build.blockers), build.blockers
+    lines = build.feasible_alternatives
+    assert "--cpu-moe" in lines[0] and lines[1].startswith("a CPU-only PC, $") and "tokens/s a stream" in lines[1]

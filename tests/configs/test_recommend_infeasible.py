@@ -256,3 +256,33 @@ def test_a_server_one_card_cannot_hold_gives_its_first_alternatives_speed(catalo
     first = build.feasible_alternatives[0]
     assert not build.feasible and "tensor parallel" in first and "tokens/s per stream" in first, first
     assert build.applicable_alternatives[0][0] == first
+
+
+def test_rented_nodes_of_pcie_cards_have_no_nvlink_and_a_buyer_outside_the_us_is_told_the_rates_are_us(catalog):
+    from pth_top.configs.scale_out import interconnect, rent_market_note
+    assert interconnect(catalog.get("h100-80gb-sxm")).endswith("NVLink inside each node")
+    assert "no 8-way NVLink" in interconnect(catalog.get("h100-80gb-pcie"))
+    assert rent_market_note("us") == "" and "US cloud list prices" in rent_market_note("cn")
+
+
+def test_default_answers_are_no_pretraining_and_a_huge_one_gets_no_qlora_node_either(catalog):
+    from pth_top.configs.memory_methods import pretraining
+    # The default 10 GB of data is no answer: gpt2-small keeps its LoRA levers (it would read as 20.1 tokens a param).
+    assert not pretraining(answers(workload__preset="gpt2-small"), 124_000_000)
+    # Llama 3.1 405B on 15T tokens: no machine holds it, and "QLoRA of the model" on one node is no pretraining.
+    job = answers("team_training", workload__preset="custom", workload__parameters=405_000_000_000,
+                  workload__layers=126, workload__hidden_size=16384, workload__attention_heads=128,
+                  workload__kv_heads=8, workload__intermediate_size=53248, workload__gated_mlp=True,
+                  workload__vocabulary_size=128256, workload__sequence_length=8192, workload__batch_size=64,
+                  data__tokens_count=15_000_000_000_000, scale__gpu_count=8, budget__currency="USD",
+                  budget__amount=500000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not any("LoRA" in line for line in build.feasible_alternatives + build.blockers), build.feasible_alternatives
+
+
+def test_an_edge_job_no_module_holds_names_no_server_of_another_gpu_count(catalog):
+    job = answers("edge_deployment", workload__preset="llama-70b", workload__batch_size=1, task__mode="inference",
+                  task__precision="bf16", budget__currency="USD", budget__amount=5000.0)
+    line = recommend(job, catalog, today=TODAY).blockers[0]
+    assert "in a server of" not in line and "scale.gpu_count" not in line, line
+
