@@ -61,6 +61,9 @@ class Workload(Schema, frozen=True):
     sliding_window_tokens: Annotated[int, whole(0, 2_000_000, (
         "sliding-window attention: tokens a window layer attends to (Gemma 3: 1024); 0 = none"))] = 0
     sliding_window_layers: Annotated[int, whole(0, 1024, "layers with the sliding window (Gemma 3 27B: 52 of 62)")] = 0
+    linear_attention_layers: Annotated[int, whole(0, 1024, (
+        "hybrid models: layers of linear attention or a state-space block (Gated DeltaNet, Mamba), a fixed state a "
+        "sequence and no KV cache (Qwen3-Next-80B-A3B: 36 of 48, config.json full_attention_interval 4)"))] = 0
     denoising_steps: Annotated[int, whole(0, 1000, (
         "a diffusion transformer's sampling steps per image (FLUX.1-dev 28, schnell 4; inference); 0 = not one"))] = 0
     classifier_free_guidance: Annotated[bool, Meta(description=(

@@ -245,6 +245,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             elif window_layers >= workload.layers:
                 problems.append(("workload", "sliding_window_layers", "must be below layers: a window model keeps "
                                  "some global layers (Gemma 3 27B: 52 of 62)"))
+            if workload.linear_attention_layers and (
+                    workload.linear_attention_layers + (window_layers if window_tokens else 0) >= workload.layers):
+                problems.append(("workload", "linear_attention_layers", "must leave some full-attention layers "
+                                 "(Qwen3-Next: 36 linear of 48; with a sliding window, both together below layers)"))
             kv = workload.kv_heads
             if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))
@@ -304,9 +308,10 @@ def _encoder_decoder_problems(answers: Answers, model_kind: str) -> list[tuple[s
     if layers >= workload.layers:
         return [("workload", "decoder_layers", "must be below layers, which count the encoder's too (Whisper "
                  "large: 32 of 64)")]
-    if workload.denoising_steps or workload.active_parameters or workload.sliding_window_tokens:
-        return [("workload", "decoder_layers", "an encoder-decoder is modelled dense, without a sliding window, "
-                 "and not as a diffusion model")]
+    if workload.denoising_steps or workload.active_parameters or workload.sliding_window_tokens \
+            or workload.linear_attention_layers:
+        return [("workload", "decoder_layers", "an encoder-decoder is modelled dense, without a sliding window or "
+                 "linear layers, and not as a diffusion model")]
     return []
 
 

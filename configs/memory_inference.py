@@ -8,6 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
     INFERENCE_OVERHEAD_FRACTION,
+    LINEAR_STATE_VALUES_PER_HIDDEN,
     WEIGHT_BYTES_BY_PRECISION,
     MemoryBreakdown,
     ModelShape,
@@ -127,12 +128,15 @@ def estimate_inference(
                        + ("MLA's latent cache is one vector a token for all heads, kept whole on every GPU"
                           if shape.attention_width else f"its {shape.kv_heads} KV heads go one or more to a GPU, "
                           "copied where GPUs outnumber them"))
-    window = shape.window_layers
+    window, full = shape.window_layers, shape.full_attention_layers
     kv_text = (f"KV cache 2 x {kv_bytes:.4g} B x h_kv x (full layers x tokens + sliding-window layers x window) x b "
-               f"= 2x{kv_bytes:.4g}x{shape.kv_width}x({shape.layers - window}x{tokens} + {window}x"
+               f"= 2x{kv_bytes:.4g}x{shape.kv_width}x({full}x{tokens} + {window}x"
                f"{min(tokens, shape.sliding_window_tokens)})x{batch}" if window else
-               f"KV cache 2 x {kv_bytes:.4g} B x L x h_kv x tokens x b = 2x{kv_bytes:.4g}x{shape.layers}"
+               f"KV cache 2 x {kv_bytes:.4g} B x L x h_kv x tokens x b = 2x{kv_bytes:.4g}x{full}"
                f"x{shape.kv_width}x{tokens}x{batch}")
+    if shape.linear_attention_layers:
+        kv_text += (f" (full-attention layers only) + {shape.linear_attention_layers} linear layers' fixed state, "
+                    f"{LINEAR_STATE_VALUES_PER_HIDDEN} x h values a layer, x b")
     formula.append(kv_text + (" (fp8 KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.PREFILL_CHUNK_TOKENS[engine]

@@ -45,6 +45,11 @@ WEIGHT_BYTES_BY_PRECISION = {
 }
 
 
+# A linear layer's state a sequence, in values per unit of h: Qwen3-Next's Gated DeltaNet keeps 32 value heads x 128 x
+# 128 = 524,288 values at h = 2,048 (config.json linear_num_value_heads, linear_key_head_dim, linear_value_head_dim).
+LINEAR_STATE_VALUES_PER_HIDDEN = 256
+
+
 @dataclass(frozen=True, slots=True)
 class ModelShape:
     """What the estimator needs to know about a model. Transformer numbers may be 0 for CNNs."""
@@ -81,6 +86,9 @@ class ModelShape:
     # engines (llama.cpp since PR 13194, vLLM, SGLang, transformers' HybridCache) size their KV cache so.
     sliding_window_tokens: int = 0
     sliding_window_layers: int = 0
+    # Hybrid models: layers of linear attention or a state-space block (Gated DeltaNet, Mamba) hold a fixed state a
+    # sequence, no KV cache (Qwen3-Next: 36 of 48, config.json full_attention_interval 4).
+    linear_attention_layers: int = 0
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
     guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
@@ -124,17 +132,29 @@ class ModelShape:
         """Layers that attend to a sliding window only (0 without one)."""
         return min(self.sliding_window_layers, self.layers) if self.sliding_window_tokens else 0
 
+    @property
+    def full_attention_layers(self) -> int:
+        """Layers that attend to (and cache) the whole context: not window layers, not linear ones."""
+        return max(0, self.layers - self.window_layers - self.linear_attention_layers)
+
     def cached_layer_tokens(self, context_tokens: int) -> int:
-        """Tokens the KV cache holds summed over layers: full layers keep the context, window layers the window."""
+        """Tokens the KV cache holds summed over layers: full layers keep the context, window layers the window,
+        linear layers none."""
         window = min(context_tokens, self.sliding_window_tokens) if self.window_layers else 0
-        return (self.layers - self.window_layers) * context_tokens + self.window_layers * window
+        return self.full_attention_layers * context_tokens + self.window_layers * window
 
     def attended_pairs(self, prompt_tokens: int) -> float:
-        """Query-key pairs of one causal prompt summed over layers: s^2/2 a full layer, s x w - w^2/2 a window one."""
+        """Query-key pairs of one causal prompt summed over layers: s^2/2 a full layer, s x w - w^2/2 a window one,
+        none a linear one (its state update is counted with its parameters)."""
         full = prompt_tokens * prompt_tokens / 2
         window = min(prompt_tokens, self.sliding_window_tokens)
         windowed = prompt_tokens * window - window * window / 2 if self.window_layers else 0.0
-        return (self.layers - self.window_layers) * full + self.window_layers * windowed
+        return self.full_attention_layers * full + self.window_layers * windowed
+
+    @property
+    def linear_state_values(self) -> int:
+        """A sequence's fixed state over the linear layers: h x LINEAR_STATE_VALUES_PER_HIDDEN each."""
+        return self.linear_attention_layers * self.hidden_size * LINEAR_STATE_VALUES_PER_HIDDEN
 
     @property
     def routed_expert_parameters(self) -> int:
@@ -273,6 +293,8 @@ def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: f
 
 
 def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
-    """2 (K and V) x bytes x kv width x tokens per layer summed (window layers hold the window) x batch."""
-    return int(2 * bytes_per_value * shape.kv_width * shape.cached_layer_tokens(context_tokens) * batch)
+    """2 (K and V) x bytes x kv width x tokens per layer summed (window layers hold the window) x batch, plus the
+    linear layers' fixed state a sequence."""
+    kv = 2 * bytes_per_value * shape.kv_width * shape.cached_layer_tokens(context_tokens)
+    return int((kv + bytes_per_value * shape.linear_state_values) * batch)
 

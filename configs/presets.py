@@ -191,6 +191,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             gated_mlp=workload.gated_mlp, vocabulary_size=vocab, active_parameters=workload.active_parameters,
             head_dim=workload.head_dim, sliding_window_tokens=workload.sliding_window_tokens,
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
+            linear_attention_layers=workload.linear_attention_layers,
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,

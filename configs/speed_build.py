@@ -129,6 +129,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if shape.window_layers:
         attention_notes += (f"; {shape.window_layers} window layers attend to s x w - w^2/2 pairs, w = "
                             f"{shape.sliding_window_tokens:,}")
+    if shape.linear_attention_layers:
+        attention_notes += f"; {shape.linear_attention_layers} linear-attention layers attend to no pairs"
     active = ", N the active parameters" if shape.active < shape.parameters else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        f"{active}{attention_notes})")
@@ -190,13 +192,16 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         unit, tokens, fraction = "samples", 1, sp.TRANSFORMER_TRAINING_MFU
     elif shape.kind == "transformer":
         context = shape.sequence_length
-        if shape.window_layers:  # window layers attend to the window: s is the layers' mean context
+        if shape.window_layers or shape.linear_attention_layers:  # s: the layers' mean context (linear ones none)
             context = round(shape.cached_layer_tokens(context) / shape.layers)
         per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
                                                          context, method, recompute)
-        if shape.window_layers:
-            text += (f" (s = {context:,}: {shape.layers - shape.window_layers} layers at {shape.sequence_length:,}, "
-                     f"{shape.window_layers} at the {shape.sliding_window_tokens:,}-token window)")
+        if shape.window_layers or shape.linear_attention_layers:
+            window = f", {shape.window_layers} at the {shape.sliding_window_tokens:,}-token window" \
+                if shape.window_layers else ""
+            linear = f", {shape.linear_attention_layers} linear ones at none" if shape.linear_attention_layers else ""
+            text += (f" (s = {context:,}: {shape.full_attention_layers} layers at {shape.sequence_length:,}"
+                     f"{window}{linear})")
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
         fraction = sp.TRANSFORMER_TRAINING_MFU
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \

@@ -8,6 +8,7 @@ import pytest
 import tomllib
 
 from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import kv_cache_bytes
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
@@ -104,3 +105,34 @@ def test_training_counts_the_window_layers_attention_at_their_window():
     per_token = sp.transformer_flops_per_token(shape.active, 62, 4096, round((10 * 8192 + 52 * 1024) / 62),
                                                "full", "none")[0]
     assert rate == pytest.approx(sp.TRANSFORMER_TRAINING_MFU * 989e12 / per_token, rel=0.01)
+
+
+def test_linear_attention_layers_hold_a_fixed_state_not_a_kv_cache(catalog):
+    # Qwen3-Next-80B-A3B (config.json: 48 layers, full_attention_interval 4, 2 KV heads of 256): 36 Gated DeltaNet
+    # layers keep 32 x 128 x 128 values a sequence each and no KV cache; counted on every layer, 4 users at 64k asked
+    # for 8 GPUs where 4 x 48 GB hold it.
+    base = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=80_000_000_000,
+                workload__active_parameters=3_000_000_000, workload__experts_count=512,
+                workload__experts_per_token=10, workload__layers=48, workload__hidden_size=2048,
+                workload__attention_heads=16, workload__kv_heads=2, workload__head_dim=256, workload__gated_mlp=True,
+                workload__vocabulary_size=151_936, workload__sequence_length=65536, workload__batch_size=4,
+                task__mode="inference", task__precision="bf16", task__serving_engine="vllm",
+                task__generated_tokens=2048, scale__gpu_count=4, budget__amount=600000.0)
+    hybrid, dense = answers("inference_server", **base, workload__linear_attention_layers=36), answers(
+        "inference_server", **base)
+    shape, all_full = model_shape(hybrid.workload)[0], model_shape(dense.workload)[0]
+    state = 36 * 32 * 128 * 128 * 2  # bytes a sequence, bf16
+    assert estimate_memory(hybrid, shape).kv_cache_bytes * 2 == pytest.approx(  # split 2 ways over 4 GPUs
+        estimate_memory(dense, all_full).kv_cache_bytes * 2 / 4 + 4 * state, rel=0.01)
+    build = recommend(hybrid, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").quantity == 4, build.blockers
+
+
+def test_linear_attention_layers_must_leave_full_attention_layers():
+    from pth_top.configs.errors import ConfigFileError
+    table = {"scenario": "personal_research", "workload": {
+        "preset": "custom", "kind": "transformer", "layers": 48, "hidden_size": 2048, "attention_heads": 16,
+        "sequence_length": 4096, "linear_attention_layers": 48}}
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict(table, path="a.toml")
+    assert caught.value.key.endswith(".linear_attention_layers") and "full-attention layers" in str(caught.value)
