@@ -82,7 +82,9 @@ class Workload(Schema, frozen=True):
         int, whole(0, 1_000_000_000_000, "CNN values saved for backward per sample (0: scaled from ResNet-50)")
     ] = 0
     forward_gflops_per_sample: Annotated[float, Meta(ge=0, le=1_000_000, description=(
-        "a custom CNN's forward GFLOPs per input, as its model card gives them (YOLOv8s: 28.6 at 640 px); 0: "
+        "a custom CNN's forward GFLOPs per input, as its model card gives them (YOLOv8s: 28.6 at 640 px), 2 x its "
+        "multiply-adds: fvcore, thop and ptflops print multiply-adds as 'FLOPs' (DETR's 86 are 172), so double "
+        "theirs; 0: "
         "scaled from ResNet-50 by saved activations; a preset keeps its published count. A diffusion model's: its "
         "denoiser's GFLOPs for one pass over one image (SDXL UNet at 1024 px: 6,761, counted)"))] = 0.0
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
