@@ -15,6 +15,7 @@ from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
     cheap_levers_label,
+    chunked_loss,
     split_label,
 )
 from pth_top.configs.market import cny_per, money
@@ -228,9 +229,8 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     the nearest module over budget that is not slow: $400 bought a Raspberry Pi 4 at 1.2 tokens/s and a 52-minute
     first token for Gemma 2 2B, where a $429 Jetson decodes ~22 (issue: a box that cannot do the job in reasonable
     time says so, or is passed over). Its answers raise the budget to that module's build."""
-    answers = build.answers
-    if answers.scenario != "edge_deployment" or build.blockers or build.component("gpu") is None \
-            or not _warned(build, "slow:"):
+    answers, here = build.answers, build.component("gpu")
+    if answers.scenario != "edge_deployment" or build.blockers or here is None or not _warned(build, "slow:"):
         return None
     for multiplier in EDGE_BUDGET_MULTIPLIERS:
         found = _gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
@@ -241,8 +241,7 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
         changed = answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
         price = money(other.total_price_cny, build.currency, rules)
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
-        here = build.component("gpu")
-        why = (f"too slow for the job on {here.name if here else 'it'} ({build.speed.summary[0]}), where the "
+        why = (f"too slow for the job on {here.name} ({build.speed.summary[0]}), where the "
                f"nearest module that is not, {gpu.name}, costs {price} ({over} over the budget; below)")
         line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
                 f"{other.speed.summary[0]} (answer budget.amount = {amount:g})")
@@ -314,10 +313,10 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
     GPU step is 110 GiB a GPU with 3 fp32 copies of the logits (an 8 x H200 server), 63 GiB with Liger's (8 cards
     of 96 GB for under a third), and nanochat's own loop runs it on 8 x 80 GB."""
     answers = build.answers
-    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" or build.blockers \
-            or not model_shape(answers.workload)[0].logits_vocabulary_size:  # no logits: the loss changes nothing
+    changed = chunked_loss(answers, model_shape(answers.workload)[0])
+    if changed == answers or build.blockers:  # the loss is chunked already, or there are no logits to chunk
         return ""
-    found = _gpu_build(recommend_one, answers.with_value("task", "training_stack", "liger"))
+    found = _gpu_build(recommend_one, changed)
     if found is None or found[0].total_price_cny >= CHEAPER_FRACTION_MAX * build.total_price_cny:
         return ""
     other, gpu = found

@@ -9,6 +9,7 @@ from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
 from pth_top.configs.assembly import Context
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets
 
 # Precisions an inference workload can step down to from each, smallest last.
@@ -48,10 +49,10 @@ def small_activations(answers: Answers) -> Answers:
     return recompute_only(answers).with_value("task", "accumulation_steps", steps)
 
 
-def _chunked_loss(ctx: Context, answers: Answers) -> Answers:
+def chunked_loss(answers: Answers, shape: ModelShape) -> Answers:
     """The same training with Liger's fused linear cross-entropy where the eager loss holds s x b x V logits."""
     if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" \
-            or not ctx.shape.logits_vocabulary_size:
+            or not shape.logits_vocabulary_size:
         return answers
     return answers.with_value("task", "training_stack", "liger")
 
@@ -61,7 +62,7 @@ def cheap_levers(ctx: Context, answers: Answers) -> Answers:
     and micro-batch 1 in training; an 8-bit KV cache where the engine has one in inference."""
     if answers.task.mode != "training":
         return _eight_bit_kv(ctx, answers)
-    return small_activations(_chunked_loss(ctx, answers))
+    return small_activations(chunked_loss(answers, ctx.shape))
 
 
 def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
@@ -112,7 +113,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "cache_text_encoder_outputs, diffusers' precomputed embeddings; no per-epoch augmentation "
                             "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
                             answers.with_value("task", "cache_embeddings", True)))
-        chunked = _chunked_loss(ctx, answers)
+        chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
         halved = halved_micro_batch(answers)

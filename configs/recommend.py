@@ -92,8 +92,8 @@ def recommend(
                                       or roomier_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
-    rent = rented_run_line(build, _unpinned_context_for(catalog, rules)) if first is None else rented_run_line(
-        first, _unpinned_context_for(catalog, rules), "the first alternative's")
+    rent = rented_run_line(first or build, _unpinned_context_for(catalog, rules),
+                           "the first alternative's" if first else "this")
     cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
     added = tuple(line for line in (cheaper, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build

@@ -23,6 +23,8 @@ from pth_top.units import GIB
 MAX_NODES = 64
 NODE_MEMORY_MIN_GIB = 80
 INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100")
+# One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
+NVME_READ_BYTES_PER_S = 7e9
 
 
 def interconnect(gpu: Part) -> str:
@@ -35,8 +37,6 @@ def interconnect(gpu: Part) -> str:
 def rent_market_note(market: str) -> str:
     """The rent table is US cloud list prices: said so to a buyer elsewhere (a China lab rents from its own clouds)."""
     return "" if market == "us" else " (US cloud list prices; clouds in the buyer's market price differently)"
-# One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
-NVME_READ_BYTES_PER_S = 7e9
 
 
 def node_gpu(ctx: Context) -> tuple[Part, float] | None:

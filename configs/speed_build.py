@@ -192,11 +192,12 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         unit, tokens, fraction = "samples", 1, sp.TRANSFORMER_TRAINING_MFU
     elif shape.kind == "transformer":
         context = shape.sequence_length
-        if shape.window_layers or shape.linear_attention_layers:  # s: the layers' mean context (linear ones none)
+        partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
+        if partial:
             context = round(shape.cached_layer_tokens(context) / shape.layers)
         per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
                                                          context, method, recompute)
-        if shape.window_layers or shape.linear_attention_layers:
+        if partial:
             window = f", {shape.window_layers} at the {shape.sliding_window_tokens:,}-token window" \
                 if shape.window_layers else ""
             linear = f", {shape.linear_attention_layers} linear ones at none" if shape.linear_attention_layers else ""
