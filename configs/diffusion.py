@@ -16,7 +16,14 @@ from dataclasses import replace
 
 from pth_top.configs import speed as sp
 from pth_top.configs.memory_inference import inference_weight_bytes
-from pth_top.configs.memory_terms import CUDA_CONTEXT_BYTES, MemoryBreakdown, ModelShape, transformer_activation_bytes
+from pth_top.configs.memory_terms import (
+    CUDA_CONTEXT_BYTES,
+    MemoryBreakdown,
+    ModelShape,
+    inference_per_token,
+    inference_working_set_text,
+    transformer_activation_bytes,
+)
 
 # A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
 SLOW_IMAGE_S = 60.0
@@ -40,12 +47,12 @@ def estimate_denoising(
     batch = per_gpu_batch(batch, gpu_count)
     tokens = shape.sequence_length * batch * shape.guidance_passes
     one_layer = replace(shape, layers=1, sequence_length=tokens)
-    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes)
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes, inference_per_token(shape))
     formula = [
         f"pipeline: a diffusion model, {shape.denoising_steps} denoising steps per image (workload.denoising_steps); "
         "no KV cache and no logits",
         weights_line,
-        f"activations: one layer's forward working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+        f"activations: {inference_working_set_text(shape, value_bytes)} "
         f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)})",
     ]
     if gpu_count > 1:

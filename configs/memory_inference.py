@@ -12,6 +12,8 @@ from pth_top.configs.memory_terms import (
     WEIGHT_BYTES_BY_PRECISION,
     MemoryBreakdown,
     ModelShape,
+    inference_per_token,
+    inference_working_set_text,
     kv_cache_bytes,
     transformer_activation_bytes,
 )
@@ -142,10 +144,11 @@ def estimate_inference(
     chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
     prefill = min(prompt * batch, chunk) if chunk else prompt * batch
     one_layer = replace(shape, layers=1, sequence_length=prefill)
-    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes,
+                                               inference_per_token(shape)) / n
     chunked = f"{prefill:,} tokens: the engine's prefill chunk of {chunk:,}" if chunk and prefill < prompt * batch \
         else f"s {prompt} x b {batch}"
-    formula.append(f"activations: one layer's prefill working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+    formula.append(f"activations: prefill, {inference_working_set_text(shape, value_bytes)} "
                    f"({chunked})")
     graphs = _cuda_graph_bytes(engine, formula)
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
@@ -183,9 +186,10 @@ def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_b
     chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
     tokens = max(prompt, min(prompt * batch, chunk)) if chunk else prompt * batch
     one_layer = replace(shape, layers=1, sequence_length=tokens)
-    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes,
+                                               inference_per_token(shape)) / n
     formula.append("no KV cache: an encoder's forward pass keeps none (nothing is generated)")
-    formula.append(f"activations: one layer's forward working set, Korthikanti 34 x tokens x h x {value_bytes / 2:g} "
+    formula.append(f"activations: {inference_working_set_text(shape, value_bytes)} "
                    f"({tokens:,} tokens of s {prompt:,} x b {batch}" + (f", the engine's batch of {chunk:,}"
                                                                          if chunk and tokens < prompt * batch else "")
                    + ")")
@@ -206,8 +210,9 @@ def _encoder_decoder(shape: ModelShape, weights: float, batch: int, n: int, valu
                    f"{encoder:,} for cross-attention) x b = 2x{kv_bytes:g}x{shape.decoder_layers}x{shape.kv_width}"
                    f"x({decoder}+{encoder})x{batch}")
     one_layer = replace(shape, layers=1, sequence_length=encoder * batch, decoder_layers=0)
-    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes) / n
-    formula.append(f"activations: one encoder layer over its input, Korthikanti 34 x s x h x {value_bytes / 2:g} "
+    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes,
+                                               inference_per_token(shape)) / n
+    formula.append(f"activations: the encoder's {inference_working_set_text(shape, value_bytes)} "
                    f"(s {encoder:,} x b {batch})")
     logits = batch * shape.logits_vocabulary_size * 4.0
     formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")

@@ -280,6 +280,21 @@ def transformer_activation_bytes(
     return int(base * count * scale)
 
 
+def inference_per_token(shape: ModelShape) -> float:
+    """Bytes a token a unit of h one layer holds at once without autograd, at 16 bit: its input and normed input
+    (2 + 2) and the MLP's peak, a GELU MLP's fc1 and GELU outputs (2 x 2m) or a SwiGLU's gate-and-up and product
+    (3 x 2m), m the width a token passes (its experts' for a MoE). Korthikanti's 34 is what training saves."""
+    return 4.0 + (6.0 if shape.gated_mlp else 4.0) * shape.mlp_width / max(1, shape.hidden_size)
+
+
+def inference_working_set_text(shape: ModelShape, bytes_per_value: float) -> str:
+    """How inference_per_token counts, for a formula line."""
+    mlp = "gate-and-up and product 6" if shape.gated_mlp else "fc1 and GELU outputs 4"
+    return (f"one layer's working set without autograd, (input and normed input 4 + MLP {mlp} x m/h "
+            f"{shape.mlp_width:,}/{shape.hidden_size:,}) = {inference_per_token(shape):.3g} B x tokens x h x "
+            f"{bytes_per_value / 2:g}")
+
+
 def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: float, recompute: str) -> int:
     """What autograd saves for backward (each layer's input or output once) x bytes.
 

@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_speeds.py 67,
-test_requests.py 13): 122 before this file; 37 here (159 in all).
+test_requests.py 13): 122 before this file; 38 here (160 in all).
 """
 
 from __future__ import annotations
@@ -97,6 +97,15 @@ SDXL_BASE = {**custom(2_567_463_684, 70, 1280, 20, 20, 0, 5120, gated=False), "w
              "workload__forward_gflops_per_sample": 6761.0, "workload__classifier_free_guidance": True,
              "workload__frozen_parameters": 123_060_480 + 694_659_840 + 83_653_863,
              "workload__frozen_precision": "fp16"}
+# Mochi 1's AsymmDiT (genmo/mochi-1-preview transformer/config.json): 48 layers of visual width 3072 (24 heads x 128),
+# SwiGLU 8192 (4 x 3072 x 2/3), ~10.0B; 848 x 480 x 85 frames is 15 x 30 x 53 = 23,850 latent tokens + 256 text, with
+# CFG. Frozen beside it: T5-XXL's encoder, 4.76B, and the VAE, 0.36B, in bf16.
+MOCHI1 = {**custom(10_000_000_000, 48, 3072, 24, 24, 0, 8192), "workload__sequence_length": 24_106,
+          "workload__denoising_steps": 64, "workload__classifier_free_guidance": True,
+          "workload__frozen_parameters": 5_120_000_000, "workload__frozen_precision": "bf16"}
+MOCHI_DOCS = "github.com/huggingface/diffusers docs/source/en/api/pipelines/mochi.md, 'Using a lower precision " \
+    "variant to save memory': the bf16 variant with enable_model_cpu_offload() and enable_vae_tiling(), 85 frames, " \
+    "'requires 22GB VRAM to run'"
 UNSLOTH = "github.com/unslothai/unsloth README, 'Context length benchmarks' (4bit QLoRA, all linear layers, rank 32, " \
     "batch 1)"
 LIGER = "github.com/linkedin/Liger-Kernel README: LLaMA 3-8B, batch 8, bf16, AdamW, checkpointing, FSDP1 on 8 A100s " \
@@ -252,6 +261,10 @@ CASES: tuple[Workload, ...] = (
              inference_custom({**FLUX1_DEV, "workload__frozen_precision": "bf16", "workload__denoising_steps": 28,
                                "task__pipeline_offload": True}), ("l4-24gb", 1),
              note="with the text encoders offloaded, as the failed load's 22.17 GiB is the denoiser alone"),
+    Workload("diffusers-mochi-1-bf16-offload-fits-24-gb", MOCHI_DOCS, "fits",
+             inference_custom({**MOCHI1, "task__pipeline_offload": True}), ("rtx-4090-24gb", 1),
+             note="inference holds one layer's working set, 20 B a token an h here, not the 34 training saves: 34 "
+                  "put it at 23.8 GiB of 22.8 usable"),
     Workload("ai-toolkit-flux1-dev-lora-fits-24-gb", AI_TOOLKIT, "fits",
              training(FLUX1_DEV, 4608, task__method="lora_int8", task__lora_targets="all_linear",
                       task__optimizer="adam8bit", budget__amount=5e5), ("rtx-4090-24gb", 1)),
