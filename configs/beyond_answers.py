@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from typing import Callable
 
 from pth_top.configs import stacks
@@ -328,9 +329,17 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
             "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
 
 
-def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this") -> str:
+def alternative_label(line: str) -> str:
+    """What an alternative changes in the job: its line up to its memory need ("int4 weights")."""
+    found = re.match(r"(.*?): [\d.,]+ GiB per GPU", line)
+    return found.group(1) if found else ""
+
+
+def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this",
+                    changed: str = "") -> str:
     """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
-    the least money, its time and cost beside the build's, for a one-off job (a continued pretraining)."""
+    the least money, its time and cost beside the build's, for a one-off job (a continued pretraining); `changed`
+    says what the first alternative changed in the job, which the rented nodes run too."""
     answers, figures = build.answers, build.speed.figures
     hours = figures.get("epoch_hours", 0.0)  # a data set's epoch: without one there is no run to price
     rate = training_rate(figures)
@@ -356,7 +365,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     rules = rented.rules
     cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
     cheaper = dollars * rules.currency.cny_per_usd < build.total_price_cny
-    here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build"
+    here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build" + (
+        f" ({changed})" if changed else "")
     rate_text = (f"{NODE_GPUS} x {gpu.name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
                  f"{rent_market_note(build.market)}")
     if rented_hours > SLOW_RUN_DAYS * 24:  # one node is slow too: as many as finish it in SLOW_RUN_DAYS

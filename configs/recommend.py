@@ -16,6 +16,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
+    alternative_label,
     cheaper_with_a_chunked_loss,
     faster_server_within_budget,
     faster_than_the_cpu_within_budget,
@@ -93,7 +94,8 @@ def recommend(
     build, first = first_alternative_timed(build, recommend_one)
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
     rent = rented_run_line(first or build, _unpinned_context_for(catalog, rules),
-                           "the first alternative's" if first else "this")
+                           "the first alternative's" if first else "this",
+                           alternative_label(build.applicable_alternatives[0][0]) if first else "")
     cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
     added = tuple(line for line in (cheaper, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
