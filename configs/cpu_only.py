@@ -61,12 +61,13 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
 
 
 def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
-    """A language model offered CPU-only on price alone that decodes under the slow rate: no recommendation (Mistral
-    Large 123B Q4 on two DDR5 channels: 0.9 tokens/s). A slow first token is warned about: shorter prompts help it."""
-    if cpu_only.adequate or ctx.answers.task.mode != "inference":
+    """A PC offered CPU-only on price alone whose decode is under the slow rate, or not predicted (a server CPU, a
+    denoiser): no recommendation (Mistral Large 123B Q4 on two DDR5 channels: 0.9 tokens/s; ERNIE-4.5-300B for 8
+    users on an EPYC). A slow first token is warned about: shorter prompts help it."""
+    if cpu_only.adequate:
         return False
-    decode = cpu_decode_tokens_per_s(ctx, cpu_only)
-    return decode is not None and decode < sp.SLOW_DECODE_TOKENS_PER_S
+    decode = cpu_decode_tokens_per_s(ctx, cpu_only) if ctx.answers.task.mode == "inference" else None
+    return decode is None or decode < sp.SLOW_DECODE_TOKENS_PER_S
 
 
 def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
@@ -179,6 +180,6 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     if ctx.pins.get("gpu"):
         reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
     else:
-        reason = (f"no GPU build within the budget, {_money(ctx, ctx.budget_cny)}, holds the workload; on a CPU it "
-                  "runs, far slower than on a GPU, with its working memory in RAM")
+        reason = (f"no GPU build within the budget, {_money(ctx, ctx.budget_cny)}, holds the workload as answered; "
+                  "on a CPU it runs, far slower than on a GPU, with its working memory in RAM")
     return CpuOnly(cpu_ctx, asm, False, reason, cheapest_total)

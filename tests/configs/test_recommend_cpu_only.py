@@ -252,6 +252,22 @@ def test_a_language_model_too_slow_on_the_cpu_is_not_offered_a_cpu_only_pc_on_pr
     assert not any("CPU-only" in line for line in build.feasible_alternatives)
 
 
+def test_a_pc_whose_speed_is_not_predicted_is_not_offered_on_price(catalog):
+    # Kolors (Kwai: an SDXL-class 2.58B UNet, 6,761 GFLOP a pass, and ChatGLM3-6B) at 1024 px in fp16 for CNY 12,000:
+    # a CNY 4,856 CPU-only PC was the second way out, "no GPU build within the budget holds the workload", after a
+    # GPU build within it, with no time for an image a CPU takes minutes over.
+    job = answers("personal_research", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=2_580_000_000, workload__layers=70, workload__hidden_size=1280,
+                  workload__attention_heads=20, workload__intermediate_size=5120, workload__sequence_length=4352,
+                  workload__forward_gflops_per_sample=6761.0, workload__denoising_steps=50,
+                  workload__classifier_free_guidance=True, workload__frozen_parameters=6_330_000_000,
+                  workload__frozen_precision="fp16", workload__batch_size=1, task__mode="inference",
+                  task__precision="fp16", data__kind="images", budget__currency="CNY", budget__amount=12000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.feasible_alternatives
+    assert not any("CPU-only" in line for line in build.feasible_alternatives), build.feasible_alternatives
+
+
 def test_lenet_on_mnist_is_trained_on_a_cpu_only_pc_not_sent_to_rent_a_gpu(catalog):
     # The guide's small class (LeNet, 2 GB) on MNIST-sized data (0.1 GB): a CPU trains it; "rent an A10" is not an
     # answer an engineer would sign. ImageNet-sized data keeps needing a GPU (the test above).
