@@ -22,18 +22,17 @@ from pth_top.configs.levers import (
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
+from pth_top.configs.platforms import SYSTEM_GPU_FORMS
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
-from pth_top.configs.scale_out import interconnect, rent_market_note
+from pth_top.configs.scale_out import LLAMA2_SCALING, fewest_nodes, interconnect, rent_market_note
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate, training_rate
 from pth_top.units import GIB
 
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
 RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 % of the build's time, or costs less
-LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
-                  "almost as well' over RoCE as InfiniBand to 2,000 GPUs: arXiv:2307.09288 §2.2.1, Table 2")
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
@@ -350,18 +349,25 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         node = node.with_value("scale", "sharding", "fsdp")
     rented = context_for(node)
     shape, _ = model_shape(node.workload)
-    best: tuple[float, float, Part, float] | None = None  # dollars, hours, the GPU, dollars an hour a GPU
+    best: tuple[float, float, Part, float, int] | None = None  # dollars, node-hours, the GPU, $/GPU-hour, nodes
     for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
         gpu = rented.catalog.get(gpu_id)
-        if gpu is None or rented.memory.total_bytes > usable_bytes(rented, gpu):
+        if gpu is None:
             continue
+        least = 1  # the nodes that hold it: ZeRO-3 across several where one node of these GPUs does not
+        if rented.memory.total_bytes > usable_bytes(rented, gpu):
+            if gpu["form"] not in SYSTEM_GPU_FORMS:
+                continue
+            least, _, holds = fewest_nodes(rented, context_for, gpu, node)
+            if not holds:
+                continue
         rented_rate = job_rate(node, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
-        rented_hours = hours * rate / rented_rate if rented_rate else 0.0
+        rented_hours = hours * rate / rented_rate if rented_rate else 0.0  # on one node
         if rented_hours and (best is None or rented_hours * usd * NODE_GPUS < best[0]):
-            best = (rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd)
+            best = (rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least)
     if best is None:
         return ""
-    dollars, rented_hours, gpu, usd = best
+    dollars, rented_hours, gpu, usd, least = best
     rules = rented.rules
     cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
     cheaper = dollars * rules.currency.cny_per_usd < build.total_price_cny
@@ -369,8 +375,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         f" ({changed})" if changed else "")
     rate_text = (f"{NODE_GPUS} x {gpu.name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
                  f"{rent_market_note(build.market)}")
-    if rented_hours > SLOW_RUN_DAYS * 24:  # one node is slow too: as many as finish it in SLOW_RUN_DAYS
-        nodes = math.ceil(rented_hours / (SLOW_RUN_DAYS * 24))
+    nodes = max(least, math.ceil(rented_hours / (SLOW_RUN_DAYS * 24)))
+    if nodes > 1:  # one node is slow too, or does not hold it: as many as finish it in SLOW_RUN_DAYS
         # Data parallel gives each GPU at least one sequence of the global batch a step.
         batch_nodes = max(1, answers.workload.batch_size // NODE_GPUS)
         batch_note = ""
@@ -378,10 +384,12 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
             batch_note = (f"; a global batch of {answers.workload.batch_size:,} sequences spreads over at most "
                           f"{batch_nodes} nodes: {nodes * NODE_GPUS:,} or more a step for {nodes} (a larger batch "
                           "may need a new learning-rate schedule)")
-        return (f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes of {rate_text}, {nodes * NODE_GPUS:,} "
-                f"GPUs over {interconnect(gpu)}: ~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours "
-                f"do not change with the node count), against {here}; data parallel scales near-linearly across "
-                f"nodes ({LLAMA2_SCALING}){batch_note}")
+        lead = f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes" if nodes > least else \
+            f"rent {nodes} nodes, the fewest that hold it with ZeRO-3 across them,"
+        return (f"{lead} of {rate_text}, {nodes * NODE_GPUS:,} GPUs over {interconnect(gpu)}: "
+                f"~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours do not change with the node "
+                f"count), against {here}; data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
+                f"{batch_note}")
     if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
         return ""  # the same GPUs for the same time at more money: nothing to say
     return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"

@@ -8,6 +8,7 @@ model states on NVMe and streams them in; FSDP-QLoRA (Answer.AI, 2024) shards a 
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
@@ -18,6 +19,8 @@ from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.part_types import HOST_FREE_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
+from pth_top.configs.speed import SLOW_RUN_DAYS, duration
+from pth_top.configs.speed_build import epoch_seconds, job_rate
 from pth_top.units import GIB
 
 MAX_NODES = 64
@@ -25,6 +28,8 @@ NODE_MEMORY_MIN_GIB = 80
 INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100")
 # One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
 NVME_READ_BYTES_PER_S = 7e9
+LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
+                  "almost as well' over RoCE as InfiniBand to 2,000 GPUs: arXiv:2307.09288 §2.2.1, Table 2")
 
 
 def interconnect(gpu: Part) -> str:
@@ -99,10 +104,10 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
     """How many nodes of 8 x `gpu` hold the job, what links them and what they rent for; then one node's ways."""
     training = ctx.answers.task.mode == "training"
     how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
-    nodes, spread_out, holds = _fewest_nodes(ctx, context_for, gpu, ctx.answers)
+    nodes, spread_out, holds = fewest_nodes(ctx, context_for, gpu, ctx.answers)
     small = small_activations(ctx.answers) if training else ctx.answers
     if small != ctx.answers:  # micro-batch 1 with accumulation keeps the job and may need fewer nodes to rent
-        fewer, small_out, small_holds = _fewest_nodes(ctx, context_for, gpu, small)
+        fewer, small_out, small_holds = fewest_nodes(ctx, context_for, gpu, small)
         if small_holds and (fewer < nodes or not holds):
             nodes, spread_out, holds = fewer, small_out, True
             how += " at micro-batch 1 with gradient accumulation and full recompute"
@@ -116,11 +121,36 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
                  f"${usd:g}/GPU-hour that is ~{money(hour, ctx.currency, ctx.rules)}/h, "
                  f"~{money(hour * 24, ctx.currency, ctx.rules)}/day ({rent.source}, as of "
                  f"{rent.as_of}){rent_market_note(ctx.market)}"]
+        run_time = _run_time(ctx, gpu, usd, nodes, spread_out)
+        lines[0] += f"; {run_time}" if run_time else ""
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
 
 
-def _fewest_nodes(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, answers: Answers
+def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Context) -> str:
+    """How long a training epoch takes on the rented nodes and what it costs: a node's rate (ZeRO-3 over its NVLink)
+    times the nodes, as data parallel scales near-linearly across them; and the nodes that finish it in SLOW_RUN_DAYS
+    (Apertus-70B's 15T tokens on 3 nodes: ~22 years at the rate, not a rent a day alone)."""
+    if ctx.answers.task.mode != "training":
+        return ""
+    node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
+    per_node = job_rate(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+    seconds, what = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "")
+    if not seconds:
+        return ""
+    gpu_hours = seconds / 3600 * MAX_GPUS * nodes
+    cost = money(gpu_hours * usd * ctx.rules.currency.cny_per_usd, ctx.currency, ctx.rules)
+    unit = "tokens" if ctx.shape.kind == "transformer" else "samples"
+    line = (f"one epoch of {what} at ~{per_node:,.0f} {unit}/s a node takes ~{duration(seconds)} on {nodes} nodes: "
+            f"{gpu_hours:,.0f} GPU-hours, ~{cost}")
+    if seconds > SLOW_RUN_DAYS * 86400:
+        needed = math.ceil(gpu_hours / (MAX_GPUS * SLOW_RUN_DAYS * 24))
+        line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
+                 f"GPU-hours, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})")
+    return line
+
+
+def fewest_nodes(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, answers: Answers
                   ) -> tuple[int, Context, bool]:
     """The fewest nodes of 8 x `gpu` (2 to MAX_NODES) that hold `answers`, the job spread over them, and whether
     even the last holds it."""

@@ -244,10 +244,12 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.figures["training_images_per_s"] = rate / tokens
         line = (f"~{sp.rate_text(rate / tokens)} images/s training ({rate:,.0f} tokens/s, {tokens:,} per image; "
                 f"{sp.duration(step_s)} per step)")
-    run_s, basis = _epoch(answers, shape, rate)
+    run_s, basis = epoch_seconds(answers, shape, rate)
     if run_s:
         out.figures["epoch_hours"] = run_s / 3600
-        what = f"one epoch of {answers.data.dataset_size_gb:g} GB" if answers.data.dataset_size_gb else "one epoch"
+        counted = "(data." in basis  # read from data.tokens_count or data.images_count, not from the size in GB
+        what = f"one epoch of {answers.data.dataset_size_gb:g} GB" if answers.data.dataset_size_gb and not counted \
+            else "one epoch"
         line += f"; {what} ({basis}) in ~{sp.duration(run_s)}"
     else:
         run_s = (1e9 if unit == "tokens" else 1e6) / rate
@@ -289,7 +291,7 @@ def _trainable(shape: ModelShape, task: Any) -> float:
     return float(shape.parameters)
 
 
-def _epoch(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str]:
+def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str]:
     """One pass over the data set where its size says how much work it is (text tokens, images), and how many samples
     the size was read as; (0, "") otherwise."""
     data = answers.data

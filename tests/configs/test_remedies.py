@@ -110,6 +110,33 @@ def test_a_job_no_8_gpu_machine_holds_is_sized_in_nodes(catalog):
     assert any("QLoRA of the model" in line for line in said) and any("ZeRO-Infinity" in line for line in said)
 
 
+def test_a_pretraining_no_node_holds_is_timed_and_sized_for_a_month_on_the_nodes_it_needs(catalog):
+    # An Apertus-70B-class dense model (80 layers, h 8192, GELU-family MLP 43,008, V 131,072) on 15T tokens: 3 rented
+    # 8 x H100 nodes hold it, but "~EUR 1,838/day" alone hid that they take decades. Apertus took 6M GPU-hours, ~90 days
+    # on 4,096 GH200s (arXiv:2509.14233).
+    job = answers("team_training", workload__preset="custom", workload__parameters=70_600_000_000,
+                  workload__layers=80, workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__intermediate_size=43008, workload__vocabulary_size=131_072,
+                  workload__sequence_length=4096, workload__batch_size=1024, task__recompute="full",
+                  data__tokens_count=15_000_000_000_000, scale__gpu_count=8, scale__sharding="fsdp",
+                  budget__amount=20_000_000.0, budget__currency="EUR")
+    # The 60 TB corpus (x 2 + checkpoints) is beyond an 8 x B200 server's 30 TB of drives: no build holds it.
+    corpus = job.with_value("data", "dataset_size_gb", 60_000.0).with_value("task", "accumulation_steps", 128)
+    build = recommend(corpus, catalog, today=TODAY)
+    rented = next(line for line in build.feasible_alternatives if line.startswith("rented: "))
+    found = re.search(r"takes ~([\d,.]+) days on (\d+) nodes: ([\d,]+) GPU-hours.*; ([\d,]+) nodes \(([\d,]+) GPUs\) "
+                      r"finish it in ~30 days", rented)
+    assert found, rented
+    days, nodes, gpu_hours, month_nodes = (float(found.group(index).replace(",", "")) for index in (1, 2, 3, 4))
+    assert days > 365 and 2e6 < gpu_hours < 12e6, rented  # Apertus: 6M GH200-hours
+    assert month_nodes == math.ceil(gpu_hours / (8 * 30 * 24))
+    assert abs(days * 24 * 8 * nodes - gpu_hours) < 8 * nodes * 24
+    # Without accumulation the first alternative (micro-batch 1 on an 8 x B200 server) takes decades too, and its
+    # rented month is sized on the nodes no single one of which holds it.
+    rent = [line for line in recommend(job, catalog, today=TODAY).warnings if "to finish in ~30 days, rent " in line]
+    assert rent and int(re.search(r"rent ([\d,]+) nodes", rent[0]).group(1).replace(",", "")) > 100, rent
+
+
 def test_a_70b_full_fine_tune_over_8_h200s_is_sized_in_nodes_not_hidden_by_a_module_without_a_server(catalog):
     # ZeRO-3 of Llama 2 70B at micro-batch 8: ~181 GiB per GPU over 8. Only an MI300X (192 GB) card holds it, and
     # the catalog sells no MI300X server, so no machine does: the job is sized in nodes, and 8 GPUs with ZeRO-3 are
