@@ -149,6 +149,9 @@ class Task(Schema, frozen=True):
     expert_offload: Annotated[bool, Meta(description=(
         "llama.cpp --cpu-moe: a mixture of experts' routed experts stay in system RAM and run on the CPU; the GPU "
         "holds attention, the shared weights and the KV cache"))] = False
+    target_tokens_per_s_per_stream: Annotated[float, Meta(ge=0, le=100_000, description=(
+        "inference of a language model: the decode rate each stream needs, in tokens/s (0: none); 84 for real-time "
+        "Orpheus speech, ~20 to read along. Cards that meet it are chosen before cheaper ones that do not"))] = 0.0
     kv_cache_dtype: Annotated[KvCacheDtype, Meta(description=(
         "KV cache precision: auto (16-bit, or fp32 with fp32 weights) or fp8 (vLLM/SGLang --kv-cache-dtype fp8, "
         "llama.cpp -ctk/-ctv q8_0): half the KV cache"))] = "auto"

@@ -360,6 +360,11 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "give denoising_steps and the frozen models beside it (workload.frozen_parameters)"))
     elif task.pipeline_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "pipeline_offload", f"not at the edge: {shared}"))
+    decoder = not workload.denoising_steps and not workload.encoder_only and (
+        workload.preset != "custom" or workload.kind == "transformer")
+    if task.target_tokens_per_s_per_stream and not (task.mode == "inference" and decoder):
+        problems.append(("task", "target_tokens_per_s_per_stream", "is the decode rate of a language model in "
+                         "inference: give task.mode = 'inference' and a transformer that generates tokens"))
     if task.frozen_on_cpu and not (task.mode == "inference" and workload.denoising_steps
                                    and workload.frozen_parameters):
         problems.append(("task", "frozen_on_cpu", "runs a diffusion pipeline's frozen models (text encoders) on the "

@@ -91,7 +91,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     return nearest[1] if nearest else ""
 
 
-def _gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> tuple[Build, Component] | None:
+def gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> tuple[Build, Component] | None:
     """The recommendation for changed answers, and its GPU, where it is one: a GPU build with nothing blocking it,
     within its budget (an edge build's budget is the raised one it was asked with)."""
     try:
@@ -104,7 +104,7 @@ def _gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> t
     return other, gpu
 
 
-def _within(other: Build, build: Build, rules: Rules) -> str:
+def within_text(other: Build, build: Build, rules: Rules) -> str:
     """'a build of <its price> within <the budget>', in the buyer's currency."""
     return (f"a build of {money(other.total_price_cny, build.currency, rules)} within "
             f"{money(build.budget_cny, build.currency, rules)}")
@@ -131,7 +131,7 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
     for count, kv in tries + [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
-        found = _gpu_build(recommend_one, changed)
+        found = gpu_build(recommend_one, changed)
         if found is None:
             continue
         other, gpu = found
@@ -146,7 +146,7 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
         how = f"{split_label(answers)}{kv_text}" if count > 1 else "an fp8 KV cache"
         line = (f"{count} x {gpu.name} with {how}: ~{rate:,.1f} tokens/s per stream, "
-                f"{_within(other, build, rules)} (answer scale.gpu_count = {count}{kv_answer})")
+                f"{within_text(other, build, rules)} (answer scale.gpu_count = {count}{kv_answer})")
         return why, line, changed
     return None
 
@@ -162,7 +162,7 @@ def offload_before_a_desktop_system(build: Build, rules: Rules, recommend_one: C
             or answers.task.pipeline_offload or not answers.workload.frozen_parameters):
         return None
     changed = answers.with_value("task", "pipeline_offload", True)
-    found = _gpu_build(recommend_one, changed)
+    found = gpu_build(recommend_one, changed)
     if found is None or found[1].spec.get("form") == DESKTOP_SYSTEM:
         return None
     other, card = found
@@ -172,7 +172,7 @@ def offload_before_a_desktop_system(build: Build, rules: Rules, recommend_one: C
     why = (f"a desktop system is for a job no PC card holds, and {card.name} holds this one with Diffusers model "
            f"offload, ~{duration(other_s)} a batch against ~{duration(batch_s)} on {gpu.name} (below)")
     line = (f"Diffusers model offload (task.pipeline_offload = true) on {card.name}: ~{duration(other_s)} a batch, "
-            f"{_within(other, build, rules)}")
+            f"{within_text(other, build, rules)}")
     return why, line, changed
 
 
@@ -189,7 +189,7 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
     routed = model_shape(answers.workload)[0].routed_expert_parameters  # as the --cpu-moe lever (levers.py) reads it
     tries = [one.with_value("task", "expert_offload", True)] if engine == "llama_cpp" and routed else []
     for changed in [*tries, one]:
-        found = _gpu_build(recommend_one, changed)
+        found = gpu_build(recommend_one, changed)
         rate = found[0].speed.figures.get("decode_tokens_per_s_per_stream", 0.0) if found else 0.0
         if found is None or rate < 2 * per_stream:
             continue
@@ -197,7 +197,7 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
         moe = " with llama.cpp --cpu-moe" if changed.task.expert_offload else ""
         answer = "scale.gpu_count = 1" + (" and task.expert_offload = true" if moe else "")
         return (f"faster within budget: one {gpu.name}{moe} decodes ~{rate:,.1f} tokens/s per stream "
-                f"(~{per_stream:.1f} here), {_within(other, build, rules)}: answer {answer}")
+                f"(~{per_stream:.1f} here), {within_text(other, build, rules)}: answer {answer}")
     return ""
 
 
@@ -210,13 +210,13 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[A
             or build.blockers or not _warned(build, "tight fit: ")):
         return ""
     for count in (2, 4, 8):
-        found = _gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
+        found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
         if found is None or _warned(found[0], "tight fit: "):
             continue
         other, gpu = found
         return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
                 f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), "
-                f"{_within(other, build, rules)}: answer scale.gpu_count = {count}")
+                f"{within_text(other, build, rules)}: answer scale.gpu_count = {count}")
     return ""
 
 
@@ -233,7 +233,7 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     if answers.scenario != "edge_deployment" or build.blockers or here is None or not _warned(build, "slow:"):
         return None
     for multiplier in EDGE_BUDGET_MULTIPLIERS:
-        found = _gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
+        found = gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
         if found is None or _warned(found[0], "slow:"):
             continue
         other, gpu = found
@@ -265,10 +265,10 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     for count in (count for count in (2, 4, 8) if count > answers.scale.gpu_count):
         for sharding in shardings:
             changed = answers.with_value("scale", "gpu_count", count).with_value("scale", "sharding", sharding)
-            found, kept = _gpu_build(recommend_one, changed), ""
+            found, kept = gpu_build(recommend_one, changed), ""
             # 1.99: twice the same card scales to 2.0 in the model, give or take rounding
             if (found is None or training_rate(found[0].speed.figures) < 1.99 * rate) and card is not None:
-                found = _gpu_build(functools.partial(recommend_one, gpu_pin={"gpu": (card.part_id, count)}), changed)
+                found = gpu_build(functools.partial(recommend_one, gpu_pin={"gpu": (card.part_id, count)}), changed)
                 kept = (" (the wizard ranks another card first there: in `pth-top wizard`, key 1 steps through the "
                         "GPUs to this one)")
             if found is None or training_rate(found[0].speed.figures) < 1.99 * rate:
@@ -278,7 +278,7 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
             unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
             fsdp = " with FSDP" if sharding != answers.scale.sharding else ""
             return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
-                    f"(~{rate:,.0f} here), {_within(other, build, rules)}: answer scale.gpu_count = {count}"
+                    f"(~{rate:,.0f} here), {within_text(other, build, rules)}: answer scale.gpu_count = {count}"
                     + (' and scale.sharding = "fsdp"' if fsdp else "") + kept)
     return ""
 
@@ -316,14 +316,15 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
     changed = chunked_loss(answers, model_shape(answers.workload)[0])
     if changed == answers or build.blockers:  # the loss is chunked already, or there are no logits to chunk
         return ""
-    found = _gpu_build(recommend_one, changed)
+    found = gpu_build(recommend_one, changed)
     if found is None or found[0].total_price_cny >= CHEAPER_FRACTION_MAX * build.total_price_cny:
         return ""
     other, gpu = found
     count = f"{other.answers.scale.gpu_count} x " if other.answers.scale.gpu_count > 1 else ""
     return (f"cheaper with a chunked or fused loss: {stacks.TRAINING_STACK_LABELS['liger']} needs "
             f"{other.memory.total_bytes / GIB:.1f} GiB a GPU, not {build.memory.total_bytes / GIB:.1f} (the estimate "
-            f"assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']}): {count}{gpu.name}, {_within(other, build, rules)}"
+            f"assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']}): {count}{gpu.name}, "
+            f"{within_text(other, build, rules)}"
             f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.training_stack = \"liger\" "
             "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
 

@@ -76,6 +76,13 @@ def edge_speed(ctx: Context, gpu: Part) -> float:
     return job_rate(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
 
 
+def meets_target(ctx: Context, gpu: Part) -> bool:
+    """Whether the card decodes at the answered rate a stream (task.target_tokens_per_s_per_stream) by its datasheet;
+    True without a target."""
+    target = ctx.answers.task.target_tokens_per_s_per_stream
+    return not target or ctx.answers.task.mode != "inference" or edge_speed(ctx, gpu) >= target
+
+
 def trains_at_precision(ctx: Context, gpu: Part) -> bool:
     """A training card needs a nonzero rate at the answered precision (Volta has no bf16 tensor cores)."""
     if ctx.answers.task.mode != "training":
@@ -200,8 +207,14 @@ def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Par
     # An edge module is bought for its speed at the one job: a tight fit that decodes at 15 tokens/s beats a roomy
     # one at 0.4 (Llama 3 8B int4: an Orin Nano Super, not a Raspberry Pi); its headroom line says it is tight.
     levels = ((ROOMY, TIGHT),) if ctx.edge else ((ROOMY,), (TIGHT,))
-    return [[gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) in level and (gpu["form"] == DESKTOP_SYSTEM)
-             == box] for box in (False, True) for level in levels]
+    tiers = [[gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) in level and (gpu["form"] == DESKTOP_SYSTEM)
+              == box] for box in (False, True) for level in levels]
+    if not ctx.answers.task.target_tokens_per_s_per_stream:
+        return tiers
+    # A stated decode rate comes before headroom: cards that meet it, in the order above, then those that do not.
+    meeting = {gpu.id for tier in tiers for gpu in tier if meets_target(ctx, gpu)}
+    return ([[gpu for gpu in tier if gpu.id in meeting] for tier in tiers]
+            + [[gpu for gpu in tier if gpu.id not in meeting] for tier in tiers])
 
 
 def first_acceptable(ctx: Context, gpus: list[tuple[Part, bool]]) -> tuple[Assembly, Part] | None:

@@ -63,6 +63,7 @@ from pth_top.configs.rules import (
 )
 from pth_top.configs.slots import MOUNT_ROLES
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
+from pth_top.configs.speed_target import below_target_passed_over
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB
 
@@ -82,7 +83,8 @@ def recommend(
         return _recommend(changed, catalog, rules=rules, pins=gpu_pin, today=today, measured=measured)
 
     unpinned = not (pins and "gpu" in pins)
-    passed_over = (faster_server_within_budget(build, rules, recommend_one)
+    passed_over = (below_target_passed_over(build, rules, recommend_one)
+                   or faster_server_within_budget(build, rules, recommend_one)
                    or offload_before_a_desktop_system(build, rules, recommend_one)
                    or slow_edge_passed_over(build, rules, recommend_one)) if unpinned else None
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative

@@ -79,6 +79,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "training_stack", "Training stack (training)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
+        ("task", "target_tokens_per_s_per_stream", "Target tokens/s a stream (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),

@@ -1,0 +1,62 @@
+"""A stated decode rate a stream (task.target_tokens_per_s_per_stream): cards that meet it come first, and a build
+under it is no recommendation where one that meets it can be had."""
+
+from __future__ import annotations
+
+from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.recommend import recommend
+from pth_top.configs.speed import below_target
+from tests.configs.builders import answers
+from tests.configs.test_recommend import TODAY
+
+# Orpheus-3B TTS (canopylabs/orpheus-3b-0.1-ft config.json: Llama 3.2 3B, 28 layers, h 3072, 24 heads, 8 KV heads,
+# SwiGLU 8192, V 156,940 tied) in FP8 on vLLM for 24 streams: its SNAC codec needs ~84 tokens/s a stream for
+# real-time speech (7 tokens a frame x 12 frames/s).
+ORPHEUS = dict(workload__preset="custom", workload__parameters=3_300_000_000, workload__layers=28,
+               workload__hidden_size=3072, workload__attention_heads=24, workload__kv_heads=8,
+               workload__intermediate_size=8192, workload__gated_mlp=True, workload__vocabulary_size=156_940,
+               workload__tied_embeddings=True, workload__sequence_length=2048, workload__batch_size=24,
+               task__mode="inference", task__precision="int8", task__quantization="fp8", task__serving_engine="vllm",
+               task__generated_tokens=1200, data__kind="audio", budget__currency="USD")
+REAL_TIME = 84.0
+
+
+def per_stream(build):
+    return build.speed.figures["decode_tokens_per_s_per_stream"]
+
+
+def test_a_card_that_meets_the_target_is_chosen_before_a_cheaper_one_that_does_not(catalog):
+    # $40,000 bought a $1,636 RTX 5070 Ti build at ~50 tokens/s a stream, 0.6 x real time: "the best value card".
+    plain = recommend(answers("inference_server", **ORPHEUS, budget__amount=40000.0), catalog, today=TODAY)
+    aimed = recommend(answers("inference_server", **ORPHEUS, budget__amount=40000.0,
+                              task__target_tokens_per_s_per_stream=REAL_TIME), catalog, today=TODAY)
+    assert per_stream(plain) < REAL_TIME
+    assert aimed.feasible and per_stream(aimed) >= REAL_TIME, aimed.speed.summary
+    assert not any(line.startswith("below the target: ") for line in aimed.warnings)
+    assert aimed.total_price_cny > plain.total_price_cny
+
+
+def test_a_build_under_the_target_is_passed_over_for_the_nearest_that_meets_it(catalog):
+    job = answers("inference_server", **ORPHEUS, budget__amount=2500.0, task__target_tokens_per_s_per_stream=REAL_TIME)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.blockers[0].startswith("below the target: "), build.blockers
+    line, changed, _ = build.applicable_alternatives[0]
+    assert "over $2,500" in line and changed.budget.amount > 2500
+    other = recommend(changed, catalog, today=TODAY)
+    assert other.feasible and per_stream(other) >= REAL_TIME
+    # Without a target the same budget's build stands, its speed said as before.
+    assert recommend(job.with_value("task", "target_tokens_per_s_per_stream", 0.0), catalog, today=TODAY).feasible
+
+
+def test_a_pinned_card_under_the_target_says_so():
+    assert below_target({"decode_tokens_per_s_per_stream": 49.8}, REAL_TIME)[0].startswith("below the target: ~49.8")
+    assert not below_target({"decode_tokens_per_s_per_stream": 98.0}, REAL_TIME)
+    assert not below_target({"samples_per_s": 3.0}, REAL_TIME) and not below_target({}, 0.0)
+
+
+def test_a_target_is_a_language_models_decode_in_inference():
+    training = answers(**{key: value for key, value in ORPHEUS.items() if not key.startswith("task__")},
+                       task__target_tokens_per_s_per_stream=REAL_TIME)
+    assert ("task", "target_tokens_per_s_per_stream") in [problem[:2] for problem in cross_field_problems(training)]
+    assert not [problem for problem in cross_field_problems(answers(
+        **ORPHEUS, task__target_tokens_per_s_per_stream=REAL_TIME)) if problem[1] == "target_tokens_per_s_per_stream"]
