@@ -33,6 +33,9 @@ __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", 
 
 # The tensor rate that trains at each answered precision (a card without one cannot train at it: V100 has no bf16).
 EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, configs.speed_build.job_rate
+# Training's: the same rate, per money, as datasheet TFLOPS ignore what a step waits on the link (ZeRO-3 of a MoE over
+# PCIe: 21 of 27 s a step; an NVLink server trains 3.7x the tokens per yuan).
+TRAINING_SPEED = "predicted_training_rate"
 TRAINING_RATE_BY_PRECISION = {
     "bf16": ("bf16_dense_tflops", "dense BF16 tensor TFLOPS"),
     "amp_fp16": ("fp16_dense_tflops", "dense FP16 tensor TFLOPS"),
@@ -62,14 +65,16 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":
-        field, text = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
-        return field, f"{text} per {unit} of the whole build (training; Dettmers 2023)"
+        _, text = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
+        return TRAINING_SPEED, (f"the job's predicted training rate (at {text}, with the communication between the "
+                                f"GPUs it does not hide) per {unit} of the whole build")
     return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (Dettmers 2023)"
 
 
-def edge_speed(ctx: Context, gpu: Part) -> float:
-    """An edge module's predicted speed for this job, from its datasheet; an encoder-decoder's, whose speed is not
-    predicted, ranked by its decoder-only equivalent's (a module's weight reads and FLOPs, not its id)."""
+def job_speed(ctx: Context, gpu: Part) -> float:
+    """The job's predicted speed on this card (what edge modules and training builds are ranked by), from its
+    datasheet; an encoder-decoder's, whose speed is not predicted, by its decoder-only equivalent's (a module's
+    weight reads and FLOPs, not its id)."""
     from pth_top.configs.speed_build import job_rate  # speed_build reads this module's rate table
 
     shape = replace(ctx.shape, decoder_layers=0, decoder_sequence_length=0) if ctx.shape.encoder_decoder else ctx.shape
@@ -80,7 +85,7 @@ def meets_target(ctx: Context, gpu: Part) -> bool:
     """Whether the card decodes at the answered rate a stream (task.target_tokens_per_s_per_stream) by its datasheet;
     True without a target."""
     target = ctx.answers.task.target_tokens_per_s_per_stream
-    return not target or ctx.answers.task.mode != "inference" or edge_speed(ctx, gpu) >= target
+    return not target or ctx.answers.task.mode != "inference" or job_speed(ctx, gpu) >= target
 
 
 def trains_at_precision(ctx: Context, gpu: Part) -> bool:
@@ -130,7 +135,8 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
                 ctx, gpu):
             continue  # a passive card lives only in a server chassis's airflow, and no catalog chassis takes it
         fit = memory_fit(ctx, gpu)
-        score = edge_speed(ctx, gpu) if ctx.edge else gpu[metric] / unit_price(ctx, gpu)
+        score = job_speed(ctx, gpu) if ctx.edge else (
+            job_speed(ctx, gpu) if metric == TRAINING_SPEED else gpu[metric] * ctx.gpu_count) / unit_price(ctx, gpu)
         ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
     ranked.sort(key=lambda item: item[:3])
     return [(gpu, fits) for *_, gpu, fits in ranked]
@@ -175,9 +181,10 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     """The ranking metric of all the build's GPUs per yuan of the whole build (the host is part of the price);
     an edge module's predicted speed."""
     if ctx.edge:
-        return edge_speed(ctx, gpu)
+        return job_speed(ctx, gpu)
     metric, _ = gpu_metric(ctx)
-    return gpu[metric] * ctx.gpu_count / max(assembly.total_cny, 1.0)
+    rate = job_speed(ctx, gpu) if metric == TRAINING_SPEED else gpu[metric] * ctx.gpu_count
+    return rate / max(assembly.total_cny, 1.0)
 
 
 def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, float, Part, Assembly]]

@@ -53,6 +53,27 @@ def test_inference_llm_ranks_by_bandwidth(catalog):
     assert build.memory.kv_cache_bytes > 0 and build.memory.gradients_bytes == 0
 
 
+def test_training_ranks_by_the_predicted_rate_with_its_communication_per_yuan(catalog):
+    # DeepSeek-V2-Lite (deepseek-ai config.json: 15.7B, 2.4B active, 27 layers, 64 experts of which 6 a token) fully
+    # fine-tuned with ZeRO-3 over 8 GPUs for CNY 3,000,000: 8 PCIe 48 GB cards at CNY 383k led by datasheet TFLOPS a
+    # yuan, 21 of 27 s a step waiting on the link; the NVLink HGX H200 trains ~3.7x the tokens a yuan.
+    job = answers("team_training", workload__preset="custom", workload__parameters=15_700_000_000,
+                  workload__active_parameters=2_400_000_000, workload__experts_count=64, workload__experts_per_token=6,
+                  workload__layers=27, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=1,
+                  workload__head_dim=288, workload__intermediate_size=10944, workload__gated_mlp=True,
+                  workload__vocabulary_size=102_400, workload__sequence_length=4096, workload__batch_size=64,
+                  task__recompute="full", task__accumulation_steps=8, data__dataset_size_gb=4.0, scale__gpu_count=8,
+                  scale__sharding="zero3", budget__amount=3_000_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    pcie = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-pro-5000-blackwell-48gb", 8)})
+
+    def tokens_a_yuan(one):
+        return one.speed.figures["training_tokens_per_s"] / one.total_price_cny
+    assert build.feasible and pcie.feasible
+    assert tokens_a_yuan(build) > 2 * tokens_a_yuan(pcie), (build.component("gpu").name, tokens_a_yuan(pcie))
+    assert any("predicted training rate" in line for line in build.component("gpu").reasoning)
+
+
 def test_quiet_excludes_blower_and_passive_cards(catalog):
     build = recommend(answers(workload__preset="llama-7b", task__recompute="full", budget__amount=200000.0,
                               budget__noise="quiet"), catalog, today=TODAY)
