@@ -56,6 +56,9 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     for $1,500, whose cards in budget are too small, on a $991 PC at ~18 tokens/s); and acceptable itself. Never for
     training that needs a GPU: its closest build is a GPU build, not a $950 PC for 70B QLoRA."""
     only_one_in_budget = not fit.feasible and cpu_only.asm.total_cny <= ctx.budget_cny
+    if not fit.feasible and ctx.budget_cny < cpu_only.asm.total_cny < fit.assembly.total_cny:  # the nearest build
+        return not too_slow_on_the_cpu(ctx, cpu_only) and not training_needs_a_gpu(ctx, cpu_only) \
+            and not cpu_only.asm.unsatisfied
     return ((cpu_only.adequate or only_one_in_budget) and not training_needs_a_gpu(ctx, cpu_only)
             and not too_slow_on_the_cpu(ctx, cpu_only) and acceptable(cpu_only.ctx, cpu_only.asm))
 

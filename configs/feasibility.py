@@ -55,7 +55,10 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
         what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
-        lines.append(f"not feasible within {budget}: {what} costs {_money(ctx, assembly.total_cny)}")
+        line = f"not feasible within {budget}: {what} costs {_money(ctx, assembly.total_cny)}"
+        if gpu is None and fit is not None and fit.assembly.total_cny > assembly.total_cny:  # a CPU-only PC, nearer
+            line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
+        lines.append(line)
     if gpu is not None and not buyable(ctx, gpu):
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
                      f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (

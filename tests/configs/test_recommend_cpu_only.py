@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pth_top.configs.answers import Answers, cross_field_problems
@@ -135,11 +137,10 @@ def test_an_adequate_cpu_only_pc_over_budget_is_named_with_its_price(catalog):
     # Follows from finding 7: the cheapest CPU that drives a display may put the CPU-only PC over a small budget.
     build = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__mode="inference",
                               task__precision="fp32", budget__amount=4000.0), catalog, today=TODAY)
-    if build.cpu_only:
-        assert not build.blockers
-    else:
-        assert any(line.startswith("a CPU-only PC would do (small-model inference) but costs ¥")
-                   for line in build.blockers)
+    # Over budget, it is still the nearest build: the closest parts shown, the GPU build it beats on price named.
+    assert build.cpu_only
+    nearest = r"costs ¥[\d,]+, a CPU-only PC; the cheapest GPU build costs ¥"
+    assert build.feasible or re.search(nearest, build.blockers[0]), build.blockers
 
 
 def test_an_entry_cpu_only_box_takes_an_igpu_cpu_on_ddr4_and_says_where_its_price_is_from(catalog):
@@ -369,9 +370,11 @@ def test_a_cpu_only_pc_just_over_budget_that_decodes_well_is_named(catalog):
                   workload__batch_size=1, task__mode="inference", task__precision="int4",
                   task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m", task__generated_tokens=512,
                   budget__currency="EUR", budget__amount=700.0)
+    # And where the GPU PC is dearer still, the CPU-only PC is the closest build (Granite-4.1-8B for EUR 700 too).
     build = recommend(job, catalog, today=TODAY)
-    named = [line for line in build.blockers if line.startswith("a CPU-only PC would do (it decodes ~")]
-    assert not build.feasible and len(named) == 1 and "over)" in named[0], build.blockers
+    assert not build.feasible and build.cpu_only, build.blockers
+    assert "costs €782, a CPU-only PC; the cheapest GPU build costs €1,107" in build.blockers[0], build.blockers
+    assert build.speed.figures["decode_tokens_per_s_per_stream"] > 20
 
 
 def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budget_holds_the_model(catalog):
