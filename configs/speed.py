@@ -32,6 +32,10 @@ DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
 PREFILL_COMPUTE_FRACTION = 0.6
+# An encoder's forward pass in eager PyTorch (transformers with FlashAttention 2 and unpadding): ModernBERT-large at
+# 8,192 tokens on an RTX 4090, 46.8k tokens/s x 1.1 GFLOP = 0.32 of 165 TFLOP/s (arXiv:2412.13663, Table 2).
+# TensorRT's fused BERT kernels reach about twice that; no engine offered here is TensorRT.
+ENCODER_FORWARD_FRACTION = 0.3
 # Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
 # peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).

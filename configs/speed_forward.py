@@ -34,12 +34,12 @@ def _batch_seconds(answers: Answers, shape: ModelShape, device: sp.Device, batch
 
 
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
-    """Inputs (images) a second for a batch: its FLOPs at the prefill fraction of the GPUs' tensor rate, never faster
-    than reading the weights once a batch."""
+    """Inputs (images) a second for a batch: its FLOPs at the fraction of the GPUs' tensor rate an eager encoder
+    reaches, never faster than reading the weights once a batch."""
     batch, tokens = answers.workload.batch_size, shape.sequence_length
     unit = "images" if answers.data.kind == "images" else "inputs"
     flops, origin = forward_flops(shape, tokens)
-    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.PREFILL_COMPUTE_FRACTION)
+    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.ENCODER_FORWARD_FRACTION)
     rate = batch / batch_s
     out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s})
     out.formula.append(f"forward pass: batch {batch} x {flops / 1e12:.3g} TFLOP ({origin}) / ({compute_text}) "

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 38,
-test_requests.py 13): 67 here (160 in all).
+test_requests.py 13): 69 here (162 in all).
 """
 
 from __future__ import annotations
@@ -164,6 +164,23 @@ def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, b
 
 TRT_BERT = ("github.com/NVIDIA/TensorRT demo/BERT/README.md (commit 007c347), 'Inference performance', "
             "scripts/inference_benchmark.sh, BERT Large, FP16, sequence length 384, batch 128")
+TRT_GAP = ("TensorRT's fused BERT kernels reach ~0.6 of the tensor rate, twice the eager encoders the wizard's engines "
+           "run (ENCODER_FORWARD_FRACTION, fitted on ModernBERT in transformers): -50 %")
+MODERNBERT = ("arXiv:2412.13663 (ModernBERT), Table 2, RTX 4090, transformers with FlashAttention 2 and unpadding, "
+              "fixed-length inputs")
+
+
+def modernbert_large(sequence_length: int, batch: int) -> float:
+    """Tokens a second of ModernBERT-large (answerdotai config.json: 28 layers, h 1024, 16 heads, GeGLU 2624, V 50,368;
+    global attention every third layer, a 128-token window on the other 18) in bf16 on an RTX 4090."""
+    answers = Answers(workload=Workload(
+        preset="custom", parameters=395_000_000, layers=28, hidden_size=1024, attention_heads=16, kv_heads=16,
+        intermediate_size=2624, gated_mlp=True, vocabulary_size=50_368, encoder_only=True,
+        sliding_window_tokens=128, sliding_window_layers=18, sequence_length=sequence_length, batch_size=batch),
+        task=Task(mode="inference", precision="bf16"))
+    shape = model_shape(answers.workload)[0]
+    rate = speed_build.inference(answers, shape, catalog_gpu("rtx-4090-24gb", answers)).figures["samples_per_s"]
+    return rate * sequence_length
 # FLUX.1-dev's denoiser, as tests/configs/published_workloads.py gives it; a W x H image is (W/16) x (H/16) latent
 # tokens beside the pipeline's 512 T5 tokens (FluxPipeline max_sequence_length).
 FLUX1_DEV = model_shape(answers_of(**published_workloads.FLUX1_DEV).workload)[0]
@@ -415,10 +432,14 @@ CASES: tuple[PublishedSpeed, ...] = (
     # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
     PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
                    "782 sequences/s", 128 / 0.16370,
-                   lambda: encoder_inference("bert-large", 384, "a100-40gb-sxm", 128)),
+                   lambda: encoder_inference("bert-large", 384, "a100-40gb-sxm", 128), gap=TRT_GAP, tolerance=0.6),
     PublishedSpeed("trt-bert-large-a30-fp16-s384-b128", f"{TRT_BERT}: A30 (165 TFLOP/s dense FP16, 933 GB/s: not "
                    "in the catalog), 342.30 ms average a batch, 374 sequences/s", 128 / 0.34230,
-                   lambda: encoder_inference("bert-large", 384, A30, 128)),
+                   lambda: encoder_inference("bert-large", 384, A30, 128), gap=TRT_GAP, tolerance=0.6),
+    PublishedSpeed("modernbert-large-4090-8192-tokens", f"{MODERNBERT}: 8,192 tokens, batch 48, 46.8k tokens/s",
+                   46_800, lambda: modernbert_large(8192, 48), fitted=True),
+    PublishedSpeed("modernbert-large-4090-512-tokens", f"{MODERNBERT}: 512 tokens, batch 770, 52.3k tokens/s",
+                   52_300, lambda: modernbert_large(512, 770)),
     # --- CPU-only decode from system RAM (configs/speed_cpu.py; its fraction is fitted on the first row) ---
     PublishedSpeed("llamacpp-7950x-ddr5-mixtral-q8_0", f"{LLAMACPP_4716}: Ryzen 9 7950X, 4 x 32 GB DDR5 at 3,600 "
                    "MT/s, 3.37 tokens/s", 3.37,
