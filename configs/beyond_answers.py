@@ -26,7 +26,13 @@ from pth_top.configs.platforms import SYSTEM_GPU_FORMS
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
-from pth_top.configs.scale_out import LLAMA2_SCALING, fewest_nodes, interconnect, rent_market_note
+from pth_top.configs.scale_out import (
+    LLAMA2_SCALING,
+    fewest_nodes,
+    global_batch_note,
+    interconnect,
+    rent_market_note,
+)
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate, training_rate
 from pth_top.units import GIB
@@ -378,19 +384,12 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
                  f"{rent_market_note(build.market)}")
     nodes = max(least, math.ceil(rented_hours / (SLOW_RUN_DAYS * 24)))
     if nodes > 1:  # one node is slow too, or does not hold it: as many as finish it in SLOW_RUN_DAYS
-        # Data parallel gives each GPU at least one sequence of the global batch a step.
-        batch_nodes = max(1, answers.workload.batch_size // NODE_GPUS)
-        batch_note = ""
-        if nodes > batch_nodes:
-            batch_note = (f"; a global batch of {answers.workload.batch_size:,} sequences spreads over at most "
-                          f"{batch_nodes} nodes: {nodes * NODE_GPUS:,} or more a step for {nodes} (a larger batch "
-                          "may need a new learning-rate schedule)")
         lead = f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes" if nodes > least else \
             f"rent {nodes} nodes, the fewest that hold it with ZeRO-3 across them,"
         return (f"{lead} of {rate_text}, {nodes * NODE_GPUS:,} GPUs over {interconnect(gpu)}: "
                 f"~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours do not change with the node "
                 f"count), against {here}; data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
-                f"{batch_note}")
+                f"{global_batch_note(answers.workload.batch_size, nodes)}")
     if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
         return ""  # the same GPUs for the same time at more money: nothing to say
     return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"

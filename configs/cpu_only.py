@@ -57,8 +57,9 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     training that needs a GPU: its closest build is a GPU build, not a $950 PC for 70B QLoRA."""
     only_one_in_budget = not fit.feasible and cpu_only.asm.total_cny <= ctx.budget_cny
     if not fit.feasible and ctx.budget_cny < cpu_only.asm.total_cny < fit.assembly.total_cny:  # the nearest build
+        limit = ctx.answers.budget.max_power_w
         return not too_slow_on_the_cpu(ctx, cpu_only) and not training_needs_a_gpu(ctx, cpu_only) \
-            and not cpu_only.asm.unsatisfied
+            and not cpu_only.asm.unsatisfied and not (limit and cpu_only.asm.wall_w > limit)
     return ((cpu_only.adequate or only_one_in_budget) and not training_needs_a_gpu(ctx, cpu_only)
             and not too_slow_on_the_cpu(ctx, cpu_only) and acceptable(cpu_only.ctx, cpu_only.asm))
 
@@ -67,10 +68,12 @@ def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
     """A PC offered CPU-only on price alone whose decode is under the slow rate, or not predicted (a server CPU, a
     denoiser): no recommendation (Mistral Large 123B Q4 on two DDR5 channels: 0.9 tokens/s; ERNIE-4.5-300B for 8
     users on an EPYC). A slow first token is warned about: shorter prompts help it."""
-    if cpu_only.adequate:
+    if cpu_only.adequate or ctx.answers.task.mode != "inference":
         return False
-    decode = cpu_decode_tokens_per_s(ctx, cpu_only) if ctx.answers.task.mode == "inference" else None
-    return decode is None or decode < sp.SLOW_DECODE_TOKENS_PER_S
+    decode = cpu_decode_tokens_per_s(ctx, cpu_only)
+    if decode is None:  # a denoiser, or a language model on a CPU whose decode is not predicted: unknown, not offered
+        return bool(ctx.shape.denoising_steps) or (ctx.shape.kind == "transformer" and not ctx.shape.encoder_only)
+    return decode < sp.SLOW_DECODE_TOKENS_PER_S
 
 
 def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:

@@ -157,14 +157,15 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
         if transformer and not diffusion and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
-        fewer = [] if diffusion or ctx.edge else [  # the same job on fewer, larger cards
-            (f"fewer, larger cards: {'one GPU' if count == 1 else f'{count} GPUs, {split_label(answers)}'} "
-             f"(scale.gpu_count = {count})", answers.with_value("scale", "gpu_count", count))
-            for count in (4, 2, 1) if count < scale.gpu_count]
+        # The same job on fewer, larger cards, still split: one GPU would give up the split's speed (and admit a
+        # desktop system, a DGX Spark at a quarter of it).
+        fewer_cards = [] if diffusion or ctx.edge else [
+            (f"fewer, larger cards: {count} GPUs, {split_label(answers)} (scale.gpu_count = {count})",
+             answers.with_value("scale", "gpu_count", count)) for count in (4, 2) if count < scale.gpu_count]
         experts_to_ram = engine == "llama_cpp" and bool(ctx.shape.routed_expert_parameters) \
             and not task.expert_offload and not ctx.edge
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster
-            changes.extend(fewer)
+            changes.extend(fewer_cards)
         if diffusion and answers.workload.frozen_parameters and not task.pipeline_offload:  # precision kept
             changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
@@ -188,7 +189,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             else:
                 changes.append(("llama.cpp --cpu-moe: the routed experts in system RAM, run by the CPU "
                                 "(task.expert_offload)", offloaded))
-            changes.extend(fewer)
+            changes.extend(fewer_cards)
         if answers.scenario != "inference_server":
             changes.extend(split)
     # A ViT preset (no vocabulary) or a custom model on images: its tokens are the image, not a context to shorten.

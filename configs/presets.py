@@ -124,6 +124,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
                      "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
     task = answers.task
+    if task.target_tokens_per_s_per_stream and (kind != "transformer" or shape.encoder_only or shape.denoising_steps):
+        lines.append("task.target_tokens_per_s_per_stream is not used: it is a language model's decode rate, and this "
+                     "model generates no tokens")
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append("estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones "

@@ -65,9 +65,8 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":
-        _, text = TRAINING_RATE_BY_PRECISION.get(ctx.answers.task.precision, TRAINING_RATE_BY_PRECISION["bf16"])
-        return TRAINING_SPEED, (f"the job's predicted training rate (at {text}, with the communication between the "
-                                f"GPUs it does not hide) per {unit} of the whole build")
+        links = ", with what a step waits on the links between its GPUs" if ctx.gpu_count > 1 else ""
+        return TRAINING_SPEED, f"the job's predicted training rate{links} per {unit} of the whole build"
     return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (Dettmers 2023)"
 
 
@@ -85,7 +84,15 @@ def meets_target(ctx: Context, gpu: Part) -> bool:
     """Whether the card decodes at the answered rate a stream (task.target_tokens_per_s_per_stream) by its datasheet;
     True without a target."""
     target = ctx.answers.task.target_tokens_per_s_per_stream
-    return not target or ctx.answers.task.mode != "inference" or job_speed(ctx, gpu) >= target
+    return not target or not decodes(ctx) or job_speed(ctx, gpu) >= target
+
+
+def decodes(ctx: Context) -> bool:
+    """Whether the job generates tokens, a stream at a time: a language model's inference (not an encoder's, a
+    denoiser's or a CNN's)."""
+    shape = ctx.shape
+    return ctx.answers.task.mode == "inference" and shape.kind == "transformer" and not shape.encoder_only \
+        and not shape.denoising_steps
 
 
 def trains_at_precision(ctx: Context, gpu: Part) -> bool:

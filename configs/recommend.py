@@ -83,10 +83,9 @@ def recommend(
         return _recommend(changed, catalog, rules=rules, pins=gpu_pin, today=today, measured=measured)
 
     unpinned = not (pins and "gpu" in pins)
-    passed_over = (below_target_passed_over(build, rules, recommend_one)
-                   or faster_server_within_budget(build, rules, recommend_one)
-                   or offload_before_a_desktop_system(build, rules, recommend_one)
-                   or slow_edge_passed_over(build, rules, recommend_one)) if unpinned else None
+    passed_over = next((found for check in (below_target_passed_over, faster_server_within_budget,
+                                            offload_before_a_desktop_system, slow_edge_passed_over)
+                        if (found := check(build, rules, recommend_one)) is not None), None) if unpinned else None
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
         return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                           measured=measured, passed_over=passed_over)

@@ -20,7 +20,8 @@ from pth_top.configs.part_types import HOST_FREE_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
-from pth_top.configs.speed_build import epoch_seconds, job_rate
+from pth_top.configs.speed_build import job_rate
+from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.units import GIB
 
 MAX_NODES = 64
@@ -135,7 +136,7 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
         return ""
     node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
     per_node = job_rate(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
-    seconds, what = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "")
+    seconds, what, _ = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "", False)
     if not seconds:
         return ""
     gpu_hours = seconds / 3600 * MAX_GPUS * nodes
@@ -143,11 +144,22 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
     unit = "tokens" if ctx.shape.kind == "transformer" else "samples"
     line = (f"one epoch of {what} at ~{per_node:,.0f} {unit}/s a node takes ~{duration(seconds)} on {nodes} nodes: "
             f"{gpu_hours:,.0f} GPU-hours, ~{cost}")
+    line += " (a node's rate over its NVLink; ZeRO-3's gathers across nodes cross InfiniBand and may slow it)"
     if seconds > SLOW_RUN_DAYS * 86400:
         needed = math.ceil(gpu_hours / (MAX_GPUS * SLOW_RUN_DAYS * 24))
         line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
-                 f"GPU-hours, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})")
+                 f"GPU-hours, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
+                 f"{global_batch_note(ctx.answers.workload.batch_size, needed)}")
     return line
+
+
+def global_batch_note(batch_size: int, nodes: int) -> str:
+    """Data parallel gives each GPU at least one sequence of the global batch a step: what more nodes need."""
+    most = max(1, batch_size // MAX_GPUS)
+    if nodes <= most:
+        return ""
+    return (f"; a global batch of {batch_size:,} sequences spreads over at most {most} nodes: {nodes * MAX_GPUS:,} or "
+            f"more a step for {nodes} (a larger batch may need a new learning-rate schedule)")
 
 
 def fewest_nodes(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, answers: Answers

@@ -98,16 +98,6 @@ SLOW_DECODE_TOKENS_PER_S = 5.0
 SLOW_FIRST_TOKEN_S = 60.0
 SLOW_RUN_DAYS = 30.0
 BELOW_TARGET = "below the target: "  # a decode under task.target_tokens_per_s_per_stream starts its warning so
-
-
-def below_target(figures: dict[str, float], target: float) -> list[str]:
-    """The warning for a decode a stream under the answered target rate; none without a target or a decode."""
-    per_stream = figures.get("decode_tokens_per_s_per_stream", 0.0)
-    if not target or not per_stream or per_stream >= target:
-        return []
-    return [f"{BELOW_TARGET}~{per_stream:,.1f} tokens/s per stream, under task.target_tokens_per_s_per_stream = "
-            f"{target:g}: a card with more memory bandwidth, more GPUs with tensor parallel, or smaller weights "
-            "decode faster"]
 # ResNet-50's forward FLOPs per value it saves for backward: the estimate for a custom CNN given no FLOP count.
 RESNET50_FORWARD_FLOPS = 8.18e9
 RESNET50_SAVED_ELEMENTS = 21_530_496
@@ -338,3 +328,12 @@ def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_
     if comm.host_overlapped:
         return max(0.0, collective_s + host_s - window)
     return max(0.0, collective_s - window) + host_s
+
+
+def below_target(figures: dict[str, float], target: float) -> list[str]:
+    """The warning for a decode a stream under the answered target rate; none without a target or a decode."""
+    per_stream = figures.get("decode_tokens_per_s_per_stream", 0.0)
+    if not target or not per_stream or per_stream >= target:
+        return []
+    return [f"{BELOW_TARGET}~{per_stream:,.1f} tokens/s per stream, under task.target_tokens_per_s_per_stream = "
+            f"{target:g}: a card with more memory bandwidth, or smaller weights, decodes faster"]

@@ -21,6 +21,7 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
+from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
 from pth_top.configs.speed_reads import DecodeReads, decode_reads, prefill_flops
 
@@ -244,10 +245,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.figures["training_images_per_s"] = rate / tokens
         line = (f"~{sp.rate_text(rate / tokens)} images/s training ({rate:,.0f} tokens/s, {tokens:,} per image; "
                 f"{sp.duration(step_s)} per step)")
-    run_s, basis = epoch_seconds(answers, shape, rate)
+    run_s, basis, counted = epoch_seconds(answers, shape, rate)
     if run_s:
         out.figures["epoch_hours"] = run_s / 3600
-        counted = "(data." in basis  # read from data.tokens_count or data.images_count, not from the size in GB
         what = f"one epoch of {answers.data.dataset_size_gb:g} GB" if answers.data.dataset_size_gb and not counted \
             else "one epoch"
         line += f"; {what} ({basis}) in ~{sp.duration(run_s)}"
@@ -289,28 +289,6 @@ def _trainable(shape: ModelShape, task: Any) -> float:
                                             task.lora_targets)
         return float(methods.lora_parameters(matrices, task.lora_rank, shape.layers))
     return float(shape.parameters)
-
-
-def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str]:
-    """One pass over the data set where its size says how much work it is (text tokens, images), and how many samples
-    the size was read as; (0, "") otherwise."""
-    data = answers.data
-    size = data.dataset_size_gb * 1e9
-    if shape.encoder_decoder:  # timed in samples: a data set's tokens or images do not say how many samples it has
-        return 0.0, ""
-    if shape.kind == "transformer" and data.tokens_count and data.kind != "images":  # text tokens, audio frames
-        return data.tokens_count / rate, f"{data.tokens_count / 1e9:,.3g}B tokens (data.tokens_count)"
-    if data.kind == "text" and shape.kind == "transformer" and size:
-        tokens = size / sp.BYTES_PER_TEXT_TOKEN
-        return tokens / rate, f"~{tokens / 1e9:,.3g}B tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each"
-    if data.kind == "images" and (data.images_count or size):
-        per_sample = shape.sequence_length if shape.kind == "transformer" else 1
-        if data.images_count:
-            return data.images_count * per_sample / rate, f"{data.images_count:,} images (data.images_count)"
-        images = size / sp.BYTES_PER_IMAGE
-        return images * per_sample / rate, (f"~{images / 1e6:,.3g}M images at ImageNet's "
-                                            f"~{sp.BYTES_PER_IMAGE / 1e3:g} KB each")
-    return 0.0, ""
 
 
 def training_rate(figures: dict[str, float]) -> float:

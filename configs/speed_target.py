@@ -10,16 +10,18 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
-from pth_top.configs.beyond_answers import gpu_build, within_text
+from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, gpu_build, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.rules import Rules
 
-# How far over budget a build under the target looks for the nearest that meets it.
+# How far over budget a server or home build under the target looks for the nearest that meets it (an edge job:
+# EDGE_BUDGET_MULTIPLIERS, as a slow edge build).
 TARGET_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
-GPU_COUNTS = (2, 4, 8)
+GPU_COUNTS = (1, 2, 4, 8)
 
 
 def _per_stream(build: Build) -> float:
@@ -29,14 +31,16 @@ def _per_stream(build: Build) -> float:
 def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]
                              ) -> tuple[str, str, Answers] | None:
     """A build under the answered decode rate a stream is passed over for more GPUs with tensor parallel within budget
-    that meet it, else for the nearest build over budget that does: why, the alternative's line and its answers."""
+    that meet it, else for the cheapest build over budget, at any GPU count, that does: why, the alternative's line
+    and its answers."""
     answers, here = build.answers, build.component("gpu")
     target, rate = answers.task.target_tokens_per_s_per_stream, _per_stream(build)
     if not target or answers.task.mode != "inference" or build.blockers or here is None or not 0 < rate < target:
         return None
-    short = (f"below the target: ~{rate:,.1f} tokens/s per stream on {here.quantity} x {here.name}, under "
+    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} tokens/s per stream on {here.quantity} x {here.name}, under "
              f"task.target_tokens_per_s_per_stream = {target:g}")
-    for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count):
+    edge = answers.scenario == "edge_deployment"
+    for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge):
         changed = answers.with_value("scale", "gpu_count", count)
         found = gpu_build(recommend_one, changed)
         if found is None or _per_stream(found[0]) < target:
@@ -45,18 +49,22 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         line = (f"{count} x {gpu.name} with {split_label(changed)}: ~{_per_stream(other):,.1f} tokens/s per stream, "
                 f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
         return f"{short}, where {count} GPUs within budget decode ~{_per_stream(other):,.1f} (below)", line, changed
-    for multiplier in TARGET_BUDGET_MULTIPLIERS:
-        found = gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
-        if found is None or _per_stream(found[0]) < target:
+    counts = (1,) if edge else GPU_COUNTS
+    for multiplier in EDGE_BUDGET_MULTIPLIERS if edge else TARGET_BUDGET_MULTIPLIERS:
+        raised = answers.with_value("budget", "amount", answers.budget.amount * multiplier)
+        meeting = [found for found in (gpu_build(recommend_one, raised.with_value("scale", "gpu_count", count))
+                                       for count in counts) if found is not None and _per_stream(found[0]) >= target]
+        if not meeting:
             continue
-        other, gpu = found
+        other, gpu = min(meeting, key=lambda found: found[0].total_price_cny)
         amount = math.ceil(other.total_price_cny / cny_per(build.currency, rules))
-        changed = answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
+        changed = other.answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
         price = money(other.total_price_cny, build.currency, rules)
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
-        line = (f"{gpu.quantity} x {gpu.name}, a build of {price} "
-                f"({over} over {money(build.budget_cny, build.currency, rules)}): ~{_per_stream(other):,.1f} "
-                f"tokens/s per stream (answer budget.amount = {amount:g})")
+        count_answer = f", scale.gpu_count = {gpu.quantity}" if gpu.quantity != answers.scale.gpu_count else ""
+        line = (f"{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
+                f"{money(build.budget_cny, build.currency, rules)}): ~{_per_stream(other):,.1f} tokens/s per stream "
+                f"(answer budget.amount = {amount:g}{count_answer})")
         return f"{short}, where the nearest build that meets it costs {price} ({over} over the budget; below)", line, \
             changed
     return None

@@ -269,6 +269,15 @@ def test_a_pc_whose_speed_is_not_predicted_is_not_offered_on_price(catalog):
     assert not any("CPU-only" in line for line in build.feasible_alternatives), build.feasible_alternatives
 
 
+@pytest.mark.parametrize("preset", ["bert-base", "resnet50"])
+def test_an_encoder_or_cnn_server_on_a_small_budget_still_gets_a_cpu_only_pc(catalog, preset):
+    # Their CPU speed is not predicted either, but a CPU runs a forward pass of them in milliseconds: not "unknown".
+    build = recommend(answers("inference_server", workload__preset=preset, workload__batch_size=8,
+                              task__mode="inference", task__precision="fp16", budget__amount=850.0,
+                              budget__currency="USD"), catalog, today=TODAY)
+    assert build.feasible and build.cpu_only, build.blockers
+
+
 def test_lenet_on_mnist_is_trained_on_a_cpu_only_pc_not_sent_to_rent_a_gpu(catalog):
     # The guide's small class (LeNet, 2 GB) on MNIST-sized data (0.1 GB): a CPU trains it; "rent an A10" is not an
     # answer an engineer would sign. ImageNet-sized data keeps needing a GPU (the test above).

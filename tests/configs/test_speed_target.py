@@ -48,7 +48,35 @@ def test_a_build_under_the_target_is_passed_over_for_the_nearest_that_meets_it(c
     assert recommend(job.with_value("task", "target_tokens_per_s_per_stream", 0.0), catalog, today=TODAY).feasible
 
 
-def test_a_pinned_card_under_the_target_says_so():
+def test_the_nearest_build_that_meets_the_target_may_have_fewer_gpus(catalog):
+    # Asked on 2 GPUs for $3,500: 2 x RTX 5070 Ti decode ~68 a stream; one RTX 5090 meets 84 for $5,137, where
+    # keeping 2 GPUs asked $10,294.
+    job = answers("inference_server", **ORPHEUS, scale__gpu_count=2, budget__amount=3500.0,
+                  task__target_tokens_per_s_per_stream=REAL_TIME)
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert build.blockers[0].startswith("below the target: ") and changed.scale.gpu_count == 1, line
+    assert per_stream(recommend(changed, catalog, today=TODAY)) >= REAL_TIME
+
+
+def test_a_pinned_card_under_the_target_says_so(catalog):
+    pinned = recommend(answers("inference_server", **ORPHEUS, budget__amount=40000.0,
+                               task__target_tokens_per_s_per_stream=REAL_TIME), catalog, today=TODAY,
+                       pins={"gpu": ("rtx-5070-ti-16gb", 1)})
+    assert any(line.startswith("below the target: ~49.8 tokens/s") for line in pinned.warnings), pinned.warnings
+
+
+def test_a_target_on_a_model_that_generates_nothing_is_said_unused_and_ranks_nothing(catalog):
+    # A ResNet-50 server's images a second are no tokens a stream: the cards stay ranked as without a target.
+    job = answers("inference_server", workload__preset="resnet50", workload__batch_size=8, task__mode="inference",
+                  task__precision="fp16", budget__amount=5000.0, budget__currency="USD")
+    plain = recommend(job, catalog, today=TODAY)
+    aimed = recommend(job.with_value("task", "target_tokens_per_s_per_stream", 5000.0), catalog, today=TODAY)
+    assert aimed.component("gpu").part_id == plain.component("gpu").part_id
+    assert any("target_tokens_per_s_per_stream is not used" in line for line in aimed.warnings), aimed.warnings
+
+
+def test_the_warning_reads_the_decode_a_stream():
     assert below_target({"decode_tokens_per_s_per_stream": 49.8}, REAL_TIME)[0].startswith("below the target: ~49.8")
     assert not below_target({"decode_tokens_per_s_per_stream": 98.0}, REAL_TIME)
     assert not below_target({"samples_per_s": 3.0}, REAL_TIME) and not below_target({}, 0.0)
