@@ -215,14 +215,25 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
     card = ctx.catalog.get(pinned[0]) if pinned else None
     if pinned is None or card is None or memory_fit(ctx, card) != SHORT or not buyable(ctx, card):
         return None
-    for label, answers in answer_changes(ctx):
-        if answers == ctx.answers or answers.scale.gpu_count != ctx.answers.scale.gpu_count:
+    # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
+    # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
+    tries: list[tuple[str, Answers]] = []
+    for label, changed in answer_changes(ctx):
+        if changed == ctx.answers or changed.scale.gpu_count != ctx.answers.scale.gpu_count:
             continue
-        count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
-        line = _feasible_line(ctx, f"keeping the pinned {count}{card.name}, {label}", pinned_context_for(answers),
-                              [(card, True)])
-        if line:
-            return Alternative(line, answers, dict(ctx.pins))
+        tries.append((label, changed))
+        cheap = cheap_levers(ctx, changed)
+        if cheap != changed:
+            tries.append((f"{label}, {cheap_levers_label(ctx, changed, cheap)}", cheap))
+    count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
+    for keeping in (True, False):
+        for label, answers in tries:
+            if keeps_the_job(ctx.answers, answers) != keeping:
+                continue
+            line = _feasible_line(ctx, f"keeping the pinned {count}{card.name}, {label}",
+                                  pinned_context_for(answers), [(card, True)])
+            if line:
+                return Alternative(line, answers, dict(ctx.pins))
     return None
 
 

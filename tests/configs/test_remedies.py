@@ -16,7 +16,7 @@ from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB
-from tests.configs.builders import GLM45_AIR, answers
+from tests.configs.builders import GLM45_AIR, QWEN25_32B, answers
 
 TODAY = dt.date(2026, 11, 1)
 SHARDING_WORDS = ("ZeRO", "FSDP")
@@ -242,6 +242,19 @@ def test_a_machine_of_many_small_cards_over_budget_is_offered_fewer_larger_ones(
     assert other.feasible and other.total_price_cny <= other.budget_cny
     # Fewer cards stay split: one card gives up the split's speed, and would admit a desktop system.
     assert all(changed.scale.gpu_count >= 2 for _, changed in fewer), [line for line, _ in fewer]
+
+
+def test_a_full_fine_tune_on_pinned_cards_keeps_the_job_with_quality_free_levers_together(catalog):
+    # Sky-T1-32B (Qwen2.5-32B's shape) fully fine-tuned at 16k with ZeRO-3 on an owned 8 x H100: NovaSky ran exactly
+    # that, 19 h with DeepSpeed ZeRO-3 offload. Each quality-free lever alone falls short, so LoRA led; an 8-bit
+    # optimizer with a chunked loss holds it (~53 GiB a GPU).
+    job = answers("team_training", **QWEN25_32B, workload__sequence_length=16384, workload__batch_size=96,
+                  task__recompute="full", task__accumulation_steps=12, data__tokens_count=85_000_000,
+                  scale__gpu_count=8, scale__sharding="zero3", budget__amount=350_000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY, pins={"gpu": ("h100-80gb-sxm", 8)})
+    line, changed, _ = build.applicable_alternatives[0]
+    assert not build.feasible and line.startswith("keeping the pinned 8 x NVIDIA H100"), build.feasible_alternatives
+    assert changed.task.method == "full" and keeps_the_job(job, changed), line
 
 
 def test_a_server_a_little_over_its_cards_is_offered_an_fp8_kv_cache_first(catalog):
