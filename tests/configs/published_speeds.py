@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 38,
-test_requests.py 13): 69 here (162 in all).
+test_requests.py 13): 71 here (164 in all).
 """
 
 from __future__ import annotations
@@ -152,6 +152,14 @@ def cnn_inference(device: sp.Device, gflops: float, batch: int = 1) -> float:
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
+def cnn_inference_on(part_id: str, gflops: float) -> float:
+    """Images a second of a custom CNN given its forward GFLOPs, fp16, on a catalog GPU."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
+                                        forward_gflops_per_sample=gflops, batch_size=1),
+                      task=Task(mode="inference", precision="fp16"))
+    return cnn_inference(catalog_gpu(part_id, answers), gflops)
 
 
 def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, batch: int) -> float:
@@ -429,6 +437,16 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("idein-orin-nano-yoloxs-trtexec-fp16", "github.com/Idein/aicast_jetson_benchmark README: Jetson "
                    "Orin Nano, JetPack 5.1.2, TensorRT 8.5.2, YOLOX-S-Leaky trtexec FP16 97.8 FPS (YOLOX-S: 26.8 "
                    "GFLOPs at 640 px, the YOLOX README)", 97.8, lambda: cnn_inference(ORIN_NANO_625MHZ, 26.8)),
+    PublishedSpeed("ultralytics-orin-nano-super-yolo11m-trt-fp16", "github.com/ultralytics/ultralytics "
+                   "docs/en/guides/nvidia-jetson.md, Jetson Orin Nano Super, YOLO11m TensorRT FP16 13.99 ms an image "
+                   "(71.5 FPS; YOLO11m: 68.0 GFLOPs at 640 px, the YOLO11 table)", 1000 / 13.99,
+                   lambda: cnn_inference_on("jetson-orin-nano-super-8gb", 68.0)),
+    PublishedSpeed("mmdet-rtmdet-l-3090-trt-fp16", "github.com/open-mmlab/mmdetection configs/rtmdet/README.md: "
+                   "RTMDet-l, 640 px, TRT-FP16 latency 2.44 ms on an RTX 3090 (410 FPS; 80.23 G multiply-adds, "
+                   "160.5 GFLOPs)", 1000 / 2.44, lambda: cnn_inference_on("rtx-3090-24gb", 160.5),
+                   gap="TensorRT fuses each convolution with its norm and activation and runs FP16 with FP16 "
+                       "accumulation on a GeForce card, twice the catalog's FP32-accumulate FP16 rate; the CNN "
+                       "fraction, 0.19, is PyTorch's (NVIDIA's ResNet-50 rows): -80 %", tolerance=0.85),
     # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
     PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
                    "782 sequences/s", 128 / 0.16370,
