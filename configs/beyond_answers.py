@@ -53,10 +53,14 @@ def keeps_the_job(before: Answers, after: Answers) -> bool:
     """Whether a change touches only the quality-free levers (QUALITY_FREE_FIELDS)."""
     if before.scenario != after.scenario:
         return False
+    return {(section, key) for section, key, _ in changed_answers(before, after)} <= QUALITY_FREE_FIELDS
+
+
+def changed_answers(before: Answers, after: Answers) -> set[tuple[str, str, object]]:
+    """The answers a change sets: (section, key, new value) for each that differs."""
     old, new = before.to_dict(), after.to_dict()
-    changed = {(section, key) for section in SECTIONS for key, value in new[section].items()
-               if old[section].get(key) != value}
-    return changed <= QUALITY_FREE_FIELDS
+    return {(section, key, repr(value)) for section in SECTIONS for key, value in new[section].items()
+            if old[section].get(key) != value}
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, buyable, fits_on, memory_fit, needed_bytes
-from pth_top.configs.beyond_answers import keeps_the_job
+from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -179,6 +181,12 @@ def feasible_alternatives(
             found.append(Alternative(line, answers))
         if line and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
+    # A combination whose part alone fits as cheaply adds a change for nothing (an fp8 KV cache beside the tensor
+    # parallel that holds the job with its 16-bit cache on the same 8 cards): not offered.
+    made = [(changed_answers(ctx.answers, alternative.answers) if alternative.answers is not None else set(),
+             _build_price(alternative.line)) for alternative in found]
+    found = [alternative for alternative, (changes, price) in zip(found, made, strict=True) if alternative is kept
+             or not any(other and other < changes and other_price <= price for other, other_price in made)]
     if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may,
         for label, changed in [("", ctx.answers), *changes]:  # alone or with the first lever that does it
             used = changed.with_value("budget", "condition", "used")
@@ -198,6 +206,12 @@ def feasible_alternatives(
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
+
+
+def _build_price(line: str) -> float:
+    """The price an alternative's line gives its build ("build ¥381,253 within"), in the buyer's currency."""
+    found = re.search(r"; build \D*([\d,.]+) within ", line)
+    return float(found.group(1).replace(",", "")) if found else math.inf
 
 
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,

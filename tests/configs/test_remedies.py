@@ -257,6 +257,23 @@ def test_a_full_fine_tune_on_pinned_cards_keeps_the_job_with_quality_free_levers
     assert changed.task.method == "full" and keeps_the_job(job, changed), line
 
 
+def test_a_combination_whose_part_alone_fits_as_cheaply_is_not_offered(catalog):
+    # Hunyuan-A13B (tencent config.json: 80B, 13B active, 32 layers, h 4096, 8 KV heads of 128, 64 experts of which
+    # 8 a token) in bf16 on SGLang for 16 users at 32k, asked on 4 GPUs: "an fp8 KV cache, tensor parallel across 8"
+    # led, where tensor parallel across the same 8 cards holds it with its 16-bit cache.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=80_000_000_000,
+                  workload__active_parameters=13_000_000_000, workload__experts_count=64,
+                  workload__experts_per_token=8, workload__layers=32, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=24576, workload__gated_mlp=True, workload__vocabulary_size=128_167,
+                  workload__sequence_length=32768, workload__batch_size=16, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="sglang", scale__gpu_count=4,
+                  budget__amount=1_200_000.0)
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    assert lines[0].startswith("tensor parallel across 8 GPUs"), lines
+    assert not any(line.startswith("an fp8 KV cache") and "tensor parallel" in line for line in lines), lines
+
+
 def test_a_server_a_little_over_its_cards_is_offered_an_fp8_kv_cache_first(catalog):
     # A 4-bit 70B on two used 3090s for 8 requests: the bf16 KV cache (5 GiB a GPU) tips it over; vLLM's
     # --kv-cache-dtype fp8 halves it and keeps the weights and context, the first thing an engineer tries.
