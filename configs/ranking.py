@@ -52,6 +52,14 @@ RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
 
 def gpu_metric(ctx: Context) -> tuple[str, str]:
     """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
+    metric, text = _metric(ctx)
+    target = ctx.answers.task.target_tokens_per_s_per_stream
+    if target and decodes(ctx):
+        text += f", cards that decode at task.target_tokens_per_s_per_stream = {target:g} first"
+    return metric, text
+
+
+def _metric(ctx: Context) -> tuple[str, str]:
     unit = CURRENCY_UNITS[ctx.currency]
     if ctx.edge:
         return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, images or samples/s, or training rate), "

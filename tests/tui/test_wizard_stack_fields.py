@@ -8,6 +8,7 @@ from pth_top.tui.screens.wizard import WizardScreen
 from pth_top.tui.wizard_app import WizardApp
 from tests.configs.builders import answers
 from tests.configs.published_workloads import FLUX1_DEV, inference_custom
+from tests.configs.test_speed_target import ORPHEUS
 from tests.tui.test_wizard_screen import fixed_clock, step_id, type_into, wait_for_screen, wait_for_step
 
 
@@ -86,3 +87,23 @@ async def test_diffusion_steps_are_asked_and_turn_the_speed_into_seconds_an_imag
         assert screen.answers.workload.denoising_steps == 28
         second = await review(pilot, screen)
         assert "image" in second.speed.summary[0] and second.memory.kv_cache_bytes == 0
+
+
+async def test_a_target_decode_rate_is_asked_and_chooses_a_card_that_meets_it():
+    # 24 Orpheus-3B speech streams at ~84 tokens/s each (tests/configs/test_speed_target.py): typed in the Task step.
+    start = answers("inference_server", **ORPHEUS, budget__amount=40000.0)
+    app = WizardApp(clock=fixed_clock, answers=start)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        first = await review(pilot, screen)
+        while step_id(screen) != "step-task":
+            await pilot.press("ctrl+b")
+        await tab_to(pilot, "task-target_tokens_per_s_per_stream")
+        await type_into(pilot, "84")
+        assert screen.answers.task.target_tokens_per_s_per_stream == 84.0
+        second = await review(pilot, screen)
+        rate = second.speed.figures["decode_tokens_per_s_per_stream"]
+        assert first.speed.figures["decode_tokens_per_s_per_stream"] < 84.0 <= rate
+        assert any("target_tokens_per_s_per_stream = 84 first" in line for line in second.component("gpu").reasoning)
+
