@@ -37,6 +37,7 @@ from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, durat
 from pth_top.configs.speed_build import job_rate, training_rate
 from pth_top.units import GIB
 
+MORE_GPU_COUNTS = (2, 4, 8)  # the machines of more GPUs a faster build is looked for in
 NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
 RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 % of the build's time, or costs less
 
@@ -138,7 +139,7 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
     engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
     fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
-    for count, kv in tries + [(count, kv) for count in (2, 4, 8) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+    for count, kv in tries + [(count, kv) for count in MORE_GPU_COUNTS for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
         found = gpu_build(recommend_one, changed)
@@ -219,7 +220,7 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[A
     if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
             or build.blockers or not _warned(build, "tight fit: ")):
         return ""
-    for count in (2, 4, 8):
+    for count in MORE_GPU_COUNTS:
         found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
         if found is None or _warned(found[0], "tight fit: "):
             continue
@@ -272,7 +273,7 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     # Plain data parallel first; FSDP only where each GPU cannot hold the whole model (and the answers shard none).
     shardings = ("none", "fsdp") if answers.scale.sharding == "none" else (answers.scale.sharding,)
     card = build.component("gpu")
-    for count in (count for count in (2, 4, 8) if count > answers.scale.gpu_count):
+    for count in (count for count in MORE_GPU_COUNTS if count > answers.scale.gpu_count):
         for sharding in shardings:
             changed = answers.with_value("scale", "gpu_count", count).with_value("scale", "sharding", sharding)
             found, kept = gpu_build(recommend_one, changed), ""

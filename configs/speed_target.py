@@ -12,7 +12,7 @@ from typing import Callable
 
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
-from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, gpu_build, within_text
+from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COUNTS, gpu_build, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
@@ -21,7 +21,7 @@ from pth_top.configs.rules import Rules
 # How far over budget a server or home build under the target looks for the nearest that meets it (an edge job:
 # EDGE_BUDGET_MULTIPLIERS, as a slow edge build).
 TARGET_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
-GPU_COUNTS = (1, 2, 4, 8)
+GPU_COUNTS = (1, *MORE_GPU_COUNTS)
 
 
 def _per_stream(build: Build) -> float:

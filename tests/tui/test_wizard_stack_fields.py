@@ -25,6 +25,11 @@ async def choose(pilot, control_id: str, downs: int) -> None:
     await pilot.press("enter", *["down"] * downs, "enter")
 
 
+async def back_to(pilot, screen: WizardScreen, step: str) -> None:
+    while step_id(screen) != step:
+        await pilot.press("ctrl+b")
+
+
 async def review(pilot, screen: WizardScreen):
     while step_id(screen) != "step-review":
         await pilot.press("ctrl+n")
@@ -42,8 +47,7 @@ async def test_market_and_training_stack_are_asked_and_change_the_build():
         screen = app.screen
         first = await review(pilot, screen)
         assert first.market == "us" and first.answers.task.training_stack == "hf_trainer"
-        while step_id(screen) != "step-task":
-            await pilot.press("ctrl+b")
+        await back_to(pilot, screen, "step-task")
         await choose(pilot, "task-training_stack", 2)  # HF Trainer -> torchtune -> Liger
         assert screen.answers.task.training_stack == "liger"
         while step_id(screen) != "step-budget":
@@ -64,8 +68,7 @@ async def test_the_serving_engine_is_asked_and_changes_the_estimate():
         await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
         first = await review(pilot, screen)
-        while step_id(screen) != "step-task":
-            await pilot.press("ctrl+b")
+        await back_to(pilot, screen, "step-task")
         await choose(pilot, "task-serving_engine", 4)  # auto, vLLM, SGLang, llama.cpp, generate()
         assert screen.answers.task.serving_engine == "hf_generate"
         second = await review(pilot, screen)
@@ -80,8 +83,7 @@ async def test_diffusion_steps_are_asked_and_turn_the_speed_into_seconds_an_imag
         screen = app.screen
         first = await review(pilot, screen)
         assert "tokens/s" in first.speed.summary[0]  # read as a language model until it is told otherwise
-        while step_id(screen) != "step-workload":
-            await pilot.press("ctrl+b")
+        await back_to(pilot, screen, "step-workload")
         await tab_to(pilot, "workload-denoising_steps")
         await type_into(pilot, "28")
         assert screen.answers.workload.denoising_steps == 28
@@ -97,8 +99,7 @@ async def test_a_target_decode_rate_is_asked_and_chooses_a_card_that_meets_it():
         await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
         first = await review(pilot, screen)
-        while step_id(screen) != "step-task":
-            await pilot.press("ctrl+b")
+        await back_to(pilot, screen, "step-task")
         await tab_to(pilot, "task-target_tokens_per_s_per_stream")
         await type_into(pilot, "84")
         assert screen.answers.task.target_tokens_per_s_per_stream == 84.0
