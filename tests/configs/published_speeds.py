@@ -139,9 +139,9 @@ def cpu_prefill(cores: int, boost_ghz: float, **efficiency_cores: float) -> floa
     return 512 / seconds
 
 
-def resnet50_inference(part_id: str, batch: int) -> float:
-    answers = Answers(workload=Workload(preset="resnet50", batch_size=batch), task=Task(mode="inference",
-                                                                                        precision="fp16"))
+def resnet50_inference(part_id: str, batch: int, preset: str = "resnet50", precision: str = "fp16") -> float:
+    answers = Answers(workload=Workload(preset=preset, batch_size=batch), task=Task(mode="inference",
+                                                                                      precision=precision))
     model = model_shape(answers.workload)[0]
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
@@ -216,6 +216,9 @@ QWEN_3B = ModelShape("transformer", 3_400_000_000, layers=36, hidden_size=2048, 
 LLM_PERF_BENCH = "github.com/mlc-ai/llm-perf-bench/pull/1 (README: tokens/s decoding, 4-bit weights)"
 TIMM_TRAIN = ("github.com/huggingface/pytorch-image-models results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv, "
               "RTX 3090, AMP, PyTorch 1.12")
+PYTORCH_RPI = ("github.com/pytorch/tutorials intermediate_source/realtime_rpi.rst, 'Raspberry Pi 4 Benchmark Results' "
+               "(Pi 4 Model B 4GB, torchvision FP32, one 224 px frame)")
+PI_4 = "raspberry-pi-4b-8gb"
 DLE_RN50 = ("github.com/NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "
             "pytorch-21.03 NGC container")
 TORCHTUNE = ("github.com/pytorch/torchtune README 'Memory and training speed' (batch 2, packed to 2048 tokens, "
@@ -447,6 +450,10 @@ CASES: tuple[PublishedSpeed, ...] = (
                    gap="TensorRT fuses each convolution with its norm and activation and runs FP16 with FP16 "
                        "accumulation on a GeForce card, twice the catalog's FP32-accumulate FP16 rate; the CNN "
                        "fraction, 0.19, is PyTorch's (NVIDIA's ResNet-50 rows): -80 %", tolerance=0.85),
+    PublishedSpeed("pytorch-rpi4-resnet18-fp32", f"{PYTORCH_RPI}: resnet18, 100.3 ms model time a frame (9.97 FPS; "
+                   "3.63 GFLOPs, torchvision)", 1000 / 100.3, lambda: resnet50_inference(PI_4, 1, "resnet18", "fp32")),
+    PublishedSpeed("pytorch-rpi4-resnet50-fp32", f"{PYTORCH_RPI}: resnet50, 225.2 ms model time a frame (4.44 FPS; "
+                   "8.18 GFLOPs, torchvision)", 1000 / 225.2, lambda: resnet50_inference(PI_4, 1, precision="fp32")),
     # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
     PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
                    "782 sequences/s", 128 / 0.16370,
