@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -148,6 +147,15 @@ class Alternative:
     line: str
     answers: Answers | None = None
     pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    price_cny: float = math.inf  # the build's, where the line is one
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A feasible build's line ("" when none) and its price."""
+
+    line: str = ""
+    price_cny: float = math.inf
 
 
 def feasible_alternatives(
@@ -163,37 +171,38 @@ def feasible_alternatives(
     changes = answer_changes(ctx)
     own_levers = (halved_micro_batch(ctx.answers), recompute_only(ctx.answers))  # not to be mixed with mb 1
     for label, answers in changes:
-        line = _feasible_line(ctx, label, context_for(answers))
+        feasible = _feasible_build(ctx, label, context_for(answers))
         cheap = cheap_levers(ctx, answers) if answers not in own_levers else answers
         training = answers.task.mode == "training"
-        if not line and training:
-            answers, label, line = _with_cheap_levers(ctx, answers, cheap, label, context_for)
-        if (not line and not training and not ctx.edge and answers != ctx.answers
+        if not feasible.line and training:
+            answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
+        if (not feasible.line and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
-                line = _feasible_line(ctx, f"{label}, {more_label}", context_for(more))
-                if line:
+                feasible = _feasible_build(ctx, f"{label}, {more_label}", context_for(more))
+                if feasible.line:
                     answers = more
                     break
-        if not line and not training:  # then with an 8-bit KV cache, on the answers' GPUs
-            answers, label, line = _with_cheap_levers(ctx, answers, cheap, label, context_for)
-        if line and all(alternative.answers != answers for alternative in found):  # one line per change
-            found.append(Alternative(line, answers))
-        if line and answers == ctx.answers:
+        if not feasible.line and not training:  # then with an 8-bit KV cache, on the answers' GPUs
+            answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
+        if feasible.line and all(alternative.answers != answers for alternative in found):  # one line per change
+            found.append(Alternative(feasible.line, answers, price_cny=feasible.price_cny))
+        if feasible.line and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
     # A combination whose part alone fits as cheaply adds a change for nothing (an fp8 KV cache beside the tensor
     # parallel that holds the job with its 16-bit cache on the same 8 cards): not offered.
-    made = [(changed_answers(ctx.answers, alternative.answers) if alternative.answers is not None else set(),
-             _build_price(alternative.line)) for alternative in found]
-    found = [alternative for alternative, (changes, price) in zip(found, made, strict=True) if alternative is kept
-             or not any(other and other < changes and other_price <= price for other, other_price in made)]
+    made = [changed_answers(ctx.answers, alternative.answers) if alternative.answers is not None else set()
+            for alternative in found]
+    found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative is kept
+             or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
+                        for other, other_alternative in zip(made, found, strict=True))]
     if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may,
         for label, changed in [("", ctx.answers), *changes]:  # alone or with the first lever that does it
             used = changed.with_value("budget", "condition", "used")
-            line = _feasible_line(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
-                                  + (f", {label}" if label else ""), context_for(used))
-            if line:
-                found.append(Alternative(line, used))
+            feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
+                                      + (f", {label}" if label else ""), context_for(used))
+            if feasible.line:
+                found.append(Alternative(feasible.line, used, price_cny=feasible.price_cny))
                 break
     rent = _rent_line(ctx, context_for)
     if rent:
@@ -208,19 +217,13 @@ def feasible_alternatives(
     return found
 
 
-def _build_price(line: str) -> float:
-    """The price an alternative's line gives its build ("build ¥381,253 within"), in the buyer's currency."""
-    found = re.search(r"; build \D*([\d,.]+) within ", line)
-    return float(found.group(1).replace(",", "")) if found else math.inf
-
-
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,
-                       context_for: Callable[[Answers], Context]) -> tuple[Answers, str, str]:
-    """A change retried with the quality-free levers added, where they add any: its answers, label and line."""
+                       context_for: Callable[[Answers], Context]) -> tuple[Answers, str, _Found]:
+    """A change retried with the quality-free levers added, where they add any: its answers, label and build."""
     if cheap == answers:
-        return answers, label, ""
+        return answers, label, _Found()
     label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
-    return cheap, label, _feasible_line(ctx, label, context_for(cheap))
+    return cheap, label, _feasible_build(ctx, label, context_for(cheap))
 
 
 def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:
@@ -244,10 +247,10 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
         for label, answers in tries:
             if keeps_the_job(ctx.answers, answers) != keeping:
                 continue
-            line = _feasible_line(ctx, f"keeping the pinned {count}{card.name}, {label}",
-                                  pinned_context_for(answers), [(card, True)])
-            if line:
-                return Alternative(line, answers, dict(ctx.pins))
+            feasible = _feasible_build(ctx, f"keeping the pinned {count}{card.name}, {label}",
+                                      pinned_context_for(answers), [(card, True)])
+            if feasible.line:
+                return Alternative(feasible.line, answers, dict(ctx.pins), feasible.price_cny)
     return None
 
 
@@ -256,16 +259,16 @@ def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
     return changed is not None and keeps_the_job(ctx.answers, changed)
 
 
-def _feasible_line(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
-                   ) -> str:
+def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
+                    ) -> _Found:
     found = first_acceptable(alternative, ranked_gpus(alternative) if gpus is None else gpus)
     if found is None:
-        return ""
+        return _Found()
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    return (f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
-            f"{fits_on(alternative, gpu, count + gpu.name)}; "
-            f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}")
+    return _Found(f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
+                  f"{fits_on(alternative, gpu, count + gpu.name)}; "
+                  f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}", assembly.total_cny)
 
 
 def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
