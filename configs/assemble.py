@@ -178,9 +178,12 @@ def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
     """No GPU: the model's whole working memory (weights, and for training grads, optimizer, activations) is RAM."""
     model_gib = ctx.memory.total_bytes / GIB
     base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules, data_kind=ctx.answers.data.kind)
-    need = max(base.value, model_gib + ctx.rules.ram.os_reserve_gib)
-    floor = Floor(need, f"CPU-only: {base.reason}, and >= the model's {model_gib:.1f} GiB working memory "
-                        f"+ {ctx.rules.ram.os_reserve_gib} GiB for the OS: {need:.0f} GiB")
+    # The estimator's margin, as a GPU gets it: a model that fills RAM to the byte is paged out by the first browser.
+    margin = ctx.rules.gpu.estimate_margin_fraction
+    need = max(base.value, model_gib * (1 + margin) + ctx.rules.ram.os_reserve_gib)
+    floor = Floor(need, f"CPU-only: {base.reason}, and >= the model's {model_gib:.1f} GiB working memory x "
+                        f"{1 + margin:g} (the estimate's {margin:.0%} margin) + {ctx.rules.ram.os_reserve_gib} GiB "
+                        f"for the OS: {need:.1f} GiB")
     _assemble_host(ctx, asm, None, ecc_required(ctx), floor)
     asm.reasons["cpu"].insert(0, "CPU-only build: no GPU; the CPU's cores and memory bandwidth set the speed")
     return asm

@@ -401,3 +401,23 @@ def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budg
     assert not build.feasible and not any("CPU-only PC would do" in line for line in build.blockers), build.blockers
     lines = build.feasible_alternatives
     assert "--cpu-moe" in lines[0] and lines[1].startswith("a CPU-only PC, $") and "tokens/s a stream" in lines[1]
+
+
+def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
+    # SmallThinker-21B-A3B in Q4_0 (its card: 11.47 GiB; here 11.8 GiB) for EUR 1,000: 11.8 + 4 GiB for the OS filled a
+    # 16 GiB kit to the byte, paged out by the first browser; with the GPU's 10 % margin it needs a 32 GB kit.
+    chosen = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=21_500_000_000,
+                     workload__active_parameters=3_000_000_000, workload__experts_count=64,
+                     workload__experts_per_token=6, workload__layers=52, workload__hidden_size=2560,
+                     workload__attention_heads=28, workload__kv_heads=4, workload__head_dim=128,
+                     workload__intermediate_size=768, workload__vocabulary_size=151936,
+                     workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
+                     task__precision="int4", task__quantization="gguf_q4_0", task__serving_engine="llama_cpp",
+                     task__generated_tokens=512, budget__amount=1000.0, budget__currency="EUR")
+    build = recommend(chosen, catalog, today=TODAY)
+    assert build.cpu_only and build.feasible, build.blockers
+    model_gib = build.memory.total_bytes / 2**30
+    assert 15 < model_gib + 4 < 16  # the case: model + OS just under a 16 GiB kit
+    kit = build.component("memory_kit")
+    ram_gib = kit.spec["capacity_gib"] * kit.quantity
+    assert ram_gib >= model_gib * 1.1 + 4, ram_gib
