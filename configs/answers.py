@@ -242,9 +242,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                     "sliding_window_layers", "sliding_window_tokens")
                 problems.append(("workload", given, f"a sliding window needs both its tokens and the layers that "
                                  f"use it above zero: give {missing} too"))
-            elif window_layers >= workload.layers:
-                problems.append(("workload", "sliding_window_layers", "must be below layers: a window model keeps "
-                                 "some global layers (Gemma 3 27B: 52 of 62)"))
+            elif window_layers > workload.layers:
+                problems.append(("workload", "sliding_window_layers", "at most layers: a window on every layer "
+                                 "(Mistral 7B v0.1: 32 of 32), or on some (Gemma 3 27B: 52 of 62)"))
             if workload.linear_attention_layers and (
                     workload.linear_attention_layers + (window_layers if window_tokens else 0) >= workload.layers):
                 problems.append(("workload", "linear_attention_layers", "must leave some full-attention layers "

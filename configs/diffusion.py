@@ -70,11 +70,11 @@ def per_gpu_batch(batch: int, gpu_count: int) -> int:
 
 
 def step_flops(shape: ModelShape, batch: int, counted_gflops_per_pass: float = 0.0) -> float:
-    """One denoising step: the denoiser's counted FLOPs a pass, else 2N per token and full (not causal) attention,
-    4 x L x h x s^2."""
+    """One denoising step: the denoiser's counted FLOPs a pass, else 2N per token and bidirectional attention, 4 x h
+    x s^2 a full layer (twice a causal prompt's pairs), 4 x h x s x w a window layer (a frame's own tokens)."""
     s = shape.sequence_length
     per_pass = counted_gflops_per_pass * 1e9 or \
-        2.0 * shape.active * s + 4.0 * shape.layers * shape.attention_flops_width * s * s
+        2.0 * shape.active * s + 4.0 * shape.attention_flops_width * 2.0 * shape.attended_pairs(s)
     return batch * shape.guidance_passes * per_pass
 
 
@@ -83,10 +83,12 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
     if counted_gflops_per_pass:
         return (f"{counted_gflops_per_pass:,.4g} GFLOP a pass (workload.forward_gflops_per_sample, counted)",
                 DENOISER_COUNTED_FRACTION)
-    return (f"(2N x {shape.sequence_length:,} tokens + full attention 4*L*h*s^2, at FLUX.1's fitted fraction: an "
-            "MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s; a single-stream DiT runs ~1.6x slower than "
-            "this (Sana 1.6B on an A100: 1.2 s published, NVlabs/Sana README) and a UNet's count is ~3x less: give "
-            "its counted workload.forward_gflops_per_sample)",
+    window = (f", {shape.window_layers} of them over a {shape.sliding_window_tokens:,}-token window"
+              if shape.window_layers else "")
+    return (f"(2N x {shape.sequence_length:,} tokens + full attention 4*L*h*s^2{window}, at FLUX.1's fitted "
+            "fraction: an MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s; a single-stream DiT runs ~1.6x "
+            "slower than this (Sana 1.6B on an A100: 1.2 s published, NVlabs/Sana README) and a UNet's count is ~3x "
+            "less: give its counted workload.forward_gflops_per_sample)",
             sp.PREFILL_COMPUTE_FRACTION)
 
 

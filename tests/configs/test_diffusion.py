@@ -224,3 +224,24 @@ def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_
     levers = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert any(label.startswith("the frozen models (text encoders) on the CPU") for label in levers), levers
 
+
+
+def test_a_video_denoisers_per_frame_attention_is_a_window_on_every_layer():
+    # Open-Sora 1.2 (STDiT3, 1.1B) at 720p for 4 s: 30 latent frames x 3,600 tokens = 108,000, each spatial attention
+    # over one frame's 3,600 (hpcaitech/Open-Sora README v1.2). A window on every layer was refused; full attention
+    # over 108k tokens on every layer counted its step ~5x too dear.
+    from pth_top.configs.answers import cross_field_problems
+    from pth_top.configs.diffusion import step_flops
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_120_000_000,
+                  workload__layers=28, workload__hidden_size=1152, workload__attention_heads=16,
+                  workload__intermediate_size=4608, workload__sequence_length=108_000,
+                  workload__sliding_window_tokens=3600, workload__sliding_window_layers=28,
+                  workload__denoising_steps=30, workload__classifier_free_guidance=True, workload__batch_size=1,
+                  task__mode="inference", data__kind="video")
+    assert not cross_field_problems(job)
+    shape = model_shape(job.workload)[0]
+    s, w = 108_000, 3600
+    windowed = 2 * (2 * shape.active * s + 4 * 1152 * 28 * 2 * (s * w - w * w / 2))
+    assert step_flops(shape, 1) == pytest.approx(windowed, rel=1e-6)
+    full = dataclasses.replace(shape, sliding_window_tokens=0, sliding_window_layers=0)
+    assert step_flops(full, 1) > 5 * step_flops(shape, 1)
