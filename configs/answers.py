@@ -330,6 +330,11 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
         key = "serving_engine" if task.serving_engine != "auto" else "kv_cache_dtype"
         problems.append(("task", key, "a diffusion model runs in its own pipeline (Diffusers), with no KV cache: "
                          "leave it auto"))
+    if (workload.output_width_px or workload.output_height_px or workload.decoded_frames_at_once > 1) and not (
+            workload.denoising_steps and workload.output_width_px and workload.output_height_px):
+        key = "output_width_px" if workload.output_width_px or not workload.output_height_px else "output_height_px"
+        problems.append(("workload", key, "a diffusion model's output size sizes its VAE decode: give "
+                         "denoising_steps, output_width_px and output_height_px together"))
     if workload.classifier_free_guidance and not workload.denoising_steps:
         problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
                          "denoising_steps too"))

@@ -24,7 +24,12 @@ from pth_top.configs.memory_terms import (
     inference_working_set_text,
     transformer_activation_bytes,
 )
+from pth_top.units import GIB
 
+# The VAE decode's working set a decoded pixel, fp16 on CUDA: SD 2.1's AutoencoderKL (the decoder FLUX.1, SD3 and SDXL
+# share) takes 15 GB for 4 x 768 x 768 (huggingface/diffusers#10350); Qwen-Image's VAE reserves 19.9 GiB at 2560 x
+# 1440 (invoke-ai/InvokeAI#9427); Open-Sora 1.2's stock 4-frame decode at 720p peaks at 39G with ~12.5 GB of weights.
+VAE_DECODE_BYTES_PER_PIXEL = 6360
 # A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
 SLOW_IMAGE_S = 60.0
 # Fraction of the tensor rate eager Diffusers reaches on a denoiser's counted FLOPs (torch.utils.flop_counter): SDXL,
@@ -40,20 +45,29 @@ def estimate_denoising(
     shape: ModelShape, *, precision: str, batch: int, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto",
 ) -> MemoryBreakdown:
-    """Weights + one layer's forward working set over its share of the batch x passes x s tokens; every GPU holds
-    the whole model."""
+    """Weights + the larger of one layer's forward working set over its share of the batch x passes x s tokens and
+    the VAE decode of its outputs (after the last step, the denoiser's activations are gone); every GPU holds the
+    whole model."""
     weights, weights_line = inference_weight_bytes(shape, precision, quantization)
     value_bytes = 4.0 if precision == "fp32" else 2.0
     batch = per_gpu_batch(batch, gpu_count)
     tokens = shape.sequence_length * batch * shape.guidance_passes
     one_layer = replace(shape, layers=1, sequence_length=tokens)
-    activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes, inference_per_token(shape))
+    denoising = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes, inference_per_token(shape))
+    decode = VAE_DECODE_BYTES_PER_PIXEL * shape.decoded_pixels * batch
+    activations = max(denoising, decode)
     formula = [
         f"pipeline: a diffusion model, {shape.denoising_steps} denoising steps per image (workload.denoising_steps); "
         "no KV cache and no logits",
         weights_line,
         f"activations: {inference_working_set_text(shape, value_bytes)} "
-        f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)})",
+        f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)}) = {denoising / GIB:.2f} GiB while denoising",
+        (f"VAE decode: {VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel (AutoencoderKL, fp16) x {shape.decoded_pixels:,} "
+         f"pixels at once x b {batch} = {decode / GIB:.2f} GiB; the larger of the two is held"
+         + (" (decode with VAE tiling, Diffusers enable_vae_tiling, to hold less)" if decode > denoising else ""))
+        if shape.decoded_pixels else
+        "VAE decode: not counted (give workload.output_width_px and output_height_px: a 1024 x 1024 image decodes "
+        f"in ~{VAE_DECODE_BYTES_PER_PIXEL * 1024 * 1024 / GIB:.1f} GiB, a video's frames in its decode micro-batch)",
     ]
     if gpu_count > 1:
         formula.append(f"each of the {gpu_count} GPUs holds the whole pipeline and makes its own images "

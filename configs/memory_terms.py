@@ -92,6 +92,7 @@ class ModelShape:
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
     guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
+    decoded_pixels: int = 0  # what its VAE decodes at once for one output: width x height x frames; 0: not given
     # An encoder-decoder (Whisper, T5): the last decoder_layers of `layers` run over decoder_sequence_length tokens,
     # cross-attending to the encoder's sequence_length; the LM head's logits are over the decoder's tokens only.
     decoder_layers: int = 0

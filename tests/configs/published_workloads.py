@@ -106,6 +106,16 @@ MOCHI1 = {**custom(10_000_000_000, 48, 3072, 24, 24, 0, 8192), "workload__sequen
 MOCHI_DOCS = "github.com/huggingface/diffusers docs/source/en/api/pipelines/mochi.md, 'Using a lower precision " \
     "variant to save memory': the bf16 variant with enable_model_cpu_offload() and enable_vae_tiling(), 85 frames, " \
     "'requires 22GB VRAM to run'"
+# Open-Sora 1.2's STDiT3-XL/2 (1.1B: 28 blocks of 1152, 16 heads, MLP 4608) at 720p for 4 s: 30 latent frames x 3,600
+# tokens, spatial attention within a frame (a 3,600-token window), CFG, 30 steps; T5-XXL (4.76B) and its VAE (0.38B)
+# resident in bf16; its spatial VAE (SD's AutoencoderKL) decodes 4 frames at a time (micro_batch_size 4).
+OPEN_SORA_720P_4S = {**custom(1_120_000_000, 28, 1152, 16, 16, 0, 4608, gated=False),
+                     "workload__sequence_length": 108_000, "workload__sliding_window_tokens": 3600,
+                     "workload__sliding_window_layers": 28, "workload__denoising_steps": 30,
+                     "workload__classifier_free_guidance": True, "workload__frozen_parameters": 5_140_000_000,
+                     "workload__output_width_px": 1280, "workload__output_height_px": 720,
+                     "workload__decoded_frames_at_once": 4, "data__kind": "video"}
+OPEN_SORA = "github.com/hpcaitech/Open-Sora README (v1.2), 'On a 80G H100 GPU': 720p 4s, 130 s, peak memory 39G"
 UNSLOTH = "github.com/unslothai/unsloth README, 'Context length benchmarks' (4bit QLoRA, all linear layers, rank 32, " \
     "batch 1)"
 LIGER = "github.com/linkedin/Liger-Kernel README: LLaMA 3-8B, batch 8, bf16, AdamW, checkpointing, FSDP1 on 8 A100s " \
@@ -265,6 +275,11 @@ CASES: tuple[Workload, ...] = (
              inference_custom({**MOCHI1, "task__pipeline_offload": True}), ("rtx-4090-24gb", 1),
              note="inference holds one layer's working set, 20 B a token an h here, not the 34 training saves: 34 "
                   "put it at 23.8 GiB of 22.8 usable"),
+    Workload("open-sora-12-720p-4s-not-24-gb", OPEN_SORA, "does_not_fit", inference_custom(OPEN_SORA_720P_4S),
+             ("rtx-4090-24gb", 1), note="its VAE decodes 4 frames of 1280 x 720 at once, 21.8 GiB: 34.0 GiB in all, "
+                                       "where the denoiser's 4.6 GiB working set put it at 16.8"),
+    Workload("open-sora-12-720p-4s-fits-80-gb", OPEN_SORA, "fits", inference_custom(OPEN_SORA_720P_4S),
+             ("h100-80gb-sxm", 1)),
     Workload("ai-toolkit-flux1-dev-lora-fits-24-gb", AI_TOOLKIT, "fits",
              training(FLUX1_DEV, 4608, task__method="lora_int8", task__lora_targets="all_linear",
                       task__optimizer="adam8bit", budget__amount=5e5), ("rtx-4090-24gb", 1)),

@@ -245,3 +245,22 @@ def test_a_video_denoisers_per_frame_attention_is_a_window_on_every_layer():
     assert step_flops(shape, 1) == pytest.approx(windowed, rel=1e-6)
     full = dataclasses.replace(shape, sliding_window_tokens=0, sliding_window_layers=0)
     assert step_flops(full, 1) > 5 * step_flops(shape, 1)
+
+
+def test_the_vae_decode_of_an_edit_at_1024_px_is_counted_and_a_48_gb_card_is_tight(catalog):
+    # Step1X-Edit (a 12.3B MMDiT over 2 x 4,096 image tokens + text, with CFG; Qwen2.5-VL-7B and the FLUX VAE frozen)
+    # at 1024 px peaks at 49.8 GB on an H800 (stepfun-ai/Step1X-Edit README, 'Requirements'): its decode is the peak.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=12_300_000_000,
+                  workload__layers=57, workload__hidden_size=3072, workload__attention_heads=24,
+                  workload__intermediate_size=12288, workload__sequence_length=8832, workload__denoising_steps=28,
+                  workload__classifier_free_guidance=True, workload__frozen_parameters=8_370_000_000,
+                  workload__output_width_px=1024, workload__output_height_px=1024, workload__batch_size=1,
+                  task__mode="inference", budget__amount=2e5)
+    memory = estimate_memory(job, model_shape(job.workload)[0])
+    assert memory.total_bytes / 1e9 == pytest.approx(49.8, rel=0.05)
+    assert any(line.startswith("VAE decode: 6,360 B a pixel") for line in memory.formula)
+    build = recommend(job, catalog, pins={"gpu": ("rtx-pro-5000-blackwell-48gb", 1)}, today=TODAY)
+    assert build.memory_fits and build.warnings[0].startswith("tight fit: 45.2 of 45.6 GiB")  # was 40.0: roomy
+    unsized = job.with_value("workload", "output_width_px", 0).with_value("workload", "output_height_px", 0)
+    assert any("VAE decode: not counted" in line
+               for line in estimate_memory(unsized, model_shape(unsized.workload)[0]).formula)
