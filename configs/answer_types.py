@@ -157,6 +157,9 @@ class Task(Schema, frozen=True):
     target_tokens_per_s_per_stream: Annotated[float, Meta(ge=0, le=100_000, description=(
         "inference of a language model: the decode rate each stream needs, in tokens/s (0: none); 84 for real-time "
         "Orpheus speech, ~20 to read along. Cards that meet it are chosen before cheaper ones that do not"))] = 0.0
+    target_samples_per_s: Annotated[float, Meta(ge=0, le=10_000_000, description=(
+        "inference of a model that generates nothing (a CNN, an encoder, a ViT): the inputs (images) a second it must "
+        "take (0: none); 25 for one camera at 25 FPS. Cards that meet it come before cheaper ones that do not"))] = 0.0
     kv_cache_dtype: Annotated[KvCacheDtype, Meta(description=(
         "KV cache precision: auto (16-bit, or fp32 with fp32 weights) or fp8 (vLLM/SGLang --kv-cache-dtype fp8, "
         "llama.cpp -ctk/-ctv q8_0): half the KV cache"))] = "auto"

@@ -370,6 +370,12 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
     if task.target_tokens_per_s_per_stream and not (task.mode == "inference" and decoder):
         problems.append(("task", "target_tokens_per_s_per_stream", "is the decode rate of a language model in "
                          "inference: give task.mode = 'inference' and a transformer that generates tokens"))
+    if task.target_samples_per_s and (task.mode != "inference" or workload.denoising_steps or (
+            workload.preset == "custom" and workload.kind == "transformer" and not workload.encoder_only)):
+        problems.append(("task", "target_samples_per_s", "is the inputs a second of a model that generates nothing in "
+                         "inference (a CNN, an encoder): a language model's is target_tokens_per_s_per_stream"))
+    if task.target_samples_per_s and task.target_tokens_per_s_per_stream:
+        problems.append(("task", "target_samples_per_s", "one target: a decode a stream or inputs a second"))
     if task.frozen_on_cpu and not (task.mode == "inference" and workload.denoising_steps
                                    and workload.frozen_parameters):
         problems.append(("task", "frozen_on_cpu", "runs a diffusion pipeline's frozen models (text encoders) on the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.assemble import PC_GPU_FORMS, assemble
 from pth_top.configs.assembly import (
@@ -53,9 +54,10 @@ RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
 def gpu_metric(ctx: Context) -> tuple[str, str]:
     """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
     metric, text = _metric(ctx)
-    target = ctx.answers.task.target_tokens_per_s_per_stream
-    if target and decodes(ctx):
-        text += f", cards that decode at task.target_tokens_per_s_per_stream = {target:g} first"
+    stated = _held_target(ctx)
+    if stated is not None:
+        verb = "decode at" if stated[0].figure == "decode_tokens_per_s_per_stream" else "take"
+        text += f", cards that {verb} task.{stated[0].answer_key} = {stated[1]:g} first"
     return metric, text
 
 
@@ -89,10 +91,21 @@ def job_speed(ctx: Context, gpu: Part) -> float:
 
 
 def meets_target(ctx: Context, gpu: Part) -> bool:
-    """Whether the card decodes at the answered rate a stream (task.target_tokens_per_s_per_stream) by its datasheet;
-    True without a target."""
-    target = ctx.answers.task.target_tokens_per_s_per_stream
-    return not target or not decodes(ctx) or job_speed(ctx, gpu) >= target
+    """Whether the card runs the job at the stated rate (a decode a stream, or inputs a second) by its datasheet;
+    True without a target this job has."""
+    stated = _held_target(ctx)
+    return stated is None or job_speed(ctx, gpu) >= stated[1]
+
+
+def _held_target(ctx: Context) -> tuple[sp.RateTarget, float] | None:
+    """The stated rate target where the job has its figure: a decode for a language model, inputs a second for a
+    model that generates nothing (a CNN, an encoder)."""
+    stated = sp.stated_target(ctx.answers.task)
+    if stated is None or ctx.answers.task.mode != "inference":
+        return None
+    takes_inputs = ctx.shape.kind in ("cnn", "generic") or forward_only(ctx.shape)
+    return stated if (decodes(ctx) if stated[0].figure == "decode_tokens_per_s_per_stream" else takes_inputs) \
+        else None
 
 
 def decodes(ctx: Context) -> bool:
@@ -231,9 +244,9 @@ def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Par
     levels = ((ROOMY, TIGHT),) if ctx.edge else ((ROOMY,), (TIGHT,))
     tiers = [[gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) in level and (gpu["form"] == DESKTOP_SYSTEM)
               == box] for box in (False, True) for level in levels]
-    if not ctx.answers.task.target_tokens_per_s_per_stream:
+    if _held_target(ctx) is None:
         return tiers
-    # A stated decode rate comes before headroom: cards that meet it, in the order above, then those that do not.
+    # A stated rate comes before headroom: cards that meet it, in the order above, then those that do not.
     meeting = {gpu.id for tier in tiers for gpu in tier if meets_target(ctx, gpu)}
     return ([[gpu for gpu in tier if gpu.id in meeting] for tier in tiers]
             + [[gpu for gpu in tier if gpu.id not in meeting] for tier in tiers])

@@ -97,7 +97,7 @@ BYTES_PER_IMAGE = 110e3
 SLOW_DECODE_TOKENS_PER_S = 5.0
 SLOW_FIRST_TOKEN_S = 60.0
 SLOW_RUN_DAYS = 30.0
-BELOW_TARGET = "below the target: "  # a decode under task.target_tokens_per_s_per_stream starts its warning so
+BELOW_TARGET = "below the target: "  # a rate under a stated target (RATE_TARGETS) starts its warning so
 # ResNet-50's forward FLOPs per value it saves for backward: the estimate for a custom CNN given no FLOP count.
 RESNET50_FORWARD_FLOPS = 8.18e9
 RESNET50_SAVED_ELEMENTS = 21_530_496
@@ -330,10 +330,35 @@ def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_
     return max(0.0, collective_s - window) + host_s
 
 
-def below_target(figures: dict[str, float], target: float) -> list[str]:
-    """The warning for a decode a stream under the answered target rate; none without a target or a decode."""
-    per_stream = figures.get("decode_tokens_per_s_per_stream", 0.0)
-    if not target or not per_stream or per_stream >= target:
+@dataclass(frozen=True, slots=True)
+class RateTarget:
+    """A rate the buyer can state (a task answer), the predicted figure it is held to, and how to go faster."""
+
+    answer_key: str
+    figure: str
+    unit: str
+    remedy: str
+
+
+RATE_TARGETS = (
+    RateTarget("target_tokens_per_s_per_stream", "decode_tokens_per_s_per_stream", "tokens/s per stream",
+               "a card with more memory bandwidth, or smaller weights, decodes faster"),
+    RateTarget("target_samples_per_s", "samples_per_s", "inputs/s",
+               "a card with more tensor TFLOP/s, a larger batch or a smaller input goes faster"),
+)
+
+
+def stated_target(task: object) -> tuple[RateTarget, float] | None:
+    """The rate target the answers state (task.target_*), and its value; None without one."""
+    return next(((target, float(getattr(task, target.answer_key))) for target in RATE_TARGETS
+                 if getattr(task, target.answer_key)), None)
+
+
+def below_target(figures: dict[str, float], task: object) -> list[str]:
+    """The warning for a predicted rate under the stated target; none without a target or that figure."""
+    stated = stated_target(task)
+    rate = figures.get(stated[0].figure, 0.0) if stated else 0.0
+    if stated is None or not rate or rate >= stated[1]:
         return []
-    return [f"{BELOW_TARGET}~{per_stream:,.1f} tokens/s per stream, under task.target_tokens_per_s_per_stream = "
-            f"{target:g}: a card with more memory bandwidth, or smaller weights, decodes faster"]
+    target, value = stated
+    return [f"{BELOW_TARGET}~{rate:,.1f} {target.unit}, under task.{target.answer_key} = {value:g}: {target.remedy}"]

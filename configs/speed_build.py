@@ -377,5 +377,5 @@ def _speed(out: sp.Prediction, inputs: dict[str, float | str], ceilings: str) ->
 
 def with_speed(build: Build, measured: MeasuredCeilings | None = None) -> Build:
     speed, warnings = predict(build, measured)
-    warnings = [*warnings, *sp.below_target(speed.figures, build.answers.task.target_tokens_per_s_per_stream)]
+    warnings = [*warnings, *sp.below_target(speed.figures, build.answers.task)]
     return dataclasses.replace(build, speed=speed, warnings=(*build.warnings, *warnings), measured=measured)

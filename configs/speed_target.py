@@ -1,8 +1,9 @@
-"""A stated decode rate (task.target_tokens_per_s_per_stream): a build under it is no recommendation where more GPUs
-within budget, or the nearest build over it, meets it.
+"""A stated rate (speed.RATE_TARGETS: a decode a stream, or inputs a second): a build under it is no recommendation
+where more GPUs within budget, or the nearest build over it, meets it.
 
 Cards that meet the target are chosen first (ranking._fitting_tiers); this is for the budget whose cards at the
-answered GPU count all fall short: 24 real-time Orpheus speech streams need ~84 tokens/s each.
+answered GPU count all fall short: 24 real-time Orpheus speech streams need ~84 tokens/s each, a camera at 25 FPS
+25 images a second.
 """
 
 from __future__ import annotations
@@ -24,36 +25,41 @@ TARGET_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
 GPU_COUNTS = (1, *MORE_GPU_COUNTS)
 
 
-def _per_stream(build: Build) -> float:
-    return build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
-
-
 def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]
                              ) -> tuple[str, str, Answers] | None:
-    """A build under the answered decode rate a stream is passed over for more GPUs with tensor parallel within budget
-    that meet it, else for the cheapest build over budget, at any GPU count, that does: why, the alternative's line
-    and its answers."""
+    """A build under the stated rate is passed over for more GPUs (tensor parallel, or each its own inputs) within
+    budget that meet it, else for the cheapest build over budget, at any GPU count, that does: why, the
+    alternative's line and its answers."""
     answers, here = build.answers, build.component("gpu")
-    target, rate = answers.task.target_tokens_per_s_per_stream, _per_stream(build)
-    if not target or answers.task.mode != "inference" or build.blockers or here is None or not 0 < rate < target:
+    stated = sp.stated_target(answers.task)
+    if stated is None or answers.task.mode != "inference" or build.blockers or here is None:
         return None
-    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} tokens/s per stream on {here.quantity} x {here.name}, under "
-             f"task.target_tokens_per_s_per_stream = {target:g}")
+    kind, target = stated
+
+    def rate_of(one: Build) -> float:
+        return one.speed.figures.get(kind.figure, 0.0)
+
+    rate = rate_of(build)
+    if not 0 < rate < target:
+        return None
+    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {kind.unit} on {here.quantity} x {here.name}, under "
+             f"task.{kind.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
     for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge):
         changed = answers.with_value("scale", "gpu_count", count)
         found = gpu_build(recommend_one, changed)
-        if found is None or _per_stream(found[0]) < target:
+        if found is None or rate_of(found[0]) < target:
             continue
         other, gpu = found
-        line = (f"{count} x {gpu.name} with {split_label(changed)}: ~{_per_stream(other):,.1f} tokens/s per stream, "
+        how = split_label(changed) if kind.figure == "decode_tokens_per_s_per_stream" else "each its own inputs"
+        line = (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {kind.unit}, "
                 f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
-        return f"{short}, where {count} GPUs within budget decode ~{_per_stream(other):,.1f} (below)", line, changed
+        return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f} (below)", line, changed
     counts = (1,) if edge else GPU_COUNTS
     for multiplier in EDGE_BUDGET_MULTIPLIERS if edge else TARGET_BUDGET_MULTIPLIERS:
         raised = answers.with_value("budget", "amount", answers.budget.amount * multiplier)
         meeting = [found for found in (gpu_build(recommend_one, raised.with_value("scale", "gpu_count", count))
-                                       for count in counts) if found is not None and _per_stream(found[0]) >= target]
+                                       for count in counts) if found is not None and rate_of(found[0]) >= target]
         if not meeting:
             continue
         other, gpu = min(meeting, key=lambda found: found[0].total_price_cny)
@@ -63,7 +69,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
         count_answer = f", scale.gpu_count = {gpu.quantity}" if gpu.quantity != answers.scale.gpu_count else ""
         line = (f"{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
-                f"{money(build.budget_cny, build.currency, rules)}): ~{_per_stream(other):,.1f} tokens/s per stream "
+                f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {kind.unit} "
                 f"(answer budget.amount = {amount:g}{count_answer})")
         return f"{short}, where the nearest build that meets it costs {price} ({over} over the budget; below)", line, \
             changed

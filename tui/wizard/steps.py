@@ -83,6 +83,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "training_stack", "Training stack (training)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
         ("task", "target_tokens_per_s_per_stream", "Target tokens/s a stream (inf.)"),
+        ("task", "target_samples_per_s", "Target images/inputs a second (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
