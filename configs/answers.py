@@ -244,7 +244,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                                  f"use it above zero: give {missing} too"))
             elif window_layers > workload.layers:
                 problems.append(("workload", "sliding_window_layers", "at most layers: a window on every layer "
-                                 "(Mistral 7B v0.1: 32 of 32), or on some (Gemma 3 27B: 52 of 62)"))
+                                 "(a video DiT's per-frame attention), or on some (Gemma 3 27B: 52 of 62)"))
             if workload.linear_attention_layers and (
                     workload.linear_attention_layers + (window_layers if window_tokens else 0) >= workload.layers):
                 problems.append(("workload", "linear_attention_layers", "must leave some full-attention layers "
@@ -332,9 +332,14 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "leave it auto"))
     if (workload.output_width_px or workload.output_height_px or workload.decoded_frames_at_once > 1) and not (
             workload.denoising_steps and workload.output_width_px and workload.output_height_px):
-        key = "output_width_px" if workload.output_width_px or not workload.output_height_px else "output_height_px"
+        key = "output_height_px" if workload.output_width_px else "output_width_px"
         problems.append(("workload", key, "a diffusion model's output size sizes its VAE decode: give "
                          "denoising_steps, output_width_px and output_height_px together"))
+    elif workload.decoded_frames_at_once > 1 and answers.data.kind != "video":
+        problems.append(("workload", "decoded_frames_at_once", "frames are a video's: give data.kind = 'video'"))
+    if task.vae_tiling and not (workload.denoising_steps and workload.output_width_px):
+        problems.append(("task", "vae_tiling", "tiles a diffusion model's VAE decode: give denoising_steps and its "
+                         "output size (workload.output_width_px, output_height_px)"))
     if workload.classifier_free_guidance and not workload.denoising_steps:
         problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
                          "denoising_steps too"))

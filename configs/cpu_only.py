@@ -67,10 +67,18 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
 def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
     """A PC offered CPU-only on price alone whose decode is under the slow rate, or not predicted (a server CPU, a
     denoiser): no recommendation (Mistral Large 123B Q4 on two DDR5 channels: 0.9 tokens/s; ERNIE-4.5-300B for 8
-    users on an EPYC). A slow first token is warned about: shorter prompts help it."""
-    if cpu_only.adequate or ctx.answers.task.mode != "inference":
+    users on an EPYC). A slow first token is warned about: shorter prompts help it. A stated rate (speed.RATE_TARGETS)
+    the PC is not predicted to meet rules it out, adequate or not: its images a second are not predicted at all."""
+    if ctx.answers.task.mode != "inference":
         return False
+    stated = sp.stated_target(ctx.answers.task)
     decode = cpu_decode_tokens_per_s(ctx, cpu_only)
+    if stated is not None:
+        rate = decode if stated[0].decode else None
+        if rate is None or rate < stated[1]:
+            return True
+    if cpu_only.adequate:
+        return False
     if decode is None:  # a denoiser, or a language model on a CPU whose decode is not predicted: unknown, not offered
         return bool(ctx.shape.denoising_steps) or (ctx.shape.kind == "transformer" and not ctx.shape.encoder_only)
     return decode < sp.SLOW_DECODE_TOKENS_PER_S

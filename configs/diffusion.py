@@ -26,10 +26,10 @@ from pth_top.configs.memory_terms import (
 )
 from pth_top.units import GIB
 
-# The VAE decode's working set a decoded pixel, fp16 on CUDA: SD 2.1's AutoencoderKL (the decoder FLUX.1, SD3 and SDXL
-# share) takes 15 GB for 4 x 768 x 768 (huggingface/diffusers#10350); Qwen-Image's VAE reserves 19.9 GiB at 2560 x
-# 1440 (invoke-ai/InvokeAI#9427); Open-Sora 1.2's stock 4-frame decode at 720p peaks at 39G with ~12.5 GB of weights.
+# The VAE decode's working set a pixel, fp16: SD 2.1's AutoencoderKL takes 15 GB for 4 x 768 px (diffusers#10350);
+# Qwen-Image's VAE reserves 19.9 GiB at 2560 x 1440 (InvokeAI#9427). Tiled, one 512 px tile at a time.
 VAE_DECODE_BYTES_PER_PIXEL = 6360
+VAE_TILE_PX = 512
 # A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
 SLOW_IMAGE_S = 60.0
 # Fraction of the tensor rate eager Diffusers reaches on a denoiser's counted FLOPs (torch.utils.flop_counter): SDXL,
@@ -41,9 +41,30 @@ def passes_text(shape: ModelShape) -> str:
     return " x 2 (classifier-free guidance)" if shape.guidance_passes == 2 else ""
 
 
+def decoded_pixels(shape: ModelShape, tiled: bool) -> int:
+    """What the VAE decodes at once: the output's pixels (x a video's decode micro-batch), or one tile's."""
+    if not tiled or not shape.decoded_pixels:
+        return shape.decoded_pixels
+    frames = shape.decoded_frames_at_once
+    return min(shape.decoded_pixels, VAE_TILE_PX * VAE_TILE_PX * frames)
+
+
+def decode_bytes(shape: ModelShape, batch: int, tiled: bool) -> int:
+    """The VAE decode's working set: an image batch is decoded whole, a video by its decode micro-batch."""
+    outputs = 1 if shape.decoded_frames_at_once > 1 else batch
+    return VAE_DECODE_BYTES_PER_PIXEL * decoded_pixels(shape, tiled) * outputs
+
+
+def denoising_bytes(shape: ModelShape, precision: str, batch: int) -> int:
+    """One layer's forward working set over a GPU's batch x passes x s tokens (without autograd)."""
+    value_bytes = 4.0 if precision == "fp32" else 2.0
+    one_layer = replace(shape, layers=1, sequence_length=shape.sequence_length * batch * shape.guidance_passes)
+    return int(transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes, inference_per_token(shape)))
+
+
 def estimate_denoising(
     shape: ModelShape, *, precision: str, batch: int, gpu_count: int = 1,
-    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto",
+    cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto", vae_tiling: bool = False,
 ) -> MemoryBreakdown:
     """Weights + the larger of one layer's forward working set over its share of the batch x passes x s tokens and
     the VAE decode of its outputs (after the last step, the denoiser's activations are gone); every GPU holds the
@@ -51,10 +72,8 @@ def estimate_denoising(
     weights, weights_line = inference_weight_bytes(shape, precision, quantization)
     value_bytes = 4.0 if precision == "fp32" else 2.0
     batch = per_gpu_batch(batch, gpu_count)
-    tokens = shape.sequence_length * batch * shape.guidance_passes
-    one_layer = replace(shape, layers=1, sequence_length=tokens)
-    denoising = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes, inference_per_token(shape))
-    decode = VAE_DECODE_BYTES_PER_PIXEL * shape.decoded_pixels * batch
+    denoising = denoising_bytes(shape, precision, batch)
+    decode = decode_bytes(shape, batch, vae_tiling)
     activations = max(denoising, decode)
     formula = [
         f"pipeline: a diffusion model, {shape.denoising_steps} denoising steps per image (workload.denoising_steps); "
@@ -62,9 +81,12 @@ def estimate_denoising(
         weights_line,
         f"activations: {inference_working_set_text(shape, value_bytes)} "
         f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)}) = {denoising / GIB:.2f} GiB while denoising",
-        (f"VAE decode: {VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel (AutoencoderKL, fp16) x {shape.decoded_pixels:,} "
-         f"pixels at once x b {batch} = {decode / GIB:.2f} GiB; the larger of the two is held"
-         + (" (decode with VAE tiling, Diffusers enable_vae_tiling, to hold less)" if decode > denoising else ""))
+        (f"VAE decode: {VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel (AutoencoderKL, fp16) x "
+         f"{decoded_pixels(shape, vae_tiling):,} pixels at once"
+         + (f" ({VAE_TILE_PX} px tiles, task.vae_tiling)" if vae_tiling else "")
+         + (f" x b {batch}" if shape.decoded_frames_at_once == 1 else "")
+         + f" = {decode / GIB:.2f} GiB; the larger of the two is held"
+         + (" (task.vae_tiling decodes in tiles, holding less)" if decode > denoising and not vae_tiling else ""))
         if shape.decoded_pixels else
         "VAE decode: not counted (give workload.output_width_px and output_height_px: a 1024 x 1024 image decodes "
         f"in ~{VAE_DECODE_BYTES_PER_PIXEL * 1024 * 1024 / GIB:.1f} GiB, a video's frames in its decode micro-batch)",
@@ -88,7 +110,7 @@ def step_flops(shape: ModelShape, batch: int, counted_gflops_per_pass: float = 0
     x s^2 a full layer (twice a causal prompt's pairs), 4 x h x s x w a window layer (a frame's own tokens)."""
     s = shape.sequence_length
     per_pass = counted_gflops_per_pass * 1e9 or \
-        2.0 * shape.active * s + 4.0 * shape.attention_flops_width * 2.0 * shape.attended_pairs(s)
+        2.0 * shape.active * s + 4.0 * shape.attention_flops_width * shape.bidirectional_pairs(s)
     return batch * shape.guidance_passes * per_pass
 
 

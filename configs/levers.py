@@ -166,6 +166,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             and not task.expert_offload and not ctx.edge
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster
             changes.extend(fewer_cards)
+        if diffusion and ctx.shape.decoded_pixels and not task.vae_tiling:  # the same image, decoded in tiles
+            changes.append(("VAE tiling (Diffusers enable_vae_tiling): the output decodes in 512 px tiles "
+                            "(task.vae_tiling)", answers.with_value("task", "vae_tiling", True)))
         if diffusion and answers.workload.frozen_parameters and not task.pipeline_offload:  # precision kept
             changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",

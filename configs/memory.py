@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
-from pth_top.configs.diffusion import estimate_denoising
+from pth_top.configs.diffusion import decode_bytes, denoising_bytes, estimate_denoising, per_gpu_batch
 from pth_top.configs.memory_inference import estimate_inference
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
@@ -308,8 +308,13 @@ def estimate_memory(
         return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
                        host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
     line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} GB, "
-            f"and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is held")
-    return replace(breakdown, weights_bytes=max(breakdown.weights_bytes, frozen), formula=(*breakdown.formula, line),
+            f"and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is held; the "
+            "VAE decodes alone, the denoiser gone")
+    held = max(breakdown.weights_bytes, frozen)
+    batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
+    activations = max(denoising_bytes(shape, answers.task.precision, batch),
+                      decode_bytes(shape, batch, answers.task.vae_tiling) - held)
+    return replace(breakdown, weights_bytes=held, activations_bytes=activations, formula=(*breakdown.formula, line),
                    host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
 
 
@@ -328,7 +333,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
     if shape.denoising_steps:
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,
                                   gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
-                                  quantization=task.quantization)
+                                  quantization=task.quantization, vae_tiling=task.vae_tiling)
     return estimate_inference(
         shape, precision=task.precision, batch=answers.workload.batch_size,
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,

@@ -56,7 +56,7 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     metric, text = _metric(ctx)
     stated = _held_target(ctx)
     if stated is not None:
-        verb = "decode at" if stated[0].figure == "decode_tokens_per_s_per_stream" else "take"
+        verb = "decode at" if stated[0].decode else "take"
         text += f", cards that {verb} task.{stated[0].answer_key} = {stated[1]:g} first"
     return metric, text
 
@@ -104,8 +104,7 @@ def _held_target(ctx: Context) -> tuple[sp.RateTarget, float] | None:
     if stated is None or ctx.answers.task.mode != "inference":
         return None
     takes_inputs = ctx.shape.kind in ("cnn", "generic") or forward_only(ctx.shape)
-    return stated if (decodes(ctx) if stated[0].figure == "decode_tokens_per_s_per_stream" else takes_inputs) \
-        else None
+    return stated if (decodes(ctx) if stated[0].decode else takes_inputs) else None
 
 
 def decodes(ctx: Context) -> bool:

@@ -10,6 +10,10 @@ Validated against published throughput figures in tests/configs/published_speeds
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pth_top.configs.answer_types import Task
 
 # Fraction of the datasheet memory bandwidth decoding reaches. llama.cpp on a P40 (347 GB/s): 56.8 tokens/s on
 # a 3.56 GiB Q4_0 7B = 0.62 (github.com/ggml-org/llama.cpp/pull/4766); MLC on an RTX 4090: 191 tokens/s on a
@@ -339,6 +343,11 @@ class RateTarget:
     unit: str
     remedy: str
 
+    @property
+    def decode(self) -> bool:
+        """A language model's decode a stream, not inputs a second."""
+        return self.figure == "decode_tokens_per_s_per_stream"
+
 
 RATE_TARGETS = (
     RateTarget("target_tokens_per_s_per_stream", "decode_tokens_per_s_per_stream", "tokens/s per stream",
@@ -348,13 +357,13 @@ RATE_TARGETS = (
 )
 
 
-def stated_target(task: object) -> tuple[RateTarget, float] | None:
+def stated_target(task: Task) -> tuple[RateTarget, float] | None:
     """The rate target the answers state (task.target_*), and its value; None without one."""
     return next(((target, float(getattr(task, target.answer_key))) for target in RATE_TARGETS
                  if getattr(task, target.answer_key)), None)
 
 
-def below_target(figures: dict[str, float], task: object) -> list[str]:
+def below_target(figures: dict[str, float], task: Task) -> list[str]:
     """The warning for a predicted rate under the stated target; none without a target or that figure."""
     stated = stated_target(task)
     rate = figures.get(stated[0].figure, 0.0) if stated else 0.0

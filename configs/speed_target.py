@@ -34,16 +34,16 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     stated = sp.stated_target(answers.task)
     if stated is None or answers.task.mode != "inference" or build.blockers or here is None:
         return None
-    kind, target = stated
+    rate_target, target = stated
 
     def rate_of(one: Build) -> float:
-        return one.speed.figures.get(kind.figure, 0.0)
+        return one.speed.figures.get(rate_target.figure, 0.0)
 
     rate = rate_of(build)
     if not 0 < rate < target:
         return None
-    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {kind.unit} on {here.quantity} x {here.name}, under "
-             f"task.{kind.answer_key} = {target:g}")
+    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {rate_target.unit} on {here.quantity} x {here.name}, under "
+             f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
     for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge):
         changed = answers.with_value("scale", "gpu_count", count)
@@ -51,8 +51,8 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         if found is None or rate_of(found[0]) < target:
             continue
         other, gpu = found
-        how = split_label(changed) if kind.figure == "decode_tokens_per_s_per_stream" else "each its own inputs"
-        line = (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {kind.unit}, "
+        how = split_label(changed) if rate_target.decode else "each its own inputs"
+        line = (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {rate_target.unit}, "
                 f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
         return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f} (below)", line, changed
     counts = (1,) if edge else GPU_COUNTS
@@ -69,7 +69,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
         count_answer = f", scale.gpu_count = {gpu.quantity}" if gpu.quantity != answers.scale.gpu_count else ""
         line = (f"{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
-                f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {kind.unit} "
+                f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {rate_target.unit} "
                 f"(answer budget.amount = {amount:g}{count_answer})")
         return f"{short}, where the nearest build that meets it costs {price} ({over} over the budget; below)", line, \
             changed

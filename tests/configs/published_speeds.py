@@ -139,7 +139,7 @@ def cpu_prefill(cores: int, boost_ghz: float, **efficiency_cores: float) -> floa
     return 512 / seconds
 
 
-def resnet50_inference(part_id: str, batch: int, preset: str = "resnet50", precision: str = "fp16") -> float:
+def cnn_preset_inference(part_id: str, batch: int, preset: str = "resnet50", precision: str = "fp16") -> float:
     answers = Answers(workload=Workload(preset=preset, batch_size=batch), task=Task(mode="inference",
                                                                                       precision=precision))
     model = model_shape(answers.workload)[0]
@@ -431,9 +431,9 @@ CASES: tuple[PublishedSpeed, ...] = (
                        "channels-first AMP loop on a GeForce card gets more of its datasheet rate (the model's rate "
                        "per image does not depend on the batch, so batch 256 stands in for timm's 512)"),
     PublishedSpeed("dle-rn50-v100-inference-amp", f"{DLE_RN50}: V100 16GB inference, mixed precision, batch 256, "
-                   "3,382 img/s", 3382, lambda: resnet50_inference("v100-16gb-sxm2", 256)),
+                   "3,382 img/s", 3382, lambda: cnn_preset_inference("v100-16gb-sxm2", 256)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
-                   "1,198 img/s", 1198, lambda: resnet50_inference("t4-16gb", 256)),
+                   "1,198 img/s", 1198, lambda: cnn_preset_inference("t4-16gb", 256)),
     PublishedSpeed("the0807-orin-nano-yolov8m-trt-fp16", "github.com/the0807/YOLOv8-ONNX-TensorRT README, "
                    "'Tested on Nvidia Jetson Orin Nano': yolov8m.engine FP16, 640 px, 30 FPS (23.6 ms); YOLOv8m is "
                    "78.9 GFLOPs (Ultralytics)", 30.0, lambda: cnn_inference(ORIN_NANO_625MHZ, 78.9)),
@@ -451,9 +451,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                        "accumulation on a GeForce card, twice the catalog's FP32-accumulate FP16 rate; the CNN "
                        "fraction, 0.19, is PyTorch's (NVIDIA's ResNet-50 rows): -80 %", tolerance=0.85),
     PublishedSpeed("pytorch-rpi4-resnet18-fp32", f"{PYTORCH_RPI}: resnet18, 100.3 ms model time a frame (9.97 FPS; "
-                   "3.63 GFLOPs, torchvision)", 1000 / 100.3, lambda: resnet50_inference(PI_4, 1, "resnet18", "fp32")),
+                   "3.63 GFLOPs, torchvision)", 1000 / 100.3,
+                   lambda: cnn_preset_inference(PI_4, 1, "resnet18", "fp32")),
     PublishedSpeed("pytorch-rpi4-resnet50-fp32", f"{PYTORCH_RPI}: resnet50, 225.2 ms model time a frame (4.44 FPS; "
-                   "8.18 GFLOPs, torchvision)", 1000 / 225.2, lambda: resnet50_inference(PI_4, 1, precision="fp32")),
+                   "8.18 GFLOPs, torchvision)", 1000 / 225.2,
+                   lambda: cnn_preset_inference(PI_4, 1, precision="fp32")),
     # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
     PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
                    "782 sequences/s", 128 / 0.16370,

@@ -161,7 +161,7 @@ def test_a_multi_gpu_training_build_under_half_the_budget_names_twice_the_cards(
 
 
 def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_that_is_not(catalog):
-    # Llama 3.2 3B int4 at 4k for $400: a Raspberry Pi 4 at ~0.9 tokens/s and an hour to the first token was the
+    # Llama 3.2 3B int4 at 4k for $400: a Raspberry Pi 4 at ~1 token/s and ~18 min to the first token was the
     # only answer; NVIDIA's Jetson Orin Nano Super runs it at 43 tokens/s (MLC; NVIDIA technical blog, "Jetson Orin
     # Nano Developer Kit Gets a Super Boost") and costs $29 more.
     job = answers("edge_deployment", workload__preset="custom", workload__kind="transformer",

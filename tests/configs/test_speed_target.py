@@ -1,5 +1,5 @@
-"""A stated decode rate a stream (task.target_tokens_per_s_per_stream): cards that meet it come first, and a build
-under it is no recommendation where one that meets it can be had."""
+"""A stated rate (a decode a stream, task.target_tokens_per_s_per_stream; or images a second, target_samples_per_s):
+cards that meet it come first, and a build under it is no recommendation where one that meets it can be had."""
 
 from __future__ import annotations
 
@@ -134,3 +134,13 @@ def test_an_images_a_second_target_is_for_a_model_that_generates_nothing():
     both = answers(workload__preset="resnet50", task__mode="inference", task__target_samples_per_s=10.0,
                    task__target_tokens_per_s_per_stream=10.0)
     assert "target_samples_per_s" in [key for _, key, _ in cross_field_problems(both)]
+
+
+def test_a_cpu_only_pc_is_not_offered_for_a_rate_it_is_not_predicted_to_meet(catalog):
+    # ResNet-18 is small-model inference (guide §2.1): a CPU-only PC serves it; at 2,000 images a second, which no CPU
+    # rate is predicted for, the build is a GPU one that takes them.
+    job = answers(workload__preset="resnet18", workload__batch_size=8, task__mode="inference", task__precision="fp32",
+                  budget__amount=30000.0)
+    assert recommend(job, catalog, today=TODAY).cpu_only
+    aimed = recommend(job.with_value("task", "target_samples_per_s", 2000.0), catalog, today=TODAY)
+    assert not aimed.cpu_only and aimed.feasible and aimed.speed.figures["samples_per_s"] >= 2000

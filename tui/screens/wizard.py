@@ -36,7 +36,8 @@ CUSTOM_ONLY_KEYS = frozenset({
     "sliding_window_tokens", "sliding_window_layers",
     "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters", "denoising_steps",
     "classifier_free_guidance", "decoder_layers", "decoder_sequence_length", "forward_gflops_per_sample",
-    "encoder_only", "experts_count", "experts_per_token", "tied_embeddings",
+    "encoder_only", "experts_count", "experts_per_token", "tied_embeddings", "linear_attention_layers",
+    "output_width_px", "output_height_px", "decoded_frames_at_once",
 })
 
 

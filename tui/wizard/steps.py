@@ -86,6 +86,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "target_samples_per_s", "Target images/inputs a second (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
+        ("task", "vae_tiling", "VAE tiling (diffusion)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
         ("task", "cache_embeddings", "Cache frozen outputs (train)"),
     )),
