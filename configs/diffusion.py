@@ -42,11 +42,9 @@ def passes_text(shape: ModelShape) -> str:
 
 
 def decoded_pixels(shape: ModelShape, tiled: bool) -> int:
-    """What the VAE decodes at once: the output's pixels (x a video's decode micro-batch), or one tile's."""
-    if not tiled or not shape.decoded_pixels:
-        return shape.decoded_pixels
-    frames = shape.decoded_frames_at_once
-    return min(shape.decoded_pixels, VAE_TILE_PX * VAE_TILE_PX * frames)
+    """What the VAE decodes at once: the output's pixels, or one tile's, x a video's decode micro-batch."""
+    pixels = min(shape.output_pixels, VAE_TILE_PX * VAE_TILE_PX) if tiled else shape.output_pixels
+    return pixels * shape.decoded_frames_at_once
 
 
 def decode_bytes(shape: ModelShape, batch: int, tiled: bool) -> int:

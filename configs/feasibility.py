@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
@@ -150,14 +150,6 @@ class Alternative:
     price_cny: float = math.inf  # the build's, where the line is one
 
 
-@dataclass(frozen=True, slots=True)
-class _Found:
-    """A feasible build's line ("" when none) and its price."""
-
-    line: str = ""
-    price_cny: float = math.inf
-
-
 def feasible_alternatives(
     ctx: Context, context_for: Callable[[Answers], Context], *, rent_first: bool = False,
     pinned_context_for: Callable[[Answers], Context] | None = None,
@@ -174,20 +166,20 @@ def feasible_alternatives(
         feasible = _feasible_build(ctx, label, context_for(answers))
         cheap = cheap_levers(ctx, answers) if answers not in own_levers else answers
         training = answers.task.mode == "training"
-        if not feasible.line and training:
+        if feasible is None and training:
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
-        if (not feasible.line and not training and not ctx.edge and answers != ctx.answers
+        if (feasible is None and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
                 feasible = _feasible_build(ctx, f"{label}, {more_label}", context_for(more))
-                if feasible.line:
+                if feasible is not None:
                     answers = more
                     break
-        if not feasible.line and not training:  # then with an 8-bit KV cache, on the answers' GPUs
+        if feasible is None and not training:  # then with an 8-bit KV cache, on the answers' GPUs
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
-        if feasible.line and all(alternative.answers != answers for alternative in found):  # one line per change
-            found.append(Alternative(feasible.line, answers, price_cny=feasible.price_cny))
-        if feasible.line and answers == ctx.answers:
+        if feasible is not None and all(alternative.answers != answers for alternative in found):  # one per change
+            found.append(replace(feasible, answers=answers))
+        if feasible is not None and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
     # A combination whose part alone fits as cheaply adds a change for nothing (an fp8 KV cache beside the tensor
     # parallel that holds the job with its 16-bit cache on the same 8 cards): not offered.
@@ -200,9 +192,9 @@ def feasible_alternatives(
         for label, changed in [("", ctx.answers), *changes]:  # alone or with the first lever that does it
             used = changed.with_value("budget", "condition", "used")
             feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
-                                      + (f", {label}" if label else ""), context_for(used))
-            if feasible.line:
-                found.append(Alternative(feasible.line, used, price_cny=feasible.price_cny))
+                                       + (f", {label}" if label else ""), context_for(used))
+            if feasible is not None:
+                found.append(replace(feasible, answers=used))
                 break
     rent = _rent_line(ctx, context_for)
     if rent:
@@ -218,10 +210,10 @@ def feasible_alternatives(
 
 
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,
-                       context_for: Callable[[Answers], Context]) -> tuple[Answers, str, _Found]:
+                       context_for: Callable[[Answers], Context]) -> tuple[Answers, str, Alternative | None]:
     """A change retried with the quality-free levers added, where they add any: its answers, label and build."""
     if cheap == answers:
-        return answers, label, _Found()
+        return answers, label, None
     label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
     return cheap, label, _feasible_build(ctx, label, context_for(cheap))
 
@@ -248,9 +240,9 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
             if keeps_the_job(ctx.answers, answers) != keeping:
                 continue
             feasible = _feasible_build(ctx, f"keeping the pinned {count}{card.name}, {label}",
-                                      pinned_context_for(answers), [(card, True)])
-            if feasible.line:
-                return Alternative(feasible.line, answers, dict(ctx.pins), feasible.price_cny)
+                                       pinned_context_for(answers), [(card, True)])
+            if feasible is not None:
+                return replace(feasible, answers=answers, pins=dict(ctx.pins))
     return None
 
 
@@ -260,15 +252,17 @@ def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
 
 
 def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
-                    ) -> _Found:
+                    ) -> Alternative | None:
+    """The best acceptable build for the changed context, as an alternative's line and price (its answers are the
+    caller's); None where none is."""
     found = first_acceptable(alternative, ranked_gpus(alternative) if gpus is None else gpus)
     if found is None:
-        return _Found()
+        return None
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    return _Found(f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
-                  f"{fits_on(alternative, gpu, count + gpu.name)}; "
-                  f"build {_money(ctx, assembly.total_cny)} within {_money(ctx, ctx.budget_cny)}", assembly.total_cny)
+    return Alternative(f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
+                       f"{fits_on(alternative, gpu, count + gpu.name)}; build {_money(ctx, assembly.total_cny)} "
+                       f"within {_money(ctx, ctx.budget_cny)}", price_cny=assembly.total_cny)
 
 
 def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:

@@ -92,8 +92,8 @@ class ModelShape:
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
     guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
-    decoded_pixels: int = 0  # what its VAE decodes at once for one output: width x height x frames; 0: not given
-    decoded_frames_at_once: int = 1
+    output_pixels: int = 0  # its output's width x height, which sizes the VAE decode; 0: not given
+    decoded_frames_at_once: int = 1  # a video's decode micro-batch
     # An encoder-decoder (Whisper, T5): the last decoder_layers of `layers` run over decoder_sequence_length tokens,
     # cross-attending to the encoder's sequence_length; the LM head's logits are over the decoder's tokens only.
     decoder_layers: int = 0
@@ -152,6 +152,11 @@ class ModelShape:
         window = min(prompt_tokens, self.sliding_window_tokens)
         windowed = prompt_tokens * window - window * window / 2 if self.window_layers else 0.0
         return self.full_attention_layers * full + self.window_layers * windowed
+
+    @property
+    def decoded_pixels(self) -> int:
+        """What its VAE decodes at once for one output: the output's pixels x its decode micro-batch."""
+        return self.output_pixels * self.decoded_frames_at_once
 
     def bidirectional_pairs(self, tokens: int) -> float:
         """Query-key pairs of one bidirectional pass summed over layers: s^2 a full layer, s x w a window one (a

@@ -199,7 +199,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             linear_attention_layers=workload.linear_attention_layers,
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
-            decoded_pixels=workload.output_width_px * workload.output_height_px * workload.decoded_frames_at_once,
+            output_pixels=workload.output_width_px * workload.output_height_px,
             decoded_frames_at_once=workload.decoded_frames_at_once,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,

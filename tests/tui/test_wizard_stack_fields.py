@@ -3,6 +3,8 @@ and a diffusion model's steps (Pilot, 80x24, keys only)."""
 
 from __future__ import annotations
 
+import contextlib
+
 from pth_top.configs.answers import Answers
 from pth_top.tui.screens.wizard import WizardScreen
 from pth_top.tui.wizard_app import WizardApp
@@ -38,14 +40,20 @@ async def review(pilot, screen: WizardScreen):
     return screen.build
 
 
-async def test_market_and_training_stack_are_asked_and_change_the_build():
-    start = (Answers().with_value("workload", "preset", "llama3-8b").with_value("task", "method", "qlora")
-             .with_value("budget", "currency", "USD").with_value("budget", "amount", 3000.0))
+@contextlib.asynccontextmanager
+async def reviewed(start: Answers):
+    """The wizard at 80x24 on `start`, keys only, at its review: the pilot, the screen and its first build."""
     app = WizardApp(clock=fixed_clock, answers=start)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_screen(pilot, WizardScreen)
         screen = app.screen
-        first = await review(pilot, screen)
+        yield pilot, screen, await review(pilot, screen)
+
+
+async def test_market_and_training_stack_are_asked_and_change_the_build():
+    start = (Answers().with_value("workload", "preset", "llama3-8b").with_value("task", "method", "qlora")
+             .with_value("budget", "currency", "USD").with_value("budget", "amount", 3000.0))
+    async with reviewed(start) as (pilot, screen, first):
         assert first.market == "us" and first.answers.task.training_stack == "hf_trainer"
         await back_to(pilot, screen, "step-task")
         await choose(pilot, "task-training_stack", 2)  # HF Trainer -> torchtune -> Liger
@@ -63,11 +71,7 @@ async def test_the_serving_engine_is_asked_and_changes_the_estimate():
     start = (Answers(scenario="inference_server").with_value("workload", "preset", "llama3-8b")
              .with_value("task", "mode", "inference").with_value("workload", "batch_size", 8)
              .with_value("budget", "amount", 60000.0))
-    app = WizardApp(clock=fixed_clock, answers=start)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_screen(pilot, WizardScreen)
-        screen = app.screen
-        first = await review(pilot, screen)
+    async with reviewed(start) as (pilot, screen, first):
         await back_to(pilot, screen, "step-task")
         await choose(pilot, "task-serving_engine", 4)  # auto, vLLM, SGLang, llama.cpp, generate()
         assert screen.answers.task.serving_engine == "hf_generate"
@@ -77,11 +81,7 @@ async def test_the_serving_engine_is_asked_and_changes_the_estimate():
 
 async def test_diffusion_steps_are_asked_and_turn_the_speed_into_seconds_an_image():
     start = answers(**{**inference_custom(FLUX1_DEV, "int8"), "budget__amount": 60000.0})
-    app = WizardApp(clock=fixed_clock, answers=start)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_screen(pilot, WizardScreen)
-        screen = app.screen
-        first = await review(pilot, screen)
+    async with reviewed(start) as (pilot, screen, first):
         assert "tokens/s" in first.speed.summary[0]  # read as a language model until it is told otherwise
         await back_to(pilot, screen, "step-workload")
         await tab_to(pilot, "workload-denoising_steps")
@@ -94,11 +94,7 @@ async def test_diffusion_steps_are_asked_and_turn_the_speed_into_seconds_an_imag
 async def test_a_target_decode_rate_is_asked_and_chooses_a_card_that_meets_it():
     # 24 Orpheus-3B speech streams at ~84 tokens/s each (tests/configs/test_speed_target.py): typed in the Task step.
     start = answers("inference_server", **ORPHEUS, budget__amount=40000.0)
-    app = WizardApp(clock=fixed_clock, answers=start)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_screen(pilot, WizardScreen)
-        screen = app.screen
-        first = await review(pilot, screen)
+    async with reviewed(start) as (pilot, screen, first):
         await back_to(pilot, screen, "step-task")
         await tab_to(pilot, "task-target_tokens_per_s_per_stream")
         await type_into(pilot, "84")
