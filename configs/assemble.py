@@ -44,6 +44,9 @@ from pth_top.configs.rules import (
 from pth_top.configs.slots import (
     card_width,
     choose_mount,
+    ecc_required,
+    gpu_link_lanes,
+    gpu_slots,
     gpus_held,
     mount_cost,
     mount_problems,
@@ -147,12 +150,6 @@ def _shared(ctx: Context) -> bool:
     return ctx.answers.scenario in ("team_training", "inference_server")
 
 
-def ecc_required(ctx: Context) -> bool:
-    """The platform by need, not budget: 3+ GPUs need a workstation's lanes and slots, whose ECC memory comes
-    with it; RAM beyond a desktop board's follows from the boards' limits (configs.assemble._boards_for)."""
-    return ctx.gpu_count >= 3
-
-
 def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> bool:
     """CPU, board, RAM, storage, cooler and ATX PSUs; False when no set of ATX units feeds it."""
     cpu = _choose_cpu(ctx, asm, gpu, need_ecc, ram_floor.value)
@@ -166,10 +163,10 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
     if "frame" in asm.chosen:
         mount_problems(ctx, asm)
     elif gpu is not None:
-        problem = slot_fit_problem(board, gpu, ctx.gpu_count)
+        problem = slot_fit_problem(ctx, board, gpu, ctx.gpu_count)
         if problem:
             asm.unsatisfied_add(problem)
-    for problem in compatibility_blockers(asm.chosen, asm.psu_required_w):
+    for problem in compatibility_blockers(asm.chosen, asm.psu_required_w, gpu_link_lanes(ctx)):
         asm.unsatisfied_add(problem)
     return fed
 
@@ -248,7 +245,8 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
         cores, threads = decode, max(threads, decode)
     else:
         decode_line = ""
-    lanes = ctx.rules.cpu.min_lanes_per_gpu_count * ctx.gpu_count
+    link_lanes = gpu_link_lanes(ctx)
+    lanes = link_lanes * ctx.gpu_count
     cpus = [cpu for cpu in offered(ctx, "cpu") if gpu is not None or drives_a_display(ctx, cpu)]
     able = [
         cpu for cpu in cpus
@@ -271,7 +269,8 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     lines = [reason, decode_line] if decode_line else [reason]
     if ctx.gpu_count:
         lines.append(
-            f"PCIe: {ctx.gpu_count} GPU(s) need >= {lanes} CPU lanes at x8; {cpu.name} has {cpu['pcie_lanes_count']}"
+            f"PCIe: {ctx.gpu_count} GPU(s) need >= {lanes} lanes at x{link_lanes}; {cpu.name} has "
+            f"{cpu['pcie_lanes_count']}"
         )
     if need_ecc:
         lines.append("ECC memory needs a workstation/server platform (guide §6.1 high tier, §8.1)")
@@ -327,7 +326,12 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",
                     closest=lambda part: (-gpus_held(ctx, part, gpu), part_price(ctx, part), part.id))
-    slots = f"{board['gpu_slots_count']} GPU slot(s) at x8+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
+    link = gpu_link_lanes(ctx)
+    slots = f"{gpu_slots(ctx, board)} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
+    if ctx.gpu_count > board["gpu_slots_count"]:
+        slots += (f"{ctx.gpu_count - board['gpu_slots_count']} card(s) on the chipset's x{link} link: the GPUs take "
+                  "turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost ~3 % of "
+                  "decode at x8/x4/x4, PR #4766); ")
     board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0
     if 0 < board_gen < card_gen:
         slots += f"PCIe Gen{board_gen} slots: the card's Gen{card_gen} link runs at Gen{board_gen}; "

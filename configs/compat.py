@@ -21,23 +21,38 @@ def gpu_lane_width(cpu_lanes: int, gpu_count: int, drive_lanes: int) -> int:
     return 16 if 16 * gpu_count + drive_lanes <= cpu_lanes else 8
 
 
+# The lanes a board's gpu_slots_count slots give a card at least, and its gpu_slots_x4_count ones (the catalog's).
+SLOT_LANES = 8
+X4_SLOT_LANES = 4
+
+
+def gpu_slots_at(board: Part, link_lanes: int) -> int:
+    """The board's GPU slots that give a card at least `link_lanes` lanes: its x8+ CPU slots, and at x4 or less also
+    the x4 slots (a chipset's) it lists."""
+    x8 = int(board["gpu_slots_count"])
+    return max(x8, int(board.get("gpu_slots_x4_count", 0))) if link_lanes <= X4_SLOT_LANES else x8
+
+
 def runs_on(cpu: Part, board: Part) -> bool:
     """The CPU works in the board: the same socket, and a chipset it supports where it names them."""
     return cpu["socket"] == board["socket"] and (not cpu.get("chipsets") or board["chipset"] in cpu["chipsets"])
 
 
-def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0) -> list[str]:
-    """Everything that would not fit or work together, one sentence each (empty when all is well)."""
-    blockers, notes = _checks(chosen, psu_required_w)
+def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0,
+                           link_lanes: int = SLOT_LANES) -> list[str]:
+    """Everything that would not fit or work together, one sentence each (empty when all is well); `link_lanes`:
+    the PCIe lanes each GPU needs for the job."""
+    blockers, notes = _checks(chosen, psu_required_w, link_lanes)
     return blockers + notes
 
 
-def compatibility_blockers(chosen: Chosen, psu_required_w: float = 0.0) -> list[str]:
-    """Only what breaks the build (socket, memory, slots, lanes below x8, leads, PSU size, cooler, M.2 count)."""
-    return _checks(chosen, psu_required_w)[0]
+def compatibility_blockers(chosen: Chosen, psu_required_w: float = 0.0,
+                           link_lanes: int = SLOT_LANES) -> list[str]:
+    """Only what breaks the build (socket, memory, slots, lanes below the job's, leads, PSU size, cooler, M.2)."""
+    return _checks(chosen, psu_required_w, link_lanes)[0]
 
 
-def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]]:
+def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[list[str], list[str]]:
     problems: list[str] = []  # blockers
     notes: list[str] = []
     gpu, gpu_count = chosen.get("gpu", (None, 0))
@@ -81,20 +96,18 @@ def _checks(chosen: Chosen, psu_required_w: float) -> tuple[list[str], list[str]
         if ram["ecc"] and not board["memory_ecc"]:
             problems.append(f"ECC RAM on {board.name}, which does not support ECC")
     if gpu and board and gpu["form"] not in HOST_FREE_FORMS:
-        if gpu_count > board["gpu_slots_count"]:
-            problems.append(
-                f"{gpu_count} GPUs but {board.name} has {board['gpu_slots_count']} x8-or-better GPU slot(s)"
-            )
+        if gpu_count > (slots := gpu_slots_at(board, link_lanes)):
+            problems.append(f"{gpu_count} GPUs but {board.name} has {slots} x{link_lanes}-or-better GPU slot(s)")
     system, _ = chosen.get("system", (None, 0))
     # A barebone wires its GPU slots itself (the G292-Z20 through PCIe switches): the CPU lane sum does not apply.
     if gpu and cpu and gpu["form"] not in HOST_FREE_FORMS and not (system and system.get("barebone", False)):
         drive_lanes = storage_lanes(storage["interface"] if storage else "", storage_qty)
         full = 16 * gpu_count + drive_lanes
-        minimum = 8 * gpu_count + drive_lanes
+        minimum = link_lanes * gpu_count + drive_lanes
         lanes = cpu["pcie_lanes_count"]
         if minimum > lanes:
             problems.append(
-                f"PCIe lanes: {gpu_count} GPUs need >= x8 each plus {drive_lanes} for storage = {minimum}, "
+                f"PCIe lanes: {gpu_count} GPUs need >= x{link_lanes} each plus {drive_lanes} for storage = {minimum}, "
                 f"{cpu.name} has {lanes}"
             )
         elif gpu_lane_width(lanes, gpu_count, drive_lanes) < 16 and gpu_count > 1:

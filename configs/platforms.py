@@ -22,7 +22,7 @@ from pth_top.configs.rules import (
     ram_floor_gib,
     storage_capacity_gb,
 )
-from pth_top.configs.slots import MOUNT_ROLES, gpus_held
+from pth_top.configs.slots import MOUNT_ROLES, ecc_required, gpus_held
 from pth_top.configs.storage_choice import choose_storage
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
@@ -217,7 +217,7 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
 def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, why: str = "") -> None:
     """PCIe cards in a server barebone: the chassis (board, PSUs, fans, heatsinks) plus CPUs, RAM and drives."""
     # assemble imports this module; its RAM and storage choosers take a board, which the barebone stands in for.
-    from pth_top.configs.assemble import _choose_ram, ecc_required
+    from pth_top.configs.assemble import _choose_ram
 
     count = ctx.gpu_count
     candidates = [(part_price(ctx, chassis), chassis, 1) for chassis, _ in system_options(ctx, gpu)]
@@ -280,8 +280,6 @@ def _capped_to_the_chassis(floor: Floor, chassis: Part) -> Floor:
 
 def _barebone_cpu(ctx: Context, asm: Assembly, gpu: Part, chassis: Part) -> tuple[Part, int]:
     """The cheapest CPU for the barebone's socket and heatsink; every socket filled (an empty one has dead slots)."""
-    from pth_top.configs.assemble import ecc_required
-
     sockets = chassis["cpu_sockets_count"]
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, True, ctx.rules)
     decode, decode_line = decode_cores_floor(ctx.answers.data.kind, ctx.gpu_count, ctx.rules)

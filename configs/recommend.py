@@ -61,7 +61,7 @@ from pth_top.configs.rules import (
     load_rules,
     shared_os_reserve_gib,
 )
-from pth_top.configs.slots import MOUNT_ROLES
+from pth_top.configs.slots import MOUNT_ROLES, gpu_link_lanes
 from pth_top.configs.speed_build import MeasuredCeilings, with_speed
 from pth_top.configs.speed_target import below_target_passed_over
 from pth_top.configs.tomlsource import INT64_MAX
@@ -304,7 +304,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
         warnings.append(f"over budget: {_money(ctx, total)} is {_money(ctx, total - ctx.budget_cny)} above the "
                         f"{_money(ctx, ctx.budget_cny)} budget")
     warnings.extend(assembly.warnings)
-    warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w))
+    warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w, gpu_link_lanes(ctx)))
     warnings.extend(context_warnings(answers, ctx.shape.sequence_length))
     warnings.extend(ignored_answer_warnings(answers, ctx.shape))
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:

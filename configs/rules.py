@@ -44,6 +44,7 @@ class CpuRules(Schema, frozen=True):
     cores_per_gpu_count: Whole
     cores_per_gpu_decode_count: Whole
     min_lanes_per_gpu_count: Whole
+    layer_split_lanes_per_gpu_count: Whole
     lanes_per_nvme_count: Whole
 
 

@@ -1,36 +1,60 @@
 """What holds the cards on a desktop board: its slot spacing, or PCIe x16 risers in an open frame when the cards
-are too wide for it and its x8+ slots are enough."""
+are too wide for it and its slots with the lanes the job needs are enough."""
 
 from __future__ import annotations
 
+from pth_top.configs import stacks
 from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
+from pth_top.configs.compat import gpu_slots_at
 from pth_top.configs.parts import Part
 
 # The roles an open frame brings; a pin of either is a desktop build's, as a board's is.
 MOUNT_ROLES = ("frame", "riser")
 
 
-def gpus_that_fit(board: Part, card_width_slots: int) -> int:
-    """Cards of this width the board takes without risers.
+def gpu_link_lanes(ctx: Context) -> int:
+    """The PCIe lanes each GPU needs for the job: x8 to train or split each layer (tensor parallel); x4 where the
+    GPUs take turns on whole layers (llama.cpp, generate()) or each serve alone."""
+    task = ctx.answers.task
+    turns = stacks.takes_turns(task.mode, task.serving_engine, ctx.answers.scenario, task.precision)
+    cpu_rules = ctx.rules.cpu
+    return cpu_rules.layer_split_lanes_per_gpu_count if turns else cpu_rules.min_lanes_per_gpu_count
+
+
+def gpu_slots(ctx: Context, board: Part) -> int:
+    """The board's GPU slots that give a card the lanes this job needs."""
+    return gpu_slots_at(board, gpu_link_lanes(ctx))
+
+
+def ecc_required(ctx: Context) -> bool:
+    """The platform by need, not budget: 3+ GPUs at x8 need a workstation's lanes and slots, whose ECC memory comes
+    with it (at x4 a desktop board's chipset slot holds a third card); RAM beyond a desktop board's follows from the
+    boards' limits (configs.assemble._boards_for)."""
+    return ctx.gpu_count >= 3 and gpu_link_lanes(ctx) >= ctx.rules.cpu.min_lanes_per_gpu_count
+
+
+def gpus_that_fit(board: Part, card_width_slots: int, slots: int | None = None) -> int:
+    """Cards of this width the board takes without risers, in its `slots` (default: its x8+ slots).
 
     Slots in consecutive positions: a card covering w positions blocks the next w - 1; the last card may
     hang one bracket below the board (an EEB case has one more bracket than a 7-slot board has slots).
     """
+    slots = int(board["gpu_slots_count"]) if slots is None else slots
     positions = board.get("slot_positions_count", 0)
     if not positions or card_width_slots <= 1:
-        return int(board["gpu_slots_count"])
-    return int(min(board["gpu_slots_count"], (positions + 1) // card_width_slots))
+        return slots
+    return int(min(slots, (positions + 1) // card_width_slots))
 
 
-def slot_fit_problem(board: Part, gpu: Part, gpu_count: int) -> str:
+def slot_fit_problem(ctx: Context, board: Part, gpu: Part, gpu_count: int) -> str:
     """One sentence when the cards are too wide for the board's slot spacing, else ""."""
     width = int(gpu["slot_width_count"])
-    fit = gpus_that_fit(board, width)
-    if gpu_count <= fit or gpu_count > board["gpu_slots_count"]:  # too few slots at all: a compatibility problem
+    slots = gpu_slots(ctx, board)
+    fit = gpus_that_fit(board, width, slots)
+    if gpu_count <= fit or gpu_count > slots:  # too few slots at all: a compatibility problem
         return ""
     positions = board.get("slot_positions_count", 0)
-    where = f"the {positions} slot positions of {board.name}" if positions else (
-        f"{board.name}'s {board['gpu_slots_count']} GPU slot(s)")
+    where = f"the {positions} slot positions of {board.name}" if positions else f"{board.name}'s {slots} GPU slot(s)"
     return (f"slots: {gpu_count} x {width}-slot {gpu.name} do not fit {where} ({fit} fit): use PCIe risers in an "
             "open frame, 2-slot blower cards, or a server chassis")
 
@@ -46,19 +70,20 @@ def card_width(gpu: Part | None) -> int:
 
 
 def gpus_held(ctx: Context, board: Part, gpu: Part | None) -> int:
-    """Cards like this the board holds: within its slot spacing, or, for open-air cards, one in each x8+ slot on
-    riser cables in an open frame (where the catalog has a frame for the board and a riser). Blower and passive
-    cards are built for a chassis's front-to-back airflow: a server barebone takes them, not a frame."""
-    fit = gpus_that_fit(board, card_width(gpu))
-    if gpu is None or gpu["cooling"] != "fans" or fit >= board["gpu_slots_count"] or not offered(ctx, "riser"):
+    """Cards like this the board holds: within its slot spacing, or, for open-air cards, one in each slot with the
+    job's lanes on riser cables in an open frame (where the catalog has a frame for the board and a riser). Blower
+    and passive cards are built for a chassis's front-to-back airflow: a server barebone takes them, not a frame."""
+    slots = gpu_slots(ctx, board)
+    fit = gpus_that_fit(board, card_width(gpu), slots)
+    if gpu is None or gpu["cooling"] != "fans" or fit >= slots or not offered(ctx, "riser"):
         return fit
     positions = max((frame["gpu_positions_count"] for frame in open_frames_for(ctx, board, 1)), default=0)
-    return max(fit, min(int(board["gpu_slots_count"]), positions))
+    return max(fit, min(slots, positions))
 
 
 def on_risers(ctx: Context, board: Part, gpu: Part, gpu_count: int) -> bool:
     """The cards go on risers in an open frame: open-air, too wide for the board's slot spacing, held by its slots."""
-    return gpus_that_fit(board, card_width(gpu)) < gpu_count <= gpus_held(ctx, board, gpu)
+    return gpus_that_fit(board, card_width(gpu), gpu_slots(ctx, board)) < gpu_count <= gpus_held(ctx, board, gpu)
 
 
 def _riser_candidates(ctx: Context, gpu: Part) -> tuple[list[Part], int]:
@@ -88,10 +113,11 @@ def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:
     risers, generation = _riser_candidates(ctx, gpu)
     riser, _ = rank(ctx, asm, "riser", [(part_price(ctx, part), part, count) for part in risers],
                     offered(ctx, "riser"), f"a PCIe Gen{generation} x16 riser")
-    fit = gpus_that_fit(board, width)
+    slots = gpu_slots(ctx, board)
+    fit = gpus_that_fit(board, width, slots)
     asm.reasons["frame"] = [
         f"{count} x {width}-slot {gpu.name}: {fit} fit the slot positions of {board.name}, all {count} fit its "
-        f"{board['gpu_slots_count']} x8+ slots on riser cables: the board lies in an open frame, the cards stand "
+        f"{slots} x{gpu_link_lanes(ctx)}+ slots on riser cables: the board lies in an open frame, the cards stand "
         "above it in a row with a gap between them (the usual multi-GPU rig of used consumer cards)",
         f"{frame.name}: {frame['gpu_positions_count']} GPU positions, {frame['psu_positions_count']} PSU positions; "
         "not rack-mountable and no dust filter: for a lab or home, not a data centre",

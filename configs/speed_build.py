@@ -12,7 +12,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
-from pth_top.configs.compat import gpu_lane_width, storage_lanes
+from pth_top.configs.compat import X4_SLOT_LANES, gpu_lane_width, storage_lanes
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
@@ -65,8 +65,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
             bandwidth, measured_bandwidth = measured.bandwidth_gb_per_s, True
         if measured.busbw_gpus == count > 1:
             busbw = measured.busbw_gb_per_s
-    layer_split = answers.task.mode == "inference" and stacks.serving_engine(
-        answers.task.serving_engine, answers.scenario, precision) not in stacks.TENSOR_PARALLEL_ENGINES
+    layer_split = stacks.takes_turns(answers.task.mode, answers.task.serving_engine, answers.scenario, precision)
     return sp.Device(name=name, count=count, bandwidth_gb_per_s=bandwidth, tflops=tflops, rate_name=RATE_NAMES[rate],
                      layer_split=layer_split,
                      tensor=rate != "fp32_tflops" and spec.get("software") != "cpu", link=link,
@@ -311,11 +310,14 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
 
 
 def _lanes_per_gpu(build: Build) -> int:
-    """x8 where the CPU cannot give each of several GPUs 16 lanes beside the drives (compat's lanes note); a server
-    or barebone wires its own slots."""
+    """The narrowest GPU's link: x4 where a card sits in the board's chipset slot, x8 where the CPU cannot give
+    each of several GPUs 16 lanes beside the drives (compat's lanes note); a server or barebone wires its own."""
     gpu, cpu, storage = build.component("gpu"), build.component("cpu"), build.component("storage")
     if gpu is None or cpu is None or gpu.quantity < 2 or build.component("system") is not None:
         return 16
+    board = build.component("motherboard")
+    if board is not None and gpu.quantity > int(board.spec.get("gpu_slots_count", 0) or 0):
+        return X4_SLOT_LANES
     drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity) if storage is not None else 0
     return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), gpu.quantity, drives)
 

@@ -95,6 +95,12 @@ def serving_engine(engine: str, scenario: str, precision: str) -> str:
     return "hf_generate"
 
 
+def takes_turns(mode: str, engine: str, scenario: str, precision: str) -> bool:
+    """Inference whose GPUs take turns on whole layers (llama.cpp, generate()'s device map) or serve alone, not
+    splitting each layer (vLLM's and SGLang's tensor parallel): one token's activations pass between cards."""
+    return mode == "inference" and serving_engine(engine, scenario, precision) not in TENSOR_PARALLEL_ENGINES
+
+
 def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, value_bytes: float) -> tuple[int, str]:
     """What the loss over V holds at its peak for `tokens` (s x b) positions, and the line saying why."""
     if not vocabulary:

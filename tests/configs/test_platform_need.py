@@ -75,3 +75,33 @@ def test_eight_96_gb_cards_in_a_512_gib_server_cap_the_ram_rule_of_thumb(catalog
     kit = build.component("memory_kit")
     assert kit.spec["capacity_gib"] * kit.quantity <= build.component("system").spec["max_memory_gib"]
     assert any("yields to the platform" in line for line in kit.reasoning)
+
+
+# Three used RTX 3090s for a 4-bit 70B in llama.cpp at 32k: the usual home rig (the cards on risers in an open frame).
+# llama.cpp's default layer split passes one token's activations between cards: x8/x4/x4 costs ~3 % of decode
+# (ggml-org/llama.cpp PR #4766), so the third card takes a desktop board's chipset x4 slot.
+TRIPLE_3090 = {"workload__preset": "llama-70b", "workload__batch_size": 1, "workload__sequence_length": 32768,
+               "task__mode": "inference", "task__precision": "int4", "scale__gpu_count": 3,
+               "budget__currency": "USD", "budget__condition": "used", "budget__amount": 7000.0}
+
+
+def test_three_cards_taking_turns_on_layers_fit_a_desktop_board_not_a_threadripper(catalog):
+    build = recommend(answers(**TRIPLE_3090, task__serving_engine="llama_cpp"), catalog,
+                      pins={"gpu": ("rtx-3090-24gb", 3)}, today=TODAY)
+    assert build.feasible, build.blockers
+    assert build.component("cpu").spec["platform"] == "desktop", build.component("cpu").name
+    board = build.component("motherboard")
+    assert board.spec["gpu_slots_count"] < 3 <= board.spec["gpu_slots_x4_count"]
+    assert any("on the chipset's x4 link" in line for line in board.reasoning), board.reasoning
+    assert build.speed.inputs["link"] == "PCIe Gen4 x4"  # the narrowest card's link, said as such
+    # The Threadripper build it used to get was ~USD 8,500: over this budget, for lanes the job does not use.
+    assert build.total_price_cny < build.budget_cny
+
+
+def test_three_cards_splitting_each_layer_still_get_x8_slots(catalog):
+    # vLLM's tensor parallel all-reduces every layer: each card keeps an x8 link, which takes a workstation's lanes.
+    build = recommend(answers(**{**TRIPLE_3090, "budget__amount": 12000.0}, task__serving_engine="vllm"), catalog,
+                      pins={"gpu": ("rtx-3090-24gb", 3)}, today=TODAY)
+    board = build.component("motherboard")
+    assert board.spec["gpu_slots_count"] >= 3 and build.component("cpu").spec["platform"] != "desktop"
+    assert "x4" not in build.speed.inputs["link"]
