@@ -83,9 +83,9 @@ class Workload(Schema, frozen=True):
         "caches (Whisper: at most 448, where s is its 1,500 audio frames)"))] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
-    activation_elements_per_sample: Annotated[
-        int, whole(0, 1_000_000_000_000, "CNN values saved for backward per sample (0: scaled from ResNet-50)")
-    ] = 0
+    activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, (
+        "CNN values saved for backward per sample (0: scaled from ResNet-50's per pixel, by the square root of the "
+        "FLOPs ratio where forward_gflops_per_sample is given)"))] = 0
     forward_gflops_per_sample: Annotated[float, Meta(ge=0, le=1_000_000, description=(
         "a custom CNN's forward GFLOPs per input, as its model card gives them (YOLOv8s: 28.6 at 640 px), 2 x its "
         "multiply-adds: fvcore, thop and ptflops print multiply-adds as 'FLOPs' (DETR's 86 are 172), so double "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -18,8 +19,11 @@ if TYPE_CHECKING:  # answers import this module's presets
 
 PRESETS_DIR = Path(__file__).with_name("presets")
 
-# Values ResNet-50 saves for backward per input pixel (21.53M at 224x224): the estimate for a custom CNN.
-CNN_ACTIVATION_ELEMENTS_PER_PIXEL = 21_530_496 / (224 * 224)
+# ResNet-50 at 224 px: 21.53M values saved for backward and 8.18 GFLOP forward, the reference for a custom CNN.
+RESNET50_SAVED_ELEMENTS = 21_530_496
+RESNET50_FORWARD_FLOPS = 8.18e9
+CNN_ACTIVATION_ELEMENTS_PER_PIXEL = RESNET50_SAVED_ELEMENTS / (224 * 224)
+CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +136,7 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "nothing, and this one generates tokens (task.target_tokens_per_s_per_stream is its rate)")
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
-        lines.append("estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones "
-                     "miss by up to ~3x either way (saved values a sample, counted with saved_tensors_hooks: "
-                     "ConvNeXt-B at 384 px 171M against 63M scaled, YOLOv8m at 640 px 162M against 176M), and ~4x "
-                     "for a dilated (output-stride 8) segmentation backbone, which keeps its last stages at 1/8 of "
-                     "the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M): count yours and give "
-                     "workload.activation_elements_per_sample")
+        lines.append(CNN_SCALED_BY_FLOPS if given else CNN_SCALED_BY_PIXELS)
     if kind == "cnn" and answers.workload.preset == "custom" and not given:
         lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
@@ -159,6 +158,23 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: {preset.name} keeps its published "
                      f"{preset.forward_gflops_per_sample:g} GFLOPs (preset = 'custom' to give your own)")
     return lines
+
+
+# Saved values a sample counted with saved_tensors_hooks (YOLOv5s on the meta device, yolov5s.yaml v6.0's layers:
+# 7,235,389 parameters and 16.4 GFLOP as Ultralytics gives) against the two scalings model_shape makes.
+CNN_SCALED_BY_PIXELS = (
+    "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones miss by up to ~3x "
+    "either way (saved values a sample, counted with saved_tensors_hooks: ConvNeXt-B at 384 px 171M against 63M "
+    "scaled, YOLOv5s at 640 px 83M against 176M), and ~4x for a dilated (output-stride 8) segmentation backbone, "
+    "which keeps its last stages at 1/8 of the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M): give "
+    "workload.forward_gflops_per_sample (the activations then follow the square root of the FLOPs), or count yours "
+    "and give workload.activation_elements_per_sample")
+CNN_SCALED_BY_FLOPS = (
+    "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel by the square root of its FLOPs "
+    "against ResNet-50's at that size, which counted ones (saved_tensors_hooks) miss by up to ~30 %: YOLOv5s at 640 px "
+    "83M against 87M, YOLOv8m 162M against 191M, DeepLabV3+ R50-D8 at 512x1024 860M against 663M, ConvNeXt-B at "
+    "384 px 171M against 122M (depthwise 7x7 convs keep many values for few FLOPs): count yours and give "
+    "workload.activation_elements_per_sample")
 
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
@@ -210,8 +226,13 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         elements = workload.activation_elements_per_sample
         origin = "given"
         if not elements:
-            elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * workload.input_size_px ** 2)
-            origin = "activations scaled from ResNet-50's per-pixel count"
+            pixels = workload.input_size_px ** 2
+            width = math.sqrt(workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels)) \
+                if workload.forward_gflops_per_sample and pixels else 1.0
+            elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
+            origin = "activations scaled from ResNet-50's per-pixel count" + (
+                f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
+                "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
         return ModelShape(
             kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
         ), f"custom CNN: {workload.parameters / 1e6:,.1f}M parameters ({origin})"

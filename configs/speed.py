@@ -102,9 +102,6 @@ SLOW_DECODE_TOKENS_PER_S = 5.0
 SLOW_FIRST_TOKEN_S = 60.0
 SLOW_RUN_DAYS = 30.0
 BELOW_TARGET = "below the target: "  # a rate under a stated target (RATE_TARGETS) starts its warning so
-# ResNet-50's forward FLOPs per value it saves for backward: the estimate for a custom CNN given no FLOP count.
-RESNET50_FORWARD_FLOPS = 8.18e9
-RESNET50_SAVED_ELEMENTS = 21_530_496
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,12 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import model_presets, resolution_scale
+from pth_top.configs.presets import (
+    RESNET50_FORWARD_FLOPS,
+    RESNET50_SAVED_ELEMENTS,
+    model_presets,
+    resolution_scale,
+)
 
 
 def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
@@ -61,7 +66,7 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
         given = answers.workload.forward_gflops_per_sample
         if given:
             return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
-        flops = sp.RESNET50_FORWARD_FLOPS / sp.RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
+        flops = RESNET50_FORWARD_FLOPS / RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
         return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
     return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"
 

@@ -1,13 +1,18 @@
-"""A CNN preset at another input size: activations and forward FLOPs scale with the pixel count."""
+"""A CNN preset at another input size: activations and forward FLOPs scale with the pixel count; a custom CNN's
+activations with the square root of its FLOPs."""
 
 from __future__ import annotations
+
+import datetime as dt
 
 import pytest
 
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.recommend import recommend
 from pth_top.configs.speed_forward import forward_flops_per_sample
+from tests.configs.builders import answers
 
 
 def test_a_cnn_preset_at_448_px_saves_four_times_its_224_px_activations():
@@ -53,3 +58,28 @@ def test_the_scaling_is_what_autograd_saves_at_each_size():
     for px in (448, 640, 1024):
         estimated = model_shape(Workload(preset="resnet18", input_size_px=px))[0].activation_elements_per_sample
         assert estimated / base == pytest.approx(saved_elements(px) / at_224, rel=0.01), px
+
+
+# YOLOv5s (yolov5s.yaml v6.0: 7,235,389 parameters, 16.4 GFLOP at 640 px, as Ultralytics prints) built layer by
+# layer on the meta device: autograd saves 82,971,747 values a sample beside its parameters (saved_tensors_hooks).
+YOLOV5S = Workload(preset="custom", kind="cnn", parameters=7_235_389, input_size_px=640,
+                   forward_gflops_per_sample=16.5, batch_size=64)
+YOLOV5S_SAVED_ELEMENTS = 82_971_747
+
+
+def test_a_custom_cnn_given_its_flops_saves_what_a_narrow_network_saves():
+    # A conv's outputs grow with its width and its FLOPs with the width squared: YOLOv5s, a quarter of ResNet-50's
+    # FLOPs at 640 px, saves about half its values, not all of them (176M, which ruled out a 16 GB card).
+    elements = model_shape(YOLOV5S)[0].activation_elements_per_sample
+    assert elements == pytest.approx(YOLOV5S_SAVED_ELEMENTS, rel=0.1)
+    unknown = model_shape(Workload(preset="custom", kind="cnn", parameters=7_235_389, input_size_px=640))[0]
+    assert unknown.activation_elements_per_sample > 2 * YOLOV5S_SAVED_ELEMENTS  # no FLOPs: ResNet-50's density
+
+
+def test_yolov5s_trains_its_batch_of_64_on_a_16_gb_card(catalog):
+    # Ultralytics' YOLOv5 README trains yolov5s with --batch-size 64, "batch sizes shown for 16 GB devices", in AMP.
+    build = recommend(answers(**{f"workload__{key}": getattr(YOLOV5S, key) for key in (
+        "preset", "kind", "parameters", "input_size_px", "forward_gflops_per_sample", "batch_size")},
+        task__precision="amp_fp16", task__optimizer="sgd", data__kind="images", budget__currency="USD",
+        budget__amount=3000.0), catalog, pins={"gpu": ("rtx-5060-ti-16gb", 1)}, today=dt.date(2026, 12, 4))
+    assert build.memory.total_bytes < 15.2 * 2**30 and build.feasible, build.blockers

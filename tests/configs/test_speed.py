@@ -298,7 +298,8 @@ def test_a_custom_cnn_is_timed_at_its_own_forward_flops_when_given():
     shape = model_shape(given.workload)[0]
     flops, line = speed_forward.forward_flops_per_sample(given, shape)
     assert flops == 28.6e9 and "workload.forward_gflops_per_sample" in line
-    scaled, _ = speed_forward.forward_flops_per_sample(answers("edge_deployment", **base), shape)
+    unknown = answers("edge_deployment", **base)
+    scaled, _ = speed_forward.forward_flops_per_sample(unknown, model_shape(unknown.workload)[0])
     assert scaled > 2 * flops
     out = speed_build.inference(given, shape, ONE_GPU)
     assert out.figures["samples_per_s"] == pytest.approx(100e12 * sp.CNN_TENSOR_FRACTION / 28.6e9)
