@@ -73,6 +73,12 @@ ENCODER_DECODER_NOT_PREDICTED = (
     "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "
     "much as to its matmuls (faster-whisper's large-v2 takes 54 s for 13 min of audio on a V100S, several times what "
     "its weight reads and matmuls take)")
+# Why an audio encoder's rate is an upper bound (configs.speed_forward): NeMo's Parakeet-TDT-0.6B-v2 on an A100 at
+# batch 128 (huggingface.co/nvidia/parakeet-tdt-0.6b-v2, open_asr_leaderboard.yaml); fast-gpu-asr on PyPI (TensorRT).
+AUDIO_ENCODER_UPPER_BOUND = (
+    "an audio encoder's rate counts its matmuls only, an upper bound: its front end (log-mel features, convolution "
+    "subsampling) and a CTC or transducer decode are not in it; NeMo's Parakeet-TDT-0.6B-v2 runs 3,386x real time "
+    "on an A100 at batch 128, about half what its matmuls allow (a TensorRT engine, fast-gpu-asr, reaches 6,482x)")
 # Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
 BASE_WEIGHT_BYTES = {"qlora": 0.5, "lora_int8": 1.0}
 # A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.

@@ -51,6 +51,8 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
                        f"= {sp.duration(batch_s)} a batch; nothing is generated, so no decode")
     out.summary.append(f"~{sp.rate_text(rate)} {unit}/s ({rate * tokens:,.0f} tokens/s), a batch of {batch} in "
                        f"{sp.duration(batch_s)}")
+    if answers.data.kind == "audio":
+        out.summary.append(sp.AUDIO_ENCODER_UPPER_BOUND)
     return out
 
 

@@ -45,3 +45,19 @@ def test_encoder_only_is_a_custom_transformer_without_a_decoder():
     assert [key for _, key, _ in cross_field_problems(whisper)] == ["encoder_only"]
     preset = answers(workload__preset="llama3-8b", workload__encoder_only=True)  # a preset's own architecture
     assert [key for _, key, _ in cross_field_problems(preset)] == ["encoder_only"]
+
+
+# nvidia/parakeet-tdt-0.6b-v2: a 24-layer FastConformer of 1,024 (600M), a 10 s clip is 125 frames after its 8x
+# subsampling; its card gives 3,386x real time on an A100 at batch 128 (NeMo), about half what the matmuls allow.
+PARAKEET_TDT = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=600_000_000,
+                    workload__layers=24, workload__hidden_size=1024, workload__attention_heads=8,
+                    workload__intermediate_size=4096, workload__vocabulary_size=1025, workload__sequence_length=125,
+                    workload__batch_size=128, workload__encoder_only=True, task__mode="inference",
+                    task__precision="bf16", budget__currency="USD", budget__amount=6000.0)
+
+
+def test_an_audio_encoders_rate_says_it_counts_the_matmuls_only(catalog):
+    audio = recommend(answers("inference_server", data__kind="audio", **PARAKEET_TDT), catalog, today=TODAY)
+    assert any("upper bound" in line and "3,386x" in line for line in audio.speed.summary), audio.speed.summary
+    text = recommend(answers("inference_server", data__kind="text", **PARAKEET_TDT), catalog, today=TODAY)
+    assert not any("upper bound" in line for line in text.speed.summary)
