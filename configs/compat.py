@@ -124,6 +124,9 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
                 f"NVLink on {gpu.name} bridges pairs only: {gpu_count} cards form {gpu_count // 2} NVLink pairs; "
                 "4-8-way all-to-all NVLink needs SXM/HGX"
             )
+        elif gpu["nvlink"] == "pairs":
+            notes.append(f"NVLink: a bridge can join the two {gpu.name} (sold apart, matching their slot spacing): it "
+                         "is not in the parts or the price, so the speed is timed over PCIe")
         elif gpu["nvlink"] == "none":
             notes.append(f"{gpu.name} has no NVLink: GPU-to-GPU traffic goes over PCIe")
     if psu and gpu and gpu["form"] not in (*HOST_FREE_FORMS, "sxm", "oam"):

@@ -92,9 +92,8 @@ def pcie_gb_per_s(generation: int, lanes: int = 16) -> float:
     """A PCIe link's one-way GB/s: the x16 rate of its generation over its lanes (Gen3's for an unknown one)."""
     return PCIE_X16_GB_PER_S.get(generation, PCIE_X16_GB_PER_S[3]) * lanes / 16
 # NVLink per GPU per direction: V100 300 GB/s, A100 600, H100/H200 900 in total (NVIDIA datasheets), by the
-# module's PCIe generation; a 2-GPU bridge: RTX 3090 / A6000 112.5 GB/s, A100/H100 PCIe 600 GB/s in total.
+# module's PCIe generation. A PCIe card's 2-GPU bridge is not a catalog part: its pair is timed over PCIe.
 NVLINK_SXM_GB_PER_S = {3: 150.0, 4: 300.0, 5: 450.0}
-NVLINK_BRIDGE_GB_PER_S = {"consumer": 56.25, "workstation": 56.25, "datacenter": 300.0}
 # What a bench run measures of the datasheet, typically: GEMM 75-87 % of dense peak, HBM copy 85-89 %
 # (../shared/reference/benchmarks.md). With measured ceilings the fractions above are divided by these.
 BENCH_MATMUL_FRACTION = 0.8

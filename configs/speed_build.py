@@ -82,8 +82,6 @@ def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int
     if spec.get("nvlink") == "sxm" or spec.get("form") == "oam":
         fabric = "Infinity Fabric" if spec.get("form") == "oam" else "NVLink"
         return fabric, sp.NVLINK_SXM_GB_PER_S.get(generation, 150.0), True
-    if spec.get("nvlink") == "pairs" and count == 2:
-        return "NVLink bridge", sp.NVLINK_BRIDGE_GB_PER_S.get(str(spec.get("form")), 56.25), True
     pcie = pcie_generation(spec, host_generation)
     return f"PCIe Gen{pcie} x{lanes}", sp.pcie_gb_per_s(pcie, lanes), False
 

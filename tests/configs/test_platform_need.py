@@ -105,3 +105,11 @@ def test_three_cards_splitting_each_layer_still_get_x8_slots(catalog):
     board = build.component("motherboard")
     assert board.spec["gpu_slots_count"] >= 3 and build.component("cpu").spec["platform"] != "desktop"
     assert "x4" not in build.speed.inputs["link"]
+
+
+def test_a_pair_of_nvlink_capable_cards_is_timed_over_the_pcie_the_build_buys(catalog):
+    # Two used 3090s in vLLM's tensor parallel were timed over an NVLink bridge the build never bought or priced.
+    build = recommend(answers(**{**TRIPLE_3090, "scale__gpu_count": 2, "budget__amount": 6000.0},
+                              task__serving_engine="vllm"), catalog, pins={"gpu": ("rtx-3090-24gb", 2)}, today=TODAY)
+    assert build.speed.inputs["link"].startswith("PCIe"), build.speed.inputs
+    assert any("not in the parts or the price" in line for line in build.warnings), build.warnings
