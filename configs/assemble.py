@@ -328,7 +328,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     closest=lambda part: (-gpus_held(ctx, part, gpu), part_price(ctx, part), part.id))
     link = gpu_link_lanes(ctx)
     slots = f"{gpu_slots(ctx, board)} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
-    if ctx.gpu_count > board["gpu_slots_count"]:
+    if board["gpu_slots_count"] < ctx.gpu_count <= gpu_slots(ctx, board):
         slots += (f"{ctx.gpu_count - board['gpu_slots_count']} card(s) on the chipset's x{link} link: the GPUs take "
                   "turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost ~3 % of "
                   "decode at x8/x4/x4, PR #4766); ")
