@@ -113,3 +113,16 @@ def test_a_pair_of_nvlink_capable_cards_is_timed_over_the_pcie_the_build_buys(ca
                               task__serving_engine="vllm"), catalog, pins={"gpu": ("rtx-3090-24gb", 2)}, today=TODAY)
     assert build.speed.inputs["link"].startswith("PCIe"), build.speed.inputs
     assert any("not in the parts or the price" in line for line in build.warnings), build.warnings
+
+
+def test_a_small_job_gets_a_500_gb_drive_and_a_large_one_what_it_needs(catalog):
+    # 2026 NAND prices: a 1 TB drive at ~2x a 500 GB one (EUR 108.61 the Kingston NV3 500GB, Greek retail); a 7B QLoRA
+    # over a 1 GB dataset needs ~230 GB (the data twice, two copies of the weights, 200 GB for the OS and tools).
+    small = recommend(answers(workload__preset="llama-7b", task__method="qlora", data__dataset_size_gb=1.0,
+                              budget__currency="EUR", budget__amount=1500.0), catalog, today=TODAY)
+    drive = small.component("storage")
+    assert drive.spec["capacity_gb"] == 500 and drive.spec["interface"] == "nvme", drive.name
+    assert not any("CONVERTED" in line for line in drive.reasoning), drive.reasoning  # the EU's own price
+    large = recommend(answers(workload__preset="llama-7b", task__method="qlora", data__dataset_size_gb=400.0,
+                              budget__currency="EUR", budget__amount=3000.0), catalog, today=TODAY)
+    assert large.component("storage").spec["capacity_gb"] * large.component("storage").quantity >= 1000
