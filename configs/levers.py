@@ -130,6 +130,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
             changes.append((_small_activations_label(answers), smaller))
+        if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge:
+            changes.append((f"ZeRO-3 (FSDP) on the same {scale.gpu_count} GPUs: weights, gradients and optimizer "
+                            "states divided among them, each layer gathered as it runs",
+                            answers.with_value("scale", "sharding", "zero3")))
         if task.method == "full" and task.optimizer in ("adam", "adamw"):
             changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))

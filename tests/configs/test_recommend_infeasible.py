@@ -245,9 +245,10 @@ def test_a_pretraining_run_is_not_offered_adapters_which_only_tune_a_pretrained_
     # month are sized all the same (SmolLM3's own run: 384 H100s for 24 days).
     rent = [line for line in pretrain.warnings if line.startswith("to finish in ~30 days, rent ")]
     assert rent and "the first alternative's" in rent[0], pretrain.warnings
-    # That alternative changes the job (an 8-bit optimizer, micro-batch 1), and the line says how.
-    assert pretrain.feasible_alternatives[0].startswith("an 8-bit optimizer"), pretrain.feasible_alternatives
-    assert "build (an 8-bit optimizer" in rent[0], rent[0]
+    # That alternative shards the job over the same GPUs (ZeRO-3, micro-batch 1), and the line says how.
+    assert pretrain.feasible_alternatives[0].startswith("ZeRO-3 (FSDP) on the same 8 GPUs"), \
+        pretrain.feasible_alternatives
+    assert "build (ZeRO-3 (FSDP) on the same 8 GPUs" in rent[0], rent[0]
 
 
 def test_a_server_one_card_cannot_hold_gives_its_first_alternatives_speed(catalog):
