@@ -163,6 +163,10 @@ class Task(Schema, frozen=True):
     target_samples_per_s: Annotated[float, Meta(ge=0, le=10_000_000, description=(
         "inference of a model that generates nothing (a CNN, an encoder, a ViT): the inputs (images) a second it must "
         "take (0: none); 25 for one camera at 25 FPS. Cards that meet it come before cheaper ones that do not"))] = 0.0
+    prefill_chunk_tokens: Annotated[int, whole(0, 10_000_000, (
+        "inference: the tokens one prefill step runs, its working set's size (vLLM --max-num-batched-tokens, SGLang "
+        "--chunked-prefill-size, llama.cpp -ub); 0: the engine's default (vLLM 2,048, SGLang 8,192, llama.cpp "
+        "512). Qwen2.5-1M's launch command sets 131,072"))] = 0
     kv_cache_dtype: Annotated[KvCacheDtype, Meta(description=(
         "KV cache precision: auto (16-bit, or fp32 with fp32 weights) or fp8 (vLLM/SGLang --kv-cache-dtype fp8, "
         "llama.cpp -ctk/-ctv q8_0): half the KV cache"))] = "auto"

@@ -221,6 +221,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             task.serving_engine, answers.scenario, task.precision) not in stacks.FP8_KV_VALUE_BYTES:
         problems.append(("task", "kv_cache_dtype", "an fp8 KV cache needs vllm, sglang or llama_cpp as "
                          "task.serving_engine (generate() keeps a 16-bit cache)"))
+    if task.prefill_chunk_tokens and (task.mode != "inference" or not stacks.PREFILL_CHUNK_TOKENS[
+            stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)]):
+        problems.append(("task", "prefill_chunk_tokens", "a prefill chunk is an inference engine's (vllm, sglang or "
+                         "llama_cpp as task.serving_engine); generate() and training run whole sequences"))
     presets = model_presets()
     preset = workload.preset
     if preset != "custom" and preset not in presets:

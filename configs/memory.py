@@ -356,4 +356,5 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
         engine=stacks.serving_engine(task.serving_engine, answers.scenario, task.precision),
         quantization=task.quantization, kv_cache_dtype=task.kv_cache_dtype, expert_offload=task.expert_offload,
+        prefill_chunk_tokens=task.prefill_chunk_tokens,
     )

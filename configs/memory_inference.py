@@ -74,7 +74,7 @@ def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
-    kv_cache_dtype: str = "auto", expert_offload: bool = False,
+    kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -114,7 +114,8 @@ def estimate_inference(
         return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
                        usable_fraction=fraction)
     if forward_only(shape):
-        return _forward_pass(shape, weights, batch, n, value_bytes, engine, cuda_context_bytes, formula, fraction)
+        return _forward_pass(shape, weights, batch, n, value_bytes, stacks.prefill_chunk(engine, prefill_chunk_tokens),
+                             cuda_context_bytes, formula, fraction)
     tokens = shape.sequence_length + generated_tokens
     if shape.max_context_tokens and tokens > shape.max_context_tokens:
         formula.append(
@@ -141,12 +142,13 @@ def estimate_inference(
                     f"{LINEAR_STATE_VALUES_PER_HIDDEN} x h values a layer, x b")
     formula.append(kv_text + (" (fp8 KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
-    chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
+    chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens)
     prefill = min(prompt * batch, chunk) if chunk else prompt * batch
     one_layer = replace(shape, layers=1, sequence_length=prefill)
     activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes,
                                                inference_per_token(shape)) / n
-    chunked = f"{prefill:,} tokens: the engine's prefill chunk of {chunk:,}" if chunk and prefill < prompt * batch \
+    whose = "task.prefill_chunk_tokens" if prefill_chunk_tokens else "the engine's default"
+    chunked = f"{prefill:,} tokens: the prefill chunk of {chunk:,}, {whose}" if chunk and prefill < prompt * batch \
         else f"s {prompt} x b {batch}"
     formula.append(f"activations: prefill, {inference_working_set_text(shape, value_bytes)} "
                    f"({chunked})")
@@ -178,12 +180,11 @@ def forward_only(shape: ModelShape) -> bool:
         and not shape.denoising_steps
 
 
-def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, engine: str,
+def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, chunk: int,
                   cuda_context_bytes: int, formula: list[str], fraction: float) -> MemoryBreakdown:
     """No KV cache: nothing is generated, so no step reads one back. One layer's working set over the tokens the
     engine batches: whole inputs, as an encoder's attention over both ways cannot be cut into chunks."""
     prompt = shape.sequence_length
-    chunk = stacks.PREFILL_CHUNK_TOKENS[engine]
     tokens = max(prompt, min(prompt * batch, chunk)) if chunk else prompt * batch
     one_layer = replace(shape, layers=1, sequence_length=tokens)
     activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes,

@@ -58,6 +58,13 @@ HF_LOSS_FP32_COPIES = 3
 TORCHTUNE_OUTPUT_CHUNKS = 8
 # Tokens one prefill step runs through the model (0: the whole prompt x batch at once).
 PREFILL_CHUNK_TOKENS = {"vllm": 2048, "sglang": 8192, "llama_cpp": 512, "hf_generate": 0}
+
+
+def prefill_chunk(engine: str, answered: int) -> int:
+    """The tokens a prefill step runs: as answered (task.prefill_chunk_tokens), else the engine's default."""
+    return answered or PREFILL_CHUNK_TOKENS[engine]
+
+
 # The share of the card the engine plans for, replacing the rules' usable fraction (0: the rules' fraction).
 ENGINE_MEMORY_FRACTION = {"vllm": 0.9}
 # CUDA graphs captured for decoding: vLLM logs 0.21-0.36 GiB ("Graph capturing finished ... took 0.21 GiB",

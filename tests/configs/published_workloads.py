@@ -65,6 +65,16 @@ def custom(parameters: int, layers: int, hidden: int, heads: int, kv_heads: int,
             "workload__vocabulary_size": vocabulary, "workload__intermediate_size": mlp, "workload__gated_mlp": gated}
 
 
+# Qwen2.5-7B-Instruct-1M (28 layers, hidden 3584, 28 heads, 4 KV heads, SwiGLU 18944, V 152,064; 7.62B) and
+# Qwen2.5-14B-Instruct-1M (48 layers, hidden 5120, 40 heads, 8 KV heads, SwiGLU 13824, V 152,064; 14.7B), config.json;
+# served by vLLM with the card's chunked prefill of 131,072 tokens.
+QWEN25_7B = custom(7_615_616_512, 28, 3584, 28, 4, 152_064, 18_944)
+QWEN25_14B = custom(14_770_033_664, 48, 5120, 40, 8, 152_064, 13_824)
+QWEN25_1M_SERVE = {"task__serving_engine": "vllm", "task__prefill_chunk_tokens": 131_072,
+                   "task__generated_tokens": 8192}
+QWEN_1M = ("huggingface.co/Qwen/Qwen2.5-14B-Instruct-1M README, 'VRAM Requirement for processing 1 million-token "
+           "sequences': at least 120 GB for the 7B and 320 GB for the 14B (total across GPUs), with vLLM "
+           "--enable-chunked-prefill --max-num-batched-tokens 131072")
 # Shapes from each model's config.json on huggingface.co: Llama 3.1 8B (meta-llama/Llama-3.1-8B), Llama 3.1/3.3 70B
 # (meta-llama/Llama-3.3-70B-Instruct, 70.55B), Qwen1.5-7B (Qwen/Qwen1.5-7B-Chat: no GQA, 7.72B), Qwen2.5-1.5B
 # (Qwen/Qwen2.5-Coder-1.5B-Instruct, 1.54B).
@@ -218,6 +228,17 @@ CASES: tuple[Workload, ...] = (
     Workload("vllm-qwen15-7b-int4-24k-fits-3090", QWEN_3090, "fits",
              inference("custom", "int4", 24_320, **{**QWEN15_7B, "task__serving_engine": "vllm"}),
              ("rtx-3090-24gb", 1)),
+    Workload("vllm-qwen25-14b-1m-131k-chunk-not-8x32-gb", QWEN_1M, "does_not_fit",
+             inference("custom", "bf16", 1_010_000, gpus=8, **QWEN25_1M_SERVE, **QWEN25_14B),
+             ("rtx-pro-4500-blackwell-32gb", 8),
+             note="over its 131,072-token prefill chunk one layer's working set is 2.1 GiB a GPU; over vLLM's default "
+                  "2,048 it was 0.5 and 256 GB held it"),
+    Workload("vllm-qwen25-7b-1m-131k-chunk-not-2x48-gb", QWEN_1M, "does_not_fit",
+             inference("custom", "bf16", 1_010_000, gpus=2, **QWEN25_1M_SERVE, **QWEN25_7B),
+             ("rtx-pro-5000-blackwell-48gb", 2),
+             xfail="43.1 GiB of 43.2 usable a GPU (tight, 86 GiB in all) against the card's 120 GB: the weights, the "
+                   "1M-token KV cache and the 131k chunk's working set are counted; the dual chunk attention and "
+                   "sparse attention buffers of Qwen's vLLM branch are not"),
     # A full fine-tune beyond one 8 x 80 GB machine.
     Workload("torchtune-llama33-70b-full-not-8x-h100", TORCHTUNE_70B, "does_not_fit",
              training(LLAMA33_70B, 1024, batch=32, gpus=8, scale__sharding="fsdp", task__training_stack="torchtune"),

@@ -82,6 +82,8 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "training_stack", "Training stack (training)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
+        ("task", "prefill_chunk_tokens", "Prefill chunk tokens (0: engine's)"),
+        ("task", "kv_cache_dtype", "KV cache precision (inf.)"),
         ("task", "target_tokens_per_s_per_stream", "Target tokens/s a stream (inf.)"),
         ("task", "target_samples_per_s", "Target images/inputs a second (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
@@ -101,10 +103,10 @@ STEPS: tuple[StepSpec, ...] = (
     ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"))),
     StepSpec("budget", "Budget and preferences", (
         "Budget tiers (guide §6.1, in yuan at rules.toml's rates): < ¥8000 VRAM first; ¥15000-30000 balance. The "
-        "platform follows the job, not the budget: ECC workstation for 3+ GPUs, or when a desktop cannot hold the "
-        "RAM, lanes or drives. Market: whose prices and availability (auto: the currency's). Used allows "
-        "second-hand GPUs (before paying, run `pth-top bench --accept` on the card: burn, VRAM patterns, ECC and "
-        "Xid counters; §6.2). Power limit 0 = none."
+        "platform follows the job, not the budget: ECC workstation for 3+ GPUs at x8 (training, tensor "
+        "parallel), or when a desktop cannot hold the RAM, lanes or drives. Market: whose prices and availability "
+        "(auto: the currency's). Used allows second-hand GPUs (before paying, run `pth-top bench --accept` on the "
+        "card: burn, VRAM patterns, ECC and Xid counters; §6.2). Power limit 0 = none."
     ), (
         ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"), ("budget", "market", "Market"),
         ("budget", "condition", "New or used"),
