@@ -162,10 +162,13 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if transformer and not diffusion and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
         # The same job on fewer, larger cards, still split: one GPU would give up the split's speed (and admit a
-        # desktop system, a DGX Spark at a quarter of it).
+        # desktop system, a DGX Spark at a quarter of it). Tensor parallel divides heads by 4 or 2; a layer split
+        # takes any count (three used 3090s where four did not fit the budget).
+        turns = stacks.takes_turns(task.mode, task.serving_engine, answers.scenario, task.precision)
+        counts = range(scale.gpu_count - 1, 1, -1) if turns else (4, 2)
         fewer_cards = [] if diffusion or ctx.edge else [
             (f"fewer, larger cards: {count} GPUs, {split_label(answers)} (scale.gpu_count = {count})",
-             answers.with_value("scale", "gpu_count", count)) for count in (4, 2) if count < scale.gpu_count]
+             answers.with_value("scale", "gpu_count", count)) for count in counts if count < scale.gpu_count]
         experts_to_ram = engine == "llama_cpp" and bool(ctx.shape.routed_expert_parameters) \
             and not task.expert_offload and not ctx.edge
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster

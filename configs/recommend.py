@@ -43,6 +43,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     training_needs_a_gpu,
 )
+from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
@@ -91,7 +92,8 @@ def recommend(
                           measured=measured, passed_over=passed_over)
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
                                       or faster_than_the_cpu_within_budget(build, rules, recommend_one)
-                                      or roomier_within_budget(build, rules, recommend_one))
+                                      or roomier_within_budget(build, rules, recommend_one)
+                                      or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
     rent = rented_run_line(first or build, _unpinned_context_for(catalog, rules),

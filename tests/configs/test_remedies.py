@@ -524,3 +524,42 @@ def test_a_zero2_full_fine_tune_counts_the_fp32_gradient_partition_and_is_offere
     unpinned = recommend(answers("team_training", **BAICHUAN2_13B_ZERO2), catalog, today=TODAY)
     first = unpinned.feasible_alternatives[0]
     assert first.startswith("ZeRO-3 (FSDP) on the same 4 GPUs") and "80GB" in first, unpinned.feasible_alternatives
+
+
+# Cohere Command A (111B; 64 layers, hidden 12288, 96 heads, 8 KV heads, SwiGLU 36864, V 256,000, tied; 48 layers on a
+# 4,096-token window) in Q4_K_M (bartowski's GGUF: 67.1 GB) at 32k on used cards with llama.cpp.
+COMMAND_A = dict(workload__preset="custom", workload__parameters=111_000_000_000, workload__layers=64,
+                 workload__hidden_size=12288, workload__attention_heads=96, workload__kv_heads=8,
+                 workload__head_dim=128, workload__vocabulary_size=256_000, workload__intermediate_size=36864,
+                 workload__gated_mlp=True, workload__tied_embeddings=True, workload__sliding_window_tokens=4096,
+                 workload__sliding_window_layers=48, workload__sequence_length=32768, workload__batch_size=1,
+                 task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                 task__serving_engine="llama_cpp", task__generated_tokens=1024, budget__currency="EUR",
+                 budget__condition="used")
+
+
+def test_a_layer_split_over_budget_on_four_cards_is_offered_three(catalog):
+    # Four 24 GB cards need a server platform (EUR 9,588); three used 3090s on a desktop board hold it for EUR 5,250.
+    # Tensor parallel divides heads by 4 or 2; llama.cpp's layer split takes any count.
+    build = recommend(answers(**COMMAND_A, scale__gpu_count=4, budget__amount=6000.0), catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("fewer, larger cards: 3 GPUs, llama.cpp's layer split") and "within €6,000" in first, \
+        build.feasible_alternatives
+
+
+def test_a_layer_split_over_small_cards_names_one_larger_card_that_decodes_faster(catalog):
+    # Magistral Small 2509 (24B; Mistral Small 3's shape: 40 layers, hidden 5120, 32 heads of 128, 8 KV heads, SwiGLU
+    # 32768, V 131,072) Q4_K_M at 40k on 2 used cards for $2,000: two RTX 3060s decode ~10.5 tokens/s (one card at a
+    # time), one used RTX 3090 ~27 for $48 more; its card: it fits "a single RTX 4090 ... once quantized".
+    magistral = answers(workload__preset="custom", workload__parameters=23_572_403_200, workload__layers=40,
+                        workload__hidden_size=5120, workload__attention_heads=32, workload__kv_heads=8,
+                        workload__head_dim=128, workload__vocabulary_size=131_072, workload__intermediate_size=32768,
+                        workload__gated_mlp=True, workload__sequence_length=40_960, workload__batch_size=1,
+                        task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                        task__serving_engine="llama_cpp", scale__gpu_count=2, budget__currency="USD",
+                        budget__amount=2000.0, budget__condition="used")
+    build = recommend(magistral, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").quantity == 2
+    faster = [line for line in build.warnings if line.startswith("faster within budget: 1 x ")]
+    assert faster and "scale.gpu_count = 1" in faster[0], build.warnings
