@@ -123,8 +123,11 @@ def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:
         "not rack-mountable and no dust filter: for a lab or home, not a data centre",
         *frame.notes_for(ctx.market),
     ]
-    link = ("at the card's full link" if riser["pcie_generation"] >= gpu["pcie_generation"] else
+    link = ("at the card's full generation" if riser["pcie_generation"] >= gpu["pcie_generation"] else
             f"the link runs at Gen{riser['pcie_generation']} (the catalog has no faster riser)")
+    chipset = count - int(board["gpu_slots_count"])
+    if chipset > 0:
+        link += f", {chipset} of them in the chipset's slot at x{gpu_link_lanes(ctx)}"
     asm.reasons["riser"] = [
         f"one per card: {count} x {riser.name}, PCIe Gen{riser['pcie_generation']} x{riser['lanes_count']}, "
         f"{riser['length_mm']:g} mm, {link}; not a USB x1 mining riser, which would cut the card to one lane",
