@@ -223,8 +223,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                          "task.serving_engine (generate() keeps a 16-bit cache)"))
     if task.prefill_chunk_tokens and (task.mode != "inference" or not stacks.PREFILL_CHUNK_TOKENS[
             stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)]):
-        problems.append(("task", "prefill_chunk_tokens", "a prefill chunk is an inference engine's (vllm, sglang or "
-                         "llama_cpp as task.serving_engine); generate() and training run whole sequences"))
+        chunked = ", ".join(engine for engine, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
+        problems.append(("task", "prefill_chunk_tokens", f"a prefill chunk is an inference engine's ({chunked} as "
+                         "task.serving_engine); generate() and training run whole sequences"))
     presets = model_presets()
     preset = workload.preset
     if preset != "custom" and preset not in presets:

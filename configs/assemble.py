@@ -20,7 +20,7 @@ from pth_top.configs.assembly import (
     pinned_part,
     rank,
 )
-from pth_top.configs.compat import compatibility_blockers, runs_on
+from pth_top.configs.compat import CHIPSET_PCIE_GENERATION, chipset_slot_cards, compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes
 from pth_top.configs.part_types import DESKTOP_SYSTEM
@@ -142,8 +142,8 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
 
 # The guide's high tier and shared servers prefer ECC (§6.1); for one or two GPUs that is a choice, not a rule.
 ECC_PREFERENCE_LINE = ("ECC: preferred by the high budget tier and for shared servers (guide §6.1); it needs a "
-                       "workstation platform; for 1-2 GPUs the desktop platform holds the job and is chosen: swap the "
-                       "CPU and board for a workstation pair if a silent bit flip in a weeks-long run matters to you")
+                       "workstation platform; the desktop platform holds this job and is chosen: swap the CPU and "
+                       "board for a workstation pair if a silent bit flip in a weeks-long run matters to you")
 
 
 def _shared(ctx: Context) -> bool:
@@ -328,8 +328,9 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     closest=lambda part: (-gpus_held(ctx, part, gpu), part_price(ctx, part), part.id))
     link = gpu_link_lanes(ctx)
     slots = f"{gpu_slots(ctx, board)} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
-    if board["gpu_slots_count"] < ctx.gpu_count <= gpu_slots(ctx, board):
-        slots += (f"{ctx.gpu_count - board['gpu_slots_count']} card(s) on the chipset's x{link} link: the GPUs take "
+    chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
+    if chipset and ctx.gpu_count <= gpu_slots(ctx, board):
+        slots += (f"{chipset} card(s) on the chipset's PCIe {CHIPSET_PCIE_GENERATION}.0 x{link} link: the GPUs take "
                   "turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost ~3 % of "
                   "decode at x8/x4/x4, PR #4766); ")
     board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0

@@ -190,7 +190,7 @@ def offload_before_a_desktop_system(build: Build, rules: Rules, recommend_one: C
 def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
     """A CPU-only language-model build (offered on price) names the one-GPU build within budget that decodes at least
     twice as fast, with a mixture of experts' routed experts left in RAM where llama.cpp can (GLM-4.5-Air at 8k for
-    EUR 3,000: ~5.5 tokens/s on the PC's DDR5, ~12 with one used card and --cpu-moe)."""
+    EUR 2,300: ~5.5 tokens/s on the PC's DDR5, ~12 with one used card and --cpu-moe)."""
     answers = build.answers
     per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
     if answers.task.mode != "inference" or build.component("gpu") is not None or build.blockers or not per_stream:

@@ -24,6 +24,13 @@ def gpu_lane_width(cpu_lanes: int, gpu_count: int, drive_lanes: int) -> int:
 # The lanes a board's gpu_slots_count slots give a card at least, and its gpu_slots_x4_count ones (the catalog's).
 SLOT_LANES = 8
 X4_SLOT_LANES = 4
+# A chipset's lanes are PCIe 4.0 on today's desktop platforms (AMD 600/800-series, Intel 700/800-series chipsets).
+CHIPSET_PCIE_GENERATION = 4
+
+
+def chipset_slot_cards(gpu_slots_count: int, gpu_count: int) -> int:
+    """Cards beyond a board's gpu_slots_count x8+ CPU slots: they sit in its chipset's x4 slots."""
+    return max(0, gpu_count - gpu_slots_count)
 
 
 def gpu_slots_at(board: Part, link_lanes: int) -> int:
@@ -110,6 +117,10 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
                 f"PCIe lanes: {gpu_count} GPUs need >= x{link_lanes} each plus {drive_lanes} for storage = {minimum}, "
                 f"{cpu.name} has {lanes}"
             )
+        elif board is not None and link_lanes <= X4_SLOT_LANES and (
+                chipset := chipset_slot_cards(int(board["gpu_slots_count"]), gpu_count)):
+            notes.append(f"PCIe lanes: {gpu_count - chipset} GPU(s) at x8 from {cpu.name}, {chipset} at x4 "
+                         f"(PCIe {CHIPSET_PCIE_GENERATION}.0) from the chipset")
         elif gpu_lane_width(lanes, gpu_count, drive_lanes) < 16 and gpu_count > 1:
             # An SoC platform (EPYC) has no chipset: every lane comes from the CPU.
             soc = board is not None and board.get("chipset", "") == "SoC"

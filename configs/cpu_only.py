@@ -94,7 +94,7 @@ def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
 
 def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
     """A CPU-only PC over budget that would do the job: adequate for it, or a language model it decodes at a usable
-    rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 782 of EUR 700); '' otherwise."""
+    rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 663 of EUR 600); '' otherwise."""
     if cpu_only.asm.total_cny <= ctx.budget_cny:  # within budget it is offered, or not usable: not "over"
         return ""
     if cpu_only.adequate:

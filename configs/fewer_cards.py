@@ -11,8 +11,8 @@ from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.rules import Rules
 
-# How much faster fewer cards must decode to be named: the layer split's own speed is one card's, so a larger card's
-# bandwidth shows in full; 1.5x is well past the prediction's 35 % tolerance.
+# How much faster fewer cards must decode to be named: both rates come from one model and one engine, so their errors
+# largely cancel; 1.5x leaves room for the rest.
 FEWER_CARDS_SPEEDUP = 1.5
 
 
@@ -23,10 +23,12 @@ def faster_on_fewer_cards_within_budget(build: Build, rules: Rules, recommend_on
     answers = build.answers
     task = answers.task
     per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
-    if (answers.scale.gpu_count < 2 or build.blockers or not per_stream or answers.scenario == "edge_deployment"
+    gpu = build.component("gpu")
+    gpu_count = gpu.quantity if gpu is not None else 0
+    if (gpu_count < 2 or build.blockers or not per_stream or answers.scenario == "edge_deployment"
             or not stacks.takes_turns(task.mode, task.serving_engine, answers.scenario, task.precision)):
         return ""
-    for count in range(1, answers.scale.gpu_count):
+    for count in range(1, gpu_count):
         found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
         if found is None:
             continue

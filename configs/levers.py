@@ -163,9 +163,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
         # The same job on fewer, larger cards, still split: one GPU would give up the split's speed (and admit a
         # desktop system, a DGX Spark at a quarter of it). Tensor parallel divides heads by 4 or 2; a layer split
-        # takes any count (three used 3090s where four did not fit the budget).
+        # takes any count, fewest first (three used 3090s where four did not fit the budget).
         turns = stacks.takes_turns(task.mode, task.serving_engine, answers.scenario, task.precision)
-        counts = range(scale.gpu_count - 1, 1, -1) if turns else (4, 2)
+        counts = tuple(range(2, scale.gpu_count))[:LAYER_SPLIT_COUNTS_TRIED] if turns else (4, 2)
         fewer_cards = [] if diffusion or ctx.edge else [
             (f"fewer, larger cards: {count} GPUs, {split_label(answers)} (scale.gpu_count = {count})",
              answers.with_value("scale", "gpu_count", count)) for count in counts if count < scale.gpu_count]
@@ -223,6 +223,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append((f"a smaller model of the same family, {name}",
                         answers.with_value("workload", "preset", smaller_model)))
     return changes
+
+
+# The fewer-card counts a layer split tries (2, 3, 4): each is a whole recommendation.
+LAYER_SPLIT_COUNTS_TRIED = 3
 
 
 def split_label(answers: Answers) -> str:

@@ -160,8 +160,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     return lines
 
 
-# Saved values a sample counted with saved_tensors_hooks (YOLOv5s on the meta device, yolov5s.yaml v6.0's layers:
-# 7,235,389 parameters and 16.4 GFLOP as Ultralytics gives) against the two scalings model_shape makes.
+# Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389
+# parameters as Ultralytics prints; EfficientNet-B0 in torchvision's layout; a classic U-Net) against model_shape's.
 CNN_SCALED_BY_PIXELS = (
     "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones miss by up to ~3x "
     "either way (saved values a sample, counted with saved_tensors_hooks: ConvNeXt-B at 384 px 171M against 63M "
@@ -171,9 +171,11 @@ CNN_SCALED_BY_PIXELS = (
     "and give workload.activation_elements_per_sample")
 CNN_SCALED_BY_FLOPS = (
     "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel by the square root of its FLOPs "
-    "against ResNet-50's at that size, which counted ones (saved_tensors_hooks) miss by up to ~30 %: YOLOv5s at 640 px "
-    "83M against 87M, YOLOv8m 162M against 191M, DeepLabV3+ R50-D8 at 512x1024 860M against 663M, ConvNeXt-B at "
-    "384 px 171M against 122M (depthwise 7x7 convs keep many values for few FLOPs): count yours and give "
+    "against ResNet-50's at that size where it has more, which counted ones (saved_tensors_hooks) miss by up to ~30 %: "
+    "a U-Net at 512 px 343M against 338M, YOLOv8m at 640 px 162M against 191M, DeepLabV3+ R50-D8 at 512x1024 860M "
+    "against 663M, ConvNeXt-B at 384 px 171M against 122M; with fewer, never below ResNet-50's density, as a "
+    "depthwise net keeps as many values for few FLOPs (EfficientNet-B0: 22.1M on 0.77 GFLOP, ResNet-50's 21.5M), so a "
+    "narrow dense one is up to ~2x high (YOLOv5s at 640 px: 83M against 176M): count yours and give "
     "workload.activation_elements_per_sample")
 
 
@@ -227,8 +229,9 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         origin = "given"
         if not elements:
             pixels = workload.input_size_px ** 2
-            width = math.sqrt(workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels)) \
-                if workload.forward_gflops_per_sample and pixels else 1.0
+            # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
+            ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
+            width = max(1.0, math.sqrt(ratio))
             elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
             origin = "activations scaled from ResNet-50's per-pixel count" + (
                 f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "

@@ -191,7 +191,8 @@ def _recommend(
         if not cpu_only.adequate and ctx.answers.task.mode == "inference":
             decode = cpu_decode_tokens_per_s(ctx, cpu_only)
             line += f" (~{decode:,.1f} tokens/s a stream from its RAM)" if decode else ""
-        at = 0 if cpu_only_first(ctx, cpu_only, fit) else min(1, len(alternatives))  # after the first lever
+        lever_first = bool(alternatives) and alternatives[0].answers is not None  # a build, not renting
+        at = 1 if lever_first and not cpu_only_first(ctx, cpu_only, fit) else 0  # after the first lever only
         alternatives.insert(at, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
         blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)

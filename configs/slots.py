@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pth_top.configs import stacks
 from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
-from pth_top.configs.compat import gpu_slots_at
+from pth_top.configs.compat import chipset_slot_cards, gpu_slots_at
 from pth_top.configs.parts import Part
 
 # The roles an open frame brings; a pin of either is a desktop build's, as a board's is.
@@ -125,8 +125,8 @@ def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:
     ]
     link = ("at the card's full generation" if riser["pcie_generation"] >= gpu["pcie_generation"] else
             f"the link runs at Gen{riser['pcie_generation']} (the catalog has no faster riser)")
-    chipset = count - int(board["gpu_slots_count"])
-    if chipset > 0:
+    chipset = chipset_slot_cards(int(board["gpu_slots_count"]), count)
+    if chipset:
         link += f", {chipset} of them in the chipset's slot at x{gpu_link_lanes(ctx)}"
     asm.reasons["riser"] = [
         f"one per card: {count} x {riser.name}, PCIe Gen{riser['pcie_generation']} x{riser['lanes_count']}, "

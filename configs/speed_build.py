@@ -12,7 +12,13 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
-from pth_top.configs.compat import X4_SLOT_LANES, gpu_lane_width, storage_lanes
+from pth_top.configs.compat import (
+    CHIPSET_PCIE_GENERATION,
+    X4_SLOT_LANES,
+    chipset_slot_cards,
+    gpu_lane_width,
+    storage_lanes,
+)
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
@@ -313,17 +319,25 @@ def _lanes_per_gpu(build: Build) -> int:
     gpu, cpu, storage = build.component("gpu"), build.component("cpu"), build.component("storage")
     if gpu is None or cpu is None or gpu.quantity < 2 or build.component("system") is not None:
         return 16
-    board = build.component("motherboard")
-    if board is not None and gpu.quantity > int(board.spec.get("gpu_slots_count", 0) or 0):
+    if _in_chipset_slot(build):
         return X4_SLOT_LANES
     drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity) if storage is not None else 0
     return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), gpu.quantity, drives)
 
 
+def _in_chipset_slot(build: Build) -> bool:
+    """Whether a card of a desktop build sits in its board's chipset slot (beyond the x8+ CPU slots)."""
+    gpu, board = build.component("gpu"), build.component("motherboard")
+    return gpu is not None and board is not None and build.component("system") is None and bool(
+        chipset_slot_cards(int(board.spec.get("gpu_slots_count", 0) or 0), gpu.quantity))
+
+
 def _host_generation(build: Build) -> int:
-    """The PCIe generation the host gives the GPUs: the lower of the CPU's and the board's slots'; 0: unknown."""
+    """The PCIe generation the host gives the GPUs: the lowest of the CPU's, the board's slots' and, where a card
+    sits in a chipset slot, the chipset's; 0: unknown."""
     given = [int(part.spec.get("pcie_generation", 0) or 0) for part in (build.component("cpu"),
              build.component("motherboard")) if part is not None]
+    given += [CHIPSET_PCIE_GENERATION] if _in_chipset_slot(build) else []
     return min((generation for generation in given if generation), default=0)
 
 

@@ -45,7 +45,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
     task = ctx.answers.task
     capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules, mode=task.mode, precision=task.precision,
                                    method=task.method, run_fits=run_fits(ctx, asm))
-    if edge_module is not None:  # the PC floor (OS and tools, 1 TB minimum) does not apply to a module
+    if edge_module is not None:  # the PC floor (OS and tools, rules.toml's min_capacity_gb) does not apply to a module
         weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
         capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
                                                f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")

@@ -61,3 +61,7 @@ def test_an_audio_encoders_rate_says_it_counts_the_matmuls_only(catalog):
     assert any("upper bound" in line and "3,386x" in line for line in audio.speed.summary), audio.speed.summary
     text = recommend(answers("inference_server", data__kind="text", **PARAKEET_TDT), catalog, today=TODAY)
     assert not any("upper bound" in line for line in text.speed.summary)
+    # The bound is of the right size: on an A100, 10 s clips at the predicted rate against NeMo's 3,386x real time.
+    a100 = recommend(answers("inference_server", data__kind="audio", **PARAKEET_TDT), catalog,
+                     pins={"gpu": ("a100-80gb-sxm", 1)}, today=TODAY)
+    assert 1.0 <= a100.speed.figures["samples_per_s"] * 10 / 3386 <= 2.5

@@ -563,3 +563,7 @@ def test_a_layer_split_over_small_cards_names_one_larger_card_that_decodes_faste
     assert build.feasible and build.component("gpu").quantity == 2
     faster = [line for line in build.warnings if line.startswith("faster within budget: 1 x ")]
     assert faster and "scale.gpu_count = 1" in faster[0], build.warnings
+    one = recommend(magistral.with_value("scale", "gpu_count", 1), catalog, today=TODAY)
+    assert one.feasible and one.total_price_cny <= one.budget_cny
+    assert one.speed.figures["decode_tokens_per_s_per_stream"] >= 1.5 * build.speed.figures[
+        "decode_tokens_per_s_per_stream"]

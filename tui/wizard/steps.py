@@ -82,7 +82,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "training_stack", "Training stack (training)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
-        ("task", "prefill_chunk_tokens", "Prefill chunk tokens (0: engine's)"),
+        ("task", "prefill_chunk_tokens", "Prefill chunk (inf., 0: engine's)"),
         ("task", "kv_cache_dtype", "KV cache precision (inf.)"),
         ("task", "target_tokens_per_s_per_stream", "Target tokens/s a stream (inf.)"),
         ("task", "target_samples_per_s", "Target images/inputs a second (inf.)"),
