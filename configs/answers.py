@@ -228,6 +228,13 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                          "task.serving_engine); generate() and training run whole sequences"))
     presets = model_presets()
     preset = workload.preset
+    heads = workload.attention_heads if preset == "custom" else presets[preset].attention_heads \
+        if preset in presets else 0
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if task.mode == "inference" and not stacks.splits_heads(engine, heads, scale.gpu_count):
+        problems.append(("scale", "gpu_count", f"{engine}'s tensor parallel splits the model's {heads} attention heads "
+                         f"evenly: {scale.gpu_count} GPUs do not divide them (vLLM refuses to start); answer a count "
+                         "that does, or llama_cpp's layer split (task.serving_engine), which takes any"))
     if preset != "custom" and preset not in presets:
         known = ", ".join(presets)
         problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {known}, or custom)"))

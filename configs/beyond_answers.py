@@ -18,6 +18,7 @@ from pth_top.configs.levers import (
     cheap_levers_label,
     chunked_loss,
     split_label,
+    splits_over_gpus,
 )
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.part_types import DESKTOP_SYSTEM
@@ -104,7 +105,10 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
 
 def gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> tuple[Build, Component] | None:
     """The recommendation for changed answers, and its GPU, where it is one: a GPU build with nothing blocking it,
-    within its budget (an edge build's budget is the raised one it was asked with)."""
+    within its budget (an edge build's budget is the raised one it was asked with); None where the engine cannot split
+    the model over its GPUs."""
+    if not splits_over_gpus(answers):
+        return None
     try:
         other = recommend_one(answers)
     except ValueError:

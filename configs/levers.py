@@ -10,7 +10,7 @@ from pth_top.configs.assembly import Context
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import model_presets
+from pth_top.configs.presets import model_presets, model_shape
 
 # Precisions an inference workload can step down to from each, smallest last.
 INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
@@ -161,14 +161,17 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
         if transformer and not diffusion and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
-        # The same job on fewer, larger cards, still split: one GPU would give up the split's speed (and admit a
-        # desktop system, a DGX Spark at a quarter of it). Tensor parallel divides heads by 4 or 2; a layer split
-        # takes any count, fewest first (three used 3090s where four did not fit the budget).
+        # The same job on fewer, larger cards. Tensor parallel stays split (one GPU would give up its speed and admit a
+        # desktop system, a DGX Spark at a quarter of it) over 4 or 2, which divide the heads; a layer split, which
+        # runs one card at a time, takes any count: one fewer, half and one (three used 3090s where four were over
+        # budget; one used 3090 where two 12 GB cards were).
         turns = stacks.takes_turns(task.mode, task.serving_engine, answers.scenario, task.precision)
-        counts = tuple(range(2, scale.gpu_count))[:LAYER_SPLIT_COUNTS_TRIED] if turns else (4, 2)
+        counts = sorted({scale.gpu_count - 1, scale.gpu_count // 2, 1} - {0}, reverse=True) if turns else (4, 2)
         fewer_cards = [] if diffusion or ctx.edge else [
-            (f"fewer, larger cards: {count} GPUs, {split_label(answers)} (scale.gpu_count = {count})",
-             answers.with_value("scale", "gpu_count", count)) for count in counts if count < scale.gpu_count]
+            (f"fewer, larger cards: {count} GPU" + (f"s, {split_label(answers)}" if count > 1 else "")
+             + f" (scale.gpu_count = {count})",
+             answers.with_value("scale", "gpu_count", count)) for count in counts
+            if count < scale.gpu_count and stacks.splits_heads(engine, ctx.shape.attention_heads, count)]
         experts_to_ram = engine == "llama_cpp" and bool(ctx.shape.routed_expert_parameters) \
             and not task.expert_offload and not ctx.edge
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster
@@ -225,10 +228,6 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     return changes
 
 
-# The fewer-card counts a layer split tries (2, 3, 4): each is a whole recommendation.
-LAYER_SPLIT_COUNTS_TRIED = 3
-
-
 def split_label(answers: Answers) -> str:
     """How the answers' serving engine spreads a model over GPUs (configs.stacks.split_label)."""
     return stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
@@ -242,9 +241,18 @@ def more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, An
         more = answers.with_value("scale", "gpu_count", count)
         if sharding != "none" and answers.scale.sharding in ("none", "zero1", "zero2"):
             more = more.with_value("scale", "sharding", sharding)
-        changes.append((label.format(n=count), more))
+        if splits_over_gpus(more):
+            changes.append((label.format(n=count), more))
         count *= 2
     return changes
+
+
+def splits_over_gpus(answers: Answers) -> bool:
+    """Whether the answers' serving engine spreads the model over their GPU count (stacks.splits_heads)."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    return task.mode != "inference" or stacks.splits_heads(engine, model_shape(answers.workload)[0].attention_heads,
+                                                           answers.scale.gpu_count)
 
 
 def model_family(preset_id: str) -> str:

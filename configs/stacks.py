@@ -108,6 +108,12 @@ def takes_turns(mode: str, engine: str, scenario: str, precision: str) -> bool:
     return mode == "inference" and serving_engine(engine, scenario, precision) not in TENSOR_PARALLEL_ENGINES
 
 
+def splits_heads(engine: str, heads: int, gpu_count: int) -> bool:
+    """Whether the engine spreads a model of `heads` attention heads over the GPUs: tensor parallel (vLLM, SGLang)
+    divides them evenly (vLLM refuses to start otherwise); a layer split takes any count."""
+    return engine not in TENSOR_PARALLEL_ENGINES or not heads or heads % gpu_count == 0
+
+
 def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, value_bytes: float) -> tuple[int, str]:
     """What the loss over V holds at its peak for `tokens` (s x b) positions, and the line saying why."""
     if not vocabulary:

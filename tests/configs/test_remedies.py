@@ -567,3 +567,21 @@ def test_a_layer_split_over_small_cards_names_one_larger_card_that_decodes_faste
     assert one.feasible and one.total_price_cny <= one.budget_cny
     assert one.speed.figures["decode_tokens_per_s_per_stream"] >= 1.5 * build.speed.figures[
         "decode_tokens_per_s_per_stream"]
+
+
+def test_a_layer_split_over_budget_on_two_cards_is_offered_one(catalog):
+    # Gemma-2-27B (46 layers, hidden 4608, 32 heads of 128, 16 KV heads, MLP 36864, V 256,000; 27.2B) Q4_K_M at 8k on
+    # 2 used cards for EUR 1,600: two 12 GB cards are over budget; one used RTX 3090 holds it and loses nothing, as a
+    # layer split runs one card at a time.
+    gemma = answers(workload__preset="custom", workload__parameters=27_227_128_320, workload__layers=46,
+                    workload__hidden_size=4608, workload__attention_heads=32, workload__kv_heads=16,
+                    workload__head_dim=128, workload__intermediate_size=36864, workload__gated_mlp=True,
+                    workload__vocabulary_size=256_000, workload__sequence_length=8192, workload__batch_size=1,
+                    task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                    task__serving_engine="llama_cpp", scale__gpu_count=2, budget__currency="EUR",
+                    budget__amount=1600.0, budget__condition="used")
+    build = recommend(gemma, catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("fewer, larger cards: 1 GPU (scale.gpu_count = 1)") and "within €1,600" in first, \
+        build.feasible_alternatives
