@@ -32,10 +32,10 @@ def faster_on_fewer_cards_within_budget(build: Build, rules: Rules, recommend_on
         found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
         if found is None:
             continue
-        other, gpu = found
+        other, card = found
         rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
         if rate >= FEWER_CARDS_SPEEDUP * per_stream:
-            return (f"faster within budget: {count} x {gpu.name} decodes ~{rate:,.1f} tokens/s per stream "
+            return (f"faster within budget: {count} x {card.name} decodes ~{rate:,.1f} tokens/s per stream "
                     f"(~{per_stream:,.1f} here: a layer split runs one card at a time), "
                     f"{within_text(other, build, rules)}: answer scale.gpu_count = {count}")
     return ""

@@ -162,7 +162,8 @@ class Motherboard(PartFields, frozen=True, kw_only=True):
     m2_slots_count: Whole
     cpu_sockets_count: AtLeastOne
     form_factor: str
-    # With its x16-long slots at x4 (the chipset's), enough where GPUs take turns on whole layers; 0: none listed.
+    # Slots giving a GPU x4 or more: the x8+ ones and the chipset's x16-long x4 ones (enough where GPUs take turns on
+    # whole layers); 0: none listed.
     gpu_slots_x4_count: Whole = 0
     # Its GPU slots' PCIe generation, where the board wires them slower than the CPU gives (B650: Gen4 beside a
     # Gen5 Ryzen 7000); 0: the CPU's.
