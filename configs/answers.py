@@ -35,7 +35,7 @@ from pth_top.configs.answer_types import (
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from pth_top.configs.presets import model_presets
+from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
@@ -213,25 +213,30 @@ def _answers_reason(problem: Problem) -> str:
     return reason(problem)
 
 
+def splits_over_gpus(answers: Answers) -> bool:
+    """Whether the answers' serving engine spreads the model over their GPU count (stacks.splits_heads)."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    return task.mode != "inference" or stacks.splits_heads(engine, model_shape(answers.workload)[0].attention_heads,
+                                                           answers.scale.gpu_count)
+
+
 def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     """Problems that involve more than one field: (section, key, reason)."""
     problems: list[tuple[str, str, str]] = []
     workload, task, scale = answers.workload, answers.task, answers.scale
-    if task.mode == "inference" and task.kv_cache_dtype == "fp8" and stacks.serving_engine(
-            task.serving_engine, answers.scenario, task.precision) not in stacks.FP8_KV_VALUE_BYTES:
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if task.mode == "inference" and task.kv_cache_dtype == "fp8" and engine not in stacks.FP8_KV_VALUE_BYTES:
         problems.append(("task", "kv_cache_dtype", "an fp8 KV cache needs vllm, sglang or llama_cpp as "
                          "task.serving_engine (generate() keeps a 16-bit cache)"))
-    if task.prefill_chunk_tokens and (task.mode != "inference" or not stacks.PREFILL_CHUNK_TOKENS[
-            stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)]):
-        chunked = ", ".join(engine for engine, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
+    if task.prefill_chunk_tokens and (task.mode != "inference" or not stacks.PREFILL_CHUNK_TOKENS[engine]):
+        chunked = ", ".join(name for name, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
         problems.append(("task", "prefill_chunk_tokens", f"a prefill chunk is an inference engine's ({chunked} as "
                          "task.serving_engine); generate() and training run whole sequences"))
     presets = model_presets()
     preset = workload.preset
-    heads = workload.attention_heads if preset == "custom" else presets[preset].attention_heads \
-        if preset in presets else 0
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    if task.mode == "inference" and not stacks.splits_heads(engine, heads, scale.gpu_count):
+    if (preset == "custom" or preset in presets) and not splits_over_gpus(answers):
+        heads = model_shape(workload)[0].attention_heads
         problems.append(("scale", "gpu_count", f"{engine}'s tensor parallel splits the model's {heads} attention heads "
                          f"evenly: {scale.gpu_count} GPUs do not divide them (vLLM refuses to start); answer a count "
                          "that does, or llama_cpp's layer split (task.serving_engine), which takes any"))

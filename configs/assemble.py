@@ -326,10 +326,10 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
                     f"{'ECC' if need_ecc else 'any'} memory, >= {ram_floor:.0f} GiB, one CPU socket (a 2-socket "
                     "board with one CPU has dead slots and DIMMs)",
                     closest=lambda part: (-gpus_held(ctx, part, gpu), part_price(ctx, part), part.id))
-    link = gpu_link_lanes(ctx)
-    slots = f"{gpu_slots(ctx, board)} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
+    link, held = gpu_link_lanes(ctx), gpu_slots(ctx, board)
+    slots = f"{held} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
-    if chipset and ctx.gpu_count <= gpu_slots(ctx, board):
+    if chipset and ctx.gpu_count <= held:
         slots += (f"{chipset} card(s) on the chipset's PCIe {CHIPSET_PCIE_GENERATION}.0 x{link} link: the GPUs take "
                   "turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost ~3 % of "
                   "decode at x8/x4/x4, PR #4766); ")

@@ -9,7 +9,7 @@ import re
 from typing import Callable
 
 from pth_top.configs import stacks
-from pth_top.configs.answers import SECTIONS, Answers
+from pth_top.configs.answers import SECTIONS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Assembly, Context, fits_on, needed_bytes
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import (
@@ -18,7 +18,6 @@ from pth_top.configs.levers import (
     cheap_levers_label,
     chunked_loss,
     split_label,
-    splits_over_gpus,
 )
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.part_types import DESKTOP_SYSTEM

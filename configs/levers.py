@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 from pth_top.configs import stacks
-from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers
+from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.presets import model_presets
 
 # Precisions an inference workload can step down to from each, smallest last.
 INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
@@ -245,14 +245,6 @@ def more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, An
             changes.append((label.format(n=count), more))
         count *= 2
     return changes
-
-
-def splits_over_gpus(answers: Answers) -> bool:
-    """Whether the answers' serving engine spreads the model over their GPU count (stacks.splits_heads)."""
-    task = answers.task
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    return task.mode != "inference" or stacks.splits_heads(engine, model_shape(answers.workload)[0].attention_heads,
-                                                           answers.scale.gpu_count)
 
 
 def model_family(preset_id: str) -> str:
