@@ -129,11 +129,14 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
                 f"{lanes}: " + ("some GPUs run at x8 (no chipset: every lane comes from the CPU)" if soc else
                                 "GPUs run at x8 or storage hangs off the chipset")
             )
-    if gpu and gpu_count > 1:
+    # GPUs that take turns on whole layers (x4 links) pass one token's activations: NVLink would not change the speed.
+    if gpu and gpu_count > 1 and link_lanes > X4_SLOT_LANES:
         if gpu["nvlink"] == "pairs" and gpu_count > 2:
+            pairs = gpu_count // 2
             notes.append(
-                f"NVLink on {gpu.name} bridges pairs only: {gpu_count} cards form {gpu_count // 2} NVLink pairs; "
-                "4-8-way all-to-all NVLink needs SXM/HGX"
+                f"NVLink on {gpu.name} bridges pairs only: {gpu_count} cards form {pairs} NVLink "
+                f"pair{'s' if pairs > 1 else ''} (bridges not in the parts or the price); 4-8-way all-to-all NVLink "
+                "needs SXM/HGX"
             )
         elif gpu["nvlink"] == "pairs":
             notes.append(f"NVLink: a bridge can join the two {gpu.name} (sold apart, matching their slot spacing): it "

@@ -97,7 +97,9 @@ def estimate_inference(
                        + (f", which plans to fill {fraction:.0%} of each GPU (gpu_memory_utilization)" if fraction
                           else ""))
     if n > 1:
-        formula.append(f"weights and KV cache split over {n} GPUs (tensor/pipeline parallel)")
+        formula.append(f"weights and KV cache split over {n} GPUs ("
+                       + ("tensor parallel" if engine in stacks.TENSOR_PARALLEL_ENGINES else "a layer split")
+                       + ")")
     if shape.kind != "transformer":
         activations = weights * INFERENCE_OVERHEAD_FRACTION
         formula.append(f"activations and buffers: {INFERENCE_OVERHEAD_FRACTION:g} x weights (EleutherAI 1.2x rule)")

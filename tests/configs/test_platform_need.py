@@ -94,6 +94,8 @@ def test_three_cards_taking_turns_on_layers_fit_a_desktop_board_not_a_threadripp
     assert board.spec["gpu_slots_count"] < 3 <= board.spec["gpu_slots_x4_count"]
     assert any("on the chipset's PCIe 4.0 x4 link" in line for line in board.reasoning), board.reasoning
     assert build.speed.inputs["link"] == "PCIe Gen4 x4"  # the narrowest card's link, said as such
+    # One token's activations pass between the cards: an NVLink bridge would change nothing, so none is mentioned.
+    assert not any("NVLink" in line for line in build.warnings), build.warnings
     # The Threadripper build it used to get was ~USD 8,500: over this budget, for lanes the job does not use.
     assert build.total_price_cny < build.budget_cny
 
@@ -105,6 +107,7 @@ def test_three_cards_splitting_each_layer_still_get_x8_slots(catalog):
     board = build.component("motherboard")
     assert board.spec["gpu_slots_count"] >= 3 and build.component("cpu").spec["platform"] != "desktop"
     assert "x4" not in build.speed.inputs["link"]
+    assert any("form 1 NVLink pair (bridges not in the parts" in line for line in build.warnings), build.warnings
 
 
 def test_a_pair_of_nvlink_capable_cards_is_timed_over_the_pcie_the_build_buys(catalog):
