@@ -77,8 +77,10 @@ def test_every_gpu_says_whether_it_is_sold_new_and_why_not(catalog):
 def test_end_of_life_and_export_licensed_cards_are_flagged(catalog):
     for part_id in ("rtx-3060-ti-8gb", "rtx-3090-24gb", "rtx-a6000-48gb", "a100-80gb-sxm", "v100-32gb-sxm2", "t4-16gb"):
         assert catalog.get(part_id)["availability"] == "used_only", part_id
-    for part_id in ("rtx-4090-24gb", "rtx-5090-32gb", "h100-80gb-sxm", "h200-141gb-nvl", "l40s-48gb"):
+    for part_id in ("rtx-4090-24gb", "rtx-5090-32gb", "h100-80gb-sxm", "h200-141gb-nvl", "l40s-48gb", "l4-24gb"):
         assert catalog.get(part_id)["availability"] == "not_sold_new_cn", part_id
+    # Audit S: the L4 was sold new in China, under the 4,800 TPP line but over 3A090.a's density clause (6.6 >= 5.92).
+    assert not catalog.get("l4-24gb").buyable("new", "cn") and catalog.get("l4-24gb").buyable("new", "us")
     # The H200 SXM is sold in China under the US licence of January 2026, and a China buyer reads its terms.
     licensed = catalog.get("h200-141gb-sxm")
     assert licensed.buyable("new", "cn") and "export licence granted January 2026" in licensed.notes_for("cn")[-1]
