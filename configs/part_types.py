@@ -17,7 +17,7 @@ UNIT_SUFFIXES = (
     "_count", "_tbw", "_mib",
 )
 UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio",
-                                  "decode_bandwidth_fraction"})
+                                  "decode_bandwidth_fraction", "training_mfu"})
 
 Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
@@ -90,6 +90,9 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     # What decode at batch 1 reaches of it where a published benchmark shows this card off the common fraction
     # (configs.speed DECODE_BANDWIDTH_FRACTION); 0: the common one.
     decode_bandwidth_fraction: Annotated[float, Meta(ge=0, le=1)] = 0
+    # What transformer training reaches of its datasheet dense rate where published runs show this card off the
+    # common model FLOPs utilization (configs.speed TRANSFORMER_TRAINING_MFU); 0: the common one.
+    training_mfu: Annotated[float, Meta(ge=0, le=1)] = 0
     fp32_tflops: Number
     tf32_dense_tflops: Number
     fp16_dense_tflops: Number

@@ -133,6 +133,11 @@ class Device:
     host_ram_gb_per_s: float = 0.0
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
     decode_bandwidth_fraction: float = 0.0  # this card's own decode share of its datasheet bandwidth; 0: the common
+    training_mfu: float = 0.0  # this card's own transformer training MFU; 0: TRANSFORMER_TRAINING_MFU
+
+    @property
+    def transformer_training_mfu(self) -> float:
+        return self.training_mfu or TRANSFORMER_TRAINING_MFU
 
     @property
     def host_link_gb_per_s(self) -> float:

@@ -78,7 +78,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
                      link_gb_per_s=link_gb_per_s, nvlink=nvlink, measured_bandwidth=measured_bandwidth,
                      measured_tflops=measured_tflops, busbw_gb_per_s=busbw,
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)),
-                     decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)))
+                     decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
+                     training_mfu=float(spec.get("training_mfu", 0.0)))
 
 
 def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int = 16) -> tuple[str, float, bool]:
@@ -193,7 +194,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
-        unit, tokens, fraction = "samples", 1, sp.TRANSFORMER_TRAINING_MFU
+        unit, tokens, fraction = "samples", 1, device.transformer_training_mfu
     elif shape.kind == "transformer":
         context = shape.sequence_length
         partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
@@ -208,7 +209,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
             text += (f" (s = {context:,}: {shape.full_attention_layers} layers at {shape.sequence_length:,}"
                      f"{window}{linear})")
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
-        fraction = sp.TRANSFORMER_TRAINING_MFU
+        fraction = device.transformer_training_mfu
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \
             if shape.active < shape.parameters else ""
         text = f"{text}{moe} = {per_token / 1e9:.3g} GFLOP per token"
@@ -218,7 +219,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
             forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
         per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
         unit, tokens = "samples", 1
-        fraction = sp.CNN_TENSOR_FRACTION if shape.kind == "cnn" else sp.TRANSFORMER_TRAINING_MFU
+        fraction = sp.CNN_TENSOR_FRACTION if shape.kind == "cnn" else device.transformer_training_mfu
         text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"
     compute, compute_text = sp.achieved_tflops(device, fraction)
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method in ("qlora", "lora_int8") else 1.0

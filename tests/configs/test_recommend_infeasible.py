@@ -245,6 +245,9 @@ def test_a_pretraining_run_is_not_offered_adapters_which_only_tune_a_pretrained_
     # month are sized all the same (SmolLM3's own run: 384 H100s for 24 days).
     rent = [line for line in pretrain.warnings if line.startswith("to finish in ~30 days, rent ")]
     assert rent and "the first alternative's" in rent[0], pretrain.warnings
+    gpus = int(rent[0].split(" GPUs over ")[0].split(", ")[-1])
+    days = float(rent[0].split("NVLink inside each node: ~")[1].split(" days")[0])
+    assert abs(gpus * days * 24 / (384 * 24 * 24) - 1) < 0.2  # its own run's 221k H100-hours (Hopper's MFU)
     # That alternative shards the job over the same GPUs (ZeRO-3, micro-batch 1), and the line says how.
     assert pretrain.feasible_alternatives[0].startswith("ZeRO-3 (FSDP) on the same 8 GPUs"), \
         pretrain.feasible_alternatives
