@@ -318,21 +318,24 @@ def estimate_memory(
                        formula=(*breakdown.formula, frozen_line))
     # Inference: the whole pipeline is staged in RAM; with model offload only its largest model is on the GPU.
     pipeline = breakdown.weights_bytes + frozen
-    if answers.task.frozen_on_cpu:
-        line = (f"the frozen models, {frozen / 1e9:.3g} GB, run on the CPU (task.frozen_on_cpu, Wan's --t5_cpu): the "
-                "GPU holds the denoiser")
-        return replace(breakdown, formula=(*breakdown.formula, line),
+    task = answers.task
+    on_cpu = (f"the frozen models, {frozen / 1e9:.3g} GB, run on the CPU (task.frozen_on_cpu, Wan's --t5_cpu): the "
+              "GPU holds the denoiser")
+    if task.frozen_on_cpu and not task.pipeline_offload:
+        return replace(breakdown, formula=(*breakdown.formula, on_cpu),
                        host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
-    if not answers.task.pipeline_offload:
+    if not task.pipeline_offload:
         return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
                        host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
-    line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} GB, "
-            f"and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is held; the "
-            "VAE decodes alone, the denoiser gone")
-    held = max(breakdown.weights_bytes, frozen)
+    if task.frozen_on_cpu:  # Wan's --offload_model --t5_cpu: the denoiser leaves the GPU for the VAE's decode
+        line = f"{on_cpu}; model offload (task.pipeline_offload) moves it off for the VAE's decode"
+    else:
+        line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} "
+                f"GB, and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is "
+                "held; the VAE decodes alone, the denoiser gone")
+    held = max(breakdown.weights_bytes, 0.0 if task.frozen_on_cpu else frozen)
     batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
-    activations = max(denoising_bytes(shape, answers.task.precision, batch),
-                      decode_bytes(shape, batch, answers.task.vae_tiling) - held)
+    activations = max(denoising_bytes(shape, task.precision, batch), decode_bytes(shape, batch, task.vae_tiling) - held)
     return replace(breakdown, weights_bytes=held, activations_bytes=activations, formula=(*breakdown.formula, line),
                    host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
 

@@ -106,8 +106,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if shape.denoising_steps:
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
         frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
-        # The denoiser alone on the GPU (frozen models on the CPU) moves nothing; model offload moves the pipeline.
-        swapped = weights + frozen if task.pipeline_offload and not task.frozen_on_cpu else 0.0
+        # Model offload moves the pipeline each image, only the denoiser when the frozen models run on the CPU.
+        swapped = (weights + (0.0 if task.frozen_on_cpu else frozen)) if task.pipeline_offload else 0.0
         return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
                                "clip" if answers.data.kind == "video" else "image")
     if shape.encoder_decoder:

@@ -213,17 +213,39 @@ def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_
     assert offloaded.total_bytes > 12 * GIB > on_cpu.total_bytes / 0.95 and on_cpu.total_bytes < 8.19e9
     assert on_cpu.host_offload_bytes >= 5.83e9 * 2  # the encoders wait in RAM, sized for them
     assert not job.with_value("task", "frozen_on_cpu", True).resident().task.frozen_on_cpu  # one memory: all in it
-    # With model offload too, nothing crosses PCIe a batch: the denoiser stays, the encoders run on the CPU.
+    # With model offload too (Wan's --offload_model), the denoiser leaves the GPU for the VAE's decode: without an
+    # output size the decode is not counted, so the memory is the same; each clip moves the denoiser (2.6 GB) over PCIe.
     both = job.with_value("task", "frozen_on_cpu", True).with_value("task", "pipeline_offload", True)
     assert estimate_memory(both, shape).total_bytes == on_cpu.total_bytes
     seconds = [speed_build.inference(each, shape, H100).figures["image_batch_s"]
                for each in (both, job.with_value("task", "frozen_on_cpu", True))]
-    assert seconds[0] == pytest.approx(seconds[1])
+    assert seconds[1] < seconds[0] < seconds[1] + 1.0
     video = speed_build.inference(job.with_value("task", "frozen_on_cpu", True), shape, H100).summary[0]
     assert "per batch of 1 clip(s)" in video and "clips/min" in video, video  # a video model makes clips
     levers = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert any(label.startswith("the frozen models (text encoders) on the CPU") for label in levers), levers
 
+
+
+def test_wans_own_flags_together_hold_less_than_either_alone(catalog):
+    # Audit R: Wan2.2-TI2V-5B at 1280x704, 121 frames, with --offload_model --t5_cpu "can run on a GPU with at least
+    # 24GB VRAM (e.g, RTX 4090 GPU)" (Wan-Video/Wan2.2 README); the two flags together came to 31.2 GiB, more than
+    # model offload alone (21.9), as the frozen-on-CPU path kept the denoiser beside the decode.
+    # Shape: 30 layers, dim 3072, 24 heads, FFN 14336; Wan2.2-VAE 16x16x4 + patch 1x2x2: 31 x 40 x 22 = 27,280 tokens.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=5_000_000_000,
+                  workload__layers=30, workload__hidden_size=3072, workload__attention_heads=24,
+                  workload__intermediate_size=14336, workload__sequence_length=27280, workload__denoising_steps=50,
+                  workload__classifier_free_guidance=True, workload__frozen_parameters=6_400_000_000,
+                  workload__output_width_px=1280, workload__output_height_px=704, workload__decoded_frames_at_once=4,
+                  workload__batch_size=1, task__mode="inference", data__kind="video", budget__currency="EUR",
+                  budget__amount=3500.0)
+    shape = model_shape(job.workload)[0]
+    both = job.with_value("task", "frozen_on_cpu", True).with_value("task", "pipeline_offload", True)
+    totals = [estimate_memory(each, shape).total_bytes for each in
+              (both, job.with_value("task", "pipeline_offload", True), job.with_value("task", "frozen_on_cpu", True))]
+    assert totals[0] <= min(totals[1:]) and totals[0] < 23 * GIB, [t / GIB for t in totals]
+    build = recommend(both, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").spec["memory_gib"] <= 24, build.component("gpu").name
 
 
 def test_a_video_denoisers_per_frame_attention_is_a_window_on_every_layer():
