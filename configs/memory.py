@@ -333,7 +333,7 @@ def estimate_memory(
         line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} "
                 f"GB, and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is "
                 "held; the VAE decodes alone, the denoiser gone")
-    held = max(breakdown.weights_bytes, 0.0 if task.frozen_on_cpu else frozen)
+    held = max(breakdown.weights_bytes, 0 if task.frozen_on_cpu else frozen)
     batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
     activations = max(denoising_bytes(shape, task.precision, batch), decode_bytes(shape, batch, task.vae_tiling) - held)
     return replace(breakdown, weights_bytes=held, activations_bytes=activations, formula=(*breakdown.formula, line),
