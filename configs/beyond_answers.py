@@ -127,7 +127,7 @@ def within_text(other: Build, build: Build, rules: Rules) -> str:
             f"{money(build.budget_cny, build.currency, rules)}")
 
 
-def _warned(build: Build, prefix: str) -> bool:
+def warned(build: Build, prefix: str) -> bool:
     """Whether a build carries a warning of this kind ("slow:", "tight fit: ")."""
     return any(line.startswith(prefix) for line in build.warnings)
 
@@ -218,25 +218,6 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
     return ""
 
 
-def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """A server on one card that fits only short of the estimator's margin names the 2-8 card build within budget
-    that holds it with the margin (Mistral Small 3.1 for 4 users at 64k: 85.9 of 86.0 GiB on a 96 GB card, with
-    $50,000 of a $60,000 budget left)."""
-    answers = build.answers
-    if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
-            or build.blockers or not _warned(build, "tight fit: ")):
-        return ""
-    for count in MORE_GPU_COUNTS:
-        found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
-        if found is None or _warned(found[0], "tight fit: "):
-            continue
-        other, gpu = found
-        return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
-                f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), "
-                f"{within_text(other, build, rules)}: answer scale.gpu_count = {count}")
-    return ""
-
-
 EDGE_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
 
 
@@ -247,11 +228,11 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     first token for Gemma 2 2B, where a $429 Jetson decodes ~22 (issue: a box that cannot do the job in reasonable
     time says so, or is passed over). Its answers raise the budget to that module's build."""
     answers, here = build.answers, build.component("gpu")
-    if answers.scenario != "edge_deployment" or build.blockers or here is None or not _warned(build, "slow:"):
+    if answers.scenario != "edge_deployment" or build.blockers or here is None or not warned(build, "slow:"):
         return None
     for multiplier in EDGE_BUDGET_MULTIPLIERS:
         found = gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
-        if found is None or _warned(found[0], "slow:"):
+        if found is None or warned(found[0], "slow:"):
             continue
         other, gpu = found
         amount = math.ceil(other.total_price_cny / cny_per(build.currency, rules))

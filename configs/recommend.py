@@ -26,7 +26,6 @@ from pth_top.configs.beyond_answers import (
     nearest_over_budget,
     offload_before_a_desktop_system,
     rented_run_line,
-    roomier_within_budget,
     slow_edge_passed_over,
 )
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
@@ -54,6 +53,7 @@ from pth_top.configs.presets import context_warnings, ignored_answer_warnings, m
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ram_platform import chooses_ram_for_experts, experts_in_ram_choice, fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
+from pth_top.configs.room import roomier_within_budget
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,

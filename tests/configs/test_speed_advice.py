@@ -213,6 +213,28 @@ def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(
     assert capped and "a global batch of 64 sequences spreads over at most 8 nodes" in capped[0]
 
 
+def test_a_tight_training_build_names_the_recompute_that_gives_it_room_on_the_same_card(catalog):
+    # Audit R: Gemma 2 9B LoRA (r16, all linear layers) in torchtune at 512 tokens, micro-batch 1, no checkpointing, for
+    # CNY 20,000: 22.2 of 22.8 GiB on a 24 GB card; LitGPT's same run (gemma2-9b/lora.yaml) ran out of memory on a 24 GB
+    # A10G (Lightning-AI/litgpt config_hub/finetune/README.md). Full recompute holds it with the margin.
+    job = answers(workload__preset="custom", workload__parameters=9_241_705_984, workload__layers=42,
+                  workload__hidden_size=3584, workload__attention_heads=16, workload__kv_heads=8,
+                  workload__head_dim=256,
+                  workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=256000,
+                  workload__tied_embeddings=True, workload__sliding_window_tokens=4096,
+                  workload__sliding_window_layers=21, workload__sequence_length=512, workload__batch_size=6,
+                  task__method="lora", task__lora_rank=16, task__lora_targets="all_linear",
+                  task__training_stack="torchtune", task__recompute="none", task__accumulation_steps=6,
+                  data__dataset_size_gb=0.01, budget__amount=20000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and any(line.startswith("tight fit: ") for line in build.warnings), build.warnings
+    room = [line for line in build.warnings if line.startswith("room on this card: full recompute")]
+    assert room and room[0].endswith('answer task.recompute = "full"'), build.warnings
+    roomy = recommend(job.with_value("task", "recompute", "full"), catalog, today=TODAY,
+                      pins={"gpu": (build.component("gpu").part_id, 1)})
+    assert roomy.feasible and not any(line.startswith("tight fit: ") for line in roomy.warnings), roomy.warnings
+
+
 def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
     # Mistral-Small-3.1-24B (its model card: ~55 GB of GPU RAM in bf16) on vLLM for 4 users at 64k with $60,000:
     # one 96 GB card holds it at 85.9 of 86.0 GiB usable, short of the 10 % margin, with $50,000 left.

@@ -1,0 +1,67 @@
+"""A build that fits its card only short of the estimator's margin names what holds it with the margin: more cards
+within budget for a server, a change that costs no quality on the same card for a training job."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pth_top.configs.answers import SECTIONS, Answers
+from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, gpu_build, warned, within_text
+from pth_top.configs.build import Build
+from pth_top.configs.levers import recompute_only, small_activations, split_label
+from pth_top.configs.rules import Rules
+from pth_top.units import GIB
+
+TIGHT = "tight fit: "  # the warning configs.assemble gives a build short of the margin
+
+
+def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:
+    """A tight build's way to the margin: a server's 2-8 card build within budget, a training job's change on the
+    same card (below)."""
+    answers = build.answers
+    if build.blockers or not warned(build, TIGHT) or answers.scenario == "edge_deployment":
+        return ""
+    if answers.task.mode == "training":
+        return _room_on_the_card(build, recommend_one)
+    if answers.task.mode != "inference" or answers.scale.gpu_count != 1:
+        return ""
+    # Mistral Small 3.1 for 4 users at 64k: 85.9 of 86.0 GiB on a 96 GB card, with $50,000 of $60,000 left.
+    for count in MORE_GPU_COUNTS:
+        found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
+        if found is None or warned(found[0], TIGHT):
+            continue
+        other, gpu = found
+        return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
+                f"margin ({other.memory.total_bytes / GIB:.1f} GiB a GPU), "
+                f"{within_text(other, build, rules)}: answer scale.gpu_count = {count}")
+    return ""
+
+
+def _room_on_the_card(build: Build, recommend_one: Callable[..., Build]) -> str:
+    """Full recompute, then also micro-batch 1, on the same GPUs where either holds the job with the margin (Gemma 2
+    9B LoRA at 512 tokens, no recompute: 22.2 of 22.8 GiB on a 24 GB card, where LitGPT's same run ran out of
+    memory on a 24 GB A10G; 18.9 GiB with full recompute)."""
+    answers, gpu = build.answers, build.component("gpu")
+    if gpu is None:
+        return ""
+    labels = {"recompute": "full recompute (gradient checkpointing): ~1/3 more compute",
+              "accumulation_steps": "micro-batch 1 with gradient accumulation (the same global batch)"}
+    for changed in dict.fromkeys((recompute_only(answers), small_activations(answers))):
+        if changed == answers:
+            continue
+        other = recommend_one(changed, {"gpu": (gpu.part_id, gpu.quantity)})
+        if other.blockers or warned(other, TIGHT):
+            continue
+        fields = _set_fields(answers, changed)
+        what = " and ".join(labels[key.split(".")[1]] for key in fields)
+        rate = f"; {other.speed.summary[0]}" if other.speed.summary else ""
+        return (f"room on this card: {what}: {other.memory.total_bytes / GIB:.1f} GiB a GPU, with the estimator's "
+                f"margin{rate}: answer " + ", ".join(f"{key} = {value}" for key, value in fields.items()))
+    return ""
+
+
+def _set_fields(before: Answers, after: Answers) -> dict[str, str]:
+    """'section.key' -> the new value as an answers file writes it, for each answer the change sets."""
+    old, new = before.to_dict(), after.to_dict()
+    return {f"{section}.{key}": f'"{value}"' if isinstance(value, str) else str(value)
+            for section in SECTIONS for key, value in new[section].items() if old[section].get(key) != value}
