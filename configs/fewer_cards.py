@@ -16,10 +16,12 @@ from pth_top.configs.rules import Rules
 FEWER_CARDS_SPEEDUP = 1.5
 
 
-def faster_on_fewer_cards_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+def faster_on_fewer_cards_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build],
+                                        alternative: bool = False) -> str:
     """A layer-split inference build of several cards names the build of fewer cards within the budget that decodes
     at least FEWER_CARDS_SPEEDUP times as fast (Magistral Small 24B Q4 at 40k on 2 used RTX 3060s at ~10.5 tokens/s,
-    where one used RTX 3090 decodes ~27 for $48 more within $2,000)."""
+    where one used RTX 3090 decodes ~27 for $48 more within $2,000). `alternative`: the build is the first alternative
+    of one that is no recommendation (Nemotron-3-Nano int4 on 2 used RTX 4070s at ~88, one used RTX 3090 ~143)."""
     answers = build.answers
     task = answers.task
     per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
@@ -36,6 +38,8 @@ def faster_on_fewer_cards_within_budget(build: Build, rules: Rules, recommend_on
         rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
         if rate >= FEWER_CARDS_SPEEDUP * per_stream:
             return (f"faster within budget: {count} x {card.name} decodes ~{rate:,.1f} tokens/s per stream "
-                    f"(~{per_stream:,.1f} here: a layer split runs one card at a time), "
-                    f"{within_text(other, build, rules)}: answer scale.gpu_count = {count}")
+                    f"(~{per_stream:,.1f} {'on the first alternative' if alternative else 'here'}: a layer split "
+                    "runs one card at a time), "
+                    f"{within_text(other, build, rules)}: answer scale.gpu_count = {count}"
+                    + (" with the first alternative's answers" if alternative else ""))
     return ""

@@ -95,6 +95,8 @@ def recommend(
                                       or roomier_within_budget(build, rules, recommend_one)
                                       or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
+    if first is not None and unpinned and not faster:  # the first alternative's own layer split (int4 on 2 cards)
+        faster = faster_on_fewer_cards_within_budget(first, rules, recommend_one, alternative=True)
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
     rent = rented_run_line(first or build, _unpinned_context_for(catalog, rules),
                            "the first alternative's" if first else "this",
