@@ -3,7 +3,7 @@
 Sources (cited again in tests/configs/published_figures.py):
 - LoRA: Hu et al. 2021, arXiv:2106.09685: an adapted d_in x d_out matrix gains r x (d_in + d_out) parameters.
 - QLoRA: Dettmers et al. 2023, arXiv:2305.14314: 4-bit NF4 base weights, double quantization brings the
-  quantization constants to 0.127 bit per parameter, bf16 adapters, paged 8-bit optimizer states.
+  quantization constants to 0.127 bit per parameter, bf16 adapters, paged optimizer states.
 - LoRA on an int8 base: LLM.int8() (Dettmers et al. 2022, arXiv:2208.07339) stores the attention and MLP
   projections in Int8, half their 16-bit memory, with one absmax scale per row (vector-wise quantization).
 """
@@ -32,9 +32,9 @@ DOUBLE_QUANT_BITS_PER_PARAMETER = 0.127
 # checks "row_stats must be float32", bitsandbytes/backends/default/ops.py).
 INT8_WEIGHT_BYTES = 1.0
 INT8_ROW_SCALE_BYTES = 4.0
-# Paged 8-bit Adam (bitsandbytes): one byte each for the two moments.
-PAGED_8BIT_ADAM_BYTES = 2.0
-# QLoRA keeps its adapters in bf16: weights and gradients 2 bytes each.
+# QLoRA keeps its adapters in bf16, weights and gradients 2 bytes each, with no fp32 master copy (qlora.py casts the
+# LoRA layers to bfloat16); the optimizer's states are as answered (qlora.py: paged 32-bit AdamW, 8 B; Hugging Face's
+# QLoRA notebooks and Unsloth's: 8-bit AdamW, 2 B). PEFT's fp32 adapters (autocast_adapter_dtype) add 4 B more.
 QLORA_ADAPTER_BYTES = 2.0
 # The frozen models' bytes per parameter; int8 is optimum-quanto's qint8/qfloat8 (ai-toolkit's quantize_te) or
 # bitsandbytes int8, one scale per output channel.
@@ -134,14 +134,11 @@ def qlora_base_bytes(base_parameters: int, unquantized_parameters: int) -> float
 
 
 def qlora_states(
-    base_parameters: int, unquantized_parameters: int, adapter_parameters: int, matrices_line: str
+    base_parameters: int, unquantized_parameters: int, adapter_parameters: int, optimizer_state_bytes: float,
+    optimizer: str, matrices_line: str,
 ) -> StateBytes:
-    """NF4 base + double-quant constants, 16-bit embeddings, bf16 adapters, paged 8-bit Adam."""
+    """NF4 base + double-quant constants, 16-bit embeddings, bf16 adapters, the answered optimizer's states."""
     quantized = max(0, base_parameters - unquantized_parameters)
-    base_bytes = qlora_base_bytes(base_parameters, unquantized_parameters)
-    adapter_weights = adapter_parameters * QLORA_ADAPTER_BYTES
-    adapter_grads = adapter_parameters * QLORA_ADAPTER_BYTES
-    adapter_states = adapter_parameters * PAGED_8BIT_ADAM_BYTES
     lines = [
         f"QLoRA base: {quantized / 1e9:.3g}B params x ({NF4_BITS_PER_PARAMETER:g} bit NF4 + "
         f"{DOUBLE_QUANT_BITS_PER_PARAMETER} bit double-quant constants) / 8 (QLoRA paper §3, arXiv:2305.14314)",
@@ -149,11 +146,13 @@ def qlora_states(
     if unquantized_parameters:
         lines.append(f"embeddings and LM head {unquantized_parameters / 1e6:.4g}M params stay 16-bit (2 B)")
     lines.append(
-        f"QLoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params: bf16 weights 2 B + grads 2 B "
-        f"+ paged 8-bit Adam {PAGED_8BIT_ADAM_BYTES:g} B"
+        f"QLoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params: bf16 weights "
+        f"{QLORA_ADAPTER_BYTES:g} B + grads {QLORA_ADAPTER_BYTES:g} B + {optimizer} states {optimizer_state_bytes:g} B "
+        "(task.optimizer; no fp32 master copy)"
     )
     return StateBytes(
-        weights=base_bytes + adapter_weights, gradients=adapter_grads, optimizer=adapter_states,
+        weights=qlora_base_bytes(base_parameters, unquantized_parameters) + adapter_parameters * QLORA_ADAPTER_BYTES,
+        gradients=adapter_parameters * QLORA_ADAPTER_BYTES, optimizer=adapter_parameters * optimizer_state_bytes,
         trainable_parameters=adapter_parameters, formula=tuple(lines),
     )
 

@@ -238,9 +238,13 @@ class MemoryBreakdown:
         )
 
 
+# The optimizer's own state per trained parameter, in fp32 (Adam's two moments; SGD's momentum; bitsandbytes' 8-bit).
+OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0}
+
+
 def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: str = "megatron16") -> BytesPerParameter:
     """Bytes per parameter for weights, gradients and optimizer states (fp32 master copy counted there)."""
-    optimizer_state_fp32 = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0}[optimizer]
+    optimizer_state_fp32 = OPTIMIZER_STATE_BYTES[optimizer]
     if precision == "fp32":
         return BytesPerParameter(4.0, 4.0, optimizer_state_fp32)
     if precision not in ("amp_fp16", "bf16"):

@@ -53,9 +53,10 @@ def training(shape: dict[str, Any], context: int, batch: int = 1, gpus: int = 1,
 
 
 def qlora(shape: dict[str, Any], context: int, stack: str) -> dict[str, Any]:
-    """Unsloth's table setting: 4-bit QLoRA on all linear layers, rank 32, batch 1, checkpointing."""
+    """Unsloth's table setting: 4-bit QLoRA on all linear layers, rank 32, batch 1, checkpointing, and its notebooks'
+    optim = "adamw_8bit"."""
     return training(shape, context, task__method="qlora", task__lora_rank=32, task__lora_targets="all_linear",
-                    task__training_stack=stack)
+                    task__training_stack=stack, task__optimizer="adam8bit")
 
 
 def custom(parameters: int, layers: int, hidden: int, heads: int, kv_heads: int, vocabulary: int, mlp: int,

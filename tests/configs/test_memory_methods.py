@@ -48,7 +48,12 @@ def test_each_method_shows_its_terms_and_orders_as_expected():
     assert any(line.startswith("LoRA adapters") for line in breakdown.formula)
     q = estimate_training(LLAMA_7B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
                           cuda_context_bytes=0)
-    assert any("NF4" in line for line in q.formula) and any("paged 8-bit" in line for line in q.formula)
+    assert any("NF4" in line for line in q.formula) and any("adamw states 8 B" in line for line in q.formula)
+    # Audit R: the answered optimizer sets the adapters' states (it was paged 8-bit Adam whatever the answers said).
+    assert q.optimizer_states_bytes == adapters * 8 and q.gradients_bytes == adapters * 2
+    eight_bit = estimate_training(LLAMA_7B, precision="bf16", optimizer="adam8bit", global_batch=1, method="qlora",
+                                  cuda_context_bytes=0)
+    assert eight_bit.optimizer_states_bytes == adapters * 2
     # 4.127 bits/param for the quantized matrices, embeddings + head (2 x 32000 x 4096) at 2 B.
     embeddings = 2 * 32000 * 4096
     base = (LLAMA_7B.parameters - embeddings) * 4.127 / 8 + embeddings * 2
