@@ -16,7 +16,6 @@ from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
     cheap_levers_label,
-    chunked_loss,
     split_label,
 )
 from pth_top.configs.market import cny_per, money
@@ -300,31 +299,6 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
     lines = tuple(timed if each == line else each for each in build.feasible_alternatives)
     return dataclasses.replace(build, feasible_alternatives=lines, applicable_alternatives=(
         (timed, answers, pins), *build.applicable_alternatives[1:])), other
-
-
-CHEAPER_FRACTION_MAX = 0.7  # a stack change is named when its build costs under 70 % of this one
-
-
-def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """A training build sized for Hugging Face Trainer's eager fp32 logits (the default stack) names the build a
-    chunked or fused loss needs when it costs under CHEAPER_FRACTION_MAX of it: nanochat's d20 at 65,536 tokens a
-    GPU step is 110 GiB a GPU with 3 fp32 copies of the logits (an 8 x H200 server), 63 GiB with Liger's (8 cards
-    of 96 GB for under a third), and nanochat's own loop runs it on 8 x 80 GB."""
-    answers = build.answers
-    changed = chunked_loss(answers, model_shape(answers.workload)[0])
-    if changed == answers or build.blockers:  # the loss is chunked already, or there are no logits to chunk
-        return ""
-    found = gpu_build(recommend_one, changed)
-    if found is None or found[0].total_price_cny >= CHEAPER_FRACTION_MAX * build.total_price_cny:
-        return ""
-    other, gpu = found
-    count = f"{other.answers.scale.gpu_count} x " if other.answers.scale.gpu_count > 1 else ""
-    return (f"cheaper with a chunked or fused loss: {stacks.TRAINING_STACK_LABELS['liger']} needs "
-            f"{other.memory.total_bytes / GIB:.1f} GiB a GPU, not {build.memory.total_bytes / GIB:.1f} (the estimate "
-            f"assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']}): {count}{gpu.name}, "
-            f"{within_text(other, build, rules)}"
-            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.training_stack = \"liger\" "
-            "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
 
 
 def alternative_label(line: str) -> str:

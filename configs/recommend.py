@@ -17,7 +17,6 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
     alternative_label,
-    cheaper_with_a_chunked_loss,
     faster_server_within_budget,
     faster_than_the_cpu_within_budget,
     faster_training_within_budget,
@@ -29,6 +28,7 @@ from pth_top.configs.beyond_answers import (
     slow_edge_passed_over,
 )
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
+from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
     CpuOnly,
@@ -101,7 +101,7 @@ def recommend(
     rent = rented_run_line(first or build, _unpinned_context_for(catalog, rules),
                            "the first alternative's" if first else "this",
                            alternative_label(build.applicable_alternatives[0][0]) if first else "")
-    cheaper = cheaper_with_a_chunked_loss(build, rules, recommend_one) if unpinned else ""
+    cheaper = cheaper_without_a_change_of_quality(build, rules, recommend_one) if unpinned else ""
     added = tuple(line for line in (cheaper, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
 

@@ -44,7 +44,7 @@ def _room_on_the_card(build: Build, recommend_one: Callable[..., Build]) -> str:
     answers, gpu = build.answers, build.component("gpu")
     if gpu is None:
         return ""
-    labels = {"recompute": "full recompute (gradient checkpointing): ~1/3 more compute",
+    labels = {"recompute": "full recompute (gradient checkpointing, ~1/3 more compute)",
               "accumulation_steps": "micro-batch 1 with gradient accumulation (the same global batch)"}
     for changed in dict.fromkeys((recompute_only(answers), small_activations(answers))):
         if changed == answers:

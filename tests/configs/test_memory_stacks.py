@@ -228,3 +228,22 @@ def test_a_build_sized_for_the_eager_loss_names_the_far_cheaper_one_a_chunked_lo
     assert liger.memory.total_bytes < 80 * GIB < build.memory.total_bytes
     assert liger.total_price_cny < 0.7 * build.total_price_cny and 'training_stack = "liger"' in line
     assert not any(line.startswith("cheaper with") for line in liger.warnings)
+
+
+def test_an_fp32_fine_tune_names_the_far_cheaper_build_bf16_needs(catalog):
+    # Audit R: PEFT's LoRA (r8 on query_key_value) of bloomz-7b1 (config.json: 30 layers, hidden 4096, 32 heads, GELU
+    # MLP 4h, V 250,880 tied; 7.07B) loaded in fp32, batch 8 x 64 tokens: "32GB GPU" on an A100 80GB (huggingface/peft
+    # README), a EUR 11,208 48 GB card for EUR 15,000; a bf16 base halves the frozen weights: a 24 GB card.
+    job = answers(workload__preset="custom", workload__parameters=7_069_016_064, workload__layers=30,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=32,
+                  workload__intermediate_size=16384, workload__gated_mlp=False, workload__vocabulary_size=250_880,
+                  workload__tied_embeddings=True, workload__sequence_length=64, workload__batch_size=8,
+                  task__precision="fp32", task__method="lora", task__lora_rank=8, task__lora_targets="attention",
+                  data__dataset_size_gb=0.01, budget__currency="EUR", budget__amount=15000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert 29 * GB < build.memory.total_bytes < 36 * GB  # PEFT's 32 GB, within 10 %
+    line = next(line for line in build.warnings if line.startswith("cheaper in bf16 mixed precision"))
+    bf16 = recommend(job.with_value("task", "precision", "bf16"), catalog, today=TODAY)
+    assert bf16.total_price_cny < 0.7 * build.total_price_cny and 'task.precision = "bf16"' in line
+    assert bf16.component("gpu").spec["memory_gib"] <= 24
+    assert not any(line.startswith("cheaper in") for line in bf16.warnings)

@@ -1,0 +1,70 @@
+"""A training build that a change costing no quality would make much cheaper names that build: a chunked or fused
+loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.beyond_answers import gpu_build, within_text
+from pth_top.configs.build import Build
+from pth_top.configs.levers import chunked_loss
+from pth_top.configs.presets import model_shape
+from pth_top.configs.rules import Rules
+from pth_top.units import GIB
+
+CHEAPER_FRACTION_MAX = 0.7  # a change is named when its build costs under 70 % of this one
+
+
+def cheaper_without_a_change_of_quality(build: Build, rules: Rules,
+                                        recommend_one: Callable[[Answers], Build]) -> str:
+    """The first of the chunked loss and bf16 whose build costs under CHEAPER_FRACTION_MAX of this one."""
+    return (cheaper_with_a_chunked_loss(build, rules, recommend_one)
+            or cheaper_in_bf16(build, rules, recommend_one))
+
+
+def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A training build sized for Hugging Face Trainer's eager fp32 logits (the default stack) names the build a
+    chunked or fused loss needs: nanochat's d20 at 65,536 tokens a GPU step is 110 GiB a GPU with 3 fp32 copies of
+    the logits (an 8 x H200 server), 63 GiB with Liger's (8 cards of 96 GB for under a third), and nanochat's own
+    loop runs it on 8 x 80 GB."""
+    answers = build.answers
+    changed = chunked_loss(answers, model_shape(answers.workload)[0])
+    found = _cheaper(build, changed, recommend_one)
+    if found is None:  # the loss is chunked already, there are no logits to chunk, or it costs about the same
+        return ""
+    other, text = found
+    return (f"cheaper with a chunked or fused loss: {stacks.TRAINING_STACK_LABELS['liger']} needs "
+            f"{other.memory.total_bytes / GIB:.1f} GiB a GPU, not {build.memory.total_bytes / GIB:.1f} (the estimate "
+            f"assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']}): {text}, {within_text(other, build, rules)}"
+            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.training_stack = \"liger\" "
+            "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
+
+
+def cheaper_in_bf16(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """fp32 training names the build bf16 mixed precision needs, on a card with bf16 tensor cores (audit R: PEFT's
+    LoRA of bloomz-7b1 in fp32 took a EUR 12,148 48 GB card at 31 GiB; its bf16 base halves the frozen weights)."""
+    answers = build.answers
+    if answers.task.mode != "training" or answers.task.precision != "fp32":
+        return ""
+    found = _cheaper(build, answers.with_value("task", "precision", "bf16"), recommend_one)
+    if found is None:
+        return ""
+    other, text = found
+    return (f"cheaper in bf16 mixed precision: {other.memory.total_bytes / GIB:.1f} GiB a GPU, not "
+            f"{build.memory.total_bytes / GIB:.1f} in fp32: {text}, {within_text(other, build, rules)}"
+            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.precision = \"bf16\" "
+            "(the usual precision of LLM training and fine-tuning; a card without bf16 tensor cores uses amp_fp16)")
+
+
+def _cheaper(build: Build, changed: Answers, recommend_one: Callable[[Answers], Build]) -> tuple[Build, str] | None:
+    """The build for `changed` answers and its GPUs' text, where it costs under CHEAPER_FRACTION_MAX of this one."""
+    if changed == build.answers or build.blockers:
+        return None
+    found = gpu_build(recommend_one, changed)
+    if found is None or found[0].total_price_cny >= CHEAPER_FRACTION_MAX * build.total_price_cny:
+        return None
+    other, gpu = found
+    count = f"{other.answers.scale.gpu_count} x " if other.answers.scale.gpu_count > 1 else ""
+    return other, f"{count}{gpu.name}"
