@@ -44,7 +44,9 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     batch, tokens = answers.workload.batch_size, shape.sequence_length
     unit = "images" if answers.data.kind == "images" else "inputs"
     flops, origin = forward_flops(shape, tokens)
-    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.ENCODER_FORWARD_FRACTION)
+    large = answers.data.kind == "images" and batch >= sp.IMAGE_ENCODER_LARGE_BATCH
+    fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
+    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
     rate = batch / batch_s
     out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s})
     out.formula.append(f"forward pass: batch {batch} x {flops / 1e12:.3g} TFLOP ({origin}) / ({compute_text}) "

@@ -163,10 +163,11 @@ def cnn_inference_on(part_id: str, gflops: float) -> float:
     return cnn_inference(catalog_gpu(part_id, answers), gflops)
 
 
-def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, batch: int) -> float:
+def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, batch: int,
+                      data: str = "text") -> float:
     """Inputs a second of an encoder preset in fp16 on a catalog GPU (its id) or a given device."""
     answers = Answers(workload=Workload(preset=preset, batch_size=batch, sequence_length=sequence_length),
-                      task=Task(mode="inference", precision="fp16"))
+                      task=Task(mode="inference", precision="fp16"), data=Data(kind=data))
     device = catalog_gpu(gpu, answers) if isinstance(gpu, str) else gpu
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
 
@@ -175,6 +176,8 @@ TRT_BERT = ("github.com/NVIDIA/TensorRT demo/BERT/README.md (commit 007c347), 'I
             "scripts/inference_benchmark.sh, BERT Large, FP16, sequence length 384, batch 128")
 TRT_GAP = ("TensorRT's fused BERT kernels reach ~0.6 of the tensor rate, twice the eager encoders the wizard's engines "
            "run (ENCODER_FORWARD_FRACTION, fitted on ModernBERT in transformers): -50 %")
+TIMM_INFER = ("github.com/huggingface/pytorch-image-models results/benchmark-infer-amp-nchw-{}.csv (commit {}), "
+              "vit_base_patch16_224, AMP, batch 1,024: {} images/s")
 MODERNBERT = ("arXiv:2412.13663 (ModernBERT), Table 2, RTX 4090, transformers with FlashAttention 2 and unpadding, "
               "fixed-length inputs")
 
@@ -471,6 +474,12 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("trt-bert-large-a30-fp16-s384-b128", f"{TRT_BERT}: A30 (165 TFLOP/s dense FP16, 933 GB/s: not "
                    "in the catalog), 342.30 ms average a batch, 374 sequences/s", 128 / 0.34230,
                    lambda: encoder_inference("bert-large", 384, A30, 128), gap=TRT_GAP, tolerance=0.6),
+    PublishedSpeed("timm-vit-b16-4090-inference", TIMM_INFER.format("pt291-cu128-4090", "90cae8c", "2,992.79"),
+                   2992.79, lambda: encoder_inference("vit-b16", 197, "rtx-4090-24gb", 1024, "images"), fitted=True),
+    PublishedSpeed("timm-vit-b16-5090-inference", TIMM_INFER.format("pt291-cu130-5090", "90cae8c", "3,915.56"),
+                   3915.56, lambda: encoder_inference("vit-b16", 197, "rtx-5090-32gb", 1024, "images"), fitted=True),
+    PublishedSpeed("timm-vit-b16-3090-inference", TIMM_INFER.format("pt240-cu124-rtx3090", "7479d45", "1,570.66"),
+                   1570.66, lambda: encoder_inference("vit-b16", 197, "rtx-3090-24gb", 1024, "images")),
     PublishedSpeed("modernbert-large-4090-8192-tokens", f"{MODERNBERT}: 8,192 tokens, batch 48, 46.8k tokens/s",
                    46_800, lambda: modernbert_large(8192, 48), fitted=True),
     PublishedSpeed("modernbert-large-4090-512-tokens", f"{MODERNBERT}: 512 tokens, batch 770, 52.3k tokens/s",
