@@ -40,13 +40,11 @@ PREFILL_COMPUTE_FRACTION = 0.6
 # 8,192 tokens on an RTX 4090, 46.8k tokens/s x 1.1 GFLOP = 0.32 of 165 TFLOP/s (arXiv:2412.13663, Table 2).
 # TensorRT's fused BERT kernels reach about twice that; no engine offered here is TensorRT.
 ENCODER_FORWARD_FRACTION = 0.3
-# An image encoder (a ViT) over a large batch of fixed-size inputs reaches about twice that: timm's
-# vit_base_patch16_224 inference at AMP batch 1,024, 35.2 GFLOP an image, 2,993 images/s on an RTX 4090 (0.64 of 165)
-# and 3,916 on an RTX 5090 (0.66 of 210) (huggingface/pytorch-image-models results/benchmark-infer-amp-nchw-pt291-*).
-# One image does not fill the GPU: NanoOWL's OWL-ViT B/16 at 768 px, batch 1, TensorRT, 25 FPS on an AGX Orin is
-# ~0.35 of its dense FP16 rate; below IMAGE_ENCODER_LARGE_BATCH images the eager fraction above is kept.
+# A ViT over a large batch a GPU reaches about twice that: timm's vit_base_patch16_224 at AMP batch 1,024, 2,993 and
+# 3,916 images/s on an RTX 4090 and 5090 (0.64 and 0.66; pytorch-image-models results/benchmark-infer-amp-nchw-pt291-*).
 IMAGE_ENCODER_FORWARD_FRACTION = 0.65
-IMAGE_ENCODER_LARGE_BATCH = 256
+# Below it a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at batch 1: ~0.35, AGX Orin).
+IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
 # Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
 # peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).

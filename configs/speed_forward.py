@@ -44,7 +44,7 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     batch, tokens = answers.workload.batch_size, shape.sequence_length
     unit = "images" if answers.data.kind == "images" else "inputs"
     flops, origin = forward_flops(shape, tokens)
-    large = answers.data.kind == "images" and batch >= sp.IMAGE_ENCODER_LARGE_BATCH
+    large = answers.data.kind == "images" and batch / max(1, device.count) >= sp.IMAGE_ENCODER_LARGE_BATCH_IMAGES
     fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
     batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
     rate = batch / batch_s

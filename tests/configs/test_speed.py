@@ -349,3 +349,19 @@ def test_decode_reads_a_copied_kv_cache_on_every_gpu():
     assert any("KV cache read x 8" in line for line in tensor_parallel.formula)
     split = speed_build.inference(job, dataclasses.replace(shape, attention_width=0, kv_heads=8), eight)
     assert tensor_parallel.figures["decode_tokens_per_s_per_stream"] < split.figures["decode_tokens_per_s_per_stream"]
+
+
+@pytest.mark.parametrize(("batch", "gpus", "fraction"), [(256, 1, sp.IMAGE_ENCODER_FORWARD_FRACTION),
+                                                          (255, 1, sp.ENCODER_FORWARD_FRACTION),
+                                                          (256, 8, sp.ENCODER_FORWARD_FRACTION),
+                                                          (2048, 8, sp.IMAGE_ENCODER_FORWARD_FRACTION)])
+def test_an_image_encoder_reaches_the_large_batch_rate_on_each_gpus_share(batch, gpus, fraction):
+    # Review U: the 256-image threshold was taken on the whole batch, so 256 images over 8 GPUs (32 each) were timed
+    # at timm's batch-1,024 rate.
+    job = Answers(workload=Workload(preset="vit-b16", batch_size=batch), task=Task(mode="inference", precision="fp16"),
+                  data=Data(kind="images"))
+    shape = model_shape(job.workload)[0]
+    device = dataclasses.replace(ONE_GPU, count=gpus)
+    rate = speed_forward.forward_speed(job, shape, device).figures["samples_per_s"]
+    flops, _ = speed_forward.forward_flops(shape, shape.sequence_length)
+    assert rate == pytest.approx(fraction * 100e12 * gpus / flops, rel=1e-6)
