@@ -134,8 +134,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((f"ZeRO-3 (FSDP) on the same {scale.gpu_count} GPUs: weights, gradients and optimizer "
                             "states divided among them, each layer gathered as it runs",
                             answers.with_value("scale", "sharding", "zero3")))
-        if task.method == "full" and task.optimizer in ("adam", "adamw"):
-            changes.append(("an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per parameter, not 8)",
+        if task.method in ("full", *ADAPTER_METHODS) and task.optimizer in ("adam", "adamw"):
+            trained = "parameter" if task.method == "full" else "adapter parameter"
+            changes.append((f"an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per {trained}, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))
         adapts = transformer and not pretraining(answers, ctx.shape.parameters)  # adapters tune a pretrained model
         if task.method == "full" and adapts:
