@@ -134,6 +134,9 @@ def fits_on(ctx: Context, gpu: Part, cards: str) -> str:
             f"{ctx.rules.gpu.estimate_margin_fraction:.0%} margin)")
 
 
+TIGHT_FIT = "tight fit: "  # how the line (and the build's warning) of a fit short of the margin starts
+
+
 def headroom_line(ctx: Context, gpu: Part) -> str:
     """How much room the estimate leaves on this card, and what a tight fit means."""
     need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB
@@ -144,7 +147,7 @@ def headroom_line(ctx: Context, gpu: Part) -> str:
         return (f"headroom: {with_margin} <= {usable:.1f} GiB usable (a {margin:.0%} margin for the estimator's "
                 "error, rules.toml)")
     if fit == TIGHT:
-        return (f"tight fit: {need:.1f} of {usable:.1f} GiB usable, but {with_margin} with the estimator's "
+        return (f"{TIGHT_FIT}{need:.1f} of {usable:.1f} GiB usable, but {with_margin} with the estimator's "
                 f"{margin:.0%} margin is more: no room for a longer sequence, a larger batch or a fragmentation "
                 "spike; check the real peak (pth-top bench) before relying on it")
     return ""

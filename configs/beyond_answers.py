@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import re
 from typing import Callable
@@ -60,10 +61,15 @@ def keeps_the_job(before: Answers, after: Answers) -> bool:
 
 
 def changed_answers(before: Answers, after: Answers) -> set[tuple[str, str, object]]:
-    """The answers a change sets: (section, key, new value) for each that differs."""
+    """The answers a change sets: (section, key, new value as an answers file writes it) for each that differs."""
     old, new = before.to_dict(), after.to_dict()
-    return {(section, key, repr(value)) for section in SECTIONS for key, value in new[section].items()
+    return {(section, key, json.dumps(value)) for section in SECTIONS for key, value in new[section].items()
             if old[section].get(key) != value}
+
+
+def answer_text(before: Answers, after: Answers) -> str:
+    """'task.recompute = "full", task.accumulation_steps = 8': the answers a change sets, in key order."""
+    return ", ".join(f"{section}.{key} = {value}" for section, key, value in sorted(changed_answers(before, after)))
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,

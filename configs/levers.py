@@ -83,10 +83,16 @@ def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
                                                  ("micro-batch 1", micro), ("an 8-bit KV cache", kv)) if changed)
 
 
-def _small_activations_label(before: Answers) -> str:
-    """What the small-activations change adds: recompute only where the answers do not have it already."""
-    recompute = "" if _recompute(before) == "full" else "full recompute (gradient checkpointing) and "
-    return f"{recompute}micro-batch 1 with gradient accumulation"
+RECOMPUTE_LABEL = "full recompute (gradient checkpointing)"
+
+
+def small_activations_label(before: Answers) -> str:
+    """What the small-activations change adds: recompute only where the answers do not have it already, and the
+    micro-batch it comes to (1, or more where the accumulation steps reach their cap)."""
+    after = small_activations(before)
+    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
+    recompute = "" if _recompute(before) == "full" else f"{RECOMPUTE_LABEL} and "
+    return f"{recompute}micro-batch {micro} with gradient accumulation"
 
 
 CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
@@ -124,12 +130,11 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             f"(the same global batch{kept})", halved))
         recomputed = recompute_only(answers)
         if recomputed != answers:
-            changes.append(("full recompute (gradient checkpointing) at the same micro-batch: ~1/3 more compute, "
-                            "and what sees the batch (in-batch negatives, batch statistics) stays as it is",
-                            recomputed))
+            changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "
+                            "(in-batch negatives, batch statistics) stays as it is", recomputed))
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
-            changes.append((_small_activations_label(answers), smaller))
+            changes.append((small_activations_label(answers), smaller))
         if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge:
             changes.append((f"ZeRO-3 (FSDP) on the same {scale.gpu_count} GPUs: weights, gradients and optimizer "
                             "states divided among them, each layer gathered as it runs",

@@ -177,7 +177,7 @@ def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: f
 
 def model_states(
     shape: ModelShape, method: str, per_param: BytesPerParameter, value_bytes: float, lora_rank: int,
-    lora_targets: str, head_parameters: int, optimizer: str = "adamw",
+    lora_targets: str, head_parameters: int, optimizer: str,
 ) -> methods.StateBytes:
     """Weights, gradients and optimizer bytes for the training method, before sharding."""
     p = shape.parameters

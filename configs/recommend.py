@@ -90,9 +90,9 @@ def recommend(
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
         return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                           measured=measured, passed_over=passed_over)
+    room = roomier_within_budget(build, rules, recommend_one, pinned=not unpinned)
     faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
                                       or faster_than_the_cpu_within_budget(build, rules, recommend_one)
-                                      or roomier_within_budget(build, rules, recommend_one)
                                       or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
     if first is not None and unpinned and not faster:  # the first alternative's own layer split (int4 on 2 cards)
@@ -102,7 +102,7 @@ def recommend(
                            "the first alternative's" if first else "this",
                            alternative_label(build.applicable_alternatives[0][0]) if first else "")
     cheaper = cheaper_without_a_change_of_quality(build, rules, recommend_one) if unpinned else ""
-    added = tuple(line for line in (cheaper, faster, rent) if line)
+    added = tuple(line for line in (cheaper, room, faster, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
 
 

@@ -5,30 +5,34 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pth_top.configs.answers import SECTIONS, Answers
-from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, gpu_build, warned, within_text
+from pth_top.configs.assembly import TIGHT_FIT
+from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, answer_text, gpu_build, warned, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import recompute_only, small_activations, split_label
+from pth_top.configs.levers import (
+    RECOMPUTE_LABEL,
+    recompute_only,
+    small_activations,
+    small_activations_label,
+    split_label,
+)
 from pth_top.configs.rules import Rules
 from pth_top.units import GIB
 
-TIGHT = "tight fit: "  # the warning configs.assemble gives a build short of the margin
 
-
-def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:
-    """A tight build's way to the margin: a server's 2-8 card build within budget, a training job's change on the
-    same card (below)."""
+def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build], pinned: bool) -> str:
+    """A tight build's way to the margin: a training job's change on the same card (below), pinned or not; an
+    unpinned server's 2-8 card build within budget."""
     answers = build.answers
-    if build.blockers or not warned(build, TIGHT) or answers.scenario == "edge_deployment":
+    if build.blockers or not warned(build, TIGHT_FIT) or answers.scenario == "edge_deployment":
         return ""
     if answers.task.mode == "training":
         return _room_on_the_card(build, recommend_one)
-    if answers.task.mode != "inference" or answers.scale.gpu_count != 1:
+    if pinned or answers.task.mode != "inference" or answers.scale.gpu_count != 1:
         return ""
     # Mistral Small 3.1 for 4 users at 64k: 85.9 of 86.0 GiB on a 96 GB card, with $50,000 of $60,000 left.
     for count in MORE_GPU_COUNTS:
         found = gpu_build(recommend_one, answers.with_value("scale", "gpu_count", count))
-        if found is None or warned(found[0], TIGHT):
+        if found is None or warned(found[0], TIGHT_FIT):
             continue
         other, gpu = found
         return (f"room within budget: {count} x {gpu.name} with {split_label(answers)} hold it with the estimator's "
@@ -38,30 +42,24 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[..
 
 
 def _room_on_the_card(build: Build, recommend_one: Callable[..., Build]) -> str:
-    """Full recompute, then also micro-batch 1, on the same GPUs where either holds the job with the margin (Gemma 2
-    9B LoRA at 512 tokens, no recompute: 22.2 of 22.8 GiB on a 24 GB card, where LitGPT's same run ran out of
-    memory on a 24 GB A10G; 18.9 GiB with full recompute)."""
+    """Full recompute, then also the smallest micro-batch, on the same GPUs where either holds the job with the
+    margin (Gemma 2 9B LoRA at 512 tokens, no recompute: 22.2 of 22.8 GiB on a 24 GB card, where LitGPT's same run
+    ran out of memory on a 24 GB A10G; 18.9 GiB with full recompute)."""
     answers, gpu = build.answers, build.component("gpu")
     if gpu is None:
         return ""
-    labels = {"recompute": "full recompute (gradient checkpointing, ~1/3 more compute)",
-              "accumulation_steps": "micro-batch 1 with gradient accumulation (the same global batch)"}
-    for changed in dict.fromkeys((recompute_only(answers), small_activations(answers))):
+    changes = ((recompute_only(answers), f"{RECOMPUTE_LABEL}, ~1/3 more compute"),
+               (small_activations(answers), small_activations_label(answers)))
+    for changed, label in changes:
         if changed == answers:
             continue
-        other = recommend_one(changed, {"gpu": (gpu.part_id, gpu.quantity)})
-        if other.blockers or warned(other, TIGHT):
+        try:
+            other = recommend_one(changed, {"gpu": (gpu.part_id, gpu.quantity)})
+        except ValueError:
             continue
-        fields = _set_fields(answers, changed)
-        what = " and ".join(labels[key.split(".")[1]] for key in fields)
+        if other.blockers or warned(other, TIGHT_FIT):
+            continue
         rate = f"; {other.speed.summary[0]}" if other.speed.summary else ""
-        return (f"room on this card: {what}: {other.memory.total_bytes / GIB:.1f} GiB a GPU, with the estimator's "
-                f"margin{rate}: answer " + ", ".join(f"{key} = {value}" for key, value in fields.items()))
+        return (f"room on this card: {label}: {other.memory.total_bytes / GIB:.1f} GiB a GPU, with the estimator's "
+                f"margin{rate}: answer {answer_text(answers, changed)}")
     return ""
-
-
-def _set_fields(before: Answers, after: Answers) -> dict[str, str]:
-    """'section.key' -> the new value as an answers file writes it, for each answer the change sets."""
-    old, new = before.to_dict(), after.to_dict()
-    return {f"{section}.{key}": f'"{value}"' if isinstance(value, str) else str(value)
-            for section in SECTIONS for key, value in new[section].items() if old[section].get(key) != value}

@@ -186,8 +186,8 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
 
 
 def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
-    # A 34B model (Llama 2 34B's shape) pretrained on 2T tokens: ~2,000 days on a DGX H100. The build offered LoRA
-    # and renting the same 8 GPUs for the same 1,573 days; Llama 2's own run took 1,038,336 A100 GPU-hours on
+    # A 34B model (Llama 2 34B's shape) pretrained on 2T tokens: ~5,160 days on 8 RTX PRO 6000 Max-Q. The build offered
+    # LoRA and renting 8 GPUs for the same time; Llama 2's own run took 1,038,336 A100 GPU-hours on
     # clusters of up to 2,000 GPUs (arXiv:2307.09288 Table 2).
     job = answers("team_training", workload__preset="custom", workload__kind="transformer",
                   workload__parameters=33_743_970_304, workload__layers=48, workload__hidden_size=8192,
@@ -230,6 +230,9 @@ def test_a_tight_training_build_names_the_recompute_that_gives_it_room_on_the_sa
     assert build.feasible and any(line.startswith("tight fit: ") for line in build.warnings), build.warnings
     room = [line for line in build.warnings if line.startswith("room on this card: full recompute")]
     assert room and room[0].endswith('answer task.recompute = "full"'), build.warnings
+    # The same card pinned (the swap key) keeps the line: its change is on that card.
+    pinned = recommend(job, catalog, today=TODAY, pins={"gpu": (build.component("gpu").part_id, 1)})
+    assert room[0] in pinned.warnings, pinned.warnings
     roomy = recommend(job.with_value("task", "recompute", "full"), catalog, today=TODAY,
                       pins={"gpu": (build.component("gpu").part_id, 1)})
     assert roomy.feasible and not any(line.startswith("tight fit: ") for line in roomy.warnings), roomy.warnings
