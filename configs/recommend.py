@@ -12,23 +12,18 @@ import datetime as dt
 from typing import Callable, Mapping
 
 from pth_top.configs import feasibility
+from pth_top.configs.advice import with_advice
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
 from pth_top.configs.beyond_answers import (
-    alternative_label,
     faster_server_within_budget,
-    faster_than_the_cpu_within_budget,
-    faster_training_within_budget,
-    first_alternative_timed,
     keeps_the_job,
     nearest_over_budget,
     offload_before_a_desktop_system,
-    rented_run_line,
     slow_edge_passed_over,
 )
 from pth_top.configs.build import ROLE_LABELS, ROLES, Build, Component, Power
-from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
 from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
     CpuOnly,
@@ -42,7 +37,6 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     training_needs_a_gpu,
 )
-from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
@@ -53,7 +47,6 @@ from pth_top.configs.presets import context_warnings, ignored_answer_warnings, m
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ram_platform import chooses_ram_for_experts, experts_in_ram_choice, fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, fit_budget, gpu_metric, ranked_gpus
-from pth_top.configs.room import roomier_within_budget
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -90,20 +83,7 @@ def recommend(
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
         return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                           measured=measured, passed_over=passed_over)
-    room = roomier_within_budget(build, rules, recommend_one, pinned=not unpinned)
-    faster = "" if not unpinned else (faster_training_within_budget(build, rules, recommend_one)
-                                      or faster_than_the_cpu_within_budget(build, rules, recommend_one)
-                                      or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
-    build, first = first_alternative_timed(build, recommend_one)
-    if first is not None and unpinned and not faster:  # the first alternative's own layer split (int4 on 2 cards)
-        faster = faster_on_fewer_cards_within_budget(first, rules, recommend_one, alternative=True)
-    # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
-    rent = rented_run_line(first or build, _unpinned_context_for(catalog, rules),
-                           "the first alternative's" if first else "this",
-                           alternative_label(build.applicable_alternatives[0][0]) if first else "")
-    cheaper = cheaper_without_a_change_of_quality(build, rules, recommend_one) if unpinned else ""
-    added = tuple(line for line in (cheaper, room, faster, rent) if line)
-    return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build
+    return with_advice(build, rules, recommend_one, _unpinned_context_for(catalog, rules), pinned=not unpinned)
 
 
 def _recommend(
