@@ -42,6 +42,8 @@ class QuantFormat:
     label: str
     # A k-quant: the extra bits an ffn_down weight costs when the MLP width is not a multiple of K_QUANT_ROW.
     ffn_down_fallback_extra_bits: float = 0.0
+    # How many times a 16-bit decode step's time a step takes where the kernels, not the bytes, set it (0: the bytes).
+    decode_time_vs_16bit: float = 0.0
 
 
 K_QUANT_ROW = 256
@@ -50,7 +52,9 @@ K_QUANT_ROW = 256
 Q4_K_BITS, Q6_K_BITS = 144 * 8 / 256, 210 * 8 / 256  # block_q4_K, block_q6_K over 256 weights
 Q5_0_BITS, Q8_0_BITS = 22 * 8 / 32, 34 * 8 / 32  # block_q5_0, block_q8_0 over 32 weights
 FORMATS = {
-    "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64"),
+    # bitsandbytes' kernels are "not efficient for inference" (bitsandbytes#490): LLM.int8() decodes 2.1-5x slower than
+    # 16-bit (FastChat#1698, bitsandbytes#347, #490), nf4 2.5x faster than it ("150% slower than load_in_4bit", #490).
+    "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64", decode_time_vs_16bit=2.0),
     "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
     "awq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "AWQ g128, an fp16 scale and 4-bit zero per 128"),
     "gguf_q4_0": QuantFormat("int4", 4.5, (4.5 + Q6_K_BITS) / 2, "GGUF Q4_0, an fp16 scale per 32; LM head Q6_K"),
@@ -59,7 +63,8 @@ FORMATS = {
     "gguf_q4_k_m": QuantFormat("int4", 4.8, (4.5 + Q6_K_BITS) / 2,
                                "GGUF Q4_K_M, Q4_K with some attn_v/ffn_down and the LM head in Q6_K",
                                ffn_down_fallback_extra_bits=(Q8_0_BITS + Q5_0_BITS) / 2 - (Q6_K_BITS + Q4_K_BITS) / 2),
-    "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row"),
+    "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row",
+                            decode_time_vs_16bit=4.0),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
     "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),
 }

@@ -51,6 +51,11 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
+    fmt = weight_format(task.quantization, task.precision, engine)
+    if fmt is not None and fmt.decode_time_vs_16bit:  # timed as reading the 16-bit weights that many times
+        read *= 16.0 / fmt.bits * fmt.decode_time_vs_16bit
+        line += (f"; {fmt.label} decodes at 1/{fmt.decode_time_vs_16bit:g} of 16-bit's rate (its kernels, not its "
+                 f"bytes, set the time): timed as reading 16-bit weights {fmt.decode_time_vs_16bit:g} times")
     return DecodeReads(read, kv, weights, prompt, average_context, line)
 
 

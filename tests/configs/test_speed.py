@@ -365,3 +365,15 @@ def test_an_image_encoder_reaches_the_large_batch_rate_on_each_gpus_share(batch,
     rate = speed_forward.forward_speed(job, shape, device).figures["samples_per_s"]
     flops, _ = speed_forward.forward_flops(shape, shape.sequence_length)
     assert rate == pytest.approx(fraction * 100e12 * gpus / flops, rel=1e-6)
+
+
+def test_bitsandbytes_weights_decode_slower_than_16_bit_under_generate():
+    # Audit T: LLM.int8() under generate() was timed from its bytes, twice 16-bit's rate, where it decodes 2.1-5x slower
+    # (Llama 7B on an RTX 3090: 32.89 ms a token in fp16, 154.55 in int8, bitsandbytes#347); GGUF and AWQ are not.
+    def rate(precision: str, engine: str = "hf_generate") -> float:
+        job = Answers(workload=Workload(preset="llama-7b", batch_size=1),
+                      task=Task(mode="inference", precision=precision, serving_engine=engine))
+        return speed_build.inference(job, build_shape(job), ONE_GPU).figures["decode_tokens_per_s_per_stream"]
+    bf16, int8, nf4 = rate("bf16"), rate("int8"), rate("int4")
+    assert bf16 / 5 < int8 < bf16 / 2 and int8 < nf4 < bf16
+    assert rate("int4", "llama_cpp") > 2 * bf16 and rate("int8", "vllm") > 1.5 * bf16
