@@ -208,6 +208,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
             linear = f", {shape.linear_attention_layers} linear ones at none" if shape.linear_attention_layers else ""
             text += (f" (s = {context:,}: {shape.full_attention_layers} layers at {shape.sequence_length:,}"
                      f"{window}{linear})")
+        frozen = answers.workload.frozen_parameters if answers.data.kind == "text" else 0
+        if frozen:  # a teacher or a reference model (DPO) runs its forward over the same tokens each step
+            per_token += 2.0 * frozen
+            text += f" + 2 x {frozen / 1e9:.3g}B frozen (a teacher's or reference model's forward)"
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
         fraction = device.transformer_training_mfu
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \

@@ -377,3 +377,15 @@ def test_bitsandbytes_weights_decode_slower_than_16_bit_under_generate():
     bf16, int8, nf4 = rate("bf16"), rate("int8"), rate("int4")
     assert bf16 / 5 < int8 < bf16 / 2 and int8 < nf4 < bf16
     assert rate("int4", "llama_cpp") > 2 * bf16 and rate("int8", "vllm") > 1.5 * bf16
+
+
+def test_a_teacher_or_reference_model_adds_its_forward_to_each_training_step():
+    # Audit T: a frozen model beside a language model's training (a distillation teacher, DPO's reference model) runs
+    # its forward over the same tokens each step, 2 x N_frozen a token; the step counted the trained model only.
+    def step_s(frozen: int, kind: str = "text") -> float:
+        job = Answers(workload=Workload(preset="llama-7b", batch_size=8, frozen_parameters=frozen),
+                      task=Task(mode="training", precision="bf16"), data=Data(kind=kind))
+        return speed_build.training(job, build_shape(job), ONE_GPU, 31.5).figures["step_s"]
+    alone, with_reference = step_s(0), step_s(6_738_415_616)
+    assert 1.25 < with_reference / alone < 1.34  # (6N + 2N) / 6N, less the attention term both share
+    assert step_s(6_738_415_616, "images") == alone  # a diffusion model's conditioners run over other inputs
