@@ -33,7 +33,7 @@ from pth_top.configs.scale_out import (
     interconnect,
     rent_market_note,
 )
-from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_RUN_DAYS, duration
+from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_FIRST_TOKEN_S, SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate, training_rate
 from pth_top.units import GIB
 
@@ -220,6 +220,30 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
         answer = "scale.gpu_count = 1" + (" and task.expert_offload = true" if moe else "")
         return (f"faster within budget: one {gpu.name}{moe} decodes ~{rate:,.1f} tokens/s per stream "
                 f"(~{per_stream:.1f} here), {within_text(other, build, rules)}: answer {answer}")
+    return _gpu_just_over_budget(build, rules, recommend_one, one)
+
+
+CPU_ONLY_OVER_BUDGET_MULTIPLIERS = (1.1, 1.25)  # how far over budget a slow CPU-only PC looks for a GPU build
+
+
+def _gpu_just_over_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build], one: Answers) -> str:
+    """A slow CPU-only PC (under SLOW_DECODE_TOKENS_PER_S or minutes to the first token) names the GPU build up to
+    25 % over budget (audit T: Granite 3.3 8B Q4 for $700 used, a PC at ~2.1 min to the first token, where one used
+    RTX 3060 is $732 and ~5x faster)."""
+    figures = build.speed.figures
+    if (figures.get("decode_tokens_per_s_per_stream", 0.0) >= SLOW_DECODE_TOKENS_PER_S
+            and figures.get("first_token_s", 0.0) <= SLOW_FIRST_TOKEN_S):
+        return ""
+    for multiplier in CPU_ONLY_OVER_BUDGET_MULTIPLIERS:
+        found = gpu_build(recommend_one, one.with_value("budget", "amount", one.budget.amount * multiplier))
+        if found is None:
+            continue
+        other, gpu = found
+        amount = math.ceil(other.total_price_cny / cny_per(build.currency, rules))
+        price = money(other.total_price_cny, build.currency, rules)
+        return (f"a GPU just over budget: one {gpu.name}, a build of {price} "
+                f"({money(other.total_price_cny - build.budget_cny, build.currency, rules)} over): "
+                f"{other.speed.summary[0]} (answer budget.amount = {amount})")
     return ""
 
 
