@@ -222,6 +222,8 @@ def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_
     assert seconds[1] < seconds[0] < seconds[1] + 1.0
     video = speed_build.inference(job.with_value("task", "frozen_on_cpu", True), shape, H100).summary[0]
     assert "per batch of 1 clip(s)" in video and "clips/min" in video, video  # a video model makes clips
+    audio = speed_build.inference(job.with_value("data", "kind", "audio"), shape, H100).summary[0]
+    assert "clips/min" in audio and "image" not in audio, audio  # audit T: F5-TTS's speech was said in images
     levers = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert any(label.startswith("the frozen models (text encoders) on the CPU") for label in levers), levers
 
