@@ -188,21 +188,22 @@ def feasible_alternatives(
     found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative is kept
              or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
                         for other, other_alternative in zip(made, found, strict=True))]
-    if not found and ctx.answers.budget.condition == "new" and not ctx.edge:  # nothing new fits: a used card may,
-        for label, changed in [("", ctx.answers), *changes]:  # alone or with the first lever that does it
+    # No new card holds the job as asked: a used one may, after the changes that keep the job and before those that
+    # change it (audit T: Qwen2-VL-7B LoRA for CNY 12,000 led with QLoRA where a used RTX 3090 keeps LoRA); where
+    # nothing new fits at all, also with the first lever that does it.
+    if ctx.answers.budget.condition == "new" and not ctx.edge:
+        for label, changed in [("", ctx.answers), *(changes if not found else [])]:
             used = changed.with_value("budget", "condition", "used")
             feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
                                        + (f", {label}" if label else ""), context_for(used))
             if feasible is not None:
-                found.append(replace(feasible, answers=used))
+                found.insert(_keeping(ctx, found), replace(feasible, answers=used))
                 break
     rent = _rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
     beyond = scale_out.beyond_one_machine(ctx, context_for)
-    keeping = 0  # the job as asked on one machine (micro-batch 1, a chunked loss) comes before more nodes
-    while keeping < len(found) and _keeps_the_job(ctx, found[keeping]):
-        keeping += 1
+    keeping = _keeping(ctx, found)  # the job as asked on one machine (micro-batch 1, a chunked loss) before more nodes
     found[keeping:keeping] = [Alternative(line) for line in beyond]
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
@@ -244,6 +245,14 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
             if feasible is not None:
                 return replace(feasible, answers=answers, pins=dict(ctx.pins))
     return None
+
+
+def _keeping(ctx: Context, found: list[Alternative]) -> int:
+    """How many of the alternatives, from the first, keep the job as asked."""
+    keeping = 0
+    while keeping < len(found) and _keeps_the_job(ctx, found[keeping]):
+        keeping += 1
+    return keeping
 
 
 def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:

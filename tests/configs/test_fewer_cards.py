@@ -1,4 +1,5 @@
-"""A layer split's first alternative is checked for fewer, larger cards too (configs.fewer_cards)."""
+"""Fewer, larger or used cards for the same job: a layer split's first alternative (configs.fewer_cards), a used card
+before a change of method (configs.feasibility)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,22 @@ def test_the_first_alternatives_layer_split_names_one_larger_card_that_decodes_f
     assert one.feasible and one.total_price_cny <= min(one.budget_cny, two.total_price_cny)
     assert one.speed.figures["decode_tokens_per_s_per_stream"] >= 1.5 * two.speed.figures[
         "decode_tokens_per_s_per_stream"]
+
+
+def test_a_used_card_that_keeps_the_job_comes_before_a_change_of_method(catalog):
+    # Audit T: Qwen2-VL-7B-Instruct LoRA (r8, all linear layers) with ms-swift's grounding example (bf16, the 675M ViT
+    # frozen on the GPU, 2,048 tokens, checkpointing): 20 GiB on one GPU (modelscope/ms-swift
+    # examples/train/multimodal/grounding.sh). For a new card and CNY 12,000 the first way out was QLoRA; a used RTX
+    # 3090 build keeps LoRA within the budget and was never offered, as other ways out had been found.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=7_615_616_512,
+                  workload__layers=28, workload__hidden_size=3584, workload__attention_heads=28, workload__kv_heads=4,
+                  workload__intermediate_size=18944, workload__gated_mlp=True, workload__vocabulary_size=152_064,
+                  workload__sequence_length=2048, workload__batch_size=16, workload__frozen_parameters=675_000_000,
+                  task__method="lora", task__lora_rank=8, task__lora_targets="all_linear", task__recompute="full",
+                  task__accumulation_steps=16, data__kind="mixed", data__dataset_size_gb=10.0,
+                  budget__amount=12000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and 19 * 2**30 < build.memory.total_bytes < 22 * 2**30
+    line, used, _ = build.applicable_alternatives[0]
+    assert line.startswith("a used GPU") and used.task.method == "lora" and used.budget.condition == "used", line
+    assert recommend(used, catalog, today=TODAY).feasible
