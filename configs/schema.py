@@ -178,9 +178,14 @@ def value_reason(info: Any, value: Any, annotation: Any = None) -> str:
 def range_reason(info: Any, value: float) -> str | None:
     """Which bound of an IntType/FloatType `value` breaks, in words; None when it breaks none."""
     if info.ge is not None and value < info.ge:
-        return f"must be at least {info.ge:g}, got {shown(value)}"
+        return f"must be at least {_bound(info.ge)}, got {shown(value)}"
     if info.gt is not None and value <= info.gt:
-        return f"must be above {info.gt:g}, got {shown(value)}"
+        return f"must be above {_bound(info.gt)}, got {shown(value)}"
     if info.le is not None and value > info.le:
-        return f"must be at most {info.le:g}, got {shown(value)}"
+        return f"must be at most {_bound(info.le)}, got {shown(value)}"
     return None
+
+
+def _bound(limit: float) -> str:
+    """A bound as a person writes it: 2,000,000 (not 2e+06), 0.95."""
+    return f"{int(limit):,}" if float(limit).is_integer() else f"{limit:g}"

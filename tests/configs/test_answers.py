@@ -160,6 +160,9 @@ def test_the_form_reads_limits_choices_and_help_from_the_structs():
     assert FIELDS["task"]["recompute"].choices == ("none", "selective", "full") and Task().recompute == "none"
     with pytest.raises(ValueError, match="must be at most 8, got 9"):
         gpu_count.parse_text("9")
+    # Audit T: a large bound read "must be at most 2e+06".
+    with pytest.raises(ValueError, match="must be at most 2,000,000, got 3000000"):
+        FIELDS["workload"]["sequence_length"].parse_text("3000000")
     assert Scale() == Answers().scale
 
 
