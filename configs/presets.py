@@ -134,6 +134,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if task.target_samples_per_s and kind == "transformer" and not shape.encoder_only:
         lines.append("task.target_samples_per_s is not used: it is the inputs a second of a model that generates "
                      "nothing, and this one generates tokens (task.target_tokens_per_s_per_stream is its rate)")
+    if task.mode == "training" and kind == "transformer" and not shape.encoder_only and not shape.denoising_steps \
+            and answers.data.kind in ("images", "video", "mixed"):
+        lines.append(VISION_LANGUAGE_MODEL)
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given else CNN_SCALED_BY_PIXELS)
@@ -160,6 +163,14 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     return lines
 
 
+# Audit T: OpenBMB's MiniCPM-V finetune README (full fine-tune, ZeRO-2, 8 x A100: 51.2 GiB a GPU); Qwen2-VL-7B's LoRA
+# with ms-swift (20 GiB, examples/train/multimodal/grounding.sh): 20.1 estimated.
+VISION_LANGUAGE_MODEL = (
+    "estimate: a vision-language model is sized as its language model over workload.sequence_length (give the image "
+    "tokens in it, and the vision encoder in workload.parameters if trained, workload.frozen_parameters if frozen): a "
+    "trained encoder's own activations over the image patches are not counted (MiniCPM-Llama3-V 2.5's full "
+    "fine-tune: 51.2 GiB a GPU published on 8 A100s, 37.7 estimated); with it frozen (Qwen2-VL-7B's LoRA: 20 GiB "
+    "published, 20.1 estimated) they are not kept")
 # Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389
 # parameters as Ultralytics prints; EfficientNet-B0 in torchvision's layout; a classic U-Net) against model_shape's.
 CNN_SCALED_BY_PIXELS = (

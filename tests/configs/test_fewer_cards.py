@@ -55,3 +55,7 @@ def test_a_used_card_that_keeps_the_job_comes_before_a_change_of_method(catalog)
     line, used, _ = build.applicable_alternatives[0]
     assert line.startswith("a used GPU") and used.task.method == "lora" and used.budget.condition == "used", line
     assert recommend(used, catalog, today=TODAY).feasible
+    # Sized as its language model, and said so: a trained vision encoder's activations are not counted (audit T).
+    assert any(line.startswith("estimate: a vision-language model") for line in build.warnings), build.warnings
+    text_only = recommend(job.with_value("data", "kind", "text"), catalog, today=TODAY)
+    assert not any(line.startswith("estimate: a vision-language model") for line in text_only.warnings)
