@@ -57,7 +57,8 @@ def estimate_training(
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = 4.0 if precision == "fp32" else 2.0
-    states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer)
+    states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer,
+                          mixed_layout)
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]
     n = max(1, gpu_count)
     weights = states.weights / (n if stage >= 3 else 1)
@@ -177,7 +178,7 @@ def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: f
 
 def model_states(
     shape: ModelShape, method: str, per_param: BytesPerParameter, value_bytes: float, lora_rank: int,
-    lora_targets: str, head_parameters: int, optimizer: str,
+    lora_targets: str, head_parameters: int, optimizer: str, mixed_layout: str,
 ) -> methods.StateBytes:
     """Weights, gradients and optimizer bytes for the training method, before sharding."""
     p = shape.parameters
@@ -205,9 +206,11 @@ def model_states(
                                                "all_linear")
         rows = shape.layers * sum(matrix.d_out for matrix in projections)
         return methods.int8_lora_states(p, shape.vocabulary_parameters, rows, adapters, trained, line)
-    # Embedding and (untied) LM head stay 16-bit in bitsandbytes' 4-bit loading.
+    # Embedding and (untied) LM head stay 16-bit in bitsandbytes' 4-bit loading. A bf16-through stack (torchtune)
+    # keeps the states in bf16 too: its layout's states, which have no master copy.
     unquantized = shape.vocabulary_parameters
-    return methods.qlora_states(p, unquantized, adapters, OPTIMIZER_STATE_BYTES[optimizer], optimizer, line)
+    states = per_param.optimizer if mixed_layout == "bf16_pure" else OPTIMIZER_STATE_BYTES[optimizer]
+    return methods.qlora_states(p, unquantized, adapters, states, optimizer, line)
 
 
 def head_size(shape: ModelShape, head_parameters: int) -> tuple[int, str]:

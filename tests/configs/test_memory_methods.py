@@ -58,6 +58,10 @@ def test_each_method_shows_its_terms_and_orders_as_expected():
     eight_bit = estimate_training(LLAMA_7B, precision="bf16", optimizer="adam8bit", global_batch=1, method="qlora",
                                   cuda_context_bytes=0)
     assert eight_bit.optimizer_states_bytes == adapters * 2
+    # torchtune trains bf16 through, its AdamW states too (review U): 4 B an adapter parameter, not 8.
+    torchtune = estimate_training(LLAMA_7B, precision="bf16", optimizer="adamw", global_batch=1, method="qlora",
+                                  cuda_context_bytes=0, stack="torchtune")
+    assert torchtune.optimizer_states_bytes == adapters * 4
     # 4.127 bits/param for the quantized matrices, embeddings + head (2 x 32000 x 4096) at 2 B.
     embeddings = 2 * 32000 * 4096
     base = (LLAMA_7B.parameters - embeddings) * 4.127 / 8 + embeddings * 2
