@@ -43,8 +43,8 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
 
 
 def cheaper_in_bf16(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """fp32 training names the build bf16 mixed precision needs, on a card with bf16 tensor cores (audit R: PEFT's
-    LoRA of bloomz-7b1 in fp32 took a EUR 11,208 48 GB card at 31 GiB; its bf16 base halves the frozen weights)."""
+    """fp32 training names the build bf16 mixed precision needs (audit R: PEFT's LoRA of bloomz-7b1 in fp32 took a
+    EUR 11,208 48 GB card at 31 GiB; its bf16 base halves the frozen weights)."""
     answers = build.answers
     if answers.task.mode != "training" or answers.task.precision != "fp32":
         return ""
