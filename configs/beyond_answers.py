@@ -234,17 +234,27 @@ def _gpu_just_over_budget(build: Build, rules: Rules, recommend_one: Callable[[A
     if (figures.get("decode_tokens_per_s_per_stream", 0.0) >= SLOW_DECODE_TOKENS_PER_S
             and figures.get("first_token_s", 0.0) <= SLOW_FIRST_TOKEN_S):
         return ""
-    for multiplier in CPU_ONLY_OVER_BUDGET_MULTIPLIERS:
-        found = gpu_build(recommend_one, one.with_value("budget", "amount", one.budget.amount * multiplier))
-        if found is None:
-            continue
-        other, gpu = found
-        amount = math.ceil(other.total_price_cny / cny_per(build.currency, rules))
-        price = money(other.total_price_cny, build.currency, rules)
-        return (f"a GPU just over budget: one {gpu.name}, a build of {price} "
-                f"({money(other.total_price_cny - build.budget_cny, build.currency, rules)} over): "
-                f"{other.speed.summary[0]} (answer budget.amount = {amount})")
-    return ""
+    found = raised_budget_build(build, rules, recommend_one, one, CPU_ONLY_OVER_BUDGET_MULTIPLIERS)
+    if found is None:
+        return ""
+    other, gpu, amount = found
+    price = money(other.total_price_cny, build.currency, rules)
+    return (f"a GPU just over budget: one {gpu.name}, a build of {price} "
+            f"({money(other.total_price_cny - build.budget_cny, build.currency, rules)} over): "
+            f"{other.speed.summary[0]} (answer budget.amount = {amount})")
+
+
+def raised_budget_build(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build], answers: Answers,
+                        multipliers: tuple[float, ...], rejects: Callable[[Build], bool] = lambda other: False,
+                        ) -> tuple[Build, Component, int] | None:
+    """The first GPU build within the answers' budget raised by each multiplier in turn that `rejects` lets through,
+    its GPU, and the whole amount in the buyer's currency its build needs."""
+    for multiplier in multipliers:
+        found = gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
+        if found is not None and not rejects(found[0]):
+            other, gpu = found
+            return other, gpu, math.ceil(other.total_price_cny / cny_per(build.currency, rules))
+    return None
 
 
 EDGE_BUDGET_MULTIPLIERS = (1.25, 1.5, 2.0, 3.0)  # how far over budget a slow edge build looks for a module that is not
@@ -259,21 +269,19 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     answers, here = build.answers, build.component("gpu")
     if answers.scenario != "edge_deployment" or build.blockers or here is None or not warned(build, "slow:"):
         return None
-    for multiplier in EDGE_BUDGET_MULTIPLIERS:
-        found = gpu_build(recommend_one, answers.with_value("budget", "amount", answers.budget.amount * multiplier))
-        if found is None or warned(found[0], "slow:"):
-            continue
-        other, gpu = found
-        amount = math.ceil(other.total_price_cny / cny_per(build.currency, rules))
-        changed = answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
-        price = money(other.total_price_cny, build.currency, rules)
-        over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
-        why = (f"too slow for the job on {here.name} ({build.speed.summary[0]}), where the "
-               f"nearest module that is not, {gpu.name}, costs {price} ({over} over the budget; below)")
-        line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
-                f"{other.speed.summary[0]} (answer budget.amount = {amount:g})")
-        return why, line, changed
-    return None
+    found = raised_budget_build(build, rules, recommend_one, answers, EDGE_BUDGET_MULTIPLIERS,
+                                lambda other: warned(other, "slow:"))
+    if found is None:
+        return None
+    other, gpu, amount = found
+    changed = answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
+    price = money(other.total_price_cny, build.currency, rules)
+    over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
+    why = (f"too slow for the job on {here.name} ({build.speed.summary[0]}), where the "
+           f"nearest module that is not, {gpu.name}, costs {price} ({over} over the budget; below)")
+    line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
+            f"{other.speed.summary[0]} (answer budget.amount = {amount:g})")
+    return why, line, changed
 
 
 def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:

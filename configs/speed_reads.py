@@ -39,10 +39,10 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     value_bytes = stacks.kv_value_bytes(task.kv_cache_dtype, engine, 4.0 if task.precision == "fp32" else 2.0)
     kv = kv_cache_bytes(shape, 1, int(average_context), value_bytes)
     read, what = weights, "the weights"
+    fmt = weight_format(task.quantization, task.precision, engine)
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
-        fmt = weight_format(task.quantization, task.precision, engine)
         embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
         if not shape.tied_embeddings:  # the input embedding: a row read; a tied one is read whole as the LM head
             active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes
@@ -51,7 +51,6 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
-    fmt = weight_format(task.quantization, task.precision, engine)
     if fmt is not None and fmt.decode_time_vs_16bit:  # timed as reading the 16-bit weights that many times
         read *= 16.0 / fmt.bits * fmt.decode_time_vs_16bit
         line += (f"; {fmt.label} decodes at 1/{fmt.decode_time_vs_16bit:g} of 16-bit's rate (its kernels, not its "

@@ -199,14 +199,20 @@ def test_a_pipeline_a_pc_card_holds_with_model_offload_passes_the_desktop_system
     assert other.feasible and other.speed.figures["image_batch_s"] < build.speed.figures["image_batch_s"]
 
 
+def wan_video_job(parameters: int, layers: int, hidden: int, heads: int, mlp: int, tokens: int, frozen: int,
+                  **changes):
+    """A Wan video DiT's clip answered for inference: 50 steps with classifier-free guidance, one clip at a time."""
+    return answers(workload__preset="custom", workload__kind="transformer", workload__parameters=parameters,
+                   workload__layers=layers, workload__hidden_size=hidden, workload__attention_heads=heads,
+                   workload__intermediate_size=mlp, workload__sequence_length=tokens, workload__denoising_steps=50,
+                   workload__classifier_free_guidance=True, workload__frozen_parameters=frozen, workload__batch_size=1,
+                   task__mode="inference", data__kind="video", **changes)
+
+
 def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_card(catalog):
     # Wan2.1 T2V-1.3B at 480p, 81 frames: with --offload_model --t5_cpu it "requires only 8.19 GB VRAM" (Wan2.1
     # README); model offload alone holds umT5-XXL (5.7B, 11.4 GB in bf16), the pipeline's largest model.
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_300_000_000,
-                  workload__layers=30, workload__hidden_size=1536, workload__attention_heads=12,
-                  workload__intermediate_size=8960, workload__sequence_length=32760, workload__denoising_steps=50,
-                  workload__classifier_free_guidance=True, workload__frozen_parameters=5_830_000_000,
-                  workload__batch_size=1, task__mode="inference", data__kind="video")
+    job = wan_video_job(1_300_000_000, 30, 1536, 12, 8960, 32760, 5_830_000_000)
     shape = model_shape(job.workload)[0]
     offloaded = estimate_memory(job.with_value("task", "pipeline_offload", True), shape)
     on_cpu = estimate_memory(job.with_value("task", "frozen_on_cpu", True), shape)
@@ -228,19 +234,14 @@ def test_text_encoders_on_the_cpu_leave_a_small_video_denoiser_alone_on_a_12_gb_
     assert any(label.startswith("the frozen models (text encoders) on the CPU") for label in levers), levers
 
 
-
 def test_wans_own_flags_together_hold_less_than_either_alone(catalog):
     # Audit R: Wan2.2-TI2V-5B at 1280x704, 121 frames, with --offload_model --t5_cpu "can run on a GPU with at least
     # 24GB VRAM (e.g, RTX 4090 GPU)" (Wan-Video/Wan2.2 README); the two flags together came to 31.2 GiB, more than
     # model offload alone (21.9), as the frozen-on-CPU path kept the denoiser beside the decode.
     # Shape: 30 layers, dim 3072, 24 heads, FFN 14336; Wan2.2-VAE 16x16x4 + patch 1x2x2: 31 x 40 x 22 = 27,280 tokens.
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=5_000_000_000,
-                  workload__layers=30, workload__hidden_size=3072, workload__attention_heads=24,
-                  workload__intermediate_size=14336, workload__sequence_length=27280, workload__denoising_steps=50,
-                  workload__classifier_free_guidance=True, workload__frozen_parameters=6_400_000_000,
-                  workload__output_width_px=1280, workload__output_height_px=704, workload__decoded_frames_at_once=4,
-                  workload__batch_size=1, task__mode="inference", data__kind="video", budget__currency="EUR",
-                  budget__amount=3500.0)
+    job = wan_video_job(5_000_000_000, 30, 3072, 24, 14336, 27280, 6_400_000_000, workload__output_width_px=1280,
+                        workload__output_height_px=704, workload__decoded_frames_at_once=4, budget__currency="EUR",
+                        budget__amount=3500.0)
     shape = model_shape(job.workload)[0]
     both = job.with_value("task", "frozen_on_cpu", True).with_value("task", "pipeline_offload", True)
     totals = [estimate_memory(each, shape).total_bytes for each in
