@@ -245,7 +245,8 @@ def training_activations(
         if shape.gated_mlp:
             frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
-        size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token)
+        size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
+                                            dropout_masks=True)
         if recompute == "full":
             factor = "2"
         else:
@@ -253,7 +254,7 @@ def training_activations(
         if offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack):
             # The checkpoints are in host RAM: the GPU holds the one layer being recomputed, in full.
             size = transformer_activation_bytes(replace(shape, layers=1), micro_batch, "none", flash_attention, 1,
-                                                value_bytes, per_token)
+                                                value_bytes, per_token, dropout_masks=True)
             factor = f"{per_token:.3g}, one layer (the others' checkpoints in host RAM)"
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
         tokens = max(shape.sequence_length, shape.loss_tokens)  # an encoder-decoder's longer side
@@ -264,7 +265,8 @@ def training_activations(
             cross = "" if recompute == "full" else ", + the encoder's K and V in each decoder layer"
             sides = (f" (encoder {shape.layers - shape.decoder_layers} layers x s = {shape.sequence_length:,}, "
                      f"decoder {shape.decoder_layers} x {shape.loss_tokens:,}{cross})")
-        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}, micro-batch {micro_batch}, "
+        masks = ", dropout masks 1 B" if value_bytes != 2 and recompute != "full" else ""
+        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{masks}, micro-batch {micro_batch}, "
                 f"recompute {recompute}{sides}; + ")
         widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b"

@@ -268,11 +268,12 @@ def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: s
 
 def transformer_activation_bytes(
     shape: ModelShape, micro_batch: int, recompute: str, flash_attention: bool,
-    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0,
+    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0, dropout_masks: bool = False,
 ) -> int:
     """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash.
 
     `per_token` is the 34 (10 + 24/t at t=1) for full training; a frozen MLP keeps less (memory_methods).
+    With `dropout_masks` (training), three of those terms are dropout masks, one byte a value at any precision.
     """
     if shape.encoder_decoder:  # each side over its own tokens; a decoder layer also keeps the encoder's K and V
         encoder = replace(shape, layers=shape.layers - shape.decoder_layers, decoder_layers=0)
@@ -281,9 +282,9 @@ def transformer_activation_bytes(
         cross = 0 if recompute == "full" else 2 * shape.sequence_length * shape.kv_width * micro_batch \
             * shape.decoder_layers * bytes_per_value / tensor_parallel
         return (transformer_activation_bytes(encoder, micro_batch, recompute, flash_attention, tensor_parallel,
-                                             bytes_per_value, per_token)
+                                             bytes_per_value, per_token, dropout_masks)
                 + transformer_activation_bytes(decoder, micro_batch, recompute, flash_attention, tensor_parallel,
-                                               bytes_per_value, per_token) + int(cross))
+                                               bytes_per_value, per_token, dropout_masks) + int(cross))
     s, b, h, n_layers, a, t = (
         shape.sequence_length, micro_batch, shape.hidden_size, shape.layers, shape.attention_heads, tensor_parallel,
     )
@@ -292,9 +293,13 @@ def transformer_activation_bytes(
     if recompute == "full":
         return int(2 * base * scale)
     count = per_token - 24 + 24 / t
+    # Korthikanti's s*b*h after attention and after the MLP, and a*s^2*b on the scores: bool masks (torch's
+    # native_dropout), so an fp32 step keeps 66 s*b*h + 9 a*s^2*b bytes a layer, not 2 x (34 + 5).
+    masks = 2.0 if dropout_masks else 0.0
     if recompute == "none" and not flash_attention and a:
         count += 5 * a * s / (h * t)
-    return int(base * count * scale)
+        masks += a * s / (h * t) if dropout_masks else 0.0
+    return int(base * ((count - masks) * scale + masks))
 
 
 def inference_per_token(shape: ModelShape) -> float:
