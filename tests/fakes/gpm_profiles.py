@@ -1,4 +1,5 @@
-"""GPM metric values (NVML_GPM_METRIC_* id -> value over an interval) shaped like real H100s, for FakeDevice.
+"""GPM metric values (NVML_GPM_METRIC_* id -> value over an interval) shaped like real H100s, or recorded
+on a real H200, for FakeDevice.
 
 What is recorded and where from (everything else in a profile is shaped to agree with it, and says so):
 - IDLE: thamada/nvidia-smi nvsim/H100SXMx8_smi.py, 8 x H100 SXM5 at 0 % utilisation and ~85 W: no SM, pipe or
@@ -9,14 +10,25 @@ What is recorded and where from (everything else in a profile is shaped to agree
 - NCCL_HANG: NVIDIA/nccl#1550 (an allgather hung in TensorRT-LLM on 8 x H100 80GB HBM3): GPU 0 at 100 %
   utilisation drawing 152 W of 700 W with 75370 MiB in use; NVIDIA/nccl#1432: a lone NCCL kernel keeps 15 % of
   the SMs active (one block per channel, waiting). No math runs, nothing moves over the links.
+
+Recorded here, not shaped (tests/fakes/recorded/h200/gpm/*.json: one H200, driver 580.159.04, 2026-12-04, by
+tests/perf/gpu_check.sh): each is the last sample of a capture, every metric as pth-top read it, converted back
+to what NVML gives (sensors/gpm.py GPM_FIELDS turns percent into 0..1 ratios and MiB/s into bytes/s).
+- H200_GEMM: a bf16 GEMM at 99 % NVML utilisation: SM active 95.7 %, tensor (HMMA) active 92.9 %, DRAM 17.4 %;
+  690 W of 700 W, power cap, SM 1485 MHz.
+- H200_SPIN: torch.cuda._sleep spin kernels at 100 % NVML utilisation: SM active 0.76 %, no pipe busy; 123 W.
+- H200_IDLE_CONTEXT: a CUDA context held, no kernel: 0 % utilisation, every pipe 0, PCIe 0.41 MiB/s out, 0.16 in; 123 W.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
+from pth_top.sensors.gpm import GPM_FIELDS
 from pth_top.units import MIB
 from tests.fakes.fake_pynvml import FakePynvml
+from tests.fakes.recorded_h200 import recorded_gpu
 
 SM_UTIL, SM_OCCUPANCY, ANY_TENSOR, HMMA_TENSOR, DRAM_BW = 2, 3, 5, 7, 10
 FP64, FP32, FP16, PCIE_TX, PCIE_RX, NVLINK_RX, NVLINK_TX = 11, 12, 13, 20, 21, 60, 61
@@ -36,6 +48,20 @@ NCCL_HANG: dict[int, float] = {
     SM_OCCUPANCY: 1.5, ANY_TENSOR: 0.0, HMMA_TENSOR: 0.0, DRAM_BW: 0.0, FP64: 0.0, FP32: 0.0, FP16: 0.0,
     PCIE_TX: 0.5, PCIE_RX: 0.5, NVLINK_RX: 0.0, NVLINK_TX: 0.0,
 }
+
+
+def recorded_profile(gpu: dict[str, Any]) -> dict[int, float]:
+    """The GPM metrics (percent, MiB/s) a recorded `snapshot --json` GPU was read from (0..1 ratios, bytes/s)."""
+    return {
+        metric_id: gpu[field] * 100.0 if field.endswith("_ratio") else gpu[field] / MIB
+        for field, (metric_id, _) in GPM_FIELDS.items()
+    }
+
+
+H200_GEMM = recorded_profile(recorded_gpu("gemm"))
+H200_SPIN = recorded_profile(recorded_gpu("spin-kernel"))
+H200_IDLE_CONTEXT = recorded_profile(recorded_gpu("idle-context"))
+
 # NVIDIA/nccl#1550, GPU 0 of the hung allgather.
 HANG_UTILIZATION_PERCENT = 100
 HANG_POWER_MW = 152_000

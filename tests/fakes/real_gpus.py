@@ -1,5 +1,6 @@
 """Fake NVML machines built from real `nvidia-smi -q` outputs published in open-source repositories
-(8 x H100 SXM, 4 x A100 SXM4, 10 x A40, an A10 twice, 3 of 9 RTX A6000s).
+(8 x H100 SXM, 4 x A100 SXM4, 10 x A40, an A10 twice, 3 of 9 RTX A6000s) and recorded by this repository
+(one H200 in a VM: tests/fakes/recorded/h200).
 
 The values are as they were on those machines (idle servers); each machine names its origin. A field
 `nvidia-smi` printed as N/A is left out, so the fake answers NVMLError_NotSupported for it, as the
@@ -71,6 +72,8 @@ class RealGpu:
     remapped_rows: tuple[int, int, int, int]
     memory_temperature_c: int | None = None  # None: "Memory Current Temp : N/A" (GDDR boards)
     ecc_volatile_corrected: int = 0
+    # NVML's used memory (nvmlDeviceGetMemoryInfo: total - free); the published outputs print "Used : 1 MiB".
+    memory_used_mib: int = 1
 
 
 # thamada/nvidia-smi nvsim/H100SXMx8_smi.py (nvidia-smi -a, Thu Nov 14 2024): 8 x H100 SXM5, idle at P0.
@@ -198,6 +201,29 @@ RTX_A6000_FIRST3_OF_9 = (
     ),
 )
 
+# This repository's own recording: tests/fakes/recorded/h200/nvidia-smi-q.txt (Fri Dec 4 2026, written by
+# tests/perf/gpu_check.sh before its workloads): one H200 passed through to a Firecracker VM, idle at P0 with
+# SM 345 MHz. "Used : 0 MiB" there excludes the 616 MiB "Reserved"; NVML's used (total - free) is 143771 -
+# 143156 = 615 MiB, as pth-top's snapshot of the idle GPU read (615.06 MiB; the run's snapshot.json, not kept).
+# Thresholds are printed as T.Limit offsets only (left N/A). In the VM NVLink state is not readable (the
+# recorded snapshots have nvlink_active_links null), so no links. Power: "Average Power Draw" (NVML's power
+# usage on Hopper).
+H200_X1 = (
+    RealBoard(
+        origin="this repository: tests/fakes/recorded/h200 (tests/perf/gpu_check.sh)",
+        driver_version="580.159.04", cuda_version=13000,
+        name="NVIDIA H200", vbios="96.00.A5.00.1A", memory_total_mib=143771, power_limit_w=700.0,
+        pcie_generation_max=5, pcie_width_max=16, sm_clock_max_mhz=1980, pstate=0, memory_clock_mhz=3201,
+        fan_percent=None, nvlink_links=0, mig_supported=True, bar1_total_mib=262144, power_limit_min_w=200.0,
+        # The idle-context capture (a CUDA context held, no kernel): every pipe 0, PCIe chatter only.
+        gpm_metrics=gpm_profiles.H200_IDLE_CONTEXT,
+    ),
+    (
+        RealGpu("00000000:00:06.0", "GPU-c231345f-e0dc-2d72-6578-ebdc2654da19",
+                38, 79.25, 345, 5, 938, 567, 0, IDLE, (0, 0, 0, 0), 41, memory_used_mib=615),
+    ),
+)
+
 REAL_MACHINES: dict[str, tuple[RealBoard, tuple[RealGpu, ...]]] = {
     "h100_sxm_x8": H100_SXM_X8,
     "a100_sxm4_x4": A100_SXM4_X4,
@@ -205,6 +231,7 @@ REAL_MACHINES: dict[str, tuple[RealBoard, tuple[RealGpu, ...]]] = {
     "a10": A10,
     "a10_hw_slowdown": A10_HW_SLOWDOWN,
     "rtx_a6000_first3": RTX_A6000_FIRST3_OF_9,
+    "h200_x1": H200_X1,
 }
 
 
@@ -226,7 +253,7 @@ def field_values(memory_temperature_c: int | None) -> Any:
 
 def real_device(board: RealBoard, gpu: RealGpu) -> FakeDevice:
     total = board.memory_total_mib * MIB
-    used = 1 * MIB  # every output: "Used : 1 MiB", no processes
+    used = gpu.memory_used_mib * MIB  # no processes
     values: dict[str, Any] = {
         "nvmlDeviceGetName": board.name,
         "nvmlDeviceGetUUID": gpu.uuid,

@@ -1,5 +1,6 @@
 """The sensors, `snapshot --json`, the GPU panel and the doctor on GPUs as real `nvidia-smi -q` outputs
-report them (tests/fakes/real_gpus.py: 8 x H100 SXM, 4 x A100 SXM4, 10 x A40, an A10)."""
+report them (tests/fakes/real_gpus.py: 8 x H100 SXM, 4 x A100 SXM4, 10 x A40, an A10, RTX A6000s, and
+the H200 this repository recorded)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from pth_top.doctor import gpu_checks, gpu_state_checks
 from pth_top.doctor.model import Status
 from pth_top.doctor.registry import checks_in
+from pth_top.sensors.gpm import GPM_FIELDS
 from pth_top.sensors.na import NA
 from pth_top.sensors.snapshot_json import SCHEMA_PATH, snapshot_to_dict
 from pth_top.sensors.snapshot_table import format_snapshot_table
@@ -17,6 +19,7 @@ from pth_top.tui.panels.gpus import gpu_cells, gpu_detail_text
 from pth_top.units import MIB
 from tests.fakes.doctor_inputs import cuda_probe_report, make_context
 from tests.fakes.real_gpus import REAL_MACHINES, make_real_machine
+from tests.fakes.recorded_h200 import recorded_gpu
 from tests.sensors.helpers import sampler_with, small_proc_root
 from tests.sensors.schema_check import validate
 
@@ -41,7 +44,8 @@ def test_every_gpu_reads_as_the_machine_reported_it(name, tmp_path):
         assert not read.lost and read.name == board.name and read.bus_id == real.bus_id
         assert read.temperature_c == real.temperature_c and read.temperature_missing_reason is NA
         assert read.power_draw_w == pytest.approx(real.power_draw_w) and read.power_limit_w == board.power_limit_w
-        assert read.memory_used_bytes == MIB and read.memory_total_bytes == board.memory_total_mib * MIB
+        assert read.memory_used_bytes == real.memory_used_mib * MIB
+        assert read.memory_total_bytes == board.memory_total_mib * MIB
         assert read.pstate == f"P{board.pstate}" and read.sm_clock_mhz == real.sm_clock_mhz
         assert read.pcie_generation_current == real.pcie_generation
         assert read.pcie_generation_max == board.pcie_generation_max
@@ -105,3 +109,30 @@ def test_doctor_on_every_machine(name, tmp_path):
     assert remap == [Status.WARN if gpu.remapped_rows[2] else Status.PASS for gpu in gpus]
     throttle = [finding.status for finding in findings["gpu.throttle"]]
     assert (Status.WARN in throttle) == (name == "a10_hw_slowdown")
+
+
+# What does not change with load: the recorded H200 (tests/fakes/recorded/h200) read the same in every capture.
+H200_STEADY_FIELDS = (
+    "name", "bus_id", "uuid", "memory_total_bytes", "power_limit_w", "memory_clock_mhz", "pstate",
+    "pcie_generation_current", "pcie_generation_max", "pcie_width_current", "pcie_width_max", "fan_speed_percent",
+    "ecc_enabled", "ecc_volatile_uncorrected_errors", "nvlink_active_links", "mig_enabled", "mig_instances",
+    "remapped_rows", "remapped_rows_pending", "remapped_rows_failed", "retired_pages", "gpm_supported",
+)
+
+
+def test_the_h200_fixture_reads_as_pth_top_read_the_real_h200(tmp_path):
+    """From nvidia-smi -q, the fake answers what the real H200 answered pth-top (the idle-context capture), GPM too."""
+    sampler = sampler_with(make_real_machine("h200_x1"), proc_root=small_proc_root(tmp_path))
+    try:
+        sampler.sample()
+        read = snapshot_to_dict(sampler.sample())["gpus"][0]  # the second: GPM needs an interval
+    finally:
+        sampler.close()
+    recorded = recorded_gpu("idle-context")
+    steady = {field: recorded[field] for field in H200_STEADY_FIELDS}
+    assert {field: read[field] for field in H200_STEADY_FIELDS} == steady
+    assert read["memory_total_bytes"] == 150_754_820_096 and read["nvlink_active_links"] is None
+    assert {field: read[field] for field in GPM_FIELDS} == pytest.approx(
+        {field: recorded[field] for field in GPM_FIELDS}, rel=1e-9, abs=1e-15)
+    assert read["sm_active_ratio"] == 0.0 and read["utilization_percent"] == recorded["utilization_percent"] == 0.0
+    assert read["power_draw_w"] == 79.25 and read["sm_clock_mhz"] == 345.0, "nvidia-smi -q's idle, before any context"
