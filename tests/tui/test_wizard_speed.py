@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pth_top.benches.client.runs import RunRecord, save_run
+from pth_top.benches.client.runs import RunRecord, load_run, save_run
 from pth_top.configs.build_file import load_build
 from pth_top.configs.parts import load_catalog
 from pth_top.tui import cli
@@ -38,6 +38,16 @@ def test_ceilings_are_read_from_the_run_rows():
     assert (ceilings.bandwidth_gb_per_s, ceilings.busbw_gb_per_s, ceilings.busbw_gpus) == (321.0, 7.5, 2)
     assert ceilings_of({"cuda_devices": {"cuda:0": {"name": "Some Unknown GPU"}}}, [], "run") is None
     assert last_run_ceilings() is None  # no saved run here
+
+
+def test_a_real_h200_runs_ceilings_are_its_measured_rates():
+    """The H200 run recorded by tests/perf/gpu_check.sh (tests/fakes/recorded/h200) as the wizard reads it."""
+    run = load_run(Path(__file__).parents[1] / "fakes" / "recorded" / "h200" / "run-peak.json")
+    ceilings = ceilings_of(run.metadata, run.rows, "h200")
+    assert ceilings is not None and ceilings.part_id == "h200-141gb-sxm"
+    assert {rate: round(value, 1) for rate, value in ceilings.tflops.items()} == {
+        "fp32_tflops": 51.4, "tf32_dense_tflops": 356.3, "fp16_dense_tflops": 686.3, "bf16_dense_tflops": 713.7}
+    assert round(ceilings.bandwidth_gb_per_s) == 4267 and ceilings.busbw_gb_per_s == 0.0  # copy, not triad
 
 
 def test_headless_wizard_uses_the_last_run_for_the_same_gpu_model(tmp_path, capsys):
