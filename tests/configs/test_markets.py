@@ -257,6 +257,18 @@ def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listin
     assert not quote(catalog.get("h200-141gb-nvl"), "eu", "EUR", "new", RULES).import_vat_fraction
 
 
+def test_a_china_buyer_pays_chinas_13_percent_vat_on_a_us_shop_price(catalog):
+    # China's retail prices include its 13 % VAT (import VAT at the border, the same rate); a part priced only in
+    # the US (the RTX PRO 4000 Blackwell, $2,199 before sales tax) costs a China buyer that converted plus 13 %.
+    card = catalog.get("rtx-pro-4000-blackwell-24gb")
+    china, us = quote(card, "cn", "CNY", "new", RULES), quote(card, "us", "USD", "new", RULES)
+    assert "cn" not in card.get("prices") and china.market == "us"
+    assert china.amount_cny == pytest.approx(us.amount_cny * 1.13) and china.import_vat_fraction == 0.13
+    assert "plus 13% import VAT" in quote_line(card, china, "CNY", RULES)
+    # A China-market price is the shop's, VAT included: none added.
+    assert not quote(catalog.get("rtx-5090-d-v2-24gb"), "cn", "CNY", "new", RULES).import_vat_fraction
+
+
 def test_a_us_buyer_pays_the_max_q_at_its_us_msrp_not_a_french_listing_converted(catalog):
     # The RTX PRO 6000 Max-Q's only 2026 price is LDLC's EUR 17,709.95; converted, a US buyer paid ~$21k a card, and
     # four of them made a $93k remedy, where NVIDIA's MSRP is the Workstation Edition's $8,565.

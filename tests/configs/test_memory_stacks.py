@@ -98,7 +98,7 @@ def test_llama_cpp_4_bit_70b_on_two_24_gb_cards_is_feasible(catalog):
     # A standard home set-up: Llama 3 70B Q4_K_M (42.52 GB, huggingface.co/bartowski/Meta-Llama-3-70B-Instruct-GGUF)
     # split by llama.cpp over two 24 GB cards at the model's 8192-token context.
     chosen = answers(**LLAMA3_70B, workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
-                     task__precision="int4", scale__gpu_count=2, budget__amount=45000.0)
+                     task__precision="int4", scale__gpu_count=2, budget__amount=50000.0)
     build = recommend(chosen, catalog, today=TODAY)
     assert build.feasible, build.blockers
     assert build.component("gpu").quantity == 2 and build.component("gpu").spec["memory_gib"] == 24

@@ -89,7 +89,7 @@ def test_an_sxm_gpu_comes_as_a_whole_eight_gpu_server(catalog):
     system, quantity = asm.chosen["system"]
     assert (system.id, quantity) == ("nvidia-dgx-h100", 1)
     assert set(asm.chosen) == {"gpu", "system"}
-    assert asm.unit_prices["gpu"] == 0 and asm.total_cny == system.price_cny
+    assert asm.unit_prices["gpu"] == 0 and asm.total_cny == asm.unit_prices["system"]
     assert asm.unsatisfied == []
     # N+R redundant PSUs: capacity counts the 4 carrying units only.
     assert asm.psu_capacity_w == 4 * 3300

@@ -173,7 +173,7 @@ def test_a_server_too_small_for_its_kv_cache_is_offered_a_shorter_context_or_few
     # concurrency are levers too, each with tensor parallel over the machine's GPUs; never ZeRO.
     job = answers("inference_server", workload__preset="qwen3-30b-a3b", workload__sequence_length=32768,
                   workload__batch_size=64, task__mode="inference", task__precision="int8", task__quantization="fp8",
-                  task__serving_engine="sglang", task__generated_tokens=1024, budget__amount=200000.0)
+                  task__serving_engine="sglang", task__generated_tokens=1024, budget__amount=230000.0)
     labels = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert "a shorter context, 16,384 tokens" in labels and any(label.startswith("half the concurrent requests, 32")
                                                                 for label in labels), labels
