@@ -25,6 +25,10 @@ DECODE_BANDWIDTH_FRACTION = 0.65
 # (smeltcore.com/recipes/qwen3-30b-a3b-rtx-3090-ti); gpt-oss-20b MXFP4 on an RTX 4080 Super, 139 tokens/s, gives
 # ~0.46 (tests/configs/published_workloads.py): between the two.
 MOE_DECODE_BANDWIDTH_FRACTION = 0.55
+# Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
+# (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
+# (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's.
+DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
 # Each layer of a decode step also runs a dozen small kernels (norms, RoPE, attention, residual adds) whose time
 # does not scale with the bytes read: a launch part and a part that takes longer the fewer CUDA cores there are.
 # Fitted, with bandwidth at DECODE_BANDWIDTH_FRACTION, on two llama.cpp figures: RTX 4090 (82.6 FP32 TFLOP/s),
@@ -170,10 +174,23 @@ class Prediction:
     warnings: list[str] = field(default_factory=list)
 
 
-def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION) -> tuple[float, str]:
+def decode_bandwidth_fraction(weight_bits: float, moe: bool = False) -> float:
+    """The common decode fraction for weights of this many bits a parameter, linear between the fitted points; a
+    mixture of experts' in MOE_DECODE_BANDWIDTH_FRACTION's proportion."""
+    points = DECODE_FRACTION_BY_WEIGHT_BITS
+    bits = min(max(weight_bits, points[0][0]), points[-1][0])
+    (low_bits, low), (high_bits, high) = next(
+        (lower, upper) for lower, upper in zip(points, points[1:], strict=False) if bits <= upper[0])
+    dense = low + (high - low) * (bits - low_bits) / (high_bits - low_bits)
+    return dense * (MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION if moe else 1.0)
+
+
+def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION,
+                       moe: bool = False) -> tuple[float, str]:
     """GB/s decoding reaches on all the GPUs together, and how."""
-    if device.decode_bandwidth_fraction:  # the card's own, in the same MoE proportion
-        fraction = device.decode_bandwidth_fraction * fraction / DECODE_BANDWIDTH_FRACTION
+    if device.decode_bandwidth_fraction:  # the card's own (fitted whatever the weights' bits), MoE in proportion
+        fraction = device.decode_bandwidth_fraction * (
+            MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION if moe else 1.0)
     share = min(0.95, fraction / BENCH_BANDWIDTH_FRACTION) if device.measured_bandwidth else fraction
     what = "measured" if device.measured_bandwidth else "datasheet"
     if device.decode_bandwidth_fraction:
@@ -222,7 +239,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
            moe: bool = False) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a tensor-parallel mixture of experts' all-reduces); capped by compute."""
-    bandwidth, bandwidth_text = achieved_bandwidth(device, fraction)
+    bandwidth, bandwidth_text = achieved_bandwidth(device, fraction, moe)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split_moe_s = layers * TENSOR_PARALLEL_MOE_LAYER_S if moe and device.working_count > 1 else 0.0
     fixed_s = layers * device.decode_layer_s + split_moe_s

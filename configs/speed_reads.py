@@ -20,6 +20,7 @@ class DecodeReads:
     read_bytes: float  # the weights a step reads for the whole batch
     kv_bytes: float  # one stream's KV cache at the average context
     weight_bytes: float  # all the weights
+    weight_bits: float  # a parameter's on average, as its kernels read them (a slow format's as 16)
     prompt: int
     average_context: float
     line: str
@@ -51,11 +52,13 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
+    bits = 8.0 * weights / max(1, shape.parameters)
     if fmt is not None and fmt.decode_time_vs_16bit:  # timed as reading the 16-bit weights that many times
         read *= 16.0 / fmt.bits * fmt.decode_time_vs_16bit
+        bits = 16.0
         line += (f"; {fmt.label} decodes at 1/{fmt.decode_time_vs_16bit:g} of 16-bit's rate (its kernels, not its "
                  f"bytes, set the time): timed as reading 16-bit weights {fmt.decode_time_vs_16bit:g} times")
-    return DecodeReads(read, kv, weights, prompt, average_context, line)
+    return DecodeReads(read, kv, weights, bits, prompt, average_context, line)
 
 
 def routed_union_bytes(routed_bytes: float, share: float, batch: int) -> float:

@@ -293,6 +293,17 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("llamacpp-p40-llama7b-q4_0-tg128",
                    "github.com/ggml-org/llama.cpp/pull/4766: Tesla P40, llama 7B Q4_0, tg128 56.79 tokens/s",
                    56.79, lambda: decode(shape("llama-7b", 1), "int4", P40)["decode_tokens_per_s_per_stream"]),
+    # The same PR's RTX 3090 and 4090 rows by weight format (fitted: speed.DECODE_FRACTION_BY_WEIGHT_BITS).
+    *(PublishedSpeed(f"llamacpp-{card}-llama7b-{fmt}-tg128",
+                     f"github.com/ggml-org/llama.cpp/pull/4766: RTX {card}, llama 7B {fmt.upper()}, tg128 {rate} "
+                     "tokens/s",
+                     rate, functools.partial(lambda card, precision, quantization: decode(
+                         shape("llama-7b", 1), precision, f"rtx-{card}-24gb", engine="llama_cpp",
+                         quantization=quantization)["decode_tokens_per_s_per_stream"], card, precision, quantization),
+                     fitted=fitted)
+      for card, fmt, precision, quantization, rate, fitted in (
+          ("4090", "f16", "fp16", "auto", 61.03, True), ("4090", "q8_0", "int8", "gguf_q8_0", 98.13, True),
+          ("3090", "f16", "fp16", "auto", 48.52, True), ("3090", "q4_0", "int4", "gguf_q4_0", 121.82, False))),
     PublishedSpeed("mlc-4090-llama2-7b-q4", f"{LLM_PERF_BENCH}: RTX 4090, Llama-2 7B, MLC 191.0 tokens/s", 191.0,
                    lambda: decode(shape("llama-7b", 1), "int4", "rtx-4090-24gb")["decode_tokens_per_s_per_stream"]),
     PublishedSpeed("mlc-4090-llama2-13b-q4", f"{LLM_PERF_BENCH}: RTX 4090, Llama-2 13B, MLC 108.8 tokens/s", 108.8,

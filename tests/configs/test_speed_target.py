@@ -50,21 +50,21 @@ def test_a_build_under_the_target_is_passed_over_for_the_nearest_that_meets_it(c
 
 
 def test_the_nearest_build_that_meets_the_target_may_have_fewer_gpus(catalog):
-    # Asked on 2 GPUs for $3,500: 2 x RTX 5070 Ti decode ~68 a stream; one RTX 5090 meets 84 for $5,137, where
-    # keeping 2 GPUs asked $10,294.
+    # Asked on 2 GPUs for $3,500 at 90 a stream (real time with 7 % to spare): 2 x RTX 5070 Ti decode ~78 and
+    # 2 x RTX 5080 ~84; one RTX 5090 meets it (~113) for $5,117.
     job = answers("inference_server", **ORPHEUS, scale__gpu_count=2, budget__amount=3500.0,
-                  task__target_tokens_per_s_per_stream=REAL_TIME)
+                  task__target_tokens_per_s_per_stream=90.0)
     build = recommend(job, catalog, today=TODAY)
     line, changed, _ = build.applicable_alternatives[0]
     assert build.blockers[0].startswith("below the target: ") and changed.scale.gpu_count == 1, line
-    assert per_stream(recommend(changed, catalog, today=TODAY)) >= REAL_TIME
+    assert per_stream(recommend(changed, catalog, today=TODAY)) >= 90.0
 
 
 def test_a_pinned_card_under_the_target_says_so(catalog):
     pinned = recommend(answers("inference_server", **ORPHEUS, budget__amount=40000.0,
                                task__target_tokens_per_s_per_stream=REAL_TIME), catalog, today=TODAY,
                        pins={"gpu": ("rtx-5070-ti-16gb", 1)})
-    assert any(line.startswith("below the target: ~49.8 tokens/s") for line in pinned.warnings), pinned.warnings
+    assert any(line.startswith("below the target: ~57.3 tokens/s") for line in pinned.warnings), pinned.warnings
 
 
 def test_a_target_on_a_model_that_generates_nothing_is_said_unused_and_ranks_nothing(catalog):
@@ -144,3 +144,18 @@ def test_a_cpu_only_pc_is_not_offered_for_a_rate_it_is_not_predicted_to_meet(cat
     assert recommend(job, catalog, today=TODAY).cpu_only
     aimed = recommend(job.with_value("task", "target_samples_per_s", 2000.0), catalog, today=TODAY)
     assert not aimed.cpu_only and aimed.feasible and aimed.speed.figures["samples_per_s"] >= 2000
+
+
+def test_an_8_bit_7b_for_90_tokens_a_second_is_met_within_a_home_budget(catalog):
+    # Audit W: CodeLlama-7B Q8_0 in llama.cpp, 90 tokens/s a stream, EUR 3,000. llama.cpp measured 98.13 on an RTX
+    # 4090 (pull 4766); timed at 4-bit's bandwidth fraction it came out at 84 and sent the buyer to a EUR 6,352 build.
+    job = answers(workload__preset="custom", workload__parameters=6_738_546_688, workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=32,
+                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=32016,
+                  workload__sequence_length=16, workload__batch_size=1, task__mode="inference", task__precision="int8",
+                  task__serving_engine="llama_cpp", task__quantization="gguf_q8_0", task__generated_tokens=128,
+                  task__target_tokens_per_s_per_stream=90.0, budget__currency="EUR", budget__amount=3000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and per_stream(build) >= 90.0, (build.blockers, build.speed.formula)
+    pinned = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-4090-24gb", 1)})
+    assert abs(per_stream(pinned) / 98.13 - 1) <= 0.1, pinned.speed.formula
