@@ -11,8 +11,10 @@ import asyncio
 import base64
 import itertools
 import json
+import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,8 +43,12 @@ class HeadlessChromium:
         profile.mkdir()
         self.log = open(workdir / "chromium.log", "w")
         flags = CHROMIUM_FLAGS if window_size is None else (*CHROMIUM_FLAGS, "--window-size={},{}".format(*window_size))
-        self.process = subprocess.Popen([chromium_binary(), *flags, f"--user-data-dir={profile}",
-                                         "about:blank"], stdout=self.log, stderr=subprocess.STDOUT)
+        # Chromium leaves org.chromium.Chromium.* folders in TMPDIR: a short one of its own (its socket path must
+        # fit 108 bytes, which pytest's folders do not), removed by stop().
+        self.scratch = Path(tempfile.mkdtemp(prefix="pth-chromium-"))
+        self.process = subprocess.Popen([chromium_binary(), *flags, f"--user-data-dir={profile}", "about:blank"],
+                                        stdout=self.log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, "TMPDIR": str(self.scratch)})
         port_file = profile / "DevToolsActivePort"
 
         def port_written() -> bool:
@@ -67,6 +73,7 @@ class HeadlessChromium:
 
     def stop(self) -> None:
         end_process(self.process, self.log)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class DevToolsPage:
