@@ -30,6 +30,9 @@ from pth_top.units import GIB
 # Qwen-Image's VAE reserves 19.9 GiB at 2560 x 1440 (InvokeAI#9427). Tiled, one 512 px tile at a time.
 VAE_DECODE_BYTES_PER_PIXEL = 6360
 VAE_TILE_PX = 512
+# Diffusers' video VAEs tile smaller: CogVideoX 240 x 360 px, Mochi, Wan and HunyuanVideo 256 px. CogVideoX's 49 frames
+# at 720 x 480, 8 frames a decode batch, took 12.45 GB whole and 3.59 GB tiled (diffusers#9333).
+VIDEO_VAE_TILE_PX = 256
 # A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
 SLOW_IMAGE_S = 60.0
 # Fraction of the tensor rate eager Diffusers reaches on a denoiser's counted FLOPs (torch.utils.flop_counter): SDXL,
@@ -41,9 +44,14 @@ def passes_text(shape: ModelShape) -> str:
     return " x 2 (classifier-free guidance)" if shape.guidance_passes == 2 else ""
 
 
+def vae_tile_px(shape: ModelShape) -> int:
+    """A tile's side: a video pipeline's (a decode micro-batch of frames) or an image VAE's."""
+    return VIDEO_VAE_TILE_PX if shape.decoded_frames_at_once > 1 else VAE_TILE_PX
+
+
 def decoded_pixels(shape: ModelShape, tiled: bool) -> int:
     """What the VAE decodes at once: the output's pixels, or one tile's, x a video's decode micro-batch."""
-    pixels = min(shape.output_pixels, VAE_TILE_PX * VAE_TILE_PX) if tiled else shape.output_pixels
+    pixels = min(shape.output_pixels, vae_tile_px(shape) ** 2) if tiled else shape.output_pixels
     return pixels * shape.decoded_frames_at_once
 
 
@@ -81,7 +89,7 @@ def estimate_denoising(
         f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)}) = {denoising / GIB:.2f} GiB while denoising",
         (f"VAE decode: {VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel (AutoencoderKL, fp16) x "
          f"{decoded_pixels(shape, vae_tiling):,} pixels at once"
-         + (f" ({VAE_TILE_PX} px tiles, task.vae_tiling)" if vae_tiling else "")
+         + (f" ({vae_tile_px(shape)} px tiles, task.vae_tiling)" if vae_tiling else "")
          + (f" x b {batch}" if shape.decoded_frames_at_once == 1 else "")
          + f" = {decode / GIB:.2f} GiB; the larger of the two is held"
          + (" (task.vae_tiling decodes in tiles, holding less)" if decode > denoising and not vae_tiling else ""))

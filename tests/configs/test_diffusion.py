@@ -316,3 +316,17 @@ def test_a_videos_decode_micro_batch_is_not_multiplied_by_its_clips():
     one = answers(**inference_custom(OPEN_SORA_720P_4S))
     assert estimate_memory(clips, model_shape(clips.workload)[0]).activations_bytes \
         == estimate_memory(one, model_shape(one.workload)[0]).activations_bytes  # 4 frames at once, either way
+
+
+def test_a_video_vae_decodes_its_own_smaller_tiles(catalog):
+    # Audit W: CogVideoX-5B (42 layers of 3072, 48 heads, MLP 12288; 13 latent frames x 30 x 45 + 226 text tokens)
+    # at 720 x 480, T5-XXL beside it, VAE tiled, 8 frames a decode batch: "SAT BF16: 26GB" (THUDM/CogVideoX-5b model
+    # card). Counted at an image VAE's 512 px tile, the decode took 12.4 GiB and a 32 GB card was refused.
+    job = wan_video_job(5_570_000_000, 42, 3072, 48, 12288, 17776, 4_970_000_000, workload__output_width_px=720,
+                        workload__output_height_px=480, workload__decoded_frames_at_once=8, task__precision="bf16",
+                        task__vae_tiling=True, budget__currency="EUR", budget__amount=12000.0)
+    memory = estimate_memory(job, model_shape(job.workload)[0])
+    assert abs(memory.total_bytes / (26e9) - 1) <= 0.15, memory.total_bytes / GIB
+    assert any("256 px tiles" in line for line in memory.formula), memory.formula
+    build = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-5090-32gb", 1)})
+    assert build.feasible, build.blockers
