@@ -48,6 +48,7 @@ from pth_top.configs.slots import (
     gpu_link_lanes,
     gpu_slots,
     gpus_held,
+    hanging_card_line,
     mount_cost,
     mount_problems,
     on_risers,
@@ -340,6 +341,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
         f"socket {cpu['socket']} and {board['memory_type']} match the CPU; {slots}"
         f"{board['m2_slots_count']} M.2 (guide §5.1: check PCIe slot version and lanes)",
     ]
+    lines += [line for line in [hanging_card_line(ctx, board, gpu)] if line]
     lines.extend(board.notes_for(ctx.market))
     asm.reasons["motherboard"] = lines
     return board

@@ -46,6 +46,17 @@ def gpus_that_fit(board: Part, card_width_slots: int, slots: int | None = None) 
     return int(min(slots, (positions + 1) // card_width_slots))
 
 
+def hanging_card_line(ctx: Context, board: Part, gpu: Part | None) -> str:
+    """The case the cards need when the last one hangs a bracket below the board (gpus_that_fit allows one), else ""."""
+    if gpu is None or on_risers(ctx, board, gpu, ctx.gpu_count):
+        return ""
+    positions, width, gpu_count = board.get("slot_positions_count", 0), int(gpu["slot_width_count"]), ctx.gpu_count
+    if not positions or gpu_count * width <= positions:
+        return ""
+    return (f"case: the last card hangs below the board's {positions} slot positions, so the case needs "
+            f"{gpu_count * width} expansion slots (a full tower or an EEB case; most ATX cases have 7)")
+
+
 def slot_fit_problem(ctx: Context, board: Part, gpu: Part, gpu_count: int) -> str:
     """One sentence when the cards are too wide for the board's slot spacing, else ""."""
     width = int(gpu["slot_width_count"])

@@ -57,6 +57,11 @@ def test_cards_that_fit_the_slots_need_no_frame(catalog):
     board = catalog.get(two_slot.component("motherboard").part_id)
     assert gpus_that_fit(board, 2) >= 4
     assert not {"frame", "riser"} & {component.role for component in two_slot.components}
+    # Audit W: 4 dual-slot cards on 7 slot positions fit only with the last one a bracket below the board.
+    positions = board.get("slot_positions_count", 0)
+    case = [line for line in two_slot.component("motherboard").reasoning if line.startswith("case: ")]
+    assert (case == [f"case: the last card hangs below the board's {positions} slot positions, so the case needs 8 "
+                     "expansion slots (a full tower or an EEB case; most ATX cases have 7)"]) == (positions == 7), case
     one = recommend(answers(budget__currency="USD", budget__amount=3000.0), catalog, today=TODAY)
     assert not {"frame", "riser"} & {component.role for component in one.components}
 
