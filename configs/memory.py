@@ -242,19 +242,22 @@ def training_activations(
             size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
             return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
         per_token = methods.lora_activation_per_token(lora_targets) if method in methods.ADAPTER_METHODS else 34.0
+        masks = 1.0 if shape.gated_mlp else 2.0  # after attention, and a 4h MLP's (a gated one's per_token has none)
         if shape.gated_mlp:
             frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
-                                            dropout_masks=True)
+                                            dropout_masks=masks)
+        kept = recompute
         if recompute == "full":
             factor = "2"
         else:
             factor = f"{per_token:.3g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
         if offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack):
+            kept = "none"
             # The checkpoints are in host RAM: the GPU holds the one layer being recomputed, in full.
             size = transformer_activation_bytes(replace(shape, layers=1), micro_batch, "none", flash_attention, 1,
-                                                value_bytes, per_token, dropout_masks=True)
+                                                value_bytes, per_token, dropout_masks=masks)
             factor = f"{per_token:.3g}, one layer (the others' checkpoints in host RAM)"
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
         tokens = max(shape.sequence_length, shape.loss_tokens)  # an encoder-decoder's longer side
@@ -265,9 +268,9 @@ def training_activations(
             cross = "" if recompute == "full" else ", + the encoder's K and V in each decoder layer"
             sides = (f" (encoder {shape.layers - shape.decoder_layers} layers x s = {shape.sequence_length:,}, "
                      f"decoder {shape.decoder_layers} x {shape.loss_tokens:,}{cross})")
-        masks = ", dropout masks 1 B" if value_bytes != 2 and recompute != "full" else ""
-        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{masks}, micro-batch {micro_batch}, "
-                f"recompute {recompute}{sides}; + ")
+        mask_text = ", dropout masks 1 B" if value_bytes != 2 and kept != "full" else ""
+        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{mask_text}, "
+                f"micro-batch {micro_batch}, recompute {recompute}{sides}; + ")
         widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b"
         logits, logits_line = stacks.loss_logits_bytes(

@@ -268,12 +268,13 @@ def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: s
 
 def transformer_activation_bytes(
     shape: ModelShape, micro_batch: int, recompute: str, flash_attention: bool,
-    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0, dropout_masks: bool = False,
+    tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0, dropout_masks: float = 0.0,
 ) -> int:
     """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash.
 
     `per_token` is the 34 (10 + 24/t at t=1) for full training; a frozen MLP keeps less (memory_methods).
-    With `dropout_masks` (training), three of those terms are dropout masks, one byte a value at any precision.
+    `dropout_masks`: how many of its s*b*h terms are dropout masks (training: 2, 1 with a gated MLP), and then the
+    scores' a*s^2*b too; a mask is one byte a value at any precision.
     """
     if shape.encoder_decoder:  # each side over its own tokens; a decoder layer also keeps the encoder's K and V
         encoder = replace(shape, layers=shape.layers - shape.decoder_layers, decoder_layers=0)
@@ -295,7 +296,7 @@ def transformer_activation_bytes(
     count = per_token - 24 + 24 / t
     # Korthikanti's s*b*h after attention and after the MLP, and a*s^2*b on the scores: bool masks (torch's
     # native_dropout), so an fp32 step keeps 66 s*b*h + 9 a*s^2*b bytes a layer, not 2 x (34 + 5).
-    masks = 2.0 if dropout_masks else 0.0
+    masks = dropout_masks
     if recompute == "none" and not flash_attention and a:
         count += 5 * a * s / (h * t)
         masks += a * s / (h * t) if dropout_masks else 0.0

@@ -25,10 +25,6 @@ DECODE_BANDWIDTH_FRACTION = 0.65
 # (smeltcore.com/recipes/qwen3-30b-a3b-rtx-3090-ti); gpt-oss-20b MXFP4 on an RTX 4080 Super, 139 tokens/s, gives
 # ~0.46 (tests/configs/published_workloads.py): between the two.
 MOE_DECODE_BANDWIDTH_FRACTION = 0.55
-# Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
-# (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
-# (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's.
-DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
 # Each layer of a decode step also runs a dozen small kernels (norms, RoPE, attention, residual adds) whose time
 # does not scale with the bytes read: a launch part and a part that takes longer the fewer CUDA cores there are.
 # Fitted, with bandwidth at DECODE_BANDWIDTH_FRACTION, on two llama.cpp figures: RTX 4090 (82.6 FP32 TFLOP/s),
@@ -172,17 +168,6 @@ class Prediction:
     formula: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-
-def decode_bandwidth_fraction(weight_bits: float, moe: bool = False) -> float:
-    """The common decode fraction for weights of this many bits a parameter, linear between the fitted points; a
-    mixture of experts' in MOE_DECODE_BANDWIDTH_FRACTION's proportion."""
-    points = DECODE_FRACTION_BY_WEIGHT_BITS
-    bits = min(max(weight_bits, points[0][0]), points[-1][0])
-    (low_bits, low), (high_bits, high) = next(
-        (lower, upper) for lower, upper in zip(points, points[1:], strict=False) if bits <= upper[0])
-    dense = low + (high - low) * (bits - low_bits) / (high_bits - low_bits)
-    return dense * (MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION if moe else 1.0)
 
 
 def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION,

@@ -119,9 +119,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return _offloaded(answers, shape, device, reads)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
-    fraction = sp.decode_bandwidth_fraction(reads.weight_bits, moe=shape.active < shape.parameters)
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
+    fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=shape.active < shape.parameters)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
                     fraction, shape.layers, moe=shape.active < shape.parameters)
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy

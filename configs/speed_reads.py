@@ -6,11 +6,28 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION, ModelShape, kv_cache_bytes
 from pth_top.configs.quantization import weight_format
+
+# Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
+# (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
+# (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's.
+DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, sp.DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
+
+
+def decode_bandwidth_fraction(weight_bits: float, moe: bool = False) -> float:
+    """The common decode fraction for weights of this many bits a parameter, linear between the fitted points; a
+    mixture of experts' in MOE_DECODE_BANDWIDTH_FRACTION's proportion."""
+    points = DECODE_FRACTION_BY_WEIGHT_BITS
+    bits = min(max(weight_bits, points[0][0]), points[-1][0])
+    (low_bits, low), (high_bits, high) = next(
+        (lower, upper) for lower, upper in zip(points, points[1:], strict=False) if bits <= upper[0])
+    dense = low + (high - low) * (bits - low_bits) / (high_bits - low_bits)
+    return dense * (sp.MOE_DECODE_BANDWIDTH_FRACTION / sp.DECODE_BANDWIDTH_FRACTION if moe else 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,9 +38,16 @@ class DecodeReads:
     kv_bytes: float  # one stream's KV cache at the average context
     weight_bytes: float  # all the weights
     weight_bits: float  # a parameter's on average, as its kernels read them (a slow format's as 16)
+    kv_bits: float  # a cached value's
     prompt: int
     average_context: float
     line: str
+
+    def bandwidth_fraction(self, kv_bytes: float, moe: bool) -> float:
+        """The decode fraction of a step that reads these weights and `kv_bytes` of cache, each at its bits' own."""
+        weights = decode_bandwidth_fraction(self.weight_bits, moe)
+        cache = decode_bandwidth_fraction(self.kv_bits)
+        return (self.read_bytes + kv_bytes) / (self.read_bytes / weights + kv_bytes / cache)
 
 
 def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
@@ -58,7 +82,7 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
         bits = 16.0
         line += (f"; {fmt.label} decodes at 1/{fmt.decode_time_vs_16bit:g} of 16-bit's rate (its kernels, not its "
                  f"bytes, set the time): timed as reading 16-bit weights {fmt.decode_time_vs_16bit:g} times")
-    return DecodeReads(read, kv, weights, bits, prompt, average_context, line)
+    return DecodeReads(read, kv, weights, bits, 8.0 * value_bytes, prompt, average_context, line)
 
 
 def routed_union_bytes(routed_bytes: float, share: float, batch: int) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from pth_top.benches.catalog import PEAK_BF16, PEAK_FP8, PEAK_MEMORY
+from pth_top.benches.client.memory_check import estimated_bytes
 from pth_top.benches.client.peaks import gpu_peak, gpu_peaks, percent_of_peak
 from pth_top.benches.client.rows import format_row, row_from_dict
 from pth_top.benches.client.runs import load_run, row_key
@@ -77,3 +78,12 @@ def test_the_recorded_fp8_gemm_is_against_the_dense_fp8_peak():
     percent, note = percent_of_peak(fp8, record.metadata)
     assert fp8["value"] == pytest.approx(1272.7, abs=0.05)
     assert percent == pytest.approx(64.31, abs=0.01) and note.startswith("peak 1979 ")
+
+
+def test_the_wizards_estimate_of_the_recorded_h200_training_steps():
+    # The memory kernel's fp32 steps on the H200 (max_memory_allocated): cnn 1,705, transformer 2,925, lora 2,225 MiB.
+    measured = {row["variant"]: row for row in load_run(H200_DIR / "run-memory.json").rows}
+    errors = {name: estimated_bytes(row["details"]["model"], cuda=True) / (row["value"] * 2**20) - 1
+              for name, row in measured.items()}
+    assert set(errors) == {"cnn", "transformer", "lora"} and all(abs(error) <= 0.15 for error in errors.values())
+    assert errors["transformer"] == pytest.approx(0.105, abs=0.01)  # dropout masks at 4 B made it +16 %

@@ -5,12 +5,15 @@ More published cases, each within 15 %, are in tests/configs/published_figures.p
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import estimate_memory, estimate_training, micro_batch_per_gpu
 from pth_top.configs.memory_inference import estimate_inference
+from pth_top.configs.memory_methods import gated_mlp_per_token
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
     ModelShape,
@@ -103,11 +106,26 @@ def test_fp32_training_keeps_its_dropout_masks_at_one_byte():
     4-layer fp32 step, `memory` kernel, 2,925 MiB measured: 3,393 estimated with the masks at 4 B, +16 %)."""
     s, b, h, a, layers = 1024, 8, 768, 12, 12
     base = s * b * h * layers
-    fp32 = transformer_activation_bytes(GPT2_SMALL, b, "none", False, 1, 4.0, dropout_masks=True)
+    fp32 = transformer_activation_bytes(GPT2_SMALL, b, "none", False, 1, 4.0, dropout_masks=2.0)
     assert fp32 == base * 66 + 9 * a * s * s * b * layers
-    assert transformer_activation_bytes(GPT2_SMALL, b, "none", False, 1, 2.0, dropout_masks=True) == \
+    assert transformer_activation_bytes(GPT2_SMALL, b, "none", False, 1, 2.0, dropout_masks=2.0) == \
         transformer_activation_bytes(GPT2_SMALL, b, "none", False, 1, 2.0)  # Korthikanti's 16-bit count as it is
     assert transformer_activation_bytes(GPT2_SMALL, b, "none", False, 1, 4.0) == base * 68 + 10 * a * s * s * b * layers
+    # With flash the scores and their mask are gone: the two s*b*h masks stay one byte.
+    assert transformer_activation_bytes(GPT2_SMALL, b, "none", True, 1, 4.0, dropout_masks=2.0) == base * 66
+
+
+def test_a_gated_mlps_fp32_step_keeps_one_mask_not_two():
+    # gated_mlp_per_token drops the 4h MLP's dropout mask with its tensors: the attention's alone stays one byte.
+    llama = dataclasses.replace(LLAMA2_7B, sequence_length=2048, intermediate_size=11008, gated_mlp=True)
+    per_token = gated_mlp_per_token(34.0, 4096, 11008, frozen_mlp=False)
+    base = 2048 * 4096 * 32
+    fp32 = transformer_activation_bytes(llama, 1, "none", True, 1, 4.0, per_token, dropout_masks=1.0)
+    assert fp32 == int(base * ((per_token - 1) * 2 + 1))
+    breakdown = estimate_training(llama, precision="fp32", optimizer="adamw", global_batch=1, flash_attention=True)
+    assert any(", dropout masks 1 B" in line for line in breakdown.formula), breakdown.formula
+
+
 
 
 def test_gpt2_sizes_for_weights_and_optimizer_state():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import Context
 from pth_top.configs.compat import compatibility_blockers
@@ -90,6 +92,7 @@ def test_an_sxm_gpu_comes_as_a_whole_eight_gpu_server(catalog):
     assert (system.id, quantity) == ("nvidia-dgx-h100", 1)
     assert set(asm.chosen) == {"gpu", "system"}
     assert asm.unit_prices["gpu"] == 0 and asm.total_cny == asm.unit_prices["system"]
+    assert asm.unit_prices["system"] == pytest.approx(system.price_cny * 1.13)  # a US price: China's 13 % VAT on it
     assert asm.unsatisfied == []
     # N+R redundant PSUs: capacity counts the 4 carrying units only.
     assert asm.psu_capacity_w == 4 * 3300

@@ -15,7 +15,7 @@ from pth_top.configs.build_file import dumps_build, load_build, loads_build, sav
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
-from pth_top.configs.speed_reads import decode_reads, prefill_flops
+from pth_top.configs.speed_reads import decode_bandwidth_fraction, decode_reads, prefill_flops
 from tests.configs.builders import answers
 from tests.configs.test_build_file import V1_FILE
 
@@ -116,7 +116,7 @@ def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu_only(catalog):
     assert build.speed.ceilings == "measured by the bench run 2026-01-01 (bench-x.json)"
     assert build.speed.inputs["bandwidth_gb_per_s"] == 100.0 and build.speed.inputs["tflops"] == 10.0
     assert "measured" in build.speed.summary[-1]
-    share = sp.decode_bandwidth_fraction(16.0) / sp.BENCH_BANDWIDTH_FRACTION  # bf16 weights
+    share = decode_bandwidth_fraction(16.0) / sp.BENCH_BANDWIDTH_FRACTION  # bf16 weights
     per_stream = build.speed.figures["decode_tokens_per_s_per_stream"]
     assert per_stream < datasheet.speed.figures["decode_tokens_per_s_per_stream"]
     assert any(f"{share:.2f} x 100 GB/s (measured)" in line for line in build.speed.formula)
@@ -393,7 +393,7 @@ def test_a_teacher_or_reference_model_adds_its_forward_to_each_training_step():
 
 def test_wider_weights_decode_nearer_the_bandwidth():
     # llama.cpp's 7B on an RTX 4090 and 3090 (pull 4766): Q4_0 (4.5 bits) 0.65, Q8_0 (8.5) 0.75, F16 0.80.
-    assert [sp.decode_bandwidth_fraction(bits) for bits in (2.0, 4.5, 8.5, 16.0, 32.0)] == \
+    assert [decode_bandwidth_fraction(bits) for bits in (2.0, 4.5, 8.5, 16.0, 32.0)] == \
         pytest.approx([0.65, 0.65, 0.75, 0.80, 0.80])
-    assert sp.decode_bandwidth_fraction(6.5) == pytest.approx(0.70)  # linear between the points
-    assert sp.decode_bandwidth_fraction(16.0, moe=True) == pytest.approx(0.80 * sp.MOE_DECODE_BANDWIDTH_FRACTION / 0.65)
+    assert decode_bandwidth_fraction(6.5) == pytest.approx(0.70)  # linear between the points
+    assert decode_bandwidth_fraction(16.0, moe=True) == pytest.approx(0.80 * sp.MOE_DECODE_BANDWIDTH_FRACTION / 0.65)

@@ -215,8 +215,9 @@ def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(
 
 def test_a_tight_training_build_names_the_recompute_that_gives_it_room_on_the_same_card(catalog):
     # Audit R: Gemma 2 9B LoRA (r16, all linear layers) in torchtune at 512 tokens, micro-batch 1, no checkpointing, for
-    # CNY 20,000: 22.2 of 22.8 GiB on a 24 GB card; LitGPT's same run (gemma2-9b/lora.yaml) ran out of memory on a 24 GB
-    # A10G (Lightning-AI/litgpt config_hub/finetune/README.md). Full recompute holds it with the margin.
+    # CNY 23,000 (the card's US price with China's VAT): 22.2 of 22.8 GiB on a 24 GB card; LitGPT's same run
+    # (gemma2-9b/lora.yaml) ran out of memory on a 24 GB A10G (Lightning-AI/litgpt config_hub/finetune/README.md).
+    # Full recompute holds it with the margin.
     job = answers(workload__preset="custom", workload__parameters=9_241_705_984, workload__layers=42,
                   workload__hidden_size=3584, workload__attention_heads=16, workload__kv_heads=8,
                   workload__head_dim=256,

@@ -45,8 +45,9 @@ class HeadlessChromium:
         flags = CHROMIUM_FLAGS if window_size is None else (*CHROMIUM_FLAGS, "--window-size={},{}".format(*window_size))
         # Chromium leaves org.chromium.Chromium.* folders in TMPDIR: a short one of its own (its socket path must
         # fit 108 bytes, which pytest's folders do not), removed by stop().
+        binary = chromium_binary()
         self.scratch = Path(tempfile.mkdtemp(prefix="pth-chromium-"))
-        self.process = subprocess.Popen([chromium_binary(), *flags, f"--user-data-dir={profile}", "about:blank"],
+        self.process = subprocess.Popen([binary, *flags, f"--user-data-dir={profile}", "about:blank"],
                                         stdout=self.log, stderr=subprocess.STDOUT,
                                         env={**os.environ, "TMPDIR": str(self.scratch)})
         port_file = profile / "DevToolsActivePort"
@@ -56,7 +57,11 @@ class HeadlessChromium:
                 raise AssertionError(f"chromium exited: {Path(self.log.name).read_text()[-2000:]}")
             return port_file.exists() and port_file.read_text().count("\n") >= 1
 
-        wait_for(port_written, "chromium's DevTools port")
+        try:
+            wait_for(port_written, "chromium's DevTools port")
+        except BaseException:
+            self.stop()
+            raise
         self.port = int(port_file.read_text().splitlines()[0])
 
     async def page(self) -> "DevToolsPage":
