@@ -186,8 +186,9 @@ CNN_SCALED_BY_FLOPS = (
     "a U-Net at 512 px 343M against 338M, YOLOv8m at 640 px 162M against 191M, DeepLabV3+ R50-D8 at 512x1024 860M "
     "against 663M, ConvNeXt-B at 384 px 171M against 122M; with fewer, never below ResNet-50's density, as a "
     "depthwise net keeps as many values for few FLOPs (EfficientNet-B0: 22.1M on 0.77 GFLOP, ResNet-50's 21.5M), so a "
-    "narrow dense one is up to ~2x high (YOLOv5s at 640 px: 83M against 176M): count yours and give "
-    "workload.activation_elements_per_sample")
+    "narrow dense one is up to ~2x high (YOLOv5s at 640 px: 83M against 176M), and a transformer head on a CNN "
+    "backbone about 2x low (Mask2Former R-50 at 1024 px, 2 images in fp32: 13.7 GB in mmdetection's table, 7.1 "
+    "estimated): count yours and give workload.activation_elements_per_sample")
 
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
