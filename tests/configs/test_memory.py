@@ -115,6 +115,19 @@ def test_fp32_training_keeps_its_dropout_masks_at_one_byte():
     assert transformer_activation_bytes(GPT2_SMALL, b, "none", True, 1, 4.0, dropout_masks=2.0) == base * 66
 
 
+def test_fp32_masks_on_each_side_of_an_encoder_decoder_and_under_attention_only_lora():
+    # Each side keeps its own masks; the encoder's K and V in each decoder layer are values, not masks.
+    enc, dec, b, h, layers, dec_layers = 1500, 448, 2, 1280, 64, 32
+    whisper = ModelShape("transformer", 1_543_490_560, layers=layers, hidden_size=h, attention_heads=20,
+                         sequence_length=enc, decoder_layers=dec_layers, decoder_sequence_length=dec)
+    fp32 = transformer_activation_bytes(whisper, b, "none", True, 1, 4.0, dropout_masks=2.0)
+    cross = 2 * enc * whisper.kv_width * b * dec_layers * 4
+    assert fp32 == enc * b * h * (layers - dec_layers) * 66 + dec * b * h * dec_layers * 66 + cross
+    # Attention-only LoRA keeps 24 of the 34 (no MLP inputs), both masks among them.
+    assert transformer_activation_bytes(GPT2_SMALL, 8, "none", True, 1, 4.0, 24.0, dropout_masks=2.0) == \
+        1024 * 8 * 768 * 12 * ((24 - 2) * 2 + 2)
+
+
 def test_a_gated_mlps_fp32_step_keeps_one_mask_not_two():
     # gated_mlp_per_token drops the 4h MLP's dropout mask with its tensors: the attention's alone stays one byte.
     llama = dataclasses.replace(LLAMA2_7B, sequence_length=2048, intermediate_size=11008, gated_mlp=True)
