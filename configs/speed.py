@@ -25,6 +25,7 @@ DECODE_BANDWIDTH_FRACTION = 0.65
 # (smeltcore.com/recipes/qwen3-30b-a3b-rtx-3090-ti); gpt-oss-20b MXFP4 on an RTX 4080 Super, 139 tokens/s, gives
 # ~0.46 (tests/configs/published_workloads.py): between the two.
 MOE_DECODE_BANDWIDTH_FRACTION = 0.55
+MOE_DECODE_SHARE = MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION  # a MoE's fraction to a dense model's
 # Each layer of a decode step also runs a dozen small kernels (norms, RoPE, attention, residual adds) whose time
 # does not scale with the bytes read: a launch part and a part that takes longer the fewer CUDA cores there are.
 # Fitted, with bandwidth at DECODE_BANDWIDTH_FRACTION, on two llama.cpp figures: RTX 4090 (82.6 FP32 TFLOP/s),
@@ -174,8 +175,7 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
                        moe: bool = False) -> tuple[float, str]:
     """GB/s decoding reaches on all the GPUs together, and how."""
     if device.decode_bandwidth_fraction:  # the card's own (fitted whatever the weights' bits), MoE in proportion
-        fraction = device.decode_bandwidth_fraction * (
-            MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION if moe else 1.0)
+        fraction = device.decode_bandwidth_fraction * (MOE_DECODE_SHARE if moe else 1.0)
     share = min(0.95, fraction / BENCH_BANDWIDTH_FRACTION) if device.measured_bandwidth else fraction
     what = "measured" if device.measured_bandwidth else "datasheet"
     if device.decode_bandwidth_fraction:

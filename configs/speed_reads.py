@@ -21,13 +21,13 @@ DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, sp.DECODE_BANDWIDTH_FRACTION), (8.5, 0.7
 
 def decode_bandwidth_fraction(weight_bits: float, moe: bool = False) -> float:
     """The common decode fraction for weights of this many bits a parameter, linear between the fitted points; a
-    mixture of experts' in MOE_DECODE_BANDWIDTH_FRACTION's proportion."""
+    mixture of experts' in speed.MOE_DECODE_SHARE's proportion."""
     points = DECODE_FRACTION_BY_WEIGHT_BITS
     bits = min(max(weight_bits, points[0][0]), points[-1][0])
     (low_bits, low), (high_bits, high) = next(
         (lower, upper) for lower, upper in zip(points, points[1:], strict=False) if bits <= upper[0])
     dense = low + (high - low) * (bits - low_bits) / (high_bits - low_bits)
-    return dense * (sp.MOE_DECODE_BANDWIDTH_FRACTION / sp.DECODE_BANDWIDTH_FRACTION if moe else 1.0)
+    return dense * (sp.MOE_DECODE_SHARE if moe else 1.0)
 
 
 @dataclass(frozen=True, slots=True)
