@@ -218,8 +218,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     kind = workload.kind
     if kind == "transformer":
         layers, hidden, vocab = workload.layers, workload.hidden_size, workload.vocabulary_size
-        parameters = workload.parameters or 12 * layers * hidden * hidden + vocab * hidden
-        origin = "given" if workload.parameters else "12*L*h^2 + V*h"
+        parameters = workload.parameters or derived_parameters(workload)
+        origin = "given" if workload.parameters else DERIVED_PARAMETERS_TEXT
         return ModelShape(
             kind="transformer", parameters=parameters, layers=layers, hidden_size=hidden,
             attention_heads=workload.attention_heads, kv_heads=workload.kv_heads,
@@ -254,6 +254,28 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     return ModelShape(kind="generic", parameters=workload.parameters), (
         f"custom model: {workload.parameters / 1e6:,.1f}M parameters (no architecture: activations unknown)"
     )
+
+
+# What a custom transformer's count is when none is given (a MoE's shared experts are not counted either).
+DERIVED_PARAMETERS_TEXT = (
+    "counted from the shape: L x (attention 2 x h x d x (a + h_kv heads) + the MLP's 2, or 3 gated, x h x m, x its "
+    "experts) + V x h for the embeddings, and again for an untied LM head; norms and biases left out")
+
+
+def derived_parameters(workload: Workload) -> int:
+    """A custom transformer's parameter count from its shape: attention with its key/value heads, the MLP at its
+    width (gated: 3 matrices), every routed expert, the embeddings and an untied LM head (12*L*h^2 + V*h, GPT-2's,
+    counts Qwen2.5-7B as 4.86B of 7.62)."""
+    hidden, heads = workload.hidden_size, workload.attention_heads or 1
+    head_dim = workload.head_dim or hidden // heads
+    kv_heads = workload.kv_heads or heads
+    attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    mlp = (3 if workload.gated_mlp else 2) * hidden * (workload.intermediate_size or 4 * hidden)
+    experts = max(workload.experts_count, 1)
+    # An encoder-decoder's decoder layers (counted in L) also attend to the encoder: a second attention block.
+    layer_weights = workload.layers * (attention + experts * mlp) + workload.decoder_layers * attention
+    heads_out = 1 if workload.tied_embeddings or workload.encoder_only else 2
+    return layer_weights + heads_out * workload.vocabulary_size * hidden
 
 
 def resolution_scale(preset: ModelPreset, input_size_px: int) -> tuple[float, str]:

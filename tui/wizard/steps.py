@@ -36,7 +36,7 @@ STEPS: tuple[StepSpec, ...] = (
     ), (("answers", "scenario", "Scenario"),)),
     StepSpec("workload", "Workload", (
         "Pick a model preset, or 'custom' and give its numbers: a transformer's layers, hidden size, heads and "
-        "sequence length (leave parameters at 0 to derive them as 12*L*h^2 + V*h); a CNN's parameters and input "
+        "sequence length (leave parameters at 0 to count them from the shape); a CNN's parameters and input "
         "size; a diffusion transformer (FLUX, SD3.5): also its denoising steps, s = latent + text tokens; an "
         "encoder-decoder (Whisper, T5): its decoder's layers (of L) and tokens, s the encoder's; an encoder "
         "(bge-m3, a reranker): encoder_only, nothing generated. "

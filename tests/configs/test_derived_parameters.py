@@ -1,0 +1,57 @@
+"""A custom transformer given without its parameter count is counted from its shape, as transformers builds it."""
+
+from __future__ import annotations
+
+import pytest
+
+from pth_top.configs.answer_types import Workload
+from pth_top.configs.presets import derived_parameters
+from pth_top.configs.recommend import recommend
+
+from .builders import answers
+
+
+def shape(layers: int, hidden: int, heads: int, kv_heads: int, mlp: int, vocabulary: int, **more: object) -> Workload:
+    return Workload(preset="custom", layers=layers, hidden_size=hidden, attention_heads=heads, kv_heads=kv_heads,
+                    intermediate_size=mlp, vocabulary_size=vocabulary, **more)  # type: ignore[arg-type]
+
+
+# (config.json shape, the published count, what the count leaves out): each model's config.json and safetensors
+# index on huggingface.co; the norms (2h a layer) and Qwen's q/k/v biases are the whole difference.
+PUBLISHED_COUNTS = [
+    pytest.param(shape(28, 3584, 28, 4, 18_944, 152_064, gated_mlp=True), 7_615_616_512, 333_312,
+                 id="qwen2.5-7b-gqa-untied"),
+    pytest.param(shape(80, 8192, 64, 8, 28_672, 128_256, gated_mlp=True), 70_553_706_496, 1_318_912,
+                 id="llama-3-70b-gqa-untied"),
+    # GPT-2 small ties its LM head to the embeddings; its 786,432 learned positions and biases are not counted.
+    pytest.param(shape(12, 768, 12, 0, 0, 50_257, tied_embeddings=True), 124_439_808, 907_776, id="gpt2-small-tied"),
+]
+
+
+@pytest.mark.parametrize(("workload", "published", "left_out"), PUBLISHED_COUNTS)
+def test_derived_count_is_the_published_count_less_norms_and_biases(workload: Workload, published: int,
+                                                                    left_out: int) -> None:
+    assert derived_parameters(workload) == published - left_out
+
+
+def test_a_mixture_of_experts_counts_every_expert() -> None:
+    dense = shape(24, 2048, 16, 4, 1408, 0, gated_mlp=True)
+    moe = shape(24, 2048, 16, 4, 1408, 0, gated_mlp=True, experts_count=64)
+    assert derived_parameters(moe) - derived_parameters(dense) == 24 * 63 * 3 * 2048 * 1408
+
+
+def test_a_7b_served_in_bf16_given_by_its_shape_is_not_sold_a_16_gb_card(catalog) -> None:
+    """DeepSeek-R1-Distill-Qwen-7B (Qwen2.5-7B's shape) in bf16 under vLLM is 15.2 GB on disk (databasemart.com's
+    vLLM RTX 4090 benchmark): a 16 GB card cannot start it. Counted as 12*L*h^2 + V*h it was 4.86B, and an RTX 5070
+    Ti 16GB was recommended."""
+    given: dict[str, object] = {"workload__preset": "custom", "workload__layers": 28, "workload__hidden_size": 3584,
+             "workload__attention_heads": 28, "workload__kv_heads": 4, "workload__intermediate_size": 18_944,
+             "workload__gated_mlp": True, "workload__vocabulary_size": 152_064, "workload__sequence_length": 4096,
+             "workload__batch_size": 1, "task__mode": "inference", "task__precision": "bf16",
+             "task__serving_engine": "vllm", "scenario": "inference_server", "budget__amount": 3000.0,
+             "budget__currency": "EUR"}
+    scenario = given.pop("scenario")
+    build = recommend(answers(str(scenario), **given), catalog)
+    assert build.feasible
+    assert build.memory.weights_bytes / 1e9 == pytest.approx(15.2, rel=0.01)
+    assert build.component("gpu").spec["memory_gib"] >= 24
