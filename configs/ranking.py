@@ -54,6 +54,8 @@ RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
 def gpu_metric(ctx: Context) -> tuple[str, str]:
     """The ranking's metric and how the reasoning names it, per unit of the buyer's money."""
     metric, text = _metric(ctx)
+    if entry_vram_first(ctx):
+        text = f"the most GPU memory the budget buys (entry tier: VRAM first, guide §6.1), then {text}"
     stated = _held_target(ctx)
     if stated is not None:
         verb = "decode at" if stated[0].decode else "take"
@@ -66,8 +68,6 @@ def _metric(ctx: Context) -> tuple[str, str]:
     if ctx.edge:
         return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, images or samples/s, or training rate), "
                             "fastest first: an edge module is bought for the one job it runs")
-    if ctx.tier == "entry":
-        return "memory_gib", f"GiB of GPU memory per {unit} (entry tier: VRAM first, guide §6.1)"
     if ctx.answers.task.mode == "inference" and (ctx.shape.denoising_steps or forward_only(ctx.shape)):
         rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
         why = "denoising is" if ctx.shape.denoising_steps else "a forward pass an input, nothing generated:"
@@ -78,6 +78,18 @@ def _metric(ctx: Context) -> tuple[str, str]:
         links = ", with what a step waits on the links between its GPUs" if ctx.gpu_count > 1 else ""
         return TRAINING_SPEED, f"the job's predicted training rate{links} per {unit} of the whole build"
     return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (Dettmers 2023)"
+
+
+def entry_vram_first(ctx: Context) -> bool:
+    """The guide's entry tier (§6.1, 优先保障GPU显存) spends the budget on GPU memory first: the largest card the
+    budget buys leads, the job's metric a unit of money among equals (not GiB a yuan: a ¥2,399 12 GB RTX 3060
+    before a 16 GB RTX 5060 Ti that also fits a ¥7,500 budget and decodes 1.2x faster)."""
+    return ctx.tier == "entry" and not ctx.edge
+
+
+def memory_first_key(ctx: Context, gpu: Part) -> int:
+    """Whole usable GiB, negated, where the entry tier ranks by memory first (cards of one class tie); else 0."""
+    return -round(usable_bytes(ctx, gpu) / GIB) if entry_vram_first(ctx) else 0
 
 
 def job_speed(ctx: Context, gpu: Part) -> float:
@@ -218,7 +230,7 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
                      ) -> tuple[Assembly, Part] | None:
     """The acceptable build with the best build score among these GPUs; `cheapest` keeps the cheapest build seen
     as (breaks its own rules, price, GPU, build), a build that keeps its rules before any that does not."""
-    best: tuple[float, str, Assembly, Part] | None = None
+    best: tuple[int, float, str, Assembly, Part] | None = None
     for gpu in gpus:
         known = cheapest[0] if cheapest and not cheapest[0][0] else None
         if known and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, known[1]):
@@ -228,10 +240,10 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
         if not cheapest or seen[:2] < cheapest[0][:2]:
             cheapest[:] = [seen]
         if acceptable(ctx, assembly):
-            score = build_score(ctx, assembly, gpu)
-            if best is None or (-score, gpu.id) < (-best[0], best[1]):
-                best = (score, gpu.id, assembly, gpu)
-    return None if best is None else (best[2], best[3])
+            key = (memory_first_key(ctx, gpu), -build_score(ctx, assembly, gpu), gpu.id)
+            if best is None or key < best[:3]:
+                best = (*key, assembly, gpu)
+    return None if best is None else (best[3], best[4])
 
 
 def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Part]]:
