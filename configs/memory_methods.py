@@ -209,9 +209,11 @@ def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
                                     f"params x {size:g} B ({precision}), in weights, not trained")
 
 
-# Tokens a parameter from which a full training run is a pretraining, not a fine-tune: Chinchilla's compute-optimal
-# 20 (Hoffmann et al. 2022, arXiv:2203.15556); a fine-tune's data set is a small fraction of that.
-PRETRAINING_TOKENS_PER_PARAMETER = 20
+# Tokens a parameter from which a full training run is a pretraining, not a fine-tune: OPT-175B's 180B tokens (1.03,
+# arXiv:2205.01068) and GPT-3's 300B (1.7) were pretrainings, far under Chinchilla's 20; a fine-tune's set is ~0.1
+# (Tulu 3's SFT ~1B tokens for 8B), and LoRA falls well short of full training in continued pretraining on 20B tokens
+# of code for a 7B (arXiv:2405.09673).
+PRETRAINING_TOKENS_PER_PARAMETER = 1
 
 
 def pretraining(answers: Answers, parameters: float) -> bool:

@@ -294,3 +294,20 @@ def test_an_edge_job_no_module_holds_names_no_server_of_another_gpu_count(catalo
     line = recommend(job, catalog, today=TODAY).blockers[0]
     assert "in a server of" not in line and "scale.gpu_count" not in line, line
 
+
+
+def test_a_pretraining_at_one_token_a_parameter_is_still_no_job_for_adapters(catalog):
+    # OPT-175B was pretrained on 180B tokens (arXiv:2205.01068: 1.03 tokens a parameter, as GPT-3's 300B were 1.7),
+    # far under Chinchilla's 20: LoRA and "QLoRA of the model" were offered as ways to run it.
+    job = answers("team_training", workload__preset="custom", workload__parameters=175_000_000_000,
+                  workload__layers=96, workload__hidden_size=12288, workload__attention_heads=96,
+                  workload__vocabulary_size=50272, workload__sequence_length=2048, workload__batch_size=1024,
+                  task__recompute="full", task__accumulation_steps=128, data__tokens_count=180_000_000_000,
+                  scale__gpu_count=8, scale__sharding="zero3", budget__currency="USD", budget__amount=2_000_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    assert not any("LoRA" in line for line in build.feasible_alternatives + build.blockers + build.warnings)
+    assert build.feasible_alternatives[0].startswith("beyond one machine: "), build.feasible_alternatives
+    # A fine-tuning set of 0.1 tokens a parameter keeps them.
+    tuned = recommend(job.with_value("data", "tokens_count", 17_500_000_000), catalog, today=TODAY)
+    assert any("LoRA" in line for line in tuned.feasible_alternatives)
