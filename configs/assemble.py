@@ -6,7 +6,6 @@ Each part is the cheapest meeting the rules, or the pinned one; a rule nothing m
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Callable
 
 from pth_top.configs import stacks
@@ -33,6 +32,7 @@ from pth_top.configs.platforms import (
     server_chassis_allowed,
 )
 from pth_top.configs.power import choose_psu
+from pth_top.configs.ram_choice import board_with_ram_cost, channels_to_fill, choose_ram
 from pth_top.configs.rules import (
     Floor,
     checkpoint_staging_gib,
@@ -155,7 +155,7 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
     """CPU, board, RAM, storage, cooler and ATX PSUs; False when no set of ATX units feeds it."""
     cpu = _choose_cpu(ctx, asm, gpu, need_ecc, ram_floor.value)
     board = _choose_board(ctx, asm, gpu, cpu, need_ecc, ram_floor.value)
-    _choose_ram(ctx, asm, board, need_ecc, ram_floor)
+    choose_ram(ctx, asm, board, need_ecc, ram_floor)
     choose_storage(ctx, asm, board)
     cooler = _choose_cooler(ctx, asm, cpu)
     if gpu is not None and on_risers(ctx, board, gpu, ctx.gpu_count):
@@ -288,7 +288,6 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     return cpu
 
 
-UNFILLABLE_PLATFORM_CNY = 1e12  # sorts a board that takes no RAM for the floor after every other
 
 
 def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> float | None:
@@ -297,15 +296,9 @@ def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ra
     boards = _boards_for(ctx, gpu, cpu, need_ecc, ram_floor_gib)
     if not boards:
         return None
-    return part_price(ctx, cpu) + min(_board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib)
+    return part_price(ctx, cpu) + min(board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib,
+                                                           channels_to_fill(ctx, cpu))
                                       + mount_cost(ctx, board, gpu, ctx.gpu_count) for board in boards)
-
-
-def _board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib: float) -> float:
-    """The board with the cheapest RAM it takes for the floor; one that takes none sorts after every other (the RAM
-    rule then says why)."""
-    kits = _ram_candidates(ctx, board, need_ecc, ram_floor_gib)
-    return part_price(ctx, board) + (min(cost for cost, *_ in kits) if kits else UNFILLABLE_PLATFORM_CNY)
 
 
 def _training_offload_text(stack: str, sharding: str) -> str:
@@ -318,8 +311,10 @@ def _training_offload_text(stack: str, sharding: str) -> str:
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
     # Ranked with the RAM it takes, as the CPU was (a DDR5 board a little cheaper than a DDR4 one is not).
-    candidates = [(_board_with_ram_cost(ctx, board, need_ecc, ram_floor) + mount_cost(ctx, board, gpu, ctx.gpu_count),
-                   board, 1) for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
+    channels = channels_to_fill(ctx, cpu)
+    candidates = [(board_with_ram_cost(ctx, board, need_ecc, ram_floor, channels)
+                   + mount_cost(ctx, board, gpu, ctx.gpu_count), board, 1)
+                  for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = offered(ctx, "motherboard")
     boards_it_runs_on = [board for board in all_boards if runs_on(cpu, board)] or all_boards
     board, _ = rank(ctx, asm, "motherboard", candidates, boards_it_runs_on,
@@ -345,47 +340,6 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     lines.extend(board.notes_for(ctx.market))
     asm.reasons["motherboard"] = lines
     return board
-
-
-def _ram_candidates(ctx: Context, board: Part, need_ecc: bool, floor_gib: float) -> list[tuple[float, Part, int]]:
-    """(price, kit, how many) for each kit the board takes in the quantity the floor needs (1 yuan a module breaks
-    ties toward fewer modules)."""
-    candidates = []
-    for kit in offered(ctx, "memory_kit"):
-        if kit["memory_type"] != board["memory_type"] or kit["registered"] != board["memory_registered"]:
-            continue
-        if need_ecc and not kit["ecc"]:
-            continue
-        quantity = max(1, math.ceil(floor_gib / kit["capacity_gib"]))
-        if quantity * kit["modules_count"] > board["dimm_slots_count"]:
-            continue
-        if quantity * kit["capacity_gib"] > board["max_memory_gib"]:
-            continue
-        candidates.append((part_price(ctx, kit) * quantity + kit["modules_count"] * quantity, kit, quantity))
-    return candidates
-
-
-def _choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
-    candidates = _ram_candidates(ctx, board, need_ecc, floor.value)
-    fitting = [kit for kit in offered(ctx, "memory_kit") if kit["memory_type"] == board["memory_type"]
-               and kit["registered"] == board["memory_registered"]] or offered(ctx, "memory_kit")
-    kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,
-                         closest=lambda part: (-part["capacity_gib"], part_price(ctx, part), part.id))
-    if quantity * kit["capacity_gib"] < floor.value:
-        asm.unsatisfied_add(f"RAM {quantity} x {kit['capacity_gib']:g} GiB = {quantity * kit['capacity_gib']:g} GiB "
-                            f"is below the floor: {floor.reason}")
-    lines = [floor.reason, f"{quantity} x {kit['capacity_gib']:g} GiB {kit['memory_type']}-{kit['speed_mt_per_s']:g} = "
-             f"{quantity * kit['capacity_gib']:g} GiB, "
-             f"cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"]
-    if kit["ecc"]:
-        lines.append("ECC registered memory: a server platform's memory, and at the high budget tier required for "
-                     "3+ GPUs, whose workstation platform it comes with (guide §6.1)")
-    if kit["memory_type"] == "DDR4" and ctx.answers.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb:
-        lines.append(
-            "the guide suggests DDR5 >= 4800 for large data (§3.1); "
-            "capacity matters more than generation for data loading"
-        )
-    asm.reasons["memory_kit"] = lines
 
 
 def _choose_cooler(ctx: Context, asm: Assembly, cpu: Part) -> Part:

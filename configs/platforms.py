@@ -217,7 +217,7 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
 def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, why: str = "") -> None:
     """PCIe cards in a server barebone: the chassis (board, PSUs, fans, heatsinks) plus CPUs, RAM and drives."""
     # assemble imports this module; its RAM and storage choosers take a board, which the barebone stands in for.
-    from pth_top.configs.assemble import _choose_ram
+    from pth_top.configs.ram_choice import choose_ram
 
     count = ctx.gpu_count
     candidates = [(part_price(ctx, chassis), chassis, 1) for chassis, _ in system_options(ctx, gpu)]
@@ -249,7 +249,7 @@ def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, 
     cpu, sockets = _barebone_cpu(ctx, asm, gpu, chassis)
     board = dataclasses.replace(chassis, kind="motherboard")  # its board: memory type, DIMM and M.2 slots
     ram_floor = _capped_to_the_chassis(ram_floor, chassis)
-    _choose_ram(ctx, asm, board, ecc_required(ctx), ram_floor)
+    choose_ram(ctx, asm, board, ecc_required(ctx), ram_floor)
     choose_storage(ctx, asm, board)
     _, dimm_kits = asm.chosen["memory_kit"]
     _, drives = asm.chosen["storage"]

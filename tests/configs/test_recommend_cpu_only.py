@@ -425,3 +425,18 @@ def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
     kit = build.component("memory_kit")
     ram_gib = kit.spec["capacity_gib"] * kit.quantity
     assert ram_gib >= model_gib * 1.1 + 4, ram_gib
+
+
+def test_a_cpu_only_decode_fills_every_memory_channel_of_a_server_cpu(catalog):
+    # Phi-4 14B Q4_K_M under llama.cpp on an EPYC 9554: 28.74 tokens/s with all 12 channels of DDR5 filled
+    # (ahelpme.com/?p=6685); the cheapest kit for the 16 GiB floor filled 4, a third of the bandwidth the decode reads.
+    chosen = answers(workload__preset="custom", workload__parameters=14_659_507_200, workload__layers=40,
+                     workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=10,
+                     workload__intermediate_size=17920, workload__gated_mlp=True, workload__vocabulary_size=100352,
+                     workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
+                     task__precision="int4", task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m",
+                     budget__currency="USD", budget__amount=12000.0)
+    build = recommend(chosen, catalog, today=TODAY, pins={"gpu": ("none", 0), "cpu": ("epyc-9554", 1)})
+    kit = build.component("memory_kit")
+    assert kit.spec["modules_count"] * kit.quantity == 12
+    assert any("each of the CPU's 12 channels" in line for line in kit.reasoning)

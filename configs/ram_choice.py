@@ -1,0 +1,72 @@
+"""The build's RAM: the cheapest kit a board takes for the RAM floor, filling every channel where decode reads RAM."""
+
+from __future__ import annotations
+
+import math
+
+from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
+from pth_top.configs.parts import Part
+from pth_top.configs.rules import Floor
+
+UNFILLABLE_PLATFORM_CNY = 1e12  # sorts a board that takes no RAM for the floor after every other
+
+
+def board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib: float, channels: int = 0) -> float:
+    """The board with the cheapest RAM it takes for the floor (and the channels to fill); one that takes none sorts
+    after every other (the RAM rule then says why)."""
+    kits = ram_candidates(ctx, board, need_ecc, ram_floor_gib, channels)
+    return part_price(ctx, board) + (min(cost for cost, *_ in kits) if kits else UNFILLABLE_PLATFORM_CNY)
+
+
+def channels_to_fill(ctx: Context, cpu: Part | None) -> int:
+    """The memory channels a build that decodes from RAM (CPU-only, or llama.cpp --cpu-moe's experts) fills: its
+    rate is the populated channels' bandwidth (an EPYC 9554 with 4 of its 12 filled reads at a third); else 0."""
+    if cpu is None or not (ctx.gpu_count == 0 or ctx.answers.task.expert_offload):
+        return 0
+    return int(cpu.get("memory_channels_count", 0) or 0)
+
+
+def ram_candidates(ctx: Context, board: Part, need_ecc: bool, floor_gib: float, channels: int = 0
+                   ) -> list[tuple[float, Part, int]]:
+    """(price, kit, how many) for each kit the board takes in the quantity the floor needs, and at least one module
+    a channel of `channels` the board has slots for (1 yuan a module breaks ties toward fewer modules)."""
+    modules_floor = min(channels, board["dimm_slots_count"])
+    candidates = []
+    for kit in offered(ctx, "memory_kit"):
+        if kit["memory_type"] != board["memory_type"] or kit["registered"] != board["memory_registered"]:
+            continue
+        if need_ecc and not kit["ecc"]:
+            continue
+        quantity = max(1, math.ceil(floor_gib / kit["capacity_gib"]), math.ceil(modules_floor / kit["modules_count"]))
+        if quantity * kit["modules_count"] > board["dimm_slots_count"]:
+            continue
+        if quantity * kit["capacity_gib"] > board["max_memory_gib"]:
+            continue
+        candidates.append((part_price(ctx, kit) * quantity + kit["modules_count"] * quantity, kit, quantity))
+    return candidates
+
+
+def choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
+    channels = channels_to_fill(ctx, asm.chosen["cpu"][0] if "cpu" in asm.chosen else None)
+    candidates = ram_candidates(ctx, board, need_ecc, floor.value, channels)
+    fitting = [kit for kit in offered(ctx, "memory_kit") if kit["memory_type"] == board["memory_type"]
+               and kit["registered"] == board["memory_registered"]] or offered(ctx, "memory_kit")
+    kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,
+                         closest=lambda part: (-part["capacity_gib"], part_price(ctx, part), part.id))
+    if quantity * kit["capacity_gib"] < floor.value:
+        asm.unsatisfied_add(f"RAM {quantity} x {kit['capacity_gib']:g} GiB = {quantity * kit['capacity_gib']:g} GiB "
+                            f"is below the floor: {floor.reason}")
+    lines = [floor.reason, f"{quantity} x {kit['capacity_gib']:g} GiB {kit['memory_type']}-{kit['speed_mt_per_s']:g} = "
+             f"{quantity * kit['capacity_gib']:g} GiB, "
+             f"cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots"
+             + (f", a module in each of the CPU's {channels} channels (the decode reads RAM at their bandwidth)"
+                if channels > 2 else "")]
+    if kit["ecc"]:
+        lines.append("ECC registered memory: a server platform's memory, and at the high budget tier required for "
+                     "3+ GPUs, whose workstation platform it comes with (guide §6.1)")
+    if kit["memory_type"] == "DDR4" and ctx.answers.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb:
+        lines.append(
+            "the guide suggests DDR5 >= 4800 for large data (§3.1); "
+            "capacity matters more than generation for data loading"
+        )
+    asm.reasons["memory_kit"] = lines
