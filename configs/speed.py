@@ -37,6 +37,10 @@ DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
 PREFILL_COMPUTE_FRACTION = 0.6
+# A long prompt's attention core (QK^T, softmax, AV) reaches less: Qwen3-Coder-Next at 256k on an H200 in vLLM, 20.4 s
+# to the first token (millstoneai.com, 2026), is 0.40 of the BF16 rate with its matmuls at 0.6; FlashAttention 2 in
+# PyTorch's SDPA ran fwd+bwd at 0.28 and cuDNN's at 0.48 on the H200 here (tests/fakes/recorded/h200).
+PREFILL_ATTENTION_FRACTION = 0.4
 # An encoder's forward pass in eager PyTorch (transformers with FlashAttention 2 and unpadding): ModernBERT-large at
 # 8,192 tokens on an RTX 4090, 46.8k tokens/s x 1.1 GFLOP = 0.32 of 165 TFLOP/s (arXiv:2412.13663, Table 2).
 # TensorRT's fused BERT kernels reach about twice that; no engine offered here is TensorRT.
@@ -254,14 +258,21 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     return out
 
 
-def prefill_seconds(prefill_flops: float, weight_bytes: float, device: Device) -> tuple[float, str]:
-    """One prompt's prefill: its FLOPs at the prefill fraction, never faster than reading the weights once."""
+def prefill_seconds(prefill_flops: float, weight_bytes: float, device: Device, attention_flops: float = 0.0
+                    ) -> tuple[float, str]:
+    """One prompt's prefill: its matmuls at the prefill fraction and its attention core (`attention_flops`, of the
+    total) at the attention fraction, never faster than reading the weights once."""
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
-    seconds = prefill_flops / (compute * 1e12 * device.working_count)
+    gpus = f" x {device.count} GPUs" if device.working_count > 1 else ""
+    seconds = (prefill_flops - attention_flops) / (compute * 1e12 * device.working_count)
+    text = f"{(prefill_flops - attention_flops) / 1e12:.3g} TFLOP / ({compute_text}{gpus})"
+    if attention_flops:
+        attention, attention_text = achieved_tflops(device, PREFILL_ATTENTION_FRACTION)
+        seconds += attention_flops / (attention * 1e12 * device.working_count)
+        text += f" + attention {attention_flops / 1e12:.3g} TFLOP / ({attention_text}{gpus})"
     bandwidth, _ = achieved_bandwidth(device)
     seconds = max(seconds, weight_bytes / (bandwidth * 1e9))
-    gpus = f" x {device.count} GPUs" if device.working_count > 1 else ""
-    return seconds, f"first token: {prefill_flops / 1e12:.3g} TFLOP / ({compute_text}{gpus}) = {duration(seconds)}"
+    return seconds, f"first token: {text} = {duration(seconds)}"
 
 
 def transformer_flops_per_token(parameters: float, layers: int, hidden: int, context: int, method: str,

@@ -29,7 +29,7 @@ from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRA
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
-from pth_top.configs.speed_reads import DecodeReads, decode_reads, prefill_flops
+from pth_top.configs.speed_reads import DecodeReads, decode_reads, prefill_attention_flops, prefill_flops
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)
-    first_s, first_line = sp.prefill_seconds(prefill, weights, device)
+    first_s, first_line = sp.prefill_seconds(prefill, weights, device, prefill_attention_flops(shape, prompt))
     out.formula.insert(0, reads.line)
     attention_notes = f", h attention's width {shape.attention_flops_width:,}" + (
         " (MLA)" if shape.attention_width else "") if shape.attention_flops_width != shape.hidden_size else ""
@@ -173,7 +173,8 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: De
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     experts_bytes = expert_bytes(shape, task.precision, task.quantization, engine)
     out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
-    compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device)
+    compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
+                                      prefill_attention_flops(shape, reads.prompt))
     first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s,
                                             device.host_link_gb_per_s)
     out.formula.insert(0, reads.line)

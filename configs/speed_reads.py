@@ -110,4 +110,9 @@ def _moe_batch_reads(weights: float, active: float, share: float, batch: int) ->
 
 def prefill_flops(shape: ModelShape, prompt: int) -> float:
     """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2 (windows less)."""
-    return 2.0 * shape.active * prompt + 4.0 * shape.attention_flops_width * shape.attended_pairs(prompt)
+    return 2.0 * shape.active * prompt + prefill_attention_flops(shape, prompt)
+
+
+def prefill_attention_flops(shape: ModelShape, prompt: int) -> float:
+    """The attention core's share of a prompt's prefill: QK^T and AV over the causal pairs, 2*L*h*s^2."""
+    return 4.0 * shape.attention_flops_width * shape.attended_pairs(prompt)

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 43,
-test_requests.py 13): 87 here (185 in all).
+test_requests.py 13): 93 here (191 in all).
 """
 
 from __future__ import annotations
@@ -235,6 +235,21 @@ VLLM_QWEN3_14B = ("github.com/vllm-project/vllm/issues/20469: vLLM 0.9.1, one A1
                   "Qwen/Qwen3-14B-AWQ, --enforce-eager, benchmark_serving random 16,000 in / 200 out, "
                   "max-concurrency 1")
 MLPERF_INF = "github.com/mlcommons/inference_results_v4.1 closed"
+MILLSTONE = ("millstoneai.com/inference-benchmark/{} (vLLM, 2026-01; 1,024 output tokens a request, no prompt caching, "
+             "full-precision KV cache)")
+MILLSTONE_GPT_OSS_20B = MILLSTONE.format("gpt-oss-20b-mxfp4-1x-rtx-pro-6000-blackwell")
+MILLSTONE_GPT_OSS_120B = MILLSTONE.format("gpt-oss-120b-mxfp4-1x-h200-sxm")
+MILLSTONE_QNEXT = MILLSTONE.format("qwen3-coder-next-fp8-1x-h200-sxm")
+MILLSTONE_PRO6000_GAP = (
+    "long-context attention on this card runs slower than on an H200: the 128k request's extra KV cache (3.2 GB) "
+    "reads at ~0.33 of its bandwidth (105.5 against 250 tokens/s at 1k), where Qwen3-Coder-Next's 256k cache on the "
+    "H200 reads at ~0.73, and its prompt's attention at ~0.2 of the tensor rate, the H200's at 0.4")
+# Qwen3-Coder-Next (Qwen3-Next-80B-A3B config.json: 48 layers, hidden 2048, 16 heads of 256, 2 KV heads, 36 Gated
+# DeltaNet layers; 512 experts of 512, 10 a token, and a shared one: 5,632 active MLP width; vocabulary 151,936).
+QWEN3_CODER_NEXT = model_shape(Workload(
+    preset="custom", kind="transformer", parameters=79_700_000_000, active_parameters=3_000_000_000,
+    experts_count=512, experts_per_token=10, layers=48, hidden_size=2048, attention_heads=16, kv_heads=2, head_dim=256,
+    linear_attention_layers=36, intermediate_size=5632, gated_mlp=True, vocabulary_size=151_936, sequence_length=1))[0]
 # Qwen3-8B (huggingface.co/Qwen/Qwen3-8B config.json: 36 layers, hidden 4096, 32 heads of 128, 8 KV heads, SwiGLU
 # 12288, vocabulary 151,936, untied): 8.19B parameters.
 QWEN3_8B = ModelShape("transformer", 8_190_735_360, layers=36, hidden_size=4096, attention_heads=32, kv_heads=8,
@@ -402,6 +417,42 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("vllm-a100-qwen3-14b-awq-prefill-16k", f"{VLLM_QWEN3_14B}: mean TTFT 3,345 ms", 3.34537,
                    lambda: decode(QWEN3_14B, "int4", "a100-80gb-sxm", 200, engine="vllm",
                                   quantization="awq_g128")["first_token_s"]),
+    PublishedSpeed("millstone-h200-qwen3-coder-next-fp8-ttft-256k",
+                   f"{MILLSTONE_QNEXT}: TTFT of one request at 256k, 20.4 s", 20.4,
+                   lambda: decode(dataclasses.replace(QWEN3_CODER_NEXT, sequence_length=256_000), "int8",
+                                  "h200-141gb-sxm", 1024, engine="vllm", quantization="fp8")["first_token_s"],
+                   fitted=True),
+    PublishedSpeed("millstone-pro6000-gpt-oss-20b-ttft-128k",
+                   f"{MILLSTONE_GPT_OSS_20B}: TTFT of one request at 128k, 21.4 s", 21.4,
+                   lambda: decode(shape("gpt-oss-20b", 128_000), "int4", "rtx-pro-6000-blackwell-96gb", 1024,
+                                  preset="gpt-oss-20b", engine="vllm")["first_token_s"],
+                   gap=MILLSTONE_PRO6000_GAP, tolerance=0.55),
+    PublishedSpeed("millstone-pro6000-gpt-oss-20b-decode-1k",
+                   f"{MILLSTONE_GPT_OSS_20B}: one request at 1k, 250.0 tokens/s", 250.0,
+                   lambda: decode(shape("gpt-oss-20b", 1000), "int4", "rtx-pro-6000-blackwell-96gb", 1024,
+                                  preset="gpt-oss-20b", engine="vllm")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("millstone-pro6000-gpt-oss-20b-decode-128k",
+                   f"{MILLSTONE_GPT_OSS_20B}: one request at 128k, 105.5 tokens/s", 105.5,
+                   lambda: decode(shape("gpt-oss-20b", 128_000), "int4", "rtx-pro-6000-blackwell-96gb", 1024,
+                                  preset="gpt-oss-20b", engine="vllm")["decode_tokens_per_s_per_stream"],
+                   gap=MILLSTONE_PRO6000_GAP, tolerance=0.85),
+    PublishedSpeed("millstone-h200-qwen3-coder-next-fp8-decode-1k",
+                   f"{MILLSTONE_QNEXT}: one request at 1k, 210.8 tokens/s", 210.8,
+                   lambda: decode(dataclasses.replace(QWEN3_CODER_NEXT, sequence_length=1000), "int8",
+                                  "h200-141gb-sxm", 1024, engine="vllm", quantization="fp8")[
+                                      "decode_tokens_per_s_per_stream"],
+                   gap="each of its 48 layers is charged 30 us of small kernels, as a dense layer's; the step's 4.7 ms "
+                       "leave ~80 us a layer for routing 10 of 512 experts and the 36 Gated DeltaNet state updates, "
+                       "and no other single-GPU mixture of experts in this table needs such a term (SGLang's "
+                       "Qwen3-30B-A3B on an H20 +11 %, llama.cpp's gpt-oss on a DGX Spark -12 % and -16 %)",
+                   tolerance=1.0),
+    PublishedSpeed("millstone-h200-gpt-oss-120b-10-streams-1k",
+                   f"{MILLSTONE_GPT_OSS_120B}: peak 849 tokens/s at 10 requests, 1k context", 849,
+                   lambda: decode(shape("gpt-oss-120b", 1000), "int4", "h200-141gb-sxm", 1024, batch=10,
+                                  preset="gpt-oss-120b", engine="vllm")["decode_tokens_per_s_aggregate"],
+                   gap="as the row above: a vLLM mixture of experts decoding on one GPU spends more a layer than a "
+                       "dense one's small kernels, not counted here",
+                   tolerance=0.5),
     # --- transformer training ---
     PublishedSpeed("llmc-gpt2-774m-8xa100",
                    "github.com/karpathy/llm.c scripts/run_gpt2_774M.sh: 8x A100 80GB SXM, 524,288 tokens per step "

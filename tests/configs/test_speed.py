@@ -56,6 +56,14 @@ def test_first_token_is_the_prefill_flops_at_the_prefill_fraction():
     assert "first token" in line and "TFLOP" in line
 
 
+def test_a_long_prompts_attention_runs_at_the_attention_fraction():
+    # 60 TFLOP of which 40 attention (QK^T and AV over a long prompt): its core reaches 0.4, not the matmuls' 0.6.
+    seconds, line = sp.prefill_seconds(60e12, 1e9, ONE_GPU, attention_flops=40e12)
+    assert seconds == pytest.approx(20e12 / (sp.PREFILL_COMPUTE_FRACTION * 100e12)
+                                    + 40e12 / (sp.PREFILL_ATTENTION_FRACTION * 100e12))
+    assert sp.PREFILL_ATTENTION_FRACTION < sp.PREFILL_COMPUTE_FRACTION and "attention 40 TFLOP" in line
+
+
 def test_training_flops_per_token():
     n, layers, h, s = 1e9, 24, 2048, 2048
     attention = 12 * layers * h * s
