@@ -55,6 +55,7 @@ class Quote:
     floor_why: str = ""  # and why the server's own price was not taken
     abroad: bool = False  # a used listing in another market than the buyer's (shipping on top)
     import_vat_fraction: float = 0.0  # the buyer market's import VAT, in amount_cny (rules.toml budget)
+    source_vat_fraction: float = 0.0  # the VAT in another market's shop price, taken out of amount_cny
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +171,13 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
         return Quote(round(base.amount_cny * index.ratio, 2), base.amount, base.currency, index.as_of, base.source,
                      "indexed", base.market, index)
     quote = _pre_tax_abroad(part, market, rules) or _china_base(part, rules)
-    if quote.market == market and quote.currency == currency:
-        return quote
-    vat = import_vat(market, rules) if quote.market in rules.budget.prices_before_tax_markets else 0.0
-    return replace(_converted(quote), amount_cny=quote.amount_cny * (1 + vat), import_vat_fraction=vat)
+    if quote.market == market:
+        return quote if quote.currency == currency else _converted(quote)
+    # Another market's shop price: its own VAT out (an EU or China price has it in, a US one none), the buyer's in.
+    source_vat = 0.0 if quote.market in rules.budget.prices_before_tax_markets else import_vat(quote.market, rules)
+    vat = import_vat(market, rules)
+    return replace(_converted(quote), amount_cny=quote.amount_cny / (1 + source_vat) * (1 + vat),
+                   import_vat_fraction=vat, source_vat_fraction=source_vat)
 
 
 def _pre_tax_abroad(part: Part, market: str, rules: Rules) -> Quote | None:
@@ -258,7 +262,8 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     source = f", {q.source}" if q.source else ""
     if q.basis == "new":
         return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
-    vat = f", plus {q.import_vat_fraction:.0%} import VAT" if q.import_vat_fraction else ""
+    vat = (f", less its {q.source_vat_fraction:.0%} VAT" if q.source_vat_fraction else "") + (
+        f", plus {q.import_vat_fraction:.0%} import VAT" if q.import_vat_fraction else "")
     carried = f"{vat} (a listing abroad: shipping{'' if vat else ', import duty and VAT'} on top)" if q.abroad else vat
     if q.basis == "used" and not q.abroad:
         return f"price {shown}: {where} used market (second-hand listings), as of {q.as_of}{source}"

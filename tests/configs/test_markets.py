@@ -253,8 +253,21 @@ def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listin
     eu, us = quote(thor, "eu", "EUR", "new", RULES), quote(thor, "us", "USD", "new", RULES)
     assert eu.basis == "converted" and eu.amount_cny == pytest.approx(us.amount_cny * 1.19)
     assert "plus 19% import VAT" in quote_line(thor, eu, "EUR", RULES)
-    # A China price converted for the EU buyer already carries China's VAT: none added.
-    assert not quote(catalog.get("h200-141gb-nvl"), "eu", "EUR", "new", RULES).import_vat_fraction
+    # A China price converted for the EU buyer carries China's 13 % VAT: that out, the EU's 19 % in.
+    h200 = catalog.get("h200-141gb-nvl")
+    eu_h200 = quote(h200, "eu", "EUR", "new", RULES)
+    assert eu_h200.amount_cny == pytest.approx(h200.price_cny / 1.13 * 1.19)
+    assert "less its 13% VAT, plus 19% import VAT" in quote_line(h200, eu_h200, "EUR", RULES)
+
+
+def test_an_eu_shop_price_converted_for_a_us_buyer_loses_its_vat(catalog):
+    # The EPYC 7543P's only price is Greek retail, VAT included; a US shop price is before sales tax, so a US buyer
+    # paid the EU VAT on top of what a US shop would ask (~$418 a build, audit CC).
+    epyc = catalog.get("epyc-7543p")
+    us, eu = quote(epyc, "us", "USD", "new", RULES), quote(epyc, "eu", "EUR", "new", RULES)
+    assert eu.market == "eu" and us.market == "eu" and us.basis == "converted"
+    assert us.amount_cny == pytest.approx(eu.amount_cny / 1.19) and not us.import_vat_fraction
+    assert "less its 19% VAT" in quote_line(epyc, us, "USD", RULES)
 
 
 def test_a_china_buyer_pays_chinas_13_percent_vat_on_a_us_shop_price(catalog):
