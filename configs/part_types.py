@@ -116,6 +116,7 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     availability_reason: str = ""  # required (configs.parts) unless availability is "new"
     # Sold new only in these markets (China-only SKUs: ["cn"]); empty: wherever the export rules allow.
     sold_new_in: list[Market] = []
+    old_stock_in: list[Market] = []  # end of life (used_only), yet a dated new listing there: sold new in these
     # Devices torch sees per package (an MI250X is two GCDs): benches.client.peaks divides the peaks by it.
     devices_per_package: AtLeastOne = 1
     # A desktop_system (DGX Spark) is a whole computer: the drive it ships with; 0 for a card or module.

@@ -62,13 +62,16 @@ class Part:
 
     def buyable(self, condition: str, market: str = "cn") -> bool:
         """Whether it can be bought in `market` under the answers' condition ("new", or "used" which allows used):
-        end of life is used only; an export-licensed part is used only in China; a market-only SKU (RTX 4090 D)
-        is sold nowhere else, except used where the catalog has a used price there."""
+        end of life is used only, except where the catalog dates a new listing of its old stock (old_stock_in); an
+        export-licensed part is used only in China; a market-only SKU (RTX 4090 D) is sold nowhere else, except used
+        where the catalog has a used price there."""
         market = market.lower()
         availability = self.spec.get("availability", "new")
         sold_in = self.spec.get("sold_new_in") or []
         if sold_in and market not in sold_in:
             return condition == "used" and market in (self.spec.get("used_prices") or {})
+        if availability == "used_only" and market in (self.spec.get("old_stock_in") or []):
+            return True  # a US shop's $425 RTX 4060 Ti 16GB of May 2026, though Ada GeForce is out of production
         if availability == "used_only" or (availability == "not_sold_new_cn" and market == "cn"):
             return condition == "used"
         return True
