@@ -25,8 +25,9 @@ def chooses_ram_for_experts(ctx: Context, assembly: Assembly) -> bool:
 
 
 def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly) -> Assembly:
-    """With the experts in RAM (task.expert_offload): the desktop CPU, with its board and cheapest fitting kit, whose
-    RAM has the most bandwidth and whose build the budget buys, the cheaper among equals; else the cheapest build."""
+    """With the experts in RAM (task.expert_offload): the desktop CPU, with its board and kit (the least money a GB/s),
+    whose RAM has the most bandwidth and whose build the budget buys, the cheaper among equals; else the cheapest
+    build."""
     # Desktops only: a workstation's share of its many channels is not predicted.
     best = best_desktop_cpu_build(ctx, gpu, cheapest, lambda build: round(ram_gb_per_s(build), 1))
     if best is not cheapest:

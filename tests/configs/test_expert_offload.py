@@ -44,6 +44,10 @@ def test_the_experts_leave_the_gpu_for_ram_and_the_ram_is_sized_for_them(catalog
     kit = build.component("memory_kit")
     # The experts are a part of the file staged in RAM, not a second copy: 64 GiB + the OS, not 64 + 54.
     assert offloaded.host_offload_bytes / GIB + 4 <= kit.quantity * kit.spec["capacity_gib"] <= 96
+    # One module a channel: two 64 GB kits cost less than the 96 GB one, but four DDR5 DIMMs run at 3,600 MT/s, and
+    # the experts decode at the RAM's bandwidth (the 96 GB kit's money a GB/s is the lower).
+    assert kit.quantity * kit.spec["modules_count"] == 2
+    assert any("a GB/s of bandwidth" in line for line in kit.reasoning)
 
 
 def test_decode_reads_the_experts_from_the_builds_ram(catalog):
