@@ -220,11 +220,13 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         layers, hidden, vocab = workload.layers, workload.hidden_size, workload.vocabulary_size
         parameters = workload.parameters or derived_parameters(workload)
         origin = "given" if workload.parameters else DERIVED_PARAMETERS_TEXT
+        active = workload.active_parameters or (derived_parameters(workload, active=True) if not workload.parameters
+                                                and workload.experts_count and workload.experts_per_token else 0)
         return ModelShape(
             kind="transformer", parameters=parameters, layers=layers, hidden_size=hidden,
             attention_heads=workload.attention_heads, kv_heads=workload.kv_heads,
             sequence_length=workload.sequence_length, intermediate_size=workload.intermediate_size,
-            gated_mlp=workload.gated_mlp, vocabulary_size=vocab, active_parameters=workload.active_parameters,
+            gated_mlp=workload.gated_mlp, vocabulary_size=vocab, active_parameters=active,
             head_dim=workload.head_dim, sliding_window_tokens=workload.sliding_window_tokens,
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             linear_attention_layers=workload.linear_attention_layers,
@@ -234,7 +236,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
             lm_head=not workload.encoder_only, tied_embeddings=workload.tied_embeddings,
-        ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(workload.active_parameters)} " \
+        ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(active)} " \
             f"({origin})"
     if kind == "cnn":
         elements = workload.activation_elements_per_sample
@@ -258,23 +260,27 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
 
 # What a custom transformer's count is when none is given (a MoE's shared experts are not counted either).
 DERIVED_PARAMETERS_TEXT = (
-    "counted from the shape: L x (attention 2 x h x d x (a + h_kv heads) + the MLP's 2, or 3 gated, x h x m, x its "
-    "experts) + V x h for the embeddings, and again for an untied LM head; norms and biases left out")
+    "counted from the shape: L x (attention 2 x h x d x (a + h_kv heads) + the MLP's 2, or 3 gated, x h x m, x "
+    "experts / experts a token for a mixture) + V x h for the embeddings, and again for an untied LM head; norms and "
+    "biases left out")
 
 
-def derived_parameters(workload: Workload) -> int:
+def derived_parameters(workload: Workload, active: bool = False) -> int:
     """A custom transformer's parameter count from its shape: attention with its key/value heads, the MLP at its
-    width (gated: 3 matrices), every routed expert, the embeddings and an untied LM head (12*L*h^2 + V*h, GPT-2's,
-    counts Qwen2.5-7B as 4.86B of 7.62)."""
+    width (gated: 3 matrices), a mixture's every expert (`active`: those a token reads, and one V x h), the
+    embeddings and an untied LM head (12*L*h^2 + V*h, GPT-2's, counts Qwen2.5-7B as 4.86B of 7.62). A mixture's
+    intermediate_size is the width a token reads, experts_per_token experts' (Mixtral: 2 x 14,336), as presets have."""
     hidden, heads = workload.hidden_size, workload.attention_heads or 1
     head_dim = workload.head_dim or hidden // heads
     kv_heads = workload.kv_heads or heads
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     mlp = (3 if workload.gated_mlp else 2) * hidden * (workload.intermediate_size or 4 * hidden)
-    experts = max(workload.experts_count, 1)
+    if workload.experts_count and workload.experts_per_token and not active:
+        mlp = mlp * workload.experts_count // workload.experts_per_token
     # An encoder-decoder's decoder layers (counted in L) also attend to the encoder: a second attention block.
-    layer_weights = workload.layers * (attention + experts * mlp) + workload.decoder_layers * attention
-    heads_out = 1 if workload.tied_embeddings or workload.encoder_only else 2
+    layer_weights = workload.layers * (attention + mlp) + workload.decoder_layers * attention
+    # A token reads one row of the input embedding: the active count has the LM head's V x h once (as OpenAI counts).
+    heads_out = 1 if workload.tied_embeddings or workload.encoder_only or active else 2
     return layer_weights + heads_out * workload.vocabulary_size * hidden
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.presets import derived_parameters
+from pth_top.configs.presets import derived_parameters, model_presets, model_shape
 from pth_top.configs.recommend import recommend
 
 from .builders import answers
@@ -34,10 +34,19 @@ def test_derived_count_is_the_published_count_less_norms_and_biases(workload: Wo
     assert derived_parameters(workload) == published - left_out
 
 
-def test_a_mixture_of_experts_counts_every_expert() -> None:
-    dense = shape(24, 2048, 16, 4, 1408, 0, gated_mlp=True)
-    moe = shape(24, 2048, 16, 4, 1408, 0, gated_mlp=True, experts_count=64)
-    assert derived_parameters(moe) - derived_parameters(dense) == 24 * 63 * 3 * 2048 * 1408
+@pytest.mark.parametrize("preset_id", ["mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-20b"])
+def test_a_mixture_of_experts_counts_every_expert_and_what_a_token_reads(preset_id: str) -> None:
+    # A mixture's intermediate_size is the width a token reads (Mixtral: 2 experts x 14,336), as its preset gives it.
+    preset = model_presets()[preset_id]
+    shape_only = Workload(preset="custom", layers=preset.layers, hidden_size=preset.hidden_size,
+                          attention_heads=preset.attention_heads, kv_heads=preset.kv_heads, head_dim=preset.head_dim,
+                          intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
+                          vocabulary_size=preset.vocabulary_size, experts_count=preset.experts_count,
+                          experts_per_token=preset.experts_per_token)
+    shape, _ = model_shape(shape_only)
+    assert shape.parameters == pytest.approx(preset.parameters, rel=0.02)  # norms, biases and routers left out
+    # Vendors differ on the input embedding a token reads one row of: OpenAI leaves it out, Qwen and Mistral count it.
+    assert shape.active == pytest.approx(preset.active_parameters, rel=0.1)
 
 
 def test_a_7b_served_in_bf16_given_by_its_shape_is_not_sold_a_16_gb_card(catalog) -> None:
