@@ -174,7 +174,7 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
     if quote.market == market:
         return quote if quote.currency == currency else _converted(quote)
     # Another market's shop price: its own VAT out (an EU or China price has it in, a US one none), the buyer's in.
-    source_vat = 0.0 if quote.market in rules.budget.prices_before_tax_markets else import_vat(quote.market, rules)
+    source_vat = rules.budget.shop_vat_fraction.get(quote.market, 0.0)  # type: ignore[call-overload]
     vat = import_vat(market, rules)
     return replace(_converted(quote), amount_cny=quote.amount_cny / (1 + source_vat) * (1 + vat),
                    import_vat_fraction=vat, source_vat_fraction=source_vat)

@@ -261,13 +261,13 @@ def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listin
 
 
 def test_an_eu_shop_price_converted_for_a_us_buyer_loses_its_vat(catalog):
-    # The EPYC 7543P's only price is Greek retail, VAT included; a US shop price is before sales tax, so a US buyer
-    # paid the EU VAT on top of what a US shop would ask (~$418 a build, audit CC).
+    # The EPYC 7543P's only price is Greek retail, 24 % VAT included; a US shop price is before sales tax, so a US
+    # buyer paid the Greek VAT on top of what a US shop would ask (~$418 a build, audit CC).
     epyc = catalog.get("epyc-7543p")
     us, eu = quote(epyc, "us", "USD", "new", RULES), quote(epyc, "eu", "EUR", "new", RULES)
     assert eu.market == "eu" and us.market == "eu" and us.basis == "converted"
-    assert us.amount_cny == pytest.approx(eu.amount_cny / 1.19) and not us.import_vat_fraction
-    assert "less its 19% VAT" in quote_line(epyc, us, "USD", RULES)
+    assert us.amount_cny == pytest.approx(eu.amount_cny / 1.24) and not us.import_vat_fraction
+    assert "less its 24% VAT" in quote_line(epyc, us, "USD", RULES)
 
 
 def test_a_china_buyer_pays_chinas_13_percent_vat_on_a_us_shop_price(catalog):
