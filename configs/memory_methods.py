@@ -209,15 +209,20 @@ def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
                                     f"params x {size:g} B ({precision}), in weights, not trained")
 
 
-# Tokens a parameter from which a full training run is a pretraining, not a fine-tune: OPT-175B's 180B tokens (1.03,
-# arXiv:2205.01068) and GPT-3's 300B (1.7) were pretrainings, far under Chinchilla's 20; a fine-tune's set is ~0.1
-# (Tulu 3's SFT ~1B tokens for 8B), and LoRA falls well short of full training in continued pretraining on 20B tokens
-# of code for a 7B (arXiv:2405.09673).
-PRETRAINING_TOKENS_PER_PARAMETER = 1
+# Tokens a parameter from which a full training run is a pretraining, not a fine-tune: Chinchilla's compute-optimal
+# 20 (Hoffmann et al. 2022, arXiv:2203.15556); or at least one on a pretraining-sized corpus: OPT-175B's 180B tokens
+# (1.03, arXiv:2205.01068), GPT-3's 300B (1.7), and continued pretraining on 14.7-20B tokens, where LoRA falls well
+# short of full training (arXiv:2405.09673). A fine-tuning set is ~1B tokens or less (Tulu 3's SFT mix), whatever the
+# model.
+PRETRAINING_TOKENS_PER_PARAMETER = 20
+CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER = 1
+CONTINUED_PRETRAINING_MIN_TOKENS = 10e9
 
 
 def pretraining(answers: Answers, parameters: float) -> bool:
     """Whether the answered tokens an epoch (data.tokens_count; not the default data size) are a pretraining corpus
     for the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
     tokens = answers.data.tokens_count
-    return answers.task.method == "full" and parameters > 0 and tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters
+    continued = tokens >= max(CONTINUED_PRETRAINING_MIN_TOKENS, CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER * parameters)
+    corpus = tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters or continued
+    return answers.task.method == "full" and parameters > 0 and corpus

@@ -311,3 +311,12 @@ def test_a_pretraining_at_one_token_a_parameter_is_still_no_job_for_adapters(cat
     # A fine-tuning set of 0.1 tokens a parameter keeps them.
     tuned = recommend(job.with_value("data", "tokens_count", 17_500_000_000), catalog, today=TODAY)
     assert any("LoRA" in line for line in tuned.feasible_alternatives)
+
+
+def test_a_small_models_fine_tuning_set_is_no_pretraining_though_over_a_token_a_parameter():
+    from pth_top.configs.memory_methods import pretraining
+    # Qwen2.5-0.5B fully fine-tuned on a ~1B-token SFT set (Tulu 3's size) is 2 tokens a parameter, but no corpus a
+    # model is pretrained on; 20B tokens of code for a 7B (arXiv:2405.09673's continued pretraining) is.
+    assert not pretraining(answers(data__tokens_count=1_000_000_000), 494_000_000)
+    assert pretraining(answers(data__tokens_count=20_000_000_000), 6_740_000_000)
+    assert pretraining(answers(data__tokens_count=10_000_000_000), 124_000_000)  # GPT-2 small from scratch
