@@ -14,7 +14,8 @@ def test_the_corpus_has_at_least_12_sourced_cases_most_within_tolerance():
     assert sum(case.tolerance == TOLERANCE for case in CASES) >= 12
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=case.xfail))
+                                  if case.xfail else case for case in CASES], ids=[case.id for case in CASES])
 def test_prediction_within_tolerance_of_the_published_figure(case):
     error = relative_error(case)
     assert abs(error) <= case.tolerance, f"{case.id}: predicted {case.predict():.4g} vs published " \
