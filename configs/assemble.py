@@ -32,7 +32,7 @@ from pth_top.configs.platforms import (
     server_chassis_allowed,
 )
 from pth_top.configs.power import choose_psu
-from pth_top.configs.ram_choice import board_with_ram_cost, channels_to_fill, choose_ram
+from pth_top.configs.ram_choice import board_with_ram_cost, choose_ram
 from pth_top.configs.rules import (
     Floor,
     checkpoint_staging_gib,
@@ -296,8 +296,7 @@ def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ra
     boards = _boards_for(ctx, gpu, cpu, need_ecc, ram_floor_gib)
     if not boards:
         return None
-    return part_price(ctx, cpu) + min(board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib,
-                                                           channels_to_fill(ctx, cpu))
+    return part_price(ctx, cpu) + min(board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib, cpu)
                                       + mount_cost(ctx, board, gpu, ctx.gpu_count) for board in boards)
 
 
@@ -311,8 +310,7 @@ def _training_offload_text(stack: str, sharding: str) -> str:
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:
     # Ranked with the RAM it takes, as the CPU was (a DDR5 board a little cheaper than a DDR4 one is not).
-    channels = channels_to_fill(ctx, cpu)
-    candidates = [(board_with_ram_cost(ctx, board, need_ecc, ram_floor, channels)
+    candidates = [(board_with_ram_cost(ctx, board, need_ecc, ram_floor, cpu)
                    + mount_cost(ctx, board, gpu, ctx.gpu_count), board, 1)
                   for board in _boards_for(ctx, gpu, cpu, need_ecc, ram_floor)]
     all_boards = offered(ctx, "motherboard")

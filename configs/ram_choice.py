@@ -12,11 +12,24 @@ from pth_top.configs.speed_cpu import ram_bandwidth_gb_per_s
 UNFILLABLE_PLATFORM_CNY = 1e12  # sorts a board that takes no RAM for the floor after every other
 
 
-def board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib: float, channels: int = 0) -> float:
-    """The board with the cheapest RAM it takes for the floor (and the channels to fill); one that takes none sorts
-    after every other (the RAM rule then says why)."""
-    kits = ram_candidates(ctx, board, need_ecc, ram_floor_gib, channels)
-    return part_price(ctx, board) + (min(cost for cost, *_ in kits) if kits else UNFILLABLE_PLATFORM_CNY)
+def board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib: float, cpu: Part | None = None
+                        ) -> float:
+    """The board with the RAM choose_ram would buy for it (the cheapest kit for the floor; where the decode reads
+    RAM, the least money a GB/s over every channel); one that takes none sorts after every other (the RAM rule then
+    says why)."""
+    kits = kit_order(ctx, board, need_ecc, ram_floor_gib, cpu)
+    return part_price(ctx, board) + (kits[0][3] if kits else UNFILLABLE_PLATFORM_CNY)
+
+
+def kit_order(ctx: Context, board: Part, need_ecc: bool, floor_gib: float, cpu: Part | None
+              ) -> list[tuple[float, str, Part, float, int]]:
+    """The kits the board takes for the floor as (rank key, id, kit, price, how many), best first: the cheapest, or
+    where the decode reads RAM (channels_to_fill), the least money a GB/s."""
+    channels = channels_to_fill(ctx, cpu)
+    found = ram_candidates(ctx, board, need_ecc, floor_gib, channels)
+    keyed = by_money_a_bandwidth(cpu, found) if channels and cpu is not None else found
+    return sorted((key, kit.id, kit, price, quantity)
+                  for (key, kit, quantity), (price, _, _) in zip(keyed, found, strict=True))
 
 
 def channels_to_fill(ctx: Context, cpu: Part | None) -> int:
@@ -58,9 +71,8 @@ def by_money_a_bandwidth(cpu: Part, candidates: list[tuple[float, Part, int]]) -
 def choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
     cpu = asm.chosen["cpu"][0] if "cpu" in asm.chosen else None
     channels = channels_to_fill(ctx, cpu)
-    candidates = ram_candidates(ctx, board, need_ecc, floor.value, channels)
-    if channels and cpu is not None:
-        candidates = by_money_a_bandwidth(cpu, candidates)
+    ordered = kit_order(ctx, board, need_ecc, floor.value, cpu)
+    candidates = [(key, kit, quantity) for key, _, kit, _, quantity in ordered]
     fitting = [kit for kit in offered(ctx, "memory_kit") if kit["memory_type"] == board["memory_type"]
                and kit["registered"] == board["memory_registered"]] or offered(ctx, "memory_kit")
     kit, quantity = rank(ctx, asm, "memory_kit", candidates, fitting, floor.reason,

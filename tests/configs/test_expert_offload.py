@@ -50,6 +50,25 @@ def test_the_experts_leave_the_gpu_for_ram_and_the_ram_is_sized_for_them(catalog
     assert any("a GB/s of bandwidth" in line for line in kit.reasoning)
 
 
+def test_the_platform_is_costed_with_the_kit_it_is_bought_with(catalog):
+    # Review Z M3: the CPU and board were ranked on the cheapest kit (two 64 GB kits) while the build bought the
+    # 96 GB one (the least money a GB/s): the platform's price must be the kit's that choose_ram buys.
+    from pth_top.configs.assembly import part_price
+    from pth_top.configs.ram_choice import board_with_ram_cost, kit_order
+    from pth_top.configs.recommend import _context
+    from pth_top.configs.rules import load_rules
+
+    job = gpt_oss_120b()
+    build = recommend(job, catalog, today=TODAY)
+    ctx = _context(job, catalog, load_rules(), {})
+    board, cpu = catalog.get(build.component("motherboard").part_id), catalog.get(build.component("cpu").part_id)
+    kit = build.component("memory_kit")
+    floor = kit.quantity * kit.spec["capacity_gib"] - 1  # a floor the bought kit holds
+    best = kit_order(ctx, board, False, floor, cpu)[0]
+    assert best[2].id == kit.part_id
+    assert board_with_ram_cost(ctx, board, False, floor, cpu) == pytest.approx(part_price(ctx, board) + best[3])
+
+
 def test_decode_reads_the_experts_from_the_builds_ram(catalog):
     job = gpt_oss_120b()
     shape = model_shape(job.workload)[0]
