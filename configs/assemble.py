@@ -288,8 +288,6 @@ def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, r
     return cpu
 
 
-
-
 def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor_gib: float) -> float | None:
     """The CPU with its cheapest board and the cheapest RAM that board takes for the floor: a CPU is bought with its
     platform (2026 DDR5 kits cost more than the CPU difference); None when no board takes it."""

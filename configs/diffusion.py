@@ -131,7 +131,7 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
             "fraction: an MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s; a single-stream DiT runs ~1.6x "
             "slower than this (Sana 1.6B on an A100: 1.2 s published, NVlabs/Sana README) and a UNet's count is ~3x "
             "less: give its counted workload.forward_gflops_per_sample)",
-            sp.PREFILL_COMPUTE_FRACTION)
+            sp.PREFILL_COMPUTE_FRACTION)  # fitted whole, attention in it, on FLUX.1-dev's rows (not a prompt's 0.4)
 
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,

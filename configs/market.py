@@ -247,7 +247,7 @@ def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str)
            "price converted")
     return Quote(count * gpu.amount_cny, count * gpu.amount, gpu.currency, gpu.as_of, gpu.source, "gpu_floor",
                  gpu.market, floor_of=f"{count} x {gpu_name} at {shown}", floor_why=why,
-                 import_vat_fraction=gpu.import_vat_fraction)
+                 import_vat_fraction=gpu.import_vat_fraction, source_vat_fraction=gpu.source_vat_fraction)
 
 
 def _converted_used(quote: Quote) -> Quote:

@@ -69,6 +69,7 @@ def by_money_a_bandwidth(cpu: Part, candidates: list[tuple[float, Part, int]]) -
 
 
 def choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
+    """The build's kit and how many (kit_order's first, or the pinned one), with the lines that say why."""
     cpu = asm.chosen["cpu"][0] if "cpu" in asm.chosen else None
     channels = channels_to_fill(ctx, cpu)
     ordered = kit_order(ctx, board, need_ecc, floor.value, cpu)

@@ -82,14 +82,19 @@ def _metric(ctx: Context) -> tuple[str, str]:
 
 def entry_vram_first(ctx: Context) -> bool:
     """The guide's entry tier (§6.1, 优先保障GPU显存) spends the budget on GPU memory first: the largest card the
-    budget buys leads, the job's metric a unit of money among equals (not GiB a yuan: a ¥2,399 12 GB RTX 3060
-    before a 16 GB RTX 5060 Ti that also fits a ¥7,500 budget and decodes 1.2x faster)."""
+    budget buys leads, the job's metric a unit of money among equals (not GiB a yuan: a used 16 GB RTX 4060 Ti before
+    a new 16 GB RTX 5060 Ti that also fits a ¥7,750 budget and decodes 1.5x faster)."""
     return ctx.tier == "entry" and not ctx.edge
 
 
+def whole_gib(ctx: Context, gpu: Part) -> int:
+    """Usable GiB, whole: cards of one class (16,303 or 16,384 MiB) are equals."""
+    return round(usable_bytes(ctx, gpu) / GIB)
+
+
 def memory_first_key(ctx: Context, gpu: Part) -> int:
-    """Whole usable GiB, negated, where the entry tier ranks by memory first (cards of one class tie); else 0."""
-    return -round(usable_bytes(ctx, gpu) / GIB) if entry_vram_first(ctx) else 0
+    """Whole usable GiB, negated, where the entry tier ranks by memory first; else 0."""
+    return -whole_gib(ctx, gpu) if entry_vram_first(ctx) else 0
 
 
 def job_speed(ctx: Context, gpu: Part) -> float:
@@ -286,8 +291,7 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
     by_size: dict[tuple[bool, float], list[Part]] = {}
     for gpu, _ in gpus:
         if unit_price(ctx, gpu) * ctx.gpu_count <= ctx.budget_cny:
-            # Whole GiB: cards of one class (16,303 or 16,384 MiB) are equals, ranked by their builds' scores.
-            by_size.setdefault((gpu["form"] == DESKTOP_SYSTEM, -round(usable_bytes(ctx, gpu) / GIB)), []).append(gpu)
+            by_size.setdefault((gpu["form"] == DESKTOP_SYSTEM, -whole_gib(ctx, gpu)), []).append(gpu)
     fallback: tuple[Assembly, Part] | None = None
     breaking: tuple[Assembly, Part] | None = None  # the largest within budget that breaks its own rules
     for size in sorted(by_size):

@@ -175,8 +175,7 @@ def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: De
     out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
     compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
                                       prefill_attention_flops(shape, reads.prompt))
-    first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s,
-                                            device.host_link_gb_per_s)
+    first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s, device.host_link_gb_per_s)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
     per_stream = _decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")

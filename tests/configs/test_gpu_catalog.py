@@ -154,3 +154,9 @@ def test_the_wizard_plans_on_the_memory_nvidia_smi_reports_not_the_size_sold(cat
                               budget__amount=200000.0), catalog, today=TODAY, pins={"gpu": ("l40s-48gb", 1)})
     assert build.gpu_usable_per_gpu_bytes == int(46068 * 2**20 * 0.95)
     assert any("46,068 MiB" in line for line in build.component("gpu").reasoning)
+
+
+def test_an_end_of_life_card_is_sold_new_only_where_it_has_a_price(catalog):
+    # old_stock_in says a dated new listing of its old stock is in the catalog for that market.
+    for gpu in catalog.of_kind("gpu"):
+        assert set(gpu.get("old_stock_in") or []) <= set(gpu.get("prices") or {}), gpu.id

@@ -322,7 +322,6 @@ def test_an_eu_price_kept_as_the_yuan_base_is_the_eu_buyers_own_not_a_us_one_con
     assert card.get("price_cny_converted_from") == "eu" and (eu.basis, eu.market) == ("new", "eu")
 
 
-
 def test_an_end_of_life_card_with_a_dated_new_listing_is_sold_new_in_that_market_only(catalog):
     # Audit CC: the RTX 4060 Ti 16GB is out of production (used only), yet a US shop sold it new at $425 in May 2026;
     # it was never offered new there, and a $584 RTX 5060 Ti 16GB was bought instead.

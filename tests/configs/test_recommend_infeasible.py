@@ -295,7 +295,6 @@ def test_an_edge_job_no_module_holds_names_no_server_of_another_gpu_count(catalo
     assert "in a server of" not in line and "scale.gpu_count" not in line, line
 
 
-
 def test_a_pretraining_at_one_token_a_parameter_is_still_no_job_for_adapters(catalog):
     # OPT-175B was pretrained on 180B tokens (arXiv:2205.01068: 1.03 tokens a parameter, as GPT-3's 300B were 1.7),
     # far under Chinchilla's 20: LoRA and "QLoRA of the model" were offered as ways to run it.
