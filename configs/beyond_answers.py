@@ -271,16 +271,26 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
         return None
     found = raised_budget_build(build, rules, recommend_one, answers, EDGE_BUDGET_MULTIPLIERS,
                                 lambda other: warned(other, "slow:"))
+    limit, power = answers.budget.max_power_w, ""
+    if found is None and limit:  # the power limit leaves only slow modules: name the nearest one, and its watts
+        answers = answers.with_value("budget", "max_power_w", 0)
+        found = raised_budget_build(build, rules, recommend_one, answers, EDGE_BUDGET_MULTIPLIERS,
+                                    lambda other: warned(other, "slow:"))
+        watts = found[0].power.wall_draw_w if found else 0.0
+        power = f" and draws ~{watts:,.0f} W at the wall, over the {limit:g} W limit" if found else ""
     if found is None:
         return None
     other, gpu, amount = found
     changed = answers.with_value("budget", "amount", float(max(amount, answers.budget.amount)))
+    if power:
+        changed = changed.with_value("budget", "max_power_w", math.ceil(other.power.wall_draw_w))
     price = money(other.total_price_cny, build.currency, rules)
     over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
     why = (f"too slow for the job on {here.name} ({build.speed.summary[0]}), where the "
-           f"nearest module that is not, {gpu.name}, costs {price} ({over} over the budget; below)")
+           f"nearest module that is not, {gpu.name}, costs {price} ({over} over the budget{power}; below)")
+    raised_limit = f" and budget.max_power_w = {math.ceil(other.power.wall_draw_w)}" if power else ""
     line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
-            f"{other.speed.summary[0]} (answer budget.amount = {amount:g})")
+            f"{other.speed.summary[0]} (answer budget.amount = {amount:g}{raised_limit})")
     return why, line, changed
 
 

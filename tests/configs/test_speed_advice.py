@@ -183,6 +183,12 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
     # Timed for llama.cpp; the Jetson's own runtimes are named with NVIDIA's figure, the Pi (no CUDA) gets no such line.
     assert any(line.startswith("engine: llama.cpp's rate") for line in roomy.speed.formula)
     assert not any(line.startswith("engine: llama.cpp's rate") for line in build.speed.formula)
+    # Audit DD: a power limit that leaves only the Pi still passes it over, naming the Jetson's wall watts, and key `a`
+    # raises both the budget and the limit to the Jetson build's.
+    limited = recommend(job.with_value("budget", "max_power_w", 30), catalog, today=TODAY)
+    assert not limited.feasible and "W at the wall, over the 30 W limit" in limited.blockers[0], limited.blockers
+    _, raised, _ = limited.applicable_alternatives[0]
+    assert raised.budget.max_power_w > 30 and recommend(raised, catalog, today=TODAY).feasible
 
 
 def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
