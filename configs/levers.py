@@ -143,6 +143,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             trained = "parameter" if task.method == "full" else "adapter parameter"
             changes.append((f"an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per {trained}, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))
+        # What keeps the job (full training, slower over PCIe) before what changes it (adapters).
+        if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
+            changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
+                            answers.with_value("scale", "sharding", "zero_offload")))
         adapts = transformer and not pretraining(answers, ctx.shape.parameters)  # adapters tune a pretrained model
         if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
@@ -153,9 +157,6 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if task.method in ("full", "lora") and adapts:
             changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
                             answers.with_value("task", "method", "lora_int8")))
-        if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
-            changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
-                            answers.with_value("scale", "sharding", "zero_offload")))
         if task.method in ADAPTER_METHODS and transformer and scale.sharding != "fsdp_offload":
             changes.append(("FSDP with CPU offload (Answer.AI's FSDP-QLoRA: the weights in CPU RAM, each layer "
                             "uploaded as it runs; slower, over PCIe)",

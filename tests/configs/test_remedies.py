@@ -84,8 +84,10 @@ def test_cheaper_levers_come_first():
     def at(prefix: str) -> int:
         return next(index for index, label in enumerate(labels) if label.startswith(prefix))
 
-    order = [at("a chunked loss"), at("full recompute"), at("an 8-bit optimizer"), at("LoRA (rank"),
-             at("QLoRA"), at("ZeRO-Offload"), at("ZeRO-3 (FSDP) across 2 GPUs of one machine")]
+    # ZeRO-Offload keeps the full fine-tune the answers ask for (audit DD: deepseek-math-7b on 2 x RTX 4090 trained
+    # with it), so it comes before the adapters that change the job.
+    order = [at("a chunked loss"), at("full recompute"), at("an 8-bit optimizer"), at("ZeRO-Offload"),
+             at("LoRA (rank"), at("QLoRA"), at("ZeRO-3 (FSDP) across 2 GPUs of one machine")]
     assert order == sorted(order), labels
 
 
