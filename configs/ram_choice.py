@@ -21,23 +21,23 @@ def board_with_ram_cost(ctx: Context, board: Part, need_ecc: bool, ram_floor_gib
     return part_price(ctx, board) + (kits[0][3] if kits else UNFILLABLE_PLATFORM_CNY)
 
 
-def kit_order(ctx: Context, board: Part, need_ecc: bool, floor_gib: float, cpu: Part | None
+def kit_order(ctx: Context, board: Part, need_ecc: bool, floor_gib: float, cpu: Part | None, sockets: int = 1
               ) -> list[tuple[float, str, Part, float, int]]:
     """The kits the board takes for the floor as (rank key, id, kit, price, how many), best first: the cheapest, or
     where the decode reads RAM (channels_to_fill), the least money a GB/s."""
-    channels = channels_to_fill(ctx, cpu)
+    channels = channels_to_fill(ctx, cpu, sockets)
     found = ram_candidates(ctx, board, need_ecc, floor_gib, channels)
     keyed = by_money_a_bandwidth(cpu, found) if channels and cpu is not None else found
     return sorted((key, kit.id, kit, price, quantity)
                   for (key, kit, quantity), (price, _, _) in zip(keyed, found, strict=True))
 
 
-def channels_to_fill(ctx: Context, cpu: Part | None) -> int:
+def channels_to_fill(ctx: Context, cpu: Part | None, sockets: int = 1) -> int:
     """The memory channels a build that decodes from RAM (CPU-only, or llama.cpp --cpu-moe's experts) fills: its
     rate is the populated channels' bandwidth (an EPYC 9554 with 4 of its 12 filled reads at a third); else 0."""
     if cpu is None or not (ctx.gpu_count == 0 or ctx.answers.task.expert_offload):
         return 0
-    return int(cpu.get("memory_channels_count", 0) or 0)
+    return int(cpu.get("memory_channels_count", 0) or 0) * sockets  # a 2-socket server: both CPUs' channels
 
 
 def ram_candidates(ctx: Context, board: Part, need_ecc: bool, floor_gib: float, channels: int = 0
@@ -70,9 +70,9 @@ def by_money_a_bandwidth(cpu: Part, candidates: list[tuple[float, Part, int]]) -
 
 def choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: Floor) -> None:
     """The build's kit and how many (kit_order's first, or the pinned one), with the lines that say why."""
-    cpu = asm.chosen["cpu"][0] if "cpu" in asm.chosen else None
-    channels = channels_to_fill(ctx, cpu)
-    ordered = kit_order(ctx, board, need_ecc, floor.value, cpu)
+    cpu, sockets = asm.chosen.get("cpu", (None, 1))
+    channels = channels_to_fill(ctx, cpu, sockets)
+    ordered = kit_order(ctx, board, need_ecc, floor.value, cpu, sockets)
     candidates = [(key, kit, quantity) for key, _, kit, _, quantity in ordered]
     fitting = [kit for kit in offered(ctx, "memory_kit") if kit["memory_type"] == board["memory_type"]
                and kit["registered"] == board["memory_registered"]] or offered(ctx, "memory_kit")
@@ -84,7 +84,7 @@ def choose_ram(ctx: Context, asm: Assembly, board: Part, need_ecc: bool, floor: 
     lines = [floor.reason, f"{quantity} x {kit['capacity_gib']:g} GiB {kit['memory_type']}-{kit['speed_mt_per_s']:g} = "
              f"{quantity * kit['capacity_gib']:g} GiB, "
              + (f"the kit with the least money a GB/s of bandwidth that fits {board.name}'s "
-                f"{board['dimm_slots_count']} slots, a module in each of the CPU's {channels} channels (the decode "
+                f"{board['dimm_slots_count']} slots, a module in each of the {channels} memory channels (the decode "
                 "reads RAM at their bandwidth)" if channels and "cpu" in asm.chosen else
                 f"cheapest kit that fits {board.name}'s {board['dimm_slots_count']} slots")]
     if kit["ecc"]:
