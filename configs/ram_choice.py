@@ -1,4 +1,5 @@
-"""The build's RAM: the cheapest kit a board takes for the RAM floor, filling every channel where decode reads RAM."""
+"""The build's RAM: the cheapest kit a board takes for the RAM floor; where the decode reads RAM, every channel filled
+and the least money a GB/s."""
 
 from __future__ import annotations
 
