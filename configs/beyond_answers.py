@@ -147,8 +147,7 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
     if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
             or build.blockers or not 0 < per_stream < SLOW_DECODE_TOKENS_PER_S):
         return None
-    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
-    fp8_kv = answers.task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES
+    fp8_kv = stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
     for count, kv in tries + [(count, kv) for count in MORE_GPU_COUNTS for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)

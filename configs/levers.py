@@ -66,10 +66,8 @@ def cheap_levers(ctx: Context, answers: Answers) -> Answers:
 
 
 def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
-    task = answers.task
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     if ctx.shape.kind != "transformer" or ctx.shape.denoising_steps or ctx.shape.encoder_only \
-            or task.kv_cache_dtype != "auto" or engine not in stacks.FP8_KV_VALUE_BYTES:
+            or not stacks.fp8_kv_cache_open(answers.task, answers.scenario):
         return answers
     return answers.with_value("task", "kv_cache_dtype", "fp8")
 
@@ -166,7 +164,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     else:
         engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
         diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
-        if transformer and not diffusion and task.kv_cache_dtype == "auto" and engine in stacks.FP8_KV_VALUE_BYTES:
+        if transformer and not diffusion and stacks.fp8_kv_cache_open(task, answers.scenario):
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
         # The same job on fewer, larger cards. Tensor parallel stays split (one GPU would give up its speed and admit a
         # desktop system, a DGX Spark at a quarter of it) over 4 or 2, which divide the heads; a layer split, which

@@ -248,13 +248,12 @@ def training_activations(
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
                                             dropout_masks=masks)
-        kept = recompute
         if recompute == "full":
             factor = "2"
         else:
             factor = f"{per_token:.3g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
-        if offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack):
-            kept = "none"
+        offloaded = bool(offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack))
+        if offloaded:
             # The checkpoints are in host RAM: the GPU holds the one layer being recomputed, in full.
             size = transformer_activation_bytes(replace(shape, layers=1), micro_batch, "none", flash_attention, 1,
                                                 value_bytes, per_token, dropout_masks=masks)
@@ -268,7 +267,7 @@ def training_activations(
             cross = "" if recompute == "full" else ", + the encoder's K and V in each decoder layer"
             sides = (f" (encoder {shape.layers - shape.decoder_layers} layers x s = {shape.sequence_length:,}, "
                      f"decoder {shape.decoder_layers} x {shape.loss_tokens:,}{cross})")
-        mask_text = ", dropout masks 1 B" if value_bytes != 2 and kept != "full" else ""
+        mask_text = ", dropout masks 1 B" if value_bytes != 2 and (recompute != "full" or offloaded) else ""
         line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{mask_text}, "
                 f"micro-batch {micro_batch}, recompute {recompute}{sides}; + ")
         widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"

@@ -15,7 +15,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COUNTS, gpu_build, within_text
-from pth_top.configs.build import Build, Component
+from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.rules import Rules
@@ -46,8 +46,10 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {rate_target.unit} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
-    cheaper = _fp8_kv_cache(answers, rate_target.decode, recommend_one)
-    if cheaper is not None and rate_of(cheaper[0]) >= target:  # the cheap lever first: half the KV bytes to read
+    # The cheap lever first: a server of many streams reads their caches every token, and fp8 halves them.
+    fp8_open = rate_target.decode and stacks.fp8_kv_cache_open(answers.task, answers.scenario)
+    cheaper = gpu_build(recommend_one, answers.with_value("task", "kv_cache_dtype", "fp8")) if fp8_open else None
+    if cheaper is not None and rate_of(cheaper[0]) >= target:
         other, gpu = cheaper
         line = (f"{stacks.KV_CACHE_FP8_LABEL}: {gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {rate_target.unit}, "
                 f"{within_text(other, build, rules)} (answer task.kv_cache_dtype = \"fp8\")")
@@ -83,13 +85,3 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
             changed
     return None
 
-
-def _fp8_kv_cache(answers: Answers, decode: bool, recommend_one: Callable[[Answers], Build]
-                  ) -> tuple[Build, Component] | None:
-    """The build with an fp8 KV cache, where the target is a decode and the engine has one (vLLM, SGLang, llama.cpp's
-    q8_0): a server of many streams reads their caches every token, so halving them speeds each stream."""
-    task = answers.task
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    if not decode or task.kv_cache_dtype != "auto" or engine not in stacks.FP8_KV_VALUE_BYTES:
-        return None
-    return gpu_build(recommend_one, answers.with_value("task", "kv_cache_dtype", "fp8"))

@@ -19,9 +19,12 @@ Sources (cited again in tests/configs/published_stacks.py):
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pth_top.units import GIB
+
+if TYPE_CHECKING:
+    from pth_top.configs.answer_types import Task
 
 TrainingStack = Literal["hf_trainer", "torchtune", "liger", "unsloth"]
 ServingEngine = Literal["auto", "vllm", "sglang", "llama_cpp", "hf_generate"]
@@ -88,6 +91,12 @@ def mixed_layout_of(stack: str, precision: str, answered: str) -> str:
     """The bytes-a-parameter layout a stack trains with: torchtune trains bf16 through and through, with no fp32
     master copy (its memory guide), whatever was answered; other stacks the answered one."""
     return "bf16_pure" if stack == "torchtune" and precision == "bf16" else answered
+
+
+def fp8_kv_cache_open(task: Task, scenario: str) -> bool:
+    """Whether an fp8 KV cache is a lever still open: not answered yet, and the engine has one (FP8_KV_VALUE_BYTES)."""
+    return task.kv_cache_dtype == "auto" and serving_engine(task.serving_engine, scenario,
+                                                            task.precision) in FP8_KV_VALUE_BYTES
 
 
 def serving_engine(engine: str, scenario: str, precision: str) -> str:

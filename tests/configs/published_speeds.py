@@ -69,6 +69,18 @@ def decode(model: ModelShape, precision: str, device: sp.Device | str, generated
     return speed_build.inference(answers, model, gpu).figures
 
 
+def gpt_oss_20b_on_pro_6000(context: int) -> dict[str, float]:
+    """Millstone's gpt-oss-20b MXFP4 on one RTX PRO 6000 in vLLM: one request of `context` tokens, 1,024 out."""
+    return decode(shape("gpt-oss-20b", context), "int4", "rtx-pro-6000-blackwell-96gb", 1024, preset="gpt-oss-20b",
+                  engine="vllm")
+
+
+def qwen3_coder_next_on_h200(context: int) -> dict[str, float]:
+    """Millstone's Qwen3-Coder-Next FP8 on one H200 in vLLM: one request of `context` tokens, 1,024 out."""
+    return decode(dataclasses.replace(QWEN3_CODER_NEXT, sequence_length=context), "int8", "h200-141gb-sxm", 1024,
+                  engine="vllm", quantization="fp8")
+
+
 def train(preset: str, sequence_length: int, part_id: str, *, batch: int, gpus: int = 1, precision: str = "bf16",
           method: str = "full", recompute: str = "none", accumulation: int = 1, data: str = "text",
           sharding: str = "none") -> float:
@@ -420,28 +432,22 @@ CASES: tuple[PublishedSpeed, ...] = (
                                   quantization="awq_g128")["first_token_s"]),
     PublishedSpeed("millstone-h200-qwen3-coder-next-fp8-ttft-256k",
                    f"{MILLSTONE_QNEXT}: TTFT of one request at 256k, 20.4 s", 20.4,
-                   lambda: decode(dataclasses.replace(QWEN3_CODER_NEXT, sequence_length=256_000), "int8",
-                                  "h200-141gb-sxm", 1024, engine="vllm", quantization="fp8")["first_token_s"],
+                   lambda: qwen3_coder_next_on_h200(256_000)["first_token_s"],
                    fitted=True),
     PublishedSpeed("millstone-pro6000-gpt-oss-20b-ttft-128k",
                    f"{MILLSTONE_GPT_OSS_20B}: TTFT of one request at 128k, 21.4 s", 21.4,
-                   lambda: decode(shape("gpt-oss-20b", 128_000), "int4", "rtx-pro-6000-blackwell-96gb", 1024,
-                                  preset="gpt-oss-20b", engine="vllm")["first_token_s"],
+                   lambda: gpt_oss_20b_on_pro_6000(128_000)["first_token_s"],
                    xfail=MILLSTONE_PRO6000_GAP),
     PublishedSpeed("millstone-pro6000-gpt-oss-20b-decode-1k",
                    f"{MILLSTONE_GPT_OSS_20B}: one request at 1k, 250.0 tokens/s", 250.0,
-                   lambda: decode(shape("gpt-oss-20b", 1000), "int4", "rtx-pro-6000-blackwell-96gb", 1024,
-                                  preset="gpt-oss-20b", engine="vllm")["decode_tokens_per_s_per_stream"]),
+                   lambda: gpt_oss_20b_on_pro_6000(1000)["decode_tokens_per_s_per_stream"]),
     PublishedSpeed("millstone-pro6000-gpt-oss-20b-decode-128k",
                    f"{MILLSTONE_GPT_OSS_20B}: one request at 128k, 105.5 tokens/s", 105.5,
-                   lambda: decode(shape("gpt-oss-20b", 128_000), "int4", "rtx-pro-6000-blackwell-96gb", 1024,
-                                  preset="gpt-oss-20b", engine="vllm")["decode_tokens_per_s_per_stream"],
+                   lambda: gpt_oss_20b_on_pro_6000(128_000)["decode_tokens_per_s_per_stream"],
                    xfail=MILLSTONE_PRO6000_GAP),
     PublishedSpeed("millstone-h200-qwen3-coder-next-fp8-decode-1k",
                    f"{MILLSTONE_QNEXT}: one request at 1k, 210.8 tokens/s", 210.8,
-                   lambda: decode(dataclasses.replace(QWEN3_CODER_NEXT, sequence_length=1000), "int8",
-                                  "h200-141gb-sxm", 1024, engine="vllm", quantization="fp8")[
-                                      "decode_tokens_per_s_per_stream"],
+                   lambda: qwen3_coder_next_on_h200(1000)["decode_tokens_per_s_per_stream"],
                    xfail="each of its 48 layers is charged 30 us of small kernels, as a dense layer's; the step's "
                          "4.7 ms leave ~80 us a layer for routing 10 of 512 experts and the 36 Gated DeltaNet state "
                          "updates, and no other single-GPU mixture of experts in this table needs such a term "
