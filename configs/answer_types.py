@@ -146,8 +146,8 @@ class Task(Schema, frozen=True):
         "Diffusers enable_model_cpu_offload: a pipeline's models (text encoders, denoiser, VAE) wait in system RAM "
         "and each moves to the GPU only while it runs; the GPU holds the largest"))] = False
     vae_tiling: Annotated[bool, Meta(description=(
-        "Diffusers enable_vae_tiling: the VAE decodes the output in 512 px tiles, not whole (a 2048 px image in ~1.6 "
-        "GiB, not ~25); needs workload.output_width_px"))] = False
+        "Diffusers enable_vae_tiling: the VAE decodes the output in tiles (512 px; a video's 256 px), not whole (a "
+        "2048 px image in ~1.6 GiB, not ~25); needs workload.output_width_px"))] = False
     frozen_on_cpu: Annotated[bool, Meta(description=(
         "inference of a diffusion pipeline with its frozen models (the text encoders) run on the CPU, as Wan's "
         "--t5_cpu: the GPU holds the denoiser; the prompt encodes once a batch, in seconds there"))] = False

@@ -7,6 +7,7 @@ import math
 from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
+from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
@@ -182,8 +183,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster
             changes.extend(fewer_cards)
         if diffusion and ctx.shape.decoded_pixels and not task.vae_tiling:  # the same image, decoded in tiles
-            changes.append(("VAE tiling (Diffusers enable_vae_tiling): the output decodes in 512 px tiles "
-                            "(task.vae_tiling)", answers.with_value("task", "vae_tiling", True)))
+            changes.append((f"VAE tiling (Diffusers enable_vae_tiling): the output decodes in {vae_tile_px(ctx.shape)} "
+                            "px tiles (task.vae_tiling)", answers.with_value("task", "vae_tiling", True)))
         if diffusion and answers.workload.frozen_parameters and not task.pipeline_offload:  # precision kept
             changes.append(("Diffusers model offload (enable_model_cpu_offload): the frozen models and the model take "
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",

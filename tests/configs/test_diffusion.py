@@ -308,7 +308,7 @@ def test_with_model_offload_the_vae_decodes_alone_and_tiling_is_offered(catalog)
     assert whole.activations_bytes / GIB == pytest.approx(24.8, abs=0.1)
     assert tiled.activations_bytes / GIB == pytest.approx(1.55, abs=0.05)
     levers = [label for label, _ in answer_changes(_context(big, catalog, load_rules(), {}))]
-    assert levers[0].startswith("VAE tiling"), levers
+    assert levers[0].startswith("VAE tiling (Diffusers enable_vae_tiling): the output decodes in 512 px"), levers
 
 
 def test_a_videos_decode_micro_batch_is_not_multiplied_by_its_clips():
@@ -328,5 +328,8 @@ def test_a_video_vae_decodes_its_own_smaller_tiles(catalog):
     memory = estimate_memory(job, model_shape(job.workload)[0])
     assert abs(memory.total_bytes / (26e9) - 1) <= 0.15, memory.total_bytes / GIB
     assert any("256 px tiles" in line for line in memory.formula), memory.formula
+    untiled = job.with_value("task", "vae_tiling", False)  # the lever names the tile the video VAE decodes
+    levers = [label for label, _ in answer_changes(_context(untiled, catalog, load_rules(), {}))]
+    assert any(label.startswith("VAE tiling") and "256 px tiles" in label for label in levers), levers
     build = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-5090-32gb", 1)})
     assert build.feasible, build.blockers
