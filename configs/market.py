@@ -174,7 +174,7 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
     if quote.market == market:
         return quote if quote.currency == currency else _converted(quote)
     # Another market's shop price: its own VAT out (an EU or China price has it in, a US one none), the buyer's in.
-    source_vat = rules.budget.shop_vat_fraction.get(quote.market, 0.0)  # type: ignore[call-overload]
+    source_vat = import_vat(quote.market, rules)
     vat = import_vat(market, rules)
     return replace(_converted(quote), amount_cny=quote.amount_cny / (1 + source_vat) * (1 + vat),
                    import_vat_fraction=vat, source_vat_fraction=source_vat)
@@ -194,8 +194,8 @@ def _pre_tax_abroad(part: Part, market: str, rules: Rules) -> Quote | None:
 
 
 def import_vat(market: str, rules: Rules) -> float:
-    """The VAT a buyer in `market` pays on goods from abroad (rules.toml budget.import_vat_fraction); 0: none."""
-    return next((fraction for name, fraction in rules.budget.import_vat_fraction.items() if name == market), 0.0)
+    """`market`'s VAT (rules.toml budget.vat_fraction), in its shop prices and paid at its border; 0: none."""
+    return next((fraction for name, fraction in rules.budget.vat_fraction.items() if name == market), 0.0)
 
 
 def _converted(quote: Quote) -> Quote:

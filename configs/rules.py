@@ -116,9 +116,8 @@ class BudgetRules(Schema, frozen=True):
     indexed_kinds: list[Literal["memory_kit", "storage"]]
     index_min_parts_count: AtLeastOne
     index_base_before: dt.date  # only base prices dated before this are indexed (or index others)
-    import_vat_fraction: dict[Literal["cn", "us", "eu"], Fraction]  # on a used listing abroad, by buyer's market
     prices_before_tax_markets: list[Literal["cn", "us", "eu"]]  # whose new prices get it too, converted
-    shop_vat_fraction: dict[Literal["cn", "us", "eu"], Fraction]  # the VAT in a market's shop prices, out abroad
+    vat_fraction: dict[Literal["cn", "us", "eu"], Fraction]  # in a market's shop prices and paid at its border
 
 
 class GpuRules(Schema, frozen=True):

@@ -193,29 +193,29 @@ def test_a_used_only_card_without_a_china_listing_keeps_its_china_figure_not_a_u
 
 def test_an_eu_buyer_pays_import_vat_on_a_used_listing_abroad(catalog):
     # A used RTX 5090 listed only in the US crosses the border: an EU buyer pays the listing, converted, plus the
-    # EU's import VAT (19 %), and the line says so; a US buyer pays the listing.
+    # EU's VAT (24 %, the basis of its shop prices), and the line says so; a US buyer pays the listing.
     card = catalog.get("rtx-5090-32gb")
     listing = card.get("used_prices")["us"]
     assert "eu" not in card.get("used_prices")
     us = quote(card, "us", "USD", "used", RULES)
     eu = quote(card, "eu", "EUR", "used", RULES)
     assert us.amount_cny == listing["amount"] * RULES.currency.cny_per_usd
-    assert eu.amount_cny == us.amount_cny * 1.19 and eu.abroad and eu.amount == listing["amount"]
-    assert "plus 19% import VAT" in quote_line(card, eu, "EUR", RULES)
+    assert eu.amount_cny == us.amount_cny * 1.24 and eu.abroad and eu.amount == listing["amount"]
+    assert "plus 24% import VAT" in quote_line(card, eu, "EUR", RULES)
 
 
 def test_an_eu_buyer_pays_an_h200_server_at_least_its_gpus_us_price_with_vat_not_chinas(catalog):
     # The H200 is CNY 190,000 in China under its export licence and US$35,000 in the US; an EU buyer with no EU price
-    # pays the US one plus 19 % import VAT (EUR 36k a GPU), and the HGX server priced only in China is floored at that.
+    # pays the US one plus 24 % VAT (EUR 36.6k a GPU), and the HGX server priced only in China is floored at that.
     h200 = catalog.get("h200-141gb-sxm")
     eu, us = quote(h200, "eu", "EUR", "new", RULES), quote(h200, "us", "USD", "new", RULES)
-    assert eu.market == "us" and eu.amount_cny == pytest.approx(us.amount_cny * 1.19)
+    assert eu.market == "us" and eu.amount_cny == pytest.approx(us.amount_cny * 1.24)
     job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8, scale__gpu_count=8,
                   scale__sharding="zero3", budget__currency="EUR", budget__amount=600000.0)
     build = recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=TODAY)
     server = build.component("system")
     assert server.part_id == "hgx-h200-8gpu" and server.unit_price_cny == pytest.approx(8 * eu.amount_cny)
-    assert "plus 19% import VAT converted" in server.reasoning[-1], server.reasoning[-1]
+    assert "plus 24% import VAT converted" in server.reasoning[-1], server.reasoning[-1]
     assert any(line.startswith("ESTIMATED at its GPUs' US-market price converted") for line in build.warnings)
 
 
@@ -248,16 +248,16 @@ def test_no_card_for_sale_here_names_the_ones_that_would_hold_the_job_and_why_no
 
 def test_a_us_shop_price_converted_for_an_eu_buyer_carries_eu_vat_as_a_us_listing_does(catalog):
     # US retail prices are before sales tax; EU prices include VAT. The Jetson AGX Thor's $5,499 (no EU price) costs
-    # an EU buyer that plus 19 % VAT, as a used listing from the US does: new and used compare on one basis.
+    # an EU buyer that plus 24 % VAT, as a used listing from the US does: new and used compare on one basis.
     thor = catalog.get("jetson-agx-thor-128gb")
     eu, us = quote(thor, "eu", "EUR", "new", RULES), quote(thor, "us", "USD", "new", RULES)
-    assert eu.basis == "converted" and eu.amount_cny == pytest.approx(us.amount_cny * 1.19)
-    assert "plus 19% import VAT" in quote_line(thor, eu, "EUR", RULES)
-    # A China price converted for the EU buyer carries China's 13 % VAT: that out, the EU's 19 % in.
+    assert eu.basis == "converted" and eu.amount_cny == pytest.approx(us.amount_cny * 1.24)
+    assert "plus 24% import VAT" in quote_line(thor, eu, "EUR", RULES)
+    # A China price converted for the EU buyer carries China's 13 % VAT: that out, the EU's 24 % in.
     h200 = catalog.get("h200-141gb-nvl")
     eu_h200 = quote(h200, "eu", "EUR", "new", RULES)
-    assert eu_h200.amount_cny == pytest.approx(h200.price_cny / 1.13 * 1.19)
-    assert "less its 13% VAT, plus 19% import VAT" in quote_line(h200, eu_h200, "EUR", RULES)
+    assert eu_h200.amount_cny == pytest.approx(h200.price_cny / 1.13 * 1.24)
+    assert "less its 13% VAT, plus 24% import VAT" in quote_line(h200, eu_h200, "EUR", RULES)
 
 
 def test_an_eu_shop_price_converted_for_a_us_buyer_loses_its_vat(catalog):
