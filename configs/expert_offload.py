@@ -10,8 +10,12 @@ from __future__ import annotations
 import math
 
 from pth_top.configs import speed as sp
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory_inference import expert_bytes
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.speed_reads import DecodeReads, routed_union_bytes
+from pth_top.configs.speed_reads import DecodeReads, prefill_attention_flops, prefill_flops, routed_union_bytes
+from pth_top.configs.speed_server import decode_summary
 
 # Share of the RAM's bandwidth a token's routed experts are read at: small scattered matrices, as on the GPU (0.55 for
 # a MoE against 0.65 dense, configs.speed). Fitted on gpt-oss-20b with every expert on a Ryzen 9 5900X's two DDR4-3200
@@ -55,3 +59,25 @@ def offload_prefill_s(expert_bytes: float, prompt: int, compute_s: float, host_g
                      f"{expert_bytes / 1e9:.3g} GB of experts over PCIe at {sp.HOST_COPY_FRACTION:.2f} x "
                      f"{host_gb_per_s:g} GB/s + "
                      f"{sp.duration(compute_s)} of GPU compute = {sp.duration(seconds)}")
+
+
+def offloaded_speed(answers: Answers, shape: ModelShape, device: sp.Device, reads: DecodeReads) -> sp.Prediction:
+    """llama.cpp --cpu-moe: decode from the GPU and the build's RAM, the prompt with the experts copied over PCIe."""
+    task, batch = answers.task, answers.workload.batch_size
+    if not device.host_ram_gb_per_s:
+        return sp.Prediction(summary=["not predicted: the experts run from system RAM, and this build's RAM "
+                                      "bandwidth is not known (a desktop CPU and its kit give it)"])
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    experts_bytes = expert_bytes(shape, task.precision, task.quantization, engine)
+    out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
+    compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
+                                      prefill_attention_flops(shape, reads.prompt))
+    first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s, device.host_link_gb_per_s)
+    out.formula.insert(0, reads.line)
+    out.formula.append(first_line)
+    per_stream = decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")
+    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
+        out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream with the experts in RAM is under "
+                            f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s: faster RAM (more channels) or a GPU that holds "
+                            "the experts decodes faster")
+    return out

@@ -48,7 +48,8 @@ TRAINING_RATE_BY_PRECISION = {
 INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
                                "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}
 RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
-              "fp16_dense_tflops": "dense FP16 tensor", "bf16_dense_tflops": "dense BF16 tensor"}
+              "fp16_dense_tflops": "dense FP16 tensor", "bf16_dense_tflops": "dense BF16 tensor",
+              "fp8_dense_tflops": "dense FP8 tensor"}
 
 
 def gpu_metric(ctx: Context) -> tuple[str, str]:

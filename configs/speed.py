@@ -9,7 +9,7 @@ Validated against published throughput figures in tests/configs/published_speeds
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -144,6 +144,7 @@ class Device:
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
     decode_bandwidth_fraction: float = 0.0  # this card's own decode share of its datasheet bandwidth; 0: the common
     training_mfu: float = 0.0  # this card's own transformer training MFU; 0: TRANSFORMER_TRAINING_MFU
+    attention_rate: tuple[float, str] = (0.0, "")  # the 16-bit rate attention runs at beside FP8 matmuls; 0: tflops
 
     @property
     def transformer_training_mfu(self) -> float:
@@ -267,7 +268,9 @@ def prefill_seconds(prefill_flops: float, weight_bytes: float, device: Device, a
     seconds = (prefill_flops - attention_flops) / (compute * 1e12 * device.working_count)
     text = f"{(prefill_flops - attention_flops) / 1e12:.3g} TFLOP / ({compute_text}{gpus})"
     if attention_flops:
-        attention, attention_text = achieved_tflops(device, PREFILL_ATTENTION_FRACTION)
+        core = replace(device, tflops=device.attention_rate[0], rate_name=device.attention_rate[1]) \
+            if device.attention_rate[0] else device
+        attention, attention_text = achieved_tflops(core, PREFILL_ATTENTION_FRACTION)
         seconds += attention_flops / (attention * 1e12 * device.working_count)
         text += f" + attention {attention_flops / 1e12:.3g} TFLOP / ({attention_text}{gpus})"
     bandwidth, _ = achieved_bandwidth(device)

@@ -20,16 +20,17 @@ from pth_top.configs.compat import (
     storage_lanes,
 )
 from pth_top.configs.diffusion import denoising_speed
-from pth_top.configs.expert_offload import offload_decode, offload_prefill_s
+from pth_top.configs.expert_offload import offloaded_speed
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
-from pth_top.configs.memory_inference import expert_bytes, forward_only, inference_weight_bytes, kv_split
+from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
-from pth_top.configs.speed_reads import DecodeReads, decode_reads, prefill_attention_flops, prefill_flops
+from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
+from pth_top.configs.speed_server import decode_summary, fresh_prompts
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +61,12 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
         rate = INFERENCE_RATE_BY_PRECISION.get(precision, "bf16_dense_tflops")
     if not spec.get(rate):
         rate = "fp32_tflops"  # no such tensor unit (bf16 on a V100 or T4, a CPU board): the FP32 rate
+    attention_rate = (0.0, "")  # FP8 weights in vLLM/SGLang: FP8 GEMMs, the attention core (FlashAttention) 16-bit
+    if spec.get("fp8_dense_tflops") and stacks.fp8_matmuls(answers.task, answers.scenario):
+        attention_rate, rate = (float(spec.get(rate, 0.0)), RATE_NAMES[rate]), "fp8_dense_tflops"
     link, link_gb_per_s, nvlink = _link(spec, count, host_generation, lanes)
     tflops, bandwidth = float(spec.get(rate, 0.0)), float(spec.get("bandwidth_gb_per_s", 0.0))
-    measured_tflops = measured_bandwidth = False
-    busbw = 0.0
+    measured_tflops, measured_bandwidth, busbw = False, False, 0.0
     if measured is not None:
         if measured.tflops.get(rate):
             tflops, measured_tflops = measured.tflops[rate], True
@@ -79,7 +82,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
                      measured_tflops=measured_tflops, busbw_gb_per_s=busbw,
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)),
                      decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
-                     training_mfu=float(spec.get("training_mfu", 0.0)))
+                     training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate)
+
 
 
 def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int = 16) -> tuple[str, float, bool]:
@@ -116,7 +120,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return forward_speed(answers, shape, device)
     reads = decode_reads(answers, shape)
     if task.expert_offload:
-        return _offloaded(answers, shape, device, reads)
+        return offloaded_speed(answers, shape, device, reads)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
@@ -139,7 +143,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     active = ", N the active parameters" if shape.active < shape.parameters else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        f"{active}{attention_notes})")
-    per_stream = _decode_summary(out, batch, prompt, first_s)
+    per_stream = decode_summary(out, batch, prompt, first_s)
+    if answers.scenario == "inference_server":
+        fresh_prompts(out, batch, prompt, task.generated_tokens, first_s)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
@@ -150,39 +156,6 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
-    return out
-
-
-def _decode_summary(out: sp.Prediction, batch: int, prompt: int, first_s: float, where: str = "") -> float:
-    """The decode headline: tokens/s a stream (and for the whole batch) and the first token; the per-stream rate."""
-    out.figures["first_token_s"] = first_s
-    per_stream, aggregate = out.figures["decode_tokens_per_s_per_stream"], out.figures["decode_tokens_per_s_aggregate"]
-    streams = f" ({aggregate:,.0f} for all {batch})" if batch > 1 else ""
-    shown = f"{per_stream:,.1f}" if per_stream >= 1 else sp.rate_text(per_stream)
-    out.summary.append(f"~{shown} tokens/s per stream{streams}{where}; first token after a {prompt:,}-token "
-                       f"prompt in ~{sp.duration(first_s)}")
-    return per_stream
-
-
-def _offloaded(answers: Answers, shape: ModelShape, device: sp.Device, reads: DecodeReads) -> sp.Prediction:
-    """llama.cpp --cpu-moe: decode from the GPU and the build's RAM, the prompt with the experts copied over PCIe."""
-    task, batch = answers.task, answers.workload.batch_size
-    if not device.host_ram_gb_per_s:
-        return sp.Prediction(summary=["not predicted: the experts run from system RAM, and this build's RAM "
-                                      "bandwidth is not known (a desktop CPU and its kit give it)"])
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    experts_bytes = expert_bytes(shape, task.precision, task.quantization, engine)
-    out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
-    compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
-                                      prefill_attention_flops(shape, reads.prompt))
-    first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s, device.host_link_gb_per_s)
-    out.formula.insert(0, reads.line)
-    out.formula.append(first_line)
-    per_stream = _decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")
-    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
-        out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream with the experts in RAM is under "
-                            f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s: faster RAM (more channels) or a GPU that holds "
-                            "the experts decodes faster")
     return out
 
 

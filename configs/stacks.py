@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Literal, get_args
 
+from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.units import GIB
 
 if TYPE_CHECKING:
@@ -152,3 +153,10 @@ def split_label(engine: str, scenario: str, precision: str) -> str:
     if chosen in TENSOR_PARALLEL_ENGINES:
         return "tensor parallel"
     return "llama.cpp's layer split" if chosen == "llama_cpp" else "generate()'s layer split (device_map)"
+
+
+def fp8_matmuls(task: Task, scenario: str) -> bool:
+    """vLLM's and SGLang's FP8 weights run W8A8 FP8 GEMMs on a card with FP8 tensor cores (Ada, Hopper, Blackwell)."""
+    found = weight_format(task.quantization, task.precision, serving_engine(task.serving_engine, scenario,
+                                                                            task.precision))
+    return task.mode == "inference" and found is FORMATS["fp8"]
