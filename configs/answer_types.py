@@ -155,6 +155,11 @@ class Task(Schema, frozen=True):
         "training beside frozen models: their outputs (text embeddings, VAE latents) computed once before training "
         "and cached (kohya-ss cache_text_encoder_outputs and cache_latents, diffusers' --cache_latents), so the frozen "
         "models leave the GPU while it trains"))] = False
+    sync_each_batch: Annotated[bool, Meta(description=(
+        "training with FSDP under the Hugging Face Trainer (accelerate) and gradient accumulation: reduce-scatter "
+        "the gradients every micro-batch (accelerate's GradientAccumulationPlugin(sync_each_batch=True); FSDP2 and "
+        "torchtune do it anyway), so they stay sharded; else (no_sync) each GPU holds the whole model's gradients "
+        "until the step's last micro-batch"))] = False
     expert_offload: Annotated[bool, Meta(description=(
         "llama.cpp --cpu-moe: a mixture of experts' routed experts stay in system RAM and run on the CPU; the GPU "
         "holds attention, the shared weights and the KV cache"))] = False

@@ -48,7 +48,8 @@ RENT_COST_TIE = 1.1
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
 QUALITY_FREE_FIELDS = frozenset({
     ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
-    ("task", "kv_cache_dtype"), ("task", "cache_embeddings"), ("scale", "sharding"), ("scale", "gpu_count"),
+    ("task", "kv_cache_dtype"), ("task", "cache_embeddings"), ("task", "sync_each_batch"), ("scale", "sharding"),
+    ("scale", "gpu_count"),
     ("budget", "condition"),
 })
 

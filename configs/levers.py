@@ -8,7 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.diffusion import vae_tile_px
-from pth_top.configs.memory import micro_batch_per_gpu
+from pth_top.configs.memory import micro_batch_per_gpu, unsharded_between_syncs
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets
@@ -28,7 +28,19 @@ def halved_micro_batch(answers: Answers) -> Answers:
     if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(
             batch, MAX_ACCUMULATION_STEPS):
         return answers
-    return answers.with_value("task", "accumulation_steps", steps)
+    return sharded_gradients(answers.with_value("task", "accumulation_steps", steps))
+
+
+def sharded_gradients(answers: Answers) -> Answers:
+    """Accumulation under the Trainer's FSDP with its gradients reduce-scattered each micro-batch, not held whole."""
+    task = answers.task
+    if unsharded_between_syncs(answers.scale.sharding, task.training_stack, task.accumulation_steps,
+                               answers.scale.gpu_count, task.sync_each_batch):
+        return answers.with_value("task", "sync_each_batch", True)
+    return answers
+
+
+SYNC_EACH_BATCH_LABEL = "FSDP's gradients reduce-scattered each micro-batch (task.sync_each_batch)"
 
 
 def recompute_only(answers: Answers) -> Answers:
@@ -47,7 +59,7 @@ def small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
     micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
     steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
-    return recompute_only(answers).with_value("task", "accumulation_steps", steps)
+    return sharded_gradients(recompute_only(answers).with_value("task", "accumulation_steps", steps))
 
 
 def chunked_loss(answers: Answers, shape: ModelShape) -> Answers:
@@ -78,8 +90,11 @@ def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     recompute = _recompute(after) != _recompute(before)
     micro = after.task.accumulation_steps != before.task.accumulation_steps
     kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
+    synced = after.task.sync_each_batch != before.task.sync_each_batch
     return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
-                                                 ("micro-batch 1", micro), ("an 8-bit KV cache", kv)) if changed)
+                                                 ("micro-batch 1", micro), ("FSDP's gradients synced each micro-batch",
+                                                                            synced), ("an 8-bit KV cache", kv))
+                     if changed)
 
 
 RECOMPUTE_LABEL = "full recompute (gradient checkpointing)"
@@ -91,7 +106,8 @@ def small_activations_label(before: Answers) -> str:
     after = small_activations(before)
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
     recompute = "" if _recompute(before) == "full" else f"{RECOMPUTE_LABEL} and "
-    return f"{recompute}micro-batch {micro} with gradient accumulation"
+    synced = f", {SYNC_EACH_BATCH_LABEL}" if after.task.sync_each_batch and not before.task.sync_each_batch else ""
+    return f"{recompute}micro-batch {micro} with gradient accumulation{synced}"
 
 
 CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
@@ -110,6 +126,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     if ctx.pins:
         changes.append(("the same answers without the pinned parts", answers))
     if task.mode == "training":
+        synced = sharded_gradients(answers)
+        if synced != answers:  # no quality or batch change: one reduce-scatter a micro-batch more
+            changes.append((f"{SYNC_EACH_BATCH_LABEL}: accelerate's GradientAccumulationPlugin(sync_each_batch=True) "
+                            "keeps them sharded, where no_sync holds the whole model's on each GPU", synced))
         # An image model's frozen encoders (text, VAE) feed it inputs that can be computed once; a distillation
         # teacher's or a reference model's outputs are per-step logits, not a cache.
         if answers.workload.frozen_parameters and not task.cache_embeddings and answers.data.kind in (
@@ -125,8 +145,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if halved != answers:
             micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
             kept = ", no recompute" if _recompute(answers) == "none" else ""
+            sync = f", {SYNC_EACH_BATCH_LABEL}" if halved.task.sync_each_batch and not task.sync_each_batch else ""
             changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
-                            f"(the same global batch{kept})", halved))
+                            f"(the same global batch{kept}){sync}", halved))
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "

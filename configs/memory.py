@@ -52,6 +52,7 @@ def estimate_training(
     gpu_count: int = 1, sharding: str = "none", recompute: str = "none", flash_attention: bool = True,
     mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
+    sync_each_batch: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
@@ -102,10 +103,16 @@ def estimate_training(
         if fp32_gradients:
             gradients += fp32_gradients
             formula.append(line)
+        whole_gradients = unsharded_between_syncs(sharding, stack, accumulation_steps, n, sync_each_batch)
         if stage >= 3 and n > 1 and shape.layers:
-            gathered, line = gathered_units(shape, states, value_bytes, sharding, stack)
+            gathered, line = gathered_units(shape, states, value_bytes, sharding, stack, whole_gradients)
             weights += gathered
             formula.append(line)
+        if whole_gradients:
+            gradients = states.gradients
+            formula.append(f"gradient accumulation under FSDP's no_sync: the whole model's gradients on each GPU "
+                           f"until the step's last micro-batch, {states.gradients / GIB:.3g} GiB (accelerate's "
+                           "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync)")
     activations, activation_line = training_activations(
         shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
     )
@@ -120,6 +127,15 @@ def estimate_training(
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
         formula=tuple(formula), host_offload_bytes=int(host_offload),
     )
+
+
+def unsharded_between_syncs(sharding: str, stack: str, accumulation_steps: int, gpus: int,
+                            sync_each_batch: bool = False) -> bool:
+    """FSDP (FSDP1) under no_sync holds each GPU's gradients whole between syncs (PyTorch's FSDP.no_sync: "FSDP will
+    accumulate the full model gradients"); accelerate, under the Trainer, uses it unless sync_each_batch. torchtune's
+    FSDP2 reduce-scatters each micro-batch."""
+    return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in ("hf_trainer", "liger") \
+        and not sync_each_batch
 
 
 # DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): caps on what it gathers, in elements.
@@ -147,16 +163,18 @@ def root_and_layer_bytes(shape: ModelShape, states: methods.StateBytes, value_by
     return root, (states.weights - root) / max(1, shape.layers)
 
 
-def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: float, sharding: str, stack: str
-                   ) -> tuple[float, str]:
+def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: float, sharding: str, stack: str,
+                   whole_gradients: bool = False) -> tuple[float, str]:
     """What FSDP / ZeRO-3 hold whole beside their shards. FSDP, a unit a decoder layer: the layer running and the
     one prefetched, the running layer's gradients before their reduce-scatter, and the root unit (embeddings, LM
-    head) kept gathered from forward to backward; torchtune shards those two as units of their own
-    (custom_sharded_layers), gathered in turn. ZeRO-3: two layers' parameters up to DeepSpeed's live cap (an
-    embedding whole), and its reduce bucket, at most the trained parameters."""
+    head) kept gathered from forward to backward, its gradients whole until the embeddings' come last; torchtune
+    shards those two as units of their own (custom_sharded_layers), gathered in turn. ZeRO-3: two layers'
+    parameters up to DeepSpeed's live cap (an embedding whole), and its reduce bucket, at most the trained
+    parameters. `whole_gradients`: no_sync holds them all already (counted as the gradients)."""
     root, layer = root_and_layer_bytes(shape, states, value_bytes)
     embedding = min(root, shape.vocabulary_size * shape.hidden_size * value_bytes)  # one tensor: gathered whole
-    layer_gradients = states.gradients / shape.layers
+    layer_gradients = 0.0 if whole_gradients else states.gradients / shape.layers
+    root_gradients = 0.0 if whole_gradients else states.gradients * root / max(1.0, states.weights)
     if sharding == "zero3":
         live = max(min(ZERO3_MAX_LIVE_PARAMETERS_COUNT * value_bytes, 2 * layer), embedding)
         gradient_bytes = states.gradients / max(1, states.trainable_parameters)
@@ -170,10 +188,11 @@ def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: f
                           f"prefetched; torchtune shards the embeddings and LM head as units of their own) + a layer's "
                           f"gradients {layer_gradients / GIB:.3g} GiB before the reduce-scatter = {gathered / GIB:.3g} "
                           "GiB")
-    gathered = root + 2 * layer + layer_gradients
+    gathered = root + 2 * layer + layer_gradients + root_gradients
+    gradients = f" + its gradients {layer_gradients / GIB:.3g} GiB before the reduce-scatter + the root unit's " \
+        f"{root_gradients / GIB:.3g} GiB, whole until the embeddings' come last in backward" if layer_gradients else ""
     return gathered, (f"gathered whole on each GPU: the root unit (embeddings and LM head) {root / GIB:.3g} GiB + 2 x "
-                      f"a layer {layer / GIB:.3g} GiB (running, prefetched) + its gradients "
-                      f"{layer_gradients / GIB:.3g} GiB before the reduce-scatter = {gathered / GIB:.3g} GiB")
+                      f"a layer {layer / GIB:.3g} GiB (running, prefetched){gradients} = {gathered / GIB:.3g} GiB")
 
 
 def model_states(
@@ -359,6 +378,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             mixed_layout=task.mixed_layout,
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
+            sync_each_batch=task.sync_each_batch,
         )
     if shape.denoising_steps:
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,

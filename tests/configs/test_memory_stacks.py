@@ -247,3 +247,32 @@ def test_an_fp32_fine_tune_names_the_far_cheaper_build_bf16_needs(catalog):
     assert bf16.total_price_cny < 0.7 * build.total_price_cny and 'task.precision = "bf16"' in line
     assert bf16.component("gpu").spec["memory_gib"] <= 24
     assert not any(line.startswith("cheaper in") for line in bf16.warnings)
+
+
+def test_fsdp_under_the_trainer_holds_whole_gradients_between_syncs_unless_synced_each_micro_batch():
+    # LitGPT's Gemma-2B full fine-tune (config_hub gemma-2b/full.yaml: FSDP over 4 A10G, micro-batch 1, global batch
+    # 16, so 4 micro-batches a step under Fabric's no_backward_sync): 17.43 GB peak. PyTorch's FSDP.no_sync "will
+    # accumulate the full model gradients"; accelerate uses it unless sync_each_batch. Counted with sharded
+    # gradients it was 8.3 GiB a GPU, half the published peak, and a 16 GB card looked roomy.
+    gemma = answers("team_training", workload__preset="custom", workload__parameters=2_506_172_416,
+                    workload__layers=18, workload__hidden_size=2048, workload__attention_heads=8, workload__kv_heads=1,
+                    workload__head_dim=256, workload__intermediate_size=16384, workload__gated_mlp=True,
+                    workload__vocabulary_size=256_000, workload__tied_embeddings=True, workload__sequence_length=512,
+                    workload__batch_size=16, task__accumulation_steps=4, task__recompute="full",
+                    task__mixed_layout="bf16_pure", scale__gpu_count=4, scale__sharding="fsdp")
+    shape = model_shape(gemma.workload)[0]
+    held = estimate_memory(gemma, shape)
+    synced = estimate_memory(gemma.with_value("task", "sync_each_batch", True), shape)
+    assert held.gradients_bytes == pytest.approx(2_506_172_416 * 2)  # whole, bf16
+    assert any("no_sync" in line for line in held.formula), held.formula
+    assert held.total_bytes / GIB == pytest.approx(11.6, abs=0.1)  # published 17.43 GB = 16.2 GiB: still -29 %
+    # Synced each micro-batch: a quarter of the gradients, and the root unit's (the 256k x 2048 embedding) whole
+    # until the embeddings' gradient comes last in backward.
+    assert synced.gradients_bytes == pytest.approx(2_506_172_416 * 2 / 4)
+    assert synced.total_bytes / GIB == pytest.approx(9.3, abs=0.1)
+    assert any("the root unit's 0.977 GiB, whole until" in line for line in synced.formula), synced.formula
+    # torchtune's FSDP2 reduce-scatters every micro-batch; one micro-batch a step has nothing to hold.
+    assert estimate_memory(gemma.with_value("task", "training_stack", "torchtune"), shape).gradients_bytes \
+        == synced.gradients_bytes
+    assert estimate_memory(gemma.with_value("task", "accumulation_steps", 1), shape).gradients_bytes \
+        == synced.gradients_bytes

@@ -91,6 +91,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "vae_tiling", "VAE tiling (diffusion)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
         ("task", "cache_embeddings", "Cache frozen outputs (train)"),
+        ("task", "sync_each_batch", "FSDP: sync each micro-batch"),
     )),
     StepSpec("data", "Data", (
         "Dataset size decides the storage class (SATA <= 50 GB, NVMe, RAID 0 from 4 TB; guide §3.2) and the "
