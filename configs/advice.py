@@ -18,6 +18,7 @@ from pth_top.configs.beyond_answers import (
 from pth_top.configs.build import Build
 from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
+from pth_top.configs.long_run import fastest_card_for_a_long_run
 from pth_top.configs.room import roomier_within_budget
 from pth_top.configs.rules import Rules
 
@@ -28,6 +29,7 @@ def with_advice(build: Build, rules: Rules, recommend_one: Callable[..., Build],
     what changes the job on that card."""
     room = roomier_within_budget(build, rules, recommend_one, pinned=pinned)
     faster = "" if pinned else (faster_training_within_budget(build, rules, recommend_one)
+                                or fastest_card_for_a_long_run(build, rules, recommend_one)
                                 or faster_than_the_cpu_within_budget(build, rules, recommend_one)
                                 or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)

@@ -128,8 +128,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     if task.mode == "training":
         synced = sharded_gradients(answers)
         if synced != answers:  # no quality or batch change: one reduce-scatter a micro-batch more
-            changes.append((f"{SYNC_EACH_BATCH_LABEL}: accelerate's GradientAccumulationPlugin(sync_each_batch=True) "
-                            "keeps them sharded, where no_sync holds the whole model's on each GPU", synced))
+            changes.append((f"{SYNC_EACH_BATCH_LABEL}: accelerate's GradientAccumulationPlugin(sync_each_batch=True), "
+                            "open-instruct's --sync_each_batch, or FSDP2, keeps them sharded, where no_sync holds the "
+                            "whole model's on each GPU", synced))
         # An image model's frozen encoders (text, VAE) feed it inputs that can be computed once; a distillation
         # teacher's or a reference model's outputs are per-step logits, not a cache.
         if answers.workload.frozen_parameters and not task.cache_embeddings and answers.data.kind in (

@@ -279,3 +279,22 @@ def test_a_slow_cpu_only_pc_names_the_gpu_build_just_over_budget(catalog):
     gpu = recommend(job.with_value("budget", "amount", amount), catalog, today=TODAY)
     assert amount <= 1.25 * 620 and gpu.component("gpu") is not None and gpu.feasible
     assert gpu.speed.figures["first_token_s"] < sp.SLOW_FIRST_TOKEN_S / 4
+
+
+def test_a_run_of_months_names_the_card_that_finishes_it_soonest_within_budget(catalog):
+    # Audit EE: MPT-7B pretraining on 1T tokens (llm-foundry's benchmark table: 8 x H100, 10,643 tokens/s a GPU),
+    # $350,000. The build that trains the most a dollar is 8 x RTX PRO 6000 Max-Q ($83k, ~259 days); 8 x H100
+    # ($240k) finishes in ~150 and is within budget: named, with its days beside the build's. The H200 server,
+    # no faster at this compute-bound job, is not the one named.
+    job = answers("team_training", workload__preset="custom", workload__parameters=6_658_859_008, workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__intermediate_size=16384,
+                  workload__vocabulary_size=50432, workload__sequence_length=2048, workload__batch_size=48,
+                  data__dataset_size_gb=4000.0, scale__gpu_count=8, scale__sharding="fsdp", budget__currency="USD",
+                  budget__amount=350000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu").part_id == "rtx-pro-6000-blackwell-max-q-96gb", build.component("gpu")
+    line = next(line for line in build.warnings if line.startswith("faster within budget"))
+    assert "8 x NVIDIA H100 80GB SXM5" in line and "days (~" in line and "$240,000 within $350,000" in line, line
+    # A run under 30 days names nothing of the kind.
+    short = recommend(job.with_value("data", "dataset_size_gb", 40.0), catalog, today=TODAY)
+    assert not any(line.startswith("faster within budget") for line in short.warnings), short.warnings
