@@ -341,7 +341,8 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
         return build, None
     if other.blockers or not other.speed.figures:
         return build, None
-    if line not in build.feasible_alternatives or other.speed.summary[0] in line:  # a passed-over one says it
+    if line not in build.feasible_alternatives or other.speed.summary[0] in line \
+            or "tokens/s per stream, under" in line:  # a passed-over or slow one says it
         return build, other
     timed = f"{line}; {other.speed.summary[0]}"
     lines = tuple(timed if each == line else each for each in build.feasible_alternatives)

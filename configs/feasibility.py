@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
+from pth_top.configs import speed as sp
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
@@ -20,11 +21,13 @@ from pth_top.configs.levers import (
     split_label,
 )
 from pth_top.configs.market import MARKET_NAMES, money
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.configs.ranking import Fit, first_acceptable, fits_the_machine, ranked_gpus, usable_bytes
+from pth_top.configs.speed_build import job_rate
 from pth_top.units import GIB
 
 
@@ -148,6 +151,7 @@ class Alternative:
     answers: Answers | None = None
     pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     price_cny: float = math.inf  # the build's, where the line is one
+    slow_rate: float = 0.0  # tokens/s a stream where under the stated target (or 5): after those that are not
 
 
 def feasible_alternatives(
@@ -188,6 +192,11 @@ def feasible_alternatives(
     found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative is kept
              or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
                         for other, other_alternative in zip(made, found, strict=True))]
+    # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
+    # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first.
+    found = [alternative for alternative in found if alternative is kept] + sorted(
+        (alternative for alternative in found if alternative is not kept),
+        key=lambda alternative: (alternative.slow_rate > 0, -alternative.slow_rate))
     # No new card holds the job as asked: a used one may, after the changes that keep the job and before those that
     # change it (audit T: Qwen2-VL-7B LoRA for CNY 12,000 led with QLoRA where a used RTX 3090 keeps LoRA); where
     # nothing new fits at all, also with the first lever that does it.
@@ -269,9 +278,27 @@ def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[t
         return None
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
+    rate, slow = _slow_decode(alternative, gpu)
     return Alternative(f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {_money(ctx, assembly.total_cny)} "
-                       f"within {_money(ctx, ctx.budget_cny)}", price_cny=assembly.total_cny)
+                       f"within {_money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else ""),
+                       price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0)
+
+
+def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
+    """A language model's decode rate a stream on these GPUs (their datasheet), and why it is too slow to serve the
+    job (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); "" where it is not."""
+    task, shape = ctx.answers.task, ctx.shape
+    if task.mode != "inference" or shape.kind != "transformer" or shape.denoising_steps or forward_only(shape):
+        return 0.0, ""
+    stated = sp.stated_target(task)
+    floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
+    rate = job_rate(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    if not 0 < rate < floor:
+        return rate, ""
+    under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \
+        f"{floor:g}, slower than reading"
+    return rate, f"but ~{rate:.1f} tokens/s per stream, under {under}"
 
 
 def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
