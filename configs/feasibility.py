@@ -203,8 +203,11 @@ def feasible_alternatives(
     if ctx.answers.budget.condition == "new" and not ctx.edge:
         for label, changed in [("", ctx.answers), *(changes if not found else [])]:
             used = changed.with_value("budget", "condition", "used")
-            feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
-                                       + (f", {label}" if label else ""), context_for(used))
+            used_label = "a used GPU (check it with `pth-top bench --accept` before paying)" + (
+                f", {label}" if label else "")
+            feasible = _feasible_build(ctx, used_label, context_for(used))
+            if feasible is not None and any(other.line.endswith(feasible.line[len(used_label):]) for other in found):
+                break  # the best build with used cards allowed is a new one offered already (audit EE: an H200 server)
             if feasible is not None:
                 found.insert(_keeping(ctx, found), replace(feasible, answers=used))
                 break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pth_top.configs.assembly import TIGHT_FIT
 from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.market import MARKET_NAMES, SYMBOLS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
@@ -21,7 +22,9 @@ def memory_lines(build: Build) -> list[str]:
         lines.append(f"  {'total':<17}{total:>9.2f} GiB, held in system RAM (CPU-only build)")
         return lines
     usable = build.gpu_usable_per_gpu_bytes / GIB
-    verdict = "fits" if build.memory_fits else "DOES NOT FIT"
+    tight = any(line.startswith(TIGHT_FIT) for line in build.warnings)  # in usable memory, short of the margin
+    verdict = ("fits TIGHT (short of the estimator's margin)" if tight else "fits") if build.memory_fits else \
+        "DOES NOT FIT"
     card = build.gpu_memory_per_gpu_bytes / GIB
     gpu = build.component("gpu")
     shared = gpu is not None and gpu.spec.get("memory_kind") == "shared"

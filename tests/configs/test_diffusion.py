@@ -15,6 +15,7 @@ from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import ignored_answer_warnings, model_shape
 from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.render import memory_lines
 from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
 from tests.configs.builders import answers
@@ -286,6 +287,8 @@ def test_the_vae_decode_of_an_edit_at_1024_px_is_counted_and_a_48_gb_card_is_tig
     assert any(line.startswith("VAE decode: 6,360 B a pixel") for line in memory.formula)
     build = recommend(job, catalog, pins={"gpu": ("rtx-pro-5000-blackwell-48gb", 1)}, today=TODAY)
     assert build.memory_fits and build.warnings[0].startswith("tight fit: 45.2 of 45.6 GiB")  # was 40.0: roomy
+    # The memory table says so too, as the remedy lines do (audit EE: it said a bare "fits").
+    assert "45.6 GiB usable (48 GiB card): fits TIGHT (short of the estimator's margin)" in memory_lines(build)[-1]
     unsized = job.with_value("workload", "output_width_px", 0).with_value("workload", "output_height_px", 0)
     assert any("VAE decode: not counted" in line
                for line in estimate_memory(unsized, model_shape(unsized.workload)[0]).formula)

@@ -609,3 +609,16 @@ def test_a_way_out_that_cannot_serve_the_target_rate_comes_after_those_closer_to
     assert lines[0].startswith("tensor parallel across 4 GPUs") and "~19.7 tokens/s per stream, under" in lines[0]
     spark = [index for index, line in enumerate(lines) if "DGX Spark" in line]
     assert spark and all(index >= 4 for index in spark), lines
+
+
+def test_a_used_gpu_is_not_offered_where_the_best_build_allowing_used_cards_is_a_new_one_offered_already(catalog):
+    # Audit EE: Yi-34B-200K full fine-tune at 8k with ZeRO-3 on a pinned 8 x A100 80GB (XTuner's benchmark), CNY
+    # 2,000,000: 79.8 GiB a GPU. Without the pins, 8 x H200; "a used GPU" then named the same new H200 server.
+    job = answers("team_training", workload__preset="custom", workload__parameters=34_388_917_248,
+                  workload__layers=60, workload__hidden_size=7168, workload__attention_heads=56, workload__kv_heads=8,
+                  workload__intermediate_size=20480, workload__gated_mlp=True, workload__vocabulary_size=64000,
+                  workload__sequence_length=8192, workload__batch_size=8, task__recompute="full",
+                  data__dataset_size_gb=1.0, scale__gpu_count=8, scale__sharding="zero3", budget__amount=2_000_000.0)
+    lines = recommend(job, catalog, pins={"gpu": ("a100-80gb-sxm", 8)}, today=TODAY).feasible_alternatives
+    assert any("8 x NVIDIA H200 141GB SXM" in line for line in lines), lines
+    assert not any(line.startswith("a used GPU") and "H200" in line for line in lines), lines
