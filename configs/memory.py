@@ -337,7 +337,10 @@ def estimate_memory(
         # The frozen models run alone first, to cache their outputs; the GPU then holds the larger of the two passes.
         training = breakdown.total_bytes - breakdown.cuda_context_bytes
         line = (f"frozen models' outputs cached before training (task.cache_embeddings): their {frozen / 1e9:.3g} GB "
-                "are on the GPU only for that pass, then leave it")
+                "are on the GPU only for that pass, then leave it" + (
+                    f"; that pass is the peak: less the CUDA context the total is its {frozen / GIB:.3g} GiB, not "
+                    f"training's {training / GIB:.3g} GiB (the difference is in the weights line)" if frozen > training
+                    else ""))
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + max(0, frozen - training),
                        formula=(*breakdown.formula, line))
     if answers.task.mode != "inference":

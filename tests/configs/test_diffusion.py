@@ -164,6 +164,9 @@ def test_cached_text_embeddings_take_the_frozen_models_off_the_gpu_while_it_trai
     kept = estimate_memory(answers(**SD3_MEDIUM_LORA), model_shape(answers(**SD3_MEDIUM_LORA).workload)[0])
     assert cached.total_bytes < 15 * GIB < kept.total_bytes
     assert cached.total_bytes >= 5.66e9 * 2  # the pre-compute pass holds the encoders
+    # The line says that pass is the peak, where the weights line alone did not add up (audit EE: LTX-Video).
+    assert "that pass is the peak: less the CUDA context the total is its 10.5 GiB" in cached.formula[-1], \
+        cached.formula
     # The lever comes before any that costs quality, and keeps the job as asked.
     big = answers(**{**SD3_MEDIUM_LORA, "workload__parameters": 8_050_000_000, "workload__layers": 38,
                      "workload__hidden_size": 2432, "workload__attention_heads": 38, "budget__amount": 4000.0})
