@@ -139,7 +139,8 @@ class Task(Schema, frozen=True):
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"
     quantization: Annotated[Quantization, Meta(description=(
-        "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m (int4); bnb_int8, fp8, "
+        "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m, and under 4 bits "
+        "gguf_q3_k_s and gguf_q2_k (int4); bnb_int8, fp8, "
         "gguf_q8_0 (int8); auto: the engine's (vLLM/SGLang AWQ and FP8, llama.cpp Q4_K_M and Q8_0, generate() "
         "bitsandbytes)"))] = "auto"
     pipeline_offload: Annotated[bool, Meta(description=(

@@ -12,6 +12,7 @@ from pth_top.configs.memory import micro_batch_per_gpu, unsharded_between_syncs
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets
+from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
 
 # Precisions an inference workload can step down to from each, smallest last.
 INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
@@ -248,6 +249,13 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         why = "each image's activations" if ctx.shape.denoising_steps else "each sequence holds its own KV cache"
         changes.append((f"half {what}, {fewer:,} ({why})",
                         answers.with_value("workload", "batch_size", fewer)))
+    if task.mode == "inference" and ctx.shape.kind == "transformer" and not ctx.shape.denoising_steps and \
+            stacks.serving_engine(task.serving_engine, answers.scenario, task.precision) == "llama_cpp":
+        now = task.quantization if task.precision == "int4" else ""  # llama.cpp's files under 4 bits, after the
+        for name in LOW_BIT_GGUF[LOW_BIT_GGUF.index(now) + 1 if now in LOW_BIT_GGUF else 0:]:  # context levers
+            changes.append((f"{FORMATS[name].label}: under 4 bits, a larger quality loss than 4-bit weights (check "
+                            f"the model's own perplexity or KL divergence; task.quantization = \"{name}\")",
+                            answers.with_precision("int4").with_value("task", "quantization", name)))
     smaller_model = _smaller_preset(ctx)
     if smaller_model is not None:
         name = model_presets()[smaller_model].name

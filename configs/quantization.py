@@ -16,6 +16,10 @@ Sources:
   16-bit (GPTQ's g_idx, one int32 per input row, is under 0.01 bit).
 - bitsandbytes Linear4bit (nf4, blocksize 64, one fp32 absmax per block, no double quantization): 4 + 32/64 bits;
   Linear8bitLt (LLM.int8()): int8 weights and one fp32 scale per row. transformers leaves lm_head unquantized.
+- Below 4 bits (llama.cpp tools/quantize/README.md, Llama-3.1-8B): Q3_K_S 3.6429 and Q2_K 3.1593 bits a weight in
+  all. Q3_K_S stores the layers in Q3_K (block_q3_K: 110 B per 256, 3.4375 bits), the LM head in Q6_K; Q2_K the
+  layers in Q2_K (84 B per 256, 2.625 bits) with attn_v and ffn_down a step up, 2.95 on average, as the file's
+  total gives with the LM head in Q6_K. Each step down costs more quality than 4 bits does.
 - FP8 (vLLM's fp8, DeepSeek-V3's checkpoint): 8-bit weights; per-tensor or 128 x 128 fp32 block scales add under
   0.01 bit; embedding and LM head 16-bit.
 """
@@ -29,7 +33,8 @@ from typing import Literal, get_args
 QUANTIZED_BITS_PER_PARAMETER = {"int8": 8.5, "int4": 4.5}
 
 Quantization = Literal[
-    "auto", "bnb_nf4", "gptq_g128", "awq_g128", "gguf_q4_0", "gguf_q4_k_m", "bnb_int8", "fp8", "gguf_q8_0",
+    "auto", "bnb_nf4", "gptq_g128", "awq_g128", "gguf_q4_0", "gguf_q4_k_m", "gguf_q3_k_s", "gguf_q2_k", "bnb_int8",
+    "fp8", "gguf_q8_0",
 ]
 QUANTIZATIONS: tuple[str, ...] = get_args(Quantization)
 
@@ -50,6 +55,7 @@ K_QUANT_ROW = 256
 
 
 Q4_K_BITS, Q6_K_BITS = 144 * 8 / 256, 210 * 8 / 256  # block_q4_K, block_q6_K over 256 weights
+Q2_K_BITS, Q3_K_BITS = 84 * 8 / 256, 110 * 8 / 256  # block_q2_K, block_q3_K
 Q5_0_BITS, Q8_0_BITS = 22 * 8 / 32, 34 * 8 / 32  # block_q5_0, block_q8_0 over 32 weights
 FORMATS = {
     # bitsandbytes' kernels are "not efficient for inference" (bitsandbytes#490): LLM.int8() decodes 2.1-5x slower than
@@ -63,6 +69,11 @@ FORMATS = {
     "gguf_q4_k_m": QuantFormat("int4", 4.8, (4.5 + Q6_K_BITS) / 2,
                                "GGUF Q4_K_M, Q4_K with some attn_v/ffn_down and the LM head in Q6_K",
                                ffn_down_fallback_extra_bits=(Q8_0_BITS + Q5_0_BITS) / 2 - (Q6_K_BITS + Q4_K_BITS) / 2),
+    "gguf_q3_k_s": QuantFormat("int4", Q3_K_BITS, (Q3_K_BITS + Q6_K_BITS) / 2,
+                               "GGUF Q3_K_S, Q3_K with the LM head in Q6_K (3.64 bits a weight on Llama 3.1 8B)"),
+    "gguf_q2_k": QuantFormat("int4", 2.95, (Q2_K_BITS + Q6_K_BITS) / 2,
+                             "GGUF Q2_K, Q2_K with attn_v and ffn_down a step up and the LM head in Q6_K (3.16 bits a "
+                             "weight on Llama 3.1 8B)"),
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row",
                             decode_time_vs_16bit=4.0),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
@@ -85,6 +96,10 @@ def weight_format(quantization: str, precision: str, engine: str) -> QuantFormat
     if quantization == "auto":
         quantization = ENGINE_FORMATS.get(engine, ENGINE_FORMATS["hf_generate"])[precision]
     return FORMATS[quantization]
+
+
+# The GGUF formats under 4 bits, highest first: the lever after 4-bit weights in llama.cpp.
+LOW_BIT_GGUF = ("gguf_q3_k_s", "gguf_q2_k")
 
 
 def formats_of(precision: str) -> tuple[str, ...]:

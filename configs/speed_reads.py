@@ -16,7 +16,10 @@ from pth_top.configs.quantization import weight_format
 # Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
 # (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
 # (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's.
-DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, sp.DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
+# Under 4 bits the kernels cost more a byte: llama.cpp's quantize table (Llama-3.1-8B, one machine) decodes Q2_K
+# (3.16 bits) at 79.85 tokens/s and Q4_K_M (4.89) at 71.93: 0.72 of Q4's fraction a byte.
+DECODE_FRACTION_BY_WEIGHT_BITS = ((3.16, 0.72 * sp.DECODE_BANDWIDTH_FRACTION), (4.5, sp.DECODE_BANDWIDTH_FRACTION),
+                                  (8.5, 0.75), (16.0, 0.80))
 
 
 def decode_bandwidth_fraction(weight_bits: float, moe: bool = False) -> float:

@@ -1,0 +1,52 @@
+"""llama.cpp's GGUF files under 4 bits (Q3_K_S, Q2_K): their sizes, their decode, and the lever after 4-bit weights."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.recommend import recommend
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 11, 1)
+# Llama 3.1 8B (config.json: 32 layers of 4096, 8 KV heads, SwiGLU 14336, V 128,256, untied): 8.03B parameters.
+LLAMA31_8B = ModelShape("transformer", 8_030_261_248, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
+                        sequence_length=1, intermediate_size=14336, gated_mlp=True, vocabulary_size=128_256)
+
+
+@pytest.mark.parametrize(("quantization", "published_bits"), [("gguf_q3_k_s", 3.6429), ("gguf_q2_k", 3.1593),
+                                                              ("gguf_q4_k_m", 4.8944)])
+def test_a_gguf_files_size_is_its_published_bits_a_weight(quantization, published_bits):
+    # llama.cpp tools/quantize/README.md, meta-llama/Llama-3.1-8B: bits/weight of the whole file.
+    weights, _ = inference_weight_bytes(LLAMA31_8B, "int4", quantization, "llama_cpp")
+    assert weights * 8 / LLAMA31_8B.parameters == pytest.approx(published_bits, rel=0.03)
+
+
+def test_a_home_moe_the_budget_holds_only_under_4_bits_is_offered_q3_then_q2(catalog):
+    # Audit FF: GLM-4.6 (355B, 32B active; 92 layers of 5120, 8 KV heads of 128, 160 experts of 8) Q4_K_M with its
+    # experts in RAM for $4,000, used: 204 GB of experts need a server's RAM ($5,621 at least). People run it at
+    # ~3.2 bits a weight on a desktop with one 24 GB card (huggingface.co/sokann/GLM-4.6-GGUF-3.2263bpw, ~6.8
+    # tokens/s). Each step under 4 bits is offered, after the levers that keep the weights, and says its cost.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=355_000_000_000,
+                  workload__active_parameters=32_000_000_000, workload__experts_count=160,
+                  workload__experts_per_token=8, workload__layers=92, workload__hidden_size=5120,
+                  workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=12288, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+                  workload__sequence_length=32768, workload__batch_size=1, data__dataset_size_gb=0.0,
+                  task__mode="inference", task__precision="int4",
+                  task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m", task__expert_offload=True,
+                  task__generated_tokens=1024, budget__currency="USD", budget__amount=4000.0,
+                  budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.blockers
+    lines = build.feasible_alternatives
+    assert lines[0].startswith("GGUF Q3_K_S") and "a larger quality loss than 4-bit weights" in lines[0], lines
+    assert lines[1].startswith("GGUF Q2_K"), lines
+    assert "within $4,000" in lines[0] and "24GB" in lines[0], lines[0]
+    # A server engine has no GGUF files: no such lever.
+    vllm = job.with_value("task", "serving_engine", "vllm").with_value("task", "quantization", "awq_g128") \
+        .with_value("task", "expert_offload", False)
+    assert not any("GGUF Q2_K" in line for line in recommend(vllm, catalog, today=TODAY).feasible_alternatives)
