@@ -75,9 +75,6 @@ TENSOR_PARALLEL_MOE_LAYER_S = 55e-6
 JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
                         "Llama 3.2 3B INT4 at 43 tokens/s and SmolLM2-1.7B at 64.5 with MLC (NVIDIA's Super Boost "
                         "blog), where llama.cpp is timed here at about half")
-# All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
-# pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
-ALLREDUCE_LINK_FRACTION = 0.77
 # Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
 ENCODER_DECODER_NOT_PREDICTED = (
     "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "
@@ -144,6 +141,7 @@ class Device:
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
     decode_bandwidth_fraction: float = 0.0  # this card's own decode share of its datasheet bandwidth; 0: the common
     training_mfu: float = 0.0  # this card's own transformer training MFU; 0: TRANSFORMER_TRAINING_MFU
+    peer_to_peer: bool = True  # GPU-to-GPU copies over PCIe (GeForce cards have none: NCCL goes through host memory)
     attention_rate: tuple[float, str] = (0.0, "")  # the 16-bit rate attention runs at beside FP8 matmuls; 0: tflops
 
     @property
@@ -305,61 +303,6 @@ def sample_flops_per_step(forward_flops: float, method: str, recompute: str) -> 
     if recompute == "full":
         return 4 * forward_flops, "4 x forward (forward, backward 2x, recomputed forward)"
     return 3 * forward_flops, "3 x forward (backward ~2x forward)"
-
-
-@dataclass(frozen=True, slots=True)
-class Communication:
-    """Bytes each GPU moves per optimizer step, and how much of it compute hides."""
-
-    collective_bytes: float  # all-reduce / gather volume per GPU, 2(n-1)/n already applied
-    host_bytes: float = 0.0  # over PCIe to and from the host (ZeRO-Offload)
-    overlap: str = "backward"  # what the collective overlaps with: "backward", "compute" or "none"
-    text: str = ""
-    host_overlapped: bool = False  # the host traffic is prefetched behind compute too (FSDP's CPU offload)
-
-
-def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
-                  micro_steps: int, weight_bytes: float = 2.0) -> Communication:
-    """Data parallel: a ring all-reduce moves 2(n-1)/n x the gradients per step (nccl-tests' busbw), overlapped
-    with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the 16-bit weights for forward
-    and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
-    (arXiv:1910.02054: 1.5x data parallel's volume); ZeRO-Offload also ships gradients down and 16-bit weights up
-    over PCIe each step, not overlapped here (an upper bound); FSDP with CPU offload uploads each GPU's shard of the
-    weights (`weight_bytes` a parameter) for forward and backward on every micro-batch, prefetched behind compute
-    (Answer.AI's FSDP-QLoRA benchmarks: Yi 34B on two 4090s at x16, 2,061 s offloaded vs 2,072 s not)."""
-    n = max(1, gpus)
-    ring = (n - 1) / n
-    if sharding == "fsdp_offload":
-        gathers = micro_steps * ring * (2 * parameters * weight_bytes + trainable * gradient_bytes)
-        host = micro_steps * 2 * parameters * weight_bytes / n
-        return Communication(gathers, host, "compute", host_overlapped=True, text=(
-            f"{micro_steps} micro-batch(es) x 2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
-            f"{weight_bytes:g} B from host RAM = {host / 1e9:.3g} GB over PCIe per step"
-            + (", then gathered across the GPUs" if n > 1 else "") + ", prefetched behind compute"))
-    if sharding in ("zero3", "fsdp"):
-        volume = micro_steps * ring * (2 * parameters * 2.0 + trainable * gradient_bytes)
-        return Communication(volume, overlap="compute", text=(
-            f"{micro_steps} micro-batch(es) x (n-1)/n x (2 weight gathers x {parameters / 1e6:,.0f}M x 2 B + "
-            f"gradient reduce-scatter {trainable / 1e6:,.1f}M x {gradient_bytes:g} B), prefetched behind compute"))
-    volume = 2 * ring * trainable * gradient_bytes
-    text = (f"all-reduce 2(n-1)/n x {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B per step, overlapped "
-            "with backward")
-    if sharding == "zero_offload":
-        host = trainable * (gradient_bytes + 2.0)
-        return Communication(volume, host, "backward", text + f"; ZeRO-Offload: {host / 1e9:.3g} GB over PCIe to "
-                             "and from the host per step, not overlapped (CPU optimizer time not counted)")
-    return Communication(volume, overlap="backward", text=text)
-
-
-def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_gb_per_s: float) -> float:
-    """What the step waits for: the collective beyond what it overlaps, plus host traffic."""
-    busbw = device.busbw_gb_per_s or device.link_gb_per_s * ALLREDUCE_LINK_FRACTION
-    collective_s = comm.collective_bytes / (busbw * 1e9) if comm.collective_bytes and busbw else 0.0
-    window = {"backward": compute_s * 2 / 3, "compute": compute_s}.get(comm.overlap, 0.0)
-    host_s = comm.host_bytes / (host_gb_per_s * ALLREDUCE_LINK_FRACTION * 1e9) if comm.host_bytes else 0.0
-    if comm.host_overlapped:
-        return max(0.0, collective_s + host_s - window)
-    return max(0.0, collective_s - window) + host_s
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
+from pth_top.configs.speed_comm import allreduce_gb_per_s, communication, exposed_seconds
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
@@ -82,7 +83,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
                      measured_tflops=measured_tflops, busbw_gb_per_s=busbw,
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)),
                      decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
-                     training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate)
+                     training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate,
+                     peer_to_peer=spec.get("form") != "consumer")
 
 
 
@@ -209,12 +211,11 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     offloaded = answers.scale.sharding == "fsdp_offload" or (
         task.method == "full" and answers.scale.sharding == "zero_offload")
     if n > 1 or offloaded:
-        comm = sp.communication(answers.scale.sharding, n, shape.parameters, _trainable(shape, task),
-                                4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
-                                sp.BASE_WEIGHT_BYTES.get(task.method, 2.0))
-        exposed = sp.exposed_seconds(comm, compute_s, device, host_gb_per_s)
-        busbw = device.busbw_gb_per_s or device.link_gb_per_s * sp.ALLREDUCE_LINK_FRACTION
-        where = "measured busbw" if device.busbw_gb_per_s else f"{device.link} x {sp.ALLREDUCE_LINK_FRACTION:g}"
+        comm = communication(answers.scale.sharding, n, shape.parameters, _trainable(shape, task),
+                             4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
+                             sp.BASE_WEIGHT_BYTES.get(task.method, 2.0))
+        exposed = exposed_seconds(comm, compute_s, device, host_gb_per_s)
+        busbw, where = allreduce_gb_per_s(device)
         over = f"over {n} GPUs, {busbw:,.0f} GB/s ({where})" if n > 1 else f"with the host, {host_gb_per_s:g} GB/s"
         out.formula.append(f"communication {over}: {comm.text}; {sp.duration(exposed)} per step not hidden")
     step_s = compute_s + exposed

@@ -15,8 +15,10 @@ from pth_top.configs.build_file import dumps_build, load_build, loads_build, sav
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
+from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, allreduce_gb_per_s, communication, exposed_seconds
 from pth_top.configs.speed_reads import decode_bandwidth_fraction, decode_reads, prefill_flops
 from tests.configs.builders import answers
+from tests.configs.published_speeds import catalog_gpu
 from tests.configs.test_build_file import V1_FILE
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -78,17 +80,32 @@ def test_training_flops_per_token():
 
 
 def test_communication_volumes_and_overlap():
-    data_parallel = sp.communication("none", 8, 1e9, 1e9, 2.0, 4)
+    data_parallel = communication("none", 8, 1e9, 1e9, 2.0, 4)
     assert data_parallel.collective_bytes == pytest.approx(2 * 7 / 8 * 1e9 * 2)  # once per step, not per micro
-    fsdp = sp.communication("fsdp", 8, 1e9, 1e9, 2.0, 1)
+    fsdp = communication("fsdp", 8, 1e9, 1e9, 2.0, 1)
     assert fsdp.collective_bytes == pytest.approx(1.5 * data_parallel.collective_bytes)  # ZeRO paper: 1.5x
-    assert sp.communication("fsdp", 8, 1e9, 1e9, 2.0, 4).collective_bytes == pytest.approx(4 * fsdp.collective_bytes)
+    assert communication("fsdp", 8, 1e9, 1e9, 2.0, 4).collective_bytes == pytest.approx(4 * fsdp.collective_bytes)
     link = dataclasses.replace(ONE_GPU, count=8, link="PCIe Gen4 x16", link_gb_per_s=31.5)
-    comm_s = data_parallel.collective_bytes / (31.5 * sp.ALLREDUCE_LINK_FRACTION * 1e9)
-    assert sp.exposed_seconds(data_parallel, 3 * comm_s, link, 31.5) == 0.0  # hidden behind backward (2/3)
-    assert sp.exposed_seconds(data_parallel, 0.0, link, 31.5) == pytest.approx(comm_s)
-    offload = sp.communication("zero_offload", 1, 1e9, 1e9, 2.0, 1)
-    assert offload.host_bytes == pytest.approx(4e9) and sp.exposed_seconds(offload, 10.0, ONE_GPU, 31.5) > 0
+    comm_s = data_parallel.collective_bytes / (31.5 * ALLREDUCE_LINK_FRACTION * 1e9)
+    assert exposed_seconds(data_parallel, 3 * comm_s, link, 31.5) == 0.0  # hidden behind backward (2/3)
+    assert exposed_seconds(data_parallel, 0.0, link, 31.5) == pytest.approx(comm_s)
+    offload = communication("zero_offload", 1, 1e9, 1e9, 2.0, 1)
+    assert offload.host_bytes == pytest.approx(4e9) and exposed_seconds(offload, 10.0, ONE_GPU, 31.5) > 0
+
+
+def test_geforce_cards_all_reduce_through_host_memory():
+    # No P2P on GeForce cards (NVIDIA/nccl-tests#287): 8 x RTX 5090 reach 28 GB/s busbw, 4 reach 35 (NVIDIA/nccl#1639),
+    # where Gen5 x16 at 0.77 would be 48.5. A workstation card on the same link keeps its P2P; a Gen4 GeForce's link
+    # is under the cap already.
+    gen5 = dataclasses.replace(ONE_GPU, count=8, link="PCIe Gen5 x16", link_gb_per_s=63.0, peer_to_peer=False)
+    assert allreduce_gb_per_s(gen5)[0] == 28.0 and "nccl#1639" in allreduce_gb_per_s(gen5)[1]
+    assert allreduce_gb_per_s(dataclasses.replace(gen5, count=4))[0] == 35.0
+    assert allreduce_gb_per_s(dataclasses.replace(gen5, peer_to_peer=True))[0] == pytest.approx(63.0 * 0.77)
+    gen4 = dataclasses.replace(gen5, link="PCIe Gen4 x16", link_gb_per_s=31.5)
+    assert allreduce_gb_per_s(gen4)[0] == pytest.approx(31.5 * 0.77)
+    train = Answers(workload=Workload(preset="llama3-8b"))  # the catalog's GeForce cards are the ones without P2P
+    assert not catalog_gpu("rtx-5090-32gb", train, 8).peer_to_peer
+    assert catalog_gpu("rtx-pro-6000-blackwell-96gb", train, 8).peer_to_peer
 
 
 def test_a_build_predicts_decode_and_first_token(catalog):

@@ -1,0 +1,83 @@
+"""What a training step's GPUs exchange (all-reduce, FSDP/ZeRO-3 gathers, host offload) and how long it waits for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pth_top.configs.speed import Device
+
+# All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
+# pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
+ALLREDUCE_LINK_FRACTION = 0.77
+# GeForce cards have no peer-to-peer over PCIe ("GeForce cards do not support P2P", NVIDIA/nccl-tests#287): NCCL
+# goes through host memory, which caps it. 8 x RTX 5090 on two Xeon 8480+ reach 28 GB/s busbw, 4 reach 35, about
+# what 8 x RTX 4090 do (NVIDIA/nccl#1639), where Gen5's link would give 48.5.
+NO_P2P_BUSBW_GB_PER_S = {4: 35.0, 8: 28.0}
+
+
+def allreduce_gb_per_s(device: Device) -> tuple[float, str]:
+    """The all-reduce bus bandwidth the GPUs reach, and where it comes from: measured, else the link's fraction,
+    at most host memory's where the cards have no peer-to-peer."""
+    if device.busbw_gb_per_s:
+        return device.busbw_gb_per_s, "measured busbw"
+    link = device.link_gb_per_s * ALLREDUCE_LINK_FRACTION
+    cap = NO_P2P_BUSBW_GB_PER_S[4 if device.count <= 4 else 8]
+    if device.peer_to_peer or link <= cap:
+        return link, f"{device.link} x {ALLREDUCE_LINK_FRACTION:g}"
+    return cap, (f"no peer-to-peer on GeForce cards: through host memory, {cap:g} GB/s at {device.count} GPUs "
+                 "(NVIDIA/nccl#1639)")
+
+
+@dataclass(frozen=True, slots=True)
+class Communication:
+    """Bytes each GPU moves per optimizer step, and how much of it compute hides."""
+
+    collective_bytes: float  # all-reduce / gather volume per GPU, 2(n-1)/n already applied
+    host_bytes: float = 0.0  # over PCIe to and from the host (ZeRO-Offload)
+    overlap: str = "backward"  # what the collective overlaps with: "backward", "compute" or "none"
+    text: str = ""
+    host_overlapped: bool = False  # the host traffic is prefetched behind compute too (FSDP's CPU offload)
+
+
+def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
+                  micro_steps: int, weight_bytes: float = 2.0) -> Communication:
+    """Data parallel: a ring all-reduce moves 2(n-1)/n x the gradients per step (nccl-tests' busbw), overlapped
+    with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the 16-bit weights for forward
+    and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
+    (arXiv:1910.02054: 1.5x data parallel's volume); ZeRO-Offload also ships gradients down and 16-bit weights up
+    over PCIe each step, not overlapped here (an upper bound); FSDP with CPU offload uploads each GPU's shard of the
+    weights (`weight_bytes` a parameter) for forward and backward on every micro-batch, prefetched behind compute
+    (Answer.AI's FSDP-QLoRA benchmarks: Yi 34B on two 4090s at x16, 2,061 s offloaded vs 2,072 s not)."""
+    n = max(1, gpus)
+    ring = (n - 1) / n
+    if sharding == "fsdp_offload":
+        gathers = micro_steps * ring * (2 * parameters * weight_bytes + trainable * gradient_bytes)
+        host = micro_steps * 2 * parameters * weight_bytes / n
+        return Communication(gathers, host, "compute", host_overlapped=True, text=(
+            f"{micro_steps} micro-batch(es) x 2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
+            f"{weight_bytes:g} B from host RAM = {host / 1e9:.3g} GB over PCIe per step"
+            + (", then gathered across the GPUs" if n > 1 else "") + ", prefetched behind compute"))
+    if sharding in ("zero3", "fsdp"):
+        volume = micro_steps * ring * (2 * parameters * 2.0 + trainable * gradient_bytes)
+        return Communication(volume, overlap="compute", text=(
+            f"{micro_steps} micro-batch(es) x (n-1)/n x (2 weight gathers x {parameters / 1e6:,.0f}M x 2 B + "
+            f"gradient reduce-scatter {trainable / 1e6:,.1f}M x {gradient_bytes:g} B), prefetched behind compute"))
+    volume = 2 * ring * trainable * gradient_bytes
+    text = (f"all-reduce 2(n-1)/n x {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B per step, overlapped "
+            "with backward")
+    if sharding == "zero_offload":
+        host = trainable * (gradient_bytes + 2.0)
+        return Communication(volume, host, "backward", text + f"; ZeRO-Offload: {host / 1e9:.3g} GB over PCIe to "
+                             "and from the host per step, not overlapped (CPU optimizer time not counted)")
+    return Communication(volume, overlap="backward", text=text)
+
+
+def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_gb_per_s: float) -> float:
+    """What the step waits for: the collective beyond what it overlaps, plus host traffic."""
+    busbw, _ = allreduce_gb_per_s(device)
+    collective_s = comm.collective_bytes / (busbw * 1e9) if comm.collective_bytes and busbw else 0.0
+    window = {"backward": compute_s * 2 / 3, "compute": compute_s}.get(comm.overlap, 0.0)
+    host_s = comm.host_bytes / (host_gb_per_s * ALLREDUCE_LINK_FRACTION * 1e9) if comm.host_bytes else 0.0
+    if comm.host_overlapped:
+        return max(0.0, collective_s + host_s - window)
+    return max(0.0, collective_s - window) + host_s
