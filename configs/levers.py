@@ -9,6 +9,7 @@ from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.memory import micro_batch_per_gpu, unsharded_between_syncs
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets
@@ -129,9 +130,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     if task.mode == "training":
         synced = sharded_gradients(answers)
         if synced != answers:  # no quality or batch change: one reduce-scatter a micro-batch more
-            changes.append((f"{SYNC_EACH_BATCH_LABEL}: accelerate's GradientAccumulationPlugin(sync_each_batch=True), "
-                            "open-instruct's --sync_each_batch, or FSDP2, keeps them sharded, where no_sync holds the "
-                            "whole model's on each GPU", synced))
+            changes.append((f"{SYNC_EACH_BATCH_LABEL}: accelerate's GradientAccumulationPlugin(sync_each_batch=True) "
+                            "or open-instruct's --sync_each_batch keeps them sharded, where no_sync holds the whole "
+                            "model's on each GPU", synced))
         # An image model's frozen encoders (text, VAE) feed it inputs that can be computed once; a distillation
         # teacher's or a reference model's outputs are per-step logits, not a cache.
         if answers.workload.frozen_parameters and not task.cache_embeddings and answers.data.kind in (
@@ -250,9 +251,11 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append((f"half {what}, {fewer:,} ({why})",
                         answers.with_value("workload", "batch_size", fewer)))
     if task.mode == "inference" and ctx.shape.kind == "transformer" and not ctx.shape.denoising_steps and \
+            not forward_only(ctx.shape) and \
             stacks.serving_engine(task.serving_engine, answers.scenario, task.precision) == "llama_cpp":
-        now = task.quantization if task.precision == "int4" else ""  # llama.cpp's files under 4 bits, after the
-        for name in LOW_BIT_GGUF[LOW_BIT_GGUF.index(now) + 1 if now in LOW_BIT_GGUF else 0:]:  # context levers
+        # llama.cpp's files under 4 bits, after the context levers
+        now = task.quantization if task.precision == "int4" else ""
+        for name in LOW_BIT_GGUF[LOW_BIT_GGUF.index(now) + 1 if now in LOW_BIT_GGUF else 0:]:
             changes.append((f"{FORMATS[name].label}: under 4 bits, a larger quality loss than 4-bit weights (check "
                             f"the model's own perplexity or KL divergence; task.quantization = \"{name}\")",
                             answers.with_precision("int4").with_value("task", "quantization", name)))

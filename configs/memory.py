@@ -133,7 +133,7 @@ def unsharded_between_syncs(sharding: str, stack: str, accumulation_steps: int, 
                             sync_each_batch: bool = False) -> bool:
     """FSDP (FSDP1) under no_sync holds each GPU's gradients whole between syncs (PyTorch's FSDP.no_sync: "FSDP will
     accumulate the full model gradients"); accelerate, under the Trainer, uses it unless sync_each_batch. torchtune's
-    FSDP2 reduce-scatters each micro-batch."""
+    loop leaves FSDP2's gradient sync on, reduce-scattering each micro-batch."""
     return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in ("hf_trainer", "liger") \
         and not sync_each_batch
 

@@ -46,11 +46,11 @@ class MeasuredCeilings:
     busbw_gpus: int = 0  # how many GPUs the all-reduce ran over
 
 
-def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, kind: str,
+def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, shape: ModelShape,
                measured: MeasuredCeilings | None, host_generation: int = 0, lanes: int = 16) -> sp.Device:
     """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them (PCIe at
     the lower of the card's and the host's generation, `host_generation`; 0: the card's; `lanes` wide)."""
-    precision = answers.task.precision
+    precision, kind = answers.task.precision, shape.kind
     if answers.task.mode == "training":
         rate = TRAINING_RATE_BY_PRECISION.get(precision, TRAINING_RATE_BY_PRECISION["bf16"])[0]
         if rate == "fp32_tflops" and kind == "cnn" and spec.get("tf32_dense_tflops", 0) > 0 \
@@ -63,7 +63,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, ki
     if not spec.get(rate):
         rate = "fp32_tflops"  # no such tensor unit (bf16 on a V100 or T4, a CPU board): the FP32 rate
     attention_rate = (0.0, "")  # FP8 weights in vLLM/SGLang: FP8 GEMMs, the attention core (FlashAttention) 16-bit
-    if spec.get("fp8_dense_tflops") and stacks.fp8_matmuls(answers.task, answers.scenario):
+    decoder = kind == "transformer" and not forward_only(shape) and not shape.denoising_steps
+    if spec.get("fp8_dense_tflops") and decoder and stacks.fp8_matmuls(answers.task, answers.scenario):
         attention_rate, rate = (float(spec.get(rate, 0.0)), RATE_NAMES[rate]), "fp8_dense_tflops"
     link, link_gb_per_s, nvlink = _link(spec, count, host_generation, lanes)
     tflops, bandwidth = float(spec.get(rate, 0.0)), float(spec.get("bandwidth_gb_per_s", 0.0))
@@ -146,8 +147,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
                        f"{active}{attention_notes})")
     per_stream = decode_summary(out, batch, prompt, first_s)
-    if answers.scenario == "inference_server":
-        fresh_prompts(out, batch, prompt, task.generated_tokens, first_s)
+    if answers.scenario == "inference_server":  # many prompts share one read of the weights: their compute counts
+        compute_s, _ = sp.prefill_seconds(prefill, 0.0, device, prefill_attention_flops(shape, prompt))
+        fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
@@ -278,16 +280,22 @@ def training_rate(figures: dict[str, float]) -> float:
     return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
 
 
+def job_figures(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int
+                ) -> dict[str, float]:
+    """The job's predicted figures on these GPUs from their datasheet; none where they are not known."""
+    device = device_for(spec, name, count, answers, shape, None)
+    if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
+        return {}
+    if answers.task.mode == "training":
+        return training(answers, shape, device, sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))).figures
+    return inference(answers, shape, device).figures
+
+
 def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:
     """The job's headline rate on these GPUs from their datasheet (what edge modules are ranked by); 0 if unknown."""
-    device = device_for(spec, name, count, answers, shape.kind, None)
-    if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
-        return 0.0
+    figures = job_figures(answers, shape, spec, name, count)
     if answers.task.mode == "training":
-        host = sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))
-        figures = training(answers, shape, device, host).figures
         return training_rate(figures)
-    figures = inference(answers, shape, device).figures
     return (figures.get("decode_tokens_per_s_per_stream") or figures.get("samples_per_s")
             or figures.get("images_per_min", 0.0) / 60.0)
 
@@ -335,7 +343,7 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     cpu = build.component("cpu")
     host_generation = _host_generation(build)
     lanes = _lanes_per_gpu(build)
-    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape.kind, mine, host_generation, lanes)
+    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape, mine, host_generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
     host = sp.pcie_gb_per_s(pcie_generation(gpu.spec, host_generation), lanes)

@@ -16,10 +16,7 @@ from pth_top.configs.quantization import weight_format
 # Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
 # (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
 # (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's.
-# Under 4 bits the kernels cost more a byte: llama.cpp's quantize table (Llama-3.1-8B, one machine) decodes Q2_K
-# (3.16 bits) at 79.85 tokens/s and Q4_K_M (4.89) at 71.93: 0.72 of Q4's fraction a byte.
-DECODE_FRACTION_BY_WEIGHT_BITS = ((3.16, 0.72 * sp.DECODE_BANDWIDTH_FRACTION), (4.5, sp.DECODE_BANDWIDTH_FRACTION),
-                                  (8.5, 0.75), (16.0, 0.80))
+DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, sp.DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
 
 
 def decode_bandwidth_fraction(weight_bits: float, moe: bool = False) -> float:
@@ -80,6 +77,9 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     line = (f"decode reads {what} and each stream's KV cache (average context {average_context:,.0f} tokens) once "
             "per generated token")
     bits = 8.0 * weights / max(1, shape.parameters)
+    if fmt is not None and fmt.decode_fraction_scale < 1:  # its kernels reach less of the bandwidth a byte
+        read /= fmt.decode_fraction_scale
+        line += f"; {fmt.label} reads at {fmt.decode_fraction_scale:g} of 4-bit's bandwidth fraction a byte"
     if fmt is not None and fmt.decode_time_vs_16bit:  # timed as reading the 16-bit weights that many times
         read *= 16.0 / fmt.bits * fmt.decode_time_vs_16bit
         bits = 16.0

@@ -16,13 +16,15 @@ from pth_top.configs import speed as sp
 PREFILL_SHARE_WARNING = 0.25
 
 
-def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, first_s: float) -> None:
+def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, first_s: float, compute_s: float
+                  ) -> None:
     """Adds the sustained rate where each of `batch` streams, its `generated` tokens done, sends a fresh
-    `prompt`-token prompt (no prefix-cache hit): a cycle is the streams' decode plus all their prefills."""
+    `prompt`-token prompt (no prefix-cache hit): a cycle is the streams' decode plus all their prefills, each at its
+    compute (`compute_s`), the weights read at least once (`first_s`, one prompt alone)."""
     per_stream = out.figures.get("decode_tokens_per_s_per_stream", 0.0)
     if batch < 2 or generated <= 0 or per_stream <= 0 or first_s <= 0:
         return
-    decode_s, prefills_s = generated / per_stream, batch * first_s
+    decode_s, prefills_s = generated / per_stream, max(batch * compute_s, first_s)
     sustained = generated / (decode_s + prefills_s)
     share = prefills_s / (decode_s + prefills_s)
     out.figures["sustained_tokens_per_s_per_stream"] = sustained
@@ -30,8 +32,9 @@ def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, f
     out.figures["prefill_share"] = share
     out.formula.append(
         f"under load, a fresh {prompt:,}-token prompt a request (no prefix-cache hit): {generated:,} tokens at "
-        f"{per_stream:,.1f}/s = {sp.duration(decode_s)} of decode + {batch} prefills x {sp.duration(first_s)} = "
-        f"{sp.duration(prefills_s)} a cycle: ~{sustained:,.1f} tokens/s per stream ({sustained * batch:,.0f} for all), "
+        f"{per_stream:,.1f}/s = {sp.duration(decode_s)} of decode + {batch} prefills' compute, "
+        f"{sp.duration(prefills_s)}, a cycle: ~{sustained:,.1f} tokens/s per stream ({sustained * batch:,.0f} for "
+        "all), "
         f"prefills {share:.0%} of the GPU time (prefill and decode not overlapped: a floor)")
     out.summary.append(f"~{sustained:,.1f} tokens/s per stream sustained when every request brings a fresh "
                        f"{prompt:,}-token prompt (prefills {share:.0%} of the time); the first token's time above is "

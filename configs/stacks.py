@@ -156,7 +156,8 @@ def split_label(engine: str, scenario: str, precision: str) -> str:
 
 
 def fp8_matmuls(task: Task, scenario: str) -> bool:
-    """vLLM's and SGLang's FP8 weights run W8A8 FP8 GEMMs on a card with FP8 tensor cores (Ada, Hopper, Blackwell)."""
-    found = weight_format(task.quantization, task.precision, serving_engine(task.serving_engine, scenario,
-                                                                            task.precision))
-    return task.mode == "inference" and found is FORMATS["fp8"]
+    """vLLM's and SGLang's FP8 weights run W8A8 FP8 GEMMs on a card with FP8 tensor cores (Ada, Hopper, Blackwell);
+    llama.cpp and generate() have no FP8 kernels."""
+    engine = serving_engine(task.serving_engine, scenario, task.precision)
+    return task.mode == "inference" and engine in ("vllm", "sglang") \
+        and weight_format(task.quantization, task.precision, engine) is FORMATS["fp8"]

@@ -50,8 +50,7 @@ def _catalog():
 def catalog_gpu(part_id: str, answers: Answers, count: int = 1) -> sp.Device:
     part = _catalog().get(part_id)
     assert part is not None, part_id
-    kind = model_shape(answers.workload)[0].kind
-    return speed_build.device_for(dict(part.spec), part.name, count, answers, kind, None)
+    return speed_build.device_for(dict(part.spec), part.name, count, answers, model_shape(answers.workload)[0], None)
 
 
 def shape(preset: str, sequence_length: int) -> ModelShape:
@@ -313,8 +312,9 @@ GPU_BENCHMARKS = ("github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference README
 MLPERF_LLAMA2_CONFIG = ("NVIDIA's harness, closed/NVIDIA/configs/llama2-70b/Offline/__init__.py: use_fp8, H200 TP1 "
                         "batch 806, H100 TP2 batch 896 per pair (the partner's own config not read)")
 MLPERF_OFFLINE_GAP = (
-    "the Offline run also prefills each sample's OpenOrca prompt (up to 1,024 tokens; the mean is not in the sources "
-    "read) on the same GPUs, and the row times the decode alone, compute-bound at this batch at the FP8 rate; with "
+    "the Offline run (TensorRT-LLM, timed as vLLM: FP8 matmuls at the FP8 rate) also prefills each sample's OpenOrca "
+    "prompt (up to 1,024 tokens; the mean is not in the sources read) on the same GPUs, and the row times the decode "
+    "alone, compute-bound at this batch; with "
     "~300-token prompts (an assumption) the fresh-prompt count (speed_server) gives ~4,000 a GPU and ~28,600")
 MLPERF_TRAIN = ("github.com/mlcommons/training_results_v4.0 NVIDIA/results/{}/llama2_70b_lora/result_0.txt: "
                 "tracked_stats throughput {} samples/s of 8,192 packed tokens (megatron_gpt_peft_tuning_config.yaml), "
@@ -390,13 +390,13 @@ CASES: tuple[PublishedSpeed, ...] = (
                    f"tokens/s on 8x H200 SXM = 3,990 per GPU, 265 output tokens per sample; {MLPERF_LLAMA2_CONFIG}",
                    31917.0 / 8,
                    lambda: decode(shape("llama-70b", 1), "int8", "h200-141gb-sxm", 265, batch=806,
-                                  quantization="fp8")["decode_tokens_per_s_aggregate"],
+                                  engine="vllm", quantization="fp8")["decode_tokens_per_s_aggregate"],
                    xfail=MLPERF_OFFLINE_GAP),
     PublishedSpeed("mlperf-inf-v4.1-8xh100-llama2-70b-offline",
                    f"{MLPERF_INF}/HPE/results/HPE_Cray_XD670_H100_SXM_80GBx8_TRT/README.md: llama2-70b-99 Offline "
                    f"24,528.3 tokens/s on 8x H100 SXM, four TP2 pairs; {MLPERF_LLAMA2_CONFIG}", 24528.3,
                    lambda: 4 * decode(shape("llama-70b", 1), "int8", "h100-80gb-sxm", 265, batch=896, gpus=2,
-                                      quantization="fp8")["decode_tokens_per_s_aggregate"],
+                                      engine="vllm", quantization="fp8")["decode_tokens_per_s_aggregate"],
                    xfail=MLPERF_OFFLINE_GAP),
     # --- llama.cpp across cards: the layer split runs one GPU at a time (4 cards no faster than 2) ---
     *(PublishedSpeed(f"llamacpp-{count}x{card.split('-')[1]}-llama3-70b-q4km-tg512",

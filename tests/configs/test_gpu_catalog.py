@@ -160,3 +160,16 @@ def test_an_end_of_life_card_is_sold_new_only_where_it_has_a_price(catalog):
     # old_stock_in says a dated new listing of its old stock is in the catalog for that market.
     for gpu in catalog.of_kind("gpu"):
         assert set(gpu.get("old_stock_in") or []) <= set(gpu.get("prices") or {}), gpu.id
+
+
+def test_every_card_with_fp8_tensor_cores_lists_its_fp8_rate(catalog):
+    # Ada, Hopper, Blackwell and CDNA3 run FP8 (vLLM's and SGLang's FP8 weights run FP8 matmuls on them); a card
+    # without the figure prefilled at its 16-bit rate beside one that has it (review AB: an L40S at 2x, an RTX PRO
+    # 6000 Blackwell not).
+    fp8_ids = ("rtx-40", "rtx-50", "rtx-pro-", "rtx-6000-ada", "l4-", "l20-", "l40s", "h100", "h200", "h20-",
+               "gh200", "b200", "mi300x", "dgx-spark", "jetson-agx-thor")
+    cards = [part for part in catalog.of_kind("gpu") if part.id.startswith(fp8_ids)]
+    assert len(cards) > 30 and all(part.get("fp8_dense_tflops", 0) > 0 for part in cards), \
+        [part.id for part in cards if not part.get("fp8_dense_tflops")]
+    before = [part for part in catalog.of_kind("gpu") if part.id.startswith(("rtx-30", "a100", "a10-", "v100", "t4"))]
+    assert before and not any(part.get("fp8_dense_tflops") for part in before)

@@ -6,9 +6,12 @@ import datetime as dt
 
 import pytest
 
+from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.recommend import recommend
+from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.rules import load_rules
+from pth_top.configs.speed_reads import decode_reads
 from tests.configs.builders import answers
 
 TODAY = dt.date(2026, 11, 1)
@@ -46,7 +49,32 @@ def test_a_home_moe_the_budget_holds_only_under_4_bits_is_offered_q3_then_q2(cat
     assert lines[0].startswith("GGUF Q3_K_S") and "a larger quality loss than 4-bit weights" in lines[0], lines
     assert lines[1].startswith("GGUF Q2_K"), lines
     assert "within $4,000" in lines[0] and "24GB" in lines[0], lines[0]
-    # A server engine has no GGUF files: no such lever.
-    vllm = job.with_value("task", "serving_engine", "vllm").with_value("task", "quantization", "awq_g128") \
-        .with_value("task", "expert_offload", False)
-    assert not any("GGUF Q2_K" in line for line in recommend(vllm, catalog, today=TODAY).feasible_alternatives)
+
+
+@pytest.mark.parametrize(("changes", "offered"), [
+    ({}, ("Q3_K_S", "Q2_K")), ({"task__precision": "bf16"}, ("Q3_K_S", "Q2_K")),
+    ({"task__precision": "int8"}, ("Q3_K_S", "Q2_K")), ({"task__quantization": "gguf_q3_k_s"}, ("Q2_K",)),
+    ({"task__quantization": "gguf_q2_k"}, ()),
+    ({"task__serving_engine": "vllm"}, ()), ({"task__serving_engine": "sglang"}, ()),
+    ({"task__serving_engine": "hf_generate"}, ()), ({"workload__preset": "bert-base"}, ()),
+    ({"task__mode": "training", "task__precision": "bf16"}, ()),
+])
+def test_the_under_4_bit_lever_is_llama_cpps_for_a_language_model(catalog, changes, offered):
+    job = answers(**{"workload__preset": "llama3-8b", "workload__batch_size": 1, "task__mode": "inference",
+                     "task__precision": "int4", "task__serving_engine": "llama_cpp", **changes})
+    labels = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
+    assert tuple(name for name in ("Q3_K_S", "Q2_K") if any(label.startswith(f"GGUF {name},") for label in labels)) \
+        == offered, labels
+
+
+def test_under_4_bits_a_gguf_decodes_at_its_own_share_of_the_bandwidth_and_4_bit_awq_keeps_4_bits():
+    # llama.cpp's quantize table: Q2_K 79.85 tokens/s, Q4_K_M 71.93 (1.11x for 1.55x fewer bytes).
+    job = answers(workload__preset="llama3-8b", workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__serving_engine="llama_cpp")
+    q4 = decode_reads(job.with_value("task", "quantization", "gguf_q4_k_m"), LLAMA31_8B)
+    q2 = decode_reads(job.with_value("task", "quantization", "gguf_q2_k"), LLAMA31_8B)
+    assert q2.read_bytes / q2.weight_bytes == pytest.approx(1 / 0.72) and q4.read_bytes == q4.weight_bytes
+    assert "reads at 0.72 of 4-bit's bandwidth fraction a byte" in q2.line
+    awq = decode_reads(job.with_value("task", "serving_engine", "vllm").with_value("task", "quantization", "awq_g128"),
+                       LLAMA31_8B)
+    assert awq.read_bytes == awq.weight_bytes and "bandwidth fraction a byte" not in awq.line

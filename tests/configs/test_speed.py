@@ -24,6 +24,7 @@ from tests.configs.test_build_file import V1_FILE
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 TODAY = dt.date(2026, 1, 2)
 ONE_GPU = sp.Device("test GPU", 1, 1000.0, 100.0, "dense BF16 tensor", tensor=True)
+LLAMA = model_shape(Workload(preset="llama3-8b"))[0]
 
 
 def test_decode_is_the_achieved_bandwidth_over_the_bytes_read_per_token():
@@ -166,9 +167,9 @@ def test_measured_all_reduce_bus_bandwidth_applies_at_its_gpu_count():
             "nvlink": "none", "form": "consumer", "software": "cuda"}
     answers = Answers(scale=Scale(gpu_count=2))
     measured = speed_build.MeasuredCeilings("x", "run", busbw_gb_per_s=9.0, busbw_gpus=2)
-    assert speed_build.device_for(spec, "x", 2, answers, "transformer", measured).busbw_gb_per_s == 9.0
-    assert speed_build.device_for(spec, "x", 4, answers, "transformer", measured).busbw_gb_per_s == 0.0
-    assert speed_build.device_for(spec, "x", 2, answers, "transformer", None).link == "PCIe Gen4 x16"
+    assert speed_build.device_for(spec, "x", 2, answers, LLAMA, measured).busbw_gb_per_s == 9.0
+    assert speed_build.device_for(spec, "x", 4, answers, LLAMA, measured).busbw_gb_per_s == 0.0
+    assert speed_build.device_for(spec, "x", 2, answers, LLAMA, None).link == "PCIe Gen4 x16"
 
 
 def test_speed_table_round_trips_and_old_files_load_without_one(tmp_path, catalog):
@@ -214,7 +215,7 @@ def test_gen5_cards_in_a_gen4_server_link_at_gen4(catalog):
     assert build.component("gpu").spec["pcie_generation"] == 5 and build.component("cpu").spec["pcie_generation"] == 4
     assert build.speed.inputs["link"] == "PCIe Gen4 x16" and build.speed.inputs["link_gb_per_s"] < 32
     spec = build.component("gpu").spec
-    assert speed_build.device_for(spec, "x", 8, job, "transformer", None).link == "PCIe Gen5 x16"
+    assert speed_build.device_for(spec, "x", 8, job, LLAMA, None).link == "PCIe Gen5 x16"
 
 
 def test_a_moe_batch_reads_the_union_of_its_streams_experts_not_their_sum(catalog):
@@ -417,9 +418,9 @@ def test_a_teacher_or_reference_model_adds_its_forward_to_each_training_step():
 
 
 def test_wider_weights_decode_nearer_the_bandwidth():
-    # llama.cpp's 7B on an RTX 4090 and 3090 (pull 4766): Q4_0 (4.5 bits) 0.65, Q8_0 (8.5) 0.75, F16 0.80; under 4
-    # bits its quantize table's Q2_K (3.16 bits) decodes at 0.72 of Q4's fraction a byte.
-    assert [decode_bandwidth_fraction(bits) for bits in (2.0, 3.16, 4.5, 8.5, 16.0, 32.0)] == \
-        pytest.approx([0.468, 0.468, 0.65, 0.75, 0.80, 0.80])
+    # llama.cpp's 7B on an RTX 4090 and 3090 (pull 4766): Q4_0 (4.5 bits) 0.65, Q8_0 (8.5) 0.75, F16 0.80; 4-bit
+    # AWQ (4.16 bits) at Q4_0's (the under-4-bit GGUF formats' own scale: tests/configs/test_low_bit_gguf.py).
+    assert [decode_bandwidth_fraction(bits) for bits in (2.0, 4.16, 4.5, 8.5, 16.0, 32.0)] == \
+        pytest.approx([0.65, 0.65, 0.65, 0.75, 0.80, 0.80])
     assert decode_bandwidth_fraction(6.5) == pytest.approx(0.70)  # linear between the points
     assert decode_bandwidth_fraction(16.0, moe=True) == pytest.approx(0.80 * sp.MOE_DECODE_BANDWIDTH_FRACTION / 0.65)
