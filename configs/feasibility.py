@@ -236,8 +236,9 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
     """When memory is what the pinned GPUs lack, the cheapest lever (same GPU count) that fits the job on them."""
     pinned = ctx.pins.get("gpu")
     card = ctx.catalog.get(pinned[0]) if pinned else None
-    if pinned is None or card is None or memory_fit(ctx, card) != SHORT or not buyable(ctx, card):
+    if pinned is None or card is None or memory_fit(ctx, card) != SHORT:
         return None
+    owned = not buyable(ctx, card)  # not sold here: cards the buyer has; the lever that fits them, not a build
     # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
     # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
     tries: list[tuple[str, Answers]] = []
@@ -253,8 +254,13 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
         for label, answers in tries:
             if keeps_the_job(ctx.answers, answers) != keeping:
                 continue
-            feasible = _feasible_build(ctx, f"keeping the pinned {count}{card.name}, {label}",
-                                       pinned_context_for(answers), [(card, True)])
+            on_them = pinned_context_for(answers)
+            if owned and memory_fit(on_them, card) != SHORT:
+                return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here), "
+                                   f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
+                                   f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
+            feasible = None if owned else _feasible_build(ctx, f"keeping the pinned {count}{card.name}, {label}",
+                                                          on_them, [(card, True)])
             if feasible is not None:
                 return replace(feasible, answers=answers, pins=dict(ctx.pins))
     return None

@@ -624,3 +624,22 @@ def test_a_used_gpu_is_not_offered_where_the_best_build_allowing_used_cards_is_a
     lines = recommend(job, catalog, pins={"gpu": ("a100-80gb-sxm", 8)}, today=TODAY).feasible_alternatives
     assert any("8 x NVIDIA H200 141GB SXM" in line for line in lines), lines
     assert not any(line.startswith("a used GPU") and "H200" in line for line in lines), lines
+
+
+def test_pinned_cards_not_sold_here_still_get_the_quality_free_lever_that_fits_them(catalog):
+    # Audit GG: FastChat's Vicuna-7B full fine-tune (docs/training.md: 4 x A100 40GB, FSDP, micro-batch 2 with 16
+    # accumulation steps, 2k tokens) under the Trainer's no_sync is 38.7 GiB a GPU, over the 40 GB card's 38.0. A
+    # user pinning the A100s has them (they are not sold new in the US): syncing each micro-batch fits them.
+    job = answers("team_training", workload__preset="custom", workload__parameters=6_738_415_616, workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=32,
+                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=32000,
+                  workload__sequence_length=2048, workload__batch_size=128, task__recompute="full",
+                  task__accumulation_steps=16, data__dataset_size_gb=0.5, scale__gpu_count=4, scale__sharding="fsdp",
+                  budget__currency="USD", budget__amount=80000.0)
+    build = recommend(job, catalog, pins={"gpu": ("a100-40gb-sxm", 4)}, today=TODAY)
+    first = build.feasible_alternatives[0]
+    assert first.startswith("keeping the pinned 4 x NVIDIA A100 40GB SXM4 (cards you have: not sold new here), "
+                            "FSDP's gradients reduce-scattered each micro-batch"), build.feasible_alternatives
+    assert "30.2 GiB per GPU fits 4 x NVIDIA A100 40GB SXM4" in first, first
+    _, changed, pins = build.applicable_alternatives[0]
+    assert changed.task.sync_each_batch and pins == {"gpu": ("a100-40gb-sxm", 4)}
