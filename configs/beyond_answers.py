@@ -339,8 +339,9 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
         other = recommend_one(answers, pins or None)
     except ValueError:
         return build, None
-    if other.blockers or not other.speed.figures:
-        return build, None
+    gpu = other.component("gpu")
+    if other.blockers or not other.speed.figures or (gpu.name if gpu else "CPU-only") not in line:
+        return build, None  # no time for another build than the line's (a CPU-only PC beside a card's line)
     if line not in build.feasible_alternatives or other.speed.summary[0] in line \
             or "tokens/s per stream, under" in line:  # a passed-over or slow one says it
         return build, other

@@ -643,3 +643,16 @@ def test_pinned_cards_not_sold_here_still_get_the_quality_free_lever_that_fits_t
     assert "30.2 GiB per GPU fits 4 x NVIDIA A100 40GB SXM4" in first, first
     _, changed, pins = build.applicable_alternatives[0]
     assert changed.task.sync_each_batch and pins == {"gpu": ("a100-40gb-sxm", 4)}
+
+
+def test_a_way_out_is_timed_only_on_the_build_its_line_names(catalog):
+    # Audit GG: TinyLlama 1.1B Q4_K_M on a pinned RTX 4090 over a $1,500 budget. The line names an RTX 5070 Ti build;
+    # the same answers recommend a CPU-only PC, whose "~107 tokens/s from system RAM" was appended to the card's line.
+    job = answers(workload__preset="custom", workload__parameters=1_100_048_384, workload__layers=22,
+                  workload__hidden_size=2048, workload__attention_heads=32, workload__kv_heads=4,
+                  workload__intermediate_size=5632, workload__gated_mlp=True, workload__vocabulary_size=32000,
+                  workload__sequence_length=2048, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__serving_engine="llama_cpp", task__quantization="gguf_q4_k_m",
+                  task__generated_tokens=128, data__dataset_size_gb=0.0, budget__currency="USD", budget__amount=1500.0)
+    first = recommend(job, catalog, pins={"gpu": ("rtx-4090-24gb", 1)}, today=TODAY).feasible_alternatives[0]
+    assert "RTX 5070 Ti" in first and "from system RAM" not in first, first
