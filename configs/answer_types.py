@@ -170,6 +170,10 @@ class Task(Schema, frozen=True):
     target_samples_per_s: Annotated[float, Meta(ge=0, le=10_000_000, description=(
         "inference of a model that generates nothing (a CNN, an encoder, a ViT): the inputs (images) a second it must "
         "take (0: none); 25 for one camera at 25 FPS. Cards that meet it come before cheaper ones that do not"))] = 0.0
+    prompt_cache_hit_fraction: Annotated[float, Meta(ge=0, le=0.99, description=(
+        "a server: the share of each request's prompt the engine's prefix cache already holds (a chat's earlier "
+        "turns, a shared system prompt), not prefilled again; 0: every prompt fresh, as vLLM's benchmark_serving "
+        "and NVIDIA's AIPerf measure. The rate under load, which a stated target is held to, prefills the rest"))] = 0.0
     prefill_chunk_tokens: Annotated[int, whole(0, 10_000_000, (
         "inference: the tokens one prefill step runs, its working set's size (vLLM --max-num-batched-tokens, SGLang "
         "--chunked-prefill-size, llama.cpp -ub); 0: the engine's default (vLLM 2,048, SGLang 8,192, llama.cpp "

@@ -28,7 +28,6 @@ from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
 from pth_top.configs.ranking import Fit, first_acceptable, fits_the_machine, ranked_gpus, usable_bytes
 from pth_top.configs.speed_build import job_figures
-from pth_top.configs.speed_server import PREFILL_SHARE_WARNING
 from pth_top.units import GIB
 
 
@@ -305,14 +304,13 @@ def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
     floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
     figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
     idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
-    # A stated target is held to what users see when every request brings a fresh long prompt.
-    loaded = stated is not None and figures.get("prefill_share", 0.0) >= PREFILL_SHARE_WARNING
-    rate = figures.get("sustained_tokens_per_s_per_stream", idle) if loaded else idle
+    rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
+    loaded = rate != idle
     if not 0 < rate < floor:
         return rate, ""
     under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \
         f"{floor:g}, slower than reading"
-    why = f" with a fresh {shape.sequence_length:,}-token prompt a request (~{idle:.1f} idle)" if loaded else ""
+    why = f" under load (~{idle:.1f} idle)" if loaded else ""
     return rate, f"but ~{rate:.1f} tokens/s per stream{why}, under {under}"
 
 

@@ -149,7 +149,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     per_stream = decode_summary(out, batch, prompt, first_s)
     if answers.scenario == "inference_server":  # many prompts share one read of the weights: their compute counts
         compute_s, _ = sp.prefill_seconds(prefill, 0.0, device, prefill_attention_flops(shape, prompt))
-        fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s)
+        fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
@@ -296,6 +296,9 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
     figures = job_figures(answers, shape, spec, name, count)
     if answers.task.mode == "training":
         return training_rate(figures)
+    stated = sp.stated_target(answers.task)
+    if stated is not None and stated[0].decode and figures.get("decode_tokens_per_s_per_stream"):
+        return sp.held_rate(figures, stated[0])  # a server's target is held to its rate under load
     return (figures.get("decode_tokens_per_s_per_stream") or figures.get("samples_per_s")
             or figures.get("images_per_min", 0.0) / 60.0)
 

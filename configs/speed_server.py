@@ -12,40 +12,38 @@ from __future__ import annotations
 
 from pth_top.configs import speed as sp
 
-# A share of the GPUs' time spent on prefills from which the build warns that the sustained rate is the one to read.
-PREFILL_SHARE_WARNING = 0.25
 
-
-def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, first_s: float, compute_s: float
-                  ) -> None:
-    """Adds the sustained rate where each of `batch` streams, its `generated` tokens done, sends a fresh
-    `prompt`-token prompt (no prefix-cache hit): a cycle is the streams' decode plus all their prefills, each at its
-    compute (`compute_s`), the weights read at least once (`first_s`, one prompt alone)."""
+def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, first_s: float, compute_s: float,
+                  cached: float = 0.0) -> None:
+    """Adds the sustained rate where each of `batch` streams, its `generated` tokens done, sends a `prompt`-token
+    prompt, `cached` of it in the prefix cache: a cycle is the streams' decode plus all their prefills, each at its
+    compute for the rest (`compute_s` for a whole prompt), the weights read at least once (`first_s`)."""
     per_stream = out.figures.get("decode_tokens_per_s_per_stream", 0.0)
     if batch < 2 or generated <= 0 or per_stream <= 0 or first_s <= 0:
         return
-    decode_s, prefills_s = generated / per_stream, max(batch * compute_s, first_s)
+    decode_s = generated / per_stream
+    prefills_s = max(batch * compute_s * (1 - cached), first_s * (1 - cached))
     sustained = generated / (decode_s + prefills_s)
     share = prefills_s / (decode_s + prefills_s)
     out.figures["sustained_tokens_per_s_per_stream"] = sustained
     out.figures["sustained_tokens_per_s_aggregate"] = sustained * batch
     out.figures["prefill_share"] = share
+    fresh = f"{1 - cached:.0%} of each {prompt:,}-token prompt" if cached else f"a fresh {prompt:,}-token prompt"
+    how = "the rest in the prefix cache" if cached else "no prefix-cache hit"
     out.formula.append(
-        f"under load, a fresh {prompt:,}-token prompt a request (no prefix-cache hit): {generated:,} tokens at "
+        f"under load, {fresh} a request to prefill ({how}; task.prompt_cache_hit_fraction): {generated:,} tokens at "
         f"{per_stream:,.1f}/s = {sp.duration(decode_s)} of decode + {batch} prefills' compute, "
         f"{sp.duration(prefills_s)}, a cycle: ~{sustained:,.1f} tokens/s per stream ({sustained * batch:,.0f} for "
-        "all), "
-        f"prefills {share:.0%} of the GPU time (prefill and decode not overlapped: a floor)")
-    out.summary.append(f"~{sustained:,.1f} tokens/s per stream sustained when every request brings a fresh "
-                       f"{prompt:,}-token prompt (prefills {share:.0%} of the time); the first token's time above is "
-                       "one prompt on an idle server")
-    if share >= PREFILL_SHARE_WARNING:
+        f"all), prefills {share:.0%} of the GPU time (prefill and decode not overlapped: a floor)")
+    out.summary.append(f"~{sustained:,.1f} tokens/s per stream under load, with {fresh} a request to prefill "
+                       f"(prefills {share:.0%} of the time); the first token's time above is one prompt on an idle "
+                       "server")
+    if share >= sp.PREFILL_SHARE_WARNING:
         out.warnings.append(
-            f"prefill-bound under load: with a fresh {prompt:,}-token prompt a request, the {batch} streams' prefills "
-            f"take {share:.0%} of the GPU time and each stream gets ~{sustained:,.1f} tokens/s, not "
-            f"~{per_stream:,.1f}; prefix caching (a chat's earlier turns, a shared system prompt) or shorter prompts "
-            "keep it nearer the idle rate, more GPUs (tensor parallel) shorten the prefills")
-
+            f"prefill-bound under load: with {fresh} a request to prefill, the {batch} streams' prefills take "
+            f"{share:.0%} of the GPU time and each stream gets ~{sustained:,.1f} tokens/s, not ~{per_stream:,.1f}; "
+            "prefix caching (a chat's earlier turns, a shared system prompt: task.prompt_cache_hit_fraction) or "
+            "shorter prompts keep it nearer the idle rate, more GPUs (tensor parallel) shorten the prefills")
 
 def decode_summary(out: sp.Prediction, batch: int, prompt: int, first_s: float, where: str = "") -> float:
     """The decode headline: tokens/s a stream (and for the whole batch) and the first token; the per-stream rate."""

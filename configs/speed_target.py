@@ -38,12 +38,13 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     rate_target, target = stated
 
     def rate_of(one: Build) -> float:
-        return one.speed.figures.get(rate_target.figure, 0.0)
+        return sp.held_rate(one.speed.figures, rate_target)
 
     rate = rate_of(build)
     if not 0 < rate < target:
         return None
-    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {rate_target.unit} on {here.quantity} x {here.name}, under "
+    loaded = " under load" if rate != build.speed.figures.get(rate_target.figure, 0.0) else ""
+    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {rate_target.unit}{loaded} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
     # The cheap lever first: a server of many streams reads their caches every token, and fp8 halves them.
