@@ -208,8 +208,9 @@ def feasible_alternatives(
             feasible = _feasible_build(ctx, used_label, context_for(used))
             if feasible is not None and any(other.line.endswith(feasible.line[len(used_label):]) for other in found):
                 break  # the best build with used cards allowed is a new one offered already (audit EE: an H200 server)
-            if feasible is not None:
-                found.insert(_keeping(ctx, found), replace(feasible, answers=used))
+            if feasible is not None:  # a slow one after every way out that is not
+                at = max(_keeping(ctx, found), sum(not other.slow_rate for other in found) if feasible.slow_rate else 0)
+                found.insert(at, replace(feasible, answers=used))
                 break
     rent = _rent_line(ctx, context_for)
     if rent:

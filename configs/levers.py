@@ -8,7 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.diffusion import vae_tile_px
-from pth_top.configs.memory import micro_batch_per_gpu, unsharded_between_syncs
+from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
@@ -36,7 +36,7 @@ def halved_micro_batch(answers: Answers) -> Answers:
 def sharded_gradients(answers: Answers) -> Answers:
     """Accumulation under the Trainer's FSDP with its gradients reduce-scattered each micro-batch, not held whole."""
     task = answers.task
-    if unsharded_between_syncs(answers.scale.sharding, task.training_stack, task.accumulation_steps,
+    if stacks.unsharded_between_syncs(answers.scale.sharding, task.training_stack, task.accumulation_steps,
                                answers.scale.gpu_count, task.sync_each_batch):
         return answers.with_value("task", "sync_each_batch", True)
     return answers

@@ -14,6 +14,7 @@ from pth_top.configs.speed_build import training_rate
 
 # How much faster another card must train to be named: one model times both, so their errors largely cancel.
 LONG_RUN_SPEEDUP = 1.3
+SAME_RATE = 0.98  # cards within 2 % of the fastest train as fast: the cheapest of them is named
 
 
 def fastest_card_for_a_long_run(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:
@@ -39,8 +40,8 @@ def fastest_card_for_a_long_run(build: Build, rules: Rules, recommend_one: Calla
             faster.append((other_rate, found[0], found[1].name))
     if not faster:
         return ""
-    top = max(each[0] for each in faster)  # within 2 % of the fastest (an H200 trains as an H100), the cheapest
-    other_rate, other, name = min((each for each in faster if each[0] >= 0.98 * top),
+    top = max(each[0] for each in faster)  # an H200 trains this as fast as an H100
+    other_rate, other, name = min((each for each in faster if each[0] >= SAME_RATE * top),
                                   key=lambda each: each[1].total_price_cny)
     unit = "tokens" if build.speed.figures.get("training_tokens_per_s") else "samples"
     other_hours = other.speed.figures.get("epoch_hours", hours * rate / other_rate)

@@ -174,8 +174,8 @@ def new_quote(part: Part, market: str, currency: str, rules: Rules,
     if quote.market == market:
         return quote if quote.currency == currency else _converted(quote)
     # Another market's shop price: its own VAT out (an EU or China price has it in, a US one none), the buyer's in.
-    source_vat = import_vat(quote.market, rules)
-    vat = import_vat(market, rules)
+    source_vat = vat_of(quote.market, rules)
+    vat = vat_of(market, rules)
     return replace(_converted(quote), amount_cny=quote.amount_cny / (1 + source_vat) * (1 + vat),
                    import_vat_fraction=vat, source_vat_fraction=source_vat)
 
@@ -193,7 +193,7 @@ def _pre_tax_abroad(part: Part, market: str, rules: Rules) -> Quote | None:
     return _from_entry(entry, "new", name, rules)
 
 
-def import_vat(market: str, rules: Rules) -> float:
+def vat_of(market: str, rules: Rules) -> float:
     """`market`'s VAT (rules.toml budget.vat_fraction), in its shop prices and paid at its border; 0: none."""
     return next((fraction for name, fraction in rules.budget.vat_fraction.items() if name == market), 0.0)
 
@@ -231,7 +231,7 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
     listed_in = max((listing["as_of"], name) for name, listing in listings.items())[1]
     used = _from_entry(listings[listed_in], "used", listed_in, rules)
     used = used if used.currency == currency else _converted_used(used)
-    vat = import_vat(market, rules)
+    vat = vat_of(market, rules)
     return replace(used, amount_cny=used.amount_cny * (1 + vat), abroad=True, import_vat_fraction=vat)
 
 

@@ -103,7 +103,7 @@ def estimate_training(
         if fp32_gradients:
             gradients += fp32_gradients
             formula.append(line)
-        whole_gradients = unsharded_between_syncs(sharding, stack, accumulation_steps, n, sync_each_batch)
+        whole_gradients = stacks.unsharded_between_syncs(sharding, stack, accumulation_steps, n, sync_each_batch)
         if stage >= 3 and n > 1 and shape.layers:
             gathered, line = gathered_units(shape, states, value_bytes, sharding, stack, whole_gradients)
             weights += gathered
@@ -127,15 +127,6 @@ def estimate_training(
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
         formula=tuple(formula), host_offload_bytes=int(host_offload),
     )
-
-
-def unsharded_between_syncs(sharding: str, stack: str, accumulation_steps: int, gpus: int,
-                            sync_each_batch: bool = False) -> bool:
-    """FSDP (FSDP1) under no_sync holds each GPU's gradients whole between syncs (PyTorch's FSDP.no_sync: "FSDP will
-    accumulate the full model gradients"); accelerate, under the Trainer, uses it unless sync_each_batch. torchtune's
-    loop leaves FSDP2's gradient sync on, reduce-scattering each micro-batch."""
-    return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in ("hf_trainer", "liger") \
-        and not sync_each_batch
 
 
 # DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): caps on what it gathers, in elements.

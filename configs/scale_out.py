@@ -13,7 +13,7 @@ from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, offered, usable_bytes
-from pth_top.configs.levers import small_activations
+from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.part_types import HOST_FREE_FORMS
@@ -111,7 +111,7 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
         fewer, small_out, small_holds = fewest_nodes(ctx, context_for, gpu, small)
         if small_holds and (fewer < nodes or not holds):
             nodes, spread_out, holds = fewer, small_out, True
-            how += " at micro-batch 1 with gradient accumulation and full recompute"
+            how += f" at {small_activations_label(ctx.answers)}"
     rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
     hour = usd * rate * MAX_GPUS * nodes
     if not holds:

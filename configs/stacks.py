@@ -161,3 +161,12 @@ def fp8_matmuls(task: Task, scenario: str) -> bool:
     engine = serving_engine(task.serving_engine, scenario, task.precision)
     return task.mode == "inference" and engine in ("vllm", "sglang") \
         and weight_format(task.quantization, task.precision, engine) is FORMATS["fp8"]
+
+
+def unsharded_between_syncs(sharding: str, stack: str, accumulation_steps: int, gpus: int,
+                            sync_each_batch: bool = False) -> bool:
+    """FSDP (FSDP1) under no_sync holds each GPU's gradients whole between syncs (PyTorch's FSDP.no_sync: "FSDP will
+    accumulate the full model gradients"); accelerate, under the Trainer, uses it unless sync_each_batch. torchtune's
+    loop leaves FSDP2's gradient sync on, reduce-scattering each micro-batch."""
+    return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in ("hf_trainer", "liger") \
+        and not sync_each_batch

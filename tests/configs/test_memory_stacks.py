@@ -276,3 +276,16 @@ def test_fsdp_under_the_trainer_holds_whole_gradients_between_syncs_unless_synce
         == synced.gradients_bytes
     assert estimate_memory(gemma.with_value("task", "accumulation_steps", 1), shape).gradients_bytes \
         == synced.gradients_bytes
+
+
+def test_sync_each_batch_where_it_changes_nothing_says_so():
+    # One GPU, no FSDP, or one micro-batch a step: no no_sync to avoid (review AB: the field was ignored silently).
+    shape = model_shape(Workload(preset="llama3-8b"))[0]
+    fsdp = answers("team_training", workload__preset="llama3-8b", workload__batch_size=16,
+                   task__accumulation_steps=4, task__sync_each_batch=True, scale__gpu_count=4,
+                   scale__sharding="fsdp")
+    unused = "task.sync_each_batch is not used"
+    assert not any(line.startswith(unused) for line in ignored_answer_warnings(fsdp, shape))
+    for changed in (fsdp.with_value("scale", "sharding", "zero3"), fsdp.with_value("task", "accumulation_steps", 1),
+                    fsdp.with_value("task", "training_stack", "torchtune")):
+        assert any(line.startswith(unused) for line in ignored_answer_warnings(changed, shape)), changed
