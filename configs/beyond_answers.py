@@ -43,6 +43,7 @@ RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 
 # Rented nodes within 10 % of the cheapest run's money count as as cheap: the fastest of them is named (8 x A100 40GB
 # at $1.48 and 8 x H100 SXM at $3.78 an hour cost about the same for a training run; the H100s take 40 % of the days).
 RENT_COST_TIE = 1.1
+SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
@@ -343,7 +344,7 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
     if other.blockers or not other.speed.figures or (gpu.name if gpu else "CPU-only") not in line:
         return build, None  # no time for another build than the line's (a CPU-only PC beside a card's line)
     if line not in build.feasible_alternatives or other.speed.summary[0] in line \
-            or "tokens/s per stream, under" in line:  # a passed-over or slow one says it
+            or f"; {SLOW_WAY_OUT}" in line:  # a passed-over or slow one says it
         return build, other
     timed = f"{line}; {other.speed.summary[0]}"
     lines = tuple(timed if each == line else each for each in build.feasible_alternatives)

@@ -10,7 +10,7 @@ from pth_top.configs import scale_out, stacks
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, buyable, fits_on, memory_fit, needed_bytes
-from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
+from pth_top.configs.beyond_answers import SLOW_WAY_OUT, changed_answers, keeps_the_job
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -256,7 +256,8 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
                 continue
             on_them = pinned_context_for(answers)
             if owned and memory_fit(on_them, card) != SHORT:
-                return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here), "
+                return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here, so "
+                                   "their build stays no recommendation), "
                                    f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
                                    f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
             feasible = None if owned else _feasible_build(ctx, f"keeping the pinned {count}{card.name}, {label}",
@@ -312,7 +313,7 @@ def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
     under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \
         f"{floor:g}, slower than reading"
     why = f" under load (~{idle:.1f} idle)" if loaded else ""
-    return rate, f"but ~{rate:.1f} tokens/s per stream{why}, under {under}"
+    return rate, f"{SLOW_WAY_OUT}{rate:.1f} tokens/s per stream{why}, under {under}"
 
 
 def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:

@@ -71,6 +71,9 @@ def recommend(
     measured: MeasuredCeilings | None = None,
 ) -> Build:
     rules = rules or load_rules()
+    pinned = (pins or {}).get("gpu")
+    if pinned and pinned[0] != CPU_ONLY_ID and pinned[1] > 0 and answers.scenario != "edge_deployment":
+        answers = answers.with_value("scale", "gpu_count", pinned[1])  # "4 x H100" pinned is 4, whatever the answers
     build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
                        measured=measured)
     def recommend_one(changed: Answers, gpu_pin: Mapping[str, tuple[str, int]] | None = None) -> Build:

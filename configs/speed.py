@@ -337,10 +337,10 @@ def stated_target(task: Task) -> tuple[RateTarget, float] | None:
 
 
 def held_rate(figures: dict[str, float], target: RateTarget) -> float:
-    """The rate a stated target is held to: a server's decode under load where every request's fresh prompt takes
-    PREFILL_SHARE_WARNING of its time or more (configs.speed_server), else the target's figure."""
-    if target.decode and figures.get("prefill_share", 0.0) >= PREFILL_SHARE_WARNING:
-        return figures.get("sustained_tokens_per_s_per_stream", 0.0)
+    """The rate a stated target is held to: a server's decode under load, its prompts prefilled between the streams'
+    steps (configs.speed_server), where it has one; else the target's figure."""
+    if target.decode and "sustained_tokens_per_s_per_stream" in figures:
+        return figures["sustained_tokens_per_s_per_stream"]
     return figures.get(target.figure, 0.0)
 
 
@@ -352,6 +352,8 @@ def below_target(figures: dict[str, float], task: Task) -> list[str]:
         return []
     target, value = stated
     loaded = " under load" if rate != figures.get(target.figure, 0.0) else ""
-    remedy = ("prefills set it: prefix caching, shorter prompts, or more GPUs (tensor parallel) shorten them"
-              if loaded else target.remedy)
+    prefill_bound = figures.get("prefill_share", 0.0) >= PREFILL_SHARE_WARNING
+    remedy = ("with each prompt prefilled but for task.prompt_cache_hit_fraction (0: every prompt fresh); a chat's "
+              "cached turns, shorter prompts, or more GPUs (tensor parallel) shorten the prefills" if prefill_bound
+              else target.remedy)
     return [f"{BELOW_TARGET}~{rate:,.1f} {target.unit}{loaded}, under task.{target.answer_key} = {value:g}: {remedy}"]

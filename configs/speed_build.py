@@ -148,7 +148,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                        f"{active}{attention_notes})")
     per_stream = decode_summary(out, batch, prompt, first_s)
     if answers.scenario == "inference_server":  # many prompts share one read of the weights: their compute counts
-        compute_s, _ = sp.prefill_seconds(prefill, 0.0, device, prefill_attention_flops(shape, prompt))
+        cached = int(task.prompt_cache_hit_fraction * prompt)  # the rest attends to the cached prefix too
+        attention = prefill_attention_flops(shape, prompt) - prefill_attention_flops(shape, cached)
+        compute_s, _ = sp.prefill_seconds(prefill - prefill_flops(shape, cached), 0.0, device, attention)
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)

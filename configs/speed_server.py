@@ -16,13 +16,13 @@ from pth_top.configs import speed as sp
 def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, first_s: float, compute_s: float,
                   cached: float = 0.0) -> None:
     """Adds the sustained rate where each of `batch` streams, its `generated` tokens done, sends a `prompt`-token
-    prompt, `cached` of it in the prefix cache: a cycle is the streams' decode plus all their prefills, each at its
-    compute for the rest (`compute_s` for a whole prompt), the weights read at least once (`first_s`)."""
+    prompt, `cached` of it in the prefix cache: a cycle is the streams' decode plus all their prefills, each at the
+    compute of its uncached rest (`compute_s`), the weights read at least once (`first_s`, a whole prompt's)."""
     per_stream = out.figures.get("decode_tokens_per_s_per_stream", 0.0)
     if batch < 2 or generated <= 0 or per_stream <= 0 or first_s <= 0:
         return
     decode_s = generated / per_stream
-    prefills_s = max(batch * compute_s * (1 - cached), first_s * (1 - cached))
+    prefills_s = max(batch * compute_s, first_s * (1 - cached))
     sustained = generated / (decode_s + prefills_s)
     share = prefills_s / (decode_s + prefills_s)
     out.figures["sustained_tokens_per_s_per_stream"] = sustained

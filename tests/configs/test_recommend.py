@@ -352,3 +352,11 @@ def test_review_text_says_what_was_applied_and_explains_its_terms(catalog):
     infeasible = recommend(answers(workload__preset="llama-13b", budget__amount=10000.0), catalog, today=TODAY)
     assert infeasible.blockers
     assert any(line.startswith("price ") and "for reference only" in line for line in infeasible.reasoning)
+
+
+def test_a_pinned_gpu_count_is_the_builds_gpu_count(catalog):
+    # Audits FF and HH: pins={"gpu": ("h100-80gb-pcie", 4)} on answers of one GPU gave one H100, silently.
+    job = answers("inference_server", workload__preset="llama-70b", task__mode="inference", task__precision="bf16",
+                  workload__batch_size=4, budget__currency="USD", budget__amount=200000.0)
+    build = recommend(job, catalog, pins={"gpu": ("h100-80gb-pcie", 4)}, today=TODAY)
+    assert build.component("gpu").quantity == 4 and build.answers.scale.gpu_count == 4

@@ -66,7 +66,9 @@ def test_a_pinned_card_under_the_target_says_so(catalog):
     pinned = recommend(answers("inference_server", **ORPHEUS, budget__amount=40000.0,
                                task__target_tokens_per_s_per_stream=REAL_TIME), catalog, today=TODAY,
                        pins={"gpu": ("rtx-5070-ti-16gb", 1)})
-    assert any(line.startswith("below the target: ~59.4 tokens/s") for line in pinned.warnings), pinned.warnings
+    # Held to its rate under load (~59.4 idle): 24 fresh 2k-token prompts take 15 % of the time, not what limits it.
+    assert any(line.startswith("below the target: ~50.5 tokens/s per stream under load") and "more memory bandwidth"
+               in line for line in pinned.warnings), pinned.warnings
 
 
 def test_a_target_on_a_model_that_generates_nothing_is_said_unused_and_ranks_nothing(catalog):
