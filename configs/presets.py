@@ -145,6 +145,10 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "
                      "workload.forward_gflops_per_sample")
+    if task.prompt_cache_hit_fraction and not (task.mode == "inference" and answers.scenario == "inference_server"
+                                               and answers.workload.batch_size > 1):
+        lines.append("task.prompt_cache_hit_fraction is not used: it is a server's, whose many streams' prompts are "
+                     "prefilled between their decode steps")
     if task.sync_each_batch and not (task.mode == "training" and stacks.unsharded_between_syncs(
             answers.scale.sharding, task.training_stack, task.accumulation_steps, answers.scale.gpu_count)):
         lines.append("task.sync_each_batch is not used: it is FSDP's under the Hugging Face Trainer with gradient "

@@ -315,7 +315,7 @@ MLPERF_OFFLINE_GAP = (
     "the Offline run (TensorRT-LLM, timed as vLLM: FP8 matmuls at the FP8 rate) also prefills each sample's OpenOrca "
     "prompt (up to 1,024 tokens; the mean is not in the sources read) on the same GPUs, and the row times the decode "
     "alone, compute-bound at this batch; with "
-    "~300-token prompts (an assumption) the fresh-prompt count (speed_server) gives ~4,000 a GPU and ~28,600")
+    "~300-token prompts (an assumption) the fresh-prompt count (speed_server) gives ~4,000 a GPU and ~29,600")
 MLPERF_TRAIN = ("github.com/mlcommons/training_results_v4.0 NVIDIA/results/{}/llama2_70b_lora/result_0.txt: "
                 "tracked_stats throughput {} samples/s of 8,192 packed tokens (megatron_gpt_peft_tuning_config.yaml), "
                 "LoRA r16 on attention, FP8 (Transformer Engine), no activation checkpointing, 8x {}")

@@ -289,3 +289,14 @@ def test_sync_each_batch_where_it_changes_nothing_says_so():
     for changed in (fsdp.with_value("scale", "sharding", "zero3"), fsdp.with_value("task", "accumulation_steps", 1),
                     fsdp.with_value("task", "training_stack", "torchtune")):
         assert any(line.startswith(unused) for line in ignored_answer_warnings(changed, shape)), changed
+
+
+def test_a_prompt_cache_share_outside_a_server_of_several_streams_says_so():
+    shape = model_shape(Workload(preset="llama3-8b"))[0]
+    server = answers("inference_server", workload__preset="llama3-8b", workload__batch_size=8,
+                     task__mode="inference", task__prompt_cache_hit_fraction=0.5)
+    unused = "task.prompt_cache_hit_fraction is not used"
+    assert not any(line.startswith(unused) for line in ignored_answer_warnings(server, shape))
+    for changed in (server.with_value("workload", "batch_size", 1),
+                    answers(workload__preset="llama3-8b", task__mode="inference", task__prompt_cache_hit_fraction=0.5)):
+        assert any(line.startswith(unused) for line in ignored_answer_warnings(changed, shape)), changed
