@@ -192,11 +192,6 @@ def feasible_alternatives(
     found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative is kept
              or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
                         for other, other_alternative in zip(made, found, strict=True))]
-    # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
-    # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first.
-    found = [alternative for alternative in found if alternative is kept] + sorted(
-        (alternative for alternative in found if alternative is not kept),
-        key=lambda alternative: (alternative.slow_rate > 0, -alternative.slow_rate))
     # No new card holds the job as asked: a used one may, after the changes that keep the job and before those that
     # change it (audit T: Qwen2-VL-7B LoRA for CNY 12,000 led with QLoRA where a used RTX 3090 keeps LoRA); where
     # nothing new fits at all, also with the first lever that does it.
@@ -208,10 +203,14 @@ def feasible_alternatives(
             feasible = _feasible_build(ctx, used_label, context_for(used))
             if feasible is not None and any(other.line.endswith(feasible.line[len(used_label):]) for other in found):
                 break  # the best build with used cards allowed is a new one offered already (audit EE: an H200 server)
-            if feasible is not None:  # a slow one after every way out that is not
-                at = max(_keeping(ctx, found), sum(not other.slow_rate for other in found) if feasible.slow_rate else 0)
-                found.insert(at, replace(feasible, answers=used))
+            if feasible is not None:
+                found.insert(_keeping(ctx, found), replace(feasible, answers=used))
                 break
+    # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
+    # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first.
+    found = [alternative for alternative in found if alternative is kept] + sorted(
+        (alternative for alternative in found if alternative is not kept),
+        key=lambda alternative: (alternative.slow_rate > 0, -alternative.slow_rate))
     rent = _rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))

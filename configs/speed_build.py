@@ -217,7 +217,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     if n > 1 or offloaded:
         comm = communication(answers.scale.sharding, n, shape.parameters, _trainable(shape, task),
                              4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
-                             sp.BASE_WEIGHT_BYTES.get(task.method, 2.0))
+                             sp.BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
+                                 answers.scale.sharding, task.training_stack, task.accumulation_steps, n,
+                                 task.sync_each_batch))
         exposed = exposed_seconds(comm, compute_s, device, host_gb_per_s)
         busbw, where = allreduce_gb_per_s(device)
         over = f"over {n} GPUs, {busbw:,.0f} GB/s ({where})" if n > 1 else f"with the host, {host_gb_per_s:g} GB/s"

@@ -9,9 +9,8 @@ from pth_top.configs.speed import Device
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77
-# GeForce cards have no peer-to-peer over PCIe ("GeForce cards do not support P2P", NVIDIA/nccl-tests#287): NCCL
-# goes through host memory, which caps it. 8 x RTX 5090 on two Xeon 8480+ reach 28 GB/s busbw, 4 reach 35, about
-# what 8 x RTX 4090 do (NVIDIA/nccl#1639), where Gen5's link would give 48.5.
+# GeForce cards have no P2P (NVIDIA/nccl-tests#287): NCCL goes through host memory. 8 x RTX 5090 on two Xeon 8480+
+# reach 28 GB/s busbw, 4 reach 35, about what 8 x RTX 4090 do (NVIDIA/nccl#1639); Gen5's link would give 48.5.
 NO_P2P_BUSBW_GB_PER_S = {4: 35.0, 8: 28.0}
 
 
@@ -40,7 +39,7 @@ class Communication:
 
 
 def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
-                  micro_steps: int, weight_bytes: float = 2.0) -> Communication:
+                  micro_steps: int, weight_bytes: float = 2.0, held_whole: bool = False) -> Communication:
     """Data parallel: a ring all-reduce moves 2(n-1)/n x the gradients per step (nccl-tests' busbw), overlapped
     with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the 16-bit weights for forward
     and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
@@ -57,11 +56,13 @@ def communication(sharding: str, gpus: int, parameters: float, trainable: float,
             f"{micro_steps} micro-batch(es) x 2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
             f"{weight_bytes:g} B from host RAM = {host / 1e9:.3g} GB over PCIe per step"
             + (", then gathered across the GPUs" if n > 1 else "") + ", prefetched behind compute"))
-    if sharding in ("zero3", "fsdp"):
-        volume = micro_steps * ring * (2 * parameters * 2.0 + trainable * gradient_bytes)
+    if sharding in ("zero3", "fsdp"):  # under no_sync (`held_whole`) the gradients reduce-scatter once a step
+        syncs = 1 if held_whole else micro_steps
+        volume = ring * (micro_steps * 2 * parameters * 2.0 + syncs * trainable * gradient_bytes)
         return Communication(volume, overlap="compute", text=(
-            f"{micro_steps} micro-batch(es) x (n-1)/n x (2 weight gathers x {parameters / 1e6:,.0f}M x 2 B + "
-            f"gradient reduce-scatter {trainable / 1e6:,.1f}M x {gradient_bytes:g} B), prefetched behind compute"))
+            f"(n-1)/n x ({micro_steps} micro-batch(es) x 2 weight gathers x {parameters / 1e6:,.0f}M x 2 B + "
+            f"{syncs} gradient reduce-scatter(s) {trainable / 1e6:,.1f}M x {gradient_bytes:g} B), prefetched behind "
+            "compute"))
     volume = 2 * ring * trainable * gradient_bytes
     text = (f"all-reduce 2(n-1)/n x {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B per step, overlapped "
             "with backward")

@@ -43,8 +43,9 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     rate = rate_of(build)
     if not 0 < rate < target:
         return None
-    loaded = " under load" if rate != build.speed.figures.get(rate_target.figure, 0.0) else ""
-    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {rate_target.unit}{loaded} on {here.quantity} x {here.name}, under "
+    unit = rate_target.unit + (" under load" if rate_target.decode and "sustained_tokens_per_s_per_stream"
+                               in build.speed.figures else "")
+    short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {unit} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
     # The cheap lever first: a server of many streams reads their caches every token, and fp8 halves them.
@@ -52,7 +53,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     cheaper = gpu_build(recommend_one, answers.with_value("task", "kv_cache_dtype", "fp8")) if fp8_open else None
     if cheaper is not None and rate_of(cheaper[0]) >= target:
         other, gpu = cheaper
-        line = (f"{stacks.KV_CACHE_FP8_LABEL}: {gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {rate_target.unit}, "
+        line = (f"{stacks.KV_CACHE_FP8_LABEL}: {gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {unit}, "
                 f"{within_text(other, build, rules)} (answer task.kv_cache_dtype = \"fp8\")")
         return f"{short}, where an fp8 KV cache runs ~{rate_of(other):,.1f} within budget (below)", line, \
             other.answers
@@ -63,7 +64,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
             continue
         other, gpu = found
         how = split_label(changed) if rate_target.decode else "each its own inputs"
-        line = (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {rate_target.unit}, "
+        line = (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {unit}, "
                 f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
         return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f} (below)", line, changed
     counts = (1,) if edge else GPU_COUNTS
@@ -80,7 +81,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
         count_answer = f", scale.gpu_count = {gpu.quantity}" if gpu.quantity != answers.scale.gpu_count else ""
         line = (f"{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
-                f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {rate_target.unit} "
+                f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {unit} "
                 f"(answer budget.amount = {amount:g}{count_answer})")
         return f"{short}, where the nearest build that meets it costs {price} ({over} over the budget; below)", line, \
             changed

@@ -86,6 +86,9 @@ def test_communication_volumes_and_overlap():
     fsdp = communication("fsdp", 8, 1e9, 1e9, 2.0, 1)
     assert fsdp.collective_bytes == pytest.approx(1.5 * data_parallel.collective_bytes)  # ZeRO paper: 1.5x
     assert communication("fsdp", 8, 1e9, 1e9, 2.0, 4).collective_bytes == pytest.approx(4 * fsdp.collective_bytes)
+    # Under no_sync the gradients reduce-scatter once a step; the weights are still gathered every micro-batch.
+    held = communication("fsdp", 8, 1e9, 1e9, 2.0, 4, held_whole=True).collective_bytes
+    assert held == pytest.approx(7 / 8 * (4 * 2 * 1e9 * 2 + 1 * 1e9 * 2))
     link = dataclasses.replace(ONE_GPU, count=8, link="PCIe Gen4 x16", link_gb_per_s=31.5)
     comm_s = data_parallel.collective_bytes / (31.5 * ALLREDUCE_LINK_FRACTION * 1e9)
     assert exposed_seconds(data_parallel, 3 * comm_s, link, 31.5) == 0.0  # hidden behind backward (2/3)

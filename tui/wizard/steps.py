@@ -84,7 +84,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
         ("task", "prefill_chunk_tokens", "Prefill chunk (inf., 0: engine's)"),
         ("task", "kv_cache_dtype", "KV cache precision (inf.)"),
-        ("task", "prompt_cache_hit_fraction", "Prompt share in prefix cache"),
+        ("task", "prompt_cache_hit_fraction", "Prompt share cached (server)"),
         ("task", "target_tokens_per_s_per_stream", "Target tokens/s a stream (inf.)"),
         ("task", "target_samples_per_s", "Target images/inputs a second (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
