@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import re
@@ -293,40 +292,6 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
             f"{other.speed.summary[0]} (answer budget.amount = {amount:g}{raised_limit})")
     return why, line, changed
-
-
-def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:
-    """A training build that spends under half the budget names the build of more GPUs (up to 8) within it that
-    trains at least twice as fast (a lab's CNY 300,000 bought a CNY 33,000 box and said CNY 267,000 was left; a
-    $150,000 lab's 30-day pretraining run on $33,000 of 4 cards)."""
-    answers = build.answers
-    figures = build.speed.figures
-    rate = training_rate(figures)
-    if (answers.task.mode != "training" or answers.scale.gpu_count >= 8 or build.blockers or not rate
-            or build.total_price_cny > build.budget_cny / 2):
-        return ""
-    # Plain data parallel first; FSDP only where each GPU cannot hold the whole model (and the answers shard none).
-    shardings = ("none", "fsdp") if answers.scale.sharding == "none" else (answers.scale.sharding,)
-    card = build.component("gpu")
-    for count in (count for count in MORE_GPU_COUNTS if count > answers.scale.gpu_count):
-        for sharding in shardings:
-            changed = answers.with_value("scale", "gpu_count", count).with_value("scale", "sharding", sharding)
-            found, kept = gpu_build(recommend_one, changed), ""
-            # 1.99: twice the same card scales to 2.0 in the model, give or take rounding
-            if (found is None or training_rate(found[0].speed.figures) < 1.99 * rate) and card is not None:
-                found = gpu_build(functools.partial(recommend_one, gpu_pin={"gpu": (card.part_id, count)}), changed)
-                kept = (" (the wizard ranks another card first there: in `pth-top wizard`, key 1 steps through the "
-                        "GPUs to this one)")
-            if found is None or training_rate(found[0].speed.figures) < 1.99 * rate:
-                continue
-            other, gpu = found
-            other_rate = training_rate(other.speed.figures)
-            unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
-            fsdp = " with FSDP" if sharding != answers.scale.sharding else ""
-            return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
-                    f"(~{rate:,.0f} here), {within_text(other, build, rules)}: answer scale.gpu_count = {count}"
-                    + (' and scale.sharding = "fsdp"' if fsdp else "") + kept)
-    return ""
 
 
 def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -> tuple[Build, Build | None]:
