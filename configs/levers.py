@@ -37,7 +37,7 @@ def sharded_gradients(answers: Answers) -> Answers:
     """Accumulation under the Trainer's FSDP with its gradients reduce-scattered each micro-batch, not held whole."""
     task = answers.task
     if stacks.unsharded_between_syncs(answers.scale.sharding, task.training_stack, task.accumulation_steps,
-                               answers.scale.gpu_count, task.sync_each_batch):
+                                      answers.scale.gpu_count, task.sync_each_batch):
         return answers.with_value("task", "sync_each_batch", True)
     return answers
 

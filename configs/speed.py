@@ -113,7 +113,7 @@ BYTES_PER_IMAGE = 110e3
 SLOW_DECODE_TOKENS_PER_S = 5.0
 SLOW_FIRST_TOKEN_S = 60.0
 SLOW_RUN_DAYS = 30.0
-# A share of a server's time in fresh prompts' prefills from which the rate under load is the one to read.
+# A share of a server's time in prompts' prefills from which it is prefill-bound: warned, and its remedy is theirs.
 PREFILL_SHARE_WARNING = 0.25
 BELOW_TARGET = "below the target: "  # a rate under a stated target (RATE_TARGETS) starts its warning so
 
