@@ -657,3 +657,9 @@ def test_a_way_out_is_timed_only_on_the_build_its_line_names(catalog):
                   task__generated_tokens=128, data__dataset_size_gb=0.0, budget__currency="USD", budget__amount=1500.0)
     first = recommend(job, catalog, pins={"gpu": ("rtx-4090-24gb", 1)}, today=TODAY).feasible_alternatives[0]
     assert "RTX 5070 Ti" in first and "from system RAM" not in first, first
+    # A line whose build is the one its answers give is timed: a 4-bit 70B on two used 3090s, 8 requests, $4,500.
+    server = answers(scenario="inference_server", workload__preset="llama-70b", workload__batch_size=8,
+                     task__mode="inference", task__precision="int4", task__serving_engine="vllm", scale__gpu_count=2,
+                     budget__condition="used", budget__amount=4500.0, budget__currency="USD")
+    timed = recommend(server, catalog, today=TODAY).feasible_alternatives[0]
+    assert "2 x NVIDIA GeForce RTX 3090 24GB" in timed and "tokens/s per stream (154 for all 8)" in timed, timed
