@@ -47,8 +47,17 @@ def children_of(pid: int) -> list[int]:
 
 
 def two_children(pid: int) -> list[int] | None:
-    found = children_of(pid)
+    """The launcher's two workers once both have exec'd: a forked child shows its parent's environment until then
+    (one was once read before its exec, without its TORCHELASTIC_RUN_ID, and grouped as a plain tree)."""
+    found = [child for child in children_of(pid) if _command_of(child)[-1:] == [SLEEPER]]
     return found if len(found) == 2 else None
+
+
+def _command_of(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").rstrip("\0").split("\0")
+    except OSError:
+        return []
 
 
 @pytest.fixture
