@@ -152,6 +152,7 @@ class Alternative:
     pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     price_cny: float = math.inf  # the build's, where the line is one
     slow_rate: float = 0.0  # tokens/s a stream where under the stated target (or 5): after those that are not
+    build_key: tuple[str, int, int, float] = ("", 0, 0, 0.0)  # its GPU, how many, GiB needed a GPU and price
 
 
 def feasible_alternatives(
@@ -198,10 +199,9 @@ def feasible_alternatives(
     if ctx.answers.budget.condition == "new" and not ctx.edge:
         for label, changed in [("", ctx.answers), *(changes if not found else [])]:
             used = changed.with_value("budget", "condition", "used")
-            used_label = "a used GPU (check it with `pth-top bench --accept` before paying)" + (
-                f", {label}" if label else "")
-            feasible = _feasible_build(ctx, used_label, context_for(used))
-            if feasible is not None and any(other.line.endswith(feasible.line[len(used_label):]) for other in found):
+            feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
+                                       + (f", {label}" if label else ""), context_for(used))
+            if feasible is not None and any(other.build_key == feasible.build_key for other in found):
                 break  # the best build with used cards allowed is a new one offered already (audit EE: an H200 server)
             if feasible is not None:
                 found.insert(_keeping(ctx, found), replace(feasible, answers=used))
@@ -289,10 +289,12 @@ def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[t
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     rate, slow = _slow_decode(alternative, gpu)
-    return Alternative(f"{label}: {needed_bytes(alternative, gpu) / GIB:.1f} GiB per GPU "
+    need_gib = needed_bytes(alternative, gpu) / GIB
+    return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {_money(ctx, assembly.total_cny)} "
                        f"within {_money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else ""),
-                       price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0)
+                       price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
+                       build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)))
 
 
 def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
@@ -306,7 +308,7 @@ def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
     figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
     idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
     rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
-    loaded = rate != idle
+    loaded = stated is not None and sp.held_under_load(figures, stated[0])
     if not 0 < rate < floor:
         return rate, ""
     under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \

@@ -45,6 +45,11 @@ def sharded_gradients(answers: Answers) -> Answers:
 SYNC_EACH_BATCH_LABEL = "FSDP's gradients reduce-scattered each micro-batch (task.sync_each_batch)"
 
 
+def _synced_note(before: Answers, after: Answers) -> str:
+    """What a change that brings in accumulation says when it also syncs FSDP's gradients each micro-batch."""
+    return f", {SYNC_EACH_BATCH_LABEL}" if after.task.sync_each_batch and not before.task.sync_each_batch else ""
+
+
 def recompute_only(answers: Answers) -> Answers:
     """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory); none where the
     stack recomputes already (Unsloth)."""
@@ -108,8 +113,7 @@ def small_activations_label(before: Answers) -> str:
     after = small_activations(before)
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
     recompute = "" if _recompute(before) == "full" else f"{RECOMPUTE_LABEL} and "
-    synced = f", {SYNC_EACH_BATCH_LABEL}" if after.task.sync_each_batch and not before.task.sync_each_batch else ""
-    return f"{recompute}micro-batch {micro} with gradient accumulation{synced}"
+    return f"{recompute}micro-batch {micro} with gradient accumulation{_synced_note(before, after)}"
 
 
 CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
@@ -148,9 +152,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if halved != answers:
             micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
             kept = ", no recompute" if _recompute(answers) == "none" else ""
-            sync = f", {SYNC_EACH_BATCH_LABEL}" if halved.task.sync_each_batch and not task.sync_each_batch else ""
             changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
-                            f"(the same global batch{kept}){sync}", halved))
+                            f"(the same global batch{kept}){_synced_note(answers, halved)}", halved))
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "

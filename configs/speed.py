@@ -336,12 +336,17 @@ def stated_target(task: Task) -> tuple[RateTarget, float] | None:
                  if getattr(task, target.answer_key)), None)
 
 
+def held_under_load(figures: dict[str, float], target: RateTarget) -> bool:
+    """Whether a stated target is held to a server's decode under load, its prompts prefilled between the streams'
+    steps (configs.speed_server): where the prediction has that rate."""
+    return target.decode and "sustained_tokens_per_s_per_stream" in figures
+
+
 def held_rate(figures: dict[str, float], target: RateTarget) -> float:
-    """The rate a stated target is held to: a server's decode under load, its prompts prefilled between the streams'
-    steps (configs.speed_server), where it has one; else the target's figure."""
-    if target.decode and "sustained_tokens_per_s_per_stream" in figures:
-        return figures["sustained_tokens_per_s_per_stream"]
-    return figures.get(target.figure, 0.0)
+    """The rate a stated target is held to: the rate under load where there is one (held_under_load), else the
+    target's figure."""
+    return figures["sustained_tokens_per_s_per_stream"] if held_under_load(figures, target) else \
+        figures.get(target.figure, 0.0)
 
 
 def below_target(figures: dict[str, float], task: Task) -> list[str]:
@@ -351,7 +356,7 @@ def below_target(figures: dict[str, float], task: Task) -> list[str]:
     if stated is None or not rate or rate >= stated[1]:
         return []
     target, value = stated
-    loaded = " under load" if rate != figures.get(target.figure, 0.0) else ""
+    loaded = " under load" if held_under_load(figures, target) else ""
     prefill_bound = figures.get("prefill_share", 0.0) >= PREFILL_SHARE_WARNING
     remedy = ("with each prompt prefilled but for task.prompt_cache_hit_fraction (0: every prompt fresh); a chat's "
               "cached turns, shorter prompts, or more GPUs (tensor parallel) shorten the prefills" if prefill_bound

@@ -45,6 +45,7 @@ def fresh_prompts(out: sp.Prediction, batch: int, prompt: int, generated: int, f
             "prefix caching (a chat's earlier turns, a shared system prompt: task.prompt_cache_hit_fraction) or "
             "shorter prompts keep it nearer the idle rate, more GPUs (tensor parallel) shorten the prefills")
 
+
 def decode_summary(out: sp.Prediction, batch: int, prompt: int, first_s: float, where: str = "") -> float:
     """The decode headline: tokens/s a stream (and for the whole batch) and the first token; the per-stream rate."""
     out.figures["first_token_s"] = first_s

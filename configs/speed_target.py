@@ -43,8 +43,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     rate = rate_of(build)
     if not 0 < rate < target:
         return None
-    unit = rate_target.unit + (" under load" if rate_target.decode and "sustained_tokens_per_s_per_stream"
-                               in build.speed.figures else "")
+    unit = rate_target.unit + (" under load" if sp.held_under_load(build.speed.figures, rate_target) else "")
     short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {unit} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"

@@ -80,6 +80,11 @@ SHARD_STREAMING_ENGINES = ("vllm", "sglang")
 # Engines that split a model over GPUs within each layer (tensor parallel); llama.cpp and generate()'s device_map give
 # each GPU whole layers, which take turns on a token.
 TENSOR_PARALLEL_ENGINES = ("vllm", "sglang")
+# Engines whose FP8 weights run W8A8 FP8 GEMMs; llama.cpp and generate() have no FP8 kernels.
+FP8_GEMM_ENGINES = ("vllm", "sglang")
+# Stacks that accumulate gradients under FSDP's no_sync: accelerate under the Trainer (Liger patches the Trainer's
+# model); torchtune's loop leaves FSDP2's gradient sync on.
+NO_SYNC_STACKS = ("hf_trainer", "liger")
 
 
 def recompute_of(stack: str, answered: str) -> str:
@@ -156,17 +161,16 @@ def split_label(engine: str, scenario: str, precision: str) -> str:
 
 
 def fp8_matmuls(task: Task, scenario: str) -> bool:
-    """vLLM's and SGLang's FP8 weights run W8A8 FP8 GEMMs on a card with FP8 tensor cores (Ada, Hopper, Blackwell);
-    llama.cpp and generate() have no FP8 kernels."""
+    """FP8 weights in an engine with FP8 GEMMs (FP8_GEMM_ENGINES), on a card with FP8 tensor cores (Ada, Hopper,
+    Blackwell)."""
     engine = serving_engine(task.serving_engine, scenario, task.precision)
-    return task.mode == "inference" and engine in ("vllm", "sglang") \
+    return task.mode == "inference" and engine in FP8_GEMM_ENGINES \
         and weight_format(task.quantization, task.precision, engine) is FORMATS["fp8"]
 
 
 def unsharded_between_syncs(sharding: str, stack: str, accumulation_steps: int, gpus: int,
                             sync_each_batch: bool = False) -> bool:
     """FSDP (FSDP1) under no_sync holds each GPU's gradients whole between syncs (PyTorch's FSDP.no_sync: "FSDP will
-    accumulate the full model gradients"); accelerate, under the Trainer, uses it unless sync_each_batch. torchtune's
-    loop leaves FSDP2's gradient sync on, reduce-scattering each micro-batch."""
-    return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in ("hf_trainer", "liger") \
+    accumulate the full model gradients"), as NO_SYNC_STACKS use it unless sync_each_batch."""
+    return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in NO_SYNC_STACKS \
         and not sync_each_batch
