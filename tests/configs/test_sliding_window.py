@@ -136,3 +136,18 @@ def test_linear_attention_layers_must_leave_full_attention_layers():
     with pytest.raises(ConfigFileError) as caught:
         answers_from_dict(table, path="a.toml")
     assert caught.value.key.endswith(".linear_attention_layers") and "full-attention layers" in str(caught.value)
+
+
+def test_llama4_scout_caches_a_chunk_on_its_36_chunked_layers_and_int4_at_128k_fits_one_h100(catalog):
+    # meta-llama/Llama-4-Scout-17B-16E config.json: attention_chunk_size 8192, no_rope_layers [1, 1, 1, 0] x 12; vLLM's
+    # ChunkedLocalAttentionManager frees earlier chunks. At 128k one stream's bf16 cache is 7.1 GiB, not 24 in full;
+    # the model card: Scout "fits on a single H100 GPU" with int4 quantization.
+    shape, _ = model_shape(answers(workload__preset="llama4-scout").workload)
+    assert shape.window_layers == 36 and shape.sliding_window_tokens == 8192
+    assert kv_cache_bytes(shape, 1, 131072, 2.0) == 2 * 2 * 1024 * (12 * 131072 + 36 * 8192)
+    build = recommend(answers(scenario="inference_server", workload__preset="llama4-scout", workload__batch_size=1,
+                              workload__sequence_length=131072, task__mode="inference", task__precision="int4",
+                              task__serving_engine="vllm", task__generated_tokens=512, budget__amount=40000.0,
+                              budget__currency="USD"),
+                      catalog, pins={"gpu": ("h100-80gb-pcie", 1)}, today=TODAY)
+    assert build.memory_fits, build.memory.total_bytes / GIB
