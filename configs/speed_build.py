@@ -26,7 +26,12 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
-from pth_top.configs.speed_comm import allreduce_gb_per_s, communication, exposed_seconds
+from pth_top.configs.speed_comm import (
+    allreduce_gb_per_s,
+    communication,
+    exposed_seconds,
+    tensor_parallel_prefill_seconds,
+)
 from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
@@ -135,6 +140,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)
     first_s, first_line = sp.prefill_seconds(prefill, weights, device, prefill_attention_flops(shape, prompt))
+    split_s, split_text = tensor_parallel_prefill_seconds(shape.layers, shape.hidden_size, prompt, device)
+    first_s += split_s
     out.formula.insert(0, reads.line)
     attention_notes = f", h attention's width {shape.attention_flops_width:,}" + (
         " (MLA)" if shape.attention_width else "") if shape.attention_flops_width != shape.hidden_size else ""
@@ -144,13 +151,15 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if shape.linear_attention_layers:
         attention_notes += f"; {shape.linear_attention_layers} linear-attention layers attend to no pairs"
     active = ", N the active parameters" if shape.active < shape.parameters else ""
-    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
-                       f"{active}{attention_notes})")
+    split_text += f", {sp.duration(first_s)} in all" if split_s else ""
+    out.formula.append(first_line + split_text + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one "
+                       f"prompt alone{active}{attention_notes})")
     per_stream = decode_summary(out, batch, prompt, first_s)
     if answers.scenario == "inference_server":  # many prompts share one read of the weights: their compute counts
         cached = int(task.prompt_cache_hit_fraction * prompt)  # the rest attends to the cached prefix too
         attention = prefill_attention_flops(shape, prompt) - prefill_attention_flops(shape, cached)
         compute_s, _ = sp.prefill_seconds(prefill - prefill_flops(shape, cached), 0.0, device, attention)
+        compute_s += tensor_parallel_prefill_seconds(shape.layers, shape.hidden_size, prompt - cached, device)[0]
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)

@@ -27,6 +27,20 @@ def allreduce_gb_per_s(device: Device) -> tuple[float, str]:
                  "(NVIDIA/nccl#1639)")
 
 
+def tensor_parallel_prefill_seconds(layers: int, hidden: int, tokens: int, device: Device) -> tuple[float, str]:
+    """A prefill's all-reduces under tensor parallel: two a layer (after attention and after the MLP; Megatron-LM,
+    arXiv:1909.08053) of its tokens' 16-bit activations, 2(n-1)/n of them on the bus (nccl-tests' busbw), and not
+    hidden behind the matmuls (vLLM and SGLang run them in turn); 0 for one GPU or a layer split."""
+    n = device.working_count
+    busbw, busbw_text = allreduce_gb_per_s(device)
+    if n <= 1 or busbw <= 0:
+        return 0.0, ""
+    size = tokens * hidden * 2.0
+    seconds = 2 * layers * size * 2 * (n - 1) / n / (busbw * 1e9)
+    return seconds, (f" + tensor parallel: 2 x {layers} all-reduces of {tokens:,} x {hidden:,} x 2 B x 2({n}-1)/{n} "
+                     f"at {busbw:,.0f} GB/s ({busbw_text}) = {seconds * 1e3:,.1f} ms")
+
+
 @dataclass(frozen=True, slots=True)
 class Communication:
     """Bytes each GPU moves per optimizer step, and how much of it compute hides."""

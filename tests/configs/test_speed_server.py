@@ -27,7 +27,7 @@ def test_fp8_weights_in_vllm_prefill_at_the_fp8_rate_on_a_card_with_fp8_tensor_c
     # for a 5,000-token prompt; at the BF16 rate the prediction was 636 ms. Attention stays at the BF16 rate.
     h100 = catalog_gpu("h100-80gb-sxm", _server("vllm", "fp8"))
     assert h100.tflops == 1979 and h100.attention_rate == (989.0, "dense FP16 tensor")
-    assert nim_70b(1)["first_token_s"] == pytest.approx(0.34, abs=0.01)
+    assert nim_70b(1)["first_token_s"] == pytest.approx(0.38, abs=0.01)
     # No FP8 units (an A100: vLLM runs FP8 weights through Marlin, 16-bit math), or another format: the 16-bit rate.
     assert catalog_gpu("a100-80gb-sxm", _server("vllm", "fp8")).tflops == 312
     assert catalog_gpu("h100-80gb-sxm", _server("llama_cpp", "gguf_q8_0")).tflops == 989
@@ -48,7 +48,7 @@ def test_a_server_under_load_counts_each_streams_fresh_prompt():
         figures = nim_70b(users)
         assert figures["decode_tokens_per_s_aggregate"] > published * 1.05 or users == 5
         assert abs(figures["sustained_tokens_per_s_aggregate"] / published - 1) < 0.2, (users, figures)
-    assert nim_70b(50)["prefill_share"] == pytest.approx(0.47, abs=0.02)
+    assert nim_70b(50)["prefill_share"] == pytest.approx(0.49, abs=0.02)
 
 
 def test_a_long_prompt_server_is_warned_that_prefills_bound_it(catalog):
