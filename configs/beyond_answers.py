@@ -8,6 +8,7 @@ import math
 import re
 from typing import Callable
 
+from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Assembly, Context, fits_on, needed_bytes
@@ -23,7 +24,7 @@ from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS
 from pth_top.configs.presets import model_shape
-from pth_top.configs.ranking import fit_budget, ranked_gpus, usable_bytes
+from pth_top.configs.ranking import fit_budget, job_speed, meets_target, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
 from pth_top.configs.scale_out import (
     LLAMA2_SCALING,
@@ -80,23 +81,26 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
     fitting build, when it ranked the GPUs (not when one is pinned)."""
-    unchanged = unchanged or fit_budget(ctx, ranked_gpus(ctx)).cheapest_fitting
-    nearest: tuple[float, str] | None = (unchanged[0].total_cny, "") if unchanged else None
+    unchanged = unchanged or _cheapest_fitting(ctx)
+    # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
+    nearest: tuple[bool, float, str] | None = (
+        not meets_target(ctx, unchanged[1]), unchanged[0].total_cny, "") if unchanged else None
     for label, changed in answer_changes(ctx):
         if keeping_the_job and not keeps_the_job(ctx.answers, changed):
             continue
         # The change alone; with the quality-free levers added only where they make a cheaper build hold it.
         alternative = context_for(changed)
-        fitting = fit_budget(alternative, ranked_gpus(alternative)).cheapest_fitting
+        fitting = _cheapest_fitting(alternative)
         cheap = cheap_levers(ctx, changed)
         if cheap != changed:
             cheap_alternative = context_for(cheap)
-            cheap_fitting = fit_budget(cheap_alternative, ranked_gpus(cheap_alternative)).cheapest_fitting
-            if cheap_fitting is not None and (fitting is None or cheap_fitting[0].total_cny < fitting[0].total_cny):
+            cheap_fitting = _cheapest_fitting(cheap_alternative)
+            if cheap_fitting is not None and (fitting is None or _nearest_key(cheap_alternative, cheap_fitting)
+                                              < _nearest_key(alternative, fitting)):
                 alternative, fitting = cheap_alternative, cheap_fitting
                 label += f", {cheap_levers_label(ctx, changed, cheap)}"
         if fitting is None or fitting[0].total_cny <= ctx.budget_cny or (
-                nearest is not None and fitting[0].total_cny >= nearest[0]):
+                nearest is not None and _nearest_key(alternative, fitting) >= nearest[:2]):
             continue
         build, gpu = fitting
         count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
@@ -105,10 +109,31 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
                                                                              build.total_cny - ctx.budget_cny))
         lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
             "the nearest build, over budget"
-        nearest = (build.total_cny, f"{lead}: {label}: {need:.1f} GiB per GPU "
-                                    f"{fits_on(alternative, gpu, count + gpu.name)} for {price}, "
-                                    f"{over} over")
-    return nearest[1] if nearest else ""
+        nearest = (*_nearest_key(alternative, fitting), f"{lead}: {label}: {need:.1f} GiB per GPU "
+                                                         f"{fits_on(alternative, gpu, count + gpu.name)} for {price}, "
+                                                         f"{over} over{_short_of_target(alternative, gpu)}")
+    return nearest[2] if nearest else ""
+
+
+def _cheapest_fitting(ctx: Context) -> tuple[Assembly, Part] | None:
+    """The cheapest build whose GPU holds the job, among the cards that run its stated rate where any does."""
+    gpus = ranked_gpus(ctx)
+    meeting = [(gpu, fits) for gpu, fits in gpus if meets_target(ctx, gpu)]
+    return fit_budget(ctx, meeting or gpus).cheapest_fitting
+
+
+def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> tuple[bool, float]:
+    """(short of the stated rate, price): a build that runs the job's rate before a cheaper one that does not."""
+    return not meets_target(ctx, fitting[1]), fitting[0].total_cny
+
+
+def _short_of_target(ctx: Context, gpu: Part) -> str:
+    """', but ~2.3 tokens/s per stream under load, under task.target_... = 15' for a build short of the stated rate."""
+    stated = sp.stated_target(ctx.answers.task)
+    if stated is None or meets_target(ctx, gpu):
+        return ""
+    return (f", {SLOW_WAY_OUT}{job_speed(ctx, gpu):,.1f} {stated[0].unit}, under task.{stated[0].answer_key} = "
+            f"{stated[1]:g}")
 
 
 def gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> tuple[Build, Component] | None:

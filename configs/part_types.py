@@ -17,7 +17,7 @@ UNIT_SUFFIXES = (
     "_count", "_tbw", "_mib",
 )
 UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio",
-                                  "decode_bandwidth_fraction", "training_mfu"})
+                                  "decode_bandwidth_fraction", "training_mfu", "compute_capability"})
 
 Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
@@ -98,6 +98,8 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     fp16_dense_tflops: Number
     bf16_dense_tflops: Number
     fp8_dense_tflops: Number = 0  # dense FP8 tensor TFLOPS (benchmark % of peak); 0: no FP8 unit or not listed
+    # CUDA compute capability where an engine's kernels need one (vLLM's AWQ: 7.5); 0: not listed (Ampere or later).
+    compute_capability: Annotated[float, Meta(ge=0, le=20)] = 0
     board_power_w: Annotated[float, Meta(ge=0, le=5000)]
     transient_peak_w: Number
     recommended_psu_w: Number

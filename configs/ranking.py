@@ -37,6 +37,8 @@ EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, config
 # Training's: the same rate, per money, as datasheet TFLOPS ignore what a step waits on the link (ZeRO-3 of a MoE over
 # PCIe: 21 of 27 s a step; an NVLink server trains 3.7x the tokens per yuan).
 TRAINING_SPEED = "predicted_training_rate"
+# vLLM's AWQ kernels need compute capability 7.5 (docs.vllm.ai features/quantization/supported_hardware: Volta no).
+AWQ_COMPUTE_CAPABILITY = 7.5
 TRAINING_RATE_BY_PRECISION = {
     "bf16": ("bf16_dense_tflops", "dense BF16 tensor TFLOPS"),
     "amp_fp16": ("fp16_dense_tflops", "dense FP16 tensor TFLOPS"),
@@ -143,13 +145,16 @@ def trains_at_precision(ctx: Context, gpu: Part) -> bool:
 
 def runs_the_weight_format(ctx: Context, gpu: Part) -> bool:
     """FP8 weights need an Ampere or later card: vLLM and SGLang run them natively from Ada and Hopper and as FP8
-    W8A16 Marlin kernels on Ampere (compute capability 8.0), not on Volta or Turing, which have no bf16 either."""
+    W8A16 Marlin kernels on Ampere (compute capability 8.0), not on Volta or Turing, which have no bf16 either. AWQ
+    needs Turing (7.5) or later: vLLM's supported-hardware table marks it unsupported on Volta, GPTQ supported."""
     task = ctx.answers.task
     if task.mode != "inference" or ctx.edge:
         return True
     engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
-    return weight_format(task.quantization, task.precision, engine) is not FORMATS["fp8"] or gpu[
-        "bf16_dense_tflops"] > 0
+    weights = weight_format(task.quantization, task.precision, engine)
+    if weights is FORMATS["awq_g128"]:
+        return not 0 < float(gpu.get("compute_capability", 0) or 0) < AWQ_COMPUTE_CAPABILITY
+    return weights is not FORMATS["fp8"] or gpu["bf16_dense_tflops"] > 0
 
 
 def unit_price(ctx: Context, gpu: Part) -> float:

@@ -221,8 +221,13 @@ def test_fp8_weights_are_never_put_on_a_card_without_fp8_kernels(catalog):
                   budget__condition="used")
     ids = [gpu.id for gpu, _ in ranked_gpus(_context(job, catalog, load_rules(), {}))]
     assert "a100-80gb-pcie" in ids and not [gpu for gpu in ids if gpu.startswith(("v100", "t4"))], ids
+    # AWQ needs Turing (vLLM's supported-hardware table: Volta no, Turing yes); GPTQ runs on Volta (audit JJ: 8 x
+    # V100 were offered AWQ int4 weights).
     awq = job.with_value("task", "precision", "int4").with_value("task", "quantization", "awq_g128")
-    assert any(gpu.id.startswith("v100") for gpu, _ in ranked_gpus(_context(awq, catalog, load_rules(), {})))
+    awq_ids = [gpu.id for gpu, _ in ranked_gpus(_context(awq, catalog, load_rules(), {}))]
+    assert "t4-16gb" in awq_ids and not [gpu for gpu in awq_ids if gpu.startswith("v100")], awq_ids
+    gptq = awq.with_value("task", "quantization", "gptq_g128")
+    assert any(gpu.id.startswith("v100") for gpu, _ in ranked_gpus(_context(gptq, catalog, load_rules(), {})))
 
 
 def test_a_pretraining_run_is_not_offered_adapters_which_only_tune_a_pretrained_model(catalog):
