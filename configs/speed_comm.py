@@ -80,6 +80,13 @@ def communication(sharding: str, gpus: int, parameters: float, trainable: float,
     volume = 2 * ring * trainable * gradient_bytes
     text = (f"all-reduce 2(n-1)/n x {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B per step, overlapped "
             "with backward")
+    if sharding in ("zero2", "zero_offload") and micro_steps > 1 and n > 1:
+        # Stage 2 partitions the gradients, so it reduces them in every micro-batch's backward, not once a step
+        # (DeepSpeed stage_1_and_2.py: reduce when partition_gradients or at the accumulation boundary).
+        volume = ring * trainable * (micro_steps * gradient_bytes + 2.0)
+        text = (f"(n-1)/n x {trainable / 1e6:,.1f}M x ({micro_steps} micro-batches' gradient reduce-scatters x "
+                f"{gradient_bytes:g} B, as ZeRO-2 reduces in each backward, + an all-gather of the updated 16-bit "
+                "weights) per step, overlapped with backward")
     if sharding == "zero_offload":
         host = trainable * (gradient_bytes + 2.0)
         return Communication(volume, host, "backward", text + f"; ZeRO-Offload: {host / 1e9:.3g} GB over PCIe to "

@@ -114,6 +114,11 @@ def test_communication_volumes_and_overlap():
     assert exposed_seconds(data_parallel, 0.0, link, 31.5) == pytest.approx(comm_s)
     offload = communication("zero_offload", 1, 1e9, 1e9, 2.0, 1)
     assert offload.host_bytes == pytest.approx(4e9) and exposed_seconds(offload, 10.0, ONE_GPU, 31.5) > 0
+    # ZeRO-2 partitions the gradients, so DeepSpeed reduces them in every micro-batch's backward (audit II: Qwen-7B
+    # with 8 micro-batches over two PCIe cards was timed one all-reduce a step); ZeRO-1 reduces at the boundary.
+    assert communication("zero1", 8, 1e9, 1e9, 2.0, 4).collective_bytes == data_parallel.collective_bytes
+    assert communication("zero2", 8, 1e9, 1e9, 2.0, 4).collective_bytes == pytest.approx(7 / 8 * 1e9 * (4 * 2 + 2))
+    assert communication("zero2", 8, 1e9, 1e9, 2.0, 1).collective_bytes == data_parallel.collective_bytes
 
 
 def test_geforce_cards_all_reduce_through_host_memory():
