@@ -48,7 +48,7 @@ class QuantFormat:
     label: str
     # A k-quant: the extra bits an ffn_down weight costs when the MLP width is not a multiple of K_QUANT_ROW.
     ffn_down_fallback_extra_bits: float = 0.0
-    # How many times a 16-bit decode step's time a step takes where the kernels, not the bytes, set it (0: the bytes).
+    # How many times the 16-bit weights' read a step's kernels take where they, not the bytes, set it (0: the bytes).
     decode_time_vs_16bit: float = 0.0
     # The share of 4-bit's decode bandwidth fraction its kernels reach a byte (under 4 bits, the k-quants' unpacking).
     decode_fraction_scale: float = 1.0
@@ -63,6 +63,8 @@ Q5_0_BITS, Q8_0_BITS = 22 * 8 / 32, 34 * 8 / 32  # block_q5_0, block_q8_0 over 3
 FORMATS = {
     # bitsandbytes' kernels are "not efficient for inference" (bitsandbytes#490): LLM.int8() decodes 2.1-5x slower than
     # 16-bit (FastChat#1698, bitsandbytes#347, #490), nf4 2.5x faster than it ("150% slower than load_in_4bit", #490).
+    # The multiple is of the 16-bit weights' read, generate()'s per-layer dispatch (speed.HF_GENERATE_LAYER_S) beside
+    # it: Llama 7B on an RTX 3090, 18 ms of reads + 14 ms of dispatch; int8 x 6 = 3.8x and nf4 x 2 = 1.6x the fp16 step.
     "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64", decode_time_vs_16bit=2.0),
     "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
     "awq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "AWQ g128, an fp16 scale and 4-bit zero per 128"),
@@ -79,7 +81,7 @@ FORMATS = {
                              "GGUF Q2_K, Q2_K with attn_v and ffn_down a step up and the LM head in Q6_K (3.16 bits a "
                              "weight on Llama 3.1 8B)", decode_fraction_scale=0.72),
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row",
-                            decode_time_vs_16bit=4.0),
+                            decode_time_vs_16bit=6.0),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
     "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),
 }

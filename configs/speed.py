@@ -34,6 +34,11 @@ MOE_DECODE_SHARE = MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION  # 
 # checked out of sample on the AGX Orin's 7B/13B/70B rows (tests/configs/published_workloads.py).
 DECODE_LAYER_LAUNCH_S = 15e-6
 DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
+# Hugging Face generate() runs each layer eagerly from Python, no CUDA graph: ~0.4 ms more a layer a token. Fitted on
+# Qwen's Transformers rows on one H20 (batch 1, input 1; Qwen3-0.6B to 8B BF16 and AWQ, 45-60 tokens/s where the bytes
+# allow 90-600: 0.31-0.58 ms a layer over the bytes and small kernels; QwenLM/Qwen2.5 speed_benchmark.md); checked on
+# Llama 7B fp16 on an RTX 3090, 32.89 ms a token (bitsandbytes#347), ~32 predicted (18 without it).
+HF_GENERATE_LAYER_S = 0.4e-3
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
 PREFILL_COMPUTE_FRACTION = 0.6
@@ -226,13 +231,15 @@ def duration(seconds: float) -> str:
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
-           moe: bool = False) -> Prediction:
+           moe: bool = False, eager: bool = False) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
-    kernels (and a tensor-parallel mixture of experts' all-reduces); capped by compute."""
+    kernels (and a tensor-parallel mixture of experts' all-reduces, and generate()'s eager dispatch where `eager`);
+    capped by compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction, moe)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split_moe_s = layers * TENSOR_PARALLEL_MOE_LAYER_S if moe and device.working_count > 1 else 0.0
-    fixed_s = layers * device.decode_layer_s + split_moe_s
+    eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
+    fixed_s = layers * device.decode_layer_s + split_moe_s + eager_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
@@ -247,6 +254,9 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     if split_moe_s:
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "
                        f"{device.count} GPUs (all-reduces, small slices)")
+    if eager_s:
+        fixed_text += (f" + {layers} layers x {HF_GENERATE_LAYER_S * 1e6:g} us of generate()'s eager dispatch "
+                       "(no CUDA graph)")
     out.formula.append(
         f"decode: {weight_bytes / 1e9:.3g} GB weights + {batch} x {kv_bytes_per_stream / 1e9:.3g} GB KV cache per "
         f"step at {bandwidth_text}{fixed_text} = {1 / step_s:,.1f} tokens/s per stream")

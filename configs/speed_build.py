@@ -137,7 +137,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=shape.active < shape.parameters)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                    fraction, shape.layers, moe=shape.active < shape.parameters)
+                    fraction, shape.layers, moe=shape.active < shape.parameters, eager=engine == "hf_generate")
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)

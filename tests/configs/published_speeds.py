@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_workloads.py 43,
-test_requests.py 13): 97 here (195 in all).
+test_requests.py 13): 104 here (202 in all).
 """
 
 from __future__ import annotations
@@ -270,6 +270,18 @@ QWEN_H20 = ("github.com/QwenLM/Qwen2.5 docs/source/getting_started/speed_benchma
             "SGLang 0.4.6.post1, batch 1, input 1, 2,048 tokens generated")
 
 
+QWEN_H20_HF = QWEN_H20.replace("SGLang 0.4.6.post1", "Transformers 4.51.3 (GPTQModel 2.2.0, AutoAWQ 0.2.9)")
+BNB_347 = "github.com/bitsandbytes-foundation/bitsandbytes/issues/347: Llama 7B under generate() on one RTX 3090"
+QWEN1_HF = ("github.com/QwenLM/Qwen README (03cd81f5), 'Inference Performance': one A100-SXM4-80G (2 where said), "
+            "transformers with Flash-Attention 2, 2,048 tokens generated, batch 1")
+# Qwen (v1) 7B and 72B (huggingface.co/Qwen/Qwen-7B, Qwen-72B config.json: 32 layers of 4096 and 80 of 8192, as many
+# KV heads as heads, SwiGLU 11008 and 24576, vocabulary 151,936, untied).
+QWEN1_7B = ModelShape("transformer", 7_721_324_544, layers=32, hidden_size=4096, attention_heads=32, kv_heads=32,
+                      sequence_length=1, intermediate_size=11008, gated_mlp=True, vocabulary_size=151_936)
+QWEN1_72B = ModelShape("transformer", 72_287_920_128, layers=80, hidden_size=8192, attention_heads=64, kv_heads=64,
+                       sequence_length=1, intermediate_size=24576, gated_mlp=True, vocabulary_size=151_936)
+
+
 def h20_decode(model: ModelShape, precision: str, quantization: str = "auto", preset: str = "custom",
                gpus: int = 1) -> float:
     return decode(model, precision, "h20-96gb", 2048, preset=preset, engine="sglang", gpus=gpus,
@@ -398,6 +410,28 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: 4 * decode(shape("llama-70b", 1), "int8", "h100-80gb-sxm", 265, batch=896, gpus=2,
                                       engine="vllm", quantization="fp8")["decode_tokens_per_s_aggregate"],
                    xfail=MLPERF_OFFLINE_GAP),
+    # --- Hugging Face generate(): eager layers, ~0.4 ms of Python dispatch each (speed.HF_GENERATE_LAYER_S) ---
+    PublishedSpeed("hf-h20-qwen3-8b-bf16-decode", f"{QWEN_H20_HF}: Qwen3-8B BF16, 45.32 tokens/s", 45.32,
+                   lambda: decode(QWEN3_8B, "bf16", "h20-96gb", 2048, engine="hf_generate")[
+                       "decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("hf-h20-qwen3-8b-awq-decode", f"{QWEN_H20_HF}: Qwen3-8B AWQ-INT4, 51.33 tokens/s", 51.33,
+                   lambda: decode(QWEN3_8B, "int4", "h20-96gb", 2048, engine="hf_generate", quantization="awq_g128")[
+                       "decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("bnb347-3090-llama7b-fp16-decode", f"{BNB_347}: fp16, 32.89 ms a token", 1 / 0.03289,
+                   lambda: decode(shape("llama-7b", 1), "fp16", "rtx-3090-24gb", 128, preset="llama-7b",
+                                  engine="hf_generate")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("bnb347-3090-llama7b-int8-decode", f"{BNB_347}: LLM.int8(), 154.55 ms a token", 1 / 0.15455,
+                   lambda: decode(shape("llama-7b", 1), "int8", "rtx-3090-24gb", 128, preset="llama-7b",
+                                  engine="hf_generate")["decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("qwen1-a100-qwen7b-bf16-hf-decode", f"{QWEN1_HF}: Qwen-7B BF16, 40.93 tokens/s", 40.93,
+                   lambda: decode(QWEN1_7B, "bf16", "a100-80gb-sxm", 2048, engine="hf_generate")[
+                       "decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("qwen1-a100-qwen72b-gptq-int4-hf-decode", f"{QWEN1_HF}: Qwen-72B Int4 (AutoGPTQ), 11.32 tokens/s",
+                   11.32, lambda: decode(QWEN1_72B, "int4", "a100-80gb-sxm", 2048, engine="hf_generate",
+                                         quantization="gptq_g128")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("qwen1-2xa100-qwen72b-bf16-hf-decode", f"{QWEN1_HF}: Qwen-72B BF16 on 2 x A100, 8.48 tokens/s", 8.48,
+                   lambda: decode(QWEN1_72B, "bf16", "a100-80gb-sxm", 2048, engine="hf_generate", gpus=2)[
+                       "decode_tokens_per_s_per_stream"]),
     # --- llama.cpp across cards: the layer split runs one GPU at a time (4 cards no faster than 2) ---
     *(PublishedSpeed(f"llamacpp-{count}x{card.split('-')[1]}-llama3-70b-q4km-tg512",
                      f"{GPU_BENCHMARKS}: {count} x {card.split('-')[1].upper()} {published} tokens/s", published,

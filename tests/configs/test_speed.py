@@ -426,10 +426,24 @@ def test_bitsandbytes_weights_decode_slower_than_16_bit_under_generate():
     def rate(precision: str, engine: str = "hf_generate") -> float:
         job = Answers(workload=Workload(preset="llama-7b", batch_size=1),
                       task=Task(mode="inference", precision=precision, serving_engine=engine))
-        return speed_build.inference(job, build_shape(job), ONE_GPU).figures["decode_tokens_per_s_per_stream"]
+        gpu = catalog_gpu("rtx-3090-24gb", job)
+        return speed_build.inference(job, build_shape(job), gpu).figures["decode_tokens_per_s_per_stream"]
     bf16, int8, nf4 = rate("bf16"), rate("int8"), rate("int4")
     assert bf16 / 5 < int8 < bf16 / 2 and int8 < nf4 < bf16
     assert rate("int4", "llama_cpp") > 2 * bf16 and rate("int8", "vllm") > 1.5 * bf16
+
+
+def test_generate_dispatches_each_layer_from_python_and_engines_with_graphs_do_not():
+    # Qwen3-8B at batch 1 on an H20: 45.32 tokens/s under transformers, 81.73 under SGLang (speed_benchmark.md); the
+    # bytes alone allow ~95. generate() adds ~0.4 ms a layer; a GPU-less device has no such term.
+    gpu = dataclasses.replace(ONE_GPU, fp32_tflops=40.0)
+    eager = sp.decode(16e9, 0.0, 1, 16e9, gpu, layers=36, eager=True)
+    graphed = sp.decode(16e9, 0.0, 1, 16e9, gpu, layers=36)
+    step = 1 / eager.figures["decode_tokens_per_s_per_stream"] - 1 / graphed.figures["decode_tokens_per_s_per_stream"]
+    assert step == pytest.approx(36 * sp.HF_GENERATE_LAYER_S) and "eager dispatch" in eager.formula[0]
+    cpu = dataclasses.replace(ONE_GPU, fp32_tflops=0.0)
+    assert sp.decode(16e9, 0.0, 1, 16e9, cpu, layers=36, eager=True).figures == \
+        sp.decode(16e9, 0.0, 1, 16e9, cpu, layers=36).figures
 
 
 def test_a_teacher_or_reference_model_adds_its_forward_to_each_training_step():
