@@ -206,6 +206,10 @@ class Budget(Schema, frozen=True):
     condition: Annotated[Condition, Meta(description="new parts, or used GPUs allowed")] = "new"
     max_power_w: Annotated[int, whole(0, 100_000, "wall power limit in W (0: none)")] = 0
     noise: Annotated[NoiseLimit, Meta(description="quiet excludes blower/passive GPUs")] = "any"
+    owned_gpu: Annotated[str, Meta(max_length=100, description=(
+        "a catalog GPU id you have already: the build is around those cards and does not price them; empty: none"
+    ))] = ""
+    owned_gpu_count: Annotated[int, whole(0, 8, "how many of owned_gpu you have: the build's GPU count")] = 0
 
 
 class AnswersFile(Schema, frozen=True):

@@ -233,6 +233,13 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         chunked = ", ".join(name for name, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
         problems.append(("task", "prefill_chunk_tokens", f"a prefill chunk is an inference engine's ({chunked} as "
                          "task.serving_engine); generate() and training run whole sequences"))
+    budget = answers.budget
+    if bool(budget.owned_gpu) != bool(budget.owned_gpu_count):  # named on the key given, its partner missing
+        given, missing = ("owned_gpu", "owned_gpu_count") if budget.owned_gpu else ("owned_gpu_count", "owned_gpu")
+        problems.append(("budget", given, f"cards you have need both their catalog id and how many: answer "
+                         f"budget.{missing} too"))
+    if budget.owned_gpu and answers.scenario == "edge_deployment" and budget.owned_gpu_count != 1:
+        problems.append(("budget", "owned_gpu_count", "an edge build is one module"))
     presets = model_presets()
     preset = workload.preset
     if (preset == "custom" or preset in presets) and not splits_over_gpus(answers):

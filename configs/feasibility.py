@@ -23,6 +23,7 @@ from pth_top.configs.levers import (
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import SHARDING_LABELS
+from pth_top.configs.owned import is_owned
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
@@ -38,7 +39,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
     need = ctx.memory.total_bytes / GIB
     if gpu is not None and ctx.memory.total_bytes > usable_bytes(ctx, gpu):
         if fit is None:
-            card = f"the pinned {gpu.name} has"
+            card = f"your {gpu.name} (budget.owned_gpu) has" if is_owned(ctx.answers, gpu) else \
+                f"the pinned {gpu.name} has"
         elif assembly.total_cny <= ctx.budget_cny:
             card = f"the largest card within budget, {gpu.name}, has"
         else:
@@ -63,7 +65,7 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         if gpu is None and fit is not None and fit.assembly.total_cny > assembly.total_cny:  # a CPU-only PC, nearer
             line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
         lines.append(line)
-    if gpu is not None and not buyable(ctx, gpu):
+    if gpu is not None and not buyable(ctx, gpu) and not is_owned(ctx.answers, gpu):
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
                      f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (
                          ", or allow used GPUs" if ctx.answers.budget.condition == "new" else ""))
@@ -237,7 +239,8 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
     card = ctx.catalog.get(pinned[0]) if pinned else None
     if pinned is None or card is None or memory_fit(ctx, card) != SHORT:
         return None
-    owned = not buyable(ctx, card)  # not sold here: cards the buyer has; the lever that fits them, not a build
+    # Not sold here: cards the buyer has, the lever that fits them and no build; budget.owned_gpu's are priced at 0.
+    owned = not buyable(ctx, card) and not is_owned(ctx.answers, card)
     # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
     # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
     tries: list[tuple[str, Answers]] = []
@@ -259,8 +262,9 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
                                    "their build stays no recommendation), "
                                    f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
                                    f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
-            feasible = None if owned else _feasible_build(ctx, f"keeping the pinned {count}{card.name}, {label}",
-                                                          on_them, [(card, True)])
+            keep = "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned"
+            feasible = None if owned else _feasible_build(ctx, f"{keep} {count}{card.name}, {label}", on_them,
+                                                          [(card, True)])
             if feasible is not None:
                 return replace(feasible, answers=answers, pins=dict(ctx.pins))
     return None

@@ -129,7 +129,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     task, scale = answers.task, answers.scale
     transformer = ctx.shape.kind == "transformer"
     changes: list[tuple[str, Answers]] = []
-    if ctx.pins:
+    if answers.budget.owned_gpu:  # the cards the buyer has set the GPUs: a way out buys others
+        changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")",
+                        answers.with_value("budget", "owned_gpu", "").with_value("budget", "owned_gpu_count", 0)))
+    elif ctx.pins:
         changes.append(("the same answers without the pinned parts", answers))
     if task.mode == "training":
         synced = sharded_gradients(answers)
@@ -267,6 +270,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         name = model_presets()[smaller_model].name
         changes.append((f"a smaller model of the same family, {name}",
                         answers.with_value("workload", "preset", smaller_model)))
+    if answers.budget.owned_gpu:  # as many GPUs as the cards the buyer has, unless a way out buys others
+        return [(label, changed) for label, changed in changes
+                if changed.scale.gpu_count == scale.gpu_count or not changed.budget.owned_gpu]
     return changes
 
 

@@ -48,7 +48,7 @@ class Quote:
     source: str
     basis: str  # "new", "used" (a used listing), "used_converted" (a used listing in another market or currency),
     # "converted" (another market's new price), "indexed" (the China price x its kind's market index),
-    # "gpu_floor" (a server at least its GPUs' own price)
+    # "gpu_floor" (a server at least its GPUs' own price), "owned" (the buyer's own card: budget.owned_gpu)
     market: str  # whose price it is
     index: PriceIndex | None = None  # the index an "indexed" price is reckoned with
     floor_of: str = ""  # a "gpu_floor" price's GPUs: "8 x NVIDIA H200 SXM 141GB at $35,000"
@@ -260,6 +260,8 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     shown = f"{SYMBOLS[q.currency]}{q.amount:,.0f}"
     where = MARKET_NAMES[q.market]
     source = f", {q.source}" if q.source else ""
+    if q.basis == "owned":
+        return "price 0: cards you have (budget.owned_gpu), not bought: the total is the rest of the build"
     if q.basis == "new":
         return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
     vat = (f", less its {q.source_vat_fraction:.0%} VAT" if q.source_vat_fraction else "") + (

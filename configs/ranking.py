@@ -186,7 +186,8 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue  # a passive card lives only in a server chassis's airflow, and no catalog chassis takes it
         fit = memory_fit(ctx, gpu)
         score = job_speed(ctx, gpu) if ctx.edge else (
-            job_speed(ctx, gpu) if metric == TRAINING_SPEED else gpu[metric] * ctx.gpu_count) / unit_price(ctx, gpu)
+            job_speed(ctx, gpu) if metric == TRAINING_SPEED else gpu[metric] * ctx.gpu_count) / max(
+                unit_price(ctx, gpu), 1.0)  # an owned card (budget.owned_gpu) costs nothing
         ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
     ranked.sort(key=lambda item: item[:3])
     return [(gpu, fits) for *_, gpu, fits in ranked]

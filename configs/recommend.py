@@ -41,6 +41,7 @@ from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
+from pth_top.configs.owned import check_owned, is_owned, with_owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
@@ -71,7 +72,9 @@ def recommend(
     measured: MeasuredCeilings | None = None,
 ) -> Build:
     rules = rules or load_rules()
-    pinned = (pins or {}).get("gpu")
+    check_owned(answers, catalog)
+    pins = with_owned_pin(answers, pins or {})  # the cards the buyer has: the build's GPUs
+    pinned = pins.get("gpu")
     if pinned and pinned[0] != CPU_ONLY_ID and pinned[1] > 0 and answers.scenario != "edge_deployment":
         answers = answers.with_value("scale", "gpu_count", pinned[1])  # "4 x H100" pinned is 4, whatever the answers
     build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
@@ -298,7 +301,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
-    if answers.budget.condition == "used":
+    if answers.budget.condition == "used" and not answers.budget.owned_gpu:  # owned cards are not bought
         warnings.append(
             "used GPUs: before paying, run `pth-top bench --accept` on the card (a 5-minute burn, a VRAM pattern test "
             "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "
@@ -328,6 +331,7 @@ def swap(
 
 
 def _context(answers: Answers, catalog: Catalog, rules: Rules, pins: Mapping[str, tuple[str, int]]) -> Context:
+    pins = with_owned_pin(answers, pins)
     shape, shape_line = model_shape(answers.workload)
     budget = budget_in_cny(answers.budget.amount, answers.budget.currency, rules)
     currency = answers.budget.currency
@@ -370,7 +374,8 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     lines = [
         f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {_memory_text(gpu)} {kind} "
         f"({usable_text}) (guide §2.1; each term's formula under Reasoning)",
-        f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
+        f"the {ctx.gpu_count} you have (budget.owned_gpu): not bought, the build is around them" if is_owned(
+            ctx.answers, gpu) else f"ranked by {metric_text} among cards meeting the floor (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset
     if preset.startswith("gpt2"):

@@ -1,0 +1,74 @@
+"""Cards the buyer has already (budget.owned_gpu): the build is around them and does not price them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.recommend import recommend
+from pth_top.configs.render import render_build_text
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 11, 1)
+# Aya Expanse 32B (CohereForAI/aya-expanse-32b config.json: 40 layers of 8192, 64 heads, 8 KV heads, SwiGLU 24576,
+# V 256,000, tied) in AWQ on vLLM over two cards, 4 users at 16k: audit KK's EU buyer who has 2 x RTX 3090 and EUR 2,000
+# for the rest of the PC.
+AYA_32B = dict(
+    workload__preset="custom", workload__parameters=32_296_476_672, workload__layers=40, workload__hidden_size=8192,
+    workload__attention_heads=64, workload__kv_heads=8, workload__intermediate_size=24576, workload__gated_mlp=True,
+    workload__vocabulary_size=256_000, workload__tied_embeddings=True, workload__sequence_length=16384,
+    workload__batch_size=4, task__mode="inference", task__precision="int4", task__quantization="awq_g128",
+    task__serving_engine="vllm", task__generated_tokens=1024, budget__amount=2000.0, budget__currency="EUR",
+)
+
+
+def _owned(card: str, count: int = 2, **changes):
+    return answers("inference_server", **AYA_32B, budget__owned_gpu=card, budget__owned_gpu_count=count, **changes)
+
+
+def test_cards_you_have_are_the_builds_gpus_and_cost_nothing(catalog):
+    # Audit KK: the two 3090s were charged at EU used prices (EUR 1,700) and the build refused for EUR 3,413; the rest
+    # of the PC costs ~EUR 1,700 and the job fits the cards (15.7 of 21.6 GiB). New or used, they are not bought.
+    for condition in ("used", "new"):
+        build = recommend(_owned("rtx-3090-24gb", budget__condition=condition), catalog, today=TODAY)
+        gpu = build.component("gpu")
+        assert build.feasible and gpu is not None, build.blockers
+        assert (gpu.part_id, gpu.quantity, gpu.unit_price_cny) == ("rtx-3090-24gb", 2, 0.0)
+        assert build.total_price_cny <= build.budget_cny
+        assert any("you have (budget.owned_gpu)" in line for line in gpu.reasoning), gpu.reasoning
+        assert any(line.startswith("price 0: cards you have") for line in gpu.reasoning), gpu.reasoning
+        assert not [line for line in build.warnings if "before paying" in line or "used listings" in line]
+    # The count is the cards', whatever scale.gpu_count said; and the build file keeps them.
+    build = recommend(_owned("rtx-3090-24gb", scale__gpu_count=1), catalog, today=TODAY)
+    assert build.component("gpu").quantity == 2
+    assert loads_build(dumps_build(build, created=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc),
+                                   tool_version="t"))[0].answers.budget.owned_gpu == "rtx-3090-24gb"
+
+
+def test_levers_keep_the_cards_you_have_before_buying_others(catalog):
+    # Two 16 GB cards hold the job with an fp8 KV cache; buying other cards is a way out too, not the first.
+    build = recommend(_owned("rtx-4060-ti-16gb"), catalog, today=TODAY)
+    assert not build.feasible and "your NVIDIA GeForce RTX 4060 Ti 16GB (budget.owned_gpu)" in build.blockers[0]
+    first = build.feasible_alternatives[0]
+    assert first.startswith("keeping your 2 x NVIDIA GeForce RTX 4060 Ti 16GB, an fp8 KV cache"), first
+    _, changed, _ = build.applicable_alternatives[0]
+    fixed = recommend(changed, catalog, today=TODAY)
+    assert fixed.feasible and fixed.component("gpu").unit_price_cny == 0.0
+    # Two 12 GB cards hold it no way: the way out buys others and says so.
+    small = recommend(_owned("rtx-3060-12gb"), catalog, today=TODAY)
+    said = " ".join([*small.blockers, *small.feasible_alternatives])
+    assert "buying other cards than the ones you have" in said and "keeping your" not in said, said
+    assert "budget.owned_gpu" in render_build_text(small)
+
+
+def test_owned_cards_need_an_id_the_catalog_has_and_a_count(catalog):
+    assert ("budget", "owned_gpu", "cards you have need both their catalog id and how many: answer "
+            "budget.owned_gpu_count too") in cross_field_problems(answers(budget__owned_gpu="rtx-3090-24gb"))
+    assert [key for _, key, _ in cross_field_problems(answers(budget__owned_gpu_count=2))] == ["owned_gpu_count"]
+    with pytest.raises(ValueError, match="did you mean rtx-3090-24gb"):
+        recommend(_owned("rtx-3090-24"), catalog, today=TODAY)
+    with pytest.raises(ValueError, match="SXM module comes inside its server"):
+        recommend(_owned("h100-80gb-sxm"), catalog, today=TODAY)
