@@ -33,6 +33,14 @@ def halved_micro_batch(answers: Answers) -> Answers:
     return sharded_gradients(answers.with_value("task", "accumulation_steps", steps))
 
 
+def micro_batch_label(before: Answers, after: Answers) -> str:
+    """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'."""
+    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
+    kept = ", no recompute" if _recompute(before) == "none" else ""
+    return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
+            f"batch{kept}){_synced_note(before, after)}")
+
+
 def sharded_gradients(answers: Answers) -> Answers:
     """Accumulation under the Trainer's FSDP with its gradients reduce-scattered each micro-batch, not held whole."""
     task = answers.task
@@ -153,10 +161,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
         halved = halved_micro_batch(answers)
         if halved != answers:
-            micro = micro_batch_per_gpu(answers.workload.batch_size, halved.task.accumulation_steps, scale.gpu_count)
-            kept = ", no recompute" if _recompute(answers) == "none" else ""
-            changes.append((f"a micro-batch of {micro} with gradient accumulation x {halved.task.accumulation_steps} "
-                            f"(the same global batch{kept}){_synced_note(answers, halved)}", halved))
+            changes.append((micro_batch_label(answers, halved), halved))
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "

@@ -81,6 +81,10 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:
         return []
+    small = small_activations(ctx.answers) if ctx.answers.task.mode == "training" else ctx.answers
+    if small != ctx.answers and spread(ctx, context_for, MAX_GPUS, small).memory.total_bytes <= usable_bytes(
+            one_machine, gpu):
+        return []  # the same global batch at micro-batch 1 holds it in one rented node: a lever, not more nodes
     head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
             f"GPU, more than the largest card here holds ({largest / GIB:.0f} GiB usable)")
     return _nodes_lines(ctx, context_for, gpu, usd, head)
