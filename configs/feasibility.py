@@ -15,6 +15,7 @@ from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
     cheap_levers_label,
+    halved_again,
     halved_micro_batch,
     micro_batch_label,
     more_gpus,
@@ -22,7 +23,6 @@ from pth_top.configs.levers import (
     split_label,
 )
 from pth_top.configs.market import MARKET_NAMES, money
-from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.owned import is_owned
@@ -174,7 +174,7 @@ def feasible_alternatives(
     own_levers = (halved, recompute_only(ctx.answers))  # not to be mixed with mb 1
     for label, answers in changes:
         feasible = _feasible_build(ctx, label, context_for(answers))
-        while feasible is None and answers == halved and (deeper := _halved_again(ctx, halved)) is not None:
+        while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
             answers, label = deeper, micro_batch_label(ctx.answers, deeper)  # the largest micro-batch that fits
             feasible = _feasible_build(ctx, label, context_for(answers))
             halved = deeper
@@ -229,20 +229,6 @@ def feasible_alternatives(
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
-
-
-def _halved_again(ctx: Context, halved: Answers) -> Answers | None:
-    """Half the micro-batch again, down to 2 (micro-batch 1 is the small-activations lever's), where accumulation
-    leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's batch statistics."""
-    shape = ctx.shape
-    if shape.kind != "transformer" or shape.encoder_only:
-        return None
-    deeper = halved_micro_batch(halved)
-    scale = deeper.scale
-    if deeper == halved or micro_batch_per_gpu(deeper.workload.batch_size, deeper.task.accumulation_steps,
-                                               scale.gpu_count) < 2:
-        return None
-    return deeper
 
 
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,

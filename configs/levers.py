@@ -33,6 +33,18 @@ def halved_micro_batch(answers: Answers) -> Answers:
     return sharded_gradients(answers.with_value("task", "accumulation_steps", steps))
 
 
+def halved_again(shape: ModelShape, halved: Answers) -> Answers | None:
+    """Half the micro-batch again, down to 2 (micro-batch 1 is the small-activations lever's), where accumulation
+    leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's batch statistics."""
+    if shape.kind != "transformer" or shape.encoder_only:
+        return None
+    deeper = halved_micro_batch(halved)
+    if deeper == halved or micro_batch_per_gpu(deeper.workload.batch_size, deeper.task.accumulation_steps,
+                                               deeper.scale.gpu_count) < 2:
+        return None
+    return deeper
+
+
 def micro_batch_label(before: Answers, after: Answers) -> str:
     """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'."""
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
