@@ -43,6 +43,10 @@ RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 
 # Rented nodes within 10 % of the cheapest run's money count as as cheap: the fastest of them is named (8 x A100 40GB
 # at $1.48 and 8 x H100 SXM at $3.78 an hour cost about the same for a training run; the H100s take 40 % of the days).
 RENT_COST_TIE = 1.1
+# A run of a day or more that a rented node does for at most a quarter of the build's price is priced beside it too,
+# not only a run of months (audit KK: a 410M pretraining, ~11 days on a CNY 299,000 build, ~CNY 21,000 rented).
+ONE_OFF_RUN_HOURS = 24.0
+ONE_OFF_RENT_SHARE = 0.25
 SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
@@ -350,14 +354,14 @@ def alternative_label(line: str) -> str:
 
 def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this",
                     changed: str = "") -> str:
-    """A training run of over SLOW_RUN_DAYS on the build: the rented node of 8 (rules.toml's rates) that does it for
-    the least money (the fastest within RENT_COST_TIE of that), its time and cost beside the build's, for a one-off
-    job (a continued pretraining); `changed` says what the first alternative changed in the job, which the rented
-    nodes run too."""
+    """A training run of over SLOW_RUN_DAYS on the build, or of a day or more that renting does for a quarter of its
+    price (ONE_OFF_*): the rented node of 8 (rules.toml's rates) that does it for the least money (the fastest within
+    RENT_COST_TIE of that), its time and cost beside the build's, for a one-off job (a continued pretraining);
+    `changed` says what the first alternative changed in the job, which the rented nodes run too."""
     answers, figures = build.answers, build.speed.figures
     hours = figures.get("epoch_hours", 0.0)  # a data set's epoch: without one there is no run to price
     rate = training_rate(figures)
-    if answers.task.mode != "training" or build.blockers or not rate or hours <= SLOW_RUN_DAYS * 24:
+    if answers.task.mode != "training" or build.blockers or not rate or hours < ONE_OFF_RUN_HOURS:
         return ""
     node = answers.with_value("scale", "gpu_count", NODE_GPUS)
     if answers.task.method == "full" and answers.scale.sharding in ("none", "zero1", "zero2"):
@@ -386,8 +390,11 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     dollars, rented_hours, gpu, usd, least = min((run for run in runs if run[0] <= cheapest * RENT_COST_TIE),
                                                  key=lambda run: run[1])
     rules = rented.rules
-    cost = money(dollars * rules.currency.cny_per_usd, build.currency, rules)
-    cheaper = dollars * rules.currency.cny_per_usd < build.total_price_cny
+    rented_cny = dollars * rules.currency.cny_per_usd
+    if hours <= SLOW_RUN_DAYS * 24 and rented_cny > ONE_OFF_RENT_SHARE * build.total_price_cny:
+        return ""  # a run of days that renting does not make much cheaper: the build is the answer
+    cost = money(rented_cny, build.currency, rules)
+    cheaper = rented_cny < build.total_price_cny
     here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build" + (
         f" ({changed})" if changed else "")
     rate_text = (f"{NODE_GPUS} x {gpu.name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"

@@ -679,3 +679,19 @@ def test_a_global_batch_too_large_for_a_micro_batch_is_met_by_the_largest_micro_
     assert lines[0].startswith("a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no "
                                "recompute)"), lines
     assert not [line for line in lines if "beyond one machine" in line or "ZeRO-Infinity" in line], lines
+
+
+def test_a_run_of_days_that_renting_does_for_a_fraction_of_the_build_says_so(catalog):
+    # Audit KK: the same Pythia-410M-shape run takes ~11 days on the CNY 299,000 build and ~3 days for ~CNY 16,000 on
+    # a rented node of 8 x H100; a run of hours is not priced for renting (the build is the answer).
+    job = answers("team_training", workload__preset="custom", workload__parameters=405_334_016, workload__layers=24,
+                  workload__hidden_size=1024, workload__attention_heads=16, workload__kv_heads=16,
+                  workload__intermediate_size=4096, workload__gated_mlp=False, workload__vocabulary_size=50304,
+                  workload__sequence_length=2048, workload__batch_size=1024, task__accumulation_steps=16,
+                  data__tokens_count=300_000_000_000, scale__gpu_count=8, scale__sharding="zero1",
+                  budget__amount=400000.0)
+    build = recommend(job, catalog, today=TODAY)
+    rent = [line for line in build.warnings if line.startswith("or rent it")]
+    assert build.feasible and rent and rent[0].endswith("for a one-off run, renting is cheaper"), build.warnings
+    short = recommend(job.with_value("data", "tokens_count", 3_000_000_000), catalog, today=TODAY)
+    assert short.feasible and not [line for line in short.warnings if line.startswith("or rent it")]
