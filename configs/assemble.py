@@ -19,7 +19,7 @@ from pth_top.configs.assembly import (
     pinned_part,
     rank,
 )
-from pth_top.configs.compat import CHIPSET_PCIE_GENERATION, chipset_slot_cards, compatibility_blockers, runs_on
+from pth_top.configs.compat import chipset_generation, chipset_slot_cards, compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes
 from pth_top.configs.part_types import DESKTOP_SYSTEM
@@ -322,7 +322,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     slots = f"{held} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
     if chipset and ctx.gpu_count <= held:
-        slots += (f"{chipset} card(s) on the chipset's PCIe {CHIPSET_PCIE_GENERATION}.0 x{link} link: the GPUs take "
+        slots += (f"{chipset} card(s) on the chipset's PCIe {chipset_generation(board)}.0 x{link} link: the GPUs take "
                   "turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost ~3 % of "
                   "decode at x8/x4/x4, PR #4766); ")
     board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0

@@ -28,6 +28,11 @@ X4_SLOT_LANES = 4
 CHIPSET_PCIE_GENERATION = 4
 
 
+def chipset_generation(board: Part | dict) -> int:
+    """The PCIe generation of the board's chipset slots: its own where listed (B550: Gen3), else the platform's."""
+    return int(board.get("chipset_pcie_generation", 0) or 0) or CHIPSET_PCIE_GENERATION
+
+
 def chipset_slot_cards(gpu_slots_count: int, gpu_count: int) -> int:
     """Cards beyond a board's gpu_slots_count x8+ CPU slots: they sit in its chipset's x4 slots."""
     return max(0, gpu_count - gpu_slots_count)
@@ -120,7 +125,7 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
         elif board is not None and link_lanes <= X4_SLOT_LANES and (
                 chipset := chipset_slot_cards(int(board["gpu_slots_count"]), gpu_count)):
             notes.append(f"PCIe lanes: {gpu_count - chipset} GPU(s) at x8 from {cpu.name}, {chipset} at x4 "
-                         f"(PCIe {CHIPSET_PCIE_GENERATION}.0) from the chipset")
+                         f"(PCIe {chipset_generation(board)}.0) from the chipset")
         elif gpu_lane_width(lanes, gpu_count, drive_lanes) < 16 and gpu_count > 1:
             # An SoC platform (EPYC) has no chipset: every lane comes from the CPU.
             soc = board is not None and board.get("chipset", "") == "SoC"

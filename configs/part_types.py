@@ -17,7 +17,8 @@ UNIT_SUFFIXES = (
     "_count", "_tbw", "_mib",
 )
 UNITLESS_NUMBER_KEYS = frozenset({"pcie_generation", "devices_per_package", "efficiency_core_vector_ratio",
-                                  "decode_bandwidth_fraction", "training_mfu", "compute_capability"})
+                                  "decode_bandwidth_fraction", "training_mfu", "compute_capability",
+                                  "chipset_pcie_generation"})
 
 Number = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 Whole = Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
@@ -171,6 +172,7 @@ class Motherboard(PartFields, frozen=True, kw_only=True):
     # Slots giving a GPU x4 or more: the x8+ ones and the chipset's x16-long x4 ones (enough where GPUs take turns on
     # whole layers); 0: none listed.
     gpu_slots_x4_count: Whole = 0
+    chipset_pcie_generation: Whole = 0  # the chipset slots' generation where not the platform's (B550: 3); 0: its
     # Its GPU slots' PCIe generation, where the board wires them slower than the CPU gives (B650: Gen4 beside a
     # Gen5 Ryzen 7000); 0: the CPU's.
     pcie_generation: Annotated[int, Meta(ge=0, le=6)] = 0

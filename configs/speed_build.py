@@ -13,8 +13,8 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
 from pth_top.configs.compat import (
-    CHIPSET_PCIE_GENERATION,
     X4_SLOT_LANES,
+    chipset_generation,
     chipset_slot_cards,
     gpu_lane_width,
     storage_lanes,
@@ -342,7 +342,8 @@ def _host_generation(build: Build) -> int:
     sits in a chipset slot, the chipset's; 0: unknown."""
     given = [int(part.spec.get("pcie_generation", 0) or 0) for part in (build.component("cpu"),
              build.component("motherboard")) if part is not None]
-    given += [CHIPSET_PCIE_GENERATION] if _in_chipset_slot(build) else []
+    board = build.component("motherboard")
+    given += [chipset_generation(board.spec)] if board is not None and _in_chipset_slot(build) else []
     return min((generation for generation in given if generation), default=0)
 
 

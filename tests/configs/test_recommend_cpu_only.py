@@ -392,7 +392,8 @@ def test_a_cpu_only_pc_just_over_budget_that_decodes_well_is_named(catalog):
 
 def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budget_holds_the_model(catalog):
     # Qwen3.5-35B-A3B Q4_K_M at 32k (its config.json shape) for $1,500, used cards: the budget's cards are too small,
-    # one with --cpu-moe decodes fastest, and the $991 CPU-only PC within budget is the next way; it was "$-509 over".
+    # two used 12 GB cards with an fp8 KV cache (the second in a B550's chipset slot) or one with --cpu-moe hold it,
+    # and the ~$924 CPU-only PC within budget follows the first GPU lever; it was "$-509 over".
     job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=35_000_000_000,
                   workload__active_parameters=3_000_000_000, workload__experts_count=256,
                   workload__experts_per_token=8, workload__layers=40, workload__hidden_size=2048,
@@ -404,7 +405,8 @@ def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budg
     build = recommend(job, catalog, today=TODAY)
     assert not build.feasible and not any("CPU-only PC would do" in line for line in build.blockers), build.blockers
     lines = build.feasible_alternatives
-    assert "--cpu-moe" in lines[0] and lines[1].startswith("a CPU-only PC, $") and "tokens/s a stream" in lines[1]
+    assert "fits 2 x NVIDIA GeForce RTX 3060 12GB" in lines[0] and any("--cpu-moe" in line for line in lines)
+    assert lines[1].startswith("a CPU-only PC, $") and "tokens/s a stream" in lines[1], lines
 
 
 def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
