@@ -296,8 +296,9 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     first token for Gemma 2 2B, where a $429 Jetson decodes ~22 (issue: a box that cannot do the job in reasonable
     time says so, or is passed over). Its answers raise the budget to that module's build."""
     answers, here = build.answers, build.component("gpu")
-    if answers.scenario != "edge_deployment" or build.blockers or here is None or not warned(build, "slow:"):
-        return None
+    over_budget_only = build.memory_fits and all(line.startswith("not feasible within") for line in build.blockers)
+    if answers.scenario != "edge_deployment" or not over_budget_only or here is None or not warned(build, "slow:"):
+        return None  # a module short of the budget alone (the cheapest over it) is passed over too (audit MM: a Pi 4)
     found = raised_budget_build(build, rules, recommend_one, answers, EDGE_BUDGET_MULTIPLIERS,
                                 lambda other: warned(other, "slow:"))
     limit, power = answers.budget.max_power_w, ""

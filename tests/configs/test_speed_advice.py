@@ -189,6 +189,11 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
     assert not limited.feasible and "W at the wall, over the 30 W limit" in limited.blockers[0], limited.blockers
     _, raised, _ = limited.applicable_alternatives[0]
     assert raised.budget.max_power_w > 30 and recommend(raised, catalog, today=TODAY).feasible
+    # Audit MM: a budget under even the Pi's build ($150) said "raise the budget" alone; the Jetson is within 3x it.
+    short = recommend(job.with_value("budget", "amount", 150.0), catalog, today=TODAY)
+    assert short.blockers[0].startswith("too slow for the job on Raspberry Pi 4") and "Jetson Orin Nano Super" in \
+        short.blockers[0], short.blockers
+    assert short.feasible_alternatives[0].startswith("NVIDIA Jetson Orin Nano Super"), short.feasible_alternatives
 
 
 def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
