@@ -20,9 +20,9 @@ from pth_top.configs.levers import (
     split_label,
 )
 from pth_top.configs.market import cny_per, money
-from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.owned import owned_pin
+from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import fit_budget, job_speed, meets_target, ranked_gpus, usable_bytes
 from pth_top.configs.rules import Rules
@@ -44,7 +44,7 @@ RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 
 # at $1.48 and 8 x H100 SXM at $3.78 an hour cost about the same for a training run; the H100s take 40 % of the days).
 RENT_COST_TIE = 1.1
 # A run of a day or more that a rented node does for at most a quarter of the build's price is priced beside it too,
-# not only a run of months (audit KK: a 410M pretraining, ~11 days on a CNY 299,000 build, ~CNY 21,000 rented).
+# not only a run of months (audit KK: a 410M pretraining, ~11 days on a CNY 299,000 build, ~CNY 16,000 rented).
 ONE_OFF_RUN_HOURS = 24.0
 ONE_OFF_RENT_SHARE = 0.25
 SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
@@ -85,12 +85,14 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
     fitting build, when it ranked the GPUs (not when one is pinned)."""
-    unchanged = unchanged or _cheapest_fitting(ctx)
+    owned = owned_pin(ctx.answers) is not None  # the buyer's cards: the way out buys others, not a lever on them
+    unchanged = None if owned else _cheapest_fitting(ctx) if sp.stated_target(ctx.answers.task) else (
+        unchanged or _cheapest_fitting(ctx))
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
     nearest: tuple[bool, float, str] | None = (
         not meets_target(ctx, unchanged[1]), unchanged[0].total_cny, "") if unchanged else None
     for label, changed in answer_changes(ctx):
-        if keeping_the_job and not keeps_the_job(ctx.answers, changed):
+        if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
         # The change alone; with the quality-free levers added only where they make a cheaper build hold it.
         alternative = context_for(changed)

@@ -25,11 +25,19 @@ from pth_top.configs.levers import (
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import SHARDING_LABELS
-from pth_top.configs.owned import is_owned
-from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.owned import is_owned, owned_pin
+from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
-from pth_top.configs.ranking import Fit, first_acceptable, fits_the_machine, ranked_gpus, usable_bytes
+from pth_top.configs.platforms import systems_for
+from pth_top.configs.ranking import (
+    Fit,
+    first_acceptable,
+    fits_the_machine,
+    ranked_gpus,
+    runs_the_weight_format,
+    trains_at_precision,
+    usable_bytes,
+)
 from pth_top.configs.speed_build import job_figures
 from pth_top.units import GIB
 
@@ -62,7 +70,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             line += f"; {_no_holder(ctx)}: {_spread_advice(ctx)}{box} (below)"
         lines.append(line)
     elif assembly.total_cny > ctx.budget_cny:
-        what = "the cheapest build that holds the workload" if fit is not None else "this build with its pinned parts"
+        what = "the cheapest build that holds the workload" if fit is not None else (
+            "this build around your cards" if is_owned(ctx.answers, gpu) else "this build with its pinned parts")
         line = f"not feasible within {budget}: {what} costs {_money(ctx, assembly.total_cny)}"
         if gpu is None and fit is not None and fit.assembly.total_cny > assembly.total_cny:  # a CPU-only PC, nearer
             line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
@@ -71,6 +80,15 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
                      f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (
                          ", or allow used GPUs" if ctx.answers.budget.condition == "new" else ""))
+    if gpu is not None and not runs_the_weight_format(ctx, gpu):  # a pinned or owned card the ranking did not pick
+        task = ctx.answers.task
+        engine = stacks.SERVING_ENGINE_LABELS[stacks.serving_engine(task.serving_engine, ctx.answers.scenario,
+                                                                    task.precision)]
+        lines.append(f"{gpu.name} has no kernels for these weights in {engine}: FP8 needs Ampere or later, AWQ Turing "
+                     "or later; GPTQ (task.quantization = \"gptq_g128\") runs on a V100")
+    if gpu is not None and not trains_at_precision(ctx, gpu):
+        lines.append(f"{gpu.name} has no {ctx.answers.task.precision} tensor cores to train at: answer task.precision "
+                     "= \"amp_fp16\" (Volta and Turing have no bf16)")
     max_power = ctx.answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
         lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W")
@@ -171,13 +189,16 @@ def feasible_alternatives(
     found: list[Alternative] = [kept] if kept is not None else []
     changes = answer_changes(ctx)
     halved = halved_micro_batch(ctx.answers)
-    own_levers = (halved, recompute_only(ctx.answers))  # not to be mixed with mb 1
+    own_levers = [halved, recompute_only(ctx.answers)]  # not to be mixed with mb 1
     for label, answers in changes:
+        if owned_pin(answers) is not None:
+            continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
         feasible = _feasible_build(ctx, label, context_for(answers))
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
             answers, label = deeper, micro_batch_label(ctx.answers, deeper)  # the largest micro-batch that fits
             feasible = _feasible_build(ctx, label, context_for(answers))
             halved = deeper
+            own_levers.append(deeper)
         cheap = cheap_levers(ctx, answers) if answers not in own_levers else answers
         training = answers.task.mode == "training"
         if feasible is None and training:
@@ -205,7 +226,7 @@ def feasible_alternatives(
     # No new card holds the job as asked: a used one may, after the changes that keep the job and before those that
     # change it (audit T: Qwen2-VL-7B LoRA for CNY 12,000 led with QLoRA where a used RTX 3090 keeps LoRA); where
     # nothing new fits at all, also with the first lever that does it.
-    if ctx.answers.budget.condition == "new" and not ctx.edge:
+    if ctx.answers.budget.condition == "new" and not ctx.edge and owned_pin(ctx.answers) is None:
         for label, changed in [("", ctx.answers), *(changes if not found else [])]:
             used = changed.with_value("budget", "condition", "used")
             feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"

@@ -12,6 +12,7 @@ from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.owned import without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
 
@@ -150,8 +151,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     transformer = ctx.shape.kind == "transformer"
     changes: list[tuple[str, Answers]] = []
     if answers.budget.owned_gpu:  # the cards the buyer has set the GPUs: a way out buys others
-        changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")",
-                        answers.with_value("budget", "owned_gpu", "").with_value("budget", "owned_gpu_count", 0)))
+        changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")", without_owned(answers)))
     elif ctx.pins:
         changes.append(("the same answers without the pinned parts", answers))
     if task.mode == "training":

@@ -9,10 +9,9 @@ from typing import Mapping
 from pth_top.configs.answers import Answers
 from pth_top.configs.errors import shown
 from pth_top.configs.market import Quote
+from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Catalog, Part
 
-# An SXM or OAM module comes inside its server, priced with it; owned ones are a server already, not a build's part.
-OWNED_FORMS_REFUSED = ("sxm", "oam")
 OWNED_AS_OF = dt.date.max  # never stale: nothing is bought
 
 
@@ -39,14 +38,34 @@ def check_owned(answers: Answers, catalog: Catalog) -> None:
         near = difflib.get_close_matches(pin[0], ids, n=3, cutoff=0.5)
         raise ValueError(f"budget.owned_gpu = {shown(pin[0])}: no GPU with that id in the catalog (the id of a [[gpu]] "
                          "in its gpus.toml" + (f"; did you mean {', '.join(near)}?)" if near else ")"))
-    if part["form"] in OWNED_FORMS_REFUSED:
-        raise ValueError(f"budget.owned_gpu = {shown(pin[0])}: an {part['form'].upper()} module comes inside its "
-                         "server; owned cards are PCIe cards, an edge module or a desktop system")
+    problem = owned_form_problem(part["form"], answers.scenario, pin[1])
+    if problem:
+        raise ValueError(f"budget.owned_gpu = {shown(pin[0])}: {problem}")
 
 
-def is_owned(answers: Answers, part: Part) -> bool:
-    """Whether the part is the buyer's own GPU (budget.owned_gpu)."""
-    return part.kind == "gpu" and bool(answers.budget.owned_gpu) and part.id == answers.budget.owned_gpu
+def owned_form_problem(form: str, scenario: str, count: int = 1) -> str:
+    """Why cards of this form cannot be the buyer's own in this scenario ("" where they can): an SXM or OAM module
+    comes inside its server, an edge module is an edge build's and an edge build's is one, a desktop system is one
+    box."""
+    if form in SYSTEM_GPU_FORMS:
+        return f"an {form.upper()} module comes inside its server; owned cards are PCIe cards, an edge module or a " \
+               "desktop system"
+    if (form == "edge") != (scenario == "edge_deployment"):
+        return "an edge module is an edge build (scenario = \"edge_deployment\") and an edge build's GPU is one"
+    if form == DESKTOP_SYSTEM and count != 1:
+        return "a desktop system is one box: budget.owned_gpu_count = 1"
+    return ""
+
+
+def without_owned(answers: Answers) -> Answers:
+    """The answers with no owned cards: a build that buys its GPUs."""
+    return answers.with_value("budget", "owned_gpu", "").with_value("budget", "owned_gpu_count", 0)
+
+
+def is_owned(answers: Answers, part: Part | None) -> bool:
+    """Whether the part is the buyer's own GPU (budget.owned_gpu); a CPU-only build's None is not."""
+    return part is not None and part.kind == "gpu" and bool(answers.budget.owned_gpu) and \
+        part.id == answers.budget.owned_gpu
 
 
 def owned_quote(currency: str, market: str) -> Quote:

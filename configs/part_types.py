@@ -75,6 +75,8 @@ class PartFields(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
 DESKTOP_SYSTEM = "desktop_system"
 # Forms that bring their own host (no board, CPU, RAM or PC PSU around them).
 HOST_FREE_FORMS = ("edge", DESKTOP_SYSTEM)
+# GPU forms that only come on a server's own baseboard (kind "system"), never as a card for a board.
+SYSTEM_GPU_FORMS = ("sxm", "oam")
 
 
 class Gpu(PartFields, frozen=True, kw_only=True):

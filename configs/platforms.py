@@ -12,7 +12,7 @@ from msgspec.structs import fields as struct_fields
 from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_price, rank, run_fits
 from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
-from pth_top.configs.part_types import System
+from pth_top.configs.part_types import SYSTEM_GPU_FORMS, System
 from pth_top.configs.parts import Part
 from pth_top.configs.power import power_estimate, wall_draw_w
 from pth_top.configs.rules import (
@@ -30,8 +30,6 @@ SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) 
 
 # Pins that make a build a desktop one: its own board, PSU, cooler or open frame.
 DESKTOP_PIN_ROLES = frozenset({"motherboard", "psu", "cooler", *MOUNT_ROLES})
-# GPU forms that only come on a server's own baseboard (kind "system"), never as a card for a board.
-SYSTEM_GPU_FORMS = ("sxm", "oam")
 
 
 def with_defaults(system: Part) -> Part:

@@ -23,9 +23,9 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.market import CURRENCY_UNITS
 from pth_top.configs.memory_inference import forward_only
-from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS, system_options, systems_for
+from pth_top.configs.platforms import system_options, systems_for
 from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.units import GIB
 

@@ -41,7 +41,7 @@ from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
-from pth_top.configs.owned import check_owned, is_owned, with_owned_pin
+from pth_top.configs.owned import check_owned, is_owned, owned_pin, with_owned_pin, without_owned
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
@@ -73,6 +73,12 @@ def recommend(
 ) -> Build:
     rules = rules or load_rules()
     check_owned(answers, catalog)
+    swapped = (pins or {}).get("gpu")
+    set_aside = ""
+    if swapped and owned_pin(answers) and swapped[0] != answers.budget.owned_gpu:  # another GPU pinned: bought
+        set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build buys the "
+                     "GPU chosen instead; answer budget.owned_gpu again to build around them")
+        answers = without_owned(answers)
     pins = with_owned_pin(answers, pins or {})  # the cards the buyer has: the build's GPUs
     pinned = pins.get("gpu")
     if pinned and pinned[0] != CPU_ONLY_ID and pinned[1] > 0 and answers.scenario != "edge_deployment":
@@ -87,9 +93,11 @@ def recommend(
                                             offload_before_a_desktop_system, slow_edge_passed_over)
                         if (found := check(build, rules, recommend_one)) is not None), None) if unpinned else None
     if passed_over is not None:  # the same build, said to be no recommendation, the faster one its alternative
-        return _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
-                          measured=measured, passed_over=passed_over)
-    return with_advice(build, rules, recommend_one, _unpinned_context_for(catalog, rules), pinned=not unpinned)
+        build = _recommend(answers, catalog, rules=rules, pins=pins, today=today, title=title, comments=comments,
+                           measured=measured, passed_over=passed_over)
+    else:
+        build = with_advice(build, rules, recommend_one, _unpinned_context_for(catalog, rules), pinned=not unpinned)
+    return dataclasses.replace(build, warnings=(set_aside, *build.warnings)) if set_aside else build
 
 
 def _recommend(
@@ -151,6 +159,8 @@ def _recommend(
         blockers.insert(0, cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     pins_kept = {role: pin for role, pin in ctx.pins.items() if role == "gpu" or role in assembly.chosen}
+    if owned_pin(answers) is not None and pins_kept.get("gpu") == owned_pin(answers):  # they follow the answers
+        del pins_kept["gpu"]
     dropped = [role for role in ctx.pins if role not in pins_kept]
     unmounted = [role for role in dropped if role in MOUNT_ROLES]  # the cards fit the board: no frame
     boxed = [role for role in dropped if role not in MOUNT_ROLES]  # a desktop system or edge module: one box
@@ -301,7 +311,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
-    if answers.budget.condition == "used" and not answers.budget.owned_gpu:  # owned cards are not bought
+    if answers.budget.condition == "used" and not (gpu is not None and is_owned(answers, gpu)):  # not bought
         warnings.append(
             "used GPUs: before paying, run `pth-top bench --accept` on the card (a 5-minute burn, a VRAM pattern test "
             "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "

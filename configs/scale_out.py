@@ -16,9 +16,9 @@ from pth_top.configs.assembly import Context, offered, usable_bytes
 from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import money
 from pth_top.configs.memory_methods import pretraining
-from pth_top.configs.part_types import HOST_FREE_FORMS
+from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import SYSTEM_GPU_FORMS, systems_for
+from pth_top.configs.platforms import systems_for
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate
 from pth_top.configs.speed_epoch import epoch_seconds
@@ -81,13 +81,21 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:
         return []
-    small = small_activations(ctx.answers) if ctx.answers.task.mode == "training" else ctx.answers
-    if small != ctx.answers and spread(ctx, context_for, MAX_GPUS, small).memory.total_bytes <= usable_bytes(
-            one_machine, gpu):
-        return []  # the same global batch at micro-batch 1 holds it in one rented node: a lever, not more nodes
+    if _one_node_at_micro_batch_1(ctx, context_for, gpu):
+        return []
     head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
             f"GPU, more than the largest card here holds ({largest / GIB:.0f} GiB usable)")
     return _nodes_lines(ctx, context_for, gpu, usd, head)
+
+
+def _one_node_at_micro_batch_1(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part) -> bool:
+    """Whether the same global batch at micro-batch 1 (training) holds the job in one rented node of `gpu`: a lever,
+    not more nodes (audit KK: a 410M pretraining sized at 2 nodes of 8 x H100)."""
+    small = small_activations(ctx.answers) if ctx.answers.task.mode == "training" else ctx.answers
+    if small == ctx.answers:
+        return False
+    node = spread(ctx, context_for, MAX_GPUS, small)
+    return node.memory.total_bytes <= usable_bytes(node, gpu)
 
 
 def rented_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
@@ -97,7 +105,7 @@ def rented_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
         return []
     gpu, usd = found
     one_node = spread(ctx, context_for, MAX_GPUS)
-    if one_node.memory.total_bytes <= usable_bytes(one_node, gpu):
+    if one_node.memory.total_bytes <= usable_bytes(one_node, gpu) or _one_node_at_micro_batch_1(ctx, context_for, gpu):
         return []
     head = (f"rented: across one node of {MAX_GPUS} x {gpu.name} this needs {one_node.memory.total_bytes / GIB:.0f} "
             f"GiB per GPU, more than its {usable_bytes(one_node, gpu) / GIB:.0f} GiB usable")

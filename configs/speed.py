@@ -35,9 +35,8 @@ MOE_DECODE_SHARE = MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION  # 
 DECODE_LAYER_LAUNCH_S = 15e-6
 DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # Hugging Face generate() runs each layer eagerly from Python, no CUDA graph: ~0.4 ms more a layer a token. Fitted on
-# Qwen's Transformers rows on one H20 (batch 1, input 1; Qwen3-0.6B to 8B BF16 and AWQ, 45-60 tokens/s where the bytes
-# allow 90-600: 0.31-0.58 ms a layer over the bytes and small kernels; QwenLM/Qwen2.5 speed_benchmark.md); checked on
-# Llama 7B fp16 on an RTX 3090, 32.89 ms a token (bitsandbytes#347), ~32 predicted (18 without it).
+# Qwen's Transformers rows on an H20 (Qwen3-0.6B to 8B, 0.31-0.58 ms a layer; QwenLM/Qwen2.5 speed_benchmark.md);
+# checked on Llama 7B fp16 on an RTX 3090, 32.89 ms a token (bitsandbytes#347), ~32 predicted.
 HF_GENERATE_LAYER_S = 0.4e-3
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).

@@ -83,8 +83,8 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     if fmt is not None and fmt.decode_time_vs_16bit:  # timed as reading the 16-bit weights that many times
         read *= 16.0 / fmt.bits * fmt.decode_time_vs_16bit
         bits = 16.0
-        line += (f"; {fmt.label} decodes at 1/{fmt.decode_time_vs_16bit:g} of 16-bit's rate (its kernels, not its "
-                 f"bytes, set the time): timed as reading 16-bit weights {fmt.decode_time_vs_16bit:g} times")
+        line += (f"; {fmt.label}'s kernels, not its bytes, set the time: timed as reading the 16-bit weights "
+                 f"{fmt.decode_time_vs_16bit:g} times")
     return DecodeReads(read, kv, weights, bits, 8.0 * value_bytes, prompt, average_context, line)
 
 

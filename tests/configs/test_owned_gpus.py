@@ -72,3 +72,54 @@ def test_owned_cards_need_an_id_the_catalog_has_and_a_count(catalog):
         recommend(_owned("rtx-3090-24"), catalog, today=TODAY)
     with pytest.raises(ValueError, match="SXM module comes inside its server"):
         recommend(_owned("h100-80gb-sxm"), catalog, today=TODAY)
+
+
+def test_a_saved_build_does_not_pin_the_owned_cards_so_a_changed_answer_takes_effect(catalog):
+    # Review AD: the owned pin was saved in the build's pins, which the TUI and build files feed back; a changed or
+    # cleared budget.owned_gpu then kept the old cards, charged.
+    build = recommend(_owned("rtx-3090-24gb"), catalog, today=TODAY)
+    assert "gpu" not in build.pins
+    other = recommend(_owned("rtx-4090-24gb"), catalog, pins=build.pins, today=TODAY)
+    assert other.component("gpu").part_id == "rtx-4090-24gb" and other.component("gpu").unit_price_cny == 0.0
+    # Another GPU pinned (a swap in the review) is bought, and the owned cards are said to be set aside.
+    swapped = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-4090-24gb", 2)}, today=TODAY)
+    assert swapped.component("gpu").unit_price_cny > 0 and not swapped.answers.budget.owned_gpu
+    assert swapped.warnings[0].startswith("your cards (budget.owned_gpu = rtx-3090-24gb) are set aside")
+
+
+def test_every_way_out_that_keeps_the_owned_cards_is_on_them_and_holds_when_applied(catalog):
+    # Review AD: with two owned 16 GB cards, an fp8 KV cache or a shorter context "fit 2 x RTX 4090, EUR 5,486", and
+    # applying one rebuilt the owned cards' build, infeasible again.
+    job = answers("inference_server", workload__preset="llama-70b", workload__batch_size=1,
+                  workload__sequence_length=8192, task__mode="inference", task__precision="int4",
+                  task__serving_engine="vllm", budget__amount=9000.0, budget__currency="EUR",
+                  budget__owned_gpu="rtx-4060-ti-16gb", budget__owned_gpu_count=2)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    for line, changed, pins in build.applicable_alternatives:
+        if changed.budget.owned_gpu:
+            applied = recommend(changed, catalog, pins=pins or None, today=TODAY)
+            assert applied.feasible and applied.component("gpu").part_id == "rtx-4060-ti-16gb", line
+        else:
+            assert "buying other cards" in line or line.startswith("rent"), line
+
+
+def test_owned_cards_of_another_machine_kind_are_one_line_and_unsupported_weights_a_blocker(catalog):
+    for scenario, card, count, reason in (
+            ("edge_deployment", "rtx-4090-24gb", 1, "an edge build's GPU is one"),
+            ("inference_server", "jetson-agx-orin-64gb", 1, "an edge module is an edge build"),
+            ("inference_server", "dgx-spark-128gb", 2, "budget.owned_gpu_count = 1")):
+        job = answers(scenario, workload__preset="llama3-8b", task__mode="inference", task__precision="int4",
+                      budget__amount=3000.0, budget__currency="USD", budget__owned_gpu=card,
+                      budget__owned_gpu_count=count)
+        with pytest.raises(ValueError, match=reason):
+            recommend(job, catalog, today=TODAY)
+    # Review AD: two owned V100s were given vLLM's AWQ weights (no kernels before Turing) with no blocker.
+    v100 = answers("inference_server", workload__preset="llama-13b", workload__batch_size=4,
+                   workload__sequence_length=4096, task__mode="inference", task__precision="int4",
+                   task__serving_engine="vllm", budget__amount=2000.0, budget__currency="EUR",
+                   budget__owned_gpu="v100-32gb-pcie", budget__owned_gpu_count=2)
+    assert any("has no kernels for these weights in vLLM" in line
+               for line in recommend(v100, catalog, today=TODAY).blockers)
+    gptq = recommend(v100.with_value("task", "quantization", "gptq_g128"), catalog, today=TODAY)
+    assert not any("has no kernels" in line for line in gptq.blockers), gptq.blockers

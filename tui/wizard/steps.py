@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -15,7 +14,7 @@ from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, 
 from pth_top.configs.guide import cite_guide
 from pth_top.configs.market import MARKET_NAMES
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from pth_top.configs.owned import OWNED_FORMS_REFUSED
+from pth_top.configs.owned import owned_form_problem
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
 from pth_top.configs.stacks import SERVING_ENGINE_LABELS
@@ -160,19 +159,18 @@ def field_options(section: str, key: str, answers: Answers) -> list[tuple[str, s
     if (section, key) == ("task", "precision"):
         return precision_options(answers.task.mode)
     if (section, key) == ("budget", "owned_gpu"):
-        return owned_gpu_options()
+        return owned_gpu_options(answers.scenario)
     return None
 
 
-@functools.cache
-def owned_gpu_options() -> list[tuple[str, str]] | None:
-    """None, then the catalog's cards a build can take as the buyer's own (configs.owned); None where the catalog does
-    not load (the review step says why): the id is typed instead."""
+def owned_gpu_options(scenario: str) -> list[tuple[str, str]] | None:
+    """None, then the catalog's cards this scenario's build can take as the buyer's own (configs.owned); None where the
+    catalog does not load (the review step says why): the id is typed instead."""
     try:
         catalog = load_catalog()
     except ValueError:
         return None
-    cards = [(gpu.name, gpu.id) for gpu in catalog.of_kind("gpu") if gpu["form"] not in OWNED_FORMS_REFUSED]
+    cards = [(gpu.name, gpu.id) for gpu in catalog.of_kind("gpu") if not owned_form_problem(gpu["form"], scenario)]
     return [("None", ""), *sorted(cards)]
 
 
