@@ -241,7 +241,7 @@ def feasible_alternatives(
     found = [alternative for alternative in found if alternative is kept] + sorted(
         (alternative for alternative in found if alternative is not kept),
         key=lambda alternative: (alternative.slow_rate > 0, -alternative.slow_rate))
-    rent = _rent_line(ctx, context_for)
+    rent = scale_out.rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
     beyond = scale_out.beyond_one_machine(ctx, context_for)
@@ -347,43 +347,6 @@ def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
         f"{floor:g}, slower than reading"
     why = f" under load (~{idle:.1f} idle)" if loaded else ""
     return rate, f"{SLOW_WAY_OUT}{rate:.1f} tokens/s per stream{why}, under {under}"
-
-
-def _rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
-    """The cheapest listed cloud GPU that holds the workload, by the hour, as a comparison with buying; when none
-    holds it at this GPU count, the fewest GPUs of one machine (doubling up to 8: ZeRO-3 across them for training,
-    tensor parallel for inference) at which one does."""
-    if ctx.edge:
-        return ""
-    rented, split = ctx, ""
-    training = ctx.answers.task.mode == "training"
-    while True:
-        line = _rent_option(ctx, rented, split)
-        if line or rented.gpu_count * 2 > MAX_GPUS:
-            return line
-        count = rented.gpu_count * 2
-        more = ctx.answers.with_value("scale", "gpu_count", count)
-        rented = context_for(more.with_value("scale", "sharding", "zero3") if training else more)
-        how = "ZeRO-3" if training else "tensor parallel"
-        split = f", {how} across {count} GPUs: {rented.memory.total_bytes / GIB:.1f} GiB per GPU"
-
-
-def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
-    rent = ctx.rules.rent
-    options = []
-    for gpu_id, usd in rent.usd_per_gpu_hour.items():
-        gpu = ctx.catalog.get(gpu_id)
-        if gpu is not None and rented.memory.total_bytes <= usable_bytes(rented, gpu):
-            options.append((usd, gpu))
-    if not options:
-        return ""
-    usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
-    cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
-    count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
-    hourly = money(cny, ctx.currency, ctx.rules, cents=True)
-    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{hourly}/h for the machine; "
-            f"{rent.source}, as of {rent.as_of}): {_money(ctx, ctx.budget_cny)} buys "
-            f"~{ctx.budget_cny / cny:,.0f} hours")
 
 
 def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:

@@ -1,17 +1,35 @@
 """A training build that leaves speed on the table: one that spends under half the budget names more GPUs within it,
-and a run of months on the build that trains the most a unit of money names the card that finishes it soonest."""
+a run of months on the build that trains the most a unit of money names the card that finishes it soonest, and a long
+or one-off run names the rented node that does it for less."""
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable
 
+from pth_top.configs.answers import Answers
+from pth_top.configs.assembly import Context, usable_bytes
 from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, gpu_build, within_text
 from pth_top.configs.build import Build
+from pth_top.configs.market import money
+from pth_top.configs.part_types import SYSTEM_GPU_FORMS
+from pth_top.configs.parts import Part
+from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
+from pth_top.configs.scale_out import LLAMA2_SCALING, fewest_nodes, global_batch_note, interconnect, rent_market_note
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
-from pth_top.configs.speed_build import training_rate
+from pth_top.configs.speed_build import job_rate, training_rate
 
+NODE_GPUS = 8  # a rented node: 8 GPUs, sharded with FSDP for a full fine-tune
+RENTED_TIME_FRACTION_MAX = 0.9  # a rented node is named when it takes under 90 % of the build's time, or costs less
+# Rented nodes within 10 % of the cheapest run's money count as as cheap: the fastest of them is named (8 x A100 40GB
+# at $1.48 and 8 x H100 SXM at $3.78 an hour cost about the same for a training run; the H100s take 40 % of the days).
+RENT_COST_TIE = 1.1
+# A run of a day or more that a rented node does for at most a quarter of the build's price is priced beside it too,
+# not only a run of months (audit KK: a 410M pretraining, ~11 days on a CNY 299,000 build, ~CNY 16,000 rented).
+ONE_OFF_RUN_HOURS = 24.0
+ONE_OFF_RENT_SHARE = 0.25
 # How much faster another card must train to be named: one model times both, so their errors largely cancel.
 LONG_RUN_SPEEDUP = 1.3
 SAME_RATE = 0.98  # cards within 2 % of the fastest train as fast: the cheapest of them is named
@@ -83,3 +101,64 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
                     f"(~{rate:,.0f} here), {within_text(other, build, rules)}: answer scale.gpu_count = {count}"
                     + (' and scale.sharding = "fsdp"' if fsdp else "") + kept)
     return ""
+
+
+def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this",
+                    changed: str = "") -> str:
+    """A training run of over SLOW_RUN_DAYS on the build, or of a day or more that renting does for a quarter of its
+    price (ONE_OFF_*): the rented node of 8 (rules.toml's rates) that does it for the least money (the fastest within
+    RENT_COST_TIE of that), its time and cost beside the build's, for a one-off job (a continued pretraining);
+    `changed` says what the first alternative changed in the job, which the rented nodes run too."""
+    answers, figures = build.answers, build.speed.figures
+    hours = figures.get("epoch_hours", 0.0)  # a data set's epoch: without one there is no run to price
+    rate = training_rate(figures)
+    if answers.task.mode != "training" or build.blockers or not rate or hours < ONE_OFF_RUN_HOURS:
+        return ""
+    node = answers.with_value("scale", "gpu_count", NODE_GPUS)
+    if answers.task.method == "full" and answers.scale.sharding in ("none", "zero1", "zero2"):
+        node = node.with_value("scale", "sharding", "fsdp")
+    rented = context_for(node)
+    shape, _ = model_shape(node.workload)
+    runs: list[tuple[float, float, Part, float, int]] = []  # dollars, node-hours, the GPU, $/GPU-hour, nodes
+    for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
+        gpu = rented.catalog.get(gpu_id)
+        if gpu is None:
+            continue
+        least = 1  # the nodes that hold it: ZeRO-3 across several where one node of these GPUs does not
+        if rented.memory.total_bytes > usable_bytes(rented, gpu):
+            if gpu["form"] not in SYSTEM_GPU_FORMS:
+                continue
+            least, _, holds = fewest_nodes(rented, context_for, gpu, node)
+            if not holds:
+                continue
+        rented_rate = job_rate(node, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
+        rented_hours = hours * rate / rented_rate if rented_rate else 0.0  # on one node
+        if rented_hours:
+            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least))
+    if not runs:
+        return ""
+    cheapest = min(run[0] for run in runs)
+    dollars, rented_hours, gpu, usd, least = min((run for run in runs if run[0] <= cheapest * RENT_COST_TIE),
+                                                 key=lambda run: run[1])
+    rules = rented.rules
+    rented_cny = dollars * rules.currency.cny_per_usd
+    if hours <= SLOW_RUN_DAYS * 24 and rented_cny > ONE_OFF_RENT_SHARE * build.total_price_cny:
+        return ""  # a run of days that renting does not make much cheaper: the build is the answer
+    cost = money(rented_cny, build.currency, rules)
+    cheaper = rented_cny < build.total_price_cny
+    here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build" + (
+        f" ({changed})" if changed else "")
+    rate_text = (f"{NODE_GPUS} x {gpu.name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
+                 f"{rent_market_note(build.market)}")
+    nodes = max(least, math.ceil(rented_hours / (SLOW_RUN_DAYS * 24)))
+    if nodes > 1:  # one node is slow too, or does not hold it: as many as finish it in SLOW_RUN_DAYS
+        lead = f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes" if nodes > least else \
+            f"rent {nodes} nodes, the fewest that hold it with ZeRO-3 across them,"
+        return (f"{lead} of {rate_text}, {nodes * NODE_GPUS:,} GPUs over {interconnect(gpu)}: "
+                f"~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours do not change with the node "
+                f"count), against {here}; data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
+                f"{global_batch_note(answers.workload.batch_size, nodes)}")
+    if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
+        return ""  # the same GPUs for the same time at more money: nothing to say
+    return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"
+            + (": for a one-off run, renting is cheaper" if cheaper else ""))

@@ -212,3 +212,40 @@ def single_node_ways(ctx: Context, context_for: Callable[[Answers], Context], gp
                  f"backward, >= {seconds:,.0f} s of reads per step at one PCIe 4.0 drive's ~7 GB/s (a striped array "
                  "of n drives divides it), so expect it many times slower than the multi-node run")
     return lines
+
+
+def rent_line(ctx: Context, context_for: Callable[[Answers], Context]) -> str:
+    """The cheapest listed cloud GPU that holds the workload, by the hour, as a comparison with buying; when none
+    holds it at this GPU count, the fewest GPUs of one machine (doubling up to 8: ZeRO-3 across them for training,
+    tensor parallel for inference) at which one does."""
+    if ctx.edge:
+        return ""
+    rented, split = ctx, ""
+    training = ctx.answers.task.mode == "training"
+    while True:
+        line = _rent_option(ctx, rented, split)
+        if line or rented.gpu_count * 2 > MAX_GPUS:
+            return line
+        count = rented.gpu_count * 2
+        more = ctx.answers.with_value("scale", "gpu_count", count)
+        rented = context_for(more.with_value("scale", "sharding", "zero3") if training else more)
+        how = "ZeRO-3" if training else "tensor parallel"
+        split = f", {how} across {count} GPUs: {rented.memory.total_bytes / GIB:.1f} GiB per GPU"
+
+
+def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
+    rent = ctx.rules.rent
+    options = []
+    for gpu_id, usd in rent.usd_per_gpu_hour.items():
+        gpu = ctx.catalog.get(gpu_id)
+        if gpu is not None and rented.memory.total_bytes <= usable_bytes(rented, gpu):
+            options.append((usd, gpu))
+    if not options:
+        return ""
+    usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
+    cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
+    count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
+    hourly = money(cny, ctx.currency, ctx.rules, cents=True)
+    return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{hourly}/h for the machine; "
+            f"{rent.source}, as of {rent.as_of}): {money(ctx.budget_cny, ctx.currency, ctx.rules)} buys "
+            f"~{ctx.budget_cny / cny:,.0f} hours")
