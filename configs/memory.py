@@ -30,6 +30,7 @@ from pth_top.configs import stacks
 from pth_top.configs.diffusion import decode_bytes, denoising_bytes, estimate_denoising, per_gpu_batch
 from pth_top.configs.memory_inference import estimate_inference
 from pth_top.configs.memory_terms import (
+    AUTOCAST_NORM_BYTES,
     CUDA_CONTEXT_BYTES,
     OFFLOAD_BUFFER_FACTOR,
     OPTIMIZER_STATE_BYTES,
@@ -115,6 +116,7 @@ def estimate_training(
                            "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync)")
     activations, activation_line = training_activations(
         shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
+        autocast=stacks.autocast(precision, sharding),
     )
     formula.append(activation_line)
     offloaded = offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack)
@@ -243,7 +245,7 @@ def offloaded_checkpoint_bytes(shape: ModelShape, micro_batch: int, recompute: s
 
 def training_activations(
     shape: ModelShape, method: str, lora_targets: str, micro_batch: int, recompute: str, flash_attention: bool,
-    value_bytes: float, stack: str = "hf_trainer",
+    value_bytes: float, stack: str = "hf_trainer", autocast: bool = False,
 ) -> tuple[int, str]:
     """Activation bytes and their formula line for the kind of model and the training method."""
     if shape.kind == "transformer":
@@ -257,9 +259,12 @@ def training_activations(
             frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
-                                            dropout_masks=masks)
+                                            dropout_masks=masks, autocast=autocast)
         if recompute == "full":
             factor = "2"
+        elif autocast:  # AMP's fp32 LayerNorm inputs and softmax (memory_terms.AUTOCAST_*)
+            factor = f"{per_token + AUTOCAST_NORM_BYTES:.3g}" + (" + 6as/h" if recompute == "none" and not
+                                                                 flash_attention else "") + ", AMP's fp32 norms"
         else:
             factor = f"{per_token:.3g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
         offloaded = bool(offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack))

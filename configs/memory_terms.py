@@ -266,9 +266,17 @@ def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: s
     raise ValueError(f"unknown mixed-precision layout {mixed_layout!r}")
 
 
+# PyTorch autocast (AMP over an fp32 model) runs layer_norm and softmax in fp32 and saves their fp32 tensors: each of a
+# layer's two LayerNorm inputs 4 B, not 2 (+4 of Korthikanti's 34), and the scores' softmax 4 B beside the fp16 copy
+# its AV matmul saves (+1 of the 5 a*s/h) (audit LL: timm's ViT-H/14 and ViT-L/16@384 on an RTX 3090 ran out).
+AUTOCAST_NORM_BYTES = 4.0
+AUTOCAST_SOFTMAX_BYTES = 1.0
+
+
 def transformer_activation_bytes(
     shape: ModelShape, micro_batch: int, recompute: str, flash_attention: bool,
     tensor_parallel: int = 1, bytes_per_value: float = 2.0, per_token: float = 34.0, dropout_masks: float = 0.0,
+    autocast: bool = False,
 ) -> int:
     """Korthikanti et al.: s*b*h*L*(10 + 24/t + 5*a*s/(h*t)) at 16-bit; the a*s term vanishes with flash.
 
@@ -283,9 +291,9 @@ def transformer_activation_bytes(
         cross = 0 if recompute == "full" else 2 * shape.sequence_length * shape.kv_width * micro_batch \
             * shape.decoder_layers * bytes_per_value / tensor_parallel
         return (transformer_activation_bytes(encoder, micro_batch, recompute, flash_attention, tensor_parallel,
-                                             bytes_per_value, per_token, dropout_masks)
+                                             bytes_per_value, per_token, dropout_masks, autocast)
                 + transformer_activation_bytes(decoder, micro_batch, recompute, flash_attention, tensor_parallel,
-                                               bytes_per_value, per_token, dropout_masks) + int(cross))
+                                               bytes_per_value, per_token, dropout_masks, autocast) + int(cross))
     s, b, h, n_layers, a, t = (
         shape.sequence_length, micro_batch, shape.hidden_size, shape.layers, shape.attention_heads, tensor_parallel,
     )
@@ -293,12 +301,12 @@ def transformer_activation_bytes(
     scale = bytes_per_value / 2.0
     if recompute == "full":
         return int(2 * base * scale)
-    count = per_token - 24 + 24 / t
+    count = per_token - 24 + 24 / t + (AUTOCAST_NORM_BYTES if autocast else 0.0)
     # Korthikanti's s*b*h after attention and after the MLP, and a*s^2*b on the scores: bool masks (torch's
     # native_dropout), so an fp32 step keeps 66 s*b*h + 9 a*s^2*b bytes a layer, not 2 x (34 + 5).
     masks = dropout_masks
     if recompute == "none" and not flash_attention and a:
-        count += 5 * a * s / (h * t)
+        count += (5 + (AUTOCAST_SOFTMAX_BYTES if autocast else 0.0)) * a * s / (h * t)
         masks += a * s / (h * t) if dropout_masks else 0.0
     return int(base * ((count - masks) * scale + masks))
 

@@ -93,6 +93,12 @@ def recompute_of(stack: str, answered: str) -> str:
     return "full" if stack == "unsloth" else answered
 
 
+def autocast(precision: str, sharding: str) -> bool:
+    """Whether the step runs under PyTorch autocast over an fp32 model: AMP (amp_fp16) in plain data parallel; DeepSpeed
+    and FSDP cast the weights to 16-bit themselves (their own mixed precision, no autocast)."""
+    return precision == "amp_fp16" and sharding == "none"
+
+
 def mixed_layout_of(stack: str, precision: str, answered: str) -> str:
     """The bytes-a-parameter layout a stack trains with: torchtune trains bf16 through and through, with no fp32
     master copy (its memory guide), whatever was answered; other stacks the answered one."""

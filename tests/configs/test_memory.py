@@ -364,3 +364,23 @@ def test_a_custom_cnn_trained_without_its_activation_count_says_the_estimate_is_
     given = answers(**base, workload__activation_elements_per_sample=900_000_000,
                     workload__forward_gflops_per_sample=250.0)
     assert not ignored_answer_warnings(given, model_shape(given.workload)[0])
+
+
+@pytest.mark.parametrize(("layers", "hidden", "tokens", "parameters", "batch", "fits"), [
+    (24, 1024, 197, 304_330_000, 64, True),   # vit_large_patch16_224: ran at 64
+    (24, 1024, 197, 304_330_000, 96, False),  # ... and ran out at 96
+    (24, 1024, 577, 304_720_000, 12, True),   # vit_large_patch16_384: ran at 12
+    (24, 1024, 577, 304_720_000, 16, False),  # ... and ran out at 16
+])
+def test_amp_training_keeps_its_fp32_norms_and_softmax(layers, hidden, tokens, parameters, batch, fits):
+    # timm's train benchmark on an RTX 3090 (results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv: AMP, SGD,
+    # eager attention; the batch decays on OOM): autocast saves LayerNorm inputs and the softmax in fp32. ViT-L/16 at
+    # 384 px and batch 16 came out 20.9 GiB, fitting the 22.8 GiB usable (audit LL).
+    shape = ModelShape("transformer", parameters, layers=layers, hidden_size=hidden, attention_heads=16, kv_heads=16,
+                       sequence_length=tokens, intermediate_size=4 * hidden, encoder_only=True)
+    amp = estimate_training(shape, precision="amp_fp16", optimizer="sgd", global_batch=batch, flash_attention=False)
+    assert (amp.total_bytes <= 0.95 * 24 * GIB) == fits, amp.total_bytes / GIB
+    # DeepSpeed's and FSDP's fp16 cast the weights themselves: no autocast, and 16-bit norms.
+    zero = estimate_training(shape, precision="amp_fp16", optimizer="sgd", global_batch=batch, flash_attention=False,
+                             sharding="zero1")
+    assert zero.activations_bytes < amp.activations_bytes
