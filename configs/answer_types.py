@@ -129,6 +129,9 @@ class Task(Schema, frozen=True):
     ] = "full"
     lora_rank: Annotated[int, whole(1, 65536, "LoRA rank r")] = 16
     lora_targets: Annotated[LoraTargets, Meta(description="attention: q,k,v,o; all_linear adds the MLP")] = "attention"
+    lora_dropout: Annotated[float, Meta(ge=0, le=0.9, description=(
+        "LoRA dropout (PEFT's lora_dropout, default 0; LitGPT and many recipes 0.05): above 0 each adapted matrix "
+        "keeps its dropped input and mask"))] = 0.0
     head_parameters: Annotated[
         int, whole(0, 1_000_000_000_000, "trained head's parameters, frozen backbone (0: width x 1000 classes)")
     ] = 0

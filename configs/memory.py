@@ -53,7 +53,7 @@ def estimate_training(
     gpu_count: int = 1, sharding: str = "none", recompute: str = "none", flash_attention: bool = True,
     mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
-    sync_each_batch: bool = False,
+    sync_each_batch: bool = False, lora_dropout: float = 0.0,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
@@ -116,7 +116,7 @@ def estimate_training(
                            "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync)")
     activations, activation_line = training_activations(
         shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
-        autocast=stacks.autocast(precision, sharding),
+        autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,
     )
     formula.append(activation_line)
     offloaded = offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack)
@@ -245,7 +245,7 @@ def offloaded_checkpoint_bytes(shape: ModelShape, micro_batch: int, recompute: s
 
 def training_activations(
     shape: ModelShape, method: str, lora_targets: str, micro_batch: int, recompute: str, flash_attention: bool,
-    value_bytes: float, stack: str = "hf_trainer", autocast: bool = False,
+    value_bytes: float, stack: str = "hf_trainer", autocast: bool = False, lora_dropout: float = 0.0,
 ) -> tuple[int, str]:
     """Activation bytes and their formula line for the kind of model and the training method."""
     if shape.kind == "transformer":
@@ -258,6 +258,8 @@ def training_activations(
         if shape.gated_mlp:
             frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
+        if lora_dropout and method in methods.ADAPTER_METHODS:
+            per_token += methods.lora_dropout_per_token(lora_targets, shape.hidden_size, shape.mlp_width)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
                                             dropout_masks=masks, autocast=autocast)
         if recompute == "full":
@@ -377,7 +379,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             mixed_layout=task.mixed_layout,
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
-            sync_each_batch=task.sync_each_batch,
+            sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout,
         )
     if shape.denoising_steps:
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,

@@ -1,8 +1,8 @@
 """End-to-end published workloads: answers run through recommend(), each checked for the property an ML engineer
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
-Counted with the other corpora (published_figures.py 34, published_stacks.py 8, published_speeds.py 97,
-test_requests.py 13): 159 before this file; 43 here (202 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 104,
+test_requests.py 13): 160 before this file; 43 here (203 in all).
 """
 
 from __future__ import annotations

@@ -79,6 +79,7 @@ STEPS: tuple[StepSpec, ...] = (
     ), (
         ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "method", "Method (training)"),
         ("task", "lora_rank", "LoRA rank r"), ("task", "lora_targets", "LoRA targets"),
+        ("task", "lora_dropout", "LoRA dropout (0: none)"),
         ("task", "optimizer", "Optimizer (training)"),
         ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
         ("task", "accumulation_steps", "Grad accumulation steps"),
