@@ -328,3 +328,12 @@ def test_an_end_of_life_card_with_a_dated_new_listing_is_sold_new_in_that_market
     card = catalog.get("rtx-4060-ti-16gb")
     assert card.buyable("new", "us") and not card.buyable("new", "eu") and not card.buyable("new", "cn")
     assert quote(card, "us", "USD", "new", RULES).amount == 425
+
+
+def test_a_used_v100_pcie_in_china_is_priced_as_a_pcie_card_not_an_sxm2_module(catalog):
+    # Audit KK: the 16 GB PCIe card was priced CNY 541, the SXM2 module's used price (a module that needs an SXM2
+    # board), labelled new; a Chengdu dealer's 2026 floor for a single V100 is CNY 3,000.
+    job = answers("inference_server", workload__preset="llama3-8b", task__mode="inference", task__precision="bf16",
+                  budget__amount=20000.0, budget__condition="used")
+    gpu = recommend(job, catalog, pins={"gpu": ("v100-16gb-pcie", 1)}, today=dt.date(2026, 11, 1)).component("gpu")
+    assert gpu.unit_price_cny == 3000 and any("China used market" in line for line in gpu.reasoning), gpu.reasoning
