@@ -37,6 +37,7 @@ EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, config
 # Training's: the same rate, per money, as datasheet TFLOPS ignore what a step waits on the link (ZeRO-3 of a MoE over
 # PCIe: 21 of 27 s a step; an NVLink server trains 3.7x the tokens per yuan).
 TRAINING_SPEED = "predicted_training_rate"
+NEAR_TIE = 0.05  # builds within 5 % of the best score a unit of money count as as good: the most memory is chosen
 # vLLM's AWQ kernels need compute capability 7.5 (docs.vllm.ai features/quantization/supported_hardware: Volta no).
 AWQ_COMPUTE_CAPABILITY = 7.5
 TRAINING_RATE_BY_PRECISION = {
@@ -242,7 +243,7 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
                      ) -> tuple[Assembly, Part] | None:
     """The acceptable build with the best build score among these GPUs; `cheapest` keeps the cheapest build seen
     as (breaks its own rules, price, GPU, build), a build that keeps its rules before any that does not."""
-    best: tuple[int, float, str, Assembly, Part] | None = None
+    found: list[tuple[int, float, str, Assembly, Part]] = []
     for gpu in gpus:
         known = cheapest[0] if cheapest and not cheapest[0][0] else None
         if known and unit_price(ctx, gpu) * ctx.gpu_count > max(ctx.budget_cny, known[1]):
@@ -252,10 +253,15 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
         if not cheapest or seen[:2] < cheapest[0][:2]:
             cheapest[:] = [seen]
         if acceptable(ctx, assembly):
-            key = (memory_first_key(ctx, gpu), -build_score(ctx, assembly, gpu), gpu.id)
-            if best is None or key < best[:3]:
-                best = (*key, assembly, gpu)
-    return None if best is None else (best[3], best[4])
+            found.append((memory_first_key(ctx, gpu), -build_score(ctx, assembly, gpu), gpu.id, assembly, gpu))
+    if not found:
+        return None
+    best = min(found, key=lambda each: each[:3])
+    # Within NEAR_TIE of the best score, the card with the most memory: room for a longer context or a larger model
+    # for ~the same value (audit KK: CNY 8,000 bought an 8 GB RTX 5060 at 2.6 % more a yuan than a 16 GB 5060 Ti).
+    near = [each for each in found if each[0] == best[0] and -each[1] >= (1 - NEAR_TIE) * -best[1]]
+    chosen = min(near, key=lambda each: (-whole_gib(ctx, each[4]), each[1], each[2]))
+    return chosen[3], chosen[4]
 
 
 def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Part]]:

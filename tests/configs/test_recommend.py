@@ -360,3 +360,18 @@ def test_a_pinned_gpu_count_is_the_builds_gpu_count(catalog):
                   workload__batch_size=4, budget__currency="USD", budget__amount=200000.0)
     build = recommend(job, catalog, pins={"gpu": ("h100-80gb-pcie", 4)}, today=TODAY)
     assert build.component("gpu").quantity == 4 and build.answers.scale.gpu_count == 4
+
+
+def test_a_card_with_twice_the_memory_at_nearly_the_same_value_is_chosen(catalog):
+    # Audit KK: Yi-1.5-9B QLoRA with Unsloth (01-ai/Yi-1.5-9B config.json: 48 layers of 4096, 32 heads, 4 KV heads,
+    # SwiGLU 11008, V 64,000) for CNY 8,000 got an 8 GB RTX 5060, 2.6 % more training a yuan than a 16 GB 5060 Ti
+    # within the same budget; CNY 7,999 (the guide's VRAM-first tier) got the 5060 Ti.
+    job = answers(workload__preset="custom", workload__parameters=8_829_407_232, workload__layers=48,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=4,
+                  workload__intermediate_size=11008, workload__gated_mlp=True, workload__vocabulary_size=64000,
+                  workload__sequence_length=2048, workload__batch_size=8, task__method="qlora",
+                  task__lora_targets="all_linear", task__training_stack="unsloth", task__optimizer="adam8bit",
+                  task__accumulation_steps=4, data__dataset_size_gb=0.2, budget__amount=8000.0)
+    for amount in (7999.0, 8000.0):
+        build = recommend(job.with_value("budget", "amount", amount), catalog, today=TODAY)
+        assert build.component("gpu").part_id == "rtx-5060-ti-16gb", (amount, build.component("gpu").part_id)
