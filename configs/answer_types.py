@@ -210,7 +210,8 @@ class Budget(Schema, frozen=True):
     max_power_w: Annotated[int, whole(0, 100_000, "wall power limit in W (0: none)")] = 0
     noise: Annotated[NoiseLimit, Meta(description="quiet excludes blower/passive GPUs")] = "any"
     owned_gpu: Annotated[str, Meta(max_length=100, description=(
-        "a catalog GPU id you have already: the build is around those cards and does not price them; empty: none"
+        "a catalog GPU id you have already (the id of a [[gpu]] in the catalog's gpus.toml: rtx-3090-24gb): the build "
+        "is around those cards and does not price them; empty: none"
     ))] = ""
     owned_gpu_count: Annotated[int, whole(0, 8, "how many of owned_gpu you have: the build's GPU count")] = 0
 

@@ -34,9 +34,9 @@ from pth_top.configs.ranking import (
     first_acceptable,
     fits_the_machine,
     ranked_gpus,
-    runs_the_weight_format,
     trains_at_precision,
     usable_bytes,
+    weight_format_problem,
 )
 from pth_top.configs.speed_build import job_figures
 from pth_top.units import GIB
@@ -80,12 +80,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
                      f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (
                          ", or allow used GPUs" if ctx.answers.budget.condition == "new" else ""))
-    if gpu is not None and not runs_the_weight_format(ctx, gpu):  # a pinned or owned card the ranking did not pick
-        task = ctx.answers.task
-        engine = stacks.SERVING_ENGINE_LABELS[stacks.serving_engine(task.serving_engine, ctx.answers.scenario,
-                                                                    task.precision)]
-        lines.append(f"{gpu.name} has no kernels for these weights in {engine}: FP8 needs Ampere or later, AWQ Turing "
-                     "or later; GPTQ (task.quantization = \"gptq_g128\") runs on a V100")
+    if gpu is not None and weight_format_problem(ctx, gpu):  # a pinned or owned card the ranking did not pick
+        lines.append(f"{gpu.name}: {weight_format_problem(ctx, gpu)}")
     if gpu is not None and not trains_at_precision(ctx, gpu):
         lines.append(f"{gpu.name} has no {ctx.answers.task.precision} tensor cores to train at: answer task.precision "
                      "= \"amp_fp16\" (Volta and Turing have no bf16)")

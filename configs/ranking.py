@@ -145,17 +145,26 @@ def trains_at_precision(ctx: Context, gpu: Part) -> bool:
 
 
 def runs_the_weight_format(ctx: Context, gpu: Part) -> bool:
-    """FP8 weights need an Ampere or later card: vLLM and SGLang run them natively from Ada and Hopper and as FP8
-    W8A16 Marlin kernels on Ampere (compute capability 8.0), not on Volta or Turing, which have no bf16 either. AWQ
-    needs Turing (7.5) or later: vLLM's supported-hardware table marks it unsupported on Volta, GPTQ supported."""
+    """Whether the card has kernels for the weights (weight_format_problem)."""
+    return not weight_format_problem(ctx, gpu)
+
+
+def weight_format_problem(ctx: Context, gpu: Part) -> str:
+    """Why the card has no kernels for the weights, "" where it has: FP8 weights need an Ampere or later card (vLLM
+    and SGLang run them natively from Ada and Hopper and as FP8 W8A16 Marlin kernels on Ampere, compute capability
+    8.0), AWQ Turing (7.5) or later (vLLM's supported-hardware table: not on Volta; GPTQ there)."""
     task = ctx.answers.task
     if task.mode != "inference" or ctx.edge:
-        return True
+        return ""
     engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
     weights = weight_format(task.quantization, task.precision, engine)
-    if weights is FORMATS["awq_g128"]:
-        return not 0 < float(gpu.get("compute_capability", 0) or 0) < AWQ_COMPUTE_CAPABILITY
-    return weights is not FORMATS["fp8"] or gpu["bf16_dense_tflops"] > 0
+    if weights is FORMATS["awq_g128"] and 0 < float(gpu.get("compute_capability", 0) or 0) < AWQ_COMPUTE_CAPABILITY:
+        return ("AWQ weights need a Turing or later card (vLLM's supported-hardware table): GPTQ "
+                "(task.quantization = \"gptq_g128\") runs on Volta")
+    if weights is FORMATS["fp8"] and not gpu["bf16_dense_tflops"] > 0:
+        return ("FP8 weights need an Ampere or later card (vLLM's and SGLang's FP8 kernels): 16-bit weights, or "
+                "4-bit GPTQ (task.precision = \"int4\", task.quantization = \"gptq_g128\"), run on it")
+    return ""
 
 
 def unit_price(ctx: Context, gpu: Part) -> float:

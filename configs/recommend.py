@@ -76,8 +76,8 @@ def recommend(
     swapped = (pins or {}).get("gpu")
     set_aside = ""
     if swapped and owned_pin(answers) and swapped[0] != answers.budget.owned_gpu:  # another GPU pinned: bought
-        set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build buys the "
-                     "GPU chosen instead; answer budget.owned_gpu again to build around them")
+        set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build is around "
+                     "the choice made instead, bought; answer budget.owned_gpu again to build around them")
         answers = without_owned(answers)
     pins = with_owned_pin(answers, pins or {})  # the cards the buyer has: the build's GPUs
     pinned = pins.get("gpu")
@@ -159,9 +159,9 @@ def _recommend(
         blockers.insert(0, cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     pins_kept = {role: pin for role, pin in ctx.pins.items() if role == "gpu" or role in assembly.chosen}
+    dropped = [role for role in ctx.pins if role not in pins_kept]
     if owned_pin(answers) is not None and pins_kept.get("gpu") == owned_pin(answers):  # they follow the answers
         del pins_kept["gpu"]
-    dropped = [role for role in ctx.pins if role not in pins_kept]
     unmounted = [role for role in dropped if role in MOUNT_ROLES]  # the cards fit the board: no frame
     boxed = [role for role in dropped if role not in MOUNT_ROLES]  # a desktop system or edge module: one box
     if boxed:

@@ -40,7 +40,8 @@ def test_cards_you_have_are_the_builds_gpus_and_cost_nothing(catalog):
         assert build.total_price_cny <= build.budget_cny
         assert any("you have (budget.owned_gpu)" in line for line in gpu.reasoning), gpu.reasoning
         assert any(line.startswith("price 0: cards you have") for line in gpu.reasoning), gpu.reasoning
-        assert not [line for line in build.warnings if "before paying" in line or "used listings" in line]
+        assert not [line for line in build.warnings if "before paying" in line or "used listings" in line
+                    or "earlier choice" in line], build.warnings
     # The count is the cards', whatever scale.gpu_count said; and the build file keeps them.
     build = recommend(_owned("rtx-3090-24gb", scale__gpu_count=1), catalog, today=TODAY)
     assert build.component("gpu").quantity == 2
@@ -119,7 +120,15 @@ def test_owned_cards_of_another_machine_kind_are_one_line_and_unsupported_weight
                    workload__sequence_length=4096, task__mode="inference", task__precision="int4",
                    task__serving_engine="vllm", budget__amount=2000.0, budget__currency="EUR",
                    budget__owned_gpu="v100-32gb-pcie", budget__owned_gpu_count=2)
-    assert any("has no kernels for these weights in vLLM" in line
+    assert any("AWQ weights need a Turing or later card" in line
                for line in recommend(v100, catalog, today=TODAY).blockers)
     gptq = recommend(v100.with_value("task", "quantization", "gptq_g128"), catalog, today=TODAY)
-    assert not any("has no kernels" in line for line in gptq.blockers), gptq.blockers
+    assert not any("need a Turing" in line for line in gptq.blockers), gptq.blockers
+    fp8 = recommend(v100.with_value("task", "precision", "int8").with_value("task", "quantization", "fp8"), catalog,
+                    today=TODAY)
+    assert any("FP8 weights need an Ampere or later card" in line for line in fp8.blockers), fp8.blockers
+    # Training in bf16 on owned V100s (no bf16 tensor cores) is a blocker too.
+    train = answers(workload__preset="llama-7b", workload__batch_size=8, task__method="lora", task__precision="bf16",
+                    budget__amount=2000.0, budget__currency="EUR", budget__owned_gpu="v100-32gb-pcie",
+                    budget__owned_gpu_count=2, scale__gpu_count=2)
+    assert any("has no bf16 tensor cores" in line for line in recommend(train, catalog, today=TODAY).blockers)

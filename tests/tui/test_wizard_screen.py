@@ -331,9 +331,10 @@ async def test_lora_rank_and_targets_show_only_for_lora_and_qlora():
         screen = app.screen
         rank_row = screen.query_one("#row-task-lora_rank")
         assert not rank_row.display and not screen.query_one("#row-task-lora_targets").display
+        assert not screen.query_one("#row-task-lora_dropout").display
         screen.query_one("#task-method").value = "qlora"
         await wait_until(pilot, lambda: rank_row.display, what="the LoRA rank row shown")
-        assert screen.query_one("#row-task-lora_targets").display
+        assert screen.query_one("#row-task-lora_targets").display and screen.query_one("#row-task-lora_dropout").display
         screen.query_one("#task-method").value = "full"
         await wait_until(pilot, lambda: not rank_row.display, what="the LoRA rank row hidden")
 

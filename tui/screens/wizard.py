@@ -187,7 +187,7 @@ class WizardScreen(WizardReview):
             preset is not None and preset.kind == "cnn")
         task = self.answers.task
         adapters = task.mode == "training" and task.method in ADAPTER_METHODS
-        for key in ("lora_rank", "lora_targets"):
+        for key in ("lora_rank", "lora_targets", "lora_dropout"):
             self.query_one(f"#row-task-{key}", FieldRow).display = adapters
 
     def _set_control(self, section: str, key: str, value: Any) -> None:

@@ -14,8 +14,6 @@ from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, 
 from pth_top.configs.guide import cite_guide
 from pth_top.configs.market import MARKET_NAMES
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
-from pth_top.configs.owned import owned_form_problem
-from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import build_preset_paths, load_build_preset, model_presets
 from pth_top.configs.stacks import SERVING_ENGINE_LABELS
 from pth_top.tui.wizard.fields import FieldRow
@@ -116,7 +114,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("budget", "amount", "Budget amount"), ("budget", "currency", "Currency"), ("budget", "market", "Market"),
         ("budget", "condition", "New or used"),
         ("budget", "max_power_w", "Wall power limit (W)"), ("budget", "noise", "Noise"),
-        ("budget", "owned_gpu", "GPUs you have (not bought)"), ("budget", "owned_gpu_count", "How many you have"),
+        ("budget", "owned_gpu", "GPU you have (catalog id)"), ("budget", "owned_gpu_count", "How many you have"),
     )),
     StepSpec("review", "Review", (
         "Keys 1-7 swap a part for the next-best (shown in [ ]) and recompute; A applies the first feasible "
@@ -159,20 +157,7 @@ def field_options(section: str, key: str, answers: Answers) -> list[tuple[str, s
         return [(preset.name, preset.id) for preset in model_presets().values()] + [("Custom model", "custom")]
     if (section, key) == ("task", "precision"):
         return precision_options(answers.task.mode)
-    if (section, key) == ("budget", "owned_gpu"):
-        return owned_gpu_options(answers.scenario)
     return None
-
-
-def owned_gpu_options(scenario: str) -> list[tuple[str, str]] | None:
-    """None, then the catalog's cards this scenario's build can take as the buyer's own (configs.owned); None where the
-    catalog does not load (the review step says why): the id is typed instead."""
-    try:
-        catalog = load_catalog()
-    except ValueError:
-        return None
-    cards = [(gpu.name, gpu.id) for gpu in catalog.of_kind("gpu") if not owned_form_problem(gpu["form"], scenario)]
-    return [("None", ""), *sorted(cards)]
 
 
 def precision_options(mode: str) -> list[tuple[str, str]]:
