@@ -75,7 +75,7 @@ def recommend(
     check_owned(answers, catalog)
     swapped = (pins or {}).get("gpu")
     set_aside = ""
-    if swapped and owned_pin(answers) and swapped[0] != answers.budget.owned_gpu:  # another GPU pinned: bought
+    if swapped and owned_pin(answers) and tuple(swapped) != owned_pin(answers):  # other GPUs pinned: bought
         set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build is around "
                      "the choice made instead, bought; answer budget.owned_gpu again to build around them")
         answers = without_owned(answers)

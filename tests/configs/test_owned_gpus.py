@@ -86,6 +86,8 @@ def test_a_saved_build_does_not_pin_the_owned_cards_so_a_changed_answer_takes_ef
     swapped = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-4090-24gb", 2)}, today=TODAY)
     assert swapped.component("gpu").unit_price_cny > 0 and not swapped.answers.budget.owned_gpu
     assert swapped.warnings[0].startswith("your cards (budget.owned_gpu = rtx-3090-24gb) are set aside")
+    more = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-3090-24gb", 4)}, today=TODAY)
+    assert more.component("gpu").unit_price_cny > 0, "4 pinned where 2 are owned: not all free"
 
 
 def test_every_way_out_that_keeps_the_owned_cards_is_on_them_and_holds_when_applied(catalog):
