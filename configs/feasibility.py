@@ -281,6 +281,8 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
             if keeps_the_job(ctx.answers, answers) != keeping:
                 continue
             on_them = pinned_context_for(answers)
+            if weight_format_problem(on_them, card) or not trains_at_precision(on_them, card):
+                continue  # the lever leaves the card without kernels or tensor cores for the job: no way out
             if owned and memory_fit(on_them, card) != SHORT:
                 return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here, so "
                                    "their build stays no recommendation), "

@@ -134,3 +134,10 @@ def test_owned_cards_of_another_machine_kind_are_one_line_and_unsupported_weight
                     budget__amount=2000.0, budget__currency="EUR", budget__owned_gpu="v100-32gb-pcie",
                     budget__owned_gpu_count=2, scale__gpu_count=2)
     assert any("has no bf16 tensor cores" in line for line in recommend(train, catalog, today=TODAY).blockers)
+    # Review AE: a lever on them that leaves bf16 in place ("keeping your V100s, a chunked loss") is no way out.
+    qlora = answers(workload__preset="llama3-8b", workload__batch_size=8, workload__sequence_length=2048,
+                    task__method="qlora", task__precision="bf16", budget__amount=20000.0, budget__currency="EUR",
+                    budget__owned_gpu="v100-32gb-pcie", budget__owned_gpu_count=1)
+    short = recommend(qlora, catalog, today=TODAY)
+    assert not [line for line in short.feasible_alternatives if line.startswith("keeping your")], \
+        short.feasible_alternatives
