@@ -68,28 +68,29 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
     fitting build, when it ranked the GPUs (not when one is pinned)."""
-    owned = owned_pin(ctx.answers) is not None  # the buyer's cards: the way out buys others, not a lever on them
-    unchanged = None if owned else _cheapest_fitting(ctx) if sp.stated_target(ctx.answers.task) else (
-        unchanged or _cheapest_fitting(ctx))
+    if owned_pin(ctx.answers) is not None:  # the buyer's cards: the way out buys others, not a lever on them
+        unchanged = None
+    elif unchanged is None or sp.stated_target(ctx.answers.task) is not None:  # the caller's is not rate-filtered
+        unchanged = _cheapest_fitting(ctx)
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
-    nearest: tuple[bool, float, str] | None = (
-        not meets_target(ctx, unchanged[1]), unchanged[0].total_cny, "") if unchanged else None
+    nearest: tuple[bool, float, str] | None = (*_nearest_key(ctx, unchanged), "") if unchanged else None
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
         # The change alone; with the quality-free levers added only where they make a cheaper build hold it.
         alternative = context_for(changed)
         fitting = _cheapest_fitting(alternative)
+        key = _nearest_key(alternative, fitting) if fitting is not None else None
         cheap = cheap_levers(ctx, changed)
         if cheap != changed:
             cheap_alternative = context_for(cheap)
             cheap_fitting = _cheapest_fitting(cheap_alternative)
-            if cheap_fitting is not None and (fitting is None or _nearest_key(cheap_alternative, cheap_fitting)
-                                              < _nearest_key(alternative, fitting)):
-                alternative, fitting = cheap_alternative, cheap_fitting
+            cheap_key = _nearest_key(cheap_alternative, cheap_fitting) if cheap_fitting is not None else None
+            if cheap_key is not None and (key is None or cheap_key < key):
+                alternative, fitting, key = cheap_alternative, cheap_fitting, cheap_key
                 label += f", {cheap_levers_label(ctx, changed, cheap)}"
-        if fitting is None or fitting[0].total_cny <= ctx.budget_cny or (
-                nearest is not None and _nearest_key(alternative, fitting) >= nearest[:2]):
+        if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or (
+                nearest is not None and key >= nearest[:2]):
             continue
         build, gpu = fitting
         count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
@@ -98,9 +99,9 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
                                                                              build.total_cny - ctx.budget_cny))
         lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
             "the nearest build, over budget"
-        nearest = (*_nearest_key(alternative, fitting), f"{lead}: {label}: {need:.1f} GiB per GPU "
-                                                         f"{fits_on(alternative, gpu, count + gpu.name)} for {price}, "
-                                                         f"{over} over{_short_of_target(alternative, gpu)}")
+        short = _short_of_target(alternative, gpu) if key[0] else ""
+        nearest = (*key, f"{lead}: {label}: {need:.1f} GiB per GPU {fits_on(alternative, gpu, count + gpu.name)} for "
+                         f"{price}, {over} over{short}")
     return nearest[2] if nearest else ""
 
 
@@ -117,9 +118,9 @@ def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> tuple[bool, fl
 
 
 def _short_of_target(ctx: Context, gpu: Part) -> str:
-    """', but ~2.3 tokens/s per stream under load, under task.target_... = 15' for a build short of the stated rate."""
+    """', but ~2.3 tokens/s per stream, under task.target_... = 15' for a build short of the stated rate."""
     stated = sp.stated_target(ctx.answers.task)
-    if stated is None or meets_target(ctx, gpu):
+    if stated is None:
         return ""
     return (f", {SLOW_WAY_OUT}{job_speed(ctx, gpu):,.1f} {stated[0].unit}, under task.{stated[0].answer_key} = "
             f"{stated[1]:g}")

@@ -80,8 +80,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
                      f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (
                          ", or allow used GPUs" if ctx.answers.budget.condition == "new" else ""))
-    if gpu is not None and weight_format_problem(ctx, gpu):  # a pinned or owned card the ranking did not pick
-        lines.append(f"{gpu.name}: {weight_format_problem(ctx, gpu)}")
+    if gpu is not None and (problem := weight_format_problem(ctx, gpu)):  # a pinned or owned card, not ranked
+        lines.append(f"{gpu.name}: {problem}")
     if gpu is not None and not trains_at_precision(ctx, gpu):
         lines.append(f"{gpu.name} has no {ctx.answers.task.precision} tensor cores to train at: answer task.precision "
                      "= \"amp_fp16\" (Volta and Turing have no bf16)")

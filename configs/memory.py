@@ -31,6 +31,7 @@ from pth_top.configs.diffusion import decode_bytes, denoising_bytes, estimate_de
 from pth_top.configs.memory_inference import estimate_inference
 from pth_top.configs.memory_terms import (
     AUTOCAST_NORM_BYTES,
+    AUTOCAST_SOFTMAX_BYTES,
     CUDA_CONTEXT_BYTES,
     OFFLOAD_BUFFER_FACTOR,
     OPTIMIZER_STATE_BYTES,
@@ -265,8 +266,9 @@ def training_activations(
         if recompute == "full":
             factor = "2"
         elif autocast:  # AMP's fp32 LayerNorm inputs and softmax (memory_terms.AUTOCAST_*)
-            factor = f"{per_token + AUTOCAST_NORM_BYTES:.3g}" + (" + 6as/h" if recompute == "none" and not
-                                                                 flash_attention else "") + ", AMP's fp32 norms"
+            factor = f"{per_token + AUTOCAST_NORM_BYTES:.3g}" + (
+                f" + {5 + AUTOCAST_SOFTMAX_BYTES:g}as/h" if recompute == "none" and not flash_attention else ""
+            ) + ", AMP's fp32 norms"
         else:
             factor = f"{per_token:.3g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
         offloaded = bool(offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack))

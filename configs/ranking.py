@@ -144,11 +144,6 @@ def trains_at_precision(ctx: Context, gpu: Part) -> bool:
     return gpu[field] > 0
 
 
-def runs_the_weight_format(ctx: Context, gpu: Part) -> bool:
-    """Whether the card has kernels for the weights (weight_format_problem)."""
-    return not weight_format_problem(ctx, gpu)
-
-
 def weight_format_problem(ctx: Context, gpu: Part) -> str:
     """Why the card has no kernels for the weights, "" where it has: FP8 weights need an Ampere or later card (vLLM
     and SGLang run them natively from Ada and Hopper and as FP8 W8A16 Marlin kernels on Ampere, compute capability
@@ -189,7 +184,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue
         if not buyable(ctx, gpu):  # end of life, export-licensed or sold only elsewhere: used only, or not here
             continue
-        if not trains_at_precision(ctx, gpu) or not runs_the_weight_format(ctx, gpu):
+        if not trains_at_precision(ctx, gpu) or weight_format_problem(ctx, gpu):
             continue
         if not ctx.edge and gpu["form"] == "datacenter" and gpu["cooling"] == "passive" and not system_options(
                 ctx, gpu):

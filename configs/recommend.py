@@ -160,7 +160,7 @@ def _recommend(
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())
     pins_kept = {role: pin for role, pin in ctx.pins.items() if role == "gpu" or role in assembly.chosen}
     dropped = [role for role in ctx.pins if role not in pins_kept]
-    if owned_pin(answers) is not None and pins_kept.get("gpu") == owned_pin(answers):  # they follow the answers
+    if (owned := owned_pin(answers)) is not None and pins_kept.get("gpu") == owned:  # they follow the answers
         del pins_kept["gpu"]
     unmounted = [role for role in dropped if role in MOUNT_ROLES]  # the cards fit the board: no frame
     boxed = [role for role in dropped if role not in MOUNT_ROLES]  # a desktop system or edge module: one box

@@ -141,9 +141,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)
-    first_s, first_line = sp.prefill_seconds(prefill, weights, device, prefill_attention_flops(shape, prompt))
-    split_s, split_text = tensor_parallel_prefill_seconds(shape.layers, shape.hidden_size, prompt, device)
-    first_s += split_s
+    first_s, first_line = _prefill_seconds(shape, device, prefill, weights, prefill_attention_flops(shape, prompt),
+                                           prompt)
     out.formula.insert(0, reads.line)
     attention_notes = f", h attention's width {shape.attention_flops_width:,}" + (
         " (MLA)" if shape.attention_width else "") if shape.attention_flops_width != shape.hidden_size else ""
@@ -153,15 +152,14 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if shape.linear_attention_layers:
         attention_notes += f"; {shape.linear_attention_layers} linear-attention layers attend to no pairs"
     active = ", N the active parameters" if shape.active < shape.parameters else ""
-    split_text += f", {sp.duration(first_s)} in all" if split_s else ""
-    out.formula.append(first_line + split_text + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one "
-                       f"prompt alone{active}{attention_notes})")
+    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
+                       f"{active}{attention_notes})")
     per_stream = decode_summary(out, batch, prompt, first_s)
     if answers.scenario == "inference_server":  # many prompts share one read of the weights: their compute counts
         cached = int(task.prompt_cache_hit_fraction * prompt)  # the rest attends to the cached prefix too
         attention = prefill_attention_flops(shape, prompt) - prefill_attention_flops(shape, cached)
-        compute_s, _ = sp.prefill_seconds(prefill - prefill_flops(shape, cached), 0.0, device, attention)
-        compute_s += tensor_parallel_prefill_seconds(shape.layers, shape.hidden_size, prompt - cached, device)[0]
+        compute_s, _ = _prefill_seconds(shape, device, prefill - prefill_flops(shape, cached), 0.0, attention,
+                                        prompt - cached)
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)
@@ -174,6 +172,16 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
     return out
+
+
+def _prefill_seconds(shape: ModelShape, device: sp.Device, flops: float, weight_bytes: float, attention_flops: float,
+                     tokens: int) -> tuple[float, str]:
+    """A prefill of `tokens`: its compute (speed.prefill_seconds) and, under tensor parallel, its all-reduces."""
+    seconds, line = sp.prefill_seconds(flops, weight_bytes, device, attention_flops)
+    split_s, split_text = tensor_parallel_prefill_seconds(shape.layers, shape.hidden_size, tokens, device)
+    if not split_s:
+        return seconds, line
+    return seconds + split_s, f"{line}{split_text}, {sp.duration(seconds + split_s)} in all"
 
 
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
@@ -340,9 +348,9 @@ def _in_chipset_slot(build: Build) -> bool:
 def _host_generation(build: Build) -> int:
     """The PCIe generation the host gives the GPUs: the lowest of the CPU's, the board's slots' and, where a card
     sits in a chipset slot, the chipset's; 0: unknown."""
-    given = [int(part.spec.get("pcie_generation", 0) or 0) for part in (build.component("cpu"),
-             build.component("motherboard")) if part is not None]
     board = build.component("motherboard")
+    given = [int(part.spec.get("pcie_generation", 0) or 0) for part in (build.component("cpu"), board)
+             if part is not None]
     given += [chipset_generation(board.spec)] if board is not None and _in_chipset_slot(build) else []
     return min((generation for generation in given if generation), default=0)
 
