@@ -9,6 +9,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
 from pth_top.configs.market import PriceIndex, Quote, gpu_floor, quote
 from pth_top.configs.memory import estimate_memory
+from pth_top.configs.memory_inference import experts_kept_on_gpus
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
 from pth_top.configs.owned import is_owned, owned_quote
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
@@ -104,6 +105,9 @@ def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
     memory, resident = ctx.memory, ctx.answers.resident()
     if gpu["memory_kind"] == "shared" and resident != ctx.answers:
         memory = estimate_memory(resident, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes)
+    elif ctx.answers.task.expert_offload:  # the experts that fit beside the rest, with the margin, stay on the GPU
+        room = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction) - memory.total_bytes
+        memory = experts_kept_on_gpus(memory, ctx.shape, room, ctx.answers.scale.gpu_count)
     return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
 
 

@@ -29,20 +29,22 @@ MICRO_BATCH_TOKENS = 512
 
 def offload_decode(reads: DecodeReads, expert_bytes: float, shape: ModelShape, batch: int, device: sp.Device,
                    ram_gb_per_s: float) -> sp.Prediction:
-    """A decode step: the GPU's part at its bandwidth with each layer's small kernels, then the streams' routed
-    experts (the expected union over the batch) from RAM."""
+    """A decode step: the GPU's part (with the experts kept there) at its bandwidth with each layer's small kernels,
+    then the streams' routed experts in RAM (the expected union over the batch)."""
     routed = routed_union_bytes(expert_bytes, shape.routed_expert_share, batch)
-    gpu_bytes = max(0.0, reads.read_bytes - routed) + batch * reads.kv_bytes
+    in_ram = routed * device.experts_in_ram_share
+    gpu_bytes = max(0.0, reads.read_bytes - in_ram) + batch * reads.kv_bytes
     bandwidth, bandwidth_text = sp.achieved_bandwidth(device)
     ram = CPU_MOE_DECODE_BANDWIDTH_FRACTION * ram_gb_per_s
     gpu_s = gpu_bytes / (bandwidth * 1e9) + shape.layers * device.decode_layer_s
-    cpu_s = routed / (ram * 1e9)
+    cpu_s = in_ram / (ram * 1e9)
     step_s = gpu_s + cpu_s
     out = sp.Prediction(figures={"decode_tokens_per_s_per_stream": 1 / step_s,
                                  "decode_tokens_per_s_aggregate": batch / step_s})
+    kept = " and the experts kept there" if device.experts_in_ram_share < 1 else ""
     out.formula.append(
-        f"decode: GPU {gpu_bytes / 1e9:.3g} GB (shared weights, KV cache) at {bandwidth_text} + {shape.layers} layers' "
-        f"small kernels = {gpu_s * 1e3:,.1f} ms, then {routed / 1e9:.3g} GB of routed experts from RAM at "
+        f"decode: GPU {gpu_bytes / 1e9:.3g} GB (shared weights, KV cache{kept}) at {bandwidth_text} + {shape.layers} "
+        f"layers' small kernels = {gpu_s * 1e3:,.1f} ms, then {in_ram / 1e9:.3g} GB of routed experts from RAM at "
         f"{CPU_MOE_DECODE_BANDWIDTH_FRACTION:g} x {ram_gb_per_s:,.1f} GB/s = {cpu_s * 1e3:,.1f} ms: {1 / step_s:,.1f} "
         "tokens/s per stream")
     return out
@@ -61,6 +63,14 @@ def offload_prefill_s(expert_bytes: float, prompt: int, compute_s: float, host_g
                      f"{sp.duration(compute_s)} of GPU compute = {sp.duration(seconds)}")
 
 
+def experts_in_ram_share(answers: Answers, shape: ModelShape, in_ram_bytes: float) -> float:
+    """The share of the routed experts the build keeps in RAM (configs.memory_inference.experts_kept_on_gpus)."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    experts = expert_bytes(shape, task.precision, task.quantization, engine)
+    return min(1.0, in_ram_bytes / experts) if experts else 1.0
+
+
 def offloaded_speed(answers: Answers, shape: ModelShape, device: sp.Device, reads: DecodeReads) -> sp.Prediction:
     """llama.cpp --cpu-moe: decode from the GPU and the build's RAM, the prompt with the experts copied over PCIe."""
     task, batch = answers.task, answers.workload.batch_size
@@ -72,7 +82,8 @@ def offloaded_speed(answers: Answers, shape: ModelShape, device: sp.Device, read
     out = offload_decode(reads, experts_bytes, shape, batch, device, device.host_ram_gb_per_s)
     compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
                                       prefill_attention_flops(shape, reads.prompt))
-    first_s, first_line = offload_prefill_s(experts_bytes, reads.prompt, compute_s, device.host_link_gb_per_s)
+    first_s, first_line = offload_prefill_s(experts_bytes * device.experts_in_ram_share, reads.prompt, compute_s,
+                                            device.host_link_gb_per_s)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
     per_stream = decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")

@@ -60,6 +60,23 @@ def expert_bytes(shape: ModelShape, precision: str, quantization: str, engine: s
     return shape.routed_expert_parameters * bytes_per_parameter
 
 
+def experts_kept_on_gpus(memory: MemoryBreakdown, shape: ModelShape, room_bytes: float, gpus: int
+                         ) -> MemoryBreakdown:
+    """llama.cpp --n-cpu-moe N (PR 15077): the routed experts of as many layers as the GPUs' free memory holds
+    (`room_bytes` a GPU) stay on them, and N, the other layers', run from RAM."""
+    experts, layers = memory.host_offload_bytes, shape.layers
+    per_layer = experts / layers if layers else 0.0
+    kept = min(layers, int(room_bytes * gpus // per_layer)) if per_layer and room_bytes > 0 else 0
+    if not kept:
+        return memory
+    on_gpus = kept * per_layer
+    line = (f"llama.cpp --n-cpu-moe {layers - kept}: {kept} of {layers} layers' experts ({on_gpus / 1e9:.3g} GB) "
+            f"fill the GPU's free memory, the other {layers - kept} layers' ({(experts - on_gpus) / 1e9:.3g} GB) "
+            "stay in RAM")
+    return replace(memory, weights_bytes=int(memory.weights_bytes + on_gpus / gpus),
+                   host_offload_bytes=int(experts - on_gpus), formula=(*memory.formula, line))
+
+
 def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
     """How many ways the GPUs split the KV cache: a layer split (llama.cpp, generate()'s device map) by layers, all
     of them; tensor parallel (vLLM, SGLang) by KV heads, at most their count, and not at all for MLA's latent cache

@@ -20,7 +20,7 @@ from pth_top.configs.compat import (
     storage_lanes,
 )
 from pth_top.configs.diffusion import denoising_speed
-from pth_top.configs.expert_offload import offloaded_speed
+from pth_top.configs.expert_offload import experts_in_ram_share, offloaded_speed
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
@@ -378,7 +378,8 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     kit = build.component("memory_kit")
     if answers.task.expert_offload and cpu is not None and kit is not None and cpu.spec.get("platform") == "desktop":
         ram, _ = ram_bandwidth_gb_per_s(dict(cpu.spec), dict(kit.spec), kit.quantity)
-        device = dataclasses.replace(device, host_ram_gb_per_s=ram)
+        device = dataclasses.replace(device, host_ram_gb_per_s=ram, experts_in_ram_share=experts_in_ram_share(
+            answers, shape, build.memory.host_offload_bytes))
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
     ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 43,
-test_requests.py 13): 104 here (203 in all).
+test_requests.py 13): 107 here (206 in all).
 """
 
 from __future__ import annotations
@@ -123,13 +123,15 @@ def denoise_sdxl(part_id: str, steps: int) -> float:
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
 
 
-def offloaded_decode(preset: str, device: sp.Device, ram_gb_per_s: float, quantization: str) -> float:
-    """llama.cpp --cpu-moe: tokens/s with every routed expert in system RAM (configs.expert_offload), tg at 4k."""
-    answers = Answers(workload=Workload(preset=preset, batch_size=1),
+def offloaded_decode(preset: str | ModelShape, device: sp.Device, ram_gb_per_s: float, quantization: str,
+                     in_ram_share: float = 1.0) -> float:
+    """llama.cpp --cpu-moe: tokens/s with every routed expert in system RAM (configs.expert_offload), tg at 4k;
+    --n-cpu-moe N keeps N of the MoE layers' experts there (`in_ram_share`)."""
+    answers = Answers(workload=Workload(preset=preset if isinstance(preset, str) else "custom", batch_size=1),
                       task=Task(mode="inference", precision="int4", generated_tokens=128, serving_engine="llama_cpp",
                                 quantization=quantization, expert_offload=True))
-    model = shape(preset, 4096)
-    with_ram = dataclasses.replace(device, host_ram_gb_per_s=ram_gb_per_s)
+    model = shape(preset, 4096) if isinstance(preset, str) else preset
+    with_ram = dataclasses.replace(device, host_ram_gb_per_s=ram_gb_per_s, experts_in_ram_share=in_ram_share)
     return speed_build.inference(answers, model, with_ram).figures["decode_tokens_per_s_per_stream"]
 
 
@@ -218,6 +220,20 @@ ORIN_NANO_625MHZ = sp.Device("Jetson Orin Nano 8GB (625 MHz)", 1, 68, 10.24, "de
                              fp32_tflops=1.28)
 # RX 7900 XT (not in the catalog): 800 GB/s, 103 TFLOP/s FP16, 51.5 FP32 (AMD's product page).
 RX_7900_XT = sp.Device("RX 7900 XT", 1, 800, 103.0, "dense FP16", tensor=True, fp32_tflops=51.5)
+# RTX 2080 8GB (not in the catalog): 448 GB/s, 40.3 TFLOP/s FP16 tensor with FP32 accumulate, 10.1 FP32 (Turing
+# whitepaper).
+RTX_2080 = sp.Device("RTX 2080", 1, 448, 40.3, "dense FP16 tensor", tensor=True, fp32_tflops=10.1)
+# llmfit's RTX 2080 rows: its host, a Core i9-10900X, reads "~102 GB/s quad-channel DDR4" (llmfit#755).
+LLMFIT_2080 = ("github.com/AlexsJones/llmfit/pull/{} (llama.cpp Q4_K_M, context 4096, RTX 2080 8GB beside an "
+               "i9-10900X, '~102 GB/s quad-channel DDR4' (#755))")
+I9_10900X_RAM_GB_PER_S = 102.0
+# DeepSeek-Coder-V2-Lite (huggingface.co/deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct config.json: 27 layers, the first
+# dense, hidden 2048, 64 routed experts of 1408 and 2 shared, 6 a token, V 102,400; 15.7B total, 2.4B active). MLA as
+# the DeepSeek-V3 preset: 64 heads x 9 KV stand for its 512 + 64 cached values, 16 x (192 + 128) / 2 its attention.
+DEEPSEEK_CODER_V2_LITE = ModelShape(
+    "transformer", 15_706_484_224, layers=27, hidden_size=2048, attention_heads=64, kv_heads=9, sequence_length=4096,
+    intermediate_size=1408, gated_mlp=True, vocabulary_size=102_400, active_parameters=2_400_000_000,
+    routed_expert_share=6 / 64, attention_width=2560)
 # A30 (not in the catalog): 933 GB/s, 165 TFLOP/s dense FP16 tensor, 10.3 FP32 (NVIDIA A30 datasheet).
 A30 = sp.Device("A30", 1, 933, 165.0, "dense FP16 tensor", tensor=True, fp32_tflops=10.3)
 # Tesla P40 (not in the catalog): 347 GB/s, 11.76 TFLOP/s FP32, no tensor cores (NVIDIA P40 datasheet).
@@ -676,6 +692,21 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "(an AMD user's reply, build 6194, ROCm 6.4.1): gpt-oss-20b with -cmoe on an RX 7900 XT beside a "
                    "Ryzen 9 5900X, 'dual-channel DDR4s @ 3200MHz', ~20 tokens/s (MXFP4, 4.25 bit: taken as Q4_0's "
                    "4.5)", 20.0, lambda: offloaded_decode("gpt-oss-20b", RX_7900_XT, 51.2, "gguf_q4_0"), fitted=True),
+    PublishedSpeed("llmfit-778-2080-deepseek-coder-v2-lite-n-cpu-moe-16", f"{LLMFIT_2080.format(778)}: "
+                   "DeepSeek-Coder-V2-Lite with --n-cpu-moe 16 (15 of its 26 MoE layers' experts in RAM: the first "
+                   "layer is dense), 49.6 tokens/s", 49.6,
+                   lambda: offloaded_decode(DEEPSEEK_CODER_V2_LITE, RTX_2080, I9_10900X_RAM_GB_PER_S, "gguf_q4_k_m",
+                                            15 / 26)),
+    PublishedSpeed("llmfit-775-2080-gpt-oss-20b-n-cpu-moe-12", f"{LLMFIT_2080.format(775)}: gpt-oss-20B (MXFP4, "
+                   "taken as Q4_0's 4.5 bit) with --n-cpu-moe 12 (12 of 24 layers' experts in RAM), 36.4 tokens/s",
+                   36.4, lambda: offloaded_decode("gpt-oss-20b", RTX_2080, I9_10900X_RAM_GB_PER_S, "gguf_q4_0", 0.5),
+                   gap="the RAM's 0.55 was fitted on a desktop's two DDR4 channels; net of the GPU's part, this host's "
+                       "four are read at ~0.33 of their 102 GB/s here, ~0.34 and ~0.48 in its two rows beside",
+                   tolerance=0.45),
+    PublishedSpeed("llmfit-755-2080-qwen3-30b-a3b-n-cpu-moe-36", f"{LLMFIT_2080.format(755)}: Qwen3-30B-A3B with "
+                   "-ngl 99 --n-cpu-moe 36 (36 of 48 layers' experts in RAM), 'pure generation speed measured by the "
+                   "server itself is 36.7 tok/s'", 36.7,
+                   lambda: offloaded_decode("qwen3-30b-a3b", RTX_2080, I9_10900X_RAM_GB_PER_S, "gguf_q4_k_m", 0.75)),
     # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
     PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
                    "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4), fitted=True),

@@ -201,3 +201,41 @@ def test_experts_cross_the_pcie_link_the_board_wires_not_the_one_the_cpu_gives(c
     first_token = [build.speed.figures["first_token_s"] for build in (gen4, gen5)]
     assert first_token[0] > 1.5 * first_token[1], first_token
 
+
+
+def test_the_experts_of_as_many_layers_as_fit_stay_on_the_card(catalog):
+    # llmfit#778: DeepSeek-Coder-V2-Lite on an 8 GB card with --n-cpu-moe 16 decodes at 49.6 tokens/s; all experts
+    # in RAM leave ~5 GB of the card empty and decode at ~half that.
+    from pth_top.configs.memory_inference import experts_kept_on_gpus
+
+    job = answers(**{"workload__preset": "gpt-oss-20b", "workload__batch_size": 1, "workload__sequence_length": 4096,
+                     "task__mode": "inference", "task__precision": "int4", "task__serving_engine": "llama_cpp",
+                     "task__generated_tokens": 256, "task__expert_offload": True, "budget__amount": 1500.0,
+                     "budget__currency": "USD", "budget__condition": "used"})
+    shape = model_shape(job.workload)[0]
+    everything = estimate_memory(job, shape)
+    per_layer = everything.host_offload_bytes / shape.layers
+    kept = experts_kept_on_gpus(everything, shape, 5.5 * per_layer, 1)
+    assert kept.host_offload_bytes == pytest.approx(everything.host_offload_bytes - 5 * per_layer, abs=2)
+    assert kept.weights_bytes == pytest.approx(everything.weights_bytes + 5 * per_layer, abs=2)
+    assert any(f"--n-cpu-moe {shape.layers - 5}:" in line for line in kept.formula)
+    assert experts_kept_on_gpus(everything, shape, 0.5 * per_layer, 1) == everything  # no room: all in RAM
+
+    build = recommend(job, catalog, pins={"gpu": ("rtx-3060-ti-8gb", 1)}, today=TODAY)
+    assert build.feasible
+    in_ram = build.memory.host_offload_bytes
+    assert 0 < in_ram < everything.host_offload_bytes  # some layers' experts on the card, the rest in RAM
+    assert build.memory.total_bytes * 1.1 <= build.gpu_usable_per_gpu_bytes  # with the estimator's margin
+    assert any("--n-cpu-moe" in line for line in build.memory.formula)
+    share = in_ram / everything.host_offload_bytes
+    device = speed_build.device_for(build.component("gpu").spec, "8 GB", 1, job, shape, None)
+    device = dataclasses.replace(device, host_ram_gb_per_s=51.2)
+
+    def rate(in_ram_share: float) -> float:
+        out = speed_build.inference(job, shape, dataclasses.replace(device, experts_in_ram_share=in_ram_share))
+        return out.figures["decode_tokens_per_s_per_stream"]
+
+    assert rate(share) > 1.3 * rate(1.0)  # the experts on the card are read at its bandwidth, not the RAM's
+    first = {s: speed_build.inference(job, shape, dataclasses.replace(device, experts_in_ram_share=s))
+             .figures["first_token_s"] for s in (share, 1.0)}
+    assert first[share] < first[1.0]  # and only the RAM's cross PCIe for a prompt
