@@ -168,6 +168,10 @@ class Task(Schema, frozen=True):
         "llama.cpp --cpu-moe: a mixture of experts' routed experts stay in system RAM and run on the CPU; the GPU "
         "holds attention, the shared weights, the KV cache and the experts of as many layers as fit beside them "
         "(--n-cpu-moe N: the build names N)"))] = False
+    layer_offload: Annotated[bool, Meta(description=(
+        "llama.cpp (and Ollama) partial offload, -ngl N: on the card you have (budget.owned_gpu) or pinned, the "
+        "layers it cannot hold stay in system RAM and run on the CPU, with the output layer; the build names N and "
+        "times both parts. A card the build buys must hold the whole model"))] = False
     target_tokens_per_s_per_stream: Annotated[float, Meta(ge=0, le=100_000, description=(
         "inference of a language model: the decode rate each stream needs, in tokens/s (0: none); 84 for real-time "
         "Orpheus speech, ~20 to read along. Cards that meet it are chosen before cheaper ones that do not"))] = 0.0

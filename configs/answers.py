@@ -35,6 +35,7 @@ from pth_top.configs.answer_types import (
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
+from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
 from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
@@ -147,7 +148,8 @@ class Answers:
     def resident(self) -> Answers:
         """The same job with nothing offloaded to system RAM: what a CPU-only PC, or a GPU that shares its memory
         with the CPU (Jetson, DGX Spark), holds in the one memory."""
-        task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False, frozen_on_cpu=False)
+        task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False, frozen_on_cpu=False,
+                                      layer_offload=False)
         sharding = {"fsdp_offload": "fsdp", "zero_offload": "zero2"}.get(self.scale.sharding, self.scale.sharding)
         return replace(self, task=task, scale=msgspec.structs.replace(self.scale, sharding=sharding))
 
@@ -343,7 +345,6 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
     """A diffusion model's fields and the two offloads, where they apply: each with what it needs."""
     workload, task = answers.workload, answers.task
     problems: list[tuple[str, str, str]] = []
-    presets = model_presets()
     if workload.denoising_steps and (workload.preset != "custom" or model_kind != "transformer"):
         problems.append(("workload", "denoising_steps", "a diffusion model is given as a custom transformer "
                          "(preset = 'custom', kind = 'transformer': its denoiser's layers, width and tokens)"))
@@ -367,19 +368,8 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
     if workload.classifier_free_guidance and not workload.denoising_steps:
         problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
                          "denoising_steps too"))
-    shared = "a module that shares its memory with the CPU gains nothing from it"
-    if task.expert_offload and (task.mode != "inference" or stacks.serving_engine(
-            task.serving_engine, answers.scenario, task.precision) != "llama_cpp"):
-        problems.append(("task", "expert_offload", "--cpu-moe is llama.cpp's: inference with llama_cpp as "
-                         "task.serving_engine (or auto with int4 weights)"))
-    elif task.expert_offload and not (workload.preset in presets and presets[workload.preset].experts_count) \
-            and not (workload.preset == "custom" and workload.experts_count):
-        moe = ", ".join(name for name, preset in presets.items() if preset.experts_count)
-        problems.append(("task", "expert_offload", f"needs a mixture of experts with its expert counts (they size "
-                         f"what stays in RAM): a preset ({moe}) or a custom model's experts_count and "
-                         "experts_per_token"))
-    elif task.expert_offload and answers.scenario == "edge_deployment":
-        problems.append(("task", "expert_offload", f"not at the edge: {shared}"))
+    problems.extend(llama_cpp_offload_problems(answers.scenario, workload, task))
+    shared = SHARED_MEMORY_GAINS_NOTHING
     if (workload.experts_count or workload.experts_per_token) and not (
             workload.preset == "custom" and workload.active_parameters
             and 0 < workload.experts_per_token < workload.experts_count):

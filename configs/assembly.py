@@ -7,6 +7,7 @@ from typing import Callable, Mapping
 
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
+from pth_top.configs.layer_offload import layers_kept_on_gpus
 from pth_top.configs.market import PriceIndex, Quote, gpu_floor, quote
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_inference import experts_kept_on_gpus
@@ -108,6 +109,10 @@ def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
     elif ctx.answers.task.expert_offload:  # the experts that fit beside the rest, with the margin, stay on the GPU
         room = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction) - memory.total_bytes
         memory = experts_kept_on_gpus(memory, ctx.shape, room, ctx.answers.scale.gpu_count)
+    elif ctx.answers.task.layer_offload and ctx.pins.get("gpu", ("",))[0] == gpu.id \
+            and gpu["memory_kind"] != "shared":  # only on a card you have or chose
+        usable = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction)
+        memory = layers_kept_on_gpus(memory, ctx.answers, ctx.shape, usable, ctx.answers.scale.gpu_count)
     return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
 
 

@@ -50,15 +50,15 @@ def offload_decode(reads: DecodeReads, expert_bytes: float, shape: ModelShape, b
     return out
 
 
-def offload_prefill_s(expert_bytes: float, prompt: int, compute_s: float, host_gb_per_s: float
+def offload_prefill_s(expert_bytes: float, prompt: int, compute_s: float, host_gb_per_s: float, what: str = "experts"
                       ) -> tuple[float, str]:
-    """The prompt on the GPU, each micro-batch waiting for every expert to cross PCIe."""
+    """The prompt on the GPU, each micro-batch waiting for the weights in RAM (`what`) to cross PCIe."""
     batches = max(1, math.ceil(prompt / MICRO_BATCH_TOKENS))
     link_gb_per_s = host_gb_per_s * sp.HOST_COPY_FRACTION
     copy_s = batches * expert_bytes / (link_gb_per_s * 1e9)
     seconds = copy_s + compute_s
     return seconds, (f"first token: {batches} micro-batch(es) of {MICRO_BATCH_TOKENS} tokens x "
-                     f"{expert_bytes / 1e9:.3g} GB of experts over PCIe at {sp.HOST_COPY_FRACTION:.2f} x "
+                     f"{expert_bytes / 1e9:.3g} GB of {what} over PCIe at {sp.HOST_COPY_FRACTION:.2f} x "
                      f"{host_gb_per_s:g} GB/s + "
                      f"{sp.duration(compute_s)} of GPU compute = {sp.duration(seconds)}")
 

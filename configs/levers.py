@@ -214,6 +214,11 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
         if transformer and not diffusion and stacks.fp8_kv_cache_open(task, answers.scenario):
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
+        if engine == "llama_cpp" and "gpu" in ctx.pins and not ctx.edge and not task.layer_offload \
+                and not ctx.shape.routed_expert_parameters and transformer and not diffusion \
+                and not forward_only(ctx.shape):  # the card you have or chose keeps what it holds
+            changes.append(("llama.cpp partial offload (-ngl): the layers the card cannot hold in system RAM, run by "
+                            "the CPU (task.layer_offload)", answers.with_value("task", "layer_offload", True)))
         # The same job on fewer, larger cards. Tensor parallel stays split (one GPU would give up its speed and admit a
         # desktop system, a DGX Spark at a quarter of it) over 4 or 2, which divide the heads; a layer split, which
         # runs one card at a time, takes any count: one fewer, half and one (three used 3090s where four were over

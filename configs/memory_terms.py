@@ -217,6 +217,7 @@ class MemoryBreakdown:
     # Host RAM the job keeps per machine: ZeRO-Offload's optimizer states and fp32 master weights in training; in
     # inference the weights staged there, llama.cpp's experts (--cpu-moe) or a pipeline's models (model offload).
     host_offload_bytes: int = 0
+    offloaded_layers: int = 0  # llama.cpp -ngl: the layers kept in RAM, run by the CPU (configs.layer_offload)
     # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
     usable_fraction: float = 0.0
 

@@ -144,6 +144,7 @@ class Device:
     layer_split: bool = False
     # The build's system RAM bandwidth (configs.speed_cpu), for experts llama.cpp runs on the CPU; 0: not known.
     host_ram_gb_per_s: float = 0.0
+    layers_in_ram: int = 0  # llama.cpp -ngl: the layers the CPU runs from RAM (configs.layer_offload)
     experts_in_ram_share: float = 1.0  # of the routed experts, what llama.cpp keeps in RAM (--n-cpu-moe N of L layers)
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
     decode_bandwidth_fraction: float = 0.0  # this card's own decode share of its datasheet bandwidth; 0: the common

@@ -20,7 +20,8 @@ from pth_top.configs.compat import (
     storage_lanes,
 )
 from pth_top.configs.diffusion import denoising_speed
-from pth_top.configs.expert_offload import experts_in_ram_share, offloaded_speed
+from pth_top.configs.expert_offload import offloaded_speed
+from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
@@ -32,7 +33,7 @@ from pth_top.configs.speed_comm import (
     exposed_seconds,
     tensor_parallel_prefill_seconds,
 )
-from pth_top.configs.speed_cpu import cpu_inference, ram_bandwidth_gb_per_s
+from pth_top.configs.speed_cpu import cpu_inference
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
 from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
@@ -131,6 +132,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     reads = decode_reads(answers, shape)
     if task.expert_offload:
         return offloaded_speed(answers, shape, device, reads)
+    if device.layers_in_ram:
+        return partial_offload_speed(answers, shape, device, reads)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
@@ -367,19 +370,13 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
         cpu_out, cpu_inputs = cpu_inference(answers, shape, cpu, kit)
         return _speed(cpu_out, cpu_inputs, "datasheet" if cpu_out.figures else ""), cpu_out.warnings
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
-    cpu = build.component("cpu")
     host_generation = _host_generation(build)
     lanes = _lanes_per_gpu(build)
     device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape, mine, host_generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
     host = sp.pcie_gb_per_s(pcie_generation(gpu.spec, host_generation), lanes)
-    device = dataclasses.replace(device, host_pcie_gb_per_s=host)
-    kit = build.component("memory_kit")
-    if answers.task.expert_offload and cpu is not None and kit is not None and cpu.spec.get("platform") == "desktop":
-        ram, _ = ram_bandwidth_gb_per_s(dict(cpu.spec), dict(kit.spec), kit.quantity)
-        device = dataclasses.replace(device, host_ram_gb_per_s=ram, experts_in_ram_share=experts_in_ram_share(
-            answers, shape, build.memory.host_offload_bytes))
+    device = with_host_ram(dataclasses.replace(device, host_pcie_gb_per_s=host), build, shape)
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
     ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \

@@ -89,6 +89,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "target_tokens_per_s_per_stream", "Target tokens/s a stream (inf.)"),
         ("task", "target_samples_per_s", "Target images/inputs a second (inf.)"),
         ("task", "expert_offload", "MoE experts in RAM (llama.cpp)"),
+        ("task", "layer_offload", "Layers in RAM, -ngl (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
         ("task", "vae_tiling", "VAE tiling (diffusion)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),

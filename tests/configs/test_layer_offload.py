@@ -1,0 +1,115 @@
+"""llama.cpp's partial offload, -ngl N (configs.layer_offload): what the card you have cannot hold runs on the CPU."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from pth_top.configs import speed as sp
+from pth_top.configs import speed_build
+from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.layer_offload import layer_bytes, layers_kept_on_gpus
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from pth_top.configs.speed_reads import decode_reads
+from tests.configs.builders import answers
+from tests.configs.published_workloads import QWEN25_14B
+
+TODAY = dt.date(2026, 11, 1)
+GIB = 2**30
+
+
+def qwen14b_q4(offload: bool = True, **more):
+    """llmfit#778's Qwen2.5-14B Q4_K_M at a 4k context on the buyer's own 8 GB card (20.8 tokens/s with -ngl 42)."""
+    return answers(**{**QWEN25_14B, "workload__batch_size": 1, "workload__sequence_length": 4096,
+                      "task__mode": "inference", "task__precision": "int4", "task__serving_engine": "llama_cpp",
+                      "task__quantization": "gguf_q4_k_m", "task__generated_tokens": 256,
+                      "task__layer_offload": offload, "budget__amount": 800.0, "budget__currency": "USD",
+                      "budget__condition": "used", "budget__owned_gpu": "rtx-3060-ti-8gb", "budget__owned_gpu_count": 1,
+                      **more})
+
+
+def test_the_layers_that_fit_stay_on_the_card_and_the_rest_and_the_output_layer_go_to_ram():
+    job = qwen14b_q4()
+    shape = model_shape(job.workload)[0]
+    whole = estimate_memory(job, shape)
+    placed = layer_bytes(job, shape)
+    per_layer = (placed.layers + whole.kv_cache_bytes) / shape.layers
+    fixed = whole.activations_bytes + whole.cuda_context_bytes
+    kept = layers_kept_on_gpus(whole, job, shape, fixed + 30.5 * per_layer, 1)
+    assert kept.offloaded_layers == shape.layers - 30
+    assert kept.weights_bytes == pytest.approx(30 * placed.layers / shape.layers, abs=2)
+    assert kept.total_bytes <= fixed + 30.5 * per_layer
+    # RAM: the 18 layers with their cache, the output layer and the embedding (Q4_K_M keeps both at ~6 bits).
+    assert kept.host_offload_bytes == pytest.approx(18 * per_layer + placed.output + placed.embedding, abs=2)
+    assert any("-ngl 30 " in line for line in kept.formula)
+    assert layers_kept_on_gpus(whole, job, shape, whole.total_bytes, 1) == whole  # it fits: nothing moves
+    assert layers_kept_on_gpus(whole, job, shape, fixed + 0.5 * per_layer, 1) == whole  # no layer fits: no change
+
+
+def test_the_card_you_have_runs_the_model_with_its_layers_split_and_says_how_fast(catalog):
+    build = recommend(qwen14b_q4(), catalog, today=TODAY)
+    assert build.feasible
+    assert 0 < build.memory.offloaded_layers < 48
+    assert build.memory.total_bytes * 1.1 <= build.gpu_usable_per_gpu_bytes
+    assert any("-ngl" in line for line in build.memory.formula)
+    rate = build.speed.figures["decode_tokens_per_s_per_stream"]
+    assert f"with {build.memory.offloaded_layers} of 48 layers in system RAM" in build.speed.summary[0]
+    # Between the CPU alone (9 GB at 0.8 x 51.2 GB/s: ~4.5/s) and the card alone (~30/s on a 12 GB card).
+    assert 8 < rate < 25
+    kit = build.component("memory_kit")
+    assert kit.quantity * kit.spec["capacity_gib"] * GIB >= build.memory.host_offload_bytes
+
+
+def test_without_it_the_card_you_have_is_short_and_partial_offload_is_a_way_out(catalog):
+    build = recommend(qwen14b_q4(offload=False), catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert "partial offload (-ngl)" in first and "tokens/s" in first and "keeping your" in first
+
+
+def test_a_card_the_build_buys_holds_the_whole_model(catalog):
+    job = qwen14b_q4(budget__owned_gpu="", budget__owned_gpu_count=0, budget__amount=1500.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.memory.offloaded_layers == 0
+    assert build.component("gpu").spec["memory_gib"] >= 10
+
+
+def test_decode_is_the_gpus_layers_at_its_bandwidth_then_the_cpus_at_the_rams():
+    job = qwen14b_q4()
+    shape = dataclasses.replace(model_shape(job.workload)[0], sequence_length=4096)
+    card = sp.Device("8 GB card", 1, 448, 32.4, "dense FP16 tensor", tensor=True, fp32_tflops=16.2,
+                     host_ram_gb_per_s=51.2)
+
+    def step_s(layers_in_ram: int) -> float:
+        split = dataclasses.replace(card, layers_in_ram=layers_in_ram)
+        return 1 / speed_build.inference(job, shape, split).figures["decode_tokens_per_s_per_stream"]
+
+    reads = decode_reads(job, shape)
+    one_layer = (layer_bytes(job, shape).layers + reads.kv_bytes) / 48  # its weights and its share of the cache
+    card_rate = reads.bandwidth_fraction(0.0, moe=False) * 448e9
+    # One more layer on the CPU costs its bytes at the RAM's rate less what the card took for them.
+    assert step_s(12) - step_s(11) == pytest.approx(one_layer / (0.8 * 51.2e9) - one_layer / card_rate
+                                                    - card.decode_layer_s, rel=0.01)
+    assert "not predicted" in speed_build.inference(
+        job, shape, dataclasses.replace(card, layers_in_ram=6, host_ram_gb_per_s=0.0)).summary[0]
+
+
+@pytest.mark.parametrize(("scenario", "task", "preset", "reason"), [
+    ("personal_research", {"mode": "inference", "precision": "int4", "serving_engine": "vllm"}, "llama3-8b",
+     "llama.cpp's"),
+    ("personal_research", {"mode": "training"}, "llama3-8b", "llama.cpp's"),
+    ("personal_research", {"mode": "inference", "precision": "int4", "serving_engine": "llama_cpp"}, "gpt-oss-20b",
+     "task.expert_offload"),
+    ("edge_deployment", {"mode": "inference", "precision": "int4", "serving_engine": "llama_cpp"}, "llama3-8b",
+     "not at the edge"),
+])
+def test_layer_offload_out_of_place_is_one_clear_error(scenario, task, preset, reason):
+    table = {"scenario": scenario, "workload": {"preset": preset}, "task": {**task, "layer_offload": True}}
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict(table, path="a.toml")
+    assert caught.value.key == "task.layer_offload" and reason in str(caught.value)
