@@ -74,6 +74,11 @@ TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}
 # fitted on SGLang's Qwen3-235B-A22B FP8 over 4 H20s (71.65 tokens/s), checked on BF16 over 8 (74.50; QwenLM/Qwen2.5
 # speed_benchmark.md); no PCIe figure, so NVLink's is used as a floor.
 TENSOR_PARALLEL_MOE_LAYER_S = 55e-6
+# A mixture of experts' decode layer on one GPU in vLLM or SGLang beyond a dense layer's small kernels: routing,
+# top-k and the grouped expert GEMMs' launches. Each row's step net of its reads and kernels, a layer: Laguna-XS.2 on
+# an H200 (SGLang cookbook, TPOT 5.10 ms) 53 us, gpt-oss-20b on an RTX PRO 6000 41 us and Qwen3-Coder-Next on an
+# H200 47 us (Millstone, vLLM), Qwen3-30B-A3B on an H20 15 us (its card's fitted decode fraction takes the rest).
+MOE_LAYER_S = 45e-6
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
 JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
@@ -232,13 +237,14 @@ def duration(seconds: float) -> str:
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
-           moe: bool = False, eager: bool = False) -> Prediction:
+           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
-    kernels (and a tensor-parallel mixture of experts' all-reduces, and generate()'s eager dispatch where `eager`);
-    capped by compute."""
+    kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
+    generate()'s eager dispatch where `eager`); capped by compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction, moe)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
-    split_moe_s = layers * TENSOR_PARALLEL_MOE_LAYER_S if moe and device.working_count > 1 else 0.0
+    split = moe and device.working_count > 1
+    split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
     eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
     fixed_s = layers * device.decode_layer_s + split_moe_s + eager_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
@@ -254,7 +260,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
                   f"{tflops_text(device.fp32_tflops)} FP32 TFLOP/s)") if fixed_s else ""
     if split_moe_s:
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "
-                       f"{device.count} GPUs (all-reduces, small slices)")
+                       f"{device.count} GPUs (all-reduces, small slices)" if split else
+                       f" + {layers} layers x {moe_layer_s * 1e6:g} us of expert routing (top-k, grouped GEMMs)")
     if eager_s:
         fixed_text += (f" + {layers} layers x {HF_GENERATE_LAYER_S * 1e6:g} us of generate()'s eager dispatch "
                        "(no CUDA graph)")

@@ -138,9 +138,11 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
-    fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=shape.active < shape.parameters)
+    moe = shape.active < shape.parameters
+    fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                    fraction, shape.layers, moe=shape.active < shape.parameters, eager=engine == "hf_generate")
+                    fraction, shape.layers, moe=moe, eager=engine == "hf_generate",
+                    moe_layer_s=sp.MOE_LAYER_S if moe and engine in stacks.TENSOR_PARALLEL_ENGINES else 0.0)
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)

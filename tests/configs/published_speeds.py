@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 43,
-test_requests.py 13): 110 here (209 in all).
+test_requests.py 13): 112 here (211 in all).
 """
 
 from __future__ import annotations
@@ -251,6 +251,16 @@ QWEN25_14B = model_shape(answers_of(**published_workloads.QWEN25_14B).workload)[
 MISTRAL_SMALL_24B = ModelShape("transformer", 23_572_403_200, layers=40, hidden_size=5120, attention_heads=32,
                                kv_heads=8, head_dim=128, sequence_length=4096, intermediate_size=32768,
                                gated_mlp=True, vocabulary_size=131_072)
+# Laguna-XS.2 (github.com/sgl-project/sglang cookbook Poolside/Laguna-XS.2.mdx: 40 layers, h 2048, 48 heads of 128, 8 KV
+# heads, a 512-token window on 30, 256 experts, 8 a token; 33.4B total, 3.0B active), BF16, at its bench_serving
+# random rows' mean 512 tokens in and 512 out.
+LAGUNA_XS2 = model_shape(answers_of(
+    workload__preset="custom", workload__parameters=33_400_000_000, workload__active_parameters=3_000_000_000,
+    workload__experts_count=256, workload__experts_per_token=8, workload__layers=40, workload__hidden_size=2048,
+    workload__attention_heads=48, workload__kv_heads=8, workload__head_dim=128, workload__vocabulary_size=100_352,
+    workload__sliding_window_tokens=512, workload__sliding_window_layers=30, workload__sequence_length=512).workload)[0]
+LAGUNA_SGLANG = ("github.com/sgl-project/sglang docs_new/cookbook/autoregressive/Poolside/Laguna-XS.2.mdx, 5.2.1 "
+                 "'Latency Benchmark (10 prompts, concurrency = 1)', SGLang 0.5.12, BF16")
 # A30 (not in the catalog): 933 GB/s, 165 TFLOP/s dense FP16 tensor, 10.3 FP32 (NVIDIA A30 datasheet).
 A30 = sp.Device("A30", 1, 933, 165.0, "dense FP16 tensor", tensor=True, fp32_tflops=10.3)
 # Tesla P40 (not in the catalog): 347 GB/s, 11.76 TFLOP/s FP32, no tensor cores (NVIDIA P40 datasheet).
@@ -524,24 +534,18 @@ CASES: tuple[PublishedSpeed, ...] = (
                    xfail=MILLSTONE_PRO6000_GAP),
     PublishedSpeed("millstone-pro6000-gpt-oss-20b-decode-1k",
                    f"{MILLSTONE_GPT_OSS_20B}: one request at 1k, 250.0 tokens/s", 250.0,
-                   lambda: gpt_oss_20b_on_pro_6000(1000)["decode_tokens_per_s_per_stream"]),
+                   lambda: gpt_oss_20b_on_pro_6000(1000)["decode_tokens_per_s_per_stream"], fitted=True),
     PublishedSpeed("millstone-pro6000-gpt-oss-20b-decode-128k",
                    f"{MILLSTONE_GPT_OSS_20B}: one request at 128k, 105.5 tokens/s", 105.5,
                    lambda: gpt_oss_20b_on_pro_6000(128_000)["decode_tokens_per_s_per_stream"],
                    xfail=MILLSTONE_PRO6000_GAP),
     PublishedSpeed("millstone-h200-qwen3-coder-next-fp8-decode-1k",
                    f"{MILLSTONE_QNEXT}: one request at 1k, 210.8 tokens/s", 210.8,
-                   lambda: qwen3_coder_next_on_h200(1000)["decode_tokens_per_s_per_stream"],
-                   xfail="each of its 48 layers is charged 30 us of small kernels, as a dense layer's; the step's "
-                         "4.7 ms leave ~80 us a layer for routing 10 of 512 experts and the 36 Gated DeltaNet state "
-                         "updates, and no other single-GPU mixture of experts in this table needs such a term "
-                         "(SGLang's Qwen3-30B-A3B on an H20 +11 %, llama.cpp's gpt-oss on a DGX Spark -12 %, -16 %)"),
+                   lambda: qwen3_coder_next_on_h200(1000)["decode_tokens_per_s_per_stream"], fitted=True),
     PublishedSpeed("millstone-h200-gpt-oss-120b-10-streams-1k",
                    f"{MILLSTONE_GPT_OSS_120B}: peak 849 tokens/s at 10 requests, 1k context", 849,
                    lambda: decode(shape("gpt-oss-120b", 1000), "int4", "h200-141gb-sxm", 1024, batch=10,
-                                  preset="gpt-oss-120b", engine="vllm")["decode_tokens_per_s_aggregate"],
-                   xfail="as the row above: a vLLM mixture of experts decoding on one GPU spends more a layer than a "
-                         "dense one's small kernels, not counted here"),
+                                  preset="gpt-oss-120b", engine="vllm")["decode_tokens_per_s_aggregate"]),
     PublishedSpeed("nim-2xh100-llama33-70b-fp8-ttft-5k", f"{NIM_70B}: TTFT 406.77 ms at concurrency 1", 0.40677,
                    lambda: nim_70b(1)["first_token_s"]),
     PublishedSpeed("nim-2xh100-llama33-70b-fp8-itl-1", f"{NIM_70B}: ITL 18.58 ms at concurrency 1", 1 / 0.01858,
@@ -724,6 +728,15 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "-ngl 99 --n-cpu-moe 36 (36 of 48 layers' experts in RAM), 'pure generation speed measured by the "
                    "server itself is 36.7 tok/s'", 36.7,
                    lambda: offloaded_decode("qwen3-30b-a3b", RTX_2080, I9_10900X_RAM_GB_PER_S, "gguf_q4_k_m", 0.75)),
+    # --- a mixture of experts decoding on one H200 and over four (speed.MOE_LAYER_S) ---
+    PublishedSpeed("sglang-h200-laguna-xs2-bf16-tp1-c1", f"{LAGUNA_SGLANG}: 1 x H200, mean TPOT 5.10 ms = 196 "
+                   "tokens/s", 1 / 0.00510,
+                   lambda: decode(LAGUNA_XS2, "bf16", "h200-141gb-sxm", 512, 1, engine="sglang",
+                                  scenario="inference_server")["decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("sglang-4xh200-laguna-xs2-bf16-tp4-c1", f"{LAGUNA_SGLANG}: 4 x H200, tensor parallel, mean TPOT "
+                   "4.13 ms = 242 tokens/s (faster than one H200)", 1 / 0.00413,
+                   lambda: decode(LAGUNA_XS2, "bf16", "h200-141gb-sxm", 512, 1, engine="sglang", gpus=4,
+                                  scenario="inference_server")["decode_tokens_per_s_per_stream"]),
     # --- llama.cpp -ngl: the GPU's layers at its bandwidth, the CPU's and the output layer from RAM ---
     PublishedSpeed("llmfit-778-2080-qwen2.5-14b-ngl-42", f"{LLMFIT_2080.format(778)}: Qwen2.5-14B with -ngl 42 (6 of "
                    "48 layers and the output layer on the CPU), 20.8 tokens/s", 20.8,
