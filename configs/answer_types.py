@@ -218,7 +218,9 @@ class Budget(Schema, frozen=True):
         "a catalog GPU id you have already (the id of a [[gpu]] in the catalog's gpus.toml: rtx-3090-24gb): the build "
         "is around those cards and does not price them; empty: none"
     ))] = ""
-    owned_gpu_count: Annotated[int, whole(0, 8, "how many of owned_gpu you have: the build's GPU count")] = 0
+    owned_gpu_count: Annotated[int, whole(0, 8, (
+        "how many of owned_gpu you have: the build's GPU count, or scale.gpu_count where it is more, the rest bought "
+        "(one 3090 owned and scale.gpu_count = 2 buys a second)"))] = 0
 
 
 class AnswersFile(Schema, frozen=True):

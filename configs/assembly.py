@@ -12,7 +12,7 @@ from pth_top.configs.market import PriceIndex, Quote, gpu_floor, quote
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_inference import experts_kept_on_gpus
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
-from pth_top.configs.owned import is_owned, owned_quote
+from pth_top.configs.owned import all_owned, beside_owned_quote, is_owned, owned_quote
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.rules import Rules, gpu_usable_bytes
 from pth_top.units import GIB
@@ -73,9 +73,11 @@ def offered(ctx: Context, kind: str) -> list[Part]:
 def part_quote(ctx: Context, part: Part) -> Quote:
     """What this buyer pays for the part in their market (used where allowed and listed), with its basis; a whole
     server priced only elsewhere, or before its GPU's price here, is at least its GPUs' price here."""
-    if is_owned(ctx.answers, part):
+    if all_owned(ctx.answers, part):
         return owned_quote(ctx.currency, ctx.market)
     found = quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
+    if is_owned(ctx.answers, part):  # more cards like the buyer's: only those bought are paid for
+        return beside_owned_quote(found, ctx.answers)
     gpu = ctx.catalog.get(part.get("gpu_id") or "") if part.kind == "system" else None
     if gpu is None or not gpu.buyable("new", ctx.market):  # a GPU not sold new here has no price here to floor at
         return found

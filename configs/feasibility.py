@@ -8,7 +8,7 @@ from typing import Callable, Mapping
 
 from pth_top.configs import scale_out, stacks
 from pth_top.configs import speed as sp
-from pth_top.configs.answers import MAX_GPUS, Answers
+from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import SLOW_WAY_OUT, changed_answers, keeps_the_job
 from pth_top.configs.levers import (
@@ -25,7 +25,7 @@ from pth_top.configs.levers import (
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import SHARDING_LABELS
-from pth_top.configs.owned import is_owned, owned_pin
+from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
@@ -76,7 +76,7 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         if gpu is None and fit is not None and fit.assembly.total_cny > assembly.total_cny:  # a CPU-only PC, nearer
             line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
         lines.append(line)
-    if gpu is not None and not buyable(ctx, gpu) and not is_owned(ctx.answers, gpu):
+    if gpu is not None and not buyable(ctx, gpu) and not all_owned(ctx.answers, gpu):
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "
                      f"market ({_unbuyable_reason(ctx, gpu)}): swap the GPU" + (
                          ", or allow used GPUs" if ctx.answers.budget.condition == "new" else ""))
@@ -182,7 +182,10 @@ def feasible_alternatives(
     holds is sized across nodes first (configs/scale_out.py). With a pinned GPU (the user's own cards), the cheapest
     lever that fits the job on them leads."""
     kept = _on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else None
-    found: list[Alternative] = [kept] if kept is not None else []
+    added = _more_of_your_cards(ctx, context_for)
+    if added is not None and kept is not None and kept.answers is not None and kept.answers.task.layer_offload:
+        kept, added = added, kept  # cards bought at the job's rate before layers run on the CPU at a fraction of it
+    found: list[Alternative] = [one for one in (kept, added) if one is not None]
     changes = answer_changes(ctx)
     halved = halved_micro_batch(ctx.answers)
     own_levers = [halved, recompute_only(ctx.answers)]  # not to be mixed with mb 1
@@ -234,8 +237,8 @@ def feasible_alternatives(
                 break
     # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
     # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first.
-    found = [alternative for alternative in found if alternative is kept] + sorted(
-        (alternative for alternative in found if alternative is not kept),
+    found = [alternative for alternative in found if alternative in (kept, added)] + sorted(
+        (alternative for alternative in found if alternative not in (kept, added)),
         key=lambda alternative: (alternative.slow_rate > 0, -alternative.slow_rate))
     rent = scale_out.rent_line(ctx, context_for)
     if rent:
@@ -288,11 +291,36 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
                                    "their build stays no recommendation), "
                                    f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
                                    f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
-            keep = "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned"
-            feasible = None if owned else _feasible_build(ctx, f"{keep} {count}{card.name}, {label}", on_them,
-                                                          [(card, True)])
+            bought = bought_beside_owned(ctx.answers)
+            keep = (f"keeping your {ctx.answers.budget.owned_gpu_count} and {bought} more" if bought else
+                    "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned")
+            cards = card.name if bought else count + card.name
+            feasible = None if owned else _feasible_build(ctx, f"{keep} {cards}, {label}", on_them, [(card, True)])
             if feasible is not None:
                 return replace(feasible, answers=answers, pins=dict(ctx.pins))
+    return None
+
+
+def _more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) -> Alternative | None:
+    """Owned cards short of memory: the fewest more like them, bought beside them, that hold the job as asked."""
+    pin, answers = owned_pin(ctx.answers), ctx.answers
+    card = ctx.catalog.get(pin[0]) if pin is not None else None
+    if card is None or memory_fit(ctx, card) != SHORT or ctx.edge or card["form"] == DESKTOP_SYSTEM \
+            or not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
+        return None
+    for count in range(ctx.gpu_count + 1, MAX_GPUS + 1):
+        more = answers.with_value("scale", "gpu_count", count)
+        if answers.task.mode == "training" and answers.scale.sharding in ("none", "zero1", "zero2"):
+            more = more.with_value("scale", "sharding", "zero3")  # the weights sharded over the cards too
+        if not splits_over_gpus(more):
+            continue
+        bought = count - answers.budget.owned_gpu_count
+        sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
+        feasible = _feasible_build(ctx, f"{bought} more {card.name} beside the {answers.budget.owned_gpu_count} you "
+                                        f"have (scale.gpu_count = {count}{sharded})", context_for(more),
+                                   [(card, True)])
+        if feasible is not None:
+            return replace(feasible, answers=more, pins={role: pin for role, pin in ctx.pins.items() if role != "gpu"})
     return None
 
 

@@ -292,9 +292,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         name = model_presets()[smaller_model].name
         changes.append((f"a smaller model of the same family, {name}",
                         answers.with_value("workload", "preset", smaller_model)))
-    if answers.budget.owned_gpu:  # as many GPUs as the cards the buyer has, unless a way out buys others
+    if answers.budget.owned_gpu:  # at least the cards the buyer has (more are bought), unless a way out buys others
         return [(label, changed) for label, changed in changes
-                if changed.scale.gpu_count == scale.gpu_count or not changed.budget.owned_gpu]
+                if changed.scale.gpu_count >= answers.budget.owned_gpu_count or not changed.budget.owned_gpu]
     return changes
 
 

@@ -56,6 +56,8 @@ class Quote:
     abroad: bool = False  # a used listing in another market than the buyer's (shipping on top)
     import_vat_fraction: float = 0.0  # the buyer market's import VAT, in amount_cny (rules.toml budget)
     source_vat_fraction: float = 0.0  # the VAT in another market's shop price, taken out of amount_cny
+    # (owned, all): cards like the buyer's own bought beside them; the amount is a card's x (all - owned) / all.
+    owned_of: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +264,12 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
     source = f", {q.source}" if q.source else ""
     if q.basis == "owned":
         return "price 0: cards you have (budget.owned_gpu), not bought: the total is the rest of the build"
+    if q.owned_of[0]:
+        owned, total = q.owned_of
+        share = total / (total - owned)
+        card = replace(q, amount_cny=q.amount_cny * share, amount=q.amount * share, owned_of=(0, 0))
+        return (f"{total - owned} bought beside the {owned} you have (budget.owned_gpu, at 0), each at: "
+                + quote_line(part, card, currency, rules))
     if q.basis == "new":
         return f"price {shown}: {where} market, new, as of {q.as_of}{source}"
     vat = (f", less its {q.source_vat_fraction:.0%} VAT" if q.source_vat_fraction else "") + (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+from dataclasses import replace
 from typing import Mapping
 
 from pth_top.configs.answers import Answers
@@ -16,9 +17,30 @@ OWNED_AS_OF = dt.date.max  # never stale: nothing is bought
 
 
 def owned_pin(answers: Answers) -> tuple[str, int] | None:
-    """The GPU pin the owned cards make: (catalog id, how many); None without owned cards."""
+    """The GPU pin the owned cards make: (catalog id, how many): those you have, or scale.gpu_count where it asks for
+    more of them; None without owned cards."""
     budget = answers.budget
-    return (budget.owned_gpu, budget.owned_gpu_count) if budget.owned_gpu and budget.owned_gpu_count else None
+    if not (budget.owned_gpu and budget.owned_gpu_count):
+        return None
+    return budget.owned_gpu, max(budget.owned_gpu_count, answers.scale.gpu_count)
+
+
+def bought_beside_owned(answers: Answers) -> int:
+    """How many more cards like the owned ones the build buys: its GPU count beyond those you have."""
+    budget = answers.budget
+    return max(0, answers.scale.gpu_count - budget.owned_gpu_count) if budget.owned_gpu else 0
+
+
+def owned_line(answers: Answers) -> str:
+    """The GPU's reasoning line on the buyer's own cards, and those bought beside them."""
+    owned, bought = answers.budget.owned_gpu_count, bought_beside_owned(answers)
+    more = f", and {bought} more like them bought (scale.gpu_count = {answers.scale.gpu_count})" if bought else ""
+    return f"the {owned} you have (budget.owned_gpu): not bought{more}; the build is around them"
+
+
+def all_owned(answers: Answers, part: Part | None) -> bool:
+    """Whether the part is the buyer's own GPU and the build buys none of it."""
+    return is_owned(answers, part) and not bought_beside_owned(answers)
 
 
 def with_owned_pin(answers: Answers, pins: Mapping[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
@@ -71,3 +93,10 @@ def is_owned(answers: Answers, part: Part | None) -> bool:
 def owned_quote(currency: str, market: str) -> Quote:
     """What an owned card costs: nothing."""
     return Quote(0.0, 0.0, currency, OWNED_AS_OF, "", "owned", market)
+
+
+def beside_owned_quote(card: Quote, answers: Answers) -> Quote:
+    """The GPUs' unit price where the build buys cards like the owned ones: a card's, over the bought share."""
+    total, owned = answers.scale.gpu_count, answers.budget.owned_gpu_count
+    share = (total - owned) / total
+    return replace(card, amount_cny=card.amount_cny * share, amount=card.amount * share, owned_of=(owned, total))

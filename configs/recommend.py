@@ -41,7 +41,15 @@ from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
-from pth_top.configs.owned import check_owned, is_owned, owned_pin, with_owned_pin, without_owned
+from pth_top.configs.owned import (
+    all_owned,
+    check_owned,
+    is_owned,
+    owned_line,
+    owned_pin,
+    with_owned_pin,
+    without_owned,
+)
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
@@ -75,7 +83,10 @@ def recommend(
     check_owned(answers, catalog)
     swapped = (pins or {}).get("gpu")
     set_aside = ""
-    if swapped and owned_pin(answers) and tuple(swapped) != owned_pin(answers):  # other GPUs pinned: bought
+    if swapped and owned_pin(answers) and swapped[0] == answers.budget.owned_gpu \
+            and swapped[1] >= answers.budget.owned_gpu_count:  # more (or as many) of the buyer's own cards
+        answers = answers.with_value("scale", "gpu_count", swapped[1])
+    elif swapped and owned_pin(answers) and tuple(swapped) != owned_pin(answers):  # other GPUs pinned: bought
         set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build is around "
                      "the choice made instead, bought; answer budget.owned_gpu again to build around them")
         answers = without_owned(answers)
@@ -311,7 +322,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
-    if answers.budget.condition == "used" and not (gpu is not None and is_owned(answers, gpu)):  # not bought
+    if answers.budget.condition == "used" and not all_owned(answers, gpu):  # some bought
         warnings.append(
             "used GPUs: before paying, run `pth-top bench --accept` on the card (a 5-minute burn, a VRAM pattern test "
             "and the ECC/remap/Xid counters; README 'Burn-in and used-GPU acceptance'), and prefer brands whose "
@@ -384,9 +395,8 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     lines = [
         f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {_memory_text(gpu)} {kind} "
         f"({usable_text}) (guide §2.1; each term's formula under Reasoning)",
-        f"the {ctx.gpu_count} you have (budget.owned_gpu): not bought, the build is around them" if is_owned(
-            ctx.answers, gpu) else f"ranked by {metric_text} among cards meeting the floor, the most memory among "
-        f"builds within {NEAR_TIE:.0%} of the best (guide §2.3)",
+        owned_line(ctx.answers) if is_owned(ctx.answers, gpu) else f"ranked by {metric_text} among cards meeting the "
+        f"floor, the most memory among builds within {NEAR_TIE:.0%} of the best (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset
     if preset.startswith("gpt2"):

@@ -26,7 +26,7 @@ AYA_32B = dict(
 
 
 def _owned(card: str, count: int = 2, **changes):
-    return answers("inference_server", **AYA_32B, budget__owned_gpu=card, budget__owned_gpu_count=count, **changes)
+    return answers("inference_server", **{**AYA_32B, **changes}, budget__owned_gpu=card, budget__owned_gpu_count=count)
 
 
 def test_cards_you_have_are_the_builds_gpus_and_cost_nothing(catalog):
@@ -47,6 +47,27 @@ def test_cards_you_have_are_the_builds_gpus_and_cost_nothing(catalog):
     assert build.component("gpu").quantity == 2
     assert loads_build(dumps_build(build, created=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc),
                                    tool_version="t"))[0].answers.budget.owned_gpu == "rtx-3090-24gb"
+
+
+def test_more_cards_like_yours_are_bought_beside_them(catalog):
+    # Audit PP: "I have one 3090 and want a second" was the owned count alone, or every card bought.
+    one = recommend(_owned("rtx-3090-24gb", 1, scale__gpu_count=2, budget__condition="used",
+                           budget__currency="USD", budget__amount=3000.0), catalog, today=TODAY)
+    gpu = one.component("gpu")
+    card = recommend(answers("inference_server", **{**AYA_32B, "budget__currency": "USD", "budget__amount": 3000.0,
+                                                     "budget__condition": "used", "scale__gpu_count": 2}), catalog,
+                     pins={"gpu": ("rtx-3090-24gb", 2)}, today=TODAY).component("gpu").unit_price_cny
+    assert one.feasible and (gpu.part_id, gpu.quantity) == ("rtx-3090-24gb", 2)
+    assert gpu.total_price_cny == pytest.approx(card)  # one card's price: the other is the buyer's
+    assert any("1 more like them bought" in line for line in gpu.reasoning), gpu.reasoning
+    assert any(line.startswith("1 bought beside the 1 you have") and "used market" in line
+               for line in gpu.reasoning), gpu.reasoning
+    assert any("before paying" in line for line in one.warnings)  # a used card is bought: the burn-in advice stands
+    # Pinning more of the same card in the review buys them beside yours; fewer than you have sets yours aside.
+    more = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-3090-24gb", 3)}, today=TODAY)
+    assert more.component("gpu").total_price_cny == pytest.approx(more.component("gpu").unit_price_cny * 3)
+    assert not any("set aside" in line for line in more.warnings) and more.answers.budget.owned_gpu
+    assert more.component("gpu").unit_price_cny * 3 < 2 * card * 1.01
 
 
 def test_levers_keep_the_cards_you_have_before_buying_others(catalog):
@@ -141,3 +162,25 @@ def test_owned_cards_of_another_machine_kind_are_one_line_and_unsupported_weight
     short = recommend(qlora, catalog, today=TODAY)
     assert not [line for line in short.feasible_alternatives if line.startswith("keeping your")], \
         short.feasible_alternatives
+
+
+def test_a_card_short_of_the_job_is_offered_more_like_it_before_layers_on_the_cpu(catalog):
+    # Audit PP: one owned 3090 for Qwen2-72B in Q4_K_M at 8k was offered a DGX Spark (~4 tokens/s) or renting, never
+    # the 3090s a buyer adds: 3 x 3090 on a layer split, ~12 tokens/s.
+    job = answers(workload__preset="custom", workload__parameters=72_706_203_648, workload__layers=80,
+                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__intermediate_size=29568, workload__gated_mlp=True, workload__vocabulary_size=152_064,
+                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
+                  task__generated_tokens=512, budget__amount=5000.0, budget__currency="USD", budget__condition="used",
+                  budget__owned_gpu="rtx-3090-24gb", budget__owned_gpu_count=1)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, pins = build.applicable_alternatives[0]
+    assert line.startswith("2 more NVIDIA GeForce RTX 3090 24GB beside the 1 you have (scale.gpu_count = 3)"), line
+    assert "tokens/s" in line and any("partial offload" in other for other in build.feasible_alternatives[1:])
+    applied = recommend(changed, catalog, pins=pins or None, today=TODAY)
+    gpu = applied.component("gpu")
+    assert applied.feasible and (gpu.part_id, gpu.quantity) == ("rtx-3090-24gb", 3)
+    assert any("2 more like them bought" in reason for reason in gpu.reasoning)
+    assert applied.speed.figures["decode_tokens_per_s_per_stream"] > 8
