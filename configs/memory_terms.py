@@ -80,6 +80,7 @@ class ModelShape:
     attention_width: int = 0
     # A MoE's routed experts a token reads, as a share of them (k / n: DeepSeek-V3 8 of 256); 0 when not known.
     routed_expert_share: float = 0.0
+    experts_count: int = 0  # a MoE's routed experts a layer (config.json num_experts); 0 when not known
     # Per-head width when it is not hidden / heads (Gemma 3 27B: 128, not 5,376 / 32 = 168); 0: hidden / heads.
     head_dim: int = 0
     # Sliding-window attention: this many layers attend to (and cache) only the last sliding_window_tokens; the

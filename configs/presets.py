@@ -219,7 +219,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             tied_embeddings=preset.tied_embeddings,
             attention_width=preset.attention_width,
             routed_expert_share=preset.experts_per_token / preset.experts_count if preset.experts_count else 0.0,
-            head_dim=preset.head_dim, sliding_window_tokens=preset.sliding_window_tokens,
+            experts_count=preset.experts_count, head_dim=preset.head_dim,
+            sliding_window_tokens=preset.sliding_window_tokens,
             sliding_window_layers=preset.sliding_window_layers,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
             f"({preset.source}){scale_text}{_peak_text(preset)}"
@@ -243,7 +244,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             decoded_frames_at_once=workload.decoded_frames_at_once,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
-            lm_head=not workload.encoder_only, tied_embeddings=workload.tied_embeddings,
+            experts_count=workload.experts_count, lm_head=not workload.encoder_only,
+            tied_embeddings=workload.tied_embeddings,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(active)} " \
             f"({origin})"
     if kind == "cnn":

@@ -79,6 +79,10 @@ TENSOR_PARALLEL_MOE_LAYER_S = 55e-6
 # an H200 (SGLang cookbook, TPOT 5.10 ms) 53 us, gpt-oss-20b on an RTX PRO 6000 41 us and Qwen3-Coder-Next on an
 # H200 47 us (Millstone, vLLM), Qwen3-30B-A3B on an H20 15 us (its card's fitted decode fraction takes the rest).
 MOE_LAYER_S = 45e-6
+# Transformers' MoE block loops over every routed expert of a layer in Python, a host sync each, at each decode step:
+# fitted on Qwen3-30B-A3B BF16 on an H20 (128 experts, 48 layers; Transformers 4.51.3, 1.89 tokens/s, QwenLM/Qwen2.5
+# speed_benchmark.md); Qwen2-57B-A14B's GPTQ-Int4 on an A100 (64 experts, 28 layers; 4.38.2: 5.55) is the check.
+HF_MOE_EXPERT_S = 85e-6
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
 JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
@@ -237,7 +241,7 @@ def duration(seconds: float) -> str:
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
-           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0) -> Prediction:
+           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
     generate()'s eager dispatch where `eager`); capped by compute."""
@@ -246,6 +250,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     split = moe and device.working_count > 1
     split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
     eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
+    expert_loop_s = layers * experts_count * HF_MOE_EXPERT_S if eager and moe and device.decode_layer_s else 0.0
+    eager_s += expert_loop_s
     fixed_s = layers * device.decode_layer_s + split_moe_s + eager_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
@@ -265,6 +271,9 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     if eager_s:
         fixed_text += (f" + {layers} layers x {HF_GENERATE_LAYER_S * 1e6:g} us of generate()'s eager dispatch "
                        "(no CUDA graph)")
+    if expert_loop_s:
+        fixed_text += (f" + {layers} layers x {experts_count} experts x {HF_MOE_EXPERT_S * 1e6:g} us of Transformers' "
+                       "loop over them (a host sync each)")
     out.formula.append(
         f"decode: {weight_bytes / 1e9:.3g} GB weights + {batch} x {kv_bytes_per_stream / 1e9:.3g} GB KV cache per "
         f"step at {bandwidth_text}{fixed_text} = {1 / step_s:,.1f} tokens/s per stream")

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 43,
-test_requests.py 13): 112 here (211 in all).
+test_requests.py 13): 115 here (214 in all).
 """
 
 from __future__ import annotations
@@ -314,6 +314,15 @@ QWEN_H20 = ("github.com/QwenLM/Qwen2.5 docs/source/getting_started/speed_benchma
 
 
 QWEN_H20_HF = QWEN_H20.replace("SGLang 0.4.6.post1", "Transformers 4.51.3 (GPTQModel 2.2.0, AutoAWQ 0.2.9)")
+QWEN2_HF = ("github.com/shadowboxx/Qwen2 docs/source/benchmark/speed_benchmark.rst (Qwen2's speed benchmark): A100 "
+            "80GB, Transformers 4.38.2, AutoGPTQ 0.7.1, batch 1, input 1, 2,048 tokens generated")
+# Qwen2-57B-A14B (huggingface.co/Qwen/Qwen2-57B-A14B-Instruct config.json: 28 layers, hidden 3584, 28 heads, 4 KV heads,
+# 64 experts of 2560, 8 a token, and a shared one of 20480, V 151,936; 57.4B total, 14.2B active).
+QWEN2_57B = model_shape(answers_of(
+    workload__preset="custom", workload__parameters=57_409_000_000, workload__active_parameters=14_200_000_000,
+    workload__experts_count=64, workload__experts_per_token=8, workload__layers=28, workload__hidden_size=3584,
+    workload__attention_heads=28, workload__kv_heads=4, workload__vocabulary_size=151_936,
+    workload__sequence_length=1).workload)[0]
 BNB_347 = "github.com/bitsandbytes-foundation/bitsandbytes/issues/347: Llama 7B under generate() on one RTX 3090"
 QWEN1_HF = ("github.com/QwenLM/Qwen README (03cd81f5), 'Inference Performance': one A100-SXM4-80G (2 where said), "
             "transformers with Flash-Attention 2, 2,048 tokens generated, batch 1")
@@ -460,6 +469,16 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("hf-h20-qwen3-8b-awq-decode", f"{QWEN_H20_HF}: Qwen3-8B AWQ-INT4, 51.33 tokens/s", 51.33,
                    lambda: decode(QWEN3_8B, "int4", "h20-96gb", 2048, engine="hf_generate", quantization="awq_g128")[
                        "decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("hf-h20-qwen3-30b-a3b-bf16-decode", f"{QWEN_H20_HF}: Qwen3-30B-A3B BF16, 1.89 tokens/s (its 128 "
+                   "experts looped over in Python)", 1.89,
+                   lambda: decode(shape("qwen3-30b-a3b", 1), "bf16", "h20-96gb", 2048, preset="qwen3-30b-a3b",
+                                  engine="hf_generate")["decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("hf-a100-qwen2-57b-a14b-gptq-int4-decode", f"{QWEN2_HF}: Qwen2-57B-A14B GPTQ-Int4 on 1 GPU, 5.55 "
+                   "tokens/s", 5.55, lambda: decode(QWEN2_57B, "int4", "a100-80gb-pcie", 2048, engine="hf_generate",
+                                                    quantization="gptq_g128")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("hf-2xa100-qwen2-57b-a14b-bf16-decode", f"{QWEN2_HF}: Qwen2-57B-A14B BF16 on 2 GPUs, 4.76 tokens/s",
+                   4.76, lambda: decode(QWEN2_57B, "bf16", "a100-80gb-pcie", 2048, engine="hf_generate", gpus=2)[
+                       "decode_tokens_per_s_per_stream"]),
     PublishedSpeed("bnb347-3090-llama7b-fp16-decode", f"{BNB_347}: fp16, 32.89 ms a token", 1 / 0.03289,
                    lambda: decode(shape("llama-7b", 1), "fp16", "rtx-3090-24gb", 128, preset="llama-7b",
                                   engine="hf_generate")["decode_tokens_per_s_per_stream"]),
