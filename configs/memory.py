@@ -343,6 +343,15 @@ def estimate_memory(
                     else ""))
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + max(0, frozen - training),
                        formula=(*breakdown.formula, line))
+    gpus = answers.scale.gpu_count
+    if answers.task.mode != "inference" and answers.data.kind == "text" and gpus > 1 \
+            and answers.scale.sharding in ("zero3", "fsdp"):
+        # TRL prepares a reference model or a teacher with the trained model's ZeRO-3 or FSDP: sharded as it is.
+        label = SHARDING_LABELS[answers.scale.sharding]
+        line = (f"{frozen_line}; sharded over the {gpus} GPUs as the model is ({label}, TRL's DPOTrainer and "
+                f"GKDTrainer): {frozen / gpus / 1e9:.3g} GB a GPU")
+        return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen // gpus,
+                       formula=(*breakdown.formula, line))
     if answers.task.mode != "inference":
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen,
                        formula=(*breakdown.formula, frozen_line))

@@ -225,6 +225,27 @@ def test_frozen_models_beside_the_model_count_in_weights_only():
         assert in_8_bit.weights_bytes - base.weights_bytes == t5
 
 
+def test_a_reference_model_under_zero3_or_fsdp_is_sharded_as_the_model_is():
+    # Audit OO: the alignment-handbook's Zephyr-7B DPO (ZeRO-3, 8 GPUs) held its 7.24B bf16 reference whole on each
+    # GPU, 13.5 GiB, and refused 8 x A100 40GB; TRL's prepare_deepspeed gives the reference the same ZeRO-3.
+    reference = 7_241_732_096
+    job = Answers(workload=Workload(preset="mistral-7b", frozen_parameters=reference, sequence_length=1024,
+                                    batch_size=256),
+                  task=Task(mode="training", precision="bf16", recompute="full", accumulation_steps=2))
+    shape = model_shape(job.workload)[0]
+    for sharding in ("zero3", "fsdp"):
+        sharded = job.with_value("scale", "gpu_count", 8).with_value("scale", "sharding", sharding)
+        alone = estimate_memory(sharded.with_value("workload", "frozen_parameters", 0), shape)
+        assert estimate_memory(sharded, shape).weights_bytes - alone.weights_bytes == reference * 2 // 8
+    replicated = job.with_value("scale", "gpu_count", 8).with_value("scale", "sharding", "zero2")
+    alone = estimate_memory(replicated.with_value("workload", "frozen_parameters", 0), shape)
+    assert estimate_memory(replicated, shape).weights_bytes - alone.weights_bytes == reference * 2  # ZeRO-2: whole
+    images = job.with_value("data", "kind", "image").with_value("scale", "gpu_count", 8)
+    images = images.with_value("scale", "sharding", "zero3")  # a diffusion trainer's frozen encoders: on each GPU
+    alone = estimate_memory(images.with_value("workload", "frozen_parameters", 0), shape)
+    assert estimate_memory(images, shape).weights_bytes - alone.weights_bytes == reference * 2
+
+
 def test_cnn_and_generic_inference_keep_the_1_2_rule():
     # EleutherAI "Transformer Math 101": total inference memory ~ 1.2 x model weights.
     breakdown = estimate_inference(SEVEN_B, precision="fp16", batch=1, cuda_context_bytes=0)
