@@ -34,9 +34,11 @@ def kit_order(ctx: Context, board: Part, need_ecc: bool, floor_gib: float, cpu: 
 
 
 def channels_to_fill(ctx: Context, cpu: Part | None, sockets: int = 1) -> int:
-    """The memory channels a build that decodes from RAM (CPU-only, or llama.cpp --cpu-moe's experts) fills: its
-    rate is the populated channels' bandwidth (an EPYC 9554 with 4 of its 12 filled reads at a third); else 0."""
-    if cpu is None or not (ctx.gpu_count == 0 or ctx.answers.task.expert_offload):
+    """The memory channels a build that decodes from RAM (CPU-only, llama.cpp --cpu-moe's experts, or -ngl's layers
+    on a card you have) fills: its rate is the populated channels' bandwidth (an EPYC 9554 with 4 of its 12 filled
+    reads at a third); else 0."""
+    task = ctx.answers.task
+    if cpu is None or not (ctx.gpu_count == 0 or task.expert_offload or task.layer_offload and "gpu" in ctx.pins):
         return 0
     return int(cpu.get("memory_channels_count", 0) or 0) * sockets  # a 2-socket server: both CPUs' channels
 

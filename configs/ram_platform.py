@@ -5,7 +5,7 @@ cheapest board and kit."""
 from __future__ import annotations
 
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build
-from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.assembly import Assembly, Context, memory_on
 from pth_top.configs.market import money
 from pth_top.configs.parts import Part
 from pth_top.configs.speed_cpu import ram_bandwidth_gb_per_s
@@ -18,10 +18,11 @@ def ram_gb_per_s(assembly: Assembly) -> float:
     return ram_bandwidth_gb_per_s(cpu[0].spec, kit[0].spec, kit[1])[0]
 
 
-def chooses_ram_for_experts(ctx: Context, assembly: Assembly) -> bool:
-    """A build whose experts run from RAM (task.expert_offload) and whose CPU is the wizard's to choose: not pinned,
-    not part of a whole server."""
-    return ctx.answers.task.expert_offload and "cpu" not in ctx.pins and "system" not in assembly.chosen
+def chooses_ram_for_experts(ctx: Context, assembly: Assembly, gpu: Part | None = None) -> bool:
+    """A build whose experts (task.expert_offload) or some of whose layers (task.layer_offload, on this GPU) run from
+    RAM, and whose CPU is the wizard's to choose: not pinned, not part of a whole server."""
+    from_ram = ctx.answers.task.expert_offload or gpu is not None and bool(memory_on(ctx, gpu).offloaded_layers)
+    return from_ram and "cpu" not in ctx.pins and "system" not in assembly.chosen
 
 
 def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly) -> Assembly:
@@ -32,7 +33,8 @@ def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly
     best = best_desktop_cpu_build(ctx, gpu, cheapest, lambda build: round(ram_gb_per_s(build), 1))
     if best is not cheapest:
         lines = best.reasons.setdefault("cpu", [])
-        what = "the experts run from RAM (llama.cpp --cpu-moe)" if gpu is not None else "the CPU decodes from RAM"
+        what = ("the CPU decodes from RAM" if gpu is None else "the experts run from RAM (llama.cpp --cpu-moe)"
+                if ctx.answers.task.expert_offload else "some layers run from RAM (llama.cpp -ngl)")
         line = (f"{what}, so the decode rate follows its bandwidth: "
                 f"{ram_gb_per_s(best):,.1f} GB/s on this platform against {ram_gb_per_s(cheapest):,.1f} on the "
                 f"cheapest ({cheapest.chosen['cpu'][0].name}, {money(cheapest.total_cny, ctx.currency, ctx.rules)} "

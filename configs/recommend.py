@@ -134,7 +134,7 @@ def _recommend(
     elif pinned_gpu:
         gpu = pinned_part(ctx, "gpu")
         assembly = assemble(ctx, gpu)
-        if chooses_ram_for_experts(ctx, assembly):
+        if chooses_ram_for_experts(ctx, assembly, gpu):
             assembly = fastest_ram_within_budget(ctx, gpu, assembly)
         # The ranking's own order, so that repeated swaps walk every allowed GPU once before wrapping round.
         if gpu.id not in gpu_order:

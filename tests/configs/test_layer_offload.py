@@ -113,3 +113,14 @@ def test_layer_offload_out_of_place_is_one_clear_error(scenario, task, preset, r
     with pytest.raises(ConfigFileError) as caught:
         answers_from_dict(table, path="a.toml")
     assert caught.value.key == "task.layer_offload" and reason in str(caught.value)
+
+
+def test_layers_on_the_cpu_buy_the_fastest_ram_the_budget_allows(catalog):
+    # Audit RR: a partial offload's decode is mostly the CPU's, yet it was built on the cheapest DDR4 platform with
+    # money left; the experts in RAM already bought the RAM's bandwidth first.
+    tight, roomy = (recommend(qwen14b_q4(budget__amount=amount), catalog, today=TODAY) for amount in (800.0, 1300.0))
+    assert tight.feasible and roomy.feasible
+    rate = [build.speed.figures["decode_tokens_per_s_per_stream"] for build in (tight, roomy)]
+    assert rate[1] > 1.3 * rate[0]
+    assert any("some layers run from RAM (llama.cpp -ngl)" in line for line in roomy.component("cpu").reasoning)
+    assert roomy.total_price_cny <= roomy.budget_cny
