@@ -11,7 +11,8 @@ from typing import Callable
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers, splits_over_gpus
-from pth_top.configs.assembly import Assembly, Context, fits_on, needed_bytes
+from pth_top.configs.assemble import assemble
+from pth_top.configs.assembly import SHORT, Assembly, Context, fits_on, memory_fit, needed_bytes
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import (
     answer_changes,
@@ -68,8 +69,9 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
     fitting build, when it ranked the GPUs (not when one is pinned)."""
-    if owned_pin(ctx.answers) is not None:  # the buyer's cards: the way out buys others, not a lever on them
-        unchanged = None
+    if (pin := owned_pin(ctx.answers)) is not None:  # the buyer's cards: the way out buys others, not a lever on them
+        card = ctx.catalog.get(pin[0])  # where they hold the job, a way out costs less than the build around them
+        unchanged = (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
     elif unchanged is None or sp.stated_target(ctx.answers.task) is not None:  # the caller's is not rate-filtered
         unchanged = _cheapest_fitting(ctx)
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.

@@ -70,6 +70,14 @@ def test_more_cards_like_yours_are_bought_beside_them(catalog):
     assert more.component("gpu").unit_price_cny * 3 < 2 * card * 1.01
 
 
+def test_cards_you_have_over_budget_are_not_replaced_by_dearer_ones(catalog):
+    # Audit RR: the build around two owned 3090s a little over budget was followed by "the nearest build, over
+    # budget: buying other cards", two 16 GB cards costing more; the build around the cards is the nearest.
+    build = recommend(_owned("rtx-3090-24gb", budget__amount=1600.0), catalog, today=TODAY)
+    assert build.blockers[0] == "not feasible within €1,600: this build around your cards costs €1,713"
+    assert not any("buying other cards" in line for line in (*build.blockers, *build.feasible_alternatives))
+
+
 def test_levers_keep_the_cards_you_have_before_buying_others(catalog):
     # Two 16 GB cards hold the job with an fp8 KV cache; buying other cards is a way out too, not the first.
     build = recommend(_owned("rtx-4060-ti-16gb"), catalog, today=TODAY)
