@@ -9,8 +9,19 @@ from typing import Callable, Mapping
 from pth_top.configs import scale_out, stacks
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
-from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, buyable, fits_on, memory_fit, needed_bytes
+from pth_top.configs.assembly import (
+    SHORT,
+    TIGHT,
+    Assembly,
+    Context,
+    buyable,
+    fits_on,
+    memory_fit,
+    memory_on,
+    needed_bytes,
+)
 from pth_top.configs.beyond_answers import SLOW_WAY_OUT, changed_answers, keeps_the_job
+from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -29,6 +40,7 @@ from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owne
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
+from pth_top.configs.ram_platform import runs_from_ram
 from pth_top.configs.ranking import (
     Fit,
     first_acceptable,
@@ -38,7 +50,7 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.speed_build import job_figures
+from pth_top.configs.speed_build import device_for, inference, job_figures
 from pth_top.units import GIB
 
 
@@ -236,10 +248,11 @@ def feasible_alternatives(
                 found.insert(_keeping(ctx, found), replace(feasible, answers=used))
                 break
     # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
-    # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first.
-    found = [alternative for alternative in found if alternative in (kept, added)] + sorted(
-        (alternative for alternative in found if alternative not in (kept, added)),
-        key=lambda alternative: (alternative.slow_rate > 0, -alternative.slow_rate))
+    # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first;
+    # the ways out on the pinned or owned cards lead, unless they are the slow ones.
+    on_them = [alternative for alternative in found if alternative in (kept, added) and not alternative.slow_rate]
+    found = on_them + sorted((alternative for alternative in found if alternative not in on_them),
+        key=lambda alternative: (alternative.slow_rate > 0, -_rate_band(alternative.slow_rate)))
     rent = scale_out.rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
@@ -249,6 +262,13 @@ def feasible_alternatives(
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
+
+
+SLOW_RATE_BAND = 1.15  # slow ways out within 15 % of each other's rate keep the levers' order (quality first)
+
+
+def _rate_band(rate: float) -> int:
+    return math.floor(math.log(rate, SLOW_RATE_BAND)) if rate > 0 else 0
 
 
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,
@@ -346,7 +366,7 @@ def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[t
         return None
     assembly, gpu = found
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    rate, slow = _slow_decode(alternative, gpu)
+    rate, slow = _slow_decode(alternative, gpu, assembly)
     need_gib = needed_bytes(alternative, gpu) / GIB
     return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {_money(ctx, assembly.total_cny)} "
@@ -355,15 +375,22 @@ def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[t
                        build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)))
 
 
-def _slow_decode(ctx: Context, gpu: Part) -> tuple[float, str]:
-    """A language model's decode rate a stream on these GPUs (their datasheet), and why it is too slow to serve the
-    job (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); "" where it is not."""
+def _slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tuple[float, str]:
+    """A language model's decode rate a stream on these GPUs (their datasheet; with what runs from the assembly's
+    RAM), and why it is too slow to serve the job (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); ""
+    where it is not."""
     task, shape = ctx.answers.task, ctx.shape
     if task.mode != "inference" or shape.kind != "transformer" or shape.denoising_steps or forward_only(shape):
         return 0.0, ""
     stated = sp.stated_target(task)
     floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
     figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    if assembly is not None and runs_from_ram(ctx, gpu):  # layers or experts on the CPU: at its RAM's rate
+        cpu, kit = assembly.chosen.get("cpu"), assembly.chosen.get("memory_kit")
+        device = with_ram_split(device_for(dict(gpu.spec), gpu.name, ctx.gpu_count, ctx.answers, shape, None),
+                                ctx.answers, shape, memory_on(ctx, gpu), dict(cpu[0].spec) if cpu else None,
+                                dict(kit[0].spec) if kit else None, kit[1] if kit else 0)
+        figures = inference(ctx.answers, shape, device).figures
     idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
     rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
     loaded = stated is not None and sp.held_under_load(figures, stated[0])

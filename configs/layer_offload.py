@@ -9,6 +9,7 @@ layers over PCIe once per 512-token micro-batch (PR 6083, "offload large batches
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
@@ -68,15 +69,19 @@ def layers_kept_on_gpus(memory: MemoryBreakdown, answers: Answers, shape: ModelS
 def with_host_ram(device: sp.Device, build: Build, shape: ModelShape) -> sp.Device:
     """The GPUs with what the build keeps in RAM (layers, or a share of the experts) and, on a desktop CPU, the
     RAM's bandwidth the CPU runs it at (a workstation's depends on NUMA and threads: not predicted)."""
-    answers, memory = build.answers, build.memory
-    device = replace(device, layers_in_ram=memory.offloaded_layers)
     cpu, kit = build.component("cpu"), build.component("memory_kit")
-    if not (answers.task.expert_offload or device.layers_in_ram) or cpu is None or kit is None \
-            or cpu.spec.get("platform") != "desktop":
+    return with_ram_split(device, build.answers, shape, build.memory, dict(cpu.spec) if cpu else None,
+                          dict(kit.spec) if kit else None, kit.quantity if kit else 0)
+
+
+def with_ram_split(device: sp.Device, answers: Answers, shape: ModelShape, memory: MemoryBreakdown,
+                   cpu: dict[str, Any] | None, kit: dict[str, Any] | None, kits: int) -> sp.Device:
+    """with_host_ram for the parts of a build not yet made (a way out's assembly)."""
+    share = experts_in_ram_share(answers, shape, memory.host_offload_bytes) if answers.task.expert_offload else 0.0
+    device = replace(device, layers_in_ram=memory.offloaded_layers, experts_in_ram_share=share)
+    if not (share or device.layers_in_ram) or cpu is None or kit is None or cpu.get("platform") != "desktop":
         return device
-    ram, _ = ram_bandwidth_gb_per_s(dict(cpu.spec), dict(kit.spec), kit.quantity)
-    return replace(device, host_ram_gb_per_s=ram,
-                   experts_in_ram_share=experts_in_ram_share(answers, shape, memory.host_offload_bytes))
+    return replace(device, host_ram_gb_per_s=ram_bandwidth_gb_per_s(cpu, kit, kits)[0])
 
 
 def partial_offload_speed(answers: Answers, shape: ModelShape, device: sp.Device, reads: DecodeReads

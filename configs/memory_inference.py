@@ -60,6 +60,9 @@ def expert_bytes(shape: ModelShape, precision: str, quantization: str, engine: s
     return shape.routed_expert_parameters * bytes_per_parameter
 
 
+EXPERTS_IN_RAM_LINE = "llama.cpp --cpu-moe (task.expert_offload)"
+
+
 def experts_kept_on_gpus(memory: MemoryBreakdown, shape: ModelShape, room_bytes: float, gpus: int
                          ) -> MemoryBreakdown:
     """llama.cpp --n-cpu-moe N (PR 15077): the routed experts of as many layers as the GPUs' free memory holds
@@ -70,11 +73,17 @@ def experts_kept_on_gpus(memory: MemoryBreakdown, shape: ModelShape, room_bytes:
     if not kept:
         return memory
     on_gpus = kept * per_layer
-    line = (f"llama.cpp --n-cpu-moe {layers - kept}: {kept} of {layers} layers' experts ({on_gpus / 1e9:.3g} GB) "
-            f"fill the GPU's free memory, the other {layers - kept} layers' ({(experts - on_gpus) / 1e9:.3g} GB) "
-            "stay in RAM")
+    formula = memory.formula
+    if kept == layers:  # the card holds the whole model: nothing runs from RAM
+        formula = tuple(line for line in formula if not line.startswith(EXPERTS_IN_RAM_LINE))
+        line = (f"all {layers} layers' experts ({on_gpus / 1e9:.3g} GB) fit beside the rest: none stay in RAM, "
+                "--cpu-moe is not needed on this card")
+    else:
+        line = (f"llama.cpp --n-cpu-moe {layers - kept}: {kept} of {layers} layers' experts ({on_gpus / 1e9:.3g} GB) "
+                f"fill the GPU's free memory, the other {layers - kept} layers' ({(experts - on_gpus) / 1e9:.3g} GB) "
+                "stay in RAM")
     return replace(memory, weights_bytes=int(memory.weights_bytes + on_gpus / gpus),
-                   host_offload_bytes=int(experts - on_gpus), formula=(*memory.formula, line))
+                   host_offload_bytes=int(experts - on_gpus), formula=(*formula, line))
 
 
 def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
@@ -105,7 +114,7 @@ def estimate_inference(
     weights = (all_weights - experts) / n
     formula = [weights_line]
     if experts:
-        formula.append(f"llama.cpp --cpu-moe (task.expert_offload): the routed experts, "
+        formula.append(f"{EXPERTS_IN_RAM_LINE}: the routed experts, "
                        f"{shape.routed_expert_parameters / 1e9:.3g}B params = {experts / 1e9:.3g} GB, stay in "
                        "system RAM, off the GPU")
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0

@@ -18,11 +18,17 @@ def ram_gb_per_s(assembly: Assembly) -> float:
     return ram_bandwidth_gb_per_s(cpu[0].spec, kit[0].spec, kit[1])[0]
 
 
-def chooses_ram_for_experts(ctx: Context, assembly: Assembly, gpu: Part | None = None) -> bool:
-    """A build whose experts (task.expert_offload) or some of whose layers (task.layer_offload, on this GPU) run from
-    RAM, and whose CPU is the wizard's to choose: not pinned, not part of a whole server."""
-    from_ram = ctx.answers.task.expert_offload or gpu is not None and bool(memory_on(ctx, gpu).offloaded_layers)
-    return from_ram and "cpu" not in ctx.pins and "system" not in assembly.chosen
+def runs_from_ram(ctx: Context, gpu: Part) -> bool:
+    """Whether some of the model runs from RAM on this GPU: experts it cannot hold (task.expert_offload) or layers
+    (task.layer_offload, on a card you have)."""
+    memory = memory_on(ctx, gpu)
+    return bool(memory.offloaded_layers or ctx.answers.task.expert_offload and memory.host_offload_bytes)
+
+
+def chooses_ram_for_experts(ctx: Context, assembly: Assembly, gpu: Part) -> bool:
+    """A build of which some runs from RAM on this GPU, and whose CPU is the wizard's to choose: not pinned, not part
+    of a whole server."""
+    return runs_from_ram(ctx, gpu) and "cpu" not in ctx.pins and "system" not in assembly.chosen
 
 
 def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly) -> Assembly:
@@ -54,9 +60,12 @@ def experts_in_ram_choice(ctx: Context, chosen: tuple[Part, Assembly], holding: 
     """Of the GPUs that hold the job's GPU part, the one whose build leaves the most for fast RAM: each with its
     fastest platform within budget; the RAM's bandwidth first, then the card's (a used 12 GB card on DDR4 decoded
     gpt-oss-20b at 18 tokens/s where an 8 GB one on DDR5 does 31)."""
-    builds = [(chosen[0], fastest_ram_within_budget(ctx, *chosen))]
+    builds = [(chosen[0], fastest_ram_within_budget(ctx, *chosen) if runs_from_ram(ctx, chosen[0]) else chosen[1])]
     for gpu in holding[:EXPERTS_IN_RAM_GPUS_TRIED]:
         assembly = assemble(ctx, gpu)
         if gpu.id != chosen[0].id and not assembly.unsatisfied and assembly.total_cny <= ctx.budget_cny:
-            builds.append((gpu, fastest_ram_within_budget(ctx, gpu, assembly)))
-    return max(builds, key=lambda pair: (round(ram_gb_per_s(pair[1]), 1), pair[0]["bandwidth_gb_per_s"]))
+            from_ram = runs_from_ram(ctx, gpu)
+            builds.append((gpu, fastest_ram_within_budget(ctx, gpu, assembly) if from_ram else assembly))
+    # A card that holds every expert decodes at its own bandwidth: first; then the RAM's bandwidth, then the card's.
+    return max(builds, key=lambda pair: (not runs_from_ram(ctx, pair[0]), round(ram_gb_per_s(pair[1]), 1),
+                                         pair[0]["bandwidth_gb_per_s"]))

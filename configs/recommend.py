@@ -144,7 +144,8 @@ def _recommend(
             raise ValueError("the catalog has no GPU for this scenario")
         fit = fit_budget(ctx, gpus)
         gpu, assembly = fit.gpu, fit.assembly
-        if fit.feasible and chooses_ram_for_experts(ctx, assembly):
+        if fit.feasible and ctx.answers.task.expert_offload and "cpu" not in ctx.pins \
+                and "system" not in assembly.chosen:
             holding = [part for part, fits in gpus if fits]
             gpu, assembly = experts_in_ram_choice(ctx, (gpu, assembly), holding)
         if cpu_only is not None and cpu_only_leads(ctx, cpu_only, fit):

@@ -130,7 +130,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if forward_only(shape):
         return forward_speed(answers, shape, device)
     reads = decode_reads(answers, shape)
-    if task.expert_offload:
+    if task.expert_offload and device.experts_in_ram_share:  # none where the card (or shared memory) holds them all
         return offloaded_speed(answers, shape, device, reads)
     if device.layers_in_ram:
         return partial_offload_speed(answers, shape, device, reads)

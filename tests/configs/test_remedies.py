@@ -607,8 +607,10 @@ def test_a_way_out_that_cannot_serve_the_target_rate_comes_after_those_closer_to
                   task__generated_tokens=1024, task__target_tokens_per_s_per_stream=20.0, budget__currency="USD",
                   budget__amount=60000.0)
     lines = recommend(job, catalog, today=TODAY).feasible_alternatives
-    assert lines[0].startswith("tensor parallel across 8 GPUs"), lines
-    assert "~5.1 tokens/s per stream under load (~19.7 idle), under" in lines[1]
+    # Tensor parallel over 4 and over 8 serve ~5.1 each: within 15 %, the levers' own order (the 4, cheaper) holds.
+    assert lines[0].startswith("tensor parallel across 4 GPUs"), lines
+    assert lines[1].startswith("tensor parallel across 8 GPUs"), lines
+    assert "~5.1 tokens/s per stream under load (~19.7 idle), under" in lines[0]
     spark = [index for index, line in enumerate(lines) if "DGX Spark" in line]
     assert spark and all(index >= 4 for index in spark), lines
 
