@@ -287,7 +287,7 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
     if pinned is None or card is None or memory_fit(ctx, card) != SHORT:
         return None
     # Not sold here: cards the buyer has, the lever that fits them and no build; budget.owned_gpu's are priced at 0.
-    owned = not buyable(ctx, card) and not is_owned(ctx.answers, card)
+    owned = not buyable(ctx, card) and not all_owned(ctx.answers, card)
     # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
     # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
     tries: list[tuple[str, Answers]] = []

@@ -131,6 +131,10 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if task.target_tokens_per_s_per_stream and (kind != "transformer" or shape.encoder_only or shape.denoising_steps):
         lines.append("task.target_tokens_per_s_per_stream is not used: it is a language model's decode rate, and this "
                      "model generates no tokens")
+    if task.layer_offload and (kind != "transformer" or shape.encoder_only or shape.denoising_steps
+                               or shape.encoder_decoder):
+        lines.append("task.layer_offload is not used: llama.cpp's -ngl splits a language model's decoder layers, and "
+                     "this model is not one")
     if task.target_samples_per_s and kind == "transformer" and not shape.encoder_only:
         lines.append("task.target_samples_per_s is not used: it is the inputs a second of a model that generates "
                      "nothing, and this one generates tokens (task.target_tokens_per_s_per_stream is its rate)")

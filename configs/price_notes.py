@@ -9,7 +9,7 @@ import datetime as dt
 from pth_top.configs.assembly import Assembly, Context, part_quote
 from pth_top.configs.build import Component
 from pth_top.configs.market import MARKET_NAMES, quote_line, used_quote
-from pth_top.configs.owned import is_owned
+from pth_top.configs.owned import all_owned, is_owned
 from pth_top.configs.parts import STALE_PRICE_DAYS, Part
 
 
@@ -69,7 +69,7 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
                      f"{ctx.rules.currency.as_of}), not {MARKET_NAMES[ctx.market]}-market {ctx.currency} prices: "
                      f"{', '.join(converted)}; check them there and override in the user catalog (prices.{ctx.market})")
     priced_new = [part for part in parts if ctx.answers.budget.condition == "used" and part.kind == "gpu"
-                  and not quotes[part.id].basis.startswith("used") and not is_owned(ctx.answers, part)]
+                  and not quotes[part.id].basis.startswith("used") and not all_owned(ctx.answers, part)]
     unlisted = [part for part in priced_new if used_quote(part, ctx.market, ctx.currency, ctx.rules) is None]
     if unlisted:
         # A card not sold new here keeps the catalog's own figure for it (a used-only data-centre card's is used).

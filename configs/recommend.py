@@ -83,9 +83,9 @@ def recommend(
     check_owned(answers, catalog)
     swapped = (pins or {}).get("gpu")
     set_aside = ""
-    if swapped and owned_pin(answers) and swapped[0] == answers.budget.owned_gpu \
-            and swapped[1] >= answers.budget.owned_gpu_count:  # more (or as many) of the buyer's own cards
-        answers = answers.with_value("scale", "gpu_count", swapped[1])
+    if swapped and owned_pin(answers) and swapped[0] == answers.budget.owned_gpu:  # the buyer's own card, pinned
+        owned = min(swapped[1], answers.budget.owned_gpu_count)  # fewer: some of yours; more: the rest bought
+        answers = answers.with_value("budget", "owned_gpu_count", owned).with_value("scale", "gpu_count", swapped[1])
     elif swapped and owned_pin(answers) and tuple(swapped) != owned_pin(answers):  # other GPUs pinned: bought
         set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build is around "
                      "the choice made instead, bought; answer budget.owned_gpu again to build around them")
@@ -320,6 +320,9 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     warnings.extend(compatibility_problems(assembly.chosen, assembly.psu_required_w, gpu_link_lanes(ctx)))
     warnings.extend(context_warnings(answers, ctx.shape.sequence_length))
     warnings.extend(ignored_answer_warnings(answers, ctx.shape))
+    if answers.task.layer_offload and gpu is not None and "gpu" not in ctx.pins:
+        warnings.append("task.layer_offload is not used: -ngl runs what a card you have (budget.owned_gpu) or pin "
+                        "cannot hold on the CPU; a card the wizard chooses holds the whole model")
     if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")

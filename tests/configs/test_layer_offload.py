@@ -134,3 +134,14 @@ def test_a_partial_offload_way_out_is_timed_with_its_layers_on_the_cpu(catalog):
     offload = next(line for line in lines if "partial offload (-ngl)" in line)
     assert "under task.target_tokens_per_s_per_stream = 20" in offload, offload
     assert lines.index(offload) > 0 and "buying other cards" in lines[0], lines
+
+
+def test_layer_offload_where_it_does_not_apply_says_so(catalog):
+    # Review QQ: on a card the wizard chose, or for a model that is not a decoder, the answer did nothing, unsaid.
+    bought = recommend(qwen14b_q4(budget__owned_gpu="", budget__owned_gpu_count=0, budget__amount=1500.0), catalog,
+                       today=TODAY)
+    assert any(line.startswith("task.layer_offload is not used: -ngl") for line in bought.warnings)
+    encoder = answers(workload__preset="bert-base", task__mode="inference", task__precision="int4",
+                      task__serving_engine="llama_cpp", task__layer_offload=True)
+    assert any(line.startswith("task.layer_offload is not used: llama.cpp's -ngl")
+               for line in recommend(encoder, catalog, today=TODAY).warnings)

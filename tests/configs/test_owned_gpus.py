@@ -68,6 +68,8 @@ def test_more_cards_like_yours_are_bought_beside_them(catalog):
     assert more.component("gpu").total_price_cny == pytest.approx(more.component("gpu").unit_price_cny * 3)
     assert not any("set aside" in line for line in more.warnings) and more.answers.budget.owned_gpu
     assert more.component("gpu").unit_price_cny * 3 < 2 * card * 1.01
+    fewer = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-3090-24gb", 1)}, today=TODAY)
+    assert fewer.component("gpu").total_price_cny == 0  # one of your two, not one bought (review QQ)
 
 
 def test_cards_you_have_over_budget_are_not_replaced_by_dearer_ones(catalog):
