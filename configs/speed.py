@@ -82,6 +82,7 @@ MOE_LAYER_S = 45e-6
 # Transformers' MoE block loops over every routed expert of a layer in Python, a host sync each, at each decode step:
 # fitted on Qwen3-30B-A3B BF16 on an H20 (128 experts, 48 layers; Transformers 4.51.3, 1.89 tokens/s, QwenLM/Qwen2.5
 # speed_benchmark.md); Qwen2-57B-A14B's GPTQ-Int4 on an A100 (64 experts, 28 layers; 4.38.2: 5.55) is the check.
+# Later releases loop only over the experts a step hits (expert_hit): for them this is a floor on the rate.
 HF_MOE_EXPERT_S = 85e-6
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
