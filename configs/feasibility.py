@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from dataclasses import replace
+from typing import Callable
 
 from pth_top.configs import scale_out, stacks
-from pth_top.configs import speed as sp
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import (
     SHORT,
@@ -17,11 +15,9 @@ from pth_top.configs.assembly import (
     buyable,
     fits_on,
     memory_fit,
-    memory_on,
     needed_bytes,
 )
-from pth_top.configs.beyond_answers import SLOW_WAY_OUT, changed_answers, keeps_the_job
-from pth_top.configs.layer_offload import with_ram_split
+from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -34,23 +30,19 @@ from pth_top.configs.levers import (
     split_label,
 )
 from pth_top.configs.market import MARKET_NAMES, money
-from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
-from pth_top.configs.ram_platform import runs_from_ram
 from pth_top.configs.ranking import (
     Fit,
-    first_acceptable,
     fits_the_machine,
-    ranked_gpus,
     trains_at_precision,
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.speed_build import device_for, inference, job_figures
+from pth_top.configs.way_out import Alternative, feasible_build, rate_band
 from pth_top.units import GIB
 
 
@@ -173,18 +165,6 @@ def _spread_advice(ctx: Context) -> str:
     return "shard it over more GPUs of one machine with ZeRO-3/FSDP, or shrink it"
 
 
-@dataclass(frozen=True, slots=True)
-class Alternative:
-    """One feasible way forward: its line, and the answers and pins that give it (None: not a build, e.g. renting)."""
-
-    line: str
-    answers: Answers | None = None
-    pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
-    price_cny: float = math.inf  # the build's, where the line is one
-    slow_rate: float = 0.0  # tokens/s a stream where under the stated target (or 5): after those that are not
-    build_key: tuple[str, int, int, float] = ("", 0, 0, 0.0)  # its GPU, how many, GiB needed a GPU and price
-
-
 def feasible_alternatives(
     ctx: Context, context_for: Callable[[Answers], Context], *, rent_first: bool = False,
     pinned_context_for: Callable[[Answers], Context] | None = None,
@@ -204,10 +184,10 @@ def feasible_alternatives(
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
-        feasible = _feasible_build(ctx, label, context_for(answers))
+        feasible = feasible_build(ctx, label, context_for(answers))
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
             answers, label = deeper, micro_batch_label(ctx.answers, deeper)  # the largest micro-batch that fits
-            feasible = _feasible_build(ctx, label, context_for(answers))
+            feasible = feasible_build(ctx, label, context_for(answers))
             halved = deeper
             own_levers.append(deeper)
         cheap = cheap_levers(ctx, answers) if answers not in own_levers else answers
@@ -217,7 +197,7 @@ def feasible_alternatives(
         if (feasible is None and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
-                feasible = _feasible_build(ctx, f"{label}, {more_label}", context_for(more))
+                feasible = feasible_build(ctx, f"{label}, {more_label}", context_for(more))
                 if feasible is not None:
                     answers = more
                     break
@@ -240,7 +220,7 @@ def feasible_alternatives(
     if ctx.answers.budget.condition == "new" and not ctx.edge and owned_pin(ctx.answers) is None:
         for label, changed in [("", ctx.answers), *(changes if not found else [])]:
             used = changed.with_value("budget", "condition", "used")
-            feasible = _feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
+            feasible = feasible_build(ctx, "a used GPU (check it with `pth-top bench --accept` before paying)"
                                        + (f", {label}" if label else ""), context_for(used))
             if feasible is not None and any(other.build_key == feasible.build_key for other in found):
                 break  # the best build with used cards allowed is a new one offered already (audit EE: an H200 server)
@@ -252,7 +232,7 @@ def feasible_alternatives(
     # the ways out on the pinned or owned cards lead, unless they are the slow ones.
     on_them = [alternative for alternative in found if alternative in (kept, added) and not alternative.slow_rate]
     found = on_them + sorted((alternative for alternative in found if alternative not in on_them),
-        key=lambda alternative: (alternative.slow_rate > 0, -_rate_band(alternative.slow_rate)))
+        key=lambda alternative: (alternative.slow_rate > 0, -rate_band(alternative.slow_rate)))
     rent = scale_out.rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
@@ -264,20 +244,13 @@ def feasible_alternatives(
     return found
 
 
-SLOW_RATE_BAND = 1.15  # slow ways out within 15 % of each other's rate keep the levers' order (quality first)
-
-
-def _rate_band(rate: float) -> int:
-    return math.floor(math.log(rate, SLOW_RATE_BAND)) if rate > 0 else 0
-
-
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,
                        context_for: Callable[[Answers], Context]) -> tuple[Answers, str, Alternative | None]:
     """A change retried with the quality-free levers added, where they add any: its answers, label and build."""
     if cheap == answers:
         return answers, label, None
     label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
-    return cheap, label, _feasible_build(ctx, label, context_for(cheap))
+    return cheap, label, feasible_build(ctx, label, context_for(cheap))
 
 
 def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:
@@ -315,7 +288,7 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
             keep = (f"keeping your {ctx.answers.budget.owned_gpu_count} and {bought} more" if bought else
                     "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned")
             cards = card.name if bought else count + card.name
-            feasible = None if owned else _feasible_build(ctx, f"{keep} {cards}, {label}", on_them, [(card, True)])
+            feasible = None if owned else feasible_build(ctx, f"{keep} {cards}, {label}", on_them, [(card, True)])
             if feasible is not None:
                 return replace(feasible, answers=answers, pins=dict(ctx.pins))
     return None
@@ -336,7 +309,7 @@ def _more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context])
             continue
         bought = count - answers.budget.owned_gpu_count
         sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
-        feasible = _feasible_build(ctx, f"{bought} more {card.name} beside the {answers.budget.owned_gpu_count} you "
+        feasible = feasible_build(ctx, f"{bought} more {card.name} beside the {answers.budget.owned_gpu_count} you "
                                         f"have (scale.gpu_count = {count}{sharded})", context_for(more),
                                    [(card, True)])
         if feasible is not None:
@@ -355,51 +328,6 @@ def _keeping(ctx: Context, found: list[Alternative]) -> int:
 def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
     changed = alternative.answers
     return changed is not None and keeps_the_job(ctx.answers, changed)
-
-
-def _feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
-                    ) -> Alternative | None:
-    """The best acceptable build for the changed context, as an alternative's line and price (its answers are the
-    caller's); None where none is."""
-    found = first_acceptable(alternative, ranked_gpus(alternative) if gpus is None else gpus)
-    if found is None:
-        return None
-    assembly, gpu = found
-    count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    rate, slow = _slow_decode(alternative, gpu, assembly)
-    need_gib = needed_bytes(alternative, gpu) / GIB
-    return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
-                       f"{fits_on(alternative, gpu, count + gpu.name)}; build {_money(ctx, assembly.total_cny)} "
-                       f"within {_money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else ""),
-                       price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
-                       build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)))
-
-
-def _slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tuple[float, str]:
-    """A language model's decode rate a stream on these GPUs (their datasheet; with what runs from the assembly's
-    RAM), and why it is too slow to serve the job (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); ""
-    where it is not."""
-    task, shape = ctx.answers.task, ctx.shape
-    if task.mode != "inference" or shape.kind != "transformer" or shape.denoising_steps or forward_only(shape):
-        return 0.0, ""
-    stated = sp.stated_target(task)
-    floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
-    figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
-    if assembly is not None and runs_from_ram(ctx, gpu):  # layers or experts on the CPU: at its RAM's rate
-        cpu, kit = assembly.chosen.get("cpu"), assembly.chosen.get("memory_kit")
-        device = with_ram_split(device_for(dict(gpu.spec), gpu.name, ctx.gpu_count, ctx.answers, shape, None),
-                                ctx.answers, shape, memory_on(ctx, gpu), dict(cpu[0].spec) if cpu else None,
-                                dict(kit[0].spec) if kit else None, kit[1] if kit else 0)
-        figures = inference(ctx.answers, shape, device).figures
-    idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
-    rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
-    loaded = stated is not None and sp.held_under_load(figures, stated[0])
-    if not 0 < rate < floor:
-        return rate, ""
-    under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \
-        f"{floor:g}, slower than reading"
-    why = f" under load (~{idle:.1f} idle)" if loaded else ""
-    return rate, f"{SLOW_WAY_OUT}{rate:.1f} tokens/s per stream{why}, under {under}"
 
 
 def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:

@@ -37,6 +37,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     training_needs_a_gpu,
 )
+from pth_top.configs.glossary import glossary
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
@@ -209,7 +210,7 @@ def _recommend(
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
     said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
             *(line for lines in assembly.reasons.values() for line in lines)]
-    general.extend(_glossary(said))
+    general.extend(glossary(said))
     components = tuple(
         Component(
             role=role, part_id=part.id, name=part.name, quantity=qty, unit_price_cny=assembly.unit_prices[role],
@@ -289,26 +290,6 @@ def _applied_answers(ctx: Context, assembly: Assembly) -> list[str]:
 
 
 # Terms the reasoning uses, explained once (in a last line) when they appear.
-GLOSSARY: dict[str, str] = {
-    "micro-batch": "micro-batch = samples per GPU in one forward/backward pass (gradient accumulation adds passes "
-                   "up to the global batch)",
-    "Korthikanti": "Korthikanti = the activation formula of Korthikanti et al. 2022 (arXiv:2205.05198): s sequence "
-                   "length, b micro-batch, h hidden size, a attention heads, L layers (5as/h: the attention scores "
-                   "flash attention does not keep)",
-    "h_kv": "h_kv = the width of the K and V projections (KV heads x head size; below h with grouped-query "
-            "attention)",
-    "ZeRO": "ZeRO-1/2/3 = DeepSpeed's sharding of optimizer states / + gradients / + weights across the GPUs "
-            "(arXiv:1910.02054); FSDP is PyTorch's ZeRO-3; ZeRO-Offload keeps states in CPU RAM",
-    "N+R": "N+R = N power supplies carrying the load plus R redundant spares",
-}
-
-
-def _glossary(lines: list[str]) -> list[str]:
-    text = "\n".join(lines)
-    used = [meaning for term, meaning in GLOSSARY.items() if term in text]
-    return [f"terms: {'; '.join(used)}"] if used else []
-
-
 def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date) -> list[str]:
     answers = ctx.answers
     warnings: list[str] = []

@@ -1,0 +1,89 @@
+"""A way out of an infeasible build: its line, its build's price and, for a language model, whether it decodes fast
+enough to serve the job (on its build's RAM where layers or experts run there)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from pth_top.configs import speed as sp
+from pth_top.configs.answers import Answers
+from pth_top.configs.assembly import Assembly, Context, fits_on, memory_on, needed_bytes
+from pth_top.configs.beyond_answers import SLOW_WAY_OUT
+from pth_top.configs.layer_offload import with_ram_split
+from pth_top.configs.market import money as market_money
+from pth_top.configs.memory_inference import forward_only
+from pth_top.configs.parts import Part
+from pth_top.configs.ram_platform import runs_from_ram
+from pth_top.configs.ranking import first_acceptable, ranked_gpus
+from pth_top.configs.speed_build import device_for, inference, job_figures
+from pth_top.units import GIB
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """One feasible way forward: its line, and the answers and pins that give it (None: not a build, e.g. renting)."""
+
+    line: str
+    answers: Answers | None = None
+    pins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    price_cny: float = math.inf  # the build's, where the line is one
+    slow_rate: float = 0.0  # tokens/s a stream where under the stated target (or 5): after those that are not
+    build_key: tuple[str, int, int, float] = ("", 0, 0, 0.0)  # its GPU, how many, GiB needed a GPU and price
+
+
+SLOW_RATE_BAND = 1.15  # slow ways out within 15 % of each other's rate keep the levers' order (quality first)
+
+
+def rate_band(rate: float) -> int:
+    return math.floor(math.log(rate, SLOW_RATE_BAND)) if rate > 0 else 0
+
+
+def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
+                   ) -> Alternative | None:
+    """The best acceptable build for the changed context, as an alternative's line and price (its answers are the
+    caller's); None where none is."""
+    found = first_acceptable(alternative, ranked_gpus(alternative) if gpus is None else gpus)
+    if found is None:
+        return None
+    assembly, gpu = found
+    count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
+    rate, slow = slow_decode(alternative, gpu, assembly)
+    need_gib = needed_bytes(alternative, gpu) / GIB
+    return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
+                       f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "
+                       f"within {money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else ""),
+                       price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
+                       build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)))
+
+
+def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tuple[float, str]:
+    """A language model's decode rate a stream on these GPUs (their datasheet; with what runs from the assembly's
+    RAM), and why it is too slow to serve the job (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); ""
+    where it is not."""
+    task, shape = ctx.answers.task, ctx.shape
+    if task.mode != "inference" or shape.kind != "transformer" or shape.denoising_steps or forward_only(shape):
+        return 0.0, ""
+    stated = sp.stated_target(task)
+    floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
+    figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    if assembly is not None and runs_from_ram(ctx, gpu):  # layers or experts on the CPU: at its RAM's rate
+        cpu, kit = assembly.chosen.get("cpu"), assembly.chosen.get("memory_kit")
+        device = with_ram_split(device_for(dict(gpu.spec), gpu.name, ctx.gpu_count, ctx.answers, shape, None),
+                                ctx.answers, shape, memory_on(ctx, gpu), dict(cpu[0].spec) if cpu else None,
+                                dict(kit[0].spec) if kit else None, kit[1] if kit else 0)
+        figures = inference(ctx.answers, shape, device).figures
+    idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
+    rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
+    loaded = stated is not None and sp.held_under_load(figures, stated[0])
+    if not 0 < rate < floor:
+        return rate, ""
+    under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \
+        f"{floor:g}, slower than reading"
+    why = f" under load (~{idle:.1f} idle)" if loaded else ""
+    return rate, f"{SLOW_WAY_OUT}{rate:.1f} tokens/s per stream{why}, under {under}"
+
+
+def money(ctx: Context, amount_cny: float) -> str:
+    return market_money(amount_cny, ctx.currency, ctx.rules)
