@@ -100,6 +100,10 @@ AUDIO_ENCODER_UPPER_BOUND = (
     "an audio encoder's rate counts its matmuls only, an upper bound: its front end (log-mel features, convolution "
     "subsampling) and a CTC or transducer decode are not in it; NeMo's Parakeet-TDT-0.6B-v2 runs 3,386x real time "
     "on an A100 at batch 128, about half what its matmuls allow (a TensorRT engine, fast-gpu-asr, reaches 6,482x)")
+AUDIO_TRAINING_UPPER_BOUND = (
+    "an audio model's training rate counts its transformer's matmuls at a language model's utilisation, an upper "
+    "bound: its convolutional front end and short, padded utterances are not in it; NVIDIA's wav2vec 2.0 Base "
+    "fine-tune trains 41,276 tokens/s on an A100 80GB (DeepLearningExamples), about a sixth of this count")
 # Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
 BASE_WEIGHT_BYTES = {"qlora": 0.5, "lora_int8": 1.0}
 # A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.
