@@ -12,15 +12,9 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
-from pth_top.configs.compat import (
-    X4_SLOT_LANES,
-    chipset_generation,
-    chipset_slot_cards,
-    gpu_lane_width,
-    storage_lanes,
-)
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offloaded_speed
+from pth_top.configs.host_link import host_generation, lanes_per_gpu
 from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
@@ -332,35 +326,6 @@ def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: st
             or figures.get("images_per_min", 0.0) / 60.0)
 
 
-def _lanes_per_gpu(build: Build) -> int:
-    """The narrowest GPU's link: x4 where a card sits in the board's chipset slot, x8 where the CPU cannot give
-    each of several GPUs 16 lanes beside the drives (compat's lanes note); a server or barebone wires its own."""
-    gpu, cpu, storage = build.component("gpu"), build.component("cpu"), build.component("storage")
-    if gpu is None or cpu is None or gpu.quantity < 2 or build.component("system") is not None:
-        return 16
-    if _in_chipset_slot(build):
-        return X4_SLOT_LANES
-    drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity) if storage is not None else 0
-    return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), gpu.quantity, drives)
-
-
-def _in_chipset_slot(build: Build) -> bool:
-    """Whether a card of a desktop build sits in its board's chipset slot (beyond the x8+ CPU slots)."""
-    gpu, board = build.component("gpu"), build.component("motherboard")
-    return gpu is not None and board is not None and build.component("system") is None and bool(
-        chipset_slot_cards(int(board.spec.get("gpu_slots_count", 0) or 0), gpu.quantity))
-
-
-def _host_generation(build: Build) -> int:
-    """The PCIe generation the host gives the GPUs: the lowest of the CPU's, the board's slots' and, where a card
-    sits in a chipset slot, the chipset's; 0: unknown."""
-    board = build.component("motherboard")
-    given = [int(part.spec.get("pcie_generation", 0) or 0) for part in (build.component("cpu"), board)
-             if part is not None]
-    given += [chipset_generation(board.spec)] if board is not None and _in_chipset_slot(build) else []
-    return min((generation for generation in given if generation), default=0)
-
-
 def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Speed, list[str]]:
     """The build's Speed and its slow-job warnings; measured ceilings apply only to the GPU model they measured."""
     gpu = build.component("gpu")
@@ -373,12 +338,12 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
         cpu_out, cpu_inputs = cpu_inference(answers, shape, cpu, kit)
         return _speed(cpu_out, cpu_inputs, "datasheet" if cpu_out.figures else ""), cpu_out.warnings
     mine = measured if measured is not None and measured.part_id == gpu.part_id else None
-    host_generation = _host_generation(build)
-    lanes = _lanes_per_gpu(build)
-    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape, mine, host_generation, lanes)
+    generation = host_generation(build)
+    lanes = lanes_per_gpu(build)
+    device = device_for(gpu.spec, gpu.name, gpu.quantity, answers, shape, mine, generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
-    host = sp.pcie_gb_per_s(pcie_generation(gpu.spec, host_generation), lanes)
+    host = sp.pcie_gb_per_s(pcie_generation(gpu.spec, generation), lanes)
     device = with_host_ram(dataclasses.replace(device, host_pcie_gb_per_s=host), build, shape)
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
