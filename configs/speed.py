@@ -9,6 +9,7 @@ Validated against published throughput figures in tests/configs/published_speeds
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,15 @@ TRANSFORMER_TRAINING_MFU = 0.55
 # CNNs keep tensor cores far less busy: ResNet-50 mixed precision in NVIDIA DeepLearningExamples (pytorch-21.03)
 # trains 2,470 img/s on an A100 (0.19 of 312 TFLOP/s) and 1,200 img/s on a V100 (0.24 of 125).
 CNN_TENSOR_FRACTION = 0.19
+# A CNN's data-parallel steps lose to stragglers, input pipelines and the gradient all-reduce at each step's end:
+# NVIDIA's DeepLearningExamples scale 8 GPUs to 6.3-6.9x one (ResNet-50 6.73x on A100s, 6.94x on V100s; ResNeXt101
+# 6.32x and 6.46x; Mask R-CNN 6.51x): ~0.94 a doubling, 0.83 on 8.
+CNN_DATA_PARALLEL_SCALING_PER_DOUBLING = 0.94
+
+
+def cnn_data_parallel_scaling(gpus: int) -> float:
+    """The share of linear speed-up a CNN's data-parallel training keeps on this many GPUs."""
+    return CNN_DATA_PARALLEL_SCALING_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
 # Without tensor cores (FP32 on CUDA cores, a CPU-only edge board): ResNet-50 FP32 on a V100, 367 img/s = 0.57 of
 # 15.7 TFLOP/s (same table).
 CUDA_CORE_FRACTION = 0.55

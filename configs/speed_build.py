@@ -243,7 +243,11 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         busbw, where = allreduce_gb_per_s(device)
         over = f"over {n} GPUs, {busbw:,.0f} GB/s ({where})" if n > 1 else f"with the host, {host_gb_per_s:g} GB/s"
         out.formula.append(f"communication {over}: {comm.text}; {sp.duration(exposed)} per step not hidden")
-    step_s = compute_s + exposed
+    scaling = sp.cnn_data_parallel_scaling(n) if shape.kind == "cnn" else 1.0
+    if scaling < 1:
+        out.formula.append(f"data-parallel scaling over {n} GPUs: x {scaling:.2f} (stragglers and input pipelines; "
+                           "NVIDIA's CNN tables: 6.3-6.9x on 8)")
+    step_s = compute_s / scaling + exposed
     rate = samples_per_gpu * n * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if shape.kind == "cnn" and answers.data.kind == "images" else unit
