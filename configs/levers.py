@@ -249,8 +249,19 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does
             changes.extend(split)
+        # generate()'s 8- and 4-bit weights are bitsandbytes', which decode slower than 16-bit (configs.quantization):
+        # a language model's smaller weights are llama.cpp's GGUF, said, where generate() was asked for.
+        gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" and transformer \
+            and not diffusion and not forward_only(ctx.shape) and not ctx.shape.encoder_decoder else {}
         for precision in INFERENCE_STEPS.get(task.precision, ()):
-            changes.append((f"{precision} weights", answers.with_precision(precision)))
+            smaller = answers.with_precision(precision)
+            if precision in gguf:
+                changes.append((f"{precision} weights in llama.cpp ({FORMATS[gguf[precision]].label}; generate()'s "
+                                "bitsandbytes kernels decode slower than 16-bit)",
+                                smaller.with_value("task", "serving_engine", "llama_cpp")
+                                .with_value("task", "quantization", gguf[precision])))
+            else:
+                changes.append((f"{precision} weights", smaller))
         if experts_to_ram:
             offloaded = answers.with_value("task", "expert_offload", True)
             if scale.gpu_count > 1:  # with the experts in RAM, run by the CPU, one card holds the rest as fast
