@@ -42,7 +42,7 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.way_out import Alternative, feasible_build, rate_band
+from pth_top.configs.way_out import Alternative, feasible_build, slowest_last
 from pth_top.units import GIB
 
 
@@ -231,8 +231,7 @@ def feasible_alternatives(
     # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first;
     # the ways out on the pinned or owned cards lead, unless they are the slow ones.
     on_them = [alternative for alternative in found if alternative in (kept, added) and not alternative.slow_rate]
-    found = on_them + sorted((alternative for alternative in found if alternative not in on_them),
-        key=lambda alternative: (alternative.slow_rate > 0, -rate_band(alternative.slow_rate)))
+    found = on_them + slowest_last([alternative for alternative in found if alternative not in on_them])
     rent = scale_out.rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))

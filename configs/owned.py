@@ -33,9 +33,10 @@ def bought_beside_owned(answers: Answers) -> int:
 
 def owned_line(answers: Answers) -> str:
     """The GPU's reasoning line on the buyer's own cards, and those bought beside them."""
-    owned, bought = answers.budget.owned_gpu_count, bought_beside_owned(answers)
-    more = f", and {bought} more like them bought (scale.gpu_count = {answers.scale.gpu_count})" if bought else ""
-    return f"the {owned} you have (budget.owned_gpu): not bought{more}; the build is around them"
+    owned, bought, used = answers.budget.owned_gpu_count, bought_beside_owned(answers), answers.scale.gpu_count
+    more = f", and {bought} more like them bought (scale.gpu_count = {used})" if bought else ""
+    which = f"{used} of the {owned} you have" if used < owned else f"the {owned} you have"
+    return f"{which} (budget.owned_gpu): not bought{more}; the build is around them"
 
 
 def all_owned(answers: Answers, part: Part | None) -> bool:

@@ -85,8 +85,10 @@ def recommend(
     swapped = (pins or {}).get("gpu")
     set_aside = ""
     if swapped and owned_pin(answers) and swapped[0] == answers.budget.owned_gpu:  # the buyer's own card, pinned
-        owned = min(swapped[1], answers.budget.owned_gpu_count)  # fewer: some of yours; more: the rest bought
-        answers = answers.with_value("budget", "owned_gpu_count", owned).with_value("scale", "gpu_count", swapped[1])
+        if swapped[1] > 0:  # fewer: some of yours; more: the rest bought beside them
+            answers = answers.with_value("scale", "gpu_count", swapped[1])
+        else:  # 0, "as the rules say": the cards you have, as the answers give them
+            pins = {role: pin for role, pin in (pins or {}).items() if role != "gpu"}
     elif swapped and owned_pin(answers) and tuple(swapped) != owned_pin(answers):  # other GPUs pinned: bought
         set_aside = (f"your cards (budget.owned_gpu = {answers.budget.owned_gpu}) are set aside: this build is around "
                      "the choice made instead, bought; answer budget.owned_gpu again to build around them")

@@ -15,7 +15,7 @@ from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.market import money as market_money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
-from pth_top.configs.ram_platform import runs_from_ram
+from pth_top.configs.ram_platform import chooses_ram_for_experts, fastest_ram_within_budget, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
 from pth_top.configs.speed_build import device_for, inference, job_figures
 from pth_top.units import GIB
@@ -33,11 +33,19 @@ class Alternative:
     build_key: tuple[str, int, int, float] = ("", 0, 0, 0.0)  # its GPU, how many, GiB needed a GPU and price
 
 
-SLOW_RATE_BAND = 1.15  # slow ways out within 15 % of each other's rate keep the levers' order (quality first)
+SLOW_RATE_BAND = 1.25  # slow ways out within a quarter of the fastest left keep the levers' order (quality first)
 
 
-def rate_band(rate: float) -> int:
-    return math.floor(math.log(rate, SLOW_RATE_BAND)) if rate > 0 else 0
+def slowest_last(found: list[Alternative]) -> list[Alternative]:
+    """Those that decode fast enough in their order, then the slow ones fastest first: each band within
+    SLOW_RATE_BAND of the fastest left in the levers' order."""
+    ordered = [alternative for alternative in found if not alternative.slow_rate]
+    slow = sorted((alternative for alternative in found if alternative.slow_rate), key=lambda one: -one.slow_rate)
+    while slow:
+        band = [alternative for alternative in slow if alternative.slow_rate * SLOW_RATE_BAND >= slow[0].slow_rate]
+        ordered += sorted(band, key=found.index)
+        slow = [alternative for alternative in slow if alternative not in band]
+    return ordered
 
 
 def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tuple[Part, bool]] | None = None
@@ -48,6 +56,8 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
     if found is None:
         return None
     assembly, gpu = found
+    if chooses_ram_for_experts(alternative, assembly, gpu):  # priced and timed on the platform it is built on
+        assembly = fastest_ram_within_budget(alternative, gpu, assembly)
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     rate, slow = slow_decode(alternative, gpu, assembly)
     need_gib = needed_bytes(alternative, gpu) / GIB

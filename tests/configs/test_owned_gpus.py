@@ -70,6 +70,11 @@ def test_more_cards_like_yours_are_bought_beside_them(catalog):
     assert more.component("gpu").unit_price_cny * 3 < 2 * card * 1.01
     fewer = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-3090-24gb", 1)}, today=TODAY)
     assert fewer.component("gpu").total_price_cny == 0  # one of your two, not one bought (review QQ)
+    assert fewer.answers.budget.owned_gpu_count == 2  # and you still have two (review RV)
+    assert any(line.startswith("1 of the 2 you have") for line in fewer.component("gpu").reasoning)
+    # A swap that wraps round to your card leaves its count 0, "as the rules say": your two (review RV: it crashed).
+    wrapped = recommend(_owned("rtx-3090-24gb"), catalog, pins={"gpu": ("rtx-3090-24gb", 0)}, today=TODAY)
+    assert (wrapped.component("gpu").quantity, wrapped.component("gpu").total_price_cny) == (2, 0)
 
 
 def test_cards_you_have_over_budget_are_not_replaced_by_dearer_ones(catalog):
