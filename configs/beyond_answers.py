@@ -30,7 +30,8 @@ from pth_top.configs.rules import Rules
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_FIRST_TOKEN_S, duration
 from pth_top.units import GIB
 
-MORE_GPU_COUNTS = (2, 4, 8)  # the machines of more GPUs a faster build is looked for in
+MORE_GPU_COUNTS = (2, 4, 8)  # the machines of more GPUs a faster build is looked for in (tensor parallel's)
+LAYER_SPLIT_GPU_COUNTS = (2, 3, 4, 6, 8)  # a layer split takes any count: three 16 GB cards hold a 4-bit 70B
 SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
@@ -167,7 +168,9 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         return None
     fp8_kv = stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
-    for count, kv in tries + [(count, kv) for count in MORE_GPU_COUNTS for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+    counts = LAYER_SPLIT_GPU_COUNTS if stacks.takes_turns(answers.task.mode, answers.task.serving_engine,
+                                                          answers.scenario, answers.task.precision) else MORE_GPU_COUNTS
+    for count, kv in tries + [(count, kv) for count in counts for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
         found = gpu_build(recommend_one, changed)
