@@ -476,3 +476,14 @@ def test_a_cnns_data_parallel_training_keeps_what_nvidias_tables_show_on_8_gpus(
     assert 6.3 <= eight / one <= 6.9
     two = train("resnet50", 0, "a100-80gb-sxm", batch=512, gpus=2, precision="amp_fp16", data="images")
     assert 1.85 <= two / one <= 1.95
+
+
+def test_a_slow_moe_under_generate_is_told_to_change_engine_not_card():
+    # Review RV: Qwen3-30B-A3B under generate() spends ~90 % of a step in the experts' Python loop, yet the slow line
+    # advised a card with more bandwidth.
+    from tests.configs.published_speeds import catalog_gpu, shape
+
+    job = Answers(workload=Workload(preset="qwen3-30b-a3b", batch_size=1),
+                  task=Task(mode="inference", precision="bf16", generated_tokens=256, serving_engine="hf_generate"))
+    out = speed_build.inference(job, shape("qwen3-30b-a3b", 1024), catalog_gpu("h100-80gb-sxm", job))
+    assert any("generate() loops over the experts" in line for line in out.warnings), out.warnings
