@@ -83,7 +83,7 @@ def offloaded_speed(answers: Answers, shape: ModelShape, device: sp.Device, read
     compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
                                       prefill_attention_flops(shape, reads.prompt))
     first_s, first_line = offload_prefill_s(experts_bytes * device.experts_in_ram_share, reads.prompt, compute_s,
-                                            device.host_link_gb_per_s)
+                                            device.main_link_gb_per_s)
     out.formula.insert(0, reads.line)
     out.formula.append(first_line)
     per_stream = decode_summary(out, batch, reads.prompt, first_s, " with the experts in system RAM")

@@ -24,6 +24,19 @@ def lanes_per_gpu(build: Build) -> int:
     return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), gpu.quantity, drives)
 
 
+def main_link(build: Build) -> tuple[int, int]:
+    """The first card's link (lanes, PCIe generation; 0: unknown): a CPU slot, beside any card in a chipset slot."""
+    gpu, cpu, board = build.component("gpu"), build.component("cpu"), build.component("motherboard")
+    generation = min((generation for part in (cpu, board) if part is not None
+                      and (generation := int(part.spec.get("pcie_generation", 0) or 0))), default=0)
+    if gpu is None or cpu is None or board is None or gpu.quantity < 2 or build.component("system") is not None:
+        return 16, generation
+    storage = build.component("storage")
+    drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity) if storage is not None else 0
+    on_cpu = gpu.quantity - chipset_slot_cards(int(board.spec.get("gpu_slots_count", 0) or 0), gpu.quantity)
+    return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0), max(1, on_cpu), drives), generation
+
+
 def in_chipset_slot(build: Build) -> bool:
     """Whether a card of a desktop build sits in its board's chipset slot (beyond the x8+ CPU slots)."""
     gpu, board = build.component("gpu"), build.component("motherboard")

@@ -110,7 +110,7 @@ def partial_offload_speed(answers: Answers, shape: ModelShape, device: sp.Device
     compute_s, _ = sp.prefill_seconds(prefill_flops(shape, reads.prompt), 0.0, device,
                                       prefill_attention_flops(shape, reads.prompt))
     copied = in_ram * placed.layers / layers + placed.output
-    first_s, first_line = offload_prefill_s(copied, reads.prompt, compute_s, device.host_link_gb_per_s, "layers")
+    first_s, first_line = offload_prefill_s(copied, reads.prompt, compute_s, device.main_link_gb_per_s, "layers")
     out.formula.append(first_line)
     per_stream = decode_summary(out, batch, reads.prompt, first_s, f" with {in_ram} of {layers} layers in system RAM")
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:

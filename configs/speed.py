@@ -171,6 +171,7 @@ class Device:
     layers_in_ram: int = 0  # llama.cpp -ngl: the layers the CPU runs from RAM (configs.layer_offload)
     experts_in_ram_share: float = 1.0  # of the routed experts, what llama.cpp keeps in RAM (--n-cpu-moe N of L layers)
     host_pcie_gb_per_s: float = 0.0  # the GPU's PCIe link to the host, per direction (0: Gen4 x16 assumed)
+    main_pcie_gb_per_s: float = 0.0  # the first card's, in a CPU slot, where llama.cpp offloads matmuls (0: the above)
     decode_bandwidth_fraction: float = 0.0  # this card's own decode share of its datasheet bandwidth; 0: the common
     training_mfu: float = 0.0  # this card's own transformer training MFU; 0: TRANSFORMER_TRAINING_MFU
     peer_to_peer: bool = True  # GPU-to-GPU copies over PCIe (GeForce cards have none: NCCL goes through host memory)
@@ -184,6 +185,11 @@ class Device:
     def host_link_gb_per_s(self) -> float:
         """The GPU's link to the host, per direction: the build's, else Gen4 x16."""
         return self.host_pcie_gb_per_s or DEFAULT_HOST_PCIE_GB_PER_S
+
+    @property
+    def main_link_gb_per_s(self) -> float:
+        """llama.cpp's main device's link to the host: the weights in RAM cross it for a prompt's matmuls."""
+        return self.main_pcie_gb_per_s or self.host_link_gb_per_s
 
     @property
     def working_count(self) -> int:

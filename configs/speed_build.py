@@ -14,7 +14,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
 from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offloaded_speed
-from pth_top.configs.host_link import host_generation, lanes_per_gpu
+from pth_top.configs.host_link import host_generation, lanes_per_gpu, main_link
 from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
@@ -350,7 +350,9 @@ def predict(build: Build, measured: MeasuredCeilings | None = None) -> tuple[Spe
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return Speed(summary=("not predicted: the model's size or the GPU's rate is unknown",)), []
     host = sp.pcie_gb_per_s(pcie_generation(gpu.spec, generation), lanes)
-    device = with_host_ram(dataclasses.replace(device, host_pcie_gb_per_s=host), build, shape)
+    main_lanes, main_generation = main_link(build)
+    main = sp.pcie_gb_per_s(pcie_generation(gpu.spec, main_generation), main_lanes)
+    device = with_host_ram(dataclasses.replace(device, host_pcie_gb_per_s=host, main_pcie_gb_per_s=main), build, shape)
     out = training(answers, shape, device, host) if answers.task.mode == "training" else inference(
         answers, shape, device)
     ceilings = "datasheet" if not (device.measured_tflops or device.measured_bandwidth or device.busbw_gb_per_s) \

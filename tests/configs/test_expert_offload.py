@@ -248,3 +248,22 @@ def test_the_experts_of_as_many_layers_as_fit_stay_on_the_card(catalog):
     first = {s: speed_build.inference(job, shape, dataclasses.replace(device, experts_in_ram_share=s))
              .figures["first_token_s"] for s in (share, 1.0)}
     assert first[share] < first[1.0]  # and only the RAM's cross PCIe for a prompt
+
+
+def test_a_prompt_copies_the_experts_over_the_main_cards_link_not_a_chipset_slots(catalog):
+    # Audit RR: WizardLM-2-8x22B on two owned 3090s, the second in a B550's chipset slot (Gen3 x4): its 32k prompt was
+    # timed at 17 min over that link, where llama.cpp offloads the matmuls to its main device in the CPU's x16 slot
+    # (llama.cpp#11397's rig: ~100 tokens/s of prompt, ~3 min).
+    job = answers(workload__preset="custom", workload__parameters=140_620_634_112,
+                  workload__active_parameters=39_100_000_000, workload__layers=56, workload__hidden_size=6144,
+                  workload__attention_heads=48, workload__kv_heads=8, workload__intermediate_size=16384,
+                  workload__vocabulary_size=32000, workload__gated_mlp=True, workload__experts_count=8,
+                  workload__experts_per_token=2, workload__sequence_length=32768, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__serving_engine="llama_cpp",
+                  task__quantization="gguf_q4_k_m", task__generated_tokens=200, task__kv_cache_dtype="fp8",
+                  task__expert_offload=True, budget__amount=1500.0, budget__currency="USD",
+                  budget__owned_gpu="rtx-3090-24gb", budget__owned_gpu_count=2)
+    build = recommend(job, catalog, pins={"motherboard": ("asus-tuf-b550-plus", 1)}, today=TODAY)
+    assert any("chipset" in line for line in build.component("motherboard").reasoning)
+    assert any("over PCIe at 0.79 x 31.5 GB/s" in line for line in build.speed.formula), build.speed.formula
+    assert build.speed.figures["first_token_s"] < 5 * 60
