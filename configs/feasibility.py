@@ -207,12 +207,14 @@ def feasible_alternatives(
             found.append(replace(feasible, answers=answers))
         if feasible is not None and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
-    # A combination whose part alone fits as cheaply adds a change for nothing (an fp8 KV cache beside the tensor
-    # parallel that holds the job with its 16-bit cache on the same 8 cards): not offered.
+    # A combination whose part alone fits as cheaply and as fast adds a change for nothing (an fp8 KV cache beside
+    # the tensor parallel that holds the job with its 16-bit cache on the same 8 cards): not offered. One that runs
+    # closer to a stated rate is (audit PP: FP8 weights over the tensor parallel that alone missed it).
     made = [changed_answers(ctx.answers, alternative.answers) if alternative.answers is not None else set()
             for alternative in found]
     found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative is kept
              or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
+                        and not _faster(alternative, other_alternative)
                         for other, other_alternative in zip(made, found, strict=True))]
     # No new card holds the job as asked: a used one may, after the changes that keep the job and before those that
     # change it (audit T: Qwen2-VL-7B LoRA for CNY 12,000 led with QLoRA where a used RTX 3090 keeps LoRA); where
@@ -241,6 +243,11 @@ def feasible_alternatives(
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]
     return found
+
+
+def _faster(alternative: Alternative, other: Alternative) -> bool:
+    """Whether a way out decodes faster than another that is short of the job's rate."""
+    return bool(other.slow_rate) and (not alternative.slow_rate or alternative.slow_rate > other.slow_rate)
 
 
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,

@@ -719,3 +719,18 @@ def test_smaller_weights_under_generate_are_llama_cpps_gguf_not_bitsandbytes(cat
     assert line.startswith("int4 weights in llama.cpp (GGUF Q4_K_M"), line
     assert (changed.task.serving_engine, changed.task.quantization) == ("llama_cpp", "gguf_q4_k_m")
     assert recommend(changed, catalog, today=TODAY).speed.figures["decode_tokens_per_s_per_stream"] > 10
+
+
+def test_smaller_weights_over_tensor_parallel_are_offered_where_the_split_alone_misses_the_rate(catalog):
+    # Audit PP: Qwen2-72B in bf16 for 50 users at 8k, 10 tokens/s each, $120,000: tensor parallel over 4 cards alone
+    # is ~6 under load, and FP8 weights over the same 4 (~8) were dropped as "a change for nothing" beside it.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=72_706_203_648,
+                  workload__layers=80, workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__intermediate_size=29568, workload__gated_mlp=True, workload__vocabulary_size=152_064,
+                  workload__sequence_length=8192, workload__batch_size=50, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
+                  task__target_tokens_per_s_per_stream=10.0, budget__currency="USD", budget__amount=120000.0)
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    fp8 = next(line for line in lines if line.startswith("int8 weights, tensor parallel across 4 GPUs"))
+    alone = next(line for line in lines if line.startswith("tensor parallel across 4 GPUs"))
+    assert lines.index(fp8) < lines.index(alone), lines
