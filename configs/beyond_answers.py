@@ -15,6 +15,7 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import SHORT, Assembly, Context, fits_on, memory_fit, needed_bytes
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import (
+    LAYER_SPLIT_GPU_COUNTS,
     answer_changes,
     cheap_levers,
     cheap_levers_label,
@@ -31,7 +32,6 @@ from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_FIRST_TOKEN_S, 
 from pth_top.units import GIB
 
 MORE_GPU_COUNTS = (2, 4, 8)  # the machines of more GPUs a faster build is looked for in (tensor parallel's)
-LAYER_SPLIT_GPU_COUNTS = (2, 3, 4, 6, 8)  # a layer split takes any count: three 16 GB cards hold a 4-bit 70B
 SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory

@@ -42,7 +42,7 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.way_out import Alternative, feasible_build, slowest_last
+from pth_top.configs.way_out import SLOW_RATE_BAND, Alternative, feasible_build, slowest_last
 from pth_top.units import GIB
 
 
@@ -246,8 +246,9 @@ def feasible_alternatives(
 
 
 def _faster(alternative: Alternative, other: Alternative) -> bool:
-    """Whether a way out decodes faster than another that is short of the job's rate."""
-    return bool(other.slow_rate) and (not alternative.slow_rate or alternative.slow_rate > other.slow_rate)
+    """Whether a way out meets the job's rate where another does not, or decodes a band (SLOW_RATE_BAND) faster."""
+    return bool(other.slow_rate) and (not alternative.slow_rate
+                                      or alternative.slow_rate > other.slow_rate * SLOW_RATE_BAND)
 
 
 def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: str,
@@ -301,25 +302,29 @@ def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Co
 
 
 def _more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) -> Alternative | None:
-    """Owned cards short of memory: the fewest more like them, bought beside them, that hold the job as asked."""
+    """Owned cards short of memory: the fewest more of them that hold the job as asked, yours first (where fewer
+    were pinned), then more like them bought beside them; the GPU pin goes with it."""
     pin, answers = owned_pin(ctx.answers), ctx.answers
     card = ctx.catalog.get(pin[0]) if pin is not None else None
-    if card is None or memory_fit(ctx, card) != SHORT or ctx.edge or card["form"] == DESKTOP_SYSTEM \
-            or not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
+    if card is None or memory_fit(ctx, card) != SHORT or ctx.edge or card["form"] == DESKTOP_SYSTEM:
         return None
+    owned = answers.budget.owned_gpu_count
     for count in range(ctx.gpu_count + 1, MAX_GPUS + 1):
+        bought = count - owned
+        if bought > 0 and not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
+            return None
         more = answers.with_value("scale", "gpu_count", count)
         if answers.task.mode == "training" and answers.scale.sharding in ("none", "zero1", "zero2"):
             more = more.with_value("scale", "sharding", "zero3")  # the weights sharded over the cards too
         if not splits_over_gpus(more):
             continue
-        bought = count - answers.budget.owned_gpu_count
         sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
-        feasible = feasible_build(ctx, f"{bought} more {card.name} beside the {answers.budget.owned_gpu_count} you "
-                                        f"have (scale.gpu_count = {count}{sharded})", context_for(more),
-                                   [(card, True)])
+        which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
+            f"{count} of the {owned} {card.name} you have"
+        feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
+                                  [(card, True)])
         if feasible is not None:
-            return replace(feasible, answers=more, pins={role: pin for role, pin in ctx.pins.items() if role != "gpu"})
+            return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})
     return None
 
 

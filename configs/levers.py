@@ -314,17 +314,24 @@ def split_label(answers: Answers) -> str:
     return stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
 
 
+LAYER_SPLIT_GPU_COUNTS = (2, 3, 4, 6, 8)  # a layer split takes any count: three 16 GB cards hold a 4-bit 70B
+
+
 def more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, Answers]]:
-    """The machine's GPU count doubled up to MAX_GPUS, sharded (training) or split (inference) across them."""
+    """The machine's GPU count doubled up to MAX_GPUS (a layer split's 3 and 6 too), sharded (training) or split
+    (inference) across them."""
+    task, now = answers.task, answers.scale.gpu_count
+    turns = task.mode == "inference" and stacks.takes_turns(task.mode, task.serving_engine, answers.scenario,
+                                                            task.precision)
+    counts = [count for count in LAYER_SPLIT_GPU_COUNTS if count > now] if turns else \
+        [now * 2 ** step for step in range(1, 4) if now * 2 ** step <= MAX_GPUS]
     changes = []
-    count = answers.scale.gpu_count * 2
-    while count <= MAX_GPUS:
+    for count in counts:
         more = answers.with_value("scale", "gpu_count", count)
         if sharding != "none" and answers.scale.sharding in ("none", "zero1", "zero2"):
             more = more.with_value("scale", "sharding", sharding)
         if splits_over_gpus(more):
             changes.append((label.format(n=count), more))
-        count *= 2
     return changes
 
 

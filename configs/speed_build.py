@@ -164,9 +164,10 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
+        looped = shape.layers * shape.experts_count * sp.HF_MOE_EXPERT_S if engine == "hf_generate" and moe else 0.0
         remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: "
                   "task.serving_engine) decodes many times faster: generate() loops over the experts in Python"
-                  if engine == "hf_generate" and moe else "a card with more memory bandwidth"
+                  if looped * per_stream > 0.5 else "a card with more memory bandwidth"
                   + ("" if task.precision == "int4" else ", or smaller weights (int4),") + " decodes faster")
         out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under "
                             f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; {remedy}")

@@ -199,3 +199,10 @@ def test_a_card_short_of_the_job_is_offered_more_like_it_before_layers_on_the_cp
     assert applied.feasible and (gpu.part_id, gpu.quantity) == ("rtx-3090-24gb", 3)
     assert any("2 more like them bought" in reason for reason in gpu.reasoning)
     assert applied.speed.figures["decode_tokens_per_s_per_stream"] > 8
+    # Four owned, two pinned in the review: the way out is a third of yours, not "-1 more" (review RW).
+    four = job.with_value("budget", "owned_gpu_count", 4)
+    fewer = recommend(four, catalog, pins={"gpu": ("rtx-3090-24gb", 2)}, today=TODAY)
+    line, changed, pins = fewer.applicable_alternatives[0]
+    assert line.startswith("3 of the 4 NVIDIA GeForce RTX 3090 24GB you have (scale.gpu_count = 3)"), line
+    third = recommend(changed, catalog, pins=pins or None, today=TODAY).component("gpu")
+    assert (third.quantity, third.total_price_cny) == (3, 0)
