@@ -15,10 +15,10 @@ from pth_top.configs.assemble import assemble
 from pth_top.configs.assembly import SHORT, Assembly, Context, fits_on, memory_fit, needed_bytes
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import (
-    LAYER_SPLIT_GPU_COUNTS,
     answer_changes,
     cheap_levers,
     cheap_levers_label,
+    more_gpu_counts,
     split_label,
 )
 from pth_top.configs.market import cny_per, money
@@ -168,9 +168,7 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         return None
     fp8_kv = stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
-    counts = LAYER_SPLIT_GPU_COUNTS if stacks.takes_turns(answers.task.mode, answers.task.serving_engine,
-                                                          answers.scenario, answers.task.precision) else MORE_GPU_COUNTS
-    for count, kv in tries + [(count, kv) for count in counts for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+    for count, kv in tries + [(count, kv) for count in more_gpu_counts(answers) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
         found = gpu_build(recommend_one, changed)

@@ -317,16 +317,21 @@ def split_label(answers: Answers) -> str:
 LAYER_SPLIT_GPU_COUNTS = (2, 3, 4, 6, 8)  # a layer split takes any count: three 16 GB cards hold a 4-bit 70B
 
 
+def more_gpu_counts(answers: Answers) -> list[int]:
+    """The machines of more GPUs than the answers' to try: the count doubled up to MAX_GPUS, or for a layer split,
+    which takes any count, LAYER_SPLIT_GPU_COUNTS above it."""
+    task, now = answers.task, answers.scale.gpu_count
+    if task.mode == "inference" and stacks.takes_turns(task.mode, task.serving_engine, answers.scenario,
+                                                       task.precision):
+        return [count for count in LAYER_SPLIT_GPU_COUNTS if count > now]
+    return [now * 2 ** step for step in range(1, 4) if now * 2 ** step <= MAX_GPUS]
+
+
 def more_gpus(answers: Answers, sharding: str, label: str) -> list[tuple[str, Answers]]:
     """The machine's GPU count doubled up to MAX_GPUS (a layer split's 3 and 6 too), sharded (training) or split
     (inference) across them."""
-    task, now = answers.task, answers.scale.gpu_count
-    turns = task.mode == "inference" and stacks.takes_turns(task.mode, task.serving_engine, answers.scenario,
-                                                            task.precision)
-    counts = [count for count in LAYER_SPLIT_GPU_COUNTS if count > now] if turns else \
-        [now * 2 ** step for step in range(1, 4) if now * 2 ** step <= MAX_GPUS]
     changes = []
-    for count in counts:
+    for count in more_gpu_counts(answers):
         more = answers.with_value("scale", "gpu_count", count)
         if sharding != "none" and answers.scale.sharding in ("none", "zero1", "zero2"):
             more = more.with_value("scale", "sharding", sharding)

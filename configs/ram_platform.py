@@ -28,7 +28,12 @@ def runs_from_ram(ctx: Context, gpu: Part) -> bool:
 def chooses_ram_for_experts(ctx: Context, assembly: Assembly, gpu: Part) -> bool:
     """A build of which some runs from RAM on this GPU, and whose CPU is the wizard's to choose: not pinned, not part
     of a whole server."""
-    return runs_from_ram(ctx, gpu) and "cpu" not in ctx.pins and "system" not in assembly.chosen
+    return runs_from_ram(ctx, gpu) and cpu_is_chosen(ctx, assembly)
+
+
+def cpu_is_chosen(ctx: Context, assembly: Assembly) -> bool:
+    """Whether the build's CPU is the wizard's to choose: not pinned, not part of a whole server."""
+    return "cpu" not in ctx.pins and "system" not in assembly.chosen
 
 
 def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly) -> Assembly:
@@ -60,12 +65,12 @@ def experts_in_ram_choice(ctx: Context, chosen: tuple[Part, Assembly], holding: 
     """Of the GPUs that hold the job's GPU part, the one whose build leaves the most for fast RAM: each with its
     fastest platform within budget; the RAM's bandwidth first, then the card's (a used 12 GB card on DDR4 decoded
     gpt-oss-20b at 18 tokens/s where an 8 GB one on DDR5 does 31)."""
-    builds = [(chosen[0], fastest_ram_within_budget(ctx, *chosen) if runs_from_ram(ctx, chosen[0]) else chosen[1])]
-    for gpu in holding[:EXPERTS_IN_RAM_GPUS_TRIED]:
-        assembly = assemble(ctx, gpu)
-        if gpu.id != chosen[0].id and not assembly.unsatisfied and assembly.total_cny <= ctx.budget_cny:
-            from_ram = runs_from_ram(ctx, gpu)
-            builds.append((gpu, fastest_ram_within_budget(ctx, gpu, assembly) if from_ram else assembly))
+    tried = [chosen] + [(gpu, assembly) for gpu in holding[:EXPERTS_IN_RAM_GPUS_TRIED] if gpu.id != chosen[0].id
+                        and not (assembly := assemble(ctx, gpu)).unsatisfied and assembly.total_cny <= ctx.budget_cny]
+    builds = []  # (all on the card, the build with its RAM, the card)
+    for gpu, assembly in tried:
+        from_ram = runs_from_ram(ctx, gpu)
+        builds.append((not from_ram, fastest_ram_within_budget(ctx, gpu, assembly) if from_ram else assembly, gpu))
     # A card that holds every expert decodes at its own bandwidth: first; then the RAM's bandwidth, then the card's.
-    return max(builds, key=lambda pair: (not runs_from_ram(ctx, pair[0]), round(ram_gb_per_s(pair[1]), 1),
-                                         pair[0]["bandwidth_gb_per_s"]))
+    best = max(builds, key=lambda each: (each[0], round(ram_gb_per_s(each[1]), 1), each[2]["bandwidth_gb_per_s"]))
+    return best[2], best[1]

@@ -55,7 +55,12 @@ from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
-from pth_top.configs.ram_platform import chooses_ram_for_experts, experts_in_ram_choice, fastest_ram_within_budget
+from pth_top.configs.ram_platform import (
+    chooses_ram_for_experts,
+    cpu_is_chosen,
+    experts_in_ram_choice,
+    fastest_ram_within_budget,
+)
 from pth_top.configs.ranking import NEAR_TIE, Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
@@ -147,8 +152,7 @@ def _recommend(
             raise ValueError("the catalog has no GPU for this scenario")
         fit = fit_budget(ctx, gpus)
         gpu, assembly = fit.gpu, fit.assembly
-        if fit.feasible and ctx.answers.task.expert_offload and "cpu" not in ctx.pins \
-                and "system" not in assembly.chosen:
+        if fit.feasible and ctx.answers.task.expert_offload and cpu_is_chosen(ctx, assembly):
             holding = [part for part, fits in gpus if fits]
             gpu, assembly = experts_in_ram_choice(ctx, (gpu, assembly), holding)
         if cpu_only is not None and cpu_only_leads(ctx, cpu_only, fit):

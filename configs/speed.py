@@ -94,6 +94,11 @@ MOE_LAYER_S = 45e-6
 # speed_benchmark.md); Qwen2-57B-A14B's GPTQ-Int4 on an A100 (64 experts, 28 layers; 4.38.2: 5.55) is the check.
 # Later releases loop only over the experts a step hits (expert_hit): for them this is a floor on the rate.
 HF_MOE_EXPERT_S = 85e-6
+
+
+def hf_expert_loop_s(layers: int, experts_count: int) -> float:
+    """A decode step's time in Transformers' loop over a mixture of experts' routed experts (HF_MOE_EXPERT_S)."""
+    return layers * experts_count * HF_MOE_EXPERT_S
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
 JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
@@ -271,7 +276,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     split = moe and device.working_count > 1
     split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
     eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
-    expert_loop_s = layers * experts_count * HF_MOE_EXPERT_S if eager and moe and device.decode_layer_s else 0.0
+    expert_loop_s = hf_expert_loop_s(layers, experts_count) if eager and moe and device.decode_layer_s else 0.0
     eager_s += expert_loop_s
     fixed_s = layers * device.decode_layer_s + split_moe_s + eager_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s

@@ -164,7 +164,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(sp.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
-        looped = shape.layers * shape.experts_count * sp.HF_MOE_EXPERT_S if engine == "hf_generate" and moe else 0.0
+        looped = sp.hf_expert_loop_s(shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0
         remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: "
                   "task.serving_engine) decodes many times faster: generate() loops over the experts in Python"
                   if looped * per_stream > 0.5 else "a card with more memory bandwidth"

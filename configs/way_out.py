@@ -77,13 +77,14 @@ def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tu
         return 0.0, ""
     stated = sp.stated_target(task)
     floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
-    figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
     if assembly is not None and runs_from_ram(ctx, gpu):  # layers or experts on the CPU: at its RAM's rate
         cpu, kit = assembly.chosen.get("cpu"), assembly.chosen.get("memory_kit")
         device = with_ram_split(device_for(dict(gpu.spec), gpu.name, ctx.gpu_count, ctx.answers, shape, None),
                                 ctx.answers, shape, memory_on(ctx, gpu), dict(cpu[0].spec) if cpu else None,
                                 dict(kit[0].spec) if kit else None, kit[1] if kit else 0)
         figures = inference(ctx.answers, shape, device).figures
+    else:
+        figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
     idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
     rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
     loaded = stated is not None and sp.held_under_load(figures, stated[0])
