@@ -12,7 +12,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers, splits_over_gpus
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import SHORT, Assembly, Context, fits_on, memory_fit, needed_bytes
+from pth_top.configs.assembly import SHORT, TIGHT_FIT, Assembly, Context, fits_on, memory_fit, needed_bytes
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import (
     answer_changes,
@@ -168,6 +168,7 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         return None
     fp8_kv = stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
+    tight: tuple[int, str, Answers, Build, Component] | None = None  # a fit short of the margin, if nothing roomier
     for count, kv in tries + [(count, kv) for count in more_gpu_counts(answers) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
@@ -178,17 +179,30 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
         if rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S):
             continue
-        device = build.component("gpu")
-        why = (f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name if device else 'it'} is under "
-               f"{SLOW_DECODE_TOKENS_PER_S:g}, slower than reading, where a build within "
-               f"{money(build.budget_cny, build.currency, rules)} decodes ~{rate:,.1f} (below)")
-        kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
-        kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
-        how = f"{split_label(answers)}{kv_text}" if count > 1 else "an fp8 KV cache"
-        line = (f"{count} x {gpu.name} with {how}: ~{rate:,.1f} tokens/s per stream, "
-                f"{within_text(other, build, rules)} (answer scale.gpu_count = {count}{kv_answer})")
-        return why, line, changed
-    return None
+        if warned(other, TIGHT_FIT):
+            tight = tight or (count, kv, changed, other, gpu)
+            continue
+        return _faster_server(build, rules, count, kv, changed, other, gpu)
+    return _faster_server(build, rules, *tight) if tight else None
+
+
+def _faster_server(build: Build, rules: Rules, count: int, kv: str, changed: Answers, other: Build, gpu: Component
+                   ) -> tuple[str, str, Answers]:
+    """faster_server_within_budget's reason and line for the build it found."""
+    answers = build.answers
+    per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+    rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+    device = build.component("gpu")
+    why = (f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name if device else 'it'} is under "
+           f"{SLOW_DECODE_TOKENS_PER_S:g}, slower than reading, where a build within "
+           f"{money(build.budget_cny, build.currency, rules)} decodes ~{rate:,.1f} (below)")
+    kv_text = ", an fp8 KV cache" if kv == "fp8" else ""
+    kv_answer = " and task.kv_cache_dtype = \"fp8\"" if kv == "fp8" else ""
+    how = f"{split_label(answers)}{kv_text}" if count > 1 else "an fp8 KV cache"
+    tight = " (fits TIGHT: inside usable memory, not the estimator's margin)" if warned(other, TIGHT_FIT) else ""
+    line = (f"{count} x {gpu.name} with {how}{tight}: ~{rate:,.1f} tokens/s per stream, "
+            f"{within_text(other, build, rules)} (answer scale.gpu_count = {count}{kv_answer})")
+    return why, line, changed
 
 
 def offload_before_a_desktop_system(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]

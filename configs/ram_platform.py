@@ -58,6 +58,18 @@ def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly
     return best
 
 
+def platform_for_ram(ctx: Context, gpu: Part, assembly: Assembly, holding: list[Part] | None
+                     ) -> tuple[Part, Assembly]:
+    """The card and platform of a build of which some may run from RAM: where the card is the wizard's to choose
+    (holding: the cards that hold the GPU part) and the experts are offloaded, the one the budget decodes fastest
+    with; else this card on its fastest RAM within budget. One chooser for the build and its way out (review RW)."""
+    if holding is not None and ctx.answers.task.expert_offload and cpu_is_chosen(ctx, assembly):
+        return experts_in_ram_choice(ctx, (gpu, assembly), holding)
+    if chooses_ram_for_experts(ctx, assembly, gpu):
+        return gpu, fastest_ram_within_budget(ctx, gpu, assembly)
+    return gpu, assembly
+
+
 EXPERTS_IN_RAM_GPUS_TRIED = 8  # the best-ranked cards that hold the GPU part, each tried with its fastest RAM
 
 

@@ -55,12 +55,7 @@ from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
-from pth_top.configs.ram_platform import (
-    chooses_ram_for_experts,
-    cpu_is_chosen,
-    experts_in_ram_choice,
-    fastest_ram_within_budget,
-)
+from pth_top.configs.ram_platform import platform_for_ram
 from pth_top.configs.ranking import NEAR_TIE, Fit, fit_budget, gpu_metric, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
@@ -141,9 +136,7 @@ def _recommend(
         gpu, assembly = None, cpu_only.asm
     elif pinned_gpu:
         gpu = pinned_part(ctx, "gpu")
-        assembly = assemble(ctx, gpu)
-        if chooses_ram_for_experts(ctx, assembly, gpu):
-            assembly = fastest_ram_within_budget(ctx, gpu, assembly)
+        gpu, assembly = platform_for_ram(ctx, gpu, assemble(ctx, gpu), None)
         # The ranking's own order, so that repeated swaps walk every allowed GPU once before wrapping round.
         if gpu.id not in gpu_order:
             gpu_order.insert(0, gpu.id)
@@ -152,9 +145,8 @@ def _recommend(
             raise ValueError("the catalog has no GPU for this scenario")
         fit = fit_budget(ctx, gpus)
         gpu, assembly = fit.gpu, fit.assembly
-        if fit.feasible and ctx.answers.task.expert_offload and cpu_is_chosen(ctx, assembly):
-            holding = [part for part, fits in gpus if fits]
-            gpu, assembly = experts_in_ram_choice(ctx, (gpu, assembly), holding)
+        if fit.feasible:
+            gpu, assembly = platform_for_ram(ctx, gpu, assembly, [part for part, fits in gpus if fits])
         if cpu_only is not None and cpu_only_leads(ctx, cpu_only, fit):
             gpu, assembly = None, cpu_only.asm
     if cpu_only is not None or (pinned_gpu and not ctx.edge):  # a pinned GPU's swaps wrap round to CPU-only too

@@ -15,7 +15,7 @@ from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.market import money as market_money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
-from pth_top.configs.ram_platform import chooses_ram_for_experts, fastest_ram_within_budget, runs_from_ram
+from pth_top.configs.ram_platform import platform_for_ram, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
 from pth_top.configs.speed_build import device_for, inference, job_figures
 from pth_top.units import GIB
@@ -52,12 +52,12 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
                    ) -> Alternative | None:
     """The best acceptable build for the changed context, as an alternative's line and price (its answers are the
     caller's); None where none is."""
-    found = first_acceptable(alternative, ranked_gpus(alternative) if gpus is None else gpus)
+    ranked = ranked_gpus(alternative) if gpus is None else gpus
+    found = first_acceptable(alternative, ranked)
     if found is None:
         return None
-    assembly, gpu = found
-    if chooses_ram_for_experts(alternative, assembly, gpu):  # priced and timed on the platform it is built on
-        assembly = fastest_ram_within_budget(alternative, gpu, assembly)
+    holding = None if gpus is not None or "gpu" in alternative.pins else [part for part, fits in ranked if fits]
+    gpu, assembly = platform_for_ram(alternative, found[1], found[0], holding)  # the card and platform it is built on
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     rate, slow = slow_decode(alternative, gpu, assembly)
     need_gib = needed_bytes(alternative, gpu) / GIB

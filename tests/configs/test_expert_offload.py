@@ -92,6 +92,13 @@ def test_a_moe_too_big_for_the_budgets_card_is_offered_the_experts_in_ram_first(
     assert not build.feasible
     assert build.feasible_alternatives[0].startswith("llama.cpp --cpu-moe") and "within $2,500" in \
         build.feasible_alternatives[0]
+    # The way out names the card and price its answers build: both chosen by one chooser (review RW: it said an
+    # RTX 5070 Ti at $2,362, and applying it built an RTX 4080 SUPER at $2,477).
+    line, changed, pins = build.applicable_alternatives[0]
+    applied = recommend(changed, catalog, pins=pins or None, today=TODAY)
+    gpu = applied.component("gpu")
+    assert f"fits {gpu.name}" in line and f"build ${applied.total_price_cny / applied.cny_per_unit:,.0f}" in line, \
+        (line, gpu.name, applied.total_price_cny / applied.cny_per_unit)
 
 
 LLAMA_CPP_INT4 = {"mode": "inference", "precision": "int4", "serving_engine": "llama_cpp"}

@@ -318,6 +318,8 @@ def test_a_slow_box_for_a_layer_split_is_passed_over_for_three_cards_too(catalog
     assert build.blockers[0].startswith("slow: ~4.1 tokens/s per stream on NVIDIA DGX Spark"), build.blockers
     line, changed, _ = build.applicable_alternatives[0]
     assert line.startswith("3 x ") and "layer split" in line and changed.scale.gpu_count == 3, line
+    # Three 16 GB cards hold it short of the estimator's margin, and nothing roomier is in budget: said (review RW).
+    assert "fits TIGHT" in line, line
     # With $3,000 no box holds it: the ways out split it over 3 cards too, not only 2, 4 or 8 (review RW).
     tight = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
     assert any(line.startswith("llama.cpp's layer split across 3 GPUs") for line in tight.feasible_alternatives)
