@@ -374,9 +374,15 @@ def estimate_memory(
                 "held; the VAE decodes alone, the denoiser gone")
     held = max(breakdown.weights_bytes, 0 if task.frozen_on_cpu else frozen)
     batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
-    activations = max(denoising_bytes(shape, task.precision, batch), decode_bytes(shape, batch, task.vae_tiling) - held)
-    return replace(breakdown, weights_bytes=held, activations_bytes=activations, formula=(*breakdown.formula, line),
-                   host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+    # The peak is one model at a time: the denoiser with its working set, a frozen model alone, or the VAE's decode;
+    # never a text encoder larger than the denoiser beside the denoiser's activations (audit XX: Allegro's T5).
+    peak = max(breakdown.weights_bytes + denoising_bytes(shape, task.precision, batch), held,
+               decode_bytes(shape, batch, task.vae_tiling))
+    if held > breakdown.weights_bytes:
+        line += (f"; the denoiser runs without them, {breakdown.weights_bytes / 1e9:.3g} GB with its working set, "
+                 "so the activations are what that needs beyond the larger model held")
+    return replace(breakdown, weights_bytes=held, activations_bytes=max(0, peak - held),
+                   formula=(*breakdown.formula, line), host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
 
 
 def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:
