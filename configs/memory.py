@@ -27,12 +27,14 @@ from typing import TYPE_CHECKING
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
-from pth_top.configs.diffusion import decode_bytes, denoising_bytes, estimate_denoising, per_gpu_batch
+from pth_top.configs.diffusion import estimate_denoising
 from pth_top.configs.memory_inference import estimate_inference
+from pth_top.configs.memory_pipeline import pipeline_memory
 from pth_top.configs.memory_terms import (
     AUTOCAST_NORM_BYTES,
     AUTOCAST_SOFTMAX_BYTES,
     CUDA_CONTEXT_BYTES,
+    EAGER_SOFTMAX_FP32_BYTES,
     OFFLOAD_BUFFER_FACTOR,
     OPTIMIZER_STATE_BYTES,
     SHARDING_LABELS,
@@ -272,6 +274,15 @@ def training_activations(
         else:
             factor = f"{per_token:.3g}" + (" + 5as/h" if recompute == "none" and not flash_attention else "")
         offloaded = bool(offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack))
+        scores, scores_text = 0, ""
+        if recompute == "full" and not offloaded and not flash_attention and shape.attention_heads:
+            # Backward recomputes one layer, whose eager softmax saves its fp32 output beside the 16-bit copy and
+            # the dropout: Korthikanti's 5 a*s^2*b + 2 (audit VV: StarCoder 15.5B LoRA at 8k ran out on an A100 80GB).
+            per_score = 5 * value_bytes / 2 + (EAGER_SOFTMAX_FP32_BYTES if value_bytes < 4 else 0.0)
+            scores = int(per_score * shape.attention_heads * shape.sequence_length ** 2 * micro_batch)
+            size += scores
+            scores_text = (f" + the recomputed layer's eager scores {per_score:.3g} B x a*s^2*b (its softmax saved "
+                           "in fp32)")
         if offloaded:
             # The checkpoints are in host RAM: the GPU holds the one layer being recomputed, in full.
             size = transformer_activation_bytes(replace(shape, layers=1), micro_batch, "none", flash_attention, 1,
@@ -280,17 +291,19 @@ def training_activations(
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
         tokens = max(shape.sequence_length, shape.loss_tokens)  # an encoder-decoder's longer side
         widest = max(tokens * shape.mlp_width, 0 if flash_attention else shape.attention_heads * tokens ** 2)
-        working = int(2 * widest * micro_batch * value_bytes)
+        # Eager attention's softmax backward runs in fp32: its gradients into and out of the scores are 4 B a value.
+        eager_scores = widest != tokens * shape.mlp_width and value_bytes < 4
+        working = int(2 * widest * micro_batch * (4.0 if eager_scores else value_bytes))
         sides = ""
         if shape.encoder_decoder:
             cross = "" if recompute == "full" else ", + the encoder's K and V in each decoder layer"
             sides = (f" (encoder {shape.layers - shape.decoder_layers} layers x s = {shape.sequence_length:,}, "
                      f"decoder {shape.decoder_layers} x {shape.loss_tokens:,}{cross})")
         mask_text = ", dropout masks 1 B" if value_bytes != 2 and (recompute != "full" or offloaded) else ""
-        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{mask_text}, "
+        line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{mask_text}{scores_text}, "
                 f"micro-batch {micro_batch}, recompute {recompute}{sides}; + ")
         widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"
-        working_line = f"backward working set 2 x {widest_name} x b"
+        working_line = f"backward working set 2 x {widest_name} x b" + (" in fp32 (softmax's)" if eager_scores else "")
         logits, logits_line = stacks.loss_logits_bytes(
             stack, shape.loss_tokens * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)
         if logits <= working:
@@ -355,35 +368,7 @@ def estimate_memory(
     if answers.task.mode != "inference":
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen,
                        formula=(*breakdown.formula, frozen_line))
-    # Inference: the whole pipeline is staged in RAM; with model offload only its largest model is on the GPU.
-    pipeline = breakdown.weights_bytes + frozen
-    task = answers.task
-    on_cpu = (f"the frozen models, {frozen / 1e9:.3g} GB, run on the CPU (task.frozen_on_cpu, Wan's --t5_cpu): the "
-              "GPU holds the denoiser")
-    if task.frozen_on_cpu and not task.pipeline_offload:
-        return replace(breakdown, formula=(*breakdown.formula, on_cpu),
-                       host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
-    if not task.pipeline_offload:
-        return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
-                       host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
-    if task.frozen_on_cpu:  # Wan's --offload_model --t5_cpu: the denoiser leaves the GPU for the VAE's decode
-        line = f"{on_cpu}; model offload (task.pipeline_offload) moves it off for the VAE's decode"
-    else:
-        line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} "
-                f"GB, and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is "
-                "held; the VAE decodes alone, the denoiser gone")
-    held = max(breakdown.weights_bytes, 0 if task.frozen_on_cpu else frozen)
-    batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
-    # The peak is one model at a time: the denoiser with its working set, a frozen model alone, or the VAE's decode;
-    # never a text encoder larger than the denoiser beside the denoiser's activations (audit XX: Allegro's T5).
-    peak = max(breakdown.weights_bytes + denoising_bytes(shape, task.precision, batch), held,
-               decode_bytes(shape, batch, task.vae_tiling))
-    if held > breakdown.weights_bytes:
-        line += (f"; the denoiser runs without them, {breakdown.weights_bytes / 1e9:.3g} GB with its working set, "
-                 "so the activations are what that needs beyond the larger model held")
-    return replace(breakdown, weights_bytes=held, activations_bytes=max(0, peak - held),
-                   formula=(*breakdown.formula, line), host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
-
+    return pipeline_memory(answers, shape, breakdown, frozen, frozen_line)
 
 def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:
     """Per-GPU memory for the model `shape` itself."""

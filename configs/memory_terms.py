@@ -273,6 +273,9 @@ def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: s
 # its AV matmul saves (+1 of the 5 a*s/h) (audit LL: timm's ViT-H/14 and ViT-L/16@384 on an RTX 3090 ran out).
 AUTOCAST_NORM_BYTES = 4.0
 AUTOCAST_SOFTMAX_BYTES = 1.0
+# Eager attention in bf16 (Transformers' eager_attention_forward: softmax(..., dtype=float32).to(bf16)) saves the
+# fp32 softmax output, 4 B where Korthikanti's 5 a*s^2*b counts 2.
+EAGER_SOFTMAX_FP32_BYTES = 2.0
 
 
 def transformer_activation_bytes(

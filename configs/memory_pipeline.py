@@ -1,0 +1,48 @@
+"""A diffusion pipeline's frozen models (text encoders, VAE) beside its denoiser at inference: on the GPU, on the
+CPU (Wan's --t5_cpu), or taking turns with it (Diffusers model offload)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from pth_top.configs.diffusion import decode_bytes, denoising_bytes, per_gpu_batch
+from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
+
+if TYPE_CHECKING:  # answers import the memory modules' choices
+    from pth_top.configs.answers import Answers
+
+
+def pipeline_memory(answers: Answers, shape: ModelShape, breakdown: MemoryBreakdown, frozen: int, frozen_line: str
+                    ) -> MemoryBreakdown:
+    """The denoiser's breakdown with the pipeline's frozen models (`frozen` bytes) where the answers put them; the
+    whole pipeline is staged in RAM."""
+    # With model offload only its largest model is on the GPU.
+    pipeline = breakdown.weights_bytes + frozen
+    task = answers.task
+    on_cpu = (f"the frozen models, {frozen / 1e9:.3g} GB, run on the CPU (task.frozen_on_cpu, Wan's --t5_cpu): the "
+              "GPU holds the denoiser")
+    if task.frozen_on_cpu and not task.pipeline_offload:
+        return replace(breakdown, formula=(*breakdown.formula, on_cpu),
+                       host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+    if not task.pipeline_offload:
+        return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
+                       host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+    if task.frozen_on_cpu:  # Wan's --offload_model --t5_cpu: the denoiser leaves the GPU for the VAE's decode
+        line = f"{on_cpu}; model offload (task.pipeline_offload) moves it off for the VAE's decode"
+    else:
+        line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} "
+                f"GB, and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is "
+                "held; the VAE decodes alone, the denoiser gone")
+    held = max(breakdown.weights_bytes, 0 if task.frozen_on_cpu else frozen)
+    batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
+    # The peak is one model at a time: the denoiser with its working set, a frozen model alone, or the VAE's decode;
+    # never a text encoder larger than the denoiser beside the denoiser's activations (audit XX: Allegro's T5).
+    peak = max(breakdown.weights_bytes + denoising_bytes(shape, task.precision, batch), held,
+               decode_bytes(shape, batch, task.vae_tiling))
+    if held > breakdown.weights_bytes:
+        line += (f"; the denoiser runs without them, {breakdown.weights_bytes / 1e9:.3g} GB with its working set, "
+                 "so the activations are what that needs beyond the larger model held")
+    return replace(breakdown, weights_bytes=held, activations_bytes=max(0, peak - held),
+                   formula=(*breakdown.formula, line), host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+
