@@ -19,6 +19,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
+    QUEUED_REQUESTS,
     answer_changes,
     cheap_levers,
     cheap_levers_label,
@@ -42,7 +43,7 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.way_out import SLOW_RATE_BAND, Alternative, feasible_build, slowest_last
+from pth_top.configs.way_out import SLOW_RATE_BAND, Alternative, feasible_build, most_at_once, slowest_last
 from pth_top.units import GIB
 
 
@@ -184,6 +185,12 @@ def feasible_alternatives(
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
+        if label == QUEUED_REQUESTS:
+            splits = [] if ctx.edge else more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs")
+            queued = most_at_once(ctx, context_for, splits)
+            if queued is not None:
+                found.append(replace(queued[1], answers=queued[0]))
+            continue
         feasible = feasible_build(ctx, label, context_for(answers))
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
             answers, label = deeper, micro_batch_label(ctx.answers, deeper)  # the largest micro-batch that fits
@@ -337,8 +344,13 @@ def _keeping(ctx: Context, found: list[Alternative]) -> int:
 
 
 def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
+    """A quality-free change, or a server's requests queued beyond those it holds at once: every one still served."""
     changed = alternative.answers
-    return changed is not None and keeps_the_job(ctx.answers, changed)
+    if changed is None:
+        return False
+    queued = ctx.answers.scenario == "inference_server" and {
+        (section, key) for section, key, _ in changed_answers(ctx.answers, changed)} == {("workload", "batch_size")}
+    return queued or keeps_the_job(ctx.answers, changed)
 
 
 def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:

@@ -149,6 +149,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     answers = ctx.answers
     task, scale = answers.task, answers.scale
     transformer = ctx.shape.kind == "transformer"
+    # A server's engine admits the requests its KV cache holds and queues the rest (vLLM, SGLang, llama-server).
+    server_queues = answers.scenario == "inference_server" and task.mode == "inference" and transformer \
+        and not ctx.shape.denoising_steps and not forward_only(ctx.shape) and answers.workload.batch_size > 1
     changes: list[tuple[str, Answers]] = []
     if answers.budget.owned_gpu:  # the cards the buyer has set the GPUs: a way out buys others
         changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")", without_owned(answers)))
@@ -249,6 +252,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does
             changes.extend(split)
+        if server_queues:  # then the most the build holds at once, found by way_out.most_at_once, the rest queued
+            changes.append((QUEUED_REQUESTS, answers.with_value("workload", "batch_size", answers.workload.batch_size
+                                                                // 2)))
         # generate()'s 8- and 4-bit weights are bitsandbytes', which decode slower than 16-bit (configs.quantization):
         # a language model's smaller weights are llama.cpp's GGUF, said, where generate() was asked for.
         gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" and transformer \
@@ -283,7 +289,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         shorter = ctx.shape.sequence_length // 2
         changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
                         answers.with_value("workload", "sequence_length", shorter)))
-    if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1:
+    if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1 \
+            and not server_queues:
         fewer = answers.workload.batch_size // 2
         what = "the concurrent requests" if answers.scenario == "inference_server" else "the batch"
         why = "each image's activations" if ctx.shape.denoising_steps else "each sequence holds its own KV cache"
@@ -307,6 +314,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         return [(label, changed) for label, changed in changes
                 if changed.scale.gpu_count >= answers.budget.owned_gpu_count or not changed.budget.owned_gpu]
     return changes
+
+
+QUEUED_REQUESTS = "fewer requests at once, the rest queued"  # sized by way_out.most_at_once
 
 
 def split_label(answers: Answers) -> str:

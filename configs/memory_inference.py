@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pth_top.configs import stacks
+from pth_top.configs.answer_types import MAX_GPUS
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
     INFERENCE_OVERHEAD_FRACTION,
@@ -89,12 +90,13 @@ def experts_kept_on_gpus(memory: MemoryBreakdown, shape: ModelShape, room_bytes:
 def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
     """How many ways the GPUs split the KV cache: a layer split (llama.cpp, generate()'s device map) by layers, all
     of them; tensor parallel (vLLM, SGLang) by KV heads, at most their count, and not at all for MLA's latent cache
-    (vLLM and SGLang replicate it on every rank)."""
+    (vLLM and SGLang replicate it on every rank); beyond one node's MAX_GPUS, pipeline parallel across the nodes
+    divides it by their count too (each holds its layers' cache)."""
     if gpus <= 1 or engine not in stacks.TENSOR_PARALLEL_ENGINES:
         return max(1, gpus)
-    if shape.attention_width:
-        return 1
-    return min(gpus, shape.kv_heads or shape.attention_heads)
+    stages = -(-gpus // MAX_GPUS)
+    node = min(gpus, MAX_GPUS)
+    return stages * (1 if shape.attention_width else min(node, shape.kv_heads or shape.attention_heads))
 
 
 def estimate_inference(
@@ -155,9 +157,11 @@ def estimate_inference(
     split = kv_split(shape, n, engine)
     kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / split
     if split < n:
-        formula.append(f"tensor parallel splits the KV cache {split} way(s), not {n}: "
-                       + ("MLA's latent cache is one vector a token for all heads, kept whole on every GPU"
-                          if shape.attention_width else f"its {shape.kv_heads} KV heads go one or more to a GPU, "
+        stages = -(-n // MAX_GPUS)
+        nodes = f"pipeline parallel over {stages} nodes divides it by {stages}, and in each " if stages > 1 else ""
+        formula.append(f"the GPUs split the KV cache {split} way(s), not {n}: {nodes}tensor parallel "
+                       + ("keeps MLA's latent cache, one vector a token for all heads, whole on every GPU"
+                          if shape.attention_width else f"gives its {shape.kv_heads} KV heads one or more to a GPU, "
                           "copied where GPUs outnumber them"))
     window, full = shape.window_layers, shape.full_attention_layers
     kv_text = (f"KV cache 2 x {kv_bytes:.4g} B x h_kv x (full layers x tokens + sliding-window layers x window) x b "

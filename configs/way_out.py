@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
@@ -98,3 +98,36 @@ def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tu
 
 def money(ctx: Context, amount_cny: float) -> str:
     return market_money(amount_cny, ctx.currency, ctx.rules)
+
+
+def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits: list[tuple[str, Answers]]
+                 ) -> tuple[Answers, Alternative] | None:
+    """A server that cannot hold all its concurrent requests: the most one build within budget holds at once, at
+    least a quarter (the last queued waits at most three requests' time), the rest queued as vLLM (--max-num-seqs)
+    and SGLang (--max-running-requests) queue them; on the asked GPUs or one of `splits` (label, answers), the most
+    at once first, then the fewest GPUs; halved until one fits, then bisected to within a sixteenth (audit UU:
+    DeepSeek-V3.2 for 500 users on 8 x H200 serves ~200 at once)."""
+    asked = ctx.answers.workload.batch_size
+
+    def tried(split: str, base: Answers, count: int) -> tuple[Answers, Alternative] | None:
+        answers = base.with_value("workload", "batch_size", count)
+        turns = -(-asked // count) - 1
+        wait = f"{turns} requests'" if turns > 1 else "1 request's"
+        label = (f"{count:,} of the {asked:,} requests at once{', ' + split if split else ''}, the rest queued (each "
+                 f"waits for a running one to finish, the last up to {wait} time; vLLM --max-num-seqs {count}, "
+                 f"SGLang --max-running-requests {count}; workload.batch_size = {count})")
+        found = feasible_build(ctx, label, context_for(answers))
+        return None if found is None else (answers, found)
+
+    most: tuple[int, tuple[Answers, Alternative]] | None = None
+    for split, base in [("", ctx.answers), *splits]:
+        low, high, best = asked // 2, asked, None
+        while low >= max(1, -(-asked // 4)) and (best := tried(split, base, low)) is None:
+            low, high = low // 2, low
+        while best is not None and high - low > max(1, low // 16):
+            middle = (low + high) // 2
+            found = tried(split, base, middle)
+            low, high, best = (middle, high, found) if found is not None else (low, middle, best)
+        if best is not None and (most is None or low > most[0]):
+            most = (low, best)
+    return None if most is None else most[1]

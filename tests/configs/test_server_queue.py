@@ -1,0 +1,49 @@
+"""A server asked for more concurrent requests than it holds: the engine queues the rest (configs.way_out.most_at_once),
+and beyond one node pipeline parallel divides the KV cache by the nodes (configs.memory_inference.kv_split)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.memory_inference import kv_split
+from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
+from tests.configs.builders import answers
+
+TODAY = dt.date(2026, 12, 2)
+# GPUStack's performance lab (github.com/gpustack/gpustack docs/performance-lab/deepseek-v3.2/h200.md): vLLM v0.13.0,
+# `vllm serve deepseek-ai/DeepSeek-V3.2 -tp 8` on 8 x H200, `vllm bench serve` with 500 prompts at once, 1K in and
+# 2K out: mean TPOT 45.72 ms, 21.9 tokens/s a stream. DeepSeek-V3.2 is DeepSeek-V3's shape with its FP8 weights.
+DEEPSEEK_500 = dict(workload__preset="deepseek-v3", workload__sequence_length=1000, workload__batch_size=500,
+                    task__mode="inference", task__precision="int8", task__quantization="fp8",
+                    task__serving_engine="vllm", task__generated_tokens=2000, scale__gpu_count=8,
+                    budget__amount=500_000.0, budget__currency="USD")
+
+
+def test_a_server_serves_what_it_holds_at_once_and_queues_the_rest(catalog):
+    # Audit UU: 500 at once need 178 GiB a GPU, so it was refused, where vLLM ran the 500 by queueing them.
+    build = recommend(answers("inference_server", **DEEPSEEK_500), catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, _ = build.applicable_alternatives[0]
+    assert "of the 500 requests at once, the rest queued" in line and "8 x NVIDIA H200 141GB SXM" in line, line
+    assert 150 <= changed.workload.batch_size < 500, changed.workload.batch_size
+    served = recommend(changed, catalog, today=TODAY)
+    assert served.feasible, served.blockers
+    # The engine's batch is the one it holds, so its rate a stream is the published one, queueing and all.
+    assert served.speed.figures["decode_tokens_per_s_per_stream"] == pytest.approx(21.9, rel=0.35)
+
+
+def test_pipeline_parallel_across_nodes_divides_the_kv_cache_that_tensor_parallel_keeps_whole(catalog):
+    # MLA's latent cache is whole on each of a node's 8 GPUs; over 3 nodes each holds a third of the layers' cache.
+    shape = model_shape(answers(**DEEPSEEK_500).workload)[0]
+    assert (kv_split(shape, 8, "vllm"), kv_split(shape, 24, "vllm")) == (1, 3)
+    assert kv_split(shape, 24, "llama_cpp") == 24
+    one, three = (estimate_memory(answers(**{**DEEPSEEK_500, "scale__gpu_count": gpus}), shape) for gpus in (8, 24))
+    assert three.kv_cache_bytes == pytest.approx(one.kv_cache_bytes / 3, rel=1e-6)
+    # So the way out beyond one machine sizes the nodes, where "even 64 nodes do not hold it" was said.
+    build = recommend(answers("inference_server", **DEEPSEEK_500), catalog, today=TODAY)
+    beyond = next(line for line in build.feasible_alternatives if line.startswith("beyond one machine"))
+    assert "across 3 nodes of 8 x" in beyond and "do not hold it" not in beyond, beyond
