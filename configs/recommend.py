@@ -56,7 +56,7 @@ from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ram_platform import platform_for_ram
-from pth_top.configs.ranking import NEAR_TIE, Fit, fit_budget, gpu_metric, ranked_gpus
+from pth_top.configs.ranking import NEAR_TIE, Fit, fit_budget, gpu_metric, meets_target, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -267,8 +267,10 @@ def _general_reasoning(
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")
     if not ctx.pins.get("gpu") and gpu is not None and total < 0.6 * ctx.budget_cny and not infeasible:
         left = _money(ctx, ctx.budget_cny - total)
-        general.append(  # edge modules are ranked fastest first: a faster one would be over budget
+        general.append(  # edge modules, and cards short of a stated rate, are ranked fastest first
             f"{left} of the budget is left: no faster module for this job is within the budget" if ctx.edge else
+            f"{left} of the budget is left: no card within it meets the stated rate, and this one comes nearest"
+            if not meets_target(ctx, gpu) else
             f"{left} of the budget is left: the best value card was chosen; swap the GPU for a faster or larger one "
             "if speed matters more than price"
         )

@@ -214,3 +214,22 @@ def test_bf16_inference_on_a_card_without_bf16_runs_at_its_fp16_tensor_rate():
     serve = answers("inference_server", workload__preset="llama3-8b", task__mode="inference", task__precision="bf16")
     device = catalog_gpu("v100-32gb-pcie", serve)
     assert device.tflops == 112 and device.rate_name == "dense FP16 tensor" and device.tensor
+
+
+def test_where_no_card_meets_the_target_the_one_nearest_it_within_budget_is_chosen(catalog):
+    # Audit WW: a 67B (DeepSeek-LLM-67B's shape) in bf16 on vLLM over 4 cards for 16 users at 15 tokens/s each, with
+    # $120,000: 4 x RTX PRO 5000 at ~9 under load were "the best value card", where 4 x RTX PRO 6000 Max-Q do ~12.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=67_000_000_000,
+                  workload__layers=95, workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__intermediate_size=22016, workload__gated_mlp=True, workload__vocabulary_size=102_400,
+                  workload__sequence_length=4096, workload__batch_size=16, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
+                  task__target_tokens_per_s_per_stream=15.0, scale__gpu_count=4, budget__currency="USD",
+                  budget__amount=120_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    cheaper = recommend(job, catalog, pins={"gpu": ("rtx-pro-5000-blackwell-48gb", 4)}, today=TODAY)
+    held = build.speed.figures["sustained_tokens_per_s_per_stream"]
+    assert held > cheaper.speed.figures["sustained_tokens_per_s_per_stream"] * 1.2 and held < 15, held
+    assert build.component("gpu").total_price_cny < build.budget_cny
+    assert any("no card within it meets the stated rate, and this one comes nearest" in line
+               for line in build.reasoning), build.reasoning
