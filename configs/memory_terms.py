@@ -63,6 +63,7 @@ class ModelShape:
     sequence_length: int = 0
     # CNNs: elements autograd saves for backward for one sample (torch.autograd.graph.saved_tensors_hooks).
     activation_elements_per_sample: int = 0
+    forward_kernels: int = 0  # CNNs: kernels eager PyTorch launches a forward pass (configs.speed_forward)
     intermediate_size: int = 0  # MLP width; 0 means 4h (GPT-2, BERT, ViT)
     gated_mlp: bool = False  # SwiGLU (Llama, Mistral): gate, up and down matrices
     vocabulary_size: int = 0

@@ -50,6 +50,7 @@ class ModelPreset:
     tied_embeddings: bool = False  # the LM head is the embedding matrix (config.json tie_word_embeddings)
     encoder_only: bool = False  # BERT, ViT: bidirectional, nothing generated (configs.memory_terms)
     forward_gflops_per_sample: float = 0.0  # CNNs: FLOPs of one input's forward pass (configs.speed); 0: unknown
+    forward_kernels: int = 0  # CNNs: kernels eager PyTorch launches a forward pass; 0: unknown
     active_parameters: int = 0  # mixture of experts: parameters used per token (model card); 0: dense
     attention_width: int = 0  # attention's FLOP width when not hidden_size (DeepSeek's MLA; configs.memory_terms)
     experts_per_token: int = 0  # mixture of experts: routed experts a token reads, of experts_count (config.json)
@@ -82,6 +83,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             lm_head=entry.get("lm_head", True), encoder_only=entry.get("encoder_only", False),
             tied_embeddings=entry.get("tied_embeddings", False),
             forward_gflops_per_sample=entry.get("forward_gflops_per_sample", 0.0),
+            forward_kernels=entry.get("forward_kernels", 0),
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
             experts_per_token=entry.get("experts_per_token", 0), experts_count=entry.get("experts_count", 0),
@@ -203,6 +205,11 @@ CNN_SCALED_BY_FLOPS = (
     "estimated): count yours and give workload.activation_elements_per_sample")
 
 
+# A CNN's weight layer launches its conv, norm and activation in eager PyTorch, and a residual add comes every ~3
+# (torchvision's ResNet-50: 53 convs, 53 batch norms, 49 ReLUs, 16 adds, 2 pools and a linear, 174 for 50 layers).
+CNN_KERNELS_PER_LAYER = 3.5
+
+
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     """The estimator's view of a workload answer, and a line saying where the numbers came from."""
     preset_id = workload.preset
@@ -215,6 +222,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             sequence_length=min(workload.sequence_length, context_tokens(preset) or workload.sequence_length)
             or preset.sequence_length,
             activation_elements_per_sample=round(preset.activation_elements_per_sample * scale * preset.run_peak_ratio),
+            forward_kernels=preset.forward_kernels,
             intermediate_size=preset.intermediate_size, gated_mlp=preset.gated_mlp,
             vocabulary_size=preset.vocabulary_size, max_context_tokens=context_tokens(preset),
             feature_width=preset.feature_width,
@@ -266,6 +274,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
                 "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
         return ModelShape(
             kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
+            forward_kernels=round(CNN_KERNELS_PER_LAYER * workload.layers),
         ), f"custom CNN: {workload.parameters / 1e6:,.1f}M parameters ({origin})"
     return ModelShape(kind="generic", parameters=workload.parameters), (
         f"custom model: {workload.parameters / 1e6:,.1f}M parameters (no architecture: activations unknown)"

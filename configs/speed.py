@@ -55,6 +55,14 @@ ENCODER_FORWARD_FRACTION = 0.3
 IMAGE_ENCODER_FORWARD_FRACTION = 0.65
 # Below it a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at batch 1: ~0.35, AGX Orin).
 IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
+# Eager PyTorch launches a forward pass's kernels one at a time from the CPU, each a host cost: ~20 us on a 2020s
+# CPU with PyTorch 2 (an RTX 4090 runs ResNet-50's 174 at batch 8 in 4.4 ms, github.com/xhiroga/til, where its GPU
+# alone needs ~4.2), ~60 us on NVIDIA's DGX-1 hosts (DeepLearningExamples' ConvNets tables, NGC 21.03: ResNet-50 at
+# 10.4-13.0 ms and ResNeXt101 at 17.9-23.1 ms from batch 1 to 8 on a V100 or T4, flat until the GPU's time passes it).
+# TensorRT, or torch.compile with CUDA graphs, launches them as one: no floor.
+EAGER_KERNEL_S = (20e-6, 60e-6)
+# A transformer layer's eager kernels: two norms, the projections, attention, the MLP's and the residual adds.
+ENCODER_KERNELS_PER_LAYER = 14
 # Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
 # peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).

@@ -55,7 +55,25 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
                        f"{sp.duration(batch_s)}")
     if answers.data.kind == "audio":
         out.summary.append(sp.AUDIO_ENCODER_UPPER_BOUND)
+    out.warnings.extend(eager_floor(shape.layers * sp.ENCODER_KERNELS_PER_LAYER, batch, device.count, batch_s, unit))
     return out
+
+
+def eager_floor(kernels: int, batch: int, gpus: int, batch_s: float, unit: str) -> list[str]:
+    """The warning where launching a forward pass's kernels from Python (sp.EAGER_KERNEL_S each) takes longer than
+    the GPUs' batch: the rate in eager PyTorch is the host's, not the card's (audit SS: ResNeXt101 at batch 1 on a T4,
+    19.5 ms published, 1.3 ms from the GPU's rate)."""
+    low, high = (kernels * each for each in sp.EAGER_KERNEL_S)
+    if not kernels or low <= batch_s:
+        return []
+    per_gpu = max(1, -(-batch // gpus))
+    slowest, fastest = per_gpu * gpus / high, per_gpu * gpus / low
+    return [f"eager launch floor: in eager PyTorch a forward pass launches its ~{kernels:,} kernels one at a time "
+            f"from the CPU, ~{sp.EAGER_KERNEL_S[0] * 1e6:.0f}-{sp.EAGER_KERNEL_S[1] * 1e6:.0f} us each, so a batch "
+            f"of {per_gpu} a GPU takes ~{low * 1e3:.1f}-{high * 1e3:.1f} ms whatever the card, ~{slowest:,.0f}-"
+            f"{fastest:,.0f} {unit}/s against the ~{batch / batch_s:,.0f} its GPU time gives: a TensorRT "
+            "engine or torch.compile(mode=\"reduce-overhead\") (CUDA graphs) runs at the card's rate, as do larger "
+            "batches"]
 
 
 def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
@@ -84,4 +102,5 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text}) = "
                        f"{sp.rate_text(batch / batch_s)} samples/s")
     out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
+    out.warnings.extend(eager_floor(shape.forward_kernels, batch, device.count, batch_s, "samples"))
     return out

@@ -487,3 +487,27 @@ def test_a_slow_moe_under_generate_is_told_to_change_engine_not_card():
                   task=Task(mode="inference", precision="bf16", generated_tokens=256, serving_engine="hf_generate"))
     out = speed_build.inference(job, shape("qwen3-30b-a3b", 1024), catalog_gpu("h100-80gb-sxm", job))
     assert any("generate() loops over the experts" in line for line in out.warnings), out.warnings
+
+
+@pytest.mark.parametrize(("preset", "layers", "gflops", "gpu", "published"), [
+    # NVIDIA DeepLearningExamples ConvNets READMEs (NGC 21.03), batch 1: ResNet-50 FP32 on a V100, 96 img/s (10.37 ms);
+    # ResNeXt101-32x4d AMP on a T4, 51.14 img/s (19.48 ms), where the GPU's rate gives ~770.
+    ("resnet50", 0, 0.0, "v100-16gb-sxm2", 96.0),
+    ("custom", 101, 16.0, "t4-16gb", 51.14),
+])
+def test_eager_pytorch_at_batch_1_is_the_hosts_launch_rate_not_the_cards(preset, layers, gflops, gpu, published):
+    shape_answers = dict(workload__preset=preset, workload__batch_size=1, task__mode="inference",
+                         task__precision="fp16")
+    if preset == "custom":
+        shape_answers.update(workload__kind="cnn", workload__parameters=44_200_000, workload__layers=layers,
+                             workload__forward_gflops_per_sample=gflops, workload__input_size_px=224)
+    job = answers(**shape_answers)
+    out = speed_build.inference(job, model_shape(job.workload)[0], catalog_gpu(gpu, job))
+    floor = next(line for line in out.warnings if line.startswith("eager launch floor:"))
+    slowest, fastest = (float(rate.replace(",", "")) for rate in floor.split(" whatever the card, ~")[1]
+                        .split(" samples/s")[0].split("-"))
+    assert slowest * 0.9 <= published <= fastest and out.figures["samples_per_s"] > 5 * published, floor
+    # A batch whose GPU time passes the launches' has no floor to warn of.
+    large = job.with_value("workload", "batch_size", 256)
+    assert not any(line.startswith("eager launch floor") for line in
+                   speed_build.inference(large, model_shape(large.workload)[0], catalog_gpu(gpu, large)).warnings)
