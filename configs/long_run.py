@@ -12,6 +12,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Context, usable_bytes
 from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, gpu_build, within_text
 from pth_top.configs.build import Build
+from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import money
 from pth_top.configs.part_types import SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
@@ -119,27 +120,34 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         node = node.with_value("scale", "sharding", "fsdp")
     rented = context_for(node)
     shape, _ = model_shape(node.workload)
-    runs: list[tuple[float, float, Part, float, int]] = []  # dollars, node-hours, the GPU, $/GPU-hour, nodes
+    # Micro-batch 1 with accumulation keeps the job on one node where the build's micro-batch does not (audit VV:
+    # "rent 2 nodes, the fewest that hold it", where one 8 x H100 node holds it at micro-batch 1).
+    small = small_activations(node)
+    small_rented = context_for(small) if small != node else None
+    runs: list[tuple[float, float, Part, float, int, bool]] = []  # $, node-hours, GPU, $/GPU-hour, nodes, small
     for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
         gpu = rented.catalog.get(gpu_id)
         if gpu is None:
             continue
-        least = 1  # the nodes that hold it: ZeRO-3 across several where one node of these GPUs does not
+        least, run_as = 1, node  # the nodes that hold it: ZeRO-3 across several where one node of these does not
         if rented.memory.total_bytes > usable_bytes(rented, gpu):
             if gpu["form"] not in SYSTEM_GPU_FORMS:
                 continue
-            least, _, holds = fewest_nodes(rented, context_for, gpu, node)
-            if not holds:
-                continue
-        rented_rate = job_rate(node, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
+            if small_rented is not None and small_rented.memory.total_bytes <= usable_bytes(small_rented, gpu):
+                run_as = small
+            else:
+                least, _, holds = fewest_nodes(rented, context_for, gpu, node)
+                if not holds:
+                    continue
+        rented_rate = job_rate(run_as, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
         rented_hours = hours * rate / rented_rate if rented_rate else 0.0  # on one node
         if rented_hours:
-            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least))
+            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as is small))
     if not runs:
         return ""
     cheapest = min(run[0] for run in runs)
-    dollars, rented_hours, gpu, usd, least = min((run for run in runs if run[0] <= cheapest * RENT_COST_TIE),
-                                                 key=lambda run: run[1])
+    dollars, rented_hours, gpu, usd, least, at_one = min(
+        (run for run in runs if run[0] <= cheapest * RENT_COST_TIE), key=lambda run: run[1])
     rules = rented.rules
     rented_cny = dollars * rules.currency.cny_per_usd
     if hours <= SLOW_RUN_DAYS * 24 and rented_cny > ONE_OFF_RENT_SHARE * build.total_price_cny:
@@ -148,7 +156,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     cheaper = rented_cny < build.total_price_cny
     here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build" + (
         f" ({changed})" if changed else "")
-    rate_text = (f"{NODE_GPUS} x {gpu.name} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
+    how = f" ({small_activations_label(node)})" if at_one else ""
+    rate_text = (f"{NODE_GPUS} x {gpu.name}{how} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
                  f"{rent_market_note(build.market)}")
     nodes = max(least, math.ceil(rented_hours / (SLOW_RUN_DAYS * 24)))
     if nodes > 1:  # one node is slow too, or does not hold it: as many as finish it in SLOW_RUN_DAYS

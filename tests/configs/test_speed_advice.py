@@ -323,3 +323,19 @@ def test_a_slow_box_for_a_layer_split_is_passed_over_for_three_cards_too(catalog
     # With $3,000 no box holds it: the ways out split it over 3 cards too, not only 2, 4 or 8 (review RW).
     tight = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
     assert any(line.startswith("llama.cpp's layer split across 3 GPUs") for line in tight.feasible_alternatives)
+
+
+def test_a_rented_node_runs_the_job_at_micro_batch_1_before_more_nodes_are_counted(catalog):
+    # Audit VV: StarCoder's Python continued pretraining, 35B tokens of 8k on 8 GPUs (bigcode/starcoder discussion
+    # #37), was told "rent 2 nodes, the fewest that hold it" where one node of 8 x H100 holds it at micro-batch 1.
+    job = answers("team_training", workload__preset="custom", workload__parameters=15_500_000_000, workload__layers=40,
+                  workload__hidden_size=6144, workload__attention_heads=48, workload__kv_heads=1,
+                  workload__intermediate_size=24576, workload__vocabulary_size=49152,
+                  workload__sequence_length=8192, workload__batch_size=512, task__precision="bf16",
+                  task__recompute="full", data__dataset_size_gb=140.0, data__tokens_count=35_000_000_000,
+                  scale__gpu_count=8, scale__sharding="zero3", budget__amount=300000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    rent = [line for line in build.warnings if "rent" in line and "GPU-hour" in line]
+    assert rent and not any("the fewest that hold it" in line for line in rent), rent
+    assert any(line.startswith("or rent it: 8 x ") and "(micro-batch 1 with gradient accumulation)" in line
+               for line in rent), rent
