@@ -26,7 +26,7 @@ from pth_top.configs.owned import owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
-from pth_top.configs.ranking import fit_budget, job_speed, meets_target, ranked_gpus
+from pth_top.configs.ranking import decodes, fit_budget, job_speed, meets_target, ranked_gpus
 from pth_top.configs.rules import Rules
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_FIRST_TOKEN_S, duration
 from pth_top.units import GIB
@@ -116,15 +116,21 @@ def _cheapest_fitting(ctx: Context) -> tuple[Assembly, Part] | None:
 
 
 def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> tuple[bool, float]:
-    """(short of the stated rate, price): a build that runs the job's rate before a cheaper one that does not."""
-    return not meets_target(ctx, fitting[1]), fitting[0].total_cny
+    """(short of the stated rate, or without one slower than reading, price): a build that runs the job's rate
+    before a cheaper one that does not."""
+    slow = sp.stated_target(ctx.answers.task) is None and bool(_short_of_target(ctx, fitting[1]))
+    return not meets_target(ctx, fitting[1]) or slow, fitting[0].total_cny
 
 
 def _short_of_target(ctx: Context, gpu: Part) -> str:
-    """', but ~2.3 tokens/s per stream, under task.target_... = 15' for a build short of the stated rate."""
+    """', but ~2.3 tokens/s per stream, under task.target_... = 15' for a build short of the stated rate; without
+    one, a language model's decode under SLOW_DECODE_TOKENS_PER_S (audit WW: 3 x RTX 4060 Ti named nearest for a 67B
+    at ~4.4 tokens/s, unsaid)."""
     stated = sp.stated_target(ctx.answers.task)
     if stated is None:
-        return ""
+        rate = job_speed(ctx, gpu) if decodes(ctx) else 0.0
+        return (f", {SLOW_WAY_OUT}{rate:,.1f} tokens/s per stream, under {sp.SLOW_DECODE_TOKENS_PER_S:g}, slower than "
+                "reading" if 0 < rate < sp.SLOW_DECODE_TOKENS_PER_S else "")
     return (f", {SLOW_WAY_OUT}{job_speed(ctx, gpu):,.1f} {stated[0].unit}, under task.{stated[0].answer_key} = "
             f"{stated[1]:g}")
 
