@@ -69,6 +69,10 @@ class Workload(Schema, frozen=True):
         "a diffusion transformer's sampling steps per image (FLUX.1-dev 28, schnell 4; inference); 0 = not one"))] = 0
     classifier_free_guidance: Annotated[bool, Meta(description=(
         "each denoising step runs the model twice, as SD3.5 does (FLUX.1-dev is guidance-distilled: false)"))] = False
+    single_stream_dit: Annotated[bool, Meta(description=(
+        "a diffusion transformer whose every block runs every token through every weight (DiT, PixArt, Sana, Wan, "
+        "Open-Sora, Allegro), timed at ~1.7x less of the tensor rate than an MMDiT's dual-stream blocks (FLUX.1, "
+        "SD3, HunyuanVideo; false), whose text and image tokens pass their own halves"))] = False
     output_width_px: Annotated[int, whole(0, 16384, (
         "a diffusion model's output width in pixels, which sizes its VAE decode (0: the decode not counted)"))] = 0
     output_height_px: Annotated[int, whole(0, 16384, "a diffusion model's output height in pixels")] = 0

@@ -26,6 +26,10 @@ from pth_top.configs.memory_terms import (
 )
 from pth_top.units import GIB
 
+# FLUX.1-dev's dual-stream blocks pass its text and image tokens through their own halves: its counted FLOPs are ~1/1.7
+# of 2N x s, which the 0.6 fitted on its rows absorbs (a single-stream DiT's 2N x s is its count: Sana 1.6B at 1.2 s
+# on an A100 and Allegro's 20 min on an H100, NVlabs/Sana and rhymes-ai/Allegro READMEs, were -38 and -36 % at 0.6).
+MMDIT_FLOP_SHARE = 1.7
 # The VAE decode's working set a pixel, fp16: SD 2.1's AutoencoderKL takes 15 GB for 4 x 768 px (diffusers#10350);
 # Qwen-Image's VAE reserves 19.9 GiB at 2560 x 1440 (InvokeAI#9427). Tiled, one 512 px tile at a time.
 VAE_DECODE_BYTES_PER_PIXEL = 6360
@@ -127,10 +131,15 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
                 DENOISER_COUNTED_FRACTION)
     window = (f", {shape.window_layers} of them over a {shape.sliding_window_tokens:,}-token window"
               if shape.window_layers else "")
+    if shape.single_stream_dit:
+        return (f"(2N x {shape.sequence_length:,} tokens + full attention 4*L*h*s^2{window}, a single-stream DiT "
+                f"(workload.single_stream_dit) at FLUX.1's fitted fraction / {MMDIT_FLOP_SHARE:g}: every token "
+                "passes every weight, where an MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s)",
+                sp.PREFILL_COMPUTE_FRACTION / MMDIT_FLOP_SHARE)
     return (f"(2N x {shape.sequence_length:,} tokens + full attention 4*L*h*s^2{window}, at FLUX.1's fitted "
-            "fraction: an MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s; a single-stream DiT runs ~1.6x "
-            "slower than this (Sana 1.6B on an A100: 1.2 s published, NVlabs/Sana README) and a UNet's count is ~3x "
-            "less: give its counted workload.forward_gflops_per_sample)",
+            "fraction: an MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s; a single-stream DiT (DiT, "
+            "PixArt, Sana, Wan, Allegro) runs ~1.7x slower than this (workload.single_stream_dit) and a UNet's count "
+            "is ~3x less: give its counted workload.forward_gflops_per_sample)",
             sp.PREFILL_COMPUTE_FRACTION)  # fitted whole, attention in it, on FLUX.1-dev's rows (not a prompt's 0.4)
 
 

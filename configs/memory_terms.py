@@ -94,6 +94,7 @@ class ModelShape:
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
     guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
+    single_stream_dit: bool = False  # every token through every weight (configs.diffusion), not an MMDiT
     output_pixels: int = 0  # its output's width x height, which sizes the VAE decode; 0: not given
     decoded_frames_at_once: int = 1  # a video's decode micro-batch
     # An encoder-decoder (Whisper, T5): the last decoder_layers of `layers` run over decoder_sequence_length tokens,

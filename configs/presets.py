@@ -252,6 +252,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             linear_attention_layers=workload.linear_attention_layers,
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
+            single_stream_dit=workload.single_stream_dit,
             output_pixels=workload.output_width_px * workload.output_height_px,
             decoded_frames_at_once=workload.decoded_frames_at_once,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 115 here (215 in all).
+test_requests.py 13): 116 here (216 in all).
 """
 
 from __future__ import annotations
@@ -110,7 +110,16 @@ def denoise_sana(part_id: str) -> float:
                          workload__layers=20, workload__hidden_size=2240, workload__attention_heads=20,
                          workload__intermediate_size=5600, workload__gated_mlp=True, workload__sequence_length=1024,
                          workload__denoising_steps=20, workload__classifier_free_guidance=True,
-                         workload__batch_size=1, task__mode="inference", task__precision="bf16")
+                         workload__single_stream_dit=True, workload__batch_size=1, task__mode="inference",
+                         task__precision="bf16")
+    return speed_build.inference(answers, model_shape(answers.workload)[0],
+                                 catalog_gpu(part_id, answers)).figures["image_batch_s"]
+
+
+def denoise_allegro(part_id: str) -> float:
+    """Seconds for one Allegro clip (published_workloads.ALLEGRO: 88 frames at 720p, 100 steps with guidance)."""
+    answers = answers_of(**published_workloads.inference_custom({**published_workloads.ALLEGRO,
+                                                                 "workload__single_stream_dit": True}))
     return speed_build.inference(answers, model_shape(answers.workload)[0],
                                  catalog_gpu(part_id, answers)).figures["image_batch_s"]
 
@@ -723,10 +732,10 @@ CASES: tuple[PublishedSpeed, ...] = (
                        "FLUX.1-dev's larger matmuls reach 0.30): the predictor rates every card at 0.35, so -53 %",
                    tolerance=0.6),
     PublishedSpeed("sana-readme-a100-sana-1600m-1024px", "github.com/NVlabs/Sana README, 'Performance' (1024x1024, "
-                   "A100): Sana-1.6B latency 1.2 s", 1.2, lambda: denoise_sana("a100-80gb-sxm"),
-                   gap="a single-stream DiT: 2N x s is its count, but the 0.6 it is timed at was fitted on FLUX.1, an "
-                       "MMDiT whose dual-stream blocks do ~1.7x fewer FLOPs than 2N x s, so -38 % (the build says so)",
-                   tolerance=0.45),
+                   "A100): Sana-1.6B latency 1.2 s", 1.2, lambda: denoise_sana("a100-80gb-sxm")),
+    PublishedSpeed("allegro-readme-h100-720p-88-frames-100-steps", f"{published_workloads.ALLEGRO_README}; 'Inference "
+                   "time: 20 mins (single H100)' for 88 frames at 720p, 100 steps", 1200.0,
+                   lambda: denoise_allegro("h100-80gb-sxm")),
     # --- llama.cpp --cpu-moe: the GPU's part at its bandwidth, the routed experts from RAM (configs.expert_offload) ---
     PublishedSpeed("llamacpp-15396-7900xt-5900x-gpt-oss-20b-cpu-moe", "github.com/ggml-org/llama.cpp/discussions/15396 "
                    "(an AMD user's reply, build 6194, ROCm 6.4.1): gpt-oss-20b with -cmoe on an RX 7900 XT beside a "
