@@ -165,8 +165,9 @@ def warned(build: Build, prefix: str) -> bool:
 def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]
                                 ) -> tuple[str, str, Answers] | None:
     """A server under SLOW_DECODE_TOKENS_PER_S a stream is passed over for the build within budget, the same card
-    with an fp8 KV cache or 2-8 cards with tensor parallel, that decodes at least twice as fast and above that rate:
-    why, the alternative's line and its answers (issue: a slow box is passed over for one in budget that does it)."""
+    with an fp8 KV cache or 2-8 cards with tensor parallel, that decodes at least twice as fast and above that rate,
+    one with the estimator's margin first (a TIGHT one said so): why, the alternative's line and its answers (issue:
+    a slow box is passed over for one in budget that does it)."""
     answers = build.answers
     per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
     if (answers.task.mode != "inference" or answers.scale.gpu_count != 1 or answers.scenario == "edge_deployment"
@@ -176,6 +177,9 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
     tight: tuple[int, str, Answers, Build, Component] | None = None  # a fit short of the margin, if nothing roomier
     for count, kv in tries + [(count, kv) for count in more_gpu_counts(answers) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+        if tight is not None and count > min((more for more in more_gpu_counts(answers) if more > tight[0]),
+                                             default=tight[0]):
+            break  # a roomier build is looked for one GPU count further, not at every count
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
         found = gpu_build(recommend_one, changed)

@@ -19,7 +19,6 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
-    QUEUED_REQUESTS,
     answer_changes,
     cheap_levers,
     cheap_levers_label,
@@ -27,6 +26,7 @@ from pth_top.configs.levers import (
     halved_micro_batch,
     micro_batch_label,
     more_gpus,
+    queued_label,
     recompute_only,
     split_label,
 )
@@ -185,9 +185,10 @@ def feasible_alternatives(
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
-        if label == QUEUED_REQUESTS:
-            splits = [] if ctx.edge else more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs")
-            queued = most_at_once(ctx, context_for, splits)
+        if ctx.answers.workload.batch_size > 1 and label == queued_label(ctx.answers,
+                                                                          ctx.answers.workload.batch_size // 2):
+            queued = most_at_once(ctx, context_for,
+                                  more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))
             if queued is not None:
                 found.append(replace(queued[1], answers=queued[0]))
             continue
@@ -348,9 +349,9 @@ def _keeps_the_job(ctx: Context, alternative: Alternative) -> bool:
     changed = alternative.answers
     if changed is None:
         return False
-    queued = ctx.answers.scenario == "inference_server" and {
-        (section, key) for section, key, _ in changed_answers(ctx.answers, changed)} == {("workload", "batch_size")}
-    return queued or keeps_the_job(ctx.answers, changed)
+    if ctx.answers.scenario == "inference_server":  # the requests queued count as served: the rest as for any change
+        changed = changed.with_value("workload", "batch_size", ctx.answers.workload.batch_size)
+    return keeps_the_job(ctx.answers, changed)
 
 
 def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answers], Context]) -> list[str]:

@@ -151,7 +151,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     transformer = ctx.shape.kind == "transformer"
     # A server's engine admits the requests its KV cache holds and queues the rest (vLLM, SGLang, llama-server).
     server_queues = answers.scenario == "inference_server" and task.mode == "inference" and transformer \
-        and not ctx.shape.denoising_steps and not forward_only(ctx.shape) and answers.workload.batch_size > 1
+        and not ctx.shape.denoising_steps and not forward_only(ctx.shape) and answers.workload.batch_size > 1 \
+        and stacks.serving_engine(task.serving_engine, answers.scenario, task.precision) in QUEUE_FLAGS
     changes: list[tuple[str, Answers]] = []
     if answers.budget.owned_gpu:  # the cards the buyer has set the GPUs: a way out buys others
         changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")", without_owned(answers)))
@@ -252,9 +253,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does
             changes.extend(split)
-        if server_queues:  # then the most the build holds at once, found by way_out.most_at_once, the rest queued
-            changes.append((QUEUED_REQUESTS, answers.with_value("workload", "batch_size", answers.workload.batch_size
-                                                                // 2)))
+        if server_queues:  # then the most the build holds at once (way_out.most_at_once; half where not sized)
+            changes.append((queued_label(answers, answers.workload.batch_size // 2),
+                            answers.with_value("workload", "batch_size", answers.workload.batch_size // 2)))
         # generate()'s 8- and 4-bit weights are bitsandbytes', which decode slower than 16-bit (configs.quantization):
         # a language model's smaller weights are llama.cpp's GGUF, said, where generate() was asked for.
         gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" and transformer \
@@ -316,7 +317,20 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     return changes
 
 
-QUEUED_REQUESTS = "fewer requests at once, the rest queued"  # sized by way_out.most_at_once
+# How each engine caps the requests it runs at once and queues the rest (generate() has no queue).
+QUEUE_FLAGS = {"vllm": "vLLM --max-num-seqs {n}", "sglang": "SGLang --max-running-requests {n}",
+               "llama_cpp": "llama-server --parallel {n}"}
+
+
+def queued_label(answers: Answers, count: int, split: str = "") -> str:
+    """'234 of the 500 requests at once, the rest queued (...; workload.batch_size = 234)': a server's lever."""
+    asked = answers.workload.batch_size
+    turns = -(-asked // count) - 1
+    wait = f"{turns} requests'" if turns > 1 else "1 request's"
+    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
+    flag = QUEUE_FLAGS.get(engine, "").format(n=count)
+    return (f"{count:,} of the {asked:,} requests at once{', ' + split if split else ''}, the rest queued (each waits "
+            f"for a running one to finish, the last up to {wait} time; {flag}; workload.batch_size = {count})")
 
 
 def split_label(answers: Answers) -> str:

@@ -131,10 +131,10 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
             continue
         least, run_as = 1, node  # the nodes that hold it: ZeRO-3 across several where one node of these does not
         if rented.memory.total_bytes > usable_bytes(rented, gpu):
-            if gpu["form"] not in SYSTEM_GPU_FORMS:
-                continue
             if small_rented is not None and small_rented.memory.total_bytes <= usable_bytes(small_rented, gpu):
                 run_as = small
+            elif gpu["form"] not in SYSTEM_GPU_FORMS:  # a PCIe node is not linked to another
+                continue
             else:
                 least, _, holds = fewest_nodes(rented, context_for, gpu, node)
                 if not holds:

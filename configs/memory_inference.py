@@ -96,7 +96,7 @@ def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
         return max(1, gpus)
     stages = -(-gpus // MAX_GPUS)
     node = min(gpus, MAX_GPUS)
-    return stages * (1 if shape.attention_width else min(node, shape.kv_heads or shape.attention_heads))
+    return min(gpus, stages * (1 if shape.attention_width else min(node, shape.kv_heads or shape.attention_heads)))
 
 
 def estimate_inference(

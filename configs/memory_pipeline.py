@@ -45,4 +45,3 @@ def pipeline_memory(answers: Answers, shape: ModelShape, breakdown: MemoryBreakd
                  "so the activations are what that needs beyond the larger model held")
     return replace(breakdown, weights_bytes=held, activations_bytes=max(0, peak - held),
                    formula=(*breakdown.formula, line), host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
-

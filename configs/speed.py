@@ -55,13 +55,11 @@ ENCODER_FORWARD_FRACTION = 0.3
 IMAGE_ENCODER_FORWARD_FRACTION = 0.65
 # Below it a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at batch 1: ~0.35, AGX Orin).
 IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
-# Eager PyTorch launches a forward pass's kernels one at a time from the CPU, each a host cost: ~20 us on a 2020s
-# CPU with PyTorch 2 (an RTX 4090 runs ResNet-50's 174 at batch 8 in 4.4 ms, github.com/xhiroga/til, where its GPU
-# alone needs ~4.2), ~60 us on NVIDIA's DGX-1 hosts (DeepLearningExamples' ConvNets tables, NGC 21.03: ResNet-50 at
-# 10.4-13.0 ms and ResNeXt101 at 17.9-23.1 ms from batch 1 to 8 on a V100 or T4, flat until the GPU's time passes it).
-# TensorRT, or torch.compile with CUDA graphs, launches them as one: no floor.
+# Eager PyTorch's host time a kernel launch: <= ~25 us on a 2020s CPU (xhiroga/til: an RTX 4090's ResNet-50 at batch 8
+# in 4.4 ms), ~60 on DGX-1 hosts (DeepLearningExamples' ConvNets tables: ResNet-50 10.4 ms at batch 1 on a V100).
 EAGER_KERNEL_S = (20e-6, 60e-6)
-# A transformer layer's eager kernels: two norms, the projections, attention, the MLP's and the residual adds.
+# An encoder layer's eager kernels, HF BertLayer's: 3 QKV, 2 score matmuls, softmax, dense, 2 adds, 2 LayerNorms, 2
+# MLP matmuls and GELU (dropout is a no-op in eval).
 ENCODER_KERNELS_PER_LAYER = 14
 # Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
@@ -107,26 +105,6 @@ HF_MOE_EXPERT_S = 85e-6
 def hf_expert_loop_s(layers: int, experts_count: int) -> float:
     """A decode step's time in Transformers' loop over a mixture of experts' routed experts (HF_MOE_EXPERT_S)."""
     return layers * experts_count * HF_MOE_EXPERT_S
-# An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
-# "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
-JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
-                        "Llama 3.2 3B INT4 at 43 tokens/s and SmolLM2-1.7B at 64.5 with MLC (NVIDIA's Super Boost "
-                        "blog), where llama.cpp is timed here at about half")
-# Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
-ENCODER_DECODER_NOT_PREDICTED = (
-    "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "
-    "much as to its matmuls (faster-whisper's large-v2 takes 54 s for 13 min of audio on a V100S, several times what "
-    "its weight reads and matmuls take)")
-# Why an audio encoder's rate is an upper bound (configs.speed_forward): NeMo's Parakeet-TDT-0.6B-v2 on an A100 at
-# batch 128 (huggingface.co/nvidia/parakeet-tdt-0.6b-v2, open_asr_leaderboard.yaml); fast-gpu-asr on PyPI (TensorRT).
-AUDIO_ENCODER_UPPER_BOUND = (
-    "an audio encoder's rate counts its matmuls only, an upper bound: its front end (log-mel features, convolution "
-    "subsampling) and a CTC or transducer decode are not in it; NeMo's Parakeet-TDT-0.6B-v2 runs 3,386x real time "
-    "on an A100 at batch 128, about half what its matmuls allow (a TensorRT engine, fast-gpu-asr, reaches 6,482x)")
-AUDIO_TRAINING_UPPER_BOUND = (
-    "an audio model's training rate counts its transformer's matmuls at a language model's utilisation, an upper "
-    "bound: its convolutional front end and short, padded utterances are not in it; NVIDIA's wav2vec 2.0 Base "
-    "fine-tune trains 41,276 tokens/s on an A100 80GB (DeepLearningExamples), about a sixth of this count")
 # Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
 BASE_WEIGHT_BYTES = {"qlora": 0.5, "lora_int8": 1.0}
 # A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.

@@ -9,6 +9,7 @@ from typing import Any
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import speed as sp
+from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
@@ -120,7 +121,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
                                "clip" if answers.data.kind in ("video", "audio") else "image")
     if shape.encoder_decoder:
-        return sp.Prediction(summary=[sp.ENCODER_DECODER_NOT_PREDICTED])
+        return sp.Prediction(summary=[notes.ENCODER_DECODER_NOT_PREDICTED])
     if forward_only(shape):
         return forward_speed(answers, shape, device)
     reads = decode_reads(answers, shape)
@@ -162,7 +163,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                                         prompt - cached)
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
-        out.formula.append(sp.JETSON_RUNTIMES_NOTE)
+        out.formula.append(notes.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         looped = sp.hf_expert_loop_s(shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0
         remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: "
@@ -271,7 +272,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.figures[key] = run_s / 3600
         what = "1B tokens" if unit == "tokens" else "1M samples"
         line += f"; {what} in ~{sp.duration(run_s)}"
-    out.summary.extend([line, sp.AUDIO_TRAINING_UPPER_BOUND] if answers.data.kind == "audio" else [line])
+    out.summary.extend([line, notes.AUDIO_TRAINING_UPPER_BOUND] if answers.data.kind == "audio" else [line])
     if run_s > sp.SLOW_RUN_DAYS * 86400:
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
                             f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs (more nodes)"

@@ -4,6 +4,7 @@ input, compute-bound, and is timed in inputs a second."""
 from __future__ import annotations
 
 from pth_top.configs import speed as sp
+from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import inference_weight_bytes
@@ -54,7 +55,7 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     out.summary.append(f"~{sp.rate_text(rate)} {unit}/s ({rate * tokens:,.0f} tokens/s), a batch of {batch} in "
                        f"{sp.duration(batch_s)}")
     if answers.data.kind == "audio":
-        out.summary.append(sp.AUDIO_ENCODER_UPPER_BOUND)
+        out.summary.append(notes.AUDIO_ENCODER_UPPER_BOUND)
     out.warnings.extend(eager_floor(shape.layers * sp.ENCODER_KERNELS_PER_LAYER, batch, device.count, batch_s, unit))
     return out
 
@@ -67,7 +68,7 @@ def eager_floor(kernels: int, batch: int, gpus: int, batch_s: float, unit: str) 
     if not kernels or low <= batch_s:
         return []
     per_gpu = max(1, -(-batch // gpus))
-    slowest, fastest = per_gpu * gpus / high, per_gpu * gpus / low
+    slowest, fastest = batch / max(high, batch_s), batch / max(low, batch_s)  # the GPUs launch their shares at once
     return [f"eager launch floor: in eager PyTorch a forward pass launches its ~{kernels:,} kernels one at a time "
             f"from the CPU, ~{sp.EAGER_KERNEL_S[0] * 1e6:.0f}-{sp.EAGER_KERNEL_S[1] * 1e6:.0f} us each, so a batch "
             f"of {per_gpu} a GPU takes ~{low * 1e3:.1f}-{high * 1e3:.1f} ms whatever the card, ~{slowest:,.0f}-"

@@ -9,9 +9,10 @@ from typing import Callable, Mapping
 
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
-from pth_top.configs.assembly import Assembly, Context, fits_on, memory_on, needed_bytes
+from pth_top.configs.assembly import TIGHT, Assembly, Context, fits_on, memory_fit, memory_on, needed_bytes
 from pth_top.configs.beyond_answers import SLOW_WAY_OUT
 from pth_top.configs.layer_offload import with_ram_split
+from pth_top.configs.levers import queued_label
 from pth_top.configs.market import money as market_money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
@@ -31,6 +32,7 @@ class Alternative:
     price_cny: float = math.inf  # the build's, where the line is one
     slow_rate: float = 0.0  # tokens/s a stream where under the stated target (or 5): after those that are not
     build_key: tuple[str, int, int, float] = ("", 0, 0, 0.0)  # its GPU, how many, GiB needed a GPU and price
+    tight: bool = False  # it fits usable memory, not the estimator's margin
 
 
 SLOW_RATE_BAND = 1.25  # slow ways out within a quarter of the fastest left keep the levers' order (quality first)
@@ -65,7 +67,8 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "
                        f"within {money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else ""),
                        price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
-                       build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)))
+                       build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)),
+                       tight=memory_fit(alternative, gpu) == TIGHT)
 
 
 def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tuple[float, str]:
@@ -103,31 +106,31 @@ def money(ctx: Context, amount_cny: float) -> str:
 def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits: list[tuple[str, Answers]]
                  ) -> tuple[Answers, Alternative] | None:
     """A server that cannot hold all its concurrent requests: the most one build within budget holds at once, at
-    least a quarter (the last queued waits at most three requests' time), the rest queued as vLLM (--max-num-seqs)
-    and SGLang (--max-running-requests) queue them; on the asked GPUs or one of `splits` (label, answers), the most
-    at once first, then the fewest GPUs; halved until one fits, then bisected to within a sixteenth (audit UU:
-    DeepSeek-V3.2 for 500 users on 8 x H200 serves ~200 at once)."""
+    least a quarter (the last queued waits at most three requests' time), the rest queued as its engine queues them;
+    on the asked GPUs or a split of `splits` (label, answers) that does not hold them all (the split alone is its own
+    lever), the most at once; with the estimator's margin where a quarter has it, else TIGHT, said; halved until one
+    fits, then bisected to within a sixteenth (audit UU: DeepSeek-V3.2 for 500 users on 8 x H200)."""
     asked = ctx.answers.workload.batch_size
 
-    def tried(split: str, base: Answers, count: int) -> tuple[Answers, Alternative] | None:
+    def tried(split: str, base: Answers, count: int, roomy: bool) -> tuple[Answers, Alternative] | None:
         answers = base.with_value("workload", "batch_size", count)
-        turns = -(-asked // count) - 1
-        wait = f"{turns} requests'" if turns > 1 else "1 request's"
-        label = (f"{count:,} of the {asked:,} requests at once{', ' + split if split else ''}, the rest queued (each "
-                 f"waits for a running one to finish, the last up to {wait} time; vLLM --max-num-seqs {count}, "
-                 f"SGLang --max-running-requests {count}; workload.batch_size = {count})")
-        found = feasible_build(ctx, label, context_for(answers))
-        return None if found is None else (answers, found)
+        found = feasible_build(ctx, queued_label(ctx.answers, count, split), context_for(answers))
+        return None if found is None or (roomy and found.tight) else (answers, found)
 
-    most: tuple[int, tuple[Answers, Alternative]] | None = None
-    for split, base in [("", ctx.answers), *splits]:
+    def most(split: str, base: Answers, roomy: bool) -> tuple[int, tuple[Answers, Alternative]] | None:
         low, high, best = asked // 2, asked, None
-        while low >= max(1, -(-asked // 4)) and (best := tried(split, base, low)) is None:
+        while low >= max(1, -(-asked // 4)) and (best := tried(split, base, low, roomy)) is None:
             low, high = low // 2, low
         while best is not None and high - low > max(1, low // 16):
             middle = (low + high) // 2
-            found = tried(split, base, middle)
+            found = tried(split, base, middle, roomy)
             low, high, best = (middle, high, found) if found is not None else (low, middle, best)
-        if best is not None and (most is None or low > most[0]):
-            most = (low, best)
-    return None if most is None else most[1]
+        return None if best is None else (low, best)
+
+    for roomy in (True, False):
+        found = [each for split, base in [("", ctx.answers), *splits]
+                 if (not split or tried(split, base, asked, roomy) is None)
+                 and (each := most(split, base, roomy)) is not None]
+        if found:
+            return max(found, key=lambda each: each[0])[1]  # the fewest GPUs among equals: the first
+    return None

@@ -422,7 +422,9 @@ def test_eager_attention_under_full_recompute_holds_the_recomputed_layers_scores
         return estimate_memory(job, model_shape(job.workload)[0]).total_bytes / GIB
 
     at_8k, at_6k = starcoder(8192), starcoder(6000)
-    assert at_8k > 0.8 * 76  # out of memory on the card's 76 GiB usable: within a fifth of it at least
+    # Out of memory on the card's 76 GiB usable: within a fifth of it at least (64.6; still called a fit, a gap the
+    # README states: bitsandbytes' int8 buffers and the allocator's fragmentation are not counted).
+    assert at_8k > 0.8 * 76
     assert at_6k < 76 / 1.1  # fits with the estimator's margin, as it ran
     flash = Answers(workload=Workload(preset="llama-7b", sequence_length=8192, batch_size=1),
                     task=Task(mode="training", precision="bf16", method="lora", recompute="full",

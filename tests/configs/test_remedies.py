@@ -11,7 +11,7 @@ import pytest
 
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.levers import QUEUED_REQUESTS, answer_changes
+from pth_top.configs.levers import answer_changes, queued_label
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
@@ -181,12 +181,13 @@ def test_a_server_too_small_for_its_kv_cache_is_offered_a_shorter_context_or_few
                   workload__batch_size=64, task__mode="inference", task__precision="int8", task__quantization="fp8",
                   task__serving_engine="sglang", task__generated_tokens=1024, budget__amount=230000.0)
     labels = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
-    assert "a shorter context, 16,384 tokens" in labels and QUEUED_REQUESTS in labels, labels
+    assert "a shorter context, 16,384 tokens" in labels and queued_label(job, 32) in labels, labels
     said = recommend(job, catalog, today=TODAY).feasible_alternatives
     assert any(line.startswith("a shorter context, 16,384 tokens, tensor parallel across") for line in said), said
     # A server's engine queues what it cannot hold at once: the most a build holds, split over GPUs where that helps.
-    assert any(line.startswith("48 of the 64 requests at once, tensor parallel across 4 GPUs, the rest queued")
-               for line in said), said
+    queued = next(line for line in said if " of the 64 requests at once, tensor parallel across 4 GPUs, the rest "
+                  "queued" in line)
+    assert 16 <= int(queued.split(" of the 64")[0]) < 64 and "SGLang --max-running-requests" in queued, queued
     assert not any(word in line for line in said for word in SHARDING_WORDS), said
 
 

@@ -7,11 +7,13 @@ import datetime as dt
 
 import pytest
 
+from pth_top.configs.levers import answer_changes, queued_label
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_inference import kv_split
 from pth_top.configs.presets import model_shape
-from pth_top.configs.recommend import recommend
-from tests.configs.builders import answers
+from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.rules import load_rules
+from tests.configs.builders import QWEN25_32B, answers
 
 TODAY = dt.date(2026, 12, 2)
 # GPUStack's performance lab (github.com/gpustack/gpustack docs/performance-lab/deepseek-v3.2/h200.md): vLLM v0.13.0,
@@ -29,6 +31,7 @@ def test_a_server_serves_what_it_holds_at_once_and_queues_the_rest(catalog):
     assert not build.feasible
     line, changed, _ = build.applicable_alternatives[0]
     assert "of the 500 requests at once, the rest queued" in line and "8 x NVIDIA H200 141GB SXM" in line, line
+    assert "TIGHT" not in line, line  # the most it holds with the estimator's margin (review XA: 234 were TIGHT)
     assert 150 <= changed.workload.batch_size < 500, changed.workload.batch_size
     served = recommend(changed, catalog, today=TODAY)
     assert served.feasible, served.blockers
@@ -41,9 +44,33 @@ def test_pipeline_parallel_across_nodes_divides_the_kv_cache_that_tensor_paralle
     shape = model_shape(answers(**DEEPSEEK_500).workload)[0]
     assert (kv_split(shape, 8, "vllm"), kv_split(shape, 24, "vllm")) == (1, 3)
     assert kv_split(shape, 24, "llama_cpp") == 24
+    grouped = model_shape(answers(**QWEN25_32B).workload)[0]  # 8 KV heads: never more ways than GPUs (review XA)
+    assert (kv_split(grouped, 8, "vllm"), kv_split(grouped, 12, "vllm"), kv_split(grouped, 16, "vllm")) == (8, 12, 16)
     one, three = (estimate_memory(answers(**{**DEEPSEEK_500, "scale__gpu_count": gpus}), shape) for gpus in (8, 24))
     assert three.kv_cache_bytes == pytest.approx(one.kv_cache_bytes / 3, rel=1e-6)
     # So the way out beyond one machine sizes the nodes, where "even 64 nodes do not hold it" was said.
     build = recommend(answers("inference_server", **DEEPSEEK_500), catalog, today=TODAY)
     beyond = next(line for line in build.feasible_alternatives if line.startswith("beyond one machine"))
     assert "across 3 nodes of 8 x" in beyond and "do not hold it" not in beyond, beyond
+
+
+def test_the_queued_requests_are_on_the_asked_cards_where_a_split_would_hold_them_all(catalog):
+    # Review XA: Qwen2.5-32B in bf16 for 16 users at 32k on 2 cards, $45,000: splits over 4 or 8 hold all 16 (their
+    # own levers), so the queue is on the 2 asked, with the estimator's margin, and its engine's flag.
+    job = answers("inference_server", **QWEN25_32B, workload__sequence_length=32768, workload__batch_size=16,
+                  task__mode="inference", task__precision="bf16", task__serving_engine="vllm",
+                  task__generated_tokens=1024, scale__gpu_count=2, budget__amount=45000.0, budget__currency="USD")
+    said = recommend(job, catalog, today=TODAY).feasible_alternatives
+    queued = next(line for line in said if " of the 16 requests at once, the rest queued" in line)
+    assert "vLLM --max-num-seqs" in queued and "fits 2 x " in queued and "TIGHT" not in queued, queued
+    assert any(line.startswith("tensor parallel across 4 GPUs") for line in said), said
+
+
+def test_each_engine_says_its_own_queue_and_generate_has_none(catalog):
+    job = answers("inference_server", **QWEN25_32B, workload__sequence_length=32768, workload__batch_size=16,
+                  task__mode="inference", task__precision="int4", task__serving_engine="llama_cpp",
+                  task__generated_tokens=1024, budget__amount=3000.0, budget__currency="USD")
+    assert "llama-server --parallel 8" in queued_label(job, 8) and "vLLM" not in queued_label(job, 8)
+    served = job.with_value("task", "serving_engine", "hf_generate").with_value("task", "precision", "bf16")
+    labels = [label for label, _ in answer_changes(_context(served, catalog, load_rules(), {}))]
+    assert not any("requests at once" in label for label in labels), labels

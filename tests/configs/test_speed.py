@@ -507,6 +507,12 @@ def test_eager_pytorch_at_batch_1_is_the_hosts_launch_rate_not_the_cards(preset,
     slowest, fastest = (float(rate.replace(",", "")) for rate in floor.split(" whatever the card, ~")[1]
                         .split(" samples/s")[0].split("-"))
     assert slowest * 0.9 <= published <= fastest and out.figures["samples_per_s"] > 5 * published, floor
+    # One input on 8 GPUs is no faster than on one (review XA: it read 8x).
+    spread = job.with_value("scale", "gpu_count", 8)
+    floor_8 = next(line for line in speed_build.inference(spread, model_shape(spread.workload)[0], catalog_gpu(
+        gpu, spread, 8)).warnings if line.startswith("eager launch floor:"))
+    assert floor_8.split(" whatever the card, ")[1].split(" samples/s")[0] == \
+        floor.split(" whatever the card, ")[1].split(" samples/s")[0], (floor, floor_8)
     # A batch whose GPU time passes the launches' has no floor to warn of.
     large = job.with_value("workload", "batch_size", 256)
     assert not any(line.startswith("eager launch floor") for line in

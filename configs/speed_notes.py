@@ -1,0 +1,24 @@
+"""The speed prediction's fixed notes: what a figure does not count, said where the build shows it."""
+
+from __future__ import annotations
+
+# An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
+# "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
+JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
+                        "Llama 3.2 3B INT4 at 43 tokens/s and SmolLM2-1.7B at 64.5 with MLC (NVIDIA's Super Boost "
+                        "blog), where llama.cpp is timed here at about half")
+# Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
+ENCODER_DECODER_NOT_PREDICTED = (
+    "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "
+    "much as to its matmuls (faster-whisper's large-v2 takes 54 s for 13 min of audio on a V100S, several times what "
+    "its weight reads and matmuls take)")
+# Why an audio encoder's rate is an upper bound (configs.speed_forward): NeMo's Parakeet-TDT-0.6B-v2 on an A100 at
+# batch 128 (huggingface.co/nvidia/parakeet-tdt-0.6b-v2, open_asr_leaderboard.yaml); fast-gpu-asr on PyPI (TensorRT).
+AUDIO_ENCODER_UPPER_BOUND = (
+    "an audio encoder's rate counts its matmuls only, an upper bound: its front end (log-mel features, convolution "
+    "subsampling) and a CTC or transducer decode are not in it; NeMo's Parakeet-TDT-0.6B-v2 runs 3,386x real time "
+    "on an A100 at batch 128, about half what its matmuls allow (a TensorRT engine, fast-gpu-asr, reaches 6,482x)")
+AUDIO_TRAINING_UPPER_BOUND = (
+    "an audio model's training rate counts its transformer's matmuls at a language model's utilisation, an upper "
+    "bound: its convolutional front end and short, padded utterances are not in it; NVIDIA's wav2vec 2.0 Base "
+    "fine-tune trains 41,276 tokens/s on an A100 80GB (DeepLearningExamples), about a sixth of this count")
