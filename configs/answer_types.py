@@ -160,6 +160,9 @@ class Task(Schema, frozen=True):
     frozen_on_cpu: Annotated[bool, Meta(description=(
         "inference of a diffusion pipeline with its frozen models (the text encoders) run on the CPU, as Wan's "
         "--t5_cpu: the GPU holds the denoiser; the prompt encodes once a batch, in seconds there"))] = False
+    ema_weights: Annotated[bool, Meta(description=(
+        "training keeps an exponential moving average of the trained weights on each GPU, in fp32 (DiT, PixArt and "
+        "Open-Sora trainers, diffusers' --use_ema): 4 B a trained parameter"))] = False
     cache_embeddings: Annotated[bool, Meta(description=(
         "training beside frozen models: their outputs (text embeddings, VAE latents) computed once before training "
         "and cached (kohya-ss cache_text_encoder_outputs and cache_latents, diffusers' --cache_latents), so the frozen "

@@ -56,7 +56,7 @@ def estimate_training(
     gpu_count: int = 1, sharding: str = "none", recompute: str = "none", flash_attention: bool = True,
     mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
-    sync_each_batch: bool = False, lora_dropout: float = 0.0,
+    sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
@@ -67,6 +67,7 @@ def estimate_training(
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]
     n = max(1, gpu_count)
     weights = states.weights / (n if stage >= 3 else 1)
+    ema = EMA_BYTES_PER_PARAMETER * states.trainable_parameters if ema_weights else 0.0
     gradients = states.gradients / (n if stage >= 2 else 1)
     optimizer_states = states.optimizer / (n if stage >= 1 else 1)
     micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, n)
@@ -127,13 +128,17 @@ def estimate_training(
         host_offload += offloaded
         formula.append(f"checkpoints in host RAM: 2 x s*b*h*L x {value_bytes / 2:g} = {offloaded / GIB:.3g} GiB "
                        "(Unsloth's offloaded gradient checkpointing)")
+    if ema:  # a whole copy on each GPU, beside the (sharded) weights (fast-DiT: ema = deepcopy(model).to(device))
+        formula.append(f"EMA of the trained weights (task.ema_weights): 4 B x {states.trainable_parameters / 1e6:,.0f}"
+                       f"M trained parameters = {ema / GIB:.3g} GiB on each GPU")
     return MemoryBreakdown(
-        weights_bytes=int(weights), gradients_bytes=int(gradients), optimizer_states_bytes=int(optimizer_states),
+        weights_bytes=int(weights + ema), gradients_bytes=int(gradients), optimizer_states_bytes=int(optimizer_states),
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
         formula=tuple(formula), host_offload_bytes=int(host_offload),
     )
 
 
+EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffusers' EMAModel)
 # DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): caps on what it gathers, in elements.
 ZERO3_MAX_LIVE_PARAMETERS_COUNT = 1e9  # stage3_max_live_parameters
 ZERO3_REDUCE_BUCKET_ELEMENTS = 5e8  # reduce_bucket_size
@@ -382,7 +387,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             mixed_layout=task.mixed_layout,
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
-            sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout,
+            sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout, ema_weights=task.ema_weights,
         )
     if shape.denoising_steps:
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,

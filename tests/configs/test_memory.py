@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from pth_top.configs.answer_types import Task, Workload
+from pth_top.configs.answer_types import Scale, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import estimate_memory, estimate_training, micro_batch_per_gpu
 from pth_top.configs.memory_inference import estimate_inference
@@ -432,3 +432,23 @@ def test_eager_attention_under_full_recompute_holds_the_recomputed_layers_scores
     line = next(text for text in estimate_memory(flash, model_shape(flash.workload)[0]).formula
                 if text.startswith("activations:"))
     assert "eager scores" not in line and "in fp32 (softmax's)" not in line  # flash attention keeps no scores
+
+
+def test_an_ema_of_the_trained_weights_is_a_whole_fp32_copy_on_each_gpu():
+    # Audit XX: fast-DiT's DiT-XL/2 (675M) training keeps `ema = deepcopy(model).to(device)` in fp32 on each GPU, not
+    # counted: 2.5 GiB more, also under ZeRO-3 (the EMA is not sharded); a LoRA's EMA is its adapters'.
+    def dit(**task) -> Answers:
+        return Answers(workload=Workload(preset="custom", parameters=675_000_000, layers=28, hidden_size=1152,
+                                         attention_heads=16, intermediate_size=4608, sequence_length=256,
+                                         encoder_only=True, batch_size=128),
+                       task=Task(mode="training", precision="amp_fp16", recompute="full", **task))
+
+    shape = model_shape(dit().workload)[0]
+    plain, ema = (estimate_memory(job, shape).weights_bytes for job in (dit(), dit(ema_weights=True)))
+    assert ema - plain == pytest.approx(4 * 675_000_000, rel=0.01)
+    sharded = [estimate_memory(dataclasses.replace(job, scale=Scale(gpu_count=8, sharding="zero3")), shape)
+               for job in (dit(), dit(ema_weights=True))]
+    assert sharded[1].weights_bytes - sharded[0].weights_bytes == pytest.approx(4 * 675_000_000, rel=0.01)
+    lora = estimate_memory(dit(ema_weights=True, method="lora"), shape).weights_bytes - \
+        estimate_memory(dit(method="lora"), shape).weights_bytes
+    assert 0 < lora < 0.1 * 4 * 675_000_000

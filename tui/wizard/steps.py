@@ -60,6 +60,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "experts_per_token", "Custom: MoE experts a token"),
         ("workload", "denoising_steps", "Custom: diffusion steps (0: none)"),
         ("workload", "classifier_free_guidance", "Custom: diffusion CFG (x2)"),
+        ("workload", "single_stream_dit", "Custom: single-stream DiT"),
         ("workload", "output_width_px", "Custom: diffusion output width px"),
         ("workload", "output_height_px", "Custom: diffusion output height px"),
         ("workload", "decoded_frames_at_once", "Custom: frames decoded at once"),
@@ -94,6 +95,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "vae_tiling", "VAE tiling (diffusion)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
         ("task", "cache_embeddings", "Cache frozen outputs (train)"),
+        ("task", "ema_weights", "EMA copy of weights (train)"),
         ("task", "sync_each_batch", "FSDP: sync each micro-batch"),
     )),
     StepSpec("data", "Data", (
