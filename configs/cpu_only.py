@@ -15,6 +15,7 @@ from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_cpu import core_gigahertz, cpu_inference
+from pth_top.configs.speed_forward import forward_flops_per_sample
 from pth_top.units import GIB
 
 
@@ -157,6 +158,11 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
     return best
 
 
+# A small model's compute, not only its memory: ResNet-50's 8.2 GFLOP an image runs at tens a second on a desktop CPU;
+# a detector's hundreds (Cascade R-CNN's 490) at about one (audit YB: it was sent to a CPU-only PC for its 0.3 GiB).
+SMALL_MODEL_MAX_FORWARD_GFLOPS = 10.0
+
+
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
     training on a small data set need no GPU; otherwise only on price."""
@@ -174,8 +180,9 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
+    gflops = forward_flops_per_sample(ctx.answers, ctx.shape)[0] / 1e9 if ctx.shape.kind != "transformer" else 0.0
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
-            and model_gib <= small.small_model_max_gib:
+            and model_gib <= small.small_model_max_gib and gflops <= SMALL_MODEL_MAX_FORWARD_GFLOPS:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
                   "GPU build")

@@ -58,6 +58,13 @@ def test_small_model_inference_gets_a_cheaper_cpu_only_build(catalog):
     served = recommend(Answers(scenario="inference_server", workload=chosen.workload, task=chosen.task,
                                budget=chosen.budget), catalog, today=TODAY)
     assert not served.cpu_only  # a serving box is sized for throughput: it keeps its GPU
+    # Small in memory is not small in compute (audit YB): Cascade R-CNN R-50 at COCO size, 490 GFLOP an image in
+    # 0.3 GiB, runs about one a second on a desktop CPU (mmdetection's V100: 16.1 FPS); it keeps its GPU.
+    detector = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=69_170_000,
+                       workload__input_size_px=1033, workload__forward_gflops_per_sample=490.0,
+                       workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                       budget__currency="USD", budget__amount=4000.0)
+    assert not recommend(detector, catalog, today=TODAY).cpu_only
 
 
 def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
