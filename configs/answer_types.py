@@ -19,7 +19,7 @@ from pth_top.configs.memory_terms import (
 )
 from pth_top.configs.quantization import Quantization
 from pth_top.configs.schema import Schema
-from pth_top.configs.stacks import KvCacheDtype, ServingEngine, TrainingStack
+from pth_top.configs.stacks import ForwardRuntime, KvCacheDtype, ServingEngine, TrainingStack
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
 ModelKind = Literal["transformer", "cnn", "generic"]
@@ -146,6 +146,10 @@ class Task(Schema, frozen=True):
     serving_engine: Annotated[ServingEngine, Meta(description=(
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"
+    forward_runtime: Annotated[ForwardRuntime, Meta(description=(
+        "how a CNN or an encoder runs (inference): eager PyTorch, which launches each kernel from the CPU (a floor "
+        "per batch at small batches), or compiled into one launch (a TensorRT engine, torch.compile with "
+        "mode=\"reduce-overhead\"); auto: compiled at the edge, eager otherwise"))] = "auto"
     quantization: Annotated[Quantization, Meta(description=(
         "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m, and under 4 bits "
         "gguf_q3_k_s and gguf_q2_k (int4); bnb_int8, fp8, "

@@ -47,34 +47,46 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     flops, origin = forward_flops(shape, tokens)
     large = answers.data.kind == "images" and batch / max(1, device.count) >= sp.IMAGE_ENCODER_LARGE_BATCH_IMAGES
     fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
-    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
+    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
+    floor_s, floor_text, warnings = eager_floor(answers, shape.layers * sp.ENCODER_KERNELS_PER_LAYER, batch,
+                                                device.count, gpu_s, unit)
+    batch_s = max(gpu_s, floor_s)
     rate = batch / batch_s
-    out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s})
+    out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s}, warnings=warnings)
     out.formula.append(f"forward pass: batch {batch} x {flops / 1e12:.3g} TFLOP ({origin}) / ({compute_text}) "
-                       f"= {sp.duration(batch_s)} a batch; nothing is generated, so no decode")
+                       f"= {sp.duration(gpu_s)} a batch{floor_text}; nothing is generated, so no decode")
     out.summary.append(f"~{sp.rate_text(rate)} {unit}/s ({rate * tokens:,.0f} tokens/s), a batch of {batch} in "
                        f"{sp.duration(batch_s)}")
     if answers.data.kind == "audio":
         out.summary.append(notes.AUDIO_ENCODER_UPPER_BOUND)
-    out.warnings.extend(eager_floor(shape.layers * sp.ENCODER_KERNELS_PER_LAYER, batch, device.count, batch_s, unit))
     return out
 
 
-def eager_floor(kernels: int, batch: int, gpus: int, batch_s: float, unit: str) -> list[str]:
-    """The warning where launching a forward pass's kernels from Python (sp.EAGER_KERNEL_S each) takes longer than
-    the GPUs' batch: the rate in eager PyTorch is the host's, not the card's (audit SS: ResNeXt101 at batch 1 on a T4,
-    19.5 ms published, 1.3 ms from the GPU's rate)."""
-    low, high = (kernels * each for each in sp.EAGER_KERNEL_S)
-    if not kernels or low <= batch_s:
-        return []
+EAGER_FLOOR = "eager launch floor: "  # how the warning starts (speed_target offers the compiled runtime)
+
+
+def eager_floor(answers: Answers, kernels: int, batch: int, gpus: int, gpu_s: float, unit: str
+                ) -> tuple[float, str, list[str]]:
+    """In eager PyTorch (task.forward_runtime), a batch takes at least its kernels' launches from the CPU
+    (sp.EAGER_KERNEL_FIGURE_S each, each GPU its share at once): the floor, its formula text, and the warning with
+    the hosts' range where it outlasts the GPUs' time (audit SS: ResNeXt101 at batch 1 on a T4, 19.5 ms published,
+    1.3 ms from the GPU's rate; audit YB: YOLOv10n on an RTX 3090, 107 FPS, not ~2,900)."""
+    if not kernels or stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) != "eager":
+        return 0.0, "", []
+    floor_s, low, high = (kernels * each for each in (sp.EAGER_KERNEL_FIGURE_S, *sp.EAGER_KERNEL_S))
+    if low <= gpu_s:
+        return 0.0, "", []
     per_gpu = max(1, -(-batch // gpus))
-    slowest, fastest = batch / max(high, batch_s), batch / max(low, batch_s)  # the GPUs launch their shares at once
-    return [f"eager launch floor: in eager PyTorch a forward pass launches its ~{kernels:,} kernels one at a time "
-            f"from the CPU, ~{sp.EAGER_KERNEL_S[0] * 1e6:.0f}-{sp.EAGER_KERNEL_S[1] * 1e6:.0f} us each, so a batch "
-            f"of {per_gpu} a GPU takes ~{low * 1e3:.1f}-{high * 1e3:.1f} ms whatever the card, ~{slowest:,.0f}-"
-            f"{fastest:,.0f} {unit}/s against the ~{batch / batch_s:,.0f} its GPU time gives: a TensorRT "
-            "engine or torch.compile(mode=\"reduce-overhead\") (CUDA graphs) runs at the card's rate, as do larger "
-            "batches"]
+    slowest, fastest = batch / max(high, gpu_s), batch / max(low, gpu_s)
+    text = (f"; eager PyTorch launches its ~{kernels:,} kernels from the CPU, {sp.EAGER_KERNEL_FIGURE_S * 1e6:.0f} us "
+            f"each: {sp.duration(max(floor_s, gpu_s))} a batch (task.forward_runtime)")
+    return floor_s, text, [
+        f"{EAGER_FLOOR}in eager PyTorch a forward pass launches its ~{kernels:,} kernels one at a time from "
+        f"the CPU, ~{sp.EAGER_KERNEL_S[0] * 1e6:.0f}-{sp.EAGER_KERNEL_S[1] * 1e6:.0f} us each by the host, so a batch "
+        f"of {per_gpu} a GPU takes ~{low * 1e3:.1f}-{high * 1e3:.1f} ms whatever the card, ~{slowest:,.0f}-"
+        f"{fastest:,.0f} {unit}/s against the ~{batch / gpu_s:,.0f} its GPU time gives: compiled (a TensorRT engine, "
+        "torch.compile(mode=\"reduce-overhead\"); task.forward_runtime = \"compiled\") it runs at the card's "
+        "rate, as do larger batches"]
 
 
 def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
@@ -98,10 +110,11 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     """A CNN's (or a generic model's) batch at the CNN tensor fraction, never faster than reading its weights."""
     batch = answers.workload.batch_size
     flops, origin = forward_flops_per_sample(answers, shape)
-    batch_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.CNN_TENSOR_FRACTION)
-    out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s})
+    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.CNN_TENSOR_FRACTION)
+    floor_s, floor_text, warnings = eager_floor(answers, shape.forward_kernels, batch, device.count, gpu_s, "samples")
+    batch_s = max(gpu_s, floor_s)
+    out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s}, warnings=warnings)
     out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text}) = "
-                       f"{sp.rate_text(batch / batch_s)} samples/s")
+                       f"{sp.rate_text(batch / gpu_s)} samples/s{floor_text}")
     out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
-    out.warnings.extend(eager_floor(shape.forward_kernels, batch, device.count, batch_s, "samples"))
     return out

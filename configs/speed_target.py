@@ -19,6 +19,7 @@ from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.rules import Rules
+from pth_top.configs.speed_forward import EAGER_FLOOR
 
 # How far over budget a server or home build under the target looks for the nearest that meets it (an edge job:
 # EDGE_BUDGET_MULTIPLIERS, as a slow edge build).
@@ -47,6 +48,16 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {unit} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
+    # No lever costs less than compiling a forward pass that eager PyTorch's launches hold back (speed_forward).
+    if any(line.startswith(EAGER_FLOOR) for line in build.warnings):
+        compiled = gpu_build(recommend_one, answers.with_value("task", "forward_runtime", "compiled"))
+        if compiled is not None and rate_of(compiled[0]) >= target:
+            other, gpu = compiled
+            line = (f"a compiled forward pass (a TensorRT engine, or torch.compile(mode=\"reduce-overhead\")): "
+                    f"{gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {unit}, {within_text(other, build, rules)} "
+                    f"(answer task.forward_runtime = \"compiled\")")
+            return f"{short} in eager PyTorch, where compiled it runs ~{rate_of(other):,.1f} (below)", line, \
+                other.answers
     # The cheap lever first: a server of many streams reads their caches every token, and fp8 halves them.
     fp8_open = rate_target.decode and stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     cheaper = gpu_build(recommend_one, answers.with_value("task", "kv_cache_dtype", "fp8")) if fp8_open else None

@@ -33,6 +33,17 @@ ServingEngine = Literal["auto", "vllm", "sglang", "llama_cpp", "hf_generate"]
 # llama.cpp -ctk q8_0 -ctv q8_0 at 8.5 bits), half the KV cache for a small accuracy cost (vLLM's quantized KV
 # cache docs).
 KvCacheDtype = Literal["auto", "fp8"]
+# How a CNN or an encoder runs its forward pass: eager PyTorch (each kernel launched from Python), or compiled into
+# one launch (a TensorRT engine, torch.compile(mode="reduce-overhead")'s CUDA graphs); auto: compiled at the edge.
+ForwardRuntime = Literal["auto", "eager", "compiled"]
+
+
+def forward_runtime(runtime: str, scenario: str) -> str:
+    """The runtime a forward pass is timed for: as answered, or for "auto" a TensorRT engine on an edge module (the
+    Jetson deployments' own), eager PyTorch elsewhere."""
+    if runtime != "auto":
+        return runtime
+    return "compiled" if scenario == "edge_deployment" else "eager"
 KV_CACHE_FP8_LABEL = "an fp8 KV cache (vLLM/SGLang --kv-cache-dtype fp8, llama.cpp -ctk/-ctv q8_0): half its bytes"
 # Bytes a KV value takes in fp8: one, and llama.cpp's q8_0 blocks 34 bytes per 32 values; generate() has none.
 FP8_KV_VALUE_BYTES = {"vllm": 1.0, "sglang": 1.0, "llama_cpp": 34 / 32}

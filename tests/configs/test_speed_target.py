@@ -233,3 +233,19 @@ def test_where_no_card_meets_the_target_the_one_nearest_it_within_budget_is_chos
     assert build.component("gpu").total_price_cny < build.budget_cny
     assert any("no card within it meets the stated rate, and this one comes nearest" in line
                for line in build.reasoning), build.reasoning
+
+
+def test_a_camera_rate_eager_pytorch_cannot_launch_is_offered_the_compiled_runtime_first(catalog):
+    # Audit YB: YOLOv10n (2.3M parameters, 6.7 GFLOP at 640 px, ~83 weight layers) at batch 1 in eager PyTorch runs
+    # 107 FPS on an RTX 3090 (github.com/justincdavis/trtutils benchmark/data/3090.json, "ultralytics(torch)", 9.35 ms
+    # a frame), its kernels' launches, not the card's ~2,900; 200 FPS is a compiled engine's, not a bigger card's.
+    job = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=2_300_000,
+                  workload__layers=83, workload__input_size_px=640, workload__forward_gflops_per_sample=6.7,
+                  workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                  task__target_samples_per_s=200.0, data__kind="images", budget__currency="USD",
+                  budget__amount=2500.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert 50 < build.speed.figures["samples_per_s"] < 200 and build.blockers[0].startswith("below the target")
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("a compiled forward pass") and changed.task.forward_runtime == "compiled", line
+    assert recommend(changed, catalog, today=TODAY).speed.figures["samples_per_s"] >= 200
