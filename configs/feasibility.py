@@ -187,10 +187,8 @@ def feasible_alternatives(
             continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
         if ctx.answers.workload.batch_size > 1 and label == queued_label(ctx.answers,
                                                                           ctx.answers.workload.batch_size // 2):
-            queued = most_at_once(ctx, context_for,
-                                  more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))
-            if queued is not None:
-                found.append(replace(queued[1], answers=queued[0]))
+            found += [replace(alternative, answers=changed) for changed, alternative in most_at_once(
+                ctx, context_for, more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))]
             continue
         feasible = feasible_build(ctx, label, context_for(answers))
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:

@@ -104,12 +104,12 @@ def money(ctx: Context, amount_cny: float) -> str:
 
 
 def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits: list[tuple[str, Answers]]
-                 ) -> tuple[Answers, Alternative] | None:
+                 ) -> list[tuple[Answers, Alternative]]:
     """A server that cannot hold all its concurrent requests: the most one build within budget holds at once, at
     least a quarter (the last queued waits at most three requests' time), the rest queued as its engine queues them;
-    on the asked GPUs or a split of `splits` (label, answers) that does not hold them all (the split alone is its own
-    lever), the most at once; with the estimator's margin where a quarter has it, else TIGHT, said; halved until one
-    fits, then bisected to within a sixteenth (audit UU: DeepSeek-V3.2 for 500 users on 8 x H200)."""
+    on the asked GPUs, and on a split of `splits` (label, answers) that holds more but not all (the split alone is
+    its own lever; audit YA: 87 on one card, 192 on two); with the estimator's margin where a quarter has it, else
+    TIGHT, said; halved until one fits, then bisected to within a sixteenth (audit UU: DeepSeek-V3.2 on 8 x H200)."""
     asked = ctx.answers.workload.batch_size
 
     def tried(split: str, base: Answers, count: int, roomy: bool) -> tuple[Answers, Alternative] | None:
@@ -132,5 +132,6 @@ def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits
                  if (not split or tried(split, base, asked, roomy) is None)
                  and (each := most(split, base, roomy)) is not None]
         if found:
-            return max(found, key=lambda each: each[0])[1]  # the fewest GPUs among equals: the first
-    return None
+            best = max(found, key=lambda each: each[0])  # the fewest GPUs among equals: the first
+            return [each[1] for each in found if each is found[0] or each is best]
+    return []

@@ -74,3 +74,13 @@ def test_each_engine_says_its_own_queue_and_generate_has_none(catalog):
     served = job.with_value("task", "serving_engine", "hf_generate").with_value("task", "precision", "bf16")
     labels = [label for label, _ in answer_changes(_context(served, catalog, load_rules(), {}))]
     assert not any("requests at once" in label for label in labels), labels
+
+
+def test_the_asked_cards_queue_is_offered_beside_a_split_that_holds_more(catalog):
+    # Audit YA: only the split holding the most at once was shown, not the cheaper asked card holding fewer.
+    job = answers("inference_server", workload__preset="qwen3-30b-a3b", workload__sequence_length=32768,
+                  workload__batch_size=64, task__mode="inference", task__precision="int8", task__quantization="fp8",
+                  task__serving_engine="sglang", task__generated_tokens=1024, budget__amount=230000.0)
+    queued = [line for line in recommend(job, catalog, today=TODAY).feasible_alternatives
+              if " of the 64 requests at once" in line]
+    assert len(queued) == 2 and sum("tensor parallel across" in line for line in queued) == 1, queued
