@@ -69,6 +69,10 @@ TRANSFORMER_TRAINING_MFU = 0.55
 # CNNs keep tensor cores far less busy: ResNet-50 mixed precision in NVIDIA DeepLearningExamples (pytorch-21.03)
 # trains 2,470 img/s on an A100 (0.19 of 312 TFLOP/s) and 1,200 img/s on a V100 (0.24 of 125).
 CNN_TENSOR_FRACTION = 0.19
+# A GeForce card's tensor figures are its FP32-accumulate rates, half its FP16-accumulate ones, and cuDNN's
+# convolutions run ~1.8x the fraction above of them (timm on an RTX 3090: ResNet-50 AMP training 826 img/s,
+# ResNet-152 370; on an RTX 5090 ResNet-152 inference at 288 px 1,743: 0.32-0.36 of the figure; audit YC).
+GEFORCE_CNN_TENSOR_FRACTION = 0.34
 # A CNN's data-parallel steps lose to stragglers, input pipelines and the gradient all-reduce at each step's end:
 # NVIDIA's DeepLearningExamples scale 8 GPUs to 6.3-6.9x one (ResNet-50 6.73x on A100s, 6.94x on V100s; ResNeXt101
 # 6.32x and 6.46x; Mask R-CNN 6.51x): ~0.94 a doubling, 0.83 on 8.
@@ -168,6 +172,7 @@ class Device:
     training_mfu: float = 0.0  # this card's own transformer training MFU; 0: TRANSFORMER_TRAINING_MFU
     peer_to_peer: bool = True  # GPU-to-GPU copies over PCIe (GeForce cards have none: NCCL goes through host memory)
     attention_rate: tuple[float, str] = (0.0, "")  # the 16-bit rate attention runs at beside FP8 matmuls; 0: tflops
+    cnn_fraction: float = CNN_TENSOR_FRACTION  # of `tflops`, a CNN's convolutions reach (a GeForce's 16-bit: more)
 
     @property
     def transformer_training_mfu(self) -> float:

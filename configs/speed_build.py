@@ -88,7 +88,9 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)),
                      decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
                      training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate,
-                     peer_to_peer=spec.get("form") != "consumer")
+                     peer_to_peer=spec.get("form") != "consumer",
+                     cnn_fraction=sp.GEFORCE_CNN_TENSOR_FRACTION if spec.get("form") == "consumer" and rate in (
+                         "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops") else sp.CNN_TENSOR_FRACTION)
 
 
 
@@ -225,7 +227,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
             forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
         per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
         unit, tokens = "samples", 1
-        fraction = sp.CNN_TENSOR_FRACTION if shape.kind == "cnn" else device.transformer_training_mfu
+        fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
         text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"
     compute, compute_text = sp.achieved_tflops(device, fraction)
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method in ("qlora", "lora_int8") else 1.0

@@ -110,7 +110,7 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     """A CNN's (or a generic model's) batch at the CNN tensor fraction, never faster than reading its weights."""
     batch = answers.workload.batch_size
     flops, origin = forward_flops_per_sample(answers, shape)
-    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, sp.CNN_TENSOR_FRACTION)
+    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, device.cnn_fraction)
     floor_s, floor_text, warnings = eager_floor(answers, shape.forward_kernels, batch, device.count, gpu_s, "samples")
     batch_s = max(gpu_s, floor_s)
     out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s}, warnings=warnings)

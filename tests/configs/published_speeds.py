@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 116 here (216 in all).
+test_requests.py 13): 118 here (218 in all).
 """
 
 from __future__ import annotations
@@ -187,6 +187,16 @@ def cnn_inference(device: sp.Device, gflops: float, batch: int = 1) -> float:
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
+def cnn_training_on(part_id: str, gflops: float, parameters: int, batch: int) -> float:
+    """Images a second of a custom CNN's AMP training given its forward GFLOPs, on a catalog GPU."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=parameters, input_size_px=224,
+                                        forward_gflops_per_sample=gflops, batch_size=batch),
+                      task=Task(mode="training", precision="amp_fp16"), data=Data(kind="images"))
+    figures = speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu(part_id, answers),
+                                   31.5).figures
+    return figures.get("training_images_per_s") or figures["training_samples_per_s"]
 
 
 def cnn_inference_on(part_id: str, gflops: float) -> float:
@@ -652,11 +662,18 @@ CASES: tuple[PublishedSpeed, ...] = (
                        "the tensor cores less busy, and DeiT's hours include an evaluation pass each epoch and a CPU "
                        "pipeline of RandAugment, Mixup and CutMix (at Ampere's 0.55 it was predicted 2.6x as fast)",
                    tolerance=0.45),
+    # A GeForce card's CNN fraction (speed.GEFORCE_CNN_TENSOR_FRACTION), fitted on these three timm rows; the model's
+    # rate per image does not depend on the batch, so batch 256 stands in for timm's 512.
     PublishedSpeed("timm-rn50-3090-amp", f"{TIMM_TRAIN}: resnet50, batch 512, 826.06 img/s", 826.06,
                    lambda: train("resnet50", 0, "rtx-3090-24gb", batch=256, precision="amp_fp16", data="images"),
-                   gap="one CNN tensor fraction (0.19, fitted on NVIDIA's A100/V100 rows) for every card: timm's "
-                       "channels-first AMP loop on a GeForce card gets more of its datasheet rate (the model's rate "
-                       "per image does not depend on the batch, so batch 256 stands in for timm's 512)"),
+                   fitted=True),
+    PublishedSpeed("timm-rn152-3090-amp", f"{TIMM_TRAIN}: resnet152, batch 192, 370.08 img/s (23.1 GFLOPs at 224 "
+                   "px, 60.19M parameters)", 370.08, lambda: cnn_training_on("rtx-3090-24gb", 23.1, 60_190_000, 192),
+                   fitted=True),
+    PublishedSpeed("timm-rn152-5090-inference-288", "github.com/huggingface/pytorch-image-models "
+                   "results/benchmark-infer-amp-nchw-pt291-cu130-5090.csv: resnet152 at 288 px, batch 1024, 1,743.4 "
+                   "img/s (19.11 GMACs, 38.22 GFLOPs)", 1743.4, lambda: cnn_inference_on("rtx-5090-32gb", 38.22),
+                   fitted=True),
     PublishedSpeed("dle-rn50-v100-inference-amp", f"{DLE_RN50}: V100 16GB inference, mixed precision, batch 256, "
                    "3,382 img/s", 3382, lambda: cnn_preset_inference("v100-16gb-sxm2", 256)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
@@ -674,9 +691,9 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("mmdet-rtmdet-l-3090-trt-fp16", "github.com/open-mmlab/mmdetection configs/rtmdet/README.md: "
                    "RTMDet-l, 640 px, TRT-FP16 latency 2.44 ms on an RTX 3090 (410 FPS; 80.23 G multiply-adds, "
                    "160.5 GFLOPs)", 1000 / 2.44, lambda: cnn_inference_on("rtx-3090-24gb", 160.5),
-                   gap="TensorRT fuses each convolution with its norm and activation and runs FP16 with FP16 "
-                       "accumulation on a GeForce card, twice the catalog's FP32-accumulate FP16 rate; the CNN "
-                       "fraction, 0.19, is PyTorch's (NVIDIA's ResNet-50 rows): -80 %", tolerance=0.85),
+                   gap="TensorRT fuses each convolution with its norm and activation into one kernel in FP16 with "
+                       "FP16 accumulation; the GeForce CNN fraction, 0.34, is PyTorch's cuDNN (timm's rows): -63 %",
+                   tolerance=0.7),
     PublishedSpeed("pytorch-rpi4-resnet18-fp32", f"{PYTORCH_RPI}: resnet18, 100.3 ms model time a frame (9.97 FPS; "
                    "3.63 GFLOPs, torchvision)", 1000 / 100.3,
                    lambda: cnn_preset_inference(PI_4, 1, "resnet18", "fp32")),
