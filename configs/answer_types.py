@@ -125,7 +125,9 @@ class Task(Schema, frozen=True):
     precision: Precision = "bf16"
     optimizer: Optimizer = "adamw"
     recompute: Annotated[RecomputeMode, Meta(description="gradient checkpointing")] = "none"
-    flash_attention: Annotated[bool, Meta(description="FlashAttention / SDPA drops the 5as/h term")] = True
+    flash_attention: Annotated[bool, Meta(description=(
+        "FlashAttention / SDPA: no s x s scores held (Korthikanti's 5as/h) or moved through memory; false: eager "
+        "attention, slower and larger at long sequences"))] = True
     accumulation_steps: Annotated[int, whole(1, 65536, "gradient accumulation steps")] = 1
     generated_tokens: Annotated[int, whole(0, 2_000_000, "tokens generated per request (KV cache)")] = 256
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"

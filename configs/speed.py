@@ -55,13 +55,6 @@ ENCODER_FORWARD_FRACTION = 0.3
 IMAGE_ENCODER_FORWARD_FRACTION = 0.65
 # Below it a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at batch 1: ~0.35, AGX Orin).
 IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
-# Eager PyTorch's host time a kernel launch: <= ~25 us on a 2020s CPU (xhiroga/til: an RTX 4090's ResNet-50 at batch 8
-# in 4.4 ms), ~60 on DGX-1 hosts (DeepLearningExamples' ConvNets tables: ResNet-50 10.4 ms at batch 1 on a V100).
-EAGER_KERNEL_S = (20e-6, 60e-6)
-EAGER_KERNEL_FIGURE_S = 35e-6  # the figure's: Ultralytics' YOLOv10n on an RTX 3090, 107 FPS (trtutils), is ~32 us
-# An encoder layer's eager kernels, HF BertLayer's: 3 QKV, 2 score matmuls, softmax, dense, 2 adds, 2 LayerNorms, 2
-# MLP matmuls and GELU (dropout is a no-op in eval).
-ENCODER_KERNELS_PER_LAYER = 14
 # Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
 # peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).

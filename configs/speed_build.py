@@ -47,6 +47,12 @@ class MeasuredCeilings:
     busbw_gpus: int = 0  # how many GPUs the all-reduce ran over
 
 
+# Eager attention (task.flash_attention = false) writes and reads its s x s scores through memory: ~29 B an element a
+# forward pass in 16 bits (the scores 2, mask add 4, clamp 4, softmax to fp32 6, back 6, dropout 5, AV read 2), twice
+# that back: OPT-350m on an L40S, 8 x 1,024 tokens, 0.526 s a step eager, 0.122 with SDPA (transformers' OPT docs).
+EAGER_SCORES_BYTES_PER_PASS = 29.0
+
+
 def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, shape: ModelShape,
                measured: MeasuredCeilings | None, host_generation: int = 0, lanes: int = 16) -> sp.Device:
     """The GPUs' figures for this job: the matmul rate at its precision, bandwidth, the link between them (PCIe at
@@ -236,6 +242,17 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     out.formula.append(f"training: {text}; {samples_per_gpu} samples per GPU per step / ({compute_text}"
                        + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
                        f" = {sp.duration(compute_s)} of compute per step")
+    if shape.kind == "transformer" and not task.flash_attention and shape.attention_heads:
+        score_passes = 4 if recompute == "full" else 3  # forward, backward twice its bytes; recompute: forward again
+        scores = samples_per_gpu * (shape.layers - shape.linear_attention_layers) * shape.attention_heads \
+            * shape.sequence_length ** 2
+        bandwidth, bandwidth_text = sp.achieved_bandwidth(dataclasses.replace(device, count=1))
+        eager_s = scores * EAGER_SCORES_BYTES_PER_PASS * score_passes / (bandwidth * 1e9)
+        compute_s += eager_s
+        out.formula.append(f"eager attention (task.flash_attention = false): {scores:,.0f} score elements x "
+                           f"{EAGER_SCORES_BYTES_PER_PASS:g} B x {score_passes} passes through memory at "
+                           f"{bandwidth_text}"
+                           f" = {sp.duration(eager_s)} more per step")
     exposed = 0.0
     offloaded = answers.scale.sharding == "fsdp_offload" or (
         task.method == "full" and answers.scale.sharding == "zero_offload")

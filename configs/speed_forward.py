@@ -48,7 +48,7 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     large = answers.data.kind == "images" and batch / max(1, device.count) >= sp.IMAGE_ENCODER_LARGE_BATCH_IMAGES
     fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
     gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
-    floor_s, floor_text, warnings = eager_floor(answers, shape.layers * sp.ENCODER_KERNELS_PER_LAYER, batch,
+    floor_s, floor_text, warnings = eager_floor(answers, shape.layers * ENCODER_KERNELS_PER_LAYER, batch,
                                                 device.count, gpu_s, unit)
     batch_s = max(gpu_s, floor_s)
     rate = batch / batch_s
@@ -62,27 +62,34 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     return out
 
 
+# Eager PyTorch's host time a kernel launch: <= ~25 us on a 2020s CPU (xhiroga/til: an RTX 4090's ResNet-50 at batch 8
+# in 4.4 ms), ~60 on DGX-1 hosts (DeepLearningExamples' ConvNets tables: ResNet-50 10.4 ms at batch 1 on a V100).
+EAGER_KERNEL_S = (20e-6, 60e-6)
+EAGER_KERNEL_FIGURE_S = 35e-6  # the figure's: Ultralytics' YOLOv10n on an RTX 3090, 107 FPS (trtutils), is ~32 us
+# An encoder layer's eager kernels, HF BertLayer's: 3 QKV, 2 score matmuls, softmax, dense, 2 adds, 2 LayerNorms, 2
+# MLP matmuls and GELU (dropout is a no-op in eval).
+ENCODER_KERNELS_PER_LAYER = 14
 EAGER_FLOOR = "eager launch floor: "  # how the warning starts (speed_target offers the compiled runtime)
 
 
 def eager_floor(answers: Answers, kernels: int, batch: int, gpus: int, gpu_s: float, unit: str
                 ) -> tuple[float, str, list[str]]:
     """In eager PyTorch (task.forward_runtime), a batch takes at least its kernels' launches from the CPU
-    (sp.EAGER_KERNEL_FIGURE_S each, each GPU its share at once): the floor, its formula text, and the warning with
+    (EAGER_KERNEL_FIGURE_S each, each GPU its share at once): the floor, its formula text, and the warning with
     the hosts' range where it outlasts the GPUs' time (audit SS: ResNeXt101 at batch 1 on a T4, 19.5 ms published,
     1.3 ms from the GPU's rate; audit YB: YOLOv10n on an RTX 3090, 107 FPS, not ~2,900)."""
     if not kernels or stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) != "eager":
         return 0.0, "", []
-    floor_s, low, high = (kernels * each for each in (sp.EAGER_KERNEL_FIGURE_S, *sp.EAGER_KERNEL_S))
+    floor_s, low, high = (kernels * each for each in (EAGER_KERNEL_FIGURE_S, *EAGER_KERNEL_S))
     if low <= gpu_s:
         return 0.0, "", []
     per_gpu = max(1, -(-batch // gpus))
     slowest, fastest = batch / max(high, gpu_s), batch / max(low, gpu_s)
-    text = (f"; eager PyTorch launches its ~{kernels:,} kernels from the CPU, {sp.EAGER_KERNEL_FIGURE_S * 1e6:.0f} us "
+    text = (f"; eager PyTorch launches its ~{kernels:,} kernels from the CPU, {EAGER_KERNEL_FIGURE_S * 1e6:.0f} us "
             f"each: {sp.duration(max(floor_s, gpu_s))} a batch (task.forward_runtime)")
     return floor_s, text, [
         f"{EAGER_FLOOR}in eager PyTorch a forward pass launches its ~{kernels:,} kernels one at a time from "
-        f"the CPU, ~{sp.EAGER_KERNEL_S[0] * 1e6:.0f}-{sp.EAGER_KERNEL_S[1] * 1e6:.0f} us each by the host, so a batch "
+        f"the CPU, ~{EAGER_KERNEL_S[0] * 1e6:.0f}-{EAGER_KERNEL_S[1] * 1e6:.0f} us each by the host, so a batch "
         f"of {per_gpu} a GPU takes ~{low * 1e3:.1f}-{high * 1e3:.1f} ms whatever the card, ~{slowest:,.0f}-"
         f"{fastest:,.0f} {unit}/s against the ~{batch / gpu_s:,.0f} its GPU time gives: compiled (a TensorRT engine, "
         "torch.compile(mode=\"reduce-overhead\"); task.forward_runtime = \"compiled\") it runs at the card's "

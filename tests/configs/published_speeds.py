@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 118 here (218 in all).
+test_requests.py 13): 120 here (220 in all).
 """
 
 from __future__ import annotations
@@ -199,6 +199,18 @@ def cnn_training_on(part_id: str, gflops: float, parameters: int, batch: int) ->
     return figures.get("training_images_per_s") or figures["training_samples_per_s"]
 
 
+def opt350m_training(part_id: str, flash_attention: bool) -> float:
+    """Tokens a second of OPT-350m (24 layers of 1,024, 16 heads, ReLU MLP 4,096; 331M) trained in pure fp16 at 8 x
+    1,024 tokens, with eager attention or SDPA (task.flash_attention)."""
+    answers = answers_of(workload__preset="custom", workload__parameters=331_000_000, workload__layers=24,
+                         workload__hidden_size=1024, workload__attention_heads=16, workload__intermediate_size=4096,
+                         workload__vocabulary_size=50272, workload__tied_embeddings=True,
+                         workload__sequence_length=1024, workload__batch_size=8, task__precision="bf16",
+                         task__mixed_layout="bf16_pure", task__flash_attention=flash_attention)
+    return speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu(part_id, answers),
+                                31.5).figures["training_tokens_per_s"]
+
+
 def cnn_inference_on(part_id: str, gflops: float) -> float:
     """Images a second of a custom CNN given its forward GFLOPs, fp16, on a catalog GPU."""
     answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
@@ -299,6 +311,8 @@ PYTORCH_RPI = ("github.com/pytorch/tutorials intermediate_source/realtime_rpi.rs
 PI_4 = "raspberry-pi-4b-8gb"
 DLE_RN50 = ("github.com/NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "
             "pytorch-21.03 NGC container")
+HF_OPT_SDPA = ("github.com/huggingface/transformers docs/source/en/model_doc/opt.md (SDPA section): "
+               "facebook/opt-350m trained in float16 on an L40S, batch 8 x 1,024 tokens")
 TORCHTUNE = ("github.com/pytorch/torchtune README 'Memory and training speed' (batch 2, packed to 2048 tokens, "
              "compile on; the 8B single-device recipes enable activation checkpointing)")
 # Qwen3-14B (its Megatron shape, github.com/zyzshishui/slime scripts/models/qwen3-14B.sh: 40 layers, hidden 5120,
@@ -662,6 +676,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                        "the tensor cores less busy, and DeiT's hours include an evaluation pass each epoch and a CPU "
                        "pipeline of RandAugment, Mixup and CutMix (at Ampere's 0.55 it was predicted 2.6x as fast)",
                    tolerance=0.45),
+    # Eager attention's scores through memory (speed_build.EAGER_SCORES_BYTES_PER_PASS), counted from its ops.
+    PublishedSpeed("hf-opt-350m-l40s-eager-train", f"{HF_OPT_SDPA}: eager, 0.526 s a step (15,574 tokens/s)",
+                   8192 / 0.526, lambda: opt350m_training("l40s-48gb", False), fitted=True),
+    PublishedSpeed("hf-opt-350m-l40s-sdpa-train", f"{HF_OPT_SDPA}: SDPA, 0.122 s a step (67,148 tokens/s)",
+                   8192 / 0.122, lambda: opt350m_training("l40s-48gb", True)),
     # A GeForce card's CNN fraction (speed.GEFORCE_CNN_TENSOR_FRACTION), fitted on these three timm rows; the model's
     # rate per image does not depend on the batch, so batch 256 stands in for timm's 512.
     PublishedSpeed("timm-rn50-3090-amp", f"{TIMM_TRAIN}: resnet50, batch 512, 826.06 img/s", 826.06,
