@@ -25,6 +25,13 @@ QWEN25_32B = dict(
     workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
     workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152_064,
 )
+# DeepSeek-LLM-67B (deepseek-ai/deepseek-llm-67b-base config.json: 95 layers, hidden 8192, 64 heads, 8 KV heads,
+# SwiGLU 22016, vocab 102400; 67B).
+DEEPSEEK_LLM_67B = dict(
+    workload__preset="custom", workload__parameters=67_000_000_000, workload__layers=95, workload__hidden_size=8192,
+    workload__attention_heads=64, workload__kv_heads=8, workload__intermediate_size=22016, workload__gated_mlp=True,
+    workload__vocabulary_size=102_400,
+)
 # GLM-4.5-Air (zai-org/GLM-4.5-Air config.json: 106B with 12B active, 46 layers, hidden 4096, 96 heads of 128, 8 KV
 # heads, MLP 12672, vocab 151552; 128 routed experts, 8 a token, given where a test needs them).
 GLM45_AIR = dict(

@@ -10,7 +10,7 @@ from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Budget, Data, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.recommend import recommend
-from tests.configs.builders import QWEN25_32B, answers
+from tests.configs.builders import DEEPSEEK_LLM_67B, QWEN25_32B, answers
 from tests.configs.test_speed import build_shape
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -344,10 +344,7 @@ def test_a_rented_node_runs_the_job_at_micro_batch_1_before_more_nodes_are_count
 def test_the_nearest_build_over_budget_decodes_faster_than_reading_where_one_does(catalog):
     # Audit WW: a 67B (DeepSeek-LLM-67B's shape) in Q4_K_M with llama.cpp for a home user's $2,500, used cards: the
     # nearest build named was 3 x RTX 4060 Ti, $271 over, at ~4.4 tokens/s, unsaid; 2 used 3090s do ~14 for $960 over.
-    job = answers(workload__preset="custom", workload__parameters=67_000_000_000, workload__layers=95,
-                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
-                  workload__intermediate_size=22016, workload__gated_mlp=True, workload__vocabulary_size=102_400,
-                  workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
+    job = answers(**DEEPSEEK_LLM_67B, workload__sequence_length=4096, workload__batch_size=1, task__mode="inference",
                   task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
                   task__generated_tokens=512, budget__currency="USD", budget__amount=2500.0,
                   budget__condition="used")

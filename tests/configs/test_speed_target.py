@@ -7,7 +7,7 @@ from pth_top.configs.answer_types import Task
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.recommend import recommend
 from pth_top.configs.speed import below_target
-from tests.configs.builders import answers
+from tests.configs.builders import DEEPSEEK_LLM_67B, answers
 from tests.configs.test_recommend import TODAY
 
 # Orpheus-3B TTS (canopylabs/orpheus-3b-0.1-ft config.json: Llama 3.2 3B, 28 layers, h 3072, 24 heads, 8 KV heads,
@@ -219,10 +219,8 @@ def test_bf16_inference_on_a_card_without_bf16_runs_at_its_fp16_tensor_rate():
 def test_where_no_card_meets_the_target_the_one_nearest_it_within_budget_is_chosen(catalog):
     # Audit WW: a 67B (DeepSeek-LLM-67B's shape) in bf16 on vLLM over 4 cards for 16 users at 15 tokens/s each, with
     # $120,000: 4 x RTX PRO 5000 at ~9 under load were "the best value card", where 4 x RTX PRO 6000 Max-Q do ~12.
-    job = answers("inference_server", workload__preset="custom", workload__parameters=67_000_000_000,
-                  workload__layers=95, workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
-                  workload__intermediate_size=22016, workload__gated_mlp=True, workload__vocabulary_size=102_400,
-                  workload__sequence_length=4096, workload__batch_size=16, task__mode="inference",
+    job = answers("inference_server", **DEEPSEEK_LLM_67B, workload__sequence_length=4096, workload__batch_size=16,
+                  task__mode="inference",
                   task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
                   task__target_tokens_per_s_per_stream=15.0, scale__gpu_count=4, budget__currency="USD",
                   budget__amount=120_000.0)
