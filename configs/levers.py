@@ -200,6 +200,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         adapts = transformer and not pretraining(answers, ctx.shape.parameters)  # adapters tune a pretrained model
         if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
+        if task.method == "lora" and task.precision == "fp32" and adapts:  # half the base, before a 4- or 8-bit one
+            changes.append(("the frozen base in bf16 (from_pretrained(torch_dtype=torch.bfloat16), as PEFT's examples "
+                            "load it), the adapters in bf16 mixed precision", answers.with_precision("bf16")))
         if task.method in ("full", "lora", "lora_int8") and adapts:
             changes.append(("QLoRA instead of " + ("LoRA" if task.method != "full" else "full training")
                             + " (4-bit NF4 base dequantized to bf16 at every matmul, bf16 adapters)",

@@ -303,15 +303,15 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
 def _encoder_decoder_flops(shape: ModelShape, method: str, recompute: str) -> tuple[float, str]:
     """A sample's training FLOPs: the encoder's layers over its tokens, the decoder's over its own, the parameters
     split between them by layer count (cross-attention counted as the decoder's self-attention)."""
-    total, parts = 0.0, []
+    total, parts, rule = 0.0, [], ""
     sides = (("encoder", shape.layers - shape.decoder_layers, shape.sequence_length),
              ("decoder", shape.decoder_layers, shape.decoder_sequence_length))
     for name, layers, tokens in sides:
-        per_token, _ = sp.transformer_flops_per_token(shape.active * layers / shape.layers, layers,
-                                                      shape.attention_flops_width, tokens, method, recompute)
+        per_token, rule = sp.transformer_flops_per_token(shape.active * layers / shape.layers, layers,
+                                                         shape.attention_flops_width, tokens, method, recompute)
         total += per_token * tokens
         parts.append(f"{name} {layers} layers x {tokens:,} tokens at {per_token / 1e9:.3g} GFLOP a token")
-    return total, (f"encoder-decoder, 6N + 12*L*h*s a side (N split by layers): {'; '.join(parts)} = "
+    return total, (f"encoder-decoder, {rule} a side (N split by layers): {'; '.join(parts)} = "
                    f"{total / 1e9:.3g} GFLOP per sample")
 
 

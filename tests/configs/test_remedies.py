@@ -737,3 +737,17 @@ def test_smaller_weights_over_tensor_parallel_are_offered_where_the_split_alone_
     fp8 = next(line for line in lines if line.startswith("int8 weights, tensor parallel across 4 GPUs"))
     alone = next(line for line in lines if line.startswith("tensor parallel across 4 GPUs"))
     assert lines.index(fp8) < lines.index(alone), lines
+
+
+def test_an_fp32_lora_is_offered_its_base_in_bf16_before_a_4_or_8_bit_one(catalog):
+    # Audit YC: T0_3B LoRA in fp32 for EUR 2,500 was offered QLoRA and an int8 base, both lossy, not the bf16 base
+    # PEFT users load (8.2 GiB on the RTX 5080, where fp32's base alone is 10.6).
+    job = answers(workload__preset="custom", workload__parameters=2_849_757_184, workload__layers=48,
+                  workload__decoder_layers=24, workload__hidden_size=2048, workload__attention_heads=32,
+                  workload__intermediate_size=5120, workload__gated_mlp=True, workload__vocabulary_size=32128,
+                  workload__sequence_length=128, workload__decoder_sequence_length=8, workload__batch_size=8,
+                  workload__kv_heads=32, task__precision="fp32", task__method="lora", task__lora_rank=8,
+                  task__lora_dropout=0.1, data__dataset_size_gb=0.01, budget__currency="EUR", budget__amount=2500.0)
+    said = recommend(job, catalog, today=TODAY).feasible_alternatives
+    first = [index for index, line in enumerate(said) if line.startswith(("the frozen base in bf16", "QLoRA"))]
+    assert len(first) == 2 and said[first[0]].startswith("the frozen base in bf16"), said

@@ -521,3 +521,14 @@ def test_eager_pytorch_at_batch_1_is_the_hosts_launch_rate_not_the_cards(preset,
     large = job.with_value("workload", "batch_size", 256)
     assert not any(line.startswith("eager launch floor") for line in
                    speed_build.inference(large, model_shape(large.workload)[0], catalog_gpu(gpu, large)).warnings)
+
+
+def test_an_encoder_decoders_training_formula_names_its_methods_count():
+    # Audit YC: a LoRA of an encoder-decoder was timed at 4N a token but its formula said 6N.
+    job = answers(workload__preset="custom", workload__parameters=3_000_000_000, workload__layers=48,
+                  workload__hidden_size=1024, workload__attention_heads=32, workload__vocabulary_size=32128,
+                  workload__sequence_length=512, workload__decoder_layers=24, workload__decoder_sequence_length=128,
+                  workload__batch_size=8, task__method="lora")
+    lines = speed_build.training(job, model_shape(job.workload)[0], catalog_gpu("a100-80gb-sxm", job), 31.5).formula
+    line = next(text for text in lines if "encoder-decoder" in text)
+    assert "4N + 12*L*h*s a side" in line and "6N" not in line, line
