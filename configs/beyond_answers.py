@@ -118,8 +118,9 @@ def _cheapest_fitting(ctx: Context) -> tuple[Assembly, Part] | None:
 def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> tuple[bool, float]:
     """(short of the stated rate, or without one slower than reading, price): a build that runs the job's rate
     before a cheaper one that does not."""
-    slow = sp.stated_target(ctx.answers.task) is None and bool(_short_of_target(ctx, fitting[1]))
-    return not meets_target(ctx, fitting[1]) or slow, fitting[0].total_cny
+    stated = sp.stated_target(ctx.answers.task) is not None
+    return not meets_target(ctx, fitting[1]) if stated else bool(_short_of_target(ctx, fitting[1])), \
+        fitting[0].total_cny
 
 
 def _short_of_target(ctx: Context, gpu: Part) -> str:
@@ -175,11 +176,12 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         return None
     fp8_kv = stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     tries = [(1, "fp8")] if fp8_kv else []  # the same card with an fp8 KV cache first (its batch may then fit)
+    counts = more_gpu_counts(answers)
     tight: tuple[int, str, Answers, Build, Component] | None = None  # a fit short of the margin, if nothing roomier
-    for count, kv in tries + [(count, kv) for count in more_gpu_counts(answers) for kv in ("auto", "fp8")[:1 + fp8_kv]]:
-        if tight is not None and count > min((more for more in more_gpu_counts(answers) if more > tight[0]),
-                                             default=tight[0]):
-            break  # a roomier build is looked for one GPU count further, not at every count
+    last = counts[-1] if counts else 1  # after a tight build, a roomier one is looked for one GPU count further only
+    for count, kv in tries + [(count, kv) for count in counts for kv in ("auto", "fp8")[:1 + fp8_kv]]:
+        if count > last:
+            break
         changed = answers.with_value("scale", "gpu_count", count)
         changed = changed.with_value("task", "kv_cache_dtype", "fp8") if kv == "fp8" else changed
         found = gpu_build(recommend_one, changed)
@@ -190,7 +192,9 @@ def faster_server_within_budget(build: Build, rules: Rules, recommend_one: Calla
         if rate < max(2 * per_stream, SLOW_DECODE_TOKENS_PER_S):
             continue
         if warned(other, TIGHT_FIT):
-            tight = tight or (count, kv, changed, other, gpu)
+            if tight is None:
+                tight = (count, kv, changed, other, gpu)
+                last = next((more for more in counts if more > count), count)
             continue
         return _faster_server(build, rules, count, kv, changed, other, gpu)
     return _faster_server(build, rules, *tight) if tight else None

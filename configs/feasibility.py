@@ -182,11 +182,12 @@ def feasible_alternatives(
     changes = answer_changes(ctx)
     halved = halved_micro_batch(ctx.answers)
     own_levers = [halved, recompute_only(ctx.answers)]  # not to be mixed with mb 1
+    asked = ctx.answers.workload.batch_size
+    queued = queued_label(ctx.answers, asked // 2) if asked > 1 else None  # the server's lever most_at_once sizes
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
-        if ctx.answers.workload.batch_size > 1 and label == queued_label(ctx.answers,
-                                                                          ctx.answers.workload.batch_size // 2):
+        if label == queued:
             found += [replace(alternative, answers=changed) for changed, alternative in most_at_once(
                 ctx, context_for, more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))]
             continue

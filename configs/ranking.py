@@ -277,14 +277,14 @@ def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Par
     levels = ((ROOMY, TIGHT),) if ctx.edge else ((ROOMY,), (TIGHT,))
     tiers = [[gpu for gpu, fits in gpus if fits and memory_fit(ctx, gpu) in level and (gpu["form"] == DESKTOP_SYSTEM)
               == box] for box in (False, True) for level in levels]
-    if _held_target(ctx) is None:
+    stated = _held_target(ctx)
+    if stated is None:
         return tiers
     # A stated rate comes before headroom: cards that meet it, in the order above, then those that do not, the
     # nearest to it first (audit WW: 4 x RTX PRO 5000 at ~9 tokens/s under load for a stated 15, where 4 x RTX PRO
     # 6000 Max-Q within the budget do ~12).
-    stated = _held_target(ctx)
     speeds = {gpu.id: job_speed(ctx, gpu) for tier in tiers for gpu in tier}
-    meeting = {gpu_id for gpu_id, speed in speeds.items() if stated is not None and speed >= stated[1]}
+    meeting = {gpu_id for gpu_id, speed in speeds.items() if speed >= stated[1]}
     return ([[gpu for gpu in tier if gpu.id in meeting] for tier in tiers]
             + [band for tier in tiers for band in _speed_bands([gpu for gpu in tier if gpu.id not in meeting], speeds)])
 

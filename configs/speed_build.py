@@ -251,8 +251,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         compute_s += eager_s
         out.formula.append(f"eager attention (task.flash_attention = false): {scores:,.0f} score elements x "
                            f"{EAGER_SCORES_BYTES_PER_PASS:g} B x {score_passes} passes through memory at "
-                           f"{bandwidth_text}"
-                           f" = {sp.duration(eager_s)} more per step")
+                           f"{bandwidth_text} = {sp.duration(eager_s)} more per step")
     exposed = 0.0
     offloaded = answers.scale.sharding == "fsdp_offload" or (
         task.method == "full" and answers.scale.sharding == "zero_offload")

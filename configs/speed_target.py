@@ -14,7 +14,7 @@ from typing import Callable
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
-from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COUNTS, gpu_build, within_text
+from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COUNTS, gpu_build, warned, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
@@ -49,7 +49,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
     # No lever costs less than compiling a forward pass that eager PyTorch's launches hold back (speed_forward).
-    if any(line.startswith(EAGER_FLOOR) for line in build.warnings):
+    if warned(build, EAGER_FLOOR):
         compiled = gpu_build(recommend_one, answers.with_value("task", "forward_runtime", "compiled"))
         if compiled is not None and rate_of(compiled[0]) >= target:
             other, gpu = compiled

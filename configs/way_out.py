@@ -111,10 +111,14 @@ def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits
     its own lever; audit YA: 87 on one card, 192 on two); with the estimator's margin where a quarter has it, else
     TIGHT, said; halved until one fits, then bisected to within a sixteenth (audit UU: DeepSeek-V3.2 on 8 x H200)."""
     asked = ctx.answers.workload.batch_size
+    built: dict[tuple[str, int], tuple[Answers, Alternative | None]] = {}  # each count a split is built once
 
     def tried(split: str, base: Answers, count: int, roomy: bool) -> tuple[Answers, Alternative] | None:
-        answers = base.with_value("workload", "batch_size", count)
-        found = feasible_build(ctx, queued_label(ctx.answers, count, split), context_for(answers))
+        if (split, count) not in built:
+            answers = base.with_value("workload", "batch_size", count)
+            built[split, count] = answers, feasible_build(ctx, queued_label(ctx.answers, count, split),
+                                                          context_for(answers))
+        answers, found = built[split, count]
         return None if found is None or (roomy and found.tight) else (answers, found)
 
     def most(split: str, base: Answers, roomy: bool) -> tuple[int, tuple[Answers, Alternative]] | None:
