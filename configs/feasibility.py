@@ -6,16 +6,14 @@ from dataclasses import replace
 from typing import Callable
 
 from pth_top.configs import scale_out, stacks
-from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
+from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import (
     SHORT,
     TIGHT,
     Assembly,
     Context,
     buyable,
-    fits_on,
     memory_fit,
-    needed_bytes,
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
@@ -32,7 +30,8 @@ from pth_top.configs.levers import (
 )
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_terms import SHARDING_LABELS
-from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
+from pth_top.configs.on_your_cards import more_of_your_cards, on_the_pinned_gpus
+from pth_top.configs.owned import all_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
@@ -174,8 +173,8 @@ def feasible_alternatives(
     (renting first where a pinned CPU-only PC is the build for GPU-scale training); a job no machine of 8 GPUs
     holds is sized across nodes first (configs/scale_out.py). With a pinned GPU (the user's own cards), the cheapest
     lever that fits the job on them leads."""
-    kept = _on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else None
-    added = _more_of_your_cards(ctx, context_for)
+    kept = on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else None
+    added = more_of_your_cards(ctx, context_for)
     if added is not None and kept is not None and kept.answers is not None and kept.answers.task.layer_offload:
         kept, added = added, kept  # cards bought at the job's rate before layers run on the CPU at a fraction of it
     found: list[Alternative] = [one for one in (kept, added) if one is not None]
@@ -186,7 +185,7 @@ def feasible_alternatives(
     queued = queued_label(ctx.answers, asked // 2) if asked > 1 else None  # the server's lever most_at_once sizes
     for label, answers in changes:
         if owned_pin(answers) is not None:
-            continue  # a lever on the buyer's own cards: _on_the_pinned_gpus' (their build), never other cards
+            continue  # a lever on the buyer's own cards: on_the_pinned_gpus' (their build), never other cards
         if label == queued:
             found += [replace(alternative, answers=changed) for changed, alternative in most_at_once(
                 ctx, context_for, more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))]
@@ -265,74 +264,6 @@ def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: st
         return answers, label, None
     label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
     return cheap, label, feasible_build(ctx, label, context_for(cheap))
-
-
-def _on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:
-    """When memory is what the pinned GPUs lack, the cheapest lever (same GPU count) that fits the job on them."""
-    pinned = ctx.pins.get("gpu")
-    card = ctx.catalog.get(pinned[0]) if pinned else None
-    if pinned is None or card is None or memory_fit(ctx, card) != SHORT:
-        return None
-    # Not sold here: cards the buyer has, the lever that fits them and no build; budget.owned_gpu's are priced at 0.
-    owned = not buyable(ctx, card) and not all_owned(ctx.answers, card)
-    # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
-    # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
-    tries: list[tuple[str, Answers]] = []
-    for label, changed in answer_changes(ctx):
-        if changed == ctx.answers or changed.scale.gpu_count != ctx.answers.scale.gpu_count:
-            continue
-        tries.append((label, changed))
-        cheap = cheap_levers(ctx, changed)
-        if cheap != changed:
-            tries.append((f"{label}, {cheap_levers_label(ctx, changed, cheap)}", cheap))
-    count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
-    for keeping in (True, False):
-        for label, answers in tries:
-            if keeps_the_job(ctx.answers, answers) != keeping:
-                continue
-            on_them = pinned_context_for(answers)
-            if weight_format_problem(on_them, card) or not trains_at_precision(on_them, card):
-                continue  # the lever leaves the card without kernels or tensor cores for the job: no way out
-            if owned and memory_fit(on_them, card) != SHORT:
-                return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here, so "
-                                   "their build stays no recommendation), "
-                                   f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
-                                   f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
-            bought = bought_beside_owned(ctx.answers)
-            keep = (f"keeping your {ctx.answers.budget.owned_gpu_count} and {bought} more" if bought else
-                    "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned")
-            cards = card.name if bought else count + card.name
-            feasible = None if owned else feasible_build(ctx, f"{keep} {cards}, {label}", on_them, [(card, True)])
-            if feasible is not None:
-                return replace(feasible, answers=answers, pins=dict(ctx.pins))
-    return None
-
-
-def _more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) -> Alternative | None:
-    """Owned cards short of memory: the fewest more of them that hold the job as asked, yours first (where fewer
-    were pinned), then more like them bought beside them; the GPU pin goes with it."""
-    pin, answers = owned_pin(ctx.answers), ctx.answers
-    card = ctx.catalog.get(pin[0]) if pin is not None else None
-    if card is None or memory_fit(ctx, card) != SHORT or ctx.edge or card["form"] == DESKTOP_SYSTEM:
-        return None
-    owned = answers.budget.owned_gpu_count
-    for count in range(ctx.gpu_count + 1, MAX_GPUS + 1):
-        bought = count - owned
-        if bought > 0 and not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
-            return None
-        more = answers.with_value("scale", "gpu_count", count)
-        if answers.task.mode == "training" and answers.scale.sharding in ("none", "zero1", "zero2"):
-            more = more.with_value("scale", "sharding", "zero3")  # the weights sharded over the cards too
-        if not splits_over_gpus(more):
-            continue
-        sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
-        which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
-            f"{count} of the {owned} {card.name} you have"
-        feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
-                                  [(card, True)])
-        if feasible is not None:
-            return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})
-    return None
 
 
 def _keeping(ctx: Context, found: list[Alternative]) -> int:

@@ -149,10 +149,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     answers = ctx.answers
     task, scale = answers.task, answers.scale
     transformer = ctx.shape.kind == "transformer"
-    # A server's engine admits the requests its KV cache holds and queues the rest (vLLM, SGLang, llama-server).
-    server_queues = answers.scenario == "inference_server" and task.mode == "inference" and transformer \
-        and not ctx.shape.denoising_steps and not forward_only(ctx.shape) and answers.workload.batch_size > 1 \
-        and stacks.serving_engine(task.serving_engine, answers.scenario, task.precision) in QUEUE_FLAGS
+    server_queues = queues_requests(ctx)
     changes: list[tuple[str, Answers]] = []
     if answers.budget.owned_gpu:  # the cards the buyer has set the GPUs: a way out buys others
         changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")", without_owned(answers)))
@@ -323,6 +320,15 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
 # How each engine caps the requests it runs at once and queues the rest (generate() has no queue).
 QUEUE_FLAGS = {"vllm": "vLLM --max-num-seqs {n}", "sglang": "SGLang --max-running-requests {n}",
                "llama_cpp": "llama-server --parallel {n}"}
+
+
+def queues_requests(ctx: Context) -> bool:
+    """Whether a server's engine admits the requests its KV cache holds and queues the rest (vLLM, SGLang,
+    llama-server)."""
+    answers, task = ctx.answers, ctx.answers.task
+    return answers.scenario == "inference_server" and task.mode == "inference" and ctx.shape.kind == "transformer" \
+        and not ctx.shape.denoising_steps and not forward_only(ctx.shape) and answers.workload.batch_size > 1 \
+        and stacks.serving_engine(task.serving_engine, answers.scenario, task.precision) in QUEUE_FLAGS
 
 
 def queued_label(answers: Answers, count: int, split: str = "") -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from functools import partial
+from typing import Callable, Mapping, TypeVar
 
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
@@ -20,6 +21,8 @@ from pth_top.configs.ram_platform import platform_for_ram, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
 from pth_top.configs.speed_build import device_for, inference, job_figures
 from pth_top.units import GIB
+
+Found = TypeVar("Found")  # what an attempt at a request count found
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +112,11 @@ def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits
     least a quarter (the last queued waits at most three requests' time), the rest queued as its engine queues them;
     on the asked GPUs, and on a split of `splits` (label, answers) that holds more but not all (the split alone is
     its own lever; audit YA: 87 on one card, 192 on two); with the estimator's margin where a quarter has it, else
-    TIGHT, said; halved until one fits, then bisected to within a sixteenth (audit UU: DeepSeek-V3.2 on 8 x H200)."""
+    TIGHT, said (audit UU: DeepSeek-V3.2 on 8 x H200)."""
     asked = ctx.answers.workload.batch_size
     built: dict[tuple[str, int], tuple[Answers, Alternative | None]] = {}  # each count a split is built once
 
-    def tried(split: str, base: Answers, count: int, roomy: bool) -> tuple[Answers, Alternative] | None:
+    def tried(split: str, base: Answers, roomy: bool, count: int) -> tuple[Answers, Alternative] | None:
         if (split, count) not in built:
             answers = base.with_value("workload", "batch_size", count)
             built[split, count] = answers, feasible_build(ctx, queued_label(ctx.answers, count, split),
@@ -121,21 +124,24 @@ def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits
         answers, found = built[split, count]
         return None if found is None or (roomy and found.tight) else (answers, found)
 
-    def most(split: str, base: Answers, roomy: bool) -> tuple[int, tuple[Answers, Alternative]] | None:
-        low, high, best = asked // 2, asked, None
-        while low >= max(1, -(-asked // 4)) and (best := tried(split, base, low, roomy)) is None:
-            low, high = low // 2, low
-        while best is not None and high - low > max(1, low // 16):
-            middle = (low + high) // 2
-            found = tried(split, base, middle, roomy)
-            low, high, best = (middle, high, found) if found is not None else (low, middle, best)
-        return None if best is None else (low, best)
-
     for roomy in (True, False):
         found = [each for split, base in [("", ctx.answers), *splits]
-                 if (not split or tried(split, base, asked, roomy) is None)
-                 and (each := most(split, base, roomy)) is not None]
+                 if (not split or tried(split, base, roomy, asked) is None)
+                 and (each := largest_at_once(asked, partial(tried, split, base, roomy))) is not None]
         if found:
             best = max(found, key=lambda each: each[0])  # the fewest GPUs among equals: the first
             return [each[1] for each in found if each is found[0] or each is best]
     return []
+
+
+def largest_at_once(asked: int, attempt: Callable[[int], Found | None]) -> tuple[int, Found] | None:
+    """The most of `asked` requests at once that `attempt` holds (what it found there), at least a quarter of them
+    (the last queued waits at most three requests' time): halved until one holds, then bisected to a sixteenth."""
+    low, high, best = asked // 2, asked, None
+    while low >= max(1, -(-asked // 4)) and (best := attempt(low)) is None:
+        low, high = low // 2, low
+    while best is not None and high - low > max(1, low // 16):
+        middle = (low + high) // 2
+        found = attempt(middle)
+        low, high, best = (middle, high, found) if found is not None else (low, middle, best)
+    return None if best is None else (low, best)

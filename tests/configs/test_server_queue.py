@@ -84,3 +84,23 @@ def test_the_asked_cards_queue_is_offered_beside_a_split_that_holds_more(catalog
     queued = [line for line in recommend(job, catalog, today=TODAY).feasible_alternatives
               if " of the 64 requests at once" in line]
     assert len(queued) == 2 and sum("tensor parallel across" in line for line in queued) == 1, queued
+
+
+def test_an_owned_card_queues_the_requests_with_the_levers_that_shrink_them(catalog):
+    # Audit YA: Llama-3.2-11B-Vision in fp16 for 64 users at 4k on an owned RTX 4090 (tenstorrent/tt-inference-server
+    # #131: vLLM needed --max-num-seqs 32 on it): only renting was offered. The queue is sized on the owned card, with
+    # 8-bit weights and an 8-bit KV cache, ~22 at once with the estimator's margin, and no card is bought.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=10_670_000_000,
+                  workload__layers=40, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=128256,
+                  workload__sequence_length=4096, workload__batch_size=64, task__mode="inference",
+                  task__precision="fp16", task__serving_engine="vllm", task__generated_tokens=256,
+                  budget__amount=3000.0, budget__currency="USD", budget__owned_gpu="rtx-4090-24gb",
+                  budget__owned_gpu_count=1)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("keeping your NVIDIA GeForce RTX 4090") and "vLLM --max-num-seqs" in line, line
+    assert 16 <= changed.workload.batch_size < 32 and changed.task.kv_cache_dtype == "fp8", changed
+    served = recommend(changed, catalog, today=TODAY)
+    assert served.feasible and "TIGHT" not in line, served.blockers

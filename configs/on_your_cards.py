@@ -1,0 +1,120 @@
+"""Ways out on the buyer's own or pinned cards: the cheapest lever that fits the job on them, or more of them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+from typing import Callable
+
+from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
+from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
+from pth_top.configs.beyond_answers import keeps_the_job
+from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queued_label, queues_requests
+from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
+from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.parts import Part
+from pth_top.configs.ranking import trains_at_precision, weight_format_problem
+from pth_top.configs.way_out import Alternative, feasible_build, largest_at_once
+from pth_top.units import GIB
+
+
+def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:
+    """When memory is what the pinned GPUs lack, the cheapest lever (same GPU count) that fits the job on them."""
+    pinned = ctx.pins.get("gpu")
+    card = ctx.catalog.get(pinned[0]) if pinned else None
+    if pinned is None or card is None or memory_fit(ctx, card) != SHORT:
+        return None
+    # Not sold here: cards the buyer has, the lever that fits them and no build; budget.owned_gpu's are priced at 0.
+    owned = not buyable(ctx, card) and not all_owned(ctx.answers, card)
+    # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
+    # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
+    # A server's queue is sized on the cards, alone, with the quality-free levers and with smaller weights (audit
+    # YA: Llama-3.2-11B-Vision for 64 users on an owned 4090 holds 22 at once with int8 weights and an 8-bit KV cache).
+    halved = queued_label(ctx.answers, ctx.answers.workload.batch_size // 2) if queues_requests(ctx) else None
+    tries: list[tuple[str, Answers, bool]] = []  # (label, answers, whether the queue is sized on them)
+    for label, changed in answer_changes(ctx):
+        if changed == ctx.answers or changed.scale.gpu_count != ctx.answers.scale.gpu_count:
+            continue
+        if label == halved:
+            tries += [("", ctx.answers, True)] + [(each, answers, True) for each, answers, _ in list(tries)
+                                                  if keeps_the_job(ctx.answers, answers)]
+            continue
+        variants = [(label, changed)]
+        cheap = cheap_levers(ctx, changed)
+        if cheap != changed:
+            variants.append((f"{label}, {cheap_levers_label(ctx, changed, cheap)}", cheap))
+        tries += [(each, answers, False) for each, answers in variants]
+        if halved is not None and (changed.task.precision, changed.task.quantization) != (
+                ctx.answers.task.precision, ctx.answers.task.quantization):  # not with a second cut (a shorter context)
+            tries += [(each, answers, True) for each, answers in variants]
+    count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
+    for keeping in (True, False):
+        for label, answers, queued in tries:
+            if keeps_the_job(ctx.answers, answers) != keeping:
+                continue
+            held = _held(ctx, card, pinned_context_for, answers, queued)
+            if held is None:
+                continue
+            answers, on_them = held
+            if queued:
+                label = ", ".join(each for each in (label, queued_label(ctx.answers, answers.workload.batch_size))
+                                  if each)
+            if owned:
+                return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here, so "
+                                   "their build stays no recommendation), "
+                                   f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
+                                   f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
+            bought = bought_beside_owned(ctx.answers)
+            keep = (f"keeping your {ctx.answers.budget.owned_gpu_count} and {bought} more" if bought else
+                    "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned")
+            cards = card.name if bought else count + card.name
+            feasible = feasible_build(ctx, f"{keep} {cards}, {label}", on_them, [(card, True)])
+            if feasible is not None:
+                return replace(feasible, answers=answers, pins=dict(ctx.pins))
+    return None
+
+
+def _held(ctx: Context, card: Part, pinned_context_for: Callable[[Answers], Context], answers: Answers,
+          queued: bool) -> tuple[Answers, Context] | None:
+    """The answers and their context where the card holds them with kernels for the job; queued: at the most
+    requests at once it holds (way_out.largest_at_once), with the estimator's margin where that holds a quarter."""
+    def on(least: int, count: int) -> tuple[Answers, Context] | None:
+        changed = answers.with_value("workload", "batch_size", count)
+        on_them = pinned_context_for(changed)
+        if weight_format_problem(on_them, card) or not trains_at_precision(on_them, card):
+            return None  # the lever leaves the card without kernels or tensor cores for the job: no way out
+        return (changed, on_them) if memory_fit(on_them, card) >= least else None
+
+    if not queued:
+        return on(TIGHT, answers.workload.batch_size)
+    for least in (ROOMY, TIGHT):
+        if (sized := largest_at_once(answers.workload.batch_size, partial(on, least))) is not None:
+            return sized[1]
+    return None
+
+
+def more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) -> Alternative | None:
+    """Owned cards short of memory: the fewest more of them that hold the job as asked, yours first (where fewer
+    were pinned), then more like them bought beside them; the GPU pin goes with it."""
+    pin, answers = owned_pin(ctx.answers), ctx.answers
+    card = ctx.catalog.get(pin[0]) if pin is not None else None
+    if card is None or memory_fit(ctx, card) != SHORT or ctx.edge or card["form"] == DESKTOP_SYSTEM:
+        return None
+    owned = answers.budget.owned_gpu_count
+    for count in range(ctx.gpu_count + 1, MAX_GPUS + 1):
+        bought = count - owned
+        if bought > 0 and not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
+            return None
+        more = answers.with_value("scale", "gpu_count", count)
+        if answers.task.mode == "training" and answers.scale.sharding in ("none", "zero1", "zero2"):
+            more = more.with_value("scale", "sharding", "zero3")  # the weights sharded over the cards too
+        if not splits_over_gpus(more):
+            continue
+        sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
+        which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
+            f"{count} of the {owned} {card.name} you have"
+        feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
+                                  [(card, True)])
+        if feasible is not None:
+            return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})
+    return None
