@@ -111,23 +111,25 @@ def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits
     """A server that cannot hold all its concurrent requests: the most one build within budget holds at once, at
     least a quarter (the last queued waits at most three requests' time), the rest queued as its engine queues them;
     on the asked GPUs, and on a split of `splits` (label, answers) that holds more but not all (the split alone is
-    its own lever; audit YA: 87 on one card, 192 on two); with the estimator's margin where a quarter has it, else
-    TIGHT, said (audit UU: DeepSeek-V3.2 on 8 x H200)."""
+    its own lever; audit YA: 87 on one card, 192 on two); on a build that decodes at the rate (way_out.slow_decode)
+    and with the estimator's margin where a quarter has them, else TIGHT or slow, said (audit UU: DeepSeek-V3.2)."""
     asked = ctx.answers.workload.batch_size
     built: dict[tuple[str, int], tuple[Answers, Alternative | None]] = {}  # each count a split is built once
 
-    def tried(split: str, base: Answers, roomy: bool, count: int) -> tuple[Answers, Alternative] | None:
+    def tried(split: str, base: Answers, fast: bool, roomy: bool, count: int) -> tuple[Answers, Alternative] | None:
         if (split, count) not in built:
             answers = base.with_value("workload", "batch_size", count)
             built[split, count] = answers, feasible_build(ctx, queued_label(ctx.answers, count, split),
                                                           context_for(answers))
         answers, found = built[split, count]
-        return None if found is None or (roomy and found.tight) else (answers, found)
+        return None if found is None or (roomy and found.tight) or (fast and found.slow_rate) else (answers, found)
 
-    for roomy in (True, False):
+    # Fewer at once on a card that serves them before more on one under the rate (audit ZA: Qwen1.5-7B for 100 users
+    # was 87 at once on a DGX Spark at ~2.6 tokens/s each, where one RTX PRO 6000 holds 64 at ~20).
+    for fast, roomy in ((True, True), (True, False), (False, True), (False, False)):
         found = [each for split, base in [("", ctx.answers), *splits]
-                 if (not split or tried(split, base, roomy, asked) is None)
-                 and (each := largest_at_once(asked, partial(tried, split, base, roomy))) is not None]
+                 if (not split or tried(split, base, fast, roomy, asked) is None)
+                 and (each := largest_at_once(asked, partial(tried, split, base, fast, roomy))) is not None]
         if found:
             best = max(found, key=lambda each: each[0])  # the fewest GPUs among equals: the first
             return [each[1] for each in found if each is found[0] or each is best]
