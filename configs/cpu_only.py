@@ -159,8 +159,21 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
 
 
 # A small model's compute, not only its memory: ResNet-50's 8.2 GFLOP an image runs at tens a second on a desktop CPU;
-# a detector's hundreds (Cascade R-CNN's 490) at about one (audit YB: it was sent to a CPU-only PC for its 0.3 GiB).
+# a detector's hundreds (Cascade R-CNN's 490) at about one (audit YB: it was sent to a CPU-only PC for its 0.3 GiB);
+# an encoder's 2N a token over its input (MiniLM-L6 at 128 tokens: 5.6; BERT-base: 28).
 SMALL_MODEL_MAX_FORWARD_GFLOPS = 10.0
+
+
+def _forward_gflops(ctx: Context) -> float:
+    """One input's forward GFLOPs: a CNN's count; an encoder's, or an encoder-decoder's (Whisper's 1,500 audio
+    frames), 2N a token over its input (audit ZD: distil-whisper's ~2.3 TFLOP a 30 s window went to a CPU-only PC);
+    0 for a decoder that generates, whose decode from RAM decides (cpu_only_pc)."""
+    shape = ctx.shape
+    if shape.kind != "transformer":
+        return forward_flops_per_sample(ctx.answers, shape)[0] / 1e9
+    if shape.encoder_only or shape.encoder_decoder:
+        return 2.0 * shape.parameters * shape.sequence_length / 1e9
+    return 0.0
 
 
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
@@ -180,7 +193,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
-    gflops = forward_flops_per_sample(ctx.answers, ctx.shape)[0] / 1e9 if ctx.shape.kind != "transformer" else 0.0
+    gflops = _forward_gflops(ctx)
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
             and model_gib <= small.small_model_max_gib and gflops <= SMALL_MODEL_MAX_FORWARD_GFLOPS:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "

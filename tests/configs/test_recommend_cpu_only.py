@@ -65,6 +65,15 @@ def test_small_model_inference_gets_a_cheaper_cpu_only_build(catalog):
                        workload__batch_size=1, task__mode="inference", task__precision="fp32",
                        budget__currency="USD", budget__amount=4000.0)
     assert not recommend(detector, catalog, today=TODAY).cpu_only
+    # Nor an encoder's (audit ZD): distil-whisper large-v3 (756M, 1,500 audio frames a 30 s window: ~2.3 TFLOP) in
+    # 2 GiB; faster-whisper's README runs 13 min of audio in 26 s on an 8 GB RTX 3070 Ti.
+    whisper = answers(workload__preset="custom", workload__parameters=756_000_000, workload__layers=34,
+                      workload__decoder_layers=2, workload__hidden_size=1280, workload__attention_heads=20,
+                      workload__sequence_length=1500, workload__decoder_sequence_length=448,
+                      workload__vocabulary_size=51866, workload__batch_size=1, task__mode="inference",
+                      task__precision="fp16", task__generated_tokens=224, data__kind="audio",
+                      budget__currency="USD", budget__amount=1200.0)
+    assert not recommend(whisper, catalog, today=TODAY).cpu_only
 
 
 def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
