@@ -22,6 +22,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
+from pth_top.configs.speed_cnn import activation_seconds
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
     communication,
@@ -242,6 +243,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     out.formula.append(f"training: {text}; {samples_per_gpu} samples per GPU per step / ({compute_text}"
                        + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
                        f" = {sp.duration(compute_s)} of compute per step")
+    memory_s, memory_text = activation_seconds(answers, shape, device, samples_per_gpu, training=True)
+    if memory_s:  # a CNN's step waits on the slower of its FLOPs and its activations' trips (speed_cnn)
+        out.formula.append(f"{memory_text} per step")
+        compute_s = max(compute_s, memory_s)
     if shape.kind == "transformer" and not task.flash_attention and shape.attention_heads:
         score_passes = 4 if recompute == "full" else 3  # forward, backward twice its bytes; recompute: forward again
         scores = samples_per_gpu * (shape.layers - shape.linear_attention_layers) * shape.attention_heads \

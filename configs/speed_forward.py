@@ -15,6 +15,7 @@ from pth_top.configs.presets import (
     model_presets,
     resolution_scale,
 )
+from pth_top.configs.speed_cnn import activation_seconds, activations_warning
 
 
 def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
@@ -118,10 +119,17 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     batch = answers.workload.batch_size
     flops, origin = forward_flops_per_sample(answers, shape)
     gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, device.cnn_fraction)
+    compute_rate = batch / gpu_s
+    memory_s, memory_text = activation_seconds(answers, shape, device, batch / device.count, training=False)
+    bound = activations_warning(memory_s, gpu_s, batch, answers)
+    gpu_s = max(gpu_s, memory_s)
     floor_s, floor_text, warnings = eager_floor(answers, shape.forward_kernels, batch, device.count, gpu_s, "samples")
+    warnings = warnings or bound  # the launches' floor, where it binds, before the activations'
     batch_s = max(gpu_s, floor_s)
     out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s}, warnings=warnings)
     out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text}) = "
-                       f"{sp.rate_text(batch / gpu_s)} samples/s{floor_text}")
+                       f"{sp.rate_text(compute_rate)} samples/s" + (f"; {memory_text} a batch, "
+                                                                    f"{sp.rate_text(batch / memory_s)} samples/s"
+                                                                    if memory_s else "") + floor_text)
     out.summary.append(f"~{sp.rate_text(batch / batch_s)} samples/s, a batch of {batch} in {sp.duration(batch_s)}")
     return out

@@ -19,6 +19,7 @@ from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.rules import Rules
+from pth_top.configs.speed_cnn import ACTIVATIONS_BOUND
 from pth_top.configs.speed_forward import EAGER_FLOOR
 
 # How far over budget a server or home build under the target looks for the nearest that meets it (an edge job:
@@ -48,8 +49,8 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {unit} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
-    # No lever costs less than compiling a forward pass that eager PyTorch's launches hold back (speed_forward).
-    if warned(build, EAGER_FLOOR):
+    # No lever costs less than compiling a forward pass that eager PyTorch's launches or activations hold back.
+    if warned(build, EAGER_FLOOR) or warned(build, ACTIVATIONS_BOUND):
         compiled = gpu_build(recommend_one, answers.with_value("task", "forward_runtime", "compiled"))
         if compiled is not None and rate_of(compiled[0]) >= target:
             other, gpu = compiled

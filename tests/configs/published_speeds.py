@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 120 here (220 in all).
+test_requests.py 13): 130 here (230 in all).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pth_top.configs.build import Component
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.presets import model_shape
+from pth_top.configs.speed_cnn import SAVED_PER_FORWARD_ACTIVATION
 from tests.configs import published_workloads
 from tests.configs.builders import answers as answers_of
 
@@ -82,10 +83,11 @@ def qwen3_coder_next_on_h200(context: int) -> dict[str, float]:
 
 def train(preset: str, sequence_length: int, part_id: str, *, batch: int, gpus: int = 1, precision: str = "bf16",
           method: str = "full", recompute: str = "none", accumulation: int = 1, data: str = "text",
-          sharding: str = "none") -> float:
+          sharding: str = "none", channels_last: bool = False) -> float:
     answers = Answers(workload=Workload(preset=preset, batch_size=batch),
                       task=Task(mode="training", precision=precision, method=method, recompute=recompute,
-                                accumulation_steps=accumulation, lora_targets="attention"),
+                                accumulation_steps=accumulation, lora_targets="attention",
+                                channels_last=channels_last),
                       scale=Scale(gpu_count=gpus, sharding=sharding), data=Data(kind=data))
     model = model_shape(answers.workload)[0]
     if model.kind == "transformer":
@@ -174,26 +176,31 @@ def cpu_prefill(cores: int, boost_ghz: float, **efficiency_cores: float) -> floa
     return 512 / seconds
 
 
-def cnn_preset_inference(part_id: str, batch: int, preset: str = "resnet50", precision: str = "fp16") -> float:
-    answers = Answers(workload=Workload(preset=preset, batch_size=batch), task=Task(mode="inference",
-                                                                                      precision=precision))
+def cnn_preset_inference(part_id: str, batch: int, preset: str = "resnet50", precision: str = "fp16",
+                         channels_last: bool = False) -> float:
+    answers = Answers(workload=Workload(preset=preset, batch_size=batch),
+                      task=Task(mode="inference", precision=precision, channels_last=channels_last))
     model = model_shape(answers.workload)[0]
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
 def cnn_inference(device: sp.Device, gflops: float, batch: int = 1) -> float:
-    """Images a second of a custom CNN given its forward GFLOPs, fp16 (configs.speed_forward)."""
+    """Images a second of a custom CNN given its forward GFLOPs, fp16, compiled (a TensorRT engine: these rows')."""
     answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
                                         forward_gflops_per_sample=gflops, batch_size=batch),
-                      task=Task(mode="inference", precision="fp16"))
+                      task=Task(mode="inference", precision="fp16", forward_runtime="compiled"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
 
 
-def cnn_training_on(part_id: str, gflops: float, parameters: int, batch: int) -> float:
-    """Images a second of a custom CNN's AMP training given its forward GFLOPs, on a catalog GPU."""
-    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=parameters, input_size_px=224,
-                                        forward_gflops_per_sample=gflops, batch_size=batch),
-                      task=Task(mode="training", precision="amp_fp16"), data=Data(kind="images"))
+def cnn_training_on(part_id: str, gflops: float, parameters: int, batch: int, *, px: int = 224,
+                    macts: float = 0.0, channels_last: bool = False) -> float:
+    """Images a second of a custom CNN's AMP training given its forward GFLOPs (and timm's infer_macts, millions), on a
+    catalog GPU."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=parameters, input_size_px=px,
+                                        forward_gflops_per_sample=gflops, batch_size=batch,
+                                        activation_elements_per_sample=_saved(macts)),
+                      task=Task(mode="training", precision="amp_fp16", channels_last=channels_last),
+                      data=Data(kind="images"))
     figures = speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu(part_id, answers),
                                    31.5).figures
     return figures.get("training_images_per_s") or figures["training_samples_per_s"]
@@ -209,6 +216,21 @@ def opt350m_training(part_id: str, flash_attention: bool) -> float:
                          task__mixed_layout="bf16_pure", task__flash_attention=flash_attention)
     return speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu(part_id, answers),
                                 31.5).figures["training_tokens_per_s"]
+
+
+def _saved(macts: float) -> int:
+    """The values saved for backward (workload.activation_elements_per_sample) of timm's infer_macts, in millions."""
+    return round(macts * 1e6 * SAVED_PER_FORWARD_ACTIVATION)
+
+
+def timm_inference(part_id: str, gflops: float, px: int, macts: float, channels_last: bool = False) -> float:
+    """Images a second of a timm CNN row (AMP, eager, batch 1024) from its GFLOPs and infer_macts (millions)."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_000_000, input_size_px=px,
+                                        forward_gflops_per_sample=gflops, batch_size=1024,
+                                        activation_elements_per_sample=_saved(macts)),
+                      task=Task(mode="inference", precision="fp16", channels_last=channels_last))
+    model = model_shape(answers.workload)[0]
+    return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
 def cnn_inference_on(part_id: str, gflops: float) -> float:
@@ -306,11 +328,17 @@ QWEN_3B = ModelShape("transformer", 3_400_000_000, layers=36, hidden_size=2048, 
 LLM_PERF_BENCH = "github.com/mlc-ai/llm-perf-bench/pull/1 (README: tokens/s decoding, 4-bit weights)"
 TIMM_TRAIN = ("github.com/huggingface/pytorch-image-models results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv, "
               "RTX 3090, AMP, PyTorch 1.12")
+TIMM_TRAIN_AT = ("github.com/huggingface/pytorch-image-models results/benchmark-train-amp-{}-pt112-cu113-rtx3090.csv "
+                 "(commit {}), RTX 3090, AMP, PyTorch 1.12")
+TIMM_CNN_INFER = ("github.com/huggingface/pytorch-image-models results/benchmark-infer-amp-{}.csv (commit {}), AMP, "
+                  "batch 1,024")
+TIMM_5090_CNN = TIMM_CNN_INFER.format("nchw-pt291-cu130-5090", "90cae8c")
+TIMM_3090_NHWC_CNN = TIMM_CNN_INFER.format("nhwc-pt112-cu113-rtx3090", "c865028")
 PYTORCH_RPI = ("github.com/pytorch/tutorials intermediate_source/realtime_rpi.rst, 'Raspberry Pi 4 Benchmark Results' "
                "(Pi 4 Model B 4GB, torchvision FP32, one 224 px frame)")
 PI_4 = "raspberry-pi-4b-8gb"
 DLE_RN50 = ("github.com/NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "
-            "pytorch-21.03 NGC container")
+            "pytorch-21.03 NGC container; its AMP benchmarks run --memory-format nhwc (task.channels_last)")
 HF_OPT_SDPA = ("github.com/huggingface/transformers docs/source/en/model_doc/opt.md (SDPA section): "
                "facebook/opt-350m trained in float16 on an L40S, batch 8 x 1,024 tokens")
 TORCHTUNE = ("github.com/pytorch/torchtune README 'Memory and training speed' (batch 2, packed to 2048 tokens, "
@@ -647,7 +675,8 @@ CASES: tuple[PublishedSpeed, ...] = (
                                  sharding="fsdp"), fitted=True),
     # --- CNN training and inference ---
     PublishedSpeed("dle-rn50-a100-amp", f"{DLE_RN50}: 1x A100 80GB, mixed precision, 2,470 img/s", 2470,
-                   lambda: train("resnet50", 0, "a100-80gb-sxm", batch=256, precision="amp_fp16", data="images")),
+                   lambda: train("resnet50", 0, "a100-80gb-sxm", batch=256, precision="amp_fp16", data="images",
+                                 channels_last=True)),
     PublishedSpeed("llama2-70b-pretraining-a100", "arXiv:2307.09288 (Llama 2) Table 2: 70B pretrained on 2.0T tokens "
                    "in 1,720,320 A100-80GB GPU-hours, 323 tokens/s a GPU, on clusters of up to 2,000 GPUs (4M-token "
                    "batches of 4k sequences; taken with full recompute, which the paper does not state: without it "
@@ -658,14 +687,15 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: train("resnet50", 0, "a100-80gb-sxm", batch=256, precision="fp32", data="images")),
     PublishedSpeed("dle-rn50-8xa100-amp", f"{DLE_RN50}: 8x A100 80GB (DGX A100), mixed precision, 16,621 img/s",
                    16621, lambda: train("resnet50", 0, "a100-80gb-sxm", batch=2048, gpus=8, precision="amp_fp16",
-                                        data="images"), fitted=True),
+                                        data="images", channels_last=True), fitted=True),
     PublishedSpeed("dle-rn50-v100-amp", f"{DLE_RN50}: 1x V100 16GB (DGX-1), mixed precision, 1,200 img/s", 1200,
-                   lambda: train("resnet50", 0, "v100-16gb-sxm2", batch=256, precision="amp_fp16", data="images")),
+                   lambda: train("resnet50", 0, "v100-16gb-sxm2", batch=256, precision="amp_fp16", data="images",
+                                 channels_last=True)),
     PublishedSpeed("dle-rn50-v100-fp32", f"{DLE_RN50}: 1x V100 16GB (DGX-1), FP32, 367 img/s", 367,
                    lambda: train("resnet50", 0, "v100-16gb-sxm2", batch=256, precision="fp32", data="images")),
     PublishedSpeed("dle-rn50-8xv100-amp", f"{DLE_RN50}: 8x V100 16GB (DGX-1), mixed precision, 8,322 img/s", 8322,
                    lambda: train("resnet50", 0, "v100-16gb-sxm2", batch=2048, gpus=8, precision="amp_fp16",
-                                 data="images"), fitted=True),
+                                 data="images", channels_last=True), fitted=True),
     PublishedSpeed("timm-vit-b16-3090-amp", f"{TIMM_TRAIN}: vit_base_patch16_224, batch 192, 390.86 img/s", 390.86,
                    lambda: train("vit-b16", 197, "rtx-3090-24gb", batch=192, precision="amp_fp16", data="images")),
     PublishedSpeed("deit-b-8xv100-300-epochs", "arXiv:2012.12877 (DeiT) §5: DeiT-B's 300 epochs of ImageNet-1k "
@@ -687,16 +717,53 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: train("resnet50", 0, "rtx-3090-24gb", batch=256, precision="amp_fp16", data="images"),
                    fitted=True),
     PublishedSpeed("timm-rn152-3090-amp", f"{TIMM_TRAIN}: resnet152, batch 192, 370.08 img/s (23.1 GFLOPs at 224 "
-                   "px, 60.19M parameters)", 370.08, lambda: cnn_training_on("rtx-3090-24gb", 23.1, 60_190_000, 192),
+                   "px, 60.19M parameters)", 370.08, lambda: cnn_training_on("rtx-3090-24gb", 23.1, 60_190_000, 192,
+                                                                     macts=22.56),
                    fitted=True),
     PublishedSpeed("timm-rn152-5090-inference-288", "github.com/huggingface/pytorch-image-models "
                    "results/benchmark-infer-amp-nchw-pt291-cu130-5090.csv: resnet152 at 288 px, batch 1024, 1,743.4 "
-                   "img/s (19.11 GMACs, 38.22 GFLOPs)", 1743.4, lambda: cnn_inference_on("rtx-5090-32gb", 38.22),
+                   "img/s (19.11 GMACs, 38.22 GFLOPs, 37.28M activations)", 1743.4,
+                   lambda: timm_inference("rtx-5090-32gb", 38.22, 288, 37.28),
                    fitted=True),
+    # A CNN's activations through memory (speed_cnn): timm's depthwise and inverted-residual nets, whose FLOPs alone
+    # timed them 2-8x too fast (audits ZB, ZC, ZD); the constants are the rows' medians, so the rows are fitted.
+    PublishedSpeed("timm-mobilenetv3-large-3090-amp", f"{TIMM_TRAIN_AT.format('nchw', 'bd6d377')}: "
+                   "mobilenetv3_large_100, batch 512, 2,167.29 img/s (0.23 GMACs, 4.41M activations)", 2167.29,
+                   lambda: cnn_training_on("rtx-3090-24gb", 0.46, 5_480_000, 256, macts=4.41), fitted=True),
+    PublishedSpeed("timm-efficientnet-b0-3090-amp", f"{TIMM_TRAIN_AT.format('nchw', 'bd6d377')}: efficientnet_b0, "
+                   "batch 384, 1,459.11 img/s (0.4 GMACs, 6.75M activations)", 1459.11,
+                   lambda: cnn_training_on("rtx-3090-24gb", 0.8, 5_290_000, 256, macts=6.75), fitted=True),
+    PublishedSpeed("timm-efficientnetv2-s-3090-amp-288", f"{TIMM_TRAIN_AT.format('nchw', 'bd6d377')}: "
+                   "efficientnetv2_s at 288 px, batch 128, 433.27 img/s (4.75 GMACs, 20.13M activations at 288 px)",
+                   433.27, lambda: cnn_training_on("rtx-3090-24gb", 9.5, 21_460_000, 128, px=288, macts=20.13),
+                   fitted=True),
+    PublishedSpeed("timm-mobilenetv2-3090-amp", f"{TIMM_TRAIN_AT.format('nchw', 'bd6d377')}: mobilenetv2_100, batch "
+                   "512, 1,832.14 img/s (0.31 GMACs, 6.68M activations)", 1832.14,
+                   lambda: cnn_training_on("rtx-3090-24gb", 0.62, 3_500_000, 256, macts=6.68), fitted=True),
+    PublishedSpeed("timm-mobilenetv3-large-3090-amp-nhwc", f"{TIMM_TRAIN_AT.format('nhwc', 'c865028')}: "
+                   "mobilenetv3_large_100, batch 512, 2,732.43 img/s", 2732.43,
+                   lambda: cnn_training_on("rtx-3090-24gb", 0.46, 5_480_000, 256, macts=4.41, channels_last=True),
+                   fitted=True),
+    PublishedSpeed("timm-efficientnetv2-s-3090-amp-288-nhwc", f"{TIMM_TRAIN_AT.format('nhwc', 'c865028')}: "
+                   "efficientnetv2_s at 288 px, batch 128, 559.15 img/s", 559.15,
+                   lambda: cnn_training_on("rtx-3090-24gb", 9.5, 21_460_000, 128, px=288, macts=20.13,
+                                           channels_last=True), fitted=True),
+    PublishedSpeed("timm-mobilenetv4-conv-medium-5090-inference", f"{TIMM_5090_CNN}: "
+                   "mobilenetv4_conv_medium, 15,152.93 img/s (0.84 GMACs, 5.8M activations)", 15152.93,
+                   lambda: timm_inference("rtx-5090-32gb", 1.68, 224, 5.8), fitted=True),
+    PublishedSpeed("timm-efficientnetv2-s-5090-inference-288", f"{TIMM_5090_CNN}: "
+                   "efficientnetv2_s at 288 px, 3,683.59 img/s (4.75 GMACs, 20.13M activations)", 3683.59,
+                   lambda: timm_inference("rtx-5090-32gb", 9.5, 288, 20.13), fitted=True),
+    PublishedSpeed("timm-efficientnet-b0-3090-inference-nhwc", f"{TIMM_3090_NHWC_CNN}: "
+                   "efficientnet_b0, 8,015.36 img/s (0.4 GMACs, 6.75M activations)", 8015.36,
+                   lambda: timm_inference("rtx-3090-24gb", 0.8, 224, 6.75, channels_last=True), fitted=True),
+    PublishedSpeed("timm-convnext-tiny-5090-inference", f"{TIMM_5090_CNN}: "
+                   "convnext_tiny, 5,940.47 img/s (4.47 GMACs, 13.44M activations)", 5940.47,
+                   lambda: timm_inference("rtx-5090-32gb", 8.94, 224, 13.44)),
     PublishedSpeed("dle-rn50-v100-inference-amp", f"{DLE_RN50}: V100 16GB inference, mixed precision, batch 256, "
-                   "3,382 img/s", 3382, lambda: cnn_preset_inference("v100-16gb-sxm2", 256)),
+                   "3,382 img/s", 3382, lambda: cnn_preset_inference("v100-16gb-sxm2", 256, channels_last=True)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
-                   "1,198 img/s", 1198, lambda: cnn_preset_inference("t4-16gb", 256)),
+                   "1,198 img/s", 1198, lambda: cnn_preset_inference("t4-16gb", 256, channels_last=True)),
     PublishedSpeed("the0807-orin-nano-yolov8m-trt-fp16", "github.com/the0807/YOLOv8-ONNX-TensorRT README, "
                    "'Tested on Nvidia Jetson Orin Nano': yolov8m.engine FP16, 640 px, 30 FPS (23.6 ms); YOLOv8m is "
                    "78.9 GFLOPs (Ultralytics)", 30.0, lambda: cnn_inference(ORIN_NANO_625MHZ, 78.9)),

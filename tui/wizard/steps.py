@@ -97,6 +97,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
         ("task", "cache_embeddings", "Cache frozen outputs (train)"),
         ("task", "ema_weights", "EMA copy of weights (train)"),
+        ("task", "channels_last", "CNN: channels-last format"),
         ("task", "sync_each_batch", "FSDP: sync each micro-batch"),
     )),
     StepSpec("data", "Data", (

@@ -1,0 +1,94 @@
+"""A CNN's activations through memory: in eager PyTorch most nets wait on them, not on their FLOPs.
+
+timm's tables (pytorch-image-models results/, AMP, NCHW) divide out to a nearly constant time per activation written
+forward (its `infer_macts`) at the card's datasheet bandwidth, whatever the net: ResNets, MobileNets, EfficientNets,
+ConvNeXt and RegNet alike. Depthwise and inverted-residual nets have few FLOPs for their activations, so a rate from
+FLOPs alone timed them 2-8x too fast (audits ZB, ZC, ZD).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pth_top.configs import speed as sp
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.presets import CNN_FORWARD_FLOPS_PER_PIXEL, RESNET50_SAVED_ELEMENTS
+
+# Bytes a forward activation costs at the datasheet bandwidth, 16-bit values (fp32: twice), timm's AMP NCHW rows:
+# inference on an RTX 5090 (pt2.9.1) MobileNetV4-M 20.4, MobileNetV3-L 18.4, EfficientNet-B0 20.0, EfficientNetV2-S
+# 24.2, MobileNetV2 16.0; on an RTX 3090 (pt1.12) 16.8-21.1 for the same nets (ResNets there are compute-bound).
+CNN_INFERENCE_BYTES_PER_ACTIVATION = 20.0
+# Channels-last on the RTX 3090: MobileNetV3-L 16.4, EfficientNet-B0 17.3, EfficientNetV2-S 21.4, MobileNetV2 14.6,
+# EfficientNet-B3 19.3 (benchmark-infer-amp-nhwc-pt112-cu113-rtx3090.csv).
+CNN_INFERENCE_BYTES_PER_ACTIVATION_CHANNELS_LAST = 17.0
+# A training step's on an RTX 3090 (pt1.12, NCHW): ResNet-50 102, -101 101, -152 112, MobileNetV3-L 98, EfficientNet-B0
+# 95, -B3 95, EfficientNetV2-S 107, MobileNetV2 77, ConvNeXt-T 86, RegNetY-4GF 119.
+CNN_TRAINING_BYTES_PER_ACTIVATION = 100.0
+# Channels-last (NHWC) on the same card: ResNet-50 69, -101 77, -152 83, MobileNetV3-L 78, EfficientNet-B0 79,
+# EfficientNetV2-S 83, MobileNetV2 61, EfficientNet-B3 76, ConvNeXt-T 85 (NVIDIA's DeepLearningExamples train NHWC).
+CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST = 77.0
+# A compiled engine (TensorRT) fuses each convolution with its normalization and activation: an activation is written
+# once and read once, 4 B in 16 bits (a bound from its passes, not fitted).
+CNN_COMPILED_BYTES_PER_ACTIVATION = 4.0
+# ResNet-50 at 224 px writes 11.11M activations forward (timm's infer_macts) and saves 21.53M for backward.
+RESNET50_FORWARD_ACTIVATIONS = 11.11e6
+SAVED_PER_FORWARD_ACTIVATION = RESNET50_SAVED_ELEMENTS / RESNET50_FORWARD_ACTIVATIONS
+# A custom CNN with no count: activations grow with its FLOPs against ResNet-50's at its size, to the 0.3 below it
+# (timm: MobileNetV3-L 4.41M for 0.056 of ResNet-50's FLOPs, MobileNetV4-M 5.8M for 0.20) and the 0.5 above.
+FEWER_FLOPS_EXPONENT, MORE_FLOPS_EXPONENT = 0.3, 0.5
+ACTIVATIONS_BOUND = "activations-bound: "  # how the warning starts (speed_target offers the compiled runtime)
+
+
+def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str]:
+    """The activations one input writes forward: the saved count (given, or a preset's) over ResNet-50's ratio of
+    saved to written; a custom CNN without one, scaled from ResNet-50 by its FLOPs."""
+    workload = answers.workload
+    if workload.preset != "custom" or workload.activation_elements_per_sample:
+        count = shape.activation_elements_per_sample / SAVED_PER_FORWARD_ACTIVATION
+        return count, (f"{count / 1e6:.3g}M activations written forward (the {shape.activation_elements_per_sample:,}"
+                       f" saved for backward / {SAVED_PER_FORWARD_ACTIVATION:.2f}, ResNet-50's ratio)")
+    pixels = workload.input_size_px ** 2
+    ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 1.0
+    exponent = FEWER_FLOPS_EXPONENT if ratio < 1 else MORE_FLOPS_EXPONENT
+    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * (ratio ** exponent if ratio > 0 else 1.0)
+    return count, (f"{count / 1e6:.3g}M activations written forward (ResNet-50's at {workload.input_size_px} px x "
+                   f"its FLOPs' ratio {ratio:.3g}^{exponent:g}; workload.activation_elements_per_sample, ~2x timm's "
+                   "infer_macts, gives yours)")
+
+
+def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, samples_per_gpu: float,
+                       training: bool) -> tuple[float, str]:
+    """A GPU's time for its inputs' activations through memory, and the formula's text; 0 for a CPU (its caches)."""
+    if shape.kind != "cnn" or device.fp32_tflops <= 0:
+        return 0.0, ""
+    channels_last = answers.task.channels_last
+    compiled = not training and stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "compiled"
+    per_activation = CNN_COMPILED_BYTES_PER_ACTIVATION if compiled else {
+        (True, False): CNN_TRAINING_BYTES_PER_ACTIVATION,
+        (True, True): CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST,
+        (False, False): CNN_INFERENCE_BYTES_PER_ACTIVATION,
+        (False, True): CNN_INFERENCE_BYTES_PER_ACTIVATION_CHANNELS_LAST}[training, channels_last]
+    value_bytes = 2.0 if answers.task.precision in ("fp32", "tf32") else 1.0
+    count, origin = forward_activations(answers, shape)
+    seconds = samples_per_gpu * count * per_activation * value_bytes / (device.bandwidth_gb_per_s * 1e9)
+    layout = "a compiled engine: written once, read once" if compiled else \
+        f"eager {'channels-last' if channels_last else 'NCHW'}, timm's tables"
+    what = "measured" if device.measured_bandwidth else "datasheet"
+    text = (f"activations through memory: {samples_per_gpu:g} samples per GPU x {origin} x "
+            f"{per_activation * value_bytes:g} B ({'a training step' if training else 'a forward pass'}, "
+            f"{layout}) / {device.bandwidth_gb_per_s:,.0f} GB/s ({what}) = {sp.duration(seconds)}")
+    return (seconds if math.isfinite(seconds) else 0.0), text
+
+
+def activations_warning(memory_s: float, compute_s: float, samples: int, answers: Answers) -> list[str]:
+    """Where an eager forward pass waits on its activations, not its FLOPs: the warning, with the levers."""
+    if memory_s <= compute_s or stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) != "eager":
+        return []
+    layout = "" if answers.task.channels_last else \
+        "; channels-last (task.channels_last) moves ~0.85 of the bytes"
+    return [f"{ACTIVATIONS_BOUND}in eager PyTorch this CNN waits on its activations' trips through memory, "
+            f"~{samples / memory_s:,.0f} samples/s where its FLOPs give ~{samples / compute_s:,.0f}{layout}; a "
+            "compiled engine (TensorRT; task.forward_runtime = \"compiled\") fuses each convolution with its "
+            "normalization and activation and moves ~1/5 of them"]
