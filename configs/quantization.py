@@ -52,6 +52,9 @@ class QuantFormat:
     decode_time_vs_16bit: float = 0.0
     # The share of 4-bit's decode bandwidth fraction its kernels reach a byte (under 4 bits, the k-quants' unpacking).
     decode_fraction_scale: float = 1.0
+    # A decode step's fixed time a linear layer call beside its bytes (LLM.int8(): its activations quantized and its
+    # outliers split out each call, whatever the matrix's size).
+    decode_s_per_linear: float = 0.0
 
 
 K_QUANT_ROW = 256
@@ -62,9 +65,9 @@ Q2_K_BITS, Q3_K_BITS = 84 * 8 / 256, 110 * 8 / 256  # block_q2_K, block_q3_K
 Q5_0_BITS, Q8_0_BITS = 22 * 8 / 32, 34 * 8 / 32  # block_q5_0, block_q8_0 over 32 weights
 FORMATS = {
     # bitsandbytes' kernels are "not efficient for inference" (bitsandbytes#490): LLM.int8() decodes 2.1-5x slower than
-    # 16-bit (FastChat#1698, bitsandbytes#347, #490), nf4 2.5x faster than it ("150% slower than load_in_4bit", #490).
-    # The multiple is of the 16-bit weights' read, generate()'s per-layer dispatch (speed.HF_GENERATE_LAYER_S) beside
-    # it: Llama 7B on an RTX 3090, 18 ms of reads + 14 ms of dispatch; int8 x 6 = 3.8x and nf4 x 2 = 1.6x the fp16 step.
+    # 16-bit on 7B models (FastChat#1698, bitsandbytes#347, #490), nf4 2.5x faster than it (#490). nf4's multiple is of
+    # the 16-bit weights' read, generate()'s per-layer dispatch (speed.HF_GENERATE_LAYER_S) beside it: Llama 7B on an
+    # RTX 3090, 18 ms of reads + 14 ms of dispatch; nf4 x 2 = 1.6x the fp16 step.
     "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64", decode_time_vs_16bit=2.0),
     "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
     "awq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "AWQ g128, an fp16 scale and 4-bit zero per 128"),
@@ -80,8 +83,11 @@ FORMATS = {
     "gguf_q2_k": QuantFormat("int4", 2.95, (Q2_K_BITS + Q6_K_BITS) / 2,
                              "GGUF Q2_K, Q2_K with attn_v and ffn_down a step up and the LM head in Q6_K (3.16 bits a "
                              "weight on Llama 3.1 8B)", decode_fraction_scale=0.72),
+    # LLM.int8()'s cost is a call's, not a byte's (audit ZA): BLOOM-176B on 4 x A100 decodes 1.23x its bf16 time
+    # (284 against 230 ms a token, huggingface/blog bloom-inference-pytorch-scripts), Llama 7B 4.7x (bitsandbytes#347);
+    # fitted on the second, ~0.58 ms a call beside its 8-bit bytes.
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row",
-                            decode_time_vs_16bit=6.0),
+                            decode_s_per_linear=0.58e-3),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
     "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),
 }

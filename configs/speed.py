@@ -252,7 +252,8 @@ def duration(seconds: float) -> str:
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
-           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0) -> Prediction:
+           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0,
+           format_layer_s: float = 0.0) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
     generate()'s eager dispatch where `eager`); capped by compute."""
@@ -263,7 +264,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
     expert_loop_s = hf_expert_loop_s(layers, experts_count) if eager and moe and device.decode_layer_s else 0.0
     eager_s += expert_loop_s
-    fixed_s = layers * device.decode_layer_s + split_moe_s + eager_s
+    fixed_s = layers * (device.decode_layer_s + format_layer_s) + split_moe_s + eager_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
@@ -282,6 +283,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     if eager_s:
         fixed_text += (f" + {layers} layers x {HF_GENERATE_LAYER_S * 1e6:g} us of generate()'s eager dispatch "
                        "(no CUDA graph)")
+    if format_layer_s:
+        fixed_text += f" + {layers} layers x {format_layer_s * 1e3:.3g} ms of the weight format's kernels"
     if expert_loop_s:
         fixed_text += (f" + {layers} layers x {experts_count} experts x {HF_MOE_EXPERT_S * 1e6:g} us of Transformers' "
                        "loop over them (a host sync each)")

@@ -42,6 +42,7 @@ class DecodeReads:
     prompt: int
     average_context: float
     line: str
+    format_layer_s: float = 0.0  # a decode step's fixed time a layer for the weight format's kernels
 
     def bandwidth_fraction(self, kv_bytes: float, moe: bool) -> float:
         """The decode fraction of a step that reads these weights and `kv_bytes` of cache, each at its bits' own."""
@@ -85,7 +86,13 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
         bits = 16.0
         line += (f"; {fmt.label}'s kernels, not its bytes, set the time: timed as reading the 16-bit weights "
                  f"{fmt.decode_time_vs_16bit:g} times")
-    return DecodeReads(read, kv, weights, bits, 8.0 * value_bytes, prompt, average_context, line)
+    layer_s = 0.0
+    if fmt is not None and fmt.decode_s_per_linear:  # each linear call's own time beside its bytes
+        linears = 4 + (3 if shape.gated_mlp else 2)  # q, k, v, o and the MLP's
+        layer_s = linears * fmt.decode_s_per_linear
+        line += (f"; {fmt.label}'s kernels add {fmt.decode_s_per_linear * 1e3:g} ms a linear call, {linears} a "
+                 "layer")
+    return DecodeReads(read, kv, weights, bits, 8.0 * value_bytes, prompt, average_context, line, layer_s)
 
 
 def routed_union_bytes(routed_bytes: float, share: float, batch: int) -> float:

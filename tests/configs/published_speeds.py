@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 130 here (230 in all).
+test_requests.py 13): 132 here (232 in all).
 """
 
 from __future__ import annotations
@@ -385,6 +385,13 @@ QWEN2_57B = model_shape(answers_of(
     workload__attention_heads=28, workload__kv_heads=4, workload__vocabulary_size=151_936,
     workload__sequence_length=1).workload)[0]
 BNB_347 = "github.com/bitsandbytes-foundation/bitsandbytes/issues/347: Llama 7B under generate() on one RTX 3090"
+BLOOM_BLOG = ("huggingface.co/blog/bloom-inference-pytorch-scripts, BLOOM-176B under generate() with accelerate's "
+              "device_map (one GPU at a time), batch 1, 100 tokens greedy")
+# BLOOM-176B (huggingface.co/bigscience/bloom config.json: 70 layers of 14,336, 112 heads, a 4h GELU MLP, vocabulary
+# 250,880, tied embeddings).
+BLOOM_176B = ModelShape("transformer", 176_247_271_424, layers=70, hidden_size=14336, attention_heads=112,
+                        kv_heads=112, sequence_length=16, intermediate_size=57344, vocabulary_size=250_880,
+                        tied_embeddings=True)
 QWEN1_HF = ("github.com/QwenLM/Qwen README (03cd81f5), 'Inference Performance': one A100-SXM4-80G (2 where said), "
             "transformers with Flash-Attention 2, 2,048 tokens generated, batch 1")
 # Qwen (v1) 7B and 72B (huggingface.co/Qwen/Qwen-7B, Qwen-72B config.json: 32 layers of 4096 and 80 of 8192, as many
@@ -546,6 +553,15 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("bnb347-3090-llama7b-int8-decode", f"{BNB_347}: LLM.int8(), 154.55 ms a token", 1 / 0.15455,
                    lambda: decode(shape("llama-7b", 1), "int8", "rtx-3090-24gb", 128, preset="llama-7b",
                                   engine="hf_generate")["decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("hf-blog-8xa100-bloom-176b-accelerate-bf16", f"{BLOOM_BLOG}: 8 x A100 80GB, accelerate bf16, "
+                   "230.38 ms a token", 1 / 0.23038,
+                   lambda: decode(BLOOM_176B, "bf16", "a100-80gb-sxm", 100, engine="hf_generate", gpus=8)[
+                       "decode_tokens_per_s_per_stream"]),
+    # LLM.int8()'s cost a call (quantization.FORMATS["bnb_int8"]): 1.23x bf16's time here, 4.7x on Llama 7B.
+    PublishedSpeed("hf-blog-4xa100-bloom-176b-accelerate-int8", f"{BLOOM_BLOG}: 4 x A100 80GB, accelerate int8 "
+                   "(bitsandbytes), 284.15 ms a token", 1 / 0.28415,
+                   lambda: decode(BLOOM_176B, "int8", "a100-80gb-sxm", 100, engine="hf_generate", gpus=4,
+                                  quantization="bnb_int8")["decode_tokens_per_s_per_stream"]),
     PublishedSpeed("qwen1-a100-qwen7b-bf16-hf-decode", f"{QWEN1_HF}: Qwen-7B BF16, 40.93 tokens/s", 40.93,
                    lambda: decode(QWEN1_7B, "bf16", "a100-80gb-sxm", 2048, engine="hf_generate")[
                        "decode_tokens_per_s_per_stream"]),

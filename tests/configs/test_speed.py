@@ -433,6 +433,20 @@ def test_bitsandbytes_weights_decode_slower_than_16_bit_under_generate():
     assert rate("int4", "llama_cpp") > 2 * bf16 and rate("int8", "vllm") > 1.5 * bf16
 
 
+def test_llm_int8s_cost_is_a_calls_so_a_large_model_pays_less_of_it():
+    # Audit ZA: BLOOM-176B's LLM.int8() decode on 4 x A100 is 1.23x its bf16 time (HF's BLOOM inference blog), where
+    # a flat 6x the 16-bit read gave 0.70 tokens/s against 3.52; Llama 7B's stays ~4.7x (bitsandbytes#347).
+    from tests.configs.published_speeds import BLOOM_176B, decode
+
+    def ratio(model, part, gpus, preset="custom"):
+        bf16, int8 = (decode(model, precision, part, 100, preset=preset, engine="hf_generate", gpus=gpus,
+                             quantization="bnb_int8" if precision == "int8" else "auto")[
+            "decode_tokens_per_s_per_stream"] for precision in ("bf16", "int8"))
+        return bf16 / int8
+    assert ratio(BLOOM_176B, "a100-80gb-sxm", 4) < 2.0
+    assert ratio(build_shape(Answers(workload=Workload(preset="llama-7b"))), "rtx-3090-24gb", 1, "llama-7b") > 3.5
+
+
 def test_generate_dispatches_each_layer_from_python_and_engines_with_graphs_do_not():
     # Qwen3-8B at batch 1 on an H20: 45.32 tokens/s under transformers, 81.73 under SGLang (speed_benchmark.md); the
     # bytes alone allow ~95. generate() adds ~0.4 ms a layer; a GPU-less device has no such term.
