@@ -174,13 +174,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
-        looped = sp.hf_expert_loop_s(shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0
-        remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: "
-                  "task.serving_engine) decodes many times faster: generate() loops over the experts in Python"
-                  if looped * per_stream > 0.5 else "a card with more memory bandwidth"
-                  + ("" if task.precision == "int4" else ", or smaller weights (int4),") + " decodes faster")
-        out.warnings.append(f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under "
-                            f"{sp.SLOW_DECODE_TOKENS_PER_S:g} tokens/s, slower than reading; {remedy}")
+        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, sp.hf_expert_loop_s(
+            shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")

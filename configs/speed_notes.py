@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pth_top.configs import speed as sp
+
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
 JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
@@ -22,3 +24,20 @@ AUDIO_TRAINING_UPPER_BOUND = (
     "an audio model's training rate counts its transformer's matmuls at a language model's utilisation, an upper "
     "bound: its convolutional front end and short, padded utterances are not in it; NVIDIA's wav2vec 2.0 Base "
     "fine-tune trains 41,276 tokens/s on an A100 80GB (DeepLearningExamples), about a sixth of this count")
+
+
+def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: str, looped_s: float) -> str:
+    """A decode under SLOW_DECODE_TOKENS_PER_S and its remedy: another engine where generate()'s Python loop over the
+    experts (`looped_s` a token) or its one GPU at a time holds it back (audit ZA: BLOOM-176B on 8 x A100), else a
+    card with more bandwidth or smaller weights."""
+    if looped_s * per_stream > 0.5:
+        remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: task.serving_engine) "
+                  "decodes many times faster: generate() loops over the experts in Python")
+    elif engine == "hf_generate" and device.count > 1:
+        remedy = (f"vLLM or SGLang (task.serving_engine) split each layer over the {device.count} GPUs and read them "
+                  "together (tensor parallel), where generate() runs them one at a time: several times faster")
+    else:
+        remedy = "a card with more memory bandwidth" + ("" if precision == "int4" else ", or smaller weights (int4),") \
+            + " decodes faster"
+    return (f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under {sp.SLOW_DECODE_TOKENS_PER_S:g} "
+            f"tokens/s, slower than reading; {remedy}")

@@ -433,6 +433,17 @@ def test_bitsandbytes_weights_decode_slower_than_16_bit_under_generate():
     assert rate("int4", "llama_cpp") > 2 * bf16 and rate("int8", "vllm") > 1.5 * bf16
 
 
+def test_a_slow_generate_over_several_gpus_is_told_to_split_its_layers_not_buy_bandwidth():
+    # Audit ZA: BLOOM-176B under generate() on 8 x A100 (~4 tokens/s, HF's blog 4.34) was told to buy bandwidth.
+    from tests.configs.published_speeds import BLOOM_176B, catalog_gpu
+
+    job = Answers(workload=Workload(preset="custom", batch_size=1),
+                  task=Task(mode="inference", precision="bf16", generated_tokens=100, serving_engine="hf_generate"))
+    out = speed_build.inference(job, BLOOM_176B, catalog_gpu("a100-80gb-sxm", job, 8))
+    slow = next(line for line in out.warnings if line.startswith("slow: ~"))
+    assert "vLLM or SGLang (task.serving_engine) split each layer over the 8 GPUs" in slow, slow
+
+
 def test_llm_int8s_cost_is_a_calls_so_a_large_model_pays_less_of_it():
     # Audit ZA: BLOOM-176B's LLM.int8() decode on 4 x A100 is 1.23x its bf16 time (HF's BLOOM inference blog), where
     # a flat 6x the 16-bit read gave 0.70 tokens/s against 3.52; Llama 7B's stays ~4.7x (bitsandbytes#347).
