@@ -36,7 +36,7 @@ __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", 
 EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, configs.speed_build.job_rate
 # Training's: the same rate, per money, as datasheet TFLOPS ignore what a step waits on the link (ZeRO-3 of a MoE over
 # PCIe: 21 of 27 s a step; an NVLink server trains 3.7x the tokens per yuan).
-TRAINING_SPEED = "predicted_training_rate"
+JOB_SPEED = "predicted_job_rate"  # the job's rate on the card (configs.speed_build.job_rate), a training's or a CNN's
 NEAR_TIE = 0.05  # builds within 5 % of the best score a unit of money count as as good: the most memory is chosen
 # vLLM's AWQ kernels need compute capability 7.5 (docs.vllm.ai features/quantization/supported_hardware: Volta no).
 AWQ_COMPUTE_CAPABILITY = 7.5
@@ -72,6 +72,9 @@ def _metric(ctx: Context) -> tuple[str, str]:
     if ctx.edge:
         return EDGE_SPEED, ("the job's predicted speed (decode tokens/s, images or samples/s, or training rate), "
                             "fastest first: an edge module is bought for the one job it runs")
+    if ctx.answers.task.mode == "inference" and ctx.shape.kind == "cnn":  # its FLOPs or its activations' bytes
+        return JOB_SPEED, (f"the job's predicted images or inputs a second per {unit} of the whole build (a CNN waits "
+                           "on its FLOPs or on its activations' trips through memory)")
     if ctx.answers.task.mode == "inference" and (ctx.shape.denoising_steps or forward_only(ctx.shape)):
         rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
         why = "denoising is" if ctx.shape.denoising_steps else "a forward pass an input, nothing generated:"
@@ -80,7 +83,7 @@ def _metric(ctx: Context) -> tuple[str, str]:
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":
         links = ", with what a step waits on the links between its GPUs" if ctx.gpu_count > 1 else ""
-        return TRAINING_SPEED, f"the job's predicted training rate{links} per {unit} of the whole build"
+        return JOB_SPEED, f"the job's predicted training rate{links} per {unit} of the whole build"
     return "bf16_dense_tflops", f"dense BF16 tensor TFLOPS per {unit} (Dettmers 2023)"
 
 
@@ -191,7 +194,7 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
             continue  # a passive card lives only in a server chassis's airflow, and no catalog chassis takes it
         fit = memory_fit(ctx, gpu)
         score = job_speed(ctx, gpu) if ctx.edge else (
-            job_speed(ctx, gpu) if metric == TRAINING_SPEED else gpu[metric] * ctx.gpu_count) / max(
+            job_speed(ctx, gpu) if metric == JOB_SPEED else gpu[metric] * ctx.gpu_count) / max(
                 unit_price(ctx, gpu), 1.0)  # an owned card (budget.owned_gpu) costs nothing
         ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
     ranked.sort(key=lambda item: item[:3])
@@ -239,7 +242,7 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     if ctx.edge:
         return job_speed(ctx, gpu)
     metric, _ = gpu_metric(ctx)
-    rate = job_speed(ctx, gpu) if metric == TRAINING_SPEED else gpu[metric] * ctx.gpu_count
+    rate = job_speed(ctx, gpu) if metric == JOB_SPEED else gpu[metric] * ctx.gpu_count
     return rate / max(assembly.total_cny, 1.0)
 
 

@@ -18,6 +18,7 @@ from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COU
 from pth_top.configs.build import Build
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
+from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
 from pth_top.configs.speed_cnn import ACTIVATIONS_BOUND
 from pth_top.configs.speed_forward import EAGER_FLOOR
@@ -49,8 +50,11 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     short = (f"{sp.BELOW_TARGET}~{rate:,.1f} {unit} on {here.quantity} x {here.name}, under "
              f"task.{rate_target.answer_key} = {target:g}")
     edge = answers.scenario == "edge_deployment"
-    # No lever costs less than compiling a forward pass that eager PyTorch's launches or activations hold back.
-    if warned(build, EAGER_FLOOR) or warned(build, ACTIVATIONS_BOUND):
+    # No lever costs less than compiling a forward pass that eager PyTorch runs (its launches and activations held
+    # back; the same rate on this card can be another's compiled: a ResNet-50 server on an RTX 4090, not two cards).
+    shape = model_shape(answers.workload)[0]
+    eager = stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "eager"
+    if warned(build, EAGER_FLOOR) or warned(build, ACTIVATIONS_BOUND) or eager and shape.kind == "cnn":
         compiled = gpu_build(recommend_one, answers.with_value("task", "forward_runtime", "compiled"))
         if compiled is not None and rate_of(compiled[0]) >= target:
             other, gpu = compiled

@@ -52,3 +52,23 @@ def test_an_eager_forward_pass_that_waits_on_its_activations_says_so_and_compile
     assert any(line.startswith(ACTIVATIONS_BOUND) for line in slow.warnings), slow.warnings
     assert not any(line.startswith(ACTIVATIONS_BOUND) for line in fast.warnings), fast.warnings
     assert fast.figures["samples_per_s"] > 1.3 * slow.figures["samples_per_s"], (slow.figures, fast.figures)
+
+
+def test_a_cnns_cards_are_ranked_by_its_predicted_rate_a_unit_of_money(catalog):
+    # Audit ZC: ranked by datasheet TFLOPS a dollar, a card that waits on its bandwidth (or a pro card's full-rate
+    # figure) came first, where another served more images a dollar by the wizard's own speed model.
+    import datetime as dt
+
+    from pth_top.configs.recommend import recommend
+    from tests.configs.builders import answers
+
+    job = answers("inference_server", workload__preset="resnet50", workload__batch_size=64, task__mode="inference",
+                  task__precision="fp16", budget__amount=5000.0, budget__currency="USD")
+    today = dt.date(2026, 12, 2)
+    build = recommend(job, catalog, today=today)
+    assert any("ranked by the job's predicted images or inputs a second" in line
+               for line in build.component("gpu").reasoning), build.component("gpu").reasoning
+    best = build.speed.figures["samples_per_s"] / build.total_price_cny
+    for other in ("rtx-4080-super-16gb", "rtx-4090-24gb", "rtx-pro-4000-blackwell-24gb"):
+        pinned = recommend(job, catalog, pins={"gpu": (other, 1)}, today=today)
+        assert pinned.speed.figures["samples_per_s"] / pinned.total_price_cny <= best * 1.05, other

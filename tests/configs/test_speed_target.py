@@ -101,8 +101,8 @@ def test_a_target_is_a_language_models_decode_in_inference():
 
 
 def test_an_images_a_second_target_puts_the_cards_that_take_it_first(catalog):
-    # A ResNet-50 server for $5,000: the best-value RTX 4080 SUPER takes ~3,300 in eager PyTorch (its activations
-    # through memory, speed_cnn); at 4,000 a card that meets the stated rate comes first (the RTX 4090, ~4,540).
+    # A ResNet-50 server for $5,000: the best value for its predicted rate, an RTX 5070 Ti, takes ~3,650 in eager
+    # PyTorch; at 4,000 a card that meets the stated rate comes first (an RTX 5080, ~4,320).
     job = answers("inference_server", workload__preset="resnet50", workload__batch_size=64, task__mode="inference",
                   task__precision="fp16", budget__amount=5000.0, budget__currency="USD")
     plain = recommend(job, catalog, today=TODAY)
@@ -110,7 +110,7 @@ def test_an_images_a_second_target_puts_the_cards_that_take_it_first(catalog):
     aimed = recommend(job.with_value("task", "target_samples_per_s", 4000.0), catalog, today=TODAY)
     assert aimed.feasible and aimed.speed.figures["samples_per_s"] >= 4000, aimed.speed.figures
     assert aimed.total_price_cny <= aimed.budget_cny
-    # 5,000 no card within budget runs eager: a compiled engine on the same 4090 does (~6,870), before more cards.
+    # 5,000 no card within budget runs eager: a compiled engine on an RTX 4090 does (~6,870), before more cards.
     compiled = recommend(job.with_value("task", "target_samples_per_s", 5000.0), catalog, today=TODAY)
     line, changed, _ = compiled.applicable_alternatives[0]
     assert line.startswith("a compiled forward pass") and changed.task.forward_runtime == "compiled", line
