@@ -297,10 +297,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("workload", "encoder_only", "an encoder is a transformer without decoder layers or diffusion "
                          "steps"))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))
-    if answers.scale.sharding == "fsdp_offload" and (task.mode != "training" or task.method not in ADAPTER_METHODS
-                                                      or model_kind != "transformer"):
-        problems.append(("scale", "sharding", "fsdp_offload is for LoRA and QLoRA training of a transformer (its "
-                         "adapters' states are small; full training offloads with zero_offload)"))
+    if answers.scale.sharding == "fsdp_offload" and (task.mode != "training" or model_kind != "transformer"
+                                                      or task.method not in (*ADAPTER_METHODS, "full")):
+        problems.append(("scale", "sharding", "fsdp_offload is for training a transformer, fully or with LoRA and "
+                         "QLoRA (FSDP's CPUOffload, DeepSpeed's ZeRO-3 offload_param and offload_optimizer)"))
     if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")

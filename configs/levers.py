@@ -195,6 +195,12 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
                             answers.with_value("scale", "sharding", "zero_offload")))
         adapts = transformer and not pretraining(answers, ctx.shape.parameters)  # adapters tune a pretrained model
+        # A fine-tune's lever: a pretraining's tokens over PCIe take years on one machine (OPT-175B's 180B: ~900 days).
+        if task.method == "full" and adapts and scale.sharding != "fsdp_offload" and task.precision != "fp32":
+            changes.append(("ZeRO-3 with CPU offload (DeepSpeed's offload_param and offload_optimizer, FSDP's "
+                            "CPUOffload): weights, gradients and optimizer states in CPU RAM, each layer uploaded as "
+                            "it runs and its gradients sent back, the optimizer stepped on the CPU; slower, over PCIe",
+                            answers.with_value("scale", "sharding", "fsdp_offload")))
         if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
         if task.method == "lora" and task.precision == "fp32" and adapts:  # half the base, before a 4- or 8-bit one

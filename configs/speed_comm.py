@@ -63,13 +63,15 @@ def communication(sharding: str, gpus: int, parameters: float, trainable: float,
     (Answer.AI's FSDP-QLoRA benchmarks: Yi 34B on two 4090s at x16, 2,061 s offloaded vs 2,072 s not)."""
     n = max(1, gpus)
     ring = (n - 1) / n
-    if sharding == "fsdp_offload":
+    if sharding == "fsdp_offload":  # and each micro-batch's gradient shard sent back (a full training's are all)
         gathers = micro_steps * ring * (2 * parameters * weight_bytes + trainable * gradient_bytes)
-        host = micro_steps * 2 * parameters * weight_bytes / n
+        host = micro_steps * (2 * parameters * weight_bytes + trainable * gradient_bytes) / n
         return Communication(gathers, host, "compute", host_overlapped=True, text=(
-            f"{micro_steps} micro-batch(es) x 2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
-            f"{weight_bytes:g} B from host RAM = {host / 1e9:.3g} GB over PCIe per step"
-            + (", then gathered across the GPUs" if n > 1 else "") + ", prefetched behind compute"))
+            f"{micro_steps} micro-batch(es) x (2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
+            f"{weight_bytes:g} B + its 1/{n} of {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B back) = "
+            f"{host / 1e9:.3g} GB over PCIe per step" + (", gathered across the GPUs" if n > 1 else "")
+            + ", prefetched behind compute" + ("; the CPU's optimizer step not counted" if trainable * 10 > parameters
+                                               else "")))
     if sharding in ("zero3", "fsdp"):  # under no_sync (`held_whole`) the gradients reduce-scatter once a step
         syncs = 1 if held_whole else micro_steps
         volume = ring * (micro_steps * 2 * parameters * 2.0 + syncs * trainable * gradient_bytes)
