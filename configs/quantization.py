@@ -85,7 +85,8 @@ FORMATS = {
                              "weight on Llama 3.1 8B)", decode_fraction_scale=0.72),
     # LLM.int8()'s cost is a call's, not a byte's (audit ZA): BLOOM-176B on 4 x A100 decodes 1.23x its bf16 time
     # (284 against 230 ms a token, huggingface/blog bloom-inference-pytorch-scripts), Llama 7B 4.7x (bitsandbytes#347);
-    # fitted on the second, ~0.58 ms a call beside its 8-bit bytes.
+    # fitted on the second's 7 calls a layer, ~0.58 ms a call beside its 8-bit bytes. A fused QKV (BLOOM, GPT-NeoX)
+    # makes fewer, counted as separate: BLOOM's row comes out 1.6x, -28 %.
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row",
                             decode_s_per_linear=0.58e-3),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),

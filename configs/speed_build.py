@@ -22,7 +22,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
-from pth_top.configs.speed_cnn import activation_seconds
+from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
     communication,
@@ -96,8 +96,8 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                      decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
                      training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate,
                      peer_to_peer=spec.get("form") != "consumer",
-                     cnn_fraction=sp.GEFORCE_CNN_TENSOR_FRACTION if spec.get("form") == "consumer" and rate in (
-                         "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops") else sp.CNN_TENSOR_FRACTION)
+                     cnn_fraction=cnn_tensor_fraction(spec.get("form") == "consumer" and rate in (
+                         "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops"), answers.task.channels_last))
 
 
 

@@ -8,8 +8,6 @@ FLOPs alone timed them 2-8x too fast (audits ZB, ZC, ZD).
 
 from __future__ import annotations
 
-import math
-
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
@@ -32,6 +30,9 @@ CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST = 77.0
 # A compiled engine (TensorRT) fuses each convolution with its normalization and activation: an activation is written
 # once and read once, 4 B in 16 bits (a bound from its passes, not fitted).
 CNN_COMPILED_BYTES_PER_ACTIVATION = 4.0
+# Channels-last convolutions keep a GeForce card's tensor cores busier than NCHW's (GEFORCE_CNN_TENSOR_FRACTION,
+# timm's NCHW rows): its NHWC training table on an RTX 3090 gives ResNet-101 0.49 and -152 0.49 of the figure.
+GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST = 0.46
 # ResNet-50 at 224 px writes 11.11M activations forward (timm's infer_macts) and saves 21.53M for backward.
 RESNET50_FORWARD_ACTIVATIONS = 11.11e6
 SAVED_PER_FORWARD_ACTIVATION = RESNET50_SAVED_ELEMENTS / RESNET50_FORWARD_ACTIVATIONS
@@ -39,6 +40,14 @@ SAVED_PER_FORWARD_ACTIVATION = RESNET50_SAVED_ELEMENTS / RESNET50_FORWARD_ACTIVA
 # (timm: MobileNetV3-L 4.41M for 0.056 of ResNet-50's FLOPs, MobileNetV4-M 5.8M for 0.20) and the 0.5 above.
 FEWER_FLOPS_EXPONENT, MORE_FLOPS_EXPONENT = 0.3, 0.5
 ACTIVATIONS_BOUND = "activations-bound: "  # how the warning starts (speed_target offers the compiled runtime)
+
+
+def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool) -> float:
+    """The share of the tensor rate a CNN's convolutions reach: a GeForce card's FP32-accumulate figure more of it,
+    and more again channels-last; a data-centre card's is NVIDIA's channels-last tables' (speed.CNN_TENSOR_FRACTION)."""
+    if not geforce_tensor:
+        return sp.CNN_TENSOR_FRACTION
+    return GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST if channels_last else sp.GEFORCE_CNN_TENSOR_FRACTION
 
 
 def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str]:
@@ -60,26 +69,34 @@ def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str
 
 def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, samples_per_gpu: float,
                        training: bool) -> tuple[float, str]:
-    """A GPU's time for its inputs' activations through memory, and the formula's text; 0 for a CPU (its caches)."""
-    if shape.kind != "cnn" or device.fp32_tflops <= 0:
+    """A GPU's time for its inputs' activations through memory, and the formula's text; 0 for a CPU (its caches). A
+    frozen backbone's step is a forward pass; full recompute writes the forward's activations again."""
+    if shape.kind != "cnn" or device.fp32_tflops <= 0 or device.bandwidth_gb_per_s <= 0:
         return 0.0, ""
-    channels_last = answers.task.channels_last
-    compiled = not training and stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "compiled"
-    per_activation = CNN_COMPILED_BYTES_PER_ACTIVATION if compiled else {
-        (True, False): CNN_TRAINING_BYTES_PER_ACTIVATION,
-        (True, True): CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST,
-        (False, False): CNN_INFERENCE_BYTES_PER_ACTIVATION,
-        (False, True): CNN_INFERENCE_BYTES_PER_ACTIVATION_CHANNELS_LAST}[training, channels_last]
-    value_bytes = 2.0 if answers.task.precision in ("fp32", "tf32") else 1.0
+    task = answers.task
+    channels_last = task.channels_last
+    backward = training and task.method != "frozen"
+    compiled = not training and stacks.forward_runtime(task.forward_runtime, answers.scenario) == "compiled"
+    forward = CNN_INFERENCE_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_INFERENCE_BYTES_PER_ACTIVATION
+    per_activation = CNN_COMPILED_BYTES_PER_ACTIVATION if compiled else forward if not backward else (
+        CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_TRAINING_BYTES_PER_ACTIVATION)
+    if backward and stacks.recompute_of(task.training_stack, task.recompute) == "full":
+        per_activation += forward
+    value_bytes = 2.0 if task.precision in ("fp32", "tf32") else 1.0
     count, origin = forward_activations(answers, shape)
-    seconds = samples_per_gpu * count * per_activation * value_bytes / (device.bandwidth_gb_per_s * 1e9)
+    # The constants are at the datasheet bandwidth: a bench run's measured figure is its share of it.
+    bandwidth = device.bandwidth_gb_per_s / sp.BENCH_BANDWIDTH_FRACTION if device.measured_bandwidth \
+        else device.bandwidth_gb_per_s
+    seconds = samples_per_gpu * count * per_activation * value_bytes / (bandwidth * 1e9)
     layout = "a compiled engine: written once, read once" if compiled else \
         f"eager {'channels-last' if channels_last else 'NCHW'}, timm's tables"
-    what = "measured" if device.measured_bandwidth else "datasheet"
+    what = (f"measured {device.bandwidth_gb_per_s:,.0f} / {sp.BENCH_BANDWIDTH_FRACTION:g}, the datasheet's share a "
+            "bench reaches") if device.measured_bandwidth else "datasheet"
+    step = "a training step" if backward else "a forward pass"
     text = (f"activations through memory: {samples_per_gpu:g} samples per GPU x {origin} x "
-            f"{per_activation * value_bytes:g} B ({'a training step' if training else 'a forward pass'}, "
-            f"{layout}) / {device.bandwidth_gb_per_s:,.0f} GB/s ({what}) = {sp.duration(seconds)}")
-    return (seconds if math.isfinite(seconds) else 0.0), text
+            f"{per_activation * value_bytes:g} B ({step}, {layout}) / {bandwidth:,.0f} GB/s ({what}) = "
+            f"{sp.duration(seconds)}")
+    return seconds, text
 
 
 def activations_warning(memory_s: float, compute_s: float, samples: int, answers: Answers) -> list[str]:

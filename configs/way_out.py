@@ -125,7 +125,7 @@ def most_at_once(ctx: Context, context_for: Callable[[Answers], Context], splits
         return None if found is None or (roomy and found.tight) or (fast and found.slow_rate) else (answers, found)
 
     # Fewer at once on a card that serves them before more on one under the rate (audit ZA: Qwen1.5-7B for 100 users
-    # was 87 at once on a DGX Spark at ~2.6 tokens/s each, where one RTX PRO 6000 holds 64 at ~20).
+    # was 87 at once on a DGX Spark at ~2.6 tokens/s each, where one RTX PRO 6000 holds 62 at ~20).
     for fast, roomy in ((True, True), (True, False), (False, True), (False, False)):
         found = [each for split, base in [("", ctx.answers), *splits]
                  if (not split or tried(split, base, fast, roomy, asked) is None)

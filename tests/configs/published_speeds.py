@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 132 here (232 in all).
+test_requests.py 13): 134 here (234 in all).
 """
 
 from __future__ import annotations
@@ -764,6 +764,14 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "efficientnetv2_s at 288 px, batch 128, 559.15 img/s", 559.15,
                    lambda: cnn_training_on("rtx-3090-24gb", 9.5, 21_460_000, 128, px=288, macts=20.13,
                                            channels_last=True), fitted=True),
+    # Channels-last's tensor fraction on a GeForce card (speed_cnn.GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST).
+    PublishedSpeed("timm-rn101-3090-amp-nhwc", f"{TIMM_TRAIN_AT.format('nhwc', 'c865028')}: resnet101, batch 256, "
+                   "747.89 img/s (7.83 GMACs, 16.23M activations)", 747.89,
+                   lambda: cnn_training_on("rtx-3090-24gb", 15.66, 44_550_000, 256, macts=16.23, channels_last=True),
+                   fitted=True),
+    PublishedSpeed("timm-rn50-3090-amp-nhwc", f"{TIMM_TRAIN_AT.format('nhwc', 'c865028')}: resnet50, batch 512, "
+                   "1,218.01 img/s (4.11 GMACs, 11.11M activations)", 1218.01,
+                   lambda: cnn_training_on("rtx-3090-24gb", 8.22, 25_560_000, 256, macts=11.11, channels_last=True)),
     PublishedSpeed("timm-mobilenetv4-conv-medium-5090-inference", f"{TIMM_5090_CNN}: "
                    "mobilenetv4_conv_medium, 15,152.93 img/s (0.84 GMACs, 5.8M activations)", 15152.93,
                    lambda: timm_inference("rtx-5090-32gb", 1.68, 224, 5.8), fitted=True),

@@ -110,7 +110,7 @@ def test_an_owned_card_queues_the_requests_with_the_levers_that_shrink_them(cata
 def test_the_queue_is_on_a_card_that_serves_the_requests_before_one_that_holds_more_slowly(catalog):
     # Audit ZA: Qwen1.5-7B-Chat (Qwen's MoE blog: 1,000 in and out on one A100 80GB, ~1,150 tokens/s out) for 100
     # users with $20,000 used: the queue was 87 at once on a DGX Spark at ~2.6 tokens/s each (~215 in all), where one
-    # RTX PRO 6000 holds ~64 at ~20 each.
+    # RTX PRO 6000 holds ~62 at ~20 each.
     job = answers("inference_server", workload__preset="custom", workload__parameters=7_721_000_000,
                   workload__layers=32, workload__hidden_size=4096, workload__attention_heads=32,
                   workload__kv_heads=32, workload__intermediate_size=11008, workload__gated_mlp=True,
