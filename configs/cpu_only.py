@@ -4,6 +4,7 @@ only the budget) and when it is no recommendation (training that needs a GPU).""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from pth_top.configs import speed as sp
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
@@ -14,7 +15,7 @@ from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
-from pth_top.configs.speed_cpu import core_gigahertz, cpu_inference
+from pth_top.configs.speed_cpu import CPU_PREFILL_FLOP_PER_CYCLE, core_gigahertz, cpu_inference
 from pth_top.configs.speed_forward import forward_flops_per_sample
 from pth_top.units import GIB
 
@@ -158,22 +159,30 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
     return best
 
 
-# A small model's compute, not only its memory: ResNet-50's 8.2 GFLOP an image runs at tens a second on a desktop CPU;
-# a detector's hundreds (Cascade R-CNN's 490) at about one (audit YB: it was sent to a CPU-only PC for its 0.3 GiB);
-# an encoder's 2N a token over its input (MiniLM-L6 at 128 tokens: 5.6; BERT-base: 28).
-SMALL_MODEL_MAX_FORWARD_GFLOPS = 10.0
+# A small model's compute, not only its memory: a CPU serves an input in at most 0.1 s at llama.cpp's prefill rate
+# (speed_cpu.CPU_PREFILL_FLOP_PER_CYCLE): ResNet-50's 8.2 GFLOP and BERT-base's ~22 at 128 tokens in tens of ms on a
+# desktop CPU, not a detector's hundreds (Cascade R-CNN's 490; audit YB) nor Whisper's 30 s windows (~2 TFLOP; ZD).
+SMALL_MODEL_MAX_SECONDS = 0.1
 
 
 def _forward_gflops(ctx: Context) -> float:
-    """One input's forward GFLOPs: a CNN's count; an encoder's, or an encoder-decoder's (Whisper's 1,500 audio
-    frames), 2N a token over its input (audit ZD: distil-whisper's ~2.3 TFLOP a 30 s window went to a CPU-only PC);
-    0 for a decoder that generates, whose decode from RAM decides (cpu_only_pc)."""
+    """One input's forward GFLOPs: a CNN's count; an encoder's, or an encoder-decoder's encoder (Whisper's 1,500 audio
+    frames), 2N a token over its input, N without the embedding rows (a lookup); 0 for a decoder that generates,
+    whose decode from RAM decides (cpu_only_pc)."""
     shape = ctx.shape
     if shape.kind != "transformer":
         return forward_flops_per_sample(ctx.answers, shape)[0] / 1e9
     if shape.encoder_only or shape.encoder_decoder:
-        return 2.0 * shape.parameters * shape.sequence_length / 1e9
+        matmuls = max(0, shape.parameters - shape.vocabulary_size * shape.hidden_size)
+        encoder = (shape.layers - shape.decoder_layers) / shape.layers if shape.layers else 1.0
+        return 2.0 * matmuls * encoder * shape.sequence_length / 1e9
     return 0.0
+
+
+def _input_seconds(gflops: float, cpu: dict) -> float:
+    """Seconds a CPU takes for one input's forward GFLOPs at its cores' prefill rate (inf without cores)."""
+    rate = core_gigahertz(cpu) * CPU_PREFILL_FLOP_PER_CYCLE
+    return gflops / rate if rate else math.inf
 
 
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
@@ -193,12 +202,13 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
-    gflops = _forward_gflops(ctx)
+    seconds = _input_seconds(_forward_gflops(ctx), dict(asm.chosen["cpu"][0].spec))
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
-            and model_gib <= small.small_model_max_gib and gflops <= SMALL_MODEL_MAX_FORWARD_GFLOPS:
+            and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
-                  f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}); a CPU serves it, cheaper than any "
-                  "GPU build")
+                  f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}), ~{seconds * 1e3:,.0f} ms an "
+                  f"input on the CPU's cores (at most {SMALL_MODEL_MAX_SECONDS * 1e3:g}); a CPU serves it, cheaper "
+                  "than any GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     data_gb = ctx.answers.data.dataset_size_gb
     if ctx.answers.task.mode == "training" and model_gib <= small.small_model_max_gib \

@@ -74,6 +74,12 @@ def test_small_model_inference_gets_a_cheaper_cpu_only_build(catalog):
                       task__precision="fp16", task__generated_tokens=224, data__kind="audio",
                       budget__currency="USD", budget__amount=1200.0)
     assert not recommend(whisper, catalog, today=TODAY).cpu_only
+    # Review ZR: an encoder's time on the CPU decides, not a CNN's GFLOP cap: BERT-base at 128 tokens (~22 GFLOP
+    # without its embedding rows) and ViT-B/16 keep the CPU-only PC, BERT-base at 512 tokens does not.
+    for preset, tokens, cpu_only in (("bert-base", 128, True), ("vit-b16", 0, True), ("bert-base", 512, False)):
+        encoder = answers(workload__preset=preset, workload__sequence_length=tokens, workload__batch_size=1,
+                          task__mode="inference", task__precision="fp32", budget__amount=8000.0)
+        assert recommend(encoder, catalog, today=TODAY).cpu_only == cpu_only, (preset, tokens)
 
 
 def test_swapping_to_cpu_only_keeps_other_pins_but_sizes_its_own_psus(catalog):
