@@ -103,8 +103,8 @@ def estimate_training(
         formula.append(f"{SHARDING_LABELS[sharding]} divides " + ("optimizer states" if stage == 1 else
                        "optimizer states and gradients" if stage == 2 else "weights, gradients, optimizer states")
                        + f" by {n} GPUs")
-        fp32_gradients, line = deepspeed_fp32_gradient_bytes(sharding, states.trainable_parameters, n, precision,
-                                                             mixed_layout)
+        fp32_gradients, line = methods.deepspeed_fp32_gradient_bytes(sharding, states.trainable_parameters, n,
+                                                                     precision, mixed_layout)
         if fp32_gradients:
             gradients += fp32_gradients
             formula.append(line)
@@ -142,20 +142,6 @@ EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffuse
 # DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): caps on what it gathers, in elements.
 ZERO3_MAX_LIVE_PARAMETERS_COUNT = 1e9  # stage3_max_live_parameters
 ZERO3_REDUCE_BUCKET_ELEMENTS = 5e8  # reduce_bucket_size
-
-
-def deepspeed_fp32_gradient_bytes(sharding: str, trainable: int, gpus: int, precision: str, mixed_layout: str
-                                  ) -> tuple[float, str]:
-    """The fp32 copy of a rank's gradient partition that DeepSpeed ZeRO-1/2's optimizer step makes beside 16-bit
-    gradients, all of it at once (stage_1_and_2's single_partition_of_fp32_groups grads: Baichuan2-13B on 4 x 80 GB
-    OOMs allocating its 12.94 GiB, hiyouga/LlamaFactory #1158): mixed precision with an fp32 master (megatron16;
-    hf18 and deepspeed20 count fp32 gradients already, torchtune's bf16_pure keeps none). ZeRO-3 casts a sub-group
-    (1e9 elements) at a time, not counted."""
-    if sharding not in ("zero1", "zero2") or precision == "fp32" or mixed_layout != "megatron16":
-        return 0.0, ""
-    partition = trainable / max(1, gpus)
-    return 4.0 * partition, (f"fp32 gradients of this rank's partition for the optimizer step: N/{gpus} x 4 B = "
-                             f"{4.0 * partition / GIB:.3g} GiB (DeepSpeed stage 1/2 casts the whole partition at once)")
 
 
 def root_and_layer_bytes(shape: ModelShape, states: methods.StateBytes, value_bytes: float) -> tuple[float, float]:

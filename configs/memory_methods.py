@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
+from pth_top.units import GIB
+
 if TYPE_CHECKING:
     from pth_top.configs.answers import Answers
 
@@ -237,3 +239,26 @@ def pretraining(answers: Answers, parameters: float) -> bool:
     continued = tokens >= max(CONTINUED_PRETRAINING_MIN_TOKENS, CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER * parameters)
     corpus = tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters or continued
     return answers.task.method == "full" and parameters > 0 and corpus
+
+
+ZERO3_SUB_GROUP_ELEMENTS = 1e9  # DeepSpeed's zero_optimization.sub_group_size default
+
+
+def deepspeed_fp32_gradient_bytes(sharding: str, trainable: int, gpus: int, precision: str, mixed_layout: str
+                                  ) -> tuple[float, str]:
+    """The fp32 copy of a rank's gradient partition that DeepSpeed ZeRO-1/2's optimizer step makes beside 16-bit
+    gradients, all of it at once (stage_1_and_2's single_partition_of_fp32_groups grads: Baichuan2-13B on 4 x 80 GB
+    OOMs allocating its 12.94 GiB, hiyouga/LlamaFactory #1158): mixed precision with an fp32 master (megatron16;
+    hf18 and deepspeed20 count fp32 gradients already, torchtune's bf16_pure keeps none). ZeRO-3 casts a sub-group of
+    its partition at a time, sub_group_size 1e9 elements (audit ZF: deepseek-coder-33B on 8 x 80 GB failed allocating
+    its 3.50 GiB)."""
+    if sharding not in ("zero1", "zero2", "zero3") or precision == "fp32" or mixed_layout != "megatron16":
+        return 0.0, ""
+    partition = trainable / max(1, gpus)
+    if sharding == "zero3":
+        group = min(partition, ZERO3_SUB_GROUP_ELEMENTS)
+        return 4.0 * group, (f"fp32 gradients of one sub-group of this rank's partition for the optimizer step: "
+                             f"min(N/{gpus}, {ZERO3_SUB_GROUP_ELEMENTS:.0e}) x 4 B = {4.0 * group / GIB:.3g} GiB "
+                             "(DeepSpeed ZeRO-3's sub_group_size)")
+    return 4.0 * partition, (f"fp32 gradients of this rank's partition for the optimizer step: N/{gpus} x 4 B = "
+                             f"{4.0 * partition / GIB:.3g} GiB (DeepSpeed stage 1/2 casts the whole partition at once)")

@@ -14,7 +14,7 @@ from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import estimate_memory, estimate_training
 from pth_top.configs.memory_inference import estimate_inference
-from pth_top.configs.memory_methods import AdaptedMatrix, lora_parameters
+from pth_top.configs.memory_methods import AdaptedMatrix, deepspeed_fp32_gradient_bytes, lora_parameters
 from pth_top.configs.memory_terms import ModelShape, kv_cache_bytes, transformer_activation_bytes
 from pth_top.configs.presets import model_shape
 from pth_top.units import GIB, MIB
@@ -55,8 +55,11 @@ SEVEN_POINT_FIVE_B = ModelShape("generic", 7_500_000_000)
 
 
 def zero(stage: str) -> float:
+    """The paper's model states (2 + 2 + 12 B a parameter, divided as the stage divides them): the fp32 gradients
+    DeepSpeed's optimizer step casts (memory_methods.deepspeed_fp32_gradient_bytes) are not among them."""
+    buffer, _ = deepspeed_fp32_gradient_bytes(stage, SEVEN_POINT_FIVE_B.parameters, 64, "bf16", "megatron16")
     return states(estimate_training(SEVEN_POINT_FIVE_B, precision="bf16", optimizer="adam", global_batch=64,
-                                    gpu_count=64, sharding=stage, cuda_context_bytes=0))
+                                    gpu_count=64, sharding=stage, cuda_context_bytes=0)) - buffer
 
 
 # LLaMA 65B (Touvron et al. 2023, arXiv:2302.13971, Table 2: dim 8192, 64 heads, 80 layers; 65.2B params in
