@@ -251,3 +251,21 @@ def test_a_camera_rate_eager_pytorch_cannot_launch_is_offered_the_compiled_runti
     line, changed, _ = build.applicable_alternatives[0]
     assert line.startswith("a compiled forward pass") and changed.task.forward_runtime == "compiled", line
     assert recommend(changed, catalog, today=TODAY).speed.figures["samples_per_s"] >= 200
+
+
+def test_more_gpus_within_budget_that_come_nearer_the_target_lead_before_the_money_to_meet_it(catalog):
+    # Audit ZF: deepseek-coder-33B in AWQ for 8 users at 16k and 20 tokens/s each with CNY 120,000 (DeepSeek-Coder
+    # #161 served it on 2 x A6000 at ~15 alone): a DGX Spark at ~2.4 under load was shown, with only a CNY 414k
+    # build that meets it, where more PC cards within budget run several times faster.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=33_300_000_000,
+                  workload__layers=62, workload__hidden_size=7168, workload__attention_heads=56, workload__kv_heads=8,
+                  workload__intermediate_size=19200, workload__gated_mlp=True, workload__vocabulary_size=32256,
+                  workload__sequence_length=16384, workload__batch_size=8, task__mode="inference",
+                  task__precision="int4", task__quantization="awq_g128", task__serving_engine="vllm",
+                  task__generated_tokens=1024, task__target_tokens_per_s_per_stream=20.0, budget__amount=120000.0)
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert "nearer the target" in line and "within ¥120,000" in line and changed.scale.gpu_count > 1, line
+    assert "the nearest build that meets it costs" in build.blockers[0], build.blockers[0]
+    nearer = recommend(changed, catalog, today=TODAY).speed.figures["sustained_tokens_per_s_per_stream"]
+    assert nearer > 3 * build.speed.figures["sustained_tokens_per_s_per_stream"], nearer
