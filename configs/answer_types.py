@@ -90,7 +90,8 @@ class Workload(Schema, frozen=True):
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
     activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, (
-        "CNN values saved for backward per sample, ~2x timm's infer_macts (ResNet-50: 21.5M, timm's 11.1M); its "
+        "CNN values saved for backward per sample, ~2x timm's infer_macts for a ResNet (ResNet-50: 21.5M, timm's "
+        "11.1M), ~4-5x for a DenseNet (its concatenations: DenseNet-121 ~30M, timm's 6.9M); its "
         "memory and its activations' time through memory (0: scaled from ResNet-50's per pixel, by the square root "
         "of the FLOPs ratio where forward_gflops_per_sample is given, never below ResNet-50's density in memory)"))] = 0
     forward_gflops_per_sample: Annotated[float, Meta(ge=0, le=1_000_000, description=(

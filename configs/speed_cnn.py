@@ -64,7 +64,7 @@ def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str
     count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * (ratio ** exponent if ratio > 0 else 1.0)
     return count, (f"{count / 1e6:.3g}M activations written forward (ResNet-50's at {workload.input_size_px} px x "
                    f"its FLOPs' ratio {ratio:.3g}^{exponent:g}; workload.activation_elements_per_sample, ~2x timm's "
-                   "infer_macts, gives yours)")
+                   "infer_macts for a ResNet, ~4-5x for a DenseNet, gives yours)")
 
 
 def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, samples_per_gpu: float,
