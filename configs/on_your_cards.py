@@ -29,7 +29,8 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
     # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
     # (Sky-T1-32B's full fine-tune at 16k on a pinned 8 x H100: an 8-bit optimizer and a chunked loss, not LoRA).
     # A server's queue is sized on the cards, alone, with the quality-free levers and with smaller weights (audit
-    # YA: Llama-3.2-11B-Vision for 64 users on an owned 4090 holds 22 at once with int8 weights and an 8-bit KV cache).
+    # YA: Llama-3.2-11B-Vision for 64 users on an owned 4090 holds 22 at once with int8 weights and an 8-bit KV cache);
+    # queued requests are still served, so a queue keeps the job as its base does (feasibility._keeps_the_job).
     halved = queued_label(ctx.answers, ctx.answers.workload.batch_size // 2) if queues_requests(ctx) else None
     tries: list[tuple[str, Answers, bool]] = []  # (label, answers, whether the queue is sized on them)
     for label, changed in answer_changes(ctx):

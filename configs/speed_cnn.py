@@ -39,7 +39,7 @@ SAVED_PER_FORWARD_ACTIVATION = RESNET50_SAVED_ELEMENTS / RESNET50_FORWARD_ACTIVA
 # A custom CNN with no count: activations grow with its FLOPs against ResNet-50's at its size, to the 0.3 below it
 # (timm: MobileNetV3-L 4.41M for 0.056 of ResNet-50's FLOPs, MobileNetV4-M 5.8M for 0.20) and the 0.5 above.
 FEWER_FLOPS_EXPONENT, MORE_FLOPS_EXPONENT = 0.3, 0.5
-ACTIVATIONS_BOUND = "activations-bound: "  # how the warning starts (speed_target offers the compiled runtime)
+ACTIVATIONS_BOUND = "activations-bound: "  # how the warning starts
 
 
 def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool) -> float:

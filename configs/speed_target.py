@@ -20,7 +20,6 @@ from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
-from pth_top.configs.speed_cnn import ACTIVATIONS_BOUND
 from pth_top.configs.speed_forward import EAGER_FLOOR
 
 # How far over budget a server or home build under the target looks for the nearest that meets it (an edge job:
@@ -57,7 +56,7 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     # back; the same rate on this card can be another's compiled: a ResNet-50 server on an RTX 4090, not two cards).
     shape = model_shape(answers.workload)[0]
     eager = stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "eager"
-    if warned(build, EAGER_FLOOR) or warned(build, ACTIVATIONS_BOUND) or eager and shape.kind == "cnn":
+    if warned(build, EAGER_FLOOR) or eager and shape.kind == "cnn":
         compiled = gpu_build(recommend_one, answers.with_value("task", "forward_runtime", "compiled"))
         if compiled is not None and rate_of(compiled[0]) >= target:
             other, gpu = compiled
