@@ -175,7 +175,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, sp.hf_expert_loop_s(
-            shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0))
+            shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0, shape.attention_heads))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pth_top.configs import speed as sp
+from pth_top.configs import stacks
 
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
@@ -26,14 +27,15 @@ AUDIO_TRAINING_UPPER_BOUND = (
     "fine-tune trains 41,276 tokens/s on an A100 80GB (DeepLearningExamples), about a sixth of this count")
 
 
-def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: str, looped_s: float) -> str:
+def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: str, looped_s: float,
+                heads: int = 0) -> str:
     """A decode under SLOW_DECODE_TOKENS_PER_S and its remedy: another engine where generate()'s Python loop over the
     experts (`looped_s` a token) or its one GPU at a time holds it back (audit ZA: BLOOM-176B on 8 x A100), else a
-    card with more bandwidth or smaller weights."""
+    card with more bandwidth or smaller weights (tensor parallel only where the GPUs divide the `heads`)."""
     if looped_s * per_stream > 0.5:
         remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: task.serving_engine) "
                   "decodes many times faster: generate() loops over the experts in Python")
-    elif engine == "hf_generate" and device.count > 1:
+    elif engine == "hf_generate" and device.count > 1 and stacks.splits_heads("vllm", heads, device.count):
         remedy = (f"vLLM or SGLang (task.serving_engine) split each layer over the {device.count} GPUs and read them "
                   "together (tensor parallel), where generate() runs them one at a time: several times faster")
     else:
