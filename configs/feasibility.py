@@ -24,7 +24,7 @@ from pth_top.configs.levers import (
     halved_micro_batch,
     micro_batch_label,
     more_gpus,
-    queued_label,
+    queue_lever,
     recompute_only,
     split_label,
 )
@@ -181,8 +181,7 @@ def feasible_alternatives(
     changes = answer_changes(ctx)
     halved = halved_micro_batch(ctx.answers)
     own_levers = [halved, recompute_only(ctx.answers)]  # not to be mixed with mb 1
-    asked = ctx.answers.workload.batch_size
-    queued = queued_label(ctx.answers, asked // 2) if asked > 1 else None  # the server's lever most_at_once sizes
+    queued = queue_lever(ctx)  # the server's lever most_at_once sizes
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: on_the_pinned_gpus' (their build), never other cards

@@ -259,9 +259,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does
             changes.extend(split)
-        if server_queues:  # then the most the build holds at once (way_out.most_at_once; half where not sized)
-            changes.append((queued_label(answers, answers.workload.batch_size // 2),
-                            answers.with_value("workload", "batch_size", answers.workload.batch_size // 2)))
+        queue = queue_lever(ctx)  # then the most the build holds at once (way_out.most_at_once; half where not sized)
+        if queue is not None:
+            changes.append((queue, answers.with_value("workload", "batch_size", answers.workload.batch_size // 2)))
         # generate()'s 8- and 4-bit weights are bitsandbytes', which decode slower than 16-bit (configs.quantization):
         # a language model's smaller weights are llama.cpp's GGUF, said, where generate() was asked for.
         gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" and transformer \
@@ -335,6 +335,11 @@ def queues_requests(ctx: Context) -> bool:
     return answers.scenario == "inference_server" and task.mode == "inference" and ctx.shape.kind == "transformer" \
         and not ctx.shape.denoising_steps and not forward_only(ctx.shape) and answers.workload.batch_size > 1 \
         and stacks.serving_engine(task.serving_engine, answers.scenario, task.precision) in QUEUE_FLAGS
+
+
+def queue_lever(ctx: Context) -> str | None:
+    """A server's queue lever's label (way_out.most_at_once sizes it); None where its engine does not queue."""
+    return queued_label(ctx.answers, ctx.answers.workload.batch_size // 2) if queues_requests(ctx) else None
 
 
 def queued_label(answers: Answers, count: int, split: str = "") -> str:

@@ -9,7 +9,7 @@ from typing import Callable
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queued_label, queues_requests
+from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queue_lever, queued_label
 from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -31,7 +31,7 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
     # A server's queue is sized on the cards, alone, with the quality-free levers and with smaller weights (audit
     # YA: Llama-3.2-11B-Vision for 64 users on an owned 4090 holds 22 at once with int8 weights and an 8-bit KV cache);
     # queued requests are still served, so a queue keeps the job as its base does (feasibility._keeps_the_job).
-    halved = queued_label(ctx.answers, ctx.answers.workload.batch_size // 2) if queues_requests(ctx) else None
+    halved = queue_lever(ctx)
     tries: list[tuple[str, Answers, bool]] = []  # (label, answers, whether the queue is sized on them)
     for label, changed in answer_changes(ctx):
         if changed == ctx.answers or changed.scale.gpu_count != ctx.answers.scale.gpu_count:

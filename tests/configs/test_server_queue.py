@@ -125,3 +125,17 @@ def test_the_queue_is_on_a_card_that_serves_the_requests_before_one_that_holds_m
     served = recommend(changed, catalog, today=TODAY)
     figures = served.speed.figures
     assert figures["decode_tokens_per_s_per_stream"] * changed.workload.batch_size > 800, figures
+
+
+def test_the_most_at_once_is_bisected_to_a_sixteenth_and_never_under_a_quarter():
+    from pth_top.configs.way_out import largest_at_once
+
+    def holds(limit: int):
+        return lambda count: count if count <= limit else None
+
+    assert largest_at_once(1, holds(1)) is None  # one request has nothing to queue
+    assert largest_at_once(2, holds(1)) == (1, 1)
+    most, found = largest_at_once(500, holds(179))  # DeepSeek-V3.2's 179 of 500 on 8 x H200 (audit UU)
+    assert most == found and 179 - 179 // 16 <= most <= 179
+    assert largest_at_once(64, holds(15)) is None  # under a quarter (16 of 64): not offered
+    assert largest_at_once(64, holds(16)) == (16, 16)
