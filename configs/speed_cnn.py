@@ -82,7 +82,8 @@ def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, s
         CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_TRAINING_BYTES_PER_ACTIVATION)
     if backward and stacks.recompute_of(task.training_stack, task.recompute) == "full":
         per_activation += forward
-    value_bytes = 2.0 if task.precision in ("fp32", "tf32") else 1.0
+    # A value's bytes against 16 bits: fp32 twice; a TensorRT INT8 engine's activations are 8-bit (review ZR).
+    value_bytes = 2.0 if task.precision in ("fp32", "tf32") else 0.5 if task.precision == "int8" and compiled else 1.0
     count, origin = forward_activations(answers, shape)
     # The constants are at the datasheet bandwidth: a bench run's measured figure is its share of it.
     bandwidth = device.bandwidth_gb_per_s / sp.BENCH_BANDWIDTH_FRACTION if device.measured_bandwidth \

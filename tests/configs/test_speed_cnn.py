@@ -104,3 +104,14 @@ def test_channels_last_keeps_a_geforce_cards_tensor_cores_busier():
                       task=Task(mode="training", precision="amp_fp16", channels_last=True), data=Data(kind="images"))
     assert catalog_gpu("rtx-3090-24gb", answers).cnn_fraction == 0.46
     assert catalog_gpu("a100-80gb-sxm", answers).cnn_fraction == 0.19  # NVIDIA's tables: channels-last already
+
+
+def test_a_compiled_int8_engines_activations_are_8_bit():
+    # Review ZR: a TensorRT INT8 engine carries 1-byte activations, where they were charged as 16-bit.
+    def activation_text(precision: str) -> str:
+        answers = Answers(workload=MOBILENET_V3, task=Task(mode="inference", precision=precision,
+                                                           forward_runtime="compiled"))
+        out = speed_build.inference(answers, model_shape(answers.workload)[0], catalog_gpu("rtx-3090-24gb", answers))
+        return next(line for line in out.formula if "activations through memory" in line)
+    assert " x 4 B (a forward pass, a compiled engine" in activation_text("fp16")
+    assert " x 2 B (a forward pass, a compiled engine" in activation_text("int8")
