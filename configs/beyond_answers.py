@@ -118,22 +118,29 @@ def _cheapest_fitting(ctx: Context) -> tuple[Assembly, Part] | None:
 def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> tuple[bool, float]:
     """(short of the stated rate, or without one slower than reading, price): a build that runs the job's rate
     before a cheaper one that does not."""
-    stated = sp.stated_target(ctx.answers.task) is not None
-    return not meets_target(ctx, fitting[1]) if stated else bool(_short_of_target(ctx, fitting[1])), \
-        fitting[0].total_cny
+    return _short_rate(ctx, fitting[1]) is not None, fitting[0].total_cny
+
+
+def _short_rate(ctx: Context, gpu: Part) -> float | None:
+    """The job's rate on the card where short of the stated one, or without one a language model's decode under
+    SLOW_DECODE_TOKENS_PER_S (audit WW: 3 x RTX 4060 Ti named nearest for a 67B at ~4.4 tokens/s, unsaid); None
+    where it is not short."""
+    if sp.stated_target(ctx.answers.task) is not None:
+        return None if meets_target(ctx, gpu) else job_speed(ctx, gpu)
+    rate = job_speed(ctx, gpu) if decodes(ctx) else 0.0
+    return rate if 0 < rate < sp.SLOW_DECODE_TOKENS_PER_S else None
 
 
 def _short_of_target(ctx: Context, gpu: Part) -> str:
-    """', but ~2.3 tokens/s per stream, under task.target_... = 15' for a build short of the stated rate; without
-    one, a language model's decode under SLOW_DECODE_TOKENS_PER_S (audit WW: 3 x RTX 4060 Ti named nearest for a 67B
-    at ~4.4 tokens/s, unsaid)."""
-    stated = sp.stated_target(ctx.answers.task)
+    """', but ~2.3 tokens/s per stream, under task.target_... = 15' for a build short of the stated rate, or of
+    SLOW_DECODE_TOKENS_PER_S without one (_short_rate); "" where it is not."""
+    rate, stated = _short_rate(ctx, gpu), sp.stated_target(ctx.answers.task)
+    if rate is None:
+        return ""
     if stated is None:
-        rate = job_speed(ctx, gpu) if decodes(ctx) else 0.0
         return (f", {SLOW_WAY_OUT}{rate:,.1f} tokens/s per stream, under {sp.SLOW_DECODE_TOKENS_PER_S:g}, slower than "
-                "reading" if 0 < rate < sp.SLOW_DECODE_TOKENS_PER_S else "")
-    return (f", {SLOW_WAY_OUT}{job_speed(ctx, gpu):,.1f} {stated[0].unit}, under task.{stated[0].answer_key} = "
-            f"{stated[1]:g}")
+                "reading")
+    return f", {SLOW_WAY_OUT}{rate:,.1f} {stated[0].unit}, under task.{stated[0].answer_key} = {stated[1]:g}"
 
 
 def gpu_build(recommend_one: Callable[[Answers], Build], answers: Answers) -> tuple[Build, Component] | None:

@@ -16,7 +16,7 @@ from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_cpu import CPU_PREFILL_FLOP_PER_CYCLE, core_gigahertz, cpu_inference
-from pth_top.configs.speed_forward import forward_flops_per_sample
+from pth_top.configs.speed_forward import forward_flops, forward_flops_per_sample
 from pth_top.units import GIB
 
 
@@ -167,15 +167,15 @@ SMALL_MODEL_MAX_SECONDS = 0.1
 
 def _forward_gflops(ctx: Context) -> float:
     """One input's forward GFLOPs: a CNN's count; an encoder's, or an encoder-decoder's encoder (Whisper's 1,500 audio
-    frames), 2N a token over its input, N without the embedding rows (a lookup); 0 for a decoder that generates,
-    whose decode from RAM decides (cpu_only_pc)."""
+    frames), speed_forward.forward_flops over its input (N without the embedding rows), the encoder's share of the
+    layers; 0 for a decoder that generates, whose decode from RAM decides (cpu_only_pc)."""
     shape = ctx.shape
     if shape.kind != "transformer":
         return forward_flops_per_sample(ctx.answers, shape)[0] / 1e9
     if shape.encoder_only or shape.encoder_decoder:
-        matmuls = max(0, shape.parameters - shape.vocabulary_size * shape.hidden_size)
+        flops, _ = forward_flops(shape, shape.sequence_length)
         encoder = (shape.layers - shape.decoder_layers) / shape.layers if shape.layers else 1.0
-        return 2.0 * matmuls * encoder * shape.sequence_length / 1e9
+        return flops * encoder / 1e9
     return 0.0
 
 

@@ -149,7 +149,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     answers = ctx.answers
     task, scale = answers.task, answers.scale
     transformer = ctx.shape.kind == "transformer"
-    server_queues = queues_requests(ctx)
+    queue = queue_lever(ctx)  # a server's engine queues what its KV cache does not hold (way_out.most_at_once)
     changes: list[tuple[str, Answers]] = []
     if answers.budget.owned_gpu:  # the cards the buyer has set the GPUs: a way out buys others
         changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")", without_owned(answers)))
@@ -259,8 +259,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does
             changes.extend(split)
-        queue = queue_lever(ctx)  # then the most the build holds at once (way_out.most_at_once; half where not sized)
-        if queue is not None:
+        if queue is not None:  # then the most the build holds at once (half where not sized)
             changes.append((queue, answers.with_value("workload", "batch_size", answers.workload.batch_size // 2)))
         # generate()'s 8- and 4-bit weights are bitsandbytes', which decode slower than 16-bit (configs.quantization):
         # a language model's smaller weights are llama.cpp's GGUF, said, where generate() was asked for.
@@ -297,7 +296,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
                         answers.with_value("workload", "sequence_length", shorter)))
     if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1 \
-            and not server_queues:
+            and queue is None:
         fewer = answers.workload.batch_size // 2
         what = "the concurrent requests" if answers.scenario == "inference_server" else "the batch"
         why = "each image's activations" if ctx.shape.denoising_steps else "each sequence holds its own KV cache"

@@ -34,9 +34,9 @@ __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", 
 
 # The tensor rate that trains at each answered precision (a card without one cannot train at it: V100 has no bf16).
 EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, configs.speed_build.job_rate
-# Training's: the same rate, per money, as datasheet TFLOPS ignore what a step waits on the link (ZeRO-3 of a MoE over
-# PCIe: 21 of 27 s a step; an NVLink server trains 3.7x the tokens per yuan).
-JOB_SPEED = "predicted_job_rate"  # the job's rate on the card (configs.speed_build.job_rate), a training's or a CNN's
+# A training's or a CNN's: the job's predicted rate (configs.speed_build.job_rate), per money, as datasheet TFLOPS
+# ignore what a step waits on (ZeRO-3 of a MoE over PCIe: 21 of 27 s a step; a MobileNet's activations' bytes).
+JOB_SPEED = "predicted_job_rate"
 NEAR_TIE = 0.05  # builds within 5 % of the best score a unit of money count as as good: the most memory is chosen
 # vLLM's AWQ kernels need compute capability 7.5 (docs.vllm.ai features/quantization/supported_hardware: Volta no).
 AWQ_COMPUTE_CAPABILITY = 7.5
@@ -193,9 +193,8 @@ def ranked_gpus(ctx: Context) -> list[tuple[Part, bool]]:
                 ctx, gpu):
             continue  # a passive card lives only in a server chassis's airflow, and no catalog chassis takes it
         fit = memory_fit(ctx, gpu)
-        score = job_speed(ctx, gpu) if ctx.edge else (
-            job_speed(ctx, gpu) if metric == JOB_SPEED else gpu[metric] * ctx.gpu_count) / max(
-                unit_price(ctx, gpu), 1.0)  # an owned card (budget.owned_gpu) costs nothing
+        score = job_speed(ctx, gpu) if ctx.edge else _metric_rate(ctx, gpu, metric) / max(
+            unit_price(ctx, gpu), 1.0)  # an owned card (budget.owned_gpu) costs nothing
         ranked.append((-fit, -score, gpu.id, gpu, fit != SHORT))
     ranked.sort(key=lambda item: item[:3])
     return [(gpu, fits) for *_, gpu, fits in ranked]
@@ -241,9 +240,12 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     an edge module's predicted speed."""
     if ctx.edge:
         return job_speed(ctx, gpu)
-    metric, _ = gpu_metric(ctx)
-    rate = job_speed(ctx, gpu) if metric == JOB_SPEED else gpu[metric] * ctx.gpu_count
-    return rate / max(assembly.total_cny, 1.0)
+    return _metric_rate(ctx, gpu, gpu_metric(ctx)[0]) / max(assembly.total_cny, 1.0)
+
+
+def _metric_rate(ctx: Context, gpu: Part, metric: str) -> float:
+    """The build's GPUs' rate by the ranking's metric: the job's predicted rate, or a datasheet figure times them."""
+    return job_speed(ctx, gpu) if metric == JOB_SPEED else gpu[metric] * ctx.gpu_count
 
 
 def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, float, Part, Assembly]]

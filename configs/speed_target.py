@@ -9,13 +9,13 @@ answered GPU count all fall short: 24 real-time Orpheus speech streams need ~84 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COUNTS, gpu_build, warned, within_text
-from pth_top.configs.build import Build
+from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.presets import model_shape
@@ -74,42 +74,51 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
                 f"{within_text(other, build, rules)} (answer task.kv_cache_dtype = \"fp8\")")
         return f"{short}, where an fp8 KV cache runs ~{rate_of(other):,.1f} within budget (below)", line, \
             other.answers
-    nearer: tuple[Build, str, int, Answers] | None = None  # more GPUs within budget, short of the target, nearer
+    nearer: tuple[Build, Component, int, Answers] | None = None  # more GPUs within budget, short but nearer
+
+    def count_line(other: Build, gpu: Component, count: int, changed: Answers, note: str = "") -> str:
+        how = split_label(changed) if rate_target.decode else "each its own inputs"
+        return (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {unit}{note}, "
+                f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
+
     for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge):
         changed = answers.with_value("scale", "gpu_count", count)
         found = gpu_build(recommend_one, changed)
         if found is None:
             continue
         other, gpu = found
-        how = split_label(changed) if rate_target.decode else "each its own inputs"
-        line = (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {unit}, "
-                f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
         if rate_of(other) >= target:
-            return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f} (below)", line, changed
+            return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f} (below)", \
+                count_line(other, gpu, count, changed), changed
         if rate_of(other) > max(rate * NEARER_BAND, rate_of(nearer[0]) if nearer else 0.0):
-            nearer = other, gpu.name, count, changed
+            nearer = other, gpu, count, changed
     over = _nearest_meeting(build, rules, recommend_one, rate_of, target, unit)
-    if over is not None and over[2].total_price_cny <= build.budget_cny * NEARER_BAND:
+    if over is not None and over.build.total_price_cny <= build.budget_cny * NEARER_BAND:
         nearer = None  # a quarter over the budget meets it: that first
     if nearer is not None:  # the budget's best before the money to meet it (audit ZF: 4 x RTX PRO 4000, not a Spark)
-        other, name, count, changed = nearer
-        how = split_label(changed) if rate_target.decode else "each its own inputs"
-        costs = f"; the nearest build that meets it costs {over[3]} ({over[4]} over the budget)" if over else ""
-        line = (f"{count} x {name} with {how}: ~{rate_of(other):,.1f} {unit}, nearer the target, "
-                f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
-        return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f}{costs} (below)", line, changed
+        other, gpu, count, changed = nearer
+        costs = f"; the nearest build that meets it costs {over.price} ({over.over} over the budget)" if over else ""
+        return f"{short}, where {count} GPUs within budget run ~{rate_of(other):,.1f}{costs} (below)", \
+            count_line(other, gpu, count, changed, ", nearer the target"), changed
     if over is None:
         return None
-    line, changed, _, price, over_text = over
-    return f"{short}, where the nearest build that meets it costs {price} ({over_text} over the budget; below)", line, \
-        changed
+    return f"{short}, where the nearest build that meets it costs {over.price} ({over.over} over the budget; below)", \
+        over.line, over.answers
+
+
+class _Meeting(NamedTuple):
+    """The cheapest build over budget that meets the target: its line, answers, build, price and how far over."""
+
+    line: str
+    answers: Answers
+    build: Build
+    price: str
+    over: str
 
 
 def _nearest_meeting(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build],
-                     rate_of: Callable[[Build], float], target: float, unit: str
-                     ) -> tuple[str, Answers, Build, str, str] | None:
-    """The cheapest build over budget, at any GPU count, that meets the target: its line, answers, build, price and
-    how far over; None within the multipliers."""
+                     rate_of: Callable[[Build], float], target: float, unit: str) -> _Meeting | None:
+    """The cheapest build over budget, at any GPU count, that meets the target; None within the multipliers."""
     answers = build.answers
     edge = answers.scenario == "edge_deployment"
     counts = (1,) if edge else GPU_COUNTS
@@ -128,5 +137,5 @@ def _nearest_meeting(build: Build, rules: Rules, recommend_one: Callable[[Answer
         line = (f"{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
                 f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {unit} "
                 f"(answer budget.amount = {amount:g}{count_answer})")
-        return line, changed, other, price, over
+        return _Meeting(line, changed, other, price, over)
     return None
