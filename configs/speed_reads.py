@@ -64,14 +64,16 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     average_context = (prompt + total) / 2
     value_bytes = stacks.kv_value_bytes(task.kv_cache_dtype, engine, 4.0 if task.precision == "fp32" else 2.0)
     kv = kv_cache_bytes(shape, 1, int(average_context), value_bytes)
-    read, what = weights, "the weights"
     fmt = weight_format(task.quantization, task.precision, engine)
+    embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
+    # The input embedding: a row a token is read, not the table (audit ZL); a tied one is read whole as the LM head.
+    table = 0.0 if shape.tied_embeddings else shape.vocabulary_size * shape.hidden_size * embedding_bytes
+    read, what = weights - table, "the weights" + (
+        f" less the input embedding's table ({table / 1e9:.3g} GB: a row a token)" if table else "")
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
-        embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
-        if not shape.tied_embeddings:  # the input embedding: a row read; a tied one is read whole as the LM head
-            active_weights -= shape.vocabulary_size * shape.hidden_size * embedding_bytes
+        active_weights -= table
         read, union = _moe_batch_reads(weights, active_weights, shape.routed_expert_share, batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")

@@ -323,12 +323,14 @@ def test_a_tabular_job_needs_no_parameter_count(catalog):
 
 def test_a_small_llm_on_the_cpu_gets_the_entry_cpu_its_ram_bandwidth_decodes_on(catalog):
     # deemwar-products/llama-cpu-benchmarks (2026-05-20): Phi-4-mini (3.8B) Q4_K_M, stock llama.cpp, on a 6-core Xeon
-    # E-2176G (dual-channel DDR4-2666, 42.7 GB/s): 10.62 tokens/s. Decode reads the weights once a token, so the
+    # E-2176G (dual-channel DDR4-2666, 42.7 GB/s): 10.62 tokens/s. Decode reads the weights once a token (its tied
+    # embedding whole, as the LM head), so the
     # entry 6-core PC does it; the 8-core tier with a liquid cooler priced it over a $700 budget, leaving rental.
     job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_836_021_760,
                   workload__layers=32, workload__hidden_size=3072, workload__attention_heads=24, workload__kv_heads=8,
                   workload__intermediate_size=8192, workload__gated_mlp=True, workload__vocabulary_size=200_064,
-                  workload__sequence_length=2048, workload__batch_size=1, task__mode="inference",
+                  workload__tied_embeddings=True, workload__sequence_length=2048, workload__batch_size=1,
+                  task__mode="inference",
                   task__precision="int4", task__serving_engine="llama_cpp", budget__currency="USD",
                   budget__amount=700.0)
     build = recommend(job, catalog, today=TODAY)
