@@ -43,7 +43,9 @@ from pth_top.configs.rules import (
 )
 from pth_top.configs.slots import (
     card_width,
+    choose_ducts,
     choose_mount,
+    ducts_for,
     ecc_required,
     gpu_link_lanes,
     gpu_slots,
@@ -160,6 +162,8 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
     cooler = _choose_cooler(ctx, asm, cpu)
     if gpu is not None and on_risers(ctx, board, gpu, ctx.gpu_count):
         choose_mount(ctx, asm, board, gpu)
+    elif gpu is not None and ducts_for(ctx, gpu):
+        choose_ducts(ctx, asm, gpu)
     fed = choose_psu(ctx, asm, gpu, cpu, cooler)
     if "frame" in asm.chosen:
         mount_problems(ctx, asm)

@@ -8,11 +8,13 @@ from typing import Any, Literal, get_args
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_terms import MemoryBreakdown
 
-Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system", "frame", "riser"]
+Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system", "frame", "riser",
+               "gpu_duct"]
 ROLES: tuple[str, ...] = get_args(Role)
 ROLE_LABELS = {
     "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
     "cooler": "CPU cooler", "psu": "PSU", "system": "Server", "frame": "Open frame", "riser": "PCIe riser",
+    "gpu_duct": "GPU fan duct",
 }
 
 

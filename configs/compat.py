@@ -188,7 +188,7 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
             problems.append(f"{storage_qty} M.2 drives but {board.name} has {board['m2_slots_count']} M.2 slots")
         if board and storage["form_factor"] == "u2" and not board["memory_registered"]:
             notes.append(f"{storage.name} is U.2: a desktop board needs an adapter card")
-    if gpu and gpu["cooling"] == "passive" and gpu["form"] == "datacenter":
+    if gpu and gpu["cooling"] == "passive" and gpu["form"] == "datacenter" and "gpu_duct" not in chosen:
         notes.append(
             f"{gpu.name} is passively cooled: it needs a server chassis with high-pressure fans, not a desktop case"
         )

@@ -279,8 +279,16 @@ class Riser(PartFields, frozen=True, kw_only=True):
     length_mm: Annotated[float, Meta(ge=50, le=1000)]
 
 
+class GpuDuct(PartFields, frozen=True, kw_only=True):
+    """A fan duct for one passive data-centre card in a desktop case: a shroud on its heat sink's intake and a
+    high-pressure blower or 40 mm fans, the airflow a server's fan wall gives it."""
+
+    vendor: str
+    max_gpu_power_w: Annotated[float, Meta(ge=10, le=1000)]  # the hottest card it keeps below its limit
+
+
 PART_TYPES: dict[str, type[PartFields]] = {
     "gpu": Gpu, "cpu": Cpu, "motherboard": Motherboard, "memory_kit": MemoryKit, "storage": Storage, "psu": Psu,
-    "cooler": Cooler, "system": System, "frame": Frame, "riser": Riser,
+    "cooler": Cooler, "system": System, "frame": Frame, "riser": Riser, "gpu_duct": GpuDuct,
 }
 KINDS = tuple(PART_TYPES)

@@ -22,14 +22,14 @@ from pth_top.configs.rules import (
     ram_floor_gib,
     storage_capacity_gb,
 )
-from pth_top.configs.slots import MOUNT_ROLES, ecc_required, gpus_held
+from pth_top.configs.slots import MOUNT_ROLES, ducts_for, ecc_required, gpus_held
 from pth_top.configs.storage_choice import choose_storage
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
 SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
 
 # Pins that make a build a desktop one: its own board, PSU, cooler or open frame.
-DESKTOP_PIN_ROLES = frozenset({"motherboard", "psu", "cooler", *MOUNT_ROLES})
+DESKTOP_PIN_ROLES = frozenset({"motherboard", "psu", "cooler", "gpu_duct", *MOUNT_ROLES})
 
 
 def with_defaults(system: Part) -> Part:
@@ -200,7 +200,8 @@ def server_chassis_allowed(ctx: Context, gpu: Part) -> bool:
 
 def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
     """Build around a barebone: more cards than any desktop board holds, passive cards that need a server's
-    front-to-back airflow (when a barebone takes them), or a pinned barebone; never with pinned desktop parts."""
+    front-to-back airflow (more than a desktop case ducts, when a barebone takes them), or a pinned barebone; never
+    with pinned desktop parts."""
     pinned = ctx.pins.get("system")
     if pinned:
         part = ctx.catalog.get(pinned[0])
@@ -209,7 +210,9 @@ def needs_server_chassis(ctx: Context, gpu: Part) -> bool:
         return False
     if ctx.gpu_count > desktop_gpu_capacity(ctx, gpu):
         return True
-    return gpu["cooling"] == "passive" and bool(system_options(ctx, gpu))
+    # One or two passive cards take a fan duct each in a desktop PC (audits ZH, ZJ, ZL: an owned T4 was put in an
+    # 8-GPU barebone).
+    return gpu["cooling"] == "passive" and not ducts_for(ctx, gpu) and bool(system_options(ctx, gpu))
 
 
 def assemble_barebone(ctx: Context, asm: Assembly, gpu: Part, ram_floor: Floor, why: str = "") -> None:

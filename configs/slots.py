@@ -10,6 +10,8 @@ from pth_top.configs.parts import Part
 
 # The roles an open frame brings; a pin of either is a desktop build's, as a board's is.
 MOUNT_ROLES = ("frame", "riser")
+# Passive cards a desktop case takes with a fan duct each; more share a server's fan wall (platforms).
+DUCTED_CARDS_MAX = 2
 
 
 def gpu_link_lanes(ctx: Context) -> int:
@@ -106,12 +108,42 @@ def _riser_candidates(ctx: Context, gpu: Part) -> tuple[list[Part], int]:
 
 
 def mount_cost(ctx: Context, board: Part, gpu: Part | None, gpu_count: int) -> float:
-    """The open frame and a riser per card where the cards go on risers on this board, else 0."""
+    """The open frame and a riser per card where the cards go on risers on this board, or a fan duct per passive card,
+    else 0."""
     if gpu is None or not on_risers(ctx, board, gpu, gpu_count):
-        return 0.0
+        return duct_cost(ctx, gpu)
     risers, _ = _riser_candidates(ctx, gpu)
     return (min(part_price(ctx, frame) for frame in open_frames_for(ctx, board, gpu_count))
             + gpu_count * min(part_price(ctx, riser) for riser in risers))
+
+
+def ducts_for(ctx: Context, gpu: Part | None) -> list[Part]:
+    """The fan ducts that cool these passive cards in a desktop case: one or two that you have or pinned (a DIY
+    duct is a tinkerer's choice, not a default), each no hotter than a duct's rating; none for more cards, open-air
+    or blower ones (their own fans), or quiet answers (a duct's blower is loud)."""
+    if (gpu is None or gpu["cooling"] != "passive" or ctx.gpu_count > DUCTED_CARDS_MAX
+            or ctx.answers.budget.noise == "quiet" or ctx.pins.get("gpu", ("",))[0] != gpu.id):
+        return []
+    return [duct for duct in offered(ctx, "gpu_duct") if duct["max_gpu_power_w"] >= gpu["board_power_w"]]
+
+
+def duct_cost(ctx: Context, gpu: Part | None) -> float:
+    """A fan duct per passive card in a desktop case, else 0."""
+    ducts = ducts_for(ctx, gpu)
+    return ctx.gpu_count * min(part_price(ctx, duct) for duct in ducts) if ducts else 0.0
+
+
+def choose_ducts(ctx: Context, asm: Assembly, gpu: Part) -> None:
+    """A fan duct on each passive card: a desktop case has no server's fan wall to push air through its fins."""
+    ducts = ducts_for(ctx, gpu)
+    duct, _ = rank(ctx, asm, "gpu_duct", [(part_price(ctx, part), part, ctx.gpu_count) for part in ducts],
+                   offered(ctx, "gpu_duct"), f"a fan duct for a {gpu['board_power_w']:g} W passive card")
+    asm.reasons["gpu_duct"] = [
+        f"{gpu.name} is passively cooled: its fins need a server's front-to-back airflow, which a desktop case does "
+        f"not give; one {duct.name} a card ({duct['max_gpu_power_w']:g} W rated) gives it, in a desktop PC rather "
+        "than an 8-GPU server barebone",
+        *duct.notes_for(ctx.market),
+    ]
 
 
 def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:

@@ -206,3 +206,29 @@ def test_a_card_short_of_the_job_is_offered_more_like_it_before_layers_on_the_cp
     assert line.startswith("3 of the 4 NVIDIA GeForce RTX 3090 24GB you have (scale.gpu_count = 3)"), line
     third = recommend(changed, catalog, pins=pins or None, today=TODAY).component("gpu")
     assert (third.quantity, third.total_price_cny) == (3, 0)
+
+
+def test_one_or_two_passive_cards_you_have_go_in_a_desktop_with_a_fan_duct_each(catalog):
+    # Audits ZH, ZJ, ZL: an owned 70 W T4 (RF-DETR at 384 px, $3,000) was put in an 8-GPU 2U barebone with an EPYC,
+    # $6,469, and refused; an owned A100 80GB PCIe the same for CNY 20,000. A tower takes one with a fan duct.
+    detector = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=30_500_000,
+                    workload__layers=12, workload__hidden_size=384, workload__attention_heads=6,
+                    workload__sequence_length=577, workload__batch_size=1, task__mode="inference",
+                    task__precision="fp16", data__kind="images", budget__currency="USD", budget__amount=1000.0)
+    build = recommend(answers("personal_research", **detector,
+                              budget__owned_gpu="t4-16gb", budget__owned_gpu_count=1), catalog, today=TODAY)
+    duct = build.component("gpu_duct")
+    assert build.feasible and build.component("system") is None and build.component("motherboard") is not None
+    assert duct is not None and duct.quantity == 1 and build.total_price_cny <= build.budget_cny, build.blockers
+    assert not any("passively cooled: it needs a server chassis" in line for line in build.warnings)
+    # Three cards share a server's fan wall, and quiet answers get no duct (its blower is loud).
+    for count, noise in ((3, "any"), (1, "quiet")):
+        other = recommend(answers("personal_research", **{**detector, "budget__amount": 400_000.0},
+                                  budget__owned_gpu="t4-16gb", budget__owned_gpu_count=count, budget__noise=noise),
+                          catalog, today=TODAY)
+        assert other.component("gpu_duct") is None and other.component("system") is not None, (count, noise)
+    # A 350 W H100 PCIe is hotter than a duct's 300 W: no duct, and the build says it needs a server's airflow.
+    hot = recommend(answers("personal_research", **{**detector, "budget__amount": 400_000.0},
+                            budget__owned_gpu="h100-80gb-pcie", budget__owned_gpu_count=1), catalog, today=TODAY)
+    assert hot.component("gpu_duct") is None
+    assert any("passively cooled: it needs a server chassis" in line for line in hot.warnings), hot.warnings
