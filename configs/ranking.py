@@ -64,6 +64,8 @@ def gpu_metric(ctx: Context) -> tuple[str, str]:
     if stated is not None:
         verb = "decode at" if stated[0].decode else "take"
         text += f", cards that {verb} task.{stated[0].answer_key} = {stated[1]:g} first"
+        if ctx.edge:
+            text += " and the cheapest of them: a faster module than the rate asked is not bought"
     return metric, text
 
 
@@ -237,9 +239,12 @@ class Fit:
 
 def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     """The ranking metric of all the build's GPUs per yuan of the whole build (the host is part of the price);
-    an edge module's predicted speed."""
+    an edge module's predicted speed, or where it meets a stated rate, the cheapest such build (audit ZL: a
+    $5,499 Thor bought for a stated 15 tokens/s that a $1,500 Orin NX decodes at 17)."""
     if ctx.edge:
-        return job_speed(ctx, gpu)
+        speed = job_speed(ctx, gpu)
+        stated = _held_target(ctx)
+        return 1.0 / max(assembly.total_cny, 1.0) if stated is not None and speed >= stated[1] else speed
     return _metric_rate(ctx, gpu, gpu_metric(ctx)[0]) / max(assembly.total_cny, 1.0)
 
 

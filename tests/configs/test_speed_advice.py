@@ -44,6 +44,32 @@ def test_edge_modules_are_ranked_by_the_jobs_predicted_speed_within_budget(catal
     assert any("ranked by the job's predicted speed" in line for line in build.component("gpu").reasoning)
 
 
+def test_an_edge_module_that_meets_a_stated_rate_is_the_cheapest_that_does(catalog):
+    # Audit ZL: Qwen3-4B (config.json: 36 layers of 2,560, 32 heads, 8 KV heads, SwiGLU 9,728, V 151,936, tied) in
+    # AWQ on vLLM at a stated 15 tokens/s with $6,000 bought a $5,499 Jetson Thor; Jetson AI Lab's rows decode it at 17
+    # on a $1,500 Orin NX. Modules that meet the rate are ranked by their price.
+    job = answers("edge_deployment", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=4_022_468_096, workload__layers=36, workload__hidden_size=2560,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=9728, workload__gated_mlp=True, workload__vocabulary_size=151_936,
+                  workload__tied_embeddings=True, workload__sequence_length=2048, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__quantization="awq_g128",
+                  task__serving_engine="vllm", task__generated_tokens=128, task__target_tokens_per_s_per_stream=15.0,
+                  budget__currency="USD", budget__amount=6000.0)
+    build = recommend(job, catalog, today=TODAY)
+    rate = build.speed.figures["decode_tokens_per_s_per_stream"]
+    assert build.feasible and rate >= 15.0, build.blockers
+    assert any("the cheapest of them" in line for line in build.component("gpu").reasoning)
+    # Every module the budget buys that also meets the rate costs at least as much.
+    for part_id in build.alternatives["gpu"]:
+        other = recommend(job, catalog, pins={"gpu": (part_id, 1)}, today=TODAY)
+        if other.feasible and other.speed.figures["decode_tokens_per_s_per_stream"] >= 15.0:
+            assert other.total_price_cny >= build.total_price_cny, part_id
+    # Without a stated rate the module is bought for its speed at the one job: the fastest within budget.
+    fastest = recommend(job.with_value("task", "target_tokens_per_s_per_stream", 0.0), catalog, today=TODAY)
+    assert fastest.speed.figures["decode_tokens_per_s_per_stream"] > 2 * rate
+
+
 def test_a_server_too_slow_on_one_device_is_passed_over_for_the_faster_build_the_budget_buys(catalog):
     # Qwen3-30B-A3B in FP8 for 16 users at 32k, EUR 12,000: one DGX Spark holds it at ~2 tokens/s a stream, slower
     # than reading. 4 x RTX 5070 Ti with vLLM tensor parallel and an fp8 KV cache hold it for less and decode many
