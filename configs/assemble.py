@@ -113,13 +113,35 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
+    built = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, ram_floor, room)
+    if ram_floor.value <= ram_floor.own_gib or acceptable_here(ctx, built):
+        return built
+    # RAM >= the GPUs' memory is a rule of thumb: it yields where it alone breaks the budget or the platform and the
+    # job's own need fits (audit ZI: two 3090s you have and EUR 1,500, refused at EUR 1,713 for 64 GB of RAM).
+    own = Floor(ram_floor.own_gib, f"{ram_floor.reason}; the rule of thumb (RAM >= GPU memory) yields to the budget "
+                f"and the platform: the job itself needs {ram_floor.own_gib:.0f} GiB", ram_floor.own_gib)
+    lower = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, own, room)
+    return lower if acceptable_here(ctx, lower) else built
+
+
+def acceptable_here(ctx: Context, asm: Assembly) -> bool:
+    """Within budget and breaking none of its own rules."""
+    return asm.total_cny <= ctx.budget_cny and not asm.unsatisfied
+
+
+def _with_gpu(asm: Assembly, room: str) -> Assembly:
+    """A fresh build with only the GPU lines of this one: its price, reasons and headroom warning."""
+    return Assembly(chosen={"gpu": asm.chosen["gpu"]}, unit_prices={"gpu": asm.unit_prices["gpu"]},
+                    reasons={"gpu": list(asm.reasons["gpu"])}, warnings=[line for line in asm.warnings if line == room])
+
+
+def _assemble_pc(ctx: Context, asm: Assembly, gpu: Part, need_ecc: bool, ram_floor: Floor, room: str) -> Assembly:
+    """A desktop or workstation PC around the cards; a barebone where no two ATX units feed them."""
     fed = _assemble_host(ctx, asm, gpu, need_ecc, ram_floor)
     # The platform by need: the workstation when the desktop breaks a rule (RAM, lanes, slots, drive bays), the
     # desktop when an ECC workstation would put the build over budget; never a rule that breaks the budget.
     if asm.unsatisfied and not need_ecc or need_ecc and asm.total_cny > ctx.budget_cny:
-        other = Assembly(chosen={"gpu": asm.chosen["gpu"]}, unit_prices={"gpu": asm.unit_prices["gpu"]},
-                         reasons={"gpu": list(asm.reasons["gpu"])},
-                         warnings=[line for line in asm.warnings if line == room])
+        other = _with_gpu(asm, room)
         other_fed = _assemble_host(ctx, other, gpu, not need_ecc, ram_floor)
         # Up: the workstation keeps every rule the desktop broke (what then breaks follows from the job itself).
         better = not set(asm.unsatisfied) & set(other.unsatisfied) if not need_ecc else not other.unsatisfied
@@ -132,8 +154,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
             asm, fed, need_ecc = other, other_fed, not need_ecc
     if not fed and ctx.gpu_count > 2 and server_chassis_allowed(ctx, gpu):
         # More than two ATX units would be needed: a tower takes two (dual-PSU case and adapter), not more.
-        server = Assembly(chosen={"gpu": asm.chosen["gpu"]}, unit_prices={"gpu": asm.unit_prices["gpu"]},
-                          reasons={"gpu": asm.reasons["gpu"]}, warnings=[line for line in asm.warnings if line == room])
+        server = _with_gpu(asm, room)
         assemble_barebone(ctx, server, gpu, ram_floor, why=(
             "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads; a tower holds at most "
             "two units, joined by a dual-PSU adapter): the server chassis brings its own PSUs"))

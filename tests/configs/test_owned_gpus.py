@@ -80,8 +80,8 @@ def test_more_cards_like_yours_are_bought_beside_them(catalog):
 def test_cards_you_have_over_budget_are_not_replaced_by_dearer_ones(catalog):
     # Audit RR: the build around two owned 3090s a little over budget was followed by "the nearest build, over
     # budget: buying other cards", two 16 GB cards costing more; the build around the cards is the nearest.
-    build = recommend(_owned("rtx-3090-24gb", budget__amount=1600.0), catalog, today=TODAY)
-    assert build.blockers[0] == "not feasible within €1,600: this build around your cards costs €1,713"
+    build = recommend(_owned("rtx-3090-24gb", budget__amount=1450.0), catalog, today=TODAY)
+    assert build.blockers[0] == "not feasible within €1,450: this build around your cards costs €1,713"
     assert not any("buying other cards" in line for line in (*build.blockers, *build.feasible_alternatives))
 
 
@@ -232,3 +232,16 @@ def test_one_or_two_passive_cards_you_have_go_in_a_desktop_with_a_fan_duct_each(
                             budget__owned_gpu="h100-80gb-pcie", budget__owned_gpu_count=1), catalog, today=TODAY)
     assert hot.component("gpu_duct") is None
     assert any("passively cooled: it needs a server chassis" in line for line in hot.warnings), hot.warnings
+
+
+def test_the_rule_of_thumb_ram_as_large_as_the_gpus_memory_yields_where_it_alone_breaks_the_budget(catalog):
+    # Audit ZI: two 3090s you have and EUR 1,500 were refused at EUR 1,713 for 64 GB of RAM (RAM >= the cards' 48 GB),
+    # where the job needs 16 GB of it and a 32 GB kit makes the PC EUR 1,486.
+    build = recommend(_owned("rtx-3090-24gb", budget__amount=1500.0), catalog, today=TODAY)
+    ram = build.component("memory_kit")
+    assert build.feasible and build.total_price_cny <= build.budget_cny, build.blockers
+    assert ram.spec["capacity_gib"] * ram.quantity < 48
+    assert any("the rule of thumb (RAM >= GPU memory) yields to the budget" in line for line in ram.reasoning)
+    # With the money for it the rule of thumb holds.
+    roomy = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0), catalog, today=TODAY).component("memory_kit")
+    assert roomy.spec["capacity_gib"] * roomy.quantity >= 48
