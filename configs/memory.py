@@ -253,7 +253,8 @@ def training_activations(
             frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         if lora_dropout and method in methods.ADAPTER_METHODS:
-            per_token += methods.lora_dropout_per_token(lora_targets, shape.hidden_size, shape.mlp_width)
+            per_token += methods.lora_dropout_per_token(lora_targets, shape.hidden_size, shape.mlp_width,
+                                                         shape.gated_mlp)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
                                             dropout_masks=masks, autocast=autocast)
         if recompute == "full":

@@ -188,15 +188,15 @@ def lora_activation_per_token(targets: str) -> float:
     return 24.0 if targets == "attention" else 34.0
 
 
-def lora_dropout_per_token(targets: str, hidden_size: int, mlp_width: int) -> float:
+def lora_dropout_per_token(targets: str, hidden_size: int, mlp_width: int, gated_mlp: bool = True) -> float:
     """What LoRA dropout keeps a token a layer, in bytes per h: PEFT puts each adapted matrix behind its own dropout
     (q, k and v each on the same x), which saves the dropped input (2 B) and its mask (1 B) for lora_A's backward:
-    q, k, v, o (12), and gate, up and down at width m too with all_linear (audit LL: LitGPT's Phi-3 LoRA, 19.75 GB
-    published, 15.2 GiB without it)."""
+    q, k, v, o (12), and with all_linear the MLP's too: gate and up on h and down on m, or a GELU MLP's fc1 on h and
+    fc2 on m (audit LL: LitGPT's Phi-3 LoRA, 19.75 GB published, 15.2 GiB without it; audit ZH: Phi-2's two)."""
     attention = 4 * 3.0
     if targets == "attention":
         return attention
-    return attention + 2 * 3.0 + 3.0 * mlp_width / max(1, hidden_size)
+    return attention + (2 if gated_mlp else 1) * 3.0 + 3.0 * mlp_width / max(1, hidden_size)
 
 
 # Korthikanti's MLP share of the 34 (a 4h GELU MLP): fc1 input 2, fc1 output 8, GELU output 8, dropout mask 1.

@@ -10,7 +10,7 @@ from pth_top.configs.answers import Answers, answers_from_dict
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory import estimate_memory, estimate_training
-from pth_top.configs.memory_methods import adapted_matrices, lora_parameters
+from pth_top.configs.memory_methods import adapted_matrices, lora_dropout_per_token, lora_parameters
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import _context
 from pth_top.configs.rules import load_rules
@@ -187,3 +187,11 @@ def test_adapters_are_offered_an_8_bit_optimizer_for_their_states(catalog):
     adapters = estimate_memory(job, shape).gradients_bytes / 2  # bf16 gradients: 2 B an adapter parameter
     saved = estimate_memory(job, shape).total_bytes - estimate_memory(eight_bit, shape).total_bytes
     assert saved == pytest.approx(6 * adapters, rel=1e-6) and saved > 4 * GIB
+
+
+def test_lora_dropout_counts_the_inputs_of_the_mlps_own_matrices():
+    # Audit ZH: Phi-2's GELU MLP (h 2,560, m 10,240) has fc1 and fc2 behind a dropout each, not SwiGLU's gate, up and
+    # down: 12 B for q, k, v and o, 3 for fc1's input h and 3 x m/h for fc2's; a gated MLP's gate and up add 6.
+    assert lora_dropout_per_token("all_linear", 2560, 10240, gated_mlp=False) == 12 + 3 + 3 * 4
+    assert lora_dropout_per_token("all_linear", 2560, 10240, gated_mlp=True) == 12 + 6 + 3 * 4
+    assert lora_dropout_per_token("attention", 2560, 10240, gated_mlp=False) == 12
