@@ -14,6 +14,7 @@ from pth_top.configs.assembly import (
     Context,
     buyable,
     memory_fit,
+    part_price,
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
@@ -34,7 +35,7 @@ from pth_top.configs.on_your_cards import more_of_your_cards, on_the_pinned_gpus
 from pth_top.configs.owned import all_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import systems_for
+from pth_top.configs.platforms import barebone_fit_problems, barebones, system_options, systems_for
 from pth_top.configs.ranking import (
     Fit,
     fits_the_machine,
@@ -106,6 +107,9 @@ def _no_holder(ctx: Context) -> str:
                  and not buyable(ctx, gpu) and memory_fit(ctx, gpu) != SHORT]
     servers = _other_server_counts(ctx)
     counts = f" in a machine of {ctx.gpu_count} GPU{'s' if ctx.gpu_count > 1 else ''}" if servers else ""
+    unhoused = _unhoused(ctx)
+    if unhoused:  # a card holds it, but no chassis in the catalog takes it (audit ZG: 4 x H200 NVL)
+        return unhoused
     if not unbuyable:
         return f"no GPU in this catalog holds that much{counts}" + (f" ({servers}: scale.gpu_count)" if servers else "")
     named = "; ".join(f"{gpu.name}: {_unbuyable_reason(ctx, gpu)}" for gpu in unbuyable[:3])
@@ -113,6 +117,21 @@ def _no_holder(ctx: Context) -> str:
     return (f"no GPU sold {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} market holds that much"
             f"{counts} (those that would are not: {named}{more}" + (f"; {servers}: scale.gpu_count" if servers else "")
             + ")")
+
+
+def _unhoused(ctx: Context) -> str:
+    """Passive cards that hold the job but that no server chassis in the catalog takes, why, and what to do; "" for
+    none (they are never ranked: a passive card lives in a server's airflow)."""
+    found = [gpu for gpu in ctx.catalog.of_kind("gpu") if fits_the_machine(ctx, gpu) and buyable(ctx, gpu)
+             and gpu["form"] == "datacenter" and gpu["cooling"] == "passive" and memory_fit(ctx, gpu) != SHORT
+             and not system_options(ctx, gpu)]
+    if not found:
+        return ""
+    gpu = min(found, key=lambda part: (part_price(ctx, part), part.id))
+    chassis = barebones(ctx)
+    why = "; ".join(barebone_fit_problems(chassis[0], gpu, ctx.gpu_count)) if chassis else "the catalog has none"
+    return (f"{gpu.name} holds it, but no server chassis in the catalog takes {ctx.gpu_count} of these passive cards "
+            f"({why}; a PCIe GPU server whose slots do can be added to the user catalog)")
 
 
 def _other_server_counts(ctx: Context) -> str:

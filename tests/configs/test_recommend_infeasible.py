@@ -324,3 +324,21 @@ def test_a_small_models_fine_tuning_set_is_no_pretraining_though_over_a_token_a_
     assert not pretraining(answers(data__tokens_count=1_000_000_000), 494_000_000)
     assert pretraining(answers(data__tokens_count=20_000_000_000), 6_740_000_000)
     assert pretraining(answers(data__tokens_count=10_000_000_000), 124_000_000)  # GPT-2 small from scratch
+
+
+def test_a_card_that_holds_the_job_but_no_chassis_takes_is_named_not_denied(catalog):
+    # Audit ZG: GLM-4.7-FP8 (358B, 32B active; 92 layers of 5,120, 96 heads, 8 KV heads, 160 experts, 8 a token) on
+    # vLLM over 4 GPUs, which its recipe runs on 4 x H200, was refused with "no GPU in this catalog holds that much":
+    # the H200 NVL holds it (108 of 126 GiB); the catalog's one PCIe barebone gives its slots 300 W, not 600.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=358_000_000_000,
+                  workload__active_parameters=32_000_000_000, workload__experts_count=160,
+                  workload__experts_per_token=8, workload__layers=92, workload__hidden_size=5120,
+                  workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=13824, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+                  workload__sequence_length=65_536, workload__batch_size=4, task__mode="inference",
+                  task__precision="int8", task__quantization="fp8", task__serving_engine="vllm",
+                  task__generated_tokens=1000, scale__gpu_count=4, budget__amount=200_000.0, budget__currency="USD")
+    blocker = recommend(job, catalog, today=TODAY).blockers[0]
+    assert "no GPU in this catalog holds" not in blocker, blocker
+    assert "H200 NVL 141GB PCIe holds it, but no server chassis in the catalog takes 4" in blocker
+    assert "draws 600 W" in blocker and "gives 300 W" in blocker, blocker
