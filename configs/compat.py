@@ -151,12 +151,14 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
     if psu and gpu and gpu["form"] not in (*HOST_FREE_FORMS, "sxm", "oam"):
         connectors = gpu["power_connector_count"] * gpu_count
         if gpu["power_connector"] == "12vhpwr":
+            # Cards beyond the native leads take the boxed adapter from 4 PCIe 8-pin leads (power.adapted_cards).
             native = psu["connectors_12vhpwr_count"] * psu_qty
-            if native < gpu_count:
+            adapted = max(0, gpu_count - native)
+            if psu["connectors_12vhpwr_count"] < 1 or psu["pcie_8pin_count"] * psu_qty < 4 * adapted:
                 problems.append(
                     f"power: {gpu_count} GPU(s) take 12VHPWR/12V-2x6 but {psu.name} x{psu_qty} "
-                    f"has {native} native lead(s) "
-                    "(adapters from 8-pin are a melting risk: use a native lead per card)"
+                    f"has {native} native lead(s) and {psu['pcie_8pin_count'] * psu_qty} PCIe 8-pin "
+                    f"(a card with no native lead takes its boxed adapter from 4 separate 8-pin leads)"
                 )
         else:
             # A data-centre card's CPU 8-pin input takes two PCIe 8-pin leads through NVIDIA's adapter.

@@ -129,14 +129,28 @@ def unit_loads(gpu: Part | None, gpu_count: int, units_count: int, host_w: float
     return loads
 
 
+# A 16-pin card beyond a unit's native leads takes the adapter in its box from four separate PCIe 8-pin leads (the RTX
+# 4090's and 5090's: NVIDIA's supported way, 600 W); a unit feeding such cards has at least one native lead (ATX 3.x).
+ADAPTER_PCIE_8PIN_COUNT = 4
+
+
+def adapted_cards(psu: Part, leads: Leads, gpu_count: int) -> int:
+    """The 16-pin cards on this unit that take the boxed adapter: those beyond its native leads."""
+    if not leads.native_16pin_count:
+        return 0
+    return max(0, gpu_count - psu["connectors_12vhpwr_count"] // leads.native_16pin_count)
+
+
+def _pcie_8pin_needed(psu: Part, leads: Leads, gpu_count: int) -> int:
+    return leads.pcie_8pin_count * gpu_count + ADAPTER_PCIE_8PIN_COUNT * adapted_cards(psu, leads, gpu_count)
+
+
 def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_first: bool) -> bool:
     if psu["capacity_w"] < load.required_w:
         return False
-    if leads.native_16pin_count and (
-        psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < leads.native_16pin_count * load.gpu_count
-    ):
+    if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < 1):
         return False
-    if psu["pcie_8pin_count"] < leads.pcie_8pin_count * load.gpu_count:
+    if psu["pcie_8pin_count"] < _pcie_8pin_needed(psu, leads, load.gpu_count):
         return False
     return not is_first or psu["eps_8pin_count"] >= cpu_eps_count
 
@@ -183,7 +197,8 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
         f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units "
         f"({'the open frame has two brackets' if framed else 'a tower holds two'})")
-    psu, units = rank(ctx, asm, "psu", candidates, offered(ctx, "psu"), f"{rule} with {leads.text()} per GPU",
+    adapter = f" (or the boxed adapter from {ADAPTER_PCIE_8PIN_COUNT} PCIe 8-pin)" if leads.native_16pin_count else ""
+    psu, units = rank(ctx, asm, "psu", candidates, offered(ctx, "psu"), f"{rule} with {leads.text()}{adapter} per GPU",
                       closest=lambda part: (-part["capacity_w"], part_price(ctx, part), part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
     for index, load in enumerate(loads):
@@ -214,9 +229,17 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     elif gpu and not leads.native_16pin_count and not leads.pcie_8pin_count:
         lines.append(f"leads: {gpu.name} is powered from the slot ({gpu['board_power_w']:g} W), no PCIe power lead")
     elif gpu:
-        lines.append(f"leads: {gpu.name} takes {leads.text()} (no adapters or splitters); "
-                     f"{psu.name} has {psu['connectors_12vhpwr_count']} native 16-pin and {psu['pcie_8pin_count']} "
-                     "PCIe 8-pin")
+        has = (f"{psu.name} has {psu['connectors_12vhpwr_count']} native 16-pin and {psu['pcie_8pin_count']} PCIe "
+               "8-pin")
+        adapted = sum(adapted_cards(psu, leads, load.gpu_count) for load in loads)
+        if adapted:
+            line = (f"leads: {adapted} of the {gpu_count} cards take the 16-pin adapter in their box from "
+                    f"{ADAPTER_PCIE_8PIN_COUNT} separate PCIe 8-pin leads each (no daisy-chained pigtails), the "
+                    f"rest {leads.text()}: seat each 16-pin plug fully and bend no cable within 35 mm of it; {has}")
+            asm.warnings.append(line)
+        else:
+            line = f"leads: {gpu.name} takes {leads.text()} (no adapters or splitters); {has}"
+        lines.append(line)
     if units > 1:
         split = " + ".join(f"{load.gpu_count} GPU" for load in loads)
         lines.append(
@@ -246,13 +269,10 @@ def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad,
         return "the smaller units that would do cost more"
     lacks = []
     for psu in smaller:
-        if leads.native_16pin_count and (psu["atx_version"] == "2.x" or
-                                         psu["connectors_12vhpwr_count"] < leads.native_16pin_count * load.gpu_count):
-            needed = leads.native_16pin_count * load.gpu_count
-            lacks.append("the native 16-pin (12V-2x6) lead the card takes" if needed == 1 else
-                         f"the {needed} native 16-pin (12V-2x6) leads the cards take")
-        elif psu["pcie_8pin_count"] < leads.pcie_8pin_count * load.gpu_count:
-            lacks.append(f"the {leads.pcie_8pin_count * load.gpu_count} PCIe 8-pin leads the cards take")
+        if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < 1):
+            lacks.append("the native 16-pin (12V-2x6) lead the card takes")
+        elif psu["pcie_8pin_count"] < _pcie_8pin_needed(psu, leads, load.gpu_count):
+            lacks.append(f"the {_pcie_8pin_needed(psu, leads, load.gpu_count)} PCIe 8-pin leads the cards take")
         else:
             lacks.append(f"the {cpu['eps_8pin_count']} CPU (EPS) 8-pin leads the board takes")
     sizes = " and ".join(f"{capacity:,.0f} W" for capacity in sorted({psu["capacity_w"] for psu in smaller}))

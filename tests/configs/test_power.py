@@ -102,13 +102,27 @@ def test_power_limit_is_suggested_only_where_its_cost_is_measured():
 
 
 def test_one_unit_with_two_native_leads_beats_two_cheaper_units(catalog):
-    # 2 x RTX PRO 4000 (140 W, one 16-pin each): two 750 W units were ¥101 cheaper than one 1,300 W unit with two
-    # 16-pin leads, but a second ATX unit needs a dual-PSU case and adapter.
+    # 2 x RTX PRO 4000 (140 W, one 16-pin each): two 750 W units were ¥101 cheaper than one unit for both, but a
+    # second ATX unit needs a dual-PSU case and adapter. One 850 W unit feeds both: a native lead, and the boxed
+    # adapter from four PCIe 8-pin leads for the second card.
     asm = build(catalog, "rtx-pro-4000-blackwell-24gb", scale__gpu_count=2, workload__preset="llama-7b",
                 task__method="qlora", budget__amount=60000.0)
     psu, units = asm.chosen["psu"]
-    assert units == 1 and psu["connectors_12vhpwr_count"] >= 2, (psu.id, units)
-    assert any("the 2 native 16-pin (12V-2x6) leads the cards take" in line for line in asm.reasons["psu"])
+    assert units == 1 and psu["connectors_12vhpwr_count"] >= 1 and psu["pcie_8pin_count"] >= 4, (psu.id, units)
+    assert any(line.startswith("leads: 1 of the 2 cards take the 16-pin adapter in their box from 4 separate")
+               for line in asm.reasons["psu"]), asm.reasons["psu"]
+
+
+def test_16_pin_cards_beyond_the_native_leads_take_the_boxed_adapter(catalog):
+    # Audit ZK: 3 x RTX 4090 or 5090 were refused: no pair of ATX units in the catalog has three native 16-pin leads,
+    # and every card was made to take one. NVIDIA's box has an adapter from four PCIe 8-pin leads.
+    for card in ("rtx-4090-24gb", "rtx-5090-32gb"):
+        asm = build(catalog, card, scale__gpu_count=3, workload__preset="llama-7b", task__method="qlora",
+                    budget__amount=200000.0)
+        psu, units = asm.chosen["psu"]
+        assert not asm.unsatisfied and "system" not in asm.chosen, asm.unsatisfied
+        assert units == 2 and psu["connectors_12vhpwr_count"] * units < 3
+        assert any("the 16-pin adapter in their box" in line for line in asm.warnings)
 
 
 def test_outlets_sort_larger_circuits_and_every_market_has_a_supply():
