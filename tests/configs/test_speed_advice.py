@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Budget, Data, Task, Workload
@@ -68,6 +70,23 @@ def test_an_edge_module_that_meets_a_stated_rate_is_the_cheapest_that_does(catal
     # Without a stated rate the module is bought for its speed at the one job: the fastest within budget.
     fastest = recommend(job.with_value("task", "target_tokens_per_s_per_stream", 0.0), catalog, today=TODAY)
     assert fastest.speed.figures["decode_tokens_per_s_per_stream"] > 2 * rate
+
+
+def test_an_edge_modules_batch_of_streams_prefills_their_prompts_too(catalog):
+    # Audit ZL: Jetson AI Lab's Qwen3-VL-8B W4A16 rows (ISL 2,048, OSL 128; its Qwen3-8B text model's shape) give 20
+    # tokens/s for 8 streams on an Orin NX 16GB; the idle decode rate said 58, as if no stream ever sent a prompt.
+    # Eight 2k prefills take ~26 s there.
+    job = answers("edge_deployment", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=8_190_735_360, workload__layers=36, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=12288, workload__gated_mlp=True, workload__vocabulary_size=151_936,
+                  workload__sequence_length=2048, workload__batch_size=8, task__mode="inference",
+                  task__precision="int4", task__quantization="awq_g128", task__serving_engine="vllm",
+                  task__generated_tokens=128, budget__currency="USD", budget__amount=1600.0)
+    build = recommend(job, catalog, pins={"gpu": ("jetson-orin-nx-16gb-super", 1)}, today=TODAY)
+    figures = build.speed.figures
+    assert figures["sustained_tokens_per_s_aggregate"] == pytest.approx(20.0, rel=0.35), build.speed.formula
+    assert figures["sustained_tokens_per_s_per_stream"] < figures["decode_tokens_per_s_per_stream"] / 2
 
 
 def test_a_server_too_slow_on_one_device_is_passed_over_for_the_faster_build_the_budget_buys(catalog):
