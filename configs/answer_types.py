@@ -162,6 +162,9 @@ class Task(Schema, frozen=True):
     pipeline_offload: Annotated[bool, Meta(description=(
         "Diffusers enable_model_cpu_offload: a pipeline's models (text encoders, denoiser, VAE) wait in system RAM "
         "and each moves to the GPU only while it runs; the GPU holds the largest"))] = False
+    vae_slicing: Annotated[bool, Meta(description=(
+        "Diffusers enable_vae_slicing: the VAE decodes a batch's images one at a time, not all at once (the same "
+        "images; a batch of 4 at 1024 px in ~6 GiB, not ~25); needs workload.output_width_px"))] = False
     vae_tiling: Annotated[bool, Meta(description=(
         "Diffusers enable_vae_tiling: the VAE decodes the output in tiles (512 px; a video's 256 px), not whole (a "
         "2048 px image in ~1.6 GiB, not ~25); needs workload.output_width_px"))] = False

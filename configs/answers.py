@@ -362,6 +362,9 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "denoising_steps, output_width_px and output_height_px together"))
     elif workload.decoded_frames_at_once > 1 and answers.data.kind != "video":
         problems.append(("workload", "decoded_frames_at_once", "frames are a video's: give data.kind = 'video'"))
+    if task.vae_slicing and not (workload.denoising_steps and workload.output_width_px):
+        problems.append(("task", "vae_slicing", "slices a diffusion model's VAE decode: give denoising_steps and its "
+                         "output size (workload.output_width_px, output_height_px)"))
     if task.vae_tiling and not (workload.denoising_steps and workload.output_width_px):
         problems.append(("task", "vae_tiling", "tiles a diffusion model's VAE decode: give denoising_steps and its "
                          "output size (workload.output_width_px, output_height_px)"))

@@ -38,7 +38,8 @@ SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (conf
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
 QUALITY_FREE_FIELDS = frozenset({
     ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
-    ("task", "kv_cache_dtype"), ("task", "cache_embeddings"), ("task", "sync_each_batch"), ("scale", "sharding"),
+    ("task", "kv_cache_dtype"), ("task", "cache_embeddings"), ("task", "sync_each_batch"), ("task", "vae_slicing"),
+    ("scale", "sharding"),
     ("scale", "gpu_count"),
     ("budget", "condition"),
 })

@@ -59,9 +59,10 @@ def decoded_pixels(shape: ModelShape, tiled: bool) -> int:
     return pixels * shape.decoded_frames_at_once
 
 
-def decode_bytes(shape: ModelShape, batch: int, tiled: bool) -> int:
-    """The VAE decode's working set: an image batch is decoded whole, a video by its decode micro-batch."""
-    outputs = 1 if shape.decoded_frames_at_once > 1 else batch
+def decode_bytes(shape: ModelShape, batch: int, tiled: bool, sliced: bool = False) -> int:
+    """The VAE decode's working set: an image batch is decoded whole, or an image at a time (`sliced`), a video by its
+    decode micro-batch."""
+    outputs = 1 if shape.decoded_frames_at_once > 1 or sliced else batch
     return VAE_DECODE_BYTES_PER_PIXEL * decoded_pixels(shape, tiled) * outputs
 
 
@@ -75,6 +76,7 @@ def denoising_bytes(shape: ModelShape, precision: str, batch: int) -> int:
 def estimate_denoising(
     shape: ModelShape, *, precision: str, batch: int, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto", vae_tiling: bool = False,
+    vae_slicing: bool = False,
 ) -> MemoryBreakdown:
     """Weights + the larger of one layer's forward working set over its share of the batch x passes x s tokens and
     the VAE decode of its outputs (after the last step, the denoiser's activations are gone); every GPU holds the
@@ -83,7 +85,7 @@ def estimate_denoising(
     value_bytes = 4.0 if precision == "fp32" else 2.0
     batch = per_gpu_batch(batch, gpu_count)
     denoising = denoising_bytes(shape, precision, batch)
-    decode = decode_bytes(shape, batch, vae_tiling)
+    decode = decode_bytes(shape, batch, vae_tiling, vae_slicing)
     activations = max(denoising, decode)
     formula = [
         f"pipeline: a diffusion model, {shape.denoising_steps} denoising steps per image (workload.denoising_steps); "
@@ -94,7 +96,8 @@ def estimate_denoising(
         (f"VAE decode: {VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel (AutoencoderKL, fp16) x "
          f"{decoded_pixels(shape, vae_tiling):,} pixels at once"
          + (f" ({vae_tile_px(shape)} px tiles, task.vae_tiling)" if vae_tiling else "")
-         + (f" x b {batch}" if shape.decoded_frames_at_once == 1 else "")
+         + (f" x b {batch}" if shape.decoded_frames_at_once == 1 and not vae_slicing else "")
+         + (" (an image at a time, task.vae_slicing)" if vae_slicing and batch > 1 else "")
          + f" = {decode / GIB:.2f} GiB; the larger of the two is held"
          + (" (task.vae_tiling decodes in tiles, holding less)" if decode > denoising and not vae_tiling else ""))
         if shape.decoded_pixels else

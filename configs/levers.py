@@ -244,6 +244,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             and not task.expert_offload and not ctx.edge
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster
             changes.extend(fewer_cards)
+        if diffusion and ctx.shape.decoded_pixels and answers.workload.batch_size > 1 and not task.vae_slicing \
+                and ctx.shape.decoded_frames_at_once == 1:  # the same images, decoded one at a time (audit ZJ)
+            changes.append(("VAE slicing (Diffusers enable_vae_slicing): the batch's images decode one at a time "
+                            "(task.vae_slicing)", answers.with_value("task", "vae_slicing", True)))
         if diffusion and ctx.shape.decoded_pixels and not task.vae_tiling:  # the same image, decoded in tiles
             changes.append((f"VAE tiling (Diffusers enable_vae_tiling): the output decodes in {vae_tile_px(ctx.shape)} "
                             "px tiles (task.vae_tiling)", answers.with_value("task", "vae_tiling", True)))

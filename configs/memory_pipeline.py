@@ -39,7 +39,7 @@ def pipeline_memory(answers: Answers, shape: ModelShape, breakdown: MemoryBreakd
     # The peak is one model at a time: the denoiser with its working set, a frozen model alone, or the VAE's decode;
     # never a text encoder larger than the denoiser beside the denoiser's activations (audit XX: Allegro's T5).
     peak = max(breakdown.weights_bytes + denoising_bytes(shape, task.precision, batch), held,
-               decode_bytes(shape, batch, task.vae_tiling))
+               decode_bytes(shape, batch, task.vae_tiling, task.vae_slicing))
     if held > breakdown.weights_bytes:
         line += (f"; the denoiser runs without them, {breakdown.weights_bytes / 1e9:.3g} GB with its working set, "
                  "so the activations are what that needs beyond the larger model held")

@@ -9,7 +9,7 @@ import pytest
 
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
-from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.answers import answers_from_dict, cross_field_problems
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory import estimate_memory
@@ -342,3 +342,29 @@ def test_a_video_vae_decodes_its_own_smaller_tiles(catalog):
     assert any(label.startswith("VAE tiling") and "256 px tiles" in label for label in levers), levers
     build = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-5090-32gb", 1)})
     assert build.feasible, build.blockers
+
+
+COGVIEW3_PLUS = dict(
+    workload__preset="custom", workload__kind="transformer", workload__parameters=3_000_000_000, workload__layers=30,
+    workload__hidden_size=2560, workload__attention_heads=64, workload__intermediate_size=10240,
+    workload__sequence_length=4320, workload__denoising_steps=50, workload__classifier_free_guidance=True,
+    workload__single_stream_dit=True, workload__frozen_parameters=4_844_000_000, workload__frozen_precision="bf16",
+    workload__output_width_px=1024, workload__output_height_px=1024, workload__batch_size=4, task__mode="inference",
+    task__precision="bf16", data__kind="images", budget__amount=4000.0, budget__currency="USD")
+
+
+def test_a_batch_decoded_an_image_at_a_time_is_the_first_way_out(catalog):
+    # Audit ZJ: CogView3-Plus-3B (30 layers of 2,560, T5-XXL and its VAE frozen) at a batch of 4 and 1024 px needs
+    # 20 GB on an A100 (its README); decoding the 4 images at once counted ~25 GiB of VAE working set, 40 GiB in all,
+    # and the first way out was a used 48 GB card. Diffusers' enable_vae_slicing decodes them one at a time.
+    job = answers(**COGVIEW3_PLUS)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.memory.total_bytes > 35 * GIB
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("VAE slicing (Diffusers enable_vae_slicing)") and changed.task.vae_slicing, line
+    sliced = recommend(changed, catalog, today=TODAY)
+    assert sliced.feasible and sliced.memory.total_bytes == pytest.approx(20e9, rel=0.2)
+    assert any("an image at a time, task.vae_slicing" in line for line in sliced.memory.formula)
+    bare = job.with_value("workload", "output_width_px", 0).with_value("workload", "output_height_px", 0)
+    assert ("task", "vae_slicing") in [(section, key) for section, key, _ in
+                                       cross_field_problems(bare.with_value("task", "vae_slicing", True))]
