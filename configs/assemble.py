@@ -113,19 +113,23 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
-    built = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, ram_floor, room)
-    if ram_floor.value <= ram_floor.own_gib or acceptable_here(ctx, built):
-        return built
-    # RAM >= the GPUs' memory is a rule of thumb: it yields where it alone breaks the budget or the platform and the
-    # job's own need fits (audit ZI: two 3090s you have and EUR 1,500, refused at EUR 1,713 for 64 GB of RAM).
-    own = Floor(ram_floor.own_gib, f"{ram_floor.reason}; the rule of thumb (RAM >= GPU memory) yields to the budget "
-                f"and the platform: the job itself needs {ram_floor.own_gib:.0f} GiB", ram_floor.own_gib)
-    lower = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, own, room)
-    return lower if acceptable_here(ctx, lower) else built
+    rule_of_thumb_build = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, ram_floor, room)
+    pinned = ctx.pins.get("gpu", ("",))[0] == gpu.id
+    if not pinned or ram_floor.value <= ram_floor.own_gib or _within_its_rules(ctx, rule_of_thumb_build):
+        return rule_of_thumb_build
+    # RAM >= the GPUs' memory is a rule of thumb: around cards you have or pinned it yields where it alone breaks the
+    # budget or the platform and the job's own need fits (audit ZI: two 3090s you have and EUR 1,500, refused at EUR
+    # 1,713 for 64 GB of RAM); a ranked card keeps it, a better card with less RAM not bought (review ZS).
+    need_floor = Floor(ram_floor.own_gib, f"{ram_floor.reason}; the rule of thumb (RAM >= GPU memory) yields to the "
+                       f"budget and the platform: the job itself needs {ram_floor.own_gib:.0f} GiB", ram_floor.own_gib)
+    job_need_build = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, need_floor, room)
+    # Over budget either way, the nearer build is the one the refusal prices (EUR 1,486, not 1,713, at EUR 1,450).
+    nearer = not job_need_build.unsatisfied and job_need_build.total_cny < rule_of_thumb_build.total_cny
+    return job_need_build if _within_its_rules(ctx, job_need_build) or nearer else rule_of_thumb_build
 
 
-def acceptable_here(ctx: Context, asm: Assembly) -> bool:
-    """Within budget and breaking none of its own rules."""
+def _within_its_rules(ctx: Context, asm: Assembly) -> bool:
+    """Within budget and breaking none of its own rules (the power limit is the ranking's to weigh)."""
     return asm.total_cny <= ctx.budget_cny and not asm.unsatisfied
 
 
@@ -156,8 +160,9 @@ def _assemble_pc(ctx: Context, asm: Assembly, gpu: Part, need_ecc: bool, ram_flo
         # More than two ATX units would be needed: a tower takes two (dual-PSU case and adapter), not more.
         server = _with_gpu(asm, room)
         assemble_barebone(ctx, server, gpu, ram_floor, why=(
-            "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads; a tower holds at most "
-            "two units, joined by a dual-PSU adapter): the server chassis brings its own PSUs"))
+            "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads, not the adapters in the "
+            "cards' boxes; a tower holds at most two units, joined by a dual-PSU adapter): the server chassis brings "
+            "its own PSUs"))
         return server
     if (ctx.tier == "datacenter" or _shared(ctx)) and not need_ecc:
         asm.reasons["memory_kit"].append(ECC_PREFERENCE_LINE)

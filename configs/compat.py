@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 from pth_top.configs.part_types import HOST_FREE_FORMS
@@ -48,6 +49,18 @@ def gpu_slots_at(board: Part, link_lanes: int) -> int:
 def runs_on(cpu: Part, board: Part) -> bool:
     """The CPU works in the board: the same socket, and a chipset it supports where it names them."""
     return cpu["socket"] == board["socket"] and (not cpu.get("chipsets") or board["chipset"] in cpu["chipsets"])
+
+
+# A PCIe 8-pin lead carries 150 W: a 16-pin card's boxed adapter takes that many (an RTX 4090's 3 for 450 W, a 5090's
+# 4 for 575 W); a data-centre card ships with none.
+PCIE_8PIN_W = 150.0
+
+
+def adapter_pcie_8pin_count(gpu: Part) -> int:
+    """The PCIe 8-pin leads the adapter in a 16-pin card's box takes; 0 where none comes (a data-centre card)."""
+    if gpu["power_connector"] != "12vhpwr" or gpu["form"] == "datacenter":
+        return 0
+    return math.ceil(gpu["board_power_w"] / PCIE_8PIN_W)
 
 
 def compatibility_problems(chosen: Chosen, psu_required_w: float = 0.0,
@@ -151,14 +164,16 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
     if psu and gpu and gpu["form"] not in (*HOST_FREE_FORMS, "sxm", "oam"):
         connectors = gpu["power_connector_count"] * gpu_count
         if gpu["power_connector"] == "12vhpwr":
-            # Cards beyond the native leads take the boxed adapter from 4 PCIe 8-pin leads (power.adapted_cards).
+            # Cards beyond the native leads take the adapter in their box, where one comes (power.adapted_cards).
             native = psu["connectors_12vhpwr_count"] * psu_qty
-            adapted = max(0, gpu_count - native)
-            if psu["connectors_12vhpwr_count"] < 1 or psu["pcie_8pin_count"] * psu_qty < 4 * adapted:
+            adapted, per_card = max(0, gpu_count - native), adapter_pcie_8pin_count(gpu)
+            if psu["connectors_12vhpwr_count"] < 1 or adapted and not per_card \
+                    or psu["pcie_8pin_count"] * psu_qty < per_card * adapted:
+                adapter = (f"a card with no native lead takes the adapter in its box from {per_card} separate 8-pin "
+                           "leads") if per_card else "a data-centre card comes with no adapter: a native lead each"
                 problems.append(
                     f"power: {gpu_count} GPU(s) take 12VHPWR/12V-2x6 but {psu.name} x{psu_qty} "
-                    f"has {native} native lead(s) and {psu['pcie_8pin_count'] * psu_qty} PCIe 8-pin "
-                    f"(a card with no native lead takes its boxed adapter from 4 separate 8-pin leads)"
+                    f"has {native} native lead(s) and {psu['pcie_8pin_count'] * psu_qty} PCIe 8-pin ({adapter})"
                 )
         else:
             # A data-centre card's CPU 8-pin input takes two PCIe 8-pin leads through NVIDIA's adapter.
@@ -190,7 +205,8 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
             problems.append(f"{storage_qty} M.2 drives but {board.name} has {board['m2_slots_count']} M.2 slots")
         if board and storage["form_factor"] == "u2" and not board["memory_registered"]:
             notes.append(f"{storage.name} is U.2: a desktop board needs an adapter card")
-    if gpu and gpu["cooling"] == "passive" and gpu["form"] == "datacenter" and "gpu_duct" not in chosen:
+    if gpu and gpu["cooling"] == "passive" and gpu["form"] == "datacenter" and "gpu_duct" not in chosen \
+            and "system" not in chosen:
         notes.append(
             f"{gpu.name} is passively cooled: it needs a server chassis with high-pressure fans, not a desktop case"
         )

@@ -254,7 +254,7 @@ def training_activations(
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         if lora_dropout and method in methods.ADAPTER_METHODS:
             per_token += methods.lora_dropout_per_token(lora_targets, shape.hidden_size, shape.mlp_width,
-                                                         shape.gated_mlp)
+                                                         gated_mlp=shape.gated_mlp)
         size = transformer_activation_bytes(shape, micro_batch, recompute, flash_attention, 1, value_bytes, per_token,
                                             dropout_masks=masks, autocast=autocast)
         if recompute == "full":

@@ -188,7 +188,7 @@ def lora_activation_per_token(targets: str) -> float:
     return 24.0 if targets == "attention" else 34.0
 
 
-def lora_dropout_per_token(targets: str, hidden_size: int, mlp_width: int, gated_mlp: bool = True) -> float:
+def lora_dropout_per_token(targets: str, hidden_size: int, mlp_width: int, *, gated_mlp: bool) -> float:
     """What LoRA dropout keeps a token a layer, in bytes per h: PEFT puts each adapted matrix behind its own dropout
     (q, k and v each on the same x), which saves the dropped input (2 B) and its mask (1 B) for lora_A's backward:
     q, k, v, o (12), and with all_linear the MLP's too: gate and up on h and down on m, or a GELU MLP's fc1 on h and

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
+from pth_top.configs.compat import adapter_pcie_8pin_count
 from pth_top.configs.mains import largest, mains_of, outlets, sockets_text
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Rules
@@ -78,6 +79,7 @@ class Leads:
 
     native_16pin_count: int  # 12VHPWR / 12V-2x6, one cable from the PSU
     pcie_8pin_count: int
+    adapter_8pin_count: int = 0  # a 16-pin card on the adapter in its box: the PCIe 8-pin leads it takes; 0: none
 
     def text(self) -> str:
         if self.native_16pin_count:
@@ -95,7 +97,7 @@ def gpu_leads(gpu: Part) -> Leads:
     """A data-centre card's CPU (EPS) 8-pin input takes two PCIe 8-pin leads through NVIDIA's adapter."""
     connector, count = gpu["power_connector"], gpu["power_connector_count"]
     if connector == "12vhpwr":
-        return Leads(count, 0)
+        return Leads(count, 0, adapter_pcie_8pin_count(gpu))
     return Leads(0, {"8pin": 1, "eps8pin": 2}.get(connector, 0) * count)
 
 
@@ -129,26 +131,22 @@ def unit_loads(gpu: Part | None, gpu_count: int, units_count: int, host_w: float
     return loads
 
 
-# A 16-pin card beyond a unit's native leads takes the adapter in its box from four separate PCIe 8-pin leads (the RTX
-# 4090's and 5090's: NVIDIA's supported way, 600 W); a unit feeding such cards has at least one native lead (ATX 3.x).
-ADAPTER_PCIE_8PIN_COUNT = 4
-
-
 def adapted_cards(psu: Part, leads: Leads, gpu_count: int) -> int:
-    """The 16-pin cards on this unit that take the boxed adapter: those beyond its native leads."""
+    """The 16-pin cards on this unit beyond its native leads: on the adapter in their box, where `leads` allows it."""
     if not leads.native_16pin_count:
         return 0
     return max(0, gpu_count - psu["connectors_12vhpwr_count"] // leads.native_16pin_count)
 
 
 def _pcie_8pin_needed(psu: Part, leads: Leads, gpu_count: int) -> int:
-    return leads.pcie_8pin_count * gpu_count + ADAPTER_PCIE_8PIN_COUNT * adapted_cards(psu, leads, gpu_count)
+    return leads.pcie_8pin_count * gpu_count + leads.adapter_8pin_count * adapted_cards(psu, leads, gpu_count)
 
 
 def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_first: bool) -> bool:
     if psu["capacity_w"] < load.required_w:
         return False
-    if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < 1):
+    if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < 1
+                                     or adapted_cards(psu, leads, load.gpu_count) and not leads.adapter_8pin_count):
         return False
     if psu["pcie_8pin_count"] < _pcie_8pin_needed(psu, leads, load.gpu_count):
         return False
@@ -184,20 +182,25 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
                                                                                MAX_ATX_UNITS_COUNT) + 1))
     loads_by_units = {units: unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
                       for units in unit_counts}
-    candidates = []
-    for psu in offered(ctx, "psu"):
-        for units in unit_counts:
-            loads = loads_by_units[units]
-            if all(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
-                candidates.append((part_price(ctx, psu) * units, psu, units))
-                break
+    candidates: list[tuple[float, Part, int]] = []
+    # A native lead a card first; the boxed adapter only where no set of at most two units has them (review ZS).
+    for allowed in dict.fromkeys((replace(leads, adapter_8pin_count=0), leads)):
+        for psu in offered(ctx, "psu"):
+            for units in unit_counts:
+                loads = loads_by_units[units]
+                if all(_unit_fits(psu, load, allowed, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
+                    candidates.append((part_price(ctx, psu) * units, psu, units))
+                    break
+        if candidates:
+            leads = allowed
+            break
     if not pinned and any(units == 1 for _, _, units in candidates):
         # A second ATX unit needs a dual-PSU case and adapter: only where no one unit feeds the build.
         candidates = [candidate for candidate in candidates if candidate[2] == 1]
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
         f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units "
         f"({'the open frame has two brackets' if framed else 'a tower holds two'})")
-    adapter = f" (or the boxed adapter from {ADAPTER_PCIE_8PIN_COUNT} PCIe 8-pin)" if leads.native_16pin_count else ""
+    adapter = f" (or the boxed adapter from {leads.adapter_8pin_count} PCIe 8-pin)" if leads.adapter_8pin_count else ""
     psu, units = rank(ctx, asm, "psu", candidates, offered(ctx, "psu"), f"{rule} with {leads.text()}{adapter} per GPU",
                       closest=lambda part: (-part["capacity_w"], part_price(ctx, part), part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
@@ -206,7 +209,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
             asm.unsatisfied_add(
                 f"PSU {index + 1} ({psu.name}, {psu['capacity_w']:,.0f} W, {psu['connectors_12vhpwr_count']} native "
                 f"16-pin, {psu['pcie_8pin_count']} PCIe 8-pin) cannot feed its {load.gpu_count} GPU(s): needs "
-                f"{load.required_w:,.0f} W and {leads.text()} each"
+                f"{load.required_w:,.0f} W and {leads.text()}{adapter} each"
             )
             break
     efficiency = psu["efficiency"]
@@ -224,6 +227,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
         f"{estimate.psu_required_w:,.0f} W required{rounded}",
         f"80 PLUS {efficiency}: ~{asm.wall_w:,.0f} W from the wall at sustained load",
     ]
+    adapted = sum(adapted_cards(psu, leads, load.gpu_count) for load in loads) if candidates and gpu else 0
     if gpu and gpu["power_connector"] in OWN_SUPPLY_CONNECTORS:
         lines.append(f"leads: {gpu.name} runs from its own supply ({gpu['power_connector']}), no lead from the PSU")
     elif gpu and not leads.native_16pin_count and not leads.pcie_8pin_count:
@@ -231,10 +235,9 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     elif gpu:
         has = (f"{psu.name} has {psu['connectors_12vhpwr_count']} native 16-pin and {psu['pcie_8pin_count']} PCIe "
                "8-pin")
-        adapted = sum(adapted_cards(psu, leads, load.gpu_count) for load in loads)
         if adapted:
             line = (f"leads: {adapted} of the {gpu_count} cards take the 16-pin adapter in their box from "
-                    f"{ADAPTER_PCIE_8PIN_COUNT} separate PCIe 8-pin leads each (no daisy-chained pigtails), the "
+                    f"{leads.adapter_8pin_count} separate PCIe 8-pin leads each (no daisy-chained pigtails), the "
                     f"rest {leads.text()}: seat each 16-pin plug fully and bend no cable within 35 mm of it; {has}")
             asm.warnings.append(line)
         else:
@@ -256,7 +259,8 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     asm.heat_line = (f"cooling: ~{estimate.sustained_w:,.0f} W of heat into the room: an open frame has no case to "
                      "ventilate, each card's own fans cool it; keep the room's air moving") if framed else (
         heat_line(estimate.sustained_w, case_fans, rules))
-    return bool(candidates) or bool(pinned)
+    # Fed on the boxed adapters counts as not fed where a server chassis, with its own leads, takes the cards.
+    return bool(candidates) and not adapted or bool(pinned)
 
 
 def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad, leads: Leads, cpu: Part) -> str:
@@ -269,8 +273,10 @@ def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad,
         return "the smaller units that would do cost more"
     lacks = []
     for psu in smaller:
-        if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < 1):
-            lacks.append("the native 16-pin (12V-2x6) lead the card takes")
+        native = 1 if leads.adapter_8pin_count else leads.native_16pin_count * load.gpu_count
+        if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < native):
+            lacks.append("the native 16-pin (12V-2x6) lead the card takes" if native == 1 else
+                         f"the {native} native 16-pin (12V-2x6) leads the cards take")
         elif psu["pcie_8pin_count"] < _pcie_8pin_needed(psu, leads, load.gpu_count):
             lacks.append(f"the {_pcie_8pin_needed(psu, leads, load.gpu_count)} PCIe 8-pin leads the cards take")
         else:

@@ -237,6 +237,10 @@ class Fit:
     cheapest_fitting: tuple[Assembly, Part] | None  # the cheapest build whose GPU holds the workload, and its GPU
 
 
+# A price scale for edge modules that meet a stated rate: ¥10,000 (a mid-range Jetson) halves the bonus.
+EDGE_PRICE_SCALE_CNY = 10_000.0
+
+
 def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     """The ranking metric of all the build's GPUs per yuan of the whole build (the host is part of the price);
     an edge module's predicted speed, or where it meets a stated rate, the cheapest such build (audit ZL: a
@@ -244,7 +248,10 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     if ctx.edge:
         speed = job_speed(ctx, gpu)
         stated = _held_target(ctx)
-        return 1.0 / max(assembly.total_cny, 1.0) if stated is not None and speed >= stated[1] else speed
+        if stated is None or speed < stated[1]:
+            return speed
+        # Above every module that misses the rate (each under it), the cheaper higher: rate x (1, 2] (review ZS).
+        return stated[1] * (1.0 + EDGE_PRICE_SCALE_CNY / (assembly.total_cny + EDGE_PRICE_SCALE_CNY))
     return _metric_rate(ctx, gpu, gpu_metric(ctx)[0]) / max(assembly.total_cny, 1.0)
 
 

@@ -10,7 +10,8 @@ from pth_top.configs.parts import Part
 
 # The roles an open frame brings; a pin of either is a desktop build's, as a board's is.
 MOUNT_ROLES = ("frame", "riser")
-# Passive cards a desktop case takes with a fan duct each; more share a server's fan wall (platforms).
+# Passive cards a desktop case takes with a fan duct each: two, as a tower's two bottom-to-top x16 slots leave room
+# for a shroud and blower behind each; more share a server's fan wall (platforms).
 DUCTED_CARDS_MAX = 2
 
 
@@ -119,10 +120,10 @@ def mount_cost(ctx: Context, board: Part, gpu: Part | None, gpu_count: int) -> f
 
 def ducts_for(ctx: Context, gpu: Part | None) -> list[Part]:
     """The fan ducts that cool these passive cards in a desktop case: one or two that you have or pinned (a DIY
-    duct is a tinkerer's choice, not a default), each no hotter than a duct's rating; none for more cards, open-air
-    or blower ones (their own fans), or quiet answers (a duct's blower is loud)."""
+    duct is a tinkerer's choice, not a default), each no hotter than a duct's rating; none for more cards, or
+    open-air or blower ones (their own fans). Quiet answers get one too, warned: a server's fan wall is louder."""
     if (gpu is None or gpu["cooling"] != "passive" or ctx.gpu_count > DUCTED_CARDS_MAX
-            or ctx.answers.budget.noise == "quiet" or ctx.pins.get("gpu", ("",))[0] != gpu.id):
+            or ctx.pins.get("gpu", ("",))[0] != gpu.id):
         return []
     return [duct for duct in offered(ctx, "gpu_duct") if duct["max_gpu_power_w"] >= gpu["board_power_w"]]
 
@@ -144,6 +145,9 @@ def choose_ducts(ctx: Context, asm: Assembly, gpu: Part) -> None:
         "than an 8-GPU server barebone",
         *duct.notes_for(ctx.market),
     ]
+    if ctx.answers.budget.noise == "quiet":
+        asm.warnings.append(f"budget.noise = \"quiet\": {gpu.name} is passive and has no quiet cooling; its fan duct's "
+                            "blower is loud, if less so than a server's fan wall: a blower or open-air card is quiet")
 
 
 def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:

@@ -15,7 +15,8 @@ from pth_top.configs.quantization import weight_format
 
 # Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
 # (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
-# (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's.
+# (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's,
+# made with the 0.26 GB input table read too: without it these rows read ~2 % less (not refitted, inside their spread).
 DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, sp.DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
 
 
@@ -67,13 +68,17 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     fmt = weight_format(task.quantization, task.precision, engine)
     embedding_bytes = fmt.vocabulary_bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[task.precision]
     # The input embedding: a row a token is read, not the table (audit ZL); a tied one is read whole as the LM head.
-    table = 0.0 if shape.tied_embeddings else shape.vocabulary_size * shape.hidden_size * embedding_bytes
-    read, what = weights - table, "the weights" + (
-        f" less the input embedding's table ({table / 1e9:.3g} GB: a row a token)" if table else "")
+    # At most half the vocabulary's share of the count, as the weights count it (a count without the embeddings).
+    table_parameters = min(shape.vocabulary_size * shape.hidden_size,
+                           min(shape.parameters, shape.vocabulary_parameters) / 2)
+    embedding_table_bytes = 0.0 if shape.tied_embeddings else table_parameters * embedding_bytes
+    read, what = weights - embedding_table_bytes, "the weights" + (
+        f" less the input embedding's table ({embedding_table_bytes / 1e9:.3g} GB: a row a token)"
+        if embedding_table_bytes else "")
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
-        active_weights -= table
+        active_weights -= embedding_table_bytes
         read, union = _moe_batch_reads(weights, active_weights, shape.routed_expert_share, batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")

@@ -499,7 +499,8 @@ CASES: tuple[PublishedSpeed, ...] = (
                                   quantization="awq_g128")["decode_tokens_per_s_per_stream"],
                    gap="--enforce-eager turns off vLLM's CUDA graphs, so every decode step launches each layer's "
                        "kernels from Python; the prediction's per-layer launch cost is that of a captured graph "
-                       "(the prefill of the same run, below, is within 10 %)", tolerance=1.0),
+                       "(the prefill of the same run, below, is within 10 %); +97 % since a token reads one row of "
+                       "the input embedding, not the table", tolerance=1.0),
     # The H20's own decode fraction (gpus.toml, 0.38 of its 4.0 TB/s) is fitted on the two BF16 rows.
     PublishedSpeed("sglang-h20-qwen3-8b-bf16-decode", f"{QWEN_H20}: Qwen3-8B BF16, 81.73 tokens/s", 81.73,
                    lambda: h20_decode(QWEN3_8B, "bf16"), fitted=True),

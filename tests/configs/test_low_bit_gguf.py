@@ -9,6 +9,7 @@ import pytest
 from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.presets import model_shape
 from pth_top.configs.quantization import weight_format
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
@@ -83,3 +84,15 @@ def test_under_4_bits_a_gguf_decodes_at_its_own_share_of_the_bandwidth_and_4_bit
     awq = decode_reads(job.with_value("task", "serving_engine", "vllm").with_value("task", "quantization", "awq_g128"),
                        LLAMA31_8B)
     assert awq.read_bytes < awq.weight_bytes and "bandwidth fraction a byte" not in awq.line
+
+
+def test_a_count_without_the_embeddings_never_reads_a_negative_step(catalog):
+    # Review ZS: Pythia-70M's model card counts 18.9M non-embedding parameters; its table (50,304 x 512 = 25.8M) was
+    # taken off them whole, and the decode rate came out at -13,204 tokens/s. At most half the vocabulary's share is.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=18_915_328,
+                  workload__layers=6, workload__hidden_size=512, workload__attention_heads=8,
+                  workload__vocabulary_size=50_304, workload__sequence_length=512, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp16", budget__currency="USD", budget__amount=3000.0)
+    reads = decode_reads(job, model_shape(job.workload)[0])
+    assert reads.read_bytes == pytest.approx(reads.weight_bytes / 2)
+    assert recommend(job, catalog, today=TODAY).speed.figures["decode_tokens_per_s_per_stream"] > 0
