@@ -248,3 +248,13 @@ def test_the_rule_of_thumb_ram_as_large_as_the_gpus_memory_yields_where_it_alone
     # With the money for it the rule of thumb holds.
     roomy = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0), catalog, today=TODAY).component("memory_kit")
     assert roomy.spec["capacity_gib"] * roomy.quantity >= 48
+
+
+def test_a_pinned_fan_duct_is_dropped_with_its_own_reason_where_no_card_needs_it(catalog):
+    # Review ZS: a duct pinned beside open-air cards was dropped as "this build is one box without that part".
+    build = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0), catalog,
+                      pins={"gpu_duct": ("passive-gpu-fan-duct", 2)}, today=TODAY)
+    assert build.component("gpu_duct") is None
+    assert any(line.startswith("your earlier choice of GPU fan duct is dropped: it cools one or two passive")
+               for line in build.warnings), build.warnings
+    assert not any("one box without that part" in line for line in build.warnings)
