@@ -36,6 +36,7 @@ from pth_top.configs.owned import all_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import barebone_fit_problems, barebones, system_options, systems_for
+from pth_top.configs.power import power_limit_line
 from pth_top.configs.ranking import (
     Fit,
     fits_the_machine,
@@ -92,7 +93,12 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
                      "= \"amp_fp16\" (Volta and Turing have no bf16)")
     max_power = ctx.answers.budget.max_power_w
     if max_power and assembly.wall_w > max_power:
-        lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W")
+        # The GPUs' power limit, where a measured one brings the draw under it (audit ZI: the lever was the circuit's).
+        psu = assembly.chosen.get("psu")
+        capped = power_limit_line(gpu, ctx.gpu_count, assembly.wall_w, max_power, psu[0]["efficiency"], ctx.rules,
+                                  f"stay under the {max_power} W limit") if psu and gpu is not None else ""
+        lines.append(f"not feasible within the {max_power} W limit: the build draws ~{assembly.wall_w:,.0f} W"
+                     + (f"; {capped.removeprefix('or ')}" if capped else ""))
     lines.extend(f"breaks its own rules: {line}" for line in assembly.unsatisfied)
     return lines
 

@@ -335,8 +335,9 @@ def _split_in_two(loads_w: list[float], limit_w: float) -> bool:
 
 
 def power_limit_line(gpu: Part | None, gpu_count: int, wall_w: float, circuit_limit_w: float, efficiency: str,
-                     rules: Rules) -> str:
-    """`nvidia-smi -pl` per GPU that brings the wall draw under one socket, when that limit is a measured one."""
+                     rules: Rules, purpose: str = "stay on one socket") -> str:
+    """`nvidia-smi -pl` per GPU that brings the wall draw under one socket (or a limit), when that limit is a
+    measured one."""
     if not gpu or not gpu_count:
         return ""
     p = rules.power
@@ -346,6 +347,5 @@ def power_limit_line(gpu: Part | None, gpu_count: int, wall_w: float, circuit_li
     if fraction < p.power_limit_min_fraction:  # no measured throughput cost below that: no proposal
         return ""
     return (f"or set `sudo nvidia-smi -pl {int(limit_w)}` on each GPU ({fraction:.0%} of {gpu['board_power_w']:g} W) "
-            "to "
-            f"stay on one socket: at {p.power_limit_min_fraction:.0%} power, 4 x RTX 3090 kept over "
+            f"to {purpose}: at {p.power_limit_min_fraction:.0%} power, 4 x RTX 3090 kept over "
             f"{p.power_limit_throughput_kept_fraction:.0%} of training throughput ({p.power_limit_source})")

@@ -258,3 +258,13 @@ def test_a_pinned_fan_duct_is_dropped_with_its_own_reason_where_no_card_needs_it
     assert any(line.startswith("your earlier choice of GPU fan duct is dropped: it cools one or two passive")
                for line in build.warnings), build.warnings
     assert not any("one box without that part" in line for line in build.warnings)
+
+
+def test_a_build_over_your_power_limit_names_the_gpu_power_limit_that_brings_it_under(catalog):
+    # Audit ZI: a power limit (budget.max_power_w) refused a build that `nvidia-smi -pl` would bring under it; the
+    # lever was offered only for the wall socket. Two 3090s at ~1,033 W from the wall: 290 W each keeps under 900 W.
+    build = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0, budget__max_power_w=900), catalog, today=TODAY)
+    assert build.blockers[0].startswith("not feasible within the 900 W limit: the build draws ~1,033 W; set "
+                                        "`sudo nvidia-smi -pl 290` on each GPU"), build.blockers
+    far = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0, budget__max_power_w=600), catalog, today=TODAY)
+    assert "nvidia-smi" not in far.blockers[0]  # under 80 % of the card's power no throughput figure is measured
