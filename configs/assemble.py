@@ -31,7 +31,7 @@ from pth_top.configs.platforms import (
     needs_server_chassis,
     server_chassis_allowed,
 )
-from pth_top.configs.power import choose_psu
+from pth_top.configs.power import FED, choose_psu
 from pth_top.configs.ram_choice import board_with_ram_cost, choose_ram
 from pth_top.configs.rules import (
     Floor,
@@ -156,14 +156,17 @@ def _assemble_pc(ctx: Context, asm: Assembly, gpu: Part, need_ecc: bool, ram_flo
                 "the desktop platform that holds the job is chosen")
             other.reasons["cpu"].insert(0, why)
             asm, fed, need_ecc = other, other_fed, not need_ecc
-    if not fed and ctx.gpu_count > 2 and server_chassis_allowed(ctx, gpu):
-        # More than two ATX units would be needed: a tower takes two (dual-PSU case and adapter), not more.
+    if fed != FED and ctx.gpu_count > 2 and server_chassis_allowed(ctx, gpu):
+        # More than two ATX units would be needed: a tower takes two (dual-PSU case and adapter), not more. Fed on
+        # the adapters in the cards' boxes, the tower stays where the server costs more (review ZT).
         server = _with_gpu(asm, room)
         assemble_barebone(ctx, server, gpu, ram_floor, why=(
-            "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads, not the adapters in the "
-            "cards' boxes; a tower holds at most two units, joined by a dual-PSU adapter): the server chassis brings "
-            "its own PSUs"))
-        return server
+            "no pair of ATX PSUs in the catalog feeds them (power and native 16-pin leads; a tower holds at most "
+            "two units, joined by a dual-PSU adapter): the server chassis brings its own PSUs" if not fed else
+            "a tower's pair of ATX PSUs feeds them only on the adapters in the cards' boxes, and costs more: the "
+            "server chassis brings its own PSUs and leads"))
+        if not fed or not server.unsatisfied and server.total_cny < asm.total_cny:
+            return server
     if (ctx.tier == "datacenter" or _shared(ctx)) and not need_ecc:
         asm.reasons["memory_kit"].append(ECC_PREFERENCE_LINE)
     return asm
@@ -179,8 +182,9 @@ def _shared(ctx: Context) -> bool:
     return ctx.answers.scenario in ("team_training", "inference_server")
 
 
-def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> bool:
-    """CPU, board, RAM, storage, cooler and ATX PSUs; False when no set of ATX units feeds it."""
+def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: Floor) -> str:
+    """CPU, board, RAM, storage, cooler and ATX PSUs; how they feed the cards (power.choose_psu), "" where none
+    does."""
     cpu = _choose_cpu(ctx, asm, gpu, need_ecc, ram_floor.value)
     board = _choose_board(ctx, asm, gpu, cpu, need_ecc, ram_floor.value)
     choose_ram(ctx, asm, board, need_ecc, ram_floor)

@@ -115,7 +115,7 @@ def _no_holder(ctx: Context) -> str:
     counts = f" in a machine of {ctx.gpu_count} GPU{'s' if ctx.gpu_count > 1 else ''}" if servers else ""
     unhoused = _unhoused(ctx)
     if unhoused:  # a card holds it, but no chassis in the catalog takes it (audit ZG: 4 x H200 NVL)
-        return unhoused + (f"; {servers}: scale.gpu_count" if servers else "")
+        return unhoused + (f" ({servers}: scale.gpu_count)" if servers else "")
     if not unbuyable:
         return f"no GPU in this catalog holds that much{counts}" + (f" ({servers}: scale.gpu_count)" if servers else "")
     named = "; ".join(f"{gpu.name}: {_unbuyable_reason(ctx, gpu)}" for gpu in unbuyable[:3])

@@ -157,9 +157,14 @@ def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_f
 MAX_ATX_UNITS_COUNT = 2
 
 
-def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler: Part) -> bool:
+# How a set of ATX units feeds the cards: with a native lead each, or some on the adapters in their boxes ("": not).
+FED, FED_ON_ADAPTERS = "native", "adapters"
+
+
+def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler: Part) -> str:
     """The cheapest set of one or two identical ATX units, each feeding whole GPUs; lines on leads, units and
-    circuit. False when no such set feeds the build (it then needs a server chassis with CRPS units)."""
+    circuit. How they feed the cards (FED, FED_ON_ADAPTERS), or "" where no such set does (it then needs a server
+    chassis with CRPS units)."""
     rules = ctx.rules
     gpu_count = ctx.gpu_count if gpu else 0
     ram, ram_qty = asm.chosen["memory_kit"]
@@ -182,21 +187,19 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
                                                                                MAX_ATX_UNITS_COUNT) + 1))
     loads_by_units = {units: unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
                       for units in unit_counts}
+    # Fewer units first (a second ATX unit needs a dual-PSU case and adapter: only where no one unit feeds the build),
+    # and at each count a native lead a card before the adapter in the card's box (reviews ZS, ZT).
+    sets = [(units, allowed, [(part_price(ctx, psu) * units, psu, units) for psu in offered(ctx, "psu") if all(
+                 _unit_fits(psu, load, allowed, cpu["eps_8pin_count"], i == 0)
+                 for i, load in enumerate(loads_by_units[units]))])
+            for units in unit_counts for allowed in dict.fromkeys((replace(leads, adapter_8pin_count=0), leads))]
     candidates: list[tuple[float, Part, int]] = []
-    # A native lead a card first; the boxed adapter only where no set of at most two units has them (review ZS).
-    for allowed in dict.fromkeys((replace(leads, adapter_8pin_count=0), leads)):
-        for psu in offered(ctx, "psu"):
-            for units in unit_counts:
-                loads = loads_by_units[units]
-                if all(_unit_fits(psu, load, allowed, cpu["eps_8pin_count"], i == 0) for i, load in enumerate(loads)):
-                    candidates.append((part_price(ctx, psu) * units, psu, units))
-                    break
-        if candidates:
-            leads = allowed
-            break
-    if not pinned and any(units == 1 for _, _, units in candidates):
-        # A second ATX unit needs a dual-PSU case and adapter: only where no one unit feeds the build.
-        candidates = [candidate for candidate in candidates if candidate[2] == 1]
+    if pinned:
+        candidates = [candidate for _, allowed, found in sets if allowed == leads for candidate in found]
+    else:
+        found_set = next(((allowed, found) for _, allowed, found in sets if found), None)
+        if found_set is not None:
+            leads, candidates = found_set
     rule = f">= {size} W" if estimate.psu_required_w <= size else (
         f"{estimate.psu_required_w:,.0f} W over at most {MAX_ATX_UNITS_COUNT} ATX units "
         f"({'the open frame has two brackets' if framed else 'a tower holds two'})")
@@ -259,8 +262,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     asm.heat_line = (f"cooling: ~{estimate.sustained_w:,.0f} W of heat into the room: an open frame has no case to "
                      "ventilate, each card's own fans cool it; keep the room's air moving") if framed else (
         heat_line(estimate.sustained_w, case_fans, rules))
-    # Fed on the boxed adapters counts as not fed where a server chassis, with its own leads, takes the cards.
-    return bool(candidates) and not adapted or bool(pinned)
+    return "" if not candidates and not pinned else FED_ON_ADAPTERS if adapted else FED
 
 
 def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad, leads: Leads, cpu: Part) -> str:

@@ -147,7 +147,7 @@ def choose_ducts(ctx: Context, asm: Assembly, gpu: Part) -> None:
     ]
     if ctx.answers.budget.noise == "quiet":
         asm.warnings.append(f"budget.noise = \"quiet\": {gpu.name} is passive and has no quiet cooling; its fan duct's "
-                            "blower is loud, if less so than a server's fan wall: a blower or open-air card is quiet")
+                            "blower is loud, if less so than a server's fan wall: an open-air card is the quiet one")
 
 
 def choose_mount(ctx: Context, asm: Assembly, board: Part, gpu: Part) -> None:

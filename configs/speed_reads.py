@@ -78,7 +78,7 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
-        active_weights -= embedding_table_bytes
+        active_weights -= min(embedding_table_bytes, active_weights / 2)  # a count without the embeddings too
         read, union = _moe_batch_reads(weights, active_weights, shape.routed_expert_share, batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")

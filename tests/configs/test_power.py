@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from pth_top.configs.assemble import assemble
 from pth_top.configs.parts import Part
 from pth_top.configs.power import gpu_leads, gpus_per_unit, heat_line, power_limit_line, unit_loads
-from pth_top.configs.recommend import _context
+from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
 from tests.configs.builders import answers
 
@@ -150,3 +152,19 @@ def test_the_compatibility_check_takes_the_boxed_adapter_where_one_comes(catalog
     assert power_blockers("rtx-4090-24gb", "superflower-leadex-titanium-1600", 2, 2)  # no native lead
     assert "a data-centre card comes with no adapter" in power_blockers("l20-48gb", "seasonic-prime-px-1600-atx3",
                                                                         3, 2)[0]
+
+
+def test_fewer_units_first_then_a_native_lead_a_card_and_a_tower_on_adapters_where_a_server_costs_more(catalog):
+    # Review ZT: 3 x RTX PRO 4000 (140 W) got two 1,300 W units with a native lead each, where one unit feeds the
+    # third card on the one-lead adapter in its box; 5 of them pinned went to a CNY 136,868 server over budget,
+    # where the tower on adapters is within CNY 125,000. Six still go to the server: it costs less than that tower.
+    three = build(catalog, "rtx-pro-4000-blackwell-24gb", scale__gpu_count=3, workload__preset="llama-7b",
+                  task__method="qlora", budget__amount=60000.0)
+    assert three.chosen["psu"][1] == 1 and any("1 separate PCIe 8-pin leads each" in line for line in three.warnings)
+    job = answers("team_training", workload__preset="resnet50", data__kind="images", data__dataset_size_gb=100.0,
+                  scale__gpu_count=5, budget__amount=125000.0)
+    five = recommend(job, catalog, pins={"gpu": ("rtx-pro-4000-blackwell-24gb", 5)}, today=dt.date(2026, 11, 1))
+    assert five.feasible and five.component("system") is None and five.component("psu") is not None, five.blockers
+    six = recommend(job.with_value("scale", "gpu_count", 6).with_value("budget", "amount", 300000.0), catalog,
+                    pins={"gpu": ("rtx-pro-4000-blackwell-24gb", 6)}, today=dt.date(2026, 11, 1))
+    assert six.component("system") is not None
