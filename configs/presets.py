@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.quantization import GGUF_FORMATS
 from pth_top.configs.tomlsource import read_toml
 
 if TYPE_CHECKING:  # answers import this module's presets
@@ -137,6 +138,13 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                                or shape.encoder_decoder):
         lines.append("task.layer_offload is not used: llama.cpp's -ngl splits a language model's decoder layers, and "
                      "this model is not one")
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if task.mode == "inference" and engine == "llama_cpp" and task.quantization not in ("auto", *GGUF_FORMATS):
+        # Audit ZG: AWQ weights at the edge were sized for llama.cpp, which cannot load them.
+        how = "answered" if task.serving_engine == "llama_cpp" else "assumed here"
+        lines.append(f"task.quantization = \"{task.quantization}\" is not a GGUF file, and llama.cpp (the engine "
+                     f"{how}) loads only those: answer task.serving_engine = \"vllm\" for the checkpoint, or a "
+                     "GGUF format (gguf_q4_k_m, ~4.8 bits a weight; gguf_q8_0)")
     if task.target_samples_per_s and kind == "transformer" and not shape.encoder_only:
         lines.append("task.target_samples_per_s is not used: it is the inputs a second of a model that generates "
                      "nothing, and this one generates tokens (task.target_tokens_per_s_per_stream is its rate)")

@@ -38,6 +38,7 @@ Quantization = Literal[
     "fp8", "gguf_q8_0",
 ]
 QUANTIZATIONS: tuple[str, ...] = get_args(Quantization)
+GGUF_FORMATS = tuple(name for name in QUANTIZATIONS if name.startswith("gguf_"))  # what llama.cpp loads
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,3 +96,17 @@ def test_a_count_without_the_embeddings_never_reads_a_negative_step(catalog):
     reads = decode_reads(job, model_shape(job.workload)[0])
     assert reads.read_bytes == pytest.approx(reads.weight_bytes / 2)
     assert recommend(job, catalog, today=TODAY).speed.figures["decode_tokens_per_s_per_stream"] > 0
+
+
+def test_a_checkpoint_llama_cpp_cannot_load_is_said_where_it_is_the_engine(catalog):
+    # Audit ZG: AWQ weights for a Jetson were sized and timed for llama.cpp (the edge's engine for "auto"), which loads
+    # GGUF files only; a GGUF format, or vLLM answered, says nothing.
+    from pth_top.configs.presets import ignored_answer_warnings
+
+    job = answers("edge_deployment", workload__preset="llama3-8b", workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__quantization="awq_g128")
+    said = [line for line in ignored_answer_warnings(job, LLAMA31_8B) if "is not a GGUF file" in line]
+    assert said and "the engine assumed here" in said[0] and 'task.serving_engine = "vllm"' in said[0]
+    for fine in (job.with_value("task", "quantization", "gguf_q4_k_m"),
+                 job.with_value("task", "serving_engine", "vllm")):
+        assert not any("is not a GGUF file" in line for line in ignored_answer_warnings(fine, LLAMA31_8B))
