@@ -12,6 +12,7 @@ from pth_top.configs import stacks
 from pth_top.configs.assembly import (
     Assembly,
     Context,
+    chosen_by_you,
     gpu_price,
     headroom_line,
     offered,
@@ -114,8 +115,8 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
     rule_of_thumb_build = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, ram_floor, room)
-    pinned = ctx.pins.get("gpu", ("",))[0] == gpu.id
-    if not pinned or ram_floor.value <= ram_floor.own_gib or _within_its_rules(ctx, rule_of_thumb_build):
+    if not chosen_by_you(ctx, gpu) or ram_floor.value <= ram_floor.own_gib \
+            or _within_its_rules(ctx, rule_of_thumb_build):
         return rule_of_thumb_build
     # RAM >= the GPUs' memory is a rule of thumb: around cards you have or pinned it yields where it alone breaks the
     # budget or the platform and the job's own need fits (audit ZI: two 3090s you have and EUR 1,500, refused at EUR

@@ -102,6 +102,11 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
                             gpu["form"])
 
 
+def chosen_by_you(ctx: Context, gpu: Part) -> bool:
+    """Whether these are the cards you have (budget.owned_gpu) or pinned, not ones the ranking chose."""
+    return ctx.pins.get("gpu", ("",))[0] == gpu.id
+
+
 def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
     """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context; a GPU that
     shares its memory with the CPU (Jetson, DGX Spark) holds what an offload would have put in RAM too."""
@@ -111,8 +116,7 @@ def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
     elif ctx.answers.task.expert_offload:  # the experts that fit beside the rest, with the margin, stay on the GPU
         room = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction) - memory.total_bytes
         memory = experts_kept_on_gpus(memory, ctx.shape, room, ctx.answers.scale.gpu_count)
-    elif ctx.answers.task.layer_offload and ctx.pins.get("gpu", ("",))[0] == gpu.id \
-            and gpu["memory_kind"] != "shared":  # only on a card you have or chose
+    elif ctx.answers.task.layer_offload and chosen_by_you(ctx, gpu) and gpu["memory_kind"] != "shared":
         usable = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction)
         memory = layers_kept_on_gpus(memory, ctx.answers, ctx.shape, usable, ctx.answers.scale.gpu_count)
     return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory

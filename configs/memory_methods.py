@@ -193,10 +193,8 @@ def lora_dropout_per_token(targets: str, hidden_size: int, mlp_width: int, *, ga
     (q, k and v each on the same x), which saves the dropped input (2 B) and its mask (1 B) for lora_A's backward:
     q, k, v, o (12), and with all_linear the MLP's too: gate and up on h and down on m, or a GELU MLP's fc1 on h and
     fc2 on m (audit LL: LitGPT's Phi-3 LoRA, 19.75 GB published, 15.2 GiB without it; audit ZH: Phi-2's two)."""
-    attention = 4 * 3.0
-    if targets == "attention":
-        return attention
-    return attention + (2 if gated_mlp else 1) * 3.0 + 3.0 * mlp_width / max(1, hidden_size)
+    inputs = sum(matrix.d_in for matrix in adapted_matrices(hidden_size, hidden_size, mlp_width, gated_mlp, targets))
+    return 3.0 * inputs / max(1, hidden_size)
 
 
 # Korthikanti's MLP share of the 34 (a 4h GELU MLP): fc1 input 2, fc1 output 8, GELU output 8, dropout mask 1.

@@ -174,7 +174,6 @@ def _recommend(
     if (owned := owned_pin(answers)) is not None and pins_kept.get("gpu") == owned:  # they follow the answers
         del pins_kept["gpu"]
     unmounted = [role for role in dropped if role in MOUNT_ROLES]  # the cards fit the board: no frame
-    unducted = [role for role in dropped if role == "gpu_duct"]  # no passive card a desktop case ducts
     boxed = [role for role in dropped if role not in (*MOUNT_ROLES, "gpu_duct")]  # a desktop system or edge module
     if boxed:
         warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in boxed)} is dropped: this "
@@ -182,7 +181,7 @@ def _recommend(
     if unmounted:
         warnings.append(f"your earlier choice of {', '.join(ROLE_LABELS[role] for role in unmounted)} is dropped: "
                         "these cards fit the board's own slots, with no open frame")
-    if unducted:
+    if "gpu_duct" in dropped:  # no passive card a desktop case ducts
         warnings.append("your earlier choice of GPU fan duct is dropped: it cools one or two passive cards of at most "
                         "its rating in a desktop PC, and these are not")
     if passed_over is not None:

@@ -4,7 +4,7 @@ are too wide for it and its slots with the lanes the job needs are enough."""
 from __future__ import annotations
 
 from pth_top.configs import stacks
-from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
+from pth_top.configs.assembly import Assembly, Context, chosen_by_you, offered, part_price, rank
 from pth_top.configs.compat import chipset_slot_cards, gpu_slots_at
 from pth_top.configs.parts import Part
 
@@ -123,7 +123,7 @@ def ducts_for(ctx: Context, gpu: Part | None) -> list[Part]:
     duct is a tinkerer's choice, not a default), each no hotter than a duct's rating; none for more cards, or
     open-air or blower ones (their own fans). Quiet answers get one too, warned: a server's fan wall is louder."""
     if (gpu is None or gpu["cooling"] != "passive" or ctx.gpu_count > DUCTED_CARDS_MAX
-            or ctx.pins.get("gpu", ("",))[0] != gpu.id):
+            or not chosen_by_you(ctx, gpu)):
         return []
     return [duct for duct in offered(ctx, "gpu_duct") if duct["max_gpu_power_w"] >= gpu["board_power_w"]]
 

@@ -10,6 +10,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_methods import adapted_matrices
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION, ModelShape, kv_cache_bytes
 from pth_top.configs.quantization import weight_format
 
@@ -95,7 +96,8 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
                  f"{fmt.decode_time_vs_16bit:g} times")
     layer_s = 0.0
     if fmt is not None and fmt.decode_s_per_linear:  # each linear call's own time beside its bytes
-        linears = 4 + (3 if shape.gated_mlp else 2)  # q, k, v, o and the MLP's
+        linears = len(adapted_matrices(shape.hidden_size, shape.hidden_size, shape.mlp_width, shape.gated_mlp,
+                                       "all_linear"))  # q, k, v, o and the MLP's
         layer_s = linears * fmt.decode_s_per_linear
         line += (f"; {fmt.label}'s kernels add {fmt.decode_s_per_linear * 1e3:g} ms a linear call, {linears} a "
                  "layer")
