@@ -38,6 +38,9 @@ EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, config
 # ignore what a step waits on (ZeRO-3 of a MoE over PCIe: 21 of 27 s a step; a MobileNet's activations' bytes).
 JOB_SPEED = "predicted_job_rate"
 NEAR_TIE = 0.05  # builds within 5 % of the best score a unit of money count as as good: the most memory is chosen
+# ... among those costing at most 1/0.7 of the best's: a tie in value is not a reason to spend 3.6 times as much
+# (audit ZI: 8 x H200 for CNY 1.5 million over 8 x RTX PRO 5000 for CNY 415k, 2.4 % apart a yuan).
+NEAR_TIE_PRICE_MAX = 1 / 0.7
 # vLLM's AWQ kernels need compute capability 7.5 (docs.vllm.ai features/quantization/supported_hardware: Volta no).
 AWQ_COMPUTE_CAPABILITY = 7.5
 TRAINING_RATE_BY_PRECISION = {
@@ -280,7 +283,8 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
     best = min(found, key=lambda each: each[:3])
     # Within NEAR_TIE of the best score, the card with the most memory: room for a longer context or a larger model
     # for ~the same value (audit KK: CNY 8,000 bought an 8 GB RTX 5060 at 2.6 % more a yuan than a 16 GB 5060 Ti).
-    near = [each for each in found if each[0] == best[0] and -each[1] >= (1 - NEAR_TIE) * -best[1]]
+    near = [each for each in found if each[0] == best[0] and -each[1] >= (1 - NEAR_TIE) * -best[1]
+            and each[3].total_cny <= NEAR_TIE_PRICE_MAX * best[3].total_cny]
     chosen = min(near, key=lambda each: (-whole_gib(ctx, each[4]), each[1], each[2]))
     return chosen[3], chosen[4]
 

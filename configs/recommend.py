@@ -56,7 +56,7 @@ from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ram_platform import platform_for_ram
-from pth_top.configs.ranking import NEAR_TIE, Fit, fit_budget, gpu_metric, meets_target, ranked_gpus
+from pth_top.configs.ranking import NEAR_TIE, NEAR_TIE_PRICE_MAX, Fit, fit_budget, gpu_metric, meets_target, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -384,7 +384,8 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
         f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {_memory_text(gpu)} {kind} "
         f"({usable_text}) (guide §2.1; each term's formula under Reasoning)",
         owned_line(ctx.answers) if is_owned(ctx.answers, gpu) else f"ranked by {metric_text} among cards meeting the "
-        f"floor, the most memory among builds within {NEAR_TIE:.0%} of the best (guide §2.3)",
+        f"floor, the most memory among builds within {NEAR_TIE:.0%} of the best and {NEAR_TIE_PRICE_MAX:.2g} times its "
+        "price (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset
     if preset.startswith("gpt2"):

@@ -300,3 +300,37 @@ def test_a_prompt_cache_share_outside_a_server_of_several_streams_says_so():
     for changed in (server.with_value("workload", "batch_size", 1),
                     answers(workload__preset="llama3-8b", task__mode="inference", task__prompt_cache_hit_fraction=0.5)):
         assert any(line.startswith(unused) for line in ignored_answer_warnings(changed, shape)), changed
+
+
+# ERNIE-4.5-300B-A47B (baidu/ERNIE-4.5-300B-A47B-PT config.json: 54 layers, hidden 8192, 64 heads, 8 KV heads of 128,
+# 64 experts with 8 a token, V 103,424) in 4-bit weights for 32 streams of 32k (audit ZI): FastDeploy's best practice
+# runs its WINT4 weights on 4 x 80 GB; the 16-bit KV cache of 32 x 32k is 223 GiB more.
+ERNIE45_300B = dict(
+    workload__preset="custom", workload__kind="transformer", workload__parameters=300_000_000_000,
+    workload__active_parameters=47_000_000_000, workload__layers=54, workload__hidden_size=8192,
+    workload__attention_heads=64, workload__kv_heads=8, workload__head_dim=128, workload__vocabulary_size=103_424,
+    workload__experts_count=64, workload__experts_per_token=8, workload__sequence_length=32768,
+    workload__batch_size=32, task__mode="inference", task__precision="int4", task__serving_engine="vllm",
+    budget__currency="CNY", budget__amount=1_500_000.0,
+)
+
+
+def test_a_server_that_an_fp8_kv_cache_makes_far_cheaper_is_offered_that_build_beside_the_dearer_one(catalog):
+    # On one GPU nothing holds it: tensor parallel alone needs 47 GiB a GPU (8 x H200 for CNY 1.5 million), with an
+    # fp8 KV cache 33 GiB (8 x 48 GB cards for about a quarter). A value within 5 % a yuan is no reason to buy only
+    # the dearer one: both are offered.
+    job = answers("inference_server", **ERNIE45_300B)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.blockers
+    found = {changed.task.kv_cache_dtype: recommend(changed, catalog, today=TODAY)
+             for _, changed, _ in build.applicable_alternatives
+             if changed.scale.gpu_count == 8 and changed.workload == job.workload}
+    assert set(found) == {"auto", "fp8"}, build.feasible_alternatives
+    assert not found["fp8"].blockers and found["fp8"].total_price_cny < 0.35 * found["auto"].total_price_cny
+    # Answered on 8 GPUs, the build with the 16-bit cache names the one an fp8 cache needs, with its speed.
+    eight = recommend(job.with_value("scale", "gpu_count", 8), catalog, today=TODAY)
+    line = next(line for line in eight.warnings if line.startswith("cheaper with an fp8 KV cache"))
+    fp8 = recommend(job.with_value("scale", "gpu_count", 8).with_value("task", "kv_cache_dtype", "fp8"), catalog,
+                    today=TODAY)
+    assert fp8.total_price_cny < 0.35 * eight.total_price_cny and 'kv_cache_dtype = "fp8"' in line
+    assert "tokens/s per stream" in line and not any(line.startswith("cheaper with") for line in fp8.warnings)
