@@ -28,7 +28,7 @@ def with_advice(build: Build, rules: Rules, recommend_one: Callable[..., Build],
     room = roomier_within_budget(build, rules, recommend_one, pinned=pinned)
     faster = "" if pinned else (faster_training_within_budget(build, rules, recommend_one)
                                 or fastest_card_for_a_long_run(build, rules, recommend_one)
-                                or faster_than_the_cpu_within_budget(build, rules, recommend_one)
+                                or faster_than_the_cpu_within_budget(build, rules, recommend_one, context_for)
                                 or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
     if first is not None and not pinned and not faster:  # the first alternative's own layer split (int4 on 2 cards)

@@ -29,9 +29,11 @@ from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import decodes, fit_budget, job_speed, meets_target, ranked_gpus
 from pth_top.configs.rules import Rules
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, SLOW_FIRST_TOKEN_S, duration
+from pth_top.configs.speed_build import job_figures
 from pth_top.units import GIB
 
 MORE_GPU_COUNTS = (2, 4, 8)  # the machines of more GPUs a faster build is looked for in (tensor parallel's)
+NEAREST_GPU_BUILD = "the nearest GPU build, over budget"  # beside a CPU-only PC that leads on price
 SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
 
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
@@ -65,19 +67,23 @@ def answer_text(before: Answers, after: Answers) -> str:
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,
-                        unchanged: tuple[Assembly, Part] | None = None) -> str:
+                        unchanged: tuple[Assembly, Part] | None = None, beside_the_cpu: bool = False) -> str:
     """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
     the budget, of those that keep the job as asked (with the quality-free ones added) when only others do. Only a
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
-    fitting build, when it ranked the GPUs (not when one is pinned)."""
+    fitting build, when it ranked the GPUs (not when one is pinned). `beside_the_cpu`: a slow CPU-only PC leads on
+    price, so the unchanged job's build is named too, and each with its decode rate and first token."""
     if (pin := owned_pin(ctx.answers)) is not None:  # the buyer's cards: the way out buys others, not a lever on them
         card = ctx.catalog.get(pin[0])  # where they hold the job, a way out costs less than the build around them
         unchanged = (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
     elif unchanged is None or sp.stated_target(ctx.answers.task) is not None:  # the caller's is not rate-filtered
         unchanged = _cheapest_fitting(ctx)
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
-    nearest: tuple[bool, float, str] | None = (*_nearest_key(ctx, unchanged), "") if unchanged else None
+    lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
+        NEAREST_GPU_BUILD if beside_the_cpu else "the nearest build, over budget"
+    nearest: tuple[bool, float, str] | None = (*_nearest_key(ctx, unchanged), _over_budget_line(
+        ctx, ctx, unchanged, lead, "as answered", beside_the_cpu) if beside_the_cpu else "") if unchanged else None
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
@@ -96,17 +102,28 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or (
                 nearest is not None and key >= nearest[:2]):
             continue
-        build, gpu = fitting
-        count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-        need = needed_bytes(alternative, gpu) / GIB
-        price, over = (money(amount, ctx.currency, ctx.rules) for amount in (build.total_cny,
-                                                                             build.total_cny - ctx.budget_cny))
-        lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
-            "the nearest build, over budget"
-        short = _short_of_target(alternative, gpu) if key[0] else ""
-        nearest = (*key, f"{lead}: {label}: {need:.1f} GiB per GPU {fits_on(alternative, gpu, count + gpu.name)} for "
-                         f"{price}, {over} over{short}")
+        nearest = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, beside_the_cpu))
     return nearest[2] if nearest else ""
+
+
+def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembly, Part], lead: str, label: str,
+                      rate: bool) -> str:
+    """'<lead>: <label>: 7.2 GiB per GPU fits <card> for <price>, <over> over', with a rate short of the job's, or
+    with `rate` a language model's decode rate whatever it is."""
+    build, gpu = fitting
+    count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
+    need = needed_bytes(alternative, gpu) / GIB
+    price, over = (money(amount, ctx.currency, ctx.rules) for amount in (build.total_cny,
+                                                                         build.total_cny - ctx.budget_cny))
+    short = _short_of_target(alternative, gpu)
+    figures = job_figures(alternative.answers, alternative.shape, dict(gpu.spec), gpu.name, alternative.gpu_count) \
+        if rate and decodes(alternative) else {}
+    if figures and not short:
+        short = f", ~{figures.get('decode_tokens_per_s_per_stream', 0.0):,.1f} tokens/s per stream"
+    if figures.get("first_token_s"):
+        short += f", the first token in ~{duration(figures['first_token_s'])}"
+    return f"{lead}: {label}: {need:.1f} GiB per GPU {fits_on(alternative, gpu, count + gpu.name)} for {price}, " \
+        f"{over} over{short}"
 
 
 def _cheapest_fitting(ctx: Context) -> tuple[Assembly, Part] | None:
@@ -252,7 +269,8 @@ def offload_before_a_desktop_system(build: Build, rules: Rules, recommend_one: C
     return why, line, changed
 
 
-def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build],
+                                      context_for: Callable[[Answers], Context]) -> str:
     """A CPU-only language-model build (offered on price) names the one-GPU build within budget that decodes at least
     twice as fast, with a mixture of experts' routed experts left in RAM where llama.cpp can (GLM-4.5-Air at 8k for
     EUR 2,300: ~5.5 tokens/s on the PC's DDR5, ~12 with one used card and --cpu-moe)."""
@@ -274,23 +292,25 @@ def faster_than_the_cpu_within_budget(build: Build, rules: Rules, recommend_one:
         answer = "scale.gpu_count = 1" + (" and task.expert_offload = true" if moe else "")
         return (f"faster within budget: one {gpu.name}{moe} decodes ~{rate:,.1f} tokens/s per stream "
                 f"(~{per_stream:.1f} here), {within_text(other, build, rules)}: answer {answer}")
-    return _gpu_just_over_budget(build, rules, recommend_one, one)
+    return _gpu_just_over_budget(build, rules, recommend_one, one, context_for)
 
 
 CPU_ONLY_OVER_BUDGET_MULTIPLIERS = (1.1, 1.25)  # how far over budget a slow CPU-only PC looks for a GPU build
 
 
-def _gpu_just_over_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build], one: Answers) -> str:
+def _gpu_just_over_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build], one: Answers,
+                          context_for: Callable[[Answers], Context]) -> str:
     """A slow CPU-only PC (under SLOW_DECODE_TOKENS_PER_S or minutes to the first token) names the GPU build up to
     25 % over budget (audit T: Granite 3.3 8B Q4 for $700 used, a PC at ~2.1 min to the first token, where one used
-    RTX 3060 is $732 and ~5x faster)."""
+    RTX 3060 is $732 and ~5x faster); failing that, the nearest GPU build over budget with a lever (audit ZI: Gemma 3
+    12B at 8k for EUR 900, ~6 min to the first token; an 8 GB card with a q8 KV cache, EUR 989, ~9 s)."""
     figures = build.speed.figures
     if (figures.get("decode_tokens_per_s_per_stream", 0.0) >= SLOW_DECODE_TOKENS_PER_S
             and figures.get("first_token_s", 0.0) <= SLOW_FIRST_TOKEN_S):
         return ""
     found = raised_budget_build(build, rules, recommend_one, one, CPU_ONLY_OVER_BUDGET_MULTIPLIERS)
     if found is None:
-        return ""
+        return nearest_over_budget(context_for(one), context_for, keeping_the_job=False, beside_the_cpu=True)
     other, gpu, amount = found
     price = money(other.total_price_cny, build.currency, rules)
     return (f"a GPU just over budget: one {gpu.name}, a build of {price} "
