@@ -18,6 +18,7 @@ from pth_top.configs.memory_terms import (
     kv_cache_bytes,
     transformer_activation_bytes,
 )
+from pth_top.configs.presets import RESNET50_SAVED_ELEMENTS
 from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, weight_format
 from pth_top.units import GIB
 
@@ -99,6 +100,24 @@ def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
     return min(gpus, stages * (1 if shape.attention_width else min(node, shape.kv_heads or shape.attention_heads)))
 
 
+# A CNN's no-grad forward keeps about three of its largest activation a sample at once: a block's input for the
+# residual, a convolution's output and its normalization's (ReLU in place). The largest is ResNet-50's 802,816 (112 x
+# 112 x 64) of the 21.53M it saves for backward. timm's RTX 4090 run of BiT-R152x2 at 384 px (audit ZX) fits a batch
+# of 384, not 512: 18.0 and 23.7 GiB of 22.8 here.
+CNN_LIVE_LARGEST_ACTIVATIONS = 3
+CNN_LARGEST_OF_SAVED = 802_816 / RESNET50_SAVED_ELEMENTS
+
+
+def value_bytes_of(precision: str) -> float:
+    """An activation's bytes in a forward pass: fp32's 4, else 2 (fp16/bf16, and int8/int4 weights' 16-bit compute)."""
+    return 4.0 if precision == "fp32" else 2.0
+
+
+# An image encoder (a ViT, CLIP's or SigLIP's tower) runs in plain PyTorch whatever task.serving_engine says: vLLM and
+# SGLang serve language models, and no engine batches its patches by a token budget.
+IMAGE_ENCODER_RUNTIME = "plain PyTorch (timm, torchvision, transformers' forward): vLLM and SGLang serve no image model"
+
+
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
@@ -111,6 +130,8 @@ def estimate_inference(
     The two are never added: the 1.2 already covers a KV cache.
     """
     n = max(1, gpu_count)
+    image_encoder = forward_only(shape) and not shape.vocabulary_size  # timm's, torchvision's: no LLM engine serves it
+    engine = "hf_generate" if image_encoder else engine
     all_weights, weights_line = inference_weight_bytes(shape, precision, quantization, engine)
     experts = expert_bytes(shape, precision, quantization, engine) if expert_offload else 0.0
     weights = (all_weights - experts) / n
@@ -120,7 +141,9 @@ def estimate_inference(
                        f"{shape.routed_expert_parameters / 1e9:.3g}B params = {experts / 1e9:.3g} GB, stay in "
                        "system RAM, off the GPU")
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
-    if shape.kind == "transformer":
+    if image_encoder:  # audit ZX: SigLIP at a batch of 768 was held to vLLM's 2,048-token batch, 1.3 of 12.7 GiB
+        formula.insert(0, f"runtime: {IMAGE_ENCODER_RUNTIME}, the whole batch at once")
+    elif shape.kind == "transformer":
         formula.insert(0, f"engine: {stacks.SERVING_ENGINE_LABELS[engine]} (task.serving_engine)"
                        + (f", which plans to fill {fraction:.0%} of each GPU (gpu_memory_utilization)" if fraction
                           else ""))
@@ -131,6 +154,15 @@ def estimate_inference(
     if shape.kind != "transformer":
         activations = weights * INFERENCE_OVERHEAD_FRACTION
         formula.append(f"activations and buffers: {INFERENCE_OVERHEAD_FRACTION:g} x weights (EleutherAI 1.2x rule)")
+        if shape.kind == "cnn" and shape.activation_elements_per_sample:
+            per_gpu = -(-batch // n)  # data parallel: each GPU its share of the batch
+            largest = shape.activation_elements_per_sample * CNN_LARGEST_OF_SAVED
+            live = CNN_LIVE_LARGEST_ACTIVATIONS * largest * value_bytes_of(precision) * per_gpu
+            activations += live
+            formula.append(f"live activations of the batch: {CNN_LIVE_LARGEST_ACTIVATIONS} x the largest a sample x "
+                           f"b = {CNN_LIVE_LARGEST_ACTIVATIONS} x {largest / 1e6:.3g}M x {value_bytes_of(precision):g} "
+                           f"B x {per_gpu} ({CNN_LARGEST_OF_SAVED:.4f} of the {shape.activation_elements_per_sample:,} "
+                           "saved for backward a sample, ResNet-50's share)")
         return MemoryBreakdown(
             weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
             activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
