@@ -228,6 +228,9 @@ def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
 PRETRAINING_TOKENS_PER_PARAMETER = 20
 CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER = 1
 CONTINUED_PRETRAINING_MIN_TOKENS = 10e9
+# 100B tokens is a pretraining corpus whatever the model: Megatron-Turing NLG 530B trained on 270B (arXiv:2201.11990),
+# GLM-130B on 400B (arXiv:2210.02414), fewer than a token a parameter (audit ZY: LoRA offered for MT-NLG).
+PRETRAINING_CORPUS_MIN_TOKENS = 100e9
 
 
 def pretraining(answers: Answers, parameters: float) -> bool:
@@ -235,7 +238,7 @@ def pretraining(answers: Answers, parameters: float) -> bool:
     for the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
     tokens = answers.data.tokens_count
     continued = tokens >= max(CONTINUED_PRETRAINING_MIN_TOKENS, CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER * parameters)
-    corpus = tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters or continued
+    corpus = tokens >= min(PRETRAINING_TOKENS_PER_PARAMETER * parameters, PRETRAINING_CORPUS_MIN_TOKENS) or continued
     return answers.task.method == "full" and parameters > 0 and corpus
 
 
