@@ -90,6 +90,14 @@ def test_eight_h200_sxm_is_the_hgx_system_sold_new_in_china_under_its_licence(ca
     assert not [line for line in asm.warnings if line.startswith("availability:")]
 
 
+def test_a_corpus_larger_than_a_servers_drives_is_warned_not_a_refusal(catalog):
+    # Audit ZY: Nemotron-4 15B's 8T-token corpus (arXiv:2402.16819), ~32 TB, over the HGX H200's 30.7 TB of drives
+    # refused the server that holds the job; drives go in its bays, or the data is read from network storage.
+    _, asm = eight(catalog, "h200-141gb-sxm", budget__amount=2000000.0, data__dataset_size_gb=32_000.0)
+    assert asm.chosen["system"][0].id == "hgx-h200-8gpu" and asm.unsatisfied == []
+    assert any(line.startswith("storage: ") and "bays" in line for line in asm.warnings), asm.warnings
+
+
 def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(catalog):
     _, asm = eight(catalog, "h20-96gb", budget__amount=2000000.0)
     assert "system" not in asm.chosen
