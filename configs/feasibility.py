@@ -14,6 +14,7 @@ from pth_top.configs.assembly import (
     Context,
     buyable,
     memory_fit,
+    needed_bytes,
     part_price,
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
@@ -81,6 +82,12 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         line = f"not feasible within {budget}: {what} costs {_money(ctx, assembly.total_cny)}"
         if gpu is None and fit is not None and fit.assembly.total_cny > assembly.total_cny:  # a CPU-only PC, nearer
             line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
+        if gpu is not None and fit is None and all_owned(ctx.answers, gpu) and memory_fit(ctx, gpu) != SHORT:
+            # Audit ZW: an RTX 3060 that holds GPT-J's int8 LoRA, refused for CNY 414 over on a new PC around it.
+            yours = "the cards you have hold" if ctx.gpu_count > 1 else "the card you have holds"
+            line += (f"; {yours} the job ({needed_bytes(ctx, gpu) / GIB:.1f} of {usable_bytes(ctx, gpu) / GIB:.1f} GiB "
+                     "usable a GPU): in a PC you have with the RAM and power supply this build lists, there is "
+                     "nothing to buy")
         lines.append(line)
     if gpu is not None and not buyable(ctx, gpu) and not all_owned(ctx.answers, gpu):
         lines.append(f"{gpu.name} cannot be bought {ctx.answers.budget.condition} in the {MARKET_NAMES[ctx.market]} "

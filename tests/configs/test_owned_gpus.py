@@ -250,6 +250,23 @@ def test_the_rule_of_thumb_ram_as_large_as_the_gpus_memory_yields_where_it_alone
     assert roomy.spec["capacity_gib"] * roomy.quantity >= 48
 
 
+def test_a_card_you_have_that_holds_the_job_says_so_where_a_new_pc_around_it_is_over_budget(catalog):
+    # Audit ZW: GPT-J-6B (28 x 4096, MLP 16384, V 50,400) LoRA on an 8-bit base, which hivemind's gpt-j-6B-8bit card
+    # fine-tunes "on a single GPU with ~11 GB", on an RTX 3060 12GB you have with CNY 3,000: the cheapest PC around it
+    # is CNY 3,414, and the refusal never said the card holds the job.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=6_053_381_344,
+                  workload__layers=28, workload__hidden_size=4096, workload__attention_heads=16,
+                  workload__vocabulary_size=50_400, workload__intermediate_size=16384, workload__sequence_length=512,
+                  workload__batch_size=4, task__method="lora_int8", task__lora_targets="attention",
+                  task__recompute="full", budget__amount=3000.0, budget__condition="used",
+                  budget__owned_gpu="rtx-3060-12gb", budget__owned_gpu_count=1)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.total_price_cny > 3000
+    assert "the card you have holds the job" in build.blockers[0] and "nothing to buy" in build.blockers[0]
+    short = recommend(job.with_value("workload", "batch_size", 64), catalog, today=TODAY)  # one it does not hold
+    assert not any("holds the job" in line for line in short.blockers)
+
+
 def test_a_pinned_fan_duct_is_dropped_with_its_own_reason_where_no_card_needs_it(catalog):
     # Review ZS: a duct pinned beside open-air cards was dropped as "this build is one box without that part".
     build = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0), catalog,
