@@ -24,6 +24,7 @@ from pth_top.configs.rules import (
 )
 from pth_top.configs.slots import MOUNT_ROLES, ducts_for, ecc_required, gpus_held
 from pth_top.configs.storage_choice import choose_storage
+from pth_top.units import GIB
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
 SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
@@ -86,7 +87,10 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
 def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     task = ctx.answers.task
     gpu_gib = ctx.catalog.parts[system["gpu_id"]]["memory_gib"] * system["gpu_count"]
-    ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, 0.0, ctx.rules, data_kind=ctx.answers.data.kind)
+    # What training offloads to the CPU lives in the system's RAM (audit ZV: DBRX's 1,960 GiB of states on a DGX).
+    offloaded = ctx.memory.host_offload_bytes / GIB if task.mode == "training" else 0.0
+    ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, offloaded, ctx.rules,
+                        "the states offloaded to the CPU" if offloaded else "", data_kind=ctx.answers.data.kind)
     storage = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
                                   precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     if system["memory_gib"] < ram.value:

@@ -14,6 +14,7 @@ from pth_top.configs.parts import Catalog
 from pth_top.configs.platforms import system_options
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
+from pth_top.units import GIB
 from tests.configs.builders import answers
 
 BAREBONE = "gigabyte-g292-z20-a00"
@@ -96,6 +97,17 @@ def test_a_corpus_larger_than_a_servers_drives_is_warned_not_a_refusal(catalog):
     _, asm = eight(catalog, "h200-141gb-sxm", budget__amount=2000000.0, data__dataset_size_gb=32_000.0)
     assert asm.chosen["system"][0].id == "hgx-h200-8gpu" and asm.unsatisfied == []
     assert any(line.startswith("storage: ") and "bays" in line for line in asm.warnings), asm.warnings
+
+
+def test_a_servers_ram_holds_what_training_offloads_to_the_cpu(catalog):
+    # Audit ZV: DBRX's ZeRO-3 CPU offload puts 1,960 GiB of states in host RAM; an HGX or DGX server's RAM was checked
+    # against its GPUs' memory only. A 200B model's 16 B a parameter (3 TB) is over the HGX H200's 2 TB: refused.
+    big = dict(workload__preset="custom", workload__parameters=200_000_000_000, workload__layers=96,
+               workload__hidden_size=12288, workload__attention_heads=96, task__mode="training", task__method="full",
+               task__recompute="full", scale__sharding="fsdp_offload", budget__amount=2_000_000.0)
+    ctx, asm = eight(catalog, "h200-141gb-sxm", **big)
+    assert ctx.memory.host_offload_bytes > asm.chosen["system"][0]["memory_gib"] * GIB
+    assert any("RAM" in line and "offloaded" in line for line in asm.unsatisfied), asm.unsatisfied
 
 
 def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(catalog):
