@@ -15,6 +15,7 @@ from pth_top.configs.beyond_answers import (
 )
 from pth_top.configs.build import Build
 from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
+from pth_top.configs.faster_box import faster_than_a_desktop_system
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
 from pth_top.configs.long_run import faster_training_within_budget, fastest_card_for_a_long_run, rented_run_line
 from pth_top.configs.room import roomier_within_budget
@@ -29,6 +30,7 @@ def with_advice(build: Build, rules: Rules, recommend_one: Callable[..., Build],
     faster = "" if pinned else (faster_training_within_budget(build, rules, recommend_one)
                                 or fastest_card_for_a_long_run(build, rules, recommend_one)
                                 or faster_than_the_cpu_within_budget(build, rules, recommend_one, context_for)
+                                or faster_than_a_desktop_system(build, rules, recommend_one)
                                 or faster_on_fewer_cards_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
     if first is not None and not pinned and not faster:  # the first alternative's own layer split (int4 on 2 cards)

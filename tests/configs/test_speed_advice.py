@@ -362,6 +362,28 @@ def test_a_slow_cpu_only_pc_names_the_nearest_gpu_build_a_lever_makes_though_ove
     assert 900 < price < 1.25 * 900 and first_s < sp.SLOW_FIRST_TOKEN_S / 4
 
 
+def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_far_faster(catalog):
+    # Audit ZU: Jamba-v0.1 (52B, 12B active, 16 experts of which 2 a token; 4 of 32 layers attention, 28 Mamba) in bf16
+    # for one 140k-token request on one GPU with $60,000: 99.5 GiB, so a DGX Spark at ~7 tokens/s. AI21's card fits
+    # 140K on one 80 GB GPU with 8-bit experts; two 96 GB cards hold the bf16 weights and decode ~8x as fast.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=51_600_000_000, workload__active_parameters=12_000_000_000,
+                  workload__experts_count=16, workload__experts_per_token=2, workload__layers=32,
+                  workload__linear_attention_layers=28, workload__hidden_size=4096, workload__attention_heads=32,
+                  workload__kv_heads=8, workload__vocabulary_size=65536, workload__intermediate_size=14336,
+                  workload__sequence_length=140_000, workload__batch_size=1, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
+                  budget__currency="USD", budget__amount=60_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").spec["form"] == "desktop_system"
+    line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    count = int(re.search(r"scale.gpu_count = (\d+)", line).group(1))
+    faster = recommend(job.with_value("scale", "gpu_count", count), catalog, today=TODAY)
+    assert faster.component("gpu").spec["form"] != "desktop_system" and faster.total_price_cny <= faster.budget_cny
+    assert faster.speed.figures["decode_tokens_per_s_per_stream"] >= 3 * build.speed.figures[
+        "decode_tokens_per_s_per_stream"]
+
+
 def test_a_run_of_months_names_the_card_that_finishes_it_soonest_within_budget(catalog):
     # Audit EE: MPT-7B pretraining on 1T tokens (llm-foundry's benchmark table: 8 x H100, 10,643 tokens/s a GPU),
     # $350,000. The build that trains the most a dollar is 8 x RTX PRO 6000 Max-Q ($83k, ~259 days); 8 x H100

@@ -1,0 +1,45 @@
+"""A desktop system (a DGX Spark) bought for its memory names the faster PC build within budget: the same weights
+split over more cards, or the next smaller weights on one."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pth_top.configs.answers import Answers
+from pth_top.configs.beyond_answers import gpu_build, within_text
+from pth_top.configs.build import Build
+from pth_top.configs.levers import INFERENCE_STEPS, more_gpu_counts, split_label
+from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.rules import Rules
+
+# A box's 273 GB/s against a card's 1-1.8 TB/s: a PC build named where it decodes at least 3x as fast (audit ZU: Jamba
+# at 140k in bf16 for $60,000, a DGX Spark at ~7 tokens/s and ~58 s to the first token; two 96 GB cards or one in 8 bits
+# decode ~10x as fast).
+FASTER_THAN_A_BOX = 3.0
+
+
+def faster_than_a_desktop_system(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """The first PC build within budget that decodes FASTER_THAN_A_BOX times as fast as the desktop system: the
+    same precision over more GPUs (the job kept), then the next smaller weights on the answered GPUs."""
+    answers, gpu = build.answers, build.component("gpu")
+    per_stream = build.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+    if (answers.task.mode != "inference" or answers.scenario == "edge_deployment" or build.blockers or gpu is None
+            or gpu.spec.get("form") != DESKTOP_SYSTEM or not per_stream):
+        return ""
+    split = [(f"{split_label(answers)} across {count} GPUs", f"scale.gpu_count = {count}",
+              answers.with_value("scale", "gpu_count", count)) for count in more_gpu_counts(answers)]
+    smaller = [(f"{precision} weights (a small quality loss: check the model's own {precision} results)",
+                f"task.precision = \"{precision}\"", answers.with_precision(precision))
+               for precision in INFERENCE_STEPS.get(answers.task.precision, ())[:1]]
+    for what, answer, changed in [*split, *smaller]:
+        found = gpu_build(recommend_one, changed)
+        if found is None or found[1].spec.get("form") == DESKTOP_SYSTEM:
+            continue
+        other, card = found
+        rate = other.speed.figures.get("decode_tokens_per_s_per_stream", 0.0)
+        if rate >= FASTER_THAN_A_BOX * per_stream:
+            count = f"{card.quantity} x " if card.quantity > 1 else "one "
+            speed = other.speed.summary[0] if other.speed.summary else f"~{rate:,.1f} tokens/s per stream"
+            return (f"faster within budget: {count}{card.name}, {what}: {speed} (~{per_stream:,.1f} tokens/s per "
+                    f"stream on the {gpu.name}), {within_text(other, build, rules)}: answer {answer}")
+    return ""
