@@ -80,10 +80,12 @@ def _metric(ctx: Context) -> tuple[str, str]:
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "cnn":  # its FLOPs or its activations' bytes
         return JOB_SPEED, (f"the job's predicted images or inputs a second per {unit} of the whole build (a CNN waits "
                            "on its FLOPs or on its activations' trips through memory)")
-    if ctx.answers.task.mode == "inference" and (ctx.shape.denoising_steps or forward_only(ctx.shape)):
+    if ctx.answers.task.mode == "inference" and forward_only(ctx.shape):  # audit ZX: a 5080 for a launch-bound batch
+        return JOB_SPEED, (f"the job's predicted inputs a second per {unit} of the whole build (a forward pass waits "
+                           "on its FLOPs, or at small eager batches on its kernels' launches, alike on any card)")
+    if ctx.answers.task.mode == "inference" and ctx.shape.denoising_steps:
         rate = INFERENCE_RATE_BY_PRECISION.get(ctx.answers.task.precision, "bf16_dense_tflops")
-        why = "denoising is" if ctx.shape.denoising_steps else "a forward pass an input, nothing generated:"
-        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} ({why} compute-bound)"
+        return rate, f"{RATE_NAMES[rate]} TFLOPS per {unit} (denoising is compute-bound)"
     if ctx.answers.task.mode == "inference" and ctx.shape.kind == "transformer":
         return "bandwidth_gb_per_s", f"memory bandwidth per {unit} (LLM decoding is bandwidth-bound; Dettmers 2023)"
     if ctx.answers.task.mode == "training":

@@ -384,6 +384,23 @@ def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_
         "decode_tokens_per_s_per_stream"]
 
 
+def test_an_encoder_launch_bound_at_a_batch_of_one_is_not_sold_the_fastest_tensor_card(catalog):
+    # Audit ZX: SenseVoice-Small (234M, a 50 x 512 SAN-M encoder over ~167 frames of 10 s of audio) served one request
+    # at a time in eager PyTorch: its ~700 kernels' launches take ~24 ms on any card (its README: 70 ms for 10 s), yet
+    # it was ranked by FP32 TFLOPS a yuan and bought a CNY 9,299 RTX 5080. By its predicted rate, the cheapest holds.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=234_000_000, workload__layers=50, workload__hidden_size=512,
+                  workload__attention_heads=4, workload__intermediate_size=2048, workload__vocabulary_size=25055,
+                  workload__sequence_length=167, workload__encoder_only=True, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp32", task__forward_runtime="eager", data__kind="audio",
+                  budget__amount=20_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    dearer = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-5080-16gb", 1)})
+    assert build.total_price_cny < 0.7 * dearer.total_price_cny
+    rates = [each.speed.figures["samples_per_s"] for each in (build, dearer)]
+    assert rates[0] >= 0.95 * rates[1], rates
+
+
 def test_a_run_of_months_names_the_card_that_finishes_it_soonest_within_budget(catalog):
     # Audit EE: MPT-7B pretraining on 1T tokens (llm-foundry's benchmark table: 8 x H100, 10,643 tokens/s a GPU),
     # $350,000. The build that trains the most a dollar is 8 x RTX PRO 6000 Max-Q ($83k, ~259 days); 8 x H100
