@@ -9,6 +9,7 @@ from pth_top.configs.market import money
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION
 from pth_top.configs.parts import Part
 from pth_top.configs.rules import Floor, storage_capacity_gb, storage_class
+from pth_top.configs.speed import duration
 
 
 def _edge_storage_fits(drive: Part, module: Part) -> bool:
@@ -35,7 +36,7 @@ def _edge_nvme_line(ctx: Context, drive: Part, candidates: list[tuple[float, Par
     price, fast, _ = nvme
     return (f"the {stored} weights, {weights_gb:,.1f} GB, take over {limit} s to read from this card (rules.toml "
             f"storage.edge_sd_max_load_s): the {fast.name} in the M.2 slot, {money(price, ctx.currency, ctx.rules)}, "
-            f"reads them in ~{load_s(weights_gb, fast):,.0f} s")
+            f"reads them in ~{duration(load_s(weights_gb, fast))}")
 
 
 def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
@@ -88,7 +89,7 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
              f"{drive['seq_read_mb_per_s']:,} MB/s read"]
     if weights_gb >= 1 and drive["seq_read_mb_per_s"]:
         lines.append(f"load time: the {stored} weights, {weights_gb:,.0f} GB / {drive['seq_read_mb_per_s']:,} MB/s = "
-                     f"~{load_s(weights_gb, drive):,.0f} s from this drive (sequential read)")
+                     f"~{duration(load_s(weights_gb, drive))} from this drive (sequential read)")
     if edge_module is not None and edge_module["pcie_generation"] == 0:
         lines.insert(0, f"{edge_module.name} has no PCIe/M.2 slot: storage is its microSD slot or a USB 3.0 SSD")
     elif edge_module is not None:
