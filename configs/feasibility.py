@@ -31,6 +31,7 @@ from pth_top.configs.levers import (
     split_label,
 )
 from pth_top.configs.market import MARKET_NAMES, money
+from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.on_your_cards import more_of_your_cards, on_the_pinned_gpus
 from pth_top.configs.owned import all_owned, is_owned, owned_pin
@@ -275,7 +276,9 @@ def feasible_alternatives(
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
     beyond = scale_out.beyond_one_machine(ctx, context_for)
-    keeping = _keeping(ctx, found)  # the job as asked on one machine (micro-batch 1, a chunked loss) before more nodes
+    # The job as asked on one machine (micro-batch 1, a chunked loss) before more nodes; a pretraining corpus no one
+    # machine holds is sized in nodes first (audit ZY: GLM-130B's 400B tokens, 657 days on a used HGX B200, led).
+    keeping = 0 if pretraining(ctx.answers, ctx.shape.parameters) else _keeping(ctx, found)
     found[keeping:keeping] = [Alternative(line) for line in beyond]
     if not found:  # one machine holds it but none within budget, nor one rented node: rent several
         found = [Alternative(line) for line in scale_out.rented_nodes(ctx, context_for)]

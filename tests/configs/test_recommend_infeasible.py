@@ -317,6 +317,21 @@ def test_a_pretraining_at_one_token_a_parameter_is_still_no_job_for_adapters(cat
     assert any("LoRA" in line for line in tuned.feasible_alternatives)
 
 
+def test_a_pretraining_no_machine_holds_is_sized_in_nodes_before_one_machine_with_levers(catalog):
+    # Audit ZY: GLM-130B (arXiv:2210.02414: 70 x 12288, 96 heads, GeGLU 32768, V 150,528; 400B tokens on 96 DGX-A100s
+    # in ~60 days) led with one used HGX B200 and an 8-bit optimizer, ~657 days, before the 4-node plan.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=70,
+                  workload__hidden_size=12288, workload__attention_heads=96, workload__kv_heads=96,
+                  workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=150_528,
+                  workload__sequence_length=2048, workload__batch_size=4224, task__precision="amp_fp16",
+                  task__recompute="full", task__accumulation_steps=528, task__training_stack="liger",
+                  data__tokens_count=400_000_000_000, data__dataset_size_gb=1600.0, scale__gpu_count=8,
+                  scale__sharding="zero3", budget__amount=10_000_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and build.feasible_alternatives[0].startswith("beyond one machine: ")
+    assert any(line.startswith("a used GPU") for line in build.feasible_alternatives[1:])  # still offered, after
+
+
 def test_a_small_models_fine_tuning_set_is_no_pretraining_though_over_a_token_a_parameter():
     from pth_top.configs.memory_methods import pretraining
     # Qwen2.5-0.5B fully fine-tuned on a ~1B-token SFT set (Tulu 3's size) is 2 tokens a parameter, but no corpus a
