@@ -77,8 +77,9 @@ class Workload(Schema, frozen=True):
         "a diffusion model's output width in pixels, which sizes its VAE decode (0: the decode not counted)"))] = 0
     output_height_px: Annotated[int, whole(0, 16384, "a diffusion model's output height in pixels")] = 0
     decoded_frames_at_once: Annotated[int, whole(1, 10_000, (
-        "output frames the VAE decodes at once: 1 for an image; a video pipeline's decode micro-batch (Open-Sora: "
-        "4; CogVideoX: 8, two latent frames)"))] = 1
+        "output frames the VAE decodes at once, not the clip's: 1 for an image; a video pipeline's decode "
+        "micro-batch (Open-Sora and Wan2.1's causal VAE, one latent frame at a time: 4; CogVideoX: 8, two latent "
+        "frames)"))] = 1
     sequence_length: Annotated[
         int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
     ] = 0
