@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
+from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
 from pth_top.configs.layer_offload import layers_kept_on_gpus
@@ -98,6 +99,12 @@ gpu_price = part_price
 
 
 def usable_bytes(ctx: Context, gpu: Part) -> float:
+    """What the job may plan to use of one GPU: the rules' or the engine's fraction; under SGLang the card less its
+    reserve, which holds the activations and graphs counted in the estimate (so they are not taken twice)."""
+    reserve = stacks.ENGINE_RESERVED_GIB.get(ctx.memory.reserving_engine)
+    if reserve is not None and gpu["memory_kind"] != "shared":
+        card = gpu_memory_gib(gpu)
+        return max(0.0, card - reserve(card, ctx.gpu_count)) * GIB + ctx.memory.activations_bytes
     return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction,
                             gpu["form"])
 

@@ -141,6 +141,7 @@ def estimate_inference(
                        f"{shape.routed_expert_parameters / 1e9:.3g}B params = {experts / 1e9:.3g} GB, stay in "
                        "system RAM, off the GPU")
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
+    reserving = engine if engine in stacks.ENGINE_RESERVED_GIB and shape.kind == "transformer" else ""
     if image_encoder:  # audit ZX: SigLIP at a batch of 768 was held to vLLM's 2,048-token batch, 1.3 of 12.7 GiB
         formula.insert(0, f"runtime: {IMAGE_ENCODER_RUNTIME}, the whole batch at once")
     elif shape.kind == "transformer":
@@ -174,10 +175,10 @@ def estimate_inference(
         breakdown = _encoder_decoder(shape, weights, batch, n, value_bytes, kv_bytes, cuda_context_bytes, formula)
         graphs = _cuda_graph_bytes(engine, formula)
         return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
-                       usable_fraction=fraction)
+                       usable_fraction=fraction, reserving_engine=reserving)
     if forward_only(shape):
-        return _forward_pass(shape, weights, batch, n, value_bytes, stacks.prefill_chunk(engine, prefill_chunk_tokens),
-                             cuda_context_bytes, formula, fraction)
+        return replace(_forward_pass(shape, weights, batch, n, value_bytes, stacks.prefill_chunk(
+            engine, prefill_chunk_tokens), cuda_context_bytes, formula, fraction), reserving_engine=reserving)
     tokens = shape.sequence_length + generated_tokens
     if shape.max_context_tokens and tokens > shape.max_context_tokens:
         formula.append(
@@ -225,7 +226,7 @@ def estimate_inference(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
         activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
-        host_offload_bytes=int(experts),
+        host_offload_bytes=int(experts), reserving_engine=reserving,
     )
 
 

@@ -223,6 +223,8 @@ class MemoryBreakdown:
     offloaded_layers: int = 0  # llama.cpp -ngl: the layers kept in RAM, run by the CPU (configs.layer_offload)
     # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
     usable_fraction: float = 0.0
+    # An engine that keeps back a reserve by the card's size for activations and graphs (SGLang; stacks.py).
+    reserving_engine: str = ""
 
     @property
     def total_bytes(self) -> int:

@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 from typing import Callable, Mapping
 
-from pth_top.configs import feasibility
+from pth_top.configs import feasibility, stacks
 from pth_top.configs.advice import with_advice
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
@@ -377,6 +377,10 @@ def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
         kind = "shared with the CPU"
         usable_text = (f"{usable:.1f} usable: {gpu['memory_gib']:g} - {shared_os_reserve_gib(gpu['form'], ctx.rules)} "
                        f"GiB for the OS, x {fraction}")
+    elif ctx.memory.reserving_engine:  # the card less SGLang's reserve, which holds the counted activations
+        reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count)
+        kind, usable_text = "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve:.1f} GiB reserve, which holds "
+                                          f"the {ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted")
     else:
         kind, usable_text = "dedicated", f"{usable:.1f} usable at {fraction}"
     per_gpu = " per GPU" if ctx.gpu_count > 1 else ""

@@ -84,6 +84,21 @@ def prefill_chunk(engine: str, answered: int) -> int:
 
 # The share of the card the engine plans for, replacing the rules' usable fraction (0: the rules' fraction).
 ENGINE_MEMORY_FRACTION = {"vllm": 0.9}
+# SGLang plans its static pool (weights and KV cache) as the card less a reserve for activations and CUDA graphs, by
+# the card's memory and the GPUs it splits over (tp): server_args.py's mem_fraction_static = (card - reserved) / card,
+# reserved 2.8 + tp/10 GiB under 35 GiB (T4, 4090, 5090), 9.5 + tp/2 under 90 (A100, H100), 12 + tp/2 under 160 (H20,
+# H200), 32 above (B200) (sgl-project/sglang python/sglang/srt/server_args.py, 2025). Grok-2 in FP8 on 8 GPUs: xAI's
+# README asks for over 40 GB each, where 34 GiB a GPU fits a 40 GB A100 at the rules' 95 %.
+def sglang_reserved_gib(card_gib: float, gpus: int) -> float:
+    """What SGLang keeps back of each GPU beyond its static pool."""
+    if card_gib < 35:
+        return 2.8 + gpus / 10
+    if card_gib < 90:
+        return 9.5 + gpus / 2
+    return 12 + gpus / 2 if card_gib < 160 else 32.0
+
+
+ENGINE_RESERVED_GIB = {"sglang": sglang_reserved_gib}
 # CUDA graphs captured for decoding: vLLM logs 0.21-0.36 GiB ("Graph capturing finished ... took 0.21 GiB",
 # vllm-project/vllm#11349; "Estimated CUDA graph memory: 0.36 GiB", gpustack/runner#251); SGLang captures too.
 CUDA_GRAPH_BYTES = {"vllm": int(0.5 * GIB), "sglang": int(0.5 * GIB)}

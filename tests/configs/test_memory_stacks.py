@@ -334,3 +334,24 @@ def test_a_server_that_an_fp8_kv_cache_makes_far_cheaper_is_offered_that_build_b
                     today=TODAY)
     assert fp8.total_price_cny < 0.35 * eight.total_price_cny and 'kv_cache_dtype = "fp8"' in line
     assert "tokens/s per stream" in line and not any(line.startswith("cheaper with") for line in fp8.warnings)
+
+
+def test_sglang_keeps_back_its_reserve_by_the_cards_size(catalog):
+    # Audit ZU: Grok-2 (~270B, 115B active, 8 experts of which 2 a token; 64 x 8192, 8 KV heads, V 131,072) in FP8 on
+    # SGLang with --tp 8: xAI's README asks for 8 GPUs "each with > 40GB of memory". 34 GiB a GPU fitted a 40 GB A100 at
+    # the rules' 95 %; SGLang's server_args.py keeps 9.5 + 8/2 GiB of it back (mem_fraction_static 0.66).
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=270_000_000_000, workload__active_parameters=115_000_000_000,
+                  workload__experts_count=8, workload__experts_per_token=2, workload__layers=64,
+                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__vocabulary_size=131_072, workload__sequence_length=4096, workload__batch_size=8,
+                  task__mode="inference", task__precision="int8", task__quantization="fp8",
+                  task__serving_engine="sglang", scale__gpu_count=8, budget__currency="USD", budget__amount=150_000.0)
+    assert stacks.sglang_reserved_gib(40, 8) == 13.5 and stacks.sglang_reserved_gib(24, 1) == 2.9
+    forty = recommend(job, catalog, today=TODAY, pins={"gpu": ("a100-40gb-pcie", 8)})
+    assert not forty.memory_fits and forty.gpu_usable_per_gpu_bytes < forty.memory.total_bytes < 38 * GIB
+    ninety_six = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-pro-6000-blackwell-max-q-96gb", 8)})
+    assert ninety_six.memory_fits
+    vllm = recommend(job.with_value("task", "serving_engine", "vllm"), catalog, today=TODAY,
+                     pins={"gpu": ("a100-40gb-pcie", 8)})  # vLLM's own 0.9 of the card, unchanged
+    assert vllm.gpu_usable_per_gpu_bytes == pytest.approx(0.9 * 40 * GIB, rel=0.01)
