@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Callable
 
 from pth_top.configs.answers import Answers
-from pth_top.configs.beyond_answers import gpu_build, within_text
+from pth_top.configs.beyond_answers import answer_text, gpu_build, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import INFERENCE_STEPS, more_gpu_counts, split_label
+from pth_top.configs.levers import more_gpu_counts, split_label
 from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
+from pth_top.configs.smaller_weights import smaller_weights
 
 # A box's 273 GB/s against a card's 1-1.8 TB/s: a PC build named where it decodes at least 3x as fast (audit ZU: Jamba
 # at 140k in bf16 for $60,000, a DGX Spark at ~7 tokens/s and ~58 s to the first token; two 96 GB cards or one in 8 bits
@@ -28,9 +30,8 @@ def faster_than_a_desktop_system(build: Build, rules: Rules, recommend_one: Call
         return ""
     split = [(f"{split_label(answers)} across {count} GPUs", f"scale.gpu_count = {count}",
               answers.with_value("scale", "gpu_count", count)) for count in more_gpu_counts(answers)]
-    smaller = [(f"{precision} weights (a small quality loss: check the model's own {precision} results)",
-                f"task.precision = \"{precision}\"", answers.with_precision(precision))
-               for precision in INFERENCE_STEPS.get(answers.task.precision, ())[:1]]
+    smaller = [(f"{label} (a small quality loss: check the model's own results)", answer_text(answers, changed),
+                changed) for label, changed in smaller_weights(answers, model_shape(answers.workload)[0])[:1]]
     for what, answer, changed in [*split, *smaller]:
         found = gpu_build(recommend_one, changed)
         if found is None or found[1].spec.get("form") == DESKTOP_SYSTEM:

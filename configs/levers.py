@@ -15,11 +15,7 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.owned import without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
-
-# Precisions an inference workload can step down to from each, smallest last.
-INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
-                   "int8": ("int4",)}
-
+from pth_top.configs.smaller_weights import smaller_weights
 
 MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
 
@@ -265,19 +261,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.extend(split)
         if queue is not None:  # then the most the build holds at once (half where not sized)
             changes.append((queue, answers.with_value("workload", "batch_size", answers.workload.batch_size // 2)))
-        # generate()'s 8- and 4-bit weights are bitsandbytes', which decode slower than 16-bit (configs.quantization):
-        # a language model's smaller weights are llama.cpp's GGUF, said, where generate() was asked for.
-        gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" and transformer \
-            and not diffusion and not forward_only(ctx.shape) and not ctx.shape.encoder_decoder else {}
-        for precision in INFERENCE_STEPS.get(task.precision, ()):
-            smaller = answers.with_precision(precision)
-            if precision in gguf:
-                changes.append((f"{precision} weights in llama.cpp ({FORMATS[gguf[precision]].label}; generate()'s "
-                                "bitsandbytes kernels decode slower than 16-bit)",
-                                smaller.with_value("task", "serving_engine", "llama_cpp")
-                                .with_value("task", "quantization", gguf[precision])))
-            else:
-                changes.append((f"{precision} weights", smaller))
+        changes.extend(smaller_weights(answers, ctx.shape))
         if experts_to_ram:
             offloaded = answers.with_value("task", "expert_offload", True)
             if scale.gpu_count > 1:  # with the experts in RAM, run by the CPU, one card holds the rest as fast

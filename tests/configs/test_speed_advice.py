@@ -384,6 +384,26 @@ def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_
         "decode_tokens_per_s_per_stream"]
 
 
+def test_a_desktop_system_names_one_card_in_8_bits_where_generate_was_asked_in_llama_cpps_gguf(catalog):
+    # Audit YA2: StarCoder2-15B (40 x 6144, 4 KV heads, GELU MLP 24576, V 49,152) in bf16 with generate() for $5,000:
+    # 30.6 GiB, 0.3 over an RTX 5090's usable 95 %, so a DGX Spark at ~6 tokens/s; BigCode's README gives its 8-bit
+    # footprint as ~17 GB, one 24 GB card. generate()'s bitsandbytes 8-bit decodes slower: llama.cpp's Q8_0 is named.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=15_957_889_024,
+                  workload__layers=40, workload__hidden_size=6144, workload__attention_heads=48,
+                  workload__kv_heads=4, workload__intermediate_size=24576, workload__gated_mlp=False,
+                  workload__vocabulary_size=49152, workload__sequence_length=2048, workload__batch_size=1,
+                  task__mode="inference", task__precision="bf16", task__serving_engine="hf_generate",
+                  task__generated_tokens=256, budget__currency="USD", budget__amount=5000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu").spec["form"] == "desktop_system"
+    line = next(line for line in build.warnings if line.startswith("faster within budget: one "))
+    assert 'task.serving_engine = "llama_cpp"' in line and 'task.quantization = "gguf_q8_0"' in line, line
+    faster = recommend(job.with_value("task", "precision", "int8").with_value("task", "quantization", "gguf_q8_0")
+                       .with_value("task", "serving_engine", "llama_cpp"), catalog, today=TODAY)
+    assert faster.feasible and faster.speed.figures["decode_tokens_per_s_per_stream"] >= 3 * build.speed.figures[
+        "decode_tokens_per_s_per_stream"]
+
+
 def test_an_encoder_launch_bound_at_a_batch_of_one_is_not_sold_the_fastest_tensor_card(catalog):
     # Audit ZX: SenseVoice-Small (234M, a 50 x 512 SAN-M encoder over ~167 frames of 10 s of audio) served one request
     # at a time in eager PyTorch: its ~700 kernels' launches take ~24 ms on any card (its README: 70 ms for 10 s), yet

@@ -1,0 +1,33 @@
+"""An inference job in smaller weights: the lever answer_changes offers, and what a slow build's advice tries."""
+
+from __future__ import annotations
+
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory_inference import forward_only
+from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.quantization import FORMATS
+
+# Precisions an inference workload can step down to from each, smallest last.
+INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
+                   "int8": ("int4",)}
+
+
+def smaller_weights(answers: Answers, shape: ModelShape) -> list[tuple[str, Answers]]:
+    """The inference job in each smaller precision, smallest last: generate()'s 8- and 4-bit weights are
+    bitsandbytes', which decode slower than 16-bit (configs.quantization), so a language model's are llama.cpp's
+    GGUF there, said."""
+    task = answers.task
+    gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" \
+        and shape.kind == "transformer" and not shape.denoising_steps and not forward_only(shape) \
+        and not shape.encoder_decoder else {}
+    found = []
+    for precision in INFERENCE_STEPS.get(task.precision, ()):
+        smaller = answers.with_precision(precision)
+        if precision in gguf:
+            found.append((f"{precision} weights in llama.cpp ({FORMATS[gguf[precision]].label}; generate()'s "
+                          "bitsandbytes kernels decode slower than 16-bit)",
+                          smaller.with_value("task", "serving_engine", "llama_cpp")
+                          .with_value("task", "quantization", gguf[precision])))
+        else:
+            found.append((f"{precision} weights", smaller))
+    return found
