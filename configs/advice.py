@@ -8,16 +8,13 @@ from typing import Callable
 
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Context
-from pth_top.configs.beyond_answers import (
-    alternative_label,
-    faster_than_the_cpu_within_budget,
-    first_alternative_timed,
-)
+from pth_top.configs.beyond_answers import alternative_label, first_alternative_timed
 from pth_top.configs.build import Build
 from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
 from pth_top.configs.faster_box import faster_than_a_desktop_system
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
 from pth_top.configs.long_run import faster_training_within_budget, fastest_card_for_a_long_run, rented_run_line
+from pth_top.configs.nearest import faster_than_the_cpu_within_budget
 from pth_top.configs.room import roomier_within_budget
 from pth_top.configs.rules import Rules
 

@@ -19,7 +19,6 @@ from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, 
 from pth_top.configs.beyond_answers import (
     faster_server_within_budget,
     keeps_the_job,
-    nearest_over_budget,
     offload_before_a_desktop_system,
     slow_edge_passed_over,
 )
@@ -42,6 +41,7 @@ from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
+from pth_top.configs.nearest import nearest_over_budget
 from pth_top.configs.owned import (
     all_owned,
     check_owned,
