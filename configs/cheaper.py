@@ -1,8 +1,9 @@
-"""A build that a change costing no quality would make much cheaper names that build: a chunked or fused loss for
-Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, an fp8 KV cache for a server's."""
+"""A build that a change costing no or little quality would make much cheaper names that build: a chunked or fused
+loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, an fp8 KV cache for a server's."""
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from pth_top.configs import stacks
@@ -12,6 +13,7 @@ from pth_top.configs.build import Build
 from pth_top.configs.levers import chunked_loss
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
+from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
 from pth_top.units import GIB
 
 CHEAPER_FRACTION_MAX = 0.7  # a change is named when its build costs under 70 % of this one
@@ -19,7 +21,8 @@ CHEAPER_FRACTION_MAX = 0.7  # a change is named when its build costs under 70 % 
 
 def cheaper_without_a_change_of_quality(build: Build, rules: Rules,
                                         recommend_one: Callable[[Answers], Build]) -> str:
-    """The first of the chunked loss and bf16 whose build costs under CHEAPER_FRACTION_MAX of this one."""
+    """The first of the chunked loss, bf16 and an fp8 KV cache whose build costs under CHEAPER_FRACTION_MAX of this
+    one."""
     return (cheaper_with_a_chunked_loss(build, rules, recommend_one)
             or cheaper_in_bf16(build, rules, recommend_one)
             or cheaper_with_an_fp8_kv_cache(build, rules, recommend_one))
@@ -60,22 +63,36 @@ def cheaper_in_bf16(build: Build, rules: Rules, recommend_one: Callable[[Answers
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """A language model served with a 16-bit KV cache names the build an fp8 one needs (audit ZI: ERNIE-4.5-300B in
-    4 bits for 32 streams of 32k on 8 GPUs is 47 GiB a GPU, 8 x H200 for CNY 1.5 million; 33 GiB with an fp8 cache,
-    8 x RTX PRO 5000 for CNY 415k)."""
+    """A language model served with a 16-bit KV cache names the build an fp8 one needs, both builds' decode rates
+    beside it, idle and under load; not one slow under load where this is not (audit ZI: ERNIE-4.5-300B in 4 bits for
+    32 streams of 32k on 8 GPUs is 47 GiB a GPU, 8 x H200 for CNY 1.5 million; 33 GiB with an fp8 cache, 8 x RTX PRO
+    5000 for CNY 415k; with fresh 32k prompts that one prefills to ~1 token/s a stream, review AA)."""
     answers = build.answers
     task = answers.task
     if task.mode != "inference" or not stacks.fp8_kv_cache_open(task, answers.scenario) \
             or not build.memory.kv_cache_bytes:
         return ""
     found = _cheaper(build, answers.with_value("task", "kv_cache_dtype", "fp8"), recommend_one)
-    if found is None:
+    if found is None or (_slow_under_load(found[0]) and not _slow_under_load(build)):
         return ""
     other, text = found
     return (f"cheaper with {stacks.KV_CACHE_FP8_LABEL}: {other.memory.total_bytes / GIB:.1f} GiB a GPU, not "
-            f"{build.memory.total_bytes / GIB:.1f}: {text}, {within_text(other, build, rules)}"
-            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.kv_cache_dtype = \"fp8\" "
-            "(at a minimal accuracy cost, SGLang's docs say; check your model)")
+            f"{build.memory.total_bytes / GIB:.1f}: {text}, {within_text(other, build, rules)}; "
+            f"{_rates(other)} against {_rates(build)} here: answer task.kv_cache_dtype = \"fp8\" (at a minimal "
+            "accuracy cost, SGLang's docs say; check your model)")
+
+
+def _rates(build: Build) -> str:
+    """'~15.8 tokens/s per stream (~5.7 under load)': a build's decode a stream, idle and under load where predicted."""
+    figures = build.speed.figures
+    loaded = figures.get("sustained_tokens_per_s_per_stream")
+    return (f"~{figures.get('decode_tokens_per_s_per_stream', 0.0):,.1f} tokens/s per stream"
+            + (f" (~{loaded:,.1f} under load)" if loaded is not None else ""))
+
+
+def _slow_under_load(build: Build) -> bool:
+    """Whether a server decodes under SLOW_DECODE_TOKENS_PER_S a stream under load."""
+    return build.speed.figures.get("sustained_tokens_per_s_per_stream", math.inf) < SLOW_DECODE_TOKENS_PER_S
 
 
 def _cheaper(build: Build, changed: Answers, recommend_one: Callable[[Answers], Build]) -> tuple[Build, str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from pth_top.configs import speed as sp
@@ -285,10 +286,25 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
     best = min(found, key=lambda each: each[:3])
     # Within NEAR_TIE of the best score, the card with the most memory: room for a longer context or a larger model
     # for ~the same value (audit KK: CNY 8,000 bought an 8 GB RTX 5060 at 2.6 % more a yuan than a 16 GB 5060 Ti).
-    near = [each for each in found if each[0] == best[0] and -each[1] >= (1 - NEAR_TIE) * -best[1]
-            and each[3].total_cny <= NEAR_TIE_PRICE_MAX * best[3].total_cny]
-    chosen = min(near, key=lambda each: (-whole_gib(ctx, each[4]), each[1], each[2]))
+    near = [each for each in found if each[0] == best[0] and -each[1] >= (1 - NEAR_TIE) * -best[1]]
+    capped = [each for each in near if each[3].total_cny <= NEAR_TIE_PRICE_MAX * best[3].total_cny]
+    chosen = min(capped, key=lambda each: (-whole_gib(ctx, each[4]), each[1], each[2]))
+    # A server slow under its own load is no near tie for one that is not (review AA: 8 x RTX PRO 5000 at ~1 token/s a
+    # stream with 32 fresh 32k prompts, where 8 x H200 hold ~5.6): the cap yields.
+    if _slow_under_load(ctx, chosen[4]) and any(not _slow_under_load(ctx, each[4]) for each in near):
+        chosen = min((each for each in near if not _slow_under_load(ctx, each[4])),
+                     key=lambda each: (-whole_gib(ctx, each[4]), each[1], each[2]))
     return chosen[3], chosen[4]
+
+
+def _slow_under_load(ctx: Context, gpu: Part) -> bool:
+    """Whether a server's decode on these GPUs falls under SLOW_DECODE_TOKENS_PER_S a stream under load."""
+    from pth_top.configs.speed_build import job_figures  # speed_build reads this module's rate table
+
+    if ctx.answers.scenario != "inference_server" or ctx.answers.task.mode != "inference":
+        return False
+    figures = job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    return 0 < figures.get("sustained_tokens_per_s_per_stream", math.inf) < sp.SLOW_DECODE_TOKENS_PER_S
 
 
 def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Part]]:
