@@ -3,17 +3,25 @@ names beside itself, within budget or just over it."""
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import SHORT, Assembly, Context, fits_on, memory_fit, needed_bytes
-from pth_top.configs.beyond_answers import SLOW_WAY_OUT, gpu_build, keeps_the_job, raised_budget_build, within_text
+from pth_top.configs.assembly import SHORT, TIGHT, Assembly, Context, fits_on, memory_fit, needed_bytes
+from pth_top.configs.beyond_answers import (
+    SLOW_WAY_OUT,
+    answer_text,
+    gpu_build,
+    keeps_the_job,
+    raised_budget_build,
+    within_text,
+)
 from pth_top.configs.build import Build
 from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label
-from pth_top.configs.market import money
+from pth_top.configs.market import cny_per, money
 from pth_top.configs.owned import owned_pin
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
@@ -42,8 +50,12 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
     lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
         NEAREST_GPU_BUILD if beside_the_cpu else "the nearest build, over budget"
+    if unchanged is not None and beside_the_cpu and not _within_limits(ctx, unchanged[0]):
+        unchanged = None
+    hint = (lambda changed, build: _answer_hint(ctx, changed, build)) if beside_the_cpu else (lambda *_: "")
     nearest: tuple[bool, float, str] | None = (*_nearest_key(ctx, unchanged), _over_budget_line(
-        ctx, ctx, unchanged, lead, "as answered", beside_the_cpu) if beside_the_cpu else "") if unchanged else None
+        ctx, ctx, unchanged, lead, "as answered", beside_the_cpu) + hint(None, unchanged[0]) if beside_the_cpu
+        else "") if unchanged else None
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
@@ -62,8 +74,29 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or (
                 nearest is not None and key >= nearest[:2]):
             continue
-        nearest = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, beside_the_cpu))
+        if beside_the_cpu and (not _within_limits(ctx, fitting[0]) or unchanged is not None and (
+                memory_fit(alternative, fitting[1]) == TIGHT or key[1] > LEVER_SAVING * unchanged[0].total_cny)):
+            continue  # the job as answered, roomy, unless a lever saves a twentieth (review AA: EUR 989 TIGHT vs 1,006)
+        nearest = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, beside_the_cpu)
+                   + hint(alternative.answers, fitting[0]))
     return nearest[2] if nearest else ""
+
+
+LEVER_SAVING = 0.95  # beside a CPU-only PC, a lever's GPU build replaces the one as answered where it saves 5 %
+
+
+def _within_limits(ctx: Context, build: Assembly) -> bool:
+    """Whether a build keeps its own rules and the answers' power limit (review AA: an RTX 5060 PC at ~338 W named
+    beside a CPU-only PC for a 250 W limit)."""
+    limit = ctx.answers.budget.max_power_w
+    return not build.unsatisfied and not (limit and build.wall_w > limit)
+
+
+def _answer_hint(ctx: Context, changed: Answers | None, build: Assembly) -> str:
+    """' (answer budget.amount = 989, task.kv_cache_dtype = "fp8")': what to answer for the named build."""
+    amount = math.ceil(build.total_cny / cny_per(ctx.currency, ctx.rules))
+    levers = answer_text(ctx.answers, changed) if changed is not None and changed != ctx.answers else ""
+    return f" (answer budget.amount = {amount}" + (f", {levers}" if levers else "") + ")"
 
 
 def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembly, Part], lead: str, label: str,

@@ -360,6 +360,15 @@ def test_a_slow_cpu_only_pc_names_the_nearest_gpu_build_a_lever_makes_though_ove
     price = float(re.search(r"for €([\d,]+),", line).group(1).replace(",", ""))
     first_s = float(re.search(r"the first token in ~([\d.]+) s", line).group(1))
     assert 900 < price < 1.25 * 900 and first_s < sp.SLOW_FIRST_TOKEN_S / 4
+    assert 'task.kv_cache_dtype = "fp8")' in line and "answer budget.amount = " in line
+    # Review AA: under a 250 W limit no GPU build is named (the RTX 5060's draws ~338 W); with no limit and EUR 800,
+    # the job as answered on a roomy RTX 3060 12GB (EUR 1,006) before the TIGHT 5060 with a lever (EUR 989).
+    capped = recommend(job.with_value("budget", "max_power_w", 250), catalog, today=TODAY)
+    assert not any(line.startswith("the nearest GPU build") for line in capped.warnings)
+    free = recommend(job.with_value("budget", "max_power_w", 0).with_value("budget", "amount", 800.0), catalog,
+                     today=TODAY)
+    line = next(line for line in free.warnings if line.startswith("the nearest GPU build, over budget: "))
+    assert ": as answered: " in line and "TIGHT" not in line, line
 
 
 def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_far_faster(catalog):
