@@ -386,5 +386,6 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
         engine=stacks.serving_engine(task.serving_engine, answers.scenario, task.precision),
         quantization=task.quantization, kv_cache_dtype=task.kv_cache_dtype, expert_offload=task.expert_offload,
-        prefill_chunk_tokens=task.prefill_chunk_tokens,
+        prefill_chunk_tokens=task.prefill_chunk_tokens, media_encoder=not shape.vocabulary_size and (
+            answers.workload.preset != "custom" or answers.data.kind != "text"),  # review AA: a text encoder left V out
     )

@@ -113,15 +113,17 @@ def value_bytes_of(precision: str) -> float:
     return 4.0 if precision == "fp32" else 2.0
 
 
-# An image encoder (a ViT, CLIP's or SigLIP's tower) runs in plain PyTorch whatever task.serving_engine says: vLLM and
-# SGLang serve language models, and no engine batches its patches by a token budget.
-IMAGE_ENCODER_RUNTIME = "plain PyTorch (timm, torchvision, transformers' forward): vLLM and SGLang serve no image model"
+# An image or audio encoder (a ViT, CLIP's or SigLIP's tower) runs in plain PyTorch whatever task.serving_engine says:
+# vLLM and SGLang serve language models, and no engine batches its patches by a token budget.
+MEDIA_ENCODER_RUNTIME = ("plain PyTorch (timm, torchvision, transformers' forward): vLLM and SGLang serve no image or "
+                         "audio encoder")
 
 
 def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
     kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
+    media_encoder: bool = False,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -130,8 +132,8 @@ def estimate_inference(
     The two are never added: the 1.2 already covers a KV cache.
     """
     n = max(1, gpu_count)
-    image_encoder = forward_only(shape) and not shape.vocabulary_size  # timm's, torchvision's: no LLM engine serves it
-    engine = "hf_generate" if image_encoder else engine
+    media_encoder = media_encoder and forward_only(shape)  # timm's, torchvision's: no LLM engine serves it
+    engine = "hf_generate" if media_encoder else engine
     all_weights, weights_line = inference_weight_bytes(shape, precision, quantization, engine)
     experts = expert_bytes(shape, precision, quantization, engine) if expert_offload else 0.0
     weights = (all_weights - experts) / n
@@ -142,8 +144,8 @@ def estimate_inference(
                        "system RAM, off the GPU")
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
     reserving = engine if engine in stacks.ENGINE_RESERVED_GIB and shape.kind == "transformer" else ""
-    if image_encoder:  # audit ZX: SigLIP at a batch of 768 was held to vLLM's 2,048-token batch, 1.3 of 12.7 GiB
-        formula.insert(0, f"runtime: {IMAGE_ENCODER_RUNTIME}, the whole batch at once")
+    if media_encoder:  # audit ZX: SigLIP at a batch of 768 was held to vLLM's 2,048-token batch, 1.3 of 12.7 GiB
+        formula.insert(0, f"runtime: {MEDIA_ENCODER_RUNTIME}, the whole batch at once")
     elif shape.kind == "transformer":
         formula.insert(0, f"engine: {stacks.SERVING_ENGINE_LABELS[engine]} (task.serving_engine)"
                        + (f", which plans to fill {fraction:.0%} of each GPU (gpu_memory_utilization)" if fraction

@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from pth_top.configs.answer_types import Scale, Task, Workload
+from pth_top.configs.answer_types import Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import estimate_memory, estimate_training, micro_batch_per_gpu
 from pth_top.configs.memory_inference import estimate_inference
@@ -477,17 +477,20 @@ def test_an_image_encoder_served_holds_its_whole_batch_not_an_llm_engines_token_
     # Audit ZX: timm's vit_so400m_patch14_siglip_384 (428M, 27 x 1152, MLP 4304, 729 patches) at a batch of 768: timm's
     # RTX 4090 benchmark (results/benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv) stepped down to 512, so 768 did not
     # fit 24 GB. As a server it was held to vLLM's 2,048-token batch, 1.3 GiB, and "fit" an 8 GB card.
-    def siglip(scenario: str) -> Answers:
+    def siglip(scenario: str, kind: str = "images") -> Answers:
         return Answers(scenario=scenario, workload=Workload(
             preset="custom", parameters=428_000_000, layers=27, hidden_size=1152, attention_heads=16,
             intermediate_size=4304, vocabulary_size=0, sequence_length=729, encoder_only=True, batch_size=768),
-            task=Task(mode="inference", precision="fp16"))
+            task=Task(mode="inference", precision="fp16"), data=Data(kind=kind))
 
     shape = model_shape(siglip("inference_server").workload)[0]
     served, at_home = (estimate_memory(siglip(scenario), shape) for scenario in ("inference_server",
                                                                                "personal_research"))
     assert served.total_bytes == at_home.total_bytes > 10 * GIB
     assert served.usable_fraction == 0.0 and served.formula[0].startswith("runtime: plain PyTorch")
+    # Review AA: a text encoder given without its vocabulary is still one vLLM batches by its token budget.
+    text = estimate_memory(siglip("inference_server", "text"), shape)
+    assert text.total_bytes < 2 * GIB and text.formula[0].startswith("engine: vLLM")
 
 
 @pytest.mark.parametrize(("parameters", "layers", "hidden", "heads", "kv_heads", "mlp", "vocabulary", "tokens", "batch",
