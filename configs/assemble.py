@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from pth_top.configs import stacks
 from pth_top.configs.assembly import (
     Assembly,
     Context,
@@ -22,7 +21,8 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.compat import chipset_generation, chipset_slot_cards, compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
-from pth_top.configs.memory_inference import forward_only, inference_weight_bytes
+from pth_top.configs.host_ram import host_ram_need
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import (
@@ -36,10 +36,8 @@ from pth_top.configs.power import FED, choose_psu
 from pth_top.configs.ram_choice import board_with_ram_cost, choose_ram
 from pth_top.configs.rules import (
     Floor,
-    checkpoint_staging_gib,
     cpu_floor,
     decode_cores_floor,
-    host_model_gib,
     ram_floor_gib,
 )
 from pth_top.configs.slots import (
@@ -94,22 +92,8 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         asm.heat_line = "cooling: the module's own fan/heatsink; keep its intake clear"
         return asm
     need_ecc = ecc_required(ctx)
-    total_gpu_gib = gpu["memory_gib"] * ctx.gpu_count
-    task = ctx.answers.task
-    engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
-    inference = task.mode == "inference"
-    weight_bytes = inference_weight_bytes(ctx.shape, task.precision, task.quantization, engine)[0] if inference else 0.0
-    host_weights_gib = host_model_gib(weight_bytes, mode=task.mode, host_offload_bytes=ctx.memory.host_offload_bytes,
-                                      streams_shards=engine in stacks.SHARD_STREAMING_ENGINES)
-    staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
-                                                       stack=task.training_stack,
-                                                       frozen_parameters=ctx.answers.workload.frozen_parameters,
-                                                       unquantized_parameters=ctx.shape.vocabulary_parameters)
-    experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0
-    host_text = staging_text if staging_gib > host_weights_gib else (
-        "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else
-        "" if inference else _training_offload_text(task.training_stack, ctx.answers.scale.sharding))
-    ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, total_gpu_gib, max(host_weights_gib, staging_gib),
+    host_gib, host_text = host_ram_need(ctx)
+    ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu["memory_gib"] * ctx.gpu_count, host_gib,
                               ctx.rules, host_text, ctx.answers.data.kind)
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
@@ -331,14 +315,6 @@ def _platform_cost(ctx: Context, gpu: Part | None, cpu: Part, need_ecc: bool, ra
         return None
     return part_price(ctx, cpu) + min(board_with_ram_cost(ctx, board, need_ecc, ram_floor_gib, cpu)
                                       + mount_cost(ctx, board, gpu, ctx.gpu_count) for board in boards)
-
-
-def _training_offload_text(stack: str, sharding: str) -> str:
-    """What training keeps in host RAM: ZeRO-Offload's or FSDP's offloaded states, Unsloth's layer checkpoints."""
-    offloaded = ["optimizer states (and master weights) offloaded to the CPU"] if sharding.endswith("_offload") else []
-    if stack == "unsloth":
-        offloaded.append("the layer checkpoints Unsloth offloads")
-    return " and ".join(offloaded)
 
 
 def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need_ecc: bool, ram_floor: float) -> Part:

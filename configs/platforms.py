@@ -10,6 +10,7 @@ from msgspec import NODEFAULT
 from msgspec.structs import fields as struct_fields
 
 from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_price, rank, run_fits
+from pth_top.configs.host_ram import host_ram_need
 from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.part_types import SYSTEM_GPU_FORMS, System
@@ -24,7 +25,6 @@ from pth_top.configs.rules import (
 )
 from pth_top.configs.slots import MOUNT_ROLES, ducts_for, ecc_required, gpus_held
 from pth_top.configs.storage_choice import choose_storage
-from pth_top.units import GIB
 
 # A system's optional keys with their defaults, so a barebone or user entry that leaves one out still reads.
 SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
@@ -87,10 +87,10 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
 def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     task = ctx.answers.task
     gpu_gib = ctx.catalog.parts[system["gpu_id"]]["memory_gib"] * system["gpu_count"]
-    # What training offloads to the CPU lives in the system's RAM (audit ZV: DBRX's 1,960 GiB of states on a DGX).
-    offloaded = ctx.memory.host_offload_bytes / GIB if task.mode == "training" else 0.0
-    ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, offloaded, ctx.rules,
-                        "the states offloaded to the CPU" if offloaded else "", data_kind=ctx.answers.data.kind)
+    # What the job holds in RAM, as on a PC (audit ZV: DBRX's 1,960 GiB of offloaded states on a DGX).
+    host_gib, host_text = host_ram_need(ctx)
+    ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, host_gib, ctx.rules, host_text,
+                        data_kind=ctx.answers.data.kind)
     storage = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
                                   precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     if system["memory_gib"] < ram.value:
