@@ -15,7 +15,7 @@ from pth_top.configs.memory_inference import experts_kept_on_gpus
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
 from pth_top.configs.owned import all_owned, beside_owned_quote, is_owned, owned_quote
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
-from pth_top.configs.rules import Rules, gpu_usable_bytes
+from pth_top.configs.rules import Rules, gpu_usable_bytes, shared_os_reserve_gib
 from pth_top.units import GIB
 
 
@@ -107,6 +107,20 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
         return max(0.0, card - reserve(card, ctx.gpu_count)) * GIB + ctx.memory.activations_bytes
     return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction,
                             gpu["form"])
+
+
+def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
+    """The card's memory kind and how much of it the job may use, said: '22.8 usable at 95%'."""
+    usable = usable_bytes(ctx, gpu) / GIB
+    fraction = f"{ctx.memory.usable_fraction or ctx.rules.gpu.usable_memory_fraction:.0%}"
+    if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
+        return "shared with the CPU", (f"{usable:.1f} usable: {gpu['memory_gib']:g} - "
+                                       f"{shared_os_reserve_gib(gpu['form'], ctx.rules)} GiB for the OS, x {fraction}")
+    if ctx.memory.reserving_engine:  # the card less SGLang's reserve, which holds the counted activations
+        reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count)
+        return "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve:.1f} GiB reserve, which holds the "
+                             f"{ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted")
+    return "dedicated", f"{usable:.1f} usable at {fraction}"
 
 
 def chosen_by_you(ctx: Context, gpu: Part) -> bool:

@@ -12,11 +12,10 @@ from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.levers import chunked_loss
 from pth_top.configs.presets import model_shape
+from pth_top.configs.ranking import CHEAPER_FRACTION_MAX
 from pth_top.configs.rules import Rules
 from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
 from pth_top.units import GIB
-
-CHEAPER_FRACTION_MAX = 0.7  # a change is named when its build costs under 70 % of this one
 
 
 def cheaper_without_a_change_of_quality(build: Build, rules: Rules,

@@ -23,6 +23,7 @@ from pth_top.configs.memory_terms import (
     inference_per_token,
     inference_working_set_text,
     transformer_activation_bytes,
+    value_bytes_of,
 )
 from pth_top.units import GIB
 
@@ -68,7 +69,7 @@ def decode_bytes(shape: ModelShape, batch: int, tiled: bool, sliced: bool = Fals
 
 def denoising_bytes(shape: ModelShape, precision: str, batch: int) -> int:
     """One layer's forward working set over a GPU's batch x passes x s tokens (without autograd)."""
-    value_bytes = 4.0 if precision == "fp32" else 2.0
+    value_bytes = value_bytes_of(precision)
     one_layer = replace(shape, layers=1, sequence_length=shape.sequence_length * batch * shape.guidance_passes)
     return int(transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes, inference_per_token(shape)))
 
@@ -82,7 +83,7 @@ def estimate_denoising(
     the VAE decode of its outputs (after the last step, the denoiser's activations are gone); every GPU holds the
     whole model."""
     weights, weights_line = inference_weight_bytes(shape, precision, quantization)
-    value_bytes = 4.0 if precision == "fp32" else 2.0
+    value_bytes = value_bytes_of(precision)
     batch = per_gpu_batch(batch, gpu_count)
     denoising = denoising_bytes(shape, precision, batch)
     decode = decode_bytes(shape, batch, vae_tiling, vae_slicing)

@@ -9,6 +9,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import answer_text, gpu_build, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.levers import more_gpu_counts, split_label
+from pth_top.configs.market import money
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
@@ -41,6 +42,8 @@ def faster_than_a_desktop_system(build: Build, rules: Rules, recommend_one: Call
         if rate >= FASTER_THAN_A_BOX * per_stream:
             count = f"{card.quantity} x " if card.quantity > 1 else "one "
             speed = other.speed.summary[0] if other.speed.summary else f"~{rate:,.1f} tokens/s per stream"
+            more = money(other.total_price_cny - build.total_price_cny, build.currency, rules)
             return (f"faster within budget: {count}{card.name}, {what}: {speed} (~{per_stream:,.1f} tokens/s per "
-                    f"stream on the {gpu.name}), {within_text(other, build, rules)}: answer {answer}")
+                    f"stream on the {gpu.name}), {within_text(other, build, rules)}, {more} more than this one: answer "
+                    f"{answer}")
     return ""

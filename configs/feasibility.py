@@ -85,7 +85,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
         if gpu is not None and fit is None and all_owned(ctx.answers, gpu) and memory_fit(ctx, gpu) != SHORT:
             # Audit ZW: an RTX 3060 that holds GPT-J's int8 LoRA, refused for CNY 414 over on a new PC around it.
-            yours = "the cards you have hold" if ctx.gpu_count > 1 else "the card you have holds"
+            yours = ("the cards you have hold" if ctx.gpu_count > 1 else "the card you have holds") + (
+                " (tightly, short of the estimator's margin)" if memory_fit(ctx, gpu) == TIGHT else "")
             line += (f"; {yours} the job ({needed_bytes(ctx, gpu) / GIB:.1f} of {usable_bytes(ctx, gpu) / GIB:.1f} GiB "
                      "usable a GPU): in a PC you have with the RAM and power supply this build lists, there is "
                      "nothing to buy")

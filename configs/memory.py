@@ -44,6 +44,7 @@ from pth_top.configs.memory_terms import (
     cnn_activation_bytes,
     training_bytes_per_parameter,
     transformer_activation_bytes,
+    value_bytes_of,
 )
 from pth_top.units import GIB
 
@@ -61,7 +62,7 @@ def estimate_training(
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
-    value_bytes = 4.0 if precision == "fp32" else 2.0
+    value_bytes = value_bytes_of(precision)
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer,
                           mixed_layout)
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]

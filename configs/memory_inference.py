@@ -17,6 +17,7 @@ from pth_top.configs.memory_terms import (
     inference_working_set_text,
     kv_cache_bytes,
     transformer_activation_bytes,
+    value_bytes_of,
 )
 from pth_top.configs.presets import RESNET50_SAVED_ELEMENTS
 from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, weight_format
@@ -103,14 +104,9 @@ def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
 # A CNN's no-grad forward keeps about three of its largest activation a sample at once: a block's input for the
 # residual, a convolution's output and its normalization's (ReLU in place). The largest is ResNet-50's 802,816 (112 x
 # 112 x 64) of the 21.53M it saves for backward. timm's RTX 4090 run of BiT-R152x2 at 384 px (audit ZX) fits a batch
-# of 384, not 512: 18.0 and 23.7 GiB of 22.8 here.
+# of 384, not 512: 18.1 and 23.8 GiB of 22.8 here.
 CNN_LIVE_LARGEST_ACTIVATIONS = 3
 CNN_LARGEST_OF_SAVED = 802_816 / RESNET50_SAVED_ELEMENTS
-
-
-def value_bytes_of(precision: str) -> float:
-    """An activation's bytes in a forward pass: fp32's 4, else 2 (fp16/bf16, and int8/int4 weights' 16-bit compute)."""
-    return 4.0 if precision == "fp32" else 2.0
 
 
 # An image or audio encoder (a ViT, CLIP's or SigLIP's tower) runs in plain PyTorch whatever task.serving_engine says:
@@ -171,7 +167,7 @@ def estimate_inference(
             activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
             formula=tuple(formula),
         )
-    value_bytes = 4.0 if precision == "fp32" else 2.0
+    value_bytes = value_bytes_of(precision)
     if shape.encoder_decoder:
         kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
         breakdown = _encoder_decoder(shape, weights, batch, n, value_bytes, kv_bytes, cuda_context_bytes, formula)

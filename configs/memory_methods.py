@@ -229,7 +229,7 @@ PRETRAINING_TOKENS_PER_PARAMETER = 20
 CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER = 1
 CONTINUED_PRETRAINING_MIN_TOKENS = 10e9
 # 100B tokens is a pretraining corpus whatever the model: Megatron-Turing NLG 530B trained on 270B (arXiv:2201.11990),
-# GLM-130B on 400B (arXiv:2210.02414), fewer than a token a parameter (audit ZY: LoRA offered for MT-NLG).
+# half a token a parameter (audit ZY: LoRA offered for it).
 PRETRAINING_CORPUS_MIN_TOKENS = 100e9
 
 

@@ -347,6 +347,11 @@ def cnn_activation_bytes(shape: ModelShape, micro_batch: int, bytes_per_value: f
     return int(stored)
 
 
+def value_bytes_of(precision: str) -> float:
+    """An activation's bytes: fp32's 4, else 2 (fp16/bf16, and int8/int4 weights' 16-bit compute)."""
+    return 4.0 if precision == "fp32" else 2.0
+
+
 def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
     """2 (K and V) x bytes x kv width x tokens per layer summed (window layers hold the window) x batch, plus the
     linear layers' fixed state a sequence."""

@@ -97,9 +97,9 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
         asm.unsatisfied_add(f"{system.name} has {system['memory_gib']:g} GiB RAM, below the floor: {ram.reason}")
     # Drives go in its bays: no reason to refuse the server (audit ZY: a 32 TB corpus refused an 8 x H200 one).
     if system["storage_gb"] < storage.value:
-        asm.warnings.append(f"storage: {system.name} has {system['storage_gb']:,.0f} GB of data drives, below the "
-                            f"floor ({storage.reason}): add NVMe drives in its bays (not priced here), or read the "
-                            "data from network storage")
+        asm.warnings.append(f"storage: {system.name} has {system['storage_gb']:,.0f} GB of data drives, "
+                            f"{storage.value - system['storage_gb']:,.0f} GB below the floor ({storage.reason}): add "
+                            "or swap in larger NVMe drives (not priced here), or read the data from network storage")
     asm.reasons["system"] = [
         f"{system['form_factor']} server with {system['gpu_count']} x {ctx.catalog.parts[system['gpu_id']].name}, "
         f"{system['cpu_name']} ({system['cpu_cores_count']} cores), {system['memory_gib']:g} GiB RAM, "

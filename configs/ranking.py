@@ -39,9 +39,13 @@ EDGE_SPEED = "predicted_speed"  # the edge "metric": not a catalog field, config
 # ignore what a step waits on (ZeRO-3 of a MoE over PCIe: 21 of 27 s a step; a MobileNet's activations' bytes).
 JOB_SPEED = "predicted_job_rate"
 NEAR_TIE = 0.05  # builds within 5 % of the best score a unit of money count as as good: the most memory is chosen
-# ... among those costing at most 1/0.7 of the best's: a tie in value is not a reason to spend 3.6 times as much
-# (audit ZI: 8 x H200 for CNY 1.5 million over 8 x RTX PRO 5000 for CNY 415k, 2.4 % apart a yuan).
-NEAR_TIE_PRICE_MAX = 1 / 0.7
+# A cheaper build is worth naming, or choosing among near ties, where it costs under 70 % of the other.
+CHEAPER_FRACTION_MAX = 0.7
+# ... so the most memory among those costing at most 1/0.7 of the best's: a tie in value is not a reason to spend 3.6
+# times as much (audit ZI: 8 x H200 for CNY 1.5 million over 8 x RTX PRO 5000 for CNY 415k, 2.4 % apart a yuan).
+NEAR_TIE_PRICE_MAX = 1 / CHEAPER_FRACTION_MAX
+NEAR_TIE_TEXT = (f"the most memory among builds within {NEAR_TIE:.0%} of the best and 1/{CHEAPER_FRACTION_MAX:g} of "
+                 "its price")
 # vLLM's AWQ kernels need compute capability 7.5 (docs.vllm.ai features/quantization/supported_hardware: Volta no).
 AWQ_COMPUTE_CAPABILITY = 7.5
 TRAINING_RATE_BY_PRECISION = {

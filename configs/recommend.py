@@ -11,11 +11,11 @@ import dataclasses
 import datetime as dt
 from typing import Callable, Mapping
 
-from pth_top.configs import feasibility, stacks
+from pth_top.configs import feasibility
 from pth_top.configs.advice import with_advice
 from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes
+from pth_top.configs.assembly import Assembly, Context, memory_on, pinned_part, usable_bytes, usable_text_of
 from pth_top.configs.beyond_answers import (
     faster_server_within_budget,
     keeps_the_job,
@@ -56,7 +56,7 @@ from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ram_platform import platform_for_ram
-from pth_top.configs.ranking import NEAR_TIE, NEAR_TIE_PRICE_MAX, Fit, fit_budget, gpu_metric, meets_target, ranked_gpus
+from pth_top.configs.ranking import NEAR_TIE_TEXT, Fit, fit_budget, gpu_metric, meets_target, ranked_gpus
 from pth_top.configs.rules import (
     Rules,
     budget_in_cny,
@@ -371,25 +371,13 @@ def _memory_text(gpu: Part) -> str:
 def _gpu_reasons(ctx: Context, gpu: Part) -> list[str]:
     _, metric_text = gpu_metric(ctx)
     need = ctx.memory.total_bytes / GIB
-    usable = usable_bytes(ctx, gpu) / GIB
-    fraction = f"{ctx.memory.usable_fraction or ctx.rules.gpu.usable_memory_fraction:.0%}"
-    if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
-        kind = "shared with the CPU"
-        usable_text = (f"{usable:.1f} usable: {gpu['memory_gib']:g} - {shared_os_reserve_gib(gpu['form'], ctx.rules)} "
-                       f"GiB for the OS, x {fraction}")
-    elif ctx.memory.reserving_engine:  # the card less SGLang's reserve, which holds the counted activations
-        reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count)
-        kind, usable_text = "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve:.1f} GiB reserve, which holds "
-                                          f"the {ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted")
-    else:
-        kind, usable_text = "dedicated", f"{usable:.1f} usable at {fraction}"
+    kind, usable_text = usable_text_of(ctx, gpu)
     per_gpu = " per GPU" if ctx.gpu_count > 1 else ""
     lines = [
         f"memory floor: this workload needs {need:.1f} GiB{per_gpu}; {gpu.name} has {_memory_text(gpu)} {kind} "
         f"({usable_text}) (guide §2.1; each term's formula under Reasoning)",
         owned_line(ctx.answers) if is_owned(ctx.answers, gpu) else f"ranked by {metric_text} among cards meeting the "
-        f"floor, the most memory among builds within {NEAR_TIE:.0%} of the best and {NEAR_TIE_PRICE_MAX:.2g} times its "
-        "price (guide §2.3)",
+        f"floor, {NEAR_TIE_TEXT} (guide §2.3)",
     ]
     preset = ctx.answers.workload.preset
     if preset.startswith("gpt2"):

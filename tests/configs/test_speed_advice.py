@@ -386,6 +386,7 @@ def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_
     build = recommend(job, catalog, today=TODAY)
     assert build.feasible and build.component("gpu").spec["form"] == "desktop_system"
     line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    assert " more than this one: " in line  # review AA: beside the Spark's own price
     count = int(re.search(r"scale.gpu_count = (\d+)", line).group(1))
     faster = recommend(job.with_value("scale", "gpu_count", count), catalog, today=TODAY)
     assert faster.component("gpu").spec["form"] != "desktop_system" and faster.total_price_cny <= faster.budget_cny

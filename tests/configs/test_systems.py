@@ -96,7 +96,7 @@ def test_a_corpus_larger_than_a_servers_drives_is_warned_not_a_refusal(catalog):
     # refused the server that holds the job; drives go in its bays, or the data is read from network storage.
     _, asm = eight(catalog, "h200-141gb-sxm", budget__amount=2000000.0, data__dataset_size_gb=32_000.0)
     assert asm.chosen["system"][0].id == "hgx-h200-8gpu" and asm.unsatisfied == []
-    assert any(line.startswith("storage: ") and "bays" in line for line in asm.warnings), asm.warnings
+    assert any(line.startswith("storage: ") and " GB below the floor" in line for line in asm.warnings), asm.warnings
 
 
 def test_a_servers_ram_holds_what_training_offloads_to_the_cpu(catalog):
