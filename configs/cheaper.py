@@ -1,5 +1,6 @@
 """A build that a change costing no or little quality would make much cheaper names that build: a chunked or fused
-loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, an fp8 KV cache for a server's."""
+loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, ZeRO-3 for data parallel
+copies, an fp8 KV cache for a server's."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from pth_top.units import GIB
 
 def cheaper_without_a_change_of_quality(build: Build, rules: Rules,
                                         recommend_one: Callable[[Answers], Build]) -> str:
-    """The first of the chunked loss, bf16 and an fp8 KV cache whose build costs under CHEAPER_FRACTION_MAX of this
-    one."""
+    """The first of the chunked loss, bf16, ZeRO-3 and an fp8 KV cache whose build costs under CHEAPER_FRACTION_MAX
+    of this one."""
     return (cheaper_with_a_chunked_loss(build, rules, recommend_one)
             or cheaper_in_bf16(build, rules, recommend_one)
+            or cheaper_sharded(build, rules, recommend_one)
             or cheaper_with_an_fp8_kv_cache(build, rules, recommend_one))
 
 
@@ -59,6 +61,25 @@ def cheaper_in_bf16(build: Build, rules: Rules, recommend_one: Callable[[Answers
             f"{build.memory.total_bytes / GIB:.1f} in fp32: {text}, {within_text(other, build, rules)}"
             f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.precision = \"bf16\" "
             "(the usual precision of LLM training and fine-tuning; a card without bf16 tensor cores uses amp_fp16)")
+
+
+def cheaper_sharded(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """Training on several GPUs that each hold a whole copy (data parallel, ZeRO-1/2) names the build ZeRO-3 (FSDP)
+    needs, each GPU a share of the model (audit YB2: XVERSE-65B QLoRA on 2 GPUs, 39.8 GiB each, bought 2 x 48 GB
+    cards for CNY 92,000; ms-swift splits it over 2 x 23 GB)."""
+    answers = build.answers
+    if answers.task.mode != "training" or answers.scale.gpu_count < 2 \
+            or answers.scale.sharding not in ("none", "zero1", "zero2"):
+        return ""
+    found = _cheaper(build, answers.with_value("scale", "sharding", "zero3"), recommend_one)
+    if found is None:
+        return ""
+    other, text = found
+    return (f"cheaper with ZeRO-3 (FSDP): the model divided among the {answers.scale.gpu_count} GPUs, each layer "
+            f"gathered as it runs: {other.memory.total_bytes / GIB:.1f} GiB a GPU, not "
+            f"{build.memory.total_bytes / GIB:.1f}: {text}, {within_text(other, build, rules)}"
+            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer scale.sharding = \"zero3\" (more "
+            "traffic between the GPUs, the same training)")
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

@@ -19,7 +19,7 @@ from pth_top.configs.presets import ignored_answer_warnings, model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB, MIB
-from tests.configs.builders import answers
+from tests.configs.builders import QWEN25_32B, answers
 from tests.configs.published_figures import relative_error
 from tests.configs.published_stacks import CASES
 
@@ -362,3 +362,17 @@ def test_sglang_keeps_back_its_reserve_by_the_cards_size(catalog):
     vllm = recommend(job.with_value("task", "serving_engine", "vllm"), catalog, today=TODAY,
                      pins={"gpu": ("a100-40gb-pcie", 8)})  # vLLM's own 0.9 of the card, unchanged
     assert vllm.gpu_usable_per_gpu_bytes == pytest.approx(0.9 * 40 * GIB, rel=0.01)
+
+
+def test_data_parallel_copies_name_the_far_cheaper_build_zero_3_needs(catalog):
+    # Audit YB2: data parallel keeps a whole copy of the model on each GPU; ZeRO-3 (FSDP) divides it. Qwen2.5-32B LoRA
+    # (16-bit base) on 4 GPUs: 66.8 GiB a GPU under plain DDP (4 x 96 GB cards), ~22 GiB under ZeRO-3.
+    job = answers("team_training", **QWEN25_32B, workload__sequence_length=2048, workload__batch_size=16,
+                  task__method="lora", task__recompute="full", task__accumulation_steps=4, scale__gpu_count=4,
+                  budget__amount=60_000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    line = next(line for line in build.warnings if line.startswith("cheaper with ZeRO-3 (FSDP)"))
+    sharded = recommend(job.with_value("scale", "sharding", "zero3"), catalog, today=TODAY)
+    assert sharded.total_price_cny < 0.7 * build.total_price_cny and 'scale.sharding = "zero3"' in line
+    assert sharded.memory.total_bytes < 0.5 * build.memory.total_bytes
+    assert not any(line.startswith("cheaper with ZeRO-3") for line in sharded.warnings)
