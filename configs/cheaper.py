@@ -40,11 +40,10 @@ def cheaper_with_a_chunked_loss(build: Build, rules: Rules, recommend_one: Calla
     if found is None:  # the loss is chunked already, there are no logits to chunk, or it costs about the same
         return ""
     other, text = found
-    return (f"cheaper with a chunked or fused loss: {stacks.TRAINING_STACK_LABELS['liger']} needs "
-            f"{other.memory.total_bytes / GIB:.1f} GiB a GPU, not {build.memory.total_bytes / GIB:.1f} (the estimate "
-            f"assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']}): {text}, {within_text(other, build, rules)}"
-            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.training_stack = \"liger\" "
-            "(torchtune's chunked loss, or a training loop that casts one chunk of logits at a time, does as well)")
+    return _line(f"with a chunked or fused loss: {stacks.TRAINING_STACK_LABELS['liger']} needs", other, build,
+                 f" (the estimate assumes {stacks.TRAINING_STACK_LABELS['hf_trainer']})", text, rules,
+                 "task.training_stack = \"liger\" (torchtune's chunked loss, or a training loop that casts one chunk "
+                 "of logits at a time, does as well)")
 
 
 def cheaper_in_bf16(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
@@ -57,10 +56,8 @@ def cheaper_in_bf16(build: Build, rules: Rules, recommend_one: Callable[[Answers
     if found is None:
         return ""
     other, text = found
-    return (f"cheaper in bf16 mixed precision: {other.memory.total_bytes / GIB:.1f} GiB a GPU, not "
-            f"{build.memory.total_bytes / GIB:.1f} in fp32: {text}, {within_text(other, build, rules)}"
-            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer task.precision = \"bf16\" "
-            "(the usual precision of LLM training and fine-tuning; a card without bf16 tensor cores uses amp_fp16)")
+    return _line("in bf16 mixed precision:", other, build, " in fp32", text, rules, "task.precision = \"bf16\" (the "
+                 "usual precision of LLM training and fine-tuning; a card without bf16 tensor cores uses amp_fp16)")
 
 
 def cheaper_sharded(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
@@ -75,11 +72,9 @@ def cheaper_sharded(build: Build, rules: Rules, recommend_one: Callable[[Answers
     if found is None:
         return ""
     other, text = found
-    return (f"cheaper with ZeRO-3 (FSDP): the model divided among the {answers.scale.gpu_count} GPUs, each layer "
-            f"gathered as it runs: {other.memory.total_bytes / GIB:.1f} GiB a GPU, not "
-            f"{build.memory.total_bytes / GIB:.1f}: {text}, {within_text(other, build, rules)}"
-            f"{'; ' + other.speed.summary[0] if other.speed.summary else ''}: answer scale.sharding = \"zero3\" (more "
-            "traffic between the GPUs, the same training)")
+    return _line(f"with ZeRO-3 (FSDP): the model divided among the {answers.scale.gpu_count} GPUs, each layer gathered "
+                 "as it runs:", other, build, "", text, rules, "scale.sharding = \"zero3\" (more traffic between the "
+                 "GPUs, the same training)")
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
@@ -96,10 +91,18 @@ def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Call
     if found is None or (_slow_under_load(found[0]) and not _slow_under_load(build)):
         return ""
     other, text = found
-    return (f"cheaper with {stacks.KV_CACHE_FP8_LABEL}: {other.memory.total_bytes / GIB:.1f} GiB a GPU, not "
-            f"{build.memory.total_bytes / GIB:.1f}: {text}, {within_text(other, build, rules)}; "
-            f"{_rates(other)} against {_rates(build)} here: answer task.kv_cache_dtype = \"fp8\" (at a minimal "
-            "accuracy cost, SGLang's docs say; check your model)")
+    return _line(f"with {stacks.KV_CACHE_FP8_LABEL}:", other, build, "", text, rules, "task.kv_cache_dtype = \"fp8\" "
+                 "(at a minimal accuracy cost, SGLang's docs say; check your model)",
+                 speed=f"{_rates(other)} against {_rates(build)} here")
+
+
+def _line(what: str, other: Build, build: Build, this_note: str, text: str, rules: Rules, answer: str,
+          speed: str | None = None) -> str:
+    """'cheaper <what> 20.7 GiB a GPU, not 28.2<this_note>: <GPUs>, a build of <price> within <budget>; <speed>:
+    answer <answer>': the other build's speed its summary's first line unless given."""
+    speed = speed if speed is not None else (other.speed.summary[0] if other.speed.summary else "")
+    return (f"cheaper {what} {other.memory.total_bytes / GIB:.1f} GiB a GPU, not {build.memory.total_bytes / GIB:.1f}"
+            f"{this_note}: {text}, {within_text(other, build, rules)}{'; ' + speed if speed else ''}: answer {answer}")
 
 
 def _rates(build: Build) -> str:
