@@ -39,6 +39,7 @@ from pth_top.configs.cpu_only import (
 from pth_top.configs.glossary import glossary
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
+from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.nearest import nearest_over_budget
@@ -66,7 +67,7 @@ from pth_top.configs.rules import (
     shared_os_reserve_gib,
 )
 from pth_top.configs.slots import MOUNT_ROLES, gpu_link_lanes
-from pth_top.configs.speed_build import MeasuredCeilings, with_speed
+from pth_top.configs.speed_build import with_speed
 from pth_top.configs.speed_target import below_target_passed_over
 from pth_top.configs.tomlsource import INT64_MAX
 from pth_top.units import GIB

@@ -4,7 +4,6 @@ job from its answers, the prediction as a Speed and the warnings when the job wo
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
 
 from pth_top.configs import memory_methods as methods
@@ -17,6 +16,7 @@ from pth_top.configs.diffusion import denoising_speed
 from pth_top.configs.expert_offload import offloaded_speed
 from pth_top.configs.host_link import host_generation, lanes_per_gpu, main_link
 from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
+from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
@@ -30,23 +30,11 @@ from pth_top.configs.speed_comm import (
     tensor_parallel_prefill_seconds,
 )
 from pth_top.configs.speed_cpu import cpu_inference
+from pth_top.configs.speed_dequant import dequant_seconds
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
 from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
 from pth_top.configs.speed_server import decode_summary, fresh_prompts
-
-
-@dataclass(frozen=True, slots=True)
-class MeasuredCeilings:
-    """What the last saved bench run measured on one GPU model, as plain numbers (0: not measured)."""
-
-    part_id: str  # the catalog GPU the run's device name matched
-    run: str  # the run, as the output names it (date and file)
-    tflops: dict[str, float] = field(default_factory=dict)  # by catalog rate key, e.g. "bf16_dense_tflops"
-    bandwidth_gb_per_s: float = 0.0
-    busbw_gb_per_s: float = 0.0
-    busbw_gpus: int = 0  # how many GPUs the all-reduce ran over
-
 
 # Eager attention (task.flash_attention = false) writes and reads its s x s scores through memory: ~29 B an element a
 # forward pass in 16 bits (the scores 2, mask add 4, clamp 4, softmax to fp32 6, back 6, dropout 5, AV read 2), twice
@@ -234,12 +222,16 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
         text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"
     compute, compute_text = sp.achieved_tflops(device, fraction)
-    slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method in ("qlora", "lora_int8") else 1.0
+    slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
     compute_s = samples_per_gpu * per_sample / (compute * 1e12 * slowdown)
     out = sp.Prediction()
     out.formula.append(f"training: {text}; {samples_per_gpu} samples per GPU per step / ({compute_text}"
                        + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
                        f" = {sp.duration(compute_s)} of compute per step")
+    dequant_s, dequant_text = dequant_seconds(shape, device, recompute, task.accumulation_steps) \
+        if method == "qlora" and shape.kind == "transformer" else (0.0, "")  # audit ZV: Gemma-7B at 1, ~4x fast
+    compute_s += dequant_s
+    out.formula.extend([dequant_text] if dequant_text else [])
     memory_s, memory_text = activation_seconds(answers, shape, device, samples_per_gpu, training=True)
     if memory_s:  # a CNN's step waits on the slower of its FLOPs and its activations' trips (speed_cnn)
         out.formula.append(f"{memory_text} per step")

@@ -3,7 +3,7 @@ benches: the caller passes them in)."""
 
 from __future__ import annotations
 
-from pth_top.configs.speed_build import MeasuredCeilings
+from pth_top.configs.measured_ceilings import MeasuredCeilings
 
 # Bench rows whose value is a ceiling: (kernel, variant) -> the catalog rate key it measures.
 MATMUL_ROWS = {

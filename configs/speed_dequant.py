@@ -1,0 +1,31 @@
+"""QLoRA's dequantization: bitsandbytes turns each NF4 weight back into bf16 before its matmul, on every pass of every
+micro-batch, a fixed cost per micro-batch whatever its tokens."""
+
+from __future__ import annotations
+
+from pth_top.configs import speed as sp
+from pth_top.configs.memory_terms import ModelShape
+
+# Bytes through memory a weight a pass: its 4-bit code and scale read (0.5), the bf16 copy written (2) and read back by
+# the matmul (2).
+DEQUANT_BYTES_PER_WEIGHT = 4.5
+# The share of the card's bandwidth those passes reach: torchtune's Llama 3.1 8B on an RTX 4090 (QLoRA 2,413 tokens/s
+# against LoRA's 3,083 at 2 x 2,048 tokens, full recompute: 0.37 s a micro-batch) gives 0.25; LitGPT's A10G table
+# (Llama 2 7B at micro-batch 2: 45.67 against 32.82 min, no recompute: ~0.21 s) ~0.45; between them.
+DEQUANT_BANDWIDTH_FRACTION = 0.35
+
+
+def dequant_seconds(shape: ModelShape, device: sp.Device, recompute: str, micro_batches: int) -> tuple[float, str]:
+    """Seconds a step spends dequantizing a QLoRA base on each GPU, and the formula's text: forward, backward (the
+    input's gradient reads the weights) and a full recompute's forward again, each over the quantized linears (the
+    embeddings and LM head stay 16-bit)."""
+    weights = max(0, shape.parameters - shape.vocabulary_parameters)
+    passes = 3 if recompute == "full" else 2
+    bandwidth = device.bandwidth_gb_per_s * 1e9 * DEQUANT_BANDWIDTH_FRACTION
+    if not weights or bandwidth <= 0:
+        return 0.0, ""
+    seconds = micro_batches * passes * weights * DEQUANT_BYTES_PER_WEIGHT / bandwidth
+    return seconds, (f"dequantizing the NF4 base: {micro_batches} micro-batch(es) x {passes} passes x "
+                     f"{weights / 1e9:.3g}B weights x {DEQUANT_BYTES_PER_WEIGHT:g} B at {DEQUANT_BANDWIDTH_FRACTION:g} "
+                     f"x {device.bandwidth_gb_per_s:,.0f} GB/s = {sp.duration(seconds)} per step (fixed a micro-batch, "
+                     "so small micro-batches pay it most: LitGPT's QLoRA runs 2x LoRA's time at 1, 1.1x at 8)")
