@@ -102,9 +102,11 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
     """What the job may plan to use of one GPU: the rules' or the engine's fraction; under SGLang the card less its
     reserve, which holds the activations and graphs counted in the estimate (so they are not taken twice)."""
     reserve = stacks.ENGINE_RESERVED_GIB.get(ctx.memory.reserving_engine)
-    if reserve is not None and gpu["memory_kind"] != "shared":
-        card = gpu_memory_gib(gpu)
-        return max(0.0, card - reserve(card, ctx.gpu_count)) * GIB + ctx.memory.activations_bytes
+    if reserve is not None and gpu["memory_kind"] != "shared":  # activations beyond the reserve come off the pool
+        card = gpu_memory_gib(gpu) * GIB
+        held = max(reserve(gpu_memory_gib(gpu), ctx.gpu_count, ctx.answers.task.prefill_chunk_tokens) * GIB,
+                   ctx.memory.activations_bytes)
+        return max(0.0, card - held) + ctx.memory.activations_bytes
     return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction,
                             gpu["form"])
 
@@ -117,7 +119,8 @@ def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
         return "shared with the CPU", (f"{usable:.1f} usable: {gpu['memory_gib']:g} - "
                                        f"{shared_os_reserve_gib(gpu['form'], ctx.rules)} GiB for the OS, x {fraction}")
     if ctx.memory.reserving_engine:  # the card less SGLang's reserve, which holds the counted activations
-        reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count)
+        reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count,
+                                                                          ctx.answers.task.prefill_chunk_tokens)
         return "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve:.1f} GiB reserve, which holds the "
                              f"{ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted")
     return "dedicated", f"{usable:.1f} usable at {fraction}"

@@ -84,18 +84,20 @@ def prefill_chunk(engine: str, answered: int) -> int:
 
 # The share of the card the engine plans for, replacing the rules' usable fraction (0: the rules' fraction).
 ENGINE_MEMORY_FRACTION = {"vllm": 0.9}
-# SGLang plans its static pool (weights and KV cache) as the card less a reserve for activations and CUDA graphs, by
-# the card's memory and the GPUs it splits over (tp): server_args.py's mem_fraction_static = (card - reserved) / card,
-# reserved 2.8 + tp/10 GiB under 35 GiB (T4, 4090, 5090), 9.5 + tp/2 under 90 (A100, H100), 12 + tp/2 under 160 (H20,
-# H200), 32 above (B200) (sgl-project/sglang python/sglang/srt/server_args.py, 2025). Grok-2 in FP8 on 8 GPUs: xAI's
-# README asks for over 40 GB each, where 34 GiB a GPU fits a 40 GB A100 at the rules' 95 %.
-def sglang_reserved_gib(card_gib: float, gpus: int) -> float:
-    """What SGLang keeps back of each GPU beyond its static pool."""
-    if card_gib < 35:
-        return 2.8 + gpus / 10
-    if card_gib < 90:
-        return 9.5 + gpus / 2
-    return 12 + gpus / 2 if card_gib < 160 else 32.0
+# SGLang plans its static pool (weights and KV cache) as the card less a reserve for activations and CUDA graphs:
+# server_args.py's mem_fraction_static = (card - reserved) / card, reserved = 512 MiB + 1.5 MiB a prefill-chunk token +
+# 2 MiB a captured graph batch + 128 MiB a GPU of tensor parallel, at least 10 GiB on a card over 60 GiB; the chunk
+# and the largest graph batch by the card's memory and the GPUs (sgl-project/sglang#10975, October 2025). Grok-2 in
+# FP8 on 8 GPUs: xAI's README asks for over 40 GB each, where 34 GiB a GPU fitted a 40 GB A100 at the rules' 95 %.
+SGLANG_CHUNK_AND_GRAPHS = ((20, 2048, 8, 8), (35, 2048, 24, 80), (60, 4096, 32, 160), (160, 8192, 256, 512),
+                           (float("inf"), 16384, 512, 512))  # (under GiB, chunk, graph batch under 4 GPUs, 4 or more)
+
+
+def sglang_reserved_gib(card_gib: float, gpus: int, chunk_tokens: int = 0) -> float:
+    """What SGLang keeps back of each GPU beyond its static pool; `chunk_tokens` as launched (0: its default)."""
+    _, chunk, small, large = next(bucket for bucket in SGLANG_CHUNK_AND_GRAPHS if card_gib < bucket[0])
+    reserved_mib = 512 + max(chunk_tokens or chunk, 2048) * 1.5 + (small if gpus < 4 else large) * 2 + gpus / 8 * 1024
+    return max(reserved_mib, 10 * 1024) / 1024 if card_gib > 60 else reserved_mib / 1024
 
 
 ENGINE_RESERVED_GIB = {"sglang": sglang_reserved_gib}

@@ -19,7 +19,7 @@ from pth_top.configs.presets import ignored_answer_warnings, model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB, MIB
-from tests.configs.builders import QWEN25_32B, answers
+from tests.configs.builders import QWEN25_3B, QWEN25_32B, answers
 from tests.configs.published_figures import relative_error
 from tests.configs.published_stacks import CASES
 
@@ -346,7 +346,7 @@ def test_a_server_that_an_fp8_kv_cache_makes_far_cheaper_is_offered_that_build_b
 def test_sglang_keeps_back_its_reserve_by_the_cards_size(catalog):
     # Audit ZU: Grok-2 (~270B, 115B active, 8 experts of which 2 a token; 64 x 8192, 8 KV heads, V 131,072) in FP8 on
     # SGLang with --tp 8: xAI's README asks for 8 GPUs "each with > 40GB of memory". 34 GiB a GPU fitted a 40 GB A100 at
-    # the rules' 95 %; SGLang's server_args.py keeps 9.5 + 8/2 GiB of it back (mem_fraction_static 0.66).
+    # the rules' 95 %; SGLang's server_args.py (sglang#10975) keeps back 512 MiB + 4,096 x 1.5 + 160 x 2 + 8/8 GiB.
     job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
                   workload__parameters=270_000_000_000, workload__active_parameters=115_000_000_000,
                   workload__experts_count=8, workload__experts_per_token=2, workload__layers=64,
@@ -354,7 +354,8 @@ def test_sglang_keeps_back_its_reserve_by_the_cards_size(catalog):
                   workload__vocabulary_size=131_072, workload__sequence_length=4096, workload__batch_size=8,
                   task__mode="inference", task__precision="int8", task__quantization="fp8",
                   task__serving_engine="sglang", scale__gpu_count=8, budget__currency="USD", budget__amount=150_000.0)
-    assert stacks.sglang_reserved_gib(40, 8) == 13.5 and stacks.sglang_reserved_gib(24, 1) == 2.9
+    assert stacks.sglang_reserved_gib(40, 8) == pytest.approx(8000 / 1024)
+    assert stacks.sglang_reserved_gib(24, 1) == pytest.approx(3760 / 1024) and stacks.sglang_reserved_gib(80, 1) > 10
     forty = recommend(job, catalog, today=TODAY, pins={"gpu": ("a100-40gb-pcie", 8)})
     assert not forty.memory_fits and forty.gpu_usable_per_gpu_bytes < forty.memory.total_bytes < 38 * GIB
     ninety_six = recommend(job, catalog, today=TODAY, pins={"gpu": ("rtx-pro-6000-blackwell-max-q-96gb", 8)})
@@ -362,6 +363,12 @@ def test_sglang_keeps_back_its_reserve_by_the_cards_size(catalog):
     vllm = recommend(job.with_value("task", "serving_engine", "vllm"), catalog, today=TODAY,
                      pins={"gpu": ("a100-40gb-pcie", 8)})  # vLLM's own 0.9 of the card, unchanged
     assert vllm.gpu_usable_per_gpu_bytes == pytest.approx(0.9 * 40 * GIB, rel=0.01)
+    # Review AB: a prefill chunk whose activations outgrow the reserve takes them off the pool, never past the card.
+    big_chunk = recommend(answers("inference_server", **QWEN25_3B, workload__sequence_length=131_072,
+                                  task__mode="inference", task__serving_engine="sglang",
+                                  task__prefill_chunk_tokens=131_072), catalog, today=TODAY,
+                          pins={"gpu": ("rtx-4090-24gb", 1)})
+    assert big_chunk.memory.activations_bytes > 4 * GIB and big_chunk.gpu_usable_per_gpu_bytes <= 24 * GIB
 
 
 def test_data_parallel_copies_name_the_far_cheaper_build_zero_3_needs(catalog):

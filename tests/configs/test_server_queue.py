@@ -77,8 +77,8 @@ def test_each_engine_says_its_own_queue_and_generate_has_none(catalog):
 
 
 def test_the_asked_cards_queue_is_offered_beside_a_split_that_holds_more(catalog):
-    # Audit YA: only the split holding the most at once was shown, not the cheaper build holding fewer. (At 24k, as
-    # SGLang's reserve on a 48 GB card leaves 2 of them short of a quarter of the 64 at 32k.)
+    # Audit YA: only the split holding the most at once was shown, not the cheaper build holding fewer. (At 24k: the
+    # reserve SGLang keeps on a 48 GB card, 6.8 GiB over 2 GPUs, leaves 2 of them short of a quarter of the 64 at 32k.)
     job = answers("inference_server", workload__preset="qwen3-30b-a3b", workload__sequence_length=24576,
                   workload__batch_size=64, task__mode="inference", task__precision="int8", task__quantization="fp8",
                   task__serving_engine="sglang", task__generated_tokens=1024, budget__amount=230000.0)
