@@ -72,9 +72,11 @@ def cheaper_sharded(build: Build, rules: Rules, recommend_one: Callable[[Answers
     if found is None:
         return ""
     other, text = found
+    unit = "tokens" if "training_tokens_per_s" in build.speed.figures else "samples"
+    rate, this_rate = (each.speed.figures.get(f"training_{unit}_per_s", 0.0) for each in (other, build))
     return _line(f"with ZeRO-3 (FSDP): the model divided among the {answers.scale.gpu_count} GPUs, each layer gathered "
-                 "as it runs:", other, build, "", text, rules, "scale.sharding = \"zero3\" (more traffic between the "
-                 "GPUs, the same training)")
+                 "as it runs:", other, build, "", text, rules, "scale.sharding = \"zero3\" (the same training, more "
+                 "traffic between the GPUs)", speed=f"~{rate:,.0f} {unit}/s training against ~{this_rate:,.0f} here")
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

@@ -42,8 +42,9 @@ def faster_than_a_desktop_system(build: Build, rules: Rules, recommend_one: Call
         if rate >= FASTER_THAN_A_BOX * per_stream:
             count = f"{card.quantity} x " if card.quantity > 1 else "one "
             speed = other.speed.summary[0] if other.speed.summary else f"~{rate:,.1f} tokens/s per stream"
-            more = money(other.total_price_cny - build.total_price_cny, build.currency, rules)
+            more = other.total_price_cny - build.total_price_cny
             return (f"faster within budget: {count}{card.name}, {what}: {speed} (~{per_stream:,.1f} tokens/s per "
-                    f"stream on the {gpu.name}), {within_text(other, build, rules)}, {more} more than this one: answer "
+                    f"stream on the {gpu.name}), {within_text(other, build, rules)}, "
+                    f"{money(abs(more), build.currency, rules)} {'more' if more > 0 else 'less'} than this one: answer "
                     f"{answer}")
     return ""

@@ -130,6 +130,11 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append("generated_tokens = 0: sized and timed as a decoder with its prompt's KV cache; a bidirectional "
                      "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
                      "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
+    if answers.workload.preset == "custom" and shape.encoder_only and not shape.vocabulary_size \
+            and answers.data.kind == "text":  # review AB: a ViT or SigLIP tower left at the default data kind
+        lines.append("an encoder with no vocabulary on text data is sized as a text encoder an engine batches by "
+                     "tokens: give workload.vocabulary_size for one, or data.kind = \"images\" (or \"audio\") for an "
+                     "image or audio encoder, which runs its whole batch at once in plain PyTorch")
     task = answers.task
     if task.target_tokens_per_s_per_stream and (kind != "transformer" or shape.encoder_only or shape.denoising_steps):
         lines.append("task.target_tokens_per_s_per_stream is not used: it is a language model's decode rate, and this "

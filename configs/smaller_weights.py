@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import ModelShape
@@ -17,7 +18,8 @@ def smaller_weights(answers: Answers, shape: ModelShape) -> list[tuple[str, Answ
     bitsandbytes', which decode slower than 16-bit (configs.quantization), so a language model's are llama.cpp's
     GGUF there, said."""
     task = answers.task
-    gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if task.serving_engine == "hf_generate" \
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    gguf = {"int8": "gguf_q8_0", "int4": "gguf_q4_k_m"} if engine == "hf_generate" \
         and shape.kind == "transformer" and not shape.denoising_steps and not forward_only(shape) \
         and not shape.encoder_decoder else {}
     found = []

@@ -369,6 +369,11 @@ def test_a_slow_cpu_only_pc_names_the_nearest_gpu_build_a_lever_makes_though_ove
                      today=TODAY)
     line = next(line for line in free.warnings if line.startswith("the nearest GPU build, over budget: "))
     assert ": as answered: " in line and "TIGHT" not in line, line
+    # Review AB: asked on 2 GPUs, the one-GPU build says so and what to answer for it.
+    two = recommend(job.with_value("budget", "max_power_w", 0).with_value("budget", "amount", 800.0)
+                    .with_value("scale", "gpu_count", 2), catalog, today=TODAY)
+    line = next(line for line in two.warnings if line.startswith("the nearest GPU build, over budget: "))
+    assert ": on one GPU: " in line and "scale.gpu_count = 1)" in line, line
 
 
 def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_far_faster(catalog):
@@ -408,6 +413,9 @@ def test_a_desktop_system_names_one_card_in_8_bits_where_generate_was_asked_in_l
     assert build.component("gpu").spec["form"] == "desktop_system"
     line = next(line for line in build.warnings if line.startswith("faster within budget: one "))
     assert 'task.serving_engine = "llama_cpp"' in line and 'task.quantization = "gguf_q8_0"' in line, line
+    assert " less than this one: " in line  # review AB: the PC costs less than the Spark, said so
+    auto = recommend(job.with_value("task", "serving_engine", "auto"), catalog, today=TODAY)  # generate() at home
+    assert any(line.startswith("faster within budget: one ") and "gguf_q8_0" in line for line in auto.warnings)
     faster = recommend(job.with_value("task", "precision", "int8").with_value("task", "quantization", "gguf_q8_0")
                        .with_value("task", "serving_engine", "llama_cpp"), catalog, today=TODAY)
     assert faster.feasible and faster.speed.figures["decode_tokens_per_s_per_stream"] >= 3 * build.speed.figures[

@@ -110,6 +110,18 @@ def test_a_servers_ram_holds_what_training_offloads_to_the_cpu(catalog):
     assert any("RAM" in line and "offloaded" in line for line in asm.unsatisfied), asm.unsatisfied
 
 
+def test_a_servers_ram_holds_the_weights_an_engine_stages_as_a_pcs_does(catalog):
+    # Review AB: the server's floor counts what the job holds in RAM with the PC's own function: generate() stages a
+    # 1.1T-parameter model's 2 TB of bf16 weights in RAM, over an HGX H200's 2,048 GiB; vLLM streams its shards.
+    big = dict(workload__preset="custom", workload__parameters=1_100_000_000_000, workload__layers=96,
+               workload__hidden_size=12288, workload__attention_heads=96, task__mode="inference",
+               task__precision="bf16", budget__amount=2_000_000.0)
+    _, staged = eight(catalog, "h200-141gb-sxm", task__serving_engine="hf_generate", **big)
+    assert any("RAM" in line and "model weights" in line for line in staged.unsatisfied), staged.unsatisfied
+    _, streamed = eight(catalog, "h200-141gb-sxm", task__serving_engine="vllm", **big)
+    assert not any("RAM" in line for line in streamed.unsatisfied), streamed.unsatisfied
+
+
 def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(catalog):
     _, asm = eight(catalog, "h20-96gb", budget__amount=2000000.0)
     assert "system" not in asm.chosen
