@@ -4,7 +4,6 @@ copies, an fp8 KV cache for a server's."""
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 from pth_top.configs import stacks
@@ -15,7 +14,7 @@ from pth_top.configs.levers import chunked_loss
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import CHEAPER_FRACTION_MAX
 from pth_top.configs.rules import Rules
-from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S
+from pth_top.configs.speed_server import slow_under_load
 from pth_top.units import GIB
 
 
@@ -90,7 +89,7 @@ def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Call
             or not build.memory.kv_cache_bytes:
         return ""
     found = _cheaper(build, answers.with_value("task", "kv_cache_dtype", "fp8"), recommend_one)
-    if found is None or (_slow_under_load(found[0]) and not _slow_under_load(build)):
+    if found is None or (slow_under_load(found[0].speed.figures) and not slow_under_load(build.speed.figures)):
         return ""
     other, text = found
     return _line(f"with {stacks.KV_CACHE_FP8_LABEL}:", other, build, "", text, rules, "task.kv_cache_dtype = \"fp8\" "
@@ -113,11 +112,6 @@ def _rates(build: Build) -> str:
     loaded = figures.get("sustained_tokens_per_s_per_stream")
     return (f"~{figures.get('decode_tokens_per_s_per_stream', 0.0):,.1f} tokens/s per stream"
             + (f" (~{loaded:,.1f} under load)" if loaded is not None else ""))
-
-
-def _slow_under_load(build: Build) -> bool:
-    """Whether a server decodes under SLOW_DECODE_TOKENS_PER_S a stream under load."""
-    return build.speed.figures.get("sustained_tokens_per_s_per_stream", math.inf) < SLOW_DECODE_TOKENS_PER_S
 
 
 def _cheaper(build: Build, changed: Answers, recommend_one: Callable[[Answers], Build]) -> tuple[Build, str] | None:

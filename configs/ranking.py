@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from pth_top.configs import speed as sp
@@ -28,6 +27,7 @@ from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import system_options, systems_for
 from pth_top.configs.quantization import FORMATS, weight_format
+from pth_top.configs.speed_server import slow_under_load
 from pth_top.units import GIB
 
 __all__ = ["Fit", "acceptable", "first_acceptable", "fit_budget", "gpu_metric", "needed_bytes", "ranked_gpus",
@@ -307,8 +307,7 @@ def _slow_under_load(ctx: Context, gpu: Part) -> bool:
 
     if ctx.answers.scenario != "inference_server" or ctx.answers.task.mode != "inference":
         return False
-    figures = job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
-    return 0 < figures.get("sustained_tokens_per_s_per_stream", math.inf) < sp.SLOW_DECODE_TOKENS_PER_S
+    return slow_under_load(job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count))
 
 
 def _fitting_tiers(ctx: Context, gpus: list[tuple[Part, bool]]) -> list[list[Part]]:

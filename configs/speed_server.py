@@ -55,3 +55,8 @@ def decode_summary(out: sp.Prediction, batch: int, prompt: int, first_s: float, 
     out.summary.append(f"~{shown} tokens/s per stream{streams}{where}; first token after a {prompt:,}-token "
                        f"prompt in ~{sp.duration(first_s)}")
     return per_stream
+
+
+def slow_under_load(figures: dict[str, float]) -> bool:
+    """Whether a server's predicted decode under load is under SLOW_DECODE_TOKENS_PER_S a stream (no figure: not)."""
+    return 0 < figures.get("sustained_tokens_per_s_per_stream", 0.0) < sp.SLOW_DECODE_TOKENS_PER_S
