@@ -57,6 +57,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     hint = (lambda changed, build: _answer_hint(ctx, asked, changed, build)) if asked is not None else (
         lambda *_: "")
     answered = "as answered" if asked is None or asked == ctx.answers else "on one GPU"  # review AB: 2 asked
+    answered_key = _nearest_key(ctx, unchanged) if unchanged else (False, 0.0)
     nearest: tuple[bool, float, str] | None = (*_nearest_key(ctx, unchanged), _over_budget_line(
         ctx, ctx, unchanged, lead, answered, True) + hint(ctx.answers, unchanged[0]) if asked is not None
         else "") if unchanged else None
@@ -78,9 +79,12 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or (
                 nearest is not None and key >= nearest[:2]):
             continue
-        if asked is not None and (not _within_limits(ctx, fitting[0]) or unchanged is not None and (
-                memory_fit(alternative, fitting[1]) == TIGHT or key[1] > LEVER_SAVING * unchanged[0].total_cny)):
-            continue  # the job as answered, roomy, unless a lever saves a twentieth (review AA: EUR 989 TIGHT vs 1,006)
+        # The job as answered, roomy, unless a lever saves a twentieth (review AA: EUR 989 TIGHT vs 1,006) or runs the
+        # rate the answered one does not (review AB).
+        answered_wins = unchanged is not None and key[0] == answered_key[0] and (
+            memory_fit(alternative, fitting[1]) == TIGHT or key[1] > LEVER_SAVING * unchanged[0].total_cny)
+        if asked is not None and (not _within_limits(ctx, fitting[0]) or answered_wins):
+            continue
         nearest = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
                    + hint(alternative.answers, fitting[0]))
     return nearest[2] if nearest else ""
