@@ -135,7 +135,12 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append("an encoder with no vocabulary on text data is sized as a text encoder an engine batches by "
                      "tokens: give workload.vocabulary_size for one, or data.kind = \"images\" (or \"audio\") for an "
                      "image or audio encoder, which runs its whole batch at once in plain PyTorch")
-    task = answers.task
+    task, gpus = answers.task, answers.scale.gpu_count
+    if task.mode == "training" and answers.workload.batch_size < task.accumulation_steps * gpus:  # audit YB2
+        steps = task.accumulation_steps
+        lines.append(f"workload.batch_size = {answers.workload.batch_size} is the global batch a step, under one "
+                     f"sample a micro-batch on each of {gpus} GPU(s) over {steps} accumulation steps: each step runs "
+                     f"{steps * gpus}; answer fewer task.accumulation_steps, or the batch")
     if task.target_tokens_per_s_per_stream and (kind != "transformer" or shape.encoder_only or shape.denoising_steps):
         lines.append("task.target_tokens_per_s_per_stream is not used: it is a language model's decode rate, and this "
                      "model generates no tokens")

@@ -519,3 +519,14 @@ def test_deepspeed_zero_3_counts_the_fp32_gradients_of_a_sub_group(parameters, l
     memory = estimate_memory(answers, model_shape(answers.workload)[0])
     assert any("DeepSpeed ZeRO-3's sub_group_size" in line for line in memory.formula), memory.formula
     assert (memory.total_bytes * 1.1 <= usable_gib * GIB) == roomy, memory.total_bytes / GIB
+
+
+def test_a_global_batch_under_one_sample_a_micro_batch_is_warned():
+    # Audit YB2: ms-swift's XVERSE-65B recipe on 2 GPUs answered as batch 16 with 16 accumulation steps: each GPU runs
+    # a micro-batch of 1, so a step is 32 samples, where the speed said "16 samples" of a global batch of 16.
+    job = Answers(workload=Workload(preset="llama-7b", batch_size=16),
+                  task=Task(mode="training", accumulation_steps=16), scale=Scale(gpu_count=2, sharding="zero3"))
+    shape = model_shape(job.workload)[0]
+    assert any("each step runs 32" in line for line in ignored_answer_warnings(job, shape))
+    fine = dataclasses.replace(job, workload=Workload(preset="llama-7b", batch_size=32))
+    assert not any("global batch" in line for line in ignored_answer_warnings(fine, shape))
