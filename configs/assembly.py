@@ -122,7 +122,8 @@ def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
         reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count,
                                                                           ctx.answers.task.prefill_chunk_tokens)
         return "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve:.1f} GiB reserve, which holds the "
-                             f"{ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted")
+                             f"{ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted; "
+                             "--mem-fraction-static sets it otherwise")
     return "dedicated", f"{usable:.1f} usable at {fraction}"
 
 

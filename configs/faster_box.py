@@ -45,6 +45,6 @@ def faster_than_a_desktop_system(build: Build, rules: Rules, recommend_one: Call
             more = other.total_price_cny - build.total_price_cny
             return (f"faster within budget: {count}{card.name}, {what}: {speed} (~{per_stream:,.1f} tokens/s per "
                     f"stream on the {gpu.name}), {within_text(other, build, rules)}, "
-                    f"{money(abs(more), build.currency, rules)} {'more' if more > 0 else 'less'} than this one: answer "
-                    f"{answer}")
+                    + (f"{money(abs(more), build.currency, rules)} {'more' if more > 0 else 'less'} than this one"
+                       if abs(more) >= 1 else "the price of this one") + f": answer {answer}")
     return ""

@@ -209,4 +209,5 @@ def _gpu_just_over_budget(build: Build, rules: Rules, recommend_one: Callable[[A
     price = money(other.total_price_cny, build.currency, rules)
     return (f"a GPU just over budget: one {gpu.name}, a build of {price} "
             f"({money(other.total_price_cny - build.budget_cny, build.currency, rules)} over): "
-            f"{other.speed.summary[0]} (answer budget.amount = {amount})")
+            f"{other.speed.summary[0]} (answer budget.amount = {amount}"
+            + (", scale.gpu_count = 1)" if build.answers.scale.gpu_count != 1 else ")"))  # review AC: asked on 2

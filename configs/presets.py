@@ -131,7 +131,7 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "encoder that generates nothing (BERT, XLM-RoBERTa, bge-m3) is workload.encoder_only = true "
                      "(a decoder-based embedder, e5-mistral or Qwen3-Embedding, stays a decoder)")
     if answers.workload.preset == "custom" and shape.encoder_only and not shape.vocabulary_size \
-            and answers.data.kind == "text":  # review AB: a ViT or SigLIP tower left at the default data kind
+            and answers.data.kind == "text" and answers.scenario == "inference_server":  # review AB: a ViT left so
         lines.append("an encoder with no vocabulary on text data is sized as a text encoder an engine batches by "
                      "tokens: give workload.vocabulary_size for one, or data.kind = \"images\" (or \"audio\") for an "
                      "image or audio encoder, which runs its whole batch at once in plain PyTorch")

@@ -9,10 +9,10 @@ from pth_top.configs.memory_terms import ModelShape
 # Bytes through memory a weight a pass: its 4-bit code and scale read (0.5), the bf16 copy written (2) and read back by
 # the matmul (2).
 DEQUANT_BYTES_PER_WEIGHT = 4.5
-# The share of the card's bandwidth those passes reach: torchtune's Llama 3.1 8B on an RTX 4090 (QLoRA 2,413 tokens/s
-# against LoRA's 3,083 at 2 x 2,048 tokens, full recompute: 0.37 s a micro-batch) gives 0.25; LitGPT's A10G table
-# (Llama 2 7B at micro-batch 2: 45.67 against 32.82 min, no recompute: ~0.21 s) ~0.45; between them.
-DEQUANT_BANDWIDTH_FRACTION = 0.35
+# The share of the card's bandwidth those passes reach, an overhead the kernels' launches and LoRA's own reads fold in:
+# fitted on LitGPT's A10G table, QLoRA against LoRA at micro-batches 1-8 (tests/configs/test_speed.py). torchtune's
+# 4090 rows (its NF4 in torchao under torch.compile, rows the speed table flags) would give 0.25.
+DEQUANT_BANDWIDTH_FRACTION = 0.4
 
 
 def dequant_seconds(shape: ModelShape, device: sp.Device, recompute: str, micro_batches: int) -> tuple[float, str]:

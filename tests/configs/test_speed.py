@@ -129,9 +129,9 @@ def test_communication_volumes_and_overlap():
     (1, 2.02), (2, 1.42), (4, 1.18), (8, 1.075),
 ])
 def test_qlora_pays_its_dequantization_a_micro_batch_so_small_ones_pay_most(micro_batch, published_ratio):
-    # Audit ZV: Gemma-7B QLoRA at micro-batch 1 on an A10G was ~4x fast, a flat 0.78 of LoRA's rate. The A10G: 600
-    # GB/s, ~70 dense BF16 TFLOP/s; ~400 tokens a sample, where LoRA's predicted 0.29 s a sample is LitGPT's 0.27 for
-    # Llama 2 7B.
+    # Audit ZV: Gemma-7B QLoRA at micro-batch 1 on an A10G was ~4x fast, a flat 0.78 of LoRA's rate (these rows fit
+    # speed_dequant's 0.4; a flat factor cannot give their shape). The A10G: 600 GB/s, ~70 dense BF16 TFLOP/s; ~400
+    # tokens a sample, where LoRA's predicted 0.29 s a sample is LitGPT's 0.27 for Llama 2 7B.
     a10g = sp.Device("A10G", 1, 600.0, 70.0, "dense BF16 tensor", tensor=True)
     steps = []
     for method in ("lora", "qlora"):

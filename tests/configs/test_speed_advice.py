@@ -336,6 +336,10 @@ def test_a_slow_cpu_only_pc_names_the_gpu_build_just_over_budget(catalog):
     gpu = recommend(job.with_value("budget", "amount", amount), catalog, today=TODAY)
     assert amount <= 1.25 * 620 and gpu.component("gpu") is not None and gpu.feasible
     assert gpu.speed.figures["first_token_s"] < sp.SLOW_FIRST_TOKEN_S / 4
+    # Review AC: asked on 2 GPUs, the one-GPU build says to answer 1.
+    two = recommend(job.with_value("scale", "gpu_count", 2), catalog, today=TODAY)
+    assert any(line.startswith("a GPU just over budget: one ") and line.endswith(", scale.gpu_count = 1)")
+               for line in two.warnings), two.warnings
 
 
 def test_a_slow_cpu_only_pc_names_the_nearest_gpu_build_a_lever_makes_though_over_a_quarter_more(catalog):
