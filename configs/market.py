@@ -221,14 +221,14 @@ def quote(part: Part, market: str, currency: str, condition: str, rules: Rules,
 
 
 def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | None:
-    """The market's own used listing; outside China, else the newest other market's, converted (eBay ships across
-    borders). China's used market is its own: export rules bar some cards from it, and the catalog's yuan figure is
-    China's price already."""
+    """The market's own used listing, else the newest other market's, converted with the buyer's import VAT (eBay
+    ships across borders); in China only for a card sold new there, as an export-barred or retired card's used price
+    there follows its own scarcity (audit YA2: a used RTX 3060 was priced new in China, CNY 2,399, eBay's ~1,430)."""
     listings = part.get("used_prices") or {}
     if market in listings:
         used = _from_entry(listings[market], "used", market, rules)
         return used if used.currency == currency else _converted_used(used)
-    if market == "cn" or not listings:
+    if (market == "cn" and part.get("availability") != "new") or not listings:
         return None
     listed_in = max((listing["as_of"], name) for name, listing in listings.items())[1]
     used = _from_entry(listings[listed_in], "used", listed_in, rules)

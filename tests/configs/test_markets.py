@@ -78,8 +78,12 @@ def test_no_used_price_is_a_fixed_share_of_new(catalog):
                 assert used == quote(card, market, currency, "new", RULES), (card.id, market)
                 sold_here = card.buyable("new", market) or market in (card.get("prices") or {})
                 assert used_quote(card, market, currency, RULES) is None or sold_here, (card.id, market)
-            # China's used market is its own: no listing abroad prices a card there (export rules bar some)
-            assert market != "cn" or used.market == "cn" or not used.basis.startswith("used"), card.id
+            # China's used market is its own for a card not sold new there (export rules or age): no listing abroad
+            # prices it; one sold new there takes one, converted (audit YA2: a used RTX 3060 priced new, CNY 2,399).
+            assert market != "cn" or used.market == "cn" or not used.basis.startswith("used") \
+                or card.get("availability") == "new", card.id
+    assert quote(catalog.get("rtx-3060-12gb"), "cn", "CNY", "used", RULES).amount_cny < 0.75 * quote(
+        catalog.get("rtx-3060-12gb"), "cn", "CNY", "new", RULES).amount_cny
     unlisted = catalog.get("rtx-pro-4000-blackwell-24gb")
     assert not unlisted.get("used_prices")
     build = recommend(answers(budget__currency="USD", budget__amount=5000.0, budget__condition="used"), catalog,
