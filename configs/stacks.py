@@ -46,7 +46,8 @@ def forward_runtime(runtime: str, scenario: str) -> str:
     return "compiled" if scenario == "edge_deployment" else "eager"
 
 
-KV_CACHE_FP8_LABEL = "an fp8 KV cache (vLLM/SGLang --kv-cache-dtype fp8, llama.cpp -ctk/-ctv q8_0): half its bytes"
+KV_CACHE_FP8_LABEL = ("an fp8 KV cache (vLLM/SGLang --kv-cache-dtype fp8, llama.cpp -ctk/-ctv q8_0): about half "
+                      "its bytes")
 # Bytes a KV value takes in fp8: one, and llama.cpp's q8_0 blocks 34 bytes per 32 values; generate() has none.
 FP8_KV_VALUE_BYTES = {"vllm": 1.0, "sglang": 1.0, "llama_cpp": 34 / 32}
 
