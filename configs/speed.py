@@ -78,9 +78,8 @@ def cnn_data_parallel_scaling(gpus: int) -> float:
 # Without tensor cores (FP32 on CUDA cores, a CPU-only edge board): ResNet-50 FP32 on a V100, 367 img/s = 0.57 of
 # 15.7 TFLOP/s (same table).
 CUDA_CORE_FRACTION = 0.55
-# LoRA on an int8 base (LLM.int8()) against a 16-bit one: taken as QLoRA's 0.78 at torchtune's large micro-batch (one
-# RTX 4090, Llama 3.1 8B: 2,413 vs 3,083 tokens/s), no figure found for it; QLoRA's own cost is timed per
-# micro-batch (configs.speed_dequant).
+# LoRA on an int8 base (LLM.int8()): QLoRA's 0.78 at torchtune's large micro-batch (RTX 4090, Llama 3.1 8B: 2,413 vs
+# 3,083 tokens/s), no figure found for it; QLoRA's own is timed per micro-batch (configs.speed_dequant).
 QUANTIZED_BASE_SPEED_FACTOR = 0.78
 # Tensor parallel inference: every layer all-reduces its activations (Megatron-LM, arXiv:1909.08053); an
 # estimate of what is left of the summed bandwidth (no single published figure isolates it).
