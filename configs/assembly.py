@@ -101,14 +101,18 @@ gpu_price = part_price
 def usable_bytes(ctx: Context, gpu: Part) -> float:
     """What the job may plan to use of one GPU: the rules' or the engine's fraction; under SGLang the card less its
     reserve, which holds the activations and graphs counted in the estimate (so they are not taken twice)."""
-    reserve = stacks.ENGINE_RESERVED_GIB.get(ctx.memory.reserving_engine)
-    if reserve is not None and gpu["memory_kind"] != "shared":  # activations beyond the reserve come off the pool
-        card = gpu_memory_gib(gpu) * GIB
-        held = max(reserve(gpu_memory_gib(gpu), ctx.gpu_count, ctx.answers.task.prefill_chunk_tokens) * GIB,
-                   ctx.memory.activations_bytes)
-        return max(0.0, card - held) + ctx.memory.activations_bytes
+    reserve_gib = _engine_reserve_gib(ctx, gpu)
+    if reserve_gib and gpu["memory_kind"] != "shared":  # activations beyond the reserve come off the pool
+        held = max(reserve_gib * GIB, ctx.memory.activations_bytes)
+        return max(0.0, gpu_memory_gib(gpu) * GIB - held) + ctx.memory.activations_bytes
     return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction,
                             gpu["form"])
+
+
+def _engine_reserve_gib(ctx: Context, gpu: Part) -> float:
+    """What the job's engine keeps back of each of these GPUs beyond its planned pool (0: it plans by a fraction)."""
+    reserve = stacks.ENGINE_RESERVED_GIB.get(ctx.memory.reserving_engine)
+    return reserve(gpu_memory_gib(gpu), ctx.gpu_count, ctx.answers.task.prefill_chunk_tokens) if reserve else 0.0
 
 
 def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
@@ -118,10 +122,8 @@ def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
     if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
         return "shared with the CPU", (f"{usable:.1f} usable: {gpu['memory_gib']:g} - "
                                        f"{shared_os_reserve_gib(gpu['form'], ctx.rules)} GiB for the OS, x {fraction}")
-    if ctx.memory.reserving_engine:  # the card less SGLang's reserve, which holds the counted activations
-        reserve = stacks.ENGINE_RESERVED_GIB[ctx.memory.reserving_engine](gpu_memory_gib(gpu), ctx.gpu_count,
-                                                                          ctx.answers.task.prefill_chunk_tokens)
-        return "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve:.1f} GiB reserve, which holds the "
+    if reserve_gib := _engine_reserve_gib(ctx, gpu):  # the card less SGLang's reserve, which holds the activations
+        return "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve_gib:.1f} GiB reserve, which holds the "
                              f"{ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted; "
                              "--mem-fraction-static sets it otherwise")
     return "dedicated", f"{usable:.1f} usable at {fraction}"

@@ -156,10 +156,11 @@ def estimate_inference(
         if shape.kind == "cnn" and shape.activation_elements_per_sample:
             per_gpu = -(-batch // n)  # data parallel: each GPU its share of the batch
             largest = shape.activation_elements_per_sample * CNN_LARGEST_OF_SAVED
-            live = CNN_LIVE_LARGEST_ACTIVATIONS * largest * value_bytes_of(precision) * per_gpu
+            value_bytes = value_bytes_of(precision)
+            live = CNN_LIVE_LARGEST_ACTIVATIONS * largest * value_bytes * per_gpu
             activations += live
             formula.append(f"live activations of the batch: {CNN_LIVE_LARGEST_ACTIVATIONS} x the largest a sample x "
-                           f"b = {CNN_LIVE_LARGEST_ACTIVATIONS} x {largest / 1e6:.3g}M x {value_bytes_of(precision):g} "
+                           f"b = {CNN_LIVE_LARGEST_ACTIVATIONS} x {largest / 1e6:.3g}M x {value_bytes:g} "
                            f"B x {per_gpu} ({CNN_LARGEST_OF_SAVED:.4f} of the {shape.activation_elements_per_sample:,} "
                            "saved for backward a sample, ResNet-50's share)")
         return MemoryBreakdown(

@@ -35,14 +35,14 @@ NEAREST_GPU_BUILD = "the nearest GPU build, over budget"  # beside a CPU-only PC
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,
-                        unchanged: tuple[Assembly, Part] | None = None, beside_the_cpu: Answers | None = None) -> str:
+                        unchanged: tuple[Assembly, Part] | None = None, asked: Answers | None = None) -> str:
     """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
     the budget, of those that keep the job as asked (with the quality-free ones added) when only others do. Only a
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
-    fitting build, when it ranked the GPUs (not when one is pinned). `beside_the_cpu`: the answers as asked, where a
-    slow CPU-only PC leads on
-    price, so the unchanged job's build is named too, and each with its decode rate and first token."""
+    fitting build, when it ranked the GPUs (not when one is pinned). `asked`: the answers as asked, beside a slow
+    CPU-only PC that leads on price, so the unchanged job's build is named too, and each with its decode rate and first
+    token."""
     if (pin := owned_pin(ctx.answers)) is not None:  # the buyer's cards: the way out buys others, not a lever on them
         card = ctx.catalog.get(pin[0])  # where they hold the job, a way out costs less than the build around them
         unchanged = (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
@@ -50,17 +50,16 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         unchanged = _cheapest_fitting(ctx)
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
     lead = "keeping the job as asked, the nearest build is over budget" if keeping_the_job else \
-        NEAREST_GPU_BUILD if beside_the_cpu is not None else "the nearest build, over budget"
-    if unchanged is not None and beside_the_cpu is not None and not _within_limits(ctx, unchanged[0]):
+        NEAREST_GPU_BUILD if asked is not None else "the nearest build, over budget"
+    if unchanged is not None and asked is not None and not _within_limits(ctx, unchanged[0]):
         unchanged = None
-    asked = beside_the_cpu
-    hint = (lambda changed, build: _answer_hint(ctx, asked, changed, build)) if asked is not None else (
-        lambda *_: "")
-    answered = "as answered" if asked is None or asked == ctx.answers else "on one GPU"  # review AB: 2 asked
-    answered_key = _nearest_key(ctx, unchanged) if unchanged else (False, 0.0)
-    nearest: tuple[bool, float, str] | None = (*_nearest_key(ctx, unchanged), _over_budget_line(
-        ctx, ctx, unchanged, lead, answered, True) + hint(ctx.answers, unchanged[0]) if asked is not None
-        else "") if unchanged else None
+    nearest: tuple[bool, float, str] | None = None
+    if unchanged is not None:  # said only beside a CPU-only PC; else the headline names it, and it bounds the levers
+        answered = "as answered" if asked == ctx.answers else "on one GPU"  # review AB: 2 asked
+        line = "" if asked is None else (_over_budget_line(ctx, ctx, unchanged, lead, answered, True)
+                                         + _answer_hint(ctx, asked, ctx.answers, unchanged[0]))
+        nearest = (*_nearest_key(ctx, unchanged), line)
+    answered_key = nearest[:2] if nearest else (False, 0.0)
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
@@ -86,7 +85,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         if asked is not None and (not _within_limits(ctx, fitting[0]) or answered_wins):
             continue
         nearest = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
-                   + hint(alternative.answers, fitting[0]))
+                   + _answer_hint(ctx, asked, alternative.answers, fitting[0]))
     return nearest[2] if nearest else ""
 
 
@@ -100,9 +99,11 @@ def _within_limits(ctx: Context, build: Assembly) -> bool:
     return not build.unsatisfied and not (limit and build.wall_w > limit)
 
 
-def _answer_hint(ctx: Context, asked: Answers, changed: Answers, build: Assembly) -> str:
+def _answer_hint(ctx: Context, asked: Answers | None, changed: Answers, build: Assembly) -> str:
     """' (answer budget.amount = 989, task.kv_cache_dtype = "fp8")': what to answer, against the answers as asked,
-    for the named build."""
+    for the named build; "" without them."""
+    if asked is None:
+        return ""
     amount = math.ceil(build.total_cny / cny_per(ctx.currency, ctx.rules))
     levers = answer_text(asked, changed.with_value("budget", "amount", asked.budget.amount))
     return f" (answer budget.amount = {amount}" + (f", {levers}" if levers else "") + ")"
@@ -204,7 +205,7 @@ def _gpu_just_over_budget(build: Build, rules: Rules, recommend_one: Callable[[A
         return ""
     found = raised_budget_build(build, rules, recommend_one, one, CPU_ONLY_OVER_BUDGET_MULTIPLIERS)
     if found is None:
-        return nearest_over_budget(context_for(one), context_for, keeping_the_job=False, beside_the_cpu=build.answers)
+        return nearest_over_budget(context_for(one), context_for, keeping_the_job=False, asked=build.answers)
     other, gpu, amount = found
     price = money(other.total_price_cny, build.currency, rules)
     return (f"a GPU just over budget: one {gpu.name}, a build of {price} "

@@ -279,8 +279,8 @@ def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad,
         if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < native):
             lacks.append("the native 16-pin (12V-2x6) lead the card takes" if native == 1 else
                          f"the {native} native 16-pin (12V-2x6) leads the cards take")
-        elif psu["pcie_8pin_count"] < _pcie_8pin_needed(psu, leads, load.gpu_count):
-            lacks.append(f"the {_pcie_8pin_needed(psu, leads, load.gpu_count)} PCIe 8-pin leads the cards take")
+        elif psu["pcie_8pin_count"] < (pcie_8pin := _pcie_8pin_needed(psu, leads, load.gpu_count)):
+            lacks.append(f"the {pcie_8pin} PCIe 8-pin leads the cards take")
         else:
             lacks.append(f"the {cpu['eps_8pin_count']} CPU (EPS) 8-pin leads the board takes")
     sizes = " and ".join(f"{capacity:,.0f} W" for capacity in sorted({psu["capacity_w"] for psu in smaller}))
