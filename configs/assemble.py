@@ -94,7 +94,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     need_ecc = ecc_required(ctx)
     host_gib, host_text = host_ram_need(ctx)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu["memory_gib"] * ctx.gpu_count, host_gib,
-                              ctx.rules, host_text, ctx.answers.data.kind)
+                              ctx.rules, host_text, ctx.answers.data.kind, ctx.shape.kind)
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
@@ -194,7 +194,8 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
 def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
     """No GPU: the model's whole working memory (weights, and for training grads, optimizer, activations) is RAM."""
     model_gib = ctx.memory.total_bytes / GIB
-    base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules, data_kind=ctx.answers.data.kind)
+    base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules, data_kind=ctx.answers.data.kind,
+                         model_kind=ctx.shape.kind)
     # The estimator's margin, as a GPU gets it: a model that fills RAM to the byte is paged out by the first browser.
     margin = ctx.rules.gpu.estimate_margin_fraction
     need = max(base.value, model_gib * (1 + margin) + ctx.rules.ram.os_reserve_gib)

@@ -185,18 +185,25 @@ def _input_seconds(gflops: float, cpu: dict) -> float:
     return gflops / rate if rate else math.inf
 
 
+def classical_ml(ctx: Context) -> bool:
+    """Trees or a linear model on a table: a "generic" model on tabular data. A neural network on a table (an
+    FT-Transformer, a TabNet) is sized and placed as any network (audit YC2)."""
+    return ctx.answers.data.kind == "tabular" and ctx.shape.kind == "generic"
+
+
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
     training on a small data set need no GPU; otherwise only on price."""
     cpu_ctx = cpu_context(ctx)
     asm = assemble(cpu_ctx, None)
     cheapest_total = asm.total_cny
-    if ctx.answers.data.kind == "tabular" and ctx.answers.task.mode == "training" and not ctx.pins.get("cpu"):
+    trees = classical_ml(ctx)
+    if trees and ctx.answers.task.mode == "training" and not ctx.pins.get("cpu"):
         asm = _most_cores_within_budget(cpu_ctx, asm)
     elif decodes_from_ram(ctx) and not ctx.pins.get("cpu"):
         asm = fastest_ram_within_budget(cpu_ctx, None, asm)
     asm.reasons.setdefault("cpu", []).insert(1, display_line(asm.chosen["cpu"][0]))
-    if ctx.answers.data.kind == "tabular":
+    if trees:
         reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
                   "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)

@@ -90,7 +90,7 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     # What the job holds in RAM, as on a PC (audit ZV: DBRX's 1,960 GiB of offloaded states on a DGX).
     host_gib, host_text = host_ram_need(ctx)
     ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, host_gib, ctx.rules, host_text,
-                        data_kind=ctx.answers.data.kind)
+                        data_kind=ctx.answers.data.kind, model_kind=ctx.shape.kind)
     storage = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
                                   precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     if system["memory_gib"] < ram.value:

@@ -254,14 +254,16 @@ def decode_cores_floor(data_kind: str, gpu_count: int, rules: Rules) -> tuple[in
 
 
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules,
-                  host_text: str = "", data_kind: str = "") -> Floor:
+                  host_text: str = "", data_kind: str = "", model_kind: str = "generic") -> Floor:
     """The guide's base, the GPUs' memory, the weights staged in RAM, and a tabular data set held in memory."""
     r = rules.ram
     large = dataset_size_gb >= r.large_dataset_gb
     base = r.large_data_gib if large else r.base_gib
     from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio
     from_weights = host_weights_gib + r.os_reserve_gib
-    table = data_kind == "tabular" and dataset_size_gb > 0
+    # Trees (a "generic" model) build their matrix from the whole table; a neural network reads it in batches from
+    # parquet shards or a memory map (audit YC2: an FT-Transformer's 300 GB table asked for 904 GiB of RAM).
+    table = data_kind == "tabular" and model_kind == "generic" and dataset_size_gb > 0
     from_table = dataset_size_gb * r.tabular_in_memory_ratio + r.os_reserve_gib if table else 0.0
     need = max(base, from_gpus, from_weights, from_table)
     parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})"]
