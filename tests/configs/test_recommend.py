@@ -346,7 +346,7 @@ def test_review_text_says_what_was_applied_and_explains_its_terms(catalog):
     assert any(line.startswith("ZeRO-3 divides by the GPU count") for line in quiet.warnings)
     terms = [line for line in quiet.reasoning if line.startswith("terms: ")]
     assert len(terms) == 1 and "micro-batch = " in terms[0] and "ZeRO-1/2/3 = " in terms[0]
-    cpu_only = recommend(answers(workload__preset="bert-base", workload__batch_size=1, task__precision="fp32",
+    cpu_only = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=0,
                                  data__kind="tabular", budget__amount=8000.0), catalog, today=TODAY)
     assert cpu_only.cpu_only and not any("VRAM first" in line for line in cpu_only.reasoning)
     infeasible = recommend(answers(workload__preset="llama-13b", budget__amount=10000.0), catalog, today=TODAY)

@@ -244,7 +244,9 @@ def test_build_show_text_has_the_speed_and_its_formula(catalog):
 
 
 def test_cpu_only_builds_say_no_prediction(catalog):
-    build = recommend(Answers(data=Data(kind="tabular")), catalog, today=TODAY)
+    trees = Answers(data=Data(kind="tabular")).with_value("workload", "preset", "custom")
+    build = recommend(trees.with_value("workload", "kind", "generic").with_value("workload", "parameters", 0), catalog,
+                      today=TODAY)
     assert build.cpu_only
     assert build.speed.summary[0].startswith("not predicted for a CPU-only build") and not build.speed.figures
 
