@@ -773,3 +773,18 @@ def test_an_fp32_lora_is_offered_its_base_in_bf16_before_a_4_or_8_bit_one(catalo
     said = recommend(job, catalog, today=TODAY).feasible_alternatives
     first = [index for index, line in enumerate(said) if line.startswith(("the frozen base in bf16", "QLoRA"))]
     assert len(first) == 2 and said[first[0]].startswith("the frozen base in bf16"), said
+
+
+def test_the_nearest_build_keeps_a_full_fine_tune_where_lora_saves_under_a_twentieth(catalog):
+    # InternLM2.5-7B's shape (its config.json), a full fine-tune under ZeRO-3 on 8 used GPUs for $14,000:
+    # LLaMA-Factory's table puts a full 7B at 60-120 GB, so 8 x 24 GB hold it. The nearest build was LoRA on 8 x L4
+    # for $31 less than a chunked loss on the same cards, which keeps the full fine-tune (audit YF2).
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=92544,
+                  workload__sequence_length=2048, workload__batch_size=64, task__method="full", task__recompute="full",
+                  task__accumulation_steps=4, data__dataset_size_gb=2.0, scale__gpu_count=8, scale__sharding="zero3",
+                  budget__amount=14000.0, budget__currency="USD", budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget: ")]
+    assert nearest and "LoRA" not in nearest[0] and "chunked loss" in nearest[0], build.blockers
