@@ -1,6 +1,6 @@
 """A build that a change costing no or little quality would make much cheaper names that build: a chunked or fused
 loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, ZeRO-3 for data parallel
-copies, an fp8 KV cache for a server's."""
+copies, FSDP's gradients synced each micro-batch, an fp8 KV cache for a server's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import chunked_loss
+from pth_top.configs.levers import SYNC_EACH_BATCH_LABEL, chunked_loss, sharded_gradients
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import CHEAPER_FRACTION_MAX
 from pth_top.configs.rules import Rules
@@ -20,11 +20,12 @@ from pth_top.units import GIB
 
 def cheaper_without_a_change_of_quality(build: Build, rules: Rules,
                                         recommend_one: Callable[[Answers], Build]) -> str:
-    """The first of the chunked loss, bf16, ZeRO-3 and an fp8 KV cache whose build costs under CHEAPER_FRACTION_MAX
-    of this one."""
+    """The first of the chunked loss, bf16, ZeRO-3, synced gradients and an fp8 KV cache whose build costs under
+    CHEAPER_FRACTION_MAX of this one."""
     return (cheaper_with_a_chunked_loss(build, rules, recommend_one)
             or cheaper_in_bf16(build, rules, recommend_one)
             or cheaper_sharded(build, rules, recommend_one)
+            or cheaper_with_synced_gradients(build, rules, recommend_one)
             or cheaper_with_an_fp8_kv_cache(build, rules, recommend_one))
 
 
@@ -76,6 +77,23 @@ def cheaper_sharded(build: Build, rules: Rules, recommend_one: Callable[[Answers
     return _line(f"with ZeRO-3 (FSDP): the model divided among the {answers.scale.gpu_count} GPUs, each layer gathered "
                  "as it runs:", other, build, "", text, rules, "scale.sharding = \"zero3\" (the same training, more "
                  "traffic between the GPUs)", speed=f"~{rate:,.0f} {unit}/s training against ~{this_rate:,.0f} here")
+
+
+def cheaper_with_synced_gradients(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """FSDP with accumulation under Accelerate's no_sync holds each GPU's whole gradients between syncs: the build
+    that syncing each micro-batch needs (audit YF2: MPT-30B's full fine-tune on 8 GPUs, 55.8 GiB of its 118 GiB a GPU
+    unsynced gradients, bought an HGX H200 for $280,000; synced, 71 GiB on 8 x 96 GB cards for $80,642)."""
+    if build.answers.task.mode != "training":
+        return ""
+    found = _cheaper(build, sharded_gradients(build.answers), recommend_one)
+    if found is None:
+        return ""
+    other, text = found
+    unit = "tokens" if "training_tokens_per_s" in build.speed.figures else "samples"
+    rate, this_rate = (each.speed.figures.get(f"training_{unit}_per_s", 0.0) for each in (other, build))
+    return _line(f"with {SYNC_EACH_BATCH_LABEL}:", other, build, " (Accelerate's no_sync holds them whole)", text,
+                 rules, "task.sync_each_batch = true (the same training, one reduce-scatter a micro-batch more; "
+                 "torchtune does it always)", speed=f"~{rate:,.0f} {unit}/s training against ~{this_rate:,.0f} here")
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

@@ -383,3 +383,20 @@ def test_data_parallel_copies_name_the_far_cheaper_build_zero_3_needs(catalog):
     assert sharded.total_price_cny < 0.7 * build.total_price_cny and 'scale.sharding = "zero3"' in line
     assert sharded.memory.total_bytes < 0.5 * build.memory.total_bytes
     assert not any(line.startswith("cheaper with ZeRO-3") for line in sharded.warnings)
+
+
+def test_fsdp_gradients_held_whole_between_syncs_name_the_far_cheaper_build_synced_ones_need(catalog):
+    # Audit YF2: MPT-30B (its config: 48 layers, d 7168, 64 heads, vocabulary 50,432) fully fine-tuned at 8k under FSDP
+    # with accumulation x 8 on 8 GPUs. Accelerate's no_sync keeps each GPU's whole gradients between syncs, 55.8 GiB
+    # of 118 a GPU, and bought an HGX H200; synced each micro-batch (as torchtune always does) 8 x 96 GB cards do.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=29_958_000_000, workload__layers=48, workload__hidden_size=7168,
+                  workload__attention_heads=64, workload__kv_heads=64, workload__intermediate_size=28672,
+                  workload__vocabulary_size=50432, workload__tied_embeddings=True, workload__sequence_length=8192,
+                  workload__batch_size=64, task__method="full", task__recompute="full", task__accumulation_steps=8,
+                  scale__gpu_count=8, scale__sharding="fsdp", budget__amount=400_000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    line = next(line for line in build.warnings if line.startswith("cheaper with FSDP's gradients reduce-scattered"))
+    synced = recommend(job.with_value("task", "sync_each_batch", True), catalog, today=TODAY)
+    assert synced.total_price_cny < 0.7 * build.total_price_cny and "task.sync_each_batch = true" in line
+    assert not any(line.startswith("cheaper with FSDP's") for line in synced.warnings)
