@@ -60,7 +60,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
                                          + _answer_hint(ctx, asked, ctx.answers, unchanged[0]))
         nearest = (*_nearest_key(ctx, unchanged), line)
     answered_key = nearest[:2] if nearest else (False, 0.0)
-    kept: tuple[bool, float, str] | None = None  # the nearest lever build that keeps the job, beside one that does not
+    kept = nearest  # the nearest build that keeps the job (the unchanged one does), beside one that does not
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
