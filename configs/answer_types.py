@@ -152,9 +152,10 @@ class Task(Schema, frozen=True):
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"
     forward_runtime: Annotated[ForwardRuntime, Meta(description=(
-        "how a CNN or an encoder runs (inference): eager PyTorch, which launches each kernel from the CPU (a floor "
-        "per batch at small batches), or compiled into one launch (a TensorRT engine, torch.compile with "
-        "mode=\"reduce-overhead\"); auto: compiled at the edge, eager otherwise"))] = "auto"
+        "how a CNN, an encoder or a diffusion denoiser runs (inference): eager PyTorch, which launches each kernel "
+        "from the CPU (a floor per batch or denoising step at small batches), or compiled into one launch (a "
+        "TensorRT engine, torch.compile with mode=\"reduce-overhead\"); auto: compiled at the edge, eager "
+        "otherwise"))] = "auto"
     quantization: Annotated[Quantization, Meta(description=(
         "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m, and under 4 bits "
         "gguf_q3_k_s and gguf_q2_k (int4); bnb_int8, fp8, "

@@ -43,6 +43,13 @@ SLOW_IMAGE_S = 60.0
 # Fraction of the tensor rate eager Diffusers reaches on a denoiser's counted FLOPs (torch.utils.flop_counter): SDXL,
 # 30 steps at 1024 px in 3.70 s on an A100 = 0.35; FLUX.1-dev's 74.4 TFLOP a pass in 15.65 s = 0.43 (0.30 on an H100).
 DENOISER_COUNTED_FRACTION = 0.35
+# Eager Diffusers runs a denoiser's ops one at a time from the CPU, classifier-free guidance batched into one pass:
+# ATen ops a pass (views not counted, a TorchDispatchMode over diffusers 0.42's UNet2DConditionModel) are SD 1.5's
+# 727 with 16 transformer blocks and SDXL's 1,863 with 70, so 391 + 21 a block.
+DENOISER_OPS_FIXED, DENOISER_OPS_PER_LAYER = 391, 21
+# Host time an op: SD 1.5 at 31.44 it/s on an A100 SXM (fal-ai/stable-diffusion-benchmarks, fp16 SDPA) is 44 us
+# for each of its 727; SDXL's 30 steps on an H100 then take 2.46 s, where its TensorRT card's baseline is 2.496.
+DIFFUSERS_OP_S = 44e-6
 
 
 def passes_text(shape: ModelShape) -> str:
@@ -149,15 +156,18 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
                     swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0,
-                    unit: str = "image") -> sp.Prediction:
+                    unit: str = "image", eager: bool = False) -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
-    batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe."""
+    batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe. `eager`: a step takes at
+    least its ops' host time (eager Diffusers)."""
     share = per_gpu_batch(batch, device.count)
     flops = step_flops(shape, share, counted_gflops_per_pass)
     pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass)
     compute, compute_text = sp.achieved_tflops(device, fraction)
     bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
     step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
+    ops = DENOISER_OPS_FIXED + DENOISER_OPS_PER_LAYER * shape.layers if eager else 0
+    gpu_step_s, step_s = step_s, max(step_s, ops * DIFFUSERS_OP_S)
     link_gb_per_s = device.host_link_gb_per_s * sp.HOST_COPY_FRACTION
     swap_s = swapped_bytes / (link_gb_per_s * 1e9)
     batch_s = shape.denoising_steps * step_s + swap_s
@@ -165,7 +175,10 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
     out.formula.append(
         f"a step: {share} {unit}(s){passes_text(shape)} x {pass_text} = {flops / 1e12:.3g} TFLOP at {compute_text} = "
-        f"{sp.duration(step_s)} (never under reading the weights once at {bandwidth_text})")
+        f"{sp.duration(gpu_step_s)} (never under reading the weights once at {bandwidth_text})"
+        + (f"; eager Diffusers runs its ~{ops:,} ops ({DENOISER_OPS_FIXED} + {DENOISER_OPS_PER_LAYER} a layer) one "
+           f"at a time from the CPU, {DIFFUSERS_OP_S * 1e6:.0f} us each: {sp.duration(step_s)} a step (compiled, "
+           "task.forward_runtime, it runs at the card's rate)" if step_s > gpu_step_s else ""))
     swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link_gb_per_s:,.1f} "
             f"GB/s (model offload) = {sp.duration(swap_s)}") if swap_s else ""
     out.formula.append(f"a batch of {unit}s: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "

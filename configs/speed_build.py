@@ -116,7 +116,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         # Model offload moves the pipeline each image, only the denoiser when the frozen models run on the CPU.
         swapped = (weights + (0.0 if task.frozen_on_cpu else frozen)) if task.pipeline_offload else 0.0
         return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
-                               "clip" if answers.data.kind in ("video", "audio") else "image")
+                               "clip" if answers.data.kind in ("video", "audio") else "image",
+                               stacks.forward_runtime(task.forward_runtime, answers.scenario) == "eager")
     if shape.encoder_decoder:
         return sp.Prediction(summary=[notes.ENCODER_DECODER_NOT_PREDICTED])
     if forward_only(shape):

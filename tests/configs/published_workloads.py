@@ -1,8 +1,8 @@
 """End-to-end published workloads: answers run through recommend(), each checked for the property an ML engineer
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
-Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 134,
-test_requests.py 13): 190 before this file; 44 here (234 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 135,
+test_requests.py 13): 191 before this file; 44 here (235 in all).
 """
 
 from __future__ import annotations
@@ -108,6 +108,12 @@ SDXL_BASE = {**custom(2_567_463_684, 70, 1280, 20, 20, 0, 5120, gated=False), "w
              "workload__forward_gflops_per_sample": 6761.0, "workload__classifier_free_guidance": True,
              "workload__frozen_parameters": 123_060_480 + 694_659_840 + 83_653_863,
              "workload__frozen_precision": "fp16"}
+# Stable Diffusion 1.5's UNet (diffusers' UNet2DConditionModel defaults, cross-attention 768): 859.5M, 16 transformer
+# blocks (width 320-1280; 640 given) over 64 x 64 latent tokens + 77 text at 512 px; 803.3 GFLOP a pass, counted as
+# SDXL's. Frozen beside it: CLIP ViT-L/14's text encoder and the VAE, in fp16.
+SD15 = {**custom(859_520_964, 16, 640, 8, 8, 0, 2560, gated=False), "workload__sequence_length": 4173,
+        "workload__forward_gflops_per_sample": 803.3, "workload__classifier_free_guidance": True,
+        "workload__frozen_parameters": 123_060_480 + 83_653_863, "workload__frozen_precision": "fp16"}
 # Mochi 1's AsymmDiT (genmo/mochi-1-preview transformer/config.json): 48 layers of visual width 3072 (24 heads x 128),
 # SwiGLU 8192 (4 x 3072 x 2/3), ~10.0B; 848 x 480 x 85 frames is 15 x 30 x 53 = 23,850 latent tokens + 256 text, with
 # CFG. Frozen beside it: T5-XXL's encoder, 4.76B, and the VAE, 0.36B, in bf16.
