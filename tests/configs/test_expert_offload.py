@@ -179,7 +179,9 @@ def test_a_custom_mixture_of_experts_gives_its_expert_counts_and_gets_cpu_moe(ca
     said = recommend(job, catalog, today=TODAY).feasible_alternatives
     assert said and said[0].startswith("llama.cpp --cpu-moe"), said
     offloaded = recommend(job.with_value("task", "expert_offload", True), catalog, today=TODAY)
-    assert offloaded.feasible and offloaded.memory.total_bytes < 14 * 2**30
+    # Most of the 60 GB of experts stay in RAM; a used 24 GB card takes the layers its free memory holds (--n-cpu-moe).
+    assert offloaded.feasible and offloaded.memory.host_offload_bytes > 40e9
+    assert offloaded.memory.total_bytes <= offloaded.gpu_usable_per_gpu_bytes
     half = job.with_value("workload", "experts_per_token", 0)
     assert [key for _, key, _ in cross_field_problems(half)] == ["experts_per_token"]
 

@@ -11,12 +11,12 @@ from tests.configs.builders import answers
 TODAY = dt.date(2026, 1, 2)
 
 
-def test_the_first_alternatives_layer_split_names_one_larger_card_that_decodes_faster(catalog):
+def test_the_first_alternatives_layer_split_names_no_larger_card_that_is_not_a_quarter_faster(catalog):
     # Audit R: NVIDIA Nemotron-3-Nano-30B-A3B (config.json: 52 layers, 46 of them Mamba-2 or MoE, 6 attention; hidden
     # 2688; 32 heads of 128, 2 KV heads; 128 experts, 6 a token, MoE width 1856; V 131,072; 31.6B, 3.55B read a token)
     # in llama.cpp Q8_0 at 64k on 2 used cards for $2,500: no build holds Q8_0; the first way out, int4 on 2 x RTX 5070
-    # (~116 tokens/s, $1,884, the second card in a B550's chipset slot), keeps the two cards, where one used RTX 3090
-    # holds int4 and decodes ~150 for $1,895.
+    # (~116 tokens/s) kept the two cards where one used RTX 3090 decodes ~150 for $1,895. With used RTX 3080 Tis at
+    # $453 (GPU Poet, October 2026), two of them (912 GB/s each) decode ~146 for $1,712: no faster card to name.
     nano = answers(workload__preset="custom", workload__parameters=31_600_000_000,
                    workload__active_parameters=3_550_000_000, workload__experts_count=128,
                    workload__experts_per_token=6, workload__layers=52, workload__linear_attention_layers=46,
@@ -29,13 +29,11 @@ def test_the_first_alternatives_layer_split_names_one_larger_card_that_decodes_f
     build = recommend(nano, catalog, today=TODAY)
     assert not build.feasible and build.feasible_alternatives[0].startswith("int4 weights"), build.feasible_alternatives
     _, first, _ = build.applicable_alternatives[0]
-    assert first.scale.gpu_count == 2
-    faster = [line for line in build.warnings if line.startswith("faster within budget: 1 x ")]
-    assert faster and faster[0].endswith("scale.gpu_count = 1 with the first alternative's answers"), build.warnings
+    assert first.scale.gpu_count == 2 and "2 x NVIDIA GeForce RTX 3080 Ti" in build.feasible_alternatives[0]
+    assert not [line for line in build.warnings if line.startswith("faster within budget: 1 x ")], build.warnings
     one = recommend(first.with_value("scale", "gpu_count", 1), catalog, today=TODAY)
     two = recommend(first, catalog, today=TODAY)
-    assert one.feasible and one.total_price_cny <= one.budget_cny
-    assert one.speed.figures["decode_tokens_per_s_per_stream"] >= 1.25 * two.speed.figures[
+    assert one.feasible and one.speed.figures["decode_tokens_per_s_per_stream"] < 1.25 * two.speed.figures[
         "decode_tokens_per_s_per_stream"]
 
 
