@@ -64,7 +64,7 @@ def estimate_training(
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = value_bytes_of(precision)
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer,
-                          mixed_layout)
+                          mixed_layout, experts_at_16_bits=stack != "unsloth")
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]
     n = max(1, gpu_count)
     weights = states.weights / (n if stage >= 3 else 1)
@@ -185,9 +185,10 @@ def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: f
 
 def model_states(
     shape: ModelShape, method: str, per_param: BytesPerParameter, value_bytes: float, lora_rank: int,
-    lora_targets: str, head_parameters: int, optimizer: str, mixed_layout: str,
+    lora_targets: str, head_parameters: int, optimizer: str, mixed_layout: str, experts_at_16_bits: bool = False,
 ) -> methods.StateBytes:
-    """Weights, gradients and optimizer bytes for the training method, before sharding."""
+    """Weights, gradients and optimizer bytes for the training method, before sharding. `experts_at_16_bits`: a MoE's
+    routed experts stay 16-bit under bitsandbytes' 4- and 8-bit loading (BNB_SKIPS_FUSED_EXPERTS)."""
     p = shape.parameters
     trained = (per_param.weights, per_param.gradients, per_param.optimizer)
     if method == "full":
@@ -208,16 +209,16 @@ def model_states(
     line = f"r {lora_rank} x ({' + '.join(f'{m.d_in}+{m.d_out}' for m in matrices)}) x {shape.layers} layers"
     if method == "lora":
         return methods.lora_states(p, adapters, value_bytes, trained, line)
+    experts = shape.routed_expert_parameters if experts_at_16_bits else 0
     if method == "lora_int8":  # every projection is int8, whatever the adapters target
         projections = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
                                                "all_linear")
         rows = shape.layers * sum(matrix.d_out for matrix in projections)
-        return methods.int8_lora_states(p, shape.vocabulary_parameters, rows, adapters, trained, line)
+        return methods.int8_lora_states(p, shape.vocabulary_parameters, rows, adapters, trained, line, experts)
     # Embedding and (untied) LM head stay 16-bit in bitsandbytes' 4-bit loading. A bf16-through stack (torchtune)
     # keeps the states in bf16 too: its layout's states, which have no master copy.
-    unquantized = shape.vocabulary_parameters
     states = per_param.optimizer if mixed_layout == "bf16_pure" else OPTIMIZER_STATE_BYTES[optimizer]
-    return methods.qlora_states(p, unquantized, adapters, states, optimizer, line)
+    return methods.qlora_states(p, shape.vocabulary_parameters, adapters, states, optimizer, line, experts)
 
 
 def head_size(shape: ModelShape, head_parameters: int) -> tuple[int, str]:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import MAX_GPUS
+from pth_top.configs.memory_methods import BNB_SKIPS_FUSED_EXPERTS
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
     INFERENCE_OVERHEAD_FRACTION,
@@ -41,7 +42,11 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
         line += (f" + embeddings{head} {apart / 1e6:,.1f}M params x "
                  f"{fmt.vocabulary_bits:.3g} bit")
     fallback_bits, fallback_line = _ffn_down_fallback(shape, fmt)
-    return ((p - apart) * fmt.bits + apart * fmt.vocabulary_bits + fallback_bits) / 8, line + fallback_line
+    experts = min(p - apart, shape.routed_expert_parameters) if fmt.skips_fused_experts else 0
+    if experts:
+        line += f"; {BNB_SKIPS_FUSED_EXPERTS.format(experts / 1e9)}"
+    return ((p - apart - experts) * fmt.bits + apart * fmt.vocabulary_bits + experts * 16 + fallback_bits) / 8, \
+        line + fallback_line
 
 
 def _ffn_down_fallback(shape: ModelShape, fmt: QuantFormat) -> tuple[float, str]:

@@ -107,18 +107,29 @@ def lora_states(
     )
 
 
+# transformers v5 stores a MoE's routed experts as fused 3-D parameters, and bitsandbytes' 4- and 8-bit loading swaps
+# only nn.Linear, so they stay 16-bit (bitsandbytes#1849; unsloth#5344: Gemma-4-26B-A4B ~46 GB with load_in_4bit).
+# Unsloth quantizes them (unsloth-zoo#527). axolotl's Kimi-Linear 48B 8-bit LoRA: "about 98.7GiB VRAM".
+BNB_SKIPS_FUSED_EXPERTS = ("routed experts {:.3g}B params stay 16-bit (2 B): transformers v5 fuses them into 3-D "
+                           "parameters, which bitsandbytes does not quantize (bitsandbytes#1849; Unsloth does)")
+
+
 def int8_lora_states(
     base_parameters: int, unquantized_parameters: int, row_count: int, adapter_parameters: int,
-    adapter_bytes: PerParameter, matrices_line: str,
+    adapter_bytes: PerParameter, matrices_line: str, expert_parameters: int = 0,
 ) -> StateBytes:
-    """LLM.int8() base (1 B/param + an fp32 scale per row), 16-bit embeddings, adapters as the answers train them."""
-    quantized = max(0, base_parameters - unquantized_parameters)
-    base_bytes = quantized * INT8_WEIGHT_BYTES + row_count * INT8_ROW_SCALE_BYTES + unquantized_parameters * 2.0
+    """LLM.int8() base (1 B/param + an fp32 scale per row), 16-bit embeddings (and `expert_parameters`), adapters as
+    the answers train them."""
+    quantized = max(0, base_parameters - unquantized_parameters - expert_parameters)
+    base_bytes = quantized * INT8_WEIGHT_BYTES + row_count * INT8_ROW_SCALE_BYTES \
+        + (base_parameters - quantized) * 2.0
     weights, gradients, optimizer = adapter_bytes
     lines = [f"int8 LoRA base: {quantized / 1e9:.3g}B params x {INT8_WEIGHT_BYTES:g} B + {row_count:,} rows x "
              f"{INT8_ROW_SCALE_BYTES:g} B absmax scales (LLM.int8(), arXiv:2208.07339)"]
     if unquantized_parameters:
         lines.append(f"embeddings (and LM head) {unquantized_parameters / 1e6:.4g}M params stay 16-bit (2 B)")
+    if expert_parameters:
+        lines.append(BNB_SKIPS_FUSED_EXPERTS.format(expert_parameters / 1e9))
     lines.append(f"LoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params x {sum(adapter_bytes):g} B "
                  f"(weights {weights:g} + grads {gradients:g} + optimizer {optimizer:g})")
     return StateBytes(
@@ -129,7 +140,7 @@ def int8_lora_states(
 
 def qlora_base_bytes(base_parameters: int, unquantized_parameters: int) -> float:
     """A QLoRA base as the GPU (and Unsloth's pre-quantized file) holds it: NF4 with its double-quant constants, the
-    embeddings and LM head in 16 bits."""
+    embeddings and LM head (and any unquantized experts) in 16 bits."""
     quantized = max(0, base_parameters - unquantized_parameters)
     return quantized * (NF4_BITS_PER_PARAMETER + DOUBLE_QUANT_BITS_PER_PARAMETER) / 8 \
         + (base_parameters - quantized) * 2.0
@@ -137,23 +148,27 @@ def qlora_base_bytes(base_parameters: int, unquantized_parameters: int) -> float
 
 def qlora_states(
     base_parameters: int, unquantized_parameters: int, adapter_parameters: int, optimizer_state_bytes: float,
-    optimizer: str, matrices_line: str,
+    optimizer: str, matrices_line: str, expert_parameters: int = 0,
 ) -> StateBytes:
-    """NF4 base + double-quant constants, 16-bit embeddings, bf16 adapters, the answered optimizer's states."""
-    quantized = max(0, base_parameters - unquantized_parameters)
+    """NF4 base + double-quant constants, 16-bit embeddings (and `expert_parameters`), bf16 adapters, the answered
+    optimizer's states."""
+    quantized = max(0, base_parameters - unquantized_parameters - expert_parameters)
     lines = [
         f"QLoRA base: {quantized / 1e9:.3g}B params x ({NF4_BITS_PER_PARAMETER:g} bit NF4 + "
         f"{DOUBLE_QUANT_BITS_PER_PARAMETER} bit double-quant constants) / 8 (QLoRA paper §3, arXiv:2305.14314)",
     ]
     if unquantized_parameters:
         lines.append(f"embeddings and LM head {unquantized_parameters / 1e6:.4g}M params stay 16-bit (2 B)")
+    if expert_parameters:
+        lines.append(BNB_SKIPS_FUSED_EXPERTS.format(expert_parameters / 1e9))
     lines.append(
         f"QLoRA adapters {matrices_line} = {adapter_parameters / 1e6:.3g}M params: bf16 weights "
         f"{QLORA_ADAPTER_BYTES:g} B + grads {QLORA_ADAPTER_BYTES:g} B + {optimizer} states {optimizer_state_bytes:g} B "
         "(task.optimizer; no fp32 master copy)"
     )
     return StateBytes(
-        weights=qlora_base_bytes(base_parameters, unquantized_parameters) + adapter_parameters * QLORA_ADAPTER_BYTES,
+        weights=qlora_base_bytes(base_parameters, unquantized_parameters + expert_parameters)
+        + adapter_parameters * QLORA_ADAPTER_BYTES,
         gradients=adapter_parameters * QLORA_ADAPTER_BYTES, optimizer=adapter_parameters * optimizer_state_bytes,
         trainable_parameters=adapter_parameters, formula=tuple(lines),
     )

@@ -56,6 +56,9 @@ class QuantFormat:
     # A decode step's fixed time a linear layer call beside its bytes (LLM.int8(): its activations quantized and its
     # outliers split out each call, whatever the matrix's size).
     decode_s_per_linear: float = 0.0
+    # bitsandbytes swaps nn.Linear only: under transformers v5 a MoE's fused routed experts stay 16-bit
+    # (memory_methods.BNB_SKIPS_FUSED_EXPERTS).
+    skips_fused_experts: bool = False
 
 
 K_QUANT_ROW = 256
@@ -69,7 +72,8 @@ FORMATS = {
     # 16-bit on 7B models (FastChat#1698, bitsandbytes#347, #490), nf4 2.5x faster than it (#490). nf4's multiple is of
     # the 16-bit weights' read, generate()'s per-layer dispatch (speed.HF_GENERATE_LAYER_S) beside it: Llama 7B on an
     # RTX 3090, 18 ms of reads + 14 ms of dispatch; nf4 x 2 = 1.6x the fp16 step.
-    "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64", decode_time_vs_16bit=2.0),
+    "bnb_nf4": QuantFormat("int4", 4.5, 16.0, "bitsandbytes nf4, an fp32 scale per 64", decode_time_vs_16bit=2.0,
+                              skips_fused_experts=True),
     "gptq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "GPTQ g128, an fp16 scale and 4-bit zero per 128"),
     "awq_g128": QuantFormat("int4", 4 + 20 / 128, 16.0, "AWQ g128, an fp16 scale and 4-bit zero per 128"),
     "gguf_q4_0": QuantFormat("int4", 4.5, (4.5 + Q6_K_BITS) / 2, "GGUF Q4_0, an fp16 scale per 32; LM head Q6_K"),
@@ -89,7 +93,7 @@ FORMATS = {
     # fitted on the second's 7 calls a layer, ~0.58 ms a call beside its 8-bit bytes. A fused QKV (BLOOM, GPT-NeoX)
     # makes fewer, counted as separate: BLOOM's row comes out 1.6x, -28 %.
     "bnb_int8": QuantFormat("int8", 8.0, 16.0, "bitsandbytes LLM.int8(), an fp32 scale per row",
-                            decode_s_per_linear=0.58e-3),
+                            decode_s_per_linear=0.58e-3, skips_fused_experts=True),
     "fp8": QuantFormat("int8", 8.0, 16.0, "FP8 weights"),
     "gguf_q8_0": QuantFormat("int8", 8.5, 8.5, "GGUF Q8_0, an fp16 scale per 32"),
 }

@@ -195,3 +195,32 @@ def test_lora_dropout_counts_the_inputs_of_the_mlps_own_matrices():
     assert lora_dropout_per_token("all_linear", 2560, 10240, gated_mlp=False) == 12 + 3 + 3 * 4
     assert lora_dropout_per_token("all_linear", 2560, 10240, gated_mlp=True) == 12 + 6 + 3 * 4
     assert lora_dropout_per_token("attention", 2560, 10240, gated_mlp=False) == 12
+
+
+def test_bitsandbytes_leaves_a_moes_fused_experts_at_16_bits_unless_unsloth_quantizes_them(catalog):
+    # axolotl's examples/kimi-linear (Kimi-Linear-48B-A3B, 8-bit LoRA r16 on all linear layers, 2,048 tokens, micro-
+    # batch 2): "about 98.7GiB VRAM", where every projection in 8 bits would be ~50 GiB. transformers v5 fuses the
+    # routed experts into 3-D parameters, which bitsandbytes does not quantize (bitsandbytes#1849); it bought a 96 GB
+    # card, 90.8 GiB usable (audit YD2).
+    kimi = answers(workload__preset="custom", workload__parameters=49_100_000_000,
+                   workload__active_parameters=3_000_000_000, workload__experts_count=256,
+                   workload__experts_per_token=8, workload__layers=27, workload__hidden_size=2304,
+                   workload__attention_heads=32, workload__kv_heads=32, workload__head_dim=128,
+                   workload__linear_attention_layers=20, workload__vocabulary_size=163_840,
+                   workload__intermediate_size=9216, workload__gated_mlp=True, workload__sequence_length=2048,
+                   workload__batch_size=4, task__method="lora_int8", task__lora_targets="all_linear",
+                   task__optimizer="adam8bit", task__recompute="full", task__accumulation_steps=2,
+                   task__training_stack="liger")
+    shape = model_shape(kimi.workload)[0]
+    memory = estimate_memory(kimi, shape)
+    assert 0.85 * 98.7 < memory.total_bytes / GIB < 1.15 * 98.7
+    assert any("stay 16-bit (2 B): transformers v5 fuses them" in line for line in memory.formula)
+    unsloth = estimate_memory(kimi.with_value("task", "training_stack", "unsloth"), shape)
+    assert unsloth.weights_bytes < 0.6 * memory.weights_bytes
+    qlora = estimate_memory(kimi.with_value("task", "method", "qlora"), shape)
+    assert qlora.weights_bytes / GIB > 0.9 * shape.routed_expert_parameters * 2 / GIB
+    served = kimi.with_value("task", "mode", "inference").with_value("task", "precision", "int4")
+    generate = served.with_value("task", "serving_engine", "hf_generate")  # bitsandbytes nf4
+    assert estimate_memory(generate, shape).weights_bytes > 0.9 * shape.routed_expert_parameters * 2
+    gguf = served.with_value("task", "serving_engine", "llama_cpp")  # a GGUF quantizes them
+    assert estimate_memory(gguf, shape).weights_bytes < 0.4 * shape.routed_expert_parameters * 2
