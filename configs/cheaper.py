@@ -1,6 +1,7 @@
 """A build that a change costing no or little quality would make much cheaper names that build: a chunked or fused
 loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, ZeRO-3 for data parallel
-copies, FSDP's gradients synced each micro-batch, an fp8 KV cache for a server's."""
+copies, FSDP's gradients synced each micro-batch, Unsloth's quantized experts for a MoE's QLoRA, an fp8 KV cache for a
+server's."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ from pth_top.units import GIB
 
 def cheaper_without_a_change_of_quality(build: Build, rules: Rules,
                                         recommend_one: Callable[[Answers], Build]) -> str:
-    """The first of the chunked loss, bf16, ZeRO-3, synced gradients and an fp8 KV cache whose build costs under
-    CHEAPER_FRACTION_MAX of this one."""
+    """The first of the chunked loss, bf16, ZeRO-3, synced gradients, Unsloth's experts and an fp8 KV cache whose build
+    costs under CHEAPER_FRACTION_MAX of this one."""
     return (cheaper_with_a_chunked_loss(build, rules, recommend_one)
             or cheaper_in_bf16(build, rules, recommend_one)
             or cheaper_sharded(build, rules, recommend_one)
             or cheaper_with_synced_gradients(build, rules, recommend_one)
+            or cheaper_with_quantized_experts(build, rules, recommend_one)
             or cheaper_with_an_fp8_kv_cache(build, rules, recommend_one))
 
 
@@ -94,6 +96,23 @@ def cheaper_with_synced_gradients(build: Build, rules: Rules, recommend_one: Cal
     return _line(f"with {SYNC_EACH_BATCH_LABEL}:", other, build, " (Accelerate's no_sync holds them whole)", text,
                  rules, "task.sync_each_batch = true (the same training, one reduce-scatter a micro-batch more; "
                  "torchtune does it always)", speed=f"~{rate:,.0f} {unit}/s training against ~{this_rate:,.0f} here")
+
+
+def cheaper_with_quantized_experts(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """A MoE's QLoRA or 8-bit LoRA, whose routed experts bitsandbytes leaves 16-bit, names the build Unsloth's
+    quantized experts need (memory_methods.BNB_SKIPS_FUSED_EXPERTS)."""
+    answers = build.answers
+    task = answers.task
+    if task.mode != "training" or task.method not in ("qlora", "lora_int8") or task.training_stack == "unsloth" \
+            or not model_shape(answers.workload)[0].routed_expert_parameters:
+        return ""
+    found = _cheaper(build, answers.with_value("task", "training_stack", "unsloth"), recommend_one)
+    if found is None:
+        return ""
+    other, text = found
+    return _line("with the experts quantized too:", other, build, " (bitsandbytes leaves a MoE's fused experts "
+                 "16-bit)", text, rules, "task.training_stack = \"unsloth\" (Unsloth quantizes them; its fused loss "
+                 "and offloaded checkpoints come with it)")
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

@@ -400,3 +400,23 @@ def test_fsdp_gradients_held_whole_between_syncs_name_the_far_cheaper_build_sync
     synced = recommend(job.with_value("task", "sync_each_batch", True), catalog, today=TODAY)
     assert synced.total_price_cny < 0.7 * build.total_price_cny and "task.sync_each_batch = true" in line
     assert not any(line.startswith("cheaper with FSDP's") for line in synced.warnings)
+
+
+def test_a_moes_qlora_names_the_far_cheaper_build_unsloths_quantized_experts_need(catalog):
+    # Qwen3-30B-A3B (config.json: 48 layers, hidden 2048, 32 heads of 128, 4 KV heads, 128 experts of width 768, 8 a
+    # token, V 151,936) QLoRA: under transformers v5 bitsandbytes leaves its 29B routed experts 16-bit, 64 GiB; Unsloth
+    # quantizes them, and its Qwen3 guide says the 30B-A3B "fits in 17.5GB VRAM".
+    job = answers(workload__preset="custom", workload__parameters=30_532_122_624,
+                  workload__active_parameters=3_300_000_000, workload__experts_count=128,
+                  workload__experts_per_token=8, workload__layers=48, workload__hidden_size=2048,
+                  workload__attention_heads=32, workload__kv_heads=4, workload__head_dim=128,
+                  workload__intermediate_size=768, workload__vocabulary_size=151_936, workload__sequence_length=2048,
+                  workload__batch_size=8, task__method="qlora", task__lora_targets="all_linear",
+                  task__optimizer="adam8bit", task__recompute="full", task__accumulation_steps=4,
+                  budget__amount=8000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    line = next(line for line in build.warnings if line.startswith("cheaper with the experts quantized too"))
+    unsloth = recommend(job.with_value("task", "training_stack", "unsloth"), catalog, today=TODAY)
+    assert unsloth.memory.total_bytes < 1.15 * 17.5e9 and build.memory.total_bytes > 2 * 17.5e9
+    assert 'training_stack = "unsloth"' in line
+    assert not any(line.startswith("cheaper with the experts") for line in unsloth.warnings)
