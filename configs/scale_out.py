@@ -20,13 +20,14 @@ from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
-from pth_top.configs.speed_build import job_rate
+from pth_top.configs.speed_build import job_figures, sharded_traffic_across_nodes, training_rate
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.units import GIB
 
 MAX_NODES = 64
 NODE_MEMORY_MIN_GIB = 80
 INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100")
+NIC_GB_PER_S = 50.0  # one 400 Gb/s port a GPU
 # One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
 NVME_READ_BYTES_PER_S = 7e9
 LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
@@ -147,7 +148,8 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
     if ctx.answers.task.mode != "training":
         return ""
     node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
-    per_node = job_rate(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+    figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+    per_node = training_rate(figures)
     seconds, what, _ = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "", False)
     if not seconds:
         return ""
@@ -156,13 +158,28 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
     unit = "tokens" if ctx.shape.kind == "transformer" else "samples"
     line = (f"one epoch of {what} at ~{per_node:,.0f} {unit}/s a node takes ~{duration(seconds)} on {nodes} nodes: "
             f"{gpu_hours:,.0f} GPU-hours, ~{cost}")
-    line += " (a node's rate over its NVLink; ZeRO-3's gathers across nodes cross InfiniBand and may slow it)"
+    line += _across_nodes(ctx, node, figures, nodes, seconds)
     if seconds > SLOW_RUN_DAYS * 86400:
         needed = math.ceil(gpu_hours / (MAX_GPUS * SLOW_RUN_DAYS * 24))
         line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
                  f"GPU-hours, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
                  f"{global_batch_note(ctx.answers.workload.batch_size, needed)}")
     return line
+
+
+def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes: int, seconds: float) -> str:
+    """What ZeRO-3's traffic over the nodes' NICs adds where compute cannot hide it (audit YF2: Falcon-180B's full
+    fine-tune on 6 nodes at micro-batch 1 moves ~1 TB a GPU a step); Megatron's tensor parallel in a node and pipeline
+    parallel across nodes keep most of it on NVLink."""
+    traffic_s, compute_s, text = sharded_traffic_across_nodes(node, ctx.shape, figures, MAX_GPUS * nodes,
+                                                              NIC_GB_PER_S)
+    if nodes < 2 or compute_s <= 0 or traffic_s <= compute_s:
+        return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)" if nodes > 1 \
+            and compute_s > 0 else " (a node's rate)"
+    slower = traffic_s / compute_s
+    return (f" at a node's rate over NVLink; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
+            f"~{duration(seconds * slower)} ({slower:.1f}x) where they are not hidden: a larger micro-batch, or "
+            "tensor parallel in each node and pipeline parallel across them (Megatron-LM), keeps it near the first")
 
 
 def global_batch_note(batch_size: int, nodes: int) -> str:

@@ -24,6 +24,7 @@ from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
 from pth_top.configs.speed_comm import (
+    ALLREDUCE_LINK_FRACTION,
     allreduce_gb_per_s,
     communication,
     exposed_seconds,
@@ -333,6 +334,25 @@ def job_figures(answers: Answers, shape: ModelShape, spec: dict[str, Any], name:
     if answers.task.mode == "training":
         return training(answers, shape, device, sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))).figures
     return inference(answers, shape, device).figures
+
+
+def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: dict[str, float], gpus: int,
+                                 nic_gb_per_s: float) -> tuple[float, float, str]:
+    """ZeRO-3 over `gpus` GPUs in several nodes: (seconds a step of its gathers and reduce-scatters over each GPU's
+    NIC, seconds of a node's compute a step from `figures`, the formula a micro-batch)."""
+    task = answers.task
+    comm = communication("zero3", gpus, shape.parameters, _trainable(shape, task),
+                         4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
+                         sp.BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
+                             "zero3", task.training_stack, task.accumulation_steps, gpus, task.sync_each_batch))
+    busbw = nic_gb_per_s * ALLREDUCE_LINK_FRACTION
+    traffic_s = comm.collective_bytes / (busbw * 1e9)
+    compute_s = figures.get("step_s", 0.0) - figures.get("communication_exposed_s", 0.0)
+    micro = max(1, task.accumulation_steps)
+    return traffic_s, compute_s, (f"{comm.collective_bytes / micro / 1e9:,.0f} GB a GPU a micro-batch at "
+                                  f"{busbw:,.1f} GB/s ({nic_gb_per_s:g} x {ALLREDUCE_LINK_FRACTION:g}) = "
+                                  f"{sp.duration(traffic_s / micro)} against {sp.duration(compute_s / micro)} of "
+                                  "compute")
 
 
 def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:

@@ -798,3 +798,25 @@ def test_the_nearest_build_keeps_a_full_fine_tune_where_lora_saves_under_a_twent
     assert nearest and "LoRA" not in nearest[0] and "ZeRO-3 with CPU offload" in nearest[0], build.blockers
     roomy = recommend(job.with_value("budget", "amount", 14000.0), catalog, today=TODAY)
     assert roomy.feasible_alternatives[0].startswith("ZeRO-3 with CPU offload"), roomy.feasible_alternatives
+
+
+def test_zero_3_across_nodes_says_what_its_traffic_over_the_nics_adds_where_compute_cannot_hide_it(catalog):
+    # Falcon-180B (80 layers, d 14,848, 232 heads, 8 KV heads, MLP 59,392, V 65,024) fully fine-tuned at 2,048 tokens,
+    # micro-batch 1: HF's blog puts it on 8 x 8 A100 80GB. Under ZeRO-3 each GPU gathers the 360 GB of 16-bit
+    # weights twice a micro-batch and reduce-scatters its gradients over its 400 Gb/s NIC, ~27 s against ~7 s of an
+    # H100's compute (audit YF2: the node's rate alone was 2-3x optimistic). At 8,192 tokens compute hides it.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=80,
+                  workload__hidden_size=14848, workload__attention_heads=232, workload__kv_heads=8,
+                  workload__intermediate_size=59392, workload__gated_mlp=False, workload__vocabulary_size=65024,
+                  workload__sequence_length=2048, workload__batch_size=128, task__method="full",
+                  task__recompute="full", task__accumulation_steps=16, data__tokens_count=500_000_000,
+                  scale__gpu_count=8, scale__sharding="fsdp", budget__amount=1_500_000.0, budget__currency="USD")
+    beyond = next(line for line in recommend(job, catalog, today=TODAY).feasible_alternatives
+                  if line.startswith("beyond one machine"))
+    found = re.search(r"take ([\d,]+) GB a GPU a micro-batch .* = (\d+) s against ([\d.]+) s of compute, so up to "
+                      r"~[\d.]+ h \(([\d.]+)x\)", beyond)
+    assert found and 900 < int(found.group(1).replace(",", "")) < 1200, beyond
+    assert float(found.group(4)) == pytest.approx(int(found.group(2)) / float(found.group(3)), rel=0.1)
+    longer = recommend(job.with_value("workload", "sequence_length", 8192), catalog, today=TODAY)
+    beyond = next(line for line in longer.feasible_alternatives if line.startswith("beyond one machine"))
+    assert "hide behind it" in beyond and "so up to" not in beyond, beyond
