@@ -64,7 +64,7 @@ def estimate_training(
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = value_bytes_of(precision)
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer,
-                          mixed_layout, experts_at_16_bits=stack != "unsloth")
+                          mixed_layout, experts_at_16_bits=stack in stacks.BNB_TRANSFORMERS_STACKS)
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]
     n = max(1, gpu_count)
     weights = states.weights / (n if stage >= 3 else 1)

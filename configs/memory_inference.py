@@ -21,7 +21,7 @@ from pth_top.configs.memory_terms import (
     value_bytes_of,
 )
 from pth_top.configs.presets import RESNET50_SAVED_ELEMENTS
-from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, weight_format
+from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, experts_left_16_bit, weight_format
 from pth_top.units import GIB
 
 
@@ -42,7 +42,7 @@ def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str 
         line += (f" + embeddings{head} {apart / 1e6:,.1f}M params x "
                  f"{fmt.vocabulary_bits:.3g} bit")
     fallback_bits, fallback_line = _ffn_down_fallback(shape, fmt)
-    experts = min(p - apart, shape.routed_expert_parameters) if fmt.skips_fused_experts else 0
+    experts = min(p - apart, shape.routed_expert_parameters) if experts_left_16_bit(fmt, engine) else 0
     if experts:
         line += f"; {BNB_SKIPS_FUSED_EXPERTS.format(experts / 1e9)}"
     return ((p - apart - experts) * fmt.bits + apart * fmt.vocabulary_bits + experts * 16 + fallback_bits) / 8, \

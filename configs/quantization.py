@@ -64,6 +64,12 @@ class QuantFormat:
 K_QUANT_ROW = 256
 
 
+def experts_left_16_bit(fmt: QuantFormat | None, engine: str) -> bool:
+    """Whether a MoE's routed experts stay 16-bit in this format: bitsandbytes under generate() (vLLM's own
+    bitsandbytes loader quantizes fused experts, vllm#32013)."""
+    return fmt is not None and fmt.skips_fused_experts and engine == "hf_generate"
+
+
 Q4_K_BITS, Q6_K_BITS = 144 * 8 / 256, 210 * 8 / 256  # block_q4_K, block_q6_K over 256 weights
 Q2_K_BITS, Q3_K_BITS = 84 * 8 / 256, 110 * 8 / 256  # block_q2_K, block_q3_K
 Q5_0_BITS, Q8_0_BITS = 22 * 8 / 32, 34 * 8 / 32  # block_q5_0, block_q8_0 over 32 weights

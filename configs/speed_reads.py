@@ -12,7 +12,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_methods import adapted_matrices
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION, ModelShape, kv_cache_bytes
-from pth_top.configs.quantization import weight_format
+from pth_top.configs.quantization import experts_left_16_bit, weight_format
 
 # Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
 # (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
@@ -76,10 +76,15 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     read, what = weights - embedding_table_bytes, "the weights" + (
         f" less the input embedding's table ({embedding_table_bytes / 1e9:.3g} GB: a row a token)"
         if embedding_table_bytes else "")
+    sixteen_bit_read = 0.0  # routed experts bitsandbytes leaves 16-bit, read at their bytes
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
         active_weights -= min(embedding_table_bytes, active_weights / 2)  # a count without the embeddings too
+        if fmt is not None and experts_left_16_bit(fmt, engine):  # as the weights count them
+            routed_16 = float(shape.routed_expert_parameters) * 2.0
+            active_weights += routed_16 * shape.routed_expert_share * (1 - fmt.bits / 16)
+            sixteen_bit_read = routed_union_bytes(routed_16, shape.routed_expert_share, max(1, batch))
         read, union = _moe_batch_reads(weights, active_weights, shape.routed_expert_share, batch)
         what = (f"the active experts' weights ({shape.active / 1e9:.3g}B of {shape.parameters / 1e9:.3g}B "
                 f"parameters, {active_weights / 1e9:.3g} GB per stream{union})")
@@ -90,7 +95,7 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
         read /= fmt.decode_fraction_scale
         line += f"; {fmt.label} reads at {fmt.decode_fraction_scale:g} of 4-bit's bandwidth fraction a byte"
     if fmt is not None and fmt.decode_time_vs_16bit:  # timed as reading the 16-bit weights that many times
-        read *= 16.0 / fmt.bits * fmt.decode_time_vs_16bit
+        read = (read - sixteen_bit_read) * 16.0 / fmt.bits * fmt.decode_time_vs_16bit + sixteen_bit_read
         bits = 16.0
         line += (f"; {fmt.label}'s kernels, not its bytes, set the time: timed as reading the 16-bit weights "
                  f"{fmt.decode_time_vs_16bit:g} times")

@@ -66,6 +66,9 @@ TRAINING_STACK_LABELS = {
     "liger": "Liger-Kernel (fused linear cross-entropy)",
     "unsloth": "Unsloth (Cut Cross Entropy, checkpoints offloaded to CPU RAM)",
 }
+# The stacks that load a QLoRA or 8-bit base through transformers and bitsandbytes, which leaves a MoE's fused experts
+# 16-bit (memory_methods.BNB_SKIPS_FUSED_EXPERTS); Unsloth quantizes them, torchtune uses neither.
+BNB_TRANSFORMERS_STACKS = ("hf_trainer", "liger")
 # The stacks whose loss never holds the whole s x b x V logits: what "chunked cross-entropy" names.
 CHUNKED_LOSS_STACKS = ("torchtune", "liger")
 SERVING_ENGINE_LABELS = {

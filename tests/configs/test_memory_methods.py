@@ -14,6 +14,7 @@ from pth_top.configs.memory_methods import adapted_matrices, lora_dropout_per_to
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import _context
 from pth_top.configs.rules import load_rules
+from pth_top.configs.speed_reads import decode_reads
 from pth_top.units import GIB
 from tests.configs.builders import answers
 
@@ -224,3 +225,28 @@ def test_bitsandbytes_leaves_a_moes_fused_experts_at_16_bits_unless_unsloth_quan
     assert estimate_memory(generate, shape).weights_bytes > 0.9 * shape.routed_expert_parameters * 2
     gguf = served.with_value("task", "serving_engine", "llama_cpp")  # a GGUF quantizes them
     assert estimate_memory(gguf, shape).weights_bytes < 0.4 * shape.routed_expert_parameters * 2
+    # vLLM's own bitsandbytes loader quantizes fused experts (vllm#32013); torchtune uses neither library (review AD).
+    vllm = served.with_value("task", "serving_engine", "vllm").with_value("task", "quantization", "bnb_nf4")
+    assert estimate_memory(vllm, shape).weights_bytes < 0.4 * shape.routed_expert_parameters * 2
+    torchtune = estimate_memory(kimi.with_value("task", "training_stack", "torchtune"), shape)
+    assert torchtune.weights_bytes < 0.6 * memory.weights_bytes
+
+
+def test_a_moes_decode_under_bitsandbytes_reads_its_16_bit_experts_at_their_bytes():
+    # Review AD: the weights counted the routed experts at 16 bits but a token's active read at 4, and a batch of 2
+    # then read 51.5 GB a step against 15.1 for one stream. Qwen3-30B-A3B (config.json) under generate().
+    def reads(quantization: str, batch: int) -> float:
+        job = answers(workload__preset="custom", workload__parameters=30_532_122_624,
+                      workload__active_parameters=3_300_000_000, workload__experts_count=128,
+                      workload__experts_per_token=8, workload__layers=48, workload__hidden_size=2048,
+                      workload__attention_heads=32, workload__kv_heads=4, workload__head_dim=128,
+                      workload__intermediate_size=768, workload__vocabulary_size=151_936,
+                      workload__sequence_length=1024, workload__batch_size=batch, task__mode="inference",
+                      task__precision="int4" if quantization == "bnb_nf4" else "int8", task__quantization=quantization,
+                      task__serving_engine="hf_generate")
+        return decode_reads(job, model_shape(job.workload)[0]).read_bytes
+    for quantization in ("bnb_nf4", "bnb_int8"):
+        one, two, eight = (reads(quantization, batch) for batch in (1, 2, 8))
+        assert one < two < min(eight, 2 * one), (quantization, one, two, eight)  # a second stream adds at most one
+        # A token reads its 8 of 128 experts' 29B parameters at 2 B: 3.6 GB of the step at least.
+        assert one > 29e9 * 2 * 8 / 128
