@@ -18,6 +18,7 @@ from pth_top.configs.assembly import (
     part_price,
     pinned_part,
     rank,
+    trees,
 )
 from pth_top.configs.compat import chipset_generation, chipset_slot_cards, compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
@@ -94,7 +95,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     need_ecc = ecc_required(ctx)
     host_gib, host_text = host_ram_need(ctx)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu["memory_gib"] * ctx.gpu_count, host_gib,
-                              ctx.rules, host_text, ctx.answers.data.kind, ctx.shape.kind)
+                              ctx.rules, host_text, trees(ctx))
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm
@@ -194,8 +195,7 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
 def _assemble_cpu_only(ctx: Context, asm: Assembly) -> Assembly:
     """No GPU: the model's whole working memory (weights, and for training grads, optimizer, activations) is RAM."""
     model_gib = ctx.memory.total_bytes / GIB
-    base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules, data_kind=ctx.answers.data.kind,
-                         model_kind=ctx.shape.kind)
+    base = ram_floor_gib(ctx.answers.data.dataset_size_gb, 0.0, 0.0, ctx.rules, table_in_ram=trees(ctx))
     # The estimator's margin, as a GPU gets it: a model that fills RAM to the byte is paged out by the first browser.
     margin = ctx.rules.gpu.estimate_margin_fraction
     need = max(base.value, model_gib * (1 + margin) + ctx.rules.ram.os_reserve_gib)
@@ -253,9 +253,12 @@ def decodes_from_ram(ctx: Context) -> bool:
 def _choose_cpu(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool, ram_floor: float) -> Part:
     a = ctx.answers
     cpu_inference = gpu is None and decodes_from_ram(ctx)
+    # A CPU-only server's cores serve its inputs: the job's size, not the scenario, sets them (audit YG2: an 8c/16t
+    # PC with a 240 mm cooler priced a 22M-parameter embedding server over CNY 5,000, where a 6-core PC serves it).
+    cpu_serves = gpu is None and a.task.mode == "inference"
     complex_work = not cpu_inference and (
         ctx.gpu_count > 1 or a.data.dataset_size_gb >= ctx.rules.ram.large_dataset_gb
-        or a.scenario in ("team_training", "inference_server")
+        or (a.scenario in ("team_training", "inference_server") and not cpu_serves)
     )
     cores, threads, clock, reason = cpu_floor(ctx.gpu_count, complex_work, ctx.rules)
     if cpu_inference:

@@ -15,7 +15,7 @@ from pth_top.configs.memory_inference import experts_kept_on_gpus
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
 from pth_top.configs.owned import all_owned, beside_owned_quote, is_owned, owned_quote
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
-from pth_top.configs.rules import Rules, gpu_usable_bytes, shared_os_reserve_gib
+from pth_top.configs.rules import Rules, gpu_usable_bytes, shared_os_reserve_gib, trees_on_a_table
 from pth_top.units import GIB
 
 
@@ -63,6 +63,11 @@ class Assembly:
     def unsatisfied_add(self, line: str) -> None:
         if line not in self.unsatisfied:
             self.unsatisfied.append(line)
+
+
+def trees(ctx: Context) -> bool:
+    """Gradient-boosted trees on a table (rules.trees_on_a_table): classical ML, on the cores, its table in RAM."""
+    return trees_on_a_table(ctx.answers.data.kind, ctx.shape.kind, ctx.shape.parameters)
 
 
 def offered(ctx: Context, kind: str) -> list[Part]:

@@ -8,15 +8,14 @@ import math
 
 from pth_top.configs import speed as sp
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
-from pth_top.configs.assembly import Assembly, Context
+from pth_top.configs.assembly import Assembly, Context, trees
 from pth_top.configs.build import Component
 from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
-from pth_top.configs.speed_cpu import CPU_PREFILL_FLOP_PER_CYCLE, core_gigahertz, cpu_inference
-from pth_top.configs.speed_forward import forward_flops, forward_flops_per_sample
+from pth_top.configs.speed_cpu import CPU_PREFILL_FLOP_PER_CYCLE, core_gigahertz, cpu_inference, forward_input_flops
 from pth_top.units import GIB
 
 
@@ -70,15 +69,14 @@ def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
     """A PC offered CPU-only on price alone whose decode is under the slow rate, or not predicted (a server CPU, a
     denoiser): no recommendation (Mistral Large 123B Q4 on two DDR5 channels: 0.9 tokens/s; ERNIE-4.5-300B for 8
     users on an EPYC). A slow first token is warned about: shorter prompts help it. A stated rate (speed.RATE_TARGETS)
-    the PC is not predicted to meet rules it out, adequate or not: its images a second are not predicted at all."""
+    the PC is not predicted to meet rules it out, adequate or not: a denoiser's images a second are not predicted."""
     if ctx.answers.task.mode != "inference":
         return False
     stated = sp.stated_target(ctx.answers.task)
-    decode = cpu_decode_tokens_per_s(ctx, cpu_only)
-    if stated is not None:
-        rate = decode if stated[0].decode else None
-        if rate is None or rate < stated[1]:
-            return True
+    figures = cpu_figures(ctx, cpu_only)
+    decode = figures.get("decode_tokens_per_s_per_stream")
+    if stated is not None and figures.get(stated[0].figure, 0.0) < stated[1]:
+        return True
     if cpu_only.adequate:
         return False
     if decode is None:  # a denoiser, or a language model on a CPU whose decode is not predicted: unknown, not offered
@@ -86,12 +84,18 @@ def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
     return decode < sp.SLOW_DECODE_TOKENS_PER_S
 
 
-def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
-    """The PC's predicted decode a stream (llama.cpp from RAM); None where it is not predicted."""
+def cpu_figures(ctx: Context, cpu_only: CpuOnly) -> dict[str, float]:
+    """The PC's predicted figures: a decode a stream (llama.cpp from RAM), or an encoder's or a CNN's inputs a
+    second; none where they are not predicted."""
     (cpu, _), (kit, kits) = cpu_only.asm.chosen["cpu"], cpu_only.asm.chosen["memory_kit"]
     out, _ = cpu_inference(cpu_only.ctx.answers, ctx.shape, Component("cpu", cpu.id, cpu.name, 1, 0.0, dict(cpu.spec)),
                            Component("memory_kit", kit.id, kit.name, kits, 0.0, dict(kit.spec)))
-    return out.figures.get("decode_tokens_per_s_per_stream")
+    return out.figures
+
+
+def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
+    """The PC's predicted decode a stream (llama.cpp from RAM); None where it is not predicted."""
+    return cpu_figures(ctx, cpu_only).get("decode_tokens_per_s_per_stream")
 
 
 def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
@@ -166,17 +170,9 @@ SMALL_MODEL_MAX_SECONDS = 0.1
 
 
 def _forward_gflops(ctx: Context) -> float:
-    """One input's forward GFLOPs: a CNN's count; an encoder's, or an encoder-decoder's encoder (Whisper's 1,500 audio
-    frames), speed_forward.forward_flops over its input (N without the embedding rows), the encoder's share of the
-    layers; 0 for a decoder that generates, whose decode from RAM decides (cpu_only_pc)."""
-    shape = ctx.shape
-    if shape.kind != "transformer":
-        return forward_flops_per_sample(ctx.answers, shape)[0] / 1e9
-    if shape.encoder_only or shape.encoder_decoder:
-        flops, _ = forward_flops(shape, shape.sequence_length)
-        encoder = (shape.layers - shape.decoder_layers) / shape.layers if shape.layers else 1.0
-        return flops * encoder / 1e9
-    return 0.0
+    """One input's forward GFLOPs (speed_cpu.forward_input_flops); 0 for a decoder that generates, whose decode from
+    RAM decides (cpu_only_pc)."""
+    return forward_input_flops(ctx.answers, ctx.shape) / 1e9
 
 
 def _input_seconds(gflops: float, cpu: dict) -> float:
@@ -185,25 +181,19 @@ def _input_seconds(gflops: float, cpu: dict) -> float:
     return gflops / rate if rate else math.inf
 
 
-def classical_ml(ctx: Context) -> bool:
-    """Trees or a linear model on a table: a "generic" model on tabular data. A neural network on a table (an
-    FT-Transformer, a TabNet) is sized and placed as any network (audit YC2)."""
-    return ctx.answers.data.kind == "tabular" and ctx.shape.kind == "generic"
-
-
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
     training on a small data set need no GPU; otherwise only on price."""
     cpu_ctx = cpu_context(ctx)
     asm = assemble(cpu_ctx, None)
     cheapest_total = asm.total_cny
-    trees = classical_ml(ctx)
-    if trees and ctx.answers.task.mode == "training" and not ctx.pins.get("cpu"):
+    classical = trees(ctx)
+    if classical and ctx.answers.task.mode == "training" and not ctx.pins.get("cpu"):
         asm = _most_cores_within_budget(cpu_ctx, asm)
     elif decodes_from_ram(ctx) and not ctx.pins.get("cpu"):
         asm = fastest_ram_within_budget(cpu_ctx, None, asm)
     asm.reasons.setdefault("cpu", []).insert(1, display_line(asm.chosen["cpu"][0]))
-    if trees:
+    if classical:
         reason = ("tabular data: classical ML (scikit-learn, XGBoost/LightGBM on CPU) runs on cores and RAM; "
                   "scikit-learn has no GPU support (scikit-learn FAQ, 'Will you add GPU support?')")
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)

@@ -9,7 +9,7 @@ import math
 from msgspec import NODEFAULT
 from msgspec.structs import fields as struct_fields
 
-from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_price, rank, run_fits
+from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_price, rank, run_fits, trees
 from pth_top.configs.host_ram import host_ram_need
 from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
@@ -90,7 +90,7 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     # What the job holds in RAM, as on a PC (audit ZV: DBRX's 1,960 GiB of offloaded states on a DGX).
     host_gib, host_text = host_ram_need(ctx)
     ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, host_gib, ctx.rules, host_text,
-                        data_kind=ctx.answers.data.kind, model_kind=ctx.shape.kind)
+                        table_in_ram=trees(ctx))
     storage = storage_capacity_gb(ctx.answers.data.dataset_size_gb, ctx.shape.parameters, ctx.rules, mode=task.mode,
                                   precision=task.precision, method=task.method, run_fits=run_fits(ctx, asm))
     if system["memory_gib"] < ram.value:

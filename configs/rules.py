@@ -253,17 +253,24 @@ def decode_cores_floor(data_kind: str, gpu_count: int, rules: Rules) -> tuple[in
     return cores, f"{data_kind} data is decoded and augmented on the CPU: >= {per_gpu} cores per GPU = {cores} cores"
 
 
+def trees_on_a_table(data_kind: str, model_kind: str, parameters: int) -> bool:
+    """Gradient-boosted trees (or another model with no parameter count) on tabular data: a "generic" model without
+    parameters. A network on a table (an FT-Transformer, an MLP with its parameter count) is sized and placed as any
+    network (audit YC2, review AD)."""
+    return data_kind == "tabular" and model_kind == "generic" and parameters <= 0
+
+
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules,
-                  host_text: str = "", data_kind: str = "", model_kind: str = "generic") -> Floor:
-    """The guide's base, the GPUs' memory, the weights staged in RAM, and a tabular data set held in memory."""
+                  host_text: str = "", table_in_ram: bool = False) -> Floor:
+    """The guide's base, the GPUs' memory, the weights staged in RAM, and a table held in memory for trees."""
     r = rules.ram
     large = dataset_size_gb >= r.large_dataset_gb
     base = r.large_data_gib if large else r.base_gib
     from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio
     from_weights = host_weights_gib + r.os_reserve_gib
-    # Trees (a "generic" model) build their matrix from the whole table; a neural network reads it in batches from
-    # parquet shards or a memory map (audit YC2: an FT-Transformer's 300 GB table asked for 904 GiB of RAM).
-    table = data_kind == "tabular" and model_kind == "generic" and dataset_size_gb > 0
+    # Trees build their matrix from the whole table; a neural network reads it in batches from parquet shards or a
+    # memory map (audit YC2: an FT-Transformer's 300 GB table asked for 904 GiB of RAM).
+    table = table_in_ram and dataset_size_gb > 0
     from_table = dataset_size_gb * r.tabular_in_memory_ratio + r.os_reserve_gib if table else 0.0
     need = max(base, from_gpus, from_weights, from_table)
     parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})"]

@@ -14,6 +14,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.speed_forward import forward_flops, forward_flops_per_sample
 from pth_top.configs.speed_reads import decode_reads, prefill_flops
 
 # The 7950X row above: 12.9B active parameters x 8.5 bits = 13.7 GB a token at 3.37/s = 46 GB/s, 0.80 of 57.6.
@@ -75,13 +76,50 @@ def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, s
                      "attention 2*L*h*s^2)")
 
 
+def forward_input_flops(answers: Answers, shape: ModelShape) -> float:
+    """One input's forward FLOPs: a CNN's count; an encoder's, or an encoder-decoder's encoder (Whisper's 1,500 audio
+    frames), over its input (N without the embedding rows), the encoder's share of the layers; 0 for a decoder that
+    generates."""
+    if shape.kind != "transformer":
+        return forward_flops_per_sample(answers, shape)[0]
+    if shape.encoder_only or shape.encoder_decoder:
+        flops, _ = forward_flops(shape, shape.sequence_length)
+        return flops * ((shape.layers - shape.decoder_layers) / shape.layers if shape.layers else 1.0)
+    return 0.0
+
+
+def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Prediction:
+    """Inputs a second for a model that generates nothing (an encoder, a CNN) on the CPU's cores, at llama.cpp's
+    prefill rate a core and GHz (the compute-bound half of its work): batch after batch, one at a time."""
+    out = sp.Prediction()
+    flops = forward_input_flops(answers, shape)
+    rate = core_gigahertz(cpu.spec) * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+    if not flops or not rate or shape.encoder_decoder:
+        out.summary.append("not predicted for a CPU-only build: only a language model's decode and an encoder's or a "
+                           "CNN's passes are")
+        return out
+    per_s = rate / flops
+    out.figures["samples_per_s"] = per_s
+    out.formula.append(f"inference: {flops / 1e9:.3g} GFLOP an input / ({core_gigahertz(cpu.spec):.0f} P-core GHz x "
+                       f"{CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP a cycle, llama.cpp's AVX2 prefill rate, {cpu.name}) = "
+                       f"{per_s:,.0f} inputs/s")
+    out.summary.append(f"~{per_s:,.0f} inputs/s on the CPU's cores")
+    return out
+
+
 def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Component
                   ) -> tuple[sp.Prediction, dict[str, float | str]]:
-    """Decode tokens/s on a desktop CPU; an empty prediction where it is not predicted (with the reason)."""
+    """Decode tokens/s on a desktop CPU, or an encoder's or a CNN's inputs a second; an empty prediction where it is
+    not predicted (with the reason)."""
     out = sp.Prediction()
+    if answers.task.mode == "inference" and shape.parameters and not shape.denoising_steps \
+            and (shape.kind != "transformer" or forward_only(shape)):
+        forward = cpu_forward(answers, shape, cpu)
+        return forward, {"cpu": cpu.part_id, "precision": answers.task.precision} if forward.figures else {}
     if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters \
-            or shape.denoising_steps or forward_only(shape):
-        out.summary.append("not predicted for a CPU-only build: only a language model's decode is (RAM-bound)")
+            or shape.denoising_steps:
+        out.summary.append("not predicted for a CPU-only build: only a language model's decode and an encoder's or a "
+                           "CNN's passes are")
         return out, {}
     if cpu.spec.get("platform") != "desktop":
         out.summary.append(f"not predicted on {cpu.name}: a many-channel workstation or server CPU reaches a "

@@ -22,7 +22,7 @@ def test_a_cpu_only_pc_says_nothing_per_gpu(catalog):
     # cpu5k: ">= 2 cores per GPU", "1 GPU slot(s) at x8+ for 0 GPU(s)", "5 checkpoints (0 GB)".
     build = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=1_000_000,
                               task__precision="fp32", task__optimizer="sgd", data__kind="tabular",
-                              data__dataset_size_gb=5.0, budget__amount=8000.0), catalog, today=TODAY)
+                              data__dataset_size_gb=1.0, budget__amount=8000.0), catalog, today=TODAY)
     assert build.cpu_only
     text = "\n".join(all_lines(build))
     assert "per GPU" not in text and "GPU slot" not in text and "for 0 GPU" not in text

@@ -108,7 +108,7 @@ def test_cpu_only_box_for_a_small_classifier_at_5000(catalog):
     # (scikit-learn FAQ, "Will you add GPU support?": https://scikit-learn.org/stable/faq.html).
     # A 3 GB table held ~3x in RAM (data frame and DMatrix) + the OS fits 16 GB; a 5 GB one asks for 32 GB, which
     # 2026 RAM prices put just over ¥5,000.
-    answers = Answers(workload=Workload(preset="custom", kind="generic", parameters=1_000_000, batch_size=256),
+    answers = Answers(workload=Workload(preset="custom", kind="generic", parameters=0, batch_size=256),
                       task=Task(precision="fp32", optimizer="sgd"), data=Data(dataset_size_gb=3.0, kind="tabular"),
                       budget=Budget(amount=5000.0))
     build = recommend(answers, catalog, today=TODAY)

@@ -296,7 +296,7 @@ async def test_key_1_swaps_between_a_cpu_only_build_and_gpus():
     from pth_top.configs.answers import Answers
 
     tabular = (Answers().with_value("workload", "preset", "custom").with_value("workload", "kind", "generic")
-               .with_value("workload", "parameters", 1_000_000).with_value("data", "kind", "tabular")
+               .with_value("workload", "parameters", 0).with_value("data", "kind", "tabular")
                .with_value("budget", "amount", 8000.0))
     app = WizardApp(clock=fixed_clock, answers=tabular)
     async with app.run_test(size=(80, 24)) as pilot:
