@@ -61,6 +61,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         nearest = (*_nearest_key(ctx, unchanged), line)
     answered_key = nearest[:2] if nearest else (False, 0.0)
     kept = nearest  # the nearest build that keeps the job (the unchanged one does), beside one that does not
+    changes = False  # whether `nearest` is a lever's that changes the job
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
             continue
@@ -76,7 +77,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             if cheap_key is not None and (key is None or cheap_key < key):
                 alternative, fitting, key = cheap_alternative, cheap_fitting, cheap_key
                 label += f", {cheap_levers_label(ctx, changed, cheap)}"
-        keeps = not keeping_the_job and keeps_the_job(ctx.answers, alternative.answers)
+        keeps = keeping_the_job or keeps_the_job(ctx.answers, alternative.answers)
         if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or (
                 (nearest is not None and key >= nearest[:2]) and not (keeps and (kept is None or key < kept[:2]))):
             continue
@@ -89,10 +90,11 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         candidate = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
                      + _answer_hint(ctx, asked, alternative.answers, fitting[0]))
         kept = candidate if keeps and (kept is None or key < kept[:2]) else kept
-        nearest = candidate if nearest is None or key < nearest[:2] else nearest
+        nearest, changes = (candidate, not keeps) if nearest is None or key < nearest[:2] else (nearest, changes)
     # A lever that changes the job names its build only where it saves a twentieth on one that keeps the job (audit
     # YF2: a full fine-tune's nearest build was LoRA's 8 x L4 for $31 less than the chunked loss's on the same cards).
-    if nearest is not None and kept is not None and kept[0] == nearest[0] and nearest[1] > LEVER_SAVING * kept[1]:
+    if changes and kept is not None and nearest is not None and kept[0] == nearest[0] \
+            and nearest[1] > LEVER_SAVING * kept[1]:
         return kept[2]
     return nearest[2] if nearest else ""
 

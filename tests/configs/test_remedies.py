@@ -798,6 +798,13 @@ def test_the_nearest_build_keeps_a_full_fine_tune_where_lora_saves_under_a_twent
     assert nearest and "LoRA" not in nearest[0] and "ZeRO-3 with CPU offload" in nearest[0], build.blockers
     roomy = recommend(job.with_value("budget", "amount", 14000.0), catalog, today=TODAY)
     assert roomy.feasible_alternatives[0].startswith("ZeRO-3 with CPU offload"), roomy.feasible_alternatives
+    # Where the job-changing lever saves more than a twentieth it is still named: Llama 7B's full fine-tune for $500
+    # new, QLoRA on an RTX 3060 build for $787, where ZeRO-3 with CPU offload needs more RAM and board.
+    small = recommend(answers(workload__preset="llama-7b", workload__batch_size=8, workload__sequence_length=2048,
+                              task__method="full", task__recompute="full", task__accumulation_steps=8,
+                              budget__amount=500.0, budget__currency="USD"), catalog, today=TODAY)
+    nearest = [line for line in small.blockers if line.startswith("the nearest build, over budget: ")]
+    assert nearest and nearest[0].split(":")[1].strip().startswith("QLoRA"), small.blockers
 
 
 def test_zero_3_across_nodes_says_what_its_traffic_over_the_nics_adds_where_compute_cannot_hide_it(catalog):
