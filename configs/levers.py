@@ -59,6 +59,8 @@ def sharded_gradients(answers: Answers) -> Answers:
     return answers
 
 
+UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quantizes the MoE's fused experts, which "
+                         "bitsandbytes leaves 16-bit")
 SYNC_EACH_BATCH_LABEL = "FSDP's gradients reduce-scattered each micro-batch (task.sync_each_batch)"
 
 
@@ -165,6 +167,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "cache_text_encoder_outputs, diffusers' precomputed embeddings; no per-epoch augmentation "
                             "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
                             answers.with_value("task", "cache_embeddings", True)))
+        if task.method in ("qlora", "lora_int8") and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS \
+                and ctx.shape.routed_expert_parameters:  # review AD: otherwise named only beside a feasible build
+            changes.append((UNSLOTH_EXPERTS_LABEL, answers.with_value("task", "training_stack", "unsloth")))
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))

@@ -420,3 +420,6 @@ def test_a_moes_qlora_names_the_far_cheaper_build_unsloths_quantized_experts_nee
     assert unsloth.memory.total_bytes < 1.15 * 17.5e9 and build.memory.total_bytes > 2 * 17.5e9
     assert 'training_stack = "unsloth"' in line
     assert not any(line.startswith("cheaper with the experts") for line in unsloth.warnings)
+    # Where no build holds it within budget, Unsloth is the first way out (review AD): $3,000, an RTX 4090 build.
+    short = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
+    assert not short.feasible and short.feasible_alternatives[0].startswith("Unsloth"), short.feasible_alternatives
