@@ -76,3 +76,18 @@ def test_an_audio_models_training_rate_says_it_is_an_upper_bound(catalog):
                for line in audio.speed.summary), audio.speed.summary
     text = recommend(answers("personal_research", data__kind="text", **job), catalog, today=TODAY)
     assert not any("upper bound" in line for line in text.speed.summary)
+
+
+def test_an_encoders_rate_never_rises_with_a_longer_input(catalog):
+    # Audit YG2: all-MiniLM-L6-v2 at batch 32 on a V100 was ~10,900 inputs/s at 16 tokens and ~14,400 at 24: the eager
+    # launch floor held below 20 us a kernel of GPU time and vanished above it, though it is timed at 35.
+    def rate(tokens: int) -> float:
+        job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                      workload__parameters=22_713_216, workload__layers=6, workload__hidden_size=384,
+                      workload__attention_heads=12, workload__vocabulary_size=30522, workload__intermediate_size=1536,
+                      workload__encoder_only=True, workload__sequence_length=tokens, workload__batch_size=32,
+                      task__mode="inference", task__precision="fp32", budget__currency="USD", budget__amount=5000.0,
+                      budget__owned_gpu="v100-16gb-pcie", budget__owned_gpu_count=1)
+        return recommend(job, catalog, today=TODAY).speed.figures["samples_per_s"]
+    rates = [rate(tokens) for tokens in (16, 24, 32, 64, 128)]
+    assert all(longer <= shorter * 1.001 for shorter, longer in zip(rates, rates[1:], strict=False)), rates
