@@ -22,7 +22,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
-from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, dense_conv_factor
+from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
 from pth_top.configs.speed_comm import (
     ALLREDUCE_LINK_FRACTION,
     allreduce_gb_per_s,
@@ -190,7 +190,6 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
-    dense_text = ""  # a dense CNN's share of the tensor rate beyond ResNet-50's (speed_cnn.dense_conv_factor)
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
         unit, tokens, fraction = "samples", 1, device.transformer_training_mfu
@@ -222,11 +221,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
             forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
         per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
         unit, tokens = "samples", 1
-        dense, dense_text = dense_conv_factor(answers, shape, forward) if shape.kind == "cnn" else (1.0, "")
-        fraction = device.cnn_fraction * dense if shape.kind == "cnn" else device.transformer_training_mfu
+        fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
         text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"
     compute, compute_text = sp.achieved_tflops(device, fraction)
-    compute_text += dense_text
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
     compute_s = samples_per_gpu * per_sample / (compute * 1e12 * slowdown)
     out = sp.Prediction()

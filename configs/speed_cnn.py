@@ -12,7 +12,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import CNN_FORWARD_FLOPS_PER_PIXEL, RESNET50_FORWARD_FLOPS, RESNET50_SAVED_ELEMENTS
+from pth_top.configs.presets import CNN_FORWARD_FLOPS_PER_PIXEL, RESNET50_SAVED_ELEMENTS
 
 # Bytes a forward activation costs at the datasheet bandwidth, 16-bit values (fp32: twice), timm's AMP NCHW rows:
 # inference on an RTX 5090 (pt2.9.1) MobileNetV4-M 20.4, MobileNetV3-L 18.4, EfficientNet-B0 20.0, EfficientNetV2-S
@@ -48,28 +48,6 @@ def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool) -> float:
     if not geforce_tensor:
         return sp.CNN_TENSOR_FRACTION
     return GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST if channels_last else sp.GEFORCE_CNN_TENSOR_FRACTION
-
-
-# Dense convolutions reach more of the tensor rate the more FLOPs they do an activation written: timm's RTX 3090 AMP
-# training rows give VGG-16 0.61 and VGG-11 0.53 of the GeForce figure at 3.0x and 2.7x ResNet-50's FLOPs an
-# activation, where ResNets up to ResNet-152's 1.4x reach its 0.34: (ratio / 1.5)^0.85, fitted on the two VGG rows.
-DENSE_CONV_RATIO_START = 1.5
-DENSE_CONV_EXPONENT = 0.85
-DENSE_CONV_FACTOR_MAX = 2.0
-
-
-def dense_conv_factor(answers: Answers, shape: ModelShape, forward_flops: float) -> tuple[float, str]:
-    """How much more of the tensor rate a CNN's convolutions reach than ResNet-50's, by FLOPs an activation written
-    forward; 1 up to DENSE_CONV_RATIO_START x ResNet-50's, and the formula text."""
-    activations, _ = forward_activations(answers, shape)
-    if not activations or not forward_flops:
-        return 1.0, ""
-    ratio = forward_flops / activations / (RESNET50_FORWARD_FLOPS / RESNET50_FORWARD_ACTIVATIONS)
-    factor = min(DENSE_CONV_FACTOR_MAX, max(1.0, (ratio / DENSE_CONV_RATIO_START) ** DENSE_CONV_EXPONENT))
-    if factor == 1.0:
-        return 1.0, ""
-    return factor, (f" x {factor:.2f} (its {forward_flops / activations:,.0f} FLOP an activation written, {ratio:.2g}x "
-                    "ResNet-50's: dense convolutions keep the tensor cores busier, timm's VGG rows)")
 
 
 def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str]:

@@ -15,7 +15,7 @@ from pth_top.configs.presets import (
     model_presets,
     resolution_scale,
 )
-from pth_top.configs.speed_cnn import activation_seconds, activations_warning, dense_conv_factor
+from pth_top.configs.speed_cnn import activation_seconds, activations_warning
 
 
 def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
@@ -121,9 +121,7 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     """A CNN's (or a generic model's) batch at the CNN tensor fraction, never faster than reading its weights."""
     batch = answers.workload.batch_size
     flops, origin = forward_flops_per_sample(answers, shape)
-    dense, dense_text = dense_conv_factor(answers, shape, flops) if shape.kind == "cnn" else (1.0, "")
-    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, device.cnn_fraction * dense)
-    compute_text += dense_text
+    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, device.cnn_fraction)
     compute_rate = batch / gpu_s
     memory_s, memory_text = activation_seconds(answers, shape, device, batch / device.count, training=False)
     bound = activations_warning(memory_s, gpu_s, batch, answers)
