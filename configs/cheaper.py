@@ -103,7 +103,7 @@ def cheaper_with_quantized_experts(build: Build, rules: Rules, recommend_one: Ca
     quantized experts need (memory_methods.BNB_SKIPS_FUSED_EXPERTS)."""
     answers = build.answers
     task = answers.task
-    if task.mode != "training" or task.method not in ("qlora", "lora_int8") \
+    if task.mode != "training" or task.method not in ("qlora", "lora_int8") or answers.scale.gpu_count > 1 \
             or task.training_stack not in stacks.BNB_TRANSFORMERS_STACKS \
             or not model_shape(answers.workload)[0].routed_expert_parameters:
         return ""

@@ -168,7 +168,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
                             answers.with_value("task", "cache_embeddings", True)))
         if task.method in ("qlora", "lora_int8") and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS \
-                and ctx.shape.routed_expert_parameters:  # review AD: otherwise named only beside a feasible build
+                and ctx.shape.routed_expert_parameters and scale.gpu_count == 1:  # Unsloth runs on one GPU
             changes.append((UNSLOTH_EXPERTS_LABEL, answers.with_value("task", "training_stack", "unsloth")))
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:

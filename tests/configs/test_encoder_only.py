@@ -90,4 +90,12 @@ def test_an_encoders_rate_never_rises_with_a_longer_input(catalog):
                       budget__owned_gpu="v100-16gb-pcie", budget__owned_gpu_count=1)
         return recommend(job, catalog, today=TODAY).speed.figures["samples_per_s"]
     rates = [rate(tokens) for tokens in (16, 24, 32, 64, 128)]
+    # Where the floor binds the build says so, which is what offers the compiled runtime (review AE).
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=22_713_216, workload__layers=6, workload__hidden_size=384,
+                  workload__attention_heads=12, workload__vocabulary_size=30522, workload__intermediate_size=1536,
+                  workload__encoder_only=True, workload__sequence_length=24, workload__batch_size=32,
+                  task__mode="inference", task__precision="fp32", budget__currency="USD", budget__amount=5000.0,
+                  budget__owned_gpu="v100-16gb-pcie", budget__owned_gpu_count=1)
+    assert any(line.startswith("eager launch floor") for line in recommend(job, catalog, today=TODAY).warnings)
     assert all(longer <= shorter * 1.001 for shorter, longer in zip(rates, rates[1:], strict=False)), rates
