@@ -21,6 +21,7 @@ from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
+from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
 from pth_top.configs.speed_comm import (
@@ -171,7 +172,28 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
+    out.warnings.extend(_fp8_expert_blocks(answers, shape, device, engine))
     return out
+
+
+FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks
+
+
+def _fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:
+    """Tensor parallel over n GPUs splits each expert's width n ways, which a block-scaled FP8 checkpoint needs in
+    whole 128-wide blocks (audit YH2: MiniMax-M2.5's 1,536 / 8 = 192; vLLM's recipe says 'TP8 is not supported')."""
+    task, n = answers.task, device.count
+    fmt = weight_format(task.quantization, task.precision, engine)
+    if n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
+            or fmt is not FORMATS["fp8"] or not shape.mlp_width or (shape.mlp_width / n) % FP8_BLOCK == 0:
+        return []
+    fewer = max((count for count in range(1, n) if (shape.mlp_width / count) % FP8_BLOCK == 0
+                 and stacks.splits_heads(engine, shape.attention_heads, count)), default=1)
+    return [f"tensor parallel over {n} GPUs splits each expert's width, {shape.mlp_width:,} / {n} = "
+            f"{shape.mlp_width / n:g}, not a whole number of a block-scaled FP8 checkpoint's {FP8_BLOCK}-wide blocks: "
+            f"vLLM refuses it (its MiniMax-M2 recipe: 'TP8 is not supported'); serve with expert parallel (vLLM "
+            f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads), or "
+            f"tensor parallel over {fewer} GPU(s)"]
 
 
 def _prefill_seconds(shape: ModelShape, device: sp.Device, flops: float, weight_bytes: float, attention_flops: float,

@@ -12,6 +12,7 @@ from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.recommend import recommend
+from tests.configs.builders import answers
 from tests.configs.published_speeds import LLAMA3_70B, catalog_gpu, decode, nim_70b
 
 TODAY = dt.date(2026, 1, 2)
@@ -117,3 +118,21 @@ def test_a_cached_prefix_still_costs_the_attention_of_the_rest_over_it():
         figures = speed_build.inference(job, shape, catalog_gpu("h100-80gb-sxm", job, 4)).figures
         return 256 / figures["sustained_tokens_per_s_per_stream"] - 256 / figures["decode_tokens_per_s_per_stream"]
     assert prefills_s(32768, 0.9) > 1.6 * prefills_s(3277, 0.0)  # (1 - c) of the attention gave ~1.3
+
+
+def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert_parallel(catalog):
+    # Audit YH2: MiniMax-M2.5 (62 layers, d 3072, 48 heads, 8 KV heads, 256 experts of width 1,536, 8 a token; 228.7B)
+    # in FP8 over 8 GPUs: 1,536 / 8 = 192 is not a whole number of its 128-wide FP8 blocks, and vLLM's recipe says
+    # "TP8 is not supported" (DP + EP instead). Over 4 GPUs, 384 is three blocks.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=228_700_000_000,
+                  workload__active_parameters=10_000_000_000, workload__experts_count=256,
+                  workload__experts_per_token=8, workload__layers=62, workload__hidden_size=3072,
+                  workload__attention_heads=48, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=1536, workload__vocabulary_size=200_064, workload__sequence_length=8192,
+                  workload__batch_size=32, task__mode="inference", task__precision="int8", task__quantization="fp8",
+                  task__serving_engine="vllm", scale__gpu_count=8, budget__amount=400_000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    line = next(line for line in build.warnings if line.startswith("tensor parallel over 8 GPUs splits each expert"))
+    assert "1,536 / 8 = 192" in line and "--enable-expert-parallel" in line and "over 6 GPU(s)" in line
+    four = recommend(job.with_value("scale", "gpu_count", 4), catalog, today=TODAY)
+    assert not any(line.startswith("tensor parallel over") for line in four.warnings)
