@@ -11,16 +11,19 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, offered, usable_bytes
 from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import money
 from pth_top.configs.memory_methods import pretraining
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
-from pth_top.configs.speed import SLOW_RUN_DAYS, duration
-from pth_top.configs.speed_build import job_figures, sharded_traffic_across_nodes, training_rate
+from pth_top.configs.speed import BASE_WEIGHT_BYTES, SLOW_RUN_DAYS, duration
+from pth_top.configs.speed_build import job_figures, trainable_parameters, training_rate
+from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, communication
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.units import GIB
 
@@ -139,6 +142,25 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
         lines[0] += f"; {run_time}" if run_time else ""
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
+
+
+def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: dict[str, float], gpus: int,
+                                 nic_gb_per_s: float) -> tuple[float, float, str]:
+    """ZeRO-3 over `gpus` GPUs in several nodes: (seconds a step of its gathers and reduce-scatters over each GPU's
+    NIC, seconds of a node's compute a step from `figures`, the formula a micro-batch)."""
+    task = answers.task
+    comm = communication("zero3", gpus, shape.parameters, trainable_parameters(shape, task),
+                         4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
+                         BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
+                             "zero3", task.training_stack, task.accumulation_steps, gpus, task.sync_each_batch))
+    busbw = nic_gb_per_s * ALLREDUCE_LINK_FRACTION
+    traffic_s = comm.collective_bytes / (busbw * 1e9)
+    compute_s = figures.get("step_s", 0.0) - figures.get("communication_exposed_s", 0.0)
+    micro = max(1, task.accumulation_steps)
+    return traffic_s, compute_s, (f"{comm.collective_bytes / micro / 1e9:,.0f} GB a GPU a micro-batch at "
+                                  f"{busbw:,.1f} GB/s ({nic_gb_per_s:g} x {ALLREDUCE_LINK_FRACTION:g}) = "
+                                  f"{duration(traffic_s / micro)} against {duration(compute_s / micro)} of "
+                                  "compute")
 
 
 def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Context) -> str:

@@ -21,11 +21,9 @@ from pth_top.configs.memory import head_size, micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
-from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
 from pth_top.configs.speed_comm import (
-    ALLREDUCE_LINK_FRACTION,
     allreduce_gb_per_s,
     communication,
     exposed_seconds,
@@ -172,28 +170,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
-    out.warnings.extend(_fp8_expert_blocks(answers, shape, device, engine))
+    out.warnings.extend(notes.fp8_expert_blocks(answers, shape, device, engine))
     return out
-
-
-FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks
-
-
-def _fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:
-    """Tensor parallel over n GPUs splits each expert's width n ways, which a block-scaled FP8 checkpoint needs in
-    whole 128-wide blocks (audit YH2: MiniMax-M2.5's 1,536 / 8 = 192; vLLM's recipe says 'TP8 is not supported')."""
-    task, n = answers.task, device.count
-    fmt = weight_format(task.quantization, task.precision, engine)
-    if n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
-            or fmt is not FORMATS["fp8"] or not shape.mlp_width or (shape.mlp_width / n) % FP8_BLOCK == 0:
-        return []
-    fewer = max((count for count in range(1, n) if (shape.mlp_width / count) % FP8_BLOCK == 0
-                 and stacks.splits_heads(engine, shape.attention_heads, count)), default=1)
-    return [f"tensor parallel over {n} GPUs splits each expert's width, {shape.mlp_width:,} / {n} = "
-            f"{shape.mlp_width / n:g}, not a whole number of a block-scaled FP8 checkpoint's {FP8_BLOCK}-wide blocks: "
-            f"vLLM refuses it (its MiniMax-M2 recipe: 'TP8 is not supported'); serve with expert parallel (vLLM "
-            f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads), or "
-            f"tensor parallel over {fewer} GPU(s)"]
 
 
 def _prefill_seconds(shape: ModelShape, device: sp.Device, flops: float, weight_bytes: float, attention_flops: float,
@@ -274,7 +252,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     offloaded = answers.scale.sharding == "fsdp_offload" or (
         task.method == "full" and answers.scale.sharding == "zero_offload")
     if n > 1 or offloaded:
-        comm = communication(answers.scale.sharding, n, shape.parameters, _trainable(shape, task),
+        comm = communication(answers.scale.sharding, n, shape.parameters, trainable_parameters(shape, task),
                              4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
                              sp.BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
                                  answers.scale.sharding, task.training_stack, task.accumulation_steps, n,
@@ -332,7 +310,8 @@ def _encoder_decoder_flops(shape: ModelShape, method: str, recompute: str) -> tu
                    f"{total / 1e9:.3g} GFLOP per sample")
 
 
-def _trainable(shape: ModelShape, task: Any) -> float:
+def trainable_parameters(shape: ModelShape, task: Any) -> float:
+    """The parameters a step trains: a frozen backbone's head, a LoRA's adapters, else all of them."""
     if task.method == "frozen":
         return float(head_size(shape, task.head_parameters)[0])
     if task.method in methods.ADAPTER_METHODS and shape.kind == "transformer":
@@ -356,25 +335,6 @@ def job_figures(answers: Answers, shape: ModelShape, spec: dict[str, Any], name:
     if answers.task.mode == "training":
         return training(answers, shape, device, sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))).figures
     return inference(answers, shape, device).figures
-
-
-def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: dict[str, float], gpus: int,
-                                 nic_gb_per_s: float) -> tuple[float, float, str]:
-    """ZeRO-3 over `gpus` GPUs in several nodes: (seconds a step of its gathers and reduce-scatters over each GPU's
-    NIC, seconds of a node's compute a step from `figures`, the formula a micro-batch)."""
-    task = answers.task
-    comm = communication("zero3", gpus, shape.parameters, _trainable(shape, task),
-                         4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
-                         sp.BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
-                             "zero3", task.training_stack, task.accumulation_steps, gpus, task.sync_each_batch))
-    busbw = nic_gb_per_s * ALLREDUCE_LINK_FRACTION
-    traffic_s = comm.collective_bytes / (busbw * 1e9)
-    compute_s = figures.get("step_s", 0.0) - figures.get("communication_exposed_s", 0.0)
-    micro = max(1, task.accumulation_steps)
-    return traffic_s, compute_s, (f"{comm.collective_bytes / micro / 1e9:,.0f} GB a GPU a micro-batch at "
-                                  f"{busbw:,.1f} GB/s ({nic_gb_per_s:g} x {ALLREDUCE_LINK_FRACTION:g}) = "
-                                  f"{sp.duration(traffic_s / micro)} against {sp.duration(compute_s / micro)} of "
-                                  "compute")
 
 
 def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.quantization import FORMATS, weight_format
 
 # An edge build is timed for llama.cpp; NVIDIA's own runtimes on a Jetson decode about twice as fast (NVIDIA's
 # "Jetson Orin Nano Developer Kit Gets a Super Boost" blog, MLC INT4 on the Orin Nano Super).
@@ -43,3 +46,23 @@ def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: st
             + " decodes faster"
     return (f"slow: ~{per_stream:.1f} tokens/s per stream on {device.name} is under {sp.SLOW_DECODE_TOKENS_PER_S:g} "
             f"tokens/s, slower than reading; {remedy}")
+
+
+FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks
+
+
+def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:
+    """Tensor parallel over n GPUs splits each expert's width n ways, which a block-scaled FP8 checkpoint needs in
+    whole 128-wide blocks (audit YH2: MiniMax-M2.5's 1,536 / 8 = 192; vLLM's recipe says 'TP8 is not supported')."""
+    task, n = answers.task, device.count
+    fmt = weight_format(task.quantization, task.precision, engine)
+    if n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
+            or fmt is not FORMATS["fp8"] or not shape.mlp_width or (shape.mlp_width / n) % FP8_BLOCK == 0:
+        return []
+    fewer = max((count for count in range(1, n) if (shape.mlp_width / count) % FP8_BLOCK == 0
+                 and stacks.splits_heads(engine, shape.attention_heads, count)), default=1)
+    return [f"tensor parallel over {n} GPUs splits each expert's width, {shape.mlp_width:,} / {n} = "
+            f"{shape.mlp_width / n:g}, not a whole number of a block-scaled FP8 checkpoint's {FP8_BLOCK}-wide blocks: "
+            f"vLLM refuses it (its MiniMax-M2 recipe: 'TP8 is not supported'); serve with expert parallel (vLLM "
+            f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads), or "
+            f"tensor parallel over {fewer} GPU(s)"]
