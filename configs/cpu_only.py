@@ -149,7 +149,7 @@ def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
 def _cores_for_the_stated_rate(ctx: Context, cheapest: Assembly) -> Assembly:
     """An encoder's stated inputs a second (task.target_samples_per_s) on the cores: the cheapest desktop
     PC whose cores meet it within the budget, else the one that comes closest (review AE: the cheapest 6-core PC was
-    the only one tried, where a Ryzen 7 5800X PC met 2,000/s for less than the GPU build)."""
+    the only one tried)."""
     stated = sp.stated_target(ctx.answers.task)
     flops = forward_input_flops(ctx.answers, ctx.shape)
     if stated is None or stated[0].decode or not flops or ctx.answers.task.mode != "inference" \
