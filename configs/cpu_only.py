@@ -189,12 +189,6 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
 SMALL_MODEL_MAX_SECONDS = 0.1
 
 
-def _forward_gflops(ctx: Context) -> float:
-    """One input's forward GFLOPs (speed_cpu.forward_input_flops); 0 for a decoder that generates, whose decode from
-    RAM decides (cpu_only_pc)."""
-    return forward_input_flops(ctx.answers, ctx.shape) / 1e9
-
-
 def _input_seconds(gflops: float, cpu: dict) -> float:
     """Seconds a CPU takes for one input's forward GFLOPs at its cores' prefill rate (inf without cores)."""
     rate = core_gigahertz(cpu) * CPU_PREFILL_FLOP_PER_CYCLE
@@ -221,7 +215,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
-    seconds = _input_seconds(_forward_gflops(ctx), dict(asm.chosen["cpu"][0].spec))
+    seconds = _input_seconds(forward_input_flops(ctx.answers, ctx.shape) / 1e9, dict(asm.chosen["cpu"][0].spec))
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
             and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "

@@ -61,6 +61,14 @@ def sharded_gradients(answers: Answers) -> Answers:
 
 UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quantizes the MoE's fused experts, which "
                          "bitsandbytes leaves 16-bit")
+
+
+def unsloth_quantizes_more(answers: Answers, shape: ModelShape) -> bool:
+    """A MoE's QLoRA or 8-bit LoRA on one GPU under a stack whose bitsandbytes leaves its experts 16-bit, which
+    Unsloth (one GPU) would quantize."""
+    task = answers.task
+    return task.mode == "training" and task.method in ("qlora", "lora_int8") and answers.scale.gpu_count == 1 \
+        and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS and bool(shape.routed_expert_parameters)
 SYNC_EACH_BATCH_LABEL = "FSDP's gradients reduce-scattered each micro-batch (task.sync_each_batch)"
 
 
@@ -167,8 +175,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "cache_text_encoder_outputs, diffusers' precomputed embeddings; no per-epoch augmentation "
                             "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
                             answers.with_value("task", "cache_embeddings", True)))
-        if task.method in ("qlora", "lora_int8") and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS \
-                and ctx.shape.routed_expert_parameters and scale.gpu_count == 1:  # Unsloth runs on one GPU
+        if unsloth_quantizes_more(answers, ctx.shape):
             changes.append((UNSLOTH_EXPERTS_LABEL, answers.with_value("task", "training_stack", "unsloth")))
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:

@@ -78,8 +78,9 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
                 alternative, fitting, key = cheap_alternative, cheap_fitting, cheap_key
                 label += f", {cheap_levers_label(ctx, changed, cheap)}"
         keeps = keeping_the_job or keeps_the_job(ctx.answers, alternative.answers)
-        if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or (
-                (nearest is not None and key >= nearest[:2]) and not (keeps and (kept is None or key < kept[:2]))):
+        nearer = key is not None and (nearest is None or key < nearest[:2])
+        nearer_kept = key is not None and keeps and (kept is None or key < kept[:2])
+        if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or not (nearer or nearer_kept):
             continue
         # The job as answered, roomy, unless a lever saves a twentieth (review AA: EUR 989 TIGHT vs 1,006) or runs the
         # rate the answered one does not (review AB).
@@ -89,8 +90,8 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             continue
         candidate = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
                      + _answer_hint(ctx, asked, alternative.answers, fitting[0]))
-        kept = candidate if keeps and (kept is None or key < kept[:2]) else kept
-        nearest, changes = (candidate, not keeps) if nearest is None or key < nearest[:2] else (nearest, changes)
+        kept = candidate if nearer_kept else kept
+        nearest, changes = (candidate, not keeps) if nearer else (nearest, changes)
     # A lever that changes the job names its build only where it saves a twentieth on one that keeps the job (audit
     # YF2: a full fine-tune's nearest build was LoRA's 8 x L4 for $31 less than the chunked loss's on the same cards).
     if changes and kept is not None and nearest is not None and kept[0] == nearest[0] \

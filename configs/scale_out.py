@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import Context, offered, usable_bytes
 from pth_top.configs.levers import small_activations, small_activations_label
@@ -21,9 +20,9 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for
-from pth_top.configs.speed import BASE_WEIGHT_BYTES, SLOW_RUN_DAYS, duration
-from pth_top.configs.speed_build import job_figures, trainable_parameters, training_rate
-from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, communication
+from pth_top.configs.speed import SLOW_RUN_DAYS, duration
+from pth_top.configs.speed_build import job_figures, training_rate
+from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, step_communication
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.units import GIB
 
@@ -148,15 +147,11 @@ def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: d
                                  nic_gb_per_s: float) -> tuple[float, float, str]:
     """ZeRO-3 over `gpus` GPUs in several nodes: (seconds a step of its gathers and reduce-scatters over each GPU's
     NIC, seconds of a node's compute a step from `figures`, the formula a micro-batch)."""
-    task = answers.task
-    comm = communication("zero3", gpus, shape.parameters, trainable_parameters(shape, task),
-                         4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
-                         BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
-                             "zero3", task.training_stack, task.accumulation_steps, gpus, task.sync_each_batch))
+    comm = step_communication(answers, shape, gpus, "zero3")
     busbw = nic_gb_per_s * ALLREDUCE_LINK_FRACTION
     traffic_s = comm.collective_bytes / (busbw * 1e9)
     compute_s = figures.get("step_s", 0.0) - figures.get("communication_exposed_s", 0.0)
-    micro = max(1, task.accumulation_steps)
+    micro = max(1, answers.task.accumulation_steps)
     return traffic_s, compute_s, (f"{comm.collective_bytes / micro / 1e9:,.0f} GB a GPU a micro-batch at "
                                   f"{busbw:,.1f} GB/s ({nic_gb_per_s:g} x {ALLREDUCE_LINK_FRACTION:g}) = "
                                   f"{duration(traffic_s / micro)} against {duration(compute_s / micro)} of "
@@ -195,9 +190,10 @@ def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes:
     parallel across nodes keep most of it on NVLink."""
     traffic_s, compute_s, text = sharded_traffic_across_nodes(node, ctx.shape, figures, MAX_GPUS * nodes,
                                                               NIC_GB_PER_S)
-    if nodes < 2 or compute_s <= 0 or traffic_s <= compute_s:
-        return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)" if nodes > 1 \
-            and compute_s > 0 else " (a node's rate)"
+    if nodes < 2 or compute_s <= 0:
+        return " (a node's rate)"
+    if traffic_s <= compute_s:
+        return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)"
     slower = traffic_s / compute_s
     return (f" at a node's rate over NVLink; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
             f"~{duration(seconds * slower)} ({slower:.1f}x) where they are not hidden: a larger micro-batch, or "

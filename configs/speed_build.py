@@ -17,7 +17,7 @@ from pth_top.configs.expert_offload import offloaded_speed
 from pth_top.configs.host_link import host_generation, lanes_per_gpu, main_link
 from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
 from pth_top.configs.measured_ceilings import MeasuredCeilings
-from pth_top.configs.memory import head_size, micro_batch_per_gpu
+from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
@@ -25,8 +25,8 @@ from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRA
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
-    communication,
     exposed_seconds,
+    step_communication,
     tensor_parallel_prefill_seconds,
 )
 from pth_top.configs.speed_cpu import cpu_inference
@@ -252,11 +252,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     offloaded = answers.scale.sharding == "fsdp_offload" or (
         task.method == "full" and answers.scale.sharding == "zero_offload")
     if n > 1 or offloaded:
-        comm = communication(answers.scale.sharding, n, shape.parameters, trainable_parameters(shape, task),
-                             4.0 if task.precision == "fp32" else 2.0, task.accumulation_steps,
-                             sp.BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
-                                 answers.scale.sharding, task.training_stack, task.accumulation_steps, n,
-                                 task.sync_each_batch))
+        comm = step_communication(answers, shape, n, answers.scale.sharding)
         exposed = exposed_seconds(comm, compute_s, device, host_gb_per_s)
         busbw, where = allreduce_gb_per_s(device)
         over = f"over {n} GPUs, {busbw:,.0f} GB/s ({where})" if n > 1 else f"with the host, {host_gb_per_s:g} GB/s"
@@ -308,17 +304,6 @@ def _encoder_decoder_flops(shape: ModelShape, method: str, recompute: str) -> tu
         parts.append(f"{name} {layers} layers x {tokens:,} tokens at {per_token / 1e9:.3g} GFLOP a token")
     return total, (f"encoder-decoder, {rule} a side (N split by layers): {'; '.join(parts)} = "
                    f"{total / 1e9:.3g} GFLOP per sample")
-
-
-def trainable_parameters(shape: ModelShape, task: Any) -> float:
-    """The parameters a step trains: a frozen backbone's head, a LoRA's adapters, else all of them."""
-    if task.method == "frozen":
-        return float(head_size(shape, task.head_parameters)[0])
-    if task.method in methods.ADAPTER_METHODS and shape.kind == "transformer":
-        matrices = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
-                                            task.lora_targets)
-        return float(methods.lora_parameters(matrices, task.lora_rank, shape.layers))
-    return float(shape.parameters)
 
 
 def training_rate(figures: dict[str, float]) -> float:

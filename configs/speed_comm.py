@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from pth_top.configs.speed import Device
+from pth_top.configs import memory_methods as methods
+from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
+from pth_top.configs.memory import head_size
+from pth_top.configs.memory_terms import ModelShape, value_bytes_of
+from pth_top.configs.speed import BASE_WEIGHT_BYTES, Device
 
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
@@ -105,3 +111,24 @@ def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_
     if comm.host_overlapped:
         return max(0.0, collective_s + host_s - window)
     return max(0.0, collective_s - window) + host_s
+
+
+def step_communication(answers: Answers, shape: ModelShape, gpus: int, sharding: str) -> Communication:
+    """What a training step's GPUs exchange under `sharding` over `gpus` (speed_comm.communication), from the answers:
+    a node's own, or ZeRO-3 across nodes (scale_out)."""
+    task = answers.task
+    return communication(sharding, gpus, shape.parameters, _trainable_parameters(shape, task),
+                         value_bytes_of(task.precision), task.accumulation_steps,
+                         BASE_WEIGHT_BYTES.get(task.method, 2.0), stacks.unsharded_between_syncs(
+                             sharding, task.training_stack, task.accumulation_steps, gpus, task.sync_each_batch))
+
+
+def _trainable_parameters(shape: ModelShape, task: Any) -> float:
+    """The parameters a step trains: a frozen backbone's head, a LoRA's adapters, else all of them."""
+    if task.method == "frozen":
+        return float(head_size(shape, task.head_parameters)[0])
+    if task.method in methods.ADAPTER_METHODS and shape.kind == "transformer":
+        matrices = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
+                                            task.lora_targets)
+        return float(methods.lora_parameters(matrices, task.lora_rank, shape.layers))
+    return float(shape.parameters)
