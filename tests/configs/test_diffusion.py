@@ -373,8 +373,9 @@ def test_a_batch_decoded_an_image_at_a_time_is_the_first_way_out(catalog):
 
 
 def test_eager_diffusers_steps_wait_on_the_hosts_ops_where_the_gpu_is_faster():
-    """SDXL's 1,863 ATen ops a pass at 44 us each are 82 ms a step: an H100's 39 ms of counted FLOPs wait on them
-    (its TensorRT card's eager baseline, 2,496 ms for 30 steps, was predicted -53 %); compiled, it runs at its rate."""
+    """SDXL's ~1,861 ATen ops a pass (391 + 21 x 70 blocks; 1,863 counted) at 44 us each are 82 ms a step: an
+    H100's 39 ms of counted FLOPs wait on them (its TensorRT card's eager baseline, 2,496 ms for 30 steps, was
+    predicted -53 %); compiled, it runs at its rate."""
     eager = answers(**{**inference_custom(SDXL_BASE), "workload__denoising_steps": 30, "workload__batch_size": 1})
     shape = model_shape(eager.workload)[0]
     h100 = speed_build.inference(eager, shape, H100)
