@@ -117,6 +117,19 @@ class Workload(Schema, frozen=True):
         "with experts_per_token they size what llama.cpp --cpu-moe keeps in RAM"))] = 0
     experts_per_token: Annotated[int, whole(0, 4096, (
         "mixture of experts: routed experts a token reads (num_experts_per_tok; GLM-4.5-Air: 8)"))] = 0
+    vision_layers: Annotated[int, whole(0, 1024, (
+        "a vision-language model's vision encoder (a ViT): its layers (SigLIP-so400m 27, Qwen2.5-VL's 32); 0 = none "
+        "(the image tokens then only in sequence_length)"))] = 0
+    vision_hidden_size: Annotated[int, whole(0, 65536, (
+        "the vision encoder's width (SigLIP-so400m 1,152, Qwen2.5-VL's 1,280)"))] = 0
+    vision_tokens: Annotated[int, whole(0, 100_000_000, (
+        "patches the vision encoder runs a sample, every image and crop: SmolVLM's 17 crops x 729; Qwen2.5-VL at "
+        "1,036 x 1,036 px 74 x 74 = 5,476, which its 2x2 merge sends to the language model as 1,369 of "
+        "sequence_length"))] = 0
+    vision_trained: Annotated[bool, Meta(description=(
+        "the vision encoder trains: in full (MiniCPM-V's tune_vision, its default) or with adapters on its layers "
+        "(PEFT target_modules that match its q_proj/v_proj); its weights then in parameters. false: frozen, a forward "
+        "only (LLaMA-Factory's freeze_vision_tower, its default), its weights in frozen_parameters"))] = False
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE (0: none)"))] = 0
     frozen_precision: Annotated[FrozenPrecision, Meta(description=(

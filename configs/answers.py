@@ -40,6 +40,7 @@ from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
+from pth_top.configs.vision_encoder import answer_problems as vision_answer_problems
 
 __all__ = [
     "CONDITIONS", "CURRENCIES", "DATA_KINDS", "FIELDS", "MAX_GPUS", "MAX_TEXT_CHARS", "MODEL_KINDS", "NOISE_LIMITS",
@@ -285,6 +286,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
     problems.extend(_encoder_decoder_problems(answers, model_kind))
+    problems.extend(vision_answer_problems(workload, task.mode, model_kind))
     if workload.tied_embeddings and (workload.preset != "custom" or model_kind != "transformer"
                                      or workload.encoder_only or not workload.vocabulary_size):
         problems.append(("workload", "tied_embeddings", "a tied LM head is a custom transformer's, with a vocabulary "

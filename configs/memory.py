@@ -46,6 +46,7 @@ from pth_top.configs.memory_terms import (
     transformer_activation_bytes,
     value_bytes_of,
 )
+from pth_top.configs.vision_encoder import training_activations as vision_activations
 from pth_top.units import GIB
 
 if TYPE_CHECKING:  # answers import this module's choices
@@ -295,10 +296,15 @@ def training_activations(
             sides = (f" (encoder {shape.layers - shape.decoder_layers} layers x s = {shape.sequence_length:,}, "
                      f"decoder {shape.decoder_layers} x {shape.loss_tokens:,}{cross})")
         mask_text = ", dropout masks 1 B" if value_bytes != 2 and (recompute != "full" or offloaded) else ""
+        vision, vision_working, vision_text = vision_activations(shape, method, lora_targets, micro_batch, recompute,
+                                                                 value_bytes)
+        size += vision
         line = (f"activations: Korthikanti s*b*h*L*({factor}) x {value_bytes / 2:g}{mask_text}{scores_text}, "
-                f"micro-batch {micro_batch}, recompute {recompute}{sides}; + ")
+                f"micro-batch {micro_batch}, recompute {recompute}{sides}{vision_text}; + ")
         widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b" + (" in fp32 (softmax's)" if eager_scores else "")
+        if vision_working > working:  # the encoder's backward runs last, after the language model's is freed
+            working, working_line = vision_working, "vision encoder's backward working set (one layer)"
         logits, logits_line = stacks.loss_logits_bytes(
             stack, shape.loss_tokens * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)
         if logits <= working:

@@ -103,6 +103,12 @@ class ModelShape:
     decoder_sequence_length: int = 0
     # An encoder (BERT, ViT, bge-m3): bidirectional attention, nothing generated; inference is one forward pass.
     encoder_only: bool = False
+    # A vision-language model's vision encoder (configs.vision_encoder): its layers, width, patches a sample, and
+    # whether it trains; 0: none.
+    vision_layers: int = 0
+    vision_hidden_size: int = 0
+    vision_tokens: int = 0
+    vision_trained: bool = False
 
     @property
     def encoder_decoder(self) -> bool:

@@ -159,8 +159,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append("task.target_samples_per_s is not used: it is the inputs a second of a model that generates "
                      "nothing, and this one generates tokens (task.target_tokens_per_s_per_stream is its rate)")
     if task.mode == "training" and kind == "transformer" and not shape.encoder_only and not shape.denoising_steps \
-            and answers.data.kind in ("images", "video", "mixed"):
-        lines.append(VISION_LANGUAGE_MODEL)
+            and (answers.data.kind in ("images", "video", "mixed") or shape.vision_layers):
+        lines.append(VISION_ENCODER_COUNTED if shape.vision_layers else VISION_LANGUAGE_MODEL)
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given else CNN_SCALED_BY_PIXELS)
@@ -199,10 +199,16 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
 # with ms-swift (20 GiB, examples/train/multimodal/grounding.sh): 20.1 estimated.
 VISION_LANGUAGE_MODEL = (
     "estimate: a vision-language model is sized as its language model over workload.sequence_length (give the image "
-    "tokens in it, and the vision encoder in workload.parameters if trained, workload.frozen_parameters if frozen): a "
-    "trained encoder's own activations over the image patches are not counted (MiniCPM-Llama3-V 2.5's full "
-    "fine-tune: 51.2 GiB a GPU published on 8 A100s, 37.7 estimated); with it frozen (Qwen2-VL-7B's LoRA: 20 GiB "
-    "published, 20.1 estimated) they are not kept")
+    "tokens in it, and the vision encoder in workload.parameters if trained, workload.frozen_parameters if frozen); "
+    "give its encoder's shape (workload.vision_layers, vision_hidden_size, vision_tokens: the patches it runs, "
+    "several times the image tokens) to count its FLOPs and, trained, its activations (MiniCPM-Llama3-V 2.5's full "
+    "fine-tune: 51.2 GiB a GPU published on 8 A100s, 37.7 estimated without them; Qwen2-VL-7B's LoRA with it frozen: "
+    "20 GiB published, 20.1 estimated)")
+VISION_ENCODER_COUNTED = (
+    "estimate: the vision encoder is counted as a ViT of ~12 h^2 a layer over its patches, its attention by SDPA or "
+    "flash (none of its a*s^2 scores kept, nor their FLOPs: ~10 % at SigLIP's 729 patches a crop). SmolVLM's QLoRA "
+    "notebook peaks at 16.4 GB on an L4 where this counts ~7 GiB, a gap not explained: check the real peak "
+    "(pth-top bench) before buying to the margin")
 # Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389
 # parameters as Ultralytics prints; EfficientNet-B0 in torchvision's layout; a classic U-Net) against model_shape's.
 CNN_SCALED_BY_PIXELS = (
@@ -276,7 +282,9 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
             experts_count=workload.experts_count, lm_head=not workload.encoder_only,
-            tied_embeddings=workload.tied_embeddings,
+            tied_embeddings=workload.tied_embeddings, vision_layers=workload.vision_layers,
+            vision_hidden_size=workload.vision_hidden_size, vision_tokens=workload.vision_tokens,
+            vision_trained=workload.vision_trained,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(active)} " \
             f"({origin})"
     if kind == "cnn":

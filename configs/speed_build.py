@@ -35,6 +35,9 @@ from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
 from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
 from pth_top.configs.speed_server import decode_summary, fresh_prompts
+from pth_top.configs.vision_encoder import language_parameters
+from pth_top.configs.vision_encoder import prefill_flops as vision_prefill_flops
+from pth_top.configs.vision_encoder import training_flops_per_sample as vision_training_flops
 
 # Eager attention (task.flash_attention = false) writes and reads its s x s scores through memory: ~29 B an element a
 # forward pass in 16 bits (the scores 2, mask add 4, clamp 4, softmax to fp32 6, back 6, dropout 5, AV read 2), twice
@@ -151,16 +154,19 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if shape.linear_attention_layers:
         attention_notes += f"; {shape.linear_attention_layers} linear-attention layers attend to no pairs"
     active = ", N the active parameters" if shape.active < shape.parameters else ""
-    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2; one prompt alone"
-                       f"{active}{attention_notes})")
+    encoder = vision_prefill_flops(shape)
+    images = f" + the vision encoder's 2N over {shape.vision_tokens:,} patches, {encoder / 1e12:.3g} TFLOP" \
+        if encoder else ""
+    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2{images}; one "
+                       f"prompt alone{active}{attention_notes})")
     per_stream = decode_summary(out, batch, prompt, first_s)
     # Many prompts share one read of the weights: their compute counts, on a server or an edge module's batch of
     # streams (audit ZL: 8 streams of 2k prompts on an Orin NX, ~20 tokens/s published, 58 predicted without it).
     if answers.scenario in ("inference_server", "edge_deployment"):
         cached = int(task.prompt_cache_hit_fraction * prompt)  # the rest attends to the cached prefix too
         attention = prefill_attention_flops(shape, prompt) - prefill_attention_flops(shape, cached)
-        compute_s, _ = _prefill_seconds(shape, device, prefill - prefill_flops(shape, cached), 0.0, attention,
-                                        prompt - cached)
+        fresh = prefill - prefill_flops(shape, cached, images=False)  # a request's image is its own
+        compute_s, _ = _prefill_seconds(shape, device, fresh, 0.0, attention, prompt - cached)
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
@@ -198,8 +204,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
         if partial:
             context = round(shape.cached_layer_tokens(context) / shape.layers)
-        per_token, text = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
-                                                         context, method, recompute)
+        per_token, text = sp.transformer_flops_per_token(language_parameters(shape), shape.layers,
+                                                         shape.attention_flops_width, context, method, recompute)
         if partial:
             window = f", {shape.window_layers} at the {shape.sliding_window_tokens:,}-token window" \
                 if shape.window_layers else ""
@@ -214,7 +220,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         fraction = device.transformer_training_mfu
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \
             if shape.active < shape.parameters else ""
-        text = f"{text}{moe} = {per_token / 1e9:.3g} GFLOP per token"
+        vision, vision_text = vision_training_flops(shape, method, recompute)
+        per_sample += vision
+        text = f"{text}{moe} = {per_token / 1e9:.3g} GFLOP per token{vision_text}"
     else:
         forward, origin = forward_flops_per_sample(answers, shape)
         if shape.kind == "generic":

@@ -13,6 +13,7 @@ from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_methods import adapted_matrices
 from pth_top.configs.memory_terms import WEIGHT_BYTES_BY_PRECISION, ModelShape, kv_cache_bytes
 from pth_top.configs.quantization import experts_left_16_bit, weight_format
+from pth_top.configs.vision_encoder import prefill_flops as vision_prefill_flops
 
 # Wider weights decode nearer the bandwidth (fewer dequantizing instructions a byte): llama.cpp's 7B tg128
 # (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
@@ -132,9 +133,11 @@ def _moe_batch_reads(weights: float, active: float, share: float, batch: int) ->
                   f"{read / weights:.0%} of the weights (no expert counts given: an upper bound)")
 
 
-def prefill_flops(shape: ModelShape, prompt: int) -> float:
-    """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2 (windows less)."""
-    return 2.0 * shape.active * prompt + prefill_attention_flops(shape, prompt)
+def prefill_flops(shape: ModelShape, prompt: int, images: bool = True) -> float:
+    """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2 (windows less), and
+    a vision-language model's encoder over the request's image patches (`images`; not for a cached prefix)."""
+    encoder = vision_prefill_flops(shape) if images else 0.0
+    return 2.0 * shape.active * prompt + prefill_attention_flops(shape, prompt) + encoder
 
 
 def prefill_attention_flops(shape: ModelShape, prompt: int) -> float:

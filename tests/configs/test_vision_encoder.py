@@ -1,0 +1,110 @@
+"""A vision-language model's vision encoder (configs.vision_encoder): its FLOPs over the patches, in training and in
+a request's first token, and the activations it keeps when it trains."""
+
+from __future__ import annotations
+
+import pytest
+
+from pth_top.configs import speed as sp
+from pth_top.configs import speed_build
+from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.presets import ignored_answer_warnings, model_shape
+from pth_top.units import GIB
+from tests.configs.builders import answers
+from tests.configs.published_workloads import inference_custom, training
+
+# MiniCPM-Llama3-V 2.5 (openbmb/MiniCPM-Llama3-V-2_5): Llama 3 8B and SigLIP-so400m (27 layers, 1,152 wide); its
+# finetune README's setting: 2,048 tokens, one source image and 9 slices of 448 px, 32 x 32 = 1,024 patches each.
+MINICPM_V25 = {
+    "workload__preset": "custom", "workload__parameters": 8_540_000_000, "workload__layers": 32,
+    "workload__hidden_size": 4096, "workload__attention_heads": 32, "workload__kv_heads": 8,
+    "workload__intermediate_size": 14336, "workload__gated_mlp": True, "workload__vocabulary_size": 128_256,
+    "data__kind": "mixed",
+}
+SIGLIP_SLICES = {"workload__vision_layers": 27, "workload__vision_hidden_size": 1152, "workload__vision_tokens": 10_240}
+A100 = sp.Device("A100 80GB", 1, 2039, 312.0, "dense BF16 tensor", tensor=True, fp32_tflops=19.5)
+ENCODER_PARAMETERS = 12 * 27 * 1152 ** 2  # 430M: SigLIP-so400m is 400M
+
+
+def minicpm(vision_trained: bool | None, **more):
+    encoder = {} if vision_trained is None else {**SIGLIP_SLICES, "workload__vision_trained": vision_trained}
+    return answers(**{**training(MINICPM_V25, 2048), **encoder, **more})
+
+
+def test_a_trained_encoder_keeps_its_layer_inputs_over_every_patch_under_full_recompute():
+    without, trained, frozen = minicpm(None), minicpm(True), minicpm(False)
+    plain = estimate_memory(without, model_shape(without.workload)[0]).activations_bytes
+    kept = estimate_memory(trained, model_shape(trained.workload)[0]).activations_bytes
+    # 2 B a value of each layer's input: 10,240 patches x 1,152 x 27 layers x 2 B = 0.64 GB for one sample.
+    assert kept - plain == pytest.approx(2 * 10_240 * 1152 * 27, rel=0.01)
+    assert estimate_memory(frozen, model_shape(frozen.workload)[0]).activations_bytes == plain
+
+
+def test_without_recompute_a_trained_encoder_keeps_korthikantis_34_a_value_and_more_than_its_inputs():
+    trained = minicpm(True, task__recompute="none")
+    plain = minicpm(None, task__recompute="none")
+    added = estimate_memory(trained, model_shape(trained.workload)[0]).activations_bytes \
+        - estimate_memory(plain, model_shape(plain.workload)[0]).activations_bytes
+    assert added == pytest.approx(34 * 10_240 * 1152 * 27, rel=0.01)  # 10.8 GB: why recompute matters here
+    assert added / GIB > 10
+
+
+def test_training_counts_the_encoders_flops_over_its_patches_and_the_language_model_over_its_tokens():
+    plain, trained, frozen = minicpm(None), minicpm(True), minicpm(False)
+    step = {name: speed_build.training(job, model_shape(job.workload)[0], A100, 25.0).figures["step_s"]
+            for name, job in (("plain", plain), ("trained", trained), ("frozen", frozen))}
+    # Trained with full recompute: 8N over 10,240 patches (35.2 TFLOP) where the language model no longer counts the
+    # encoder's 430M over its 2,048 tokens (8N: 7.0 TFLOP); frozen: a forward, 2N over the patches (8.8 TFLOP).
+    per_tflop = step["plain"] / (model_shape(plain.workload)[0].active * 8 * 2048
+                                 + 16 * 32 * 4096 * 2048 * 2048) * 1e12
+    assert step["trained"] - step["plain"] == pytest.approx(
+        (8 * ENCODER_PARAMETERS * 10_240 - 8 * ENCODER_PARAMETERS * 2048) / 1e12 * per_tflop, rel=0.02)
+    assert step["frozen"] - step["plain"] == pytest.approx(2 * ENCODER_PARAMETERS * 10_240 / 1e12 * per_tflop,
+                                                           rel=0.02)
+
+
+def test_a_requests_first_token_waits_on_the_encoder_over_its_image_even_with_a_cached_prefix():
+    """Qwen2.5-VL-7B's ViT (32 layers, 1,280 wide) over a 1,036 px image: 74 x 74 = 5,476 patches, 1,369 tokens after
+    its 2x2 merge; the encoder's forward adds 2 x 629M x 5,476 = 6.9 TFLOP to the prompt's."""
+    qwen_vl = {"workload__preset": "custom", "workload__parameters": 7_615_000_000, "workload__layers": 28,
+               "workload__hidden_size": 3584, "workload__attention_heads": 28, "workload__kv_heads": 4,
+               "workload__intermediate_size": 18944, "workload__gated_mlp": True, "workload__vocabulary_size": 152_064,
+               "workload__sequence_length": 1500, "task__generated_tokens": 200}
+    encoder = {"workload__vision_layers": 32, "workload__vision_hidden_size": 1280, "workload__vision_tokens": 5476}
+    plain = answers("inference_server", **inference_custom(qwen_vl))
+    seen = answers("inference_server", **{**inference_custom(qwen_vl), **encoder})
+    first = {name: speed_build.inference(job, model_shape(job.workload)[0], A100).figures["first_token_s"]
+             for name, job in (("plain", plain), ("seen", seen))}
+    assert first["seen"] / first["plain"] == pytest.approx(1 + 6.9 / (2 * 7.615 * 1500 / 1e3), rel=0.03)
+    cached = seen.with_value("task", "prompt_cache_hit_fraction", 0.9).with_value("workload", "batch_size", 16)
+    plain_cached = plain.with_value("task", "prompt_cache_hit_fraction", 0.9).with_value("workload", "batch_size", 16)
+    loaded = {name: speed_build.inference(job, model_shape(job.workload)[0], A100).figures
+              for name, job in (("plain", plain_cached), ("seen", cached))}
+    # A cached system prompt does not hold the request's own image: under load the encoder still runs for each.
+    rate = {name: figures["sustained_tokens_per_s_per_stream"] for name, figures in loaded.items()}
+    assert rate["seen"] < 0.9 * rate["plain"]
+
+
+def test_the_encoders_shape_is_answered_whole_on_a_vision_language_model_and_trains_only_in_training():
+    keys = lambda job: [(section, key) for section, key, _ in cross_field_problems(job)]  # noqa: E731
+    assert ("workload", "vision_tokens") in keys(answers(**{**training(MINICPM_V25, 2048),
+                                                            "workload__vision_layers": 27,
+                                                            "workload__vision_hidden_size": 1152}))
+    assert ("workload", "vision_trained") in keys(answers(**{**training(MINICPM_V25, 2048),
+                                                             "workload__vision_trained": True}))
+    serving = answers(**{**inference_custom(MINICPM_V25), **SIGLIP_SLICES, "workload__vision_trained": True,
+                         "workload__sequence_length": 2048})
+    assert ("workload", "vision_trained") in keys(serving)
+    assert ("workload", "vision_layers") in keys(answers(workload__preset="bert-base", workload__vision_layers=27,
+                                                         workload__vision_hidden_size=1152,
+                                                         workload__vision_tokens=729))
+    assert keys(minicpm(True)) == []
+
+
+def test_the_estimate_says_how_the_encoder_is_counted_or_how_to_count_it():
+    counted, not_given = minicpm(True), minicpm(None)
+    assert any("vision encoder is counted as a ViT" in line
+               for line in ignored_answer_warnings(counted, model_shape(counted.workload)[0]))
+    assert any("workload.vision_layers" in line
+               for line in ignored_answer_warnings(not_given, model_shape(not_given.workload)[0]))
