@@ -11,7 +11,8 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import SYNC_EACH_BATCH_LABEL, chunked_loss, sharded_gradients, unsloth_quantizes_more
+from pth_top.configs.levers import chunked_loss, unsloth_quantizes_more
+from pth_top.configs.micro_batch import SYNC_EACH_BATCH_LABEL, sharded_gradients
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import CHEAPER_FRACTION_MAX
 from pth_top.configs.rules import Rules

@@ -22,9 +22,6 @@ from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
     cheap_levers_label,
-    halved_again,
-    halved_micro_batch,
-    micro_batch_label,
     more_gpus,
     queue_lever,
     recompute_only,
@@ -33,6 +30,7 @@ from pth_top.configs.levers import (
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import SHARDING_LABELS
+from pth_top.configs.micro_batch import halved_again, halved_micro_batch, micro_batch_label
 from pth_top.configs.on_your_cards import more_of_your_cards, on_the_pinned_gpus
 from pth_top.configs.owned import all_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS

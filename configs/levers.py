@@ -5,59 +5,27 @@ from __future__ import annotations
 import math
 
 from pth_top.configs import stacks
-from pth_top.configs.answers import FIELDS, MAX_GPUS, Answers, splits_over_gpus
+from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.micro_batch import (
+    MAX_ACCUMULATION_STEPS,
+    SYNC_EACH_BATCH_LABEL,
+    halved_micro_batch,
+    halvings,
+    micro_batch_label,
+    recompute_of_answers,
+    sharded_gradients,
+    synced_note,
+)
 from pth_top.configs.owned import without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
 from pth_top.configs.smaller_weights import smaller_weights
-
-MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
-
-
-def halved_micro_batch(answers: Answers) -> Answers:
-    """Twice the accumulation steps (half the micro-batch) while the micro-batch is above 1 and the answer valid."""
-    task, batch = answers.task, answers.workload.batch_size
-    steps = task.accumulation_steps * 2
-    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(
-            batch, MAX_ACCUMULATION_STEPS):
-        return answers
-    return sharded_gradients(answers.with_value("task", "accumulation_steps", steps))
-
-
-def halved_again(shape: ModelShape, halved: Answers) -> Answers | None:
-    """Half the micro-batch again, down to 2 (micro-batch 1 is the small-activations lever's), where accumulation
-    leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's batch statistics."""
-    if shape.kind != "transformer" or shape.encoder_only:
-        return None
-    deeper = halved_micro_batch(halved)
-    if deeper == halved or micro_batch_per_gpu(deeper.workload.batch_size, deeper.task.accumulation_steps,
-                                               deeper.scale.gpu_count) < 2:
-        return None
-    return deeper
-
-
-def micro_batch_label(before: Answers, after: Answers) -> str:
-    """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'."""
-    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
-    kept = ", no recompute" if _recompute(before) == "none" else ""
-    return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
-            f"batch{kept}){_synced_note(before, after)}")
-
-
-def sharded_gradients(answers: Answers) -> Answers:
-    """Accumulation under the Trainer's FSDP with its gradients reduce-scattered each micro-batch, not held whole."""
-    task = answers.task
-    if stacks.unsharded_between_syncs(answers.scale.sharding, task.training_stack, task.accumulation_steps,
-                                      answers.scale.gpu_count, task.sync_each_batch):
-        return answers.with_value("task", "sync_each_batch", True)
-    return answers
-
 
 UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quantizes the MoE's fused experts, which "
                          "bitsandbytes leaves 16-bit")
@@ -69,24 +37,12 @@ def unsloth_quantizes_more(answers: Answers, shape: ModelShape) -> bool:
     task = answers.task
     return task.mode == "training" and task.method in ("qlora", "lora_int8") and answers.scale.gpu_count == 1 \
         and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS and bool(shape.routed_expert_parameters)
-SYNC_EACH_BATCH_LABEL = "FSDP's gradients reduce-scattered each micro-batch (task.sync_each_batch)"
-
-
-def _synced_note(before: Answers, after: Answers) -> str:
-    """What a change that brings in accumulation says when it also syncs FSDP's gradients each micro-batch."""
-    return f", {SYNC_EACH_BATCH_LABEL}" if after.task.sync_each_batch and not before.task.sync_each_batch else ""
-
-
 def recompute_only(answers: Answers) -> Answers:
     """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory); none where the
     stack recomputes already (Unsloth)."""
-    if answers.task.mode != "training" or _recompute(answers) == "full":
+    if answers.task.mode != "training" or recompute_of_answers(answers) == "full":
         return answers
     return answers.with_value("task", "recompute", "full")
-
-
-def _recompute(answers: Answers) -> str:
-    return stacks.recompute_of(answers.task.training_stack, answers.task.recompute)
 
 
 def small_activations(answers: Answers) -> Answers:
@@ -121,7 +77,7 @@ def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
-    recompute = _recompute(after) != _recompute(before)
+    recompute = recompute_of_answers(after) != recompute_of_answers(before)
     micro = after.task.accumulation_steps != before.task.accumulation_steps
     kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
     synced = after.task.sync_each_batch != before.task.sync_each_batch
@@ -139,8 +95,8 @@ def small_activations_label(before: Answers) -> str:
     micro-batch it comes to (1, or more where the accumulation steps reach their cap)."""
     after = small_activations(before)
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
-    recompute = "" if _recompute(before) == "full" else f"{RECOMPUTE_LABEL} and "
-    return f"{recompute}micro-batch {micro} with gradient accumulation{_synced_note(before, after)}"
+    recompute = "" if recompute_of_answers(before) == "full" else f"{RECOMPUTE_LABEL} and "
+    return f"{recompute}micro-batch {micro} with gradient accumulation{synced_note(before, after)}"
 
 
 CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
@@ -183,10 +139,13 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         halved = halved_micro_batch(answers)
         if halved != answers:
             changes.append((micro_batch_label(answers, halved), halved))
+            changes.extend((micro_batch_label(answers, deeper), deeper) for deeper in halvings(ctx.shape, halved))
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "
                             "(in-batch negatives, batch statistics) stays as it is", recomputed))
+            changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, deeper)}", deeper)
+                           for deeper in halvings(ctx.shape, recomputed))
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
             changes.append((small_activations_label(answers), smaller))

@@ -35,14 +35,17 @@ NEAREST_GPU_BUILD = "the nearest GPU build, over budget"  # beside a CPU-only PC
 
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,
-                        unchanged: tuple[Assembly, Part] | None = None, asked: Answers | None = None) -> str:
+                        unchanged: tuple[Assembly, Part] | None = None, asked: Answers | None = None,
+                        owned_context_for: Callable[[Answers], Context] | None = None) -> str:
     """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
     the budget, of those that keep the job as asked (with the quality-free ones added) when only others do. Only a
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
     fitting build, when it ranked the GPUs (not when one is pinned). `asked`: the answers as asked, beside a slow
     CPU-only PC that leads on price, so the unchanged job's build is named too, and each with its decode rate and first
-    token."""
+    token. `owned_context_for`: how a lever that keeps the buyer's cards sees them (pinned; without it such levers
+    are passed over), where only the platform around them is bought (audit YK2: 8 owned V100s at micro-batch 2,
+    $566 over, not 8 new V100s for $14,190)."""
     if (pin := owned_pin(ctx.answers)) is not None:  # the buyer's cards: the way out buys others, not a lever on them
         card = ctx.catalog.get(pin[0])  # where they hold the job, a way out costs less than the build around them
         unchanged = (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
@@ -53,33 +56,38 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         NEAREST_GPU_BUILD if asked is not None else "the nearest build, over budget"
     if unchanged is not None and asked is not None and not _within_limits(ctx, unchanged[0]):
         unchanged = None
-    nearest: tuple[bool, float, str] | None = None
+    nearest: tuple[NearestKey, str] | None = None  # (its key, its line)
     if unchanged is not None:  # said only beside a CPU-only PC; else the headline names it, and it bounds the levers
         answered = "as answered" if asked == ctx.answers else "on one GPU"  # review AB: 2 asked
         line = "" if asked is None else (_over_budget_line(ctx, ctx, unchanged, lead, answered, True)
                                          + _answer_hint(ctx, asked, ctx.answers, unchanged[0]))
-        nearest = (*_nearest_key(ctx, unchanged), line)
-    answered_key = nearest[:2] if nearest else (False, 0.0)
+        nearest = (_nearest_key(ctx, unchanged), line)
+    answered_key = nearest[0] if nearest else (False, 0.0, False, 0.0)
     kept = nearest  # the nearest build that keeps the job (the unchanged one does), beside one that does not
     changes = False  # whether `nearest` is a lever's that changes the job
+    def lever_context(changed: Answers) -> Context:
+        return context_for(changed) if owned_pin(changed) is None or owned_context_for is None else \
+            owned_context_for(changed)
+
     for label, changed in answer_changes(ctx):
-        if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or owned_pin(changed) is not None:
+        if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or (
+                owned_pin(changed) is not None and owned_context_for is None):
             continue
         # The change alone; with the quality-free levers added only where they make a cheaper build hold it.
-        alternative = context_for(changed)
-        fitting = _cheapest_fitting(alternative)
+        alternative = lever_context(changed)
+        fitting = _cheapest_fitting(alternative, on_owned=owned_context_for is not None)
         key = _nearest_key(alternative, fitting) if fitting is not None else None
         cheap = cheap_levers(ctx, changed)
         if cheap != changed:
-            cheap_alternative = context_for(cheap)
-            cheap_fitting = _cheapest_fitting(cheap_alternative)
+            cheap_alternative = lever_context(cheap)
+            cheap_fitting = _cheapest_fitting(cheap_alternative, on_owned=owned_context_for is not None)
             cheap_key = _nearest_key(cheap_alternative, cheap_fitting) if cheap_fitting is not None else None
             if cheap_key is not None and (key is None or cheap_key < key):
                 alternative, fitting, key = cheap_alternative, cheap_fitting, cheap_key
                 label += f", {cheap_levers_label(ctx, changed, cheap)}"
         keeps = keeping_the_job or keeps_the_job(ctx.answers, alternative.answers)
-        nearer = key is not None and (nearest is None or key < nearest[:2])
-        nearer_kept = key is not None and keeps and (kept is None or key < kept[:2])
+        nearer = key is not None and (nearest is None or key < nearest[0])
+        nearer_kept = key is not None and keeps and (kept is None or key < kept[0])
         if fitting is None or key is None or fitting[0].total_cny <= ctx.budget_cny or not (nearer or nearer_kept):
             continue
         # The job as answered, roomy, unless a lever saves a twentieth (review AA: EUR 989 TIGHT vs 1,006) or runs the
@@ -88,18 +96,19 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             memory_fit(alternative, fitting[1]) == TIGHT or key[1] > LEVER_SAVING * unchanged[0].total_cny)
         if asked is not None and (not _within_limits(ctx, fitting[0]) or answered_wins):
             continue
-        candidate = (*key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
+        candidate = (key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
                      + _answer_hint(ctx, asked, alternative.answers, fitting[0]))
         kept = candidate if nearer_kept else kept
         nearest, changes = (candidate, not keeps) if nearer else (nearest, changes)
     # A lever that changes the job names its build only where it saves a twentieth on one that keeps the job (audit
     # YF2: a full fine-tune's nearest build was LoRA's 8 x L4 for $31 less than the chunked loss's on the same cards).
-    if changes and kept is not None and nearest is not None and kept[0] == nearest[0] \
-            and nearest[1] > LEVER_SAVING * kept[1]:
-        return kept[2]
-    return nearest[2] if nearest else ""
+    if changes and kept is not None and nearest is not None and kept[0][0] == nearest[0][0] \
+            and nearest[0][1] > LEVER_SAVING * kept[0][1]:
+        return kept[1]
+    return nearest[1] if nearest else ""
 
 
+NearestKey = tuple[bool, float, bool, float]  # _nearest_key's
 LEVER_SAVING = 0.95  # beside a CPU-only PC, a lever's GPU build replaces the one as answered where it saves 5 %
 
 
@@ -140,17 +149,26 @@ def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembl
         f"{over} over{short}"
 
 
-def _cheapest_fitting(ctx: Context) -> tuple[Assembly, Part] | None:
-    """The cheapest build whose GPU holds the job, among the cards that run its stated rate where any does."""
+def _cheapest_fitting(ctx: Context, on_owned: bool = False) -> tuple[Assembly, Part] | None:
+    """The cheapest build whose GPU holds the job, among the cards that run its stated rate where any does;
+    `on_owned`: on the buyer's cards where the answers keep them (None where they do not hold it)."""
     gpus = ranked_gpus(ctx)
+    if on_owned and (pin := owned_pin(ctx.answers)) is not None:
+        gpus = [(gpu, fits) for gpu, fits in gpus if gpu.id == pin[0]]
+        if not gpus:
+            return None
     meeting = [(gpu, fits) for gpu, fits in gpus if meets_target(ctx, gpu)]
     return fit_budget(ctx, meeting or gpus).cheapest_fitting
 
 
-def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> tuple[bool, float]:
-    """(short of the stated rate, or without one slower than reading, price): a build that runs the job's rate
-    before a cheaper one that does not."""
-    return _short_rate(ctx, fitting[1]) is not None, fitting[0].total_cny
+def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> NearestKey:
+    """(short of the stated rate, or without one slower than reading, price, tight, minus a training job's rate): a
+    build that runs the job's rate before a cheaper one that does not, and at one price a roomy fit, then the faster
+    lever (audit YK2: on 8 owned V100s, micro-batch 2 before a chunked loss, full recompute and micro-batch 1, 80.9
+    days against 107.8)."""
+    rate = job_speed(ctx, fitting[1]) if ctx.answers.task.mode == "training" else 0.0
+    return (_short_rate(ctx, fitting[1]) is not None, fitting[0].total_cny, memory_fit(ctx, fitting[1]) == TIGHT,
+            -rate)
 
 
 def _short_rate(ctx: Context, gpu: Part) -> float | None:

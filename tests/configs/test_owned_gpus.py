@@ -285,3 +285,43 @@ def test_a_build_over_your_power_limit_names_the_gpu_power_limit_that_brings_it_
                                         "`sudo nvidia-smi -pl 290` on each GPU"), build.blockers
     far = recommend(_owned("rtx-3090-24gb", budget__amount=2000.0, budget__max_power_w=600), catalog, today=TODAY)
     assert "nvidia-smi" not in far.blockers[0]  # under 80 % of the card's power no throughput figure is measured
+
+
+# Code Llama 7B (codellama/CodeLlama-7b-hf config.json: 32 layers of 4096, 32 heads, MLP 11008, V 32,016) trained on
+# 4,096-token sequences, a global batch of 1,024 (Llemma's 4M tokens, arXiv:2310.10631 §3) on 8 owned A100 80GB PCIe.
+LLEMMA_7B = dict(
+    workload__preset="custom", workload__parameters=6_738_546_688, workload__layers=32, workload__hidden_size=4096,
+    workload__attention_heads=32, workload__intermediate_size=11008, workload__gated_mlp=True,
+    workload__vocabulary_size=32_016, workload__sequence_length=4096, workload__batch_size=1024,
+    task__mode="training", task__precision="bf16", task__accumulation_steps=64, data__kind="text",
+    data__tokens_count=200_000_000_000, scale__gpu_count=8, scale__sharding="zero1", budget__amount=30_000.0,
+    budget__currency="USD", budget__owned_gpu="a100-80gb-pcie", budget__owned_gpu_count=8,
+)
+
+
+def test_on_cards_you_have_the_fastest_lever_that_fits_comes_first(catalog):
+    # Audit YK2: a chunked loss, full recompute and micro-batch 1 came first (105 days) where micro-batch 1 alone fits
+    # at 58.9 GiB and runs ~1/3 faster (79 days): on the cards you have, the levers that fit are ranked by speed.
+    build = recommend(answers("team_training", **LLEMMA_7B), catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("keeping your 8 x NVIDIA A100 80GB PCIe, a micro-batch of 1"), first
+    assert "full recompute" not in first and "chunked loss" not in first
+
+
+def test_the_nearest_build_over_budget_keeps_the_cards_you_have_and_prices_the_platform(catalog):
+    # Audit YK2: 8 owned V100s short at micro-batch 6 were answered with 8 new V100s for $14,190; micro-batch 2 fits
+    # them (26.6 GiB) and only the 8-GPU platform, $566 over the $8,000, is to buy.
+    santacoder = {**LLEMMA_7B, "workload__parameters": 1_124_886_528, "workload__layers": 24,
+                  "workload__hidden_size": 2048, "workload__attention_heads": 16, "workload__kv_heads": 1,
+                  "workload__intermediate_size": 8192, "workload__gated_mlp": False,
+                  "workload__vocabulary_size": 49_280,
+                  "workload__tied_embeddings": True, "workload__sequence_length": 2048, "workload__batch_size": 192,
+                  "task__precision": "amp_fp16", "task__accumulation_steps": 4, "scale__sharding": "none",
+                  "budget__amount": 8000.0, "budget__condition": "used", "budget__owned_gpu": "v100-32gb-pcie"}
+    build = recommend(answers(**santacoder), catalog, today=TODAY)
+    nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget")]
+    assert len(nearest) == 1, build.blockers
+    assert "a micro-batch of 2" in nearest[0] and "buying other cards" not in nearest[0], nearest[0]
+    price = int(nearest[0].split("8 x NVIDIA Tesla V100 32GB PCIe for $")[1].split(",")[0])
+    assert price == 8, nearest[0]  # $8,xxx: the platform alone

@@ -827,3 +827,21 @@ def test_zero_3_across_nodes_says_what_its_traffic_over_the_nics_adds_where_comp
     longer = recommend(job.with_value("workload", "sequence_length", 8192), catalog, today=TODAY)
     beyond = next(line for line in longer.feasible_alternatives if line.startswith("beyond one machine"))
     assert "hide behind it" in beyond and "so up to" not in beyond, beyond
+
+
+def test_recompute_keeps_the_largest_micro_batch_that_fits_before_micro_batch_1(catalog):
+    # Audit YM2: Pythia-6.9B's pretraining (arXiv:2304.01373: 32 layers of 4096, V 50,432, 2,048 tokens, a global
+    # batch of 1,024) for $40,000 went from a halved micro-batch straight to recompute at micro-batch 1, where
+    # recompute at micro-batch 4 fits a 32 GB card and keeps larger, fewer steps: each halving is its own lever.
+    pythia = answers("team_training", workload__preset="custom", workload__parameters=6_857_302_016,
+                     workload__layers=32, workload__hidden_size=4096, workload__attention_heads=32,
+                     workload__vocabulary_size=50_432, workload__sequence_length=2048, workload__batch_size=1024,
+                     task__mode="training", task__precision="bf16", data__kind="text",
+                     data__tokens_count=300_000_000_000, scale__gpu_count=8, scale__sharding="zero3",
+                     budget__amount=40_000.0, budget__currency="USD")
+    labels = [label for label, _ in answer_changes(_context(pythia, load_catalog(), load_rules(), {}))]
+    micro = [re.search(r"a micro-batch of (\d+)", label) for label in labels if label.startswith("full recompute")]
+    assert [int(found.group(1)) for found in micro if found] == [64, 32, 16, 8, 4, 2]
+    build = recommend(pythia, catalog, today=TODAY)
+    assert build.feasible_alternatives[0].startswith("full recompute (gradient checkpointing), a micro-batch of 4"), \
+        build.feasible_alternatives[0]

@@ -1,0 +1,72 @@
+"""A training job's micro-batch: halved with the accumulation steps (the same global batch), and how a lever that
+changes it is named."""
+
+from __future__ import annotations
+
+from pth_top.configs import stacks
+from pth_top.configs.answers import FIELDS, Answers
+from pth_top.configs.memory import micro_batch_per_gpu
+from pth_top.configs.memory_terms import ModelShape
+
+MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
+
+
+def halved_micro_batch(answers: Answers) -> Answers:
+    """Twice the accumulation steps (half the micro-batch) while the micro-batch is above 1 and the answer valid."""
+    task, batch = answers.task, answers.workload.batch_size
+    steps = task.accumulation_steps * 2
+    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(
+            batch, MAX_ACCUMULATION_STEPS):
+        return answers
+    return sharded_gradients(answers.with_value("task", "accumulation_steps", steps))
+
+
+def halved_again(shape: ModelShape, halved: Answers) -> Answers | None:
+    """Half the micro-batch again, down to 2 (micro-batch 1 is the small-activations lever's), where accumulation
+    leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's batch statistics."""
+    if shape.kind != "transformer" or shape.encoder_only:
+        return None
+    deeper = halved_micro_batch(halved)
+    if deeper == halved or micro_batch_per_gpu(deeper.workload.batch_size, deeper.task.accumulation_steps,
+                                               deeper.scale.gpu_count) < 2:
+        return None
+    return deeper
+
+
+def halvings(shape: ModelShape, answers: Answers) -> list[Answers]:
+    """The micro-batch halved again and again down to 2, where accumulation keeps the loss (halved_again): each a
+    lever, the largest that fits the fastest (audit YK2: micro-batch 2 on 8 V100s, 81 days, where recompute and
+    micro-batch 1 took 108; audit YM2: recompute at micro-batch 4 ~1.5x faster than at 1)."""
+    found: list[Answers] = []
+    while (deeper := halved_again(shape, found[-1] if found else answers)) is not None:
+        found.append(deeper)
+    return found
+
+
+def micro_batch_label(before: Answers, after: Answers) -> str:
+    """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'."""
+    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
+    kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
+    return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
+            f"batch{kept}){synced_note(before, after)}")
+
+
+def sharded_gradients(answers: Answers) -> Answers:
+    """Accumulation under the Trainer's FSDP with its gradients reduce-scattered each micro-batch, not held whole."""
+    task = answers.task
+    if stacks.unsharded_between_syncs(answers.scale.sharding, task.training_stack, task.accumulation_steps,
+                                      answers.scale.gpu_count, task.sync_each_batch):
+        return answers.with_value("task", "sync_each_batch", True)
+    return answers
+
+
+SYNC_EACH_BATCH_LABEL = "FSDP's gradients reduce-scattered each micro-batch (task.sync_each_batch)"
+
+
+def synced_note(before: Answers, after: Answers) -> str:
+    """What a change that brings in accumulation says when it also syncs FSDP's gradients each micro-batch."""
+    return f", {SYNC_EACH_BATCH_LABEL}" if after.task.sync_each_batch and not before.task.sync_each_batch else ""
+
+
+def recompute_of_answers(answers: Answers) -> str:
+    return stacks.recompute_of(answers.task.training_stack, answers.task.recompute)
