@@ -124,7 +124,7 @@ def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
     kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
-    media_encoder: bool = False,
+    media_encoder: bool = False, flash_attention: bool = True,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -182,7 +182,8 @@ def estimate_inference(
                        usable_fraction=fraction, reserving_engine=reserving)
     if forward_only(shape):
         return replace(_forward_pass(shape, weights, batch, n, value_bytes, stacks.prefill_chunk(
-            engine, prefill_chunk_tokens), cuda_context_bytes, formula, fraction), reserving_engine=reserving)
+            engine, prefill_chunk_tokens), cuda_context_bytes, formula, fraction, flash_attention),
+            reserving_engine=reserving)
     tokens = shape.sequence_length + generated_tokens
     if shape.max_context_tokens and tokens > shape.max_context_tokens:
         formula.append(
@@ -242,6 +243,9 @@ def _cuda_graph_bytes(engine: str, formula: list[str]) -> int:
     return graphs
 
 
+EAGER_SCORE_COPIES = 3  # an eager encoder layer's a x s^2 values at once: scores, softmax, a bias add or cast
+
+
 def forward_only(shape: ModelShape) -> bool:
     """One forward pass per input and nothing generated: an encoder (BERT, ViT, bge-m3); an encoder-decoder or a
     diffusion model has its own terms."""
@@ -250,9 +254,11 @@ def forward_only(shape: ModelShape) -> bool:
 
 
 def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, chunk: int,
-                  cuda_context_bytes: int, formula: list[str], fraction: float) -> MemoryBreakdown:
+                  cuda_context_bytes: int, formula: list[str], fraction: float,
+                  flash_attention: bool = True) -> MemoryBreakdown:
     """No KV cache: nothing is generated, so no step reads one back. One layer's working set over the tokens the
-    engine batches: whole inputs, as an encoder's attention over both ways cannot be cut into chunks."""
+    engine batches: whole inputs, as an encoder's attention over both ways cannot be cut into chunks; eager
+    attention (task.flash_attention = false) holds its layer's a x s^2 scores for every input at once too."""
     prompt = shape.sequence_length
     tokens = max(prompt, min(prompt * batch, chunk)) if chunk else prompt * batch
     one_layer = replace(shape, layers=1, sequence_length=tokens)
@@ -263,6 +269,17 @@ def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_b
                    f"({tokens:,} tokens of s {prompt:,} x b {batch}" + (f", the engine's batch of {chunk:,}"
                                                                          if chunk and tokens < prompt * batch else "")
                    + ")")
+    if not flash_attention and shape.attention_heads:
+        # The widest layer's scores, its softmax and a temporary (a position bias added, or a cast) at once: SAM's
+        # ViT-H at 1,024 px, 4 global layers of 4,096 tokens, peaks at 14.1 GiB for a batch of 8 in bf16 eager
+        # (segment-anything-fast's A100 results_bs8_vit_h.csv; 2.5 GiB counted without them, audit YL2).
+        span = prompt if shape.full_attention_layers else min(prompt, shape.sliding_window_tokens)
+        inputs = -(-(tokens // max(1, prompt)) // n) if n > 1 else tokens // max(1, prompt)
+        scores = EAGER_SCORE_COPIES * value_bytes * shape.attention_heads * span ** 2 * inputs
+        activations += scores
+        formula.append(f"eager attention (task.flash_attention = false): {EAGER_SCORE_COPIES} x {value_bytes:g} B x "
+                       f"a x s^2 x b = {EAGER_SCORE_COPIES}x{value_bytes:g}x{shape.attention_heads}x{span:,}^2x{inputs}"
+                       " (the scores, their softmax and a temporary of the widest layer)")
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
         activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.memory import estimate_memory
+from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
+from pth_top.units import MIB
 from tests.configs.builders import answers
 
 TODAY = dt.date(2026, 12, 2)
@@ -99,3 +104,19 @@ def test_an_encoders_rate_never_rises_with_a_longer_input(catalog):
                   budget__owned_gpu="v100-16gb-pcie", budget__owned_gpu_count=1)
     assert any(line.startswith("eager launch floor") for line in recommend(job, catalog, today=TODAY).warnings)
     assert all(longer <= shorter * 1.001 for shorter, longer in zip(rates, rates[1:], strict=False)), rates
+
+
+def test_an_eager_encoder_holds_its_widest_layers_scores_for_the_batch():
+    # Audit YL2: SAM's ViT-H image encoder at 1,024 px (32 blocks of 1,280, 16 heads, 64 x 64 = 4,096 tokens; 28 in
+    # 14 x 14 windows, 4 global) in bf16 eager peaks at 14,424 MiB for a batch of 8 on an A100 (pytorch-labs'
+    # segment-anything-fast, experiments/p4d_results/results_bs8_vit_h.csv); the scores were not counted (2.5 GiB).
+    sam = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=636_000_000, workload__layers=32, workload__hidden_size=1280,
+                  workload__attention_heads=16, workload__intermediate_size=5120, workload__sequence_length=4096,
+                  workload__sliding_window_tokens=196, workload__sliding_window_layers=28,
+                  workload__encoder_only=True, workload__batch_size=8, task__mode="inference", task__precision="bf16",
+                  task__flash_attention=False, data__kind="images")
+    eager = estimate_memory(sam, model_shape(sam.workload)[0])
+    assert eager.total_bytes / MIB == pytest.approx(14_424, rel=0.10)
+    fused = sam.with_value("task", "flash_attention", True)
+    assert estimate_memory(fused, model_shape(fused.workload)[0]).total_bytes < 0.3 * eager.total_bytes
