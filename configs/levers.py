@@ -153,7 +153,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((f"ZeRO-3 (FSDP) on the same {scale.gpu_count} GPUs: weights, gradients and optimizer "
                             "states divided among them, each layer gathered as it runs",
                             answers.with_value("scale", "sharding", "zero3")))
-        if task.method in ("full", *ADAPTER_METHODS) and task.optimizer in ("adam", "adamw"):
+        # Offloaded states step on the CPU (DeepSpeed's CPU Adam), where bitsandbytes' 8-bit optimizer does not run
+        # and the GPU holds none to save (audit YK2: a 13B ZeRO-Offload on a V100 was offered it for 0 GiB).
+        if task.method in ("full", *ADAPTER_METHODS) and task.optimizer in ("adam", "adamw") \
+                and scale.sharding not in ("zero_offload", "fsdp_offload"):
             trained = "parameter" if task.method == "full" else "adapter parameter"
             changes.append((f"an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per {trained}, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))

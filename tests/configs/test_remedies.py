@@ -845,3 +845,17 @@ def test_recompute_keeps_the_largest_micro_batch_that_fits_before_micro_batch_1(
     build = recommend(pythia, catalog, today=TODAY)
     assert build.feasible_alternatives[0].startswith("full recompute (gradient checkpointing), a micro-batch of 4"), \
         build.feasible_alternatives[0]
+
+
+def test_offloaded_optimizer_states_are_not_offered_an_8_bit_gpu_optimizer():
+    # Audit YK2: ZeRO-Offload's 13B on one V100 (arXiv:2101.06840) steps Adam on the CPU, where bitsandbytes' 8-bit
+    # optimizer does not run, and the GPU holds no states for it to save: not a lever there.
+    offload = answers(workload__preset="custom", workload__parameters=13_100_000_000, workload__layers=64,
+                      workload__hidden_size=4096, workload__attention_heads=32, workload__vocabulary_size=50_257,
+                      workload__sequence_length=1024, workload__batch_size=10, task__mode="training",
+                      task__precision="amp_fp16", task__recompute="full", scale__sharding="zero_offload")
+    labels = [label for label, _ in answer_changes(_context(offload, load_catalog(), load_rules(), {}))]
+    assert labels and not any("8-bit optimizer" in label for label in labels)
+    on_gpu = offload.with_value("scale", "sharding", "none")
+    assert any("8-bit optimizer" in label
+               for label, _ in answer_changes(_context(on_gpu, load_catalog(), load_rules(), {})))
