@@ -8,6 +8,7 @@ import math
 import re
 from typing import Callable
 
+from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import SECTIONS, Answers, splits_over_gpus
 from pth_top.configs.assembly import TIGHT_FIT
@@ -230,10 +231,23 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
     if line not in build.feasible_alternatives or other.speed.summary[0] in line \
             or f"; {SLOW_WAY_OUT}" in line:  # a passed-over or slow one says it
         return build, other
-    timed = f"{line}; {other.speed.summary[0]}"
+    timed = f"{line}; {other.speed.summary[0]}{_under_target(other)}"
     lines = tuple(timed if each == line else each for each in build.feasible_alternatives)
     return dataclasses.replace(build, feasible_alternatives=lines, applicable_alternatives=(
         (timed, answers, pins), *build.applicable_alternatives[1:])), other
+
+
+def _under_target(other: Build) -> str:
+    """'; but ~14.1 tokens/s per stream under load, under task.target_... = 15' where the build's held rate misses
+    the stated decode target its idle headline meets (audit YM2: a queued Qwen1.5-110B server quoted ~23.1)."""
+    stated = sp.stated_target(other.answers.task)
+    if stated is None or not stated[0].decode:
+        return ""
+    held = sp.held_rate(other.speed.figures, stated[0])
+    if not 0 < held < stated[1]:
+        return ""
+    loaded = " under load" if sp.held_under_load(other.speed.figures, stated[0]) else ""
+    return f"; {SLOW_WAY_OUT}{held:.1f} tokens/s per stream{loaded}, under task.{stated[0].answer_key} = {stated[1]:g}"
 
 
 def alternative_label(line: str) -> str:

@@ -74,6 +74,20 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
                 f"{within_text(other, build, rules)} (answer task.kv_cache_dtype = \"fp8\")")
         return f"{short}, where an fp8 KV cache runs ~{rate_of(other):,.1f} within budget (below)", line, \
             other.answers
+    # Then fp8 weights, which halve a 16-bit decode's reads and run FP8 matmuls at near-lossless quality (audit YM2:
+    # EuroLLM-9B for 32 streams at 20 tokens/s on one RTX 5090 for EUR 6,466, where 2 x 5090 over budget were named).
+    weights = _fp8_weights(answers)
+    both = [weights, *([weights.with_value("task", "kv_cache_dtype", "fp8")] if fp8_open else [])] if weights else []
+    for changed in both:
+        found = gpu_build(recommend_one, changed)
+        if found is not None and rate_of(found[0]) >= target:
+            other, gpu = found
+            cache = f", and {stacks.KV_CACHE_FP8_LABEL}" if changed != weights else ""
+            answer = ", task.kv_cache_dtype = \"fp8\"" if changed != weights else ""
+            line = (f"{FP8_WEIGHTS_LABEL}{cache}: {gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {unit}, "
+                    f"{within_text(other, build, rules)} (answer task.precision = \"int8\", task.quantization = "
+                    f"\"fp8\"{answer})")
+            return f"{short}, where fp8 weights run ~{rate_of(other):,.1f} within budget (below)", line, other.answers
     nearer: tuple[Build, Component, int, Answers] | None = None  # more GPUs within budget, short but nearer
 
     def count_line(other: Build, gpu: Component, count: int, changed: Answers, note: str = "") -> str:
@@ -104,6 +118,19 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         return None
     return f"{short}, where the nearest build that meets it costs {over.price} ({over.over} over the budget; below)", \
         over.line, over.answers
+
+
+FP8_WEIGHTS_LABEL = ("fp8 weights (an FP8 checkpoint, or vLLM/SGLang --quantization fp8: 1 B a weight, FP8 "
+                     "matmuls on Ada, Hopper and Blackwell cards)")
+
+
+def _fp8_weights(answers: Answers) -> Answers | None:
+    """The 16-bit weights in fp8 where the engine runs FP8 matmuls (stacks.FP8_GEMM_ENGINES); None elsewhere."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if task.precision not in ("bf16", "fp16") or engine not in stacks.FP8_GEMM_ENGINES:
+        return None
+    return answers.with_value("task", "precision", "int8").with_value("task", "quantization", "fp8")
 
 
 class _Meeting(NamedTuple):

@@ -269,3 +269,42 @@ def test_more_gpus_within_budget_that_come_nearer_the_target_lead_before_the_mon
     assert "the nearest build that meets it costs" in build.blockers[0], build.blockers[0]
     nearer = recommend(changed, catalog, today=TODAY).speed.figures["sustained_tokens_per_s_per_stream"]
     assert nearer > 3 * build.speed.figures["sustained_tokens_per_s_per_stream"], nearer
+
+
+# EuroLLM-9B (utter-project/EuroLLM-9B-Instruct config.json: 42 layers of 4096, 32 heads, 8 KV heads, SwiGLU 12288,
+# V 128,000) on vLLM for 32 users at 4k prompts, 20 tokens/s each: audit YM2's EU company with EUR 12,000.
+EUROLLM_9B = dict(workload__preset="custom", workload__parameters=9_154_000_000, workload__layers=42,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__intermediate_size=12288, workload__gated_mlp=True, workload__vocabulary_size=128_000,
+                  workload__sequence_length=4096, workload__batch_size=32, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
+                  task__target_tokens_per_s_per_stream=20.0, budget__amount=12_000.0, budget__currency="EUR")
+
+
+def test_fp8_weights_within_budget_come_before_more_gpus_over_it(catalog):
+    # Audit YM2: only 2 x RTX 5090 at EUR 13,084 (over) were named, where fp8 weights and an fp8 KV cache on one 5090
+    # run ~25 tokens/s a stream under load for ~EUR 6,500: a near-lossless lever within budget comes first.
+    build = recommend(answers("inference_server", **EUROLLM_9B), catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("fp8 weights") and "within" in first and 'task.quantization = "fp8"' in first, first
+    _, changed, _ = build.applicable_alternatives[0]
+    fixed = recommend(changed, catalog, today=TODAY)
+    assert fixed.feasible and per_stream(fixed) >= 20.0
+
+
+def test_a_way_out_under_the_target_under_load_says_so_beside_its_idle_rate(catalog):
+    # Audit YM2: Qwen1.5-110B for 16 users at 8k, 15 tokens/s each, CNY 1.2M: the first way out (9 at once on 8 x
+    # RTX PRO 5000) quoted ~23.1 tokens/s idle where under load it runs ~14.1, under the target, unsaid.
+    qwen = answers("inference_server", workload__preset="custom", workload__parameters=111_210_000_000,
+                   workload__layers=80, workload__hidden_size=8192, workload__attention_heads=64,
+                   workload__kv_heads=8, workload__intermediate_size=49152, workload__gated_mlp=True,
+                   workload__vocabulary_size=152_064, workload__sequence_length=8192, workload__batch_size=16,
+                   task__mode="inference", task__precision="bf16", task__serving_engine="vllm",
+                   task__generated_tokens=1024, task__target_tokens_per_s_per_stream=15.0, budget__amount=1_200_000.0,
+                   budget__currency="CNY")
+    build = recommend(qwen, catalog, today=TODAY)
+    line, changed, pins = build.applicable_alternatives[0]
+    other = recommend(changed, catalog, pins=pins or None, today=TODAY)
+    assert 0 < other.speed.figures["sustained_tokens_per_s_per_stream"] < 15 < per_stream(other)
+    assert "under task.target_tokens_per_s_per_stream = 15" in line, line
