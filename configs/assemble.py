@@ -22,7 +22,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.compat import chipset_generation, chipset_slot_cards, compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
-from pth_top.configs.host_ram import host_ram_need
+from pth_top.configs.host_ram import gpu_memory_rule, host_ram_need
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -95,7 +95,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     need_ecc = ecc_required(ctx)
     host_gib, host_text = host_ram_need(ctx)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu["memory_gib"] * ctx.gpu_count, host_gib,
-                              ctx.rules, host_text, trees(ctx))
+                              ctx.rules, host_text, trees(ctx), gpu_memory_rule(ctx))
     if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
         assemble_barebone(ctx, asm, gpu, ram_floor)
         return asm

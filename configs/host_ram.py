@@ -17,7 +17,8 @@ def host_ram_need(ctx: Context) -> tuple[float, str]:
     inference = task.mode == "inference"
     weight_bytes = inference_weight_bytes(ctx.shape, task.precision, task.quantization, engine)[0] if inference else 0.0
     host_weights_gib = host_model_gib(weight_bytes, mode=task.mode, host_offload_bytes=ctx.memory.host_offload_bytes,
-                                      streams_shards=engine in stacks.SHARD_STREAMING_ENGINES)
+                                      streams_shards=engine in stacks.SHARD_STREAMING_ENGINES or (
+                                          engine == "llama_cpp" and not ctx.memory.host_offload_bytes))
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        stack=task.training_stack,
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters,
@@ -27,6 +28,13 @@ def host_ram_need(ctx: Context) -> tuple[float, str]:
         "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else
         "" if inference else _training_offload_text(task.training_stack, ctx.answers.scale.sharding))
     return max(host_weights_gib, staging_gib), host_text
+
+
+def gpu_memory_rule(ctx: Context) -> bool:
+    """Whether RAM >= the GPUs' memory applies: training (pinned buffers, checkpoints saved and loaded, data cached)
+    and a server (its engine's swap space, many models); a PC or an edge module that runs inference stages no more
+    than its weights (audit YM2: EXAONE-3.5-32B Q4 on a used RTX 3090 was priced with 32 GB of RAM)."""
+    return ctx.answers.task.mode == "training" or ctx.answers.scenario == "inference_server"
 
 
 def _training_offload_text(stack: str, sharding: str) -> str:

@@ -261,12 +261,13 @@ def trees_on_a_table(data_kind: str, model_kind: str, parameters: int) -> bool:
 
 
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules,
-                  host_text: str = "", table_in_ram: bool = False) -> Floor:
-    """The guide's base, the GPUs' memory, the weights staged in RAM, and a table held in memory for trees."""
+                  host_text: str = "", table_in_ram: bool = False, gpu_rule: bool = True) -> Floor:
+    """The guide's base, the GPUs' memory (`gpu_rule`: training and servers), the weights staged in RAM, and a table
+    held in memory for trees."""
     r = rules.ram
     large = dataset_size_gb >= r.large_dataset_gb
     base = r.large_data_gib if large else r.base_gib
-    from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio
+    from_gpus = total_gpu_memory_gib * r.gpu_memory_ratio if gpu_rule else 0.0
     from_weights = host_weights_gib + r.os_reserve_gib
     # Trees build their matrix from the whole table; a neural network reads it in batches from parquet shards or a
     # memory map (audit YC2: an FT-Transformer's 300 GB table asked for 904 GiB of RAM).
@@ -274,7 +275,7 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     from_table = dataset_size_gb * r.tabular_in_memory_ratio + r.os_reserve_gib if table else 0.0
     need = max(base, from_gpus, from_weights, from_table)
     parts = [f"{base} GB {'for large data' if large else 'base'} (guide §{r.guide_section})"]
-    if total_gpu_memory_gib:
+    if total_gpu_memory_gib and gpu_rule:
         parts.append(f"total GPU memory {total_gpu_memory_gib:g} GiB x {r.gpu_memory_ratio:g}")
     if host_weights_gib:
         parts.append(f"{host_text or 'model weights'} {host_weights_gib:.1f} GiB staged in RAM + {r.os_reserve_gib} GB "
@@ -282,7 +283,10 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     if from_table:
         parts.append(f"the {dataset_size_gb:g} GB table held in memory x {r.tabular_in_memory_ratio:g} (a data "
                      f"frame and XGBoost's DMatrix built from it) + {r.os_reserve_gib} GB for the OS")
-    return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB",
+    unruled = "" if gpu_rule or not total_gpu_memory_gib else (
+        "; not the GPUs' memory: inference on a PC stages no more than its weights (llama.cpp maps the file, vLLM "
+        "and generate() load a shard at a time)")
+    return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB{unruled}",
                  max(base, from_weights, from_table))
 
 

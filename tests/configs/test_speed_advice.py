@@ -464,7 +464,8 @@ def test_a_run_of_months_names_the_card_that_finishes_it_soonest_within_budget(c
 
 def test_a_slow_box_for_a_layer_split_is_passed_over_for_three_cards_too(catalog):
     # Audit RR: Llama 3.1 70B Q4_K_M for $5,000 stayed on a DGX Spark at ~4.2 tokens/s: two 16 GB cards do not hold
-    # it and four are over budget, but a layer split takes any count, and three RTX 5070 Ti decode it at ~13.
+    # it and four are over budget, but a layer split takes any count (three RTX 5070 Ti decode it at ~13). With RAM
+    # sized to what llama.cpp maps, not the GPUs' memory (audit YM2), two RTX 4090 with an fp8 KV cache fit too (~15).
     job = answers(workload__preset="custom", workload__parameters=70_553_706_496, workload__layers=80,
                   workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
                   workload__intermediate_size=28672, workload__vocabulary_size=128_256, workload__gated_mlp=True,
@@ -474,9 +475,8 @@ def test_a_slow_box_for_a_layer_split_is_passed_over_for_three_cards_too(catalog
     build = recommend(job, catalog, today=TODAY)
     assert build.blockers[0].startswith("slow: ~4.2 tokens/s per stream on NVIDIA DGX Spark"), build.blockers
     line, changed, _ = build.applicable_alternatives[0]
-    assert line.startswith("3 x ") and "layer split" in line and changed.scale.gpu_count == 3, line
-    # Three 16 GB cards hold it short of the estimator's margin, and nothing roomier is in budget: said (review RW).
-    assert "fits TIGHT" in line, line
+    assert "layer split" in line and changed.scale.gpu_count in (2, 3) and "within $5,000" in line, line
+    assert float(line.split("~")[1].split(" tokens/s")[0]) >= 3 * 4.2, line
     # With $3,000 no box holds it: the ways out split it over 3 cards too, not only 2, 4 or 8 (review RW).
     tight = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
     assert any(line.startswith("llama.cpp's layer split across 3 GPUs") for line in tight.feasible_alternatives)
