@@ -173,3 +173,12 @@ def test_every_card_with_fp8_tensor_cores_lists_its_fp8_rate(catalog):
         [part.id for part in cards if not part.get("fp8_dense_tflops")]
     before = [part for part in catalog.of_kind("gpu") if part.id.startswith(("rtx-30", "a100", "a10-", "v100", "t4"))]
     assert before and not any(part.get("fp8_dense_tflops") for part in before)
+
+
+def test_no_card_runs_fp8_more_than_twice_its_16_bit_tensor_rate(catalog):
+    # Audit YJ2: Jetson AGX Thor listed FP8 517 beside BF16 128 (one figure with FP32 accumulate, the other not):
+    # FP8 tensor cores run twice the 16-bit rate on every generation that has them, so the ratio is 2 at most.
+    for gpu in catalog.of_kind("gpu"):
+        fp8, bf16 = gpu.spec.get("fp8_dense_tflops", 0), gpu.spec.get("bf16_dense_tflops", 0)
+        if fp8 and bf16:
+            assert fp8 <= 2.05 * bf16, (gpu.id, fp8, bf16)
