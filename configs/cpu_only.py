@@ -99,6 +99,20 @@ def cpu_decode_tokens_per_s(ctx: Context, cpu_only: CpuOnly) -> float | None:
     return cpu_figures(ctx, cpu_only).get("decode_tokens_per_s_per_stream")
 
 
+def cpu_only_alternative_line(ctx: Context, cpu_only: CpuOnly) -> tuple[str, float]:
+    """The PC as a way out: its price and why, a language model's decode from its RAM and, where it takes minutes,
+    its first token; and that first token's seconds (0 where not predicted)."""
+    line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
+    if cpu_only.adequate or ctx.answers.task.mode != "inference":
+        return line, 0.0
+    decode = cpu_decode_tokens_per_s(ctx, cpu_only)
+    first_s = cpu_figures(ctx, cpu_only).get("first_token_s", 0.0)
+    line += f" (~{decode:,.1f} tokens/s a stream from its RAM)" if decode else ""
+    if first_s > sp.SLOW_FIRST_TOKEN_S:
+        line += f"; first token after a {ctx.shape.sequence_length:,}-token prompt in ~{sp.duration(first_s)}"
+    return line, first_s
+
+
 def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
     """A CPU-only PC over budget that would do the job: adequate for it, or a language model it decodes at a usable
     rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 663 of EUR 600); '' otherwise."""

@@ -27,7 +27,7 @@ from pth_top.configs.compat import compatibility_problems
 from pth_top.configs.cpu_only import (
     CpuOnly,
     cpu_context,
-    cpu_decode_tokens_per_s,
+    cpu_only_alternative_line,
     cpu_only_first,
     cpu_only_inadequate_line,
     cpu_only_leads,
@@ -67,6 +67,7 @@ from pth_top.configs.rules import (
     shared_os_reserve_gib,
 )
 from pth_top.configs.slots import MOUNT_ROLES, gpu_link_lanes
+from pth_top.configs.speed import SLOW_FIRST_TOKEN_S
 from pth_top.configs.speed_build import with_speed
 from pth_top.configs.speed_target import below_target_passed_over
 from pth_top.configs.tomlsource import INT64_MAX
@@ -202,12 +203,11 @@ def _recommend(
         blockers.extend([nearest] if nearest else [])
     if passed_over is None and blockers and gpu is not None and cpu_only is not None and fit is not None and \
             cpu_only_offered(ctx, cpu_only, fit):
-        line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
-        if not cpu_only.adequate and ctx.answers.task.mode == "inference":
-            decode = cpu_decode_tokens_per_s(ctx, cpu_only)
-            line += f" (~{decode:,.1f} tokens/s a stream from its RAM)" if decode else ""
+        line, first_s = cpu_only_alternative_line(ctx, cpu_only)
         lever_first = bool(alternatives) and alternatives[0].answers is not None  # a build, not renting
         at = 1 if lever_first and not cpu_only_first(ctx, cpu_only, fit) else 0  # after the first lever only
+        if first_s > SLOW_FIRST_TOKEN_S:  # minutes to a first token: after the GPU builds (audit YJ2: 128k prompts)
+            at = next((index for index, each in enumerate(alternatives) if each.answers is None), len(alternatives))
         alternatives.insert(at, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
         blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)

@@ -420,7 +420,7 @@ def test_a_cpu_only_pc_just_over_budget_that_decodes_well_is_named(catalog):
 def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budget_holds_the_model(catalog):
     # Qwen3.5-35B-A3B Q4_K_M at 32k (its config.json shape) for $1,500, used cards: the budget's cards are too small,
     # one used 12 GB card with --cpu-moe or two with an fp8 KV cache (the second in a chipset slot) hold it,
-    # and the ~$924 CPU-only PC within budget follows the first GPU lever; it was "$-509 over".
+    # and the ~$924 CPU-only PC within budget is offered after them; it was "$-509 over".
     job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=35_000_000_000,
                   workload__active_parameters=3_000_000_000, workload__experts_count=256,
                   workload__experts_per_token=8, workload__layers=40, workload__hidden_size=2048,
@@ -433,7 +433,9 @@ def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budg
     assert not build.feasible and not any("CPU-only PC would do" in line for line in build.blockers), build.blockers
     lines = build.feasible_alternatives
     assert "within $1,500" in lines[0] and ("--cpu-moe" in lines[0] or "fits 2 x" in lines[0]), lines
-    assert lines[1].startswith("a CPU-only PC, $") and "tokens/s a stream" in lines[1], lines
+    # Minutes to prefill 32k tokens on its cores: after the GPU builds, and said (audit YJ2).
+    cpu = [line for line in lines if line.startswith("a CPU-only PC, $")]
+    assert cpu and "tokens/s a stream" in cpu[0] and "first token after a 32,768-token prompt" in cpu[0], lines
 
 
 def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
@@ -516,3 +518,23 @@ def test_a_small_embedding_server_runs_on_a_cpu_only_pc_at_its_predicted_rate(ca
     faster = recommend(answers(**{**job_fields, "task__target_samples_per_s": 2000.0, "budget__amount": 8000.0}),
                        catalog, today=TODAY)
     assert faster.cpu_only and faster.feasible and faster.speed.figures["samples_per_s"] >= 2000
+
+
+def test_a_cpu_only_pc_that_takes_minutes_to_a_first_token_comes_after_the_gpu_builds_and_says_so(catalog):
+    # Audit YJ2: Qwen3-Coder-30B-A3B (config.json: 48 layers of 2048, 32 heads, 4 KV heads of 128, 128 experts, 8 a
+    # token) in Q4_K_M at 128k with an 8-bit KV cache for $3,500: the $924 CPU-only PC came second, before GPU builds
+    # within budget, with no word of its hours-long prefill of a 131k-token prompt.
+    job = answers(workload__preset="custom", workload__parameters=30_532_122_624,
+                  workload__active_parameters=3_300_000_000, workload__experts_count=128,
+                  workload__experts_per_token=8, workload__layers=48, workload__hidden_size=2048,
+                  workload__attention_heads=32, workload__kv_heads=4, workload__head_dim=128,
+                  workload__intermediate_size=768, workload__gated_mlp=True, workload__vocabulary_size=151_936,
+                  workload__sequence_length=131_072, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
+                  task__kv_cache_dtype="fp8", task__generated_tokens=1024, budget__amount=3500.0,
+                  budget__currency="USD")
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    cpu = [index for index, line in enumerate(lines) if line.startswith("a CPU-only PC")]
+    assert cpu and "first token after a 131,072-token prompt in ~" in lines[cpu[0]], lines
+    builds = [index for index, line in enumerate(lines) if "within $3,500" in line]
+    assert builds and max(builds) < cpu[0], lines
