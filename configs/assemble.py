@@ -20,6 +20,7 @@ from pth_top.configs.assembly import (
     rank,
     trees,
 )
+from pth_top.configs.case_choice import choose_case
 from pth_top.configs.compat import chipset_generation, chipset_slot_cards, compatibility_blockers, runs_on
 from pth_top.configs.desktop_system import EXTERNAL_ADAPTER_EFFICIENCY, assemble_desktop_system
 from pth_top.configs.host_ram import gpu_memory_rule, host_ram_need
@@ -181,6 +182,8 @@ def _assemble_host(ctx: Context, asm: Assembly, gpu: Part | None, need_ecc: bool
     elif gpu is not None and ducts_for(ctx, gpu):
         choose_ducts(ctx, asm, gpu)
     fed = choose_psu(ctx, asm, gpu, cpu, cooler)
+    if "frame" not in asm.chosen and "psu" in asm.chosen and offered(ctx, "case"):
+        choose_case(ctx, asm, board, gpu)
     if "frame" in asm.chosen:
         mount_problems(ctx, asm)
     elif gpu is not None:

@@ -8,13 +8,13 @@ from typing import Any, Literal, get_args
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_terms import MemoryBreakdown
 
-Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "system", "frame", "riser",
-               "gpu_duct"]
+Role = Literal["gpu", "cpu", "motherboard", "memory_kit", "storage", "cooler", "psu", "case", "system", "frame",
+               "riser", "gpu_duct"]
 ROLES: tuple[str, ...] = get_args(Role)
 ROLE_LABELS = {
     "gpu": "GPU", "cpu": "CPU", "motherboard": "Motherboard", "memory_kit": "RAM", "storage": "Storage",
-    "cooler": "CPU cooler", "psu": "PSU", "system": "Server", "frame": "Open frame", "riser": "PCIe riser",
-    "gpu_duct": "GPU fan duct",
+    "cooler": "CPU cooler", "psu": "PSU", "case": "Case", "system": "Server", "frame": "Open frame",
+    "riser": "PCIe riser", "gpu_duct": "GPU fan duct",
 }
 
 

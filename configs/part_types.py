@@ -270,6 +270,18 @@ class Frame(PartFields, frozen=True, kw_only=True):
     psu_positions_count: AtLeastOne
 
 
+class Case(PartFields, frozen=True, kw_only=True):
+    """A desktop PC's case: the board form factors it has standoffs for, the expansion slots and card length it
+    takes, and how many ATX units it holds (two: a dual-PSU tower)."""
+
+    vendor: str
+    board_form_factors: Texts  # motherboard form_factor values it has standoffs for
+    expansion_slots_count: AtLeastOne
+    gpu_length_max_mm: Annotated[float, Meta(ge=100, le=1000)]
+    psu_positions_count: AtLeastOne = 1
+    fans_included_count: Annotated[int, Meta(ge=0, le=20)] = 0
+
+
 class Riser(PartFields, frozen=True, kw_only=True):
     """A PCIe x16 riser cable: one card's full link, moved off the board (a USB x1 mining riser is not one)."""
 
@@ -289,6 +301,6 @@ class GpuDuct(PartFields, frozen=True, kw_only=True):
 
 PART_TYPES: dict[str, type[PartFields]] = {
     "gpu": Gpu, "cpu": Cpu, "motherboard": Motherboard, "memory_kit": MemoryKit, "storage": Storage, "psu": Psu,
-    "cooler": Cooler, "system": System, "frame": Frame, "riser": Riser, "gpu_duct": GpuDuct,
+    "cooler": Cooler, "system": System, "frame": Frame, "riser": Riser, "gpu_duct": GpuDuct, "case": Case,
 }
 KINDS = tuple(PART_TYPES)

@@ -30,7 +30,7 @@ from pth_top.configs.storage_choice import choose_storage
 SYSTEM_DEFAULTS = {field.name: field.default for field in struct_fields(System) if field.default is not NODEFAULT}
 
 # Pins that make a build a desktop one: its own board, PSU, cooler or open frame.
-DESKTOP_PIN_ROLES = frozenset({"motherboard", "psu", "cooler", *MOUNT_ROLES})
+DESKTOP_PIN_ROLES = frozenset({"motherboard", "psu", "cooler", "case", *MOUNT_ROLES})
 
 
 def with_defaults(system: Part) -> Part:

@@ -267,7 +267,8 @@ def _general_reasoning(
     general.extend(assembly.power_lines)
     general.append(assembly.heat_line)
     included = "the server's chassis, fans and PSUs included" if "system" in assembly.chosen else (
-        "a whole computer" if gpu is not None and gpu["form"] == DESKTOP_SYSTEM else "case and fans not included")
+        "a whole computer" if gpu is not None and gpu["form"] == DESKTOP_SYSTEM else
+        "fans beyond the case's own not included" if "case" in assembly.chosen else "case and fans not included")
     closest = "the closest build, for reference only; " if infeasible else ""
     general.append(f"price {_money(ctx, total)} of a {_money(ctx, ctx.budget_cny)} budget ({closest}{included})")
     general.append(f"'guide §' cites the article {GUIDE_TITLE}, whose advice these rules check")

@@ -344,13 +344,13 @@ def test_a_used_v100_pcie_in_china_is_priced_as_a_pcie_card_not_an_sxm2_module(c
 
 
 def test_a_us_used_buyer_gets_the_used_16_gb_workstation_card_for_a_16_gb_job(catalog):
-    # Llama 3.1 8B in Q8_0 at 16k on llama.cpp, $900 used: 10.5 GiB. The RTX A4000 (16 GB, 448 GB/s, one slot) is
-    # $400 used (specpicks, 2026), where 16 GB GeForce cards cost more or read at 288 GB/s (RTX 4060 Ti).
+    # Llama 3.1 8B in Q8_0 at 16k on llama.cpp, $1,000 used (a case included): 10.5 GiB. The RTX A4000 (16 GB,
+    # 448 GB/s, one slot) is $400 used (specpicks, 2026), where 16 GB GeForce cards cost more or read at 288 GB/s.
     job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=8_030_261_248,
                   workload__layers=32, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
                   workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=128_256,
                   workload__sequence_length=16384, workload__batch_size=1, task__mode="inference",
-                  task__precision="int8", task__serving_engine="llama_cpp", budget__amount=900.0,
+                  task__precision="int8", task__serving_engine="llama_cpp", budget__amount=1000.0,
                   budget__currency="USD", budget__condition="used")
     build = recommend(job, catalog, today=dt.date(2026, 12, 1))
     gpu = build.component("gpu")
