@@ -15,9 +15,8 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.micro_batch import (
     MAX_ACCUMULATION_STEPS,
     SYNC_EACH_BATCH_LABEL,
-    halved_micro_batch,
-    halvings,
     micro_batch_label,
+    micro_batch_steps,
     recompute_of_answers,
     sharded_gradients,
     synced_note,
@@ -136,16 +135,13 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
-        halved = halved_micro_batch(answers)
-        if halved != answers:
-            changes.append((micro_batch_label(answers, halved), halved))
-            changes.extend((micro_batch_label(answers, deeper), deeper) for deeper in halvings(ctx.shape, halved))
+        changes.extend((micro_batch_label(answers, each), each) for each in micro_batch_steps(ctx.shape, answers))
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "
                             "(in-batch negatives, batch statistics) stays as it is", recomputed))
-            changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, deeper)}", deeper)
-                           for deeper in halvings(ctx.shape, recomputed))
+            changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, each)}", each)
+                           for each in micro_batch_steps(ctx.shape, recomputed) if each != small_activations(answers))
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
             changes.append((small_activations_label(answers), smaller))

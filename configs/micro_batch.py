@@ -3,6 +3,8 @@ changes it is named."""
 
 from __future__ import annotations
 
+import math
+
 from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, Answers
 from pth_top.configs.memory import micro_batch_per_gpu
@@ -41,6 +43,24 @@ def halvings(shape: ModelShape, answers: Answers) -> list[Answers]:
     while (deeper := halved_again(shape, found[-1] if found else answers)) is not None:
         found.append(deeper)
     return found
+
+
+def smaller_micro_batch(answers: Answers) -> Answers:
+    """The next smaller micro-batch that divides a GPU's share of the batch, its accumulation steps valid (audit
+    YL2: BEiT-L at 6 a GPU was offered 3 where 4, x 12, fits); halved where none divides it."""
+    task, batch, gpus = answers.task, answers.workload.batch_size, max(1, answers.scale.gpu_count)
+    micro = micro_batch_per_gpu(batch, task.accumulation_steps, gpus)
+    per_gpu = math.ceil(batch / gpus)
+    smaller = next((size for size in range(micro - 1, 0, -1) if per_gpu % size == 0), 0) if micro >= 2 else 0
+    if smaller and per_gpu // smaller <= min(batch, MAX_ACCUMULATION_STEPS):
+        return sharded_gradients(answers.with_value("task", "accumulation_steps", per_gpu // smaller))
+    return halved_micro_batch(answers)
+
+
+def micro_batch_steps(shape: ModelShape, answers: Answers) -> list[Answers]:
+    """The micro-batch levers: the next smaller one, then halved again down to 2 where accumulation keeps the loss."""
+    first = smaller_micro_batch(answers)
+    return [] if first == answers else [first, *halvings(shape, first)]
 
 
 def micro_batch_label(before: Answers, after: Answers) -> str:

@@ -113,16 +113,17 @@ def more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) 
         bought = count - owned
         if bought > 0 and not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
             return None
-        more = answers.with_value("scale", "gpu_count", count)
-        if answers.task.mode == "training" and answers.scale.sharding in ("none", "zero1", "zero2"):
-            more = more.with_value("scale", "sharding", "zero3")  # the weights sharded over the cards too
-        if not splits_over_gpus(more):
-            continue
-        sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
+        plain = answers.with_value("scale", "gpu_count", count)
+        # Data parallel alone first: it splits the batch, which is what a small model's activations need (audit
+        # YL2: BEiT-L was told ZeRO-3 across two 3090s for its 0.3B parameters); then the weights sharded too.
+        tries = [plain] + ([plain.with_value("scale", "sharding", "zero3")] if answers.task.mode == "training"
+                           and answers.scale.sharding in ("none", "zero1", "zero2") else [])
         which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
             f"{count} of the {owned} {card.name} you have"
-        feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
-                                  [(card, True)])
-        if feasible is not None:
-            return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})
+        for more in (each for each in tries if splits_over_gpus(each)):
+            sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
+            feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
+                                      [(card, True)])
+            if feasible is not None:
+                return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})
     return None

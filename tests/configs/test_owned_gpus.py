@@ -325,3 +325,22 @@ def test_the_nearest_build_over_budget_keeps_the_cards_you_have_and_prices_the_p
     assert "a micro-batch of 2" in nearest[0] and "buying other cards" not in nearest[0], nearest[0]
     price = int(nearest[0].split("8 x NVIDIA Tesla V100 32GB PCIe for $")[1].split(",")[0])
     assert price == 8, nearest[0]  # $8,xxx: the platform alone
+
+
+def test_more_of_your_cards_for_a_small_models_activations_is_data_parallel_not_zero_3(catalog):
+    # Audit YL2: BEiT-L/16 at 512 px (24 layers of 1024, 1,025 tokens, eager attention, AMP, SGD) at micro-batch 6 on
+    # an owned RTX 3090: "1 more 3090, ZeRO-3 across them" for a 0.3B model whose memory is its activations; data
+    # parallel alone halves the micro-batch and holds it.
+    beit = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=305_670_000,
+                   workload__layers=24, workload__hidden_size=1024, workload__attention_heads=16,
+                   workload__intermediate_size=4096, workload__sequence_length=1025, workload__encoder_only=True,
+                   workload__batch_size=48, task__precision="amp_fp16", task__optimizer="sgd",
+                   task__flash_attention=False, task__accumulation_steps=8, data__kind="images",
+                   data__dataset_size_gb=12.0, budget__amount=2500.0, budget__currency="EUR",
+                   budget__condition="used", budget__owned_gpu="rtx-3090-24gb", budget__owned_gpu_count=1)
+    build = recommend(beit, catalog, today=TODAY)
+    more = [line for line in build.feasible_alternatives if "beside the 1 you have" in line]
+    assert more and "(scale.gpu_count = 2)" in more[0] and "ZeRO-3" not in more[0], build.feasible_alternatives
+    # On the one card, the next micro-batch that divides its 6 is 4 (x 12), not the halved 3 (audit YL2).
+    first = build.feasible_alternatives[0]
+    assert "a micro-batch of 4 with gradient accumulation x 12" in first, first
