@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 137 here (237 in all).
+test_requests.py 13): 138 here (238 in all).
 """
 
 from __future__ import annotations
@@ -183,6 +183,20 @@ def cnn_preset_inference(part_id: str, batch: int, preset: str = "resnet50", pre
                       task=Task(mode="inference", precision=precision, channels_last=channels_last))
     model = model_shape(answers.workload)[0]
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
+
+
+def sam_vit_h_inference(precision: str) -> float:
+    """Images a second of SAM's ViT-H image encoder at 1,024 px (32 blocks of 1,280, 16 heads, 4,096 tokens; 28 in
+    14 x 14 windows) at batch 8, eager, on an A100 40GB SXM (p4d)."""
+    answers = answers_of("inference_server", workload__preset="custom", workload__kind="transformer",
+                         workload__parameters=636_000_000, workload__layers=32, workload__hidden_size=1280,
+                         workload__attention_heads=16, workload__intermediate_size=5120,
+                         workload__sequence_length=4096, workload__sliding_window_tokens=196,
+                         workload__sliding_window_layers=28, workload__encoder_only=True, workload__batch_size=8,
+                         task__mode="inference", task__precision=precision, task__flash_attention=False,
+                         data__kind="images")
+    model = model_shape(answers.workload)[0]
+    return speed_build.inference(answers, model, catalog_gpu("a100-40gb-sxm", answers)).figures["samples_per_s"]
 
 
 def cnn_inference(device: sp.Device, gflops: float, batch: int = 1) -> float:
@@ -920,6 +934,10 @@ CASES: tuple[PublishedSpeed, ...] = (
                    gap="24 of 40 layers on the CPU: its part is ~90 % of the step, and this 10-core host reads its "
                        "four channels at ~0.45 of their 102 GB/s (net of the GPU's part here and in the --n-cpu-moe "
                        "rows), where the 0.8 was fitted on a desktop's two", tolerance=0.55),
+    # --- a ViT encoder with window attention (audit YL2) ---
+    PublishedSpeed("sam-fast-a100-vit-h-bf16-bs8", "pytorch-labs/segment-anything-fast experiments/p4d_results/"
+                   "results_bs8_vit_h.csv: SAM ViT-H, bf16 eager, batch 8 on an A100 40GB (p4d), 14.85 img/s",
+                   14.85, lambda: sam_vit_h_inference("bf16")),
     # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
     PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
                    "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4), fitted=True),

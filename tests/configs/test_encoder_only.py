@@ -118,5 +118,7 @@ def test_an_eager_encoder_holds_its_widest_layers_scores_for_the_batch():
                   task__flash_attention=False, data__kind="images")
     eager = estimate_memory(sam, model_shape(sam.workload)[0])
     assert eager.total_bytes / MIB == pytest.approx(14_424, rel=0.10)
+    fp32 = sam.with_value("task", "precision", "fp32")  # the same table's fp32 row: 28,806 MiB
+    assert estimate_memory(fp32, model_shape(fp32.workload)[0]).total_bytes / MIB == pytest.approx(28_806, rel=0.10)
     fused = sam.with_value("task", "flash_attention", True)
     assert estimate_memory(fused, model_shape(fused.workload)[0]).total_bytes < 0.3 * eager.total_bytes
