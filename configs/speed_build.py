@@ -196,9 +196,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
     samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
+    audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
-        unit, tokens, fraction = "samples", 1, device.transformer_training_mfu
+        unit, tokens, fraction = "samples", 1, device.transformer_training_mfu * audio_share
     elif shape.kind == "transformer":
         context = shape.sequence_length
         partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
@@ -217,7 +218,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
             per_token += 2.0 * frozen
             text += f" + 2 x {frozen / 1e9:.3g}B frozen (a teacher's or reference model's forward)"
         per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
-        fraction = device.transformer_training_mfu
+        fraction = device.transformer_training_mfu * audio_share
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \
             if shape.active < shape.parameters else ""
         vision, vision_text = vision_training_flops(shape, method, recompute)
@@ -290,7 +291,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.figures[key] = run_s / 3600
         what = "1B tokens" if unit == "tokens" else "1M samples"
         line += f"; {what} in ~{sp.duration(run_s)}"
-    out.summary.extend([line, notes.AUDIO_TRAINING_UPPER_BOUND] if answers.data.kind == "audio" else [line])
+    out.summary.extend([line, notes.AUDIO_TRAINING_NOTE] if answers.data.kind == "audio" else [line])
     if run_s > sp.SLOW_RUN_DAYS * 86400:
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
                             f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs (more nodes)"

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 138 here (238 in all).
+test_requests.py 13): 140 here (240 in all).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from tests.configs import published_workloads
 from tests.configs.builders import answers as answers_of
 
 TOLERANCE = 0.35
+FASTPITCH = ("NVIDIA DeepLearningExamples PyTorch/SpeechSynthesis/FastPitch README, training performance on "
+             "DGX A100 (80GB), FastPitch 1.1 on LJSpeech")
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,20 @@ def cnn_preset_inference(part_id: str, batch: int, preset: str = "resnet50", pre
                       task=Task(mode="inference", precision=precision, channels_last=channels_last))
     model = model_shape(answers.workload)[0]
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
+
+
+def fastpitch_training(gpus: int) -> float:
+    """Mel frames a second of FastPitch 1.1's training (12 FFT layers of 384, one head, conv FFN 1,536, ~600 frames
+    an utterance, 45M parameters; AMP, batch 32 a GPU) on A100 80GB SXMs, 8 accumulation steps on one."""
+    answers = answers_of(workload__preset="custom", workload__kind="transformer", workload__parameters=45_000_000,
+                         workload__layers=12, workload__hidden_size=384, workload__attention_heads=1,
+                         workload__intermediate_size=1536, workload__sequence_length=600, workload__encoder_only=True,
+                         workload__batch_size=32 * gpus * (8 if gpus == 1 else 1), task__precision="amp_fp16",
+                         task__optimizer="adam", task__accumulation_steps=8 if gpus == 1 else 1,
+                         scale__gpu_count=gpus, data__kind="audio")
+    device = catalog_gpu("a100-80gb-sxm", answers, gpus)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_tokens_per_s"]
 
 
 def sam_vit_h_inference(precision: str) -> float:
@@ -934,6 +950,12 @@ CASES: tuple[PublishedSpeed, ...] = (
                    gap="24 of 40 layers on the CPU: its part is ~90 % of the step, and this 10-core host reads its "
                        "four channels at ~0.45 of their 102 GB/s (net of the GPU's part here and in the --n-cpu-moe "
                        "rows), where the 0.8 was fitted on a desktop's two", tolerance=0.55),
+    # --- an audio model's training (speed_notes.AUDIO_TRAINING_SHARE, fitted on the first; audit YO2) ---
+    PublishedSpeed("dle-fastpitch-a100-amp-1gpu", f"{FASTPITCH}: 1 x A100 80GB, batch 32 x 8 accumulation, mixed "
+                   "precision, 101,730 mel frames/s", 101_730, lambda: fastpitch_training(1), fitted=True),
+    PublishedSpeed("dle-fastpitch-a100-amp-8gpu", f"{FASTPITCH}: 8 x A100 80GB, batch 32 a GPU, mixed precision, "
+                   "623,498 mel frames/s (weak scaling 6.13, counted at ~8: +31 %)", 623_498,
+                   lambda: fastpitch_training(8)),
     # --- a ViT encoder with window attention (audit YL2) ---
     PublishedSpeed("sam-fast-a100-vit-h-bf16-bs8", "pytorch-labs/segment-anything-fast experiments/p4d_results/"
                    "results_bs8_vit_h.csv: SAM ViT-H, bf16 eager, batch 8 on an A100 40GB (p4d), 14.85 img/s",
