@@ -299,6 +299,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("workload", "encoder_only", "an encoder is a transformer without decoder layers or diffusion "
                          "steps"))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))
+    if answers.scale.sharding in ("zero_offload", "fsdp_offload") and task.optimizer == "adam8bit":
+        problems.append(("task", "optimizer", "bitsandbytes' 8-bit optimizer does not step offloaded states: "
+                         "DeepSpeed and FSDP step them with Adam on the CPU (answer optimizer = \"adamw\")"))
     if answers.scale.sharding == "fsdp_offload" and (task.mode != "training" or model_kind != "transformer"
                                                       or task.method not in (*ADAPTER_METHODS, "full")):
         problems.append(("scale", "sharding", "fsdp_offload is for training a transformer, fully or with LoRA and "

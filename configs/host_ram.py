@@ -17,8 +17,7 @@ def host_ram_need(ctx: Context) -> tuple[float, str]:
     inference = task.mode == "inference"
     weight_bytes = inference_weight_bytes(ctx.shape, task.precision, task.quantization, engine)[0] if inference else 0.0
     host_weights_gib = host_model_gib(weight_bytes, mode=task.mode, host_offload_bytes=ctx.memory.host_offload_bytes,
-                                      streams_shards=engine in stacks.SHARD_STREAMING_ENGINES or (
-                                          engine == "llama_cpp" and not ctx.memory.host_offload_bytes))
+                                      streams_shards=engine in (*stacks.SHARD_STREAMING_ENGINES, "llama_cpp"))
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        stack=task.training_stack,
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters,

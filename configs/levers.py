@@ -16,6 +16,7 @@ from pth_top.configs.micro_batch import (
     MAX_ACCUMULATION_STEPS,
     SYNC_EACH_BATCH_LABEL,
     micro_batch_label,
+    micro_batch_of,
     micro_batch_steps,
     recompute_of_answers,
     sharded_gradients,
@@ -36,6 +37,16 @@ def unsloth_quantizes_more(answers: Answers, shape: ModelShape) -> bool:
     task = answers.task
     return task.mode == "training" and task.method in ("qlora", "lora_int8") and answers.scale.gpu_count == 1 \
         and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS and bool(shape.routed_expert_parameters)
+def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answers]:
+    """An offload lever; an 8-bit optimizer gives way to the CPU's Adam, as bitsandbytes does not run there (review
+    AF)."""
+    changed = answers.with_value("scale", "sharding", sharding)
+    if answers.task.optimizer != "adam8bit":
+        return label, changed
+    return f"{label}, AdamW stepped on the CPU in place of the 8-bit optimizer", changed.with_value(
+        "task", "optimizer", "adamw")
+
+
 def recompute_only(answers: Answers) -> Answers:
     """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory); none where the
     stack recomputes already (Unsloth)."""
@@ -135,13 +146,16 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
-        changes.extend((micro_batch_label(answers, each), each) for each in micro_batch_steps(ctx.shape, answers))
+        steps = [each for each in micro_batch_steps(ctx.shape, answers, 1) if each != small_activations(answers)]
+        at_one = [each for each in steps[1:] if micro_batch_of(each) == 1]  # after the recompute chain (review AF)
+        changes.extend((micro_batch_label(answers, each), each) for each in steps if each not in at_one)
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "
                             "(in-batch negatives, batch statistics) stays as it is", recomputed))
             changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, each)}", each)
                            for each in micro_batch_steps(ctx.shape, recomputed) if each != small_activations(answers))
+        changes.extend((micro_batch_label(answers, each), each) for each in at_one)
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
             changes.append((small_activations_label(answers), smaller))
@@ -158,15 +172,15 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             answers.with_value("task", "optimizer", "adam8bit")))
         # What keeps the job (full training, slower over PCIe) before what changes it (adapters).
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
-            changes.append(("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM",
-                            answers.with_value("scale", "sharding", "zero_offload")))
+            changes.append(_offloaded("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM", answers,
+                                      "zero_offload"))
         adapts = transformer and not pretraining(answers, ctx.shape.parameters)  # adapters tune a pretrained model
         # A fine-tune's lever: a pretraining's tokens over PCIe take years on one machine (OPT-175B's 180B: ~900 days).
         if task.method == "full" and adapts and scale.sharding != "fsdp_offload" and task.precision != "fp32":
-            changes.append(("ZeRO-3 with CPU offload (DeepSpeed's offload_param and offload_optimizer, FSDP's "
-                            "CPUOffload): weights, gradients and optimizer states in CPU RAM, each layer uploaded as "
-                            "it runs and its gradients sent back, the optimizer stepped on the CPU; slower, over PCIe",
-                            answers.with_value("scale", "sharding", "fsdp_offload")))
+            changes.append(_offloaded("ZeRO-3 with CPU offload (DeepSpeed's offload_param and offload_optimizer, "
+                                      "FSDP's CPUOffload): weights, gradients and optimizer states in CPU RAM, each "
+                                      "layer uploaded as it runs and its gradients sent back, the optimizer stepped on "
+                                      "the CPU; slower, over PCIe", answers, "fsdp_offload"))
         if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
         if task.method == "lora" and task.precision == "fp32" and adapts:  # half the base, before a 4- or 8-bit one
@@ -180,9 +194,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
                             answers.with_value("task", "method", "lora_int8")))
         if task.method in ADAPTER_METHODS and transformer and scale.sharding != "fsdp_offload":
-            changes.append(("FSDP with CPU offload (Answer.AI's FSDP-QLoRA: the weights in CPU RAM, each layer "
-                            "uploaded as it runs; slower, over PCIe)",
-                            answers.with_value("scale", "sharding", "fsdp_offload")))
+            changes.append(_offloaded("FSDP with CPU offload (Answer.AI's FSDP-QLoRA: the weights in CPU RAM, each "
+                                      "layer uploaded as it runs; slower, over PCIe)", answers, "fsdp_offload"))
         if not ctx.edge:
             changes.extend(more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:

@@ -13,54 +13,59 @@ from pth_top.configs.memory_terms import ModelShape
 MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
 
 
-def halved_micro_batch(answers: Answers) -> Answers:
-    """Twice the accumulation steps (half the micro-batch) while the micro-batch is above 1 and the answer valid."""
-    task, batch = answers.task, answers.workload.batch_size
-    steps = task.accumulation_steps * 2
-    if micro_batch_per_gpu(batch, task.accumulation_steps, answers.scale.gpu_count) < 2 or steps > min(
-            batch, MAX_ACCUMULATION_STEPS):
+def _with_micro_batch(answers: Answers, at_most: int) -> Answers:
+    """The largest micro-batch up to `at_most` that divides a GPU's share of the batch, so the global batch stays
+    as it was (review AF: 48 on 8 GPUs was "2 x 4" = 64), its accumulation steps valid; the answers where none is."""
+    task, batch, gpus = answers.task, answers.workload.batch_size, max(1, answers.scale.gpu_count)
+    per_gpu = math.ceil(batch / gpus)
+    size = next((size for size in range(min(at_most, per_gpu), 0, -1) if per_gpu % size == 0), 0)
+    steps = per_gpu // size if size else 0
+    if not size or steps == task.accumulation_steps or steps > min(batch, MAX_ACCUMULATION_STEPS):
         return answers
     return sharded_gradients(answers.with_value("task", "accumulation_steps", steps))
 
 
-def halved_again(shape: ModelShape, halved: Answers) -> Answers | None:
-    """Half the micro-batch again, down to 2 (micro-batch 1 is the small-activations lever's), where accumulation
-    leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's batch statistics."""
+def micro_batch_of(answers: Answers) -> int:
+    """The answers' micro-batch a GPU."""
+    return micro_batch_per_gpu(answers.workload.batch_size, answers.task.accumulation_steps, answers.scale.gpu_count)
+
+
+def halved_micro_batch(answers: Answers) -> Answers:
+    """Half the micro-batch or less (the largest that divides a GPU's share), while it is above 1."""
+    return _with_micro_batch(answers, micro_batch_of(answers) // 2) if micro_batch_of(answers) >= 2 else answers
+
+
+def halved_again(shape: ModelShape, halved: Answers, least: int = 2) -> Answers | None:
+    """Half the micro-batch again, down to `least` (micro-batch 1 with recompute is the small-activations lever's),
+    where accumulation leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's
+    batch statistics."""
     if shape.kind != "transformer" or shape.encoder_only:
         return None
     deeper = halved_micro_batch(halved)
-    if deeper == halved or micro_batch_per_gpu(deeper.workload.batch_size, deeper.task.accumulation_steps,
-                                               deeper.scale.gpu_count) < 2:
-        return None
-    return deeper
+    return None if deeper == halved or micro_batch_of(deeper) < least else deeper
 
 
-def halvings(shape: ModelShape, answers: Answers) -> list[Answers]:
-    """The micro-batch halved again and again down to 2, where accumulation keeps the loss (halved_again): each a
-    lever, the largest that fits the fastest (audit YK2: micro-batch 2 on 8 V100s, 81 days, where recompute and
-    micro-batch 1 took 108; audit YM2: recompute at micro-batch 4 ~1.5x faster than at 1)."""
+def halvings(shape: ModelShape, answers: Answers, least: int = 2) -> list[Answers]:
+    """The micro-batch halved again and again down to `least`, where accumulation keeps the loss (halved_again):
+    each a lever, the largest that fits the fastest (audit YK2: micro-batch 2 on 8 V100s, 81 days, where recompute
+    and micro-batch 1 took 108; audit YM2: recompute at micro-batch 4 ~1.5x faster than at 1)."""
     found: list[Answers] = []
-    while (deeper := halved_again(shape, found[-1] if found else answers)) is not None:
+    while (deeper := halved_again(shape, found[-1] if found else answers, least)) is not None:
         found.append(deeper)
     return found
 
 
 def smaller_micro_batch(answers: Answers) -> Answers:
-    """The next smaller micro-batch that divides a GPU's share of the batch, its accumulation steps valid (audit
-    YL2: BEiT-L at 6 a GPU was offered 3 where 4, x 12, fits); halved where none divides it."""
-    task, batch, gpus = answers.task, answers.workload.batch_size, max(1, answers.scale.gpu_count)
-    micro = micro_batch_per_gpu(batch, task.accumulation_steps, gpus)
-    per_gpu = math.ceil(batch / gpus)
-    smaller = next((size for size in range(micro - 1, 0, -1) if per_gpu % size == 0), 0) if micro >= 2 else 0
-    if smaller and per_gpu // smaller <= min(batch, MAX_ACCUMULATION_STEPS):
-        return sharded_gradients(answers.with_value("task", "accumulation_steps", per_gpu // smaller))
-    return halved_micro_batch(answers)
+    """The next smaller micro-batch that divides a GPU's share of the batch (audit YL2: BEiT-L at 6 a GPU was offered
+    3 where 4, x 12, fits)."""
+    return _with_micro_batch(answers, micro_batch_of(answers) - 1) if micro_batch_of(answers) >= 2 else answers
 
 
-def micro_batch_steps(shape: ModelShape, answers: Answers) -> list[Answers]:
-    """The micro-batch levers: the next smaller one, then halved again down to 2 where accumulation keeps the loss."""
+def micro_batch_steps(shape: ModelShape, answers: Answers, least: int = 2) -> list[Answers]:
+    """The micro-batch levers: the next smaller one, then halved again down to `least` where accumulation keeps the
+    loss (1 without recompute: review AF, Llemma at 16 or 32 steps)."""
     first = smaller_micro_batch(answers)
-    return [] if first == answers else [first, *halvings(shape, first)]
+    return [] if first == answers else [first, *halvings(shape, first, least)]
 
 
 def micro_batch_label(before: Answers, after: Answers) -> str:

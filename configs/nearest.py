@@ -36,16 +36,16 @@ NEAREST_GPU_BUILD = "the nearest GPU build, over budget"  # beside a CPU-only PC
 
 def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context], *, keeping_the_job: bool,
                         unchanged: tuple[Assembly, Part] | None = None, asked: Answers | None = None,
-                        owned_context_for: Callable[[Answers], Context] | None = None) -> str:
+                        owned_levers: bool = False) -> str:
     """The cheapest build a lever makes hold the job, and how far over budget it is: of every lever when none fits
     the budget, of those that keep the job as asked (with the quality-free ones added) when only others do. Only a
     lever cheaper than the unchanged job's own cheapest build (the headline names that one) and over the budget
     (one within it is held back by power or its rules, not money). `unchanged`: the recommendation's own cheapest
     fitting build, when it ranked the GPUs (not when one is pinned). `asked`: the answers as asked, beside a slow
     CPU-only PC that leads on price, so the unchanged job's build is named too, and each with its decode rate and first
-    token. `owned_context_for`: how a lever that keeps the buyer's cards sees them (pinned; without it such levers
-    are passed over), where only the platform around them is bought (audit YK2: 8 owned V100s at micro-batch 2,
-    $566 over, not 8 new V100s for $14,190)."""
+    token. `owned_levers`: levers that keep the buyer's cards are built on them (else passed over), only the
+    platform around them bought (audit YK2: 8 owned V100s at micro-batch 2, ~$535 over, not 8 new V100s for
+    $14,190)."""
     if (pin := owned_pin(ctx.answers)) is not None:  # the buyer's cards: the way out buys others, not a lever on them
         card = ctx.catalog.get(pin[0])  # where they hold the job, a way out costs less than the build around them
         unchanged = (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
@@ -65,22 +65,18 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     answered_key = nearest[0] if nearest else (False, 0.0, False, 0.0)
     kept = nearest  # the nearest build that keeps the job (the unchanged one does), beside one that does not
     changes = False  # whether `nearest` is a lever's that changes the job
-    def lever_context(changed: Answers) -> Context:
-        return context_for(changed) if owned_pin(changed) is None or owned_context_for is None else \
-            owned_context_for(changed)
-
     for label, changed in answer_changes(ctx):
         if (keeping_the_job and not keeps_the_job(ctx.answers, changed)) or (
-                owned_pin(changed) is not None and owned_context_for is None):
+                owned_pin(changed) is not None and not owned_levers):
             continue
         # The change alone; with the quality-free levers added only where they make a cheaper build hold it.
-        alternative = lever_context(changed)
-        fitting = _cheapest_fitting(alternative, on_owned=owned_context_for is not None)
+        alternative = context_for(changed)
+        fitting = _cheapest_fitting(alternative, on_owned=owned_levers)
         key = _nearest_key(alternative, fitting) if fitting is not None else None
         cheap = cheap_levers(ctx, changed)
         if cheap != changed:
-            cheap_alternative = lever_context(cheap)
-            cheap_fitting = _cheapest_fitting(cheap_alternative, on_owned=owned_context_for is not None)
+            cheap_alternative = context_for(cheap)
+            cheap_fitting = _cheapest_fitting(cheap_alternative, on_owned=owned_levers)
             cheap_key = _nearest_key(cheap_alternative, cheap_fitting) if cheap_fitting is not None else None
             if cheap_key is not None and (key is None or cheap_key < key):
                 alternative, fitting, key = cheap_alternative, cheap_fitting, cheap_key
@@ -152,11 +148,10 @@ def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembl
 def _cheapest_fitting(ctx: Context, on_owned: bool = False) -> tuple[Assembly, Part] | None:
     """The cheapest build whose GPU holds the job, among the cards that run its stated rate where any does;
     `on_owned`: on the buyer's cards where the answers keep them (None where they do not hold it)."""
+    if on_owned and (pin := owned_pin(ctx.answers)) is not None:  # not sold new here may still be yours (review AF)
+        card = ctx.catalog.get(pin[0])
+        return (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
     gpus = ranked_gpus(ctx)
-    if on_owned and (pin := owned_pin(ctx.answers)) is not None:
-        gpus = [(gpu, fits) for gpu, fits in gpus if gpu.id == pin[0]]
-        if not gpus:
-            return None
     meeting = [(gpu, fits) for gpu, fits in gpus if meets_target(ctx, gpu)]
     return fit_budget(ctx, meeting or gpus).cheapest_fitting
 

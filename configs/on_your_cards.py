@@ -53,7 +53,7 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
         fitting = [(label, *held, queued) for label, answers, queued in tries
                    if keeps_the_job(ctx.answers, answers) == keeping
                    and (held := _held(ctx, card, pinned_context_for, answers, queued)) is not None]
-        for label, answers, on_them, queued in _fastest_first(fitting, card):
+        for label, answers, on_them, queued in (_fastest_first(fitting, card) if keeping else fitting):
             if queued:
                 label = ", ".join(each for each in (label, queued_label(ctx.answers, answers.workload.batch_size))
                                   if each)
@@ -76,7 +76,7 @@ def _fastest_first(fitting: list[tuple[str, Answers, Context, bool]], card: Part
                    ) -> list[tuple[str, Answers, Context, bool]]:
     """A training job's levers that fit the cards, fastest first (audit YK2: Llemma-7B on 8 owned A100s was sent to
     a chunked loss, full recompute and micro-batch 1, 105 days, where micro-batch 1 alone fits and takes 79); other
-    jobs' in the levers' order (quality first)."""
+    jobs' in the levers' order; the caller passes only levers that keep the job (their rates compare)."""
     if not fitting or fitting[0][2].answers.task.mode != "training":
         return fitting
     return sorted(fitting, key=lambda each: -job_speed(each[2], card))

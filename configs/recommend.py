@@ -198,8 +198,7 @@ def _recommend(
             and passed_over is None:
         nearest = nearest_over_budget(ctx, _unpinned_context_for(catalog, rules), keeping_the_job=bool(buildable),
                                       unchanged=fit.cheapest_fitting if fit is not None else None,
-                                      owned_context_for=lambda changed: _context(changed, catalog, rules,
-                                                                                 with_owned_pin(changed, {})))
+                                      owned_levers=True)
         blockers.extend([nearest] if nearest else [])
     if passed_over is None and blockers and gpu is not None and cpu_only is not None and fit is not None and \
             cpu_only_offered(ctx, cpu_only, fit):

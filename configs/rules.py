@@ -254,16 +254,14 @@ def decode_cores_floor(data_kind: str, gpu_count: int, rules: Rules) -> tuple[in
 
 
 def trees_on_a_table(data_kind: str, model_kind: str, parameters: int) -> bool:
-    """Gradient-boosted trees (or another model with no parameter count) on tabular data: a "generic" model without
-    parameters. A network on a table (an FT-Transformer, an MLP with its parameter count) is sized and placed as any
-    network (audit YC2, review AD)."""
+    """Gradient-boosted trees on tabular data: a "generic" model with no parameter count; a network on a table (an
+    FT-Transformer) is sized and placed as any network (audit YC2, review AD)."""
     return data_kind == "tabular" and model_kind == "generic" and parameters <= 0
 
 
 def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weights_gib: float, rules: Rules,
                   host_text: str = "", table_in_ram: bool = False, gpu_rule: bool = True) -> Floor:
-    """The guide's base, the GPUs' memory (`gpu_rule`: training and servers), the weights staged in RAM, and a table
-    held in memory for trees."""
+    """The guide's base, the GPUs' memory (`gpu_rule`), the weights staged in RAM, a table held for trees."""
     r = rules.ram
     large = dataset_size_gb >= r.large_dataset_gb
     base = r.large_data_gib if large else r.base_gib
@@ -283,11 +281,12 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     if from_table:
         parts.append(f"the {dataset_size_gb:g} GB table held in memory x {r.tabular_in_memory_ratio:g} (a data "
                      f"frame and XGBoost's DMatrix built from it) + {r.os_reserve_gib} GB for the OS")
-    unruled = "" if gpu_rule or not total_gpu_memory_gib else (
-        "; not the GPUs' memory: inference on a PC stages no more than its weights (llama.cpp maps the file, vLLM "
-        "and generate() load a shard at a time)")
+    unruled = "" if gpu_rule or not total_gpu_memory_gib else UNRULED_INFERENCE
     return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB{unruled}",
                  max(base, from_weights, from_table))
+
+UNRULED_INFERENCE = ("; not the GPUs' memory: inference on a PC stages no more than its weights (llama.cpp maps its "
+                     "file, vLLM and SGLang load a shard at a time)")
 
 
 def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:
@@ -344,9 +343,8 @@ def gb_text(size_gb: float) -> str:
 
 def host_model_gib(weight_bytes: float, *, mode: str, host_offload_bytes: int = 0,
                    streams_shards: bool = False) -> float:
-    """What of the model host RAM holds: inference weights staged as the engine stores them (a GGUF file's bytes),
-    but not by an engine that streams the checkpoint a shard at a time, or the experts llama.cpp keeps there
-    (--cpu-moe: a part of the same file); plus what ZeRO-Offload moves to the CPU in training."""
+    """Host RAM's part of the model: inference weights as stored, or what runs from RAM where the engine streams or
+    maps its file (vLLM, llama.cpp's --cpu-moe experts); what ZeRO-Offload moves to the CPU in training."""
     if mode == "inference" and not streams_shards:
         return max(weight_bytes, host_offload_bytes) / GIB
     return host_offload_bytes / GIB

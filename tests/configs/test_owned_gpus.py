@@ -299,17 +299,21 @@ LLEMMA_7B = dict(
 )
 
 
-def test_on_cards_you_have_the_fastest_lever_that_fits_comes_first(catalog):
+@pytest.mark.parametrize("steps", [64, 16])
+def test_on_cards_you_have_the_fastest_lever_that_fits_comes_first(catalog, steps):
     # Audit YK2: a chunked loss, full recompute and micro-batch 1 came first (105 days) where micro-batch 1 alone fits
-    # at 58.9 GiB and runs ~1/3 faster (79 days): on the cards you have, the levers that fit are ranked by speed.
-    build = recommend(answers("team_training", **LLEMMA_7B), catalog, today=TODAY)
+    # at 58.9 GiB and runs ~1/3 faster (79 days): on the cards you have, the levers that fit are ranked by speed; and
+    # micro-batch 1 without recompute is a lever from any micro-batch, not only from 2 (review AF: 16 steps).
+    job = answers("team_training", **{**LLEMMA_7B, "task__accumulation_steps": steps})
+    build = recommend(job, catalog, today=TODAY)
     assert not build.feasible
     first = build.feasible_alternatives[0]
     assert first.startswith("keeping your 8 x NVIDIA A100 80GB PCIe, a micro-batch of 1"), first
     assert "full recompute" not in first and "chunked loss" not in first
 
 
-def test_the_nearest_build_over_budget_keeps_the_cards_you_have_and_prices_the_platform(catalog):
+@pytest.mark.parametrize("condition", ["used", "new"])
+def test_the_nearest_build_over_budget_keeps_the_cards_you_have_and_prices_the_platform(catalog, condition):
     # Audit YK2: 8 owned V100s short at micro-batch 6 were answered with 8 new V100s for $14,190; micro-batch 2 fits
     # them (26.6 GiB) and only the 8-GPU platform, $566 over the $8,000, is to buy.
     santacoder = {**LLEMMA_7B, "workload__parameters": 1_124_886_528, "workload__layers": 24,
@@ -318,13 +322,14 @@ def test_the_nearest_build_over_budget_keeps_the_cards_you_have_and_prices_the_p
                   "workload__vocabulary_size": 49_280,
                   "workload__tied_embeddings": True, "workload__sequence_length": 2048, "workload__batch_size": 192,
                   "task__precision": "amp_fp16", "task__accumulation_steps": 4, "scale__sharding": "none",
-                  "budget__amount": 8000.0, "budget__condition": "used", "budget__owned_gpu": "v100-32gb-pcie"}
+                  "budget__amount": 8000.0, "budget__condition": condition, "budget__owned_gpu": "v100-32gb-pcie"}
     build = recommend(answers(**santacoder), catalog, today=TODAY)
     nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget")]
     assert len(nearest) == 1, build.blockers
     assert "a micro-batch of 2" in nearest[0] and "buying other cards" not in nearest[0], nearest[0]
-    price = int(nearest[0].split("8 x NVIDIA Tesla V100 32GB PCIe for $")[1].split(",")[0])
-    assert price == 8, nearest[0]  # $8,xxx: the platform alone
+    # The platform alone, a few hundred dollars over (a V100 is not sold new: yours all the same, review AF).
+    over = int(nearest[0].split(", $")[-1].split(" over")[0].replace(",", ""))
+    assert 0 < over < 1000, nearest[0]
 
 
 def test_more_of_your_cards_for_a_small_models_activations_is_data_parallel_not_zero_3(catalog):

@@ -17,7 +17,7 @@ from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB
-from tests.configs.builders import GLM45_AIR, QWEN25_32B, answers
+from tests.configs.builders import GLM45_AIR, QWEN25_3B, QWEN25_32B, answers
 
 TODAY = dt.date(2026, 11, 1)
 SHARDING_WORDS = ("ZeRO", "FSDP")
@@ -861,3 +861,16 @@ def test_offloaded_optimizer_states_are_not_offered_an_8_bit_gpu_optimizer():
     on_gpu = offload.with_value("scale", "sharding", "none")
     assert any("8-bit optimizer" in label
                for label, _ in answer_changes(_context(on_gpu, load_catalog(), load_rules(), {})))
+
+
+def test_a_micro_batch_lever_keeps_the_global_batch():
+    # Review AF: a batch of 48 on 8 GPUs (6 each) was offered "a micro-batch of 2 with gradient accumulation x 4 (the
+    # same global batch)", 64: each step is a micro-batch that divides a GPU's share.
+    job = answers(**QWEN25_3B, workload__sequence_length=2048, workload__batch_size=48, task__method="full",
+                  scale__gpu_count=8, scale__sharding="zero3")
+    changed = [each for label, each in answer_changes(_context(job, load_catalog(), load_rules(), {}))
+               if "micro-batch" in label]
+    assert changed
+    for each in changed:
+        micro = -(-48 // (each.task.accumulation_steps * 8))
+        assert micro * each.task.accumulation_steps * 8 == 48, (micro, each.task.accumulation_steps)

@@ -17,7 +17,7 @@ from pth_top.configs.build import Build
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import host_model_gib, load_rules, storage_capacity_gb
 from pth_top.units import GIB
-from tests.configs.builders import answers
+from tests.configs.builders import GLM45_AIR, answers
 
 TODAY = dt.date(2026, 11, 1)
 TOLERANCE = 0.15
@@ -276,3 +276,19 @@ def test_a_pc_for_inference_is_not_held_to_ram_as_large_as_its_gpus(catalog):
                        catalog, today=dt.date(2026, 11, 1))
     kit = server.component("memory_kit")
     assert kit.quantity * kit.spec["capacity_gib"] >= server.component("gpu").spec["memory_gib"]
+
+
+def test_llama_cpp_with_its_experts_in_ram_holds_the_experts_there_not_the_whole_file(catalog):
+    # Review AF: GLM-4.5-Air Q4 with --cpu-moe on a used RTX 3090 staged the whole 59.3 GiB GGUF in RAM beside the
+    # line that says llama.cpp maps its file; RAM holds the experts it runs there.
+    job = answers(**GLM45_AIR, workload__experts_count=128, workload__experts_per_token=8,
+                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__serving_engine="llama_cpp", task__expert_offload=True,
+                  budget__currency="EUR", budget__amount=3000.0, budget__condition="used")
+    build = recommend(job, catalog, today=dt.date(2026, 11, 1))
+    floors = [line for component in build.components for line in component.reasoning if line.startswith("RAM >=")]
+    assert floors and "the experts llama.cpp runs from RAM (--cpu-moe)" in floors[0], floors
+    staged = float(floors[0].split("(--cpu-moe) ")[1].split(" GiB")[0])
+    # At most every routed expert (the estimate before the card keeps some of them), under the whole file's.
+    assert build.memory.host_offload_bytes <= staged * GIB < 0.97 * (build.memory.weights_bytes
+                                                                     + build.memory.host_offload_bytes)
