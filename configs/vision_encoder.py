@@ -29,7 +29,7 @@ class VisionEncoder:
 
     @property
     def parameters(self) -> int:
-        """12 h^2 a layer: attention's 4 h^2 and an MLP of ~4h (SigLIP-so400m's 4,304 at 1,152: 27 layers, 428M
+        """12 h^2 a layer: attention's 4 h^2 and an MLP of ~4h (SigLIP-so400m's 4,304 at 1,152: 27 layers, 430M
         against its 400M; Qwen2.5-VL's gated 3 x 1,280 x 3,420 is 2 x 1,280 x 5,120 too)."""
         return 12 * self.layers * self.hidden_size ** 2
 
@@ -51,7 +51,7 @@ def language_parameters(shape: ModelShape) -> int:
     """The active parameters the language model's tokens pass: a trained encoder's are in workload.parameters with
     the language model's, and run over its own patches instead (a frozen one's are workload.frozen_parameters)."""
     encoder = vision_encoder(shape)
-    return shape.active - encoder.parameters if encoder is not None and encoder.trained else shape.active
+    return max(0, shape.active - encoder.parameters) if encoder is not None and encoder.trained else shape.active
 
 
 def training_flops_per_sample(shape: ModelShape, method: str, recompute: str) -> tuple[float, str]:

@@ -1,5 +1,5 @@
 """A desktop PC's case (configs.case_choice): priced in the build, chosen for the board, the cards and the PSUs;
-an open frame, a server chassis, an edge module or a desktop system brings its own."""
+a server chassis or an edge module brings its own."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_two_atx_units_take_a_dual_psu_full_tower(catalog):
     assert case.part_id == "phanteks-enthoo-pro-2-server" and any("dual-PSU case" in line for line in case.reasoning)
 
 
-def test_a_server_an_edge_module_and_a_desktop_system_bring_their_own_case(catalog):
+def test_a_server_and_an_edge_module_bring_their_own_case(catalog):
     server = recommend(answers("inference_server", workload__preset="llama-70b", task__mode="inference",
                                task__precision="bf16", workload__batch_size=8, scale__gpu_count=8,
                                budget__amount=3_000_000.0), catalog, today=TODAY)

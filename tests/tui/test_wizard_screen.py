@@ -392,3 +392,18 @@ async def test_a_desktop_system_build_reviews_and_swaps_to_a_pc_card():
         await wait_until(pilot, lambda: screen.build.component("gpu").part_id != "dgx-spark-128gb",
                          what="a PC card swapped in")
         assert screen.build.component("cpu") is not None and error_text(screen).startswith("GPU is now ")
+
+
+async def test_key_8_swaps_the_case():
+    # Desktop builds have a case now: key 8 swaps it for the next in the catalog, as 1-7 swap the other parts.
+    app = WizardApp(clock=fixed_clock, preset="guide-personal")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, WizardScreen)
+        screen = app.screen
+        await wait_for_step(pilot, screen, "step-review")
+        first = screen.build.component("case")
+        assert first is not None and "[8] Case" in str(screen.query_one("#review-body").content)
+        await pilot.press("8")
+        await wait_until(pilot, lambda: screen.build.component("case").part_id != first.part_id,
+                         what="the case swapped")
+        assert error_text(screen).startswith("Case is now ")

@@ -62,7 +62,7 @@ class WizardScreen(WizardReview):
         Binding("a", "apply_alternative", "Apply the first feasible alternative", id="wizard.apply_alternative"),
         *[
             Binding(key, f"swap('{role}')", "Swap part" if index == 0 else f"Swap {ROLE_LABELS[role]}",
-                    id=f"wizard.swap.{role}", show=index == 0, key_display="1-7" if index == 0 else None)
+                    id=f"wizard.swap.{role}", show=index == 0, key_display="1-8" if index == 0 else None)
             for index, (key, role) in enumerate(SWAP_KEYS)
         ],
     ]

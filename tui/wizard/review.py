@@ -21,7 +21,7 @@ from pth_top.tui.wizard.steps import STEPS
 
 SWAP_KEYS = (
     ("1", "gpu"), ("2", "cpu"), ("3", "motherboard"), ("4", "memory_kit"),
-    ("5", "storage"), ("6", "cooler"), ("7", "psu"),
+    ("5", "storage"), ("6", "cooler"), ("7", "psu"), ("8", "case"),
 )
 
 

@@ -123,7 +123,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("budget", "owned_gpu", "GPU you have (catalog id)"), ("budget", "owned_gpu_count", "How many you have"),
     )),
     StepSpec("review", "Review", (
-        "Keys 1-7 swap a part for the next-best (shown in [ ]) and recompute; A applies the first feasible "
+        "Keys 1-8 swap a part for the next-best (shown in [ ]) and recompute; A applies the first feasible "
         "alternative when the goal is not feasible; Ctrl+S saves (asks before overwriting); Ctrl+B goes back to "
         "change answers; Esc leaves."
     ), ()),
