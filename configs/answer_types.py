@@ -130,6 +130,10 @@ class Workload(Schema, frozen=True):
         "the vision encoder trains: in full (MiniCPM-V's tune_vision, its default) or with adapters on its layers "
         "(PEFT target_modules that match its q_proj/v_proj); its weights then in parameters. false: frozen, a forward "
         "only (LLaMA-Factory's freeze_vision_tower, its default), its weights in frozen_parameters"))] = False
+    vision_checkpointed: Annotated[bool, Meta(description=(
+        "a trained vision encoder's layers are recomputed with the language model's (task.recompute; transformers' "
+        "gradient_checkpointing_enable reaches SigLIP and Idefics3's encoder); false: the trainer keeps their "
+        "activations (Phi-3-vision's cookbook: 36 GB a GPU with its CLIP tower trained, 27 frozen)"))] = True
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE (0: none)"))] = 0
     frozen_precision: Annotated[FrozenPrecision, Meta(description=(

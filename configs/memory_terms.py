@@ -109,6 +109,7 @@ class ModelShape:
     vision_hidden_size: int = 0
     vision_tokens: int = 0
     vision_trained: bool = False
+    vision_checkpointed: bool = True  # its layers recomputed with the language model's (task.recompute)
 
     @property
     def encoder_decoder(self) -> bool:

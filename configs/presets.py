@@ -286,7 +286,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             experts_count=workload.experts_count, lm_head=not workload.encoder_only,
             tied_embeddings=workload.tied_embeddings, vision_layers=workload.vision_layers,
             vision_hidden_size=workload.vision_hidden_size, vision_tokens=workload.vision_tokens,
-            vision_trained=workload.vision_trained,
+            vision_trained=workload.vision_trained, vision_checkpointed=workload.vision_checkpointed,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(active)} " \
             f"({origin})"
     if kind == "cnn":

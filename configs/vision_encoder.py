@@ -26,6 +26,7 @@ class VisionEncoder:
     hidden_size: int
     tokens: int
     trained: bool
+    checkpointed: bool = True  # recomputed with the language model's layers
 
     @property
     def parameters(self) -> int:
@@ -44,7 +45,8 @@ def vision_encoder(shape: ModelShape) -> VisionEncoder | None:
     """The model's vision encoder, None without one."""
     if not (shape.vision_layers and shape.vision_hidden_size and shape.vision_tokens):
         return None
-    return VisionEncoder(shape.vision_layers, shape.vision_hidden_size, shape.vision_tokens, shape.vision_trained)
+    return VisionEncoder(shape.vision_layers, shape.vision_hidden_size, shape.vision_tokens, shape.vision_trained,
+                         shape.vision_checkpointed)
 
 
 def language_parameters(shape: ModelShape) -> int:
@@ -64,6 +66,7 @@ def training_flops_per_sample(shape: ModelShape, method: str, recompute: str) ->
     if not encoder.trained or method == "frozen":
         per_token, rule = 2.0 * encoder.parameters, "2N (frozen: forward only)"
     else:
+        recompute = recompute if encoder.checkpointed else "none"
         weights = 6.0 if method == "full" else 4.0
         rounds = weights + (2.0 if recompute == "full" else 0.0)
         per_token = rounds * encoder.parameters
@@ -89,6 +92,7 @@ def training_activations(shape: ModelShape, method: str, lora_targets: str, micr
     if encoder is None or not encoder.trained or method == "frozen":
         return 0, 0, ""
     per_token = methods.lora_activation_per_token(lora_targets) if method in methods.ADAPTER_METHODS else 34.0
+    recompute = recompute if encoder.checkpointed else "none"
     kept = transformer_activation_bytes(encoder.shape, micro_batch, recompute, True, 1, value_bytes, per_token)
     one_layer = ModelShape(kind="transformer", parameters=0, layers=1, hidden_size=encoder.hidden_size,
                            sequence_length=encoder.tokens, encoder_only=True)
