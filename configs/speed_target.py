@@ -8,6 +8,7 @@ answered GPU count all fall short: 24 real-time Orpheus speech streams need ~84 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable, NamedTuple
 
@@ -106,7 +107,8 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
                 count_line(other, gpu, count, changed), changed
         if rate_of(other) > max(rate * NEARER_BAND, rate_of(nearer[0]) if nearer else 0.0):
             nearer = other, gpu, count, changed
-    over = _nearest_meeting(build, rules, recommend_one, rate_of, target, unit)
+    over = _nearest_meeting(build, rules, recommend_one, rate_of, target, unit) or _beyond_the_limits(
+        build, rules, recommend_one, rate_of, target, unit)
     if over is not None and over.build.total_price_cny <= build.budget_cny * NEARER_BAND:
         nearer = None  # a quarter over the budget meets it: that first
     if nearer is not None:  # the budget's best before the money to meet it (audit ZF: 4 x RTX PRO 4000, not a Spark)
@@ -131,6 +133,26 @@ def _fp8_weights(answers: Answers) -> Answers | None:
     if task.precision not in ("bf16", "fp16") or engine not in stacks.FP8_GEMM_ENGINES:
         return None
     return answers.with_value("task", "precision", "int8").with_value("task", "quantization", "fp8")
+
+
+def _beyond_the_limits(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build],
+                       rate_of: Callable[[Build], float], target: float, unit: str) -> _Meeting | None:
+    """Where no build within the answers' noise and power limits meets the target, the nearest that does past one
+    of them, saying which (audit YP2: a quiet 450 W office server at ~8.4 tokens/s a stream was a recommendation)."""
+    budget = build.answers.budget
+    limits: list[tuple[str, object, str]] = [
+        ("noise", "any", f'budget.noise = "any" (not "{budget.noise}")')] if budget.noise != "any" else []
+    limits += [("max_power_w", 0, f"budget.max_power_w above {budget.max_power_w:g} W")] if budget.max_power_w else []
+    for dropped in [[limit] for limit in limits] + ([limits] if len(limits) > 1 else []):
+        relaxed = build.answers
+        for key, value, _ in dropped:
+            relaxed = relaxed.with_value("budget", key, value)
+        found = _nearest_meeting(dataclasses.replace(build, answers=relaxed), rules, recommend_one, rate_of, target,
+                                 unit)
+        if found is not None:
+            said = " and ".join(text for _, _, text in dropped)
+            return found._replace(line=f"{found.line}; past your limits: {said}")
+    return None
 
 
 class _Meeting(NamedTuple):
