@@ -332,3 +332,22 @@ def test_a_build_under_the_target_within_noise_and_power_limits_is_no_recommenda
     assert "past your limits" in first, first
     _, changed, _ = build.applicable_alternatives[0]
     assert held(recommend(changed, catalog, today=TODAY)) >= 20.0
+
+
+def test_more_gpus_and_fp8_weights_are_tried_together(catalog):
+    # Audit YP2: CodeGeeX4-9B (GLM-4-9B's shape: 40 layers of 4096, 32 heads, 2 KV heads, SwiGLU 13696, V 151,552) on
+    # vLLM for 32 users at 8k, 20 tokens/s each, CNY 200,000: more GPUs alone fell short and fp8 alone too; together
+    # they meet it within budget, and were never named.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=9_400_000_000,
+                  workload__layers=40, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=2,
+                  workload__intermediate_size=13696, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+                  workload__sequence_length=8192, workload__batch_size=32, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
+                  task__target_tokens_per_s_per_stream=20.0, budget__amount=200_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert "fp8 weights" in first and "scale.gpu_count" in first and "within ¥200,000" in first, first
+    _, changed, _ = build.applicable_alternatives[0]
+    fixed = recommend(changed, catalog, today=TODAY)
+    assert fixed.feasible and held(fixed) >= 20.0 and changed.scale.gpu_count > 1
