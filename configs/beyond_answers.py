@@ -25,6 +25,11 @@ from pth_top.configs.speed import SLOW_DECODE_TOKENS_PER_S, duration
 MORE_GPU_COUNTS = (2, 4, 8)  # the machines of more GPUs a faster build is looked for in (tensor parallel's)
 SLOW_WAY_OUT = "but ~"  # how a way out too slow for the job says its rate (configs.feasibility writes it)
 
+
+def slow_rate_text(rate: float, loaded: str, under: str) -> str:
+    """'but ~14.1 tokens/s per stream under load, under task.target_... = 15': a way out's rate short of the job's."""
+    return f"{SLOW_WAY_OUT}{rate:.1f} tokens/s per stream{loaded}, under {under}"
+
 # Answer fields whose change keeps the job as asked (the model, its method and precision, its data): stack, memory
 # and parallelism levers. An 8-bit optimizer and an fp8 KV cache are counted here: their loss is within noise.
 QUALITY_FREE_FIELDS = frozenset({
@@ -247,7 +252,7 @@ def _under_target(other: Build) -> str:
     if not 0 < held < stated[1]:
         return ""
     loaded = " under load" if sp.held_under_load(other.speed.figures, stated[0]) else ""
-    return f"; {SLOW_WAY_OUT}{held:.1f} tokens/s per stream{loaded}, under task.{stated[0].answer_key} = {stated[1]:g}"
+    return f"; {slow_rate_text(held, loaded, f'task.{stated[0].answer_key} = {stated[1]:g}')}"
 
 
 def alternative_label(line: str) -> str:

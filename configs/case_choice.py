@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
 from pth_top.configs.parts import Part
-from pth_top.configs.slots import card_width
+from pth_top.configs.slots import slots_hanging_below
 
 
 def choose_case(ctx: Context, asm: Assembly, board: Part, gpu: Part | None) -> None:
     """The cheapest case that holds the board, the cards and the PSUs chosen; its reasons."""
     form = board["form_factor"]
     length = float(gpu.get("length_mm", 0) or 0) if gpu is not None else 0.0
-    positions = int(board.get("slot_positions_count", 0) or 0)
-    covered = ctx.gpu_count * card_width(gpu) if gpu is not None else 0
-    slots = covered if positions and covered > positions else 0  # the last card hangs below the board
+    slots = slots_hanging_below(ctx, board, gpu)
     _, units = asm.chosen["psu"]
     needs = [f"standoffs for a{'n' if form[0] in 'AE' else ''} {form} board"]
     needs += [f"cards up to {length:,.0f} mm"] if length else []
-    needs += [f"{slots} expansion slots (the last card hangs below the board's {positions})"] if slots else []
+    needs += [f"{slots} expansion slots (the last card hangs below the board's {board['slot_positions_count']})"] \
+        if slots else []
     needs += [f"{units} ATX PSUs (a dual-PSU case)"] if units > 1 else []
     candidates = [(part_price(ctx, case), case, 1) for case in offered(ctx, "case")
                   if form in case["board_form_factors"] and case["gpu_length_max_mm"] >= length

@@ -16,7 +16,13 @@ from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
-from pth_top.configs.speed_cpu import CPU_PREFILL_FLOP_PER_CYCLE, core_gigahertz, cpu_inference, forward_input_flops
+from pth_top.configs.speed_cpu import (
+    CPU_PREFILL_FLOP_PER_CYCLE,
+    core_gigahertz,
+    cpu_flops_per_s,
+    cpu_inference,
+    forward_input_flops,
+)
 from pth_top.units import GIB
 
 
@@ -105,8 +111,8 @@ def cpu_only_alternative_line(ctx: Context, cpu_only: CpuOnly) -> tuple[str, flo
     line = f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}: {cpu_only.reason}"
     if cpu_only.adequate or ctx.answers.task.mode != "inference":
         return line, 0.0
-    decode = cpu_decode_tokens_per_s(ctx, cpu_only)
-    first_s = cpu_figures(ctx, cpu_only).get("first_token_s", 0.0)
+    figures = cpu_figures(ctx, cpu_only)
+    decode, first_s = figures.get("decode_tokens_per_s_per_stream"), figures.get("first_token_s", 0.0)
     line += f" (~{decode:,.1f} tokens/s a stream from its RAM)" if decode else ""
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         line += f"; first token after a {ctx.shape.sequence_length:,}-token prompt in ~{sp.duration(first_s)}"
@@ -203,10 +209,10 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
 SMALL_MODEL_MAX_SECONDS = 0.1
 
 
-def _input_seconds(gflops: float, cpu: dict) -> float:
-    """Seconds a CPU takes for one input's forward GFLOPs at its cores' prefill rate (inf without cores)."""
-    rate = core_gigahertz(cpu) * CPU_PREFILL_FLOP_PER_CYCLE
-    return gflops / rate if rate else math.inf
+def _input_seconds(flops: float, cpu: dict) -> float:
+    """Seconds a CPU takes for one input's forward FLOPs at its cores' prefill rate (inf without cores)."""
+    rate = cpu_flops_per_s(cpu)
+    return flops / rate if rate else math.inf
 
 
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
@@ -229,7 +235,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
-    seconds = _input_seconds(forward_input_flops(ctx.answers, ctx.shape) / 1e9, dict(asm.chosen["cpu"][0].spec))
+    seconds = _input_seconds(forward_input_flops(ctx.answers, ctx.shape), dict(asm.chosen["cpu"][0].spec))
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
             and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS:
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "

@@ -37,6 +37,8 @@ def unsloth_quantizes_more(answers: Answers, shape: ModelShape) -> bool:
     task = answers.task
     return task.mode == "training" and task.method in ("qlora", "lora_int8") and answers.scale.gpu_count == 1 \
         and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS and bool(shape.routed_expert_parameters)
+
+
 def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answers]:
     """An offload lever; an 8-bit optimizer gives way to the CPU's Adam, as bitsandbytes does not run there (review
     AF)."""
@@ -146,7 +148,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
-        steps = [each for each in micro_batch_steps(ctx.shape, answers, 1) if each != small_activations(answers)]
+        smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
+        steps = [each for each in micro_batch_steps(ctx.shape, answers, 1) if each != smaller]
         at_one = [each for each in steps[1:] if micro_batch_of(each) == 1]  # after the recompute chain (review AF)
         changes.extend((micro_batch_label(answers, each), each) for each in steps if each not in at_one)
         recomputed = recompute_only(answers)
@@ -154,9 +157,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "
                             "(in-batch negatives, batch statistics) stays as it is", recomputed))
             changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, each)}", each)
-                           for each in micro_batch_steps(ctx.shape, recomputed) if each != small_activations(answers))
+                           for each in micro_batch_steps(ctx.shape, recomputed) if each != smaller)
         changes.extend((micro_batch_label(answers, each), each) for each in at_one)
-        smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         if smaller not in (answers, recomputed):
             changes.append((small_activations_label(answers), smaller))
         if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge:

@@ -303,7 +303,7 @@ def training_activations(
                 f"micro-batch {micro_batch}, recompute {recompute}{sides}{vision_text}; + ")
         widest_name = "s*mlp" if widest == tokens * shape.mlp_width else "a*s^2"
         working_line = f"backward working set 2 x {widest_name} x b" + (" in fp32 (softmax's)" if eager_scores else "")
-        if vision_working > working:  # the encoder's backward runs last, after the language model's is freed
+        if vision_working > working:  # one working set at a time, beside every activation kept: an upper bound
             working, working_line = vision_working, "vision encoder's backward working set (one layer)"
         logits, logits_line = stacks.loss_logits_bytes(
             stack, shape.loss_tokens * micro_batch, shape.logits_vocabulary_size, shape.hidden_size, value_bytes)

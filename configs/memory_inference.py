@@ -274,7 +274,7 @@ def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_b
         # ViT-H at 1,024 px, 4 global layers of 4,096 tokens, peaks at 14.1 GiB for a batch of 8 in bf16 eager
         # (segment-anything-fast's A100 results_bs8_vit_h.csv; 2.5 GiB counted without them, audit YL2).
         span = prompt if shape.full_attention_layers else min(prompt, shape.sliding_window_tokens)
-        inputs = -(-(tokens // max(1, prompt)) // n) if n > 1 else tokens // max(1, prompt)
+        inputs = -(-(tokens // max(1, prompt)) // n)  # each GPU its share of the inputs at once
         scores = EAGER_SCORE_COPIES * value_bytes * shape.attention_heads * span ** 2 * inputs
         activations += scores
         formula.append(f"eager attention (task.flash_attention = false): {EAGER_SCORE_COPIES} x {value_bytes:g} B x "

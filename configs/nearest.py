@@ -46,9 +46,8 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
     token. `owned_levers`: levers that keep the buyer's cards are built on them (else passed over), only the
     platform around them bought (audit YK2: 8 owned V100s at micro-batch 2, ~$535 over, not 8 new V100s for
     $14,190)."""
-    if (pin := owned_pin(ctx.answers)) is not None:  # the buyer's cards: the way out buys others, not a lever on them
-        card = ctx.catalog.get(pin[0])  # where they hold the job, a way out costs less than the build around them
-        unchanged = (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
+    if owned_pin(ctx.answers) is not None:  # the buyer's cards: where they hold the job, a way out costs less than
+        unchanged = _on_the_owned_cards(ctx)  # the build around them
     elif unchanged is None or sp.stated_target(ctx.answers.task) is not None:  # the caller's is not rate-filtered
         unchanged = _cheapest_fitting(ctx)
     # Builds that run the stated rate (task.target_*) come before cheaper ones that do not, which say their rate.
@@ -148,12 +147,18 @@ def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembl
 def _cheapest_fitting(ctx: Context, on_owned: bool = False) -> tuple[Assembly, Part] | None:
     """The cheapest build whose GPU holds the job, among the cards that run its stated rate where any does;
     `on_owned`: on the buyer's cards where the answers keep them (None where they do not hold it)."""
-    if on_owned and (pin := owned_pin(ctx.answers)) is not None:  # not sold new here may still be yours (review AF)
-        card = ctx.catalog.get(pin[0])
-        return (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
+    if on_owned and owned_pin(ctx.answers) is not None:  # not sold new here may still be yours (review AF)
+        return _on_the_owned_cards(ctx)
     gpus = ranked_gpus(ctx)
     meeting = [(gpu, fits) for gpu, fits in gpus if meets_target(ctx, gpu)]
     return fit_budget(ctx, meeting or gpus).cheapest_fitting
+
+
+def _on_the_owned_cards(ctx: Context) -> tuple[Assembly, Part] | None:
+    """The build around the buyer's own cards (budget.owned_gpu), where they hold the job; None where they do not."""
+    pin = owned_pin(ctx.answers)
+    card = ctx.catalog.get(pin[0]) if pin is not None else None
+    return (assemble(ctx, card), card) if card is not None and memory_fit(ctx, card) != SHORT else None
 
 
 def _nearest_key(ctx: Context, fitting: tuple[Assembly, Part]) -> NearestKey:

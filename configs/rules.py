@@ -285,6 +285,7 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
     return Floor(need, "RAM >= max(" + ", ".join(parts) + f") = {need:.0f} GiB{unruled}",
                  max(base, from_weights, from_table))
 
+
 UNRULED_INFERENCE = ("; not the GPUs' memory: inference on a PC stages no more than its weights (llama.cpp maps its "
                      "file, vLLM and SGLang load a shard at a time)")
 

@@ -49,15 +49,23 @@ def gpus_that_fit(board: Part, card_width_slots: int, slots: int | None = None) 
     return int(min(slots, (positions + 1) // card_width_slots))
 
 
-def hanging_card_line(ctx: Context, board: Part, gpu: Part | None) -> str:
-    """The case the cards need when the last one hangs a bracket below the board (gpus_that_fit allows one), else ""."""
+def slots_hanging_below(ctx: Context, board: Part, gpu: Part | None) -> int:
+    """The expansion slots the cards cover where the last hangs a bracket below the board (gpus_that_fit allows
+    one), which the case must have; 0 where none hangs (or they stand on risers)."""
     if gpu is None or on_risers(ctx, board, gpu, ctx.gpu_count):
+        return 0
+    covered = ctx.gpu_count * card_width(gpu)
+    positions = int(board.get("slot_positions_count", 0) or 0)
+    return covered if positions and covered > positions else 0
+
+
+def hanging_card_line(ctx: Context, board: Part, gpu: Part | None) -> str:
+    """The case the cards need when the last one hangs a bracket below the board, else ""."""
+    slots = slots_hanging_below(ctx, board, gpu)
+    if not slots:
         return ""
-    positions, width, gpu_count = board.get("slot_positions_count", 0), int(gpu["slot_width_count"]), ctx.gpu_count
-    if not positions or gpu_count * width <= positions:
-        return ""
-    return (f"case: the last card hangs below the board's {positions} slot positions, so the case needs "
-            f"{gpu_count * width} expansion slots (a full tower or an EEB case; most ATX cases have 7)")
+    return (f"case: the last card hangs below the board's {board['slot_positions_count']} slot positions, so the case "
+            f"needs {slots} expansion slots (a full tower or an EEB case; most ATX cases have 7)")
 
 
 def slot_fit_problem(ctx: Context, board: Part, gpu: Part, gpu_count: int) -> str:

@@ -54,6 +54,11 @@ def core_gigahertz(cpu: dict) -> float:
     return (cores - efficiency_cores) * ghz + efficiency_cores * efficiency_ghz * efficiency_ratio
 
 
+def cpu_flops_per_s(cpu: dict) -> float:
+    """The CPU's matmul rate at llama.cpp's prefill FLOPs a cycle over its core-GHz (0 without cores or clock)."""
+    return core_gigahertz(cpu) * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+
+
 def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, str]:
     """Seconds to prefill one prompt on the CPU's cores at their boost clock, and the line saying how."""
     flops = prefill_flops(shape, prompt)
@@ -63,7 +68,7 @@ def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, s
     efficiency_ghz = float(cpu.get("efficiency_boost_clock_ghz", 0) or 0)
     efficiency_ratio = float(cpu.get("efficiency_core_vector_ratio", 0) or 0)
     performance_cores = cores - efficiency_cores
-    rate = core_gigahertz(cpu) * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+    rate = cpu_flops_per_s(cpu)
     if not rate:
         return 0.0, "not predicted: the catalog gives the CPU no cores or clock"
     seconds = flops / rate
@@ -93,7 +98,7 @@ def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Predi
     the same): batch after batch, one at a time."""
     out = sp.Prediction()
     flops = forward_input_flops(answers, shape)
-    rate = core_gigahertz(cpu.spec) * 1e9 * CPU_PREFILL_FLOP_PER_CYCLE
+    rate = cpu_flops_per_s(cpu.spec)
     if not flops or not rate:
         out.summary.append("not predicted for a CPU-only build: the catalog gives the CPU no cores or clock")
         return out

@@ -77,24 +77,22 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
             other.answers
     # Then fp8 weights, which halve a 16-bit decode's reads and run FP8 matmuls at near-lossless quality (audit YM2:
     # EuroLLM-9B for 32 streams at 20 tokens/s on one RTX 5090 for EUR 6,466, where 2 x 5090 over budget were named).
-    weights = _fp8_weights(answers) if rate_target.decode else None
-    both = [weights, *([weights.with_value("task", "kv_cache_dtype", "fp8")] if fp8_open else [])] if weights else []
-    for changed in both:
-        found = gpu_build(recommend_one, changed)
+    for with_cache in (False, True) if rate_target.decode else ():
+        changed = _fp8_weights(answers, with_cache)
+        found = gpu_build(recommend_one, changed) if changed is not None and (fp8_open or not with_cache) else None
         if found is not None and rate_of(found[0]) >= target:
             other, gpu = found
-            cache = f", and {stacks.KV_CACHE_FP8_LABEL}" if changed != weights else ""
-            answer = ", task.kv_cache_dtype = \"fp8\"" if changed != weights else ""
+            cache = f", and {stacks.KV_CACHE_FP8_LABEL}" if with_cache else ""
             line = (f"{FP8_WEIGHTS_LABEL}{cache}: {gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {unit}, "
-                    f"{within_text(other, build, rules)} (answer task.precision = \"int8\", task.quantization = "
-                    f"\"fp8\"{answer})")
+                    f"{within_text(other, build, rules)} (answer {_fp8_answer(with_cache)})")
             return f"{short}, where fp8 weights run ~{rate_of(other):,.1f} within budget (below)", line, other.answers
     nearer: tuple[Build, Component, int, Answers] | None = None  # more GPUs within budget, short but nearer
 
-    def count_line(other: Build, gpu: Component, count: int, changed: Answers, note: str = "") -> str:
+    def count_line(other: Build, gpu: Component, count: int, changed: Answers, note: str = "",
+                   answered: str = "") -> str:
         how = split_label(changed) if rate_target.decode else "each its own inputs"
         return (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {unit}{note}, "
-                f"{within_text(other, build, rules)} (answer scale.gpu_count = {count})")
+                f"{within_text(other, build, rules)} (answer {answered}scale.gpu_count = {count})")
 
     for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge):
         changed = answers.with_value("scale", "gpu_count", count)
@@ -107,16 +105,12 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
                 count_line(other, gpu, count, changed), changed
         # Those GPUs with fp8 weights and cache too (audit YP2: CodeGeeX4-9B for 32 users on 8 x RTX PRO 4000 ran
         # 16.9 tokens/s with 16-bit weights, 22.4 with fp8, the two levers never tried together).
-        in_fp8 = _fp8_weights(changed)
-        in_fp8 = in_fp8.with_value("task", "kv_cache_dtype", "fp8") if in_fp8 is not None and fp8_open else in_fp8
-        quick = gpu_build(recommend_one, in_fp8) if in_fp8 is not None and rate_target.decode else None
+        in_fp8 = _fp8_weights(changed, fp8_open) if rate_target.decode else None
+        quick = gpu_build(recommend_one, in_fp8) if in_fp8 is not None else None
         if quick is not None and rate_of(quick[0]) >= target:
-            cache = ", task.kv_cache_dtype = \"fp8\"" if fp8_open else ""
             return (f"{short}, where {count} GPUs with fp8 weights run ~{rate_of(quick[0]):,.1f} within budget "
-                    "(below)", count_line(quick[0], quick[1], count, changed,
-                                          f" with {FP8_WEIGHTS_LABEL}").replace(
-                        "(answer scale.gpu_count", f"(answer task.precision = \"int8\", task.quantization = "
-                        f"\"fp8\"{cache}, scale.gpu_count"), quick[0].answers)
+                    "(below)", count_line(quick[0], quick[1], count, changed, f" with {FP8_WEIGHTS_LABEL}",
+                                          f"{_fp8_answer(fp8_open)}, "), quick[0].answers)
         if rate_of(other) > max(rate * NEARER_BAND, rate_of(nearer[0]) if nearer else 0.0):
             nearer = other, gpu, count, changed
     over = _nearest_meeting(build, rules, recommend_one, rate_of, target, unit) or _beyond_the_limits(
@@ -138,13 +132,21 @@ FP8_WEIGHTS_LABEL = ("fp8 weights (an FP8 checkpoint, or vLLM/SGLang --quantizat
                      "matmuls on Ada, Hopper and Blackwell cards)")
 
 
-def _fp8_weights(answers: Answers) -> Answers | None:
-    """The 16-bit weights in fp8 where the engine runs FP8 matmuls (stacks.FP8_GEMM_ENGINES); None elsewhere."""
+def _fp8_weights(answers: Answers, with_cache: bool = False) -> Answers | None:
+    """The 16-bit weights in fp8 (and the KV cache, `with_cache`) where the engine runs FP8 matmuls
+    (stacks.FP8_GEMM_ENGINES); None elsewhere."""
     task = answers.task
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     if task.precision not in ("bf16", "fp16") or engine not in stacks.FP8_GEMM_ENGINES:
         return None
-    return answers.with_value("task", "precision", "int8").with_value("task", "quantization", "fp8")
+    changed = answers.with_value("task", "precision", "int8").with_value("task", "quantization", "fp8")
+    return changed.with_value("task", "kv_cache_dtype", "fp8") if with_cache else changed
+
+
+def _fp8_answer(with_cache: bool) -> str:
+    """What to answer for fp8 weights (and the fp8 KV cache)."""
+    return 'task.precision = "int8", task.quantization = "fp8"' + (', task.kv_cache_dtype = "fp8"' if with_cache
+                                                                    else "")
 
 
 def _beyond_the_limits(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build],

@@ -11,7 +11,7 @@ from typing import Callable, Mapping, TypeVar
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import TIGHT, Assembly, Context, fits_on, memory_fit, memory_on, needed_bytes
-from pth_top.configs.beyond_answers import SLOW_WAY_OUT
+from pth_top.configs.beyond_answers import slow_rate_text
 from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.levers import queued_label
 from pth_top.configs.market import money as market_money
@@ -99,7 +99,7 @@ def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tu
     under = f"task.{stated[0].answer_key} = {floor:g}" if stated is not None and stated[0].decode else \
         f"{floor:g}, slower than reading"
     why = f" under load (~{idle:.1f} idle)" if loaded else ""
-    return rate, f"{SLOW_WAY_OUT}{rate:.1f} tokens/s per stream{why}, under {under}"
+    return rate, slow_rate_text(rate, why, under)
 
 
 def money(ctx: Context, amount_cny: float) -> str:
