@@ -88,7 +88,9 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                      training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate,
                      peer_to_peer=spec.get("form") != "consumer",
                      cnn_fraction=cnn_tensor_fraction(spec.get("form") == "consumer" and rate in (
-                         "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops"), answers.task.channels_last))
+                         "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops"), answers.task.channels_last,
+                         compiled=answers.task.mode == "inference" and stacks.forward_runtime(
+                             answers.task.forward_runtime, answers.scenario) == "compiled"))
 
 
 

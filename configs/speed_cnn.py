@@ -33,6 +33,10 @@ CNN_COMPILED_BYTES_PER_ACTIVATION = 4.0
 # Channels-last convolutions keep a GeForce card's tensor cores busier than NCHW's (GEFORCE_CNN_TENSOR_FRACTION,
 # timm's NCHW rows): its NHWC training table on an RTX 3090 gives ResNet-101 0.49 and -152 0.49 of the figure.
 GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST = 0.46
+# A TensorRT engine's forward pass in FP16: EfficientViT's A100 rows at batch 64 (TensorRT, data transfer included)
+# reach 0.21-0.38 of 312 TFLOP/s (L1 r224 0.21, L2 r384 0.23, L3 r384 0.38), the Jetson Orin Nano rows of YOLOv8m,
+# YOLOX-S and YOLO11m at batch 1 0.23-0.29 (its dense FP16 figure); training's 0.19 timed them 10-49 % slow.
+CNN_COMPILED_TENSOR_FRACTION = 0.25
 # ResNet-50 at 224 px writes 11.11M activations forward (timm's infer_macts) and saves 21.53M for backward.
 RESNET50_FORWARD_ACTIVATIONS = 11.11e6
 SAVED_PER_FORWARD_ACTIVATION = RESNET50_SAVED_ELEMENTS / RESNET50_FORWARD_ACTIVATIONS
@@ -42,9 +46,12 @@ FEWER_FLOPS_EXPONENT, MORE_FLOPS_EXPONENT = 0.3, 0.5
 ACTIVATIONS_BOUND = "activations-bound: "  # how the warning starts
 
 
-def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool) -> float:
+def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool, compiled: bool = False) -> float:
     """The share of the tensor rate a CNN's convolutions reach: a GeForce card's FP32-accumulate figure more of it,
-    and more again channels-last; a data-centre card's is NVIDIA's channels-last tables' (speed.CNN_TENSOR_FRACTION)."""
+    and more again channels-last; a data-centre card's is NVIDIA's channels-last tables' (speed.CNN_TENSOR_FRACTION).
+    A compiled engine's forward pass (TensorRT, which runs channels-last) reaches CNN_COMPILED_TENSOR_FRACTION."""
+    if compiled:
+        return GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST if geforce_tensor else CNN_COMPILED_TENSOR_FRACTION
     if not geforce_tensor:
         return sp.CNN_TENSOR_FRACTION
     return GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST if channels_last else sp.GEFORCE_CNN_TENSOR_FRACTION
