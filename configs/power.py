@@ -111,7 +111,20 @@ def gpus_per_unit(gpu_count: int, units_count: int) -> list[int]:
 class UnitLoad:
     gpu_count: int
     sustained_w: float
-    required_w: float
+    required_w: float  # of an ATX 2.x unit; a 3.x unit carries the transient peak over its rating (atx3_required_w)
+    peak_w: float = 0.0
+
+
+# An ATX 3.x unit's 10-20 ms GPU peaks against its rating: 1.2, well inside ATX 3.0's power excursion table (200 % for
+# 100 us: AnandTech's MSI MEG Ai1300P review), so 2 x 1,600 W units feed 4 x RTX 4090 as open-frame rigs run them.
+ATX3_TRANSIENT_OVER_RATING = 1.2
+
+
+def atx3_required_w(load: UnitLoad, rules: Rules) -> float:
+    """What an ATX 3.x unit must be rated for: its sustained load at the load fraction, its GPUs' peak over 1.2."""
+    if not load.peak_w:
+        return load.required_w
+    return max(load.sustained_w / rules.power.psu_max_load_fraction, load.peak_w / ATX3_TRANSIENT_OVER_RATING)
 
 
 def unit_loads(gpu: Part | None, gpu_count: int, units_count: int, host_w: float, single_required_w: float,
@@ -127,7 +140,7 @@ def unit_loads(gpu: Part | None, gpu_count: int, units_count: int, host_w: float
         host = host_w if index == 0 else 0.0
         sustained = gpu["board_power_w"] * count + host
         peak = gpu["transient_peak_w"] * count * headroom + host
-        loads.append(UnitLoad(count, sustained, max(sustained / rules.power.psu_max_load_fraction, peak)))
+        loads.append(UnitLoad(count, sustained, max(sustained / rules.power.psu_max_load_fraction, peak), peak))
     return loads
 
 
@@ -142,8 +155,13 @@ def _pcie_8pin_needed(psu: Part, leads: Leads, gpu_count: int) -> int:
     return leads.pcie_8pin_count * gpu_count + leads.adapter_8pin_count * adapted_cards(psu, leads, gpu_count)
 
 
-def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_first: bool) -> bool:
-    if psu["capacity_w"] < load.required_w:
+def unit_required_w(psu: Part, load: UnitLoad, rules: Rules) -> float:
+    """The rating this unit needs for its load: an ATX 3.x unit rides its GPUs' transients above its rating."""
+    return load.required_w if psu["atx_version"] == "2.x" else atx3_required_w(load, rules)
+
+
+def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_first: bool, rules: Rules) -> bool:
+    if psu["capacity_w"] < unit_required_w(psu, load, rules):
         return False
     if leads.native_16pin_count and (psu["atx_version"] == "2.x" or psu["connectors_12vhpwr_count"] < 1
                                      or adapted_cards(psu, leads, load.gpu_count) and not leads.adapter_8pin_count):
@@ -190,7 +208,7 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
     # Fewer units first (a second ATX unit needs a dual-PSU case and adapter: only where no one unit feeds the build),
     # and at each count a native lead a card before the adapter in the card's box (reviews ZS, ZT).
     sets = [(units, allowed, [(part_price(ctx, psu) * units, psu, units) for psu in offered(ctx, "psu") if all(
-                 _unit_fits(psu, load, allowed, cpu["eps_8pin_count"], i == 0)
+                 _unit_fits(psu, load, allowed, cpu["eps_8pin_count"], i == 0, rules)
                  for i, load in enumerate(loads_by_units[units]))])
             for units in unit_counts for allowed in dict.fromkeys((replace(leads, adapter_8pin_count=0), leads))]
     candidates: list[tuple[float, Part, int]] = []
@@ -208,11 +226,11 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
                       closest=lambda part: (-part["capacity_w"], part_price(ctx, part), part.id))
     loads = loads_by_units.get(units) or unit_loads(gpu, gpu_count, units, host_w, estimate.psu_required_w, rules)
     for index, load in enumerate(loads):
-        if not _unit_fits(psu, load, leads, cpu["eps_8pin_count"], index == 0):
+        if not _unit_fits(psu, load, leads, cpu["eps_8pin_count"], index == 0, rules):
             asm.unsatisfied_add(
                 f"PSU {index + 1} ({psu.name}, {psu['capacity_w']:,.0f} W, {psu['connectors_12vhpwr_count']} native "
                 f"16-pin, {psu['pcie_8pin_count']} PCIe 8-pin) cannot feed its {load.gpu_count} GPU(s): needs "
-                f"{load.required_w:,.0f} W and {leads.text()}{adapter} each"
+                f"{unit_required_w(psu, load, rules):,.0f} W and {leads.text()}{adapter} each"
             )
             break
     efficiency = psu["efficiency"]
@@ -251,7 +269,9 @@ def choose_psu(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, cooler:
         lines.append(
             f"{units} ATX PSUs ({split}, the first also feeds board and CPU): ATX units do not share load, so each "
             "GPU takes all its leads from one unit and each unit is sized for its own GPUs "
-            f"(largest unit needs {max(load.required_w for load in loads):,.0f} W); join them with a dual-PSU "
+            f"(largest unit needs {max(unit_required_w(psu, load, rules) for load in loads):,.0f} W"
+            + (f", its GPUs' peaks up to {ATX3_TRANSIENT_OVER_RATING:g}x an ATX 3 unit's rating"
+               if psu["atx_version"] != "2.x" else "") + "); join them with a dual-PSU "
             "adapter so they switch on together, " + ("on the open frame's PSU brackets" if framed else
                                                       "in a case with two PSU bays (a dual-PSU workstation case)")
         )
@@ -271,7 +291,7 @@ def _larger_unit_reason(ctx: Context, fitted: Part, size_w: int, load: UnitLoad,
                if load.required_w <= psu["capacity_w"] < fitted["capacity_w"]]
     if not smaller:
         return f"the catalog has no unit of {load.required_w:,.0f}-{fitted['capacity_w'] - 1:,.0f} W"
-    if any(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], True) for psu in smaller):
+    if any(_unit_fits(psu, load, leads, cpu["eps_8pin_count"], True, ctx.rules) for psu in smaller):
         return "the smaller units that would do cost more"
     lacks = []
     for psu in smaller:
