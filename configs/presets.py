@@ -24,6 +24,12 @@ PRESETS_DIR = Path(__file__).with_name("presets")
 RESNET50_SAVED_ELEMENTS = 21_530_496
 RESNET50_FORWARD_FLOPS = 8.18e9
 CNN_ACTIVATION_ELEMENTS_PER_PIXEL = RESNET50_SAVED_ELEMENTS / (224 * 224)
+# A custom CNN at 512 px or more with neither count nor FLOPs is a dense-prediction net, per pixel x ResNet-50's as
+# mmseg's and mmdet's tables give (max_memory_allocated less weights and SGD state, fp32): UPerNet R-50 3.1, OCRNet
+# HRNet-W48 4.0, DeepLabV3+ R50-D8 3.8 (counted), YOLACT R-101 2.7, FCOS X-101 2.45. 3.5 keeps a segmentation net
+# off a card it fills; a detector on a ResNet-50 FPN keeps ~1 (Faster R-CNN, RetinaNet: presets) and gives its count.
+DENSE_PREDICTION_PX = 512
+DENSE_PREDICTION_ACTIVATION_FACTOR = 3.5
 CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 
 
@@ -215,7 +221,8 @@ CNN_SCALED_BY_PIXELS = (
     "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones miss by up to ~3x "
     "either way (saved values a sample, counted with saved_tensors_hooks: ConvNeXt-B at 384 px 171M against 63M "
     "scaled, YOLOv5s at 640 px 83M against 176M), and ~4x for a dilated (output-stride 8) segmentation backbone, "
-    "which keeps its last stages at 1/8 of the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M): give "
+    "which keeps its last stages at 1/8 of the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M), so at "
+    "512 px or more it is sized as a dense-prediction net, 3.5x (a detector on a ResNet-50 FPN keeps ~1x): give "
     "workload.forward_gflops_per_sample (the activations then follow the square root of the FLOPs), or count yours "
     "and give workload.activation_elements_per_sample")
 CNN_SCALED_BY_FLOPS = (
@@ -297,8 +304,15 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
             ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
             width = max(1.0, math.sqrt(ratio))
+            dense = not workload.forward_gflops_per_sample and workload.input_size_px >= DENSE_PREDICTION_PX
+            if dense:
+                width = DENSE_PREDICTION_ACTIVATION_FACTOR
             elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
             origin = "activations scaled from ResNet-50's per-pixel count" + (
+                f" x {width:g}, a dense-prediction net's at {DENSE_PREDICTION_PX} px or more (segmentation and "
+                "detection heads keep high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and "
+                "FCOS 2.5-2.7x, Faster R-CNN ~1x; give workload.activation_elements_per_sample or "
+                "forward_gflops_per_sample for a lighter one)" if dense else
                 f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
                 "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
         return ModelShape(

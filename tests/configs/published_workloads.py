@@ -36,6 +36,12 @@ class Workload:
     xfail: str = ""  # the wizard's advice disagrees with the source: the gap, run as xfail(strict=True)
 
 
+def _dense_cnn(parameters: int, px: int, batch: int) -> dict[str, object]:
+    """A custom CNN given by its parameters and input side only, trained in fp32 with SGD, as mmseg and mmdet do."""
+    return {"workload__preset": "custom", "workload__kind": "cnn", "workload__parameters": parameters,
+            "workload__input_size_px": px, "workload__batch_size": batch, "task__mode": "training",
+            "task__precision": "fp32", "task__optimizer": "sgd", "data__kind": "images", "budget__amount": 5e6}
+
 def inference(preset: str, precision: str, context: int, gpus: int = 1, **more: Any) -> dict[str, Any]:
     return {"workload__preset": preset, "workload__batch_size": 1, "workload__sequence_length": context,
             "task__mode": "inference", "task__precision": precision, "scale__gpu_count": gpus,
@@ -199,6 +205,14 @@ CASES: tuple[Workload, ...] = (
                    "ResNet-50's per pixel by the square root of its FLOPs, and Mask2Former's pixel decoder "
                    "(deformable attention over 3 scales) and masked-attention decoder keep about as much again; the "
                    "build's estimate line says so, and activation_elements_per_sample is the way to give a count"),
+    # Audits YO2 and YS2: a custom CNN at 512 px or more with neither count nor FLOPs, sized as a dense-prediction
+    # net (configs/presets.py DENSE_PREDICTION_ACTIVATION_FACTOR), where ResNet-50's per-pixel count was 2.5-4x low.
+    Workload("upernet-r50-512x1024-fits-12-gb",
+             "github.com/open-mmlab/mmsegmentation configs/upernet/README.md: UPerNet R-50, Cityscapes 512x1024, "
+             "2 images a GPU, Mem 6.4 GB", "fits", _dense_cnn(66_500_000, 724, 2), ("rtx-3060-12gb", 1)),
+    Workload("yolact-r101-550px-b8-not-10-gb",
+             "github.com/open-mmlab/mmdetection configs/yolact/README.md: YOLACT R-101, 550 px, batch 8 on one GPU, "
+             "'~12GB VRAM'", "does_not_fit", _dense_cnn(53_700_000, 550, 8), ("rtx-3080-10gb", 1)),
     Workload("mixtral-8x7b-int4-two-3090s", MIXTRAL_TABLE, "fits",
              inference("mixtral-8x7b", "int4", 4096, gpus=2, budget__condition="used"), ("rtx-3090-24gb", 2)),
     Workload("deepseek-v3-fp8-8x-h200", SGLANG_DEEPSEEK, "fits",

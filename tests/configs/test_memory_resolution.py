@@ -82,3 +82,25 @@ def test_a_custom_cnn_given_fewer_flops_is_never_scaled_below_resnet50s_density(
     job = Answers(workload=YOLOV5S, task=Task(mode="training"))
     assert any("YOLOv5s at 640 px: 83M against 176M" in line for line in ignored_answer_warnings(job, model_shape(
         YOLOV5S)[0]))
+
+
+def test_a_custom_cnn_at_512_px_or_more_with_neither_count_nor_flops_is_sized_as_a_dense_prediction_net(catalog):
+    # Audits YO2 and YS2: OCRNet HRNet-W48 at 2 images of 512x1024 in fp32 was 2.96 GiB a GPU (mmseg: 8 GB), and at
+    # CNY 30,000 the build bought 4 x RTX 5060 8GB; at 3.5x ResNet-50's per pixel no 8 GB card holds it.
+    from pth_top.configs.recommend import recommend
+    from tests.configs.builders import answers
+    from tests.configs.test_recommend import TODAY
+
+    ocrnet = Workload(preset="custom", kind="cnn", parameters=70_500_000, input_size_px=724, batch_size=8)
+    shape, origin = model_shape(ocrnet)
+    assert shape.activation_elements_per_sample == pytest.approx(3.5 * 21_530_496 * 724 ** 2 / 224 ** 2, rel=0.01)
+    assert "a dense-prediction net's at 512 px or more" in origin
+    job = answers("team_training", workload__preset="custom", workload__kind="cnn", workload__parameters=70_500_000,
+                  workload__input_size_px=724, workload__batch_size=8, task__mode="training", task__precision="fp32",
+                  task__optimizer="sgd", data__kind="images", scale__gpu_count=4, budget__amount=100000.0)
+    build = recommend(job, catalog, today=TODAY)
+    gpu = next(component for component in build.components if component.role == "gpu")
+    assert build.feasible and gpu.quantity == 4 and gpu.spec["memory_gib"] >= 12, gpu.part_id
+    # Given its FLOPs, or at a classification size, the count is ResNet-50's density scaled as before.
+    assert model_shape(Workload(preset="custom", kind="cnn", parameters=25_000_000, input_size_px=448))[
+        0].activation_elements_per_sample == pytest.approx(4 * 21_530_496, rel=0.01)
