@@ -59,9 +59,10 @@ def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool, compiled: boo
 
 def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str]:
     """The activations one input writes forward: the saved count (given, or a preset's) over ResNet-50's ratio of
-    saved to written; a custom CNN without one, scaled from ResNet-50 by its FLOPs."""
+    saved to written; a custom CNN given its FLOPs alone, scaled from ResNet-50 by them."""
     workload = answers.workload
-    if workload.preset != "custom" or workload.activation_elements_per_sample:
+    if workload.preset != "custom" or workload.activation_elements_per_sample \
+            or not workload.forward_gflops_per_sample:  # neither: the saved count model_shape scaled (audit YS2)
         count = shape.activation_elements_per_sample / SAVED_PER_FORWARD_ACTIVATION
         return count, (f"{count / 1e6:.3g}M activations written forward (the {shape.activation_elements_per_sample:,}"
                        f" saved for backward / {SAVED_PER_FORWARD_ACTIVATION:.2f}, ResNet-50's ratio)")

@@ -115,3 +115,15 @@ def test_a_compiled_int8_engines_activations_are_8_bit():
         return next(line for line in out.formula if "activations through memory" in line)
     assert " x 4 B (a forward pass, a compiled engine" in activation_text("fp16")
     assert " x 2 B (a forward pass, a compiled engine" in activation_text("int8")
+
+
+def test_a_custom_cnn_without_flops_writes_forward_what_its_saved_count_gives():
+    # Audit YS2: with no FLOPs the text read "its FLOPs' ratio 0^0.3"; a dense-prediction net's 3.5x saved count
+    # (configs.presets) now times its trips through memory too.
+    from pth_top.configs.speed_cnn import RESNET50_FORWARD_ACTIVATIONS, forward_activations
+
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=66_500_000, input_size_px=724,
+                                        batch_size=2), task=Task(mode="training", precision="fp32"))
+    count, text = forward_activations(answers, model_shape(answers.workload)[0])
+    assert count == pytest.approx(3.5 * RESNET50_FORWARD_ACTIVATIONS * 724 ** 2 / 224 ** 2, rel=0.01)
+    assert "^" not in text and "saved for backward" in text
