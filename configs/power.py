@@ -111,20 +111,13 @@ def gpus_per_unit(gpu_count: int, units_count: int) -> list[int]:
 class UnitLoad:
     gpu_count: int
     sustained_w: float
-    required_w: float  # of an ATX 2.x unit; a 3.x unit carries the transient peak over its rating (atx3_required_w)
-    peak_w: float = 0.0
+    required_w: float  # of an ATX 2.x unit; a 3.x unit carries the transient peak over its rating (unit_required_w)
+    peak_w: float = 0.0  # several units' each; one unit's peak is in required_w
 
 
 # An ATX 3.x unit's 10-20 ms GPU peaks against its rating: 1.2, well inside ATX 3.0's power excursion table (200 % for
 # 100 us: AnandTech's MSI MEG Ai1300P review), so 2 x 1,600 W units feed 4 x RTX 4090 as open-frame rigs run them.
 ATX3_TRANSIENT_OVER_RATING = 1.2
-
-
-def atx3_required_w(load: UnitLoad, rules: Rules) -> float:
-    """What an ATX 3.x unit must be rated for: its sustained load at the load fraction, its GPUs' peak over 1.2."""
-    if not load.peak_w:
-        return load.required_w
-    return max(load.sustained_w / rules.power.psu_max_load_fraction, load.peak_w / ATX3_TRANSIENT_OVER_RATING)
 
 
 def unit_loads(gpu: Part | None, gpu_count: int, units_count: int, host_w: float, single_required_w: float,
@@ -156,8 +149,11 @@ def _pcie_8pin_needed(psu: Part, leads: Leads, gpu_count: int) -> int:
 
 
 def unit_required_w(psu: Part, load: UnitLoad, rules: Rules) -> float:
-    """The rating this unit needs for its load: an ATX 3.x unit rides its GPUs' transients above its rating."""
-    return load.required_w if psu["atx_version"] == "2.x" else atx3_required_w(load, rules)
+    """The rating this unit needs for its load: its sustained load at the load fraction and, an ATX 3.x unit, its
+    GPUs' peak over ATX3_TRANSIENT_OVER_RATING."""
+    if psu["atx_version"] == "2.x" or not load.peak_w:
+        return load.required_w
+    return max(load.sustained_w / rules.power.psu_max_load_fraction, load.peak_w / ATX3_TRANSIENT_OVER_RATING)
 
 
 def _unit_fits(psu: Part, load: UnitLoad, leads: Leads, cpu_eps_count: int, is_first: bool, rules: Rules) -> bool:

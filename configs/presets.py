@@ -303,10 +303,8 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             pixels = workload.input_size_px ** 2
             # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
             ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
-            width = max(1.0, math.sqrt(ratio))
             dense = not workload.forward_gflops_per_sample and workload.input_size_px >= DENSE_PREDICTION_PX
-            if dense:
-                width = DENSE_PREDICTION_ACTIVATION_FACTOR
+            width = DENSE_PREDICTION_ACTIVATION_FACTOR if dense else max(1.0, math.sqrt(ratio))
             elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
             origin = "activations scaled from ResNet-50's per-pixel count" + (
                 f" x {width:g}, a dense-prediction net's at {DENSE_PREDICTION_PX} px or more (segmentation and "

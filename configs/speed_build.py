@@ -22,7 +22,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
-from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction
+from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, compiled_forward
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
     exposed_seconds,
@@ -89,8 +89,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                      peer_to_peer=spec.get("form") != "consumer",
                      cnn_fraction=cnn_tensor_fraction(spec.get("form") == "consumer" and rate in (
                          "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops"), answers.task.channels_last,
-                         compiled=answers.task.mode == "inference" and stacks.forward_runtime(
-                             answers.task.forward_runtime, answers.scenario) == "compiled"))
+                         compiled_forward(answers)))
 
 
 

@@ -46,6 +46,12 @@ FEWER_FLOPS_EXPONENT, MORE_FLOPS_EXPONENT = 0.3, 0.5
 ACTIVATIONS_BOUND = "activations-bound: "  # how the warning starts
 
 
+def compiled_forward(answers: Answers) -> bool:
+    """Whether the forward passes run in a compiled engine (inference; task.forward_runtime, at the edge by default)."""
+    return answers.task.mode == "inference" and stacks.forward_runtime(answers.task.forward_runtime,
+                                                                       answers.scenario) == "compiled"
+
+
 def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool, compiled: bool = False) -> float:
     """The share of the tensor rate a CNN's convolutions reach: a GeForce card's FP32-accumulate figure more of it,
     and more again channels-last; a data-centre card's is NVIDIA's channels-last tables' (speed.CNN_TENSOR_FRACTION).
@@ -69,7 +75,7 @@ def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str
     pixels = workload.input_size_px ** 2
     ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 1.0
     exponent = FEWER_FLOPS_EXPONENT if ratio < 1 else MORE_FLOPS_EXPONENT
-    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * (ratio ** exponent if ratio > 0 else 1.0)
+    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * ratio ** exponent
     return count, (f"{count / 1e6:.3g}M activations written forward (ResNet-50's at {workload.input_size_px} px x "
                    f"its FLOPs' ratio {ratio:.3g}^{exponent:g}; workload.activation_elements_per_sample, ~2x timm's "
                    "infer_macts for a ResNet, ~4-5x for a DenseNet, gives yours)")
@@ -84,7 +90,7 @@ def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, s
     task = answers.task
     channels_last = task.channels_last
     backward = training and task.method != "frozen"
-    compiled = not training and stacks.forward_runtime(task.forward_runtime, answers.scenario) == "compiled"
+    compiled = not training and compiled_forward(answers)
     forward = CNN_INFERENCE_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_INFERENCE_BYTES_PER_ACTIVATION
     per_activation = CNN_COMPILED_BYTES_PER_ACTIVATION if compiled else forward if not backward else (
         CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_TRAINING_BYTES_PER_ACTIVATION)

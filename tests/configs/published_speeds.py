@@ -215,9 +215,9 @@ def sam_vit_h_inference(precision: str) -> float:
     return speed_build.inference(answers, model, catalog_gpu("a100-40gb-sxm", answers)).figures["samples_per_s"]
 
 
-def cnn_inference(device: sp.Device, gflops: float, batch: int = 1) -> float:
+def cnn_inference(device: sp.Device, gflops: float, batch: int = 1, px: int = 640) -> float:
     """Images a second of a custom CNN given its forward GFLOPs, fp16, compiled (a TensorRT engine: these rows')."""
-    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=px,
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16", forward_runtime="compiled"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
@@ -264,21 +264,12 @@ def timm_inference(part_id: str, gflops: float, px: int, macts: float, channels_
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["samples_per_s"]
 
 
-def cnn_inference_on(part_id: str, gflops: float, runtime: str = "auto") -> float:
+def cnn_inference_on(part_id: str, gflops: float, batch: int = 1, px: int = 640) -> float:
     """Images a second of a custom CNN given its forward GFLOPs, fp16, compiled, on a catalog GPU."""
-    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
-                                        forward_gflops_per_sample=gflops, batch_size=1),
-                      task=Task(mode="inference", precision="fp16", forward_runtime=runtime))
-    return cnn_inference(catalog_gpu(part_id, answers), gflops)
-
-
-def cnn_batch_inference(part_id: str, gflops: float, px: int, batch: int = 64) -> float:
-    """Images a second of a custom CNN given its forward GFLOPs at a batch, fp16, compiled, on a catalog GPU."""
-    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=50_000_000, input_size_px=px,
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=px,
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16", forward_runtime="compiled"))
-    return speed_build.inference(answers, model_shape(answers.workload)[0], catalog_gpu(part_id, answers)).figures[
-        "samples_per_s"]
+    return cnn_inference(catalog_gpu(part_id, answers), gflops, batch, px)
 
 
 def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, batch: int,
@@ -852,28 +843,29 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("ultralytics-orin-nano-super-yolo11m-trt-fp16", "github.com/ultralytics/ultralytics "
                    "docs/en/guides/nvidia-jetson.md, Jetson Orin Nano Super, YOLO11m TensorRT FP16 13.99 ms an image "
                    "(71.5 FPS; YOLO11m: 68.0 GFLOPs at 640 px, the YOLO11 table)", 1000 / 13.99,
-                   lambda: cnn_inference_on("jetson-orin-nano-super-8gb", 68.0, "compiled")),
+                   lambda: cnn_inference_on("jetson-orin-nano-super-8gb", 68.0)),
     PublishedSpeed("mmdet-rtmdet-l-3090-trt-fp16", "github.com/open-mmlab/mmdetection configs/rtmdet/README.md: "
                    "RTMDet-l, 640 px, TRT-FP16 latency 2.44 ms on an RTX 3090 (410 FPS; 80.23 G multiply-adds, "
-                   "160.5 GFLOPs)", 1000 / 2.44, lambda: cnn_inference_on("rtx-3090-24gb", 160.5, "compiled"),
+                   "160.5 GFLOPs)", 1000 / 2.44, lambda: cnn_inference_on("rtx-3090-24gb", 160.5),
                    gap="TensorRT fuses each convolution with its norm and activation into one kernel in FP16 with "
                        "FP16 accumulation; the GeForce CNN fraction, 0.34, is PyTorch's cuDNN (timm's rows): -63 %",
                    tolerance=0.7),
     PublishedSpeed("efficientvit-l1-r224-a100-trt-fp16", f"{EFFICIENTVIT}: EfficientViT-L1 r224, 6,207 image/s "
-                   "(5.3 G multiply-adds)", 6207, lambda: cnn_batch_inference("a100-40gb-sxm", 10.6, 224), fitted=True),
+                   "(5.3 G multiply-adds)", 6207, lambda: cnn_inference_on("a100-40gb-sxm", 10.6, 64, 224),
+                   fitted=True),
     PublishedSpeed("efficientvit-l2-r384-a100-trt-fp16", f"{EFFICIENTVIT}: EfficientViT-L2 r384, 1,784 image/s "
-                   "(20 G multiply-adds)", 1784, lambda: cnn_batch_inference("a100-40gb-sxm", 40.0, 384), fitted=True),
+                   "(20 G multiply-adds)", 1784, lambda: cnn_inference_on("a100-40gb-sxm", 40.0, 64, 384), fitted=True),
     PublishedSpeed("efficientvit-l3-r384-a100-trt-fp16", f"{EFFICIENTVIT}: EfficientViT-L3 r384, 724 image/s "
-                   "(81 G multiply-adds)", 724, lambda: cnn_batch_inference("a100-40gb-sxm", 162.0, 384), fitted=True),
+                   "(81 G multiply-adds)", 724, lambda: cnn_inference_on("a100-40gb-sxm", 162.0, 64, 384), fitted=True),
     PublishedSpeed("efficientvit-efficientnetv2-m-a100-trt-fp16", f"{EFFICIENTVIT}: EfficientNetV2-M r480, 1,160 "
-                   "image/s (25 G multiply-adds)", 1160, lambda: cnn_batch_inference("a100-40gb-sxm", 50.0, 480)),
+                   "image/s (25 G multiply-adds)", 1160, lambda: cnn_inference_on("a100-40gb-sxm", 50.0, 64, 480)),
     PublishedSpeed("efficientvit-efficientnetv2-s-a100-trt-fp16", f"{EFFICIENTVIT}: EfficientNetV2-S r384, 2,869 "
-                   "image/s (8.4 G multiply-adds)", 2869, lambda: cnn_batch_inference("a100-40gb-sxm", 16.8, 384),
+                   "image/s (8.4 G multiply-adds)", 2869, lambda: cnn_inference_on("a100-40gb-sxm", 16.8, 64, 384),
                    xfail="its depthwise convolutions wait on memory, and a compiled engine's activations are timed at "
                          "4 B each, a bound from its passes, not fitted: +62 %"),
     PublishedSpeed("efficientvit-b3-r224-agx-orin-trt-fp16", f"{EFFICIENTVIT}: EfficientViT-B3 r224 on a Jetson AGX "
                    "Orin at batch 1, 4.36 ms (229 image/s; 4.0 G multiply-adds)", 229,
-                   lambda: cnn_inference_on("jetson-agx-orin-64gb", 8.0, "compiled"),
+                   lambda: cnn_inference_on("jetson-agx-orin-64gb", 8.0),
                    xfail="a small net's batch of one runs ~200 small kernels (depthwise convolutions, linear "
                          "attention's elementwise ops), each with a fixed cost on the GPU that its FLOPs do not give, "
                          "and the time includes the data transfer: 4.7x"),
