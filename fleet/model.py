@@ -202,6 +202,7 @@ class HostMemory:
 
     last_up_at_s: dict[str, float] = field(default_factory=dict)
     last_rows: dict[str, HostRow] = field(default_factory=dict)
+    last_gpus: dict[str, tuple[GpuCell, ...]] = field(default_factory=dict)  # the last refresh that had any
     last_seen_at_s: dict[str, float] = field(default_factory=dict)  # in the `up` answer at all
 
     def forget_gone(self, present: set[str], now_s: float) -> None:
@@ -210,7 +211,7 @@ class HostMemory:
             self.last_seen_at_s[instance] = now_s
         gone = sorted(set(self.last_rows) - present, key=lambda instance: -self.last_seen_at_s.get(instance, 0.0))
         for instance in gone[MAX_GONE_HOSTS:]:
-            for remembered in (self.last_up_at_s, self.last_rows, self.last_seen_at_s):
+            for remembered in (self.last_up_at_s, self.last_rows, self.last_gpus, self.last_seen_at_s):
                 remembered.pop(instance, None)
 
 
@@ -243,10 +244,12 @@ def build_hosts(
     for instance in sorted(set(up) | set(memory.last_rows)):
         state = host_state(up.get(instance), scrape_age.get(instance), nvml_up.get(instance), interval_s)
         gpus = gpus_by_host.get(instance, ())
+        if gpus:
+            memory.last_gpus[instance] = gpus
         if state is HostState.UP or state is HostState.NVML_DOWN:
             memory.last_up_at_s[instance] = now_s - (scrape_age.get(instance) or 0.0)
-        elif not gpus and instance in memory.last_rows:
-            gpus = memory.last_rows[instance].gpus  # the last GPUs seen, shown greyed
+        elif not gpus:  # the last GPUs seen, shown greyed: a refresh may read `up` before its GPU series go stale
+            gpus = memory.last_gpus.get(instance, ())
         last_up = memory.last_up_at_s.get(instance)
         # A down host's info series is gone with the rest: it keeps the hostname it last had.
         last_row = memory.last_rows.get(instance)

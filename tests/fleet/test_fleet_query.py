@@ -28,6 +28,7 @@ class FakeFleet:
         self.scrape_age_s = {instance: 0.5 for instance in self.instances}
         self.queries: list[str] = []
         self.failure: httpx.Response | None = None
+        self.series_gone: set[str] = set()  # hosts whose GPU series are stale while `up` still reads 1
 
     def vector(self, series: list[tuple[dict[str, str], float]]) -> httpx.Response:
         result = [{"metric": labels, "value": [1700000000.0, repr(value) if value == value else "NaN"]}
@@ -36,7 +37,8 @@ class FakeFleet:
 
     def per_gpu(self, value_of) -> list[tuple[dict[str, str], float]]:
         return [({"instance": instance, "gpu": str(gpu)}, value_of(number, gpu))
-                for number, instance in enumerate(self.instances) if self.up[instance] for gpu in range(8)]
+                for number, instance in enumerate(self.instances)
+                if self.up[instance] and instance not in self.series_gone for gpu in range(8)]
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         if self.failure is not None:
@@ -125,6 +127,15 @@ async def test_worst_first_errors_throttling_then_staleness_and_down():
     assert down is not None and down.state is HostState.DOWN and down.state.greyed
     assert down.gpu_count == 8 and down.hostname == "node-001", "its last GPUs and hostname are kept"
     assert down.age_s == pytest.approx(10.5)
+
+    # The stress run's race: a refresh read `up` at 1 while the killed host's GPU series were already stale, and the
+    # down row that followed had no GPUs to grey.
+    fleet.series_gone.add("node-000:9824")
+    clock.now_s += 10
+    assert (await reader.refresh()).host("node-000:9824").gpu_count == 0
+    fleet.up["node-000:9824"] = 0.0
+    clock.now_s += 10
+    assert (await reader.refresh()).host("node-000:9824").gpu_count == 8, "the last GPUs seen, not the last row's"
 
     fleet.instances.remove("node-002:9824")
     clock.now_s += 10
