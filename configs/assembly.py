@@ -71,15 +71,19 @@ def trees(ctx: Context) -> bool:
 
 
 def offered(ctx: Context, kind: str) -> list[Part]:
-    """The parts of a kind the rules may pick: those for sale, and a retired one the answers pin (it says so)."""
+    """The parts of a kind the rules may pick: those for sale, a retired one the answers pin (it says so), and the
+    server of the buyer's own SXM/OAM modules (an end-of-life DGX A100 is owned, not bought)."""
     pinned = {part_id for part_id, _ in ctx.pins.values()}
-    return [part for part in ctx.catalog.of_kind(kind) if not part.retired or part.id in pinned]
+    owned = ctx.answers.budget.owned_gpu if ctx.answers.budget.owned_gpu_count else ""
+    return [part for part in ctx.catalog.of_kind(kind)
+            if not part.retired or part.id in pinned or (owned and part.get("gpu_id") == owned)]
 
 
 def part_quote(ctx: Context, part: Part) -> Quote:
     """What this buyer pays for the part in their market (used where allowed and listed), with its basis; a whole
     server priced only elsewhere, or before its GPU's price here, is at least its GPUs' price here."""
-    if all_owned(ctx.answers, part):
+    if all_owned(ctx.answers, part) or (part.kind == "system" and all_owned(ctx.answers, ctx.catalog.get(
+            part.get("gpu_id") or ""))):  # the buyer's own SXM/OAM modules: the server they sit in is theirs
         return owned_quote(ctx.currency, ctx.market)
     found = quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
     if is_owned(ctx.answers, part):  # more cards like the buyer's: only those bought are paid for

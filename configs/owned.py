@@ -61,18 +61,38 @@ def check_owned(answers: Answers, catalog: Catalog) -> None:
         near = difflib.get_close_matches(pin[0], ids, n=3, cutoff=0.5)
         raise ValueError(f"budget.owned_gpu = {shown(pin[0])}: no GPU with that id in the catalog (the id of a [[gpu]] "
                          "in its gpus.toml" + (f"; did you mean {', '.join(near)}?)" if near else ")"))
-    problem = owned_form_problem(part["form"], answers.scenario, pin[1])
+    if part["form"] in SYSTEM_GPU_FORMS:
+        problem = owned_server_problem(catalog, part, answers.budget.owned_gpu_count, answers.scale.gpu_count)
+    else:
+        problem = owned_form_problem(part["form"], answers.scenario, pin[1])
     if problem:
         raise ValueError(f"budget.owned_gpu = {shown(pin[0])}: {problem}")
 
 
+def owned_servers(catalog: Catalog, gpu: Part) -> list[Part]:
+    """The catalog's whole servers carrying this SXM/OAM GPU, end-of-life ones too: owned modules are their server."""
+    return [system for system in catalog.of_kind("system") if system.get("gpu_id") == gpu.id]
+
+
+def owned_server_problem(catalog: Catalog, gpu: Part, owned_count: int, used_count: int) -> str:
+    """Why owned SXM/OAM modules cannot be entered ("" where they can): they are the buyer's whole server, so their
+    count is a catalog server's and the build buys no more of them."""
+    counts = sorted({system["gpu_count"] for system in owned_servers(catalog, gpu)})
+    form = gpu["form"].upper()
+    if not counts:
+        return f"an {form} module comes inside its server, and the catalog has no server carrying it: enter the " \
+               "server's GPUs as a catalog server's, or add one to your systems.toml"
+    if owned_count not in counts:
+        return f"an {form} module comes inside its server: budget.owned_gpu_count is the server's GPU count " \
+               f"({' or '.join(map(str, counts))} for {gpu.name})"
+    if used_count > owned_count:
+        return f"an {form} server's GPUs come with it: scale.gpu_count = {used_count} is more than its {owned_count}"
+    return ""
+
+
 def owned_form_problem(form: str, scenario: str, count: int = 1) -> str:
-    """Why cards of this form cannot be the buyer's own in this scenario ("" where they can): an SXM or OAM module
-    comes inside its server, an edge module is an edge build's and an edge build's is one, a desktop system is one
-    box."""
-    if form in SYSTEM_GPU_FORMS:
-        return f"an {form.upper()} module comes inside its server; owned cards are PCIe cards, an edge module or a " \
-               "desktop system"
+    """Why cards of this form cannot be the buyer's own in this scenario ("" where they can): an edge module is an
+    edge build's and an edge build's is one, a desktop system is one box (SXM/OAM: owned_server_problem)."""
     if (form == "edge") != (scenario == "edge_deployment"):
         return "an edge module is an edge build (scenario = \"edge_deployment\") and an edge build's GPU is one"
     if form == DESKTOP_SYSTEM and count != 1:

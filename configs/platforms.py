@@ -13,6 +13,7 @@ from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_p
 from pth_top.configs.host_ram import host_ram_need
 from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
+from pth_top.configs.owned import all_owned
 from pth_top.configs.part_types import SYSTEM_GPU_FORMS, System
 from pth_top.configs.parts import Part
 from pth_top.configs.power import power_estimate, wall_draw_w
@@ -78,7 +79,7 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
                           "bought with the server, priced there"]
     _system_floors(ctx, asm, system)
     _system_power(ctx, asm, system)
-    if not buyable(ctx, gpu):
+    if not buyable(ctx, gpu) and not all_owned(ctx.answers, gpu):
         line = f"availability: {gpu.name}{_availability(ctx, gpu)}; {_alternatives(ctx, gpu)}"
         asm.warnings.append(line)
         asm.reasons["system"].insert(1, line)
@@ -103,7 +104,9 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     asm.reasons["system"] = [
         f"{system['form_factor']} server with {system['gpu_count']} x {ctx.catalog.parts[system['gpu_id']].name}, "
         f"{system['cpu_name']} ({system['cpu_cores_count']} cores), {system['memory_gib']:g} GiB RAM, "
-        f"{system['storage_gb']:,.0f} GB data drives: bought as one unit",
+        f"{system['storage_gb']:,.0f} GB data drives: "
+        + ("the server you have (budget.owned_gpu), its host taken as this catalog entry's: check yours"
+           if all_owned(ctx.answers, ctx.catalog.get(system["gpu_id"])) else "bought as one unit"),
         ram.reason, storage.reason, *system.notes_for(ctx.market),
     ]
 

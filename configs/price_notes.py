@@ -31,8 +31,9 @@ def with_price_line(ctx: Context, component: Component, assembly: Assembly) -> C
     part = assembly.chosen[component.role][0]
     if component.role == "gpu" and not assembly.unit_prices.get("gpu") and not is_owned(ctx.answers, part):
         return component  # priced with its server
-    line = quote_line(part, part_quote(ctx, part), ctx.currency, ctx.rules)
-    if part.retired:
+    found = part_quote(ctx, part)
+    line = quote_line(part, found, ctx.currency, ctx.rules)
+    if part.retired and found.basis != "owned":  # an owned end-of-life server is not bought
         line = f"{_retired_text(ctx, part)}; {line}"
     return dataclasses.replace(component, reasoning=(*component.reasoning, line))
 
@@ -80,7 +81,7 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
     dearer = [part.name for part in priced_new if part not in unlisted]
     if dearer:
         lines.append(f"used listings above the new price for {', '.join(dearer)}: priced new")
-    retired = [part.name for part in parts if part.retired]
+    retired = [part.name for part in parts if part.retired and quotes[part.id].basis != "owned"]
     if retired:
         lines.append(f"{len(retired)} pinned part(s) are out of production, with no 2026 price: {', '.join(retired)}; "
                      "swap them (each one's reasoning names what the 2026 market sells in its place where the catalog "

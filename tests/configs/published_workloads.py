@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 137,
-test_requests.py 13): 193 before this file; 44 here (237 in all).
+test_requests.py 13): 193 before this file; 47 here (240 in all).
 """
 
 from __future__ import annotations
@@ -21,6 +21,21 @@ SGLANG_DEEPSEEK = "docs.sglang.io/docs/basic_usage/deepseek_v3: FP8 (native) on 
     "FP8 on 2 x 8 x H100"
 MIXTRAL_TABLE = "gigagpu.com/mixtral-8x7b-quantization-consumer-gpu: Mixtral 8x7B GGUF Q4_K_M 27 GB (~30 GB at 4K " \
     "context) needs an RTX 5090 32 GB; 4-bit GPTQ runs on 2 x RTX 3090"
+
+
+MINIMAX_M1 = "huggingface.co/MiniMaxAI/MiniMax-M1-80k docs/vllm_deployment_guide_cn.md: on vLLM with 8 x H800 up " \
+    "to 2M tokens, with 8 x H20 96GB up to 5M tokens"
+# MiniMax-M1 (its config.json: 456B, 45.9B active, 32 experts top-2, 80 layers of which 70 lightning attention, hidden
+# 6144, 64 heads, 8 KV heads of 128, vocabulary 200,064, SwiGLU 9216), experts in FP8, one 1M-token request.
+MINIMAX_M1_1M = {
+    "workload__preset": "custom", "workload__kind": "transformer", "workload__parameters": 456_000_000_000,
+    "workload__active_parameters": 45_900_000_000, "workload__experts_count": 32, "workload__experts_per_token": 2,
+    "workload__layers": 80, "workload__linear_attention_layers": 70, "workload__hidden_size": 6144,
+    "workload__attention_heads": 64, "workload__kv_heads": 8, "workload__head_dim": 128,
+    "workload__vocabulary_size": 200_064, "workload__intermediate_size": 9216, "workload__gated_mlp": True,
+    "workload__sequence_length": 1_000_000, "workload__batch_size": 1, "task__mode": "inference",
+    "task__precision": "int8", "task__quantization": "fp8", "task__serving_engine": "vllm",
+    "task__generated_tokens": 4096, "scale__gpu_count": 8, "budget__amount": 1_200_000.0, "budget__currency": "CNY"}
 
 
 @dataclass(frozen=True)
@@ -218,6 +233,7 @@ CASES: tuple[Workload, ...] = (
     Workload("deepseek-v3-fp8-8x-h200", SGLANG_DEEPSEEK, "fits",
              inference("deepseek-v3", "int8", 8192, gpus=8, task__serving_engine="sglang", task__quantization="fp8"),
              ("h200-141gb-sxm", 8), note="MLA's 576-value cache is the preset's kv width"),
+    Workload("minimax-m1-int8-experts-1m-fits-8x-h20", MINIMAX_M1, "fits", MINIMAX_M1_1M, ("h20-96gb", 8)),
     Workload("deepseek-v3-bf16-not-8x-h200", SGLANG_DEEPSEEK, "does_not_fit",
              inference("deepseek-v3", "bf16", 8192, gpus=8, task__serving_engine="sglang"), ("h200-141gb-sxm", 8)),
     Workload("deepseek-v3-fp8-not-8x-h100", SGLANG_DEEPSEEK, "does_not_fit",

@@ -107,8 +107,27 @@ def test_owned_cards_need_an_id_the_catalog_has_and_a_count(catalog):
     assert [key for _, key, _ in cross_field_problems(answers(budget__owned_gpu_count=2))] == ["owned_gpu_count"]
     with pytest.raises(ValueError, match="did you mean rtx-3090-24gb"):
         recommend(_owned("rtx-3090-24"), catalog, today=TODAY)
-    with pytest.raises(ValueError, match="SXM module comes inside its server"):
+    with pytest.raises(ValueError, match=r"owned_gpu_count is the server's GPU count \(8 for"):
         recommend(_owned("h100-80gb-sxm"), catalog, today=TODAY)
+    with pytest.raises(ValueError, match="no server carrying it"):
+        recommend(_owned("mi300x-192gb", 8), catalog, today=TODAY)
+    with pytest.raises(ValueError, match="scale.gpu_count = 9 is more than its 8"):
+        recommend(_owned("h100-80gb-sxm", 8, scale__gpu_count=9), catalog, today=TODAY)
+
+
+@pytest.mark.parametrize(("card", "server"), [("h20-96gb", "hgx-h20-8gpu"), ("a100-80gb-sxm", "nvidia-dgx-a100-640gb"),
+                                              ("h100-80gb-sxm", "nvidia-dgx-h100")])
+def test_owned_sxm_modules_are_the_server_you_have_and_it_costs_nothing(catalog, card, server):
+    # Audits YQ2 and YR2: a Chinese lab's 8 x H20 server, or a DGX A100 (end of life), was refused as "an SXM module
+    # comes inside its server", so an owner got no figures for the machine they run. Now the server is theirs: priced
+    # at 0, never "not sold new in China" or "out of production", its host said to be the catalog entry's.
+    build = recommend(_owned(card, 8, scale__gpu_count=8), catalog, today=TODAY)
+    system = build.component("system")
+    assert build.feasible and system is not None, build.blockers
+    assert (system.part_id, system.unit_price_cny, build.total_price_cny) == (server, 0.0, 0.0)
+    said = " ".join([*system.reasoning, *build.warnings])
+    assert "the server you have" in said and "not sold new" not in said and "OUT OF PRODUCTION" not in said, said
+    assert "out of production" not in said, said
 
 
 def test_a_saved_build_does_not_pin_the_owned_cards_so_a_changed_answer_takes_effect(catalog):

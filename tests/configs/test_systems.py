@@ -16,6 +16,7 @@ from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
 from tests.configs.builders import answers
+from tests.configs.published_workloads import MINIMAX_M1_1M, TODAY
 
 BAREBONE = "gigabyte-g292-z20-a00"
 
@@ -122,19 +123,27 @@ def test_a_servers_ram_holds_the_weights_an_engine_stages_as_a_pcs_does(catalog)
     assert not any("RAM" in line for line in streamed.unsatisfied), streamed.unsatisfied
 
 
-def test_eight_h20_says_plainly_no_server_is_buyable_and_names_the_alternative(catalog):
+def test_eight_h20_come_in_their_hgx_server_and_say_new_supply_is_not_assured(catalog):
+    # Audit YQ2: no server carried the H20, so the China market's HGX part was never priced (MiniMax's vLLM guide
+    # runs MiniMax-M1 on 8 x H20). Its server is priced now, and says where the H20 is not sold new.
     _, asm = eight(catalog, "h20-96gb", budget__amount=2000000.0)
+    assert asm.chosen["system"][0].id == "hgx-h20-8gpu" and asm.unsatisfied == []
+    line = " | ".join(asm.warnings)
+    assert "not sold new in China" in line and "alternatives:" in line and system_name(catalog, BAREBONE) in line
+
+
+def test_eight_mi300x_say_plainly_no_server_is_priced_and_name_the_alternative(catalog):
+    _, asm = eight(catalog, "mi300x-192gb", budget__amount=2000000.0)
     assert "system" not in asm.chosen
     line = " | ".join(asm.unsatisfied)
-    assert "comes only inside a whole server" in line and "not sold new in China" in line, line
-    assert "alternatives:" in line and system_name(catalog, BAREBONE) in line
+    assert "comes only inside a whole server" in line and "alternatives:" in line, line
 
 
-def test_one_h20_names_a_card_for_a_pc_not_an_eight_gpu_barebone(catalog):
-    # A one-card job pinned to the H20 (no server in the catalog): the way out is a card a PC holds, not one card in
-    # an 8-GPU 2U barebone; a passive card, which needs a server's airflow, is never the PC's.
+def test_one_oam_module_names_a_card_for_a_pc_not_an_eight_gpu_barebone(catalog):
+    # A one-card job pinned to the MI300X (no server in the catalog): the way out is a card a PC holds, not one card
+    # in an 8-GPU 2U barebone; a passive card, which needs a server's airflow, is never the PC's.
     ctx = context(catalog, workload__preset="llama-7b", budget__amount=300000.0, budget__condition="used")
-    line = " | ".join(assemble(ctx, catalog.get("h20-96gb")).unsatisfied)
+    line = " | ".join(assemble(ctx, catalog.get("mi300x-192gb")).unsatisfied)
     alternative = line.split("alternatives: ")[1]
     assert "in a PC built around them" in alternative and system_name(catalog, BAREBONE) not in alternative, line
     card = next(part for part in catalog.of_kind("gpu") if alternative.startswith(f"1 x {part.name} ("))
@@ -203,3 +212,12 @@ def test_a_barebone_wires_its_own_gpu_slots_and_an_epyc_has_no_chipset(catalog):
               "storage": (drives, 5)}  # 7 x 16 + 5 x 4 = 132 > 128 lanes
     lanes = [line for line in compatibility_problems(chosen) if "PCIe lanes" in line]
     assert lanes and "chipset" not in lanes[0].replace("no chipset", "") and "x8" in lanes[0]
+
+
+def test_a_china_buyer_short_of_an_hgx_h200_is_offered_the_h20_server_minimaxs_guide_names(catalog):
+    # Audit YQ2: MiniMax-M1 (experts in FP8, one 1M-token request) needs 59 GiB a GPU. At CNY 1.2M the wizard said
+    # "not feasible" and offered int4 weights or 8 used A100s; MiniMax's vLLM guide runs it on 8 x H20, whose server
+    # (about CNY 1.11M) the catalog did not have.
+    build = recommend(answers("inference_server", **MINIMAX_M1_1M), catalog, today=TODAY)
+    h20 = next((line for line in build.feasible_alternatives if "8 x NVIDIA H20 96GB" in line), "")
+    assert "fits 8 x NVIDIA H20 96GB" in h20 and "within ¥1,200,000" in h20, build.feasible_alternatives
