@@ -259,7 +259,8 @@ class Budget(Schema, frozen=True):
     noise: Annotated[NoiseLimit, Meta(description="quiet excludes blower/passive GPUs")] = "any"
     owned_gpu: Annotated[str, Meta(max_length=100, description=(
         "a catalog GPU id you have already (the id of a [[gpu]] in the catalog's gpus.toml: rtx-3090-24gb): the build "
-        "is around those cards and does not price them; empty: none"
+        "is around those cards and does not price them (SXM/OAM modules: the catalog server carrying that many, "
+        "yours, at 0); empty: none"
     ))] = ""
     owned_gpu_count: Annotated[int, whole(0, 8, (
         "how many of owned_gpu you have: the build's GPU count, or scale.gpu_count where it is more, the rest bought "
