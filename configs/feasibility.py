@@ -205,11 +205,12 @@ def feasible_alternatives(
     (renting first where a pinned CPU-only PC is the build for GPU-scale training); a job no machine of 8 GPUs
     holds is sized across nodes first (configs/scale_out.py). With a pinned GPU (the user's own cards), the cheapest
     lever that fits the job on them leads."""
-    kept = on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else None
+    kept = on_the_pinned_gpus(ctx, pinned_context_for) if pinned_context_for is not None else []
     added = more_of_your_cards(ctx, context_for)
-    if added is not None and kept is not None and kept.answers is not None and kept.answers.task.layer_offload:
-        kept, added = added, kept  # cards bought at the job's rate before layers run on the CPU at a fraction of it
-    found: list[Alternative] = [one for one in (kept, added) if one is not None]
+    if added is not None and kept and kept[0].answers is not None and kept[0].answers.task.layer_offload:
+        kept = [added, *kept]  # cards bought at the job's rate before layers run on the CPU at a fraction of it
+        added = None
+    found: list[Alternative] = [*kept, *([added] if added is not None else [])]
     changes = answer_changes(ctx)
     halved = halved_micro_batch(ctx.answers)
     own_levers = [halved, recompute_only(ctx.answers)]  # not to be mixed with mb 1
@@ -249,7 +250,7 @@ def feasible_alternatives(
     # closer to a stated rate is (audit PP: FP8 weights over the tensor parallel that alone missed it).
     made = [changed_answers(ctx.answers, alternative.answers) if alternative.answers is not None else set()
             for alternative in found]
-    found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative is kept
+    found = [alternative for alternative, changes in zip(found, made, strict=True) if alternative in kept
              or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
                         and not _faster(alternative, other_alternative)
                         for other, other_alternative in zip(made, found, strict=True))]
@@ -269,7 +270,7 @@ def feasible_alternatives(
     # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
     # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first;
     # the ways out on the pinned or owned cards lead, unless they are the slow ones.
-    on_them = [alternative for alternative in found if alternative in (kept, added) and not alternative.slow_rate]
+    on_them = [alternative for alternative in found if alternative in (*kept, added) and not alternative.slow_rate]
     found = on_them + slowest_last([alternative for alternative in found if alternative not in on_them])
     rent = scale_out.rent_line(ctx, context_for)
     if rent:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Callable
+from typing import Callable, Iterator
 
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
@@ -18,12 +18,26 @@ from pth_top.configs.way_out import Alternative, feasible_build, largest_at_once
 from pth_top.units import GIB
 
 
-def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> Alternative | None:
-    """When memory is what the pinned GPUs lack, the cheapest lever (same GPU count) that fits the job on them."""
+def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Context]) -> list[Alternative]:
+    """When memory is what the pinned GPUs lack, the cheapest lever (same GPU count) that fits the job on them; and
+    where that lever changes the job and its engine queues, the queue alone after it: what the launch does as asked
+    (audit YQ2: Llama-3.2-90B-Vision's 8 requests of 81,920 tokens on 4 owned H100s, vLLM holding some at once)."""
     pinned = ctx.pins.get("gpu")
     card = ctx.catalog.get(pinned[0]) if pinned else None
     if pinned is None or card is None or memory_fit(ctx, card) != SHORT:
-        return None
+        return []
+    found = _levers_on(ctx, card, pinned_context_for)
+    first = next(found, None)
+    if first is None or first[0] == "":
+        return [first[1]] if first is not None else []
+    alone = next((alternative for label, alternative, _ in found if label == ""), None)
+    return [first[1]] + ([alone] if alone is not None and first[2] else [])
+
+
+def _levers_on(ctx: Context, card: Part, pinned_context_for: Callable[[Answers], Context]
+               ) -> Iterator[tuple[str, Alternative, bool]]:
+    """The levers that fit the job on the pinned cards, in order: (the lever's label before its queue, the way out,
+    whether the engine queues)."""
     # Not sold here: cards the buyer has, the lever that fits them and no build; budget.owned_gpu's are priced at 0.
     owned = not buyable(ctx, card) and not all_owned(ctx.answers, card)
     # Each change alone, then with the quality-free levers added; those that keep the job before those that do not
@@ -53,23 +67,25 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
         fitting = [(label, *held, queued) for label, answers, queued in tries
                    if keeps_the_job(ctx.answers, answers) == keeping
                    and (held := _held(ctx, card, pinned_context_for, answers, queued)) is not None]
-        for label, answers, on_them, queued in (_fastest_first(fitting, card) if keeping else fitting):
+        for lever, answers, on_them, queued in (_fastest_first(fitting, card) if keeping else fitting):
+            label = lever
             if queued:
                 label = ", ".join(each for each in (label, queued_label(ctx.answers, answers.workload.batch_size))
                                   if each)
             if owned:
-                return Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here, so "
-                                   "their build stays no recommendation), "
-                                   f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
-                                   f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins))
+                yield lever, Alternative(f"keeping the pinned {count}{card.name} (cards you have: not sold new here, "
+                                         "so their build stays no recommendation), "
+                                         f"{label}: {needed_bytes(on_them, card) / GIB:.1f} GiB per GPU "
+                                         f"{fits_on(on_them, card, count + card.name)}", answers, dict(ctx.pins)), \
+                    halved is not None
+                continue
             bought = bought_beside_owned(ctx.answers)
             keep = (f"keeping your {ctx.answers.budget.owned_gpu_count} and {bought} more" if bought else
                     "keeping your" if is_owned(ctx.answers, card) else "keeping the pinned")
             cards = card.name if bought else count + card.name
             feasible = feasible_build(ctx, f"{keep} {cards}, {label}", on_them, [(card, True)])
             if feasible is not None:
-                return replace(feasible, answers=answers, pins=dict(ctx.pins))
-    return None
+                yield lever, replace(feasible, answers=answers, pins=dict(ctx.pins)), halved is not None
 
 
 def _fastest_first(fitting: list[tuple[str, Answers, Context, bool]], card: Part

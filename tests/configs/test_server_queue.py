@@ -140,3 +140,23 @@ def test_the_most_at_once_is_bisected_to_a_sixteenth_and_never_under_a_quarter()
     assert most == found and 179 - 179 // 16 <= most <= 179
     assert largest_at_once(64, holds(15)) is None  # under a quarter (16 of 64): not offered
     assert largest_at_once(64, holds(16)) == (16, 16)
+
+
+def test_owned_cards_that_hold_the_job_with_a_lever_also_show_the_queue_the_launch_gives_as_asked(catalog):
+    # Audit YQ2: Llama-3.2-90B-Vision (the language model: 80 layers of 8192, 8 KV heads) in bf16 on vLLM, TP 4 over 4
+    # owned H100s, --max-model-len 81920 --max-num-seqs 8: vllm#8826 ran it so. The 8 full-length requests' KV cache
+    # is short, and only an fp8 KV cache (TIGHT) or buying 8 new cards were offered: never what vLLM does with the
+    # launch as asked, holding what fits at once and queueing the rest.
+    vision = dict(workload__preset="custom", workload__parameters=88_600_000_000, workload__layers=80,
+                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
+                  workload__vocabulary_size=128_256, workload__intermediate_size=28_672, workload__gated_mlp=True,
+                  workload__sequence_length=81_920, workload__batch_size=8, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
+                  scale__gpu_count=4, budget__amount=150_000.0, budget__currency="USD",
+                  budget__owned_gpu="h100-80gb-pcie", budget__owned_gpu_count=4)
+    build = recommend(answers("inference_server", **vision), catalog, today=TODAY)
+    assert not build.feasible
+    lines = build.feasible_alternatives
+    assert "an fp8 KV cache" in lines[0] and "keeping your 4 x NVIDIA H100 80GB PCIe" in lines[0], lines
+    assert "keeping your 4 x NVIDIA H100 80GB PCIe, 3 of the 8 requests at once, the rest queued" in lines[1], lines
+    assert "TIGHT" not in lines[1] and "fp8" not in lines[1], lines[1]
