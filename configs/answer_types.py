@@ -181,6 +181,11 @@ class Task(Schema, frozen=True):
     pipeline_offload: Annotated[bool, Meta(description=(
         "Diffusers enable_model_cpu_offload: a pipeline's models (text encoders, denoiser, VAE) wait in system RAM "
         "and each moves to the GPU only while it runs; the GPU holds the largest"))] = False
+    block_offload: Annotated[bool, Meta(description=(
+        "inference of a diffusion pipeline: every model's blocks wait in system RAM and stream to the GPU as they run, "
+        "the next copied while one computes (Diffusers enable_group_offload with use_stream, FramePack's DynamicSwap, "
+        "ComfyUI --lowvram): the GPU holds two blocks and the step's working set; each step moves the denoiser's "
+        "weights over PCIe"))] = False
     vae_slicing: Annotated[bool, Meta(description=(
         "Diffusers enable_vae_slicing: the VAE decodes a batch's images one at a time, not all at once (the same "
         "images; a batch of 4 at 1024 px in ~6 GiB, not ~25); needs workload.output_width_px"))] = False

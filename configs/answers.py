@@ -150,7 +150,7 @@ class Answers:
         """The same job with nothing offloaded to system RAM: what a CPU-only PC, or a GPU that shares its memory
         with the CPU (Jetson, DGX Spark), holds in the one memory."""
         task = msgspec.structs.replace(self.task, expert_offload=False, pipeline_offload=False, frozen_on_cpu=False,
-                                      layer_offload=False)
+                                      layer_offload=False, block_offload=False)
         sharding = {"fsdp_offload": "fsdp", "zero_offload": "zero2"}.get(self.scale.sharding, self.scale.sharding)
         return replace(self, task=task, scale=msgspec.structs.replace(self.scale, sharding=sharding))
 
@@ -392,6 +392,11 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "give denoising_steps and the frozen models beside it (workload.frozen_parameters)"))
     elif task.pipeline_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "pipeline_offload", f"not at the edge: {shared}"))
+    if task.block_offload and not (workload.denoising_steps and task.mode == "inference"):
+        problems.append(("task", "block_offload", "streams a diffusion model's blocks from RAM at inference: give "
+                         "workload.denoising_steps and task.mode = 'inference'"))
+    elif task.block_offload and answers.scenario == "edge_deployment":
+        problems.append(("task", "block_offload", f"not at the edge: {shared}"))
     decoder = not workload.denoising_steps and not workload.encoder_only and (
         workload.preset != "custom" or workload.kind == "transformer")
     if task.target_tokens_per_s_per_stream and not (task.mode == "inference" and decoder):

@@ -156,10 +156,11 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
                     swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0,
-                    unit: str = "image", eager: bool = False) -> sp.Prediction:
+                    unit: str = "image", eager: bool = False, streamed: bool = False) -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
     batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe. `eager`: a step takes at
-    least its ops' host time (eager Diffusers)."""
+    least its ops' host time (eager Diffusers). `streamed` (block offload): each step also moves the denoiser's
+    weights over PCIe, beside its compute (the next block copies while one runs)."""
     share = per_gpu_batch(batch, device.count)
     flops = step_flops(shape, share, counted_gflops_per_pass)
     pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass)
@@ -169,6 +170,8 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     ops = DENOISER_OPS_FIXED + DENOISER_OPS_PER_LAYER * shape.layers if eager else 0
     gpu_step_s, step_s = step_s, max(step_s, ops * DIFFUSERS_OP_S)
     link_gb_per_s = device.host_link_gb_per_s * sp.HOST_COPY_FRACTION
+    copy_s = weight_bytes / (link_gb_per_s * 1e9) if streamed else 0.0
+    before_copy_s, step_s = step_s, max(step_s, copy_s)
     swap_s = swapped_bytes / (link_gb_per_s * 1e9)
     batch_s = shape.denoising_steps * step_s + swap_s
     images_per_min = 60.0 * batch / batch_s
@@ -178,9 +181,13 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
         f"{sp.duration(gpu_step_s)} (never under reading the weights once at {bandwidth_text})"
         + (f"; eager Diffusers runs its ~{ops:,} ops ({DENOISER_OPS_FIXED} + {DENOISER_OPS_PER_LAYER} a layer) one "
            f"at a time from the CPU, {DIFFUSERS_OP_S * 1e6:.0f} us each: {sp.duration(step_s)} a step (compiled, "
-           "task.forward_runtime, it runs at the card's rate)" if step_s > gpu_step_s else ""))
+           "task.forward_runtime, it runs at the card's rate)" if before_copy_s > gpu_step_s else "")
+        + (f"; block offload copies the denoiser's {weight_bytes / 1e9:.3g} GB from RAM each step at "
+           f"{link_gb_per_s:,.1f} GB/s, {sp.duration(copy_s)}, beside it: {sp.duration(step_s)} a step"
+           if streamed else ""))
     swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link_gb_per_s:,.1f} "
-            f"GB/s (model offload) = {sp.duration(swap_s)}") if swap_s else ""
+            f"GB/s ({'the frozen models, once' if streamed else 'model offload'}) = {sp.duration(swap_s)}"
+            ) if swap_s else ""
     out.formula.append(f"a batch of {unit}s: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
                        f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch, against the "
                        f"denoiser's {shape.denoising_steps}: not counted")

@@ -240,6 +240,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("the frozen models (text encoders) on the CPU, as Wan's --t5_cpu (task.frozen_on_cpu): "
                             "the GPU holds the denoiser; the prompt encodes once a batch, in seconds there",
                             answers.with_value("task", "frozen_on_cpu", True)))
+        if diffusion and not task.block_offload and not ctx.edge:  # the same output, each step's weights over PCIe
+            changes.append(("block offload (Diffusers group offload with streams, FramePack's DynamicSwap): the "
+                            "models wait in RAM and stream to the GPU two blocks at a time (task.block_offload)",
+                            answers.with_value("task", "block_offload", True)))
         split = [] if ctx.edge or diffusion else \
             more_gpus(answers, "none", split_label(answers) + " across {n} GPUs of one machine")
         if answers.scenario == "inference_server":  # a server keeps the weights it was asked for where a split does

@@ -29,7 +29,7 @@ from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
 from pth_top.configs.diffusion import estimate_denoising
 from pth_top.configs.memory_inference import estimate_inference
-from pth_top.configs.memory_pipeline import pipeline_memory
+from pth_top.configs.memory_pipeline import block_offload_memory, pipeline_memory
 from pth_top.configs.memory_terms import (
     AUTOCAST_NORM_BYTES,
     AUTOCAST_SOFTMAX_BYTES,
@@ -345,6 +345,8 @@ def estimate_memory(
     without CUDA passes 0 context."""
     frozen, frozen_line = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
     breakdown = model_memory(answers, shape, cuda_context_bytes)
+    if answers.task.block_offload and shape.denoising_steps and answers.task.mode == "inference":
+        return block_offload_memory(answers, shape, breakdown, frozen)
     if not frozen:
         return breakdown
     if answers.task.mode != "inference" and answers.task.cache_embeddings:

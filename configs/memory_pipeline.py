@@ -1,5 +1,6 @@
 """A diffusion pipeline's frozen models (text encoders, VAE) beside its denoiser at inference: on the GPU, on the
-CPU (Wan's --t5_cpu), or taking turns with it (Diffusers model offload)."""
+CPU (Wan's --t5_cpu), or taking turns with it (Diffusers model offload); or every model streamed from RAM a block at
+a time (block offload)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,23 @@ def pipeline_memory(answers: Answers, shape: ModelShape, breakdown: MemoryBreakd
                  "so the activations are what that needs beyond the larger model held")
     return replace(breakdown, weights_bytes=held, activations_bytes=max(0, peak - held),
                    formula=(*breakdown.formula, line), host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+
+
+def block_offload_memory(answers: Answers, shape: ModelShape, breakdown: MemoryBreakdown, frozen: int
+                         ) -> MemoryBreakdown:
+    """The GPU's share where every model streams from RAM a block at a time (task.block_offload): two of the
+    denoiser's blocks (the one running, the next being copied) and the step's working set, or the VAE's decode."""
+    task = answers.task
+    blocks = 2 * breakdown.weights_bytes // max(1, shape.layers)
+    batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
+    peak = max(blocks + denoising_bytes(shape, task.precision, batch),
+               decode_bytes(shape, batch, task.vae_tiling, task.vae_slicing))
+    frozen_text = (f"; the frozen models, {frozen / 1e9:.3g} GB, " + (
+        "run on the CPU (task.frozen_on_cpu)" if task.frozen_on_cpu else "stream the same way, once a batch")
+                   ) if frozen else ""
+    line = (f"block offload (task.block_offload: Diffusers group offload with streams, FramePack's DynamicSwap): the "
+            f"denoiser's {breakdown.weights_bytes / 1e9:.3g} GB wait in RAM and 2 of its {shape.layers} blocks are on "
+            f"the GPU at once, {blocks / 1e9:.3g} GB{frozen_text}")
+    return replace(breakdown, weights_bytes=blocks, activations_bytes=max(0, peak - blocks),
+                   formula=(*breakdown.formula, line),
+                   host_offload_bytes=max(breakdown.host_offload_bytes, breakdown.weights_bytes + frozen))

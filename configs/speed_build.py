@@ -118,10 +118,13 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
         frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
         # Model offload moves the pipeline each image, only the denoiser when the frozen models run on the CPU.
-        swapped = (weights + (0.0 if task.frozen_on_cpu else frozen)) if task.pipeline_offload else 0.0
+        # Block offload streams the denoiser each step (denoising_speed) and the frozen models once a batch.
+        swapped = (0.0 if task.block_offload else weights) + (0.0 if task.frozen_on_cpu else frozen) \
+            if task.pipeline_offload or task.block_offload else 0.0
         return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
                                "clip" if answers.data.kind in ("video", "audio") else "image",
-                               stacks.forward_runtime(task.forward_runtime, answers.scenario) == "eager")
+                               stacks.forward_runtime(task.forward_runtime, answers.scenario) == "eager",
+                               streamed=task.block_offload)
     if shape.encoder_decoder:
         return sp.Prediction(summary=[notes.ENCODER_DECODER_NOT_PREDICTED])
     if forward_only(shape):

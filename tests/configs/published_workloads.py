@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 137,
-test_requests.py 13): 193 before this file; 47 here (240 in all).
+test_requests.py 13): 193 before this file; 48 here (241 in all).
 """
 
 from __future__ import annotations
@@ -36,6 +36,18 @@ MINIMAX_M1_1M = {
     "workload__sequence_length": 1_000_000, "workload__batch_size": 1, "task__mode": "inference",
     "task__precision": "int8", "task__quantization": "fp8", "task__serving_engine": "vllm",
     "task__generated_tokens": 4096, "scale__gpu_count": 8, "budget__amount": 1_200_000.0, "budget__currency": "CNY"}
+
+
+# FramePack (HunyuanVideo's 13B DiT, 60 blocks of 3072), a 33-frame section, ~17,000 tokens with its history, 25 steps;
+# LLaVA-Llama-3-8B, CLIP, SigLIP and the VAE beside it (8.8B, fp16).
+FRAMEPACK_SECTION = {
+    "workload__preset": "custom", "workload__kind": "transformer", "workload__parameters": 12_800_000_000,
+    "workload__layers": 60, "workload__hidden_size": 3072, "workload__attention_heads": 24,
+    "workload__intermediate_size": 12288, "workload__sequence_length": 17000, "workload__denoising_steps": 25,
+    "workload__frozen_parameters": 8_800_000_000, "workload__frozen_precision": "fp16",
+    "workload__output_width_px": 640, "workload__output_height_px": 608, "workload__batch_size": 1,
+    "task__mode": "inference", "task__precision": "bf16", "task__vae_tiling": True, "data__kind": "video",
+    "budget__amount": 2500.0, "budget__currency": "USD"}
 
 
 @dataclass(frozen=True)
@@ -364,6 +376,10 @@ CASES: tuple[Workload, ...] = (
                                        "where the denoiser's 4.6 GiB working set put it at 16.8"),
     Workload("open-sora-12-720p-4s-fits-80-gb", OPEN_SORA, "fits", inference_custom(OPEN_SORA_720P_4S),
              ("h100-80gb-sxm", 1)),
+    Workload("framepack-13b-block-offload-fits-8-gb",
+             "github.com/lllyasviel/FramePack README: 'minimal required GPU memory is 6GB' for the 13B model (its "
+             "models stream from RAM, DynamicSwap), 'RTX 3060 6GB laptop' included", "fits",
+             {**FRAMEPACK_SECTION, "task__block_offload": True}, ("rtx-5060-8gb", 1)),
     Workload("ai-toolkit-flux1-dev-lora-fits-24-gb", AI_TOOLKIT, "fits",
              training(FLUX1_DEV, 4608, task__method="lora_int8", task__lora_targets="all_linear",
                       task__optimizer="adam8bit", budget__amount=5e5), ("rtx-4090-24gb", 1)),
