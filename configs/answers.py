@@ -285,6 +285,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
             problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
+    if workload.dense_head != "auto" and (preset != "custom" or model_kind != "cnn"):
+        problems.append(("workload", "dense_head", "is a custom CNN's head (workload.kind = 'cnn'): a preset has its "
+                         "own count"))
     problems.extend(_encoder_decoder_problems(answers, model_kind))
     problems.extend(vision_answer_problems(workload, task.mode, model_kind))
     if workload.tied_embeddings and (workload.preset != "custom" or model_kind != "transformer"

@@ -222,7 +222,8 @@ CNN_SCALED_BY_PIXELS = (
     "either way (saved values a sample, counted with saved_tensors_hooks: ConvNeXt-B at 384 px 171M against 63M "
     "scaled, YOLOv5s at 640 px 83M against 176M), and ~4x for a dilated (output-stride 8) segmentation backbone, "
     "which keeps its last stages at 1/8 of the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M), so at "
-    "512 px or more it is sized as a dense-prediction net, 3.5x (a detector on a ResNet-50 FPN keeps ~1x): give "
+    "512 px or more it is sized as a segmentation net, 3.5x (an FPN detector keeps ~1x: workload.dense_head = "
+    "\"detection\"): give "
     "workload.forward_gflops_per_sample (the activations then follow the square root of the FLOPs), or count yours "
     "and give workload.activation_elements_per_sample")
 CNN_SCALED_BY_FLOPS = (
@@ -303,14 +304,17 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
             pixels = workload.input_size_px ** 2
             # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
             ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
-            dense = not workload.forward_gflops_per_sample and workload.input_size_px >= DENSE_PREDICTION_PX
+            dense = workload.dense_head == "segmentation" or (
+                workload.dense_head == "auto" and not workload.forward_gflops_per_sample
+                and workload.input_size_px >= DENSE_PREDICTION_PX)
             width = DENSE_PREDICTION_ACTIVATION_FACTOR if dense else max(1.0, math.sqrt(ratio))
             elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
             origin = "activations scaled from ResNet-50's per-pixel count" + (
-                f" x {width:g}, a dense-prediction net's at {DENSE_PREDICTION_PX} px or more (segmentation and "
-                "detection heads keep high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and "
-                "FCOS 2.5-2.7x, Faster R-CNN ~1x; give workload.activation_elements_per_sample or "
-                "forward_gflops_per_sample for a lighter one)" if dense else
+                f" x {width:g}, a segmentation net's" + (
+                    "" if workload.dense_head == "segmentation" else f" at {DENSE_PREDICTION_PX} px or more") +
+                " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
+                "2.5-2.7x; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: workload.dense_head = \"detection\"; "
+                "or give workload.activation_elements_per_sample or forward_gflops_per_sample)" if dense else
                 f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
                 "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
         return ModelShape(

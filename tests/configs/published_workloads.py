@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 137,
-test_requests.py 13): 193 before this file; 48 here (241 in all).
+test_requests.py 13): 193 before this file; 49 here (242 in all).
 """
 
 from __future__ import annotations
@@ -234,6 +234,10 @@ CASES: tuple[Workload, ...] = (
                    "build's estimate line says so, and activation_elements_per_sample is the way to give a count"),
     # Audits YO2 and YS2: a custom CNN at 512 px or more with neither count nor FLOPs, sized as a dense-prediction
     # net (configs/presets.py DENSE_PREDICTION_ACTIVATION_FACTOR), where ResNet-50's per-pixel count was 2.5-4x low.
+    Workload("panoptic-fpn-r50-detector-fits-12-gb",
+             "github.com/facebookresearch/detectron2 MODEL_ZOO.md: Panoptic FPN R50-FPN 1x, 2 images a GPU of "
+             "800x1333, train mem 4.8 GB", "fits",
+             {**_dense_cnn(46_000_000, 1033, 2), "workload__dense_head": "detection"}, ("rtx-3060-12gb", 1)),
     Workload("upernet-r50-512x1024-fits-12-gb",
              "github.com/open-mmlab/mmsegmentation configs/upernet/README.md: UPerNet R-50, Cityscapes 512x1024, "
              "2 images a GPU, Mem 6.4 GB", "fits", _dense_cnn(66_500_000, 724, 2), ("rtx-3060-12gb", 1)),

@@ -120,6 +120,7 @@ def test_a_slow_image_is_warned_about(catalog):
     ({"workload": {**DIFFUSION_TABLE}, "task": {"mode": "inference", "serving_engine": "vllm"}}, "serving_engine",
      "its own pipeline"),
     ({"task": {"mode": "inference", "block_offload": True}}, "block_offload", "give workload.denoising_steps"),
+    ({"workload": {"preset": "llama3-8b", "dense_head": "detection"}}, "dense_head", "a custom CNN's head"),
     ({"scenario": "edge_deployment", "workload": {**DIFFUSION_TABLE}, "task": {"mode": "inference",
      "block_offload": True}}, "block_offload", "not at the edge"),
 ])

@@ -94,7 +94,7 @@ def test_a_custom_cnn_at_512_px_or_more_with_neither_count_nor_flops_is_sized_as
     ocrnet = Workload(preset="custom", kind="cnn", parameters=70_500_000, input_size_px=724, batch_size=8)
     shape, origin = model_shape(ocrnet)
     assert shape.activation_elements_per_sample == pytest.approx(3.5 * 21_530_496 * 724 ** 2 / 224 ** 2, rel=0.01)
-    assert "a dense-prediction net's at 512 px or more" in origin
+    assert "a segmentation net's at 512 px or more" in origin and 'dense_head = "detection"' in origin
     job = answers("team_training", workload__preset="custom", workload__kind="cnn", workload__parameters=70_500_000,
                   workload__input_size_px=724, workload__batch_size=8, task__mode="training", task__precision="fp32",
                   task__optimizer="sgd", data__kind="images", scale__gpu_count=4, budget__amount=100000.0)
@@ -104,3 +104,29 @@ def test_a_custom_cnn_at_512_px_or_more_with_neither_count_nor_flops_is_sized_as
     # Given its FLOPs, or at a classification size, the count is ResNet-50's density scaled as before.
     assert model_shape(Workload(preset="custom", kind="cnn", parameters=25_000_000, input_size_px=448))[
         0].activation_elements_per_sample == pytest.approx(4 * 21_530_496, rel=0.01)
+
+
+def test_an_fpn_detector_says_so_and_keeps_resnet50s_density_so_owned_12_gb_cards_hold_it(catalog):
+    # Audit YV3: Panoptic FPN R50 (detectron2 MODEL_ZOO: 4.8 GB "train mem" at 2 images of 800x1333, fp32 SGD) was
+    # sized at 3.5x as a segmentation net, 13.0 GiB, and 4 owned RTX 3060 12GB were refused. Said a detector, ~1x.
+    from pth_top.configs.recommend import recommend
+    from tests.configs.builders import answers
+    from tests.configs.test_recommend import TODAY
+
+    panoptic = dict(workload__preset="custom", workload__kind="cnn", workload__parameters=46_000_000,
+                    workload__layers=50, workload__input_size_px=1033, workload__batch_size=8, task__mode="training",
+                    task__precision="fp32", task__optimizer="sgd", data__kind="images", scale__gpu_count=4,
+                    budget__amount=60000.0, budget__currency="USD", budget__owned_gpu="rtx-3060-12gb",
+                    budget__owned_gpu_count=4)
+    auto = recommend(answers("team_training", **panoptic), catalog, today=TODAY)
+    detector = recommend(answers("team_training", **panoptic, workload__dense_head="detection"), catalog,
+                         today=TODAY)
+    assert not auto.feasible and detector.feasible, detector.blockers
+    assert detector.memory.total_bytes / 1e9 == pytest.approx(4.8, rel=0.15)
+    shape, origin = model_shape(Workload(preset="custom", kind="cnn", parameters=46_000_000, input_size_px=1033,
+                                         dense_head="detection"))
+    assert shape.activation_elements_per_sample == pytest.approx(21_530_496 * 1033 ** 2 / 224 ** 2, rel=0.01)
+    # Said a segmentation net, it is one at any size, its FLOPs given or not.
+    assert model_shape(Workload(preset="custom", kind="cnn", parameters=25_000_000, input_size_px=448,
+                                forward_gflops_per_sample=40.0, dense_head="segmentation"))[
+        0].activation_elements_per_sample == pytest.approx(3.5 * 4 * 21_530_496, rel=0.01)

@@ -68,6 +68,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "decoder_sequence_length", "Custom: decoder tokens (enc-dec)"),
         ("workload", "encoder_only", "Custom: encoder (no generation)"),
         ("workload", "input_size_px", "CNN input px (0: the preset's)"),
+        ("workload", "dense_head", "Custom CNN head (dense maps)"),
         ("workload", "forward_gflops_per_sample", "Custom: CNN GFLOPs/input (0: est.)"),
     )),
     StepSpec("task", "Task and precision", (
