@@ -28,10 +28,10 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
         return []
     found = _levers_on(ctx, card, pinned_context_for)
     first = next(found, None)
-    if first is None or first[0] == "":
+    if first is None or first[0] == "" or not first[2]:  # the queue alone, or an engine that does not queue
         return [first[1]] if first is not None else []
     alone = next((alternative for label, alternative, _ in found if label == ""), None)
-    return [first[1]] + ([alone] if alone is not None and first[2] else [])
+    return [first[1]] + ([alone] if alone is not None else [])
 
 
 def _levers_on(ctx: Context, card: Part, pinned_context_for: Callable[[Answers], Context]
