@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pth_top.configs.answers import Answers
 
 
@@ -11,6 +13,14 @@ def answers(scenario: str = "personal_research", **changes) -> Answers:
         section, key = dotted.split("__")
         result = result.with_value(section, key, value)
     return result
+
+
+def custom(parameters: int, layers: int, hidden: int, heads: int, kv_heads: int, vocabulary: int, mlp: int,
+           gated: bool = True) -> dict[str, Any]:
+    """A custom transformer's shape as answer keys, as its config.json gives it."""
+    return {"workload__preset": "custom", "workload__parameters": parameters, "workload__layers": layers,
+            "workload__hidden_size": hidden, "workload__attention_heads": heads, "workload__kv_heads": kv_heads,
+            "workload__vocabulary_size": vocabulary, "workload__intermediate_size": mlp, "workload__gated_mlp": gated}
 
 
 # Qwen2.5-3B from its config.json (3.09B, 36 layers, hidden 2048, 16 heads, 2 KV heads, SwiGLU 11008, vocab 151936).

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pth_top.configs.build import Build
+from tests.configs.builders import custom
 
 TODAY = dt.date(2026, 5, 10)
 SPEED_TOLERANCE = 0.35
@@ -28,12 +29,10 @@ MINIMAX_M1 = "huggingface.co/MiniMaxAI/MiniMax-M1-80k docs/vllm_deployment_guide
 # MiniMax-M1 (its config.json: 456B, 45.9B active, 32 experts top-2, 80 layers of which 70 lightning attention, hidden
 # 6144, 64 heads, 8 KV heads of 128, vocabulary 200,064, SwiGLU 9216), experts in FP8, one 1M-token request.
 MINIMAX_M1_1M = {
-    "workload__preset": "custom", "workload__kind": "transformer", "workload__parameters": 456_000_000_000,
-    "workload__active_parameters": 45_900_000_000, "workload__experts_count": 32, "workload__experts_per_token": 2,
-    "workload__layers": 80, "workload__linear_attention_layers": 70, "workload__hidden_size": 6144,
-    "workload__attention_heads": 64, "workload__kv_heads": 8, "workload__head_dim": 128,
-    "workload__vocabulary_size": 200_064, "workload__intermediate_size": 9216, "workload__gated_mlp": True,
-    "workload__sequence_length": 1_000_000, "workload__batch_size": 1, "task__mode": "inference",
+    **custom(456_000_000_000, 80, 6144, 64, 8, 200_064, 9216), "workload__active_parameters": 45_900_000_000,
+    "workload__experts_count": 32, "workload__experts_per_token": 2, "workload__linear_attention_layers": 70,
+    "workload__head_dim": 128, "workload__sequence_length": 1_000_000, "workload__batch_size": 1,
+    "task__mode": "inference",
     "task__precision": "int8", "task__quantization": "fp8", "task__serving_engine": "vllm",
     "task__generated_tokens": 4096, "scale__gpu_count": 8, "budget__amount": 1_200_000.0, "budget__currency": "CNY"}
 
@@ -90,13 +89,6 @@ def qlora(shape: dict[str, Any], context: int, stack: str) -> dict[str, Any]:
     optim = "adamw_8bit"."""
     return training(shape, context, task__method="qlora", task__lora_rank=32, task__lora_targets="all_linear",
                     task__training_stack=stack, task__optimizer="adam8bit")
-
-
-def custom(parameters: int, layers: int, hidden: int, heads: int, kv_heads: int, vocabulary: int, mlp: int,
-           gated: bool = True) -> dict[str, Any]:
-    return {"workload__preset": "custom", "workload__parameters": parameters, "workload__layers": layers,
-            "workload__hidden_size": hidden, "workload__attention_heads": heads, "workload__kv_heads": kv_heads,
-            "workload__vocabulary_size": vocabulary, "workload__intermediate_size": mlp, "workload__gated_mlp": gated}
 
 
 # Qwen2.5-7B-Instruct-1M (28 layers, hidden 3584, 28 heads, 4 KV heads, SwiGLU 18944, V 152,064; 7.62B) and

@@ -7,7 +7,7 @@ import datetime as dt
 
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
-from tests.configs.builders import answers
+from tests.configs.builders import answers, custom
 
 TODAY = dt.date(2026, 11, 1)
 LLAMA3_8B_Q4 = dict(workload__preset="llama3-8b", workload__batch_size=1, workload__sequence_length=4096,
@@ -28,10 +28,8 @@ def test_a_desktop_build_prices_its_case(catalog):
 def test_two_atx_units_take_a_dual_psu_full_tower(catalog):
     # Audit YM2: CogVLM2-19B (Llama 3 8B's shape, 19.5B with its vision expert) in bf16 on generate() over two
     # RTX 5090 D in China: each 575 W card on its own 1,300 W unit, in a case that holds two.
-    vlm = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=19_500_000_000,
-                  workload__layers=32, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
-                  workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=128_256,
-                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+    vlm = answers(**custom(19_500_000_000, 32, 4096, 32, 8, 128_256, 14336), workload__sequence_length=8192,
+                  workload__batch_size=1, task__mode="inference",
                   task__precision="bf16", task__serving_engine="hf_generate", task__generated_tokens=2048,
                   scale__gpu_count=2, data__kind="images", budget__amount=60_000.0)
     build = recommend(vlm, catalog, today=TODAY)

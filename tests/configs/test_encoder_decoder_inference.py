@@ -8,8 +8,7 @@ import pytest
 
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.recommend import recommend
-from tests.configs.builders import answers
-from tests.configs.published_workloads import custom
+from tests.configs.builders import answers, custom
 
 # openai/whisper-large-v2 config.json: 32 encoder + 32 decoder layers, d_model 1280, 20 heads, FFN 5120, V 51,865,
 # 1,500 encoder positions, at most 448 decoder tokens; 1.54B parameters.

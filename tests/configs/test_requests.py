@@ -17,7 +17,7 @@ from pth_top.configs.build import Build
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import host_model_gib, load_rules, storage_capacity_gb
 from pth_top.units import GIB
-from tests.configs.builders import GLM45_AIR, answers
+from tests.configs.builders import GLM45_AIR, answers, custom
 
 TODAY = dt.date(2026, 11, 1)
 TOLERANCE = 0.15
@@ -261,10 +261,8 @@ def test_a_pc_for_inference_is_not_held_to_ram_as_large_as_its_gpus(catalog):
     # file staged in RAM priced the build over budget and sent the student to 3-bit weights (EUR 1,528 with a case
     # and 16 GB: budget.amount 1,550 here). llama.cpp maps the file;
     # a server and training keep the rule (pinned buffers, checkpoints, an engine's swap space).
-    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=32_003_200_000,
-                  workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
-                  workload__intermediate_size=27392, workload__gated_mlp=True, workload__vocabulary_size=102_400,
-                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+    job = answers(**custom(32_003_200_000, 64, 5120, 40, 8, 102_400, 27392), workload__sequence_length=8192,
+                  workload__batch_size=1, task__mode="inference",
                   task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
                   task__generated_tokens=1024, budget__amount=1550.0, budget__currency="EUR",
                   budget__condition="used")

@@ -13,7 +13,7 @@ from pth_top.configs.memory_inference import kv_split
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
-from tests.configs.builders import QWEN25_32B, answers
+from tests.configs.builders import QWEN25_32B, answers, custom
 
 TODAY = dt.date(2026, 12, 2)
 # GPUStack's performance lab (github.com/gpustack/gpustack docs/performance-lab/deepseek-v3.2/h200.md): vLLM v0.13.0,
@@ -147,10 +147,8 @@ def test_owned_cards_that_hold_the_job_with_a_lever_also_show_the_queue_the_laun
     # owned H100s, --max-model-len 81920 --max-num-seqs 8: vllm#8826 ran it so. The 8 full-length requests' KV cache
     # is short, and only an fp8 KV cache (TIGHT) or buying 8 new cards were offered: never what vLLM does with the
     # launch as asked, holding what fits at once and queueing the rest.
-    vision = dict(workload__preset="custom", workload__parameters=88_600_000_000, workload__layers=80,
-                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=8,
-                  workload__vocabulary_size=128_256, workload__intermediate_size=28_672, workload__gated_mlp=True,
-                  workload__sequence_length=81_920, workload__batch_size=8, task__mode="inference",
+    vision = dict(**custom(88_600_000_000, 80, 8192, 64, 8, 128_256, 28_672), workload__sequence_length=81_920,
+                  workload__batch_size=8, task__mode="inference",
                   task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
                   scale__gpu_count=4, budget__amount=150_000.0, budget__currency="USD",
                   budget__owned_gpu="h100-80gb-pcie", budget__owned_gpu_count=4)

@@ -7,7 +7,7 @@ from pth_top.configs.answer_types import Task
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.recommend import recommend
 from pth_top.configs.speed import below_target
-from tests.configs.builders import DEEPSEEK_LLM_67B, answers
+from tests.configs.builders import DEEPSEEK_LLM_67B, answers, custom
 from tests.configs.test_recommend import TODAY
 
 # Orpheus-3B TTS (canopylabs/orpheus-3b-0.1-ft config.json: Llama 3.2 3B, 28 layers, h 3072, 24 heads, 8 KV heads,
@@ -320,9 +320,7 @@ def test_a_build_under_the_target_within_noise_and_power_limits_is_no_recommenda
     # Audit YP2: OpenChat-3.5 (Mistral-7B's shape) in AWQ on vLLM for 8 users at 8k, 20 tokens/s each, a quiet office
     # and a 450 W wall limit, $2,500: an RTX 5060 Ti build at ~8.4 tokens/s under load was the recommendation, its
     # own warning saying it is under the target. The nearest build that meets it, past a limit, is named.
-    job = answers("inference_server", workload__preset="custom", workload__parameters=7_241_748_480,
-                  workload__layers=32, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
-                  workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=32_002,
+    job = answers("inference_server", **custom(7_241_748_480, 32, 4096, 32, 8, 32_002, 14336),
                   workload__sequence_length=8192, workload__batch_size=8, task__mode="inference",
                   task__precision="int4", task__serving_engine="vllm", task__quantization="awq_g128",
                   task__generated_tokens=512, task__target_tokens_per_s_per_stream=20.0, budget__amount=2500.0,
@@ -339,9 +337,7 @@ def test_more_gpus_and_fp8_weights_are_tried_together(catalog):
     # Audit YP2: CodeGeeX4-9B (GLM-4-9B's shape: 40 layers of 4096, 32 heads, 2 KV heads, SwiGLU 13696, V 151,552) on
     # vLLM for 32 users at 8k, 20 tokens/s each, CNY 200,000: more GPUs alone fell short and fp8 alone too; together
     # they meet it within budget, and were never named.
-    job = answers("inference_server", workload__preset="custom", workload__parameters=9_400_000_000,
-                  workload__layers=40, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=2,
-                  workload__intermediate_size=13696, workload__gated_mlp=True, workload__vocabulary_size=151_552,
+    job = answers("inference_server", **custom(9_400_000_000, 40, 4096, 32, 2, 151_552, 13696),
                   workload__sequence_length=8192, workload__batch_size=32, task__mode="inference",
                   task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
                   task__target_tokens_per_s_per_stream=20.0, budget__amount=200_000.0)
