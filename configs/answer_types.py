@@ -174,6 +174,10 @@ class Task(Schema, frozen=True):
     serving_engine: Annotated[ServingEngine, Meta(description=(
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"
+    cuda_graphs: Annotated[bool, Meta(description=(
+        "vLLM or SGLang replays each decode step as captured CUDA graphs (their default); false: --enforce-eager "
+        "(vLLM) or --disable-cuda-graph (SGLang), as many vendor launch scripts do: every layer's kernels are "
+        "launched from Python at each token (~0.4 ms a layer), and the graphs' memory is not taken"))] = True
     forward_runtime: Annotated[ForwardRuntime, Meta(description=(
         "how a CNN, an encoder or a diffusion denoiser runs (inference): eager PyTorch, which launches each kernel "
         "from the CPU (a floor per batch or denoising step at small batches), or compiled into one launch (a "

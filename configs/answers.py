@@ -236,6 +236,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         chunked = ", ".join(name for name, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
         problems.append(("task", "prefill_chunk_tokens", f"a prefill chunk is an inference engine's ({chunked} as "
                          "task.serving_engine); generate() and training run whole sequences"))
+    if not task.cuda_graphs and (task.mode != "inference" or engine not in stacks.TENSOR_PARALLEL_ENGINES):
+        problems.append(("task", "cuda_graphs", "turning CUDA graphs off is vLLM's --enforce-eager or SGLang's "
+                         "--disable-cuda-graph: answer task.mode = 'inference' and vllm or sglang as "
+                         "task.serving_engine"))
     budget = answers.budget
     if bool(budget.owned_gpu) != bool(budget.owned_gpu_count):  # named on the key given, its partner missing
         given, missing = ("owned_gpu", "owned_gpu_count") if budget.owned_gpu else ("owned_gpu_count", "owned_gpu")

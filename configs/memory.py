@@ -398,5 +398,5 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
         quantization=task.quantization, kv_cache_dtype=task.kv_cache_dtype, expert_offload=task.expert_offload,
         prefill_chunk_tokens=task.prefill_chunk_tokens, media_encoder=not shape.vocabulary_size and (
             answers.workload.preset != "custom" or answers.data.kind != "text"),  # review AA: a text encoder left V out
-        flash_attention=task.flash_attention,
+        flash_attention=task.flash_attention, cuda_graphs=task.cuda_graphs,
     )

@@ -124,7 +124,7 @@ def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
     kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
-    media_encoder: bool = False, flash_attention: bool = True,
+    media_encoder: bool = False, flash_attention: bool = True, cuda_graphs: bool = True,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -177,7 +177,7 @@ def estimate_inference(
     if shape.encoder_decoder:
         kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
         breakdown = _encoder_decoder(shape, weights, batch, n, value_bytes, kv_bytes, cuda_context_bytes, formula)
-        graphs = _cuda_graph_bytes(engine, formula)
+        graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
         return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
                        usable_fraction=fraction, reserving_engine=reserving)
     if forward_only(shape):
@@ -222,7 +222,7 @@ def estimate_inference(
         else f"s {prompt} x b {batch}"
     formula.append(f"activations: prefill, {inference_working_set_text(shape, value_bytes)} "
                    f"({chunked})")
-    graphs = _cuda_graph_bytes(engine, formula)
+    graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
     logits = batch * shape.logits_vocabulary_size * 4.0
     if logits:

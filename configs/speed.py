@@ -39,6 +39,10 @@ DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # Qwen's Transformers rows on an H20 (Qwen3-0.6B to 8B, 0.31-0.58 ms a layer; QwenLM/Qwen2.5 speed_benchmark.md);
 # checked on Llama 7B fp16 on an RTX 3090, 32.89 ms a token (bitsandbytes#347), ~32 predicted.
 HF_GENERATE_LAYER_S = 0.4e-3
+# vLLM or SGLang without CUDA graphs (--enforce-eager) launches a layer's kernels from Python at each token, about as
+# slow: Qwen2.5-Omni-7B's thinker on an A800, TPOT 22-23 ms eager against 13 with graphs over 28 layers, 0.34 ms a
+# layer (vllm-project/vllm-omni#7960); Hunyuan-Large's MoE layers on 8 x H20 are the check (published_speeds.py).
+ENGINE_EAGER_LAYER_S = 0.4e-3
 # Fraction of the dense 16-bit tensor rate a prompt's prefill reaches (llama.cpp pp512 on an RTX 4090, Qwen2 3B:
 # 18,155 tokens/s x 2 x 3.4 GFLOP = 0.75 of 165 TFLOP/s, github.com/ggml-org/llama.cpp/pull/12183).
 PREFILL_COMPUTE_FRACTION = 0.6
@@ -253,10 +257,11 @@ def duration(seconds: float) -> str:
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
            moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0,
-           format_layer_s: float = 0.0) -> Prediction:
+           format_layer_s: float = 0.0, no_graphs: bool = False) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
-    generate()'s eager dispatch where `eager`); capped by compute."""
+    generate()'s eager dispatch where `eager`, an engine's launches from Python where `no_graphs`); capped by
+    compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction, moe)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split = moe and device.working_count > 1
@@ -264,6 +269,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
     expert_loop_s = hf_expert_loop_s(layers, experts_count) if eager and moe and device.decode_layer_s else 0.0
     eager_s += expert_loop_s
+    graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and device.decode_layer_s else 0.0
+    eager_s += graphless_s
     fixed_s = layers * (device.decode_layer_s + format_layer_s) + split_moe_s + eager_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
@@ -280,9 +287,12 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "
                        f"{device.count} GPUs (all-reduces, small slices)" if split else
                        f" + {layers} layers x {moe_layer_s * 1e6:g} us of expert routing (top-k, grouped GEMMs)")
-    if eager_s:
+    if eager_s - graphless_s:
         fixed_text += (f" + {layers} layers x {HF_GENERATE_LAYER_S * 1e6:g} us of generate()'s eager dispatch "
                        "(no CUDA graph)")
+    if graphless_s:
+        fixed_text += (f" + {layers} layers x {ENGINE_EAGER_LAYER_S * 1e6:g} us of kernel launches from Python "
+                       "(task.cuda_graphs = false: no CUDA graph)")
     if format_layer_s:
         fixed_text += f" + {layers} layers x {format_layer_s * 1e3:.3g} ms of the weight format's kernels"
     if expert_loop_s:

@@ -143,7 +143,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
                     fraction, shape.layers, moe=moe, eager=engine == "hf_generate",
                     moe_layer_s=sp.MOE_LAYER_S if moe and engine in stacks.TENSOR_PARALLEL_ENGINES else 0.0,
-                    experts_count=shape.experts_count, format_layer_s=reads.format_layer_s)
+                    experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
+                    no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES)
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)

@@ -4,8 +4,8 @@ Each case names its source (URL and what the figure is). The prediction must be 
 says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped catalog are read from it (the
 same path a build takes); others are given their datasheet figures here.
 
-Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 44,
-test_requests.py 13): 140 here (240 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 49,
+test_requests.py 13): 148 here (253 in all).
 """
 
 from __future__ import annotations
@@ -63,10 +63,11 @@ def shape(preset: str, sequence_length: int) -> ModelShape:
 
 def decode(model: ModelShape, precision: str, device: sp.Device | str, generated: int = 128, batch: int = 1,
            preset: str = "custom", *, gpus: int = 1, engine: str = "auto",
-           quantization: str = "auto", scenario: str = "personal_research") -> dict[str, float]:
+           quantization: str = "auto", scenario: str = "personal_research",
+           cuda_graphs: bool = True) -> dict[str, float]:
     answers = Answers(scenario=scenario, workload=Workload(preset=preset, batch_size=batch),
                       task=Task(mode="inference", precision=precision, generated_tokens=generated,
-                                serving_engine=engine, quantization=quantization))
+                                serving_engine=engine, quantization=quantization, cuda_graphs=cuda_graphs))
     gpu = catalog_gpu(device, answers, gpus) if isinstance(device, str) else device
     return speed_build.inference(answers, model, gpu).figures
 
@@ -449,6 +450,21 @@ QWEN3_235B = model_shape(Workload(
     experts_count=128, experts_per_token=8, layers=94, hidden_size=4096, attention_heads=64, kv_heads=4, head_dim=128,
     intermediate_size=12288, gated_mlp=True, vocabulary_size=151_936, sequence_length=1))[0]
 
+# Hunyuan-Large (github.com/Tencent/Tencent-Hunyuan-Large config: 64 layers, hidden 6400, 80 heads of 128, 8 KV
+# heads, 16 experts of which 1 a token beside a shared one, SwiGLU 18304, vocabulary 128,512; 389B, 52B active).
+HUNYUAN_LARGE = model_shape(Workload(
+    preset="custom", kind="transformer", parameters=389_000_000_000, active_parameters=52_000_000_000,
+    experts_count=16, experts_per_token=1, layers=64, hidden_size=6400, attention_heads=80, kv_heads=8, head_dim=128,
+    intermediate_size=18304, gated_mlp=True, vocabulary_size=128_512, sequence_length=2048))[0]
+HUNYUAN_H20 = ("github.com/Tencent/Tencent-Hunyuan-Large README 'Inference Performance': W8A8C8-FP8 in vLLM on 8 x "
+               "H20, 2,048-token prompts, launched with enforce_eager=True (inference/run_server_fp8.sh)")
+
+
+def hunyuan_large_eager(batch: int) -> float:
+    return decode(HUNYUAN_LARGE, "int8", "h20-96gb", 256, batch, engine="vllm", gpus=8, quantization="fp8",
+                  cuda_graphs=False)["decode_tokens_per_s_aggregate"]
+
+
 NORMIEBENCH = ("github.com/brand-o/normiebench/issues/{} (2026-03): llama 3.1 8B Q4_K_M on llama.cpp's CPU "
                "backend")
 LLAMACPP_SPARK = ("github.com/ggml-org/llama.cpp benches/dgx-spark.md (2025-11-02, build 6918, CUDA 13.0; llama-bench, "
@@ -529,12 +545,8 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: decode(QWEN_3B, "int4", "rtx-4090-24gb")["decode_tokens_per_s_per_stream"]),
     PublishedSpeed("vllm-a100-qwen3-14b-awq-decode-eager", f"{VLLM_QWEN3_14B}: mean TPOT 20.63 ms = 48.5 tokens/s",
                    1 / 0.02063,
-                   lambda: decode(QWEN3_14B, "int4", "a100-80gb-sxm", 200, engine="vllm",
-                                  quantization="awq_g128")["decode_tokens_per_s_per_stream"],
-                   gap="--enforce-eager turns off vLLM's CUDA graphs, so every decode step launches each layer's "
-                       "kernels from Python; the prediction's per-layer launch cost is that of a captured graph "
-                       "(the prefill of the same run, below, is within 10 %); +97 % since a token reads one row of "
-                       "the input embedding, not the table", tolerance=1.0),
+                   lambda: decode(QWEN3_14B, "int4", "a100-80gb-sxm", 200, engine="vllm", quantization="awq_g128",
+                                  cuda_graphs=False)["decode_tokens_per_s_per_stream"]),
     # The H20's own decode fraction (gpus.toml, 0.38 of its 4.0 TB/s) is fitted on the two BF16 rows.
     PublishedSpeed("sglang-h20-qwen3-8b-bf16-decode", f"{QWEN_H20}: Qwen3-8B BF16, 81.73 tokens/s", 81.73,
                    lambda: h20_decode(QWEN3_8B, "bf16"), fitted=True),
@@ -551,6 +563,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "71.65 tokens/s", 71.65, lambda: h20_decode(QWEN3_235B, "int8", "fp8", gpus=4), fitted=True),
     PublishedSpeed("sglang-8xh20-qwen3-235b-a22b-bf16-tp8-decode", f"{QWEN_H20}: Qwen3-235B-A22B BF16 on 8 GPUs "
                    "(TP=8), 74.50 tokens/s", 74.50, lambda: h20_decode(QWEN3_235B, "bf16", gpus=8)),
+    # vLLM without CUDA graphs (audit YT3: 83.6 tokens/s predicted before task.cuda_graphs, +322 %).
+    PublishedSpeed("vllm-8xh20-hunyuan-large-fp8-eager-decode", f"{HUNYUAN_H20}: batch 1, 19.8 tokens/s", 19.8,
+                   lambda: hunyuan_large_eager(1)),
+    PublishedSpeed("vllm-8xh20-hunyuan-large-fp8-eager-batch-4", f"{HUNYUAN_H20}: batch 4, 74.9 tokens/s in all",
+                   74.9, lambda: hunyuan_large_eager(4)),
     # --- aggregate decode over a batch (offline serving) ---
     PublishedSpeed("mlperf-inf-v4.1-h200-llama2-70b-offline",
                    f"{MLPERF_INF}/Lenovo/results/H200_SXM_141GBx8_TRT/README.md: llama2-70b-99 Offline 31,917 "

@@ -85,6 +85,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "training_stack", "Training stack (training)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
+        ("task", "cuda_graphs", "CUDA graphs (vLLM/SGLang)"),
         ("task", "forward_runtime", "CNN/encoder runtime (inf.)"),
         ("task", "prefill_chunk_tokens", "Prefill chunk (inf., 0: engine's)"),
         ("task", "kv_cache_dtype", "KV cache precision (inf.)"),
