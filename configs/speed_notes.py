@@ -66,8 +66,11 @@ def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, en
         return []
     fewer = max((count for count in range(1, n) if (shape.mlp_width / count) % FP8_BLOCK == 0
                  and stacks.splits_heads(engine, shape.attention_heads, count)), default=1)
-    return [f"tensor parallel over {n} GPUs splits each expert's width, {shape.mlp_width:,} / {n} = "
-            f"{shape.mlp_width / n:g}, not a whole number of a block-scaled FP8 checkpoint's {FP8_BLOCK}-wide blocks: "
-            f"vLLM refuses it (its MiniMax-M2 recipe: 'TP8 is not supported'); serve with expert parallel (vLLM "
-            f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads), or "
-            f"tensor parallel over {fewer} GPU(s)"]
+    # A per-tensor FP8 checkpoint (Hunyuan-Large's W8A8C8, served TP8 on 8 H20s by Tencent) splits at any width.
+    over_fewer = f", or tensor parallel over {fewer} GPUs" if fewer > 1 else ""
+    return [f"if the FP8 checkpoint is block-scaled (DeepSeek-V3's, Qwen3's, MiniMax's {FP8_BLOCK} x {FP8_BLOCK} "
+            f"scales): tensor parallel over {n} GPUs splits each expert's width, {shape.mlp_width:,} / {n} = "
+            f"{shape.mlp_width / n:g}, not a whole number of its {FP8_BLOCK}-wide blocks, and vLLM refuses it (its "
+            f"MiniMax-M2 recipe: 'TP8 is not supported'); serve it with expert parallel (vLLM "
+            f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads)"
+            f"{over_fewer}. A per-tensor FP8 checkpoint splits at any width"]
