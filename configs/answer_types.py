@@ -196,6 +196,10 @@ class Task(Schema, frozen=True):
         "the next copied while one computes (Diffusers enable_group_offload with use_stream, FramePack's DynamicSwap, "
         "ComfyUI --lowvram): the GPU holds two blocks and the step's working set; each step moves the denoiser's "
         "weights over PCIe"))] = False
+    sequence_parallel: Annotated[bool, Meta(description=(
+        "inference of a diffusion model on scale.gpu_count GPUs: they make each image or clip together, each "
+        "holding the whole pipeline and 1/n of its tokens (xDiT's Ulysses attention, as HunyuanVideo's, Wan's and "
+        "Step-Video's multi-GPU launchers run); false: each GPU makes its own images"))] = False
     vae_slicing: Annotated[bool, Meta(description=(
         "Diffusers enable_vae_slicing: the VAE decodes a batch's images one at a time, not all at once (the same "
         "images; a batch of 4 at 1024 px in ~6 GiB, not ~25); needs workload.output_width_px"))] = False

@@ -404,6 +404,11 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "workload.denoising_steps and task.mode = 'inference'"))
     elif task.block_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "block_offload", f"not at the edge: {shared}"))
+    if task.sequence_parallel and not (workload.denoising_steps and task.mode == "inference"
+                                       and answers.scale.gpu_count > 1 and not task.block_offload):
+        problems.append(("task", "sequence_parallel", "splits a diffusion model's tokens over GPUs at inference: "
+                         "give workload.denoising_steps, task.mode = 'inference' and scale.gpu_count of 2 or more, "
+                         "without task.block_offload"))
     decoder = not workload.denoising_steps and not workload.encoder_only and (
         workload.preset != "custom" or workload.kind == "transformer")
     if task.target_tokens_per_s_per_stream and not (task.mode == "inference" and decoder):

@@ -12,6 +12,7 @@ its count (SDXL at 1024 px: 6.76 TFLOP a pass, counted): a denoiser's counted GF
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from pth_top.configs import speed as sp
@@ -50,6 +51,10 @@ DENOISER_OPS_FIXED, DENOISER_OPS_PER_LAYER = 391, 21
 # Host time an op: SD 1.5 at 31.44 it/s on an A100 SXM (fal-ai/stable-diffusion-benchmarks, fp16 SDPA) is 44 us
 # for each of its 727; SDXL's 30 steps on an H100 then take 2.46 s, where its TensorRT card's baseline is 2.496.
 DIFFUSERS_OP_S = 44e-6
+# Sequence parallel (xDiT's Ulysses attention): one clip's tokens split over n GPUs, which all-to-all each layer's
+# heads. xDiT's HunyuanVideo table (docs/performance/hunyuanvideo.md, 720p, 129 frames, 50 steps): 8 H100s 5.64x one
+# (0.705, 0.89 a doubling), 4 3.70x; 4 L20s over PCIe 2.91x (0.73, 0.85 a doubling).
+SEQUENCE_PARALLEL_SCALING_PER_DOUBLING = {"nvlink": 0.89, "pcie": 0.85}
 
 
 def passes_text(shape: ModelShape) -> str:
@@ -84,15 +89,16 @@ def denoising_bytes(shape: ModelShape, precision: str, batch: int) -> int:
 def estimate_denoising(
     shape: ModelShape, *, precision: str, batch: int, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, quantization: str = "auto", vae_tiling: bool = False,
-    vae_slicing: bool = False,
+    vae_slicing: bool = False, sequence_parallel: bool = False,
 ) -> MemoryBreakdown:
-    """Weights + the larger of one layer's forward working set over its share of the batch x passes x s tokens and
-    the VAE decode of its outputs (after the last step, the denoiser's activations are gone); every GPU holds the
-    whole model."""
+    """Weights + the larger of one layer's forward working set over its share of the batch x passes x s tokens (its
+    1/n of the tokens under sequence parallel) and the VAE decode of its outputs (after the last step, the denoiser's
+    activations are gone); every GPU holds the whole model."""
     weights, weights_line = inference_weight_bytes(shape, precision, quantization)
     value_bytes = value_bytes_of(precision)
-    batch = per_gpu_batch(batch, gpu_count)
-    denoising = denoising_bytes(shape, precision, batch)
+    split = max(1, gpu_count) if sequence_parallel else 1
+    batch = batch if sequence_parallel else per_gpu_batch(batch, gpu_count)
+    denoising = denoising_bytes(shape, precision, batch) // split
     decode = decode_bytes(shape, batch, vae_tiling, vae_slicing)
     activations = max(denoising, decode)
     formula = [
@@ -100,7 +106,8 @@ def estimate_denoising(
         "no KV cache and no logits",
         weights_line,
         f"activations: {inference_working_set_text(shape, value_bytes)} "
-        f"(s {shape.sequence_length:,} x b {batch}{passes_text(shape)}) = {denoising / GIB:.2f} GiB while denoising",
+        f"(s {shape.sequence_length:,}{f' / {split} GPUs' if split > 1 else ''} x b {batch}{passes_text(shape)}) = "
+        f"{denoising / GIB:.2f} GiB while denoising",
         (f"VAE decode: {VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel (AutoencoderKL, fp16) x "
          f"{decoded_pixels(shape, vae_tiling):,} pixels at once"
          + (f" ({vae_tile_px(shape)} px tiles, task.vae_tiling)" if vae_tiling else "")
@@ -112,13 +119,22 @@ def estimate_denoising(
         "VAE decode: not counted (give workload.output_width_px and output_height_px: a 1024 x 1024 image decodes "
         f"in ~{VAE_DECODE_BYTES_PER_PIXEL * 1024 * 1024 / GIB:.1f} GiB, a video's frames in its decode micro-batch)",
     ]
-    if gpu_count > 1:
+    if split > 1:
+        formula.append(f"sequence parallel (task.sequence_parallel, xDiT's Ulysses): each of the {gpu_count} GPUs "
+                       "holds the whole pipeline and 1/n of each image's tokens; the VAE decodes on one")
+    elif gpu_count > 1:
         formula.append(f"each of the {gpu_count} GPUs holds the whole pipeline and makes its own images "
-                       "(data parallel: Diffusers splits no model across GPUs)")
+                       "(data parallel: Diffusers splits no model across GPUs; task.sequence_parallel splits each "
+                       "image's tokens instead)")
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0, activations_bytes=int(activations),
         kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes, formula=tuple(formula),
     )
+
+
+def rate_text(per_min: float, unit: str) -> str:
+    """Images (or clips) a minute, or an hour where fewer than one a minute (a video job's 0.03 read as 0.0)."""
+    return f"{per_min:,.1f} {unit}s/min" if per_min >= 1 else f"{per_min * 60:,.1f} {unit}s/hour"
 
 
 def per_gpu_batch(batch: int, gpu_count: int) -> int:
@@ -156,14 +172,22 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
                     swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0,
-                    unit: str = "image", eager: bool = False, streamed: bool = False) -> sp.Prediction:
+                    unit: str = "image", eager: bool = False, streamed: bool = False,
+                    sequence_parallel: bool = False) -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
     batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe. `eager`: a step takes at
     least its ops' host time (eager Diffusers). `streamed` (block offload): each step also moves the denoiser's
-    weights over PCIe, beside its compute (the next block copies while one runs)."""
-    share = per_gpu_batch(batch, device.count)
-    flops = step_flops(shape, share, counted_gflops_per_pass)
+    weights over PCIe, beside its compute (the next block copies while one runs). `sequence_parallel`: all the
+    GPUs make each image together, each its 1/n of the tokens, at SEQUENCE_PARALLEL_SCALING_PER_DOUBLING."""
+    split = device.count if sequence_parallel and device.count > 1 else 1
+    share = batch if split > 1 else per_gpu_batch(batch, device.count)
+    link = "nvlink" if device.nvlink else "pcie"
+    scaling = SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link] ** math.log2(split)
+    flops = step_flops(shape, share, counted_gflops_per_pass) / (split * scaling)
     pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass)
+    if split > 1:
+        pass_text += (f" / ({split} GPUs x {scaling:.2f}, sequence parallel over {link}: "
+                      f"{SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link]:g} a doubling)")
     compute, compute_text = sp.achieved_tflops(device, fraction)
     bandwidth, bandwidth_text = sp.achieved_bandwidth(replace(device, count=1))
     step_s = max(flops / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
@@ -192,8 +216,10 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
                        f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch, against the "
                        f"denoiser's {shape.denoising_steps}: not counted")
     gpus = f" on {device.count} GPUs ({share} {unit}(s) each at once)" if device.count > 1 else ""
+    if split > 1:
+        gpus = f" on {device.count} GPUs together (sequence parallel)"
     out.summary.append(f"~{sp.duration(batch_s)} per batch of {batch} {unit}(s) ({shape.denoising_steps} steps over "
-                       f"{shape.sequence_length:,} tokens); ~{images_per_min:,.1f} {unit}s/min{gpus}")
+                       f"{shape.sequence_length:,} tokens); ~{rate_text(images_per_min, unit)}{gpus}")
     if batch_s > SLOW_IMAGE_S:
         out.warnings.append(f"slow: a batch of {unit}s takes ~{sp.duration(batch_s)} on {device.name} (over "
                             f"{SLOW_IMAGE_S:g} s): denoising is compute-bound, so a card with more tensor TFLOP/s "

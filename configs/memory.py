@@ -390,7 +390,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,
                                   gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
                                   quantization=task.quantization, vae_tiling=task.vae_tiling,
-                                  vae_slicing=task.vae_slicing)
+                                  vae_slicing=task.vae_slicing, sequence_parallel=task.sequence_parallel)
     return estimate_inference(
         shape, precision=task.precision, batch=answers.workload.batch_size,
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,

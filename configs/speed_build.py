@@ -124,7 +124,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
                                "clip" if answers.data.kind in ("video", "audio") else "image",
                                stacks.forward_runtime(task.forward_runtime, answers.scenario) == "eager",
-                               streamed=task.block_offload)
+                               streamed=task.block_offload, sequence_parallel=task.sequence_parallel)
     if shape.encoder_decoder:
         return sp.Prediction(summary=[notes.ENCODER_DECODER_NOT_PREDICTED])
     if forward_only(shape):

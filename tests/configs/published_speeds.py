@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 49,
-test_requests.py 13): 148 here (253 in all).
+test_requests.py 13): 153 here (258 in all).
 """
 
 from __future__ import annotations
@@ -127,6 +127,32 @@ def denoise_allegro(part_id: str) -> float:
                                                                  "workload__single_stream_dit": True}))
     return speed_build.inference(answers, model_shape(answers.workload)[0],
                                  catalog_gpu(part_id, answers)).figures["image_batch_s"]
+
+
+# HunyuanVideo's 13B DiT (20 dual-stream and 40 single-stream blocks of 3072, 24 heads; timed single-stream) over a
+# 720p clip of 129 frames: 33 x 45 x 80 latent tokens and 256 of text, 50 steps, guidance distilled into one pass.
+HUNYUAN_VIDEO_720P = {
+    "workload__preset": "custom", "workload__kind": "transformer", "workload__parameters": 12_800_000_000,
+    "workload__layers": 60, "workload__hidden_size": 3072, "workload__attention_heads": 24,
+    "workload__intermediate_size": 12288, "workload__sequence_length": 119_056, "workload__denoising_steps": 50,
+    "workload__single_stream_dit": True, "workload__batch_size": 1, "task__mode": "inference",
+    "task__precision": "bf16", "data__kind": "video"}
+XDIT_HUNYUAN = ("github.com/xdit-project/xDiT docs/performance/hunyuanvideo.md: HunyuanVideo 1280x720, 129 frames, 50 "
+                "steps, Ulysses sequence parallel on H100s (the official HunyuanVideo repository)")
+
+
+# Step-Video-T2V's 30B DiT (48 blocks of 6144, 48 heads) over 204 frames at 544x992 (34 x 62 x 26 = 54,808 latent
+# tokens), 50 steps with guidance; its text encoders and VAE run on another GPU (audit YV3).
+STEP_VIDEO = {**HUNYUAN_VIDEO_720P, "workload__parameters": 30_000_000_000, "workload__layers": 48,
+              "workload__hidden_size": 6144, "workload__attention_heads": 48, "workload__intermediate_size": 0,
+              "workload__sequence_length": 54_808, "workload__classifier_free_guidance": True}
+
+
+def denoise_hunyuan_video(gpus: int, model: dict | None = None) -> float:
+    """Seconds for one HunyuanVideo clip (or `model`'s) on `gpus` H100s, split over them by sequence parallel."""
+    answers = answers_of(**(model or HUNYUAN_VIDEO_720P), scale__gpu_count=gpus, task__sequence_parallel=gpus > 1)
+    return speed_build.inference(answers, model_shape(answers.workload)[0],
+                                 catalog_gpu("h100-80gb-sxm", answers, gpus)).figures["image_batch_s"]
 
 
 def denoise_sdxl(part_id: str, steps: int, unet: dict | None = None) -> float:
@@ -943,6 +969,17 @@ CASES: tuple[PublishedSpeed, ...] = (
                    fitted=True),
     PublishedSpeed("sana-readme-a100-sana-1600m-1024px", "github.com/NVlabs/Sana README, 'Performance' (1024x1024, "
                    "A100): Sana-1.6B latency 1.2 s", 1.2, lambda: denoise_sana("a100-80gb-sxm")),
+    PublishedSpeed("xdit-hunyuanvideo-720p-1xh100", f"{XDIT_HUNYUAN}: 1 GPU, 1,904.08 s", 1904.08,
+                   lambda: denoise_hunyuan_video(1)),
+    PublishedSpeed("xdit-hunyuanvideo-720p-2xh100-ulysses", f"{XDIT_HUNYUAN}: 2 GPUs, 925.04 s", 925.04,
+                   lambda: denoise_hunyuan_video(2)),
+    PublishedSpeed("xdit-hunyuanvideo-720p-4xh100-ulysses", f"{XDIT_HUNYUAN}: 4 GPUs, 514.08 s", 514.08,
+                   lambda: denoise_hunyuan_video(4)),
+    PublishedSpeed("xdit-hunyuanvideo-720p-8xh100-ulysses", f"{XDIT_HUNYUAN}: 8 GPUs, 337.58 s", 337.58,
+                   lambda: denoise_hunyuan_video(8), fitted=True),
+    PublishedSpeed("step-video-t2v-4xh100-ulysses", "github.com/stepfun-ai/Step-Video-T2V README 4.1: 544x992, 204 "
+                   "frames, 50 steps, 4 GPUs with --ulysses_degree 4 (flash-attn), 743 s a clip", 743.0,
+                   lambda: denoise_hunyuan_video(4, STEP_VIDEO)),
     PublishedSpeed("allegro-readme-h100-720p-88-frames-100-steps", f"{published_workloads.ALLEGRO_README}; 'Inference "
                    "time: 20 mins (single H100)' for 88 frames at 720p, 100 steps", 1200.0,
                    lambda: denoise_allegro("h100-80gb-sxm")),
