@@ -114,6 +114,8 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     form: Literal["consumer", "workstation", "datacenter", "sxm", "oam", "edge", "desktop_system"]
     cooling: Literal["fans", "blower", "passive"]
     nvlink: Literal["none", "pairs", "sxm"]
+    # An SXM module's NVLink, GB/s one way, where its PCIe generation's (speed.NVLINK_SXM_GB_PER_S) is not it; 0: that.
+    nvlink_gb_per_s: Annotated[float, Meta(ge=0, le=10_000)] = 0
     ecc: bool
     software: Literal["cuda", "rocm", "cpu"]
     # new: sold new; used_only: end of life, only the used market; not_sold_new_cn: export licence (China).

@@ -99,7 +99,7 @@ def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int
     generation = int(spec.get("pcie_generation", 3) or 3)
     if spec.get("nvlink") == "sxm" or spec.get("form") == "oam":
         fabric = "Infinity Fabric" if spec.get("form") == "oam" else "NVLink"
-        return fabric, sp.NVLINK_SXM_GB_PER_S.get(generation, 150.0), True
+        return fabric, float(spec.get("nvlink_gb_per_s") or sp.NVLINK_SXM_GB_PER_S.get(generation, 150.0)), True
     pcie = pcie_generation(spec, host_generation)
     return f"PCIe Gen{pcie} x{lanes}", sp.pcie_gb_per_s(pcie, lanes), False
 

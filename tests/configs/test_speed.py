@@ -583,3 +583,12 @@ def test_an_encoder_decoders_training_formula_names_its_methods_count():
     lines = speed_build.training(job, model_shape(job.workload)[0], catalog_gpu("a100-80gb-sxm", job), 31.5).formula
     line = next(text for text in lines if "encoder-decoder" in text)
     assert "4N + 12*L*h*s a side" in line and "6N" not in line, line
+
+
+def test_a_b200s_nvlink_is_twice_a_hoppers():
+    # Audit YW4: the B200's fifth-generation NVLink (1.8 TB/s a GPU in all) was timed as the H100's 450 GB/s one way.
+    from tests.configs.published_speeds import catalog_gpu
+
+    job = answers(workload__preset="llama-70b", task__mode="inference", scale__gpu_count=8)
+    assert catalog_gpu("b200-180gb-sxm", job, 8).link_gb_per_s == 900.0
+    assert catalog_gpu("h100-80gb-sxm", job, 8).link_gb_per_s == 450.0
