@@ -182,7 +182,8 @@ class Task(Schema, frozen=True):
         "how a CNN, an encoder or a diffusion denoiser runs (inference): eager PyTorch, which launches each kernel "
         "from the CPU (a floor per batch or denoising step at small batches), or compiled into one launch (a "
         "TensorRT engine, torch.compile with mode=\"reduce-overhead\"); auto: compiled at the edge, eager "
-        "otherwise"))] = "auto"
+        "otherwise. compiled also takes generate()'s per-layer dispatch out of a decode step (a torch.compile'd "
+        "generate, as gpt-fast and fish-speech's --compile run)"))] = "auto"
     quantization: Annotated[Quantization, Meta(description=(
         "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m, and under 4 bits "
         "gguf_q3_k_s and gguf_q2_k (int4); bnb_int8, fp8, "

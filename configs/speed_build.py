@@ -141,7 +141,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     moe = shape.active < shape.parameters
     fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                    fraction, shape.layers, moe=moe, eager=engine == "hf_generate",
+                    fraction, shape.layers, moe=moe,
+                    eager=engine == "hf_generate" and task.forward_runtime != "compiled",
                     moe_layer_s=sp.MOE_LAYER_S if moe and engine in stacks.TENSOR_PARALLEL_ENGINES else 0.0,
                     experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
                     no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES)

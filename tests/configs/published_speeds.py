@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 49,
-test_requests.py 13): 153 here (258 in all).
+test_requests.py 13): 154 here (259 in all).
 """
 
 from __future__ import annotations
@@ -64,10 +64,11 @@ def shape(preset: str, sequence_length: int) -> ModelShape:
 def decode(model: ModelShape, precision: str, device: sp.Device | str, generated: int = 128, batch: int = 1,
            preset: str = "custom", *, gpus: int = 1, engine: str = "auto",
            quantization: str = "auto", scenario: str = "personal_research",
-           cuda_graphs: bool = True) -> dict[str, float]:
+           cuda_graphs: bool = True, forward_runtime: str = "auto") -> dict[str, float]:
     answers = Answers(scenario=scenario, workload=Workload(preset=preset, batch_size=batch),
                       task=Task(mode="inference", precision=precision, generated_tokens=generated,
-                                serving_engine=engine, quantization=quantization, cuda_graphs=cuda_graphs))
+                                serving_engine=engine, quantization=quantization, cuda_graphs=cuda_graphs,
+                                forward_runtime=forward_runtime))
     gpu = catalog_gpu(device, answers, gpus) if isinstance(device, str) else device
     return speed_build.inference(answers, model, gpu).figures
 
@@ -569,6 +570,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "github.com/ggml-org/llama.cpp/pull/12183: RTX 4090, qwen2 3B Q4_0 (1.86 GiB), tg128 236.06 "
                    "tokens/s (fa 0)", 236.06,
                    lambda: decode(QWEN_3B, "int4", "rtx-4090-24gb")["decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("fish-speech-agent-3b-compiled-rtx-4090",
+                   "fish-speech docs/en/start_agent.md: fish-agent-v0.1-3b (Qwen2.5-3B's shape) in bf16 with its "
+                   "--compile generate(), 'a 4090 ... about 95 tokens/s' (audit YY4: 43 predicted with eager dispatch)",
+                   95.0, lambda: decode(QWEN_3B, "bf16", "rtx-4090-24gb", engine="hf_generate",
+                                        forward_runtime="compiled")["decode_tokens_per_s_per_stream"]),
     PublishedSpeed("vllm-a100-qwen3-14b-awq-decode-eager", f"{VLLM_QWEN3_14B}: mean TPOT 20.63 ms = 48.5 tokens/s",
                    1 / 0.02063,
                    lambda: decode(QWEN3_14B, "int4", "a100-80gb-sxm", 200, engine="vllm", quantization="awq_g128",
