@@ -13,7 +13,7 @@ from pth_top.configs.market import PriceIndex, Quote, gpu_floor, quote
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_inference import experts_kept_on_gpus
 from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
-from pth_top.configs.owned import all_owned, beside_owned_quote, is_owned, owned_quote
+from pth_top.configs.owned import all_owned, beside_owned_quote, is_owned, owned_quote, owns_server
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
 from pth_top.configs.rules import Rules, gpu_usable_bytes, shared_os_reserve_gib, trees_on_a_table
 from pth_top.units import GIB
@@ -82,8 +82,7 @@ def offered(ctx: Context, kind: str) -> list[Part]:
 def part_quote(ctx: Context, part: Part) -> Quote:
     """What this buyer pays for the part in their market (used where allowed and listed), with its basis; a whole
     server priced only elsewhere, or before its GPU's price here, is at least its GPUs' price here."""
-    if all_owned(ctx.answers, part) or (part.kind == "system" and all_owned(ctx.answers, ctx.catalog.get(
-            part.get("gpu_id") or ""))):  # the buyer's own SXM/OAM modules: the server they sit in is theirs
+    if all_owned(ctx.answers, part) or owns_server(ctx.answers, ctx.catalog, part):
         return owned_quote(ctx.currency, ctx.market)
     found = quote(part, ctx.market, ctx.currency, ctx.answers.budget.condition, ctx.rules, ctx.price_indexes)
     if is_owned(ctx.answers, part):  # more cards like the buyer's: only those bought are paid for

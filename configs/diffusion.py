@@ -97,7 +97,7 @@ def estimate_denoising(
     weights, weights_line = inference_weight_bytes(shape, precision, quantization)
     value_bytes = value_bytes_of(precision)
     split = max(1, gpu_count) if sequence_parallel else 1
-    batch = batch if sequence_parallel else per_gpu_batch(batch, gpu_count)
+    batch = per_gpu_batch(batch, gpu_count, sequence_parallel)
     denoising = denoising_bytes(shape, precision, batch) // split
     decode = decode_bytes(shape, batch, vae_tiling, vae_slicing)
     activations = max(denoising, decode)
@@ -137,9 +137,10 @@ def rate_text(per_min: float, unit: str) -> str:
     return f"{per_min:,.1f} {unit}s/min" if per_min >= 1 else f"{per_min * 60:,.1f} {unit}s/hour"
 
 
-def per_gpu_batch(batch: int, gpu_count: int) -> int:
-    """Each GPU makes its own share of the (global) batch."""
-    return -(-batch // max(1, gpu_count))
+def per_gpu_batch(batch: int, gpu_count: int, sequence_parallel: bool = False) -> int:
+    """Each GPU makes its own share of the (global) batch; under sequence parallel all of it, a share of each one's
+    tokens."""
+    return batch if sequence_parallel else -(-batch // max(1, gpu_count))
 
 
 def step_flops(shape: ModelShape, batch: int, counted_gflops_per_pass: float = 0.0) -> float:
@@ -180,7 +181,7 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     weights over PCIe, beside its compute (the next block copies while one runs). `sequence_parallel`: all the
     GPUs make each image together, each its 1/n of the tokens, at SEQUENCE_PARALLEL_SCALING_PER_DOUBLING."""
     split = device.count if sequence_parallel and device.count > 1 else 1
-    share = batch if split > 1 else per_gpu_batch(batch, device.count)
+    share = per_gpu_batch(batch, device.count, split > 1)
     link = "nvlink" if device.nvlink else "pcie"
     scaling = SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link] ** math.log2(split)
     flops = step_flops(shape, share, counted_gflops_per_pass) / (split * scaling)

@@ -69,6 +69,11 @@ def check_owned(answers: Answers, catalog: Catalog) -> None:
         raise ValueError(f"budget.owned_gpu = {shown(pin[0])}: {problem}")
 
 
+def owns_server(answers: Answers, catalog: Catalog, system: Part) -> bool:
+    """Whether this whole server carries the buyer's own SXM/OAM modules, all of them owned: it is theirs."""
+    return system.kind == "system" and all_owned(answers, catalog.get(system.get("gpu_id") or ""))
+
+
 def owned_servers(catalog: Catalog, gpu: Part) -> list[Part]:
     """The catalog's whole servers carrying this SXM/OAM GPU, end-of-life ones too: owned modules are their server."""
     return [system for system in catalog.of_kind("system") if system.get("gpu_id") == gpu.id]

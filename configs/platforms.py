@@ -13,7 +13,7 @@ from pth_top.configs.assembly import Assembly, Context, buyable, offered, part_p
 from pth_top.configs.host_ram import host_ram_need
 from pth_top.configs.mains import Mains, largest, mains_of, outlets
 from pth_top.configs.market import MARKET_NAMES, money
-from pth_top.configs.owned import all_owned
+from pth_top.configs.owned import all_owned, owns_server
 from pth_top.configs.part_types import SYSTEM_GPU_FORMS, System
 from pth_top.configs.parts import Part
 from pth_top.configs.power import power_estimate, wall_draw_w
@@ -106,7 +106,7 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
         f"{system['cpu_name']} ({system['cpu_cores_count']} cores), {system['memory_gib']:g} GiB RAM, "
         f"{system['storage_gb']:,.0f} GB data drives: "
         + ("the server you have (budget.owned_gpu), its host taken as this catalog entry's: check yours"
-           if all_owned(ctx.answers, ctx.catalog.get(system["gpu_id"])) else "bought as one unit"),
+           if owns_server(ctx.answers, ctx.catalog, system) else "bought as one unit"),
         ram.reason, storage.reason, *system.notes_for(ctx.market),
     ]
 

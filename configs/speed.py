@@ -266,12 +266,10 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split = moe and device.working_count > 1
     split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
-    eager_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
+    generate_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
     expert_loop_s = hf_expert_loop_s(layers, experts_count) if eager and moe and device.decode_layer_s else 0.0
-    eager_s += expert_loop_s
     graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and device.decode_layer_s else 0.0
-    eager_s += graphless_s
-    fixed_s = layers * (device.decode_layer_s + format_layer_s) + split_moe_s + eager_s
+    fixed_s = layers * (device.decode_layer_s + format_layer_s) + split_moe_s + generate_s + expert_loop_s + graphless_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
@@ -287,7 +285,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "
                        f"{device.count} GPUs (all-reduces, small slices)" if split else
                        f" + {layers} layers x {moe_layer_s * 1e6:g} us of expert routing (top-k, grouped GEMMs)")
-    if eager_s - graphless_s:
+    if generate_s:
         fixed_text += (f" + {layers} layers x {HF_GENERATE_LAYER_S * 1e6:g} us of generate()'s eager dispatch "
                        "(no CUDA graph)")
     if graphless_s:

@@ -149,8 +149,9 @@ STEP_VIDEO = {**HUNYUAN_VIDEO_720P, "workload__parameters": 30_000_000_000, "wor
               "workload__sequence_length": 54_808, "workload__classifier_free_guidance": True}
 
 
-def denoise_hunyuan_video(gpus: int, model: dict | None = None) -> float:
-    """Seconds for one HunyuanVideo clip (or `model`'s) on `gpus` H100s, split over them by sequence parallel."""
+def clip_on_h100s(gpus: int, model: dict | None = None) -> float:
+    """Seconds for one video clip (HunyuanVideo's, or `model`'s) on `gpus` H100s, split over them by sequence
+    parallel."""
     answers = answers_of(**(model or HUNYUAN_VIDEO_720P), scale__gpu_count=gpus, task__sequence_parallel=gpus > 1)
     return speed_build.inference(answers, model_shape(answers.workload)[0],
                                  catalog_gpu("h100-80gb-sxm", answers, gpus)).figures["image_batch_s"]
@@ -976,16 +977,16 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("sana-readme-a100-sana-1600m-1024px", "github.com/NVlabs/Sana README, 'Performance' (1024x1024, "
                    "A100): Sana-1.6B latency 1.2 s", 1.2, lambda: denoise_sana("a100-80gb-sxm")),
     PublishedSpeed("xdit-hunyuanvideo-720p-1xh100", f"{XDIT_HUNYUAN}: 1 GPU, 1,904.08 s", 1904.08,
-                   lambda: denoise_hunyuan_video(1)),
+                   lambda: clip_on_h100s(1)),
     PublishedSpeed("xdit-hunyuanvideo-720p-2xh100-ulysses", f"{XDIT_HUNYUAN}: 2 GPUs, 925.04 s", 925.04,
-                   lambda: denoise_hunyuan_video(2)),
+                   lambda: clip_on_h100s(2)),
     PublishedSpeed("xdit-hunyuanvideo-720p-4xh100-ulysses", f"{XDIT_HUNYUAN}: 4 GPUs, 514.08 s", 514.08,
-                   lambda: denoise_hunyuan_video(4)),
+                   lambda: clip_on_h100s(4)),
     PublishedSpeed("xdit-hunyuanvideo-720p-8xh100-ulysses", f"{XDIT_HUNYUAN}: 8 GPUs, 337.58 s", 337.58,
-                   lambda: denoise_hunyuan_video(8), fitted=True),
+                   lambda: clip_on_h100s(8), fitted=True),
     PublishedSpeed("step-video-t2v-4xh100-ulysses", "github.com/stepfun-ai/Step-Video-T2V README 4.1: 544x992, 204 "
                    "frames, 50 steps, 4 GPUs with --ulysses_degree 4 (flash-attn), 743 s a clip", 743.0,
-                   lambda: denoise_hunyuan_video(4, STEP_VIDEO)),
+                   lambda: clip_on_h100s(4, STEP_VIDEO)),
     PublishedSpeed("allegro-readme-h100-720p-88-frames-100-steps", f"{published_workloads.ALLEGRO_README}; 'Inference "
                    "time: 20 mins (single H100)' for 88 frames at 720p, 100 steps", 1200.0,
                    lambda: denoise_allegro("h100-80gb-sxm")),
