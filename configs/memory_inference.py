@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import MAX_GPUS
+from pth_top.configs.custom_cnn import RESNET50_SAVED_ELEMENTS
 from pth_top.configs.memory_methods import BNB_SKIPS_FUSED_EXPERTS
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
@@ -20,7 +21,6 @@ from pth_top.configs.memory_terms import (
     transformer_activation_bytes,
     value_bytes_of,
 )
-from pth_top.configs.presets import RESNET50_SAVED_ELEMENTS
 from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, experts_left_16_bit, weight_format
 from pth_top.units import GIB
 

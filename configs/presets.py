@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
+from pth_top.configs.custom_cnn import CNN_SCALED_BY_FLOPS, CNN_SCALED_BY_PIXELS, custom_cnn_shape, dense_prediction
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.quantization import GGUF_FORMATS
 from pth_top.configs.tomlsource import read_toml
@@ -20,17 +20,6 @@ if TYPE_CHECKING:  # answers import this module's presets
 
 PRESETS_DIR = Path(__file__).with_name("presets")
 
-# ResNet-50 at 224 px: 21.53M values saved for backward and 8.18 GFLOP forward, the reference for a custom CNN.
-RESNET50_SAVED_ELEMENTS = 21_530_496
-RESNET50_FORWARD_FLOPS = 8.18e9
-CNN_ACTIVATION_ELEMENTS_PER_PIXEL = RESNET50_SAVED_ELEMENTS / (224 * 224)
-# A custom CNN at 512 px or more with neither count nor FLOPs is a dense-prediction net, per pixel x ResNet-50's as
-# mmseg's and mmdet's tables give (max_memory_allocated less weights and SGD state, fp32): UPerNet R-50 3.1, OCRNet
-# HRNet-W48 4.0, DeepLabV3+ R50-D8 3.8 (counted), YOLACT R-101 2.7, FCOS X-101 2.45. 3.5 keeps a segmentation net
-# off a card it fills; a detector on a ResNet-50 FPN keeps ~1 (Faster R-CNN, RetinaNet: presets) and gives its count.
-DENSE_PREDICTION_PX = 512
-DENSE_PREDICTION_ACTIVATION_FACTOR = 3.5
-CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +158,7 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append(VISION_ENCODER_COUNTED if shape.vision_layers else VISION_LANGUAGE_MODEL)
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
-        lines.append(CNN_SCALED_BY_FLOPS if given else CNN_SCALED_BY_PIXELS)
+        lines.append(CNN_SCALED_BY_FLOPS if given and not dense_prediction(answers.workload) else CNN_SCALED_BY_PIXELS)
     if kind == "cnn" and answers.workload.preset == "custom" and not given:
         lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
@@ -215,33 +204,6 @@ VISION_ENCODER_COUNTED = (
     "flash (none of its a*s^2 scores kept, nor their FLOPs: ~10 % at SigLIP's 729 patches a crop). SmolVLM's QLoRA "
     "notebook peaks at 16.4 GB on an L4 where this counts ~7 GiB, a gap not explained: check the real peak "
     "(pth-top bench) before buying to the margin")
-# Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389
-# parameters as Ultralytics prints; EfficientNet-B0 in torchvision's layout; a classic U-Net) against model_shape's.
-CNN_SCALED_BY_PIXELS = (
-    "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel, which counted ones miss by up to ~3x "
-    "either way (saved values a sample, counted with saved_tensors_hooks: ConvNeXt-B at 384 px 171M against 63M "
-    "scaled, YOLOv5s at 640 px 83M against 176M), and ~4x for a dilated (output-stride 8) segmentation backbone, "
-    "which keeps its last stages at 1/8 of the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M), so at "
-    "512 px or more it is sized as a segmentation net, 3.5x (an FPN detector keeps ~1x: workload.dense_head = "
-    "\"detection\"): give "
-    "workload.forward_gflops_per_sample (the activations then follow the square root of the FLOPs), or count yours "
-    "and give workload.activation_elements_per_sample")
-CNN_SCALED_BY_FLOPS = (
-    "estimate: a custom CNN's activations are scaled from ResNet-50's per pixel by the square root of its FLOPs "
-    "against ResNet-50's at that size where it has more, which counted ones (saved_tensors_hooks) miss by up to ~30 %: "
-    "a U-Net at 512 px 343M against 338M, YOLOv8m at 640 px 162M against 191M, DeepLabV3+ R50-D8 at 512x1024 860M "
-    "against 663M, ConvNeXt-B at 384 px 171M against 122M; with fewer, never below ResNet-50's density, as a "
-    "depthwise net keeps as many values for few FLOPs (EfficientNet-B0: 22.1M on 0.77 GFLOP, ResNet-50's 21.5M), so a "
-    "narrow dense one is up to ~2x high (YOLOv5s at 640 px: 83M against 176M), and a transformer head on a CNN "
-    "backbone about 2x low (Mask2Former R-50 at 1024 px, 2 images in fp32: 13.7 GB in mmdetection's table, 7.1 "
-    "estimated), and a hierarchical vision transformer given as a CNN 2-3x low (Swin-B at 384 px: timm runs out of "
-    "24 GB at a batch of 48, where this counts 9 GiB at 32): count yours and give "
-    "workload.activation_elements_per_sample")
-
-
-# A CNN's weight layer launches its conv, norm and activation in eager PyTorch, and a residual add comes every ~3
-# (torchvision's ResNet-50: 53 convs, 53 batch norms, 49 ReLUs, 16 adds, 2 pools and a linear, 174 for 50 layers).
-CNN_KERNELS_PER_LAYER = 3.5
 
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
@@ -298,29 +260,7 @@ def model_shape(workload: Workload) -> tuple[ModelShape, str]:
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(active)} " \
             f"({origin})"
     if kind == "cnn":
-        elements = workload.activation_elements_per_sample
-        origin = "given"
-        if not elements:
-            pixels = workload.input_size_px ** 2
-            # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
-            ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
-            dense = workload.dense_head == "segmentation" or (
-                workload.dense_head == "auto" and not workload.forward_gflops_per_sample
-                and workload.input_size_px >= DENSE_PREDICTION_PX)
-            width = DENSE_PREDICTION_ACTIVATION_FACTOR if dense else max(1.0, math.sqrt(ratio))
-            elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
-            origin = "activations scaled from ResNet-50's per-pixel count" + (
-                f" x {width:g}, a segmentation net's" + (
-                    "" if workload.dense_head == "segmentation" else f" at {DENSE_PREDICTION_PX} px or more") +
-                " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
-                "2.5-2.7x; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: workload.dense_head = \"detection\"; "
-                "or give workload.activation_elements_per_sample or forward_gflops_per_sample)" if dense else
-                f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
-                "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
-        return ModelShape(
-            kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
-            forward_kernels=round(CNN_KERNELS_PER_LAYER * workload.layers),
-        ), f"custom CNN: {workload.parameters / 1e6:,.1f}M parameters ({origin})"
+        return custom_cnn_shape(workload)
     return ModelShape(kind="generic", parameters=workload.parameters), (
         f"custom model: {workload.parameters / 1e6:,.1f}M parameters (no architecture: activations unknown)"
     )

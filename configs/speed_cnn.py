@@ -11,8 +11,8 @@ from __future__ import annotations
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
+from pth_top.configs.custom_cnn import CNN_FORWARD_FLOPS_PER_PIXEL, RESNET50_SAVED_ELEMENTS
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import CNN_FORWARD_FLOPS_PER_PIXEL, RESNET50_SAVED_ELEMENTS
 
 # Bytes a forward activation costs at the datasheet bandwidth, 16-bit values (fp32: twice), timm's AMP NCHW rows:
 # inference on an RTX 5090 (pt2.9.1) MobileNetV4-M 20.4, MobileNetV3-L 18.4, EfficientNet-B0 20.0, EfficientNetV2-S

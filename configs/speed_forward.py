@@ -7,14 +7,10 @@ from pth_top.configs import speed as sp
 from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
+from pth_top.configs.custom_cnn import RESNET50_FORWARD_FLOPS, RESNET50_SAVED_ELEMENTS
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import (
-    RESNET50_FORWARD_FLOPS,
-    RESNET50_SAVED_ELEMENTS,
-    model_presets,
-    resolution_scale,
-)
+from pth_top.configs.presets import model_presets, resolution_scale
 from pth_top.configs.speed_cnn import activation_seconds, activations_warning
 
 

@@ -130,3 +130,17 @@ def test_an_fpn_detector_says_so_and_keeps_resnet50s_density_so_owned_12_gb_card
     assert model_shape(Workload(preset="custom", kind="cnn", parameters=25_000_000, input_size_px=448,
                                 forward_gflops_per_sample=40.0, dense_head="segmentation"))[
         0].activation_elements_per_sample == pytest.approx(3.5 * 4 * 21_530_496, rel=0.01)
+
+
+def test_a_real_time_segmenter_under_5m_parameters_is_sized_at_its_own_narrow_maps():
+    # Audit YY4: BiSeNetV2 (3.4M parameters, 4 images of 1024 px in fp32: mmseg's 7.64 GB) came out 24.0 GiB at a
+    # heavy head's 3.5x, its FLOPs given or not; mmseg's real-time four are 1.0-1.8x ResNet-50's per pixel.
+    for dense_head, flops in (("segmentation", 84.6), ("segmentation", 0.0), ("auto", 0.0)):
+        shape, origin = model_shape(Workload(preset="custom", kind="cnn", parameters=3_400_000, input_size_px=1024,
+                                             dense_head=dense_head, forward_gflops_per_sample=flops))
+        assert shape.activation_elements_per_sample == pytest.approx(1.8 * 21_530_496 * 1024 ** 2 / 224 ** 2,
+                                                                     rel=0.01)
+        assert "real-time segmentation net's" in origin and "under 5M parameters" in origin
+    # A heavy head at 5M parameters or more keeps 3.5x (DeepLabV3+ M-V2-D8, ~15M: 2.8x in mmseg's table).
+    assert model_shape(Workload(preset="custom", kind="cnn", parameters=15_000_000, input_size_px=724))[
+        0].activation_elements_per_sample == pytest.approx(3.5 * 21_530_496 * 724 ** 2 / 224 ** 2, rel=0.01)
