@@ -23,6 +23,8 @@ from pth_top.configs.speed_cpu import (
     cpu_inference,
     forward_input_flops,
 )
+from pth_top.configs.speed_epoch import epoch_seconds
+from pth_top.configs.speed_forward import forward_flops_per_sample
 from pth_top.units import GIB
 
 
@@ -215,6 +217,33 @@ def _input_seconds(flops: float, cpu: dict) -> float:
     return flops / rate if rate else math.inf
 
 
+# A small model's training on the cores, not only its memory and data: an epoch within a minute at the cores'
+# llama.cpp rate (PyTorch's is lower), so a run of tens of epochs takes an hour at most. nanoGPT's shakespeare-char
+# model (10.7M parameters, 1M tokens: ~71 TFLOP an epoch, 3 minutes on an A100) is a GPU's, and its README shrinks it
+# for a CPU; LeNet on MNIST (0.15 TFLOP) a CPU's (audit XA5).
+SMALL_TRAINING_EPOCH_MAX_S = 60.0
+
+
+def cpu_epoch_seconds(ctx: Context, cpu: dict) -> tuple[float, str]:
+    """Seconds one training epoch takes on the CPU's cores at their prefill rate, and its text; (0, "") where the data
+    do not say how much work an epoch is (audio, mixed) or the model has no FLOPs (tabular)."""
+    shape, answers = ctx.shape, ctx.answers
+    work, origin, _ = epoch_seconds(answers, shape, 1.0)  # at one unit a second: the epoch's tokens or samples
+    rate = cpu_flops_per_s(cpu)
+    if not work or not rate:
+        return 0.0, ""
+    method = answers.task.method if shape.kind == "transformer" else "full"
+    if shape.kind == "transformer" and not shape.encoder_decoder:
+        per_unit, _ = sp.transformer_flops_per_token(shape.parameters, shape.layers, shape.attention_flops_width,
+                                                     shape.sequence_length, method, answers.task.recompute)
+    else:
+        forward = forward_flops_per_sample(answers, shape)[0] if shape.kind == "cnn" else 2.0 * shape.parameters
+        per_unit, _ = sp.sample_flops_per_step(forward, method, answers.task.recompute)
+    seconds = work * per_unit / rate
+    return seconds, (f", ~{sp.duration(seconds)} an epoch of {origin} on its cores ({work * per_unit / 1e12:,.3g} "
+                     f"TFLOP at {rate / 1e12:.2g} TFLOP/s, llama.cpp's prefill rate)")
+
+
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
     training on a small data set need no GPU; otherwise only on price."""
@@ -244,11 +273,12 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
                   "than any GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     data_gb = ctx.answers.data.dataset_size_gb
+    epoch_s, epoch_text = cpu_epoch_seconds(ctx, dict(asm.chosen["cpu"][0].spec))
     if ctx.answers.task.mode == "training" and model_gib <= small.small_model_max_gib \
-            and data_gb <= small.small_training_dataset_max_gb:
+            and data_gb <= small.small_training_dataset_max_gb and epoch_s <= SMALL_TRAINING_EPOCH_MAX_S:
         reason = (f"small-model training: {model_gib:.2f} GiB of working memory (the guide's small class, LeNet and "
                   f"ResNet-18 in {small.small_model_max_gib:g} GB, §{small.guide_section}) on {data_gb:g} GB of "
-                  "data: a CPU trains it, cheaper than any GPU build")
+                  f"data{epoch_text}: a CPU trains it, cheaper than any GPU build")
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     if ctx.answers.task.mode == "training" and ctx.answers.task.precision == "amp_fp16":
         asm.reasons["cpu"].append(

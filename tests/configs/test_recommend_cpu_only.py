@@ -538,3 +538,22 @@ def test_a_cpu_only_pc_that_takes_minutes_to_a_first_token_comes_after_the_gpu_b
     assert cpu and "first token after a 131,072-token prompt in ~" in lines[cpu[0]], lines
     builds = [index for index, line in enumerate(lines) if "within $3,500" in line]
     assert builds and max(builds) < cpu[0], lines
+
+
+def test_a_small_model_whose_epoch_takes_minutes_on_the_cores_is_trained_on_a_gpu(catalog):
+    # Audit XA5: nanoGPT's shakespeare-char model (6 x 384, block 256; 10.7M parameters on 1M tokens, ~71 TFLOP an
+    # epoch) fits 2 GiB on 1 MB of data, and USD 1,500 bought a $622 CPU PC; its README runs it ~3 min on an A100 and
+    # shrinks it for a CPU. An epoch over a minute on the cores makes it a GPU's; LeNet on MNIST stays a CPU's.
+    nanogpt = answers(workload__preset="custom", workload__kind="transformer", workload__layers=6,
+                      workload__hidden_size=384, workload__attention_heads=6, workload__vocabulary_size=65,
+                      workload__sequence_length=256, workload__batch_size=64, task__mode="training",
+                      task__precision="bf16", data__kind="text", data__dataset_size_gb=0.001,
+                      data__tokens_count=1_003_854, budget__amount=1500.0, budget__currency="USD",
+                      budget__condition="used")
+    build = recommend(nanogpt, catalog, today=TODAY)
+    assert build.feasible and not build.cpu_only, build.reasoning[:3]
+    lenet = recommend(answers(workload__preset="lenet5", workload__batch_size=64, data__kind="images",
+                              data__images_count=60_000, data__dataset_size_gb=0.05, budget__amount=5000.0),
+                      catalog, today=TODAY)
+    line = next(line for line in lenet.reasoning if line.startswith("CPU-only build: small-model training"))
+    assert "an epoch of 60,000 images (data.images_count) on its cores" in line
