@@ -22,6 +22,9 @@ DENSE_PREDICTION_ACTIVATION_FACTOR = 3.5
 LIGHT_SEGMENTATION_PARAMETERS = 5_000_000
 LIGHT_SEGMENTATION_ACTIVATION_FACTOR = 1.8
 CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
+# An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
+# 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
+DETECTION_FORWARD_FLOPS_PER_PIXEL = 432.0e9 / 1_066_400
 
 
 # Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389

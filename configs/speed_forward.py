@@ -7,7 +7,11 @@ from pth_top.configs import speed as sp
 from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
-from pth_top.configs.custom_cnn import RESNET50_FORWARD_FLOPS, RESNET50_SAVED_ELEMENTS
+from pth_top.configs.custom_cnn import (
+    DETECTION_FORWARD_FLOPS_PER_PIXEL,
+    RESNET50_FORWARD_FLOPS,
+    RESNET50_SAVED_ELEMENTS,
+)
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, resolution_scale
@@ -106,6 +110,11 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
         given = answers.workload.forward_gflops_per_sample
         if given:
             return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
+        if answers.workload.dense_head == "detection" and not answers.workload.activation_elements_per_sample:
+            flops = DETECTION_FORWARD_FLOPS_PER_PIXEL * answers.workload.input_size_px ** 2
+            return flops, (f"{flops / 1e9:.3g} GFLOP forward (Faster R-CNN R50-FPN's counted FLOPs a pixel, 2.5x "
+                           "ResNet-50's; a cascade's three heads and mask branches, Cascade R-CNN's or HTC's, run "
+                           "2-3x more: give workload.forward_gflops_per_sample)")
         flops = RESNET50_FORWARD_FLOPS / RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
         return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
     return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"

@@ -127,3 +127,17 @@ def test_a_custom_cnn_without_flops_writes_forward_what_its_saved_count_gives():
     count, text = forward_activations(answers, model_shape(answers.workload)[0])
     assert count == pytest.approx(3.5 * RESNET50_FORWARD_ACTIVATIONS * 724 ** 2 / 224 ** 2, rel=0.01)
     assert "^" not in text and "saved for backward" in text
+
+
+def test_a_custom_fpn_detector_without_flops_is_timed_at_faster_rcnns_flops_a_pixel():
+    # Audit XB5: HTC R-50-FPN given as a detector (80M parameters, 1033 px) was timed at ResNet-50's 174 GFLOP, 2.5x
+    # under the Faster R-CNN preset's counted 432 at the same size, and came out 98 images/s on 8 V100s (mmdet: 17.1).
+    from pth_top.configs.speed_forward import forward_flops_per_sample
+
+    detector = Answers(workload=Workload(preset="custom", kind="cnn", parameters=80_000_000, layers=50,
+                                         input_size_px=1033, dense_head="detection", batch_size=1),
+                       task=Task(mode="inference", precision="fp32"))
+    flops, text = forward_flops_per_sample(detector, model_shape(detector.workload)[0])
+    preset = Answers(workload=Workload(preset="faster-rcnn-r50-fpn", batch_size=1), task=detector.task)
+    assert flops == pytest.approx(forward_flops_per_sample(preset, model_shape(preset.workload)[0])[0], rel=0.01)
+    assert "a cascade's three heads" in text and "workload.forward_gflops_per_sample" in text
