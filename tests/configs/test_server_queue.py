@@ -156,5 +156,5 @@ def test_owned_cards_that_hold_the_job_with_a_lever_also_show_the_queue_the_laun
     assert not build.feasible
     lines = build.feasible_alternatives
     assert "an fp8 KV cache" in lines[0] and "keeping your 4 x NVIDIA H100 80GB PCIe" in lines[0], lines
-    assert "keeping your 4 x NVIDIA H100 80GB PCIe, 3 of the 8 requests at once, the rest queued" in lines[1], lines
+    assert "keeping your 4 x NVIDIA H100 80GB PCIe, 4 of the 8 requests at once, the rest queued" in lines[1], lines
     assert "TIGHT" not in lines[1] and "fp8" not in lines[1], lines[1]
