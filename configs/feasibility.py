@@ -189,6 +189,10 @@ def _spread_advice(ctx: Context) -> str:
     if ctx.answers.task.mode == "inference":
         return ("more nodes (pipeline parallel), quantize it, or a smaller model" if full else
                 "split it over the machine's GPUs (tensor parallel), quantize it, or a smaller model")
+    activations, total = ctx.memory.activations_bytes / GIB, ctx.memory.total_bytes / GIB
+    if activations > total / 2:  # ZeRO-3/FSDP shard the weights, gradients and optimizer states, not these
+        return (f"a smaller micro-batch with gradient accumulation, or activation recompute: activations are "
+                f"{activations:,.0f} of the {total:,.0f} GiB a GPU, which ZeRO-3/FSDP do not shard")
     if full and ctx.answers.scale.sharding in ("zero3", "fsdp"):
         return (f"{MAX_GPUS} GPUs with {SHARDING_LABELS[ctx.answers.scale.sharding]} are one machine's most: more "
                 "nodes, or shrink it")

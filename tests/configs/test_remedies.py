@@ -210,6 +210,12 @@ def test_eight_gpus_without_zero3_are_told_to_shard_over_them_and_a_batch_job_ha
 
     plain = answers("team_training", workload__preset="llama-70b", scale__gpu_count=8, scale__sharding="none")
     assert _spread_advice(_context(plain, catalog, load_rules(), {})).startswith("ZeRO-3/FSDP over the 8 GPUs")
+    # Audit XA5: MobileLLM-1.5B at a micro-batch of 32 x 2048 is mostly activations, which ZeRO-3/FSDP do not shard:
+    # the way on is a smaller micro-batch or recompute, not "ZeRO-3/FSDP or more nodes".
+    wide = answers("team_training", workload__preset="llama3-8b", workload__batch_size=256,
+                   workload__sequence_length=2048, scale__gpu_count=8, scale__sharding="zero3")
+    advice = _spread_advice(_context(wide, catalog, load_rules(), {}))
+    assert advice.startswith("a smaller micro-batch with gradient accumulation, or activation recompute"), advice
     batch = answers(workload__preset="llama3-8b", workload__batch_size=16, task__mode="inference",
                     task__precision="int4")
     labels = [label for label, _ in answer_changes(_context(batch, catalog, load_rules(), {}))]
