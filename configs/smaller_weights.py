@@ -6,7 +6,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.quantization import FORMATS
+from pth_top.configs.quantization import FORMATS, weight_format
 
 # Precisions an inference workload can step down to from each, smallest last.
 INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
@@ -30,6 +30,19 @@ def smaller_weights(answers: Answers, shape: ModelShape) -> list[tuple[str, Answ
                           "bitsandbytes kernels decode slower than 16-bit)",
                           smaller.with_value("task", "serving_engine", "llama_cpp")
                           .with_value("task", "quantization", gguf[precision])))
+        elif engine in stacks.FP8_GEMM_ENGINES and (chosen := _engine_format(smaller)):
+            found.append((f"{precision} weights ({chosen})", smaller))  # audit YZ5: a vLLM user asks for FP8
         else:
             found.append((f"{precision} weights", smaller))
     return found
+
+
+def _engine_format(answers: Answers) -> str:
+    """The checkpoint format a serving engine loads for these answers' precision, as the answer that picks it."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    chosen = weight_format(task.quantization, task.precision, engine)
+    key = next((key for key, value in FORMATS.items() if value is chosen), "")
+    if not key:
+        return ""
+    return f"{'FP8' if key == 'fp8' else chosen.label}, task.quantization = \"{key}\""

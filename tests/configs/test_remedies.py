@@ -771,7 +771,8 @@ def test_smaller_weights_over_tensor_parallel_are_offered_where_the_split_alone_
                   task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
                   task__target_tokens_per_s_per_stream=10.0, budget__currency="USD", budget__amount=120000.0)
     lines = recommend(job, catalog, today=TODAY).feasible_alternatives
-    fp8 = next(line for line in lines if line.startswith("int8 weights, tensor parallel across 4 GPUs"))
+    fp8 = next(line for line in lines if line.startswith(
+        'int8 weights (FP8, task.quantization = "fp8"), tensor parallel across 4 GPUs'))  # the format vLLM loads
     alone = next(line for line in lines if line.startswith("tensor parallel across 4 GPUs"))
     assert lines.index(fp8) < lines.index(alone), lines
 
