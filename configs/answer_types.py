@@ -149,6 +149,11 @@ class Workload(Schema, frozen=True):
 class Task(Schema, frozen=True):
     mode: TaskMode = "training"
     precision: Precision = "bf16"
+    tf32: Annotated[bool, Meta(description=(
+        "fp32 matmuls on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32, set_float32_matmul_precision("
+        "'high'), HF Trainer --tf32, NVIDIA's PyTorch containers): timed at the TF32 tensor rate, the values and "
+        "memory fp32's; false: PyTorch's default since 1.12, matmuls on the FP32 cores (convolutions are TF32 by "
+        "default either way)"))] = False
     optimizer: Optimizer = "adamw"
     recompute: Annotated[RecomputeMode, Meta(description="gradient checkpointing")] = "none"
     flash_attention: Annotated[bool, Meta(description=(

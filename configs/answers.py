@@ -236,6 +236,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         chunked = ", ".join(name for name, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
         problems.append(("task", "prefill_chunk_tokens", f"a prefill chunk is an inference engine's ({chunked} as "
                          "task.serving_engine); generate() and training run whole sequences"))
+    if task.tf32 and task.precision != "fp32":
+        problems.append(("task", "tf32", "TF32 is how fp32 matmuls run on tensor cores: answer task.precision = "
+                         "'fp32' with it, or leave it false"))
     if not task.cuda_graphs and (task.mode != "inference" or engine not in stacks.TENSOR_PARALLEL_ENGINES):
         problems.append(("task", "cuda_graphs", "turning CUDA graphs off is vLLM's --enforce-eager or SGLang's "
                          "--disable-cuda-graph: answer task.mode = 'inference' and vllm or sglang as "

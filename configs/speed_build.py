@@ -61,6 +61,9 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
         rate = INFERENCE_RATE_BY_PRECISION.get(precision, "bf16_dense_tflops")
         if rate == "bf16_dense_tflops" and not spec.get(rate) and spec.get("fp16_dense_tflops"):
             rate = "fp16_dense_tflops"  # engines serve bf16 weights in fp16 before Ampere (vLLM's dtype "auto")
+    if rate == "fp32_tflops" and answers.task.tf32 and spec.get("tf32_dense_tflops", 0) > 0 \
+            and spec.get("software") == "cuda":
+        rate = "tf32_dense_tflops"  # fp32 matmuls on TF32 tensor cores, as the answers say the stack runs them
     if not spec.get(rate):
         rate = "fp32_tflops"  # no such tensor unit (bf16 on a V100 or T4, a CPU board): the FP32 rate
     attention_rate = (0.0, "")  # FP8 weights in vLLM/SGLang: FP8 GEMMs, the attention core (FlashAttention) 16-bit

@@ -77,7 +77,8 @@ STEPS: tuple[StepSpec, ...] = (
         "activation memory; accumulation shrinks the micro-batch; the training stack sizes the loss's logits. "
         "Inference: weights plus a KV cache for transformers; the serving engine sets the prefill chunk."
     ), (
-        ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "method", "Method (training)"),
+        ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "tf32", "TF32 matmuls (fp32)"),
+        ("task", "method", "Method (training)"),
         ("task", "lora_rank", "LoRA rank r"), ("task", "lora_targets", "LoRA targets"),
         ("task", "lora_dropout", "LoRA dropout (0: none)"),
         ("task", "optimizer", "Optimizer (training)"),
