@@ -234,7 +234,7 @@ def cpu_epoch_seconds(ctx: Context, cpu: dict) -> tuple[float, str]:
         return 0.0, ""
     method = answers.task.method if shape.kind == "transformer" else "full"
     if shape.kind == "transformer" and not shape.encoder_decoder:
-        per_unit, _ = sp.transformer_flops_per_token(shape.parameters, shape.layers, shape.attention_flops_width,
+        per_unit, _ = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
                                                      shape.sequence_length, method, answers.task.recompute)
     else:
         forward = forward_flops_per_sample(answers, shape)[0] if shape.kind == "cnn" else 2.0 * shape.parameters
