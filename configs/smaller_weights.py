@@ -43,6 +43,6 @@ def _engine_format(answers: Answers) -> str:
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     chosen = weight_format(task.quantization, task.precision, engine)
     key = next((key for key, value in FORMATS.items() if value is chosen), "")
-    if not key:
+    if chosen is None or not key:
         return ""
     return f"{'FP8' if key == 'fp8' else chosen.label}, task.quantization = \"{key}\""
