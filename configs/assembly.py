@@ -165,15 +165,18 @@ def needed_bytes(ctx: Context, gpu: Part) -> int:
 ROOMY, TIGHT, SHORT = 2, 1, 0
 
 
-def margin_bytes(ctx: Context, memory: MemoryBreakdown) -> float:
-    """The estimator's margin on a need: on all of it, or, for an engine that plans its card by a fraction (vLLM's
-    0.9 already keeps a tenth back), on what it does not count itself: its weights are the checkpoint's and its KV
-    pool is sized in blocks from what is left (audit YZ5: Nemotron-Nano-9B-v2 at 128k, which NVIDIA serves on a
-    22 GiB A10G, was a tight fit on a 24 GB RTX 4090 and the build bought an RTX 5090)."""
-    margin = ctx.rules.gpu.estimate_margin_fraction
+def margin_base_bytes(memory: MemoryBreakdown) -> int:
+    """What the estimator's margin is on: all of the need, or, for an engine that plans its card by a fraction (vLLM's
+    0.9 already keeps a tenth back), what it does not count itself: its weights are the checkpoint's and its KV pool
+    is sized in blocks from what is left (audit YZ5: Nemotron-Nano-9B-v2 at 128k, which NVIDIA serves on a 22 GiB
+    A10G, was a tight fit on a 24 GB RTX 4090 and the build bought an RTX 5090)."""
     if memory.usable_fraction:
-        return margin * (memory.total_bytes - memory.weights_bytes - memory.kv_cache_bytes)
-    return margin * memory.total_bytes
+        return memory.total_bytes - memory.weights_bytes - memory.kv_cache_bytes
+    return memory.total_bytes
+
+
+def margin_bytes(ctx: Context, memory: MemoryBreakdown) -> float:
+    return ctx.rules.gpu.estimate_margin_fraction * margin_base_bytes(memory)
 
 
 def memory_fit(ctx: Context, gpu: Part) -> int:
@@ -209,8 +212,8 @@ def headroom_line(ctx: Context, gpu: Part) -> str:
     margin = ctx.rules.gpu.estimate_margin_fraction
     extra = margin_bytes(ctx, memory) / GIB
     with_margin = f"{need:.1f} GiB x {1 + margin:g} = {need + extra:.1f} GiB" if not memory.usable_fraction else (
-        f"{need:.1f} GiB + {margin:.0%} of the {need - (memory.weights_bytes + memory.kv_cache_bytes) / GIB:.1f} "
-        f"GiB beside the weights and the KV pool the engine sizes itself = {need + extra:.1f} GiB")
+        f"{need:.1f} GiB + {margin:.0%} of the {margin_base_bytes(memory) / GIB:.1f} GiB beside the weights and the "
+        f"KV pool the engine sizes itself = {need + extra:.1f} GiB")
     fit = memory_fit(ctx, gpu)
     if fit == ROOMY:
         return (f"headroom: {with_margin} <= {usable:.1f} GiB usable (a {margin:.0%} margin for the estimator's "

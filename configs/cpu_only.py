@@ -16,6 +16,7 @@ from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
+from pth_top.configs.speed_build import training_work
 from pth_top.configs.speed_cpu import (
     CPU_PREFILL_FLOP_PER_CYCLE,
     core_gigahertz,
@@ -24,7 +25,6 @@ from pth_top.configs.speed_cpu import (
     forward_input_flops,
 )
 from pth_top.configs.speed_epoch import epoch_seconds
-from pth_top.configs.speed_forward import forward_flops_per_sample
 from pth_top.units import GIB
 
 
@@ -232,13 +232,8 @@ def cpu_epoch_seconds(ctx: Context, cpu: dict) -> tuple[float, str]:
     rate = cpu_flops_per_s(cpu)
     if not work or not rate:
         return 0.0, ""
-    method = answers.task.method if shape.kind == "transformer" else "full"
-    if shape.kind == "transformer" and not shape.encoder_decoder:
-        per_unit, _ = sp.transformer_flops_per_token(shape.active, shape.layers, shape.attention_flops_width,
-                                                     shape.sequence_length, method, answers.task.recompute)
-    else:
-        forward = forward_flops_per_sample(answers, shape)[0] if shape.kind == "cnn" else 2.0 * shape.parameters
-        per_unit, _ = sp.sample_flops_per_step(forward, method, answers.task.recompute)
+    per_sample, _, _, tokens = training_work(answers, shape)
+    per_unit = per_sample / tokens  # the epoch's work is in tokens where a sample has them
     seconds = work * per_unit / rate
     return seconds, (f", ~{sp.duration(seconds)} an epoch of {origin} on its cores ({work * per_unit / 1e12:,.3g} "
                      f"TFLOP at {rate / 1e12:.2g} TFLOP/s, llama.cpp's prefill rate)")

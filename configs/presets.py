@@ -21,7 +21,6 @@ if TYPE_CHECKING:  # answers import this module's presets
 PRESETS_DIR = Path(__file__).with_name("presets")
 
 
-
 @dataclass(frozen=True, slots=True)
 class ModelPreset:
     id: str

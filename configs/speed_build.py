@@ -199,17 +199,16 @@ def _prefill_seconds(shape: ModelShape, device: sp.Device, flops: float, weight_
     return seconds + split_s, f"{line}{split_text}, {sp.duration(seconds + split_s)} in all"
 
 
-def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
-    task, n = answers.task, device.count
+def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str, int]:
+    """One sample's training FLOPs, the formula's text, what the rate counts (tokens or samples) and a sample's
+    tokens (1 where samples are counted): what any device's step is timed from."""
+    task = answers.task
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
-    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
-    samples_per_gpu = micro * task.accumulation_steps
     method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
-    audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
-        unit, tokens, fraction = "samples", 1, device.transformer_training_mfu * audio_share
-    elif shape.kind == "transformer":
+        return per_sample, text, "samples", 1
+    if shape.kind == "transformer":
         context = shape.sequence_length
         partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
         if partial:
@@ -226,21 +225,28 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         if frozen:  # a teacher or a reference model (DPO) runs its forward over the same tokens each step
             per_token += 2.0 * frozen
             text += f" + 2 x {frozen / 1e9:.3g}B frozen (a teacher's or reference model's forward)"
-        per_sample, unit, tokens = per_token * shape.sequence_length, "tokens", shape.sequence_length
-        fraction = device.transformer_training_mfu * audio_share
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \
             if shape.active < shape.parameters else ""
         vision, vision_text = vision_training_flops(shape, method, recompute)
-        per_sample += vision
-        text = f"{text}{moe} = {per_token / 1e9:.3g} GFLOP per token{vision_text}"
-    else:
-        forward, origin = forward_flops_per_sample(answers, shape)
-        if shape.kind == "generic":
-            forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
-        per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
-        unit, tokens = "samples", 1
-        fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
-        text = f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample"
+        return (per_token * shape.sequence_length + vision,
+                f"{text}{moe} = {per_token / 1e9:.3g} GFLOP per token{vision_text}", "tokens", shape.sequence_length)
+    forward, origin = forward_flops_per_sample(answers, shape)
+    if shape.kind == "generic":
+        forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
+    per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
+    return per_sample, f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
+
+
+def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
+    task, n = answers.task, device.count
+    recompute = stacks.recompute_of(task.training_stack, task.recompute)
+    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
+    samples_per_gpu = micro * task.accumulation_steps
+    method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
+    audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
+    per_sample, text, unit, tokens = training_work(answers, shape)
+    fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu * (
+        audio_share if shape.kind == "transformer" else 1.0)
     compute, compute_text = sp.achieved_tflops(device, fraction)
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
     compute_s = samples_per_gpu * per_sample / (compute * 1e12 * slowdown)
