@@ -21,6 +21,11 @@ DENSE_PREDICTION_ACTIVATION_FACTOR = 3.5
 # per pixel x ResNet-50's Fast-SCNN (1.1M) 0.98, CGNet (0.5M) 1.24, BiSeNetV2 (3.4M) 1.14, ERFNet (2.1M) 1.80.
 LIGHT_SEGMENTATION_PARAMETERS = 5_000_000
 LIGHT_SEGMENTATION_ACTIVATION_FACTOR = 1.8
+# A deeper dilated backbone keeps its extra blocks at 1/8 of the input: mmseg's Cityscapes 512x1024 tables (Mem GiB, 2
+# images, fp32, less weights and SGD state) give R-101-D8 1.6x R-50-D8's (PSPNet 6.1 and 9.6, CCNet 6.0 and 9.5), so
+# a segmentation net's factor grows 0.6 for each 51 weight layers past ResNet-50's 50 (audit XE6: CCNet R-101 -30 %).
+SEGMENTATION_BACKBONE_LAYERS = 50
+SEGMENTATION_GROWTH_PER_LAYER = 0.6 / 51
 CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 # An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
 # 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
@@ -64,10 +69,13 @@ def dense_prediction(workload: Workload) -> bool:
         and workload.input_size_px >= DENSE_PREDICTION_PX)
 
 
-def dense_prediction_factor(parameters: int) -> float:
-    """Per pixel x ResNet-50's for a segmentation net: a real-time one's (under 5M parameters) or a heavy head's."""
-    light = 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS
-    return LIGHT_SEGMENTATION_ACTIVATION_FACTOR if light else DENSE_PREDICTION_ACTIVATION_FACTOR
+def dense_prediction_factor(parameters: int, layers: int = 0) -> float:
+    """Per pixel x ResNet-50's for a segmentation net: a real-time one's (under 5M parameters), or a heavy head's,
+    grown with a backbone deeper than ResNet-50 (its weight layers, where given)."""
+    if 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS:
+        return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
+    deeper = max(0, layers - SEGMENTATION_BACKBONE_LAYERS)
+    return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
 
 
 def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
@@ -79,17 +87,19 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
         ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
         dense = dense_prediction(workload)
-        width = dense_prediction_factor(workload.parameters) if dense else max(1.0, math.sqrt(ratio))
+        width = dense_prediction_factor(workload.parameters, workload.layers) if dense else max(1.0, math.sqrt(ratio))
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
         light = width == LIGHT_SEGMENTATION_ACTIVATION_FACTOR
         origin = "activations scaled from ResNet-50's per-pixel count" + (
-            f" x {width:g}, a " + ("real-time " if light else "") + "segmentation net's" + (
+            f" x {width:.3g}, a " + ("real-time " if light else "") + "segmentation net's" + (
                 "" if workload.dense_head == "segmentation" else f" at {DENSE_PREDICTION_PX} px or more") + (
                 f" under {LIGHT_SEGMENTATION_PARAMETERS / 1e6:g}M parameters (its maps are narrow: Fast-SCNN, CGNet, "
                 "BiSeNetV2 and ERFNet 1.0-1.8x in mmseg's tables" if light else
                 " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
-                "2.5-2.7x") + "; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: workload.dense_head = "
-            "\"detection\"; or give workload.activation_elements_per_sample)" if dense else
+                "2.5-2.7x; a backbone deeper than ResNet-50 grows it by its weight layers, workload.layers: a "
+                "dilated R-101 1.6x" + (f", {workload.layers} here" if workload.layers else ", not given here")) +
+            "; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: workload.dense_head = \"detection\"; or give "
+            "workload.activation_elements_per_sample)" if dense else
             f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
             "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
     return ModelShape(

@@ -225,7 +225,7 @@ CASES: tuple[Workload, ...] = (
                    "(deformable attention over 3 scales) and masked-attention decoder keep about as much again; the "
                    "build's estimate line says so, and activation_elements_per_sample is the way to give a count"),
     # Audits YO2 and YS2: a custom CNN at 512 px or more with neither count nor FLOPs, sized as a dense-prediction
-    # net (configs/presets.py DENSE_PREDICTION_ACTIVATION_FACTOR), where ResNet-50's per-pixel count was 2.5-4x low.
+    # net (configs/custom_cnn.py DENSE_PREDICTION_ACTIVATION_FACTOR), where ResNet-50's per-pixel count was 2.5-4x low.
     Workload("panoptic-fpn-r50-detector-fits-12-gb",
              "github.com/facebookresearch/detectron2 MODEL_ZOO.md: Panoptic FPN R50-FPN 1x, 2 images a GPU of "
              "800x1333, train mem 4.8 GB", "fits",
@@ -250,6 +250,13 @@ CASES: tuple[Workload, ...] = (
              "github.com/open-mmlab/mmsegmentation configs/cgnet/README.md: CGNet M3N21 (0.5M parameters), "
              "Cityscapes 512x1024, 8 images a GPU (cgnet_512x1024_60k_cityscapes.py: batch_size=8), Mem 8.3 GB",
              "does_not_fit", _dense_cnn(500_000, 724, 8), ("rtx-5060-8gb", 1)),
+    # Audit XE6: a dilated R-101 keeps 17 more blocks at 1/8 of the input than R-50 (configs/custom_cnn.py); at R-50's
+    # factor CCNet R-101-D8 was 7.1 GiB, "fits" a 10 GB card, against 9.5 GB published.
+    Workload("pspnet-r101-d8-512x1024-not-10-gb",
+             "github.com/open-mmlab/mmsegmentation configs/pspnet/README.md: PSPNet R-101-D8, Cityscapes 512x1024, "
+             "2 images a GPU (pspnet_r101-d8_4xb2-40k_cityscapes-512x1024.py), Mem 9.6 GB (R-50-D8: 6.1); ~68M "
+             "parameters (ResNet-101's 42.5M, the pyramid head's 23M, the auxiliary head's 2.4M)", "does_not_fit",
+             {**_dense_cnn(68_000_000, 724, 2), "workload__layers": 101}, ("rtx-3080-10gb", 1)),
     Workload("mixtral-8x7b-int4-two-3090s", MIXTRAL_TABLE, "fits",
              inference("mixtral-8x7b", "int4", 4096, gpus=2, budget__condition="used"), ("rtx-3090-24gb", 2)),
     Workload("deepseek-v3-fp8-8x-h200", SGLANG_DEEPSEEK, "fits",
