@@ -144,7 +144,8 @@ class Workload(Schema, frozen=True):
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE (0: none)"))] = 0
     frozen_precision: Annotated[FrozenPrecision, Meta(description=(
-        "the frozen models' weights: bf16, fp16, fp32 or int8 (8-bit, as ai-toolkit's quantize_te)"))] = "bf16"
+        "the frozen models' weights: bf16, fp16, fp32, int8 (8-bit, as ai-toolkit's quantize_te) or int4 "
+        "(bitsandbytes nf4); a VLM's vision tower under generate() takes bitsandbytes' weights format"))] = "bf16"
 
 
 class Task(Schema, frozen=True):

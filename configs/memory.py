@@ -46,6 +46,7 @@ from pth_top.configs.memory_terms import (
     transformer_activation_bytes,
     value_bytes_of,
 )
+from pth_top.configs.vision_encoder import frozen_precision
 from pth_top.configs.vision_encoder import training_activations as vision_activations
 from pth_top.units import GIB
 
@@ -343,7 +344,9 @@ def estimate_memory(
 ) -> MemoryBreakdown:
     """Per-GPU memory for the wizard's answers on the model `shape` and the frozen models beside it; a device
     without CUDA passes 0 context."""
-    frozen, frozen_line = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
+    precision, why = frozen_precision(answers, shape)
+    frozen, frozen_line = methods.frozen_models(answers.workload.frozen_parameters, precision)
+    frozen_line += why if frozen else ""
     breakdown = model_memory(answers, shape, cuda_context_bytes)
     if answers.task.block_offload and shape.denoising_steps and answers.task.mode == "inference":
         return block_offload_memory(answers, shape, breakdown, frozen)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 TrainingMethod = Literal["full", "lora", "lora_int8", "qlora", "frozen"]
 # Frozen models a job keeps on each GPU beside the one it trains or serves (a diffusion model's text encoders).
-FrozenPrecision = Literal["bf16", "fp16", "fp32", "int8"]
+FrozenPrecision = Literal["bf16", "fp16", "fp32", "int8", "int4"]
 LoraTargets = Literal["attention", "all_linear"]
 TRAINING_METHODS: tuple[str, ...] = get_args(TrainingMethod)
 # Methods that train LoRA adapters on a frozen transformer (they take a rank and targets).
@@ -39,8 +39,8 @@ INT8_ROW_SCALE_BYTES = 4.0
 # QLoRA notebooks and Unsloth's: 8-bit AdamW, 2 B). PEFT's fp32 adapters (autocast_adapter_dtype) add 4 B more.
 QLORA_ADAPTER_BYTES = 2.0
 # The frozen models' bytes per parameter; int8 is optimum-quanto's qint8/qfloat8 (ai-toolkit's quantize_te) or
-# bitsandbytes int8, one scale per output channel.
-FROZEN_MODEL_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0}
+# bitsandbytes int8, one scale per output channel; int4 bitsandbytes nf4, an fp32 scale per 64 (4.5 bits).
+FROZEN_MODEL_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0, "int4": 4.5 / 8}
 # Classes a trained head predicts when nothing else is known (ImageNet-1k).
 DEFAULT_HEAD_CLASSES = 1000
 

@@ -12,10 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pth_top.configs import memory_methods as methods
+from pth_top.configs import stacks
 from pth_top.configs.memory_terms import ModelShape, transformer_activation_bytes
+from pth_top.configs.quantization import FORMATS, weight_format
 
 if TYPE_CHECKING:
     from pth_top.configs.answer_types import Workload
+    from pth_top.configs.answers import Answers
+
+# generate()'s bitsandbytes formats: from_pretrained's quantization_config swaps every nn.Linear but the LM head, a
+# VLM's vision tower's too (THUDM's GLM-4V-9B in 4 bits: 10,267 MiB at 1,000 tokens, GLM-4 basic_demo/README_en.md).
+BNB_TOWER_PRECISION = {"bnb_nf4": "int4", "bnb_int8": "int8"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,22 @@ def vision_encoder(shape: ModelShape) -> VisionEncoder | None:
         return None
     return VisionEncoder(shape.vision_layers, shape.vision_hidden_size, shape.vision_tokens, shape.vision_trained,
                          shape.vision_checkpointed)
+
+
+def frozen_precision(answers: Answers, shape: ModelShape) -> tuple[str, str]:
+    """The frozen models' precision, and why where it is not as answered: a VLM's frozen vision tower served by
+    generate() in bitsandbytes' weights is loaded in them (BNB_TOWER_PRECISION)."""
+    task, answered = answers.task, answers.workload.frozen_precision
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    fmt = weight_format(task.quantization, task.precision, engine) if engine == "hf_generate" else None
+    key = next((key for key, value in FORMATS.items() if value is fmt), "")
+    tower = BNB_TOWER_PRECISION.get(key, "")
+    if task.mode != "inference" or vision_encoder(shape) is None or not tower or \
+            methods.FROZEN_MODEL_BYTES[tower] >= methods.FROZEN_MODEL_BYTES[answered]:
+        return answered, ""
+    label = fmt.label if fmt else tower
+    return tower, (f"; the vision tower in {label}: generate()'s bitsandbytes quantization_config swaps its "
+                   "nn.Linear layers with the language model's")
 
 
 def language_parameters(shape: ModelShape) -> int:

@@ -257,6 +257,22 @@ CASES: tuple[Workload, ...] = (
              "2 images a GPU (pspnet_r101-d8_4xb2-40k_cityscapes-512x1024.py), Mem 9.6 GB (R-50-D8: 6.1); ~68M "
              "parameters (ResNet-101's 42.5M, the pyramid head's 23M, the auxiliary head's 2.4M)", "does_not_fit",
              {**_dense_cnn(68_000_000, 724, 2), "workload__layers": 101}, ("rtx-3080-10gb", 1)),
+    # Audit XC6: generate()'s bitsandbytes 4-bit swaps the vision tower's nn.Linear layers too
+    # (configs/vision_encoder.py); at 16 bits its 4.5B made 15.6 GiB and a 16 GB card was refused.
+    Workload("glm-4v-9b-bnb-int4-fits-12-gb",
+             "github.com/THUDM/GLM-4 basic_demo/README_en.md: GLM-4V-9B Int4 (transformers, bitsandbytes), input "
+             "length 1,000, peak 10,267 MiB on one A100 (BF16: 28,131 MiB); the 9.4B GLM-4-9B (40 x 4096, 2 KV groups, "
+             "SwiGLU 13,696, V 151,552) and the 4.5B EVA2-CLIP-E tower (63 x 1792, 6,400 patches of a 1,120 px image)",
+             "fits",
+             inference_custom({"workload__preset": "custom", "workload__kind": "transformer",
+                               "workload__parameters": 9_400_000_000, "workload__layers": 40,
+                               "workload__hidden_size": 4096, "workload__attention_heads": 32, "workload__kv_heads": 2,
+                               "workload__intermediate_size": 13696, "workload__gated_mlp": True,
+                               "workload__vocabulary_size": 151_552, "workload__sequence_length": 1000,
+                               "workload__vision_layers": 63, "workload__vision_hidden_size": 1792,
+                               "workload__vision_tokens": 6400, "workload__frozen_parameters": 4_500_000_000,
+                               "task__serving_engine": "hf_generate", "task__quantization": "bnb_nf4",
+                               "data__kind": "mixed"}, "int4"), ("rtx-5070-12gb", 1)),
     Workload("mixtral-8x7b-int4-two-3090s", MIXTRAL_TABLE, "fits",
              inference("mixtral-8x7b", "int4", 4096, gpus=2, budget__condition="used"), ("rtx-3090-24gb", 2)),
     Workload("deepseek-v3-fp8-8x-h200", SGLANG_DEEPSEEK, "fits",
