@@ -27,6 +27,9 @@ from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
 from pth_top.configs.smaller_weights import smaller_weights
 
+FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
+                         "\"sdpa\" or \"flash_attention_2\", where the model's code has it): the same results, no "
+                         "s x s scores held")
 UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quantizes the MoE's fused experts, which "
                          "bitsandbytes leaves 16-bit")
 
@@ -129,6 +132,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append(("buying other cards than the ones you have (budget.owned_gpu = \"\")", without_owned(answers)))
     elif ctx.pins:
         changes.append(("the same answers without the pinned parts", answers))
+    if transformer and not task.flash_attention and ctx.shape.attention_heads:  # no quality change (audit XC6)
+        changes.append((FLASH_ATTENTION_LABEL, answers.with_value("task", "flash_attention", True)))
     if task.mode == "training":
         synced = sharded_gradients(answers)
         if synced != answers:  # no quality or batch change: one reduce-scatter a micro-batch more

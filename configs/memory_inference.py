@@ -222,6 +222,8 @@ def estimate_inference(
         else f"s {prompt} x b {batch}"
     formula.append(f"activations: prefill, {inference_working_set_text(shape, value_bytes)} "
                    f"({chunked})")
+    if not flash_attention and engine == "hf_generate":  # the engines' own kernels never hold the scores (audit XC6)
+        activations += _eager_scores(shape, value_bytes, batch, formula)
     graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
     logits = batch * shape.logits_vocabulary_size * 4.0
@@ -269,22 +271,29 @@ def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_b
                    f"({tokens:,} tokens of s {prompt:,} x b {batch}" + (f", the engine's batch of {chunk:,}"
                                                                          if chunk and tokens < prompt * batch else "")
                    + ")")
-    if not flash_attention and shape.attention_heads:
-        # The widest layer's scores, its softmax and a temporary (a position bias added, or a cast) at once: SAM's
-        # ViT-H at 1,024 px, 4 global layers of 4,096 tokens, peaks at 14.1 GiB for a batch of 8 in bf16 eager
-        # (segment-anything-fast's A100 results_bs8_vit_h.csv; 2.5 GiB counted without them, audit YL2).
-        span = prompt if shape.full_attention_layers else min(prompt, shape.sliding_window_tokens)
-        inputs = -(-(tokens // max(1, prompt)) // n)  # each GPU its share of the inputs at once
-        scores = EAGER_SCORE_COPIES * value_bytes * shape.attention_heads * span ** 2 * inputs
-        activations += scores
-        formula.append(f"eager attention (task.flash_attention = false): {EAGER_SCORE_COPIES} x {value_bytes:g} B x "
-                       f"a x s^2 x b = {EAGER_SCORE_COPIES}x{value_bytes:g}x{shape.attention_heads}x{span:,}^2x{inputs}"
-                       " (the scores, their softmax and a temporary of the widest layer)")
+    if not flash_attention:
+        activations += _eager_scores(shape, value_bytes, -(-(tokens // max(1, prompt)) // n), formula)
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
         activations_bytes=int(activations), kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
         formula=tuple(formula), usable_fraction=fraction,
     )
+
+
+def _eager_scores(shape: ModelShape, value_bytes: float, inputs: int, formula: list[str]) -> float:
+    """Eager attention's widest layer over `inputs` prompts at once: its scores, their softmax and a temporary (a
+    position bias added, or a cast). SAM's ViT-H at 1,024 px, 4 global layers of 4,096 tokens, peaks at 14.1 GiB for
+    a batch of 8 in bf16 eager (segment-anything-fast's A100 results_bs8_vit_h.csv; 2.5 GiB without them, audit
+    YL2); a decoder's prefill masks the s x s scores, it does not skip them."""
+    if not shape.attention_heads:
+        return 0.0
+    prompt = shape.sequence_length
+    span = prompt if shape.full_attention_layers else min(prompt, shape.sliding_window_tokens)
+    scores = EAGER_SCORE_COPIES * value_bytes * shape.attention_heads * span ** 2 * inputs
+    formula.append(f"eager attention (task.flash_attention = false): {EAGER_SCORE_COPIES} x {value_bytes:g} B x "
+                   f"a x s^2 x b = {EAGER_SCORE_COPIES}x{value_bytes:g}x{shape.attention_heads}x{span:,}^2x{inputs}"
+                   " (the scores, their softmax and a temporary of the widest layer)")
+    return scores
 
 
 def _encoder_decoder(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, kv_bytes: float,
