@@ -109,7 +109,9 @@ class Workload(Schema, frozen=True):
         "scaled from ResNet-50 by saved activations; a preset keeps its published count. A diffusion model's: its "
         "denoiser's GFLOPs for one pass over one image (SDXL UNet at 1024 px: 6,761, counted)"))] = 0.0
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
-    intermediate_size: Annotated[int, whole(0, 1_048_576, "transformer MLP width (0: 4h)")] = 0
+    intermediate_size: Annotated[int, whole(0, 1_048_576, (
+        "transformer MLP width (0: 4h); a mixture's: the width a token reads, experts_per_token x one expert's "
+        "(Mixtral: 2 x 14,336)"))] = 0
     gated_mlp: Annotated[bool, Meta(description="SwiGLU MLP (gate, up, down), as in Llama and Mistral")] = False
     encoder_only: Annotated[bool, Meta(description=(
         "an encoder (BERT, XLM-RoBERTa, bge-m3, ViT): attends both ways, no vocabulary logits, generates nothing: "

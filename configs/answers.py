@@ -36,7 +36,7 @@ from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
-from pth_top.configs.presets import model_presets, model_shape
+from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
@@ -394,6 +394,8 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
         key = "experts_per_token" if workload.experts_count else "experts_count"
         problems.append(("workload", key, "a custom mixture of experts gives active_parameters, experts_count and "
                          "experts_per_token (fewer than experts_count) together"))
+    else:
+        problems.extend(expert_width_problems(workload))
     if task.cache_embeddings and not (task.mode == "training" and workload.frozen_parameters):
         problems.append(("task", "cache_embeddings", "caches the frozen models' outputs for training: give the frozen "
                          "models (workload.frozen_parameters) and task.mode = 'training'"))

@@ -291,6 +291,28 @@ def derived_parameters(workload: Workload, active: bool = False) -> int:
     return layer_weights + heads_out * workload.vocabulary_size * hidden
 
 
+# A mixture whose shape reads under this share of its given active count was given one expert's MLP width.
+EXPERT_WIDTH_ACTIVE_SHARE_MIN = 0.6
+
+
+def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:
+    """A custom mixture's intermediate_size is the width a token reads, experts_per_token experts' (presets'
+    derived_parameters): config.json's one expert's width undercounts it (audit XD6: PowerMoE-3B's 512 of 40 x 8 made
+    654M parameters of a 3.3B model, 800M active)."""
+    if not (workload.experts_count and workload.intermediate_size and workload.hidden_size and workload.layers):
+        return []
+    total, active = derived_parameters(workload), derived_parameters(workload, active=True)
+    if (workload.parameters or total) >= workload.active_parameters \
+            and active >= EXPERT_WIDTH_ACTIVE_SHARE_MIN * workload.active_parameters:
+        return []
+    return [("workload", "intermediate_size", (
+        f"a mixture's MLP width is the width a token reads, experts_per_token x one expert's (config.json's "
+        f"intermediate_size or moe_intermediate_size; Mixtral: 2 x 14,336 = 28,672): at {workload.intermediate_size:,} "
+        f"this shape has {active / 1e6:,.0f}M active parameters, not the {workload.active_parameters / 1e6:,.0f}M "
+        f"given; if {workload.intermediate_size:,} is one expert's, give {workload.experts_per_token} x "
+        f"{workload.intermediate_size:,} = {workload.experts_per_token * workload.intermediate_size:,}"))]
+
+
 def resolution_scale(preset: ModelPreset, input_size_px: int) -> tuple[float, str]:
     """A CNN preset at another input size: every feature map, so every saved activation and every conv's FLOPs,
     grows with the pixel count; (1.0, "") at the preset's own size or for other kinds."""

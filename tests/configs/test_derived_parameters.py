@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pth_top.configs.answer_types import Workload
+from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.presets import derived_parameters, model_presets, model_shape
 from pth_top.configs.recommend import recommend
 
@@ -64,3 +65,19 @@ def test_a_7b_served_in_bf16_given_by_its_shape_is_not_sold_a_16_gb_card(catalog
     assert build.feasible
     assert build.memory.weights_bytes / 1e9 == pytest.approx(15.2, rel=0.01)
     assert build.component("gpu").spec["memory_gib"] >= 24
+
+
+def test_a_mixture_given_one_experts_width_is_told_the_width_a_token_reads() -> None:
+    """PowerMoE-3B (arXiv:2408.13359 Table 4: 32 layers of 1,536, 24 heads, 8 KV; 40 experts of 512, top 8; 3.3B, 800M
+    active) typed from config.json's intermediate_size 512 was counted 654M in all and sold a 16 GB card for a full
+    fine-tune that took 70.7 GB on an A100 (audit XD6)."""
+    powermoe = dict(workload__preset="custom", workload__layers=32, workload__hidden_size=1536,
+                    workload__attention_heads=24, workload__kv_heads=8, workload__gated_mlp=True,
+                    workload__experts_count=40, workload__experts_per_token=8, workload__active_parameters=800_000_000,
+                    workload__vocabulary_size=49_152, workload__tied_embeddings=True,
+                    workload__sequence_length=4096)
+    one_expert = answers(**powermoe, workload__intermediate_size=512)
+    problems = cross_field_problems(one_expert)
+    assert [(section, key) for section, key, _ in problems] == [("workload", "intermediate_size")]
+    assert "8 x 512 = 4,096" in problems[0][2]
+    assert cross_field_problems(answers(**powermoe, workload__intermediate_size=8 * 512)) == []
