@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 54,
-test_requests.py 13): 154 here (264 in all).
+test_requests.py 13): 159 here (269 in all).
 """
 
 from __future__ import annotations
@@ -250,6 +250,38 @@ def cnn_inference(device: sp.Device, gflops: float, batch: int = 1, px: int = 64
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16", forward_runtime="compiled"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
+# IBM's PowerMoE-3B (arXiv:2408.13359 Table 4: 32 layers of 1,536, 24 heads, 8 KV; 40 experts of 512, top 8; 3.3B,
+# 800M active) fully fine-tuned in bf16 with checkpointing, 8 samples a micro-batch of alpaca padded to ~320 tokens,
+# 128 a step (fms-acceleration scripts/benchmarks/refs/a100_80gb_moe.csv).
+FMS_MOE = "github.com/foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb_moe.csv: PowerMoE-3B"
+POWERMOE_3B = {
+    "workload__preset": "custom", "workload__kind": "transformer", "workload__layers": 32,
+    "workload__hidden_size": 1536, "workload__attention_heads": 24, "workload__kv_heads": 8,
+    "workload__intermediate_size": 8 * 512, "workload__gated_mlp": True, "workload__experts_count": 40,
+    "workload__experts_per_token": 8, "workload__parameters": 3_300_000_000,
+    "workload__active_parameters": 800_000_000, "workload__vocabulary_size": 49_152, "workload__tied_embeddings": True,
+    "workload__sequence_length": 320, "workload__batch_size": 128,
+    "task__mode": "training", "task__precision": "bf16", "task__mixed_layout": "bf16_pure", "task__recompute": "full"}
+
+
+def powermoe_samples_per_s(stack: str, gpus: int) -> float:
+    """Samples a second of PowerMoE-3B's fine-tune on A100 80GBs, 16 micro-batches of 8 a step over the GPUs."""
+    answers = answers_of(**POWERMOE_3B, task__training_stack=stack, task__accumulation_steps=16 // gpus,
+                         scale__gpu_count=gpus)
+    figures = speed_build.training(answers, model_shape(answers.workload)[0],
+                                   catalog_gpu("a100-80gb-sxm", answers, gpus), 31.5).figures
+    return figures["training_tokens_per_s"] / 320
+
+
+def moe_megatron_per_gpu() -> float:
+    """Tokens a second a GPU of Qwen3-30B-A3B's training at 8k on 16 Hopper GPUs with grouped GEMMs (torchtune's
+    stack stands for Megatron-Core's: no expert loop); the H800's compute is the H100 SXM's."""
+    answers = answers_of(workload__preset="qwen3-30b-a3b", workload__batch_size=16, workload__sequence_length=8192,
+                         task__mode="training", task__training_stack="torchtune", scale__gpu_count=16)
+    return speed_build.training(answers, model_shape(answers.workload)[0],
+                                catalog_gpu("h100-80gb-sxm", answers, 16), 31.5).figures["training_tokens_per_s"] / 16
 
 
 def cnn_training_on(part_id: str, gflops: float, parameters: int, batch: int, *, px: int = 224,
@@ -774,6 +806,21 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("torchtitan-8xh100-llama3.1-8b-fsdp", TORCHTITAN, 5762 * 8,
                    lambda: train("llama3-8b", 8192, "h100-80gb-sxm", batch=16, gpus=8, recompute="selective",
                                  sharding="fsdp"), fitted=True),
+    # --- a mixture of experts' training (speed.MOE_TRAINING_MFU_SHARE, speed.HF_MOE_TRAINING_EXPERT_PASS_S) ---
+    PublishedSpeed("pai-megatron-qwen3-30b-a3b-16xh800", "github.com/alibaba/Pai-Megatron-Patch/issues/643: "
+                   "Qwen3-30B-A3B on 16 H800s, 8k sequences, tp 1 pp 2 ep 8, no recompute, 6,325 tokens/s a GPU", 6325,
+                   moe_megatron_per_gpu, fitted=True),
+    PublishedSpeed("fms-powermoe-3b-hf-1xa100", f"{FMS_MOE}, HF Trainer (framework_config none), 1 GPU, 5.447 "
+                   "samples/s", 5.447, lambda: powermoe_samples_per_s("hf_trainer", 1), fitted=True),
+    PublishedSpeed("fms-powermoe-3b-hf-2xa100", f"{FMS_MOE}, HF Trainer, 2 GPUs, 9.539 samples/s", 9.539,
+                   lambda: powermoe_samples_per_s("hf_trainer", 2)),
+    PublishedSpeed("fms-powermoe-3b-hf-4xa100", f"{FMS_MOE}, HF Trainer, 4 GPUs, 17.972 samples/s", 17.972,
+                   lambda: powermoe_samples_per_s("hf_trainer", 4)),
+    PublishedSpeed("fms-powermoe-3b-scattermoe-1xa100", f"{FMS_MOE}, ScatterMoE kernels (moe-scattermoe-granite-ep1), "
+                   "1 GPU, 17.271 samples/s", 17.271, lambda: powermoe_samples_per_s("torchtune", 1),
+                   xfail="timed as grouped GEMMs at Megatron-Core's share, 2.8x fast: ScatterMoE under the HF "
+                         "Trainer at 2,560 tokens a micro-batch (~512 an expert, 512 wide) keeps the GPU far less busy "
+                         "than Megatron's 8k-token micro-batches"),
     # --- CNN training and inference ---
     PublishedSpeed("dle-rn50-a100-amp", f"{DLE_RN50}: 1x A100 80GB, mixed precision, 2,470 img/s", 2470,
                    lambda: train("resnet50", 0, "a100-80gb-sxm", batch=256, precision="amp_fp16", data="images",
