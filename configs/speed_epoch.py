@@ -14,7 +14,11 @@ def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[flo
     (0, "", False) otherwise."""
     data = answers.data
     size = data.dataset_size_gb * 1e9
-    if shape.encoder_decoder:  # timed in samples: a data set's tokens or images do not say how many samples it has
+    if shape.encoder_decoder:  # timed in samples: a counted text corpus is samples of s input tokens (T5's), no more
+        if data.kind == "text" and data.tokens_count and shape.sequence_length:
+            samples = data.tokens_count / shape.sequence_length
+            return samples / rate, (f"{_tokens_text(data.tokens_count)} tokens (data.tokens_count) as {samples:,.0f} "
+                                    f"samples of {shape.sequence_length:,} input tokens"), True
         return 0.0, "", False
     if shape.kind == "transformer" and data.tokens_count and data.kind != "images":  # text tokens, audio frames
         return data.tokens_count / rate, f"{_tokens_text(data.tokens_count)} tokens (data.tokens_count)", True

@@ -585,6 +585,20 @@ def test_an_encoder_decoders_training_formula_names_its_methods_count():
     assert "4N + 12*L*h*s a side" in line and "6N" not in line, line
 
 
+def test_an_encoder_decoders_counted_corpus_is_samples_of_its_input_tokens():
+    # Audit XD6: nanoT5's T5-v1.1-base pretraining, 65,536 steps of 128 x 512 input tokens (4.29B, PiotrNawrot/nanoT5),
+    # got "1M samples in ~5.3 h" and no epoch, so a month-long run never met the slow-run warning.
+    job = answers(workload__preset="custom", workload__layers=24, workload__decoder_layers=12,
+                  workload__hidden_size=768, workload__attention_heads=12, workload__intermediate_size=2048,
+                  workload__gated_mlp=True, workload__vocabulary_size=32128, workload__sequence_length=512,
+                  workload__decoder_sequence_length=114, workload__batch_size=128, data__kind="text",
+                  data__tokens_count=65_536 * 128 * 512)
+    out = speed_build.training(job, model_shape(job.workload)[0], catalog_gpu("a100-80gb-sxm", job), 31.5)
+    samples = 65_536 * 128
+    assert out.figures["epoch_hours"] * 3600 == pytest.approx(samples / out.figures["training_samples_per_s"])
+    assert f"{samples:,} samples of 512 input tokens" in out.summary[0]
+
+
 def test_a_b200s_nvlink_is_twice_a_hoppers():
     # Audit YW4: the B200's fifth-generation NVLink (1.8 TB/s a GPU in all) was timed as the H100's 450 GB/s one way.
     from tests.configs.published_speeds import catalog_gpu
