@@ -26,8 +26,10 @@ def smaller_weights(answers: Answers, shape: ModelShape) -> list[tuple[str, Answ
     for precision in INFERENCE_STEPS.get(task.precision, ()):
         smaller = answers.with_precision(precision)
         if precision in gguf:
+            port = "; where llama.cpp runs this architecture (a GGUF port)" if answers.workload.preset == "custom" \
+                else ""  # audit XE6: Moshi's has none
             found.append((f"{precision} weights in llama.cpp ({FORMATS[gguf[precision]].label}; generate()'s "
-                          "bitsandbytes kernels decode slower than 16-bit)",
+                          f"bitsandbytes kernels decode slower than 16-bit{port})",
                           smaller.with_value("task", "serving_engine", "llama_cpp")
                           .with_value("task", "quantization", gguf[precision])))
         elif engine in stacks.FP8_GEMM_ENGINES and (chosen := _engine_format(smaller)):
