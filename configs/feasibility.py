@@ -30,7 +30,7 @@ from pth_top.configs.levers import (
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import SHARDING_LABELS
-from pth_top.configs.micro_batch import halved_again, halved_micro_batch, micro_batch_label
+from pth_top.configs.micro_batch import halved_again, halved_micro_batch, micro_batch_label, micro_batch_of
 from pth_top.configs.on_your_cards import more_of_your_cards, on_the_pinned_gpus
 from pth_top.configs.owned import all_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
@@ -62,7 +62,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         else:
             card = f"even the cheapest build ({_money(ctx, assembly.total_cny)}) is over budget and its {gpu.name} has"
         usable = usable_bytes(ctx, gpu) / GIB
-        line = f"not feasible within {budget}: needs {need:.1f} GiB per GPU, {card} {usable:.1f} GiB usable"
+        at = f" at micro-batch {micro_batch_of(ctx.answers)}" if ctx.answers.task.mode == "training" else ""
+        line = f"not feasible within {budget}: needs {need:.1f} GiB per GPU{at}, {card} {usable:.1f} GiB usable"
         if fit is not None and fit.cheapest_fitting is not None:
             fitting_build, fitting = fit.cheapest_fitting
             price = fitting_build.total_cny

@@ -32,6 +32,7 @@ def test_infeasible_request_says_so_first_and_leads_with_what_is_feasible(catalo
     assert build.blockers[0].startswith("not feasible within ¥10,000: needs ")
     assert build.reasoning[0] == build.blockers[0]
     assert "the largest card within budget" in build.blockers[0]
+    assert " GiB per GPU at micro-batch 8, " in build.blockers[0]  # what the need was counted at (audit XD6)
     assert build.total_price_cny <= 10000  # never headline a card far beyond the budget
     assert build.feasible_alternatives and "QLoRA" in build.feasible_alternatives[0]
     assert "within ¥10,000" in build.feasible_alternatives[0]
