@@ -112,10 +112,10 @@ def hf_expert_loop_s(layers: int, experts_count: int) -> float:
 # Qwen3-30B-A3B at 6,244-6,325 tokens/s a GPU on 16 H800s at 8k (alibaba/Pai-Megatron-Patch#643), 0.6 of the rate its
 # 6N + attention gives at Hopper's dense MFU (fitted there).
 MOE_TRAINING_MFU_SHARE = 0.6
-# Transformers' MoE block runs each expert's tokens through its own small kernels from Python on every pass of every
-# micro-batch: fitted on IBM's PowerMoE-3B (32 layers, 40 experts) full fine-tune under the HF Trainer on an A100,
-# 5.447 samples/s of 320 tokens at 8 a micro-batch with checkpointing (fms-acceleration scripts/benchmarks/refs/
-# a100_80gb_moe.csv); its ScatterMoE row (4,784 tokens/s) is the check of the share above.
+# Transformers' eager MoE block (4.x; 5 defaults to grouped_mm) runs each expert's tokens through its own small kernels
+# from Python on every pass of every micro-batch: fitted on IBM's PowerMoE-3B (32 layers, 40 experts) fine-tuned under
+# the HF Trainer on an A100, 5.447 samples/s of 320 tokens, 8 a micro-batch, with checkpointing (fms-acceleration
+# scripts/benchmarks/refs/a100_80gb_moe.csv); its ScatterMoE row (4,784 tokens/s) is the check of the share above.
 HF_MOE_TRAINING_EXPERT_PASS_S = 340e-6
 
 

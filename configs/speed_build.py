@@ -261,15 +261,15 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         if method == "qlora" and shape.kind == "transformer" else (0.0, "")  # audit ZV: Gemma-7B at 1, ~4x fast
     compute_s += dequant_s
     out.formula.extend([dequant_text] if dequant_text else [])
-    if mixture and shape.experts_count and task.training_stack in stacks.HF_EXPERT_LOOP_STACKS:
+    if mixture and shape.experts_count and task.experts_loop and task.training_stack in stacks.HF_EXPERT_LOOP_STACKS:
         passes = 3 if recompute == "full" else 2  # forward, backward, and a full recompute's forward again
         loop_s = sp.hf_expert_training_loop_s(shape.layers, shape.experts_count, passes, task.accumulation_steps)
         compute_s += loop_s
         out.formula.append(f"transformers' expert loop ({stacks.TRAINING_STACK_LABELS[task.training_stack]}): "
                            f"{task.accumulation_steps} micro-batch(es) x {passes} passes x {shape.layers} layers x "
                            f"{shape.experts_count} experts x {sp.HF_MOE_TRAINING_EXPERT_PASS_S * 1e6:g} us = "
-                           f"{sp.duration(loop_s)} per step (torchtune's and Unsloth's grouped GEMMs have none: "
-                           "task.training_stack)")
+                           f"{sp.duration(loop_s)} per step (task.experts_loop; grouped GEMMs, transformers 5's "
+                           "default, have none)")
     memory_s, memory_text = activation_seconds(answers, shape, device, samples_per_gpu, training=True)
     if memory_s:  # a CNN's step waits on the slower of its FLOPs and its activations' trips (speed_cnn)
         out.formula.append(f"{memory_text} per step")

@@ -267,9 +267,10 @@ POWERMOE_3B = {
 
 
 def powermoe_samples_per_s(stack: str, gpus: int) -> float:
-    """Samples a second of PowerMoE-3B's fine-tune on A100 80GBs, 16 micro-batches of 8 a step over the GPUs."""
+    """Samples a second of PowerMoE-3B's fine-tune on A100 80GBs, 16 micro-batches of 8 a step over the GPUs; under
+    the HF Trainer through transformers 4.x's loop over GraniteMoe's experts (fms-acceleration's requirements)."""
     answers = answers_of(**POWERMOE_3B, task__training_stack=stack, task__accumulation_steps=16 // gpus,
-                         scale__gpu_count=gpus)
+                         task__experts_loop=stack == "hf_trainer", scale__gpu_count=gpus)
     figures = speed_build.training(answers, model_shape(answers.workload)[0],
                                    catalog_gpu("a100-80gb-sxm", answers, gpus), 31.5).figures
     return figures["training_tokens_per_s"] / 320

@@ -69,10 +69,8 @@ def test_inference_llm_ranks_by_bandwidth(catalog):
 def test_training_ranks_by_the_predicted_rate_with_its_communication_per_yuan(catalog):
     # DeepSeek-V2-Lite (deepseek-ai config.json: 15.7B, 2.4B active, 27 layers, 64 experts of which 6 a token) fully
     # fine-tuned with ZeRO-3 over 8 GPUs for CNY 3,000,000: 8 PCIe 48 GB cards at CNY 383k led by datasheet TFLOPS a
-    # yuan, 21 of 27 s a step waiting on the link; the NVLink HGX H200 trains ~3.7x the tokens a yuan. In torchtune's
-    # grouped GEMMs: under the HF Trainer its expert loop (~14 s a step on any card) makes cheaper cards the better buy.
-    job = answers("team_training", task__training_stack="torchtune", workload__preset="custom",
-                  workload__parameters=15_700_000_000,
+    # yuan, 21 of 27 s a step waiting on the link; the NVLink HGX H200 trains ~3.7x the tokens a yuan.
+    job = answers("team_training", workload__preset="custom", workload__parameters=15_700_000_000,
                   workload__active_parameters=2_400_000_000, workload__experts_count=64, workload__experts_per_token=6,
                   workload__layers=27, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=1,
                   workload__head_dim=288, workload__intermediate_size=10944, workload__gated_mlp=True,

@@ -24,7 +24,8 @@ from pth_top.configs.speed_comm import (
 )
 from pth_top.configs.speed_reads import decode_bandwidth_fraction, decode_reads, prefill_flops
 from tests.configs.builders import answers
-from tests.configs.published_speeds import catalog_gpu
+from tests.configs.published_speeds import POWERMOE_3B as PUBLISHED_POWERMOE
+from tests.configs.published_speeds import catalog_gpu, powermoe_samples_per_s
 from tests.configs.test_build_file import V1_FILE
 
 CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -597,6 +598,17 @@ def test_an_encoder_decoders_counted_corpus_is_samples_of_its_input_tokens():
     samples = 65_536 * 128
     assert out.figures["epoch_hours"] * 3600 == pytest.approx(samples / out.figures["training_samples_per_s"])
     assert f"{samples:,} samples of 512 input tokens" in out.summary[0]
+
+
+def test_transformers_expert_loop_is_timed_only_where_answered():
+    # Transformers 5 runs a mixture's experts as grouped GEMMs by default (experts_implementation "grouped_mm"); 4.x's
+    # Python loop, task.experts_loop, made PowerMoE-3B's fine-tune 9x slower in fms-acceleration's table.
+    assert powermoe_samples_per_s("hf_trainer", 1) < powermoe_samples_per_s("torchtune", 1) / 5
+    loopless = answers(**{**PUBLISHED_POWERMOE, "task__experts_loop": False})
+    grouped = answers(**{**PUBLISHED_POWERMOE, "task__training_stack": "torchtune"})
+    rates = [speed_build.training(job, model_shape(job.workload)[0], catalog_gpu("a100-80gb-sxm", job), 31.5)
+             .figures["training_tokens_per_s"] for job in (loopless, grouped)]
+    assert rates[0] == pytest.approx(rates[1], rel=0.01)
 
 
 def test_a_b200s_nvlink_is_twice_a_hoppers():
