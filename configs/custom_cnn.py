@@ -69,13 +69,35 @@ def dense_prediction(workload: Workload) -> bool:
         and workload.input_size_px >= DENSE_PREDICTION_PX)
 
 
+def light_segmentation(parameters: int) -> bool:
+    """A real-time segmenter: under LIGHT_SEGMENTATION_PARAMETERS, its maps narrow."""
+    return 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS
+
+
 def dense_prediction_factor(parameters: int, layers: int = 0) -> float:
     """Per pixel x ResNet-50's for a segmentation net: a real-time one's (under 5M parameters), or a heavy head's,
     grown with a backbone deeper than ResNet-50 (its weight layers, where given)."""
-    if 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS:
+    if light_segmentation(parameters):
         return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
     deeper = max(0, layers - SEGMENTATION_BACKBONE_LAYERS)
     return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
+
+
+def _segmentation_origin(workload: Workload, width: float) -> str:
+    """How a segmentation net's per-pixel factor was chosen: a real-time one's, or a heavy head's and its depth."""
+    at = "" if workload.dense_head == "segmentation" else f" at {DENSE_PREDICTION_PX} px or more"
+    if light_segmentation(workload.parameters):
+        kind, why = "real-time segmentation net's", (
+            f" under {LIGHT_SEGMENTATION_PARAMETERS / 1e6:g}M parameters (its maps are narrow: Fast-SCNN, CGNet, "
+            "BiSeNetV2 and ERFNet 1.0-1.8x in mmseg's tables")
+    else:
+        depth = f", {workload.layers} here" if workload.layers else ", not given here"
+        kind, why = "segmentation net's", (
+            " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
+            "2.5-2.7x; a backbone deeper than ResNet-50 grows it by its weight layers, workload.layers: a "
+            f"dilated R-101 1.6x{depth}")
+    return (f" x {width:.3g}, a {kind}{at}{why}; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: "
+            "workload.dense_head = \"detection\"; or give workload.activation_elements_per_sample)")
 
 
 def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
@@ -89,17 +111,8 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         dense = dense_prediction(workload)
         width = dense_prediction_factor(workload.parameters, workload.layers) if dense else max(1.0, math.sqrt(ratio))
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
-        light = width == LIGHT_SEGMENTATION_ACTIVATION_FACTOR
         origin = "activations scaled from ResNet-50's per-pixel count" + (
-            f" x {width:.3g}, a " + ("real-time " if light else "") + "segmentation net's" + (
-                "" if workload.dense_head == "segmentation" else f" at {DENSE_PREDICTION_PX} px or more") + (
-                f" under {LIGHT_SEGMENTATION_PARAMETERS / 1e6:g}M parameters (its maps are narrow: Fast-SCNN, CGNet, "
-                "BiSeNetV2 and ERFNet 1.0-1.8x in mmseg's tables" if light else
-                " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
-                "2.5-2.7x; a backbone deeper than ResNet-50 grows it by its weight layers, workload.layers: a "
-                "dilated R-101 1.6x" + (f", {workload.layers} here" if workload.layers else ", not given here")) +
-            "; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: workload.dense_head = \"detection\"; or give "
-            "workload.activation_elements_per_sample)" if dense else
+            _segmentation_origin(workload, width) if dense else
             f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
             "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
     return ModelShape(

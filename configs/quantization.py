@@ -113,13 +113,19 @@ ENGINE_FORMATS = {
 }
 
 
-def weight_format(quantization: str, precision: str, engine: str) -> QuantFormat | None:
-    """The format the weights are counted in: as answered, else the engine's; None for unquantized weights."""
+def weight_format_name(quantization: str, precision: str, engine: str) -> str:
+    """The FORMATS key the weights are counted in: as answered, else the engine's; "" for unquantized weights."""
     if precision not in QUANTIZED_BITS_PER_PARAMETER:
-        return None
+        return ""
     if quantization == "auto":
-        quantization = ENGINE_FORMATS.get(engine, ENGINE_FORMATS["hf_generate"])[precision]
-    return FORMATS[quantization]
+        return ENGINE_FORMATS.get(engine, ENGINE_FORMATS["hf_generate"])[precision]
+    return quantization
+
+
+def weight_format(quantization: str, precision: str, engine: str) -> QuantFormat | None:
+    """The format the weights are counted in (weight_format_name's); None for unquantized weights."""
+    name = weight_format_name(quantization, precision, engine)
+    return FORMATS[name] if name else None
 
 
 # The GGUF formats under 4 bits, highest first: the lever after 4-bit weights in llama.cpp.

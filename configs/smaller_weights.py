@@ -6,7 +6,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.quantization import FORMATS, weight_format
+from pth_top.configs.quantization import FORMATS, weight_format_name
 
 # Precisions an inference workload can step down to from each, smallest last.
 INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
@@ -43,8 +43,7 @@ def _engine_format(answers: Answers) -> str:
     """The checkpoint format a serving engine loads for these answers' precision, as the answer that picks it."""
     task = answers.task
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    chosen = weight_format(task.quantization, task.precision, engine)
-    key = next((key for key, value in FORMATS.items() if value is chosen), "")
-    if chosen is None or not key:
+    key = weight_format_name(task.quantization, task.precision, engine)
+    if not key:
         return ""
-    return f"{'FP8' if key == 'fp8' else chosen.label}, task.quantization = \"{key}\""
+    return f"{'FP8' if key == 'fp8' else FORMATS[key].label}, task.quantization = \"{key}\""

@@ -69,10 +69,10 @@ TRAINING_STACK_LABELS = {
 # The stacks that load a QLoRA or 8-bit base through transformers and bitsandbytes, which leaves a MoE's fused experts
 # 16-bit (memory_methods.BNB_SKIPS_FUSED_EXPERTS); Unsloth quantizes them, torchtune uses neither.
 BNB_TRANSFORMERS_STACKS = ("hf_trainer", "liger")
-# The stacks that train a mixture of experts in transformers' modeling code, whose Python loop over the experts
+# The same stacks train a mixture of experts in transformers' modeling code, whose Python loop over the experts
 # (task.experts_loop: 4.x, or experts_implementation="eager"; 5's default is grouped_mm) costs
 # speed.HF_MOE_TRAINING_EXPERT_PASS_S; torchtune and Unsloth run grouped GEMMs.
-HF_EXPERT_LOOP_STACKS = ("hf_trainer", "liger")
+HF_EXPERT_LOOP_STACKS = BNB_TRANSFORMERS_STACKS
 # The stacks whose loss never holds the whole s x b x V logits: what "chunked cross-entropy" names.
 CHUNKED_LOSS_STACKS = ("torchtune", "liger")
 SERVING_ENGINE_LABELS = {

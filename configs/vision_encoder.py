@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
 from pth_top.configs.memory_terms import ModelShape, transformer_activation_bytes
-from pth_top.configs.quantization import FORMATS, weight_format
+from pth_top.configs.quantization import FORMATS, weight_format_name
 
 if TYPE_CHECKING:
     from pth_top.configs.answer_types import Workload
@@ -60,16 +60,15 @@ def frozen_precision(answers: Answers, shape: ModelShape) -> tuple[str, str]:
     """The frozen models' precision, and why where it is not as answered: a VLM's frozen vision tower served by
     generate() in bitsandbytes' weights is loaded in them (BNB_TOWER_PRECISION)."""
     task, answered = answers.task, answers.workload.frozen_precision
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    fmt = weight_format(task.quantization, task.precision, engine) if engine == "hf_generate" else None
-    key = next((key for key, value in FORMATS.items() if value is fmt), "")
-    tower = BNB_TOWER_PRECISION.get(key, "")
-    if task.mode != "inference" or vision_encoder(shape) is None or not tower or \
-            methods.FROZEN_MODEL_BYTES[tower] >= methods.FROZEN_MODEL_BYTES[answered]:
+    if task.mode != "inference" or vision_encoder(shape) is None:
         return answered, ""
-    label = fmt.label if fmt else tower
-    return tower, (f"; the vision tower in {label}: generate()'s bitsandbytes quantization_config swaps its "
-                   "nn.Linear layers with the language model's")
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    key = weight_format_name(task.quantization, task.precision, engine) if engine == "hf_generate" else ""
+    tower = BNB_TOWER_PRECISION.get(key, "")
+    if not tower or methods.FROZEN_MODEL_BYTES[tower] >= methods.FROZEN_MODEL_BYTES[answered]:
+        return answered, ""
+    return tower, (f"; the vision tower in {FORMATS[key].label}: generate()'s bitsandbytes quantization_config "
+                   "swaps its nn.Linear layers with the language model's")
 
 
 def language_parameters(shape: ModelShape) -> int:
