@@ -181,9 +181,9 @@ class Task(Schema, frozen=True):
         "what computes the loss: hf_trainer (eager fp32 cross-entropy), torchtune (chunked), liger (fused linear "
         "cross-entropy) or unsloth (fused loss, checkpoints in CPU RAM)"))] = "hf_trainer"
     experts_loop: Annotated[bool, Meta(description=(
-        "a mixture of experts trained through transformers' Python loop over its experts (transformers 4.x, "
-        "experts_implementation=\"eager\", or remote code without the experts interface); false: grouped GEMMs "
-        "(transformers 5's default grouped_mm, torchtune, Unsloth, Megatron-Core)"))] = False
+        "a mixture of experts trained or run by generate() through transformers' Python loop over its experts "
+        "(transformers 4.x, experts_implementation=\"eager\", or remote code without the experts interface); false: "
+        "grouped GEMMs (transformers 5's default grouped_mm, torchtune, Unsloth, Megatron-Core)"))] = False
     serving_engine: Annotated[ServingEngine, Meta(description=(
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"

@@ -100,7 +100,8 @@ MOE_LAYER_S = 45e-6
 # Transformers' MoE block loops over every routed expert of a layer in Python, a host sync each, at each decode step:
 # fitted on Qwen3-30B-A3B BF16 on an H20 (128 experts, 48 layers; Transformers 4.51.3, 1.89 tokens/s, QwenLM/Qwen2.5
 # speed_benchmark.md); Qwen2-57B-A14B's GPTQ-Int4 on an A100 (64 experts, 28 layers; 4.38.2: 5.55) is the check.
-# Later releases loop only over the experts a step hits (expert_hit): for them this is a floor on the rate.
+# Charged under task.experts_loop: later 4.x releases loop only over the experts a step hits (a floor on the rate
+# there), and transformers 5 runs grouped GEMMs (grouped_mm), charged MOE_LAYER_S's routing instead.
 HF_MOE_EXPERT_S = 85e-6
 
 
@@ -272,17 +273,18 @@ def duration(seconds: float) -> str:
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
            moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0,
-           format_layer_s: float = 0.0, no_graphs: bool = False) -> Prediction:
+           format_layer_s: float = 0.0, no_graphs: bool = False, experts_loop: bool = False) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
-    generate()'s eager dispatch where `eager`, an engine's launches from Python where `no_graphs`); capped by
-    compute."""
+    generate()'s eager dispatch where `eager`, with Transformers 4.x's loop over the experts where `experts_loop`, an
+    engine's launches from Python where `no_graphs`); capped by compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction, moe)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split = moe and device.working_count > 1
     split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
     generate_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
-    expert_loop_s = hf_expert_loop_s(layers, experts_count) if eager and moe and device.decode_layer_s else 0.0
+    looped = experts_loop and eager and moe and device.decode_layer_s
+    expert_loop_s = hf_expert_loop_s(layers, experts_count) if looped else 0.0
     graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and device.decode_layer_s else 0.0
     fixed_s = layers * (device.decode_layer_s + format_layer_s) + split_moe_s + generate_s + expert_loop_s + graphless_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s

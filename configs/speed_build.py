@@ -146,9 +146,11 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
                     fraction, shape.layers, moe=moe,
                     eager=engine == "hf_generate" and task.forward_runtime != "compiled",
-                    moe_layer_s=sp.MOE_LAYER_S if moe and engine in stacks.TENSOR_PARALLEL_ENGINES else 0.0,
+                    moe_layer_s=sp.MOE_LAYER_S if moe and (engine in stacks.TENSOR_PARALLEL_ENGINES or (
+                        engine == "hf_generate" and not task.experts_loop)) else 0.0,
                     experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
-                    no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES)
+                    no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
+                    experts_loop=task.experts_loop)
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)
@@ -181,7 +183,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, sp.hf_expert_loop_s(
-            shape.layers, shape.experts_count) if engine == "hf_generate" and moe else 0.0, shape.attention_heads))
+            shape.layers, shape.experts_count) if engine == "hf_generate" and moe and task.experts_loop else 0.0,
+            shape.attention_heads))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")

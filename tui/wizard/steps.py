@@ -85,7 +85,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "training_stack", "Training stack (training)"),
-        ("task", "experts_loop", "MoE experts loop (HF 4.x, training)"),
+        ("task", "experts_loop", "MoE experts loop (HF 4.x)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
         ("task", "cuda_graphs", "CUDA graphs (vLLM/SGLang)"),
         ("task", "forward_runtime", "CNN/encoder runtime (inf.)"),
