@@ -242,10 +242,11 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
     return value, text
 
 
-def achieved_tflops(device: Device, fraction: float) -> tuple[float, str]:
+def achieved_tflops(device: Device, fraction: float, share: float = 1.0) -> tuple[float, str]:
     """TFLOP/s one GPU reaches at `fraction` of its (datasheet) rate, and how; CUDA cores (or a CPU) reach
-    CUDA_CORE_FRACTION whatever the job."""
-    fraction = fraction if device.tensor else CUDA_CORE_FRACTION
+    CUDA_CORE_FRACTION whatever the kind of job. `share`, the job's part of its kind's rate (an audio model's, a
+    mixture's), holds on either."""
+    fraction = (fraction if device.tensor else CUDA_CORE_FRACTION) * share
     share = min(0.95, fraction / BENCH_MATMUL_FRACTION) if device.measured_tflops else fraction
     what = "measured" if device.measured_tflops else "datasheet"
     return share * device.tflops, f"{share:.2f} x {tflops_text(device.tflops)} TFLOP/s {device.rate_name} ({what})"

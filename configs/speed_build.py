@@ -249,9 +249,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
     per_sample, text, unit, tokens = training_work(answers, shape)
     mixture = shape.kind == "transformer" and shape.active < shape.parameters
-    fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu * (
-        audio_share if shape.kind == "transformer" else 1.0) * (sp.MOE_TRAINING_MFU_SHARE if mixture else 1.0)
-    compute, compute_text = sp.achieved_tflops(device, fraction)
+    fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
+    share = (audio_share if shape.kind == "transformer" else 1.0) * (sp.MOE_TRAINING_MFU_SHARE if mixture else 1.0)
+    compute, compute_text = sp.achieved_tflops(device, fraction, share)
     if mixture:
         compute_text += f" (x {sp.MOE_TRAINING_MFU_SHARE:g} for a mixture of experts: its routing and small GEMMs)"
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
