@@ -36,7 +36,7 @@ def offload_decode(reads: DecodeReads, expert_bytes: float, shape: ModelShape, b
     gpu_bytes = max(0.0, reads.read_bytes - in_ram) + batch * reads.kv_bytes
     bandwidth, bandwidth_text = sp.achieved_bandwidth(device)
     ram = CPU_MOE_DECODE_BANDWIDTH_FRACTION * ram_gb_per_s
-    gpu_s = gpu_bytes / (bandwidth * 1e9) + shape.layers * device.decode_layer_s
+    gpu_s = gpu_bytes / (bandwidth * 1e9) + shape.layers * device.decode_layer_s(shape.hidden_size)
     cpu_s = in_ram / (ram * 1e9)
     step_s = gpu_s + cpu_s
     out = sp.Prediction(figures={"decode_tokens_per_s_per_stream": 1 / step_s,

@@ -96,7 +96,7 @@ def partial_offload_speed(answers: Answers, shape: ModelShape, device: sp.Device
     gpu_bytes, cpu_bytes = (layers - in_ram) * layer_s, in_ram * layer_s + placed.output
     bandwidth, bandwidth_text = sp.achieved_bandwidth(device, reads.bandwidth_fraction(0.0, moe=False))
     ram = CPU_DECODE_BANDWIDTH_FRACTION * device.host_ram_gb_per_s
-    gpu_s = gpu_bytes / (bandwidth * 1e9) + (layers - in_ram) * device.decode_layer_s
+    gpu_s = gpu_bytes / (bandwidth * 1e9) + (layers - in_ram) * device.decode_layer_s(shape.hidden_size)
     cpu_s = cpu_bytes / (ram * 1e9)
     step_s = gpu_s + cpu_s
     out = sp.Prediction(figures={"decode_tokens_per_s_per_stream": 1 / step_s,

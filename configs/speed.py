@@ -35,6 +35,10 @@ MOE_DECODE_SHARE = MOE_DECODE_BANDWIDTH_FRACTION / DECODE_BANDWIDTH_FRACTION  # 
 # checked out of sample on the AGX Orin's 7B/13B/70B rows (tests/configs/published_workloads.py).
 DECODE_LAYER_LAUNCH_S = 15e-6
 DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
+# A narrower model's layer does that part's work in proportion to its width (wider ones fill the GPU: the 2k-8k rows
+# above hold at the constant). SmolLM-135M (576 wide) in llama.cpp b10964 runs ~190 us a layer on the Orin Nano Super
+# and ~37 us on an RTX 4070 Laptop (hybridgroup/yzma benchmarks/linux.md), 557 and 81 at the full part.
+DECODE_LAYER_FITTED_WIDTH = 1536
 # Hugging Face generate() runs each layer eagerly from Python, no CUDA graph: ~0.4 ms more a layer a token. Fitted on
 # Qwen's Transformers rows on an H20 (Qwen3-0.6B to 8B, 0.31-0.58 ms a layer; QwenLM/Qwen2.5 speed_benchmark.md);
 # checked on Llama 7B fp16 on an RTX 3090, 32.89 ms a token (bitsandbytes#347), ~32 predicted.
@@ -206,12 +210,11 @@ class Device:
         """GPUs that work on a token at once: all of them with tensor parallel, one with a layer split."""
         return 1 if self.layer_split else self.count
 
-    @property
-    def decode_layer_s(self) -> float:
-        """A decode step's fixed time per layer (DECODE_LAYER_*); 0 without CUDA cores."""
+    def decode_layer_s(self, width: int) -> float:
+        """A decode step's fixed time per layer of a model `width` wide (DECODE_LAYER_*); 0 without CUDA cores."""
         if self.fp32_tflops <= 0:
             return 0.0
-        return DECODE_LAYER_LAUNCH_S + DECODE_LAYER_SMALL_KERNEL_FLOP / (self.fp32_tflops * 1e12)
+        return DECODE_LAYER_LAUNCH_S + small_kernel_flop(width) / (self.fp32_tflops * 1e12)
 
 
 @dataclass
@@ -240,6 +243,11 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
         value *= efficiency
         text += f" x {device.count} GPUs x {efficiency:g} tensor-parallel efficiency ({device.link})"
     return value, text
+
+
+def small_kernel_flop(width: int) -> float:
+    """A decode layer's small kernels' work for a model `width` wide (DECODE_LAYER_FITTED_WIDTH)."""
+    return DECODE_LAYER_SMALL_KERNEL_FLOP * min(1.0, width / DECODE_LAYER_FITTED_WIDTH)
 
 
 def achieved_tflops(device: Device, fraction: float, share: float = 1.0) -> tuple[float, str]:
@@ -274,7 +282,8 @@ def duration(seconds: float) -> str:
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
            moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0,
-           format_layer_s: float = 0.0, no_graphs: bool = False, experts_loop: bool = False) -> Prediction:
+           format_layer_s: float = 0.0, no_graphs: bool = False, experts_loop: bool = False,
+           width: int = DECODE_LAYER_FITTED_WIDTH) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
     generate()'s eager dispatch where `eager`, with Transformers 4.x's loop over the experts where `experts_loop`, an
@@ -283,11 +292,11 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split = moe and device.working_count > 1
     split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
-    generate_s = layers * HF_GENERATE_LAYER_S if eager and device.decode_layer_s else 0.0
-    looped = experts_loop and eager and moe and device.decode_layer_s
-    expert_loop_s = hf_expert_loop_s(layers, experts_count) if looped else 0.0
-    graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and device.decode_layer_s else 0.0
-    fixed_s = layers * (device.decode_layer_s + format_layer_s) + split_moe_s + generate_s + expert_loop_s + graphless_s
+    layer_s, cores = device.decode_layer_s(width), device.fp32_tflops > 0
+    generate_s = layers * HF_GENERATE_LAYER_S if eager and cores else 0.0
+    expert_loop_s = hf_expert_loop_s(layers, experts_count) if experts_loop and eager and moe and cores else 0.0
+    graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and cores else 0.0
+    fixed_s = layers * (layer_s + format_layer_s) + split_moe_s + generate_s + expert_loop_s + graphless_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
     aggregate = batch / step_s
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
@@ -296,8 +305,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
         compute_text += f" x {TENSOR_PARALLEL_EFFICIENCY['nvlink' if device.nvlink else 'pcie']:g} tensor-parallel"
         compute_cap *= TENSOR_PARALLEL_EFFICIENCY["nvlink" if device.nvlink else "pcie"]
     out = Prediction()
-    fixed_text = (f" + {layers} layers x {device.decode_layer_s * 1e6:,.0f} us of small kernels "
-                  f"({DECODE_LAYER_LAUNCH_S * 1e6:g} us + {DECODE_LAYER_SMALL_KERNEL_FLOP / 1e9:g} GFLOP at "
+    fixed_text = (f" + {layers} layers x {layer_s * 1e6:,.0f} us of small kernels "
+                  f"({DECODE_LAYER_LAUNCH_S * 1e6:g} us + {small_kernel_flop(width) / 1e9:.3g} GFLOP at "
                   f"{tflops_text(device.fp32_tflops)} FP32 TFLOP/s)") if fixed_s else ""
     if split_moe_s:
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "

@@ -150,7 +150,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                         engine == "hf_generate" and not task.experts_loop)) else 0.0,
                     experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
                     no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                    experts_loop=task.experts_loop)
+                    experts_loop=task.experts_loop, width=shape.hidden_size)
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)

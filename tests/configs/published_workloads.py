@@ -117,6 +117,10 @@ WHISPER_LARGE = {**custom(1_543_490_560, 64, 1280, 20, 20, 51_866, 5120, gated=F
 LLAMA33_70B = custom(70_553_706_496, 80, 8192, 64, 8, 128_256, 28_672)
 QWEN15_7B = custom(7_721_324_544, 32, 4096, 32, 32, 151_936, 11_008)
 QWEN25_15B = custom(1_543_714_304, 28, 1536, 12, 2, 151_936, 8960)
+# SmolLM-135M (HuggingFaceTB/SmolLM-135M config.json: 30 layers, hidden 576, 9 heads, 3 KV heads, SwiGLU 1536,
+# V 49,152, tied embeddings), QuantFactory's Q2_K GGUF.
+SMOLLM_135M = {**custom(134_515_008, 30, 576, 9, 3, 49_152, 1536), "workload__tied_embeddings": True,
+               "task__quantization": "gguf_q2_k", "task__serving_engine": "llama_cpp", "task__generated_tokens": 19}
 # FLUX.1-dev's transformer (black-forest-labs/FLUX.1-dev transformer/config.json): 11.9B parameters, 19 double- and
 # 38 single-stream blocks of width 3072 (24 heads x 128), MLP ratio 4; a 1024 px image is 4096 latent tokens + 512
 # T5 tokens. No vocabulary: it predicts latents, not logits.
@@ -368,6 +372,14 @@ CASES: tuple[Workload, ...] = (
              published=32.1,
              note="the per-layer term (configs/speed.py DECODE_LAYER_*) was fitted on this row and the RTX 4090's "
                   "Qwen2 3B: half of the 31 ms a token is the 28 layers' small kernels on the Orin's 1,024 cores"),
+    Workload("llamacpp-orin-nano-super-smollm-135m",
+             "github.com/hybridgroup/yzma benchmarks/linux.md: Jetson Orin Nano Super, CUDA, llama.cpp b10964, "
+             "SmolLM-135M Q2_K, 190.5 tokens a second counting the 6-token prompt's (pkg/llama/benchmark_test.go: "
+             "25 tokens a run of 19 decode calls), i.e. 144.8 decoded", "speed",
+             inference("custom", "int4", 64, budget__amount=5e5, scenario="edge_deployment", **SMOLLM_135M),
+             ("jetson-orin-nano-super-8gb", 1), published=190.5 * 19 / 25,
+             note="a 576-wide layer's small kernels do 576/1536 of the fitted width's work (audit XF7: 56 tokens/s "
+                  "at the full part, so a 120 tokens/s target bought an AGX Orin)"),
     Workload("mlc-orin-nano-super-llama31-8b-int4-fits",
              "developer.nvidia.com/blog/nvidia-jetson-orin-nano-developer-kit-gets-a-super-boost: Llama 3.1 8B, "
              "MLC INT4, 19.14 tokens/s on the 8 GB Orin Nano Super", "fits",

@@ -94,7 +94,7 @@ def test_decode_is_the_gpus_layers_at_its_bandwidth_then_the_cpus_at_the_rams():
     card_rate = reads.bandwidth_fraction(0.0, moe=False) * 448e9
     # One more layer on the CPU costs its bytes at the RAM's rate less what the card took for them.
     assert step_s(12) - step_s(11) == pytest.approx(one_layer / (0.8 * 51.2e9) - one_layer / card_rate
-                                                    - card.decode_layer_s, rel=0.01)
+                                                    - card.decode_layer_s(shape.hidden_size), rel=0.01)
     assert "not predicted" in speed_build.inference(
         job, shape, dataclasses.replace(card, layers_in_ram=6, host_ram_gb_per_s=0.0)).summary[0]
 

@@ -510,3 +510,17 @@ def test_the_nearest_build_over_budget_decodes_faster_than_reading_where_one_doe
     build = recommend(job, catalog, today=TODAY)
     nearest = next(line for line in (*build.blockers, *build.warnings) if "the nearest build is over budget" in line)
     assert "RTX A4000" in nearest and "4060 Ti" not in nearest and "under 5" not in nearest, nearest
+
+
+def test_a_narrow_models_decode_rate_target_buys_the_small_module_that_meets_it(catalog):
+    # Audit XF7: SmolLM-135M (576 wide) in llama.cpp decodes ~145 tokens/s on a $399 Orin Nano Super (yzma's
+    # benchmarks), but each of its 30 layers was charged a 1,536-wide model's small kernels (557 us): 56 tokens/s, and a
+    # 120 tokens/s target bought a $3,499 AGX Orin.
+    from tests.configs.published_workloads import SMOLLM_135M
+
+    job = answers(scenario="edge_deployment", **SMOLLM_135M, workload__sequence_length=64, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__target_tokens_per_s_per_stream=120.0,
+                  budget__currency="USD", budget__amount=6000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu").part_id == "jetson-orin-nano-super-8gb", build.component("gpu")
+    assert build.speed.figures["decode_tokens_per_s_per_stream"] >= 120
