@@ -12,7 +12,7 @@ import math
 from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
-from pth_top.configs.assembly import Context, offered, usable_bytes
+from pth_top.configs.assembly import ROOMY, SHORT, Context, memory_fit, offered, usable_bytes
 from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import money
 from pth_top.configs.memory_methods import pretraining
@@ -273,14 +273,15 @@ def _rent_option(ctx: Context, rented: Context, sharded: str) -> str:
     options = []
     for gpu_id, usd in rent.usd_per_gpu_hour.items():
         gpu = ctx.catalog.get(gpu_id)
-        if gpu is not None and rented.memory.total_bytes <= usable_bytes(rented, gpu):
-            options.append((usd, gpu))
+        if gpu is not None and (fit := memory_fit(rented, gpu)) != SHORT:
+            options.append((fit != ROOMY, usd, gpu))
     if not options:
         return ""
-    usd, gpu = min(options, key=lambda option: (option[0], option[1].id))
+    tight, usd, gpu = min(options, key=lambda option: (option[0], option[1], option[2].id))  # the margin first
     cny = usd * ctx.rules.currency.cny_per_usd * rented.gpu_count
     count = f"{rented.gpu_count} x " if rented.gpu_count > 1 else ""
     hourly = money(cny, ctx.currency, ctx.rules, cents=True)
+    sharded += " (tight: inside usable memory, not the estimator's margin)" if tight else ""
     return (f"rent {count}{gpu.name}{sharded} at ${usd:g}/GPU-hour (~{hourly}/h for the machine; "
             f"{rent.source}, as of {rent.as_of}): {money(ctx.budget_cny, ctx.currency, ctx.rules)} buys "
             f"~{ctx.budget_cny / cny:,.0f} hours")

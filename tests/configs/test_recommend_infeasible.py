@@ -9,7 +9,7 @@ from pth_top.configs.ranking import ranked_gpus
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.render import render_build_text
 from pth_top.configs.rules import load_rules
-from tests.configs.builders import QWEN25_3B, answers
+from tests.configs.builders import QWEN25_3B, answers, custom
 from tests.configs.test_recommend import TODAY
 
 
@@ -393,3 +393,17 @@ def test_a_vllm_server_that_fits_the_engines_fraction_is_not_pushed_to_a_bigger_
     assert build.feasible and gpu.spec["memory_gib"] < 25, gpu.name
     assert any("beside the weights and the KV pool the engine sizes itself" in line
                for line in next(c for c in build.components if c.role == "gpu").reasoning)
+
+
+def test_a_rented_machine_keeps_the_estimators_margin_where_one_does(catalog):
+    # Audit XG7: Baichuan-13B's full fine-tune (ZeRO-2 out of memory on 4 x A100 80GB, LlamaFactory#740) was told to
+    # rent 8 x A100 40GB under ZeRO-3 at 37.98 of 38.0 GiB usable, with no word of it; the sibling Baichuan2-13B ran
+    # out of memory on that node (LlamaFactory#1158). A node that holds it with the margin is offered first.
+    job = answers(scenario="team_training", **custom(13_264_901_120, 40, 5120, 40, 40, 64_000, 13_696),
+                  workload__sequence_length=3200, workload__batch_size=8, task__mode="training",
+                  task__precision="amp_fp16", task__recompute="full", task__flash_attention=False,
+                  task__accumulation_steps=2, scale__gpu_count=4, scale__sharding="zero2",
+                  budget__amount=800_000.0)
+    build = recommend(job, catalog, pins={"gpu": ("a100-80gb-pcie", 4)}, today=TODAY)
+    rent = next(line for line in build.feasible_alternatives + build.warnings if line.startswith("rent "))
+    assert "A100 40GB" not in rent and "tight" not in rent, rent
