@@ -26,6 +26,10 @@ LIGHT_SEGMENTATION_ACTIVATION_FACTOR = 1.8
 # a segmentation net's factor grows 0.6 for each 51 weight layers past ResNet-50's 50 (audit XE6: CCNet R-101 -30 %).
 SEGMENTATION_BACKBONE_LAYERS = 50
 SEGMENTATION_GROWTH_PER_LAYER = 0.6 / 51
+# A one-stage instance segmenter's mask branch writes a mask for each grid cell at 1/4 scale: mmdet's SOLO R-50 at 2
+# images of 1333x800 in fp32, Mem 8.0 GB (decoupled SOLO 7.8-7.9), 2.1x ResNet-50's values a pixel (audit XH7: 4.3 GiB
+# as a detector, an 8 GB card called a fit); SOLOv2's dynamic kernels keep 5.1 GB, a detector's ~1x.
+INSTANCE_SEGMENTATION_ACTIVATION_FACTOR = 2.1
 CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 # An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
 # 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
@@ -108,11 +112,15 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         pixels = workload.input_size_px ** 2
         # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
         ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
-        dense = dense_prediction(workload)
-        width = dense_prediction_factor(workload.parameters, workload.layers) if dense else max(1.0, math.sqrt(ratio))
+        dense, instance = dense_prediction(workload), workload.dense_head == "instance"
+        width = dense_prediction_factor(workload.parameters, workload.layers) if dense else \
+            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else max(1.0, math.sqrt(ratio))
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
         origin = "activations scaled from ResNet-50's per-pixel count" + (
             _segmentation_origin(workload, width) if dense else
+            f" x {width:g}, a one-stage instance segmenter's (its mask branch at 1/4 scale: mmdet's SOLO R-50 8.0 GB "
+            "at 2 images of 1333x800; SOLOv2's dynamic kernels keep a detector's ~1x: workload.dense_head = "
+            "\"detection\")" if instance else
             f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
             "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
     return ModelShape(

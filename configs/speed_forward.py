@@ -110,8 +110,9 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
         given = answers.workload.forward_gflops_per_sample
         if given:
             return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
-        if answers.workload.dense_head == "detection" and not answers.workload.activation_elements_per_sample:
-            flops = DETECTION_FORWARD_FLOPS_PER_PIXEL * answers.workload.input_size_px ** 2
+        workload = answers.workload
+        if workload.dense_head in ("detection", "instance") and not workload.activation_elements_per_sample:
+            flops = DETECTION_FORWARD_FLOPS_PER_PIXEL * workload.input_size_px ** 2
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (Faster R-CNN R50-FPN's counted FLOPs a pixel, 2.5x "
                            "ResNet-50's; a cascade's three heads and mask branches, Cascade R-CNN's or HTC's, run "
                            "2-3x more: give workload.forward_gflops_per_sample)")

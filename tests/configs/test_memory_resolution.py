@@ -144,3 +144,12 @@ def test_a_real_time_segmenter_under_5m_parameters_is_sized_at_its_own_narrow_ma
     # A heavy head at 5M parameters or more keeps 3.5x (DeepLabV3+ M-V2-D8, ~15M: 2.8x in mmseg's table).
     assert model_shape(Workload(preset="custom", kind="cnn", parameters=15_000_000, input_size_px=724))[
         0].activation_elements_per_sample == pytest.approx(3.5 * 21_530_496 * 724 ** 2 / 224 ** 2, rel=0.01)
+
+
+def test_a_one_stage_instance_segmenter_keeps_twice_a_detectors_values():
+    # Audit XH7: SOLO R-50 (mmdet: 8.0 GB at 2 images of 1333x800, fp32) had no head of its own: as a detector 4.3 GiB,
+    # an 8 GB card called a fit; as a segmentation net 12.8 GiB. Its mask branch at 1/4 scale keeps 2.1x.
+    shape, origin = model_shape(Workload(preset="custom", kind="cnn", parameters=36_000_000, input_size_px=1033,
+                                         dense_head="instance"))
+    assert shape.activation_elements_per_sample == pytest.approx(2.1 * 21_530_496 * 1033 ** 2 / 224 ** 2, rel=0.01)
+    assert "one-stage instance segmenter's" in origin and "SOLO R-50" in origin
