@@ -197,7 +197,8 @@ class Task(Schema, frozen=True):
         "from the CPU (a floor per batch or denoising step at small batches), or compiled into one launch (a "
         "TensorRT engine, torch.compile with mode=\"reduce-overhead\"); auto: compiled at the edge, eager "
         "otherwise. compiled also takes generate()'s per-layer dispatch out of a decode step (a torch.compile'd "
-        "generate, as gpt-fast and fish-speech's --compile run)"))] = "auto"
+        "generate, as gpt-fast and fish-speech's --compile run); on several GPUs generate() splits the layers, one "
+        "GPU at a time: gpt-fast's tensor parallel is answered task.serving_engine = \"vllm\""))] = "auto"
     quantization: Annotated[Quantization, Meta(description=(
         "int4/int8 weight format: bnb_nf4, gptq_g128, awq_g128, gguf_q4_0, gguf_q4_k_m, and under 4 bits "
         "gguf_q3_k_s and gguf_q2_k (int4); bnb_int8, fp8, "

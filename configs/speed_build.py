@@ -151,6 +151,10 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                     experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
                     no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
                     experts_loop=task.experts_loop, width=shape.hidden_size)
+    if engine == "hf_generate" and task.forward_runtime == "compiled" and device.layer_split and device.count > 1:
+        out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
+                           "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "
+                           "answer task.serving_engine = \"vllm\" for that rate")
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)

@@ -636,3 +636,22 @@ def test_a_b200s_nvlink_is_twice_a_hoppers():
     job = answers(workload__preset="llama-70b", task__mode="inference", scale__gpu_count=8)
     assert catalog_gpu("b200-180gb-sxm", job, 8).link_gb_per_s == 900.0
     assert catalog_gpu("h100-80gb-sxm", job, 8).link_gb_per_s == 450.0
+
+
+def test_a_compiled_generate_on_several_gpus_says_it_is_timed_as_a_layer_split():
+    # Audit XF7: Grok-1 int8 on 8 x A100 answered as a compiled generate(), as the option's help cites gpt-fast, was
+    # timed at 13.4 tokens/s against gpt-fast's 73.15 (tensor parallel, PR #171), with no word of why.
+    from tests.configs.published_speeds import catalog_gpu, shape
+
+    job = Answers(workload=Workload(preset="llama-70b", batch_size=1),
+                  task=Task(mode="inference", precision="bf16", generated_tokens=256, serving_engine="hf_generate",
+                            forward_runtime="compiled"))
+    gpus = catalog_gpu("a100-80gb-sxm", job, 4)
+    compiled = speed_build.inference(job, shape("llama-70b", 512), gpus)
+    assert any("gpt-fast's tensor parallel" in line and 'serving_engine = "vllm"' in line
+               for line in compiled.formula), compiled.formula
+    one = speed_build.inference(job, shape("llama-70b", 512), catalog_gpu("h200-141gb-sxm", job))
+    assert not any("gpt-fast" in line for line in one.formula)
+    vllm = speed_build.inference(job.with_value("task", "serving_engine", "vllm"), shape("llama-70b", 512),
+                                 catalog_gpu("a100-80gb-sxm", job.with_value("task", "serving_engine", "vllm"), 4))
+    assert vllm.figures["decode_tokens_per_s_per_stream"] > 2 * compiled.figures["decode_tokens_per_s_per_stream"]
