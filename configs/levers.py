@@ -201,8 +201,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
                             answers.with_value("task", "method", "lora_int8")))
         if task.method in ADAPTER_METHODS and transformer and scale.sharding != "fsdp_offload":
-            changes.append(_offloaded("FSDP with CPU offload (Answer.AI's FSDP-QLoRA: the weights in CPU RAM, each "
-                                      "layer uploaded as it runs; slower, over PCIe)", answers, "fsdp_offload"))
+            base = "Answer.AI's FSDP-QLoRA" if task.method == "qlora" else "as Answer.AI's FSDP-QLoRA runs, 16-bit base"
+            changes.append(_offloaded(f"FSDP with CPU offload ({base}: the weights in CPU RAM, each layer uploaded "
+                                      "as it runs; slower, over PCIe)", answers, "fsdp_offload"))
         if not ctx.edge:
             changes.extend(more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:

@@ -488,6 +488,12 @@ def test_fsdp_with_cpu_offload_fits_70b_qlora_on_two_24_gb_cards_at_the_publishe
     full = plain.with_value("task", "method", "full")
     assert not [label for label, _ in answer_changes(_context(full, catalog, load_rules(), {}))
                 if label.startswith("FSDP with CPU offload")]
+    # Audit XG7: a 16-bit LoRA base streamed from RAM was called Answer.AI's FSDP-QLoRA, which streams a 4-bit one.
+    for method, named in (("qlora", "(Answer.AI's FSDP-QLoRA:"), ("lora", "16-bit base:")):
+        labels = [label for label, _ in answer_changes(_context(plain.with_value("task", "method", method), catalog,
+                                                                load_rules(), {}))
+                  if label.startswith("FSDP with CPU offload")]
+        assert labels and named in labels[0], (method, labels)
 
 
 def test_a_full_fine_tune_offloads_its_weights_and_states_with_zero_3_at_the_published_rate(catalog):
