@@ -145,7 +145,8 @@ class Workload(Schema, frozen=True):
         "gradient_checkpointing_enable reaches SigLIP and Idefics3's encoder); false: the trainer keeps their "
         "activations (Phi-3-vision's cookbook: 36 GB a GPU with its CLIP tower trained, 27 frozen)"))] = True
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
-        "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE (0: none)"))] = 0
+        "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE, or a VLM's vision "
+        "encoder (split with the model under vLLM or SGLang tensor parallel) (0: none)"))] = 0
     frozen_precision: Annotated[FrozenPrecision, Meta(description=(
         "the frozen models' weights: bf16, fp16, fp32, int8 (8-bit, as ai-toolkit's quantize_te) or int4 "
         "(bitsandbytes nf4); a VLM's vision tower under generate() takes bitsandbytes' weights format"))] = "bf16"

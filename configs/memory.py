@@ -374,6 +374,14 @@ def estimate_memory(
     if answers.task.mode != "inference":
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen,
                        formula=(*breakdown.formula, frozen_line))
+    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
+    if gpus > 1 and not shape.denoising_steps and engine in stacks.TENSOR_PARALLEL_ENGINES:
+        # vLLM and SGLang build a VLM's or speech model's encoder from their parallel linear layers (vLLM's
+        # mm_encoder_tp_mode "weights", its default; audit XF7: Intern-S1's 6B InternViT whole on each of 8 GPUs).
+        line = (f"{frozen_line}; split over the {gpus} GPUs with the model ({engine}'s tensor-parallel encoder "
+                f"layers): {frozen / gpus / 1e9:.3g} GB a GPU (a port that replicates its encoder keeps it whole)")
+        return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen // gpus,
+                       formula=(*breakdown.formula, line))
     return pipeline_memory(answers, shape, breakdown, frozen, frozen_line)
 
 def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:

@@ -127,3 +127,23 @@ def test_a_tower_the_trainer_does_not_checkpoint_keeps_its_activations():
     checkpointed = activations(workload__vision_trained=True)
     assert (kept - frozen) / 1e9 == pytest.approx(9.0, rel=0.15)
     assert (checkpointed - frozen) / 1e9 < 1.5
+
+
+def test_a_vlms_encoder_is_split_with_the_model_under_a_tensor_parallel_engine():
+    # Audit XF7: Intern-S1's 6B InternViT was counted whole on each of 8 GPUs under vLLM, whose encoder layers are
+    # its parallel linear layers (mm_encoder_tp_mode "weights", the default): ~1.4 GiB a GPU at TP8, not 11.
+    from tests.configs.builders import custom
+
+    def weights(engine: str, frozen: int, gpus: int) -> tuple[int, str]:
+        job = answers("inference_server", **custom(72_700_000_000, 80, 8192, 64, 8, 152_064, 29_568),
+                      workload__sequence_length=8192, workload__batch_size=1, workload__frozen_parameters=frozen,
+                      task__mode="inference", task__precision="bf16", task__serving_engine=engine,
+                      scale__gpu_count=gpus, data__kind="images")
+        memory = estimate_memory(job, model_shape(job.workload)[0])
+        return memory.weights_bytes, " ".join(memory.formula)
+
+    for engine in ("vllm", "sglang"):
+        (tower, line), (bare, _) = weights(engine, 6_000_000_000, 8), weights(engine, 0, 8)
+        assert tower - bare == pytest.approx(6e9 * 2 / 8, rel=0.01) and "split over the 8 GPUs" in line
+    (tower, _), (bare, _) = weights("vllm", 6_000_000_000, 1), weights("vllm", 0, 1)
+    assert tower - bare == pytest.approx(6e9 * 2, rel=0.01)
