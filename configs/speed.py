@@ -246,8 +246,8 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
 
 
 def small_kernel_flop(width: int) -> float:
-    """A decode layer's small kernels' work for a model `width` wide (DECODE_LAYER_FITTED_WIDTH)."""
-    return DECODE_LAYER_SMALL_KERNEL_FLOP * min(1.0, width / DECODE_LAYER_FITTED_WIDTH)
+    """A decode layer's small kernels' work for a model `width` wide (DECODE_LAYER_FITTED_WIDTH; 0: not given)."""
+    return DECODE_LAYER_SMALL_KERNEL_FLOP * (min(1.0, width / DECODE_LAYER_FITTED_WIDTH) if width > 0 else 1.0)
 
 
 def achieved_tflops(device: Device, fraction: float, share: float = 1.0) -> tuple[float, str]:
@@ -255,9 +255,9 @@ def achieved_tflops(device: Device, fraction: float, share: float = 1.0) -> tupl
     CUDA_CORE_FRACTION whatever the kind of job. `share`, the job's part of its kind's rate (an audio model's, a
     mixture's), holds on either."""
     fraction = (fraction if device.tensor else CUDA_CORE_FRACTION) * share
-    share = min(0.95, fraction / BENCH_MATMUL_FRACTION) if device.measured_tflops else fraction
+    used = min(0.95, fraction / BENCH_MATMUL_FRACTION) if device.measured_tflops else fraction
     what = "measured" if device.measured_tflops else "datasheet"
-    return share * device.tflops, f"{share:.2f} x {tflops_text(device.tflops)} TFLOP/s {device.rate_name} ({what})"
+    return used * device.tflops, f"{used:.2f} x {tflops_text(device.tflops)} TFLOP/s {device.rate_name} ({what})"
 
 
 def tflops_text(value: float) -> str:
