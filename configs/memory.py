@@ -29,7 +29,7 @@ from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
 from pth_top.configs.diffusion import estimate_denoising
 from pth_top.configs.memory_inference import estimate_inference
-from pth_top.configs.memory_pipeline import block_offload_memory, pipeline_memory
+from pth_top.configs.memory_pipeline import block_offload_memory, pipeline_memory, split_with_the_model
 from pth_top.configs.memory_terms import (
     AUTOCAST_NORM_BYTES,
     AUTOCAST_SOFTMAX_BYTES,
@@ -362,27 +362,17 @@ def estimate_memory(
                     else ""))
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + max(0, frozen - training),
                        formula=(*breakdown.formula, line))
-    gpus = answers.scale.gpu_count
-    if answers.task.mode != "inference" and answers.data.kind == "text" and gpus > 1 \
-            and answers.scale.sharding in ("zero3", "fsdp"):
-        # TRL prepares a reference model or a teacher with the trained model's ZeRO-3 or FSDP: sharded as it is.
-        label = SHARDING_LABELS[answers.scale.sharding]
-        line = (f"{frozen_line}; sharded over the {gpus} GPUs as the model is ({label}, TRL's DPOTrainer and "
-                f"GKDTrainer): {frozen / gpus / 1e9:.3g} GB a GPU")
+    split, note = split_with_the_model(answers, shape)
+    if split:
+        gpus = answers.scale.gpu_count
+        line = f"{frozen_line}; {split}: {frozen / gpus / 1e9:.3g} GB a GPU{note}"
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen // gpus,
                        formula=(*breakdown.formula, line))
     if answers.task.mode != "inference":
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen,
                        formula=(*breakdown.formula, frozen_line))
-    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
-    if gpus > 1 and not shape.denoising_steps and engine in stacks.TENSOR_PARALLEL_ENGINES:
-        # vLLM and SGLang build a VLM's or speech model's encoder from their parallel linear layers (vLLM's
-        # mm_encoder_tp_mode "weights", its default; audit XF7: Intern-S1's 6B InternViT whole on each of 8 GPUs).
-        line = (f"{frozen_line}; split over the {gpus} GPUs with the model ({engine}'s tensor-parallel encoder "
-                f"layers): {frozen / gpus / 1e9:.3g} GB a GPU (a port that replicates its encoder keeps it whole)")
-        return replace(breakdown, weights_bytes=breakdown.weights_bytes + frozen // gpus,
-                       formula=(*breakdown.formula, line))
     return pipeline_memory(answers, shape, breakdown, frozen, frozen_line)
+
 
 def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:
     """Per-GPU memory for the model `shape` itself."""

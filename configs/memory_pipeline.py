@@ -1,14 +1,15 @@
-"""A diffusion pipeline's frozen models (text encoders, VAE) beside its denoiser at inference: on the GPU, on the
-CPU (Wan's --t5_cpu), or taking turns with it (Diffusers model offload); or every model streamed from RAM a block at
-a time (block offload)."""
+"""Frozen models beside the model: a diffusion pipeline's (text encoders, VAE) at inference on the GPU, on the CPU
+(Wan's --t5_cpu), or taking turns with its denoiser (Diffusers model offload), or every model streamed from RAM a
+block at a time (block offload); a reference model or an encoder split over the GPUs with the model."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pth_top.configs import stacks
 from pth_top.configs.diffusion import decode_bytes, denoising_bytes, per_gpu_batch
-from pth_top.configs.memory_terms import MemoryBreakdown, ModelShape
+from pth_top.configs.memory_terms import SHARDING_LABELS, MemoryBreakdown, ModelShape
 
 if TYPE_CHECKING:  # answers import the memory modules' choices
     from pth_top.configs.answers import Answers
@@ -66,3 +67,24 @@ def block_offload_memory(answers: Answers, shape: ModelShape, breakdown: MemoryB
     return replace(breakdown, weights_bytes=blocks, activations_bytes=max(0, peak - blocks),
                    formula=(*breakdown.formula, line),
                    host_offload_bytes=max(breakdown.host_offload_bytes, breakdown.weights_bytes + frozen))
+
+
+def split_with_the_model(answers: Answers, shape: ModelShape) -> tuple[str, str]:
+    """How the frozen models are split over the GPUs as the model is, and a note; ("", "") where each GPU holds them
+    whole."""
+    gpus = answers.scale.gpu_count
+    if gpus <= 1:
+        return "", ""
+    if answers.task.mode != "inference":
+        if answers.data.kind != "text" or answers.scale.sharding not in ("zero3", "fsdp"):
+            return "", ""
+        # TRL prepares a reference model or a teacher with the trained model's ZeRO-3 or FSDP: sharded as it is.
+        return (f"sharded over the {gpus} GPUs as the model is ({SHARDING_LABELS[answers.scale.sharding]}, TRL's "
+                "DPOTrainer and GKDTrainer)"), ""
+    engine = stacks.serving_engine(answers.task.serving_engine, answers.scenario, answers.task.precision)
+    if shape.denoising_steps or engine not in stacks.TENSOR_PARALLEL_ENGINES:
+        return "", ""
+    # vLLM and SGLang build a VLM's or speech model's encoder from their parallel linear layers (vLLM's
+    # mm_encoder_tp_mode "weights", its default; audit XF7: Intern-S1's 6B InternViT whole on each of 8 GPUs).
+    return (f"split over the {gpus} GPUs with the model ({engine}'s tensor-parallel encoder layers)",
+            " (a port that replicates its encoder keeps it whole)")

@@ -112,21 +112,8 @@ HF_MOE_EXPERT_S = 85e-6
 def hf_expert_loop_s(layers: int, experts_count: int) -> float:
     """A decode step's time in Transformers' loop over a mixture of experts' routed experts (HF_MOE_EXPERT_S)."""
     return layers * experts_count * HF_MOE_EXPERT_S
-# A mixture of experts trains further below its active parameters' 6N than a dense model: the router, the tokens'
-# permutation to and from their experts and each expert's small GEMM. Megatron-Core's grouped GEMMs train
-# Qwen3-30B-A3B at 6,244-6,325 tokens/s a GPU on 16 H800s at 8k (alibaba/Pai-Megatron-Patch#643), 0.6 of the rate its
-# 6N + attention gives at Hopper's dense MFU (fitted there).
-MOE_TRAINING_MFU_SHARE = 0.6
-# Transformers' eager MoE block (4.x; 5 defaults to grouped_mm) runs each expert's tokens through its own small kernels
-# from Python on every pass of every micro-batch: fitted on IBM's PowerMoE-3B (32 layers, 40 experts) fine-tuned under
-# the HF Trainer on an A100, 5.447 samples/s of 320 tokens, 8 a micro-batch, with checkpointing (fms-acceleration
-# scripts/benchmarks/refs/a100_80gb_moe.csv); its ScatterMoE row (4,784 tokens/s) is the check of the share above.
-HF_MOE_TRAINING_EXPERT_PASS_S = 340e-6
 
 
-def hf_expert_training_loop_s(layers: int, experts_count: int, passes: int, micro_batches: int) -> float:
-    """A step's time in Transformers' loop over a mixture's experts in training (HF_MOE_TRAINING_EXPERT_PASS_S)."""
-    return micro_batches * passes * layers * experts_count * HF_MOE_TRAINING_EXPERT_PASS_S
 # Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
 BASE_WEIGHT_BYTES = {"qlora": 0.5, "lora_int8": 1.0}
 # A copy from pinned host RAM to a GPU (the offloads' experts and models): the same reference's ~25 of 31.5 GB/s.

@@ -33,6 +33,7 @@ from pth_top.configs.speed_cpu import cpu_inference
 from pth_top.configs.speed_dequant import dequant_seconds
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
+from pth_top.configs.speed_moe import MOE_TRAINING_MFU_SHARE, expert_loop_seconds, mixture
 from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
 from pth_top.configs.speed_server import decode_summary, fresh_prompts
 from pth_top.configs.vision_encoder import language_parameters
@@ -142,15 +143,16 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     moe = shape.active < shape.parameters
+    looped = moe and engine == "hf_generate" and task.experts_loop  # transformers 4.x's Python loop over the experts
     fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
                     fraction, shape.layers, moe=moe,
                     eager=engine == "hf_generate" and task.forward_runtime != "compiled",
-                    moe_layer_s=sp.MOE_LAYER_S if moe and (engine in stacks.TENSOR_PARALLEL_ENGINES or (
-                        engine == "hf_generate" and not task.experts_loop)) else 0.0,
+                    moe_layer_s=sp.MOE_LAYER_S if moe and not looped and engine in (
+                        *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
                     experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
                     no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                    experts_loop=task.experts_loop, width=shape.hidden_size)
+                    experts_loop=looped, width=shape.hidden_size)
     if engine == "hf_generate" and task.forward_runtime == "compiled" and device.layer_split and device.count > 1:
         out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
                            "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "
@@ -187,8 +189,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, sp.hf_expert_loop_s(
-            shape.layers, shape.experts_count) if engine == "hf_generate" and moe and task.experts_loop else 0.0,
-            shape.attention_heads))
+            shape.layers, shape.experts_count) if looped else 0.0, shape.attention_heads))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
@@ -206,12 +207,18 @@ def _prefill_seconds(shape: ModelShape, device: sp.Device, flops: float, weight_
     return seconds + split_s, f"{line}{split_text}, {sp.duration(seconds + split_s)} in all"
 
 
+def training_method(answers: Answers, shape: ModelShape) -> str:
+    """The method a step is timed as: LoRA and its kin only on a transformer; a frozen backbone on any model."""
+    method = answers.task.method
+    return method if shape.kind == "transformer" or method == "frozen" else "full"
+
+
 def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str, int]:
     """One sample's training FLOPs, the formula's text, what the rate counts (tokens or samples) and a sample's
     tokens (1 where samples are counted): what any device's step is timed from."""
     task = answers.task
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
-    method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
+    method = training_method(answers, shape)
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
         return per_sample, text, "samples", 1
@@ -249,15 +256,15 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
     samples_per_gpu = micro * task.accumulation_steps
-    method = task.method if shape.kind == "transformer" or task.method == "frozen" else "full"
+    method = training_method(answers, shape)
     audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
     per_sample, text, unit, tokens = training_work(answers, shape)
-    mixture = shape.kind == "transformer" and shape.active < shape.parameters
+    moe = mixture(shape)
     fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
-    share = (audio_share if shape.kind == "transformer" else 1.0) * (sp.MOE_TRAINING_MFU_SHARE if mixture else 1.0)
+    share = (audio_share if shape.kind == "transformer" else 1.0) * (MOE_TRAINING_MFU_SHARE if moe else 1.0)
     compute, compute_text = sp.achieved_tflops(device, fraction, share)
-    if mixture:
-        compute_text += f" (x {sp.MOE_TRAINING_MFU_SHARE:g} for a mixture of experts: its routing and small GEMMs)"
+    if moe:
+        compute_text += f" (x {MOE_TRAINING_MFU_SHARE:g} for a mixture of experts: its routing and small GEMMs)"
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
     compute_s = samples_per_gpu * per_sample / (compute * 1e12 * slowdown)
     out = sp.Prediction()
@@ -268,15 +275,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         if method == "qlora" and shape.kind == "transformer" else (0.0, "")  # audit ZV: Gemma-7B at 1, ~4x fast
     compute_s += dequant_s
     out.formula.extend([dequant_text] if dequant_text else [])
-    if mixture and shape.experts_count and task.experts_loop and task.training_stack in stacks.HF_EXPERT_LOOP_STACKS:
-        passes = 3 if recompute == "full" else 2  # forward, backward, and a full recompute's forward again
-        loop_s = sp.hf_expert_training_loop_s(shape.layers, shape.experts_count, passes, task.accumulation_steps)
-        compute_s += loop_s
-        out.formula.append(f"transformers' expert loop ({stacks.TRAINING_STACK_LABELS[task.training_stack]}): "
-                           f"{task.accumulation_steps} micro-batch(es) x {passes} passes x {shape.layers} layers x "
-                           f"{shape.experts_count} experts x {sp.HF_MOE_TRAINING_EXPERT_PASS_S * 1e6:g} us = "
-                           f"{sp.duration(loop_s)} per step (task.experts_loop; grouped GEMMs, transformers 5's "
-                           "default, have none)")
+    loop_s, loop_text = expert_loop_seconds(answers, shape, recompute)
+    compute_s += loop_s
+    out.formula.extend([loop_text] if loop_text else [])
     memory_s, memory_text = activation_seconds(answers, shape, device, samples_per_gpu, training=True)
     if memory_s:  # a CNN's step waits on the slower of its FLOPs and its activations' trips (speed_cnn)
         out.formula.append(f"{memory_text} per step")

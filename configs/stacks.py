@@ -71,7 +71,7 @@ TRAINING_STACK_LABELS = {
 BNB_TRANSFORMERS_STACKS = ("hf_trainer", "liger")
 # The same stacks train a mixture of experts in transformers' modeling code, whose Python loop over the experts
 # (task.experts_loop: 4.x, or experts_implementation="eager"; 5's default is grouped_mm) costs
-# speed.HF_MOE_TRAINING_EXPERT_PASS_S; torchtune and Unsloth run grouped GEMMs.
+# speed_moe.HF_MOE_TRAINING_EXPERT_PASS_S; torchtune and Unsloth run grouped GEMMs.
 HF_EXPERT_LOOP_STACKS = BNB_TRANSFORMERS_STACKS
 # The stacks whose loss never holds the whole s x b x V logits: what "chunked cross-entropy" names.
 CHUNKED_LOSS_STACKS = ("torchtune", "liger")

@@ -810,7 +810,7 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("torchtitan-8xh100-llama3.1-8b-fsdp", TORCHTITAN, 5762 * 8,
                    lambda: train("llama3-8b", 8192, "h100-80gb-sxm", batch=16, gpus=8, recompute="selective",
                                  sharding="fsdp"), fitted=True),
-    # --- a mixture of experts' training (speed.MOE_TRAINING_MFU_SHARE, speed.HF_MOE_TRAINING_EXPERT_PASS_S) ---
+    # --- a mixture of experts' training (speed_moe.MOE_TRAINING_MFU_SHARE, speed_moe.HF_MOE_TRAINING_EXPERT_PASS_S) ---
     PublishedSpeed("pai-megatron-qwen3-30b-a3b-16xh800", "github.com/alibaba/Pai-Megatron-Patch/issues/643: "
                    "Qwen3-30B-A3B on 16 H800s, 8k sequences, tp 1 pp 2 ep 8, no recompute, 6,325 tokens/s a GPU", 6325,
                    moe_megatron_per_gpu, fitted=True),
