@@ -8,6 +8,9 @@ from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from tests.configs.builders import answers
 from tests.configs.published_workloads import CASES, SPEED_TOLERANCE, TODAY, speed_of
+from tests.configs.published_workloads_large import LARGE_CASES
+
+ALL_CASES = CASES + LARGE_CASES
 
 
 def build_of(case, catalog):
@@ -16,8 +19,8 @@ def build_of(case, catalog):
 
 
 def test_every_case_names_its_source_and_property():
-    assert len({case.id for case in CASES}) == len(CASES)
-    assert all(case.source and case.prop in ("fits", "does_not_fit", "speed", "currency", "used") for case in CASES)
+    assert len({case.id for case in ALL_CASES}) == len(ALL_CASES) >= 60
+    assert all(case.source and case.prop in ("fits", "does_not_fit", "speed", "currency", "used") for case in ALL_CASES)
 
 
 def marked(case):
@@ -25,7 +28,7 @@ def marked(case):
     return pytest.param(case, id=case.id, marks=marks)
 
 
-@pytest.mark.parametrize("case", [marked(case) for case in CASES])
+@pytest.mark.parametrize("case", [marked(case) for case in ALL_CASES])
 def test_published_workload(case, catalog):
     build = build_of(case, catalog)
     where = f"{case.id} ({case.source})"
