@@ -19,7 +19,7 @@ from pth_top.configs.memory_terms import (
 )
 from pth_top.configs.quantization import Quantization
 from pth_top.configs.schema import Schema
-from pth_top.configs.stacks import ForwardRuntime, KvCacheDtype, ServingEngine, TrainingStack
+from pth_top.configs.stacks import ForwardRuntime, KvCacheDtype, OptimizerKernel, ServingEngine, TrainingStack
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
 ModelKind = Literal["transformer", "cnn", "generic"]
@@ -161,6 +161,12 @@ class Task(Schema, frozen=True):
         "memory fp32's; false: PyTorch's default since 1.12, matmuls on the FP32 cores (convolutions are TF32 by "
         "default either way)"))] = False
     optimizer: Optimizer = "adamw"
+    optimizer_kernel: Annotated[OptimizerKernel, Meta(description=(
+        "how torch.optim steps: foreach, its CUDA default, holds an intermediate the size of the trained parameters "
+        "at the step's peak (after backward has freed the activations); fused (HF Trainer's adamw_torch_fused, its "
+        "default from torch 2.8; torchtune's fused=True; DeepSpeed's FusedAdam) holds none; auto: fused for text "
+        "models and under DeepSpeed, foreach for image, video and audio trainers (diffusers' examples, timm, "
+        "mmengine)"))] = "auto"
     recompute: Annotated[RecomputeMode, Meta(description="gradient checkpointing")] = "none"
     flash_attention: Annotated[bool, Meta(description=(
         "FlashAttention / SDPA: no s x s scores held (Korthikanti's 5as/h) or moved through memory; false: eager "

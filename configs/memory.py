@@ -59,7 +59,7 @@ def estimate_training(
     gpu_count: int = 1, sharding: str = "none", recompute: str = "none", flash_attention: bool = True,
     mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
-    sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False,
+    sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False, foreach_step: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
@@ -126,6 +126,12 @@ def estimate_training(
         autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,
     )
     formula.append(activation_line)
+    if foreach_step:
+        shard = n if stage >= 1 and sharding not in ("zero_offload", "fsdp_offload") else 1
+        excess, line = methods.foreach_step_bytes(states.trainable_parameters / shard,
+                                                  2.0 if mixed_layout == "bf16_pure" else 4.0, activations)
+        optimizer_states += excess
+        formula.append(line)
     offloaded = offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack)
     if offloaded:
         host_offload += offloaded
@@ -386,6 +392,8 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
             sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout, ema_weights=task.ema_weights,
+            foreach_step=stacks.foreach_optimizer(task.optimizer_kernel, task.optimizer, scale.sharding,
+                                                  answers.data.kind),
         )
     if shape.denoising_steps:
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,

@@ -278,3 +278,15 @@ def deepspeed_fp32_gradient_bytes(sharding: str, trainable: int, gpus: int, prec
                              "(DeepSpeed ZeRO-3's sub_group_size)")
     return 4.0 * partition, (f"fp32 gradients of this rank's partition for the optimizer step: N/{gpus} x 4 B = "
                              f"{4.0 * partition / GIB:.3g} GiB (DeepSpeed stage 1/2 casts the whole partition at once)")
+
+
+def foreach_step_bytes(trained_parameters: float, value_bytes: float, activations_bytes: float) -> tuple[float, str]:
+    """What torch.optim's foreach step adds at its peak: an intermediate the size of each trained parameter ("~
+    sizeof(params) more peak memory", its docs), over the activations backward has freed by then."""
+    step = trained_parameters * value_bytes
+    excess = max(0.0, step - activations_bytes)
+    return excess, (
+        f"optimizer step (torch.optim's foreach, task.optimizer_kernel): intermediates the size of the trained "
+        f"parameters, {trained_parameters / 1e6:,.1f}M x {value_bytes:g} B = {step / GIB:.3g} GiB, "
+        + (f"{excess / GIB:.3g} GiB over the activations freed by then (in optimizer states)" if excess
+           else "within the activations freed by then"))

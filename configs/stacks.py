@@ -36,6 +36,8 @@ KvCacheDtype = Literal["auto", "fp8"]
 # How a CNN or an encoder runs its forward pass: eager PyTorch (each kernel launched from Python), or compiled into
 # one launch (a TensorRT engine, torch.compile(mode="reduce-overhead")'s CUDA graphs); auto: compiled at the edge.
 ForwardRuntime = Literal["auto", "eager", "compiled"]
+# How torch.optim steps: foreach (its default on CUDA) or a fused kernel; auto: foreach_optimizer() decides.
+OptimizerKernel = Literal["auto", "foreach", "fused"]
 
 
 def forward_runtime(runtime: str, scenario: str) -> str:
@@ -218,3 +220,14 @@ def unsharded_between_syncs(sharding: str, stack: str, accumulation_steps: int, 
     accumulate the full model gradients"), as NO_SYNC_STACKS use it unless sync_each_batch."""
     return sharding == "fsdp" and accumulation_steps > 1 and gpus > 1 and stack in NO_SYNC_STACKS \
         and not sync_each_batch
+
+
+def foreach_optimizer(kernel: str, optimizer: str, sharding: str, data_kind: str) -> bool:
+    """Whether the optimizer step runs torch.optim's foreach implementation, which "uses ~ sizeof(params) more peak
+    memory than the for-loop version due to the intermediates being a tensorlist" (torch.optim's docs). Auto: not
+    under DeepSpeed (its FusedAdam) or with an 8-bit optimizer (bitsandbytes' kernels); text models train under the
+    HF Trainer (adamw_torch_fused, its default from torch 2.8) or torchtune (fused=True); image, video and audio
+    trainers call torch.optim directly (diffusers' examples, timm, mmengine), whose CUDA default is foreach."""
+    if kernel != "auto":
+        return kernel == "foreach" and optimizer != "adam8bit"
+    return optimizer != "adam8bit" and not sharding.startswith("zero") and data_kind != "text"

@@ -82,6 +82,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "lora_rank", "LoRA rank r"), ("task", "lora_targets", "LoRA targets"),
         ("task", "lora_dropout", "LoRA dropout (0: none)"),
         ("task", "optimizer", "Optimizer (training)"),
+        ("task", "optimizer_kernel", "Optimizer kernel (training)"),
         ("task", "recompute", "Checkpointing (training)"), ("task", "flash_attention", "FlashAttention / SDPA"),
         ("task", "accumulation_steps", "Grad accumulation steps"),
         ("task", "training_stack", "Training stack (training)"),
