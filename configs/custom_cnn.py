@@ -30,6 +30,10 @@ SEGMENTATION_GROWTH_PER_LAYER = 0.6 / 51
 # images of 1333x800 in fp32, Mem 8.0 GB (decoupled SOLO 7.8-7.9), 2.1x ResNet-50's values a pixel (audit XH7: 4.3 GiB
 # as a detector, an 8 GB card called a fit); SOLOv2's dynamic kernels keep 5.1 GB, a detector's ~1x.
 INSTANCE_SEGMENTATION_ACTIVATION_FACTOR = 2.1
+# A DETR-family head (deformable attention over the backbone's scales, hundreds of queries through 6 decoder layers)
+# keeps 2.1x what a detector of its FLOPs keeps: mmdet's Mask2Former R-50 at 2 images of 1024 px in fp32, Mem 13.7 GB
+# (2.2x), and DINO-4scale R-50 at 2 of 1333x800 ~15 GB (its maintainer, IDEA-Research/DINO#76: 2.0-2.1x).
+QUERY_HEAD_ACTIVATION_FACTOR = 2.1
 CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 # An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
 # 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
@@ -56,8 +60,8 @@ CNN_SCALED_BY_FLOPS = (
     "depthwise net keeps as many values for few FLOPs (EfficientNet-B0: 22.1M on 0.77 GFLOP, ResNet-50's 21.5M), so a "
     "narrow dense one is up to ~2x high (YOLOv5s at 640 px: 83M against 176M), and a transformer head on a CNN "
     "backbone about 2x low (Mask2Former R-50 at 1024 px, 2 images in fp32: 13.7 GB in mmdetection's table, 7.1 "
-    "estimated), and a hierarchical vision transformer given as a CNN 2-3x low (Swin-B at 384 px: timm runs out of "
-    "24 GB at a batch of 48, where this counts 9 GiB at 32): count yours and give "
+    "estimated: workload.dense_head = \"query\"), and a hierarchical vision transformer given as a CNN 2-3x low "
+    "(Swin-B at 384 px: timm runs out of 24 GB at a batch of 48, where this counts 9 GiB at 32): count yours and give "
     "workload.activation_elements_per_sample")
 
 
@@ -113,16 +117,20 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
         ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
         dense, instance = dense_prediction(workload), workload.dense_head == "instance"
+        query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
         width = dense_prediction_factor(workload.parameters, workload.layers) if dense else \
-            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else max(1.0, math.sqrt(ratio))
+            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else max(1.0, math.sqrt(ratio)) * query
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
+        flops = max(1.0, math.sqrt(ratio))
         origin = "activations scaled from ResNet-50's per-pixel count" + (
             _segmentation_origin(workload, width) if dense else
             f" x {width:g}, a one-stage instance segmenter's (its mask branch at 1/4 scale: mmdet's SOLO R-50 8.0 GB "
             "at 2 images of 1333x800; SOLOv2's dynamic kernels keep a detector's ~1x: workload.dense_head = "
             "\"detection\")" if instance else
-            f" x {width:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
-            "grow with its width, its FLOPs with the width squared)" if width != 1.0 else "")
+            (f" x {flops:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
+             "grow with its width, its FLOPs with the width squared)" if flops != 1.0 else "")
+            + (f" x {query:g} for its DETR-family head (mmdet's Mask2Former R-50 13.7 GB at 2 images of 1024 px, "
+               "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else ""))
     return ModelShape(
         kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
         forward_kernels=round(CNN_KERNELS_PER_LAYER * workload.layers),
