@@ -233,13 +233,24 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
     gpu = other.component("gpu")
     if other.blockers or not other.speed.figures or (gpu.name if gpu else "CPU-only") not in line:
         return build, None  # no time for another build than the line's (a CPU-only PC beside a card's line)
-    if line not in build.feasible_alternatives or other.speed.summary[0] in line \
+    if line not in build.feasible_alternatives or other.speed.summary[0] in _without_pace(line) \
             or f"; {SLOW_WAY_OUT}" in line:  # a passed-over or slow one says it
         return build, other
-    timed = f"{line}; {other.speed.summary[0]}{_under_target(other)}"
+    timed = f"{_without_pace(line)}; {other.speed.summary[0]}{_under_target(other)}"
     lines = tuple(timed if each == line else each for each in build.feasible_alternatives)
     return dataclasses.replace(build, feasible_alternatives=lines, applicable_alternatives=(
         (timed, answers, pins), *build.applicable_alternatives[1:])), other
+
+
+# How a training way out's pace is reckoned before its build is made (way_out.training_pace): the datasheet's, an upper
+# bound where the build's slots give the cards fewer lanes or an older PCIe generation.
+DATASHEET_PACE = "on the cards' datasheet and full x16 links: "
+
+
+def _without_pace(line: str) -> str:
+    """A training way out's line without its datasheet pace, for its build's own."""
+    head, found, _ = line.rpartition(f"; {DATASHEET_PACE}")
+    return head if found else line
 
 
 def _under_target(other: Build) -> str:

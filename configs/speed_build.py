@@ -355,15 +355,22 @@ def training_rate(figures: dict[str, float]) -> float:
     return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
 
 
+def job_prediction(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int
+                   ) -> sp.Prediction | None:
+    """The job's prediction on these GPUs from their datasheet; None where their rates are not known."""
+    device = device_for(spec, name, count, answers, shape, None)
+    if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
+        return None
+    if answers.task.mode == "training":
+        return training(answers, shape, device, sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3)))
+    return inference(answers, shape, device)
+
+
 def job_figures(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int
                 ) -> dict[str, float]:
     """The job's predicted figures on these GPUs from their datasheet; none where they are not known."""
-    device = device_for(spec, name, count, answers, shape, None)
-    if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
-        return {}
-    if answers.task.mode == "training":
-        return training(answers, shape, device, sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3))).figures
-    return inference(answers, shape, device).figures
+    prediction = job_prediction(answers, shape, spec, name, count)
+    return prediction.figures if prediction is not None else {}
 
 
 def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:

@@ -11,7 +11,7 @@ from typing import Callable, Mapping, TypeVar
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import TIGHT, Assembly, Context, fits_on, memory_fit, memory_on, needed_bytes
-from pth_top.configs.beyond_answers import slow_rate_text
+from pth_top.configs.beyond_answers import DATASHEET_PACE, slow_rate_text
 from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.levers import queued_label
 from pth_top.configs.market import money as market_money
@@ -19,7 +19,7 @@ from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import platform_for_ram, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
-from pth_top.configs.speed_build import device_for, inference, job_figures
+from pth_top.configs.speed_build import device_for, inference, job_figures, job_prediction
 from pth_top.units import GIB
 
 Found = TypeVar("Found")  # what an attempt at a request count found
@@ -65,13 +65,24 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
     gpu, assembly = platform_for_ram(alternative, found[1], found[0], holding)  # the card and platform it is built on
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     rate, slow = slow_decode(alternative, gpu, assembly)
+    pace = training_pace(alternative, gpu)
     need_gib = needed_bytes(alternative, gpu) / GIB
     return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "
-                       f"within {money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else ""),
+                       f"within {money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else "")
+                       + (f"; {pace}" if pace else ""),
                        price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
                        build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)),
                        tight=memory_fit(alternative, gpu) == TIGHT)
+
+
+def training_pace(ctx: Context, gpu: Part) -> str:
+    """A training way out's rate and epoch on its GPUs' datasheet, as its build would say them (audit XJ8: a 12T-token
+    pretraining run offered 8 x RTX PRO 4000 with no time, ~35 years)."""
+    if ctx.answers.task.mode != "training":
+        return ""
+    prediction = job_prediction(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    return DATASHEET_PACE + prediction.summary[0] if prediction is not None and prediction.summary else ""
 
 
 def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tuple[float, str]:

@@ -407,3 +407,17 @@ def test_a_rented_machine_keeps_the_estimators_margin_where_one_does(catalog):
     build = recommend(job, catalog, pins={"gpu": ("a100-80gb-pcie", 4)}, today=TODAY)
     rent = next(line for line in build.feasible_alternatives + build.warnings if line.startswith("rent "))
     assert "A100 40GB" not in rent and "tight" not in rent, rent
+
+
+def test_every_way_out_of_a_training_job_says_how_fast_it_trains(catalog):
+    from tests.configs.published_workloads_large import LARGE_CASES
+
+    # Baichuan-13B's full fine-tune under DDP on 8 GPUs for CNY 800,000 (LlamaFactory#713: no card holds it): each build
+    # offered instead says its rate and epoch, the first from its build, the others from their cards' datasheets, said
+    # so (audit XJ8: a 12T-token run was offered 8 x RTX PRO 4000 with no time, ~35 years).
+    case = next(case for case in LARGE_CASES if case.id == "llamafactory-baichuan-13b-full-ddp-not-8x-a800")
+    build = recommend(answers(**{**case.answers, "budget__amount": 800_000.0}), catalog, today=TODAY)
+    builds = [line for line in build.feasible_alternatives if "GiB per GPU fits" in line]
+    assert len(builds) >= 3
+    assert all(re.search(r"~[\d,.]+ tokens/s training \(.+ per step\); one epoch", line) for line in builds)
+    assert all("datasheet" in line for line in builds[1:])  # the first is timed by its own build
