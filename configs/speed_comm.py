@@ -15,6 +15,10 @@ from pth_top.configs.speed import BASE_WEIGHT_BYTES, Device
 # All-reduce bus bandwidth reached on a link: nccl-tests on 8x A100 SXM ~230 of 300 GB/s per direction;
 # pinned PCIe 4.0 copies ~25 of 31.5 GB/s (../shared/reference/benchmarks.md).
 ALLREDUCE_LINK_FRACTION = 0.77
+# DeepSpeed's CPU-Adam steps ~1.4B parameters a second on a host: 8.2 s for an 11.6B-parameter GPT-2, where
+# torch.optim.Adam on the CPU took 56 (DeepSpeed PR #735); the step waits for it (audit XJ8: a 34B full fine-tune's
+# offload was timed as fast as no offload). Qwen-72B on 4 nodes: ~10 s a step offloaded, ~0.2 not (DeepSpeed #6834).
+CPU_ADAM_SECONDS_PER_PARAMETER = 8.2 / 11.6e9
 # GeForce cards have no P2P (NVIDIA/nccl-tests#287): NCCL goes through host memory. 8 x RTX 5090 on two Xeon 8480+
 # reach 28 GB/s busbw, 4 reach 35, about what 8 x RTX 4090 do (NVIDIA/nccl#1639); Gen5's link would give 48.5.
 NO_P2P_BUSBW_GB_PER_S = {4: 35.0, 8: 28.0}
@@ -56,6 +60,7 @@ class Communication:
     overlap: str = "backward"  # what the collective overlaps with: "backward", "compute" or "none"
     text: str = ""
     host_overlapped: bool = False  # the host traffic is prefetched behind compute too (FSDP's CPU offload)
+    cpu_step_s: float = 0.0  # the optimizer step on the host's CPU, after backward (ZeRO-Offload, FSDP's CPU offload)
 
 
 def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
@@ -72,12 +77,12 @@ def communication(sharding: str, gpus: int, parameters: float, trainable: float,
     if sharding == "fsdp_offload":  # and each micro-batch's gradient shard sent back (a full training's are all)
         gathers = micro_steps * ring * (2 * parameters * weight_bytes + trainable * gradient_bytes)
         host = micro_steps * (2 * parameters * weight_bytes + trainable * gradient_bytes) / n
-        return Communication(gathers, host, "compute", host_overlapped=True, text=(
+        cpu_s, cpu_text = cpu_optimizer_step(trainable)
+        return Communication(gathers, host, "compute", host_overlapped=True, cpu_step_s=cpu_s, text=(
             f"{micro_steps} micro-batch(es) x (2 uploads of each GPU's 1/{n} of {parameters / 1e6:,.0f}M weights x "
             f"{weight_bytes:g} B + its 1/{n} of {trainable / 1e6:,.1f}M gradients x {gradient_bytes:g} B back) = "
             f"{host / 1e9:.3g} GB over PCIe per step" + (", gathered across the GPUs" if n > 1 else "")
-            + ", prefetched behind compute" + ("; the CPU's optimizer step not counted" if trainable * 10 > parameters
-                                               else "")))
+            + f", prefetched behind compute; {cpu_text}"))
     if sharding in ("zero3", "fsdp"):  # under no_sync (`held_whole`) the gradients reduce-scatter once a step
         syncs = 1 if held_whole else micro_steps
         volume = ring * (micro_steps * 2 * parameters * 2.0 + syncs * trainable * gradient_bytes)
@@ -97,9 +102,17 @@ def communication(sharding: str, gpus: int, parameters: float, trainable: float,
                 "weights) per step, overlapped with backward")
     if sharding == "zero_offload":
         host = trainable * (gradient_bytes + 2.0)
+        cpu_s, cpu_text = cpu_optimizer_step(trainable)
         return Communication(volume, host, "backward", text + f"; ZeRO-Offload: {host / 1e9:.3g} GB over PCIe to "
-                             "and from the host per step, not overlapped (CPU optimizer time not counted)")
+                             f"and from the host per step, not overlapped; {cpu_text}", cpu_step_s=cpu_s)
     return Communication(volume, overlap="backward", text=text)
+
+
+def cpu_optimizer_step(trainable: float) -> tuple[float, str]:
+    """The host CPU's optimizer step over the trained parameters, at DeepSpeed's CPU-Adam rate."""
+    seconds = trainable * CPU_ADAM_SECONDS_PER_PARAMETER
+    return seconds, (f"the CPU's optimizer step over {trainable / 1e6:,.1f}M trained parameters at DeepSpeed's "
+                     f"CPU-Adam rate (11.6B in 8.2 s) = {seconds * 1e3:,.1f} ms, after backward")
 
 
 def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_gb_per_s: float) -> float:
@@ -109,8 +122,8 @@ def exposed_seconds(comm: Communication, compute_s: float, device: Device, host_
     window = {"backward": compute_s * 2 / 3, "compute": compute_s}.get(comm.overlap, 0.0)
     host_s = comm.host_bytes / (host_gb_per_s * ALLREDUCE_LINK_FRACTION * 1e9) if comm.host_bytes else 0.0
     if comm.host_overlapped:
-        return max(0.0, collective_s + host_s - window)
-    return max(0.0, collective_s - window) + host_s
+        return max(0.0, collective_s + host_s - window) + comm.cpu_step_s
+    return max(0.0, collective_s - window) + host_s + comm.cpu_step_s
 
 
 def step_communication(answers: Answers, shape: ModelShape, gpus: int, sharding: str) -> Communication:
