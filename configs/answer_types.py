@@ -174,6 +174,13 @@ class Task(Schema, frozen=True):
         "attention, slower and larger at long sequences"))] = True
     accumulation_steps: Annotated[int, whole(1, 65536, "gradient accumulation steps")] = 1
     generated_tokens: Annotated[int, whole(0, 2_000_000, "tokens generated per request (KV cache)")] = 256
+    speculative_draft_tokens: Annotated[int, whole(0, 16, (
+        "inference with speculative decoding (EAGLE, a model's MTP heads): tokens the draft proposes a step, SGLang's "
+        "--speculative-num-steps with topk 1, vLLM's num_speculative_tokens; 0: none"))] = 0
+    speculative_accept_length: Annotated[float, Meta(ge=0.0, le=17.0, description=(
+        "with speculative_draft_tokens: tokens a verify step keeps on average, its own included, as the engine logs "
+        "it (SGLang's accept len, vLLM's mean acceptance length): DeepSeek-V3's MTP 2.2-2.4 with 2-3 drafted, "
+        "MiMo-V2-Flash's 3.6 with 3"))] = 0.0
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
     method: Annotated[
         TrainingMethod, Meta(description="full, LoRA (bf16 or int8 base), QLoRA (4-bit base) or frozen backbone")

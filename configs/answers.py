@@ -243,6 +243,13 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("task", "cuda_graphs", "turning CUDA graphs off is vLLM's --enforce-eager or SGLang's "
                          "--disable-cuda-graph: answer task.mode = 'inference' and vllm or sglang as "
                          "task.serving_engine"))
+    if task.speculative_draft_tokens and not 1.0 <= task.speculative_accept_length <= task.speculative_draft_tokens + 1:
+        problems.append(("task", "speculative_accept_length", "speculative decoding keeps 1 to draft tokens + 1 "
+                         f"tokens a step ({task.speculative_draft_tokens + 1} here): answer the accept length the "
+                         "engine logs"))
+    if task.speculative_accept_length and (not task.speculative_draft_tokens or task.mode != "inference"):
+        problems.append(("task", "speculative_draft_tokens", "an accept length is speculative decoding's: answer "
+                         "task.mode = 'inference' and the tokens the draft proposes a step"))
     budget = answers.budget
     if bool(budget.owned_gpu) != bool(budget.owned_gpu_count):  # named on the key given, its partner missing
         given, missing = ("owned_gpu", "owned_gpu_count") if budget.owned_gpu else ("owned_gpu_count", "owned_gpu")

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from pth_top.configs.speed_speculative import speculative_factor, speculative_text
+
 if TYPE_CHECKING:
     from pth_top.configs.answer_types import Task
 
@@ -270,7 +272,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
            moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0,
            format_layer_s: float = 0.0, no_graphs: bool = False, experts_loop: bool = False,
-           width: int = DECODE_LAYER_FITTED_WIDTH) -> Prediction:
+           width: int = DECODE_LAYER_FITTED_WIDTH, speculative: tuple[int, float] = (0, 0.0)) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
     generate()'s eager dispatch where `eager`, with Transformers 4.x's loop over the experts where `experts_loop`, an
@@ -285,9 +287,11 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and cores else 0.0
     fixed_s = layers * (layer_s + format_layer_s) + split_moe_s + generate_s + expert_loop_s + graphless_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
-    aggregate = batch / step_s
+    drafted, accepted = speculative
+    aggregate = batch / step_s * speculative_factor(drafted, accepted)
     compute, compute_text = achieved_tflops(device, PREFILL_COMPUTE_FRACTION)
     compute_cap = compute * 1e12 * device.working_count / forward_flops_per_token
+    compute_cap *= accepted / (drafted + 1) if drafted else 1.0  # each step verifies drafted + 1 tokens a stream
     if device.working_count > 1:  # tensor parallel: each layer's all-reduces stall the matmuls too
         compute_text += f" x {TENSOR_PARALLEL_EFFICIENCY['nvlink' if device.nvlink else 'pcie']:g} tensor-parallel"
         compute_cap *= TENSOR_PARALLEL_EFFICIENCY["nvlink" if device.nvlink else "pcie"]
@@ -313,6 +317,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     out.formula.append(
         f"decode: {weight_bytes / 1e9:.3g} GB weights + {batch} x {kv_bytes_per_stream / 1e9:.3g} GB KV cache per "
         f"step at {bandwidth_text}{fixed_text} = {1 / step_s:,.1f} tokens/s per stream")
+    if drafted:
+        out.formula.append(speculative_text(drafted, accepted))
     if aggregate > compute_cap:
         out.formula.append(f"decode capped by compute: {compute_text} x {device.working_count} / "
                            f"{forward_flops_per_token / 1e9:.3g} GFLOP per token = {compute_cap:,.0f} tokens/s")

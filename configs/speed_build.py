@@ -152,7 +152,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                         *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
                     experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
                     no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                    experts_loop=looped, width=shape.hidden_size)
+                    experts_loop=looped, width=shape.hidden_size,
+                    speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
     if engine == "hf_generate" and task.forward_runtime == "compiled" and device.layer_split and device.count > 1:
         out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
                            "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "

@@ -1,6 +1,7 @@
 """Published workloads of large models, each run through recommend() as published_workloads.py's are: 2025 MoE
-vision-language models across the GPUs their vendors name, Grok-1 across eight A100s, and Baichuan-13B LoRA and full
-fine-tunes on the cards LLaMA-Factory's users ran out of memory on or trained with.
+vision-language models across the GPUs their vendors name, MiMo-V2-Flash's MTP decoding on 8 x H200, Grok-1 across
+eight A100s, and Baichuan-13B LoRA and full fine-tunes on the cards LLaMA-Factory's users ran out of memory on or
+trained with.
 """
 
 from __future__ import annotations
@@ -46,6 +47,16 @@ GROK_1 = {
     "workload__experts_count": 8, "workload__experts_per_token": 2, "workload__head_dim": 128,
     "task__quantization": "fp8", "task__serving_engine": "vllm", "task__generated_tokens": 200}
 
+# MiMo-V2-Flash (XiaomiMiMo/MiMo-V2-Flash: 309B, 15B active, 256 experts of which 8 a token, 48 layers of 4,096, 64
+# heads of 160 (counted as the query width) over 4 KV heads, 39 of them sliding-window layers of 128 tokens,
+# vocabulary 152,576), FP8 under SGLang with its 3 MTP layers drafting 3 tokens a step.
+MIMO_V2_FLASH = {
+    **custom(309_000_000_000, 48, 4096, 64, 4, 152_576, 8 * 2048), "workload__active_parameters": 15_000_000_000,
+    "workload__experts_count": 256, "workload__experts_per_token": 8, "workload__head_dim": 160,
+    "workload__sliding_window_tokens": 128, "workload__sliding_window_layers": 39, "task__quantization": "fp8",
+    "task__serving_engine": "sglang", "task__generated_tokens": 1024, "task__speculative_draft_tokens": 3,
+    "task__speculative_accept_length": 3.6, "scenario": "inference_server"}
+
 # Baichuan-13B (baichuan-inc/Baichuan-13B-Base config.json: 40 layers of 5,120, 40 heads, SwiGLU 13,696, vocabulary
 # 64,000; 13.26B), fine-tuned by LLaMA-Factory in fp16 with checkpointing and eager attention, as its 2023 runs were.
 BAICHUAN_13B = {**custom(13_264_901_120, 40, 5120, 40, 40, 64_000, 13_696), "workload__kind": "transformer",
@@ -81,6 +92,13 @@ LARGE_CASES: tuple[Workload, ...] = (
              "(power-capped at 330 W), 73.15 tokens/s at 3,057 GB/s", "speed",
              inference("custom", "int8", 8, gpus=8, **GROK_1), ("a100-80gb-sxm", 8), published=73.15,
              note="gpt-fast's tensor parallel is answered as vLLM's, as task.forward_runtime's help says"),
+    Workload("sglang-mimo-v2-flash-mtp-8x-h200-decode",
+             "lmsys.org/blog/2025-12-16-mimo-v2-flash (lm-sys.github.io blog/2025-12-16-mimo-v2-flash.md): decode on "
+             "8 x H200, DP 2 x TP 4, EP 8, 16k input, 16 requests a DP rank, MTP accept length 3.6 "
+             "(--speculative-num-steps 3): ~150 tokens/s a request", "speed",
+             inference("custom", "int8", 16_384, gpus=8, workload__batch_size=32, **MIMO_V2_FLASH),
+             ("h200-141gb-sxm", 8), published=150.0,
+             note="67 tokens/s without speculative decoding (audit XI8); the intermediate size is 8 experts x 2,048"),
     Workload("llamafactory-baichuan-13b-lora-fits-a100-40gb",
              "github.com/hiyouga/LlamaFactory/issues/920: Baichuan-13B fp16 LoRA on W_pack, cutoff 1024, micro-batch "
              "4; the maintainer: one card is enough (the reporter's A100 40GB)", "fits",

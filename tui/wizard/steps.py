@@ -88,6 +88,8 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "training_stack", "Training stack (training)"),
         ("task", "experts_loop", "MoE experts loop (HF 4.x)"),
         ("task", "generated_tokens", "Generated tokens (inf.)"), ("task", "serving_engine", "Serving engine (inf.)"),
+        ("task", "speculative_draft_tokens", "Speculative draft tokens (inf.)"),
+        ("task", "speculative_accept_length", "Speculative accept length (inf.)"),
         ("task", "cuda_graphs", "CUDA graphs (vLLM/SGLang)"),
         ("task", "forward_runtime", "CNN/encoder runtime (inf.)"),
         ("task", "prefill_chunk_tokens", "Prefill chunk (inf., 0: engine's)"),
