@@ -148,6 +148,9 @@ class Workload(Schema, frozen=True):
     frozen_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "frozen models also kept on each GPU, e.g. a diffusion model's text encoders and VAE, or a VLM's vision "
         "encoder (split with the model under vLLM or SGLang tensor parallel) (0: none)"))] = 0
+    frozen_largest_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
+        "of frozen_parameters, the largest one model: model offload (task.pipeline_offload) moves the frozen models "
+        "to the GPU one at a time (HiDream-I1's Llama-3.1-8B of its four text encoders); 0: they move as one"))] = 0
     frozen_precision: Annotated[FrozenPrecision, Meta(description=(
         "the frozen models' weights: bf16, fp16, fp32, int8 (8-bit, as ai-toolkit's quantize_te) or int4 "
         "(bitsandbytes nf4); a VLM's vision tower under generate() takes bitsandbytes' weights format"))] = "bf16"

@@ -406,6 +406,9 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
     if task.cache_embeddings and not (task.mode == "training" and workload.frozen_parameters):
         problems.append(("task", "cache_embeddings", "caches the frozen models' outputs for training: give the frozen "
                          "models (workload.frozen_parameters) and task.mode = 'training'"))
+    if workload.frozen_largest_parameters > workload.frozen_parameters:
+        problems.append(("workload", "frozen_largest_parameters", "the largest frozen model is one of "
+                         "workload.frozen_parameters: at most their sum"))
     if task.pipeline_offload and not (workload.denoising_steps and workload.frozen_parameters):
         problems.append(("task", "pipeline_offload", "model offload moves a diffusion pipeline's models in turn: "
                          "give denoising_steps and the frozen models beside it (workload.frozen_parameters)"))

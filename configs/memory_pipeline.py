@@ -30,13 +30,17 @@ def pipeline_memory(answers: Answers, shape: ModelShape, breakdown: MemoryBreakd
     if not task.pipeline_offload:
         return replace(breakdown, weights_bytes=pipeline, formula=(*breakdown.formula, frozen_line),
                        host_offload_bytes=max(breakdown.host_offload_bytes, pipeline))
+    largest = answers.workload.frozen_largest_parameters
+    turn = frozen * largest // answers.workload.frozen_parameters if largest else frozen  # the largest frozen one
     if task.frozen_on_cpu:  # Wan's --offload_model --t5_cpu: the denoiser leaves the GPU for the VAE's decode
         line = f"{on_cpu}; model offload (task.pipeline_offload) moves it off for the VAE's decode"
     else:
-        line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): the frozen models, {frozen / 1e9:.3g} "
-                f"GB, and the model, {breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is "
-                "held; the VAE decodes alone, the denoiser gone")
-    held = max(breakdown.weights_bytes, 0 if task.frozen_on_cpu else frozen)
+        models = (f"the frozen models, {frozen / 1e9:.3g} GB, one at a time, the largest {turn / 1e9:.3g} GB "
+                  "(workload.frozen_largest_parameters)") if largest else f"the frozen models, {frozen / 1e9:.3g} GB"
+        line = (f"Diffusers enable_model_cpu_offload (task.pipeline_offload): {models}, and the model, "
+                f"{breakdown.weights_bytes / 1e9:.3g} GB, take turns on the GPU: the larger is held; the VAE decodes "
+                "alone, the denoiser gone")
+    held = max(breakdown.weights_bytes, 0 if task.frozen_on_cpu else turn)
     batch = per_gpu_batch(answers.workload.batch_size, answers.scale.gpu_count)
     # The peak is one model at a time: the denoiser with its working set, a frozen model alone, or the VAE's decode;
     # never a text encoder larger than the denoiser beside the denoiser's activations (audit XX: Allegro's T5).

@@ -144,6 +144,26 @@ def test_model_offload_holds_the_larger_model_on_the_gpu_and_pays_a_copy_an_imag
     assert seconds[1] - seconds[0] == pytest.approx(22.3e9 / (25 / 31.5 * 63e9), rel=0.02)
 
 
+def test_model_offload_moves_the_frozen_models_one_at_a_time_where_the_largest_is_given():
+    # HiDream-I1 (17B denoiser in FP8; Llama-3.1-8B, T5-XXL and two CLIPs, 13.7B in bf16): diffusers' model offload
+    # places "one of the main pipeline models" on the GPU at a time (its memory docs), so the GPU holds the denoiser,
+    # not the four encoders' 27.4 GB together (audit XK8: an owned 4090 refused at 26.0 GiB).
+    hidream = {"workload__preset": "custom", "workload__kind": "transformer", "workload__parameters": 17_000_000_000,
+               "workload__layers": 48, "workload__hidden_size": 2560, "workload__attention_heads": 20,
+               "workload__sequence_length": 4352, "workload__denoising_steps": 50,
+               "workload__frozen_parameters": 13_700_000_000, "workload__output_width_px": 1024,
+               "workload__output_height_px": 1024, "workload__batch_size": 1, "task__mode": "inference",
+               "task__precision": "int8", "task__quantization": "fp8", "task__pipeline_offload": True,
+               "data__kind": "images"}
+    together, one_at_a_time = answers(**hidream), answers(**hidream, workload__frozen_largest_parameters=8_030_000_000)
+    shape = model_shape(together.workload)[0]
+    assert estimate_memory(together, shape).weights_bytes == 13_700_000_000 * 2  # the encoders held as one
+    assert estimate_memory(one_at_a_time, shape).weights_bytes == 17_000_000_000  # the FP8 denoiser, the largest
+    assert estimate_memory(one_at_a_time, shape).total_bytes < 22 * GIB < estimate_memory(together, shape).total_bytes
+    too_large = answers(**hidream, workload__frozen_largest_parameters=14_000_000_000)
+    assert [key for _, key, _ in cross_field_problems(too_large)] == ["frozen_largest_parameters"]
+
+
 def test_a_16_gb_card_is_offered_with_model_offload_and_the_ram_holds_the_pipeline(catalog):
     build = recommend(flux(task__precision="int8", budget__amount=1500.0, budget__currency="USD"), catalog,
                       today=TODAY)
