@@ -27,9 +27,9 @@ AMUSED = {
 PUBLISHED_ADAMW_OVER_8BIT_BYTES = ((16.99 - 9.9) * GB, (17.9 - 10.7) * GB)
 
 
-def total(optimizer: str, kernel: str = "auto", **more: object) -> float:
+def total(optimizer: str, kernel: str = "auto", scale: dict[str, object] | None = None, **more: object) -> float:
     answers = answers_from_dict({**AMUSED, "task": {**AMUSED["task"], "optimizer": optimizer,
-                                                    "optimizer_kernel": kernel, **more}})
+                                                    "optimizer_kernel": kernel, **more}, "scale": scale or {}})
     return estimate_memory(answers, model_shape(answers.workload)[0]).total_bytes
 
 
@@ -56,3 +56,11 @@ def test_auto_is_fused_for_text_trainers_and_deepspeed_and_foreach_for_the_other
     assert not foreach_optimizer("auto", "adam8bit", "none", "images")  # bitsandbytes' kernels
     assert foreach_optimizer("foreach", "adamw", "none", "text")
     assert not foreach_optimizer("fused", "adamw", "none", "images")
+
+
+def test_an_optimizer_stepped_on_the_cpu_adds_nothing_to_the_gpu():
+    # FSDP's CPUOffload and ZeRO-Offload step on the host: its intermediates are the CPU's.
+    offloaded = {"gpu_count": 2, "sharding": "fsdp_offload"}
+    assert total("adamw", "foreach", offloaded) == total("adamw", "fused", offloaded)
+    assert total("adamw", "foreach", {"gpu_count": 2, "sharding": "fsdp"}) > total("adamw", "fused",
+                                                                                   {"gpu_count": 2, "sharding": "fsdp"})
