@@ -92,6 +92,9 @@ class Workload(Schema, frozen=True):
         "caches (Whisper: at most 448, where s is its 1,500 audio frames)"))] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
+    frames_per_sample: Annotated[int, whole(1, 4096, (
+        "a video CNN's frames in one sample, a clip (TSN, TSM: 8 or 16): each frame keeps its own activations; "
+        "forward_gflops_per_sample is then the clip's"))] = 1
     dense_head: Annotated[DenseHead, Meta(description=(
         "a custom CNN's head where activation_elements_per_sample is not given: detection (an FPN detector, Faster "
         "or Mask R-CNN, RetinaNet, Panoptic FPN, SOLOv2: ResNet-50's values a pixel, or its FLOPs' square root), "

@@ -113,14 +113,17 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
     elements = workload.activation_elements_per_sample
     origin = "given"
     if not elements:
-        pixels = workload.input_size_px ** 2
+        # A clip's frames each keep a frame's activations: its FLOPs a frame set the width (mmaction2's TSM-R50, 8
+        # frames of 224 px: 7,079 MB at 8 clips a GPU; 2.6 GiB as one image as wide as its 65.8 GFLOP, audit XN9).
+        frames, pixels = workload.frames_per_sample, workload.input_size_px ** 2
         # Never below ResNet-50's density: a depthwise net's few FLOPs keep as many values (EfficientNet-B0).
-        ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 0.0
+        ratio = workload.forward_gflops_per_sample * 1e9 / frames / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) \
+            if pixels else 0.0
         dense, instance = dense_prediction(workload), workload.dense_head == "instance"
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
         width = dense_prediction_factor(workload.parameters, workload.layers) if dense else \
             INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else max(1.0, math.sqrt(ratio)) * query
-        elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width)
+        elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         flops = max(1.0, math.sqrt(ratio))
         origin = "activations scaled from ResNet-50's per-pixel count" + (
             _segmentation_origin(workload, width) if dense else
@@ -128,9 +131,10 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
             "at 2 images of 1333x800; SOLOv2's dynamic kernels keep a detector's ~1x: workload.dense_head = "
             "\"detection\")" if instance else
             (f" x {flops:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
-             "grow with its width, its FLOPs with the width squared)" if flops != 1.0 else "")
+             "grow with its width, its FLOPs with the width squared)" if round(flops, 2) != 1.0 else "")
             + (f" x {query:g} for its DETR-family head (mmdet's Mask2Former R-50 13.7 GB at 2 images of 1024 px, "
                "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else ""))
+        origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""
     return ModelShape(
         kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
         forward_kernels=round(CNN_KERNELS_PER_LAYER * workload.layers),

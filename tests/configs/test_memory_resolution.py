@@ -7,6 +7,7 @@ import pytest
 
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
+from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import ignored_answer_warnings, model_presets, model_shape
 from pth_top.configs.speed_forward import forward_flops_per_sample
 
@@ -153,3 +154,19 @@ def test_a_one_stage_instance_segmenter_keeps_twice_a_detectors_values():
                                          dense_head="instance"))
     assert shape.activation_elements_per_sample == pytest.approx(2.1 * 21_530_496 * 1033 ** 2 / 224 ** 2, rel=0.01)
     assert "one-stage instance segmenter's" in origin and "SOLO R-50" in origin
+
+
+@pytest.mark.parametrize(("frames", "published_mib"), [(8, 7079), (16, 10404)])
+def test_a_video_cnn_keeps_each_frame_of_its_clips(frames, published_mib):
+    # Audit XN9: mmaction2's TSM-R50 (configs/recognition/tsm/README.md, 8 clips a GPU of 8 or 16 frames at 224 px,
+    # fp32 SGD): gpu_mem 7,079 and 10,404 MB. A clip given as one image as wide as its FLOPs kept sqrt(8)x, 2.6 GiB.
+    def allocated(frames_given: int) -> float:
+        answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=24_300_000, input_size_px=224,
+                                            forward_gflops_per_sample=8.18 * frames, frames_per_sample=frames_given,
+                                            batch_size=8),
+                          task=Task(mode="training", precision="fp32", optimizer="sgd"))
+        return estimate_memory(answers, model_shape(answers.workload)[0], cuda_context_bytes=0).total_bytes / 2**20
+    assert allocated(frames) == pytest.approx(published_mib, rel=0.35)
+    assert allocated(1) < 0.5 * published_mib
+    assert "x 8 frames a clip" in model_shape(Workload(preset="custom", kind="cnn", parameters=24_300_000,
+                                                       input_size_px=224, frames_per_sample=8))[1]
