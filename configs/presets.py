@@ -114,6 +114,15 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
     return lines
 
 
+def counted_denoiser(answers: Answers, shape: ModelShape) -> bool:
+    """A diffusion denoiser trained from its counted forward FLOPs: a custom transformer on images or video that
+    generates them (not an encoder) and gives workload.forward_gflops_per_sample (a UNet does ~3x fewer than 2N a
+    latent token, most of its weights at 1/4-1/8 of the resolution)."""
+    workload = answers.workload
+    return bool(workload.forward_gflops_per_sample) and workload.preset == "custom" and shape.kind == "transformer" \
+        and not shape.encoder_only and not shape.vocabulary_size and answers.data.kind in ("images", "video")
+
+
 def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     """Answers the estimate does not read as the user may mean them: a forward FLOP count (only a custom CNN or a
     denoiser is timed by it), a mixed-precision layout torchtune overrides, no generated tokens for a decoder (it
@@ -180,7 +189,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append(f"task.mixed_layout ({task.mixed_layout}) is not used: torchtune trains in bf16 with no fp32 "
                      "master copy (bf16_pure), whatever the layout answered")
     preset = model_presets().get(answers.workload.preset)
-    if given and kind != "cnn" and not shape.denoising_steps:
+    if given and kind != "cnn" and not shape.denoising_steps and not (
+            answers.task.mode == "training" and counted_denoiser(answers, shape)):
         lines.append(f"workload.forward_gflops_per_sample ({given:g}) is not used: a {kind}'s speed is timed from its "
                      "parameters and shape; it applies to a custom CNN or a diffusion model's denoiser")
     elif given and preset is not None and preset.forward_gflops_per_sample:

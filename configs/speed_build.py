@@ -12,7 +12,7 @@ from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
-from pth_top.configs.diffusion import denoising_speed
+from pth_top.configs.diffusion import DENOISER_COUNTED_FRACTION, denoising_speed
 from pth_top.configs.expert_offload import offloaded_speed
 from pth_top.configs.host_link import host_generation, lanes_per_gpu, main_link
 from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
@@ -20,7 +20,7 @@ from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import model_shape
+from pth_top.configs.presets import counted_denoiser, model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, compiled_forward
 from pth_top.configs.speed_comm import (
@@ -223,6 +223,15 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     if shape.encoder_decoder:  # each side over its own tokens: timed a sample at a time
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
         return per_sample, text, "samples", 1
+    if counted_denoiser(answers, shape):  # audit XM9: SD2's UNet timed at 6N a latent token was 5x slow
+        given = answers.workload.forward_gflops_per_sample
+        per_sample, passes = sp.sample_flops_per_step(given * 1e9, method, recompute)
+        if method in methods.ADAPTER_METHODS:  # adapters: backward computes the activations' gradients only
+            per_sample, passes = per_sample * 2 / 3 if recompute != "full" else per_sample * 3 / 4, (
+                "2 x forward (backward's activation gradients; adapters)" if recompute != "full" else
+                "3 x forward (backward's activation gradients; adapters; recomputed forward)")
+        return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
+                            f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":
         context = shape.sequence_length
         partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
@@ -261,7 +270,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
     per_sample, text, unit, tokens = training_work(answers, shape)
     moe = mixture(shape)
-    fraction = device.cnn_fraction if shape.kind == "cnn" else device.transformer_training_mfu
+    fraction = device.cnn_fraction if shape.kind == "cnn" else DENOISER_COUNTED_FRACTION \
+        if counted_denoiser(answers, shape) else device.transformer_training_mfu
     share = (audio_share if shape.kind == "transformer" else 1.0) * (MOE_TRAINING_MFU_SHARE if moe else 1.0)
     compute, compute_text = sp.achieved_tflops(device, fraction, share)
     if moe:
@@ -309,7 +319,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     step_s = compute_s / scaling + exposed
     rate = samples_per_gpu * n * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
-    label = "images" if shape.kind == "cnn" and answers.data.kind == "images" else unit
+    label = "images" if (shape.kind == "cnn" or counted_denoiser(answers, shape)) and answers.data.kind == "images" \
+        else unit
     line = f"~{sp.rate_text(rate)} {label}/s training ({sp.duration(step_s)} per step)"
     if unit == "tokens" and answers.data.kind == "images":  # a vision transformer: its tokens are one image's patches
         out.figures["training_images_per_s"] = rate / tokens
