@@ -160,13 +160,19 @@ def trains_at_precision(ctx: Context, gpu: Part) -> bool:
 
 
 def weight_format_problem(ctx: Context, gpu: Part) -> str:
-    """Why the card has no kernels for the weights, "" where it has: FP8 weights need an Ampere or later card (vLLM
+    """Why the card has no kernels for the engine or the weights, "" where it has: vLLM and SGLang need a GPU; FP8
+    weights need an Ampere or later card (vLLM
     and SGLang run them natively from Ada and Hopper and as FP8 W8A16 Marlin kernels on Ampere, compute capability
     8.0), AWQ Turing (7.5) or later (vLLM's supported-hardware table: not on Volta; GPTQ there)."""
     task = ctx.answers.task
-    if task.mode != "inference" or ctx.edge:
+    if task.mode != "inference":
         return ""
     engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
+    if engine in stacks.TENSOR_PARALLEL_ENGINES and gpu["software"] == "cpu":  # audit XL9: a Raspberry Pi for vLLM
+        return (f"{engine} runs on a GPU (CUDA or ROCm), not on {gpu.name}'s CPU: llama.cpp does "
+                "(task.serving_engine = \"llama_cpp\" with GGUF weights)")
+    if ctx.edge:
+        return ""
     weights = weight_format(task.quantization, task.precision, engine)
     if weights is FORMATS["awq_g128"] and 0 < float(gpu.get("compute_capability", 0) or 0) < AWQ_COMPUTE_CAPABILITY:
         return ("AWQ weights need a Turing or later card (vLLM's supported-hardware table): GPTQ "

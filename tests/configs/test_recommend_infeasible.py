@@ -421,3 +421,17 @@ def test_every_way_out_of_a_training_job_says_how_fast_it_trains(catalog):
     assert len(builds) >= 3
     assert all(re.search(r"~[\d,.]+ tokens/s training \(.+ per step\); one epoch", line) for line in builds)
     assert all("datasheet" in line for line in builds[1:])  # the first is timed by its own build
+
+
+def test_a_gpu_engine_at_the_edge_is_never_offered_a_cpu_board(catalog):
+    # Audit XL9: Phi-4-multimodal GPTQ under vLLM at the edge was offered a Raspberry Pi 4, which vLLM cannot run on.
+    edge = answers("edge_deployment", **{**QWEN25_3B, "workload__sequence_length": 4096, "workload__batch_size": 1,
+                                         "task__mode": "inference", "task__precision": "int4",
+                                         "task__quantization": "gptq_g128", "task__serving_engine": "vllm",
+                                         "budget__amount": 300.0})  # a Pi's price, not a Jetson's
+    build = recommend(edge, catalog, today=TODAY)
+    gpus = [build.component("gpu").part_id, *(line for line in build.feasible_alternatives)]
+    assert not any("raspberry" in each.lower() for each in gpus), gpus
+    pinned = recommend(edge, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
+    assert any("vllm runs on a GPU" in blocker and "llama_cpp" in blocker for blocker in pinned.blockers), \
+        pinned.blockers
