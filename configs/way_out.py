@@ -65,7 +65,8 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
     gpu, assembly = platform_for_ram(alternative, found[1], found[0], holding)  # the card and platform it is built on
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     rate, slow = slow_decode(alternative, gpu, assembly)
-    pace = training_pace(alternative, gpu)
+    pace = "" if slow else datasheet_pace(alternative, gpu) or (
+        f"~{rate:,.1f} tokens/s per stream with what runs from the build's RAM" if rate else "")
     need_gib = needed_bytes(alternative, gpu) / GIB
     return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "
@@ -76,10 +77,11 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
                        tight=memory_fit(alternative, gpu) == TIGHT)
 
 
-def training_pace(ctx: Context, gpu: Part) -> str:
-    """A training way out's rate and epoch on its GPUs' datasheet, as its build would say them (audit XJ8: a 12T-token
-    pretraining run offered 8 x RTX PRO 4000 with no time, ~35 years)."""
-    if ctx.answers.task.mode != "training":
+def datasheet_pace(ctx: Context, gpu: Part) -> str:
+    """A way out's speed on its GPUs' datasheet, as its build would say it: a training run's rate and epoch (audit
+    XJ8: a 12T-token pretraining run offered 8 x RTX PRO 4000 with no time, ~35 years), a server's decode and first
+    token; none where part of the job runs from RAM, which its build times (slow_decode)."""
+    if ctx.answers.task.mode == "inference" and runs_from_ram(ctx, gpu):
         return ""
     prediction = job_prediction(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
     return DATASHEET_PACE + prediction.summary[0] if prediction is not None and prediction.summary else ""

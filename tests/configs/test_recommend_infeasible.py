@@ -435,3 +435,21 @@ def test_a_gpu_engine_at_the_edge_is_never_offered_a_cpu_board(catalog):
     pinned = recommend(edge, catalog, pins={"gpu": ("raspberry-pi-4b-8gb", 1)}, today=TODAY)
     assert any("vllm runs on a GPU" in blocker and "llama_cpp" in blocker for blocker in pinned.blockers), \
         pinned.blockers
+
+
+def test_every_way_out_of_a_server_says_how_fast_it_decodes(catalog):
+    # Audit XL9: Trinity-Mini (26B, 3B active, 128 experts) in Q8_0 under llama.cpp at 32k for EUR 2,500, used cards
+    # allowed: the two-card layer split that keeps Q8_0 was offered with no rate beside int4's ~188 tokens/s.
+    trinity = answers(**{**custom(26_000_000_000, 32, 2048, 32, 4, 200_192, 8192),
+                         "workload__active_parameters": 3_000_000_000, "workload__experts_count": 128,
+                         "workload__experts_per_token": 8, "workload__head_dim": 128,
+                         "workload__sliding_window_tokens": 2048, "workload__sliding_window_layers": 24,
+                         "workload__sequence_length": 32_768, "workload__batch_size": 1, "task__mode": "inference",
+                         "task__precision": "int8", "task__serving_engine": "llama_cpp",
+                         "task__quantization": "gguf_q8_0", "task__generated_tokens": 1024,
+                         "budget__amount": 2500.0, "budget__currency": "EUR", "budget__condition": "used"})
+    build = recommend(trinity, catalog, today=TODAY)
+    builds = [line for line in build.feasible_alternatives if "GiB per GPU fits" in line]
+    assert len(builds) >= 3
+    assert all(re.search(r"~[\d,.]+ tokens/s per stream", line) for line in builds), builds
+    assert any("datasheet" in line for line in builds)
