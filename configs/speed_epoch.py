@@ -6,6 +6,7 @@ from __future__ import annotations
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.presets import counted_denoiser
 
 
 def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[float, str, bool]:
@@ -26,7 +27,9 @@ def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[flo
         tokens = size / sp.BYTES_PER_TEXT_TOKEN
         return tokens / rate, f"~{_tokens_text(tokens)} tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each", False
     if data.kind == "images" and (data.images_count or size):
-        per_sample = shape.sequence_length if shape.kind == "transformer" else 1
+        # A transformer's rate counts its tokens, a denoiser timed from its counted FLOPs its images.
+        per_sample = shape.sequence_length if shape.kind == "transformer" and not counted_denoiser(answers, shape) \
+            else 1
         if data.images_count:
             return data.images_count * per_sample / rate, f"{data.images_count:,} images (data.images_count)", True
         images = size / sp.BYTES_PER_IMAGE

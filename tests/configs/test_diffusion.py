@@ -77,9 +77,11 @@ def test_a_denoiser_trains_from_its_counted_flops(catalog, latent_tokens, gflops
             "workload__batch_size": 2048, "workload__frozen_parameters": 437_700_000,
             "workload__frozen_precision": "fp16", "task__mode": "training", "task__precision": "amp_fp16",
             "task__accumulation_steps": 16, "task__cache_embeddings": True, "data__kind": "images",
-            "scale__gpu_count": 8, "scale__sharding": "zero2", "budget__amount": 5e6}
+            "data__images_count": 1_000_000, "scale__gpu_count": 8, "scale__sharding": "zero2", "budget__amount": 5e6}
     build = recommend(answers(**unet), catalog, pins={"gpu": ("a100-40gb-sxm", 8)}, today=TODAY)
-    assert build.speed.figures["training_samples_per_s"] == pytest.approx(published, rel=0.35)
+    rate = build.speed.figures["training_samples_per_s"]
+    assert rate == pytest.approx(published, rel=0.35)
+    assert build.speed.figures["epoch_hours"] == pytest.approx(1e6 / rate / 3600, rel=0.01)  # images at that rate
     assert "images/s training" in build.speed.summary[0]
     assert not [line for line in ignored_answer_warnings(answers(**unet), model_shape(answers(**unet).workload)[0])
                 if "forward_gflops" in line]
