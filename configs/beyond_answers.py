@@ -242,15 +242,20 @@ def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -
         (timed, answers, pins), *build.applicable_alternatives[1:])), other
 
 
-# How a training way out's pace is reckoned before its build is made (way_out.training_pace): the datasheet's, an upper
-# bound where the build's slots give the cards fewer lanes or an older PCIe generation.
+# How a way out's pace is reckoned before its build is made (way_out.datasheet_pace): the datasheet's, an upper bound
+# where the build's slots give the cards fewer lanes or an older PCIe generation; with part of the job in the RAM its
+# assembly holds, that RAM's.
 DATASHEET_PACE = "on the cards' datasheet and full x16 links: "
+RAM_PACE = "with what runs from the build's RAM: "
 
 
 def _without_pace(line: str) -> str:
-    """A training way out's line without its datasheet pace, for its build's own."""
-    head, found, _ = line.rpartition(f"; {DATASHEET_PACE}")
-    return head if found else line
+    """A way out's line without the pace reckoned before its build, for its build's own."""
+    for pace in (DATASHEET_PACE, RAM_PACE):
+        head, found, _ = line.rpartition(f"; {pace}")
+        if found:
+            return head
+    return line
 
 
 def _under_target(other: Build) -> str:

@@ -161,9 +161,9 @@ def trains_at_precision(ctx: Context, gpu: Part) -> bool:
 
 def weight_format_problem(ctx: Context, gpu: Part) -> str:
     """Why the card has no kernels for the engine or the weights, "" where it has: vLLM and SGLang need a GPU; FP8
-    weights need an Ampere or later card (vLLM
-    and SGLang run them natively from Ada and Hopper and as FP8 W8A16 Marlin kernels on Ampere, compute capability
-    8.0), AWQ Turing (7.5) or later (vLLM's supported-hardware table: not on Volta; GPTQ there)."""
+    weights need an Ampere or later card (vLLM and SGLang run them natively from Ada and Hopper and as FP8 W8A16
+    Marlin kernels on Ampere, compute capability 8.0), AWQ Turing (7.5) or later (vLLM's supported-hardware table: not
+    on Volta; GPTQ there)."""
     task = ctx.answers.task
     if task.mode != "inference":
         return ""

@@ -11,7 +11,7 @@ from typing import Callable, Mapping, TypeVar
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import TIGHT, Assembly, Context, fits_on, memory_fit, memory_on, needed_bytes
-from pth_top.configs.beyond_answers import DATASHEET_PACE, slow_rate_text
+from pth_top.configs.beyond_answers import DATASHEET_PACE, RAM_PACE, slow_rate_text
 from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.levers import queued_label
 from pth_top.configs.market import money as market_money
@@ -66,7 +66,7 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
     rate, slow = slow_decode(alternative, gpu, assembly)
     pace = "" if slow else datasheet_pace(alternative, gpu) or (
-        f"~{rate:,.1f} tokens/s per stream with what runs from the build's RAM" if rate else "")
+        f"{RAM_PACE}~{rate:,.1f} tokens/s per stream" if rate else "")
     need_gib = needed_bytes(alternative, gpu) / GIB
     return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "

@@ -453,3 +453,12 @@ def test_every_way_out_of_a_server_says_how_fast_it_decodes(catalog):
     assert len(builds) >= 3
     assert all(re.search(r"~[\d,.]+ tokens/s per stream", line) for line in builds), builds
     assert any("datasheet" in line for line in builds)
+
+
+def test_a_way_out_timed_from_its_builds_ram_says_its_rate_once():
+    # The pace a way out is given before its build (datasheet, or its assembly's RAM) yields to the build's own.
+    from pth_top.configs.beyond_answers import DATASHEET_PACE, RAM_PACE, _without_pace
+
+    assert _without_pace(f"a: 8 GiB; build €1; {RAM_PACE}~67.0 tokens/s per stream") == "a: 8 GiB; build €1"
+    assert _without_pace(f"a: 8 GiB; build €1; {DATASHEET_PACE}~9 tokens/s per stream") == "a: 8 GiB; build €1"
+    assert _without_pace("a: 8 GiB; build €1") == "a: 8 GiB; build €1"
