@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from pth_top.configs.answer_types import Task, Workload
+from pth_top.configs.answer_types import Data, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import ignored_answer_warnings, model_presets, model_shape
+from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import forward_flops_per_sample
 
 
@@ -170,3 +171,11 @@ def test_a_video_cnn_keeps_each_frame_of_its_clips(frames, published_mib):
     assert allocated(1) < 0.5 * published_mib
     assert "x 8 frames a clip" in model_shape(Workload(preset="custom", kind="cnn", parameters=24_300_000,
                                                        input_size_px=224, frames_per_sample=8))[1]
+
+
+def test_a_video_models_epoch_counts_its_clips():
+    # Audit XN9: TSM's 240,000 Kinetics clips were timed as "1M samples", the data.images_count answer unread.
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=24_300_000, input_size_px=224,
+                                        frames_per_sample=8), data=Data(kind="video", images_count=240_000))
+    seconds, basis, counted = epoch_seconds(answers, model_shape(answers.workload)[0], 100.0)
+    assert (seconds, counted) == (2400.0, True) and "240,000 clips" in basis

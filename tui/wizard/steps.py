@@ -114,7 +114,8 @@ STEPS: tuple[StepSpec, ...] = (
         "Dataset size decides the storage class (SATA <= 50 GB, NVMe, RAID 0 from 4 TB; guide §3.2) and the "
         "RAM floor (32 GB from 100 GB of data; guide §3.1)."
     ), (("data", "dataset_size_gb", "Dataset size (GB)"), ("data", "kind", "Data kind"),
-        ("data", "tokens_count", "Tokens an epoch (0: from GB)"), ("data", "images_count", "Images an epoch (0: GB)"))),
+        ("data", "tokens_count", "Tokens an epoch (0: from GB)"),
+        ("data", "images_count", "Images/clips an epoch (0: GB)"))),
     StepSpec("scale", "Scale", (
         "GPUs in one machine (1-8). ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP also "
         "weights, each divided by the GPU count. ZeRO-Offload keeps optimizer states in CPU RAM (sized for it)."
