@@ -121,10 +121,10 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
             if pixels else 0.0
         dense, instance = dense_prediction(workload), workload.dense_head == "instance"
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
-        width = dense_prediction_factor(workload.parameters, workload.layers) if dense else \
-            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else max(1.0, math.sqrt(ratio)) * query
-        elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         flops = max(1.0, math.sqrt(ratio))
+        width = dense_prediction_factor(workload.parameters, workload.layers) if dense else \
+            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query
+        elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         origin = "activations scaled from ResNet-50's per-pixel count" + (
             _segmentation_origin(workload, width) if dense else
             f" x {width:g}, a one-stage instance segmenter's (its mask branch at 1/4 scale: mmdet's SOLO R-50 8.0 GB "

@@ -126,7 +126,7 @@ def estimate_training(
         autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,
     )
     formula.append(activation_line)
-    if foreach_step and sharding not in ("zero_offload", "fsdp_offload"):  # an offloaded step runs on the CPU
+    if foreach_step:
         shard = n if stage >= 1 else 1
         excess, line = methods.foreach_step_bytes(states.trainable_parameters / shard,
                                                   2.0 if mixed_layout == "bf16_pure" else 4.0, activations)

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.speed_speculative import speculative_factor, speculative_text
 
 if TYPE_CHECKING:
@@ -367,10 +368,15 @@ def transformer_flops_per_token(parameters: float, layers: int, hidden: int, con
 
 
 def sample_flops_per_step(forward_flops: float, method: str, recompute: str) -> tuple[float, str]:
-    """A CNN or generic model: forward x 3 for training (backward ~2x forward), forward only with a frozen
-    backbone; full recompute adds a forward."""
+    """A model given by its forward FLOPs: forward x 3 for training (backward ~2x forward), x 2 with adapters
+    (backward computes the activations' gradients only), forward only with a frozen backbone; full recompute adds a
+    forward."""
     if method == "frozen":
         return forward_flops, "1 x forward (backbone frozen)"
+    if method in ADAPTER_METHODS:
+        passes = 3 if recompute == "full" else 2
+        return passes * forward_flops, f"{passes} x forward (backward's activation gradients; adapters" + (
+            "; recomputed forward)" if recompute == "full" else ")")
     if recompute == "full":
         return 4 * forward_flops, "4 x forward (forward, backward 2x, recomputed forward)"
     return 3 * forward_flops, "3 x forward (backward ~2x forward)"

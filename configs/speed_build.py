@@ -142,7 +142,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
-    moe = shape.active < shape.parameters
+    moe = mixture(shape)
     looped = moe and engine == "hf_generate" and task.experts_loop  # transformers 4.x's Python loop over the experts
     fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
     out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
@@ -226,10 +226,6 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     if counted_denoiser(answers, shape):  # audit XM9: SD2's UNet timed at 6N a latent token was 5x slow
         given = answers.workload.forward_gflops_per_sample
         per_sample, passes = sp.sample_flops_per_step(given * 1e9, method, recompute)
-        if method in methods.ADAPTER_METHODS:  # adapters: backward computes the activations' gradients only
-            per_sample, passes = per_sample * 2 / 3 if recompute != "full" else per_sample * 3 / 4, (
-                "2 x forward (backward's activation gradients; adapters)" if recompute != "full" else
-                "3 x forward (backward's activation gradients; adapters; recomputed forward)")
         return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
                             f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":

@@ -26,13 +26,11 @@ def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[flo
     if data.kind == "text" and shape.kind == "transformer" and size:
         tokens = size / sp.BYTES_PER_TEXT_TOKEN
         return tokens / rate, f"~{_tokens_text(tokens)} tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each", False
+    # A transformer's rate counts its tokens, a CNN's or a denoiser timed from its counted FLOPs its samples.
+    per_sample = shape.sequence_length if shape.kind == "transformer" and not counted_denoiser(answers, shape) else 1
     if data.kind == "video" and data.images_count:  # a clip a sample (audit XN9: TSM's epoch said 1M samples)
-        per_clip = shape.sequence_length if shape.kind == "transformer" and not counted_denoiser(answers, shape) else 1
-        return data.images_count * per_clip / rate, f"{data.images_count:,} clips (data.images_count)", True
+        return data.images_count * per_sample / rate, f"{data.images_count:,} clips (data.images_count)", True
     if data.kind == "images" and (data.images_count or size):
-        # A transformer's rate counts its tokens, a denoiser timed from its counted FLOPs its images.
-        per_sample = shape.sequence_length if shape.kind == "transformer" and not counted_denoiser(answers, shape) \
-            else 1
         if data.images_count:
             return data.images_count * per_sample / rate, f"{data.images_count:,} images (data.images_count)", True
         images = size / sp.BYTES_PER_IMAGE

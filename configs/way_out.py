@@ -19,7 +19,7 @@ from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import platform_for_ram, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
-from pth_top.configs.speed_build import device_for, inference, job_figures, job_prediction
+from pth_top.configs.speed_build import device_for, inference, job_prediction
 from pth_top.units import GIB
 
 Found = TypeVar("Found")  # what an attempt at a request count found
@@ -64,9 +64,10 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
     holding = None if gpus is not None or "gpu" in alternative.pins else [part for part, fits in ranked if fits]
     gpu, assembly = platform_for_ram(alternative, found[1], found[0], holding)  # the card and platform it is built on
     count = f"{alternative.gpu_count} x " if alternative.gpu_count > 1 else ""
-    rate, slow = slow_decode(alternative, gpu, assembly)
-    pace = "" if slow else datasheet_pace(alternative, gpu) or (
-        f"{RAM_PACE}~{rate:,.1f} tokens/s per stream" if rate else "")
+    prediction, from_ram = way_out_prediction(alternative, gpu, assembly)
+    rate, slow = slow_decode(alternative, prediction)
+    pace = "" if slow else (f"{RAM_PACE}~{rate:,.1f} tokens/s per stream" if rate else "") if from_ram else \
+        DATASHEET_PACE + prediction.summary[0] if prediction is not None and prediction.summary else ""
     need_gib = needed_bytes(alternative, gpu) / GIB
     return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "
@@ -77,33 +78,29 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
                        tight=memory_fit(alternative, gpu) == TIGHT)
 
 
-def datasheet_pace(ctx: Context, gpu: Part) -> str:
-    """A way out's speed on its GPUs' datasheet, as its build would say it: a training run's rate and epoch (audit
-    XJ8: a 12T-token pretraining run offered 8 x RTX PRO 4000 with no time, ~35 years), a server's decode and first
-    token; none where part of the job runs from RAM, which its build times (slow_decode)."""
-    if ctx.answers.task.mode == "inference" and runs_from_ram(ctx, gpu):
-        return ""
-    prediction = job_prediction(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
-    return DATASHEET_PACE + prediction.summary[0] if prediction is not None and prediction.summary else ""
+def way_out_prediction(ctx: Context, gpu: Part, assembly: Assembly) -> tuple[sp.Prediction | None, bool]:
+    """The job's speed on a way out's GPUs before its build is made, and whether part of it runs from the assembly's
+    RAM: then at that RAM's rate, else on the GPUs' datasheet (audit XJ8: a 12T-token pretraining run offered 8 x RTX
+    PRO 4000 with no time, ~35 years)."""
+    shape = ctx.shape
+    if ctx.answers.task.mode == "inference" and runs_from_ram(ctx, gpu):  # layers or experts on the CPU
+        cpu, kit = assembly.chosen.get("cpu"), assembly.chosen.get("memory_kit")
+        device = with_ram_split(device_for(dict(gpu.spec), gpu.name, ctx.gpu_count, ctx.answers, shape, None),
+                                ctx.answers, shape, memory_on(ctx, gpu), dict(cpu[0].spec) if cpu else None,
+                                dict(kit[0].spec) if kit else None, kit[1] if kit else 0)
+        return inference(ctx.answers, shape, device), True
+    return job_prediction(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count), False
 
 
-def slow_decode(ctx: Context, gpu: Part, assembly: Assembly | None = None) -> tuple[float, str]:
-    """A language model's decode rate a stream on these GPUs (their datasheet; with what runs from the assembly's
-    RAM), and why it is too slow to serve the job (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); ""
-    where it is not."""
+def slow_decode(ctx: Context, prediction: sp.Prediction | None) -> tuple[float, str]:
+    """A language model's decode rate a stream in the way out's prediction, and why it is too slow to serve the job
+    (under the stated target, or under SLOW_DECODE_TOKENS_PER_S); "" where it is not."""
     task, shape = ctx.answers.task, ctx.shape
     if task.mode != "inference" or shape.kind != "transformer" or shape.denoising_steps or forward_only(shape):
         return 0.0, ""
     stated = sp.stated_target(task)
     floor = stated[1] if stated is not None and stated[0].decode else sp.SLOW_DECODE_TOKENS_PER_S
-    if assembly is not None and runs_from_ram(ctx, gpu):  # layers or experts on the CPU: at its RAM's rate
-        cpu, kit = assembly.chosen.get("cpu"), assembly.chosen.get("memory_kit")
-        device = with_ram_split(device_for(dict(gpu.spec), gpu.name, ctx.gpu_count, ctx.answers, shape, None),
-                                ctx.answers, shape, memory_on(ctx, gpu), dict(cpu[0].spec) if cpu else None,
-                                dict(kit[0].spec) if kit else None, kit[1] if kit else 0)
-        figures = inference(ctx.answers, shape, device).figures
-    else:
-        figures = job_figures(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    figures = prediction.figures if prediction is not None else {}
     idle = figures.get("decode_tokens_per_s_per_stream", 0.0)
     rate = sp.held_rate(figures, stated[0]) if stated is not None and stated[0].decode else idle
     loaded = stated is not None and sp.held_under_load(figures, stated[0])
