@@ -23,7 +23,7 @@ from pth_top.configs.stacks import ForwardRuntime, KvCacheDtype, OptimizerKernel
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
 ModelKind = Literal["transformer", "cnn", "generic"]
-DenseHead = Literal["auto", "detection", "instance", "query", "segmentation"]
+DenseHead = Literal["auto", "detection", "instance", "query", "segmentation", "realtime_segmentation"]
 TaskMode = Literal["training", "inference"]
 DataKind = Literal["images", "text", "audio", "video", "tabular", "mixed"]
 Currency = Literal["CNY", "USD", "EUR"]
@@ -100,7 +100,8 @@ class Workload(Schema, frozen=True):
         "or Mask R-CNN, RetinaNet, Panoptic FPN, SOLOv2: ResNet-50's values a pixel, or its FLOPs' square root), "
         "instance (a one-stage instance segmenter whose mask branch writes a mask a grid cell at 1/4 scale: SOLO, "
         "decoupled SOLO: 2.1x), query (a DETR-family transformer head over the backbone's maps: Deformable DETR, "
-        "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (UPerNet, OCRNet, DeepLabV3+: 3.5x), or "
+        "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (UPerNet, OCRNet, DeepLabV3+: 3.5x), "
+        "realtime_segmentation (a real-time segmenter, STDC, BiSeNet, DDRNet, PIDNet, Fast-SCNN: 1.25x), or "
         "auto: segmentation's at 512 px or more without forward_gflops_per_sample"))] = "auto"
     activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, (
         "CNN values saved for backward per sample, ~2x timm's infer_macts for a ResNet (ResNet-50: 21.5M, timm's "

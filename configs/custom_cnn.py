@@ -21,6 +21,12 @@ DENSE_PREDICTION_ACTIVATION_FACTOR = 3.5
 # per pixel x ResNet-50's Fast-SCNN (1.1M) 0.98, CGNet (0.5M) 1.24, BiSeNetV2 (3.4M) 1.14, ERFNet (2.1M) 1.80.
 LIGHT_SEGMENTATION_PARAMETERS = 5_000_000
 LIGHT_SEGMENTATION_ACTIVATION_FACTOR = 1.8
+# A real-time segmenter said so (workload.dense_head = "realtime_segmentation") at any size: mmseg's Cityscapes tables
+# (Mem GiB, fp32, less weights) give STDC1 (8.4M, 12 images of 512x1024) 0.71, STDC2 0.82, BiSeNetV1 R-18 (13M) 0.85,
+# Fast-SCNN 0.98, BiSeNetV2 1.14, CGNet 1.24; at 3.5x STDC1 was 35.8 GiB against 7.15 (audit XN9). Parameters cannot
+# tell it from a dilated net of its size (DeepLabV3+ M-V2-D8, ~15M: 2.8x), so it is said, not guessed. ERFNet (1.8x)
+# keeps its 1/8 maps through 16 blocks: a "segmentation" net under 5M parameters.
+REALTIME_SEGMENTATION_ACTIVATION_FACTOR = 1.25
 # A deeper dilated backbone keeps its extra blocks at 1/8 of the input: mmseg's Cityscapes 512x1024 tables (Mem GiB, 2
 # images, fp32, less weights and SGD state) give R-101-D8 1.6x R-50-D8's (PSPNet 6.1 and 9.6, CCNet 6.0 and 9.5), so
 # a segmentation net's factor grows 0.6 for each 51 weight layers past ResNet-50's 50 (audit XE6: CCNet R-101 -30 %).
@@ -72,7 +78,7 @@ CNN_KERNELS_PER_LAYER = 3.5
 
 def dense_prediction(workload: Workload) -> bool:
     """Sized as a segmentation net: said so, or at 512 px or more with neither FLOPs nor a count (dense_head auto)."""
-    return workload.dense_head == "segmentation" or (
+    return workload.dense_head in ("segmentation", "realtime_segmentation") or (
         workload.dense_head == "auto" and not workload.forward_gflops_per_sample
         and workload.input_size_px >= DENSE_PREDICTION_PX)
 
@@ -82,9 +88,11 @@ def light_segmentation(parameters: int) -> bool:
     return 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS
 
 
-def dense_prediction_factor(parameters: int, layers: int = 0) -> float:
-    """Per pixel x ResNet-50's for a segmentation net: a real-time one's (under 5M parameters), or a heavy head's,
-    grown with a backbone deeper than ResNet-50 (its weight layers, where given)."""
+def dense_prediction_factor(parameters: int, layers: int = 0, realtime: bool = False) -> float:
+    """Per pixel x ResNet-50's for a segmentation net: a real-time one's (said so, or under 5M parameters), or a heavy
+    head's, grown with a backbone deeper than ResNet-50 (its weight layers, where given)."""
+    if realtime:
+        return REALTIME_SEGMENTATION_ACTIVATION_FACTOR
     if light_segmentation(parameters):
         return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
     deeper = max(0, layers - SEGMENTATION_BACKBONE_LAYERS)
@@ -93,8 +101,11 @@ def dense_prediction_factor(parameters: int, layers: int = 0) -> float:
 
 def _segmentation_origin(workload: Workload, width: float) -> str:
     """How a segmentation net's per-pixel factor was chosen: a real-time one's, or a heavy head's and its depth."""
-    at = "" if workload.dense_head == "segmentation" else f" at {DENSE_PREDICTION_PX} px or more"
-    if light_segmentation(workload.parameters):
+    at = "" if workload.dense_head != "auto" else f" at {DENSE_PREDICTION_PX} px or more"
+    if workload.dense_head == "realtime_segmentation":
+        kind, why = "real-time segmentation net's", (
+            " (said so: mmseg's STDC, BiSeNet, Fast-SCNN and CGNet 0.7-1.24x")
+    elif light_segmentation(workload.parameters):
         kind, why = "real-time segmentation net's", (
             f" under {LIGHT_SEGMENTATION_PARAMETERS / 1e6:g}M parameters (its maps are narrow: Fast-SCNN, CGNet, "
             "BiSeNetV2 and ERFNet 1.0-1.8x in mmseg's tables")
@@ -103,7 +114,8 @@ def _segmentation_origin(workload: Workload, width: float) -> str:
         kind, why = "segmentation net's", (
             " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
             "2.5-2.7x; a backbone deeper than ResNet-50 grows it by its weight layers, workload.layers: a "
-            f"dilated R-101 1.6x{depth}")
+            f"dilated R-101 1.6x{depth}; a real-time one, STDC, BiSeNet, DDRNet, PIDNet, 1.25x: workload.dense_head = "
+            "\"realtime_segmentation\"")
     return (f" x {width:.3g}, a {kind}{at}{why}; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: "
             "workload.dense_head = \"detection\"; or give workload.activation_elements_per_sample)")
 
@@ -122,7 +134,8 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         dense, instance = dense_prediction(workload), workload.dense_head == "instance"
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
         flops = max(1.0, math.sqrt(ratio))
-        width = dense_prediction_factor(workload.parameters, workload.layers) if dense else \
+        width = dense_prediction_factor(workload.parameters, workload.layers,
+                                        workload.dense_head == "realtime_segmentation") if dense else \
             INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         origin = "activations scaled from ResNet-50's per-pixel count" + (

@@ -148,6 +148,20 @@ def test_a_real_time_segmenter_under_5m_parameters_is_sized_at_its_own_narrow_ma
         0].activation_elements_per_sample == pytest.approx(3.5 * 21_530_496 * 724 ** 2 / 224 ** 2, rel=0.01)
 
 
+def test_a_real_time_segmenter_said_so_is_sized_at_its_groups_density_at_any_size():
+    # Audit XN9: STDC1 (8.4M parameters, 12 images of 512x1024 in fp32: mmseg's 7.15 GB) came out 35.8 GiB a GPU at a
+    # heavy head's 3.5x; said a real-time segmenter it is 1.25x, and under 5M parameters too (not the light 1.8x).
+    for parameters in (8_400_000, 3_400_000, 13_000_000):
+        shape, origin = model_shape(Workload(preset="custom", kind="cnn", parameters=parameters, input_size_px=724,
+                                             dense_head="realtime_segmentation"))
+        assert shape.activation_elements_per_sample == pytest.approx(1.25 * 21_530_496 * 724 ** 2 / 224 ** 2,
+                                                                     rel=0.01)
+        assert "real-time segmentation net's" in origin and "said so" in origin
+    # Not said, a heavy head at 5M parameters or more is 3.5x, and its origin names the real-time head.
+    origin = model_shape(Workload(preset="custom", kind="cnn", parameters=8_400_000, input_size_px=724))[1]
+    assert "x 3.5" in origin and 'dense_head = "realtime_segmentation"' in origin
+
+
 def test_a_one_stage_instance_segmenter_keeps_twice_a_detectors_values():
     # Audit XH7: SOLO R-50 (mmdet: 8.0 GB at 2 images of 1333x800, fp32) had no head of its own: as a detector 4.3 GiB,
     # an 8 GB card called a fit; as a segmentation net 12.8 GiB. Its mask branch at 1/4 scale keeps 2.1x.
