@@ -28,8 +28,13 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
         return []
     found = _levers_on(ctx, card, pinned_context_for)
     first = next(found, None)
-    if first is None or first[0] == "" or not first[2]:  # the queue alone, or an engine that does not queue
-        return [first[1]] if first is not None else []
+    if first is None:
+        return []
+    if first[0] == "" or not first[2]:  # the queue alone, or an engine that does not queue
+        # A way out under the rate asked (layers run by the CPU at ~2 tokens/s) is followed by the first that meets it
+        # (audit XO10: Goliath-120B on 2 owned 3090s was offered -ngl at 2.2, never Q2_K on them at ~9).
+        faster = next((each[1] for each in found if not each[1].slow_rate), None) if first[1].slow_rate else None
+        return [first[1], *([faster] if faster is not None else [])]
     alone = next((alternative for label, alternative, _ in found if label == ""), None)
     return [first[1]] + ([alone] if alone is not None else [])
 
