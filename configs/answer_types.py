@@ -94,7 +94,8 @@ class Workload(Schema, frozen=True):
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
     frames_per_sample: Annotated[int, whole(1, 4096, (
         "a video CNN's frames in one sample, a clip (TSN, TSM: 8 or 16): each frame keeps its own activations; "
-        "forward_gflops_per_sample is then the clip's"))] = 1
+        "forward_gflops_per_sample is then the clip's; a two-pathway net counts its narrow pathway's frames at their "
+        "width (SlowFast R50 4x16: 4 slow + 32 fast at 1/8 the channels = 8; 8x8: 12)"))] = 1
     dense_head: Annotated[DenseHead, Meta(description=(
         "a custom CNN's head where activation_elements_per_sample is not given: detection (an FPN detector, Faster "
         "or Mask R-CNN, RetinaNet, Panoptic FPN, SOLOv2: ResNet-50's values a pixel, or its FLOPs' square root), "

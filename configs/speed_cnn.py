@@ -72,13 +72,17 @@ def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str
         count = shape.activation_elements_per_sample / SAVED_PER_FORWARD_ACTIVATION
         return count, (f"{count / 1e6:.3g}M activations written forward (the {shape.activation_elements_per_sample:,}"
                        f" saved for backward / {SAVED_PER_FORWARD_ACTIVATION:.2f}, ResNet-50's ratio)")
-    pixels = workload.input_size_px ** 2
-    ratio = workload.forward_gflops_per_sample * 1e9 / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) if pixels else 1.0
+    # A clip's frames each write a frame's (audit XQ10: SlowFast's clip was one image as wide as its FLOPs, 33M
+    # written against the 172M its memory saved).
+    pixels, frames = workload.input_size_px ** 2, workload.frames_per_sample
+    ratio = workload.forward_gflops_per_sample * 1e9 / frames / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) \
+        if pixels else 1.0
     exponent = FEWER_FLOPS_EXPONENT if ratio < 1 else MORE_FLOPS_EXPONENT
-    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * ratio ** exponent
+    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * ratio ** exponent * frames
+    clip = f" x {frames} frames" if frames > 1 else ""
     return count, (f"{count / 1e6:.3g}M activations written forward (ResNet-50's at {workload.input_size_px} px x "
-                   f"its FLOPs' ratio {ratio:.3g}^{exponent:g}; workload.activation_elements_per_sample, ~2x timm's "
-                   "infer_macts for a ResNet, ~4-5x for a DenseNet, gives yours)")
+                   f"its FLOPs' ratio {ratio:.3g}^{exponent:g}{clip}; workload.activation_elements_per_sample, ~2x "
+                   "timm's infer_macts for a ResNet, ~4-5x for a DenseNet, gives yours)")
 
 
 def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, samples_per_gpu: float,

@@ -187,6 +187,19 @@ def test_a_video_cnn_keeps_each_frame_of_its_clips(frames, published_mib):
                                                        input_size_px=224, frames_per_sample=8))[1]
 
 
+@pytest.mark.parametrize(("slow", "fast", "gflops", "published_mib"), [(4, 32, 72.6, 6203), (8, 32, 131.8, 9062)])
+def test_a_two_pathway_video_cnn_counts_its_fast_frames_at_their_width(slow, fast, gflops, published_mib):
+    # Audit XQ10: mmaction2's SlowFast R50 4x16 and 8x8 (configs/recognition/slowfast/README.md, 8 clips a GPU, fp32
+    # SGD, 34.5M parameters, 36.3 and 65.9 GMACs): 6,203 and 9,062 MB. Given the clip's 32 frames it was 21.4 GiB for
+    # both; its fast pathway's frames are 1/8 as wide, so frames_per_sample = slow + fast / 8, as its description says.
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=34_500_000, input_size_px=224,
+                                        forward_gflops_per_sample=gflops, frames_per_sample=slow + fast // 8,
+                                        batch_size=8), task=Task(mode="training", precision="fp32", optimizer="sgd"))
+    allocated = estimate_memory(answers, model_shape(answers.workload)[0], cuda_context_bytes=0).total_bytes
+    assert allocated / 2**20 == pytest.approx(published_mib, rel=0.2)
+    assert "SlowFast" in Workload.__annotations__["frames_per_sample"].__metadata__[0].description
+
+
 def test_a_video_models_epoch_counts_its_clips():
     # Audit XN9: TSM's 240,000 Kinetics clips were timed as "1M samples", the data.images_count answer unread.
     answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=24_300_000, input_size_px=224,

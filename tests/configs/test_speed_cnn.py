@@ -129,6 +129,23 @@ def test_a_custom_cnn_without_flops_writes_forward_what_its_saved_count_gives():
     assert "^" not in text and "saved for backward" in text
 
 
+def test_a_video_clips_frames_each_write_a_frames_activations_forward():
+    # Audit XQ10: a clip's FLOPs were taken as one image's, 33M written forward a SlowFast clip whose memory saved 172M.
+    from pth_top.configs.speed_cnn import RESNET50_FORWARD_ACTIVATIONS, forward_activations
+
+    def written(frames: int) -> tuple[float, str]:
+        answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=24_000_000, input_size_px=224,
+                                            forward_gflops_per_sample=8.18 * frames, frames_per_sample=frames,
+                                            batch_size=8), task=Task(mode="training", precision="fp32"),
+                          data=Data(kind="video"))
+        return forward_activations(answers, model_shape(answers.workload)[0])
+
+    one, _ = written(1)
+    eight, text = written(8)
+    assert one == pytest.approx(RESNET50_FORWARD_ACTIVATIONS, rel=0.01) and eight == pytest.approx(8 * one, rel=0.01)
+    assert "x 8 frames" in text
+
+
 def test_a_custom_fpn_detector_without_flops_is_timed_at_faster_rcnns_flops_a_pixel():
     # Audit XB5: HTC R-50-FPN given as a detector (80M parameters, 1033 px) was timed at ResNet-50's 174 GFLOP, 2.5x
     # under the Faster R-CNN preset's counted 432 at the same size, and came out 98 images/s on 8 V100s (mmdet: 17.1).
