@@ -45,7 +45,16 @@ def keeps_the_job(before: Answers, after: Answers) -> bool:
     """Whether a change touches only the quality-free levers (QUALITY_FREE_FIELDS)."""
     if before.scenario != after.scenario:
         return False
-    return {(section, key) for section, key, _ in changed_answers(before, after)} <= QUALITY_FREE_FIELDS
+    changed = {(section, key) for section, key, _ in changed_answers(before, after)}
+    if mixed_precision_of_fp32(before, after):  # fp32 master weights: fp32's accuracy (arXiv:1710.03740)
+        changed.discard(("task", "precision"))
+    return changed <= QUALITY_FREE_FIELDS
+
+
+def mixed_precision_of_fp32(before: Answers, after: Answers) -> bool:
+    """Whether a change trains an fp32 full training job in bf16 mixed precision (its weights and states fp32)."""
+    return before.task.mode == after.task.mode == "training" and before.task.method == after.task.method == "full" \
+        and (before.task.precision, after.task.precision) == ("fp32", "bf16")
 
 
 def changed_answers(before: Answers, after: Answers) -> set[tuple[str, str, object]]:

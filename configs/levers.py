@@ -118,6 +118,11 @@ CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or to
                       "instead of the eager fp32 logits")
 
 
+# fp32 training's activations and logits in 16 bits, at the tensor cores' rate; its weights and states keep fp32.
+BF16_MIXED_LABEL = ("bf16 mixed precision (autocast: activations and logits in bf16 at the tensor cores' rate, fp32 "
+                    "master weights and optimizer states; the HF Trainer's bf16=True, task.precision = \"bf16\")")
+
+
 def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     """Answer changes that shrink GPU memory, cheapest lever first: what costs no quality (loss, recompute), then
     the optimizer, then adapters and quantization, then more GPUs of one machine, then a smaller model. Sharding
@@ -153,6 +158,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))
+        if task.precision == "fp32" and task.method == "full":  # audit XP10: TRL's DPO in fp32 OOMs an A100 (#3168)
+            changes.append((BF16_MIXED_LABEL, answers.with_precision("bf16")))
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         steps = [each for each in micro_batch_steps(ctx.shape, answers, 1) if each != smaller]
         at_one = [each for each in steps[1:] if micro_batch_of(each) == 1]  # after the recompute chain (review AF)

@@ -917,3 +917,25 @@ def test_a_micro_batch_lever_keeps_the_global_batch():
     for each in changed:
         micro = -(-48 // (each.task.accumulation_steps * 8))
         assert micro * each.task.accumulation_steps * 8 == 48, (micro, each.task.accumulation_steps)
+
+
+def test_an_fp32_full_training_job_is_offered_bf16_mixed_precision_first_on_its_card(catalog):
+    # Audit XP10: TRL's DPO quick start loaded in fp32 (Qwen2-0.5B and its reference model, 16 sequences of 1,024)
+    # runs out of an A100 80GB (huggingface/trl#3168; its maintainers' first answer is the dtype). The way out was a
+    # chunked loss at the fp32 CUDA-core rate, 11.6 h an epoch; bf16 mixed precision keeps fp32 master weights and
+    # states (fp32's accuracy, arXiv:1710.03740), fits and runs at the tensor cores' rate.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__layers=24,
+                  workload__hidden_size=896, workload__attention_heads=14, workload__kv_heads=2,
+                  workload__vocabulary_size=151_936, workload__intermediate_size=4864, workload__gated_mlp=True,
+                  workload__tied_embeddings=True, workload__sequence_length=1024, workload__batch_size=16,
+                  workload__frozen_parameters=494_000_000, workload__frozen_precision="fp32", task__mode="training",
+                  task__precision="fp32", task__method="full", task__optimizer="adamw", task__recompute="none",
+                  task__training_stack="hf_trainer", data__kind="text", data__tokens_count=106_000_000,
+                  budget__amount=3000.0, budget__currency="USD", budget__condition="used",
+                  budget__owned_gpu="a100-80gb-pcie", budget__owned_gpu_count=1)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.memory_fits
+    first = build.feasible_alternatives[0]
+    assert "keeping your" in first and "bf16 mixed precision" in first, build.feasible_alternatives
+    changed = job.with_precision("bf16")
+    assert keeps_the_job(job, changed) and not keeps_the_job(job.with_precision("int8"), changed)
