@@ -44,6 +44,10 @@ CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 # An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
 # 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
 DETECTION_FORWARD_FLOPS_PER_PIXEL = 432.0e9 / 1_066_400
+# A dilated segmentation net runs its last stages at 1/8 of the input: DeepLabV3+ R50-D8's 743 GFLOP counted on one
+# 512x1024 image (torch.utils.flop_counter), 8.7x ResNet-50's a pixel, grown with its backbone as its activations are
+# (audit XQ10: DANet R-101-D8 at ResNet-50's FLOPs a saved value ran 4.0 images/s on a V100 against mmseg's 1.99).
+SEGMENTATION_FORWARD_FLOPS_PER_PIXEL = 743.0e9 / (512 * 1024)
 
 
 # Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389
@@ -97,6 +101,18 @@ def dense_prediction_factor(parameters: int, layers: int = 0, realtime: bool = F
         return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
     deeper = max(0, layers - SEGMENTATION_BACKBONE_LAYERS)
     return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
+
+
+def heavy_segmentation(workload: Workload) -> bool:
+    """A segmentation net sized at a heavy head's factor: not a real-time one, said or under 5M parameters."""
+    return dense_prediction(workload) and workload.dense_head != "realtime_segmentation" \
+        and not light_segmentation(workload.parameters)
+
+
+def segmentation_forward_flops(workload: Workload) -> float:
+    """A heavy segmentation net's forward FLOPs an image: DeepLabV3+ R50-D8's a pixel, grown with its depth."""
+    depth = dense_prediction_factor(workload.parameters, workload.layers) / DENSE_PREDICTION_ACTIVATION_FACTOR
+    return SEGMENTATION_FORWARD_FLOPS_PER_PIXEL * workload.input_size_px ** 2 * depth
 
 
 def _segmentation_origin(workload: Workload, width: float) -> str:

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
-from pth_top.configs.custom_cnn import CNN_SCALED_BY_FLOPS, CNN_SCALED_BY_PIXELS, custom_cnn_shape, dense_prediction
+from pth_top.configs.custom_cnn import (
+    CNN_SCALED_BY_FLOPS,
+    CNN_SCALED_BY_PIXELS,
+    custom_cnn_shape,
+    dense_prediction,
+    heavy_segmentation,
+)
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.quantization import GGUF_FORMATS
 from pth_top.configs.tomlsource import read_toml
@@ -167,7 +173,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given and not dense_prediction(answers.workload) else CNN_SCALED_BY_PIXELS)
-    if kind == "cnn" and answers.workload.preset == "custom" and not given:
+    if kind == "cnn" and answers.workload.preset == "custom" and not given and not (
+            heavy_segmentation(answers.workload) and not answers.workload.activation_elements_per_sample):
         lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "

@@ -11,6 +11,8 @@ from pth_top.configs.custom_cnn import (
     DETECTION_FORWARD_FLOPS_PER_PIXEL,
     RESNET50_FORWARD_FLOPS,
     RESNET50_SAVED_ELEMENTS,
+    heavy_segmentation,
+    segmentation_forward_flops,
 )
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
@@ -116,6 +118,11 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (Faster R-CNN R50-FPN's counted FLOPs a pixel, 2.5x "
                            "ResNet-50's; a cascade's three heads and mask branches, Cascade R-CNN's or HTC's, run "
                            "2-3x more: give workload.forward_gflops_per_sample)")
+        if heavy_segmentation(workload) and not workload.activation_elements_per_sample:
+            flops = segmentation_forward_flops(workload)
+            return flops, (f"{flops / 1e9:.3g} GFLOP forward (DeepLabV3+ R50-D8's counted FLOPs a pixel, 8.7x "
+                           "ResNet-50's, grown with its backbone's depth, workload.layers; a head without dilation, "
+                           "UPerNet's, runs fewer: give workload.forward_gflops_per_sample)")
         flops = RESNET50_FORWARD_FLOPS / RESNET50_SAVED_ELEMENTS * shape.activation_elements_per_sample
         return flops, f"{flops / 1e9:.3g} GFLOP forward (ResNet-50's FLOPs per saved activation, scaled)"
     return 2.0 * shape.parameters, "2N FLOP forward (no architecture: one multiply-add per parameter)"

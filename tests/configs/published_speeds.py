@@ -4,8 +4,8 @@ Each case names its source (URL and what the figure is). The prediction must be 
 says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped catalog are read from it (the
 same path a build takes); others are given their datasheet figures here.
 
-Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 58 and
-published_workloads_large.py 12, test_requests.py 13): 159 here (285 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 59 and
+published_workloads_large.py 12, test_requests.py 13): 163 here (290 in all).
 """
 
 from __future__ import annotations
@@ -250,6 +250,20 @@ def cnn_inference(device: sp.Device, gflops: float, batch: int = 1, px: int = 64
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16", forward_runtime="compiled"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
+def dilated_segmentation_inference(parameters: int, layers: int) -> float:
+    """Images a second of a dilated (D8) segmentation net on a V100 SXM2, fp32 eager, batch 1, a whole 2048 x 1024
+    Cityscapes image as mmseg's benchmark runs it; its FLOPs are not given (DeepLabV3+ R50-D8's a pixel)."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=parameters, layers=layers,
+                                        input_size_px=1448, dense_head="segmentation", batch_size=1),
+                      task=Task(mode="inference", precision="fp32"))
+    model = model_shape(answers.workload)[0]
+    return speed_build.inference(answers, model, catalog_gpu("v100-32gb-sxm2", answers)).figures["samples_per_s"]
+
+
+MMSEG_V100 = ("github.com/open-mmlab/mmsegmentation configs/danet/README.md and configs/deeplabv3plus/README.md, "
+              "Cityscapes 512x1024 models, 'Inf time (fps)' on a V100, whole 2048 x 1024 images")
 
 
 # IBM's PowerMoE-3B (arXiv:2408.13359 Table 4: 32 layers of 1,536, 24 heads, 8 KV; 40 experts of 512, top 8; 3.3B,
@@ -931,6 +945,15 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("timm-convnext-tiny-5090-inference", f"{TIMM_5090_CNN}: "
                    "convnext_tiny, 5,940.47 img/s (4.47 GMACs, 13.44M activations)", 5940.47,
                    lambda: timm_inference("rtx-5090-32gb", 8.94, 224, 13.44)),
+    # Audit XQ10: at ResNet-50's FLOPs a saved value DANet R-101-D8 ran 4.0 images/s against 1.99 (custom_cnn.py).
+    PublishedSpeed("mmseg-danet-r50-d8-v100", f"{MMSEG_V100}: DANet R-50-D8, 2.66 fps", 2.66,
+                   lambda: dilated_segmentation_inference(49_800_000, 50)),
+    PublishedSpeed("mmseg-danet-r101-d8-v100", f"{MMSEG_V100}: DANet R-101-D8, 1.99 fps", 1.99,
+                   lambda: dilated_segmentation_inference(68_800_000, 101)),
+    PublishedSpeed("mmseg-deeplabv3plus-r50-d8-v100", f"{MMSEG_V100}: DeepLabV3+ R-50-D8, 3.94 fps", 3.94,
+                   lambda: dilated_segmentation_inference(43_600_000, 50)),
+    PublishedSpeed("mmseg-deeplabv3plus-r101-d8-v100", f"{MMSEG_V100}: DeepLabV3+ R-101-D8, 2.60 fps", 2.60,
+                   lambda: dilated_segmentation_inference(62_600_000, 101)),
     PublishedSpeed("dle-rn50-v100-inference-amp", f"{DLE_RN50}: V100 16GB inference, mixed precision, batch 256, "
                    "3,382 img/s", 3382, lambda: cnn_preset_inference("v100-16gb-sxm2", 256, channels_last=True)),
     PublishedSpeed("dle-rn50-t4-inference-amp", f"{DLE_RN50}: T4 inference, mixed precision, batch 256, "
