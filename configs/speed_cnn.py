@@ -87,14 +87,17 @@ def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str
 
 def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, samples_per_gpu: float,
                        training: bool) -> tuple[float, str]:
-    """A GPU's time for its inputs' activations through memory, and the formula's text; 0 for a CPU (its caches). A
-    frozen backbone's step is a forward pass; full recompute writes the forward's activations again."""
-    if shape.kind != "cnn" or device.fp32_tflops <= 0 or device.bandwidth_gb_per_s <= 0:
+    """A device's time for its inputs' activations through memory, and the formula's text: a GPU's, or a CPU board's
+    through its RAM (a Raspberry Pi's 1 MB of L2 holds none of them: torchvision's ShuffleNetV2 runs at 4 GB/s x its
+    activations, not its FLOPs, audit XN9). A frozen backbone's step is a forward pass; full recompute writes the
+    forward's activations again."""
+    if shape.kind != "cnn" or device.bandwidth_gb_per_s <= 0:
         return 0.0, ""
     task = answers.task
     channels_last = task.channels_last
     backward = training and task.method != "frozen"
-    compiled = not training and compiled_forward(answers)
+    # No TensorRT on a CPU board: its compiled pass (TorchScript, inductor) is timed as eager, no figure found for it.
+    compiled = not training and compiled_forward(answers) and device.fp32_tflops > 0
     forward = CNN_INFERENCE_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_INFERENCE_BYTES_PER_ACTIVATION
     per_activation = CNN_COMPILED_BYTES_PER_ACTIVATION if compiled else forward if not backward else (
         CNN_TRAINING_BYTES_PER_ACTIVATION_CHANNELS_LAST if channels_last else CNN_TRAINING_BYTES_PER_ACTIVATION)

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 59 and
-published_workloads_large.py 12, test_requests.py 13): 163 here (290 in all).
+published_workloads_large.py 12, test_requests.py 13): 168 here (295 in all).
 """
 
 from __future__ import annotations
@@ -250,6 +250,15 @@ def cnn_inference(device: sp.Device, gflops: float, batch: int = 1, px: int = 64
                                         forward_gflops_per_sample=gflops, batch_size=batch),
                       task=Task(mode="inference", precision="fp16", forward_runtime="compiled"))
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+
+
+def pi_cnn_inference(gflops: float, parameters: int) -> float:
+    """Frames a second of a torchvision CNN given its FLOPs, fp32 eager at batch 1 on a Raspberry Pi 4."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=parameters, input_size_px=224,
+                                        forward_gflops_per_sample=gflops, batch_size=1),
+                      task=Task(mode="inference", precision="fp32", forward_runtime="eager"))
+    return speed_build.inference(answers, model_shape(answers.workload)[0], catalog_gpu(PI_4, answers)).figures[
+        "samples_per_s"]
 
 
 def dilated_segmentation_inference(parameters: int, layers: int) -> float:
@@ -999,6 +1008,14 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("pytorch-rpi4-resnet50-fp32", f"{PYTORCH_RPI}: resnet50, 225.2 ms model time a frame (4.44 FPS; "
                    "8.18 GFLOPs, torchvision)", 1000 / 225.2,
                    lambda: cnn_preset_inference(PI_4, 1, precision="fp32")),
+    # Audit XN9: from its FLOPs alone ShuffleNetV2 x1.0 was ~94 FPS, 3.9x; its activations through the Pi's RAM set it.
+    *(PublishedSpeed(f"pytorch-rpi4-shufflenet-v2-{size}-fp32", f"{PYTORCH_RPI}: shufflenet_v2_{size}, {ms} ms model "
+                     f"time a frame ({gflops} GFLOPs, torchvision)", 1000 / ms,
+                     functools.partial(pi_cnn_inference, gflops, parameters))
+      for size, ms, gflops, parameters in (("x0_5", 18.2, 0.082, 1_366_792), ("x1_0", 37.7, 0.29, 2_278_604),
+                                           ("x1_5", 56.3, 0.60, 3_503_624), ("x2_0", 82.7, 1.18, 7_393_996))),
+    PublishedSpeed("pytorch-rpi4-googlenet-fp32", f"{PYTORCH_RPI}: googlenet, 132.0 ms model time a frame (3.0 GFLOPs, "
+                   "torchvision)", 1000 / 132.0, lambda: pi_cnn_inference(3.0, 6_624_904)),
     # --- encoders, one forward pass an input (configs/speed_forward.py: bidirectional attention, prefill fraction) ---
     PublishedSpeed("trt-bert-large-a100-fp16-s384-b128", f"{TRT_BERT}: A100 (40G), 163.70 ms average a batch, "
                    "782 sequences/s", 128 / 0.16370,

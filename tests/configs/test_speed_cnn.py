@@ -158,3 +158,23 @@ def test_a_custom_fpn_detector_without_flops_is_timed_at_faster_rcnns_flops_a_pi
     preset = Answers(workload=Workload(preset="faster-rcnn-r50-fpn", batch_size=1), task=detector.task)
     assert flops == pytest.approx(forward_flops_per_sample(preset, model_shape(preset.workload)[0])[0], rel=0.01)
     assert "a cascade's three heads" in text and "workload.forward_gflops_per_sample" in text
+
+
+def test_a_camera_at_30_fps_is_not_sold_a_raspberry_pi_that_runs_its_net_at_25(catalog):
+    # Audit XN9: ShuffleNetV2 x1.0 (0.28 GFLOP) in fp32 on a Raspberry Pi 4 runs 37.7 ms a frame (PyTorch's realtime_rpi
+    # tutorial); timed from its FLOPs alone it was ~94 FPS and a $400 buyer of 30 FPS got the Pi. Its activations
+    # through the Pi's RAM set it, and a compiled pass there (no TensorRT) is not timed faster.
+    import datetime as dt
+
+    from pth_top.configs.recommend import recommend
+    from tests.configs.builders import answers
+
+    job = answers("edge_deployment", workload__preset="custom", workload__kind="cnn", workload__parameters=2_278_604,
+                  workload__layers=56, workload__input_size_px=224, workload__forward_gflops_per_sample=0.28,
+                  workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                  task__target_samples_per_s=30.0, budget__amount=400.0, budget__currency="USD")
+    build = recommend(job, catalog, today=dt.date(2026, 11, 1))
+    gpu = build.component("gpu")
+    rate = build.speed.figures["samples_per_s"]
+    assert gpu.part_id != "raspberry-pi-4b-8gb" or (not build.feasible and 20 < rate < 30), (gpu.part_id, rate)
+    assert not any("compiled forward pass" in line and "Raspberry Pi" in line for line in build.feasible_alternatives)
