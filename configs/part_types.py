@@ -126,7 +126,7 @@ class Gpu(PartFields, frozen=True, kw_only=True):
     old_stock_in: list[Market] = []  # end of life (used_only), yet a dated new listing there: sold new in these
     # Devices torch sees per package (an MI250X is two GCDs): benches.client.peaks divides the peaks by it.
     devices_per_package: AtLeastOne = 1
-    # A desktop_system (DGX Spark) is a whole computer: the drive it ships with; 0 for a card or module.
+    # The drive a desktop_system (DGX Spark, a whole computer) or an edge kit (Seeed's reComputer) ships with; 0: none.
     included_storage_gb: Number = 0
     # An edge module whose carrier board has a microSD slot it boots from (the Jetson Orin Nano developer kit).
     microsd_slot: bool = False

@@ -51,6 +51,11 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
         capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
                                                f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")
         class_line = "edge module: storage by the module's own interface"
+    included = edge_module.get("included_storage_gb", 0) if edge_module is not None else 0
+    if included and included >= capacity.value:  # a kit that ships with its drive (audit XR11: one more was bought)
+        asm.reasons["gpu"].append(f"{edge_module.name} ships with a {included:,.0f} GB drive, "
+                                  f"no drive bought: {capacity.reason}")
+        return
     stored = task.precision if task.mode == "inference" else "bf16"
     weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(stored, 2) / 1e9
     if klass == "any_ssd" and weights_gb > ctx.rules.storage.sata_max_dataset_gb and edge_module is None:

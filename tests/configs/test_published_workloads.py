@@ -87,6 +87,22 @@ def test_edge_modules_rank_as_published(catalog):
     assert predicted[nano.id] < speed_of(orin) < speed_of(unpinned)
 
 
+def test_an_edge_kit_that_ships_with_its_drive_is_not_sold_another(catalog):
+    # Audit XR11: InternLM-20B in 4 bits on a Jetson Orin NX 16GB (LMDeploy-Jetson: 14.7 of 16 GB) for $1,500, the price
+    # of Seeed's reComputer Super J4012 with its 128 GB NVMe SSD; an $89 drive was added and the build refused.
+    job = answers("edge_deployment", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=19_860_000_000, workload__layers=60, workload__hidden_size=5120,
+                  workload__attention_heads=40, workload__kv_heads=40, workload__vocabulary_size=103_168,
+                  workload__intermediate_size=13_824, workload__gated_mlp=True, workload__sequence_length=256,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__quantization="gguf_q4_0", task__serving_engine="llama_cpp", task__generated_tokens=128,
+                  budget__amount=1500.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").part_id == "jetson-orin-nx-16gb-super", build.blockers
+    assert build.component("storage") is None
+    assert any("ships with a 128 GB drive" in line for line in build.component("gpu").reasoning)
+
+
 def test_a_diffusion_lora_build_has_ram_for_the_16_bit_files_it_reads(catalog):
     # ai-toolkit reads FLUX.1-dev's 23.8 GB transformer and 9.5 GB T5 encoder at 16 bit before quantizing them.
     flux = next(case for case in CASES if case.id == "ai-toolkit-flux1-dev-lora-fits-24-gb")
