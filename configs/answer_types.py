@@ -92,6 +92,11 @@ class Workload(Schema, frozen=True):
         "caches (Whisper: at most 448, where s is its 1,500 audio frames)"))] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
     input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
+    weights_file_gb: Annotated[float, Meta(ge=0, le=100_000, description=(
+        "a quantized model's weight files as published, in GB (a GGUF's size on Hugging Face, all its parts): its "
+        "weights are counted at that size instead of the format's bits a weight, which under 4 bits differ by model "
+        "and quantizer (llama.cpp's Q2_K: 3.16 bits on Llama 3.1 8B, 3.26 on MiMo-V2.6's 126 GB file; 0: from the "
+        "format)"))] = 0.0
     frames_per_sample: Annotated[int, whole(1, 4096, (
         "a video CNN's frames in one sample, a clip (TSN, TSM: 8 or 16): each frame keeps its own activations; "
         "forward_gflops_per_sample is then the clip's; a two-pathway net counts its narrow pathway's frames at their "

@@ -37,7 +37,7 @@ from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
 from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
-from pth_top.configs.quantization import FORMATS, formats_of
+from pth_top.configs.quantization import FORMATS, QUANTIZED_BITS_PER_PARAMETER, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 from pth_top.configs.vision_encoder import answer_problems as vision_answer_problems
@@ -334,6 +334,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         formats = formats_of(task.precision)
         problems.append(("task", "quantization", f"{task.quantization} stores {FORMATS[task.quantization].precision} "
                          f"weights; {task.precision} takes " + ", ".join(("auto", *formats))))
+    if workload.weights_file_gb and (task.mode != "inference" or task.precision not in QUANTIZED_BITS_PER_PARAMETER):
+        problems.append(("workload", "weights_file_gb", "is a quantized model's files: for task.mode = \"inference\" "
+                         "with int4 or int8 weights"))
     if task.mode == "training" and task.accumulation_steps > workload.batch_size:
         problems.append(("task", "accumulation_steps", "cannot exceed the batch size (micro-batch would be < 1)"))
     if answers.scenario == "edge_deployment" and scale.gpu_count != 1:

@@ -27,7 +27,26 @@ from pth_top.units import GIB
 
 def inference_weight_bytes(shape: ModelShape, precision: str, quantization: str = "auto",
                            engine: str = "hf_generate") -> tuple[float, str]:
-    """Weight bytes and their formula line; int8/int4 in the format's bits, its embedding and LM head apart."""
+    """Weight bytes and their formula line; int8/int4 in the format's bits, its embedding and LM head apart, or at
+    the published files' size (workload.weights_file_gb), a part of the model at its share of them."""
+    counted, line = _format_weight_bytes(shape, precision, quantization, engine)
+    scale = files_scale(shape, precision, quantization, engine)
+    if scale == 1.0:
+        return counted, line
+    bits = 8 * shape.weights_file_bytes / shape.weights_file_parameters
+    return counted * scale, (f"{line}; x {scale:.3g}: the published files' {shape.weights_file_bytes / 1e9:,.1f} GB "
+                             f"(workload.weights_file_gb), {bits:.3g} bits a weight")
+
+
+def files_scale(shape: ModelShape, precision: str, quantization: str, engine: str) -> float:
+    """The published files' size over the whole model's counted in its format; 1 where none is given."""
+    if not shape.weights_file_bytes or weight_format(quantization, precision, engine) is None:
+        return 1.0
+    whole = replace(shape, parameters=shape.weights_file_parameters, weights_file_bytes=0.0)
+    return shape.weights_file_bytes / max(1.0, _format_weight_bytes(whole, precision, quantization, engine)[0])
+
+
+def _format_weight_bytes(shape: ModelShape, precision: str, quantization: str, engine: str) -> tuple[float, str]:
     p = shape.parameters
     fmt = weight_format(quantization, precision, engine)
     if fmt is None:
@@ -65,7 +84,7 @@ def expert_bytes(shape: ModelShape, precision: str, quantization: str, engine: s
     """All routed experts of a mixture of experts in the weights' format (GGUF keeps them at the quantized bits)."""
     fmt = weight_format(quantization, precision, engine)
     bytes_per_parameter = fmt.bits / 8 if fmt else WEIGHT_BYTES_BY_PRECISION[precision]
-    return shape.routed_expert_parameters * bytes_per_parameter
+    return shape.routed_expert_parameters * bytes_per_parameter * files_scale(shape, precision, quantization, engine)
 
 
 EXPERTS_IN_RAM_LINE = "llama.cpp --cpu-moe (task.expert_offload)"

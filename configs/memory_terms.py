@@ -110,6 +110,9 @@ class ModelShape:
     vision_tokens: int = 0
     vision_trained: bool = False
     vision_checkpointed: bool = True  # its layers recomputed with the language model's (task.recompute)
+    # A quantized model's published files (workload.weights_file_gb) and the parameters they hold: 0: from the format.
+    weights_file_bytes: float = 0.0
+    weights_file_parameters: int = 0
 
     @property
     def encoder_decoder(self) -> bool:

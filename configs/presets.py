@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
@@ -224,6 +224,14 @@ VISION_ENCODER_COUNTED = (
 
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     """The estimator's view of a workload answer, and a line saying where the numbers came from."""
+    shape, origin = _model_shape(workload)
+    if not workload.weights_file_gb:
+        return shape, origin
+    return replace(shape, weights_file_bytes=workload.weights_file_gb * 1e9,
+                   weights_file_parameters=shape.parameters), origin
+
+
+def _model_shape(workload: Workload) -> tuple[ModelShape, str]:
     preset_id = workload.preset
     if preset_id != "custom":
         preset = model_presets()[preset_id]

@@ -47,17 +47,19 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
     capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules, mode=task.mode, precision=task.precision,
                                    method=task.method, run_fits=run_fits(ctx, asm))
     if edge_module is not None:  # the PC floor (OS and tools, rules.toml's min_capacity_gb) does not apply to a module
-        weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
+        weights_gb = ctx.shape.weights_file_bytes / 1e9 or \
+            ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
         capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
                                                f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")
         class_line = "edge module: storage by the module's own interface"
     included = edge_module.get("included_storage_gb", 0) if edge_module is not None else 0
-    if included and included >= capacity.value:  # a kit that ships with its drive (audit XR11: one more was bought)
+    if edge_module is not None and included and included >= capacity.value:  # audit XR11: one more was bought
         asm.reasons["gpu"].append(f"{edge_module.name} ships with a {included:,.0f} GB drive, "
                                   f"no drive bought: {capacity.reason}")
         return
     stored = task.precision if task.mode == "inference" else "bf16"
-    weights_gb = ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(stored, 2) / 1e9
+    weights_gb = ctx.shape.weights_file_bytes / 1e9 or \
+        ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(stored, 2) / 1e9
     if klass == "any_ssd" and weights_gb > ctx.rules.storage.sata_max_dataset_gb and edge_module is None:
         klass, class_line = "nvme", (
             f"the {stored} weights are {weights_gb:,.0f} GB, over {ctx.rules.storage.sata_max_dataset_gb} GB: NVMe "

@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
+from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.levers import answer_changes
-from pth_top.configs.memory_inference import inference_weight_bytes
+from pth_top.configs.memory_inference import expert_bytes, inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_shape
 from pth_top.configs.quantization import weight_format
@@ -110,3 +111,34 @@ def test_a_checkpoint_llama_cpp_cannot_load_is_said_where_it_is_the_engine(catal
     for fine in (job.with_value("task", "quantization", "gguf_q4_k_m"),
                  job.with_value("task", "serving_engine", "vllm")):
         assert not any("is not a GGUF file" in line for line in ignored_answer_warnings(fine, LLAMA31_8B))
+
+
+MIMO_V26_Q2K = {
+    "workload__preset": "custom", "workload__kind": "transformer", "workload__parameters": 309_000_000_000,
+    "workload__active_parameters": 15_000_000_000, "workload__experts_count": 256, "workload__experts_per_token": 8,
+    "workload__layers": 48, "workload__hidden_size": 4096, "workload__attention_heads": 64, "workload__kv_heads": 4,
+    "workload__head_dim": 160, "workload__sliding_window_tokens": 128, "workload__sliding_window_layers": 39,
+    "workload__vocabulary_size": 152_576, "workload__intermediate_size": 16_384, "workload__gated_mlp": True,
+    "workload__sequence_length": 4096, "workload__batch_size": 1, "task__mode": "inference", "task__precision": "int4",
+    "task__quantization": "gguf_q2_k", "task__serving_engine": "llama_cpp", "task__generated_tokens": 512,
+    "budget__amount": 5000.0, "budget__currency": "USD"}
+
+
+def test_a_gguf_counted_at_its_published_files_size_where_it_is_given(catalog):
+    # Audit XI8: ggml-org's Q2_K of MiMo-V2.6-Flash (309B, 15B active) is 126 GB, 3.26 bits a weight, "over the 121.6
+    # GiB a Spark can actually address" (Halcerion/MiMo-V2.6-Flash-RL-Single-DGX-Spark); at Q2_K's 2.95 bits a weight
+    # (Llama 3.1 8B's mix) a DGX Spark was sold at 117.7 of 117.8 GiB. Its files' size, given, is what is counted.
+    counted = recommend(answers(**MIMO_V26_Q2K), catalog, today=TODAY)
+    given = recommend(answers(**MIMO_V26_Q2K, workload__weights_file_gb=126.0), catalog, today=TODAY)
+    assert counted.memory.weights_bytes < 118e9 < given.memory.weights_bytes == pytest.approx(126e9, rel=0.01)
+    assert any("the published files' 126.0 GB" in line for line in given.memory.formula)
+    assert not (given.feasible and given.component("gpu").part_id.startswith("dgx-spark")), given.component("gpu")
+    shape = model_shape(answers(**MIMO_V26_Q2K, workload__weights_file_gb=126.0).workload)[0]
+    assert (shape.weights_file_parameters, shape.weights_file_bytes) == (309_000_000_000, 126e9)
+    # Its routed experts in RAM (--cpu-moe) are their share of the files too.
+    in_ram = expert_bytes(shape, "int4", "gguf_q2_k", "llama_cpp") / expert_bytes(
+        model_shape(answers(**MIMO_V26_Q2K).workload)[0], "int4", "gguf_q2_k", "llama_cpp")
+    assert in_ram == pytest.approx(given.memory.weights_bytes / counted.memory.weights_bytes, rel=0.01)
+    trained = answers(**{**MIMO_V26_Q2K, "task__mode": "training", "task__precision": "bf16",
+                         "task__quantization": "auto", "workload__weights_file_gb": 126.0})
+    assert ("workload", "weights_file_gb") in {(section, key) for section, key, _ in cross_field_problems(trained)}
