@@ -104,3 +104,20 @@ async def test_a_target_decode_rate_is_asked_and_chooses_a_card_that_meets_it():
         assert first.speed.figures["decode_tokens_per_s_per_stream"] < 84.0 <= rate
         assert any("target_tokens_per_s_per_stream = 84 first" in line for line in second.component("gpu").reasoning)
 
+
+
+async def test_a_quantized_models_format_and_files_size_are_asked_and_size_its_weights():
+    # Audit XI8: MiMo-V2.6-Flash's Q2_K files are 126 GB; the form takes the format and the files' size, keys only.
+    from tests.configs.test_low_bit_gguf import MIMO_V26_Q2K
+
+    start = answers(**{**MIMO_V26_Q2K, "task__quantization": "gguf_q4_k_m"})
+    async with reviewed(start) as (pilot, screen, first):
+        await back_to(pilot, screen, "step-task")
+        await choose(pilot, "task-quantization", 1)  # Q4_K_M -> the next format an int4 model takes
+        assert screen.answers.task.quantization != "gguf_q4_k_m"
+        await back_to(pilot, screen, "step-workload")
+        await tab_to(pilot, "workload-weights_file_gb")
+        await type_into(pilot, "126")
+        build = await review(pilot, screen)
+        assert screen.answers.workload.weights_file_gb == 126.0
+        assert abs(build.memory.weights_bytes / 126e9 - 1) < 0.01 < abs(first.memory.weights_bytes / 126e9 - 1)

@@ -70,6 +70,8 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "input_size_px", "CNN input px (0: the preset's)"),
         ("workload", "dense_head", "Custom CNN head (dense maps)"),
         ("workload", "forward_gflops_per_sample", "Custom: CNN GFLOPs/input (0: est.)"),
+        ("workload", "frames_per_sample", "Video CNN: frames a clip"),
+        ("workload", "weights_file_gb", "Quantized files GB (0: format's)"),
     )),
     StepSpec("task", "Task and precision", (
         "Training: optimizer states and gradients dominate (16 B/param for Adam in mixed precision); LoRA trains "
@@ -77,7 +79,8 @@ STEPS: tuple[StepSpec, ...] = (
         "activation memory; accumulation shrinks the micro-batch; the training stack sizes the loss's logits. "
         "Inference: weights plus a KV cache for transformers; the serving engine sets the prefill chunk."
     ), (
-        ("task", "mode", "Task"), ("task", "precision", "Precision"), ("task", "tf32", "TF32 matmuls (fp32)"),
+        ("task", "mode", "Task"), ("task", "precision", "Precision"),
+        ("task", "quantization", "Weight format (int4/int8)"), ("task", "tf32", "TF32 matmuls (fp32)"),
         ("task", "method", "Method (training)"),
         ("task", "lora_rank", "LoRA rank r"), ("task", "lora_targets", "LoRA targets"),
         ("task", "lora_dropout", "LoRA dropout (0: none)"),
