@@ -6,6 +6,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Callable, Iterator
 
+from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
@@ -13,6 +14,7 @@ from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_la
 from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
+from pth_top.configs.quantization import weight_format_name
 from pth_top.configs.ranking import job_speed, trains_at_precision, weight_format_problem
 from pth_top.configs.way_out import Alternative, feasible_build, largest_at_once
 from pth_top.units import GIB
@@ -124,11 +126,24 @@ def _held(ctx: Context, card: Part, pinned_context_for: Callable[[Answers], Cont
 
 def more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) -> Alternative | None:
     """Owned cards short of memory: the fewest more of them that hold the job as asked, yours first (where fewer
-    were pinned), then more like them bought beside them; the GPU pin goes with it."""
+    were pinned), then more like them bought beside them; else, for llama.cpp's Q4_K_M, the fewest in Q4_0 (audit
+    XO10: Goliath-120B on 3 RTX 3090s in Q4_0, ~10 tokens/s, hardware-corner.net; in Q4_K_M 3 were 0.5 GiB short and
+    4 were sold, EUR 4,200 over). The GPU pin goes with it."""
     pin, answers = owned_pin(ctx.answers), ctx.answers
     card = ctx.catalog.get(pin[0]) if pin is not None else None
     if card is None or memory_fit(ctx, card) != SHORT or ctx.edge or card["form"] == DESKTOP_SYSTEM:
         return None
+    plain_q4 = answers.with_value("task", "quantization", "gguf_q4_0") if _gguf_q4_k_m(answers) else None
+    for asked in (answers, *([plain_q4] if plain_q4 is not None else [])):
+        found = _fewest_more(ctx, context_for, card, asked)
+        if found is not None:
+            return found
+    return None
+
+
+def _fewest_more(ctx: Context, context_for: Callable[[Answers], Context], card: Part, answers: Answers
+                 ) -> Alternative | None:
+    """The fewest of the owned card, yours first, then bought beside them, that hold `answers`."""
     owned = answers.budget.owned_gpu_count
     for count in range(ctx.gpu_count + 1, MAX_GPUS + 1):
         bought = count - owned
@@ -142,9 +157,23 @@ def more_of_your_cards(ctx: Context, context_for: Callable[[Answers], Context]) 
         which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
             f"{count} of the {owned} {card.name} you have"
         for more in (each for each in tries if splits_over_gpus(each)):
-            sharded = ", ZeRO-3 across them" if more.scale.sharding != answers.scale.sharding else ""
+            sharded = ", ZeRO-3 across them" if more.scale.sharding != ctx.answers.scale.sharding else ""
+            if more.task.quantization != ctx.answers.task.quantization:
+                sharded += f", {Q4_0_LABEL}"
             feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
                                       [(card, True)])
             if feasible is not None:
                 return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})
     return None
+
+
+Q4_0_LABEL = ("GGUF Q4_0 instead of Q4_K_M (4.5 bits a weight, not 4.8: a little more quality lost; "
+              "task.quantization = \"gguf_q4_0\")")
+
+
+def _gguf_q4_k_m(answers: Answers) -> bool:
+    """Whether llama.cpp serves these answers' weights in Q4_K_M (answered, or its 4-bit default)."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    return task.mode == "inference" and engine == "llama_cpp" \
+        and weight_format_name(task.quantization, task.precision, engine) == "gguf_q4_k_m"
