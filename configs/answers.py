@@ -220,8 +220,9 @@ def splits_over_gpus(answers: Answers) -> bool:
     """Whether the answers' serving engine spreads the model over their GPU count (stacks.splits_heads)."""
     task = answers.task
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    return task.mode != "inference" or stacks.splits_heads(engine, model_shape(answers.workload)[0].attention_heads,
-                                                           answers.scale.gpu_count)
+    shape = model_shape(answers.workload)[0]
+    return task.mode != "inference" or stacks.splits_heads(engine, shape.attention_heads, answers.scale.gpu_count,
+                                                           shape.kv_heads)
 
 
 def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
@@ -260,10 +261,11 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     presets = model_presets()
     preset = workload.preset
     if (preset == "custom" or preset in presets) and not splits_over_gpus(answers):
-        heads = model_shape(workload)[0].attention_heads
-        problems.append(("scale", "gpu_count", f"{engine}'s tensor parallel splits the model's {heads} attention heads "
-                         f"evenly: {scale.gpu_count} GPUs do not divide them (vLLM refuses to start); answer a count "
-                         "that does, or llama_cpp's layer split (task.serving_engine), which takes any"))
+        shape = model_shape(workload)[0]
+        groups = f" and copies or splits its {shape.kv_heads} KV heads" if shape.kv_heads else ""
+        problems.append(("scale", "gpu_count", f"{engine}'s tensor parallel splits the model's {shape.attention_heads} "
+                         f"attention heads evenly{groups}: {scale.gpu_count} GPUs do not (vLLM refuses to start); "
+                         "answer a count that does, or llama_cpp's layer split (task.serving_engine), which takes any"))
     if preset != "custom" and preset not in presets:
         known = ", ".join(presets)
         problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {known}, or custom)"))

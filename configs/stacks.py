@@ -169,10 +169,15 @@ def takes_turns(mode: str, engine: str, scenario: str, precision: str) -> bool:
     return mode == "inference" and serving_engine(engine, scenario, precision) not in TENSOR_PARALLEL_ENGINES
 
 
-def splits_heads(engine: str, heads: int, gpu_count: int) -> bool:
+def splits_heads(engine: str, heads: int, gpu_count: int, kv_heads: int = 0) -> bool:
     """Whether the engine spreads a model of `heads` attention heads over the GPUs: tensor parallel (vLLM, SGLang)
-    divides them evenly (vLLM refuses to start otherwise); a layer split takes any count."""
-    return engine not in TENSOR_PARALLEL_ENGINES or not heads or heads % gpu_count == 0
+    divides them evenly, and its KV heads too or copies each to a whole number of GPUs (vLLM refuses to start
+    otherwise: Pixtral-Large's 8 KV heads on 6 GPUs, vllm-project/recipes#517, audit XU12); a layer split takes any
+    count."""
+    if engine not in TENSOR_PARALLEL_ENGINES or not heads:
+        return True
+    groups = kv_heads or heads
+    return heads % gpu_count == 0 and (groups % gpu_count == 0 or gpu_count % groups == 0)
 
 
 def loss_logits_bytes(stack: str, tokens: int, vocabulary: int, hidden: int, value_bytes: float) -> tuple[int, str]:
