@@ -81,7 +81,8 @@ class Workload(Schema, frozen=True):
     decoded_frames_at_once: Annotated[int, whole(1, 10_000, (
         "output frames the VAE decodes at once, not the clip's: 1 for an image; a video pipeline's decode "
         "micro-batch (Open-Sora and Wan2.1's causal VAE, one latent frame at a time: 4; CogVideoX: 8, two latent "
-        "frames)"))] = 1
+        "frames); a 2D VAE that decodes a clip's frames as one batch (zeroscope, ModelScope T2V): the clip's frames, "
+        "1 with task.vae_slicing"))] = 1
     sequence_length: Annotated[
         int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
     ] = 0

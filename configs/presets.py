@@ -179,6 +179,12 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "
                      "workload.forward_gflops_per_sample")
+    if task.vae_slicing and answers.workload.decoded_frames_at_once > 1:
+        lines.append("task.vae_slicing splits a batch of videos, not a clip's frames (CogVideoX's and "
+                     "HunyuanVideo's 3D VAEs): a pipeline whose 2D VAE decodes a clip's frames as one batch "
+                     "(zeroscope, ModelScope T2V) decodes them one at a time with it, so answer "
+                     "workload.decoded_frames_at_once = 1 (zeroscope's 30 frames at 576x320: a 33 GiB decode at "
+                     "once; 7.0 GiB in all one at a time, where its model card runs it in 7.9 GB)")
     if task.prompt_cache_hit_fraction and not (task.mode == "inference" and answers.scenario == "inference_server"
                                                and answers.workload.batch_size > 1):
         lines.append("task.prompt_cache_hit_fraction is not used: it is a server's, whose many streams' prompts are "

@@ -479,3 +479,19 @@ def test_an_owned_24_gb_card_runs_framepack_with_block_offload_not_int8_weights(
     first = build.feasible_alternatives[0]
     assert first.startswith("keeping your NVIDIA GeForce RTX 4090 24GB, block offload"), first
     assert "int8" not in first and "per batch of 1 clip" in first, first
+
+
+def test_vae_slicing_on_a_videos_frames_says_a_2d_vae_decodes_them_one_at_a_time():
+    # Audit XW12: zeroscope_v2_576w (diffusers' TextToVideoSDPipeline decodes a clip's frames as one batch) with
+    # enable_vae_slicing, as its model card runs it in 7.9 GB, was sized decoding its 30 frames at once (33 GiB); the
+    # build now says what slicing does there, and answered so it is the decode of one frame.
+    clip = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_300_000_000,
+                   workload__layers=16, workload__hidden_size=1280, workload__attention_heads=20,
+                   workload__sequence_length=86_400, workload__denoising_steps=40,
+                   workload__classifier_free_guidance=True, workload__output_width_px=576,
+                   workload__output_height_px=320, workload__decoded_frames_at_once=30, workload__batch_size=1,
+                   task__mode="inference", task__precision="fp16", task__vae_slicing=True, data__kind="video")
+    shape = model_shape(clip.workload)[0]
+    assert any("decoded_frames_at_once = 1" in line for line in ignored_answer_warnings(clip, shape))
+    one = clip.with_value("workload", "decoded_frames_at_once", 1)
+    assert not any("vae_slicing splits" in line for line in ignored_answer_warnings(one, model_shape(one.workload)[0]))
