@@ -7,6 +7,7 @@ import dataclasses
 import math
 
 from pth_top.configs import speed as sp
+from pth_top.configs import stacks
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
 from pth_top.configs.assembly import Assembly, Context, trees
 from pth_top.configs.build import Component
@@ -68,9 +69,9 @@ def cpu_only_offered(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     only_one_in_budget = not fit.feasible and cpu_only.asm.total_cny <= ctx.budget_cny
     if not fit.feasible and ctx.budget_cny < cpu_only.asm.total_cny < fit.assembly.total_cny:  # the nearest build
         limit = ctx.answers.budget.max_power_w
-        return not too_slow_on_the_cpu(ctx, cpu_only) and not training_needs_a_gpu(ctx, cpu_only) \
+        return not too_slow_on_the_cpu(ctx, cpu_only) and not needs_a_gpu(ctx, cpu_only) \
             and not cpu_only.asm.unsatisfied and not (limit and cpu_only.asm.wall_w > limit)
-    return ((cpu_only.adequate or only_one_in_budget) and not training_needs_a_gpu(ctx, cpu_only)
+    return ((cpu_only.adequate or only_one_in_budget) and not needs_a_gpu(ctx, cpu_only)
             and not too_slow_on_the_cpu(ctx, cpu_only) and acceptable(cpu_only.ctx, cpu_only.asm))
 
 
@@ -151,15 +152,17 @@ def cpu_only_first(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     return cpu_only.adequate or fit.assembly.total_cny > ctx.budget_cny
 
 
-def training_needs_a_gpu(ctx: Context, cpu_only: CpuOnly) -> bool:
-    """Training that needs a GPU, offered CPU-only on price alone: not a recommendation (issue: CPU-only where
-    adequate, i.e. tabular data and small-model inference)."""
-    return not cpu_only.adequate and ctx.answers.task.mode == "training"
+def needs_a_gpu(ctx: Context, cpu_only: CpuOnly) -> bool:
+    """Training, or a decoder generating in PyTorch, that needs a GPU, offered CPU-only on price alone: not a
+    recommendation (issue: CPU-only where adequate, i.e. tabular data and small-model inference)."""
+    return not cpu_only.adequate and (ctx.answers.task.mode == "training" or _generates_in_pytorch(ctx))
 
 
 def cpu_only_inadequate_line(ctx: Context, fit: Fit | None) -> str:
     data = ctx.answers.data
-    line = (f"not feasible within {_money(ctx, ctx.budget_cny)}: a CPU-only PC is not adequate for training this model "
+    what = "training this model" if ctx.answers.task.mode == "training" else \
+        "this decoder's generate() (PyTorch's CPU decode is not llama.cpp's, whose rate is the only one predicted)"
+    line = (f"not feasible within {_money(ctx, ctx.budget_cny)}: a CPU-only PC is not adequate for {what} "
             f"({ctx.memory.total_bytes / GIB:.1f} GiB working memory, {data.kind} data, {data.dataset_size_gb:g} GB): "
             "it would run far slower than on any GPU")
     if fit is not None and fit.cheapest_fitting is not None:
@@ -239,6 +242,15 @@ def cpu_epoch_seconds(ctx: Context, cpu: dict) -> tuple[float, str]:
                      f"TFLOP at {rate / 1e12:.2g} TFLOP/s, llama.cpp's prefill rate)")
 
 
+def _generates_in_pytorch(ctx: Context) -> bool:
+    """A decoder that generates its output token by token in PyTorch (generate()), which one forward pass does not
+    time and whose CPU rate is not llama.cpp's (audit XW12: ChatTTS's 1,400 audio tokens, "~0 ms an input", was sold a
+    CPU-only PC against its README's 4 GB GPU)."""
+    task, shape = ctx.answers.task, ctx.shape
+    return shape.kind == "transformer" and not forward_only(shape) and task.generated_tokens > 0 \
+        and stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision) == "hf_generate"
+
+
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
     training on a small data set need no GPU; otherwise only on price."""
@@ -261,7 +273,8 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     model_gib = cpu_ctx.memory.total_bytes / GIB
     seconds = _input_seconds(forward_input_flops(ctx.answers, ctx.shape), dict(asm.chosen["cpu"][0].spec))
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
-            and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS:
+            and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS \
+            and not _generates_in_pytorch(ctx):
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}), ~{seconds * 1e3:,.0f} ms an "
                   f"input on the CPU's cores (at most {SMALL_MODEL_MAX_SECONDS * 1e3:g}); a CPU serves it, cheaper "

@@ -34,7 +34,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_offered,
     cpu_only_over_budget_line,
     cpu_only_pc,
-    training_needs_a_gpu,
+    needs_a_gpu,
 )
 from pth_top.configs.glossary import glossary
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
@@ -167,7 +167,7 @@ def _recommend(
     if passed_over is not None:  # too slow where the budget buys a faster build (faster_server_within_budget)
         blockers.insert(0, passed_over[0])
     cpu_only_inadequate = False
-    if gpu is None and cpu_only is not None and training_needs_a_gpu(ctx, cpu_only):  # chosen or pinned
+    if gpu is None and cpu_only is not None and needs_a_gpu(ctx, cpu_only):  # chosen or pinned
         cpu_only_inadequate = True
         blockers.insert(0, cpu_only_inadequate_line(ctx, fit))
     warnings = _warnings(build_ctx, assembly, gpu, today or dt.date.today())

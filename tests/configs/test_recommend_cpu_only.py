@@ -557,3 +557,18 @@ def test_a_small_model_whose_epoch_takes_minutes_on_the_cores_is_trained_on_a_gp
                       catalog, today=TODAY)
     line = next(line for line in lenet.reasoning if line.startswith("CPU-only build: small-model training"))
     assert "an epoch of 60,000 images (data.images_count) on its cores" in line
+
+
+def test_a_decoder_generating_in_pytorch_is_not_sold_a_cpu_only_pc(catalog):
+    # Audit XW12: ChatTTS (a 20-layer GPT of 768 generating ~1,400 audio tokens under generate(); its README asks for a
+    # 4 GB GPU) for CNY 6,000 was sold a CPU-only PC, "~0 ms an input", timed at llama.cpp's CPU rate it has no port
+    # for. One forward pass does not time a generation, nor llama.cpp's rate generate()'s.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__layers=20,
+                  workload__hidden_size=768, workload__attention_heads=12, workload__intermediate_size=3072,
+                  workload__gated_mlp=True, workload__vocabulary_size=21_178, workload__sequence_length=1600,
+                  workload__frozen_parameters=100_000_000, workload__batch_size=1, task__mode="inference",
+                  task__precision="fp16", task__serving_engine="hf_generate", task__generated_tokens=1400,
+                  data__kind="audio", budget__amount=6000.0, budget__currency="CNY")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu") is not None or not build.feasible
+    assert any(line.startswith("a used GPU") and "RTX 3060" in line for line in build.feasible_alternatives)
