@@ -382,7 +382,12 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
         key = "serving_engine" if task.serving_engine != "auto" else "kv_cache_dtype"
         problems.append(("task", key, "a diffusion model runs in its own pipeline (Diffusers), with no KV cache: "
                          "leave it auto"))
-    if (workload.output_width_px or workload.output_height_px or workload.decoded_frames_at_once > 1) and not (
+    if (workload.output_width_px or workload.output_height_px) and task.mode == "training":  # audit XS11
+        key = "output_width_px" if workload.output_width_px else "output_height_px"
+        problems.append(("workload", key, "a diffusion model's output size sizes its VAE decode, which training does "
+                         "not run: leave it 0 and give the denoiser's tokens a sample as workload.sequence_length "
+                         "(latent patches + text tokens: FLUX at 1024 px, 4,096 + 512)"))
+    elif (workload.output_width_px or workload.output_height_px or workload.decoded_frames_at_once > 1) and not (
             workload.denoising_steps and workload.output_width_px and workload.output_height_px):
         key = "output_height_px" if workload.output_width_px else "output_width_px"
         problems.append(("workload", key, "a diffusion model's output size sizes its VAE decode: give "

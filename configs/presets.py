@@ -220,7 +220,8 @@ VISION_LANGUAGE_MODEL = (
     "give its encoder's shape (workload.vision_layers, vision_hidden_size, vision_tokens: the patches it runs, "
     "several times the image tokens) to count its FLOPs and, trained, its activations (MiniCPM-Llama3-V 2.5's full "
     "fine-tune: 51.2 GiB a GPU published on 8 A100s, 37.7 estimated without them; Qwen2-VL-7B's LoRA with it frozen: "
-    "20 GiB published, 20.1 estimated)")
+    "20 GiB published, 20.1 estimated); a diffusion transformer trained on images (AuraFlow, FLUX) is sized the same "
+    "way, its latent patches and text tokens as the sequence, its text encoders and VAE as frozen_parameters")
 VISION_ENCODER_COUNTED = (
     "estimate: the vision encoder is counted as a ViT of ~12 h^2 a layer over its patches, its attention by SDPA or "
     "flash (none of its a*s^2 scores kept, nor their FLOPs: ~10 % at SigLIP's 729 patches a crop). SmolVLM's QLoRA "
