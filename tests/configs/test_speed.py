@@ -655,3 +655,13 @@ def test_a_compiled_generate_on_several_gpus_says_it_is_timed_as_a_layer_split()
     vllm = speed_build.inference(job.with_value("task", "serving_engine", "vllm"), shape("llama-70b", 512),
                                  catalog_gpu("a100-80gb-sxm", job.with_value("task", "serving_engine", "vllm"), 4))
     assert vllm.figures["decode_tokens_per_s_per_stream"] > 2 * compiled.figures["decode_tokens_per_s_per_stream"]
+
+
+def test_zero_offload_on_one_gpu_says_no_all_reduce():
+    # Audit XS11: AuraFlow's full fine-tune with ZeRO-Offload on one A100 printed an all-reduce 2(n-1)/n line for n = 1.
+    from pth_top.configs.speed_comm import communication
+
+    one = communication("zero_offload", 1, 6.8e9, 6.8e9, 2.0, 1)
+    two = communication("zero_offload", 2, 6.8e9, 6.8e9, 2.0, 1)
+    assert "all-reduce" not in one.text and one.text.startswith("ZeRO-Offload:") and one.collective_bytes == 0
+    assert "all-reduce" in two.text and "ZeRO-Offload:" in two.text
