@@ -92,26 +92,27 @@ def light_segmentation(parameters: int) -> bool:
     return 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS
 
 
-def dense_prediction_factor(parameters: int, layers: int = 0, realtime: bool = False) -> float:
+def dense_prediction_factor(workload: Workload) -> float:
     """Per pixel x ResNet-50's for a segmentation net: a real-time one's (said so, or under 5M parameters), or a heavy
     head's, grown with a backbone deeper than ResNet-50 (its weight layers, where given)."""
-    if realtime:
+    if workload.dense_head == "realtime_segmentation":
         return REALTIME_SEGMENTATION_ACTIVATION_FACTOR
-    if light_segmentation(parameters):
+    if light_segmentation(workload.parameters):
         return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
-    deeper = max(0, layers - SEGMENTATION_BACKBONE_LAYERS)
+    deeper = max(0, workload.layers - SEGMENTATION_BACKBONE_LAYERS)
     return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
 
 
 def heavy_segmentation(workload: Workload) -> bool:
-    """A segmentation net sized at a heavy head's factor: not a real-time one, said or under 5M parameters."""
-    return dense_prediction(workload) and workload.dense_head != "realtime_segmentation" \
-        and not light_segmentation(workload.parameters)
+    """A segmentation net sized at a heavy head's factor (its count not given): not a real-time one, said or under 5M
+    parameters."""
+    return dense_prediction(workload) and not workload.activation_elements_per_sample \
+        and dense_prediction_factor(workload) >= DENSE_PREDICTION_ACTIVATION_FACTOR
 
 
 def segmentation_forward_flops(workload: Workload) -> float:
     """A heavy segmentation net's forward FLOPs an image: DeepLabV3+ R50-D8's a pixel, grown with its depth."""
-    depth = dense_prediction_factor(workload.parameters, workload.layers) / DENSE_PREDICTION_ACTIVATION_FACTOR
+    depth = dense_prediction_factor(workload) / DENSE_PREDICTION_ACTIVATION_FACTOR
     return SEGMENTATION_FORWARD_FLOPS_PER_PIXEL * workload.input_size_px ** 2 * depth
 
 
@@ -150,8 +151,7 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         dense, instance = dense_prediction(workload), workload.dense_head == "instance"
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
         flops = max(1.0, math.sqrt(ratio))
-        width = dense_prediction_factor(workload.parameters, workload.layers,
-                                        workload.dense_head == "realtime_segmentation") if dense else \
+        width = dense_prediction_factor(workload) if dense else \
             INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         origin = "activations scaled from ResNet-50's per-pixel count" + (

@@ -157,10 +157,9 @@ def _fewest_more(ctx: Context, context_for: Callable[[Answers], Context], card: 
         which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
             f"{count} of the {owned} {card.name} you have"
         for more in (each for each in tries if splits_over_gpus(each)):
-            sharded = ", ZeRO-3 across them" if more.scale.sharding != ctx.answers.scale.sharding else ""
-            if more.task.quantization != ctx.answers.task.quantization:
-                sharded += f", {Q4_0_LABEL}"
-            feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{sharded})", context_for(more),
+            how = (", ZeRO-3 across them" if more.scale.sharding != ctx.answers.scale.sharding else "") \
+                + (f", {Q4_0_LABEL}" if more.task.quantization != ctx.answers.task.quantization else "")
+            feasible = feasible_build(ctx, f"{which} (scale.gpu_count = {count}{how})", context_for(more),
                                       [(card, True)])
             if feasible is not None:
                 return replace(feasible, answers=more, pins={**ctx.pins, "gpu": (card.id, count)})

@@ -173,8 +173,7 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given and not dense_prediction(answers.workload) else CNN_SCALED_BY_PIXELS)
-    if kind == "cnn" and answers.workload.preset == "custom" and not given and not (
-            heavy_segmentation(answers.workload) and not answers.workload.activation_elements_per_sample):
+    if kind == "cnn" and answers.workload.preset == "custom" and not given and not heavy_segmentation(answers.workload):
         lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "

@@ -118,7 +118,7 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (Faster R-CNN R50-FPN's counted FLOPs a pixel, 2.5x "
                            "ResNet-50's; a cascade's three heads and mask branches, Cascade R-CNN's or HTC's, run "
                            "2-3x more: give workload.forward_gflops_per_sample)")
-        if heavy_segmentation(workload) and not workload.activation_elements_per_sample:
+        if heavy_segmentation(workload):
             flops = segmentation_forward_flops(workload)
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (DeepLabV3+ R50-D8's counted FLOPs a pixel, 8.7x "
                            "ResNet-50's, grown with its backbone's depth, workload.layers; a head without dilation, "

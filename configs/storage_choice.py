@@ -39,6 +39,12 @@ def _edge_nvme_line(ctx: Context, drive: Part, candidates: list[tuple[float, Par
             f"reads them in ~{duration(load_s(weights_gb, fast))}")
 
 
+def _weights_gb(ctx: Context, precision: str) -> float:
+    """The weights' GB on disk: their published files (workload.weights_file_gb), else at `precision`."""
+    return ctx.shape.weights_file_bytes / 1e9 or \
+        ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(precision, 2) / 1e9
+
+
 def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module: Part | None = None) -> None:
     """The drives for the storage floor: NVMe when the weights are large enough that load time matters."""
     dataset = ctx.answers.data.dataset_size_gb
@@ -47,19 +53,17 @@ def choose_storage(ctx: Context, asm: Assembly, board: Part | None, edge_module:
     capacity = storage_capacity_gb(dataset, ctx.shape.parameters, ctx.rules, mode=task.mode, precision=task.precision,
                                    method=task.method, run_fits=run_fits(ctx, asm))
     if edge_module is not None:  # the PC floor (OS and tools, rules.toml's min_capacity_gb) does not apply to a module
-        weights_gb = ctx.shape.weights_file_bytes / 1e9 or \
-            ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(task.precision, 2) / 1e9
+        weights_gb = _weights_gb(ctx, task.precision)
         capacity = Floor(dataset + weights_gb, f"edge storage >= dataset {dataset:g} GB + {task.precision} weights "
                                                f"{weights_gb:,.1f} GB = {dataset + weights_gb:,.1f} GB, besides the OS")
         class_line = "edge module: storage by the module's own interface"
-    included = edge_module.get("included_storage_gb", 0) if edge_module is not None else 0
-    if edge_module is not None and included and included >= capacity.value:  # audit XR11: one more was bought
-        asm.reasons["gpu"].append(f"{edge_module.name} ships with a {included:,.0f} GB drive, "
-                                  f"no drive bought: {capacity.reason}")
-        return
+        included = edge_module.get("included_storage_gb", 0)
+        if included and included >= capacity.value:  # a kit's own drive (audit XR11: one more was bought)
+            asm.reasons["gpu"].append(f"{edge_module.name} ships with a {included:,.0f} GB drive, "
+                                      f"no drive bought: {capacity.reason}")
+            return
     stored = task.precision if task.mode == "inference" else "bf16"
-    weights_gb = ctx.shape.weights_file_bytes / 1e9 or \
-        ctx.shape.parameters * WEIGHT_BYTES_BY_PRECISION.get(stored, 2) / 1e9
+    weights_gb = _weights_gb(ctx, stored)
     if klass == "any_ssd" and weights_gb > ctx.rules.storage.sata_max_dataset_gb and edge_module is None:
         klass, class_line = "nvme", (
             f"the {stored} weights are {weights_gb:,.0f} GB, over {ctx.rules.storage.sata_max_dataset_gb} GB: NVMe "
