@@ -103,8 +103,10 @@ class Workload(Schema, frozen=True):
         "forward_gflops_per_sample is then the clip's; a two-pathway net counts its narrow pathway's frames at their "
         "width (SlowFast R50 4x16: 4 slow + 32 fast at 1/8 the channels = 8; 8x8: 12)"))] = 1
     dense_head: Annotated[DenseHead, Meta(description=(
-        "a custom CNN's head where activation_elements_per_sample is not given: detection (an FPN detector, Faster "
-        "or Mask R-CNN, RetinaNet, Panoptic FPN, SOLOv2: ResNet-50's values a pixel, or its FLOPs' square root), "
+        "a custom CNN's head where activation_elements_per_sample is not given: detection (a detector on a ResNet "
+        "as mmdet, detectron2 and torchvision train it, Faster or Mask R-CNN, RetinaNet, YOLOF, Panoptic FPN, SOLOv2: "
+        "ResNet-50's values a pixel; given its FLOPs, their square root x 0.56, its stem and first stage frozen; a "
+        "YOLO trains every layer: auto), "
         "instance (a one-stage instance segmenter whose mask branch writes a mask a grid cell at 1/4 scale: SOLO, "
         "decoupled SOLO: 2.1x), query (a DETR-family transformer head over the backbone's maps: Deformable DETR, "
         "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (UPerNet, OCRNet, DeepLabV3+: 3.5x), "

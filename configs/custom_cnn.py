@@ -40,6 +40,10 @@ INSTANCE_SEGMENTATION_ACTIVATION_FACTOR = 2.1
 # keeps 2.1x what a detector of its FLOPs keeps: mmdet's Mask2Former R-50 at 2 images of 1024 px in fp32, Mem 13.7 GB
 # (2.2x), and DINO-4scale R-50 at 2 of 1333x800 ~15 GB (its maintainer, IDEA-Research/DINO#76: 2.0-2.1x).
 QUERY_HEAD_ACTIVATION_FACTOR = 2.1
+# A detector trains its backbone from the second stage (mmdet's frozen_stages=1, detectron2's FREEZE_AT=2, torchvision's
+# trainable_backbone_layers=3), so ResNet-50 saves 11.9M of its 21.3M values at 224 px (saved_tensors_hooks, norm_eval):
+# given its FLOPs, 0.56 x their square root, as YOLOF R-50-C5 0.56 (mmdet 0.53) and RetinaNet 0.96 (0.87-0.95) keep.
+DETECTOR_TRAINED_BACKBONE_SHARE = 0.56
 CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 # An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
 # 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
@@ -150,9 +154,11 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
             if pixels else 0.0
         dense, instance = dense_prediction(workload), workload.dense_head == "instance"
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
+        detector = workload.dense_head == "detection" and workload.forward_gflops_per_sample > 0
+        share = DETECTOR_TRAINED_BACKBONE_SHARE if detector else 1.0
         flops = max(1.0, math.sqrt(ratio))
         width = dense_prediction_factor(workload) if dense else \
-            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query
+            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query * share
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         origin = "activations scaled from ResNet-50's per-pixel count" + (
             _segmentation_origin(workload, width) if dense else
@@ -161,6 +167,9 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
             "\"detection\")" if instance else
             (f" x {flops:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
              "grow with its width, its FLOPs with the width squared)" if round(flops, 2) != 1.0 else "")
+            + (f" x {share:g}, a detector's backbone trained from its second stage (mmdet's frozen_stages=1, "
+               "detectron2's FREEZE_AT=2: its stem and first stage save nothing; a YOLO trains every layer: "
+               "workload.dense_head = \"auto\")" if detector else "")
             + (f" x {query:g} for its DETR-family head (mmdet's Mask2Former R-50 13.7 GB at 2 images of 1024 px, "
                "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else ""))
         origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""

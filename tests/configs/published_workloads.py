@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 168,
-test_requests.py 13, published_workloads_large.py 12): 59 here (295 in all).
+test_requests.py 13, published_workloads_large.py 12): 60 here (296 in all).
 """
 
 from __future__ import annotations
@@ -243,6 +243,14 @@ CASES: tuple[Workload, ...] = (
              "github.com/facebookresearch/detectron2 MODEL_ZOO.md: Panoptic FPN R50-FPN 1x, 2 images a GPU of "
              "800x1333, train mem 4.8 GB", "fits",
              {**_dense_cnn(46_000_000, 1033, 2), "workload__dense_head": "detection"}, ("rtx-3060-12gb", 1)),
+    # Audit XQ10: YOLOF's one level at C5 on a backbone trained from its second stage (frozen_stages=1) keeps 0.53 of
+    # ResNet-50's values a pixel; as a detector of its FLOPs at ResNet-50's density it was 1.76x, and 12 GB refused.
+    Workload("yolof-r50-c5-b8-fits-12-gb",
+             "github.com/open-mmlab/mmdetection configs/yolof/README.md: YOLOF R-50-C5 (caffe, frozen_stages=1), 1x, "
+             "8 GPUs x 8 images of 1333x800 (yolof_r50_c5_8x8_1x_coco.py), Mem 8.3 GB; 44.16M parameters "
+             "(PaddleDetection's YOLOF table), 86 G multiply-adds (the YOLOF paper, arXiv:2103.09460, Table 1)", "fits",
+             {**_dense_cnn(44_160_000, 1033, 8), "workload__dense_head": "detection",
+              "workload__forward_gflops_per_sample": 172.0}, ("rtx-3060-12gb", 1)),
     # Audit XH7: SOLO's mask branch (a mask a grid cell at 1/4 scale) keeps 2.1x a detector's values; as a detector it
     # was 4.3 GiB, and an 8 GB card was called a fit.
     Workload("solo-r50-1333x800-not-8-gb",

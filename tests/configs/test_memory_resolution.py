@@ -134,6 +134,21 @@ def test_an_fpn_detector_says_so_and_keeps_resnet50s_density_so_owned_12_gb_card
         0].activation_elements_per_sample == pytest.approx(3.5 * 4 * 21_530_496, rel=0.01)
 
 
+def test_a_detector_given_its_flops_trains_its_backbone_from_the_second_stage():
+    # A custom RetinaNet given its 509 GFLOP was 1.71x ResNet-50's values a pixel, 783M a sample, twice the preset's
+    # count at its run peak (torchvision's, 332.5M x 1.19); mmdet and detectron2 freeze the stem and first stage.
+    retinanet = model_presets()["retinanet-r50-fpn"]
+    counted = retinanet.activation_elements_per_sample * retinanet.run_peak_ratio
+    shape, origin = model_shape(Workload(preset="custom", kind="cnn", parameters=34_000_000, input_size_px=1033,
+                                         forward_gflops_per_sample=509.0, dense_head="detection"))
+    assert shape.activation_elements_per_sample == pytest.approx(counted, rel=0.15)
+    assert "second stage" in origin
+    # A YOLO given as a CNN of its FLOPs trains every layer: auto keeps ResNet-50's density (YOLOv8m: 162M counted).
+    yolo = model_shape(Workload(preset="custom", kind="cnn", parameters=25_900_000, input_size_px=640,
+                                forward_gflops_per_sample=78.9))[0]
+    assert yolo.activation_elements_per_sample == pytest.approx(162e6, rel=0.2)
+
+
 def test_a_real_time_segmenter_under_5m_parameters_is_sized_at_its_own_narrow_maps():
     # Audit YY4: BiSeNetV2 (3.4M parameters, 4 images of 1024 px in fp32: mmseg's 7.64 GB) came out 24.0 GiB at a
     # heavy head's 3.5x, its FLOPs given or not; mmseg's real-time four are 1.0-1.8x ResNet-50's per pixel.
