@@ -19,10 +19,12 @@ from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_build import training_work
 from pth_top.configs.speed_cpu import (
+    CPU_CNN_FRACTION,
     CPU_PREFILL_FLOP_PER_CYCLE,
     core_gigahertz,
     cpu_flops_per_s,
     cpu_inference,
+    cpu_input_flops_per_s,
     forward_input_flops,
 )
 from pth_top.configs.speed_epoch import epoch_seconds
@@ -178,9 +180,10 @@ def _cores_for_the_stated_rate(ctx: Context, cheapest: Assembly) -> Assembly:
     stated = sp.stated_target(ctx.answers.task)
     flops = forward_input_flops(ctx.answers, ctx.shape)
     if stated is None or stated[0].decode or not flops or ctx.answers.task.mode != "inference" \
-            or not forward_only(ctx.shape):  # an encoder's passes are predicted on a CPU, a CNN's are not
+            or not (forward_only(ctx.shape) or ctx.shape.kind == "cnn"):  # what a CPU's passes are predicted for
         return cheapest
-    needed = stated[1] * flops / (CPU_PREFILL_FLOP_PER_CYCLE * 1e9)  # P-core GHz
+    share = CPU_CNN_FRACTION if ctx.shape.kind == "cnn" else 1.0
+    needed = stated[1] * flops / (share * CPU_PREFILL_FLOP_PER_CYCLE * 1e9)  # P-core GHz
     best = best_desktop_cpu_build(ctx, None, cheapest, lambda build: min(
         needed, core_gigahertz(build.chosen["cpu"][0].spec)))
     if best is not cheapest:
@@ -214,10 +217,10 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
 SMALL_MODEL_MAX_SECONDS = 0.1
 
 
-def _input_seconds(flops: float, cpu: dict) -> float:
-    """Seconds a CPU takes for one input's forward FLOPs at its cores' prefill rate (inf without cores)."""
-    rate = cpu_flops_per_s(cpu)
-    return flops / rate if rate else math.inf
+def _input_seconds(ctx: Context, cpu: dict) -> float:
+    """Seconds a CPU takes for one input's forward FLOPs on its cores (inf without cores)."""
+    rate = cpu_input_flops_per_s(ctx.shape, cpu)
+    return forward_input_flops(ctx.answers, ctx.shape) / rate if rate else math.inf
 
 
 # A small model's training on the cores, not only its memory and data: an epoch within a minute at the cores'
@@ -271,7 +274,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
-    seconds = _input_seconds(forward_input_flops(ctx.answers, ctx.shape), dict(asm.chosen["cpu"][0].spec))
+    seconds = _input_seconds(ctx, dict(asm.chosen["cpu"][0].spec))
     if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
             and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS \
             and not _generates_in_pytorch(ctx):

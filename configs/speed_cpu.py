@@ -26,6 +26,9 @@ BYTES_PER_TRANSFER = 8  # a 64-bit DIMM channel
 # llama.cpp's AVX2 prefill (pp512, Llama 3.1 8B Q4_K_M, 16 GFLOP a token) per core and boost GHz: i5-9500 35.43
 # t/s = 21.5, i7-7820HQ 22.53 = 23.1, Threadripper 3970X 155.5 = 17.3 FLOP a cycle; the median.
 CPU_PREFILL_FLOP_PER_CYCLE = 21.5
+# A CNN's convolutions in ONNX Runtime on a desktop CPU reach ~0.4 of that rate: mmpose's RTMPose rows on an i7-11700
+# (8 cores x 4.9 GHz), eight models of 0.72-20 GFLOP at 3.2-44.6 ms, give 0.27-0.54, median 0.41 (fitted there).
+CPU_CNN_FRACTION = 0.4
 
 
 def ram_bandwidth_gb_per_s(cpu: dict, kit: dict, kits_count: int) -> tuple[float, str]:
@@ -93,22 +96,35 @@ def forward_input_flops(answers: Answers, shape: ModelShape) -> float:
     return 0.0
 
 
+def cpu_input_flops_per_s(shape: ModelShape, cpu: dict) -> float:
+    """The rate one input's forward runs at on the CPU's cores: an encoder's matmuls at llama.cpp's prefill rate, a
+    CNN's convolutions at CPU_CNN_FRACTION of it (0 without cores or clock)."""
+    return cpu_flops_per_s(cpu) * (CPU_CNN_FRACTION if shape.kind == "cnn" else 1.0)
+
+
 def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Prediction:
-    """An encoder's inputs a second on the CPU's cores, at llama.cpp's prefill rate a core and GHz (its matmuls are
-    the same): batch after batch, one at a time."""
+    """An encoder's or a CNN's inputs a second on the CPU's cores, at llama.cpp's prefill rate a core and GHz (an
+    encoder's matmuls are the same; a CNN's convolutions in ONNX Runtime reach a share of it): one input at a time."""
     out = sp.Prediction()
     flops = forward_input_flops(answers, shape)
-    rate = cpu_flops_per_s(cpu.spec)
+    rate = cpu_input_flops_per_s(shape, cpu.spec)
     if not flops or not rate:
         out.summary.append("not predicted for a CPU-only build: the catalog gives the CPU no cores or clock")
         return out
     per_s = rate / flops
     out.figures["samples_per_s"] = per_s
-    out.formula.append(f"inference: {flops / 1e9:.3g} GFLOP an input / ({core_gigahertz(cpu.spec):.0f} P-core GHz x "
-                       f"{CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP a cycle, llama.cpp's AVX2 prefill rate, {cpu.name}) = "
-                       f"{per_s:,.0f} inputs/s, an upper bound: PyTorch's eager CPU kernels are not fitted here, and "
-                       "sentence-transformers lists all-MiniLM-L6-v2, ~1,600 a second at 16 tokens on a Core i5-12400 "
-                       "by this rate, at ~750 on an unnamed CPU")
+    rate_text = f"{core_gigahertz(cpu.spec):.0f} P-core GHz x {CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP a cycle, " \
+        f"llama.cpp's AVX2 prefill rate, {cpu.name}"
+    if shape.kind == "cnn":
+        out.formula.append(
+            f"inference: {flops / 1e9:.3g} GFLOP an input / ({CPU_CNN_FRACTION:g} x {rate_text}) = {per_s:,.0f} "
+            "inputs/s in ONNX Runtime (mmpose's RTMPose on an i7-11700: 0.27-0.54 of that rate, the smallest nets "
+            "lowest; PyTorch's eager CPU kernels are slower)")
+    else:
+        out.formula.append(
+            f"inference: {flops / 1e9:.3g} GFLOP an input / ({rate_text}) = {per_s:,.0f} inputs/s, an upper bound: "
+            "PyTorch's eager CPU kernels are not fitted here, and sentence-transformers lists all-MiniLM-L6-v2, "
+            "~1,600 a second at 16 tokens on a Core i5-12400 by this rate, at ~750 on an unnamed CPU")
     out.summary.append(f"~{per_s:,.0f} inputs/s on the CPU's cores")
     return out
 
@@ -118,14 +134,14 @@ def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Comp
     """Decode tokens/s on a desktop CPU, or an encoder's inputs a second; an empty prediction where it is not
     predicted (with the reason)."""
     out = sp.Prediction()
-    if answers.task.mode == "inference" and shape.parameters and shape.kind == "transformer" and forward_only(shape):
+    if answers.task.mode == "inference" and shape.parameters and (
+            forward_only(shape) or (shape.kind == "cnn" and not shape.denoising_steps)):
         forward = cpu_forward(answers, shape, cpu)
         return forward, {"cpu": cpu.part_id, "precision": answers.task.precision} if forward.figures else {}
     if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters \
             or shape.denoising_steps:
-        out.summary.append("not predicted for a CPU-only build: only a language model's decode and an encoder's "
-                           "passes are (a CNN's convolutions on a CPU run far under the matmul rate: Ultralytics' "
-                           "YOLOv8n takes ~80 ms a frame on a CPU in ONNX)")
+        out.summary.append("not predicted for a CPU-only build: only a language model's decode, an encoder's and a "
+                           "CNN's inference are")
         return out, {}
     if cpu.spec.get("platform") != "desktop":
         out.summary.append(f"not predicted on {cpu.name}: a many-channel workstation or server CPU reaches a "

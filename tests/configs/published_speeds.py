@@ -4,8 +4,8 @@ Each case names its source (URL and what the figure is). The prediction must be 
 says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped catalog are read from it (the
 same path a build takes); others are given their datasheet figures here.
 
-Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 59 and
-published_workloads_large.py 12, test_requests.py 13): 168 here (295 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 60 and
+published_workloads_large.py 12, test_requests.py 13): 177 here (305 in all).
 """
 
 from __future__ import annotations
@@ -206,6 +206,16 @@ def cpu_prefill(cores: int, boost_ghz: float, **efficiency_cores: float) -> floa
     seconds, _ = speed_cpu.prefill_seconds(shape("llama3-8b", 512), 512,
                                            {"cores_count": cores, "boost_clock_ghz": boost_ghz, **efficiency_cores})
     return 512 / seconds
+
+
+def cpu_cnn_inference(gflops: float, cores: int, boost_ghz: float, **efficiency_cores: float) -> float:
+    """Frames a second of a CNN given its FLOPs, fp32 at batch 1 in ONNX Runtime on a desktop CPU's cores."""
+    answers = Answers(workload=Workload(preset="custom", kind="cnn", parameters=13_590_000, input_size_px=224,
+                                        forward_gflops_per_sample=gflops, batch_size=1),
+                      task=Task(mode="inference", precision="fp32"))
+    cpu = Component("cpu", "cpu", "cpu", 1, 0.0, {"cores_count": cores, "boost_clock_ghz": boost_ghz,
+                                                   **efficiency_cores})
+    return speed_cpu.cpu_forward(answers, model_shape(answers.workload)[0], cpu).figures["samples_per_s"]
 
 
 def cnn_preset_inference(part_id: str, batch: int, preset: str = "resnet50", precision: str = "fp16",
@@ -549,6 +559,12 @@ def hunyuan_large_eager(batch: int) -> float:
                   cuda_graphs=False)["decode_tokens_per_s_aggregate"]
 
 
+RTMPOSE_CPU = ("github.com/open-mmlab/mmpose projects/rtmpose/benchmark/README.md: ONNX Runtime on an i7-11700 (8 "
+               "cores, 4.9 GHz boost), batch 1")
+ISPCOJP = "github.com/ispcojp/ai_inference_device_benchmark results/{}: ONNX Runtime CPU, timm's {} at 224 px, {} ms"
+# Arrow Lake's cores run ONNX Runtime's fp32 convolutions at 0.73-0.85 of llama.cpp's AVX2 prefill rate a cycle.
+ARROW_LAKE_GAP = ("Arrow Lake's cores run ONNX Runtime's fp32 convolutions at ~0.8 of llama.cpp's AVX2 prefill rate a "
+                  "cycle, twice the 0.4 fitted on Rocket Lake's RTMPose rows: -45 % to -53 %")
 NORMIEBENCH = ("github.com/brand-o/normiebench/issues/{} (2026-03): llama 3.1 8B Q4_K_M on llama.cpp's CPU "
                "backend")
 LLAMACPP_SPARK = ("github.com/ggml-org/llama.cpp benches/dgx-spark.md (2025-11-02, build 6918, CUDA 13.0; llama-bench, "
@@ -1134,6 +1150,24 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("sam-fast-a100-vit-h-bf16-bs8", "pytorch-labs/segment-anything-fast experiments/p4d_results/"
                    "results_bs8_vit_h.csv: SAM ViT-H, bf16 eager, batch 8 on an A100 40GB (p4d), 14.85 img/s",
                    14.85, lambda: sam_vit_h_inference("bf16")),
+    # --- a CNN on a desktop CPU in ONNX Runtime (speed_cpu.CPU_CNN_FRACTION, these RTMPose rows' median; XZ13) ---
+    *(PublishedSpeed(f"rtmpose-{name}-i7-11700-ort", f"{RTMPOSE_CPU}: RTMPose-{name}, {ms} ms ({gflops} GFLOP, twice "
+                     "mmpose's multiply-adds)", 1000 / ms, functools.partial(cpu_cnn_inference, gflops, 8, 4.9),
+                     fitted=True, **({"gap": "a net under 1 GFLOP waits on ONNX Runtime's per-operator cost: +50 %",
+                                      "tolerance": 0.55} if gflops < 1 else {}))
+      for name, ms, gflops in (("t-256x192", 3.20, 0.72), ("s-256x192", 4.48, 1.36), ("m-256x192", 11.06, 3.86),
+                               ("l-256x192", 18.85, 8.32), ("m-384x288", 24.78, 8.66))),
+    PublishedSpeed("ispcojp-i9-10900x-resnet18-ort", ISPCOJP.format("Intel_i9-10900X.md", "resnet18", 5.935) +
+                   " (10 cores, 4.7 GHz boost; 3.64 GFLOP)", 1000 / 5.935,
+                   lambda: cpu_cnn_inference(3.64, 10, 4.7)),
+    PublishedSpeed("ispcojp-i9-10900x-vgg13-ort", ISPCOJP.format("Intel_i9-10900X.md", "vgg13", 39.957) +
+                   " (22.6 GFLOP)", 1000 / 39.957, lambda: cpu_cnn_inference(22.6, 10, 4.7)),
+    *(PublishedSpeed(f"ispcojp-ultra7-265kf-{model}-ort", ISPCOJP.format("Intel_CoreUltra7_265KF.md", model, ms) +
+                     f" (8 P-cores at 5.4 GHz, 12 E-cores at 4.6; {gflops} GFLOP)", 1000 / ms,
+                     functools.partial(cpu_cnn_inference, gflops, 20, 5.4, efficiency_cores_count=12,
+                                       efficiency_boost_clock_ghz=4.6, efficiency_core_vector_ratio=0.5),
+                     xfail=ARROW_LAKE_GAP)
+      for model, ms, gflops in (("resnet18", 2.797, 3.64), ("vgg13", 20.248, 22.6))),
     # --- CPU prefill, compute-bound (the FLOP-a-cycle constant is these three rows' median) ---
     PublishedSpeed("normiebench-i5-9500-llama31-8b-pp512", f"{NORMIEBENCH.format(34)}: Core i5-9500 (6 cores, "
                    "4.4 GHz boost), pp512 35.43 tokens/s", 35.43, lambda: cpu_prefill(6, 4.4), fitted=True),

@@ -572,3 +572,17 @@ def test_a_decoder_generating_in_pytorch_is_not_sold_a_cpu_only_pc(catalog):
     build = recommend(job, catalog, today=TODAY)
     assert build.component("gpu") is not None or not build.feasible
     assert any(line.startswith("a used GPU") and "RTX 3060" in line for line in build.feasible_alternatives)
+
+
+def test_a_small_cnn_at_a_stated_camera_rate_is_timed_on_the_cpu_and_gets_the_cpu_only_pc(catalog):
+    # Audit XZ13: RTMPose-m (3.86 GFLOP; ONNX Runtime on an i7-11700, 11.06 ms, 90 FPS) for a 30 FPS camera with
+    # EUR 700: a CNN's CPU rate was not predicted, so the stated rate ruled out the EUR 740 PC, and the closest build
+    # was an RTX 5060 PC for EUR 1,065.
+    job = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=13_590_000,
+                  workload__input_size_px=222, workload__forward_gflops_per_sample=3.86, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp32", task__target_samples_per_s=30.0,
+                  data__kind="images", data__dataset_size_gb=1.0, budget__amount=700.0, budget__currency="EUR")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.component("gpu") is None and build.component("cpu") is not None
+    assert 30 < build.speed.figures["samples_per_s"] < 120
+    assert "ONNX Runtime" in " ".join(build.speed.formula)
