@@ -178,3 +178,15 @@ def test_a_camera_at_30_fps_is_not_sold_a_raspberry_pi_that_runs_its_net_at_25(c
     rate = build.speed.figures["samples_per_s"]
     assert gpu.part_id != "raspberry-pi-4b-8gb" or (not build.feasible and 20 < rate < 30), (gpu.part_id, rate)
     assert not any("compiled forward pass" in line and "Raspberry Pi" in line for line in build.feasible_alternatives)
+
+
+def test_a_custom_cnn_without_its_layers_launches_resnet50s_kernels_in_eager_pytorch():
+    # Audit XZ13: RTMPose-m (3.86 GFLOP, layers not given) at batch 1 in eager PyTorch on an RTX 5060 was ~1,279 FPS,
+    # no launch floor, past TensorRT FP16's 847 on an RTX 3090 (mmpose's benchmark: 1.18 ms).
+    workload = Workload(preset="custom", kind="cnn", parameters=13_590_000, input_size_px=222,
+                        forward_gflops_per_sample=3.86, batch_size=1)
+    shape, origin = model_shape(workload)
+    assert shape.forward_kernels == 175 and "workload.layers not given" in origin
+    answers = Answers(workload=workload, task=Task(mode="inference", precision="fp32", forward_runtime="eager"))
+    rate = speed_build.inference(answers, shape, catalog_gpu("rtx-5060-8gb", answers)).figures["samples_per_s"]
+    assert rate < 1000 / 1.18
