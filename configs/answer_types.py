@@ -270,9 +270,9 @@ class Task(Schema, frozen=True):
         "models leave the GPU while it trains"))] = False
     sync_each_batch: Annotated[bool, Meta(description=(
         "training with FSDP under the Hugging Face Trainer (accelerate) and gradient accumulation: reduce-scatter "
-        "the gradients every micro-batch (accelerate's GradientAccumulationPlugin(sync_each_batch=True); torchtune "
-        "does it anyway), so they stay sharded; else (no_sync) each GPU holds the whole model's gradients until the "
-        "step's last micro-batch"))] = False
+        "the gradients every micro-batch (accelerate's GradientAccumulationPlugin(sync_each_batch=True); torchtune, "
+        "Composer's llm-foundry, torchtitan and Megatron do it anyway: true for them), so they stay sharded; else "
+        "(no_sync) each GPU holds the whole model's gradients until the step's last micro-batch"))] = False
     expert_offload: Annotated[bool, Meta(description=(
         "llama.cpp --cpu-moe: a mixture of experts' routed experts stay in system RAM and run on the CPU; the GPU "
         "holds attention, the shared weights, the KV cache and the experts of as many layers as fit beside them "

@@ -120,7 +120,8 @@ def estimate_training(
             gradients = states.gradients
             formula.append(f"gradient accumulation under FSDP's no_sync: the whole model's gradients on each GPU "
                            f"until the step's last micro-batch, {states.gradients / GIB:.3g} GiB (accelerate's "
-                           "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync)")
+                           "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync; Composer's "
+                           "llm-foundry, torchtitan and Megatron reduce-scatter each micro-batch: true for them)")
     activations, activation_line = training_activations(
         shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
         autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,
