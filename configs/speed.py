@@ -180,6 +180,7 @@ class Device:
     peer_to_peer: bool = True  # GPU-to-GPU copies over PCIe (GeForce cards have none: NCCL goes through host memory)
     attention_rate: tuple[float, str] = (0.0, "")  # the 16-bit rate attention runs at beside FP8 matmuls; 0: tflops
     cnn_fraction: float = CNN_TENSOR_FRACTION  # of `tflops`, a CNN's convolutions reach (a GeForce's 16-bit: more)
+    edge_module: bool = False  # a Jetson-class module: its GPU's clock and its ARM host set a compiled kernel's cost
 
     @property
     def transformer_training_mfu(self) -> float:

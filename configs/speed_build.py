@@ -90,7 +90,7 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                      fp32_tflops=0.0 if spec.get("software") == "cpu" else float(spec.get("fp32_tflops", 0.0)),
                      decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
                      training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate,
-                     peer_to_peer=spec.get("form") != "consumer",
+                     peer_to_peer=spec.get("form") != "consumer", edge_module=spec.get("form") == "edge",
                      cnn_fraction=cnn_tensor_fraction(spec.get("form") == "consumer" and rate in (
                          "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops"), answers.task.channels_last,
                          compiled_forward(answers)))

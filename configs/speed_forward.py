@@ -8,6 +8,7 @@ from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.custom_cnn import (
+    CNN_KERNELS_PER_LAYER,
     DETECTION_FORWARD_FLOPS_PER_PIXEL,
     RESNET50_FORWARD_FLOPS,
     RESNET50_SAVED_ELEMENTS,
@@ -17,7 +18,7 @@ from pth_top.configs.custom_cnn import (
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets, resolution_scale
-from pth_top.configs.speed_cnn import activation_seconds, activations_warning
+from pth_top.configs.speed_cnn import activation_seconds, activations_warning, compiled_forward
 
 
 def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
@@ -73,6 +74,12 @@ EAGER_KERNEL_FIGURE_S = 35e-6  # the figure's: Ultralytics' YOLOv10n on an RTX 3
 # MLP matmuls and GELU (dropout is a no-op in eval).
 ENCODER_KERNELS_PER_LAYER = 14
 EAGER_FLOOR = "eager launch floor: "  # how the warning starts (speed_target offers the compiled runtime)
+# A compiled engine (TensorRT) fuses a weight layer's kernels into one, and at a small batch each still costs a fixed
+# time beside its work: mmdeploy's RTMPose t to l in TRT-FP16 at batch 1 (mmpose's benchmark, ~45-85 fused layers) run
+# ~0.9 ms on an RTX 3090 whatever their FLOPs (0.72-8.3 GFLOP: 0.98-1.37 ms), ~16 us a layer; on a Jetson AGX Orin
+# 1.6-3.7 ms, ~40 us. Fitted there (their rows), checked on a GTX 1660 Ti and an Orin NX.
+COMPILED_KERNEL_S = 16e-6
+COMPILED_EDGE_KERNEL_S = 40e-6
 
 
 def eager_floor(answers: Answers, kernels: int, batch: int, gpus: int, gpu_s: float, unit: str
@@ -98,6 +105,20 @@ def eager_floor(answers: Answers, kernels: int, batch: int, gpus: int, gpu_s: fl
         f"{fastest:,.0f} {unit}/s against the ~{batch / gpu_s:,.0f} its GPU time gives: compiled (a TensorRT engine, "
         "torch.compile(mode=\"reduce-overhead\"); task.forward_runtime = \"compiled\") it runs at the card's "
         "rate, as do larger batches"]
+
+
+def compiled_kernels_seconds(answers: Answers, shape: ModelShape, device: sp.Device) -> tuple[float, str]:
+    """A compiled engine's fixed cost a batch: one fused kernel a weight layer (a CNN's eager kernels over
+    CNN_KERNELS_PER_LAYER), each COMPILED_KERNEL_S on a discrete GPU or COMPILED_EDGE_KERNEL_S on an edge module;
+    nothing in eager PyTorch (its launches are eager_floor's) or on a CPU."""
+    if not compiled_forward(answers) or not device.fp32_tflops or not shape.forward_kernels:
+        return 0.0, ""
+    layers = round(shape.forward_kernels / CNN_KERNELS_PER_LAYER)
+    each = COMPILED_EDGE_KERNEL_S if device.edge_module else COMPILED_KERNEL_S
+    where = "an edge module's" if device.edge_module else "a discrete GPU's"
+    return layers * each, (f" + {layers} fused kernels x {each * 1e6:.0f} us ({where} fixed cost a kernel in a "
+                           f"compiled engine, mmpose's RTMPose in TensorRT at batch 1) = {sp.duration(layers * each)} "
+                           "a batch")
 
 
 def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float, str]:
@@ -140,6 +161,8 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     floor_s, floor_text, warnings = eager_floor(answers, shape.forward_kernels, batch, device.count, gpu_s, "samples")
     warnings = warnings or bound  # the launches' floor, where it binds, before the activations'
     batch_s = max(gpu_s, floor_s)
+    fused_s, fused_text = compiled_kernels_seconds(answers, shape, device)
+    batch_s, floor_text = batch_s + fused_s, floor_text + fused_text
     out = sp.Prediction(figures={"samples_per_s": batch / batch_s, "batch_latency_s": batch_s}, warnings=warnings)
     out.formula.append(f"inference: batch {batch} x {origin} / ({compute_text}) = "
                        f"{sp.rate_text(compute_rate)} samples/s" + (f"; {memory_text} a batch, "
