@@ -18,7 +18,14 @@ from pth_top.configs.part_types import SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
-from pth_top.configs.scale_out import LLAMA2_SCALING, fewest_nodes, global_batch_note, interconnect, rent_market_note
+from pth_top.configs.scale_out import (
+    LLAMA2_SCALING,
+    fewest_nodes,
+    global_batch_note,
+    interconnect,
+    rent_market_note,
+    spread,
+)
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate, training_rate
 
@@ -104,6 +111,20 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
     return ""
 
 
+def _as_answered_across_nodes(rented: Context, context_for: Callable[[Answers], Context], gpu: Part, node: Answers,
+                              work: float, at_one: tuple[int, Answers, float]) -> tuple[int, Answers, float]:
+    """The nodes that finish a month-plus run at the job's own micro-batch and recompute, where ZeRO-3 across them
+    holds it (one node needs full recompute at micro-batch 1): (1, answers, node-hours), else `at_one`'s (audit
+    YB14: Skywork-13B's 3.2T tokens on 48 nodes at the recomputed rate, ~36 without it)."""
+    own_rate = job_rate(node, model_shape(node.workload)[0], dict(gpu.spec), gpu.name, NODE_GPUS)
+    if not own_rate or own_rate <= work / at_one[2]:
+        return at_one
+    own_hours = work / own_rate
+    nodes = max(2, math.ceil(own_hours / (SLOW_RUN_DAYS * 24)))
+    across = spread(rented, context_for, NODE_GPUS * nodes, node)
+    return (1, node, own_hours) if across.memory.total_bytes <= usable_bytes(across, gpu) else at_one
+
+
 def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this",
                     changed: str = "") -> str:
     """A training run of over SLOW_RUN_DAYS on the build, or of a day or more that renting does for a quarter of its
@@ -141,6 +162,9 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
                     continue
         rented_rate = job_rate(run_as, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
         rented_hours = hours * rate / rented_rate if rented_rate else 0.0  # on one node
+        if run_as is small and rented_hours > SLOW_RUN_DAYS * 24 and gpu["form"] in SYSTEM_GPU_FORMS:
+            least, run_as, rented_hours = _as_answered_across_nodes(rented, context_for, gpu, node, hours * rate,
+                                                                     (least, run_as, rented_hours))
         if rented_hours:
             runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as is small))
     if not runs:
@@ -163,9 +187,11 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     if nodes > 1:  # one node is slow too, or does not hold it: as many as finish it in SLOW_RUN_DAYS
         lead = f"to finish in ~{SLOW_RUN_DAYS:g} days, rent {nodes} nodes" if nodes > least else \
             f"rent {nodes} nodes, the fewest that hold it with ZeRO-3 across them,"
+        over = f", {money(rented_cny - build.budget_cny, build.currency, rules)} over the budget" \
+            if rented_cny > build.budget_cny else ""
         return (f"{lead} of {rate_text}, {nodes * NODE_GPUS:,} GPUs over {interconnect(gpu)}: "
-                f"~{duration(rented_hours / nodes * 3600)} for ~{cost} (the GPU-hours do not change with the node "
-                f"count), against {here}; data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
+                f"~{duration(rented_hours / nodes * 3600)} for ~{cost}{over} (the GPU-hours do not change with the "
+                f"node count), against {here}; data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
                 f"{global_batch_note(answers.workload.batch_size, nodes)}")
     if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
         return ""  # the same GPUs for the same time at more money: nothing to say

@@ -248,6 +248,22 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
     assert short.feasible_alternatives[0].startswith("NVIDIA Jetson Orin Nano Super"), short.feasible_alternatives
 
 
+def test_nodes_for_a_month_run_the_job_as_answered_where_zero3_across_them_holds_it(catalog):
+    # Audit YB14: Skywork-13B's 3.2T tokens (arXiv:2310.19341: 512 A800s, ~1,873 tokens/s a GPU, MFU ~56.5 %, no
+    # recompute) came to 48 H100 nodes at one node's full recompute; across 36 nodes ZeRO-3 holds it as answered.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=52,
+                  workload__hidden_size=4608, workload__attention_heads=36, workload__intermediate_size=12288,
+                  workload__gated_mlp=True, workload__vocabulary_size=65536, workload__sequence_length=4096,
+                  workload__batch_size=1024, task__accumulation_steps=128, data__tokens_count=3_200_000_000_000,
+                  data__dataset_size_gb=12800, scale__gpu_count=8, scale__sharding="zero1", budget__amount=3e6)
+    build = recommend(job, catalog, today=TODAY)
+    nodes = [line for line in build.warnings if line.startswith("to finish in ~30 days, rent ")]
+    assert nodes and "recompute" not in nodes[0].split(":")[0] and "over the budget" in nodes[0], build.warnings
+    count = int(nodes[0].split("rent ")[1].split(" nodes")[0])
+    # 479k A800-hours published; an H100 trains ~2.4-2.9x an A800: ~165-200k H100-hours, 29-35 nodes for 30 days.
+    assert 30 <= count <= 40
+
+
 def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(catalog):
     # A 34B model (Llama 2 34B's shape) pretrained on 2T tokens: ~5,160 days on 8 RTX PRO 6000 Max-Q. The build offered
     # LoRA and renting 8 GPUs for the same time; Llama 2's own run took 1,038,336 A100 GPU-hours on
