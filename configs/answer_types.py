@@ -55,8 +55,8 @@ class Workload(Schema, frozen=True):
     kind: Annotated[ModelKind, Meta(description="custom models only")] = "transformer"
     parameters: Annotated[int, whole(0, 2_000_000_000_000, "parameter count (0: derive from the architecture)")] = 0
     layers: Annotated[int, whole(0, 1024, (
-        "transformer layers; a custom CNN's weight layers (ResNet-50: 50), for its eager launch floor and a "
-        "segmentation net's depth (ResNet-101: 101)"))] = 0
+        "transformer layers; a custom CNN's weight layers (ResNet-50: 50; 0: 50), for its kernels (eager launches, "
+        "a compiled engine's fused layers) and a segmentation net's depth (ResNet-101: 101)"))] = 0
     hidden_size: Annotated[int, whole(0, 131072, "transformer hidden size h")] = 0
     attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0
     kv_heads: Annotated[int, whole(0, 1024, "key/value heads (grouped-query attention); 0 = a")] = 0

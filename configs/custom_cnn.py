@@ -178,7 +178,7 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""
     layers = workload.layers or DEFAULT_CNN_LAYERS
     kernels = "" if workload.layers else (
-        f"; its eager kernels as ResNet-50's {DEFAULT_CNN_LAYERS} weight layers: workload.layers not given")
+        f"; its kernels as ResNet-50's {DEFAULT_CNN_LAYERS} weight layers: workload.layers not given")
     return ModelShape(
         kind="cnn", parameters=workload.parameters, activation_elements_per_sample=elements,
         forward_kernels=round(CNN_KERNELS_PER_LAYER * layers),
