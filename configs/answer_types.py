@@ -261,6 +261,10 @@ class Task(Schema, frozen=True):
         "NVIDIA's DeepLearningExamples' --memory-format nhwc): its activations move ~0.77 of the bytes a training "
         "step in eager PyTorch and ~0.85 a forward pass, and a GeForce card's convolutions reach 0.46 of its tensor "
         "figure, not 0.34 (timm's NHWC and NCHW tables on an RTX 3090)"))] = False
+    quantize_moe_experts: Annotated[bool, Meta(description=(
+        "a mixture of experts' QLoRA or 8-bit LoRA under the Hugging Face Trainer stacks quantizes its fused routed "
+        "experts after loading (Axolotl's quantize_moe_experts: true, bitsandbytes >= 0.48's replace_parameter_4bit); "
+        "false: transformers v5 and bitsandbytes leave them 16-bit (Unsloth quantizes them anyway)"))] = False
     ema_weights: Annotated[bool, Meta(description=(
         "training keeps an exponential moving average of the trained weights on each GPU, in fp32 (DiT, PixArt and "
         "Open-Sora trainers, diffusers' --use_ema): 4 B a trained parameter"))] = False

@@ -11,7 +11,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import chunked_loss, unsloth_quantizes_more
+from pth_top.configs.levers import chunked_loss, experts_left_unquantized, unsloth_quantizes_more
 from pth_top.configs.micro_batch import SYNC_EACH_BATCH_LABEL, sharded_gradients
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import CHEAPER_FRACTION_MAX
@@ -96,18 +96,23 @@ def cheaper_with_synced_gradients(build: Build, rules: Rules, recommend_one: Cal
 
 
 def cheaper_with_quantized_experts(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
-    """A MoE's QLoRA or 8-bit LoRA, whose routed experts bitsandbytes leaves 16-bit, names the build Unsloth's
-    quantized experts need (memory_methods.BNB_SKIPS_FUSED_EXPERTS)."""
+    """A MoE's QLoRA or 8-bit LoRA, whose routed experts bitsandbytes leaves 16-bit, names the build its experts
+    quantized after loading need (memory_methods.BNB_SKIPS_FUSED_EXPERTS), on the same stack."""
     answers = build.answers
-    if not unsloth_quantizes_more(answers, model_shape(answers.workload)[0]):
+    shape = model_shape(answers.workload)[0]
+    if not experts_left_unquantized(answers, shape):
         return ""
-    found = _cheaper(build, answers.with_value("task", "training_stack", "unsloth"), recommend_one)
+    hint = "task.quantize_moe_experts = true (Axolotl's quantize_moe_experts: true; Unsloth quantizes them anyway)"
+    found = _cheaper(build, answers.with_value("task", "quantize_moe_experts", True), recommend_one)
+    if found is None and unsloth_quantizes_more(answers, shape):  # its fused loss and offloaded checkpoints too
+        hint = ("task.training_stack = \"unsloth\" (Unsloth quantizes them; its fused loss and offloaded checkpoints "
+                "come with it)")
+        found = _cheaper(build, answers.with_value("task", "training_stack", "unsloth"), recommend_one)
     if found is None:
         return ""
     other, text = found
     return _line("with the experts quantized too:", other, build, " (bitsandbytes leaves a MoE's fused experts "
-                 "16-bit)", text, rules, "task.training_stack = \"unsloth\" (Unsloth quantizes them; its fused loss "
-                 "and offloaded checkpoints come with it)")
+                 "16-bit)", text, rules, hint)
 
 
 def cheaper_with_an_fp8_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

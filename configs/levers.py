@@ -34,12 +34,21 @@ UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quanti
                          "bitsandbytes leaves 16-bit")
 
 
-def unsloth_quantizes_more(answers: Answers, shape: ModelShape) -> bool:
-    """A MoE's QLoRA or 8-bit LoRA on one GPU under a stack whose bitsandbytes leaves its experts 16-bit, which
-    Unsloth (one GPU) would quantize."""
+QUANTIZED_EXPERTS_LABEL = ("the MoE's fused experts quantized after loading too (Axolotl's quantize_moe_experts: "
+                           "true; task.quantize_moe_experts), which bitsandbytes alone leaves 16-bit")
+
+
+def experts_left_unquantized(answers: Answers, shape: ModelShape) -> bool:
+    """A MoE's QLoRA or 8-bit LoRA under a stack whose bitsandbytes leaves its fused experts 16-bit."""
     task = answers.task
-    return task.mode == "training" and task.method in ("qlora", "lora_int8") and answers.scale.gpu_count == 1 \
-        and task.training_stack in stacks.BNB_TRANSFORMERS_STACKS and bool(shape.routed_expert_parameters)
+    return task.mode == "training" and task.method in ("qlora", "lora_int8") \
+        and stacks.experts_left_16_bit(task.training_stack, task.quantize_moe_experts) \
+        and bool(shape.routed_expert_parameters)
+
+
+def unsloth_quantizes_more(answers: Answers, shape: ModelShape) -> bool:
+    """Such a job on one GPU, which Unsloth (one GPU) would also quantize."""
+    return experts_left_unquantized(answers, shape) and answers.scale.gpu_count == 1
 
 
 def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answers]:
@@ -153,6 +162,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "cache_text_encoder_outputs, diffusers' precomputed embeddings; no per-epoch augmentation "
                             "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
                             answers.with_value("task", "cache_embeddings", True)))
+        if experts_left_unquantized(answers, ctx.shape):  # the same stack first (audit YF15: Axolotl's GLM-4.7-Flash)
+            changes.append((QUANTIZED_EXPERTS_LABEL, answers.with_value("task", "quantize_moe_experts", True)))
         if unsloth_quantizes_more(answers, ctx.shape):
             changes.append((UNSLOTH_EXPERTS_LABEL, answers.with_value("task", "training_stack", "unsloth")))
         chunked = chunked_loss(answers, ctx.shape)

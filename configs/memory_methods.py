@@ -111,7 +111,8 @@ def lora_states(
 # only nn.Linear, so they stay 16-bit (bitsandbytes#1849; unsloth#5344: Gemma-4-26B-A4B ~46 GB with load_in_4bit).
 # Unsloth quantizes them (unsloth-zoo#527). axolotl's Kimi-Linear 48B 8-bit LoRA: "about 98.7GiB VRAM".
 BNB_SKIPS_FUSED_EXPERTS = ("routed experts {:.3g}B params stay 16-bit (2 B): transformers v5 fuses them into 3-D "
-                           "parameters, which bitsandbytes does not quantize (bitsandbytes#1849; Unsloth does)")
+                           "parameters, which bitsandbytes does not quantize (bitsandbytes#1849; Unsloth does, and "
+                           "Axolotl with quantize_moe_experts: task.quantize_moe_experts)")
 
 
 def int8_lora_states(

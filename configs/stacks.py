@@ -71,6 +71,14 @@ TRAINING_STACK_LABELS = {
 # The stacks that load a QLoRA or 8-bit base through transformers and bitsandbytes, which leaves a MoE's fused experts
 # 16-bit (memory_methods.BNB_SKIPS_FUSED_EXPERTS); Unsloth quantizes them, torchtune uses neither.
 BNB_TRANSFORMERS_STACKS = ("hf_trainer", "liger")
+
+
+def experts_left_16_bit(stack: str, quantize_moe_experts: bool) -> bool:
+    """Whether a QLoRA or 8-bit base keeps a MoE's fused experts 16-bit: under BNB_TRANSFORMERS_STACKS unless they are
+    quantized after loading (Axolotl's quantize_moe_experts)."""
+    return stack in BNB_TRANSFORMERS_STACKS and not quantize_moe_experts
+
+
 # The same stacks train a mixture of experts in transformers' modeling code, whose Python loop over the experts
 # (task.experts_loop: 4.x, or experts_implementation="eager"; 5's default is grouped_mm) costs
 # speed_moe.HF_MOE_TRAINING_EXPERT_PASS_S; torchtune and Unsloth run grouped GEMMs.
