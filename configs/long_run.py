@@ -156,6 +156,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
                 run_as = small
             elif gpu["form"] not in SYSTEM_GPU_FORMS:  # a PCIe node is not linked to another
                 continue
+            elif (one := spread(rented, context_for, NODE_GPUS, node)).memory.total_bytes <= usable_bytes(one, gpu):
+                run_as = one.answers  # ZeRO-3 over the node's 8 (audit YF15: a MoE's QLoRA sized at 2 nodes)
             else:
                 least, _, holds = fewest_nodes(rented, context_for, gpu, node)
                 if not holds:

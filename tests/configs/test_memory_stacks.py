@@ -402,10 +402,11 @@ def test_fsdp_gradients_held_whole_between_syncs_name_the_far_cheaper_build_sync
     assert not any(line.startswith("cheaper with FSDP's") for line in synced.warnings)
 
 
-def test_a_moes_qlora_names_the_far_cheaper_build_unsloths_quantized_experts_need(catalog):
+def test_a_moes_qlora_names_the_far_cheaper_build_its_quantized_experts_need(catalog):
     # Qwen3-30B-A3B (config.json: 48 layers, hidden 2048, 32 heads of 128, 4 KV heads, 128 experts of width 768, 8 a
     # token, V 151,936) QLoRA: under transformers v5 bitsandbytes leaves its 29B routed experts 16-bit, 64 GiB; Unsloth
-    # quantizes them, and its Qwen3 guide says the 30B-A3B "fits in 17.5GB VRAM".
+    # quantizes them, and its Qwen3 guide says the 30B-A3B "fits in 17.5GB VRAM"; Axolotl does with
+    # quantize_moe_experts (audit YF15: its GLM-4.7-Flash QLoRA, "1x48GB @ ~24GiB/GPU", was sold a 128 GB DGX Spark).
     job = answers(workload__preset="custom", workload__parameters=30_532_122_624,
                   workload__active_parameters=3_300_000_000, workload__experts_count=128,
                   workload__experts_per_token=8, workload__layers=48, workload__hidden_size=2048,
@@ -418,8 +419,17 @@ def test_a_moes_qlora_names_the_far_cheaper_build_unsloths_quantized_experts_nee
     line = next(line for line in build.warnings if line.startswith("cheaper with the experts quantized too"))
     unsloth = recommend(job.with_value("task", "training_stack", "unsloth"), catalog, today=TODAY)
     assert unsloth.memory.total_bytes < 1.15 * 17.5e9 and build.memory.total_bytes > 2 * 17.5e9
-    assert 'training_stack = "unsloth"' in line
+    assert 'training_stack = "unsloth"' in line  # the experts quantized alone need an RTX 5090, dearer than a Spark
+    # One rented node holds it with ZeRO-3 over its 8 GPUs (audit YF15: "rent 2 nodes, the fewest that hold it").
+    rent = next(line for line in build.warnings if "rent" in line)
+    assert rent.startswith("or rent it: 8 x ") and "nodes" not in rent, rent
     assert not any(line.startswith("cheaper with the experts") for line in unsloth.warnings)
-    # Where no build holds it within budget, Unsloth is the first way out (review AD): $3,000, an RTX 4090 build.
+    quantized = recommend(job.with_value("task", "quantize_moe_experts", True), catalog, today=TODAY)
+    assert quantized.memory.total_bytes < 0.5 * build.memory.total_bytes
+    assert not any(line.startswith("cheaper with the experts") for line in quantized.warnings)
+    # Where no build holds it within budget, the experts quantized on the same stack come first, then Unsloth (review
+    # AD): $3,000, an RTX 4090 build.
     short = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
-    assert not short.feasible and short.feasible_alternatives[0].startswith("Unsloth"), short.feasible_alternatives
+    ways = short.feasible_alternatives
+    assert not short.feasible and ways[0].startswith("the MoE's fused experts quantized") and \
+        any(way.startswith("Unsloth") for way in ways), ways
