@@ -348,3 +348,18 @@ def test_more_gpus_and_fp8_weights_are_tried_together(catalog):
     _, changed, _ = build.applicable_alternatives[0]
     fixed = recommend(changed, catalog, today=TODAY)
     assert fixed.feasible and held(fixed) >= 20.0 and changed.scale.gpu_count > 1
+
+
+def test_a_stated_inputs_a_second_rate_gets_the_cheapest_build_that_takes_it(catalog):
+    # Audit YD15: ms-marco-MiniLM-L-12-v2 (SBERT's table: 960 pairs/s on a V100) served at a stated 960 pairs/s for
+    # EUR 3,000 got an RTX 5080 box at ~5,300 for EUR 2,340, where an RTX 5060 box takes ~1,800 for EUR 1,163.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=33_360_000, workload__layers=12, workload__hidden_size=384,
+                  workload__attention_heads=12, workload__intermediate_size=1536, workload__vocabulary_size=30522,
+                  workload__encoder_only=True, workload__sequence_length=128, workload__batch_size=32,
+                  task__mode="inference", task__precision="fp32", task__target_samples_per_s=960.0,
+                  budget__amount=3000.0, budget__currency="EUR")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.speed.figures["samples_per_s"] >= 960
+    assert build.total_price_cny <= 0.6 * build.budget_cny, build.component("gpu").part_id
+    assert any("the cheapest of them" in line for line in build.component("gpu").reasoning)
