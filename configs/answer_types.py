@@ -311,7 +311,8 @@ class Data(Schema, frozen=True):
         "tokens in one epoch: text tokens, or the model's own positions (an audio encoder's frames); 0: text from its "
         "size at ~4 bytes a token"))] = 0
     images_count: Annotated[int, whole(0, 10**12, (
-        "images: images in one epoch (0: the size at ~110 KB each); video: clips in one epoch (0: not counted)"))] = 0
+        "images: images in one epoch (0: the size at ~110 KB each); video or audio: clips (utterances) in one epoch "
+        "(0: not counted)"))] = 0
 
 
 class Scale(Schema, frozen=True):

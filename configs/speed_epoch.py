@@ -28,7 +28,8 @@ def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[flo
         return tokens / rate, f"~{_tokens_text(tokens)} tokens at ~{sp.BYTES_PER_TEXT_TOKEN:g} bytes each", False
     # A transformer's rate counts its tokens, a CNN's or a denoiser timed from its counted FLOPs its samples.
     per_sample = shape.sequence_length if shape.kind == "transformer" and not counted_denoiser(answers, shape) else 1
-    if data.kind == "video" and data.images_count:  # a clip a sample (audit XN9: TSM's epoch said 1M samples)
+    # A clip a sample (audit XN9: TSM's epoch said 1M samples; audit YE15: QuartzNet's utterances were not read).
+    if data.kind in ("video", "audio") and data.images_count:
         return data.images_count * per_sample / rate, f"{data.images_count:,} clips (data.images_count)", True
     if data.kind == "images" and (data.images_count or size):
         if data.images_count:

@@ -190,3 +190,14 @@ def test_a_custom_cnn_without_its_layers_launches_resnet50s_kernels_in_eager_pyt
     answers = Answers(workload=workload, task=Task(mode="inference", precision="fp32", forward_runtime="eager"))
     rate = speed_build.inference(answers, shape, catalog_gpu("rtx-5060-8gb", answers)).figures["samples_per_s"]
     assert rate < 1000 / 1.18
+
+
+def test_an_audio_cnns_epoch_is_its_counted_clips():
+    # Audit YE15: QuartzNet's utterances in data.images_count were not read, and its epoch was "1M samples".
+    from pth_top.configs.speed_epoch import epoch_seconds
+
+    workload = Workload(preset="custom", kind="cnn", parameters=5_000_000, input_size_px=280,
+                        forward_gflops_per_sample=15.7, batch_size=32)
+    answers = Answers(workload=workload, task=Task(mode="training"), data=Data(kind="audio", images_count=281_241))
+    seconds, what, counted = epoch_seconds(answers, model_shape(workload)[0], 100.0)
+    assert counted and seconds == pytest.approx(2812.41) and "281,241 clips" in what
