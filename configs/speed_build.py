@@ -254,7 +254,16 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     if shape.kind == "generic":
         forward, origin = 2.0 * shape.parameters, "2N per sample (no architecture)"
     per_sample, passes = sp.sample_flops_per_step(forward, method, recompute)
-    return per_sample, f"{passes} of {origin} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
+    text = f"{passes} of {origin}"
+    frozen = answers.workload.frozen_parameters
+    if shape.kind == "cnn" and frozen and shape.parameters and not answers.task.cache_embeddings:
+        # A momentum encoder or a teacher runs its forward on each sample (audit YE15: MoCo v2's key encoder, 1.55x
+        # fast as a supervised ResNet-50), at the trained net's FLOPs a parameter.
+        extra = forward * frozen / shape.parameters
+        per_sample += extra
+        text += (f" + the frozen {frozen / 1e6:,.1f}M parameters' forward, {extra / 1e9:.3g} GFLOP (a momentum "
+                 "encoder's or a teacher's: MoCo, BYOL, DINO; at the trained net's FLOPs a parameter)")
+    return per_sample, f"{text} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
 
 
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
