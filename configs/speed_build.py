@@ -343,7 +343,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.figures[key] = run_s / 3600
         what = "1B tokens" if unit == "tokens" else "1M samples"
         line += f"; {what} in ~{sp.duration(run_s)}"
-    out.summary.extend([line, notes.AUDIO_TRAINING_NOTE] if answers.data.kind == "audio" else [line])
+    out.summary.extend([line, notes.AUDIO_TRAINING_NOTE] if answers.data.kind == "audio" and shape.kind == "transformer"
+                       else [line])
     if run_s > sp.SLOW_RUN_DAYS * 86400:
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
                             f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs (more nodes)"

@@ -221,3 +221,13 @@ def test_a_video_models_epoch_counts_its_clips():
                                         frames_per_sample=8), data=Data(kind="video", images_count=240_000))
     seconds, basis, counted = epoch_seconds(answers, model_shape(answers.workload)[0], 100.0)
     assert (seconds, counted) == (2400.0, True) and "240,000 clips" in basis
+
+
+def test_a_model_given_by_its_parameters_alone_says_its_activations_are_not_counted():
+    # Audit YE15: HiFi-GAN (84.6M parameters, kind generic) trained on 8 GPUs "fits" at 0 GiB of activations, unsaid.
+    answers = Answers(workload=Workload(preset="custom", kind="generic", parameters=84_600_000, batch_size=128),
+                      task=Task(mode="training"), data=Data(kind="audio"))
+    shape, _ = model_shape(answers.workload)
+    assert estimate_memory(answers, shape).activations_bytes == 0
+    assert any(line.startswith("estimate: a model given by its parameter count alone") and "no activations" in line
+               for line in ignored_answer_warnings(answers, shape))
