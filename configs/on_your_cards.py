@@ -34,9 +34,14 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
         return []
     if first[0] == "" or not first[2]:  # the queue alone, or an engine that does not queue
         # A way out under the rate asked (layers run by the CPU at ~2 tokens/s) is followed by the first that meets it
-        # (audit XO10: Goliath-120B on 2 owned 3090s was offered -ngl at 2.2, never Q2_K on them at ~9).
-        faster = next((each[1] for each in found if not each[1].slow_rate), None) if first[1].slow_rate else None
-        return [first[1], *([faster] if faster is not None else [])]
+        # (audit XO10: Goliath-120B on 2 owned 3090s was offered -ngl at 2.2, never Q2_K on them at ~9), and a tight
+        # one by the first with the estimator's margin (audit YH16: Dolly's 6.9B on 4 owned 3090s got an 8-bit
+        # optimizer at 22.3 of 22.8 GiB, never its own README's optimizer offload, 15 GiB).
+        if first[1].slow_rate:
+            then = next((each[1] for each in found if not each[1].slow_rate), None)
+        else:
+            then = next((each[1] for each in found if not each[1].tight), None) if first[1].tight else None
+        return [first[1], *([then] if then is not None else [])]
     alone = next((alternative for label, alternative, _ in found if label == ""), None)
     return [first[1]] + ([alone] if alone is not None else [])
 

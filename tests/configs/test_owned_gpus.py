@@ -368,3 +368,18 @@ def test_more_of_your_cards_for_a_small_models_activations_is_data_parallel_not_
     # On the one card, the next micro-batch that divides its 6 is 4 (x 12), not the halved 3 (audit YL2).
     first = build.feasible_alternatives[0]
     assert "a micro-batch of 4 with gradient accumulation x 12" in first, first
+
+
+def test_a_tight_way_out_on_your_cards_is_followed_by_one_with_the_margin(catalog):
+    # Audit YH16: dolly-v2-7b (Pythia-6.9B) fully fine-tuned with ZeRO-3 on 4 owned RTX 3090s, CNY 40,000 for the rest:
+    # the only way out on them was an 8-bit optimizer at 22.3 of 22.8 GiB; Dolly's README offloads the optimizer.
+    job = answers("personal_research", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=6_900_000_000, workload__layers=32, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__vocabulary_size=50432, workload__sequence_length=1024,
+                  workload__batch_size=8, task__method="full", task__recompute="full", data__dataset_size_gb=0.013,
+                  scale__gpu_count=4, scale__sharding="zero3", budget__amount=40000.0, budget__currency="CNY",
+                  budget__condition="used", budget__owned_gpu="rtx-3090-24gb", budget__owned_gpu_count=4)
+    build = recommend(job, catalog, today=TODAY)
+    ways = [line for line in build.feasible_alternatives if line.startswith("keeping your 4 x")]
+    assert not build.feasible and len(ways) == 2 and "TIGHT" in ways[0] and "TIGHT" not in ways[1], ways
+    assert "offload" in ways[1]
