@@ -305,6 +305,8 @@ def _best_acceptable(ctx: Context, gpus: list[Part], cheapest: list[tuple[bool, 
     if not found:
         return None
     best = min(found, key=lambda each: each[:3])
+    if cheapest_meeting_target(ctx) and meets_target(ctx, best[4]):
+        return best[3], best[4]  # the rate asked is the job: no more memory for its money (audit YG16: D-FINE-L)
     # Within NEAR_TIE of the best score, the card with the most memory: room for a longer context or a larger model
     # for ~the same value (audit KK: CNY 8,000 bought an 8 GB RTX 5060 at 2.6 % more a yuan than a 16 GB 5060 Ti).
     near = [each for each in found if each[0] == best[0] and -each[1] >= (1 - NEAR_TIE) * -best[1]]

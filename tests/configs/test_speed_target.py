@@ -362,4 +362,6 @@ def test_a_stated_inputs_a_second_rate_gets_the_cheapest_build_that_takes_it(cat
     build = recommend(job, catalog, today=TODAY)
     assert build.feasible and build.speed.figures["samples_per_s"] >= 960
     assert build.total_price_cny <= 0.6 * build.budget_cny, build.component("gpu").part_id
+    # Nor more memory than the job needs for its money (audit YG16: D-FINE-L's 0.7 GiB on a 16 GB card).
+    assert build.component("gpu").spec["memory_gib"] == 8
     assert any("the cheapest of them" in line for line in build.component("gpu").reasoning)
