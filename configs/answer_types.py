@@ -61,6 +61,10 @@ class Workload(Schema, frozen=True):
     attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0
     kv_heads: Annotated[int, whole(0, 1024, "key/value heads (grouped-query attention); 0 = a")] = 0
     head_dim: Annotated[int, whole(0, 65536, "per-head width when not h / a (Gemma 3 27B: 128); 0 = h / a")] = 0
+    kv_latent_width: Annotated[int, whole(0, 65536, (
+        "multi-head latent attention (MLA: DeepSeek-V3/R1, Kimi K2, GLM-4.7-Flash): values cached a token a layer for "
+        "all heads, config.json's kv_lora_rank + qk_rope_head_dim (512 + 64 = 576), kept whole on every GPU under "
+        "tensor parallel; 0: K and V for each KV head"))] = 0
     sliding_window_tokens: Annotated[int, whole(0, 2_000_000, (
         "sliding-window attention: tokens a window layer attends to (Gemma 3: 1024); 0 = none"))] = 0
     sliding_window_layers: Annotated[int, whole(0, 1024, "layers with the sliding window (Gemma 3 27B: 52 of 62)")] = 0

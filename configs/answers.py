@@ -222,7 +222,7 @@ def splits_over_gpus(answers: Answers) -> bool:
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     shape = model_shape(answers.workload)[0]
     return task.mode != "inference" or stacks.splits_heads(engine, shape.attention_heads, answers.scale.gpu_count,
-                                                           shape.kv_heads)
+                                                           shape.split_kv_heads)
 
 
 def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
@@ -262,7 +262,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     preset = workload.preset
     if (preset == "custom" or preset in presets) and not splits_over_gpus(answers):
         shape = model_shape(workload)[0]
-        groups = f" and copies or splits its {shape.kv_heads} KV heads" if shape.kv_heads else ""
+        groups = f" and copies or splits its {shape.kv_heads} KV heads" if shape.split_kv_heads else ""
         problems.append(("scale", "gpu_count", f"{engine}'s tensor parallel splits the model's {shape.attention_heads} "
                          f"attention heads evenly{groups}: {scale.gpu_count} GPUs do not (vLLM refuses to start); "
                          "answer a count that does, or llama_cpp's layer split (task.serving_engine), which takes any"))

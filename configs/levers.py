@@ -245,7 +245,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
              + f" (scale.gpu_count = {count})",
              answers.with_value("scale", "gpu_count", count)) for count in counts
             if count < scale.gpu_count and stacks.splits_heads(engine, ctx.shape.attention_heads, count,
-                                                                ctx.shape.kv_heads)]
+                                                                ctx.shape.split_kv_heads)]
         experts_to_ram = engine == "llama_cpp" and bool(ctx.shape.routed_expert_parameters) \
             and not task.expert_offload and not ctx.edge
         if not experts_to_ram:  # after --cpu-moe where it applies: one card that holds the rest decodes faster

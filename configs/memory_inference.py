@@ -122,7 +122,7 @@ def kv_split(shape: ModelShape, gpus: int, engine: str) -> int:
         return max(1, gpus)
     stages = -(-gpus // MAX_GPUS)
     node = min(gpus, MAX_GPUS)
-    return min(gpus, stages * (1 if shape.attention_width else min(node, shape.kv_heads or shape.attention_heads)))
+    return min(gpus, stages * (1 if shape.latent_kv else min(node, shape.kv_heads or shape.attention_heads)))
 
 
 # A CNN's no-grad forward keeps about three of its largest activation a sample at once: a block's input for the
@@ -218,14 +218,15 @@ def estimate_inference(
         nodes = f"pipeline parallel over {stages} nodes divides it by {stages}, and in each " if stages > 1 else ""
         formula.append(f"the GPUs split the KV cache {split} way(s), not {n}: {nodes}tensor parallel "
                        + ("keeps MLA's latent cache, one vector a token for all heads, whole on every GPU"
-                          if shape.attention_width else f"gives its {shape.kv_heads} KV heads one or more to a GPU, "
+                          if shape.latent_kv else f"gives its {shape.kv_heads} KV heads one or more to a GPU, "
                           "copied where GPUs outnumber them"))
     window, full = shape.window_layers, shape.full_attention_layers
-    kv_text = (f"KV cache 2 x {kv_bytes:.4g} B x h_kv x (full layers x tokens + sliding-window layers x window) x b "
-               f"= 2x{kv_bytes:.4g}x{shape.kv_width}x({full}x{tokens} + {window}x"
+    width = "MLA's latent / 2" if shape.kv_latent_width else "h_kv"
+    kv_text = (f"KV cache 2 x {kv_bytes:.4g} B x {width} x (full layers x tokens + sliding-window layers x window) x b "
+               f"= 2x{kv_bytes:.4g}x{shape.cached_kv_width}x({full}x{tokens} + {window}x"
                f"{min(tokens, shape.sliding_window_tokens)})x{batch}" if window else
-               f"KV cache 2 x {kv_bytes:.4g} B x L x h_kv x tokens x b = 2x{kv_bytes:.4g}x{full}"
-               f"x{shape.kv_width}x{tokens}x{batch}")
+               f"KV cache 2 x {kv_bytes:.4g} B x L x {width} x tokens x b = 2x{kv_bytes:.4g}x{full}"
+               f"x{shape.cached_kv_width}x{tokens}x{batch}")
     if shape.linear_attention_layers:
         kv_text += (f" (full-attention layers only) + {shape.linear_attention_layers} linear layers' fixed state, "
                     f"{LINEAR_STATE_VALUES_PER_HIDDEN} x h values a layer, x b")

@@ -84,6 +84,9 @@ class ModelShape:
     experts_count: int = 0  # a MoE's routed experts a layer (config.json num_experts); 0 when not known
     # Per-head width when it is not hidden / heads (Gemma 3 27B: 128, not 5,376 / 32 = 168); 0: hidden / heads.
     head_dim: int = 0
+    # Multi-head latent attention (DeepSeek-V3's MLA): values cached a token a layer for all heads, kv_lora_rank +
+    # qk_rope_head_dim (512 + 64); 0: K and V per KV head.
+    kv_latent_width: int = 0
     # Sliding-window attention: this many layers attend to (and cache) only the last sliding_window_tokens; the
     # engines (llama.cpp since PR 13194, vLLM, SGLang, transformers' HybridCache) size their KV cache so.
     sliding_window_tokens: int = 0
@@ -132,6 +135,22 @@ class ModelShape:
     def attention_flops_width(self) -> int:
         """The width for attention FLOPs (4 x width per query-key pair a layer): MLA's, heads x head_dim, or h."""
         return self.attention_width or (self.attention_heads * self.head_dim if self.head_dim else self.hidden_size)
+
+    @property
+    def latent_kv(self) -> bool:
+        """MLA: one latent vector a token for all heads (a preset's attention_width stands for it, or the answers'
+        kv_latent_width), which tensor parallel keeps whole on every GPU."""
+        return bool(self.attention_width or self.kv_latent_width)
+
+    @property
+    def split_kv_heads(self) -> int:
+        """The KV heads tensor parallel must split or copy evenly (stacks.splits_heads); none for MLA's latent."""
+        return 0 if self.latent_kv else self.kv_heads
+
+    @property
+    def cached_kv_width(self) -> int:
+        """Half the values cached a token a layer (K and V each this wide): MLA's latent over 2, else kv_width."""
+        return -(-self.kv_latent_width // 2) if self.kv_latent_width else self.kv_width
 
     @property
     def kv_width(self) -> int:
@@ -365,6 +384,6 @@ def value_bytes_of(precision: str) -> float:
 def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
     """2 (K and V) x bytes x kv width x tokens per layer summed (window layers hold the window) x batch, plus the
     linear layers' fixed state a sequence."""
-    kv = 2 * bytes_per_value * shape.kv_width * shape.cached_layer_tokens(context_tokens)
+    kv = 2 * bytes_per_value * shape.cached_kv_width * shape.cached_layer_tokens(context_tokens)
     return int((kv + bytes_per_value * shape.linear_state_values) * batch)
 

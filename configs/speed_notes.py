@@ -65,7 +65,7 @@ def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, en
             or fmt is not FORMATS["fp8"] or not shape.mlp_width or (shape.mlp_width / n) % FP8_BLOCK == 0:
         return []
     fewer = max((count for count in range(1, n) if (shape.mlp_width / count) % FP8_BLOCK == 0
-                 and stacks.splits_heads(engine, shape.attention_heads, count, shape.kv_heads)), default=1)
+                 and stacks.splits_heads(engine, shape.attention_heads, count, shape.split_kv_heads)), default=1)
     # A per-tensor FP8 checkpoint (Hunyuan-Large's W8A8C8, served TP8 on 8 H20s by Tencent) splits at any width.
     over_fewer = f", or tensor parallel over {fewer} GPUs" if fewer > 1 else ""
     return [f"if the FP8 checkpoint is block-scaled (DeepSeek-V3's, Qwen3's, MiniMax's {FP8_BLOCK} x {FP8_BLOCK} "

@@ -344,6 +344,33 @@ def test_tensor_parallel_splits_the_kv_cache_by_kv_heads_and_keeps_mla_whole():
     assert kv(qwen, 2, "vllm") == pytest.approx(kv(qwen, 1, "vllm") / 2, rel=1e-6)
 
 
+def test_a_custom_mla_model_caches_its_latent_whole_on_every_gpu_and_splits_over_any_head_count():
+    # Audit YJ17: Mistral Large 3 (DeepSeek-V3's MLA) written from its config.json cached 2 x 128 heads x 128 a token
+    # a layer, 57x its 576-wide latent, and 8 x H200 were refused; the deepseek-v3 preset's 9 stand-in KV heads made
+    # 8 GPUs a count tensor parallel "cannot split".
+    from pth_top.configs.answers import cross_field_problems
+    from tests.configs.builders import answers
+
+    preset = model_shape(Workload(preset="deepseek-v3"))[0]
+    custom = model_shape(Workload(preset="custom", parameters=671_000_000_000, active_parameters=37_000_000_000,
+                                  experts_count=256, experts_per_token=8, layers=61, hidden_size=7168,
+                                  attention_heads=128, head_dim=128, kv_latent_width=576, sequence_length=131072,
+                                  vocabulary_size=129280, intermediate_size=18432, gated_mlp=True))[0]
+
+    def kv(shape, gpus):
+        return estimate_inference(shape, precision="int8", batch=1, gpu_count=gpus, engine="sglang",
+                                  quantization="fp8").kv_cache_bytes
+
+    assert kv(custom, 8) == pytest.approx(kv(preset, 8), rel=1e-6) == pytest.approx(kv(custom, 1), rel=1e-6)
+    for workload in ({"workload__preset": "deepseek-v3"},
+                     {"workload__preset": "custom", "workload__parameters": 671_000_000_000, "workload__layers": 61,
+                      "workload__hidden_size": 7168, "workload__attention_heads": 128, "workload__kv_heads": 1,
+                      "workload__kv_latent_width": 576, "workload__vocabulary_size": 129280}):
+        job = answers("inference_server", **workload, task__mode="inference", task__precision="int8",
+                      task__quantization="fp8", task__serving_engine="sglang", scale__gpu_count=8)
+        assert not [problem for problem in cross_field_problems(job) if problem[1] == "gpu_count"]
+
+
 def test_a_tied_lm_head_is_one_vocabulary_tensor_kept_at_its_own_bits():
     # Command-R 08-2024 (CohereForAI config.json: 40 layers of 8192, vocabulary 256,000, tie_word_embeddings true,
     # 32.3B parameters) in FP8: 30.2B at 1 B and one 2.1B embedding at 2 B = 34.4 GB; counting a second V x h head
