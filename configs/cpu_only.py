@@ -19,11 +19,11 @@ from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_build import training_work
 from pth_top.configs.speed_cpu import (
-    CPU_CNN_FRACTION,
-    CPU_PREFILL_FLOP_PER_CYCLE,
     core_gigahertz,
     cpu_flops_per_s,
+    cpu_forward_predicted,
     cpu_inference,
+    cpu_input_flop_per_cycle,
     cpu_input_flops_per_s,
     forward_input_flops,
 )
@@ -180,15 +180,15 @@ def _cores_for_the_stated_rate(ctx: Context, cheapest: Assembly) -> Assembly:
     stated = sp.stated_target(ctx.answers.task)
     flops = forward_input_flops(ctx.answers, ctx.shape)
     if stated is None or stated[0].decode or not flops or ctx.answers.task.mode != "inference" \
-            or not (forward_only(ctx.shape) or ctx.shape.kind == "cnn"):  # what a CPU's passes are predicted for
+            or not cpu_forward_predicted(ctx.shape):
         return cheapest
-    share = CPU_CNN_FRACTION if ctx.shape.kind == "cnn" else 1.0
-    needed = stated[1] * flops / (share * CPU_PREFILL_FLOP_PER_CYCLE * 1e9)  # P-core GHz
+    per_cycle = cpu_input_flop_per_cycle(ctx.shape)
+    needed = stated[1] * flops / (per_cycle * 1e9)  # P-core GHz
     best = best_desktop_cpu_build(ctx, None, cheapest, lambda build: min(
         needed, core_gigahertz(build.chosen["cpu"][0].spec)))
     if best is not cheapest:
         best.reasons["cpu"].append(f"the cheapest desktop CPU whose cores meet the stated {stated[1]:,.0f} inputs/s "
-                                   f"({needed:,.0f} P-core GHz at {CPU_PREFILL_FLOP_PER_CYCLE:g} FLOP a cycle), or "
+                                   f"({needed:,.0f} P-core GHz at {per_cycle:g} FLOP a cycle), or "
                                    "the closest within the budget")
     return best
 

@@ -14,6 +14,7 @@ from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, gpu_build, within_te
 from pth_top.configs.build import Build
 from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import money
+from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.presets import model_shape
@@ -112,17 +113,16 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
 
 
 def _as_answered_across_nodes(rented: Context, context_for: Callable[[Answers], Context], gpu: Part, node: Answers,
-                              work: float, at_one: tuple[int, Answers, float]) -> tuple[int, Answers, float]:
-    """The nodes that finish a month-plus run at the job's own micro-batch and recompute, where ZeRO-3 across them
-    holds it (one node needs full recompute at micro-batch 1): (1, answers, node-hours), else `at_one`'s (audit
-    YB14: Skywork-13B's 3.2T tokens on 48 nodes at the recomputed rate, ~36 without it)."""
-    own_rate = job_rate(node, model_shape(node.workload)[0], dict(gpu.spec), gpu.name, NODE_GPUS)
-    if not own_rate or own_rate <= work / at_one[2]:
-        return at_one
+                              shape: ModelShape, work: float, small_hours: float) -> float | None:
+    """A node's hours for a month-plus run at the job's own micro-batch and recompute, where ZeRO-3 across the nodes
+    that finish it holds it and it beats `small_hours` (one node's, at full recompute and micro-batch 1); else None
+    (audit YB14: Skywork-13B's 3.2T tokens on 48 nodes at the recomputed rate, ~36 without it)."""
+    own_rate = job_rate(node, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
+    if not own_rate or work / own_rate >= small_hours:
+        return None
     own_hours = work / own_rate
-    nodes = max(2, math.ceil(own_hours / (SLOW_RUN_DAYS * 24)))
-    across = spread(rented, context_for, NODE_GPUS * nodes, node)
-    return (1, node, own_hours) if across.memory.total_bytes <= usable_bytes(across, gpu) else at_one
+    across = spread(rented, context_for, NODE_GPUS * max(2, math.ceil(own_hours / (SLOW_RUN_DAYS * 24))), node)
+    return own_hours if across.memory.total_bytes <= usable_bytes(across, gpu) else None
 
 
 def rented_run_line(build: Build, context_for: Callable[[Answers], Context], which: str = "this",
@@ -165,8 +165,9 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         rented_rate = job_rate(run_as, shape, dict(gpu.spec), gpu.name, NODE_GPUS)
         rented_hours = hours * rate / rented_rate if rented_rate else 0.0  # on one node
         if run_as is small and rented_hours > SLOW_RUN_DAYS * 24 and gpu["form"] in SYSTEM_GPU_FORMS:
-            least, run_as, rented_hours = _as_answered_across_nodes(rented, context_for, gpu, node, hours * rate,
-                                                                     (least, run_as, rented_hours))
+            own_hours = _as_answered_across_nodes(rented, context_for, gpu, node, shape, hours * rate, rented_hours)
+            if own_hours is not None:
+                run_as, rented_hours = node, own_hours
         if rented_hours:
             runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as is small))
     if not runs:

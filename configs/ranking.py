@@ -264,7 +264,7 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     an edge module's predicted speed, or where it meets a stated rate, the cheapest such build (audit ZL: a
     $5,499 Thor bought for a stated 15 tokens/s that a $1,500 Orin NX decodes at 17)."""
     stated = _held_target(ctx)
-    if ctx.edge or cheapest_meeting_target(ctx):
+    if ctx.edge or (stated is not None and not stated[0].decode):  # cheapest_meeting_target's, read once
         speed = job_speed(ctx, gpu)
         if stated is not None and speed >= stated[1]:
             # Above every build that misses the rate (each under it), the cheaper higher: rate x (1, 2] (review ZS).

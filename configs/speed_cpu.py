@@ -96,10 +96,20 @@ def forward_input_flops(answers: Answers, shape: ModelShape) -> float:
     return 0.0
 
 
+def cpu_forward_predicted(shape: ModelShape) -> bool:
+    """Whether one input's forward is timed on a CPU's cores: an encoder's, or a CNN's (not a denoiser's)."""
+    return bool(shape.parameters) and (forward_only(shape) or (shape.kind == "cnn" and not shape.denoising_steps))
+
+
+def cpu_input_flop_per_cycle(shape: ModelShape) -> float:
+    """FLOPs a P-core cycle one input's forward runs at: an encoder's matmuls at llama.cpp's prefill rate, a CNN's
+    convolutions at CPU_CNN_FRACTION of it."""
+    return CPU_PREFILL_FLOP_PER_CYCLE * (CPU_CNN_FRACTION if shape.kind == "cnn" else 1.0)
+
+
 def cpu_input_flops_per_s(shape: ModelShape, cpu: dict) -> float:
-    """The rate one input's forward runs at on the CPU's cores: an encoder's matmuls at llama.cpp's prefill rate, a
-    CNN's convolutions at CPU_CNN_FRACTION of it (0 without cores or clock)."""
-    return cpu_flops_per_s(cpu) * (CPU_CNN_FRACTION if shape.kind == "cnn" else 1.0)
+    """The rate one input's forward runs at on the CPU's cores (0 without cores or clock)."""
+    return core_gigahertz(cpu) * 1e9 * cpu_input_flop_per_cycle(shape)
 
 
 def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Prediction:
@@ -134,8 +144,7 @@ def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Comp
     """Decode tokens/s on a desktop CPU, or an encoder's inputs a second; an empty prediction where it is not
     predicted (with the reason)."""
     out = sp.Prediction()
-    if answers.task.mode == "inference" and shape.parameters and (
-            forward_only(shape) or (shape.kind == "cnn" and not shape.denoising_steps)):
+    if answers.task.mode == "inference" and cpu_forward_predicted(shape):
         forward = cpu_forward(answers, shape, cpu)
         return forward, {"cpu": cpu.part_id, "precision": answers.task.precision} if forward.figures else {}
     if answers.task.mode != "inference" or shape.kind != "transformer" or not shape.parameters \
