@@ -80,7 +80,9 @@ class Workload(Schema, frozen=True):
         "Open-Sora, Allegro), timed at ~1.7x less of the tensor rate than an MMDiT's dual-stream blocks (FLUX.1, "
         "SD3, HunyuanVideo; false), whose text and image tokens pass their own halves"))] = False
     output_width_px: Annotated[int, whole(0, 16384, (
-        "a diffusion model's output width in pixels, which sizes its VAE decode (0: the decode not counted)"))] = 0
+        "a diffusion model's output width in pixels, which sizes its VAE decode; in training, the validation images "
+        "its trainer samples between steps (SimpleTuner's validation_resolution, ai-toolkit's sample width, diffusers' "
+        "--validation_prompt at --resolution) (0: the decode not counted)"))] = 0
     output_height_px: Annotated[int, whole(0, 16384, "a diffusion model's output height in pixels")] = 0
     decoded_frames_at_once: Annotated[int, whole(1, 10_000, (
         "output frames the VAE decodes at once, not the clip's: 1 for an image; a video pipeline's decode "

@@ -382,11 +382,14 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
         key = "serving_engine" if task.serving_engine != "auto" else "kv_cache_dtype"
         problems.append(("task", key, "a diffusion model runs in its own pipeline (Diffusers), with no KV cache: "
                          "leave it auto"))
-    if (workload.output_width_px or workload.output_height_px) and task.mode == "training":  # audit XS11
-        key = "output_width_px" if workload.output_width_px else "output_height_px"
-        problems.append(("workload", key, "a diffusion model's output size sizes its VAE decode, which training does "
-                         "not run: leave it 0 and give the denoiser's tokens a sample as workload.sequence_length "
-                         "(latent patches + text tokens: FLUX at 1024 px, 4,096 + 512)"))
+    if task.mode == "training" and (workload.output_width_px or workload.output_height_px):  # audit YK17
+        if not (workload.output_width_px and workload.output_height_px) or answers.data.kind not in ("images", "video"):
+            missing_height = workload.output_width_px and not workload.output_height_px
+            key = "output_height_px" if missing_height else "output_width_px"
+            problems.append(("workload", key, "in training, the size of the validation images a diffusion trainer "
+                             "samples between steps: give output_width_px and output_height_px together, with "
+                             "data.kind = 'images' or 'video' (the denoiser's tokens a sample are "
+                             "workload.sequence_length)"))
     elif (workload.output_width_px or workload.output_height_px or workload.decoded_frames_at_once > 1) and not (
             workload.denoising_steps and workload.output_width_px and workload.output_height_px):
         key = "output_height_px" if workload.output_width_px else "output_width_px"
@@ -397,9 +400,10 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
     if task.vae_slicing and not (workload.denoising_steps and workload.output_width_px):
         problems.append(("task", "vae_slicing", "slices a diffusion model's VAE decode: give denoising_steps and its "
                          "output size (workload.output_width_px, output_height_px)"))
-    if task.vae_tiling and not (workload.denoising_steps and workload.output_width_px):
-        problems.append(("task", "vae_tiling", "tiles a diffusion model's VAE decode: give denoising_steps and its "
-                         "output size (workload.output_width_px, output_height_px)"))
+    if task.vae_tiling and not ((workload.denoising_steps or task.mode == "training") and workload.output_width_px):
+        problems.append(("task", "vae_tiling", "tiles a diffusion model's VAE decode: give its output size "
+                         "(workload.output_width_px, output_height_px) and denoising_steps, or in training the "
+                         "validation images' size"))
     if workload.classifier_free_guidance and not workload.denoising_steps:
         problems.append(("workload", "classifier_free_guidance", "guidance is a diffusion model's: give "
                          "denoising_steps too"))

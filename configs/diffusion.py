@@ -132,6 +132,37 @@ def estimate_denoising(
     )
 
 
+# SD's and FLUX.1's AutoencoderKL (83.7M parameters, 16-bit), back on the GPU to decode validation images when the
+# latents were cached and the frozen models left it.
+VAE_PARAMETERS = 83_700_000
+
+
+def with_validation(shape: ModelShape, training: MemoryBreakdown, precision: str, *, tiled: bool,
+                    vae_returns: bool) -> MemoryBreakdown:
+    """A diffusion trainer samples validation images between steps (SimpleTuner's validation_resolution, ai-toolkit's
+    sample, diffusers' --validation_prompt): the step's activations and gradients are freed, the weights and optimizer
+    states stay, and the image is denoised then decoded at its size. The GPU holds the larger of the two phases."""
+    decode = decode_bytes(shape, 1, tiled)
+    denoising = denoising_bytes(shape, precision, 1)
+    vae = int(VAE_PARAMETERS * 2) if vae_returns else 0
+    kept = training.weights_bytes + training.optimizer_states_bytes + training.cuda_context_bytes
+    validation = kept + vae + max(decode, denoising)
+    width = math.isqrt(shape.output_pixels)
+    tiles = f", {vae_tile_px(shape)} px tiles, task.vae_tiling" if tiled else ""
+    line = (f"validation images (workload.output_width_px x output_height_px, ~{width:,} px a side), sampled between "
+            f"steps: weights and optimizer states + the VAE decode's {decode / GIB:.2f} GiB "
+            f"({VAE_DECODE_BYTES_PER_PIXEL:,} B a pixel{tiles})"
+            + (f" + the VAE's {vae / 1e9:.2g} GB back on the GPU" if vae else "")
+            + f" = {validation / GIB:.2f} GiB")
+    if validation <= training.total_bytes:
+        under = f"{line}, under training's {training.total_bytes / GIB:.2f} GiB"
+        return replace(training, formula=(*training.formula, under))
+    more = validation - training.total_bytes
+    return replace(training, activations_bytes=training.activations_bytes + more, formula=(
+        *training.formula, f"{line}: the peak, {more / GIB:.2f} GiB over training's step (in the activations line; "
+        "task.vae_tiling or a smaller validation size holds less)"))
+
+
 def rate_text(per_min: float, unit: str) -> str:
     """Images (or clips) a minute, or an hour where fewer than one a minute (a video job's 0.03 read as 0.0)."""
     return f"{per_min:,.1f} {unit}s/min" if per_min >= 1 else f"{per_min * 60:,.1f} {unit}s/hour"

@@ -162,6 +162,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "cache_text_encoder_outputs, diffusers' precomputed embeddings; no per-epoch augmentation "
                             "of the cached inputs), off the GPU while it trains (task.cache_embeddings)",
                             answers.with_value("task", "cache_embeddings", True)))
+        if ctx.shape.decoded_pixels and not task.vae_tiling:  # the same validation images (audit YK17)
+            changes.append((f"validation images decoded in {vae_tile_px(ctx.shape)} px tiles (SimpleTuner's "
+                            "vae_enable_tiling, Diffusers enable_vae_tiling: task.vae_tiling)",
+                            answers.with_value("task", "vae_tiling", True)))
         if experts_left_unquantized(answers, ctx.shape):  # the same stack first (audit YF15: Axolotl's GLM-4.7-Flash)
             changes.append((QUANTIZED_EXPERTS_LABEL, answers.with_value("task", "quantize_moe_experts", True)))
         if unsloth_quantizes_more(answers, ctx.shape):

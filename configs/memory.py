@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
-from pth_top.configs.diffusion import estimate_denoising
+from pth_top.configs.diffusion import estimate_denoising, with_validation
 from pth_top.configs.memory_inference import estimate_inference
 from pth_top.configs.memory_pipeline import block_offload_memory, pipeline_memory, split_with_the_model
 from pth_top.configs.memory_terms import (
@@ -356,6 +356,9 @@ def estimate_memory(
     frozen, frozen_line = methods.frozen_models(answers.workload.frozen_parameters, precision)
     frozen_line += why if frozen else ""
     breakdown = model_memory(answers, shape, cuda_context_bytes)
+    if answers.task.mode == "training" and shape.output_pixels:  # a diffusion trainer's validation images
+        breakdown = with_validation(shape, breakdown, answers.task.precision, tiled=answers.task.vae_tiling,
+                                    vae_returns=answers.task.cache_embeddings)
     if answers.task.block_offload and shape.denoising_steps and answers.task.mode == "inference":
         return block_offload_memory(answers, shape, breakdown, frozen)
     if not frozen:

@@ -225,7 +225,9 @@ VISION_LANGUAGE_MODEL = (
     "several times the image tokens) to count its FLOPs and, trained, its activations (MiniCPM-Llama3-V 2.5's full "
     "fine-tune: 51.2 GiB a GPU published on 8 A100s, 37.7 estimated without them; Qwen2-VL-7B's LoRA with it frozen: "
     "20 GiB published, 20.1 estimated); a diffusion transformer trained on images (AuraFlow, FLUX) is sized the same "
-    "way, its latent patches and text tokens as the sequence, its text encoders and VAE as frozen_parameters")
+    "way, its latent patches and text tokens as the sequence, its text encoders and VAE as frozen_parameters, the "
+    "validation images its trainer samples between steps by their size (workload.output_width_px, output_height_px: "
+    "a 1024 px decode holds ~6.2 GiB; SimpleTuner's Lumina 2 LoRA, 12-14 GB published, counts 6.0 GiB without them)")
 VISION_ENCODER_COUNTED = (
     "estimate: the vision encoder is counted as a ViT of ~12 h^2 a layer over its patches, its attention by SDPA or "
     "flash (none of its a*s^2 scores kept, nor their FLOPs: ~10 % at SigLIP's 729 patches a crop). SmolVLM's QLoRA "
