@@ -127,6 +127,9 @@ CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or to
                       "instead of the eager fp32 logits")
 
 
+# A bf16 full fine-tune without the fp32 master copy (LLaMA-Factory's table: a 7B at 60 GB, 120 with it).
+PURE_BF16_LABEL = ("pure bf16 (LLaMA-Factory's pure_bf16, torchtune's default): weights, gradients and Adam's states "
+                   "in bf16, no fp32 master copy, 8 B a parameter not 16; updates under bf16's precision are lost")
 # fp32 training's activations and logits in 16 bits, at the tensor cores' rate; its weights and states keep fp32.
 BF16_MIXED_LABEL = ("bf16 mixed precision (autocast: activations and logits in bf16 at the tensor cores' rate, fp32 "
                     "master weights and optimizer states; the HF Trainer's bf16=True, task.precision = \"bf16\")")
@@ -210,6 +213,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                                       "FSDP's CPUOffload): weights, gradients and optimizer states in CPU RAM, each "
                                       "layer uploaded as it runs and its gradients sent back, the optimizer stepped on "
                                       "the CPU; slower, over PCIe", answers, "fsdp_offload"))
+        # Numerics change: bf16 rounds away an update under ~1/256 of its weight (no Kahan summation), so it is not
+        # quality-free; offered on a fine-tune, as LLaMA-Factory and torchtune run it (audit ZB18), not a pretraining.
+        if task.method == "full" and adapts and task.precision == "bf16" and task.mixed_layout != "bf16_pure":
+            changes.append((PURE_BF16_LABEL, answers.with_value("task", "mixed_layout", "bf16_pure")))
         if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
         if task.method == "lora" and task.precision == "fp32" and adapts:  # half the base, before a 4- or 8-bit one

@@ -383,3 +383,25 @@ def test_a_tight_way_out_on_your_cards_is_followed_by_one_with_the_margin(catalo
     ways = [line for line in build.feasible_alternatives if line.startswith("keeping your 4 x")]
     assert not build.feasible and len(ways) == 2 and "TIGHT" in ways[0] and "TIGHT" not in ways[1], ways
     assert "offload" in ways[1]
+
+
+def test_four_owned_3090s_are_offered_pure_bf16_after_cpu_offload_for_a_7b_full_fine_tune(catalog):
+    """Audit ZB18: LLaMA-Factory's README table puts a 7B full fine-tune at 120 GB in bf16 mixed precision (18x) and
+    60 GB with pure_bf16 (8x). Qwen2-7B under ZeRO-3 on 4 owned RTX 3090s (38.4 GiB a GPU mixed) was sent to ZeRO-3
+    with CPU offload at ~1,350 tokens/s and 128 GB of RAM alone; pure bf16 holds it at 20.5 GiB, ~1.8x faster, and
+    changes the numerics (an update under bf16's precision is lost), so it comes second."""
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__layers=28,
+                  workload__hidden_size=3584, workload__attention_heads=28, workload__kv_heads=4,
+                  workload__intermediate_size=18944, workload__gated_mlp=True, workload__vocabulary_size=152064,
+                  workload__sequence_length=2048, workload__batch_size=8, task__mode="training",
+                  task__precision="bf16", task__method="full", task__recompute="full", task__flash_attention=True,
+                  task__accumulation_steps=2, data__kind="text", scale__gpu_count=4, scale__sharding="zero3",
+                  budget__amount=6500.0, budget__currency="EUR", budget__condition="used",
+                  budget__owned_gpu="rtx-3090-24gb", budget__owned_gpu_count=4)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    first, then = build.feasible_alternatives[:2]
+    assert first.startswith("keeping your 4 x NVIDIA GeForce RTX 3090 24GB, ZeRO-3 with CPU offload"), first
+    assert then.startswith("keeping your 4 x NVIDIA GeForce RTX 3090 24GB, pure bf16"), then
+    pure = recommend(job.with_value("task", "mixed_layout", "bf16_pure"), catalog, today=TODAY)
+    assert pure.feasible and pure.memory.total_bytes < 0.6 * build.memory.total_bytes
