@@ -39,10 +39,16 @@ VAE_TILE_PX = 512
 # Diffusers' video VAEs tile smaller: CogVideoX 240 x 360 px, Mochi, Wan and HunyuanVideo 256 px. CogVideoX's 49 frames
 # at 720 x 480, 8 frames a decode batch, took 12.45 GB whole and 3.59 GB tiled (diffusers#9333).
 VIDEO_VAE_TILE_PX = 256
+# FLOPs a pixel of SD's and FLUX.1's AutoencoderKL decoder (128-512 channels, 3 ResNet blocks an up block), counted
+# from its convolutions: 2.5 TFLOP for a 512 px image. It runs at about the card's FP32 CUDA-core rate, whatever its
+# dtype: FLUX.1 at 1024 px on a B200 117 ms (unslothai/unsloth#10889; 134 at 75 TFLOP/s), SDXL-Turbo's 512 px on an
+# A100 207 ms with 67 for the UNet (Stability AI; 129 at 19.5), SD's 512 px on a 24 GB card 84.5 ms (diffusers#1150).
+VAE_DECODE_FLOP_PER_PIXEL = 9.6e6
 # A generated image that takes longer than this is flagged as slow (an interactive user waits for it).
 SLOW_IMAGE_S = 60.0
 # Fraction of the tensor rate eager Diffusers reaches on a denoiser's counted FLOPs (torch.utils.flop_counter): SDXL,
-# 30 steps at 1024 px in 3.70 s on an A100 = 0.35; FLUX.1-dev's 74.4 TFLOP a pass in 15.65 s = 0.43 (0.30 on an H100).
+# 30 steps at 1024 px in 3.70 s on an A100 = 0.35 (fitted before the VAE decode was counted: now +14 %, its A10 and
+# H100 rows +2 and +4 %); FLUX.1-dev's 74.4 TFLOP a pass in 15.65 s = 0.43 (0.30 on an H100).
 DENOISER_COUNTED_FRACTION = 0.35
 # Eager Diffusers runs a denoiser's ops one at a time from the CPU, classifier-free guidance batched into one pass:
 # ATen ops a pass (views not counted, a TorchDispatchMode over diffusers 0.42's UNet2DConditionModel) are SD 1.5's
@@ -163,6 +169,19 @@ def with_validation(shape: ModelShape, training: MemoryBreakdown, precision: str
         "task.vae_tiling or a smaller validation size holds less)"))
 
 
+def decode_time(shape: ModelShape, images: int, device: sp.Device) -> tuple[float, str]:
+    """The VAE decode of a GPU's images at the card's FP32 rate (VAE_DECODE_FLOP_PER_PIXEL); a video's frames and a
+    size not given are not counted."""
+    if shape.decoded_frames_at_once > 1 or not shape.output_pixels or device.fp32_tflops <= 0:
+        why = "a video's" if shape.decoded_frames_at_once > 1 else "the" if shape.output_pixels else "(no size) the"
+        return 0.0, f"; {why} VAE decode not counted"
+    flops = VAE_DECODE_FLOP_PER_PIXEL * shape.output_pixels * images
+    seconds = flops / (device.fp32_tflops * 1e12)
+    return seconds, (f" + the VAE decode of {images} image(s), {VAE_DECODE_FLOP_PER_PIXEL / 1e6:.1f} MFLOP a pixel "
+                     f"(AutoencoderKL's decoder) = {flops / 1e12:.3g} TFLOP at the card's FP32 rate, "
+                     f"{device.fp32_tflops:g} TFLOP/s ({sp.duration(seconds)})")
+
+
 def rate_text(per_min: float, unit: str) -> str:
     """Images (or clips) a minute, or an hour where fewer than one a minute (a video job's 0.03 read as 0.0)."""
     return f"{per_min:,.1f} {unit}s/min" if per_min >= 1 else f"{per_min * 60:,.1f} {unit}s/hour"
@@ -229,7 +248,8 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     copy_s = weight_bytes / (link_gb_per_s * 1e9) if streamed else 0.0
     before_copy_s, step_s = step_s, max(step_s, copy_s)
     swap_s = swapped_bytes / (link_gb_per_s * 1e9)
-    batch_s = shape.denoising_steps * step_s + swap_s
+    decode_s, decode_text = decode_time(shape, share, device)
+    batch_s = shape.denoising_steps * step_s + swap_s + decode_s
     images_per_min = 60.0 * batch / batch_s
     out = sp.Prediction(figures={"image_batch_s": batch_s, "images_per_min": images_per_min})
     out.formula.append(
@@ -244,9 +264,9 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     swap = (f" + the pipeline's {swapped_bytes / 1e9:.3g} GB moved from RAM to the GPU at {link_gb_per_s:,.1f} "
             f"GB/s ({'the frozen models, once' if streamed else 'model offload'}) = {sp.duration(swap_s)}"
             ) if swap_s else ""
-    out.formula.append(f"a batch of {unit}s: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap} = "
-                       f"{sp.duration(batch_s)}; the text encoders and the VAE decoder run once a batch, against the "
-                       f"denoiser's {shape.denoising_steps}: not counted")
+    out.formula.append(f"a batch of {unit}s: {shape.denoising_steps} steps x {sp.duration(step_s)}{swap}{decode_text} "
+                       f"= {sp.duration(batch_s)}; the text encoders run once a batch, against the denoiser's "
+                       f"{shape.denoising_steps}: not counted")
     gpus = f" on {device.count} GPUs ({share} {unit}(s) each at once)" if device.count > 1 else ""
     if split > 1:
         gpus = f" on {device.count} GPUs together (sequence parallel)"

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 60 and
-published_workloads_large.py 12, test_requests.py 13): 193 here (321 in all).
+published_workloads_large.py 12, test_requests.py 13): 194 here (322 in all).
 """
 
 from __future__ import annotations
@@ -157,11 +157,12 @@ def clip_on_h100s(gpus: int, model: dict | None = None) -> float:
                                  catalog_gpu("h100-80gb-sxm", answers, gpus)).figures["image_batch_s"]
 
 
-def denoise_sdxl(part_id: str, steps: int, unet: dict | None = None) -> float:
+def denoise_sdxl(part_id: str, steps: int, unet: dict | None = None, px: int = 1024) -> float:
     """Seconds for one SDXL base image (or `unet`'s: fp16, batch 1, guidance) from its counted GFLOPs and its ops a
-    pass in eager Diffusers (configs.diffusion)."""
+    pass in eager Diffusers, and its `px` x `px` VAE decode (configs.diffusion)."""
     answers = answers_of(**(unet or published_workloads.SDXL_BASE), workload__denoising_steps=steps,
-                         workload__batch_size=1, task__mode="inference", task__precision="fp16")
+                         workload__batch_size=1, task__mode="inference", task__precision="fp16",
+                         workload__output_width_px=px, workload__output_height_px=px)
     model = model_shape(answers.workload)[0]
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
 
@@ -1116,8 +1117,19 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "Diffusers' ops, not its tensor rate)", 2.496, lambda: denoise_sdxl("h100-80gb-sxm", 30)),
     PublishedSpeed("fal-sd-benchmarks-a100-sd15-50-steps", "github.com/fal-ai/stable-diffusion-benchmarks README, "
                    "SD1.5 Benchmarks: Diffusers (fp16, SDPA) on an A100 80G SXM, 512 px, 50 steps, 1.591 s end to end "
-                   "(31.44 it/s)", 1.591, lambda: denoise_sdxl("a100-80gb-sxm", 50, published_workloads.SD15),
+                   "(31.44 it/s)", 1.591, lambda: denoise_sdxl("a100-80gb-sxm", 50, published_workloads.SD15, 512),
                    fitted=True),
+    # One step: the VAE decode is most of the image (SDXL's 70 blocks at 512 px, guidance off; its step waits on eager
+    # Diffusers' ops, so its FLOPs, the 1024 px count over 4, do not decide it). One of the three rows the decode's
+    # FP32 rate was read from (configs.diffusion.VAE_DECODE_FLOP_PER_PIXEL).
+    PublishedSpeed("stability-sdxl-turbo-a100-512px-1-step", "stability.ai/news/stability-ai-sdxl-turbo: 'On an A100, "
+                   "SDXL Turbo generates a 512x512 image in 207ms (prompt encoding + a single denoising step + "
+                   "decoding, fp16), where 67ms are accounted for by a single UNet forward evaluation' (the text "
+                   "encoders not counted here)", 0.207,
+                   lambda: denoise_sdxl("a100-80gb-pcie", 1, {
+                       **published_workloads.SDXL_BASE, "workload__sequence_length": 1024 + 77,
+                       "workload__forward_gflops_per_sample": 6761.0 / 4,
+                       "workload__classifier_free_guidance": False}, 512), fitted=True),
     PublishedSpeed("sana-readme-a100-sana-1600m-1024px", "github.com/NVlabs/Sana README, 'Performance' (1024x1024, "
                    "A100): Sana-1.6B latency 1.2 s", 1.2, lambda: denoise_sana("a100-80gb-sxm")),
     PublishedSpeed("xdit-hunyuanvideo-720p-1xh100", f"{XDIT_HUNYUAN}: 1 GPU, 1,904.08 s", 1904.08,
