@@ -250,8 +250,17 @@ def _generates_in_pytorch(ctx: Context) -> bool:
     time and whose CPU rate is not llama.cpp's (audit XW12: ChatTTS's 1,400 audio tokens, "~0 ms an input", was sold a
     CPU-only PC against its README's 4 GB GPU)."""
     task, shape = ctx.answers.task, ctx.shape
+    if speech_on_ggml(ctx):
+        return False
     return shape.kind == "transformer" and not forward_only(shape) and task.generated_tokens > 0 \
         and stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision) == "hf_generate"
+
+
+def speech_on_ggml(ctx: Context) -> bool:
+    """A speech encoder-decoder (Whisper) runs on a CPU in whisper.cpp, llama.cpp's ggml, or faster-whisper, not in
+    generate() (audit ZF19: Whisper base's 74M at $700 was sent to rent an A10, where whisper.cpp encodes its 30 s
+    window in ~1.1 s on a 2018 laptop's cores, issue #89)."""
+    return ctx.shape.encoder_decoder and ctx.answers.data.kind == "audio" and ctx.answers.task.mode == "inference"
 
 
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
@@ -299,5 +308,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         reason = "chosen with the GPU swap key: the workload runs on the CPU, far slower, its working memory in RAM"
     else:
         reason = (f"no GPU build within the budget, {_money(ctx, ctx.budget_cny)}, holds the workload as answered; "
-                  "on a CPU it runs, far slower than on a GPU, with its working memory in RAM")
+                  "on a CPU it runs, far slower than on a GPU, with its working memory in RAM" + (
+                      ", in whisper.cpp (ggml, llama.cpp's library: timed at its rate) or faster-whisper "
+                      "(CTranslate2), not generate()" if speech_on_ggml(ctx) else ""))
     return CpuOnly(cpu_ctx, asm, False, reason, cheapest_total)

@@ -586,3 +586,18 @@ def test_a_small_cnn_at_a_stated_camera_rate_is_timed_on_the_cpu_and_gets_the_cp
     assert build.component("gpu") is None and build.component("cpu") is not None
     assert 30 < build.speed.figures["samples_per_s"] < 120
     assert "ONNX Runtime" in " ".join(build.speed.formula)
+
+
+def test_whisper_base_under_any_gpu_build_gets_a_cpu_only_pc_that_runs_it_in_whisper_cpp(catalog):
+    # Audit ZF19: Whisper base (74M; 6 + 6 layers of 512) at $700 was refused and sent to rent an A10, its generate()
+    # "needing a GPU"; whisper.cpp encodes its 30 s window in 1.1-1.6 s on 2018 desktop and laptop cores (issue #89).
+    job = answers(workload__preset="custom", workload__parameters=74_000_000, workload__layers=12,
+                  workload__decoder_layers=6, workload__hidden_size=512, workload__attention_heads=8,
+                  workload__intermediate_size=2048, workload__vocabulary_size=51865, workload__sequence_length=1500,
+                  workload__decoder_sequence_length=448, workload__tied_embeddings=True, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp16", task__generated_tokens=224, data__kind="audio",
+                  budget__currency="USD", budget__amount=700.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.cpu_only and build.feasible, build.blockers
+    assert any("in whisper.cpp" in line for line in build.reasoning)
+    assert build.speed.figures["first_token_s"] < 1.6  # faster than a 2018 CPU's window
