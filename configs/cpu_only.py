@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Callable
 
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
+from pth_top.configs.answers import Answers
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
 from pth_top.configs.assembly import Assembly, Context, trees
 from pth_top.configs.build import Component
@@ -254,6 +256,28 @@ def _generates_in_pytorch(ctx: Context) -> bool:
         return False
     return shape.kind == "transformer" and not forward_only(shape) and task.generated_tokens > 0 \
         and stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision) == "hf_generate"
+
+
+# The GGUF a decoder's weights become in llama.cpp, by the precision answered (a 16-bit model's is not offered).
+GGUF_OF_PRECISION = {"int4": ("gguf_q4_k_m", "Q4_K_M"), "int8": ("gguf_q8_0", "Q8_0")}
+
+
+def gguf_cpu_alternative(ctx: Context, context_for: Callable[[Answers], Context]) -> tuple[str, Answers] | None:
+    """A decoder under generate() that no build within budget serves, as llama.cpp's GGUF on a CPU-only PC within it
+    that decodes at a usable rate: a way out before renting (audit ZF19: Yi-6B-Chat-4bits for a CNY 5,000 student
+    was offered only an A10 by the hour, where its Q4_K_M decodes ~10.8 tokens/s on a CNY 4,523 PC)."""
+    task = ctx.answers.task
+    gguf = GGUF_OF_PRECISION.get(task.precision)
+    if gguf is None or task.mode != "inference" or not _generates_in_pytorch(ctx) or ctx.shape.encoder_decoder:
+        return None
+    changed = ctx.answers.with_value("task", "serving_engine", "llama_cpp").with_value("task", "quantization", gguf[0])
+    changed_ctx = context_for(changed)
+    pc = cpu_only_pc(changed_ctx)
+    if pc is None or pc.asm.total_cny > ctx.budget_cny or too_slow_on_the_cpu(changed_ctx, pc) \
+            or not acceptable(pc.ctx, pc.asm):
+        return None
+    return (f"the same model as llama.cpp's GGUF {gguf[1]} (task.serving_engine = \"llama_cpp\") on a CPU-only PC, "
+            f"{_money(ctx, pc.asm.total_cny)}: {pc.reason}"), changed
 
 
 def speech_on_ggml(ctx: Context) -> bool:

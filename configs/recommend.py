@@ -34,6 +34,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_offered,
     cpu_only_over_budget_line,
     cpu_only_pc,
+    gguf_cpu_alternative,
     needs_a_gpu,
 )
 from pth_top.configs.glossary import glossary
@@ -210,6 +211,9 @@ def _recommend(
         alternatives.insert(at, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
         blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)
+        if (gguf := gguf_cpu_alternative(ctx, _unpinned_context_for(catalog, rules))) is not None:  # before renting
+            at = next((index for index, each in enumerate(alternatives) if each.answers is None), len(alternatives))
+            alternatives.insert(at, feasibility.Alternative(gguf[0], gguf[1], {"gpu": (CPU_ONLY_ID, 0)}))
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
     said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
             *(line for lines in assembly.reasons.values() for line in lines)]

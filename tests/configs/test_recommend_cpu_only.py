@@ -601,3 +601,22 @@ def test_whisper_base_under_any_gpu_build_gets_a_cpu_only_pc_that_runs_it_in_whi
     assert build.cpu_only and build.feasible, build.blockers
     assert any("in whisper.cpp" in line for line in build.reasoning)
     assert build.speed.figures["first_token_s"] < 1.6  # faster than a 2018 CPU's window
+
+
+def test_a_4_bit_decoder_under_generate_is_offered_its_gguf_on_a_cpu_only_pc_before_renting(catalog):
+    # Audit ZF19: Yi-6B-Chat-4bits (AWQ, transformers generate(); 01-ai's docs: 4 GB, an RTX 3060) for a CNY 5,000
+    # student: no GPU build within budget, and the only way out was an A10 by the hour.
+    job = answers(workload__preset="custom", workload__layers=32, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__kv_heads=4, workload__intermediate_size=11008,
+                  workload__gated_mlp=True, workload__vocabulary_size=64000, workload__sequence_length=4096,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__quantization="awq_g128", task__serving_engine="hf_generate", task__generated_tokens=512,
+                  data__kind="text", budget__currency="CNY", budget__amount=5000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, pins = build.applicable_alternatives[0]
+    assert line.startswith("the same model as llama.cpp's GGUF Q4_K_M"), build.feasible_alternatives
+    assert build.feasible_alternatives[1].startswith("rent ")
+    on_cpu = recommend(changed, catalog, pins=pins, today=TODAY)
+    assert on_cpu.cpu_only and on_cpu.total_price_cny <= 5000
+    assert on_cpu.speed.figures["decode_tokens_per_s_per_stream"] >= 5
