@@ -44,7 +44,14 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.way_out import SLOW_RATE_BAND, Alternative, feasible_build, most_at_once, slowest_last
+from pth_top.configs.way_out import (
+    SLOW_RATE_BAND,
+    Alternative,
+    feasible_build,
+    most_at_once,
+    same_build_fastest_first,
+    slowest_last,
+)
 from pth_top.units import GIB
 
 
@@ -277,6 +284,7 @@ def feasible_alternatives(
     # the ways out on the pinned or owned cards lead, unless they are the slow ones.
     on_them = [alternative for alternative in found if alternative in (*kept, added) and not alternative.slow_rate]
     found = on_them + slowest_last([alternative for alternative in found if alternative not in on_them])
+    found = same_build_fastest_first(found, _keeping(ctx, found))
     rent = scale_out.rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
