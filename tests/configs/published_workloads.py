@@ -1,8 +1,8 @@
 """End-to-end published workloads: answers run through recommend(), each checked for the property an ML engineer
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
-Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 193,
-test_requests.py 13, published_workloads_large.py 12): 60 here (321 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 194,
+test_requests.py 13, published_workloads_large.py 12): 64 here (326 in all).
 """
 
 from __future__ import annotations
@@ -198,6 +198,28 @@ HF_FLUX_OOM = "huggingface.co/datasets/model-metadata/code_execution_files commi
     "GiB is what torch reports for a 24 GB L4 or A10G; checked on the catalog's L4)"
 AI_TOOLKIT = "github.com/ostris/ai-toolkit config/examples/train_lora_flux_24gb.yaml: FLUX.1-dev LoRA rank 16, " \
     "batch 1, 1024 px, checkpointing, adamw8bit, 'quantize: true # run 8bit mixed precision', for a 24 GB card"
+
+# Lumina-Image-2.0's Next-DiT (Alpha-VLLM/Lumina-Image-2.0 transformer/config.json): 2.61B parameters, 26 layers of
+# 2,304, 24 heads, 8 KV heads, SwiGLU 6,144; at 1024 px 4,096 latent tokens + 256 text tokens. Frozen beside it:
+# Gemma-2-2B (2.61B) and the FLUX VAE, bf16, whose outputs SimpleTuner caches before training. A rank-16 LoRA with
+# its 1024 x 1024 validation images.
+LUMINA2_LORA = {
+    **custom(2_610_000_000, 26, 2304, 24, 8, 0, 6144), "workload__kind": "transformer",
+    "workload__sequence_length": 4352, "workload__batch_size": 1, "workload__single_stream_dit": True,
+    "workload__frozen_parameters": 2_700_000_000, "workload__frozen_precision": "bf16", "task__mode": "training",
+    "task__precision": "bf16", "task__method": "lora", "task__lora_rank": 16, "task__lora_targets": "attention",
+    "task__recompute": "full", "task__cache_embeddings": True, "data__kind": "images",
+    "budget__currency": "EUR", "budget__amount": 1500.0}
+SIMPLETUNER_LUMINA2 = ("github.com/bghira/SimpleTuner documentation/quickstart/LUMINA2.md, 'Hardware requirements': "
+                       "'Approximately 12-14GB VRAM for LoRA training'; minimum 'a single RTX 3060 12GB or RTX 4060 "
+                       "Ti 16GB'")
+# LLaMA-Factory's README 'Hardware Requirement' (estimated): a 7B full fine-tune in bf16 mixed precision 120 GB (18x),
+# with pure_bf16 60 GB (8x). Qwen2-7B (its config.json) under ZeRO-3 on 4 GPUs, 1 x 2,048 tokens a GPU, 2 accumulated.
+LLAMAFACTORY_QWEN2_7B_FULL = training(custom(7_615_616_512, 28, 3584, 28, 4, 152_064, 18_944), 2048, 8, 4,
+                                      task__method="full", task__precision="bf16", task__flash_attention=True,
+                                      task__accumulation_steps=2, scale__sharding="zero3")
+LLAMAFACTORY_TABLE = "github.com/hiyouga/LLaMA-Factory README, 'Hardware Requirement': Full (bf16 or fp16) 7B 120GB; " \
+    "Full (pure_bf16) 7B 60GB"
 
 CASES: tuple[Workload, ...] = (
     Workload("gpt-oss-120b-mxfp4-one-h100", GPT_OSS_120B, "fits",
@@ -485,6 +507,16 @@ CASES: tuple[Workload, ...] = (
                       task__lora_rank=8, task__lora_targets="all_linear", task__training_stack="torchtune",
                       task__recompute="none"),
              ("h100-80gb-sxm", 1)),
+    Workload("simpletuner-lumina2-lora-validation-fits-16-gb", SIMPLETUNER_LUMINA2, "fits",
+             {**LUMINA2_LORA, "workload__output_width_px": 1024, "workload__output_height_px": 1024},
+             ("rtx-4060-ti-16gb", 1)),
+    Workload("simpletuner-lumina2-lora-validation-not-8-gb", SIMPLETUNER_LUMINA2, "does_not_fit",
+             {**LUMINA2_LORA, "workload__output_width_px": 1024, "workload__output_height_px": 1024},
+             ("rtx-5060-8gb", 1), note="the 1024 px validation decode (6.2 GiB) is what 8 GB lacks: the step fits"),
+    Workload("llamafactory-qwen2-7b-full-pure-bf16-fits-4x24-gb", LLAMAFACTORY_TABLE + " (8x: 15 GB a GPU over 4)",
+             "fits", {**LLAMAFACTORY_QWEN2_7B_FULL, "task__mixed_layout": "bf16_pure"}, ("rtx-3090-24gb", 4)),
+    Workload("llamafactory-qwen2-7b-full-mixed-not-4x24-gb", LLAMAFACTORY_TABLE + " (18x: 34 GB a GPU over 4)",
+             "does_not_fit", LLAMAFACTORY_QWEN2_7B_FULL, ("rtx-3090-24gb", 4)),
 )
 
 

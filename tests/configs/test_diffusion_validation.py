@@ -13,21 +13,10 @@ from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.rules import load_rules
 from pth_top.units import GIB
 from tests.configs.builders import answers
-from tests.configs.published_workloads import FLUX1_DEV, training
+from tests.configs.published_workloads import FLUX1_DEV, LUMINA2_LORA, training
 
 TODAY = dt.date(2026, 11, 1)
 
-# Lumina-Image-2.0's Next-DiT (Alpha-VLLM/Lumina-Image-2.0 transformer/config.json): 2.61B parameters, 26 layers of
-# 2,304, 24 heads, 8 KV heads, SwiGLU 6,144; at 1024 px 4,096 latent tokens + 256 text tokens. Frozen beside it:
-# Gemma-2-2B (2.61B) and the FLUX VAE, bf16, whose outputs SimpleTuner caches before training.
-LUMINA2_LORA = dict(
-    workload__preset="custom", workload__kind="transformer", workload__parameters=2_610_000_000, workload__layers=26,
-    workload__hidden_size=2304, workload__attention_heads=24, workload__kv_heads=8, workload__intermediate_size=6144,
-    workload__gated_mlp=True, workload__sequence_length=4352, workload__batch_size=1,
-    workload__single_stream_dit=True, workload__frozen_parameters=2_700_000_000, workload__frozen_precision="bf16",
-    task__mode="training", task__precision="bf16", task__method="lora", task__lora_rank=16,
-    task__lora_targets="attention", task__recompute="full", task__cache_embeddings=True, data__kind="images",
-    budget__currency="EUR", budget__amount=1500.0)
 
 
 def validated(job: dict, px: int = 1024):
