@@ -172,9 +172,12 @@ def with_validation(shape: ModelShape, training: MemoryBreakdown, precision: str
 def decode_time(shape: ModelShape, images: int, device: sp.Device) -> tuple[float, str]:
     """The VAE decode of a GPU's images at the card's FP32 rate (VAE_DECODE_FLOP_PER_PIXEL); a video's frames and a
     size not given are not counted."""
-    if shape.decoded_frames_at_once > 1 or not shape.output_pixels or device.fp32_tflops <= 0:
-        why = "a video's" if shape.decoded_frames_at_once > 1 else "the" if shape.output_pixels else "(no size) the"
-        return 0.0, f"; {why} VAE decode not counted"
+    if shape.decoded_frames_at_once > 1:
+        return 0.0, "; a video's VAE decode not counted"
+    if not shape.output_pixels or device.fp32_tflops <= 0:
+        why = "no FP32 rate for this device" if shape.output_pixels else \
+            "give workload.output_width_px, output_height_px"
+        return 0.0, f"; the VAE decode not counted ({why})"
     flops = VAE_DECODE_FLOP_PER_PIXEL * shape.output_pixels * images
     seconds = flops / (device.fp32_tflops * 1e12)
     return seconds, (f" + the VAE decode of {images} image(s), {VAE_DECODE_FLOP_PER_PIXEL / 1e6:.1f} MFLOP a pixel "
