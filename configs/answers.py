@@ -34,7 +34,7 @@ from pth_top.configs.answer_types import (
 )
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS
-from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, TRAINING_PRECISIONS
+from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, OFFLOAD_SHARDINGS, TRAINING_PRECISIONS
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
 from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, QUANTIZED_BITS_PER_PARAMETER, formats_of
@@ -318,7 +318,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("workload", "encoder_only", "an encoder is a transformer without decoder layers or diffusion "
                          "steps"))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))
-    if answers.scale.sharding in ("zero_offload", "fsdp_offload") and task.optimizer == "adam8bit":
+    if answers.scale.sharding in OFFLOAD_SHARDINGS and task.optimizer == "adam8bit":
         problems.append(("task", "optimizer", "bitsandbytes' 8-bit optimizer does not step offloaded states: "
                          "DeepSpeed and FSDP step them with Adam on the CPU (answer optimizer = \"adamw\")"))
     if answers.scale.sharding == "fsdp_offload" and (task.mode != "training" or model_kind != "transformer"

@@ -17,6 +17,7 @@ from pth_top.configs.market import money
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
+from pth_top.configs.quantization import ENGINE_FORMATS
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_build import training_work
@@ -258,25 +259,22 @@ def _generates_in_pytorch(ctx: Context) -> bool:
         and stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision) == "hf_generate"
 
 
-# The GGUF a decoder's weights become in llama.cpp, by the precision answered (a 16-bit model's is not offered).
-GGUF_OF_PRECISION = {"int4": ("gguf_q4_k_m", "Q4_K_M"), "int8": ("gguf_q8_0", "Q8_0")}
-
-
 def gguf_cpu_alternative(ctx: Context, context_for: Callable[[Answers], Context]) -> tuple[str, Answers] | None:
     """A decoder under generate() that no build within budget serves, as llama.cpp's GGUF on a CPU-only PC within it
     that decodes at a usable rate: a way out before renting (audit ZF19: Yi-6B-Chat-4bits for a CNY 5,000 student
     was offered only an A10 by the hour, where its Q4_K_M decodes ~10.8 tokens/s on a CNY 4,523 PC)."""
     task = ctx.answers.task
-    gguf = GGUF_OF_PRECISION.get(task.precision)
+    gguf = ENGINE_FORMATS["llama_cpp"].get(task.precision)  # a 16-bit model's is not offered
     if gguf is None or task.mode != "inference" or not _generates_in_pytorch(ctx) or ctx.shape.encoder_decoder:
         return None
-    changed = ctx.answers.with_value("task", "serving_engine", "llama_cpp").with_value("task", "quantization", gguf[0])
+    changed = ctx.answers.with_value("task", "serving_engine", "llama_cpp").with_value("task", "quantization", gguf)
     changed_ctx = context_for(changed)
     pc = cpu_only_pc(changed_ctx)
     if pc is None or pc.asm.total_cny > ctx.budget_cny or too_slow_on_the_cpu(changed_ctx, pc) \
             or not acceptable(pc.ctx, pc.asm):
         return None
-    return (f"the same model as llama.cpp's GGUF {gguf[1]} (task.serving_engine = \"llama_cpp\") on a CPU-only PC, "
+    name = gguf.removeprefix("gguf_").upper()
+    return (f"the same model as llama.cpp's GGUF {name} (task.serving_engine = \"llama_cpp\") on a CPU-only PC, "
             f"{_money(ctx, pc.asm.total_cny)}: {pc.reason}"), changed
 
 

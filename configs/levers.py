@@ -11,7 +11,7 @@ from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
-from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, ModelShape
 from pth_top.configs.micro_batch import (
     MAX_ACCUMULATION_STEPS,
     SYNC_EACH_BATCH_LABEL,
@@ -198,7 +198,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         # Offloaded states step on the CPU (DeepSpeed's CPU Adam), where bitsandbytes' 8-bit optimizer does not run
         # and the GPU holds none to save (audit YK2: a 13B ZeRO-Offload on a V100 was offered it for 0 GiB).
         if task.method in ("full", *ADAPTER_METHODS) and task.optimizer in ("adam", "adamw") \
-                and scale.sharding not in ("zero_offload", "fsdp_offload"):
+                and scale.sharding not in OFFLOAD_SHARDINGS:
             trained = "parameter" if task.method == "full" else "adapter parameter"
             changes.append((f"an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per {trained}, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))

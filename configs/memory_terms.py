@@ -25,6 +25,8 @@ InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
 Optimizer = Literal["adamw", "adam", "sgd", "adam8bit"]
 RecomputeMode = Literal["none", "selective", "full"]
 ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload", "fsdp_offload"]
+# The modes whose optimizer states live in CPU RAM and step there (DeepSpeed's CPU Adam, FSDP's CPUOffload).
+OFFLOAD_SHARDINGS = ("zero_offload", "fsdp_offload")
 # How the reasoning names each sharding mode.
 SHARDING_LABELS = {
     "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
@@ -120,6 +122,13 @@ class ModelShape:
     @property
     def encoder_decoder(self) -> bool:
         return 0 < self.decoder_layers < self.layers and self.decoder_sequence_length > 0
+
+    @property
+    def encoder_part(self) -> ModelShape:
+        """An encoder-decoder's encoder alone: its share of the layers over the input, and of the parameters."""
+        encoder_layers = self.layers - self.decoder_layers
+        return replace(self, layers=encoder_layers, decoder_layers=0, decoder_sequence_length=0, active_parameters=0,
+                       parameters=int(self.parameters * encoder_layers / self.layers))
 
     @property
     def loss_tokens(self) -> int:
@@ -323,7 +332,7 @@ def transformer_activation_bytes(
     scores' a*s^2*b too; a mask is one byte a value at any precision.
     """
     if shape.encoder_decoder:  # each side over its own tokens; a decoder layer also keeps the encoder's K and V
-        encoder = replace(shape, layers=shape.layers - shape.decoder_layers, decoder_layers=0)
+        encoder = shape.encoder_part
         decoder = replace(shape, layers=shape.decoder_layers, sequence_length=shape.decoder_sequence_length,
                           decoder_layers=0)
         cross = 0 if recompute == "full" else 2 * shape.sequence_length * shape.kv_width * micro_batch \

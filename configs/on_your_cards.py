@@ -11,6 +11,7 @@ from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queue_lever, queued_label
+from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS
 from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Part
@@ -51,8 +52,7 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
 def _offloaded(alternative: Alternative) -> bool:
     """A training way out that steps over PCIe from CPU RAM: the one that does not is offered after it."""
     answers = alternative.answers
-    return answers is not None and answers.task.mode == "training" and answers.scale.sharding in (
-        "zero_offload", "fsdp_offload")
+    return answers is not None and answers.task.mode == "training" and answers.scale.sharding in OFFLOAD_SHARDINGS
 
 
 def _levers_on(ctx: Context, card: Part, pinned_context_for: Callable[[Answers], Context]

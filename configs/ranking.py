@@ -264,7 +264,7 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
     an edge module's predicted speed, or where it meets a stated rate, the cheapest such build (audit ZL: a
     $5,499 Thor bought for a stated 15 tokens/s that a $1,500 Orin NX decodes at 17)."""
     stated = _held_target(ctx)
-    if ctx.edge or (stated is not None and not stated[0].decode):  # cheapest_meeting_target's, read once
+    if ctx.edge or _inputs_rate(stated):
         speed = job_speed(ctx, gpu)
         if stated is not None and speed >= stated[1]:
             # Above every build that misses the rate (each under it), the cheaper higher: rate x (1, 2] (review ZS).
@@ -278,7 +278,11 @@ def cheapest_meeting_target(ctx: Context) -> bool:
     """A stated inputs-a-second rate (a CNN's, an encoder's): the cheapest build that takes it, as at the edge; more
     is capacity not asked for (audit YD15: a reranker asked 960 pairs/s got an RTX 5080 box at ~5,300 for EUR 2,340,
     where an RTX 5060 box takes ~1,800 for EUR 1,163)."""
-    stated = _held_target(ctx)
+    return _inputs_rate(_held_target(ctx))
+
+
+def _inputs_rate(stated: tuple[sp.RateTarget, float] | None) -> bool:
+    """A held target that is inputs a second, not a decode: the cheapest build meeting it is bought."""
     return stated is not None and not stated[0].decode
 
 

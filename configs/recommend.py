@@ -42,7 +42,7 @@ from pth_top.configs.guide import GUIDE_TITLE, cite_guide
 from pth_top.configs.market import MARKET_NAMES, buyer_market, cny_per, money, price_indexes
 from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import estimate_memory
-from pth_top.configs.memory_terms import SHARDING_LABELS
+from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, SHARDING_LABELS
 from pth_top.configs.nearest import nearest_over_budget
 from pth_top.configs.owned import (
     all_owned,
@@ -314,7 +314,7 @@ def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date
     if answers.task.layer_offload and gpu is not None and "gpu" not in ctx.pins:
         warnings.append("task.layer_offload is not used: -ngl runs what a card you have (budget.owned_gpu) or pin "
                         "cannot hold on the CPU; a card the wizard chooses holds the whole model")
-    if answers.scale.sharding not in ("none", "zero_offload", "fsdp_offload") and ctx.gpu_count == 1:
+    if answers.scale.sharding not in ("none", *OFFLOAD_SHARDINGS) and ctx.gpu_count == 1:
         warnings.append(f"{SHARDING_LABELS[answers.scale.sharding]} divides by the GPU count: with one GPU it saves "
                         "nothing")
     if answers.budget.condition == "used" and not all_owned(answers, gpu):  # some bought

@@ -9,8 +9,6 @@ CPU-backend results (github.com/brand-o/normiebench issues 34, 42, 52: Llama 3.1
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
@@ -69,11 +67,7 @@ def prefill_seconds(shape: ModelShape, prompt: int, cpu: dict) -> tuple[float, s
     encoder-decoder's input runs through its encoder's share of the layers alone (audit ZI20: Whisper medium's 1,500
     frames were timed through all 769M parameters, ~2.5x its encoder's)."""
     whose = "the encoder's " if shape.encoder_decoder else ""
-    if shape.encoder_decoder:
-        encoder_share = (shape.layers - shape.decoder_layers) / shape.layers
-        shape = replace(shape, layers=shape.layers - shape.decoder_layers, decoder_layers=0, decoder_sequence_length=0,
-                        parameters=int(shape.parameters * encoder_share), active_parameters=0)
-    flops = prefill_flops(shape, prompt)
+    flops = prefill_flops(shape.encoder_part if shape.encoder_decoder else shape, prompt)
     cores = int(cpu.get("cores_count", 0) or 0)
     ghz = float(cpu.get("boost_clock_ghz", 0) or 0) or float(cpu.get("base_clock_ghz", 0) or 0)
     efficiency_cores = int(cpu.get("efficiency_cores_count", 0) or 0)

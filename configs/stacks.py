@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Literal, get_args
 
+from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS
 from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.units import GIB
 
@@ -242,6 +243,6 @@ def foreach_optimizer(kernel: str, optimizer: str, sharding: str, data_kind: str
     HF Trainer (adamw_torch_fused, its default from torch 2.8) or torchtune (fused=True); image, video and audio
     trainers call torch.optim directly (diffusers' examples, timm, mmengine), whose CUDA default is foreach. An
     optimizer stepped on the CPU (ZeRO-Offload, FSDP's CPU offload) holds its intermediates there, not on the GPU."""
-    if optimizer == "adam8bit" or sharding in ("zero_offload", "fsdp_offload"):
+    if optimizer == "adam8bit" or sharding in OFFLOAD_SHARDINGS:
         return False
     return kernel == "foreach" if kernel != "auto" else not sharding.startswith("zero") and data_kind != "text"

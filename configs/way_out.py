@@ -19,7 +19,7 @@ from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import platform_for_ram, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
-from pth_top.configs.speed_build import device_for, inference, job_prediction
+from pth_top.configs.speed_build import device_for, inference, job_prediction, training_rate
 from pth_top.units import GIB
 
 Found = TypeVar("Found")  # what an attempt at a request count found
@@ -76,14 +76,8 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
                        + (f"; {pace}" if pace else ""),
                        price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
                        build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)),
-                       tight=memory_fit(alternative, gpu) == TIGHT, training_rate=training_rate(prediction))
-
-
-def training_rate(prediction: sp.Prediction | None) -> float:
-    """A training prediction's rate (tokens, samples or images a second); 0 for any other."""
-    figures = prediction.figures if prediction is not None else {}
-    return float(figures.get("training_tokens_per_s") or figures.get("training_samples_per_s")
-                 or figures.get("training_images_per_s") or 0.0)
+                       tight=memory_fit(alternative, gpu) == TIGHT,
+                       training_rate=training_rate(prediction.figures) if prediction is not None else 0.0)
 
 
 def same_build_fastest_first(found: list[Alternative], keeping: int) -> list[Alternative]:
