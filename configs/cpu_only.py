@@ -278,6 +278,25 @@ def gguf_cpu_alternative(ctx: Context, context_for: Callable[[Answers], Context]
             f"{_money(ctx, pc.asm.total_cny)}: {pc.reason}"), changed
 
 
+def short_of_the_stated_rate(ctx: Context, cpu_only: CpuOnly) -> tuple[str, Answers] | None:
+    """A CPU-only PC within budget ruled out by the stated rate alone (task.target_*), where it reaches at least half
+    of it: a way out at the rate it reaches, before renting (audit ZK22: Lightweight OpenPose's 15.5 GFLOP for a 25 FPS
+    webcam on $700 was sent to rent an A10, the $622 PC's ~14.6 inputs/s never printed)."""
+    stated = sp.stated_target(ctx.answers.task)
+    if stated is None or cpu_only.asm.total_cny > ctx.budget_cny or needs_a_gpu(ctx, cpu_only) \
+            or not acceptable(cpu_only.ctx, cpu_only.asm):
+        return None
+    target, wanted = stated
+    reached = cpu_figures(ctx, cpu_only).get(target.figure, 0.0)
+    kept = math.floor(reached * 10) / 10 if reached < 10 else float(math.floor(reached))
+    if not wanted / 2 <= reached < wanted or not kept:
+        return None
+    changed = ctx.answers.with_value("task", target.answer_key, kept)
+    return (f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}, at the rate its cores reach: ~{reached:,.1f} "
+            f"{target.unit}, short of the {wanted:,g} asked (task.{target.answer_key} = {kept:g} keeps it): "
+            f"{cpu_only.reason}"), changed
+
+
 def speech_on_ggml(ctx: Context) -> bool:
     """A speech encoder-decoder (Whisper) runs on a CPU in whisper.cpp, llama.cpp's ggml, or faster-whisper, not in
     generate() (audit ZF19: Whisper base's 74M at $700 was sent to rent an A10, where whisper.cpp encodes its 30 s

@@ -36,6 +36,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     gguf_cpu_alternative,
     needs_a_gpu,
+    short_of_the_stated_rate,
 )
 from pth_top.configs.glossary import glossary
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
@@ -211,9 +212,11 @@ def _recommend(
         alternatives.insert(at, feasibility.Alternative(line, answers, {"gpu": (CPU_ONLY_ID, 0)}))
     elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
         blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)
-        if (gguf := gguf_cpu_alternative(ctx, _unpinned_context_for(catalog, rules))) is not None:  # before renting
+        cpu_way = gguf_cpu_alternative(ctx, _unpinned_context_for(catalog, rules)) or \
+            short_of_the_stated_rate(ctx, cpu_only)
+        if cpu_way is not None:  # before renting
             at = next((index for index, each in enumerate(alternatives) if each.answers is None), len(alternatives))
-            alternatives.insert(at, feasibility.Alternative(gguf[0], gguf[1], {"gpu": (CPU_ONLY_ID, 0)}))
+            alternatives.insert(at, feasibility.Alternative(cpu_way[0], cpu_way[1], {"gpu": (CPU_ONLY_ID, 0)}))
     general = [*blockers[:1], *_general_reasoning(build_ctx, assembly, gpu, cpu_only, bool(blockers))]
     said = [*general, *warnings, *(line for alternative in alternatives for line in (alternative.line,)),
             *(line for lines in assembly.reasons.values() for line in lines)]

@@ -623,3 +623,20 @@ def test_a_4_bit_decoder_under_generate_is_offered_its_gguf_on_a_cpu_only_pc_bef
     on_cpu = recommend(changed, catalog, pins=pins, today=TODAY)
     assert on_cpu.cpu_only and on_cpu.total_price_cny <= 5000
     assert on_cpu.speed.figures["decode_tokens_per_s_per_stream"] >= 5
+
+
+def test_a_cpu_only_pc_short_of_a_stated_rate_is_offered_at_its_rate_before_renting(catalog):
+    # Audit ZK22: Lightweight OpenPose (arXiv:1811.12004: 4.1M parameters, 9 G multiply-adds at 368 px, 15.5 GFLOP at
+    # the 456 x 256 it timed) for a 25 FPS webcam on $700 was sent to rent an A10; the $622 PC's rate was never said.
+    job = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=4_100_000,
+                  workload__forward_gflops_per_sample=15.5, workload__input_size_px=342, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp32", task__target_samples_per_s=25.0,
+                  data__kind="images", data__dataset_size_gb=1.0, budget__currency="USD", budget__amount=700.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, pins = build.applicable_alternatives[0]
+    assert line.startswith("a CPU-only PC, $") and "short of the 25 asked" in line, build.feasible_alternatives
+    assert build.feasible_alternatives[1].startswith("rent ")
+    on_cpu = recommend(changed, catalog, pins=pins, today=TODAY)
+    assert on_cpu.cpu_only and on_cpu.feasible and on_cpu.total_price_cny <= budget_in_cny(700.0, "USD", load_rules())
+    assert 12.5 <= changed.task.target_samples_per_s <= on_cpu.speed.figures["samples_per_s"]
