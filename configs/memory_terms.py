@@ -223,6 +223,13 @@ class ModelShape:
         return self.intermediate_size or 4 * self.hidden_size
 
     @property
+    def expert_width(self) -> float:
+        """One routed expert's MLP width: a mixture's mlp_width is the width a token reads, k experts' (k = share x
+        n); the MLP's own width for a dense model or an unknown share."""
+        per_token = round(self.routed_expert_share * self.experts_count)
+        return self.mlp_width / per_token if per_token > 1 else float(self.mlp_width)
+
+    @property
     def logits_vocabulary_size(self) -> int:
         """V of the logits the model computes: 0 without an LM head."""
         return self.vocabulary_size if self.lm_head else 0

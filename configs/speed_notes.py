@@ -59,18 +59,18 @@ FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their
 def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:
     """Tensor parallel over n GPUs splits each expert's width n ways, which a block-scaled FP8 checkpoint needs in
     whole 128-wide blocks (audit YH2: MiniMax-M2.5's 1,536 / 8 = 192; vLLM's recipe says 'TP8 is not supported')."""
-    task, n = answers.task, device.count
+    task, n, width = answers.task, device.count, shape.expert_width
     fmt = weight_format(task.quantization, task.precision, engine)
     if n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
-            or fmt is not FORMATS["fp8"] or not shape.mlp_width or (shape.mlp_width / n) % FP8_BLOCK == 0:
+            or fmt is not FORMATS["fp8"] or not width or (width / n) % FP8_BLOCK == 0:
         return []
-    fewer = max((count for count in range(1, n) if (shape.mlp_width / count) % FP8_BLOCK == 0
+    fewer = max((count for count in range(1, n) if (width / count) % FP8_BLOCK == 0
                  and stacks.splits_heads(engine, shape.attention_heads, count, shape.split_kv_heads)), default=1)
     # A per-tensor FP8 checkpoint (Hunyuan-Large's W8A8C8, served TP8 on 8 H20s by Tencent) splits at any width.
     over_fewer = f", or tensor parallel over {fewer} GPUs" if fewer > 1 else ""
     return [f"if the FP8 checkpoint is block-scaled (DeepSeek-V3's, Qwen3's, MiniMax's {FP8_BLOCK} x {FP8_BLOCK} "
-            f"scales): tensor parallel over {n} GPUs splits each expert's width, {shape.mlp_width:,} / {n} = "
-            f"{shape.mlp_width / n:g}, not a whole number of its {FP8_BLOCK}-wide blocks, and vLLM refuses it (its "
+            f"scales): tensor parallel over {n} GPUs splits each expert's width, {width:,g} / {n} = "
+            f"{width / n:g}, not a whole number of its {FP8_BLOCK}-wide blocks, and vLLM refuses it (its "
             f"MiniMax-M2 recipe: 'TP8 is not supported'); serve it with expert parallel (vLLM "
             f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads)"
             f"{over_fewer}. A per-tensor FP8 checkpoint splits at any width"]

@@ -128,7 +128,8 @@ def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert
                   workload__active_parameters=10_000_000_000, workload__experts_count=256,
                   workload__experts_per_token=8, workload__layers=62, workload__hidden_size=3072,
                   workload__attention_heads=48, workload__kv_heads=8, workload__head_dim=128,
-                  workload__intermediate_size=1536, workload__vocabulary_size=200_064, workload__sequence_length=8192,
+                  workload__intermediate_size=8 * 1536, workload__vocabulary_size=200_064,
+                  workload__sequence_length=8192,
                   workload__batch_size=32, task__mode="inference", task__precision="int8", task__quantization="fp8",
                   task__serving_engine="vllm", scale__gpu_count=8, budget__amount=400_000.0, budget__currency="USD")
     build = recommend(job, catalog, today=TODAY)
@@ -138,3 +139,13 @@ def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert
     assert line.startswith("if the FP8 checkpoint is block-scaled") and "per-tensor" in line
     four = recommend(job.with_value("scale", "gpu_count", 4), catalog, today=TODAY)
     assert not any("splits each expert" in line for line in four.warnings)
+
+    # Audit ZJ22: a mixture's intermediate_size is the width a token reads, 8 experts' (the schema's), and the check
+    # divided that: Qwen3-Coder-480B-A35B-FP8's 8 x 2,560 = 20,480 / 8 passed, where vLLM's recipe serves it DP + EP.
+    coder = job.with_value("workload", "parameters", 480_000_000_000)
+    for key, value in (("active_parameters", 35_000_000_000), ("experts_count", 160), ("hidden_size", 6144),
+                       ("attention_heads", 96), ("intermediate_size", 8 * 2560), ("vocabulary_size", 151_936)):
+        coder = coder.with_value("workload", key, value)
+    coder_build = recommend(coder.with_value("budget", "amount", 500_000.0), catalog, today=TODAY)
+    assert any("splits each expert's width, 2,560 / 8 = 320" in line for line in coder_build.warnings), \
+        coder_build.warnings
