@@ -227,6 +227,8 @@ def feasible_alternatives(
     halved = halved_micro_batch(ctx.answers)
     own_levers = [halved, recompute_only(ctx.answers)]  # not to be mixed with mb 1
     queued = queue_lever(ctx)  # the server's lever most_at_once sizes
+    on_fewer: list[tuple[Answers, str]] = []  # training levers that no build of the GPUs asked holds within budget
+    asked_cards = bool(ctx.answers.budget.owned_gpu or "gpu" in ctx.pins)  # yours, or chosen: their count stays
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: on_the_pinned_gpus' (their build), never other cards
@@ -244,6 +246,9 @@ def feasible_alternatives(
         training = answers.task.mode == "training"
         if feasible is None and training:
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
+        if feasible is None and training and not ctx.edge and answers != ctx.answers and not asked_cards \
+                and answers.scale.gpu_count == ctx.answers.scale.gpu_count > 1:
+            on_fewer.append((answers, label))
         if (feasible is None and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
@@ -257,6 +262,11 @@ def feasible_alternatives(
             found.append(replace(feasible, answers=answers))
         if feasible is not None and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
+    if not any(alternative.answers is not None for alternative in found):  # no machine of the count asked
+        for answers, label in on_fewer:
+            fewer, fewer_label, feasible = _on_fewer_gpus(ctx, answers, label, context_for)
+            if feasible is not None and all(alternative.answers != fewer for alternative in found):
+                found.append(replace(feasible, answers=fewer))
     # A combination whose part alone fits as cheaply and as fast adds a change for nothing (an fp8 KV cache beside
     # the tensor parallel that holds the job with its 16-bit cache on the same 8 cards): not offered. One that runs
     # closer to a stated rate is (audit PP: FP8 weights over the tensor parallel that alone missed it).
@@ -311,6 +321,22 @@ def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: st
         return answers, label, None
     label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
     return cheap, label, feasible_build(ctx, label, context_for(cheap))
+
+
+def _on_fewer_gpus(ctx: Context, answers: Answers, label: str,
+                   context_for: Callable[[Answers], Context]) -> tuple[Answers, str, Alternative | None]:
+    """A training lever on fewer GPUs, where no lever holds the job on a machine of the count asked within budget: half
+    the count, down to one (audit ZL22: Llama 2 70B's LoRA on 4 used GPUs for EUR 5,000, whose 4-GPU platform alone
+    broke the budget, was sent to a 13B model, where QLoRA runs on 2 used RTX 3090s for EUR 3,490)."""
+    count = answers.scale.gpu_count // 2
+    while count >= 1:
+        fewer = answers.with_value("scale", "gpu_count", count)
+        fewer_label = f"{label}, on {count} of the {answers.scale.gpu_count} GPUs asked (scale.gpu_count = {count})"
+        feasible = feasible_build(ctx, fewer_label, context_for(fewer))
+        if feasible is not None:
+            return fewer, fewer_label, feasible
+        count //= 2
+    return answers, label, None
 
 
 def _keeping(ctx: Context, found: list[Alternative]) -> int:

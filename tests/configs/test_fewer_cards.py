@@ -58,3 +58,20 @@ def test_a_used_card_that_keeps_the_job_comes_before_a_change_of_method(catalog)
     assert any(line.startswith("estimate: a vision-language model") for line in build.warnings), build.warnings
     text_only = recommend(job.with_value("data", "kind", "text"), catalog, today=TODAY)
     assert not any(line.startswith("estimate: a vision-language model") for line in text_only.warnings)
+
+
+def test_a_training_lever_is_tried_on_fewer_gpus_where_the_machine_asked_is_over_budget(catalog):
+    # Audit ZL22: Platypus2-70B (arXiv:2308.07317: LoRA of Llama 2 70B on 4 x A100 80GB) on 4 used GPUs for EUR 5,000:
+    # the 4-GPU platform alone broke the budget, and the ways out were a 13B model or renting; one machine within it
+    # trains the 70B with a 4-bit base (Answer.AI's FSDP-QLoRA: a 70B on two 24 GB cards).
+    platypus = answers(workload__preset="llama-70b", workload__sequence_length=4096, workload__batch_size=16,
+                       task__method="lora", task__lora_rank=16, task__lora_targets="all_linear",
+                       task__recompute="full", task__flash_attention=True, task__accumulation_steps=4,
+                       data__dataset_size_gb=0.03, scale__gpu_count=4, scale__sharding="zero3",
+                       budget__currency="EUR", budget__amount=5000.0, budget__condition="used")
+    build = recommend(platypus, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("QLoRA instead of LoRA") and "of the 4 GPUs asked" in line, build.feasible_alternatives
+    assert changed.workload.preset == "llama-70b" and changed.scale.gpu_count < 4
+    assert recommend(changed, catalog, today=TODAY).feasible
