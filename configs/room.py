@@ -9,12 +9,15 @@ from pth_top.configs.assembly import TIGHT_FIT
 from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, answer_text, gpu_build, warned, within_text
 from pth_top.configs.build import Build
 from pth_top.configs.levers import (
+    CHUNKED_LOSS_LABEL,
     RECOMPUTE_LABEL,
+    chunked_loss,
     recompute_only,
     small_activations,
     small_activations_label,
     split_label,
 )
+from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
 from pth_top.units import GIB
 
@@ -42,13 +45,16 @@ def roomier_within_budget(build: Build, rules: Rules, recommend_one: Callable[..
 
 
 def _room_on_the_card(build: Build, recommend_one: Callable[..., Build]) -> str:
-    """Full recompute, then also the smallest micro-batch, on the same GPUs where either holds the job with the
-    margin (Gemma 2 9B LoRA at 512 tokens, no recompute: 22.2 of 22.8 GiB on a 24 GB card, where LitGPT's same run
-    ran out of memory on a 24 GB A10G; 18.9 GiB with full recompute)."""
+    """A chunked loss, full recompute, then also the smallest micro-batch, on the same GPUs where one holds the job
+    with the margin (Gemma 2 9B LoRA at 512 tokens, no recompute: 22.2 of 22.8 GiB on a 24 GB card, where LitGPT's
+    same run ran out of memory on a 24 GB A10G; 18.9 GiB with full recompute)."""
     answers, gpu = build.answers, build.component("gpu")
     if gpu is None:
         return ""
-    changes = ((recompute_only(answers), f"{RECOMPUTE_LABEL}, ~1/3 more compute"),
+    # The chunked loss first: no extra compute (audit ZL22: LongLoRA's 7B at 100k, 73.3 of 76.0 GiB on 8 x A100 80GB,
+    # 35.8 GiB of it the eager loss's fp32 logits, where recompute and micro-batch 1 were already answered).
+    changes = ((chunked_loss(answers, model_shape(answers.workload)[0]), CHUNKED_LOSS_LABEL),
+               (recompute_only(answers), f"{RECOMPUTE_LABEL}, ~1/3 more compute"),
                (small_activations(answers), small_activations_label(answers)))
     for changed, label in changes:
         if changed == answers:

@@ -318,6 +318,23 @@ def test_a_tight_training_build_names_the_recompute_that_gives_it_room_on_the_sa
     assert roomy.feasible and not any(line.startswith("tight fit: ") for line in roomy.warnings), roomy.warnings
 
 
+def test_a_tight_training_build_names_the_chunked_loss_first_where_recompute_and_micro_batch_1_are_answered(catalog):
+    # Audit ZL22: LongLoRA (arXiv:2309.12307: "Llama2 7B from 4k context to 100k ... on a single 8x A100 machine"),
+    # LoRA r8 under ZeRO-2 with full recompute at micro-batch 1 on 8 owned A100 80GB: 73.3 of 76.0 GiB, 35.8 of it the
+    # eager loss's fp32 logits over 100k tokens; the tight fit named no way to room.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__intermediate_size=11008,
+                  workload__gated_mlp=True, workload__vocabulary_size=32000, workload__sequence_length=100_000,
+                  workload__batch_size=64, task__method="lora", task__lora_rank=8, task__recompute="full",
+                  task__accumulation_steps=8, data__dataset_size_gb=2.0, scale__gpu_count=8, scale__sharding="zero2",
+                  budget__amount=250_000.0, budget__currency="USD", budget__owned_gpu="a100-80gb-sxm",
+                  budget__owned_gpu_count=8)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and any(line.startswith("tight fit: ") for line in build.warnings), build.warnings
+    room = [line for line in build.warnings if line.startswith("room on this card: a chunked loss")]
+    assert room and room[0].endswith('answer task.training_stack = "liger"'), build.warnings
+
+
 def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
     # Mistral-Small-3.1-24B (its model card: ~55 GB of GPU RAM in bf16) on vLLM for 4 users at 66,176 tokens with
     # $60,000: one 96 GB card holds it at 86.3 of 86.4 GiB usable, short of the 10 % margin on the 1.4 GiB beside the
