@@ -70,6 +70,11 @@ IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
 # peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).
 TRANSFORMER_TRAINING_MFU = 0.55
+# A training micro-batch is never faster than its eager dispatch: each layer's forward and backward kernels launched
+# from Python (autograd, PEFT's adapters, the checkpoint's re-forward), ~1.3 ms a layer a forward-sized pass. Fitted on
+# Qwen-1.8B LoRA with recompute (24 layers x 4 passes) at 1.0 s for 8 micro-batches of 256 tokens on an A100 SXM, flat
+# to 512 (github.com/QwenLM/Qwen README, "Profiling of Memory and Speed"); its 7B and 14B rows are the check.
+TRAINING_DISPATCH_S_PER_LAYER_PASS = 1.3e-3
 # CNNs keep tensor cores far less busy: ResNet-50 mixed precision in NVIDIA DeepLearningExamples (pytorch-21.03)
 # trains 2,470 img/s on an A100 (0.19 of 312 TFLOP/s) and 1,200 img/s on a V100 (0.24 of 125).
 CNN_TENSOR_FRACTION = 0.19

@@ -144,16 +144,18 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     moe = mixture(shape)
     looped = moe and engine == "hf_generate" and task.experts_loop  # transformers 4.x's Python loop over the experts
-    fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
-    out = sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                    fraction, shape.layers, moe=moe,
-                    eager=engine == "hf_generate" and task.forward_runtime != "compiled",
-                    moe_layer_s=sp.MOE_LAYER_S if moe and not looped and engine in (
-                        *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
-                    experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
-                    no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                    experts_loop=looped, width=shape.hidden_size,
-                    speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
+    def decode_at(batch: int) -> sp.Prediction:
+        fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
+        return sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
+                         fraction, shape.layers, moe=moe,
+                         eager=engine == "hf_generate" and task.forward_runtime != "compiled",
+                         moe_layer_s=sp.MOE_LAYER_S if moe and not looped and engine in (
+                             *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
+                         experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
+                         no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
+                         experts_loop=looped, width=shape.hidden_size,
+                         speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
+    out = decode_at(batch)
     if engine == "hf_generate" and task.forward_runtime == "compiled" and device.layer_split and device.count > 1:
         out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
                            "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "
@@ -298,6 +300,16 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     if memory_s:  # a CNN's step waits on the slower of its FLOPs and its activations' trips (speed_cnn)
         out.formula.append(f"{memory_text} per step")
         compute_s = max(compute_s, memory_s)
+    if shape.kind == "transformer" and shape.layers:  # a small model's short micro-batches wait on their dispatch
+        passes = 1 if method == "frozen" else 3 + (recompute == "full")  # forward, backward twice, the re-forward
+        dispatch_s = max(1, task.accumulation_steps) * shape.layers * passes \
+            * sp.TRAINING_DISPATCH_S_PER_LAYER_PASS
+        if dispatch_s > compute_s:
+            compute_s = dispatch_s
+            out.formula.append(f"eager dispatch: {shape.layers} layers x {passes} passes x "
+                               f"{sp.TRAINING_DISPATCH_S_PER_LAYER_PASS * 1e3:g} ms x {task.accumulation_steps} "
+                               f"micro-batches = {sp.duration(dispatch_s)} per step, more than the compute (Qwen's "
+                               "LoRA rows: ~1.0 s a step from 256 to 1,024 tokens)")
     if shape.kind == "transformer" and not task.flash_attention and shape.attention_heads:
         score_passes = 4 if recompute == "full" else 3  # forward, backward twice its bytes; recompute: forward again
         scores = samples_per_gpu * (shape.layers - shape.linear_attention_layers) * shape.attention_heads \

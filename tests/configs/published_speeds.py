@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 194 here (326 in all).
+published_workloads_large.py 12, test_requests.py 13): 198 here (330 in all).
 """
 
 from __future__ import annotations
@@ -353,6 +353,22 @@ def opt350m_training(part_id: str, flash_attention: bool) -> float:
                          task__mixed_layout="bf16_pure", task__flash_attention=flash_attention)
     return speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu(part_id, answers),
                                 31.5).figures["training_tokens_per_s"]
+
+
+QWEN_PROFILE = ("github.com/QwenLM/Qwen README, 'Profiling of Memory and Speed': one A100-SXM4-80G, FlashAttention 2, "
+                "batch 1 x accumulation 8, LoRA (r 64 on c_attn, c_proj, w1, w2) with gradient checkpointing")
+
+
+def qwen_lora_step_s(layers: int, hidden: int, heads: int, mlp: int, tokens: int) -> float:
+    """Seconds a step of Qwen (v1) LoRA in its finetune.py: 8 micro-batches of one `tokens`-token sample each."""
+    answers = answers_of(workload__preset="custom", workload__layers=layers, workload__hidden_size=hidden,
+                         workload__attention_heads=heads, workload__intermediate_size=mlp,
+                         workload__gated_mlp=True, workload__vocabulary_size=151_936,
+                         workload__sequence_length=tokens, workload__batch_size=8, task__method="lora",
+                         task__lora_rank=64, task__lora_targets="all_linear", task__recompute="full",
+                         task__accumulation_steps=8)
+    return speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu("a100-80gb-sxm", answers),
+                                31.5).figures["step_s"]
 
 
 def _saved(macts: float) -> int:
@@ -846,6 +862,15 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "(6N + 12*L*h*s per token, N 123.65M, of 312 TFLOP/s) = 105,800 tokens/s",
                    0.29 * 312e12 / (6 * 123.65e6 + 12 * 12 * 768 * 1024),
                    lambda: train("gpt2-small", 1024, "rtx-4090-24gb", batch=12)),
+    # --- a small model's short micro-batches: eager dispatch (speed.TRAINING_DISPATCH_S_PER_LAYER_PASS; audit ZM23) ---
+    PublishedSpeed("qwen-1.8b-lora-256-a100", f"{QWEN_PROFILE}: Qwen-1.8B at 256 tokens, 1.0 s/it", 1.0,
+                   lambda: qwen_lora_step_s(24, 2048, 16, 5504, 256), fitted=True),
+    PublishedSpeed("qwen-1.8b-lora-1024-a100", f"{QWEN_PROFILE}: Qwen-1.8B at 1,024 tokens, 1.1 s/it", 1.1,
+                   lambda: qwen_lora_step_s(24, 2048, 16, 5504, 1024)),
+    PublishedSpeed("qwen-7b-lora-256-a100", f"{QWEN_PROFILE}: Qwen-7B at 256 tokens, 1.2 s/it", 1.2,
+                   lambda: qwen_lora_step_s(32, 4096, 32, 11008, 256)),
+    PublishedSpeed("qwen-14b-lora-256-a100", f"{QWEN_PROFILE}: Qwen-14B at 256 tokens, 1.6 s/it", 1.6,
+                   lambda: qwen_lora_step_s(40, 5120, 40, 13696, 256)),
     PublishedSpeed("torchtune-4090-llama3.1-8b-full", f"{TORCHTUNE}: Llama 3.1 8B full, 1x RTX 4090, 1,650 tokens/s",
                    1650, lambda: train("llama3-8b", 2048, "rtx-4090-24gb", batch=2, recompute="full")),
     PublishedSpeed("torchtune-a6000-llama3.1-8b-full", f"{TORCHTUNE}: Llama 3.1 8B full, 1x A6000, 2,579 tokens/s",

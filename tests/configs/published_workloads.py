@@ -2,7 +2,7 @@
 would check (fits or does not fit on card X, the speed within 35 %, the market and currency), with its source.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_speeds.py 194,
-test_requests.py 13, published_workloads_large.py 12): 64 here (326 in all).
+test_requests.py 13, published_workloads_large.py 12): 64 here (330 in all).
 """
 
 from __future__ import annotations

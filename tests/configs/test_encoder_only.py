@@ -75,8 +75,9 @@ def test_an_audio_encoders_rate_says_it_counts_the_matmuls_only(catalog):
 def test_an_audio_models_training_runs_at_its_fitted_share_and_says_so(catalog):
     # Audit SS: wav2vec 2.0 Base's fine-tune was predicted 6.4x NVIDIA's published 41,276 tokens/s on an A100; audit
     # YO2: FastPitch 5.6x its 101,730 frames/s, and the epoch time and card ranking used it. Audio trains at 0.18 of
-    # a language model's utilisation (fitted on FastPitch: tests/configs/published_speeds.py).
-    job = dict(PARAKEET_TDT, task__mode="training", task__precision="bf16", workload__batch_size=32)
+    # a language model's utilisation (fitted on FastPitch: tests/configs/published_speeds.py). A batch of 256 x 125
+    # frames, whose compute sets the step, not its eager dispatch (speed.TRAINING_DISPATCH_S_PER_LAYER_PASS).
+    job = dict(PARAKEET_TDT, task__mode="training", task__precision="bf16", workload__batch_size=256)
     audio = recommend(answers("personal_research", data__kind="audio", **job), catalog, today=TODAY,
                       pins={"gpu": ("a100-80gb-sxm", 1)})
     text = recommend(answers("personal_research", data__kind="text", **job), catalog, today=TODAY,
