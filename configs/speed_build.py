@@ -156,6 +156,9 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                          experts_loop=looped, width=shape.hidden_size,
                          speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
     out = decode_at(batch)
+    if engine == "llama_cpp" and batch > 1:
+        one = decode_at(1).figures["decode_tokens_per_s_per_stream"]
+        out.warnings.append(notes.ollama_queue(batch, one))
     if engine == "hf_generate" and task.forward_runtime == "compiled" and device.layer_split and device.count > 1:
         out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
                            "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "

@@ -13,6 +13,18 @@ from pth_top.configs.quantization import FORMATS, weight_format
 JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster on a Jetson: the Orin Nano Super runs "
                         "Llama 3.2 3B INT4 at 43 tokens/s and SmolLM2-1.7B at 64.5 with MLC (NVIDIA's Super Boost "
                         "blog), where llama.cpp is timed here at about half")
+
+
+def ollama_queue(batch: int, one_stream: float) -> str:
+    """llama.cpp's batch of streams is llama-server's slots; Ollama, which runs llama.cpp, serves OLLAMA_NUM_PARALLEL
+    requests a model at once, 1 by default in 0.20 (its server log: "Parallel:1"), and queues the rest (audits ZF19 and
+    ZN23: Gemma 3 1B and 270M for 16 users on an Orin Nano under Ollama, 88.1 and 158.1 tokens/s in all, NavyaAI)."""
+    return (f"the {batch} streams decode together as llama-server --parallel {batch} runs them (-np, its -c "
+            f"{batch} x the context); Ollama serves OLLAMA_NUM_PARALLEL requests at once, 1 by default, and queues the "
+            f"rest: one at a time ~{one_stream:,.1f} tokens/s in all, each request waiting for those before it (set "
+            f"OLLAMA_NUM_PARALLEL={batch} for the rate above)")
+
+
 # Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
 ENCODER_DECODER_NOT_PREDICTED = (
     "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "

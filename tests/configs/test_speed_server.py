@@ -149,3 +149,25 @@ def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert
     coder_build = recommend(coder.with_value("budget", "amount", 500_000.0), catalog, today=TODAY)
     assert any("splits each expert's width, 2,560 / 8 = 320" in line for line in coder_build.warnings), \
         coder_build.warnings
+
+
+def test_a_llama_cpp_batch_says_it_is_llama_servers_slots_and_what_ollamas_default_queue_gives(catalog):
+    # Audits ZF19 and ZN23: Gemma 3 1B (26 layers of 1,152, 4 heads and 1 KV head of 256, a 512-token window on 22
+    # layers, MLP 6,912 gated, V 262,144 tied) in Q4_K_M for 16 users on a Jetson Orin Nano: ~660 tokens/s for all at
+    # llama-server's 16 slots, where NavyaAI measured 88.1 under Ollama, which serves OLLAMA_NUM_PARALLEL at once (1
+    # by default in 0.20) and queues the rest.
+    gemma = answers("edge_deployment", workload__preset="custom", workload__layers=26, workload__hidden_size=1152,
+                    workload__attention_heads=4, workload__kv_heads=1, workload__head_dim=256,
+                    workload__sliding_window_tokens=512, workload__sliding_window_layers=22,
+                    workload__intermediate_size=6912, workload__gated_mlp=True, workload__vocabulary_size=262_144,
+                    workload__tied_embeddings=True, workload__sequence_length=2048, workload__batch_size=16,
+                    task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                    task__serving_engine="llama_cpp", task__generated_tokens=256, budget__amount=600.0,
+                    budget__currency="USD")
+    build = recommend(gemma, catalog, today=TODAY)
+    line = next(line for line in build.warnings if "OLLAMA_NUM_PARALLEL" in line)
+    assert line.startswith("the 16 streams decode together as llama-server --parallel 16"), line
+    one_at_a_time = float(line.split("one at a time ~")[1].split(" tokens/s")[0])
+    assert one_at_a_time < build.speed.figures["decode_tokens_per_s_aggregate"] / 4
+    single = recommend(gemma.with_value("workload", "batch_size", 1), catalog, today=TODAY)
+    assert not any("OLLAMA_NUM_PARALLEL" in line for line in single.warnings)
