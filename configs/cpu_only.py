@@ -129,16 +129,20 @@ def cpu_only_alternative_line(ctx: Context, cpu_only: CpuOnly) -> tuple[str, flo
 
 def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
     """A CPU-only PC over budget that would do the job: adequate for it, or a language model it decodes at a usable
-    rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 663 of EUR 600); '' otherwise."""
+    rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 663 of EUR 600), or at least half of it, said slow (audit
+    ZQ24: a 13B Q4_K_M for EUR 700, ~4.3 tokens/s on a EUR 740 PC, where a Ryzen 7 5800X is reported at 4-6); ''
+    otherwise."""
     if cpu_only.asm.total_cny <= ctx.budget_cny:  # within budget it is offered, or not usable: not "over"
         return ""
     if cpu_only.adequate:
         why = cpu_only.reason.split(":")[0]
     else:
         decode = cpu_decode_tokens_per_s(ctx, cpu_only) if ctx.answers.task.mode == "inference" else None
-        if decode is None or decode < sp.SLOW_DECODE_TOKENS_PER_S:
+        if decode is None or decode < sp.SLOW_DECODE_TOKENS_PER_S / 2:
             return ""
-        why = f"it decodes ~{decode:,.1f} tokens/s a stream from its RAM"
+        why = f"it decodes ~{decode:,.1f} tokens/s a stream from its RAM" + (
+            f", slow: under the {sp.SLOW_DECODE_TOKENS_PER_S:g} a reader keeps up with"
+            if decode < sp.SLOW_DECODE_TOKENS_PER_S else "")
     over = _money(ctx, cpu_only.asm.total_cny - ctx.budget_cny)
     display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
         "integrated_graphics") else ""
@@ -278,23 +282,31 @@ def gguf_cpu_alternative(ctx: Context, context_for: Callable[[Answers], Context]
             f"{_money(ctx, pc.asm.total_cny)}: {pc.reason}"), changed
 
 
-def short_of_the_stated_rate(ctx: Context, cpu_only: CpuOnly) -> tuple[str, Answers] | None:
-    """A CPU-only PC within budget ruled out by the stated rate alone (task.target_*), where it reaches at least half
-    of it: a way out at the rate it reaches, before renting (audit ZK22: Lightweight OpenPose's 15.5 GFLOP for a 25 FPS
-    webcam on $700 was sent to rent an A10, the $622 PC's ~14.6 inputs/s never printed)."""
-    stated = sp.stated_target(ctx.answers.task)
-    if stated is None or cpu_only.asm.total_cny > ctx.budget_cny or needs_a_gpu(ctx, cpu_only) \
+def short_of_the_rate(ctx: Context, cpu_only: CpuOnly) -> tuple[str, Answers] | None:
+    """A CPU-only PC within budget ruled out by its rate alone, where it reaches at least half of it: a way out before
+    renting. Under a stated rate (task.target_*), at the rate it reaches (audit ZK22: Lightweight OpenPose's 15.5 GFLOP
+    for a 25 FPS webcam on $700 was sent to rent an A10, the $622 PC's ~14.6 inputs/s never said); else a decode
+    under SLOW_DECODE_TOKENS_PER_S, said slow (audit ZQ24: a 13B Q4_K_M for EUR 700, ~4.3 tokens/s from DDR4 where a
+    Ryzen 7 5800X is reported at 4-6, was offered only renting)."""
+    if cpu_only.asm.total_cny > ctx.budget_cny or needs_a_gpu(ctx, cpu_only) or ctx.answers.task.mode != "inference" \
             or not acceptable(cpu_only.ctx, cpu_only.asm):
         return None
+    price = _money(ctx, cpu_only.asm.total_cny)
+    stated = sp.stated_target(ctx.answers.task)
+    if stated is None:
+        decode = cpu_decode_tokens_per_s(ctx, cpu_only) or 0.0
+        if not sp.SLOW_DECODE_TOKENS_PER_S / 2 <= decode < sp.SLOW_DECODE_TOKENS_PER_S:
+            return None
+        return (f"a CPU-only PC, {price}, slow: ~{decode:,.1f} tokens/s a stream from its RAM, under the "
+                f"{sp.SLOW_DECODE_TOKENS_PER_S:g} a reader keeps up with: {cpu_only.reason}"), ctx.answers
     target, wanted = stated
     reached = cpu_figures(ctx, cpu_only).get(target.figure, 0.0)
     kept = math.floor(reached * 10) / 10 if reached < 10 else float(math.floor(reached))
     if not wanted / 2 <= reached < wanted or not kept:
         return None
     changed = ctx.answers.with_value("task", target.answer_key, kept)
-    return (f"a CPU-only PC, {_money(ctx, cpu_only.asm.total_cny)}, at the rate its cores reach: ~{reached:,.1f} "
-            f"{target.unit}, short of the {wanted:,g} asked (task.{target.answer_key} = {kept:g} keeps it): "
-            f"{cpu_only.reason}"), changed
+    return (f"a CPU-only PC, {price}, at the rate its cores reach: ~{reached:,.1f} {target.unit}, short of the "
+            f"{wanted:,g} asked (task.{target.answer_key} = {kept:g} keeps it): {cpu_only.reason}"), changed
 
 
 def speech_on_ggml(ctx: Context) -> bool:

@@ -36,7 +36,7 @@ from pth_top.configs.cpu_only import (
     cpu_only_pc,
     gguf_cpu_alternative,
     needs_a_gpu,
-    short_of_the_stated_rate,
+    short_of_the_rate,
 )
 from pth_top.configs.glossary import glossary
 from pth_top.configs.guide import GUIDE_TITLE, cite_guide
@@ -213,7 +213,7 @@ def _recommend(
     elif passed_over is None and blockers and gpu is not None and cpu_only is not None:
         blockers.extend(line for line in (cpu_only_over_budget_line(ctx, cpu_only),) if line)
         cpu_way = gguf_cpu_alternative(ctx, _unpinned_context_for(catalog, rules)) or \
-            short_of_the_stated_rate(ctx, cpu_only)
+            short_of_the_rate(ctx, cpu_only)
         if cpu_way is not None:  # before renting
             at = next((index for index, each in enumerate(alternatives) if each.answers is None), len(alternatives))
             alternatives.insert(at, feasibility.Alternative(cpu_way[0], cpu_way[1], {"gpu": (CPU_ONLY_ID, 0)}))

@@ -640,3 +640,23 @@ def test_a_cpu_only_pc_short_of_a_stated_rate_is_offered_at_its_rate_before_rent
     on_cpu = recommend(changed, catalog, pins=pins, today=TODAY)
     assert on_cpu.cpu_only and on_cpu.feasible and on_cpu.total_price_cny <= budget_in_cny(700.0, "USD", load_rules())
     assert 12.5 <= changed.task.target_samples_per_s <= on_cpu.speed.figures["samples_per_s"]
+
+
+def test_a_cpu_only_pc_that_decodes_slowly_is_offered_before_renting_and_said_slow(catalog):
+    # Audit ZQ24: a 13B Q4_K_M in llama.cpp for EUR 700-800, where a Ryzen 7 5800X with DDR4 is reported at 4-6
+    # tokens/s (specpicks, 2026): a PC at ~4.3 from DDR4-3200 was dropped as under the 5 a reader keeps up with, and the
+    # only way out was renting an A10.
+    job = answers(workload__preset="llama-13b", workload__sequence_length=2048, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                  task__serving_engine="llama_cpp", task__generated_tokens=512, budget__currency="EUR",
+                  budget__amount=800.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, pins = build.applicable_alternatives[0]
+    assert line.startswith("a CPU-only PC, €") and ", slow: ~" in line, build.feasible_alternatives
+    assert changed == job and build.feasible_alternatives[1].startswith("rent ")
+    assert 2.5 <= recommend(changed, catalog, pins=pins, today=TODAY).speed.figures[
+        "decode_tokens_per_s_per_stream"] < 5
+    tighter = recommend(job.with_value("budget", "amount", 700.0), catalog, today=TODAY)
+    assert any(line.startswith("a CPU-only PC would do (it decodes ~") and "slow" in line
+               for line in tighter.blockers), tighter.blockers
