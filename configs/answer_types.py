@@ -98,7 +98,10 @@ class Workload(Schema, frozen=True):
         "an encoder-decoder: the decoder's tokens per sample, which the loss's logits are over, or that generation "
         "caches (Whisper: at most 448, where s is its 1,500 audio frames)"))] = 0
     vocabulary_size: Annotated[int, whole(0, 10_000_000, "vocabulary size V")] = 0
-    input_size_px: Annotated[int, whole(0, 8192, "CNN input side in pixels (0 for a preset: its own size)")] = 0
+    input_size_px: Annotated[int, whole(0, 8192, (
+        "CNN input side in pixels, the square root of width x height for a rectangle (0 for a preset: its own size); "
+        "for inference the size images are run at, not a training crop (mmseg's ADE20K nets train on 512 x 512 crops "
+        "and are timed at 2048 x 512 scaled to ~683 x 512)"))] = 0
     weights_file_gb: Annotated[float, Meta(ge=0, le=100_000, description=(
         "a quantized model's weight files as published, in GB (a GGUF's size on Hugging Face, all its parts): its "
         "weights are counted at that size instead of the format's bits a weight, which under 4 bits differ by model "
