@@ -437,6 +437,24 @@ def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_
         "decode_tokens_per_s_per_stream"]
 
 
+def test_a_desktop_system_names_the_smaller_weights_split_over_more_cards_where_neither_alone_holds(catalog):
+    # Audit ZQ24: Voxtral-Small-24B's language model (40 x 5120, 8 KV heads of 128, MLP 32,768 gated, V 131,072; its
+    # card: ~55 GB of GPU RAM in bf16) for 4 users at 32k on vLLM, EUR 12,000: a DGX Spark at ~3.2 tokens/s, where
+    # FP8 weights over 4 x 16 GB cards decode ~12x as fast within the budget; neither change alone holds it.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer", workload__layers=40,
+                  workload__hidden_size=5120, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__head_dim=128, workload__intermediate_size=32768, workload__gated_mlp=True,
+                  workload__vocabulary_size=131_072, workload__frozen_parameters=640_000_000,
+                  workload__sequence_length=32768, workload__batch_size=4, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
+                  budget__currency="EUR", budget__amount=12_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").spec["form"] == "desktop_system"
+    line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    assert "int8 weights" in line and "tensor parallel across" in line, line
+    assert 'task.precision = "int8"' in line and "scale.gpu_count = " in line, line
+
+
 def test_a_desktop_system_names_one_card_in_8_bits_where_generate_was_asked_in_llama_cpps_gguf(catalog):
     # Audit YA2: StarCoder2-15B (40 x 6144, 4 KV heads, GELU MLP 24576, V 49,152) in bf16 with generate() for $5,000:
     # 30.6 GiB, 0.3 over an RTX 5090's usable 95 %, so a DGX Spark at ~6 tokens/s; BigCode's README gives its 8-bit
