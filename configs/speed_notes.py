@@ -17,8 +17,9 @@ JETSON_RUNTIMES_NOTE = ("engine: llama.cpp's rate; NVIDIA's MLC decodes faster o
 
 def ollama_queue(batch: int, one_stream: float) -> str:
     """llama.cpp's batch of streams is llama-server's slots; Ollama, which runs llama.cpp, serves OLLAMA_NUM_PARALLEL
-    requests a model at once, 1 by default in 0.20 (its server log: "Parallel:1"), and queues the rest (audits ZF19 and
-    ZN23: Gemma 3 1B and 270M for 16 users on an Orin Nano under Ollama, 88.1 and 158.1 tokens/s in all, NavyaAI)."""
+    requests a model at once, 1 by default (Ollama 0.20.3 unset: baeseokjae.github.io research/evidence/ollama-
+    concurrent-requests-latency-2026), and queues the rest (audits ZF19 and ZN23: Gemma 3 1B and 270M for 16 users on
+    an Orin Nano under Ollama, 88.1 and 158.1 tokens/s in all, NavyaAI)."""
     return (f"the {batch} streams decode together as llama-server --parallel {batch} runs them (-np, its -c "
             f"{batch} x the context); Ollama serves OLLAMA_NUM_PARALLEL requests at once, 1 by default, and queues the "
             f"rest: one at a time ~{one_stream:,.1f} tokens/s in all, each request waiting for those before it (set "
