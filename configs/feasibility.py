@@ -287,7 +287,7 @@ def feasible_alternatives(
             if feasible is not None and any(other.build_key == feasible.build_key for other in found):
                 break  # the best build with used cards allowed is a new one offered already (audit EE: an H200 server)
             if feasible is not None:
-                found.insert(_keeping(ctx, found), replace(feasible, answers=used))
+                found.insert(_used_at(ctx, found, feasible, bool(label)), replace(feasible, answers=used))
                 break
     # A way out that cannot serve at the rate asked is no way out yet (audit FF: 32 users at 20 tokens/s each led with
     # a DGX Spark at ~2.1): those that decode fast enough come first, in their order, then the slow ones fastest first;
@@ -327,7 +327,7 @@ def _on_fewer_gpus(ctx: Context, answers: Answers, label: str,
                    context_for: Callable[[Answers], Context]) -> tuple[Answers, str, Alternative | None]:
     """A training lever on fewer GPUs, where no lever holds the job on a machine of the count asked within budget: half
     the count, down to one (audit ZL22: Llama 2 70B's LoRA on 4 used GPUs for EUR 5,000, whose 4-GPU platform alone
-    broke the budget, was sent to a 13B model, where QLoRA runs on 2 used RTX 3090s for EUR 3,490)."""
+    broke the budget, was sent to a 13B model or to renting; QLoRA of the 70B holds it on one machine within it)."""
     count = answers.scale.gpu_count // 2
     while count >= 1:
         fewer = answers.with_value("scale", "gpu_count", count)
@@ -337,6 +337,17 @@ def _on_fewer_gpus(ctx: Context, answers: Answers, label: str,
             return fewer, fewer_label, feasible
         count //= 2
     return answers, label, None
+
+
+def _used_at(ctx: Context, found: list[Alternative], used: Alternative, changed: bool) -> int:
+    """Where a used card goes: after the ways out that keep the job, or, running the job unchanged, before the first
+    of them it trains SLOW_RATE_BAND faster than (audit ZR24: InstructPix2Pix's SD 1.5 fine-tune for CNY 15,000, a
+    used RTX 3090 listed after two CPU offloads that train far slower)."""
+    keeping = _keeping(ctx, found)
+    if changed or not used.training_rate:
+        return keeping
+    return next((index for index, alternative in enumerate(found[:keeping]) if alternative.training_rate
+                 and used.training_rate >= SLOW_RATE_BAND * alternative.training_rate), keeping)
 
 
 def _keeping(ctx: Context, found: list[Alternative]) -> int:

@@ -75,3 +75,20 @@ def test_a_training_lever_is_tried_on_fewer_gpus_where_the_machine_asked_is_over
     assert line.startswith("QLoRA instead of LoRA") and "of the 4 GPUs asked" in line, build.feasible_alternatives
     assert changed.workload.preset == "llama-70b" and changed.scale.gpu_count < 4
     assert recommend(changed, catalog, today=TODAY).feasible
+
+
+def test_a_used_card_that_runs_the_job_unchanged_comes_before_the_offloads_it_outpaces(catalog):
+    # Audit ZR24: InstructPix2Pix's full fine-tune of SD 1.5's UNet (860M; diffusers' train_instruct_pix2pix.py, 256 px,
+    # fp16 mixed precision, checkpointing; a 24 GB card in the published runs) for CNY 15,000 new: a used RTX 3090
+    # keeps the job at ~3x the rate of the CPU offloads that came before it.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=860_000_000,
+                  workload__layers=16, workload__hidden_size=1280, workload__attention_heads=8,
+                  workload__sequence_length=1101, workload__frozen_parameters=207_000_000,
+                  workload__frozen_precision="fp16", workload__forward_gflops_per_sample=200.0,
+                  workload__batch_size=16, task__precision="amp_fp16", task__recompute="full",
+                  task__accumulation_steps=4, data__kind="images", data__dataset_size_gb=1.0,
+                  data__images_count=1000, budget__amount=15_000.0)
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    used = next(index for index, line in enumerate(lines) if line.startswith("a used GPU"))
+    offloads = [index for index, line in enumerate(lines) if "offload" in line.split(":")[0].lower()]
+    assert offloads and used < min(offloads), lines
