@@ -660,3 +660,20 @@ def test_a_cpu_only_pc_that_decodes_slowly_is_offered_before_renting_and_said_sl
     tighter = recommend(job.with_value("budget", "amount", 700.0), catalog, today=TODAY)
     assert any(line.startswith("a CPU-only PC would do (it decodes ~") and "slow" in line
                for line in tighter.blockers), tighter.blockers
+
+
+def test_a_cpu_encoder_that_meets_a_stated_rate_by_its_upper_bound_only_says_so(catalog):
+    # Audit ZS25: all-mpnet-base-v2 (12 x 768, MLP 3,072) at 128 tokens, 20 chunks a second for $800: a $622 PC at ~25
+    # by llama.cpp's prefill rate, an upper bound; sentence-transformers lists PyTorch at about half that rate.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__encoder_only=True, workload__layers=12, workload__hidden_size=768,
+                  workload__attention_heads=12, workload__intermediate_size=3072, workload__vocabulary_size=30527,
+                  workload__sequence_length=128, workload__batch_size=32, task__mode="inference",
+                  task__precision="fp32", task__target_samples_per_s=20.0, data__dataset_size_gb=5.0,
+                  budget__currency="USD", budget__amount=800.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.cpu_only and build.speed.figures["samples_per_s"] >= 20
+    assert any(line.startswith("the stated 20 inputs/s is met by this rate's upper bound only") for line in
+               build.warnings), build.warnings
+    lower = recommend(job.with_value("task", "target_samples_per_s", 10.0), catalog, today=TODAY)
+    assert not any("upper bound only" in line for line in lower.warnings)
