@@ -127,6 +127,11 @@ def cpu_only_alternative_line(ctx: Context, cpu_only: CpuOnly) -> tuple[str, flo
     return line, first_s
 
 
+# A PC short of its rate (SLOW_DECODE_TOKENS_PER_S, or a stated one) by at most half is still named, said slow.
+SLOW_BUT_USABLE_SHARE = 0.5
+_UNDER_READING = f"under the {sp.SLOW_DECODE_TOKENS_PER_S:g} a reader keeps up with"
+
+
 def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
     """A CPU-only PC over budget that would do the job: adequate for it, or a language model it decodes at a usable
     rate (OLMoE-1B-7B at ~32 tokens/s from DDR4 for EUR 663 of EUR 600), or at least half of it, said slow (audit
@@ -138,11 +143,10 @@ def cpu_only_over_budget_line(ctx: Context, cpu_only: CpuOnly) -> str:
         why = cpu_only.reason.split(":")[0]
     else:
         decode = cpu_decode_tokens_per_s(ctx, cpu_only) if ctx.answers.task.mode == "inference" else None
-        if decode is None or decode < sp.SLOW_DECODE_TOKENS_PER_S / 2:
+        if decode is None or decode < SLOW_BUT_USABLE_SHARE * sp.SLOW_DECODE_TOKENS_PER_S:
             return ""
         why = f"it decodes ~{decode:,.1f} tokens/s a stream from its RAM" + (
-            f", slow: under the {sp.SLOW_DECODE_TOKENS_PER_S:g} a reader keeps up with"
-            if decode < sp.SLOW_DECODE_TOKENS_PER_S else "")
+            f", slow: {_UNDER_READING}" if decode < sp.SLOW_DECODE_TOKENS_PER_S else "")
     over = _money(ctx, cpu_only.asm.total_cny - ctx.budget_cny)
     display = ", a CPU with integrated graphics for the display included" if cpu_only.asm.chosen["cpu"][0].get(
         "integrated_graphics") else ""
@@ -295,14 +299,14 @@ def short_of_the_rate(ctx: Context, cpu_only: CpuOnly) -> tuple[str, Answers] | 
     stated = sp.stated_target(ctx.answers.task)
     if stated is None:
         decode = cpu_decode_tokens_per_s(ctx, cpu_only) or 0.0
-        if not sp.SLOW_DECODE_TOKENS_PER_S / 2 <= decode < sp.SLOW_DECODE_TOKENS_PER_S:
+        if not SLOW_BUT_USABLE_SHARE * sp.SLOW_DECODE_TOKENS_PER_S <= decode < sp.SLOW_DECODE_TOKENS_PER_S:
             return None
-        return (f"a CPU-only PC, {price}, slow: ~{decode:,.1f} tokens/s a stream from its RAM, under the "
-                f"{sp.SLOW_DECODE_TOKENS_PER_S:g} a reader keeps up with: {cpu_only.reason}"), ctx.answers
+        return (f"a CPU-only PC, {price}, slow: ~{decode:,.1f} tokens/s a stream from its RAM, "
+                f"{_UNDER_READING}: {cpu_only.reason}"), ctx.answers
     target, wanted = stated
     reached = cpu_figures(ctx, cpu_only).get(target.figure, 0.0)
     kept = math.floor(reached * 10) / 10 if reached < 10 else float(math.floor(reached))
-    if not wanted / 2 <= reached < wanted or not kept:
+    if not SLOW_BUT_USABLE_SHARE * wanted <= reached < wanted or not kept:
         return None
     changed = ctx.answers.with_value("task", target.answer_key, kept)
     return (f"a CPU-only PC, {price}, at the rate its cores reach: ~{reached:,.1f} {target.unit}, short of the "

@@ -35,9 +35,12 @@ def faster_than_a_desktop_system(build: Build, rules: Rules, recommend_one: Call
                 changed) for label, changed in smaller_weights(answers, model_shape(answers.workload)[0])[:1]]
     # Then both: the smaller weights split (audit ZQ24: Voxtral-Small-24B for 4 users at 32k in bf16, EUR 12,000, a
     # DGX Spark at ~3.2 tokens/s, where FP8 weights over 4 x RTX 5070 Ti decode ~40).
-    both = [(f"{what}, {split_label(changed)} across {count} GPUs", answer_text(answers, split_out), split_out)
-            for what, _, changed in smaller for count in more_gpu_counts(changed)
-            for split_out in (changed.with_value("scale", "gpu_count", count),)]
+    both: list[tuple[str, str, Answers]] = []
+    for what, _, changed in smaller:
+        for gpus in more_gpu_counts(changed):
+            split_out = changed.with_value("scale", "gpu_count", gpus)
+            both.append((f"{what}, {split_label(changed)} across {gpus} GPUs", answer_text(answers, split_out),
+                         split_out))
     for what, answer, changed in [*split, *smaller, *both]:
         found = gpu_build(recommend_one, changed)
         if found is None or found[1].spec.get("form") == DESKTOP_SYSTEM:

@@ -305,12 +305,12 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         compute_s = max(compute_s, memory_s)
     if shape.kind == "transformer" and shape.layers:  # a small model's short micro-batches wait on their dispatch
         passes = 1 if method == "frozen" else 3 + (recompute == "full")  # forward, backward twice, the re-forward
-        dispatch_s = max(1, task.accumulation_steps) * shape.layers * passes \
-            * sp.TRAINING_DISPATCH_S_PER_LAYER_PASS
+        micro_batches = max(1, task.accumulation_steps)
+        dispatch_s = micro_batches * shape.layers * passes * sp.TRAINING_DISPATCH_S_PER_LAYER_PASS
         if dispatch_s > compute_s:
             compute_s = dispatch_s
             out.formula.append(f"eager dispatch: {shape.layers} layers x {passes} passes x "
-                               f"{sp.TRAINING_DISPATCH_S_PER_LAYER_PASS * 1e3:g} ms x {task.accumulation_steps} "
+                               f"{sp.TRAINING_DISPATCH_S_PER_LAYER_PASS * 1e3:g} ms x {micro_batches} "
                                f"micro-batches = {sp.duration(dispatch_s)} per step, more than the compute (Qwen's "
                                "LoRA rows: ~1.0 s a step from 256 to 1,024 tokens)")
     if shape.kind == "transformer" and not task.flash_attention and shape.attention_heads:

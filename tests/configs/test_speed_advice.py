@@ -414,6 +414,13 @@ def test_a_slow_cpu_only_pc_names_the_nearest_gpu_build_a_lever_makes_though_ove
     assert ": on one GPU: " in line and "scale.gpu_count = 1)" in line, line
 
 
+def _spark_and_its_faster_build(job, catalog):
+    """The build of `job`, a desktop system, and its line naming the faster PC build within budget."""
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").spec["form"] == "desktop_system"
+    return build, next(line for line in build.warnings if line.startswith("faster within budget: "))
+
+
 def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_far_faster(catalog):
     # Audit ZU: Jamba-v0.1 (52B, 12B active, 16 experts of which 2 a token; 4 of 32 layers attention, 28 Mamba) in bf16
     # for one 140k-token request on one GPU with $60,000: 99.5 GiB, so a DGX Spark at ~7 tokens/s. AI21's card fits
@@ -426,9 +433,7 @@ def test_a_desktop_system_bought_for_its_memory_names_the_pc_build_that_decodes_
                   workload__sequence_length=140_000, workload__batch_size=1, task__mode="inference",
                   task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=512,
                   budget__currency="USD", budget__amount=60_000.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.feasible and build.component("gpu").spec["form"] == "desktop_system"
-    line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    build, line = _spark_and_its_faster_build(job, catalog)
     assert " more than this one: " in line  # review AA: beside the Spark's own price
     count = int(re.search(r"scale.gpu_count = (\d+)", line).group(1))
     faster = recommend(job.with_value("scale", "gpu_count", count), catalog, today=TODAY)
@@ -448,9 +453,7 @@ def test_a_desktop_system_names_the_smaller_weights_split_over_more_cards_where_
                   workload__sequence_length=32768, workload__batch_size=4, task__mode="inference",
                   task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
                   budget__currency="EUR", budget__amount=12_000.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.feasible and build.component("gpu").spec["form"] == "desktop_system"
-    line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    build, line = _spark_and_its_faster_build(job, catalog)
     assert "int8 weights" in line and "tensor parallel across" in line, line
     assert 'task.precision = "int8"' in line and "scale.gpu_count = " in line, line
 
