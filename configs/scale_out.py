@@ -12,14 +12,14 @@ import math
 from typing import Callable
 
 from pth_top.configs.answers import MAX_GPUS, Answers
-from pth_top.configs.assembly import ROOMY, SHORT, Context, memory_fit, offered, usable_bytes
+from pth_top.configs.assembly import ROOMY, SHORT, Context, buyable, memory_fit, offered, part_price, usable_bytes
 from pth_top.configs.levers import small_activations, small_activations_label
-from pth_top.configs.market import money
+from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import systems_for
+from pth_top.configs.platforms import systems_for, whole_systems
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_figures, training_rate
 from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, step_communication
@@ -78,17 +78,61 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
         return []
     gpu, usd = found
     one_machine = spread(ctx, context_for, MAX_GPUS)
-    # The cards a machine can be built of: a module (SXM/OAM) only with a whole server for it in the catalog.
-    cards = [part for part in offered(ctx, "gpu") if part["form"] not in HOST_FREE_FORMS and (
+    # The cards a machine can be built of, as this buyer can buy them (a China buyer of new parts has no B200): a module
+    # (SXM/OAM) only with a whole server for it in the catalog.
+    cards = [part for part in offered(ctx, "gpu") if buyable(ctx, part) and part["form"] not in HOST_FREE_FORMS and (
         part["form"] not in SYSTEM_GPU_FORMS or systems_for(ctx, part))]
     largest = max((usable_bytes(one_machine, part) for part in cards), default=0.0)
     if one_machine.memory.total_bytes <= largest:
         return []
     if _one_node_at_micro_batch_1(ctx, context_for, gpu):
         return []
+    sold = "sold new" if ctx.answers.budget.condition == "new" else "sold new or used"
     head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
-            f"GPU, more than the largest card here holds ({largest / GIB:.0f} GiB usable)")
-    return _nodes_lines(ctx, context_for, gpu, usd, head)
+            f"GPU, more than the largest card {sold} in {MARKET_NAMES[ctx.market]} holds ({largest / GIB:.0f} GiB "
+            "usable)")
+    lines = _nodes_lines(ctx, context_for, gpu, usd, head)
+    return lines[:1] + bought_nodes(ctx, context_for) + lines[1:]
+
+
+def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
+    """Whole 8-GPU servers this buyer can buy that hold the job together, priced against the budget: the fewest that
+    hold it, or for a training run as many as finish it in SLOW_RUN_DAYS that the budget buys (audits ZJ22:
+    LongCat-Flash in BF16, 'at least two nodes (e.g., 16xH800-80G)' by its guide, was told 'more nodes' unsized with two
+    HGX H200 servers within CNY 4M; ZW26: BloombergGPT's 569B tokens on the 2 nodes that hold it, ~426 days, with
+    $2.5M left)."""
+    options = []
+    for system in whole_systems(ctx):
+        gpu = ctx.catalog.get(system.get("gpu_id") or "")
+        if gpu is None or system["gpu_count"] != MAX_GPUS or not buyable(ctx, gpu):
+            continue
+        fewest, spread_out, holds, how = _fewest_nodes_and_how(ctx, context_for, gpu)
+        if not holds:
+            continue
+        each = part_price(ctx, system)
+        seconds, _ = _epoch_seconds(ctx, gpu, spread_out, fewest)
+        nodes = fewest
+        if seconds > SLOW_RUN_DAYS * 86400:  # data parallel: more nodes, near-linearly less time, as the budget allows
+            needed = math.ceil(seconds * fewest / (SLOW_RUN_DAYS * 86400))
+            nodes = max(fewest, min(needed, int(ctx.budget_cny // each)))
+        run = seconds * fewest / nodes
+        options.append((nodes * each > ctx.budget_cny, run, nodes * each, system.id, nodes, fewest, system, gpu,
+                        spread_out, how))
+    if not options:
+        return []
+    over, run, price, _, nodes, fewest, system, gpu, spread_out, how = min(options, key=lambda option: option[:4])
+    budget = money(ctx.budget_cny, ctx.currency, ctx.rules)
+    against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if over else
+               f"within {budget}")
+    rented = node_gpu(ctx)
+    linked = ("the same way" if rented is not None and interconnect(rented[0]) == interconnect(gpu) else
+              interconnect(gpu))
+    time = f"; one epoch in ~{duration(run)} at a node's rate" if run else ""
+    held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
+    held = f"{fewest} hold it at {held}" if nodes > fewest else held
+    return [f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
+            f"{money(price, ctx.currency, ctx.rules)}, {against} (the fabric's switches and cables not priced "
+            f"here){time}"]
 
 
 def _one_node_at_micro_batch_1(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part) -> bool:
@@ -118,15 +162,7 @@ def rented_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
 def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, usd: float, head: str
                  ) -> list[str]:
     """How many nodes of 8 x `gpu` hold the job, what links them and what they rent for; then one node's ways."""
-    training = ctx.answers.task.mode == "training"
-    how = "ZeRO-3" if training else "tensor parallel in each node, pipeline parallel across nodes"
-    nodes, spread_out, holds = fewest_nodes(ctx, context_for, gpu, ctx.answers)
-    small = small_activations(ctx.answers) if training else ctx.answers
-    if small != ctx.answers:  # micro-batch 1 with accumulation keeps the job and may need fewer nodes to rent
-        fewer, small_out, small_holds = fewest_nodes(ctx, context_for, gpu, small)
-        if small_holds and (fewer < nodes or not holds):
-            nodes, spread_out, holds = fewer, small_out, True
-            how += f" at {small_activations_label(ctx.answers)}"
+    nodes, spread_out, holds, how = _fewest_nodes_and_how(ctx, context_for, gpu)
     rent, rate = ctx.rules.rent, ctx.rules.currency.cny_per_usd
     hour = usd * rate * MAX_GPUS * nodes
     if not holds:
@@ -141,6 +177,22 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
         lines[0] += f"; {run_time}" if run_time else ""
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
+
+
+def _fewest_nodes_and_how(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part
+                          ) -> tuple[int, Context, bool, str]:
+    """The fewest nodes of 8 x `gpu` that hold the job (training also at micro-batch 1, which keeps it), the job over
+    them, whether they hold it, and how it is split."""
+    training = ctx.answers.task.mode == "training"
+    how = "ZeRO-3" if training else "tensor parallel in each node and pipeline parallel"
+    nodes, spread_out, holds = fewest_nodes(ctx, context_for, gpu, ctx.answers)
+    small = small_activations(ctx.answers) if training else ctx.answers
+    if small != ctx.answers:  # micro-batch 1 with accumulation keeps the job and may need fewer nodes
+        fewer, small_out, small_holds = fewest_nodes(ctx, context_for, gpu, small)
+        if small_holds and (fewer < nodes or not holds):
+            nodes, spread_out, holds = fewer, small_out, True
+            how += f" at {small_activations_label(ctx.answers)}"
+    return nodes, spread_out, holds, how
 
 
 def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: dict[str, float], gpus: int,
@@ -158,18 +210,29 @@ def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: d
                                   "compute")
 
 
+def _epoch_seconds(ctx: Context, gpu: Part, spread_out: Context, nodes: int) -> tuple[float, str]:
+    """A training epoch's seconds on `nodes` nodes of 8 x `gpu` at a node's rate times the nodes, and what it reads;
+    (0, "") for inference or a data set of no stated size."""
+    if ctx.answers.task.mode != "training":
+        return 0.0, ""
+    node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
+    per_node = training_rate(job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS))
+    seconds, what, _ = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "", False)
+    return seconds, what
+
+
 def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Context) -> str:
     """How long a training epoch takes on the rented nodes and what it costs: a node's rate (ZeRO-3 over its NVLink)
     times the nodes, as data parallel scales near-linearly across them; and the nodes that finish it in SLOW_RUN_DAYS
     (Apertus-70B's 15T tokens on 3 nodes: ~22 years at the rate, not a rent a day alone)."""
     if ctx.answers.task.mode != "training":
         return ""
+    seconds, what = _epoch_seconds(ctx, gpu, spread_out, nodes)
+    if not seconds:
+        return ""
     node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
     figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
     per_node = training_rate(figures)
-    seconds, what, _ = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "", False)
-    if not seconds:
-        return ""
     gpu_hours = seconds / 3600 * MAX_GPUS * nodes
     cost = money(gpu_hours * usd * ctx.rules.currency.cny_per_usd, ctx.currency, ctx.rules)
     unit = "tokens" if ctx.shape.kind == "transformer" else "samples"

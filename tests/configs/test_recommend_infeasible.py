@@ -344,6 +344,50 @@ def test_a_pretraining_no_machine_holds_is_sized_in_nodes_before_one_machine_wit
     assert any(line.startswith("a used GPU") for line in build.feasible_alternatives[1:])  # still offered, after
 
 
+def test_a_model_no_server_sold_new_in_china_holds_is_sized_in_nodes_and_bought_ones_priced(catalog):
+    # Audit ZJ22: LongCat-Flash-Chat in BF16 (transformers' LongcatFlashConfig: 56 MLA layers of d 6,144, 64 heads,
+    # latent 576, 512 experts of 2,048, 12 a token, V 131,072; 560B, ~27B active), whose deployment guide says "at least
+    # two nodes (e.g., 16xH800-80G) for BF16 weights". A China buyer of new parts has no B200, so no 8-GPU machine
+    # holds it; two HGX H200 servers (CNY 1.5M each) do, within CNY 4M: said so, not "more nodes" unsized.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=560_000_000_000, workload__active_parameters=27_000_000_000,
+                  workload__experts_count=512, workload__experts_per_token=12, workload__layers=56,
+                  workload__hidden_size=6144, workload__attention_heads=64, workload__kv_latent_width=576,
+                  workload__intermediate_size=24576, workload__gated_mlp=True, workload__vocabulary_size=131_072,
+                  workload__sequence_length=32768, task__mode="inference", task__precision="bf16",
+                  task__serving_engine="sglang", scale__gpu_count=8, budget__currency="CNY",
+                  budget__amount=4_000_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    beyond = build.feasible_alternatives[0]
+    assert beyond.startswith("beyond one machine: ") and "sold new in China" in beyond, build.feasible_alternatives
+    bought = build.feasible_alternatives[1]
+    assert bought.startswith("bought: ") and "2 x HGX H200" in bought and "within ¥4,000,000" in bought, bought
+    # At CNY 2M the same two servers are named as over it; a US buyer of new parts has the B200 server, one machine.
+    short = recommend(job.with_value("budget", "amount", 2_000_000.0), catalog, today=TODAY)
+    assert any(line.startswith("bought: ") and "¥1,000,000 over ¥2,000,000" in line
+               for line in short.feasible_alternatives), short.feasible_alternatives
+    us = recommend(job.with_value("budget", "currency", "USD").with_value("budget", "amount", 600_000.0), catalog,
+                   today=TODAY)
+    assert not any(line.startswith(("beyond one machine", "bought: ")) for line in us.feasible_alternatives)
+
+
+def test_bought_nodes_for_a_pretraining_are_as_many_as_finish_it_within_the_budget(catalog):
+    # Audit ZW26: BloombergGPT (arXiv:2303.17564: 70 x 7,680, 40 heads, V 131,072, 2,048 tokens, batch 1,024; 569B
+    # tokens on 64 p4d nodes, 512 A100 40GB, ~53 days) for $3M was offered the 2 DGX H100 that hold it, ~426 days,
+    # with $2.5M left; as many as the budget buys (12, $2.88M) run it in ~71 days at a node's rate.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=70,
+                  workload__hidden_size=7680, workload__attention_heads=40, workload__vocabulary_size=131_072,
+                  workload__sequence_length=2048, workload__batch_size=1024, task__precision="bf16",
+                  task__recompute="full", data__tokens_count=569_000_000_000, data__dataset_size_gb=2300.0,
+                  scale__gpu_count=8, scale__sharding="zero3", budget__currency="USD", budget__amount=3_000_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    bought = next(line for line in build.feasible_alternatives if line.startswith("bought: "))
+    nodes = int(re.search(r"across (\d+) x ", bought).group(1))
+    days = float(re.search(r"one epoch in ~([\d.]+) days", bought).group(1))
+    assert nodes >= 10 and "within $3,000,000" in bought and days < 100, bought
+
+
 def test_a_small_models_fine_tuning_set_is_no_pretraining_though_over_a_token_a_parameter():
     from pth_top.configs.memory_methods import pretraining
     # Qwen2.5-0.5B fully fine-tuned on a ~1B-token SFT set (Tulu 3's size) is 2 tokens a parameter, but no corpus a
