@@ -173,8 +173,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if kind == "generic":  # audit YE15: HiFi-GAN's 84.6M parameters "fit" 8 GPUs at 0 GiB of activations
         lines.append("estimate: a model given by its parameter count alone has its weights, gradients and optimizer "
                      "states counted but no activations (a floor: a GAN vocoder's or a U-Net's are most of its "
-                     "memory) and is timed at 2N FLOPs a sample; give it as a transformer (its layers and widths) or "
-                     "a CNN (its input size, forward_gflops_per_sample and activation_elements_per_sample)")
+                     "memory) and is timed at 2N FLOPs a sample (an image's; over text or audio not at all); give "
+                     "it as a transformer (its layers and widths) or a CNN (its input size, "
+                     "forward_gflops_per_sample and activation_elements_per_sample)")
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given and not dense_prediction(answers.workload) else CNN_SCALED_BY_PIXELS)

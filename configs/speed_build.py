@@ -116,6 +116,8 @@ def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
 
 def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
+    if sequence_of_unknown_length(answers, shape):
+        return sp.Prediction(summary=[notes.GENERIC_SEQUENCE_NOT_PREDICTED])
     if shape.kind != "transformer":
         return cnn_speed(answers, shape, device)
     if shape.denoising_steps:
@@ -271,7 +273,14 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     return per_sample, f"{text} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
 
 
+def sequence_of_unknown_length(answers: Answers, shape: ModelShape) -> bool:
+    """A model given by its parameter count alone over text or audio, whose steps a sample are not known."""
+    return shape.kind == "generic" and answers.data.kind in ("text", "audio")
+
+
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
+    if sequence_of_unknown_length(answers, shape):
+        return sp.Prediction(summary=[notes.GENERIC_SEQUENCE_NOT_PREDICTED])
     task, n = answers.task, device.count
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)

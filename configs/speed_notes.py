@@ -26,6 +26,13 @@ def ollama_queue(batch: int, one_stream: float) -> str:
             f"OLLAMA_NUM_PARALLEL={batch} for the rate above)")
 
 
+# Why a model given by its parameter count alone is not timed over text or audio (configs.speed_build): audit ZV26,
+# Tacotron 2 (28.2M, an LSTM decoder over ~800 mel frames a clip) timed at 2N FLOPs a clip, an epoch in 0.023 s
+# against NVIDIA DeepLearningExamples' 20,992 mels/s on a V100 (~6 min an epoch).
+GENERIC_SEQUENCE_NOT_PREDICTED = (
+    "not predicted for a model given by its parameter count alone over text or audio: a recurrent or convolutional "
+    "model runs its weights once a time step (Tacotron 2's LSTM decoder over ~800 mel frames a clip), a count the "
+    "answers cannot state; give it as a transformer (its layers and widths) or a CNN (forward_gflops_per_sample)")
 # Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
 ENCODER_DECODER_NOT_PREDICTED = (
     "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "

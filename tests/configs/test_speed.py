@@ -252,6 +252,20 @@ def test_cpu_only_builds_say_no_prediction(catalog):
     assert build.speed.summary[0].startswith("not predicted for a CPU-only build") and not build.speed.figures
 
 
+def test_a_model_given_by_its_parameters_alone_is_not_timed_over_audio_or_text(catalog):
+    # Audit ZV26: Tacotron 2 (NVIDIA DeepLearningExamples: 28.2M parameters, an LSTM decoder over ~800 mel frames a
+    # clip, 20,992 mels/s on a V100 at AMP batch 128, ~6 min an epoch) was timed at 2N FLOPs a clip: "one epoch
+    # (12,500 clips) in ~0.023 s". Over images the same count is still timed.
+    job = answers("small_lab", workload__preset="custom", workload__kind="generic", workload__parameters=28_200_000,
+                  workload__batch_size=128, task__precision="amp_fp16", data__kind="audio", data__dataset_size_gb=3.6,
+                  budget__currency="EUR", budget__amount=8000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.speed.summary[0].startswith("not predicted for a model given by its parameter count alone")
+    assert not build.speed.figures.get("training_samples_per_s"), build.speed.figures
+    images = recommend(job.with_value("data", "kind", "images"), catalog, today=TODAY)
+    assert images.speed.figures.get("training_samples_per_s"), images.speed.summary
+
+
 def build_shape(answers: Answers):
     from pth_top.configs.presets import model_shape
 
