@@ -66,6 +66,11 @@ ENCODER_FORWARD_FRACTION = 0.3
 IMAGE_ENCODER_FORWARD_FRACTION = 0.65
 # Below it a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at batch 1: ~0.35, AGX Orin).
 IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
+# A compiled engine's fused encoder kernels reach twice the eager rate: TensorRT's BERT-Large at 384 tokens, batch 128,
+# 782 sequences/s on an A100 (0.62; NVIDIA/TensorRT demo/BERT README); Depth-Anything-Large's 12 ms a 518 px frame on
+# an RTX 4090 in TensorRT FP16, pre- and post-processing included (0.55; spacewalk01/depth-anything-tensorrt). Not on
+# a Jetson module, whose TensorRT OWL-ViT keeps the eager share (NanoOWL's above).
+COMPILED_ENCODER_FORWARD_FRACTION = 0.6
 # Model FLOPs utilization of transformer training on tensor cores: llm.c GPT-2 on 8x A100 49-64 %
 # (github.com/karpathy/llm.c discussions/481, scripts/run_gpt2_774M.sh); nanoGPT on one RTX 4090 ~55 % of its
 # peak (karpathy/nanoGPT#182); PaLM 46 % at 6144 chips (arXiv:2204.02311 Table 3).

@@ -51,6 +51,8 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     flops, origin = forward_flops(shape, tokens)
     large = answers.data.kind == "images" and batch / max(1, device.count) >= sp.IMAGE_ENCODER_LARGE_BATCH_IMAGES
     fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
+    if compiled_forward(answers) and not device.edge_module:  # fused kernels (TensorRT) on a discrete GPU
+        fraction = max(fraction, sp.COMPILED_ENCODER_FORWARD_FRACTION)
     gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
     floor_s, floor_text, warnings = eager_floor(answers, shape.layers * ENCODER_KERNELS_PER_LAYER, batch,
                                                 device.count, gpu_s, unit)

@@ -19,6 +19,7 @@ from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COU
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
 from pth_top.configs.speed_forward import EAGER_FLOOR
@@ -57,15 +58,23 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     # back; the same rate on this card can be another's compiled: a ResNet-50 server on an RTX 4090, not two cards).
     shape = model_shape(answers.workload)[0]
     eager = stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "eager"
-    if warned(build, EAGER_FLOOR) or eager and shape.kind == "cnn":
-        compiled = gpu_build(recommend_one, answers.with_value("task", "forward_runtime", "compiled"))
-        if compiled is not None and rate_of(compiled[0]) >= target:
-            other, gpu = compiled
-            line = (f"a compiled forward pass (a TensorRT engine, or torch.compile(mode=\"reduce-overhead\")): "
-                    f"{gpu.quantity} x {gpu.name}, ~{rate_of(other):,.1f} {unit}, {within_text(other, build, rules)} "
-                    f"(answer task.forward_runtime = \"compiled\")")
-            return f"{short} in eager PyTorch, where compiled it runs ~{rate_of(other):,.1f} (below)", line, \
-                other.answers
+    if warned(build, EAGER_FLOOR) or eager and (shape.kind == "cnn" or forward_only(shape)):
+        on_engine = answers.with_value("task", "forward_runtime", "compiled")
+        # An engine builds in fp16 where fp32 was answered (audit ZV26: Depth-Anything-Large's 12 ms in TensorRT FP16).
+        half = [on_engine.with_precision("fp16")] if answers.task.precision in ("fp32", "tf32") else []
+        for tried in (on_engine, *half):
+            compiled = gpu_build(recommend_one, tried)
+            if compiled is not None and rate_of(compiled[0]) >= target:
+                other, gpu = compiled
+                fp16 = " in fp16" if tried is not on_engine else ""
+                engine = ("a TensorRT engine: its fused encoder kernels' rate" if forward_only(shape) else
+                          "a TensorRT engine, or torch.compile(mode=\"reduce-overhead\")")
+                line = (f"a compiled forward pass{fp16} ({engine}): {gpu.quantity} x {gpu.name}, "
+                        f"~{rate_of(other):,.1f} {unit}, "
+                        f"{within_text(other, build, rules)} (answer task.forward_runtime = \"compiled\""
+                        + (", task.precision = \"fp16\")" if fp16 else ")"))
+                return f"{short} in eager PyTorch, where compiled{fp16} it runs ~{rate_of(other):,.1f} (below)", \
+                    line, other.answers
     # The cheap lever first: a server of many streams reads their caches every token, and fp8 halves them.
     fp8_open = rate_target.decode and stacks.fp8_kv_cache_open(answers.task, answers.scenario)
     cheaper = gpu_build(recommend_one, answers.with_value("task", "kv_cache_dtype", "fp8")) if fp8_open else None

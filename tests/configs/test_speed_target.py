@@ -125,6 +125,23 @@ def test_an_images_a_second_target_puts_the_cards_that_take_it_first(catalog):
     assert not more.feasible and changed.scale.gpu_count == 2 and "~10,239.0 inputs/s" in line, line
 
 
+def test_an_encoder_under_a_cameras_rate_in_eager_fp32_is_offered_a_tensorrt_engine_in_fp16(catalog):
+    # Audit ZV26: Depth-Anything-Large (ViT-L/14 at 518 px, 1,370 tokens, 335.3M) for a 30 FPS webcam on $1,500 in
+    # the official run.py's eager fp32 runs ~15 frames/s on an RTX 5070; the way out was a second card. Its README
+    # gives 12 ms a frame in TensorRT FP16 on an RTX 4090: an engine in fp16 on the same card does it.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__encoder_only=True,
+                  workload__parameters=335_300_000, workload__layers=24, workload__hidden_size=1024,
+                  workload__attention_heads=16, workload__sequence_length=1370, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp32", task__target_samples_per_s=30.0,
+                  data__kind="images", budget__currency="USD", budget__amount=1500.0)
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("a compiled forward pass in fp16 (a TensorRT engine"), line
+    assert changed.task.forward_runtime == "compiled" and changed.task.precision == "fp16"
+    engine = recommend(changed, catalog, today=TODAY)
+    assert engine.feasible and engine.speed.figures["samples_per_s"] >= 30 and "within $1,500" in line, line
+
+
 def test_an_edge_camera_under_its_frame_rate_is_no_recommendation(catalog):
     # NanoOWL's OWL-ViT B/16 at 768 px (2,305 tokens) wants 25 FPS (NVIDIA-AI-IOT/nanoowl README: 25 FPS on an AGX
     # Orin); for $2,500 the Orin NX 16GB takes ~10: it says so and names the nearest module that does it.
