@@ -37,7 +37,7 @@ from pth_top.configs.memory_methods import ADAPTER_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, OFFLOAD_SHARDINGS, TRAINING_PRECISIONS
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
 from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
-from pth_top.configs.quantization import FORMATS, QUANTIZED_BITS_PER_PARAMETER, formats_of
+from pth_top.configs.quantization import FORMATS, QLORA_FORMAT, QUANTIZED_BITS_PER_PARAMETER, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 from pth_top.configs.vision_encoder import answer_problems as vision_answer_problems
@@ -332,7 +332,8 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     allowed = TRAINING_PRECISIONS if task.mode == "training" else INFERENCE_PRECISIONS
     if task.precision not in allowed:
         problems.append(("task", "precision", f"{task.mode} precision must be one of {', '.join(allowed)}"))
-    if task.quantization != "auto" and task.quantization not in formats_of(task.precision):
+    qlora_own = task.mode == "training" and task.method == "qlora" and task.quantization == QLORA_FORMAT
+    if task.quantization != "auto" and task.quantization not in formats_of(task.precision) and not qlora_own:
         formats = formats_of(task.precision)
         problems.append(("task", "quantization", f"{task.quantization} stores {FORMATS[task.quantization].precision} "
                          f"weights; {task.precision} takes " + ", ".join(("auto", *formats))))

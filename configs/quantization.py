@@ -128,6 +128,10 @@ def weight_format(quantization: str, precision: str, engine: str) -> QuantFormat
     return FORMATS[name] if name else None
 
 
+# QLoRA's base weights: bitsandbytes nf4 (the method's own, so answering it beside task.method = "qlora" is the same
+# job: LLaMA-Factory's quantization_method bnb with quantization_bit 4).
+QLORA_FORMAT = "bnb_nf4"
+
 # The GGUF formats under 4 bits, highest first: the lever after 4-bit weights in llama.cpp.
 LOW_BIT_GGUF = ("gguf_q3_k_s", "gguf_q2_k")
 

@@ -250,3 +250,16 @@ def test_a_moes_decode_under_bitsandbytes_reads_its_16_bit_experts_at_their_byte
         assert one < two < min(eight, 2 * one), (quantization, one, two, eight)  # a second stream adds at most one
         # A token reads its 8 of 128 experts' 29B parameters at 2 B: 3.6 GB of the step at least.
         assert one > 29e9 * 2 * 8 / 128
+
+
+def test_qlora_answered_with_its_own_nf4_base_is_the_same_job():
+    # Audit ZU26: LLaMA-Factory's QLoRA (quantization_method bnb, quantization_bit 4) written as task.quantization =
+    # "bnb_nf4" beside method = "qlora" was refused ("bnb_nf4 stores int4 weights; bf16 takes auto").
+    data = {"scenario": "personal_research", "workload": {"preset": "llama-7b"},
+            "task": {"method": "qlora", "precision": "bf16", "quantization": "bnb_nf4"}}
+    answered = answers_from_dict(data)
+    assert estimate_memory(answered, LLAMA_7B) == estimate_memory(
+        answered.with_value("task", "quantization", "auto"), LLAMA_7B)
+    data["task"]["quantization"] = "gptq_g128"  # another 4-bit format is not QLoRA's
+    with pytest.raises(ConfigFileError, match="gptq_g128 stores int4 weights"):
+        answers_from_dict(data)
