@@ -63,6 +63,8 @@ class ModelPreset:
     # A detector's run peak over its one measured batch (the COCO run's largest images and most boxes): its
     # activations are scaled to it, as a buyer must provision the peak, not a typical batch.
     run_peak_ratio: float = 1.0
+    # A detector's mean training image against the canvas it is counted at: what its speed is timed at (models.toml).
+    training_mean_pixels_share: float = 1.0
 
 
 @functools.cache
@@ -92,6 +94,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             head_dim=entry.get("head_dim", 0), sliding_window_tokens=entry.get("sliding_window_tokens", 0),
             sliding_window_layers=entry.get("sliding_window_layers", 0),
             run_peak_ratio=entry.get("run_peak_ratio", 1.0),
+            training_mean_pixels_share=entry.get("training_mean_pixels_share", 1.0),
         )
     return MappingProxyType(presets)
 

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 199 here (331 in all).
+published_workloads_large.py 12, test_requests.py 13): 201 here (333 in all).
 """
 
 from __future__ import annotations
@@ -421,6 +421,8 @@ def depth_anything_large_trt(gpu: str) -> float:
                       data=Data(kind="images"))
     device = catalog_gpu(gpu, answers)
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
+DETECTRON2_ZOO = ("github.com/facebookresearch/detectron2 MODEL_ZOO.md, COCO detection baselines: 8 V100s with NVLink "
+                  "(Big Basin), PyTorch 1.3, FP32, 2 images a GPU, train time averaged over the run")
 TIMM_INFER = ("github.com/huggingface/pytorch-image-models results/benchmark-infer-amp-nchw-{}.csv (commit {}), "
               "vit_base_patch16_224, AMP, batch 1,024: {} images/s")
 MODERNBERT = ("arXiv:2412.13663 (ModernBERT), Table 2, RTX 4090, transformers with FlashAttention 2 and unpadding, "
@@ -946,6 +948,14 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("dle-rn50-8xv100-amp", f"{DLE_RN50}: 8x V100 16GB (DGX-1), mixed precision, 8,322 img/s", 8322,
                    lambda: train("resnet50", 0, "v100-16gb-sxm2", batch=2048, gpus=8, precision="amp_fp16",
                                  data="images", channels_last=True), fitted=True),
+    PublishedSpeed("detectron2-faster-rcnn-r50-fpn-1x-8xv100", f"{DETECTRON2_ZOO}: faster_rcnn_R_50_FPN_1x, 0.210 s "
+                   "an iteration of 16 images = 76.2 images/s", 16 / 0.210,
+                   lambda: train("faster-rcnn-r50-fpn", 0, "v100-16gb-sxm2", batch=16, gpus=8, precision="fp32",
+                                 data="images")),
+    PublishedSpeed("detectron2-retinanet-r50-fpn-1x-8xv100", f"{DETECTRON2_ZOO}: retinanet_R_50_FPN_1x, 0.200 s an "
+                   "iteration of 16 images = 80.0 images/s", 16 / 0.200,
+                   lambda: train("retinanet-r50-fpn", 0, "v100-16gb-sxm2", batch=16, gpus=8, precision="fp32",
+                                 data="images")),
     PublishedSpeed("timm-vit-b16-3090-amp", f"{TIMM_TRAIN}: vit_base_patch16_224, batch 192, 390.86 img/s", 390.86,
                    lambda: train("vit-b16", 197, "rtx-3090-24gb", batch=192, precision="amp_fp16", data="images")),
     PublishedSpeed("deit-b-8xv100-300-epochs", "arXiv:2012.12877 (DeiT) §5: DeiT-B's 300 epochs of ImageNet-1k "
