@@ -30,6 +30,7 @@ MAX_NODES = 64
 NODE_MEMORY_MIN_GIB = 80
 INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100")
 NIC_GB_PER_S = 50.0  # one 400 Gb/s port a GPU
+NIC_BOUND = " at a node's rate over NVLink"  # how the epoch's line goes on where the NICs, not compute, set the pace
 # One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
 NVME_READ_BYTES_PER_S = 7e9
 LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
@@ -128,6 +129,15 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
     linked = ("the same way" if rented is not None and interconnect(rented[0]) == interconnect(gpu) else
               interconnect(gpu))
     time = f"; one epoch in ~{duration(run)} at a node's rate" if run else ""
+    if run:
+        node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
+        figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+        traffic_s, compute_s, _ = sharded_traffic_across_nodes(node, ctx.shape, figures, MAX_GPUS * nodes,
+                                                               NIC_GB_PER_S)
+        if compute_s > 0 and traffic_s > compute_s:
+            time += (f", up to ~{duration(run * traffic_s / compute_s)} where ZeRO-3's gathers across the NICs are "
+                     "not hidden (tensor parallel in each node and pipeline parallel across them keep it near the "
+                     "first)")
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
     held = f"{fewest} hold it at {held}" if nodes > fewest else held
     return [f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
@@ -238,11 +248,15 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
     unit = "tokens" if ctx.shape.kind == "transformer" else "samples"
     line = (f"one epoch of {what} at ~{per_node:,.0f} {unit}/s a node takes ~{duration(seconds)} on {nodes} nodes: "
             f"{gpu_hours:,.0f} GPU-hours, ~{cost}")
-    line += _across_nodes(ctx, node, figures, nodes, seconds)
+    across = _across_nodes(ctx, node, figures, nodes, seconds)
+    line += across
     if seconds > SLOW_RUN_DAYS * 86400:
         needed = math.ceil(gpu_hours / (MAX_GPUS * SLOW_RUN_DAYS * 24))
+        # ZeRO-3 moves as much a GPU over more nodes: the month holds where the NICs do not set the pace (audit ZW26).
+        how = (", with Megatron's tensor parallel in each node and pipeline parallel across them, not ZeRO-3 at this "
+               "micro-batch, whose gathers set the pace above" if across.startswith(NIC_BOUND) else "")
         line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
-                 f"GPU-hours, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
+                 f"GPU-hours{how}, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
                  f"{global_batch_note(ctx.answers.workload.batch_size, needed)}")
     return line
 
@@ -258,7 +272,7 @@ def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes:
     if traffic_s <= compute_s:
         return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)"
     slower = traffic_s / compute_s
-    return (f" at a node's rate over NVLink; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
+    return (f"{NIC_BOUND}; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
             f"~{duration(seconds * slower)} ({slower:.1f}x) where they are not hidden: a larger micro-batch, or "
             "tensor parallel in each node and pipeline parallel across them (Megatron-LM), keeps it near the first")
 

@@ -386,6 +386,10 @@ def test_bought_nodes_for_a_pretraining_are_as_many_as_finish_it_within_the_budg
     nodes = int(re.search(r"across (\d+) x ", bought).group(1))
     days = float(re.search(r"one epoch in ~([\d.]+) days", bought).group(1))
     assert nodes >= 10 and "within $3,000,000" in bought and days < 100, bought
+    # ZeRO-3 at micro-batch 1 moves as much a GPU over more nodes: the month holds with Megatron's split, said so.
+    assert "where ZeRO-3's gathers across the NICs are not hidden" in bought, bought
+    rented = build.feasible_alternatives[0]
+    assert re.search(r"\d+ nodes \(\d+ GPUs\) finish it in ~30 days for the same GPU-hours, with Megatron's", rented)
 
 
 def test_a_small_models_fine_tuning_set_is_no_pretraining_though_over_a_token_a_parameter():
