@@ -195,9 +195,12 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
+    looped_s = sp.hf_expert_loop_s(shape.layers, shape.experts_count) if looped else 0.0
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
-        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, sp.hf_expert_loop_s(
-            shape.layers, shape.experts_count) if looped else 0.0, shape.attention_heads))
+        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s,
+                                              shape.attention_heads))
+    elif looped_s * per_stream > 0.5:  # not slow, but the loop is most of each token
+        out.warnings.append(notes.expert_loop_share(looped_s, per_stream, shape.layers, shape.experts_count))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
