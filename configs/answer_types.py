@@ -115,7 +115,7 @@ class Workload(Schema, frozen=True):
         "a custom CNN's head where activation_elements_per_sample is not given: detection (a detector on a ResNet "
         "as mmdet, detectron2 and torchvision train it, Faster or Mask R-CNN, RetinaNet, YOLOF, Panoptic FPN, SOLOv2: "
         "ResNet-50's values a pixel; given its FLOPs, their square root x 0.56, its stem and first stage frozen; a "
-        "YOLO trains every layer: auto), "
+        "YOLO trains every layer: auto, with its forward_gflops_per_sample), "
         "instance (a one-stage instance segmenter whose mask branch writes a mask a grid cell at 1/4 scale: SOLO, "
         "decoupled SOLO: 2.1x), query (a DETR-family transformer head over the backbone's maps: Deformable DETR, "
         "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (UPerNet, OCRNet, DeepLabV3+: 3.5x), "

@@ -187,6 +187,12 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "
                      "workload.forward_gflops_per_sample")
+    elif kind == "cnn" and answers.workload.preset == "custom" and not given and answers.workload.dense_head == "auto":
+        # Audit ZY27: RTMO-l's pose model at 640 px came out 580 GFLOP and ~4x slow against mmpose's 19.1 ms on a V100.
+        lines.append("estimate: at 512 px or more without workload.forward_gflops_per_sample, dense_head \"auto\" "
+                     "sizes and times a custom CNN as a dilated segmentation net (DeepLabV3+ R50-D8's FLOPs a pixel, "
+                     "8.7x ResNet-50's); a one-stage detector or pose model (YOLO, RTMDet, RTMO) runs several times "
+                     "fewer: give its model card's forward_gflops_per_sample, or dense_head = \"detection\"")
     if task.vae_slicing and answers.workload.decoded_frames_at_once > 1:
         lines.append("task.vae_slicing splits a batch of videos, not a clip's frames (CogVideoX's and "
                      "HunyuanVideo's 3D VAEs): a pipeline whose 2D VAE decodes a clip's frames as one batch "

@@ -201,3 +201,18 @@ def test_an_audio_cnns_epoch_is_its_counted_clips():
     answers = Answers(workload=workload, task=Task(mode="training"), data=Data(kind="audio", images_count=281_241))
     seconds, what, counted = epoch_seconds(answers, model_shape(workload)[0], 100.0)
     assert counted and seconds == pytest.approx(2812.41) and "281,241 clips" in what
+
+
+def test_a_custom_cnn_taken_for_a_segmentation_net_by_auto_says_so():
+    # Audit ZY27: RTMO-l (mmpose, 44.8M, 640 px, no FLOPs in its README) under dense_head "auto" was sized and timed
+    # as DeepLabV3+ (580 GFLOP, ~13 FPS on a V100 against its published 19.1 ms) with no word of the assumption.
+    from pth_top.configs.presets import ignored_answer_warnings
+
+    pose = Workload(preset="custom", kind="cnn", parameters=44_800_000, input_size_px=640, batch_size=1)
+    answers = Answers(workload=pose, task=Task(mode="inference", precision="fp32"), data=Data(kind="images"))
+    said = ignored_answer_warnings(answers, model_shape(pose)[0])
+    assert any("dense_head \"auto\" sizes and times a custom CNN as a dilated segmentation net" in line
+               for line in said), said
+    detector = answers.with_value("workload", "dense_head", "detection")
+    assert not any("dilated segmentation net" in line for line in ignored_answer_warnings(
+        detector, model_shape(detector.workload)[0]))
