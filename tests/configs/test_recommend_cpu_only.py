@@ -677,3 +677,16 @@ def test_a_cpu_encoder_that_meets_a_stated_rate_by_its_upper_bound_only_says_so(
                build.warnings), build.warnings
     lower = recommend(job.with_value("task", "target_samples_per_s", 10.0), catalog, today=TODAY)
     assert not any("upper bound only" in line for line in lower.warnings)
+
+
+def test_a_rate_no_build_is_predicted_to_run_at_does_not_rule_out_the_cpu_only_pc(catalog):
+    # Audit ZY27: Silero VAD (a ~2 MB model, "one audio chunk (30+ ms) takes less than 1 ms on a single CPU thread",
+    # snakers4/silero-vad README) for 100 chunks a second on EUR 800 was refused the EUR 740 PC, whose rate, like any
+    # GPU's for a model given by its count over audio, is not predicted, and sent to rent an A10.
+    job = answers(workload__preset="custom", workload__kind="generic", workload__parameters=500_000,
+                  workload__batch_size=1, task__mode="inference", task__precision="fp32",
+                  task__target_samples_per_s=100.0, data__kind="audio", data__dataset_size_gb=1.0,
+                  budget__currency="EUR", budget__amount=800.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.cpu_only and build.feasible, build.blockers
+    assert any(line.startswith("task.target_samples_per_s = 100 is not checked") for line in build.warnings)
