@@ -77,8 +77,9 @@ class Workload(Schema, frozen=True):
         "each denoising step runs the model twice, as SD3.5 does (FLUX.1-dev is guidance-distilled: false)"))] = False
     single_stream_dit: Annotated[bool, Meta(description=(
         "a diffusion transformer whose every block runs every token through every weight (DiT, PixArt, Sana, Wan, "
-        "Open-Sora, Allegro), timed at ~1.7x less of the tensor rate than an MMDiT's dual-stream blocks (FLUX.1, "
-        "SD3, HunyuanVideo; false), whose text and image tokens pass their own halves"))] = False
+        "Open-Sora, Allegro; HunyuanVideo too, as its published rows here are timed), timed at ~1.7x less of the "
+        "tensor rate than an MMDiT's dual-stream blocks (FLUX.1, SD3; false), whose text and image tokens pass their "
+        "own halves"))] = False
     output_width_px: Annotated[int, whole(0, 16384, (
         "a diffusion model's output width in pixels, which sizes its VAE decode; in training, the validation images "
         "its trainer samples between steps (SimpleTuner's validation_resolution, ai-toolkit's sample width, diffusers' "

@@ -495,3 +495,19 @@ def test_vae_slicing_on_a_videos_frames_says_a_2d_vae_decodes_them_one_at_a_time
     assert any("decoded_frames_at_once = 1" in line for line in ignored_answer_warnings(clip, shape))
     one = clip.with_value("workload", "decoded_frames_at_once", 1)
     assert not any("vae_slicing splits" in line for line in ignored_answer_warnings(one, model_shape(one.workload)[0]))
+
+
+def test_a_video_clip_says_the_attention_runtime_it_is_timed_for():
+    # Audit ZZ27: SkyReels-V1 (HunyuanVideo's DiT) takes 889 s a clip on an RTX 4090 in SageAttention and torch.compile,
+    # ~2.2x the ~33 min timed for Diffusers' SDPA, and the build did not say which runtime it assumed.
+    from pth_top.configs.diffusion import VIDEO_RUNTIME_NOTE
+    from tests.configs.builders import answers as answers_of
+    from tests.configs.published_speeds import HUNYUAN_VIDEO_720P, catalog_gpu
+
+    clip = answers_of(**HUNYUAN_VIDEO_720P)
+    out = speed_build.inference(clip, model_shape(clip.workload)[0], catalog_gpu("rtx-4090-24gb", clip))
+    assert VIDEO_RUNTIME_NOTE in out.formula
+    assert any("quantized-attention runtime" in line for line in out.warnings), out.warnings
+    image = clip.with_value("data", "kind", "images")
+    assert VIDEO_RUNTIME_NOTE not in speed_build.inference(image, model_shape(image.workload)[0],
+                                                           catalog_gpu("rtx-4090-24gb", image)).formula
