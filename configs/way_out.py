@@ -82,7 +82,8 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
 
 def same_build_fastest_first(found: list[Alternative], keeping: int) -> list[Alternative]:
     """Of the first `keeping` ways out (those that keep the job), one on the same build (its GPUs and price) that
-    trains SLOW_RATE_BAND faster, with the margin where the next has it, comes before the next in the levers' order
+    trains SLOW_RATE_BAND faster, with the margin where the next has it, or one on the same GPUs with the margin the
+    next lacks, no dearer and no slower, comes before the next in the levers' order
     (audit ZD19: phi-1's fine-tune on 8 x RTX PRO 4500 led with recompute at micro-batch 4, ~11.7 h, where micro-batch
     1 without recompute on that build takes ~8.8)."""
     def build(one: Alternative) -> tuple[str, int, float]:
@@ -94,7 +95,13 @@ def same_build_fastest_first(found: list[Alternative], keeping: int) -> list[Alt
         faster = [other for other in remaining if build(other) == build(next_one) and next_one.training_rate
                   and other.training_rate >= SLOW_RATE_BAND * next_one.training_rate
                   and (next_one.tight or not other.tight)]
-        pick = max(faster, key=lambda other: other.training_rate) if faster else next_one
+        # A tight fit gives way to one on the same cards with the margin, no dearer and no slower (audit ZC28: a 7B
+        # full fine-tune on 4 x RTX 4060 Ti led with a tight ZeRO-Offload before ZeRO-3 with CPU offload, cheaper and
+        # faster by the same figures).
+        roomier = [other for other in remaining if next_one.tight and not other.tight and next_one.training_rate
+                   and other.build_key[:2] == next_one.build_key[:2] and other.price_cny <= next_one.price_cny
+                   and other.training_rate >= next_one.training_rate]
+        pick = max(faster, key=lambda other: other.training_rate) if faster else roomier[0] if roomier else next_one
         remaining.remove(pick)
         ordered.append(pick)
     return ordered + found[keeping:]

@@ -31,3 +31,17 @@ def test_a_way_out_a_quarter_faster_on_the_same_build_comes_first(catalog):
     first, second = lines[:2]
     assert first.startswith("a micro-batch of 1 with gradient accumulation x 32"), lines
     assert rate(first) > 1.2 * rate(second)
+
+
+def test_a_tight_way_out_gives_way_to_one_on_the_same_cards_with_room_no_dearer_and_no_slower():
+    # Audit ZC28: a 7B full fine-tune on 4 used cards for CNY 50,000 led with ZeRO-Offload tight on 4 x RTX 4060 Ti
+    # (CNY 49,765, ~975 tokens/s), before ZeRO-3 with CPU offload on the same cards (CNY 45,191, ~1,050) with room.
+    from pth_top.configs.way_out import Alternative, same_build_fastest_first
+
+    tight = Alternative("ZeRO-Offload", price_cny=49765, build_key=("rtx-4060-ti-16gb", 4, 15, 49765), tight=True,
+                        training_rate=975)
+    roomy = Alternative("ZeRO-3 with CPU offload", price_cny=45191, build_key=("rtx-4060-ti-16gb", 4, 3, 45191),
+                        training_rate=1050)
+    dearer = Alternative("dearer", price_cny=49766, build_key=("rtx-4060-ti-16gb", 4, 3, 49766), training_rate=1050)
+    assert same_build_fastest_first([tight, roomy], 2) == [roomy, tight]
+    assert same_build_fastest_first([tight, dearer], 2) == [tight, dearer]  # the margin costs money: order kept
