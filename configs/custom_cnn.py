@@ -75,7 +75,9 @@ CNN_SCALED_BY_FLOPS = (
     "narrow dense one is up to ~2x high (YOLOv5s at 640 px: 83M against 176M), and a transformer head on a CNN "
     "backbone about 2x low (Mask2Former R-50 at 1024 px, 2 images in fp32: 13.7 GB in mmdetection's table, 7.1 "
     "estimated: workload.dense_head = \"query\"), and a hierarchical vision transformer given as a CNN 2-3x low "
-    "(Swin-B at 384 px: timm runs out of 24 GB at a batch of 48, where this counts 9 GiB at 32): count yours and give "
+    "(Swin-B at 384 px: timm runs out of 24 GB at a batch of 48, where this counts 9 GiB at 32), and mmdetection's and "
+    "mmsegmentation's tables run higher for a VGG detector and an iterative head (SSD300 at 8 images: 9.9 GB, 3.4 GiB "
+    "here; K-Net R-50 at 2 images of 512 px: 7.34 GB, 4.4 GiB): count yours and give "
     "workload.activation_elements_per_sample")
 
 

@@ -89,9 +89,9 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     if _one_node_at_micro_batch_1(ctx, context_for, gpu):
         return []
     sold = "sold new" if ctx.answers.budget.condition == "new" else "sold new or used"
+    where = "China" if ctx.market == "cn" else f"the {MARKET_NAMES[ctx.market]} market"
     head = (f"beyond one machine: across {MAX_GPUS} GPUs this needs {one_machine.memory.total_bytes / GIB:.0f} GiB per "
-            f"GPU, more than the largest card {sold} in {MARKET_NAMES[ctx.market]} holds ({largest / GIB:.0f} GiB "
-            "usable)")
+            f"GPU, more than the largest card {sold} in {where} holds ({largest / GIB:.0f} GiB usable)")
     lines = _nodes_lines(ctx, context_for, gpu, usd, head)
     return lines[:1] + bought_nodes(ctx, context_for) + lines[1:]
 
