@@ -20,7 +20,7 @@ from pth_top.configs.parts import Part
 from pth_top.configs.quantization import ENGINE_FORMATS
 from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
-from pth_top.configs.speed_build import sequence_of_unknown_length, training_work
+from pth_top.configs.speed_build import training_work
 from pth_top.configs.speed_cpu import (
     core_gigahertz,
     cpu_flops_per_s,
@@ -31,6 +31,7 @@ from pth_top.configs.speed_cpu import (
     forward_input_flops,
 )
 from pth_top.configs.speed_epoch import epoch_seconds
+from pth_top.configs.speed_notes import sequence_of_unknown_length
 from pth_top.units import GIB
 
 

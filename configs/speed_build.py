@@ -20,9 +20,9 @@ from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import counted_denoiser, model_presets, model_shape
+from pth_top.configs.presets import counted_denoiser, model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
-from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, compiled_forward
+from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, compiled_forward, mean_training_image
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
     exposed_seconds,
@@ -96,7 +96,6 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                          compiled_forward(answers)))
 
 
-
 def _link(spec: dict[str, Any], count: int, host_generation: int = 0, lanes: int = 16) -> tuple[str, float, bool]:
     if count < 2:
         return "", 0.0, False
@@ -116,7 +115,7 @@ def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
 
 def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
-    if sequence_of_unknown_length(answers, shape):
+    if notes.sequence_of_unknown_length(answers, shape):
         return sp.Prediction(summary=[notes.GENERIC_SEQUENCE_NOT_PREDICTED])
     if shape.kind != "transformer":
         return cnn_speed(answers, shape, device)
@@ -276,27 +275,8 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     return per_sample, f"{text} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
 
 
-def mean_training_image(answers: Answers) -> tuple[float, float, str]:
-    """A detector preset trained at its own canvas: its mean COCO image's share of the pixels, the peak ratio its
-    activations carry, and the formula's words; (1, 1, "") otherwise (audit ZV26: detectron2's Faster R-CNN R50-FPN,
-    0.210 s an iteration on 8 V100s, timed at 800 x 1333 every image: 0.36 s)."""
-    preset = model_presets().get(answers.workload.preset)
-    if preset is None or preset.training_mean_pixels_share == 1.0 or answers.workload.input_size_px not in (
-            0, preset.input_size_px):
-        return 1.0, 1.0, ""
-    share = preset.training_mean_pixels_share
-    return share, preset.run_peak_ratio, (f", x {share:g} for COCO's mean training image (short side 640-800 by "
-                                          "detectron2's scale jitter, 4:3 images: 720 x 960 of the 800 x 1333 "
-                                          "canvas)")
-
-
-def sequence_of_unknown_length(answers: Answers, shape: ModelShape) -> bool:
-    """A model given by its parameter count alone over text or audio, whose steps a sample are not known."""
-    return shape.kind == "generic" and answers.data.kind in ("text", "audio")
-
-
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
-    if sequence_of_unknown_length(answers, shape):
+    if notes.sequence_of_unknown_length(answers, shape):
         return sp.Prediction(summary=[notes.GENERIC_SEQUENCE_NOT_PREDICTED])
     task, n = answers.task, device.count
     recompute = stacks.recompute_of(task.training_stack, task.recompute)

@@ -33,6 +33,11 @@ GENERIC_SEQUENCE_NOT_PREDICTED = (
     "not predicted for a model given by its parameter count alone over text or audio: a recurrent or convolutional "
     "model runs its weights once a time step (Tacotron 2's LSTM decoder over ~800 mel frames a clip), a count the "
     "answers cannot state; give it as a transformer (its layers and widths) or a CNN (forward_gflops_per_sample)")
+def sequence_of_unknown_length(answers: Answers, shape: ModelShape) -> bool:
+    """A model given by its parameter count alone over text or audio, whose steps a sample are not known."""
+    return shape.kind == "generic" and answers.data.kind in ("text", "audio")
+
+
 # Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
 ENCODER_DECODER_NOT_PREDICTED = (
     "not predicted for an encoder-decoder's inference (Whisper): its time goes to audio features and beam search as "
