@@ -135,8 +135,9 @@ def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Predi
         out.formula.append(
             f"inference: {flops / 1e9:.3g} GFLOP an input / ({CPU_CNN_FRACTION:g} x {rate_text}) = {per_s:,.0f} "
             "inputs/s in ONNX Runtime (mmpose's RTMPose on an i7-11700: 0.27-0.54 of that rate, the smallest nets "
-            "lowest; PyTorch's eager CPU kernels are slower, and Ultralytics' own ONNX table, on an EC2 P4d host "
-            "whose threads it does not state, 2-3x slower: YOLOv8n-pose's 9.2 GFLOP in 131.8 ms)")
+            "lowest; PyTorch's eager CPU kernels are slower; Ultralytics' own ONNX tables vary with the host: "
+            "YOLO26s' 20.7 GFLOP in 87.2 ms within 5 % of this on a Core i5-12400, YOLOv8n-pose's 9.2 in 131.8 ms "
+            "on an EC2 P4d host, threads not stated, 3.2x slower)")
     else:
         out.formula.append(
             f"inference: {flops / 1e9:.3g} GFLOP an input / ({rate_text}) = {per_s:,.0f} inputs/s, an upper bound: "
