@@ -24,6 +24,7 @@ from pth_top.configs.scale_out import (
     fewest_nodes,
     global_batch_note,
     interconnect,
+    nic_bound_text,
     rent_market_note,
     spread,
 )
@@ -145,7 +146,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     # "rent 2 nodes, the fewest that hold it", where one 8 x H100 node holds it at micro-batch 1).
     small = small_activations(node)
     small_rented = context_for(small) if small != node else None
-    runs: list[tuple[float, float, Part, float, int, bool]] = []  # $, node-hours, GPU, $/GPU-hour, nodes, small
+    runs: list[tuple[float, float, Part, float, int, bool, Answers]] = []  # $, node-hours, GPU, $/GPU-hour, nodes,
+    # small, the answers a node runs
     for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
         gpu = rented.catalog.get(gpu_id)
         if gpu is None:
@@ -169,11 +171,11 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
             if own_hours is not None:
                 run_as, rented_hours = node, own_hours
         if rented_hours:
-            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as is small))
+            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as is small, run_as))
     if not runs:
         return ""
     cheapest = min(run[0] for run in runs)
-    dollars, rented_hours, gpu, usd, least, at_one = min(
+    dollars, rented_hours, gpu, usd, least, at_one, run_as = min(
         (run for run in runs if run[0] <= cheapest * RENT_COST_TIE), key=lambda run: run[1])
     rules = rented.rules
     rented_cny = dollars * rules.currency.cny_per_usd
@@ -192,10 +194,13 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
             f"rent {nodes} nodes, the fewest that hold it with ZeRO-3 across them,"
         over = f", {money(rented_cny - build.budget_cny, build.currency, rules)} over the budget" \
             if rented_cny > build.budget_cny else ""
+        # ZeRO-3's gathers cross the NICs as well as NVLink (audit ZF30: OpenThinker-32B's full fine-tune on 2 rented
+        # nodes at ~12 h, where 4 nodes took ~90 h and the run at a node's rate said nothing of them).
+        nic = nic_bound_text(run_as, shape, gpu, nodes, rented_hours / nodes * 3600)
         return (f"{lead} of {rate_text}, {nodes * NODE_GPUS:,} GPUs over {interconnect(gpu)}: "
-                f"~{duration(rented_hours / nodes * 3600)} for ~{cost}{over} (the GPU-hours do not change with the "
-                f"node count), against {here}; data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
-                f"{global_batch_note(answers.workload.batch_size, nodes)}")
+                f"~{duration(rented_hours / nodes * 3600)} for ~{cost}{over} (at a node's rate the GPU-hours do not "
+                f"change with the node count){nic}, against {here}; data parallel scales near-linearly across nodes "
+                f"({LLAMA2_SCALING}){global_batch_note(answers.workload.batch_size, nodes)}")
     if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
         return ""  # the same GPUs for the same time at more money: nothing to say
     return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"

@@ -130,19 +130,25 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
               interconnect(gpu))
     time = f"; one epoch in ~{duration(run)} at a node's rate" if run else ""
     if run:
-        node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
-        figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
-        traffic_s, compute_s, _ = sharded_traffic_across_nodes(node, ctx.shape, figures, MAX_GPUS * nodes,
-                                                               NIC_GB_PER_S)
-        if compute_s > 0 and traffic_s > compute_s:
-            time += (f", up to ~{duration(run * traffic_s / compute_s)} where ZeRO-3's gathers across the NICs are "
-                     "not hidden (tensor parallel in each node and pipeline parallel across them keep it near the "
-                     "first)")
+        time += nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run)
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
     held = f"{fewest} hold it at {held}" if nodes > fewest else held
     return [f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
             f"{money(price, ctx.currency, ctx.rules)}, {against} (the fabric's switches and cables not priced "
             f"here){time}"]
+
+
+def nic_bound_text(answers: Answers, shape: ModelShape, gpu: Part, nodes: int, seconds: float) -> str:
+    """', up to ~T where ZeRO-3's gathers across the NICs are not hidden (...)' for a training run of `seconds` at a
+    node's rate on `nodes` nodes of 8 x `gpu`, where those gathers outlast a step's compute; else ''."""
+    node = answers.with_value("scale", "gpu_count", MAX_GPUS)
+    figures = job_figures(node, shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+    traffic_s, compute_s, text = sharded_traffic_across_nodes(node, shape, figures, MAX_GPUS * nodes, NIC_GB_PER_S)
+    if nodes < 2 or compute_s <= 0 or traffic_s <= compute_s:
+        return ""
+    return (f", up to ~{duration(seconds * traffic_s / compute_s)} where ZeRO-3's gathers across the NICs are not "
+            f"hidden ({text}; hybrid sharding, ZeRO-3 within each node and replicas across them as OLMo-core's "
+            "HSDP, or tensor parallel in each node and pipeline parallel across them keep it near the first)")
 
 
 def _one_node_at_micro_batch_1(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part) -> bool:

@@ -286,6 +286,9 @@ def test_a_run_of_years_on_one_node_is_sized_in_nodes_that_finish_it_in_a_month(
     slow = [line for line in build.warnings if line.startswith("slow: one epoch")]
     assert slow and "LoRA" not in slow[0]  # 59 tokens a parameter: a pretraining, which adapters do not do
     assert "spreads over at most" not in nodes[0]  # 1,024 sequences a step cover 69 nodes' 552 GPUs
+    # ZeRO-3 over the rented nodes gathers a 34B's weights across their NICs each micro-batch: the time at a node's
+    # rate says so and names hybrid sharding (audit ZF30: a run across nodes said nothing of them).
+    assert "where ZeRO-3's gathers across the NICs are not hidden" in nodes[0] and "HSDP" in nodes[0], nodes[0]
     small = recommend(job.with_value("workload", "batch_size", 64).with_value("task", "accumulation_steps", 8),
                       catalog, today=TODAY)
     capped = [line for line in small.warnings if line.startswith("to finish in ~30 days, rent ")]
