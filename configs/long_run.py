@@ -146,8 +146,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     # "rent 2 nodes, the fewest that hold it", where one 8 x H100 node holds it at micro-batch 1).
     small = small_activations(node)
     small_rented = context_for(small) if small != node else None
-    runs: list[tuple[float, float, Part, float, int, bool, Answers]] = []  # $, node-hours, GPU, $/GPU-hour, nodes,
-    # small, the answers a node runs
+    # Each: $, node-hours, GPU, $/GPU-hour, nodes, micro-batch 1, the answers a node runs.
+    runs: list[tuple[float, float, Part, float, int, bool, Answers]] = []
     for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
         gpu = rented.catalog.get(gpu_id)
         if gpu is None:

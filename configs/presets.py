@@ -182,12 +182,13 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if task.mode == "training" and kind == "cnn" and answers.workload.preset == "custom" \
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given and not dense_prediction(answers.workload) else CNN_SCALED_BY_PIXELS)
-    if kind == "cnn" and answers.workload.preset == "custom" and not given and not heavy_segmentation(answers.workload):
+    custom_cnn_without_flops = kind == "cnn" and answers.workload.preset == "custom" and not given
+    if custom_cnn_without_flops and not heavy_segmentation(answers.workload):
         lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "
                      "workload.forward_gflops_per_sample")
-    elif kind == "cnn" and answers.workload.preset == "custom" and not given and answers.workload.dense_head == "auto":
+    elif custom_cnn_without_flops and answers.workload.dense_head == "auto":
         # Audit ZY27: RTMO-l's pose model at 640 px came out 580 GFLOP and ~4x slow against mmpose's 19.1 ms on a V100.
         lines.append("estimate: at 512 px or more without workload.forward_gflops_per_sample, dense_head \"auto\" "
                      "sizes and times a custom CNN as a dilated segmentation net (DeepLabV3+ R50-D8's FLOPs a pixel, "

@@ -9,7 +9,7 @@ model states on NVMe and streams them in; FSDP-QLoRA (Answer.AI, 2024) shards a 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import ROOMY, SHORT, Context, buyable, memory_fit, offered, part_price, usable_bytes
@@ -30,7 +30,6 @@ MAX_NODES = 64
 NODE_MEMORY_MIN_GIB = 80
 INTERCONNECT = ("InfiniBand NDR (or RoCE) at 8 x 400 Gb/s per node, one NIC per GPU as in NVIDIA's DGX H100")
 NIC_GB_PER_S = 50.0  # one 400 Gb/s port a GPU
-NIC_BOUND = " at a node's rate over NVLink"  # how the epoch's line goes on where the NICs, not compute, set the pace
 # One PCIe 4.0 NVMe drive reads ~7 GB/s (guide §3.2): the floor on ZeRO-Infinity's streaming of the weights.
 NVME_READ_BYTES_PER_S = 7e9
 LLAMA2_SCALING = ("Llama 2 34B's 2T tokens took 1,038,336 A100 GPU-hours, 535 tokens/s a GPU on clusters that 'scaled "
@@ -96,13 +95,26 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     return lines[:1] + bought_nodes(ctx, context_for) + lines[1:]
 
 
+class _Bought(NamedTuple):
+    """Whole servers bought for a job no one machine holds: how many, what they cost and how long a run takes."""
+
+    system: Part
+    gpu: Part
+    nodes: int
+    fewest: int  # the fewest that hold it; more where a training run finishes sooner within the budget
+    price: float
+    run_s: float  # an epoch at a node's rate; 0 for inference
+    spread_out: Context  # the job over the fewest
+    how: str
+
+
 def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
     """Whole 8-GPU servers this buyer can buy that hold the job together, priced against the budget: the fewest that
     hold it, or for a training run as many as finish it in SLOW_RUN_DAYS that the budget buys (audits ZJ22:
     LongCat-Flash in BF16, 'at least two nodes (e.g., 16xH800-80G)' by its guide, was told 'more nodes' unsized with two
     HGX H200 servers within CNY 4M; ZW26: BloombergGPT's 569B tokens on the 2 nodes that hold it, ~426 days, with
     $2.5M left)."""
-    options = []
+    options: list[_Bought] = []
     for system in whole_systems(ctx):
         gpu = ctx.catalog.get(system.get("gpu_id") or "")
         if gpu is None or system["gpu_count"] != MAX_GPUS or not buyable(ctx, gpu):
@@ -111,26 +123,26 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
         if not holds:
             continue
         each = part_price(ctx, system)
-        seconds, _ = _epoch_seconds(ctx, gpu, spread_out, fewest)
+        seconds, _, _, _ = _epoch_seconds(ctx, gpu, spread_out, fewest)
         nodes = fewest
         if seconds > SLOW_RUN_DAYS * 86400:  # data parallel: more nodes, near-linearly less time, as the budget allows
             needed = math.ceil(seconds * fewest / (SLOW_RUN_DAYS * 86400))
             nodes = max(fewest, min(needed, int(ctx.budget_cny // each)))
         run = seconds * fewest / nodes
-        options.append((nodes * each > ctx.budget_cny, run, nodes * each, system.id, nodes, fewest, system, gpu,
-                        spread_out, how))
+        options.append(_Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how))
     if not options:
         return []
-    over, run, price, _, nodes, fewest, system, gpu, spread_out, how = min(options, key=lambda option: option[:4])
+    # Within budget first, then the shortest run, the cheapest, the catalog's order.
+    system, gpu, nodes, fewest, price, run, spread_out, how = min(options, key=lambda option: (
+        option.price > ctx.budget_cny, option.run_s, option.price, option.system.id))
     budget = money(ctx.budget_cny, ctx.currency, ctx.rules)
-    against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if over else
-               f"within {budget}")
+    against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if price > ctx.budget_cny
+               else f"within {budget}")
     rented = node_gpu(ctx)
     linked = ("the same way" if rented is not None and interconnect(rented[0]) == interconnect(gpu) else
               interconnect(gpu))
-    time = f"; one epoch in ~{duration(run)} at a node's rate" if run else ""
-    if run:
-        time += nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run)
+    time = (f"; one epoch in ~{duration(run)} at a node's rate"
+            + nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run)) if run else ""
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
     held = f"{fewest} hold it at {held}" if nodes > fewest else held
     return [f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
@@ -226,61 +238,61 @@ def sharded_traffic_across_nodes(answers: Answers, shape: ModelShape, figures: d
                                   "compute")
 
 
-def _epoch_seconds(ctx: Context, gpu: Part, spread_out: Context, nodes: int) -> tuple[float, str]:
-    """A training epoch's seconds on `nodes` nodes of 8 x `gpu` at a node's rate times the nodes, and what it reads;
-    (0, "") for inference or a data set of no stated size."""
-    if ctx.answers.task.mode != "training":
-        return 0.0, ""
+def _epoch_seconds(ctx: Context, gpu: Part, spread_out: Context, nodes: int
+                   ) -> tuple[float, str, Answers, dict[str, float]]:
+    """A training epoch's seconds on `nodes` nodes of 8 x `gpu` at a node's rate times the nodes, what it reads, and a
+    node's answers and predicted figures; 0 seconds for inference or a data set of no stated size."""
     node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
-    per_node = training_rate(job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS))
+    if ctx.answers.task.mode != "training":
+        return 0.0, "", node, {}
+    figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+    per_node = training_rate(figures)
     seconds, what, _ = epoch_seconds(node, ctx.shape, per_node * nodes) if per_node else (0.0, "", False)
-    return seconds, what
+    return seconds, what, node, figures
 
 
 def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Context) -> str:
     """How long a training epoch takes on the rented nodes and what it costs: a node's rate (ZeRO-3 over its NVLink)
     times the nodes, as data parallel scales near-linearly across them; and the nodes that finish it in SLOW_RUN_DAYS
     (Apertus-70B's 15T tokens on 3 nodes: ~22 years at the rate, not a rent a day alone)."""
-    if ctx.answers.task.mode != "training":
-        return ""
-    seconds, what = _epoch_seconds(ctx, gpu, spread_out, nodes)
+    seconds, what, node, figures = _epoch_seconds(ctx, gpu, spread_out, nodes)
     if not seconds:
         return ""
-    node = spread_out.answers.with_value("scale", "gpu_count", MAX_GPUS)
-    figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
     per_node = training_rate(figures)
     gpu_hours = seconds / 3600 * MAX_GPUS * nodes
     cost = money(gpu_hours * usd * ctx.rules.currency.cny_per_usd, ctx.currency, ctx.rules)
     unit = "tokens" if ctx.shape.kind == "transformer" else "samples"
     line = (f"one epoch of {what} at ~{per_node:,.0f} {unit}/s a node takes ~{duration(seconds)} on {nodes} nodes: "
             f"{gpu_hours:,.0f} GPU-hours, ~{cost}")
-    across = _across_nodes(ctx, node, figures, nodes, seconds)
+    across, nic_bound = _across_nodes(ctx, node, figures, nodes, seconds)
     line += across
     if seconds > SLOW_RUN_DAYS * 86400:
         needed = math.ceil(gpu_hours / (MAX_GPUS * SLOW_RUN_DAYS * 24))
         # ZeRO-3 moves as much a GPU over more nodes: the month holds where the NICs do not set the pace (audit ZW26).
         how = (", with Megatron's tensor parallel in each node and pipeline parallel across them, not ZeRO-3 at this "
-               "micro-batch, whose gathers set the pace above" if across.startswith(NIC_BOUND) else "")
+               "micro-batch, whose gathers set the pace above" if nic_bound else "")
         line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
                  f"GPU-hours{how}, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
                  f"{global_batch_note(ctx.answers.workload.batch_size, needed)}")
     return line
 
 
-def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes: int, seconds: float) -> str:
+def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes: int, seconds: float
+                  ) -> tuple[str, bool]:
     """What ZeRO-3's traffic over the nodes' NICs adds where compute cannot hide it (audit YF2: Falcon-180B's full
-    fine-tune on 6 nodes at micro-batch 1 moves ~1 TB a GPU a step); Megatron's tensor parallel in a node and pipeline
-    parallel across nodes keep most of it on NVLink."""
+    fine-tune on 6 nodes at micro-batch 1 moves ~1 TB a GPU a step), and whether it sets the pace; Megatron's tensor
+    parallel in a node and pipeline parallel across nodes keep most of it on NVLink."""
     traffic_s, compute_s, text = sharded_traffic_across_nodes(node, ctx.shape, figures, MAX_GPUS * nodes,
                                                               NIC_GB_PER_S)
     if nodes < 2 or compute_s <= 0:
-        return " (a node's rate)"
+        return " (a node's rate)", False
     if traffic_s <= compute_s:
-        return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)"
+        return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)", False
     slower = traffic_s / compute_s
-    return (f"{NIC_BOUND}; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
+    text = (f" at a node's rate over NVLink; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
             f"~{duration(seconds * slower)} ({slower:.1f}x) where they are not hidden: a larger micro-batch, or "
             "tensor parallel in each node and pipeline parallel across them (Megatron-LM), keeps it near the first")
+    return text, True
 
 
 def global_batch_note(batch_size: int, nodes: int) -> str:

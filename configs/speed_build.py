@@ -198,7 +198,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s,
                                               shape.attention_heads))
-    elif looped_s * per_stream > 0.5:  # not slow, but the loop is most of each token
+    elif notes.loop_is_most(looped_s, per_stream):  # not slow, but the loop is most of each token
         out.warnings.append(notes.expert_loop_share(looped_s, per_stream, shape.layers, shape.experts_count))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "

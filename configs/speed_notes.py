@@ -33,6 +33,8 @@ GENERIC_SEQUENCE_NOT_PREDICTED = (
     "not predicted for a model given by its parameter count alone over text or audio: a recurrent or convolutional "
     "model runs its weights once a time step (Tacotron 2's LSTM decoder over ~800 mel frames a clip), a count the "
     "answers cannot state; give it as a transformer (its layers and widths) or a CNN (forward_gflops_per_sample)")
+
+
 def sequence_of_unknown_length(answers: Answers, shape: ModelShape) -> bool:
     """A model given by its parameter count alone over text or audio, whose steps a sample are not known."""
     return shape.kind == "generic" and answers.data.kind in ("text", "audio")
@@ -60,14 +62,23 @@ AUDIO_TRAINING_NOTE = (
     "Base's fine-tune (41,276 tokens/s) comes out ~15 % high")
 
 
+# The engines that run a mixture's experts as fused kernels, not generate()'s Python loop over them.
+FUSED_EXPERTS_ENGINES = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: "
+                         "task.serving_engine)")
+
+
+def loop_is_most(looped_s: float, per_stream: float) -> bool:
+    """Whether generate()'s loop over the experts (`looped_s` a token) is most of a decode step."""
+    return looped_s * per_stream > 0.5
+
+
 def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: str, looped_s: float,
                 heads: int = 0) -> str:
     """A decode under SLOW_DECODE_TOKENS_PER_S and its remedy: another engine where generate()'s Python loop over the
     experts (`looped_s` a token) or its one GPU at a time holds it back (audit ZA: BLOOM-176B on 8 x A100), else a
     card with more bandwidth or smaller weights (tensor parallel only where the GPUs divide the `heads`)."""
-    if looped_s * per_stream > 0.5:
-        remedy = ("an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: task.serving_engine) "
-                  "decodes many times faster: generate() loops over the experts in Python")
+    if loop_is_most(looped_s, per_stream):
+        remedy = f"{FUSED_EXPERTS_ENGINES} decodes many times faster: generate() loops over the experts in Python"
     elif engine == "hf_generate" and device.count > 1 and stacks.splits_heads("vllm", heads, device.count):
         remedy = (f"vLLM or SGLang (task.serving_engine) split each layer over the {device.count} GPUs and read them "
                   "together (tensor parallel), where generate() runs them one at a time: several times faster")
@@ -85,9 +96,8 @@ def expert_loop_share(looped_s: float, per_stream: float, layers: int, experts: 
     return (f"generate() loops over the experts in Python: {layers} layers x {experts} experts x "
             f"{sp.HF_MOE_EXPERT_S * 1e6:g} us = {sp.duration(looped_s)} of each token's ~{sp.duration(1 / per_stream)} "
             f"({looped_s * per_stream:.0%}; a host sync each, fitted on transformers 4.51.3, and up to ~2x that on "
-            "other 4.x releases); an engine with fused expert kernels and CUDA graphs (vLLM, SGLang, llama.cpp: "
-            "task.serving_engine), or transformers 5's grouped GEMMs (task.experts_loop = false), decodes many times "
-            "faster on the same card")
+            f"other 4.x releases); {FUSED_EXPERTS_ENGINES}, or transformers 5's grouped GEMMs (task.experts_loop = "
+            "false), decodes many times faster on the same card")
 
 
 FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks

@@ -62,17 +62,16 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         on_engine = answers.with_value("task", "forward_runtime", "compiled")
         # An engine builds in fp16 where fp32 was answered (audit ZV26: Depth-Anything-Large's 12 ms in TensorRT FP16).
         half = [on_engine.with_precision("fp16")] if answers.task.precision in ("fp32", "tf32") else []
+        engine = ("a TensorRT engine: its fused encoder kernels' rate" if forward_only(shape) else
+                  "a TensorRT engine, or torch.compile(mode=\"reduce-overhead\")")
         for tried in (on_engine, *half):
             compiled = gpu_build(recommend_one, tried)
             if compiled is not None and rate_of(compiled[0]) >= target:
                 other, gpu = compiled
                 fp16 = " in fp16" if tried is not on_engine else ""
-                engine = ("a TensorRT engine: its fused encoder kernels' rate" if forward_only(shape) else
-                          "a TensorRT engine, or torch.compile(mode=\"reduce-overhead\")")
+                answer = 'task.forward_runtime = "compiled"' + (', task.precision = "fp16"' if fp16 else "")
                 line = (f"a compiled forward pass{fp16} ({engine}): {gpu.quantity} x {gpu.name}, "
-                        f"~{rate_of(other):,.1f} {unit}, "
-                        f"{within_text(other, build, rules)} (answer task.forward_runtime = \"compiled\""
-                        + (", task.precision = \"fp16\")" if fp16 else ")"))
+                        f"~{rate_of(other):,.1f} {unit}, {within_text(other, build, rules)} (answer {answer})")
                 return f"{short} in eager PyTorch, where compiled{fp16} it runs ~{rate_of(other):,.1f} (below)", \
                     line, other.answers
     # The cheap lever first: a server of many streams reads their caches every token, and fp8 halves them.
