@@ -310,8 +310,8 @@ class Task(Schema, frozen=True):
         "--chunked-prefill-size, llama.cpp -ub); 0: the engine's default (vLLM 2,048, SGLang 8,192, llama.cpp "
         "512). Qwen2.5-1M's launch command sets 131,072"))] = 0
     kv_cache_dtype: Annotated[KvCacheDtype, Meta(description=(
-        "KV cache precision: auto (16-bit, or fp32 with fp32 weights) or fp8 (vLLM/SGLang --kv-cache-dtype fp8, "
-        "llama.cpp -ctk/-ctv q8_0): half the KV cache"))] = "auto"
+        "KV cache precision: auto (16-bit, or fp32 with fp32 weights), fp8 (vLLM/SGLang --kv-cache-dtype fp8, "
+        "llama.cpp -ctk/-ctv q8_0): half the KV cache, or q4_0 (llama.cpp -ctk/-ctv q4_0): a quarter"))] = "auto"
 
 
 class Data(Schema, frozen=True):

@@ -233,6 +233,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     if task.mode == "inference" and task.kv_cache_dtype == "fp8" and engine not in stacks.FP8_KV_VALUE_BYTES:
         problems.append(("task", "kv_cache_dtype", "an fp8 KV cache needs vllm, sglang or llama_cpp as "
                          "task.serving_engine (generate() keeps a 16-bit cache)"))
+    if task.mode == "inference" and task.kv_cache_dtype == "q4_0" and engine not in stacks.Q4_0_KV_VALUE_BYTES:
+        problems.append(("task", "kv_cache_dtype", "a q4_0 KV cache is llama.cpp's (-ctk/-ctv q4_0): answer "
+                         "llama_cpp as task.serving_engine, or fp8 for vLLM and SGLang"))
     if task.prefill_chunk_tokens and (task.mode != "inference" or not stacks.PREFILL_CHUNK_TOKENS[engine]):
         chunked = ", ".join(name for name, chunk in stacks.PREFILL_CHUNK_TOKENS.items() if chunk)
         problems.append(("task", "prefill_chunk_tokens", f"a prefill chunk is an inference engine's ({chunked} as "

@@ -48,6 +48,8 @@ def keeps_the_job(before: Answers, after: Answers) -> bool:
     changed = {(section, key) for section, key, _ in changed_answers(before, after)}
     if mixed_precision_of_fp32(before, after):  # fp32 master weights: fp32's accuracy (arXiv:1710.03740)
         changed.discard(("task", "precision"))
+    if after.task.kv_cache_dtype == "q4_0" != before.task.kv_cache_dtype:  # fp8's cost is small, q4_0's is not
+        return False
     return changed <= QUALITY_FREE_FIELDS
 
 

@@ -276,6 +276,7 @@ def feasible_alternatives(
              or not any(other and other < changes and other_alternative.price_cny <= alternative.price_cny
                         and not _faster(alternative, other_alternative)
                         for other, other_alternative in zip(made, found, strict=True))]
+    found = [alternative for alternative in found if not _q4_0_needless(alternative, found)]
     # No new card holds the job as asked: a used one may, after the changes that keep the job and before those that
     # change it (audit T: Qwen2-VL-7B LoRA for CNY 12,000 led with QLoRA where a used RTX 3090 keeps LoRA); where
     # nothing new fits at all, also with the first lever that does it.
@@ -403,3 +404,14 @@ def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answer
         lines.append(f"with {', '.join(changed[False])} this would not fit the {gpu.name} "
                      f"({usable / GIB:.1f} GiB usable): the estimate assumes {labels[current]}")
     return lines
+
+
+def _q4_0_needless(alternative: Alternative, found: list[Alternative]) -> bool:
+    """A q4_0 KV cache where the same answers with an fp8 one are a way out as cheap: its larger accuracy cost buys
+    nothing."""
+    answers = alternative.answers
+    if answers is None or answers.task.kv_cache_dtype != "q4_0":
+        return False
+    with_fp8 = answers.with_value("task", "kv_cache_dtype", "fp8")
+    return any(other.answers == with_fp8 and other.price_cny <= alternative.price_cny for other in found)
+

@@ -240,6 +240,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs
         if transformer and not diffusion and stacks.fp8_kv_cache_open(task, answers.scenario):
             changes.append((stacks.KV_CACHE_FP8_LABEL, answers.with_value("task", "kv_cache_dtype", "fp8")))
+        if transformer and not diffusion and stacks.q4_0_kv_cache_open(task, answers.scenario):
+            changes.append((stacks.KV_CACHE_Q4_0_LABEL, answers.with_value("task", "kv_cache_dtype", "q4_0")))
         if engine == "llama_cpp" and "gpu" in ctx.pins and not ctx.edge and not task.layer_offload \
                 and not ctx.shape.routed_expert_parameters and transformer and not diffusion \
                 and not forward_only(ctx.shape):  # the card you have or chose keeps what it holds

@@ -230,7 +230,7 @@ def estimate_inference(
     if shape.linear_attention_layers:
         kv_text += (f" (full-attention layers only) + {shape.linear_attention_layers} linear layers' fixed state, "
                     f"{LINEAR_STATE_VALUES_PER_HIDDEN} x h values a layer, x b")
-    formula.append(kv_text + (" (fp8 KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
+    formula.append(kv_text + (f" ({kv_cache_dtype} KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens)
     prefill = min(prompt * batch, chunk) if chunk else prompt * batch

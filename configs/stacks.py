@@ -32,8 +32,8 @@ TrainingStack = Literal["hf_trainer", "torchtune", "liger", "unsloth"]
 ServingEngine = Literal["auto", "vllm", "sglang", "llama_cpp", "hf_generate"]
 # The KV cache's precision: auto, the weights' 16 bits; fp8, one byte a value (vLLM and SGLang --kv-cache-dtype fp8,
 # llama.cpp -ctk q8_0 -ctv q8_0 at 8.5 bits), half the KV cache for a small accuracy cost (vLLM's quantized KV
-# cache docs).
-KvCacheDtype = Literal["auto", "fp8"]
+# cache docs); q4_0, llama.cpp's -ctk q4_0 -ctv q4_0 at 4.5 bits, a quarter of it.
+KvCacheDtype = Literal["auto", "fp8", "q4_0"]
 # How a CNN or an encoder runs its forward pass: eager PyTorch (each kernel launched from Python), or compiled into
 # one launch (a TensorRT engine, torch.compile(mode="reduce-overhead")'s CUDA graphs); auto: compiled at the edge.
 ForwardRuntime = Literal["auto", "eager", "compiled"]
@@ -51,13 +51,18 @@ def forward_runtime(runtime: str, scenario: str) -> str:
 
 KV_CACHE_FP8_LABEL = ("an fp8 KV cache (vLLM/SGLang --kv-cache-dtype fp8, llama.cpp -ctk/-ctv q8_0): about half "
                       "its bytes")
+KV_CACHE_Q4_0_LABEL = ("a q4_0 KV cache (llama.cpp -ctk/-ctv q4_0): about a quarter of its bytes, with a larger "
+                       "accuracy cost than q8_0's that depends on the model: check it on your prompts")
 # Bytes a KV value takes in fp8: one, and llama.cpp's q8_0 blocks 34 bytes per 32 values; generate() has none.
 FP8_KV_VALUE_BYTES = {"vllm": 1.0, "sglang": 1.0, "llama_cpp": 34 / 32}
+# In q4_0: llama.cpp's blocks of 32 values, 16 bytes of 4-bit values and a 2-byte scale (ggml-common.h block_q4_0).
+Q4_0_KV_VALUE_BYTES = {"llama_cpp": 18 / 32}
+KV_VALUE_BYTES = {"fp8": FP8_KV_VALUE_BYTES, "q4_0": Q4_0_KV_VALUE_BYTES}
 
 
 def kv_value_bytes(kv_cache_dtype: str, engine: str, default: float) -> float:
-    """A KV cache value's bytes on this engine: fp8 where the engine has it, else the weights' `default`."""
-    return FP8_KV_VALUE_BYTES.get(engine, default) if kv_cache_dtype == "fp8" else default
+    """A KV cache value's bytes on this engine: fp8 or q4_0 where the engine has it, else the weights' `default`."""
+    return KV_VALUE_BYTES.get(kv_cache_dtype, {}).get(engine, default)
 
 
 TRAINING_STACKS: tuple[str, ...] = get_args(TrainingStack)
@@ -152,6 +157,12 @@ def mixed_layout_of(stack: str, precision: str, answered: str) -> str:
     """The bytes-a-parameter layout a stack trains with: torchtune trains bf16 through and through, with no fp32
     master copy (its memory guide), whatever was answered; other stacks the answered one."""
     return "bf16_pure" if stack == "torchtune" and precision == "bf16" else answered
+
+
+def q4_0_kv_cache_open(task: Task, scenario: str) -> bool:
+    """Whether a q4_0 KV cache is a lever still open: not answered, and the engine is llama.cpp."""
+    return task.kv_cache_dtype != "q4_0" and serving_engine(task.serving_engine, scenario,
+                                                            task.precision) in Q4_0_KV_VALUE_BYTES
 
 
 def fp8_kv_cache_open(task: Task, scenario: str) -> bool:
