@@ -324,6 +324,14 @@ def speech_on_ggml(ctx: Context) -> bool:
     return ctx.shape.encoder_decoder and ctx.answers.data.kind == "audio" and ctx.answers.task.mode == "inference"
 
 
+def _serves_here(ctx: Context) -> bool:
+    """Whether a CPU may serve the inference: anywhere but a server, and on a server at a stated rate of inputs that
+    its cores are timed against (audit ZI31: bge-small for 5 passages/s on EUR 1,200 got an RTX 5060 PC for EUR 1,163,
+    where an 8-core CPU embeds ~10/s in PyTorch, Infinity's benchmark)."""
+    stated = sp.stated_target(ctx.answers.task)
+    return ctx.answers.scenario != "inference_server" or (stated is not None and not stated[0].decode)
+
+
 def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     """A CPU-only PC, with why it is offered: classical ML on tabular data, small-model inference, and small-model
     training on a small data set need no GPU; otherwise only on price."""
@@ -345,8 +353,8 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     small = ctx.rules.cpu_only
     model_gib = cpu_ctx.memory.total_bytes / GIB
     seconds = _input_seconds(ctx, dict(asm.chosen["cpu"][0].spec))
-    if ctx.answers.task.mode == "inference" and ctx.answers.scenario != "inference_server" \
-            and model_gib <= small.small_model_max_gib and seconds <= SMALL_MODEL_MAX_SECONDS \
+    if ctx.answers.task.mode == "inference" and _serves_here(ctx) and model_gib <= small.small_model_max_gib \
+            and seconds <= SMALL_MODEL_MAX_SECONDS \
             and not _generates_in_pytorch(ctx):
         reason = (f"small-model inference: {model_gib:.2f} GiB is within the guide's small class (LeNet, ResNet-18 in "
                   f"{small.small_model_max_gib:g} GB, guide §{small.guide_section}), ~{seconds * 1e3:,.0f} ms an "

@@ -690,3 +690,20 @@ def test_a_rate_no_build_is_predicted_to_run_at_does_not_rule_out_the_cpu_only_p
     build = recommend(job, catalog, today=TODAY)
     assert build.cpu_only and build.feasible, build.blockers
     assert any(line.startswith("task.target_samples_per_s = 100 is not checked") for line in build.warnings)
+
+
+def test_a_server_of_a_small_encoder_at_a_rate_its_cores_meet_gets_the_cpu_only_pc(catalog):
+    # Audit ZI31: bge-small-en-v1.5 (12 x 384, MLP 1,536) over 449-token passages for 5 a second on EUR 1,200 got an
+    # RTX 5060 PC at EUR 1,163; an 8-core Cascade Lake embeds ~10 a second in sentence-transformers, ~20 in ONNX
+    # (michaelfeil/infinity docs/benchmarking.md, 256 sentences of 115,000 tokens a request).
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__encoder_only=True, workload__parameters=33_400_000, workload__layers=12,
+                  workload__hidden_size=384, workload__attention_heads=12, workload__intermediate_size=1536,
+                  workload__vocabulary_size=30522, workload__sequence_length=449, workload__batch_size=32,
+                  task__mode="inference", task__precision="fp32", task__target_samples_per_s=5.0,
+                  data__dataset_size_gb=5.0, budget__currency="EUR", budget__amount=1200.0)
+    build = recommend(job, catalog, today=TODAY)
+    # A server with no stated rate is not timed against its traffic: a GPU build, as before.
+    unstated = recommend(job.with_value("task", "target_samples_per_s", 0.0), catalog, today=TODAY)
+    assert build.cpu_only and build.feasible and not unstated.cpu_only, build.blockers
+    assert build.total_price_cny < 0.7 * unstated.total_price_cny
