@@ -1,7 +1,7 @@
 """A build that a change costing no or little quality would make much cheaper names that build: a chunked or fused
 loss for Hugging Face Trainer's fp32 logits, bf16 mixed precision for fp32 training, ZeRO-3 for data parallel
-copies, FSDP's gradients synced each micro-batch, Unsloth's quantized experts for a MoE's QLoRA, an fp8 KV cache for a
-server's."""
+copies, FSDP's gradients synced each micro-batch, gradient checkpointing, Unsloth's quantized experts for a MoE's
+QLoRA, an fp8 KV cache for a server's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import chunked_loss, experts_left_unquantized, unsloth_quantizes_more
+from pth_top.configs.levers import (
+    RECOMPUTE_LABEL,
+    chunked_loss,
+    experts_left_unquantized,
+    recompute_only,
+    unsloth_quantizes_more,
+)
 from pth_top.configs.micro_batch import SYNC_EACH_BATCH_LABEL, sharded_gradients
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import CHEAPER_FRACTION_MAX
@@ -22,12 +28,13 @@ from pth_top.units import GIB
 
 def cheaper_without_a_change_of_quality(build: Build, rules: Rules,
                                         recommend_one: Callable[[Answers], Build]) -> str:
-    """The first of the chunked loss, bf16, ZeRO-3, synced gradients, Unsloth's experts and an fp8 KV cache whose build
-    costs under CHEAPER_FRACTION_MAX of this one."""
+    """The first of the chunked loss, bf16, ZeRO-3, synced gradients, recompute, Unsloth's experts and an fp8 KV cache
+    whose build costs under CHEAPER_FRACTION_MAX of this one."""
     return (cheaper_with_a_chunked_loss(build, rules, recommend_one)
             or cheaper_in_bf16(build, rules, recommend_one)
             or cheaper_sharded(build, rules, recommend_one)
             or cheaper_with_synced_gradients(build, rules, recommend_one)
+            or cheaper_with_recompute(build, rules, recommend_one)
             or cheaper_with_quantized_experts(build, rules, recommend_one)
             or cheaper_with_an_fp8_kv_cache(build, rules, recommend_one))
 
@@ -93,6 +100,18 @@ def cheaper_with_synced_gradients(build: Build, rules: Rules, recommend_one: Cal
     return _line(f"with {SYNC_EACH_BATCH_LABEL}:", other, build, " (Accelerate's no_sync holds them whole)", text,
                  rules, "task.sync_each_batch = true (the same training, one reduce-scatter a micro-batch more; "
                  "torchtune does it always)", speed=_training_rates(other, build))
+
+
+def cheaper_with_recompute(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
+    """Training that keeps its activations names the build full recompute needs, both rates beside it (audit ZI31:
+    bge-base-zh-v1.5's contrastive fine-tune of 768 sequences a step, 35 GiB, bought a CNY 37,102 DGX Spark; with
+    checkpointing, as BAAI trained it (FlagEmbedding#25), 9.5 GiB on a CNY 22,532 24 GB card, faster by its rates)."""
+    found = _cheaper(build, recompute_only(build.answers), recommend_one)
+    if found is None:
+        return ""
+    other, text = found
+    return _line(f"with {RECOMPUTE_LABEL}:", other, build, "", text, rules, "task.recompute = \"full\" (the same "
+                 "training, each layer's forward run again in the backward)", speed=_training_rates(other, build))
 
 
 def cheaper_with_quantized_experts(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:

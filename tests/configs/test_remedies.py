@@ -940,3 +940,21 @@ def test_an_fp32_full_training_job_is_offered_bf16_mixed_precision_first_on_its_
     assert "keeping your" in first and "bf16 mixed precision" in first, build.feasible_alternatives
     changed = job.with_precision("bf16")
     assert keeps_the_job(job, changed) and not keeps_the_job(job.with_precision("int8"), changed)
+
+
+def test_training_that_keeps_its_activations_names_the_far_cheaper_build_full_recompute_needs(catalog):
+    # Audit ZI31: bge-base-zh-v1.5's contrastive fine-tune, 256 queries a GPU with a positive and a negative each (768
+    # sequences of 128 tokens), without checkpointing fits an A100 40G (FlagEmbedding#25): 35 GiB here, a CNY 37,102
+    # DGX Spark for CNY 40,000. BAAI trained it with gradient checkpointing: a 24 GB card, a build for under 70 %.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__encoder_only=True,
+                  workload__layers=12, workload__hidden_size=768, workload__attention_heads=12,
+                  workload__intermediate_size=3072, workload__vocabulary_size=21128, workload__sequence_length=128,
+                  workload__batch_size=768, task__mode="training", task__precision="amp_fp16", task__recompute="none",
+                  data__dataset_size_gb=2.0, budget__currency="CNY", budget__amount=40000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert 30 * GIB < build.memory.total_bytes < 40 * GIB and not build.blockers
+    line = next(line for line in build.warnings if line.startswith("cheaper with full recompute"))
+    assert 'task.recompute = "full"' in line and line.count("tokens/s training") == 1 and "against" in line
+    recomputed = recommend(job.with_value("task", "recompute", "full"), catalog, today=TODAY)
+    assert recomputed.total_price_cny < 0.7 * build.total_price_cny
+    assert not any(line.startswith("cheaper with full recompute") for line in recomputed.warnings)
