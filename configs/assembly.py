@@ -193,8 +193,21 @@ def run_fits(ctx: Context, asm: Assembly) -> bool:
     return chosen is None or memory_fit(ctx, chosen[0]) != SHORT
 
 
+# A model given by its parameter count trains with activations no count holds (presets' generic warning): its fit is
+# its floor's (audit ZJ31: StyleTTS 2's 3.7 GiB "fit" 16 GB cards, where 4 x 24 GB cards ran out of memory).
+FLOOR_ONLY = "by its floor (a model given by its parameter count: its activations not counted)"
+
+
+def floor_only(answers: Answers) -> bool:
+    """Whether the memory counted is a floor: training a model given by its parameter count alone."""
+    return answers.workload.kind == "generic" and answers.task.mode == "training"
+
+
 def fits_on(ctx: Context, gpu: Part, cards: str) -> str:
-    """A lever's "fits <cards>", said TIGHT where it fits usable memory but not with the estimator's margin."""
+    """A lever's "fits <cards>", said TIGHT where it fits usable memory but not with the estimator's margin, and said
+    of the floor alone where that is all that is counted."""
+    if floor_only(ctx.answers):
+        return f"fits {cards} {FLOOR_ONLY}"
     if memory_fit(ctx, gpu) != TIGHT:
         return f"fits {cards}"
     need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB

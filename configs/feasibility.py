@@ -263,6 +263,8 @@ def feasible_alternatives(
         if feasible is not None and answers == ctx.answers:
             break  # only the pinned parts were in the way: dropping them is the whole answer
     if not any(alternative.answers is not None for alternative in found):  # no machine of the count asked
+        if on_fewer:  # the job as asked first: a lever is no part of a way out that holds without it (audit ZJ31)
+            on_fewer.insert(0, (ctx.answers, ""))
         for answers, label in on_fewer:
             fewer, fewer_label, feasible = _on_fewer_gpus(ctx, answers, label, context_for)
             if feasible is not None and all(alternative.answers != fewer for alternative in found):
@@ -332,7 +334,8 @@ def _on_fewer_gpus(ctx: Context, answers: Answers, label: str,
     count = answers.scale.gpu_count // 2
     while count >= 1:
         fewer = answers.with_value("scale", "gpu_count", count)
-        fewer_label = f"{label}, on {count} of the {answers.scale.gpu_count} GPUs asked (scale.gpu_count = {count})"
+        fewer_label = f"{label}, " if label else ""
+        fewer_label += f"on {count} of the {answers.scale.gpu_count} GPUs asked (scale.gpu_count = {count})"
         feasible = feasible_build(ctx, fewer_label, context_for(fewer))
         if feasible is not None:
             return fewer, fewer_label, feasible

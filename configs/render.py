@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pth_top.configs.assembly import TIGHT_FIT
+from pth_top.configs.assembly import FLOOR_ONLY, TIGHT_FIT, floor_only
 from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.market import MARKET_NAMES, SYMBOLS
 from pth_top.configs.part_types import DESKTOP_SYSTEM
@@ -23,7 +23,8 @@ def memory_lines(build: Build) -> list[str]:
         return lines
     usable = build.gpu_usable_per_gpu_bytes / GIB
     tight = any(line.startswith(TIGHT_FIT) for line in build.warnings)  # in usable memory, short of the margin
-    verdict = ("fits TIGHT (short of the estimator's margin)" if tight else "fits") if build.memory_fits else \
+    fits = f"fits {FLOOR_ONLY}" if floor_only(build.answers) else "fits"
+    verdict = ("fits TIGHT (short of the estimator's margin)" if tight else fits) if build.memory_fits else \
         "DOES NOT FIT"
     card = build.gpu_memory_per_gpu_bytes / GIB
     gpu = build.component("gpu")

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from pth_top.configs.answers import cross_field_problems
+from pth_top.configs.assembly import FLOOR_ONLY
 from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
 from pth_top.configs.levers import answer_changes, queued_label
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
+from pth_top.configs.render import memory_lines
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB
 from tests.configs.builders import GLM45_AIR, QWEN25_3B, QWEN25_32B, answers
@@ -958,3 +960,18 @@ def test_training_that_keeps_its_activations_names_the_far_cheaper_build_full_re
     recomputed = recommend(job.with_value("task", "recompute", "full"), catalog, today=TODAY)
     assert recomputed.total_price_cny < 0.7 * build.total_price_cny
     assert not any(line.startswith("cheaper with full recompute") for line in recomputed.warnings)
+
+
+def test_a_model_given_by_its_parameter_count_fits_by_its_floor_and_no_lever_that_changes_nothing_is_offered(catalog):
+    # Audit ZJ31: StyleTTS 2's fine-tune (~150M trained, ~100M frozen, given by its count) on 4 used GPUs for EUR
+    # 4,000 led with "full recompute, on 2 of the 4 GPUs asked", where recompute changes none of its counted 3.7 GiB,
+    # and "fits" 16 GB cards, where 4 x RTX 3090 ran out of memory (yl4579/StyleTTS2#59).
+    job = answers(workload__preset="custom", workload__kind="generic", workload__parameters=150_000_000,
+                  workload__frozen_parameters=100_000_000, workload__frozen_precision="fp32", workload__batch_size=2,
+                  task__mode="training", task__precision="fp32", data__kind="audio", data__dataset_size_gb=0.3,
+                  scale__gpu_count=4, budget__currency="EUR", budget__amount=4000.0, budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    first = build.feasible_alternatives[0]
+    assert first.startswith("on 2 of the 4 GPUs asked") and "by its floor" in first, build.feasible_alternatives
+    fitting = recommend(job.with_value("scale", "gpu_count", 1), catalog, today=TODAY)
+    assert fitting.memory_fits and memory_lines(fitting)[-1].endswith("fits " + FLOOR_ONLY)
