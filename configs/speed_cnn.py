@@ -39,6 +39,11 @@ GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST = 0.46
 # reach 0.21-0.38 of 312 TFLOP/s (L1 r224 0.21, L2 r384 0.23, L3 r384 0.38), the Jetson Orin Nano rows of YOLOv8m,
 # YOLOX-S and YOLO11m at batch 1 0.23-0.29 (its dense FP16 figure); training's 0.19 timed them 10-49 % slow.
 CNN_COMPILED_TENSOR_FRACTION = 0.25
+# On a GeForce card TensorRT's FP16 convolutions run past its FP32-accumulate tensor figure, which only FP16
+# accumulation (twice that figure) can: YOLOv9-C at batch 8 on an RTX 4090, 1,224 images/s x 102.1 GFLOP = 0.76 of 165
+# (levipereira/yolov9-qat README, trtexec; fitted there), RTMDet-l on an RTX 3090, 410 x 160.5 = 0.93 of 71
+# (mmdetection's table; -36 % with each fused kernel's fixed cost on top).
+GEFORCE_CNN_COMPILED_TENSOR_FRACTION = 0.8
 # ResNet-50 at 224 px writes 11.11M activations forward (timm's infer_macts) and saves 21.53M for backward.
 RESNET50_FORWARD_ACTIVATIONS = 11.11e6
 SAVED_PER_FORWARD_ACTIVATION = RESNET50_SAVED_ELEMENTS / RESNET50_FORWARD_ACTIVATIONS
@@ -59,7 +64,7 @@ def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool, compiled: boo
     and more again channels-last; a data-centre card's is NVIDIA's channels-last tables' (speed.CNN_TENSOR_FRACTION).
     A compiled engine's forward pass (TensorRT, which runs channels-last) reaches CNN_COMPILED_TENSOR_FRACTION."""
     if compiled:
-        return GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST if geforce_tensor else CNN_COMPILED_TENSOR_FRACTION
+        return GEFORCE_CNN_COMPILED_TENSOR_FRACTION if geforce_tensor else CNN_COMPILED_TENSOR_FRACTION
     if not geforce_tensor:
         return sp.CNN_TENSOR_FRACTION
     return GEFORCE_CNN_TENSOR_FRACTION_CHANNELS_LAST if channels_last else sp.GEFORCE_CNN_TENSOR_FRACTION

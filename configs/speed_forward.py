@@ -78,9 +78,10 @@ ENCODER_KERNELS_PER_LAYER = 14
 EAGER_FLOOR = "eager launch floor: "  # how the warning starts (speed_target offers the compiled runtime)
 # A compiled engine (TensorRT) fuses a weight layer's kernels into one, and at a small batch each still costs a fixed
 # time beside its work: mmdeploy's RTMPose t to l in TRT-FP16 at batch 1 (mmpose's benchmark, ~45-85 fused layers) run
-# ~0.9 ms on an RTX 3090 whatever their FLOPs (0.72-8.3 GFLOP: 0.98-1.37 ms), ~16 us a layer; on a Jetson AGX Orin
-# 1.6-3.7 ms, ~40 us. Fitted there (their rows), checked on an Orin NX (-29 % to +50 %).
-COMPILED_KERNEL_S = 16e-6
+# ~0.9 ms on an RTX 3090 whatever their FLOPs (0.72-8.3 GFLOP: 0.98-1.37 ms), ~20 us a layer beside their FLOPs at
+# speed_cnn's compiled GeForce share; on a Jetson AGX Orin 1.6-3.7 ms, ~40 us. Fitted there (their rows), checked on an
+# Orin NX (-29 % to +50 %).
+COMPILED_KERNEL_S = 20e-6
 COMPILED_EDGE_KERNEL_S = 40e-6
 
 

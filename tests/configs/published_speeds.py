@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 201 here (333 in all).
+published_workloads_large.py 12, test_requests.py 13): 203 here (335 in all).
 """
 
 from __future__ import annotations
@@ -403,6 +403,9 @@ def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, b
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
 
 
+YOLOV9_QAT = ("github.com/levipereira/yolov9-qat README, 'Latency/Throughput' (TensorRT 10 trtexec with CUDA graphs, "
+              "an RTX 4090): YOLOv9-C (converted, 102.1 GFLOPs at 640 px, WongKinYiu/yolov9 README) in FP16 at batch "
+              "{}, {:,.0f} images/s")
 TRT_BERT = ("github.com/NVIDIA/TensorRT demo/BERT/README.md (commit 007c347), 'Inference performance', "
             "scripts/inference_benchmark.sh, BERT Large, FP16, sequence length 384, batch 128")
 DEPTH_ANYTHING_TRT = ("github.com/LiheYoung/Depth-Anything README, 'Pre-trained models': Depth-Anything-Large "
@@ -1069,9 +1072,13 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("mmdet-rtmdet-l-3090-trt-fp16", "github.com/open-mmlab/mmdetection configs/rtmdet/README.md: "
                    "RTMDet-l, 640 px, TRT-FP16 latency 2.44 ms on an RTX 3090 (410 FPS; 80.23 G multiply-adds, "
                    "160.5 GFLOPs)", 1000 / 2.44, lambda: cnn_inference_on("rtx-3090-24gb", 160.5),
-                   gap="TensorRT fuses each convolution with its norm and activation into one kernel in FP16 with "
-                       "FP16 accumulation; the GeForce CNN fraction, 0.34, is PyTorch's cuDNN (timm's rows): -57 %",
-                   tolerance=0.7),
+                   gap="0.93 of the card's FP32-accumulate figure by its FLOPs, past the 0.8 fitted on YOLOv9-C's "
+                       "rows, with each fused kernel's fixed cost added on top of its work: -36 %",
+                   tolerance=0.45),
+    # A GeForce card's compiled CNN share (speed_cnn.GEFORCE_CNN_COMPILED_TENSOR_FRACTION), fitted on these two.
+    *(PublishedSpeed(f"yolov9qat-4090-yolov9-c-trt-fp16-batch{batch}", YOLOV9_QAT.format(batch, rate), rate,
+                     functools.partial(cnn_inference_on, "rtx-4090-24gb", 102.1, batch), fitted=True)
+      for batch, rate in ((1, 803.0), (8, 1224.0))),
     # A compiled engine's fixed cost a fused kernel (speed_forward.COMPILED_KERNEL_S, COMPILED_EDGE_KERNEL_S), fitted
     # on the RTX 3090's and the AGX Orin's rows; at its FLOPs alone RTMPose ran 4-12x fast there (audit XZ13).
     *(PublishedSpeed(f"rtmpose-{name}-{key}-trt-fp16", RTMPOSE_TRT.format(where, name, ms, gflops), 1000 / ms,
