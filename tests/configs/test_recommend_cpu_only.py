@@ -707,3 +707,5 @@ def test_a_server_of_a_small_encoder_at_a_rate_its_cores_meet_gets_the_cpu_only_
     unstated = recommend(job.with_value("task", "target_samples_per_s", 0.0), catalog, today=TODAY)
     assert build.cpu_only and build.feasible and not unstated.cpu_only, build.blockers
     assert build.total_price_cny < 0.7 * unstated.total_price_cny
+    # Sized as the PC runs it, its batch in PyTorch, not as vLLM filling 90 % of a GPU it does not have.
+    assert not any("vLLM" in line for line in build.memory.formula), build.memory.formula
