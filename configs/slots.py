@@ -142,6 +142,10 @@ def duct_cost(ctx: Context, gpu: Part | None) -> float:
     return ctx.gpu_count * min(part_price(ctx, duct) for duct in ducts) if ducts else 0.0
 
 
+PASSIVE_POWER_INPUT = ("check the card's power input: many passive cards take a CPU/EPS 8-pin, fed from two PCIe "
+                       "8-pin leads by an adapter")
+
+
 def choose_ducts(ctx: Context, asm: Assembly, gpu: Part) -> None:
     """A fan duct on each passive card: a desktop case has no server's fan wall to push air through its fins."""
     ducts = ducts_for(ctx, gpu)
@@ -152,6 +156,7 @@ def choose_ducts(ctx: Context, asm: Assembly, gpu: Part) -> None:
         f"not give; one {duct.name} a card ({duct['max_gpu_power_w']:g} W rated) gives it, in a desktop PC rather "
         "than an 8-GPU server barebone",
         *duct.notes_for(ctx.market),
+        *([PASSIVE_POWER_INPUT] if gpu["power_connector_count"] else []),  # a 70 W T4 draws from the slot alone
     ]
     if ctx.answers.budget.noise == "quiet":
         asm.warnings.append(f"budget.noise = \"quiet\": {gpu.name} is passive and has no quiet cooling; its fan duct's "

@@ -240,6 +240,11 @@ def test_one_or_two_passive_cards_you_have_go_in_a_desktop_with_a_fan_duct_each(
     assert build.feasible and build.component("system") is None and build.component("motherboard") is not None
     assert duct is not None and duct.quantity == 1 and build.total_price_cny <= build.budget_cny, build.blockers
     assert not any("passively cooled: it needs a server chassis" in line for line in build.warnings)
+    # Audit ZL32: the T4 draws its 70 W from the slot, so no word of its power lead; a 150 W A10's 8-pin is named.
+    assert not any("power input" in line for line in duct.reasoning), duct.reasoning
+    a10 = recommend(answers("personal_research", **{**detector, "budget__amount": 3000.0}, budget__owned_gpu="a10-24gb",
+                            budget__owned_gpu_count=1), catalog, today=TODAY).component("gpu_duct")
+    assert a10 is not None and any("power input" in line for line in a10.reasoning), a10
     # Three cards share a server's fan wall.
     three = recommend(answers("personal_research", **{**detector, "budget__amount": 400_000.0},
                               budget__owned_gpu="t4-16gb", budget__owned_gpu_count=3), catalog, today=TODAY)
