@@ -417,4 +417,3 @@ def _q4_0_needless(alternative: Alternative, found: list[Alternative]) -> bool:
         return False
     with_fp8 = answers.with_value("task", "kv_cache_dtype", "fp8")
     return any(other.answers == with_fp8 and other.price_cny <= alternative.price_cny for other in found)
-

@@ -62,7 +62,8 @@ def compiled_forward(answers: Answers) -> bool:
 def cnn_tensor_fraction(geforce_tensor: bool, channels_last: bool, compiled: bool = False) -> float:
     """The share of the tensor rate a CNN's convolutions reach: a GeForce card's FP32-accumulate figure more of it,
     and more again channels-last; a data-centre card's is NVIDIA's channels-last tables' (speed.CNN_TENSOR_FRACTION).
-    A compiled engine's forward pass (TensorRT, which runs channels-last) reaches CNN_COMPILED_TENSOR_FRACTION."""
+    A compiled engine's forward pass (TensorRT, which runs channels-last) reaches CNN_COMPILED_TENSOR_FRACTION, and on
+    a GeForce card GEFORCE_CNN_COMPILED_TENSOR_FRACTION of its FP32-accumulate figure."""
     if compiled:
         return GEFORCE_CNN_COMPILED_TENSOR_FRACTION if geforce_tensor else CNN_COMPILED_TENSOR_FRACTION
     if not geforce_tensor:
