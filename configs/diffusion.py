@@ -50,6 +50,10 @@ SLOW_IMAGE_S = 60.0
 # 30 steps at 1024 px in 3.70 s on an A100 = 0.35 (fitted before the VAE decode was counted: now +14 %, its A10 and
 # H100 rows +2 and +4 %); FLUX.1-dev's 74.4 TFLOP a pass in 15.65 s = 0.43 (0.30 on an H100).
 DENOISER_COUNTED_FRACTION = 0.35
+# A UNet in a TensorRT engine (StreamDiffusion's) runs at a compiled encoder's share, fitted on its two RTX 4090 rows:
+# SD-Turbo's 803 GFLOP pass, one step at batch 1, 106.16 images/s (0.57 with its tiny decoder's share in it), and
+# LCM-LoRA on KohakuV2 (SD 1.5), four steps batched across frames, 38.02 (0.77). Not on a Jetson (speed.py's encoders).
+COMPILED_DENOISER_FRACTION = sp.COMPILED_ENCODER_FORWARD_FRACTION
 # Eager Diffusers runs a denoiser's ops one at a time from the CPU, classifier-free guidance batched into one pass:
 # ATen ops a pass (views not counted, a TorchDispatchMode over diffusers 0.42's UNet2DConditionModel) are SD 1.5's
 # 727 with 16 transformer blocks and SDXL's 1,863 with 70, so 391 + 21 a block.
@@ -236,18 +240,22 @@ VIDEO_RUNTIME_NOTE = (
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
                     swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0,
                     unit: str = "image", eager: bool = False, streamed: bool = False,
-                    sequence_parallel: bool = False) -> sp.Prediction:
+                    sequence_parallel: bool = False, compiled: bool = False) -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
     batch also moves `swapped_bytes` (every model of the pipeline, once) from RAM over PCIe. `eager`: a step takes at
     least its ops' host time (eager Diffusers). `streamed` (block offload): each step also moves the denoiser's
     weights over PCIe, beside its compute (the next block copies while one runs). `sequence_parallel`: all the
-    GPUs make each image together, each its 1/n of the tokens, at SEQUENCE_PARALLEL_SCALING_PER_DOUBLING."""
+    GPUs make each image together, each its 1/n of the tokens, at SEQUENCE_PARALLEL_SCALING_PER_DOUBLING. `compiled`:
+    a counted denoiser in an engine (TensorRT) runs at COMPILED_DENOISER_FRACTION on a discrete GPU."""
     split = device.count if sequence_parallel and device.count > 1 else 1
     share = per_gpu_batch(batch, device.count, split > 1)
     link = "nvlink" if device.nvlink else "pcie"
     scaling = SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link] ** math.log2(split)
     flops = step_flops(shape, share, counted_gflops_per_pass) / (split * scaling)
     pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass)
+    if compiled and counted_gflops_per_pass and not device.edge_module:
+        fraction = COMPILED_DENOISER_FRACTION
+        pass_text += ", in a compiled engine (task.forward_runtime: TensorRT, StreamDiffusion's)"
     if split > 1:
         pass_text += (f" / ({split} GPUs x {scaling:.2f}, sequence parallel over {link}: "
                       f"{SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link]:g} a doubling)")

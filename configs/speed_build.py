@@ -126,10 +126,11 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         # Block offload streams the denoiser each step (denoising_speed) and the frozen models once a batch.
         swapped = (0.0 if task.block_offload else weights) + (0.0 if task.frozen_on_cpu else frozen) \
             if task.pipeline_offload or task.block_offload else 0.0
+        runtime = stacks.forward_runtime(task.forward_runtime, answers.scenario)
         return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
-                               "clip" if answers.data.kind in ("video", "audio") else "image",
-                               stacks.forward_runtime(task.forward_runtime, answers.scenario) == "eager",
-                               streamed=task.block_offload, sequence_parallel=task.sequence_parallel)
+                               "clip" if answers.data.kind in ("video", "audio") else "image", runtime == "eager",
+                               streamed=task.block_offload, sequence_parallel=task.sequence_parallel,
+                               compiled=runtime == "compiled")
     if shape.encoder_decoder:
         return sp.Prediction(summary=[notes.ENCODER_DECODER_NOT_PREDICTED])
     if forward_only(shape):

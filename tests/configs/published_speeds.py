@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 203 here (335 in all).
+published_workloads_large.py 12, test_requests.py 13): 205 here (337 in all).
 """
 
 from __future__ import annotations
@@ -165,6 +165,16 @@ def denoise_sdxl(part_id: str, steps: int, unet: dict | None = None, px: int = 1
                          workload__output_width_px=px, workload__output_height_px=px)
     model = model_shape(answers.workload)[0]
     return speed_build.inference(answers, model, catalog_gpu(part_id, answers)).figures["image_batch_s"]
+
+
+def streamdiffusion_on_rtx_4090(steps: int) -> float:
+    """Images a second of SD 1.5's UNet (SD-Turbo's 2.1 UNet has its count) in a TensorRT engine on an RTX 4090,
+    `steps` without guidance, its tiny decoder (TAESD) not counted (configs.diffusion.COMPILED_DENOISER_FRACTION)."""
+    answers = answers_of(**{**published_workloads.SD15, "workload__classifier_free_guidance": False},
+                         workload__denoising_steps=steps, workload__batch_size=1, task__mode="inference",
+                         task__precision="fp16", task__forward_runtime="compiled")
+    model = model_shape(answers.workload)[0]
+    return 1 / speed_build.inference(answers, model, catalog_gpu("rtx-4090-24gb", answers)).figures["image_batch_s"]
 
 
 def offloaded_decode(preset: str | ModelShape, device: sp.Device, ram_gb_per_s: float, quantization: str,
@@ -403,6 +413,8 @@ def encoder_inference(preset: str, sequence_length: int, gpu: str | sp.Device, b
     return speed_build.inference(answers, model_shape(answers.workload)[0], device).figures["samples_per_s"]
 
 
+STREAMDIFFUSION = ("github.com/cumulo-autumn/StreamDiffusion README (RTX 4090, Core i9-13900K): TensorRT engines, "
+                   "TAESD's tiny decoder, 512 px, the prompt's embeddings computed once")
 YOLOV9_QAT = ("github.com/levipereira/yolov9-qat README, 'Latency/Throughput' (TensorRT 10 trtexec with CUDA graphs, "
               "an RTX 4090): YOLOv9-C (converted, 102.1 GFLOPs at 640 px, WongKinYiu/yolov9 README) in FP16 at batch "
               "{}, {:,.0f} images/s")
@@ -1178,6 +1190,12 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "SD1.5 Benchmarks: Diffusers (fp16, SDPA) on an A100 80G SXM, 512 px, 50 steps, 1.591 s end to end "
                    "(31.44 it/s)", 1.591, lambda: denoise_sdxl("a100-80gb-sxm", 50, published_workloads.SD15, 512),
                    fitted=True),
+    # In a TensorRT engine (configs.diffusion.COMPILED_DENOISER_FRACTION, fitted on these two; audit ZN33).
+    *(PublishedSpeed(f"streamdiffusion-4090-{name}-{steps}-step", f"{STREAMDIFFUSION}: {label}, {steps} denoising "
+                     f"step(s), {rate} images/s txt2img", rate, functools.partial(streamdiffusion_on_rtx_4090, steps),
+                     fitted=True)
+      for name, label, steps, rate in (("sd-turbo", "SD-turbo", 1, 106.16),
+                                       ("lcm-lora-kohakuv2", "LCM-LoRA + KohakuV2", 4, 38.023))),
     # One step: the VAE decode is most of the image (SDXL's 70 blocks at 512 px, guidance off; its step waits on eager
     # Diffusers' ops, so its FLOPs, the 1024 px count over 4, do not decide it). One of the three rows the decode's
     # FP32 rate was read from (configs.diffusion.VAE_DECODE_FLOP_PER_PIXEL).
