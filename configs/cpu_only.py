@@ -261,7 +261,7 @@ def cpu_epoch_seconds(ctx: Context, cpu: dict) -> tuple[float, str]:
     shape, answers = ctx.shape, ctx.answers
     work, origin, _ = epoch_seconds(answers, shape, 1.0)  # at one unit a second: the epoch's tokens or samples
     rate = cpu_flops_per_s(cpu)
-    if not work or not rate:
+    if not work or not rate or sequence_of_unknown_length(answers, shape):
         return 0.0, ""
     per_sample, _, _, tokens = training_work(answers, shape)
     per_unit = per_sample / tokens  # the epoch's work is in tokens where a sample has them
@@ -373,8 +373,11 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         return CpuOnly(cpu_ctx, asm, True, reason, cheapest_total)
     data_gb = ctx.answers.data.dataset_size_gb
     epoch_s, epoch_text = cpu_epoch_seconds(ctx, dict(asm.chosen["cpu"][0].spec))
+    # A model given by its count (its activations and work unknown) is no small job by its floor (audit ZP34:
+    # GPT-SoVITS's ~80M over audio, which needs 6 GB of a GPU, was sold a CPU-only PC at "~0.51 s an epoch").
     if ctx.answers.task.mode == "training" and model_gib <= small.small_model_max_gib \
-            and data_gb <= small.small_training_dataset_max_gb and epoch_s <= SMALL_TRAINING_EPOCH_MAX_S:
+            and data_gb <= small.small_training_dataset_max_gb and epoch_s <= SMALL_TRAINING_EPOCH_MAX_S \
+            and not sequence_of_unknown_length(ctx.answers, ctx.shape):
         reason = (f"small-model training: {model_gib:.2f} GiB of working memory (the guide's small class, LeNet and "
                   f"ResNet-18 in {small.small_model_max_gib:g} GB, §{small.guide_section}) on {data_gb:g} GB of "
                   f"data{epoch_text}: a CPU trains it, cheaper than any GPU build")

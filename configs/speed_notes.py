@@ -26,18 +26,21 @@ def ollama_queue(batch: int, one_stream: float) -> str:
             f"OLLAMA_NUM_PARALLEL={batch} for the rate above)")
 
 
-# Why a model given by its parameter count alone is not timed over text or audio (configs.speed_build): audit ZV26,
+# Why a model given by its parameter count alone is not timed but over a table (configs.speed_build): audit ZV26,
 # Tacotron 2 (28.2M, an LSTM decoder over ~800 mel frames a clip) timed at 2N FLOPs a clip, an epoch in 0.023 s
-# against NVIDIA DeepLearningExamples' 20,992 mels/s on a V100 (~6 min an epoch).
+# against NVIDIA DeepLearningExamples' 20,992 mels/s on a V100 (~6 min an epoch); audit ZP34, StyleGAN3-T at 1024 px,
+# 156.91 s per 1,000 images on an A100 (NVlabs/stylegan3 docs/configs.md), ~138,000 images/s at 2N.
 GENERIC_SEQUENCE_NOT_PREDICTED = (
-    "not predicted for a model given by its parameter count alone over text or audio: a recurrent or convolutional "
-    "model runs its weights once a time step (Tacotron 2's LSTM decoder over ~800 mel frames a clip), a count the "
+    "not predicted for a model given by its parameter count alone over text, audio or images: a recurrent or "
+    "convolutional model runs its weights once a time step or a pixel (Tacotron 2's LSTM decoder over ~800 mel frames "
+    "a clip; StyleGAN3-T's ~51M at 1024 px, 6.4 images/s on an A100 where 2N an image gave ~138,000), a count the "
     "answers cannot state; give it as a transformer (its layers and widths) or a CNN (forward_gflops_per_sample)")
 
 
 def sequence_of_unknown_length(answers: Answers, shape: ModelShape) -> bool:
-    """A model given by its parameter count alone over text or audio, whose steps a sample are not known."""
-    return shape.kind == "generic" and answers.data.kind in ("text", "audio")
+    """A model given by its parameter count alone over anything but a table, whose work a sample is not known (a table's
+    MLP passes its weights once a row)."""
+    return shape.kind == "generic" and answers.data.kind != "tabular"
 
 
 # Why an encoder-decoder's inference speed is not predicted (configs.speed_build).
