@@ -31,7 +31,7 @@ from pth_top.configs.speed_cpu import (
     forward_input_flops,
 )
 from pth_top.configs.speed_epoch import epoch_seconds
-from pth_top.configs.speed_notes import sequence_of_unknown_length
+from pth_top.configs.speed_notes import work_a_sample_unknown
 from pth_top.units import GIB
 
 
@@ -104,7 +104,7 @@ def too_slow_on_the_cpu(ctx: Context, cpu_only: CpuOnly) -> bool:
     # Where no build's rate is predicted (a model given by its count over audio), the rate decides nothing (audit
     # ZY27: Silero VAD's 2 MB for 100 chunks a second was refused the EUR 740 PC and sent to a EUR 1,065 GPU PC).
     if stated is not None and figures.get(stated[0].figure, 0.0) < stated[1] \
-            and not sequence_of_unknown_length(ctx.answers, ctx.shape):
+            and not work_a_sample_unknown(ctx.answers, ctx.shape):
         return True
     if cpu_only.adequate:
         return False
@@ -261,7 +261,7 @@ def cpu_epoch_seconds(ctx: Context, cpu: dict) -> tuple[float, str]:
     shape, answers = ctx.shape, ctx.answers
     work, origin, _ = epoch_seconds(answers, shape, 1.0)  # at one unit a second: the epoch's tokens or samples
     rate = cpu_flops_per_s(cpu)
-    if not work or not rate or sequence_of_unknown_length(answers, shape):
+    if not work or not rate or work_a_sample_unknown(answers, shape):
         return 0.0, ""
     per_sample, _, _, tokens = training_work(answers, shape)
     per_unit = per_sample / tokens  # the epoch's work is in tokens where a sample has them
@@ -377,7 +377,7 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
     # GPT-SoVITS's ~80M over audio, which needs 6 GB of a GPU, was sold a CPU-only PC at "~0.51 s an epoch").
     if ctx.answers.task.mode == "training" and model_gib <= small.small_model_max_gib \
             and data_gb <= small.small_training_dataset_max_gb and epoch_s <= SMALL_TRAINING_EPOCH_MAX_S \
-            and not sequence_of_unknown_length(ctx.answers, ctx.shape):
+            and not work_a_sample_unknown(ctx.answers, ctx.shape):
         reason = (f"small-model training: {model_gib:.2f} GiB of working memory (the guide's small class, LeNet and "
                   f"ResNet-18 in {small.small_model_max_gib:g} GB, §{small.guide_section}) on {data_gb:g} GB of "
                   f"data{epoch_text}: a CPU trains it, cheaper than any GPU build")

@@ -115,8 +115,8 @@ def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
 
 def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     task, batch = answers.task, answers.workload.batch_size
-    if notes.sequence_of_unknown_length(answers, shape):
-        return sp.Prediction(summary=[notes.GENERIC_SEQUENCE_NOT_PREDICTED])
+    if notes.work_a_sample_unknown(answers, shape):
+        return sp.Prediction(summary=[notes.GENERIC_NOT_PREDICTED])
     if shape.kind != "transformer":
         return cnn_speed(answers, shape, device)
     if shape.denoising_steps:
@@ -277,8 +277,8 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
 
 
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
-    if notes.sequence_of_unknown_length(answers, shape):
-        return sp.Prediction(summary=[notes.GENERIC_SEQUENCE_NOT_PREDICTED])
+    if notes.work_a_sample_unknown(answers, shape):
+        return sp.Prediction(summary=[notes.GENERIC_NOT_PREDICTED])
     task, n = answers.task, device.count
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)

@@ -30,14 +30,14 @@ def ollama_queue(batch: int, one_stream: float) -> str:
 # Tacotron 2 (28.2M, an LSTM decoder over ~800 mel frames a clip) timed at 2N FLOPs a clip, an epoch in 0.023 s
 # against NVIDIA DeepLearningExamples' 20,992 mels/s on a V100 (~6 min an epoch); audit ZP34, StyleGAN3-T at 1024 px,
 # 156.91 s per 1,000 images on an A100 (NVlabs/stylegan3 docs/configs.md), ~138,000 images/s at 2N.
-GENERIC_SEQUENCE_NOT_PREDICTED = (
-    "not predicted for a model given by its parameter count alone over text, audio or images: a recurrent or "
+GENERIC_NOT_PREDICTED = (
+    "not predicted for a model given by its parameter count alone over anything but a table: a recurrent or "
     "convolutional model runs its weights once a time step or a pixel (Tacotron 2's LSTM decoder over ~800 mel frames "
     "a clip; StyleGAN3-T's ~51M at 1024 px, 6.4 images/s on an A100 where 2N an image gave ~138,000), a count the "
     "answers cannot state; give it as a transformer (its layers and widths) or a CNN (forward_gflops_per_sample)")
 
 
-def sequence_of_unknown_length(answers: Answers, shape: ModelShape) -> bool:
+def work_a_sample_unknown(answers: Answers, shape: ModelShape) -> bool:
     """A model given by its parameter count alone over anything but a table, whose work a sample is not known (a table's
     MLP passes its weights once a row)."""
     return shape.kind == "generic" and answers.data.kind != "tabular"
