@@ -209,11 +209,15 @@ def step_flops(shape: ModelShape, batch: int, counted_gflops_per_pass: float = 0
     return batch * shape.guidance_passes * per_pass
 
 
-def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float) -> tuple[str, float]:
-    """How a pass is counted, and the fraction of the tensor rate that count is timed at."""
+def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float, compiled: bool = False) -> tuple[str, float]:
+    """How a pass is counted, and the fraction of the tensor rate that count is timed at (a counted one `compiled` in
+    an engine: COMPILED_DENOISER_FRACTION)."""
     if counted_gflops_per_pass:
-        return (f"{counted_gflops_per_pass:,.4g} GFLOP a pass (workload.forward_gflops_per_sample, counted)",
-                DENOISER_COUNTED_FRACTION)
+        counted = f"{counted_gflops_per_pass:,.4g} GFLOP a pass (workload.forward_gflops_per_sample, counted)"
+        if compiled:
+            return (f"{counted}, in a compiled engine (task.forward_runtime: TensorRT, StreamDiffusion's)",
+                    COMPILED_DENOISER_FRACTION)
+        return counted, DENOISER_COUNTED_FRACTION
     window = (f", {shape.window_layers} of them over a {shape.sliding_window_tokens:,}-token window"
               if shape.window_layers else "")
     if shape.single_stream_dit:
@@ -252,10 +256,7 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     link = "nvlink" if device.nvlink else "pcie"
     scaling = SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link] ** math.log2(split)
     flops = step_flops(shape, share, counted_gflops_per_pass) / (split * scaling)
-    pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass)
-    if compiled and counted_gflops_per_pass and not device.edge_module:
-        fraction = COMPILED_DENOISER_FRACTION
-        pass_text += ", in a compiled engine (task.forward_runtime: TensorRT, StreamDiffusion's)"
+    pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass, compiled and not device.edge_module)
     if split > 1:
         pass_text += (f" / ({split} GPUs x {scaling:.2f}, sequence parallel over {link}: "
                       f"{SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link]:g} a doubling)")

@@ -146,8 +146,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     # "rent 2 nodes, the fewest that hold it", where one 8 x H100 node holds it at micro-batch 1).
     small = small_activations(node)
     small_rented = context_for(small) if small != node else None
-    # Each: $, node-hours, GPU, $/GPU-hour, nodes, micro-batch 1, the answers a node runs.
-    runs: list[tuple[float, float, Part, float, int, bool, Answers]] = []
+    # Each: $, node-hours, GPU, $/GPU-hour, nodes, the answers a node runs (`small` at micro-batch 1).
+    runs: list[tuple[float, float, Part, float, int, Answers]] = []
     for gpu_id, usd in rented.rules.rent.usd_per_gpu_hour.items():
         gpu = rented.catalog.get(gpu_id)
         if gpu is None:
@@ -171,11 +171,11 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
             if own_hours is not None:
                 run_as, rented_hours = node, own_hours
         if rented_hours:
-            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as is small, run_as))
+            runs.append((rented_hours * usd * NODE_GPUS, rented_hours, gpu, usd, least, run_as))
     if not runs:
         return ""
     cheapest = min(run[0] for run in runs)
-    dollars, rented_hours, gpu, usd, least, at_one, run_as = min(
+    dollars, rented_hours, gpu, usd, least, run_as = min(
         (run for run in runs if run[0] <= cheapest * RENT_COST_TIE), key=lambda run: run[1])
     rules = rented.rules
     rented_cny = dollars * rules.currency.cny_per_usd
@@ -185,7 +185,7 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     cheaper = rented_cny < build.total_price_cny
     here = f"~{duration(hours * 3600)} on {which} {money(build.total_price_cny, build.currency, rules)} build" + (
         f" ({changed})" if changed else "")
-    how = f" ({small_activations_label(node)})" if at_one else ""
+    how = f" ({small_activations_label(node)})" if run_as is small else ""
     rate_text = (f"{NODE_GPUS} x {gpu.name}{how} at ${usd:g}/GPU-hour ({rules.rent.source}, as of {rules.rent.as_of})"
                  f"{rent_market_note(build.market)}")
     nodes = max(least, math.ceil(rented_hours / (SLOW_RUN_DAYS * 24)))

@@ -106,6 +106,7 @@ class _Bought(NamedTuple):
     run_s: float  # an epoch at a node's rate; 0 for inference
     spread_out: Context  # the job over the fewest
     how: str
+    node_figures: dict[str, float]  # a node's predicted figures (_epoch_seconds')
 
 
 def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
@@ -123,17 +124,17 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
         if not holds:
             continue
         each = part_price(ctx, system)
-        seconds, _, _, _ = _epoch_seconds(ctx, gpu, spread_out, fewest)
+        seconds, _, _, figures = _epoch_seconds(ctx, gpu, spread_out, fewest)
         nodes = fewest
         if seconds > SLOW_RUN_DAYS * 86400:  # data parallel: more nodes, near-linearly less time, as the budget allows
             needed = math.ceil(seconds * fewest / (SLOW_RUN_DAYS * 86400))
             nodes = max(fewest, min(needed, int(ctx.budget_cny // each)))
         run = seconds * fewest / nodes
-        options.append(_Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how))
+        options.append(_Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how, figures))
     if not options:
         return []
     # Within budget first, then the shortest run, the cheapest, the catalog's order.
-    system, gpu, nodes, fewest, price, run, spread_out, how = min(options, key=lambda option: (
+    system, gpu, nodes, fewest, price, run, spread_out, how, figures = min(options, key=lambda option: (
         option.price > ctx.budget_cny, option.run_s, option.price, option.system.id))
     budget = money(ctx.budget_cny, ctx.currency, ctx.rules)
     against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if price > ctx.budget_cny
@@ -142,7 +143,7 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
     linked = ("the same way" if rented is not None and interconnect(rented[0]) == interconnect(gpu) else
               interconnect(gpu))
     time = (f"; one epoch in ~{duration(run)} at a node's rate"
-            + nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run)) if run else ""
+            + nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run, figures)) if run else ""
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
     held = f"{fewest} hold it at {held}" if nodes > fewest else held
     return [f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
@@ -150,17 +151,28 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
             f"here){time}"]
 
 
-def nic_bound_text(answers: Answers, shape: ModelShape, gpu: Part, nodes: int, seconds: float) -> str:
+def nic_bound_text(answers: Answers, shape: ModelShape, gpu: Part, nodes: int, seconds: float,
+                   node_figures: dict[str, float] | None = None) -> str:
     """', up to ~T where ZeRO-3's gathers across the NICs are not hidden (...)' for a training run of `seconds` at a
-    node's rate on `nodes` nodes of 8 x `gpu`, where those gathers outlast a step's compute; else ''."""
+    node's rate on `nodes` nodes of 8 x `gpu` (a node's figures, predicted here where not given), where those gathers
+    outlast a step's compute; else ''."""
     node = answers.with_value("scale", "gpu_count", MAX_GPUS)
-    figures = job_figures(node, shape, dict(gpu.spec), gpu.name, MAX_GPUS)
-    traffic_s, compute_s, text = sharded_traffic_across_nodes(node, shape, figures, MAX_GPUS * nodes, NIC_GB_PER_S)
-    if nodes < 2 or compute_s <= 0 or traffic_s <= compute_s:
+    figures = node_figures if node_figures is not None else job_figures(node, shape, dict(gpu.spec), gpu.name,
+                                                                        MAX_GPUS)
+    slower, text = _nic_slowdown(node, shape, figures, nodes)
+    if slower is None or slower <= 1:
         return ""
-    return (f", up to ~{duration(seconds * traffic_s / compute_s)} where ZeRO-3's gathers across the NICs are not "
+    return (f", up to ~{duration(seconds * slower)} where ZeRO-3's gathers across the NICs are not "
             f"hidden ({text}; hybrid sharding, ZeRO-3 within each node and replicas across them as OLMo-core's "
             "HSDP, or tensor parallel in each node and pipeline parallel across them keep it near the first)")
+
+
+def _nic_slowdown(node: Answers, shape: ModelShape, figures: dict[str, float], nodes: int
+                  ) -> tuple[float | None, str]:
+    """How many times a step's compute ZeRO-3's gathers across `nodes` nodes' NICs take, and what they move; None on
+    one node or where a step's compute is not predicted."""
+    traffic_s, compute_s, text = sharded_traffic_across_nodes(node, shape, figures, MAX_GPUS * nodes, NIC_GB_PER_S)
+    return (traffic_s / compute_s if nodes >= 2 and compute_s > 0 else None), text
 
 
 def _one_node_at_micro_batch_1(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part) -> bool:
@@ -282,13 +294,11 @@ def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes:
     """What ZeRO-3's traffic over the nodes' NICs adds where compute cannot hide it (audit YF2: Falcon-180B's full
     fine-tune on 6 nodes at micro-batch 1 moves ~1 TB a GPU a step), and whether it sets the pace; Megatron's tensor
     parallel in a node and pipeline parallel across nodes keep most of it on NVLink."""
-    traffic_s, compute_s, text = sharded_traffic_across_nodes(node, ctx.shape, figures, MAX_GPUS * nodes,
-                                                              NIC_GB_PER_S)
-    if nodes < 2 or compute_s <= 0:
+    slower, text = _nic_slowdown(node, ctx.shape, figures, nodes)
+    if slower is None:
         return " (a node's rate)", False
-    if traffic_s <= compute_s:
+    if slower <= 1:
         return f" (a node's rate; ZeRO-3's gathers across the nodes' NICs, {text}, hide behind it)", False
-    slower = traffic_s / compute_s
     text = (f" at a node's rate over NVLink; ZeRO-3's gathers across the nodes' NICs take {text}, so up to "
             f"~{duration(seconds * slower)} ({slower:.1f}x) where they are not hidden: a larger micro-batch, or "
             "tensor parallel in each node and pipeline parallel across them (Megatron-LM), keeps it near the first")
