@@ -52,6 +52,10 @@ DETECTION_FORWARD_FLOPS_PER_PIXEL = 432.0e9 / 1_066_400
 # 512x1024 image (torch.utils.flop_counter), 8.7x ResNet-50's a pixel, grown with its backbone as its activations are
 # (audit XQ10: DANet R-101-D8 at ResNet-50's FLOPs a saved value ran 4.0 images/s on a V100 against mmseg's 1.99).
 SEGMENTATION_FORWARD_FLOPS_PER_PIXEL = 743.0e9 / (512 * 1024)
+# A real-time segmenter runs narrow maps: mmseg's STDC1 (8.27M) compiled by Hailo's model zoo, 126.47 G operations (2 a
+# multiply-add, as its FCN8 ResNet-18's 142.82 are) at 1024x1920, 64k a pixel, 0.39x ResNet-50's; PaddleSeg's zoo counts
+# BiSeNetV2 at 62k (16.14 G multiply-adds at 1024x512). ResNet-50's per saved value made it 3.2x (audit ZO34).
+REALTIME_SEGMENTATION_FORWARD_FLOPS_PER_PIXEL = 126.47e9 / (1024 * 1920)
 
 
 # Saved values a sample counted with saved_tensors_hooks on the meta device (YOLOv5s from yolov5s.yaml v6.0: 7,235,389

@@ -183,7 +183,11 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
             and not answers.workload.activation_elements_per_sample:
         lines.append(CNN_SCALED_BY_FLOPS if given and not dense_prediction(answers.workload) else CNN_SCALED_BY_PIXELS)
     custom_cnn_without_flops = kind == "cnn" and answers.workload.preset == "custom" and not given
-    if custom_cnn_without_flops and not heavy_segmentation(answers.workload):
+    if custom_cnn_without_flops and answers.workload.dense_head == "realtime_segmentation":
+        lines.append("estimate: a real-time segmenter's FLOPs are mmseg's STDC1's a pixel (126 G operations at "
+                     "1024x1920, Hailo's model zoo), as BiSeNetV2's; a lighter one, Fast-SCNN or PP-LiteSeg's decoder, "
+                     "runs fewer, a wider one, STDC2 or DDRNet-23, more: give workload.forward_gflops_per_sample")
+    elif custom_cnn_without_flops and not heavy_segmentation(answers.workload):
         lines.append("estimate: a custom CNN's FLOPs are ResNet-50's per saved activation, which a dilated "
                      "segmentation backbone exceeds ~9x (DeepLabV3+ R50-D8 at 512x1024: 743 GFLOP an image counted "
                      "with torch.utils.flop_counter, 85 scaled): count yours and give "

@@ -10,6 +10,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.custom_cnn import (
     CNN_KERNELS_PER_LAYER,
     DETECTION_FORWARD_FLOPS_PER_PIXEL,
+    REALTIME_SEGMENTATION_FORWARD_FLOPS_PER_PIXEL,
     RESNET50_FORWARD_FLOPS,
     RESNET50_SAVED_ELEMENTS,
     heavy_segmentation,
@@ -142,6 +143,11 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (Faster R-CNN R50-FPN's counted FLOPs a pixel, 2.5x "
                            "ResNet-50's; a cascade's three heads and mask branches, Cascade R-CNN's or HTC's, run "
                            "2-3x more: give workload.forward_gflops_per_sample)")
+        if workload.dense_head == "realtime_segmentation":
+            flops = REALTIME_SEGMENTATION_FORWARD_FLOPS_PER_PIXEL * workload.input_size_px ** 2
+            return flops, (f"{flops / 1e9:.3g} GFLOP forward (a real-time segmenter's FLOPs a pixel, mmseg's STDC1 "
+                           "as Hailo's model zoo counts it, 0.39x ResNet-50's; BiSeNetV2's are as many, Fast-SCNN's "
+                           "an eighth: give workload.forward_gflops_per_sample)")
         if heavy_segmentation(workload):
             flops = segmentation_forward_flops(workload)
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (DeepLabV3+ R50-D8's counted FLOPs a pixel, 8.7x "

@@ -9,8 +9,12 @@ from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Data, Task, Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
 from pth_top.configs.speed_cnn import ACTIVATIONS_BOUND
+from pth_top.configs.speed_forward import forward_flops_per_sample
+from tests.configs.builders import answers
 from tests.configs.published_speeds import catalog_gpu
+from tests.configs.test_recommend import TODAY
 
 # timm results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv (commit bd6d377): mobilenetv3_large_100 at 224 px,
 # batch 512, AMP: 2,167.29 img/s; 0.23 GMACs (0.46 GFLOP) and 5.48M parameters.
@@ -216,3 +220,22 @@ def test_a_custom_cnn_taken_for_a_segmentation_net_by_auto_says_so():
     detector = answers.with_value("workload", "dense_head", "detection")
     assert not any("dilated segmentation net" in line for line in ignored_answer_warnings(
         detector, model_shape(detector.workload)[0]))
+
+
+def test_a_real_time_segmenter_without_its_flops_is_timed_at_its_groups_not_a_resnets(catalog):
+    # Audit ZO34: PP-LiteSeg-T2 (STDC1, ~7.1M) at 768x1536 in TensorRT came out 240 GFLOP (ResNet-50's a saved value)
+    # and ~113 FPS on an RTX 5060; at that count the 143.6 FPS a GTX 1080 Ti runs (PaddlePaddle/models
+    # modelcenter/PP-LiteSeg benchmark, native TensorRT) would be 34 TFLOP/s on an 11.3 TFLOP/s card.
+    job = answers("inference_server", workload__preset="custom", workload__kind="cnn", workload__parameters=7_100_000,
+                  workload__input_size_px=1086, workload__dense_head="realtime_segmentation", workload__batch_size=1,
+                  task__mode="inference", task__precision="fp16", task__forward_runtime="compiled",
+                  task__target_samples_per_s=250.0, data__kind="images", budget__currency="EUR",
+                  budget__amount=1500.0)
+    flops, origin = forward_flops_per_sample(job, model_shape(job.workload)[0])
+    assert flops * 143.6 < 11.34e12 and "real-time segmenter" in origin, (flops, origin)
+    # mmseg's STDC1 as Hailo's model zoo counts it: 126.47 G operations at 1024x1920.
+    assert flops == pytest.approx(126.47e9 * 1086 ** 2 / (1024 * 1920), rel=0.01)
+    # 250 a second on EUR 1,500 was sent to an RTX 5080 build EUR 840 over it; a card that runs ~2x a 1080 Ti meets it.
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.blockers and build.speed.figures["samples_per_s"] >= 250, build.blockers
+    assert build.component("gpu").part_id == "rtx-5060-8gb", build.component("gpu").part_id
