@@ -31,17 +31,25 @@ def forward_flops(shape: ModelShape, tokens: int) -> tuple[float, str]:
         "attention 4*L*h*s^2"
 
 
-def _batch_seconds(answers: Answers, shape: ModelShape, device: sp.Device, batch_flops: float, fraction: float
-                   ) -> tuple[float, str]:
-    """A batch's forward passes shared by the GPUs (each its own inputs) at `fraction` of their tensor rate, never
-    faster than reading the weights once; and the rate as the formula names it."""
+def _batch_seconds(answers: Answers, shape: ModelShape, device: sp.Device, flops_per_input: float, batch: int,
+                   fraction: float) -> tuple[float, str]:
+    """A batch's forward passes on the GPUs, each whole inputs of its own (a GPU past the batch idles: one stream's
+    frames run one after another), at `fraction` of a GPU's tensor rate, never faster than reading the weights once;
+    and the rate as the formula names it."""
     task = answers.task
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     weight_bytes, _ = inference_weight_bytes(shape, task.precision, task.quantization, engine)
     compute, compute_text = sp.achieved_tflops(device, fraction)
     bandwidth, _ = sp.achieved_bandwidth(device)
-    seconds = max(batch_flops / (compute * 1e12 * device.count), weight_bytes / (bandwidth * 1e9))
-    return seconds, compute_text + (f" x {device.count}" if device.count > 1 else "")
+    per_gpu = inputs_a_gpu(batch, device.count)
+    seconds = max(per_gpu * flops_per_input / (compute * 1e12), weight_bytes / (bandwidth * 1e9))
+    return seconds, compute_text + (f", {per_gpu} of the batch a GPU on {device.count}" if device.count > 1 else "")
+
+
+def inputs_a_gpu(batch: int, gpus: int) -> int:
+    """The inputs the busiest GPU runs: a batch is split by whole inputs, never one input across GPUs (audit ZR35:
+    SAM 2's one 30 FPS stream was sold 4 x RTX 4090 at ~36 frames/s, four streams' worth)."""
+    return max(1, -(-batch // max(1, gpus)))
 
 
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
@@ -54,7 +62,7 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
     if compiled_forward(answers) and not device.edge_module:  # fused kernels (TensorRT) on a discrete GPU
         fraction = max(fraction, sp.COMPILED_ENCODER_FORWARD_FRACTION)
-    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, fraction)
+    gpu_s, compute_text = _batch_seconds(answers, shape, device, flops, batch, fraction)
     floor_s, floor_text, warnings = eager_floor(answers, shape.layers * ENCODER_KERNELS_PER_LAYER, batch,
                                                 device.count, gpu_s, unit)
     batch_s = max(gpu_s, floor_s)
@@ -100,7 +108,7 @@ def eager_floor(answers: Answers, kernels: int, batch: int, gpus: int, gpu_s: fl
         return 0.0, "", []
     text = (f"; eager PyTorch launches its ~{kernels:,} kernels from the CPU, {EAGER_KERNEL_FIGURE_S * 1e6:.0f} us "
             f"each: {sp.duration(floor_s)} a batch (task.forward_runtime)")
-    per_gpu = max(1, -(-batch // gpus))
+    per_gpu = inputs_a_gpu(batch, gpus)
     slowest, fastest = batch / max(high, gpu_s), batch / max(low, gpu_s)
     return floor_s, text, [
         f"{EAGER_FLOOR}in eager PyTorch a forward pass launches its ~{kernels:,} kernels one at a time from "
@@ -162,9 +170,10 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     """A CNN's (or a generic model's) batch at the CNN tensor fraction, never faster than reading its weights."""
     batch = answers.workload.batch_size
     flops, origin = forward_flops_per_sample(answers, shape)
-    gpu_s, compute_text = _batch_seconds(answers, shape, device, batch * flops, device.cnn_fraction)
+    gpu_s, compute_text = _batch_seconds(answers, shape, device, flops, batch, device.cnn_fraction)
     compute_rate = batch / gpu_s
-    memory_s, memory_text = activation_seconds(answers, shape, device, batch / device.count, training=False)
+    memory_s, memory_text = activation_seconds(answers, shape, device, inputs_a_gpu(batch, device.count),
+                                                training=False)
     bound = activations_warning(memory_s, gpu_s, batch, answers)
     gpu_s = max(gpu_s, memory_s)
     floor_s, floor_text, warnings = eager_floor(answers, shape.forward_kernels, batch, device.count, gpu_s, "samples")

@@ -239,3 +239,27 @@ def test_a_real_time_segmenter_without_its_flops_is_timed_at_its_groups_not_a_re
     build = recommend(job, catalog, today=TODAY)
     assert not build.blockers and build.speed.figures["samples_per_s"] >= 250, build.blockers
     assert build.component("gpu").part_id == "rtx-5060-8gb", build.component("gpu").part_id
+
+
+def test_one_input_runs_on_one_gpu_and_a_batch_splits_by_whole_inputs(catalog):
+    # Audit ZR35: SAM 2.1 hiera_large for one camera at 30 FPS on $3,500 (given as a 48-layer ViT of 1,152 at 4,096
+    # tokens) was sent to 4 x RTX 4090 at ~35.7 frames/s, four streams' worth: a frame runs on one GPU, and the next
+    # waits on it (its memory attention reads the masks before it).
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=224_400_000, workload__layers=48, workload__hidden_size=1152,
+                  workload__attention_heads=16, workload__sequence_length=4096, workload__encoder_only=True,
+                  workload__batch_size=1, task__mode="inference", task__precision="bf16",
+                  task__forward_runtime="eager", task__target_samples_per_s=30.0, data__kind="video",
+                  budget__currency="USD", budget__amount=3500.0, budget__condition="new")
+    shape = model_shape(job.workload)[0]
+
+    def rate(batch: int, gpus: int) -> float:
+        sized = job.with_value("workload", "batch_size", batch)
+        return speed_build.inference(sized, shape, catalog_gpu("rtx-4090-24gb", sized, gpus)).figures["samples_per_s"]
+
+    assert rate(1, 4) == pytest.approx(rate(1, 1), rel=0.01)
+    # 8 inputs on 3 GPUs: the busiest runs 3, not 8/3.
+    assert rate(8, 3) == pytest.approx(8 / 3 * rate(3, 1), rel=0.02)
+    build = recommend(job, catalog, today=TODAY)
+    assert all(changed.scale.gpu_count == 1 for _, changed, _ in build.applicable_alternatives), \
+        [line for line, _, _ in build.applicable_alternatives]
