@@ -29,6 +29,7 @@ from pth_top.configs.speed_cpu import (
     cpu_input_flop_per_cycle,
     cpu_input_flops_per_s,
     forward_input_flops,
+    on_a_cpu,
 )
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_notes import work_a_sample_unknown
@@ -48,11 +49,6 @@ class CpuOnly:
     cheapest_total_cny: float  # the PC with the floor's cheapest CPU: what a GPU build is weighed with
 
 
-# The engines a server gets by default, which run on GPUs: on a CPU-only PC an encoder runs its batch in PyTorch
-# (sentence-transformers) and a decoder in llama.cpp, which is what its speed is timed for.
-GPU_ONLY_ENGINES = ("vllm", "sglang")
-
-
 def cpu_context(ctx: Context) -> Context:
     """The same request without a GPU: no CUDA context in the working memory, which then lives in RAM.
 
@@ -61,11 +57,7 @@ def cpu_context(ctx: Context) -> Context:
     """
     pins = {role: (part_id, 0 if role == "psu" else quantity) for role, (part_id, quantity) in ctx.pins.items()}
     whole = ctx.answers.resident().with_value("scale", "gpu_count", 1).with_value("scale", "sharding", "none")
-    task = whole.task
-    if task.mode == "inference" and task.serving_engine == "auto" and stacks.serving_engine(
-            "auto", whole.scenario, task.precision) in GPU_ONLY_ENGINES:  # a server's vLLM fills a GPU, not RAM
-        cpu_engine = "hf_generate" if forward_only(ctx.shape) else "llama_cpp"
-        whole = whole.with_value("task", "serving_engine", cpu_engine)
+    whole = on_a_cpu(whole, ctx.shape)
     return dataclasses.replace(ctx, pins=pins, memory=estimate_memory(whole, ctx.shape, cuda_context_bytes=0))
 
 

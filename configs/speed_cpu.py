@@ -10,6 +10,7 @@ CPU-backend results (github.com/brand-o/normiebench issues 34, 42, 52: Llama 3.1
 from __future__ import annotations
 
 from pth_top.configs import speed as sp
+from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Component
 from pth_top.configs.memory_inference import forward_only
@@ -155,11 +156,29 @@ def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Predi
     return out
 
 
+# The engines a server gets by default, which run on GPUs: on a CPU-only PC an encoder runs its batch in PyTorch
+# (sentence-transformers) and a decoder in llama.cpp, which is what its speed is timed for.
+GPU_ONLY_ENGINES = ("vllm", "sglang")
+
+
+def on_a_cpu(answers: Answers, shape: ModelShape) -> Answers:
+    """The answers as a CPU-only PC runs them, its memory and its speed alike: a server's GPU engine (vLLM) is an
+    encoder's PyTorch batch or llama.cpp there, and a speech model runs in ggml (whisper.cpp), not generate() (audit
+    ZU36: Moonshine's int8 was timed with bitsandbytes' GPU kernels and counted as GGUF Q8_0)."""
+    task = answers.task
+    speech = shape.encoder_decoder and answers.data.kind == "audio"
+    default = stacks.serving_engine("auto", answers.scenario, task.precision)
+    if task.mode != "inference" or task.serving_engine != "auto" or not (default in GPU_ONLY_ENGINES or speech):
+        return answers
+    return answers.with_value("task", "serving_engine", "hf_generate" if forward_only(shape) else "llama_cpp")
+
+
 def cpu_inference(answers: Answers, shape: ModelShape, cpu: Component, kit: Component
                   ) -> tuple[sp.Prediction, dict[str, float | str]]:
     """Decode tokens/s on a desktop CPU, or an encoder's inputs a second; an empty prediction where it is not
     predicted (with the reason)."""
     out = sp.Prediction()
+    answers = on_a_cpu(answers, shape)
     if answers.task.mode == "inference" and cpu_forward_predicted(shape):
         forward = cpu_forward(answers, shape, cpu)
         return forward, {"cpu": cpu.part_id, "precision": answers.task.precision} if forward.figures else {}

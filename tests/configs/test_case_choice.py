@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from tests.configs.builders import answers, custom
@@ -20,8 +22,9 @@ def test_a_desktop_build_prices_its_case(catalog):
     build = recommend(answers(**LLAMA3_8B_Q4, budget__amount=9000.0), catalog, today=TODAY)
     case = build.component("case")
     assert build.feasible and case is not None and case.part_id == "lian-li-lancool-216"
-    assert sum(component.total_price_cny for component in build.components) == build.total_price_cny
-    assert any("standoffs for an ATX board" in line for line in case.reasoning), case.reasoning
+    assert sum(component.total_price_cny for component in build.components) == pytest.approx(build.total_price_cny,
+                                                                                          abs=0.01)
+    assert any("standoffs for a mATX board" in line for line in case.reasoning), case.reasoning
     assert "case and fans not included" not in render_build_text(build)
 
 
