@@ -172,7 +172,8 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
                      "nothing, and this one generates tokens (task.target_tokens_per_s_per_stream is its rate)")
     if task.mode == "training" and kind == "transformer" and not shape.encoder_only and not shape.denoising_steps \
             and (answers.data.kind in ("images", "video", "mixed") or shape.vision_layers):
-        lines.append(VISION_ENCODER_COUNTED if shape.vision_layers else VISION_LANGUAGE_MODEL)
+        lines.append(VISION_ENCODER_COUNTED if shape.vision_layers else VISION_LANGUAGE_MODEL if shape.vocabulary_size
+                     else DIFFUSION_TRANSFORMER_TRAINED)
     if kind == "generic":  # audit YE15: HiFi-GAN's 84.6M parameters "fit" 8 GPUs at 0 GiB of activations
         lines.append("estimate: a model given by its parameter count alone has its weights, gradients and optimizer "
                      "states counted but no activations (a floor: a GAN vocoder's or a U-Net's are most of its "
@@ -239,10 +240,15 @@ VISION_LANGUAGE_MODEL = (
     "give its encoder's shape (workload.vision_layers, vision_hidden_size, vision_tokens: the patches it runs, "
     "several times the image tokens) to count its FLOPs and, trained, its activations (MiniCPM-Llama3-V 2.5's full "
     "fine-tune: 51.2 GiB a GPU published on 8 A100s, 37.7 estimated without them; Qwen2-VL-7B's LoRA with it frozen: "
-    "20 GiB published, 20.1 estimated); a diffusion transformer trained on images (AuraFlow, FLUX) is sized the same "
-    "way, its latent patches and text tokens as the sequence, its text encoders and VAE as frozen_parameters, the "
-    "validation images its trainer samples between steps by their size (workload.output_width_px, output_height_px: "
-    "a 1024 px decode holds ~6.2 GiB; SimpleTuner's Lumina 2 LoRA, 12-14 GB published, counts 6.0 GiB without them)")
+    "20 GiB published, 20.1 estimated)")
+# A model with no vocabulary trained on images or video is a diffusion transformer (audit ZV37: Chroma's LoRA was told
+# it is "a vision-language model").
+DIFFUSION_TRANSFORMER_TRAINED = (
+    "estimate: a diffusion transformer trained on images or video (AuraFlow, FLUX, Chroma) is sized as a transformer "
+    "over its latent patches and text tokens (workload.sequence_length), its text encoders and VAE as "
+    "workload.frozen_parameters, the validation images its trainer samples between steps by their size "
+    "(workload.output_width_px, output_height_px: a 1024 px decode holds ~6.2 GiB; SimpleTuner's Lumina 2 LoRA, 12-14 "
+    "GB published, counts 6.0 GiB without them)")
 VISION_ENCODER_COUNTED = (
     "estimate: the vision encoder is counted as a ViT of ~12 h^2 a layer over its patches, its attention by SDPA or "
     "flash (none of its a*s^2 scores kept, nor their FLOPs: ~10 % at SigLIP's 729 patches a crop). SmolVLM's QLoRA "

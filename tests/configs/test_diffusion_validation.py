@@ -55,3 +55,13 @@ def test_simpletuner_flux_lora_is_its_base_weights_and_a_1024_px_validation_deco
                    task__optimizer="adamw", task__precision="bf16", task__cache_embeddings=True, data__kind="images")
     assert total_gib(answers(**job)) * GIB < 0.9 * published_gb * 1e9
     assert 0.95 * published_gb * 1e9 <= total_gib(validated(job)) * GIB <= 1.15 * published_gb * 1e9  # "a bit more"
+
+
+def test_a_diffusion_transformers_training_is_not_called_a_vision_language_model(catalog):
+    # Audit ZV37: Chroma's LoRA (no vocabulary, trained on images) was warned "a vision-language model is sized as its
+    # language model"; a diffusion transformer is told how it is sized, a VLM (one with a vocabulary) as before.
+    build = recommend(validated(LUMINA2_LORA), catalog, today=TODAY)
+    assert any(line.startswith("estimate: a diffusion transformer trained on images") for line in build.warnings)
+    assert not any("vision-language model" in line for line in build.warnings), build.warnings
+    vlm = recommend(answers(**{**LUMINA2_LORA, "workload__vocabulary_size": 151_936}), catalog, today=TODAY)
+    assert any(line.startswith("estimate: a vision-language model") for line in vlm.warnings), vlm.warnings
