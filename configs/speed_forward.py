@@ -52,6 +52,16 @@ def inputs_a_gpu(batch: int, gpus: int) -> int:
     return max(1, -(-batch // max(1, gpus)))
 
 
+def idle_gpus_warning(batch: int, gpus: int, unit: str) -> list[str]:
+    """Where the inputs at once are fewer than the GPUs: the idle ones, and the batch that keeps each busy (audit ZX38:
+    EfficientNet-B4 at batch 1 on 4 GPUs was read as one GPU's ~50 images/s, where 4 replicas serve ~200)."""
+    if batch >= gpus:
+        return []
+    return [f"{gpus - batch} of the {gpus} GPUs sit idle: {batch} input(s) at once (workload.batch_size) run on "
+            f"{batch}, one input never split across GPUs; replicas serving their own requests are {gpus} inputs at "
+            f"once, one a GPU (answer workload.batch_size = {gpus}), {gpus / batch:g}x the {unit}/s"]
+
+
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     """Inputs (images) a second for a batch: its FLOPs at the fraction of the GPUs' tensor rate an eager encoder
     reaches, never faster than reading the weights once a batch."""
@@ -65,6 +75,7 @@ def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.
     gpu_s, compute_text = _batch_seconds(answers, shape, device, flops, batch, fraction)
     floor_s, floor_text, warnings = eager_floor(answers, shape.layers * ENCODER_KERNELS_PER_LAYER, batch,
                                                 device.count, gpu_s, unit)
+    warnings = warnings + idle_gpus_warning(batch, device.count, unit)
     batch_s = max(gpu_s, floor_s)
     rate = batch / batch_s
     out = sp.Prediction(figures={"samples_per_s": rate, "batch_latency_s": batch_s}, warnings=warnings)
@@ -177,7 +188,7 @@ def cnn_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     bound = activations_warning(memory_s, gpu_s, batch, answers)
     gpu_s = max(gpu_s, memory_s)
     floor_s, floor_text, warnings = eager_floor(answers, shape.forward_kernels, batch, device.count, gpu_s, "samples")
-    warnings = warnings or bound  # the launches' floor, where it binds, before the activations'
+    warnings = (warnings or bound) + idle_gpus_warning(batch, device.count, "samples")  # the floor before the bound
     batch_s = max(gpu_s, floor_s)
     fused_s, fused_text = compiled_kernels_seconds(answers, shape, device)
     batch_s, floor_text = batch_s + fused_s, floor_text + fused_text

@@ -60,6 +60,10 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     eager = stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "eager"
     if warned(build, EAGER_FLOOR) or eager and (shape.kind == "cnn" or forward_only(shape)):
         on_engine = answers.with_value("task", "forward_runtime", "compiled")
+        # On no more GPUs than the inputs at once: the others would sit idle (audit ZX38: EfficientNet-B4 at batch 1
+        # for 200 images/s was offered 4 x RTX 5060 compiled for CNY 37,325, where one compiled card meets it).
+        busy = max(1, min(answers.scale.gpu_count, answers.workload.batch_size))
+        on_engine = on_engine.with_value("scale", "gpu_count", busy) if busy < answers.scale.gpu_count else on_engine
         # An engine builds in fp16 where fp32 was answered (audit ZV26: Depth-Anything-Large's 12 ms in TensorRT FP16).
         half = [on_engine.with_precision("fp16")] if answers.task.precision in ("fp32", "tf32") else []
         engine = ("a TensorRT engine: its fused encoder kernels' rate" if forward_only(shape) else
@@ -69,7 +73,8 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
             if compiled is not None and rate_of(compiled[0]) >= target:
                 other, gpu = compiled
                 fp16 = " in fp16" if tried is not on_engine else ""
-                answer = 'task.forward_runtime = "compiled"' + (', task.precision = "fp16"' if fp16 else "")
+                answer = 'task.forward_runtime = "compiled"' + (', task.precision = "fp16"' if fp16 else "") + (
+                    f", scale.gpu_count = {busy}" if busy < answers.scale.gpu_count else "")
                 line = (f"a compiled forward pass{fp16} ({engine}): {gpu.quantity} x {gpu.name}, "
                         f"~{rate_of(other):,.1f} {unit}, {within_text(other, build, rules)} (answer {answer})")
                 return f"{short} in eager PyTorch, where compiled{fp16} it runs ~{rate_of(other):,.1f} (below)", \

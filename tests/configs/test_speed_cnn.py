@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Data, Task, Workload
 from pth_top.configs.answers import Answers
@@ -241,10 +242,11 @@ def test_a_real_time_segmenter_without_its_flops_is_timed_at_its_groups_not_a_re
     assert build.component("gpu").part_id == "rtx-5060-8gb", build.component("gpu").part_id
 
 
-def test_one_input_runs_on_one_gpu_and_a_batch_splits_by_whole_inputs(catalog):
+def test_one_input_at_a_time_runs_on_one_gpu_and_says_the_others_idle(catalog):
     # Audit ZR35: SAM 2.1 hiera_large for one camera at 30 FPS on $3,500 (given as a 48-layer ViT of 1,152 at 4,096
     # tokens) was sent to 4 x RTX 4090 at ~35.7 frames/s, four streams' worth: a frame runs on one GPU, and the next
-    # waits on it (its memory attention reads the masks before it).
+    # waits on it (its memory attention reads the masks before it). Audit ZX38: 4 GPUs asked at batch 1 serve one
+    # input at a time, and the build says so and the batch that keeps each busy (replicas, one input a GPU).
     job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
                   workload__parameters=224_400_000, workload__layers=48, workload__hidden_size=1152,
                   workload__attention_heads=16, workload__sequence_length=4096, workload__encoder_only=True,
@@ -253,13 +255,33 @@ def test_one_input_runs_on_one_gpu_and_a_batch_splits_by_whole_inputs(catalog):
                   budget__currency="USD", budget__amount=3500.0, budget__condition="new")
     shape = model_shape(job.workload)[0]
 
-    def rate(batch: int, gpus: int) -> float:
+    def run(batch: int, gpus: int) -> sp.Prediction:
         sized = job.with_value("workload", "batch_size", batch)
-        return speed_build.inference(sized, shape, catalog_gpu("rtx-4090-24gb", sized, gpus)).figures["samples_per_s"]
+        return speed_build.inference(sized, shape, catalog_gpu("rtx-4090-24gb", sized, gpus))
 
-    assert rate(1, 4) == pytest.approx(rate(1, 1), rel=0.01)
+    one, four = run(1, 1), run(1, 4)
+    assert four.figures["samples_per_s"] == pytest.approx(one.figures["samples_per_s"], rel=0.01)
+    assert any(line.startswith("3 of the 4 GPUs sit idle") and "workload.batch_size = 4" in line
+               for line in four.warnings), four.warnings
+    assert run(4, 4).figures["samples_per_s"] == pytest.approx(4 * one.figures["samples_per_s"], rel=0.01)
     # 8 inputs on 3 GPUs: the busiest runs 3, not 8/3.
-    assert rate(8, 3) == pytest.approx(8 / 3 * rate(3, 1), rel=0.02)
+    assert run(8, 3).figures["samples_per_s"] == pytest.approx(8 / 3 * run(3, 1).figures["samples_per_s"], rel=0.02)
     build = recommend(job, catalog, today=TODAY)
     assert all(changed.scale.gpu_count == 1 for _, changed, _ in build.applicable_alternatives), \
         [line for line, _, _ in build.applicable_alternatives]
+
+
+def test_the_compiled_way_out_at_a_batch_of_one_is_on_one_gpu_not_the_four_asked(catalog):
+    # Audit ZX38: EfficientNet-B4 (19.3M, 8.4 GFLOP at 380 px; NVIDIA DeepLearningExamples: 53 images/s at batch 1 on
+    # an A100) at batch 1 for 200 images/s on 4 GPUs and CNY 60,000 was offered 4 x RTX 5060 compiled for CNY 37,325,
+    # where one compiled card meets it and the other three sit idle.
+    job = answers("inference_server", workload__preset="custom", workload__kind="cnn", workload__parameters=19_300_000,
+                  workload__layers=162, workload__input_size_px=380, workload__forward_gflops_per_sample=8.4,
+                  workload__activation_elements_per_sample=99_000_000, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp16", task__forward_runtime="eager",
+                  task__target_samples_per_s=200.0, data__kind="images", scale__gpu_count=4,
+                  budget__currency="CNY", budget__amount=60_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("a compiled forward pass") and changed.scale.gpu_count == 1, line
+    assert recommend(changed, catalog, today=TODAY).speed.figures["samples_per_s"] >= 200
