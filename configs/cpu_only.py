@@ -30,6 +30,7 @@ from pth_top.configs.speed_cpu import (
     cpu_input_flops_per_s,
     forward_input_flops,
     on_a_cpu,
+    speech_model,
 )
 from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_notes import work_a_sample_unknown
@@ -320,10 +321,8 @@ def short_of_the_rate(ctx: Context, cpu_only: CpuOnly) -> tuple[str, Answers] | 
 
 
 def speech_on_ggml(ctx: Context) -> bool:
-    """A speech encoder-decoder (Whisper) runs on a CPU in whisper.cpp, llama.cpp's ggml, or faster-whisper, not in
-    generate() (audit ZF19: Whisper base's 74M at $700 was sent to rent an A10, where whisper.cpp encodes its 30 s
-    window in ~1.1 s on a 2018 laptop's cores, issue #89)."""
-    return ctx.shape.encoder_decoder and ctx.answers.data.kind == "audio" and ctx.answers.task.mode == "inference"
+    """A speech encoder-decoder on a CPU runs in ggml (speed_cpu.speech_model)."""
+    return speech_model(ctx.answers, ctx.shape)
 
 
 def _serves_here(ctx: Context) -> bool:

@@ -54,7 +54,7 @@ DETECTION_FORWARD_FLOPS_PER_PIXEL = 432.0e9 / 1_066_400
 SEGMENTATION_FORWARD_FLOPS_PER_PIXEL = 743.0e9 / (512 * 1024)
 # A real-time segmenter runs narrow maps: mmseg's STDC1 (8.27M) compiled by Hailo's model zoo, 126.47 G operations (2 a
 # multiply-add, as its FCN8 ResNet-18's 142.82 are) at 1024x1920, 64k a pixel, 0.39x ResNet-50's; PaddleSeg's zoo counts
-# BiSeNetV2 at 62k (16.14 G multiply-adds at 1024x512). ResNet-50's per saved value made it 3.2x (audit ZO34).
+# BiSeNetV2 at 62k and Fast-SCNN at 8k (16.14 and 2.04 G multiply-adds at 1024x512). ResNet-50's made it 3.2x (ZO34).
 REALTIME_SEGMENTATION_FORWARD_FLOPS_PER_PIXEL = 126.47e9 / (1024 * 1920)
 
 

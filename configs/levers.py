@@ -253,6 +253,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         # budget; one used 3090 where two 12 GB cards were).
         turns = stacks.takes_turns(task.mode, task.serving_engine, answers.scenario, task.precision)
         counts = sorted({scale.gpu_count - 1, scale.gpu_count // 2, 1} - {0}, reverse=True) if turns else (4, 2)
+        if forward_only(ctx.shape) or ctx.shape.kind in ("cnn", "generic"):  # one input never splits: the others idle
+            counts = sorted({min(scale.gpu_count - 1, answers.workload.batch_size), 1} - {0}, reverse=True)
         fewer_cards = [] if diffusion or ctx.edge else [
             (f"fewer, larger cards: {count} GPU" + (f"s, {split_label(answers)}" if count > 1 else "")
              + f" (scale.gpu_count = {count})",

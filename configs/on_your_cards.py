@@ -111,11 +111,10 @@ def _levers_on(ctx: Context, card: Part, pinned_context_for: Callable[[Answers],
 
 def _fastest_first(fitting: list[tuple[str, Answers, Context, bool]], card: Part
                    ) -> list[tuple[str, Answers, Context, bool]]:
-    """A training job's levers that fit the cards, fastest first (audit YK2: Llemma-7B on 8 owned A100s was sent to
-    a chunked loss, full recompute and micro-batch 1, 105 days, where micro-batch 1 alone fits and takes 79), one short
-    of the estimator's margin after one with it unless SLOW_RATE_BAND faster (audit ZQ35: Llama-3-8B at 8k on 8 owned
-    A100s led with ZeRO-Offload at 72.2 of 76 GiB, 2.5 % faster than a chunked loss with recompute at 34.7); other
-    jobs' in the levers' order; the caller passes only levers that keep the job (their rates compare)."""
+    """A training job's levers that fit the cards, fastest first (audit YK2: micro-batch 1 alone, 79 days, after a
+    chunked loss, recompute and micro-batch 1, 105), one short of the estimator's margin after one with it unless
+    SLOW_RATE_BAND faster (audit ZQ35); other jobs' in the levers' order; the caller passes only levers that keep the
+    job (their rates compare)."""
     if not fitting or fitting[0][2].answers.task.mode != "training":
         return fitting
 

@@ -161,14 +161,22 @@ def cpu_forward(answers: Answers, shape: ModelShape, cpu: Component) -> sp.Predi
 GPU_ONLY_ENGINES = ("vllm", "sglang")
 
 
+def speech_model(answers: Answers, shape: ModelShape) -> bool:
+    """A speech encoder-decoder (Whisper) runs on a CPU in whisper.cpp, llama.cpp's ggml, or faster-whisper, not in
+    generate() (audit ZF19: Whisper base's 74M at $700 was sent to rent an A10, where whisper.cpp encodes its 30 s
+    window in ~1.1 s on a 2018 laptop's cores, issue #89)."""
+    return shape.encoder_decoder and answers.data.kind == "audio" and answers.task.mode == "inference"
+
+
 def on_a_cpu(answers: Answers, shape: ModelShape) -> Answers:
     """The answers as a CPU-only PC runs them, its memory and its speed alike: a server's GPU engine (vLLM) is an
-    encoder's PyTorch batch or llama.cpp there, and a speech model runs in ggml (whisper.cpp), not generate() (audit
+    encoder's PyTorch batch or llama.cpp there, and a speech model runs in ggml whatever engine was answered (audit
     ZU36: Moonshine's int8 was timed with bitsandbytes' GPU kernels and counted as GGUF Q8_0)."""
     task = answers.task
-    speech = shape.encoder_decoder and answers.data.kind == "audio"
+    if speech_model(answers, shape):
+        return answers.with_value("task", "serving_engine", "llama_cpp")
     default = stacks.serving_engine("auto", answers.scenario, task.precision)
-    if task.mode != "inference" or task.serving_engine != "auto" or not (default in GPU_ONLY_ENGINES or speech):
+    if task.mode != "inference" or task.serving_engine != "auto" or default not in GPU_ONLY_ENGINES:
         return answers
     return answers.with_value("task", "serving_engine", "hf_generate" if forward_only(shape) else "llama_cpp")
 

@@ -57,9 +57,10 @@ def idle_gpus_warning(batch: int, gpus: int, unit: str) -> list[str]:
     EfficientNet-B4 at batch 1 on 4 GPUs was read as one GPU's ~50 images/s, where 4 replicas serve ~200)."""
     if batch >= gpus:
         return []
-    return [f"{gpus - batch} of the {gpus} GPUs sit idle: {batch} input(s) at once (workload.batch_size) run on "
-            f"{batch}, one input never split across GPUs; replicas serving their own requests are {gpus} inputs at "
-            f"once, one a GPU (answer workload.batch_size = {gpus}), {gpus / batch:g}x the {unit}/s"]
+    inputs = f"{batch} input{'s' if batch > 1 else ''}"
+    return [f"{gpus - batch} of the {gpus} GPUs sit idle: {inputs} at once (workload.batch_size) run on {batch}, one "
+            f"input never split across GPUs; replicas serving their own requests are {gpus} inputs at once, one a GPU "
+            f"(answer workload.batch_size = {gpus}), {gpus / batch:.3g}x the {unit}/s"]
 
 
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:

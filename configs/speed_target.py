@@ -59,22 +59,23 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     shape = model_shape(answers.workload)[0]
     eager = stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "eager"
     if warned(build, EAGER_FLOOR) or eager and (shape.kind == "cnn" or forward_only(shape)):
-        on_engine = answers.with_value("task", "forward_runtime", "compiled")
-        # On no more GPUs than the inputs at once: the others would sit idle (audit ZX38: EfficientNet-B4 at batch 1
-        # for 200 images/s was offered 4 x RTX 5060 compiled for CNY 37,325, where one compiled card meets it).
-        busy = max(1, min(answers.scale.gpu_count, answers.workload.batch_size))
-        on_engine = on_engine.with_value("scale", "gpu_count", busy) if busy < answers.scale.gpu_count else on_engine
+        asked = answers.scale.gpu_count
+        # The fewest GPUs that meet it, up to the inputs at once: more would sit idle (audit ZX38: EfficientNet-B4 at
+        # batch 1 for 200 images/s was offered 4 x RTX 5060 compiled for CNY 37,325, where one compiled card meets it).
+        counts = range(1, max(1, min(asked, answers.workload.batch_size)) + 1) if asked > 1 else (asked,)
         # An engine builds in fp16 where fp32 was answered (audit ZV26: Depth-Anything-Large's 12 ms in TensorRT FP16).
-        half = [on_engine.with_precision("fp16")] if answers.task.precision in ("fp32", "tf32") else []
+        fp32 = answers.task.precision in ("fp32", "tf32")
         engine = ("a TensorRT engine: its fused encoder kernels' rate" if forward_only(shape) else
                   "a TensorRT engine, or torch.compile(mode=\"reduce-overhead\")")
-        for tried in (on_engine, *half):
+        for count, half in ((count, half) for count in counts for half in (False, True)[:1 + fp32]):
+            tried = answers.with_value("task", "forward_runtime", "compiled").with_value("scale", "gpu_count", count)
+            tried = tried.with_precision("fp16") if half else tried
             compiled = gpu_build(recommend_one, tried)
             if compiled is not None and rate_of(compiled[0]) >= target:
                 other, gpu = compiled
-                fp16 = " in fp16" if tried is not on_engine else ""
+                fp16 = " in fp16" if half else ""
                 answer = 'task.forward_runtime = "compiled"' + (', task.precision = "fp16"' if fp16 else "") + (
-                    f", scale.gpu_count = {busy}" if busy < answers.scale.gpu_count else "")
+                    f", scale.gpu_count = {count}" if count != asked else "")
                 line = (f"a compiled forward pass{fp16} ({engine}): {gpu.quantity} x {gpu.name}, "
                         f"~{rate_of(other):,.1f} {unit}, {within_text(other, build, rules)} (answer {answer})")
                 return f"{short} in eager PyTorch, where compiled{fp16} it runs ~{rate_of(other):,.1f} (below)", \
@@ -107,7 +108,9 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         return (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {unit}{note}, "
                 f"{within_text(other, build, rules)} (answer {answered}scale.gpu_count = {count})")
 
-    for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge):
+    takes_inputs = not rate_target.decode and (forward_only(shape) or shape.kind in ("cnn", "generic"))
+    for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge
+                  and (not takes_inputs or count <= answers.workload.batch_size)):  # each its own inputs, none idle
         changed = answers.with_value("scale", "gpu_count", count)
         found = gpu_build(recommend_one, changed)
         if found is None:

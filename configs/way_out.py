@@ -39,7 +39,7 @@ class Alternative:
     training_rate: float = 0.0  # a training job's predicted tokens, samples or images a second on its build
 
 
-SLOW_RATE_BAND = 1.25  # slow ways out within a quarter of the fastest left keep the levers' order (quality first)
+SLOW_RATE_BAND = 1.25  # a quarter: a faster way out leads a roomier or higher-quality one only past it
 
 
 def slowest_last(found: list[Alternative]) -> list[Alternative]:

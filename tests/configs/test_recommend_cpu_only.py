@@ -169,7 +169,7 @@ def test_an_entry_cpu_only_box_takes_an_igpu_cpu_on_ddr4_and_says_where_its_pric
     # 2026 DRAM: DDR5 for an AM5 iGPU CPU made the CPU-only box dearer than a GPU box; an iGPU CPU on DDR4 keeps a
     # tabular box under 5,000 yuan: the CPU is chosen with its board and RAM, not by its own price (a Ryzen 7 7700X
     # costs 41 yuan less than the Core i5-12400 in China, but its AM5 board and DDR5 kit cost ~1,700 more); the
-    # Ryzen 5 5500GT on a 402-yuan A520 board costs less than the i5-12400 on its 799-yuan B760.
+    # Ryzen 5 5500GT on a ~366-yuan A520 board costs less than the i5-12400 on its 799-yuan B760.
     build = recommend(answers(workload__preset="custom", workload__kind="generic", workload__parameters=0,
                               task__optimizer="sgd", data__kind="tabular", data__dataset_size_gb=2.0,
                               budget__amount=5000.0), catalog, today=TODAY)
@@ -573,9 +573,8 @@ def test_a_decoder_generating_in_pytorch_is_not_sold_a_cpu_only_pc(catalog):
                   task__precision="fp16", task__serving_engine="hf_generate", task__generated_tokens=1400,
                   data__kind="audio", budget__amount=6000.0, budget__currency="CNY")
     build = recommend(job, catalog, today=TODAY)
-    assert not build.cpu_only and build.component("gpu") is not None, build.components
-    assert build.feasible or any(line.startswith("a used GPU") and "RTX 3060" in line
-                                 for line in build.feasible_alternatives), build.blockers
+    assert not build.cpu_only and build.feasible, build.blockers
+    assert build.component("gpu").part_id == "rtx-3060-12gb", build.component("gpu").part_id
 
 
 def test_a_small_cnn_at_a_stated_camera_rate_is_timed_on_the_cpu_and_gets_the_cpu_only_pc(catalog):
@@ -619,10 +618,14 @@ def test_a_small_speech_model_gets_a_cpu_only_pc_within_600_euros_timed_as_it_is
                   workload__vocabulary_size=32768, workload__sequence_length=416, workload__decoder_sequence_length=64,
                   workload__batch_size=1, task__mode="inference", task__precision="int8", data__kind="audio",
                   budget__currency="EUR", budget__amount=600.0)
-    build = recommend(job, catalog, today=TODAY)
-    assert build.cpu_only and build.feasible, build.blockers
-    assert build.component("cpu").spec["integrated_graphics"], build.component("cpu").part_id
-    assert not any("bitsandbytes" in line for line in build.speed.formula), build.speed.formula
+    for engine in ("auto", "hf_generate"):  # whatever engine is answered, a CPU runs it in ggml
+        build = recommend(job.with_value("task", "serving_engine", engine), catalog, today=TODAY)
+        assert build.cpu_only and build.feasible, build.blockers
+        assert build.component("cpu").spec["integrated_graphics"], build.component("cpu").part_id
+        assert not any("bitsandbytes" in line for line in build.speed.formula), build.speed.formula
+        # Its 30 s window through the encoder within the Pi 5's published 237 ms, as GGUF Q8_0 reads.
+        assert build.speed.figures["decode_tokens_per_s_per_stream"] > 0
+        assert build.speed.figures["first_token_s"] < 0.237, build.speed.figures
 
 
 def test_a_4_bit_decoder_under_generate_is_offered_its_gguf_on_a_cpu_only_pc_before_renting(catalog):

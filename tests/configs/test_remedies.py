@@ -346,8 +346,8 @@ def test_a_server_no_lever_fits_within_budget_names_the_nearest_build_over_it(ca
 
 def test_when_only_lora_fits_the_budget_the_nearest_full_fine_tune_is_named_with_its_price(catalog):
     # Llama 3.2 1B full fine-tune at 4k for CNY 6,200: LoRA fits a 12 GB card within budget, but LoRA is another
-    # job (ZeRO-Offload keeps it on that card for CNY 6,309, the RAM for the offloaded states). The build also names
-    # the cheapest way to keep the full fine-tune and how far over budget it is.
+    # job (ZeRO-Offload or ZeRO-3 with CPU offload keeps it on that card for CNY 6,309, the RAM for the offloaded
+    # states). The build also names the cheapest way to keep the full fine-tune and how far over budget it is.
     # (meta-llama/Llama-3.2-1B config.json: 16 layers, hidden 2048, 32 heads, 8 KV heads, SwiGLU 8192.)
     job = answers(workload__preset="custom", workload__parameters=1_235_814_400, workload__layers=16,
                   workload__hidden_size=2048, workload__attention_heads=32, workload__kv_heads=8,
