@@ -64,7 +64,9 @@ ENCODER_FORWARD_FRACTION = 0.3
 # A ViT over a large batch a GPU reaches about twice that: timm's vit_base_patch16_224 at AMP batch 1,024, 2,993 and
 # 3,916 images/s on an RTX 4090 and 5090 (0.64 and 0.66; pytorch-image-models results/benchmark-infer-amp-nchw-pt291-*).
 IMAGE_ENCODER_FORWARD_FRACTION = 0.65
-# Below it a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at batch 1: ~0.35, AGX Orin).
+# Below ViT-B/16's work at that batch a GPU keeps the eager 0.3: one image does not fill it (NanoOWL's OWL-ViT B/16 at
+# batch 1: ~0.35, AGX Orin). The work, not the images: DINOv2 ViT-L/14 at 518 px, 384 images, 108.27 a second (0.67)
+# and ViT-g/14 at 128, 33.11 (0.72) in timm's pt240 RTX 4090 table, where 256 images made them 0.3 (audit ZA39).
 IMAGE_ENCODER_LARGE_BATCH_IMAGES = 256
 # A compiled engine's fused encoder kernels reach twice the eager rate: TensorRT's BERT-Large at 384 tokens, batch 128,
 # 782 sequences/s on an A100 (0.62; NVIDIA/TensorRT demo/BERT README); Depth-Anything-Large's 12 ms a 518 px frame on

@@ -3,9 +3,12 @@ input, compute-bound, and is timed in inputs a second."""
 
 from __future__ import annotations
 
+import functools
+
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
+from pth_top.configs.answer_types import Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.custom_cnn import (
     CNN_KERNELS_PER_LAYER,
@@ -18,7 +21,7 @@ from pth_top.configs.custom_cnn import (
 )
 from pth_top.configs.memory_inference import inference_weight_bytes
 from pth_top.configs.memory_terms import ModelShape
-from pth_top.configs.presets import model_presets, resolution_scale
+from pth_top.configs.presets import model_presets, model_shape, resolution_scale
 from pth_top.configs.speed_cnn import activation_seconds, activations_warning, compiled_forward
 
 
@@ -63,13 +66,22 @@ def idle_gpus_warning(batch: int, gpus: int, unit: str) -> list[str]:
             f"(answer workload.batch_size = {gpus}), {gpus / batch:.3g}x the {unit}/s"]
 
 
+@functools.cache
+def _large_batch_flops() -> float:
+    """A GPU's batch that reaches the large-batch rate: ViT-B/16's forward FLOPs at IMAGE_ENCODER_LARGE_BATCH_IMAGES."""
+    shape = model_shape(Workload(preset="vit-b16"))[0]
+    return sp.IMAGE_ENCODER_LARGE_BATCH_IMAGES * forward_flops(shape, shape.sequence_length)[0]
+
+
 def forward_speed(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
     """Inputs (images) a second for a batch: its FLOPs at the fraction of the GPUs' tensor rate an eager encoder
     reaches, never faster than reading the weights once a batch."""
     batch, tokens = answers.workload.batch_size, shape.sequence_length
     unit = "images" if answers.data.kind == "images" else "inputs"
     flops, origin = forward_flops(shape, tokens)
-    large = answers.data.kind == "images" and batch / max(1, device.count) >= sp.IMAGE_ENCODER_LARGE_BATCH_IMAGES
+    # A windowed ViT (SAM's: 28 of 32 blocks in 14 x 14 windows) keeps the eager share: timm's samvit_huge 0.36.
+    large = answers.data.kind == "images" and not shape.sliding_window_layers \
+        and inputs_a_gpu(batch, device.count) * flops >= _large_batch_flops()
     fraction = sp.IMAGE_ENCODER_FORWARD_FRACTION if large else sp.ENCODER_FORWARD_FRACTION
     if compiled_forward(answers) and not device.edge_module:  # fused kernels (TensorRT) on a discrete GPU
         fraction = max(fraction, sp.COMPILED_ENCODER_FORWARD_FRACTION)

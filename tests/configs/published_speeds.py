@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 205 here (337 in all).
+published_workloads_large.py 12, test_requests.py 13): 208 here (340 in all).
 """
 
 from __future__ import annotations
@@ -249,6 +249,25 @@ def fastpitch_training(gpus: int) -> float:
     device = catalog_gpu("a100-80gb-sxm", answers, gpus)
     return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
         "training_tokens_per_s"]
+
+
+def timm_vit_inference(parameters: int, layers: int, hidden: int, heads: int, mlp: int, gated: bool, tokens: int,
+                       batch: int, windowed: int = 0) -> float:
+    """Images a second of a timm ViT in AMP fp16, eager, on one RTX 4090 (its pt240 table's rows); `windowed` of its
+    layers in 14 x 14 windows (SAM's)."""
+    answers = answers_of("inference_server", workload__preset="custom", workload__kind="transformer",
+                         workload__parameters=parameters, workload__layers=layers, workload__hidden_size=hidden,
+                         workload__attention_heads=heads, workload__intermediate_size=mlp, workload__gated_mlp=gated,
+                         workload__sequence_length=tokens, workload__sliding_window_tokens=196 if windowed else 0,
+                         workload__sliding_window_layers=windowed, workload__encoder_only=True,
+                         workload__batch_size=batch, task__mode="inference", task__precision="fp16",
+                         data__kind="images")
+    model = model_shape(answers.workload)[0]
+    return speed_build.inference(answers, model, catalog_gpu("rtx-4090-24gb", answers)).figures["samples_per_s"]
+
+
+TIMM_4090_PT240 = ("github.com/huggingface/pytorch-image-models "
+                   "results/benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv (AMP, NCHW, eager, one RTX 4090)")
 
 
 def sam_vit_h_inference(precision: str) -> float:
@@ -1276,6 +1295,16 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("sam-fast-a100-vit-h-bf16-bs8", "pytorch-labs/segment-anything-fast experiments/p4d_results/"
                    "results_bs8_vit_h.csv: SAM ViT-H, bf16 eager, batch 8 on an A100 40GB (p4d), 14.85 img/s",
                    14.85, lambda: sam_vit_h_inference("bf16")),
+    # --- a plain ViT's large batch by its work, not its image count; a windowed one keeps the eager share (ZA39) ---
+    PublishedSpeed("timm-4090-dinov2-vit-l14-518-bs384", f"{TIMM_4090_PT240}: vit_large_patch14_dinov2 at 518 px, "
+                   "batch 384, 108.27 img/s", 108.27,
+                   lambda: timm_vit_inference(304_370_000, 24, 1024, 16, 4096, False, 1370, 384)),
+    PublishedSpeed("timm-4090-dinov2-vit-g14-518-bs128", f"{TIMM_4090_PT240}: vit_giant_patch14_dinov2 at 518 px, "
+                   "batch 128, 33.11 img/s", 33.11,
+                   lambda: timm_vit_inference(1_136_480_000, 40, 1536, 24, 4096, True, 1370, 128)),
+    PublishedSpeed("timm-4090-samvit-huge-1024-bs6", f"{TIMM_4090_PT240}: samvit_huge_patch16 at 1,024 px, batch 6, "
+                   "9.99 img/s", 9.99,
+                   lambda: timm_vit_inference(637_030_000, 32, 1280, 16, 5120, False, 4096, 6, windowed=28)),
     # --- a CNN on a desktop CPU in ONNX Runtime (speed_cpu.CPU_CNN_FRACTION, these RTMPose rows' median; XZ13) ---
     *(PublishedSpeed(f"rtmpose-{name}-i7-11700-ort", f"{RTMPOSE_CPU}: RTMPose-{name}, {ms} ms ({gflops} GFLOP, twice "
                      "mmpose's multiply-adds)", 1000 / ms, functools.partial(cpu_cnn_inference, gflops, 8, 4.9),
