@@ -268,7 +268,7 @@ def _generates_in_pytorch(ctx: Context) -> bool:
     time and whose CPU rate is not llama.cpp's (audit XW12: ChatTTS's 1,400 audio tokens, "~0 ms an input", was sold a
     CPU-only PC against its README's 4 GB GPU)."""
     task, shape = ctx.answers.task, ctx.shape
-    if speech_on_ggml(ctx):
+    if speech_model(ctx.answers, ctx.shape):
         return False
     return shape.kind == "transformer" and not forward_only(shape) and task.generated_tokens > 0 \
         and stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision) == "hf_generate"
@@ -318,11 +318,6 @@ def short_of_the_rate(ctx: Context, cpu_only: CpuOnly) -> tuple[str, Answers] | 
     changed = ctx.answers.with_value("task", target.answer_key, kept)
     return (f"a CPU-only PC, {price}, at the rate its cores reach: ~{reached:,.1f} {target.unit}, short of the "
             f"{wanted:,g} asked (task.{target.answer_key} = {kept:g} keeps it): {cpu_only.reason}"), changed
-
-
-def speech_on_ggml(ctx: Context) -> bool:
-    """A speech encoder-decoder on a CPU runs in ggml (speed_cpu.speech_model)."""
-    return speech_model(ctx.answers, ctx.shape)
 
 
 def _serves_here(ctx: Context) -> bool:
@@ -383,5 +378,5 @@ def cpu_only_pc(ctx: Context) -> CpuOnly | None:
         reason = (f"no GPU build within the budget, {_money(ctx, ctx.budget_cny)}, holds the workload as answered; "
                   "on a CPU it runs, far slower than on a GPU, with its working memory in RAM" + (
                       ", in whisper.cpp (ggml, llama.cpp's library: timed at its rate) or faster-whisper "
-                      "(CTranslate2), not generate()" if speech_on_ggml(ctx) else ""))
+                      "(CTranslate2), not generate()" if speech_model(ctx.answers, ctx.shape) else ""))
     return CpuOnly(cpu_ctx, asm, False, reason, cheapest_total)

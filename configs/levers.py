@@ -9,7 +9,7 @@ from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.memory import micro_batch_per_gpu
-from pth_top.configs.memory_inference import forward_only
+from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, ModelShape
 from pth_top.configs.micro_batch import (
@@ -253,7 +253,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         # budget; one used 3090 where two 12 GB cards were).
         turns = stacks.takes_turns(task.mode, task.serving_engine, answers.scenario, task.precision)
         counts = sorted({scale.gpu_count - 1, scale.gpu_count // 2, 1} - {0}, reverse=True) if turns else (4, 2)
-        if forward_only(ctx.shape) or ctx.shape.kind in ("cnn", "generic"):  # one input never splits: the others idle
+        if takes_inputs(ctx.shape):  # one input never splits across GPUs: past the batch they idle
             counts = sorted({min(scale.gpu_count - 1, answers.workload.batch_size), 1} - {0}, reverse=True)
         fewer_cards = [] if diffusion or ctx.edge else [
             (f"fewer, larger cards: {count} GPU" + (f"s, {split_label(answers)}" if count > 1 else "")

@@ -275,6 +275,11 @@ def forward_only(shape: ModelShape) -> bool:
         and not shape.denoising_steps
 
 
+def takes_inputs(shape: ModelShape) -> bool:
+    """A model timed in inputs a second, not a decode: a CNN, a model given by its count, or a forward-only encoder."""
+    return shape.kind in ("cnn", "generic") or forward_only(shape)
+
+
 def _forward_pass(shape: ModelShape, weights: float, batch: int, n: int, value_bytes: float, chunk: int,
                   cuda_context_bytes: int, formula: list[str], fraction: float,
                   flash_attention: bool = True) -> MemoryBreakdown:

@@ -22,7 +22,7 @@ from pth_top.configs.assembly import (
     usable_bytes,
 )
 from pth_top.configs.market import CURRENCY_UNITS
-from pth_top.configs.memory_inference import forward_only
+from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import system_options, systems_for
@@ -141,8 +141,7 @@ def _held_target(ctx: Context) -> tuple[sp.RateTarget, float] | None:
     stated = sp.stated_target(ctx.answers.task)
     if stated is None or ctx.answers.task.mode != "inference":
         return None
-    takes_inputs = ctx.shape.kind in ("cnn", "generic") or forward_only(ctx.shape)
-    return stated if (decodes(ctx) if stated[0].decode else takes_inputs) else None
+    return stated if (decodes(ctx) if stated[0].decode else takes_inputs(ctx.shape)) else None
 
 
 def decodes(ctx: Context) -> bool:

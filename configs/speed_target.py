@@ -19,7 +19,7 @@ from pth_top.configs.beyond_answers import EDGE_BUDGET_MULTIPLIERS, MORE_GPU_COU
 from pth_top.configs.build import Build, Component
 from pth_top.configs.levers import split_label
 from pth_top.configs.market import cny_per, money
-from pth_top.configs.memory_inference import forward_only
+from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
 from pth_top.configs.speed_forward import EAGER_FLOOR
@@ -108,9 +108,9 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
         return (f"{count} x {gpu.name} with {how}: ~{rate_of(other):,.1f} {unit}{note}, "
                 f"{within_text(other, build, rules)} (answer {answered}scale.gpu_count = {count})")
 
-    takes_inputs = not rate_target.decode and (forward_only(shape) or shape.kind in ("cnn", "generic"))
+    by_inputs = not rate_target.decode and takes_inputs(shape)
     for count in (count for count in GPU_COUNTS if count > answers.scale.gpu_count and not edge
-                  and (not takes_inputs or count <= answers.workload.batch_size)):  # each its own inputs, none idle
+                  and (not by_inputs or count <= answers.workload.batch_size)):  # each its own inputs, none idle
         changed = answers.with_value("scale", "gpu_count", count)
         found = gpu_build(recommend_one, changed)
         if found is None:
