@@ -42,6 +42,14 @@ DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # above hold at the constant). SmolLM-135M (576 wide) in llama.cpp b10964 runs ~190 us a layer on the Orin Nano Super
 # and ~37 us on an RTX 4070 Laptop (hybridgroup/yzma benchmarks/linux.md), 557 and 81 at the full part.
 DECODE_LAYER_FITTED_WIDTH = 1536
+# llama.cpp's CUDA build of 2025-26 on a discrete card (CUDA graphs, fused norms, MMVQ) reaches more of the bandwidth
+# whatever the weights' bits, with smaller fixed kernels a layer. Fitted on 2026 Q4_K_M tg rows: an RTX 2080 (448
+# GB/s), Llama-3.1-8B 71.9 and six more 4-8B models (github.com/AlexsJones/llmfit/pull/773 and /778), an RTX 5060 Ti
+# and an RTX 3090, Qwen2.5-7B 87.8 and 150.3 (github.com/danielesalpietro/kickstart-berlin/issues/58), an RTX PRO
+# 6000, Llama 2 7B Q4_0 278.95 and Llama 70B Q4_K_M 34.05 (build 6413); 2024 builds' rows ran ~20 % slower.
+LLAMA_CPP_DECODE_BANDWIDTH_FRACTION = 0.84
+LLAMA_CPP_LAYER_LAUNCH_S = 20e-6
+LLAMA_CPP_LAYER_SMALL_KERNEL_FLOP = 0.4e9
 # Hugging Face generate() runs each layer eagerly from Python, no CUDA graph: ~0.4 ms more a layer a token. Fitted on
 # Qwen's Transformers rows on an H20 (Qwen3-0.6B to 8B, 0.31-0.58 ms a layer; QwenLM/Qwen2.5 speed_benchmark.md);
 # checked on Llama 7B fp16 on an RTX 3090, 32.89 ms a token (bitsandbytes#347), ~32 predicted.
@@ -193,6 +201,7 @@ class Device:
     attention_rate: tuple[float, str] = (0.0, "")  # the 16-bit rate attention runs at beside FP8 matmuls; 0: tflops
     cnn_fraction: float = CNN_TENSOR_FRACTION  # of `tflops`, a CNN's convolutions reach (a GeForce's 16-bit: more)
     edge_module: bool = False  # a Jetson-class module: its GPU's clock and its ARM host set a compiled kernel's cost
+    llama_cpp_cuda: bool = False  # llama.cpp's CUDA kernels on a discrete card decode (LLAMA_CPP_*)
 
     @property
     def transformer_training_mfu(self) -> float:
@@ -217,7 +226,11 @@ class Device:
         """A decode step's fixed time per layer of a model `width` wide (DECODE_LAYER_*); 0 without CUDA cores."""
         if self.fp32_tflops <= 0:
             return 0.0
-        return DECODE_LAYER_LAUNCH_S + small_kernel_flop(width) / (self.fp32_tflops * 1e12)
+        return self.layer_launch_s + small_kernel_flop(width, self.llama_cpp_cuda) / (self.fp32_tflops * 1e12)
+
+    @property
+    def layer_launch_s(self) -> float:
+        return LLAMA_CPP_LAYER_LAUNCH_S if self.llama_cpp_cuda else DECODE_LAYER_LAUNCH_S
 
 
 @dataclass
@@ -231,12 +244,16 @@ class Prediction:
 def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION,
                        moe: bool = False) -> tuple[float, str]:
     """GB/s decoding reaches on all the GPUs together, and how."""
-    if device.decode_bandwidth_fraction:  # the card's own (fitted whatever the weights' bits), MoE in proportion
-        fraction = device.decode_bandwidth_fraction * (MOE_DECODE_SHARE if moe else 1.0)
+    dense_llama_cpp = device.llama_cpp_cuda and not moe  # its experts' scattered matmuls keep MoE's fraction
+    own = device.decode_bandwidth_fraction or (LLAMA_CPP_DECODE_BANDWIDTH_FRACTION if dense_llama_cpp else 0.0)
+    if own:  # the card's own or llama.cpp's (fitted whatever the weights' bits), MoE in proportion
+        fraction = own * (MOE_DECODE_SHARE if moe else 1.0)
     share = min(0.95, fraction / BENCH_BANDWIDTH_FRACTION) if device.measured_bandwidth else fraction
     what = "measured" if device.measured_bandwidth else "datasheet"
     if device.decode_bandwidth_fraction:
         what += "; this card's own decode fraction, gpus.toml"
+    elif dense_llama_cpp:
+        what += "; llama.cpp's CUDA build of 2025-26"
     value = share * device.bandwidth_gb_per_s * device.working_count
     text = f"{share:.2f} x {device.bandwidth_gb_per_s:,.0f} GB/s ({what})"
     if device.layer_split and device.count > 1:
@@ -248,9 +265,11 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
     return value, text
 
 
-def small_kernel_flop(width: int) -> float:
-    """A decode layer's small kernels' work for a model `width` wide (DECODE_LAYER_FITTED_WIDTH; 0: not given)."""
-    return DECODE_LAYER_SMALL_KERNEL_FLOP * (min(1.0, width / DECODE_LAYER_FITTED_WIDTH) if width > 0 else 1.0)
+def small_kernel_flop(width: int, llama_cpp_cuda: bool = False) -> float:
+    """A decode layer's small kernels' work for a model `width` wide (DECODE_LAYER_FITTED_WIDTH; 0: not given), in
+    llama.cpp's CUDA build on a discrete card where `llama_cpp_cuda`."""
+    work = LLAMA_CPP_LAYER_SMALL_KERNEL_FLOP if llama_cpp_cuda else DECODE_LAYER_SMALL_KERNEL_FLOP
+    return work * (min(1.0, width / DECODE_LAYER_FITTED_WIDTH) if width > 0 else 1.0)
 
 
 def achieved_tflops(device: Device, fraction: float, share: float = 1.0) -> tuple[float, str]:
@@ -311,7 +330,8 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
         compute_cap *= TENSOR_PARALLEL_EFFICIENCY["nvlink" if device.nvlink else "pcie"]
     out = Prediction()
     fixed_text = (f" + {layers} layers x {layer_s * 1e6:,.0f} us of small kernels "
-                  f"({DECODE_LAYER_LAUNCH_S * 1e6:g} us + {small_kernel_flop(width) / 1e9:.3g} GFLOP at "
+                  f"({device.layer_launch_s * 1e6:g} us + "
+                  f"{small_kernel_flop(width, device.llama_cpp_cuda) / 1e9:.3g} GFLOP at "
                   f"{tflops_text(device.fp32_tflops)} FP32 TFLOP/s)") if fixed_s else ""
     if split_moe_s:
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "

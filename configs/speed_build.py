@@ -91,6 +91,9 @@ def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, sh
                      decode_bandwidth_fraction=float(spec.get("decode_bandwidth_fraction", 0.0)),
                      training_mfu=float(spec.get("training_mfu", 0.0)), attention_rate=attention_rate,
                      peer_to_peer=spec.get("form") != "consumer", edge_module=spec.get("form") == "edge",
+                     llama_cpp_cuda=spec.get("software") == "cuda" and spec.get("form") != "edge" and decoder
+                     and answers.task.mode == "inference" and stacks.serving_engine(
+                         answers.task.serving_engine, answers.scenario, precision) == "llama_cpp",
                      cnn_fraction=cnn_tensor_fraction(spec.get("form") == "consumer" and rate in (
                          "bf16_dense_tflops", "fp16_dense_tflops", "tf32_dense_tflops"), answers.task.channels_last,
                          compiled_forward(answers)))
@@ -136,10 +139,13 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     if forward_only(shape):
         return forward_speed(answers, shape, device)
     reads = decode_reads(answers, shape)
+    # A step split between the GPU and the CPU keeps the generic decode constants: the RTX 2080's llmfit rows with
+    # experts or layers in RAM run 12-62 % under its GPU part at llama.cpp's full-GPU ones (published_speeds.py).
+    split_step = dataclasses.replace(device, llama_cpp_cuda=False)
     if task.expert_offload and device.experts_in_ram_share:  # none where the card (or shared memory) holds them all
-        return offloaded_speed(answers, shape, device, reads)
+        return offloaded_speed(answers, shape, split_step, reads)
     if device.layers_in_ram:
-        return partial_offload_speed(answers, shape, device, reads)
+        return partial_offload_speed(answers, shape, split_step, reads)
     prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
     attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)

@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 208 here (340 in all).
+published_workloads_large.py 12, test_requests.py 13): 219 here (351 in all).
 """
 
 from __future__ import annotations
@@ -493,11 +493,48 @@ ORIN_NANO_625MHZ = sp.Device("Jetson Orin Nano 8GB (625 MHz)", 1, 68, 10.24, "de
 RX_7900_XT = sp.Device("RX 7900 XT", 1, 800, 103.0, "dense FP16", tensor=True, fp32_tflops=51.5)
 # RTX 2080 8GB (not in the catalog): 448 GB/s, 40.3 TFLOP/s FP16 tensor with FP32 accumulate, 10.1 FP32 (Turing
 # whitepaper).
-RTX_2080 = sp.Device("RTX 2080", 1, 448, 40.3, "dense FP16 tensor", tensor=True, fp32_tflops=10.1)
+RTX_2080 = sp.Device("RTX 2080", 1, 448, 40.3, "dense FP16 tensor", tensor=True, fp32_tflops=10.1,
+                      llama_cpp_cuda=True)
 # llmfit's RTX 2080 rows: its host, a Core i9-10900X, reads "~102 GB/s quad-channel DDR4" (llmfit#755).
 LLMFIT_2080 = ("github.com/AlexsJones/llmfit/pull/{} (llama.cpp Q4_K_M, context 4096, RTX 2080 8GB beside an "
                "i9-10900X, '~102 GB/s quad-channel DDR4' (#755))")
 I9_10900X_RAM_GB_PER_S = 102.0
+# A 2024 build, timed at the 2025-26 builds' constants (speed.LLAMA_CPP_*): the same RTX 3090 decodes Qwen2.5-7B
+# Q4_K_M at 150.3 tokens/s in 2026 (kickstart-berlin#58), Llama 3 8B Q4_K_M at 115.4 in 2024 (GPU-Benchmarks).
+OLD_LLAMA_CPP = ("a 2024 llama.cpp build, before its CUDA graphs and fused kernels: 2025-26 builds decode the same "
+                 "models ~25-35 % faster on the same cards, and the wizard times those")
+KICKSTART_58 = ("github.com/danielesalpietro/kickstart-berlin/issues/58 (2026-08-31, llama.cpp's full-cuda container "
+                "57291f264): Qwen2.5-7B-Instruct Q4_K_M, llama-bench tg128 on")
+# Shapes from each model's config.json on huggingface.co (layers, hidden, heads, KV heads, head dim, MLP, vocabulary).
+QWEN3_4B = ModelShape("transformer", 4_022_468_096, layers=36, hidden_size=2560, attention_heads=32, kv_heads=8,
+                      head_dim=128, sequence_length=512, intermediate_size=9728, gated_mlp=True,
+                      vocabulary_size=151_936, tied_embeddings=True)
+MINISTRAL_8B = ModelShape("transformer", 8_019_808_256, layers=36, hidden_size=4096, attention_heads=32, kv_heads=8,
+                          head_dim=128, sequence_length=512, intermediate_size=12288, gated_mlp=True,
+                          vocabulary_size=131_072)
+FALCON3_7B = ModelShape("transformer", 7_455_550_464, layers=28, hidden_size=3072, attention_heads=12, kv_heads=4,
+                        head_dim=256, sequence_length=512, intermediate_size=23040, gated_mlp=True,
+                        vocabulary_size=131_072)
+GRANITE31_8B = ModelShape("transformer", 8_170_864_640, layers=40, hidden_size=4096, attention_heads=32, kv_heads=8,
+                          head_dim=128, sequence_length=512, intermediate_size=12800, gated_mlp=True,
+                          vocabulary_size=49_155, tied_embeddings=True)
+MISTRAL_7B_V03 = ModelShape("transformer", 7_248_023_552, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
+                            head_dim=128, sequence_length=512, intermediate_size=14336, gated_mlp=True,
+                            vocabulary_size=32_768)
+LLAMA32_3B = ModelShape("transformer", 3_212_749_824, layers=28, hidden_size=3072, attention_heads=24, kv_heads=8,
+                        head_dim=128, sequence_length=1, intermediate_size=8192, gated_mlp=True,
+                        vocabulary_size=128_256, tied_embeddings=True)
+QWEN3_32B = ModelShape("transformer", 32_762_123_264, layers=64, hidden_size=5120, attention_heads=64, kv_heads=8,
+                       head_dim=128, sequence_length=1, intermediate_size=25600, gated_mlp=True,
+                       vocabulary_size=151_936)
+
+
+def llama_cpp_tg(model: ModelShape, device: sp.Device | str, generated: int = 128) -> float:
+    """llama.cpp's decode of a Q4_K_M model fully on the GPU."""
+    return decode(model, "int4", device, generated, engine="llama_cpp", quantization="gguf_q4_k_m")[
+        "decode_tokens_per_s_per_stream"]
+
+
 # DeepSeek-Coder-V2-Lite (huggingface.co/deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct config.json: 27 layers, the first
 # dense, hidden 2048, 64 routed experts of 1408 and 2 shared, 6 a token, V 102,400; 15.7B total, 2.4B active). MLA as
 # the DeepSeek-V3 preset: 64 heads x 9 KV stand for its 512 + 64 cached values, 16 x (192 + 128) / 2 its attention.
@@ -711,7 +748,7 @@ CASES: tuple[PublishedSpeed, ...] = (
                      rate, functools.partial(lambda card, precision, quantization: decode(
                          shape("llama-7b", 1), precision, f"rtx-{card}-24gb", engine="llama_cpp",
                          quantization=quantization)["decode_tokens_per_s_per_stream"], card, precision, quantization),
-                     fitted=fitted)
+                     fitted=fitted, gap="" if fitted else OLD_LLAMA_CPP, tolerance=TOLERANCE if fitted else 0.45)
       for card, fmt, precision, quantization, rate, fitted in (
           ("4090", "f16", "fp16", "auto", 61.03, True), ("4090", "q8_0", "int8", "gguf_q8_0", 98.13, True),
           ("3090", "f16", "fp16", "auto", 48.52, True), ("3090", "q4_0", "int4", "gguf_q4_0", 121.82, False))),
@@ -729,6 +766,30 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "github.com/ggml-org/llama.cpp/pull/12183: RTX 4090, qwen2 3B Q4_0 (1.86 GiB), tg128 236.06 "
                    "tokens/s (fa 0)", 236.06,
                    lambda: decode(QWEN_3B, "int4", "rtx-4090-24gb")["decode_tokens_per_s_per_stream"]),
+    # --- llama.cpp's CUDA build of 2025-26 on discrete cards (fitted: speed.LLAMA_CPP_*), a 512-token prompt ---
+    *(PublishedSpeed(f"llmfit-{pr}-2080-{name}-q4_k_m", f"{LLMFIT_2080.format(pr)}: {label}, -ngl 99, {rate} tokens/s",
+                     rate, functools.partial(llama_cpp_tg, model, RTX_2080), fitted=True)
+      for pr, name, label, model, rate in (
+          (773, "llama3.1-8b", "Meta-Llama-3.1-8B-Instruct", shape("llama3-8b", 512), 71.9),
+          (773, "qwen3-8b", "Qwen3-8B", dataclasses.replace(QWEN3_8B, sequence_length=512), 69.3),
+          (773, "qwen3-4b", "Qwen3-4B", QWEN3_4B, 110.6),
+          (773, "ministral-8b", "Ministral-8B-2410", MINISTRAL_8B, 70.5),
+          (778, "falcon3-7b", "Falcon3-7B", FALCON3_7B, 75.8),
+          (778, "granite-3.1-8b", "Granite-3.1-8B", GRANITE31_8B, 65.6),
+          (778, "mistral-7b-v0.3", "Mistral-7B-v0.3", MISTRAL_7B_V03, 77.8))),
+    *(PublishedSpeed(f"kickstart-58-{card.removeprefix('rtx-').removesuffix('-16gb').removesuffix('-24gb')}-qwen2.5-"
+                     f"7b-q4_k_m-tg128", f"{KICKSTART_58}: {label} "
+                     f"{rate} tokens/s", rate, functools.partial(
+                         llama_cpp_tg, dataclasses.replace(QWEN25_7B, sequence_length=1), card), fitted=True)
+      for card, label, rate in (("rtx-5060-ti-16gb", "RTX 5060 Ti 16GB", 87.8), ("rtx-3090-24gb", "RTX 3090", 150.3))),
+    PublishedSpeed("llamacpp-28196-pro6000-server-qwen3-32b-q4_k_m-tg400",
+                   "github.com/ggml-org/llama.cpp/issues/28196 (b10741, CUDA 13.1, native Linux): RTX PRO 6000 "
+                   "Blackwell Server Edition, ECC on, Qwen3-32B Q4_K_M (unsloth), llama-bench -fa 1 tg400 65.35 "
+                   "tokens/s", 65.35, lambda: llama_cpp_tg(QWEN3_32B, "rtx-pro-6000-blackwell-server-96gb", 400),
+                   fitted=True),
+    PublishedSpeed("llamacpp-26705-dgx-spark-llama3.2-3b-q4_k", "github.com/ggml-org/llama.cpp/pull/26705 (2026-09, "
+                   "its DGX Spark sweep): GB10, Llama-3.2-3B Q4_K, ne11 1 (one token a pass), base 109.82 tokens/s",
+                   109.82, lambda: llama_cpp_tg(LLAMA32_3B, "dgx-spark-128gb")),
     PublishedSpeed("fish-speech-agent-3b-compiled-rtx-4090",
                    "fish-speech docs/en/start_agent.md: fish-agent-v0.1-3b (Qwen2.5-3B's shape) in bf16 with its "
                    "--compile generate(), 'a 4090 ... about 95 tokens/s' (audit YY4: 43 predicted with eager dispatch)",
@@ -839,7 +900,8 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference README (commit 00dd2bd), 'Average eval "
                    "speed (tokens/s) by GPUs on LLaMA 2': H100 PCIe 80GB, 7B f16, 83.32 tokens/s", 83.32,
                    lambda: decode(shape("llama-7b", 1), "fp16", "h100-80gb-pcie", 512,
-                                  engine="llama_cpp")["decode_tokens_per_s_per_stream"]),
+                                  engine="llama_cpp")["decode_tokens_per_s_per_stream"], gap=OLD_LLAMA_CPP,
+                   tolerance=0.45),
     # --- DGX Spark (GB10, 273 GB/s): llama.cpp's own benchmark of it ---
     PublishedSpeed("llamacpp-dgx-spark-gpt-oss-20b-tg32", f"{LLAMACPP_SPARK}: gpt-oss 20B MXFP4, tg32 84.10 tokens/s",
                    84.10, lambda: decode(shape("gpt-oss-20b", 1), "int4", "dgx-spark-128gb", 32, preset="gpt-oss-20b",
