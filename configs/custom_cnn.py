@@ -32,6 +32,10 @@ REALTIME_SEGMENTATION_ACTIVATION_FACTOR = 1.25
 # a segmentation net's factor grows 0.6 for each 51 weight layers past ResNet-50's 50 (audit XE6: CCNet R-101 -30 %).
 SEGMENTATION_BACKBONE_LAYERS = 50
 SEGMENTATION_GROWTH_PER_LAYER = 0.6 / 51
+# A detector's deeper backbone keeps its extra blocks at 1/16 of the input (stage 4): mmdet's 1x COCO tables (Mem GB,
+# 2 images of 1333x800, fp32, less weights and SGD state) give R-101-FPN 1.5x R-50-FPN's, Faster R-CNN 6.0 against 4.0
+# and RetinaNet 5.7 against 3.8, so a detector's values grow 0.5 for each 51 weight layers past ResNet-50's 50.
+DETECTOR_GROWTH_PER_LAYER = 0.5 / 51
 # A one-stage instance segmenter's mask branch writes a mask for each grid cell at 1/4 scale: mmdet's SOLO R-50 at 2
 # images of 1333x800 in fp32, Mem 8.0 GB (decoupled SOLO 7.8-7.9), 2.1x ResNet-50's values a pixel (audit XH7: 4.3 GiB
 # as a detector, an 8 GB card called a fit); SOLOv2's dynamic kernels keep 5.1 GB, a detector's ~1x.
@@ -116,6 +120,13 @@ def dense_prediction_factor(workload: Workload) -> float:
     return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
 
 
+def detector_depth(workload: Workload) -> float:
+    """A detector's values grown with a backbone deeper than ResNet-50, where its FLOPs do not give its size."""
+    if workload.dense_head != "detection" or workload.forward_gflops_per_sample:
+        return 1.0
+    return 1.0 + DETECTOR_GROWTH_PER_LAYER * max(0, workload.layers - SEGMENTATION_BACKBONE_LAYERS)
+
+
 def heavy_segmentation(workload: Workload) -> bool:
     """A segmentation net sized at a heavy head's factor (its count not given): not a real-time one, said or under 5M
     parameters."""
@@ -166,8 +177,9 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         detector = workload.dense_head == "detection" and workload.forward_gflops_per_sample > 0
         share = DETECTOR_TRAINED_BACKBONE_SHARE if detector else 1.0
         flops = max(1.0, math.sqrt(ratio))
+        deeper = detector_depth(workload)
         width = dense_prediction_factor(workload) if dense else \
-            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query * share
+            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query * share * deeper
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         origin = "activations scaled from ResNet-50's per-pixel count" + (
             _segmentation_origin(workload, width) if dense else
@@ -180,7 +192,9 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
                "detectron2's FREEZE_AT=2: its stem and first stage save nothing; a YOLO trains every layer: "
                "workload.dense_head = \"auto\")" if detector else "")
             + (f" x {query:g} for its DETR-family head (mmdet's Mask2Former R-50 13.7 GB at 2 images of 1024 px, "
-               "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else ""))
+               "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else "")
+            + (f" x {deeper:.3g} for its {workload.layers} weight layers (a detector's R-101-FPN keeps 1.5x R-50-FPN's "
+               "in mmdet's Faster R-CNN and RetinaNet tables)" if deeper != 1.0 else ""))
         origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""
     layers = workload.layers or DEFAULT_CNN_LAYERS
     kernels = "" if workload.layers else (

@@ -149,6 +149,23 @@ def test_a_detector_given_its_flops_trains_its_backbone_from_the_second_stage():
     assert yolo.activation_elements_per_sample == pytest.approx(162e6, rel=0.2)
 
 
+def test_a_detector_on_a_deeper_backbone_saves_more_without_its_flops():
+    # Audit AC40: Faster R-CNN on ResNeSt S-101-FPN at 2 images of 1333x[640:800], fp32 (mmdet's 7.1 GB) came out
+    # 4.17 GiB as a detector of 101 layers, a ResNet-50's; mmdet's R-101-FPN keeps 1.5x R-50-FPN's (Faster R-CNN 6.0
+    # against 4.0 GB, RetinaNet 5.7 against 3.8).
+    def saved(layers: int) -> tuple[float, str]:
+        shape, origin = model_shape(Workload(preset="custom", kind="cnn", parameters=60_000_000, layers=layers,
+                                             input_size_px=1033, dense_head="detection"))
+        return shape.activation_elements_per_sample, origin
+    (r50, _), (r101, origin) = saved(50), saved(101)
+    assert r101 / r50 == pytest.approx(1.5, rel=0.01) and "101 weight layers" in origin
+    assert saved(18)[0] == r50  # no shrink below ResNet-50's: ResNet-18's narrower blocks are not its depth
+    # Given its FLOPs, a detector's size comes from them.
+    flops = Workload(preset="custom", kind="cnn", parameters=60_000_000, layers=101, input_size_px=1033,
+                     forward_gflops_per_sample=509.0, dense_head="detection")
+    assert "weight layers" not in model_shape(flops)[1]
+
+
 def test_a_real_time_segmenter_under_5m_parameters_is_sized_at_its_own_narrow_maps():
     # Audit YY4: BiSeNetV2 (3.4M parameters, 4 images of 1024 px in fp32: mmseg's 7.64 GB) came out 24.0 GiB at a
     # heavy head's 3.5x, its FLOPs given or not; mmseg's real-time four are 1.0-1.8x ResNet-50's per pixel.
