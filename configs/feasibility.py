@@ -238,7 +238,8 @@ def feasible_alternatives(
             continue
         feasible = feasible_build(ctx, label, context_for(answers))
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
-            answers, label = deeper, micro_batch_label(ctx.answers, deeper)  # the largest micro-batch that fits
+            # The largest micro-batch that fits.
+            answers, label = deeper, micro_batch_label(ctx.answers, deeper, ctx.shape)
             feasible = feasible_build(ctx, label, context_for(answers))
             halved = deeper
             own_levers.append(deeper)

@@ -181,14 +181,14 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         smaller = small_activations(answers)  # keeps the method (and a bf16 base) before quantizing it
         steps = [each for each in micro_batch_steps(ctx.shape, answers, 1) if each != smaller]
         at_one = [each for each in steps[1:] if micro_batch_of(each) == 1]  # after the recompute chain (review AF)
-        changes.extend((micro_batch_label(answers, each), each) for each in steps if each not in at_one)
+        changes.extend((micro_batch_label(answers, each, ctx.shape), each) for each in steps if each not in at_one)
         recomputed = recompute_only(answers)
         if recomputed != answers:
             changes.append((f"{RECOMPUTE_LABEL} at the same micro-batch: ~1/3 more compute, and what sees the batch "
                             "(in-batch negatives, batch statistics) stays as it is", recomputed))
-            changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, each)}", each)
+            changes.extend((f"{RECOMPUTE_LABEL}, {micro_batch_label(recomputed, each, ctx.shape)}", each)
                            for each in micro_batch_steps(ctx.shape, recomputed) if each != smaller)
-        changes.extend((micro_batch_label(answers, each), each) for each in at_one)
+        changes.extend((micro_batch_label(answers, each, ctx.shape), each) for each in at_one)
         if smaller not in (answers, recomputed):
             changes.append((small_activations_label(answers), smaller))
         if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge:

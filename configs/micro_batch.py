@@ -68,12 +68,17 @@ def micro_batch_steps(shape: ModelShape, answers: Answers, least: int = 2) -> li
     return [] if first == answers else [first, *halvings(shape, first, least)]
 
 
-def micro_batch_label(before: Answers, after: Answers) -> str:
-    """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'."""
+def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None = None) -> str:
+    """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'; a CNN's says what
+    its BatchNorm layers then see (audit AC40: ICNet's SyncBN over 8 images told "the same global batch" at 4)."""
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
     kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
+    norms = ""
+    if shape is not None and shape.kind == "cnn":
+        was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, before.scale.gpu_count)
+        norms = f"; BatchNorm's statistics see {micro} images a GPU, not {was}"
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
-            f"batch{kept}){synced_note(before, after)}")
+            f"batch for the gradients{kept}{norms}){synced_note(before, after)}")
 
 
 def sharded_gradients(answers: Answers) -> Answers:

@@ -753,8 +753,8 @@ def test_a_global_batch_too_large_for_a_micro_batch_is_met_by_the_largest_micro_
                   workload__sequence_length=2048, workload__batch_size=1024, data__tokens_count=300_000_000_000,
                   scale__gpu_count=8, scale__sharding="zero1", budget__amount=400000.0)
     lines = recommend(job, catalog, today=TODAY).feasible_alternatives
-    assert lines[0].startswith("a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no "
-                               "recompute)"), lines
+    assert lines[0].startswith("a micro-batch of 8 with gradient accumulation x 16 (the same global batch for "
+                               "the gradients, no recompute)"), lines
     assert not [line for line in lines if "beyond one machine" in line or "ZeRO-Infinity" in line], lines
     # Review AD: at 32k and CNY 100,000 rented nodes were still sized at 2, where micro-batch 1 needs 22 GiB a GPU of
     # one node's 75.7.
@@ -974,3 +974,16 @@ def test_a_model_given_by_its_parameter_count_fits_by_its_floor_and_no_lever_tha
     assert first.startswith("on 2 of the 4 GPUs asked") and "by its floor" in first, build.feasible_alternatives
     fitting = recommend(job.with_value("scale", "gpu_count", 1), catalog, today=TODAY)
     assert fitting.memory_fits and memory_lines(fitting)[-1].endswith("fits " + FLOOR_ONLY)
+
+
+def test_a_cnns_smaller_micro_batch_says_what_its_batch_norm_then_sees(catalog):
+    # Audit AC40: ICNet R-18 at 8 images of 832 px on one CNY 7,000 card was offered "a micro-batch of 4 with
+    # gradient accumulation x 2 (the same global batch)", where its BatchNorm (SyncBN in mmseg's config) then sees 4.
+    job = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=15_000_000,
+                  workload__layers=18, workload__input_size_px=832, workload__dense_head="realtime_segmentation",
+                  workload__batch_size=8, task__precision="fp32", task__optimizer="sgd", data__kind="images",
+                  data__images_count=2975, budget__amount=7000.0, budget__currency="CNY")
+    lines = [line for line in recommend(job, catalog, today=TODAY).feasible_alternatives
+             if "gradient accumulation" in line]
+    assert lines and all("BatchNorm's statistics see" in line for line in lines), lines
+    assert "see 4 images a GPU, not 8" in lines[0], lines[0]
