@@ -46,7 +46,7 @@ DECODE_LAYER_FITTED_WIDTH = 1536
 # whatever the weights' bits, with smaller fixed kernels a layer. Fitted on 2026 Q4_K_M tg rows: an RTX 2080 (448
 # GB/s), Llama-3.1-8B 71.9 and six more 4-8B models (github.com/AlexsJones/llmfit/pull/773 and /778), an RTX 5060 Ti
 # and an RTX 3090, Qwen2.5-7B 87.8 and 150.3 (github.com/danielesalpietro/kickstart-berlin/issues/58), an RTX PRO
-# 6000, Llama 2 7B Q4_0 278.95 and Llama 70B Q4_K_M 34.05 (build 6413); 2024 builds' rows ran ~20 % slower.
+# 6000 Server, Qwen3-32B 65.35 (github.com/ggml-org/llama.cpp/issues/28196); 2024 builds' rows ran ~20-30 % slower.
 LLAMA_CPP_DECODE_BANDWIDTH_FRACTION = 0.84
 LLAMA_CPP_LAYER_LAUNCH_S = 20e-6
 LLAMA_CPP_LAYER_SMALL_KERNEL_FLOP = 0.4e9
