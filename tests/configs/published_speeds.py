@@ -505,28 +505,23 @@ OLD_LLAMA_CPP = ("a 2024 llama.cpp build, before its CUDA graphs and fused kerne
                  "models ~25-35 % faster on the same cards, and the wizard times those")
 KICKSTART_58 = ("github.com/danielesalpietro/kickstart-berlin/issues/58 (2026-08-31, llama.cpp's full-cuda container "
                 "57291f264): Qwen2.5-7B-Instruct Q4_K_M, llama-bench tg128 on")
-# Shapes from each model's config.json on huggingface.co (layers, hidden, heads, KV heads, head dim, MLP, vocabulary).
-QWEN3_4B = ModelShape("transformer", 4_022_468_096, layers=36, hidden_size=2560, attention_heads=32, kv_heads=8,
-                      head_dim=128, sequence_length=512, intermediate_size=9728, gated_mlp=True,
-                      vocabulary_size=151_936, tied_embeddings=True)
-MINISTRAL_8B = ModelShape("transformer", 8_019_808_256, layers=36, hidden_size=4096, attention_heads=32, kv_heads=8,
-                          head_dim=128, sequence_length=512, intermediate_size=12288, gated_mlp=True,
-                          vocabulary_size=131_072)
-FALCON3_7B = ModelShape("transformer", 7_455_550_464, layers=28, hidden_size=3072, attention_heads=12, kv_heads=4,
-                        head_dim=256, sequence_length=512, intermediate_size=23040, gated_mlp=True,
-                        vocabulary_size=131_072)
-GRANITE31_8B = ModelShape("transformer", 8_170_864_640, layers=40, hidden_size=4096, attention_heads=32, kv_heads=8,
-                          head_dim=128, sequence_length=512, intermediate_size=12800, gated_mlp=True,
-                          vocabulary_size=49_155, tied_embeddings=True)
-MISTRAL_7B_V03 = ModelShape("transformer", 7_248_023_552, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
-                            head_dim=128, sequence_length=512, intermediate_size=14336, gated_mlp=True,
-                            vocabulary_size=32_768)
-LLAMA32_3B = ModelShape("transformer", 3_212_749_824, layers=28, hidden_size=3072, attention_heads=24, kv_heads=8,
-                        head_dim=128, sequence_length=1, intermediate_size=8192, gated_mlp=True,
-                        vocabulary_size=128_256, tied_embeddings=True)
-QWEN3_32B = ModelShape("transformer", 32_762_123_264, layers=64, hidden_size=5120, attention_heads=64, kv_heads=8,
-                       head_dim=128, sequence_length=1, intermediate_size=25600, gated_mlp=True,
-                       vocabulary_size=151_936)
+
+
+def gqa_decoder(parameters: int, layers: int, hidden: int, heads: int, kv_heads: int, mlp: int, vocabulary: int, *,
+                head_dim: int = 128, sequence: int = 512, tied: bool = False) -> ModelShape:
+    """A gated-MLP decoder with grouped-query attention, from its config.json on huggingface.co."""
+    return ModelShape("transformer", parameters, layers=layers, hidden_size=hidden, attention_heads=heads,
+                      kv_heads=kv_heads, head_dim=head_dim, sequence_length=sequence, intermediate_size=mlp,
+                      gated_mlp=True, vocabulary_size=vocabulary, tied_embeddings=tied)
+
+
+QWEN3_4B = gqa_decoder(4_022_468_096, 36, 2560, 32, 8, 9728, 151_936, tied=True)
+MINISTRAL_8B = gqa_decoder(8_019_808_256, 36, 4096, 32, 8, 12288, 131_072)
+FALCON3_7B = gqa_decoder(7_455_550_464, 28, 3072, 12, 4, 23040, 131_072, head_dim=256)
+GRANITE31_8B = gqa_decoder(8_170_864_640, 40, 4096, 32, 8, 12800, 49_155, tied=True)
+MISTRAL_7B_V03 = gqa_decoder(7_248_023_552, 32, 4096, 32, 8, 14336, 32_768)
+LLAMA32_3B = gqa_decoder(3_212_749_824, 28, 3072, 24, 8, 8192, 128_256, sequence=1, tied=True)
+QWEN3_32B = gqa_decoder(32_762_123_264, 64, 5120, 64, 8, 25600, 151_936, sequence=1)
 
 
 def llama_cpp_tg(model: ModelShape, device: sp.Device | str, generated: int = 128) -> float:
