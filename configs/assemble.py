@@ -56,6 +56,7 @@ from pth_top.configs.slots import (
     mount_problems,
     on_risers,
     slot_fit_problem,
+    small_gradients,
 )
 from pth_top.configs.storage_choice import choose_storage
 from pth_top.units import GIB
@@ -340,9 +341,10 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     slots = f"{held} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
     if chipset and ctx.gpu_count <= held:
-        slots += (f"{chipset} card(s) on the chipset's PCIe {chipset_generation(board)}.0 x{link} link: the GPUs take "
-                  "turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost ~3 % of "
-                  "decode at x8/x4/x4, PR #4766); ")
+        why = ("the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
+               if small_gradients(ctx) else "the GPUs take turns on whole layers or serve alone, so little crosses "
+               "it (llama.cpp's layer split lost ~3 % of decode at x8/x4/x4, PR #4766)")
+        slots += f"{chipset} card(s) on the chipset's PCIe {chipset_generation(board)}.0 x{link} link: {why}; "
     board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0
     if 0 < board_gen < card_gen:
         slots += f"PCIe Gen{board_gen} slots: the card's Gen{card_gen} link runs at Gen{board_gen}; "

@@ -129,3 +129,22 @@ def test_a_small_job_gets_a_500_gb_drive_and_a_large_one_what_it_needs(catalog):
     large = recommend(answers(workload__preset="llama-7b", task__method="qlora", data__dataset_size_gb=400.0,
                               budget__currency="EUR", budget__amount=3000.0), catalog, today=TODAY)
     assert large.component("storage").spec["capacity_gb"] * large.component("storage").quantity >= 1000
+
+
+def test_adapters_on_two_cards_take_a_chipset_slot_where_full_training_does_not(catalog):
+    # Audit AG41: InternVL2-4B's LoRA (r16 on every linear layer, ~30M gradients a step) on two owned RTX 3090s with
+    # EUR 1,500 for the rest was priced a EUR 531 x8/x8 board and called EUR 63 over; its gradients cross x4 in ms.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_820_000_000,
+                  workload__layers=32, workload__hidden_size=3072, workload__attention_heads=32,
+                  workload__kv_heads=32, workload__intermediate_size=8192, workload__gated_mlp=True,
+                  workload__vocabulary_size=32064, workload__sequence_length=4096, workload__batch_size=16,
+                  task__precision="bf16", task__recompute="full", task__accumulation_steps=8, task__method="lora",
+                  task__lora_rank=16, task__lora_targets="all_linear", scale__gpu_count=2, scale__sharding="zero1",
+                  budget__amount=1500.0, budget__currency="EUR", budget__owned_gpu="rtx-3090-24gb",
+                  budget__owned_gpu_count=2)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible, build.blockers
+    board = next(line for line in build.component("motherboard").reasoning if "GPU slot(s)" in line)
+    assert "at x4+" in board and "adapters' or head's gradients" in board, board
+    full = recommend(job.with_value("task", "method", "full"), catalog, today=TODAY)
+    assert not any("x4+ for 2 GPU" in line for line in full.component("motherboard").reasoning)
