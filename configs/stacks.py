@@ -253,7 +253,8 @@ def foreach_optimizer(kernel: str, optimizer: str, sharding: str, data_kind: str
     under DeepSpeed (its FusedAdam) or with an 8-bit optimizer (bitsandbytes' kernels); text models train under the
     HF Trainer (adamw_torch_fused, its default from torch 2.8) or torchtune (fused=True); image, video and audio
     trainers call torch.optim directly (diffusers' examples, timm, mmengine), whose CUDA default is foreach. An
-    optimizer stepped on the CPU (ZeRO-Offload, FSDP's CPU offload) holds its intermediates there, not on the GPU."""
-    if optimizer == "adam8bit" or sharding in OFFLOAD_SHARDINGS:
+    optimizer stepped on the CPU (ZeRO-Offload, FSDP's CPU offload) holds its intermediates there, not on the GPU;
+    transformers' Adafactor (kohya's) steps each parameter in a loop."""
+    if optimizer in ("adam8bit", "adafactor") or sharding in OFFLOAD_SHARDINGS:
         return False
     return kernel == "foreach" if kernel != "auto" else not sharding.startswith("zero") and data_kind != "text"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
+from pth_top.configs.recommend import recommend
 from pth_top.configs.stacks import foreach_optimizer
+from tests.configs.builders import answers
 
 GB = 1e9
+TODAY = dt.date(2026, 12, 7)
 
 
 # aMUSEd-512's UVit (huggingface.co/amused/amused-512: 603M trained, 22 layers of 1,024 over 32 x 32 tokens; its
@@ -64,3 +69,22 @@ def test_an_optimizer_stepped_on_the_cpu_adds_nothing_to_the_gpu():
     assert total("adamw", "foreach", offloaded) == total("adamw", "fused", offloaded)
     assert total("adamw", "foreach", {"gpu_count": 2, "sharding": "fsdp"}) > total("adamw", "fused",
                                                                                    {"gpu_count": 2, "sharding": "fsdp"})
+
+
+def test_adafactor_keeps_no_first_moment_and_a_factored_second(catalog):
+    # Audit AF41: kohya's SDXL full fine-tune "can be done with 24GB ... Use Adafactor optimizer" (sd-scripts README;
+    # its fused backward pass, PR #1259: "BF16 ... 10GB"); the form had no Adafactor, and AdamW refused 24 GB cards.
+    sdxl = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=2_567_000_000,
+                workload__layers=70, workload__hidden_size=1280, workload__attention_heads=20,
+                workload__intermediate_size=5120, workload__sequence_length=16461,
+                workload__forward_gflops_per_sample=6761.0, workload__frozen_parameters=901_000_000,
+                workload__frozen_precision="fp16", workload__batch_size=1, task__precision="bf16",
+                task__mixed_layout="bf16_pure", task__recompute="full", task__cache_embeddings=True,
+                data__kind="images", data__images_count=1000, budget__amount=2000.0, budget__currency="USD",
+                budget__condition="used")
+    adafactor = recommend(answers(**sdxl, task__optimizer="adafactor"), catalog, today=TODAY)
+    assert adafactor.feasible and adafactor.memory.optimizer_states_bytes == 0, adafactor.blockers
+    assert any("x 4 B/param (weights 2 + grads 2 + optimizer 0)" in line for line in adafactor.reasoning)
+    assert not any("foreach" in line for line in adafactor.reasoning)  # transformers' Adafactor loops
+    adamw = recommend(answers(**sdxl, task__optimizer="adamw"), catalog, today=TODAY)
+    assert adamw.memory.total_bytes - adafactor.memory.total_bytes > 2_567_000_000 * 4
