@@ -56,7 +56,13 @@ from pth_top.configs.owned import (
 )
 from pth_top.configs.part_types import DESKTOP_SYSTEM
 from pth_top.configs.parts import Catalog, Part, gpu_memory_gib
-from pth_top.configs.presets import context_warnings, ignored_answer_warnings, model_presets, model_shape
+from pth_top.configs.presets import (
+    context_warnings,
+    ignored_answer_warnings,
+    model_presets,
+    model_shape,
+    resized_context_warning,
+)
 from pth_top.configs.price_notes import price_warnings, with_price_line
 from pth_top.configs.ram_platform import platform_for_ram
 from pth_top.configs.ranking import NEAR_TIE_TEXT, Fit, fit_budget, gpu_metric, meets_target, ranked_gpus
@@ -305,7 +311,7 @@ def _applied_answers(ctx: Context, assembly: Assembly) -> list[str]:
 # Terms the reasoning uses, explained once (in a last line) when they appear.
 def _warnings(ctx: Context, assembly: Assembly, gpu: Part | None, today: dt.date) -> list[str]:
     answers = ctx.answers
-    warnings: list[str] = []
+    warnings: list[str] = resized_context_warning(answers)
     total = assembly.total_cny
     if total > ctx.budget_cny:
         warnings.append(f"over budget: {_money(ctx, total)} is {_money(ctx, total - ctx.budget_cny)} above the "

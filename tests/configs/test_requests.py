@@ -251,8 +251,21 @@ def test_a_context_beyond_the_models_native_one_is_sized_as_asked_with_yarn_and_
     # Past 131,072 it is sized at 131,072 and says so (a saved build file asking more still loads).
     too_long = recommend(job.with_value("workload", "sequence_length", 200_000), catalog, today=dt.date(2026, 10, 1))
     assert not cross_field_problems(too_long.answers)
-    assert any(line.startswith("200,000 tokens is beyond Qwen3-30B-A3B") and "sized at 131,072" in line
-               for line in too_long.warnings), too_long.warnings
+    # It is the build's first warning: the job sized is not the one asked (audit AD40: an 80k context extension of
+    # Llama-3-8B said so last, under a build for 8k).
+    assert too_long.warnings[0].startswith("200,000 tokens is beyond Qwen3-30B-A3B") \
+        and "sized at 131,072" in too_long.warnings[0], too_long.warnings
+
+
+def test_a_sequence_past_a_presets_context_is_the_first_warning_of_a_training_build(catalog):
+    # Audit AD40: Llama-3-8B's QLoRA context extension to 80k on 8 GPUs was sized at its 8k and said so after the
+    # build's other warnings.
+    job = answers("team_training", workload__preset="llama3-8b", workload__sequence_length=81920,
+                  workload__batch_size=8, task__training_stack="liger", task__method="qlora", task__lora_rank=32,
+                  task__recompute="full", data__tokens_count=500_000_000, scale__gpu_count=8,
+                  budget__amount=600000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=dt.date(2026, 12, 7))
+    assert len(build.warnings) > 1 and build.warnings[0].startswith("81,920 tokens is beyond"), build.warnings
 
 
 def test_a_pc_for_inference_is_not_held_to_ram_as_large_as_its_gpus(catalog):
