@@ -76,7 +76,8 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     norms = ""
     if shape is not None and shape.kind == "cnn":
         was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, before.scale.gpu_count)
-        norms = f"; BatchNorm's statistics see {micro} images a GPU, not {was}"
+        images = "image" if micro == 1 else "images"
+        norms = f"; batch statistics (BatchNorm's, where trained, not frozen) see {micro} {images} a GPU, not {was}"
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
             f"batch for the gradients{kept}{norms}){synced_note(before, after)}")
 
