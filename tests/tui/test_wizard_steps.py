@@ -26,3 +26,21 @@ def test_budget_help_says_the_platform_follows_the_job_not_the_guides_ecc_tier()
     assert "data-centre GPUs and ECC" not in budget.help
     assert "3+ GPUs" in budget.help and "RAM, lanes or drives" in budget.help
     assert ("budget", "market") in [(section, key) for section, key, _ in budget.fields]
+
+
+def test_every_choice_a_field_accepts_has_a_label_in_the_form():
+    # Review r68: "adafactor" was accepted in answers files but missing from the form's choices, so a file that chose
+    # it crashed the wizard's Task step (Select: illegal value); each labelled field covers its type's choices.
+    import typing
+
+    from pth_top.tui.wizard.steps import CHOICE_LABELS
+
+    sections = {name: typing.get_type_hints(type(getattr(Answers(), name)), include_extras=True)
+                for name in ("workload", "task", "scale", "budget")}
+    for (section, key), labels in CHOICE_LABELS.items():
+        hint = sections[section][key]
+        base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+        accepted = set(typing.get_args(base)) if typing.get_origin(base) is typing.Literal else None
+        if accepted is None:
+            continue
+        assert accepted <= set(labels), (section, key, sorted(accepted - set(labels)))

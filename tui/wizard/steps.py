@@ -150,9 +150,11 @@ CHOICE_LABELS = {
                          "qlora": "QLoRA (4-bit base)",
                          "frozen": "Frozen backbone (head only)"},
     ("task", "lora_targets"): {"attention": "Attention (q, k, v, o)", "all_linear": "All linear (+ MLP)"},
-    ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam"},
+    ("task", "optimizer"): {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD with momentum", "adam8bit": "8-bit Adam",
+                            "adafactor": "Adafactor (factored, no momentum)"},
     ("task", "recompute"): {"none": "None", "selective": "Selective (attention)", "full": "Full (every layer)"},
-    ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param"},
+    ("task", "mixed_layout"): {"megatron16": "16 B/param", "hf18": "18 B/param", "deepspeed20": "20 B/param",
+                               "bf16_pure": "Pure bf16 (no fp32 master)"},
     ("scale", "sharding"): {
         "none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
         "zero_offload": "ZeRO-Offload (states in CPU RAM)", "fsdp_offload": "FSDP + CPU offload (weights in RAM)",
