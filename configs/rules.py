@@ -287,7 +287,7 @@ def ram_floor_gib(dataset_size_gb: float, total_gpu_memory_gib: float, host_weig
 
 
 UNRULED_INFERENCE = ("; not the GPUs' memory: inference on a PC stages no more than its weights (llama.cpp maps its "
-                     "file, vLLM and SGLang load a shard at a time)")
+                     "file; vLLM, SGLang and generate() over several GPUs' device map load a shard at a time)")
 
 
 def storage_class(dataset_size_gb: float, rules: Rules) -> tuple[str, str]:

@@ -289,6 +289,28 @@ def test_a_pc_for_inference_is_not_held_to_ram_as_large_as_its_gpus(catalog):
     assert kit.quantity * kit.spec["capacity_gib"] >= server.component("gpu").spec["memory_gib"]
 
 
+def test_generate_over_two_cards_loads_a_shard_at_a_time_not_the_whole_model(catalog):
+    # Audit AI42: MOSS-16B in fp16 under generate() on two owned RTX 3090s ("runs on two 3090s in FP16") was priced
+    # 64 GB of RAM for its 31 GiB staged whole, CNY 762 over the CNY 6,000 for the rest; accelerate's device map loads
+    # a checkpoint shard at a time. On one card generate() (.to("cuda")) still stages the model whole.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=16_700_000_000,
+                  workload__layers=34, workload__hidden_size=6144, workload__attention_heads=24,
+                  workload__vocabulary_size=107_008, workload__sequence_length=2048, workload__batch_size=1,
+                  task__mode="inference", task__precision="fp16", task__serving_engine="hf_generate",
+                  task__generated_tokens=512, scale__gpu_count=2, budget__amount=6000.0, budget__currency="CNY",
+                  budget__owned_gpu="rtx-3090-24gb", budget__owned_gpu_count=2)
+    build = recommend(job, catalog, today=dt.date(2026, 12, 7))
+    assert build.feasible, build.blockers
+    ram = build.component("memory_kit")
+    assert ram.quantity * ram.spec["capacity_gib"] < 31, ram
+    seven = job.with_value("workload", "parameters", 7_000_000_000).with_value("workload", "layers", 32) \
+        .with_value("workload", "hidden_size", 4096).with_value("workload", "attention_heads", 32)
+    one = recommend(seven.with_value("scale", "gpu_count", 1).with_value("budget", "owned_gpu_count", 1), catalog,
+                    today=dt.date(2026, 12, 7))
+    kit = one.component("memory_kit")
+    assert kit.quantity * kit.spec["capacity_gib"] >= 14 * 1e9 / GIB, kit
+
+
 def test_llama_cpp_with_its_experts_in_ram_holds_the_experts_there_not_the_whole_file(catalog):
     # Review AF: GLM-4.5-Air Q4 with --cpu-moe on a used RTX 3090 staged the whole 59.3 GiB GGUF in RAM beside the
     # line that says llama.cpp maps its file; RAM holds the experts it runs there.
