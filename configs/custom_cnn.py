@@ -30,7 +30,7 @@ REALTIME_SEGMENTATION_ACTIVATION_FACTOR = 1.25
 # A deeper dilated backbone keeps its extra blocks at 1/8 of the input: mmseg's Cityscapes 512x1024 tables (Mem GiB, 2
 # images, fp32, less weights and SGD state) give R-101-D8 1.6x R-50-D8's (PSPNet 6.1 and 9.6, CCNet 6.0 and 9.5), so
 # a segmentation net's factor grows 0.6 for each 51 weight layers past ResNet-50's 50 (audit XE6: CCNet R-101 -30 %).
-SEGMENTATION_BACKBONE_LAYERS = 50
+RESNET50_WEIGHT_LAYERS = 50
 SEGMENTATION_GROWTH_PER_LAYER = 0.6 / 51
 # A detector's deeper backbone keeps its extra blocks at 1/16 of the input (stage 4): mmdet's 1x COCO tables (Mem GB,
 # 2 images of 1333x800, fp32, less weights and SGD state) give R-101-FPN 1.5x R-50-FPN's, Faster R-CNN 6.0 against 4.0
@@ -116,15 +116,15 @@ def dense_prediction_factor(workload: Workload) -> float:
         return REALTIME_SEGMENTATION_ACTIVATION_FACTOR
     if light_segmentation(workload.parameters):
         return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
-    deeper = max(0, workload.layers - SEGMENTATION_BACKBONE_LAYERS)
+    deeper = max(0, workload.layers - RESNET50_WEIGHT_LAYERS)
     return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
 
 
 def detector_depth(workload: Workload) -> float:
-    """A detector's values grown with a backbone deeper than ResNet-50, where its FLOPs do not give its size."""
-    if workload.dense_head != "detection" or workload.forward_gflops_per_sample:
+    """A detector's values grown with a ResNet-family backbone deeper than ResNet-50 (its weight layers)."""
+    if workload.dense_head != "detection":
         return 1.0
-    return 1.0 + DETECTOR_GROWTH_PER_LAYER * max(0, workload.layers - SEGMENTATION_BACKBONE_LAYERS)
+    return 1.0 + DETECTOR_GROWTH_PER_LAYER * max(0, workload.layers - RESNET50_WEIGHT_LAYERS)
 
 
 def heavy_segmentation(workload: Workload) -> bool:
@@ -176,8 +176,8 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
         detector = workload.dense_head == "detection" and workload.forward_gflops_per_sample > 0
         share = DETECTOR_TRAINED_BACKBONE_SHARE if detector else 1.0
-        flops = max(1.0, math.sqrt(ratio))
         deeper = detector_depth(workload)
+        flops = max(1.0, math.sqrt(ratio / deeper))  # the FLOPs of a deeper backbone's extra blocks are not width
         width = dense_prediction_factor(workload) if dense else \
             INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query * share * deeper
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
@@ -193,8 +193,9 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
                "workload.dense_head = \"auto\")" if detector else "")
             + (f" x {query:g} for its DETR-family head (mmdet's Mask2Former R-50 13.7 GB at 2 images of 1024 px, "
                "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else "")
-            + (f" x {deeper:.3g} for its {workload.layers} weight layers (a detector's R-101-FPN keeps 1.5x R-50-FPN's "
-               "in mmdet's Faster R-CNN and RetinaNet tables)" if deeper != 1.0 else ""))
+            + (f" x {deeper:.3g} for its {workload.layers} weight layers, a ResNet-family backbone's depth (a "
+               "detector's R-101-FPN keeps 1.5x R-50-FPN's in mmdet's Faster R-CNN and RetinaNet tables)"
+               if deeper != 1.0 else ""))
         origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""
     layers = workload.layers or DEFAULT_CNN_LAYERS
     kernels = "" if workload.layers else (

@@ -11,7 +11,7 @@ from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
-from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, ModelShape
+from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, ModelShape, training_bytes_per_parameter
 from pth_top.configs.micro_batch import (
     MAX_ACCUMULATION_STEPS,
     SYNC_EACH_BATCH_LABEL,
@@ -55,6 +55,9 @@ def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answer
     """An offload lever; an 8-bit optimizer gives way to the CPU's Adam, as bitsandbytes does not run there (review
     AF)."""
     changed = answers.with_value("scale", "sharding", sharding)
+    if answers.task.optimizer == "adafactor":  # DeepSpeed's offload steps its own CPU Adam (review r68)
+        return (f"{label}; with Adafactor, FSDP's CPUOffload (DeepSpeed's needs zero_force_ds_cpu_optimizer = false)",
+                changed)
     if answers.task.optimizer != "adam8bit":
         return label, changed
     return f"{label}, AdamW stepped on the CPU in place of the 8-bit optimizer", changed.with_value(
@@ -128,8 +131,15 @@ CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or to
 
 
 # A bf16 full fine-tune without the fp32 master copy (LLaMA-Factory's table: a 7B at 60 GB, 120 with it).
-PURE_BF16_LABEL = ("pure bf16 (LLaMA-Factory's pure_bf16, torchtune's default): weights, gradients and Adam's states "
-                   "in bf16, no fp32 master copy, 8 B a parameter not 16; updates under bf16's precision are lost")
+def pure_bf16_label(optimizer: str) -> str:
+    """The pure-bf16 lever's line, its bytes a parameter the optimizer's (Adam's 8 not 16, Adafactor's 4 not 8)."""
+    pure, mixed = (training_bytes_per_parameter("bf16", optimizer, layout).total for layout in ("bf16_pure",
+                                                                                               "megatron16"))
+    return (f"pure bf16 (LLaMA-Factory's pure_bf16, torchtune's default, kohya's --full_bf16): weights, gradients and "
+            f"optimizer states in bf16, no fp32 master copy, {pure:g} B a parameter not {mixed:g}; updates under "
+            "bf16's precision are lost")
+
+
 # fp32 training's activations and logits in 16 bits, at the tensor cores' rate; its weights and states keep fp32.
 BF16_MIXED_LABEL = ("bf16 mixed precision (autocast: activations and logits in bf16 at the tensor cores' rate, fp32 "
                     "master weights and optimizer states; the HF Trainer's bf16=True, task.precision = \"bf16\")")
@@ -216,7 +226,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         # Numerics change: bf16 rounds away an update under ~1/256 of its weight (no Kahan summation), so it is not
         # quality-free; offered on a fine-tune, as LLaMA-Factory and torchtune run it (audit ZB18), not a pretraining.
         if task.method == "full" and adapts and task.precision == "bf16" and task.mixed_layout != "bf16_pure":
-            changes.append((PURE_BF16_LABEL, answers.with_value("task", "mixed_layout", "bf16_pure")))
+            changes.append((pure_bf16_label(task.optimizer), answers.with_value("task", "mixed_layout", "bf16_pure")))
         if task.method == "full" and adapts:
             changes.append((f"LoRA (rank {task.lora_rank}, bf16 base)", answers.with_value("task", "method", "lora")))
         if task.method == "lora" and task.precision == "fp32" and adapts:  # half the base, before a 4- or 8-bit one

@@ -291,7 +291,8 @@ class MemoryBreakdown:
 
 # The optimizer's own state per trained parameter, in fp32 (Adam's two moments; SGD's momentum; bitsandbytes' 8-bit;
 # Adafactor's factored second moment, a row and a column a matrix, 4(m + n) B, under 0.2 % of SDXL's 1,280-wide
-# matrices' 4mn, and no first moment at beta1=None, transformers' default and kohya's 24 GB SDXL fine-tune's).
+# matrices' 4mn, and no first moment at beta1=None, transformers' default and kohya's 24 GB SDXL fine-tune's). Not
+# counted: a conv kernel's, factored over its last two axes, ~2/3 of its size in fp32 (SDXL's ~0.3B: ~0.8 GB).
 OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0, "adafactor": 0.0}
 
 

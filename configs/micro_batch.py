@@ -76,10 +76,10 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     norms = ""
     if shape is not None and shape.kind == "cnn":
         was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, before.scale.gpu_count)
-        images = "image" if micro == 1 else "images"
-        norms = f"; batch statistics (BatchNorm's, where trained, not frozen) see {micro} {images} a GPU, not {was}"
+        samples = "sample" if micro == 1 else "samples"
+        norms = f"; BatchNorm layers that train see {micro} {samples} a GPU, not {was} (SyncBN: all GPUs' together)"
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
-            f"batch for the gradients{kept}{norms}){synced_note(before, after)}")
+            f"batch for the gradients{kept}){norms}{synced_note(before, after)}")
 
 
 def sharded_gradients(answers: Answers) -> Answers:

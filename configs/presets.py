@@ -105,8 +105,9 @@ def context_tokens(preset: ModelPreset) -> int:
 
 
 def resized_context_warning(answers: Answers) -> list[str]:
-    """A sequence past a preset's context sized at it (and how to go further): the build's first warning, as it is
-    not the job asked (audit AD40: Llama-3-8B's 80k context extension said so last, under a build for 8k)."""
+    """A sequence past a preset's context sized at it (and how to go further): first among the build's warnings (after
+    a note on cards set aside), as it is not the job asked (audit AD40: Llama-3-8B's 80k context extension said so
+    last, under a build for 8k)."""
     preset = model_presets().get(answers.workload.preset)
     if preset is None or preset.kind != "transformer" or answers.workload.sequence_length <= context_tokens(preset):
         return []

@@ -42,11 +42,13 @@ DECODE_LAYER_SMALL_KERNEL_FLOP = 1.03e9
 # above hold at the constant). SmolLM-135M (576 wide) in llama.cpp b10964 runs ~190 us a layer on the Orin Nano Super
 # and ~37 us on an RTX 4070 Laptop (hybridgroup/yzma benchmarks/linux.md), 557 and 81 at the full part.
 DECODE_LAYER_FITTED_WIDTH = 1536
-# llama.cpp's CUDA build of 2025-26 on a discrete card (CUDA graphs, fused norms, MMVQ) reaches more of the bandwidth
-# whatever the weights' bits, with smaller fixed kernels a layer. Fitted on 2026 Q4_K_M tg rows: an RTX 2080 (448
-# GB/s), Llama-3.1-8B 71.9 and six more 4-8B models (github.com/AlexsJones/llmfit/pull/773 and /778), an RTX 5060 Ti
-# and an RTX 3090, Qwen2.5-7B 87.8 and 150.3 (github.com/danielesalpietro/kickstart-berlin/issues/58), an RTX PRO
-# 6000 Server, Qwen3-32B 65.35 (github.com/ggml-org/llama.cpp/issues/28196); 2024 builds' rows ran ~20-30 % slower.
+# llama.cpp's CUDA build of 2025-26 on a CUDA GPU other than a Jetson module (discrete cards, the DGX Spark) reaches
+# more of the bandwidth with smaller fixed kernels a layer. Fitted on 2026 Q4_K_M tg rows: an RTX 2080 (448 GB/s),
+# Llama-3.1-8B 71.9 and six more 4-8B models (github.com/AlexsJones/llmfit/pull/773 and /778), an RTX 5060 Ti and an
+# RTX 3090, Qwen2.5-7B 87.8 and 150.3 (github.com/danielesalpietro/kickstart-berlin/issues/58), an RTX PRO 6000
+# Server, Qwen3-32B 65.35 (github.com/ggml-org/llama.cpp/issues/28196). Taken whatever the bits: 2024 builds' F16
+# rows already ran at it (-2 % to +15 %), their quantized ones 10-30 % under it (those rows are timed at the generic
+# constants they were fitted with: published_speeds.decode's build_2024).
 LLAMA_CPP_DECODE_BANDWIDTH_FRACTION = 0.84
 LLAMA_CPP_LAYER_LAUNCH_S = 20e-6
 LLAMA_CPP_LAYER_SMALL_KERNEL_FLOP = 0.4e9
@@ -201,7 +203,7 @@ class Device:
     attention_rate: tuple[float, str] = (0.0, "")  # the 16-bit rate attention runs at beside FP8 matmuls; 0: tflops
     cnn_fraction: float = CNN_TENSOR_FRACTION  # of `tflops`, a CNN's convolutions reach (a GeForce's 16-bit: more)
     edge_module: bool = False  # a Jetson-class module: its GPU's clock and its ARM host set a compiled kernel's cost
-    llama_cpp_cuda: bool = False  # llama.cpp's CUDA kernels on a discrete card decode (LLAMA_CPP_*)
+    llama_cpp_cuda: bool = False  # llama.cpp's CUDA build decodes, not on a Jetson module (LLAMA_CPP_*)
 
     @property
     def transformer_training_mfu(self) -> float:
@@ -226,11 +228,17 @@ class Device:
         """A decode step's fixed time per layer of a model `width` wide (DECODE_LAYER_*); 0 without CUDA cores."""
         if self.fp32_tflops <= 0:
             return 0.0
-        return self.layer_launch_s + small_kernel_flop(width, self.llama_cpp_cuda) / (self.fp32_tflops * 1e12)
+        return self.layer_launch_s + self.small_kernel_flop(width) / (self.fp32_tflops * 1e12)
 
     @property
     def layer_launch_s(self) -> float:
         return LLAMA_CPP_LAYER_LAUNCH_S if self.llama_cpp_cuda else DECODE_LAYER_LAUNCH_S
+
+    def small_kernel_flop(self, width: int) -> float:
+        """A decode layer's small kernels' work for a model `width` wide on this device (DECODE_LAYER_FITTED_WIDTH;
+        0: not given)."""
+        work = LLAMA_CPP_LAYER_SMALL_KERNEL_FLOP if self.llama_cpp_cuda else DECODE_LAYER_SMALL_KERNEL_FLOP
+        return work * (min(1.0, width / DECODE_LAYER_FITTED_WIDTH) if width > 0 else 1.0)
 
 
 @dataclass
@@ -263,13 +271,6 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
         value *= efficiency
         text += f" x {device.count} GPUs x {efficiency:g} tensor-parallel efficiency ({device.link})"
     return value, text
-
-
-def small_kernel_flop(width: int, llama_cpp_cuda: bool = False) -> float:
-    """A decode layer's small kernels' work for a model `width` wide (DECODE_LAYER_FITTED_WIDTH; 0: not given), in
-    llama.cpp's CUDA build on a discrete card where `llama_cpp_cuda`."""
-    work = LLAMA_CPP_LAYER_SMALL_KERNEL_FLOP if llama_cpp_cuda else DECODE_LAYER_SMALL_KERNEL_FLOP
-    return work * (min(1.0, width / DECODE_LAYER_FITTED_WIDTH) if width > 0 else 1.0)
 
 
 def achieved_tflops(device: Device, fraction: float, share: float = 1.0) -> tuple[float, str]:
@@ -331,7 +332,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     out = Prediction()
     fixed_text = (f" + {layers} layers x {layer_s * 1e6:,.0f} us of small kernels "
                   f"({device.layer_launch_s * 1e6:g} us + "
-                  f"{small_kernel_flop(width, device.llama_cpp_cuda) / 1e9:.3g} GFLOP at "
+                  f"{device.small_kernel_flop(width) / 1e9:.3g} GFLOP at "
                   f"{tflops_text(device.fp32_tflops)} FP32 TFLOP/s)") if fixed_s else ""
     if split_moe_s:
         fixed_text += (f" + {layers} layers x {TENSOR_PARALLEL_MOE_LAYER_S * 1e6:g} us of the experts split over "

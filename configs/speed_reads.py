@@ -19,7 +19,7 @@ from pth_top.configs.vision_encoder import prefill_flops as vision_prefill_flops
 # (github.com/ggml-org/llama.cpp/pull/4766), net of the per-layer term, RTX 4090 F16 61.03 tokens/s = 0.86 and Q8_0
 # (8.5 bits) 98.13 = 0.76, RTX 3090 F16 48.52 = 0.75 and Q4_0 (4.5 bits) 121.82 = 0.60. The fits above are Q4_0's,
 # made with the 0.26 GB input table read too: without it these rows read ~2 % less (not refitted, inside their spread).
-# Those are a 2024 build's: llama.cpp's CUDA build of 2025-26 on a discrete card takes speed.LLAMA_CPP_* instead.
+# Those are a 2024 build's: llama.cpp's CUDA build of 2025-26 (not on a Jetson module) takes speed.LLAMA_CPP_* instead.
 DECODE_FRACTION_BY_WEIGHT_BITS = ((4.5, sp.DECODE_BANDWIDTH_FRACTION), (8.5, 0.75), (16.0, 0.80))
 
 

@@ -64,12 +64,17 @@ def shape(preset: str, sequence_length: int) -> ModelShape:
 def decode(model: ModelShape, precision: str, device: sp.Device | str, generated: int = 128, batch: int = 1,
            preset: str = "custom", *, gpus: int = 1, engine: str = "auto",
            quantization: str = "auto", scenario: str = "personal_research",
-           cuda_graphs: bool = True, forward_runtime: str = "auto", experts_loop: bool = False) -> dict[str, float]:
+           cuda_graphs: bool = True, forward_runtime: str = "auto", experts_loop: bool = False,
+           build_2024: bool = False) -> dict[str, float]:
+    """A decode's figures; `build_2024`: a 2024 llama.cpp build's row, timed at the generic constants it was fitted
+    with, not the 2025-26 build's (speed.LLAMA_CPP_*)."""
     answers = Answers(scenario=scenario, workload=Workload(preset=preset, batch_size=batch),
                       task=Task(mode="inference", precision=precision, generated_tokens=generated,
                                 serving_engine=engine, quantization=quantization, cuda_graphs=cuda_graphs,
                                 forward_runtime=forward_runtime, experts_loop=experts_loop))
     gpu = catalog_gpu(device, answers, gpus) if isinstance(device, str) else device
+    if build_2024:
+        gpu = dataclasses.replace(gpu, llama_cpp_cuda=False)
     return speed_build.inference(answers, model, gpu).figures
 
 
@@ -499,10 +504,6 @@ RTX_2080 = sp.Device("RTX 2080", 1, 448, 40.3, "dense FP16 tensor", tensor=True,
 LLMFIT_2080 = ("github.com/AlexsJones/llmfit/pull/{} (llama.cpp Q4_K_M, context 4096, RTX 2080 8GB beside an "
                "i9-10900X, '~102 GB/s quad-channel DDR4' (#755))")
 I9_10900X_RAM_GB_PER_S = 102.0
-# A 2024 build, timed at the 2025-26 builds' constants (speed.LLAMA_CPP_*): the same RTX 3090 decodes Qwen2.5-7B
-# Q4_K_M at 150.3 tokens/s in 2026 (kickstart-berlin#58), Llama 3 8B Q4_K_M at 115.4 in 2024 (GPU-Benchmarks).
-OLD_LLAMA_CPP = ("a 2024 llama.cpp build, before its CUDA graphs and fused kernels: 2025-26 builds decode the same "
-                 "models ~25-35 % faster on the same cards, and the wizard times those")
 KICKSTART_58 = ("github.com/danielesalpietro/kickstart-berlin/issues/58 (2026-08-31, llama.cpp's full-cuda container "
                 "57291f264): Qwen2.5-7B-Instruct Q4_K_M, llama-bench tg128 on")
 
@@ -742,8 +743,8 @@ CASES: tuple[PublishedSpeed, ...] = (
                      "tokens/s",
                      rate, functools.partial(lambda card, precision, quantization: decode(
                          shape("llama-7b", 1), precision, f"rtx-{card}-24gb", engine="llama_cpp",
-                         quantization=quantization)["decode_tokens_per_s_per_stream"], card, precision, quantization),
-                     fitted=fitted, gap="" if fitted else OLD_LLAMA_CPP, tolerance=TOLERANCE if fitted else 0.45)
+                         quantization=quantization, build_2024=True)["decode_tokens_per_s_per_stream"], card,
+                         precision, quantization), fitted=fitted)
       for card, fmt, precision, quantization, rate, fitted in (
           ("4090", "f16", "fp16", "auto", 61.03, True), ("4090", "q8_0", "int8", "gguf_q8_0", 98.13, True),
           ("3090", "f16", "fp16", "auto", 48.52, True), ("3090", "q4_0", "int4", "gguf_q4_0", 121.82, False))),
@@ -878,7 +879,7 @@ CASES: tuple[PublishedSpeed, ...] = (
                      f"{GPU_BENCHMARKS}: {count} x {card.split('-')[1].upper()} {published} tokens/s", published,
                      lambda card=card, count=count: decode(
                          LLAMA3_70B, "int4", card, 512, gpus=count, engine="llama_cpp",
-                         quantization="gguf_q4_k_m")["decode_tokens_per_s_per_stream"])
+                         quantization="gguf_q4_k_m", build_2024=True)["decode_tokens_per_s_per_stream"])
       for card, count, published in (("rtx-3090-24gb", 2, 16.57), ("rtx-4090-24gb", 2, 19.22),
                                      ("rtx-3090-24gb", 4, 17.07), ("rtx-4090-24gb", 4, 19.80))),
     # The same table's Llama 3 8B on one card, F16 and Q4_K_M (out of sample for the fraction by weight bits).
@@ -886,7 +887,7 @@ CASES: tuple[PublishedSpeed, ...] = (
                      f"{GPU_BENCHMARKS.replace('70B Q4_K_M', '8B ' + fmt.upper())}: {published} tokens/s", published,
                      lambda card=card, precision=precision, quantization=quantization: decode(
                          shape("llama3-8b", 1), precision, card, 512, engine="llama_cpp",
-                         quantization=quantization)["decode_tokens_per_s_per_stream"])
+                         quantization=quantization, build_2024=True)["decode_tokens_per_s_per_stream"])
       for card, fmt, precision, quantization, published in (
           ("rtx-4090-24gb", "f16", "fp16", "auto", 54.84), ("rtx-3090-24gb", "f16", "fp16", "auto", 47.40),
           ("rtx-4090-24gb", "q4_k_m", "int4", "gguf_q4_k_m", 130.58),
@@ -895,8 +896,7 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference README (commit 00dd2bd), 'Average eval "
                    "speed (tokens/s) by GPUs on LLaMA 2': H100 PCIe 80GB, 7B f16, 83.32 tokens/s", 83.32,
                    lambda: decode(shape("llama-7b", 1), "fp16", "h100-80gb-pcie", 512,
-                                  engine="llama_cpp")["decode_tokens_per_s_per_stream"], gap=OLD_LLAMA_CPP,
-                   tolerance=0.45),
+                                  engine="llama_cpp", build_2024=True)["decode_tokens_per_s_per_stream"]),
     # --- DGX Spark (GB10, 273 GB/s): llama.cpp's own benchmark of it ---
     PublishedSpeed("llamacpp-dgx-spark-gpt-oss-20b-tg32", f"{LLAMACPP_SPARK}: gpt-oss 20B MXFP4, tg32 84.10 tokens/s",
                    84.10, lambda: decode(shape("gpt-oss-20b", 1), "int4", "dgx-spark-128gb", 32, preset="gpt-oss-20b",

@@ -88,3 +88,15 @@ def test_adafactor_keeps_no_first_moment_and_a_factored_second(catalog):
     assert not any("foreach" in line for line in adafactor.reasoning)  # transformers' Adafactor loops
     adamw = recommend(answers(**sdxl, task__optimizer="adamw"), catalog, today=TODAY)
     assert adamw.memory.total_bytes - adafactor.memory.total_bytes > 2_567_000_000 * 4
+
+
+def test_an_adafactor_job_offloaded_to_the_cpu_is_told_which_offload_steps_it():
+    # Review r68: DeepSpeed's offload steps its own CPU Adam and refuses a client optimizer by default; FSDP's
+    # CPUOffload steps any torch optimizer.
+    from pth_top.configs.levers import _offloaded
+
+    job = answers(task__optimizer="adafactor", task__precision="bf16")
+    label, changed = _offloaded("ZeRO-3 with CPU offload", job, "fsdp_offload")
+    assert "FSDP's CPUOffload" in label and changed.task.optimizer == "adafactor"
+    assert _offloaded("ZeRO-3 with CPU offload", job.with_value("task", "optimizer", "adamw"), "fsdp_offload")[
+        0] == "ZeRO-3 with CPU offload"

@@ -985,5 +985,5 @@ def test_a_cnns_smaller_micro_batch_says_what_its_batch_norm_then_sees(catalog):
                   data__images_count=2975, budget__amount=7000.0, budget__currency="CNY")
     lines = [line for line in recommend(job, catalog, today=TODAY).feasible_alternatives
              if "gradient accumulation" in line]
-    assert lines and all("batch statistics (BatchNorm's, where trained, not frozen) see" in line for line in lines)
-    assert "see 4 images a GPU, not 8" in lines[0], lines[0]
+    assert lines and all("BatchNorm layers that train see" in line for line in lines), lines
+    assert "see 4 samples a GPU, not 8" in lines[0], lines[0]
