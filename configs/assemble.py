@@ -48,6 +48,7 @@ from pth_top.configs.slots import (
     choose_mount,
     ducts_for,
     ecc_required,
+    exchanges_small_gradients,
     gpu_link_lanes,
     gpu_slots,
     gpus_held,
@@ -56,7 +57,6 @@ from pth_top.configs.slots import (
     mount_problems,
     on_risers,
     slot_fit_problem,
-    small_gradients,
 )
 from pth_top.configs.storage_choice import choose_storage
 from pth_top.units import GIB
@@ -342,8 +342,8 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
     if chipset and ctx.gpu_count <= held:
         why = ("the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
-               if small_gradients(ctx) else "the GPUs take turns on whole layers or serve alone, so little crosses "
-               "it (llama.cpp's layer split lost ~3 % of decode at x8/x4/x4, PR #4766)")
+               if exchanges_small_gradients(ctx) else "the GPUs take turns on whole layers or serve alone, so "
+               "little crosses it (llama.cpp's layer split lost ~3 % of decode at x8/x4/x4, PR #4766)")
         slots += f"{chipset} card(s) on the chipset's PCIe {chipset_generation(board)}.0 x{link} link: {why}; "
     board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0
     if 0 < board_gen < card_gen:

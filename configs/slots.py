@@ -19,18 +19,18 @@ DUCTED_CARDS_MAX = 2
 def gpu_link_lanes(ctx: Context) -> int:
     """The PCIe lanes each GPU needs for the job: x8 to train or split each layer (tensor parallel); x4 where the
     GPUs take turns on whole layers (llama.cpp, generate()) or each serve alone, or train adapters with whole weights
-    on each GPU (small_gradients)."""
+    on each GPU (exchanges_small_gradients)."""
     task = ctx.answers.task
     turns = stacks.takes_turns(task.mode, task.serving_engine, ctx.answers.scenario, task.precision)
     cpu_rules = ctx.rules.cpu
-    small = turns or small_gradients(ctx)
+    small = turns or exchanges_small_gradients(ctx)
     return cpu_rules.layer_split_lanes_per_gpu_count if small else cpu_rules.min_lanes_per_gpu_count
 
 
-def small_gradients(ctx: Context) -> bool:
+def exchanges_small_gradients(ctx: Context) -> bool:
     """Training whose GPUs exchange only small gradients: adapters or a head (the base frozen) with its weights whole
-    on each GPU (no ZeRO-3 gathers). Llama-3-8B's LoRA r16 on every linear layer is 42M parameters, 84 MB in bf16:
-    ~11 ms over PCIe 4.0 x4 (7.9 GB/s) a step (audit AG41: InternVL2-4B's LoRA on two owned RTX 3090s was priced a
+    on each GPU (no ZeRO-3 gathers). Llama-3-8B's LoRA r16 on every linear layer is 42M parameters, 168 MB in PEFT's
+    fp32: ~21 ms over PCIe 4.0 x4 (7.9 GB/s) a step (audit AG41: InternVL2-4B's LoRA on two owned RTX 3090s was priced a
     EUR 531 x8/x8 board, EUR 63 over the buyer's EUR 1,500)."""
     answers = ctx.answers
     adapters = answers.task.method in (*ADAPTER_METHODS, "frozen")

@@ -148,3 +148,19 @@ def test_adapters_on_two_cards_take_a_chipset_slot_where_full_training_does_not(
     assert "at x4+" in board and "adapters' or head's gradients" in board, board
     full = recommend(job.with_value("task", "method", "full"), catalog, today=TODAY)
     assert not any("x4+ for 2 GPU" in line for line in full.component("motherboard").reasoning)
+
+
+def test_only_training_with_whole_weights_on_each_gpu_takes_the_x4_rule(catalog):
+    # Review r68: a frozen backbone's head exchanges small gradients too; ZeRO-3 or FSDP gathers the weights each
+    # micro-batch, so adapters under it keep x8.
+    from types import SimpleNamespace
+
+    from pth_top.configs.slots import gpu_link_lanes
+
+    def lanes(**overrides: object) -> int:  # the rule reads the answers and the CPU rules alone
+        job = answers(**{"workload__preset": "llama3-8b", "task__method": "lora", "scale__gpu_count": 2, **overrides})
+        return gpu_link_lanes(SimpleNamespace(answers=job, rules=load_rules()))  # type: ignore[arg-type]
+
+    assert lanes() == 4 and lanes(task__method="frozen") == 4
+    assert lanes(scale__sharding="zero3") == 8 and lanes(scale__sharding="fsdp") == 8
+    assert lanes(task__method="full") == 8
