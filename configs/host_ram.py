@@ -16,12 +16,8 @@ def host_ram_need(ctx: Context) -> tuple[float, str]:
     engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
     inference = task.mode == "inference"
     weight_bytes = inference_weight_bytes(ctx.shape, task.precision, task.quantization, engine)[0] if inference else 0.0
-    # generate() over several GPUs loads through accelerate's device map, a checkpoint shard at a time (MOSS-16B's
-    # fp16 on two RTX 3090s: load_checkpoint_and_dispatch; audit AI42: 64 GB of RAM took its owner over budget).
-    device_map = engine == "hf_generate" and ctx.gpu_count > 1
     host_weights_gib = host_model_gib(weight_bytes, mode=task.mode, host_offload_bytes=ctx.memory.host_offload_bytes,
-                                      streams_shards=engine in (*stacks.SHARD_STREAMING_ENGINES, "llama_cpp")
-                                      or device_map)
+                                      streams_shards=stacks.stages_no_whole_checkpoint(engine, ctx.gpu_count))
     staging_gib, staging_text = checkpoint_staging_gib(ctx.shape.parameters, mode=task.mode, method=task.method,
                                                        stack=task.training_stack,
                                                        frozen_parameters=ctx.answers.workload.frozen_parameters,

@@ -109,9 +109,9 @@ def resized_context_warning(answers: Answers) -> list[str]:
     a note on cards set aside), as it is not the job asked (audit AD40: Llama-3-8B's 80k context extension said so
     last, under a build for 8k)."""
     preset = model_presets().get(answers.workload.preset)
-    if preset is None or preset.kind != "transformer" or answers.workload.sequence_length <= context_tokens(preset):
+    limit = context_tokens(preset) if preset is not None else 0
+    if preset is None or preset.kind != "transformer" or answers.workload.sequence_length <= limit:
         return []
-    limit = context_tokens(preset)
     return [f"{answers.workload.sequence_length:,} tokens is beyond {preset.name}'s {limit:,}-token context: sized "
             f"at {limit:,}; for a longer one (a context extension, or if the model runs it) describe it as preset = "
             "'custom'"]

@@ -131,6 +131,13 @@ CUDA_GRAPH_BYTES = {"vllm": int(0.5 * GIB), "sglang": int(0.5 * GIB)}
 # Engines that read a checkpoint a safetensors shard at a time (vLLM's safetensors_weights_iterator; SGLang's loader
 # derives from it): host RAM never holds the whole model (vllm-project/vllm issue #759, closed as fixed).
 SHARD_STREAMING_ENGINES = ("vllm", "sglang")
+
+
+def stages_no_whole_checkpoint(engine: str, gpu_count: int) -> bool:
+    """Whether inference leaves the whole checkpoint out of host RAM: vLLM and SGLang stream its shards, llama.cpp maps
+    its file, and generate() over several GPUs loads through accelerate's device map a shard at a time (MOSS-16B's
+    fp16 on two RTX 3090s, load_checkpoint_and_dispatch; audit AI42)."""
+    return engine in (*SHARD_STREAMING_ENGINES, "llama_cpp") or (engine == "hf_generate" and gpu_count > 1)
 # Engines that split a model over GPUs within each layer (tensor parallel); llama.cpp and generate()'s device_map give
 # each GPU whole layers, which take turns on a token.
 TENSOR_PARALLEL_ENGINES = ("vllm", "sglang")
