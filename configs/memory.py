@@ -60,7 +60,8 @@ def estimate_training(
     mixed_layout: str = "megatron16", cuda_context_bytes: int = CUDA_CONTEXT_BYTES, method: str = "full",
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
     sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False, foreach_step: bool = False,
-    quantize_moe_experts: bool = False,
+    quantize_moe_experts: bool = False, reduce_bucket_elements: float = methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS,
+    overlap_comm: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
@@ -79,6 +80,7 @@ def estimate_training(
     if shape.logits_vocabulary_size or offloaded_checkpoint_bytes(shape, 1, recompute, value_bytes, stack):
         formula.insert(0, f"stack: {stacks.TRAINING_STACK_LABELS[stack]} (task.training_stack)")
     host_offload = 0.0
+    buckets, bucket_line = methods.deepspeed_bucket_bytes(sharding, reduce_bucket_elements, overlap_comm, value_bytes)
     if sharding == "zero_offload":
         # ZeRO-Offload (arXiv:2101.06840) as DeepSpeed's estimate_zero2_model_states_mem_needs sizes it: the GPU
         # keeps 16-bit weights (gradients go to the host in buckets); the host holds fp32 master, optimizer
@@ -92,6 +94,8 @@ def estimate_training(
             f"{host_per_parameter:g} B x {OFFLOAD_BUFFER_FACTOR:g} = {host_offload / GIB:.3g} GiB per machine "
             "(DeepSpeed's estimator); the GPU keeps 16-bit weights"
         )
+        gradients += buckets
+        formula += [bucket_line] if buckets else []
     elif sharding == "fsdp_offload":
         # FSDP's CPUOffload(offload_params=True), as Answer.AI's FSDP-QLoRA runs 70B on two 24 GB cards: weights,
         # gradients and optimizer states live in host RAM; the GPU holds the layer it runs and the one it prefetches,
@@ -112,9 +116,13 @@ def estimate_training(
         if fp32_gradients:
             gradients += fp32_gradients
             formula.append(line)
+        if buckets:
+            gradients += buckets
+            formula.append(bucket_line)
         whole_gradients = stacks.unsharded_between_syncs(sharding, stack, accumulation_steps, n, sync_each_batch)
         if stage >= 3 and n > 1 and shape.layers:
-            gathered, line = gathered_units(shape, states, value_bytes, sharding, stack, whole_gradients)
+            gathered, line = gathered_units(shape, states, value_bytes, sharding, stack, whole_gradients,
+                                            reduce_bucket_elements)
             weights += gathered
             formula.append(line)
         if whole_gradients:
@@ -152,7 +160,6 @@ def estimate_training(
 EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffusers' EMAModel)
 # DeepSpeed ZeRO-3's defaults (deepspeed.ai/docs/config-json): caps on what it gathers, in elements.
 ZERO3_MAX_LIVE_PARAMETERS_COUNT = 1e9  # stage3_max_live_parameters
-ZERO3_REDUCE_BUCKET_ELEMENTS = 5e8  # reduce_bucket_size
 
 
 def root_and_layer_bytes(shape: ModelShape, states: methods.StateBytes, value_bytes: float) -> tuple[float, float]:
@@ -162,7 +169,8 @@ def root_and_layer_bytes(shape: ModelShape, states: methods.StateBytes, value_by
 
 
 def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: float, sharding: str, stack: str,
-                   whole_gradients: bool = False) -> tuple[float, str]:
+                   whole_gradients: bool = False,
+                   reduce_bucket_elements: float = methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS) -> tuple[float, str]:
     """What FSDP / ZeRO-3 hold whole beside their shards. FSDP, a unit a decoder layer: the layer running and the
     one prefetched, the running layer's gradients before their reduce-scatter, and the root unit (embeddings, LM
     head) kept gathered from forward to backward, its gradients whole until the embeddings' come last; torchtune
@@ -176,7 +184,7 @@ def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: f
     if sharding == "zero3":
         live = max(min(ZERO3_MAX_LIVE_PARAMETERS_COUNT * value_bytes, 2 * layer), embedding)
         gradient_bytes = states.gradients / max(1, states.trainable_parameters)
-        bucket = min(ZERO3_REDUCE_BUCKET_ELEMENTS, states.trainable_parameters) * gradient_bytes
+        bucket = min(reduce_bucket_elements, states.trainable_parameters) * gradient_bytes
         return live + bucket, (f"gathered on each GPU: ZeRO-3's live parameters {live / GIB:.3g} GiB (two layers, at "
                                f"most DeepSpeed's 1e9) + its reduce bucket {bucket / GIB:.3g} GiB")
     if stack == "torchtune":
@@ -397,7 +405,8 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             cuda_context_bytes=cuda_context_bytes, method=task.method, lora_rank=task.lora_rank,
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
             sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout, ema_weights=task.ema_weights,
-            quantize_moe_experts=task.quantize_moe_experts,
+            quantize_moe_experts=task.quantize_moe_experts, reduce_bucket_elements=scale.reduce_bucket_elements,
+            overlap_comm=scale.overlap_comm,
             foreach_step=stacks.foreach_optimizer(task.optimizer_kernel, task.optimizer, scale.sharding,
                                                   answers.data.kind),
         )

@@ -281,6 +281,23 @@ def deepspeed_fp32_gradient_bytes(sharding: str, trainable: int, gpus: int, prec
                              f"{4.0 * partition / GIB:.3g} GiB (DeepSpeed stage 1/2 casts the whole partition at once)")
 
 
+DEEPSPEED_REDUCE_BUCKET_ELEMENTS = 5e8  # zero_optimization.reduce_bucket_size's default (deepspeed.ai/docs/config-json)
+
+
+def deepspeed_bucket_bytes(sharding: str, reduce_bucket_elements: float, overlap_comm: bool, value_bytes: float
+                           ) -> tuple[float, str]:
+    """The gradient buckets DeepSpeed ZeRO-1/2 allocate in each backward (stage_1_and_2.py, contiguous_gradients, its
+    default): reduce_bucket_size elements in the model's dtype, a second with overlap_comm, whatever the trained
+    parameters: InternVL's config (1e9, overlap) holds 3.7 GiB a GPU for InternVL2-4B's 30M LoRA parameters."""
+    if sharding not in ("zero1", "zero2", "zero_offload") or not reduce_bucket_elements:
+        return 0.0, ""
+    buckets = 2 if overlap_comm else 1
+    held = buckets * reduce_bucket_elements * value_bytes
+    return held, (f"DeepSpeed's gradient bucket{'s' if buckets > 1 else ''} in backward: {buckets} x "
+                  f"{reduce_bucket_elements:.3g} elements (scale.reduce_bucket_elements"
+                  + (", scale.overlap_comm" if overlap_comm else "") + f") x {value_bytes:g} B = {held / GIB:.3g} GiB")
+
+
 def foreach_step_bytes(trained_parameters: float, value_bytes: float, activations_bytes: float) -> tuple[float, str]:
     """What torch.optim's foreach step adds at its peak: an intermediate the size of each trained parameter ("~
     sizeof(params) more peak memory", its docs), over the activations backward has freed by then."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
+from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.custom_cnn import (
@@ -222,6 +223,11 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
             answers.scale.sharding, task.training_stack, task.accumulation_steps, answers.scale.gpu_count)):
         lines.append("task.sync_each_batch is not used: it is FSDP's under the Hugging Face Trainer with gradient "
                      "accumulation over several GPUs, where no_sync would hold the gradients whole")
+    deepspeed = ("zero1", "zero2", "zero3", "zero_offload") if task.mode == "training" else ()
+    if answers.scale.sharding not in deepspeed and (answers.scale.overlap_comm or answers.scale.reduce_bucket_elements
+                                                    != methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS):
+        lines.append("scale.reduce_bucket_elements and scale.overlap_comm are not used: they are DeepSpeed ZeRO's, in "
+                     "training with scale.sharding zero1, zero2, zero3 or zero_offload")
     if task.mode == "training" and task.recompute not in ("none", stacks.recompute_of(task.training_stack,
                                                                                       task.recompute)):
         lines.append(f"task.recompute ({task.recompute}) is not used: Unsloth checkpoints every layer to CPU RAM by "

@@ -56,10 +56,12 @@ SEVEN_POINT_FIVE_B = ModelShape("generic", 7_500_000_000)
 
 def zero(stage: str) -> float:
     """The paper's model states (2 + 2 + 12 B a parameter, divided as the stage divides them): the fp32 gradients
-    DeepSpeed's optimizer step casts (memory_methods.deepspeed_fp32_gradient_bytes) are not among them."""
+    DeepSpeed's optimizer step casts (memory_methods.deepspeed_fp32_gradient_bytes) and its gradient buckets are not
+    among them."""
     buffer, _ = deepspeed_fp32_gradient_bytes(stage, SEVEN_POINT_FIVE_B.parameters, 64, "bf16", "megatron16")
     return states(estimate_training(SEVEN_POINT_FIVE_B, precision="bf16", optimizer="adam", global_batch=64,
-                                    gpu_count=64, sharding=stage, cuda_context_bytes=0)) - buffer
+                                    gpu_count=64, sharding=stage, cuda_context_bytes=0,
+                                    reduce_bucket_elements=0)) - buffer
 
 
 # LLaMA 65B (Touvron et al. 2023, arXiv:2302.13971, Table 2: dim 8192, 64 heads, 80 layers; 65.2B params in
@@ -102,8 +104,10 @@ QWEN25_72B = ModelShape("transformer", 72_706_203_648, layers=80, hidden_size=81
 
 
 def t0_3b_offload():
+    """The estimator's model states: DeepSpeed's gradient buckets (memory_methods.deepspeed_bucket_bytes) left out."""
     return estimate_training(ModelShape("generic", 2_851_000_000), precision="amp_fp16", optimizer="adam",
-                             global_batch=8, gpu_count=8, sharding="zero_offload", cuda_context_bytes=0)
+                             global_batch=8, gpu_count=8, sharding="zero_offload", cuda_context_bytes=0,
+                             reduce_bucket_elements=0)
 
 
 def qlora_65b() -> float:

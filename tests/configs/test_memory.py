@@ -80,10 +80,11 @@ def test_zero_stages_divide_the_right_terms():
     zero3 = estimate_training(SEVEN_B, sharding="zero3", **base)
     fsdp = estimate_training(SEVEN_B, sharding="fsdp", **base)
     assert zero1.optimizer_states_bytes == none.optimizer_states_bytes // 4
-    # DeepSpeed's step casts the rank's gradient partition to fp32 beside the 16-bit gradients (4 B x N / 4).
-    fp32_partition = 4 * SEVEN_B.parameters // 4
-    assert zero1.gradients_bytes == pytest.approx(none.gradients_bytes + fp32_partition, abs=4)
-    assert zero2.gradients_bytes == pytest.approx(none.gradients_bytes // 4 + fp32_partition, abs=4)
+    # DeepSpeed's step casts the rank's gradient partition to fp32 beside the 16-bit gradients (4 B x N / 4), and its
+    # backward holds a gradient bucket of reduce_bucket_size (5e8 x 2 B).
+    fp32_partition, bucket = 4 * SEVEN_B.parameters // 4, 5e8 * 2
+    assert zero1.gradients_bytes == pytest.approx(none.gradients_bytes + fp32_partition + bucket, abs=4)
+    assert zero2.gradients_bytes == pytest.approx(none.gradients_bytes // 4 + fp32_partition + bucket, abs=4)
     assert zero2.weights_bytes == none.weights_bytes
     assert zero3.weights_bytes == none.weights_bytes // 4
     # FSDP's step keeps no fp32 gradients; ZeRO-3 casts a sub-group of its partition at a time (min(N/4, 1e9) x 4 B).

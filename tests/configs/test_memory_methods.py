@@ -85,7 +85,7 @@ def test_zero_offload_moves_gradients_and_optimizer_states_to_host_ram():
     base = dict(precision="bf16", optimizer="adamw", global_batch=1, cuda_context_bytes=0)
     plain = estimate_training(LLAMA_7B, **base)
     offload = estimate_training(LLAMA_7B, sharding="zero_offload", **base)
-    assert offload.optimizer_states_bytes == 0 and offload.gradients_bytes == 0
+    assert offload.optimizer_states_bytes == 0 and offload.gradients_bytes == 5e8 * 2  # its backward's bucket alone
     assert offload.weights_bytes == plain.weights_bytes == LLAMA_7B.parameters * 2
     assert offload.host_offload_bytes == int(LLAMA_7B.parameters * 16 * 1.5)
     eight = estimate_training(LLAMA_7B, sharding="zero_offload", gpu_count=8, **base)

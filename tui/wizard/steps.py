@@ -121,8 +121,11 @@ STEPS: tuple[StepSpec, ...] = (
         ("data", "images_count", "Images/clips an epoch (0: GB)"))),
     StepSpec("scale", "Scale", (
         "GPUs in one machine (1-8). ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP also "
-        "weights, each divided by the GPU count. ZeRO-Offload keeps optimizer states in CPU RAM (sized for it)."
-    ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"))),
+        "weights, each divided by the GPU count. ZeRO-Offload keeps optimizer states in CPU RAM (sized for it). "
+        "DeepSpeed's reduce_bucket_size and overlap_comm set the gradient buckets each GPU holds in backward."
+    ), (("scale", "gpu_count", "GPUs"), ("scale", "sharding", "Sharding"),
+        ("scale", "reduce_bucket_elements", "DeepSpeed reduce_bucket_size"),
+        ("scale", "overlap_comm", "DeepSpeed overlap_comm"))),
     StepSpec("budget", "Budget and preferences", (
         "Budget tiers (guide §6.1, in yuan at rules.toml's rates): < ¥8000 VRAM first; ¥15000-30000 balance. The "
         "platform follows the job, not the budget: ECC workstation for 3+ GPUs at x8 (training, tensor "
