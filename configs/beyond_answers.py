@@ -205,6 +205,9 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     over_budget_only = build.memory_fits and all(line.startswith("not feasible within") for line in build.blockers)
     if answers.scenario != "edge_deployment" or not over_budget_only or here is None or not warned(build, "slow:"):
         return None  # a module short of the budget alone (the cheapest over it) is passed over too (audit MM: a Pi 4)
+    within = _edge_with_a_smaller_kv_cache(build, rules, recommend_one)
+    if within is not None:
+        return within
     found = raised_budget_build(build, rules, recommend_one, answers, EDGE_BUDGET_MULTIPLIERS,
                                 lambda other: warned(other, "slow:"))
     limit, power = answers.budget.max_power_w, ""
@@ -228,6 +231,31 @@ def slow_edge_passed_over(build: Build, rules: Rules, recommend_one: Callable[[A
     line = (f"{gpu.name}, a build of {price} ({over} over {money(build.budget_cny, build.currency, rules)}): "
             f"{other.speed.summary[0]} (answer budget.amount = {amount:g}{raised_limit})")
     return why, line, changed
+
+
+def _edge_with_a_smaller_kv_cache(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]
+                                  ) -> tuple[str, str, Answers] | None:
+    """The module within budget that an fp8, then a q4_0, KV cache lets hold the job and is not slow, before any over
+    it (audit AJ43: InternLM3-8B in Q4_K_M at 8k for $700 was sent to a $1,500 Orin NX where the $399 Orin Nano Super
+    holds it with llama.cpp's q4_0 cache, and Aya Expanse 8B with its q8_0 one; NVIDIA runs 8B int4 models on it)."""
+    answers, here = build.answers, build.component("gpu")
+    task = answers.task
+    levers = [(stacks.fp8_kv_cache_open(task, answers.scenario), "fp8", "an fp8 KV cache", stacks.KV_CACHE_FP8_LABEL),
+              (stacks.q4_0_kv_cache_open(task, answers.scenario), "q4_0", "a q4_0 KV cache",
+               stacks.KV_CACHE_Q4_0_LABEL)]
+    for value, short, label in [(value, short, label) for is_open, value, short, label in levers if is_open]:
+        changed = answers.with_value("task", "kv_cache_dtype", value)
+        found = gpu_build(recommend_one, changed)
+        if here is None or found is None or warned(found[0], "slow:"):
+            continue
+        other, gpu = found
+        tight = " (fits TIGHT: inside usable memory, not the estimator's margin)" if warned(other, TIGHT_FIT) else ""
+        why = (f"too slow for the job on {here.name} ({build.speed.summary[0]}), where {gpu.name} with {short} is "
+               f"not, within budget (below)")
+        line = (f"{gpu.name} with {label}{tight}: {other.speed.summary[0]}, {within_text(other, build, rules)} "
+                f"(answer task.kv_cache_dtype = \"{value}\")")
+        return why, line, changed
+    return None
 
 
 def first_alternative_timed(build: Build, recommend_one: Callable[..., Build]) -> tuple[Build, Build | None]:

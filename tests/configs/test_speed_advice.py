@@ -248,6 +248,31 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
     assert short.feasible_alternatives[0].startswith("NVIDIA Jetson Orin Nano Super"), short.feasible_alternatives
 
 
+def test_a_slow_edge_build_names_the_module_a_smaller_kv_cache_fits_within_budget_before_one_over_it(catalog):
+    # Audit AJ43: InternLM3-8B (config.json: 48 layers, 2 KV heads) in Q4_K_M at 8k for $700 got a Raspberry Pi 4 at
+    # ~0.5 tokens/s and, as the way out, a $1,500 Orin NX; the $399 Orin Nano Super holds it with llama.cpp's q4_0
+    # cache (NVIDIA's blog runs 8B int4 models on it), and Aya Expanse 8B (8 KV heads) with the q8_0 one.
+    common = dict(workload__preset="custom", workload__kind="transformer", workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__head_dim=128, workload__gated_mlp=True,
+                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
+                  budget__currency="USD", budget__amount=700.0)
+    internlm3 = dict(workload__parameters=8_800_000_000, workload__layers=48, workload__kv_heads=2,
+                     workload__intermediate_size=10240, workload__vocabulary_size=128_512)
+    aya = dict(workload__parameters=8_030_000_000, workload__layers=32, workload__kv_heads=8,
+               workload__intermediate_size=14336, workload__vocabulary_size=256_000, workload__tied_embeddings=True,
+               workload__weights_file_gb=4.92)  # bartowski's Q4_K_M file
+    for shape, cache in ((internlm3, "q4_0"), (aya, "fp8")):
+        job = answers("edge_deployment", **shape, **common)
+        build = recommend(job, catalog, today=TODAY)
+        assert build.blockers[0].startswith("too slow for the job on Raspberry Pi 4"), build.blockers
+        assert "Orin Nano Super" in build.blockers[0] and "within budget" in build.blockers[0], build.blockers
+        _, applied, _ = build.applicable_alternatives[0]
+        assert applied.task.kv_cache_dtype == cache and applied.budget.amount == 700.0
+        chosen = recommend(applied, catalog, today=TODAY)
+        assert chosen.feasible and chosen.component("gpu").part_id == "jetson-orin-nano-super-8gb"
+
+
 def test_nodes_for_a_month_run_the_job_as_answered_where_zero3_across_them_holds_it(catalog):
     # Audit YB14: Skywork-13B's 3.2T tokens (arXiv:2310.19341: 512 A800s, ~1,873 tokens/s a GPU, MFU ~56.5 %, no
     # recompute) came to 48 H100 nodes at one node's full recompute; across 36 nodes ZeRO-3 holds it as answered.
