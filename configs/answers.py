@@ -302,7 +302,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
             # (gradient-boosted trees on a table have no parameter count: they are sized by the table)
             problems.append(("workload", "parameters", f"a custom {kind} model needs a parameter count above zero"))
         elif kind == "cnn" and workload.input_size_px <= 0 and workload.activation_elements_per_sample <= 0:
-            problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels)"))
+            problems.append(("workload", "input_size_px", "a custom CNN needs its input size (pixels), or, for a "
+                             "1-D (audio) or other net, workload.activation_elements_per_sample and "
+                             "forward_gflops_per_sample"))
     model_kind = presets[preset].kind if preset in presets else workload.kind
     if workload.dense_head != "auto" and (preset != "custom" or model_kind != "cnn"):
         problems.append(("workload", "dense_head", "is a custom CNN's head (workload.kind = 'cnn'): a preset has its "
