@@ -21,6 +21,7 @@ from pth_top.configs.assembly import (
     part_price,
     usable_bytes,
 )
+from pth_top.configs.host_link import ChosenParts, host_generation, lanes_per_gpu
 from pth_top.configs.market import CURRENCY_UNITS
 from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
@@ -118,14 +119,14 @@ def memory_first_key(ctx: Context, gpu: Part) -> int:
     return -whole_gib(ctx, gpu) if entry_vram_first(ctx) else 0
 
 
-def job_speed(ctx: Context, gpu: Part) -> float:
+def job_speed(ctx: Context, gpu: Part, generation: int = 0, lanes: int = 16) -> float:
     """The job's predicted speed on this card (what edge modules and training builds are ranked by), from its
-    datasheet; an encoder-decoder's, whose speed is not predicted, by its decoder-only equivalent's (a module's
-    weight reads and FLOPs, not its id)."""
+    datasheet, at the host's PCIe `generation` (0: the card's) and `lanes`; an encoder-decoder's, whose speed is not
+    predicted, by its decoder-only equivalent's (a module's weight reads and FLOPs, not its id)."""
     from pth_top.configs.speed_build import job_rate  # speed_build reads this module's rate table
 
     shape = replace(ctx.shape, decoder_layers=0, decoder_sequence_length=0) if ctx.shape.encoder_decoder else ctx.shape
-    return job_rate(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    return job_rate(ctx.answers, shape, dict(gpu.spec), gpu.name, ctx.gpu_count, generation, lanes)
 
 
 def meets_target(ctx: Context, gpu: Part) -> bool:
@@ -270,7 +271,13 @@ def build_score(ctx: Context, assembly: Assembly, gpu: Part) -> float:
             return stated[1] * (1.0 + EDGE_PRICE_SCALE_CNY / (assembly.total_cny + EDGE_PRICE_SCALE_CNY))
         if ctx.edge:
             return speed
-    return _metric_rate(ctx, gpu, gpu_metric(ctx)[0]) / max(assembly.total_cny, 1.0)
+    metric = gpu_metric(ctx)[0]
+    if metric == JOB_SPEED and ctx.gpu_count > 1 and ctx.answers.task.mode == "training":
+        # At the link the build gives its GPUs: 8 Gen5 cards in Gen4 slots wait twice as long on ZeRO-3's gathers
+        # (a DeepSeek-V2-Lite fine-tune ranked at the cards' own x16 Gen5 trained half as fast as built).
+        parts = ChosenParts(assembly.chosen)
+        return job_speed(ctx, gpu, host_generation(parts), lanes_per_gpu(parts)) / max(assembly.total_cny, 1.0)
+    return _metric_rate(ctx, gpu, metric) / max(assembly.total_cny, 1.0)
 
 
 def cheapest_meeting_target(ctx: Context) -> bool:

@@ -4,7 +4,8 @@ Every constant the prediction uses is here, with its source; configs.speed_build
 Validated against published throughput figures in tests/configs/published_speeds.py.
 - Decode reads every weight (and the KV cache) once per step: tokens/s = fraction x bandwidth / bytes read.
 - Prefill and training are compute-bound: FLOPs / (fraction x matmul TFLOP/s); 2N FLOPs per token forward,
-  6N + 12*L*h*s for training (Kaplan et al. 2020, arXiv:2001.08361; PaLM appendix B, arXiv:2204.02311).
+  6N + 12*L*h*s for training (Kaplan et al. 2020, arXiv:2001.08361; PaLM appendix B, arXiv:2204.02311), s the keys a
+  query attends: half the sequence under a decoder's causal mask (speed_build.training_work).
 """
 
 from __future__ import annotations

@@ -245,18 +245,22 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
         return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
                             f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":
-        context = shape.sequence_length
-        partial = shape.full_attention_layers < shape.layers  # window or linear layers: s is the layers' mean context
-        if partial:
-            context = round(shape.cached_layer_tokens(context) / shape.layers)
+        # s: the keys a query attends, the layers' mean; a decoder's causal kernel (FlashAttention's, SDPA's) skips
+        # the masked half of a full layer's scores, an encoder or a denoiser attends every token.
+        causal = not shape.encoder_only and not shape.denoising_steps
+        tokens = shape.sequence_length
+        pairs = shape.attended_pairs(tokens) if causal else shape.bidirectional_pairs(tokens)
+        context = round(pairs / max(1, tokens) / shape.layers)
         per_token, text = sp.transformer_flops_per_token(language_parameters(shape), shape.layers,
                                                          shape.attention_flops_width, context, method, recompute)
-        if partial:
+        if shape.full_attention_layers < shape.layers:
             window = f", {shape.window_layers} at the {shape.sliding_window_tokens:,}-token window" \
                 if shape.window_layers else ""
             linear = f", {shape.linear_attention_layers} linear ones at none" if shape.linear_attention_layers else ""
-            text += (f" (s = {context:,}: {shape.full_attention_layers} layers at {shape.sequence_length:,}"
-                     f"{window}{linear})")
+            text += (f" (s = {context:,} keys a query attends, the layers' mean: {shape.full_attention_layers} layers "
+                     f"at {tokens:,}{' causal' if causal else ''}{window}{linear})")
+        elif causal:
+            text += f" (s = {context:,}: causal attention over {tokens:,} tokens, half the scores)"
         frozen = answers.workload.frozen_parameters if answers.data.kind == "text" else 0
         if frozen:  # a teacher or a reference model (DPO) runs its forward over the same tokens each step
             per_token += 2.0 * frozen
@@ -403,27 +407,29 @@ def training_rate(figures: dict[str, float]) -> float:
     return figures.get("training_tokens_per_s") or figures.get("training_samples_per_s", 0.0)
 
 
-def job_prediction(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int
-                   ) -> sp.Prediction | None:
-    """The job's prediction on these GPUs from their datasheet; None where their rates are not known."""
-    device = device_for(spec, name, count, answers, shape, None)
+def job_prediction(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int,
+                   generation: int = 0, lanes: int = 16) -> sp.Prediction | None:
+    """The job's prediction on these GPUs from their datasheet, at the host's PCIe `generation` (0: the card's) and
+    `lanes`; None where their rates are not known."""
+    device = device_for(spec, name, count, answers, shape, None, generation, lanes)
     if not shape.parameters or not device.tflops or not device.bandwidth_gb_per_s:
         return None
     if answers.task.mode == "training":
-        return training(answers, shape, device, sp.pcie_gb_per_s(int(spec.get("pcie_generation", 3) or 3)))
+        return training(answers, shape, device, sp.pcie_gb_per_s(pcie_generation(spec, generation), lanes))
     return inference(answers, shape, device)
 
 
-def job_figures(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int
-                ) -> dict[str, float]:
+def job_figures(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int,
+                generation: int = 0, lanes: int = 16) -> dict[str, float]:
     """The job's predicted figures on these GPUs from their datasheet; none where they are not known."""
-    prediction = job_prediction(answers, shape, spec, name, count)
+    prediction = job_prediction(answers, shape, spec, name, count, generation, lanes)
     return prediction.figures if prediction is not None else {}
 
 
-def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int) -> float:
+def job_rate(answers: Answers, shape: ModelShape, spec: dict[str, Any], name: str, count: int,
+             generation: int = 0, lanes: int = 16) -> float:
     """The job's headline rate on these GPUs from their datasheet (what edge modules are ranked by); 0 if unknown."""
-    figures = job_figures(answers, shape, spec, name, count)
+    figures = job_figures(answers, shape, spec, name, count, generation, lanes)
     if answers.task.mode == "training":
         return training_rate(figures)
     stated = sp.stated_target(answers.task)

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
 # A mixture of experts trains further below its active parameters' 6N than a dense model: the router, the tokens'
 # permutation to and from their experts and each expert's small GEMM. Megatron-Core's grouped GEMMs train
-# Qwen3-30B-A3B at 6,244-6,325 tokens/s a GPU on 16 H800s at 8k (alibaba/Pai-Megatron-Patch#643), 0.6 of the rate its
-# 6N + attention gives at Hopper's dense MFU (fitted there).
-MOE_TRAINING_MFU_SHARE = 0.6
+# Qwen3-30B-A3B at 6,244-6,325 tokens/s a GPU on 16 H800s at 8k (alibaba/Pai-Megatron-Patch#643), 0.45 of the rate its
+# 6N + causal attention gives at Hopper's dense MFU (fitted there).
+MOE_TRAINING_MFU_SHARE = 0.45
 # Transformers' eager MoE block (4.x; 5 defaults to grouped_mm) runs each expert's tokens through its own small kernels
 # from Python on every pass of every micro-batch: fitted on IBM's PowerMoE-3B (32 layers, 40 experts) fine-tuned under
 # the HF Trainer on an A100, 5.447 samples/s of 320 tokens, 8 a micro-batch, with checkpointing (fms-acceleration

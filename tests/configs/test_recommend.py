@@ -69,7 +69,8 @@ def test_inference_llm_ranks_by_bandwidth(catalog):
 def test_training_ranks_by_the_predicted_rate_with_its_communication_per_yuan(catalog):
     # DeepSeek-V2-Lite (deepseek-ai config.json: 15.7B, 2.4B active, 27 layers, 64 experts of which 6 a token) fully
     # fine-tuned with ZeRO-3 over 8 GPUs for CNY 3,000,000: 8 PCIe 48 GB cards at CNY 383k led by datasheet TFLOPS a
-    # yuan, 21 of 27 s a step waiting on the link; the NVLink HGX H200 trains ~3.7x the tokens a yuan.
+    # yuan, 21 of 27 s a step waiting on the link; the NVLink HGX H200 trains ~1.8x the tokens a yuan. Each build is
+    # ranked at the link its board gives (the cards' Gen5 x16 in Gen4 slots train half as fast as at their own).
     job = answers("team_training", workload__preset="custom", workload__parameters=15_700_000_000,
                   workload__active_parameters=2_400_000_000, workload__experts_count=64, workload__experts_per_token=6,
                   workload__layers=27, workload__hidden_size=2048, workload__attention_heads=16, workload__kv_heads=1,
@@ -83,7 +84,7 @@ def test_training_ranks_by_the_predicted_rate_with_its_communication_per_yuan(ca
     def tokens_a_yuan(one):
         return one.speed.figures["training_tokens_per_s"] / one.total_price_cny
     assert build.feasible and pcie.feasible
-    assert tokens_a_yuan(build) > 2 * tokens_a_yuan(pcie), (build.component("gpu").name, tokens_a_yuan(pcie))
+    assert tokens_a_yuan(build) > 1.5 * tokens_a_yuan(pcie), (build.component("gpu").name, tokens_a_yuan(pcie))
     assert any("predicted training rate" in line for line in build.component("gpu").reasoning)
 
 

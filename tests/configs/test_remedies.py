@@ -598,8 +598,10 @@ def test_a_zero2_full_fine_tune_counts_the_fp32_gradient_partition_and_is_offere
     assert not build.feasible and build.memory.total_bytes > 80 * GIB, build.memory.total_bytes / GIB
     assert any("fp32 gradients of this rank's partition" in line for line in build.memory.formula)
     unpinned = recommend(answers("team_training", **BAICHUAN2_13B_ZERO2), catalog, today=TODAY)
-    first = unpinned.feasible_alternatives[0]
-    assert first.startswith("ZeRO-3 (FSDP) on the same 4 GPUs") and "80GB" in first, unpinned.feasible_alternatives
+    # The maintainer's way out, on the same 80 GB cards; an 8-bit optimizer on that build may lead it where it trains
+    # SLOW_RATE_BAND faster (ZeRO-3's gathers over PCIe: ~2,985 tokens/s against ~2,383).
+    zero3 = [line for line in unpinned.feasible_alternatives[:2] if line.startswith("ZeRO-3 (FSDP) on the same 4 GPUs")]
+    assert zero3 and "80GB" in zero3[0], unpinned.feasible_alternatives
 
 
 # Cohere Command A (111B; 64 layers, hidden 12288, 96 heads, 8 KV heads, SwiGLU 36864, V 256,000, tied; 48 layers on a

@@ -92,8 +92,9 @@ def test_a_custom_model_with_head_dim_prefills_as_the_same_model_as_a_preset():
 
 
 def test_training_counts_the_window_layers_attention_at_their_window():
-    # Gemma 3 27B at 8k: 10 layers attend to 8,192 tokens, 52 to 1,024: the attention term runs at the layers' mean
-    # context, (10 x 8,192 + 52 x 1,024) / 62 = 2,180, not 8,192 (about 13 % of all training FLOPs).
+    # Gemma 3 27B at 8k: 10 layers attend to 8,192 tokens, 52 to 1,024, causally: a query's keys average 4,096 in a
+    # full layer and 1,024 - 1,024^2 / 2 / 8,192 = 960 in a window one; the attention term runs at the layers' mean,
+    # (10 x 4,096 + 52 x 960) / 62 = 1,466, not 8,192.
     from pth_top.configs import speed as sp
     from pth_top.configs.speed_build import training
 
@@ -102,7 +103,7 @@ def test_training_counts_the_window_layers_attention_at_their_window():
     shape, _ = model_shape(job.workload)
     device = sp.Device("H100", 1, 3350, 989.0, "dense BF16 tensor", tensor=True, fp32_tflops=67.0)
     rate = training(job, shape, device, 63.0).figures["training_tokens_per_s"]
-    per_token = sp.transformer_flops_per_token(shape.active, 62, 4096, round((10 * 8192 + 52 * 1024) / 62),
+    per_token = sp.transformer_flops_per_token(shape.active, 62, 4096, round((10 * 4096 + 52 * 960) / 62),
                                                "full", "none")[0]
     assert rate == pytest.approx(sp.TRANSFORMER_TRAINING_MFU * 989e12 / per_token, rel=0.01)
 
