@@ -254,9 +254,12 @@ class Task(Schema, frozen=True):
         "ComfyUI --lowvram): the GPU holds two blocks and the step's working set; each step moves the denoiser's "
         "weights over PCIe"))] = False
     sequence_parallel: Annotated[bool, Meta(description=(
-        "inference of a diffusion model on scale.gpu_count GPUs: they make each image or clip together, each "
-        "holding the whole pipeline and 1/n of its tokens (xDiT's Ulysses attention, as HunyuanVideo's, Wan's and "
-        "Step-Video's multi-GPU launchers run); false: each GPU makes its own images"))] = False
+        "each sample split over scale.gpu_count GPUs. Inference of a diffusion model: they make each image or clip "
+        "together, each holding the whole pipeline and 1/n of its tokens (xDiT's Ulysses attention, as "
+        "HunyuanVideo's, Wan's and Step-Video's multi-GPU launchers run). Training of a transformer: each GPU holds "
+        "1/n of every sequence's tokens, their activations and logits, and passes its K and V round the others "
+        "(ring attention: EasyContext, Megatron's and torchtitan's context parallel); false: each GPU its own "
+        "samples"))] = False
     vae_slicing: Annotated[bool, Meta(description=(
         "Diffusers enable_vae_slicing: the VAE decodes a batch's images one at a time, not all at once (the same "
         "images; a batch of 4 at 1024 px in ~6 GiB, not ~25); needs workload.output_width_px"))] = False

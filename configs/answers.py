@@ -39,6 +39,7 @@ from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cp
 from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, QLORA_FORMAT, QUANTIZED_BITS_PER_PARAMETER, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
+from pth_top.configs.sequence_split import training_split_problem
 from pth_top.configs.tomlsource import line_of_key, line_of_key_in_table, line_of_table
 from pth_top.configs.vision_encoder import answer_problems as vision_answer_problems
 
@@ -439,8 +440,11 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "workload.denoising_steps and task.mode = 'inference'"))
     elif task.block_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "block_offload", f"not at the edge: {shared}"))
-    if task.sequence_parallel and not (workload.denoising_steps and task.mode == "inference"
-                                       and answers.scale.gpu_count > 1 and not task.block_offload):
+    if task.sequence_parallel and task.mode == "training":
+        split_problem = training_split_problem(answers, model_kind)
+        problems.extend([("task", "sequence_parallel", split_problem)] if split_problem else [])
+    elif task.sequence_parallel and not (workload.denoising_steps and task.mode == "inference"
+                                         and answers.scale.gpu_count > 1 and not task.block_offload):
         problems.append(("task", "sequence_parallel", "splits a diffusion model's tokens over GPUs at inference: "
                          "give workload.denoising_steps, task.mode = 'inference' and scale.gpu_count of 2 or more, "
                          "without task.block_offload"))

@@ -35,6 +35,7 @@ def slow_rate_text(rate: float, loaded: str, under: str) -> str:
 QUALITY_FREE_FIELDS = frozenset({
     ("task", "training_stack"), ("task", "recompute"), ("task", "accumulation_steps"), ("task", "optimizer"),
     ("task", "kv_cache_dtype"), ("task", "cache_embeddings"), ("task", "sync_each_batch"), ("task", "vae_slicing"),
+    ("task", "sequence_parallel"),
     ("scale", "sharding"),
     ("scale", "gpu_count"),
     ("budget", "condition"),

@@ -25,6 +25,12 @@ from pth_top.configs.micro_batch import (
 from pth_top.configs.owned import without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
+from pth_top.configs.sequence_split import (
+    SEQUENCE_SPLIT_LABEL,
+    SPLIT_OFFERED_FROM_TOKENS,
+    data_parallel_gpus,
+    training_split_problem,
+)
 from pth_top.configs.smaller_weights import smaller_weights
 
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
@@ -74,7 +80,7 @@ def recompute_only(answers: Answers) -> Answers:
 
 def small_activations(answers: Answers) -> Answers:
     """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
-    micro_batch_one = max(1, math.ceil(answers.workload.batch_size / answers.scale.gpu_count))
+    micro_batch_one = max(1, math.ceil(answers.workload.batch_size / data_parallel_gpus(answers)))
     steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
     return sharded_gradients(recompute_only(answers).with_value("task", "accumulation_steps", steps))
 
@@ -121,7 +127,7 @@ def small_activations_label(before: Answers) -> str:
     """What the small-activations change adds: recompute only where the answers do not have it already, and the
     micro-batch it comes to (1, or more where the accumulation steps reach their cap)."""
     after = small_activations(before)
-    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
+    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     recompute = "" if recompute_of_answers(before) == "full" else f"{RECOMPUTE_LABEL} and "
     return f"{recompute}micro-batch {micro} with gradient accumulation{synced_note(before, after)}"
 
@@ -183,6 +189,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((QUANTIZED_EXPERTS_LABEL, answers.with_value("task", "quantize_moe_experts", True)))
         if unsloth_quantizes_more(answers, ctx.shape):
             changes.append((UNSLOTH_EXPERTS_LABEL, answers.with_value("task", "training_stack", "unsloth")))
+        sliced = answers.with_value("task", "sequence_parallel", True)
+        if transformer and not task.sequence_parallel and ctx.shape.sequence_length >= SPLIT_OFFERED_FROM_TOKENS \
+                and not training_split_problem(sliced, "transformer") and not ctx.edge:
+            changes.append((SEQUENCE_SPLIT_LABEL.format(n=scale.gpu_count), sliced))
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:
             changes.append((CHUNKED_LOSS_LABEL, chunked))

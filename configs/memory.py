@@ -46,6 +46,7 @@ from pth_top.configs.memory_terms import (
     transformer_activation_bytes,
     value_bytes_of,
 )
+from pth_top.configs.sequence_split import split_shape, training_split
 from pth_top.configs.vision_encoder import frozen_precision
 from pth_top.configs.vision_encoder import training_activations as vision_activations
 from pth_top.units import GIB
@@ -61,9 +62,10 @@ def estimate_training(
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
     sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False, foreach_step: bool = False,
     quantize_moe_experts: bool = False, reduce_bucket_elements: float = methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS,
-    overlap_comm: bool = False,
+    overlap_comm: bool = False, sequence_split: int = 1,
 ) -> MemoryBreakdown:
-    """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload."""
+    """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload; each
+    sequence split over `sequence_split` of them (task.sequence_parallel: ring attention)."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = value_bytes_of(precision)
@@ -75,7 +77,8 @@ def estimate_training(
     ema = EMA_BYTES_PER_PARAMETER * states.trainable_parameters if ema_weights else 0.0
     gradients = states.gradients / (n if stage >= 2 else 1)
     optimizer_states = states.optimizer / (n if stage >= 1 else 1)
-    micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, n)
+    micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, max(1, n // sequence_split))
+    sliced = split_shape(shape, sequence_split)  # the tokens of each sequence this GPU holds
     formula = list(states.formula)
     if shape.logits_vocabulary_size or offloaded_checkpoint_bytes(shape, 1, recompute, value_bytes, stack):
         formula.insert(0, f"stack: {stacks.TRAINING_STACK_LABELS[stack]} (task.training_stack)")
@@ -132,17 +135,21 @@ def estimate_training(
                            "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync; Composer's "
                            "llm-foundry, torchtitan and Megatron reduce-scatter each micro-batch: true for them)")
     activations, activation_line = training_activations(
-        shape, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
+        sliced, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
         autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,
     )
     formula.append(activation_line)
+    if sequence_split > 1:
+        formula.append(f"sequence parallel (task.sequence_parallel, ring attention): each GPU holds "
+                       f"{sliced.sequence_length:,} of each sequence's {shape.sequence_length:,} tokens, their "
+                       f"activations and logits; micro-batch {micro_batch}, every sample on all {n} GPUs")
     if foreach_step:
         shard = n if stage >= 1 else 1
         excess, line = methods.foreach_step_bytes(states.trainable_parameters / shard,
                                                   2.0 if mixed_layout == "bf16_pure" else 4.0, activations)
         optimizer_states += excess
         formula.append(line)
-    offloaded = offloaded_checkpoint_bytes(shape, micro_batch, recompute, value_bytes, stack)
+    offloaded = offloaded_checkpoint_bytes(sliced, micro_batch, recompute, value_bytes, stack)
     if offloaded:
         host_offload += offloaded
         formula.append(f"checkpoints in host RAM: 2 x s*b*h*L x {value_bytes / 2:g} = {offloaded / GIB:.3g} GiB "
@@ -406,7 +413,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
             lora_targets=task.lora_targets, head_parameters=task.head_parameters, stack=task.training_stack,
             sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout, ema_weights=task.ema_weights,
             quantize_moe_experts=task.quantize_moe_experts, reduce_bucket_elements=scale.reduce_bucket_elements,
-            overlap_comm=scale.overlap_comm,
+            overlap_comm=scale.overlap_comm, sequence_split=training_split(answers),
             foreach_step=stacks.foreach_optimizer(task.optimizer_kernel, task.optimizer, scale.sharding,
                                                   answers.data.kind),
         )

@@ -9,6 +9,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import FIELDS, Answers
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.sequence_split import data_parallel_gpus
 
 MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
 
@@ -16,7 +17,7 @@ MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # 
 def _with_micro_batch(answers: Answers, at_most: int) -> Answers:
     """The largest micro-batch up to `at_most` that divides a GPU's share of the batch, so the global batch stays
     as it was (review AF: 48 on 8 GPUs was "2 x 4" = 64), its accumulation steps valid; the answers where none is."""
-    task, batch, gpus = answers.task, answers.workload.batch_size, max(1, answers.scale.gpu_count)
+    task, batch, gpus = answers.task, answers.workload.batch_size, data_parallel_gpus(answers)
     per_gpu = math.ceil(batch / gpus)
     size = next((size for size in range(min(at_most, per_gpu), 0, -1) if per_gpu % size == 0), 0)
     steps = per_gpu // size if size else 0
@@ -27,7 +28,8 @@ def _with_micro_batch(answers: Answers, at_most: int) -> Answers:
 
 def micro_batch_of(answers: Answers) -> int:
     """The answers' micro-batch a GPU."""
-    return micro_batch_per_gpu(answers.workload.batch_size, answers.task.accumulation_steps, answers.scale.gpu_count)
+    workload, task = answers.workload, answers.task
+    return micro_batch_per_gpu(workload.batch_size, task.accumulation_steps, data_parallel_gpus(answers))
 
 
 def halved_micro_batch(answers: Answers) -> Answers:
@@ -71,11 +73,12 @@ def micro_batch_steps(shape: ModelShape, answers: Answers, least: int = 2) -> li
 def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None = None) -> str:
     """'a micro-batch of 8 with gradient accumulation x 16 (the same global batch, no recompute)'; a CNN's says what
     its BatchNorm layers then see (audit AC40: ICNet's SyncBN over 8 images told "the same global batch" at 4)."""
-    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, after.scale.gpu_count)
+    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
     norms = ""
     if shape is not None and shape.kind == "cnn":
-        was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, before.scale.gpu_count)
+        was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps,
+                                  data_parallel_gpus(before))
         samples = "sample" if micro == 1 else "samples"
         norms = f"; BatchNorm layers that train see {micro} {samples} a GPU, not {was} (SyncBN: all GPUs' together)"
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "

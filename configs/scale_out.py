@@ -20,6 +20,7 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for, whole_systems
+from pth_top.configs.sequence_split import SPLIT_OFFERED_FROM_TOKENS, training_split_problem
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_figures, training_rate
 from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, step_communication
@@ -178,11 +179,16 @@ def _nic_slowdown(node: Answers, shape: ModelShape, figures: dict[str, float], n
 def _one_node_at_micro_batch_1(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part) -> bool:
     """Whether the same global batch at micro-batch 1 (training) holds the job in one rented node of `gpu`: a lever,
     not more nodes (audit KK: a 410M pretraining sized at 2 nodes of 8 x H100)."""
-    small = small_activations(ctx.answers) if ctx.answers.task.mode == "training" else ctx.answers
-    if small == ctx.answers:
-        return False
-    node = spread(ctx, context_for, MAX_GPUS, small)
-    return node.memory.total_bytes <= usable_bytes(node, gpu)
+    training = ctx.answers.task.mode == "training"
+    small = small_activations(ctx.answers) if training else ctx.answers
+    tries = [small] if small != ctx.answers else []
+    # Or each sequence split over the node's GPUs (audit AL43: EasyContext's 512K on 8 A100s was "shrink the job").
+    split = ctx.answers.with_value("task", "sequence_parallel", True).with_value("scale", "gpu_count", MAX_GPUS)
+    long = ctx.shape.sequence_length >= SPLIT_OFFERED_FROM_TOKENS and not ctx.answers.task.sequence_parallel
+    if training and long and not training_split_problem(split, ctx.shape.kind):
+        tries.append(small_activations(split))
+    nodes = [spread(ctx, context_for, MAX_GPUS, each) for each in tries]
+    return any(node.memory.total_bytes <= usable_bytes(node, gpu) for node in nodes)
 
 
 def rented_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:

@@ -19,9 +19,10 @@ from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
 from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
-from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.memory_terms import ModelShape, value_bytes_of
 from pth_top.configs.presets import counted_denoiser, model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
+from pth_top.configs.sequence_split import exposed_ring_seconds, ring_seconds, training_split
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, compiled_forward, mean_training_image
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
@@ -245,12 +246,8 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
         return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
                             f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":
-        # s: the keys a query attends, the layers' mean; a decoder's causal kernel (FlashAttention's, SDPA's) skips
-        # the masked half of a full layer's scores, an encoder or a denoiser attends every token.
-        causal = not shape.encoder_only and not shape.denoising_steps
+        context, causal = attended_keys(shape)
         tokens = shape.sequence_length
-        pairs = shape.attended_pairs(tokens) if causal else shape.bidirectional_pairs(tokens)
-        context = round(pairs / max(1, tokens) / shape.layers)
         per_token, text = sp.transformer_flops_per_token(language_parameters(shape), shape.layers,
                                                          shape.attention_flops_width, context, method, recompute)
         if shape.full_attention_layers < shape.layers:
@@ -286,12 +283,30 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     return per_sample, f"{text} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
 
 
+def attended_keys(shape: ModelShape) -> tuple[int, bool]:
+    """The keys a query attends in training, the layers' mean, and whether causally: a decoder's causal kernel
+    (FlashAttention's, SDPA's) skips the masked half of a full layer's scores, an encoder or a denoiser attends all."""
+    causal = not shape.encoder_only and not shape.denoising_steps
+    tokens = shape.sequence_length
+    pairs = shape.attended_pairs(tokens) if causal else shape.bidirectional_pairs(tokens)
+    return round(pairs / max(1, tokens) / max(1, shape.layers)), causal
+
+
+def _attention_share(shape: ModelShape, method: str, recompute: str) -> float:
+    """The share of a transformer's training FLOPs in attention's scores (what ring attention's transfers overlap)."""
+    keys, _ = attended_keys(shape)
+    args = (language_parameters(shape), shape.layers, shape.attention_flops_width)
+    whole = sp.transformer_flops_per_token(*args, keys, method, recompute)[0]
+    return 1.0 - sp.transformer_flops_per_token(*args, 0, method, recompute)[0] / whole if whole else 0.0
+
+
 def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per_s: float) -> sp.Prediction:
     if notes.work_a_sample_unknown(answers, shape):
         return sp.Prediction(summary=[notes.GENERIC_NOT_PREDICTED])
     task, n = answers.task, device.count
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
-    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, n)
+    split = training_split(answers)  # task.sequence_parallel: every sample on all n GPUs, 1/n of its tokens each
+    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, max(1, n // split))
     samples_per_gpu = micro * task.accumulation_steps
     method = training_method(answers, shape)
     audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
@@ -305,9 +320,11 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         compute_text += f" (x {MOE_TRAINING_MFU_SHARE:g} for a mixture of experts: its routing and small GEMMs)"
     slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
     mean_share, peak_ratio, mean_text = mean_training_image(answers)
-    compute_s = samples_per_gpu * per_sample * mean_share / (compute * 1e12 * slowdown)
+    compute_s = samples_per_gpu * per_sample * mean_share / split / (compute * 1e12 * slowdown)
     out = sp.Prediction()
-    out.formula.append(f"training: {text}{mean_text}; {samples_per_gpu} samples per GPU per step / ({compute_text}"
+    share_text = f", 1/{split} of each (sequence parallel)," if split > 1 else ""
+    out.formula.append(f"training: {text}{mean_text}; {samples_per_gpu} samples{share_text} per GPU per step / "
+                       f"({compute_text}"
                        + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
                        f" = {sp.duration(compute_s)} of compute per step")
     dequant_s, dequant_text = dequant_seconds(shape, device, recompute, task.accumulation_steps) \
@@ -351,12 +368,20 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         busbw, where = allreduce_gb_per_s(device)
         over = f"over {n} GPUs, {busbw:,.0f} GB/s ({where})" if n > 1 else f"with the host, {host_gb_per_s:g} GB/s"
         out.formula.append(f"communication {over}: {comm.text}; {sp.duration(exposed)} per step not hidden")
+    if split > 1:
+        ring_s, ring_text = ring_seconds(shape, samples_per_gpu, split, 3 + (recompute == "full"),
+                                         value_bytes_of(task.precision), allreduce_gb_per_s(device)[0])
+        attention_s = compute_s * _attention_share(shape, method, recompute)
+        ring_exposed = exposed_ring_seconds(ring_s, attention_s)
+        exposed += ring_exposed
+        out.formula.append(f"{ring_text}, beside {sp.duration(attention_s)} of attention it overlaps: "
+                           f"{sp.duration(ring_exposed)} per step not hidden")
     scaling = sp.cnn_data_parallel_scaling(n) if shape.kind == "cnn" else 1.0
     if scaling < 1:
         out.formula.append(f"data-parallel scaling over {n} GPUs: x {scaling:.2f} (stragglers and input pipelines; "
                            "NVIDIA's CNN tables: 6.3-6.9x on 8)")
     step_s = compute_s / scaling + exposed
-    rate = samples_per_gpu * n * tokens / step_s
+    rate = samples_per_gpu * (n // split) * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if (shape.kind == "cnn" or counted_denoiser(answers, shape)) and answers.data.kind == "images" \
         else unit

@@ -104,7 +104,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "layer_offload", "Layers in RAM, -ngl (llama.cpp)"),
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
         ("task", "block_offload", "Stream blocks from RAM (diffusion)"),
-        ("task", "sequence_parallel", "Split each image over GPUs (diff.)"),
+        ("task", "sequence_parallel", "Split each sample over GPUs"),
         ("task", "vae_slicing", "VAE slicing (diffusion)"),
         ("task", "vae_tiling", "VAE tiling (diffusion)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),

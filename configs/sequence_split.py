@@ -1,0 +1,67 @@
+"""A transformer trained with each sequence split over the machine's GPUs (task.sequence_parallel in training): ring
+attention, as EasyContext's zigzag ring and Megatron's and torchtitan's context parallel run it. Each GPU holds 1/n of
+every sample's tokens, their activations and logits; the K and V blocks go round the GPUs while attention computes."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from pth_top.configs.memory_terms import ModelShape
+
+if TYPE_CHECKING:  # answers import this module's checks
+    from pth_top.configs.answers import Answers
+
+# A sequence this long or longer is offered the split where it does not fit (EasyContext splits from 64K; its 8 A100s
+# held 64K without it and 512K with it).
+SPLIT_OFFERED_FROM_TOKENS = 32_768
+SEQUENCE_SPLIT_LABEL = ("each sequence split over the {n} GPUs (task.sequence_parallel: ring attention, as "
+                        "EasyContext's zigzag ring and Megatron's and torchtitan's context parallel run it): 1/{n} of "
+                        "its tokens' activations and logits on each, its K and V passed round the GPUs")
+
+
+def training_split(answers: Answers) -> int:
+    """How many GPUs each training sample is split over: scale.gpu_count under task.sequence_parallel, else 1."""
+    task, gpus = answers.task, answers.scale.gpu_count
+    return gpus if task.mode == "training" and task.sequence_parallel and gpus > 1 else 1
+
+
+def data_parallel_gpus(answers: Answers) -> int:
+    """The GPUs that each take their own samples: all of them, or one group where each sample is split over all."""
+    return max(1, answers.scale.gpu_count // training_split(answers))
+
+
+def training_split_problem(answers: Answers, model_kind: str) -> str:
+    """Why task.sequence_parallel cannot split this training job's sequences; "" where it can."""
+    workload, task = answers.workload, answers.task
+    if model_kind != "transformer" or workload.denoising_steps or workload.vision_layers or workload.decoder_layers:
+        return "splits a language model's or an encoder's sequences in training, not a vision encoder's or a CNN's"
+    if answers.scale.gpu_count < 2 or not task.flash_attention:
+        return "splits each sequence over scale.gpu_count GPUs of 2 or more, with task.flash_attention (ring attention)"
+    return ""
+
+
+def split_shape(shape: ModelShape, split: int) -> ModelShape:
+    """The shape one GPU's slice of each sequence has: 1/split of its tokens."""
+    return dataclasses.replace(shape, sequence_length=-(-shape.sequence_length // split)) if split > 1 else shape
+
+
+def ring_seconds(shape: ModelShape, samples: float, split: int, passes: int, value_bytes: float,
+                 busbw_gb_per_s: float) -> tuple[float, str]:
+    """The K and V blocks a GPU passes on in a step: (n-1)/n of each sample's K and V a full-attention layer, forward,
+    and again in backward with their gradients (x 2), and in a recomputed forward, at the ring's bus bandwidth."""
+    if split <= 1 or busbw_gb_per_s <= 0:
+        return 0.0, ""
+    per_layer = (split - 1) / split * shape.sequence_length * 2 * shape.kv_width * value_bytes
+    moved = samples * shape.full_attention_layers * per_layer * passes
+    seconds = moved / (busbw_gb_per_s * 1e9)
+    return seconds, (f"ring attention: {samples:g} samples x {shape.full_attention_layers} layers x "
+                     f"({split}-1)/{split} x {shape.sequence_length:,} tokens' K and V ({2 * shape.kv_width:,} x "
+                     f"{value_bytes:g} B) x {passes} passes = {moved / 1e9:,.1f} GB a GPU at {busbw_gb_per_s:,.0f} "
+                     f"GB/s = {seconds:.3g} s")
+
+
+def exposed_ring_seconds(ring_s: float, attention_s: float) -> float:
+    """What the step waits for the ring: each block's transfer runs beside the attention on the block before."""
+    return max(0.0, ring_s - attention_s)
+
