@@ -144,6 +144,10 @@ class Workload(Schema, frozen=True):
     tied_embeddings: Annotated[bool, Meta(description=(
         "the LM head is the embedding matrix (config.json tie_word_embeddings: Gemma, Command-R, Llama 3.2 1B/3B): "
         "one V x h tensor, kept at its own bits by quantizers, not two"))] = False
+    lookup_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
+        "of parameters, embedding tables a decode step looks up a row of a token, not reads whole: Gemma 3n's and "
+        "Gemma 4's per-layer embeddings (E4B: 262,144 x 256 x 42 = 2.8B of its 8B); held in memory, not streamed "
+        "(0: none beyond the input embedding, which is never counted as read)"))] = 0
     active_parameters: Annotated[int, whole(0, 2_000_000_000_000, (
         "mixture of experts: parameters used per token (0: dense); memory still holds every expert"))] = 0
     experts_count: Annotated[int, whole(0, 4096, (

@@ -316,6 +316,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                                      or workload.encoder_only or not workload.vocabulary_size):
         problems.append(("workload", "tied_embeddings", "a tied LM head is a custom transformer's, with a vocabulary "
                          "and an LM head (not an encoder); a preset carries its own (Gemma 3 and GPT-2 are tied)"))
+    if workload.lookup_parameters and (workload.preset != "custom" or model_kind != "transformer"
+                                       or workload.lookup_parameters >= workload.parameters):
+        problems.append(("workload", "lookup_parameters", "are a custom transformer's per-layer embedding tables, "
+                         "part of workload.parameters (fewer than them)"))
     if workload.encoder_only and workload.preset != "custom":
         problems.append(("workload", "encoder_only", "a preset carries its own architecture (bert-base, bert-large "
                          "and vit-b16 are encoders): give encoder_only with preset = 'custom'"))

@@ -72,6 +72,7 @@ class ModelShape:
     # Logits over V at every position (a causal LM's head); False: an encoder fine-tuned with a small task head.
     lm_head: bool = True
     tied_embeddings: bool = False  # the LM head is the embedding matrix: one V x h tensor (tie_word_embeddings)
+    lookup_parameters: int = 0  # per-layer embedding tables a decode step reads a row of (Gemma 3n's, Gemma 4's)
     max_context_tokens: int = 0  # the model's context window; 0 when not known (no clamp)
     feature_width: int = 0  # CNNs: width of the features a classifier head reads
     largest_activation_elements: int = 0  # CNNs: the largest single layer output for one sample

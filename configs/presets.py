@@ -20,6 +20,7 @@ from pth_top.configs.custom_cnn import (
 )
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.quantization import GGUF_FORMATS
+from pth_top.configs.sequence_split import data_parallel_gpus
 from pth_top.configs.tomlsource import read_toml
 
 if TYPE_CHECKING:  # answers import this module's presets
@@ -157,12 +158,14 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append("an encoder with no vocabulary on text data is sized as a text encoder an engine batches by "
                      "tokens: give workload.vocabulary_size for one, or data.kind = \"images\" (or \"audio\") for an "
                      "image or audio encoder, which runs its whole batch at once in plain PyTorch")
-    task, gpus = answers.task, answers.scale.gpu_count
+    task, gpus = answers.task, data_parallel_gpus(answers)  # those that take their own samples
     if task.mode == "training" and answers.workload.batch_size < task.accumulation_steps * gpus:  # audit YB2
         steps = task.accumulation_steps
+        split = ", or split each sequence over the GPUs (task.sequence_parallel)" if kind == "transformer" \
+            and gpus > 1 else ""  # audit AL43: EasyContext's 2 sequences of 512K on 8 GPUs
         lines.append(f"workload.batch_size = {answers.workload.batch_size} is the global batch a step, under one "
                      f"sample a micro-batch on each of {gpus} GPU(s) over {steps} accumulation steps: each step runs "
-                     f"{steps * gpus}; answer fewer task.accumulation_steps, or the batch")
+                     f"{steps * gpus}; answer fewer task.accumulation_steps, or the batch{split}")
     if task.target_tokens_per_s_per_stream and (kind != "transformer" or shape.encoder_only or shape.denoising_steps):
         lines.append("task.target_tokens_per_s_per_stream is not used: it is a language model's decode rate, and this "
                      "model generates no tokens")
@@ -328,7 +331,8 @@ def _model_shape(workload: Workload) -> tuple[ModelShape, str]:
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
             experts_count=workload.experts_count, lm_head=not workload.encoder_only,
-            tied_embeddings=workload.tied_embeddings, vision_layers=workload.vision_layers,
+            tied_embeddings=workload.tied_embeddings, lookup_parameters=workload.lookup_parameters,
+            vision_layers=workload.vision_layers,
             vision_hidden_size=workload.vision_hidden_size, vision_tokens=workload.vision_tokens,
             vision_trained=workload.vision_trained, vision_checkpointed=workload.vision_checkpointed,
         ), f"custom transformer: {parameters / 1e6:,.1f}M parameters{_active_text(active)} " \

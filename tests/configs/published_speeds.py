@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 224 here (356 in all).
+published_workloads_large.py 12, test_requests.py 13): 227 here (359 in all).
 """
 
 from __future__ import annotations
@@ -531,6 +531,18 @@ def llama_cpp_tg(model: ModelShape, device: sp.Device | str, generated: int = 12
         "decode_tokens_per_s_per_stream"]
 
 
+# Gemma 4 E4B-it (google/gemma-4-E4B-it config: 42 layers, hidden 2,560, 8 heads of 256, 2 KV heads, gated MLP 10,240,
+# V 262,144, tied; 8B with per-layer embeddings of 262,144 x 256 x 42 = 2.8B), unsloth's Q4_K_M GGUF (5.37 GB), a
+# 4,352-token prompt and 256 out (audit AH42's shape for calebcoffie.com/benchmarks' chat, codegen and rag runs).
+GEMMA4_E4B = ModelShape("transformer", 8_000_000_000, layers=42, hidden_size=2560, attention_heads=8, kv_heads=2,
+                        head_dim=256, sequence_length=4352, intermediate_size=10240, gated_mlp=True,
+                        vocabulary_size=262_144, tied_embeddings=True, lookup_parameters=262_144 * 256 * 42,
+                        weights_file_bytes=5.37e9, weights_file_parameters=8_000_000_000)
+CALEBCOFFIE = ("calebcoffie.com/benchmarks, unsloth/gemma-4-E4B-it-GGUF:Q4_K_M, llama.cpp CUDA, concurrency 1: {} "
+               "{} tokens/s")
+CALEBCOFFIE_3090_GAP = ("the same page's RTX 5070 (672 GB/s) decodes 120.5-126.8 on its build where this 936 GB/s card "
+                        "decodes 101.9-118.4 on 59778f0, and 148.2 on the page's older 4f13cb7 build (+10 % here): "
+                        "not its bandwidth")
 # DeepSeek-Coder-V2-Lite (huggingface.co/deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct config.json: 27 layers, the first
 # dense, hidden 2048, 64 routed experts of 1408 and 2 shared, 6 a token, V 102,400; 15.7B total, 2.4B active). MLA as
 # the DeepSeek-V3 preset: 64 heads x 9 KV stand for its 512 + 64 cached values, 16 x (192 + 128) / 2 its attention.
@@ -783,6 +795,16 @@ CASES: tuple[PublishedSpeed, ...] = (
                      f"{rate} tokens/s", rate, functools.partial(
                          llama_cpp_tg, dataclasses.replace(QWEN25_7B, sequence_length=1), card), fitted=True)
       for card, label, rate in (("rtx-5060-ti-16gb", "RTX 5060 Ti 16GB", 87.8), ("rtx-3090-24gb", "RTX 3090", 150.3))),
+    # Per-layer embedding tables read a row a token (workload.lookup_parameters): counted as read, the 5070 was -30 %.
+    PublishedSpeed("calebcoffie-5070-gemma4-e4b-q4_k_m", CALEBCOFFIE.format("RTX 5070, build b9174", "120.5-126.8"),
+                   123.65, functools.partial(llama_cpp_tg, GEMMA4_E4B, "rtx-5070-12gb", 256)),
+    PublishedSpeed("calebcoffie-3090-gemma4-e4b-q4_k_m-4f13cb7", CALEBCOFFIE.format("RTX 3090, build 4f13cb7, chat",
+                                                                                    "148.2"),
+                   148.2, functools.partial(llama_cpp_tg, GEMMA4_E4B, "rtx-3090-24gb", 256)),
+    PublishedSpeed("calebcoffie-3090-gemma4-e4b-q4_k_m-59778f0", CALEBCOFFIE.format("RTX 3090, build 59778f0",
+                                                                                    "101.9-118.4"),
+                   110.15, functools.partial(llama_cpp_tg, GEMMA4_E4B, "rtx-3090-24gb", 256),
+                   xfail=CALEBCOFFIE_3090_GAP),
     PublishedSpeed("llamacpp-28196-pro6000-server-qwen3-32b-q4_k_m-tg400",
                    "github.com/ggml-org/llama.cpp/issues/28196 (b10741, CUDA 13.1, native Linux): RTX PRO 6000 "
                    "Blackwell Server Edition, ECC on, Qwen3-32B Q4_K_M (unsloth), llama-bench -fa 1 tg400 65.35 "

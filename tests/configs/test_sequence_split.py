@@ -61,3 +61,16 @@ def test_a_long_sequence_no_node_holds_is_split_over_the_cards_not_sent_beyond_o
     done = recommend(applied, catalog, today=dt.date(2026, 12, 1))
     assert done.feasible and done.speed.figures["training_tokens_per_s"] == pytest.approx(2133, rel=0.35)
     assert any(line.startswith("ring attention: ") for line in done.speed.formula)
+
+
+def test_a_batch_under_the_gpus_is_said_to_be_sized_at_one_sample_a_gpu():
+    # Audit AL43: 2 sequences on 8 GPUs are timed as 16 x 512K, and the line names the split that keeps 2; split, the
+    # 2 are every GPU's, 1 a micro-batch over the 2 accumulation steps.
+    from pth_top.configs.presets import ignored_answer_warnings
+
+    whole = answers("team_training", **EASYCONTEXT_512K)
+    shape = model_shape(whole.workload)[0]
+    said = [line for line in ignored_answer_warnings(whole, shape) if line.startswith("workload.batch_size = 2")]
+    assert said and "each step runs 16" in said[0] and "task.sequence_parallel" in said[0]
+    split = whole.with_value("task", "sequence_parallel", True)
+    assert not any(line.startswith("workload.batch_size") for line in ignored_answer_warnings(split, shape))

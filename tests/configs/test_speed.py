@@ -721,3 +721,17 @@ def test_zero_offload_on_one_gpu_says_no_all_reduce():
     two = communication("zero_offload", 2, 6.8e9, 6.8e9, 2.0, 1)
     assert "all-reduce" not in one.text and one.text.startswith("ZeRO-Offload:") and one.collective_bytes == 0
     assert "all-reduce" in two.text and "ZeRO-Offload:" in two.text
+
+
+def test_per_layer_embedding_tables_are_looked_up_not_read_each_token():
+    # Gemma 4 E4B: 2.8B of its 8B are per-layer embedding tables a decode step reads a row of; counted as read, an RTX
+    # 5070 decoded ~86 tokens/s where calebcoffie.com's benchmark gives 120.5-126.8 (audit AH42).
+    from tests.configs.published_speeds import GEMMA4_E4B, llama_cpp_tg
+
+    read_all = dataclasses.replace(GEMMA4_E4B, lookup_parameters=0)
+    assert llama_cpp_tg(GEMMA4_E4B, "rtx-5070-12gb", 256) == pytest.approx(123.65, rel=0.1)
+    assert llama_cpp_tg(read_all, "rtx-5070-12gb", 256) < 0.75 * 123.65
+    job = answers(workload__preset="custom", workload__parameters=8_000_000_000, workload__layers=42,
+                  workload__hidden_size=2560, workload__attention_heads=8, workload__vocabulary_size=262_144,
+                  workload__sequence_length=4096, workload__lookup_parameters=8_000_000_000, task__mode="inference")
+    assert any(key == "lookup_parameters" for _, key, _ in cross_field_problems(job))  # part of the parameters
