@@ -13,7 +13,12 @@ from pth_top.configs.build import Build
 from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
 from pth_top.configs.faster_box import faster_than_a_desktop_system
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
-from pth_top.configs.long_run import faster_training_within_budget, fastest_card_for_a_long_run, rented_run_line
+from pth_top.configs.long_run import (
+    bought_nodes_for_a_long_run,
+    faster_training_within_budget,
+    fastest_card_for_a_long_run,
+    rented_run_line,
+)
 from pth_top.configs.nearest import faster_than_the_cpu_within_budget
 from pth_top.configs.room import roomier_within_budget
 from pth_top.configs.rules import Rules
@@ -35,6 +40,7 @@ def with_advice(build: Build, rules: Rules, recommend_one: Callable[..., Build],
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
     rent = rented_run_line(first or build, context_for, "the first alternative's" if first else "this",
                            alternative_label(build.applicable_alternatives[0][0]) if first else "")
+    bought = "" if pinned else bought_nodes_for_a_long_run(first or build, context_for)
     cheaper = "" if pinned else cheaper_without_a_change_of_quality(build, rules, recommend_one)
-    added = tuple(line for line in (cheaper, room, faster, rent) if line)
+    added = tuple(line for line in (cheaper, room, faster, bought, rent) if line)
     return dataclasses.replace(build, warnings=(*build.warnings, *added)) if added else build

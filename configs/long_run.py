@@ -21,6 +21,8 @@ from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
 from pth_top.configs.scale_out import (
     LLAMA2_SCALING,
+    best_bought,
+    bought_line,
     fewest_nodes,
     global_batch_note,
     interconnect,
@@ -205,3 +207,17 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         return ""  # the same GPUs for the same time at more money: nothing to say
     return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"
             + (": for a one-off run, renting is cheaper" if cheaper else ""))
+
+
+def bought_nodes_for_a_long_run(build: Build, context_for: Callable[[Answers], Context]) -> str:
+    """A training run of over SLOW_RUN_DAYS on one machine, where the budget buys several whole 8-GPU servers: as many
+    as finish it in SLOW_RUN_DAYS that it buys, within it (audit AO44: Granite-3.0-8B's 12T tokens for $5M sold one
+    DGX B200 at ~975 days with $4.5M left; GRIN-MoE's 4T for CNY 30M one HGX H200 at ~1,326 days)."""
+    if build.answers.task.mode != "training" or build.blockers or \
+            build.speed.figures.get("epoch_hours", 0.0) < SLOW_RUN_DAYS * 24:
+        return ""
+    ctx = context_for(build.answers)
+    best = best_bought(ctx, context_for)
+    if best is None or best.nodes < 2 or best.price > ctx.budget_cny:
+        return ""
+    return f"to finish sooner within the budget, {bought_line(ctx, best)}"

@@ -96,7 +96,7 @@ def beyond_one_machine(ctx: Context, context_for: Callable[[Answers], Context]) 
     return lines[:1] + bought_nodes(ctx, context_for) + lines[1:]
 
 
-class _Bought(NamedTuple):
+class Bought(NamedTuple):
     """Whole servers bought for a job no one machine holds: how many, what they cost and how long a run takes."""
 
     system: Part
@@ -111,12 +111,18 @@ class _Bought(NamedTuple):
 
 
 def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
+    """best_bought's line, where there is one."""
+    best = best_bought(ctx, context_for)
+    return [bought_line(ctx, best)] if best is not None else []
+
+
+def best_bought(ctx: Context, context_for: Callable[[Answers], Context]) -> Bought | None:
     """Whole 8-GPU servers this buyer can buy that hold the job together, priced against the budget: the fewest that
     hold it, or for a training run as many as finish it in SLOW_RUN_DAYS that the budget buys (audits ZJ22:
     LongCat-Flash in BF16, 'at least two nodes (e.g., 16xH800-80G)' by its guide, was told 'more nodes' unsized with two
     HGX H200 servers within CNY 4M; ZW26: BloombergGPT's 569B tokens on the 2 nodes that hold it, ~426 days, with
     $2.5M left)."""
-    options: list[_Bought] = []
+    options: list[Bought] = []
     for system in whole_systems(ctx):
         gpu = ctx.catalog.get(system.get("gpu_id") or "")
         if gpu is None or system["gpu_count"] != MAX_GPUS or not buyable(ctx, gpu):
@@ -131,12 +137,15 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
             needed = math.ceil(seconds * fewest / (SLOW_RUN_DAYS * 86400))
             nodes = max(fewest, min(needed, int(ctx.budget_cny // each)))
         run = seconds * fewest / nodes
-        options.append(_Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how, figures))
-    if not options:
-        return []
+        options.append(Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how, figures))
     # Within budget first, then the shortest run, the cheapest, the catalog's order.
-    system, gpu, nodes, fewest, price, run, spread_out, how, figures = min(options, key=lambda option: (
-        option.price > ctx.budget_cny, option.run_s, option.price, option.system.id))
+    return min(options, key=lambda option: (option.price > ctx.budget_cny, option.run_s, option.price,
+                                            option.system.id)) if options else None
+
+
+def bought_line(ctx: Context, bought: Bought) -> str:
+    """'bought: ZeRO-3 across 9 x <server> (72 GPUs, ...): <price>, within <budget> ...; one epoch in ~...'."""
+    system, gpu, nodes, fewest, price, run, spread_out, how, figures = bought
     budget = money(ctx.budget_cny, ctx.currency, ctx.rules)
     against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if price > ctx.budget_cny
                else f"within {budget}")
@@ -147,9 +156,9 @@ def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> lis
             + nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run, figures)) if run else ""
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
     held = f"{fewest} hold it at {held}" if nodes > fewest else held
-    return [f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
+    return (f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
             f"{money(price, ctx.currency, ctx.rules)}, {against} (the fabric's switches and cables not priced "
-            f"here){time}"]
+            f"here){time}")
 
 
 def nic_bound_text(answers: Answers, shape: ModelShape, gpu: Part, nodes: int, seconds: float,

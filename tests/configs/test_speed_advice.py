@@ -612,3 +612,21 @@ def test_a_narrow_models_decode_rate_target_buys_the_small_module_that_meets_it(
     build = recommend(job, catalog, today=TODAY)
     assert build.component("gpu").part_id == "jetson-orin-nano-super-8gb", build.component("gpu")
     assert build.speed.figures["decode_tokens_per_s_per_stream"] >= 120
+
+
+def test_a_long_pretraining_run_names_the_servers_the_budget_buys_that_finish_it_in_a_month(catalog):
+    # Audit AO44: Granite-3.0-8B's 12T tokens (its report: 832,102 H100 GPU-hours) for $5,000,000 sold one DGX B200 at
+    # ~975 days with $4.5M left; as many as the budget buys, 9, finish in ~108 days.
+    job = answers("team_training", workload__preset="custom", workload__layers=40, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__intermediate_size=12800,
+                  workload__gated_mlp=True, workload__vocabulary_size=49155, workload__tied_embeddings=True,
+                  workload__sequence_length=4096, workload__batch_size=1024, task__sync_each_batch=True,
+                  task__accumulation_steps=32, data__tokens_count=12_000_000_000_000, data__dataset_size_gb=48000,
+                  scale__gpu_count=8, scale__sharding="fsdp", budget__currency="USD", budget__amount=5_000_000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.speed.figures["epoch_hours"] > 365 * 24
+    bought = [line for line in build.warnings if line.startswith("to finish sooner within the budget, bought: ")]
+    assert bought, build.warnings
+    servers = int(re.search(r" across (\d+) x ", bought[0]).group(1))
+    days = float(re.search(r"one epoch in ~([\d.]+) days", bought[0]).group(1))
+    assert servers >= 2 and "within $5,000,000" in bought[0] and days < build.speed.figures["epoch_hours"] / 24 / 4
