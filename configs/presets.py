@@ -230,7 +230,9 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
     if answers.scale.sharding not in deepspeed and (answers.scale.overlap_comm or answers.scale.reduce_bucket_elements
                                                     != methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS):
         lines.append("scale.reduce_bucket_elements and scale.overlap_comm are not used: they are DeepSpeed ZeRO's, in "
-                     "training with scale.sharding zero1, zero2, zero3 or zero_offload")
+                     "training with scale.sharding zero1, zero2, zero3 or zero_offload; fsdp_offload is sized as "
+                     "FSDP's CPUOffload, and DeepSpeed's ZeRO-3 offload holds its reduce bucket beside it "
+                     "(reduce_bucket_size x 2 B: ~0.9 GiB at its default 5e8)")
     if task.mode == "training" and task.recompute not in ("none", stacks.recompute_of(task.training_stack,
                                                                                       task.recompute)):
         lines.append(f"task.recompute ({task.recompute}) is not used: Unsloth checkpoints every layer to CPU RAM by "
@@ -370,8 +372,9 @@ def derived_parameters(workload: Workload, active: bool = False) -> int:
     return layer_weights + heads_out * workload.vocabulary_size * hidden
 
 
-# A mixture whose shape reads under this share of its given active count was given one expert's MLP width.
-EXPERT_WIDTH_ACTIVE_SHARE_MIN = 0.6
+# A mixture whose shape reads under this share of its given active count was given one expert's MLP width (audit
+# AO44: GRIN-MoE's config.json 6,400, one of its 2 experts a token, read 3.99B of its 6.6B active, 0.60).
+EXPERT_WIDTH_ACTIVE_SHARE_MIN = 0.75
 
 
 def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:

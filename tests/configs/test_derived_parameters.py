@@ -81,3 +81,17 @@ def test_a_mixture_given_one_experts_width_is_told_the_width_a_token_reads() -> 
     assert [(section, key) for section, key, _ in problems] == [("workload", "intermediate_size")]
     assert "8 x 512 = 4,096" in problems[0][2]
     assert cross_field_problems(answers(**powermoe, workload__intermediate_size=8 * 512)) == []
+
+
+def test_a_mixture_of_few_wide_experts_given_one_experts_width_is_told_too() -> None:
+    """GRIN-MoE (microsoft/GRIN-MoE config.json: 32 layers of 4,096, 32 heads, 8 KV, 16 experts of 6,400, 2 a token,
+    V 32,064; 41.9B, 6.6B active) typed with 6,400 read 3.99B of its 6.6B active and was counted 21.7B in all: its
+    attention is half of what a token reads, so one expert's width still came to 0.60 of it (audit AO44)."""
+    grin = dict(workload__preset="custom", workload__layers=32, workload__hidden_size=4096,
+                workload__attention_heads=32, workload__kv_heads=8, workload__gated_mlp=True,
+                workload__experts_count=16, workload__experts_per_token=2, workload__active_parameters=6_600_000_000,
+                workload__vocabulary_size=32_064, workload__sequence_length=4096)
+    problems = cross_field_problems(answers(**grin, workload__intermediate_size=6400))
+    assert [(section, key) for section, key, _ in problems] == [("workload", "intermediate_size")]
+    assert "2 x 6,400 = 12,800" in problems[0][2]
+    assert cross_field_problems(answers(**grin, workload__intermediate_size=2 * 6400)) == []
