@@ -336,12 +336,13 @@ class Scale(Schema, frozen=True):
     gpu_count: Annotated[int, whole(1, MAX_GPUS, "GPUs in the machine")] = 1
     sharding: Annotated[ShardingMode, Meta(description="ZeRO stage or FSDP")] = "none"
     reduce_bucket_elements: Annotated[float, Meta(ge=0, le=1e10, description=(
-        "DeepSpeed ZeRO's zero_optimization.reduce_bucket_size, in elements: ZeRO-1/2 allocate a gradient bucket of "
-        "that size in backward whatever the trained parameters (5e8: DeepSpeed's default and LLaMA-Factory's "
-        "configs; 1e9: InternVL's; the Hugging Face Trainer's \"auto\": hidden_size squared)"))] = 5e8
+        "DeepSpeed ZeRO's zero_optimization.reduce_bucket_size, in elements: ZeRO-1/2 (in backward) and ZeRO-3 "
+        "allocate a gradient bucket of that size whatever the trained parameters (5e8: DeepSpeed's default and "
+        "LLaMA-Factory's configs; 1e9: InternVL's; the Hugging Face Trainer's \"auto\": hidden_size squared)"))] = 5e8
     overlap_comm: Annotated[bool, Meta(description=(
         "DeepSpeed ZeRO-1/2's zero_optimization.overlap_comm: reduce gradients during backward, in two buckets "
-        "instead of one (false: DeepSpeed's default for stages 1 and 2; InternVL's and Axolotl's configs: true)"
+        "instead of one (false: DeepSpeed's default for stages 1 and 2; InternVL's and Axolotl's configs: true); "
+        "ZeRO-3 keeps one bucket either way"
     ))] = False
 
 

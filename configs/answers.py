@@ -100,6 +100,9 @@ class FieldSpec:
 _KINDS: dict[type, str] = {
     mi.IntType: "int", mi.FloatType: "float", mi.BoolType: "bool", mi.LiteralType: "choice", mi.StrType: "text",
 }
+# Per-layer embedding tables are at most this share of a model's parameters (Gemma 3n and 4: ~35-40 %); more
+# leaves no layers to read.
+LOOKUP_SHARE_MAX = 0.6
 
 
 def field_spec(annotation: Any, default: Any) -> FieldSpec:
@@ -317,9 +320,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("workload", "tied_embeddings", "a tied LM head is a custom transformer's, with a vocabulary "
                          "and an LM head (not an encoder); a preset carries its own (Gemma 3 and GPT-2 are tied)"))
     if workload.lookup_parameters and (workload.preset != "custom" or model_kind != "transformer"
-                                       or workload.lookup_parameters >= workload.parameters):
-        problems.append(("workload", "lookup_parameters", "are a custom transformer's per-layer embedding tables, "
-                         "part of workload.parameters (fewer than them)"))
+                                       or workload.lookup_parameters > LOOKUP_SHARE_MAX * workload.parameters):
+        problems.append(("workload", "lookup_parameters", f"are a custom transformer's per-layer embedding tables, "
+                         f"part of workload.parameters: at most {LOOKUP_SHARE_MAX:.0%} of them (Gemma 4 E4B: 2.8B of "
+                         "8B)"))
     if workload.encoder_only and workload.preset != "custom":
         problems.append(("workload", "encoder_only", "a preset carries its own architecture (bert-base, bert-large "
                          "and vit-b16 are encoders): give encoder_only with preset = 'custom'"))

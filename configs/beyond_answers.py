@@ -241,13 +241,15 @@ def _edge_with_a_smaller_kv_cache(build: Build, rules: Rules, recommend_one: Cal
     holds it with llama.cpp's q4_0 cache, and Aya Expanse 8B with its q8_0 one; NVIDIA runs 8B int4 models on it)."""
     answers, here = build.answers, build.component("gpu")
     task = answers.task
-    levers = [(stacks.fp8_kv_cache_open(task, answers.scenario), "fp8", "an fp8 KV cache", stacks.KV_CACHE_FP8_LABEL),
+    if here is None:
+        return None
+    levers = [(stacks.fp8_kv_cache_open(task, answers.scenario), "fp8", "an 8-bit KV cache", stacks.KV_CACHE_FP8_LABEL),
               (stacks.q4_0_kv_cache_open(task, answers.scenario), "q4_0", "a q4_0 KV cache",
                stacks.KV_CACHE_Q4_0_LABEL)]
     for value, short, label in [(value, short, label) for is_open, value, short, label in levers if is_open]:
         changed = answers.with_value("task", "kv_cache_dtype", value)
         found = gpu_build(recommend_one, changed)
-        if here is None or found is None or warned(found[0], "slow:"):
+        if found is None or warned(found[0], "slow:"):
             continue
         other, gpu = found
         tight = " (fits TIGHT: inside usable memory, not the estimator's margin)" if warned(other, TIGHT_FIT) else ""

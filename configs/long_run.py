@@ -30,6 +30,7 @@ from pth_top.configs.scale_out import (
     rent_market_note,
     spread,
 )
+from pth_top.configs.sequence_split import training_split
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_rate, training_rate
 
@@ -202,7 +203,7 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
         return (f"{lead} of {rate_text}, {nodes * NODE_GPUS:,} GPUs over {interconnect(gpu)}: "
                 f"~{duration(rented_hours / nodes * 3600)} for ~{cost}{over} (at a node's rate the GPU-hours do not "
                 f"change with the node count){nic}, against {here}; data parallel scales near-linearly across nodes "
-                f"({LLAMA2_SCALING}){global_batch_note(answers.workload.batch_size, nodes)}")
+                f"({LLAMA2_SCALING}){global_batch_note(answers.workload.batch_size, nodes, training_split(answers))}")
     if rented_hours >= RENTED_TIME_FRACTION_MAX * hours and not cheaper:
         return ""  # the same GPUs for the same time at more money: nothing to say
     return (f"or rent it: {rate_text} run it in ~{duration(rented_hours * 3600)} for ~{cost}, against {here}"
@@ -212,7 +213,8 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
 def bought_nodes_for_a_long_run(build: Build, context_for: Callable[[Answers], Context]) -> str:
     """A training run of over SLOW_RUN_DAYS on one machine, where the budget buys several whole 8-GPU servers: as many
     as finish it in SLOW_RUN_DAYS that it buys, within it (audit AO44: Granite-3.0-8B's 12T tokens for $5M sold one
-    DGX B200 at ~975 days with $4.5M left; GRIN-MoE's 4T for CNY 30M one HGX H200 at ~1,326 days)."""
+    DGX B200 at ~975 days with $4.5M left; GRIN-MoE's 4T for CNY 30M one HGX H200 at ~1,326 days; neither was told
+    of more servers)."""
     if build.answers.task.mode != "training" or build.blockers or \
             build.speed.figures.get("epoch_hours", 0.0) < SLOW_RUN_DAYS * 24:
         return ""
@@ -220,4 +222,4 @@ def bought_nodes_for_a_long_run(build: Build, context_for: Callable[[Answers], C
     best = best_bought(ctx, context_for)
     if best is None or best.nodes < 2 or best.price > ctx.budget_cny:
         return ""
-    return f"to finish sooner within the budget, {bought_line(ctx, best)}"
+    return f"to finish sooner within the budget, {bought_line(ctx, best, holds_on_one=True)}"

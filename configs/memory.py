@@ -182,16 +182,15 @@ def gathered_units(shape: ModelShape, states: methods.StateBytes, value_bytes: f
     one prefetched, the running layer's gradients before their reduce-scatter, and the root unit (embeddings, LM
     head) kept gathered from forward to backward, its gradients whole until the embeddings' come last; torchtune
     shards those two as units of their own (custom_sharded_layers), gathered in turn. ZeRO-3: two layers'
-    parameters up to DeepSpeed's live cap (an embedding whole), and its reduce bucket, at most the trained
-    parameters. `whole_gradients`: no_sync holds them all already (counted as the gradients)."""
+    parameters up to DeepSpeed's live cap (an embedding whole), and its reduce bucket, reduce_bucket_size elements
+    whatever the trained parameters. `whole_gradients`: no_sync holds them all already (counted as the gradients)."""
     root, layer = root_and_layer_bytes(shape, states, value_bytes)
     embedding = min(root, shape.vocabulary_size * shape.hidden_size * value_bytes)  # one tensor: gathered whole
     layer_gradients = 0.0 if whole_gradients else states.gradients / shape.layers
     root_gradients = 0.0 if whole_gradients else states.gradients * root / max(1.0, states.weights)
     if sharding == "zero3":
         live = max(min(ZERO3_MAX_LIVE_PARAMETERS_COUNT * value_bytes, 2 * layer), embedding)
-        gradient_bytes = states.gradients / max(1, states.trainable_parameters)
-        bucket = min(reduce_bucket_elements, states.trainable_parameters) * gradient_bytes
+        bucket = reduce_bucket_elements * value_bytes  # stage3.py allocates it whole, in the model's dtype
         return live + bucket, (f"gathered on each GPU: ZeRO-3's live parameters {live / GIB:.3g} GiB (two layers, at "
                                f"most DeepSpeed's 1e9) + its reduce bucket {bucket / GIB:.3g} GiB")
     if stack == "torchtune":

@@ -20,7 +20,7 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for, whole_systems
-from pth_top.configs.sequence_split import SPLIT_OFFERED_FROM_TOKENS, training_split_problem
+from pth_top.configs.sequence_split import SPLIT_OFFERED_FROM_TOKENS, training_split, training_split_problem
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_figures, training_rate
 from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, step_communication
@@ -143,8 +143,9 @@ def best_bought(ctx: Context, context_for: Callable[[Answers], Context]) -> Boug
                                             option.system.id)) if options else None
 
 
-def bought_line(ctx: Context, bought: Bought) -> str:
-    """'bought: ZeRO-3 across 9 x <server> (72 GPUs, ...): <price>, within <budget> ...; one epoch in ~...'."""
+def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str:
+    """'bought: ZeRO-3 across 9 x <server> (72 GPUs, ...): <price>, within <budget> ...; one epoch in ~...';
+    `holds_on_one`: one server holds the job as answered, so the fewest that hold it across them go unsaid."""
     system, gpu, nodes, fewest, price, run, spread_out, how, figures = bought
     budget = money(ctx.budget_cny, ctx.currency, ctx.rules)
     against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if price > ctx.budget_cny
@@ -155,8 +156,8 @@ def bought_line(ctx: Context, bought: Bought) -> str:
     time = (f"; one epoch in ~{duration(run)} at a node's rate"
             + nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run, figures)) if run else ""
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
-    held = f"{fewest} hold it at {held}" if nodes > fewest else held
-    return (f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs, {held}), linked {linked}: "
+    held = "" if holds_on_one else f", {fewest} hold it at {held}" if nodes > fewest else f", {held}"
+    return (f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs{held}), linked {linked}: "
             f"{money(price, ctx.currency, ctx.rules)}, {against} (the fabric's switches and cables not priced "
             f"here){time}")
 
@@ -300,7 +301,7 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
                "micro-batch, whose gathers set the pace above" if nic_bound else "")
         line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
                  f"GPU-hours{how}, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
-                 f"{global_batch_note(ctx.answers.workload.batch_size, needed)}")
+                 f"{global_batch_note(ctx.answers.workload.batch_size, needed, training_split(ctx.answers))}")
     return line
 
 
@@ -320,12 +321,14 @@ def _across_nodes(ctx: Context, node: Answers, figures: dict[str, float], nodes:
     return text, True
 
 
-def global_batch_note(batch_size: int, nodes: int) -> str:
-    """Data parallel gives each GPU at least one sequence of the global batch a step: what more nodes need."""
-    most = max(1, batch_size // MAX_GPUS)
+def global_batch_note(batch_size: int, nodes: int, split: int = 1) -> str:
+    """Data parallel gives each GPU at least one sequence of the global batch a step, each group of `split` GPUs one
+    where a sequence is split over them (task.sequence_parallel): what more nodes need."""
+    takers = max(1, MAX_GPUS // split)  # a node's GPUs, or groups, that each take their own sequences
+    most = max(1, batch_size // takers)
     if nodes <= most:
         return ""
-    return (f"; a global batch of {batch_size:,} sequences spreads over at most {most} nodes: {nodes * MAX_GPUS:,} or "
+    return (f"; a global batch of {batch_size:,} sequences spreads over at most {most} nodes: {nodes * takers:,} or "
             f"more a step for {nodes} (a larger batch may need a new learning-rate schedule)")
 
 

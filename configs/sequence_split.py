@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from pth_top.configs.answer_types import MAX_GPUS
 from pth_top.configs.memory_terms import ModelShape
 
 if TYPE_CHECKING:  # answers import this module's checks
@@ -21,8 +22,9 @@ SEQUENCE_SPLIT_LABEL = ("each sequence split over the {n} GPUs (task.sequence_pa
 
 
 def training_split(answers: Answers) -> int:
-    """How many GPUs each training sample is split over: scale.gpu_count under task.sequence_parallel, else 1."""
-    task, gpus = answers.task, answers.scale.gpu_count
+    """How many GPUs each training sample is split over: a node's (scale.gpu_count, at most 8) under
+    task.sequence_parallel, else 1; nodes beyond one take their own samples, the ring kept on NVLink or PCIe."""
+    task, gpus = answers.task, min(answers.scale.gpu_count, MAX_GPUS)
     return gpus if task.mode == "training" and task.sequence_parallel and gpus > 1 else 1
 
 
@@ -34,8 +36,10 @@ def data_parallel_gpus(answers: Answers) -> int:
 def training_split_problem(answers: Answers, model_kind: str) -> str:
     """Why task.sequence_parallel cannot split this training job's sequences; "" where it can."""
     workload, task = answers.workload, answers.task
-    if model_kind != "transformer" or workload.denoising_steps or workload.vision_layers or workload.decoder_layers:
-        return "splits a language model's or an encoder's sequences in training, not a vision encoder's or a CNN's"
+    if model_kind != "transformer" or workload.denoising_steps or workload.vision_layers or workload.decoder_layers \
+            or answers.data.kind in ("images", "video"):
+        return ("splits a language model's or a text encoder's sequences in training, not an image model's, a vision "
+                "encoder's or a CNN's")
     if answers.scale.gpu_count < 2 or not task.flash_attention:
         return "splits each sequence over scale.gpu_count GPUs of 2 or more, with task.flash_attention (ring attention)"
     return ""

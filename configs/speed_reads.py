@@ -76,7 +76,7 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
                            min(shape.parameters, shape.vocabulary_parameters) / 2)
     embedding_table_bytes = 0.0 if shape.tied_embeddings else table_parameters * embedding_bytes
     # Per-layer embedding tables likewise (Gemma 4 E4B on an RTX 5070: 86 tokens/s counted as read, 121-127 published).
-    lookup_bytes = shape.lookup_parameters * embedding_bytes
+    lookup_bytes = min(shape.lookup_parameters * embedding_bytes, (weights - embedding_table_bytes) / 2)
     read, what = weights - embedding_table_bytes - lookup_bytes, "the weights" + (
         f" less the input embedding's table ({embedding_table_bytes / 1e9:.3g} GB: a row a token)"
         if embedding_table_bytes else "") + (
@@ -86,7 +86,7 @@ def decode_reads(answers: Answers, shape: ModelShape) -> DecodeReads:
     if shape.active < shape.parameters:  # MoE: each token reads its experts; a batch at most all of them
         active_weights, _ = inference_weight_bytes(dataclasses.replace(shape, parameters=shape.active),
                                                        task.precision, task.quantization, engine)
-        active_weights -= min(embedding_table_bytes, active_weights / 2)  # a count without the embeddings too
+        active_weights -= min(embedding_table_bytes + lookup_bytes, active_weights / 2)  # without the tables too
         if fmt is not None and experts_left_16_bit(fmt, engine):  # as the weights count them
             routed_16 = float(shape.routed_expert_parameters) * 2.0
             active_weights += routed_16 * shape.routed_expert_share * (1 - fmt.bits / 16)
@@ -139,10 +139,12 @@ def _moe_batch_reads(weights: float, active: float, share: float, batch: int) ->
 
 
 def prefill_flops(shape: ModelShape, prompt: int, images: bool = True) -> float:
-    """One prompt's prefill: 2N per token (N the active parameters) + causal attention 2*L*h*s^2 (windows less), and
-    a vision-language model's encoder over the request's image patches (`images`; not for a cached prefix)."""
+    """One prompt's prefill: 2N per token (N the active parameters, less looked-up embedding tables) + causal
+    attention 2*L*h*s^2 (windows less), and a vision-language model's encoder over the request's image patches
+    (`images`; not for a cached prefix)."""
     encoder = vision_prefill_flops(shape) if images else 0.0
-    return 2.0 * shape.active * prompt + prefill_attention_flops(shape, prompt) + encoder
+    matmul = max(0, shape.active - shape.lookup_parameters)
+    return 2.0 * matmul * prompt + prefill_attention_flops(shape, prompt) + encoder
 
 
 def prefill_attention_flops(shape: ModelShape, prompt: int) -> float:

@@ -73,9 +73,11 @@ def frozen_precision(answers: Answers, shape: ModelShape) -> tuple[str, str]:
 
 def language_parameters(shape: ModelShape) -> int:
     """The active parameters the language model's tokens pass: a trained encoder's are in workload.parameters with
-    the language model's, and run over its own patches instead (a frozen one's are workload.frozen_parameters)."""
+    the language model's, and run over its own patches instead (a frozen one's are workload.frozen_parameters);
+    per-layer embedding tables (workload.lookup_parameters) are looked up, not multiplied."""
     encoder = vision_encoder(shape)
-    return max(0, shape.active - encoder.parameters) if encoder is not None and encoder.trained else shape.active
+    active = max(0, shape.active - shape.lookup_parameters)
+    return max(0, active - encoder.parameters) if encoder is not None and encoder.trained else active
 
 
 def training_flops_per_sample(shape: ModelShape, method: str, recompute: str) -> tuple[float, str]:
