@@ -264,6 +264,10 @@ class Task(Schema, frozen=True):
         "1/n of every sequence's tokens, their activations and logits, and passes its K and V round the others "
         "(ring attention: EasyContext, Megatron's and torchtitan's context parallel); false: each GPU its own "
         "samples"))] = False
+    sequence_parallel_gpus: Annotated[int, whole(0, MAX_GPUS, (
+        "training under task.sequence_parallel: the GPUs each sequence is split over, a divisor of scale.gpu_count "
+        "(0: all of them); the groups take their own samples (4 on 8 GPUs: 4-way sequence parallel x 2-way data "
+        "parallel, Megatron's context_parallel_size, torchtitan's cp degree)"))] = 0
     vae_slicing: Annotated[bool, Meta(description=(
         "Diffusers enable_vae_slicing: the VAE decodes a batch's images one at a time, not all at once (the same "
         "images; a batch of 4 at 1024 px in ~6 GiB, not ~25); needs workload.output_width_px"))] = False

@@ -448,6 +448,8 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "workload.denoising_steps and task.mode = 'inference'"))
     elif task.block_offload and answers.scenario == "edge_deployment":
         problems.append(("task", "block_offload", f"not at the edge: {shared}"))
+    if task.sequence_parallel_gpus and not (task.sequence_parallel and task.mode == "training"):
+        problems.append(("task", "sequence_parallel_gpus", "is the split of task.sequence_parallel in training"))
     if task.sequence_parallel and task.mode == "training":
         split_problem = training_split_problem(answers, model_kind)
         problems.extend([("task", "sequence_parallel", split_problem)] if split_problem else [])

@@ -142,7 +142,8 @@ def estimate_training(
     if sequence_split > 1:
         formula.append(f"sequence parallel (task.sequence_parallel, ring attention): each GPU holds "
                        f"{sliced.sequence_length:,} of each sequence's {shape.sequence_length:,} tokens, their "
-                       f"activations and logits; micro-batch {micro_batch}, every sample on all {n} GPUs")
+                       f"activations and logits; micro-batch {micro_batch}, every sample on "
+                       + (f"all {n} GPUs" if sequence_split >= n else f"a group of {sequence_split} of the {n}"))
     if foreach_step:
         shard = n if stage >= 1 else 1
         excess, line = methods.foreach_step_bytes(states.trainable_parameters / shard,

@@ -22,10 +22,12 @@ SEQUENCE_SPLIT_LABEL = ("each sequence split over the {n} GPUs (task.sequence_pa
 
 
 def training_split(answers: Answers) -> int:
-    """How many GPUs each training sample is split over: a node's (scale.gpu_count, at most 8) under
-    task.sequence_parallel, else 1; nodes beyond one take their own samples, the ring kept on NVLink or PCIe."""
+    """How many GPUs each training sample is split over under task.sequence_parallel: task.sequence_parallel_gpus,
+    or a node's (scale.gpu_count, at most 8); else 1. Nodes beyond one take their own samples, the ring kept on
+    NVLink or PCIe."""
     task, gpus = answers.task, min(answers.scale.gpu_count, MAX_GPUS)
-    return gpus if task.mode == "training" and task.sequence_parallel and gpus > 1 else 1
+    degree = min(task.sequence_parallel_gpus or gpus, gpus)
+    return degree if task.mode == "training" and task.sequence_parallel and degree > 1 else 1
 
 
 def data_parallel_gpus(answers: Answers) -> int:
@@ -42,6 +44,10 @@ def training_split_problem(answers: Answers, model_kind: str) -> str:
                 "encoder's or a CNN's")
     if answers.scale.gpu_count < 2 or not task.flash_attention:
         return "splits each sequence over scale.gpu_count GPUs of 2 or more, with task.flash_attention (ring attention)"
+    degree = task.sequence_parallel_gpus
+    if degree and (degree < 2 or answers.scale.gpu_count % degree):
+        return (f"task.sequence_parallel_gpus ({degree}) splits each sequence over 2 or more GPUs, a divisor of "
+                f"scale.gpu_count ({answers.scale.gpu_count})")
     return ""
 
 

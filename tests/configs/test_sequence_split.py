@@ -79,3 +79,27 @@ def test_a_batch_under_the_gpus_is_said_to_be_sized_at_one_sample_a_gpu():
     assert said and "each step runs 16" in said[0] and "task.sequence_parallel" in said[0]
     split = whole.with_value("task", "sequence_parallel", True)
     assert not any(line.startswith("workload.batch_size") for line in ignored_answer_warnings(split, shape))
+
+
+def test_a_sequence_split_over_part_of_the_gpus_leaves_the_groups_their_own_samples():
+    # Audit AM44: 4-way sequence parallel x 2-way data parallel on 8 GPUs (Megatron's context_parallel_size 4) could not
+    # be said. 16 samples, accumulation 2: 4 a micro-batch in each of the 2 groups, each GPU 1/4 of their tokens.
+    from pth_top.configs.sequence_split import data_parallel_gpus, training_split
+
+    split = answers("team_training", **{**EASYCONTEXT_512K, "workload__batch_size": 16,
+                                        "task__sequence_parallel": True})
+    four = split.with_value("task", "sequence_parallel_gpus", 4)
+    assert (training_split(split), data_parallel_gpus(split)) == (8, 1)
+    assert (training_split(four), data_parallel_gpus(four)) == (4, 2)
+    shape = model_shape(split.workload)[0]
+    # 8 samples of 1/8 against 4 samples of 1/4: the same tokens a GPU.
+    assert estimate_memory(four, shape).activations_bytes == pytest.approx(
+        estimate_memory(split, shape).activations_bytes, rel=0.02)
+    assert any("each GPU holds 128,000 of each sequence's 512,000 tokens" in line and "a group of 4 of the 8" in line
+               for line in estimate_memory(four, shape).formula)
+
+    def problems(job):
+        return [key for _, key, _ in cross_field_problems(job) if key.startswith("sequence_parallel")]
+    assert problems(four) == []
+    assert problems(split.with_value("task", "sequence_parallel_gpus", 3)) == ["sequence_parallel"]
+    assert problems(four.with_value("task", "sequence_parallel", False)) == ["sequence_parallel_gpus"]

@@ -105,6 +105,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("task", "pipeline_offload", "Pipeline model offload (inf.)"),
         ("task", "block_offload", "Stream blocks from RAM (diffusion)"),
         ("task", "sequence_parallel", "Split each sample over GPUs"),
+        ("task", "sequence_parallel_gpus", "Over how many GPUs (0: all)"),
         ("task", "vae_slicing", "VAE slicing (diffusion)"),
         ("task", "vae_tiling", "VAE tiling (diffusion)"),
         ("task", "frozen_on_cpu", "Text encoders on CPU (inf.)"),
