@@ -246,7 +246,9 @@ def _edge_with_a_smaller_kv_cache(build: Build, rules: Rules, recommend_one: Cal
     levers = [(stacks.fp8_kv_cache_open(task, answers.scenario), "fp8", "an 8-bit KV cache", stacks.KV_CACHE_FP8_LABEL),
               (stacks.q4_0_kv_cache_open(task, answers.scenario), "q4_0", "a q4_0 KV cache",
                stacks.KV_CACHE_Q4_0_LABEL)]
-    for value, short, label in [(value, short, label) for is_open, value, short, label in levers if is_open]:
+    for is_open, value, short, label in levers:
+        if not is_open:
+            continue
         changed = answers.with_value("task", "kv_cache_dtype", value)
         found = gpu_build(recommend_one, changed)
         if found is None or warned(found[0], "slow:"):

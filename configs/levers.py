@@ -25,12 +25,7 @@ from pth_top.configs.micro_batch import (
 from pth_top.configs.owned import without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
-from pth_top.configs.sequence_split import (
-    SEQUENCE_SPLIT_LABEL,
-    SPLIT_OFFERED_FROM_TOKENS,
-    data_parallel_gpus,
-    training_split_problem,
-)
+from pth_top.configs.sequence_split import SEQUENCE_SPLIT_LABEL, data_parallel_gpus, offered_split
 from pth_top.configs.smaller_weights import smaller_weights
 
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
@@ -189,9 +184,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             changes.append((QUANTIZED_EXPERTS_LABEL, answers.with_value("task", "quantize_moe_experts", True)))
         if unsloth_quantizes_more(answers, ctx.shape):
             changes.append((UNSLOTH_EXPERTS_LABEL, answers.with_value("task", "training_stack", "unsloth")))
-        sliced = answers.with_value("task", "sequence_parallel", True)
-        if transformer and not task.sequence_parallel and ctx.shape.sequence_length >= SPLIT_OFFERED_FROM_TOKENS \
-                and not training_split_problem(sliced, "transformer") and not ctx.edge:
+        sliced = offered_split(answers, ctx.shape.kind, ctx.shape.sequence_length)
+        if sliced is not None and not ctx.edge:
             changes.append((SEQUENCE_SPLIT_LABEL.format(n=scale.gpu_count), sliced))
         chunked = chunked_loss(answers, ctx.shape)
         if chunked != answers:

@@ -83,7 +83,6 @@ def estimate_training(
     if shape.logits_vocabulary_size or offloaded_checkpoint_bytes(shape, 1, recompute, value_bytes, stack):
         formula.insert(0, f"stack: {stacks.TRAINING_STACK_LABELS[stack]} (task.training_stack)")
     host_offload = 0.0
-    buckets, bucket_line = methods.deepspeed_bucket_bytes(sharding, reduce_bucket_elements, overlap_comm, value_bytes)
     if sharding == "zero_offload":
         # ZeRO-Offload (arXiv:2101.06840) as DeepSpeed's estimate_zero2_model_states_mem_needs sizes it: the GPU
         # keeps 16-bit weights (gradients go to the host in buckets); the host holds fp32 master, optimizer
@@ -97,8 +96,6 @@ def estimate_training(
             f"{host_per_parameter:g} B x {OFFLOAD_BUFFER_FACTOR:g} = {host_offload / GIB:.3g} GiB per machine "
             "(DeepSpeed's estimator); the GPU keeps 16-bit weights"
         )
-        gradients += buckets
-        formula += [bucket_line] if buckets else []
     elif sharding == "fsdp_offload":
         # FSDP's CPUOffload(offload_params=True), as Answer.AI's FSDP-QLoRA runs 70B on two 24 GB cards: weights,
         # gradients and optimizer states live in host RAM; the GPU holds the layer it runs and the one it prefetches,
@@ -119,9 +116,6 @@ def estimate_training(
         if fp32_gradients:
             gradients += fp32_gradients
             formula.append(line)
-        if buckets:
-            gradients += buckets
-            formula.append(bucket_line)
         whole_gradients = stacks.unsharded_between_syncs(sharding, stack, accumulation_steps, n, sync_each_batch)
         if stage >= 3 and n > 1 and shape.layers:
             gathered, line = gathered_units(shape, states, value_bytes, sharding, stack, whole_gradients,
@@ -134,6 +128,10 @@ def estimate_training(
                            f"until the step's last micro-batch, {states.gradients / GIB:.3g} GiB (accelerate's "
                            "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync; Composer's "
                            "llm-foundry, torchtitan and Megatron reduce-scatter each micro-batch: true for them)")
+    buckets, bucket_line = methods.deepspeed_bucket_bytes(sharding, reduce_bucket_elements, overlap_comm, value_bytes)
+    if buckets:  # ZeRO-1/2 and ZeRO-Offload's (ZeRO-3's is with what it gathers)
+        gradients += buckets
+        formula.append(bucket_line)
     activations, activation_line = training_activations(
         sliced, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
         autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,

@@ -20,7 +20,7 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for, whole_systems
-from pth_top.configs.sequence_split import SPLIT_OFFERED_FROM_TOKENS, training_split, training_split_problem
+from pth_top.configs.sequence_split import offered_split, training_split
 from pth_top.configs.speed import SLOW_RUN_DAYS, duration
 from pth_top.configs.speed_build import job_figures, training_rate
 from pth_top.configs.speed_comm import ALLREDUCE_LINK_FRACTION, step_communication
@@ -193,9 +193,9 @@ def _one_node_at_micro_batch_1(ctx: Context, context_for: Callable[[Answers], Co
     small = small_activations(ctx.answers) if training else ctx.answers
     tries = [small] if small != ctx.answers else []
     # Or each sequence split over the node's GPUs (audit AL43: EasyContext's 512K on 8 A100s was "shrink the job").
-    split = ctx.answers.with_value("task", "sequence_parallel", True).with_value("scale", "gpu_count", MAX_GPUS)
-    long = ctx.shape.sequence_length >= SPLIT_OFFERED_FROM_TOKENS and not ctx.answers.task.sequence_parallel
-    if training and long and not training_split_problem(split, ctx.shape.kind):
+    split = offered_split(ctx.answers.with_value("scale", "gpu_count", MAX_GPUS), ctx.shape.kind,
+                          ctx.shape.sequence_length)
+    if split is not None:
         tries.append(small_activations(split))
     nodes = [spread(ctx, context_for, MAX_GPUS, each) for each in tries]
     return any(node.memory.total_bytes <= usable_bytes(node, gpu) for node in nodes)

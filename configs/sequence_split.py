@@ -51,6 +51,15 @@ def training_split_problem(answers: Answers, model_kind: str) -> str:
     return ""
 
 
+def offered_split(answers: Answers, model_kind: str, sequence_length: int) -> Answers | None:
+    """The training answers with each sequence split over the machine's GPUs, where that is a way out still open: a
+    sequence of SPLIT_OFFERED_FROM_TOKENS or more not split yet, a model and machine the split suits."""
+    if answers.task.mode != "training" or answers.task.sequence_parallel or sequence_length < SPLIT_OFFERED_FROM_TOKENS:
+        return None
+    split = answers.with_value("task", "sequence_parallel", True)
+    return None if training_split_problem(split, model_kind) else split
+
+
 def split_shape(shape: ModelShape, split: int) -> ModelShape:
     """The shape one GPU's slice of each sequence has: 1/split of its tokens."""
     return dataclasses.replace(shape, sequence_length=-(-shape.sequence_length // split)) if split > 1 else shape
@@ -69,9 +78,4 @@ def ring_seconds(shape: ModelShape, samples: float, split: int, passes: int, val
                      f"({split}-1)/{split} x {shape.sequence_length:,} tokens' K and V ({2 * shape.kv_width:,} x "
                      f"{value_bytes:g} B) x {passes} passes = {moved / 1e9:,.1f} GB a GPU at {busbw_gb_per_s:,.0f} "
                      f"GB/s = {seconds:.3g} s")
-
-
-def exposed_ring_seconds(ring_s: float, attention_s: float) -> float:
-    """What the step waits for the ring: each block's transfer runs beside the attention on the block before."""
-    return max(0.0, ring_s - attention_s)
 

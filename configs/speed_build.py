@@ -22,7 +22,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape, value_bytes_of
 from pth_top.configs.presets import counted_denoiser, model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
-from pth_top.configs.sequence_split import exposed_ring_seconds, ring_seconds, training_split
+from pth_top.configs.sequence_split import ring_seconds, training_split
 from pth_top.configs.speed_cnn import activation_seconds, cnn_tensor_fraction, compiled_forward, mean_training_image
 from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
@@ -372,7 +372,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         ring_s, ring_text = ring_seconds(shape, samples_per_gpu, split, 3 + (recompute == "full"),
                                          value_bytes_of(task.precision), allreduce_gb_per_s(device)[0])
         attention_s = compute_s * _attention_share(shape, method, recompute)
-        ring_exposed = exposed_ring_seconds(ring_s, attention_s)
+        ring_exposed = max(0.0, ring_s - attention_s)  # each block's transfer runs beside the attention before it
         exposed += ring_exposed
         out.formula.append(f"{ring_text}, beside {sp.duration(attention_s)} of attention it overlaps: "
                            f"{sp.duration(ring_exposed)} per step not hidden")
