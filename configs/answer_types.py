@@ -70,7 +70,11 @@ class Workload(Schema, frozen=True):
     sliding_window_layers: Annotated[int, whole(0, 1024, "layers with the sliding window (Gemma 3 27B: 52 of 62)")] = 0
     linear_attention_layers: Annotated[int, whole(0, 1024, (
         "hybrid models: layers of linear attention or a state-space block (Gated DeltaNet, Mamba), a fixed state a "
-        "sequence and no KV cache (Qwen3-Next-80B-A3B: 36 of 48, config.json full_attention_interval 4)"))] = 0
+        "sequence and no KV cache (Qwen3-Next-80B-A3B: 36 of 48, config.json full_attention_interval 4); all of them "
+        "for a pure state-space model (Falcon Mamba 7B: 64 of 64)"))] = 0
+    ssm_state_size: Annotated[int, whole(0, 4096, (
+        "a Mamba layer's state a channel, config.json's state_size (Mamba-1, Falcon Mamba: 16; Mamba-2: 128), its "
+        "state 2h x state_size values a sequence; 0: 128, as Mamba-2 and Gated DeltaNet keep"))] = 0
     denoising_steps: Annotated[int, whole(0, 1000, (
         "a diffusion transformer's sampling steps per image (FLUX.1-dev 28, schnell 4; inference); 0 = not one"))] = 0
     classifier_free_guidance: Annotated[bool, Meta(description=(

@@ -296,9 +296,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                 problems.append(("workload", "sliding_window_layers", "at most layers: a window on every layer "
                                  "(a video DiT's per-frame attention), or on some (Gemma 3 27B: 52 of 62)"))
             if workload.linear_attention_layers and (
-                    workload.linear_attention_layers + (window_layers if window_tokens else 0) >= workload.layers):
-                problems.append(("workload", "linear_attention_layers", "must leave some full-attention layers "
-                                 "(Qwen3-Next: 36 linear of 48; with a sliding window, both together below layers)"))
+                    workload.linear_attention_layers + (window_layers if window_tokens else 0) > workload.layers):
+                problems.append(("workload", "linear_attention_layers", "at most layers (Qwen3-Next: 36 linear of "
+                                 "48; a pure state-space model, Falcon Mamba: 64 of 64; with a sliding window, both "
+                                 "together)"))
             kv = workload.kv_heads
             if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))

@@ -11,7 +11,6 @@ from pth_top.configs.memory_methods import BNB_SKIPS_FUSED_EXPERTS
 from pth_top.configs.memory_terms import (
     CUDA_CONTEXT_BYTES,
     INFERENCE_OVERHEAD_FRACTION,
-    LINEAR_STATE_VALUES_PER_HIDDEN,
     WEIGHT_BYTES_BY_PRECISION,
     MemoryBreakdown,
     ModelShape,
@@ -229,7 +228,7 @@ def estimate_inference(
                f"x{shape.cached_kv_width}x{tokens}x{batch}")
     if shape.linear_attention_layers:
         kv_text += (f" (full-attention layers only) + {shape.linear_attention_layers} linear layers' fixed state, "
-                    f"{LINEAR_STATE_VALUES_PER_HIDDEN} x h values a layer, x b")
+                    f"{shape.linear_state_values_per_hidden} x h values a layer, x b")
     formula.append(kv_text + (f" ({kv_cache_dtype} KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens)

@@ -48,8 +48,10 @@ WEIGHT_BYTES_BY_PRECISION = {
 
 
 # A linear layer's state a sequence, in values per unit of h: Qwen3-Next's Gated DeltaNet keeps 32 value heads x 128 x
-# 128 = 524,288 values at h = 2,048 (config.json linear_num_value_heads, linear_key_head_dim, linear_value_head_dim).
+# 128 = 524,288 values at h = 2,048 (config.json linear_num_value_heads, linear_key_head_dim, linear_value_head_dim);
+# a Mamba layer 2h channels (expand 2) x state_size, 256 x h for Mamba-2's 128, 32 x h for Falcon Mamba's 16.
 LINEAR_STATE_VALUES_PER_HIDDEN = 256
+MAMBA_EXPAND = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,7 @@ class ModelShape:
     # Hybrid models: layers of linear attention or a state-space block (Gated DeltaNet, Mamba) hold a fixed state a
     # sequence, no KV cache (Qwen3-Next: 36 of 48, config.json full_attention_interval 4).
     linear_attention_layers: int = 0
+    linear_state_values_per_hidden: int = LINEAR_STATE_VALUES_PER_HIDDEN  # MAMBA_EXPAND x state_size for a Mamba
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
     guidance_passes: int = 1  # 2 with classifier-free guidance (SD3.5); FLUX.1-dev is guidance-distilled: 1
@@ -208,8 +211,8 @@ class ModelShape:
 
     @property
     def linear_state_values(self) -> int:
-        """A sequence's fixed state over the linear layers: h x LINEAR_STATE_VALUES_PER_HIDDEN each."""
-        return self.linear_attention_layers * self.hidden_size * LINEAR_STATE_VALUES_PER_HIDDEN
+        """A sequence's fixed state over the linear layers: h x linear_state_values_per_hidden each."""
+        return self.linear_attention_layers * self.hidden_size * self.linear_state_values_per_hidden
 
     @property
     def routed_expert_parameters(self) -> int:

@@ -18,7 +18,7 @@ from pth_top.configs.custom_cnn import (
     dense_prediction,
     heavy_segmentation,
 )
-from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.memory_terms import LINEAR_STATE_VALUES_PER_HIDDEN, MAMBA_EXPAND, ModelShape
 from pth_top.configs.quantization import GGUF_FORMATS
 from pth_top.configs.sequence_split import data_parallel_gpus
 from pth_top.configs.tomlsource import read_toml
@@ -326,6 +326,8 @@ def _model_shape(workload: Workload) -> tuple[ModelShape, str]:
             sliding_window_tokens=workload.sliding_window_tokens,
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             linear_attention_layers=workload.linear_attention_layers,
+            linear_state_values_per_hidden=MAMBA_EXPAND * workload.ssm_state_size if workload.ssm_state_size
+            else LINEAR_STATE_VALUES_PER_HIDDEN,
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
             single_stream_dit=workload.single_stream_dit,
             output_pixels=workload.output_width_px * workload.output_height_px,

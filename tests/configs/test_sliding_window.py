@@ -129,14 +129,33 @@ def test_linear_attention_layers_hold_a_fixed_state_not_a_kv_cache(catalog):
     assert build.feasible and build.component("gpu").quantity == 4, build.blockers
 
 
-def test_linear_attention_layers_must_leave_full_attention_layers():
+def test_linear_attention_layers_are_at_most_the_layers():
     from pth_top.configs.errors import ConfigFileError
     table = {"scenario": "personal_research", "workload": {
         "preset": "custom", "kind": "transformer", "layers": 48, "hidden_size": 2048, "attention_heads": 16,
-        "sequence_length": 4096, "linear_attention_layers": 48}}
+        "sequence_length": 4096, "linear_attention_layers": 49}}
     with pytest.raises(ConfigFileError) as caught:
         answers_from_dict(table, path="a.toml")
-    assert caught.value.key.endswith(".linear_attention_layers") and "full-attention layers" in str(caught.value)
+    assert caught.value.key.endswith(".linear_attention_layers") and "at most layers" in str(caught.value)
+
+
+def test_a_pure_state_space_model_generates_130k_tokens_in_its_fixed_state_on_one_a10(catalog):
+    # tiiuae/falcon-mamba-7b config.json: 64 Mamba layers, hidden 4096, state_size 16, no attention; TII's release
+    # blog: it "can process sequences of arbitrary length without any increase in memory storage, in particular, fitting
+    # on a single A10 24GB GPU", generating to 130k tokens at a constant peak. A transformer of its shape needs 128 GiB.
+    base = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=7_270_000_000,
+                workload__layers=64, workload__hidden_size=4096, workload__attention_heads=32,
+                workload__vocabulary_size=65_024, workload__sequence_length=1024, workload__batch_size=1,
+                task__mode="inference", task__precision="bf16", task__generated_tokens=130_000,
+                budget__amount=20000.0, budget__currency="USD")
+    mamba = answers(**base, workload__linear_attention_layers=64, workload__ssm_state_size=16)
+    shape = model_shape(mamba.workload)[0]
+    assert shape.full_attention_layers == 0 and shape.linear_state_values == 64 * 4096 * 2 * 16
+    assert estimate_memory(mamba, shape).kv_cache_bytes == 64 * 4096 * 32 * 2  # 16 MiB, whatever the length
+    build = recommend(mamba, catalog, pins={"gpu": ("a10-24gb", 1)}, today=TODAY)
+    assert build.memory_fits, build.memory.total_bytes / GIB
+    transformer = recommend(answers(**base), catalog, pins={"gpu": ("a10-24gb", 1)}, today=TODAY)
+    assert not transformer.memory_fits
 
 
 def test_llama4_scout_caches_a_chunk_on_its_36_chunked_layers_and_int4_at_128k_fits_one_h100(catalog):

@@ -37,6 +37,7 @@ CUSTOM_ONLY_KEYS = frozenset({
     "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters", "denoising_steps",
     "classifier_free_guidance", "decoder_layers", "decoder_sequence_length", "forward_gflops_per_sample",
     "encoder_only", "experts_count", "experts_per_token", "tied_embeddings", "linear_attention_layers",
+    "ssm_state_size",
     "output_width_px", "output_height_px", "decoded_frames_at_once",
 })
 

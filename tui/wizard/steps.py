@@ -51,6 +51,7 @@ STEPS: tuple[StepSpec, ...] = (
         ("workload", "sliding_window_tokens", "Custom: attention window"),
         ("workload", "sliding_window_layers", "Custom: window layers"),
         ("workload", "linear_attention_layers", "Custom: linear-attention layers"),
+        ("workload", "ssm_state_size", "Custom: Mamba state_size (0 = 128)"),
         ("workload", "sequence_length", "Sequence s (0 = model's)"),
         ("workload", "vocabulary_size", "Custom: vocabulary V"),
         ("workload", "tied_embeddings", "Custom: LM head tied to embedding"),
