@@ -103,7 +103,7 @@ def estimate_training(
         root, layer = root_and_layer_bytes(shape, states, value_bytes)
         host_offload = states.weights + states.gradients + states.optimizer
         weights, gradients, optimizer_states = root + 2 * layer, 0.0, 0.0
-        formula.append(f"FSDP with CPU offload: weights, gradients and optimizer states in host RAM "
+        formula.append(f"ZeRO-3 or FSDP with CPU offload: weights, gradients and optimizer states in host RAM "
                        f"({host_offload / GIB:.3g} GiB per machine); the GPU holds the root unit (embeddings and LM "
                        f"head) {root / GIB:.3g} GiB + 2 x a layer {layer / GIB:.3g} GiB, the one running and the one "
                        f"prefetched = {weights / GIB:.3g} GiB")
@@ -386,6 +386,17 @@ def estimate_memory(
                     else ""))
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + max(0, frozen - training),
                        formula=(*breakdown.formula, line))
+    if answers.task.mode != "inference" and answers.data.kind == "text" and shape.layers \
+            and answers.scale.sharding == "fsdp_offload":
+        # TRL prepares a reference model or a teacher with the trainer's own DeepSpeed config or FSDP plugin, offload
+        # included: it waits in RAM and its layers are gathered as they run (audit AR45: Notux-8x7B's full DPO on 8 x
+        # H100 80GB, 103 GiB a GPU with the reference whole on each).
+        on_gpu = 2 * frozen // shape.layers
+        line = (f"{frozen_line}; offloaded to host RAM as the model is ({SHARDING_LABELS['fsdp_offload']}: TRL's "
+                f"DPOTrainer and GKDTrainer prepare it with the trainer's config), 2 layers' share on the GPU at once, "
+                f"{on_gpu / 1e9:.3g} GB")
+        return replace(breakdown, weights_bytes=breakdown.weights_bytes + on_gpu, formula=(*breakdown.formula, line),
+                       host_offload_bytes=breakdown.host_offload_bytes + frozen)
     split, note = split_with_the_model(answers, shape)
     if split:
         gpus = answers.scale.gpu_count

@@ -30,7 +30,7 @@ OFFLOAD_SHARDINGS = ("zero_offload", "fsdp_offload")
 # How the reasoning names each sharding mode.
 SHARDING_LABELS = {
     "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
-    "fsdp_offload": "FSDP with CPU offload",
+    "fsdp_offload": "ZeRO-3 or FSDP with CPU offload",
 }
 # How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
 MixedLayout = Literal["megatron16", "hf18", "deepspeed20", "bf16_pure"]

@@ -6,6 +6,7 @@ More published cases, each within 15 %, are in tests/configs/published_figures.p
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import pytest
 
@@ -23,7 +24,9 @@ from pth_top.configs.memory_terms import (
     transformer_activation_bytes,
 )
 from pth_top.configs.presets import ignored_answer_warnings, model_presets, model_shape
+from pth_top.configs.recommend import recommend
 from pth_top.units import GIB
+from tests.configs.builders import answers
 
 GPT2_SMALL = ModelShape(
     "transformer", 124_439_808, layers=12, hidden_size=768, attention_heads=12, sequence_length=1024
@@ -249,6 +252,24 @@ def test_a_reference_model_under_zero3_or_fsdp_is_sharded_as_the_model_is():
     images = images.with_value("scale", "sharding", "zero3")  # a diffusion trainer's frozen encoders: on each GPU
     alone = estimate_memory(images.with_value("workload", "frozen_parameters", 0), shape)
     assert estimate_memory(images, shape).weights_bytes - alone.weights_bytes == reference * 2
+
+
+def test_a_reference_model_under_zero3_offload_waits_in_ram_as_the_model_does(catalog):
+    # Audit AR45: argilla's Notux-8x7B full DPO of Mixtral-8x7B (argilla-io/notus, ZeRO-3 with offload_param and
+    # offload_optimizer) ran on 8 x H100 80GB; TRL's _prepare_deepspeed gives the reference the trainer's config,
+    # offload included, so its 93 GB wait in RAM, not whole on each GPU (103 GiB a GPU and "buy an HGX H200" before).
+    reference = 46_702_792_704
+    job = answers("team_training", workload__preset="mixtral-8x7b", workload__frozen_parameters=reference,
+                  workload__sequence_length=1024, workload__batch_size=128, task__mode="training",
+                  task__precision="bf16", task__recompute="full", task__method="full", scale__gpu_count=8,
+                  scale__sharding="fsdp_offload", budget__amount=400000.0, budget__currency="USD")
+    shape = model_shape(job.workload)[0]
+    alone = estimate_memory(job.with_value("workload", "frozen_parameters", 0), shape)
+    offloaded = estimate_memory(job, shape)
+    assert offloaded.weights_bytes - alone.weights_bytes == 2 * (reference * 2) // shape.layers  # 2 layers' share
+    assert offloaded.host_offload_bytes - alone.host_offload_bytes == reference * 2
+    build = recommend(job, catalog, pins={"gpu": ("h100-80gb-sxm", 8)}, today=dt.date(2026, 11, 1))
+    assert build.memory_fits, build.memory.total_bytes / GIB
 
 
 def test_cnn_and_generic_inference_keep_the_1_2_rule():
