@@ -285,8 +285,10 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
 
 def attended_keys(shape: ModelShape) -> tuple[int, bool]:
     """The keys a query attends in training, the layers' mean, and whether causally: a decoder's causal kernel
-    (FlashAttention's, SDPA's) skips the masked half of a full layer's scores, an encoder or a denoiser attends all."""
-    causal = not shape.encoder_only and not shape.denoising_steps
+    (FlashAttention's, SDPA's) skips the masked half of a full layer's scores; an encoder, a denoiser (a DiT) or a
+    transformer without a vocabulary (over patches, latents or features) attends all (audit AQ45: Hunyuan-DiT)."""
+    causal = bool(shape.vocabulary_size) and not (shape.encoder_only or shape.denoising_steps
+                                                  or shape.single_stream_dit)
     tokens = shape.sequence_length
     pairs = shape.attended_pairs(tokens) if causal else shape.bidirectional_pairs(tokens)
     return round(pairs / max(1, tokens) / max(1, shape.layers)), causal
