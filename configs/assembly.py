@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import ROLE_LABELS
+from pth_top.configs.custom_cnn import SCALED_ACTIVATION_MARGIN
 from pth_top.configs.layer_offload import layers_kept_on_gpus
 from pth_top.configs.market import PriceIndex, Quote, gpu_floor, quote
 from pth_top.configs.memory import estimate_memory
@@ -176,7 +177,7 @@ def margin_base_bytes(memory: MemoryBreakdown) -> int:
 
 
 def margin_bytes(ctx: Context, memory: MemoryBreakdown) -> float:
-    return ctx.rules.gpu.estimate_margin_fraction * margin_base_bytes(memory)
+    return ctx.rules.gpu.estimate_margin_fraction * margin_base_bytes(memory) + memory.extra_margin_bytes
 
 
 def memory_fit(ctx: Context, gpu: Part) -> int:
@@ -224,7 +225,10 @@ def headroom_line(ctx: Context, gpu: Part) -> str:
     need, usable = memory.total_bytes / GIB, usable_bytes(ctx, gpu) / GIB
     margin = ctx.rules.gpu.estimate_margin_fraction
     extra = margin_bytes(ctx, memory) / GIB
-    with_margin = f"{need:.1f} GiB x {1 + margin:g} = {need + extra:.1f} GiB" if not memory.usable_fraction else (
+    scaled = (f" + {memory.extra_margin_bytes / GIB:.1f} GiB, {SCALED_ACTIVATION_MARGIN:.0%} of the activations "
+              "scaled from its FLOPs") if memory.extra_margin_bytes else ""
+    with_margin = f"{need:.1f} GiB x {1 + margin:g}{scaled} = {need + extra:.1f} GiB" if not memory.usable_fraction \
+        else (
         f"{need:.1f} GiB + {margin:.0%} of the {margin_base_bytes(memory) / GIB:.1f} GiB beside the weights and the "
         f"KV pool the engine sizes itself = {need + extra:.1f} GiB")
     fit = memory_fit(ctx, gpu)

@@ -160,6 +160,7 @@ def estimate_training(
         weights_bytes=int(weights + ema), gradients_bytes=int(gradients), optimizer_states_bytes=int(optimizer_states),
         activations_bytes=activations, kv_cache_bytes=0, cuda_context_bytes=cuda_context_bytes,
         formula=tuple(formula), host_offload_bytes=int(host_offload),
+        extra_margin_bytes=int(activations * shape.activation_margin),
     )
 
 

@@ -67,6 +67,7 @@ class ModelShape:
     sequence_length: int = 0
     # CNNs: elements autograd saves for backward for one sample (torch.autograd.graph.saved_tensors_hooks).
     activation_elements_per_sample: int = 0
+    activation_margin: float = 0.0  # room beside the estimator's margin for a count scaled from FLOPs (custom_cnn)
     forward_kernels: int = 0  # CNNs: kernels eager PyTorch launches a forward pass (configs.speed_forward)
     intermediate_size: int = 0  # MLP width; 0 means 4h (GPT-2, BERT, ViT)
     gated_mlp: bool = False  # SwiGLU (Llama, Mistral): gate, up and down matrices
@@ -274,6 +275,8 @@ class MemoryBreakdown:
     usable_fraction: float = 0.0
     # An engine that keeps back a reserve by the card's size for activations and graphs (SGLang; stacks.py).
     reserving_engine: str = ""
+    # Room kept beside the estimator's margin for activations scaled, not counted (custom_cnn.SCALED_ACTIVATION_MARGIN).
+    extra_margin_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
