@@ -55,7 +55,8 @@ class Workload(Schema, frozen=True):
     kind: Annotated[ModelKind, Meta(description="custom models only")] = "transformer"
     parameters: Annotated[int, whole(0, 2_000_000_000_000, "parameter count (0: derive from the architecture)")] = 0
     layers: Annotated[int, whole(0, 1024, (
-        "transformer layers; a custom CNN's weight layers (ResNet-50: 50; 0: 50), for its kernels (eager launches, "
+        "transformer layers (an encoder-decoder's both stacks together: Whisper large 32 + 32 = 64, of which "
+        "decoder_layers); a custom CNN's weight layers (ResNet-50: 50; 0: 50), for its kernels (eager launches, "
         "a compiled engine's fused layers) and a segmentation net's depth (ResNet-101: 101)"))] = 0
     hidden_size: Annotated[int, whole(0, 131072, "transformer hidden size h")] = 0
     attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0

@@ -383,6 +383,15 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.formula.append(f"data-parallel scaling over {n} GPUs: x {scaling:.2f} (stragglers and input pipelines; "
                            "NVIDIA's CNN tables: 6.3-6.9x on 8)")
     step_s = compute_s / scaling + exposed
+    if answers.data.kind == "audio" and shape.encoder_decoder:
+        frames = samples_per_gpu * shape.sequence_length
+        bound_s = frames / notes.ASR_ENCODER_FRAMES_PER_S_PER_GPU
+        if bound_s > step_s:
+            step_s = bound_s
+            out.formula.append(f"a speech recogniser's bound: {frames:,} encoder frames a GPU a step / "
+                               f"{notes.ASR_ENCODER_FRAMES_PER_S_PER_GPU:,} a second = {sp.duration(bound_s)} per "
+                               "step, more than its counted work (ESPnet's LibriSpeech recipes: 10,700-13,500 "
+                               "frames/s a GPU on V100, A6000 and A100 alike)")
     rate = samples_per_gpu * (n // split) * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if (shape.kind == "cnn" or counted_denoiser(answers, shape)) and answers.data.kind == "images" \

@@ -16,6 +16,8 @@ def epoch_seconds(answers: Answers, shape: ModelShape, rate: float) -> tuple[flo
     data = answers.data
     size = data.dataset_size_gb * 1e9
     if shape.encoder_decoder:  # timed in samples: a counted text corpus is samples of s input tokens (T5's), no more
+        if data.kind in ("video", "audio") and data.images_count:  # audit AQ45: ESPnet's utterances were not read
+            return data.images_count / rate, f"{data.images_count:,} clips (data.images_count)", True
         if data.kind == "text" and data.tokens_count and shape.sequence_length:
             samples = data.tokens_count / shape.sequence_length
             return samples / rate, (f"{_tokens_text(data.tokens_count)} tokens (data.tokens_count) as {samples:,.0f} "

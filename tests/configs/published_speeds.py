@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 227 here (359 in all).
+published_workloads_large.py 12, test_requests.py 13): 230 here (362 in all).
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from tests.configs.builders import answers as answers_of
 TOLERANCE = 0.35
 FASTPITCH = ("NVIDIA DeepLearningExamples PyTorch/SpeechSynthesis/FastPitch README, training performance on "
              "DGX A100 (80GB), FastPitch 1.1 on LJSpeech")
+ESPNET_LS = ("espnet/espnet egs2/librispeech/asr1/conf/tuning/{}.yaml, its first line: {} (LibriSpeech 960 h with "
+             "0.9/1.0/1.1 speed perturbation, 843,723 utterances of ~12.3 s, 307 frames after 4x subsampling)")
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,22 @@ def fastpitch_training(gpus: int) -> float:
     device = catalog_gpu("a100-80gb-sxm", answers, gpus)
     return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
         "training_tokens_per_s"]
+
+
+def espnet_asr_utterances_per_s(part_id: str, gpus: int, parameters: int, layers: int, mlp: int, batch: int,
+                                accumulation: int) -> float:
+    """Utterances a second of an ESPnet LibriSpeech recipe: an encoder of width 512 (8 heads) and a 6-layer
+    Transformer decoder over ~45 BPE-5000 tokens, AMP, Adam, numel batches of ~12.3 s utterances."""
+    answers = answers_of(workload__preset="custom", workload__kind="transformer", workload__parameters=parameters,
+                         workload__layers=layers, workload__hidden_size=512, workload__attention_heads=8,
+                         workload__intermediate_size=mlp, workload__sequence_length=307, workload__decoder_layers=6,
+                         workload__decoder_sequence_length=45, workload__vocabulary_size=5000,
+                         workload__batch_size=batch, task__precision="amp_fp16", task__optimizer="adam",
+                         task__flash_attention=False, task__accumulation_steps=accumulation, scale__gpu_count=gpus,
+                         data__kind="audio")
+    device = catalog_gpu(part_id, answers, gpus)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_samples_per_s"]
 
 
 def timm_vit_inference(parameters: int, layers: int, hidden: int, heads: int, mlp: int, gated: bool, tokens: int,
@@ -1391,6 +1409,23 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("dle-fastpitch-a100-amp-8gpu", f"{FASTPITCH}: 8 x A100 80GB, batch 32 a GPU, mixed precision, "
                    "623,498 mel frames/s (weak scaling 6.13, counted at ~8: +31 %)", 623_498,
                    lambda: fastpitch_training(8)),
+    # --- a speech recogniser's bound a GPU (speed_notes.ASR_ENCODER_FRAMES_PER_S_PER_GPU, the first two; AQ45) ---
+    PublishedSpeed("espnet-ls-e-branchformer-8xa100", ESPNET_LS.format(
+        "train_asr_e_branchformer", "\"Trained with A100 (40 GB) x 8 GPUs. It takes 40 minutes per epoch.\"; "
+        "17 E-Branchformer blocks (cgMLP 3,072), 148.92M parameters, batch_bins 140M"), 843_723 / (40 * 60),
+                   lambda: espnet_asr_utterances_per_s("a100-40gb-sxm", 8, 148_920_000, 23, 3072, 704, 1),
+                   fitted=True),
+    PublishedSpeed("espnet-ls-branchformer-4xa6000", ESPNET_LS.format(
+        "train_asr_branchformer_hop_length160_e18_linear3072", "\"Trained with A6000 (48 GB) x 4 GPUs. It takes 100 "
+        "minutes per epoch.\"; 18 Branchformer blocks, ~116M parameters, batch_bins 35M x accum_grad 4"),
+                   843_723 / (100 * 60),
+                   lambda: espnet_asr_utterances_per_s("rtx-a6000-48gb", 4, 116_200_000, 24, 3072, 712, 4),
+                   fitted=True),
+    PublishedSpeed("espnet-ls-conformer-4xv100", ESPNET_LS.format(
+        "train_asr_conformer10_hop_length160", "\"Trained with Tesla V100 (32GB) x 4 GPUs. It takes about 3.5 "
+        "days.\" for max_epoch 50; 12 Conformer blocks (FFN 2,048), ~116M parameters, batch_bins 35M x accum_grad 4"),
+                   843_723 * 50 / (3.5 * 86400),
+                   lambda: espnet_asr_utterances_per_s("v100-32gb-sxm2", 4, 116_150_000, 18, 2048, 712, 4)),
     # --- a ViT encoder with window attention (audit YL2) ---
     PublishedSpeed("sam-fast-a100-vit-h-bf16-bs8", "pytorch-labs/segment-anything-fast experiments/p4d_results/"
                    "results_bs8_vit_h.csv: SAM ViT-H, bf16 eager, batch 8 on an A100 40GB (p4d), 14.85 img/s",

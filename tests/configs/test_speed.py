@@ -750,3 +750,20 @@ def test_per_layer_embedding_tables_are_looked_up_not_read_each_token():
     most = dataclasses.replace(GEMMA4_E4B, lookup_parameters=4_800_000_000)
     assert 0 < llama_cpp_tg(most, "rtx-5070-12gb", 256) < 2 * llama_cpp_tg(GEMMA4_E4B, "rtx-5070-12gb", 256)
     assert decode_reads(job_of_gemma(most), most).read_bytes > 0.25 * 5.37e9
+
+
+def test_a_speech_recognisers_epoch_counts_its_utterances_at_its_bound_a_gpu():
+    # Audit AQ45: ESPnet's E-Branchformer on 8 x A100 40GB, 40 min an epoch of 843,723 utterances, came out ~15 min
+    # and "1M samples in ~18.2 min", its utterance count (data.images_count) unread.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=148_920_000, workload__layers=23, workload__hidden_size=512,
+                  workload__attention_heads=8, workload__intermediate_size=3072, workload__sequence_length=307,
+                  workload__decoder_layers=6, workload__decoder_sequence_length=45, workload__vocabulary_size=5000,
+                  workload__batch_size=704, task__mode="training", task__precision="amp_fp16", task__optimizer="adam",
+                  scale__gpu_count=8, data__kind="audio", data__images_count=843_723)
+    shape = model_shape(job.workload)[0]
+    prediction = speed_build.training(job, shape, catalog_gpu("a100-40gb-sxm", job, 8), 25.0)
+    rate = prediction.figures["training_samples_per_s"]
+    assert rate == pytest.approx(8 * 12_000 / 307, rel=1e-3)
+    assert prediction.figures["epoch_hours"] == pytest.approx(843_723 / rate / 3600)
+    assert "843,723 clips (data.images_count)" in prediction.summary[0]
