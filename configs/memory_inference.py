@@ -244,13 +244,22 @@ def estimate_inference(
     if not flash_attention and engine == "hf_generate":  # the engines' own kernels never hold the scores (audit XC6)
         activations += _eager_scores(shape, value_bytes, batch, formula)
     graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
-    # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B.
-    logits = batch * shape.logits_vocabulary_size * 4.0
+    # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B. llama.cpp reserves its
+    # compute buffer for the worst-case prompt graph, an output a token of its micro-batch (llama-context.cpp's
+    # graph_reserve(n_tokens, n_seqs, n_tokens)), in buffers its allocator reuses from the layers': Llama 3 8B at -ub
+    # 512 logs "CUDA0 compute buffer size = 258.50 MiB", 512 x 128,256 x 4 B = 250.5 (audit AP45: 0.06 GiB counted).
+    graph_buffer = engine == "llama_cpp"
+    outputs = prefill if graph_buffer else batch
+    logits = outputs * shape.logits_vocabulary_size * 4.0
     if logits:
-        formula.append(f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
+        formula.append(f"llama.cpp's compute buffer: the larger of that and the logits, an fp32 row of V a token of "
+                       f"its {outputs:,}-token micro-batch (-ub) = {outputs} x {shape.logits_vocabulary_size} x 4"
+                       if graph_buffer else
+                       f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
+    working = max(activations, logits) if graph_buffer else activations + logits
     return MemoryBreakdown(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
-        activations_bytes=int(activations + logits + graphs), kv_cache_bytes=int(kv),
+        activations_bytes=int(working + graphs), kv_cache_bytes=int(kv),
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
         host_offload_bytes=int(experts), reserving_engine=reserving,
     )

@@ -579,3 +579,16 @@ def test_a_global_batch_under_one_sample_a_micro_batch_is_warned():
     assert any("each step runs 32" in line for line in ignored_answer_warnings(job, shape))
     fine = dataclasses.replace(job, workload=Workload(preset="llama-7b", batch_size=32))
     assert not any("global batch" in line for line in ignored_answer_warnings(fine, shape))
+
+
+def test_llama_cpp_reserves_its_micro_batchs_logits_in_its_compute_buffer():
+    # llama.cpp reserves its worst-case prompt graph, an output a token of its -ub 512 micro-batch (llama-context.cpp's
+    # graph_reserve(n_tokens, n_seqs, n_tokens)): Llama 3 8B logs "CUDA0 compute buffer size = 258.50 MiB" (a
+    # llama-cpp-python load log); one position's logits, 0.5 MiB, were counted, and a 248K-vocabulary 27B at 128k on a
+    # 24 GB card "fit with margin" where it runs out of memory (audit AP45).
+    job = Answers(workload=Workload(preset="llama3-8b", sequence_length=512, batch_size=1),
+                  task=Task(mode="inference", precision="int4", quantization="gguf_q4_k_m", serving_engine="llama_cpp"))
+    shape = model_shape(job.workload)[0]
+    assert estimate_memory(job, shape).activations_bytes / 2**20 == pytest.approx(258.5, rel=0.05)
+    generate = job.with_value("task", "serving_engine", "hf_generate").with_value("task", "precision", "bf16")
+    assert estimate_memory(generate, shape).activations_bytes / 2**20 < 100  # one position's logits beside a layer

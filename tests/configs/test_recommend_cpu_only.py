@@ -442,8 +442,9 @@ def test_a_cpu_only_pc_within_budget_follows_the_gpu_lever_where_no_card_in_budg
 
 
 def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
-    # SmallThinker-21B-A3B in Q4_0 (its card: 11.47 GiB; here 11.8 GiB) for EUR 900: 11.8 + 4 GiB for the OS filled a
-    # 16 GiB kit to the byte, paged out by the first browser; with the GPU's 10 % margin it needs a 32 GB kit.
+    # SmallThinker-21B-A3B in Q4_0 (its card: 11.47 GiB; here 11.8 GiB, + llama.cpp's 0.3 GiB compute buffer) for EUR
+    # 900: 11.8 + 4 GiB for the OS filled a 16 GiB kit to the byte, paged out by the first browser; with the GPU's 10 %
+    # margin it needs a 32 GB kit.
     chosen = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=21_500_000_000,
                      workload__active_parameters=3_000_000_000, workload__experts_count=64,
                      workload__experts_per_token=6, workload__layers=52, workload__hidden_size=2560,
@@ -455,7 +456,7 @@ def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
     build = recommend(chosen, catalog, today=TODAY)
     assert build.cpu_only and build.feasible, build.blockers
     model_gib = build.memory.total_bytes / 2**30
-    assert 15 < model_gib + 4 < 16  # the case: model + OS just under a 16 GiB kit
+    assert 15 < model_gib + 4 < 16.5  # the case: model + OS about a 16 GiB kit
     kit = build.component("memory_kit")
     ram_gib = kit.spec["capacity_gib"] * kit.quantity
     assert ram_gib >= model_gib * 1.1 + 4, ram_gib

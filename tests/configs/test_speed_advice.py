@@ -249,20 +249,21 @@ def test_a_slow_edge_build_is_passed_over_for_the_nearest_module_over_budget_tha
 
 
 def test_a_slow_edge_build_names_the_module_a_smaller_kv_cache_fits_within_budget_before_one_over_it(catalog):
-    # Audit AJ43: InternLM3-8B (config.json: 48 layers, 2 KV heads) in Q4_K_M at 8k for $700 got a Raspberry Pi 4 at
-    # ~0.5 tokens/s and, as the way out, a $1,500 Orin NX; the $399 Orin Nano Super holds it with llama.cpp's q4_0
-    # cache (NVIDIA's blog runs 8B int4 models on it), and Aya Expanse 8B (8 KV heads) with the q8_0 one.
-    common = dict(workload__preset="custom", workload__kind="transformer", workload__hidden_size=4096,
-                  workload__attention_heads=32, workload__head_dim=128, workload__gated_mlp=True,
-                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
-                  task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
-                  budget__currency="USD", budget__amount=700.0)
-    internlm3 = dict(workload__parameters=8_800_000_000, workload__layers=48, workload__kv_heads=2,
-                     workload__intermediate_size=10240, workload__vocabulary_size=128_512)
-    aya = dict(workload__parameters=8_030_000_000, workload__layers=32, workload__kv_heads=8,
-               workload__intermediate_size=14336, workload__vocabulary_size=256_000, workload__tied_embeddings=True,
-               workload__weights_file_gb=4.92)  # bartowski's Q4_K_M file
-    for shape, cache in ((internlm3, "q4_0"), (aya, "fp8")):
+    # Audit AJ43: an 8B model in Q4_K_M for $700 got a Raspberry Pi 4 at ~0.5 tokens/s and, as the way out, a $1,500
+    # Orin NX, where the $399 Orin Nano Super holds it with a smaller KV cache: Llama 3.1 8B (8 KV heads) at 6k with
+    # llama.cpp's q4_0 cache, Qwen2.5-7B (4 KV heads) at 12k with the q8_0 one. (InternLM3-8B at 8k, the audit's, no
+    # longer fits it once llama.cpp's compute buffer, 512 x V x 4 B, is counted: 5.9 GiB of 5.7.)
+    common = dict(workload__preset="custom", workload__kind="transformer", workload__gated_mlp=True,
+                  workload__batch_size=1, task__mode="inference", task__precision="int4",
+                  task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp", budget__currency="USD",
+                  budget__amount=700.0)
+    llama = dict(workload__parameters=8_030_261_248, workload__layers=32, workload__hidden_size=4096,
+                 workload__attention_heads=32, workload__kv_heads=8, workload__intermediate_size=14336,
+                 workload__vocabulary_size=128_256, workload__weights_file_gb=4.92, workload__sequence_length=6144)
+    qwen = dict(workload__parameters=7_615_616_512, workload__layers=28, workload__hidden_size=3584,
+                workload__attention_heads=28, workload__kv_heads=4, workload__intermediate_size=18944,
+                workload__vocabulary_size=152_064, workload__weights_file_gb=4.68, workload__sequence_length=12288)
+    for shape, cache in ((llama, "q4_0"), (qwen, "fp8")):
         job = answers("edge_deployment", **shape, **common)
         build = recommend(job, catalog, today=TODAY)
         assert build.blockers[0].startswith("too slow for the job on Raspberry Pi 4"), build.blockers
@@ -422,11 +423,11 @@ def test_a_slow_cpu_only_pc_names_the_nearest_gpu_build_a_lever_makes_though_ove
     build = recommend(job, catalog, today=TODAY)
     assert build.cpu_only and build.speed.figures["first_token_s"] > sp.SLOW_FIRST_TOKEN_S
     line = next(line for line in build.warnings if line.startswith("the nearest GPU build, over budget: "))
-    assert "fp8 KV cache" in line and "8GB" in line, line
+    assert "8GB" in line, line  # an fp8 KV cache before llama.cpp's 0.5 GiB compute buffer was counted; now Q3_K_S
     price = float(re.search(r"for €([\d,]+),", line).group(1).replace(",", ""))
     first_s = float(re.search(r"the first token in ~([\d.]+) s", line).group(1))
     assert 900 < price < 1.25 * 900 and first_s < sp.SLOW_FIRST_TOKEN_S / 4
-    assert 'task.kv_cache_dtype = "fp8")' in line and "answer budget.amount = " in line
+    assert "(answer budget.amount = " in line and "task." in line
     # Review AA: under a 250 W limit no GPU build is named (the RTX 5060's draws ~338 W); with no limit and EUR 800,
     # the job as answered on a roomy RTX 3060 12GB (EUR 1,006) before the TIGHT 5060 with a lever (EUR 989).
     capped = recommend(job.with_value("budget", "max_power_w", 250), catalog, today=TODAY)
