@@ -56,8 +56,9 @@ def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answer
     """An offload lever; an 8-bit optimizer gives way to the CPU's Adam, as bitsandbytes does not run there (review
     AF)."""
     changed = answers.with_value("scale", "sharding", sharding)
-    if answers.task.optimizer == "adafactor":  # DeepSpeed's offload steps its own CPU Adam (review r68)
-        return (f"{label}; with Adafactor, FSDP's CPUOffload (DeepSpeed's needs zero_force_ds_cpu_optimizer = false)",
+    if answers.task.optimizer in ("adafactor", "rmsprop"):  # DeepSpeed's offload steps its own CPU Adam (review r68)
+        name = "Adafactor" if answers.task.optimizer == "adafactor" else "RMSprop"
+        return (f"{label}; with {name}, FSDP's CPUOffload (DeepSpeed's needs zero_force_ds_cpu_optimizer = false)",
                 changed)
     if answers.task.optimizer != "adam8bit":
         return label, changed

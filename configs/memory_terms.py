@@ -22,7 +22,7 @@ OFFLOAD_BUFFER_FACTOR = 1.5
 # The choices as Literal types (what the answers' structs accept) and as tuples of their values.
 TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
 InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
-Optimizer = Literal["adamw", "adam", "sgd", "adam8bit", "adafactor"]
+Optimizer = Literal["adamw", "adam", "sgd", "adam8bit", "adafactor", "rmsprop"]
 RecomputeMode = Literal["none", "selective", "full"]
 ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload", "fsdp_offload"]
 # The modes whose optimizer states live in CPU RAM and step there (DeepSpeed's CPU Adam, FSDP's CPUOffload).
@@ -300,7 +300,9 @@ class MemoryBreakdown:
 # Adafactor's factored second moment, a row and a column a matrix, 4(m + n) B, under 0.2 % of SDXL's 1,280-wide
 # matrices' 4mn, and no first moment at beta1=None, transformers' default and kohya's 24 GB SDXL fine-tune's). Not
 # counted: a conv kernel's, factored over its last two axes, ~2/3 of its size in fp32 (SDXL's ~0.3B: ~0.8 GB).
-OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0, "adafactor": 0.0}
+# torch.optim.RMSprop keeps its square average, and no momentum buffer at its default momentum=0 (argilla's Notux and
+# Notus DPO runs, audit AR45).
+OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "sgd": 4.0, "adam8bit": 2.0, "adafactor": 0.0, "rmsprop": 4.0}
 
 
 def training_bytes_per_parameter(precision: str, optimizer: str, mixed_layout: str = "megatron16") -> BytesPerParameter:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pth_top.configs.answers import answers_from_dict
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
@@ -100,3 +102,18 @@ def test_an_adafactor_job_offloaded_to_the_cpu_is_told_which_offload_steps_it():
     assert "FSDP's CPUOffload" in label and changed.task.optimizer == "adafactor"
     assert _offloaded("ZeRO-3 with CPU offload", job.with_value("task", "optimizer", "adamw"), "fsdp_offload")[
         0] == "ZeRO-3 with CPU offload"
+
+
+def test_rmsprop_keeps_its_square_average_and_offloads_as_a_torch_optimizer():
+    # argilla's Notus-7B and Notux-8x7B DPO runs stepped torch.optim.RMSprop (momentum 0): one fp32 state a parameter
+    # beside the master weights, 8 B, where AdamW keeps 12 (audit AR45: no choice for it, answered as adamw).
+    from pth_top.configs.levers import _offloaded
+    job = answers(workload__preset="mistral-7b", workload__sequence_length=1024, workload__batch_size=64,
+                  task__mode="training", task__precision="bf16", task__optimizer="rmsprop", scale__gpu_count=8,
+                  scale__sharding="zero3")
+    shape = model_shape(job.workload)[0]
+    rmsprop, adamw = (estimate_memory(job.with_value("task", "optimizer", name), shape)
+                      for name in ("rmsprop", "adamw"))
+    assert rmsprop.optimizer_states_bytes == pytest.approx(adamw.optimizer_states_bytes * 8 / 12, rel=1e-6)
+    label, changed = _offloaded("ZeRO-3 with CPU offload", job, "fsdp_offload")
+    assert "with RMSprop" in label and changed.task.optimizer == "rmsprop"
