@@ -246,7 +246,7 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
         return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
                             f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":
-        context, causal = attended_keys(shape)
+        context, causal = attended_keys(shape, text=answers.data.kind == "text")
         tokens = shape.sequence_length
         per_token, text = sp.transformer_flops_per_token(language_parameters(shape), shape.layers,
                                                          shape.attention_flops_width, context, method, recompute)
@@ -283,12 +283,13 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     return per_sample, f"{text} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
 
 
-def attended_keys(shape: ModelShape) -> tuple[int, bool]:
+def attended_keys(shape: ModelShape, text: bool = True) -> tuple[int, bool]:
     """The keys a query attends in training, the layers' mean, and whether causally: a decoder's causal kernel
     (FlashAttention's, SDPA's) skips the masked half of a full layer's scores; an encoder, a denoiser (a DiT) or a
-    transformer without a vocabulary (over patches, latents or features) attends all (audit AQ45: Hunyuan-DiT)."""
-    causal = bool(shape.vocabulary_size) and not (shape.encoder_only or shape.denoising_steps
-                                                  or shape.single_stream_dit)
+    transformer over images, video or audio without a vocabulary (patches, latents) attends all (audit AQ45:
+    Hunyuan-DiT's fine-tune, data.kind "images")."""
+    causal = bool(shape.vocabulary_size or text) and not (shape.encoder_only or shape.denoising_steps
+                                                          or shape.single_stream_dit)
     tokens = shape.sequence_length
     pairs = shape.attended_pairs(tokens) if causal else shape.bidirectional_pairs(tokens)
     return round(pairs / max(1, tokens) / max(1, shape.layers)), causal
@@ -296,7 +297,7 @@ def attended_keys(shape: ModelShape) -> tuple[int, bool]:
 
 def _attention_share(shape: ModelShape, method: str, recompute: str) -> float:
     """The share of a transformer's training FLOPs in attention's scores (what ring attention's transfers overlap)."""
-    keys, _ = attended_keys(shape)
+    keys, _ = attended_keys(shape)  # a split sequence is text's
     args = (language_parameters(shape), shape.layers, shape.attention_flops_width)
     whole = sp.transformer_flops_per_token(*args, keys, method, recompute)[0]
     return 1.0 - sp.transformer_flops_per_token(*args, 0, method, recompute)[0] / whole if whole else 0.0

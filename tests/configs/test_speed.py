@@ -110,11 +110,13 @@ def test_a_decoders_training_attends_half_its_tokens_an_encoders_all():
     per_token = 12 * 32 * 4096
     assert encoder - decoder == pytest.approx(per_token * 65536 / 2 * 65536, rel=1e-3)
     assert "causal attention over 65,536 tokens" in text
-    # A DiT over latent patches (no vocabulary, or said single-stream) attends every token both ways (audit AQ45:
-    # Hunyuan-DiT's fine-tune was timed "causal attention over 4,096 tokens, half the scores").
+    # A DiT over latent patches (images without a vocabulary, or said single-stream) attends every token both ways
+    # (audit AQ45: Hunyuan-DiT's fine-tune was timed "causal attention over 4,096 tokens, half the scores").
+    images = job.with_value("data", "kind", "images")
     for dit in (dataclasses.replace(shape, vocabulary_size=0), dataclasses.replace(shape, single_stream_dit=True)):
-        assert speed_build.attended_keys(dit) == (65536, False)
-        assert speed_build.training_work(job, dit)[0] == pytest.approx(encoder, rel=1e-3)
+        assert speed_build.attended_keys(dit, text=False) == (65536, False)
+        assert speed_build.training_work(images, dit)[0] == pytest.approx(encoder, rel=1e-3)
+    assert speed_build.attended_keys(dataclasses.replace(shape, vocabulary_size=0), text=True)[1]  # a text decoder
 
 
 def test_communication_volumes_and_overlap():
