@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 64 and
-published_workloads_large.py 12, test_requests.py 13): 230 here (362 in all).
+published_workloads_large.py 12, test_requests.py 13): 231 here (363 in all).
 """
 
 from __future__ import annotations
@@ -1255,6 +1255,13 @@ CASES: tuple[PublishedSpeed, ...] = (
                    "image/s (8.4 G multiply-adds)", 2869, lambda: cnn_inference_on("a100-40gb-sxm", 16.8, 64, 384),
                    xfail="its depthwise convolutions wait on memory, and a compiled engine's activations are timed at "
                          "4 B each, a bound from its passes, not fitted: +53 %"),
+    PublishedSpeed("nanosam-resnet18-1024-agx-orin-trt-fp16", "github.com/NVIDIA-AI-IOT/nanosam README, Benchmarks: "
+                   "NanoSAM (ResNet18) image encoder on a Jetson AGX Orin, 4.2 ms (238 image/s; TensorRT FP16 at "
+                   "1,024 px, timm resnet18 features and its neck: 43.6 G multiply-adds, 87.2 GFLOP)", 1000 / 4.2,
+                   lambda: cnn_inference_on("jetson-agx-orin-64gb", 87.2, 1, 1024),
+                   xfail="its 24 convolutions at 1,024 px, ~3.6 GFLOP each, keep the tensor cores at ~0.49 of the "
+                         "figure, where the compiled share, 0.25, was fitted on 640 px YOLOs at batch 1 (audit AS46): "
+                         "-59 %"),
     PublishedSpeed("efficientvit-b3-r224-agx-orin-trt-fp16", f"{EFFICIENTVIT}: EfficientViT-B3 r224 on a Jetson AGX "
                    "Orin at batch 1, 4.36 ms (229 image/s; 4.0 G multiply-adds)", 229,
                    lambda: cnn_inference_on("jetson-agx-orin-64gb", 8.0),
