@@ -218,7 +218,10 @@ class Task(Schema, frozen=True):
         "MiMo-V2-Flash's 3.6 with 3"))] = 0.0
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
     method: Annotated[
-        TrainingMethod, Meta(description="full, LoRA (bf16 or int8 base), QLoRA (4-bit base) or frozen backbone")
+        TrainingMethod, Meta(description=(
+            "full, LoRA (bf16 or int8 base), QLoRA (4-bit base), frozen backbone (a head on its output, forward "
+            "only) or projector (a trained part at a frozen transformer's input, its backward through every layer: "
+            "MiniGPT-4's projection, LLaVA's stage-1 projector, prompt tuning)"))
     ] = "full"
     lora_rank: Annotated[int, whole(1, 65536, "LoRA rank r")] = 16
     lora_targets: Annotated[LoraTargets, Meta(description="attention: q,k,v,o; all_linear adds the MLP")] = "attention"
@@ -226,7 +229,9 @@ class Task(Schema, frozen=True):
         "LoRA dropout (PEFT's lora_dropout, default 0; LitGPT and many recipes 0.05): above 0 each adapted matrix "
         "keeps its dropped input and mask"))] = 0.0
     head_parameters: Annotated[
-        int, whole(0, 1_000_000_000_000, "trained head's parameters, frozen backbone (0: width x 1000 classes)")
+        int, whole(0, 1_000_000_000_000, (
+            "the trained head's or projector's parameters beside a frozen model (0: a head of width x 1000 classes; a "
+            "projector of one h x h linear)"))
     ] = 0
     training_stack: Annotated[TrainingStack, Meta(description=(
         "what computes the loss: hf_trainer (eager fp32 cross-entropy), torchtune (chunked), liger (fused linear "

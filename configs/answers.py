@@ -340,7 +340,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                                                       or task.method not in (*ADAPTER_METHODS, "full")):
         problems.append(("scale", "sharding", "fsdp_offload is for training a transformer, fully or with LoRA and "
                          "QLoRA (FSDP's CPUOffload, DeepSpeed's ZeRO-3 offload_param and offload_optimizer)"))
-    if task.mode == "training" and task.method in ADAPTER_METHODS and model_kind != "transformer":
+    if task.mode == "training" and task.method in (*ADAPTER_METHODS, "projector") and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")
         )

@@ -220,9 +220,9 @@ def model_states(
             f"optimizer {per_param.optimizer:g})"
         return methods.StateBytes(p * per_param.weights, p * per_param.gradients, p * per_param.optimizer, p,
                                   (f"full training: {p / 1e6:,.1f}M params x {layout}",))
-    if method == "frozen":
-        head, origin = head_size(shape, head_parameters)
-        return methods.frozen_states(p, value_bytes, head, trained, origin)
+    if method in methods.HEAD_METHODS:
+        head, origin = head_size(shape, head_parameters, projector=method == "projector")
+        return methods.frozen_states(p, value_bytes, head, trained, origin, projector=method == "projector")
     if method not in methods.ADAPTER_METHODS:
         raise ValueError(f"unknown training method {method!r}")
     if shape.kind != "transformer":
@@ -245,9 +245,14 @@ def model_states(
     return methods.qlora_states(p, shape.vocabulary_parameters, adapters, states, optimizer, line, experts)
 
 
-def head_size(shape: ModelShape, head_parameters: int) -> tuple[int, str]:
+def head_size(shape: ModelShape, head_parameters: int, projector: bool = False) -> tuple[int, str]:
+    """The trained part beside a frozen model: given, else a classifier's head or one linear at a transformer's
+    input."""
     if head_parameters:
         return head_parameters, "given"
+    if projector:
+        h = shape.hidden_size
+        return h * h + h, f"one {h} x {h} linear at the model's input; give task.head_parameters"
     width = shape.hidden_size if shape.kind == "transformer" else shape.feature_width
     if not width:
         return 0, "unknown without the feature width: give head_parameters"
@@ -273,10 +278,11 @@ def training_activations(
             one_layer = replace(shape, layers=1)
             size = transformer_activation_bytes(one_layer, micro_batch, "none", flash_attention, 1, value_bytes)
             return size, f"activations: one layer's forward (backbone frozen, nothing kept), micro-batch {micro_batch}"
-        per_token = methods.lora_activation_per_token(lora_targets) if method in methods.ADAPTER_METHODS else 34.0
+        per_token = methods.lora_activation_per_token(lora_targets) if method in methods.ADAPTER_METHODS else \
+            methods.PROJECTOR_ACTIVATION_PER_TOKEN if method == "projector" else 34.0
         masks = 1.0 if shape.gated_mlp else 2.0  # after attention, and a 4h MLP's (a gated one's per_token has none)
         if shape.gated_mlp:
-            frozen_mlp = method in methods.ADAPTER_METHODS and lora_targets == "attention"
+            frozen_mlp = method == "projector" or method in methods.ADAPTER_METHODS and lora_targets == "attention"
             per_token = methods.gated_mlp_per_token(per_token, shape.hidden_size, shape.mlp_width, frozen_mlp)
         if lora_dropout and method in methods.ADAPTER_METHODS:
             per_token += methods.lora_dropout_per_token(lora_targets, shape.hidden_size, shape.mlp_width,

@@ -18,7 +18,13 @@ from pth_top.units import GIB
 if TYPE_CHECKING:
     from pth_top.configs.answers import Answers
 
-TrainingMethod = Literal["full", "lora", "lora_int8", "qlora", "frozen"]
+TrainingMethod = Literal["full", "lora", "lora_int8", "qlora", "frozen", "projector"]
+# Methods that train a small part beside a frozen model: a head on its output (frozen) or a projector at its input,
+# whose gradient runs back through every frozen layer (MiniGPT-4's projection, LLaVA's stage-1 projector).
+HEAD_METHODS = ("frozen", "projector")
+# A frozen transformer's values a token a layer that its backward needs without weight gradients: Korthikanti's 34 less
+# every linear layer's input (QKV 2, out 2, fc1 2, fc2 8): its norms, Q, K, V, the GELU's input and the dropout masks.
+PROJECTOR_ACTIVATION_PER_TOKEN = 20.0
 # Frozen models a job keeps on each GPU beside the one it trains or serves (a diffusion model's text encoders).
 FrozenPrecision = Literal["bf16", "fp16", "fp32", "int8", "int4"]
 LoraTargets = Literal["attention", "all_linear"]
@@ -177,10 +183,19 @@ def qlora_states(
 
 def frozen_states(
     base_parameters: int, base_weight_bytes: float, head_parameters: int, head_bytes: PerParameter,
-    head_origin: str,
+    head_origin: str, projector: bool = False,
 ) -> StateBytes:
-    """A frozen backbone (weights only) and a trained head (weights, grads, optimizer)."""
+    """A frozen backbone (weights only) and a trained head or input projector (weights, grads, optimizer)."""
     weights, gradients, optimizer = head_bytes
+    if projector:
+        return StateBytes(
+            weights=base_parameters * base_weight_bytes + head_parameters * weights,
+            gradients=head_parameters * gradients, optimizer=head_parameters * optimizer,
+            trainable_parameters=head_parameters,
+            formula=(f"frozen model {base_parameters / 1e6:,.1f}M params x {base_weight_bytes:g} B (weights only; "
+                     "its backward runs through every layer to the projector at its input)",
+                     f"trained projector {head_parameters:,} params ({head_origin}) x {sum(head_bytes):g} B "
+                     "(weights, grads, optimizer)"))
     return StateBytes(
         weights=base_parameters * base_weight_bytes + head_parameters * weights,
         gradients=head_parameters * gradients,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pth_top.configs import stacks
 from pth_top.configs.assembly import Assembly, Context, chosen_by_you, offered, part_price, rank
 from pth_top.configs.compat import chipset_slot_cards, gpu_slots_at
-from pth_top.configs.memory_methods import ADAPTER_METHODS
+from pth_top.configs.memory_methods import ADAPTER_METHODS, HEAD_METHODS
 from pth_top.configs.parts import Part
 
 # The roles an open frame brings; a pin of either is a desktop build's, as a board's is.
@@ -33,7 +33,7 @@ def exchanges_small_gradients(ctx: Context) -> bool:
     fp32: ~21 ms over PCIe 4.0 x4 (7.9 GB/s) a step (audit AG41: InternVL2-4B's LoRA on two owned RTX 3090s was priced a
     EUR 531 x8/x8 board, EUR 63 over the buyer's EUR 1,500)."""
     answers = ctx.answers
-    adapters = answers.task.method in (*ADAPTER_METHODS, "frozen")
+    adapters = answers.task.method in (*ADAPTER_METHODS, *HEAD_METHODS)
     return answers.task.mode == "training" and adapters and answers.scale.sharding in ("none", "zero1", "zero2")
 
 

@@ -408,7 +408,7 @@ def sample_flops_per_step(forward_flops: float, method: str, recompute: str) -> 
     forward."""
     if method == "frozen":
         return forward_flops, "1 x forward (backbone frozen)"
-    if method in ADAPTER_METHODS:
+    if method in (*ADAPTER_METHODS, "projector"):
         passes = 3 if recompute == "full" else 2
         return passes * forward_flops, f"{passes} x forward (backward's activation gradients; adapters" + (
             "; recomputed forward)" if recompute == "full" else ")")

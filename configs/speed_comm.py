@@ -139,8 +139,8 @@ def step_communication(answers: Answers, shape: ModelShape, gpus: int, sharding:
 
 def _trainable_parameters(shape: ModelShape, task: Any) -> float:
     """The parameters a step trains: a frozen backbone's head, a LoRA's adapters, else all of them."""
-    if task.method == "frozen":
-        return float(head_size(shape, task.head_parameters)[0])
+    if task.method in methods.HEAD_METHODS:
+        return float(head_size(shape, task.head_parameters, projector=task.method == "projector")[0])
     if task.method in methods.ADAPTER_METHODS and shape.kind == "transformer":
         matrices = methods.adapted_matrices(shape.hidden_size, shape.kv_width, shape.mlp_width, shape.gated_mlp,
                                             task.lora_targets)

@@ -592,3 +592,28 @@ def test_llama_cpp_reserves_its_micro_batchs_logits_in_its_compute_buffer():
     assert estimate_memory(job, shape).activations_bytes / 2**20 == pytest.approx(258.5, rel=0.05)
     generate = job.with_value("task", "serving_engine", "hf_generate").with_value("task", "precision", "bf16")
     assert estimate_memory(generate, shape).activations_bytes / 2**20 < 100  # one position's logits beside a layer
+
+
+def test_a_projector_into_a_frozen_llm_keeps_its_activations_and_its_backward(catalog):
+    # Audit AU46: MiniGPT-4's stage 1 (Vision-CAIR/MiniGPT-4 README: "a frozen LLM, Vicuna, using just one projection
+    # layer"; "5 million aligned image-text pairs in 10 hours using 4 A100s") trains a projection at Vicuna-13B's
+    # input, so the loss's gradient runs back through all 40 frozen layers. As a frozen backbone it was one layer's
+    # forward, 27.6 GiB a GPU on 32 GB cards and ~4.6 h.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=40,
+                  workload__hidden_size=5120, workload__attention_heads=40, workload__intermediate_size=13824,
+                  workload__gated_mlp=True, workload__vocabulary_size=32000, workload__sequence_length=64,
+                  workload__batch_size=256, workload__vision_layers=39, workload__vision_hidden_size=1408,
+                  workload__vision_tokens=256, workload__vision_trained=False,
+                  workload__frozen_parameters=1_100_000_000, workload__frozen_precision="fp16",
+                  task__mode="training", task__precision="amp_fp16", task__flash_attention=False,
+                  task__method="projector", task__head_parameters=3_937_280, data__kind="mixed",
+                  data__tokens_count=327_680_000, scale__gpu_count=4, budget__amount=10000.0,
+                  budget__currency="EUR", budget__owned_gpu="a100-80gb-pcie", budget__owned_gpu_count=4)
+    shape = model_shape(job.workload)[0]
+    projector = estimate_memory(job, shape)
+    frozen = estimate_memory(job.with_value("task", "method", "frozen"), shape)
+    assert projector.activations_bytes > 20 * frozen.activations_bytes
+    assert projector.gradients_bytes == frozen.gradients_bytes  # the projector's alone
+    build = recommend(job, catalog, today=dt.date(2026, 11, 1))
+    assert build.memory_fits and 48 < build.memory.total_bytes / GIB < 76, build.memory.total_bytes / GIB
+    assert build.speed.figures["epoch_hours"] == pytest.approx(10.0, rel=0.35)
