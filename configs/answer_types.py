@@ -272,7 +272,8 @@ class Task(Schema, frozen=True):
         "together, each holding the whole pipeline and 1/n of its tokens (xDiT's Ulysses attention, as "
         "HunyuanVideo's, Wan's and Step-Video's multi-GPU launchers run). Training of a transformer: each GPU holds "
         "1/n of every sequence's tokens, their activations and logits, and passes its K and V round the others "
-        "(ring attention: EasyContext, Megatron's and torchtitan's context parallel); false: each GPU its own "
+        "(ring attention: EasyContext, Megatron's and torchtitan's context parallel; a video diffusion "
+        "transformer's clip too, as Cosmos-Predict2's context parallel); false: each GPU its own "
         "samples"))] = False
     sequence_parallel_gpus: Annotated[int, whole(0, MAX_GPUS, (
         "training under task.sequence_parallel: the GPUs each sequence is split over, a divisor of scale.gpu_count "

@@ -38,10 +38,12 @@ def data_parallel_gpus(answers: Answers) -> int:
 def training_split_problem(answers: Answers, model_kind: str) -> str:
     """Why task.sequence_parallel cannot split this training job's sequences; "" where it can."""
     workload, task = answers.workload, answers.task
+    # A video diffusion transformer's clip is split too: Cosmos-Predict2's post-training runs context_parallel_size 2
+    # (audit AT46), as Wan's and HunyuanVideo's trainers split a clip's tokens (Ulysses, ring).
     if model_kind != "transformer" or workload.denoising_steps or workload.vision_layers or workload.decoder_layers \
-            or answers.data.kind in ("images", "video"):
-        return ("splits a language model's or a text encoder's sequences in training, not an image model's, a vision "
-                "encoder's or a CNN's")
+            or answers.data.kind == "images":
+        return ("splits a language model's, a text encoder's or a video diffusion transformer's sequences in training, "
+                "not an image model's, a vision encoder's or a CNN's")
     if answers.scale.gpu_count < 2 or not task.flash_attention:
         return "splits each sequence over scale.gpu_count GPUs of 2 or more, with task.flash_attention (ring attention)"
     degree = task.sequence_parallel_gpus

@@ -295,9 +295,9 @@ def attended_keys(shape: ModelShape, text: bool = True) -> tuple[int, bool]:
     return round(pairs / max(1, tokens) / max(1, shape.layers)), causal
 
 
-def _attention_share(shape: ModelShape, method: str, recompute: str) -> float:
+def _attention_share(shape: ModelShape, method: str, recompute: str, text: bool) -> float:
     """The share of a transformer's training FLOPs in attention's scores (what ring attention's transfers overlap)."""
-    keys, _ = attended_keys(shape)  # a split sequence is text's
+    keys, _ = attended_keys(shape, text)
     args = (language_parameters(shape), shape.layers, shape.attention_flops_width)
     whole = sp.transformer_flops_per_token(*args, keys, method, recompute)[0]
     return 1.0 - sp.transformer_flops_per_token(*args, 0, method, recompute)[0] / whole if whole else 0.0
@@ -374,7 +374,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     if split > 1:
         ring_s, ring_text = ring_seconds(shape, samples_per_gpu, split, 3 + (recompute == "full"),
                                          value_bytes_of(task.precision), allreduce_gb_per_s(device)[0])
-        attention_s = compute_s * _attention_share(shape, method, recompute)
+        attention_s = compute_s * _attention_share(shape, method, recompute, answers.data.kind == "text")
         ring_exposed = max(0.0, ring_s - attention_s)  # each block's transfer runs beside the attention before it
         exposed += ring_exposed
         out.formula.append(f"{ring_text}, beside {sp.duration(attention_s)} of attention it overlaps: "

@@ -54,6 +54,26 @@ def test_the_split_is_for_a_transformers_training_over_several_gpus_with_flash_a
     assert problems(workload__preset="vit-b16", data__kind="images", scale__sharding="none")
 
 
+def test_a_video_diffusion_transformers_clip_is_split_as_cosmos_post_trains_it(catalog):
+    # Audit AT46: Cosmos-Predict2-2B-Video2World's post-training (nvidia-cosmos/cosmos-predict2 documentation,
+    # "Context-Parallelism of size 2" on 8 GPUs; 2,048 wide, 28 blocks, 93 frames at 704x1280 = 84,480 tokens a
+    # clip, FSDP, EMA, selective checkpointing) was refused the split and 168 GiB a GPU: no card held it as run.
+    cosmos = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=2_000_000_000,
+                  workload__layers=28, workload__hidden_size=2048, workload__attention_heads=16,
+                  workload__intermediate_size=8192, workload__sequence_length=84480, workload__single_stream_dit=True,
+                  workload__batch_size=4, task__mode="training", task__precision="bf16", task__recompute="selective",
+                  task__ema_weights=True, task__sequence_parallel=True, task__sequence_parallel_gpus=2,
+                  data__kind="video", scale__gpu_count=8, scale__sharding="fsdp", budget__amount=350000.0,
+                  budget__currency="EUR")
+    job = answers("team_training", **cosmos)
+    assert not [reason for _, key, reason in cross_field_problems(job) if key == "sequence_parallel"]
+    build = recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=dt.date(2026, 12, 1))
+    assert build.memory_fits, build.memory.total_bytes / GIB
+    whole = recommend(job.with_value("task", "sequence_parallel", False), catalog,
+                      pins={"gpu": ("h200-141gb-sxm", 8)}, today=dt.date(2026, 12, 1))
+    assert not whole.memory_fits
+
+
 def test_a_long_sequence_no_node_holds_is_split_over_the_cards_not_sent_beyond_one_machine(catalog):
     # Audit AL43: the 512K stage on the 8 A100s it ran on was "even 64 nodes of 8 x H100 do not hold it: shrink the
     # job"; split over the 8 it is ~40 GiB a GPU, and EasyContext's 2,133 tokens/s is ~2,300 here.
