@@ -300,6 +300,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                 problems.append(("workload", "linear_attention_layers", "at most layers (Qwen3-Next: 36 linear of "
                                  "48; a pure state-space model, Falcon Mamba: 64 of 64; with a sliding window, both "
                                  "together)"))
+            if workload.ssm_state_size and not workload.linear_attention_layers:
+                problems.append(("workload", "ssm_state_size", "sizes the state of workload.linear_attention_layers "
+                                 "(a Mamba's): give them too, or leave it 0"))
             kv = workload.kv_heads
             if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))

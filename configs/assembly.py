@@ -212,8 +212,10 @@ def fits_on(ctx: Context, gpu: Part, cards: str) -> str:
     if memory_fit(ctx, gpu) != TIGHT:
         return f"fits {cards}"
     need, usable = needed_bytes(ctx, gpu) / GIB, usable_bytes(ctx, gpu) / GIB
+    scaled = f" and the room for its scaled activations, {SCALED_ACTIVATION_MARGIN:.0%}" \
+        if memory_on(ctx, gpu).extra_margin_bytes else ""
     return (f"fits {cards} TIGHT ({need:.1f} of {usable:.1f} GiB usable, short of the estimator's "
-            f"{ctx.rules.gpu.estimate_margin_fraction:.0%} margin)")
+            f"{ctx.rules.gpu.estimate_margin_fraction:.0%} margin{scaled})")
 
 
 TIGHT_FIT = "tight fit: "  # how the line (and the build's warning) of a fit short of the margin starts

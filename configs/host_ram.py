@@ -25,7 +25,8 @@ def host_ram_need(ctx: Context) -> tuple[float, str]:
     experts_gib = ctx.memory.host_offload_bytes / GIB if task.expert_offload else 0.0
     host_text = staging_text if staging_gib > host_weights_gib else (
         "the experts llama.cpp runs from RAM (--cpu-moe)" if experts_gib >= host_weights_gib > 0 else
-        "" if inference else _training_offload_text(task.training_stack, ctx.answers.scale.sharding))
+        "" if inference else _training_offload_text(task.training_stack, ctx.answers.scale.sharding,
+                                                    ctx.answers.workload.frozen_parameters))
     return max(host_weights_gib, staging_gib), host_text
 
 
@@ -36,9 +37,12 @@ def gpu_memory_rule(ctx: Context) -> bool:
     return ctx.answers.task.mode == "training" or ctx.answers.scenario == "inference_server"
 
 
-def _training_offload_text(stack: str, sharding: str) -> str:
-    """What training keeps in host RAM: ZeRO-Offload's or FSDP's offloaded states, Unsloth's layer checkpoints."""
+def _training_offload_text(stack: str, sharding: str, frozen_parameters: int = 0) -> str:
+    """What training keeps in host RAM: ZeRO-Offload's or FSDP's offloaded states (and a reference model beside them),
+    Unsloth's layer checkpoints."""
     offloaded = ["optimizer states (and master weights) offloaded to the CPU"] if sharding.endswith("_offload") else []
+    if sharding == "fsdp_offload" and frozen_parameters:
+        offloaded.append("the frozen reference or teacher offloaded with them")
     if stack == "unsloth":
         offloaded.append("the layer checkpoints Unsloth offloads")
     return " and ".join(offloaded)

@@ -398,10 +398,17 @@ def estimate_memory(
         # TRL prepares a reference model or a teacher with the trainer's own DeepSpeed config or FSDP plugin, offload
         # included: it waits in RAM and its layers are gathered as they run (audit AR45: Notux-8x7B's full DPO on 8 x
         # H100 80GB, 103 GiB a GPU with the reference whole on each).
-        on_gpu = 2 * frozen // shape.layers
-        line = (f"{frozen_line}; offloaded to host RAM as the model is ({SHARDING_LABELS['fsdp_offload']}: TRL's "
-                f"DPOTrainer and GKDTrainer prepare it with the trainer's config), 2 layers' share on the GPU at once, "
-                f"{on_gpu / 1e9:.3g} GB")
+        # A copy of the model (a reference) keeps its root unit gathered and two layers as the model does; a teacher
+        # of another size is counted at 2 x its size / the model's layers, an upper bound for a larger one.
+        bytes_per_parameter = frozen / max(1, answers.workload.frozen_parameters)
+        root = min(frozen, shape.vocabulary_parameters * bytes_per_parameter) \
+            if abs(answers.workload.frozen_parameters - shape.parameters) <= 0.1 * shape.parameters else 0.0
+        on_gpu = int(root + 2 * (frozen - root) / shape.layers)
+        held = f"its embeddings and LM head and 2 of its {shape.layers} layers" if root else (
+            f"2 x its size / the model's {shape.layers} layers (an upper bound for a teacher larger than the model)")
+        line = (f"{frozen_line.replace('frozen models on each GPU', 'frozen models')}; offloaded to host RAM as the "
+                f"model is ({SHARDING_LABELS['fsdp_offload']}: TRL's DPOTrainer and GKDTrainer prepare it with the "
+                f"trainer's config), on the GPU at once {held}, {on_gpu / 1e9:.3g} GB")
         return replace(breakdown, weights_bytes=breakdown.weights_bytes + on_gpu, formula=(*breakdown.formula, line),
                        host_offload_bytes=breakdown.host_offload_bytes + frozen)
     split, note = split_with_the_model(answers, shape)

@@ -248,12 +248,13 @@ def estimate_inference(
     # compute buffer for the worst-case prompt graph, an output a token of its micro-batch (llama-context.cpp's
     # graph_reserve(n_tokens, n_seqs, n_tokens)), in buffers its allocator reuses from the layers': Llama 3 8B at -ub
     # 512 logs "CUDA0 compute buffer size = 258.50 MiB", 512 x 128,256 x 4 B = 250.5 (audit AP45: 0.06 GiB counted).
-    graph_buffer = engine == "llama_cpp"
-    outputs = prefill if graph_buffer else batch
+    graph_buffer = engine == "llama_cpp"  # reserved for min(n_ctx, n_ubatch) tokens, n_ctx every sequence's context
+    outputs = min(tokens * batch, chunk or tokens * batch) if graph_buffer else batch
     logits = outputs * shape.logits_vocabulary_size * 4.0
     if logits:
-        formula.append(f"llama.cpp's compute buffer: the larger of that and the logits, an fp32 row of V a token of "
-                       f"its {outputs:,}-token micro-batch (-ub) = {outputs} x {shape.logits_vocabulary_size} x 4"
+        formula.append(f"llama.cpp's compute buffer: the larger of that and the logits it reserves, an fp32 row of V "
+                       f"for each of min(context, -ub) = {outputs:,} tokens: {outputs} x "
+                       f"{shape.logits_vocabulary_size} x 4"
                        if graph_buffer else
                        f"logits: b x V x 4 B (fp32, last position) = {batch} x {shape.logits_vocabulary_size} x 4")
     working = max(activations, logits) if graph_buffer else activations + logits

@@ -371,9 +371,10 @@ def transformer_activation_bytes(
     # Korthikanti's s*b*h after attention and after the MLP, and a*s^2*b on the scores: bool masks (torch's
     # native_dropout), so an fp32 step keeps 66 s*b*h + 9 a*s^2*b bytes a layer, not 2 x (34 + 5).
     masks = dropout_masks
-    if recompute == "none" and not flash_attention and a:
-        count += (5 + (AUTOCAST_SOFTMAX_BYTES if autocast else 0.0)) * a * s / (h * t)
-        masks += a * s / (h * t) if dropout_masks else 0.0
+    if recompute == "none" and not flash_attention and a:  # the scores of the layers that attend: none in a linear one
+        attending = (n_layers - shape.linear_attention_layers) / n_layers
+        count += (5 + (AUTOCAST_SOFTMAX_BYTES if autocast else 0.0)) * a * s / (h * t) * attending
+        masks += a * s / (h * t) * attending if dropout_masks else 0.0
     return int(base * ((count - masks) * scale + masks))
 
 

@@ -246,7 +246,7 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
         return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
                             f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":
-        context, causal = attended_keys(shape, text=answers.data.kind == "text")
+        context, causal = attended_keys(shape, over_text=answers.data.kind == "text")
         tokens = shape.sequence_length
         per_token, text = sp.transformer_flops_per_token(language_parameters(shape), shape.layers,
                                                          shape.attention_flops_width, context, method, recompute)
@@ -283,21 +283,21 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
     return per_sample, f"{text} = {per_sample / 1e9:.3g} GFLOP per sample", "samples", 1
 
 
-def attended_keys(shape: ModelShape, text: bool = True) -> tuple[int, bool]:
+def attended_keys(shape: ModelShape, over_text: bool = True) -> tuple[int, bool]:
     """The keys a query attends in training, the layers' mean, and whether causally: a decoder's causal kernel
     (FlashAttention's, SDPA's) skips the masked half of a full layer's scores; an encoder, a denoiser (a DiT) or a
-    transformer over images, video or audio without a vocabulary (patches, latents) attends all (audit AQ45:
+    transformer over any data but text without a vocabulary (patches, latents, frames) attends all (audit AQ45:
     Hunyuan-DiT's fine-tune, data.kind "images")."""
-    causal = bool(shape.vocabulary_size or text) and not (shape.encoder_only or shape.denoising_steps
+    causal = bool(shape.vocabulary_size or over_text) and not (shape.encoder_only or shape.denoising_steps
                                                           or shape.single_stream_dit)
     tokens = shape.sequence_length
     pairs = shape.attended_pairs(tokens) if causal else shape.bidirectional_pairs(tokens)
     return round(pairs / max(1, tokens) / max(1, shape.layers)), causal
 
 
-def _attention_share(shape: ModelShape, method: str, recompute: str, text: bool) -> float:
+def _attention_share(shape: ModelShape, method: str, recompute: str, over_text: bool) -> float:
     """The share of a transformer's training FLOPs in attention's scores (what ring attention's transfers overlap)."""
-    keys, _ = attended_keys(shape, text)
+    keys, _ = attended_keys(shape, over_text)
     args = (language_parameters(shape), shape.layers, shape.attention_flops_width)
     whole = sp.transformer_flops_per_token(*args, keys, method, recompute)[0]
     return 1.0 - sp.transformer_flops_per_token(*args, 0, method, recompute)[0] / whole if whole else 0.0
@@ -384,15 +384,14 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.formula.append(f"data-parallel scaling over {n} GPUs: x {scaling:.2f} (stragglers and input pipelines; "
                            "NVIDIA's CNN tables: 6.3-6.9x on 8)")
     step_s = compute_s / scaling + exposed
-    if answers.data.kind == "audio" and shape.encoder_decoder:
-        frames = samples_per_gpu * shape.sequence_length
-        bound_s = frames / notes.ASR_ENCODER_FRAMES_PER_S_PER_GPU
-        if bound_s > step_s:
-            step_s = bound_s
-            out.formula.append(f"a speech recogniser's bound: {frames:,} encoder frames a GPU a step / "
-                               f"{notes.ASR_ENCODER_FRAMES_PER_S_PER_GPU:,} a second = {sp.duration(bound_s)} per "
-                               "step, more than its counted work (ESPnet's LibriSpeech recipes: 10,700-13,500 "
-                               "frames/s a GPU on V100, A6000 and A100 alike)")
+    bound_s = samples_per_gpu / notes.ASR_UTTERANCES_PER_S_PER_GPU if answers.data.kind == "audio" \
+        and shape.encoder_decoder else 0.0
+    if bound_s > step_s:
+        step_s = bound_s
+        out.formula.append(f"a speech recogniser's bound: {samples_per_gpu:g} utterances a GPU a step / "
+                           f"{notes.ASR_UTTERANCES_PER_S_PER_GPU} a second = {sp.duration(bound_s)} per step, more "
+                           "than its counted work (ESPnet's LibriSpeech recipes: 35-44 utterances a second a GPU on "
+                           "V100, A6000 and A100 alike)")
     rate = samples_per_gpu * (n // split) * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if (shape.kind == "cnn" or counted_denoiser(answers, shape)) and answers.data.kind == "images" \

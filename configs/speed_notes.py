@@ -64,13 +64,14 @@ AUDIO_TRAINING_NOTE = (
     "padded utterances): fitted on NVIDIA's FastPitch 1.1 on an A100 80GB (101,730 mel frames/s); wav2vec 2.0 "
     "Base's fine-tune (41,276 tokens/s) comes out ~15 % high")
 
-# A speech recogniser (an audio encoder-decoder) trains at no more than ~12,000 encoder frames a second a GPU whatever
-# the card: ESPnet's LibriSpeech recipes (egs2/librispeech/asr1/conf/tuning: 843,723 utterances an epoch with speed
-# perturbation, ~307 frames each after 4x subsampling) take 40 min an epoch on 8 x A100 40GB (E-Branchformer, 13,500
-# frames/s a GPU), 100 on 4 x RTX A6000 (Branchformer, 10,800) and ~101 on 4 x V100 32GB (Conformer, 10,700, at its
-# compute). What bounds it, outside the counted matmuls (the STFT front end and conv subsampling, SpecAugment, CTC),
-# is not modelled; the bound is the A100 and A6000 rows' geometric mean (audit AQ45: the A100's epoch came out 2.6x).
-ASR_ENCODER_FRAMES_PER_S_PER_GPU = 12_000
+# A speech recogniser (an audio encoder-decoder: attention and CTC) trains at no more than ~40 utterances a second a GPU
+# whatever the card: ESPnet's LibriSpeech recipes (egs2/librispeech/asr1/conf/tuning: 843,723 utterances of ~12.3 s an
+# epoch with speed perturbation) take 40 min an epoch on 8 x A100 40GB (E-Branchformer, 43.9 a GPU), 100 on 4 x RTX
+# A6000 (Branchformer, 35.2) and ~101 on 4 x V100 32GB (Conformer, 34.9, at its compute). What bounds a sample outside
+# the counted matmuls (the STFT front end, SpecAugment, CTC, loading) is not modelled; the bound is the A100 and A6000
+# rows' geometric mean (audit AQ45: the A100's epoch came out 2.6x). Whisper's fine-tunes stay under it (the community
+# event's whisper-small on an A100, 27.8 samples/s; medium 11); a CTC-only encoder is not bounded here.
+ASR_UTTERANCES_PER_S_PER_GPU = 40
 
 
 # The engines that run a mixture's experts as fused kernels, not generate()'s Python loop over them.

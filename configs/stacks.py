@@ -264,4 +264,5 @@ def foreach_optimizer(kernel: str, optimizer: str, sharding: str, data_kind: str
     transformers' Adafactor (kohya's) steps each parameter in a loop."""
     if optimizer in ("adam8bit", "adafactor") or sharding in OFFLOAD_SHARDINGS:
         return False
-    return kernel == "foreach" if kernel != "auto" else not sharding.startswith("zero") and data_kind != "text"
+    fused_for_text = data_kind == "text" and optimizer != "rmsprop"  # torch's RMSprop has no fused step
+    return kernel == "foreach" if kernel != "auto" else not sharding.startswith("zero") and not fused_for_text

@@ -266,7 +266,9 @@ def test_a_reference_model_under_zero3_offload_waits_in_ram_as_the_model_does(ca
     shape = model_shape(job.workload)[0]
     alone = estimate_memory(job.with_value("workload", "frozen_parameters", 0), shape)
     offloaded = estimate_memory(job, shape)
-    assert offloaded.weights_bytes - alone.weights_bytes == 2 * (reference * 2) // shape.layers  # 2 layers' share
+    root = shape.vocabulary_parameters * 2  # its embeddings and LM head, gathered as the model's are
+    assert offloaded.weights_bytes - alone.weights_bytes == pytest.approx(root + 2 * (reference * 2 - root)
+                                                                          / shape.layers, rel=1e-6)
     assert offloaded.host_offload_bytes - alone.host_offload_bytes == reference * 2
     build = recommend(job, catalog, pins={"gpu": ("h100-80gb-sxm", 8)}, today=dt.date(2026, 11, 1))
     assert build.memory_fits, build.memory.total_bytes / GIB
@@ -592,6 +594,10 @@ def test_llama_cpp_reserves_its_micro_batchs_logits_in_its_compute_buffer():
     assert estimate_memory(job, shape).activations_bytes / 2**20 == pytest.approx(258.5, rel=0.05)
     generate = job.with_value("task", "serving_engine", "hf_generate").with_value("task", "precision", "bf16")
     assert estimate_memory(generate, shape).activations_bytes / 2**20 < 100  # one position's logits beside a layer
+    # Review r70: it reserves for min(n_ctx, n_ubatch), the context, not the prompt: 128 + 256 generated = 384 rows.
+    short = job.with_value("workload", "sequence_length", 128).with_value("task", "generated_tokens", 256)
+    assert estimate_memory(short, model_shape(short.workload)[0]).activations_bytes == pytest.approx(
+        384 * 128_256 * 4, rel=0.01)
 
 
 def test_a_projector_into_a_frozen_llm_keeps_its_activations_and_its_backward(catalog):

@@ -115,5 +115,6 @@ def test_rmsprop_keeps_its_square_average_and_offloads_as_a_torch_optimizer():
     rmsprop, adamw = (estimate_memory(job.with_value("task", "optimizer", name), shape)
                       for name in ("rmsprop", "adamw"))
     assert rmsprop.optimizer_states_bytes == pytest.approx(adamw.optimizer_states_bytes * 8 / 12, rel=1e-6)
+    assert foreach_optimizer("auto", "rmsprop", "none", "text")  # the HF Trainer's rmsprop: no fused step (review r70)
     label, changed = _offloaded("ZeRO-3 with CPU offload", job, "fsdp_offload")
     assert "with RMSprop" in label and changed.task.optimizer == "rmsprop"

@@ -456,7 +456,7 @@ def test_a_cpu_only_pc_keeps_the_estimators_margin_in_ram(catalog):
     build = recommend(chosen, catalog, today=TODAY)
     assert build.cpu_only and build.feasible, build.blockers
     model_gib = build.memory.total_bytes / 2**30
-    assert 15 < model_gib + 4 < 16.5  # the case: model + OS about a 16 GiB kit
+    assert 15.5 < model_gib + 4 < 16.5  # the case: model + OS about a 16 GiB kit, 0.1 GiB over it now
     kit = build.component("memory_kit")
     ram_gib = kit.spec["capacity_gib"] * kit.quantity
     assert ram_gib >= model_gib * 1.1 + 4, ram_gib

@@ -8,6 +8,7 @@ import pytest
 import tomllib
 
 from pth_top.configs.answers import answers_from_dict
+from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.memory import estimate_memory
 from pth_top.configs.memory_terms import kv_cache_bytes
 from pth_top.configs.presets import model_shape
@@ -130,7 +131,6 @@ def test_linear_attention_layers_hold_a_fixed_state_not_a_kv_cache(catalog):
 
 
 def test_linear_attention_layers_are_at_most_the_layers():
-    from pth_top.configs.errors import ConfigFileError
     table = {"scenario": "personal_research", "workload": {
         "preset": "custom", "kind": "transformer", "layers": 48, "hidden_size": 2048, "attention_heads": 16,
         "sequence_length": 4096, "linear_attention_layers": 49}}
@@ -156,6 +156,14 @@ def test_a_pure_state_space_model_generates_130k_tokens_in_its_fixed_state_on_on
     assert build.memory_fits, build.memory.total_bytes / GIB
     transformer = recommend(answers(**base), catalog, pins={"gpu": ("a10-24gb", 1)}, today=TODAY)
     assert not transformer.memory_fits
+    # Review r70: trained without FlashAttention, its linear layers keep no attention scores (216 GiB became 1,496).
+    training = mamba.with_value("task", "mode", "training").with_value("workload", "sequence_length", 8192)
+    eager = training.with_value("task", "flash_attention", False)
+    assert estimate_memory(eager, shape).activations_bytes == estimate_memory(training, shape).activations_bytes
+    with pytest.raises(ConfigFileError, match="ssm_state_size"):
+        answers_from_dict({"scenario": "personal_research", "workload": {
+            "preset": "custom", "kind": "transformer", "layers": 48, "hidden_size": 2048, "attention_heads": 16,
+            "sequence_length": 4096, "ssm_state_size": 16}}, path="a.toml")
 
 
 def test_llama4_scout_caches_a_chunk_on_its_36_chunked_layers_and_int4_at_128k_fits_one_h100(catalog):

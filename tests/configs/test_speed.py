@@ -114,9 +114,9 @@ def test_a_decoders_training_attends_half_its_tokens_an_encoders_all():
     # (audit AQ45: Hunyuan-DiT's fine-tune was timed "causal attention over 4,096 tokens, half the scores").
     images = job.with_value("data", "kind", "images")
     for dit in (dataclasses.replace(shape, vocabulary_size=0), dataclasses.replace(shape, single_stream_dit=True)):
-        assert speed_build.attended_keys(dit, text=False) == (65536, False)
+        assert speed_build.attended_keys(dit, over_text=False) == (65536, False)
         assert speed_build.training_work(images, dit)[0] == pytest.approx(encoder, rel=1e-3)
-    assert speed_build.attended_keys(dataclasses.replace(shape, vocabulary_size=0), text=True)[1]  # a text decoder
+    assert speed_build.attended_keys(dataclasses.replace(shape, vocabulary_size=0), over_text=True)[1]  # a text decoder
 
 
 def test_communication_volumes_and_overlap():
@@ -766,6 +766,6 @@ def test_a_speech_recognisers_epoch_counts_its_utterances_at_its_bound_a_gpu():
     shape = model_shape(job.workload)[0]
     prediction = speed_build.training(job, shape, catalog_gpu("a100-40gb-sxm", job, 8), 25.0)
     rate = prediction.figures["training_samples_per_s"]
-    assert rate == pytest.approx(8 * 12_000 / 307, rel=1e-3)
+    assert rate == pytest.approx(8 * 40, rel=1e-3)
     assert prediction.figures["epoch_hours"] == pytest.approx(843_723 / rate / 3600)
     assert "843,723 clips (data.images_count)" in prediction.summary[0]
