@@ -76,11 +76,13 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
     norms = ""
+    was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, data_parallel_gpus(before))
+    samples = "sample" if micro == 1 else "samples"
     if shape is not None and shape.kind == "cnn":
-        was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps,
-                                  data_parallel_gpus(before))
-        samples = "sample" if micro == 1 else "samples"
         norms = f"; BatchNorm layers that train see {micro} {samples} a GPU, not {was} (SyncBN: all GPUs' together)"
+    elif shape is not None and shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid
+        norms = (f"; a contrastive loss's in-batch negatives are {micro} {samples} a GPU's, not {was} (GradCache or a "
+                 "cached loss keeps them all: not modelled)")
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
             f"batch for the gradients{kept}){norms}{synced_note(before, after)}")
 

@@ -135,3 +135,16 @@ def test_an_eager_encoder_holds_its_widest_layers_scores_for_the_batch():
     assert estimate_memory(fp32, model_shape(fp32.workload)[0]).total_bytes / MIB == pytest.approx(28_806, rel=0.10)
     fused = sam.with_value("task", "flash_attention", True)
     assert estimate_memory(fused, model_shape(fused.workload)[0]).total_bytes < 0.3 * eager.total_bytes
+
+
+def test_a_smaller_micro_batch_says_an_encoders_in_batch_negatives_shrink():
+    # Audit AW47: nomic-embed's contrastive batch of 16,384 was offered micro-batches of 8,192 and 8 as "the same
+    # global batch", each step's in-batch negatives cut with them.
+    from pth_top.configs.micro_batch import halved_micro_batch, micro_batch_label
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=137_000_000,
+                  workload__layers=12, workload__hidden_size=768, workload__attention_heads=12,
+                  workload__sequence_length=512, workload__encoder_only=True, workload__batch_size=16384,
+                  task__mode="training", scale__gpu_count=8)
+    shape = model_shape(job.workload)[0]
+    label = micro_batch_label(job, halved_micro_batch(job), shape)
+    assert "a contrastive loss's in-batch negatives are 1024 samples a GPU's, not 2048" in label, label
