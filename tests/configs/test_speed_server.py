@@ -171,3 +171,19 @@ def test_a_llama_cpp_batch_says_it_is_llama_servers_slots_and_what_ollamas_defau
     assert one_at_a_time < build.speed.figures["decode_tokens_per_s_aggregate"] / 4
     single = recommend(gemma.with_value("workload", "batch_size", 1), catalog, today=TODAY)
     assert not any("OLLAMA_NUM_PARALLEL" in line for line in single.warnings)
+
+
+def test_a_server_slow_under_its_own_load_is_passed_over_though_its_idle_decode_is_fast(catalog):
+    # Audit AV47: Qwen3.5-9B on vLLM with 9 fresh 32,000-token prompts in flight (GPUStack's performance lab) kept an
+    # RTX 5090 box at ~53 tokens/s idle and ~2 under load (prefills 96 % of its time), $34,926 of $40,000 unspent.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=9_000_000_000, workload__layers=32, workload__hidden_size=4096,
+                  workload__attention_heads=16, workload__kv_heads=4, workload__head_dim=256,
+                  workload__intermediate_size=12288, workload__gated_mlp=True, workload__vocabulary_size=248320,
+                  workload__linear_attention_layers=24, workload__sequence_length=32000, workload__batch_size=9,
+                  task__mode="inference", task__precision="bf16", task__serving_engine="vllm",
+                  task__generated_tokens=100, budget__amount=40000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.blockers and build.blockers[0].startswith("slow: ~2.0 tokens/s per stream under load"), build.blockers
+    _, faster, _ = build.applicable_alternatives[0]
+    assert recommend(faster, catalog, today=TODAY).speed.figures["sustained_tokens_per_s_per_stream"] >= 5
