@@ -211,7 +211,10 @@ def estimate_inference(
         tokens = shape.max_context_tokens
     kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
     split = kv_split(shape, n, engine)
-    kv = kv_cache_bytes(shape, batch, tokens, kv_bytes) / split
+    # llama.cpp keeps a recurrent layer's state in F32 whatever its KV cache's type (llama-model.cpp's
+    # llama_memory_recurrent(..., GGML_TYPE_F32, GGML_TYPE_F32, ...); review r70).
+    state_bytes = 4.0 if engine == "llama_cpp" else 0.0
+    kv = kv_cache_bytes(shape, batch, tokens, kv_bytes, state_bytes) / split
     if split < n:
         stages = -(-n // MAX_GPUS)
         nodes = f"pipeline parallel over {stages} nodes divides it by {stages}, and in each " if stages > 1 else ""
@@ -228,7 +231,8 @@ def estimate_inference(
                f"x{shape.cached_kv_width}x{tokens}x{batch}")
     if shape.linear_attention_layers:
         kv_text += (f" (full-attention layers only) + {shape.linear_attention_layers} linear layers' fixed state, "
-                    f"{shape.linear_state_values_per_hidden} x h values a layer, x b")
+                    f"{shape.linear_state_values_per_hidden} x h values a layer"
+                    + (", 4 B each (llama.cpp's F32)" if state_bytes else "") + ", x b")
     formula.append(kv_text + (f" ({kv_cache_dtype} KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens)

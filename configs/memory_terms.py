@@ -410,9 +410,10 @@ def value_bytes_of(precision: str) -> float:
     return 4.0 if precision == "fp32" else 2.0
 
 
-def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float) -> int:
+def kv_cache_bytes(shape: ModelShape, batch: int, context_tokens: int, bytes_per_value: float,
+                   state_bytes_per_value: float = 0.0) -> int:
     """2 (K and V) x bytes x kv width x tokens per layer summed (window layers hold the window) x batch, plus the
-    linear layers' fixed state a sequence."""
+    linear layers' fixed state a sequence (at the KV cache's bytes, or the engine's own: `state_bytes_per_value`)."""
     kv = 2 * bytes_per_value * shape.cached_kv_width * shape.cached_layer_tokens(context_tokens)
-    return int((kv + bytes_per_value * shape.linear_state_values) * batch)
+    return int((kv + (state_bytes_per_value or bytes_per_value) * shape.linear_state_values) * batch)
 

@@ -152,6 +152,10 @@ def test_a_pure_state_space_model_generates_130k_tokens_in_its_fixed_state_on_on
     shape = model_shape(mamba.workload)[0]
     assert shape.full_attention_layers == 0 and shape.linear_state_values == 64 * 4096 * 2 * 16
     assert estimate_memory(mamba, shape).kv_cache_bytes == 64 * 4096 * 32 * 2  # 16 MiB, whatever the length
+    # llama.cpp keeps a recurrent state in F32 whatever the cache's type (llama_memory_recurrent; review r70).
+    gguf = mamba.with_value("task", "serving_engine", "llama_cpp").with_value("task", "precision", "int4")
+    q4_0 = gguf.with_value("task", "kv_cache_dtype", "q4_0")
+    assert estimate_memory(q4_0, shape).kv_cache_bytes == 64 * 4096 * 32 * 4
     build = recommend(mamba, catalog, pins={"gpu": ("a10-24gb", 1)}, today=TODAY)
     assert build.memory_fits, build.memory.total_bytes / GIB
     transformer = recommend(answers(**base), catalog, pins={"gpu": ("a10-24gb", 1)}, today=TODAY)
