@@ -33,7 +33,7 @@ from pth_top.configs.answer_types import (
     Workload,
 )
 from pth_top.configs.errors import ConfigFileError, shown
-from pth_top.configs.memory_methods import ADAPTER_METHODS
+from pth_top.configs.memory_methods import ADAPTER_METHODS, FROZEN_BACKWARD_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, OFFLOAD_SHARDINGS, TRAINING_PRECISIONS
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
 from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
@@ -343,7 +343,7 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                                                       or task.method not in (*ADAPTER_METHODS, "full")):
         problems.append(("scale", "sharding", "fsdp_offload is for training a transformer, fully or with LoRA and "
                          "QLoRA (FSDP's CPUOffload, DeepSpeed's ZeRO-3 offload_param and offload_optimizer)"))
-    if task.mode == "training" and task.method in (*ADAPTER_METHODS, "projector") and model_kind != "transformer":
+    if task.mode == "training" and task.method in FROZEN_BACKWARD_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")
         )

@@ -395,11 +395,8 @@ def estimate_memory(
                        formula=(*breakdown.formula, line))
     if answers.task.mode != "inference" and answers.data.kind == "text" and shape.layers \
             and answers.scale.sharding == "fsdp_offload":
-        # TRL prepares a reference model or a teacher with the trainer's own DeepSpeed config or FSDP plugin, offload
-        # included: it waits in RAM and its layers are gathered as they run (audit AR45: Notux-8x7B's full DPO on 8 x
-        # H100 80GB, 103 GiB a GPU with the reference whole on each).
-        # A copy of the model (a reference) keeps its root unit gathered and two layers as the model does; a teacher
-        # of another size is counted at 2 x its size / the model's layers, an upper bound for a larger one.
+        # A reference or teacher offloaded as the model is (TRL prepares it with the trainer's config; audit AR45): a
+        # copy keeps its root unit and two layers on the GPU, another size 2 x its size / the model's layers.
         bytes_per_parameter = frozen / max(1, answers.workload.frozen_parameters)
         root = min(frozen, shape.vocabulary_parameters * bytes_per_parameter) \
             if abs(answers.workload.frozen_parameters - shape.parameters) <= 0.1 * shape.parameters else 0.0

@@ -31,6 +31,8 @@ LoraTargets = Literal["attention", "all_linear"]
 TRAINING_METHODS: tuple[str, ...] = get_args(TrainingMethod)
 # Methods that train LoRA adapters on a frozen transformer (they take a rank and targets).
 ADAPTER_METHODS = ("lora", "lora_int8", "qlora")
+# Methods whose backward runs through a frozen transformer's layers for their activations' gradients alone.
+FROZEN_BACKWARD_METHODS = (*ADAPTER_METHODS, "projector")
 LORA_TARGETS: tuple[str, ...] = get_args(LoraTargets)
 
 NF4_BITS_PER_PARAMETER = 4.0
@@ -187,24 +189,16 @@ def frozen_states(
 ) -> StateBytes:
     """A frozen backbone (weights only) and a trained head or input projector (weights, grads, optimizer)."""
     weights, gradients, optimizer = head_bytes
-    if projector:
-        return StateBytes(
-            weights=base_parameters * base_weight_bytes + head_parameters * weights,
-            gradients=head_parameters * gradients, optimizer=head_parameters * optimizer,
-            trainable_parameters=head_parameters,
-            formula=(f"frozen model {base_parameters / 1e6:,.1f}M params x {base_weight_bytes:g} B (weights only; "
-                     "its backward runs through every layer to the projector at its input)",
-                     f"trained projector {head_parameters:,} params ({head_origin}) x {sum(head_bytes):g} B "
-                     "(weights, grads, optimizer)"))
+    base, kept, part = ("frozen model", "; its backward runs through every layer to the projector at its input",
+                        "projector") if projector else ("frozen backbone", ", no activations kept for backward", "head")
     return StateBytes(
         weights=base_parameters * base_weight_bytes + head_parameters * weights,
         gradients=head_parameters * gradients,
         optimizer=head_parameters * optimizer,
         trainable_parameters=head_parameters,
         formula=(
-            f"frozen backbone {base_parameters / 1e6:,.1f}M params x {base_weight_bytes:g} B (weights only, "
-            "no activations kept for backward)",
-            f"trained head {head_parameters:,} params ({head_origin}) x {sum(head_bytes):g} B "
+            f"{base} {base_parameters / 1e6:,.1f}M params x {base_weight_bytes:g} B (weights only{kept})",
+            f"trained {part} {head_parameters:,} params ({head_origin}) x {sum(head_bytes):g} B "
             "(weights, grads, optimizer)",
         ),
     )

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pth_top.configs.memory_methods import ADAPTER_METHODS
+from pth_top.configs.memory_methods import FROZEN_BACKWARD_METHODS
 from pth_top.configs.speed_speculative import speculative_factor, speculative_text
 
 if TYPE_CHECKING:
@@ -408,7 +408,7 @@ def sample_flops_per_step(forward_flops: float, method: str, recompute: str) -> 
     forward."""
     if method == "frozen":
         return forward_flops, "1 x forward (backbone frozen)"
-    if method in (*ADAPTER_METHODS, "projector"):
+    if method in FROZEN_BACKWARD_METHODS:
         passes = 3 if recompute == "full" else 2
         return passes * forward_flops, f"{passes} x forward (backward's activation gradients; adapters" + (
             "; recomputed forward)" if recompute == "full" else ")")
