@@ -114,8 +114,15 @@ def usable_bytes(ctx: Context, gpu: Part) -> float:
     if reserve_gib and gpu["memory_kind"] != "shared":  # activations beyond the reserve come off the pool
         held = max(reserve_gib * GIB, ctx.memory.activations_bytes)
         return max(0.0, gpu_memory_gib(gpu) * GIB - held) + ctx.memory.activations_bytes
-    return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, ctx.memory.usable_fraction,
+    return gpu_usable_bytes(gpu_memory_gib(gpu), gpu["memory_kind"], ctx.rules, planned_fraction(ctx, gpu),
                             gpu["form"])
+
+
+def planned_fraction(ctx: Context, gpu: Part) -> float:
+    """The share of the card the engine plans for (vLLM's), or, on a dedicated card, one an engine that allocates its
+    buffers once may fill (llama.cpp's); 0: the rules'."""
+    dedicated = gpu["memory_kind"] != "shared"
+    return ctx.memory.usable_fraction or (ctx.memory.static_buffers_fraction if dedicated else 0.0)
 
 
 def _engine_reserve_gib(ctx: Context, gpu: Part) -> float:
@@ -127,7 +134,7 @@ def _engine_reserve_gib(ctx: Context, gpu: Part) -> float:
 def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
     """The card's memory kind and how much of it the job may use, said: '22.8 usable at 95%'."""
     usable = usable_bytes(ctx, gpu) / GIB
-    fraction = f"{ctx.memory.usable_fraction or ctx.rules.gpu.usable_memory_fraction:.0%}"
+    fraction = f"{planned_fraction(ctx, gpu) or ctx.rules.gpu.usable_memory_fraction:.0%}"
     if gpu["memory_kind"] == "shared":  # the OS's share comes off first, then the usable fraction
         return "shared with the CPU", (f"{usable:.1f} usable: {gpu['memory_gib']:g} - "
                                        f"{shared_os_reserve_gib(gpu['form'], ctx.rules)} GiB for the OS, x {fraction}")
@@ -135,7 +142,9 @@ def usable_text_of(ctx: Context, gpu: Part) -> tuple[str, str]:
         return "dedicated", (f"{usable:.1f} usable: less SGLang's {reserve_gib:.1f} GiB reserve, which holds the "
                              f"{ctx.memory.activations_bytes / GIB:.1f} GiB of activations counted; "
                              "--mem-fraction-static sets it otherwise")
-    return "dedicated", f"{usable:.1f} usable at {fraction}"
+    static = ctx.memory.static_buffers_fraction and not ctx.memory.usable_fraction
+    return "dedicated", f"{usable:.1f} usable at {fraction}" + (
+        ": llama.cpp allocates its buffers once, with no caching allocator's slack" if static else "")
 
 
 def chosen_by_you(ctx: Context, gpu: Part) -> bool:

@@ -398,10 +398,12 @@ def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answer
         fits = fit != SHORT
         if fits != fits_here:
             tight = ", tight: inside usable memory, not the estimator's margin" if fit == TIGHT else ""
-            changed[fits].append(f"{labels[choice].split(' (')[0]} {other.memory.total_bytes / GIB:.1f} GiB{tight}")
+            own = usable_bytes(other, gpu)  # an engine's own share of the card (vLLM's 0.9, llama.cpp's 0.98)
+            of = f" of {own / GIB:.1f} usable" if abs(own - usable) > 0.05 * GIB else ""
+            changed[fits].append(f"{labels[choice].split(' (')[0]} {other.memory.total_bytes / GIB:.1f} GiB{of}{tight}")
     lines = []
-    if changed[True]:
-        kind = "a chunked or fused loss" if task.mode == "training" else "another engine"
+    if changed[True]:  # a stack's loss, recompute or offload (Unsloth's checkpoints in RAM), not its loss alone
+        kind = "another training stack" if task.mode == "training" else "another engine"
         lines.append(f"with {kind} ({', '.join(changed[True])}) this fits the {gpu.name} "
                      f"({usable / GIB:.1f} GiB usable); the estimate above assumes {labels[current]}")
     if changed[False]:

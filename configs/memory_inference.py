@@ -163,6 +163,7 @@ def estimate_inference(
                        "system RAM, off the GPU")
     fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
     reserving = engine if engine in stacks.ENGINE_RESERVED_GIB and shape.kind == "transformer" else ""
+    static = stacks.STATIC_BUFFERS_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
     if media_encoder:  # audit ZX: SigLIP at a batch of 768 was held to vLLM's 2,048-token batch, 1.3 of 12.7 GiB
         formula.insert(0, f"runtime: {MEDIA_ENCODER_RUNTIME}, the whole batch at once")
     elif shape.kind == "transformer":
@@ -197,7 +198,7 @@ def estimate_inference(
         breakdown = _encoder_decoder(shape, weights, batch, n, value_bytes, kv_bytes, cuda_context_bytes, formula)
         graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
         return replace(breakdown, activations_bytes=breakdown.activations_bytes + graphs, formula=tuple(formula),
-                       usable_fraction=fraction, reserving_engine=reserving)
+                       usable_fraction=fraction, reserving_engine=reserving, static_buffers_fraction=static)
     if forward_only(shape):
         return replace(_forward_pass(shape, weights, batch, n, value_bytes, stacks.prefill_chunk(
             engine, prefill_chunk_tokens), cuda_context_bytes, formula, fraction, flash_attention),
@@ -266,7 +267,7 @@ def estimate_inference(
         weights_bytes=int(weights), gradients_bytes=0, optimizer_states_bytes=0,
         activations_bytes=int(working + graphs), kv_cache_bytes=int(kv),
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
-        host_offload_bytes=int(experts), reserving_engine=reserving,
+        host_offload_bytes=int(experts), reserving_engine=reserving, static_buffers_fraction=static,
     )
 
 

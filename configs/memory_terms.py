@@ -273,6 +273,9 @@ class MemoryBreakdown:
     offloaded_layers: int = 0  # llama.cpp -ngl: the layers kept in RAM, run by the CPU (configs.layer_offload)
     # The share of a card the stack plans to fill (vLLM's gpu_memory_utilization); 0: the rules' usable fraction.
     usable_fraction: float = 0.0
+    # The share of a dedicated card an engine that allocates its buffers once may fill (stacks.STATIC_BUFFERS_FRACTION;
+    # its estimator margin stays on the whole need); 0: none.
+    static_buffers_fraction: float = 0.0
     # An engine that keeps back a reserve by the card's size for activations and graphs (SGLang; stacks.py).
     reserving_engine: str = ""
     # Room kept beside the estimator's margin for activations scaled, not counted (custom_cnn.SCALED_ACTIVATION_MARGIN).
