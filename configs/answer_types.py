@@ -349,7 +349,10 @@ class Data(Schema, frozen=True):
 
 class Scale(Schema, frozen=True):
     gpu_count: Annotated[int, whole(1, MAX_GPUS, "GPUs in the machine")] = 1
-    sharding: Annotated[ShardingMode, Meta(description="ZeRO stage or FSDP")] = "none"
+    sharding: Annotated[ShardingMode, Meta(description=(
+        "ZeRO stage or FSDP; layers: training in one process with the model's layers split over the GPUs, "
+        "device_map=\"auto\" (naive model parallel, as ms-swift's and LLaMA-Factory's multi-GPU QLoRA runs load a "
+        "70B on two 24 GB cards): each GPU holds its layers and their states, one GPU runs at a time"))] = "none"
     reduce_bucket_elements: Annotated[float, Meta(ge=0, le=1e10, description=(
         "DeepSpeed ZeRO's zero_optimization.reduce_bucket_size, in elements: ZeRO-1/2 (in backward) and ZeRO-3 "
         "allocate a gradient bucket of that size whatever the trained parameters (5e8: DeepSpeed's default and "

@@ -341,7 +341,9 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     slots = f"{held} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
     if chipset and ctx.gpu_count <= held:
-        why = ("the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
+        why = ("the GPUs pass only a layer's activations on to the next, one at a time (a layer split)"
+               if ctx.answers.scale.sharding == "layers" and ctx.answers.task.mode == "training" else
+               "the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
                if exchanges_small_gradients(ctx) else "the GPUs take turns on whole layers or serve alone, so "
                "little crosses it (llama.cpp's layer split lost ~3 % of decode at x8/x4/x4, PR #4766)")
         slots += f"{chipset} card(s) on the chipset's PCIe {chipset_generation(board)}.0 x{link} link: {why}; "

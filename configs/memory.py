@@ -71,14 +71,18 @@ def estimate_training(
     value_bytes = value_bytes_of(precision)
     states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer,
                           mixed_layout, experts_at_16_bits=stacks.experts_left_16_bit(stack, quantize_moe_experts))
-    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3}[sharding]
+    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3,
+             "layers": 0}[sharding]
     n = max(1, gpu_count)
-    weights = states.weights / (n if stage >= 3 else 1)
-    ema = EMA_BYTES_PER_PARAMETER * states.trainable_parameters if ema_weights else 0.0
-    gradients = states.gradients / (n if stage >= 2 else 1)
-    optimizer_states = states.optimizer / (n if stage >= 1 else 1)
-    micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, max(1, n // sequence_split))
+    split_layers = n if sharding == "layers" else 1  # each GPU its 1/n of the layers and all of their states
+    weights = states.weights / (n if stage >= 3 else split_layers)
+    ema = EMA_BYTES_PER_PARAMETER * states.trainable_parameters / split_layers if ema_weights else 0.0
+    gradients = states.gradients / (n if stage >= 2 else split_layers)
+    optimizer_states = states.optimizer / (n if stage >= 1 else split_layers)
+    data_parallel = 1 if split_layers > 1 else max(1, n // sequence_split)
+    micro_batch = micro_batch_per_gpu(global_batch, accumulation_steps, data_parallel)
     sliced = split_shape(shape, sequence_split)  # the tokens of each sequence this GPU holds
+    held = layers_on_one_gpu(sliced, split_layers)  # and the layers whose activations it keeps
     formula = list(states.formula)
     if shape.logits_vocabulary_size or offloaded_checkpoint_bytes(shape, 1, recompute, value_bytes, stack):
         formula.insert(0, f"stack: {stacks.TRAINING_STACK_LABELS[stack]} (task.training_stack)")
@@ -128,12 +132,17 @@ def estimate_training(
                            f"until the step's last micro-batch, {states.gradients / GIB:.3g} GiB (accelerate's "
                            "default, task.sync_each_batch = false; Lightning Fabric's no_backward_sync; Composer's "
                            "llm-foundry, torchtitan and Megatron reduce-scatter each micro-batch: true for them)")
+    if split_layers > 1:
+        formula.append(f"{SHARDING_LABELS[sharding]} over {n} GPUs (accelerate's device_map=\"auto\", as QLoRA "
+                       f"scripts run a base too large for one card): each holds {held.layers} of the "
+                       f"{shape.layers} layers with their weights, gradients and optimizer states (1/{n}) and their "
+                       f"activations for the whole micro-batch {micro_batch}, the last the loss's logits too")
     buckets, bucket_line = methods.deepspeed_bucket_bytes(sharding, reduce_bucket_elements, overlap_comm, value_bytes)
     if buckets:  # ZeRO-1/2 and ZeRO-Offload's (ZeRO-3's is with what it gathers)
         gradients += buckets
         formula.append(bucket_line)
     activations, activation_line = training_activations(
-        sliced, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
+        held, method, lora_targets, micro_batch, recompute, flash_attention, value_bytes, stack,
         autocast=stacks.autocast(precision, sharding), lora_dropout=lora_dropout,
     )
     formula.append(activation_line)
@@ -143,7 +152,7 @@ def estimate_training(
                        f"activations and logits; micro-batch {micro_batch}, every sample on "
                        + (f"all {n} GPUs" if sequence_split >= n else f"a group of {sequence_split} of the {n}"))
     if foreach_step:
-        shard = n if stage >= 1 else 1
+        shard = n if stage >= 1 else split_layers
         excess, line = methods.foreach_step_bytes(states.trainable_parameters / shard,
                                                   2.0 if mixed_layout == "bf16_pure" else 4.0, activations)
         optimizer_states += excess
@@ -162,6 +171,19 @@ def estimate_training(
         formula=tuple(formula), host_offload_bytes=int(host_offload),
         extra_margin_bytes=int(activations * shape.activation_margin),
     )
+
+
+def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
+    """The layers one GPU of a layer split holds, ceil(L/n), each kind (window, linear, decoder) in its share."""
+    if gpus <= 1 or shape.layers <= 1:
+        return shape
+    held = -(-shape.layers // gpus)
+
+    def share(count: int) -> int:
+        return min(held, round(count * held / shape.layers))
+    return replace(shape, layers=held, sliding_window_layers=share(shape.sliding_window_layers),
+                   linear_attention_layers=share(shape.linear_attention_layers),
+                   decoder_layers=min(held - 1, share(shape.decoder_layers)) if shape.decoder_layers else 0)
 
 
 EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffusers' EMAModel)

@@ -24,13 +24,13 @@ TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
 InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
 Optimizer = Literal["adamw", "adam", "sgd", "adam8bit", "adafactor", "rmsprop"]
 RecomputeMode = Literal["none", "selective", "full"]
-ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload", "fsdp_offload"]
+ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload", "fsdp_offload", "layers"]
 # The modes whose optimizer states live in CPU RAM and step there (DeepSpeed's CPU Adam, FSDP's CPUOffload).
 OFFLOAD_SHARDINGS = ("zero_offload", "fsdp_offload")
 # How the reasoning names each sharding mode.
 SHARDING_LABELS = {
     "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP", "zero_offload": "ZeRO-Offload",
-    "fsdp_offload": "ZeRO-3 or FSDP with CPU offload",
+    "fsdp_offload": "ZeRO-3 or FSDP with CPU offload", "layers": "a layer split (one process, the device map)",
 }
 # How mixed precision lays out bytes per parameter (weights, gradients, optimizer incl. master copy).
 MixedLayout = Literal["megatron16", "hf18", "deepspeed20", "bf16_pure"]

@@ -31,7 +31,10 @@ def training_split(answers: Answers) -> int:
 
 
 def data_parallel_gpus(answers: Answers) -> int:
-    """The GPUs that each take their own samples: all of them, or one group where each sample is split over all."""
+    """The GPUs that each take their own samples: all of them, or one group where each sample is split over all (its
+    tokens, or its layers: scale.sharding = "layers")."""
+    if answers.scale.sharding == "layers":
+        return 1
     return max(1, answers.scale.gpu_count // training_split(answers))
 
 

@@ -34,7 +34,9 @@ def exchanges_small_gradients(ctx: Context) -> bool:
     EUR 531 x8/x8 board, EUR 63 over the buyer's EUR 1,500)."""
     answers = ctx.answers
     adapters = answers.task.method in (*ADAPTER_METHODS, *HEAD_METHODS)
-    return answers.task.mode == "training" and adapters and answers.scale.sharding in ("none", "zero1", "zero2")
+    layer_split = answers.scale.sharding == "layers"  # only activations cross between its GPUs
+    return answers.task.mode == "training" and (layer_split or adapters
+                                                and answers.scale.sharding in ("none", "zero1", "zero2"))
 
 
 def gpu_slots(ctx: Context, board: Part) -> int:

@@ -309,7 +309,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     task, n = answers.task, device.count
     recompute = stacks.recompute_of(task.training_stack, task.recompute)
     split = training_split(answers)  # task.sequence_parallel: every sample on all n GPUs, 1/n of its tokens each
-    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, max(1, n // split))
+    layer_split = answers.scale.sharding == "layers" and n > 1  # every sample through all n GPUs, one at a time
+    data_parallel = 1 if layer_split else max(1, n // split)
+    micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, data_parallel)
     samples_per_gpu = micro * task.accumulation_steps
     method = training_method(answers, shape)
     audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
@@ -370,7 +372,12 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     exposed = 0.0
     offloaded = answers.scale.sharding == "fsdp_offload" or (
         task.method == "full" and answers.scale.sharding == "zero_offload")
-    if n > 1 or offloaded:
+    if layer_split:
+        out.formula.append(f"a layer split over {n} GPUs (scale.sharding = \"layers\"): one GPU runs at a time, its "
+                           "share of the layers, so a step takes one GPU's time for the whole model, and only "
+                           "activations cross between cards (Megatron's and DeepSpeed's pipeline schedules overlap "
+                           "micro-batches instead)")
+    elif n > 1 or offloaded:
         comm = step_communication(answers, shape, n, answers.scale.sharding)
         exposed = exposed_seconds(comm, compute_s, device, host_gb_per_s)
         busbw, where = allreduce_gb_per_s(device)
@@ -384,10 +391,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         exposed += ring_exposed
         out.formula.append(f"{ring_text}, beside {sp.duration(attention_s)} of attention it overlaps: "
                            f"{sp.duration(ring_exposed)} per step not hidden")
-    scaling = sp.cnn_data_parallel_scaling(n) if shape.kind == "cnn" else 1.0
+    scaling = sp.cnn_data_parallel_scaling(data_parallel) if shape.kind == "cnn" else 1.0
     if scaling < 1:
-        out.formula.append(f"data-parallel scaling over {n} GPUs: x {scaling:.2f} (stragglers and input pipelines; "
-                           "NVIDIA's CNN tables: 6.3-6.9x on 8)")
+        out.formula.append(f"data-parallel scaling over {data_parallel} GPUs: x {scaling:.2f} (stragglers and input "
+                           "pipelines; NVIDIA's CNN tables: 6.3-6.9x on 8)")
     step_s = compute_s / scaling + exposed
     bound_s = samples_per_gpu / notes.ASR_UTTERANCES_PER_S_PER_GPU if answers.data.kind == "audio" \
         and shape.encoder_decoder else 0.0
@@ -397,7 +404,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
                            f"{notes.ASR_UTTERANCES_PER_S_PER_GPU} a second = {sp.duration(bound_s)} per step, more "
                            "than its counted work (ESPnet's LibriSpeech recipes: 35-44 utterances a second a GPU on "
                            "V100, A6000 and A100 alike)")
-    rate = samples_per_gpu * (n // split) * tokens / step_s
+    rate = samples_per_gpu * data_parallel * tokens / step_s
     out.figures.update({f"training_{unit}_per_s": rate, "step_s": step_s, "communication_exposed_s": exposed})
     label = "images" if (shape.kind == "cnn" or counted_denoiser(answers, shape)) and answers.data.kind == "images" \
         else unit
