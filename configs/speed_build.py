@@ -314,7 +314,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     micro = micro_batch_per_gpu(answers.workload.batch_size, task.accumulation_steps, data_parallel)
     samples_per_gpu = micro * task.accumulation_steps
     method = training_method(answers, shape)
-    audio_share = notes.AUDIO_TRAINING_SHARE if answers.data.kind == "audio" else 1.0
+    audio_share, audio_note = notes.audio_training_share(shape) if answers.data.kind == "audio" else (1.0, "")
     per_sample, text, unit, tokens = training_work(answers, shape)
     moe = mixture(shape)
     fraction = device.cnn_fraction if shape.kind == "cnn" else DENOISER_COUNTED_FRACTION \
@@ -425,8 +425,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
         out.figures[key] = run_s / 3600
         what = "1B tokens" if unit == "tokens" else "1M samples"
         line += f"; {what} in ~{sp.duration(run_s)}"
-    out.summary.extend([line, notes.AUDIO_TRAINING_NOTE] if answers.data.kind == "audio" and shape.kind == "transformer"
-                       else [line])
+    out.summary.extend([line, audio_note] if audio_note and shape.kind == "transformer" else [line])
     if run_s > sp.SLOW_RUN_DAYS * 86400:
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
                             f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs (more nodes)"

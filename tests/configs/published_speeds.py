@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 65 and
-published_workloads_large.py 12, test_requests.py 13): 231 here (364 in all).
+published_workloads_large.py 12, test_requests.py 13): 238 here (371 in all).
 """
 
 from __future__ import annotations
@@ -256,6 +256,48 @@ def fastpitch_training(gpus: int) -> float:
     device = catalog_gpu("a100-80gb-sxm", answers, gpus)
     return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
         "training_tokens_per_s"]
+
+
+# openai/whisper-{small, medium, large} config.json: 12+12 layers of 768 (12 heads, FFN 3,072), 24+24 of 1,024 (16,
+# 4,096), 32+32 of 1,280 (20, 5,120); V 51,865; 1,500 encoder positions, at most 448 decoder ones. The event's
+# ds_config.json: ZeRO-2 with the optimizer on the CPU; its command: --gradient_checkpointing --fp16.
+WHISPER_SIZES = {"small": (241_734_912, 24, 768, 12, 3072), "medium": (763_857_920, 48, 1024, 16, 4096),
+                 "large": (1_543_490_560, 64, 1280, 20, 5120)}
+V100_WHISPER_GAP = ("the event's V100 16 GB rows take 1.1-2.6x its A100 40GB rows' time a sample (small 41 ms at "
+                    "batch 32 against 36 at 64, medium 125 against 91, large 475 against 184), where the A100 has 2.5x "
+                    "the tensor rate: the smaller models are not bound by the V100's compute as the wizard times it "
+                    "(its 0.30 of the tensor rate, Megatron-LM's on one V100), -56 to -75 %")
+
+
+def whisper_event_samples_per_s(size: str, part_id: str, batch: int) -> float:
+    """Samples a second of the Whisper fine-tuning event's DeepSpeed runs (one GPU)."""
+    parameters, layers, hidden, heads, mlp = WHISPER_SIZES[size]
+    answers = answers_of(workload__preset="custom", workload__kind="transformer", workload__parameters=parameters,
+                         workload__layers=layers, workload__hidden_size=hidden, workload__attention_heads=heads,
+                         workload__intermediate_size=mlp, workload__sequence_length=1500,
+                         workload__decoder_layers=layers // 2, workload__decoder_sequence_length=448,
+                         workload__vocabulary_size=51_865, workload__batch_size=batch, task__mode="training",
+                         task__precision="amp_fp16", task__recompute="full", scale__sharding="zero_offload",
+                         data__kind="audio")
+    device = catalog_gpu(part_id, answers, 1)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_samples_per_s"]
+
+
+def speechbrain_transformer_utterances_per_s() -> float:
+    """Utterances a second of SpeechBrain's LibriSpeech Transformer (hparams/transformer.yaml: 12 encoder and 6
+    decoder layers of 768, 8 heads, FFN 3,072, 5,000 tokens; batch 16 x 4 accumulation a GPU, fp32, Adam; 307
+    positions after its stride-4 front end, ~46 target tokens) on 4 x V100 32GB."""
+    answers = answers_of(workload__preset="custom", workload__kind="transformer", workload__layers=18,
+                         workload__decoder_layers=6, workload__hidden_size=768, workload__attention_heads=8,
+                         workload__intermediate_size=3072, workload__vocabulary_size=5000,
+                         workload__sequence_length=307, workload__decoder_sequence_length=46,
+                         workload__batch_size=256, task__precision="fp32", task__optimizer="adam",
+                         task__flash_attention=False, task__accumulation_steps=4, scale__gpu_count=4,
+                         data__kind="audio")
+    device = catalog_gpu("v100-32gb-pcie", answers, 4)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_samples_per_s"]
 
 
 def espnet_asr_utterances_per_s(part_id: str, gpus: int, parameters: int, layers: int, mlp: int, batch: int,
@@ -1416,6 +1458,20 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("dle-fastpitch-a100-amp-8gpu", f"{FASTPITCH}: 8 x A100 80GB, batch 32 a GPU, mixed precision, "
                    "623,498 mel frames/s (weak scaling 6.13, counted at ~8: +31 %)", 623_498,
                    lambda: fastpitch_training(8)),
+    # --- a transformer over audio with a decoder (speed_notes.AUDIO_DECODER_TRAINING_SHARE, fitted on these four) ---
+    *(PublishedSpeed(f"whisper-event-a100-40gb-{size}-bs{batch}", f"{published_workloads.WHISPER_EVENT}, A100 / "
+                     f"40GB: {size}, batch {batch}, {s_per_it} s/it", batch / s_per_it,
+                     functools.partial(whisper_event_samples_per_s, size, "a100-40gb-sxm", batch), fitted=True)
+      for size, batch, s_per_it in (("small", 64, 2.3), ("medium", 64, 5.8), ("large", 32, 5.9))),
+    PublishedSpeed("speechbrain-librispeech-transformer-4xv100", "speechbrain/speechbrain recipes/LibriSpeech/ASR/"
+                   "transformer/README.md (commit 5796c889): 'about 1 hour 35 minutes for each epoch on 4 NVDIA V100 "
+                   "(32GB)', LibriSpeech 960 h's 281,241 utterances", 281_241 / 5700,
+                   speechbrain_transformer_utterances_per_s, fitted=True),
+    *(PublishedSpeed(f"whisper-event-v100-16gb-{size}-bs{batch}", f"{published_workloads.WHISPER_EVENT}, V100 / "
+                     f"16 GB: {size}, batch {batch}, {s_per_it} s/it", batch / s_per_it,
+                     functools.partial(whisper_event_samples_per_s, size, "v100-16gb-sxm2", batch),
+                     xfail=V100_WHISPER_GAP)
+      for size, batch, s_per_it in (("small", 32, 1.3), ("medium", 16, 2.0), ("large", 8, 3.8))),
     # --- a speech recogniser's bound a GPU (speed_notes.ASR_ENCODER_FRAMES_PER_S_PER_GPU, the first two; AQ45) ---
     PublishedSpeed("espnet-ls-e-branchformer-8xa100", ESPNET_LS.format(
         "train_asr_e_branchformer", "\"Trained with A100 (40 GB) x 8 GPUs. It takes 40 minutes per epoch.\"; "
