@@ -85,9 +85,11 @@ def communication(sharding: str, gpus: int, parameters: float, trainable: float,
             + f", prefetched behind compute; {cpu_text}"))
     if sharding in ("zero3", "fsdp"):  # under no_sync (`held_whole`) the gradients reduce-scatter once a step
         syncs = 1 if held_whole else micro_steps
-        volume = ring * (micro_steps * 2 * parameters * 2.0 + syncs * trainable * gradient_bytes)
+        # A QLoRA base gathers its 4-bit weights (FSDP-QLoRA shards the NF4 storage): 0.5 B a weight, not 2 (AZ48).
+        volume = ring * (micro_steps * 2 * parameters * weight_bytes + syncs * trainable * gradient_bytes)
         return Communication(volume, overlap="compute", text=(
-            f"(n-1)/n x ({micro_steps} micro-batch(es) x 2 weight gathers x {parameters / 1e6:,.0f}M x 2 B + "
+            f"(n-1)/n x ({micro_steps} micro-batch(es) x 2 weight gathers x {parameters / 1e6:,.0f}M x "
+            f"{weight_bytes:.3g} B + "
             f"{syncs} gradient reduce-scatter(s) {trainable / 1e6:,.1f}M x {gradient_bytes:g} B), prefetched behind "
             "compute"))
     volume = 2 * ring * trainable * gradient_bytes

@@ -139,6 +139,11 @@ def test_communication_volumes_and_overlap():
     assert communication("zero1", 8, 1e9, 1e9, 2.0, 4).collective_bytes == data_parallel.collective_bytes
     assert communication("zero2", 8, 1e9, 1e9, 2.0, 4).collective_bytes == pytest.approx(7 / 8 * 1e9 * (4 * 2 + 2))
     assert communication("zero2", 8, 1e9, 1e9, 2.0, 1).collective_bytes == data_parallel.collective_bytes
+    # Audit AZ48: a QLoRA base's FSDP gathers move its NF4 weights, 0.5 B each, not 16-bit ones (a 70B's 69,068M
+    # weights x 2 B added ~12 min a step over a Gen3 x4 slot that are not spent).
+    qlora = communication("fsdp", 2, 69e9, 0.2e9, 2.0, 1, weight_bytes=0.5)
+    assert qlora.collective_bytes == pytest.approx(1 / 2 * (2 * 69e9 * 0.5 + 0.2e9 * 2.0))
+    assert "x 0.5 B" in qlora.text
 
 
 @pytest.mark.parametrize(("micro_batch", "published_ratio"), [
