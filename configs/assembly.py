@@ -156,15 +156,28 @@ def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
     """The workload's memory on this device: a CPU-only module (Raspberry Pi) has no CUDA context; a GPU that
     shares its memory with the CPU (Jetson, DGX Spark) holds what an offload would have put in RAM too."""
     memory, resident = ctx.memory, ctx.answers.resident()
+    task = ctx.answers.task
+    large = task.mode == "inference" and not task.prefill_chunk_tokens and stacks.large_card_chunk(
+        stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision), gpu_memory_gib(gpu), gpu.name)
     if gpu["memory_kind"] == "shared" and resident != ctx.answers:
-        memory = estimate_memory(resident, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes)
-    elif ctx.answers.task.expert_offload:  # the experts that fit beside the rest, with the margin, stay on the GPU
+        memory = estimate_memory(resident, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes, large_card=large)
+    else:
+        if large:  # vLLM's larger prefill chunk on this card
+            memory = estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes,
+                                     large_card=True)
+        memory = _offloaded_on(ctx, gpu, memory)
+    return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
+
+
+def _offloaded_on(ctx: Context, gpu: Part, memory: MemoryBreakdown) -> MemoryBreakdown:
+    """What stays on this card of an offloaded job: the experts or layers that fit (llama.cpp's --n-cpu-moe, -ngl)."""
+    if ctx.answers.task.expert_offload:  # the experts that fit beside the rest, with the margin, stay on the GPU
         room = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction) - memory.total_bytes
         memory = experts_kept_on_gpus(memory, ctx.shape, room, ctx.answers.scale.gpu_count)
     elif ctx.answers.task.layer_offload and chosen_by_you(ctx, gpu) and gpu["memory_kind"] != "shared":
         usable = usable_bytes(ctx, gpu) / (1 + ctx.rules.gpu.estimate_margin_fraction)
         memory = layers_kept_on_gpus(memory, ctx.answers, ctx.shape, usable, ctx.answers.scale.gpu_count)
-    return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
+    return memory
 
 
 def needed_bytes(ctx: Context, gpu: Part) -> int:

@@ -390,14 +390,15 @@ def micro_batch_per_gpu(global_batch: int, accumulation_steps: int, gpu_count: i
 
 
 def estimate_memory(
-    answers: Answers, shape: ModelShape, *, cuda_context_bytes: int = CUDA_CONTEXT_BYTES
+    answers: Answers, shape: ModelShape, *, cuda_context_bytes: int = CUDA_CONTEXT_BYTES, large_card: bool = False
 ) -> MemoryBreakdown:
     """Per-GPU memory for the wizard's answers on the model `shape` and the frozen models beside it; a device
-    without CUDA passes 0 context."""
+    without CUDA passes 0 context; `large_card`: one whose engine batches more tokens a prefill step
+    (stacks.large_card_chunk)."""
     precision, why = frozen_precision(answers, shape)
     frozen, frozen_line = methods.frozen_models(answers.workload.frozen_parameters, precision)
     frozen_line += why if frozen else ""
-    breakdown = model_memory(answers, shape, cuda_context_bytes)
+    breakdown = model_memory(answers, shape, cuda_context_bytes, large_card)
     if answers.task.mode == "training" and shape.output_pixels:  # a diffusion trainer's validation images
         breakdown = with_validation(shape, breakdown, answers.task.precision, tiled=answers.task.vae_tiling,
                                     vae_returns=answers.task.cache_embeddings)
@@ -442,7 +443,8 @@ def estimate_memory(
     return pipeline_memory(answers, shape, breakdown, frozen, frozen_line)
 
 
-def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -> MemoryBreakdown:
+def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int, large_card: bool = False
+                 ) -> MemoryBreakdown:
     """Per-GPU memory for the model `shape` itself."""
     task, scale = answers.task, answers.scale
     if task.mode == "training":
@@ -471,5 +473,5 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int) -
         quantization=task.quantization, kv_cache_dtype=task.kv_cache_dtype, expert_offload=task.expert_offload,
         prefill_chunk_tokens=task.prefill_chunk_tokens, media_encoder=not shape.vocabulary_size and (
             answers.workload.preset != "custom" or answers.data.kind != "text"),  # review AA: a text encoder left V out
-        flash_attention=task.flash_attention, cuda_graphs=task.cuda_graphs,
+        flash_attention=task.flash_attention, cuda_graphs=task.cuda_graphs, large_card=large_card,
     )

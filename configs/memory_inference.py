@@ -142,7 +142,7 @@ def estimate_inference(
     shape: ModelShape, *, precision: str, batch: int, generated_tokens: int = 0, gpu_count: int = 1,
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
     kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
-    media_encoder: bool = False, flash_attention: bool = True, cuda_graphs: bool = True,
+    media_encoder: bool = False, flash_attention: bool = True, cuda_graphs: bool = True, large_card: bool = False,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -236,12 +236,14 @@ def estimate_inference(
                     + (", 4 B each (llama.cpp's F32)" if state_bytes else "") + ", x b")
     formula.append(kv_text + (f" ({kv_cache_dtype} KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
-    chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens)
+    chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens, large_card)
     prefill = min(prompt * batch, chunk) if chunk else prompt * batch
     one_layer = replace(shape, layers=1, sequence_length=prefill)
     activations = transformer_activation_bytes(one_layer, 1, "none", True, 1, value_bytes,
                                                inference_per_token(shape)) / n
-    whose = "task.prefill_chunk_tokens" if prefill_chunk_tokens else "the engine's default"
+    whose = "task.prefill_chunk_tokens" if prefill_chunk_tokens else (
+        f"the engine's default on a card of {stacks.LARGE_CARD_GIB} GiB or more other than an A100" if large_card
+        and engine in stacks.LARGE_CARD_CHUNK_TOKENS else "the engine's default")
     chunked = f"{prefill:,} tokens: the prefill chunk of {chunk:,}, {whose}" if chunk and prefill < prompt * batch \
         else f"s {prompt} x b {batch}"
     formula.append(f"activations: prefill, {inference_working_set_text(shape, value_bytes)} "

@@ -101,9 +101,21 @@ TORCHTUNE_OUTPUT_CHUNKS = 8
 PREFILL_CHUNK_TOKENS = {"vllm": 2048, "sglang": 8192, "llama_cpp": 512, "hf_generate": 0}
 
 
-def prefill_chunk(engine: str, answered: int) -> int:
-    """The tokens a prefill step runs: as answered (task.prefill_chunk_tokens), else the engine's default."""
-    return answered or PREFILL_CHUNK_TOKENS[engine]
+# vLLM's server batches 8,192 tokens a step on a card of 70 GiB or more other than an A100, 2,048 elsewhere
+# (vllm/engine/arg_utils.py get_batch_defaults: "Setting large max_num_batched_tokens for A100 reduces throughput", PR
+# #17885), so an H100's prefill activations are 4x an A100's (audit AX48: Llama 4 Maverick's were counted at 2,048).
+LARGE_CARD_CHUNK_TOKENS = {"vllm": 8192}
+LARGE_CARD_GIB = 70
+
+
+def large_card_chunk(engine: str, card_gib: float, card_name: str) -> bool:
+    """Whether the engine's default prefill chunk on this card is its large cards' (LARGE_CARD_CHUNK_TOKENS)."""
+    return engine in LARGE_CARD_CHUNK_TOKENS and card_gib >= LARGE_CARD_GIB and "a100" not in card_name.lower()
+
+
+def prefill_chunk(engine: str, answered: int, large_card: bool = False) -> int:
+    """The tokens a prefill step runs: as answered (task.prefill_chunk_tokens), else the engine's default there."""
+    return answered or (LARGE_CARD_CHUNK_TOKENS.get(engine, 0) if large_card else 0) or PREFILL_CHUNK_TOKENS[engine]
 
 
 # The share of the card the engine plans for, replacing the rules' usable fraction (0: the rules' fraction).

@@ -44,3 +44,29 @@ def test_cuda_graphs_off_is_an_engine_switch():
 def test_vendor_eager_launch_is_within_a_third_of_its_published_rate():
     # Tencent's Hunyuan-Large FP8 on 8 x H20 with enforce_eager=True: 19.8 tokens/s (83.6 predicted with graphs).
     assert abs(hunyuan_large_eager(1) / 19.8 - 1) < 0.35
+
+
+def test_vllm_batches_8192_tokens_a_prefill_step_on_a_large_card_other_than_an_a100(catalog):
+    # vllm/engine/arg_utils.py get_batch_defaults: the OpenAI server's max_num_batched_tokens is 8,192 on a card of
+    # 70 GiB or more other than an A100 (PR #17885: larger hurt the A100's throughput), 2,048 elsewhere; audit AX48's
+    # Llama 4 Maverick on 8 x H100 was counted at 2,048.
+    import datetime as dt
+
+    from pth_top.configs.recommend import recommend
+
+    job = answers("inference_server", workload__preset="llama3-8b", workload__sequence_length=32768,
+                  workload__batch_size=4, task__mode="inference", task__precision="bf16",
+                  task__serving_engine="vllm")
+    builds = {gpu: recommend(job, catalog, today=dt.date(2026, 5, 10), pins={"gpu": (gpu, 1)})
+              for gpu in ("h100-80gb-pcie", "a100-80gb-pcie", "l40s-48gb")}
+    said = {gpu: next(line for line in build.memory.formula if line.startswith("activations: prefill"))
+            for gpu, build in builds.items()}
+    assert "the prefill chunk of 8,192, the engine's default on a card of 70 GiB" in said["h100-80gb-pcie"]
+    assert "2,048 tokens: the prefill chunk of 2,048, the engine's default)" in said["a100-80gb-pcie"]
+    assert "the prefill chunk of 2,048" in said["l40s-48gb"]
+    h100, a100 = (builds[gpu].memory.activations_bytes for gpu in ("h100-80gb-pcie", "a100-80gb-pcie"))
+    assert h100 > 1.5 * a100  # the prefill working set 4x, beside the CUDA graphs and logits
+    # Answered (--max-num-batched-tokens), the chunk is the answer's on every card.
+    asked = recommend(job.with_value("task", "prefill_chunk_tokens", 2048), catalog, today=dt.date(2026, 5, 10),
+                      pins={"gpu": ("h100-80gb-pcie", 1)})
+    assert asked.memory.activations_bytes == a100
