@@ -132,15 +132,40 @@ def best_bought(ctx: Context, context_for: Callable[[Answers], Context]) -> Boug
             continue
         each = part_price(ctx, system)
         seconds, _, _, figures = _epoch_seconds(ctx, gpu, spread_out, fewest)
-        nodes = fewest
+        nodes, work_s = fewest, seconds * fewest  # a node-second's work: near-linear over the nodes
         if seconds > SLOW_RUN_DAYS * 86400:  # data parallel: more nodes, near-linearly less time, as the budget allows
-            needed = math.ceil(seconds * fewest / (SLOW_RUN_DAYS * 86400))
-            nodes = max(fewest, min(needed, int(ctx.budget_cny // each)))
-        run = seconds * fewest / nodes
+            month = as_answered_for_a_month(ctx, context_for, gpu, fewest, spread_out, work_s)
+            affordable = int(ctx.budget_cny // each)
+            if month is not None and month[0] <= affordable:
+                nodes, work_s, spread_out, figures = month
+                how = "ZeRO-3" if ctx.answers.task.mode == "training" else how
+            else:
+                nodes = max(fewest, min(math.ceil(work_s / (SLOW_RUN_DAYS * 86400)), affordable))
+        run = work_s / nodes
         options.append(Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how, figures))
     # Within budget first, then the shortest run, the cheapest, the catalog's order.
     return min(options, key=lambda option: (option.price > ctx.budget_cny, option.run_s, option.price,
                                             option.system.id)) if options else None
+
+
+def as_answered_for_a_month(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, fewest: int,
+                            spread_out: Context, work_s: float
+                            ) -> tuple[int, float, Context, dict[str, float]] | None:
+    """For a run of over SLOW_RUN_DAYS whose fewest nodes hold it only at micro-batch 1 with full recompute: the nodes
+    that finish it in SLOW_RUN_DAYS at the job's own micro-batch and recompute, where ZeRO-3 across them shards enough
+    to hold it (audit BC49: Phi-3.5-MoE's 4.9T tokens were sized at 73 nodes at the recomputed rate, ~49 by the
+    published one); its nodes, node-seconds of work, the job over them and a node's figures, or None."""
+    if spread_out.answers.task == ctx.answers.task:  # held as answered already
+        return None
+    own = spread(ctx, context_for, MAX_GPUS * fewest, ctx.answers)
+    own_s, _, _, figures = _epoch_seconds(ctx, gpu, own, fewest)
+    if not own_s or own_s * fewest >= work_s:
+        return None
+    nodes = max(fewest, math.ceil(own_s * fewest / (SLOW_RUN_DAYS * 86400)))
+    across = spread(ctx, context_for, MAX_GPUS * nodes, ctx.answers)
+    if across.memory.total_bytes > usable_bytes(across, gpu) or nodes > MAX_NODES:
+        return None
+    return nodes, own_s * fewest, across, figures
 
 
 def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str:
@@ -156,7 +181,13 @@ def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str
     time = (f"; one epoch in ~{duration(run)} at a node's rate"
             + nic_bound_text(spread_out.answers, ctx.shape, gpu, nodes, run, figures)) if run else ""
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
-    held = "" if holds_on_one else f", {fewest} hold it at {held}" if nodes > fewest else f", {held}"
+    if holds_on_one:
+        held = ""
+    elif nodes > fewest and spread_out.answers.scale.gpu_count == nodes * MAX_GPUS:  # as_answered_for_a_month's
+        held = (f", {held} at the job's own micro-batch and recompute; {fewest} hold it at "
+                f"{small_activations_label(ctx.answers)}")
+    else:
+        held = f", {fewest} hold it at {held}" if nodes > fewest else f", {held}"
     return (f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs{held}), linked {linked}: "
             f"{money(price, ctx.currency, ctx.rules)}, {against} (the fabric's switches and cables not priced "
             f"here){time}")
@@ -229,7 +260,7 @@ def _nodes_lines(ctx: Context, context_for: Callable[[Answers], Context], gpu: P
                  f"${usd:g}/GPU-hour that is ~{money(hour, ctx.currency, ctx.rules)}/h, "
                  f"~{money(hour * 24, ctx.currency, ctx.rules)}/day ({rent.source}, as of "
                  f"{rent.as_of}){rent_market_note(ctx.market)}"]
-        run_time = _run_time(ctx, gpu, usd, nodes, spread_out)
+        run_time = _run_time(ctx, context_for, gpu, usd, nodes, spread_out)
         lines[0] += f"; {run_time}" if run_time else ""
     lines.extend(single_node_ways(ctx, context_for, gpu, usd * rate * MAX_GPUS))
     return lines
@@ -279,7 +310,8 @@ def _epoch_seconds(ctx: Context, gpu: Part, spread_out: Context, nodes: int
     return seconds, what, node, figures
 
 
-def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Context) -> str:
+def _run_time(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part, usd: float, nodes: int,
+              spread_out: Context) -> str:
     """How long a training epoch takes on the rented nodes and what it costs: a node's rate (ZeRO-3 over its NVLink)
     times the nodes, as data parallel scales near-linearly across them; and the nodes that finish it in SLOW_RUN_DAYS
     (Apertus-70B's 15T tokens on 3 nodes: ~22 years at the rate, not a rent a day alone)."""
@@ -299,8 +331,16 @@ def _run_time(ctx: Context, gpu: Part, usd: float, nodes: int, spread_out: Conte
         # ZeRO-3 moves as much a GPU over more nodes: the month holds where the NICs do not set the pace (audit ZW26).
         how = (", with Megatron's tensor parallel in each node and pipeline parallel across them, not ZeRO-3 at this "
                "micro-batch, whose gathers set the pace above" if nic_bound else "")
-        line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days for the same "
-                 f"GPU-hours{how}, as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
+        same = " for the same GPU-hours"
+        month = as_answered_for_a_month(ctx, context_for, gpu, nodes, spread_out, seconds * nodes)
+        if month is not None:  # across more nodes the job holds at its own micro-batch, without the recompute
+            needed, own_work_s, held, _ = month
+            same = (f" at the job's own micro-batch and recompute, which ZeRO-3 across them holds "
+                    f"({held.memory.total_bytes / GIB:.1f} GiB per GPU): {own_work_s / 3600 * MAX_GPUS:,.0f} "
+                    "GPU-hours")
+            how = ""
+        line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days{same}{how}, "
+                 f"as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"
                  f"{global_batch_note(ctx.answers.workload.batch_size, needed, training_split(ctx.answers))}")
     return line
 

@@ -633,3 +633,25 @@ def test_a_long_pretraining_run_names_the_servers_the_budget_buys_that_finish_it
     servers = int(re.search(r" across (\d+) x ", bought[0]).group(1))
     days = float(re.search(r"one epoch in ~([\d.]+) days", bought[0]).group(1))
     assert servers >= 2 and "within $5,000,000" in bought[0] and days < build.speed.figures["epoch_hours"] / 24 / 4
+
+
+def test_nodes_bought_for_a_month_run_the_job_as_answered_where_zero3_across_them_holds_it(catalog):
+    # Audit BC49: Phi-3.5-MoE's pretraining (its model card: 41.9B, 6.6B active, 4.9T tokens on 512 H100-80G in 23
+    # days, ~4,816 tokens/s a GPU) was sold 73 DGX H100s for $17.52M at the 2 fewest nodes' full recompute, where the
+    # rented-node warning said 55 at its own micro-batch; the published rate needs ~49 for 30 days.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=41_873_153_024, workload__active_parameters=6_600_000_000,
+                  workload__experts_count=16, workload__experts_per_token=2, workload__layers=32,
+                  workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__intermediate_size=12800, workload__gated_mlp=True, workload__vocabulary_size=32064,
+                  workload__sequence_length=4096, workload__batch_size=1024, task__method="full",
+                  data__tokens_count=4_900_000_000_000, scale__gpu_count=8, scale__sharding="zero3",
+                  budget__currency="USD", budget__amount=20e6)
+    build = recommend(job, catalog, today=TODAY)
+    bought = next(line for line in build.feasible_alternatives if line.startswith("bought: "))
+    nodes = int(bought.split(" across ")[1].split(" x ")[0])
+    assert 45 <= nodes <= 60 and "at the job's own micro-batch and recompute" in bought, bought
+    beyond = next(line for line in build.feasible_alternatives if line.startswith("beyond one machine"))
+    assert f"; {nodes} nodes ({nodes * 8} GPUs) finish it in ~30 days at the job's own micro-batch" in beyond, beyond
+    rent = next(line for line in build.warnings if line.startswith("to finish in ~30 days, rent "))
+    assert rent.startswith(f"to finish in ~30 days, rent {nodes} nodes"), rent
