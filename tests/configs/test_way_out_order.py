@@ -45,3 +45,17 @@ def test_a_tight_way_out_gives_way_to_one_on_the_same_cards_with_room_no_dearer_
     dearer = Alternative("dearer", price_cny=49766, build_key=("rtx-4060-ti-16gb", 4, 3, 49766), training_rate=1050)
     assert same_build_fastest_first([tight, roomy], 2) == [roomy, tight]
     assert same_build_fastest_first([tight, dearer], 2) == [tight, dearer]  # the margin costs money: order kept
+
+
+def test_a_way_out_no_dearer_no_slower_and_no_tighter_comes_before_the_one_it_beats(catalog):
+    # Audit BC49: Dolphin 2.9's full fine-tune of Llama 3 8B at 4k (axolotl, DeepSpeed) on 4 used cards for EUR 15,000
+    # led with ZeRO-Offload at EUR 14,031, ~2,486 tokens/s, before ZeRO-3 with CPU offload at EUR 13,305, ~2,764.
+    job = answers("team_training", workload__preset="llama3-8b", workload__sequence_length=4096,
+                  workload__batch_size=8, task__mode="training", task__precision="bf16", task__recompute="full",
+                  task__method="full", scale__gpu_count=4, scale__sharding="zero3", budget__amount=15000.0,
+                  budget__currency="EUR", budget__condition="used")
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    offload = [line for line in lines if line.startswith(("ZeRO-3 with CPU offload", "ZeRO-Offload"))]
+    assert len(offload) == 2 and offload[0].startswith("ZeRO-3 with CPU offload"), offload
+    price = [float(re.search(r"build €([\d,]+)", line).group(1).replace(",", "")) for line in offload]
+    assert price[0] <= price[1] and rate(offload[0]) >= rate(offload[1])
