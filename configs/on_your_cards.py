@@ -42,11 +42,19 @@ def on_the_pinned_gpus(ctx: Context, pinned_context_for: Callable[[Answers], Con
             then = next((each[1] for each in found if not each[1].slow_rate), None)
         elif _offloaded(first[1]):  # audit ZB18: pure bf16 on 4 owned 3090s, 1.8x ZeRO-3 offload's rate
             then = next((each[1] for each in found if not _offloaded(each[1])), None)
+        elif _other_optimizer(ctx, first[1]):  # audit BC49: Bespoke-Stratos-32B's own ZeRO-3 offload after AdamW8bit
+            then = next((each[1] for each in found if not _other_optimizer(ctx, each[1])), None)
         else:
             then = next((each[1] for each in found if not each[1].tight), None) if first[1].tight else None
         return [first[1], *([then] if then is not None else [])]
     alone = next((alternative for label, alternative, _ in found if label == ""), None)
     return [first[1]] + ([alone] if alone is not None else [])
+
+
+def _other_optimizer(ctx: Context, alternative: Alternative) -> bool:
+    """A way out that steps another optimizer than the answers' (an 8-bit one): the one that keeps it follows."""
+    answers = alternative.answers
+    return answers is not None and answers.task.optimizer != ctx.answers.task.optimizer
 
 
 def _offloaded(alternative: Alternative) -> bool:

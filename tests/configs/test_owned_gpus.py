@@ -425,3 +425,20 @@ def test_four_owned_3090s_are_offered_pure_bf16_after_cpu_offload_for_a_7b_full_
     assert then.startswith("keeping your 4 x NVIDIA GeForce RTX 3090 24GB, pure bf16"), then
     pure = recommend(job.with_value("task", "mixed_layout", "bf16_pure"), catalog, today=TODAY)
     assert pure.feasible and pure.memory.total_bytes < 0.6 * build.memory.total_bytes
+
+
+def test_an_8_bit_optimizer_on_your_cards_is_followed_by_the_lever_that_keeps_yours(catalog):
+    # Audit BC49: Bespoke-Stratos-32B (Qwen2.5-32B's full fine-tune at 16,384 tokens; its recipe, Sky-T1's, ZeRO-3
+    # with CPU offload on 8 x H100) on 8 owned H100s was offered AdamW8bit alone, where the offload that keeps AdamW
+    # fits at 43 GiB a GPU.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=32_763_876_352, workload__layers=64, workload__hidden_size=5120,
+                  workload__attention_heads=40, workload__kv_heads=8, workload__intermediate_size=27648,
+                  workload__gated_mlp=True, workload__vocabulary_size=152_064, workload__sequence_length=16384,
+                  workload__batch_size=96, task__mode="training", task__precision="bf16", task__recompute="full",
+                  task__accumulation_steps=12, task__method="full", data__tokens_count=100_000_000,
+                  scale__gpu_count=8, scale__sharding="zero3", budget__amount=30000.0, budget__currency="USD",
+                  budget__owned_gpu="h100-80gb-sxm", budget__owned_gpu_count=8)
+    build = recommend(job, catalog, today=TODAY)
+    first, then = build.feasible_alternatives[:2]
+    assert "an 8-bit optimizer" in first and "ZeRO-3 with CPU offload" in then and "8-bit" not in then, (first, then)
