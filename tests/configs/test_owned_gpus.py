@@ -442,3 +442,21 @@ def test_an_8_bit_optimizer_on_your_cards_is_followed_by_the_lever_that_keeps_yo
     build = recommend(job, catalog, today=TODAY)
     first, then = build.feasible_alternatives[:2]
     assert "an 8-bit optimizer" in first and "ZeRO-3 with CPU offload" in then and "8-bit" not in then, (first, then)
+
+
+def test_cards_you_have_that_hold_the_job_are_not_set_aside_to_save_on_the_rest(catalog):
+    # Audit AY48: SpeechBrain's LibriSpeech Transformer on 4 owned V100 32GB (7.2 GiB a GPU of 30.4), whose server host
+    # is EUR 1,501 over EUR 6,000, was told the nearest build over budget buys 4 new RTX 5060 8GB at micro-batch 1 with
+    # full recompute, EUR 629 over: 128 GB of cards that hold the job set aside for 32 GB.
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer", workload__layers=18,
+                  workload__decoder_layers=6, workload__hidden_size=768, workload__attention_heads=8,
+                  workload__intermediate_size=3072, workload__vocabulary_size=5000, workload__sequence_length=307,
+                  workload__decoder_sequence_length=46, workload__batch_size=256, task__mode="training",
+                  task__precision="fp32", task__optimizer="adam", task__flash_attention=False,
+                  task__accumulation_steps=4, data__kind="audio", data__images_count=281_241,
+                  data__dataset_size_gb=60.0, scale__gpu_count=4, budget__amount=6000.0, budget__currency="EUR",
+                  budget__owned_gpu="v100-32gb-pcie", budget__owned_gpu_count=4)
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible and "the cards you have hold the job" in build.blockers[0], build.blockers
+    assert not any("buying other cards" in line for line in (*build.blockers, *build.feasible_alternatives)), \
+        build.blockers
