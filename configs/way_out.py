@@ -106,12 +106,19 @@ def same_build_fastest_first(found: list[Alternative], keeping: int) -> list[Alt
         # offload at EUR 13,305, ~2,764).
         better = [other for other in remaining if next_one.training_rate and other.price_cny <= next_one.price_cny
                   and other.training_rate >= next_one.training_rate and (next_one.tight or not other.tight)
-                  and (other.price_cny < next_one.price_cny or other.training_rate > next_one.training_rate)]
+                  and (other.price_cny < next_one.price_cny or other.training_rate > next_one.training_rate)
+                  and _same_condition(other, next_one)]
         pick = max(faster, key=lambda other: other.training_rate) if faster else roomier[0] if roomier else \
             better[0] if better else next_one
         remaining.remove(pick)
         ordered.append(pick)
     return ordered + found[keeping:]
+
+
+def _same_condition(one: Alternative, other: Alternative) -> bool:
+    """Whether two ways out buy on the same terms: a used card is offered where it is, not ahead of a new one."""
+    return one.answers is None or other.answers is None or \
+        one.answers.budget.condition == other.answers.budget.condition
 
 
 def way_out_prediction(ctx: Context, gpu: Part, assembly: Assembly) -> tuple[sp.Prediction | None, bool]:

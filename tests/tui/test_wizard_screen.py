@@ -262,7 +262,7 @@ async def test_fields_show_the_help_and_limits_their_struct_declares():
         screen = app.screen
         assert screen.query_one("#scale-gpu_count").tooltip == "GPUs in the machine; 1 to 8"
         assert screen.query_one("#budget-max_power_w").tooltip == "wall power limit in W (0: none); 0 to 100000"
-        assert screen.query_one("#scale-sharding").tooltip == "ZeRO stage or FSDP"
+        assert screen.query_one("#scale-sharding").tooltip.startswith("ZeRO stage or FSDP; layers: training in one")
 
 
 async def test_the_catalog_loads_in_a_worker_behind_a_loading_line(monkeypatch):

@@ -166,6 +166,7 @@ CHOICE_LABELS = {
         "none": "None (plain DDP)", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
         "zero_offload": "ZeRO-Offload (states in CPU RAM)",
         "fsdp_offload": "ZeRO-3 or FSDP + CPU offload (weights in RAM)",
+        "layers": "Layer split (device map, one GPU at a time)",
     },
     ("task", "training_stack"): {"hf_trainer": "HF Trainer (eager fp32 loss)", "torchtune": "torchtune (chunked loss)",
                                  "liger": "Liger (fused linear loss)", "unsloth": "Unsloth (fused loss, CPU ckpt)"},
