@@ -344,10 +344,11 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("scale", "sharding", "fsdp_offload is for training a transformer, fully or with LoRA and "
                          "QLoRA (FSDP's CPUOffload, DeepSpeed's ZeRO-3 offload_param and offload_optimizer)"))
     if answers.scale.sharding == "layers" and (task.mode != "training" or model_kind != "transformer"
-                                                or task.sequence_parallel):
-        problems.append(("scale", "sharding", "layers splits a transformer's layers over the GPUs for training, "
-                         "without task.sequence_parallel; inference splits them by its engine (task.serving_engine: "
-                         "generate()'s device map, llama.cpp's layer split, vLLM's pipeline parallel)"))
+                                                or task.sequence_parallel or workload.decoder_layers):
+        problems.append(("scale", "sharding", "layers splits a decoder's layers over the GPUs for training, "
+                         "without task.sequence_parallel or an encoder-decoder's two stacks; inference splits them by "
+                         "its engine (task.serving_engine: generate()'s device map, llama.cpp's layer split, vLLM's "
+                         "pipeline parallel)"))
     if task.mode == "training" and task.method in FROZEN_BACKWARD_METHODS and model_kind != "transformer":
         problems.append(
             ("task", "method", f"{task.method} adapts a transformer's matrices; this model is a {model_kind}")

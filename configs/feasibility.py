@@ -70,7 +70,9 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             card = f"even the cheapest build ({_money(ctx, assembly.total_cny)}) is over budget and its {gpu.name} has"
         usable = usable_bytes(ctx, gpu) / GIB
         at = f" at micro-batch {micro_batch_of(ctx.answers)}" if ctx.answers.task.mode == "training" else ""
-        line = f"not feasible within {budget}: needs {need:.1f} GiB per GPU{at}, {card} {usable:.1f} GiB usable"
+        places = 2 if f"{need:.1f}" == f"{usable:.1f}" else 1  # "needs 23.3, has 23.3" reads as a fit
+        line = (f"not feasible within {budget}: needs {need:.{places}f} GiB per GPU{at}, {card} {usable:.{places}f} "
+                "GiB usable")
         if fit is not None and fit.cheapest_fitting is not None:
             fitting_build, fitting = fit.cheapest_fitting
             price = fitting_build.total_cny
@@ -398,7 +400,7 @@ def stack_verdicts(ctx: Context, gpu: Part | None, context_for: Callable[[Answer
         fits = fit != SHORT
         if fits != fits_here:
             tight = ", tight: inside usable memory, not the estimator's margin" if fit == TIGHT else ""
-            own = usable_bytes(other, gpu)  # an engine's own share of the card (vLLM's 0.9, llama.cpp's 0.98)
+            own = usable_bytes(other, gpu)  # an engine's own share of the card (vLLM's 0.9, llama.cpp's 0.97)
             of = f" of {own / GIB:.1f} usable" if abs(own - usable) > 0.05 * GIB else ""
             changed[fits].append(f"{labels[choice].split(' (')[0]} {other.memory.total_bytes / GIB:.1f} GiB{of}{tight}")
     lines = []

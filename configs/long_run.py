@@ -141,7 +141,9 @@ def rented_run_line(build: Build, context_for: Callable[[Answers], Context], whi
     if answers.task.mode != "training" or build.blockers or not rate or hours < ONE_OFF_RUN_HOURS:
         return ""
     node = answers.with_value("scale", "gpu_count", NODE_GPUS)
-    if answers.task.method == "full" and answers.scale.sharding in ("none", "zero1", "zero2"):
+    if answers.scale.sharding == "layers":  # a rented node's 8 GPUs each take their own samples, not one at a time
+        node = node.with_value("scale", "sharding", "none")
+    if answers.task.method == "full" and node.scale.sharding in ("none", "zero1", "zero2"):
         node = node.with_value("scale", "sharding", "fsdp")
     rented = context_for(node)
     shape, _ = model_shape(node.workload)

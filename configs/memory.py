@@ -174,7 +174,8 @@ def estimate_training(
 
 
 def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
-    """The layers one GPU of a layer split holds, ceil(L/n), each kind (window, linear, decoder) in its share."""
+    """The layers one GPU of a layer split holds, ceil(L/n), its window and linear ones in their share (a decoder's:
+    answers.py refuses an encoder-decoder's split, whose first GPU holds the encoder)."""
     if gpus <= 1 or shape.layers <= 1:
         return shape
     held = -(-shape.layers // gpus)
@@ -182,8 +183,7 @@ def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
     def share(count: int) -> int:
         return min(held, round(count * held / shape.layers))
     return replace(shape, layers=held, sliding_window_layers=share(shape.sliding_window_layers),
-                   linear_attention_layers=share(shape.linear_attention_layers),
-                   decoder_layers=min(held - 1, share(shape.decoder_layers)) if shape.decoder_layers else 0)
+                   linear_attention_layers=share(shape.linear_attention_layers))
 
 
 EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffusers' EMAModel)

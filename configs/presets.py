@@ -187,6 +187,11 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
             and (answers.data.kind in ("images", "video", "mixed") or shape.vision_layers):
         lines.append(VISION_ENCODER_COUNTED if shape.vision_layers else VISION_LANGUAGE_MODEL if shape.vocabulary_size
                      else DIFFUSION_TRANSFORMER_TRAINED)
+    if task.mode == "training" and kind == "transformer" and answers.data.kind == "audio" and shape.vocabulary_size \
+            and not shape.encoder_only and not shape.encoder_decoder:  # review r71: a CTC encoder left so, 2.3x fast
+        lines.append("an audio transformer with a vocabulary and no encoder stack is timed as a decoder over audio "
+                     "codes (Parler-TTS), at 0.4 of a language model's utilisation: a CTC encoder (wav2vec 2.0, a "
+                     "CTC Conformer) is workload.encoder_only = true, 0.18")
     if kind == "generic":  # audit YE15: HiFi-GAN's 84.6M parameters "fit" 8 GPUs at 0 GiB of activations
         lines.append("estimate: a model given by its parameter count alone has its weights, gradients and optimizer "
                      "states counted but no activations (a floor: a GAN vocoder's or a U-Net's are most of its "

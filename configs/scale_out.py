@@ -158,14 +158,21 @@ def as_answered_for_a_month(ctx: Context, context_for: Callable[[Answers], Conte
     if spread_out.answers.task == ctx.answers.task:  # held as answered already
         return None
     own = spread(ctx, context_for, MAX_GPUS * fewest, ctx.answers)
-    own_s, _, _, figures = _epoch_seconds(ctx, gpu, own, fewest)
+    own_s, _, _, _ = _epoch_seconds(ctx, gpu, own, fewest)
     if not own_s or own_s * fewest >= work_s:
         return None
     nodes = max(fewest, math.ceil(own_s * fewest / (SLOW_RUN_DAYS * 86400)))
     across = spread(ctx, context_for, MAX_GPUS * nodes, ctx.answers)
     if across.memory.total_bytes > usable_bytes(across, gpu) or nodes > MAX_NODES:
         return None
-    return nodes, own_s * fewest, across, figures
+    # A node timed at the micro-batch each GPU runs across them, so ZeRO-3's gathers are weighed against its compute.
+    batch = ctx.answers.workload.batch_size
+    node = across.answers.with_value("scale", "gpu_count", MAX_GPUS).with_value("workload", "batch_size",
+                                                                                -(-batch // nodes))
+    figures = job_figures(node, ctx.shape, dict(gpu.spec), gpu.name, MAX_GPUS)
+    rate = training_rate(figures)
+    seconds = epoch_seconds(node, ctx.shape, rate * nodes)[0] if rate else 0.0
+    return (nodes, seconds * nodes, across, figures) if seconds else None
 
 
 def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str:
@@ -334,10 +341,11 @@ def _run_time(ctx: Context, context_for: Callable[[Answers], Context], gpu: Part
         same = " for the same GPU-hours"
         month = as_answered_for_a_month(ctx, context_for, gpu, nodes, spread_out, seconds * nodes)
         if month is not None:  # across more nodes the job holds at its own micro-batch, without the recompute
-            needed, own_work_s, held, _ = month
+            needed, own_work_s, held, month_figures = month
             same = (f" at the job's own micro-batch and recompute, which ZeRO-3 across them holds "
                     f"({held.memory.total_bytes / GIB:.1f} GiB per GPU): {own_work_s / 3600 * MAX_GPUS:,.0f} "
-                    "GPU-hours")
+                    "GPU-hours" + nic_bound_text(held.answers, ctx.shape, gpu, needed, own_work_s / needed,
+                                                 month_figures))
             how = ""
         line += (f"; {needed:,} nodes ({needed * MAX_GPUS:,} GPUs) finish it in ~{SLOW_RUN_DAYS:g} days{same}{how}, "
                  f"as data parallel scales near-linearly across nodes ({LLAMA2_SCALING})"

@@ -428,7 +428,9 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     out.summary.extend([line, audio_note] if audio_note and shape.kind == "transformer" else [line])
     if run_s > sp.SLOW_RUN_DAYS * 86400:
         out.warnings.append(f"slow: {what} takes ~{sp.duration(run_s)} on {n} x {device.name} (over "
-                            f"{sp.SLOW_RUN_DAYS:g} days): more or faster GPUs (more nodes)"
+                            f"{sp.SLOW_RUN_DAYS:g} days): "
+                            + ("faster GPUs, or ZeRO-3 or FSDP over these, where a layer split runs one at a time"
+                               if layer_split else "more or faster GPUs (more nodes)")
                             + (", or for a fine-tune LoRA instead of full training" if method == "full"
                                and not methods.pretraining(answers, shape.parameters) else ""))
     return out

@@ -66,8 +66,8 @@ class Communication:
 def communication(sharding: str, gpus: int, parameters: float, trainable: float, gradient_bytes: float,
                   micro_steps: int, weight_bytes: float = 2.0, held_whole: bool = False) -> Communication:
     """Data parallel: a ring all-reduce moves 2(n-1)/n x the gradients per step (nccl-tests' busbw), overlapped
-    with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the 16-bit weights for forward
-    and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
+    with backward (PyTorch DDP's buckets, arXiv:2006.15704); ZeRO-3/FSDP gathers the weights (`weight_bytes` each)
+    for forward and backward and reduce-scatters the gradients on every micro-batch, prefetched behind compute
     (arXiv:1910.02054: 1.5x data parallel's volume); ZeRO-Offload also ships gradients down and 16-bit weights up
     over PCIe each step, not overlapped here (an upper bound); FSDP with CPU offload uploads each GPU's shard of the
     weights (`weight_bytes` a parameter) for forward and backward on every micro-batch, prefetched behind compute

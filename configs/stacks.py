@@ -120,11 +120,8 @@ def prefill_chunk(engine: str, answered: int, large_card: bool = False) -> int:
 
 # The share of the card the engine plans for, replacing the rules' usable fraction (0: the rules' fraction).
 ENGINE_MEMORY_FRACTION = {"vllm": 0.9}
-# An engine that allocates its weights, KV cache and compute buffers once at load, with no caching allocator's slack,
-# may plan for more of a dedicated card than the rules' 95 %: dots.llm1's Q4_0 at 32k with a q8_0 cache ran in 93,701
-# MiB of llama.cpp's buffers on a 97,887 MiB RTX PRO 6000 (96 % with its context; ggml-org/llama.cpp#14118), which the
-# rules' fraction refused (audit AX48). 3 % stays back for a display and a layer split's uneven share (Goliath-120B's
-# Q4_K_M, 23.3 GiB a GPU on three 24 GB cards, is run in Q4_0 there: hardware-corner.net, audit XO10).
+# llama.cpp allocates its buffers once, with no caching allocator's slack: dots.llm1's Q4_0 at 32k ran in 93,701 MiB of
+# them on a 97,887 MiB card (96 % with its context; ggml-org/llama.cpp#14118, audit AX48); 3 % stays back for a display.
 STATIC_BUFFERS_FRACTION = {"llama_cpp": 0.97}
 # SGLang plans its static pool (weights and KV cache) as the card less a reserve for activations and CUDA graphs:
 # server_args.py's mem_fraction_static = (card - reserved) / card, reserved = 512 MiB + 1.5 MiB a prefill-chunk token +
@@ -175,7 +172,7 @@ def recompute_of(stack: str, answered: str) -> str:
 def autocast(precision: str, sharding: str) -> bool:
     """Whether the step runs under PyTorch autocast over an fp32 model: AMP (amp_fp16) in plain data parallel; DeepSpeed
     and FSDP cast the weights to 16-bit themselves (their own mixed precision, no autocast)."""
-    return precision == "amp_fp16" and sharding == "none"
+    return precision == "amp_fp16" and sharding in ("none", "layers")
 
 
 def mixed_layout_of(stack: str, precision: str, answered: str) -> str:

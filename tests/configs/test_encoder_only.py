@@ -114,6 +114,10 @@ def test_an_audio_transformer_with_a_decoder_trains_at_its_own_share(catalog):
         assert steps[0] * 0.4 == pytest.approx(steps[1], rel=0.02)
         assert any("a transformer over audio with a decoder" in line and "at 0.4 of" in line
                    for line in audio.speed.summary), audio.speed.summary
+    # A decoder over codes is said to be timed as one, so a CTC encoder left without encoder_only is told (review r71).
+    said = [line for line in recommend(answers("personal_research", data__kind="audio", **parler), catalog,
+                                       today=TODAY).warnings if "timed as a decoder over audio codes" in line]
+    assert said and "workload.encoder_only = true" in said[0]
 
 
 def test_an_encoders_rate_never_rises_with_a_longer_input(catalog):

@@ -4,6 +4,7 @@ device_map="auto", as multi-GPU QLoRA scripts load a base too large for one card
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -70,3 +71,26 @@ def test_a_layer_split_is_for_training_a_transformer_without_a_sequence_split():
     ring = answers(**{**OPENBUDDY_70B_QLORA, "scale__sharding": "layers", "task__sequence_parallel": True})
     assert "sharding" in [key for _, key, _ in cross_field_problems(ring)]
     assert not cross_field_problems(answers(**{**OPENBUDDY_70B_QLORA, "scale__sharding": "layers"}))
+    # An encoder-decoder's device map puts its encoder on the first GPU, not a share of each stack (review r71).
+    whisper = answers(**{**OPENBUDDY_70B_QLORA, "scale__sharding": "layers", "workload__decoder_layers": 40,
+                         "workload__decoder_sequence_length": 448})
+    assert "sharding" in [key for _, key, _ in cross_field_problems(whisper)]
+
+
+def test_a_split_on_one_gpu_is_the_same_job_and_a_rented_node_runs_data_parallel(catalog):
+    # Review r71: AMP's fp32 norms were dropped under a layer split (4 GiB less than the same job on one GPU), and the
+    # rented node of 8 kept the split, one GPU at a time: 8 H100s priced at one's rate (~4.7 days, where ~14 h).
+    job = answers(**{**OPENBUDDY_70B_QLORA, "task__precision": "amp_fp16", "scale__gpu_count": 1})
+    one = {sharding: _memory_of(job.with_value("scale", "sharding", sharding)) for sharding in ("none", "layers")}
+    assert one["none"].activations_bytes == one["layers"].activations_bytes
+    split = answers(**{**OPENBUDDY_70B_QLORA, "scale__sharding": "layers", "data__tokens_count": 300_000_000})
+    build = recommend(split, catalog, today=TODAY, pins={"gpu": ("rtx-3090-24gb", 2)})
+    slow = next(line for line in build.warnings if line.startswith("slow: "))
+    assert "where a layer split runs one at a time" in slow and "more or faster GPUs" not in slow, slow
+    rent = next(line for line in build.warnings if line.startswith("or rent it: 8 x "))
+    hours = float(re.search(r"run it in ~([\d.]+) h for", rent).group(1))  # data parallel: each card holds a copy
+    assert hours < 24, rent
+
+
+def _memory_of(job):
+    return model_memory(job, model_shape(job.workload)[0], 512 * 2**20)
