@@ -326,7 +326,8 @@ def training_activations(
             # the dropout: Korthikanti's 5 a*s^2*b + 2 (audit VV: StarCoder 15.5B LoRA at 8k ran out on an A100 80GB).
             upcast = value_bytes < 4  # a 16-bit step's softmax is saved in fp32; an fp32 step's is anyway
             per_score = 4 * value_bytes / 2 + 1 + (EAGER_SOFTMAX_FP32_BYTES if upcast else 0.0)  # the mask 1 B
-            scores = int(per_score * shape.attention_heads * shape.sequence_length ** 2 * micro_batch)
+            scores = int(per_score * shape.attention_heads * shape.sequence_length * shape.widest_eager_keys()
+                         * micro_batch)
             size += scores
             scores_text = (f" + the recomputed layer's eager scores {per_score:.3g} B x a*s^2*b"
                            + (" (its softmax saved in fp32)" if upcast else ""))
@@ -337,7 +338,8 @@ def training_activations(
             factor = f"{per_token:.3g}, one layer (the others' checkpoints in host RAM)"
         # Backward holds the gradient into and out of the largest intermediate at once (measured by `memory`).
         tokens = max(shape.sequence_length, shape.loss_tokens)  # an encoder-decoder's longer side
-        widest = max(tokens * shape.mlp_width, 0 if flash_attention else shape.attention_heads * tokens ** 2)
+        keys = tokens if shape.encoder_decoder else shape.widest_eager_keys()
+        widest = max(tokens * shape.mlp_width, 0 if flash_attention else shape.attention_heads * tokens * keys)
         # The recomputed layer's fp32 softmax (above) runs its backward in fp32: its scores' gradients are 4 B a value.
         eager_scores = bool(scores) and widest != tokens * shape.mlp_width
         working = int(2 * widest * micro_batch * (4.0 if eager_scores else value_bytes))

@@ -185,6 +185,19 @@ class ModelShape:
         """Layers that attend to (and cache) the whole context: not window layers, not linear ones."""
         return max(0, self.layers - self.window_layers - self.linear_attention_layers)
 
+    def eager_score_keys(self) -> int:
+        """Keys a query's eager (materialized) scores span, summed over the layers: the sequence in a full layer, the
+        window in a window layer over patches or frames (Swin's, ViTDet's and SAM's partitioned windows; a language
+        model's eager attention masks the whole s x s), none in a linear one (audit BE50: ViTDet-B +71 %)."""
+        s = self.sequence_length
+        window = min(s, self.sliding_window_tokens) if self.window_layers and not self.vocabulary_size else s
+        return self.full_attention_layers * s + self.window_layers * window
+
+    def widest_eager_keys(self) -> int:
+        """The keys a query's eager scores span in the widest layer (eager_score_keys' largest term)."""
+        return self.sequence_length if self.full_attention_layers or not self.window_layers \
+            else self.eager_score_keys() // self.window_layers
+
     def cached_layer_tokens(self, context_tokens: int) -> int:
         """Tokens the KV cache holds summed over layers: full layers keep the context, window layers the window,
         linear layers none."""
@@ -375,9 +388,9 @@ def transformer_activation_bytes(
     # native_dropout), so an fp32 step keeps 66 s*b*h + 9 a*s^2*b bytes a layer, not 2 x (34 + 5).
     masks = dropout_masks
     if recompute == "none" and not flash_attention and a:  # the scores of the layers that attend: none in a linear one
-        attending = (n_layers - shape.linear_attention_layers) / n_layers
-        count += (5 + (AUTOCAST_SOFTMAX_BYTES if autocast else 0.0)) * a * s / (h * t) * attending
-        masks += a * s / (h * t) * attending if dropout_masks else 0.0
+        keys = shape.eager_score_keys() / n_layers  # a query's keys, the layers' mean (a partitioned window's fewer)
+        count += (5 + (AUTOCAST_SOFTMAX_BYTES if autocast else 0.0)) * a * keys / (h * t)
+        masks += a * keys / (h * t) if dropout_masks else 0.0
     return int(base * ((count - masks) * scale + masks))
 
 

@@ -361,8 +361,7 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
                                "LoRA rows: ~1.0 s a step from 256 to 1,024 tokens)")
     if shape.kind == "transformer" and not task.flash_attention and shape.attention_heads:
         score_passes = 4 if recompute == "full" else 3  # forward, backward twice its bytes; recompute: forward again
-        scores = samples_per_gpu * (shape.layers - shape.linear_attention_layers) * shape.attention_heads \
-            * shape.sequence_length ** 2
+        scores = samples_per_gpu * shape.attention_heads * shape.sequence_length * shape.eager_score_keys()
         bandwidth, bandwidth_text = sp.achieved_bandwidth(dataclasses.replace(device, count=1))
         eager_s = scores * EAGER_SCORES_BYTES_PER_PASS * score_passes / (bandwidth * 1e9)
         compute_s += eager_s

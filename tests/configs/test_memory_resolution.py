@@ -272,3 +272,28 @@ def test_a_model_given_by_its_parameters_alone_says_its_activations_are_not_coun
     assert estimate_memory(answers, shape).activations_bytes == 0
     assert any(line.startswith("estimate: a model given by its parameter count alone") and "no activations" in line
                for line in ignored_answer_warnings(answers, shape))
+
+
+def test_a_vision_transformers_partitioned_windows_hold_a_windows_scores_in_eager_attention():
+    # Audit BE50: ViTDet-L (detectron2 projects/ViTDet: 24 layers of 1,024, 16 heads, 1,024 px = 4,096 patches, 20
+    # layers in 14 x 14 windows; its Attention is eager) trains at 20.9 GB an A100 at one image a GPU; every window
+    # layer's scores counted at s x s made it 45.6 GiB and refused 32 GB cards. A window holds s x 196, and the
+    # estimate (17 GiB without the Mask R-CNN head's own) sits under the published peak.
+    vit = Workload(preset="custom", kind="transformer", encoder_only=True, layers=24, hidden_size=1024,
+                   attention_heads=16, sequence_length=4096, sliding_window_tokens=196, sliding_window_layers=20,
+                   batch_size=8)
+    shape = model_shape(vit)[0]
+    assert shape.eager_score_keys() == 4 * 4096 + 20 * 196 and shape.widest_eager_keys() == 4096
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__encoder_only=True,
+                  workload__layers=24, workload__hidden_size=1024, workload__attention_heads=16,
+                  workload__sequence_length=4096, workload__sliding_window_tokens=196,
+                  workload__sliding_window_layers=20, workload__batch_size=64, task__mode="training",
+                  task__precision="amp_fp16", task__flash_attention=False, task__accumulation_steps=8,
+                  data__kind="images", scale__gpu_count=8)
+    total = estimate_memory(job, model_shape(job.workload)[0]).total_bytes / 2**30
+    assert 14 < total < 20.9 * 1e9 / 2**30, total
+    # A language model's eager sliding window masks the whole s x s: its scores are counted in full.
+    text = model_shape(Workload(preset="custom", kind="transformer", layers=24, hidden_size=1024, attention_heads=16,
+                                vocabulary_size=32000, sequence_length=4096, sliding_window_tokens=196,
+                                sliding_window_layers=20))[0]
+    assert text.eager_score_keys() == 24 * 4096
