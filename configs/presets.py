@@ -192,6 +192,15 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append("an audio transformer with a vocabulary and no encoder stack is timed as a decoder over audio "
                      "codes (Parler-TTS), at 0.4 of a language model's utilisation: a CTC encoder (wav2vec 2.0, a "
                      "CTC Conformer) is workload.encoder_only = true, 0.18")
+    data = answers.data
+    if task.mode == "training" and kind == "transformer" and data.tokens_count and data.images_count \
+            and data.kind != "images" and not shape.encoder_decoder \
+            and data.tokens_count < data.images_count * shape.sequence_length / 2:  # audit BF50: MobileVLM's 2M samples
+        lines.append(f"the epoch is timed by data.tokens_count ({data.tokens_count:,} tokens), where "
+                     f"{data.images_count:,} samples (data.images_count) of workload.sequence_length "
+                     f"{shape.sequence_length:,} are {data.images_count * shape.sequence_length:,} and each step is "
+                     "timed at that length: answer as sequence_length the length a step's samples are padded to, "
+                     "or as tokens_count the tokens the steps run")
     if kind == "generic":  # audit YE15: HiFi-GAN's 84.6M parameters "fit" 8 GPUs at 0 GiB of activations
         lines.append("estimate: a model given by its parameter count alone has its weights, gradients and optimizer "
                      "states counted but no activations (a floor: a GAN vocoder's or a U-Net's are most of its "

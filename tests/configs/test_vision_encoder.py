@@ -164,3 +164,22 @@ def test_a_short_vlm_step_waits_on_its_vision_encoders_launches_too():
     step_s = speed_build.training(job, shape, catalog_gpu("a100-80gb-sxm", job), 25.0).figures["step_s"]
     assert step_s == pytest.approx(8 * (32 * 4 + 48) * 1.3e-3, rel=1e-3)
     assert step_s == pytest.approx(2.2, rel=0.35)
+
+
+def test_an_epoch_of_fewer_tokens_than_its_samples_at_their_length_says_which_it_times():
+    # Audit BF50: MobileVLM V2 3B's stage II (2M samples, ~600M tokens, 2,048-token steps) printed 4.4 s a step of 128
+    # and ~2.8 h an epoch, 15,625 steps of 4.4 s being ~19 h, without saying which count the epoch used.
+    from pth_top.configs.presets import ignored_answer_warnings, model_shape
+    from tests.configs.builders import answers
+
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=2_700_000_000,
+                  workload__layers=32, workload__hidden_size=2560, workload__attention_heads=32,
+                  workload__intermediate_size=6912, workload__gated_mlp=True, workload__vocabulary_size=32000,
+                  workload__sequence_length=2048, workload__batch_size=128, task__mode="training",
+                  data__kind="mixed", data__tokens_count=600_000_000, data__images_count=2_000_000)
+    said = [line for line in ignored_answer_warnings(job, model_shape(job.workload)[0])
+            if line.startswith("the epoch is timed by data.tokens_count")]
+    assert said and "4,096,000,000" in said[0], said
+    fuller = job.with_value("data", "tokens_count", 3_500_000_000)
+    assert not any(line.startswith("the epoch is timed") for line in
+                   ignored_answer_warnings(fuller, model_shape(fuller.workload)[0]))
