@@ -29,8 +29,8 @@ from pth_top.configs.sequence_split import SEQUENCE_SPLIT_LABEL, data_parallel_g
 from pth_top.configs.smaller_weights import smaller_weights
 
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
-                         "\"sdpa\" or \"flash_attention_2\", where the model's code has it): the same results, no "
-                         "s x s scores held")
+                         "\"sdpa\", whose memory-efficient kernel runs on a V100 or T4, or \"flash_attention_2\" on "
+                         "Ampere and later, where the model's code has it): the same results, no s x s scores held")
 UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quantizes the MoE's fused experts, which "
                          "bitsandbytes leaves 16-bit")
 
