@@ -254,11 +254,21 @@ def feasible_alternatives(
             on_fewer.append((answers, label))
         if (feasible is None and not training and not ctx.edge and answers != ctx.answers
                 and answers.scale.gpu_count == ctx.answers.scale.gpu_count):  # the lever with tensor parallel
+            alone, alone_label = answers, label
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
                 feasible = feasible_build(ctx, f"{label}, {more_label}", context_for(more))
                 if feasible is not None:
                     answers = more
                     break
+            # Smaller weights (a quality change already) with an 8-bit KV cache on the answers' GPUs, where cheaper: a
+            # split costing as much as the split alone is dropped below (audit BD50: Q3_K_S with a q8_0 cache on one
+            # 3090 was never offered); a server's other levers keep tensor parallel before the cache.
+            smaller = (alone.task.precision, alone.task.quantization) != (ctx.answers.task.precision,
+                                                                          ctx.answers.task.quantization)
+            kv_answers, kv_label, kv_feasible = _with_cheap_levers(ctx, alone, cheap, alone_label, context_for) \
+                if feasible is not None and smaller else (alone, alone_label, None)
+            if kv_feasible is not None and feasible is not None and kv_feasible.price_cny < feasible.price_cny:
+                answers, label, feasible = kv_answers, kv_label, kv_feasible
         if feasible is None and not training:  # then with an 8-bit KV cache, on the answers' GPUs
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
         if feasible is not None and all(alternative.answers != answers for alternative in found):  # one per change

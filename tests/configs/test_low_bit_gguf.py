@@ -142,3 +142,21 @@ def test_a_gguf_counted_at_its_published_files_size_where_it_is_given(catalog):
     trained = answers(**{**MIMO_V26_Q2K, "task__mode": "training", "task__precision": "bf16",
                          "task__quantization": "auto", "workload__weights_file_gb": 126.0})
     assert ("workload", "weights_file_gb") in {(section, key) for section, key, _ in cross_field_problems(trained)}
+
+
+def test_smaller_weights_with_an_8_bit_cache_on_one_card_come_before_a_smaller_file_alone(catalog):
+    # Audit BD50: Hermes-4.3-36B (Seed-OSS-36B's shape: 64 layers of 5,120, 80 heads, 8 KV heads of 128, SwiGLU 27,648,
+    # V 155,136) in Q4_K_M at 32k for EUR 2,500 used: Q3_K_S was tried only with a split over 2 cards, which costs
+    # what the split alone does and was dropped, so Q2_K on one RTX 3090 (tight) came before Q3_K_S with a q8_0 cache
+    # on it (~20 GiB, with room).
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__layers=64,
+                  workload__hidden_size=5120, workload__attention_heads=80, workload__kv_heads=8,
+                  workload__head_dim=128, workload__intermediate_size=27648, workload__gated_mlp=True,
+                  workload__vocabulary_size=155_136, workload__sequence_length=32768, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                  task__serving_engine="llama_cpp", task__generated_tokens=1000, budget__amount=2500.0,
+                  budget__currency="EUR", budget__condition="used")
+    said = recommend(job, catalog, today=TODAY).feasible_alternatives
+    q3 = next(index for index, line in enumerate(said) if line.startswith("GGUF Q3_K_S"))
+    q2 = next(index for index, line in enumerate(said) if line.startswith("GGUF Q2_K"))
+    assert q3 < q2 and "an 8-bit KV cache" in said[q3] and "RTX 3090" in said[q3] and "TIGHT" not in said[q3], said
