@@ -64,11 +64,8 @@ AUDIO_TRAINING_NOTE = (
     "padded utterances): fitted on NVIDIA's FastPitch 1.1 on an A100 80GB (101,730 mel frames/s); wav2vec 2.0 "
     "Base's fine-tune (41,276 tokens/s) comes out ~15 % high; a transformer with a decoder over text or audio codes "
     "(Whisper, Speech-Transformer, Parler-TTS) at 0.4")
-# A transformer over audio with a decoder, an encoder-decoder (Whisper, Speech-Transformer; ESPnet's hybrids stay under
-# their bound) or a decoder over audio codes (Parler-TTS), trains at 0.4 of a language model's utilisation: what the
-# Whisper event's A100 40GB rows (small, medium and large at 2.3, 5.8 and 5.9 s an iteration of 64, 64 and 32) and
-# SpeechBrain's Transformer on 4 x V100 (49.3 utterances/s) need, 0.34-0.46, their geometric mean; at 0.18 they came
-# out 47-62 % slow (audits AW47, AY48, reviewer r70). An encoder alone over frames keeps AUDIO_TRAINING_SHARE.
+# The geometric mean of what the Whisper event's A100 rows and SpeechBrain's Transformer need (0.34-0.46: the
+# whisper-event and speechbrain rows of published_speeds), 47-62 % slow at 0.18 (audits AW47, AY48, reviewer r70).
 AUDIO_DECODER_TRAINING_SHARE = 0.4
 AUDIO_DECODER_TRAINING_NOTE = (
     "a transformer over audio with a decoder (over text: Whisper, Speech-Transformer; over audio codes: Parler-TTS) "

@@ -102,8 +102,7 @@ PREFILL_CHUNK_TOKENS = {"vllm": 2048, "sglang": 8192, "llama_cpp": 512, "hf_gene
 
 
 # vLLM's server batches 8,192 tokens a step on a card of 70 GiB or more other than an A100, 2,048 elsewhere
-# (vllm/engine/arg_utils.py get_batch_defaults: "Setting large max_num_batched_tokens for A100 reduces throughput", PR
-# #17885), so an H100's prefill activations are 4x an A100's (audit AX48: Llama 4 Maverick's were counted at 2,048).
+# (vllm/engine/arg_utils.py get_batch_defaults, PR #17885; audit AX48: Llama 4 Maverick's H100s were counted at 2,048).
 LARGE_CARD_CHUNK_TOKENS = {"vllm": 8192}
 LARGE_CARD_GIB = 70
 

@@ -171,7 +171,8 @@ def test_a_slow_partial_offload_on_your_cards_is_followed_by_the_first_lever_tha
 
 
 def test_one_more_of_your_cards_in_the_plain_4_bit_gguf_where_q4_k_m_is_just_short(catalog):
-    # Audit XO10: Goliath-120B in Q4_K_M on 3 RTX 3090s is 0.5 GiB short, so 4 were sold (EUR 4,200 over); owners run
+    # Audit XO10: Goliath-120B in Q4_K_M on 3 RTX 3090s is just short (23.31 of 23.28 GiB at llama.cpp's 97 %), so 4
+    # were sold (EUR 4,200 over); owners run
     # it on 3 in Q4_0 at ~10 tokens/s (hardware-corner.net). With EUR 3,000 the third card in Q4_0 is offered first.
     build = recommend(answers(**{**GOLIATH_ON_TWO_3090S, "budget__amount": 3000.0}), catalog, today=TODAY)
     first = build.feasible_alternatives[0]
