@@ -79,6 +79,7 @@ from pth_top.configs.speed import SLOW_FIRST_TOKEN_S
 from pth_top.configs.speed_build import with_speed
 from pth_top.configs.speed_target import below_target_passed_over
 from pth_top.configs.tomlsource import INT64_MAX
+from pth_top.configs.way_out import just_over_budget
 from pth_top.units import GIB
 
 CPU_ONLY_ID = "none"  # the GPU "part" id of a CPU-only build, among the GPU alternatives and in pins
@@ -201,6 +202,9 @@ def _recommend(
         alternatives = feasibility.feasible_alternatives(
             ctx, _unpinned_context_for(catalog, rules), rent_first=cpu_only_inadequate,
             pinned_context_for=lambda changed: _context(changed, catalog, rules, ctx.pins)) if blockers else []
+        near = just_over_budget(ctx, _unpinned_context_for(catalog, rules), fit.cheapest_fitting, alternatives[0]) \
+            if blockers and fit is not None and alternatives else None
+        alternatives[:0] = [near] if near is not None else []
     buildable = [alternative.answers for alternative in alternatives if alternative.answers is not None]
     if blockers and gpu is not None and not any(keeps_the_job(answers, other) for other in buildable) \
             and passed_over is None:

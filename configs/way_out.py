@@ -11,9 +11,10 @@ from typing import Callable, Mapping, TypeVar
 from pth_top.configs import speed as sp
 from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import TIGHT, Assembly, Context, fits_on, memory_fit, memory_on, needed_bytes
-from pth_top.configs.beyond_answers import DATASHEET_PACE, RAM_PACE, slow_rate_text
+from pth_top.configs.beyond_answers import DATASHEET_PACE, RAM_PACE, keeps_the_job, slow_rate_text
 from pth_top.configs.layer_offload import with_ram_split
 from pth_top.configs.levers import queued_label
+from pth_top.configs.market import cny_per
 from pth_top.configs.market import money as market_money
 from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.parts import Part
@@ -78,6 +79,33 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
                        build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)),
                        tight=memory_fit(alternative, gpu) == TIGHT,
                        training_rate=training_rate(prediction.figures) if prediction is not None else 0.0)
+
+
+JUST_OVER_BUDGET = 1.05  # a build that keeps the job this far over the budget leads ways out that change it
+
+
+def just_over_budget(ctx: Context, context_for: Callable[[Answers], Context], cheapest: tuple[Assembly, Part] | None,
+                     first: Alternative | None) -> Alternative | None:
+    """The job as answered on the cheapest build that holds it, up to 5 % over the budget, where the first way out
+    within it changes the job (audit BA49: a q4_0 KV cache on two 16 GB cards, tight, led two used RTX 3090s that
+    hold the job as asked for EUR 33 over EUR 2,500)."""
+    if cheapest is None or first is None or first.answers is None or keeps_the_job(ctx.answers, first.answers):
+        return None
+    price = cheapest[0].total_cny
+    if not ctx.budget_cny < price <= JUST_OVER_BUDGET * ctx.budget_cny:
+        return None
+    amount = math.ceil(price / cny_per(ctx.currency, ctx.rules))
+    raised = context_for(ctx.answers.with_value("budget", "amount", float(amount)))
+    over = f"{money(ctx, price - ctx.budget_cny)} ({(price / ctx.budget_cny - 1):.1%})"
+    found = feasible_build(raised, f"the job as answered, {over} over the budget (answer budget.amount = {amount})",
+                           raised)
+    return None if found is None else replace_answers(found, raised.answers)
+
+
+def replace_answers(alternative: Alternative, answers: Answers) -> Alternative:
+    """The way out with the answers that give it."""
+    return Alternative(alternative.line, answers, alternative.pins, alternative.price_cny, alternative.slow_rate,
+                       alternative.build_key, alternative.tight, alternative.training_rate)
 
 
 def same_build_fastest_first(found: list[Alternative], keeping: int) -> list[Alternative]:

@@ -59,3 +59,23 @@ def test_a_way_out_no_dearer_no_slower_and_no_tighter_comes_before_the_one_it_be
     assert len(offload) == 2 and offload[0].startswith("ZeRO-3 with CPU offload"), offload
     price = [float(re.search(r"build €([\d,]+)", line).group(1).replace(",", "")) for line in offload]
     assert price[0] <= price[1] and rate(offload[0]) >= rate(offload[1])
+
+
+def test_the_job_as_answered_a_twentieth_over_budget_comes_before_ways_out_that_change_it(catalog):
+    # Audit BA49: Llama-3.3-Nemotron-Super-49B in Q4_K_M (bartowski's 30.22 GB file) at 8k on 2 used cards for EUR
+    # 2,500 led with a q4_0 KV cache on two 16 GB cards, tight and at an accuracy cost, where two used RTX 3090s hold
+    # it as asked for EUR 33 over.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=49_900_000_000,
+                  workload__layers=80, workload__hidden_size=8192, workload__attention_heads=64,
+                  workload__kv_heads=8, workload__gated_mlp=True, workload__vocabulary_size=128_256,
+                  workload__sequence_length=8192, workload__batch_size=1, workload__weights_file_gb=30.22,
+                  task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                  task__serving_engine="llama_cpp", task__generated_tokens=512, scale__gpu_count=2,
+                  budget__amount=2500.0, budget__currency="EUR", budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    first = build.feasible_alternatives[0]
+    assert first.startswith("the job as answered, €") and "over the budget (answer budget.amount = " in first, first
+    assert "RTX 3090" in first and "TIGHT" not in first, first
+    _, applied, _ = build.applicable_alternatives[0]
+    assert 2500 < applied.budget.amount <= 2500 * 1.05 and applied.task == job.task
+    assert recommend(applied, catalog, today=TODAY).feasible
