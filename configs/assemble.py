@@ -48,11 +48,11 @@ from pth_top.configs.slots import (
     choose_mount,
     ducts_for,
     ecc_required,
-    exchanges_small_gradients,
     gpu_link_lanes,
     gpu_slots,
     gpus_held,
     hanging_card_line,
+    little_crosses_the_link,
     mount_cost,
     mount_problems,
     on_risers,
@@ -341,11 +341,7 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     slots = f"{held} GPU slot(s) at x{link}+ for {ctx.gpu_count} GPU(s); " if ctx.gpu_count else ""
     chipset = chipset_slot_cards(int(board["gpu_slots_count"]), ctx.gpu_count)
     if chipset and ctx.gpu_count <= held:
-        why = ("the GPUs pass only a layer's activations on to the next, one at a time (a layer split)"
-               if ctx.answers.scale.sharding == "layers" and ctx.answers.task.mode == "training" else
-               "the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
-               if exchanges_small_gradients(ctx) else "the GPUs take turns on whole layers or serve alone, so "
-               "little crosses it (llama.cpp's layer split lost ~3 % of decode at x8/x4/x4, PR #4766)")
+        why = _chipset_link_reason(ctx)
         slots += f"{chipset} card(s) on the chipset's PCIe {chipset_generation(board)}.0 x{link} link: {why}; "
     board_gen, card_gen = board.get("pcie_generation") or 0, (gpu.get("pcie_generation") or 0) if gpu else 0
     if 0 < board_gen < card_gen:
@@ -359,6 +355,16 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     asm.reasons["motherboard"] = lines
     return board
 
+
+
+def _chipset_link_reason(ctx: Context) -> str:
+    """Why a card on the chipset's narrow link costs this job little."""
+    if ctx.answers.scale.sharding == "layers" and ctx.answers.task.mode == "training":
+        return "the GPUs pass only a layer's activations on to the next, one at a time (a layer split)"
+    if little_crosses_the_link(ctx):
+        return "the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
+    return ("the GPUs take turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost "
+            "~3 % of decode at x8/x4/x4, PR #4766)")
 
 def _choose_cooler(ctx: Context, asm: Assembly, cpu: Part) -> Part:
     quiet = ctx.answers.budget.noise == "quiet"

@@ -105,9 +105,10 @@ class Bought(NamedTuple):
     fewest: int  # the fewest that hold it; more where a training run finishes sooner within the budget
     price: float
     run_s: float  # an epoch at a node's rate; 0 for inference
-    spread_out: Context  # the job over the fewest
+    spread_out: Context  # the job over the fewest, or over `nodes` as answered (as_answered)
     how: str
     node_figures: dict[str, float]  # a node's predicted figures (_epoch_seconds')
+    as_answered: bool = False  # sized at the job's own micro-batch across more nodes (as_answered_for_a_month)
 
 
 def bought_nodes(ctx: Context, context_for: Callable[[Answers], Context]) -> list[str]:
@@ -132,17 +133,16 @@ def best_bought(ctx: Context, context_for: Callable[[Answers], Context]) -> Boug
             continue
         each = part_price(ctx, system)
         seconds, _, _, figures = _epoch_seconds(ctx, gpu, spread_out, fewest)
-        nodes, work_s = fewest, seconds * fewest  # a node-second's work: near-linear over the nodes
+        nodes, work_s, as_answered = fewest, seconds * fewest, False  # a node-second's work: near-linear over them
         if seconds > SLOW_RUN_DAYS * 86400:  # data parallel: more nodes, near-linearly less time, as the budget allows
             month = as_answered_for_a_month(ctx, context_for, gpu, fewest, spread_out, work_s)
             affordable = int(ctx.budget_cny // each)
-            if month is not None and month[0] <= affordable:
-                nodes, work_s, spread_out, figures = month
-                how = "ZeRO-3" if ctx.answers.task.mode == "training" else how
+            if month is not None and month[0] <= affordable:  # only training has a month to size
+                (nodes, work_s, spread_out, figures), how, as_answered = month, "ZeRO-3", True
             else:
                 nodes = max(fewest, min(math.ceil(work_s / (SLOW_RUN_DAYS * 86400)), affordable))
         run = work_s / nodes
-        options.append(Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how, figures))
+        options.append(Bought(system, gpu, nodes, fewest, nodes * each, run, spread_out, how, figures, as_answered))
     # Within budget first, then the shortest run, the cheapest, the catalog's order.
     return min(options, key=lambda option: (option.price > ctx.budget_cny, option.run_s, option.price,
                                             option.system.id)) if options else None
@@ -178,7 +178,7 @@ def as_answered_for_a_month(ctx: Context, context_for: Callable[[Answers], Conte
 def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str:
     """'bought: ZeRO-3 across 9 x <server> (72 GPUs, ...): <price>, within <budget> ...; one epoch in ~...';
     `holds_on_one`: one server holds the job as answered, so the fewest that hold it across them go unsaid."""
-    system, gpu, nodes, fewest, price, run, spread_out, how, figures = bought
+    system, gpu, nodes, fewest, price, run, spread_out, how, figures, as_answered = bought
     budget = money(ctx.budget_cny, ctx.currency, ctx.rules)
     against = (f"{money(price - ctx.budget_cny, ctx.currency, ctx.rules)} over {budget}" if price > ctx.budget_cny
                else f"within {budget}")
@@ -190,7 +190,7 @@ def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str
     held = f"{spread_out.memory.total_bytes / GIB:.1f} GiB per GPU"
     if holds_on_one:
         held = ""
-    elif nodes > fewest and spread_out.answers.scale.gpu_count == nodes * MAX_GPUS:  # as_answered_for_a_month's
+    elif as_answered:
         held = (f", {held} at the job's own micro-batch and recompute; {fewest} hold it at "
                 f"{small_activations_label(ctx.answers)}")
     else:

@@ -19,19 +19,19 @@ DUCTED_CARDS_MAX = 2
 def gpu_link_lanes(ctx: Context) -> int:
     """The PCIe lanes each GPU needs for the job: x8 to train or split each layer (tensor parallel); x4 where the
     GPUs take turns on whole layers (llama.cpp, generate()) or each serve alone, or train adapters with whole weights
-    on each GPU (exchanges_small_gradients)."""
+    on each GPU (little_crosses_the_link)."""
     task = ctx.answers.task
     turns = stacks.takes_turns(task.mode, task.serving_engine, ctx.answers.scenario, task.precision)
     cpu_rules = ctx.rules.cpu
-    small = turns or exchanges_small_gradients(ctx)
+    small = turns or little_crosses_the_link(ctx)
     return cpu_rules.layer_split_lanes_per_gpu_count if small else cpu_rules.min_lanes_per_gpu_count
 
 
-def exchanges_small_gradients(ctx: Context) -> bool:
-    """Training whose GPUs exchange only small gradients: adapters or a head (the base frozen) with its weights whole
-    on each GPU (no ZeRO-3 gathers). Llama-3-8B's LoRA r16 on every linear layer is 42M parameters, 168 MB in PEFT's
-    fp32: ~21 ms over PCIe 4.0 x4 (7.9 GB/s) a step (audit AG41: InternVL2-4B's LoRA on two owned RTX 3090s was priced a
-    EUR 531 x8/x8 board, EUR 63 over the buyer's EUR 1,500)."""
+def little_crosses_the_link(ctx: Context) -> bool:
+    """Training whose GPUs exchange little: a layer split's activations, or the small gradients of adapters or a head
+    (the base frozen) with its weights whole on each GPU (no ZeRO-3 gathers). Llama-3-8B's LoRA r16 on every linear
+    layer is 42M parameters, 168 MB in PEFT's fp32: ~21 ms over PCIe 4.0 x4 (7.9 GB/s) a step (audit AG41:
+    InternVL2-4B's LoRA on two owned RTX 3090s was priced a EUR 531 x8/x8 board, EUR 63 over the buyer's EUR 1,500)."""
     answers = ctx.answers
     adapters = answers.task.method in (*ADAPTER_METHODS, *HEAD_METHODS)
     layer_split = answers.scale.sharding == "layers"  # only activations cross between its GPUs
