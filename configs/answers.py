@@ -359,8 +359,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     qlora_own = task.mode == "training" and task.method == "qlora" and task.quantization == QLORA_FORMAT
     if task.quantization != "auto" and task.quantization not in formats_of(task.precision) and not qlora_own:
         formats = formats_of(task.precision)
-        problems.append(("task", "quantization", f"{task.quantization} stores {FORMATS[task.quantization].precision} "
-                         f"weights; {task.precision} takes " + ", ".join(("auto", *formats))))
+        stored = FORMATS[task.quantization].precision
+        takes = ", ".join(("auto", *formats))
+        problems.append(("task", "quantization", f"{task.quantization} stores {stored} weights: answer "
+                         f"task.precision = \"{stored}\" with it; {task.precision} takes {takes}"))
     if workload.weights_file_gb and (task.mode != "inference" or task.precision not in QUANTIZED_BITS_PER_PARAMETER):
         problems.append(("workload", "weights_file_gb", "is a quantized model's files: for task.mode = \"inference\" "
                          "with int4 or int8 weights"))
