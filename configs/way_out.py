@@ -3,6 +3,7 @@ enough to serve the job (on its build's RAM where layers or experts run there)."
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import partial
@@ -99,13 +100,7 @@ def just_over_budget(ctx: Context, context_for: Callable[[Answers], Context], ch
     over = f"{money(ctx, price - ctx.budget_cny)} ({(price / ctx.budget_cny - 1):.1%})"
     found = feasible_build(raised, f"the job as answered, {over} over the budget (answer budget.amount = {amount})",
                            raised)
-    return None if found is None else replace_answers(found, raised.answers)
-
-
-def replace_answers(alternative: Alternative, answers: Answers) -> Alternative:
-    """The way out with the answers that give it."""
-    return Alternative(alternative.line, answers, alternative.pins, alternative.price_cny, alternative.slow_rate,
-                       alternative.build_key, alternative.tight, alternative.training_rate)
+    return None if found is None else dataclasses.replace(found, answers=raised.answers)
 
 
 def same_build_fastest_first(found: list[Alternative], keeping: int) -> list[Alternative]:
