@@ -163,10 +163,29 @@ def memory_on(ctx: Context, gpu: Part) -> MemoryBreakdown:
         memory = estimate_memory(resident, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes, large_card=large)
     else:
         if large:  # vLLM's larger prefill chunk on this card
-            memory = estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=memory.cuda_context_bytes,
-                                     large_card=True)
+            memory = _large_card_memory(ctx, gpu, memory)
         memory = _offloaded_on(ctx, gpu, memory)
     return replace(memory, cuda_context_bytes=0) if gpu["software"] == "cpu" else memory
+
+
+def _large_card_memory(ctx: Context, gpu: Part, default_chunk: MemoryBreakdown) -> MemoryBreakdown:
+    """The job at the engine's large cards' prefill chunk, or at its usual one, with the flag that sets it, where the
+    large chunk leaves the card short and the usual one does not (review r71: Mistral-Small-3.1 at 66k x 4 lost its
+    96 GB card to a DGX Spark at 1.5 tokens/s for 1.3 GiB of vLLM's 8,192-token chunk)."""
+    memory = estimate_memory(ctx.answers, ctx.shape, cuda_context_bytes=default_chunk.cuda_context_bytes,
+                             large_card=True)
+    usable = usable_bytes(ctx, gpu)
+    if memory.total_bytes <= usable or default_chunk.total_bytes > usable:
+        return memory
+    task = ctx.answers.task
+    engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
+    chunk, large_chunk = stacks.PREFILL_CHUNK_TOKENS[engine], stacks.LARGE_CARD_CHUNK_TOKENS[engine]
+    answered = ctx.answers.with_value("task", "prefill_chunk_tokens", chunk)
+    default_chunk = estimate_memory(answered, ctx.shape, cuda_context_bytes=default_chunk.cuda_context_bytes)
+    return replace(default_chunk, formula=(*default_chunk.formula, (
+        f"run {stacks.SERVING_ENGINE_LABELS[engine]} with {stacks.PREFILL_CHUNK_FLAG[engine]} {chunk} "
+        f"(task.prefill_chunk_tokens = {chunk}): its default of {large_chunk:,} tokens a prefill step on this card "
+        f"needs {memory.total_bytes / GIB:.1f} GiB, more than its {usable / GIB:.1f} usable")))
 
 
 def _offloaded_on(ctx: Context, gpu: Part, memory: MemoryBreakdown) -> MemoryBreakdown:

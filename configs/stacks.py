@@ -104,6 +104,7 @@ PREFILL_CHUNK_TOKENS = {"vllm": 2048, "sglang": 8192, "llama_cpp": 512, "hf_gene
 # vLLM's server batches 8,192 tokens a step on a card of 70 GiB or more other than an A100, 2,048 elsewhere
 # (vllm/engine/arg_utils.py get_batch_defaults, PR #17885; audit AX48: Llama 4 Maverick's H100s were counted at 2,048).
 LARGE_CARD_CHUNK_TOKENS = {"vllm": 8192}
+PREFILL_CHUNK_FLAG = {"vllm": "--max-num-batched-tokens"}
 LARGE_CARD_GIB = 70
 
 

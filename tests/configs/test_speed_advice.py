@@ -382,6 +382,24 @@ def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
     assert room and "tensor parallel" in room[0] and "scale.gpu_count = 2" in room[0], build.warnings
 
 
+def test_vllm_on_a_card_its_large_chunk_leaves_short_runs_the_smaller_chunk(catalog):
+    # Review r71: the same job with vLLM's default left unanswered; its 8,192 tokens a prefill step on a 96 GB card
+    # need 87.6 GiB of 86.4 usable, so the default build was a DGX Spark at ~1.5 tokens/s with a 70 s first token.
+    # The 96 GB card stays the build, with the flag that makes it hold the job.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=23_572_403_200, workload__layers=40, workload__hidden_size=5120,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
+                  workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=131_072,
+                  workload__sequence_length=66176, workload__batch_size=4, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
+                  budget__currency="USD", budget__amount=60000.0)
+    build = recommend(job, catalog, today=TODAY)
+    gpu = build.component("gpu")
+    assert build.feasible and gpu is not None and "96GB" in gpu.name and "Spark" not in gpu.name, gpu
+    flag = next(line for line in build.reasoning if line.startswith("run vLLM with --max-num-batched-tokens 2048 "))
+    assert "(task.prefill_chunk_tokens = 2048)" in flag and "8,192 tokens a prefill step" in flag, flag
+
+
 def test_a_slow_cpu_only_pc_names_the_gpu_build_just_over_budget(catalog):
     # Audit T: IBM Granite 3.3 8B (config.json: 40 layers, hidden 4096, 32 heads, 8 KV heads, SwiGLU 12800, V 49,159
     # tied) Q4_K_M in llama.cpp at 4k for $620 used: a CPU-only PC takes ~2 min to the first token; one used RTX 3060
