@@ -32,6 +32,13 @@ REALTIME_SEGMENTATION_ACTIVATION_FACTOR = 1.25
 # a segmentation net's factor grows 0.6 for each 51 weight layers past ResNet-50's 50 (audit XE6: CCNet R-101 -30 %).
 RESNET50_WEIGHT_LAYERS = 50
 SEGMENTATION_GROWTH_PER_LAYER = 0.6 / 51
+# A ResNet-18 or -34 backbone (basic blocks: workload.layers 18 or 34) keeps fewer values a pixel than ResNet-50's
+# bottlenecks (fp32 Mem less weights and SGD state): mmseg's PSPNet R-18-D8 at 2 images of 512x1024 1.7 GB against
+# R-50-D8's 6.1 (0.28); mmdet's RetinaNet R-18-FPN at 2 of 1333x800 1.7 GB against R-50's 3.8 (0.42), its CenterNet R-18
+# at 16 of 512 px 3.45 GB (0.46 of ResNet-50's a pixel; audit BK52: 7.36 GiB as a detector). ResNet-34: halfway to 1.
+BASIC_BLOCK_RESNET_LAYERS = (18, 34)
+BASIC_BLOCK_SEGMENTATION_SHARE = 0.28
+BASIC_BLOCK_DETECTOR_SHARE = 0.42
 # A detector's deeper backbone keeps its extra blocks at 1/16 of the input (stage 4): mmdet's 1x COCO tables (Mem GB,
 # 2 images of 1333x800, fp32, less weights and SGD state) give R-101-FPN 1.5x R-50-FPN's, Faster R-CNN 6.0 against 4.0
 # and RetinaNet 5.7 against 3.8, so a detector's values grow 0.5 for each 51 weight layers past ResNet-50's 50.
@@ -116,15 +123,23 @@ def light_segmentation(parameters: int) -> bool:
     return 0 < parameters < LIGHT_SEGMENTATION_PARAMETERS
 
 
+def basic_block_share(workload: Workload, share_at_18: float) -> float:
+    """What a ResNet-18's (or -34's, halfway to ResNet-50's) backbone keeps of a ResNet-50's head and backbone."""
+    if workload.layers not in BASIC_BLOCK_RESNET_LAYERS:
+        return 1.0
+    return share_at_18 + (1.0 - share_at_18) * (workload.layers - 18) / (RESNET50_WEIGHT_LAYERS - 18)
+
+
 def dense_prediction_factor(workload: Workload) -> float:
     """Per pixel x ResNet-50's for a segmentation net: a real-time one's (said so, or under 5M parameters), or a heavy
-    head's, grown with a backbone deeper than ResNet-50 (its weight layers, where given)."""
+    head's, grown with a backbone deeper than ResNet-50 and shrunk with a ResNet-18's or -34's (its weight layers)."""
     if workload.dense_head == "realtime_segmentation":
         return REALTIME_SEGMENTATION_ACTIVATION_FACTOR
     if light_segmentation(workload.parameters):
         return LIGHT_SEGMENTATION_ACTIVATION_FACTOR
     deeper = max(0, workload.layers - RESNET50_WEIGHT_LAYERS)
-    return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper)
+    return DENSE_PREDICTION_ACTIVATION_FACTOR * (1.0 + SEGMENTATION_GROWTH_PER_LAYER * deeper) * basic_block_share(
+        workload, BASIC_BLOCK_SEGMENTATION_SHARE)
 
 
 def detector_depth(workload: Workload) -> float:
@@ -138,7 +153,7 @@ def heavy_segmentation(workload: Workload) -> bool:
     """A segmentation net sized at a heavy head's factor (its count not given): not a real-time one, said or under 5M
     parameters."""
     return dense_prediction(workload) and not workload.activation_elements_per_sample \
-        and dense_prediction_factor(workload) >= DENSE_PREDICTION_ACTIVATION_FACTOR
+        and workload.dense_head != "realtime_segmentation" and not light_segmentation(workload.parameters)
 
 
 def segmentation_forward_flops(workload: Workload) -> float:
@@ -162,8 +177,8 @@ def _segmentation_origin(workload: Workload, width: float) -> str:
         kind, why = "segmentation net's", (
             " (its head keeps high-resolution maps: UPerNet, OCRNet and DeepLabV3+ 3.1-4.0x, YOLACT and FCOS "
             "2.5-2.7x; a backbone deeper than ResNet-50 grows it by its weight layers, workload.layers: a "
-            f"dilated R-101 1.6x{depth}; a real-time one, STDC, BiSeNet, DDRNet, PIDNet, 1.25x: workload.dense_head = "
-            "\"realtime_segmentation\"")
+            f"dilated R-101 1.6x, an R-18 {BASIC_BLOCK_SEGMENTATION_SHARE:g}x{depth}; a real-time one, STDC, BiSeNet, "
+            "DDRNet, PIDNet, 1.25x: workload.dense_head = \"realtime_segmentation\"")
     return (f" x {width:.3g}, a {kind}{at}{why}; an FPN detector, Faster R-CNN to Panoptic FPN, ~1x: "
             "workload.dense_head = \"detection\"; or give workload.activation_elements_per_sample)")
 
@@ -185,8 +200,10 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         share = DETECTOR_TRAINED_BACKBONE_SHARE if detector else 1.0
         deeper = detector_depth(workload)
         flops = max(1.0, math.sqrt(ratio / deeper))  # the FLOPs of a deeper backbone's extra blocks are not width
+        basic = basic_block_share(workload, BASIC_BLOCK_DETECTOR_SHARE) if workload.dense_head == "detection" \
+            and not detector else 1.0  # given, its FLOPs hold its backbone's width
         width = dense_prediction_factor(workload) if dense else \
-            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query * share * deeper
+            INSTANCE_SEGMENTATION_ACTIVATION_FACTOR if instance else flops * query * share * deeper * basic
         elements = int(CNN_ACTIVATION_ELEMENTS_PER_PIXEL * pixels * width * frames)
         margin = SCALED_ACTIVATION_MARGIN if not (dense or instance) and round(flops, 2) > 1.0 else 0.0
         origin = "activations scaled from ResNet-50's per-pixel count" + (
@@ -203,7 +220,9 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
                "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else "")
             + (f" x {deeper:.3g} for its {workload.layers} weight layers, a ResNet-family backbone's depth (a "
                "detector's R-101-FPN keeps 1.5x R-50-FPN's in mmdet's Faster R-CNN and RetinaNet tables)"
-               if deeper != 1.0 else ""))
+               if deeper != 1.0 else "")
+            + (f" x {basic:.2g} for its ResNet-{workload.layers} backbone's basic blocks (mmdet's RetinaNet R-18-FPN "
+               "1.7 GB against R-50's 3.8, CenterNet R-18 3.45 GB at 16 images of 512 px)" if basic != 1.0 else ""))
         origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""
     layers = workload.layers or DEFAULT_CNN_LAYERS
     kernels = "" if workload.layers else (

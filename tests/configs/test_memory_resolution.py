@@ -180,7 +180,8 @@ def test_a_detector_on_a_deeper_backbone_saves_more_without_its_flops():
         return shape.activation_elements_per_sample, origin
     (r50, _), (r101, origin) = saved(50), saved(101)
     assert r101 / r50 == pytest.approx(1.5, rel=0.01) and "101 weight layers" in origin
-    assert saved(18)[0] == r50  # no shrink below ResNet-50's: ResNet-18's narrower blocks are not its depth
+    assert saved(26)[0] == r50  # no shrink below ResNet-50's for a depth that is not a basic-block ResNet's
+    assert saved(18)[0] / r50 == pytest.approx(0.42, rel=0.01)  # ResNet-18's narrower blocks (the test below)
     # Given its FLOPs, the deeper backbone's share of them is depth, not width (review r68: R-101 at 283 GFLOP kept
     # 1.17x R-50's at 207 by the square root alone).
     def counted(layers: int, gflops: float) -> float:
@@ -297,3 +298,22 @@ def test_a_vision_transformers_partitioned_windows_hold_a_windows_scores_in_eage
                                 vocabulary_size=32000, sequence_length=4096, sliding_window_tokens=196,
                                 sliding_window_layers=20))[0]
     assert text.eager_score_keys() == 24 * 4096
+
+
+@pytest.mark.parametrize(("parameters", "px", "batch", "dense_head", "published_gb"), [
+    # mmdetection configs/centernet/README.md: CenterNet ResNet-18 (no DCN), 16 images of 512 px a GPU, Mem 3.45 GB.
+    (14_200_000, 512, 16, "detection", 3.45),
+    # mmdetection configs/retinanet/README.md: RetinaNet R-18-FPN 1x, 2 images of 1333x800 a GPU, Mem 1.7 GB.
+    (21_400_000, 1033, 2, "detection", 1.7),
+    # mmsegmentation configs/pspnet/README.md: PSPNet R-18-D8, Cityscapes 512x1024, 2 images a GPU, Mem 1.7 GB.
+    (12_900_000, 724, 2, "segmentation", 1.7),
+    (12_900_000, 724, 2, "auto", 1.7),
+])
+def test_a_resnet18_backbone_keeps_its_basic_blocks_fewer_values(parameters, px, batch, dense_head, published_gb):
+    # Audit BK52: CenterNet R-18 at ResNet-50's density was 7.36 GiB as a detector and 24.1 as a segmentation net
+    # (auto at 512 px), against mmdet's 3.45 GB; mmdet's Mem is max_memory_allocated, so no CUDA context.
+    workload = Workload(preset="custom", kind="cnn", parameters=parameters, input_size_px=px, batch_size=batch,
+                        dense_head=dense_head, layers=18)
+    memory = estimate_memory(Answers(workload=workload, task=Task(mode="training", precision="fp32", optimizer="sgd")),
+                             model_shape(workload)[0])
+    assert (memory.total_bytes - memory.cuda_context_bytes) / 1e9 == pytest.approx(published_gb, rel=0.15)
