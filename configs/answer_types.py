@@ -229,6 +229,11 @@ class Task(Schema, frozen=True):
     lora_dropout: Annotated[float, Meta(ge=0, le=0.9, description=(
         "LoRA dropout (PEFT's lora_dropout, default 0; LitGPT and many recipes 0.05): above 0 each adapted matrix "
         "keeps its dropped input and mask"))] = 0.0
+    reference_without_adapters: Annotated[bool, Meta(description=(
+        "a preference trainer's reference model is the base with its LoRA adapters switched off (TRL's DPOTrainer "
+        "given a peft_config and no ref_model): its forward runs over the same tokens each step, with no second copy "
+        "of the weights (a separate reference: workload.frozen_parameters); batch_size counts sequences, a pair's "
+        "chosen and rejected two"))] = False
     head_parameters: Annotated[
         int, whole(0, 1_000_000_000_000, (
             "the trained head's or projector's parameters beside a frozen model (0: a head of width x 1000 classes; a "

@@ -481,6 +481,9 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "inference (a CNN, an encoder): a language model's is target_tokens_per_s_per_stream"))
     if task.target_samples_per_s and task.target_tokens_per_s_per_stream:
         problems.append(("task", "target_samples_per_s", "one target: a decode a stream or inputs a second"))
+    if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
+        problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
+                         "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))
     if task.frozen_on_cpu and not (task.mode == "inference" and workload.denoising_steps
                                    and workload.frozen_parameters):
         problems.append(("task", "frozen_on_cpu", "runs a diffusion pipeline's frozen models (text encoders) on the "

@@ -262,6 +262,10 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
         if frozen:  # a teacher or a reference model (DPO) runs its forward over the same tokens each step
             per_token += 2.0 * frozen
             text += f" + 2 x {frozen / 1e9:.3g}B frozen (a teacher's or reference model's forward)"
+        if answers.task.reference_without_adapters:  # audit BL52: NeuralHermes' DPO, TRL's peft reference
+            base = language_parameters(shape)
+            per_token += 2.0 * base
+            text += f" + 2 x {base / 1e9:.3g}B (the reference: the base's forward with its adapters off)"
         moe = f", N = {shape.active / 1e9:.3g}B active of {shape.parameters / 1e9:.3g}B" \
             if shape.active < shape.parameters else ""
         vision, vision_text = vision_training_flops(shape, method, recompute)

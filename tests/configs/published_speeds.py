@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 65 and
-published_workloads_large.py 12, test_requests.py 13): 238 here (371 in all).
+published_workloads_large.py 12, test_requests.py 13): 239 here (372 in all).
 """
 
 from __future__ import annotations
@@ -282,6 +282,19 @@ def whisper_event_samples_per_s(size: str, part_id: str, batch: int) -> float:
     device = catalog_gpu(part_id, answers, 1)
     return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
         "training_samples_per_s"]
+
+
+def neuralhermes_dpo_tokens_per_s() -> float:
+    """Tokens a second of NeuralHermes-2.5-Mistral-7B's QLoRA DPO (mlabonne/llm-course's notebook: 4-bit base, r 16 on
+    every linear layer, dropout 0.05, 4 pairs a micro-batch x 4 accumulation, gradient checkpointing, bf16,
+    max_length 1,536, TRL's reference the base with its adapters off) on Colab's A100 40GB."""
+    answers = answers_of(workload__preset="mistral-7b", workload__sequence_length=1536, workload__batch_size=8,
+                         task__precision="bf16", task__method="qlora", task__lora_rank=16,
+                         task__lora_targets="all_linear", task__lora_dropout=0.05, task__recompute="full",
+                         task__accumulation_steps=4, task__reference_without_adapters=True, data__kind="text")
+    device = catalog_gpu("a100-40gb-sxm", answers, 1)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_tokens_per_s"]
 
 
 def speechbrain_transformer_utterances_per_s() -> float:
@@ -1463,6 +1476,12 @@ CASES: tuple[PublishedSpeed, ...] = (
                      f"40GB: {size}, batch {batch}, {s_per_it} s/it", batch / s_per_it,
                      functools.partial(whisper_event_samples_per_s, size, "a100-40gb-sxm", batch), fitted=True)
       for size, batch, s_per_it in (("small", 64, 2.3), ("medium", 64, 5.8), ("large", 32, 5.9))),
+    # Audit BL52: without the reference's forward it was 1.33x fast.
+    PublishedSpeed("neuralhermes-2.5-mistral-7b-qlora-dpo-a100", "huggingface.co/mlabonne/NeuralHermes-2.5-Mistral-7B "
+                   "model card: 'It required an A100 GPU for about an hour'; its notebook runs 200 steps of 16 pairs "
+                   "(32 sequences) at max_length 1,536: 9.83M tokens at most in ~3,600 s", 9_830_400 / 3600,
+                   neuralhermes_dpo_tokens_per_s, gap="'about an hour' and its tokens padded to each batch's longest, "
+                   "not always 1,536"),
     PublishedSpeed("speechbrain-librispeech-transformer-4xv100", "speechbrain/speechbrain recipes/LibriSpeech/ASR/"
                    "transformer/README.md (commit 5796c889): 'about 1 hour 35 minutes for each epoch on 4 NVDIA V100 "
                    "(32GB)', LibriSpeech 960 h's 281,241 utterances", 281_241 / 5700,

@@ -12,6 +12,7 @@ from pth_top.configs import speed_build, speed_forward
 from pth_top.configs.answer_types import Data, Scale, Task, Workload
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.build_file import dumps_build, load_build, loads_build, save_build
+from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend, swap
 from pth_top.configs.render import render_build_text
@@ -558,6 +559,22 @@ def test_a_teacher_or_reference_model_adds_its_forward_to_each_training_step():
     alone, with_reference = step_s(0), step_s(6_738_415_616)
     assert 1.25 < with_reference / alone < 1.34  # (6N + 2N) / 6N, less the attention term both share
     assert step_s(6_738_415_616, "images") == alone  # a diffusion model's conditioners run over other inputs
+
+
+def test_a_lora_dpo_reference_without_adapters_runs_the_base_forward_and_holds_no_copy():
+    # Audit BL52: TRL's DPOTrainer given a peft_config and no ref_model takes the base with its adapters off as the
+    # reference: NeuralHermes' QLoRA DPO was 1.33x fast without its forward, and 4 GiB over with it as a frozen copy.
+    def built(reference: bool) -> tuple[float, int]:
+        job = Answers(workload=Workload(preset="mistral-7b", batch_size=8, sequence_length=1536),
+                      task=Task(mode="training", precision="bf16", method="qlora", recompute="full",
+                                reference_without_adapters=reference), data=Data(kind="text"))
+        shape = build_shape(job)
+        return (speed_build.training(job, shape, ONE_GPU, 31.5).figures["step_s"],
+                estimate_memory(job, shape).total_bytes)
+    (alone, alone_bytes), (with_reference, reference_bytes) = built(False), built(True)
+    assert 1.25 < with_reference / alone < 1.4 and reference_bytes == alone_bytes
+    full = Answers(workload=Workload(preset="mistral-7b"), task=Task(mode="training", reference_without_adapters=True))
+    assert any(field == "reference_without_adapters" for _, field, _ in cross_field_problems(full))
 
 
 def test_wider_weights_decode_nearer_the_bandwidth():
