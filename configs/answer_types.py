@@ -382,7 +382,7 @@ class Budget(Schema, frozen=True):
     owned_gpu: Annotated[str, Meta(max_length=100, description=(
         "a catalog GPU id you have already (the id of a [[gpu]] in the catalog's gpus.toml: rtx-3090-24gb): the build "
         "is around those cards and does not price them (SXM/OAM modules: the catalog server carrying that many, "
-        "yours, at 0); empty: none"
+        "yours, at 0, or fewer of its modules, a share of it the job runs on: a cloud VM's); empty: none"
     ))] = ""
     owned_gpu_count: Annotated[int, whole(0, 8, (
         "how many of owned_gpu you have: the build's GPU count, or scale.gpu_count where it is more, the rest bought "

@@ -87,9 +87,9 @@ def owned_server_problem(catalog: Catalog, gpu: Part, owned_count: int, used_cou
     if not counts:
         return f"an {form} module comes inside its server, and the catalog has no server carrying it: enter the " \
                "server's GPUs as a catalog server's, or add one to your systems.toml"
-    if owned_count not in counts:
+    if owned_count > counts[-1]:
         return f"an {form} module comes inside its server: budget.owned_gpu_count is the server's GPU count " \
-               f"({' or '.join(map(str, counts))} for {gpu.name})"
+               f"({' or '.join(map(str, counts))} for {gpu.name}), or fewer of them, a share of it (a cloud VM's)"
     if used_count > owned_count:
         return f"an {form} server's GPUs come with it: scale.gpu_count = {used_count} is more than its {owned_count}"
     return ""

@@ -47,17 +47,32 @@ def systems_for(ctx: Context, gpu: Part) -> list[Part]:
     return [system for system in whole_systems(ctx) if system.get("gpu_id") == gpu.id]
 
 
+def carries_the_job(ctx: Context, system: Part) -> bool:
+    """Whether the job runs on this server: one of its GPU count, or your own (budget.owned_gpu) whose GPUs include
+    the job's, a share of it (a cloud VM's one of its eight, as Colab's A100; audit BL52)."""
+    count = int(system["gpu_count"])
+    return count == ctx.gpu_count or count > ctx.gpu_count and all_owned(
+        ctx.answers, ctx.catalog.get(system.get("gpu_id") or ""))
+
+
+def share_of(ctx: Context, system: Part) -> str:
+    """How much of an owned server the job runs on ("" where all of it)."""
+    count = int(system["gpu_count"])
+    return f"{ctx.gpu_count} of its {count} GPUs (budget.owned_gpu_count)" if ctx.gpu_count < count else ""
+
+
 def system_options(ctx: Context, gpu: Part) -> list[tuple[Part, int]]:
     """Server units that hold ctx.gpu_count x gpu, cheapest first, quantity 1 each (the ranking's hook).
 
     SXM/OAM: whole systems carrying exactly that many (their price includes the GPUs). PCIe cards when the
     desktop boards cannot hold them (see needs_server_chassis): barebones whose slots take the cards.
     """
-    if gpu["form"] in SYSTEM_GPU_FORMS:
-        units = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == ctx.gpu_count]
+    if gpu["form"] in SYSTEM_GPU_FORMS:  # an owned server's share: the smallest that carries it
+        units = [system for system in systems_for(ctx, gpu) if carries_the_job(ctx, system)]
     else:
         units = [chassis for chassis in barebones(ctx) if not barebone_fit_problems(chassis, gpu, ctx.gpu_count)]
-    return [(unit, 1) for unit in sorted(units, key=lambda part: (part_price(ctx, part), part.id))]
+    return [(unit, 1) for unit in sorted(units, key=lambda part: (
+        part_price(ctx, part), part.get("gpu_count") or 0, part.id))]
 
 
 def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
@@ -87,7 +102,7 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
 
 def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
     task = ctx.answers.task
-    gpu_gib = ctx.catalog.parts[system["gpu_id"]]["memory_gib"] * system["gpu_count"]
+    gpu_gib = ctx.catalog.parts[system["gpu_id"]]["memory_gib"] * ctx.gpu_count  # an owned share: its GPUs
     # What the job holds in RAM, as on a PC (audit ZV: DBRX's 1,960 GiB of offloaded states on a DGX).
     host_gib, host_text = host_ram_need(ctx)
     ram = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu_gib, host_gib, ctx.rules, host_text,
@@ -106,6 +121,8 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
         f"{system['cpu_name']} ({system['cpu_cores_count']} cores), {system['memory_gib']:g} GiB RAM, "
         f"{system['storage_gb']:,.0f} GB data drives: "
         + ("the server you have (budget.owned_gpu), its host taken as this catalog entry's: check yours"
+           + (f"; the job runs on {share}, a share whose host CPU, RAM and drives may be less" if (
+               share := share_of(ctx, system)) else "")
            if owns_server(ctx.answers, ctx.catalog, system) else "bought as one unit"),
         ram.reason, storage.reason, *system.notes_for(ctx.market),
     ]

@@ -26,7 +26,7 @@ from pth_top.configs.market import CURRENCY_UNITS
 from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
-from pth_top.configs.platforms import system_options, systems_for
+from pth_top.configs.platforms import carries_the_job, system_options, systems_for
 from pth_top.configs.quantization import FORMATS, weight_format
 from pth_top.configs.speed_server import slow_under_load
 from pth_top.units import GIB
@@ -188,7 +188,7 @@ def weight_format_problem(ctx: Context, gpu: Part) -> str:
 def unit_price(ctx: Context, gpu: Part) -> float:
     """What one GPU costs here: an SXM/OAM module's share of the cheapest whole server carrying this many."""
     if gpu["form"] in SYSTEM_GPU_FORMS:
-        systems = [system for system in systems_for(ctx, gpu) if system["gpu_count"] == ctx.gpu_count]
+        systems = [system for system in systems_for(ctx, gpu) if carries_the_job(ctx, system)]
         if systems:
             return min(part_price(ctx, system) for system in systems) / ctx.gpu_count
     return gpu_price(ctx, gpu)
@@ -232,8 +232,7 @@ def fits_the_machine(ctx: Context, gpu: Part) -> bool:
 
 def _in_a_system(ctx: Context, gpu: Part) -> bool:
     """An SXM/OAM module counts when the catalog sells a whole server with this many of it."""
-    return gpu["form"] in SYSTEM_GPU_FORMS and any(
-        system["gpu_count"] == ctx.gpu_count for system in systems_for(ctx, gpu))
+    return gpu["form"] in SYSTEM_GPU_FORMS and any(carries_the_job(ctx, system) for system in systems_for(ctx, gpu))
 
 
 def acceptable(ctx: Context, assembly: Assembly) -> bool:

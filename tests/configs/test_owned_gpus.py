@@ -107,8 +107,8 @@ def test_owned_cards_need_an_id_the_catalog_has_and_a_count(catalog):
     assert [key for _, key, _ in cross_field_problems(answers(budget__owned_gpu_count=2))] == ["owned_gpu_count"]
     with pytest.raises(ValueError, match="did you mean rtx-3090-24gb"):
         recommend(_owned("rtx-3090-24"), catalog, today=TODAY)
-    with pytest.raises(ValueError, match=r"owned_gpu_count is the server's GPU count \(8 for"):
-        recommend(_owned("h100-80gb-sxm"), catalog, today=TODAY)
+    with pytest.raises(ValueError, match=r"owned_gpu_count is the server's GPU count \(8 for .*, or fewer"):
+        recommend(_owned("h100-80gb-sxm", 9), catalog, today=TODAY)
     with pytest.raises(ValueError, match="no server carrying it"):
         recommend(_owned("mi300x-192gb", 8), catalog, today=TODAY)
     with pytest.raises(ValueError, match="scale.gpu_count = 9 is more than its 8"):
@@ -128,6 +128,21 @@ def test_owned_sxm_modules_are_the_server_you_have_and_it_costs_nothing(catalog,
     said = " ".join([*system.reasoning, *build.warnings])
     assert "the server you have" in said and "not sold new" not in said and "OUT OF PRODUCTION" not in said, said
     assert "out of production" not in said, said
+
+
+def test_owned_sxm_modules_fewer_than_their_server_are_a_share_of_it_the_job_runs_on(catalog):
+    # Audit BL52: Colab's A100 is one SXM module of an 8-GPU server, and only the PCIe card could be entered; an H100
+    # SXM's 3.35 TB/s is 1.7x the PCIe card's 2.0. One of eight is the job's one GPU, on the server priced at nothing.
+    build = recommend(_owned("h100-80gb-sxm", 1), catalog, today=TODAY)
+    gpu, system = build.component("gpu"), build.component("system")
+    assert build.feasible and gpu is not None and system is not None, build.blockers
+    assert (gpu.part_id, gpu.quantity, system.part_id, build.total_price_cny) == ("h100-80gb-sxm", 1,
+                                                                                   "nvidia-dgx-h100", 0.0)
+    assert any("the job runs on 1 of its 8 GPUs" in line for line in system.reasoning), system.reasoning
+    # Bought, a module still comes in a whole server of its count.
+    bought = recommend(answers(workload__preset="llama-7b", scale__gpu_count=1, budget__amount=5e6),
+                       catalog, pins={"gpu": ("h100-80gb-sxm", 1)}, today=TODAY)
+    assert not bought.feasible
 
 
 def test_a_saved_build_does_not_pin_the_owned_cards_so_a_changed_answer_takes_effect(catalog):
