@@ -217,6 +217,9 @@ class Task(Schema, frozen=True):
         "with speculative_draft_tokens: tokens a verify step keeps on average, its own included, as the engine logs "
         "it (SGLang's accept len, vLLM's mean acceptance length): DeepSeek-V3's MTP 2.2-2.4 with 2-3 drafted, "
         "MiMo-V2-Flash's 3.6 with 3"))] = 0.0
+    engine_memory_fraction: Annotated[float, Meta(ge=0.0, le=0.98, description=(
+        "vLLM's --gpu-memory-utilization: the share of each GPU it plans for, its CUDA context, weights, activations "
+        "and KV cache (0: its default, 0.9); 0.95 on a card that drives no display"))] = 0.0
     mixed_layout: Annotated[MixedLayout, Meta(description="bytes/param accounting")] = "megatron16"
     method: Annotated[
         TrainingMethod, Meta(description=(

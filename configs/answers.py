@@ -481,6 +481,10 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "inference (a CNN, an encoder): a language model's is target_tokens_per_s_per_stream"))
     if task.target_samples_per_s and task.target_tokens_per_s_per_stream:
         problems.append(("task", "target_samples_per_s", "one target: a decode a stream or inputs a second"))
+    if task.engine_memory_fraction and not (task.mode == "inference" and stacks.serving_engine(
+            task.serving_engine, answers.scenario, task.precision) in stacks.ENGINE_MEMORY_FRACTION):
+        problems.append(("task", "engine_memory_fraction", "is vLLM's --gpu-memory-utilization: give task.mode = "
+                         "'inference' and task.serving_engine = 'vllm'"))
     if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
         problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
                          "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))

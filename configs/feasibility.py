@@ -19,6 +19,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.levers import (
+    FULLER_ENGINE_PLAN_LABEL,
     answer_changes,
     cheap_levers,
     cheap_levers_label,
@@ -239,6 +240,8 @@ def feasible_alternatives(
                 ctx, context_for, more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))]
             continue
         feasible = feasible_build(ctx, label, context_for(answers))
+        if feasible is None and label == FULLER_ENGINE_PLAN_LABEL:
+            continue  # alone or not at all: beside a split or a smaller cache it is their lines' margin
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
             # The largest micro-batch that fits.
             answers, label = deeper, micro_batch_label(ctx.answers, deeper, ctx.shape)

@@ -143,6 +143,7 @@ def estimate_inference(
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
     kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
     media_encoder: bool = False, flash_attention: bool = True, cuda_graphs: bool = True, large_card: bool = False,
+    engine_memory_fraction: float = 0.0,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -161,7 +162,8 @@ def estimate_inference(
         formula.append(f"{EXPERTS_IN_RAM_LINE}: the routed experts, "
                        f"{shape.routed_expert_parameters / 1e9:.3g}B params = {experts / 1e9:.3g} GB, stay in "
                        "system RAM, off the GPU")
-    fraction = stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
+    fraction = (engine_memory_fraction or stacks.ENGINE_MEMORY_FRACTION.get(engine, 0.0)) \
+        if shape.kind == "transformer" else 0.0
     reserving = engine if engine in stacks.ENGINE_RESERVED_GIB and shape.kind == "transformer" else ""
     static = stacks.STATIC_BUFFERS_FRACTION.get(engine, 0.0) if shape.kind == "transformer" else 0.0
     if media_encoder:  # audit ZX: SigLIP at a batch of 768 was held to vLLM's 2,048-token batch, 1.3 of 12.7 GiB

@@ -989,3 +989,24 @@ def test_a_cnns_smaller_micro_batch_says_what_its_batch_norm_then_sees(catalog):
              if "gradient accumulation" in line]
     assert lines and all("BatchNorm layers that train see" in line for line in lines), lines
     assert "see 4 samples a GPU, not 8" in lines[0], lines[0]
+
+
+def test_vllm_planning_for_more_of_a_headless_card_comes_first_where_it_holds_the_job(catalog):
+    # Audit BJ52: Baichuan-M2-32B (Qwen2.5-32B's shape) in GPTQ int4 on vLLM at 8k for CNY 18,000 used missed one
+    # RTX 3090's 0.9 plan by under a GiB; --gpu-memory-utilization 0.95 on a card that drives no display holds it,
+    # with nothing about the job changed, before an fp8 KV cache.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=32_763_876_352,
+                  workload__layers=64, workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=8,
+                  workload__intermediate_size=27648, workload__gated_mlp=True, workload__vocabulary_size=152_064,
+                  workload__sequence_length=8192, workload__batch_size=1, task__mode="inference",
+                  task__precision="int4", task__quantization="gptq_g128", task__serving_engine="vllm",
+                  task__generated_tokens=4096, budget__amount=18000.0, budget__currency="CNY",
+                  budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    assert not build.feasible
+    first = build.feasible_alternatives[0]
+    assert first.startswith("vLLM --gpu-memory-utilization 0.95") and "RTX 3090" in first, build.feasible_alternatives
+    applied = recommend(job.with_value("task", "engine_memory_fraction", 0.95), catalog, today=TODAY)
+    assert applied.feasible and "fill 95% of each GPU" in " ".join(applied.memory.formula)
+    llama = job.with_value("task", "serving_engine", "llama_cpp").with_value("task", "engine_memory_fraction", 0.95)
+    assert ("task", "engine_memory_fraction") in {(section, key) for section, key, _ in cross_field_problems(llama)}
