@@ -137,7 +137,10 @@ def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, en
     whole 128-wide blocks (audit YH2: MiniMax-M2.5's 1,536 / 8 = 192; vLLM's recipe says 'TP8 is not supported')."""
     task, n, width = answers.task, device.count, shape.expert_width
     fmt = weight_format(task.quantization, task.precision, engine)
-    if n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
+    # A custom model's width not given is the default 4h, a guess (audit BM53: Step3's "9,557.33 / 8" refused a split
+    # its vendor's guide runs): said only of a width given.
+    guessed = answers.workload.preset == "custom" and not answers.workload.intermediate_size
+    if guessed or n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
             or fmt is not FORMATS["fp8"] or not width or (width / n) % FP8_BLOCK == 0:
         return []
     fewer = max((count for count in range(1, n) if (width / count) % FP8_BLOCK == 0

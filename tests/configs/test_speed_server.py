@@ -139,6 +139,9 @@ def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert
     assert line.startswith("if the FP8 checkpoint is block-scaled") and "per-tensor" in line
     four = recommend(job.with_value("scale", "gpu_count", 4), catalog, today=TODAY)
     assert not any("splits each expert" in line for line in four.warnings)
+    # Audit BM53: a width not given is a guess (4h), and Step3's guessed "9,557.33 / 8" refused the split StepFun runs.
+    guessed = recommend(job.with_value("workload", "intermediate_size", 0), catalog, today=TODAY)
+    assert not any("splits each expert" in line for line in guessed.warnings), guessed.warnings
 
     # Audit ZJ22: a mixture's intermediate_size is the width a token reads, 8 experts' (the schema's), and the check
     # divided that: Qwen3-Coder-480B-A35B-FP8's 8 x 2,560 = 20,480 / 8 passed, where vLLM's recipe serves it DP + EP.
