@@ -140,8 +140,8 @@ def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, en
     # A custom model's width not given is the default 4h, a guess (audit BM53: Step3's "9,557.33 / 8" refused a split
     # its vendor's guide runs): said only of a width given.
     guessed = answers.workload.preset == "custom" and not answers.workload.intermediate_size
-    if guessed or n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES or not shape.experts_count \
-            or fmt is not FORMATS["fp8"] or not width or (width / n) % FP8_BLOCK == 0:
+    if guessed or n < 2 or device.layer_split or engine not in stacks.TENSOR_PARALLEL_ENGINES \
+            or not shape.experts_count or fmt is not FORMATS["fp8"] or not width or (width / n) % FP8_BLOCK == 0:
         return []
     fewer = max((count for count in range(1, n) if (width / count) % FP8_BLOCK == 0
                  and stacks.splits_heads(engine, shape.attention_heads, count, shape.split_kv_heads)), default=1)
