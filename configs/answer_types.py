@@ -232,6 +232,14 @@ class Task(Schema, frozen=True):
     lora_dropout: Annotated[float, Meta(ge=0, le=0.9, description=(
         "LoRA dropout (PEFT's lora_dropout, default 0; LitGPT and many recipes 0.05): above 0 each adapted matrix "
         "keeps its dropped input and mask"))] = 0.0
+    lora_base_fp32: Annotated[bool, Meta(description=(
+        "LoRA's frozen base held in fp32 under mixed precision, its matmuls cast to 16 bits by autocast as they run "
+        "(from_pretrained without torch_dtype under the HF Trainer's fp16=True: MusicGen's dreamboothing, ms-swift): "
+        "4 B a base parameter, not 2"))] = False
+    lora_trains_embeddings: Annotated[bool, Meta(description=(
+        "the input embeddings and LM head trained whole beside the adapters (PEFT's modules_to_save = "
+        "[\"embed_tokens\", \"lm_head\"]: a vocabulary extended, as Chinese-LLaMA-Alpaca-2's run_sft.sh, or "
+        "Unsloth's continued pretraining): a trained copy of each beside the frozen original"))] = False
     reference_without_adapters: Annotated[bool, Meta(description=(
         "a preference trainer's reference model is the base with its LoRA adapters switched off (TRL's DPOTrainer "
         "given a peft_config and no ref_model): its forward runs over the same tokens each step, with no second copy "

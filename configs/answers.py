@@ -485,6 +485,12 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
             task.serving_engine, answers.scenario, task.precision) in stacks.ENGINE_MEMORY_FRACTION):
         problems.append(("task", "engine_memory_fraction", "is vLLM's --gpu-memory-utilization: give task.mode = "
                          "'inference' and task.serving_engine = 'vllm'"))
+    if task.lora_base_fp32 and not (task.mode == "training" and task.method == "lora" and task.precision != "fp32"):
+        problems.append(("task", "lora_base_fp32", "is a 16-bit LoRA's base held in fp32 under mixed precision: give "
+                         "task.method = 'lora' and task.precision = 'amp_fp16' or 'bf16'"))
+    if task.lora_trains_embeddings and not (task.mode == "training" and task.method in ADAPTER_METHODS):
+        problems.append(("task", "lora_trains_embeddings", "trains the embeddings and LM head beside LoRA adapters: "
+                         "give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))
     if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
         problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
                          "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))

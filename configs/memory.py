@@ -62,15 +62,18 @@ def estimate_training(
     lora_rank: int = 16, lora_targets: str = "attention", head_parameters: int = 0, stack: str = "hf_trainer",
     sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False, foreach_step: bool = False,
     quantize_moe_experts: bool = False, reduce_bucket_elements: float = methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS,
-    overlap_comm: bool = False, sequence_split: int = 1,
+    overlap_comm: bool = False, sequence_split: int = 1, trained_embeddings: bool = False, base_fp32: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload; each
     sequence split over `sequence_split` of them (task.sequence_parallel: ring attention)."""
     mixed_layout = stacks.mixed_layout_of(stack, precision, mixed_layout)
     per_param = training_bytes_per_parameter(precision, optimizer, mixed_layout)
     value_bytes = value_bytes_of(precision)
-    states = model_states(shape, method, per_param, value_bytes, lora_rank, lora_targets, head_parameters, optimizer,
+    base_bytes = 4.0 if base_fp32 and method == "lora" else value_bytes  # held fp32, cast by autocast as it runs
+    states = model_states(shape, method, per_param, base_bytes, lora_rank, lora_targets, head_parameters, optimizer,
                           mixed_layout, experts_at_16_bits=stacks.experts_left_16_bit(stack, quantize_moe_experts))
+    if trained_embeddings and method in methods.ADAPTER_METHODS:
+        states = methods.with_trained_embeddings(states, shape.vocabulary_parameters)
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3,
              "layers": 0}[sharding]
     n = max(1, gpu_count)
@@ -460,6 +463,7 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int, l
             sync_each_batch=task.sync_each_batch, lora_dropout=task.lora_dropout, ema_weights=task.ema_weights,
             quantize_moe_experts=task.quantize_moe_experts, reduce_bucket_elements=scale.reduce_bucket_elements,
             overlap_comm=scale.overlap_comm, sequence_split=training_split(answers),
+            trained_embeddings=task.lora_trains_embeddings, base_fp32=task.lora_base_fp32,
             foreach_step=stacks.foreach_optimizer(task.optimizer_kernel, task.optimizer, scale.sharding,
                                                   answers.data.kind),
         )

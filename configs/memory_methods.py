@@ -115,6 +115,25 @@ def lora_states(
     )
 
 
+def with_trained_embeddings(states: StateBytes, vocabulary_parameters: int) -> StateBytes:
+    """PEFT's modules_to_save: the embeddings and LM head trained whole beside the adapters, a trained copy of each
+    beside the frozen original, at the adapters' bytes a parameter (audit BO53: Chinese-Alpaca-2-7B's 453M of them,
+    its vocabulary extended to 55,296, run out of a 24 GB card, its FAQ Q7, where 18.2 GiB was counted)."""
+    adapters = max(1, states.trainable_parameters)
+    gradient_bytes, optimizer_bytes = states.gradients / adapters, states.optimizer / adapters
+    return StateBytes(  # the adapters' weights are as wide as their gradients in every layout counted here
+        weights=states.weights + vocabulary_parameters * gradient_bytes,
+        gradients=states.gradients + vocabulary_parameters * gradient_bytes,
+        optimizer=states.optimizer + vocabulary_parameters * optimizer_bytes,
+        trainable_parameters=states.trainable_parameters + vocabulary_parameters,
+        formula=(*states.formula, (
+            f"embeddings and LM head trained whole (task.lora_trains_embeddings, PEFT's modules_to_save): a trained "
+            f"copy of their {vocabulary_parameters / 1e6:,.1f}M params beside the frozen original, x "
+            f"{2 * gradient_bytes + optimizer_bytes:g} B (weights {gradient_bytes:g} + grads {gradient_bytes:g} + "
+            f"optimizer {optimizer_bytes:g}, as the adapters')")),
+    )
+
+
 # transformers v5 stores a MoE's routed experts as fused 3-D parameters, and bitsandbytes' 4- and 8-bit loading swaps
 # only nn.Linear, so they stay 16-bit (bitsandbytes#1849; unsloth#5344: Gemma-4-26B-A4B ~46 GB with load_in_4bit).
 # Unsloth quantizes them (unsloth-zoo#527). axolotl's Kimi-Linear 48B 8-bit LoRA: "about 98.7GiB VRAM".

@@ -4,8 +4,8 @@ Each case names its source (URL and what the figure is). The prediction must be 
 says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped catalog are read from it (the
 same path a build takes); others are given their datasheet figures here.
 
-Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 65 and
-published_workloads_large.py 12, test_requests.py 13): 239 here (372 in all).
+Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 66 and
+published_workloads_large.py 12, test_requests.py 13): 239 here (373 in all).
 """
 
 from __future__ import annotations

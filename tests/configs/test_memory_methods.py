@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from pth_top.configs.answer_types import Scale, Task, Workload
-from pth_top.configs.answers import Answers, answers_from_dict
+from pth_top.configs.answers import Answers, answers_from_dict, cross_field_problems
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.levers import answer_changes
 from pth_top.configs.memory import estimate_memory, estimate_training
@@ -196,6 +196,26 @@ def test_lora_dropout_counts_the_inputs_of_the_mlps_own_matrices():
     assert lora_dropout_per_token("all_linear", 2560, 10240, gated_mlp=False) == 12 + 3 + 3 * 4
     assert lora_dropout_per_token("all_linear", 2560, 10240, gated_mlp=True) == 12 + 6 + 3 * 4
     assert lora_dropout_per_token("attention", 2560, 10240, gated_mlp=False) == 12
+
+
+def test_a_lora_base_held_in_fp32_under_autocast_is_4_bytes_a_parameter():
+    # Audits BE50 and BN53: musicgen-dreamboothing loads MusicGen Melody (1.39B) without a torch_dtype and trains its
+    # LoRA under --fp16, so the base stays fp32; "this fine-tuning run used 10GB of GPU memory" on an A100, where
+    # 4.7 GiB was counted at 2 B a base parameter (7.3 GiB at 4 B).
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_385_000_000,
+                  workload__layers=48, workload__hidden_size=1536, workload__attention_heads=24,
+                  workload__intermediate_size=6144, workload__vocabulary_size=8192, workload__sequence_length=1504,
+                  workload__batch_size=16, workload__frozen_parameters=170_000_000,
+                  workload__frozen_precision="fp32", task__precision="amp_fp16", task__method="lora",
+                  task__lora_targets="all_linear", task__lora_dropout=0.05, task__recompute="full",
+                  task__accumulation_steps=8, data__kind="audio")
+    shape = model_shape(job.workload)[0]
+    half, full = (estimate_memory(job.with_value("task", "lora_base_fp32", held), shape) for held in (False, True))
+    assert full.weights_bytes - half.weights_bytes == pytest.approx(1_385_000_000 * 2, rel=1e-6)
+    assert any("frozen base 1.39B params x 4 B" in line for line in full.formula)
+    assert half.total_bytes < 0.55 * 10e9 and 0.7 * 10e9 <= full.total_bytes <= 10e9
+    qlora = job.with_value("task", "method", "qlora").with_value("task", "lora_base_fp32", True)
+    assert any(key == "lora_base_fp32" for _, key, _ in cross_field_problems(qlora))
 
 
 def test_bitsandbytes_leaves_a_moes_fused_experts_at_16_bits_unless_unsloth_quantizes_them(catalog):
