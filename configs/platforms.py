@@ -94,6 +94,8 @@ def assemble_system(ctx: Context, asm: Assembly, gpu: Part) -> None:
                           "bought with the server, priced there"]
     _system_floors(ctx, asm, system)
     _system_power(ctx, asm, system)
+    if share_of(ctx, system):  # a cloud VM's GPUs: the server's circuits are its operator's (audit BR54)
+        asm.warnings = [line for line in asm.warnings if line not in asm.power_lines]
     if not buyable(ctx, gpu) and not all_owned(ctx.answers, gpu):
         line = f"availability: {gpu.name}{_availability(ctx, gpu)}; {_alternatives(ctx, gpu)}"
         asm.warnings.append(line)

@@ -139,6 +139,10 @@ def test_owned_sxm_modules_fewer_than_their_server_are_a_share_of_it_the_job_run
     assert (gpu.part_id, gpu.quantity, system.part_id, build.total_price_cny) == ("h100-80gb-sxm", 1,
                                                                                    "nvidia-dgx-h100", 0.0)
     assert any("the job runs on 1 of its 8 GPUs" in line for line in system.reasoning), system.reasoning
+    # Its circuits are the operator's: no A/B feeds to wire for one GPU of a cloud VM (audit BR54).
+    assert not any(line.startswith("circuit:") for line in build.warnings), build.warnings
+    whole = recommend(_owned("h100-80gb-sxm", 8, scale__gpu_count=8), catalog, today=TODAY)
+    assert any(line.startswith("circuit:") for line in whole.warnings), whole.warnings
     # Bought, a module still comes in a whole server of its count.
     bought = recommend(answers(workload__preset="llama-7b", scale__gpu_count=1, budget__amount=5e6),
                        catalog, pins={"gpu": ("h100-80gb-sxm", 1)}, today=TODAY)
