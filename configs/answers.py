@@ -14,6 +14,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from pth_top.configs import stacks
+from pth_top.configs.adapter_checks import engine_and_adapter_problems
 from pth_top.configs.answer_types import (
     CONDITIONS,
     CURRENCIES,
@@ -336,6 +337,8 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("workload", "encoder_only", "an encoder is a transformer without decoder layers or diffusion "
                          "steps"))
     problems.extend(_diffusion_and_offload_problems(answers, model_kind))
+    vocabulary = presets[preset].vocabulary_size if preset in presets else workload.vocabulary_size
+    problems.extend(engine_and_adapter_problems(answers, model_kind, vocabulary))
     if answers.scale.sharding in OFFLOAD_SHARDINGS and task.optimizer == "adam8bit":
         problems.append(("task", "optimizer", "bitsandbytes' 8-bit optimizer does not step offloaded states: "
                          "DeepSpeed and FSDP step them with Adam on the CPU (answer optimizer = \"adamw\")"))
@@ -481,19 +484,6 @@ def _diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[t
                          "inference (a CNN, an encoder): a language model's is target_tokens_per_s_per_stream"))
     if task.target_samples_per_s and task.target_tokens_per_s_per_stream:
         problems.append(("task", "target_samples_per_s", "one target: a decode a stream or inputs a second"))
-    if task.engine_memory_fraction and not (task.mode == "inference" and stacks.serving_engine(
-            task.serving_engine, answers.scenario, task.precision) in stacks.ENGINE_MEMORY_FRACTION):
-        problems.append(("task", "engine_memory_fraction", "is vLLM's --gpu-memory-utilization: give task.mode = "
-                         "'inference' and task.serving_engine = 'vllm'"))
-    if task.lora_base_fp32 and not (task.mode == "training" and task.method == "lora" and task.precision != "fp32"):
-        problems.append(("task", "lora_base_fp32", "is a 16-bit LoRA's base held in fp32 under mixed precision: give "
-                         "task.method = 'lora' and task.precision = 'amp_fp16' or 'bf16'"))
-    if task.lora_trains_embeddings and not (task.mode == "training" and task.method in ADAPTER_METHODS):
-        problems.append(("task", "lora_trains_embeddings", "trains the embeddings and LM head beside LoRA adapters: "
-                         "give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))
-    if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
-        problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
-                         "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))
     if task.frozen_on_cpu and not (task.mode == "inference" and workload.denoising_steps
                                    and workload.frozen_parameters):
         problems.append(("task", "frozen_on_cpu", "runs a diffusion pipeline's frozen models (text encoders) on the "

@@ -72,8 +72,9 @@ def estimate_training(
     base_bytes = 4.0 if base_fp32 and method == "lora" else value_bytes  # held fp32, cast by autocast as it runs
     states = model_states(shape, method, per_param, base_bytes, lora_rank, lora_targets, head_parameters, optimizer,
                           mixed_layout, experts_at_16_bits=stacks.experts_left_16_bit(stack, quantize_moe_experts))
-    if trained_embeddings and method in methods.ADAPTER_METHODS:
-        states = methods.with_trained_embeddings(states, shape.vocabulary_parameters)
+    if trained_embeddings and method in methods.ADAPTER_METHODS:  # each wrapped whole, a tied pair as two copies
+        states = methods.with_trained_embeddings(
+            states, (2 if shape.lm_head else 1) * shape.vocabulary_size * shape.hidden_size)
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "zero_offload": 2, "fsdp_offload": 3,
              "layers": 0}[sharding]
     n = max(1, gpu_count)

@@ -131,9 +131,14 @@ def _system_floors(ctx: Context, asm: Assembly, system: Part) -> None:
 
 
 def _system_power(ctx: Context, asm: Assembly, system: Part) -> None:
-    load = system["max_power_w"]
+    """The server's maximum draw, or a share's part of it, its GPUs' share (review r72: one A100 of a DGX was the
+    whole 6,500 W, refused under a 1,500 W limit)."""
+    share = min(1.0, ctx.gpu_count / int(system["gpu_count"]))
+    load = system["max_power_w"] * share
     asm.sustained_w = asm.peak_w = asm.psu_required_w = asm.wall_w = load
-    server_power(ctx, asm, system, load, load, f"{load:,.0f} W maximum")
+    server_power(ctx, asm, system, load, load, f"{load:,.0f} W maximum" + (
+        f", {ctx.gpu_count} of its {system['gpu_count']} GPUs' share of its {system['max_power_w']:,.0f}"
+        if share < 1.0 else ""))
 
 
 def server_power(ctx: Context, asm: Assembly, server: Part, required_w: float, wall_w: float, need: str) -> None:

@@ -192,6 +192,12 @@ def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:
         lines.append("an audio transformer with a vocabulary and no encoder stack is timed as a decoder over audio "
                      "codes (Parler-TTS), at 0.4 of a language model's utilisation: a CTC encoder (wav2vec 2.0, a "
                      "CTC Conformer) is workload.encoder_only = true, 0.18")
+    if task.mode == "inference" and kind == "transformer" and answers.data.kind == "audio" and shape.vocabulary_size \
+            and not shape.encoder_only and not shape.encoder_decoder:  # audit BP54: Spark-TTS at 4 streams, 2.6x fast
+        lines.append("estimate: a model that decodes audio tokens (a TTS or speech LM) is timed and sized as its "
+                     "language model alone: its codec's decoder or vocoder (BiCodec, SNAC, a HiFi-GAN) and any audio "
+                     "encoder run beside it per request and are not counted, and they limit a server's rate as "
+                     "requests grow (Spark-TTS on an L20: 4 requests ran ~2x one's rate, not the ~4x counted)")
     data = answers.data
     if task.mode == "training" and kind == "transformer" and data.tokens_count and data.images_count \
             and data.kind != "images" and not shape.encoder_decoder \

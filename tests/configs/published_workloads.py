@@ -228,12 +228,13 @@ CASES: tuple[Workload, ...] = (
              "github.com/ymcui/Chinese-LLaMA-Alpaca-2 README FAQ: '问题7：为什么24G显存微调Chinese-Alpaca-2-7B会OOM？' "
              "(why fine-tuning Chinese-Alpaca-2-7B on 24 GB runs out); scripts/training/run_sft.sh: lora_rank 64 on "
              "every projection, modules_to_save embed_tokens,lm_head, fp16, micro-batch 1 of 1,024 tokens, "
-             "gradient checkpointing; Llama-2-7B's shape with a vocabulary of 55,296", "does_not_fit",
+             "gradient checkpointing, DeepSpeed ZeRO-2 (ds_zero2_no_offload.json); Llama-2-7B's shape with a "
+             "vocabulary of 55,296", "does_not_fit",
              {**custom(6_929_000_000, 32, 4096, 32, 32, 55_296, 11008), "task__mode": "training",
               "task__precision": "amp_fp16", "task__method": "lora", "task__lora_rank": 64,
               "task__lora_targets": "all_linear", "task__lora_dropout": 0.05, "task__lora_trains_embeddings": True,
               "task__recompute": "full", "workload__sequence_length": 1024, "workload__batch_size": 1,
-              "data__kind": "text", "budget__amount": 5e6}, ("rtx-4090-24gb", 1)),
+              "scale__sharding": "zero2", "data__kind": "text", "budget__amount": 5e6}, ("rtx-4090-24gb", 1)),
     Workload("gpt-oss-120b-mxfp4-one-h100", GPT_OSS_120B, "fits",
              inference("gpt-oss-120b", "int4", 131072), ("h100-80gb-sxm", 1),
              note="MXFP4 is 4.25 bit; the estimate's int4 is 4.5 bit with 16-bit embeddings (an upper bound), and "

@@ -172,3 +172,18 @@ def test_a_smaller_micro_batch_says_an_encoders_in_batch_negatives_shrink():
     shape = model_shape(job.workload)[0]
     label = micro_batch_label(job, halved_micro_batch(job), shape)
     assert "a contrastive loss's in-batch negatives are 1024 samples a GPU's, not 2048" in label, label
+
+
+def test_a_model_that_decodes_audio_tokens_says_its_codec_and_vocoder_are_not_counted(catalog):
+    # Audit BP54: Spark-TTS-0.5B (Qwen2.5-0.5B's shape, 166,000 text and audio tokens) on an L20 at 4 requests came
+    # out ~2.6x the rate its Triton runtime measured: BiCodec's decoder runs beside the language model per request.
+    job = answers("inference_server", workload__preset="custom", workload__kind="transformer", workload__layers=24,
+                  workload__hidden_size=896, workload__attention_heads=14, workload__kv_heads=2,
+                  workload__intermediate_size=4864, workload__gated_mlp=True, workload__vocabulary_size=166_000,
+                  workload__tied_embeddings=True, workload__sequence_length=400, workload__batch_size=4,
+                  task__mode="inference", task__generated_tokens=330, data__kind="audio",
+                  budget__amount=80000.0, budget__currency="CNY")
+    said = recommend(job, catalog, today=TODAY).warnings
+    assert any(line.startswith("estimate: a model that decodes audio tokens") and "vocoder" in line for line in said)
+    text = recommend(job.with_value("data", "kind", "text"), catalog, today=TODAY).warnings
+    assert not any(line.startswith("estimate: a model that decodes audio tokens") for line in text)

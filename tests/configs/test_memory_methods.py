@@ -216,6 +216,25 @@ def test_a_lora_base_held_in_fp32_under_autocast_is_4_bytes_a_parameter():
     assert half.total_bytes < 0.55 * 10e9 and 0.7 * 10e9 <= full.total_bytes <= 10e9
     qlora = job.with_value("task", "method", "qlora").with_value("task", "lora_base_fp32", True)
     assert any(key == "lora_base_fp32" for _, key, _ in cross_field_problems(qlora))
+    # Review r72: DeepSpeed casts the model to 16 bits, and torchtune and Unsloth load it in bf16 or 4 bits.
+    held = job.with_value("task", "lora_base_fp32", True)
+    for section, key, value in (("scale", "sharding", "zero2"), ("task", "training_stack", "unsloth")):
+        assert any(field == "lora_base_fp32" for _, field, _ in cross_field_problems(held.with_value(section, key,
+                                                                                                       value)))
+
+
+def test_trained_embeddings_are_two_copies_of_a_tied_pair_and_need_a_vocabulary():
+    # Review r72: PEFT's modules_to_save wraps embed_tokens and lm_head each, two trained copies no longer tied.
+    def trained(tied: bool) -> float:
+        job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=3_200_000_000,
+                      workload__layers=28, workload__hidden_size=3072, workload__attention_heads=24,
+                      workload__kv_heads=8, workload__intermediate_size=8192, workload__vocabulary_size=128_256,
+                      workload__tied_embeddings=tied, workload__sequence_length=1024, workload__batch_size=1,
+                      task__method="lora", task__lora_trains_embeddings=True)
+        return estimate_memory(job, model_shape(job.workload)[0]).optimizer_states_bytes
+    assert trained(True) == trained(False)
+    encoder = answers(workload__preset="vit-b16", task__method="lora", task__lora_trains_embeddings=True)
+    assert any(key == "lora_trains_embeddings" for _, key, _ in cross_field_problems(encoder))
 
 
 def test_bitsandbytes_leaves_a_moes_fused_experts_at_16_bits_unless_unsloth_quantizes_them(catalog):

@@ -143,6 +143,9 @@ def test_owned_sxm_modules_fewer_than_their_server_are_a_share_of_it_the_job_run
     assert not any(line.startswith("circuit:") for line in build.warnings), build.warnings
     whole = recommend(_owned("h100-80gb-sxm", 8, scale__gpu_count=8), catalog, today=TODAY)
     assert any(line.startswith("circuit:") for line in whole.warnings), whole.warnings
+    # Its power is its GPUs' share of the server's (review r72: 10,200 W for one H100, refused under 1,500 W).
+    limited = recommend(_owned("h100-80gb-sxm", 1, budget__max_power_w=1500), catalog, today=TODAY)
+    assert limited.feasible and limited.power.wall_draw_w < 1500, limited.blockers
     # Bought, a module still comes in a whole server of its count.
     bought = recommend(answers(workload__preset="llama-7b", scale__gpu_count=1, budget__amount=5e6),
                        catalog, pins={"gpu": ("h100-80gb-sxm", 1)}, today=TODAY)

@@ -1010,3 +1010,9 @@ def test_vllm_planning_for_more_of_a_headless_card_comes_first_where_it_holds_th
     assert applied.feasible and "fill 95% of each GPU" in " ".join(applied.memory.formula)
     llama = job.with_value("task", "serving_engine", "llama_cpp").with_value("task", "engine_memory_fraction", 0.95)
     assert ("task", "engine_memory_fraction") in {(section, key) for section, key, _ in cross_field_problems(llama)}
+    # Review r72: alone or not at all in every caller; on an owned 3090 at 14k it was stacked on an 8-bit cache.
+    owned = recommend(job.with_value("workload", "sequence_length", 14336).with_value("budget", "owned_gpu",
+                                                                                      "rtx-3090-24gb")
+                      .with_value("budget", "owned_gpu_count", 1), catalog, today=TODAY)
+    assert not any("gpu-memory-utilization 0.95" in line and "8-bit KV cache" in line
+                   for line in owned.feasible_alternatives + owned.warnings), owned.feasible_alternatives

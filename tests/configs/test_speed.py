@@ -575,6 +575,9 @@ def test_a_lora_dpo_reference_without_adapters_runs_the_base_forward_and_holds_n
     assert 1.25 < with_reference / alone < 1.4 and reference_bytes == alone_bytes
     full = Answers(workload=Workload(preset="mistral-7b"), task=Task(mode="training", reference_without_adapters=True))
     assert any(field == "reference_without_adapters" for _, field, _ in cross_field_problems(full))
+    both = Answers(workload=Workload(preset="mistral-7b", frozen_parameters=7_241_732_096),
+                   task=Task(mode="training", method="qlora", reference_without_adapters=True), data=Data(kind="text"))
+    assert any(field == "reference_without_adapters" for _, field, _ in cross_field_problems(both))  # review r72
 
 
 def test_wider_weights_decode_nearer_the_bandwidth():

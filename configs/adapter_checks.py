@@ -1,0 +1,43 @@
+"""Cross-field checks of the answers that say how an engine plans its cards and how a LoRA run holds its weights."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pth_top.configs import stacks
+from pth_top.configs.memory_methods import ADAPTER_METHODS
+
+if TYPE_CHECKING:
+    from pth_top.configs.answers import Answers
+
+DEEPSPEED_SHARDINGS = ("zero1", "zero2", "zero3", "zero_offload")
+
+
+def engine_and_adapter_problems(answers: Answers, model_kind: str, vocabulary_size: int) -> list[tuple[str, str, str]]:
+    """task.engine_memory_fraction and the LoRA answers, where they apply: each with what it needs."""
+    workload, task = answers.workload, answers.task
+    problems: list[tuple[str, str, str]] = []
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if task.engine_memory_fraction and not (task.mode == "inference" and model_kind == "transformer"
+                                            and engine in stacks.ENGINE_MEMORY_FRACTION):
+        problems.append(("task", "engine_memory_fraction", "is vLLM's --gpu-memory-utilization for a transformer it "
+                         "serves: give task.mode = 'inference' and task.serving_engine = 'vllm'"))
+    if task.lora_base_fp32 and not (task.mode == "training" and task.method == "lora" and task.precision != "fp32"):
+        problems.append(("task", "lora_base_fp32", "is a 16-bit LoRA's base held in fp32 under mixed precision: give "
+                         "task.method = 'lora' and task.precision = 'amp_fp16' or 'bf16'"))
+    elif task.lora_base_fp32 and (answers.scale.sharding in DEEPSPEED_SHARDINGS
+                                  or task.training_stack in ("torchtune", "unsloth")):
+        problems.append(("task", "lora_base_fp32", "DeepSpeed casts the model to 16 bits, and torchtune and Unsloth "
+                         "load it in bf16 or 4 bits: the base is not held in fp32 there"))
+    if task.lora_trains_embeddings and not (task.mode == "training" and task.method in ADAPTER_METHODS
+                                            and model_kind == "transformer" and vocabulary_size):
+        problems.append(("task", "lora_trains_embeddings", "trains the embeddings and LM head beside LoRA adapters: "
+                         "give task.mode = 'training', task.method = 'lora', 'lora_int8' or 'qlora' and a language "
+                         "model (workload.vocabulary_size)"))
+    if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
+        problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
+                         "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))
+    elif task.reference_without_adapters and workload.frozen_parameters and answers.data.kind == "text":
+        problems.append(("task", "reference_without_adapters", "one reference: the base with its adapters off, or a "
+                         "separate model (workload.frozen_parameters), not both"))
+    return problems
