@@ -364,18 +364,20 @@ def test_a_tight_training_build_names_the_chunked_loss_first_where_recompute_and
     assert room and room[0].endswith('answer task.training_stack = "liger"'), build.warnings
 
 
+# Mistral-Small-3.1-24B (its model card: ~55 GB of GPU RAM in bf16) on vLLM for 4 users at 66,176 tokens with $60,000.
+MISTRAL_SMALL_66K = dict(
+    workload__preset="custom", workload__kind="transformer", workload__parameters=23_572_403_200, workload__layers=40,
+    workload__hidden_size=5120, workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
+    workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=131_072,
+    workload__sequence_length=66176, workload__batch_size=4, task__mode="inference", task__precision="bf16",
+    task__serving_engine="vllm", task__generated_tokens=1024, budget__currency="USD", budget__amount=60000.0)
+
+
 def test_a_tight_one_card_server_names_the_roomier_build_within_budget(catalog):
-    # Mistral-Small-3.1-24B (its model card: ~55 GB of GPU RAM in bf16) on vLLM for 4 users at 66,176 tokens with
-    # $60,000, launched with --max-num-batched-tokens 2048 (vLLM's default on a 96 GB card is 8,192, whose activations
-    # do not fit beside it): one 96 GB card holds it at 86.3 of 86.4 GiB usable, short of the 10 % margin on the 1.4
-    # GiB beside the weights and the KV pool vLLM sizes itself, with $50,000 left.
-    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=23_572_403_200, workload__layers=40, workload__hidden_size=5120,
-                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
-                  workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=131_072,
-                  workload__sequence_length=66176, workload__batch_size=4, task__mode="inference",
-                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
-                  task__prefill_chunk_tokens=2048, budget__currency="USD", budget__amount=60000.0)
+    # Launched with --max-num-batched-tokens 2048 (vLLM's default on a 96 GB card is 8,192, whose activations do not
+    # fit beside it): one 96 GB card holds it at 86.3 of 86.4 GiB usable, short of the 10 % margin on the 1.4 GiB
+    # beside the weights and the KV pool vLLM sizes itself, with $50,000 left.
+    job = answers("inference_server", **MISTRAL_SMALL_66K, task__prefill_chunk_tokens=2048)
     build = recommend(job, catalog, today=TODAY)
     assert build.feasible and any(line.startswith("tight fit: ") for line in build.warnings)
     room = [line for line in build.warnings if line.startswith("room within budget: 2 x ")]
@@ -386,13 +388,7 @@ def test_vllm_on_a_card_its_large_chunk_leaves_short_runs_the_smaller_chunk(cata
     # Review r71: the same job with vLLM's default left unanswered; its 8,192 tokens a prefill step on a 96 GB card
     # need 87.6 GiB of 86.4 usable, so the default build was a DGX Spark at ~1.5 tokens/s with a 70 s first token.
     # The 96 GB card stays the build, with the flag that makes it hold the job.
-    job = answers("inference_server", workload__preset="custom", workload__kind="transformer",
-                  workload__parameters=23_572_403_200, workload__layers=40, workload__hidden_size=5120,
-                  workload__attention_heads=32, workload__kv_heads=8, workload__head_dim=128,
-                  workload__intermediate_size=32768, workload__gated_mlp=True, workload__vocabulary_size=131_072,
-                  workload__sequence_length=66176, workload__batch_size=4, task__mode="inference",
-                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
-                  budget__currency="USD", budget__amount=60000.0)
+    job = answers("inference_server", **MISTRAL_SMALL_66K)
     build = recommend(job, catalog, today=TODAY)
     gpu = build.component("gpu")
     assert build.feasible and gpu is not None and "96GB" in gpu.name and "Spark" not in gpu.name, gpu
