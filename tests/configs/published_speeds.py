@@ -5,7 +5,7 @@ says why the gap is larger (`gap`) and how much it allows. GPUs in the shipped c
 same path a build takes); others are given their datasheet figures here.
 
 Counted with the other corpora (published_figures.py 35, published_stacks.py 8, published_workloads.py 66 and
-published_workloads_large.py 12, test_requests.py 13): 239 here (373 in all).
+published_workloads_large.py 12, test_requests.py 13): 240 here (374 in all).
 """
 
 from __future__ import annotations
@@ -280,6 +280,18 @@ def whisper_event_samples_per_s(size: str, part_id: str, batch: int) -> float:
                          task__precision="amp_fp16", task__recompute="full", scale__sharding="zero_offload",
                          data__kind="audio")
     device = catalog_gpu(part_id, answers, 1)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_samples_per_s"]
+
+
+def sparse_rcnn_images_per_s() -> float:
+    """Images a second of Sparse R-CNN R50-FPN (100 proposals, ~106M parameters) trained in detectron2 at COCO's
+    800 x 1333 canvas with its scale jitter, 16 images over 8 V100s, fp32, AdamW: a custom detector."""
+    answers = answers_of(workload__preset="custom", workload__kind="cnn", workload__parameters=106_000_000,
+                         workload__layers=50, workload__input_size_px=1033, workload__dense_head="detection",
+                         workload__batch_size=16, task__precision="fp32", task__optimizer="adamw",
+                         scale__gpu_count=8, data__kind="images")
+    device = catalog_gpu("v100-16gb-sxm2", answers, 8)
     return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
         "training_samples_per_s"]
 
@@ -1476,6 +1488,10 @@ CASES: tuple[PublishedSpeed, ...] = (
                      f"40GB: {size}, batch {batch}, {s_per_it} s/it", batch / s_per_it,
                      functools.partial(whisper_event_samples_per_s, size, "a100-40gb-sxm", batch), fitted=True)
       for size, batch, s_per_it in (("small", 64, 2.3), ("medium", 64, 5.8), ("large", 32, 5.9))),
+    # Audit BU55: a custom detector timed at the full canvas every image was 38 % slow (on the PCIe card).
+    PublishedSpeed("sparse-rcnn-r50-fpn-3x-8xv100", "github.com/PeizeSun/SparseR-CNN README: R50_100pro_3x, '19h' on "
+                   "8 V100s at batch 16 (MAX_ITER 270,000 x 16 = 4.32M images: ~63 images/s)", 4_320_000 / (19 * 3600),
+                   sparse_rcnn_images_per_s),
     # Audit BL52: without the reference's forward it was 1.33x fast.
     PublishedSpeed("neuralhermes-2.5-mistral-7b-qlora-dpo-a100", "huggingface.co/mlabonne/NeuralHermes-2.5-Mistral-7B "
                    "model card: 'It required an A100 GPU for about an hour'; its notebook runs 200 steps of 16 pairs "
