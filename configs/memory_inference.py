@@ -21,6 +21,7 @@ from pth_top.configs.memory_terms import (
     value_bytes_of,
 )
 from pth_top.configs.quantization import K_QUANT_ROW, QuantFormat, experts_left_16_bit, weight_format
+from pth_top.configs.vision_encoder import vision_encoder
 from pth_top.units import GIB
 
 
@@ -252,6 +253,7 @@ def estimate_inference(
                    f"({chunked})")
     if not flash_attention and engine == "hf_generate":  # the engines' own kernels never hold the scores (audit XC6)
         activations += _eager_scores(shape, value_bytes, batch, formula)
+    activations = max(activations, _vision_working_set(shape, value_bytes, n, formula))
     graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
     # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B. llama.cpp reserves its
     # compute buffer for the worst-case prompt graph, an output a token of its micro-batch (llama-context.cpp's
@@ -273,6 +275,21 @@ def estimate_inference(
         cuda_context_bytes=cuda_context_bytes, formula=tuple(formula), usable_fraction=fraction,
         host_offload_bytes=int(experts), reserving_engine=reserving, static_buffers_fraction=static,
     )
+
+
+def _vision_working_set(shape: ModelShape, value_bytes: float, gpus: int, formula: list[str]) -> float:
+    """A VLM's vision encoder over one request's patches, one layer at a time, before the language model's prefill
+    (audit BS55: Cosmos-Reason1-7B's 30,720 video patches, ~0.7 GiB, left out of a tight 24 GB fit)."""
+    encoder = vision_encoder(shape)
+    if encoder is None:
+        return 0.0
+    layer = replace(encoder.shape, layers=1)
+    working = transformer_activation_bytes(layer, 1, "none", True, 1, value_bytes, inference_per_token(layer)) / gpus
+    counted = inference_working_set_text(layer, value_bytes)
+    formula.append(f"vision encoder: its {encoder.tokens:,} patches a request, {counted} at h "
+                   f"{encoder.hidden_size:,} = {working / GIB:.2f} GiB, before the prefill: the larger of the two "
+                   "is held")
+    return working
 
 
 def _cuda_graph_bytes(engine: str, formula: list[str]) -> int:

@@ -3,6 +3,8 @@ a request's first token, and the activations it keeps when it trains."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pth_top.configs import speed as sp
@@ -183,3 +185,21 @@ def test_an_epoch_of_fewer_tokens_than_its_samples_at_their_length_says_which_it
     fuller = job.with_value("data", "tokens_count", 3_500_000_000)
     assert not any(line.startswith("the epoch is timed") for line in
                    ignored_answer_warnings(fuller, model_shape(fuller.workload)[0]))
+
+
+def test_inference_holds_the_larger_of_the_encoders_working_set_and_the_prefills():
+    # Audit BS55: Cosmos-Reason1-7B (Qwen2.5-VL-7B's shape) on vLLM over a 5 s clip's 30,720 patches: its encoder runs
+    # one layer at a time over them, ~0.73 GiB at width 1,280, more than the 2,048-token prefill chunk's ~0.5.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=7_615_600_000,
+                  workload__layers=28, workload__hidden_size=3584, workload__attention_heads=28,
+                  workload__kv_heads=4, workload__intermediate_size=18944, workload__gated_mlp=True,
+                  workload__vocabulary_size=152_064, workload__sequence_length=64000, workload__batch_size=1,
+                  workload__vision_layers=32, workload__vision_hidden_size=1280, workload__vision_tokens=30720,
+                  workload__frozen_parameters=676_000_000, task__mode="inference", task__serving_engine="vllm",
+                  data__kind="video")
+    shape = model_shape(job.workload)[0]
+    memory = estimate_memory(job, shape)
+    line = next(line for line in memory.formula if line.startswith("vision encoder: its 30,720 patches"))
+    assert "= 0.73 GiB" in line, line
+    text_only = estimate_memory(job, dataclasses.replace(shape, vision_layers=0))
+    assert memory.activations_bytes - text_only.activations_bytes > 0.2 * GIB
