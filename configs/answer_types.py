@@ -97,7 +97,9 @@ class Workload(Schema, frozen=True):
         "frames); a 2D VAE that decodes a clip's frames as one batch (zeroscope, ModelScope T2V): the clip's frames, "
         "1 with task.vae_slicing"))] = 1
     sequence_length: Annotated[
-        int, whole(0, 2_000_000, "tokens per sample s (a preset: 0 = its context, else at most it)")
+        int, whole(0, 2_000_000, (
+            "tokens per sample s (a preset: 0 = its context, else at most it); in inference the prompt, "
+            "task.generated_tokens added on top in the KV cache (an engine's max_model_len is both)"))
     ] = 0
     decoder_layers: Annotated[int, whole(0, 1024, (
         "an encoder-decoder (Whisper, T5): the layers of L over the decoder's tokens; 0 = none"))] = 0

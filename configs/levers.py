@@ -130,7 +130,8 @@ def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
     synced = after.task.sync_each_batch != before.task.sync_each_batch
     return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
-                                                 ("micro-batch 1", micro), ("FSDP's gradients synced each micro-batch",
+                                                 (f"micro-batch {micro_batch_of(after)}", micro),
+                                                 ("FSDP's gradients synced each micro-batch",
                                                                             synced), ("an 8-bit KV cache", kv))
                      if changed)
 
