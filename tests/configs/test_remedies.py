@@ -13,7 +13,7 @@ from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.assembly import FLOOR_ONLY
 from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
-from pth_top.configs.levers import answer_changes, queued_label
+from pth_top.configs.levers import answer_changes, cheap_levers_label, queued_label
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.render import memory_lines
@@ -1016,3 +1016,11 @@ def test_vllm_planning_for_more_of_a_headless_card_comes_first_where_it_holds_th
                       .with_value("budget", "owned_gpu_count", 1), catalog, today=TODAY)
     assert not any("gpu-memory-utilization 0.95" in line and "8-bit KV cache" in line
                    for line in owned.feasible_alternatives + owned.warnings), owned.feasible_alternatives
+
+
+def test_the_quality_free_levers_name_the_micro_batch_they_come_to(catalog):
+    # Audit BT55: Mistral-ORPO's 8 a GPU at accumulation 2 read "micro-batch 1" beside the 8 x 2 it came to.
+    before = answers(workload__preset="llama-7b", workload__batch_size=32, task__mode="training")
+    after = before.with_value("task", "accumulation_steps", 8)
+    label = cheap_levers_label(_context(before, catalog, load_rules(), {}), before, after)
+    assert label == "micro-batch 4", label
