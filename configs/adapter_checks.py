@@ -1,4 +1,5 @@
-"""Cross-field checks of the answers that say how an engine plans its cards and how a LoRA run holds its weights."""
+"""Cross-field checks of the answers that say how an engine plans its cards, how a LoRA run holds its weights and
+how a preference run batches its pairs."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ if TYPE_CHECKING:
     from pth_top.configs.answers import Answers
 
 DEEPSPEED_SHARDINGS = ("zero1", "zero2", "zero3", "zero_offload")
+# FSDP and ZeRO-3 cannot shard bitsandbytes' 8-bit weights: "Integer parameters are unsupported" (accelerate#1415;
+# LLaMA-Factory#3543, peft#2833); their 4-bit ones shard with bnb_4bit_quant_storage (Answer.AI's FSDP-QLoRA).
+INT8_UNSHARDABLE = ("zero3", "fsdp", "fsdp_offload")
 
 
 def engine_and_adapter_problems(answers: Answers, model_kind: str, vocabulary_size: int) -> list[tuple[str, str, str]]:
-    """task.engine_memory_fraction and the LoRA answers, where they apply: each with what it needs."""
+    """task.engine_memory_fraction, the LoRA answers and preference pairs, where they apply: each with what it
+    needs."""
     workload, task = answers.workload, answers.task
     problems: list[tuple[str, str, str]] = []
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
@@ -34,6 +39,14 @@ def engine_and_adapter_problems(answers: Answers, model_kind: str, vocabulary_si
         problems.append(("task", "lora_trains_embeddings", "trains the embeddings and LM head beside LoRA adapters: "
                          "give task.mode = 'training', task.method = 'lora', 'lora_int8' or 'qlora' and a language "
                          "model (workload.vocabulary_size)"))
+    if task.method == "lora_int8" and answers.scale.sharding in INT8_UNSHARDABLE:
+        problems.append(("scale", "sharding", "FSDP and ZeRO-3 cannot shard bitsandbytes' 8-bit weights (accelerate"
+                         "#1415): split its layers over the GPUs (scale.sharding = 'layers'), or shard a QLoRA base "
+                         "(task.method = 'qlora')"))
+    if task.preference_pairs and not (task.mode == "training" and model_kind == "transformer"
+                                      and answers.workload.batch_size % 2 == 0):
+        problems.append(("task", "preference_pairs", "are a preference trainer's chosen and rejected sequences: give "
+                         "task.mode = 'training', a transformer and workload.batch_size in sequences, two a pair"))
     if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
         problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
                          "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))

@@ -127,7 +127,8 @@ class Workload(Schema, frozen=True):
         "YOLO trains every layer: auto, with its forward_gflops_per_sample), "
         "instance (a one-stage instance segmenter whose mask branch writes a mask a grid cell at 1/4 scale: SOLO, "
         "decoupled SOLO: 2.1x), query (a DETR-family transformer head over the backbone's maps: Deformable DETR, "
-        "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (UPerNet, OCRNet, DeepLabV3+: 3.5x), "
+        "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (a dilated or pyramid head: UPerNet, OCRNet, "
+        "DeepLabV3+: 3.5x; an FPN semantic head, Semantic FPN or PointRend, keeps a detector's: detection), "
         "realtime_segmentation (a real-time segmenter, STDC, BiSeNet, DDRNet, PIDNet, Fast-SCNN: 1.25x), or "
         "auto: segmentation's at 512 px or more without forward_gflops_per_sample"))] = "auto"
     activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, (
@@ -242,6 +243,10 @@ class Task(Schema, frozen=True):
         "the input embeddings and LM head trained whole beside the adapters (PEFT's modules_to_save = "
         "[\"embed_tokens\", \"lm_head\"]: a vocabulary extended, as Chinese-LLaMA-Alpaca-2's run_sft.sh, or "
         "Unsloth's continued pretraining): a trained copy of each beside the frozen original"))] = False
+    preference_pairs: Annotated[bool, Meta(description=(
+        "a preference trainer's samples are pairs (DPO, ORPO, SimPO; TRL runs a pair's chosen and rejected in one "
+        "forward): workload.batch_size counts sequences, two a pair, and a micro-batch holds whole pairs, 2 at least"
+        ))] = False
     reference_without_adapters: Annotated[bool, Meta(description=(
         "a preference trainer's reference model is the base with its LoRA adapters switched off (TRL's DPOTrainer "
         "given a peft_config and no ref_model): its forward runs over the same tokens each step, with no second copy "

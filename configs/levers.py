@@ -20,6 +20,7 @@ from pth_top.configs.micro_batch import (
     micro_batch_steps,
     recompute_of_answers,
     sharded_gradients,
+    smallest_micro_batch,
     synced_note,
 )
 from pth_top.configs.owned import without_owned
@@ -75,9 +76,9 @@ def recompute_only(answers: Answers) -> Answers:
 
 
 def small_activations(answers: Answers) -> Answers:
-    """Full recompute and a micro-batch of 1 (the global batch kept by gradient accumulation)."""
-    micro_batch_one = max(1, math.ceil(answers.workload.batch_size / data_parallel_gpus(answers)))
-    steps = min(micro_batch_one, MAX_ACCUMULATION_STEPS)  # stays a valid answer
+    """Full recompute and a micro-batch of 1, or of one pair (the global batch kept by gradient accumulation)."""
+    per_gpu = max(1, math.ceil(answers.workload.batch_size / data_parallel_gpus(answers)))
+    steps = min(max(1, per_gpu // smallest_micro_batch(answers)), MAX_ACCUMULATION_STEPS)  # stays a valid answer
     return sharded_gradients(recompute_only(answers).with_value("task", "accumulation_steps", steps))
 
 
@@ -229,7 +230,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.extend((micro_batch_label(answers, each, ctx.shape), each) for each in at_one)
         if smaller not in (answers, recomputed):
             changes.append((small_activations_label(answers), smaller))
-        if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge:
+        int8 = task.method == "lora_int8"  # bitsandbytes' 8-bit weights do not shard (adapter_checks)
+        if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge and not int8:
             changes.append((f"ZeRO-3 (FSDP) on the same {scale.gpu_count} GPUs: weights, gradients and optimizer "
                             "states divided among them, each layer gathered as it runs",
                             answers.with_value("scale", "sharding", "zero3")))
@@ -267,12 +269,14 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         if task.method in ("full", "lora") and adapts:
             changes.append(("LoRA on an int8 base (LLM.int8(): 1 B per projection weight), bf16 adapters",
                             answers.with_value("task", "method", "lora_int8")))
-        if task.method in ADAPTER_METHODS and transformer and scale.sharding != "fsdp_offload":
+        if task.method in ADAPTER_METHODS and transformer and scale.sharding != "fsdp_offload" and not int8:
             base = "Answer.AI's FSDP-QLoRA" if task.method == "qlora" else "as Answer.AI's FSDP-QLoRA runs, 16-bit base"
             changes.append(_offloaded(f"FSDP with CPU offload ({base}: the weights in CPU RAM, each layer uploaded "
                                       "as it runs; slower, over PCIe)", answers, "fsdp_offload"))
         if not ctx.edge:
-            changes.extend(more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
+            changes.extend(more_gpus(answers, "layers", "its layers split across {n} GPUs of one machine (accelerate's "
+                                     "device_map=\"auto\": bitsandbytes' 8-bit weights do not shard)") if int8 else
+                           more_gpus(answers, "zero3", "ZeRO-3 (FSDP) across {n} GPUs of one machine"))
     else:
         engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
         diffusion = bool(ctx.shape.denoising_steps)  # no KV cache, and no model split across GPUs

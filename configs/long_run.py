@@ -82,6 +82,9 @@ def fastest_card_for_a_long_run(build: Build, rules: Rules, recommend_one: Calla
             "soonest (in `pth-top wizard`, key 1 steps through the GPUs to it)")
 
 
+SHARDED_HOW = {"fsdp": " with FSDP", "layers": " with its layers split over them"}
+
+
 def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:
     """A training build that spends under half the budget names the build of more GPUs (up to 8) within it that
     trains at least twice as fast (a lab's CNY 300,000 bought a CNY 33,000 box and said CNY 267,000 was left; a
@@ -93,7 +96,8 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
             or build.total_price_cny > build.budget_cny / 2):
         return ""
     # Plain data parallel first; FSDP only where each GPU cannot hold the whole model (and the answers shard none).
-    shardings = ("none", "fsdp") if answers.scale.sharding == "none" else (answers.scale.sharding,)
+    sharded = "layers" if answers.task.method == "lora_int8" else "fsdp"  # 8-bit weights do not shard (audit BW56)
+    shardings = ("none", sharded) if answers.scale.sharding == "none" else (answers.scale.sharding,)
     card = build.component("gpu")
     for count in (count for count in MORE_GPU_COUNTS if count > answers.scale.gpu_count):
         for sharding in shardings:
@@ -109,10 +113,10 @@ def faster_training_within_budget(build: Build, rules: Rules, recommend_one: Cal
             other, gpu = found
             other_rate = training_rate(other.speed.figures)
             unit = "tokens" if figures.get("training_tokens_per_s") else "samples"
-            fsdp = " with FSDP" if sharding != answers.scale.sharding else ""
-            return (f"faster within budget: {count} x {gpu.name}{fsdp} train ~{other_rate:,.0f} {unit}/s "
+            how = SHARDED_HOW.get(sharding, "") if sharding != answers.scale.sharding else ""
+            return (f"faster within budget: {count} x {gpu.name}{how} train ~{other_rate:,.0f} {unit}/s "
                     f"(~{rate:,.0f} here), {within_text(other, build, rules)}: answer scale.gpu_count = {count}"
-                    + (' and scale.sharding = "fsdp"' if fsdp else "") + kept)
+                    + (f' and scale.sharding = "{sharding}"' if how else "") + kept)
     return ""
 
 

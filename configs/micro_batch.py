@@ -14,12 +14,20 @@ from pth_top.configs.sequence_split import data_parallel_gpus
 MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # what the answers accept
 
 
+def smallest_micro_batch(answers: Answers) -> int:
+    """1, or a preference trainer's pair (audit BT55: Mistral-ORPO at micro-batch 1 split each chosen and rejected)."""
+    return 2 if answers.task.preference_pairs else 1
+
+
 def _with_micro_batch(answers: Answers, at_most: int) -> Answers:
     """The largest micro-batch up to `at_most` that divides a GPU's share of the batch, so the global batch stays
-    as it was (review AF: 48 on 8 GPUs was "2 x 4" = 64), its accumulation steps valid; the answers where none is."""
+    as it was (review AF: 48 on 8 GPUs was "2 x 4" = 64), its accumulation steps valid, whole pairs where its samples
+    are; the answers where none is."""
     task, batch, gpus = answers.task, answers.workload.batch_size, data_parallel_gpus(answers)
     per_gpu = math.ceil(batch / gpus)
-    size = next((size for size in range(min(at_most, per_gpu), 0, -1) if per_gpu % size == 0), 0)
+    unit = smallest_micro_batch(answers)
+    size = next((size for size in range(min(at_most, per_gpu), 0, -1) if per_gpu % size == 0 and size % unit == 0),
+                0)
     steps = per_gpu // size if size else 0
     if not size or steps == task.accumulation_steps or steps > min(batch, MAX_ACCUMULATION_STEPS):
         return answers

@@ -1024,3 +1024,37 @@ def test_the_quality_free_levers_name_the_micro_batch_they_come_to(catalog):
     after = before.with_value("task", "accumulation_steps", 8)
     label = cheap_levers_label(_context(before, catalog, load_rules(), {}), before, after)
     assert label == "micro-batch 4", label
+
+
+def test_a_preference_trainers_micro_batch_holds_whole_pairs(catalog):
+    # Audit BT55: Mistral-ORPO-beta (8 pairs a GPU at 2,048 tokens, FSDP over 4 cards) on 4 owned A100 40GB: the way
+    # out's micro-batch 1 splits each chosen and rejected sequence, which TRL runs in one forward.
+    job = answers("team_training", workload__preset="mistral-7b", workload__sequence_length=2048,
+                  workload__batch_size=64, task__recompute="full", task__preference_pairs=True,
+                  scale__gpu_count=4, scale__sharding="fsdp", data__kind="text", budget__amount=5000.0,
+                  budget__currency="USD", budget__owned_gpu="a100-40gb-sxm", budget__owned_gpu_count=4)
+    said = recommend(job, catalog, today=TODAY).feasible_alternatives
+    assert said and "micro-batch 2" in said[0] and "micro-batch 1" not in " ".join(said), said
+    odd = job.with_value("workload", "batch_size", 63)
+    assert any(key == "preference_pairs" for _, key, _ in cross_field_problems(odd))
+
+
+def test_bitsandbytes_8_bit_weights_are_split_by_layers_never_sharded(catalog):
+    # Audit BW56: Baize-30B's 8-bit LoRA (LLaMA-30B's shape) for EUR 10,000 said "faster within budget: 2 x RTX 4090
+    # with FSDP", a job that cannot start: FSDP and ZeRO-3 do not shard bitsandbytes' 8-bit weights (accelerate#1415).
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=32_529_000_000,
+                  workload__layers=60, workload__hidden_size=6656, workload__attention_heads=52,
+                  workload__intermediate_size=17920, workload__gated_mlp=True, workload__vocabulary_size=32000,
+                  workload__sequence_length=512, workload__batch_size=64, task__precision="amp_fp16",
+                  task__recompute="full", task__accumulation_steps=8, task__method="lora_int8",
+                  task__lora_rank=8, task__lora_targets="all_linear", budget__amount=10000.0,
+                  budget__currency="EUR")
+    for sharding in ("fsdp", "zero3", "fsdp_offload"):
+        sharded = job.with_value("scale", "gpu_count", 2).with_value("scale", "sharding", sharding)
+        assert ("scale", "sharding") in {(section, key) for section, key, _ in cross_field_problems(sharded)}
+    build = recommend(job, catalog, today=TODAY)
+    said = " ".join([*build.warnings, *build.reasoning, *build.feasible_alternatives])
+    assert "with FSDP" not in said and 'sharding = "fsdp"' not in said, said
+    small = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
+    levers = " ".join(small.feasible_alternatives)
+    assert "ZeRO-3" not in levers and "FSDP" not in levers, small.feasible_alternatives
