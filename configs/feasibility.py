@@ -18,8 +18,8 @@ from pth_top.configs.assembly import (
     part_price,
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
+from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL
 from pth_top.configs.levers import (
-    FULLER_ENGINE_PLAN_LABEL,
     answer_changes,
     cheap_levers,
     cheap_levers_label,

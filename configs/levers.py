@@ -8,6 +8,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
 from pth_top.configs.diffusion import vae_tile_px
+from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL, fuller_engine_plan
 from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
@@ -103,25 +104,6 @@ def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
             or not stacks.fp8_kv_cache_open(answers.task, answers.scenario):
         return answers
     return answers.with_value("task", "kv_cache_dtype", "fp8")
-
-
-# vLLM plans for 0.9 of each GPU by default; a card that drives no display has room for 0.95 (vLLM's docs: raise
-# gpu_memory_utilization for more KV cache; audit BJ52: Baichuan-M2-32B in int4 at 8k missed a 3090's 0.9 by 0.3 GiB).
-FULLER_ENGINE_FRACTION = 0.95
-FULLER_ENGINE_PLAN_LABEL = (f"vLLM --gpu-memory-utilization {FULLER_ENGINE_FRACTION} on a card that drives no display "
-                            f"(task.engine_memory_fraction = {FULLER_ENGINE_FRACTION}): its plan takes "
-                            f"{FULLER_ENGINE_FRACTION * 100:g} % of each GPU, not its default 90; run the machine "
-                            "headless, over SSH, where a desktop session would take the 0.3-1 GiB the default leaves")
-
-
-def fuller_engine_plan(ctx: Context) -> Answers:
-    """The answers with vLLM planning for more of each card, where it serves a transformer at its default share."""
-    task = ctx.answers.task
-    engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
-    if task.mode != "inference" or ctx.shape.kind != "transformer" or task.engine_memory_fraction or \
-            FULLER_ENGINE_FRACTION <= stacks.ENGINE_MEMORY_FRACTION.get(engine, 1.0):
-        return ctx.answers
-    return ctx.answers.with_value("task", "engine_memory_fraction", FULLER_ENGINE_FRACTION)
 
 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:

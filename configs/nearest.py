@@ -20,7 +20,8 @@ from pth_top.configs.beyond_answers import (
     within_text,
 )
 from pth_top.configs.build import Build
-from pth_top.configs.levers import FULLER_ENGINE_PLAN_LABEL, answer_changes, cheap_levers, cheap_levers_label
+from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL
+from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.owned import owned_pin
 from pth_top.configs.parts import Part
