@@ -356,7 +356,6 @@ def _choose_board(ctx: Context, asm: Assembly, gpu: Part | None, cpu: Part, need
     return board
 
 
-
 def _chipset_link_reason(ctx: Context) -> str:
     """Why a card on the chipset's narrow link costs this job little."""
     if ctx.answers.scale.sharding == "layers" and ctx.answers.task.mode == "training":
@@ -365,6 +364,7 @@ def _chipset_link_reason(ctx: Context) -> str:
         return "the GPUs exchange only the trained adapters' or head's gradients, timed below at that link"
     return ("the GPUs take turns on whole layers or serve alone, so little crosses it (llama.cpp's layer split lost "
             "~3 % of decode at x8/x4/x4, PR #4766)")
+
 
 def _choose_cooler(ctx: Context, asm: Assembly, cpu: Part) -> Part:
     quiet = ctx.answers.budget.noise == "quiet"

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 FULLER_ENGINE_FRACTION = 0.95
 FULLER_ENGINE_PLAN_LABEL = (f"vLLM --gpu-memory-utilization {FULLER_ENGINE_FRACTION} on a card that drives no display "
                             f"(task.engine_memory_fraction = {FULLER_ENGINE_FRACTION}): its plan takes "
-                            f"{FULLER_ENGINE_FRACTION * 100:g} % of each GPU, not its default 90; run the machine "
+                            f"{FULLER_ENGINE_FRACTION * 100:g} % of each GPU, not its default "
+                            f"{stacks.ENGINE_MEMORY_FRACTION['vllm'] * 100:g}; run the machine "
                             "headless, over SSH, where a desktop session would take the 0.3-1 GiB the default leaves")
 
 

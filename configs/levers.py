@@ -94,8 +94,9 @@ def chunked_loss(answers: Answers, shape: ModelShape) -> Answers:
 def cheap_levers(ctx: Context, answers: Answers) -> Answers:
     """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
     and micro-batch 1 in training; an 8-bit KV cache where the engine has one in inference."""
-    if answers.task.mode != "training":
-        return _eight_bit_kv(ctx, answers)
+    if answers.task.mode != "training":  # vLLM's fuller plan stands alone (review r72): nothing is added to it
+        fuller = answers.task.engine_memory_fraction != ctx.answers.task.engine_memory_fraction
+        return answers if fuller else _eight_bit_kv(ctx, answers)
     return small_activations(chunked_loss(answers, ctx.shape))
 
 

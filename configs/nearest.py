@@ -20,7 +20,6 @@ from pth_top.configs.beyond_answers import (
     within_text,
 )
 from pth_top.configs.build import Build
-from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL
 from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.owned import owned_pin
@@ -78,7 +77,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         alternative = context_for(changed)
         fitting = _cheapest_fitting(alternative, on_owned=owned_levers)
         key = _nearest_key(alternative, fitting) if fitting is not None else None
-        cheap = changed if label == FULLER_ENGINE_PLAN_LABEL else cheap_levers(ctx, changed)  # alone, as feasibility
+        cheap = cheap_levers(ctx, changed)
         if cheap != changed:
             cheap_alternative = context_for(cheap)
             cheap_fitting = _cheapest_fitting(cheap_alternative, on_owned=owned_levers)

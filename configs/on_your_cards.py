@@ -10,7 +10,6 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL
 from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queue_lever, queued_label
 from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS
 from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
@@ -85,7 +84,7 @@ def _levers_on(ctx: Context, card: Part, pinned_context_for: Callable[[Answers],
                                                   if keeps_the_job(ctx.answers, answers)]
             continue
         variants = [(label, changed)]
-        cheap = changed if label == FULLER_ENGINE_PLAN_LABEL else cheap_levers(ctx, changed)  # alone, as feasibility
+        cheap = cheap_levers(ctx, changed)
         if cheap != changed:
             variants.append((f"{label}, {cheap_levers_label(ctx, changed, cheap)}", cheap))
         tries += [(each, answers, False) for each, answers in variants]
