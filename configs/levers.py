@@ -24,7 +24,7 @@ from pth_top.configs.micro_batch import (
     smallest_micro_batch,
     synced_note,
 )
-from pth_top.configs.owned import without_owned
+from pth_top.configs.owned import GROWN_SHARE_LABEL, grown_share, without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
 from pth_top.configs.sequence_split import SEQUENCE_SPLIT_LABEL, data_parallel_gpus, offered_split
@@ -359,8 +359,10 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append((f"a smaller model of the same family, {name}",
                         answers.with_value("workload", "preset", smaller_model)))
     if answers.budget.owned_gpu:  # at least the cards the buyer has (more are bought), unless a way out buys others
-        return [(label, changed) for label, changed in changes
+        kept = [(label, changed, grown_share(ctx.catalog, changed)) for label, changed in changes
                 if changed.scale.gpu_count >= answers.budget.owned_gpu_count or not changed.budget.owned_gpu]
+        return [(label if grown == changed else GROWN_SHARE_LABEL.format(label=label, n=grown.scale.gpu_count), grown)
+                for label, changed, grown in kept if grown is not None]
     return changes
 
 

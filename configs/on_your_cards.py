@@ -12,8 +12,8 @@ from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits
 from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queue_lever, queued_label
 from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS
-from pth_top.configs.owned import all_owned, bought_beside_owned, is_owned, owned_pin
-from pth_top.configs.part_types import DESKTOP_SYSTEM
+from pth_top.configs.owned import all_owned, bought_beside_owned, grown_share, is_owned, owned_pin
+from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.quantization import weight_format_name
 from pth_top.configs.ranking import job_speed, trains_at_precision, weight_format_problem
@@ -173,16 +173,22 @@ def _fewest_more(ctx: Context, context_for: Callable[[Answers], Context], card: 
                  ) -> Alternative | None:
     """The fewest of the owned card, yours first, then bought beside them, that hold `answers`."""
     owned = answers.budget.owned_gpu_count
+    share = card["form"] in SYSTEM_GPU_FORMS  # more of a server's modules: a larger share of it, none bought
     for count in range(ctx.gpu_count + 1, MAX_GPUS + 1):
         bought = count - owned
-        if bought > 0 and not buyable(ctx, card):  # the cards bought are bought in the buyer's market and condition
+        if bought > 0 and not share and not buyable(ctx, card):  # bought in the buyer's market and condition
             return None
-        plain = answers.with_value("scale", "gpu_count", count)
+        grown = grown_share(ctx.catalog, answers.with_value("scale", "gpu_count", count))
+        if grown is None:
+            return None
+        plain = grown
         # Data parallel alone first: it splits the batch, which is what a small model's activations need (audit
         # YL2: BEiT-L was told ZeRO-3 across two 3090s for its 0.3B parameters); then the weights sharded too.
         tries = [plain] + ([plain.with_value("scale", "sharding", "zero3")] if answers.task.mode == "training"
                            and answers.scale.sharding in ("none", "zero1", "zero2") else [])
-        which = f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
+        which = f"{count} of its {card.name} (budget.owned_gpu_count = {count}: a larger share of the server, a " \
+            "cloud VM's rent not counted)" if bought > 0 and share else \
+            f"{bought} more {card.name} beside the {owned} you have" if bought > 0 else \
             f"{count} of the {owned} {card.name} you have"
         for more in (each for each in tries if splits_over_gpus(each)):
             how = (", ZeRO-3 across them" if more.scale.sharding != ctx.answers.scale.sharding else "") \

@@ -95,6 +95,22 @@ def owned_server_problem(catalog: Catalog, gpu: Part, owned_count: int, used_cou
     return ""
 
 
+def grown_share(catalog: Catalog, changed: Answers) -> Answers | None:
+    """A lever's answers on more GPUs of an owned SXM/OAM server: a larger share of it (owned_gpu_count raised, as a
+    cloud VM of that many; review r72: 2 x A100 SXM priced as a whole end-of-life DGX), None past its GPUs; the
+    lever's answers as they are for other cards (more are bought beside them)."""
+    gpu = catalog.get(changed.budget.owned_gpu) if changed.budget.owned_gpu else None
+    if gpu is None or gpu["form"] not in SYSTEM_GPU_FORMS or changed.scale.gpu_count <= changed.budget.owned_gpu_count:
+        return changed
+    counts = [system["gpu_count"] for system in owned_servers(catalog, gpu)]
+    if not counts or changed.scale.gpu_count > max(counts):
+        return None
+    return changed.with_value("budget", "owned_gpu_count", changed.scale.gpu_count)
+
+
+GROWN_SHARE_LABEL = "{label}, on {n} of its GPUs (budget.owned_gpu_count = {n}: a larger share, its rent not counted)"
+
+
 def owned_form_problem(form: str, scenario: str, count: int = 1) -> str:
     """Why cards of this form cannot be the buyer's own in this scenario ("" where they can): an edge module is an
     edge build's and an edge build's is one, a desktop system is one box (SXM/OAM: owned_server_problem)."""

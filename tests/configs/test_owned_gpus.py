@@ -8,6 +8,7 @@ import pytest
 
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.build_file import dumps_build, loads_build
+from pth_top.configs.owned import grown_share
 from pth_top.configs.recommend import recommend
 from pth_top.configs.render import render_build_text
 from tests.configs.builders import answers
@@ -150,6 +151,27 @@ def test_owned_sxm_modules_fewer_than_their_server_are_a_share_of_it_the_job_run
     bought = recommend(answers(workload__preset="llama-7b", scale__gpu_count=1, budget__amount=5e6),
                        catalog, pins={"gpu": ("h100-80gb-sxm", 1)}, today=TODAY)
     assert not bought.feasible
+
+
+def test_a_share_of_a_server_short_of_memory_grows_to_more_of_its_gpus_never_buys_the_server(catalog):
+    # Review r72: one owned A100 SXM short of Llama-2-13B's bf16 cache was told "2 x A100 SXM4 for $199,000": the
+    # end-of-life DGX A100's list price. A share grows to 2 of its GPUs, priced at nothing.
+    short = answers("personal_research", workload__preset="llama-13b", workload__batch_size=8,
+                    workload__sequence_length=4096, task__mode="inference", task__precision="bf16",
+                    task__serving_engine="vllm", budget__amount=20000.0, budget__currency="USD",
+                    budget__owned_gpu="a100-40gb-sxm", budget__owned_gpu_count=1)
+    build = recommend(short, catalog, today=TODAY)
+    assert not build.feasible
+    assert not any("over budget" in line for line in build.feasible_alternatives + build.blockers), build.blockers
+    grown = [(changed, pins) for _, changed, pins in build.applicable_alternatives
+             if changed.budget.owned_gpu_count == 2]
+    assert grown and grown[0][0].scale.gpu_count == 2 and grown[0][0].budget.owned_gpu == "a100-40gb-sxm"
+    held = recommend(grown[0][0], catalog, pins=grown[0][1], today=TODAY)
+    assert held.feasible and held.total_price_cny == 0.0, held.blockers
+    # Past the server's 8 GPUs there is no share to grow to.
+    on_four = short.with_value("budget", "owned_gpu_count", 4).with_value("scale", "gpu_count", 8)
+    assert grown_share(catalog, on_four).budget.owned_gpu_count == 8  # type: ignore[union-attr]
+    assert grown_share(catalog, on_four.with_value("scale", "gpu_count", 16)) is None
 
 
 def test_a_saved_build_does_not_pin_the_owned_cards_so_a_changed_answer_takes_effect(catalog):
