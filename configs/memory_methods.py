@@ -265,12 +265,11 @@ def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
 
 
 # Tokens a parameter from which a full training run is a pretraining, not a fine-tune: Chinchilla's compute-optimal
-# 20 (Hoffmann et al. 2022, arXiv:2203.15556); or at least one on a pretraining-sized corpus: OPT-175B's 180B tokens
-# (1.03, arXiv:2205.01068), GPT-3's 300B (1.7), and continued pretraining on 14.7-20B tokens, where LoRA falls well
-# short of full training (arXiv:2405.09673). A fine-tuning set is ~1B tokens or less (Tulu 3's SFT mix), whatever the
-# model.
+# 20 (Hoffmann et al. 2022, arXiv:2203.15556); or a pretraining-sized corpus of 10B tokens or more, whatever the model:
+# continued pretraining on 14.7-20B tokens, where LoRA falls well short of full training (arXiv:2405.09673), and
+# Meditron-70B's 48.1B (0.7 a parameter; audit BZ57: LoRA offered for it). A fine-tuning set is ~1B tokens or less
+# (Tulu 3's SFT mix), whatever the model.
 PRETRAINING_TOKENS_PER_PARAMETER = 20
-CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER = 1
 CONTINUED_PRETRAINING_MIN_TOKENS = 10e9
 # 100B tokens is a pretraining corpus whatever the model: Megatron-Turing NLG 530B trained on 270B (arXiv:2201.11990),
 # half a token a parameter (audit ZY: LoRA offered for it).
@@ -281,7 +280,7 @@ def pretraining(answers: Answers, parameters: float) -> bool:
     """Whether the answered tokens an epoch (data.tokens_count; not the default data size) are a pretraining corpus
     for the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
     tokens = answers.data.tokens_count
-    continued = tokens >= max(CONTINUED_PRETRAINING_MIN_TOKENS, CONTINUED_PRETRAINING_TOKENS_PER_PARAMETER * parameters)
+    continued = tokens >= CONTINUED_PRETRAINING_MIN_TOKENS
     corpus = tokens >= min(PRETRAINING_TOKENS_PER_PARAMETER * parameters, PRETRAINING_CORPUS_MIN_TOKENS) or continued
     return answers.task.method == "full" and parameters > 0 and corpus
 
