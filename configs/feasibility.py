@@ -19,6 +19,7 @@ from pth_top.configs.assembly import (
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
 from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL
+from pth_top.configs.fewer_gpus import faster_on_fewer_gpus, on_fewer_gpus, with_a_smaller_cache
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
@@ -273,7 +274,10 @@ def feasible_alternatives(
             if kv_feasible is not None and feasible is not None and kv_feasible.price_cny < feasible.price_cny:
                 answers, label, feasible = kv_answers, kv_label, kv_feasible
         if feasible is None and not training:  # then with an 8-bit KV cache, on the answers' GPUs
+            alone, alone_label = answers, label
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
+            if feasible is None:  # fewer cards than asked, with a q4_0 KV cache
+                answers, label, feasible = with_a_smaller_cache(ctx, alone, alone_label, changes, context_for)
         if feasible is not None and all(alternative.answers != answers for alternative in found):  # one per change
             found.append(replace(feasible, answers=answers))
         if feasible is not None and answers == ctx.answers:
@@ -282,7 +286,7 @@ def feasible_alternatives(
         if on_fewer:  # the job as asked first: a lever is no part of a way out that holds without it (audit ZJ31)
             on_fewer.insert(0, (ctx.answers, ""))
         for answers, label in on_fewer:
-            fewer, fewer_label, feasible = _on_fewer_gpus(ctx, answers, label, context_for)
+            fewer, fewer_label, feasible = on_fewer_gpus(ctx, answers, label, context_for)
             if feasible is not None and all(alternative.answers != fewer for alternative in found):
                 found.append(replace(feasible, answers=fewer))
     # A combination whose part alone fits as cheaply and as fast adds a change for nothing (an fp8 KV cache beside
@@ -314,6 +318,8 @@ def feasible_alternatives(
     on_them = [alternative for alternative in found if alternative in (*kept, added) and not alternative.slow_rate]
     found = on_them + slowest_last([alternative for alternative in found if alternative not in on_them])
     found = same_build_fastest_first(found, _keeping(ctx, found))
+    faster = faster_on_fewer_gpus(ctx, found, context_for) if not asked_cards and not ctx.edge else None
+    found[:0] = [faster] if faster is not None else []  # twice as fast as any on the count asked: it leads
     rent = scale_out.rent_line(ctx, context_for)
     if rent:
         found.insert(0 if rent_first else len(found), Alternative(rent))
@@ -340,23 +346,6 @@ def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: st
         return answers, label, None
     label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
     return cheap, label, feasible_build(ctx, label, context_for(cheap))
-
-
-def _on_fewer_gpus(ctx: Context, answers: Answers, label: str,
-                   context_for: Callable[[Answers], Context]) -> tuple[Answers, str, Alternative | None]:
-    """A training lever on fewer GPUs, where no lever holds the job on a machine of the count asked within budget: half
-    the count, down to one (audit ZL22: Llama 2 70B's LoRA on 4 used GPUs for EUR 5,000, whose 4-GPU platform alone
-    broke the budget, was sent to a 13B model or to renting; QLoRA of the 70B holds it on one machine within it)."""
-    count = answers.scale.gpu_count // 2
-    while count >= 1:
-        fewer = answers.with_value("scale", "gpu_count", count)
-        fewer_label = f"{label}, " if label else ""
-        fewer_label += f"on {count} of the {answers.scale.gpu_count} GPUs asked (scale.gpu_count = {count})"
-        feasible = feasible_build(ctx, fewer_label, context_for(fewer))
-        if feasible is not None:
-            return fewer, fewer_label, feasible
-        count //= 2
-    return answers, label, None
 
 
 def _used_at(ctx: Context, found: list[Alternative], used: Alternative, changed: bool) -> int:

@@ -92,3 +92,46 @@ def test_a_used_card_that_runs_the_job_unchanged_comes_before_the_offloads_it_ou
     used = next(index for index, line in enumerate(lines) if line.startswith("a used GPU"))
     offloads = [index for index, line in enumerate(lines) if "offload" in line.split(":")[0].lower()]
     assert offloads and used < min(offloads), lines
+
+
+def test_a_training_job_on_fewer_gpus_that_trains_twice_as_fast_leads_the_ways_out_on_the_count_asked(catalog):
+    # Audit BZ57: Firefly-LLaMA2-13B's QLoRA continued pretraining (yangjianxin1/Firefly-LLaMA2-Chinese: Llama-2-13B,
+    # vocabulary 55,296 with its embeddings trained, 1,024 tokens, micro-batch 6 x accumulation 2 on at most 4 V100s,
+    # ~2B tokens) for CNY 40,000 used on 4 GPUs led with 4 x RTX 3060 under FSDP CPU offload, ~585 tokens/s and ~39.5
+    # days, where two 24 GB cards train it ~2.7x as fast within the same budget.
+    firefly = answers(workload__preset="custom", workload__kind="transformer", workload__layers=40,
+                      workload__hidden_size=5120, workload__attention_heads=40, workload__kv_heads=40,
+                      workload__intermediate_size=13824, workload__gated_mlp=True, workload__vocabulary_size=55296,
+                      workload__sequence_length=1024, workload__batch_size=48, task__precision="amp_fp16",
+                      task__recompute="full", task__flash_attention=False, task__accumulation_steps=2,
+                      task__method="qlora", task__lora_rank=64, task__lora_targets="all_linear",
+                      task__lora_trains_embeddings=True, data__tokens_count=2_000_000_000, scale__gpu_count=4,
+                      budget__currency="CNY", budget__amount=40_000.0, budget__condition="used")
+    build = recommend(firefly, catalog, today=TODAY)
+    assert not build.feasible
+    (line, fewer, _), *others = build.applicable_alternatives
+    assert fewer.scale.gpu_count == 2 and fewer.task.method == "qlora", build.feasible_alternatives
+    on_four = [recommend(changed, catalog, today=TODAY) for _, changed, _ in others if changed.scale.gpu_count == 4]
+    faster = recommend(fewer, catalog, today=TODAY)
+    assert faster.feasible and faster.total_price_cny <= 40_000, faster.blockers
+    rate = faster.speed.figures["training_tokens_per_s"]
+    assert on_four and all(rate >= 2 * other.speed.figures["training_tokens_per_s"] for other in on_four)
+
+
+def test_an_inference_job_on_fewer_cards_than_asked_takes_a_q4_0_cache_before_a_cpu_only_pc(catalog):
+    # Audit BY57: Reka Flash 3 (20.9B; 44 layers of 6,144, 64 heads, 8 KV heads) in Q4_K_M at 32k on 2 used GPUs for
+    # EUR 1,200 was sent to a CPU-only PC at ~4.4 tokens/s; one used 16 GB card holds it with a q4_0 KV cache.
+    reka = answers(workload__preset="custom", workload__parameters=20_900_000_000, workload__layers=44,
+                   workload__hidden_size=6144, workload__attention_heads=64, workload__kv_heads=8,
+                   workload__intermediate_size=19648, workload__gated_mlp=True, workload__vocabulary_size=100352,
+                   workload__sequence_length=28672, workload__batch_size=1, task__mode="inference",
+                   task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
+                   task__generated_tokens=4096, scale__gpu_count=2, budget__currency="EUR", budget__amount=1200.0,
+                   budget__condition="used")
+    build = recommend(reka, catalog, today=TODAY)
+    assert not build.feasible
+    line, changed, _ = build.applicable_alternatives[0]
+    assert changed.scale.gpu_count == 1 and changed.task.kv_cache_dtype == "q4_0", build.feasible_alternatives
+    one = recommend(changed, catalog, today=TODAY)
+    assert one.feasible and one.component("gpu") is not None, one.blockers
+    assert one.speed.figures["decode_tokens_per_s_per_stream"] >= 15
