@@ -92,7 +92,7 @@ def part_quote(ctx: Context, part: Part) -> Quote:
     if gpu is None or not gpu.buyable("new", ctx.market):  # a GPU not sold new here has no price here to floor at
         return found
     gpu_quote = quote(gpu, ctx.market, ctx.currency, "new", ctx.rules, ctx.price_indexes)
-    return gpu_floor(found, gpu_quote, int(part["gpu_count"]), gpu.name, ctx.market)
+    return gpu_floor(found, gpu_quote, int(part["gpu_count"]), gpu.name, ctx.market, ctx.rules)
 
 
 def part_price(ctx: Context, part: Part) -> float:

@@ -237,18 +237,28 @@ def used_quote(part: Part, market: str, currency: str, rules: Rules) -> Quote | 
     return replace(used, amount_cny=used.amount_cny * (1 + vat), abroad=True, import_vat_fraction=vat)
 
 
-def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str) -> Quote:
+# An 8-GPU server's host beside its GPUs (CPUs, RAM, NICs, drives, power supplies, chassis): $32,010 in SemiAnalysis's
+# bill of materials of a DGX H100 (2023; epoch-research/training-cost-trends), a cost to make, so a floor.
+SERVER_HOST_USD_PER_GPU = 32_010 / 8
+
+
+def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str, rules: Rules) -> Quote:
     """A whole server priced only in another market, or at an older date than its GPU here: at least its GPUs at
-    the price this buyer pays for them (this market's own, else converted as new_quote does)."""
+    the price this buyer pays for them (this market's own, else converted as new_quote does) and its host's parts
+    (SERVER_HOST_USD_PER_GPU; audit BZ57: an HGX H200 priced at its 8 GPUs alone came out 'within' EUR 300,000)."""
+    host_cny = SERVER_HOST_USD_PER_GPU * count * cny_per("USD", rules)
     current = server.market == market and server.as_of >= gpu.as_of
-    if current or count * gpu.amount_cny <= server.amount_cny:
+    if current or count * gpu.amount_cny + host_cny <= server.amount_cny:
         return server
     shown = f"{SYMBOLS[gpu.currency]}{gpu.amount:,.0f}"
+    host = f"{SYMBOLS[gpu.currency]}{host_cny / cny_per(gpu.currency, rules):,.0f}"
     why = (f"the catalog's price for the whole server is of {server.as_of}, older than its GPU's, and" if
            server.market == market else "the catalog prices the whole server only in another market, and that "
            "price converted")
-    return Quote(count * gpu.amount_cny, count * gpu.amount, gpu.currency, gpu.as_of, gpu.source, "gpu_floor",
-                 gpu.market, floor_of=f"{count} x {gpu_name} at {shown}", floor_why=why,
+    return Quote(count * gpu.amount_cny + host_cny, count * gpu.amount + host_cny / cny_per(gpu.currency, rules),
+                 gpu.currency, gpu.as_of, gpu.source, "gpu_floor", gpu.market,
+                 floor_of=f"{count} x {gpu_name} at {shown} each and {host} for its host (CPUs, RAM, NICs, drives: "
+                 "SemiAnalysis's DGX H100 bill of materials, $4,001 a GPU)", floor_why=why,
                  import_vat_fraction=gpu.import_vat_fraction, source_vat_fraction=gpu.source_vat_fraction)
 
 
@@ -282,8 +292,8 @@ def quote_line(part: Part, q: Quote, currency: str, rules: Rules) -> str:
                 f"{q.as_of}{source}{carried}")
     if q.basis == "gpu_floor":
         converted = "" if q.currency == currency else f"{vat} converted at rules.toml's rate"
-        return (f"price {money(q.amount_cny, currency, rules)}: ESTIMATED as its {q.floor_of} each ({where} market, "
-                f"as of {q.as_of}{source}){converted}: {q.floor_why} is less than its GPUs alone")
+        return (f"price {money(q.amount_cny, currency, rules)}: ESTIMATED as its {q.floor_of} ({where} market, "
+                f"as of {q.as_of}{source}){converted}: {q.floor_why} is less than its GPUs and host")
     index = q.index
     if q.basis == "indexed" and index is not None:
         converted = "" if currency == "CNY" else " converted at rules.toml's rate"

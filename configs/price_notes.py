@@ -57,9 +57,9 @@ def _price_basis_warnings(ctx: Context, assembly: Assembly) -> list[str]:
         floor_market = next(quotes[part.id].market for part in parts if quotes[part.id].basis == "gpu_floor")
         whose = ("own " if floor_market == ctx.market else "") + f"{MARKET_NAMES[floor_market]}-market price" + (
             "" if floor_market == ctx.market else " converted")
-        lines.append(f"ESTIMATED at its GPUs' {whose}: {', '.join(floored)} (the "
-                     "catalog's price for the whole server is another market's or older, and less than its GPUs "
-                     "alone); get a quote for the machine")
+        lines.append(f"ESTIMATED at its GPUs' {whose} and a host's parts: {', '.join(floored)} (the "
+                     "catalog's price for the whole server is another market's or older, and less than those); get a "
+                     "quote for the machine")
     if indexed:
         lines.append(f"{len(indexed)} of {len(parts)} prices are ESTIMATED from older China prices x the "
                      f"{MARKET_NAMES[ctx.market]} market's 2026 index for their kind (rules.toml "

@@ -144,8 +144,11 @@ def test_a_server_priced_only_in_china_costs_a_us_buyer_at_least_its_gpus_us_pri
 
     us = server_build("USD", 600000.0)
     server = us.component("system")
-    assert server.part_id == "hgx-h200-8gpu" and server.unit_price_cny == 8 * 35000 * RULES.currency.cny_per_usd
-    assert "ESTIMATED as its 8 x NVIDIA H200" in server.reasoning[-1]
+    # With its host's parts: SemiAnalysis's DGX H100 bill of materials, $32,010 beside the GPUs (audit BZ57).
+    host = 32_010 * RULES.currency.cny_per_usd
+    assert server.part_id == "hgx-h200-8gpu"
+    assert server.unit_price_cny == pytest.approx(8 * 35000 * RULES.currency.cny_per_usd + host)
+    assert "ESTIMATED as its 8 x NVIDIA H200" in server.reasoning[-1] and "$32,010 for its host" in server.reasoning[-1]
     assert any(line.startswith("ESTIMATED at its GPUs' own US-market price") for line in us.warnings)
     assert not any("prepayment" in line for line in us.reasoning + us.component("gpu").reasoning)  # China's terms
     china_build = server_build("CNY", 4000000.0)
@@ -170,8 +173,9 @@ def test_a_server_priced_before_its_gpus_2026_price_costs_at_least_its_gpus(cata
     job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8, scale__gpu_count=8,
                   scale__sharding="zero3", budget__currency="USD", budget__amount=900000.0)
     h100 = recommend(job, catalog, pins={"gpu": ("h100-80gb-sxm", 8)}, today=TODAY).component("system")
-    assert h100.part_id == "nvidia-dgx-h100" and h100.unit_price_cny == 8 * 30000 * RULES.currency.cny_per_usd
-    assert "is of 2025-06-01, older than its GPU's, and is less than its GPUs alone" in h100.reasoning[-1]
+    assert h100.part_id == "nvidia-dgx-h100"
+    assert h100.unit_price_cny == pytest.approx((8 * 30000 + 32_010) * RULES.currency.cny_per_usd)
+    assert "is of 2025-06-01, older than its GPU's, and is less than its GPUs and host" in h100.reasoning[-1]
     b200 = recommend(job, catalog, pins={"gpu": ("b200-180gb-sxm", 8)}, today=TODAY).component("system")
     assert b200.part_id == "nvidia-dgx-b200" and b200.unit_price_cny == catalog.get("nvidia-dgx-b200").price_cny
 
@@ -218,7 +222,8 @@ def test_an_eu_buyer_pays_an_h200_server_at_least_its_gpus_us_price_with_vat_not
                   scale__sharding="zero3", budget__currency="EUR", budget__amount=600000.0)
     build = recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=TODAY)
     server = build.component("system")
-    assert server.part_id == "hgx-h200-8gpu" and server.unit_price_cny == pytest.approx(8 * eu.amount_cny)
+    assert server.part_id == "hgx-h200-8gpu"
+    assert server.unit_price_cny == pytest.approx(8 * eu.amount_cny + 32_010 * RULES.currency.cny_per_usd)
     assert "plus 24% import VAT converted" in server.reasoning[-1], server.reasoning[-1]
     assert any(line.startswith("ESTIMATED at its GPUs' US-market price converted") for line in build.warnings)
 

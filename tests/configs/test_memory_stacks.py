@@ -216,12 +216,12 @@ def test_unsloth_checkpoints_to_host_ram_without_being_told_to():
 
 def test_a_build_sized_for_the_eager_loss_names_the_far_cheaper_one_a_chunked_loss_needs(catalog):
     # nanochat d20 (561M, 20 x 1280, V 65,536), 8 GPUs x 32 sequences of 2,048 tokens: karpathy/nanochat's README runs
-    # it on 8 x H100 80 GB. Three fp32 copies of the logits make it 110 GiB a GPU (an 8 x H200 server); a chunked loss,
-    # 63 GiB: 8 cards of 96 GB for under a third of the price, and the build says so.
+    # it on 8 x H100 80 GB. Three fp32 copies of the logits make it 110 GiB a GPU (an 8 x H200 server, $312,010); a
+    # chunked loss, 63 GiB: 8 cards of 96 GB for under a third of the price, and the build says so.
     job = answers("team_training", workload__preset="custom", workload__parameters=561_000_000, workload__layers=20,
                   workload__hidden_size=1280, workload__attention_heads=10, workload__kv_heads=10,
                   workload__intermediate_size=5120, workload__vocabulary_size=65536, workload__sequence_length=2048,
-                  workload__batch_size=256, scale__gpu_count=8, budget__currency="USD", budget__amount=300000.0)
+                  workload__batch_size=256, scale__gpu_count=8, budget__currency="USD", budget__amount=350000.0)
     build = recommend(job, catalog, today=TODAY)
     line = next(line for line in build.warnings if line.startswith("cheaper with a chunked or fused loss"))
     liger = recommend(job.with_value("task", "training_stack", "liger"), catalog, today=TODAY)
