@@ -57,8 +57,8 @@ class Workload(Schema, frozen=True):
     layers: Annotated[int, whole(0, 1024, (
         "transformer layers (an encoder-decoder's both stacks together: Whisper large 32 + 32 = 64, of which "
         "decoder_layers); a custom CNN's weight layers (ResNet-50: 50; 0: 50), for its kernels (eager launches, "
-        "a compiled engine's fused layers) and a detector's or segmentation net's ResNet depth (ResNet-101: 101; 18 "
-        "and 34: basic blocks, fewer values a pixel)"))] = 0
+        "a compiled engine's fused layers) and a classifier's, detector's or segmentation net's ResNet depth "
+        "(ResNet-101: 101; 18 and 34: basic blocks, fewer values a pixel)"))] = 0
     hidden_size: Annotated[int, whole(0, 131072, "transformer hidden size h")] = 0
     attention_heads: Annotated[int, whole(0, 1024, "attention heads a")] = 0
     kv_heads: Annotated[int, whole(0, 1024, "key/value heads (grouped-query attention); 0 = a")] = 0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.memory_terms import ModelShape
 
@@ -43,6 +41,12 @@ BASIC_BLOCK_DETECTOR_SHARE = 0.42
 # 2 images of 1333x800, fp32, less weights and SGD state) give R-101-FPN 1.5x R-50-FPN's, Faster R-CNN 6.0 against 4.0
 # and RetinaNet 5.7 against 3.8, so a detector's values grow 0.5 for each 51 weight layers past ResNet-50's 50.
 DETECTOR_GROWTH_PER_LAYER = 0.5 / 51
+# A classifier's values grow as much with its depth, and with its FLOPs at that depth as their 0.3 power, not their
+# square root (a wide net widens its inner layers, whose FLOPs grow as their width squared): timm's RTX 3090 AMP sweep
+# (results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv, 512 -> 384 -> 256 -> 192 on out-of-memory) fits ResNet-101
+# at 256 not 384, ResNet-152 at 192 not 256, Wide ResNet-50-2 at 384 not 512 (27.0 GiB at 384 on the square root;
+# audit CA57) and Wide ResNet-101-2 at 192 not 256 only with both; depth alone, 0.07-0.32 the power's range.
+CLASSIFIER_WIDTH_EXPONENT = 0.3
 # A one-stage instance segmenter's mask branch writes a mask for each grid cell at 1/4 scale: mmdet's SOLO R-50 at 2
 # images of 1333x800 in fp32, Mem 8.0 GB (decoupled SOLO 7.8-7.9), 2.1x ResNet-50's values a pixel (audit XH7: 4.3 GiB
 # as a detector, an 8 GB card called a fit); SOLOv2's dynamic kernels keep 5.1 GB, a detector's ~1x.
@@ -142,11 +146,17 @@ def dense_prediction_factor(workload: Workload) -> float:
         workload, BASIC_BLOCK_SEGMENTATION_SHARE)
 
 
-def detector_depth(workload: Workload) -> float:
-    """A detector's values grown with a ResNet-family backbone deeper than ResNet-50 (its weight layers)."""
-    if workload.dense_head != "detection":
+def backbone_depth(workload: Workload) -> float:
+    """A detector's or a classifier's values grown with a backbone deeper than ResNet-50 (its weight layers)."""
+    if workload.dense_head != "detection" and not classifier(workload):
         return 1.0
     return 1.0 + DETECTOR_GROWTH_PER_LAYER * max(0, workload.layers - RESNET50_WEIGHT_LAYERS)
+
+
+def classifier(workload: Workload) -> bool:
+    """A CNN with no dense head under 512 px: an image or clip classifier (a YOLO or U-Net answered "auto" at 512 px or
+    more, with its FLOPs, keeps the square root; audit AQ45: YOLOv7-x)."""
+    return workload.dense_head == "auto" and workload.input_size_px < DENSE_PREDICTION_PX
 
 
 def heavy_segmentation(workload: Workload) -> bool:
@@ -198,8 +208,9 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
         detector = workload.dense_head == "detection" and workload.forward_gflops_per_sample > 0
         share = DETECTOR_TRAINED_BACKBONE_SHARE if detector else 1.0
-        deeper = detector_depth(workload)
-        flops = max(1.0, math.sqrt(ratio / deeper))  # the FLOPs of a deeper backbone's extra blocks are not width
+        deeper = backbone_depth(workload)
+        power = CLASSIFIER_WIDTH_EXPONENT if classifier(workload) else 0.5
+        flops = max(1.0, (ratio / deeper) ** power)  # the FLOPs of a deeper backbone's extra blocks are not width
         # Not with its FLOPs given: the density floor and the frozen stem's share hold (RetinaNet R-18-FPN at 160
         # GFLOP, 2.3 GB against mmdet's 1.7: high, where the share on top made CenterNet R-18 half its 3.45).
         basic = basic_block_share(workload, BASIC_BLOCK_DETECTOR_SHARE) if workload.dense_head == "detection" \
@@ -213,16 +224,19 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
             f" x {width:g}, a one-stage instance segmenter's (its mask branch at 1/4 scale: mmdet's SOLO R-50 8.0 GB "
             "at 2 images of 1333x800; SOLOv2's dynamic kernels keep a detector's ~1x: workload.dense_head = "
             "\"detection\")" if instance else
-            (f" x {flops:.3g}, the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
-             "grow with its width, its FLOPs with the width squared)" if round(flops, 2) != 1.0 else "")
+            (f" x {flops:.3g}, " + ("the 0.3 power of its FLOPs against ResNet-50's at that size (timm's RTX 3090 "
+                                     "sweep: a wide net widens its inner layers)" if power != 0.5 else
+                                     "the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
+                                     "grow with its width, its FLOPs with the width squared)")
+             if round(flops, 2) != 1.0 else "")
             + (f" x {share:g}, a detector's backbone trained from its second stage (mmdet's frozen_stages=1, "
                "detectron2's FREEZE_AT=2: its stem and first stage save nothing; a YOLO trains every layer: "
                "workload.dense_head = \"auto\")" if detector else "")
             + (f" x {query:g} for its DETR-family head (mmdet's Mask2Former R-50 13.7 GB at 2 images of 1024 px, "
                "DINO-4scale ~15 GB at 2 of 1333x800)" if query != 1.0 else "")
             + (f" x {deeper:.3g} for its {workload.layers} weight layers, a ResNet-family backbone's depth (a "
-               "detector's R-101-FPN keeps 1.5x R-50-FPN's in mmdet's Faster R-CNN and RetinaNet tables)"
-               if deeper != 1.0 else "")
+               "detector's R-101-FPN keeps 1.5x R-50-FPN's in mmdet's Faster R-CNN and RetinaNet tables; timm's "
+               "ResNet-101 and -152 as much)" if deeper != 1.0 else "")
             + (f" x {basic:.2g} for its ResNet-{workload.layers} backbone's basic blocks (mmdet's RetinaNet R-18-FPN "
                "1.7 GB against R-50's 3.8, CenterNet R-18 3.45 GB at 16 images of 512 px)" if basic != 1.0 else ""))
         origin += f" x {frames} frames a clip (workload.frames_per_sample)" if frames > 1 else ""

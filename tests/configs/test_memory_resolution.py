@@ -1,5 +1,5 @@
 """A CNN preset at another input size: activations and forward FLOPs scale with the pixel count; a custom CNN's
-activations with the square root of its FLOPs."""
+activations with its FLOPs and depth."""
 
 from __future__ import annotations
 
@@ -317,3 +317,25 @@ def test_a_resnet18_backbone_keeps_its_basic_blocks_fewer_values(parameters, px,
     memory = estimate_memory(Answers(workload=workload, task=Task(mode="training", precision="fp32", optimizer="sgd")),
                              model_shape(workload)[0])
     assert (memory.total_bytes - memory.cuda_context_bytes) / 1e9 == pytest.approx(published_gb, rel=0.15)
+
+
+@pytest.mark.parametrize(("name", "parameters", "gmacs", "layers", "fits", "ran_out"), [
+    ("wide_resnet50_2", 68_880_000, 11.40, 50, 384, 512),  # audit CA57: 27.0 GiB "did not fit" at 384
+    ("resnet101", 44_550_000, 7.80, 101, 256, 384),
+    ("resnet152", 60_190_000, 11.51, 152, 192, 256),
+    ("wide_resnet101_2", 126_890_000, 22.75, 101, 192, 256),
+])
+def test_a_classifiers_values_grow_with_its_depth_and_a_wide_nets_less_than_its_flops_square_root(
+        catalog, name, parameters, gmacs, layers, fits, ran_out):
+    # timm's AMP training sweep on an RTX 3090 (pytorch-image-models results/benchmark-train-amp-nchw-pt112-cu113-
+    # rtx3090.csv, SGD with momentum; its batch steps 512 -> 384 -> 256 -> 192 on out-of-memory): each trained at its
+    # row's batch and ran out of the 24 GB one step up (FLOPs: torchvision's GFLOPS, multiply-adds).
+    def fit(batch: int) -> bool:
+        job = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=parameters,
+                      workload__layers=layers, workload__forward_gflops_per_sample=2 * gmacs,
+                      workload__input_size_px=224, workload__batch_size=batch, task__mode="training",
+                      task__precision="amp_fp16", task__optimizer="sgd", data__kind="images", budget__amount=1e5,
+                      budget__condition="used")
+        return recommend(job, catalog, pins={"gpu": ("rtx-3090-24gb", 1)}, today=dt.date(2026, 11, 1)).feasible
+
+    assert fit(fits) and not fit(ran_out), name
