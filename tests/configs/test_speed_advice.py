@@ -546,8 +546,8 @@ def test_an_encoder_launch_bound_at_a_batch_of_one_is_not_sold_the_fastest_tenso
 def test_a_run_of_months_names_the_card_that_finishes_it_soonest_within_budget(catalog):
     # Audit EE: MPT-7B pretraining on 1T tokens (llm-foundry's benchmark table: 8 x H100, 10,643 tokens/s a GPU),
     # $350,000. The build that trains the most a dollar is 8 x RTX PRO 6000 Max-Q ($83k, ~259 days); 8 x H100
-    # ($272k with its host) finishes in ~150 and is within budget: named, with its days beside the build's. The H200 server,
-    # no faster at this compute-bound job, is not the one named.
+    # ($272k with its host) finishes in ~150 and is within budget: named, with its days beside the build's. The H200
+    # server, no faster at this compute-bound job, is not the one named.
     job = answers("team_training", workload__preset="custom", workload__parameters=6_658_859_008, workload__layers=32,
                   workload__hidden_size=4096, workload__attention_heads=32, workload__intermediate_size=16384,
                   workload__vocabulary_size=50432, workload__sequence_length=2048, workload__batch_size=48,
