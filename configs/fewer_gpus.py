@@ -37,10 +37,10 @@ def on_fewer_gpus(ctx: Context, answers: Answers, label: str, context_for: Calla
 
 def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Callable[[Answers], Context]
                          ) -> Alternative | None:
-    """The job, or the first of the levers on fewer GPUs than asked (half, down to one) that holds it, with the
-    quality-free levers where they are needed, where it trains FEWER_GPUS_TRAINING_SPEEDUP times as fast as every way
-    out on the count asked (audit BZ57: Firefly-LLaMA2-13B's QLoRA for CNY 40,000 on 4 GPUs led with 4 x RTX 3060
-    under FSDP CPU offload, ~585 tokens/s, where 2 x RTX 4090 with an 8-bit optimizer train ~1,596 for less)."""
+    """The fastest of the job and its levers on fewer GPUs than asked (half, else a quarter, down to one), each alone or
+    with the quality-free levers where it needs them, where it trains FEWER_GPUS_TRAINING_SPEEDUP times as fast as
+    every way out on the count asked (audit BZ57: Firefly-LLaMA2-13B's QLoRA for CNY 40,000 on 4 GPUs led with 4 x
+    RTX 3060 under FSDP CPU offload, ~585 tokens/s, where 2 x RTX 4090 at micro-batch 4 train ~1,553 for less)."""
     rates = [each.training_rate for each in found if each.answers is not None and each.training_rate]
     asked = ctx.answers.scale.gpu_count
     if not rates or asked < 2:
