@@ -46,6 +46,7 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
+from pth_top.configs.shorter_context import longest_that_fits
 from pth_top.configs.way_out import (
     SLOW_RATE_BAND,
     Alternative,
@@ -262,7 +263,7 @@ def feasible_alternatives(
             for more_label, more in more_gpus(answers, "none", split_label(answers) + " across {n} GPUs"):
                 feasible = feasible_build(ctx, f"{label}, {more_label}", context_for(more))
                 if feasible is not None:
-                    answers = more
+                    answers, label = more, f"{label}, {more_label}"
                     break
             # Smaller weights (a quality change already) with an 8-bit KV cache on the answers' GPUs, where cheaper: a
             # split costing as much as the split alone is dropped below (audit BD50: Q3_K_S with a q8_0 cache on one
@@ -278,6 +279,8 @@ def feasible_alternatives(
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
             if feasible is None:  # fewer cards than asked, with a q4_0 KV cache
                 answers, label, feasible = with_a_smaller_cache(ctx, alone, alone_label, changes, context_for)
+        if feasible is not None:  # a shorter context: the longest the build holds
+            answers, label, feasible = longest_that_fits(ctx, answers, label, feasible, context_for)
         if feasible is not None and all(alternative.answers != answers for alternative in found):  # one per change
             found.append(replace(feasible, answers=answers))
         if feasible is not None and answers == ctx.answers:

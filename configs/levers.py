@@ -151,6 +151,9 @@ BF16_MIXED_LABEL = ("bf16 mixed precision (autocast: activations and logits in b
                     "master weights and optimizer states; the HF Trainer's bf16=True, task.precision = \"bf16\")")
 
 
+SHORTER_LABEL = "a shorter {what}, {tokens:,} tokens"  # a context or sequence halved (configs.shorter_context)
+
+
 def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     """Answer changes that shrink GPU memory, cheapest lever first: what costs no quality (loss, recompute), then
     the optimizer, then adapters and quantization, then more GPUs of one machine, then a smaller model. Sharding
@@ -302,8 +305,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                             "turns on the GPU (task.pipeline_offload)", answers.with_value("task", "pipeline_offload",
                                                                                        True)))
         if diffusion and answers.workload.frozen_parameters and not task.frozen_on_cpu and not ctx.edge:
-            changes.append(("the frozen models (text encoders) on the CPU, as Wan's --t5_cpu (task.frozen_on_cpu): "
-                            "the GPU holds the denoiser; the prompt encodes once a batch, in seconds there",
+            changes.append(("the frozen models (text encoders) on the CPU (task.frozen_on_cpu: Wan's --t5_cpu; in "
+                            "Diffusers, encode the prompt on the CPU and pass prompt_embeds): the GPU holds the "
+                            "denoiser; the prompt encodes once a batch, in seconds there",
                             answers.with_value("task", "frozen_on_cpu", True)))
         if diffusion and not task.block_offload and not ctx.edge:  # the same output, each step's weights over PCIe
             changes.append(("block offload (Diffusers group offload with streams, FramePack's DynamicSwap): the "
@@ -335,7 +339,8 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
     if ctx.shape.kind == "transformer" and ctx.shape.sequence_length > 1 and not image_patches \
             and not ctx.shape.encoder_decoder:
         shorter = ctx.shape.sequence_length // 2
-        changes.append((f"a shorter {'context' if task.mode == 'inference' else 'sequence'}, {shorter:,} tokens",
+        changes.append((SHORTER_LABEL.format(what="context" if task.mode == "inference" else "sequence",
+                                             tokens=shorter),
                         answers.with_value("workload", "sequence_length", shorter)))
     if task.mode == "inference" and ctx.shape.kind == "transformer" and answers.workload.batch_size > 1 \
             and queue is None:

@@ -50,3 +50,12 @@ GLM45_AIR = dict(
     workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128, workload__intermediate_size=12672,
     workload__gated_mlp=True, workload__vocabulary_size=151_552,
 )
+# Reka Flash 3 (20.9B; 44 layers of 6,144, 64 heads, 8 KV heads, SwiGLU 19,648, V 100,352) in llama.cpp's Q4_K_M at
+# its 32k context, one stream, for a EUR 1,200 used-card PC (audit BY57).
+REKA_FLASH_3_Q4_32K = dict(
+    workload__preset="custom", workload__parameters=20_900_000_000, workload__layers=44, workload__hidden_size=6144,
+    workload__attention_heads=64, workload__kv_heads=8, workload__intermediate_size=19648, workload__gated_mlp=True,
+    workload__vocabulary_size=100352, workload__sequence_length=28672, workload__batch_size=1, task__mode="inference",
+    task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
+    task__generated_tokens=4096, budget__currency="EUR", budget__amount=1200.0, budget__condition="used",
+)

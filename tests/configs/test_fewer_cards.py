@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pth_top.configs.recommend import recommend
-from tests.configs.builders import answers
+from tests.configs.builders import REKA_FLASH_3_Q4_32K, answers
 
 TODAY = dt.date(2026, 1, 2)
 
@@ -119,15 +119,9 @@ def test_a_training_job_on_fewer_gpus_that_trains_twice_as_fast_leads_the_ways_o
 
 
 def test_an_inference_job_on_fewer_cards_than_asked_takes_a_q4_0_cache_before_a_cpu_only_pc(catalog):
-    # Audit BY57: Reka Flash 3 (20.9B; 44 layers of 6,144, 64 heads, 8 KV heads) in Q4_K_M at 32k on 2 used GPUs for
-    # EUR 1,200 was sent to a CPU-only PC at ~4.4 tokens/s; one used 16 GB card holds it with a q4_0 KV cache.
-    reka = answers(workload__preset="custom", workload__parameters=20_900_000_000, workload__layers=44,
-                   workload__hidden_size=6144, workload__attention_heads=64, workload__kv_heads=8,
-                   workload__intermediate_size=19648, workload__gated_mlp=True, workload__vocabulary_size=100352,
-                   workload__sequence_length=28672, workload__batch_size=1, task__mode="inference",
-                   task__precision="int4", task__quantization="gguf_q4_k_m", task__serving_engine="llama_cpp",
-                   task__generated_tokens=4096, scale__gpu_count=2, budget__currency="EUR", budget__amount=1200.0,
-                   budget__condition="used")
+    # Audit BY57: Reka Flash 3 in Q4_K_M at 32k on 2 used GPUs for EUR 1,200 was sent to a CPU-only PC at ~4.4
+    # tokens/s; one used 16 GB card holds it with a q4_0 KV cache.
+    reka = answers(**{**REKA_FLASH_3_Q4_32K, "scale__gpu_count": 2})
     build = recommend(reka, catalog, today=TODAY)
     assert not build.feasible
     line, changed, _ = build.applicable_alternatives[0]

@@ -19,7 +19,7 @@ from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.render import memory_lines
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB
-from tests.configs.builders import GLM45_AIR, QWEN25_3B, QWEN25_32B, answers
+from tests.configs.builders import GLM45_AIR, QWEN25_3B, QWEN25_32B, REKA_FLASH_3_Q4_32K, answers
 
 TODAY = dt.date(2026, 11, 1)
 SHARDING_WORDS = ("ZeRO", "FSDP")
@@ -187,7 +187,10 @@ def test_a_server_too_small_for_its_kv_cache_is_offered_a_shorter_context_or_few
     labels = [label for label, _ in answer_changes(_context(job, catalog, load_rules(), {}))]
     assert "a shorter context, 16,384 tokens" in labels and queued_label(job, 32) in labels, labels
     said = recommend(job, catalog, today=TODAY).feasible_alternatives
-    assert any(line.startswith("a shorter context, 16,384 tokens, tensor parallel across") for line in said), said
+    # The longest its build holds, not half (audit BY57).
+    shorter = next(line for line in said if line.startswith("a shorter context, "))
+    assert ", tensor parallel across" in shorter and 16_384 < int(shorter.split(" tokens")[0].split(", ")[1].replace(
+        ",", "")) < 32_768, shorter
     # A server's engine queues what it cannot hold at once: the most a build holds, split over GPUs where that helps.
     queued = next(line for line in said if " of the 64 requests at once, tensor parallel across 4 GPUs, the rest "
                   "queued" in line)
@@ -1058,3 +1061,13 @@ def test_bitsandbytes_8_bit_weights_are_split_by_layers_never_sharded(catalog):
     small = recommend(job.with_value("budget", "amount", 3000.0), catalog, today=TODAY)
     levers = " ".join(small.feasible_alternatives)
     assert "ZeRO-3" not in levers and "FSDP" not in levers, small.feasible_alternatives
+
+
+def test_a_shorter_context_way_out_is_the_longest_its_build_holds_not_half(catalog):
+    # Audit BY57: one RTX A4000 16GB with an 8-bit cache misses Reka Flash 3's 32k by ~0.1 GiB, and the way out halved
+    # the context to 14,336 tokens.
+    build = recommend(answers(**REKA_FLASH_3_Q4_32K), catalog, today=TODAY)
+    line, shorter, _ = next(each for each in build.applicable_alternatives if each[0].startswith("a shorter context"))
+    assert 28672 // 2 < shorter.workload.sequence_length < 28672, line
+    assert f"{shorter.workload.sequence_length:,} tokens" in line
+    assert recommend(shorter, catalog, today=TODAY).feasible
