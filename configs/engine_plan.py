@@ -22,9 +22,14 @@ FULLER_ENGINE_PLAN_LABEL = (f"vLLM --gpu-memory-utilization {FULLER_ENGINE_FRACT
 
 def fuller_engine_plan(ctx: Context) -> Answers:
     """The answers with vLLM planning for more of each card, where it serves a transformer at its default share."""
-    task = ctx.answers.task
-    engine = stacks.serving_engine(task.serving_engine, ctx.answers.scenario, task.precision)
-    if task.mode != "inference" or ctx.shape.kind != "transformer" or task.engine_memory_fraction or \
+    return fuller_plan(ctx.answers, ctx.shape.kind)
+
+
+def fuller_plan(answers: Answers, kind: str) -> Answers:
+    """fuller_engine_plan for answers whose model is of this kind ("transformer", "cnn", ...)."""
+    task = answers.task
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
+    if task.mode != "inference" or kind != "transformer" or task.engine_memory_fraction or \
             FULLER_ENGINE_FRACTION <= stacks.ENGINE_MEMORY_FRACTION.get(engine, 1.0):
-        return ctx.answers
-    return ctx.answers.with_value("task", "engine_memory_fraction", FULLER_ENGINE_FRACTION)
+        return answers
+    return answers.with_value("task", "engine_memory_fraction", FULLER_ENGINE_FRACTION)

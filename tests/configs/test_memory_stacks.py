@@ -19,7 +19,7 @@ from pth_top.configs.presets import ignored_answer_warnings, model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB, MIB
-from tests.configs.builders import QWEN25_3B, QWEN25_32B, answers
+from tests.configs.builders import QWEN25_3B, QWEN25_32B, REKA_FLASH_3_Q4_32K, answers
 from tests.configs.published_figures import relative_error
 from tests.configs.published_stacks import CASES
 
@@ -369,6 +369,21 @@ def test_sglang_keeps_back_its_reserve_by_the_cards_size(catalog):
                                   task__prefill_chunk_tokens=131_072), catalog, today=TODAY,
                           pins={"gpu": ("rtx-4090-24gb", 1)})
     assert big_chunk.memory.activations_bytes > 4 * GIB and big_chunk.gpu_usable_per_gpu_bytes <= 24 * GIB
+
+
+def test_a_vllm_server_names_the_cheaper_build_a_headless_cards_fuller_plan_needs_before_an_fp8_cache(catalog):
+    # Audit BY57: Reka Flash 3 (20.9B) in bf16 at 32k on vLLM, one GPU, for $15,000: a 96 GB card at vLLM's 0.9 was
+    # told only of an fp8 cache on a 48 GB card, where --gpu-memory-utilization 0.95 holds it there with its 16-bit
+    # cache (44.3 of 45.6 GiB) at that price.
+    job = answers("inference_server", **{**REKA_FLASH_3_Q4_32K, "task__precision": "bf16", "task__quantization": "",
+                                         "task__serving_engine": "vllm", "budget__currency": "USD",
+                                         "budget__amount": 15000.0, "budget__condition": "new"})
+    build = recommend(job, catalog, today=TODAY)
+    line = next(line for line in build.warnings if line.startswith("cheaper with"))
+    assert line.startswith("cheaper with vLLM --gpu-memory-utilization 0.95"), line
+    fuller = recommend(job.with_value("task", "engine_memory_fraction", 0.95), catalog, today=TODAY)
+    assert fuller.feasible and fuller.total_price_cny < 0.7 * build.total_price_cny
+    assert fuller.memory.kv_cache_bytes == build.memory.kv_cache_bytes  # the 16-bit cache kept
 
 
 def test_data_parallel_copies_name_the_far_cheaper_build_zero_3_needs(catalog):
