@@ -89,8 +89,9 @@ def just_over_budget(ctx: Context, context_for: Callable[[Answers], Context], ch
                      first: Alternative | None) -> Alternative | None:
     """The job as answered on the cheapest build that holds it, up to 5 % over the budget, where the first way out
     within it changes the job (audit BA49: a q4_0 KV cache on two 16 GB cards, tight, led two used RTX 3090s that
-    hold the job as asked for EUR 33 over EUR 2,500)."""
-    if cheapest is None or first is None or first.answers is None or keeps_the_job(ctx.answers, first.answers):
+    hold the job as asked for EUR 33 over EUR 2,500) or is no build, renting (audit CB58: Nemotron-70B in Q4_K_M for
+    EUR 2,500 was told to rent two A100s, where two used RTX 3090s decode ~16.9 tokens/s for EUR 33 over)."""
+    if cheapest is None or first is None or (first.answers is not None and keeps_the_job(ctx.answers, first.answers)):
         return None
     price = cheapest[0].total_cny
     if not ctx.budget_cny < price <= JUST_OVER_BUDGET * ctx.budget_cny:

@@ -79,3 +79,9 @@ def test_the_job_as_answered_a_twentieth_over_budget_comes_before_ways_out_that_
     _, applied, _ = build.applicable_alternatives[0]
     assert 2500 < applied.budget.amount <= 2500 * 1.05 and applied.task == job.task
     assert recommend(applied, catalog, today=TODAY).feasible
+    # Audit CB58: Llama-3.1-Nemotron-70B's 42.5 GB Q4_K_M, where nothing within the budget holds it and the only way
+    # out was renting: two used RTX 3090s, EUR 33 over, decode it at ~16.9 tokens/s (XiongjieDai's table: 16.29).
+    seventy = job.with_value("workload", "parameters", 70_600_000_000).with_value(
+        "workload", "weights_file_gb", 42.5).with_value("workload", "intermediate_size", 28672)
+    lines = recommend(seventy, catalog, today=TODAY).feasible_alternatives
+    assert lines[0].startswith("the job as answered, €") and "2 x NVIDIA GeForce RTX 3090" in lines[0], lines
