@@ -112,9 +112,10 @@ def cnn_data_parallel_scaling(gpus: int) -> float:
 # Without tensor cores (FP32 on CUDA cores, a CPU-only edge board): ResNet-50 FP32 on a V100, 367 img/s = 0.57 of
 # 15.7 TFLOP/s (same table).
 CUDA_CORE_FRACTION = 0.55
-# LoRA on an int8 base (LLM.int8()): QLoRA's 0.78 at torchtune's large micro-batch (RTX 4090, Llama 3.1 8B: 2,413 vs
-# 3,083 tokens/s), no figure found for it; QLoRA's own is timed per micro-batch (configs.speed_dequant).
-QUANTIZED_BASE_SPEED_FACTOR = 0.78
+# LoRA on an int8 base (LLM.int8(): its outliers split off in fp16, the weights dequantized for the input's gradient)
+# takes 1.56x QLoRA's step: FinGPT v3.1.1 and v3.1.2, ChatGLM2-6B on the same data and batch on one RTX 3090, "in int8
+# ... in 6h28min" against "in 4bit ... in 4h9min" (AI4Finance-Foundation/FinGPT README; audit CD58).
+LLM_INT8_OVER_QLORA = 388 / 249
 # Tensor parallel inference: every layer all-reduces its activations (Megatron-LM, arXiv:1909.08053); an
 # estimate of what is left of the summed bandwidth (no single published figure isolates it).
 TENSOR_PARALLEL_EFFICIENCY = {"nvlink": 0.85, "pcie": 0.7}

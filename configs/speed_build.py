@@ -327,19 +327,21 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     compute, compute_text = sp.achieved_tflops(device, fraction, share)
     if moe:
         compute_text += f" (x {MOE_TRAINING_MFU_SHARE:g} for a mixture of experts: its routing and small GEMMs)"
-    slowdown = sp.QUANTIZED_BASE_SPEED_FACTOR if method == "lora_int8" else 1.0
     mean_share, peak_ratio, mean_text = mean_training_image(answers)
-    compute_s = samples_per_gpu * per_sample * mean_share / split / (compute * 1e12 * slowdown)
+    compute_s = samples_per_gpu * per_sample * mean_share / split / (compute * 1e12)
     out = sp.Prediction()
     share_text = f", 1/{split} of each (sequence parallel)," if split > 1 else ""
     out.formula.append(f"training: {text}{mean_text}; {samples_per_gpu} samples{share_text} per GPU per step / "
-                       f"({compute_text}"
-                       + (f" x {slowdown:g} for dequantizing the base" if slowdown < 1 else "") + ")"
-                       f" = {sp.duration(compute_s)} of compute per step")
+                       f"({compute_text}) = {sp.duration(compute_s)} of compute per step")
     dequant_s, dequant_text = dequant_seconds(shape, device, recompute, task.accumulation_steps) \
-        if method == "qlora" and shape.kind == "transformer" else (0.0, "")  # audit ZV: Gemma-7B at 1, ~4x fast
+        if method in ("qlora", "lora_int8") and shape.kind == "transformer" else (0.0, "")  # audit ZV: Gemma-7B
     compute_s += dequant_s
     out.formula.extend([dequant_text] if dequant_text else [])
+    if method == "lora_int8":  # QLoRA's step, LLM.int8()'s measured share more
+        compute_s *= sp.LLM_INT8_OVER_QLORA
+        out.formula.append(f"an 8-bit base (LLM.int8()): QLoRA's step so far x {sp.LLM_INT8_OVER_QLORA:.2f} "
+                           f"(FinGPT's int8 and 4-bit LoRA on one RTX 3090, 6h28min against 4h9min) = "
+                           f"{sp.duration(compute_s)}")
     loop_s, loop_text = expert_loop_seconds(answers, shape, recompute)
     compute_s += loop_s
     out.formula.extend([loop_text] if loop_text else [])
