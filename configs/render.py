@@ -62,6 +62,9 @@ def speed_lines(build: Build, with_formula: bool = False) -> list[str]:
     if not speed.summary:
         return ["  not predicted (a build file written before speed predictions: run the wizard on it again)"]
     lines = [f"  {line}" for line in speed.summary]
+    if build.blockers and build.component("gpu") is not None \
+            and build.memory.total_bytes > build.gpu_usable_per_gpu_bytes:  # audit CB58: a rate for a build that OOMs
+        lines.insert(0, "  the rate its GPUs would run the job at, had they the memory: they do not hold it")
     if with_formula:
         lines.extend(f"      - {line}" for line in speed.formula)
     return lines

@@ -39,6 +39,10 @@ def test_infeasible_request_says_so_first_and_leads_with_what_is_feasible(catalo
     text = render_build_text(build)
     assert text.startswith("NOT A RECOMMENDATION: not feasible within ¥10,000")
     assert text.index("Feasible instead") < text.index("Components")
+    # The closest build's rate is said to be one its GPUs cannot run, short of memory (audit CB58).
+    speed = text[text.index("\nSpeed\n"):].splitlines()
+    assert speed[2] == "  the rate its GPUs would run the job at, had they the memory: they do not hold it", speed
+    assert "had they the memory" not in render_build_text(recommend(answers(), catalog, today=TODAY))
 
 
 def test_renting_is_compared_with_its_hourly_price_and_source(catalog):
