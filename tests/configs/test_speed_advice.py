@@ -672,3 +672,22 @@ def test_nodes_bought_for_a_month_run_the_job_as_answered_where_zero3_across_the
     assert f"; {nodes} nodes ({nodes * 8} GPUs) finish it in ~30 days at the job's own micro-batch" in beyond, beyond
     rent = next(line for line in build.warnings if line.startswith("to finish in ~30 days, rent "))
     assert rent.startswith(f"to finish in ~30 days, rent {nodes} nodes"), rent
+
+
+def test_a_server_slower_than_reading_under_load_names_the_build_within_budget_that_serves_it(catalog):
+    # Audit CB58: Llama-3.1-Nemotron-Ultra-253B in bf16 on vLLM over 8 GPUs (its model card: "fits on a single 8xH100
+    # node"), 8 users at 32k, for $350,000: 8 x RTX PRO 6000 Max-Q serve ~2.6 tokens/s a user under load, and the
+    # H200 server within the budget that serves over 5 was named only where a rate was asked.
+    job = answers("inference_server", workload__preset="custom", workload__parameters=253_000_000_000,
+                  workload__layers=162, workload__hidden_size=16384, workload__attention_heads=128,
+                  workload__kv_heads=8, workload__vocabulary_size=128256, workload__gated_mlp=True,
+                  workload__sequence_length=32768, workload__batch_size=8, task__mode="inference",
+                  task__precision="bf16", task__serving_engine="vllm", task__generated_tokens=1024,
+                  scale__gpu_count=8, budget__currency="USD", budget__amount=350000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.speed.figures["sustained_tokens_per_s_per_stream"] < 5
+    line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    assert "under load" in line and "answer task.target_tokens_per_s_per_stream = 5" in line, line
+    faster = recommend(job.with_value("task", "target_tokens_per_s_per_stream", 5.0), catalog, today=TODAY)
+    assert faster.feasible and faster.speed.figures["sustained_tokens_per_s_per_stream"] >= 5
+    assert faster.total_price_cny <= build.budget_cny
