@@ -460,13 +460,15 @@ def held_rate(figures: dict[str, float], target: RateTarget) -> float:
         figures.get(target.figure, 0.0)
 
 
-def below_target(figures: dict[str, float], task: Task) -> list[str]:
-    """The warning for a predicted rate under the stated target; none without a target or that figure."""
+def below_target(figures: dict[str, float], task: Task, encoder_decoder: bool = False) -> list[str]:
+    """The warning for a predicted rate under the stated target; none without a target or that figure. An
+    encoder-decoder's cards were ranked by its decoder alone (ranking.job_speed), and the warning says so."""
     stated = stated_target(task)
     rate = held_rate(figures, stated[0]) if stated else 0.0
     if stated is not None and not figures:  # no speed predicted at all: the rate is not checked, and said so
-        return [f"task.{stated[0].answer_key} = {stated[1]:g} is not checked: this build's speed is not predicted "
-                "(above): time the model itself on the machine"]
+        ranked = " (its cards were ranked by the decoder alone, a bound)" if encoder_decoder else ""
+        return [f"task.{stated[0].answer_key} = {stated[1]:g} is not checked on the whole model: this build's speed "
+                f"is not predicted (above){ranked}: time the model itself on the machine"]
     if stated is None or not rate or rate >= stated[1]:
         return []
     target, value = stated

@@ -540,5 +540,6 @@ def _speed(out: sp.Prediction, inputs: dict[str, float | str], ceilings: str) ->
 
 def with_speed(build: Build, measured: MeasuredCeilings | None = None) -> Build:
     speed, warnings = predict(build, measured)
-    warnings = [*warnings, *sp.below_target(speed.figures, build.answers.task)]
+    encoder_decoder = model_shape(build.answers.workload)[0].encoder_decoder
+    warnings = [*warnings, *sp.below_target(speed.figures, build.answers.task, encoder_decoder)]
     return dataclasses.replace(build, speed=speed, warnings=(*build.warnings, *warnings), measured=measured)

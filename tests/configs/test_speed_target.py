@@ -400,3 +400,21 @@ def test_a_stated_inputs_a_second_rate_gets_the_cheapest_build_that_takes_it(cat
     # Nor more memory than the job needs for its money (audit YG16: D-FINE-L's 0.7 GiB on a 16 GB card).
     assert build.component("gpu").spec["memory_gib"] == 8
     assert any("the cheapest of them" in line for line in build.component("gpu").reasoning)
+
+
+def test_an_encoder_decoders_target_is_said_checked_on_its_decoder_alone(catalog):
+    # Audit CE59: Dia-1.6B (an encoder-decoder TTS) at 86 decoder steps a second: the GPU line put cards that meet it
+    # first, by the decoder alone, while the warning said the target was not checked at all.
+    dia = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_600_000_000,
+                  workload__layers=30, workload__decoder_layers=18, workload__hidden_size=2048,
+                  workload__attention_heads=16, workload__kv_heads=4, workload__head_dim=128,
+                  workload__intermediate_size=8192, workload__gated_mlp=True, workload__vocabulary_size=9252,
+                  workload__sequence_length=1024, workload__decoder_sequence_length=3072, workload__batch_size=1,
+                  task__mode="inference", task__precision="bf16", task__serving_engine="hf_generate",
+                  task__generated_tokens=1290, task__target_tokens_per_s_per_stream=86.0, data__kind="audio",
+                  budget__currency="EUR", budget__amount=2500.0)
+    build = recommend(dia, catalog, today=TODAY)
+    gpu = build.component("gpu")
+    assert gpu is not None and any("= 86 first" in line for line in gpu.reasoning), gpu.reasoning
+    line = next(line for line in build.warnings if "is not checked" in line)
+    assert "ranked by the decoder alone" in line, line
