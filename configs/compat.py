@@ -12,9 +12,18 @@ from pth_top.configs.parts import Part
 Chosen = Mapping[str, tuple[Part, int]]
 
 
-def storage_lanes(interface: str, drives_count: int) -> int:
-    """CPU lanes the drives take: x4 an NVMe drive, x8 a SAS HBA; SATA hangs off the chipset."""
-    return 4 * drives_count if interface == "nvme" else 8 if interface == "sas" else 0
+def storage_lanes(interface: str, drives_count: int, chipset: bool = False) -> int:
+    """CPU lanes the drives take: x4 an NVMe drive, x8 a SAS HBA; SATA hangs off the chipset. On a board with a
+    chipset one NVMe drive is on the CPU's lanes and the others on the chipset's M.2 slots (a B650 or Z790 board's
+    second and later; audit CF59: two NVMe drives beside two GPUs at x8 turned a Ryzen 7 7700X down for an EPYC)."""
+    if interface == "nvme":
+        return 4 * min(drives_count, 1) if chipset else 4 * drives_count
+    return 8 if interface == "sas" else 0
+
+
+def has_chipset(board: Part | dict | None) -> bool:
+    """Whether a board has a chipset that hangs drives and slots off its own lanes (an EPYC's SoC board does not)."""
+    return board is not None and bool(board.get("chipset", "")) and board.get("chipset", "") != "SoC"
 
 
 def gpu_lane_width(cpu_lanes: int, gpu_count: int, drive_lanes: int) -> int:
@@ -126,7 +135,7 @@ def _checks(chosen: Chosen, psu_required_w: float, link_lanes: int) -> tuple[lis
     system, _ = chosen.get("system", (None, 0))
     # A barebone wires its GPU slots itself (the G292-Z20 through PCIe switches): the CPU lane sum does not apply.
     if gpu and cpu and gpu["form"] not in HOST_FREE_FORMS and not (system and system.get("barebone", False)):
-        drive_lanes = storage_lanes(storage["interface"] if storage else "", storage_qty)
+        drive_lanes = storage_lanes(storage["interface"] if storage else "", storage_qty, has_chipset(board))
         full = 16 * gpu_count + drive_lanes
         minimum = link_lanes * gpu_count + drive_lanes
         lanes = cpu["pcie_lanes_count"]

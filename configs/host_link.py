@@ -10,6 +10,7 @@ from pth_top.configs.compat import (
     chipset_generation,
     chipset_slot_cards,
     gpu_lane_width,
+    has_chipset,
     storage_lanes,
 )
 from pth_top.configs.parts import Part
@@ -60,8 +61,9 @@ def _several_on_a_desktop(build: Components) -> bool:
 
 def _cpu_slot_lanes(build: Components, cards: int) -> int:
     """Each of `cards` GPUs' lanes from the CPU, beside its drives."""
-    cpu, storage = build.component("cpu"), build.component("storage")
-    drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity) if storage is not None else 0
+    cpu, storage, board = build.component("cpu"), build.component("storage"), build.component("motherboard")
+    drives = storage_lanes(str(storage.spec.get("interface", "")), storage.quantity,
+                           has_chipset(board.spec if board is not None else None)) if storage is not None else 0
     return gpu_lane_width(int(cpu.spec.get("pcie_lanes_count", 0) or 0) if cpu else 0, cards, drives)
 
 

@@ -164,3 +164,22 @@ def test_only_training_with_whole_weights_on_each_gpu_takes_the_x4_rule(catalog)
     assert lanes() == 4 and lanes(task__method="frozen") == 4
     assert lanes(scale__sharding="zero3") == 8 and lanes(scale__sharding="fsdp") == 8
     assert lanes(task__method="full") == 8
+
+
+def test_a_desktops_second_and_later_nvme_drives_hang_off_its_chipset_not_the_cpus_lanes(catalog):
+    # Audit CF59: Steel-LLM (1.12B from scratch on ~1T tokens, zhanshijinwat/Steel-LLM) on 2 GPUs for a CNY 60,000
+    # student: 2 TB of data on NVMe drives were counted x4 each against a Ryzen 7 7700X's 24 lanes beside two cards at
+    # x8, and the build bought an EPYC 7543P platform, ~CNY 15,000 it did not need.
+    from pth_top.configs.compat import storage_lanes
+    assert storage_lanes("nvme", 3, chipset=True) == 4 and storage_lanes("nvme", 3) == 12
+    steel = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=1_120_000_000,
+                    workload__layers=18, workload__hidden_size=1792, workload__attention_heads=32,
+                    workload__kv_heads=32, workload__intermediate_size=1792, workload__gated_mlp=True,
+                    workload__vocabulary_size=151936, workload__sequence_length=2048, workload__batch_size=256,
+                    task__precision="bf16", task__accumulation_steps=32, data__dataset_size_gb=2000.0,
+                    data__tokens_count=1_000_000_000_000, scale__gpu_count=2, scale__sharding="fsdp",
+                    budget__amount=60000.0)
+    build = recommend(steel, catalog, today=TODAY)
+    cpu, storage = build.component("cpu"), build.component("storage")
+    assert cpu is not None and cpu.spec["platform"] == "desktop", cpu.part_id
+    assert storage is not None and storage.spec["interface"] == "nvme" and storage.quantity >= 2
