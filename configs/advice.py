@@ -37,8 +37,9 @@ def with_advice(build: Build, rules: Rules, recommend_one: Callable[..., Build],
                                 or faster_on_fewer_cards_within_budget(build, rules, recommend_one)
                                 or faster_server_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
-    if first is not None and not pinned and not faster:  # the first alternative's own layer split (int4 on 2 cards)
-        faster = faster_on_fewer_cards_within_budget(first, rules, recommend_one, alternative=True)
+    if first is not None and not pinned and not faster:  # the first alternative's layer split, or its long run
+        faster = faster_on_fewer_cards_within_budget(first, rules, recommend_one, alternative=True) \
+            or fastest_card_for_a_long_run(first, rules, recommend_one, alternative=True)
     # A build that is no recommendation sizes the rented run of its first alternative when that one is slow.
     rent = rented_run_line(first or build, context_for, "the first alternative's" if first else "this",
                            alternative_label(build.applicable_alternatives[0][0]) if first else "")

@@ -48,10 +48,13 @@ LONG_RUN_SPEEDUP = 1.3
 SAME_RATE = 0.98  # cards within 2 % of the fastest train as fast: the cheapest of them is named
 
 
-def fastest_card_for_a_long_run(build: Build, rules: Rules, recommend_one: Callable[..., Build]) -> str:
+def fastest_card_for_a_long_run(build: Build, rules: Rules, recommend_one: Callable[..., Build],
+                                alternative: bool = False) -> str:
     """A run over SLOW_RUN_DAYS names the fastest card the budget buys at this GPU count, where it trains at least
     LONG_RUN_SPEEDUP times as fast (MPT-7B on 1T tokens for $350,000: 8 x RTX PRO 6000 Max-Q, $83,476, ~259 days;
-    8 x H100 SXM, $240,000, ~150; llm-foundry's own run is on H100s)."""
+    8 x H100 SXM, $240,000, ~150; llm-foundry's own run is on H100s). `alternative`: the build is the first
+    alternative of one that is no recommendation (audit CF59: Llama3-German-8B's 65B tokens for EUR 350,000 led with
+    8 x RTX PRO 4500 at ~57 days, unsaid, where an HGX H200 within it takes ~16.5)."""
     hours = build.speed.figures.get("epoch_hours", 0.0)
     rate = training_rate(build.speed.figures)
     card = build.component("gpu")
@@ -76,10 +79,12 @@ def fastest_card_for_a_long_run(build: Build, rules: Rules, recommend_one: Calla
                                   key=lambda each: each[1].total_price_cny)
     unit = "tokens" if build.speed.figures.get("training_tokens_per_s") else "samples"
     other_hours = other.speed.figures.get("epoch_hours", hours * rate / other_rate)
-    return (f"faster within budget: {card.quantity} x {name} train ~{other_rate:,.0f} {unit}/s (~{rate:,.0f} here), "
-            f"one epoch in ~{duration(other_hours * 3600)} (~{duration(hours * 3600)} here), "
-            f"{within_text(other, build, rules)}: this build trains the most a unit of money, that one finishes "
-            "soonest (in `pth-top wizard`, key 1 steps through the GPUs to it)")
+    here = "on the first alternative" if alternative else "here"
+    return (f"faster within budget: {card.quantity} x {name} train ~{other_rate:,.0f} {unit}/s (~{rate:,.0f} {here}), "
+            f"one epoch in ~{duration(other_hours * 3600)} (~{duration(hours * 3600)} {here}), "
+            f"{within_text(other, build, rules)}: {'its' if alternative else 'this'} build trains the most a unit of "
+            "money, that one finishes soonest (in `pth-top wizard`, "
+            + ("apply the first alternative, then " if alternative else "") + "key 1 steps through the GPUs to it)")
 
 
 SHARDED_HOW = {"fsdp": " with FSDP", "layers": " with its layers split over them"}

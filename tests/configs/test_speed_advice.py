@@ -691,3 +691,19 @@ def test_a_server_slower_than_reading_under_load_names_the_build_within_budget_t
     faster = recommend(job.with_value("task", "target_tokens_per_s_per_stream", 5.0), catalog, today=TODAY)
     assert faster.feasible and faster.speed.figures["sustained_tokens_per_s_per_stream"] >= 5
     assert faster.total_price_cny <= build.budget_cny
+
+
+def test_a_long_run_on_the_first_alternative_names_the_card_within_budget_that_finishes_it_soonest(catalog):
+    # Audit CF59: Llama3-German-8B's continued pretraining (DiscoResearch: 65B tokens at 8k, ~60 h on 128 GPUs) for a
+    # EUR 350,000 lab on 8 GPUs: no build holds it as asked, and the first way out, 8 x RTX PRO 4500 at ~57 days, was
+    # unsaid beside an HGX H200 within the budget at ~16.5.
+    job = answers("team_training", workload__preset="llama3-8b", workload__sequence_length=8192,
+                  workload__batch_size=512, task__precision="bf16", task__accumulation_steps=16,
+                  data__dataset_size_gb=260.0, data__tokens_count=65_000_000_000, scale__gpu_count=8,
+                  scale__sharding="fsdp", budget__currency="EUR", budget__amount=350000.0)
+    build = recommend(job, catalog, today=TODAY)
+    assert build.blockers
+    line = next(line for line in build.warnings if line.startswith("faster within budget: "))
+    assert "on the first alternative" in line and "apply the first alternative, then key 1" in line, line
+    days = [float(each) for each in re.findall(r"~([\d.]+) days", line)]
+    assert len(days) == 2 and days[0] * 2 < days[1], line
