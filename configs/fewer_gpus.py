@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Callable
 
 from pth_top.configs import stacks
-from pth_top.configs.answers import Answers
+from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.assembly import Context
+from pth_top.configs.beyond_answers import keeps_the_job
 from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label
 from pth_top.configs.way_out import Alternative, feasible_build
 
@@ -26,6 +27,8 @@ def on_fewer_gpus(ctx: Context, answers: Answers, label: str, context_for: Calla
     count = answers.scale.gpu_count // 2
     while count >= 1:
         fewer = answers.with_value("scale", "gpu_count", count)
+        if cross_field_problems(fewer):  # a sequence split over more GPUs than are left (review r73)
+            break
         fewer_label = f"{label}, " if label else ""
         fewer_label += f"on {count} of the {answers.scale.gpu_count} GPUs asked (scale.gpu_count = {count})"
         feasible = feasible_build(ctx, fewer_label, context_for(fewer))
@@ -37,32 +40,36 @@ def on_fewer_gpus(ctx: Context, answers: Answers, label: str, context_for: Calla
 
 def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Callable[[Answers], Context]
                          ) -> Alternative | None:
-    """The fastest of the job and its levers on fewer GPUs than asked (half, else a quarter, down to one), each alone or
-    with the quality-free levers where it needs them, where it trains FEWER_GPUS_TRAINING_SPEEDUP times as fast as
-    every way out on the count asked (audit BZ57: Firefly-LLaMA2-13B's QLoRA for CNY 40,000 on 4 GPUs led with 4 x
-    RTX 3060 under FSDP CPU offload, ~585 tokens/s, where 2 x RTX 4090 at micro-batch 4 train ~1,553 for less)."""
+    """The job, or a lever that keeps it (keeps_the_job), on fewer GPUs than asked (half, else a quarter, down to
+    one), each alone or with the quality-free levers where it needs them, where it trains
+    FEWER_GPUS_TRAINING_SPEEDUP times as fast as every way out on the count asked: the fastest with the estimator's
+    margin, else the fastest (audit BZ57: Firefly-LLaMA2-13B's QLoRA for CNY 40,000 on 4 GPUs led with 4 x RTX 3060
+    under FSDP CPU offload, ~585 tokens/s, where 2 x RTX 4090 at micro-batch 4 train ~1,553 for less). Never a smaller
+    model or a shorter sequence, which change the job (review r73)."""
     rates = [each.training_rate for each in found if each.answers is not None and each.training_rate]
     asked = ctx.answers.scale.gpu_count
-    if not rates or asked < 2:
+    if not rates or asked < 2 or ctx.answers.task.sequence_parallel:  # a split sequence is its own GPU count
         return None
-    count, best = asked // 2, None
-    while count >= 1 and best is None:
+    count, faster = asked // 2, []
+    while count >= 1 and not faster:
         fewer = ctx.answers.with_value("scale", "gpu_count", count)
         on_fewer = context_for(fewer)
         tries = [("", fewer)] + [(label, answers) for label, answers in answer_changes(on_fewer)
                                  if answers.scale.gpu_count == count and answers != fewer]
         where = f"on {count} of the {asked} GPUs asked (scale.gpu_count = {count})"
-        for label, answers in tries:  # the fastest of them, each alone or with the quality-free levers
+        for label, answers in tries:  # each alone, else with the quality-free levers
             cheap = cheap_levers(on_fewer, answers)
             cheap_label = ", ".join(part for part in (label, cheap_levers_label(on_fewer, answers, cheap)) if part)
             for each, each_label in [(answers, label)] + ([(cheap, cheap_label)] if cheap != answers else []):
+                if not keeps_the_job(ctx.answers, each) or cross_field_problems(each):
+                    continue
                 feasible = feasible_build(ctx, f"{each_label}, {where}" if each_label else where, context_for(each))
-                if feasible is not None and (best is None or feasible.training_rate > best.training_rate):
-                    best = replace(feasible, answers=each)
+                if feasible is not None and feasible.training_rate >= FEWER_GPUS_TRAINING_SPEEDUP * max(rates):
+                    faster.append(replace(feasible, answers=each))
                 if feasible is not None:
                     break
         count //= 2
-    return best if best is not None and best.training_rate >= FEWER_GPUS_TRAINING_SPEEDUP * max(rates) else None
+    return max(faster, key=lambda each: (not each.tight, each.training_rate)) if faster else None
 
 
 def with_a_smaller_cache(ctx: Context, answers: Answers, label: str, changes: list[tuple[str, Answers]],

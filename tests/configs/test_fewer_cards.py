@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.recommend import recommend
 from tests.configs.builders import REKA_FLASH_3_Q4_32K, answers
 
@@ -111,6 +112,7 @@ def test_a_training_job_on_fewer_gpus_that_trains_twice_as_fast_leads_the_ways_o
     assert not build.feasible
     (line, fewer, _), *others = build.applicable_alternatives
     assert fewer.scale.gpu_count == 2 and fewer.task.method == "qlora", build.feasible_alternatives
+    assert fewer.workload == firefly.workload and "TIGHT" not in line, line  # the job kept, with the margin
     on_four = [recommend(changed, catalog, today=TODAY) for _, changed, _ in others if changed.scale.gpu_count == 4]
     faster = recommend(fewer, catalog, today=TODAY)
     assert faster.feasible and faster.total_price_cny <= 40_000, faster.blockers
@@ -129,3 +131,20 @@ def test_an_inference_job_on_fewer_cards_than_asked_takes_a_q4_0_cache_before_a_
     one = recommend(changed, catalog, today=TODAY)
     assert one.feasible and one.component("gpu") is not None, one.blockers
     assert one.speed.figures["decode_tokens_per_s_per_stream"] >= 15
+
+
+def test_fewer_gpus_never_lead_with_a_smaller_model_or_a_sequence_split_they_cannot_take(catalog):
+    # Review r73: Llama-13B's LoRA on 4 used GPUs for CNY 40,000 led with "a smaller model of the same family ... on 2
+    # of the 4 GPUs"; a sequence split over 4 GPUs was offered on 2, which the answers refuse.
+    lora = answers(workload__preset="llama-13b", workload__sequence_length=2048, workload__batch_size=32,
+                   task__precision="bf16", task__method="lora", task__accumulation_steps=4, task__recompute="full",
+                   data__tokens_count=500_000_000, scale__gpu_count=4, budget__amount=40000.0,
+                   budget__condition="used")
+    split = answers(workload__preset="llama3-8b", workload__sequence_length=32768, workload__batch_size=4,
+                    task__precision="bf16", task__method="lora", task__recompute="full", task__sequence_parallel=True,
+                    task__sequence_parallel_gpus=4, data__tokens_count=200_000_000, scale__gpu_count=4,
+                    scale__sharding="fsdp", budget__amount=40000.0, budget__condition="used")
+    for job in (lora, split):
+        build = recommend(job, catalog, today=TODAY)
+        _, first, _ = build.applicable_alternatives[0]
+        assert first.workload == job.workload and not cross_field_problems(first), build.feasible_alternatives[0]
