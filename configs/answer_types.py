@@ -23,7 +23,7 @@ from pth_top.configs.stacks import ForwardRuntime, KvCacheDtype, OptimizerKernel
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
 ModelKind = Literal["transformer", "cnn", "generic"]
-DenseHead = Literal["auto", "detection", "instance", "query", "segmentation", "realtime_segmentation"]
+DenseHead = Literal["auto", "detection", "instance", "query", "segmentation", "realtime_segmentation", "dense"]
 TaskMode = Literal["training", "inference"]
 DataKind = Literal["images", "text", "audio", "video", "tabular", "mixed"]
 Currency = Literal["CNY", "USD", "EUR"]
@@ -124,13 +124,15 @@ class Workload(Schema, frozen=True):
         "a custom CNN's head where activation_elements_per_sample is not given: detection (a detector on a ResNet "
         "as mmdet, detectron2 and torchvision train it, Faster or Mask R-CNN, RetinaNet, YOLOF, Panoptic FPN, SOLOv2: "
         "ResNet-50's values a pixel; given its FLOPs, their square root x 0.56, its stem and first stage frozen; a "
-        "YOLO trains every layer: auto, with its forward_gflops_per_sample), "
+        "YOLO trains every layer: dense), dense (a YOLO or a U-Net, every layer trained: the square root of its "
+        "FLOPs against ResNet-50's, forward_gflops_per_sample), "
         "instance (a one-stage instance segmenter whose mask branch writes a mask a grid cell at 1/4 scale: SOLO, "
         "decoupled SOLO: 2.1x), query (a DETR-family transformer head over the backbone's maps: Deformable DETR, "
         "DINO, Mask2Former, Mask DINO: 2.1x a detector's), segmentation (a dilated or pyramid head: UPerNet, OCRNet, "
         "DeepLabV3+: 3.5x; an FPN semantic head, Semantic FPN or PointRend, keeps a detector's: detection), "
         "realtime_segmentation (a real-time segmenter, STDC, BiSeNet, DDRNet, PIDNet, Fast-SCNN: 1.25x), or "
-        "auto: segmentation's at 512 px or more without forward_gflops_per_sample"))] = "auto"
+        "auto: a classifier's under 512 px (its depth past ResNet-50's 50 layers and the 0.3 power of its FLOPs), "
+        "segmentation's at 512 px or more without forward_gflops_per_sample, dense's with it"))] = "auto"
     activation_elements_per_sample: Annotated[int, whole(0, 1_000_000_000_000, (
         "CNN values saved for backward per sample, ~2x timm's infer_macts for a ResNet (ResNet-50: 21.5M, timm's "
         "11.1M), ~4-5x for a DenseNet (its concatenations: DenseNet-121 ~30M, timm's 6.9M); its "

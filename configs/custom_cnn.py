@@ -154,8 +154,9 @@ def backbone_depth(workload: Workload) -> float:
 
 
 def classifier(workload: Workload) -> bool:
-    """A CNN with no dense head under 512 px: an image or clip classifier (a YOLO or U-Net answered "auto" at 512 px or
-    more, with its FLOPs, keeps the square root; audit AQ45: YOLOv7-x)."""
+    """A CNN with no head answered under 512 px: an image or clip classifier; a YOLO or U-Net answered "dense", or
+    "auto" at 512 px or more with its FLOPs, keeps the square root (audit AQ45: YOLOv7-x; review r73: YOLOv7-x at 511
+    px was 19 % under its 512 px count)."""
     return workload.dense_head == "auto" and workload.input_size_px < DENSE_PREDICTION_PX
 
 

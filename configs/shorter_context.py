@@ -9,29 +9,34 @@ from pth_top.configs.assembly import Context
 from pth_top.configs.levers import SHORTER_LABEL
 from pth_top.configs.way_out import Alternative, feasible_build
 
-# The lengths between half and the whole tried on the build that holds half: three quarters, half and a quarter of the
-# way back, rounded down to whole blocks of 256 tokens (vLLM's and llama.cpp's KV-cache pages are 16-256).
-LONGER_STEPS = (3, 2, 1)
+# The longest found by halving the gap between half and the whole on the build that holds half, to whole blocks of 256
+# tokens (vLLM's and llama.cpp's KV-cache pages are 16-256), in at most LONGER_TRIES builds.
 LONGER_ROUNDING_TOKENS = 256
+LONGER_TRIES = 6
 
 
 def longest_that_fits(ctx: Context, answers: Answers, label: str, feasible: Alternative,
                       context_for: Callable[[Answers], Context]) -> tuple[Answers, str, Alternative]:
-    """The shorter context's way out at the longest of LONGER_STEPS that the same GPUs hold at no higher price (audit
-    BY57: Reka Flash 3 at 32k on one 16 GB card was offered 14,336 tokens with an 8-bit cache, where ~28k fit)."""
+    """The shorter context's way out at the longest length the same GPUs hold at no higher price, bisected between
+    the half that holds and the whole that does not (audit BY57: Reka Flash 3 at 32k on one 16 GB card was offered
+    14,336 tokens with an 8-bit cache, where ~28k fit; review r73: 24,576 where 27,648 fit)."""
     asked, now = ctx.answers.workload.sequence_length, answers.workload.sequence_length
     what = "context" if answers.task.mode == "inference" else "sequence"
     shown = SHORTER_LABEL.format(what=what, tokens=now)
     gpu = ctx.catalog.get(feasible.build_key[0])
     if not now < asked or shown not in label or gpu is None:
         return answers, label, feasible
-    for step in LONGER_STEPS:
-        tokens = (now + (asked - now) * step // 4) // LONGER_ROUNDING_TOKENS * LONGER_ROUNDING_TOKENS
-        if tokens <= now:
-            continue
+    best = (answers, label, feasible)
+    low, high = now, asked
+    for _ in range(LONGER_TRIES):
+        tokens = (low + high) // 2 // LONGER_ROUNDING_TOKENS * LONGER_ROUNDING_TOKENS
+        if tokens <= low:
+            break
         longer = answers.with_value("workload", "sequence_length", tokens)
         longer_label = label.replace(shown, SHORTER_LABEL.format(what=what, tokens=tokens))
         found = feasible_build(ctx, longer_label, context_for(longer), [(gpu, True)])
         if found is not None and found.price_cny <= feasible.price_cny:
-            return longer, longer_label, found
-    return answers, label, feasible
+            best, low = (longer, longer_label, found), tokens
+        else:
+            high = tokens
+    return best
