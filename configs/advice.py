@@ -12,7 +12,7 @@ from pth_top.configs.beyond_answers import alternative_label, first_alternative_
 from pth_top.configs.build import Build
 from pth_top.configs.cheaper import cheaper_without_a_change_of_quality
 from pth_top.configs.faster_box import faster_than_a_desktop_system
-from pth_top.configs.faster_server import faster_server_within_budget
+from pth_top.configs.faster_server import reading_speed_within_budget
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
 from pth_top.configs.long_run import (
     bought_nodes_for_a_long_run,
@@ -35,7 +35,7 @@ def with_advice(build: Build, rules: Rules, recommend_one: Callable[..., Build],
                                 or faster_than_the_cpu_within_budget(build, rules, recommend_one, context_for)
                                 or faster_than_a_desktop_system(build, rules, recommend_one)
                                 or faster_on_fewer_cards_within_budget(build, rules, recommend_one)
-                                or faster_server_within_budget(build, rules, recommend_one))
+                                or reading_speed_within_budget(build, rules, recommend_one))
     build, first = first_alternative_timed(build, recommend_one)
     if first is not None and not pinned and not faster:  # the first alternative's layer split, or its long run
         faster = faster_on_fewer_cards_within_budget(first, rules, recommend_one, alternative=True) \

@@ -246,7 +246,7 @@ def gpu_floor(server: Quote, gpu: Quote, count: int, gpu_name: str, market: str,
     """A whole server priced only in another market, or at an older date than its GPU here: at least its GPUs at
     the price this buyer pays for them (this market's own, else converted as new_quote does) and its host's parts
     (SERVER_HOST_USD_PER_GPU; audit BZ57: an HGX H200 priced at its 8 GPUs alone came out 'within' EUR 300,000)."""
-    host_cny = SERVER_HOST_USD_PER_GPU * count * cny_per("USD", rules)
+    host_cny = SERVER_HOST_USD_PER_GPU * count * cny_per("USD", rules) * (1 + gpu.import_vat_fraction)  # as its GPUs
     current = server.market == market and server.as_of >= gpu.as_of
     if current or count * gpu.amount_cny + host_cny <= server.amount_cny:
         return server

@@ -271,9 +271,6 @@ def frozen_models(parameters: int, precision: str) -> tuple[int, str]:
 # (Tulu 3's SFT mix), whatever the model.
 PRETRAINING_TOKENS_PER_PARAMETER = 20
 CONTINUED_PRETRAINING_MIN_TOKENS = 10e9
-# 100B tokens is a pretraining corpus whatever the model: Megatron-Turing NLG 530B trained on 270B (arXiv:2201.11990),
-# half a token a parameter (audit ZY: LoRA offered for it).
-PRETRAINING_CORPUS_MIN_TOKENS = 100e9
 
 
 def pretraining(answers: Answers, parameters: float) -> bool:
@@ -281,7 +278,7 @@ def pretraining(answers: Answers, parameters: float) -> bool:
     for the model: LoRA and QLoRA adapt a pretrained model and are no way to train one from scratch."""
     tokens = answers.data.tokens_count
     continued = tokens >= CONTINUED_PRETRAINING_MIN_TOKENS
-    corpus = tokens >= min(PRETRAINING_TOKENS_PER_PARAMETER * parameters, PRETRAINING_CORPUS_MIN_TOKENS) or continued
+    corpus = tokens >= PRETRAINING_TOKENS_PER_PARAMETER * parameters or continued  # MT-NLG 530B's 270B (audit ZY)
     return answers.task.method == "full" and parameters > 0 and corpus
 
 

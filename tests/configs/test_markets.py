@@ -223,7 +223,7 @@ def test_an_eu_buyer_pays_an_h200_server_at_least_its_gpus_us_price_with_vat_not
     build = recommend(job, catalog, pins={"gpu": ("h200-141gb-sxm", 8)}, today=TODAY)
     server = build.component("system")
     assert server.part_id == "hgx-h200-8gpu"
-    assert server.unit_price_cny == pytest.approx(8 * eu.amount_cny + 32_010 * RULES.currency.cny_per_usd)
+    assert server.unit_price_cny == pytest.approx(8 * eu.amount_cny + 32_010 * RULES.currency.cny_per_usd * 1.24)
     assert "plus 24% import VAT converted" in server.reasoning[-1], server.reasoning[-1]
     assert any(line.startswith("ESTIMATED at its GPUs' US-market price converted") for line in build.warnings)
 
