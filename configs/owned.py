@@ -102,8 +102,8 @@ def grown_share(catalog: Catalog, changed: Answers) -> Answers | None:
     gpu = catalog.get(changed.budget.owned_gpu) if changed.budget.owned_gpu else None
     if gpu is None or gpu["form"] not in SYSTEM_GPU_FORMS or changed.scale.gpu_count <= changed.budget.owned_gpu_count:
         return changed
-    counts = [system["gpu_count"] for system in owned_servers(catalog, gpu)]
-    if not counts or changed.scale.gpu_count > max(counts):
+    counts, wanted = [system["gpu_count"] for system in owned_servers(catalog, gpu)], changed.scale.gpu_count
+    if not counts or wanted > max(counts) or wanted & (wanted - 1):  # a cloud VM's 1, 2, 4 or 8 (review r73: 3)
         return None
     return changed.with_value("budget", "owned_gpu_count", changed.scale.gpu_count)
 

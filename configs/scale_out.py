@@ -17,6 +17,7 @@ from pth_top.configs.levers import small_activations, small_activations_label
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import ModelShape
+from pth_top.configs.owned import without_owned
 from pth_top.configs.part_types import HOST_FREE_FORMS, SYSTEM_GPU_FORMS
 from pth_top.configs.parts import Part
 from pth_top.configs.platforms import systems_for, whole_systems
@@ -124,6 +125,8 @@ def best_bought(ctx: Context, context_for: Callable[[Answers], Context]) -> Boug
     HGX H200 servers within CNY 4M; ZW26: BloombergGPT's 569B tokens on the 2 nodes that hold it, ~426 days, with
     $2.5M left)."""
     options: list[Bought] = []
+    # Bought nodes are priced as bought, the buyer's own modules or not (review r73: 3 DGX H100 at $0 beside 4 owned).
+    buying = context_for(without_owned(ctx.answers)) if ctx.answers.budget.owned_gpu else ctx
     for system in whole_systems(ctx):
         gpu = ctx.catalog.get(system.get("gpu_id") or "")
         if gpu is None or system["gpu_count"] != MAX_GPUS or not buyable(ctx, gpu):
@@ -131,7 +134,7 @@ def best_bought(ctx: Context, context_for: Callable[[Answers], Context]) -> Boug
         fewest, spread_out, holds, how = _fewest_nodes_and_how(ctx, context_for, gpu)
         if not holds:
             continue
-        each = part_price(ctx, system)
+        each = part_price(buying, system)
         seconds, _, _, figures = _epoch_seconds(ctx, gpu, spread_out, fewest)
         nodes, work_s, as_answered = fewest, seconds * fewest, False  # a node-second's work: near-linear over them
         if seconds > SLOW_RUN_DAYS * 86400:  # data parallel: more nodes, near-linearly less time, as the budget allows

@@ -172,6 +172,7 @@ def test_a_share_of_a_server_short_of_memory_grows_to_more_of_its_gpus_never_buy
     on_four = short.with_value("budget", "owned_gpu_count", 4).with_value("scale", "gpu_count", 8)
     assert grown_share(catalog, on_four).budget.owned_gpu_count == 8  # type: ignore[union-attr]
     assert grown_share(catalog, on_four.with_value("scale", "gpu_count", 16)) is None
+    assert grown_share(catalog, short.with_value("scale", "gpu_count", 3)) is None  # no VM of 3 of its 8
 
 
 def test_a_saved_build_does_not_pin_the_owned_cards_so_a_changed_answer_takes_effect(catalog):
@@ -504,3 +505,16 @@ def test_cards_you_have_that_hold_the_job_are_not_set_aside_to_save_on_the_rest(
     assert not build.feasible and "the cards you have hold the job" in build.blockers[0], build.blockers
     assert not any("buying other cards" in line for line in (*build.blockers, *build.feasible_alternatives)), \
         build.blockers
+
+
+def test_nodes_bought_beside_owned_modules_are_priced_as_bought(catalog):
+    # Review r73: with 4 owned H100 SXM (a share of a DGX H100), a 70B full fine-tune's bought nodes were priced as
+    # the buyer's own: "across 3 x NVIDIA DGX H100 ...: $0, within $20,000".
+    job = answers("team_training", workload__preset="llama-70b", workload__batch_size=8,
+                  workload__sequence_length=4096, task__precision="bf16", task__method="full",
+                  scale__sharding="fsdp", scale__gpu_count=4, data__tokens_count=100_000_000,
+                  budget__amount=20000.0, budget__currency="USD", budget__owned_gpu="h100-80gb-sxm",
+                  budget__owned_gpu_count=4)
+    bought = [line for line in recommend(job, catalog, today=TODAY).feasible_alternatives
+              if line.startswith("bought: ")]
+    assert bought and all(": $0," not in line and "within $20,000" not in line for line in bought), bought
