@@ -50,7 +50,7 @@ def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Ca
     asked = ctx.answers.scale.gpu_count
     if not rates or asked < 2 or ctx.answers.task.sequence_parallel:  # a split sequence is its own GPU count
         return None
-    count, faster = asked // 2, []
+    count, faster = asked // 2, list[Alternative]()
     while count >= 1 and not faster:
         fewer = ctx.answers.with_value("scale", "gpu_count", count)
         on_fewer = context_for(fewer)
