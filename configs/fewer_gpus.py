@@ -50,8 +50,8 @@ def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Ca
     asked = ctx.answers.scale.gpu_count
     if not rates or asked < 2 or ctx.answers.task.sequence_parallel:  # a split sequence is its own GPU count
         return None
-    count, faster = asked // 2, list[Alternative]()
-    while count >= 1 and not faster:
+    count, faster, held = asked // 2, list[Alternative](), False  # held: a build on `count` holds the job
+    while count >= 1 and not faster and not held:  # fewer still, only where none of these holds it
         fewer = ctx.answers.with_value("scale", "gpu_count", count)
         on_fewer = context_for(fewer)
         tries = [("", fewer)] + [(label, answers) for label, answers in answer_changes(on_fewer)
@@ -67,6 +67,7 @@ def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Ca
                 if feasible is not None and feasible.training_rate >= FEWER_GPUS_TRAINING_SPEEDUP * max(rates):
                     faster.append(replace(feasible, answers=each))
                 if feasible is not None:
+                    held = True
                     break
         count //= 2
     return max(faster, key=lambda each: (not each.tight, each.training_rate)) if faster else None
