@@ -98,19 +98,24 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
     host_gib, host_text = host_ram_need(ctx)
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu["memory_gib"] * ctx.gpu_count, host_gib,
                               ctx.rules, host_text, trees(ctx), gpu_memory_rule(ctx))
-    if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
-        assemble_barebone(ctx, asm, gpu, ram_floor)
-        return asm
-    rule_of_thumb_build = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, ram_floor, room)
+    def built(floor: Floor) -> Assembly:
+        if needs_server_chassis(ctx, gpu):  # 5-8 PCIe cards (or passive ones): a server barebone, not a desktop board
+            server = _with_gpu(asm, room)
+            assemble_barebone(ctx, server, gpu, floor)
+            return server
+        return _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, floor, room)
+
+    rule_of_thumb_build = built(ram_floor)
     if not chosen_by_you(ctx, gpu) or ram_floor.value <= ram_floor.own_gib \
             or _within_its_rules(ctx, rule_of_thumb_build):
         return rule_of_thumb_build
     # RAM >= the GPUs' memory is a rule of thumb: around cards you have or pinned it yields where it alone breaks the
     # budget or the platform and the job's own need fits (audit ZI: two 3090s you have and EUR 1,500, refused at EUR
-    # 1,713 for 64 GB of RAM); a ranked card keeps it, a better card with less RAM not bought (review ZS).
+    # 1,713 for 64 GB of RAM; audit CH60: 8 owned V100s in a server chassis, refused at $8,566 for 256 GiB, where the
+    # job's 104 GiB fit $8,000); a ranked card keeps it, a better card with less RAM not bought (review ZS).
     need_floor = Floor(ram_floor.own_gib, f"{ram_floor.reason}; the rule of thumb (RAM >= GPU memory) yields to the "
                        f"budget and the platform: the job itself needs {ram_floor.own_gib:.0f} GiB", ram_floor.own_gib)
-    job_need_build = _assemble_pc(ctx, _with_gpu(asm, room), gpu, need_ecc, need_floor, room)
+    job_need_build = built(need_floor)
     # Over budget either way, the nearer build is the one the refusal prices (EUR 1,486, not 1,713, at EUR 1,450).
     nearer = not job_need_build.unsatisfied and job_need_build.total_cny < rule_of_thumb_build.total_cny
     return job_need_build if _within_its_rules(ctx, job_need_build) or nearer else rule_of_thumb_build
