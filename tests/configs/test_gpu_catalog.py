@@ -182,3 +182,11 @@ def test_no_card_runs_fp8_more_than_twice_its_16_bit_tensor_rate(catalog):
         fp8, bf16 = gpu.spec.get("fp8_dense_tflops", 0), gpu.spec.get("bf16_dense_tflops", 0)
         if fp8 and bf16:
             assert fp8 <= 2.05 * bf16, (gpu.id, fp8, bf16)
+
+
+def test_every_volta_card_says_what_its_software_support_is_now(catalog):
+    # Audit CH60: 8 used V100s were bought for a 7B fine-tune with no word that PyTorch 2.8+ builds Volta only into
+    # its CUDA 12.6 wheels and CUDA 13 drops it.
+    volta = [gpu for gpu in catalog.of_kind("gpu") if gpu.get("compute_capability") == 7.0]
+    assert len(volta) >= 4
+    assert all(any("CUDA 13 drops it" in note for note in gpu.notes_for("us")) for gpu in volta)
