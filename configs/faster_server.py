@@ -16,10 +16,10 @@ UNDER_LOAD = "sustained_tokens_per_s_per_stream"  # configs.speed_server's rate 
 
 def reading_speed_within_budget(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build]) -> str:
     """A server under SLOW_DECODE_TOKENS_PER_S a stream under load, with no task.target_* stated, names the build the
-    budget buys that holds that rate, asked as the target (one asked on a single GPU is passed over for it instead:
-    beyond_answers.faster_server_within_budget) (audit CB58: Llama-3.1-Nemotron-Ultra-253B in bf16 for 8 users
-    at 32k for $350,000 was sold 8 x RTX PRO 6000 Max-Q at ~2.6 tokens/s a user under load, where an HGX H200 server
-    within it serves ~11.6)."""
+    budget buys that holds that rate, asked as the target; one asked on a single GPU is passed over for it instead
+    (beyond_answers.faster_server_within_budget). Audit CB58: Llama-3.1-Nemotron-Ultra-253B in bf16 for 8 users at
+    32k for $350,000 was sold 8 x RTX PRO 6000 Max-Q at ~2.6 tokens/s a user under load, where an HGX H200 server
+    within it serves ~11.6."""
     answers = build.answers
     loaded = build.speed.figures.get(UNDER_LOAD)
     if answers.task.mode != "inference" or build.blockers or loaded is None or sp.stated_target(answers.task) \
