@@ -354,12 +354,23 @@ def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: st
 def _used_at(ctx: Context, found: list[Alternative], used: Alternative, changed: bool) -> int:
     """Where a used card goes: after the ways out that keep the job, or, running the job unchanged, before the first
     of them it trains SLOW_RATE_BAND faster than (audit ZR24: InstructPix2Pix's SD 1.5 fine-tune for CNY 15,000, a
-    used RTX 3090 listed after two CPU offloads that train far slower)."""
+    used RTX 3090 listed after two CPU offloads that train far slower); a tight one leads a roomy way out only at
+    TIGHT_USED_BAND its rate (audit CL61: a used RTX A4000 at 15.2 of 15.2 GiB, 1.6x as fast, led an 8-bit
+    optimizer's 10.9 GiB on a new 16 GB card)."""
     keeping = _keeping(ctx, found)
     if changed or not used.training_rate:
         return keeping
-    return next((index for index, alternative in enumerate(found[:keeping]) if alternative.training_rate
-                 and used.training_rate >= SLOW_RATE_BAND * alternative.training_rate), keeping)
+    def outpaces(alternative: Alternative, band: float) -> bool:
+        return bool(alternative.training_rate) and used.training_rate >= band * alternative.training_rate
+
+    held_back = [index for index, alternative in enumerate(found[:keeping]) if used.tight and not alternative.tight
+                 and not outpaces(alternative, TIGHT_USED_BAND)]  # roomy ways out a tight used card stays behind
+    start = held_back[-1] + 1 if held_back else 0
+    return next((index for index, alternative in enumerate(found[:keeping])
+                 if index >= start and outpaces(alternative, SLOW_RATE_BAND)), keeping)
+
+
+TIGHT_USED_BAND = 2.0  # a used card short of the estimator's margin leads a roomy way out at twice its rate
 
 
 def _keeping(ctx: Context, found: list[Alternative]) -> int:

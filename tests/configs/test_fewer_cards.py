@@ -148,3 +148,18 @@ def test_fewer_gpus_never_lead_with_a_smaller_model_or_a_sequence_split_they_can
         build = recommend(job, catalog, today=TODAY)
         _, first, _ = build.applicable_alternatives[0]
         assert first.workload == job.workload and not cross_field_problems(first), build.feasible_alternatives[0]
+
+
+def test_a_tight_used_card_leads_a_roomy_way_out_only_at_twice_its_rate(catalog):
+    # Audit CL61: Florence-2-large (0.77B, an encoder-decoder) fully fine-tuned at 8 a batch for EUR 1,500 led with a
+    # used RTX A4000 at 15.2 of 15.2 GiB, ~1.6x the rate of an 8-bit optimizer's 10.9 GiB on a new 16 GB card.
+    florence = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=770_000_000,
+                       workload__layers=24, workload__decoder_layers=12, workload__hidden_size=1024,
+                       workload__attention_heads=16, workload__intermediate_size=4096,
+                       workload__vocabulary_size=51289, workload__sequence_length=640,
+                       workload__decoder_sequence_length=128, workload__batch_size=8, task__precision="bf16",
+                       data__dataset_size_gb=2.0, data__kind="mixed", budget__currency="EUR", budget__amount=1500.0)
+    lines = recommend(florence, catalog, today=TODAY).feasible_alternatives
+    used = next(index for index, line in enumerate(lines) if line.startswith("a used GPU"))
+    assert "TIGHT" in lines[used] and not lines[0].startswith("a used GPU"), lines[:2]
+    assert "TIGHT" not in lines[0] and lines[0].startswith("an 8-bit optimizer"), lines[0]
