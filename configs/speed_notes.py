@@ -130,6 +130,11 @@ def expert_loop_share(looped_s: float, per_stream: float, layers: int, experts: 
 
 
 FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks
+FP8_BLOCKS_NOTE = "if the FP8 checkpoint is block-scaled"  # fp8_expert_blocks' warning starts so
+# A way out's line for the same (audit CK61: Step-3.5-Flash in FP8 over 4 GPUs offered with no caveat, its recipe: FP8
+# "cannot use TP4").
+FP8_SPLIT_WAY_OUT = ("a block-scaled FP8 checkpoint does not split its experts' width over these GPUs: serve it with "
+                     "expert parallel (vLLM --enable-expert-parallel), as its build says")
 
 
 def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:
@@ -147,7 +152,7 @@ def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, en
                  and stacks.splits_heads(engine, shape.attention_heads, count, shape.split_kv_heads)), default=1)
     # A per-tensor FP8 checkpoint (Hunyuan-Large's W8A8C8, served TP8 on 8 H20s by Tencent) splits at any width.
     over_fewer = f", or tensor parallel over {fewer} GPUs" if fewer > 1 else ""
-    return [f"if the FP8 checkpoint is block-scaled (DeepSeek-V3's, Qwen3's, MiniMax's {FP8_BLOCK} x {FP8_BLOCK} "
+    return [f"{FP8_BLOCKS_NOTE} (DeepSeek-V3's, Qwen3's, MiniMax's {FP8_BLOCK} x {FP8_BLOCK} "
             f"scales): tensor parallel over {n} GPUs splits each expert's width, {width:,g} / {n} = "
             f"{width / n:g}, not a whole number of its {FP8_BLOCK}-wide blocks, and vLLM refuses it (its "
             f"MiniMax-M2 recipe: 'TP8 is not supported'); serve it with expert parallel (vLLM "

@@ -22,6 +22,7 @@ from pth_top.configs.parts import Part
 from pth_top.configs.ram_platform import platform_for_ram, runs_from_ram
 from pth_top.configs.ranking import first_acceptable, ranked_gpus
 from pth_top.configs.speed_build import device_for, inference, job_prediction, training_rate
+from pth_top.configs.speed_notes import FP8_BLOCKS_NOTE, FP8_SPLIT_WAY_OUT
 from pth_top.units import GIB
 
 Found = TypeVar("Found")  # what an attempt at a request count found
@@ -72,10 +73,11 @@ def feasible_build(ctx: Context, label: str, alternative: Context, gpus: list[tu
     pace = "" if slow else (f"{RAM_PACE}~{rate:,.1f} tokens/s per stream" if rate else "") if from_ram else \
         DATASHEET_PACE + prediction.summary[0] if prediction is not None and prediction.summary else ""
     need_gib = needed_bytes(alternative, gpu) / GIB
+    split = prediction is not None and any(line.startswith(FP8_BLOCKS_NOTE) for line in prediction.warnings)
     return Alternative(f"{label}: {need_gib:.1f} GiB per GPU "
                        f"{fits_on(alternative, gpu, count + gpu.name)}; build {money(ctx, assembly.total_cny)} "
                        f"within {money(ctx, ctx.budget_cny)}" + (f"; {slow}" if slow else "")
-                       + (f"; {pace}" if pace else ""),
+                       + (f"; {pace}" if pace else "") + (f"; {FP8_SPLIT_WAY_OUT}" if split else ""),
                        price_cny=assembly.total_cny, slow_rate=rate if slow else 0.0,
                        build_key=(gpu.id, alternative.gpu_count, round(need_gib * 10), round(assembly.total_cny)),
                        tight=memory_fit(alternative, gpu) == TIGHT,

@@ -153,6 +153,20 @@ def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert
     assert any("splits each expert's width, 2,560 / 8 = 320" in line for line in coder_build.warnings), \
         coder_build.warnings
 
+    # Audit CK61: Step-3.5-Flash (196B, 11B active; 45 layers of 4,096, 288 experts of width 1,440, 8 a token) in
+    # bf16 on 4 GPUs for $250,000: the way out to FP8 weights over 4 said nothing of the split until applied (its vLLM
+    # recipe: FP8 "cannot use TP4"); its line says so.
+    step = answers("inference_server", workload__preset="custom", workload__parameters=196_000_000_000,
+                   workload__active_parameters=11_000_000_000, workload__layers=45, workload__hidden_size=4096,
+                   workload__attention_heads=64, workload__kv_heads=8, workload__head_dim=128,
+                   workload__intermediate_size=8 * 1440, workload__gated_mlp=True, workload__experts_count=288,
+                   workload__experts_per_token=8, workload__vocabulary_size=128_896, workload__sequence_length=2048,
+                   workload__batch_size=10, task__mode="inference", task__precision="bf16", task__serving_engine="vllm",
+                   scale__gpu_count=4, budget__amount=250_000.0, budget__currency="USD")
+    lines = recommend(step, catalog, today=TODAY).feasible_alternatives
+    fp8 = [line for line in lines if 'task.quantization = "fp8"' in line.split(":")[0] and "4 x " in line]
+    assert fp8 and all("serve it with expert parallel" in line for line in fp8), lines
+
 
 def test_a_llama_cpp_batch_says_it_is_llama_servers_slots_and_what_ollamas_default_queue_gives(catalog):
     # Audits ZF19 and ZN23: Gemma 3 1B (26 layers of 1,152, 4 heads and 1 KV head of 256, a 512-token window on 22
