@@ -23,7 +23,7 @@ def storage_lanes(interface: str, drives_count: int, chipset: bool = False) -> i
 
 def has_chipset(board: Part | dict | None) -> bool:
     """Whether a board has a chipset that hangs drives and slots off its own lanes (an EPYC's SoC board does not)."""
-    return board is not None and bool(board.get("chipset", "")) and board.get("chipset", "") != "SoC"
+    return board is not None and board.get("chipset", "") not in ("", "SoC")
 
 
 def gpu_lane_width(cpu_lanes: int, gpu_count: int, drive_lanes: int) -> int:

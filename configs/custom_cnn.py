@@ -210,7 +210,8 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
         detector = workload.dense_head == "detection" and workload.forward_gflops_per_sample > 0
         share = DETECTOR_TRAINED_BACKBONE_SHARE if detector else 1.0
         deeper = backbone_depth(workload)
-        power = CLASSIFIER_WIDTH_EXPONENT if classifier(workload) else 0.5
+        classified = classifier(workload)
+        power = CLASSIFIER_WIDTH_EXPONENT if classified else 0.5
         flops = max(1.0, (ratio / deeper) ** power)  # the FLOPs of a deeper backbone's extra blocks are not width
         # Not with its FLOPs given: the density floor and the frozen stem's share hold (RetinaNet R-18-FPN at 160
         # GFLOP, 2.3 GB against mmdet's 1.7: high, where the share on top made CenterNet R-18 half its 3.45).
@@ -226,7 +227,7 @@ def custom_cnn_shape(workload: Workload) -> tuple[ModelShape, str]:
             "at 2 images of 1333x800; SOLOv2's dynamic kernels keep a detector's ~1x: workload.dense_head = "
             "\"detection\")" if instance else
             (f" x {flops:.3g}, " + ("the 0.3 power of its FLOPs against ResNet-50's at that size (timm's RTX 3090 "
-                                     "sweep: a wide net widens its inner layers)" if power != 0.5 else
+                                     "sweep: a wide net widens its inner layers)" if classified else
                                      "the square root of its FLOPs against ResNet-50's at that size (a conv's outputs "
                                      "grow with its width, its FLOPs with the width squared)")
              if round(flops, 2) != 1.0 else "")

@@ -17,6 +17,7 @@ from pth_top.configs.way_out import Alternative, feasible_build
 # How much faster fewer GPUs must train than the ways out on the count asked (small cards stepping from CPU RAM over
 # PCIe, or at micro-batch 1): twice, as more GPUs are named at twice their rate (README).
 FEWER_GPUS_TRAINING_SPEEDUP = 2.0
+ON_FEWER_LABEL = "on {count} of the {asked} GPUs asked (scale.gpu_count = {count})"  # a way out's GPUs, fewer
 
 
 def on_fewer_gpus(ctx: Context, answers: Answers, label: str, context_for: Callable[[Answers], Context]
@@ -30,7 +31,7 @@ def on_fewer_gpus(ctx: Context, answers: Answers, label: str, context_for: Calla
         if cross_field_problems(fewer):  # a sequence split over more GPUs than are left (review r73)
             break
         fewer_label = f"{label}, " if label else ""
-        fewer_label += f"on {count} of the {answers.scale.gpu_count} GPUs asked (scale.gpu_count = {count})"
+        fewer_label += ON_FEWER_LABEL.format(count=count, asked=answers.scale.gpu_count)
         feasible = feasible_build(ctx, fewer_label, context_for(fewer))
         if feasible is not None:
             return fewer, fewer_label, feasible
@@ -56,7 +57,7 @@ def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Ca
         on_fewer = context_for(fewer)
         tries = [("", fewer)] + [(label, answers) for label, answers in answer_changes(on_fewer)
                                  if answers.scale.gpu_count == count and answers != fewer]
-        where = f"on {count} of the {asked} GPUs asked (scale.gpu_count = {count})"
+        where = ON_FEWER_LABEL.format(count=count, asked=asked)
         for label, answers in tries:  # each alone, else with the quality-free levers
             cheap = cheap_levers(on_fewer, answers)
             cheap_label = ", ".join(part for part in (label, cheap_levers_label(on_fewer, answers, cheap)) if part)

@@ -178,10 +178,9 @@ def _fewest_more(ctx: Context, context_for: Callable[[Answers], Context], card: 
         bought = count - owned
         if bought > 0 and not share and not buyable(ctx, card):  # bought in the buyer's market and condition
             return None
-        grown = grown_share(ctx.catalog, answers.with_value("scale", "gpu_count", count))
-        if grown is None:
+        plain = grown_share(ctx.catalog, answers.with_value("scale", "gpu_count", count))
+        if plain is None:
             return None
-        plain = grown
         # Data parallel alone first: it splits the batch, which is what a small model's activations need (audit
         # YL2: BEiT-L was told ZeRO-3 across two 3090s for its 0.3B parameters); then the weights sharded too.
         tries = [plain] + ([plain.with_value("scale", "sharding", "zero3")] if answers.task.mode == "training"
