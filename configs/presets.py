@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
+
+import msgspec
 
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import stacks
@@ -406,13 +409,19 @@ def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:
     if not (workload.experts_count and workload.intermediate_size and workload.hidden_size and workload.layers):
         return []
     total, active = derived_parameters(workload), derived_parameters(workload, active=True)
-    if (workload.parameters or total) >= workload.active_parameters \
-            and active >= EXPERT_WIDTH_ACTIVE_SHARE_MIN * workload.active_parameters:
+    named = workload.active_parameters
+    if (workload.parameters or total) >= named and active >= EXPERT_WIDTH_ACTIVE_SHARE_MIN * named:
+        return []
+    # A hybrid's wider linear-attention projections and vision tower read beyond the shape: one expert's width
+    # is flagged only where experts_per_token of it reads nearer the named count (audit CJ60: Qwen3.5-122B-A10B).
+    width = workload.experts_per_token * workload.intermediate_size
+    widened = msgspec.structs.replace(workload, intermediate_size=width)
+    if abs(math.log(derived_parameters(widened, active=True) / named)) >= abs(math.log(active / named)):
         return []
     return [("workload", "intermediate_size", (
         f"a mixture's MLP width is the width a token reads, experts_per_token x one expert's (config.json's "
         f"intermediate_size or moe_intermediate_size; Mixtral: 2 x 14,336 = 28,672): at {workload.intermediate_size:,} "
-        f"this shape has {active / 1e6:,.0f}M active parameters, not the {workload.active_parameters / 1e6:,.0f}M "
+        f"this shape has {active / 1e6:,.0f}M active parameters, not the {named / 1e6:,.0f}M "
         f"given; if {workload.intermediate_size:,} is one expert's, give {workload.experts_per_token} x "
         f"{workload.intermediate_size:,} = {workload.experts_per_token * workload.intermediate_size:,}"))]
 

@@ -6,7 +6,7 @@ import pytest
 
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.answers import cross_field_problems
-from pth_top.configs.presets import derived_parameters, model_presets, model_shape
+from pth_top.configs.presets import EXPERT_WIDTH_ACTIVE_SHARE_MIN, derived_parameters, model_presets, model_shape
 from pth_top.configs.recommend import recommend
 
 from .builders import answers
@@ -95,3 +95,20 @@ def test_a_mixture_of_few_wide_experts_given_one_experts_width_is_told_too() -> 
     assert [(section, key) for section, key, _ in problems] == [("workload", "intermediate_size")]
     assert "2 x 6,400 = 12,800" in problems[0][2]
     assert cross_field_problems(answers(**grin, workload__intermediate_size=2 * 6400)) == []
+
+
+def test_a_hybrid_mixture_given_its_true_width_is_not_told_to_multiply_it() -> None:
+    """Qwen3.5-122B-A10B (its config.json as audit CJ60 read it: 48 layers of 3,072, 32 heads of 256, 2 KV; 256
+    experts of 1,024, 8 a token and a shared one, 9 x 1,024 = 9,216; V 248,320; 36 Gated DeltaNet layers) reads 7.4B
+    of its 10B active: its linear attention's wider projections and its vision tower are not in the shape. 8 x 9,216
+    reads 35B, further off, and was the width the error asked for."""
+    qwen35 = dict(workload__preset="custom", workload__layers=48, workload__hidden_size=3072,
+                  workload__attention_heads=32, workload__kv_heads=2, workload__head_dim=256, workload__gated_mlp=True,
+                  workload__experts_count=256, workload__experts_per_token=8, workload__linear_attention_layers=36,
+                  workload__parameters=122_000_000_000, workload__active_parameters=10_000_000_000,
+                  workload__vocabulary_size=248_320, workload__sequence_length=19_000)
+    hybrid = answers(**qwen35, workload__intermediate_size=9 * 1024)
+    assert 0.7 < derived_parameters(hybrid.workload, active=True) / 10e9 < EXPERT_WIDTH_ACTIVE_SHARE_MIN
+    assert cross_field_problems(hybrid) == []
+    one_expert = cross_field_problems(answers(**qwen35, workload__intermediate_size=1024))
+    assert [(section, key) for section, key, _ in one_expert] == [("workload", "intermediate_size")]
