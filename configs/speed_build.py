@@ -12,13 +12,12 @@ from pth_top.configs import speed_notes as notes
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.build import Build, Speed
-from pth_top.configs.diffusion import DENOISER_COUNTED_FRACTION, denoising_speed
-from pth_top.configs.expert_offload import offloaded_speed
+from pth_top.configs.diffusion import DENOISER_COUNTED_FRACTION
 from pth_top.configs.host_link import host_generation, lanes_per_gpu, main_link
-from pth_top.configs.layer_offload import partial_offload_speed, with_host_ram
+from pth_top.configs.layer_offload import with_host_ram
 from pth_top.configs.measured_ceilings import MeasuredCeilings
 from pth_top.configs.memory import micro_batch_per_gpu
-from pth_top.configs.memory_inference import forward_only, inference_weight_bytes, kv_split
+from pth_top.configs.memory_inference import forward_only
 from pth_top.configs.memory_terms import ModelShape, value_bytes_of
 from pth_top.configs.presets import counted_denoiser, model_shape
 from pth_top.configs.ranking import INFERENCE_RATE_BY_PRECISION, RATE_NAMES, TRAINING_RATE_BY_PRECISION
@@ -28,17 +27,14 @@ from pth_top.configs.speed_comm import (
     allreduce_gb_per_s,
     exposed_seconds,
     step_communication,
-    tensor_parallel_prefill_seconds,
 )
 from pth_top.configs.speed_cpu import cpu_inference
 from pth_top.configs.speed_dequant import dequant_seconds
 from pth_top.configs.speed_epoch import epoch_seconds
-from pth_top.configs.speed_forward import cnn_speed, forward_flops_per_sample, forward_speed
+from pth_top.configs.speed_forward import forward_flops_per_sample
+from pth_top.configs.speed_inference import inference
 from pth_top.configs.speed_moe import MOE_TRAINING_MFU_SHARE, expert_loop_seconds, mixture
-from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
-from pth_top.configs.speed_server import decode_summary, fresh_prompts
 from pth_top.configs.vision_encoder import language_parameters
-from pth_top.configs.vision_encoder import prefill_flops as vision_prefill_flops
 from pth_top.configs.vision_encoder import training_flops_per_sample as vision_training_flops
 
 # Eager attention (task.flash_attention = false) writes and reads its s x s scores through memory: ~29 B an element a
@@ -115,114 +111,6 @@ def pcie_generation(spec: dict[str, Any], host_generation: int = 0) -> int:
     """A slot runs at the older of the card's and the CPU's PCIe (a Gen5 card on an EPYC 7003 server: Gen4)."""
     card = int(spec.get("pcie_generation", 3) or 3)
     return min(card, host_generation) if host_generation else card
-
-
-def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Prediction:
-    task, batch = answers.task, answers.workload.batch_size
-    if notes.work_a_sample_unknown(answers, shape):
-        return sp.Prediction(summary=[notes.GENERIC_NOT_PREDICTED])
-    if shape.kind != "transformer":
-        return cnn_speed(answers, shape, device)
-    if shape.denoising_steps:
-        weights, _ = inference_weight_bytes(shape, task.precision, task.quantization)
-        frozen, _ = methods.frozen_models(answers.workload.frozen_parameters, answers.workload.frozen_precision)
-        # Model offload moves the pipeline each image, only the denoiser when the frozen models run on the CPU.
-        # Block offload streams the denoiser each step (denoising_speed) and the frozen models once a batch.
-        swapped = (0.0 if task.block_offload else weights) + (0.0 if task.frozen_on_cpu else frozen) \
-            if task.pipeline_offload or task.block_offload else 0.0
-        runtime = stacks.forward_runtime(task.forward_runtime, answers.scenario)
-        return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
-                               "clip" if answers.data.kind in ("video", "audio") else "image", runtime == "eager",
-                               streamed=task.block_offload, sequence_parallel=task.sequence_parallel,
-                               compiled=runtime == "compiled")
-    if shape.encoder_decoder:
-        return sp.Prediction(summary=[notes.ENCODER_DECODER_NOT_PREDICTED])
-    if forward_only(shape):
-        return forward_speed(answers, shape, device)
-    reads = decode_reads(answers, shape)
-    # A step split between the GPU and the CPU keeps the generic decode constants: the RTX 2080's llmfit rows with
-    # experts or layers in RAM run 12-62 % under its GPU part at llama.cpp's full-GPU ones (published_speeds.py).
-    split_step = dataclasses.replace(device, llama_cpp_cuda=False)
-    if task.expert_offload and device.experts_in_ram_share:  # none where the card (or shared memory) holds them all
-        return offloaded_speed(answers, shape, split_step, reads)
-    if device.layers_in_ram:
-        return partial_offload_speed(answers, shape, split_step, reads)
-    prompt, average_context, weights = reads.prompt, reads.average_context, reads.weight_bytes
-    attention = 4.0 * shape.attention_flops_width * shape.cached_layer_tokens(int(average_context))
-    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
-    copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
-    moe = mixture(shape)
-    looped = moe and engine == "hf_generate" and task.experts_loop  # transformers 4.x's Python loop over the experts
-    def decode_at(batch: int) -> sp.Prediction:
-        fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
-        return sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                         fraction, shape.layers, moe=moe,
-                         eager=engine == "hf_generate" and task.forward_runtime != "compiled",
-                         moe_layer_s=sp.MOE_LAYER_S if moe and not looped and engine in (
-                             *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
-                         experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
-                         no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                         experts_loop=looped, width=shape.hidden_size,
-                         speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
-    out = decode_at(batch)
-    if engine == "llama_cpp" and batch > 1:
-        one = decode_at(1).figures["decode_tokens_per_s_per_stream"]
-        out.warnings.append(notes.ollama_queue(batch, one))
-    if engine == "hf_generate" and task.forward_runtime == "compiled" and device.layer_split and device.count > 1:
-        out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
-                           "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "
-                           "answer task.serving_engine = \"vllm\" for that rate")
-    if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
-        out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
-    prefill = prefill_flops(shape, prompt)
-    first_s, first_line = _prefill_seconds(shape, device, prefill, weights, prefill_attention_flops(shape, prompt),
-                                           prompt)
-    out.formula.insert(0, reads.line)
-    attention_notes = f", h attention's width {shape.attention_flops_width:,}" + (
-        " (MLA)" if shape.attention_width else "") if shape.attention_flops_width != shape.hidden_size else ""
-    if shape.window_layers:
-        attention_notes += (f"; {shape.window_layers} window layers attend to s x w - w^2/2 pairs, w = "
-                            f"{shape.sliding_window_tokens:,}")
-    if shape.linear_attention_layers:
-        attention_notes += f"; {shape.linear_attention_layers} linear-attention layers attend to no pairs"
-    active = ", N the active parameters" if shape.active < shape.parameters else ""
-    encoder = vision_prefill_flops(shape)
-    images = f" + the vision encoder's 2N over {shape.vision_tokens:,} patches, {encoder / 1e12:.3g} TFLOP" \
-        if encoder else ""
-    out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2{images}; one "
-                       f"prompt alone{active}{attention_notes})")
-    per_stream = decode_summary(out, batch, prompt, first_s)
-    # Many prompts share one read of the weights: their compute counts, on a server or an edge module's batch of
-    # streams (audit ZL: 8 streams of 2k prompts on an Orin NX, ~20 tokens/s published, 58 predicted without it).
-    if answers.scenario in ("inference_server", "edge_deployment"):
-        cached = int(task.prompt_cache_hit_fraction * prompt)  # the rest attends to the cached prefix too
-        attention = prefill_attention_flops(shape, prompt) - prefill_attention_flops(shape, cached)
-        fresh = prefill - prefill_flops(shape, cached, images=False)  # a request's image is its own
-        compute_s, _ = _prefill_seconds(shape, device, fresh, 0.0, attention, prompt - cached)
-        fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
-    if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
-        out.formula.append(notes.JETSON_RUNTIMES_NOTE)
-    looped_s = sp.hf_expert_loop_s(shape.layers, shape.experts_count) if looped else 0.0
-    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
-        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s,
-                                              shape.attention_heads))
-    elif notes.loop_is_most(looped_s, per_stream):  # not slow, but the loop is most of each token
-        out.warnings.append(notes.expert_loop_share(looped_s, per_stream, shape.layers, shape.experts_count))
-    if first_s > sp.SLOW_FIRST_TOKEN_S:
-        out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
-                            f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")
-    out.warnings.extend(notes.fp8_expert_blocks(answers, shape, device, engine))
-    return out
-
-
-def _prefill_seconds(shape: ModelShape, device: sp.Device, flops: float, weight_bytes: float, attention_flops: float,
-                     tokens: int) -> tuple[float, str]:
-    """A prefill of `tokens`: its compute (speed.prefill_seconds) and, under tensor parallel, its all-reduces."""
-    seconds, line = sp.prefill_seconds(flops, weight_bytes, device, attention_flops)
-    split_s, split_text = tensor_parallel_prefill_seconds(shape.layers, shape.hidden_size, tokens, device)
-    if not split_s:
-        return seconds, line
-    return seconds + split_s, f"{line}{split_text}, {sp.duration(seconds + split_s)} in all"
 
 
 def training_method(answers: Answers, shape: ModelShape) -> str:
