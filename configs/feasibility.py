@@ -94,6 +94,11 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
         line = f"not feasible within {budget}: {what} costs {_money(ctx, assembly.total_cny)}"
         if gpu is None and fit is not None and fit.assembly.total_cny > assembly.total_cny:  # a CPU-only PC, nearer
             line += f", a CPU-only PC; the cheapest GPU build costs {_money(ctx, fit.assembly.total_cny)}"
+        if fit is not None and fit.breaking_within is not None:
+            breaking, breaking_gpu = fit.breaking_within
+            count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
+            line += (f"; the build within it, {count}{breaking_gpu.name}, breaks its own rules: "
+                     f"{breaking.unsatisfied[-1]}")
         if gpu is not None and fit is None and all_owned(ctx.answers, gpu) and memory_fit(ctx, gpu) != SHORT:
             # Audit ZW: an RTX 3060 that holds GPT-J's int8 LoRA, refused for CNY 414 over on a new PC around it.
             yours = ("the cards you have hold" if ctx.gpu_count > 1 else "the card you have holds") + (

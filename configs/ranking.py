@@ -252,6 +252,7 @@ class Fit:
     gpu: Part
     feasible: bool
     cheapest_fitting: tuple[Assembly, Part] | None  # the cheapest build whose GPU holds the workload, and its GPU
+    breaking_within: tuple[Assembly, Part] | None = None  # a build within budget passed over: it breaks its rules
 
 
 # A price scale for edge modules that meet a stated rate: ¥10,000 (a mid-range Jetson) halves the bonus.
@@ -416,6 +417,10 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
                 fallback = (assembly, gpu)
         if best is not None:
             return Fit(best[2], best[3], False, fitting)
+    # A build that holds the job and keeps its rules leads one within budget that breaks them (audit CP62: 8 open-air
+    # RTX 5060 Ti cards in a blower-only 8-GPU barebone led, where 8 blower RTX PRO 4000s cost CNY 198,092).
+    if breaking is not None and fitting is not None and not fitting[0].unsatisfied:
+        return Fit(fitting[0], fitting[1], False, fitting, breaking)
     fallback = breaking or fallback
     if fallback is None:  # every card alone is over budget: the cheapest one
         gpu = min((gpu for gpu, _ in gpus), key=lambda part: (unit_price(ctx, part), part.id))

@@ -30,6 +30,23 @@ def test_eight_open_air_consumer_cards_are_not_packed_into_a_passive_2u_server(c
     assert any("No Datacenter Deployment" in warning for warning in build.warnings)
 
 
+def test_a_rule_keeping_build_over_budget_leads_open_air_cards_in_a_blower_only_server_within_it(catalog):
+    """AutoAssign R-50-FPN as mmdetection trains it (configs/autoassign/README.md: 8 GPUs x 2 images, 4.08 GB, fp32)
+    for a lab's CNY 150,000: 8 open-air RTX 5060 Ti cards within budget led, told only that the catalog's 8-GPU
+    barebone takes blower or passive cards. 8 blower cards that hold it cost more: the refusal says so, and shows them
+    (audit CP62)."""
+    build = recommend(answers("team_training", workload__preset="custom", workload__kind="cnn", workload__layers=50,
+                              workload__parameters=36_000_000, workload__dense_head="detection",
+                              workload__input_size_px=1033, workload__batch_size=16, task__precision="fp32",
+                              task__optimizer="sgd", data__kind="images", data__dataset_size_gb=19.0,
+                              data__images_count=118_287, scale__gpu_count=8, budget__amount=150000.0),
+                      catalog, today=TODAY)
+    assert not build.feasible
+    assert build.component("gpu").spec["cooling"] in ("blower", "passive"), build.component("gpu").name
+    assert build.blockers[0].startswith("not feasible within ¥150,000: the cheapest build that holds the workload")
+    assert "open-air" in build.blockers[0] and build.total_price_cny > 150000.0
+
+
 def test_a_70b_qlora_job_stages_a_shard_of_the_16_bit_checkpoint_not_all_of_it(catalog):
     # transformers quantizes a sharded checkpoint a 5 GB shard at a time (the QLoRA README fine-tunes GPT-NeoX-20B on a
     # free Colab): RAM for 140 GB of bf16 weights was asked for a 70B QLoRA.
