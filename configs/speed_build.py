@@ -221,7 +221,8 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     share_text = f", 1/{split} of each (sequence parallel)," if split > 1 else ""
     out.formula.append(f"training: {text}{mean_text}; {samples_per_gpu} samples{share_text} per GPU per step / "
                        f"({compute_text}) = {sp.duration(compute_s)} of compute per step")
-    dequant_s, dequant_text = dequant_seconds(shape, device, recompute, task.accumulation_steps) \
+    dequant_s, dequant_text = dequant_seconds(shape, device, recompute, task.accumulation_steps,
+                                              int8_base=method == "lora_int8") \
         if method in ("qlora", "lora_int8") and shape.kind == "transformer" else (0.0, "")  # audit ZV: Gemma-7B
     compute_s += dequant_s
     out.formula.extend([dequant_text] if dequant_text else [])

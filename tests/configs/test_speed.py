@@ -812,3 +812,14 @@ def test_lora_on_an_8_bit_base_trains_at_its_measured_share_of_qlora():
                                     25.0).figures["step_s"]
 
     assert step_s("lora_int8") / step_s("qlora") == pytest.approx(388 / 249, rel=0.05)
+
+
+def test_an_8_bit_base_is_not_said_to_be_an_nf4_one():
+    # Audit CO62: Chinese-Vicuna's LoRA on LLaMA-7B loaded in 8 bits was told "dequantizing the NF4 base".
+    def formula(method: str) -> str:
+        job = answers(workload__preset="llama-7b", workload__batch_size=8, task__precision="amp_fp16",
+                      task__method=method)
+        return " | ".join(speed_build.training(job, model_shape(job.workload)[0], catalog_gpu("rtx-3090-24gb", job),
+                                               25.0).formula)
+    assert "QLoRA's step, which an 8-bit base is timed from, dequantizes an NF4 base" in formula("lora_int8")
+    assert "dequantizing the NF4 base" not in formula("lora_int8") and "dequantizing the NF4 base" in formula("qlora")
