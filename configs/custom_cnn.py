@@ -63,6 +63,11 @@ CNN_FORWARD_FLOPS_PER_PIXEL = RESNET50_FORWARD_FLOPS / (224 * 224)
 # An FPN detector's heads (RPN, RoI box head over P2-P6) run ~2.5x ResNet-50's FLOPs a pixel: Faster R-CNN R50-FPN's
 # 432 GFLOP counted on one 800 x 1333 image (presets/models.toml), where the backbone's rate gave HTC 174 (audit XB5).
 DETECTION_FORWARD_FLOPS_PER_PIXEL = 432.0e9 / 1_066_400
+# A detector's backbone at another depth adds or drops its own FLOPs a pixel, the head's unchanged: torchvision's
+# ResNet table at 224 px, 1.81, 3.66, 4.09, 7.80 and 11.51 GMACs for ResNet-18, -34, -50, -101 and -152 (2 FLOPs each);
+# R-101-FPN then runs 1.37x R-50-FPN's, as mmdet's Faster R-CNN 1x times them, 21.4 and 15.6 images/s (audit CP62).
+RESNET_FORWARD_GMACS_AT_224 = {18: 1.81, 34: 3.66, 50: 4.09, 101: 7.80, 152: 11.51}
+RESNET_BOTTLENECK_GMACS_PER_LAYER = (11.51 - 4.09) / (152 - 50)
 # A dilated segmentation net runs its last stages at 1/8 of the input: DeepLabV3+ R50-D8's 743 GFLOP counted on one
 # 512x1024 image (torch.utils.flop_counter), 8.7x ResNet-50's a pixel, grown with its backbone as its activations are
 # (audit XQ10: DANet R-101-D8 at ResNet-50's FLOPs a saved value ran 4.0 images/s on a V100 against mmseg's 1.99).
@@ -165,6 +170,15 @@ def heavy_segmentation(workload: Workload) -> bool:
     parameters."""
     return dense_prediction(workload) and not workload.activation_elements_per_sample \
         and workload.dense_head != "realtime_segmentation" and not light_segmentation(workload.parameters)
+
+
+def detection_forward_flops(workload: Workload) -> float:
+    """An FPN detector's forward FLOPs an image: Faster R-CNN R50-FPN's a pixel, its backbone's at its depth."""
+    layers = workload.layers or RESNET50_WEIGHT_LAYERS
+    gmacs = RESNET_FORWARD_GMACS_AT_224.get(layers) or RESNET_FORWARD_GMACS_AT_224[RESNET50_WEIGHT_LAYERS] + \
+        RESNET_BOTTLENECK_GMACS_PER_LAYER * max(0, layers - RESNET50_WEIGHT_LAYERS)
+    backbone = 2e9 * (gmacs - RESNET_FORWARD_GMACS_AT_224[RESNET50_WEIGHT_LAYERS]) / (224 * 224)
+    return (DETECTION_FORWARD_FLOPS_PER_PIXEL + backbone) * workload.input_size_px ** 2
 
 
 def segmentation_forward_flops(workload: Workload) -> float:

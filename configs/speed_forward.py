@@ -12,10 +12,10 @@ from pth_top.configs.answer_types import Workload
 from pth_top.configs.answers import Answers
 from pth_top.configs.custom_cnn import (
     CNN_KERNELS_PER_LAYER,
-    DETECTION_FORWARD_FLOPS_PER_PIXEL,
     REALTIME_SEGMENTATION_FORWARD_FLOPS_PER_PIXEL,
     RESNET50_FORWARD_FLOPS,
     RESNET50_SAVED_ELEMENTS,
+    detection_forward_flops,
     heavy_segmentation,
     segmentation_forward_flops,
 )
@@ -171,10 +171,11 @@ def forward_flops_per_sample(answers: Answers, shape: ModelShape) -> tuple[float
             return given * 1e9, f"{given:.3g} GFLOP forward (workload.forward_gflops_per_sample)"
         workload = answers.workload
         if workload.dense_head in ("detection", "instance") and not workload.activation_elements_per_sample:
-            flops = DETECTION_FORWARD_FLOPS_PER_PIXEL * workload.input_size_px ** 2
+            flops = detection_forward_flops(workload)
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (Faster R-CNN R50-FPN's counted FLOPs a pixel, 2.5x "
-                           "ResNet-50's; a cascade's three heads and mask branches, Cascade R-CNN's or HTC's, run "
-                           "2-3x more: give workload.forward_gflops_per_sample)")
+                           "ResNet-50's, its backbone's at its depth, workload.layers; a cascade's three heads and "
+                           "mask branches, Cascade R-CNN's or HTC's, run 2-3x more: give "
+                           "workload.forward_gflops_per_sample)")
         if workload.dense_head == "realtime_segmentation":
             flops = REALTIME_SEGMENTATION_FORWARD_FLOPS_PER_PIXEL * workload.input_size_px ** 2
             return flops, (f"{flops / 1e9:.3g} GFLOP forward (a real-time segmenter's FLOPs a pixel, mmseg's STDC1 "

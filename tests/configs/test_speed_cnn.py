@@ -165,6 +165,21 @@ def test_a_custom_fpn_detector_without_flops_is_timed_at_faster_rcnns_flops_a_pi
     assert "a cascade's three heads" in text and "workload.forward_gflops_per_sample" in text
 
 
+def test_a_custom_detectors_flops_grow_with_its_backbones_depth():
+    # Audit CP62: PAA R-101-FPN was timed as R-50-FPN. mmdet's configs/faster_rcnn/README.md times Faster R-CNN 1x on a
+    # V100 at 21.4 images/s with R-50-FPN and 15.6 with R-101-FPN (1.37x); an R-18 backbone does fewer.
+    def timed(layers: int) -> tuple[float, float]:
+        detector = Answers(workload=Workload(preset="custom", kind="cnn", parameters=60_000_000, layers=layers,
+                                             input_size_px=1033, dense_head="detection", batch_size=1),
+                           task=Task(mode="inference", precision="fp32"), data=Data(kind="images"))
+        shape = model_shape(detector.workload)[0]
+        rate = speed_build.inference(detector, shape, catalog_gpu("v100-16gb-pcie", detector)).figures
+        return forward_flops_per_sample(detector, shape)[0], rate["samples_per_s"]
+    (r50, r50_rate), (r101, r101_rate), (r18, _) = timed(50), timed(101), timed(18)
+    assert r101 / r50 == pytest.approx(1.37, rel=0.03) and r18 < r50
+    assert r50_rate / r101_rate == pytest.approx(21.4 / 15.6, rel=0.15)
+
+
 def test_a_camera_at_30_fps_is_not_sold_a_raspberry_pi_that_runs_its_net_at_25(catalog):
     # Audit XN9: ShuffleNetV2 x1.0 (0.28 GFLOP) in fp32 on a Raspberry Pi 4 runs 37.7 ms a frame (PyTorch's realtime_rpi
     # tutorial); timed from its FLOPs alone it was ~94 FPS and a $400 buyer of 30 FPS got the Pi. Its activations
