@@ -146,8 +146,8 @@ class Workload(Schema, frozen=True):
         "denoiser's GFLOPs for one pass over one image (SDXL UNet at 1024 px: 6,761, counted)"))] = 0.0
     batch_size: Annotated[int, whole(1, 1_000_000, "global batch per optimizer step")] = 8
     intermediate_size: Annotated[int, whole(0, 1_048_576, (
-        "transformer MLP width (0: 4h); a mixture's: the width a token reads, experts_per_token x one expert's "
-        "(Mixtral: 2 x 14,336)"))] = 0
+        "transformer MLP width (0: 4h); a mixture's: the width a token reads, experts_per_token x one expert's and "
+        "a shared expert's, shared_expert_width (Mixtral: 2 x 14,336; DeepSeek-V3: 8 x 2,048 + 2,048)"))] = 0
     gated_mlp: Annotated[bool, Meta(description="SwiGLU MLP (gate, up, down), as in Llama and Mistral")] = False
     encoder_only: Annotated[bool, Meta(description=(
         "an encoder (BERT, XLM-RoBERTa, bge-m3, ViT): attends both ways, no vocabulary logits, generates nothing: "
@@ -166,6 +166,10 @@ class Workload(Schema, frozen=True):
         "with experts_per_token they size what llama.cpp --cpu-moe keeps in RAM"))] = 0
     experts_per_token: Annotated[int, whole(0, 4096, (
         "mixture of experts: routed experts a token reads (num_experts_per_tok; GLM-4.5-Air: 8)"))] = 0
+    shared_expert_width: Annotated[int, whole(0, 1_048_576, (
+        "mixture of experts: the MLP width of the shared experts every token also reads, counted in intermediate_size "
+        "(config.json's shared_expert_intermediate_size, or n_shared_experts x moe_intermediate_size: DeepSeek-V3 "
+        "2,048); it splits over tensor parallel as a dense MLP, not as an expert; 0: none"))] = 0
     vision_layers: Annotated[int, whole(0, 1024, (
         "a vision-language model's vision encoder (a ViT): its layers (SigLIP-so400m 27, Qwen2.5-VL's 32); 0 = none "
         "(the image tokens then only in sequence_length)"))] = 0

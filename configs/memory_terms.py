@@ -88,6 +88,7 @@ class ModelShape:
     # A MoE's routed experts a token reads, as a share of them (k / n: DeepSeek-V3 8 of 256); 0 when not known.
     routed_expert_share: float = 0.0
     experts_count: int = 0  # a MoE's routed experts a layer (config.json num_experts); 0 when not known
+    shared_expert_width: int = 0  # a MoE's shared experts' MLP width, in intermediate_size (DeepSeek-V3: 2,048)
     # Per-head width when it is not hidden / heads (Gemma 3 27B: 128, not 5,376 / 32 = 168); 0: hidden / heads.
     head_dim: int = 0
     # Multi-head latent attention (DeepSeek-V3's MLA): values cached a token a layer for all heads, kv_lora_rank +
@@ -243,9 +244,10 @@ class ModelShape:
     @property
     def expert_width(self) -> float:
         """One routed expert's MLP width: a mixture's mlp_width is the width a token reads, k experts' (k = share x
-        n); the MLP's own width for a dense model or an unknown share."""
+        n) and the shared experts'; the MLP's own width for a dense model or an unknown share."""
         per_token = round(self.routed_expert_share * self.experts_count)
-        return self.mlp_width / per_token if per_token > 1 else float(self.mlp_width)
+        routed = self.mlp_width - self.shared_expert_width
+        return routed / per_token if per_token > 1 else float(routed)
 
     @property
     def logits_vocabulary_size(self) -> int:

@@ -61,6 +61,7 @@ class ModelPreset:
     attention_width: int = 0  # attention's FLOP width when not hidden_size (DeepSeek's MLA; configs.memory_terms)
     experts_per_token: int = 0  # mixture of experts: routed experts a token reads, of experts_count (config.json)
     experts_count: int = 0
+    shared_expert_width: int = 0  # mixture of experts: the shared experts' MLP width, in intermediate_size
     head_dim: int = 0  # per-head width when not hidden / heads (configs.memory_terms)
     sliding_window_tokens: int = 0  # sliding-window attention: window tokens, on sliding_window_layers layers
     sliding_window_layers: int = 0
@@ -95,6 +96,7 @@ def model_presets() -> Mapping[str, ModelPreset]:
             active_parameters=entry.get("active_parameters", 0),
             attention_width=entry.get("attention_width", 0),
             experts_per_token=entry.get("experts_per_token", 0), experts_count=entry.get("experts_count", 0),
+            shared_expert_width=entry.get("shared_expert_width", 0),
             scaled_context_tokens=entry.get("scaled_context_tokens", 0),
             head_dim=entry.get("head_dim", 0), sliding_window_tokens=entry.get("sliding_window_tokens", 0),
             sliding_window_layers=entry.get("sliding_window_layers", 0),
@@ -328,7 +330,8 @@ def _model_shape(workload: Workload) -> tuple[ModelShape, str]:
             tied_embeddings=preset.tied_embeddings,
             attention_width=preset.attention_width,
             routed_expert_share=preset.experts_per_token / preset.experts_count if preset.experts_count else 0.0,
-            experts_count=preset.experts_count, head_dim=preset.head_dim,
+            experts_count=preset.experts_count, shared_expert_width=preset.shared_expert_width,
+            head_dim=preset.head_dim,
             sliding_window_tokens=preset.sliding_window_tokens,
             sliding_window_layers=preset.sliding_window_layers,
         ), f"{preset.name}: {preset.parameters / 1e6:,.1f}M parameters{_active_text(preset.active_parameters)} " \
@@ -357,7 +360,8 @@ def _model_shape(workload: Workload) -> tuple[ModelShape, str]:
             decoded_frames_at_once=workload.decoded_frames_at_once,
             decoder_sequence_length=workload.decoder_sequence_length, encoder_only=workload.encoder_only,
             routed_expert_share=workload.experts_per_token / workload.experts_count if workload.experts_count else 0.0,
-            experts_count=workload.experts_count, lm_head=not workload.encoder_only,
+            experts_count=workload.experts_count, shared_expert_width=workload.shared_expert_width,
+            lm_head=not workload.encoder_only,
             tied_embeddings=workload.tied_embeddings, lookup_parameters=workload.lookup_parameters,
             vision_layers=workload.vision_layers,
             vision_hidden_size=workload.vision_hidden_size, vision_tokens=workload.vision_tokens,
@@ -387,9 +391,11 @@ def derived_parameters(workload: Workload, active: bool = False) -> int:
     head_dim = workload.head_dim or hidden // heads
     kv_heads = workload.kv_heads or heads
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
-    mlp = (3 if workload.gated_mlp else 2) * hidden * (workload.intermediate_size or 4 * hidden)
-    if workload.experts_count and workload.experts_per_token and not active:
-        mlp = mlp * workload.experts_count // workload.experts_per_token
+    matrices = 3 if workload.gated_mlp else 2
+    mlp = matrices * hidden * (workload.intermediate_size or 4 * hidden)
+    if workload.experts_count and workload.experts_per_token and not active:  # every routed expert, the shared once
+        shared = matrices * hidden * workload.shared_expert_width
+        mlp = (mlp - shared) * workload.experts_count // workload.experts_per_token + shared
     # An encoder-decoder's decoder layers (counted in L) also attend to the encoder: a second attention block.
     layer_weights = workload.layers * (attention + mlp) + workload.decoder_layers * attention
     # A token reads one row of the input embedding: the active count has the LM head's V x h once (as OpenAI counts).

@@ -261,7 +261,8 @@ def achieved_bandwidth(device: Device, fraction: float = DECODE_BANDWIDTH_FRACTI
     share = min(0.95, fraction / BENCH_BANDWIDTH_FRACTION) if device.measured_bandwidth else fraction
     what = "measured" if device.measured_bandwidth else "datasheet"
     if device.decode_bandwidth_fraction:
-        what += "; this card's own decode fraction, gpus.toml"
+        what += f"; this card's own decode fraction, {own:g} in gpus.toml" + (
+            f", x {MOE_DECODE_SHARE:.2f} for a mixture of experts" if moe else "")
     elif dense_llama_cpp:
         what += "; llama.cpp's CUDA build of 2025-26"
     value = share * device.bandwidth_gb_per_s * device.working_count

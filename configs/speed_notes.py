@@ -134,7 +134,8 @@ FP8_BLOCKS_NOTE = "if the FP8 checkpoint is block-scaled"  # fp8_expert_blocks' 
 # A way out's line for the same (audit CK61: Step-3.5-Flash in FP8 over 4 GPUs offered with no caveat, its recipe: FP8
 # "cannot use TP4").
 FP8_SPLIT_WAY_OUT = ("a block-scaled FP8 checkpoint does not split its experts' width over these GPUs: serve it with "
-                     "expert parallel (vLLM --enable-expert-parallel), as its build says")
+                     "expert parallel (vLLM --enable-expert-parallel, SGLang --ep-size), as its build says")
+EXPERT_PARALLEL_FLAGS = {"vllm": "vLLM --enable-expert-parallel", "sglang": "SGLang --ep-size {n}"}
 
 
 def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:
@@ -154,7 +155,8 @@ def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, en
     over_fewer = f", or tensor parallel over {fewer} GPUs" if fewer > 1 else ""
     return [f"{FP8_BLOCKS_NOTE} (DeepSeek-V3's, Qwen3's, MiniMax's {FP8_BLOCK} x {FP8_BLOCK} "
             f"scales): tensor parallel over {n} GPUs splits each expert's width, {width:,g} / {n} = "
-            f"{width / n:g}, not a whole number of its {FP8_BLOCK}-wide blocks, and vLLM refuses it (its "
-            f"MiniMax-M2 recipe: 'TP8 is not supported'); serve it with expert parallel (vLLM "
-            f"--enable-expert-parallel, each GPU holding whole experts; the rate above is of the same reads)"
+            f"{width / n:g}, not a whole number of its {FP8_BLOCK}-wide blocks, and the engine refuses it (vLLM's "
+            f"MiniMax-M2 recipe: 'TP8 is not supported'); serve it with expert parallel "
+            f"({EXPERT_PARALLEL_FLAGS[engine].format(n=n)}, each GPU holding whole experts; the rate above is of the "
+            f"same reads)"
             f"{over_fewer}. A per-tensor FP8 checkpoint splits at any width"]

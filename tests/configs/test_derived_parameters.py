@@ -112,3 +112,15 @@ def test_a_hybrid_mixture_given_its_true_width_is_not_told_to_multiply_it() -> N
     assert cross_field_problems(hybrid) == []
     one_expert = cross_field_problems(answers(**qwen35, workload__intermediate_size=1024))
     assert [(section, key) for section, key, _ in one_expert] == [("workload", "intermediate_size")]
+
+
+def test_a_shared_expert_is_counted_once_in_a_mixtures_total():
+    """DeepSeek-V3's MLP a token reads is 8 routed and 1 shared expert of 2,048: its 256 routed experts are in memory
+    once each, and its shared one once, not 256 / 8 times."""
+    shape = dict(preset="custom", layers=58, hidden_size=7168, attention_heads=128, gated_mlp=True, experts_count=256,
+                 experts_per_token=8, intermediate_size=9 * 2048, vocabulary_size=129_280)
+    unshared = derived_parameters(Workload(**shape))
+    shared = derived_parameters(Workload(**shape, shared_expert_width=2048))
+    assert unshared - shared == 58 * 3 * 7168 * 2048 * (256 // 8 - 1)
+    assert derived_parameters(Workload(**shape, shared_expert_width=2048), active=True) == \
+        derived_parameters(Workload(**shape), active=True)

@@ -11,6 +11,7 @@ from pth_top.configs import speed as sp
 from pth_top.configs import speed_build
 from pth_top.configs.answer_types import Task, Workload
 from pth_top.configs.answers import Answers
+from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
 from tests.configs.builders import answers
 from tests.configs.published_speeds import LLAMA3_70B, catalog_gpu, decode, nim_70b
@@ -166,6 +167,35 @@ def test_tensor_parallel_that_splits_fp8_expert_blocks_says_to_serve_with_expert
     lines = recommend(step, catalog, today=TODAY).feasible_alternatives
     fp8 = [line for line in lines if 'task.quantization = "fp8"' in line.split(":")[0] and "4 x " in line]
     assert fp8 and all("serve it with expert parallel" in line for line in fp8), lines
+
+
+def test_a_shared_expert_is_no_part_of_the_width_tensor_parallel_splits_in_fp8_blocks():
+    """DeepSeek-V3 in FP8 is served tensor parallel over 8 GPUs (vLLM's DeepSeek recipe, --tensor-parallel-size 8): its
+    routed experts are 2,048 wide, 256 a GPU. Its intermediate_size, 8 routed and 1 shared x 2,048, read 2,304 an
+    expert and "the engine refuses it". Ling-2.6-flash under SGLang on 4 H20s (its model card's set-up): 8 routed and
+    1 shared of 1,024 (audit CN62)."""
+    def warnings(preset: str, engine: str, gpus: int, **workload: object) -> list[str]:
+        job = answers("inference_server", workload__preset=preset, workload__sequence_length=8192,
+                      workload__batch_size=8, task__mode="inference", task__precision="int8", task__quantization="fp8",
+                      task__serving_engine=engine, scale__gpu_count=gpus,
+                      **{f"workload__{key}": value for key, value in workload.items()})
+        shape = model_shape(job.workload)[0]
+        return speed_build.inference(job, shape, catalog_gpu("h200-141gb-sxm", job, gpus)).warnings
+    assert not any("splits each expert" in line for line in warnings("deepseek-v3", "vllm", 8))
+    ling = dict(parameters=104_000_000_000, active_parameters=7_400_000_000, layers=32, hidden_size=4096,
+                attention_heads=32, kv_heads=4, head_dim=128, experts_count=256, experts_per_token=8,
+                intermediate_size=9 * 1024, gated_mlp=True, vocabulary_size=157_184)
+    assert not any("splits each expert" in line for line in warnings("custom", "sglang", 4, shared_expert_width=1024,
+                                                                     **ling))
+    unshared = next(line for line in warnings("custom", "sglang", 4, **ling) if "splits each expert" in line)
+    assert "1,152 / 4 = 288" in unshared and "SGLang --ep-size 4" in unshared and "vLLM --" not in unshared
+
+
+def test_a_mixtures_decode_fraction_says_it_is_the_cards_own_scaled_for_a_mixture():
+    # Audit CN62: "0.32 ... this card's own decode fraction, gpus.toml", where gpus.toml gives the H20 0.38.
+    moe = sp.Device("H20", 1, 4000.0, 148.0, "dense BF16 tensor", tensor=True, decode_bandwidth_fraction=0.38)
+    _, text = sp.achieved_bandwidth(moe, moe=True)
+    assert "own decode fraction, 0.38 in gpus.toml, x 0.85 for a mixture of experts" in text
 
 
 def test_a_llama_cpp_batch_says_it_is_llama_servers_slots_and_what_ollamas_default_queue_gives(catalog):
