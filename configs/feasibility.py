@@ -33,6 +33,7 @@ from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import SHARDING_LABELS
 from pth_top.configs.micro_batch import halved_again, halved_micro_batch, micro_batch_label, micro_batch_of
+from pth_top.configs.nearest import decode_rate_text
 from pth_top.configs.on_your_cards import more_of_your_cards, on_the_pinned_gpus
 from pth_top.configs.owned import all_owned, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
@@ -80,7 +81,8 @@ def blockers(ctx: Context, assembly: Assembly, gpu: Part | None, fit: Fit | None
             fitting_build, fitting = fit.cheapest_fitting
             price = fitting_build.total_cny
             count = f"{ctx.gpu_count} x " if ctx.gpu_count > 1 else ""
-            line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({count}{fitting.name})"
+            line += f"; the cheapest build whose GPU holds it costs {_money(ctx, price)} ({count}{fitting.name}" \
+                f"{decode_rate_text(ctx, fitting)})"
             if price <= ctx.budget_cny:  # within budget yet not chosen: it breaks a rule or the power limit
                 line += _why_not_chosen(ctx, fitting_build)
         elif fit is not None:

@@ -96,7 +96,10 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             memory_fit(alternative, fitting[1]) == TIGHT or key[1] > LEVER_SAVING * unchanged[0].total_cny)
         if asked is not None and (not _within_limits(ctx, fitting[0]) or answered_wins):
             continue
-        candidate = (key, _over_budget_line(ctx, alternative, fitting, lead, label, asked is not None)
+        # A language model's build that keeps the job says its decode rate, as the headline's cheapest does (audit
+        # CQ63: Hermes-3-70B's 3 x RTX A4000 at ~7 tokens/s, $161 over, beside 2 x RTX 3090 at ~16.9 for $3,183).
+        rate = asked is not None or keeping_the_job
+        candidate = (key, _over_budget_line(ctx, alternative, fitting, lead, label, rate)
                      + _answer_hint(ctx, asked, alternative.answers, fitting[0]))
         kept = candidate if nearer_kept else kept
         nearest, changes = (candidate, not keeps) if nearer else (nearest, changes)
@@ -127,6 +130,14 @@ def _answer_hint(ctx: Context, asked: Answers | None, changed: Answers, build: A
     amount = math.ceil(build.total_cny / cny_per(ctx.currency, ctx.rules))
     levers = answer_text(asked, changed.with_value("budget", "amount", asked.budget.amount))
     return f" (answer budget.amount = {amount}" + (f", {levers}" if levers else "") + ")"
+
+
+def decode_rate_text(ctx: Context, gpu: Part) -> str:
+    """', ~16.9 tokens/s per stream': a language model's decode rate on a build's GPUs; "" for other jobs."""
+    if not decodes(ctx):
+        return ""
+    figures = job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
+    return f", ~{figures.get('decode_tokens_per_s_per_stream', 0.0):,.1f} tokens/s per stream"
 
 
 def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembly, Part], lead: str, label: str,
