@@ -359,6 +359,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     allowed = TRAINING_PRECISIONS if task.mode == "training" else INFERENCE_PRECISIONS
     if task.precision not in allowed:
         problems.append(("task", "precision", f"{task.mode} precision must be one of {', '.join(allowed)}"))
+    if task.mode == "inference" and task.precision == "amp_fp16" and task.serving_engine not in ("auto", "hf_generate"):
+        problems.append(("task", "precision", f"amp_fp16 runs an fp32 model under PyTorch's autocast, which "
+                         f"{task.serving_engine} does not: it loads 16-bit weights (answer \"fp16\" or \"bf16\"), or "
+                         "answer task.serving_engine = \"hf_generate\""))
     qlora_own = task.mode == "training" and task.method == "qlora" and task.quantization == QLORA_FORMAT
     if task.quantization != "auto" and task.quantization not in formats_of(task.precision) and not qlora_own:
         formats = formats_of(task.precision)

@@ -21,7 +21,7 @@ OFFLOAD_BUFFER_FACTOR = 1.5
 
 # The choices as Literal types (what the answers' structs accept) and as tuples of their values.
 TrainingPrecision = Literal["fp32", "amp_fp16", "bf16"]
-InferencePrecision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
+InferencePrecision = Literal["fp32", "amp_fp16", "fp16", "bf16", "int8", "int4"]
 Optimizer = Literal["adamw", "adam", "sgd", "adam8bit", "adafactor", "rmsprop"]
 RecomputeMode = Literal["none", "selective", "full"]
 ShardingMode = Literal["none", "zero1", "zero2", "zero3", "fsdp", "zero_offload", "fsdp_offload", "layers"]
@@ -41,8 +41,10 @@ RECOMPUTE_MODES: tuple[str, ...] = get_args(RecomputeMode)
 SHARDING_MODES: tuple[str, ...] = get_args(ShardingMode)
 MIXED_LAYOUTS: tuple[str, ...] = get_args(MixedLayout)
 
+# amp_fp16 is an fp32 model under fp16 autocast: its weights and files are fp32 (in training, its fp32 master copy is
+# counted with the optimizer: training_bytes_per_parameter), its activations and matmuls fp16.
 WEIGHT_BYTES_BY_PRECISION = {
-    "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 2.0,
+    "fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "amp_fp16": 4.0,
     **{name: bits / 8 for name, bits in QUANTIZED_BITS_PER_PARAMETER.items()},
 }
 

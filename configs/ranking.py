@@ -57,7 +57,8 @@ TRAINING_RATE_BY_PRECISION = {
 
 
 # The rate inference and denoising run at by precision; quantized weights are dequantized to 16 bits for the matmul.
-INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "fp16": "fp16_dense_tflops", "bf16": "bf16_dense_tflops",
+INFERENCE_RATE_BY_PRECISION = {"fp32": "fp32_tflops", "amp_fp16": "fp16_dense_tflops", "fp16": "fp16_dense_tflops",
+                               "bf16": "bf16_dense_tflops",
                                "int8": "fp16_dense_tflops", "int4": "fp16_dense_tflops"}
 RATE_NAMES = {"fp32_tflops": "FP32", "tf32_dense_tflops": "dense TF32 tensor",
               "fp16_dense_tflops": "dense FP16 tensor", "bf16_dense_tflops": "dense BF16 tensor",

@@ -9,8 +9,8 @@ from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.quantization import FORMATS, weight_format_name
 
 # Precisions an inference workload can step down to from each, smallest last.
-INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "fp16": ("int8", "int4"), "bf16": ("int8", "int4"),
-                   "int8": ("int4",)}
+INFERENCE_STEPS = {"fp32": ("bf16", "int8", "int4"), "amp_fp16": ("fp16", "int8", "int4"), "fp16": ("int8", "int4"),
+                   "bf16": ("int8", "int4"), "int8": ("int4",)}
 
 
 def smaller_weights(answers: Answers, shape: ModelShape) -> list[tuple[str, Answers]]:

@@ -198,6 +198,8 @@ def serving_engine(engine: str, scenario: str, precision: str) -> str:
     for 4-bit weights at home, Hugging Face generate() otherwise."""
     if engine != "auto":
         return engine
+    if precision == "amp_fp16":  # an fp32 model under autocast: PyTorch's own generate(), not an engine's kernels
+        return "hf_generate"
     if scenario == "inference_server":
         return "vllm"
     if scenario == "edge_deployment" or precision == "int4":
