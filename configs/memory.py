@@ -242,8 +242,13 @@ def model_states(
     p = shape.parameters
     trained = (per_param.weights, per_param.gradients, per_param.optimizer)
     if method == "full":
+        # The fp32 master copy mixed precision keeps with the optimizer is said apart from its states (audit CR63:
+        # Adafactor's "optimizer 4", no state of its own, read as states).
+        master = per_param.optimizer - OPTIMIZER_STATE_BYTES[optimizer]
+        master_text = f": fp32 master weights {master:g} + states {OPTIMIZER_STATE_BYTES[optimizer]:g}" \
+            if master > 0 else ""
         layout = f"{per_param.total:g} B/param (weights {per_param.weights:g} + grads {per_param.gradients:g} + " \
-            f"optimizer {per_param.optimizer:g})"
+            f"optimizer {per_param.optimizer:g}{master_text})"
         return methods.StateBytes(p * per_param.weights, p * per_param.gradients, p * per_param.optimizer, p,
                                   (f"full training: {p / 1e6:,.1f}M params x {layout}",))
     if method in methods.HEAD_METHODS:

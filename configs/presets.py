@@ -426,7 +426,8 @@ def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:
         return []
     return [("workload", "intermediate_size", (
         f"a mixture's MLP width is the width a token reads, experts_per_token x one expert's (config.json's "
-        f"intermediate_size or moe_intermediate_size; Mixtral: 2 x 14,336 = 28,672): at {workload.intermediate_size:,} "
+        f"intermediate_size or moe_intermediate_size; Mixtral: 2 x 14,336 = 28,672) and a shared expert's "
+        f"(workload.shared_expert_width): at {workload.intermediate_size:,} "
         f"this shape has {active / 1e6:,.0f}M active parameters, not the {named / 1e6:,.0f}M "
         f"given; if {workload.intermediate_size:,} is one expert's, give {workload.experts_per_token} x "
         f"{workload.intermediate_size:,} = {workload.experts_per_token * workload.intermediate_size:,}"))]

@@ -302,3 +302,14 @@ def test_qlora_answered_with_its_own_nf4_base_is_the_same_job():
     data["task"]["quantization"] = "gptq_g128"  # another 4-bit format is not QLoRA's
     with pytest.raises(ConfigFileError, match="gptq_g128 stores int4 weights"):
         answers_from_dict(data)
+
+
+def test_the_fp32_master_copy_is_said_apart_from_the_optimizers_states():
+    # Audit CR63: Magicoder's full fine-tune with Adafactor read "optimizer 4", its fp32 master copy, as states.
+    def layout(precision: str, optimizer: str) -> str:
+        job = Answers(workload=Workload(preset="llama-7b", batch_size=1),
+                      task=Task(mode="training", precision=precision, optimizer=optimizer))
+        return " | ".join(estimate_memory(job, model_shape(job.workload)[0]).formula)
+    assert "optimizer 4: fp32 master weights 4 + states 0)" in layout("bf16", "adafactor")
+    assert "optimizer 12: fp32 master weights 4 + states 8)" in layout("bf16", "adamw")
+    assert "optimizer 8)" in layout("fp32", "adamw")
