@@ -23,11 +23,11 @@ from pth_top.configs.fewer_gpus import faster_on_fewer_gpus, on_fewer_gpus, with
 from pth_top.configs.levers import (
     answer_changes,
     cheap_levers,
-    cheap_levers_label,
     more_gpus,
     queue_lever,
     recompute_only,
     split_label,
+    with_cheap_label,
 )
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
@@ -354,7 +354,7 @@ def _with_cheap_levers(ctx: Context, answers: Answers, cheap: Answers, label: st
     """A change retried with the quality-free levers added, where they add any: its answers, label and build."""
     if cheap == answers:
         return answers, label, None
-    label = f"{label}, {cheap_levers_label(ctx, answers, cheap)}"
+    label = with_cheap_label(ctx, label, answers, cheap)
     return cheap, label, feasible_build(ctx, label, context_for(cheap))
 
 

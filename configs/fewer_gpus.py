@@ -11,7 +11,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.assembly import Context
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label
+from pth_top.configs.levers import answer_changes, cheap_levers, with_cheap_label
 from pth_top.configs.way_out import Alternative, feasible_build
 
 # How much faster fewer GPUs must train than the ways out on the count asked (small cards stepping from CPU RAM over
@@ -60,7 +60,7 @@ def faster_on_fewer_gpus(ctx: Context, found: list[Alternative], context_for: Ca
         where = ON_FEWER_LABEL.format(count=count, asked=asked)
         for label, answers in tries:  # each alone, else with the quality-free levers
             cheap = cheap_levers(on_fewer, answers)
-            cheap_label = ", ".join(part for part in (label, cheap_levers_label(on_fewer, answers, cheap)) if part)
+            cheap_label = with_cheap_label(on_fewer, label, answers, cheap)
             for each, each_label in [(answers, label)] + ([(cheap, cheap_label)] if cheap != answers else []):
                 if not keeps_the_job(ctx.answers, each) or cross_field_problems(each):
                     continue

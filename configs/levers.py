@@ -107,6 +107,17 @@ def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
     return answers.with_value("task", "kv_cache_dtype", "fp8")
 
 
+def with_cheap_label(ctx: Context, label: str, before: Answers, after: Answers) -> str:
+    """'<a lever>, <what the quality-free levers add to it>'; a micro-batch lever they take to micro-batch 1 is named
+    by what they make of the answers, not as both (audit CU64: "a micro-batch of 16 ..., micro-batch 1")."""
+    task = ctx.answers.task
+    micro_lever = before.with_value("task", "accumulation_steps", task.accumulation_steps).with_value(
+        "task", "recompute", task.recompute).with_value("task", "sync_each_batch", task.sync_each_batch) == ctx.answers
+    if micro_lever and before != ctx.answers and after.task.accumulation_steps != before.task.accumulation_steps:
+        return cheap_levers_label(ctx, ctx.answers, after)
+    return ", ".join(part for part in (label, cheap_levers_label(ctx, before, after)) if part)
+
+
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     chunked = after.task.training_stack != before.task.training_stack
     recompute = recompute_of_answers(after) != recompute_of_answers(before)

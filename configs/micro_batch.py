@@ -89,8 +89,8 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     if shape is not None and shape.kind == "cnn":
         norms = f"; BatchNorm layers that train see {micro} {samples} a GPU, not {was} (SyncBN: all GPUs' together)"
     elif shape is not None and shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid
-        norms = (f"; a contrastive loss's in-batch negatives are {micro} {samples} a GPU's, not {was} (GradCache or a "
-                 "cached loss keeps them all: not modelled)")
+        norms = (f"; if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was} "
+                 "(GradCache or a cached loss keeps them all: not modelled)")  # audit CU64: a masked LM's is not
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
             f"batch for the gradients{kept}){norms}{synced_note(before, after)}")
 

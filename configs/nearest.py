@@ -20,7 +20,7 @@ from pth_top.configs.beyond_answers import (
     within_text,
 )
 from pth_top.configs.build import Build
-from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label
+from pth_top.configs.levers import answer_changes, cheap_levers, with_cheap_label
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.owned import owned_pin
 from pth_top.configs.parts import Part
@@ -84,7 +84,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
             cheap_key = _nearest_key(cheap_alternative, cheap_fitting) if cheap_fitting is not None else None
             if cheap_key is not None and (key is None or cheap_key < key):
                 alternative, fitting, key = cheap_alternative, cheap_fitting, cheap_key
-                label += f", {cheap_levers_label(ctx, changed, cheap)}"
+                label = with_cheap_label(ctx, label, changed, cheap)
         keeps = keeping_the_job or keeps_the_job(ctx.answers, alternative.answers)
         nearer = key is not None and (nearest is None or key < nearest[0])
         nearer_kept = key is not None and keeps and (kept is None or key < kept[0])

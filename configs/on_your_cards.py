@@ -10,7 +10,7 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.levers import answer_changes, cheap_levers, cheap_levers_label, queue_lever, queued_label
+from pth_top.configs.levers import answer_changes, cheap_levers, queue_lever, queued_label, with_cheap_label
 from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS
 from pth_top.configs.owned import all_owned, bought_beside_owned, grown_share, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS
@@ -86,7 +86,7 @@ def _levers_on(ctx: Context, card: Part, pinned_context_for: Callable[[Answers],
         variants = [(label, changed)]
         cheap = cheap_levers(ctx, changed)
         if cheap != changed:
-            variants.append((f"{label}, {cheap_levers_label(ctx, changed, cheap)}", cheap))
+            variants.append((with_cheap_label(ctx, label, changed, cheap), cheap))
         tries += [(each, answers, False) for each, answers in variants]
         if halved is not None and (changed.task.precision, changed.task.quantization) != (
                 ctx.answers.task.precision, ctx.answers.task.quantization):  # not with a second cut (a shorter context)

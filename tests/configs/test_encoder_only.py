@@ -171,7 +171,7 @@ def test_a_smaller_micro_batch_says_an_encoders_in_batch_negatives_shrink():
                   task__mode="training", scale__gpu_count=8)
     shape = model_shape(job.workload)[0]
     label = micro_batch_label(job, halved_micro_batch(job), shape)
-    assert "a contrastive loss's in-batch negatives are 1024 samples a GPU's, not 2048" in label, label
+    assert "if its loss is contrastive, the in-batch negatives are 1024 samples a GPU's, not 2048" in label, label
 
 
 def test_a_model_that_decodes_audio_tokens_says_its_codec_and_vocoder_are_not_counted(catalog):
@@ -187,3 +187,16 @@ def test_a_model_that_decodes_audio_tokens_says_its_codec_and_vocoder_are_not_co
     assert any(line.startswith("estimate: a model that decodes audio tokens") and "vocoder" in line for line in said)
     text = recommend(job.with_value("data", "kind", "text"), catalog, today=TODAY).warnings
     assert not any(line.startswith("estimate: a model that decodes audio tokens") for line in text)
+
+
+def test_a_micro_batch_lever_keeps_its_own_micro_batch_beside_the_quality_free_levers(catalog):
+    """24hBERT (IntelLabs/academic-budget-bert, arXiv:2104.07705: BERT-large, 128 tokens, batch 4,096 at 32 a GPU on 8
+    x 12 GB GPUs) for EUR 15,000: a way out read "a micro-batch of 16 with gradient accumulation x 32 ..., micro-batch
+    1", two micro-batches in one line (audit CU64)."""
+    job = answers("team_training", workload__preset="custom", workload__layers=24, workload__hidden_size=1024,
+                  workload__attention_heads=16, workload__intermediate_size=4096, workload__sequence_length=128,
+                  workload__vocabulary_size=30522, workload__encoder_only=True, workload__batch_size=4096,
+                  task__precision="amp_fp16", task__accumulation_steps=16, data__dataset_size_gb=20.0,
+                  scale__gpu_count=8, budget__amount=15000.0, budget__currency="EUR")
+    lines = recommend(job, catalog, today=TODAY).feasible_alternatives
+    assert lines and not any("a micro-batch of" in line and ", micro-batch 1" in line for line in lines), lines
