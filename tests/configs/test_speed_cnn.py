@@ -317,3 +317,14 @@ def test_a_custom_detector_at_cocos_canvas_is_timed_at_its_mean_image():
         return mean_training_image(job)[0]
     assert share(1033, "detection") == share(1033, "query") == pytest.approx(0.65)
     assert share(1024, "detection") == share(1033, "auto") == 1.0  # an LSJ crop, or not a detector
+
+
+def test_a_custom_detectors_scaled_estimate_says_a_transformer_backbone_keeps_more(catalog):
+    # Audit CY65: RetinaNet on PVTv2-B2 (mmdetection configs/pvt/README.md: 16.2 GB at 2 images of 1333x800, fp32)
+    # was 4.43 GiB as a ResNet-50 detector, and the estimate's warning said nothing of a transformer backbone.
+    job = answers(workload__preset="custom", workload__kind="cnn", workload__parameters=35_000_000, workload__layers=50,
+                  workload__dense_head="detection", workload__input_size_px=1033, workload__batch_size=2,
+                  task__precision="fp32", task__optimizer="sgd", data__kind="images", budget__amount=1500.0,
+                  budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert any("a transformer backbone given as a CNN keeps 2-4x more" in line for line in build.warnings)
