@@ -22,6 +22,7 @@ from pth_top.configs.ram_platform import fastest_ram_within_budget
 from pth_top.configs.ranking import Fit, acceptable
 from pth_top.configs.speed_build import training_work
 from pth_top.configs.speed_cpu import (
+    CPU_ENCODER_LISTED_SHARE,
     core_gigahertz,
     cpu_flops_per_s,
     cpu_forward_predicted,
@@ -164,7 +165,18 @@ def cpu_only_leads(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
     """The recommendation: adequate and cheaper, or all the budget buys (no GPU build within it at all); a PC that is
     only the one build in budget holding a language model follows the GPU levers (--cpu-moe decodes faster)."""
     cheaper = not fit.feasible or cpu_only.cheapest_total_cny < fit.assembly.total_cny
-    return cheaper and cpu_only_first(ctx, cpu_only, fit) and cpu_only_offered(ctx, cpu_only, fit)
+    return cheaper and cpu_only_first(ctx, cpu_only, fit) and cpu_only_offered(ctx, cpu_only, fit) \
+        and not (fit.feasible and _bound_only(ctx, cpu_only))
+
+
+def _bound_only(ctx: Context, cpu_only: CpuOnly) -> bool:
+    """Whether an encoder's stated inputs a second are met on the cores by their upper bound only, under PyTorch's
+    listed share of it: a GPU build within budget then leads (audit CY65: Paraformer-large's 62 utterances/s on a
+    CNY 9,743 PC bounded at ~69, where FunASR's CPU tables give 30-48 in fp32, and CNY 60,000 buys a GPU build)."""
+    stated = sp.stated_target(ctx.answers.task)
+    if stated is None or stated[0].figure != "samples_per_s" or ctx.shape.kind != "transformer":
+        return False
+    return cpu_figures(ctx, cpu_only).get("samples_per_s", 0.0) * CPU_ENCODER_LISTED_SHARE < stated[1]
 
 
 def cpu_only_first(ctx: Context, cpu_only: CpuOnly, fit: Fit) -> bool:
