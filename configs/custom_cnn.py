@@ -87,8 +87,8 @@ CNN_SCALED_BY_PIXELS = (
     "which keeps its last stages at 1/8 of the input (DeepLabV3+ R50-D8 at 512x1024: 860M against 225M), so at "
     "512 px or more it is sized as a segmentation net, 3.5x, or 1.8x under 5M parameters (a real-time segmenter: "
     "Fast-SCNN to ERFNet 1.0-1.8x; an FPN detector keeps ~1x: workload.dense_head = \"detection\"); a transformer "
-    "backbone given as a CNN keeps 2-4x more (mmdetection's RetinaNet on PVT-Tiny at 2 images of 1333x800 in fp32: "
-    "8.5 GB, on PVTv2-B2 16.2 GB, where a ResNet-50's keeps 3.8; audit CY65): give "
+    "backbone given as a CNN takes 2.2-4.3x a ResNet-50's memory (mmdetection's RetinaNet at 2 images of 1333x800 "
+    "in fp32: PVT-Tiny 8.5 GB, PVTv2-B2 16.2 GB, ResNet-50 3.8; audit CY65): give "
     "workload.forward_gflops_per_sample with dense_head \"auto\" (the activations then follow the square root of "
     "the FLOPs), or count yours "
     "and give workload.activation_elements_per_sample")

@@ -114,7 +114,11 @@ def with_cheap_label(ctx: Context, label: str, before: Answers, after: Answers) 
     micro_lever = before.with_value("task", "accumulation_steps", task.accumulation_steps).with_value(
         "task", "recompute", task.recompute).with_value("task", "sync_each_batch", task.sync_each_batch) == ctx.answers
     if micro_lever and before != ctx.answers and after.task.accumulation_steps != before.task.accumulation_steps:
-        return cheap_levers_label(ctx, ctx.answers, after)
+        accumulation = ctx.answers.task.accumulation_steps
+        others = cheap_levers_label(ctx, ctx.answers.with_value("task", "accumulation_steps",
+                                                                after.task.accumulation_steps), after)
+        micro = micro_batch_label(after.with_value("task", "accumulation_steps", accumulation), after, ctx.shape)
+        return ", ".join(part for part in (others, micro) if part)
     return ", ".join(part for part in (label, cheap_levers_label(ctx, before, after)) if part)
 
 

@@ -46,9 +46,20 @@ def files_scale(shape: ModelShape, precision: str, quantization: str, engine: st
     return shape.weights_file_bytes / max(1.0, _format_weight_bytes(whole, precision, quantization, engine)[0])
 
 
+# torch.autocast caches the 16-bit cast of each leaf weight that requires grad (the default after from_pretrained or
+# eval()) while its block runs: an fp32 model sampled in one autocast block holds both (review r74: 546 MB more for a
+# 268M-parameter model inside the block, none with its weights frozen).
+AUTOCAST_WEIGHT_CACHE_BYTES = 2.0
+
+
 def _format_weight_bytes(shape: ModelShape, precision: str, quantization: str, engine: str) -> tuple[float, str]:
     p = shape.parameters
     fmt = weight_format(quantization, precision, engine)
+    if fmt is None and precision == "amp_fp16":
+        weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision] + AUTOCAST_WEIGHT_CACHE_BYTES
+        return p * weight_bytes, (f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B (amp_fp16: fp32 weights + "
+                                  f"autocast's cached fp16 copy of each, {AUTOCAST_WEIGHT_CACHE_BYTES:g} B, while its "
+                                  "block runs; none for weights frozen with requires_grad_(False))")
     if fmt is None:
         weight_bytes = WEIGHT_BYTES_BY_PRECISION[precision]
         return p * weight_bytes, f"weights {p / 1e6:,.1f}M params x {weight_bytes:g} B ({precision})"

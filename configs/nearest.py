@@ -97,7 +97,7 @@ def nearest_over_budget(ctx: Context, context_for: Callable[[Answers], Context],
         if asked is not None and (not _within_limits(ctx, fitting[0]) or answered_wins):
             continue
         # A language model's build that keeps the job says its decode rate, as the headline's cheapest does (audit
-        # CQ63: Hermes-3-70B's 3 x RTX A4000 at ~7 tokens/s, $161 over, beside 2 x RTX 3090 at ~16.9 for $3,183).
+        # CQ63: Hermes-3-70B's 3 x RTX A4000 at ~8.2 tokens/s, $161 over, beside 2 x RTX 3090 at ~16.9 for $3,183).
         rate = asked is not None or keeping_the_job
         candidate = (key, _over_budget_line(ctx, alternative, fitting, lead, label, rate)
                      + _answer_hint(ctx, asked, alternative.answers, fitting[0]))
@@ -136,8 +136,9 @@ def decode_rate_text(ctx: Context, gpu: Part) -> str:
     """', ~16.9 tokens/s per stream': a language model's decode rate on a build's GPUs; "" for other jobs."""
     if not decodes(ctx):
         return ""
-    figures = job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count)
-    return f", ~{figures.get('decode_tokens_per_s_per_stream', 0.0):,.1f} tokens/s per stream"
+    rate = job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count).get(
+        "decode_tokens_per_s_per_stream", 0.0)
+    return f", ~{rate:,.1f} tokens/s per stream" if rate else ""
 
 
 def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembly, Part], lead: str, label: str,

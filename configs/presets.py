@@ -412,6 +412,11 @@ def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:
     """A custom mixture's intermediate_size is the width a token reads, experts_per_token experts' (presets'
     derived_parameters): config.json's one expert's width undercounts it (audit XD6: PowerMoE-3B's 512 of 40 x 8 made
     654M parameters of a 3.3B model, 800M active)."""
+    if workload.shared_expert_width and (not workload.experts_count or workload.shared_expert_width
+                                         >= (workload.intermediate_size or 4 * workload.hidden_size)):
+        return [("workload", "shared_expert_width", (
+            "is a mixture's shared experts' width, a part of intermediate_size (the width a token reads: "
+            "experts_per_token x one expert's + the shared one's), with experts_count given"))]
     if not (workload.experts_count and workload.intermediate_size and workload.hidden_size and workload.layers):
         return []
     total, active = derived_parameters(workload), derived_parameters(workload, active=True)
@@ -421,7 +426,8 @@ def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:
     # A hybrid's wider linear-attention projections and vision tower read beyond the shape: one expert's width
     # is flagged only where experts_per_token of it reads nearer the named count (audit CJ60: Qwen3.5-122B-A10B).
     width = workload.experts_per_token * workload.intermediate_size
-    widened = msgspec.structs.replace(workload, intermediate_size=width)
+    widened = msgspec.structs.replace(workload, intermediate_size=width + workload.shared_expert_width)
+    shared = f" + the shared {workload.shared_expert_width:,}" if workload.shared_expert_width else ""
     if abs(math.log(derived_parameters(widened, active=True) / named)) >= abs(math.log(active / named)):
         return []
     return [("workload", "intermediate_size", (
@@ -430,7 +436,7 @@ def expert_width_problems(workload: Workload) -> list[tuple[str, str, str]]:
         f"(workload.shared_expert_width): at {workload.intermediate_size:,} "
         f"this shape has {active / 1e6:,.0f}M active parameters, not the {named / 1e6:,.0f}M "
         f"given; if {workload.intermediate_size:,} is one expert's, give {workload.experts_per_token} x "
-        f"{workload.intermediate_size:,} = {workload.experts_per_token * workload.intermediate_size:,}"))]
+        f"{workload.intermediate_size:,}{shared} = {width + workload.shared_expert_width:,}"))]
 
 
 def resolution_scale(preset: ModelPreset, input_size_px: int) -> tuple[float, str]:

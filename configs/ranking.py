@@ -420,7 +420,10 @@ def fit_budget(ctx: Context, gpus: list[tuple[Part, bool]]) -> Fit:
             return Fit(best[2], best[3], False, fitting)
     # A build that holds the job and keeps its rules leads one within budget that breaks them (audit CP62: 8 open-air
     # RTX 5060 Ti cards in a blower-only 8-GPU barebone led, where 8 blower RTX PRO 4000s cost CNY 198,092).
-    if breaking is not None and fitting is not None and not fitting[0].unsatisfied:
+    max_power = ctx.answers.budget.max_power_w
+    if breaking is not None and fitting is not None and not fitting[0].unsatisfied \
+            and not (max_power and fitting[0].wall_w > max_power) \
+            and memory_fit(ctx, breaking[1]) != SHORT:  # a card short of memory: its own line says so
         return Fit(fitting[0], fitting[1], False, fitting, breaking)
     fallback = breaking or fallback
     if fallback is None:  # every card alone is over budget: the cheapest one

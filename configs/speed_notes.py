@@ -133,9 +133,10 @@ FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their
 FP8_BLOCKS_NOTE = "if the FP8 checkpoint is block-scaled"  # fp8_expert_blocks' warning starts so
 # A way out's line for the same (audit CK61: Step-3.5-Flash in FP8 over 4 GPUs offered with no caveat, its recipe: FP8
 # "cannot use TP4").
-FP8_SPLIT_WAY_OUT = ("a block-scaled FP8 checkpoint does not split its experts' width over these GPUs: serve it with "
-                     "expert parallel (vLLM --enable-expert-parallel, SGLang --ep-size), as its build says")
 EXPERT_PARALLEL_FLAGS = {"vllm": "vLLM --enable-expert-parallel", "sglang": "SGLang --ep-size {n}"}
+FP8_SPLIT_WAY_OUT = ("a block-scaled FP8 checkpoint does not split its experts' width over these GPUs: serve it with "
+                     f"expert parallel ({', '.join(flag.format(n='N') for flag in EXPERT_PARALLEL_FLAGS.values())}), "
+                     "as its build says")
 
 
 def fp8_expert_blocks(answers: Answers, shape: ModelShape, device: sp.Device, engine: str) -> list[str]:

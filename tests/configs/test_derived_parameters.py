@@ -124,3 +124,23 @@ def test_a_shared_expert_is_counted_once_in_a_mixtures_total():
     assert unshared - shared == 58 * 3 * 7168 * 2048 * (256 // 8 - 1)
     assert derived_parameters(Workload(**shape, shared_expert_width=2048), active=True) == \
         derived_parameters(Workload(**shape), active=True)
+
+
+def test_a_shared_experts_width_is_a_part_of_the_width_a_token_reads():
+    """Review r74: a shared width of 4,096 beside an MLP width of 2,048 made a model of -3.2B parameters, held in
+    0.57 GiB; one expert's width given beside a shared one is told the sum with it."""
+    mixture = dict(workload__preset="custom", workload__layers=58, workload__hidden_size=7168,
+                   workload__attention_heads=128, workload__gated_mlp=True, workload__experts_count=256,
+                   workload__experts_per_token=8, workload__vocabulary_size=129_280,
+                   workload__active_parameters=37_000_000_000, workload__shared_expert_width=2048,
+                   workload__sequence_length=4096)
+    wider = cross_field_problems(answers(**{**mixture, "workload__shared_expert_width": 4096},
+                                         workload__intermediate_size=2048))
+    assert [(section, key) for section, key, _ in wider] == [("workload", "shared_expert_width")]
+    alone = answers(workload__preset="custom", workload__layers=8, workload__hidden_size=1024,
+                    workload__attention_heads=16, workload__intermediate_size=4096, workload__shared_expert_width=1024,
+                    workload__sequence_length=512)
+    assert [(section, key) for section, key, _ in cross_field_problems(alone)] == [("workload", "shared_expert_width")]
+    narrow_shared = {**mixture, "workload__shared_expert_width": 1024}
+    one_expert = cross_field_problems(answers(**narrow_shared, workload__intermediate_size=2048))
+    assert "8 x 2,048 + the shared 1,024 = 17,408" in one_expert[0][2], one_expert

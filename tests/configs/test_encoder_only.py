@@ -200,3 +200,6 @@ def test_a_micro_batch_lever_keeps_its_own_micro_batch_beside_the_quality_free_l
                   scale__gpu_count=8, budget__amount=15000.0, budget__currency="EUR")
     lines = recommend(job, catalog, today=TODAY).feasible_alternatives
     assert lines and not any("a micro-batch of" in line and ", micro-batch 1" in line for line in lines), lines
+    # Named with micro_batch_label's own caveats (review r74): the global batch kept, the negatives if contrastive.
+    assert any("a micro-batch of 1 with gradient accumulation x" in line and "if its loss is contrastive" in line
+               for line in lines), lines

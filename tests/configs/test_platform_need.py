@@ -35,16 +35,19 @@ def test_a_rule_keeping_build_over_budget_leads_open_air_cards_in_a_blower_only_
     for a lab's CNY 150,000: 8 open-air RTX 5060 Ti cards within budget led, told only that the catalog's 8-GPU
     barebone takes blower or passive cards. 8 blower cards that hold it cost more: the refusal says so, and shows them
     (audit CP62)."""
-    build = recommend(answers("team_training", workload__preset="custom", workload__kind="cnn", workload__layers=50,
-                              workload__parameters=36_000_000, workload__dense_head="detection",
-                              workload__input_size_px=1033, workload__batch_size=16, task__precision="fp32",
-                              task__optimizer="sgd", data__kind="images", data__dataset_size_gb=19.0,
-                              data__images_count=118_287, scale__gpu_count=8, budget__amount=150000.0),
-                      catalog, today=TODAY)
+    job = answers("team_training", workload__preset="custom", workload__kind="cnn", workload__layers=50,
+                  workload__parameters=36_000_000, workload__dense_head="detection", workload__input_size_px=1033,
+                  workload__batch_size=16, task__precision="fp32", task__optimizer="sgd", data__kind="images",
+                  data__dataset_size_gb=19.0, data__images_count=118_287, scale__gpu_count=8,
+                  budget__amount=150000.0)
+    build = recommend(job, catalog, today=TODAY)
     assert not build.feasible
     assert build.component("gpu").spec["cooling"] in ("blower", "passive"), build.component("gpu").name
     assert build.blockers[0].startswith("not feasible within ¥150,000: the cheapest build that holds the workload")
     assert "open-air" in build.blockers[0] and build.total_price_cny > 150000.0
+    # A card within budget that cannot hold the job keeps its memory line (review r74: 128 images, 28.2 GiB a GPU).
+    larger = recommend(job.with_value("workload", "batch_size", 128), catalog, today=TODAY)
+    assert "GiB usable" in larger.blockers[0] and "the build within it" not in larger.blockers[0], larger.blockers[0]
 
 
 def test_a_70b_qlora_job_stages_a_shard_of_the_16_bit_checkpoint_not_all_of_it(catalog):

@@ -538,3 +538,16 @@ def test_a_language_models_cheapest_and_nearest_builds_say_their_decode_rate(cat
     nearest = next(line for line in build.blockers if line.startswith("keeping the job as asked, the nearest build"))
     near = [float(rate.replace(",", "")) for rate in re.findall(r"~([\d,.]+) tokens/s per stream", nearest)]
     assert len(rates) == 1 and len(near) == 1 and rates[0] > 1.5 * near[0], (build.blockers[0], nearest)
+
+
+
+def test_a_job_whose_decode_is_not_predicted_names_no_rate(catalog):
+    # Review r74: an 11B encoder-decoder (T5-XXL's shape) for $1,000 read "(NVIDIA GeForce RTX 4090 24GB, ~0.0
+    # tokens/s per stream)": an encoder-decoder's decode is not predicted.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=11_000_000_000,
+                  workload__layers=48, workload__hidden_size=4096, workload__attention_heads=64,
+                  workload__intermediate_size=10240, workload__sequence_length=512, workload__decoder_layers=24,
+                  workload__decoder_sequence_length=128, workload__vocabulary_size=32128, workload__batch_size=1,
+                  task__mode="inference", task__precision="bf16", budget__amount=1000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert "the cheapest build whose GPU holds it" in build.blockers[0] and "~0.0" not in build.blockers[0]
