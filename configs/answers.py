@@ -33,11 +33,12 @@ from pth_top.configs.answer_types import (
     Task,
     Workload,
 )
+from pth_top.configs.derived_shape import expert_width_problems
 from pth_top.configs.errors import ConfigFileError, shown
 from pth_top.configs.memory_methods import ADAPTER_METHODS, FROZEN_BACKWARD_METHODS
 from pth_top.configs.memory_terms import INFERENCE_PRECISIONS, OFFLOAD_SHARDINGS, TRAINING_PRECISIONS
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
-from pth_top.configs.presets import expert_width_problems, model_presets, model_shape
+from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, QLORA_FORMAT, QUANTIZED_BITS_PER_PARAMETER, formats_of
 from pth_top.configs.schema import Problem, SchemaError, choices, constraints, convert, reason
 from pth_top.configs.sequence_split import training_split_problem

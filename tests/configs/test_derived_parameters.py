@@ -6,7 +6,8 @@ import pytest
 
 from pth_top.configs.answer_types import Workload
 from pth_top.configs.answers import cross_field_problems
-from pth_top.configs.presets import EXPERT_WIDTH_ACTIVE_SHARE_MIN, derived_parameters, model_presets, model_shape
+from pth_top.configs.derived_shape import EXPERT_WIDTH_ACTIVE_SHARE_MIN, derived_parameters
+from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.recommend import recommend
 
 from .builders import answers
