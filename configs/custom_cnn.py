@@ -67,7 +67,7 @@ DETECTION_FORWARD_FLOPS_PER_PIXEL = 432.0e9 / 1_066_400
 # ResNet table at 224 px, 1.81, 3.66, 4.09, 7.80 and 11.51 GMACs for ResNet-18, -34, -50, -101 and -152 (2 FLOPs each);
 # R-101-FPN then runs 1.37x R-50-FPN's, as mmdet's Faster R-CNN 1x times them, 21.4 and 15.6 images/s (audit CP62).
 RESNET_FORWARD_GMACS_AT_224 = {18: 1.81, 34: 3.66, 50: 4.09, 101: 7.80, 152: 11.51}
-RESNET_BOTTLENECK_GMACS_PER_LAYER = (11.51 - 4.09) / (152 - 50)
+RESNET_BOTTLENECK_GMACS_PER_LAYER = (RESNET_FORWARD_GMACS_AT_224[152] - RESNET_FORWARD_GMACS_AT_224[50]) / (152 - 50)
 # A dilated segmentation net runs its last stages at 1/8 of the input: DeepLabV3+ R50-D8's 743 GFLOP counted on one
 # 512x1024 image (torch.utils.flop_counter), 8.7x ResNet-50's a pixel, grown with its backbone as its activations are
 # (audit XQ10: DANet R-101-D8 at ResNet-50's FLOPs a saved value ran 4.0 images/s on a V100 against mmseg's 1.99).

@@ -134,10 +134,16 @@ def _answer_hint(ctx: Context, asked: Answers | None, changed: Answers, build: A
 
 def decode_rate_text(ctx: Context, gpu: Part) -> str:
     """', ~16.9 tokens/s per stream': a language model's decode rate on a build's GPUs; "" for other jobs."""
-    if not decodes(ctx):
-        return ""
-    rate = job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count).get(
-        "decode_tokens_per_s_per_stream", 0.0)
+    return _rate_text(_decode_figures(ctx, gpu))
+
+
+def _decode_figures(ctx: Context, gpu: Part) -> dict[str, float]:
+    """A language model's predicted figures on these GPUs; none for a job that decodes nothing."""
+    return job_figures(ctx.answers, ctx.shape, dict(gpu.spec), gpu.name, ctx.gpu_count) if decodes(ctx) else {}
+
+
+def _rate_text(figures: dict[str, float]) -> str:
+    rate = figures.get("decode_tokens_per_s_per_stream", 0.0)
     return f", ~{rate:,.1f} tokens/s per stream" if rate else ""
 
 
@@ -151,10 +157,9 @@ def _over_budget_line(ctx: Context, alternative: Context, fitting: tuple[Assembl
     price, over = (money(amount, ctx.currency, ctx.rules) for amount in (build.total_cny,
                                                                          build.total_cny - ctx.budget_cny))
     short = _short_of_target(alternative, gpu)
-    figures = job_figures(alternative.answers, alternative.shape, dict(gpu.spec), gpu.name, alternative.gpu_count) \
-        if rate and decodes(alternative) else {}
-    if figures and not short:
-        short = f", ~{figures.get('decode_tokens_per_s_per_stream', 0.0):,.1f} tokens/s per stream"
+    figures = _decode_figures(alternative, gpu) if rate else {}
+    if not short:
+        short = _rate_text(figures)
     if figures.get("first_token_s"):
         short += f", the first token in ~{duration(figures['first_token_s'])}"
     return f"{lead}: {label}: {need:.1f} GiB per GPU {fits_on(alternative, gpu, count + gpu.name)} for {price}, " \

@@ -33,6 +33,15 @@ from pth_top.units import GIB, MIB
 BUILTIN_CATALOG_DIR = Path(__file__).with_name("catalog")
 STALE_PRICE_DAYS = 180
 
+# What a card's architecture means for its software now, by compute capability (audit CH60: 8 used V100s bought for a
+# 7B fine-tune with no word of it); added to the notes of every card of it, the user catalog's too.
+ARCHITECTURE_NOTES = {
+    7.0: ("Volta (sm_70): PyTorch 2.8 and later build it only into their CUDA 12.6 wheels (pytorch/pytorch#157517) and "
+          "CUDA 13 drops it (NVIDIA/cuDecomp#97: \"CUDA 13.0 dropped support for Volta (SM70)\"); no bf16 tensor cores "
+          "and no FlashAttention 2: fp16 mixed precision and SDPA's other kernels"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
     kind: str
@@ -200,7 +209,8 @@ def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part
     return Part(
         kind=kind, id=fields.id, name=fields.name, price_cny=float(fields.price_cny), price_as_of=fields.price_as_of,
         source=fields.source, spec={key: value for key, value in entry.items() if key != "notes"}, origin=origin,
-        notes=tuple(fields.notes),
+        notes=tuple(fields.notes) + ((ARCHITECTURE_NOTES[architecture],) if (architecture := entry.get(
+            "compute_capability")) in ARCHITECTURE_NOTES and kind == "gpu" else ()),
     )
 
 
