@@ -270,6 +270,10 @@ class Task(Schema, frozen=True):
         "a mixture of experts trained or run by generate() through transformers' Python loop over its experts "
         "(transformers 4.x, experts_implementation=\"eager\", or remote code without the experts interface); false: "
         "grouped GEMMs (transformers 5's default grouped_mm, torchtune, Unsloth, Megatron-Core)"))] = False
+    experts_loop_hit_only: Annotated[bool, Meta(description=(
+        "the loop runs only the experts a decode step's tokens hit, one host sync a layer (DeepSeek's remote code "
+        "moe_infer, transformers' later eager blocks that loop over expert_hit); false: every routed expert, a sync "
+        "each (transformers 4.51's Qwen3-MoE and Mixtral blocks)"))] = False
     serving_engine: Annotated[ServingEngine, Meta(description=(
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"

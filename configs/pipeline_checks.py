@@ -84,6 +84,9 @@ def diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[tu
                          "experts_per_token (fewer than experts_count) together"))
     else:
         problems.extend(expert_width_problems(workload))
+    if task.experts_loop_hit_only and not task.experts_loop:
+        problems.append(("task", "experts_loop_hit_only", "says which experts transformers' Python loop runs: give "
+                         "task.experts_loop = true"))
     if task.cache_embeddings and not (task.mode == "training" and workload.frozen_parameters):
         problems.append(("task", "cache_embeddings", "caches the frozen models' outputs for training: give the frozen "
                          "models (workload.frozen_parameters) and task.mode = 'training'"))

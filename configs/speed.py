@@ -131,14 +131,9 @@ MOE_LAYER_S = 45e-6
 # Transformers' MoE block loops over every routed expert of a layer in Python, a host sync each, at each decode step:
 # fitted on Qwen3-30B-A3B BF16 on an H20 (128 experts, 48 layers; Transformers 4.51.3, 1.89 tokens/s, QwenLM/Qwen2.5
 # speed_benchmark.md); Qwen2-57B-A14B's GPTQ-Int4 on an A100 (64 experts, 28 layers; 4.38.2: 5.55) is the check.
-# Charged under task.experts_loop: later 4.x releases loop only over the experts a step hits (a floor on the rate
-# there), and transformers 5 runs grouped GEMMs (grouped_mm), charged MOE_LAYER_S's routing instead.
+# Charged under task.experts_loop; a loop over only the experts a step hits is speed_moe.HF_MOE_HIT_EXPERT_S's, and
+# transformers 5 runs grouped GEMMs (grouped_mm), charged MOE_LAYER_S's routing instead.
 HF_MOE_EXPERT_S = 85e-6
-
-
-def hf_expert_loop_s(layers: int, experts_count: int) -> float:
-    """A decode step's time in Transformers' loop over a mixture of experts' routed experts (HF_MOE_EXPERT_S)."""
-    return layers * experts_count * HF_MOE_EXPERT_S
 
 
 # Bytes per parameter of a frozen base that FSDP gathers or uploads: NF4 (QLoRA) and int8 bases, else 16-bit.
@@ -307,20 +302,20 @@ def duration(seconds: float) -> str:
 
 def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_flops_per_token: float,
            device: Device, fraction: float = DECODE_BANDWIDTH_FRACTION, layers: int = 0,
-           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0, experts_count: int = 0,
-           format_layer_s: float = 0.0, no_graphs: bool = False, experts_loop: bool = False,
+           moe: bool = False, eager: bool = False, moe_layer_s: float = 0.0,
+           format_layer_s: float = 0.0, no_graphs: bool = False, expert_loop: tuple[float, str] = (0.0, ""),
            width: int = DECODE_LAYER_FITTED_WIDTH, speculative: tuple[int, float] = (0, 0.0)) -> Prediction:
     """Per step every stream's next token: the weights once, each stream's KV cache once, and each layer's small
     kernels (and a mixture of experts' routing, `moe_layer_s` a layer on one GPU, its all-reduces over several, and
-    generate()'s eager dispatch where `eager`, with Transformers 4.x's loop over the experts where `experts_loop`, an
-    engine's launches from Python where `no_graphs`); capped by compute."""
+    generate()'s eager dispatch where `eager`, with `expert_loop`'s (seconds, text) of Transformers' loop over the
+    experts, an engine's launches from Python where `no_graphs`); capped by compute."""
     bandwidth, bandwidth_text = achieved_bandwidth(device, fraction, moe)
     step_bytes = weight_bytes + batch * kv_bytes_per_stream
     split = moe and device.working_count > 1
     split_moe_s = layers * (TENSOR_PARALLEL_MOE_LAYER_S if split else moe_layer_s) if moe else 0.0
     layer_s, cores = device.decode_layer_s(width), device.fp32_tflops > 0
     generate_s = layers * HF_GENERATE_LAYER_S if eager and cores else 0.0
-    expert_loop_s = hf_expert_loop_s(layers, experts_count) if experts_loop and eager and moe and cores else 0.0
+    expert_loop_s = expert_loop[0] if eager and moe and cores else 0.0
     graphless_s = layers * ENGINE_EAGER_LAYER_S if no_graphs and cores else 0.0
     fixed_s = layers * (layer_s + format_layer_s) + split_moe_s + generate_s + expert_loop_s + graphless_s
     step_s = step_bytes / (bandwidth * 1e9) + fixed_s
@@ -350,8 +345,7 @@ def decode(weight_bytes: float, kv_bytes_per_stream: float, batch: int, forward_
     if format_layer_s:
         fixed_text += f" + {layers} layers x {format_layer_s * 1e3:.3g} ms of the weight format's kernels"
     if expert_loop_s:
-        fixed_text += (f" + {layers} layers x {experts_count} experts x {HF_MOE_EXPERT_S * 1e6:g} us of Transformers' "
-                       "loop over them (a host sync each)")
+        fixed_text += f" + {expert_loop[1]}"
     out.formula.append(
         f"decode: {weight_bytes / 1e9:.3g} GB weights + {batch} x {kv_bytes_per_stream / 1e9:.3g} GB KV cache per "
         f"step at {bandwidth_text}{fixed_text} = {1 / step_s:,.1f} tokens/s per stream")

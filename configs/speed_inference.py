@@ -17,7 +17,7 @@ from pth_top.configs.memory_inference import forward_only, inference_weight_byte
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.speed_comm import tensor_parallel_prefill_seconds
 from pth_top.configs.speed_forward import cnn_speed, forward_speed
-from pth_top.configs.speed_moe import mixture
+from pth_top.configs.speed_moe import decode_expert_loop, mixture
 from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
 from pth_top.configs.speed_server import decode_summary, fresh_prompts
 from pth_top.configs.vision_encoder import prefill_flops as vision_prefill_flops
@@ -58,7 +58,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     moe = mixture(shape)
-    looped = moe and engine == "hf_generate" and task.experts_loop  # transformers 4.x's Python loop over the experts
+    looped = moe and engine == "hf_generate" and task.experts_loop  # transformers' Python loop over the experts
     def decode_at(batch: int) -> sp.Prediction:
         fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
         return sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
@@ -66,9 +66,10 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                          eager=engine == "hf_generate" and task.forward_runtime != "compiled",
                          moe_layer_s=sp.MOE_LAYER_S if moe and not looped and engine in (
                              *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
-                         experts_count=shape.experts_count, format_layer_s=reads.format_layer_s,
+                         format_layer_s=reads.format_layer_s,
                          no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                         experts_loop=looped, width=shape.hidden_size,
+                         expert_loop=decode_expert_loop(shape, task, batch) if looped else (0.0, ""),
+                         width=shape.hidden_size,
                          speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
     out = decode_at(batch)
     if engine == "llama_cpp" and batch > 1:
@@ -108,12 +109,12 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
-    looped_s = sp.hf_expert_loop_s(shape.layers, shape.experts_count) if looped else 0.0
+    looped_s, looped_text = decode_expert_loop(shape, task, batch) if looped else (0.0, "")
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
         out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s,
                                               shape.attention_heads))
     elif notes.loop_is_most(looped_s, per_stream):  # not slow, but the loop is most of each token
-        out.warnings.append(notes.expert_loop_share(looped_s, per_stream, shape.layers, shape.experts_count))
+        out.warnings.append(notes.expert_loop_share(looped_s, per_stream, looped_text))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")

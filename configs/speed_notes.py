@@ -118,15 +118,14 @@ def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: st
             f"tokens/s, slower than reading; {remedy}")
 
 
-def expert_loop_share(looped_s: float, per_stream: float, layers: int, experts: int) -> str:
-    """generate()'s Python loop over a mixture's experts as the most of a decode step, and the remedy (audit ZX27:
-    Qwen1.5-MoE-A2.7B under transformers 4.x on an A100, ~12 s for a 1,500-token prompt and 40 tokens, QwenLM/Qwen3#453;
-    vLLM ran it 1.75x faster there)."""
-    return (f"generate() loops over the experts in Python: {layers} layers x {experts} experts x "
-            f"{sp.HF_MOE_EXPERT_S * 1e6:g} us = {sp.duration(looped_s)} of each token's ~{sp.duration(1 / per_stream)} "
-            f"({looped_s * per_stream:.0%}; a host sync each, fitted on transformers 4.51.3, and up to ~2x that on "
-            f"other 4.x releases); {FUSED_EXPERTS_ENGINES}, or transformers 5's grouped GEMMs (task.experts_loop = "
-            "false), decodes many times faster on the same card")
+def expert_loop_share(looped_s: float, per_stream: float, loop_text: str) -> str:
+    """generate()'s Python loop over a mixture's experts (speed_moe.decode_expert_loop's `loop_text`) as the most of a
+    decode step, and the remedy (audit ZX27: Qwen1.5-MoE-A2.7B under transformers 4.x on an A100, ~12 s for a
+    1,500-token prompt and 40 tokens, QwenLM/Qwen3#453; vLLM ran it 1.75x faster there)."""
+    return (f"generate() loops over the experts in Python: {loop_text} = {sp.duration(looped_s)} of each token's "
+            f"~{sp.duration(1 / per_stream)} ({looped_s * per_stream:.0%}; fitted on transformers 4.51.3 and "
+            f"DeepSeek's remote code, and up to ~2x that on other releases); {FUSED_EXPERTS_ENGINES}, or transformers "
+            "5's grouped GEMMs (task.experts_loop = false), decodes many times faster on the same card")
 
 
 FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks

@@ -67,13 +67,14 @@ def decode(model: ModelShape, precision: str, device: sp.Device | str, generated
            preset: str = "custom", *, gpus: int = 1, engine: str = "auto",
            quantization: str = "auto", scenario: str = "personal_research",
            cuda_graphs: bool = True, forward_runtime: str = "auto", experts_loop: bool = False,
-           build_2024: bool = False) -> dict[str, float]:
+           hit_only: bool = False, build_2024: bool = False) -> dict[str, float]:
     """A decode's figures; `build_2024`: a 2024 llama.cpp build's row, timed at the generic constants it was fitted
     with, not the 2025-26 build's (speed.LLAMA_CPP_*)."""
     answers = Answers(scenario=scenario, workload=Workload(preset=preset, batch_size=batch),
                       task=Task(mode="inference", precision=precision, generated_tokens=generated,
                                 serving_engine=engine, quantization=quantization, cuda_graphs=cuda_graphs,
-                                forward_runtime=forward_runtime, experts_loop=experts_loop))
+                                forward_runtime=forward_runtime, experts_loop=experts_loop,
+                                experts_loop_hit_only=hit_only))
     gpu = catalog_gpu(device, answers, gpus) if isinstance(device, str) else device
     if build_2024:
         gpu = dataclasses.replace(gpu, llama_cpp_cuda=False)
@@ -721,6 +722,21 @@ QWEN2_57B = model_shape(answers_of(
     workload__experts_count=64, workload__experts_per_token=8, workload__layers=28, workload__hidden_size=3584,
     workload__attention_heads=28, workload__kv_heads=4, workload__vocabulary_size=151_936,
     workload__sequence_length=1).workload)[0]
+DEEPSEEK_MOE_13 = ("github.com/deepseek-ai/DeepSeek-MoE/issues/13: deepseek-moe-16b and baichuan-13b under "
+                   "generate() on an A800-80G, tokens/s")
+# DeepSeekMoE 16B (huggingface.co/deepseek-ai/deepseek-moe-16b-base config.json: 28 layers of 2048, 16 heads, 64
+# routed experts of 1408, 6 a token, 2 shared (2,816), V 102,400; 16.4B total, 2.8B active), run by its remote code.
+DEEPSEEK_MOE_16B = model_shape(answers_of(
+    workload__preset="custom", workload__parameters=16_400_000_000, workload__active_parameters=2_800_000_000,
+    workload__experts_count=64, workload__experts_per_token=6, workload__layers=28, workload__hidden_size=2048,
+    workload__attention_heads=16, workload__intermediate_size=11264, workload__shared_expert_width=2816,
+    workload__gated_mlp=True, workload__vocabulary_size=102_400, workload__sequence_length=1).workload)[0]
+# Baichuan-13B (huggingface.co/baichuan-inc/Baichuan-13B-Base config.json: 40 layers of 5120, 40 heads, MLP 13,696,
+# V 64,000; 13.3B).
+BAICHUAN_13B = model_shape(answers_of(
+    workload__preset="custom", workload__parameters=13_300_000_000, workload__layers=40, workload__hidden_size=5120,
+    workload__attention_heads=40, workload__intermediate_size=13696, workload__gated_mlp=True,
+    workload__vocabulary_size=64_000, workload__sequence_length=1).workload)[0]
 BNB_347 = "github.com/bitsandbytes-foundation/bitsandbytes/issues/347: Llama 7B under generate() on one RTX 3090"
 BLOOM_BLOG = ("huggingface.co/blog/bloom-inference-pytorch-scripts, BLOOM-176B under generate() with accelerate's "
               "device_map (one GPU at a time), batch 1, 100 tokens greedy")
@@ -961,6 +977,13 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("hf-2xa100-qwen2-57b-a14b-bf16-decode", f"{QWEN2_HF}: Qwen2-57B-A14B BF16 on 2 GPUs, 4.76 tokens/s",
                    4.76, lambda: decode(QWEN2_57B, "bf16", "a100-80gb-pcie", 2048, engine="hf_generate", gpus=2,
                                         experts_loop=True)[
+                       "decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("hf-a800-deepseek-moe-16b-bf16-decode", f"{DEEPSEEK_MOE_13}: deepseek-moe-16b 14.73 (its remote "
+                   "code loops over the experts a step hits)", 14.73,
+                   lambda: decode(DEEPSEEK_MOE_16B, "bf16", "a100-80gb-sxm", 512, engine="hf_generate",
+                                  experts_loop=True, hit_only=True)["decode_tokens_per_s_per_stream"], fitted=True),
+    PublishedSpeed("hf-a800-baichuan-13b-bf16-decode", f"{DEEPSEEK_MOE_13}: baichuan-13b 22.00", 22.00,
+                   lambda: decode(BAICHUAN_13B, "bf16", "a100-80gb-sxm", 512, engine="hf_generate")[
                        "decode_tokens_per_s_per_stream"]),
     PublishedSpeed("bnb347-3090-llama7b-fp16-decode", f"{BNB_347}: fp16, 32.89 ms a token", 1 / 0.03289,
                    lambda: decode(shape("llama-7b", 1), "fp16", "rtx-3090-24gb", 128, preset="llama-7b",

@@ -823,3 +823,28 @@ def test_an_8_bit_base_is_not_said_to_be_an_nf4_one():
                                                25.0).formula)
     assert "QLoRA's step, which an 8-bit base is timed from, dequantizes an NF4 base" in formula("lora_int8")
     assert "dequantizing the NF4 base" not in formula("lora_int8") and "dequantizing the NF4 base" in formula("qlora")
+
+
+def test_a_loop_over_only_the_experts_a_step_hits_is_charged_for_those():
+    # Audit DA66: DeepSeekMoE 16B under generate() on an A800, 14.73 tokens/s (deepseek-ai/DeepSeek-MoE#13): its
+    # remote code (moe_infer) runs only the 6 of 64 experts a token hits; charged for all 64 it was 5.9 (2.5x slow),
+    # and as grouped GEMMs 54.9 (3.7x fast).
+    from tests.configs.published_speeds import DEEPSEEK_MOE_16B, decode
+
+    hit = decode(DEEPSEEK_MOE_16B, "bf16", "a100-80gb-sxm", 512, engine="hf_generate", experts_loop=True,
+                 hit_only=True)["decode_tokens_per_s_per_stream"]
+    every = decode(DEEPSEEK_MOE_16B, "bf16", "a100-80gb-sxm", 512, engine="hf_generate",
+                   experts_loop=True)["decode_tokens_per_s_per_stream"]
+    assert hit == pytest.approx(14.73, rel=0.35) and every < 0.5 * hit
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=16_400_000_000,
+                  workload__active_parameters=2_800_000_000, workload__experts_count=64,
+                  workload__experts_per_token=6, workload__layers=28, workload__hidden_size=2048,
+                  workload__attention_heads=16, workload__intermediate_size=11264, workload__gated_mlp=True,
+                  workload__vocabulary_size=102_400, workload__sequence_length=512, workload__batch_size=8,
+                  task__mode="inference", task__precision="bf16", task__serving_engine="hf_generate",
+                  task__experts_loop=True, task__experts_loop_hit_only=True, task__generated_tokens=512)
+    formula = " ".join(speed_build.inference(job, build_shape(job), catalog_gpu("a100-80gb-sxm", job)).formula)
+    assert "28 layers x 34.9 experts hit (8 token(s) a step x 6 of 64)" in formula, formula  # 64 x (1 - (58/64)^8)
+    unlooped = job.with_value("task", "experts_loop", False)
+    assert ("task", "experts_loop_hit_only") in [(section, key) for section, key, _ in cross_field_problems(unlooped)]
+
