@@ -357,6 +357,19 @@ def timm_vit_inference(parameters: int, layers: int, hidden: int, heads: int, ml
     return speed_build.inference(answers, model, catalog_gpu("rtx-4090-24gb", answers)).figures["samples_per_s"]
 
 
+def timm_vit_training(parameters: int, hidden: int, heads: int, batch: int) -> float:
+    """Images a second of a timm ViT/16 at 224 px (12 layers, 197 tokens, a 4h GELU MLP) trained in AMP on one RTX
+    3090 (its pt112 training table's rows)."""
+    answers = answers_of(workload__preset="custom", workload__kind="transformer", workload__parameters=parameters,
+                         workload__layers=12, workload__hidden_size=hidden, workload__attention_heads=heads,
+                         workload__intermediate_size=4 * hidden, workload__sequence_length=197,
+                         workload__encoder_only=True, workload__batch_size=batch, task__mode="training",
+                         task__precision="amp_fp16", task__optimizer="sgd", data__kind="images")
+    figures = speed_build.training(answers, model_shape(answers.workload)[0], catalog_gpu("rtx-3090-24gb", answers),
+                                   31.5).figures
+    return figures.get("training_images_per_s") or figures["training_samples_per_s"]
+
+
 TIMM_4090_PT240 = ("github.com/huggingface/pytorch-image-models "
                    "results/benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv (AMP, NCHW, eager, one RTX 4090)")
 
@@ -1200,6 +1213,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                                  data="images")),
     PublishedSpeed("timm-vit-b16-3090-amp", f"{TIMM_TRAIN}: vit_base_patch16_224, batch 192, 390.86 img/s", 390.86,
                    lambda: train("vit-b16", 197, "rtx-3090-24gb", batch=192, precision="amp_fp16", data="images")),
+    # A narrow transformer's share of the MFU (speed_build.TRAINING_FULL_WIDTH), from timm's DeiT rows (audit DC66).
+    PublishedSpeed("timm-deit-tiny-3090-amp", f"{TIMM_TRAIN}: deit_tiny_patch16_224 (192 wide), batch 512, 2,290.53 "
+                   "img/s", 2290.53, lambda: timm_vit_training(5_720_000, 192, 3, 512), fitted=True),
+    PublishedSpeed("timm-deit-small-3090-amp", f"{TIMM_TRAIN}: deit_small_patch16_224 (384 wide), batch 384, 1,053.64 "
+                   "img/s", 1053.64, lambda: timm_vit_training(22_050_000, 384, 6, 384)),
     PublishedSpeed("deit-b-8xv100-300-epochs", "arXiv:2012.12877 (DeiT) §5: DeiT-B's 300 epochs of ImageNet-1k "
                    "(1,281,167 images) take 53 h on one node of 8 V100s = 2,014 images/s", 2014,
                    lambda: train("vit-b16", 197, "v100-32gb-sxm2", batch=1024, gpus=8, precision="amp_fp16",

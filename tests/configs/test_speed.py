@@ -848,3 +848,20 @@ def test_a_loop_over_only_the_experts_a_step_hits_is_charged_for_those():
     unlooped = job.with_value("task", "experts_loop", False)
     assert ("task", "experts_loop_hit_only") in [(section, key) for section, key, _ in cross_field_problems(unlooped)]
 
+
+def test_a_narrow_transformer_trains_at_a_share_of_the_mfu_by_its_width():
+    # Audit DC66: XCiT-Tiny (192 wide) trained in AMP on an RTX 3090 was predicted 4,331 images/s against timm's 1,324
+    # (3.3x): the MFU was a large model's at any width. timm's DeiT-Ti and DeiT-S rows reach 0.24 and 0.41 of the card.
+    from tests.configs.published_speeds import timm_vit_training
+
+    assert timm_vit_training(5_720_000, 192, 3, 512) == pytest.approx(2290.53, rel=0.35)
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=6_720_000,
+                  workload__layers=12, workload__hidden_size=192, workload__attention_heads=4,
+                  workload__sequence_length=197, workload__encoder_only=True, workload__batch_size=512,
+                  task__mode="training", task__precision="amp_fp16", task__optimizer="sgd", data__kind="images")
+    out = speed_build.training(job, build_shape(job), catalog_gpu("rtx-3090-24gb", job), 31.5)
+    assert "(x 0.50 = sqrt(192 / 768): a narrow transformer's small GEMMs" in " ".join(out.formula), out.formula
+    assert out.figures["training_images_per_s"] < 2500
+    wide = job.with_value("workload", "hidden_size", 768).with_value("workload", "parameters", 86_000_000)
+    assert "a narrow transformer" not in " ".join(speed_build.training(
+        wide, build_shape(wide), catalog_gpu("rtx-3090-24gb", wide), 31.5).formula)
