@@ -16,6 +16,7 @@ from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, ModelShape, training
 from pth_top.configs.micro_batch import (
     MAX_ACCUMULATION_STEPS,
     SYNC_EACH_BATCH_LABEL,
+    batch_statistics_note,
     micro_batch_label,
     micro_batch_of,
     micro_batch_steps,
@@ -128,8 +129,10 @@ def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     micro = after.task.accumulation_steps != before.task.accumulation_steps
     kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
     synced = after.task.sync_each_batch != before.task.sync_each_batch
+    norms = batch_statistics_note(ctx.shape, micro_batch_of(after), micro_batch_of(before))  # audit DC66: TResNet-M
     return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
-                                                 (f"micro-batch {micro_batch_of(after)}", micro),
+                                                 (f"micro-batch {micro_batch_of(after)}"
+                                                  + (f" ({norms})" if norms else ""), micro),
                                                  ("FSDP's gradients synced each micro-batch",
                                                                             synced), ("an 8-bit KV cache", kv))
                      if changed)

@@ -83,16 +83,24 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     its BatchNorm layers then see (audit AC40: ICNet's SyncBN over 8 images told "the same global batch" at 4)."""
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
-    norms = ""
     was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, data_parallel_gpus(before))
-    samples = "sample" if micro == 1 else "samples"
-    if shape is not None and shape.kind == "cnn":
-        norms = f"; BatchNorm layers that train see {micro} {samples} a GPU, not {was} (SyncBN: all GPUs' together)"
-    elif shape is not None and shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid
-        norms = (f"; if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was} "
-                 "(GradCache or a cached loss keeps them all: not modelled)")  # audit CU64: a masked LM's is not
+    norms = batch_statistics_note(shape, micro, was)
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
-            f"batch for the gradients{kept}){norms}{synced_note(before, after)}")
+            f"batch for the gradients{kept}){'; ' + norms if norms else ''}{synced_note(before, after)}")
+
+
+def batch_statistics_note(shape: ModelShape | None, micro: int, was: int) -> str:
+    """What a smaller micro-batch changes beyond the gradients: a CNN's BatchNorm statistics, an encoder's in-batch
+    negatives if its loss is contrastive; "" for other models or the same micro-batch."""
+    samples = "sample" if micro == 1 else "samples"
+    if shape is None or micro >= was:
+        return ""
+    if shape.kind == "cnn":
+        return f"BatchNorm layers that train see {micro} {samples} a GPU, not {was}; SyncBN sees all GPUs' together"
+    if shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid
+        return (f"if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was} "
+                "(GradCache or a cached loss keeps them all: not modelled)")  # audit CU64: a masked LM's is not
+    return ""
 
 
 def sharded_gradients(answers: Answers) -> Answers:
