@@ -93,11 +93,13 @@ def chunked_loss(answers: Answers, shape: ModelShape) -> Answers:
 
 
 def cheap_levers(ctx: Context, answers: Answers) -> Answers:
-    """What costs no model quality, added to a change that alone does not fit: the chunked loss, full recompute
-    and micro-batch 1 in training; an 8-bit KV cache where the engine has one in inference."""
+    """What costs no model quality, added to a change that alone does not fit: SDPA for eager attention, the chunked
+    loss, full recompute and micro-batch 1 in training; an 8-bit KV cache where the engine has one in inference."""
     if answers.task.mode != "training":  # vLLM's fuller plan stands alone (review r72): nothing is added to it
         fuller = answers.task.engine_memory_fraction != ctx.answers.task.engine_memory_fraction
         return answers if fuller else _eight_bit_kv(ctx, answers)
+    if ctx.shape.kind == "transformer" and ctx.shape.attention_heads:  # audit DB66: qlora.py's eager attention
+        answers = answers.with_value("task", "flash_attention", True)
     return small_activations(chunked_loss(answers, ctx.shape))
 
 
@@ -124,13 +126,15 @@ def with_cheap_label(ctx: Context, label: str, before: Answers, after: Answers) 
 
 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
+    sdpa = after.task.flash_attention and not before.task.flash_attention
     chunked = after.task.training_stack != before.task.training_stack
     recompute = recompute_of_answers(after) != recompute_of_answers(before)
     micro = after.task.accumulation_steps != before.task.accumulation_steps
     kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
     synced = after.task.sync_each_batch != before.task.sync_each_batch
     norms = batch_statistics_note(ctx.shape, micro_batch_of(after), micro_batch_of(before))  # audit DC66: TResNet-M
-    return ", ".join(text for text, changed in (("chunked loss", chunked), ("full recompute", recompute),
+    return ", ".join(text for text, changed in (("SDPA attention", sdpa), ("chunked loss", chunked),
+                                                 ("full recompute", recompute),
                                                  (f"micro-batch {micro_batch_of(after)}"
                                                   + (f" ({norms})" if norms else ""), micro),
                                                  ("FSDP's gradients synced each micro-batch",

@@ -1,5 +1,5 @@
-"""What a smaller micro-batch changes beyond the gradients (configs.micro_batch.batch_statistics_note), wherever a
-way out names it."""
+"""The quality-free levers a way out adds to its change (configs.levers.cheap_levers), and what a smaller micro-batch
+changes beyond the gradients (configs.micro_batch.batch_statistics_note) wherever a way out names it."""
 
 from __future__ import annotations
 
@@ -23,3 +23,20 @@ def test_a_cnns_micro_batch_taken_down_by_the_quality_free_levers_says_what_batc
     lines = [line for line, _, _ in build.applicable_alternatives if "micro-batch 1" in line]
     assert lines and all("BatchNorm layers that train see 1 sample a GPU, not 512" in line for line in lines), lines
 
+
+def test_eager_attention_is_switched_to_sdpa_with_the_other_quality_free_levers(catalog):
+    # Audit DB66: Airoboros-33B's QLoRA (qlora.py: eager attention, micro-batch 2 x 16) for CNY 15,000 used led with
+    # FSDP-QLoRA's CPU offload on a new 16 GB card; SDPA, micro-batch 1 and an 8-bit optimizer hold it on the used
+    # RTX 3090 the budget buys (its eager scores alone were 60 layers' worth of 52 x 2,048^2 a sample).
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=32_500_000_000,
+                  workload__layers=60, workload__hidden_size=6656, workload__attention_heads=52,
+                  workload__intermediate_size=17920, workload__gated_mlp=True, workload__vocabulary_size=32000,
+                  workload__sequence_length=2048, workload__batch_size=32, task__mode="training",
+                  task__precision="bf16", task__optimizer="adamw", task__recompute="full",
+                  task__flash_attention=False, task__accumulation_steps=16, task__method="qlora", task__lora_rank=64,
+                  task__lora_targets="all_linear", data__kind="text", data__dataset_size_gb=0.05,
+                  budget__amount=15000.0, budget__currency="CNY", budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert not build.feasible and changed.task.flash_attention and "SDPA attention" in line, line
+    assert "RTX 3090" in line and changed.scale.sharding == "none", line
