@@ -12,7 +12,11 @@ from __future__ import annotations
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
-from pth_top.configs.custom_cnn import CNN_FORWARD_FLOPS_PER_PIXEL, RESNET50_SAVED_ELEMENTS
+from pth_top.configs.custom_cnn import (
+    CNN_FORWARD_FLOPS_PER_PIXEL,
+    QUERY_HEAD_ACTIVATION_FACTOR,
+    RESNET50_SAVED_ELEMENTS,
+)
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.presets import model_presets
 
@@ -86,11 +90,15 @@ def forward_activations(answers: Answers, shape: ModelShape) -> tuple[float, str
     ratio = workload.forward_gflops_per_sample * 1e9 / frames / (CNN_FORWARD_FLOPS_PER_PIXEL * pixels) \
         if pixels else 1.0
     exponent = FEWER_FLOPS_EXPONENT if ratio < 1 else MORE_FLOPS_EXPONENT
-    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * ratio ** exponent * frames
+    # A DETR-family head's queries through 6 decoder layers write what its memory keeps, 2.1x a detector's (audit
+    # DF67: Conditional DETR R-50's 50 epochs, ~30 h on 8 V100s, were timed at ~11 h as a plain CNN of its FLOPs).
+    query = QUERY_HEAD_ACTIVATION_FACTOR if workload.dense_head == "query" else 1.0
+    count = RESNET50_FORWARD_ACTIVATIONS * pixels / 224 ** 2 * ratio ** exponent * frames * query
     clip = f" x {frames} frames" if frames > 1 else ""
+    head = f" x {query:g} for its DETR-family head" if query > 1 else ""
     return count, (f"{count / 1e6:.3g}M activations written forward (ResNet-50's at {workload.input_size_px} px x "
-                   f"its FLOPs' ratio {ratio:.3g}^{exponent:g}{clip}; workload.activation_elements_per_sample, ~2x "
-                   "timm's infer_macts for a ResNet, ~4-5x for a DenseNet, gives yours)")
+                   f"its FLOPs' ratio {ratio:.3g}^{exponent:g}{clip}{head}; workload.activation_elements_per_sample, "
+                   "~2x timm's infer_macts for a ResNet, ~4-5x for a DenseNet, gives yours)")
 
 
 def activation_seconds(answers: Answers, shape: ModelShape, device: sp.Device, samples_per_gpu: float,

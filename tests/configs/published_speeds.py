@@ -297,6 +297,18 @@ def sparse_rcnn_images_per_s() -> float:
         "training_samples_per_s"]
 
 
+def detr_images_per_s(parameters: int, forward_gflops: float) -> float:
+    """Images a second of a DETR-family detector (a ResNet-50, a transformer encoder-decoder over its queries) trained
+    at COCO's 800 x 1333 canvas, 2 images a V100 over 8, fp32, AdamW: a custom CNN, workload.dense_head = "query"."""
+    answers = answers_of(workload__preset="custom", workload__kind="cnn", workload__parameters=parameters,
+                         workload__layers=50, workload__input_size_px=1033, workload__dense_head="query",
+                         workload__forward_gflops_per_sample=forward_gflops, workload__batch_size=16,
+                         task__precision="fp32", task__optimizer="adamw", scale__gpu_count=8, data__kind="images")
+    device = catalog_gpu("v100-32gb-pcie", answers, 8)
+    return speed_build.training(answers, model_shape(answers.workload)[0], device, 25.0).figures[
+        "training_samples_per_s"]
+
+
 def neuralhermes_dpo_tokens_per_s() -> float:
     """Tokens a second of NeuralHermes-2.5-Mistral-7B's QLoRA DPO (mlabonne/llm-course's notebook: 4-bit base, r 16 on
     every linear layer, dropout 0.05, 4 pairs a micro-batch x 4 accumulation, gradient checkpointing, bf16,
@@ -1533,6 +1545,16 @@ CASES: tuple[PublishedSpeed, ...] = (
     PublishedSpeed("sparse-rcnn-r50-fpn-3x-8xv100", "github.com/PeizeSun/SparseR-CNN README: R50_100pro_3x, '19h' on "
                    "8 V100s at batch 16 (MAX_ITER 270,000 x 16 = 4.32M images: ~63 images/s)", 4_320_000 / (19 * 3600),
                    sparse_rcnn_images_per_s),
+    # Audit DF67: a DETR-family head's activations, 2.1x a detector's, timed through memory as its memory keeps them.
+    PublishedSpeed("detr-r50-8xv100", "github.com/facebookresearch/detr README: 'A single epoch takes 28 minutes ... "
+                   "on a single machine with 8 V100 cards' (COCO train2017's 118,287 images, 2 a GPU; 86 GFLOPs as "
+                   "the paper counts multiply-adds: 172)", 118_287 / (28 * 60),
+                   lambda: detr_images_per_s(41_300_000, 172.0)),
+    PublishedSpeed("conditional-detr-r50-8xv100", "github.com/Atten4Vis/ConditionalDETR README: 50 epochs 'around 30 "
+                   "hours on a single machine with 8 V100 cards' (90 GFLOPs: 180)", 118_287 * 50 / (30 * 3600),
+                   lambda: detr_images_per_s(44_000_000, 180.0), tolerance=0.7,
+                   gap="'around 30 hours'; its 300 queries (DETR's 100) and their focal loss through 6 decoder layers "
+                       "are counted only in the head's 2.1x of the activations"),
     # Audit BL52: without the reference's forward it was 1.33x fast.
     PublishedSpeed("neuralhermes-2.5-mistral-7b-qlora-dpo-a100", "huggingface.co/mlabonne/NeuralHermes-2.5-Mistral-7B "
                    "model card: 'It required an A100 GPU for about an hour'; its notebook runs 200 steps of 16 pairs "
