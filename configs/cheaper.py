@@ -11,14 +11,9 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
 from pth_top.configs.beyond_answers import gpu_build, within_text
 from pth_top.configs.build import Build
+from pth_top.configs.cheap_levers import RECOMPUTE_LABEL, chunked_loss, recompute_only
 from pth_top.configs.engine_plan import FULLER_ENGINE_FRACTION, FULLER_ENGINE_PLAN_LABEL, fuller_plan
-from pth_top.configs.levers import (
-    RECOMPUTE_LABEL,
-    chunked_loss,
-    experts_left_unquantized,
-    recompute_only,
-    unsloth_quantizes_more,
-)
+from pth_top.configs.levers import experts_left_unquantized, unsloth_quantizes_more
 from pth_top.configs.micro_batch import SYNC_EACH_BATCH_LABEL, sharded_gradients
 from pth_top.configs.presets import model_shape
 from pth_top.configs.ranking import CHEAPER_FRACTION_MAX

@@ -18,17 +18,10 @@ from pth_top.configs.assembly import (
     part_price,
 )
 from pth_top.configs.beyond_answers import changed_answers, keeps_the_job
+from pth_top.configs.cheap_levers import cheap_levers, recompute_only, with_cheap_label
 from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL
 from pth_top.configs.fewer_gpus import faster_on_fewer_gpus, on_fewer_gpus, with_a_smaller_cache
-from pth_top.configs.levers import (
-    answer_changes,
-    cheap_levers,
-    more_gpus,
-    queue_lever,
-    recompute_only,
-    split_label,
-    with_cheap_label,
-)
+from pth_top.configs.levers import answer_changes, more_gpus, queue_lever, split_label
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import SHARDING_LABELS

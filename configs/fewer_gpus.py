@@ -11,7 +11,8 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import Answers, cross_field_problems
 from pth_top.configs.assembly import Context
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.levers import answer_changes, cheap_levers, with_cheap_label
+from pth_top.configs.cheap_levers import cheap_levers, with_cheap_label
+from pth_top.configs.levers import answer_changes
 from pth_top.configs.way_out import Alternative, feasible_build
 
 # How much faster fewer GPUs must train than the ways out on the count asked (small cards stepping from CPU RAM over

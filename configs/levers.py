@@ -2,33 +2,33 @@
 
 from __future__ import annotations
 
-import math
-
 from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import Context
+from pth_top.configs.cheap_levers import (
+    CHUNKED_LOSS_LABEL,
+    RECOMPUTE_LABEL,
+    chunked_loss,
+    recompute_only,
+    small_activations,
+    small_activations_label,
+)
 from pth_top.configs.diffusion import vae_tile_px
 from pth_top.configs.engine_plan import FULLER_ENGINE_PLAN_LABEL, fuller_engine_plan
-from pth_top.configs.memory import micro_batch_per_gpu
 from pth_top.configs.memory_inference import forward_only, takes_inputs
 from pth_top.configs.memory_methods import ADAPTER_METHODS, pretraining
 from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS, ModelShape, training_bytes_per_parameter
 from pth_top.configs.micro_batch import (
-    MAX_ACCUMULATION_STEPS,
     SYNC_EACH_BATCH_LABEL,
-    batch_statistics_note,
     micro_batch_label,
     micro_batch_of,
     micro_batch_steps,
-    recompute_of_answers,
     sharded_gradients,
-    smallest_micro_batch,
-    synced_note,
 )
 from pth_top.configs.owned import GROWN_SHARE_LABEL, grown_share, without_owned
 from pth_top.configs.presets import model_presets
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
-from pth_top.configs.sequence_split import SEQUENCE_SPLIT_LABEL, data_parallel_gpus, offered_split
+from pth_top.configs.sequence_split import SEQUENCE_SPLIT_LABEL, offered_split
 from pth_top.configs.smaller_weights import smaller_weights
 
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
@@ -69,93 +69,7 @@ def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answer
         "task", "optimizer", "adamw")
 
 
-def recompute_only(answers: Answers) -> Answers:
-    """Full recompute at the same micro-batch (CNNs' and transformers' activations: configs.memory); none where the
-    stack recomputes already (Unsloth)."""
-    if answers.task.mode != "training" or recompute_of_answers(answers) == "full":
-        return answers
-    return answers.with_value("task", "recompute", "full")
 
-
-def small_activations(answers: Answers) -> Answers:
-    """Full recompute and a micro-batch of 1, or of one pair (the global batch kept by gradient accumulation)."""
-    per_gpu = max(1, math.ceil(answers.workload.batch_size / data_parallel_gpus(answers)))
-    steps = min(max(1, per_gpu // smallest_micro_batch(answers)), MAX_ACCUMULATION_STEPS)  # stays a valid answer
-    return sharded_gradients(recompute_only(answers).with_value("task", "accumulation_steps", steps))
-
-
-def chunked_loss(answers: Answers, shape: ModelShape) -> Answers:
-    """The same training with Liger's fused linear cross-entropy where the eager loss holds s x b x V logits."""
-    if answers.task.mode != "training" or answers.task.training_stack != "hf_trainer" \
-            or not shape.logits_vocabulary_size:
-        return answers
-    return answers.with_value("task", "training_stack", "liger")
-
-
-def cheap_levers(ctx: Context, answers: Answers) -> Answers:
-    """What costs no model quality, added to a change that alone does not fit: SDPA for eager attention, the chunked
-    loss, full recompute and micro-batch 1 in training; an 8-bit KV cache where the engine has one in inference."""
-    if answers.task.mode != "training":  # vLLM's fuller plan stands alone (review r72): nothing is added to it
-        fuller = answers.task.engine_memory_fraction != ctx.answers.task.engine_memory_fraction
-        return answers if fuller else _eight_bit_kv(ctx, answers)
-    if ctx.shape.kind == "transformer" and ctx.shape.attention_heads:  # audit DB66: qlora.py's eager attention
-        answers = answers.with_value("task", "flash_attention", True)
-    return small_activations(chunked_loss(answers, ctx.shape))
-
-
-def _eight_bit_kv(ctx: Context, answers: Answers) -> Answers:
-    if ctx.shape.kind != "transformer" or ctx.shape.denoising_steps or ctx.shape.encoder_only \
-            or not stacks.fp8_kv_cache_open(answers.task, answers.scenario):
-        return answers
-    return answers.with_value("task", "kv_cache_dtype", "fp8")
-
-
-def with_cheap_label(ctx: Context, label: str, before: Answers, after: Answers) -> str:
-    """'<a lever>, <what the quality-free levers add to it>'; a micro-batch lever they take to micro-batch 1 is named
-    by what they make of the answers, not as both (audit CU64: "a micro-batch of 16 ..., micro-batch 1")."""
-    task = ctx.answers.task
-    micro_lever = before.with_value("task", "accumulation_steps", task.accumulation_steps).with_value(
-        "task", "recompute", task.recompute).with_value("task", "sync_each_batch", task.sync_each_batch) == ctx.answers
-    if micro_lever and before != ctx.answers and after.task.accumulation_steps != before.task.accumulation_steps:
-        accumulation = ctx.answers.task.accumulation_steps
-        others = cheap_levers_label(ctx, ctx.answers.with_value("task", "accumulation_steps",
-                                                                after.task.accumulation_steps), after)
-        micro = micro_batch_label(after.with_value("task", "accumulation_steps", accumulation), after, ctx.shape)
-        return ", ".join(part for part in (others, micro) if part)
-    return ", ".join(part for part in (label, cheap_levers_label(ctx, before, after)) if part)
-
-
-def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
-    sdpa = after.task.flash_attention and not before.task.flash_attention
-    chunked = after.task.training_stack != before.task.training_stack
-    recompute = recompute_of_answers(after) != recompute_of_answers(before)
-    micro = after.task.accumulation_steps != before.task.accumulation_steps
-    kv = after.task.kv_cache_dtype != before.task.kv_cache_dtype
-    synced = after.task.sync_each_batch != before.task.sync_each_batch
-    norms = batch_statistics_note(ctx.shape, micro_batch_of(after), micro_batch_of(before))  # audit DC66: TResNet-M
-    return ", ".join(text for text, changed in (("SDPA attention", sdpa), ("chunked loss", chunked),
-                                                 ("full recompute", recompute),
-                                                 (f"micro-batch {micro_batch_of(after)}"
-                                                  + (f" ({norms})" if norms else ""), micro),
-                                                 ("FSDP's gradients synced each micro-batch",
-                                                                            synced), ("an 8-bit KV cache", kv))
-                     if changed)
-
-
-RECOMPUTE_LABEL = "full recompute (gradient checkpointing)"
-
-
-def small_activations_label(before: Answers) -> str:
-    """What the small-activations change adds: recompute only where the answers do not have it already, and the
-    micro-batch it comes to (1, or more where the accumulation steps reach their cap)."""
-    after = small_activations(before)
-    micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
-    recompute = "" if recompute_of_answers(before) == "full" else f"{RECOMPUTE_LABEL} and "
-    return f"{recompute}micro-batch {micro} with gradient accumulation{synced_note(before, after)}"
-
-
-CHUNKED_LOSS_LABEL = ("a chunked loss (Liger's fused linear cross-entropy, or torchtune's chunked cross-entropy) "
-                      "instead of the eager fp32 logits")
 
 
 # A bf16 full fine-tune without the fp32 master copy (LLaMA-Factory's table: a 7B at 60 GB, 120 with it).
@@ -237,7 +151,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
                            for each in micro_batch_steps(ctx.shape, recomputed) if each != smaller)
         changes.extend((micro_batch_label(answers, each, ctx.shape), each) for each in at_one)
         if smaller not in (answers, recomputed):
-            changes.append((small_activations_label(answers), smaller))
+            changes.append((small_activations_label(answers, ctx.shape), smaller))
         int8 = task.method == "lora_int8"  # bitsandbytes' 8-bit weights do not shard (adapter_checks)
         if scale.gpu_count > 1 and scale.sharding in ("none", "zero1", "zero2") and not ctx.edge and not int8:
             changes.append((f"ZeRO-3 (FSDP) on the same {scale.gpu_count} GPUs: weights, gradients and optimizer "

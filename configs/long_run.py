@@ -12,7 +12,7 @@ from pth_top.configs.answers import Answers
 from pth_top.configs.assembly import Context, usable_bytes
 from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, gpu_build, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import small_activations, small_activations_label
+from pth_top.configs.cheap_levers import small_activations, small_activations_label
 from pth_top.configs.market import money
 from pth_top.configs.memory_terms import ModelShape
 from pth_top.configs.part_types import SYSTEM_GPU_FORMS

@@ -19,7 +19,7 @@ def smallest_micro_batch(answers: Answers) -> int:
     return 2 if answers.task.preference_pairs else 1
 
 
-def _with_micro_batch(answers: Answers, at_most: int) -> Answers:
+def micro_batch_at_most(answers: Answers, at_most: int) -> Answers:
     """The largest micro-batch up to `at_most` that divides a GPU's share of the batch, so the global batch stays
     as it was (review AF: 48 on 8 GPUs was "2 x 4" = 64), its accumulation steps valid, whole pairs where its samples
     are; the answers where none is."""
@@ -42,7 +42,7 @@ def micro_batch_of(answers: Answers) -> int:
 
 def halved_micro_batch(answers: Answers) -> Answers:
     """Half the micro-batch or less (the largest that divides a GPU's share), while it is above 1."""
-    return _with_micro_batch(answers, micro_batch_of(answers) // 2) if micro_batch_of(answers) >= 2 else answers
+    return micro_batch_at_most(answers, micro_batch_of(answers) // 2) if micro_batch_of(answers) >= 2 else answers
 
 
 def halved_again(shape: ModelShape, halved: Answers, least: int = 2) -> Answers | None:
@@ -68,7 +68,7 @@ def halvings(shape: ModelShape, answers: Answers, least: int = 2) -> list[Answer
 def smaller_micro_batch(answers: Answers) -> Answers:
     """The next smaller micro-batch that divides a GPU's share of the batch (audit YL2: BEiT-L at 6 a GPU was offered
     3 where 4, x 12, fits)."""
-    return _with_micro_batch(answers, micro_batch_of(answers) - 1) if micro_batch_of(answers) >= 2 else answers
+    return micro_batch_at_most(answers, micro_batch_of(answers) - 1) if micro_batch_of(answers) >= 2 else answers
 
 
 def micro_batch_steps(shape: ModelShape, answers: Answers, least: int = 2) -> list[Answers]:
@@ -84,22 +84,23 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
     was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, data_parallel_gpus(before))
-    norms = batch_statistics_note(shape, micro, was)
+    norms = batch_statistics_note(shape, micro, was, data_parallel_gpus(after))
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
             f"batch for the gradients{kept}){'; ' + norms if norms else ''}{synced_note(before, after)}")
 
 
-def batch_statistics_note(shape: ModelShape | None, micro: int, was: int) -> str:
-    """What a smaller micro-batch changes beyond the gradients: a CNN's BatchNorm statistics, an encoder's in-batch
-    negatives if its loss is contrastive; "" for other models or the same micro-batch."""
+def batch_statistics_note(shape: ModelShape | None, micro: int, was: int, gpus: int = 1) -> str:
+    """What a smaller micro-batch changes beyond the gradients: a CNN's BatchNorm statistics (SyncBN's over `gpus`), an
+    encoder's in-batch negatives if its loss is contrastive; "" for other models or the same micro-batch."""
     samples = "sample" if micro == 1 else "samples"
     if shape is None or micro >= was:
         return ""
     if shape.kind == "cnn":
-        return f"BatchNorm layers that train see {micro} {samples} a GPU, not {was}; SyncBN sees all GPUs' together"
-    if shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid
-        return (f"if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was} "
-                "(GradCache or a cached loss keeps them all: not modelled)")  # audit CU64: a masked LM's is not
+        synced = f", SyncBN's all {gpus} GPUs' together" if gpus > 1 else ""
+        return f"any BatchNorm layers that train see {micro} {samples} a GPU, not {was}{synced}"
+    if shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid; CU64: a masked LM's is not
+        return (f"if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was}, unless "
+                "GradCache or a cached loss keeps them all, which is not modelled")
     return ""
 
 

@@ -20,7 +20,8 @@ from pth_top.configs.beyond_answers import (
     within_text,
 )
 from pth_top.configs.build import Build
-from pth_top.configs.levers import answer_changes, cheap_levers, with_cheap_label
+from pth_top.configs.cheap_levers import cheap_levers, with_cheap_label
+from pth_top.configs.levers import answer_changes
 from pth_top.configs.market import cny_per, money
 from pth_top.configs.owned import owned_pin
 from pth_top.configs.parts import Part

@@ -10,7 +10,8 @@ from pth_top.configs import stacks
 from pth_top.configs.answers import MAX_GPUS, Answers, splits_over_gpus
 from pth_top.configs.assembly import ROOMY, SHORT, TIGHT, Context, buyable, fits_on, memory_fit, needed_bytes
 from pth_top.configs.beyond_answers import keeps_the_job
-from pth_top.configs.levers import answer_changes, cheap_levers, queue_lever, queued_label, with_cheap_label
+from pth_top.configs.cheap_levers import cheap_levers, with_cheap_label
+from pth_top.configs.levers import answer_changes, queue_lever, queued_label
 from pth_top.configs.memory_terms import OFFLOAD_SHARDINGS
 from pth_top.configs.owned import all_owned, bought_beside_owned, grown_share, is_owned, owned_pin
 from pth_top.configs.part_types import DESKTOP_SYSTEM, SYSTEM_GPU_FORMS

@@ -8,15 +8,15 @@ from typing import Callable
 from pth_top.configs.assembly import TIGHT_FIT
 from pth_top.configs.beyond_answers import MORE_GPU_COUNTS, answer_text, gpu_build, warned, within_text
 from pth_top.configs.build import Build
-from pth_top.configs.levers import (
+from pth_top.configs.cheap_levers import (
     CHUNKED_LOSS_LABEL,
     RECOMPUTE_LABEL,
     chunked_loss,
     recompute_only,
     small_activations,
     small_activations_label,
-    split_label,
 )
+from pth_top.configs.levers import split_label
 from pth_top.configs.presets import model_shape
 from pth_top.configs.rules import Rules
 from pth_top.units import GIB

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 from pth_top.configs.answers import MAX_GPUS, Answers
 from pth_top.configs.assembly import ROOMY, SHORT, Context, buyable, memory_fit, offered, part_price, usable_bytes
-from pth_top.configs.levers import small_activations, small_activations_label
+from pth_top.configs.cheap_levers import small_activations, small_activations_label
 from pth_top.configs.market import MARKET_NAMES, money
 from pth_top.configs.memory_methods import pretraining
 from pth_top.configs.memory_terms import ModelShape
@@ -195,7 +195,7 @@ def bought_line(ctx: Context, bought: Bought, holds_on_one: bool = False) -> str
         held = ""
     elif as_answered:
         held = (f", {held} at the job's own micro-batch and recompute; {fewest} hold it at "
-                f"{small_activations_label(ctx.answers)}")
+                f"{small_activations_label(ctx.answers, ctx.shape)}")
     else:
         held = f", {fewest} hold it at {held}" if nodes > fewest else f", {held}"
     return (f"bought: {how} across {nodes} x {system.name} ({nodes * MAX_GPUS} GPUs{held}), linked {linked}: "
@@ -288,7 +288,7 @@ def _fewest_nodes_and_how(ctx: Context, context_for: Callable[[Answers], Context
         fewer, small_out, small_holds = fewest_nodes(ctx, context_for, gpu, small)
         if small_holds and (fewer < nodes or not holds):
             nodes, spread_out, holds = fewer, small_out, True
-            how += f" at {small_activations_label(ctx.answers)}"
+            how += f" at {small_activations_label(ctx.answers, ctx.shape)}"
     return nodes, spread_out, holds, how
 
 

@@ -41,15 +41,6 @@ from pth_top.configs.vision_encoder import training_flops_per_sample as vision_t
 # forward pass in 16 bits (the scores 2, mask add 4, clamp 4, softmax to fp32 6, back 6, dropout 5, AV read 2), twice
 # that back: OPT-350m on an L40S, 8 x 1,024 tokens, 0.526 s a step eager, 0.122 with SDPA (transformers' OPT docs).
 EAGER_SCORES_BYTES_PER_PASS = 29.0
-# A transformer narrower than ViT-B's 768 trains further below the MFU: its GEMMs do not fill the GPU and its norms,
-# activations and adds weigh more. timm's AMP training on an RTX 3090 (results/benchmark-train-amp-nchw-pt112-cu113-
-# rtx3090.csv, of its 71 TFLOP/s): DeiT-Ti (192) 0.24, DeiT-S (384) 0.41, ViT-B/16 (768) 0.58; x sqrt(width / 768).
-TRAINING_FULL_WIDTH = 768
-
-
-def narrow_training_share(shape: ModelShape) -> float:
-    """The share of the training MFU a transformer of width h reaches: sqrt(h / TRAINING_FULL_WIDTH), at most 1."""
-    return min(1.0, (shape.hidden_size / TRAINING_FULL_WIDTH) ** 0.5) if shape.hidden_size else 1.0
 
 
 def device_for(spec: dict[str, Any], name: str, count: int, answers: Answers, shape: ModelShape,
@@ -220,16 +211,10 @@ def training(answers: Answers, shape: ModelShape, device: sp.Device, host_gb_per
     moe = mixture(shape)
     fraction = device.cnn_fraction if shape.kind == "cnn" else DENOISER_COUNTED_FRACTION \
         if counted_denoiser(answers, shape) else device.transformer_training_mfu
-    # An audio model's share, fitted on its own rows (FastPitch is 384 wide), holds its width already.
-    narrow = narrow_training_share(shape) if shape.kind == "transformer" and answers.data.kind != "audio" \
-        and not counted_denoiser(answers, shape) else 1.0
-    share = (audio_share if shape.kind == "transformer" else 1.0) * (MOE_TRAINING_MFU_SHARE if moe else 1.0) * narrow
+    share = (audio_share if shape.kind == "transformer" else 1.0) * (MOE_TRAINING_MFU_SHARE if moe else 1.0)
     compute, compute_text = sp.achieved_tflops(device, fraction, share)
     if moe:
         compute_text += f" (x {MOE_TRAINING_MFU_SHARE:g} for a mixture of experts: its routing and small GEMMs)"
-    if narrow < 1.0:
-        compute_text += (f" (x {narrow:.2f} = sqrt({shape.hidden_size:,} / {TRAINING_FULL_WIDTH}): a narrow "
-                         "transformer's small GEMMs, timm's ViT training)")
     mean_share, peak_ratio, mean_text = mean_training_image(answers)
     compute_s = samples_per_gpu * per_sample * mean_share / split / (compute * 1e12)
     out = sp.Prediction()

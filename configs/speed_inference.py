@@ -59,6 +59,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     moe = mixture(shape)
     looped = moe and engine == "hf_generate" and task.experts_loop  # transformers' Python loop over the experts
+    step_tokens = task.speculative_draft_tokens + 1  # a stream's tokens a step verifies (1 without a draft)
     def decode_at(batch: int) -> sp.Prediction:
         fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
         return sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
@@ -68,7 +69,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                              *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
                          format_layer_s=reads.format_layer_s,
                          no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                         expert_loop=decode_expert_loop(shape, task, batch) if looped else (0.0, ""),
+                         expert_loop=decode_expert_loop(shape, task, batch * step_tokens) if looped else (0.0, ""),
                          width=shape.hidden_size,
                          speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
     out = decode_at(batch)
@@ -98,6 +99,11 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         if encoder else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2{images}; one "
                        f"prompt alone{active}{attention_notes})")
+    prompt_loop_s, prompt_loop_text = decode_expert_loop(shape, task, prompt) if looped else (0.0, "")
+    if prompt_loop_s:  # the prompt's pass loops over the experts its tokens hit too
+        first_s += prompt_loop_s
+        out.formula.append(f"the first token also waits on the prompt's {prompt_loop_text} = "
+                           f"{sp.duration(prompt_loop_s)}")
     per_stream = decode_summary(out, batch, prompt, first_s)
     # Many prompts share one read of the weights: their compute counts, on a server or an edge module's batch of
     # streams (audit ZL: 8 streams of 2k prompts on an Orin NX, ~20 tokens/s published, 58 predicted without it).
@@ -109,12 +115,13 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
-    looped_s, looped_text = decode_expert_loop(shape, task, batch) if looped else (0.0, "")
+    looped_s, looped_text = decode_expert_loop(shape, task, batch * step_tokens) if looped else (0.0, "")
+    steps_per_s = per_stream / (task.speculative_accept_length if task.speculative_draft_tokens else 1.0)
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
-        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s,
-                                              shape.attention_heads))
-    elif notes.loop_is_most(looped_s, per_stream):  # not slow, but the loop is most of each token
-        out.warnings.append(notes.expert_loop_share(looped_s, per_stream, looped_text))
+        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s * steps_per_s
+                                              / per_stream, shape.attention_heads))
+    elif notes.loop_is_most(looped_s, steps_per_s):  # not slow, but the loop is most of each step
+        out.warnings.append(notes.expert_loop_share(looped_s, steps_per_s, looped_text, task.experts_loop_hit_only))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "
                             f"{sp.SLOW_FIRST_TOKEN_S:g} s): the prompt's prefill is compute-bound")

@@ -23,10 +23,12 @@ MOE_TRAINING_MFU_SHARE = 0.45
 # the HF Trainer on an A100, 5.447 samples/s of 320 tokens, 8 a micro-batch, with checkpointing (fms-acceleration
 # scripts/benchmarks/refs/a100_80gb_moe.csv); its ScatterMoE row (4,784 tokens/s) is the check of the share above.
 HF_MOE_TRAINING_EXPERT_PASS_S = 340e-6
-# DeepSeek's remote code (moe_infer, one host sync a layer) and transformers' later eager blocks (expert_hit) run only
-# the experts a decode step's tokens hit: fitted on DeepSeekMoE 16B under generate() on an A800, 14.73 tokens/s
-# (deepseek-ai/DeepSeek-MoE#13), whose Baichuan-13B row there, 22.00, is 0.76 of generate()'s rate here (28.9).
-HF_MOE_HIT_EXPERT_S = 210e-6
+# DeepSeek's remote code (moe_infer) and transformers' later eager blocks (expert_hit) run only the experts a decode
+# step's tokens hit, each at HF_MOE_EXPERT_S, after a layer's routing, sort and one host sync (bincount().cpu()): 0.75
+# ms a layer, fitted on DeepSeekMoE 16B under generate() on an A800, 14.73 tokens/s (deepseek-ai/DeepSeek-MoE#13; batch
+# 1 assumed), with that issue's Baichuan-13B row, 22.00, taken as 0.76 of generate()'s rate here (28.8): both fitted.
+# Its first layer is dense (first_k_dense_replace = 1): the loop is charged on all 28, ~4 % more.
+HF_MOE_HIT_LAYER_S = 0.75e-3
 
 
 def mixture(shape: ModelShape) -> bool:
@@ -50,19 +52,24 @@ def expert_loop_seconds(answers: Answers, shape: ModelShape, recompute: str) -> 
                      "have none)")
 
 
-def decode_expert_loop(shape: ModelShape, task: Task, batch: int) -> tuple[float, str]:
-    """Seconds a decode step spends in transformers' loop over a mixture's experts under generate(), and the formula's
-    text: every routed expert of each layer (task.experts_loop), or only those the step's `batch` tokens hit
-    (task.experts_loop_hit_only), n x (1 - (1 - k/n)^b) of them on average."""
+def decode_expert_loop(shape: ModelShape, task: Task, tokens: int) -> tuple[float, str]:
+    """Seconds a step spends in transformers' loop over a mixture's experts under generate(), and the formula's text:
+    every routed expert of each layer (task.experts_loop), or only those the step's `tokens` hit
+    (task.experts_loop_hit_only), n x (1 - (1 - k/n)^t) of them on average, never more than every expert's loop."""
     layers, experts = shape.layers, shape.experts_count
     if not (task.experts_loop and experts):
         return 0.0, ""
+    every = layers * experts * sp.HF_MOE_EXPERT_S
+    every_text = (f"{layers} layers x {experts} experts x {sp.HF_MOE_EXPERT_S * 1e6:g} us of Transformers' loop over "
+                  "them")
     if not task.experts_loop_hit_only:
-        return layers * experts * sp.HF_MOE_EXPERT_S, (
-            f"{layers} layers x {experts} experts x {sp.HF_MOE_EXPERT_S * 1e6:g} us of Transformers' loop over them "
-            "(a host sync each)")
+        return every, every_text + " (a host sync each)"
     per_token = max(1, round(shape.routed_expert_share * experts))
-    hit = experts * (1.0 - (1.0 - per_token / experts) ** batch)
-    return layers * hit * HF_MOE_HIT_EXPERT_S, (
-        f"{layers} layers x {hit:.3g} experts hit ({batch} token(s) a step x {per_token} of {experts}) x "
-        f"{HF_MOE_HIT_EXPERT_S * 1e6:g} us of the loop over the experts a step hits (task.experts_loop_hit_only)")
+    hit = experts * (1.0 - (1.0 - per_token / experts) ** tokens)
+    seconds = layers * (HF_MOE_HIT_LAYER_S + hit * sp.HF_MOE_EXPERT_S)
+    if seconds >= every:  # the step's tokens hit about all of them: at most the loop over every expert
+        return every, every_text + f" ({tokens:,} tokens a step hit about all of them)"
+    return seconds, (f"{layers} layers x ({HF_MOE_HIT_LAYER_S * 1e3:g} ms of routing and one host sync + {hit:.3g} "
+                     f"experts hit ({tokens:,} token(s) a step x {per_token} of {experts}) x "
+                     f"{sp.HF_MOE_EXPERT_S * 1e6:g} us) of the loop over the experts a step hits "
+                     "(task.experts_loop_hit_only)")

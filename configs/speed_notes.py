@@ -118,14 +118,16 @@ def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: st
             f"tokens/s, slower than reading; {remedy}")
 
 
-def expert_loop_share(looped_s: float, per_stream: float, loop_text: str) -> str:
+def expert_loop_share(looped_s: float, steps_per_s: float, loop_text: str, hit_only: bool) -> str:
     """generate()'s Python loop over a mixture's experts (speed_moe.decode_expert_loop's `loop_text`) as the most of a
     decode step, and the remedy (audit ZX27: Qwen1.5-MoE-A2.7B under transformers 4.x on an A100, ~12 s for a
     1,500-token prompt and 40 tokens, QwenLM/Qwen3#453; vLLM ran it 1.75x faster there)."""
-    return (f"generate() loops over the experts in Python: {loop_text} = {sp.duration(looped_s)} of each token's "
-            f"~{sp.duration(1 / per_stream)} ({looped_s * per_stream:.0%}; fitted on transformers 4.51.3 and "
-            f"DeepSeek's remote code, and up to ~2x that on other releases); {FUSED_EXPERTS_ENGINES}, or transformers "
-            "5's grouped GEMMs (task.experts_loop = false), decodes many times faster on the same card")
+    fitted = "fitted on DeepSeek's remote code" if hit_only else \
+        "fitted on transformers 4.51.3, and up to ~2x that on other 4.x releases"
+    return (f"generate() loops over the experts in Python: {loop_text} = {sp.duration(looped_s)} of each step's "
+            f"~{sp.duration(1 / steps_per_s)} ({looped_s * steps_per_s:.0%}; {fitted}); {FUSED_EXPERTS_ENGINES}, or "
+            "transformers 5's grouped GEMMs where its own modeling code runs the model (task.experts_loop = false), "
+            "decodes many times faster on the same card")
 
 
 FP8_BLOCK = 128  # DeepSeek-V3's, Qwen3's and MiniMax's FP8 releases scale their weights in 128 x 128 blocks

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pth_top.configs.answers import FIELDS, Answers, answers_from_dict
 from pth_top.configs.errors import ConfigFileError
+from pth_top.configs.part_types import SYSTEM_GPU_FORMS
 from pth_top.configs.tomlsource import read_toml, tomllib
 
 HERE = Path(__file__).parent
@@ -135,7 +136,8 @@ def test_valid_generated_answers_always_give_a_build(data):
         return
     build = recommend(answers, _catalog())
     # Owned SXM modules come in the server the buyer has: nothing is bought (3 x A100 SXM, a DGX A100 at 0).
-    owned_server = bool(answers.budget.owned_gpu) and build.component("server") is not None
+    owned = _catalog().get(answers.budget.owned_gpu) if answers.budget.owned_gpu else None
+    owned_server = owned is not None and owned["form"] in SYSTEM_GPU_FORMS and build.component("server") is not None
     assert build.components and (build.total_price_cny > 0 or owned_server)
     assert build.memory.total_bytes >= 0 and math.isfinite(build.power.sustained_w)
 

@@ -12,8 +12,9 @@ import pytest
 from pth_top.configs.answers import cross_field_problems
 from pth_top.configs.assembly import FLOOR_ONLY
 from pth_top.configs.beyond_answers import keeps_the_job
+from pth_top.configs.cheap_levers import cheap_levers_label
 from pth_top.configs.fewer_cards import faster_on_fewer_cards_within_budget
-from pth_top.configs.levers import answer_changes, cheap_levers_label, queued_label
+from pth_top.configs.levers import answer_changes, queued_label
 from pth_top.configs.parts import load_catalog
 from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.render import memory_lines
