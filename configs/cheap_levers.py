@@ -77,7 +77,8 @@ def cheap_levers(ctx: Context, answers: Answers) -> Answers:
         answers = answers.with_value("task", "flash_attention", True)
     answers = chunked_loss(answers, ctx.shape)
     if ctx.shape.kind == "cnn":  # review r75: BatchNorm over 1 image a GPU is not quality-free
-        return sharded_gradients(recompute_only(micro_batch_at_most(answers, BATCHNORM_QUALITY_FREE_MICRO_BATCH)))
+        at_most = min(BATCHNORM_QUALITY_FREE_MICRO_BATCH, micro_batch_of(answers))
+        return sharded_gradients(recompute_only(micro_batch_at_most(answers, at_most)))
     return small_activations(answers)
 
 

@@ -96,7 +96,7 @@ def batch_statistics_note(shape: ModelShape | None, micro: int, was: int, gpus: 
     if shape is None or micro >= was:
         return ""
     if shape.kind == "cnn":
-        synced = f", SyncBN's all {gpus} GPUs' together" if gpus > 1 else ""
+        synced = f", all {gpus} GPUs' together under SyncBN" if gpus > 1 else ""
         return f"any BatchNorm layers that train see {micro} {samples} a GPU, not {was}{synced}"
     if shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid; CU64: a masked LM's is not
         return (f"if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was}, unless "

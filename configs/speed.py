@@ -131,8 +131,8 @@ MOE_LAYER_S = 45e-6
 # Transformers' MoE block loops over every routed expert of a layer in Python, a host sync each, at each decode step:
 # fitted on Qwen3-30B-A3B BF16 on an H20 (128 experts, 48 layers; Transformers 4.51.3, 1.89 tokens/s, QwenLM/Qwen2.5
 # speed_benchmark.md); Qwen2-57B-A14B's GPTQ-Int4 on an A100 (64 experts, 28 layers; 4.38.2: 5.55) is the check.
-# Charged under task.experts_loop; a loop over only the experts a step hits is speed_moe.HF_MOE_HIT_EXPERT_S's, and
-# transformers 5 runs grouped GEMMs (grouped_mm), charged MOE_LAYER_S's routing instead.
+# Charged under task.experts_loop, and for each expert a step hits where the loop skips the rest
+# (speed_moe.decode_expert_loop); transformers 5 runs grouped GEMMs (grouped_mm), charged MOE_LAYER_S's routing instead.
 HF_MOE_EXPERT_S = 85e-6
 
 

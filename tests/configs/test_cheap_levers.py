@@ -55,5 +55,19 @@ def test_the_batch_statistics_note_reads_inside_one_pair_of_parentheses():
     notes = [batch_statistics_note(encoder, 1, 1024), batch_statistics_note(cnn, 16, 512),
              batch_statistics_note(cnn, 16, 512, gpus=8)]
     assert all(note and "(" not in note and ")" not in note for note in notes), notes
-    assert "SyncBN" not in notes[1] and "SyncBN's all 8 GPUs' together" in notes[2], notes
+    assert "SyncBN" not in notes[1] and "all 8 GPUs' together under SyncBN" in notes[2], notes
     assert batch_statistics_note(cnn, 512, 512) == ""
+
+
+def test_a_cnns_quality_free_levers_never_raise_its_micro_batch(catalog):
+    # Re-read of r75's mend: 64 images a GPU at 8 x 8 were taken to 16 x 4, more activations, by "at most 16".
+    from pth_top.configs.cheap_levers import cheap_levers
+    from pth_top.configs.micro_batch import micro_batch_of
+    from pth_top.configs.recommend import _context
+    from pth_top.configs.rules import load_rules
+
+    job = answers(workload__preset="resnet50", workload__batch_size=64, task__mode="training",
+                  task__precision="amp_fp16", task__accumulation_steps=8, data__kind="images")
+    assert micro_batch_of(cheap_levers(_context(job, catalog, load_rules(), {}), job)) == 8
+    bigger = job.with_value("task", "accumulation_steps", 1)
+    assert micro_batch_of(cheap_levers(_context(bigger, catalog, load_rules(), {}), bigger)) == 16
