@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pth_top.configs.assembly import Assembly, Context, offered, part_price, rank
 from pth_top.configs.parts import Part
-from pth_top.configs.slots import slots_hanging_below
+from pth_top.configs.slots import card_width, on_risers, slots_hanging_below
 
 
 def choose_case(ctx: Context, asm: Assembly, board: Part, gpu: Part | None) -> None:
@@ -25,9 +25,29 @@ def choose_case(ctx: Context, asm: Assembly, board: Part, gpu: Part | None) -> N
                   and case["expansion_slots_count"] >= slots and case["psu_positions_count"] >= units]
     case, _ = rank(ctx, asm, "case", candidates, offered(ctx, "case"), ", ".join(needs))
     fans = int(case.get("fans_included_count", 0) or 0)
+    line = stacked_open_air_line(ctx, board, gpu)
+    asm.warnings.extend([line] if line else [])
     asm.reasons["case"] = [
         f"case: {', '.join(needs)}: the cheapest case in the catalog that has them",
         f"{case['expansion_slots_count']} expansion slots, cards up to {case['gpu_length_max_mm']:,.0f} mm, "
         f"{case['psu_positions_count']} PSU position(s), {fans} fan(s) included",
         *case.notes_for(ctx.market),
     ]
+
+
+# Open-air cards back to back in a tower take in each other's exhaust: Puget Systems built its four-RTX 3090
+# workstation on blower cards (GIGABYTE's RTX 3090 TURBO), and four held to 280 W (nvidia-smi -pl) kept over 95 % of
+# their rate (pugetsystems.com/labs/hpc, "Quad RTX3090 GPU Wattage Limited MaxQ", 2020). Audit DI68: 4 x RTX 5080.
+STACKED_OPEN_AIR_CARDS = 3
+
+
+def stacked_open_air_line(ctx: Context, board: Part, gpu: Part | None) -> str:
+    """The warning for STACKED_OPEN_AIR_CARDS or more open-air cards in adjacent slots of a tower, else ""."""
+    if gpu is None or gpu["cooling"] != "fans" or ctx.gpu_count < STACKED_OPEN_AIR_CARDS \
+            or on_risers(ctx, board, gpu, ctx.gpu_count):
+        return ""
+    return (f"cooling: {ctx.gpu_count} open-air {gpu.name} cards ({gpu['board_power_w']:g} W each) in adjacent "
+            "slots take in each other's exhaust under a sustained load and throttle: buy 2-slot blower cards where "
+            "they are sold (Puget Systems' four-RTX 3090 workstation), or cap their power (four 3090s at 280 W kept "
+            f"over 95 % of their rate); the slots are sized for a {card_width(gpu)}-slot card, and most partner cards "
+            "are wider")

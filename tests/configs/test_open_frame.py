@@ -93,3 +93,18 @@ def test_each_card_needs_its_own_riser_and_a_frame_pin_the_cards_do_not_need_is_
                      pins={"gpu": ("rtx-6000-ada-48gb", 4), "frame": ("open-air-8gpu-frame", 1)}, today=TODAY)
     assert "frame" not in {component.role for component in fits.components}
     assert any("Open frame is dropped: these cards fit the board's own slots" in line for line in fits.warnings)
+
+
+def test_three_or_more_open_air_cards_in_adjacent_slots_of_a_tower_are_warned(catalog):
+    # Audit DI68: ISANet R-101-D8 on 4 x RTX 5080 (360 W, open-air) back to back in a tower, no word of their heat;
+    # Puget Systems built its four-RTX 3090 workstation on blower cards.
+    job = answers(scenario="team_training", workload__preset="custom", workload__kind="cnn",
+                  workload__parameters=56_000_000, workload__layers=101, workload__input_size_px=724,
+                  workload__dense_head="segmentation", workload__batch_size=8, task__mode="training",
+                  task__precision="fp32", task__optimizer="sgd", data__kind="images", data__images_count=2975,
+                  scale__gpu_count=4, budget__amount=120000.0, budget__currency="CNY")
+    build = recommend(job, catalog, pins={"gpu": ("rtx-5080-16gb", 4)}, today=TODAY)
+    lines = [line for line in build.warnings if line.startswith("cooling: 4 open-air")]
+    assert lines and "2-slot blower cards" in lines[0] and "cap their power" in lines[0], build.warnings
+    two = recommend(job.with_value("scale", "gpu_count", 2), catalog, pins={"gpu": ("rtx-5080-16gb", 2)}, today=TODAY)
+    assert not any(line.startswith("cooling:") and "open-air" in line for line in two.warnings), two.warnings
