@@ -74,9 +74,16 @@ class Workload(Schema, frozen=True):
         "hybrid models: layers of linear attention or a state-space block (Gated DeltaNet, Mamba), a fixed state a "
         "sequence and no KV cache (Qwen3-Next-80B-A3B: 36 of 48, config.json full_attention_interval 4); all of them "
         "for a pure state-space model (Falcon Mamba 7B: 64 of 64)"))] = 0
+    parallel_ssm_layers: Annotated[int, whole(0, 1024, (
+        "parallel hybrids: layers whose attention runs beside a state-space block (Falcon-H1: all 44 of 44; Hymba), "
+        "each with its KV cache and a Mamba's fixed state a sequence"))] = 0
+    ssm_inner_width: Annotated[int, whole(0, 1_000_000, (
+        "a Mamba block's inner width, config.json's mamba_d_ssm or d_inner (Falcon-H1-7B: 3,072); 0: 2h, Mamba-2's "
+        "expand of 2"))] = 0
     ssm_state_size: Annotated[int, whole(0, 4096, (
-        "a Mamba layer's state a channel, config.json's state_size (Mamba-1, Falcon Mamba: 16; Mamba-2: 128), its "
-        "state 2h x state_size values a sequence; 0: 128, as Mamba-2 and Gated DeltaNet keep"))] = 0
+        "a Mamba layer's state a channel, config.json's state_size or mamba_d_state (Mamba-1, Falcon Mamba: 16; "
+        "Mamba-2: 128; Falcon-H1: 256), its state inner width x state_size values a sequence; 0: 128, as Mamba-2 and "
+        "Gated DeltaNet keep"))] = 0
     denoising_steps: Annotated[int, whole(0, 1000, (
         "a diffusion transformer's sampling steps per image (FLUX.1-dev 28, schnell 4; inference); 0 = not one"))] = 0
     classifier_free_guidance: Annotated[bool, Meta(description=(

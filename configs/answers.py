@@ -300,9 +300,12 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                 problems.append(("workload", "linear_attention_layers", "at most layers (Qwen3-Next: 36 linear of "
                                  "48; a pure state-space model, Falcon Mamba: 64 of 64; with a sliding window, both "
                                  "together)"))
-            if workload.ssm_state_size and not workload.linear_attention_layers:
-                problems.append(("workload", "ssm_state_size", "sizes the state of workload.linear_attention_layers "
-                                 "(a Mamba's): give them too, or leave it 0"))
+            if workload.parallel_ssm_layers > workload.layers:
+                problems.append(("workload", "parallel_ssm_layers", "at most layers (Falcon-H1-7B: 44 of 44)"))
+            for key in ("ssm_state_size", "ssm_inner_width"):
+                if getattr(workload, key) and not (workload.linear_attention_layers or workload.parallel_ssm_layers):
+                    problems.append(("workload", key, "sizes the state of workload.linear_attention_layers or "
+                                     "parallel_ssm_layers (a Mamba's): give them too, or leave it 0"))
             kv = workload.kv_heads
             if kv and (kv > workload.attention_heads or workload.attention_heads % kv):
                 problems.append(("workload", "kv_heads", "attention_heads must be a multiple of kv_heads"))

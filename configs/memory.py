@@ -187,7 +187,8 @@ def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
     def share(count: int) -> int:
         return min(held, round(count * held / shape.layers))
     return replace(shape, layers=held, sliding_window_layers=share(shape.sliding_window_layers),
-                   linear_attention_layers=share(shape.linear_attention_layers))
+                   linear_attention_layers=share(shape.linear_attention_layers),
+                   parallel_ssm_layers=share(shape.parallel_ssm_layers))
 
 
 EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffusers' EMAModel)

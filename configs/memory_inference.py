@@ -244,8 +244,11 @@ def estimate_inference(
                f"{min(tokens, shape.sliding_window_tokens)})x{batch}" if window else
                f"KV cache 2 x {kv_bytes:.4g} B x L x {width} x tokens x b = 2x{kv_bytes:.4g}x{full}"
                f"x{shape.cached_kv_width}x{tokens}x{batch}")
-    if shape.linear_attention_layers:
-        kv_text += (f" (full-attention layers only) + {shape.linear_attention_layers} linear layers' fixed state, "
+    if shape.linear_attention_layers or shape.parallel_ssm_layers:
+        ssm = f"{shape.parallel_ssm_layers} state-space blocks beside attention" if shape.parallel_ssm_layers else ""
+        linear = f"{shape.linear_attention_layers} linear layers" if shape.linear_attention_layers else ""
+        held = " and ".join(part for part in (linear, ssm) if part)
+        kv_text += ((" (full-attention layers only)" if linear else "") + f" + {held}' fixed state, "
                     f"{shape.linear_state_values_per_hidden} x h values a layer"
                     + (", 4 B each (llama.cpp's F32)" if state_bytes else "") + ", x b")
     formula.append(kv_text + (f" ({kv_cache_dtype} KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))

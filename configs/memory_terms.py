@@ -103,6 +103,7 @@ class ModelShape:
     # Hybrid models: layers of linear attention or a state-space block (Gated DeltaNet, Mamba) hold a fixed state a
     # sequence, no KV cache (Qwen3-Next: 36 of 48, config.json full_attention_interval 4).
     linear_attention_layers: int = 0
+    parallel_ssm_layers: int = 0  # layers with a state-space block beside their attention (Falcon-H1's every one)
     linear_state_values_per_hidden: int = LINEAR_STATE_VALUES_PER_HIDDEN  # MAMBA_EXPAND x state_size for a Mamba
     # A diffusion model (configs.diffusion): sampling steps per image, each over all the tokens; 0: not one.
     denoising_steps: int = 0
@@ -228,8 +229,10 @@ class ModelShape:
 
     @property
     def linear_state_values(self) -> int:
-        """A sequence's fixed state over the linear layers: h x linear_state_values_per_hidden each."""
-        return self.linear_attention_layers * self.hidden_size * self.linear_state_values_per_hidden
+        """A sequence's fixed state over the linear layers and the parallel hybrid's: h x linear_state_values_per_hidden
+        each."""
+        return (self.linear_attention_layers + self.parallel_ssm_layers) * self.hidden_size \
+            * self.linear_state_values_per_hidden
 
     @property
     def routed_expert_parameters(self) -> int:

@@ -299,6 +299,15 @@ VISION_ENCODER_COUNTED = (
     "(pth-top bench) before buying to the margin")
 
 
+def ssm_state_values_per_hidden(workload: Workload, hidden: int) -> int:
+    """A Mamba layer's state a sequence over h: its inner width (2h, or workload.ssm_inner_width) x its state size
+    (workload.ssm_state_size, else Mamba-2's 128), over h; the default where neither is given."""
+    if not (workload.ssm_state_size or workload.ssm_inner_width):
+        return LINEAR_STATE_VALUES_PER_HIDDEN
+    expand = workload.ssm_inner_width / hidden if workload.ssm_inner_width and hidden else MAMBA_EXPAND
+    return round(expand * (workload.ssm_state_size or LINEAR_STATE_VALUES_PER_HIDDEN // MAMBA_EXPAND))
+
+
 def model_shape(workload: Workload) -> tuple[ModelShape, str]:
     """The estimator's view of a workload answer, and a line saying where the numbers came from."""
     shape, origin = _model_shape(workload)
@@ -350,8 +359,8 @@ def _model_shape(workload: Workload) -> tuple[ModelShape, str]:
             sliding_window_tokens=workload.sliding_window_tokens,
             sliding_window_layers=workload.sliding_window_layers, denoising_steps=workload.denoising_steps,
             linear_attention_layers=workload.linear_attention_layers,
-            linear_state_values_per_hidden=MAMBA_EXPAND * workload.ssm_state_size if workload.ssm_state_size
-            else LINEAR_STATE_VALUES_PER_HIDDEN,
+            parallel_ssm_layers=workload.parallel_ssm_layers,
+            linear_state_values_per_hidden=ssm_state_values_per_hidden(workload, hidden),
             guidance_passes=2 if workload.classifier_free_guidance else 1, decoder_layers=workload.decoder_layers,
             single_stream_dit=workload.single_stream_dit,
             output_pixels=workload.output_width_px * workload.output_height_px,

@@ -183,3 +183,30 @@ def test_llama4_scout_caches_a_chunk_on_its_36_chunked_layers_and_int4_at_128k_f
                               budget__currency="USD"),
                       catalog, pins={"gpu": ("h100-80gb-pcie", 1)}, today=TODAY)
     assert build.memory_fits, build.memory.total_bytes / GIB
+
+
+def test_a_parallel_hybrid_holds_a_kv_cache_and_a_mamba_state_on_every_layer(catalog):
+    # Audit DG68: Falcon-H1R-7B (config.json: 44 layers of 3,072, 12 heads, 2 KV heads of 128; mamba_d_ssm 3,072,
+    # mamba_d_state 256) runs attention and a Mamba-2 block side by side in every layer, which no answer said: 32
+    # streams of 8k on an RTX 4090 showed 20.2 of 21.6 GiB, its ~2.1 GiB of Mamba state not counted.
+    falcon = dict(workload__preset="custom", workload__kind="transformer", workload__parameters=7_100_000_000,
+                  workload__layers=44, workload__hidden_size=3072, workload__attention_heads=12, workload__kv_heads=2,
+                  workload__head_dim=128, workload__intermediate_size=12288, workload__gated_mlp=True,
+                  workload__vocabulary_size=130_048, workload__sequence_length=512, workload__batch_size=32,
+                  task__mode="inference", task__precision="int8", task__quantization="fp8",
+                  task__serving_engine="vllm", task__generated_tokens=8192, budget__amount=40000.0)
+    plain = answers("inference_server", **falcon)
+    hybrid = answers("inference_server", **falcon, workload__parallel_ssm_layers=44, workload__ssm_inner_width=3072,
+                     workload__ssm_state_size=256)
+    state = 44 * 3072 * 256 * 2  # bytes a sequence: d_ssm x d_state a layer, 16-bit
+    kv = [estimate_memory(each, model_shape(each.workload)[0]).kv_cache_bytes for each in (plain, hybrid)]
+    assert kv[1] - kv[0] == pytest.approx(32 * state, rel=0.01)
+    build = recommend(hybrid, catalog, today=TODAY)
+    assert build.component("gpu").spec["memory_gib"] > 24, build.component("gpu").part_id
+    assert any("44 state-space blocks beside attention' fixed state" in line for line in build.memory.formula)
+    table = {"scenario": "personal_research", "workload": {
+        "preset": "custom", "kind": "transformer", "layers": 44, "hidden_size": 3072, "attention_heads": 12,
+        "sequence_length": 4096, "ssm_inner_width": 3072}}
+    with pytest.raises(ConfigFileError) as caught:
+        answers_from_dict(table, path="a.toml")
+    assert caught.value.key.endswith(".ssm_inner_width") and "parallel_ssm_layers" in str(caught.value)
