@@ -47,6 +47,12 @@ def engine_and_adapter_problems(answers: Answers, model_kind: str, vocabulary_si
                                       and answers.workload.batch_size % 2 == 0):
         problems.append(("task", "preference_pairs", "are a preference trainer's chosen and rejected sequences: give "
                          "task.mode = 'training', a transformer and workload.batch_size in sequences, two a pair"))
+    texts = task.contrastive_texts
+    if texts and not (task.mode == "training" and model_kind == "transformer" and not task.preference_pairs
+                      and answers.workload.batch_size % texts == 0):
+        problems.append(("task", "contrastive_texts", "are a contrastive trainer's texts a sample: give task.mode = "
+                         "'training', a transformer, no preference pairs, and workload.batch_size in texts, a whole "
+                         f"number of samples of {texts}"))
     if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
         problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
                          "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))

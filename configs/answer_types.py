@@ -260,6 +260,11 @@ class Task(Schema, frozen=True):
         "a preference trainer's samples are pairs (DPO, ORPO, SimPO; TRL runs a pair's chosen and rejected in one "
         "forward): workload.batch_size counts sequences, two a pair, and a micro-batch holds whole pairs, 2 at least"
         ))] = False
+    contrastive_texts: Annotated[int, whole(0, 64, (
+        "a contrastive trainer's texts a sample, each run as its own sequence: a query and its positive 2, with a hard "
+        "negative 3 (LLM2Vec's E5 data, sentence-transformers' triplets), a query and 7 passages 8 (FlagEmbedding's "
+        "train_group_size 7): workload.batch_size counts the texts (64 samples of 3 a GPU: 192), and a micro-batch "
+        "holds whole samples; 0: one text a sample"))] = 0
     reference_without_adapters: Annotated[bool, Meta(description=(
         "a preference trainer's reference model is the base with its LoRA adapters switched off (TRL's DPOTrainer "
         "given a peft_config and no ref_model): its forward runs over the same tokens each step, with no second copy "

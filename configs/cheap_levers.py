@@ -53,7 +53,8 @@ def small_activations_label(before: Answers, shape: ModelShape | None = None) ->
     after = small_activations(before)
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     recompute = "" if recompute_of_answers(before) == "full" else f"{RECOMPUTE_LABEL} and "
-    norms = batch_statistics_note(shape, micro, micro_batch_of(before), data_parallel_gpus(after))
+    norms = batch_statistics_note(shape, micro, micro_batch_of(before), data_parallel_gpus(after),
+                                  before.task.contrastive_texts)
     return (f"{recompute}micro-batch {micro} with gradient accumulation{synced_note(before, after)}"
             + (f" ({norms})" if norms else ""))
 
@@ -107,7 +108,8 @@ def with_cheap_label(ctx: Context, label: str, before: Answers, after: Answers) 
 def cheap_levers_label(ctx: Context, before: Answers, after: Answers) -> str:
     """The quality-free levers a change took, by name; a smaller micro-batch says what its batch statistics see."""
     micro = micro_batch_of(after)
-    norms = batch_statistics_note(ctx.shape, micro, micro_batch_of(before), data_parallel_gpus(after))
+    norms = batch_statistics_note(ctx.shape, micro, micro_batch_of(before), data_parallel_gpus(after),
+                                  after.task.contrastive_texts)
     changes = (
         (SDPA_LABEL, after.task.flash_attention and not before.task.flash_attention),
         ("chunked loss", after.task.training_stack != before.task.training_stack),

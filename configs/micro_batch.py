@@ -15,8 +15,9 @@ MAX_ACCUMULATION_STEPS = int(FIELDS["task"]["accumulation_steps"].high or 1)  # 
 
 
 def smallest_micro_batch(answers: Answers) -> int:
-    """1, or a preference trainer's pair (audit BT55: Mistral-ORPO at micro-batch 1 split each chosen and rejected)."""
-    return 2 if answers.task.preference_pairs else 1
+    """1, a preference trainer's pair (audit BT55: Mistral-ORPO at micro-batch 1 split each chosen and rejected) or a
+    contrastive sample's texts (audit DH68: LLM2Vec's query, positive and hard negative)."""
+    return max(2 if answers.task.preference_pairs else 1, answers.task.contrastive_texts)
 
 
 def micro_batch_at_most(answers: Answers, at_most: int) -> Answers:
@@ -84,17 +85,20 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
     micro = micro_batch_per_gpu(after.workload.batch_size, after.task.accumulation_steps, data_parallel_gpus(after))
     kept = ", no recompute" if recompute_of_answers(before) == "none" else ""
     was = micro_batch_per_gpu(before.workload.batch_size, before.task.accumulation_steps, data_parallel_gpus(before))
-    norms = batch_statistics_note(shape, micro, was, data_parallel_gpus(after))
+    norms = batch_statistics_note(shape, micro, was, data_parallel_gpus(after), after.task.contrastive_texts)
     return (f"a micro-batch of {micro} with gradient accumulation x {after.task.accumulation_steps} (the same global "
             f"batch for the gradients{kept}){'; ' + norms if norms else ''}{synced_note(before, after)}")
 
 
-def batch_statistics_note(shape: ModelShape | None, micro: int, was: int, gpus: int = 1) -> str:
+def batch_statistics_note(shape: ModelShape | None, micro: int, was: int, gpus: int = 1, texts: int = 1) -> str:
     """What a smaller micro-batch changes beyond the gradients: a CNN's BatchNorm statistics (SyncBN's over `gpus`), an
-    encoder's in-batch negatives if its loss is contrastive; "" for other models or the same micro-batch."""
-    samples = "sample" if micro == 1 else "samples"
+    encoder's in-batch negatives if its loss is contrastive, in samples of `texts`; "" for other models or the same
+    micro-batch."""
     if shape is None or micro >= was:
         return ""
+    if shape.encoder_only and texts > 1:  # a contrastive sample's texts: its negatives are the other samples
+        micro, was = micro // texts, was // texts
+    samples = "sample" if micro == 1 else "samples"
     if shape.kind == "cnn":
         synced = f", all {gpus} GPUs' together under SyncBN" if gpus > 1 else ""
         return f"any BatchNorm layers that train see {micro} {samples} a GPU, not {was}{synced}"

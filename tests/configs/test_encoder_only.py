@@ -203,3 +203,26 @@ def test_a_micro_batch_lever_keeps_its_own_micro_batch_beside_the_quality_free_l
     # Named with micro_batch_label's own caveats (review r74): the global batch kept, the negatives if contrastive.
     assert any("a micro-batch of 1 with gradient accumulation x" in line and "if its loss is contrastive" in line
                for line in lines), lines
+
+
+def test_a_contrastive_samples_texts_are_sequences_and_a_micro_batch_holds_whole_samples(catalog):
+    # Audit DH68: LLM2Vec-Mistral-7B's supervised stage runs 64 samples a GPU, each a query, its positive and a hard
+    # negative (llm2vec/dataset/E5Data.py: texts=[query, positive, negative]), 192 sequences of 512; sized as 64 it
+    # bought 8 x 32 GB cards at 24.4 GiB. task.contrastive_texts = 3 and a batch in texts: 1,536 over 8 GPUs.
+    from pth_top.configs.micro_batch import halved_micro_batch, micro_batch_label, micro_batch_of
+    job = answers("team_training", workload__preset="custom", workload__kind="transformer",
+                  workload__parameters=7_241_732_096, workload__layers=32, workload__hidden_size=4096,
+                  workload__attention_heads=32, workload__kv_heads=8, workload__intermediate_size=14336,
+                  workload__gated_mlp=True, workload__vocabulary_size=32000, workload__encoder_only=True,
+                  workload__sequence_length=512, workload__batch_size=1536, task__mode="training",
+                  task__precision="bf16", task__recompute="full", task__method="lora", task__lora_rank=16,
+                  task__lora_targets="all_linear", task__contrastive_texts=3, scale__gpu_count=8,
+                  budget__amount=150000.0, budget__currency="USD")
+    build = recommend(job, catalog, today=TODAY)
+    assert build.feasible and build.component("gpu").spec["memory_gib"] > 48, build.component("gpu").part_id
+    halved = halved_micro_batch(job)
+    assert micro_batch_of(halved) % 3 == 0, micro_batch_of(halved)  # whole samples: 96 texts, not 64 or 100
+    label = micro_batch_label(job, halved, model_shape(job.workload)[0])
+    assert "the in-batch negatives are 32 samples a GPU's, not 64" in label, label
+    odd = job.with_value("workload", "batch_size", 1537)
+    assert ("task", "contrastive_texts") in [(section, key) for section, key, _ in cross_field_problems(odd)]
