@@ -8,12 +8,14 @@ import math
 import msgspec
 
 from pth_top.configs.answer_types import Workload
+from pth_top.configs.vision_encoder import VisionEncoder
 
 # What a custom transformer's count is when none is given.
 DERIVED_PARAMETERS_TEXT = (
     "counted from the shape: L x (attention 2 x h x d x (a + h_kv heads) + the MLP's 2, or 3 gated, x h x m, x "
     "experts / experts a token for a mixture, its shared expert once) + V x h for the embeddings, and again for an "
-    "untied LM head; norms and biases left out")
+    "untied LM head, + a vision encoder's 12 x L_v x h_v^2 where workload.frozen_parameters does not hold it; norms "
+    "and biases left out")
 
 
 def derived_parameters(workload: Workload, active: bool = False) -> int:
@@ -34,7 +36,11 @@ def derived_parameters(workload: Workload, active: bool = False) -> int:
     layer_weights = workload.layers * (attention + mlp) + workload.decoder_layers * attention
     # A token reads one row of the input embedding: the active count has the LM head's V x h once (as OpenAI counts).
     heads_out = 1 if workload.tied_embeddings or workload.encoder_only or active else 2
-    return layer_weights + heads_out * workload.vocabulary_size * hidden
+    # The vision tower's weights are the model's (audit DJ69: Qwen2.5-VL-72B's 0.63B counted for FLOPs alone), unless
+    # a frozen one is answered in frozen_parameters, as vision_trained's doc says.
+    vision = 0 if active or workload.frozen_parameters else \
+        VisionEncoder(workload.vision_layers, workload.vision_hidden_size, 0, False).parameters
+    return layer_weights + heads_out * workload.vocabulary_size * hidden + vision
 
 
 # A mixture whose shape reads under this share of its given active count was given one expert's MLP width (audit

@@ -145,3 +145,18 @@ def test_a_shared_experts_width_is_a_part_of_the_width_a_token_reads():
     narrow_shared = {**mixture, "workload__shared_expert_width": 1024}
     one_expert = cross_field_problems(answers(**narrow_shared, workload__intermediate_size=2048))
     assert "8 x 2,048 + the shared 1,024 = 17,408" in one_expert[0][2], one_expert
+
+
+def test_a_vision_language_models_count_from_its_shape_holds_its_vision_tower():
+    # Audit DJ69: Qwen2.5-VL-72B (80 layers of 8,192, 64 heads, 8 KV heads, gated 29,568, V 152,064; a ViT of 32 layers
+    # of 1,280) counted 72.70B from its shape, its vision tower's weights left out of memory: 73.4B on its model card.
+    import msgspec
+
+    vlm = Workload(preset="custom", kind="transformer", layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                   intermediate_size=29568, gated_mlp=True, vocabulary_size=152_064, vision_layers=32,
+                   vision_hidden_size=1280, vision_tokens=4)
+    assert derived_parameters(vlm) / 1e9 == pytest.approx(73.4, rel=0.01)
+    assert derived_parameters(vlm) - 12 * 32 * 1280 ** 2 == derived_parameters(
+        msgspec.structs.replace(vlm, vision_layers=0, vision_hidden_size=0, vision_tokens=0))
+    frozen = msgspec.structs.replace(vlm, frozen_parameters=670_000_000)  # a frozen tower answered apart (training)
+    assert derived_parameters(frozen) == derived_parameters(vlm) - 12 * 32 * 1280 ** 2
