@@ -58,7 +58,8 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
     # back; the same rate on this card can be another's compiled: a ResNet-50 server on an RTX 4090, not two cards).
     shape = model_shape(answers.workload)[0]
     eager = stacks.forward_runtime(answers.task.forward_runtime, answers.scenario) == "eager"
-    if warned(build, EAGER_FLOOR) or eager and (shape.kind == "cnn" or forward_only(shape)):
+    compiles = warned(build, EAGER_FLOOR) or eager and (shape.kind == "cnn" or forward_only(shape))
+    if compiles:
         asked = answers.scale.gpu_count
         # The fewest GPUs that meet it, up to the inputs at once: more would sit idle (audit ZX38: EfficientNet-B4 at
         # batch 1 for 200 images/s was offered 4 x RTX 5060 compiled for CNY 37,325, where one compiled card meets it).
@@ -131,6 +132,13 @@ def below_target_passed_over(build: Build, rules: Rules, recommend_one: Callable
             nearer = other, gpu, count, changed
     over = _nearest_meeting(build, rules, recommend_one, rate_of, target, unit) or _beyond_the_limits(
         build, rules, recommend_one, rate_of, target, unit)
+    if compiles:  # the nearest build over budget that meets it compiled, where cheaper (audit DL69: Depth-Anything)
+        compiled_over = _nearest_meeting(dataclasses.replace(build, answers=answers.with_value(
+            "task", "forward_runtime", "compiled")), rules, recommend_one, rate_of, target, unit,
+            'compiled (a TensorRT engine or torch.compile), ', 'task.forward_runtime = "compiled", ')
+        if compiled_over is not None and (over is None or compiled_over.build.total_price_cny
+                                          < over.build.total_price_cny):
+            over = compiled_over._replace(price=f"{compiled_over.price} compiled")
     if over is not None and over.build.total_price_cny <= build.budget_cny * NEARER_BAND:
         nearer = None  # a quarter over the budget meets it: that first
     if nearer is not None:  # the budget's best before the money to meet it (audit ZF: 4 x RTX PRO 4000, not a Spark)
@@ -196,8 +204,10 @@ class _Meeting(NamedTuple):
 
 
 def _nearest_meeting(build: Build, rules: Rules, recommend_one: Callable[[Answers], Build],
-                     rate_of: Callable[[Build], float], target: float, unit: str) -> _Meeting | None:
-    """The cheapest build over budget, at any GPU count, that meets the target; None within the multipliers."""
+                     rate_of: Callable[[Build], float], target: float, unit: str, how: str = "",
+                     answered: str = "") -> _Meeting | None:
+    """The cheapest build over budget, at any GPU count, that meets the target (`how` it runs, and what else to
+    answer for it); None within the multipliers."""
     answers = build.answers
     edge = answers.scenario == "edge_deployment"
     counts = (1,) if edge else GPU_COUNTS
@@ -213,8 +223,8 @@ def _nearest_meeting(build: Build, rules: Rules, recommend_one: Callable[[Answer
         price = money(other.total_price_cny, build.currency, rules)
         over = money(other.total_price_cny - build.budget_cny, build.currency, rules)
         count_answer = f", scale.gpu_count = {gpu.quantity}" if gpu.quantity != answers.scale.gpu_count else ""
-        line = (f"{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
+        line = (f"{how}{gpu.quantity} x {gpu.name}, a build of {price} ({over} over "
                 f"{money(build.budget_cny, build.currency, rules)}): ~{rate_of(other):,.1f} {unit} "
-                f"(answer budget.amount = {amount:g}{count_answer})")
+                f"(answer {answered}budget.amount = {amount:g}{count_answer})")
         return _Meeting(line, changed, other, price, over)
     return None

@@ -142,6 +142,24 @@ def test_an_encoder_under_a_cameras_rate_in_eager_fp32_is_offered_a_tensorrt_eng
     assert engine.feasible and engine.speed.figures["samples_per_s"] >= 30 and "within $1,500" in line, line
 
 
+def test_a_compiled_engine_over_budget_is_named_where_it_is_the_nearest_build_that_meets_the_rate(catalog):
+    # Audit DL69: the same model in eager fp16 for CNY 8,000 at 30 FPS: compiled, the 5060 Ti within budget runs ~26,
+    # and the way out was an eager RTX 5080 build CNY 5,549 over, where a compiled RTX 5070 build is CNY 1,249 over.
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__encoder_only=True,
+                  workload__parameters=335_300_000, workload__layers=24, workload__hidden_size=1024,
+                  workload__attention_heads=16, workload__intermediate_size=4096, workload__sequence_length=1370,
+                  workload__batch_size=1, task__mode="inference", task__precision="fp16",
+                  task__forward_runtime="eager", task__target_samples_per_s=30.0, data__kind="images",
+                  budget__currency="CNY", budget__amount=8000.0)
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert line.startswith("compiled (a TensorRT engine or torch.compile), 1 x ") and changed.task.forward_runtime \
+        == "compiled", line
+    eager = recommend(changed.with_value("task", "forward_runtime", "eager"), catalog, today=TODAY)
+    assert eager.speed.figures["samples_per_s"] < 30 and build.blockers[0].endswith("compiled (¥1,249 over the "
+                                                                                  "budget; below)"), build.blockers
+
+
 def test_an_edge_camera_under_its_frame_rate_is_no_recommendation(catalog):
     # NanoOWL's OWL-ViT B/16 at 768 px (2,305 tokens) wants 25 FPS (NVIDIA-AI-IOT/nanoowl README: 25 FPS on an AGX
     # Orin); for $2,500 the Orin NX 16GB takes ~10: it says so and names the nearest module that does it.
