@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pth_top.configs import stacks
 from pth_top.configs.memory_methods import ADAPTER_METHODS
+from pth_top.configs.sequence_split import data_parallel_gpus
 
 if TYPE_CHECKING:
     from pth_top.configs.answers import Answers
@@ -48,11 +49,13 @@ def engine_and_adapter_problems(answers: Answers, model_kind: str, vocabulary_si
         problems.append(("task", "preference_pairs", "are a preference trainer's chosen and rejected sequences: give "
                          "task.mode = 'training', a transformer and workload.batch_size in sequences, two a pair"))
     texts = task.contrastive_texts
+    # Whole samples on each GPU and in each micro-batch (review r76: 1,599 texts of 3 on 8 GPUs was accepted).
+    per_micro = answers.workload.batch_size / (data_parallel_gpus(answers) * max(1, task.accumulation_steps))
     if texts and not (task.mode == "training" and model_kind == "transformer" and not task.preference_pairs
-                      and answers.workload.batch_size % texts == 0):
+                      and per_micro == int(per_micro) and int(per_micro) % texts == 0):
         problems.append(("task", "contrastive_texts", "are a contrastive trainer's texts a sample: give task.mode = "
-                         "'training', a transformer, no preference pairs, and workload.batch_size in texts, a whole "
-                         f"number of samples of {texts}"))
+                         "'training', a transformer, no preference pairs, and workload.batch_size in texts, whole "
+                         f"samples of {texts} in each GPU's micro-batch (batch / GPUs / accumulation_steps)"))
     if task.reference_without_adapters and not (task.mode == "training" and task.method in ADAPTER_METHODS):
         problems.append(("task", "reference_without_adapters", "is a LoRA or QLoRA base run again with its adapters "
                          "off: give task.mode = 'training' and task.method = 'lora', 'lora_int8' or 'qlora'"))

@@ -76,7 +76,8 @@ class Workload(Schema, frozen=True):
         "for a pure state-space model (Falcon Mamba 7B: 64 of 64)"))] = 0
     parallel_ssm_layers: Annotated[int, whole(0, 1024, (
         "parallel hybrids: layers whose attention runs beside a state-space block (Falcon-H1: all 44 of 44; Hymba), "
-        "each with its KV cache and a Mamba's fixed state a sequence"))] = 0
+        "each with its KV cache and a Mamba's fixed state a sequence in inference (in training the block's activations "
+        "are not counted)"))] = 0
     ssm_inner_width: Annotated[int, whole(0, 1_000_000, (
         "a Mamba block's inner width, config.json's mamba_d_ssm or d_inner (Falcon-H1-7B: 3,072); 0: 2h, Mamba-2's "
         "expand of 2"))] = 0

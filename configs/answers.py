@@ -300,8 +300,9 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
                 problems.append(("workload", "linear_attention_layers", "at most layers (Qwen3-Next: 36 linear of "
                                  "48; a pure state-space model, Falcon Mamba: 64 of 64; with a sliding window, both "
                                  "together)"))
-            if workload.parallel_ssm_layers > workload.layers:
-                problems.append(("workload", "parallel_ssm_layers", "at most layers (Falcon-H1-7B: 44 of 44)"))
+            if workload.parallel_ssm_layers + workload.linear_attention_layers > workload.layers:
+                problems.append(("workload", "parallel_ssm_layers", "at most layers, with the linear ones "
+                                 "(Falcon-H1-7B: 44 of 44, none linear)"))
             for key in ("ssm_state_size", "ssm_inner_width"):
                 if getattr(workload, key) and not (workload.linear_attention_layers or workload.parallel_ssm_layers):
                     problems.append(("workload", key, "sizes the state of workload.linear_attention_layers or "

@@ -36,18 +36,22 @@ def choose_case(ctx: Context, asm: Assembly, board: Part, gpu: Part | None) -> N
 
 
 # Open-air cards back to back in a tower take in each other's exhaust: Puget Systems built its four-RTX 3090
-# workstation on blower cards (GIGABYTE's RTX 3090 TURBO), and four held to 280 W (nvidia-smi -pl) kept over 95 % of
-# their rate (pugetsystems.com/labs/hpc, "Quad RTX3090 GPU Wattage Limited MaxQ", 2020). Audit DI68: 4 x RTX 5080.
+# workstation on blower cards (GIGABYTE's RTX 3090 TURBO), and held four 3090s to 280 W (nvidia-smi -pl) for over 95 %
+# of their rate (pugetsystems.com/labs/hpc, "Quad RTX3090 GPU Wattage Limited MaxQ", 2020). Audit DI68: 4 x RTX 5080.
 STACKED_OPEN_AIR_CARDS = 3
+STACKED_OPEN_AIR_CARD_W = 250  # review r76: three 145 W RTX 5060s are no such heat
 
 
 def stacked_open_air_line(ctx: Context, board: Part, gpu: Part | None) -> str:
-    """The warning for STACKED_OPEN_AIR_CARDS or more open-air cards in adjacent slots of a tower, else ""."""
+    """The warning for STACKED_OPEN_AIR_CARDS or more open-air cards of STACKED_OPEN_AIR_CARD_W or more in adjacent
+    slots of a tower, else ""; cards the buyer has are told what can be done with them."""
     if gpu is None or gpu["cooling"] != "fans" or ctx.gpu_count < STACKED_OPEN_AIR_CARDS \
-            or on_risers(ctx, board, gpu, ctx.gpu_count):
+            or float(gpu["board_power_w"]) < STACKED_OPEN_AIR_CARD_W or on_risers(ctx, board, gpu, ctx.gpu_count):
         return ""
-    return (f"cooling: {ctx.gpu_count} open-air {gpu.name} cards ({gpu['board_power_w']:g} W each) in adjacent "
-            "slots take in each other's exhaust under a sustained load and throttle: buy 2-slot blower cards where "
-            "they are sold (Puget Systems' four-RTX 3090 workstation), or cap their power (four 3090s at 280 W kept "
-            f"over 95 % of their rate); the slots are sized for a {card_width(gpu)}-slot card, and most partner cards "
-            "are wider")
+    owned = ctx.answers.budget.owned_gpu == gpu.id
+    levers = ("space them on PCIe risers or cap their power (nvidia-smi -pl)" if owned else
+              f"buy {card_width(gpu)}-slot blower cards where they are sold, as Puget Systems' four-RTX 3090 "
+              "workstation has, space them on risers, or cap their power (nvidia-smi -pl)")
+    return (f"cooling: {ctx.gpu_count} open-air {gpu.name} cards ({float(gpu['board_power_w']):g} W each) in adjacent "
+            f"slots take in each other's exhaust under a sustained load and throttle: {levers}; four RTX 3090s held "
+            "to 280 W kept over 95 % of their rate")

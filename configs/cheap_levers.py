@@ -69,17 +69,21 @@ def chunked_loss(answers: Answers, shape: ModelShape) -> Answers:
 
 def cheap_levers(ctx: Context, answers: Answers) -> Answers:
     """What costs no model quality, added to a change that alone does not fit: SDPA for eager attention, the chunked
-    loss, full recompute and micro-batch 1 in training (a CNN's BatchNorm: 16); an 8-bit KV cache where the engine has
-    one in inference."""
+    loss, full recompute and micro-batch 1 in training (a CNN's BatchNorm: 16 or what was answered; a contrastive
+    sample's negatives: what was answered); an 8-bit KV cache where the engine has one in inference."""
     if answers.task.mode != "training":  # vLLM's fuller plan stands alone (review r72): nothing is added to it
         fuller = answers.task.engine_memory_fraction != ctx.answers.task.engine_memory_fraction
         return answers if fuller else _eight_bit_kv(ctx, answers)
     if ctx.shape.kind == "transformer" and ctx.shape.attention_heads:  # audit DB66: qlora.py's eager attention
         answers = answers.with_value("task", "flash_attention", True)
     answers = chunked_loss(answers, ctx.shape)
+    if answers.task.contrastive_texts:  # review r76: its in-batch negatives are the loss's, not quality-free
+        return recompute_only(answers)
     if ctx.shape.kind == "cnn":  # review r75: BatchNorm over 1 image a GPU is not quality-free
-        at_most = min(BATCHNORM_QUALITY_FREE_MICRO_BATCH, micro_batch_of(answers))
-        return sharded_gradients(recompute_only(micro_batch_at_most(answers, at_most)))
+        floor = min(BATCHNORM_QUALITY_FREE_MICRO_BATCH, micro_batch_of(answers))
+        smaller = micro_batch_at_most(answers, floor)
+        # Where no share of the GPU's images lies between the floor and 16, the micro-batch stays (review r76: 17 -> 1).
+        return sharded_gradients(recompute_only(smaller if micro_batch_of(smaller) >= floor else answers))
     return small_activations(answers)
 
 

@@ -46,7 +46,7 @@ from pth_top.configs.memory_terms import (
     transformer_activation_bytes,
     value_bytes_of,
 )
-from pth_top.configs.sequence_split import split_shape, training_split
+from pth_top.configs.sequence_split import layers_on_one_gpu, split_shape, training_split
 from pth_top.configs.vision_encoder import frozen_precision
 from pth_top.configs.vision_encoder import training_activations as vision_activations
 from pth_top.units import GIB
@@ -175,20 +175,6 @@ def estimate_training(
         formula=tuple(formula), host_offload_bytes=int(host_offload),
         extra_margin_bytes=int(activations * shape.activation_margin),
     )
-
-
-def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
-    """The layers one GPU of a layer split holds, ceil(L/n), its window and linear ones in their share (a decoder's:
-    answers.py refuses an encoder-decoder's split, whose first GPU holds the encoder)."""
-    if gpus <= 1 or shape.layers <= 1:
-        return shape
-    held = -(-shape.layers // gpus)
-
-    def share(count: int) -> int:
-        return min(held, round(count * held / shape.layers))
-    return replace(shape, layers=held, sliding_window_layers=share(shape.sliding_window_layers),
-                   linear_attention_layers=share(shape.linear_attention_layers),
-                   parallel_ssm_layers=share(shape.parallel_ssm_layers))
 
 
 EMA_BYTES_PER_PARAMETER = 4.0  # an EMA copy is fp32 (timm's ModelEmaV2, diffusers' EMAModel)

@@ -227,9 +227,12 @@ def estimate_inference(
     kv_bytes = stacks.kv_value_bytes(kv_cache_dtype, engine, value_bytes)
     split = kv_split(shape, n, engine)
     # llama.cpp keeps a recurrent layer's state in F32 whatever its KV cache's type (llama-model.cpp's
-    # llama_memory_recurrent(..., GGML_TYPE_F32, GGML_TYPE_F32, ...); review r70).
-    state_bytes = 4.0 if engine == "llama_cpp" else 0.0
-    kv = kv_cache_bytes(shape, batch, tokens, kv_bytes, state_bytes) / split
+    # llama_memory_recurrent(..., GGML_TYPE_F32, GGML_TYPE_F32, ...); review r70); vLLM at the model's dtype
+    # (mamba_ssm_cache_dtype "auto"), not the KV cache's, and split over every tensor-parallel rank by its heads
+    # (MambaStateShapeCalculator), where the KV cache stops at the KV heads (review r76).
+    state_bytes = 4.0 if engine == "llama_cpp" else value_bytes
+    state = state_bytes * shape.linear_state_values * batch
+    kv = (kv_cache_bytes(shape, batch, tokens, kv_bytes, state_bytes) - state) / split + state / max(1, n)
     if split < n:
         stages = -(-n // MAX_GPUS)
         nodes = f"pipeline parallel over {stages} nodes divides it by {stages}, and in each " if stages > 1 else ""
@@ -248,9 +251,10 @@ def estimate_inference(
         ssm = f"{shape.parallel_ssm_layers} state-space blocks beside attention" if shape.parallel_ssm_layers else ""
         linear = f"{shape.linear_attention_layers} linear layers" if shape.linear_attention_layers else ""
         held = " and ".join(part for part in (linear, ssm) if part)
-        kv_text += ((" (full-attention layers only)" if linear else "") + f" + {held}' fixed state, "
+        kv_text += ((" (full-attention layers only)" if linear else "") + f" + the fixed state of {held}, "
                     f"{shape.linear_state_values_per_hidden} x h values a layer"
-                    + (", 4 B each (llama.cpp's F32)" if state_bytes else "") + ", x b")
+                    + (", 4 B each (llama.cpp's F32)" if engine == "llama_cpp" else f", {state_bytes:g} B each")
+                    + (f", split over all {n} GPUs" if n > 1 else "") + ", x b")
     formula.append(kv_text + (f" ({kv_cache_dtype} KV cache: task.kv_cache_dtype)" if kv_bytes < value_bytes else ""))
     prompt = min(shape.sequence_length, tokens)
     chunk = stacks.prefill_chunk(engine, prefill_chunk_tokens, large_card)

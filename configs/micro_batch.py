@@ -50,7 +50,7 @@ def halved_again(shape: ModelShape, halved: Answers, least: int = 2) -> Answers 
     """Half the micro-batch again, down to `least` (micro-batch 1 with recompute is the small-activations lever's),
     where accumulation leaves the loss as it was: a decoder's tokens, not an encoder's in-batch negatives or a CNN's
     batch statistics."""
-    if shape.kind != "transformer" or shape.encoder_only:
+    if shape.kind != "transformer" or shape.encoder_only or halved.task.contrastive_texts:
         return None
     deeper = halved_micro_batch(halved)
     return None if deeper == halved or micro_batch_of(deeper) < least else deeper
@@ -90,21 +90,23 @@ def micro_batch_label(before: Answers, after: Answers, shape: ModelShape | None 
             f"batch for the gradients{kept}){'; ' + norms if norms else ''}{synced_note(before, after)}")
 
 
-def batch_statistics_note(shape: ModelShape | None, micro: int, was: int, gpus: int = 1, texts: int = 1) -> str:
-    """What a smaller micro-batch changes beyond the gradients: a CNN's BatchNorm statistics (SyncBN's over `gpus`), an
-    encoder's in-batch negatives if its loss is contrastive, in samples of `texts`; "" for other models or the same
-    micro-batch."""
+def batch_statistics_note(shape: ModelShape | None, micro: int, was: int, gpus: int = 1, texts: int = 0) -> str:
+    """What a smaller micro-batch changes beyond the gradients: a CNN's BatchNorm statistics (SyncBN's over `gpus`), a
+    contrastive loss's in-batch negatives (an encoder's if its loss is, a sample of `texts` answered's), counted in
+    samples; "" for other models or the same micro-batch."""
     if shape is None or micro >= was:
         return ""
-    if shape.encoder_only and texts > 1:  # a contrastive sample's texts: its negatives are the other samples
-        micro, was = micro // texts, was // texts
+    if texts:  # task.contrastive_texts: a contrastive loss, its negatives the other samples
+        micro, was = max(1, micro // texts), was // texts
     samples = "sample" if micro == 1 else "samples"
     if shape.kind == "cnn":
         synced = f", all {gpus} GPUs' together under SyncBN" if gpus > 1 else ""
         return f"any BatchNorm layers that train see {micro} {samples} a GPU, not {was}{synced}"
+    unless = ", unless GradCache or a cached loss keeps them all, which is not modelled"
+    if texts:
+        return f"its in-batch negatives come from {micro} {samples} a GPU, not {was}{unless}"
     if shape.encoder_only:  # audit AW47: nomic-embed's 16,384 negatives cut to 8 unsaid; CU64: a masked LM's is not
-        return (f"if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was}, unless "
-                "GradCache or a cached loss keeps them all, which is not modelled")
+        return f"if its loss is contrastive, the in-batch negatives are {micro} {samples} a GPU's, not {was}{unless}"
     return ""
 
 

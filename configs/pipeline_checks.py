@@ -29,9 +29,9 @@ def encoder_decoder_problems(answers: Answers, model_kind: str) -> list[tuple[st
         return [("workload", "decoder_layers", "must be below layers, which count the encoder's too (Whisper "
                  "large: 32 of 64)")]
     if workload.denoising_steps or workload.active_parameters or workload.sliding_window_tokens \
-            or workload.linear_attention_layers:
-        return [("workload", "decoder_layers", "an encoder-decoder is modelled dense, without a sliding window or "
-                 "linear layers, and not as a diffusion model")]
+            or workload.linear_attention_layers or workload.parallel_ssm_layers:
+        return [("workload", "decoder_layers", "an encoder-decoder is modelled dense, without a sliding window, "
+                 "linear layers or state-space blocks, and not as a diffusion model")]
     return []
 
 

@@ -1,6 +1,7 @@
 """A transformer trained with each sequence split over the machine's GPUs (task.sequence_parallel in training): ring
 attention, as EasyContext's zigzag ring and Megatron's and torchtitan's context parallel run it. Each GPU holds 1/n of
-every sample's tokens, their activations and logits; the K and V blocks go round the GPUs while attention computes."""
+every sample's tokens, their activations and logits; the K and V blocks go round the GPUs while attention computes.
+A layer split's share of the layers (layers_on_one_gpu) is here too."""
 
 from __future__ import annotations
 
@@ -84,3 +85,16 @@ def ring_seconds(shape: ModelShape, samples: float, split: int, passes: int, val
                      f"{value_bytes:g} B) x {passes} passes = {moved / 1e9:,.1f} GB a GPU at {busbw_gb_per_s:,.0f} "
                      f"GB/s = {seconds:.3g} s")
 
+
+def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
+    """The layers one GPU of a layer split holds, ceil(L/n), its window and linear ones in their share (a decoder's:
+    answers.py refuses an encoder-decoder's split, whose first GPU holds the encoder)."""
+    if gpus <= 1 or shape.layers <= 1:
+        return shape
+    held = -(-shape.layers // gpus)
+
+    def share(count: int) -> int:
+        return min(held, round(count * held / shape.layers))
+    return dataclasses.replace(shape, layers=held, sliding_window_layers=share(shape.sliding_window_layers),
+                   linear_attention_layers=share(shape.linear_attention_layers),
+                   parallel_ssm_layers=share(shape.parallel_ssm_layers))

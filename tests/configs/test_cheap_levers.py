@@ -71,3 +71,7 @@ def test_a_cnns_quality_free_levers_never_raise_its_micro_batch(catalog):
     assert micro_batch_of(cheap_levers(_context(job, catalog, load_rules(), {}), job)) == 8
     bigger = job.with_value("task", "accumulation_steps", 1)
     assert micro_batch_of(cheap_levers(_context(bigger, catalog, load_rules(), {}), bigger)) == 16
+    # Review r76: 136 images on 8 GPUs are 17 a GPU, whose only smaller share is 1: the micro-batch stays at 17.
+    prime = job.with_value("workload", "batch_size", 136).with_value("task", "accumulation_steps", 1) \
+        .with_value("scale", "gpu_count", 8)
+    assert micro_batch_of(cheap_levers(_context(prime, catalog, load_rules(), {}), prime)) == 17

@@ -223,6 +223,12 @@ def test_a_contrastive_samples_texts_are_sequences_and_a_micro_batch_holds_whole
     halved = halved_micro_batch(job)
     assert micro_batch_of(halved) % 3 == 0, micro_batch_of(halved)  # whole samples: 96 texts, not 64 or 100
     label = micro_batch_label(job, halved, model_shape(job.workload)[0])
-    assert "the in-batch negatives are 32 samples a GPU's, not 64" in label, label
-    odd = job.with_value("workload", "batch_size", 1537)
-    assert ("task", "contrastive_texts") in [(section, key) for section, key, _ in cross_field_problems(odd)]
+    assert "its in-batch negatives come from 32 samples a GPU, not 64" in label, label
+    # Review r76: whole samples on each GPU and in each micro-batch (1,599 texts of 3 over 8 GPUs was accepted), and
+    # the quality-free levers leave a contrastive micro-batch as answered (they took it to one sample).
+    for odd in (job.with_value("workload", "batch_size", 1599), job.with_value("task", "accumulation_steps", 48)):
+        assert ("task", "contrastive_texts") in [(section, key) for section, key, _ in cross_field_problems(odd)]
+    from pth_top.configs.cheap_levers import cheap_levers
+    from pth_top.configs.recommend import _context
+    from pth_top.configs.rules import load_rules
+    assert micro_batch_of(cheap_levers(_context(job, catalog, load_rules(), {}), job)) == 192

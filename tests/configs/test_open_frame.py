@@ -108,3 +108,10 @@ def test_three_or_more_open_air_cards_in_adjacent_slots_of_a_tower_are_warned(ca
     assert lines and "2-slot blower cards" in lines[0] and "cap their power" in lines[0], build.warnings
     two = recommend(job.with_value("scale", "gpu_count", 2), catalog, pins={"gpu": ("rtx-5080-16gb", 2)}, today=TODAY)
     assert not any(line.startswith("cooling:") and "open-air" in line for line in two.warnings), two.warnings
+    # Review r76: not for cards under 250 W (three 145 W RTX 5060s); cards the buyer has are not told to buy others.
+    small = recommend(job.with_value("scale", "gpu_count", 3), catalog, pins={"gpu": ("rtx-5060-8gb", 3)}, today=TODAY)
+    assert not any("open-air" in line for line in small.warnings), small.warnings
+    owned = recommend(job.with_value("budget", "owned_gpu", "rtx-5080-16gb").with_value("budget", "owned_gpu_count", 4),
+                      catalog, today=TODAY)
+    lines = [line for line in owned.warnings if line.startswith("cooling: 4 open-air")]
+    assert lines and "buy" not in lines[0] and "cap their power" in lines[0], owned.warnings

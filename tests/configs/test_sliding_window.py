@@ -124,8 +124,10 @@ def test_linear_attention_layers_hold_a_fixed_state_not_a_kv_cache(catalog):
         "inference_server", **base)
     shape, all_full = model_shape(hybrid.workload)[0], model_shape(dense.workload)[0]
     state = 36 * 32 * 128 * 128 * 2  # bytes a sequence, bf16
-    assert estimate_memory(hybrid, shape).kv_cache_bytes * 2 == pytest.approx(  # split 2 ways over 4 GPUs
-        estimate_memory(dense, all_full).kv_cache_bytes * 2 / 4 + 4 * state, rel=0.01)
+    # The KV cache splits over its 2 KV heads; the state over all 4 GPUs by its 32 heads (review r76: vLLM's
+    # MambaStateShapeCalculator divides them by the tensor-parallel size).
+    assert estimate_memory(hybrid, shape).kv_cache_bytes == pytest.approx(
+        estimate_memory(dense, all_full).kv_cache_bytes / 4 + 4 * state / 4, rel=0.01)
     build = recommend(hybrid, catalog, today=TODAY)
     assert build.feasible and build.component("gpu").quantity == 4, build.blockers
 
@@ -203,7 +205,15 @@ def test_a_parallel_hybrid_holds_a_kv_cache_and_a_mamba_state_on_every_layer(cat
     assert kv[1] - kv[0] == pytest.approx(32 * state, rel=0.01)
     build = recommend(hybrid, catalog, today=TODAY)
     assert build.component("gpu").spec["memory_gib"] > 24, build.component("gpu").part_id
-    assert any("44 state-space blocks beside attention' fixed state" in line for line in build.memory.formula)
+    assert any("the fixed state of 44 state-space blocks beside attention" in line for line in build.memory.formula)
+    # Review r76: vLLM splits the state by its 24 SSM heads over all 4 ranks (the KV cache by its 2 KV heads), at the
+    # model's dtype whatever the KV cache's (mamba_ssm_cache_dtype "auto").
+    four = [estimate_memory(each.with_value("scale", "gpu_count", 4), model_shape(each.workload)[0]).kv_cache_bytes
+            for each in (plain, hybrid)]
+    assert four[1] - four[0] == pytest.approx(32 * state / 4, rel=0.01)
+    fp8 = [estimate_memory(each.with_value("task", "kv_cache_dtype", "fp8"), model_shape(each.workload)[0])
+           .kv_cache_bytes for each in (plain, hybrid)]
+    assert fp8[1] - fp8[0] == pytest.approx(32 * state, rel=0.01)
     table = {"scenario": "personal_research", "workload": {
         "preset": "custom", "kind": "transformer", "layers": 44, "hidden_size": 3072, "attention_heads": 12,
         "sequence_length": 4096, "ssm_inner_width": 3072}}
