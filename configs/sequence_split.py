@@ -87,8 +87,8 @@ def ring_seconds(shape: ModelShape, samples: float, split: int, passes: int, val
 
 
 def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
-    """The layers one GPU of a layer split holds, ceil(L/n), its window and linear ones in their share (a decoder's:
-    answers.py refuses an encoder-decoder's split, whose first GPU holds the encoder)."""
+    """The layers one GPU of a layer split holds, ceil(L/n), its window, linear and parallel state-space ones in their
+    share (a decoder's: answers.py refuses an encoder-decoder's split, whose first GPU holds the encoder)."""
     if gpus <= 1 or shape.layers <= 1:
         return shape
     held = -(-shape.layers // gpus)
@@ -96,5 +96,5 @@ def layers_on_one_gpu(shape: ModelShape, gpus: int) -> ModelShape:
     def share(count: int) -> int:
         return min(held, round(count * held / shape.layers))
     return dataclasses.replace(shape, layers=held, sliding_window_layers=share(shape.sliding_window_layers),
-                   linear_attention_layers=share(shape.linear_attention_layers),
-                   parallel_ssm_layers=share(shape.parallel_ssm_layers))
+                               linear_attention_layers=share(shape.linear_attention_layers),
+                               parallel_ssm_layers=share(shape.parallel_ssm_layers))
