@@ -48,6 +48,11 @@ def engine_and_adapter_problems(answers: Answers, model_kind: str, vocabulary_si
                                       and answers.workload.batch_size % 2 == 0):
         problems.append(("task", "preference_pairs", "are a preference trainer's chosen and rejected sequences: give "
                          "task.mode = 'training', a transformer and workload.batch_size in sequences, two a pair"))
+    if task.optimizer_in_backward and not (task.mode == "training" and task.method == "full"
+                                           and task.accumulation_steps == 1 and answers.scale.gpu_count == 1):
+        problems.append(("task", "optimizer_in_backward", "steps a full fine-tune's optimizer in its backward pass "
+                         "(torchtune's optimizer_in_bwd): give task.mode = 'training', task.method = 'full', one GPU "
+                         "and task.accumulation_steps = 1, as it has no gradient to accumulate"))
     texts = task.contrastive_texts
     # Whole samples on each GPU and in each micro-batch (review r76: 1,599 texts of 3 on 8 GPUs was accepted).
     per_micro = answers.workload.batch_size / (data_parallel_gpus(answers) * max(1, task.accumulation_steps))

@@ -215,6 +215,10 @@ class Task(Schema, frozen=True):
         "memory fp32's; false: PyTorch's default since 1.12, matmuls on the FP32 cores (convolutions are TF32 by "
         "default either way)"))] = False
     optimizer: Optimizer = "adamw"
+    optimizer_in_backward: Annotated[bool, Meta(description=(
+        "a full fine-tune steps each parameter as backward reaches it and frees its gradient (torchtune's "
+        "optimizer_in_bwd, Forgather's fuse_optim_with_backward, PyTorch's register_post_accumulate_grad_hook): no "
+        "whole gradient held, one GPU and no gradient accumulation"))] = False
     optimizer_kernel: Annotated[OptimizerKernel, Meta(description=(
         "how torch.optim steps: foreach, its CUDA default, holds an intermediate the size of the trained parameters "
         "at the step's peak (after backward has freed the activations); fused (HF Trainer's adamw_torch_fused, its "

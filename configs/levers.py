@@ -34,6 +34,9 @@ from pth_top.configs.smaller_weights import smaller_weights
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
                          "\"sdpa\", whose memory-efficient kernel runs on a V100 or T4, or \"flash_attention_2\" on "
                          "Ampere and later, where the model's code has it): the same results, no s x s scores held")
+OPTIMIZER_IN_BACKWARD_LABEL = ("the optimizer stepped in backward (torchtune's optimizer_in_bwd, Forgather's "
+                               "fuse_optim_with_backward: task.optimizer_in_backward): the same updates, each gradient "
+                               "freed as its parameter steps")
 UNSLOTH_EXPERTS_LABEL = ("Unsloth (task.training_stack = \"unsloth\"): it quantizes the MoE's fused experts, which "
                          "bitsandbytes leaves 16-bit")
 
@@ -164,6 +167,11 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
             trained = "parameter" if task.method == "full" else "adapter parameter"
             changes.append((f"an 8-bit optimizer (bitsandbytes AdamW8bit: 2 B of states per {trained}, not 8)",
                             answers.with_value("task", "optimizer", "adam8bit")))
+        # The same updates with each gradient freed as its parameter steps: no whole gradient held (audit DN70:
+        # Forgather's Mistral-7B full fine-tune on one 24 GB card, its 14 GB of gradients never held).
+        if task.method == "full" and scale.gpu_count == 1 and task.accumulation_steps == 1 \
+                and not task.optimizer_in_backward and scale.sharding == "none":
+            changes.append((OPTIMIZER_IN_BACKWARD_LABEL, answers.with_value("task", "optimizer_in_backward", True)))
         # What keeps the job (full training, slower over PCIe) before what changes it (adapters).
         if task.method == "full" and scale.sharding != "zero_offload" and task.precision != "fp32":
             changes.append(_offloaded("ZeRO-Offload: optimizer states and fp32 master weights in CPU RAM", answers,

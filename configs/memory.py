@@ -63,6 +63,7 @@ def estimate_training(
     sync_each_batch: bool = False, lora_dropout: float = 0.0, ema_weights: bool = False, foreach_step: bool = False,
     quantize_moe_experts: bool = False, reduce_bucket_elements: float = methods.DEEPSPEED_REDUCE_BUCKET_ELEMENTS,
     overlap_comm: bool = False, sequence_split: int = 1, trained_embeddings: bool = False, base_fp32: bool = False,
+    optimizer_in_backward: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU training memory with data parallelism over `gpu_count` GPUs and optional ZeRO sharding/offload; each
     sequence split over `sequence_split` of them (task.sequence_parallel: ring attention)."""
@@ -141,6 +142,13 @@ def estimate_training(
                        f"scripts run a base too large for one card): each holds {held.layers} of the "
                        f"{shape.layers} layers with their weights, gradients and optimizer states (1/{n}) and their "
                        f"activations for the whole micro-batch {micro_batch}, the last the loss's logits too")
+    if optimizer_in_backward and method == "full":  # audit DN70: Forgather's Mistral-7B on one 24 GB card
+        largest = max(shape.vocabulary_size * shape.hidden_size, shape.hidden_size * shape.mlp_width)
+        held_gradients = largest * per_param.gradients
+        formula.append(f"optimizer stepped in backward (task.optimizer_in_backward): each gradient freed as its "
+                       f"parameter is stepped, the largest tensor's held, {held_gradients / GIB:.3g} GiB, not the "
+                       f"whole model's {gradients / GIB:.3g}")
+        gradients = held_gradients
     buckets, bucket_line = methods.deepspeed_bucket_bytes(sharding, reduce_bucket_elements, overlap_comm, value_bytes)
     if buckets:  # ZeRO-1/2 and ZeRO-Offload's (ZeRO-3's is with what it gathers)
         gradients += buckets
@@ -458,7 +466,8 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int, l
             overlap_comm=scale.overlap_comm, sequence_split=training_split(answers),
             trained_embeddings=task.lora_trains_embeddings, base_fp32=task.lora_base_fp32,
             foreach_step=stacks.foreach_optimizer(task.optimizer_kernel, task.optimizer, scale.sharding,
-                                                  answers.data.kind),
+                                                  answers.data.kind) and not task.optimizer_in_backward,
+            optimizer_in_backward=task.optimizer_in_backward,
         )
     if shape.denoising_steps:
         return estimate_denoising(shape, precision=task.precision, batch=answers.workload.batch_size,

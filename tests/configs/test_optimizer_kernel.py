@@ -118,3 +118,27 @@ def test_rmsprop_keeps_its_square_average_and_offloads_as_a_torch_optimizer():
     assert foreach_optimizer("auto", "rmsprop", "none", "text")  # the HF Trainer's rmsprop: no fused step (review r70)
     label, changed = _offloaded("ZeRO-3 with CPU offload", job, "fsdp_offload")
     assert "with RMSprop" in label and changed.task.optimizer == "rmsprop"
+
+
+def test_an_optimizer_stepped_in_backward_holds_no_whole_gradient(catalog):
+    # Audit DN70: Forgather's Samantha full fine-tune of Mistral-7B (bf16 weights, Adafactor, 8 x 512, recompute) runs
+    # on one RTX 4090 with fuse_optim_with_backward ("This saves about 14 GBs"); its 13.5 GiB of bf16 gradients were
+    # counted and the job refused there, the first way out a CPU offload 4x slower.
+    from pth_top.configs.answers import cross_field_problems
+    from pth_top.units import GIB
+
+    job = answers(workload__preset="custom", workload__kind="transformer", workload__parameters=7_241_732_096,
+                  workload__layers=32, workload__hidden_size=4096, workload__attention_heads=32, workload__kv_heads=8,
+                  workload__intermediate_size=14336, workload__gated_mlp=True, workload__vocabulary_size=32000,
+                  workload__sequence_length=512, workload__batch_size=8, task__mode="training",
+                  task__precision="bf16", task__mixed_layout="bf16_pure", task__optimizer="adafactor",
+                  task__recompute="full", data__kind="text", budget__amount=2500.0, budget__currency="USD",
+                  budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    line, changed, _ = build.applicable_alternatives[0]
+    assert not build.feasible and changed.task.optimizer_in_backward and "4090" in line, line
+    stepped = estimate_memory(changed, model_shape(changed.workload)[0])
+    assert stepped.gradients_bytes == 32000 * 4096 * 2  # the largest tensor's (the embedding), in bf16
+    assert stepped.total_bytes / GIB < 17.5 < estimate_memory(job, model_shape(job.workload)[0]).total_bytes / GIB
+    accumulated = changed.with_value("task", "accumulation_steps", 2)
+    assert ("task", "optimizer_in_backward") in [(s, k) for s, k, _ in cross_field_problems(accumulated)]
