@@ -45,13 +45,14 @@ STACKED_OPEN_AIR_CARD_W = 250  # review r76: three 145 W RTX 5060s are no such h
 def stacked_open_air_line(ctx: Context, board: Part, gpu: Part | None) -> str:
     """The warning for STACKED_OPEN_AIR_CARDS or more open-air cards of STACKED_OPEN_AIR_CARD_W or more in adjacent
     slots of a tower, else ""; cards the buyer has are told what can be done with them."""
+    watts = float(gpu["board_power_w"]) if gpu is not None else 0.0
     if gpu is None or gpu["cooling"] != "fans" or ctx.gpu_count < STACKED_OPEN_AIR_CARDS \
-            or float(gpu["board_power_w"]) < STACKED_OPEN_AIR_CARD_W or on_risers(ctx, board, gpu, ctx.gpu_count):
+            or watts < STACKED_OPEN_AIR_CARD_W or on_risers(ctx, board, gpu, ctx.gpu_count):
         return ""
     owned = ctx.answers.budget.owned_gpu == gpu.id
     levers = ("space them on PCIe risers or cap their power (nvidia-smi -pl)" if owned else
               f"buy {card_width(gpu)}-slot blower cards where they are sold, as Puget Systems' four-RTX 3090 "
               "workstation has, space them on risers, or cap their power (nvidia-smi -pl)")
-    return (f"cooling: {ctx.gpu_count} open-air {gpu.name} cards ({float(gpu['board_power_w']):g} W each) in adjacent "
+    return (f"cooling: {ctx.gpu_count} open-air {gpu.name} cards ({watts:g} W each) in adjacent "
             f"slots take in each other's exhaust under a sustained load and throttle: {levers}; four RTX 3090s held "
             "to 280 W kept over 95 % of their rate")

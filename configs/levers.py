@@ -72,9 +72,6 @@ def _offloaded(label: str, answers: Answers, sharding: str) -> tuple[str, Answer
         "task", "optimizer", "adamw")
 
 
-
-
-
 # A bf16 full fine-tune without the fp32 master copy (LLaMA-Factory's table: a 7B at 60 GB, 120 with it).
 def pure_bf16_label(optimizer: str) -> str:
     """The pure-bf16 lever's line, its bytes a parameter the optimizer's (Adam's 8 not 16, Adafactor's 4 not 8)."""

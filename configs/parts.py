@@ -206,11 +206,11 @@ def _validated(kind: str, entry: dict[str, Any], origin: str, text: str) -> Part
         key = error.problem.keys[0]
         raise ConfigFileError(error.reason, path=path, line=_key_line(text, line, key) or line,
                               key=f"{kind} {entry['id']}: {key}") from None
+    architecture = ARCHITECTURE_NOTES.get(entry.get("compute_capability", 0.0)) if kind == "gpu" else None
     return Part(
         kind=kind, id=fields.id, name=fields.name, price_cny=float(fields.price_cny), price_as_of=fields.price_as_of,
         source=fields.source, spec={key: value for key, value in entry.items() if key != "notes"}, origin=origin,
-        notes=tuple(fields.notes) + ((ARCHITECTURE_NOTES[architecture],) if (architecture := entry.get(
-            "compute_capability")) in ARCHITECTURE_NOTES and kind == "gpu" else ()),
+        notes=tuple(fields.notes) + ((architecture,) if architecture else ()),
     )
 
 

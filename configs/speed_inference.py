@@ -117,10 +117,11 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
     looped_s, looped_text = decode_expert_loop(shape, task, batch * step_tokens) if looped else (0.0, "")
     steps_per_s = per_stream / (task.speculative_accept_length if task.speculative_draft_tokens else 1.0)
-    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:  # the loop's seconds a token, its share of a step a token's
-        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, looped_s * steps_per_s
-                                              / per_stream, shape.attention_heads))
-    elif notes.loop_is_most(looped_s, steps_per_s):  # not slow, but the loop is most of each step
+    loop_share = looped_s * steps_per_s  # of each decode step
+    if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:
+        out.warnings.append(notes.slow_decode(per_stream, device, engine, task.precision, loop_share,
+                                              shape.attention_heads))
+    elif notes.loop_is_most(loop_share):  # not slow, but the loop is most of each step
         out.warnings.append(notes.expert_loop_share(looped_s, steps_per_s, looped_text, task.experts_loop_hit_only))
     if first_s > sp.SLOW_FIRST_TOKEN_S:
         out.warnings.append(f"slow: the first token takes ~{sp.duration(first_s)} on {device.name} (over "

@@ -96,17 +96,17 @@ FUSED_EXPERTS_ENGINES = ("an engine with fused expert kernels and CUDA graphs (v
                          "task.serving_engine)")
 
 
-def loop_is_most(looped_s: float, per_stream: float) -> bool:
-    """Whether generate()'s loop over the experts (`looped_s` a token) is most of a decode step."""
-    return looped_s * per_stream > 0.5
+def loop_is_most(loop_share: float) -> bool:
+    """Whether generate()'s loop over the experts, `loop_share` of each decode step, is most of it."""
+    return loop_share > 0.5
 
 
-def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: str, looped_s: float,
+def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: str, loop_share: float,
                 heads: int = 0) -> str:
     """A decode under SLOW_DECODE_TOKENS_PER_S and its remedy: another engine where generate()'s Python loop over the
-    experts (`looped_s` a token) or its one GPU at a time holds it back (audit ZA: BLOOM-176B on 8 x A100), else a
+    experts (`loop_share` of a step) or its one GPU at a time holds it back (audit ZA: BLOOM-176B on 8 x A100), else a
     card with more bandwidth or smaller weights (tensor parallel only where the GPUs divide the `heads`)."""
-    if loop_is_most(looped_s, per_stream):
+    if loop_is_most(loop_share):
         remedy = f"{FUSED_EXPERTS_ENGINES} decodes many times faster: generate() loops over the experts in Python"
     elif engine == "hf_generate" and device.count > 1 and stacks.splits_heads("vllm", heads, device.count):
         remedy = (f"vLLM or SGLang (task.serving_engine) split each layer over the {device.count} GPUs and read them "
