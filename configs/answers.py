@@ -15,21 +15,23 @@ import msgspec.inspect as mi
 
 from pth_top.configs import stacks
 from pth_top.configs.adapter_checks import engine_and_adapter_problems
-from pth_top.configs.answer_types import (
+from pth_top.configs.answer_sections import (
     CONDITIONS,
     CURRENCIES,
     DATA_KINDS,
     MAX_GPUS,
     MAX_TEXT_CHARS,
-    MODEL_KINDS,
     NOISE_LIMITS,
+    Budget,
+    Data,
+    Scale,
+)
+from pth_top.configs.answer_types import (
+    MODEL_KINDS,
     SCENARIOS,
     SECTION_TYPES,
     TASK_MODES,
     AnswersFile,
-    Budget,
-    Data,
-    Scale,
     Task,
     Workload,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pth_top.configs import stacks
-from pth_top.configs.answer_types import MAX_GPUS
+from pth_top.configs.answer_sections import MAX_GPUS
 from pth_top.configs.custom_cnn import RESNET50_SAVED_ELEMENTS
 from pth_top.configs.memory_methods import BNB_SKIPS_FUSED_EXPERTS
 from pth_top.configs.memory_terms import (

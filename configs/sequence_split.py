@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from pth_top.configs.answer_types import MAX_GPUS
+from pth_top.configs.answer_sections import MAX_GPUS
 from pth_top.configs.memory_terms import ModelShape
 
 if TYPE_CHECKING:  # answers import this module's checks

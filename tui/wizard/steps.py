@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Select, Static
 
-from pth_top.configs.answer_types import MARKETS
+from pth_top.configs.answer_sections import MARKETS
 from pth_top.configs.answers import SCENARIO_FIELD, SCENARIO_LABELS, SCENARIOS, Answers
 from pth_top.configs.guide import cite_guide
 from pth_top.configs.market import MARKET_NAMES
