@@ -26,7 +26,7 @@ from pth_top.configs.memory_terms import (
     TrainingPrecision,
 )
 from pth_top.configs.quantization import Quantization
-from pth_top.configs.schema import Schema
+from pth_top.configs.schema import RELEASE_PATTERN, Schema
 from pth_top.configs.stacks import ForwardRuntime, KvCacheDtype, OptimizerKernel, ServingEngine, TrainingStack
 
 Scenario = Literal["personal_research", "team_training", "edge_deployment", "inference_server"]
@@ -285,6 +285,10 @@ class Task(Schema, frozen=True):
     serving_engine: Annotated[ServingEngine, Meta(description=(
         "inference engine: vllm, sglang, llama_cpp or hf_generate; auto: vLLM for a server, llama.cpp at the edge "
         "or for int4, generate() otherwise"))] = "auto"
+    transformers_version: Annotated[str, Meta(pattern=RELEASE_PATTERN, description=(
+        "the transformers release generate() runs under (pip show transformers: 4.38.2): before 4.45 its prefill "
+        "computes the logits at every prompt position and casts them to fp32; before 4.48 its SDPA attention copies "
+        "each layer's KV cache to every query head (repeat_kv) at each decode step; empty: 4.48 or later"))] = ""
     cuda_graphs: Annotated[bool, Meta(description=(
         "vLLM or SGLang replays each decode step as captured CUDA graphs (their default); false: --enforce-eager "
         "(vLLM) or --disable-cuda-graph (SGLang), as many vendor launch scripts do: every layer's kernels are "

@@ -34,6 +34,8 @@ from pth_top.configs.smaller_weights import smaller_weights
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
                          "\"sdpa\", whose memory-efficient kernel runs on a V100 or T4, or \"flash_attention_2\" on "
                          "Ampere and later, where the model's code has it): the same results, no s x s scores held")
+CURRENT_TRANSFORMERS_LABEL = ("transformers 4.45 or later (task.transformers_version = \"\"): generate()'s prefill "
+                              "computes the last position's logits only, not every prompt position's in fp32")
 OPTIMIZER_IN_BACKWARD_LABEL = ("the optimizer stepped in backward (torchtune's optimizer_in_bwd, Forgather's "
                                "fuse_optim_with_backward: task.optimizer_in_backward): the same updates, each gradient "
                                "freed as its parameter steps")
@@ -106,6 +108,9 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append(("the same answers without the pinned parts", answers))
     if transformer and not task.flash_attention and ctx.shape.attention_heads:  # no quality change (audit XC6)
         changes.append((FLASH_ATTENTION_LABEL, answers.with_value("task", "flash_attention", True)))
+    if task.mode == "inference" and ctx.shape.kind == "transformer" and stacks.generate_full_prompt_logits(
+            stacks.serving_engine(task.serving_engine, answers.scenario, task.precision), task.transformers_version):
+        changes.append((CURRENT_TRANSFORMERS_LABEL, answers.with_value("task", "transformers_version", "")))
     fuller = fuller_engine_plan(ctx)
     if fuller != answers:  # the same job, the engine planning for more of each card
         changes.append((FULLER_ENGINE_PLAN_LABEL, fuller))

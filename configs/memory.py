@@ -482,5 +482,6 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int, l
         prefill_chunk_tokens=task.prefill_chunk_tokens, media_encoder=not shape.vocabulary_size and (
             answers.workload.preset != "custom" or answers.data.kind != "text"),  # review AA: a text encoder left V out
         flash_attention=task.flash_attention, cuda_graphs=task.cuda_graphs, large_card=large_card,
-        engine_memory_fraction=task.engine_memory_fraction,
+        engine_memory_fraction=task.engine_memory_fraction, full_prompt_logits=stacks.generate_full_prompt_logits(
+            stacks.serving_engine(task.serving_engine, answers.scenario, task.precision), task.transformers_version),
     )

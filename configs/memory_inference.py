@@ -155,7 +155,7 @@ def estimate_inference(
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES, engine: str = "hf_generate", quantization: str = "auto",
     kv_cache_dtype: str = "auto", expert_offload: bool = False, prefill_chunk_tokens: int = 0,
     media_encoder: bool = False, flash_attention: bool = True, cuda_graphs: bool = True, large_card: bool = False,
-    engine_memory_fraction: float = 0.0,
+    engine_memory_fraction: float = 0.0, full_prompt_logits: bool = False,
 ) -> MemoryBreakdown:
     """Transformers: weights + explicit KV cache + last-position logits + one layer's prefill activations over the
     engine's prefill chunk, + its CUDA graphs.
@@ -273,14 +273,21 @@ def estimate_inference(
         activations += _eager_scores(shape, value_bytes, batch, formula)
     activations = max(activations, _vision_working_set(shape, value_bytes, n, formula))
     graphs = _cuda_graph_bytes(engine, formula) if cuda_graphs else 0
-    # generate() keeps fp32 logits for the last position only (logits_to_keep=1): b x V x 4 B. llama.cpp reserves its
-    # compute buffer for the worst-case prompt graph, an output a token of its micro-batch (llama-context.cpp's
-    # graph_reserve(n_tokens, n_seqs, n_tokens)), in buffers its allocator reuses from the layers': Llama 3 8B at -ub
-    # 512 logs "CUDA0 compute buffer size = 258.50 MiB", 512 x 128,256 x 4 B = 250.5 (audit AP45: 0.06 GiB counted).
+    # generate() keeps fp32 logits for the last position only (logits_to_keep=1, from 4.45): b x V x 4 B. llama.cpp
+    # reserves its compute buffer for the worst-case prompt graph, an output a token of its micro-batch
+    # (llama-context.cpp's graph_reserve(n_tokens, n_seqs, n_tokens)), in buffers its allocator reuses from the
+    # layers': Llama 3 8B at -ub 512 logs "CUDA0 compute buffer size = 258.50 MiB", 512 x 128,256 x 4 B = 250.5
+    # (audit AP45: 0.06 GiB counted).
     graph_buffer = engine == "llama_cpp"  # reserved for min(n_ctx, n_ubatch) tokens, n_ctx every sequence's context
     outputs = min(tokens * batch, chunk or tokens * batch) if graph_buffer else batch
     logits = outputs * shape.logits_vocabulary_size * 4.0
-    if logits:
+    if full_prompt_logits and not graph_buffer:  # stacks.GENERATE_LAST_LOGITS_SINCE
+        value = value_bytes + 4.0 if value_bytes < 4 else 4.0  # an fp32 model's .float() copies nothing
+        logits = batch * prompt * shape.logits_vocabulary_size * value
+        formula.append(f"logits: b x s x V x {value:g} B, every prompt position in the model's dtype and cast to fp32 "
+                       f"(generate() before transformers 4.45) = {batch} x {prompt:,} x "
+                       f"{shape.logits_vocabulary_size} x {value:g}")
+    elif logits:
         formula.append(f"llama.cpp's compute buffer: the larger of that and the logits it reserves, an fp32 row of V "
                        f"for each of min(context, -ub) = {outputs:,} tokens: {outputs} x "
                        f"{shape.logits_vocabulary_size} x 4"

@@ -140,6 +140,10 @@ def choices(annotation: Any) -> tuple[Any, ...]:
     return typing.get_args(_bare(annotation))
 
 
+RELEASE_PATTERN = r"^([0-9]+\.[0-9]+(\.[0-9]+)?)?$"  # a package's release, major.minor[.patch], or empty
+PATTERN_WORDS = {RELEASE_PATTERN: "a release number like 4.38.2, or empty"}
+
+
 def value_reason(info: Any, value: Any, annotation: Any = None) -> str:
     """Why `value` does not meet the inspected type `info` (of the Python type `annotation`)."""
     got = shown(value)
@@ -159,6 +163,8 @@ def value_reason(info: Any, value: Any, annotation: Any = None) -> str:
         allowed = choices(annotation) if annotation is not None else info.values
         return f"must be one of {', '.join(map(str, allowed))}, got {got}"
     if isinstance(info, mi.StrType):
+        if info.pattern in PATTERN_WORDS and isinstance(value, str):
+            return f"must be {PATTERN_WORDS[info.pattern]}, got {got}"
         if info.max_length is not None:
             return f"must be non-empty text of at most {info.max_length} characters, got {got}"
         if not isinstance(value, str):

@@ -60,10 +60,13 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     moe = mixture(shape)
     looped = moe and engine == "hf_generate" and task.experts_loop  # transformers' Python loop over the experts
     step_tokens = task.speculative_draft_tokens + 1  # a stream's tokens a step verifies (1 without a draft)
+    passes, passes_text = stacks.generate_kv_passes(engine, task.transformers_version, task.flash_attention,
+                                                    shape.attention_heads / shape.kv_heads
+                                                    if shape.kv_heads and not shape.latent_kv else 1.0)
     def decode_at(batch: int) -> sp.Prediction:
         fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
-        return sp.decode(reads.read_bytes, reads.kv_bytes * copies, batch, 2.0 * shape.active + attention, device,
-                         fraction, shape.layers, moe=moe,
+        return sp.decode(reads.read_bytes, reads.kv_bytes * copies * passes, batch, 2.0 * shape.active + attention,
+                         device, fraction, shape.layers, moe=moe,
                          eager=engine == "hf_generate" and task.forward_runtime != "compiled",
                          moe_layer_s=sp.MOE_LAYER_S if moe and not looped and engine in (
                              *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
@@ -80,6 +83,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         out.formula.append(f"a compiled generate() on {device.count} GPUs is timed as generate()'s layer split, one "
                            "GPU at a time; gpt-fast's tensor parallel (torchrun) runs each layer on all of them: "
                            "answer task.serving_engine = \"vllm\" for that rate")
+    if passes > 1:
+        out.formula.append(f"generate() moves each stream's KV cache x {passes:g} a step: {passes_text}")
     if copies > 1:  # tensor parallel keeps a copied cache on several GPUs, and each reads its copy
         out.formula.append(f"each stream's KV cache read x {copies:g} (split {device.count / copies:g} ways)")
     prefill = prefill_flops(shape, prompt)

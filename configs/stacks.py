@@ -207,6 +207,45 @@ def serving_engine(engine: str, scenario: str, precision: str) -> str:
     return "hf_generate"
 
 
+# transformers 4.45 added num_logits_to_keep; before it generate()'s prefill computed the logits at every prompt
+# position, in the model's dtype and again in fp32: Qwen2-0.5B's peak 1.17 -> 27.61 GiB from 1 to 30,720 prompt tokens,
+# 26.1 of them those logits (Qwen2's speed benchmark, transformers 4.38.2).
+GENERATE_LAST_LOGITS_SINCE = (4, 45)
+# transformers 4.48's sdpa_attention_forward runs grouped-query heads with enable_gqa (torch >= 2.5, no mask); before
+# it, and under eager attention, repeat_kv copies each layer's cache to every query head at each decode step.
+SDPA_GQA_SINCE = (4, 48)
+# DynamicCache appends a token with torch.cat: each step reads each layer's cache and writes it anew.
+DYNAMIC_CACHE_PASSES = 3.0
+
+
+def release(version: str) -> tuple[int, int]:
+    """(major, minor) of an answered release (schema.RELEASE_PATTERN); empty: a current one, never before anything."""
+    if not version:
+        return (10**6, 0)
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def generate_full_prompt_logits(engine: str, transformers_version: str) -> bool:
+    """Whether generate()'s prefill holds the logits of every prompt position (transformers before 4.45)."""
+    return engine == "hf_generate" and release(transformers_version) < GENERATE_LAST_LOGITS_SINCE
+
+
+def generate_kv_passes(engine: str, transformers_version: str, flash_attention: bool,
+                       kv_groups: float) -> tuple[float, str]:
+    """How many times generate() moves each stream's KV cache a decode step (1 for an engine's paged kernels), and
+    why: DynamicCache's copy, and repeat_kv's copy to every query head (kv_groups of them a KV head) and its read."""
+    if engine != "hf_generate":
+        return 1.0, ""
+    text = "DynamicCache's torch.cat reads and rewrites it"
+    if kv_groups > 1 and (not flash_attention or release(transformers_version) < SDPA_GQA_SINCE):
+        why = "eager attention" if not flash_attention else f"transformers {transformers_version}'s SDPA"
+        return (DYNAMIC_CACHE_PASSES + 2 * kv_groups,
+                f"{text}, and {why} copies it to all {kv_groups:g} query heads a KV head (repeat_kv) and reads "
+                "that copy")
+    return DYNAMIC_CACHE_PASSES, text
+
+
 def takes_turns(mode: str, engine: str, scenario: str, precision: str) -> bool:
     """Inference whose GPUs take turns on whole layers (llama.cpp, generate()'s device map) or serve alone, not
     splitting each layer (vLLM's and SGLang's tensor parallel): one token's activations pass between cards."""

@@ -7,7 +7,7 @@ be below half of it); `at_least`: the published figure is a lower bound.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from pth_top.configs.answer_types import Task, Workload
@@ -124,6 +124,25 @@ def phi3_mini_lora() -> float:
         precision="bf16", method="lora", lora_rank=8, lora_targets="all_linear", lora_dropout=0.05,
         accumulation_steps=2, recompute="none", training_stack="torchtune"))
     return estimate_memory(answers, PHI3_MINI).total_bytes
+
+
+# Qwen2 (huggingface.co/Qwen/Qwen2-0.5B-Instruct, Qwen2-7B-Instruct config.json: 24 layers of 896, 14 heads, 2 KV heads,
+# SwiGLU 4864, V 151,936, tied; 28 layers of 3584, 28 heads, 4 KV heads, SwiGLU 18944, V 152,064) and Qwen1.5-32B (64
+# layers of 5120, 40 heads, 8 KV heads, SwiGLU 27392, V 152,064).
+QWEN2_05B = ModelShape("transformer", 494_032_768, layers=24, hidden_size=896, attention_heads=14, kv_heads=2,
+                       sequence_length=1, intermediate_size=4864, gated_mlp=True, vocabulary_size=151_936,
+                       tied_embeddings=True)
+QWEN2_7B = ModelShape("transformer", 7_615_616_512, layers=28, hidden_size=3584, attention_heads=28, kv_heads=4,
+                      sequence_length=1, intermediate_size=18944, gated_mlp=True, vocabulary_size=152_064)
+QWEN15_32B = ModelShape("transformer", 32_512_218_112, layers=64, hidden_size=5120, attention_heads=40, kv_heads=8,
+                        sequence_length=1, intermediate_size=27392, gated_mlp=True, vocabulary_size=152_064)
+
+
+def generate_2024(model: ModelShape, prompt: int) -> float:
+    """generate()'s peak under transformers 4.38 (bf16, batch 1, 2,048 tokens generated): torch's allocated bytes,
+    no CUDA context."""
+    return estimate_inference(replace(model, sequence_length=prompt), precision="bf16", batch=1, generated_tokens=2048,
+                              cuda_context_bytes=0, full_prompt_logits=True).total_bytes
 
 
 CASES: tuple[PublishedCase, ...] = (
@@ -244,6 +263,17 @@ CASES: tuple[PublishedCase, ...] = (
     # checkpointing) peaks at 19.75 GB on one A10G; without the dropout's saved inputs it came out 15.2 GiB (audit LL).
     PublishedCase("litgpt-phi3-mini-lora-a10g", "github.com/Lightning-AI/litgpt config_hub/finetune/README.md",
                   19.75 * GB, lambda: phi3_mini_lora()),
+    # Qwen2's speed benchmark (github.com/shadowboxx/Qwen2 docs/source/benchmark/speed_benchmark.rst: A100 80GB,
+    # Transformers 4.38.2, batch 1, 2,048 tokens generated), "GPU Memory(GB)" in torch's GiB (Qwen2-7B's 15.23e9 B of
+    # weights read 14.92 at input 1); Qwen1.5-32B-Chat from QwenLM/Qwen3#291 (A100-SXM4-80GB, Qwen's profile.py).
+    PublishedCase("qwen2-0.5b-generate-2024-30720", "github.com/shadowboxx/Qwen2 speed_benchmark.rst", 27.61 * GIB,
+                  lambda: generate_2024(QWEN2_05B, 30720)),
+    PublishedCase("qwen2-7b-generate-2024-14336", "github.com/shadowboxx/Qwen2 speed_benchmark.rst", 27.71 * GIB,
+                  lambda: generate_2024(QWEN2_7B, 14336)),
+    PublishedCase("qwen2-7b-generate-2024-30720", "github.com/shadowboxx/Qwen2 speed_benchmark.rst", 42.62 * GIB,
+                  lambda: generate_2024(QWEN2_7B, 30720)),
+    PublishedCase("qwen15-32b-generate-2024-14336", "github.com/QwenLM/Qwen3/issues/291", 77.48 * GIB,
+                  lambda: generate_2024(QWEN15_32B, 14336)),
 )
 
 

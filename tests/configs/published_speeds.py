@@ -27,6 +27,7 @@ from pth_top.configs.presets import model_shape
 from pth_top.configs.speed_cnn import SAVED_PER_FORWARD_ACTIVATION, cnn_tensor_fraction
 from tests.configs import published_workloads
 from tests.configs.builders import answers as answers_of
+from tests.configs.published_figures import QWEN2_7B, QWEN15_32B
 
 TOLERANCE = 0.35
 FASTPITCH = ("NVIDIA DeepLearningExamples PyTorch/SpeechSynthesis/FastPitch README, training performance on "
@@ -67,14 +68,14 @@ def decode(model: ModelShape, precision: str, device: sp.Device | str, generated
            preset: str = "custom", *, gpus: int = 1, engine: str = "auto",
            quantization: str = "auto", scenario: str = "personal_research",
            cuda_graphs: bool = True, forward_runtime: str = "auto", experts_loop: bool = False,
-           hit_only: bool = False, build_2024: bool = False) -> dict[str, float]:
+           hit_only: bool = False, build_2024: bool = False, transformers: str = "") -> dict[str, float]:
     """A decode's figures; `build_2024`: a 2024 llama.cpp build's row, timed at the generic constants it was fitted
-    with, not the 2025-26 build's (speed.LLAMA_CPP_*)."""
+    with, not the 2025-26 build's (speed.LLAMA_CPP_*); `transformers`: generate()'s release."""
     answers = Answers(scenario=scenario, workload=Workload(preset=preset, batch_size=batch),
                       task=Task(mode="inference", precision=precision, generated_tokens=generated,
                                 serving_engine=engine, quantization=quantization, cuda_graphs=cuda_graphs,
                                 forward_runtime=forward_runtime, experts_loop=experts_loop,
-                                experts_loop_hit_only=hit_only))
+                                experts_loop_hit_only=hit_only, transformers_version=transformers))
     gpu = catalog_gpu(device, answers, gpus) if isinstance(device, str) else device
     if build_2024:
         gpu = dataclasses.replace(gpu, llama_cpp_cuda=False)
@@ -750,6 +751,20 @@ QWEN2_57B = model_shape(answers_of(
     workload__experts_count=64, workload__experts_per_token=8, workload__layers=28, workload__hidden_size=3584,
     workload__attention_heads=28, workload__kv_heads=4, workload__vocabulary_size=151_936,
     workload__sequence_length=1).workload)[0]
+QWEN2_HF_LONG = QWEN2_HF.replace("input 1", "input {prompt:,}, its speed 2,048 tokens over the prefill and the decode")
+QWEN15_291 = ("github.com/QwenLM/Qwen3/issues/291: Qwen1.5-32B-Chat BF16 by Qwen's profile.py on one A100-SXM4-80GB, "
+              "batch 1, input {prompt:,}, 2,048 tokens generated over the prefill and the decode (April 2024: "
+              "transformers 4.37-4.40, timed as 4.38.2)")
+
+
+def generate_2024(model: ModelShape, prompt: int, part_id: str) -> float:
+    """Qwen's benchmarks' rate: 2,048 generated tokens over the first token's time and the decode's, generate()
+    under transformers 4.38 (DynamicCache, repeat_kv under SDPA)."""
+    figures = decode(dataclasses.replace(model, sequence_length=prompt), "bf16", part_id, 2048,
+                     engine="hf_generate", transformers="4.38.2")
+    return 2048 / (2048 / figures["decode_tokens_per_s_per_stream"] + figures["first_token_s"])
+
+
 DEEPSEEK_MOE_13 = ("github.com/deepseek-ai/DeepSeek-MoE/issues/13: deepseek-moe-16b and baichuan-13b under "
                    "generate() on an A800-80G, tokens/s (the issue gives no set-up: batch 1, bf16, 512 tokens "
                    "generated and an SXM module, timed as an A100 SXM's 2,039 GB/s, assumed)")
@@ -1007,6 +1022,16 @@ CASES: tuple[PublishedSpeed, ...] = (
                    4.76, lambda: decode(QWEN2_57B, "bf16", "a100-80gb-pcie", 2048, engine="hf_generate", gpus=2,
                                         experts_loop=True)[
                        "decode_tokens_per_s_per_stream"]),
+    PublishedSpeed("hf-a100-qwen2-7b-bf16-14336-generate-2024",
+                   f"{QWEN2_HF_LONG.format(prompt=14336)}: Qwen2-7B BF16, 26.63 tokens/s", 26.63,
+                   lambda: generate_2024(QWEN2_7B, 14336, "a100-80gb-pcie")),
+    PublishedSpeed("hf-a100-qwen2-7b-bf16-30720-generate-2024",
+                   f"{QWEN2_HF_LONG.format(prompt=30720)}: Qwen2-7B BF16, 17.49 tokens/s", 17.49,
+                   lambda: generate_2024(QWEN2_7B, 30720, "a100-80gb-pcie")),
+    PublishedSpeed("hf-a100-qwen15-32b-bf16-6144-generate-2024", f"{QWEN15_291.format(prompt=6144)}: 12.65 tokens/s",
+                   12.65, lambda: generate_2024(QWEN15_32B, 6144, "a100-80gb-sxm")),
+    PublishedSpeed("hf-a100-qwen15-32b-bf16-14336-generate-2024", f"{QWEN15_291.format(prompt=14336)}: 9.02 tokens/s",
+                   9.02, lambda: generate_2024(QWEN15_32B, 14336, "a100-80gb-sxm")),
     PublishedSpeed("hf-a800-deepseek-moe-16b-bf16-decode", f"{DEEPSEEK_MOE_13}: deepseek-moe-16b 14.73 (its remote "
                    "code loops over the experts a step hits)", 14.73,
                    lambda: decode(DEEPSEEK_MOE_16B, "bf16", "a100-80gb-sxm", 512, engine="hf_generate",
