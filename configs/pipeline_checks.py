@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pth_top.configs import stacks
 from pth_top.configs.derived_shape import expert_width_problems
 from pth_top.configs.offload_checks import SHARED_MEMORY_GAINS_NOTHING, llama_cpp_offload_problems
 from pth_top.configs.sequence_split import training_split_problem
@@ -84,7 +85,7 @@ def diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[tu
                          "experts_per_token (fewer than experts_count) together"))
     else:
         problems.extend(expert_width_problems(workload))
-    if task.experts_loop_hit_only and not task.experts_loop:
+    if task.experts_loop_hit_only and not stacks.experts_looped(task):
         problems.append(("task", "experts_loop_hit_only", "says which experts transformers' Python loop runs: give "
                          "task.experts_loop = true"))
     if task.cache_embeddings and not (task.mode == "training" and workload.frozen_parameters):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
+
 from pth_top.configs import memory_methods as methods
 from pth_top.configs import speed as sp
 from pth_top.configs import speed_notes as notes
@@ -58,12 +60,14 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     copies = 1.0 if device.layer_split else device.count / kv_split(shape, device.count, engine)
     moe = mixture(shape)
-    looped = moe and engine == "hf_generate" and task.experts_loop  # transformers' Python loop over the experts
+    # transformers' Python loop over the experts, as answered or by its release (decode_expert_loop reads it answered)
+    looped = moe and engine == "hf_generate" and stacks.experts_looped(task)
+    loop_task = msgspec.structs.replace(task, experts_loop=True)
     step_tokens = task.speculative_draft_tokens + 1  # a stream's tokens a step verifies (1 without a draft)
     passes, passes_text = stacks.generate_kv_passes(engine, task.transformers_version, task.flash_attention,
                                                     shape.attention_heads / shape.kv_heads
                                                     if shape.kv_heads and not shape.latent_kv else 1.0)
-    def decode_at(batch: int) -> sp.Prediction:
+    def decode_at(batch: int, looped: bool = looped) -> sp.Prediction:
         fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
         return sp.decode(reads.read_bytes, reads.kv_bytes * copies * passes, batch, 2.0 * shape.active + attention,
                          device, fraction, shape.layers, moe=moe,
@@ -72,10 +76,13 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
                              *stacks.TENSOR_PARALLEL_ENGINES, "hf_generate") else 0.0,
                          format_layer_s=reads.format_layer_s,
                          no_graphs=not task.cuda_graphs and engine in stacks.TENSOR_PARALLEL_ENGINES,
-                         expert_loop=decode_expert_loop(shape, task, batch * step_tokens) if looped else (0.0, ""),
+                         expert_loop=decode_expert_loop(shape, loop_task, batch * step_tokens) if looped else (0.0, ""),
                          width=shape.hidden_size,
                          speculative=(task.speculative_draft_tokens, task.speculative_accept_length))
     out = decode_at(batch)
+    if moe and engine == "hf_generate" and not looped and shape.experts_count:  # audit DP71: Yuan2.0-M32, 7.4x fast
+        one_loop = decode_at(batch, looped=True).figures["decode_tokens_per_s_per_stream"]
+        out.warnings.append(notes.grouped_experts_assumed(one_loop))
     if engine == "llama_cpp" and batch > 1:
         one = decode_at(1).figures["decode_tokens_per_s_per_stream"]
         out.warnings.append(notes.ollama_queue(batch, one))
@@ -104,7 +111,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         if encoder else ""
     out.formula.append(first_line + f" (2N x {prompt:,} prompt tokens + causal attention 2*L*h*s^2{images}; one "
                        f"prompt alone{active}{attention_notes})")
-    prompt_loop_s, prompt_loop_text = decode_expert_loop(shape, task, prompt) if looped else (0.0, "")
+    prompt_loop_s, prompt_loop_text = decode_expert_loop(shape, loop_task, prompt) if looped else (0.0, "")
     if prompt_loop_s:  # the prompt's pass loops over the experts its tokens hit too
         first_s += prompt_loop_s
         out.formula.append(f"the first token also waits on the prompt's {prompt_loop_text} = "
@@ -120,7 +127,7 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         fresh_prompts(out, batch, prompt, task.generated_tokens, first_s, compute_s, task.prompt_cache_hit_fraction)
     if answers.scenario == "edge_deployment" and device.tensor and engine == "llama_cpp":  # a Jetson module
         out.formula.append(notes.JETSON_RUNTIMES_NOTE)
-    looped_s, looped_text = decode_expert_loop(shape, task, batch * step_tokens) if looped else (0.0, "")
+    looped_s, looped_text = decode_expert_loop(shape, loop_task, batch * step_tokens) if looped else (0.0, "")
     steps_per_s = per_stream / (task.speculative_accept_length if task.speculative_draft_tokens else 1.0)
     loop_share = looped_s * steps_per_s  # of each decode step
     if per_stream < sp.SLOW_DECODE_TOKENS_PER_S:

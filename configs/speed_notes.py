@@ -118,6 +118,16 @@ def slow_decode(per_stream: float, device: sp.Device, engine: str, precision: st
             f"tokens/s, slower than reading; {remedy}")
 
 
+def grouped_experts_assumed(looped_tokens_per_s: float) -> str:
+    """A mixture under generate() timed with grouped GEMMs (task.experts_loop false), and its rate under the Python
+    loop over the experts that transformers 4.x and a model's remote code run (audit DP71: Yuan2.0-M32's GroupedMLP
+    loops over its 32 experts; 9.24 tokens/s published, 68.7 predicted as grouped GEMMs)."""
+    return ("timed with the experts as grouped GEMMs (transformers 5's grouped_mm, task.experts_loop = false); "
+            "transformers 4.x (task.transformers_version) and a model's remote code (trust_remote_code) loop over "
+            f"them in Python, a host sync each: ~{sp.rate_text(looped_tokens_per_s)} tokens/s per stream with that "
+            "loop (task.experts_loop = true)")
+
+
 def expert_loop_share(looped_s: float, steps_per_s: float, loop_text: str, hit_only: bool) -> str:
     """generate()'s Python loop over a mixture's experts (speed_moe.decode_expert_loop's `loop_text`) as the most of a
     decode step, and the remedy (audit ZX27: Qwen1.5-MoE-A2.7B under transformers 4.x on an A100, ~12 s for a

@@ -231,6 +231,18 @@ def generate_full_prompt_logits(engine: str, transformers_version: str) -> bool:
     return engine == "hf_generate" and release(transformers_version) < GENERATE_LAST_LOGITS_SINCE
 
 
+# transformers 5 runs a mixture's experts as grouped GEMMs (experts_implementation="grouped_mm"); every 4.x release's
+# blocks loop over them in Python.
+GROUPED_EXPERTS_SINCE = (5, 0)
+
+
+def experts_looped(task: Task) -> bool:
+    """Whether generate() loops over a mixture's experts in Python: as answered (task.experts_loop), or by the
+    transformers release answered (before 5)."""
+    return task.experts_loop or bool(task.transformers_version) and \
+        release(task.transformers_version) < GROUPED_EXPERTS_SINCE
+
+
 def generate_kv_passes(engine: str, transformers_version: str, flash_attention: bool,
                        kv_groups: float) -> tuple[float, str]:
     """How many times generate() moves each stream's KV cache a decode step (1 for an engine's paged kernels), and

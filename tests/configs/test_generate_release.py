@@ -44,3 +44,32 @@ def test_generate_moves_its_kv_cache_more_than_once_a_step():
     assert stacks.generate_full_prompt_logits("hf_generate", "4.44.2")
     assert not stacks.generate_full_prompt_logits("hf_generate", "4.45")
     assert not stacks.generate_full_prompt_logits("vllm", "4.38.2")
+
+
+# Yuan2.0-M32 (IEIT-Yuan/Yuan2.0-M32: 24 layers of 2048, 16 heads of 256, 32 experts of which 2 a token, V 135,040;
+# 40B, 3.7B active) in BF16 under generate() on 2 x 80GB, 13.16 tokens/s (docs/README_GPTQ_EN.md): its remote code's
+# GroupedMLP loops over the 32 experts in Python.
+YUAN2_M32 = dict(**custom(40_000_000_000, 24, 2048, 16, 16, 135_040, 16384), workload__head_dim=256,
+                 workload__active_parameters=3_700_000_000, workload__experts_count=32, workload__experts_per_token=2,
+                 workload__sequence_length=512, workload__batch_size=1, task__mode="inference", task__precision="bf16",
+                 task__serving_engine="hf_generate", task__generated_tokens=512, scale__gpu_count=2,
+                 budget__currency="USD", budget__amount=80000.0, budget__owned_gpu="a100-80gb-pcie",
+                 budget__owned_gpu_count=2)
+
+
+def _rate(build) -> float:
+    return build.speed.figures["decode_tokens_per_s_per_stream"]
+
+
+def test_a_mixture_under_generate_timed_as_grouped_gemms_says_its_rate_under_the_python_loop(catalog):
+    # Audit DP71: 56.4 tokens/s with no word that the experts were timed as grouped GEMMs, where Yuan's remote code
+    # loops over them (13.16 published); the warning gives the looped rate, and a 4.x release answered times the loop.
+    grouped = recommend(answers(**YUAN2_M32), catalog, today=TODAY)
+    note = [line for line in grouped.warnings if line.startswith("timed with the experts as grouped GEMMs")]
+    assert note and "task.experts_loop = true" in note[0], grouped.warnings
+    looped = recommend(answers(**YUAN2_M32, task__experts_loop=True), catalog, today=TODAY)
+    assert f"~{round(_rate(looped))} tokens/s per stream with that loop" in note[0], (note, _rate(looped))
+    assert abs(_rate(looped) / 13.16 - 1) < 0.35 and _rate(grouped) > 3 * _rate(looped)
+    by_release = recommend(answers(**YUAN2_M32, task__transformers_version="4.40.1"), catalog, today=TODAY)
+    assert _rate(by_release) == _rate(looped)
+    assert not [line for line in by_release.warnings if line.startswith("timed with the experts as grouped")]
