@@ -85,6 +85,10 @@ class Workload(Schema, frozen=True):
         "Open-Sora, Allegro; HunyuanVideo too, as its published rows here are timed), timed at ~1.7x less of the "
         "tensor rate than an MMDiT's dual-stream blocks (FLUX.1, SD3; false), whose text and image tokens pass their "
         "own halves"))] = False
+    unet: Annotated[bool, Meta(description=(
+        "a diffusion model's denoiser is a UNet (SD 1.5, SDXL, SSD-1B, Kolors): without a counted "
+        "forward_gflops_per_sample its FLOPs a pass are estimated from its parameters and output_width_px x "
+        "output_height_px, not as 2N a latent token (a diffusion transformer's, several times a UNet's)"))] = False
     output_width_px: Annotated[int, whole(0, 16384, (
         "a diffusion model's output width in pixels, which sizes its VAE decode; in training, the validation images "
         "its trainer samples between steps (SimpleTuner's validation_resolution, ai-toolkit's sample width, diffusers' "

@@ -7,7 +7,8 @@ batched). So an image costs steps x passes x (2N x s + 4 x L x h x s^2) FLOPs: c
 their own halves (FLUX.1-dev: ~1.7x fewer, counted); the 0.6 of peak, checked on FLUX.1-dev's published timings
 (tests/configs/published_speeds.py), absorbs that for FLUX-shaped models, not for other splits (SD3.5: unchecked).
 A UNet (SDXL, SD 1.5) runs most of its parameters on a quarter or a sixteenth of the latent tokens, so 2N x s is ~3x
-its count (SDXL at 1024 px: 6.76 TFLOP a pass, counted): a denoiser's counted GFLOPs a pass replace the formula.
+its count (SDXL at 1024 px: 6.76 TFLOP a pass, counted): a denoiser's counted GFLOPs a pass, or a UNet's estimate
+from its parameters and pixels (configs.unet), replace the formula.
 """
 
 from __future__ import annotations
@@ -209,15 +210,16 @@ def step_flops(shape: ModelShape, batch: int, counted_gflops_per_pass: float = 0
     return batch * shape.guidance_passes * per_pass
 
 
-def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float, compiled: bool = False) -> tuple[str, float]:
+def step_flops_text(shape: ModelShape, counted: tuple[float, str], compiled: bool = False) -> tuple[str, float]:
     """How a pass is counted, and the fraction of the tensor rate that count is timed at (a counted one `compiled` in
     an engine: COMPILED_DENOISER_FRACTION)."""
+    counted_gflops_per_pass, source = counted
     if counted_gflops_per_pass:
-        counted = f"{counted_gflops_per_pass:,.4g} GFLOP a pass (workload.forward_gflops_per_sample, counted)"
+        count = f"{counted_gflops_per_pass:,.4g} GFLOP a pass ({source})"
         if compiled:
-            return (f"{counted}, in a compiled engine (task.forward_runtime: TensorRT, StreamDiffusion's)",
+            return (f"{count}, in a compiled engine (task.forward_runtime: TensorRT, StreamDiffusion's)",
                     COMPILED_DENOISER_FRACTION)
-        return counted, DENOISER_COUNTED_FRACTION
+        return count, DENOISER_COUNTED_FRACTION
     window = (f", {shape.window_layers} of them over a {shape.sliding_window_tokens:,}-token window"
               if shape.window_layers else "")
     if shape.single_stream_dit:
@@ -228,7 +230,8 @@ def step_flops_text(shape: ModelShape, counted_gflops_per_pass: float, compiled:
     return (f"(2N x {shape.sequence_length:,} tokens + full attention 4*L*h*s^2{window}, at FLUX.1's fitted "
             "fraction: an MMDiT's dual-stream blocks do ~1.7x fewer FLOPs than 2N x s; a single-stream DiT (DiT, "
             "PixArt, Sana, Wan, Allegro) runs ~1.7x slower than this (workload.single_stream_dit) and a UNet's count "
-            "is ~3x less: give its counted workload.forward_gflops_per_sample)",
+            "is several times less: workload.unet with its output's pixels, or its counted "
+            "workload.forward_gflops_per_sample)",
             sp.PREFILL_COMPUTE_FRACTION)  # fitted whole, attention in it, on FLUX.1-dev's rows (not a prompt's 0.4)
 
 
@@ -242,7 +245,7 @@ VIDEO_RUNTIME_NOTE = (
 
 
 def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: sp.Device,
-                    swapped_bytes: float = 0.0, counted_gflops_per_pass: float = 0.0,
+                    swapped_bytes: float = 0.0, counted: tuple[float, str] = (0.0, ""),
                     unit: str = "image", eager: bool = False, streamed: bool = False,
                     sequence_parallel: bool = False, compiled: bool = False) -> sp.Prediction:
     """Seconds for the batch (each GPU making its share at once) and images a minute; with model offload each GPU's
@@ -255,8 +258,8 @@ def denoising_speed(shape: ModelShape, batch: int, weight_bytes: float, device: 
     share = per_gpu_batch(batch, device.count, split > 1)
     link = "nvlink" if device.nvlink else "pcie"
     scaling = SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link] ** math.log2(split)
-    flops = step_flops(shape, share, counted_gflops_per_pass) / (split * scaling)
-    pass_text, fraction = step_flops_text(shape, counted_gflops_per_pass, compiled and not device.edge_module)
+    flops = step_flops(shape, share, counted[0]) / (split * scaling)
+    pass_text, fraction = step_flops_text(shape, counted, compiled and not device.edge_module)
     if split > 1:
         pass_text += (f" / ({split} GPUs x {scaling:.2f}, sequence parallel over {link}: "
                       f"{SEQUENCE_PARALLEL_SCALING_PER_DOUBLING[link]:g} a doubling)")

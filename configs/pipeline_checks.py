@@ -65,6 +65,11 @@ def diffusion_and_offload_problems(answers: Answers, model_kind: str) -> list[tu
                          "denoising_steps, output_width_px and output_height_px together"))
     elif workload.decoded_frames_at_once > 1 and answers.data.kind != "video":
         problems.append(("workload", "decoded_frames_at_once", "frames are a video's: give data.kind = 'video'"))
+    if workload.unet and not (workload.forward_gflops_per_sample or workload.output_width_px
+                              and workload.output_height_px):
+        problems.append(("workload", "unet", "a UNet's FLOPs a pass follow its output's pixels: give "
+                         "output_width_px and output_height_px (in training, its images' size), or its counted "
+                         "forward_gflops_per_sample"))
     if task.vae_slicing and not (workload.denoising_steps and workload.output_width_px):
         problems.append(("task", "vae_slicing", "slices a diffusion model's VAE decode: give denoising_steps and its "
                          "output size (workload.output_width_px, output_height_px)"))

@@ -23,6 +23,7 @@ from pth_top.configs.memory_terms import LINEAR_STATE_VALUES_PER_HIDDEN, MAMBA_E
 from pth_top.configs.quantization import GGUF_FORMATS
 from pth_top.configs.sequence_split import data_parallel_gpus
 from pth_top.configs.tomlsource import read_toml
+from pth_top.configs.unet import denoiser_gflops_per_pass
 
 if TYPE_CHECKING:  # answers import this module's presets
     from pth_top.configs.answers import Answers
@@ -139,11 +140,12 @@ def context_warnings(answers: Answers, sized_tokens: int) -> list[str]:
 
 def counted_denoiser(answers: Answers, shape: ModelShape) -> bool:
     """A diffusion denoiser trained from its counted forward FLOPs: a custom transformer on images or video that
-    generates them (not an encoder) and gives workload.forward_gflops_per_sample (a UNet does ~3x fewer than 2N a
-    latent token, most of its weights at 1/4-1/8 of the resolution)."""
+    generates them (not an encoder) and gives workload.forward_gflops_per_sample, or a UNet's estimate (configs.unet:
+    most of its weights at 1/4-1/8 of the resolution, several times fewer FLOPs than 2N a latent token)."""
     workload = answers.workload
-    return bool(workload.forward_gflops_per_sample) and workload.preset == "custom" and shape.kind == "transformer" \
-        and not shape.encoder_only and not shape.vocabulary_size and answers.data.kind in ("images", "video")
+    return bool(denoiser_gflops_per_pass(workload, shape.parameters)[0]) and workload.preset == "custom" \
+        and shape.kind == "transformer" and not shape.encoder_only and not shape.vocabulary_size \
+        and answers.data.kind in ("images", "video")
 
 
 def ignored_answer_warnings(answers: Answers, shape: ModelShape) -> list[str]:

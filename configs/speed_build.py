@@ -34,6 +34,7 @@ from pth_top.configs.speed_epoch import epoch_seconds
 from pth_top.configs.speed_forward import forward_flops_per_sample
 from pth_top.configs.speed_inference import inference
 from pth_top.configs.speed_moe import MOE_TRAINING_MFU_SHARE, expert_loop_seconds, mixture
+from pth_top.configs.unet import denoiser_gflops_per_pass
 from pth_top.configs.vision_encoder import language_parameters
 from pth_top.configs.vision_encoder import training_flops_per_sample as vision_training_flops
 
@@ -129,10 +130,10 @@ def training_work(answers: Answers, shape: ModelShape) -> tuple[float, str, str,
         per_sample, text = _encoder_decoder_flops(shape, method, recompute)
         return per_sample, text, "samples", 1
     if counted_denoiser(answers, shape):  # audit XM9: SD2's UNet timed at 6N a latent token was 5x slow
-        given = answers.workload.forward_gflops_per_sample
+        given, source = denoiser_gflops_per_pass(answers.workload, shape.parameters)
         per_sample, passes = sp.sample_flops_per_step(given * 1e9, method, recompute)
-        return per_sample, (f"{passes} of the denoiser's counted {given:.3g} GFLOP forward (workload."
-                            f"forward_gflops_per_sample) = {per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
+        return per_sample, (f"{passes} of the denoiser's {given:.3g} GFLOP forward ({source}) = "
+                            f"{per_sample / 1e9:.3g} GFLOP per sample"), "samples", 1
     if shape.kind == "transformer":
         context, causal = attended_keys(shape, over_text=answers.data.kind == "text")
         tokens = shape.sequence_length

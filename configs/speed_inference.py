@@ -22,6 +22,7 @@ from pth_top.configs.speed_forward import cnn_speed, forward_speed
 from pth_top.configs.speed_moe import decode_expert_loop, mixture
 from pth_top.configs.speed_reads import decode_reads, prefill_attention_flops, prefill_flops
 from pth_top.configs.speed_server import decode_summary, fresh_prompts
+from pth_top.configs.unet import denoiser_gflops_per_pass
 from pth_top.configs.vision_encoder import prefill_flops as vision_prefill_flops
 
 
@@ -39,7 +40,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
         swapped = (0.0 if task.block_offload else weights) + (0.0 if task.frozen_on_cpu else frozen) \
             if task.pipeline_offload or task.block_offload else 0.0
         runtime = stacks.forward_runtime(task.forward_runtime, answers.scenario)
-        return denoising_speed(shape, batch, weights, device, swapped, answers.workload.forward_gflops_per_sample,
+        counted = denoiser_gflops_per_pass(answers.workload, shape.parameters)
+        return denoising_speed(shape, batch, weights, device, swapped, counted,
                                "clip" if answers.data.kind in ("video", "audio") else "image", runtime == "eager",
                                streamed=task.block_offload, sequence_parallel=task.sequence_parallel,
                                compiled=runtime == "compiled")

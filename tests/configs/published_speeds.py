@@ -1497,6 +1497,11 @@ CASES: tuple[PublishedSpeed, ...] = (
                    lambda: denoise_sdxl("a10-24gb", 30)),
     PublishedSpeed("sdxl-trt-card-h100-baseline-30-steps", f"{SDXL_TRT}: H100, 2,496 ms (its step waits on eager "
                    "Diffusers' ops, not its tensor rate)", 2.496, lambda: denoise_sdxl("h100-80gb-sxm", 30)),
+    PublishedSpeed("diffusion-fast-a100-ssd-1b-unet-estimate-30-steps", "huggingface.co/datasets/sayakpaul/sample-"
+                   "datasets ssd-1b_patrick (diffusion-fast's baseline: Segmind SSD-1B in Diffusers, bf16, SDPA, no "
+                   "compile, batch 1, 30 steps with guidance, on an 80 GB A100, timed as an SXM): 2.245 s an image; "
+                   "no count published, its FLOPs from workload.unet's estimate", 2.245,
+                   lambda: denoise_sdxl("a100-80gb-sxm", 30, published_workloads.SSD_1B)),
     PublishedSpeed("fal-sd-benchmarks-a100-sd15-50-steps", "github.com/fal-ai/stable-diffusion-benchmarks README, "
                    "SD1.5 Benchmarks: Diffusers (fp16, SDPA) on an A100 80G SXM, 512 px, 50 steps, 1.591 s end to end "
                    "(31.44 it/s)", 1.591, lambda: denoise_sdxl("a100-80gb-sxm", 50, published_workloads.SD15, 512),

@@ -144,6 +144,11 @@ SDXL_BASE = {**custom(2_567_463_684, 70, 1280, 20, 20, 0, 5120, gated=False), "w
              "workload__forward_gflops_per_sample": 6761.0, "workload__classifier_free_guidance": True,
              "workload__frozen_parameters": 123_060_480 + 694_659_840 + 83_653_863,
              "workload__frozen_precision": "fp16"}
+# Segmind SSD-1B (huggingface.co/segmind/SSD-1B: SDXL distilled, "50% smaller", 1.3B) given as a user would: no
+# counted FLOPs, workload.unet at 1024 px; its text encoders and VAE as SDXL's, frozen.
+SSD_1B = {**custom(1_300_000_000, 40, 1280, 20, 20, 0, 5120, gated=False), "workload__sequence_length": 4173,
+          "workload__unet": True, "workload__classifier_free_guidance": True,
+          "workload__frozen_parameters": 123_060_480 + 694_659_840 + 83_653_863, "workload__frozen_precision": "fp16"}
 # Stable Diffusion 1.5's UNet (diffusers' UNet2DConditionModel defaults, cross-attention 768): 859.5M, 16 transformer
 # blocks (width 320-1280; 640 given) over 64 x 64 latent tokens + 77 text at 512 px; 803.3 GFLOP a pass, counted as
 # SDXL's. Frozen beside it: CLIP ViT-L/14's text encoder and the VAE, in fp16.
