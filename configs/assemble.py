@@ -14,6 +14,7 @@ from pth_top.configs.assembly import (
     chosen_by_you,
     gpu_price,
     headroom_line,
+    memory_on,
     offered,
     part_price,
     pinned_part,
@@ -95,7 +96,7 @@ def assemble(ctx: Context, gpu: Part | None) -> Assembly:
         asm.heat_line = "cooling: the module's own fan/heatsink; keep its intake clear"
         return asm
     need_ecc = ecc_required(ctx)
-    host_gib, host_text = host_ram_need(ctx)
+    host_gib, host_text = host_ram_need(ctx, memory_on(ctx, gpu))
     ram_floor = ram_floor_gib(ctx.answers.data.dataset_size_gb, gpu["memory_gib"] * ctx.gpu_count, host_gib,
                               ctx.rules, host_text, trees(ctx), gpu_memory_rule(ctx))
     def built(floor: Floor) -> Assembly:
