@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pth_top.configs.assemble import assemble, best_desktop_cpu_build
 from pth_top.configs.assembly import Assembly, Context, memory_on
+from pth_top.configs.link_platform import fastest_links_within_budget
 from pth_top.configs.market import money
 from pth_top.configs.parts import Part
 from pth_top.configs.speed_cpu import ram_bandwidth_gb_per_s
@@ -62,12 +63,13 @@ def platform_for_ram(ctx: Context, gpu: Part, assembly: Assembly, holding: list[
                      ) -> tuple[Part, Assembly]:
     """The card and platform of a build of which some may run from RAM: where the card is the wizard's to choose
     (holding: the cards that hold the GPU part) and the experts are offloaded, the one the budget decodes fastest
-    with; else this card on its fastest RAM within budget. One chooser for the build and its way out (review RW)."""
+    with; else this card on its fastest RAM within budget, or on the platform whose links a training step waiting on
+    them runs fastest over (link_platform). One chooser for the build and its way out (review RW)."""
     if holding is not None and ctx.answers.task.expert_offload and cpu_is_chosen(ctx, assembly):
         return experts_in_ram_choice(ctx, (gpu, assembly), holding)
     if chooses_ram_for_experts(ctx, assembly, gpu):
         return gpu, fastest_ram_within_budget(ctx, gpu, assembly)
-    return gpu, assembly
+    return gpu, fastest_links_within_budget(ctx, gpu, assembly)
 
 
 EXPERTS_IN_RAM_GPUS_TRIED = 8  # the best-ranked cards that hold the GPU part, each tried with its fastest RAM
