@@ -40,7 +40,7 @@ from pth_top.configs.ranking import (
     usable_bytes,
     weight_format_problem,
 )
-from pth_top.configs.shorter_context import longest_that_fits
+from pth_top.configs.shorter_context import longest_that_fits, shorter_still
 from pth_top.configs.way_out import (
     SLOW_RATE_BAND,
     Alternative,
@@ -242,6 +242,7 @@ def feasible_alternatives(
                 ctx, context_for, more_gpus(ctx.answers, "none", split_label(ctx.answers) + " across {n} GPUs"))]
             continue
         feasible = feasible_build(ctx, label, context_for(answers))
+        lever, lever_label = answers, label
         if feasible is None and label == FULLER_ENGINE_PLAN_LABEL:
             continue  # alone or not at all: beside a split or a smaller cache it is their lines' margin
         while feasible is None and answers == halved and (deeper := halved_again(ctx.shape, halved)) is not None:
@@ -279,6 +280,12 @@ def feasible_alternatives(
             answers, label, feasible = _with_cheap_levers(ctx, answers, cheap, label, context_for)
             if feasible is None:  # fewer cards than asked, with a q4_0 KV cache
                 answers, label, feasible = with_a_smaller_cache(ctx, alone, alone_label, changes, context_for)
+        if feasible is None:  # a context shorter than half, where half fits no build
+            def attempt(changed: Answers, changed_label: str) -> tuple[Answers, str, Alternative | None]:
+                found_build = feasible_build(ctx, changed_label, context_for(changed))
+                return (changed, changed_label, found_build) if found_build is not None else _with_cheap_levers(
+                    ctx, changed, cheap_levers(ctx, changed), changed_label, context_for)
+            answers, label, feasible = shorter_still(lever, lever_label, attempt)
         if feasible is not None:  # a shorter context: the longest the build holds
             answers, label, feasible = longest_that_fits(ctx, answers, label, feasible, context_for)
         if feasible is not None and all(alternative.answers != answers for alternative in found):  # one per change

@@ -1,4 +1,5 @@
-"""A shorter context or sequence as a way out: the longest that holds the job on the build it found, not half."""
+"""A shorter context or sequence as a way out: the longest that holds the job on the build it found, not half; and
+where half fits no build, a quarter or less, down to SHORTEST_CONTEXT_TOKENS."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pth_top.configs.way_out import Alternative, feasible_build
 # tokens (vLLM's and llama.cpp's KV-cache pages are 16-256), in at most LONGER_TRIES builds.
 LONGER_ROUNDING_TOKENS = 256
 LONGER_TRIES = 6
+SHORTEST_CONTEXT_TOKENS = 2048  # a context halved no further: under it a chat's history or a document does not fit
+Attempt = Callable[[Answers, str], tuple[Answers, str, Alternative | None]]  # a change's answers, label and build
 
 
 def longest_that_fits(ctx: Context, answers: Answers, label: str, feasible: Alternative,
@@ -40,3 +43,21 @@ def longest_that_fits(ctx: Context, answers: Answers, label: str, feasible: Alte
         else:
             high = tokens
     return best
+
+
+def shorter_still(answers: Answers, label: str, attempt: Attempt) -> tuple[Answers, str, Alternative | None]:
+    """Where half the context fits no build within the budget (inference), a quarter, an eighth, down to
+    SHORTEST_CONTEXT_TOKENS, each `attempt`ed (with the quality-free levers): the first some build holds, which
+    longest_that_fits then lengthens (audit DS72: Command R v01 at 32k for EUR 1,500 was offered only a rented H100,
+    where a used RTX 3090 holds ~3.5k with an 8-bit KV cache)."""
+    tokens = answers.workload.sequence_length
+    shown = SHORTER_LABEL.format(what="context", tokens=tokens)
+    if answers.task.mode != "inference" or shown not in label:
+        return answers, label, None
+    while tokens > SHORTEST_CONTEXT_TOKENS:
+        tokens = max(SHORTEST_CONTEXT_TOKENS, tokens // 2)
+        found = attempt(answers.with_value("workload", "sequence_length", tokens),
+                        label.replace(shown, SHORTER_LABEL.format(what="context", tokens=tokens)))
+        if found[2] is not None:
+            return found
+    return answers, label, None

@@ -341,8 +341,13 @@ def test_a_server_no_lever_fits_within_budget_names_the_nearest_build_over_it(ca
     # No lever fits the budget, but an fp8 KV cache makes 2 x RTX 3090 hold it (~19 GiB a card); the build says so
     # and how far over budget that is, besides renting.
     build = recommend(answers("inference_server", **CODER_32B_SERVER), catalog, today=TODAY)
-    assert build.blockers and not build.applicable_alternatives
-    nearest = [line for line in build.blockers if line.startswith("the nearest build, over budget")]
+    # Audit DS72: a context under half the asked 16,384 is the one way out where half fits no build in the budget.
+    shorter = [changed.workload.sequence_length for line, changed, _ in build.applicable_alternatives
+               if line.startswith("a shorter context")]
+    assert build.blockers and len(shorter) == len(build.applicable_alternatives) <= 1 and all(
+        2048 <= tokens < 16384 // 2 for tokens in shorter), build.applicable_alternatives
+    nearest = [line for line in build.blockers if line.startswith(("the nearest build, over budget",
+                                                                   "keeping the job as asked, the nearest build"))]
     assert len(nearest) == 1 and "fp8 KV cache" in nearest[0] and "2 x " in nearest[0], build.blockers
     over = float(nearest[0].rsplit(", $", 1)[1].split(" over")[0].replace(",", ""))
     assert 0 < over < 3000
@@ -1071,4 +1076,20 @@ def test_a_shorter_context_way_out_is_the_longest_its_build_holds_not_half(catal
     line, shorter, _ = next(each for each in build.applicable_alternatives if each[0].startswith("a shorter context"))
     assert 28672 // 2 < shorter.workload.sequence_length < 28672, line
     assert f"{shorter.workload.sequence_length:,} tokens" in line
+    assert recommend(shorter, catalog, today=TODAY).feasible
+
+
+def test_where_half_the_context_fits_no_build_a_shorter_one_that_does_is_offered(catalog):
+    # Audit DS72: Command R v01 (35B, 64 KV heads: 1.3 MB of KV cache a token) in Q4_K_M at 32k for EUR 1,500 used was
+    # offered only a rented H100; half the context fits no card in the budget, ~3.5k with an 8-bit cache a used 3090.
+    job = answers(workload__preset="custom", workload__parameters=35_000_000_000, workload__layers=40,
+                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=64,
+                  workload__intermediate_size=22528, workload__gated_mlp=True, workload__vocabulary_size=256_000,
+                  workload__tied_embeddings=True, workload__sequence_length=32512, workload__batch_size=1,
+                  task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+                  task__serving_engine="llama_cpp", task__generated_tokens=256, budget__amount=1500.0,
+                  budget__currency="EUR", budget__condition="used")
+    build = recommend(job, catalog, today=TODAY)
+    line, shorter, _ = next(each for each in build.applicable_alternatives if each[0].startswith("a shorter context"))
+    assert 2048 <= shorter.workload.sequence_length < 32512 // 4 and "RTX 3090" in line, line
     assert recommend(shorter, catalog, today=TODAY).feasible
