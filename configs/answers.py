@@ -231,6 +231,11 @@ def splits_over_gpus(answers: Answers) -> bool:
                                                            shape.split_kv_heads)
 
 
+# A custom model's shape: a preset's are its own (workload.sequence_length and batch_size apply to either).
+CUSTOM_SHAPE_KEYS = ("parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
+                     "intermediate_size", "vocabulary_size", "experts_count", "experts_per_token", "active_parameters")
+
+
 def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
     """Problems that involve more than one field: (section, key, reason)."""
     problems: list[tuple[str, str, str]] = []
@@ -275,6 +280,10 @@ def cross_field_problems(answers: Answers) -> list[tuple[str, str, str]]:
         problems.append(("scale", "gpu_count", f"{engine}'s tensor parallel splits the model's {shape.attention_heads} "
                          f"attention heads evenly{groups}: {scale.gpu_count} GPUs do not (vLLM refuses to start); "
                          "answer a count that does, or llama_cpp's layer split (task.serving_engine), which takes any"))
+    shape_keys = [key for key in CUSTOM_SHAPE_KEYS if getattr(workload, key)] if preset in presets else []
+    if shape_keys:  # audit DV73: SOLAR-10.7B's shape given without preset = 'custom' was sized as GPT-2 small
+        problems.append(("workload", shape_keys[0], f"is a custom model's shape: the preset {shown(preset)} (the "
+                         "default where none is given) keeps its own; give preset = 'custom' with it"))
     if preset != "custom" and preset not in presets:
         known = ", ".join(presets)
         problems.append(("workload", "preset", f"unknown preset {shown(preset)} (one of {known}, or custom)"))
