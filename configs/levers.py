@@ -26,7 +26,7 @@ from pth_top.configs.micro_batch import (
     sharded_gradients,
 )
 from pth_top.configs.owned import GROWN_SHARE_LABEL, grown_share, without_owned
-from pth_top.configs.presets import model_presets
+from pth_top.configs.presets import model_presets, model_shape
 from pth_top.configs.quantization import FORMATS, LOW_BIT_GGUF
 from pth_top.configs.sequence_split import SEQUENCE_SPLIT_LABEL, offered_split
 from pth_top.configs.smaller_weights import smaller_weights
@@ -34,6 +34,7 @@ from pth_top.configs.smaller_weights import smaller_weights
 FLASH_ATTENTION_LABEL = ("FlashAttention or SDPA (task.flash_attention = true; transformers' attn_implementation "
                          "\"sdpa\", whose memory-efficient kernel runs on a V100 or T4, or \"flash_attention_2\" on "
                          "Ampere and later, where the model's code has it): the same results, no s x s scores held")
+DATA_PARALLEL_INFERENCE_LABEL = "data parallel (each GPU its share of the batch)"
 CURRENT_TRANSFORMERS_LABEL = ("transformers 4.45 or later (task.transformers_version = \"\"): generate()'s prefill "
                               "computes the last position's logits only, not every prompt position's in fp32")
 OPTIMIZER_IN_BACKWARD_LABEL = ("the optimizer stepped in backward (torchtune's optimizer_in_bwd, Forgather's "
@@ -348,7 +349,11 @@ def queued_label(answers: Answers, count: int, split: str = "") -> str:
 
 
 def split_label(answers: Answers) -> str:
-    """How the answers' serving engine spreads a model over GPUs (configs.stacks.split_label)."""
+    """How the answers' serving engine spreads a model over GPUs (configs.stacks.split_label); a model that takes
+    inputs and generates nothing (a CNN, an encoder) is split by its batch (audit DX73: MaxViT-B's images were offered
+    "generate()'s layer split")."""
+    if answers.task.mode == "inference" and takes_inputs(model_shape(answers.workload)[0]):
+        return DATA_PARALLEL_INFERENCE_LABEL
     return stacks.split_label(answers.task.serving_engine, answers.scenario, answers.task.precision)
 
 

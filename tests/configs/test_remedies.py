@@ -1093,3 +1093,16 @@ def test_where_half_the_context_fits_no_build_a_shorter_one_that_does_is_offered
     line, shorter, _ = next(each for each in build.applicable_alternatives if each[0].startswith("a shorter context"))
     assert 2048 <= shorter.workload.sequence_length < 32512 // 4 and "RTX 3090" in line, line
     assert recommend(shorter, catalog, today=TODAY).feasible
+
+
+def test_a_model_that_takes_inputs_is_split_over_gpus_by_its_batch_not_its_layers():
+    # Audit DX73: MaxViT-B at 384 px (an image classifier, batch 192) was offered "generate()'s layer split
+    # (device_map) across 2 GPUs"; its images are shared out, each GPU its own.
+    from pth_top.configs.levers import DATA_PARALLEL_INFERENCE_LABEL, split_label
+
+    classifier = answers("inference_server", workload__preset="custom", workload__kind="cnn",
+                         workload__parameters=119_650_000, workload__input_size_px=384,
+                         workload__forward_gflops_per_sample=147.6, workload__batch_size=192, task__mode="inference",
+                         task__precision="amp_fp16", data__kind="images")
+    assert split_label(classifier) == DATA_PARALLEL_INFERENCE_LABEL
+    assert split_label(answers(workload__preset="llama-7b", task__mode="inference")) != DATA_PARALLEL_INFERENCE_LABEL
