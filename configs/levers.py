@@ -109,7 +109,7 @@ def answer_changes(ctx: Context) -> list[tuple[str, Answers]]:
         changes.append(("the same answers without the pinned parts", answers))
     if transformer and not task.flash_attention and ctx.shape.attention_heads:  # no quality change (audit XC6)
         changes.append((FLASH_ATTENTION_LABEL, answers.with_value("task", "flash_attention", True)))
-    if task.mode == "inference" and ctx.shape.kind == "transformer" and stacks.generate_full_prompt_logits(
+    if task.mode == "inference" and ctx.shape.logits_vocabulary_size and stacks.generate_full_prompt_logits(
             stacks.serving_engine(task.serving_engine, answers.scenario, task.precision), task.transformers_version):
         changes.append((CURRENT_TRANSFORMERS_LABEL, answers.with_value("task", "transformers_version", "")))
     fuller = fuller_engine_plan(ctx)

@@ -68,7 +68,8 @@ def inference(answers: Answers, shape: ModelShape, device: sp.Device) -> sp.Pred
     step_tokens = task.speculative_draft_tokens + 1  # a stream's tokens a step verifies (1 without a draft)
     passes, passes_text = stacks.generate_kv_passes(engine, task.transformers_version, task.flash_attention,
                                                     shape.attention_heads / shape.kv_heads
-                                                    if shape.kv_heads and not shape.latent_kv else 1.0)
+                                                    if shape.kv_heads and not shape.latent_kv else 1.0,
+                                                    compiled=task.forward_runtime == "compiled")
     def decode_at(batch: int, looped: bool = looped) -> sp.Prediction:
         fraction = reads.bandwidth_fraction(batch * reads.kv_bytes * copies, moe=moe)
         return sp.decode(reads.read_bytes, reads.kv_bytes * copies * passes, batch, 2.0 * shape.active + attention,

@@ -244,10 +244,11 @@ def experts_looped(task: Task) -> bool:
 
 
 def generate_kv_passes(engine: str, transformers_version: str, flash_attention: bool,
-                       kv_groups: float) -> tuple[float, str]:
-    """How many times generate() moves each stream's KV cache a decode step (1 for an engine's paged kernels), and
-    why: DynamicCache's copy, and repeat_kv's copy to every query head (kv_groups of them a KV head) and its read."""
-    if engine != "hf_generate":
+                       kv_groups: float, compiled: bool = False) -> tuple[float, str]:
+    """How many times generate() moves each stream's KV cache a decode step (1 for an engine's paged kernels, or a
+    compiled generate()'s static cache), and why: DynamicCache's copy, and repeat_kv's copy to every query head
+    (kv_groups of them a KV head) and its read."""
+    if engine != "hf_generate" or compiled:
         return 1.0, ""
     text = "DynamicCache's torch.cat reads and rewrites it"
     if kv_groups > 1 and (not flash_attention or release(transformers_version) < SDPA_GQA_SINCE):

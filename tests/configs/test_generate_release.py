@@ -41,6 +41,7 @@ def test_generate_moves_its_kv_cache_more_than_once_a_step():
     assert stacks.generate_kv_passes("hf_generate", "", False, 5.0)[0] == 13.0
     assert stacks.generate_kv_passes("hf_generate", "4.38.2", True, 1.0)[0] == 3.0  # no grouped heads to copy to
     assert stacks.generate_kv_passes("vllm", "4.38.2", True, 5.0) == (1.0, "")
+    assert stacks.generate_kv_passes("hf_generate", "", True, 5.0, compiled=True) == (1.0, "")  # a static cache
     assert stacks.generate_full_prompt_logits("hf_generate", "4.44.2")
     assert not stacks.generate_full_prompt_logits("hf_generate", "4.45")
     assert not stacks.generate_full_prompt_logits("vllm", "4.38.2")
