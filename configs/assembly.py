@@ -65,6 +65,15 @@ class Assembly:
         if line not in self.unsatisfied:
             self.unsatisfied.append(line)
 
+    def cpu_chosen_because(self, line: str) -> None:
+        """Why this platform and not the cheapest: `line` in place of the CPU's "cheapest CPU" reason, or after."""
+        lines = self.reasons.setdefault("cpu", [])
+        cheapest = [index for index, text in enumerate(lines) if text.startswith("cheapest CPU")]
+        if cheapest:
+            lines[cheapest[0]] = line
+        else:
+            lines.append(line)
+
 
 def trees(ctx: Context) -> bool:
     """Gradient-boosted trees on a table (rules.trees_on_a_table): classical ML, on the cores, its table in RAM."""

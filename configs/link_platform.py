@@ -55,10 +55,5 @@ def fastest_links_within_budget(ctx: Context, gpu: Part | None, cheapest: Assemb
             f"against ~{build_speed(ctx, gpu, cheapest):,.0f} a second on the cheapest "
             f"({cheapest.chosen['cpu'][0].name}, {money(cheapest.total_cny, ctx.currency, ctx.rules)} in all), "
             "within the budget")
-    lines = best.reasons.setdefault("cpu", [])
-    cheapest_line = [index for index, text in enumerate(lines) if text.startswith("cheapest CPU")]
-    if cheapest_line:
-        lines[cheapest_line[0]] = line
-    else:
-        lines.append(line)
+    best.cpu_chosen_because(line)
     return best

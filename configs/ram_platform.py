@@ -44,18 +44,13 @@ def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly
     # Desktops only: a workstation's share of its many channels is not predicted.
     best = best_desktop_cpu_build(ctx, gpu, cheapest, lambda build: round(ram_gb_per_s(build), 1))
     if best is not cheapest:
-        lines = best.reasons.setdefault("cpu", [])
         what = ("the CPU decodes from RAM" if gpu is None else "the experts run from RAM (llama.cpp --cpu-moe)"
                 if ctx.answers.task.expert_offload else "some layers run from RAM (llama.cpp -ngl)")
         line = (f"{what}, so the decode rate follows its bandwidth: "
                 f"{ram_gb_per_s(best):,.1f} GB/s on this platform against {ram_gb_per_s(cheapest):,.1f} on the "
                 f"cheapest ({cheapest.chosen['cpu'][0].name}, {money(cheapest.total_cny, ctx.currency, ctx.rules)} "
                 "in all), within the budget")
-        cheapest_line = [index for index, text in enumerate(lines) if text.startswith("cheapest CPU")]
-        if cheapest_line:
-            lines[cheapest_line[0]] = line
-        else:
-            lines.append(line)
+        best.cpu_chosen_because(line)
     return best
 
 

@@ -50,6 +50,15 @@ GLM45_AIR = dict(
     workload__attention_heads=96, workload__kv_heads=8, workload__head_dim=128, workload__intermediate_size=12672,
     workload__gated_mlp=True, workload__vocabulary_size=151_552,
 )
+# Command R v01 (CohereForAI/c4ai-command-r-v01 config.json: 35B, 40 layers of 8192, 64 heads, 64 KV heads, SwiGLU
+# 22528, V 256,000, tied) in llama.cpp's Q4_K_M at a 32,512-token prompt, one stream (ollama/ollama#4790, audit DS72).
+COMMAND_R_V01_Q4_32K = dict(
+    workload__preset="custom", workload__parameters=35_000_000_000, workload__layers=40, workload__hidden_size=8192,
+    workload__attention_heads=64, workload__kv_heads=64, workload__intermediate_size=22528, workload__gated_mlp=True,
+    workload__vocabulary_size=256_000, workload__tied_embeddings=True, workload__sequence_length=32512,
+    workload__batch_size=1, task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
+    task__serving_engine="llama_cpp", task__generated_tokens=256,
+)
 # Reka Flash 3 (20.9B; 44 layers of 6,144, 64 heads, 8 KV heads, SwiGLU 19,648, V 100,352) in llama.cpp's Q4_K_M at
 # its 32k context, one stream, for a EUR 1,200 used-card PC (audit BY57).
 REKA_FLASH_3_Q4_32K = dict(

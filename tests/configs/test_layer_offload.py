@@ -16,7 +16,7 @@ from pth_top.configs.memory import estimate_memory
 from pth_top.configs.presets import model_shape
 from pth_top.configs.recommend import recommend
 from pth_top.configs.speed_reads import decode_reads
-from tests.configs.builders import answers
+from tests.configs.builders import COMMAND_R_V01_Q4_32K, answers
 from tests.configs.published_workloads import QWEN25_14B
 
 TODAY = dt.date(2026, 11, 1)
@@ -182,14 +182,8 @@ def test_one_more_of_your_cards_in_the_plain_4_bit_gguf_where_q4_k_m_is_just_sho
 def test_the_layers_in_ram_and_their_kv_cache_set_the_ram_floor(catalog):
     # Audit DS72: Command R v01 (35B, 64 KV heads) in Q4_K_M at 32k on an owned RTX 4070 put 34 of 40 layers, 55 GB
     # with their KV cache, in RAM on a 16 GB kit; ollama/ollama#4790's user filled 64 GB at 32k.
-    job = answers(workload__preset="custom", workload__parameters=35_000_000_000, workload__layers=40,
-                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=64,
-                  workload__intermediate_size=22528, workload__gated_mlp=True, workload__vocabulary_size=256_000,
-                  workload__tied_embeddings=True, workload__sequence_length=32512, workload__batch_size=1,
-                  task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
-                  task__serving_engine="llama_cpp", task__generated_tokens=256, task__layer_offload=True,
-                  budget__amount=300.0, budget__currency="EUR", budget__condition="used",
-                  budget__owned_gpu="rtx-4070-12gb", budget__owned_gpu_count=1)
+    job = answers(**COMMAND_R_V01_Q4_32K, task__layer_offload=True, budget__amount=300.0, budget__currency="EUR",
+                  budget__condition="used", budget__owned_gpu="rtx-4070-12gb", budget__owned_gpu_count=1)
     build = recommend(job, catalog, today=TODAY)
     ram = build.component("memory_kit")
     assert build.memory.offloaded_layers == 34

@@ -20,7 +20,14 @@ from pth_top.configs.recommend import _context, recommend
 from pth_top.configs.render import memory_lines
 from pth_top.configs.rules import gpu_usable_bytes, load_rules
 from pth_top.units import GIB
-from tests.configs.builders import GLM45_AIR, QWEN25_3B, QWEN25_32B, REKA_FLASH_3_Q4_32K, answers
+from tests.configs.builders import (
+    COMMAND_R_V01_Q4_32K,
+    GLM45_AIR,
+    QWEN25_3B,
+    QWEN25_32B,
+    REKA_FLASH_3_Q4_32K,
+    answers,
+)
 
 TODAY = dt.date(2026, 11, 1)
 SHARDING_WORDS = ("ZeRO", "FSDP")
@@ -1082,13 +1089,7 @@ def test_a_shorter_context_way_out_is_the_longest_its_build_holds_not_half(catal
 def test_where_half_the_context_fits_no_build_a_shorter_one_that_does_is_offered(catalog):
     # Audit DS72: Command R v01 (35B, 64 KV heads: 1.3 MB of KV cache a token) in Q4_K_M at 32k for EUR 1,500 used was
     # offered only a rented H100; half the context fits no card in the budget, ~3.5k with an 8-bit cache a used 3090.
-    job = answers(workload__preset="custom", workload__parameters=35_000_000_000, workload__layers=40,
-                  workload__hidden_size=8192, workload__attention_heads=64, workload__kv_heads=64,
-                  workload__intermediate_size=22528, workload__gated_mlp=True, workload__vocabulary_size=256_000,
-                  workload__tied_embeddings=True, workload__sequence_length=32512, workload__batch_size=1,
-                  task__mode="inference", task__precision="int4", task__quantization="gguf_q4_k_m",
-                  task__serving_engine="llama_cpp", task__generated_tokens=256, budget__amount=1500.0,
-                  budget__currency="EUR", budget__condition="used")
+    job = answers(**COMMAND_R_V01_Q4_32K, budget__amount=1500.0, budget__currency="EUR", budget__condition="used")
     build = recommend(job, catalog, today=TODAY)
     line, shorter, _ = next(each for each in build.applicable_alternatives if each[0].startswith("a shorter context"))
     assert 2048 <= shorter.workload.sequence_length < 32512 // 4 and "RTX 3090" in line, line
