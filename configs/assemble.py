@@ -235,13 +235,14 @@ def drives_a_display(ctx: Context, cpu: Part) -> bool:
     return bool(cpu.get("integrated_graphics")) or cpu["platform"] != "desktop" or pinned
 
 
-def best_desktop_cpu_build(ctx: Context, gpu: Part | None, cheapest: Assembly,
-                           score: Callable[[Assembly], float]) -> Assembly:
-    """Of the builds on each desktop CPU (one with integrated graphics where no GPU drives the screen) that the budget
-    buys, the one `score` rates highest, the cheaper among equals; `cheapest` where none rates higher."""
+def best_cpu_build(ctx: Context, gpu: Part | None, cheapest: Assembly, score: Callable[[Assembly], float],
+                   desktop_only: bool = True) -> Assembly:
+    """Of the builds on each CPU with its board (a desktop one where `desktop_only`, with integrated graphics where no
+    GPU drives the screen) that the budget buys, the one `score` rates highest, the cheaper among equals; `cheapest`
+    where none rates higher."""
     best, best_key = cheapest, (score(cheapest), -cheapest.total_cny)
     for cpu in offered(ctx, "cpu"):
-        if cpu["platform"] != "desktop" or (gpu is None and not cpu.get("integrated_graphics")):
+        if desktop_only and (cpu["platform"] != "desktop" or (gpu is None and not cpu.get("integrated_graphics"))):
             continue
         trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), gpu)
         key = (score(trial), -trial.total_cny)

@@ -10,7 +10,7 @@ from typing import Callable
 from pth_top.configs import speed as sp
 from pth_top.configs import stacks
 from pth_top.configs.answers import Answers
-from pth_top.configs.assemble import assemble, best_desktop_cpu_build, decodes_from_ram
+from pth_top.configs.assemble import assemble, best_cpu_build, decodes_from_ram
 from pth_top.configs.assembly import Assembly, Context, trees
 from pth_top.configs.build import Component
 from pth_top.configs.market import money
@@ -214,7 +214,7 @@ def _cores_for_the_stated_rate(ctx: Context, cheapest: Assembly) -> Assembly:
         return cheapest
     per_cycle = cpu_input_flop_per_cycle(ctx.shape)
     needed = stated[1] * flops / (per_cycle * 1e9)  # P-core GHz
-    best = best_desktop_cpu_build(ctx, None, cheapest, lambda build: min(
+    best = best_cpu_build(ctx, None, cheapest, lambda build: min(
         needed, core_gigahertz(build.chosen["cpu"][0].spec)))
     if best is not cheapest:
         best.reasons["cpu"].append(f"the cheapest desktop CPU whose cores meet the stated {stated[1]:,.0f} inputs/s "
@@ -227,7 +227,7 @@ def _most_cores_within_budget(ctx: Context, cheapest: Assembly) -> Assembly:
     """Tabular training runs on the cores (XGBoost/LightGBM split finding is parallel over features, Chen and
     Guestrin arXiv:1603.02754 §4.1): the desktop CPU with the most core-GHz (E-cores weighted, speed_cpu) whose
     whole PC the budget buys, the cheaper PC among equals."""
-    best = best_desktop_cpu_build(ctx, None, cheapest, lambda build: core_gigahertz(build.chosen["cpu"][0].spec))
+    best = best_cpu_build(ctx, None, cheapest, lambda build: core_gigahertz(build.chosen["cpu"][0].spec))
     if best is not cheapest:
         chosen = best.chosen["cpu"][0]
         lines = best.reasons["cpu"]

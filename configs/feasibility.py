@@ -234,6 +234,13 @@ def feasible_alternatives(
     queued = queue_lever(ctx)  # the server's lever most_at_once sizes
     on_fewer: list[tuple[Answers, str]] = []  # training levers that no build of the GPUs asked holds within budget
     asked_cards = bool(ctx.answers.budget.owned_gpu or "gpu" in ctx.pins)  # yours, or chosen: their count stays
+
+    def attempt(changed: Answers, changed_label: str) -> tuple[Answers, str, Alternative | None]:
+        """A change's build, else with the quality-free levers added (shorter_still's tries)."""
+        found_build = feasible_build(ctx, changed_label, context_for(changed))
+        return (changed, changed_label, found_build) if found_build is not None else _with_cheap_levers(
+            ctx, changed, cheap_levers(ctx, changed), changed_label, context_for)
+
     for label, answers in changes:
         if owned_pin(answers) is not None:
             continue  # a lever on the buyer's own cards: on_the_pinned_gpus' (their build), never other cards
@@ -281,10 +288,6 @@ def feasible_alternatives(
             if feasible is None:  # fewer cards than asked, with a q4_0 KV cache
                 answers, label, feasible = with_a_smaller_cache(ctx, alone, alone_label, changes, context_for)
         if feasible is None:  # a context shorter than half, where half fits no build
-            def attempt(changed: Answers, changed_label: str) -> tuple[Answers, str, Alternative | None]:
-                found_build = feasible_build(ctx, changed_label, context_for(changed))
-                return (changed, changed_label, found_build) if found_build is not None else _with_cheap_levers(
-                    ctx, changed, cheap_levers(ctx, changed), changed_label, context_for)
             answers, label, feasible = shorter_still(lever, lever_label, attempt)
         if feasible is not None:  # a shorter context: the longest the build holds
             answers, label, feasible = longest_that_fits(ctx, answers, label, feasible, context_for)

@@ -5,10 +5,8 @@ step on PCIe, where a Gen5 platform halved the step for a few thousand dollars o
 
 from __future__ import annotations
 
-import dataclasses
-
-from pth_top.configs.assemble import assemble
-from pth_top.configs.assembly import Assembly, Context, offered
+from pth_top.configs.assemble import best_cpu_build
+from pth_top.configs.assembly import Assembly, Context
 from pth_top.configs.host_link import ChosenParts, host_generation, lanes_per_gpu
 from pth_top.configs.market import money
 from pth_top.configs.parts import Part
@@ -38,17 +36,9 @@ def fastest_links_within_budget(ctx: Context, gpu: Part | None, cheapest: Assemb
     if not link_bound(ctx, gpu, cheapest):
         return cheapest
     assert gpu is not None
-    best, best_key = cheapest, (round(build_speed(ctx, gpu, cheapest)), -cheapest.total_cny)
-    for cpu in offered(ctx, "cpu"):
-        if cpu.id == cheapest.chosen["cpu"][0].id:
-            continue
-        trial = assemble(dataclasses.replace(ctx, pins={**ctx.pins, "cpu": (cpu.id, 1)}), gpu)
-        key = (round(build_speed(ctx, gpu, trial)), -trial.total_cny)
-        if not trial.unsatisfied and trial.total_cny <= ctx.budget_cny and key > best_key:
-            best, best_key = trial, key
+    best = best_cpu_build(ctx, gpu, cheapest, lambda build: round(build_speed(ctx, gpu, build)), desktop_only=False)
     if best is cheapest:
         return cheapest
-    best.alternatives["cpu"] = cheapest.alternatives.get("cpu", ())
     parts = ChosenParts(best.chosen)
     line = (f"the step waits on the links between its {ctx.gpu_count} GPUs, so the platform follows them: PCIe "
             f"Gen{host_generation(parts)} x{lanes_per_gpu(parts)} a card here, ~{build_speed(ctx, gpu, best):,.0f} "

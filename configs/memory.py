@@ -474,14 +474,15 @@ def model_memory(answers: Answers, shape: ModelShape, cuda_context_bytes: int, l
                                   gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
                                   quantization=task.quantization, vae_tiling=task.vae_tiling,
                                   vae_slicing=task.vae_slicing, sequence_parallel=task.sequence_parallel)
+    engine = stacks.serving_engine(task.serving_engine, answers.scenario, task.precision)
     return estimate_inference(
         shape, precision=task.precision, batch=answers.workload.batch_size,
         generated_tokens=task.generated_tokens, gpu_count=scale.gpu_count, cuda_context_bytes=cuda_context_bytes,
-        engine=stacks.serving_engine(task.serving_engine, answers.scenario, task.precision),
+        engine=engine,
         quantization=task.quantization, kv_cache_dtype=task.kv_cache_dtype, expert_offload=task.expert_offload,
         prefill_chunk_tokens=task.prefill_chunk_tokens, media_encoder=not shape.vocabulary_size and (
             answers.workload.preset != "custom" or answers.data.kind != "text"),  # review AA: a text encoder left V out
         flash_attention=task.flash_attention, cuda_graphs=task.cuda_graphs, large_card=large_card,
-        engine_memory_fraction=task.engine_memory_fraction, full_prompt_logits=stacks.generate_full_prompt_logits(
-            stacks.serving_engine(task.serving_engine, answers.scenario, task.precision), task.transformers_version),
+        engine_memory_fraction=task.engine_memory_fraction,
+        full_prompt_logits=stacks.generate_full_prompt_logits(engine, task.transformers_version),
     )

@@ -4,7 +4,7 @@ cheapest board and kit."""
 
 from __future__ import annotations
 
-from pth_top.configs.assemble import assemble, best_desktop_cpu_build
+from pth_top.configs.assemble import assemble, best_cpu_build
 from pth_top.configs.assembly import Assembly, Context, memory_on
 from pth_top.configs.link_platform import fastest_links_within_budget
 from pth_top.configs.market import money
@@ -42,7 +42,7 @@ def fastest_ram_within_budget(ctx: Context, gpu: Part | None, cheapest: Assembly
     whose RAM has the most bandwidth and whose build the budget buys, the cheaper among equals; else the cheapest
     build."""
     # Desktops only: a workstation's share of its many channels is not predicted.
-    best = best_desktop_cpu_build(ctx, gpu, cheapest, lambda build: round(ram_gb_per_s(build), 1))
+    best = best_cpu_build(ctx, gpu, cheapest, lambda build: round(ram_gb_per_s(build), 1))
     if best is not cheapest:
         what = ("the CPU decodes from RAM" if gpu is None else "the experts run from RAM (llama.cpp --cpu-moe)"
                 if ctx.answers.task.expert_offload else "some layers run from RAM (llama.cpp -ngl)")

@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Button, Checkbox, ContentSwitcher, Input, Select, Static
 
-from pth_top.configs.answers import Answers, cross_field_problems
+from pth_top.configs.answers import CUSTOM_SHAPE_KEYS, Answers, cross_field_problems
 from pth_top.configs.build import ROLE_LABELS, Build
 from pth_top.configs.errors import ConfigFileError
 from pth_top.configs.memory_methods import ADAPTER_METHODS
@@ -32,12 +32,9 @@ from pth_top.tui.wizard.steps import NO_PRESET, STEP_IDS, STEPS, Step, precision
 from pth_top.widgets.key_bar import KeyBar
 
 CUSTOM_ONLY_KEYS = frozenset({
-    "kind", "parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
-    "sliding_window_tokens", "sliding_window_layers",
-    "vocabulary_size", "input_size_px", "intermediate_size", "active_parameters", "denoising_steps",
+    *CUSTOM_SHAPE_KEYS, "kind", "sliding_window_tokens", "sliding_window_layers", "input_size_px", "denoising_steps",
     "classifier_free_guidance", "decoder_layers", "decoder_sequence_length", "forward_gflops_per_sample",
-    "encoder_only", "experts_count", "experts_per_token", "tied_embeddings", "linear_attention_layers",
-    "ssm_state_size",
+    "encoder_only", "tied_embeddings", "linear_attention_layers", "ssm_state_size",
     "output_width_px", "output_height_px", "decoded_frames_at_once",
 })
 
